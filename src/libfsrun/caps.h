@@ -1,0 +1,22 @@
+/* Credentials of the user process: rlimits, user/groups/umask, capabilities. Called in the container
+ * init (or the exec'd process) in this order: rlimits -> user -> caps. */
+#ifndef FSRUN_CAPS_H
+#define FSRUN_CAPS_H
+
+#include "error.h"
+#include "oci.h"
+
+/* setrlimit for each process.rlimits entry; a clear error when raising a hard limit needs
+ * CAP_SYS_RESOURCE that we lack ("process.rlimits: RLIMIT_NOFILE hard 1048576 is above the current
+ * hard limit 20000 and raising it needs CAP_SYS_RESOURCE"). */
+int process_apply_rlimits(const oci_process *p, fsrun_error_t *err);
+/* Drops the bounding set to p->capabilities->bounding (while still privileged), sets groups,
+ * gid, uid (keeping caps across setuid), umask, then sets effective/permitted/inheritable and
+ * ambient exactly as the spec asks (inheritable only when asked). NULL capabilities = drop all. */
+int process_apply_user_and_caps(const oci_process *p, fsrun_error_t *err);
+/* Name <-> number for "CAP_SYS_ADMIN"; -1 when unknown to this kernel/libcap. */
+int caps_from_name(const char *name);
+/* Highest capability number the running kernel knows (from /proc/sys/kernel/cap_last_cap). */
+int caps_last_cap(void);
+
+#endif

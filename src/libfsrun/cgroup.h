@@ -1,0 +1,69 @@
+/* Cgroup drivers: unified (v2), hybrid (v1 controllers + a cgroup2 mount with few or none) and
+ * legacy (v1). The lifecycle code only talks to this interface. */
+#ifndef FSRUN_CGROUP_H
+#define FSRUN_CGROUP_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "error.h"
+#include "oci.h"
+
+typedef enum {
+  CGROUP_MODE_UNIFIED = 2, /* cgroup2 at /sys/fs/cgroup */
+  CGROUP_MODE_HYBRID = 3,  /* v1 controllers; cgroup2 at /sys/fs/cgroup/unified */
+  CGROUP_MODE_LEGACY = 1,  /* v1 only */
+} cgroup_mode_t;
+
+struct fsrun_cgroup; /* opaque */
+
+typedef struct {
+  const char *id;           /* container id */
+  const char *cgroups_path; /* linux.cgroupsPath, may be NULL */
+  bool systemd;             /* --systemd-cgroup: cgroups_path is slice:prefix:name */
+  bool rootless;            /* failures to create are not fatal when no cgroup is delegated */
+  const oci_resources *resources; /* may be NULL */
+} cgroup_create_opts;
+
+/* Detects the host's mode once per process (cached). */
+int cgroup_detect_mode(cgroup_mode_t *mode, fsrun_error_t *err);
+
+/* Creates the container's cgroup (every hierarchy on v1) and applies resources, including the
+ * device allow-list (deny by default). Moves no process. On failure nothing is left behind.
+ * *out is NULL (and 0 returned) when rootless and no cgroup could be created. */
+int cgroup_create(const cgroup_create_opts *o, struct fsrun_cgroup **out, fsrun_error_t *err);
+/* Re-opens a cgroup from the string cgroup_describe() returned (stored in the state dir). */
+int cgroup_open(const char *description, struct fsrun_cgroup **out, fsrun_error_t *err);
+/* A self-contained string that cgroup_open() accepts (e.g. JSON or "mode:path"). Caller frees. */
+char *cgroup_describe(const struct fsrun_cgroup *cg);
+/* O_PATH|O_DIRECTORY fd of the v2 cgroup for clone3's CLONE_INTO_CGROUP, or -1 (v1/hybrid). */
+int cgroup_clone_fd(const struct fsrun_cgroup *cg);
+/* Puts pid into the cgroup in every hierarchy. */
+int cgroup_enter(const struct fsrun_cgroup *cg, pid_t pid, fsrun_error_t *err);
+int cgroup_update(const struct fsrun_cgroup *cg, const oci_resources *r, fsrun_error_t *err);
+int cgroup_freeze(const struct fsrun_cgroup *cg, bool frozen, fsrun_error_t *err);
+int cgroup_is_frozen(const struct fsrun_cgroup *cg, bool *frozen, fsrun_error_t *err);
+int cgroup_pids(const struct fsrun_cgroup *cg, pid_t **pids, size_t *n, fsrun_error_t *err);
+int cgroup_kill_all(const struct fsrun_cgroup *cg, int signal, fsrun_error_t *err);
+/* Kills stragglers (cgroup.kill where present), waits for them, removes every directory. */
+int cgroup_destroy(const struct fsrun_cgroup *cg, fsrun_error_t *err);
+/* The path of the container's cgroup relative to the hierarchy root ("/fsrun/ID"). */
+const char *cgroup_path(const struct fsrun_cgroup *cg);
+
+typedef struct {
+  uint64_t cpu_usage_total, cpu_usage_user, cpu_usage_kernel; /* ns */
+  uint64_t cpu_throttled_periods, cpu_throttled_time, cpu_periods;
+  uint64_t memory_usage, memory_max_usage, memory_limit, memory_failcnt, memory_cache;
+  uint64_t swap_usage, swap_limit;
+  uint64_t pids_current, pids_limit; /* pids_limit 0 = max */
+  oci_map memory_raw;                /* memory.stat key -> value */
+} cgroup_stats;
+int cgroup_get_stats(const struct fsrun_cgroup *cg, cgroup_stats *s, fsrun_error_t *err);
+void cgroup_stats_clear(cgroup_stats *s);
+
+void cgroup_free(struct fsrun_cgroup *cg);
+void cleanup_cgroupp(struct fsrun_cgroup **cg);
+#define cleanup_cgroup __attribute__((cleanup(cleanup_cgroupp)))
+
+#endif

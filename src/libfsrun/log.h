@@ -1,0 +1,25 @@
+/* Logging: stderr and --log FILE, as text or runc-style JSON lines that conmon reads:
+ * {"level":"error","msg":"...","time":"2026-11-29T19:35:41.123456789Z"} */
+#ifndef FSRUN_LOG_H
+#define FSRUN_LOG_H
+
+#include <stdbool.h>
+
+#include "error.h"
+
+typedef enum { LOG_LEVEL_ERROR = 0, LOG_LEVEL_WARNING, LOG_LEVEL_INFO, LOG_LEVEL_DEBUG } fsrun_log_level;
+
+/* path may be NULL (stderr only); format "text" or "json"; an error for an unknown format/level. */
+int fsrun_log_init(const char *path, const char *format, const char *level, bool debug,
+                   fsrun_error_t *err);
+void fsrun_log(fsrun_log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+#define log_debug(...) fsrun_log(LOG_LEVEL_DEBUG, __VA_ARGS__)
+#define log_info(...) fsrun_log(LOG_LEVEL_INFO, __VA_ARGS__)
+#define log_warning(...) fsrun_log(LOG_LEVEL_WARNING, __VA_ARGS__)
+/* The final error of a command: "fsrun: MSG" on stderr (text) and an error line in the log file. */
+void fsrun_log_error(const char *msg);
+bool fsrun_log_debug_enabled(void);
+/* fd of the log file (for the child to write errors before exec), or -1 */
+int fsrun_log_fd(void);
+
+#endif

@@ -1,0 +1,33 @@
+/* The container's filesystem view, built inside the init after it has its own mount namespace.
+ * Everything inside the rootfs is reached through fds (openat2 RESOLVE_IN_ROOT), never by joining
+ * strings onto the rootfs path: the rootfs's contents are untrusted. */
+#ifndef FSRUN_ROOTFS_H
+#define FSRUN_ROOTFS_H
+
+#include <stdbool.h>
+
+#include "error.h"
+#include "oci.h"
+
+struct rootfs_ctx {
+  const oci_config *config;
+  const char *bundle;      /* absolute bundle dir */
+  const char *rootfs;      /* absolute rootfs path (root.path resolved against the bundle) */
+  bool userns;             /* the init is in a new user namespace: bind devices, no mknod */
+  bool new_netns;          /* sysfs may be mounted read-write only with a netns of its own */
+  bool new_cgroupns;
+  int console_slave_fd;    /* pty slave to bind on /dev/console, or -1 */
+  bool no_pivot;           /* --no-pivot: MS_MOVE + chroot */
+  int procfs_fd;           /* verified procfs handle for writes (sysctl), or -1 */
+};
+
+/* Phase 1 (before createContainer hooks): makes the rootfs a mount point with the requested
+ * propagation, performs every entry of `mounts`, creates /dev (tmpfs, default devices, linux.devices,
+ * symlinks, /dev/pts, /dev/shm, /dev/console). Refuses a rootfs whose /dev is a symlink. */
+int rootfs_mount_all(const struct rootfs_ctx *ctx, fsrun_error_t *err);
+/* Phase 2: pivot_root into the rootfs (or MS_MOVE + chroot under --no-pivot), detach the old root. */
+int rootfs_pivot(const struct rootfs_ctx *ctx, fsrun_error_t *err);
+/* Phase 3 (after pivot): maskedPaths, readonlyPaths, sysctl, root.readonly, rootfsPropagation. */
+int rootfs_finalize(const struct rootfs_ctx *ctx, fsrun_error_t *err);
+
+#endif

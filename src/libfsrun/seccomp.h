@@ -1,0 +1,25 @@
+/* Seccomp: the filter is compiled in the runtime before clone, so the child only loads it. */
+#ifndef FSRUN_SECCOMP_H
+#define FSRUN_SECCOMP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "error.h"
+#include "oci.h"
+
+struct fsrun_seccomp; /* a compiled filter: BPF program + flags */
+
+/* Validates and compiles linux.seccomp; unknown syscalls are skipped (debug log), unknown
+ * actions/arches/flags/operators are errors naming the field. *out NULL when s is NULL. */
+int seccomp_compile(const oci_seccomp *s, struct fsrun_seccomp **out, fsrun_error_t *err);
+/* Loads the filter into the calling thread (seccomp(2) with the flags); returns the notify fd in
+ * *notify_fd when the profile has SCMP_ACT_NOTIFY, else -1. Safe to call after fork (no malloc). */
+int seccomp_load(const struct fsrun_seccomp *f, int *notify_fd, fsrun_error_t *err);
+bool seccomp_has_notify(const struct fsrun_seccomp *f);
+void seccomp_free(struct fsrun_seccomp *f);
+/* Sends the notify fd and the container state JSON to listenerPath (SCM_RIGHTS), as the spec says. */
+int seccomp_send_listener(const char *listener_path, int notify_fd, const char *state_json,
+                          fsrun_error_t *err);
+
+#endif

@@ -1,0 +1,186 @@
+#include "utils.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+void cleanup_freep(void *p) {
+  void **pp = (void **)p;
+  free(*pp);
+  *pp = NULL;
+}
+
+void cleanup_closep(int *fd) {
+  if (*fd >= 0) {
+    int saved = errno;
+    close(*fd);
+    errno = saved;
+  }
+  *fd = -1;
+}
+
+void cleanup_fclosep(void *f) {
+  FILE **fp = (FILE **)f;
+  if (*fp != NULL)
+    fclose(*fp);
+  *fp = NULL;
+}
+
+void cleanup_dirp(void *d) {
+  DIR **dp = (DIR **)d;
+  if (*dp != NULL)
+    closedir(*dp);
+  *dp = NULL;
+}
+
+void *xmalloc0(size_t size) {
+  void *p = calloc(1, size ? size : 1);
+  if (p == NULL)
+    abort();
+  return p;
+}
+
+char *xstrdup(const char *s) {
+  char *r;
+  if (s == NULL)
+    return NULL;
+  r = strdup(s);
+  if (r == NULL)
+    abort();
+  return r;
+}
+
+char *xasprintf(const char *fmt, ...) {
+  char *r = NULL;
+  va_list ap;
+  va_start(ap, fmt);
+  if (vasprintf(&r, fmt, ap) < 0)
+    abort();
+  va_end(ap);
+  return r;
+}
+
+ssize_t safe_read_all(int fd, void *buf, size_t len) {
+  size_t done = 0;
+  while (done < len) {
+    ssize_t r = read(fd, (char *)buf + done, len - done);
+    if (r < 0 && errno == EINTR)
+      continue;
+    if (r < 0)
+      return -1;
+    if (r == 0)
+      break;
+    done += (size_t)r;
+  }
+  return (ssize_t)done;
+}
+
+int safe_write_all(int fd, const void *buf, size_t len) {
+  size_t done = 0;
+  while (done < len) {
+    ssize_t r = write(fd, (const char *)buf + done, len - done);
+    if (r < 0 && errno == EINTR)
+      continue;
+    if (r < 0)
+      return -1;
+    done += (size_t)r;
+  }
+  return 0;
+}
+
+int read_file_at(int dirfd, const char *path, char **out, size_t *len, fsrun_error_t *err) {
+  cleanup_close int fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC);
+  cleanup_free char *buf = NULL;
+  size_t size = 0, cap = 0;
+  if (fd < 0)
+    return fsrun_error_errno(err, "open `%s`", path);
+  for (;;) {
+    ssize_t r;
+    if (cap - size < 4096) {
+      char *n;
+      cap = cap ? cap * 2 : 8192;
+      n = realloc(buf, cap + 1);
+      if (n == NULL)
+        return fsrun_error_make(err, ENOMEM, "read `%s`", path);
+      buf = n;
+    }
+    r = read(fd, buf + size, cap - size);
+    if (r < 0 && errno == EINTR)
+      continue;
+    if (r < 0)
+      return fsrun_error_errno(err, "read `%s`", path);
+    if (r == 0)
+      break;
+    size += (size_t)r;
+  }
+  if (buf == NULL)
+    buf = xmalloc0(1);
+  buf[size] = '\0';
+  *out = steal_ptr(&buf);
+  if (len)
+    *len = size;
+  return 0;
+}
+
+int write_file_at(int dirfd, const char *path, const void *data, size_t len, fsrun_error_t *err) {
+  cleanup_close int fd = openat(dirfd, path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
+  if (fd < 0)
+    return fsrun_error_errno(err, "open `%s`", path);
+  if (safe_write_all(fd, data, len) < 0)
+    return fsrun_error_errno(err, "write `%s`", path);
+  return 0;
+}
+
+int write_file_atomic_at(int dirfd, const char *path, const void *data, size_t len, mode_t mode,
+                         fsrun_error_t *err) {
+  cleanup_free char *tmp = xasprintf("%s.tmp.%d", path, (int)getpid());
+  cleanup_close int fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW,
+                                mode);
+  if (fd < 0)
+    return fsrun_error_errno(err, "create `%s`", tmp);
+  if (safe_write_all(fd, data, len) < 0 || fsync(fd) < 0) {
+    int saved = errno;
+    unlinkat(dirfd, tmp, 0);
+    return fsrun_error_make(err, saved, "write `%s`", tmp);
+  }
+  if (renameat(dirfd, tmp, dirfd, path) < 0) {
+    int saved = errno;
+    unlinkat(dirfd, tmp, 0);
+    return fsrun_error_make(err, saved, "rename `%s` to `%s`", tmp, path);
+  }
+  return 0;
+}
+
+int mkdir_p_at(int dirfd, const char *path, mode_t mode, fsrun_error_t *err) {
+  cleanup_free char *copy = xstrdup(path);
+  char *p = copy;
+  while (*p == '/' && dirfd != AT_FDCWD)
+    p++;
+  for (char *s = p + (*p == '/'); ; s++) {
+    if (*s == '/' || *s == '\0') {
+      char saved = *s;
+      *s = '\0';
+      if (*p != '\0' && mkdirat(dirfd, p, mode) < 0 && errno != EEXIST)
+        return fsrun_error_errno(err, "mkdir `%s`", p);
+      *s = saved;
+      if (saved == '\0')
+        break;
+    }
+  }
+  return 0;
+}
+
+char *rfc3339_now(void) {
+  struct timespec ts;
+  struct tm tm;
+  char buf[64];
+  clock_gettime(CLOCK_REALTIME, &ts);
+  gmtime_r(&ts.tv_sec, &tm);
+  strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%S", &tm);
+  return xasprintf("%s.%09ldZ", buf, ts.tv_nsec);
+}

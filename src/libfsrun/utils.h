@@ -1,0 +1,59 @@
+/* Small helpers used across libfsrun: cleanup attributes, safe I/O, fd-relative paths. */
+#ifndef FSRUN_UTILS_H
+#define FSRUN_UTILS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+#include "error.h"
+
+void cleanup_freep(void *p);
+void cleanup_closep(int *fd);
+void cleanup_fclosep(void *f);
+void cleanup_dirp(void *d);
+
+#define cleanup_free __attribute__((cleanup(cleanup_freep)))
+#define cleanup_close __attribute__((cleanup(cleanup_closep)))
+#define cleanup_file __attribute__((cleanup(cleanup_fclosep)))
+#define cleanup_dir __attribute__((cleanup(cleanup_dirp)))
+
+/* Returns the value of *p and sets *p to a "moved-out" value, so the cleanup attribute skips it. */
+static inline int steal_fd(int *fd) {
+  int r = *fd;
+  *fd = -1;
+  return r;
+}
+static inline void *steal_ptr(void *pp) {
+  void **p = (void **)pp;
+  void *r = *p;
+  *p = NULL;
+  return r;
+}
+
+void *xmalloc0(size_t size);
+char *xstrdup(const char *s);
+char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Full read/write, restarting on EINTR and short transfers. */
+ssize_t safe_read_all(int fd, void *buf, size_t len);
+int safe_write_all(int fd, const void *buf, size_t len);
+
+/* Reads a whole (small) file relative to dirfd (AT_FDCWD for a path) into a NUL-terminated buffer. */
+int read_file_at(int dirfd, const char *path, char **out, size_t *len, fsrun_error_t *err);
+/* Writes len bytes to an existing file (O_WRONLY|O_CLOEXEC|O_NOFOLLOW) relative to dirfd. */
+int write_file_at(int dirfd, const char *path, const void *data, size_t len, fsrun_error_t *err);
+/* Writes a file atomically: a temporary file in the same directory, fsync'd, renamed over path. */
+int write_file_atomic_at(int dirfd, const char *path, const void *data, size_t len, mode_t mode,
+                         fsrun_error_t *err);
+
+/* mkdir -p relative to dirfd with mode for the created parts; never follows symlinks out. */
+int mkdir_p_at(int dirfd, const char *path, mode_t mode, fsrun_error_t *err);
+
+/* Current time as RFC 3339 with nanoseconds, UTC ("2026-11-29T19:35:41.123456789Z"). */
+char *rfc3339_now(void);
+
+#endif

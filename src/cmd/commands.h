@@ -1,0 +1,45 @@
+/* One file per subcommand in src/cmd/: argument parsing only, then a call into libfsrun.
+ * Each returns 0 or a negative code with *err set; the CLI prints the error and exits 1. A command
+ * that must exit with another status (run, exec, sandbox: the process's status) stores it in
+ * *exit_status (preset to 0 by the caller). */
+#ifndef FSRUN_COMMANDS_H
+#define FSRUN_COMMANDS_H
+
+#include "context.h"
+#include "error.h"
+
+typedef int (*fsrun_command_fn)(struct fsrun_context *ctx, int argc, char **argv, int *exit_status,
+                                fsrun_error_t *err);
+
+struct fsrun_command {
+  const char *name;
+  fsrun_command_fn fn;
+  const char *summary; /* one line for `fsrun --help` */
+};
+
+/* Every command's argv starts at the command name (argv[0] == "create"), so getopt_long works with
+ * optind = 0 reset by the command. Each command handles its own --help. */
+#define FSRUN_COMMAND(name)                                                                    \
+  int fsrun_cmd_##name(struct fsrun_context *ctx, int argc, char **argv, int *exit_status,    \
+                       fsrun_error_t *err)
+
+FSRUN_COMMAND(spec);
+FSRUN_COMMAND(features);
+FSRUN_COMMAND(validate);
+FSRUN_COMMAND(create);
+FSRUN_COMMAND(start);
+FSRUN_COMMAND(run);
+FSRUN_COMMAND(state);
+FSRUN_COMMAND(kill);
+FSRUN_COMMAND(delete);
+FSRUN_COMMAND(list);
+FSRUN_COMMAND(ps);
+FSRUN_COMMAND(exec);
+FSRUN_COMMAND(pause);
+FSRUN_COMMAND(resume);
+FSRUN_COMMAND(update);
+FSRUN_COMMAND(events);
+FSRUN_COMMAND(sandbox);
+FSRUN_COMMAND(bundle);
+
+#endif

@@ -22,6 +22,9 @@ typedef struct {
   size_t len;
 } oci_map;
 
+/* Parsed strvs are NULL-terminated (items[len] == NULL, so process.args.items can go to execve
+ * as is). items == NULL means the array was absent; serialisers write an array when items != NULL,
+ * even an empty one. */
 typedef struct {
   char **items;
   size_t len;
@@ -368,6 +371,10 @@ typedef struct {
   bool apparmor_enabled, selinux_enabled, intel_rdt_enabled, idmap_enabled;
   oci_map annotations;
   oci_strv potentially_unsafe_config_annotations;
+  /* runtime-spec 1.3 additions: linux.intelRdt.{schemata,monitoring}, linux.netDevices.enabled,
+   * linux.memoryPolicy.{modes,flags} */
+  bool intel_rdt_schemata, intel_rdt_monitoring, net_devices_enabled;
+  oci_strv memory_policy_modes, memory_policy_flags;
 } oci_features;
 
 /* --- Fusion sandbox policy ---------------------------------------------------------------------- */
@@ -425,7 +432,9 @@ void oci_features_free(oci_features *f);
 /* Accepts a bare SandboxPolicy or a Fusion settings object {"sandbox": {"backend", "policy",
  * "failureMode"}}. Unknown keys are errors. */
 int oci_policy_parse(const char *json, size_t len, const char *what, oci_policy **out, char **err);
-/* canonical form: keys sorted, no whitespace; its sha256 is the audit log's policyHash */
+/* canonical form: keys sorted, no whitespace; its sha256 is the audit log's policyHash. When
+ * backend or failure_mode is set the output is the settings form {"sandbox":{"backend",
+ * "failureMode","policy"}}; clear both on a copy to hash the bare policy. */
 char *oci_policy_serialize(const oci_policy *p, char **err);
 void oci_policy_free(oci_policy *p);
 
@@ -437,5 +446,13 @@ void oci_strv_free(oci_strv *v);
 const char *oci_map_get(const oci_map *m, const char *key);
 int oci_map_set(oci_map *m, const char *key, const char *value);
 void oci_map_free(oci_map *m);
+
+/* Field-for-field comparison of two models (NULL equals only NULL). */
+bool oci_config_equal(const oci_config *a, const oci_config *b);
+bool oci_process_equal(const oci_process *a, const oci_process *b);
+bool oci_resources_equal(const oci_resources *a, const oci_resources *b);
+bool oci_state_equal(const oci_state *a, const oci_state *b);
+bool oci_features_equal(const oci_features *a, const oci_features *b);
+bool oci_policy_equal(const oci_policy *a, const oci_policy *b);
 
 #endif

@@ -1,12 +1,240 @@
-/* fsrun CLI entry: global options and the subcommand table. */
+/* fsrun CLI entry: global options and the subcommand table. Each command parses its own arguments
+ * (src/cmd/NAME.c) and calls into libfsrun; this file only turns their result into an exit status
+ * and the one-line error that clients (conmon, the containerd shim) read. */
+#include <errno.h>
+#include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include "cmd/commands.h"
+#include "context.h"
+#include "error.h"
+#include "log.h"
+#include "oci.h"
+#include "runtime-features.h"
+#include "utils.h"
+
+/* One line per command, in lifecycle order; `fsrun --help` lists them in this order. */
+static const struct fsrun_command commands[] = {
+    {"spec", fsrun_cmd_spec, "write a default config.json into a bundle"},
+    {"validate", fsrun_cmd_validate, "check a bundle's config.json (or a sandbox policy)"},
+    {"features", fsrun_cmd_features, "print the OCI features this runtime supports (JSON)"},
+    {"create", fsrun_cmd_create, "create a container from a bundle (its init waits for start)"},
+    {"start", fsrun_cmd_start, "start a created container's process"},
+    {"run", fsrun_cmd_run, "create and start a container, wait for it and delete it"},
+    {"state", fsrun_cmd_state, "print a container's OCI state (JSON)"},
+    {"kill", fsrun_cmd_kill, "send a signal to a container's init (or all its processes)"},
+    {"delete", fsrun_cmd_delete, "delete a container (--force kills it first)"},
+    {"list", fsrun_cmd_list, "list containers"},
+    {"ps", fsrun_cmd_ps, "list a container's processes"},
+};
+
+static void print_usage(FILE *out) {
+  fprintf(out, "Usage: fsrun [GLOBAL OPTIONS] COMMAND [ARGS...]\n\n"
+               "An OCI container runtime.\n\nCommands:\n");
+  for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+    fprintf(out, "  %-12s %s\n", commands[i].name, commands[i].summary);
+  fprintf(out, "\nGlobal options:\n"
+               "  --root DIR                 state directory (default /run/fsrun as root,\n"
+               "                             $XDG_RUNTIME_DIR/fsrun otherwise)\n"
+               "  --log FILE                 append log records to FILE\n"
+               "  --log-format text|json     format of the log records (default text)\n"
+               "  --log-level LEVEL          error, warning, info or debug (default warning)\n"
+               "  --debug                    same as --log-level debug\n"
+               "  --systemd-cgroup           linux.cgroupsPath is slice:prefix:name\n"
+               "  --rootless true|false|auto run without privileges (default auto)\n"
+               "  -v, --version              print the version\n"
+               "  -h, --help                 print this help\n\n"
+               "Run `fsrun COMMAND --help` for a command's options.\n");
+}
+
+static void print_version(void) {
+  const char *libseccomp = features_libseccomp_version();
+  printf("fsrun version %s\ncommit: %s\nspec: %s\n", PACKAGE_VERSION, FSRUN_COMMIT, OCI_VERSION);
+  if (libseccomp != NULL)
+    printf("libseccomp: %s\n", libseccomp);
+}
+
+static const struct fsrun_command *find_command(const char *name) {
+  for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+    if (strcmp(commands[i].name, name) == 0)
+      return &commands[i];
+  return NULL;
+}
+
+/* Whether we are root only inside a user namespace that someone else set up (rootless podman runs
+ * the runtime as uid 0 there): the full identity map means the initial user namespace. */
+static bool in_child_user_namespace(void) {
+  cleanup_error fsrun_error_t err = NULL;
+  cleanup_free char *map = NULL;
+  unsigned long inside, outside, count;
+  if (read_file_at(AT_FDCWD, "/proc/self/uid_map", &map, NULL, &err) < 0)
+    return false;
+  if (sscanf(map, "%lu %lu %lu", &inside, &outside, &count) != 3)
+    return true;
+  return !(inside == 0 && outside == 0 && count == 4294967295UL);
+}
+
+static char *default_state_root(void) {
+  const char *xdg = getenv("XDG_RUNTIME_DIR");
+  if (geteuid() == 0 && !(xdg && xdg[0] && in_child_user_namespace()))
+    return xstrdup("/run/fsrun");
+  if (xdg != NULL && xdg[0] != '\0')
+    return xasprintf("%s/fsrun", xdg);
+  return xasprintf("/tmp/fsrun-%u", (unsigned)geteuid());
+}
+
+enum {
+  OPT_ROOT = 1000,
+  OPT_LOG,
+  OPT_LOG_FORMAT,
+  OPT_LOG_LEVEL,
+  OPT_DEBUG,
+  OPT_SYSTEMD_CGROUP,
+  OPT_ROOTLESS,
+};
+
+static const struct option global_options[] = {
+    {"root", required_argument, NULL, OPT_ROOT},
+    {"log", required_argument, NULL, OPT_LOG},
+    {"log-format", required_argument, NULL, OPT_LOG_FORMAT},
+    {"log-level", required_argument, NULL, OPT_LOG_LEVEL},
+    {"debug", no_argument, NULL, OPT_DEBUG},
+    {"systemd-cgroup", no_argument, NULL, OPT_SYSTEMD_CGROUP},
+    {"rootless", required_argument, NULL, OPT_ROOTLESS},
+    {"version", no_argument, NULL, 'v'},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
+};
+
+/* The option that getopt just rejected, as the user typed it. */
+static char *rejected_option(char **argv) {
+  const char *last = optind > 0 ? argv[optind - 1] : NULL;
+  if (last != NULL && strncmp(last, "--", 2) == 0)
+    return strndup(last, strcspn(last, "="));
+  if (optopt > 0 && optopt < 256)
+    return xasprintf("-%c", optopt);
+  return xstrdup(last ? last : "?");
+}
+
+int fsrun_command_option_error(const char *name, int opt, char **argv, fsrun_error_t *err) {
+  cleanup_free char *option = rejected_option(argv);
+  if (opt == ':')
+    return fsrun_error_make(err, 0, "%s: option `%s` needs an argument (see fsrun %s --help)", name,
+                            option, name);
+  return fsrun_error_make(err, 0, "%s: unknown option `%s` (see fsrun %s --help)", name, option,
+                          name);
+}
+
+/* Reports a fatal error as the one line clients read, and returns the exit status. */
+static int fail(const char *msg) {
+  fsrun_log_error(msg);
+  return 1;
+}
 
 int main(int argc, char **argv) {
-  if (argc > 1 && strcmp(argv[1], "--version") == 0) {
-    printf("fsrun version %s\ncommit: %s\n", PACKAGE_VERSION, FSRUN_COMMIT);
+  struct fsrun_context ctx = {.log_format = "text", .rootless = ROOTLESS_AUTO};
+  cleanup_free char *usage_error = NULL;
+  cleanup_free char *root = NULL;
+  cleanup_error fsrun_error_t err = NULL;
+  const char *log_level = NULL;
+  const struct fsrun_command *cmd;
+  bool want_help = false, want_version = false;
+  int exit_status = 0, opt;
+
+  /* Keep going past a bad option so that --log/--log-format given anywhere still apply to the
+   * error we report about it. */
+  opterr = 0;
+  while ((opt = getopt_long(argc, argv, "+:hv", global_options, NULL)) != -1) {
+    switch (opt) {
+    case OPT_ROOT:
+      ctx.state_root = optarg;
+      break;
+    case OPT_LOG:
+      ctx.log_path = optarg;
+      break;
+    case OPT_LOG_FORMAT:
+      ctx.log_format = optarg;
+      break;
+    case OPT_LOG_LEVEL:
+      log_level = optarg;
+      break;
+    case OPT_DEBUG:
+      ctx.debug = true;
+      break;
+    case OPT_SYSTEMD_CGROUP:
+      ctx.systemd_cgroup = true;
+      break;
+    case OPT_ROOTLESS:
+      if (strcmp(optarg, "true") == 0)
+        ctx.rootless = ROOTLESS_TRUE;
+      else if (strcmp(optarg, "false") == 0)
+        ctx.rootless = ROOTLESS_FALSE;
+      else if (strcmp(optarg, "auto") == 0)
+        ctx.rootless = ROOTLESS_AUTO;
+      else if (usage_error == NULL)
+        usage_error = xasprintf("--rootless: expected true, false or auto, got `%s`", optarg);
+      break;
+    case 'h':
+      want_help = true;
+      break;
+    case 'v':
+      want_version = true;
+      break;
+    default:
+      if (usage_error == NULL) {
+        cleanup_free char *option = rejected_option(argv);
+        usage_error = opt == ':'
+                          ? xasprintf("option `%s` needs an argument (see fsrun --help)", option)
+                          : xasprintf("unknown option `%s` (see fsrun --help)", option);
+      }
+      break;
+    }
+  }
+
+  if (fsrun_log_init(ctx.log_path, ctx.log_format, log_level, ctx.debug, &err) < 0) {
+    /* the log may be unusable: make sure the error reaches stderr in text form */
+    (void)fsrun_log_init(NULL, "text", NULL, false, NULL);
+    return fail(err->msg);
+  }
+  if (usage_error != NULL)
+    return fail(usage_error);
+
+  if (want_version) {
+    print_version();
     return 0;
   }
-  fprintf(stderr, "fsrun: usage: fsrun COMMAND\n");
-  return 1;
+  if (want_help || (optind < argc && strcmp(argv[optind], "help") == 0 && optind + 1 == argc)) {
+    print_usage(stdout);
+    return 0;
+  }
+  if (optind >= argc) {
+    print_usage(stderr);
+    return 1;
+  }
+
+  /* `fsrun help COMMAND` is `fsrun COMMAND --help` */
+  if (strcmp(argv[optind], "help") == 0) {
+    static char help_flag[] = "--help";
+    argv[optind] = argv[optind + 1];
+    argv[optind + 1] = help_flag;
+    argc = optind + 2;
+  }
+
+  cmd = find_command(argv[optind]);
+  if (cmd == NULL) {
+    cleanup_free char *msg = xasprintf("unknown command `%s` (see fsrun --help)", argv[optind]);
+    return fail(msg);
+  }
+
+  if (ctx.state_root == NULL)
+    ctx.state_root = root = default_state_root();
+
+  log_debug("running `%s` with state root `%s`", cmd->name, ctx.state_root);
+  if (cmd->fn(&ctx, argc - optind, argv + optind, &exit_status, &err) < 0)
+    return fail(err != NULL ? err->msg : "command failed without an error message");
+  return exit_status;
 }

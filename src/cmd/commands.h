@@ -42,4 +42,8 @@ FSRUN_COMMAND(events);
 FSRUN_COMMAND(sandbox);
 FSRUN_COMMAND(bundle);
 
+/* For a command's getopt_long loop (optstring starting with "+:", opterr = 0): turns the ':' or
+ * '?' result into "NAME: unknown option `-x` (see fsrun NAME --help)". Returns -1 with *err set. */
+int fsrun_command_option_error(const char *name, int opt, char **argv, fsrun_error_t *err);
+
 #endif

@@ -24,6 +24,8 @@ typedef struct {
   bool systemd;             /* --systemd-cgroup: cgroups_path is slice:prefix:name */
   bool rootless;            /* failures to create are not fatal when no cgroup is delegated */
   const oci_resources *resources; /* may be NULL */
+  const oci_device *devices;       /* linux.devices (each is allowed rwm), may be NULL */
+  size_t n_devices;
 } cgroup_create_opts;
 
 /* Detects the host's mode once per process (cached). */
@@ -37,7 +39,8 @@ int cgroup_create(const cgroup_create_opts *o, struct fsrun_cgroup **out, fsrun_
 int cgroup_open(const char *description, struct fsrun_cgroup **out, fsrun_error_t *err);
 /* A self-contained string that cgroup_open() accepts (e.g. JSON or "mode:path"). Caller frees. */
 char *cgroup_describe(const struct fsrun_cgroup *cg);
-/* O_PATH|O_DIRECTORY fd of the v2 cgroup for clone3's CLONE_INTO_CGROUP, or -1 (v1/hybrid). */
+/* O_PATH|O_DIRECTORY fd of the v2 cgroup for clone3's CLONE_INTO_CGROUP, or -1 (v1/hybrid).
+ * Owned by cg (closed by cgroup_free): do not close it. */
 int cgroup_clone_fd(const struct fsrun_cgroup *cg);
 /* Puts pid into the cgroup in every hierarchy. */
 int cgroup_enter(const struct fsrun_cgroup *cg, pid_t pid, fsrun_error_t *err);

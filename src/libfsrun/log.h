@@ -9,7 +9,13 @@
 
 typedef enum { LOG_LEVEL_ERROR = 0, LOG_LEVEL_WARNING, LOG_LEVEL_INFO, LOG_LEVEL_DEBUG } fsrun_log_level;
 
-/* path may be NULL (stderr only); format "text" or "json"; an error for an unknown format/level. */
+/* path may be NULL (stderr only; closes a log file opened before); format "text" or "json"; level
+ * "error", "warning" (default), "info" or "debug", NULL for the default; debug forces "debug".
+ * An error for an unknown format/level or a log file that cannot be opened (O_APPEND|O_CLOEXEC).
+ * Where records go: with a log file, every record goes there and errors also go to stderr (as
+ * "fsrun: MSG", once); without one, records go to stderr ("fsrun: warning: MSG" for warnings).
+ * Every record is one write(2) from stack buffers (no malloc of its own, messages longer than 2 KiB
+ * are cut), so a forked child may log before exec. */
 int fsrun_log_init(const char *path, const char *format, const char *level, bool debug,
                    fsrun_error_t *err);
 void fsrun_log(fsrun_log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

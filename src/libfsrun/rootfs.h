@@ -23,11 +23,19 @@ struct rootfs_ctx {
 
 /* Phase 1 (before createContainer hooks): makes the rootfs a mount point with the requested
  * propagation, performs every entry of `mounts`, creates /dev (tmpfs, default devices, linux.devices,
- * symlinks, /dev/pts, /dev/shm, /dev/console). Refuses a rootfs whose /dev is a symlink. */
+ * symlinks, /dev/pts, /dev/shm). Refuses a rootfs whose /dev is a symlink. Runs in the init's new
+ * mount namespace (never the host's), before pivot: the host's /proc is still at /proc. */
 int rootfs_mount_all(const struct rootfs_ctx *ctx, fsrun_error_t *err);
 /* Phase 2: pivot_root into the rootfs (or MS_MOVE + chroot under --no-pivot), detach the old root. */
 int rootfs_pivot(const struct rootfs_ctx *ctx, fsrun_error_t *err);
-/* Phase 3 (after pivot): maskedPaths, readonlyPaths, sysctl, root.readonly, rootfsPropagation. */
+/* Phase 3 (after pivot): /dev/console (bind of console_slave_fd), sysctl, readonlyPaths,
+ * maskedPaths, root.readonly, rootfsPropagation. */
 int rootfs_finalize(const struct rootfs_ctx *ctx, fsrun_error_t *err);
+
+/* Refuses linux.sysctl keys that are not namespaced or whose namespace the config does not create
+ * or join: net.* needs a network namespace, the SysV IPC keys (kernel.shmmax, ...) and fs.mqueue.*
+ * an ipc one, kernel.hostname/domainname a uts one; anything else would change the host. Phase 1
+ * calls it first; validation may call it earlier. Errors: "linux.sysctl: `KEY`: ...". */
+int rootfs_check_sysctl(const oci_config *config, fsrun_error_t *err);
 
 #endif

@@ -14,12 +14,16 @@ struct fsrun_seccomp; /* a compiled filter: BPF program + flags */
  * actions/arches/flags/operators are errors naming the field. *out NULL when s is NULL. */
 int seccomp_compile(const oci_seccomp *s, struct fsrun_seccomp **out, fsrun_error_t *err);
 /* Loads the filter into the calling thread (seccomp(2) with the flags); returns the notify fd in
- * *notify_fd when the profile has SCMP_ACT_NOTIFY, else -1. Safe to call after fork (no malloc). */
-int seccomp_load(const struct fsrun_seccomp *f, int *notify_fd, fsrun_error_t *err);
+ * *notify_fd when the profile has SCMP_ACT_NOTIFY, else -1. Safe to call after fork (no malloc).
+ * (Not named seccomp_load: libseccomp exports that symbol.) */
+int seccomp_load_filter(const struct fsrun_seccomp *f, int *notify_fd, fsrun_error_t *err);
 bool seccomp_has_notify(const struct fsrun_seccomp *f);
 void seccomp_free(struct fsrun_seccomp *f);
-/* Sends the notify fd and the container state JSON to listenerPath (SCM_RIGHTS), as the spec says. */
-int seccomp_send_listener(const char *listener_path, int notify_fd, const char *state_json,
-                          fsrun_error_t *err);
+/* Sends the notify fd (SCM_RIGHTS) with the spec's containerProcessState JSON to listenerPath:
+ * {"ociVersion", "fds": ["seccompFd"], "pid": pid (the process that loaded the filter),
+ * "metadata": listener_metadata (linux.seccomp.listenerMetadata, may be NULL), "state":
+ * state_json (the container's state object, as `fsrun state` prints it)}. */
+int seccomp_send_listener(const char *listener_path, const char *listener_metadata, int notify_fd,
+                          int pid, const char *state_json, fsrun_error_t *err);
 
 #endif

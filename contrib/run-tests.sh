@@ -1,0 +1,451 @@
+#!/bin/bash
+# Installs what is missing, builds fsrun and runs every test suite. Run as root on Debian 12; safe to
+# run again (installs and builds are incremental). CI runs it through .ci/run.
+#
+#   contrib/run-tests.sh [--suites LIST] [--no-install] [--bats-filter REGEX] [-h]
+#
+# Suites (default: all, in this order): unit format bats asan vm fuzz distcheck clients
+#   unit       `make check` (TAP unit tests) in the plain and the ASan build
+#   format     `make format-check`
+#   bats       tests/integration/*.bats against the plain binary
+#   asan       tests/integration/*.bats against the ASan+UBSan binary (a sanitizer report fails
+#              the test that caused it)
+#   vm         the cgroup-v2-tagged bats files inside the cgroup v2 VM (tests/vm/run.sh)
+#   fuzz       tests/fuzz/run-fuzzers.sh, FUZZ_SECONDS per target (default 20)
+#   distcheck  `make distcheck`
+#   clients    tests/clients/*.bats (podman, containerd, docker), when that folder exists
+#
+# Environment: FSRUN_BUILD_ROOT (default: build/ in the repo), FUZZ_SECONDS, BATS_FILES (a list of
+# .bats files instead of tests/integration/*.bats), BATS_FILE_TIMEOUT (default 900 s per file).
+# Logs: $FSRUN_BUILD_ROOT/test-logs. The last line is `N passed, N failed, N skipped`; the exit
+# status is 1 when anything failed.
+set -uo pipefail
+
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$repo" || exit 1
+FSRUN_SRCDIR=$repo
+# shellcheck source=lib.sh
+source "$repo/contrib/lib.sh"
+
+ALL_SUITES="unit format bats asan vm fuzz distcheck clients"
+suites=$ALL_SUITES
+install=1
+bats_filter=()
+while [ $# -gt 0 ]; do
+  case $1 in
+    --suites) suites=${2//,/ }; shift 2 ;;
+    --suites=*) suites=${1#*=}; suites=${suites//,/ }; shift ;;
+    --no-install) install=0; shift ;;
+    --bats-filter) bats_filter=(--filter "$2"); shift 2 ;;
+    -h | --help) sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+    *) echo "run-tests.sh: unknown argument: $1 (try --help)" >&2; exit 2 ;;
+  esac
+done
+for s in $suites; do
+  [[ " $ALL_SUITES " == *" $s "* ]] || { echo "run-tests.sh: unknown suite: $s (one of: $ALL_SUITES)" >&2; exit 2; }
+done
+wanted() { [[ " $suites " == *" $1 "* ]]; }
+
+BUILD_ROOT=${FSRUN_BUILD_ROOT:-$repo/build}
+mkdir -p "$BUILD_ROOT" && BUILD_ROOT=$(cd "$BUILD_ROOT" && pwd)
+LOG_DIR=$BUILD_ROOT/test-logs
+rm -rf "$LOG_DIR"
+mkdir -p "$LOG_DIR"
+PLAIN=$BUILD_ROOT/plain
+ASAN=$BUILD_ROOT/asan
+FUZZ_SECONDS=${FUZZ_SECONDS:-20}
+export FUZZ_SECONDS
+
+# ---- results ------------------------------------------------------------------------------------
+passed=0 failed=0 skipped=0
+failures=() # "name<TAB>log<TAB>detail"
+skips=()    # "name (reason)"
+timings=()  # "suite<TAB>seconds<TAB>summary"
+
+pass() { passed=$((passed + 1)); }
+fail() { # fail NAME LOG [DETAIL]
+  failed=$((failed + 1))
+  failures+=("$1"$'\t'"${2:-}"$'\t'"${3:-}")
+}
+skip() { # skip NAME REASON
+  skipped=$((skipped + 1))
+  skips+=("$1 ($2)")
+}
+rel() { printf '%s' "${1#"$repo"/}"; }
+
+suite_start() {
+  suite_name=$1
+  suite_t0=$SECONDS
+  suite_p0=$passed suite_f0=$failed suite_s0=$skipped
+}
+suite_end() {
+  local secs=$((SECONDS - suite_t0)) summary=${1:-}
+  [ -n "$summary" ] || summary="$((passed - suite_p0)) passed, $((failed - suite_f0)) failed, $((skipped - suite_s0)) skipped"
+  timings+=("$suite_name"$'\t'"$secs"$'\t'"$summary")
+  printf '[%4ds] %-14s %s\n' "$secs" "$suite_name" "$summary"
+}
+
+# parse_tap SUITE FILE_LABEL TAPFILE [SANITIZER_PREFIX]: count ok / not ok / # skip lines. With a
+# sanitizer prefix, a test that passed but left a report PREFIX.N.* counts as failed.
+parse_tap() {
+  local suite=$1 label=$2 tap=$3 san=${4:-}
+  local line plan="" results=0 name reason num detail="" detail_lines=0 current="" reports
+  flush() {
+    [ -n "$current" ] && fail "$current" "$(rel "$tap")" "$detail"
+    current="" detail="" detail_lines=0
+  }
+  while IFS= read -r line || [ -n "$line" ]; do
+    case $line in
+      1..*)
+        plan=${line#1..}
+        plan=${plan%% *}
+        ;;
+      "ok "* | "not ok "*)
+        flush
+        results=$((results + 1))
+        local rest=${line#ok }
+        [[ $line == "not ok "* ]] && rest=${line#not ok }
+        num=${rest%% *}
+        [[ $num =~ ^[0-9]+$ ]] && rest=${rest#"$num"} || num=""
+        rest=${rest# }
+        rest=${rest#- }
+        reason=""
+        shopt -s nocasematch
+        if [[ $rest =~ ^(.*)\ \#\ skip(\ (.*))?$ ]]; then
+          rest=${BASH_REMATCH[1]}
+          reason=${BASH_REMATCH[3]:-no reason given}
+        fi
+        shopt -u nocasematch
+        [[ $rest =~ ^(.*)\ in\ [0-9]+ms$ ]] && rest=${BASH_REMATCH[1]}
+        name="$suite: $label: $rest"
+        if [[ $line == "not ok "* ]]; then
+          current=$name
+        elif [ -n "$reason" ]; then
+          skip "$name" "$reason"
+        elif [ -n "$san" ] && [ -n "$num" ] && compgen -G "$san.$num.*" >/dev/null; then
+          reports=$(compgen -G "$san.$num.*" | head -n 3 | while read -r r; do rel "$r"; echo; done)
+          fail "$name" "$(rel "$tap")" "# sanitizer report(s): $reports"
+        else
+          pass
+        fi
+        ;;
+      "#"*)
+        # diagnostics of the failure just seen (bounded: summaries, not megabytes)
+        if [ -n "$current" ] && [ "$detail_lines" -lt 25 ]; then
+          detail+="$line"$'\n'
+          detail_lines=$((detail_lines + 1))
+        fi
+        ;;
+    esac
+  done <"$tap"
+  flush
+  if [ -n "$san" ] && compgen -G "$san.file.*" >/dev/null; then
+    fail "$suite: $label: sanitizer report outside any test" "$(rel "$(compgen -G "$san.file.*" | head -n 1)")"
+  fi
+  if [ -z "$plan" ] && [ "$results" = 0 ]; then
+    fail "$suite: $label: no TAP output" "$(rel "$tap")" "$(tail -n 5 "$tap")"
+  elif [ -n "$plan" ] && [ "$results" -lt "$plan" ]; then
+    fail "$suite: $label: only $results of $plan tests reported" "$(rel "$tap")" "$(tail -n 5 "$tap")"
+  fi
+}
+
+# parse_make_check SUITE LOG BUILDDIR STATUS: automake's TAP driver prints PASS:/FAIL:/SKIP:/... lines.
+parse_make_check() {
+  local suite=$1 log=$2 dir=$3 status=$4 line kind rest results=0 had_fail=0
+  while IFS= read -r line; do
+    kind=${line%%:*}
+    rest=${line#*: }
+    case $kind in
+      PASS | XFAIL) pass; results=$((results + 1)) ;;
+      FAIL | XPASS | ERROR)
+        results=$((results + 1)) had_fail=1
+        local prog=${rest%% *}
+        fail "$suite: $rest" "$(rel "$dir/$prog.log")"
+        ;;
+      SKIP)
+        results=$((results + 1))
+        if [[ $rest == *"# SKIP"* ]]; then
+          skip "$suite: ${rest%% # SKIP*}" "$(r=${rest#*# SKIP}; r=${r# }; echo "${r:-no reason given}")"
+        else
+          skip "$suite: $rest" "skipped"
+        fi
+        ;;
+    esac
+  done < <(grep -E '^(PASS|FAIL|XFAIL|XPASS|SKIP|ERROR): ' "$log")
+  if [ "$status" != 0 ] && [ "$had_fail" = 0 ]; then
+    fail "$suite: make check failed (build of the tests?)" "$(rel "$log")" "$(fsrun_log_errors "$log")"
+  elif [ "$results" = 0 ]; then
+    fsrun_note "  ($suite: no unit tests yet)"
+  fi
+}
+
+# one_check NAME LOG COMMAND...: a step that is one test.
+one_check() {
+  local name=$1 log=$2
+  shift 2
+  if "$@" >>"$log" 2>&1; then
+    pass
+    return 0
+  fi
+  fail "$name" "$(rel "$log")" "$(fsrun_log_errors "$log")"
+  return 1
+}
+
+# ---- bats ----------------------------------------------------------------------------------------
+bats_files() {
+  if [ -n "${BATS_FILES:-}" ]; then
+    printf '%s\n' $BATS_FILES
+  else
+    # harness.bats first: when the helpers are broken, everything else is noise.
+    ls tests/integration/harness.bats 2>/dev/null
+    ls tests/integration/*.bats 2>/dev/null | grep -v '/harness\.bats$'
+  fi
+}
+
+# run_bats_suite SUITE FSRUN_BINARY [SANITIZER_DIR]
+run_bats_suite() {
+  local suite=$1 binary=$2 san_dir=${3:-} file label tap
+  local out=$LOG_DIR/$suite
+  mkdir -p "$out"
+  export FSRUN=$binary
+  export FSRUN_TEST_STATE_BASE=/run/fsrun-tests/$suite
+  mkdir -p "$FSRUN_TEST_STATE_BASE"
+  export TEST_CACHE
+  TEST_CACHE=$(mktemp -d /tmp/fsrun-test-cache.XXXXXX)
+  while read -r file; do
+    [ -n "$file" ] || continue
+    label=${file#tests/}
+    tap=$out/$(basename "$file" .bats).tap
+    if [ -n "$san_dir" ]; then
+      FSRUN_SANITIZER_LOG_DIR=$san_dir fsrun_run_bats_file "$file" "$tap" "${bats_filter[@]}"
+      parse_tap "$suite" "$label" "$tap" "$san_dir/$(basename "$file")"
+    else
+      fsrun_run_bats_file "$file" "$tap" "${bats_filter[@]}"
+      parse_tap "$suite" "$label" "$tap"
+    fi
+  done < <(bats_files)
+  if [ -n "$san_dir" ] && compgen -G "$san_dir/other.*" >/dev/null; then
+    fail "$suite: sanitizer reports from fsrun runs outside the test helpers" "$(rel "$san_dir")"
+  fi
+  rm -rf "$TEST_CACHE"
+  unset FSRUN TEST_CACHE FSRUN_TEST_STATE_BASE
+}
+
+# ================================================================================================
+echo "fsrun run-tests: source $repo, builds in $(rel "$BUILD_ROOT"), logs in $(rel "$LOG_DIR")"
+echo "suites: $suites"
+total_t0=$SECONDS
+fsrun_is_root || fsrun_warn "not root: installs are impossible and the root-only tests will be skipped"
+
+# ---- install ------------------------------------------------------------------------------------
+suite_start install
+if [ "$install" = 1 ]; then
+  packages=("${FSRUN_BUILD_PACKAGES[@]}" "${FSRUN_TEST_PACKAGES[@]}")
+  wanted clients && packages+=("${FSRUN_CLIENT_PACKAGES[@]}")
+  if fsrun_ensure_packages "$LOG_DIR/apt.log" "${packages[@]}"; then
+    suite_end "ok"
+  else
+    fail "install: apt-get install" "$(rel "$LOG_DIR/apt.log")"
+    suite_end "FAILED"
+  fi
+else
+  suite_end "not asked (--no-install)"
+fi
+
+# ---- builds -------------------------------------------------------------------------------------
+build_ok() { # build_ok NAME DIR LOG CONFIGURE_ARG...
+  local name=$1 dir=$2 log=$3
+  shift 3
+  suite_start "build:$name"
+  if fsrun_build "$dir" "$log" "$@" >/dev/null 2>&1 && [ -x "$dir/fsrun" ]; then
+    pass
+    suite_end "ok"
+    return 0
+  fi
+  fail "build:$name" "$(rel "$log")" "$(fsrun_log_errors "$log")"
+  suite_end "FAILED (log: $(rel "$log"))"
+  return 1
+}
+
+plain_ok=0 asan_ok=0
+if wanted unit || wanted format || wanted bats || wanted vm || wanted distcheck || wanted clients; then
+  build_ok plain "$PLAIN" "$LOG_DIR/build-plain.log" --enable-werror && plain_ok=1
+fi
+if wanted asan || wanted unit; then
+  build_ok asan "$ASAN" "$LOG_DIR/build-asan.log" --enable-sanitizers --enable-werror && asan_ok=1
+fi
+
+# Sanitizer settings for everything that runs the ASan build. Reports make the process exit 1 and
+# are written to files so that a test expecting failure cannot hide them.
+ASAN_BASE_OPTIONS=detect_leaks=1:abort_on_error=0:halt_on_error=1:exitcode=1:strict_string_checks=1:detect_stack_use_after_return=0
+UBSAN_BASE_OPTIONS=print_stacktrace=1:halt_on_error=1
+
+# ---- unit tests ---------------------------------------------------------------------------------
+if wanted unit; then
+  for variant in plain asan; do
+    suite_start "unit:$variant"
+    dir=$PLAIN ok=$plain_ok
+    [ "$variant" = asan ] && dir=$ASAN ok=$asan_ok
+    if [ "$ok" != 1 ]; then
+      skip "unit:$variant" "build:$variant failed"
+    else
+      log=$LOG_DIR/unit-$variant.log
+      status=0
+      ASAN_OPTIONS=$ASAN_BASE_OPTIONS UBSAN_OPTIONS=$UBSAN_BASE_OPTIONS \
+        make -C "$dir" -j"$(fsrun_jobs)" check AM_COLOR_TESTS=no >"$log" 2>&1 || status=$?
+      parse_make_check "unit:$variant" "$log" "$dir" "$status"
+    fi
+    suite_end
+  done
+fi
+
+# ---- format-check -------------------------------------------------------------------------------
+if wanted format; then
+  suite_start format-check
+  if [ "$plain_ok" = 1 ] || [ -f "$PLAIN/Makefile" ]; then
+    one_check format-check "$LOG_DIR/format-check.log" make -C "$PLAIN" format-check
+  else
+    skip format-check "no configured build"
+  fi
+  suite_end
+fi
+
+# ---- integration (bats) -------------------------------------------------------------------------
+if wanted bats; then
+  suite_start bats:plain
+  if [ "$plain_ok" = 1 ]; then
+    run_bats_suite bats-plain "$PLAIN/fsrun"
+  else
+    skip "bats:plain" "build:plain failed"
+  fi
+  suite_end
+fi
+
+if wanted asan; then
+  suite_start bats:asan
+  if [ "$asan_ok" = 1 ]; then
+    san_dir=$LOG_DIR/bats-asan/sanitizer
+    mkdir -p "$san_dir"
+    ASAN_OPTIONS="$ASAN_BASE_OPTIONS:log_path=$san_dir/other" \
+      UBSAN_OPTIONS="$UBSAN_BASE_OPTIONS:log_path=$san_dir/other" \
+      run_bats_suite bats-asan "$ASAN/fsrun" "$san_dir"
+  else
+    skip "bats:asan" "build:asan failed"
+  fi
+  suite_end
+fi
+
+# ---- cgroup v2 VM -------------------------------------------------------------------------------
+if wanted vm; then
+  suite_start vm
+  vm_log=$LOG_DIR/vm
+  mkdir -p "$vm_log"
+  if [ "$plain_ok" != 1 ]; then
+    skip vm "build:plain failed"
+  elif ! vm_runner=$(tests/vm/run.sh --locate 2>"$vm_log/locate.err"); then
+    skip vm "$(cat "$vm_log/locate.err")"
+  else
+    status=0
+    tests/vm/run.sh --fsrun "$PLAIN/fsrun" --log-dir "$vm_log" >"$vm_log/run.out" 2>&1 || status=$?
+    sed 's/^/  /' "$vm_log/run.out" | grep -E '^  vm: ' | head -n 40
+    n_tap=0
+    for tap in "$vm_log"/*.tap; do
+      [ -e "$tap" ] || continue
+      n_tap=$((n_tap + 1))
+      parse_tap vm "$(basename "$tap" .tap).bats" "$tap"
+    done
+    case $status in
+      0 | 1) ;;
+      3) skip vm "$(tail -n 1 "$vm_log/run.out")" ;;
+      124) fail "vm: the VM run timed out" "$(rel "$vm_log/run.out")" "$(tail -n 10 "$vm_log/run.out")" ;;
+      *) fail "vm: the VM run failed (status $status)" "$(rel "$vm_log/run.out")" "$(tail -n 10 "$vm_log/run.out")" ;;
+    esac
+    [ "$status" = 1 ] && [ "$n_tap" = 0 ] && fail "vm: no results" "$(rel "$vm_log/run.out")" "$(tail -n 10 "$vm_log/run.out")"
+  fi
+  suite_end
+fi
+
+# ---- fuzzers ------------------------------------------------------------------------------------
+if wanted fuzz; then
+  suite_start fuzz
+  if [ -x tests/fuzz/run-fuzzers.sh ] || [ -f tests/fuzz/run-fuzzers.sh ]; then
+    fuzz_log=$LOG_DIR/fuzz.log
+    status=0
+    FUZZ_BUILD_DIR=$BUILD_ROOT/fuzz FUZZ_LOG_DIR=$LOG_DIR/fuzz \
+      timeout -k 10 2400 bash tests/fuzz/run-fuzzers.sh >"$fuzz_log" 2>&1 </dev/null || status=$?
+    if grep -qE '^(not )?ok ' "$fuzz_log"; then
+      # one TAP line per target
+      parse_tap fuzz run-fuzzers.sh "$fuzz_log"
+      [ "$status" != 0 ] && ! grep -q '^not ok ' "$fuzz_log" &&
+        fail "fuzz: run-fuzzers.sh exited $status" "$(rel "$fuzz_log")" "$(tail -n 10 "$fuzz_log")"
+    elif [ "$status" = 0 ]; then
+      pass
+    else
+      fail "fuzz: run-fuzzers.sh exited $status" "$(rel "$fuzz_log")" "$(tail -n 15 "$fuzz_log")"
+    fi
+  else
+    skip fuzz "tests/fuzz/run-fuzzers.sh does not exist yet"
+  fi
+  suite_end
+fi
+
+# ---- distcheck ----------------------------------------------------------------------------------
+if wanted distcheck; then
+  suite_start distcheck
+  if [ -f "$PLAIN/Makefile" ]; then
+    one_check distcheck "$LOG_DIR/distcheck.log" \
+      make -C "$PLAIN" -j"$(fsrun_jobs)" distcheck DISTCHECK_CONFIGURE_FLAGS=--enable-werror
+  else
+    skip distcheck "no configured build"
+  fi
+  suite_end
+fi
+
+# ---- client suites (podman / containerd / docker) -----------------------------------------------
+# Added by the client-integration issue: put its packages in FSRUN_CLIENT_PACKAGES (contrib/lib.sh),
+# start the daemons it needs here, and put its bats files in tests/clients/.
+if wanted clients; then
+  suite_start clients
+  if compgen -G "tests/clients/*.bats" >/dev/null; then
+    if [ "$plain_ok" = 1 ]; then
+      BATS_FILES="$(ls tests/clients/*.bats | tr '\n' ' ')" run_bats_suite clients "$PLAIN/fsrun"
+    else
+      skip clients "build:plain failed"
+    fi
+  else
+    fsrun_note "  (no tests/clients/*.bats yet)"
+  fi
+  suite_end
+fi
+
+# ================================================================================================
+echo
+if [ ${#failures[@]} -gt 0 ]; then
+  echo "== failed (${#failures[@]})"
+  shown=0
+  for f in "${failures[@]}"; do
+    IFS=$'\t' read -r name log detail <<<"$f"
+    echo "FAIL: $name${log:+  [log: $log]}"
+    if [ "$shown" -lt 40 ]; then
+      # the detail of the first failures only; all of it is in the logs
+      detail=$(printf '%s' "${f#*$'\t'*$'\t'}")
+      [ -n "$detail" ] && printf '%s\n' "$detail" | head -n 25 | sed 's/^/    /'
+    fi
+    shown=$((shown + 1))
+  done
+  echo
+fi
+if [ ${#skips[@]} -gt 0 ]; then
+  for s in "${skips[@]}"; do echo "skipped: $s"; done
+  echo
+fi
+echo "== timings"
+for t in "${timings[@]}"; do
+  IFS=$'\t' read -r name secs summary <<<"$t"
+  printf '  %-14s %5ds  %s\n' "$name" "$secs" "$summary"
+done
+total=$((SECONDS - total_t0))
+printf '  %-14s %5ds  (%dm%02ds)\n' total "$total" $((total / 60)) $((total % 60))
+echo "logs: $LOG_DIR"
+echo "$passed passed, $failed failed, $skipped skipped"
+[ "$failed" = 0 ]

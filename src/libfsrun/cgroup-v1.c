@@ -1,0 +1,541 @@
+/* cgroup v1 writers: one directory per controller hierarchy, values in the v1 file formats. */
+#include "cgroup-internal.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "utils.h"
+
+#define FREEZE_TIMEOUT_MS 5000
+
+static char *number(long long v) {
+  return xasprintf("%lld", v);
+}
+
+static char *unsigned_number(unsigned long long v) {
+  return xasprintf("%llu", v);
+}
+
+/* --- memory --------------------------------------------------------------------------------- */
+
+/* memory.memsw.limit_in_bytes must stay >= memory.limit_in_bytes at every step, so which one
+ * goes first depends on whether the limits go up or down: try one order, then the other. */
+static int write_limit_and_swap(const char *dir, const char *limit, const char *swap,
+                                fsrun_error_t *err) {
+  cleanup_error fsrun_error_t other = NULL;
+  int ret = cgroup_write_field(dir, "memory.limit_in_bytes", limit, "linux.resources.memory.limit",
+                               err);
+  if (ret == 0)
+    return cgroup_write_field(dir, "memory.memsw.limit_in_bytes", swap,
+                              "linux.resources.memory.swap", err);
+  if (cgroup_write_field(dir, "memory.memsw.limit_in_bytes", swap, "linux.resources.memory.swap",
+                         &other) == 0 &&
+      cgroup_write_field(dir, "memory.limit_in_bytes", limit, "linux.resources.memory.limit",
+                         &other) == 0) {
+    fsrun_error_release(err);
+    return 0;
+  }
+  return ret;
+}
+
+int cgroup_v1_apply_memory(const char *dir, const oci_memory *m, bool update, fsrun_error_t *err) {
+  cleanup_free char *limit = NULL, *swap = NULL;
+  int ret;
+
+  if (m->has_limit)
+    limit = number(m->limit < 0 ? -1 : m->limit);
+  if (m->has_swap && m->swap != 0) {
+    if (cgroup_file_exists(dir, "memory.memsw.limit_in_bytes")) {
+      swap = number(m->swap < 0 ? -1 : m->swap);
+      if (m->has_limit && m->swap >= 0 && m->limit >= 0 && m->swap < m->limit)
+        return fsrun_error_make(err, EINVAL,
+                                "linux.resources.memory.swap: %lld is below the memory limit %lld "
+                                "(swap is memory+swap on cgroup v1)",
+                                (long long)m->swap, (long long)m->limit);
+    } else {
+      log_warning("linux.resources.memory.swap: swap accounting is off on this host, ignored");
+    }
+  }
+  if (limit && swap)
+    ret = write_limit_and_swap(dir, limit, swap, err);
+  else if (limit)
+    ret = cgroup_write_field(dir, "memory.limit_in_bytes", limit, "linux.resources.memory.limit",
+                             err);
+  else if (swap)
+    ret = cgroup_write_field(dir, "memory.memsw.limit_in_bytes", swap,
+                             "linux.resources.memory.swap", err);
+  else
+    ret = 0;
+  if (ret < 0)
+    return ret;
+
+  if (m->has_reservation) {
+    cleanup_free char *v = number(m->reservation < 0 ? -1 : m->reservation);
+    ret = cgroup_write_field(dir, "memory.soft_limit_in_bytes", v,
+                             "linux.resources.memory.reservation", err);
+    if (ret < 0)
+      return ret;
+  }
+  if (m->has_kernel)
+    log_debug("linux.resources.memory.kernel: kernel memory limits are deprecated by the kernel, "
+              "ignored");
+  if (m->has_kernel_tcp) {
+    if (cgroup_file_exists(dir, "memory.kmem.tcp.limit_in_bytes")) {
+      cleanup_free char *v = number(m->kernel_tcp < 0 ? -1 : m->kernel_tcp);
+      ret = cgroup_write_field(dir, "memory.kmem.tcp.limit_in_bytes", v,
+                               "linux.resources.memory.kernelTCP", err);
+      if (ret < 0)
+        return ret;
+    } else {
+      log_debug("linux.resources.memory.kernelTCP: not supported by this kernel, ignored");
+    }
+  }
+  if (m->has_swappiness) {
+    cleanup_free char *v = NULL;
+    if (m->swappiness > 100)
+      return fsrun_error_make(err, EINVAL,
+                              "linux.resources.memory.swappiness: %llu is not in [0, 100]",
+                              (unsigned long long)m->swappiness);
+    v = unsigned_number(m->swappiness);
+    ret = cgroup_write_field(dir, "memory.swappiness", v, "linux.resources.memory.swappiness",
+                             err);
+    if (ret < 0)
+      return ret;
+  }
+  if (m->has_disable_oom_killer && (m->disable_oom_killer || update)) {
+    ret = cgroup_write_field(dir, "memory.oom_control", m->disable_oom_killer ? "1" : "0",
+                             "linux.resources.memory.disableOOMKiller", err);
+    if (ret < 0)
+      return ret;
+  }
+  if (m->has_use_hierarchy)
+    log_debug("linux.resources.memory.useHierarchy: always on in current kernels, ignored");
+  return 0;
+}
+
+/* --- cpu, cpuset ------------------------------------------------------------------------------ */
+
+int cgroup_v1_apply_cpu(const char *dir, const oci_cpu *c, fsrun_error_t *err) {
+  int ret;
+  if (c->has_shares) {
+    cleanup_free char *v = unsigned_number(c->shares);
+    ret = cgroup_write_field(dir, "cpu.shares", v, "linux.resources.cpu.shares", err);
+    if (ret < 0)
+      return ret;
+  }
+  /* the period first: a quota is checked against it */
+  if (c->has_period) {
+    cleanup_free char *v = unsigned_number(c->period);
+    ret = cgroup_write_field(dir, "cpu.cfs_period_us", v, "linux.resources.cpu.period", err);
+    if (ret < 0)
+      return ret;
+  }
+  if (c->has_quota) {
+    cleanup_free char *v = number(c->quota <= 0 ? -1 : c->quota);
+    ret = cgroup_write_field(dir, "cpu.cfs_quota_us", v, "linux.resources.cpu.quota", err);
+    if (ret < 0)
+      return ret;
+  }
+  if (c->has_burst) {
+    if (cgroup_file_exists(dir, "cpu.cfs_burst_us")) {
+      cleanup_free char *v = unsigned_number(c->burst);
+      ret = cgroup_write_field(dir, "cpu.cfs_burst_us", v, "linux.resources.cpu.burst", err);
+      if (ret < 0)
+        return ret;
+    } else {
+      return fsrun_error_make(err, ENOTSUP,
+                              "linux.resources.cpu.burst: `cpu.cfs_burst_us` does not exist in %s",
+                              dir);
+    }
+  }
+  if (c->has_realtime_period || c->has_realtime_runtime) {
+    cleanup_free char *period = c->has_realtime_period ? unsigned_number(c->realtime_period) : NULL;
+    cleanup_free char *runtime = c->has_realtime_runtime ? number(c->realtime_runtime) : NULL;
+    if (period) {
+      ret = cgroup_write_field(dir, "cpu.rt_period_us", period, "linux.resources.cpu.realtimePeriod",
+                               err);
+      /* a shorter period can be refused while the old runtime exceeds it: runtime first then */
+      if (ret < 0 && runtime) {
+        cleanup_error fsrun_error_t other = NULL;
+        if (cgroup_write_field(dir, "cpu.rt_runtime_us", runtime,
+                               "linux.resources.cpu.realtimeRuntime", &other) == 0 &&
+            cgroup_write_field(dir, "cpu.rt_period_us", period,
+                               "linux.resources.cpu.realtimePeriod", &other) == 0) {
+          fsrun_error_release(err);
+          runtime = NULL;
+          ret = 0;
+        }
+      }
+      if (ret < 0)
+        return ret;
+    }
+    if (runtime) {
+      ret = cgroup_write_field(dir, "cpu.rt_runtime_us", runtime,
+                               "linux.resources.cpu.realtimeRuntime", err);
+      if (ret < 0)
+        return ret;
+    }
+  }
+  if (c->has_idle) {
+    cleanup_free char *v = number(c->idle);
+    if (!cgroup_file_exists(dir, "cpu.idle"))
+      return fsrun_error_make(err, ENOTSUP,
+                              "linux.resources.cpu.idle: `cpu.idle` does not exist in %s", dir);
+    ret = cgroup_write_field(dir, "cpu.idle", v, "linux.resources.cpu.idle", err);
+    if (ret < 0)
+      return ret;
+  }
+  return 0;
+}
+
+int cgroup_v1_apply_cpuset(const char *dir, const oci_cpu *c, fsrun_error_t *err) {
+  int ret;
+  if (c->cpus && c->cpus[0]) {
+    ret = cgroup_write_field(dir, "cpuset.cpus", c->cpus, "linux.resources.cpu.cpus", err);
+    if (ret < 0)
+      return ret;
+  }
+  if (c->mems && c->mems[0]) {
+    ret = cgroup_write_field(dir, "cpuset.mems", c->mems, "linux.resources.cpu.mems", err);
+    if (ret < 0)
+      return ret;
+  }
+  return 0;
+}
+
+int cgroup_v1_cpuset_inherit(const char *dir, fsrun_error_t *err) {
+  static const char *const files[] = {"cpuset.cpus", "cpuset.mems"};
+  cleanup_free char *parent = xstrdup(dir);
+  char *slash = strrchr(parent, '/');
+  if (slash == NULL || slash == parent)
+    return 0;
+  *slash = '\0';
+  for (size_t i = 0; i < 2; i++) {
+    cleanup_free char *own = NULL, *inherited = NULL;
+    int ret = cgroup_read(dir, files[i], &own, err);
+    if (ret < 0)
+      return ret;
+    if (own[0] != '\0')
+      continue;
+    ret = cgroup_read(parent, files[i], &inherited, err);
+    if (ret < 0)
+      return ret;
+    if (inherited[0] == '\0')
+      continue;
+    ret = cgroup_write(dir, files[i], inherited, err);
+    if (ret < 0)
+      return ret;
+  }
+  return 0;
+}
+
+/* --- pids, blkio, hugetlb, net ------------------------------------------------------------------ */
+
+int cgroup_v1_apply_pids(const char *dir, const oci_pids *p, fsrun_error_t *err) {
+  /* as runc: a limit <= 0 means no limit */
+  cleanup_free char *v = p->limit <= 0 ? xstrdup("max") : number(p->limit);
+  return cgroup_write_field(dir, "pids.max", v, "linux.resources.pids.limit", err);
+}
+
+/* blkio.X, or blkio.bfq.X when only the BFQ files exist (no CFQ in current kernels) */
+static const char *blkio_file(const char *dir, const char *plain, const char *bfq) {
+  if (cgroup_file_exists(dir, plain))
+    return plain;
+  if (bfq && cgroup_file_exists(dir, bfq))
+    return bfq;
+  return NULL;
+}
+
+static int write_throttle(const char *dir, const char *file, const oci_throttle_device *t,
+                          size_t n, const char *field, fsrun_error_t *err) {
+  for (size_t i = 0; i < n; i++) {
+    cleanup_free char *line =
+        xasprintf("%lld:%lld %llu", (long long)t[i].major, (long long)t[i].minor,
+                  (unsigned long long)t[i].rate);
+    cleanup_free char *f = xasprintf("%s[%zu]", field, i);
+    int ret = cgroup_write_field(dir, file, line, f, err);
+    if (ret < 0)
+      return ret;
+  }
+  return 0;
+}
+
+int cgroup_v1_apply_blkio(const char *dir, const oci_block_io *b, fsrun_error_t *err) {
+  int ret;
+  if (b->has_weight) {
+    const char *file = blkio_file(dir, "blkio.weight", "blkio.bfq.weight");
+    cleanup_free char *v = unsigned_number(b->weight);
+    if (file == NULL)
+      return fsrun_error_make(err, ENOTSUP,
+                              "linux.resources.blockIO.weight: neither `blkio.weight` nor "
+                              "`blkio.bfq.weight` exists in %s",
+                              dir);
+    ret = cgroup_write_field(dir, file, v, "linux.resources.blockIO.weight", err);
+    if (ret < 0)
+      return ret;
+  }
+  if (b->has_leaf_weight) {
+    cleanup_free char *v = unsigned_number(b->leaf_weight);
+    if (!cgroup_file_exists(dir, "blkio.leaf_weight"))
+      return fsrun_error_make(err, ENOTSUP,
+                              "linux.resources.blockIO.leafWeight: `blkio.leaf_weight` does not "
+                              "exist in %s",
+                              dir);
+    ret = cgroup_write_field(dir, "blkio.leaf_weight", v, "linux.resources.blockIO.leafWeight",
+                             err);
+    if (ret < 0)
+      return ret;
+  }
+  for (size_t i = 0; i < b->n_weight_device; i++) {
+    const oci_weight_device *w = &b->weight_device[i];
+    cleanup_free char *field = xasprintf("linux.resources.blockIO.weightDevice[%zu]", i);
+    if (w->has_weight) {
+      const char *file = blkio_file(dir, "blkio.weight_device", "blkio.bfq.weight_device");
+      cleanup_free char *line =
+          xasprintf("%lld:%lld %u", (long long)w->major, (long long)w->minor, w->weight);
+      if (file == NULL)
+        return fsrun_error_make(err, ENOTSUP, "%s: no `blkio.weight_device` in %s", field, dir);
+      ret = cgroup_write_field(dir, file, line, field, err);
+      if (ret < 0)
+        return ret;
+    }
+    if (w->has_leaf_weight) {
+      cleanup_free char *line =
+          xasprintf("%lld:%lld %u", (long long)w->major, (long long)w->minor, w->leaf_weight);
+      ret = cgroup_write_field(dir, "blkio.leaf_weight_device", line, field, err);
+      if (ret < 0)
+        return ret;
+    }
+  }
+  ret = write_throttle(dir, "blkio.throttle.read_bps_device", b->throttle_read_bps,
+                       b->n_throttle_read_bps, "linux.resources.blockIO.throttleReadBpsDevice",
+                       err);
+  if (ret == 0)
+    ret = write_throttle(dir, "blkio.throttle.write_bps_device", b->throttle_write_bps,
+                         b->n_throttle_write_bps, "linux.resources.blockIO.throttleWriteBpsDevice",
+                         err);
+  if (ret == 0)
+    ret = write_throttle(dir, "blkio.throttle.read_iops_device", b->throttle_read_iops,
+                         b->n_throttle_read_iops,
+                         "linux.resources.blockIO.throttleReadIOPSDevice", err);
+  if (ret == 0)
+    ret = write_throttle(dir, "blkio.throttle.write_iops_device", b->throttle_write_iops,
+                         b->n_throttle_write_iops,
+                         "linux.resources.blockIO.throttleWriteIOPSDevice", err);
+  return ret;
+}
+
+int cgroup_v1_apply_hugetlb(const char *dir, const oci_hugepage_limit *h, size_t n,
+                            fsrun_error_t *err) {
+  for (size_t i = 0; i < n; i++) {
+    cleanup_free char *file = cgroup_hugetlb_file(h[i].page_size, false);
+    cleanup_free char *field = xasprintf("linux.resources.hugepageLimits[%zu]", i);
+    cleanup_free char *v = unsigned_number(h[i].limit);
+    int ret;
+    if (file == NULL)
+      return fsrun_error_make(err, EINVAL, "%s.pageSize: invalid `%s`", field,
+                              h[i].page_size ? h[i].page_size : "");
+    ret = cgroup_write_field(dir, file, v, field, err);
+    if (ret < 0)
+      return ret;
+  }
+  return 0;
+}
+
+int cgroup_v1_apply_net_cls(const char *dir, const oci_network *net, fsrun_error_t *err) {
+  cleanup_free char *v = unsigned_number(net->class_id);
+  return cgroup_write_field(dir, "net_cls.classid", v, "linux.resources.network.classID", err);
+}
+
+int cgroup_v1_apply_net_prio(const char *dir, const oci_network *net, fsrun_error_t *err) {
+  for (size_t i = 0; i < net->n_priorities; i++) {
+    cleanup_free char *line =
+        xasprintf("%s %u", net->priorities[i].name ? net->priorities[i].name : "",
+                  net->priorities[i].priority);
+    cleanup_free char *field = xasprintf("linux.resources.network.priorities[%zu]", i);
+    int ret = cgroup_write_field(dir, "net_prio.ifpriomap", line, field, err);
+    if (ret < 0)
+      return ret;
+  }
+  return 0;
+}
+
+/* --- devices ---------------------------------------------------------------------------------- */
+
+char *cgroup_v1_device_rule_string(const device_rule *r) {
+  char major[24], minor[24], access[4];
+  size_t n = 0;
+  if (r->major < 0)
+    strcpy(major, "*");
+  else
+    snprintf(major, sizeof(major), "%lld", (long long)r->major);
+  if (r->minor < 0)
+    strcpy(minor, "*");
+  else
+    snprintf(minor, sizeof(minor), "%lld", (long long)r->minor);
+  if (r->access & DEVICE_ACCESS_READ)
+    access[n++] = 'r';
+  if (r->access & DEVICE_ACCESS_WRITE)
+    access[n++] = 'w';
+  if (r->access & DEVICE_ACCESS_MKNOD)
+    access[n++] = 'm';
+  access[n] = '\0';
+  return xasprintf("%c %s:%s %s", r->type, major, minor, access);
+}
+
+static int write_device_rule(const char *dir, const device_rule *r, fsrun_error_t *err) {
+  cleanup_free char *line = cgroup_v1_device_rule_string(r);
+  int ret = cgroup_write(dir, r->allow ? "devices.allow" : "devices.deny", line, err);
+  if (ret < 0)
+    return fsrun_error_wrap(err, "linux.resources.devices: `%s`", line);
+  return 0;
+}
+
+int cgroup_v1_apply_devices(const char *dir, const device_rule *rules, size_t n,
+                            fsrun_error_t *err) {
+  static const device_rule deny_all = {false, 'a', -1, -1, DEVICE_ACCESS_ALL};
+  int ret = write_device_rule(dir, &deny_all, err);
+  if (ret < 0)
+    return ret;
+  /* Written in the spec's order, each to devices.allow or devices.deny: the kernel applies them
+   * one after the other, so the last rule that matches a device wins. */
+  for (size_t i = 0; i < n; i++) {
+    device_rule r = rules[i];
+    /* "a" in v1 resets the whole list whatever else the line says: a narrower "a" rule is written
+     * as the same rule for char and block devices */
+    if (r.type == 'a' && (r.major >= 0 || r.minor >= 0 || r.access != DEVICE_ACCESS_ALL)) {
+      r.type = 'c';
+      ret = write_device_rule(dir, &r, err);
+      if (ret < 0)
+        return ret;
+      r.type = 'b';
+    }
+    ret = write_device_rule(dir, &r, err);
+    if (ret < 0)
+      return ret;
+  }
+  return 0;
+}
+
+/* --- freezer ----------------------------------------------------------------------------------- */
+
+static void sleep_ms(long ms) {
+  struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+  while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+    ;
+}
+
+int cgroup_v1_freeze(const char *freezer_dir, bool frozen, fsrun_error_t *err) {
+  const char *want = frozen ? "FROZEN" : "THAWED";
+  long waited = 0, step = 1;
+  for (;;) {
+    cleanup_free char *state = NULL;
+    int ret = cgroup_write(freezer_dir, "freezer.state", want, err);
+    if (ret < 0)
+      return ret;
+    ret = cgroup_read(freezer_dir, "freezer.state", &state, err);
+    if (ret < 0)
+      return ret;
+    if (strcmp(state, want) == 0)
+      return 0;
+    if (waited >= FREEZE_TIMEOUT_MS) {
+      /* do not leave it half frozen */
+      if (frozen)
+        cgroup_write(freezer_dir, "freezer.state", "THAWED", NULL);
+      return fsrun_error_make(err, EBUSY, "`freezer.state` in %s stays %s instead of %s",
+                              freezer_dir, state, want);
+    }
+    sleep_ms(step);
+    waited += step;
+    if (step < 50)
+      step *= 2;
+  }
+}
+
+int cgroup_v1_is_frozen(const char *freezer_dir, bool *frozen, fsrun_error_t *err) {
+  cleanup_free char *state = NULL;
+  int ret = cgroup_read(freezer_dir, "freezer.state", &state, err);
+  if (ret < 0)
+    return ret;
+  /* FREEZING counts: a pause is under way or a task resists, either way it is not running */
+  *frozen = strcmp(state, "THAWED") != 0;
+  return 0;
+}
+
+/* --- stats ---------------------------------------------------------------------------------- */
+
+static bool read_u64(const char *dir, const char *file, uint64_t *v) {
+  cleanup_free char *text = NULL;
+  cleanup_error fsrun_error_t e = NULL;
+  if (dir == NULL || cgroup_read(dir, file, &text, &e) < 0)
+    return false;
+  if (strcmp(text, "max") == 0) {
+    *v = 0;
+    return true;
+  }
+  *v = strtoull(text, NULL, 10);
+  return true;
+}
+
+static char *controller_dir(const struct fsrun_cgroup *cg, const char *controller) {
+  const char *mount = cgroup_v1_mount(cg, controller);
+  return mount ? cgroup_join(mount, cg->path) : NULL;
+}
+
+int cgroup_v1_stats(const struct fsrun_cgroup *cg, cgroup_stats *s, fsrun_error_t *err) {
+  cleanup_free char *cpuacct = controller_dir(cg, "cpuacct");
+  cleanup_free char *cpu = controller_dir(cg, "cpu");
+  cleanup_free char *memory = controller_dir(cg, "memory");
+  cleanup_free char *pids = controller_dir(cg, "pids");
+  cleanup_free char *text = NULL;
+  cleanup_error fsrun_error_t e = NULL;
+  uint64_t v;
+
+  read_u64(cpuacct, "cpuacct.usage", &s->cpu_usage_total);
+  if (!read_u64(cpuacct, "cpuacct.usage_user", &s->cpu_usage_user) ||
+      !read_u64(cpuacct, "cpuacct.usage_sys", &s->cpu_usage_kernel)) {
+    long tick = sysconf(_SC_CLK_TCK);
+    if (cpuacct && tick > 0 && cgroup_read(cpuacct, "cpuacct.stat", &text, &e) == 0) {
+      if (cgroup_stat_lookup(text, "user", &v))
+        s->cpu_usage_user = v * (1000000000ull / (uint64_t)tick);
+      if (cgroup_stat_lookup(text, "system", &v))
+        s->cpu_usage_kernel = v * (1000000000ull / (uint64_t)tick);
+    }
+    fsrun_error_release(&e);
+    free(text);
+    text = NULL;
+  }
+  if (cpu && cgroup_read(cpu, "cpu.stat", &text, &e) == 0) {
+    cgroup_stat_lookup(text, "nr_periods", &s->cpu_periods);
+    cgroup_stat_lookup(text, "nr_throttled", &s->cpu_throttled_periods);
+    cgroup_stat_lookup(text, "throttled_time", &s->cpu_throttled_time);
+  }
+  fsrun_error_release(&e);
+  free(text);
+  text = NULL;
+
+  if (memory) {
+    uint64_t memsw_usage = 0;
+    read_u64(memory, "memory.usage_in_bytes", &s->memory_usage);
+    read_u64(memory, "memory.max_usage_in_bytes", &s->memory_max_usage);
+    read_u64(memory, "memory.limit_in_bytes", &s->memory_limit);
+    read_u64(memory, "memory.failcnt", &s->memory_failcnt);
+    if (read_u64(memory, "memory.memsw.usage_in_bytes", &memsw_usage))
+      s->swap_usage = memsw_usage > s->memory_usage ? memsw_usage - s->memory_usage : 0;
+    read_u64(memory, "memory.memsw.limit_in_bytes", &s->swap_limit);
+    if (cgroup_read(memory, "memory.stat", &text, &e) == 0) {
+      if (!cgroup_stat_lookup(text, "total_cache", &s->memory_cache))
+        cgroup_stat_lookup(text, "cache", &s->memory_cache);
+      cgroup_stat_to_map(text, &s->memory_raw);
+    }
+    fsrun_error_release(&e);
+  }
+  read_u64(pids, "pids.current", &s->pids_current);
+  read_u64(pids, "pids.max", &s->pids_limit);
+  (void)err;
+  return 0;
+}

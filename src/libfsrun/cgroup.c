@@ -1,0 +1,1149 @@
+/* Cgroup drivers: host detection, path resolution, directory life cycle and dispatch to the v1
+ * (cgroup-v1.c) and v2 (cgroup-v2.c) writers.
+ *
+ * Hosts:
+ *  - unified: cgroup2 at /sys/fs/cgroup; one directory per container.
+ *  - legacy: v1 hierarchies under /sys/fs/cgroup/<ctrl>; the container gets a directory in every
+ *    mounted hierarchy (including name=systemd), so each of its processes is accounted everywhere.
+ *  - hybrid: legacy plus a cgroup2 mount at /sys/fs/cgroup/unified that holds few or no
+ *    controllers. We also make the directory there, so that the 0:: line of /proc/PID/cgroup names
+ *    the container, cgroup.kill works, and controllers that exist only in cgroup2 on the host (e.g.
+ *    hugetlb here) can still be limited. Controllers bound to a v1 hierarchy are written in v1. */
+#include "cgroup-internal.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/magic.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+#include <time.h>
+
+#include "log.h"
+#include "utils.h"
+
+#define DESTROY_TIMEOUT_MS 10000
+
+/* --- small file helpers ---------------------------------------------------------------------- */
+
+char *cgroup_join(const char *mountpoint, const char *path) {
+  if (path == NULL || strcmp(path, "/") == 0 || path[0] == '\0')
+    return xstrdup(mountpoint);
+  return xasprintf("%s%s%s", mountpoint, path[0] == '/' ? "" : "/", path);
+}
+
+int cgroup_write(const char *dir, const char *file, const char *value, fsrun_error_t *err) {
+  cleanup_free char *p = xasprintf("%s/%s", dir, file);
+  cleanup_close int fd = open(p, O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
+  size_t len = strlen(value);
+  ssize_t w;
+  if (fd < 0)
+    return fsrun_error_errno(err, "open `%s` in %s", file, dir);
+  /* the kernel parses each write(2) on its own: never split a value */
+  do
+    w = write(fd, value, len);
+  while (w < 0 && errno == EINTR);
+  if (w < 0)
+    return fsrun_error_errno(err, "write `%s` in %s", file, dir);
+  if ((size_t)w != len)
+    return fsrun_error_make(err, EIO, "write `%s` in %s: short write", file, dir);
+  return 0;
+}
+
+int cgroup_write_field(const char *dir, const char *file, const char *value, const char *field,
+                       fsrun_error_t *err) {
+  int ret = cgroup_write(dir, file, value, err);
+  if (ret < 0)
+    return fsrun_error_wrap(err, "%s", field);
+  return 0;
+}
+
+int cgroup_read(const char *dir, const char *file, char **out, fsrun_error_t *err) {
+  cleanup_free char *p = xasprintf("%s/%s", dir, file);
+  size_t len = 0;
+  int ret = read_file_at(AT_FDCWD, p, out, &len, err);
+  if (ret < 0)
+    return ret;
+  while (len > 0 && ((*out)[len - 1] == '\n' || (*out)[len - 1] == ' '))
+    (*out)[--len] = '\0';
+  return 0;
+}
+
+bool cgroup_file_exists(const char *dir, const char *file) {
+  cleanup_free char *p = xasprintf("%s/%s", dir, file);
+  return access(p, F_OK) == 0;
+}
+
+bool cgroup_word_in_list(const char *list, const char *word, const char *separators) {
+  size_t wl = strlen(word);
+  const char *p = list;
+  if (list == NULL)
+    return false;
+  while (*p) {
+    size_t len;
+    p += strspn(p, separators);
+    len = strcspn(p, separators);
+    if (len == wl && strncmp(p, word, wl) == 0)
+      return true;
+    p += len;
+  }
+  return false;
+}
+
+char *cgroup_limit_string(int64_t v) {
+  if (v < 0)
+    return xstrdup("max");
+  return xasprintf("%lld", (long long)v);
+}
+
+static void sleep_ms(long ms) {
+  struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+  while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+    ;
+}
+
+/* --- host detection ---------------------------------------------------------------------------- */
+
+static bool mode_cached;
+static cgroup_mode_t cached_mode;
+
+int cgroup_detect_mode(cgroup_mode_t *mode, fsrun_error_t *err) {
+  struct statfs sfs;
+  if (mode_cached) {
+    *mode = cached_mode;
+    return 0;
+  }
+  if (statfs(CGROUP_ROOT, &sfs) < 0)
+    return fsrun_error_errno(err, "statfs `%s`", CGROUP_ROOT);
+  if (sfs.f_type == CGROUP2_SUPER_MAGIC) {
+    cached_mode = CGROUP_MODE_UNIFIED;
+  } else if (sfs.f_type == TMPFS_MAGIC) {
+    if (statfs(CGROUP_HYBRID_UNIFIED, &sfs) == 0 && sfs.f_type == CGROUP2_SUPER_MAGIC)
+      cached_mode = CGROUP_MODE_HYBRID;
+    else
+      cached_mode = CGROUP_MODE_LEGACY;
+  } else {
+    return fsrun_error_make(err, ENOTSUP, "`%s` is neither cgroup2 nor a tmpfs of v1 hierarchies",
+                            CGROUP_ROOT);
+  }
+  mode_cached = true;
+  *mode = cached_mode;
+  return 0;
+}
+
+static const char *mode_name(cgroup_mode_t m) {
+  switch (m) {
+  case CGROUP_MODE_UNIFIED:
+    return "unified";
+  case CGROUP_MODE_HYBRID:
+    return "hybrid";
+  case CGROUP_MODE_LEGACY:
+    return "legacy";
+  }
+  return "unknown";
+}
+
+/* mountinfo escapes blanks and backslashes as \ooo */
+static void unescape_octal(char *s) {
+  char *w = s;
+  for (char *r = s; *r;) {
+    if (r[0] == '\\' && r[1] >= '0' && r[1] <= '3' && r[2] >= '0' && r[2] <= '7' && r[3] >= '0' &&
+        r[3] <= '7') {
+      *w++ = (char)(((r[1] - '0') << 6) | ((r[2] - '0') << 3) | (r[3] - '0'));
+      r += 4;
+    } else {
+      *w++ = *r++;
+    }
+  }
+  *w = '\0';
+}
+
+/* Every mounted v1 hierarchy, once each (a hierarchy mounted twice has one superblock). */
+static int discover_v1_hierarchies(struct fsrun_cgroup *cg, fsrun_error_t *err) {
+  cleanup_free char *mountinfo = NULL, *subsystems = NULL, *seen = xstrdup(" ");
+  char *saveptr = NULL;
+  int ret;
+
+  ret = read_file_at(AT_FDCWD, "/proc/self/mountinfo", &mountinfo, NULL, err);
+  if (ret < 0)
+    return ret;
+  ret = read_file_at(AT_FDCWD, "/proc/cgroups", &subsystems, NULL, err);
+  if (ret < 0)
+    return ret;
+
+  for (char *line = strtok_r(mountinfo, "\n", &saveptr); line;
+       line = strtok_r(NULL, "\n", &saveptr)) {
+    char *fields[6] = {0}, *sep, *fstype, *superopts, *p = line, *opt_save = NULL;
+    cleanup_free char *controllers = NULL, *dev_key = NULL;
+    size_t i;
+
+    sep = strstr(line, " - ");
+    if (sep == NULL)
+      continue;
+    *sep = '\0';
+    fstype = strtok_r(sep + 3, " ", &opt_save);
+    (void)strtok_r(NULL, " ", &opt_save); /* source */
+    superopts = strtok_r(NULL, " ", &opt_save);
+    if (fstype == NULL || superopts == NULL || strcmp(fstype, "cgroup") != 0)
+      continue;
+    for (i = 0; i < 6 && p; i++) {
+      fields[i] = p;
+      p = strchr(p, ' ');
+      if (p)
+        *p++ = '\0';
+    }
+    if (i < 5 || fields[2] == NULL || fields[4] == NULL)
+      continue;
+    dev_key = xasprintf(" %s ", fields[2]);
+    if (strstr(seen, dev_key))
+      continue;
+
+    /* the controllers are the super options that name a subsystem, plus name=... */
+    for (char *o = strtok_r(superopts, ",", &opt_save); o; o = strtok_r(NULL, ",", &opt_save)) {
+      bool is_ctrl = strncmp(o, "name=", 5) == 0;
+      if (!is_ctrl) {
+        for (const char *l = subsystems; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+          size_t n = strcspn(l, "\t\n");
+          if (l[0] != '#' && n == strlen(o) && strncmp(l, o, n) == 0) {
+            is_ctrl = true;
+            break;
+          }
+        }
+      }
+      if (!is_ctrl)
+        continue;
+      if (controllers == NULL) {
+        controllers = xstrdup(o);
+      } else {
+        char *n = xasprintf("%s,%s", controllers, o);
+        free(controllers);
+        controllers = n;
+      }
+    }
+    if (controllers == NULL)
+      continue;
+
+    {
+      char *n = xasprintf("%s%s ", seen, fields[2]);
+      free(seen);
+      seen = n;
+    }
+    unescape_octal(fields[4]);
+    cg->v1 = realloc(cg->v1, (cg->n_v1 + 1) * sizeof(*cg->v1));
+    if (cg->v1 == NULL)
+      abort();
+    cg->v1[cg->n_v1].mountpoint = xstrdup(fields[4]);
+    cg->v1[cg->n_v1].controllers = steal_ptr(&controllers);
+    cg->n_v1++;
+  }
+  return 0;
+}
+
+const char *cgroup_v1_mount(const struct fsrun_cgroup *cg, const char *controller) {
+  for (size_t i = 0; i < cg->n_v1; i++)
+    if (cgroup_word_in_list(cg->v1[i].controllers, controller, ","))
+      return cg->v1[i].mountpoint;
+  return NULL;
+}
+
+static int cgroup_new(cgroup_mode_t mode, struct fsrun_cgroup **out, fsrun_error_t *err) {
+  cleanup_cgroup struct fsrun_cgroup *cg = xmalloc0(sizeof(*cg));
+  int ret;
+  cg->mode = mode;
+  cg->unified_fd = -1;
+  if (mode == CGROUP_MODE_UNIFIED)
+    cg->unified_mount = xstrdup(CGROUP_ROOT);
+  else if (mode == CGROUP_MODE_HYBRID)
+    cg->unified_mount = xstrdup(CGROUP_HYBRID_UNIFIED);
+  if (mode != CGROUP_MODE_UNIFIED) {
+    ret = discover_v1_hierarchies(cg, err);
+    if (ret < 0)
+      return ret;
+    if (cg->n_v1 == 0)
+      return fsrun_error_make(err, ENOENT, "no cgroup v1 hierarchy is mounted under %s",
+                              CGROUP_ROOT);
+  }
+  *out = steal_ptr(&cg);
+  return 0;
+}
+
+void cgroup_free(struct fsrun_cgroup *cg) {
+  if (cg == NULL)
+    return;
+  for (size_t i = 0; i < cg->n_v1; i++) {
+    free(cg->v1[i].mountpoint);
+    free(cg->v1[i].controllers);
+  }
+  free(cg->v1);
+  free(cg->path);
+  free(cg->unified_mount);
+  if (cg->unified_fd >= 0)
+    close(cg->unified_fd);
+  free(cg);
+}
+
+void cleanup_cgroupp(struct fsrun_cgroup **cg) {
+  cgroup_free(*cg);
+  *cg = NULL;
+}
+
+/* --- paths ------------------------------------------------------------------------------------ */
+
+/* Collapses "//" and a trailing "/", refuses "." and ".." components. */
+static int normalize_path(const char *in, char **out, fsrun_error_t *err) {
+  cleanup_free char *copy = xstrdup(in);
+  cleanup_free char *res = xmalloc0(strlen(in) + 2);
+  char *save = NULL;
+  size_t len = 0;
+  for (char *c = strtok_r(copy, "/", &save); c; c = strtok_r(NULL, "/", &save)) {
+    if (strcmp(c, ".") == 0 || strcmp(c, "..") == 0)
+      return fsrun_error_make(err, EINVAL, "linux.cgroupsPath: `%s` must not contain `%s`", in, c);
+    res[len++] = '/';
+    strcpy(res + len, c);
+    len += strlen(c);
+  }
+  *out = steal_ptr(&res);
+  return 0;
+}
+
+static bool id_is_safe(const char *id) {
+  return id != NULL && id[0] != '\0' && strchr(id, '/') == NULL && strcmp(id, ".") != 0 &&
+         strcmp(id, "..") != 0;
+}
+
+int cgroup_resolve_path(const char *id, const char *cgroups_path, bool systemd, char **out,
+                        fsrun_error_t *err) {
+  cleanup_free char *norm = NULL;
+  int ret;
+  *out = NULL;
+  if (systemd)
+    return cgroup_systemd_path(cgroups_path, id, out, err);
+  if (cgroups_path == NULL || cgroups_path[0] == '\0') {
+    if (!id_is_safe(id))
+      return fsrun_error_make(err, EINVAL, "container id `%s` cannot name a cgroup", id ? id : "");
+    *out = xasprintf(CGROUP_DEFAULT_PARENT "/%s", id);
+    return 0;
+  }
+  ret = normalize_path(cgroups_path, &norm, err);
+  if (ret < 0)
+    return ret;
+  if (norm[0] == '\0')
+    return fsrun_error_make(err, EINVAL, "linux.cgroupsPath: `%s` is the root cgroup",
+                            cgroups_path);
+  if (cgroups_path[0] == '/')
+    *out = steal_ptr(&norm);
+  else
+    *out = xasprintf(CGROUP_DEFAULT_PARENT "%s", norm);
+  return 0;
+}
+
+const char *cgroup_path(const struct fsrun_cgroup *cg) {
+  return cg->path;
+}
+
+/* --- device rules --------------------------------------------------------------------------- */
+
+static const device_rule default_device_rules[] = {
+    {true, 'c', -1, -1, DEVICE_ACCESS_MKNOD}, /* mknod of any node; opening is what is guarded */
+    {true, 'b', -1, -1, DEVICE_ACCESS_MKNOD},
+    {true, 'c', 1, 3, DEVICE_ACCESS_ALL},   /* /dev/null */
+    {true, 'c', 1, 5, DEVICE_ACCESS_ALL},   /* /dev/zero */
+    {true, 'c', 1, 7, DEVICE_ACCESS_ALL},   /* /dev/full */
+    {true, 'c', 1, 8, DEVICE_ACCESS_ALL},   /* /dev/random */
+    {true, 'c', 1, 9, DEVICE_ACCESS_ALL},   /* /dev/urandom */
+    {true, 'c', 5, 0, DEVICE_ACCESS_ALL},   /* /dev/tty */
+    {true, 'c', 5, 1, DEVICE_ACCESS_ALL},   /* /dev/console */
+    {true, 'c', 5, 2, DEVICE_ACCESS_ALL},   /* /dev/ptmx */
+    {true, 'c', 136, -1, DEVICE_ACCESS_ALL}, /* /dev/pts/N */
+};
+
+static void push_rule(device_rule **v, size_t *n, device_rule r) {
+  *v = realloc(*v, (*n + 1) * sizeof(**v));
+  if (*v == NULL)
+    abort();
+  (*v)[(*n)++] = r;
+}
+
+int cgroup_device_rules(const oci_resources *r, const oci_device *devices, size_t n_devices,
+                        device_rule **out, size_t *n, fsrun_error_t *err) {
+  cleanup_free device_rule *rules = NULL;
+  size_t count = 0;
+
+  for (size_t i = 0; r && i < r->n_devices; i++) {
+    const oci_device_cgroup *d = &r->devices[i];
+    device_rule rule = {d->allow, 'a', -1, -1, 0};
+    if (d->type != NULL && d->type[0] != '\0') {
+      if (strlen(d->type) != 1 || strchr("acb", d->type[0]) == NULL)
+        return fsrun_error_make(err, EINVAL,
+                                "linux.resources.devices[%zu].type: expected `a`, `b` or `c`, "
+                                "got `%s`",
+                                i, d->type);
+      rule.type = d->type[0];
+    }
+    if (d->has_major && d->major >= 0)
+      rule.major = d->major;
+    if (d->has_minor && d->minor >= 0)
+      rule.minor = d->minor;
+    if ((rule.major > INT32_MAX) || (rule.minor > INT32_MAX))
+      return fsrun_error_make(err, EINVAL, "linux.resources.devices[%zu]: major/minor too large",
+                              i);
+    if (d->access == NULL || d->access[0] == '\0') {
+      rule.access = DEVICE_ACCESS_ALL;
+    } else {
+      for (const char *a = d->access; *a; a++) {
+        if (*a == 'r')
+          rule.access |= DEVICE_ACCESS_READ;
+        else if (*a == 'w')
+          rule.access |= DEVICE_ACCESS_WRITE;
+        else if (*a == 'm')
+          rule.access |= DEVICE_ACCESS_MKNOD;
+        else
+          return fsrun_error_make(err, EINVAL,
+                                  "linux.resources.devices[%zu].access: `%s` is not made of r, w "
+                                  "and m",
+                                  i, d->access);
+      }
+    }
+    push_rule(&rules, &count, rule);
+  }
+  /* nodes the spec asks fsrun to create must be usable, as with runc */
+  for (size_t i = 0; devices && i < n_devices; i++) {
+    const oci_device *d = &devices[i];
+    char type;
+    if (d->type == NULL || !d->has_major || !d->has_minor)
+      continue;
+    if (strcmp(d->type, "c") == 0 || strcmp(d->type, "u") == 0)
+      type = 'c';
+    else if (strcmp(d->type, "b") == 0)
+      type = 'b';
+    else
+      continue; /* fifos are not devices */
+    push_rule(&rules, &count, (device_rule){true, type, d->major, d->minor, DEVICE_ACCESS_ALL});
+  }
+  for (size_t i = 0; i < sizeof(default_device_rules) / sizeof(default_device_rules[0]); i++)
+    push_rule(&rules, &count, default_device_rules[i]);
+  *out = steal_ptr(&rules);
+  *n = count;
+  return 0;
+}
+
+/* --- directories ------------------------------------------------------------------------------ */
+
+typedef struct {
+  char **dirs; /* in creation order */
+  size_t n;
+} created_dirs;
+
+static void created_rollback(created_dirs *c) {
+  for (size_t i = c->n; i-- > 0;) {
+    if (rmdir(c->dirs[i]) < 0 && errno != ENOENT)
+      log_debug("rollback: rmdir `%s`: %s", c->dirs[i], strerror(errno));
+    free(c->dirs[i]);
+  }
+  free(c->dirs);
+  c->dirs = NULL;
+  c->n = 0;
+}
+
+static void created_forget(created_dirs *c) {
+  for (size_t i = 0; i < c->n; i++)
+    free(c->dirs[i]);
+  free(c->dirs);
+  c->dirs = NULL;
+  c->n = 0;
+}
+
+/* mkdir every level of path under mount, remembering what was made. */
+static int make_levels(const char *mount, const char *path, bool cpuset, created_dirs *created,
+                       fsrun_error_t *err) {
+  cleanup_free char *copy = xstrdup(path);
+  for (char *s = copy + 1;; s++) {
+    if (*s == '/' || *s == '\0') {
+      char saved = *s;
+      cleanup_free char *dir = NULL;
+      *s = '\0';
+      dir = cgroup_join(mount, copy);
+      if (mkdir(dir, 0755) == 0) {
+        created->dirs = realloc(created->dirs, (created->n + 1) * sizeof(char *));
+        if (created->dirs == NULL)
+          abort();
+        created->dirs[created->n++] = xstrdup(dir);
+      } else if (errno != EEXIST) {
+        return fsrun_error_errno(err, "mkdir `%s`", dir);
+      }
+      if (cpuset) {
+        int ret = cgroup_v1_cpuset_inherit(dir, err);
+        if (ret < 0)
+          return ret;
+      }
+      *s = saved;
+      if (saved == '\0')
+        break;
+    }
+  }
+  return 0;
+}
+
+static bool is_permission_error(int e) {
+  return e == EACCES || e == EPERM || e == EROFS;
+}
+
+static int make_directories(struct fsrun_cgroup *cg, created_dirs *created, fsrun_error_t *err) {
+  int ret;
+  if (cg->mode == CGROUP_MODE_UNIFIED) {
+    ret = make_levels(cg->unified_mount, cg->path, false, created, err);
+    if (ret < 0)
+      return ret;
+    cg->unified_dir = true;
+    /* every controller the host offers, so limits and stats can be read and set later */
+    return cgroup_v2_enable_controllers(cg->unified_mount, cg->path, NULL, err);
+  }
+  for (size_t i = 0; i < cg->n_v1; i++) {
+    bool cpuset = cgroup_word_in_list(cg->v1[i].controllers, "cpuset", ",");
+    ret = make_levels(cg->v1[i].mountpoint, cg->path, cpuset, created, err);
+    if (ret < 0)
+      return ret;
+  }
+  if (cg->mode == CGROUP_MODE_HYBRID) {
+    cleanup_error fsrun_error_t uerr = NULL;
+    if (make_levels(cg->unified_mount, cg->path, false, created, &uerr) == 0)
+      cg->unified_dir = true;
+    else
+      log_debug("hybrid host: no directory in the cgroup2 mount: %s", uerr->msg);
+  }
+  return 0;
+}
+
+/* The delegated subtree of an unprivileged user on a unified host (systemd's user@UID.service),
+ * when it is there and ours to write. */
+static char *rootless_delegated_base(void) {
+  cleanup_free char *base =
+      xasprintf("/user.slice/user-%u.slice/user@%u.service", (unsigned)getuid(), (unsigned)getuid());
+  cleanup_free char *dir = cgroup_join(CGROUP_ROOT, base);
+  cleanup_free char *procs = xasprintf("%s/cgroup.subtree_control", dir);
+  if (access(dir, W_OK) == 0 && access(procs, W_OK) == 0)
+    return steal_ptr(&base);
+  return NULL;
+}
+
+/* --- resources -------------------------------------------------------------------------------- */
+
+typedef enum {
+  CTRL_MEMORY,
+  CTRL_CPU,
+  CTRL_CPUSET,
+  CTRL_PIDS,
+  CTRL_IO,
+  CTRL_HUGETLB,
+  CTRL_NET_CLS,
+  CTRL_NET_PRIO,
+  CTRL_RDMA,
+} controller_kind;
+
+static const struct {
+  const char *v1, *v2, *field;
+} controllers[] = {
+    [CTRL_MEMORY] = {"memory", "memory", "linux.resources.memory"},
+    [CTRL_CPU] = {"cpu", "cpu", "linux.resources.cpu"},
+    [CTRL_CPUSET] = {"cpuset", "cpuset", "linux.resources.cpu"},
+    [CTRL_PIDS] = {"pids", "pids", "linux.resources.pids"},
+    [CTRL_IO] = {"blkio", "io", "linux.resources.blockIO"},
+    [CTRL_HUGETLB] = {"hugetlb", "hugetlb", "linux.resources.hugepageLimits"},
+    [CTRL_NET_CLS] = {"net_cls", NULL, "linux.resources.network.classID"},
+    [CTRL_NET_PRIO] = {"net_prio", NULL, "linux.resources.network.priorities"},
+    [CTRL_RDMA] = {"rdma", "rdma", "linux.resources.rdma"},
+};
+
+/* Where controller k is written for this container: *dir and whether it is a v2 directory. */
+static int locate_controller(const struct fsrun_cgroup *cg, controller_kind k, char **dir,
+                             bool *v2, fsrun_error_t *err) {
+  const char *field = controllers[k].field;
+  const char *name = controllers[k].v2 ? controllers[k].v2 : controllers[k].v1;
+  *dir = NULL;
+  if (cg->mode != CGROUP_MODE_UNIFIED) {
+    const char *mount = cgroup_v1_mount(cg, controllers[k].v1);
+    if (mount != NULL) {
+      *dir = cgroup_join(mount, cg->path);
+      *v2 = false;
+      return 0;
+    }
+    name = controllers[k].v1;
+  }
+  if (cg->unified_dir && controllers[k].v2 != NULL) {
+    cleanup_free char *udir = cgroup_join(cg->unified_mount, cg->path);
+    cleanup_free char *available = NULL;
+    cleanup_error fsrun_error_t rerr = NULL;
+    if (cg->mode == CGROUP_MODE_HYBRID) {
+      /* only what the resources need is enabled in the host's cgroup2 tree */
+      const char *want[] = {controllers[k].v2, NULL};
+      int ret = cgroup_v2_enable_controllers(cg->unified_mount, cg->path, want, err);
+      if (ret < 0)
+        return fsrun_error_wrap(err, "%s", field);
+    }
+    if (cgroup_read(udir, "cgroup.controllers", &available, &rerr) == 0 &&
+        cgroup_word_in_list(available, controllers[k].v2, " ")) {
+      *dir = steal_ptr(&udir);
+      *v2 = true;
+      return 0;
+    }
+    name = controllers[k].v2;
+  }
+  return fsrun_error_take(err, ENOTSUP,
+                          xasprintf("%s: the %s controller is not available on this host", field,
+                                    name));
+}
+
+static bool memory_wanted(const oci_memory *m) {
+  return m && (m->has_limit || m->has_reservation || m->has_swap || m->has_kernel ||
+               m->has_kernel_tcp || m->has_swappiness || m->has_disable_oom_killer ||
+               m->has_use_hierarchy);
+}
+
+static bool cpu_wanted(const oci_cpu *c) {
+  return c && (c->has_shares || c->has_quota || c->has_burst || c->has_period ||
+               c->has_realtime_runtime || c->has_realtime_period || c->has_idle);
+}
+
+static bool cpuset_wanted(const oci_cpu *c) {
+  return c && ((c->cpus && c->cpus[0]) || (c->mems && c->mems[0]));
+}
+
+static bool io_wanted(const oci_block_io *b) {
+  return b && (b->has_weight || b->has_leaf_weight || b->n_weight_device ||
+               b->n_throttle_read_bps || b->n_throttle_write_bps || b->n_throttle_read_iops ||
+               b->n_throttle_write_iops);
+}
+
+static int apply_controller(const struct fsrun_cgroup *cg, controller_kind k,
+                            const oci_resources *r, bool update, fsrun_error_t *err) {
+  cleanup_free char *dir = NULL;
+  bool v2 = false;
+  int ret = locate_controller(cg, k, &dir, &v2, err);
+  if (ret < 0)
+    return ret;
+  switch (k) {
+  case CTRL_MEMORY:
+    return v2 ? cgroup_v2_apply_memory(dir, r->memory, err)
+              : cgroup_v1_apply_memory(dir, r->memory, update, err);
+  case CTRL_CPU:
+    return v2 ? cgroup_v2_apply_cpu(dir, r->cpu, update, err)
+              : cgroup_v1_apply_cpu(dir, r->cpu, err);
+  case CTRL_CPUSET:
+    return v2 ? cgroup_v2_apply_cpuset(dir, r->cpu, err) : cgroup_v1_apply_cpuset(dir, r->cpu, err);
+  case CTRL_PIDS:
+    return v2 ? cgroup_v2_apply_pids(dir, r->pids, err) : cgroup_v1_apply_pids(dir, r->pids, err);
+  case CTRL_IO:
+    return v2 ? cgroup_v2_apply_io(dir, r->block_io, err)
+              : cgroup_v1_apply_blkio(dir, r->block_io, err);
+  case CTRL_HUGETLB:
+    return v2 ? cgroup_v2_apply_hugetlb(dir, r->hugepage_limits, r->n_hugepage_limits, err)
+              : cgroup_v1_apply_hugetlb(dir, r->hugepage_limits, r->n_hugepage_limits, err);
+  case CTRL_NET_CLS:
+    return cgroup_v1_apply_net_cls(dir, r->network, err);
+  case CTRL_NET_PRIO:
+    return cgroup_v1_apply_net_prio(dir, r->network, err);
+  case CTRL_RDMA:
+    if (!v2)
+      return fsrun_error_make(err, ENOTSUP, "linux.resources.rdma: only supported on cgroup v2");
+    return cgroup_v2_apply_rdma(dir, r->rdma, r->n_rdma, err);
+  }
+  return 0;
+}
+
+static int apply_devices(const struct fsrun_cgroup *cg, const device_rule *rules, size_t n,
+                         fsrun_error_t *err) {
+  const char *mount = cg->mode == CGROUP_MODE_UNIFIED ? NULL : cgroup_v1_mount(cg, "devices");
+  int ret;
+  if (mount != NULL) {
+    cleanup_free char *dir = cgroup_join(mount, cg->path);
+    return cgroup_v1_apply_devices(dir, rules, n, err);
+  }
+  if (cg->unified_dir) {
+    cleanup_free char *dir = cgroup_join(cg->unified_mount, cg->path);
+    ret = cgroup_v2_apply_devices(dir, rules, n, err);
+    if (ret < 0)
+      return fsrun_error_wrap(err, "linux.resources.devices");
+    return 0;
+  }
+  return fsrun_error_make(err, ENOTSUP,
+                          "linux.resources.devices: no devices controller and no cgroup2 "
+                          "directory to filter devices in");
+}
+
+static int apply_resources(const struct fsrun_cgroup *cg, const oci_resources *r,
+                           const device_rule *rules, size_t n_rules, bool update,
+                           fsrun_error_t *err) {
+  int ret;
+  if (r != NULL) {
+    struct {
+      controller_kind k;
+      bool wanted;
+    } todo[] = {
+        {CTRL_CPUSET, cpuset_wanted(r->cpu)}, /* before memory: mems may bound allocations */
+        {CTRL_MEMORY, memory_wanted(r->memory)},
+        {CTRL_CPU, cpu_wanted(r->cpu)},
+        {CTRL_PIDS, r->pids && r->pids->has_limit},
+        {CTRL_IO, io_wanted(r->block_io)},
+        {CTRL_HUGETLB, r->n_hugepage_limits > 0},
+        {CTRL_NET_CLS, r->network && r->network->has_class_id},
+        {CTRL_NET_PRIO, r->network && r->network->n_priorities > 0},
+        {CTRL_RDMA, r->n_rdma > 0},
+    };
+    for (size_t i = 0; i < sizeof(todo) / sizeof(todo[0]); i++) {
+      if (!todo[i].wanted)
+        continue;
+      ret = apply_controller(cg, todo[i].k, r, update, err);
+      if (ret < 0)
+        return ret;
+    }
+    if (r->unified.len > 0) {
+      cleanup_free char *dir = NULL;
+      if (!cg->unified_dir)
+        return fsrun_error_make(err, ENOTSUP,
+                                "linux.resources.unified: needs a cgroup v2 hierarchy, this host "
+                                "has only v1");
+      dir = cgroup_join(cg->unified_mount, cg->path);
+      ret = cgroup_v2_apply_unified(dir, &r->unified, err);
+      if (ret < 0)
+        return ret;
+    }
+  }
+  if (rules != NULL) {
+    if (geteuid() != 0) {
+      /* an unprivileged user can neither load a BPF filter nor write devices.deny; the user
+       * namespace already keeps device nodes out of reach */
+      log_debug("cgroup: not root, the device allow-list is left to the user namespace");
+      return 0;
+    }
+    ret = apply_devices(cg, rules, n_rules, err);
+    if (ret < 0)
+      return ret;
+  }
+  return 0;
+}
+
+/* --- public API ------------------------------------------------------------------------------- */
+
+int cgroup_create(const cgroup_create_opts *o, struct fsrun_cgroup **out, fsrun_error_t *err) {
+  cleanup_cgroup struct fsrun_cgroup *cg = NULL;
+  cleanup_free device_rule *rules = NULL;
+  created_dirs created = {0};
+  bool unprivileged = geteuid() != 0;
+  size_t n_rules = 0;
+  cgroup_mode_t mode;
+  int ret;
+
+  *out = NULL;
+  /* validate before anything exists */
+  ret = cgroup_device_rules(o->resources, o->devices, o->n_devices, &rules, &n_rules, err);
+  if (ret < 0)
+    return ret;
+  ret = cgroup_detect_mode(&mode, err);
+  if (ret < 0)
+    return ret;
+  ret = cgroup_new(mode, &cg, err);
+  if (ret < 0)
+    return ret;
+  ret = cgroup_resolve_path(o->id, o->cgroups_path, o->systemd, &cg->path, err);
+  if (ret < 0)
+    return ret;
+
+  if (unprivileged && mode == CGROUP_MODE_UNIFIED && !o->systemd &&
+      (o->cgroups_path == NULL || o->cgroups_path[0] != '/')) {
+    cleanup_free char *base = rootless_delegated_base();
+    if (base != NULL) {
+      char *p = xasprintf("%s%s", base, cg->path);
+      free(cg->path);
+      cg->path = p;
+    }
+  }
+
+  ret = make_directories(cg, &created, err);
+  if (ret < 0) {
+    int e = -ret;
+    created_rollback(&created);
+    if ((unprivileged || o->rootless) && is_permission_error(e)) {
+      log_debug("cgroup: no delegated cgroup for this user, running without one (%s)",
+                (*err)->msg);
+      fsrun_error_release(err);
+      return 0;
+    }
+    return ret;
+  }
+
+  ret = apply_resources(cg, o->resources, rules, n_rules, false, err);
+  if (ret < 0) {
+    created_rollback(&created);
+    return ret;
+  }
+
+  if (mode == CGROUP_MODE_UNIFIED) {
+    cleanup_free char *dir = cgroup_join(cg->unified_mount, cg->path);
+    cg->unified_fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (cg->unified_fd < 0) {
+      ret = fsrun_error_errno(err, "open `%s`", dir);
+      created_rollback(&created);
+      return ret;
+    }
+  }
+  created_forget(&created);
+  log_debug("cgroup: created %s (%s host)", cg->path, mode_name(mode));
+  *out = steal_ptr(&cg);
+  return 0;
+}
+
+char *cgroup_describe(const struct fsrun_cgroup *cg) {
+  return xasprintf("%s:%s", mode_name(cg->mode), cg->path);
+}
+
+int cgroup_open(const char *description, struct fsrun_cgroup **out, fsrun_error_t *err) {
+  cleanup_cgroup struct fsrun_cgroup *cg = NULL;
+  const char *colon = description ? strchr(description, ':') : NULL;
+  cgroup_mode_t mode, host;
+  size_t len;
+  int ret;
+
+  *out = NULL;
+  if (colon == NULL || colon[1] != '/')
+    return fsrun_error_make(err, EINVAL, "invalid cgroup description `%s`",
+                            description ? description : "");
+  len = (size_t)(colon - description);
+  if (len == 7 && strncmp(description, "unified", len) == 0)
+    mode = CGROUP_MODE_UNIFIED;
+  else if (len == 6 && strncmp(description, "hybrid", len) == 0)
+    mode = CGROUP_MODE_HYBRID;
+  else if (len == 6 && strncmp(description, "legacy", len) == 0)
+    mode = CGROUP_MODE_LEGACY;
+  else
+    return fsrun_error_make(err, EINVAL, "invalid cgroup description `%s`", description);
+  ret = cgroup_detect_mode(&host, err);
+  if (ret < 0)
+    return ret;
+  if (host != mode)
+    return fsrun_error_make(err, EINVAL, "the cgroup `%s` was made on a %s host, this one is %s",
+                            description, mode_name(mode), mode_name(host));
+  ret = cgroup_new(mode, &cg, err);
+  if (ret < 0)
+    return ret;
+  cg->path = xstrdup(colon + 1);
+  if (cg->unified_mount != NULL) {
+    cleanup_free char *dir = cgroup_join(cg->unified_mount, cg->path);
+    cg->unified_dir = access(dir, F_OK) == 0;
+    if (mode == CGROUP_MODE_UNIFIED && cg->unified_dir)
+      cg->unified_fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+  }
+  *out = steal_ptr(&cg);
+  return 0;
+}
+
+int cgroup_clone_fd(const struct fsrun_cgroup *cg) {
+  if (cg == NULL || cg->mode != CGROUP_MODE_UNIFIED)
+    return -1;
+  return cg->unified_fd;
+}
+
+int cgroup_enter(const struct fsrun_cgroup *cg, pid_t pid, fsrun_error_t *err) {
+  char value[32];
+  int ret;
+  snprintf(value, sizeof(value), "%d", (int)pid);
+  for (size_t i = 0; cg->mode != CGROUP_MODE_UNIFIED && i < cg->n_v1; i++) {
+    cleanup_free char *dir = cgroup_join(cg->v1[i].mountpoint, cg->path);
+    ret = cgroup_write(dir, "cgroup.procs", value, err);
+    if (ret < 0)
+      return fsrun_error_wrap(err, "join the cgroup (%s)", cg->v1[i].controllers);
+  }
+  if (cg->unified_dir) {
+    cleanup_free char *dir = cgroup_join(cg->unified_mount, cg->path);
+    ret = cgroup_write(dir, "cgroup.procs", value, err);
+    if (ret < 0)
+      return fsrun_error_wrap(err, "join the cgroup");
+  }
+  return 0;
+}
+
+int cgroup_update(const struct fsrun_cgroup *cg, const oci_resources *r, fsrun_error_t *err) {
+  cleanup_free device_rule *rules = NULL;
+  size_t n_rules = 0;
+  int ret;
+  if (r == NULL)
+    return 0;
+  /* devices are only touched when the update names some; the defaults are kept then */
+  if (r->n_devices > 0) {
+    ret = cgroup_device_rules(r, NULL, 0, &rules, &n_rules, err);
+    if (ret < 0)
+      return ret;
+  }
+  return apply_resources(cg, r, rules, n_rules, true, err);
+}
+
+/* the freezer: v1 freezer hierarchy when there is one, else cgroup.freeze */
+static char *freezer_dir(const struct fsrun_cgroup *cg, bool *v2) {
+  const char *mount = cg->mode == CGROUP_MODE_UNIFIED ? NULL : cgroup_v1_mount(cg, "freezer");
+  if (mount != NULL) {
+    *v2 = false;
+    return cgroup_join(mount, cg->path);
+  }
+  if (cg->unified_dir) {
+    *v2 = true;
+    return cgroup_join(cg->unified_mount, cg->path);
+  }
+  return NULL;
+}
+
+int cgroup_freeze(const struct fsrun_cgroup *cg, bool frozen, fsrun_error_t *err) {
+  bool v2 = false;
+  cleanup_free char *dir = freezer_dir(cg, &v2);
+  if (dir == NULL)
+    return fsrun_error_make(err, ENOTSUP, "the freezer is not available on this host");
+  return v2 ? cgroup_v2_freeze(dir, frozen, err) : cgroup_v1_freeze(dir, frozen, err);
+}
+
+int cgroup_is_frozen(const struct fsrun_cgroup *cg, bool *frozen, fsrun_error_t *err) {
+  bool v2 = false;
+  cleanup_free char *dir = freezer_dir(cg, &v2);
+  *frozen = false;
+  if (dir == NULL)
+    return 0;
+  return v2 ? cgroup_v2_is_frozen(dir, frozen, err) : cgroup_v1_is_frozen(dir, frozen, err);
+}
+
+/* the directory whose cgroup.procs lists the container's processes */
+static char *procs_dir(const struct fsrun_cgroup *cg) {
+  bool v2;
+  char *dir = freezer_dir(cg, &v2);
+  if (dir != NULL)
+    return dir;
+  for (size_t i = 0; i < cg->n_v1; i++) {
+    dir = cgroup_join(cg->v1[i].mountpoint, cg->path);
+    if (access(dir, F_OK) == 0)
+      return dir;
+    free(dir);
+  }
+  return NULL;
+}
+
+static int collect_procs(const char *dir, pid_t **pids, size_t *n, fsrun_error_t *err) {
+  cleanup_free char *text = NULL;
+  cleanup_dir DIR *d = NULL;
+  struct dirent *de;
+  int ret = cgroup_read(dir, "cgroup.procs", &text, err);
+  if (ret < 0) {
+    if (ret == -ENOENT) { /* gone: nothing in it */
+      fsrun_error_release(err);
+      return 0;
+    }
+    return ret;
+  }
+  for (char *p = text; *p;) {
+    char *end;
+    long v = strtol(p, &end, 10);
+    if (end == p)
+      break;
+    if (v > 0) {
+      *pids = realloc(*pids, (*n + 1) * sizeof(pid_t));
+      if (*pids == NULL)
+        abort();
+      (*pids)[(*n)++] = (pid_t)v;
+    }
+    p = end;
+    while (*p == '\n')
+      p++;
+  }
+  /* sub-cgroups the container made (cgroup namespaces, systemd inside) */
+  d = opendir(dir);
+  if (d == NULL)
+    return 0;
+  while ((de = readdir(d)) != NULL) {
+    cleanup_free char *sub = NULL;
+    if (de->d_type != DT_DIR || strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+      continue;
+    sub = xasprintf("%s/%s", dir, de->d_name);
+    ret = collect_procs(sub, pids, n, err);
+    if (ret < 0)
+      return ret;
+  }
+  return 0;
+}
+
+int cgroup_pids(const struct fsrun_cgroup *cg, pid_t **pids, size_t *n, fsrun_error_t *err) {
+  cleanup_free char *dir = procs_dir(cg);
+  cleanup_free pid_t *v = NULL;
+  size_t count = 0;
+  int ret;
+  *pids = NULL;
+  *n = 0;
+  if (dir == NULL)
+    return 0;
+  ret = collect_procs(dir, &v, &count, err);
+  if (ret < 0)
+    return ret;
+  *pids = steal_ptr(&v);
+  *n = count;
+  return 0;
+}
+
+int cgroup_kill_all(const struct fsrun_cgroup *cg, int signal, fsrun_error_t *err) {
+  cleanup_free pid_t *pids = NULL;
+  cleanup_error fsrun_error_t ferr = NULL;
+  bool was_frozen = false, froze = false;
+  size_t n = 0;
+  int ret;
+
+  if (signal == SIGKILL && cg->unified_dir) {
+    cleanup_free char *dir = cgroup_join(cg->unified_mount, cg->path);
+    if (cgroup_file_exists(dir, "cgroup.kill")) {
+      ret = cgroup_write(dir, "cgroup.kill", "1", err);
+      if (ret < 0)
+        return ret;
+      if (cg->mode == CGROUP_MODE_UNIFIED)
+        return 0;
+      /* hybrid: tasks frozen by the v1 freezer die only once thawed */
+      if (cgroup_is_frozen(cg, &was_frozen, &ferr) == 0 && was_frozen)
+        return cgroup_freeze(cg, false, err);
+      return 0;
+    }
+  }
+
+  /* freeze so that nothing forks past the signal, then signal every process */
+  if (cgroup_is_frozen(cg, &was_frozen, &ferr) < 0)
+    fsrun_error_release(&ferr);
+  if (!was_frozen) {
+    froze = cgroup_freeze(cg, true, &ferr) == 0;
+    if (!froze) {
+      log_debug("kill: could not freeze the cgroup first: %s", ferr ? ferr->msg : "");
+      fsrun_error_release(&ferr);
+    }
+  }
+  ret = cgroup_pids(cg, &pids, &n, err);
+  if (ret < 0)
+    return ret;
+  for (size_t i = 0; i < n; i++) {
+    if (kill(pids[i], signal) < 0 && errno != ESRCH) {
+      ret = fsrun_error_errno(err, "kill %d with signal %d", (int)pids[i], signal);
+      break;
+    }
+  }
+  if (froze || (was_frozen && signal == SIGKILL)) {
+    if (cgroup_freeze(cg, false, &ferr) < 0)
+      log_debug("kill: thaw: %s", ferr->msg);
+  }
+  return ret < 0 ? ret : 0;
+}
+
+/* rmdir dir after its sub-cgroups (depth first); a missing one is fine */
+static int remove_cgroup_tree(const char *dir, fsrun_error_t *err) {
+  cleanup_dir DIR *d = opendir(dir);
+  struct dirent *de;
+  if (d == NULL) {
+    if (errno == ENOENT)
+      return 0;
+    return fsrun_error_errno(err, "open `%s`", dir);
+  }
+  while ((de = readdir(d)) != NULL) {
+    cleanup_free char *sub = NULL;
+    int ret;
+    if (de->d_type != DT_DIR || strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+      continue;
+    sub = xasprintf("%s/%s", dir, de->d_name);
+    ret = remove_cgroup_tree(sub, err);
+    if (ret < 0)
+      return ret;
+  }
+  /* a process that has just been reaped may keep the cgroup busy for a moment */
+  for (int attempt = 0;; attempt++) {
+    if (rmdir(dir) == 0 || errno == ENOENT)
+      return 0;
+    if (errno != EBUSY || attempt >= 50)
+      return fsrun_error_errno(err, "rmdir `%s`", dir);
+    sleep_ms(20);
+  }
+}
+
+int cgroup_destroy(const struct fsrun_cgroup *cg, fsrun_error_t *err) {
+  cleanup_error fsrun_error_t kerr = NULL;
+  long waited = 0, step = 1;
+  int ret;
+
+  if (cgroup_kill_all(cg, SIGKILL, &kerr) < 0) {
+    log_debug("destroy: kill: %s", kerr->msg);
+    fsrun_error_release(&kerr);
+  }
+  for (;;) {
+    cleanup_free pid_t *pids = NULL;
+    size_t n = 0;
+    ret = cgroup_pids(cg, &pids, &n, err);
+    if (ret < 0)
+      return ret;
+    if (n == 0)
+      break;
+    if (waited >= DESTROY_TIMEOUT_MS)
+      return fsrun_error_make(err, EBUSY, "%zu process(es) still in the cgroup %s after SIGKILL",
+                              n, cg->path);
+    /* new forks may have escaped a signal sent without freezing: repeat it now and then */
+    if (waited / 500 != (waited + step) / 500 && cgroup_kill_all(cg, SIGKILL, &kerr) < 0)
+      fsrun_error_release(&kerr);
+    sleep_ms(step);
+    waited += step;
+    if (step < 50)
+      step *= 2;
+  }
+
+  for (size_t i = 0; cg->mode != CGROUP_MODE_UNIFIED && i < cg->n_v1; i++) {
+    cleanup_free char *dir = cgroup_join(cg->v1[i].mountpoint, cg->path);
+    ret = remove_cgroup_tree(dir, err);
+    if (ret < 0)
+      return ret;
+  }
+  if (cg->unified_mount != NULL) {
+    cleanup_free char *dir = cgroup_join(cg->unified_mount, cg->path);
+    ret = remove_cgroup_tree(dir, err);
+    if (ret < 0)
+      return ret;
+  }
+  return 0;
+}
+
+int cgroup_get_stats(const struct fsrun_cgroup *cg, cgroup_stats *s, fsrun_error_t *err) {
+  memset(s, 0, sizeof(*s));
+  if (cg->mode == CGROUP_MODE_UNIFIED) {
+    cleanup_free char *dir = cgroup_join(cg->unified_mount, cg->path);
+    return cgroup_v2_stats(dir, s, err);
+  }
+  return cgroup_v1_stats(cg, s, err);
+}
+
+void cgroup_stats_clear(cgroup_stats *s) {
+  oci_map_free(&s->memory_raw);
+  memset(s, 0, sizeof(*s));
+}
+
+/* --- "key value" stat files ---------------------------------------------------------------- */
+
+bool cgroup_stat_lookup(const char *text, const char *key, uint64_t *value) {
+  size_t kl = strlen(key);
+  for (const char *l = text; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+    if (strncmp(l, key, kl) == 0 && l[kl] == ' ') {
+      *value = strtoull(l + kl + 1, NULL, 10);
+      return true;
+    }
+  }
+  return false;
+}
+
+void cgroup_stat_to_map(const char *text, oci_map *m) {
+  for (const char *l = text; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+    size_t kl = strcspn(l, " \n"), vl;
+    cleanup_free char *k = NULL, *v = NULL;
+    if (l[kl] != ' ')
+      continue;
+    vl = strcspn(l + kl + 1, "\n");
+    k = strndup(l, kl);
+    v = strndup(l + kl + 1, vl);
+    if (k == NULL || v == NULL)
+      abort();
+    oci_map_set(m, k, v);
+  }
+}

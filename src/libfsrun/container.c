@@ -1,0 +1,1188 @@
+#include "container.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cgroup.h"
+#include "hooks.h"
+#include "landlock.h"
+#include "log.h"
+#include "namespaces.h"
+#include "oci.h"
+#include "procfs.h"
+#include "process-attrs.h"
+#include "process.h"
+#include "seccomp.h"
+#include "status.h"
+#include "sync.h"
+#include "terminal.h"
+#include "utils.h"
+#include "validate.h"
+
+#ifndef CLONE_PIDFD
+#define CLONE_PIDFD 0x00001000
+#endif
+#define FSRUN_CLONE_INTO_CGROUP 0x200000000ULL
+#ifndef P_PIDFD
+#define P_PIDFD 3
+#endif
+
+/* struct clone_args of <linux/sched.h>, without the header's clashes with <sched.h> */
+struct fsrun_clone_args {
+  uint64_t flags;
+  uint64_t pidfd;
+  uint64_t child_tid;
+  uint64_t parent_tid;
+  uint64_t exit_signal;
+  uint64_t stack;
+  uint64_t stack_size;
+  uint64_t tls;
+  uint64_t set_tid;
+  uint64_t set_tid_size;
+  uint64_t cgroup;
+};
+
+static void cleanup_configp(oci_config **c) {
+  if (*c != NULL)
+    oci_config_free(*c);
+  *c = NULL;
+}
+#define cleanup_config __attribute__((cleanup(cleanup_configp)))
+
+static void cleanup_statusp(struct container_status *st) { status_clear(st); }
+#define cleanup_status __attribute__((cleanup(cleanup_statusp)))
+
+static void cleanup_seccompp(struct fsrun_seccomp **s) {
+  if (*s != NULL)
+    seccomp_free(*s);
+  *s = NULL;
+}
+
+static void cleanup_attrsp(struct fsrun_process_attrs **a) {
+  if (*a != NULL)
+    process_attrs_free(*a);
+  *a = NULL;
+}
+
+static int pidfd_open_(pid_t pid) { return (int)syscall(SYS_pidfd_open, pid, 0); }
+static int pidfd_signal(int pidfd, int sig) {
+  return (int)syscall(SYS_pidfd_send_signal, pidfd, sig, NULL, 0);
+}
+
+static bool is_rootless(const struct fsrun_context *ctx) {
+  if (ctx->rootless == ROOTLESS_TRUE)
+    return true;
+  if (ctx->rootless == ROOTLESS_FALSE)
+    return false;
+  return geteuid() != 0 || getenv("_CONTAINERS_ROOTLESS_UID") != NULL;
+}
+
+/* A pidfd on the container's init, or -1 when that process is gone (a reused pid is refused: the
+ * start time is checked after the pidfd pins the process). */
+static int open_init_pidfd(const struct container_status *st) {
+  int fd;
+  if (st->pid <= 0)
+    return -1;
+  fd = pidfd_open_(st->pid);
+  if (fd < 0)
+    return -1;
+  if (!status_init_alive(st)) {
+    close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+/* Waits until the process behind pidfd has exited; reaps it when it is our child. */
+static void wait_pidfd(int pidfd, int timeout_ms) {
+  struct pollfd p = {.fd = pidfd, .events = POLLIN};
+  siginfo_t info;
+  while (poll(&p, 1, timeout_ms) < 0 && errno == EINTR)
+    ;
+  memset(&info, 0, sizeof(info));
+  (void)waitid((idtype_t)P_PIDFD, (id_t)pidfd, &info, WEXITED | WNOHANG);
+}
+
+/* --- create ------------------------------------------------------------------------------------ */
+
+struct created {
+  pid_t pid;
+  int pidfd;
+  int dirfd;
+  int pty_master; /* run without a console socket: the pty to relay */
+  struct container_status st;
+  struct fsrun_cgroup *cg;
+  oci_config *config;
+};
+
+static void created_clear(struct created *c) {
+  if (c->pidfd >= 0)
+    close(c->pidfd);
+  if (c->dirfd >= 0)
+    close(c->dirfd);
+  if (c->pty_master >= 0)
+    close(c->pty_master);
+  status_clear(&c->st);
+  if (c->cg != NULL)
+    cgroup_free(c->cg);
+  if (c->config != NULL)
+    oci_config_free(c->config);
+  memset(c, 0, sizeof(*c));
+  c->pidfd = c->dirfd = c->pty_master = -1;
+}
+
+static char *resolve_rootfs(const char *bundle, const char *root_path, fsrun_error_t *err) {
+  cleanup_free char *joined = NULL;
+  char *resolved;
+  if (root_path == NULL || root_path[0] == '\0') {
+    fsrun_error_make(err, EINVAL, "config.json: root.path: required");
+    return NULL;
+  }
+  joined = root_path[0] == '/' ? xstrdup(root_path) : xasprintf("%s/%s", bundle, root_path);
+  resolved = realpath(joined, NULL);
+  if (resolved == NULL)
+    fsrun_error_errno(err, "config.json: root.path: `%s`", joined);
+  return resolved;
+}
+
+static char *hook_state(const struct container_status *st, const char *status, pid_t pid) {
+  cleanup_error fsrun_error_t err = NULL;
+  char *json = status_state_json(st, status, pid, NULL, false, &err);
+  return json ? json : xstrdup("{}");
+}
+
+static bool has_hooks(const oci_config *c, bool create_side) {
+  const oci_hooks *h = c->hooks;
+  if (h == NULL)
+    return false;
+  if (create_side)
+    return hooks_any(&h->prestart) || hooks_any(&h->create_runtime) ||
+           hooks_any(&h->create_container) || hooks_any(&h->start_container);
+  return false;
+}
+
+static int write_pid_file(const char *path, pid_t pid, fsrun_error_t *err) {
+  char buf[32];
+  int len = snprintf(buf, sizeof(buf), "%d", (int)pid);
+  if (status_write_file_atomic(AT_FDCWD, path, buf, (size_t)len, 0644, err) < 0)
+    return fsrun_error_wrap(err, "--pid-file");
+  return 0;
+}
+
+static int write_oom_score_adj(int procfs_fd, pid_t pid, int value, fsrun_error_t *err) {
+  char path[64], buf[16];
+  int len = snprintf(buf, sizeof(buf), "%d", value);
+  snprintf(path, sizeof(path), "%d/oom_score_adj", (int)pid);
+  if (procfs_write(procfs_fd, path, buf, (size_t)len, err) < 0) {
+    if (fsrun_error_code(err) == -EACCES && value < 0)
+      return fsrun_error_make(err, EACCES,
+                              "process.oomScoreAdj: setting %d (lowering the score) needs "
+                              "CAP_SYS_RESOURCE, which fsrun does not have",
+                              value);
+    return fsrun_error_wrap(err, "process.oomScoreAdj");
+  }
+  return 0;
+}
+
+static int listen_fds_from_env(void) {
+  const char *v = getenv("LISTEN_FDS");
+  long n;
+  if (v == NULL || v[0] == '\0')
+    return 0;
+  n = strtol(v, NULL, 10);
+  return n > 0 && n < 65536 ? (int)n : 0;
+}
+
+/* Creates the container up to the init blocked on its exec fifo. for_run: a foreground `run` with
+ * a terminal and no console socket keeps the pty master in out->pty_master. */
+static int create_internal(const struct fsrun_context *ctx, const struct container_create_opts *o,
+                           bool relay_pty, const sigset_t *sigmask, struct created *out,
+                           fsrun_error_t *err) {
+  cleanup_config oci_config *config = NULL;
+  cleanup_free char *bundle = NULL;
+  cleanup_free char *rootfs = NULL;
+  cleanup_free char *config_path = NULL;
+  __attribute__((cleanup(cleanup_seccompp))) struct fsrun_seccomp *seccomp = NULL;
+  __attribute__((cleanup(cleanup_attrsp))) struct fsrun_process_attrs *attrs = NULL;
+  cleanup_landlock_rules struct fsrun_landlock_rules *landlock = NULL;
+  struct validate_options vopts = {.systemd_cgroup = ctx->systemd_cgroup};
+  struct container_status *st = &out->st;
+  const oci_linux *lx;
+  const oci_process *proc;
+  struct ns_plan plan = {.pid_join_fd = -1};
+  cleanup_close int fifo_fd = -1;
+  cleanup_close int procfs_fd = -1;
+  cleanup_close int console_fd = -1;
+  int sync_fds[2] = {-1, -1};
+  int saved_ns[2] = {-1, -1};
+  bool dir_created = false, rootless = is_rootless(ctx), new_userns, wait_go;
+  struct init_config ic;
+  struct fsrun_clone_args args;
+  char *parse_err = NULL;
+  long child;
+  int ret = -1;
+
+  memset(out, 0, sizeof(*out));
+  out->pidfd = out->dirfd = out->pty_master = -1;
+
+  /* --- everything that can be checked is checked before anything is created --- */
+  if (status_validate_id(o->id, err) < 0)
+    return fsrun_error_code(err);
+  bundle = realpath(o->bundle ? o->bundle : ".", NULL);
+  if (bundle == NULL)
+    return fsrun_error_errno(err, "bundle `%s`", o->bundle ? o->bundle : ".");
+  config_path = xasprintf("%s/config.json", bundle);
+  if (oci_config_parse_file(config_path, "config.json", &config, &parse_err) < 0)
+    return fsrun_error_take(err, EINVAL, parse_err);
+  if (validate_config_with(config, bundle, &vopts, err) < 0)
+    return fsrun_error_code(err);
+  proc = config->process;
+  lx = config->linux_;
+  if (proc == NULL)
+    return fsrun_error_make(err, EINVAL, "config.json: process: required to create a container");
+  if (proc->terminal && o->console_socket == NULL && !relay_pty)
+    return fsrun_error_make(err, EINVAL,
+                            "process.terminal is true: --console-socket is required to receive "
+                            "the pty");
+  if (!proc->terminal && o->console_socket != NULL)
+    return fsrun_error_make(err, EINVAL,
+                            "--console-socket given but process.terminal is false");
+  if (o->preserve_fds < 0)
+    return fsrun_error_make(err, EINVAL, "--preserve-fds: must not be negative");
+  rootfs = resolve_rootfs(bundle, config->root_path, err);
+  if (rootfs == NULL)
+    return fsrun_error_code(err);
+  if (lx != NULL && lx->seccomp != NULL && seccomp_compile(lx->seccomp, &seccomp, err) < 0)
+    return fsrun_error_code(err);
+  if (process_attrs_prepare(proc, lx, &attrs, err) < 0)
+    return fsrun_error_code(err);
+  if (landlock_rules_from_config(config, &landlock, err) < 0)
+    return fsrun_error_code(err);
+  if (landlock != NULL && seccomp != NULL && seccomp_has_notify(seccomp))
+    return fsrun_error_make(err, EINVAL,
+                            "linux.seccomp.listenerPath cannot be combined with the `%s` annotation",
+                            LANDLOCK_ANNOTATION);
+  if (lx != NULL && lx->intel_rdt != NULL && intelrdt_validate(lx->intel_rdt, err) < 0)
+    return fsrun_error_code(err);
+
+  /* --- from here, every failure undoes what was made (the `fail` label) --- */
+  out->dirfd = status_dir_create(ctx->state_root, o->id, err);
+  if (out->dirfd < 0)
+    goto fail;
+  dir_created = true;
+  {
+    cgroup_create_opts copts = {
+        .id = o->id,
+        .cgroups_path = lx ? lx->cgroups_path : NULL,
+        .systemd = ctx->systemd_cgroup,
+        .rootless = rootless,
+        .resources = lx ? lx->resources : NULL,
+        .devices = lx ? lx->devices : NULL,
+        .n_devices = lx ? lx->n_devices : 0,
+    };
+    if (cgroup_create(&copts, &out->cg, err) < 0)
+      goto fail;
+  }
+
+  st->id = xstrdup(o->id);
+  st->status = xstrdup("creating");
+  st->creator_pid = getpid();
+  st->creator_start_time = procfs_pid_start_time(st->creator_pid, NULL);
+  st->bundle = xstrdup(bundle);
+  st->rootfs = xstrdup(rootfs);
+  st->created = rfc3339_now();
+  for (size_t i = 0; i < config->annotations.len; i++)
+    oci_map_set(&st->annotations, config->annotations.keys[i], config->annotations.values[i]);
+  st->cgroup = out->cg ? cgroup_describe(out->cg) : NULL;
+  /* the hooks of start and delete: kept here, the bundle may change or vanish */
+  if (config->hooks != NULL) {
+    st->poststart = config->hooks->poststart;
+    st->poststop = config->hooks->poststop;
+  }
+  /* written at once, so that `delete --force` can clean up whatever happens to us next */
+  ret = status_write(out->dirfd, st, err);
+  if (config->hooks != NULL) {
+    memset(&st->poststart, 0, sizeof(st->poststart));
+    memset(&st->poststop, 0, sizeof(st->poststop));
+  }
+  if (ret < 0)
+    goto fail;
+  ret = -1;
+
+  /* the init blocks opening this for writing until `start` opens it for reading */
+  if (mkfifoat(out->dirfd, STATUS_EXEC_FIFO, 0622) < 0 ||
+      fchmodat(out->dirfd, STATUS_EXEC_FIFO, 0622, 0) < 0) {
+    fsrun_error_errno(err, "create the exec fifo");
+    goto fail;
+  }
+  fifo_fd = openat(out->dirfd, STATUS_EXEC_FIFO, O_PATH | O_CLOEXEC);
+  if (fifo_fd < 0) {
+    fsrun_error_errno(err, "open the exec fifo");
+    goto fail;
+  }
+  procfs_fd = procfs_open(err);
+  if (procfs_fd < 0)
+    goto fail;
+  if (namespaces_plan(lx, out->cg != NULL && cgroup_clone_fd(out->cg) < 0, &plan, err) < 0)
+    goto fail;
+  st->new_pidns = (plan.all_new & CLONE_NEWPID) != 0;
+  new_userns = (plan.all_new & CLONE_NEWUSER) != 0;
+  if (sync_socketpair(sync_fds, err) < 0)
+    goto fail;
+
+  wait_go = new_userns || (out->cg != NULL && cgroup_clone_fd(out->cg) < 0);
+  memset(&ic, 0, sizeof(ic));
+  ic.config = config;
+  ic.sync_fd = sync_fds[1];
+  ic.parent_sync_fd = sync_fds[0];
+  ic.procfs_fd = procfs_fd;
+  ic.exec_fifo_fd = fifo_fd;
+  ic.ns = &plan;
+  ic.wait_go = wait_go;
+  ic.stay_dumpable = new_userns && geteuid() != 0;
+  ic.in_userns = new_userns || (plan.n_joins > 0 && plan.joins[0].flag == CLONE_NEWUSER);
+  ic.hooks_after_mounts = has_hooks(config, true);
+  ic.seccomp = seccomp;
+  ic.attrs = attrs;
+  ic.landlock = landlock;
+  ic.rootfs = (struct rootfs_ctx){
+      .config = config,
+      .bundle = bundle,
+      .rootfs = rootfs,
+      .userns = ic.in_userns,
+      .new_netns = (plan.all_new & CLONE_NEWNET) != 0,
+      .new_cgroupns = (plan.all_new & CLONE_NEWCGROUP) != 0,
+      .console_slave_fd = -1,
+      .no_pivot = o->no_pivot,
+      .procfs_fd = procfs_fd,
+  };
+  ic.preserve_fds = o->preserve_fds;
+  ic.listen_fds = listen_fds_from_env();
+  ic.no_new_keyring = o->no_new_keyring;
+  ic.sigmask = sigmask;
+
+  if (namespaces_parent_prepare(&plan, lx, procfs_fd, saved_ns, err) < 0) {
+    namespaces_parent_restore(saved_ns, NULL);
+    goto fail;
+  }
+  memset(&args, 0, sizeof(args));
+  args.flags = CLONE_PIDFD | (uint64_t)(unsigned)plan.clone_flags;
+  args.pidfd = (uint64_t)(uintptr_t)&out->pidfd;
+  args.exit_signal = SIGCHLD;
+  if (out->cg != NULL && cgroup_clone_fd(out->cg) >= 0) {
+    args.flags |= FSRUN_CLONE_INTO_CGROUP;
+    args.cgroup = (uint64_t)cgroup_clone_fd(out->cg);
+  }
+  child = syscall(SYS_clone3, &args, sizeof(args));
+  if (child == 0)
+    init_main(&ic); /* never returns */
+  if (child < 0) {
+    int saved = errno;
+    namespaces_parent_restore(saved_ns, NULL);
+    fsrun_error_make(err, saved, "clone3 the container init (namespaces 0x%x)", plan.clone_flags);
+    goto fail;
+  }
+  out->pid = (pid_t)child;
+  st->pid = out->pid;
+  if (namespaces_parent_restore(saved_ns, err) < 0)
+    goto fail;
+  close(sync_fds[1]);
+  sync_fds[1] = -1;
+
+  /* --- the parent's share of the setup, while the init waits for GO --- */
+  if (out->cg != NULL && cgroup_clone_fd(out->cg) < 0 && cgroup_enter(out->cg, out->pid, err) < 0)
+    goto fail;
+  if (lx != NULL && lx->intel_rdt != NULL) {
+    st->intel_rdt = true;
+    st->intel_rdt_clos_id = xstrdup(lx->intel_rdt->clos_id);
+    st->intel_rdt_monitoring =
+        lx->intel_rdt->has_enable_monitoring && lx->intel_rdt->enable_monitoring;
+    if (intelrdt_apply(lx->intel_rdt, o->id, out->pid, err) < 0)
+      goto fail;
+  }
+  if (new_userns &&
+      namespaces_write_id_maps(procfs_fd, out->pid, lx, geteuid() != 0, err) < 0)
+    goto fail;
+  if (proc->has_oom_score_adj &&
+      write_oom_score_adj(procfs_fd, out->pid, proc->oom_score_adj, err) < 0)
+    goto fail;
+  if (wait_go && sync_send(sync_fds[0], SYNC_GO, 0, NULL, 0, -1) < 0) {
+    fsrun_error_make(err, 0, "the container init exited during setup");
+    goto fail;
+  }
+  if (o->console_socket != NULL) {
+    console_fd = terminal_connect_console_socket(o->console_socket, err);
+    if (console_fd < 0)
+      goto fail;
+  }
+
+  for (;;) {
+    struct sync_msg msg;
+    int r = sync_recv(sync_fds[0], &msg);
+    if (r < 0) {
+      siginfo_t info;
+      memset(&info, 0, sizeof(info));
+      (void)waitid((idtype_t)P_PIDFD, (id_t)out->pidfd, &info, WEXITED);
+      if (info.si_code == CLD_EXITED)
+        fsrun_error_make(err, 0, "the container init exited during setup with status %d",
+                         info.si_status);
+      else
+        fsrun_error_make(err, 0, "the container init was killed during setup by signal %d",
+                         info.si_status);
+      goto fail;
+    }
+    if (msg.type == SYNC_ERROR) {
+      fsrun_error_take(err, msg.errno_value, steal_ptr(&msg.data));
+      sync_msg_clear(&msg);
+      goto fail;
+    }
+    if (msg.type == SYNC_MOUNTS_DONE) {
+      cleanup_free char *creating = hook_state(st, "creating", out->pid);
+      cleanup_free char *payload = NULL;
+      size_t len = 0;
+      sync_msg_clear(&msg);
+      if (config->hooks != NULL &&
+          (hooks_run(&config->hooks->prestart, "prestart", creating, err) < 0 ||
+           hooks_run(&config->hooks->create_runtime, "createRuntime", creating, err) < 0))
+        goto fail;
+      if (config->hooks != NULL && (hooks_any(&config->hooks->create_container) ||
+                                    hooks_any(&config->hooks->start_container))) {
+        cleanup_free char *created = hook_state(st, "created", out->pid);
+        size_t a = strlen(creating), b = strlen(created);
+        payload = xmalloc0(a + b + 2);
+        memcpy(payload, creating, a);
+        memcpy(payload + a + 1, created, b);
+        len = a + b + 1;
+      }
+      if (sync_send(sync_fds[0], SYNC_GO, 0, payload, len, -1) < 0) {
+        fsrun_error_make(err, 0, "the container init exited during setup");
+        goto fail;
+      }
+      continue;
+    }
+    if (msg.type == SYNC_PTY) {
+      if (console_fd >= 0) {
+        r = terminal_send_fd(console_fd, msg.fd, "/dev/ptmx", err);
+        sync_msg_clear(&msg);
+        if (r < 0)
+          goto fail;
+      } else {
+        out->pty_master = steal_fd(&msg.fd);
+        sync_msg_clear(&msg);
+      }
+      continue;
+    }
+    if (msg.type == SYNC_SECCOMP_FD) {
+      cleanup_free char *state = hook_state(st, "creating", out->pid);
+      r = seccomp_send_listener(lx->seccomp->listener_path, lx->seccomp->listener_metadata, msg.fd,
+                                out->pid, state, err);
+      sync_msg_clear(&msg);
+      if (r < 0)
+        goto fail;
+      continue;
+    }
+    sync_msg_clear(&msg);
+    if (msg.type == SYNC_CREATED)
+      break;
+  }
+
+  free(st->status);
+  st->status = xstrdup("created");
+  st->pid_start_time = procfs_pid_start_time(out->pid, NULL);
+  if (config->hooks != NULL) {
+    st->poststart = config->hooks->poststart;
+    st->poststop = config->hooks->poststop;
+  }
+  ret = status_write(out->dirfd, st, err);
+  if (config->hooks != NULL) {
+    memset(&st->poststart, 0, sizeof(st->poststart));
+    memset(&st->poststop, 0, sizeof(st->poststop));
+  }
+  if (ret < 0)
+    goto fail;
+  if (o->pid_file != NULL && write_pid_file(o->pid_file, out->pid, err) < 0)
+    goto fail;
+
+  close(sync_fds[0]);
+  namespaces_plan_clear(&plan);
+  out->config = steal_ptr(&config);
+  return 0;
+
+fail:
+  if (out->pidfd >= 0) {
+    pidfd_signal(out->pidfd, SIGKILL);
+    wait_pidfd(out->pidfd, -1);
+  }
+  for (int i = 0; i < 2; i++)
+    if (sync_fds[i] >= 0)
+      close(sync_fds[i]);
+  namespaces_plan_clear(&plan);
+  if (out->cg != NULL) {
+    cleanup_error fsrun_error_t cerr = NULL;
+    if (cgroup_destroy(out->cg, &cerr) < 0)
+      log_warning("%s", cerr->msg);
+  }
+  if (st->intel_rdt) {
+    cleanup_error fsrun_error_t rerr = NULL;
+    if (intelrdt_remove(lx->intel_rdt, o->id, &rerr) < 0)
+      log_warning("%s", rerr->msg);
+  }
+  if (dir_created) {
+    cleanup_error fsrun_error_t derr = NULL;
+    if (status_dir_remove(ctx->state_root, o->id, &derr) < 0)
+      log_warning("%s", derr->msg);
+  }
+  {
+    int code = fsrun_error_code(err);
+    created_clear(out);
+    return code;
+  }
+}
+
+int container_create(const struct fsrun_context *ctx, const struct container_create_opts *o,
+                     fsrun_error_t *err) {
+  struct created c;
+  sigset_t mask;
+  int r;
+  sigprocmask(SIG_SETMASK, NULL, &mask);
+  r = create_internal(ctx, o, false, &mask, &c, err);
+  if (r == 0)
+    created_clear(&c);
+  return r;
+}
+
+/* --- start ------------------------------------------------------------------------------------- */
+
+/* Lets the init of a created container exec its process. */
+static int release_init(int dirfd, const struct container_status *st, int pidfd,
+                        fsrun_error_t *err) {
+  cleanup_close int fifo = openat(dirfd, STATUS_EXEC_FIFO, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  struct pollfd p[2];
+  char byte;
+  ssize_t n;
+
+  if (fifo < 0) {
+    if (errno == ENOENT)
+      return fsrun_error_make(err, 0, "cannot start a container that is not created: running");
+    return fsrun_error_errno(err, "open the exec fifo");
+  }
+  /* the init may die instead of writing: watch it too, never hang */
+  p[0] = (struct pollfd){.fd = fifo, .events = POLLIN};
+  p[1] = (struct pollfd){.fd = pidfd, .events = POLLIN};
+  for (;;) {
+    int r = poll(p, 2, -1);
+    if (r < 0 && errno == EINTR)
+      continue;
+    if (r < 0)
+      return fsrun_error_errno(err, "wait for the container init");
+    if (p[0].revents & POLLIN)
+      break;
+    if (p[1].revents & POLLIN)
+      return fsrun_error_make(err, 0, "the container init exited before it was started");
+    if (p[0].revents & (POLLHUP | POLLERR))
+      return fsrun_error_make(err, 0, "the container was started by someone else");
+  }
+  do
+    n = read(fifo, &byte, 1);
+  while (n < 0 && errno == EINTR);
+  if (n != 1)
+    return fsrun_error_make(err, 0, "the container was started by someone else");
+  unlinkat(dirfd, STATUS_EXEC_FIFO, 0);
+  (void)st;
+  return 0;
+}
+
+int container_start(const struct fsrun_context *ctx, const char *id, fsrun_error_t *err) {
+  cleanup_close int dirfd = status_dir_open(ctx->state_root, id, err);
+  cleanup_status struct container_status st = {0};
+  cleanup_close int pidfd = -1;
+  const char *status;
+  pid_t pid;
+
+  if (dirfd < 0)
+    return dirfd;
+  if (status_read(dirfd, &st, err) < 0)
+    return fsrun_error_code(err);
+  status = status_derive(dirfd, &st, &pid);
+  if (strcmp(status, "created") != 0)
+    return fsrun_error_make(err, 0, "cannot start a container that is not created: %s", status);
+  pidfd = open_init_pidfd(&st);
+  if (pidfd < 0)
+    return fsrun_error_make(err, 0, "cannot start a container that is not created: stopped");
+  if (release_init(dirfd, &st, pidfd, err) < 0)
+    return fsrun_error_code(err);
+  if (hooks_any(&st.poststart)) {
+    cleanup_free char *state = hook_state(&st, "running", st.pid);
+    hooks_run_warn(&st.poststart, "poststart", state);
+  }
+  return 0;
+}
+
+/* --- delete ------------------------------------------------------------------------------------ */
+
+/* Kills whatever is left of the container, removes its cgroup, runs poststop hooks and removes the
+ * state directory. Works on any partial state. */
+static int destroy(const struct fsrun_context *ctx, const char *id, int dirfd,
+                   const struct container_status *st, bool have_state, int pidfd_hint,
+                   fsrun_error_t *err) {
+  cleanup_cgroup struct fsrun_cgroup *cg = NULL;
+  cleanup_close int pidfd = -1;
+
+  if (have_state) {
+    if (st->cgroup != NULL) {
+      cleanup_error fsrun_error_t cerr = NULL;
+      if (cgroup_open(st->cgroup, &cg, &cerr) < 0)
+        log_debug("delete `%s`: %s", id, cerr->msg);
+    }
+    pidfd = pidfd_hint >= 0 ? dup(pidfd_hint) : open_init_pidfd(st);
+    if (pidfd >= 0) {
+      pidfd_signal(pidfd, SIGKILL);
+      if (cg != NULL) {
+        cleanup_error fsrun_error_t ferr = NULL;
+        bool frozen = false;
+        /* frozen processes only die once thawed */
+        if (cgroup_is_frozen(cg, &frozen, &ferr) == 0 && frozen)
+          (void)cgroup_freeze(cg, false, &ferr);
+      }
+      wait_pidfd(pidfd, 10000);
+    }
+    if (cg != NULL && cgroup_destroy(cg, err) < 0)
+      return fsrun_error_wrap(err, "delete `%s`", id);
+    if (st->intel_rdt) {
+      cleanup_error fsrun_error_t rerr = NULL;
+      oci_intel_rdt rdt = {.clos_id = st->intel_rdt_clos_id,
+                           .has_enable_monitoring = true,
+                           .enable_monitoring = st->intel_rdt_monitoring};
+      if (intelrdt_remove(&rdt, id, &rerr) < 0)
+        log_warning("%s", rerr->msg);
+    }
+    if (hooks_any(&st->poststop)) {
+      cleanup_free char *state = hook_state(st, "stopped", 0);
+      hooks_run_warn(&st->poststop, "poststop", state);
+    }
+  }
+  (void)dirfd;
+  return status_dir_remove(ctx->state_root, id, err);
+}
+
+int container_delete(const struct fsrun_context *ctx, const char *id, bool force,
+                     fsrun_error_t *err) {
+  cleanup_close int dirfd = -1;
+  cleanup_status struct container_status st = {0};
+  const char *status;
+  pid_t pid;
+  int r;
+
+  dirfd = status_dir_open(ctx->state_root, id, err);
+  if (dirfd < 0) {
+    if (force && fsrun_error_code(err) == -ENOENT) {
+      fsrun_error_release(err);
+      return 0;
+    }
+    return dirfd;
+  }
+  r = status_read(dirfd, &st, err);
+  if (r < 0) {
+    /* killed before its first state write, or a corrupt file: nothing we can kill is recorded */
+    if (r == -ENOENT || force) {
+      fsrun_error_release(err);
+      return destroy(ctx, id, dirfd, &st, false, -1, err);
+    }
+    return r;
+  }
+  status = status_derive(dirfd, &st, &pid);
+  /* a created container is deleted without --force, as runc does: conmon and the shim rely on it */
+  if (!force && strcmp(status, "stopped") != 0 && strcmp(status, "created") != 0)
+    return fsrun_error_make(err, 0, "cannot delete container `%s` that is not stopped: %s", id,
+                            status);
+  return destroy(ctx, id, dirfd, &st, true, -1, err);
+}
+
+/* --- run --------------------------------------------------------------------------------------- */
+
+static void forwarded_signals(sigset_t *set) {
+  sigfillset(set);
+  /* faults must stay deliverable to us; the uncatchable ones cannot be blocked anyway */
+  static const int keep[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGTRAP, SIGSYS, SIGABRT, SIGKILL,
+                             SIGSTOP};
+  for (size_t i = 0; i < sizeof(keep) / sizeof(keep[0]); i++)
+    sigdelset(set, keep[i]);
+}
+
+/* Waits for the init, forwarding signals and relaying the pty. Returns its exit status. */
+static int wait_foreground(struct created *c, const sigset_t *blocked) {
+  cleanup_close int sfd = signalfd(-1, blocked, SFD_CLOEXEC | SFD_NONBLOCK);
+  struct terminal_relay relay;
+  bool relaying = c->pty_master >= 0;
+  siginfo_t info;
+
+  if (relaying)
+    terminal_relay_init(&relay, c->pty_master);
+  for (;;) {
+    struct pollfd p[4];
+    int n = 0, r;
+    p[n++] = (struct pollfd){.fd = c->pidfd, .events = POLLIN};
+    p[n++] = (struct pollfd){.fd = sfd, .events = POLLIN};
+    if (relaying) {
+      p[n++] = (struct pollfd){.fd = c->pty_master, .events = POLLIN};
+      if (relay.stdin_open)
+        p[n++] = (struct pollfd){.fd = STDIN_FILENO, .events = POLLIN};
+    }
+    r = poll(p, (nfds_t)n, -1);
+    if (r < 0 && errno == EINTR)
+      continue;
+    if (r < 0)
+      break;
+    if (p[1].revents & POLLIN) {
+      struct signalfd_siginfo si;
+      while (read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+        if (si.ssi_signo == SIGCHLD)
+          continue;
+        if (si.ssi_signo == SIGWINCH && relaying) {
+          terminal_relay_resize(&relay);
+          continue;
+        }
+        pidfd_signal(c->pidfd, (int)si.ssi_signo);
+      }
+    }
+    if (relaying) {
+      bool master_ready = (p[2].revents & (POLLIN | POLLHUP | POLLERR)) != 0;
+      bool stdin_ready = n > 3 && (p[3].revents & (POLLIN | POLLHUP | POLLERR));
+      if (!terminal_relay_pump(&relay, stdin_ready, master_ready))
+        relaying = false, terminal_relay_finish(&relay);
+    }
+    if (p[0].revents & POLLIN)
+      break;
+  }
+  if (relaying)
+    terminal_relay_finish(&relay);
+  memset(&info, 0, sizeof(info));
+  while (waitid((idtype_t)P_PIDFD, (id_t)c->pidfd, &info, WEXITED) < 0 && errno == EINTR)
+    ;
+  if (info.si_code == CLD_EXITED)
+    return info.si_status;
+  return 128 + info.si_status;
+}
+
+int container_run(const struct fsrun_context *ctx, const struct container_run_opts *o,
+                  int *exit_status, fsrun_error_t *err) {
+  struct created c;
+  sigset_t blocked, old;
+  bool foreground = !o->detach;
+  int r;
+
+  forwarded_signals(&blocked);
+  sigprocmask(foreground ? SIG_BLOCK : SIG_SETMASK, foreground ? &blocked : NULL, &old);
+  r = create_internal(ctx, &o->create, foreground && o->create.console_socket == NULL, &old, &c,
+                      err);
+  if (r < 0)
+    goto out;
+  if (release_init(c.dirfd, &c.st, c.pidfd, err) < 0) {
+    cleanup_error fsrun_error_t derr = NULL;
+    r = fsrun_error_code(err);
+    destroy(ctx, o->create.id, c.dirfd, &c.st, true, c.pidfd, &derr);
+    created_clear(&c);
+    goto out;
+  }
+  if (c.config->hooks != NULL && hooks_any(&c.config->hooks->poststart)) {
+    cleanup_free char *state = hook_state(&c.st, "running", c.pid);
+    hooks_run_warn(&c.config->hooks->poststart, "poststart", state);
+  }
+  if (foreground) {
+    *exit_status = wait_foreground(&c, &blocked);
+    if (!o->keep) {
+      cleanup_status struct container_status st = {0};
+      /* the state file has the hooks of delete */
+      if (status_read(c.dirfd, &st, err) == 0)
+        r = destroy(ctx, o->create.id, c.dirfd, &st, true, c.pidfd, err);
+      else
+        r = destroy(ctx, o->create.id, c.dirfd, &c.st, true, c.pidfd, err);
+    }
+  }
+  created_clear(&c);
+out:
+  sigprocmask(SIG_SETMASK, &old, NULL);
+  return r;
+}
+
+/* --- state, kill ------------------------------------------------------------------------------- */
+
+int container_state(const struct fsrun_context *ctx, const char *id, FILE *out, fsrun_error_t *err) {
+  cleanup_close int dirfd = status_dir_open(ctx->state_root, id, err);
+  cleanup_status struct container_status st = {0};
+  cleanup_free char *owner = NULL;
+  cleanup_free char *json = NULL;
+  const char *status;
+  pid_t pid;
+  int r;
+
+  if (dirfd < 0)
+    return dirfd;
+  r = status_read(dirfd, &st, err);
+  if (r == -ENOENT) {
+    /* the directory of a create that died before its first state write */
+    fsrun_error_release(err);
+    st.id = xstrdup(id);
+    st.status = xstrdup("stopped");
+  } else if (r < 0) {
+    return r;
+  }
+  status = status_derive(dirfd, &st, &pid);
+  owner = status_owner(dirfd);
+  json = status_state_json(&st, status, pid, owner, true, err);
+  if (json == NULL)
+    return fsrun_error_code(err);
+  fprintf(out, "%s\n", json);
+  return 0;
+}
+
+static const struct {
+  const char *name;
+  int number;
+} signal_names[] = {
+    {"HUP", SIGHUP},     {"INT", SIGINT},       {"QUIT", SIGQUIT},   {"ILL", SIGILL},
+    {"TRAP", SIGTRAP},   {"ABRT", SIGABRT},     {"IOT", SIGIOT},     {"BUS", SIGBUS},
+    {"FPE", SIGFPE},     {"KILL", SIGKILL},     {"USR1", SIGUSR1},   {"SEGV", SIGSEGV},
+    {"USR2", SIGUSR2},   {"PIPE", SIGPIPE},     {"ALRM", SIGALRM},   {"TERM", SIGTERM},
+    {"STKFLT", SIGSTKFLT}, {"CHLD", SIGCHLD},   {"CLD", SIGCHLD},    {"CONT", SIGCONT},
+    {"STOP", SIGSTOP},   {"TSTP", SIGTSTP},     {"TTIN", SIGTTIN},   {"TTOU", SIGTTOU},
+    {"URG", SIGURG},     {"XCPU", SIGXCPU},     {"XFSZ", SIGXFSZ},   {"VTALRM", SIGVTALRM},
+    {"PROF", SIGPROF},   {"WINCH", SIGWINCH},   {"IO", SIGIO},       {"POLL", SIGPOLL},
+    {"PWR", SIGPWR},     {"SYS", SIGSYS},
+};
+
+int signal_parse(const char *name, int *sig, fsrun_error_t *err) {
+  const char *s = name;
+  char *end;
+  long n;
+
+  if (s == NULL || s[0] == '\0') {
+    *sig = SIGTERM;
+    return 0;
+  }
+  n = strtol(s, &end, 10);
+  if (*end == '\0' && end != s) {
+    if (n <= 0 || n > SIGRTMAX)
+      return fsrun_error_make(err, EINVAL, "invalid signal `%s`", name);
+    *sig = (int)n;
+    return 0;
+  }
+  if (strncasecmp(s, "SIG", 3) == 0)
+    s += 3;
+  for (size_t i = 0; i < sizeof(signal_names) / sizeof(signal_names[0]); i++) {
+    if (strcasecmp(s, signal_names[i].name) == 0) {
+      *sig = signal_names[i].number;
+      return 0;
+    }
+  }
+  if (strncasecmp(s, "RTMIN", 5) == 0 || strncasecmp(s, "RTMAX", 5) == 0) {
+    bool min = strncasecmp(s, "RTMIN", 5) == 0;
+    long off = 0;
+    if (s[5] != '\0') {
+      off = strtol(s + 5, &end, 10);
+      if (*end != '\0' || (min && off < 0) || (!min && off > 0))
+        return fsrun_error_make(err, EINVAL, "invalid signal `%s`", name);
+    }
+    n = (min ? SIGRTMIN : SIGRTMAX) + off;
+    if (n < SIGRTMIN || n > SIGRTMAX)
+      return fsrun_error_make(err, EINVAL, "invalid signal `%s`", name);
+    *sig = (int)n;
+    return 0;
+  }
+  return fsrun_error_make(err, EINVAL, "invalid signal `%s`", name);
+}
+
+int container_kill(const struct fsrun_context *ctx, const char *id, const char *signal, bool all,
+                   fsrun_error_t *err) {
+  cleanup_close int dirfd = -1;
+  cleanup_status struct container_status st = {0};
+  cleanup_close int pidfd = -1;
+  const char *status;
+  pid_t pid;
+  int sig;
+
+  if (signal_parse(signal, &sig, err) < 0)
+    return fsrun_error_code(err);
+  dirfd = status_dir_open(ctx->state_root, id, err);
+  if (dirfd < 0)
+    return dirfd;
+  if (status_read(dirfd, &st, err) < 0) {
+    if (fsrun_error_code(err) == -ENOENT && all) {
+      fsrun_error_release(err);
+      return 0;
+    }
+    if (fsrun_error_code(err) == -ENOENT)
+      return fsrun_error_take(err, ESRCH, xstrdup("container not running"));
+    return fsrun_error_code(err);
+  }
+  status = status_derive(dirfd, &st, &pid);
+  if (all) {
+    cleanup_cgroup struct fsrun_cgroup *cg = NULL;
+    if (st.cgroup != NULL && cgroup_open(st.cgroup, &cg, err) == 0 && cg != NULL)
+      return cgroup_kill_all(cg, sig, err);
+    fsrun_error_release(err);
+  }
+  if (strcmp(status, "stopped") == 0 || strcmp(status, "creating") == 0) {
+    if (all)
+      return 0;
+    return fsrun_error_take(err, ESRCH, xstrdup("container not running"));
+  }
+  /* invariant 5: through a pidfd pinned to the init, never kill(2) on a pid that may be reused */
+  pidfd = open_init_pidfd(&st);
+  if (pidfd < 0 || pidfd_signal(pidfd, sig) < 0) {
+    if (all)
+      return 0;
+    if (pidfd < 0 || errno == ESRCH)
+      return fsrun_error_take(err, ESRCH, xstrdup("container not running"));
+    return fsrun_error_errno(err, "kill the container init");
+  }
+  return 0;
+}
+
+/* --- list, ps ---------------------------------------------------------------------------------- */
+
+struct list_entry {
+  char *id;
+  char *json;
+  pid_t pid;
+  const char *status;
+  char *bundle;
+  char *created;
+  char *owner;
+};
+
+static int compare_entries(const void *a, const void *b) {
+  return strcmp(((const struct list_entry *)a)->id, ((const struct list_entry *)b)->id);
+}
+
+int container_list(const struct fsrun_context *ctx, const char *format, bool quiet, FILE *out,
+                   fsrun_error_t *err) {
+  cleanup_dir DIR *dir = opendir(ctx->state_root);
+  struct list_entry *entries = NULL;
+  size_t n = 0, cap = 0;
+  bool json = format != NULL && strcmp(format, "json") == 0;
+  struct dirent *de;
+
+  if (format != NULL && !json && strcmp(format, "table") != 0)
+    return fsrun_error_make(err, EINVAL, "--format: expected table or json, got `%s`", format);
+  if (dir == NULL && errno != ENOENT)
+    return fsrun_error_errno(err, "open the state root `%s`", ctx->state_root);
+  while (dir != NULL && (de = readdir(dir)) != NULL) {
+    cleanup_error fsrun_error_t e = NULL;
+    cleanup_close int dirfd = -1;
+    cleanup_status struct container_status st = {0};
+    struct list_entry *le;
+    if (de->d_name[0] == '.' || status_validate_id(de->d_name, &e) < 0)
+      continue;
+    dirfd = status_dir_open(ctx->state_root, de->d_name, &e);
+    if (dirfd < 0)
+      continue;
+    if (status_read(dirfd, &st, &e) < 0) {
+      fsrun_error_release(&e);
+      st.id = xstrdup(de->d_name);
+      st.status = xstrdup("stopped");
+    }
+    if (n == cap) {
+      cap = cap ? cap * 2 : 16;
+      entries = realloc(entries, cap * sizeof(*entries));
+      if (entries == NULL)
+        abort();
+    }
+    le = &entries[n++];
+    memset(le, 0, sizeof(*le));
+    le->id = xstrdup(de->d_name);
+    le->status = status_derive(dirfd, &st, &le->pid);
+    le->owner = status_owner(dirfd);
+    le->bundle = xstrdup(st.bundle ? st.bundle : "");
+    le->created = xstrdup(st.created ? st.created : "");
+    if (json)
+      le->json = status_state_json(&st, le->status, le->pid, le->owner, false, &e);
+  }
+  if (n > 0)
+    qsort(entries, n, sizeof(*entries), compare_entries);
+
+  if (quiet) {
+    for (size_t i = 0; i < n; i++)
+      fprintf(out, "%s\n", entries[i].id);
+  } else if (json) {
+    fputc('[', out);
+    for (size_t i = 0, first = 1; i < n; i++) {
+      if (entries[i].json == NULL)
+        continue;
+      fprintf(out, "%s%s", first ? "" : ",", entries[i].json);
+      first = 0;
+    }
+    fputs("]\n", out);
+  } else {
+    /* columns as runc prints them: at least 12 wide, 3 spaces of padding */
+    static const char *const heads[] = {"ID", "PID", "STATUS", "BUNDLE", "CREATED", "OWNER"};
+    size_t w[6];
+    char pidbuf[32];
+    for (int k = 0; k < 6; k++)
+      w[k] = strlen(heads[k]);
+    for (size_t i = 0; i < n; i++) {
+      size_t lens[6] = {strlen(entries[i].id), (size_t)snprintf(pidbuf, sizeof(pidbuf), "%d",
+                                                                 (int)entries[i].pid),
+                        strlen(entries[i].status), strlen(entries[i].bundle),
+                        strlen(entries[i].created), strlen(entries[i].owner)};
+      for (int k = 0; k < 6; k++)
+        if (lens[k] > w[k])
+          w[k] = lens[k];
+    }
+    for (int k = 0; k < 6; k++)
+      w[k] = (w[k] + 3 < 12 ? 12 : w[k] + 3);
+    fprintf(out, "%-*s%-*s%-*s%-*s%-*s%s\n", (int)w[0], heads[0], (int)w[1], heads[1], (int)w[2],
+            heads[2], (int)w[3], heads[3], (int)w[4], heads[4], heads[5]);
+    for (size_t i = 0; i < n; i++) {
+      snprintf(pidbuf, sizeof(pidbuf), "%d", (int)entries[i].pid);
+      fprintf(out, "%-*s%-*s%-*s%-*s%-*s%s\n", (int)w[0], entries[i].id, (int)w[1], pidbuf,
+              (int)w[2], entries[i].status, (int)w[3], entries[i].bundle, (int)w[4],
+              entries[i].created, entries[i].owner);
+    }
+  }
+  for (size_t i = 0; i < n; i++) {
+    free(entries[i].id);
+    free(entries[i].json);
+    free(entries[i].bundle);
+    free(entries[i].created);
+    free(entries[i].owner);
+  }
+  free(entries);
+  return 0;
+}
+
+static bool pid_in(pid_t pid, const pid_t *pids, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    if (pids[i] == pid)
+      return true;
+  return false;
+}
+
+/* Runs `ps ARGS` and prints its header and the lines whose PID column is one of pids. */
+static int ps_table(char **ps_args, int n_ps_args, const pid_t *pids, size_t n, FILE *out,
+                    fsrun_error_t *err) {
+  static char ps_name[] = "ps", default_args[] = "-ef";
+  cleanup_free char **argv = xmalloc0(sizeof(char *) * ((size_t)n_ps_args + 3));
+  cleanup_file FILE *in = NULL;
+  cleanup_free char *line = NULL;
+  posix_spawn_file_actions_t fa;
+  extern char **environ;
+  size_t cap = 0;
+  int fds[2], status = 0, pid_col = -1;
+  pid_t child;
+  ssize_t len;
+  bool header = true;
+
+  argv[0] = ps_name;
+  if (n_ps_args == 0)
+    argv[1] = default_args;
+  for (int i = 0; i < n_ps_args; i++)
+    argv[i + 1] = ps_args[i];
+  if (pipe2(fds, O_CLOEXEC) < 0)
+    return fsrun_error_errno(err, "ps: pipe");
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_adddup2(&fa, fds[1], STDOUT_FILENO);
+  status = posix_spawnp(&child, "ps", &fa, NULL, argv, environ);
+  if (status != 0) {
+    posix_spawn_file_actions_destroy(&fa);
+    close(fds[0]);
+    close(fds[1]);
+    return fsrun_error_make(err, status, "exec `ps`");
+  }
+  posix_spawn_file_actions_destroy(&fa);
+  close(fds[1]);
+  in = fdopen(fds[0], "r");
+  while ((len = getline(&line, &cap, in)) > 0) {
+    if (header) {
+      /* the PID column's index in the header */
+      char *copy = xstrdup(line), *save = NULL;
+      int col = 0;
+      for (char *tok = strtok_r(copy, " \t\n", &save); tok; tok = strtok_r(NULL, " \t\n", &save)) {
+        if (strcmp(tok, "PID") == 0) {
+          pid_col = col;
+          break;
+        }
+        col++;
+      }
+      free(copy);
+      if (pid_col < 0) {
+        waitpid(child, &status, 0);
+        return fsrun_error_make(err, EINVAL, "ps: no PID column in the output of `ps`");
+      }
+      fputs(line, out);
+      header = false;
+      continue;
+    }
+    {
+      char *copy = xstrdup(line), *save = NULL, *tok;
+      int col = 0;
+      for (tok = strtok_r(copy, " \t\n", &save); tok && col < pid_col;
+           tok = strtok_r(NULL, " \t\n", &save))
+        col++;
+      if (tok != NULL && pid_in((pid_t)strtol(tok, NULL, 10), pids, n))
+        fputs(line, out);
+      free(copy);
+    }
+  }
+  while (waitpid(child, &status, 0) < 0 && errno == EINTR)
+    ;
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+    return fsrun_error_make(err, 0, "`ps` failed");
+  return 0;
+}
+
+int container_ps(const struct fsrun_context *ctx, const char *id, const char *format,
+                 char **ps_args, int n_ps_args, FILE *out, fsrun_error_t *err) {
+  cleanup_close int dirfd = -1;
+  cleanup_status struct container_status st = {0};
+  cleanup_cgroup struct fsrun_cgroup *cg = NULL;
+  cleanup_free pid_t *pids = NULL;
+  size_t n = 0;
+  bool json = format != NULL && strcmp(format, "json") == 0;
+  const char *status;
+  pid_t pid;
+
+  if (format != NULL && !json && strcmp(format, "table") != 0)
+    return fsrun_error_make(err, EINVAL, "--format: expected table or json, got `%s`", format);
+  dirfd = status_dir_open(ctx->state_root, id, err);
+  if (dirfd < 0)
+    return dirfd;
+  if (status_read(dirfd, &st, err) < 0)
+    return fsrun_error_code(err);
+  status = status_derive(dirfd, &st, &pid);
+  if (st.cgroup != NULL) {
+    if (cgroup_open(st.cgroup, &cg, err) < 0)
+      return fsrun_error_code(err);
+    if (cg != NULL && cgroup_pids(cg, &pids, &n, err) < 0)
+      return fsrun_error_code(err);
+  }
+  if (cg == NULL && strcmp(status, "stopped") != 0) {
+    pids = xmalloc0(sizeof(pid_t));
+    pids[0] = pid;
+    n = 1;
+  }
+  if (json) {
+    fputc('[', out);
+    for (size_t i = 0; i < n; i++)
+      fprintf(out, "%s%d", i ? "," : "", (int)pids[i]);
+    fputs("]\n", out);
+    return 0;
+  }
+  fflush(out);
+  return ps_table(ps_args, n_ps_args, pids, n, out, err);
+}

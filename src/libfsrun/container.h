@@ -1,0 +1,51 @@
+/* The container lifecycle: create, start, run, state, kill, delete, list, ps. The commands in
+ * src/cmd/ parse their arguments and call these. */
+#ifndef FSRUN_CONTAINER_H
+#define FSRUN_CONTAINER_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "context.h"
+#include "error.h"
+
+struct container_create_opts {
+  const char *id;
+  const char *bundle;         /* NULL = the current directory */
+  const char *pid_file;       /* may be NULL */
+  const char *console_socket; /* may be NULL */
+  int preserve_fds;
+  bool no_pivot;
+  bool no_new_keyring;
+};
+
+struct container_run_opts {
+  struct container_create_opts create;
+  bool detach;
+  bool keep; /* do not delete the container after it exits (foreground run) */
+};
+
+int container_create(const struct fsrun_context *ctx, const struct container_create_opts *o,
+                     fsrun_error_t *err);
+int container_start(const struct fsrun_context *ctx, const char *id, fsrun_error_t *err);
+/* Foreground: *exit_status is the process's status (128+N for signal N). */
+int container_run(const struct fsrun_context *ctx, const struct container_run_opts *o,
+                  int *exit_status, fsrun_error_t *err);
+int container_state(const struct fsrun_context *ctx, const char *id, FILE *out, fsrun_error_t *err);
+/* signal: a name ("KILL", "SIGKILL") or a number; NULL = SIGTERM. */
+int container_kill(const struct fsrun_context *ctx, const char *id, const char *signal, bool all,
+                   fsrun_error_t *err);
+int container_delete(const struct fsrun_context *ctx, const char *id, bool force,
+                     fsrun_error_t *err);
+/* format: "table" (NULL) or "json". */
+int container_list(const struct fsrun_context *ctx, const char *format, bool quiet, FILE *out,
+                   fsrun_error_t *err);
+/* format "json": the host pids as a JSON array; "table": `ps ps_args` (default -ef) filtered to the
+ * container's processes. */
+int container_ps(const struct fsrun_context *ctx, const char *id, const char *format,
+                 char **ps_args, int n_ps_args, FILE *out, fsrun_error_t *err);
+
+/* "KILL", "SIGKILL", "kill", "9", "RTMIN+3" -> the number. */
+int signal_parse(const char *name, int *sig, fsrun_error_t *err);
+
+#endif

@@ -1,0 +1,342 @@
+/* `fsrun features`: what this runtime can do, for clients that adapt to the runtime (containerd,
+ * Kubernetes, ...). A client trusts this document, so it must never claim a feature the tree does
+ * not implement: everything claimed comes from the table below, intersected with what the host
+ * supports. */
+#include "runtime-features.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/seccomp.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/capability.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#ifdef HAVE_LINUX_LANDLOCK_H
+#include <linux/landlock.h>
+#endif
+
+#include "utils.h"
+#include <libseccomp.h>
+
+/* ---------------------------------------------------------------------------------------------------
+ * THE CAPABILITY TABLE. One row per feature the features document can claim.
+ *
+ * Flip `implemented` to true in the same change that lands the feature and its integration test,
+ * and never before: `fsrun features` lists exactly the rows marked true (for namespaces, hooks,
+ * mount options and seccomp flags), and reports the FEATURE_LINUX / FEATURE_CGROUP rows as the
+ * "enabled" booleans (AND-ed with what the host supports, where that can be probed).
+ * -------------------------------------------------------------------------------------------------
+ */
+static const struct feature_row {
+  fsrun_feature_kind kind;
+  const char *name;
+  bool implemented;
+} feature_table[] = {
+    /* hooks (hooks.c) */
+    {FEATURE_HOOK, "prestart", false},
+    {FEATURE_HOOK, "createRuntime", false},
+    {FEATURE_HOOK, "createContainer", false},
+    {FEATURE_HOOK, "startContainer", false},
+    {FEATURE_HOOK, "poststart", false},
+    {FEATURE_HOOK, "poststop", false},
+
+    /* namespaces (namespaces.c) */
+    {FEATURE_NAMESPACE, "cgroup", false},
+    {FEATURE_NAMESPACE, "ipc", false},
+    {FEATURE_NAMESPACE, "mount", false},
+    {FEATURE_NAMESPACE, "network", false},
+    {FEATURE_NAMESPACE, "pid", false},
+    {FEATURE_NAMESPACE, "time", false},
+    {FEATURE_NAMESPACE, "user", false},
+    {FEATURE_NAMESPACE, "uts", false},
+
+    /* cgroup drivers (cgroup.c, cgroup-v1.c, cgroup-v2.c, cgroup-systemd.c) */
+    {FEATURE_CGROUP, "v1", false},
+    {FEATURE_CGROUP, "v2", false},
+    {FEATURE_CGROUP, "systemd", false},
+    {FEATURE_CGROUP, "systemdUser", false},
+    {FEATURE_CGROUP, "rdma", false},
+
+    /* Linux features (FEATURE_LINUX):
+     * capabilities: caps.c applies process.capabilities; the list is then every capability the
+     *               running kernel knows (/proc/sys/kernel/cap_last_cap, names from libcap);
+     * seccomp:      seccomp.c; actions/operators/archs are what the linked libseccomp supports;
+     * apparmor, selinux: process.apparmorProfile / selinuxLabel applied (and the LSM is active);
+     * intelRdt:     linux.intelRdt applied through resctrl;
+     * idmap:        idmapped mounts (mounts[].uidMappings, the "idmap" option). */
+    {FEATURE_LINUX, "capabilities", true},
+    {FEATURE_LINUX, "seccomp", true},
+    {FEATURE_LINUX, "apparmor", false},
+    {FEATURE_LINUX, "selinux", false},
+    {FEATURE_LINUX, "intelRdt", false},
+    {FEATURE_LINUX, "idmap", false},
+
+    /* linux.seccomp.flags (seccomp.c); "supportedFlags" also needs the running kernel's support */
+    {FEATURE_SECCOMP_FLAG, "SECCOMP_FILTER_FLAG_TSYNC", true},
+    {FEATURE_SECCOMP_FLAG, "SECCOMP_FILTER_FLAG_LOG", true},
+    {FEATURE_SECCOMP_FLAG, "SECCOMP_FILTER_FLAG_SPEC_ALLOW", true},
+    {FEATURE_SECCOMP_FLAG, "SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV", true},
+
+    /* annotations fsrun acts on (reported under "annotations" with a value) */
+    {FEATURE_ANNOTATION, "run.fsrun.landlock", false},
+
+    /* mount options (mounts.c): mount(8) flags, their recursive "r" forms (mount_setattr),
+     * propagation, and the OCI runtimes' extensions (tmpcopyup, idmap) */
+    {FEATURE_MOUNT_OPTION, "async", false},
+    {FEATURE_MOUNT_OPTION, "atime", false},
+    {FEATURE_MOUNT_OPTION, "bind", false},
+    {FEATURE_MOUNT_OPTION, "defaults", false},
+    {FEATURE_MOUNT_OPTION, "dev", false},
+    {FEATURE_MOUNT_OPTION, "diratime", false},
+    {FEATURE_MOUNT_OPTION, "dirsync", false},
+    {FEATURE_MOUNT_OPTION, "exec", false},
+    {FEATURE_MOUNT_OPTION, "idmap", false},
+    {FEATURE_MOUNT_OPTION, "iversion", false},
+    {FEATURE_MOUNT_OPTION, "lazytime", false},
+    {FEATURE_MOUNT_OPTION, "loud", false},
+    {FEATURE_MOUNT_OPTION, "mand", false},
+    {FEATURE_MOUNT_OPTION, "noatime", false},
+    {FEATURE_MOUNT_OPTION, "nodev", false},
+    {FEATURE_MOUNT_OPTION, "nodiratime", false},
+    {FEATURE_MOUNT_OPTION, "noexec", false},
+    {FEATURE_MOUNT_OPTION, "noiversion", false},
+    {FEATURE_MOUNT_OPTION, "nolazytime", false},
+    {FEATURE_MOUNT_OPTION, "nomand", false},
+    {FEATURE_MOUNT_OPTION, "norelatime", false},
+    {FEATURE_MOUNT_OPTION, "nostrictatime", false},
+    {FEATURE_MOUNT_OPTION, "nosuid", false},
+    {FEATURE_MOUNT_OPTION, "nosymfollow", false},
+    {FEATURE_MOUNT_OPTION, "private", false},
+    {FEATURE_MOUNT_OPTION, "ratime", false},
+    {FEATURE_MOUNT_OPTION, "rbind", false},
+    {FEATURE_MOUNT_OPTION, "rdev", false},
+    {FEATURE_MOUNT_OPTION, "rdiratime", false},
+    {FEATURE_MOUNT_OPTION, "relatime", false},
+    {FEATURE_MOUNT_OPTION, "remount", false},
+    {FEATURE_MOUNT_OPTION, "rexec", false},
+    {FEATURE_MOUNT_OPTION, "ridmap", false},
+    {FEATURE_MOUNT_OPTION, "rnoatime", false},
+    {FEATURE_MOUNT_OPTION, "rnodev", false},
+    {FEATURE_MOUNT_OPTION, "rnodiratime", false},
+    {FEATURE_MOUNT_OPTION, "rnoexec", false},
+    {FEATURE_MOUNT_OPTION, "rnorelatime", false},
+    {FEATURE_MOUNT_OPTION, "rnostrictatime", false},
+    {FEATURE_MOUNT_OPTION, "rnosuid", false},
+    {FEATURE_MOUNT_OPTION, "rnosymfollow", false},
+    {FEATURE_MOUNT_OPTION, "ro", false},
+    {FEATURE_MOUNT_OPTION, "rprivate", false},
+    {FEATURE_MOUNT_OPTION, "rrelatime", false},
+    {FEATURE_MOUNT_OPTION, "rro", false},
+    {FEATURE_MOUNT_OPTION, "rrw", false},
+    {FEATURE_MOUNT_OPTION, "rshared", false},
+    {FEATURE_MOUNT_OPTION, "rslave", false},
+    {FEATURE_MOUNT_OPTION, "rstrictatime", false},
+    {FEATURE_MOUNT_OPTION, "rsuid", false},
+    {FEATURE_MOUNT_OPTION, "rsymfollow", false},
+    {FEATURE_MOUNT_OPTION, "runbindable", false},
+    {FEATURE_MOUNT_OPTION, "rw", false},
+    {FEATURE_MOUNT_OPTION, "shared", false},
+    {FEATURE_MOUNT_OPTION, "silent", false},
+    {FEATURE_MOUNT_OPTION, "slave", false},
+    {FEATURE_MOUNT_OPTION, "strictatime", false},
+    {FEATURE_MOUNT_OPTION, "suid", false},
+    {FEATURE_MOUNT_OPTION, "symfollow", false},
+    {FEATURE_MOUNT_OPTION, "sync", false},
+    {FEATURE_MOUNT_OPTION, "tmpcopyup", false},
+    {FEATURE_MOUNT_OPTION, "unbindable", false},
+};
+
+#define FEATURE_TABLE_LEN (sizeof(feature_table) / sizeof(feature_table[0]))
+
+bool features_implemented(fsrun_feature_kind kind, const char *name) {
+  for (size_t i = 0; i < FEATURE_TABLE_LEN; i++)
+    if (feature_table[i].kind == kind && strcmp(feature_table[i].name, name) == 0)
+      return feature_table[i].implemented;
+  return false;
+}
+
+static void strv_push(oci_strv *v, const char *s) {
+  char **items = realloc(v->items, sizeof(char *) * (v->len + 2));
+  if (items == NULL)
+    abort();
+  v->items = items;
+  v->items[v->len++] = xstrdup(s);
+  v->items[v->len] = NULL;
+}
+
+static void push_implemented(oci_strv *v, fsrun_feature_kind kind) {
+  for (size_t i = 0; i < FEATURE_TABLE_LEN; i++)
+    if (feature_table[i].kind == kind && feature_table[i].implemented)
+      strv_push(v, feature_table[i].name);
+}
+
+static bool path_exists(const char *path) {
+  struct stat st;
+  return stat(path, &st) == 0;
+}
+
+/* Every capability the running kernel knows, as "CAP_CHOWN", ... */
+static void push_kernel_capabilities(oci_strv *v) {
+  cleanup_error fsrun_error_t err = NULL;
+  cleanup_free char *text = NULL;
+  int last;
+
+  if (read_file_at(AT_FDCWD, "/proc/sys/kernel/cap_last_cap", &text, NULL, &err) < 0 ||
+      sscanf(text, "%d", &last) != 1)
+    last = (int)cap_max_bits() - 1;
+  for (int cap = 0; cap <= last; cap++) {
+    char *name = cap_to_name((cap_value_t)cap);
+    char upper[64];
+    size_t i;
+    if (name == NULL)
+      continue;
+    /* libcap prints capabilities newer than itself as bare numbers: no name to offer */
+    if (strncmp(name, "cap_", 4) == 0) {
+      for (i = 0; name[i] && i < sizeof(upper) - 1; i++)
+        upper[i] = (char)toupper((unsigned char)name[i]);
+      upper[i] = '\0';
+      strv_push(v, upper);
+    }
+    cap_free(name);
+  }
+}
+
+static void push_seccomp_support(oci_features *f) {
+  static const char *const operators[] = {"SCMP_CMP_NE",       "SCMP_CMP_LT", "SCMP_CMP_LE",
+                                          "SCMP_CMP_EQ",       "SCMP_CMP_GE", "SCMP_CMP_GT",
+                                          "SCMP_CMP_MASKED_EQ"};
+  static const char *const archs[] = {
+      "SCMP_ARCH_X86",     "SCMP_ARCH_X86_64",   "SCMP_ARCH_X32",         "SCMP_ARCH_ARM",
+      "SCMP_ARCH_AARCH64", "SCMP_ARCH_MIPS",     "SCMP_ARCH_MIPS64",      "SCMP_ARCH_MIPS64N32",
+      "SCMP_ARCH_MIPSEL",  "SCMP_ARCH_MIPSEL64", "SCMP_ARCH_MIPSEL64N32", "SCMP_ARCH_PPC",
+      "SCMP_ARCH_PPC64",   "SCMP_ARCH_PPC64LE",  "SCMP_ARCH_S390",        "SCMP_ARCH_S390X",
+      "SCMP_ARCH_PARISC",  "SCMP_ARCH_PARISC64", "SCMP_ARCH_RISCV64"};
+  /* ARCH names are given to libseccomp without the prefix, lower case */
+  static const char *const arch_lib_names[] = {
+      "x86",       "x86_64", "x32",      "arm",         "aarch64", "mips",  "mips64",
+      "mips64n32", "mipsel", "mipsel64", "mipsel64n32", "ppc",     "ppc64", "ppc64le",
+      "s390",      "s390x",  "parisc",   "parisc64",    "riscv64"};
+  static const struct {
+    const char *name;
+    unsigned int min_api; /* libseccomp API level that supports the action */
+  } actions[] = {
+      {"SCMP_ACT_KILL", 1},         {"SCMP_ACT_KILL_THREAD", 1}, {"SCMP_ACT_TRAP", 1},
+      {"SCMP_ACT_ERRNO", 1},        {"SCMP_ACT_TRACE", 1},       {"SCMP_ACT_ALLOW", 1},
+      {"SCMP_ACT_KILL_PROCESS", 3}, {"SCMP_ACT_LOG", 3},         {"SCMP_ACT_NOTIFY", 5},
+  };
+  static const struct {
+    const char *name;
+    unsigned long value;
+  } flags[] = {
+      {"SECCOMP_FILTER_FLAG_TSYNC", SECCOMP_FILTER_FLAG_TSYNC},
+      {"SECCOMP_FILTER_FLAG_LOG", SECCOMP_FILTER_FLAG_LOG},
+      {"SECCOMP_FILTER_FLAG_SPEC_ALLOW", SECCOMP_FILTER_FLAG_SPEC_ALLOW},
+      {"SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV", 1UL << 5},
+  };
+  unsigned int api = seccomp_api_get();
+
+  for (size_t i = 0; i < sizeof(actions) / sizeof(actions[0]); i++)
+    if (api >= actions[i].min_api)
+      strv_push(&f->seccomp_actions, actions[i].name);
+  for (size_t i = 0; i < sizeof(operators) / sizeof(operators[0]); i++)
+    strv_push(&f->seccomp_operators, operators[i]);
+  for (size_t i = 0; i < sizeof(archs) / sizeof(archs[0]); i++)
+    if (seccomp_arch_resolve_name(arch_lib_names[i]) != 0)
+      strv_push(&f->seccomp_archs, archs[i]);
+  for (size_t i = 0; i < sizeof(flags) / sizeof(flags[0]); i++) {
+    if (!features_implemented(FEATURE_SECCOMP_FLAG, flags[i].name))
+      continue;
+    strv_push(&f->seccomp_known_flags, flags[i].name);
+    /* A kernel that knows the flag gets as far as reading the (NULL) program: EFAULT. Unknown
+     * flags fail with EINVAL before that. Nothing is installed either way. WAIT_KILLABLE_RECV is
+     * only valid with a listener, so it is probed together with NEW_LISTENER (as seccomp.c
+     * uses it). */
+    unsigned long probe = flags[i].value;
+    if (probe == (1UL << 5))
+      probe |= SECCOMP_FILTER_FLAG_NEW_LISTENER;
+    if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, probe, NULL) < 0 && errno == EFAULT)
+      strv_push(&f->seccomp_supported_flags, flags[i].name);
+  }
+}
+
+static int landlock_abi_version(void) {
+#if defined(HAVE_LINUX_LANDLOCK_H) && defined(SYS_landlock_create_ruleset)
+  long abi = syscall(SYS_landlock_create_ruleset, NULL, 0, LANDLOCK_CREATE_RULESET_VERSION);
+  return abi > 0 ? (int)abi : 0;
+#else
+  return 0;
+#endif
+}
+
+/* oci_map_set only fails for lack of memory; like xmalloc0, treat that as fatal */
+static void annotate(oci_features *f, const char *key, const char *value) {
+  if (oci_map_set(&f->annotations, key, value) < 0)
+    abort();
+}
+
+const char *features_libseccomp_version(void) {
+  static char text[48];
+  const struct scmp_version *sv = seccomp_version();
+  if (sv == NULL)
+    return NULL;
+  snprintf(text, sizeof(text), "%u.%u.%u", sv->major, sv->minor, sv->micro);
+  return text;
+}
+
+int features_build(oci_features **out, fsrun_error_t *err) {
+  oci_features *f = xmalloc0(sizeof(*f));
+  const char *libseccomp_version = features_libseccomp_version();
+
+  f->oci_version_min = xstrdup("1.0.0");
+  f->oci_version_max = xstrdup(OCI_VERSION);
+  push_implemented(&f->hooks, FEATURE_HOOK);
+  push_implemented(&f->mount_options, FEATURE_MOUNT_OPTION);
+  push_implemented(&f->namespaces, FEATURE_NAMESPACE);
+  if (features_implemented(FEATURE_LINUX, "capabilities"))
+    push_kernel_capabilities(&f->capabilities);
+
+  f->cgroup_v1 = features_implemented(FEATURE_CGROUP, "v1");
+  f->cgroup_v2 = features_implemented(FEATURE_CGROUP, "v2");
+  f->cgroup_systemd = features_implemented(FEATURE_CGROUP, "systemd");
+  f->cgroup_systemd_user = features_implemented(FEATURE_CGROUP, "systemdUser");
+  f->cgroup_rdma = features_implemented(FEATURE_CGROUP, "rdma");
+
+  f->seccomp_enabled = features_implemented(FEATURE_LINUX, "seccomp");
+  if (f->seccomp_enabled)
+    push_seccomp_support(f);
+
+  f->apparmor_enabled = features_implemented(FEATURE_LINUX, "apparmor") &&
+                        path_exists("/sys/kernel/security/apparmor");
+  f->selinux_enabled =
+      features_implemented(FEATURE_LINUX, "selinux") && path_exists("/sys/fs/selinux/enforce");
+  f->intel_rdt_enabled =
+      features_implemented(FEATURE_LINUX, "intelRdt") && path_exists("/sys/fs/resctrl/schemata");
+  f->idmap_enabled = features_implemented(FEATURE_LINUX, "idmap");
+
+  if (libseccomp_version != NULL)
+    annotate(f, "io.github.seccomp.libseccomp.version", libseccomp_version);
+  annotate(f, "org.fsrun.version", PACKAGE_VERSION);
+  annotate(f, "org.fsrun.commit", FSRUN_COMMIT);
+  if (features_implemented(FEATURE_ANNOTATION, "run.fsrun.landlock")) {
+    /* the Landlock ABI version of the running kernel, "0" when it has none */
+    cleanup_free char *abi = xasprintf("%d", landlock_abi_version());
+    annotate(f, "run.fsrun.landlock", abi);
+  }
+  *out = f;
+  return 0;
+}
+
+char *features_json(fsrun_error_t *err) {
+  oci_features *f = NULL;
+  char *json, *json_err = NULL;
+  if (features_build(&f, err) < 0)
+    return NULL;
+  json = oci_features_serialize(f, true, &json_err);
+  oci_features_free(f);
+  if (json == NULL)
+    fsrun_error_take(err, 0, json_err);
+  return json;
+}

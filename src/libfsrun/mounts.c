@@ -1,0 +1,827 @@
+/* Mount options and one `mounts` entry. Bind mounts use the new mount API (open_tree, mount_setattr,
+ * move_mount onto an fd), other filesystems mount(2) onto /proc/self/fd/N of a target that was
+ * resolved inside the rootfs. Phase 1 runs before pivot_root, so that /proc is the host's. */
+#include "mounts.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/magic.h>
+#include <linux/openat2.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/statvfs.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "utils.h"
+
+/* --- options ------------------------------------------------------------------------------------ */
+
+typedef enum {
+  OPT_IGNORE,      /* "defaults" */
+  OPT_SET,         /* sets MS_* bits */
+  OPT_CLEAR,       /* clears MS_* bits */
+  OPT_ATIME,       /* one of noatime/relatime/strictatime: replaces the other two */
+  OPT_PROPAGATION, /* MS_SHARED... [| MS_REC] */
+  OPT_REC_SET,     /* recursive MOUNT_ATTR_* set */
+  OPT_REC_CLEAR,   /* recursive MOUNT_ATTR_* clear */
+  OPT_REC_ATIME,   /* recursive atime mode (value is the MOUNT_ATTR_ atime value) */
+  OPT_REFUSE,      /* known, not supported */
+} option_kind;
+
+struct option_def {
+  const char *name;
+  option_kind kind;
+  unsigned long value;
+};
+
+#define ATIME_FLAGS (MS_NOATIME | MS_RELATIME | MS_STRICTATIME)
+
+static const struct option_def option_table[] = {
+    {"defaults", OPT_IGNORE, 0},
+    {"ro", OPT_SET, MS_RDONLY},
+    {"rw", OPT_CLEAR, MS_RDONLY},
+    {"nosuid", OPT_SET, MS_NOSUID},
+    {"suid", OPT_CLEAR, MS_NOSUID},
+    {"nodev", OPT_SET, MS_NODEV},
+    {"dev", OPT_CLEAR, MS_NODEV},
+    {"noexec", OPT_SET, MS_NOEXEC},
+    {"exec", OPT_CLEAR, MS_NOEXEC},
+    {"sync", OPT_SET, MS_SYNCHRONOUS},
+    {"async", OPT_CLEAR, MS_SYNCHRONOUS},
+    {"dirsync", OPT_SET, MS_DIRSYNC},
+    {"remount", OPT_SET, MS_REMOUNT},
+    {"mand", OPT_SET, MS_MANDLOCK},
+    {"nomand", OPT_CLEAR, MS_MANDLOCK},
+    {"noatime", OPT_ATIME, MS_NOATIME},
+    {"atime", OPT_CLEAR, MS_NOATIME},
+    {"relatime", OPT_ATIME, MS_RELATIME},
+    {"norelatime", OPT_CLEAR, MS_RELATIME},
+    {"strictatime", OPT_ATIME, MS_STRICTATIME},
+    {"nostrictatime", OPT_CLEAR, MS_STRICTATIME},
+    {"nodiratime", OPT_SET, MS_NODIRATIME},
+    {"diratime", OPT_CLEAR, MS_NODIRATIME},
+    {"nosymfollow", OPT_SET, MS_NOSYMFOLLOW},
+    {"symfollow", OPT_CLEAR, MS_NOSYMFOLLOW},
+    {"lazytime", OPT_SET, MS_LAZYTIME},
+    {"nolazytime", OPT_CLEAR, MS_LAZYTIME},
+    {"iversion", OPT_SET, MS_I_VERSION},
+    {"noiversion", OPT_CLEAR, MS_I_VERSION},
+    {"silent", OPT_SET, MS_SILENT},
+    {"loud", OPT_CLEAR, MS_SILENT},
+    {"bind", OPT_SET, MS_BIND},
+    {"rbind", OPT_SET, MS_BIND | MS_REC},
+    {"shared", OPT_PROPAGATION, MS_SHARED},
+    {"rshared", OPT_PROPAGATION, MS_SHARED | MS_REC},
+    {"slave", OPT_PROPAGATION, MS_SLAVE},
+    {"rslave", OPT_PROPAGATION, MS_SLAVE | MS_REC},
+    {"private", OPT_PROPAGATION, MS_PRIVATE},
+    {"rprivate", OPT_PROPAGATION, MS_PRIVATE | MS_REC},
+    {"unbindable", OPT_PROPAGATION, MS_UNBINDABLE},
+    {"runbindable", OPT_PROPAGATION, MS_UNBINDABLE | MS_REC},
+    {"rro", OPT_REC_SET, MOUNT_ATTR_RDONLY},
+    {"rrw", OPT_REC_CLEAR, MOUNT_ATTR_RDONLY},
+    {"rnosuid", OPT_REC_SET, MOUNT_ATTR_NOSUID},
+    {"rsuid", OPT_REC_CLEAR, MOUNT_ATTR_NOSUID},
+    {"rnodev", OPT_REC_SET, MOUNT_ATTR_NODEV},
+    {"rdev", OPT_REC_CLEAR, MOUNT_ATTR_NODEV},
+    {"rnoexec", OPT_REC_SET, MOUNT_ATTR_NOEXEC},
+    {"rexec", OPT_REC_CLEAR, MOUNT_ATTR_NOEXEC},
+    {"rnodiratime", OPT_REC_SET, MOUNT_ATTR_NODIRATIME},
+    {"rdiratime", OPT_REC_CLEAR, MOUNT_ATTR_NODIRATIME},
+    {"rnosymfollow", OPT_REC_SET, MOUNT_ATTR_NOSYMFOLLOW},
+    {"rsymfollow", OPT_REC_CLEAR, MOUNT_ATTR_NOSYMFOLLOW},
+    {"rnoatime", OPT_REC_ATIME, MOUNT_ATTR_NOATIME},
+    {"rstrictatime", OPT_REC_ATIME, MOUNT_ATTR_STRICTATIME},
+    {"rrelatime", OPT_REC_ATIME, MOUNT_ATTR_RELATIME},
+    /* turning one atime mode off falls back to the kernel's default, relatime */
+    {"ratime", OPT_REC_ATIME, MOUNT_ATTR_RELATIME},
+    {"rnorelatime", OPT_REC_ATIME, MOUNT_ATTR_RELATIME},
+    {"rnostrictatime", OPT_REC_ATIME, MOUNT_ATTR_RELATIME},
+    {"tmpcopyup", OPT_REFUSE, 0},
+    {"idmap", OPT_REFUSE, 0},
+    {"ridmap", OPT_REFUSE, 0},
+};
+
+static const struct option_def *option_lookup(const char *name) {
+  for (size_t i = 0; i < sizeof(option_table) / sizeof(option_table[0]); i++)
+    if (strcmp(option_table[i].name, name) == 0)
+      return &option_table[i];
+  return NULL;
+}
+
+unsigned long mount_propagation_from_name(const char *name) {
+  const struct option_def *d = name ? option_lookup(name) : NULL;
+  return d != NULL && d->kind == OPT_PROPAGATION ? d->value : 0;
+}
+
+static void append_data(char **data, const char *opt) {
+  char *joined;
+  if (*data == NULL) {
+    *data = xstrdup(opt);
+    return;
+  }
+  joined = xasprintf("%s,%s", *data, opt);
+  free(*data);
+  *data = joined;
+}
+
+int mount_options_parse(const oci_strv *options, struct mount_options *out, fsrun_error_t *err) {
+  memset(out, 0, sizeof(*out));
+  for (size_t i = 0; options != NULL && i < options->len; i++) {
+    const char *name = options->items[i];
+    const struct option_def *d = option_lookup(name);
+    if (d == NULL) {
+      append_data(&out->data, name);
+      continue;
+    }
+    switch (d->kind) {
+    case OPT_IGNORE:
+      break;
+    case OPT_SET:
+      out->flags |= d->value;
+      out->cleared &= ~d->value;
+      break;
+    case OPT_ATIME:
+      out->flags = (out->flags & ~ATIME_FLAGS) | d->value;
+      out->cleared &= ~ATIME_FLAGS;
+      break;
+    case OPT_CLEAR:
+      out->flags &= ~d->value;
+      out->cleared |= d->value;
+      break;
+    case OPT_PROPAGATION:
+      if (out->n_propagation == MOUNT_MAX_PROPAGATION) {
+        mount_options_free(out);
+        return fsrun_error_make(err, EINVAL, "too many propagation options (at `%s`)", name);
+      }
+      out->propagation[out->n_propagation++] = d->value;
+      break;
+    case OPT_REC_SET:
+      out->rec_attr_set |= d->value;
+      out->rec_attr_clr &= ~(uint64_t)d->value;
+      break;
+    case OPT_REC_CLEAR:
+      out->rec_attr_clr |= d->value;
+      out->rec_attr_set &= ~(uint64_t)d->value;
+      break;
+    case OPT_REC_ATIME:
+      /* mount_setattr changes the atime mode as a whole: clear the field, set the new mode */
+      out->rec_attr_clr |= MOUNT_ATTR__ATIME;
+      out->rec_attr_set = (out->rec_attr_set & ~(uint64_t)MOUNT_ATTR__ATIME) | d->value;
+      break;
+    case OPT_REFUSE:
+      mount_options_free(out);
+      return fsrun_error_make(err, EINVAL, "mount option `%s` is not supported", name);
+    }
+  }
+  return 0;
+}
+
+void mount_options_free(struct mount_options *o) {
+  free(o->data);
+  o->data = NULL;
+}
+
+void mount_flags_to_attr(unsigned long flags, unsigned long cleared, struct mount_attr *attr) {
+  static const struct {
+    unsigned long ms;
+    uint64_t attr;
+  } map[] = {
+      {MS_RDONLY, MOUNT_ATTR_RDONLY},         {MS_NOSUID, MOUNT_ATTR_NOSUID},
+      {MS_NODEV, MOUNT_ATTR_NODEV},           {MS_NOEXEC, MOUNT_ATTR_NOEXEC},
+      {MS_NODIRATIME, MOUNT_ATTR_NODIRATIME}, {MS_NOSYMFOLLOW, MOUNT_ATTR_NOSYMFOLLOW},
+  };
+  memset(attr, 0, sizeof(*attr));
+  for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++) {
+    if (flags & map[i].ms)
+      attr->attr_set |= map[i].attr;
+    else if (cleared & map[i].ms)
+      attr->attr_clr |= map[i].attr;
+  }
+  if (flags & ATIME_FLAGS) {
+    attr->attr_clr |= MOUNT_ATTR__ATIME;
+    if (flags & MS_NOATIME)
+      attr->attr_set |= MOUNT_ATTR_NOATIME;
+    else if (flags & MS_STRICTATIME)
+      attr->attr_set |= MOUNT_ATTR_STRICTATIME;
+    /* MS_RELATIME is MOUNT_ATTR_RELATIME, i.e. 0 */
+  } else if (cleared & ATIME_FLAGS) {
+    attr->attr_clr |= MOUNT_ATTR__ATIME; /* back to the default, relatime */
+  }
+}
+
+/* --- paths -------------------------------------------------------------------------------------- */
+
+char *path_clean_abs(const char *path) {
+  size_t len = strlen(path);
+  char *out = xmalloc0(len + 2);
+  size_t o = 0;
+  const char *p = path;
+  out[o++] = '/';
+  while (*p) {
+    const char *end = strchrnul(p, '/');
+    size_t n = (size_t)(end - p);
+    if (n == 0 || (n == 1 && p[0] == '.')) {
+      /* skip */
+    } else if (n == 2 && p[0] == '.' && p[1] == '.') {
+      while (o > 1 && out[o - 1] != '/')
+        o--;
+      if (o > 1)
+        o--; /* drop the separator too */
+    } else {
+      if (o > 1)
+        out[o++] = '/';
+      memcpy(out + o, p, n);
+      o += n;
+    }
+    p = *end ? end + 1 : end;
+  }
+  out[o] = '\0';
+  return out;
+}
+
+/* "/a/b" -> "a/b", "/" -> "." for *at() calls relative to the root fd */
+static const char *rel_path(const char *clean) {
+  return clean[1] ? clean + 1 : ".";
+}
+
+static int openat2_fd(int dirfd, const char *path, int flags, uint64_t resolve) {
+  struct open_how how = {.flags = (uint64_t)(flags | O_CLOEXEC), .resolve = resolve};
+  int fd, tries = 0;
+  do
+    fd = (int)syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
+  while (fd < 0 && errno == EAGAIN && ++tries < 16); /* a concurrent rename; retry */
+  return fd;
+}
+
+#define MAX_SYMLINK_HOPS 40
+
+int root_resolve(int root_fd, const char *path, root_create_kind create, bool no_symlinks,
+                 fsrun_error_t *err) {
+  const uint64_t resolve =
+      RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS | (no_symlinks ? RESOLVE_NO_SYMLINKS : 0);
+  cleanup_free char *cur = path_clean_abs(path);
+  int fd = openat2_fd(root_fd, rel_path(cur), O_PATH, resolve);
+
+  if (fd >= 0)
+    return fd;
+  if (errno != ENOENT || create == ROOT_NO_CREATE)
+    return fsrun_error_errno(err, "open `%s` in the rootfs", cur);
+
+  /* Walk from the root: open each prefix inside the root, create what is missing. */
+  for (int hops = 0; hops < MAX_SYMLINK_HOPS; hops++) {
+    cleanup_close int parent = -1;
+    char *p = cur + 1;
+    char *next_path = NULL;
+    while (*p) {
+      char *end = strchrnul(p, '/');
+      bool last = *end == '\0';
+      int dirfd = parent >= 0 ? parent : root_fd;
+      *end = '\0';
+      fd = openat2_fd(root_fd, rel_path(cur), O_PATH | (last ? 0 : O_DIRECTORY), resolve);
+      if (fd < 0 && errno != ENOENT)
+        return fsrun_error_errno(err, "open `%s` in the rootfs", cur);
+      if (fd < 0) {
+        if (last && create == ROOT_CREATE_FILE) {
+          fd = openat(dirfd, p, O_RDONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY,
+                      0644);
+        } else if (mkdirat(dirfd, p, 0755) == 0) {
+          fd = openat(dirfd, p, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        }
+      }
+      if (fd < 0 && errno == EEXIST) {
+        /* not there when followed, there when created: a dangling symlink. Follow it inside
+         * the root by rewriting the path, as the kernel would under chroot. */
+        char target[4096];
+        ssize_t n;
+        if (no_symlinks)
+          return fsrun_error_make(err, ELOOP, "open `%s` in the rootfs", cur);
+        n = readlinkat(dirfd, p, target, sizeof(target) - 1);
+        if (n < 0)
+          return fsrun_error_make(err, EEXIST, "create `%s` in the rootfs", cur);
+        target[n] = '\0';
+        p[-1] = '\0'; /* cur is now the parent's path ("" for the root) */
+        next_path = xasprintf("%s/%s/%s", target[0] == '/' ? "" : cur, target,
+                              last ? "" : end + 1);
+        break;
+      }
+      if (fd < 0)
+        return fsrun_error_errno(err, "create `%s` in the rootfs", cur);
+      if (parent >= 0)
+        close(parent);
+      parent = fd;
+      if (last)
+        return steal_fd(&parent);
+      *end = '/';
+      p = end + 1;
+    }
+    if (next_path == NULL) /* only "/" has no component, and "/" always exists */
+      return fsrun_error_make(err, ENOENT, "open `%s` in the rootfs", cur);
+    free(cur);
+    cur = path_clean_abs(next_path);
+    free(next_path);
+  }
+  return fsrun_error_make(err, ELOOP, "open `%s` in the rootfs", path);
+}
+
+/* --- performing mounts -------------------------------------------------------------------------- */
+
+static void proc_fd_path(char *buf, size_t len, int fd) {
+  snprintf(buf, len, "/proc/self/fd/%d", fd);
+}
+
+bool mount_entry_is_bind(const oci_mount *m) {
+  if (m->type != NULL && strcmp(m->type, "bind") == 0)
+    return true;
+  for (size_t i = 0; i < m->options.len; i++)
+    if (strcmp(m->options.items[i], "bind") == 0 || strcmp(m->options.items[i], "rbind") == 0)
+      return true;
+  return false;
+}
+
+/* mount_setattr that keeps what a user namespace locks: when clearing a flag is refused (EPERM),
+ * the flags the mount already has are left alone and the call is retried once. */
+static int set_attr(int fd, unsigned int at_flags, struct mount_attr *attr) {
+  struct statfs sfs;
+  if (attr->attr_set == 0 && attr->attr_clr == 0 && attr->propagation == 0)
+    return 0;
+  if (mount_setattr(fd, "", AT_EMPTY_PATH | at_flags, attr, sizeof(*attr)) == 0)
+    return 0;
+  if (errno != EPERM)
+    return -1;
+  if (fstatfs(fd, &sfs) < 0) {
+    errno = EPERM;
+    return -1;
+  }
+  if (sfs.f_flags & ST_RDONLY)
+    attr->attr_clr &= ~(uint64_t)MOUNT_ATTR_RDONLY;
+  if (sfs.f_flags & ST_NOSUID)
+    attr->attr_clr &= ~(uint64_t)MOUNT_ATTR_NOSUID;
+  if (sfs.f_flags & ST_NODEV)
+    attr->attr_clr &= ~(uint64_t)MOUNT_ATTR_NODEV;
+  if (sfs.f_flags & ST_NOEXEC)
+    attr->attr_clr &= ~(uint64_t)MOUNT_ATTR_NOEXEC;
+  if (sfs.f_flags & (ST_NOATIME | ST_NODIRATIME)) {
+    attr->attr_clr &= ~(uint64_t)(MOUNT_ATTR__ATIME | MOUNT_ATTR_NODIRATIME);
+    attr->attr_set &= ~(uint64_t)MOUNT_ATTR__ATIME;
+  }
+  return mount_setattr(fd, "", AT_EMPTY_PATH | at_flags, attr, sizeof(*attr));
+}
+
+static int apply_propagation(int fd, const struct mount_options *o) {
+  for (size_t i = 0; i < o->n_propagation; i++) {
+    struct mount_attr attr = {.propagation = o->propagation[i] & ~(unsigned long)MS_REC};
+    if (mount_setattr(fd, "", AT_EMPTY_PATH | ((o->propagation[i] & MS_REC) ? AT_RECURSIVE : 0),
+                      &attr, sizeof(attr)) < 0)
+      return -1;
+  }
+  return 0;
+}
+
+int mount_bind_fd(int source_fd, int target_fd, bool recursive, fsrun_error_t *err) {
+  cleanup_close int tree = open_tree(source_fd, "",
+                                     OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH |
+                                         (recursive ? AT_RECURSIVE : 0));
+  if (tree < 0)
+    return fsrun_error_errno(err, "open_tree");
+  if (move_mount(tree, "", target_fd, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
+    return fsrun_error_errno(err, "move_mount");
+  return 0;
+}
+
+/* A detached clone of the host tree at source, with the options' attributes, attached onto the
+ * destination (created as a file or a directory like the source). extra_rec adds recursive
+ * attributes on top of the options'. */
+static int bind_tree(const struct mount_env *env, const char *source, const char *dest,
+                     const struct mount_options *o, uint64_t extra_rec_set, bool real_dir,
+                     size_t index, fsrun_error_t *err) {
+  cleanup_close int bundle_fd = -1;
+  cleanup_close int tree = -1;
+  cleanup_close int target = -1;
+  struct mount_attr attr;
+  struct stat st;
+
+  if (source == NULL)
+    return fsrun_error_make(err, EINVAL, "mounts[%zu]: bind mount onto `%s` has no source", index,
+                            dest);
+  if (source[0] != '/') {
+    bundle_fd = open(env->bundle ? env->bundle : ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (bundle_fd < 0)
+      return fsrun_error_errno(err, "mounts[%zu]: open bundle `%s`", index, env->bundle);
+  }
+  tree = open_tree(bundle_fd >= 0 ? bundle_fd : AT_FDCWD, source,
+                   OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | ((o->flags & MS_REC) ? AT_RECURSIVE : 0));
+  if (tree < 0)
+    return fsrun_error_errno(err, "mounts[%zu]: bind source `%s`", index, source);
+  if (fstat(tree, &st) < 0)
+    return fsrun_error_errno(err, "mounts[%zu]: stat bind source `%s`", index, source);
+  target = root_resolve(env->rootfs_fd, dest, S_ISDIR(st.st_mode) ? ROOT_CREATE_DIR : ROOT_CREATE_FILE,
+                        real_dir, err);
+  if (target < 0) {
+    if (real_dir && (fsrun_error_code(err) == -ELOOP || fsrun_error_code(err) == -ENOTDIR))
+      return fsrun_error_make(err, ENOTDIR, "mounts[%zu]: mount destination %s is not a directory",
+                              index, dest);
+    return fsrun_error_wrap(err, "mounts[%zu]: destination `%s`", index, dest);
+  }
+  if (real_dir && !S_ISDIR(st.st_mode))
+    return fsrun_error_make(err, ENOTDIR, "mounts[%zu]: bind source `%s` for %s is not a directory",
+                            index, source, dest);
+
+  mount_flags_to_attr(o->flags, o->cleared, &attr);
+  if (set_attr(tree, 0, &attr) < 0)
+    return fsrun_error_errno(err, "mounts[%zu]: set mount flags of bind `%s` onto `%s`", index,
+                             source, dest);
+  attr = (struct mount_attr){.attr_set = o->rec_attr_set | extra_rec_set,
+                             .attr_clr = o->rec_attr_clr & ~extra_rec_set};
+  if (set_attr(tree, AT_RECURSIVE, &attr) < 0)
+    return fsrun_error_errno(err, "mounts[%zu]: set recursive mount flags of bind `%s` onto `%s`",
+                             index, source, dest);
+  if (move_mount(tree, "", target, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
+    return fsrun_error_errno(err, "mounts[%zu]: bind `%s` onto `%s`", index, source, dest);
+  /* the tree fd now refers to the attached mount */
+  if (apply_propagation(tree, o) < 0)
+    return fsrun_error_errno(err, "mounts[%zu]: set propagation of `%s`", index, dest);
+  return 0;
+}
+
+static int mount_error(fsrun_error_t *err, int errnum, size_t index, const char *what,
+                       const char *type, const char *dest) {
+  if (errnum == ENODEV)
+    return fsrun_error_make(err, errnum, "mounts[%zu]: unknown filesystem type `%s` (mount onto `%s`)",
+                            index, type ? type : "", dest);
+  return fsrun_error_make(err, errnum, "mounts[%zu]: mount `%s` onto `%s`", index, what, dest);
+}
+
+/* After mount(2) onto a target fd, the fd still names the covered directory: reopen the path to
+ * reach the new mount for recursive attributes and propagation. */
+static int finish_new_mount(const struct mount_env *env, const char *dest,
+                            const struct mount_options *o, size_t index, fsrun_error_t *err) {
+  cleanup_close int fd = -1;
+  struct mount_attr attr = {.attr_set = o->rec_attr_set, .attr_clr = o->rec_attr_clr};
+  if (o->n_propagation == 0 && o->rec_attr_set == 0 && o->rec_attr_clr == 0)
+    return 0;
+  fd = root_resolve(env->rootfs_fd, dest, ROOT_NO_CREATE, false, err);
+  if (fd < 0)
+    return fsrun_error_wrap(err, "mounts[%zu]", index);
+  if (set_attr(fd, AT_RECURSIVE, &attr) < 0)
+    return fsrun_error_errno(err, "mounts[%zu]: set recursive mount flags of `%s`", index, dest);
+  if (apply_propagation(fd, o) < 0)
+    return fsrun_error_errno(err, "mounts[%zu]: set propagation of `%s`", index, dest);
+  return 0;
+}
+
+/* mount(2) of a filesystem onto dest inside the rootfs */
+static int mount_fs(const struct mount_env *env, const char *source, const char *type,
+                    const char *dest, unsigned long flags, const char *data, bool real_dir,
+                    size_t index, fsrun_error_t *err) {
+  char target_path[64];
+  cleanup_close int target = root_resolve(env->rootfs_fd, dest, ROOT_CREATE_DIR, real_dir, err);
+  if (target < 0) {
+    if (real_dir && (fsrun_error_code(err) == -ELOOP || fsrun_error_code(err) == -ENOTDIR))
+      return fsrun_error_make(err, ENOTDIR, "mounts[%zu]: mount destination %s is not a directory",
+                              index, dest);
+    return fsrun_error_wrap(err, "mounts[%zu]: destination `%s`", index, dest);
+  }
+  if (real_dir) {
+    struct stat st;
+    if (fstat(target, &st) < 0)
+      return fsrun_error_errno(err, "mounts[%zu]: stat `%s`", index, dest);
+    if (!S_ISDIR(st.st_mode))
+      return fsrun_error_make(err, ENOTDIR, "mounts[%zu]: mount destination %s is not a directory",
+                              index, dest);
+  }
+  proc_fd_path(target_path, sizeof(target_path), target);
+  if (mount(source ? source : type, target_path, type, flags, data) < 0)
+    return mount_error(err, errno, index, source ? source : type, type, dest);
+  return 0;
+}
+
+/* --- cgroup mounts ------------------------------------------------------------------------------ */
+
+struct host_hierarchy {
+  char *controllers; /* "cpu,cpuacct", "name=systemd", "" for cgroup2 */
+  char *path;        /* the init's cgroup in that hierarchy */
+  char *mountpoint;  /* where the host mounts it */
+  char *mnt_root;    /* the root of that mount inside the hierarchy */
+  bool v2;
+};
+
+static void hierarchies_free(struct host_hierarchy *h, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    free(h[i].controllers);
+    free(h[i].path);
+    free(h[i].mountpoint);
+    free(h[i].mnt_root);
+  }
+  free(h);
+}
+
+/* mountinfo escapes space, tab, newline and backslash as \ooo */
+static void unescape_octal(char *s) {
+  char *o = s;
+  for (char *p = s; *p; p++) {
+    if (p[0] == '\\' && p[1] >= '0' && p[1] <= '7' && p[2] >= '0' && p[2] <= '7' && p[3] >= '0' &&
+        p[3] <= '7') {
+      *o++ = (char)(((p[1] - '0') << 6) | ((p[2] - '0') << 3) | (p[3] - '0'));
+      p += 3;
+    } else {
+      *o++ = *p;
+    }
+  }
+  *o = '\0';
+}
+
+/* Whether every controller of the comma list `want` is among the super options `have`. */
+static bool controllers_match(const char *want, const char *have) {
+  cleanup_free char *w = xstrdup(want);
+  char *save = NULL;
+  bool any = false;
+  for (char *tok = strtok_r(w, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+    size_t n = strlen(tok);
+    const char *h = have;
+    bool found = false;
+    while (*h) {
+      const char *e = strchrnul(h, ',');
+      if ((size_t)(e - h) == n && strncmp(h, tok, n) == 0)
+        found = true;
+      h = *e ? e + 1 : e;
+    }
+    if (!found)
+      return false;
+    any = true;
+  }
+  return any;
+}
+
+/* The init's hierarchies (/proc/self/cgroup) with the host's mount point of each (mountinfo). */
+static int read_hierarchies(struct host_hierarchy **out, size_t *n_out, fsrun_error_t *err) {
+  cleanup_free char *cgroups = NULL;
+  cleanup_free char *mountinfo = NULL;
+  struct host_hierarchy *h = NULL;
+  size_t n = 0;
+  char *save = NULL;
+
+  if (read_file_at(AT_FDCWD, "/proc/self/cgroup", &cgroups, NULL, err) < 0 ||
+      read_file_at(AT_FDCWD, "/proc/self/mountinfo", &mountinfo, NULL, err) < 0)
+    return fsrun_error_code(err);
+  for (char *line = strtok_r(cgroups, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+    char *c1 = strchr(line, ':');
+    char *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+    struct host_hierarchy *grown;
+    if (c2 == NULL)
+      continue;
+    *c1 = *c2 = '\0';
+    grown = realloc(h, sizeof(*h) * (n + 1));
+    if (grown == NULL)
+      abort();
+    h = grown;
+    h[n] = (struct host_hierarchy){.controllers = xstrdup(c1 + 1),
+                                   .path = xstrdup(c2 + 1),
+                                   .v2 = strcmp(line, "0") == 0 && c1[1] == '\0'};
+    n++;
+  }
+
+  for (char *line = mountinfo, *next; line && *line; line = next) {
+    char *fields[12];
+    size_t nf = 0;
+    char *sep, *fstype, *superopts, *p = line;
+    next = strchr(line, '\n');
+    if (next)
+      *next++ = '\0';
+    while (nf < 12 && p) {
+      fields[nf++] = p;
+      p = strchr(p, ' ');
+      if (p)
+        *p++ = '\0';
+      if (nf >= 7 && strcmp(fields[nf - 1], "-") == 0)
+        break;
+    }
+    /* fields: 0 id, 1 parent, 2 dev, 3 root, 4 mountpoint, 5 opts, [optional...], "-" */
+    if (nf < 7 || strcmp(fields[nf - 1], "-") != 0 || p == NULL)
+      continue;
+    sep = strchr(p, ' ');
+    if (sep == NULL)
+      continue;
+    *sep = '\0';
+    fstype = p;
+    superopts = strchr(sep + 1, ' ');
+    if (superopts == NULL)
+      continue;
+    superopts++;
+    for (size_t i = 0; i < n; i++) {
+      bool match;
+      if (h[i].mountpoint != NULL)
+        continue;
+      if (h[i].v2)
+        match = strcmp(fstype, "cgroup2") == 0;
+      else
+        match = strcmp(fstype, "cgroup") == 0 && controllers_match(h[i].controllers, superopts);
+      if (match) {
+        unescape_octal(fields[3]);
+        unescape_octal(fields[4]);
+        h[i].mnt_root = xstrdup(fields[3]);
+        h[i].mountpoint = xstrdup(fields[4]);
+        break;
+      }
+    }
+  }
+  *out = h;
+  *n_out = n;
+  return 0;
+}
+
+/* The host directory of the init's own cgroup in a hierarchy */
+static char *hierarchy_host_dir(const struct host_hierarchy *h) {
+  const char *rel = h->path;
+  size_t root_len = strlen(h->mnt_root);
+  if (strcmp(h->mnt_root, "/") != 0 && strncmp(rel, h->mnt_root, root_len) == 0)
+    rel += root_len;
+  return xasprintf("%s/%s", h->mountpoint, rel[0] == '/' ? rel + 1 : rel);
+}
+
+/* Binds the host directory of the init's own cgroup onto target_fd. */
+static int bind_own_cgroup(const struct host_hierarchy *h, int target_fd, struct mount_attr *attr,
+                           fsrun_error_t *err) {
+  cleanup_free char *src = hierarchy_host_dir(h);
+  cleanup_close int tree = open_tree(AT_FDCWD, src, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+  struct mount_attr copy = *attr;
+  if (tree < 0)
+    return fsrun_error_errno(err, "bind `%s`", src);
+  if (set_attr(tree, 0, &copy) < 0)
+    return fsrun_error_errno(err, "set mount flags of `%s`", src);
+  if (move_mount(tree, "", target_fd, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
+    return fsrun_error_errno(err, "bind `%s`", src);
+  return 0;
+}
+
+static int mount_cgroup(const struct mount_env *env, const char *dest,
+                        const struct mount_options *o, size_t index, fsrun_error_t *err) {
+  struct statfs sfs;
+  struct host_hierarchy *h = NULL, *v2 = NULL;
+  size_t n = 0;
+  int ret = 0;
+  /* the hierarchies are read-only unless the mount asks for rw explicitly */
+  bool ro = (o->flags & MS_RDONLY) || !(o->cleared & MS_RDONLY);
+  unsigned long sub_flags = (o->flags & (MS_NOSUID | MS_NODEV | MS_NOEXEC | ATIME_FLAGS)) |
+                            (ro ? MS_RDONLY : 0);
+  struct mount_attr sub_attr;
+  cleanup_close int dir = -1;
+
+  if (statfs("/sys/fs/cgroup", &sfs) < 0)
+    return fsrun_error_errno(err, "mounts[%zu]: statfs `/sys/fs/cgroup`", index);
+  mount_flags_to_attr(sub_flags, o->cleared, &sub_attr);
+
+  if (sfs.f_type == CGROUP2_SUPER_MAGIC) {
+    /* unified host: the namespace's own view, or a bind of the init's cgroup */
+    if (env->new_cgroupns) {
+      ret = mount_fs(env, "cgroup2", "cgroup2", dest, o->flags & ~MS_REC, o->data, false, index,
+                     err);
+      return ret < 0 ? ret : finish_new_mount(env, dest, o, index, err);
+    }
+    if (read_hierarchies(&h, &n, err) < 0)
+      return fsrun_error_wrap(err, "mounts[%zu]", index);
+    for (size_t i = 0; i < n && v2 == NULL; i++)
+      if (h[i].v2 && h[i].mountpoint != NULL)
+        v2 = &h[i];
+    if (v2 == NULL)
+      ret = fsrun_error_make(err, ENOENT, "mounts[%zu]: the init has no cgroup2 hierarchy", index);
+    else if ((dir = root_resolve(env->rootfs_fd, dest, ROOT_CREATE_DIR, false, err)) < 0)
+      ret = fsrun_error_wrap(err, "mounts[%zu]: destination `%s`", index, dest);
+    else if ((ret = bind_own_cgroup(v2, dir, &sub_attr, err)) < 0)
+      fsrun_error_wrap(err, "mounts[%zu]: cgroup onto `%s`", index, dest);
+    hierarchies_free(h, n);
+    return ret < 0 ? ret : finish_new_mount(env, dest, o, index, err);
+  }
+
+  /* v1 or hybrid host: a tmpfs holding one directory per hierarchy the host has */
+  ret = mount_fs(env, "tmpfs", "tmpfs", dest, (o->flags & ~(MS_RDONLY | MS_REC)), "mode=755", false,
+                 index, err);
+  if (ret < 0)
+    return ret;
+  dir = root_resolve(env->rootfs_fd, dest, ROOT_NO_CREATE, false, err);
+  if (dir < 0)
+    return fsrun_error_wrap(err, "mounts[%zu]", index);
+  if (read_hierarchies(&h, &n, err) < 0)
+    return fsrun_error_wrap(err, "mounts[%zu]", index);
+  for (size_t i = 0; i < n && ret == 0; i++) {
+    const char *name;
+    cleanup_close int sub = -1;
+    char sub_path[64];
+    bool mounted = false;
+    if (h[i].mountpoint == NULL || h[i].controllers == NULL)
+      continue; /* a hierarchy the host does not mount (e.g. an unused named one) */
+    name = strrchr(h[i].mountpoint, '/');
+    name = name ? name + 1 : h[i].mountpoint;
+    if (*name == '\0' || strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
+      continue;
+    if (mkdirat(dir, name, 0755) < 0 && errno != EEXIST) {
+      ret = fsrun_error_errno(err, "mounts[%zu]: mkdir `%s/%s`", index, dest, name);
+      break;
+    }
+    sub = openat(dir, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (sub < 0) {
+      ret = fsrun_error_errno(err, "mounts[%zu]: open `%s/%s`", index, dest, name);
+      break;
+    }
+    if (env->new_cgroupns) {
+      proc_fd_path(sub_path, sizeof(sub_path), sub);
+      if (h[i].v2)
+        mounted = mount("cgroup2", sub_path, "cgroup2", sub_flags, NULL) == 0;
+      else
+        mounted = mount("cgroup", sub_path, "cgroup", sub_flags, h[i].controllers) == 0;
+      if (!mounted && errno != EPERM && errno != EBUSY) {
+        ret = fsrun_error_errno(err, "mounts[%zu]: mount cgroup `%s` onto `%s/%s`", index,
+                                h[i].controllers[0] ? h[i].controllers : "cgroup2", dest, name);
+        break;
+      }
+      /* EPERM: v1 hierarchies cannot be mounted in a user namespace; EBUSY: the host mounted the
+       * hierarchy with other options. Bind the init's own cgroup instead. */
+    }
+    if (!mounted && bind_own_cgroup(&h[i], sub, &sub_attr, err) < 0) {
+      ret = fsrun_error_wrap(err, "mounts[%zu]: cgroup onto `%s/%s`", index, dest, name);
+      break;
+    }
+    /* co-mounted controllers ("cpu,cpuacct") get one symlink per controller, as on the host */
+    if (!h[i].v2 && strchr(name, ',') != NULL) {
+      cleanup_free char *list = xstrdup(name);
+      char *save = NULL;
+      for (char *c = strtok_r(list, ",", &save); c; c = strtok_r(NULL, ",", &save))
+        if (strcmp(c, name) != 0 && symlinkat(name, dir, c) < 0 && errno != EEXIST) {
+          ret = fsrun_error_errno(err, "mounts[%zu]: symlink `%s/%s`", index, dest, c);
+          break;
+        }
+    }
+  }
+  hierarchies_free(h, n);
+  if (ret < 0)
+    return ret;
+  if (o->flags & MS_RDONLY) {
+    struct mount_attr attr = {.attr_set = MOUNT_ATTR_RDONLY};
+    if (mount_setattr(dir, "", AT_EMPTY_PATH, &attr, sizeof(attr)) < 0)
+      return fsrun_error_errno(err, "mounts[%zu]: make `%s` read-only", index, dest);
+  }
+  return finish_new_mount(env, dest, o, index, err);
+}
+
+/* --- one entry ---------------------------------------------------------------------------------- */
+
+int mount_entry(const struct mount_env *env, const oci_mount *m, size_t index, fsrun_error_t *err) {
+  struct mount_options o __attribute__((cleanup(mount_options_free))) = {0};
+  cleanup_free char *dest = NULL;
+  const char *type = m->type;
+  bool is_proc, is_sysfs, real_dir;
+
+  if (m->destination == NULL || m->destination[0] == '\0')
+    return fsrun_error_make(err, EINVAL, "mounts[%zu]: destination is missing", index);
+  dest = path_clean_abs(m->destination);
+  if (mount_options_parse(&m->options, &o, err) < 0)
+    return fsrun_error_wrap(err, "mounts[%zu]", index);
+
+  if (o.flags & MS_REMOUNT) {
+    /* changes an existing mount at the destination */
+    char target_path[64];
+    cleanup_close int target = root_resolve(env->rootfs_fd, dest, ROOT_NO_CREATE, false, err);
+    if (target < 0)
+      return fsrun_error_wrap(err, "mounts[%zu]: destination `%s`", index, dest);
+    proc_fd_path(target_path, sizeof(target_path), target);
+    if (mount(m->source, target_path, type, o.flags, o.data) < 0)
+      return mount_error(err, errno, index, m->source ? m->source : dest, type, dest);
+    return finish_new_mount(env, dest, &o, index, err);
+  }
+
+  real_dir = strcmp(dest, "/proc") == 0 || strcmp(dest, "/sys") == 0;
+  if (mount_entry_is_bind(m)) {
+    o.flags |= MS_BIND;
+    return bind_tree(env, m->source, dest, &o, 0, real_dir, index, err);
+  }
+  if (type == NULL || type[0] == '\0')
+    return fsrun_error_make(err, EINVAL, "mounts[%zu]: mount onto `%s` has no type", index, dest);
+
+  is_proc = strcmp(type, "proc") == 0;
+  is_sysfs = strcmp(type, "sysfs") == 0;
+  if (strcmp(type, "cgroup") == 0 || strcmp(type, "cgroup2") == 0)
+    return mount_cgroup(env, dest, &o, index, err);
+  if (is_sysfs && !env->new_netns) {
+    /* without a netns of its own, sysfs would show the host's network devices: read-only; in a
+     * user namespace the kernel refuses the mount, so bind the host's /sys, read-only throughout */
+    o.flags |= MS_RDONLY;
+    if (env->userns) {
+      o.flags |= MS_BIND | MS_REC;
+      return bind_tree(env, "/sys", dest, &o, MOUNT_ATTR_RDONLY, true, index, err);
+    }
+  }
+  if (mount_fs(env, m->source, type, dest, o.flags & ~MS_REC, o.data,
+               is_proc || is_sysfs || real_dir, index, err) < 0) {
+    if (fsrun_error_code(err) == -EPERM && env->userns && strcmp(type, "mqueue") == 0) {
+      /* mqueue of the host's ipc namespace cannot be mounted from a user namespace: bind it */
+      fsrun_error_release(err);
+      o.flags |= MS_BIND | MS_REC;
+      return bind_tree(env, "/dev/mqueue", dest, &o, 0, false, index, err);
+    }
+    return fsrun_error_code(err);
+  }
+  return finish_new_mount(env, dest, &o, index, err);
+}

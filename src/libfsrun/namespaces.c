@@ -1,0 +1,209 @@
+#include "namespaces.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <sched.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "procfs.h"
+#include "utils.h"
+
+#ifndef CLONE_NEWTIME
+#define CLONE_NEWTIME 0x00000080
+#endif
+
+static const struct {
+  const char *type;
+  int flag;
+} namespace_types[] = {
+    {"user", CLONE_NEWUSER}, {"pid", CLONE_NEWPID},       {"network", CLONE_NEWNET},
+    {"mount", CLONE_NEWNS},  {"ipc", CLONE_NEWIPC},       {"uts", CLONE_NEWUTS},
+    {"cgroup", CLONE_NEWCGROUP}, {"time", CLONE_NEWTIME},
+};
+
+int namespace_flag(const char *type) {
+  for (size_t i = 0; i < sizeof(namespace_types) / sizeof(namespace_types[0]); i++)
+    if (type != NULL && strcmp(type, namespace_types[i].type) == 0)
+      return namespace_types[i].flag;
+  return 0;
+}
+
+void namespaces_plan_clear(struct ns_plan *plan) {
+  for (size_t i = 0; i < plan->n_joins; i++)
+    if (plan->joins[i].fd >= 0)
+      close(plan->joins[i].fd);
+  plan->n_joins = 0;
+  if (plan->pid_join_fd >= 0)
+    close(plan->pid_join_fd);
+  plan->pid_join_fd = -1;
+}
+
+int namespaces_plan(const oci_linux *linux_, bool cgroup_moved_late, struct ns_plan *plan,
+                    fsrun_error_t *err) {
+  int seen = 0, new_flags = 0;
+  bool join_user = false;
+
+  memset(plan, 0, sizeof(*plan));
+  plan->pid_join_fd = -1;
+  if (linux_ == NULL)
+    return 0;
+  for (size_t i = 0; i < linux_->n_namespaces; i++) {
+    const oci_namespace *ns = &linux_->namespaces[i];
+    int flag = namespace_flag(ns->type);
+    if (flag == 0)
+      return fsrun_error_make(err, EINVAL, "linux.namespaces[%zu].type: unknown namespace type `%s`",
+                              i, ns->type ? ns->type : "");
+    if (seen & flag)
+      return fsrun_error_make(err, EINVAL, "linux.namespaces[%zu]: duplicate `%s` namespace", i,
+                              ns->type);
+    seen |= flag;
+    if (ns->path == NULL || ns->path[0] == '\0') {
+      new_flags |= flag;
+      continue;
+    }
+    {
+      int fd = open(ns->path, O_RDONLY | O_CLOEXEC);
+      if (fd < 0) {
+        int saved = errno;
+        namespaces_plan_clear(plan);
+        return fsrun_error_make(err, saved, "linux.namespaces[%zu]: open `%s` namespace `%s`", i,
+                                ns->type, ns->path);
+      }
+      if (flag == CLONE_NEWPID) {
+        plan->pid_join_fd = fd;
+        continue;
+      }
+      if (flag == CLONE_NEWUSER) {
+        join_user = true;
+        /* the user namespace is joined first: the others are then joined with its rights */
+        memmove(&plan->joins[1], &plan->joins[0], plan->n_joins * sizeof(plan->joins[0]));
+        plan->joins[0] = (struct ns_join){.flag = flag, .fd = fd, .type = ns->type, .path = ns->path};
+      } else {
+        plan->joins[plan->n_joins] =
+            (struct ns_join){.flag = flag, .fd = fd, .type = ns->type, .path = ns->path};
+      }
+      plan->n_joins++;
+    }
+  }
+
+  plan->all_new = new_flags;
+  plan->clone_flags = new_flags;
+  if ((new_flags & CLONE_NEWTIME) && linux_->time_offsets != NULL) {
+    /* offsets can only be written before any process is in the namespace */
+    plan->clone_flags &= ~CLONE_NEWTIME;
+    plan->time_offsets = true;
+  }
+  if ((new_flags & CLONE_NEWCGROUP) && cgroup_moved_late) {
+    /* the namespace's root is the cgroup the init is in when it is created */
+    plan->clone_flags &= ~CLONE_NEWCGROUP;
+    plan->unshare_flags |= CLONE_NEWCGROUP;
+  }
+  if (join_user) {
+    /* namespaces created after joining a user namespace belong to it; a pid namespace cannot be
+     * unshared for oneself, so it stays with clone3 */
+    int late = plan->clone_flags & ~(CLONE_NEWPID | CLONE_NEWTIME);
+    plan->clone_flags &= ~late;
+    plan->unshare_flags |= late;
+  }
+  return 0;
+}
+
+int namespaces_parent_prepare(const struct ns_plan *plan, const oci_linux *linux_, int procfs_fd,
+                              int saved_fds[2], fsrun_error_t *err) {
+  saved_fds[0] = saved_fds[1] = -1;
+  if (plan->pid_join_fd >= 0) {
+    saved_fds[0] = open("/proc/self/ns/pid_for_children", O_RDONLY | O_CLOEXEC);
+    if (saved_fds[0] < 0)
+      return fsrun_error_errno(err, "open our own pid namespace");
+    if (setns(plan->pid_join_fd, CLONE_NEWPID) < 0)
+      return fsrun_error_errno(err, "join the pid namespace");
+  }
+  if (plan->time_offsets) {
+    const oci_time_offsets *o = linux_->time_offsets;
+    char buf[128];
+    int len;
+    pid_t self;
+    char path[64];
+    saved_fds[1] = open("/proc/self/ns/time_for_children", O_RDONLY | O_CLOEXEC);
+    if (saved_fds[1] < 0)
+      return fsrun_error_errno(err, "open our own time namespace");
+    if (unshare(CLONE_NEWTIME) < 0)
+      return fsrun_error_errno(err, "create the time namespace");
+    len = snprintf(buf, sizeof(buf), "monotonic %" PRId64 " %" PRIu32 "\nboottime %" PRId64 " %" PRIu32
+                   "\n",
+                   o->has_monotonic ? o->monotonic_secs : 0,
+                   o->has_monotonic ? o->monotonic_nanosecs : 0,
+                   o->has_boottime ? o->boottime_secs : 0,
+                   o->has_boottime ? o->boottime_nanosecs : 0);
+    self = procfs_self_pid(procfs_fd);
+    snprintf(path, sizeof(path), "%d/timens_offsets", (int)self);
+    if (procfs_write(procfs_fd, path, buf, (size_t)len, err) < 0)
+      return fsrun_error_wrap(err, "linux.timeOffsets");
+  }
+  return 0;
+}
+
+int namespaces_parent_restore(int saved_fds[2], fsrun_error_t *err) {
+  int ret = 0;
+  if (saved_fds[0] >= 0) {
+    if (setns(saved_fds[0], CLONE_NEWPID) < 0)
+      ret = fsrun_error_errno(err, "return to our own pid namespace");
+    close(saved_fds[0]);
+    saved_fds[0] = -1;
+  }
+  if (saved_fds[1] >= 0) {
+    if (setns(saved_fds[1], CLONE_NEWTIME) < 0 && ret == 0)
+      ret = fsrun_error_errno(err, "return to our own time namespace");
+    close(saved_fds[1]);
+    saved_fds[1] = -1;
+  }
+  return ret;
+}
+
+int namespaces_join(const struct ns_plan *plan, fsrun_error_t *err) {
+  for (size_t i = 0; i < plan->n_joins; i++) {
+    if (setns(plan->joins[i].fd, plan->joins[i].flag) < 0)
+      return fsrun_error_errno(err, "join %s namespace `%s`", plan->joins[i].type,
+                               plan->joins[i].path);
+  }
+  return 0;
+}
+
+int namespaces_unshare_late(const struct ns_plan *plan, fsrun_error_t *err) {
+  if (plan->unshare_flags != 0 && unshare(plan->unshare_flags) < 0)
+    return fsrun_error_errno(err, "create namespaces (unshare 0x%x)", plan->unshare_flags);
+  return 0;
+}
+
+static int write_map(int procfs_fd, pid_t pid, const char *file, const oci_id_mapping *m, size_t n,
+                     fsrun_error_t *err) {
+  char path[64];
+  cleanup_free char *buf = xmalloc0(n * 40 + 1);
+  size_t len = 0;
+  for (size_t i = 0; i < n; i++)
+    len += (size_t)sprintf(buf + len, "%" PRIu32 " %" PRIu32 " %" PRIu32 "\n", m[i].container_id,
+                           m[i].host_id, m[i].size);
+  snprintf(path, sizeof(path), "%d/%s", (int)pid, file);
+  return procfs_write(procfs_fd, path, buf, len, err);
+}
+
+int namespaces_write_id_maps(int procfs_fd, pid_t pid, const oci_linux *linux_,
+                             bool deny_setgroups, fsrun_error_t *err) {
+  char path[64];
+  if (linux_->n_uid_mappings == 0 || linux_->n_gid_mappings == 0)
+    return fsrun_error_make(err, EINVAL,
+                            "linux.uidMappings/gidMappings: a new user namespace needs both");
+  if (deny_setgroups) {
+    snprintf(path, sizeof(path), "%d/setgroups", (int)pid);
+    if (procfs_write(procfs_fd, path, "deny", 4, err) < 0)
+      return fsrun_error_code(err);
+  }
+  if (write_map(procfs_fd, pid, "gid_map", linux_->gid_mappings, linux_->n_gid_mappings, err) < 0)
+    return fsrun_error_wrap(err, "linux.gidMappings");
+  if (write_map(procfs_fd, pid, "uid_map", linux_->uid_mappings, linux_->n_uid_mappings, err) < 0)
+    return fsrun_error_wrap(err, "linux.uidMappings");
+  return 0;
+}

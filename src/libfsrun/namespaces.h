@@ -1,0 +1,56 @@
+/* linux.namespaces: which namespaces the init gets new (all in one clone3 where the kernel's rules
+ * allow), which it joins by path (setns, the user namespace first), and the writes that configure a
+ * new user or time namespace. */
+#ifndef FSRUN_NAMESPACES_H
+#define FSRUN_NAMESPACES_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "error.h"
+#include "oci.h"
+
+#define NS_MAX_JOINS 8
+
+struct ns_join {
+  int flag; /* CLONE_NEW* */
+  int fd;   /* opened by the parent before clone */
+  const char *type;
+  const char *path;
+};
+
+struct ns_plan {
+  int clone_flags;   /* new namespaces created by clone3 */
+  int unshare_flags; /* new namespaces the init unshares itself, after its joins/cgroup move */
+  int all_new;       /* every new namespace, however created */
+  struct ns_join joins[NS_MAX_JOINS];
+  size_t n_joins;    /* joined by the init, user first (pid is joined by the parent) */
+  int pid_join_fd;   /* a pid namespace to join: the parent setns()es before clone, or -1 */
+  bool time_offsets; /* the parent creates the time namespace to write its offsets */
+};
+
+/* CLONE_NEW* for "pid", "network", ...; 0 when unknown. */
+int namespace_flag(const char *type);
+
+/* Builds the plan and opens the namespaces to join. cgroup_moved_late: the init enters its cgroup
+ * only after clone (cgroup v1), so a new cgroup namespace must be unshared after that. */
+int namespaces_plan(const oci_linux *linux_, bool cgroup_moved_late, struct ns_plan *plan,
+                    fsrun_error_t *err);
+void namespaces_plan_clear(struct ns_plan *plan);
+
+/* In the parent, before clone: join a pid namespace by path and create the time namespace with
+ * its offsets, so that the child is born in both. Undone for the parent itself by
+ * namespaces_parent_restore(). saved_fds[2] receive the parent's own pid and time namespaces. */
+int namespaces_parent_prepare(const struct ns_plan *plan, const oci_linux *linux_, int procfs_fd,
+                              int saved_fds[2], fsrun_error_t *err);
+int namespaces_parent_restore(int saved_fds[2], fsrun_error_t *err);
+
+/* In the init: setns() every namespace to join (user first), then unshare the late ones. */
+int namespaces_join(const struct ns_plan *plan, fsrun_error_t *err);
+int namespaces_unshare_late(const struct ns_plan *plan, fsrun_error_t *err);
+
+/* In the parent: writes setgroups ("deny" when deny_setgroups), gid_map and uid_map of pid. */
+int namespaces_write_id_maps(int procfs_fd, pid_t pid, const oci_linux *linux_,
+                             bool deny_setgroups, fsrun_error_t *err);
+
+#endif

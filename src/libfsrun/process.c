@@ -1,0 +1,319 @@
+#include "process.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <sched.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "caps.h"
+#include "hooks.h"
+#include "procfs.h"
+#include "sync.h"
+#include "terminal.h"
+#include "utils.h"
+
+#ifndef CLOSE_RANGE_CLOEXEC
+#define CLOSE_RANGE_CLOEXEC (1U << 2)
+#endif
+#define KEYCTL_JOIN_SESSION_KEYRING 1
+
+#define DEFAULT_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+/* --- executable lookup ------------------------------------------------------------------------ */
+
+static const char *env_get(const oci_strv *env, const char *name) {
+  size_t n = strlen(name);
+  const char *found = NULL;
+  for (size_t i = 0; env != NULL && i < env->len; i++)
+    if (strncmp(env->items[i], name, n) == 0 && env->items[i][n] == '=')
+      found = env->items[i] + n + 1; /* the last one wins, as in execve's environment */
+  return found;
+}
+
+/* 0 when path is an executable regular file, else -ENOENT or -EACCES. */
+static int check_executable(const char *path) {
+  struct stat st;
+  if (stat(path, &st) < 0)
+    return errno == EACCES ? -EACCES : -ENOENT;
+  if (!S_ISREG(st.st_mode) || (st.st_mode & 0111) == 0)
+    return -EACCES;
+  return 0;
+}
+
+int process_resolve_executable(const char *args0, const oci_strv *env, char **out,
+                               fsrun_error_t *err) {
+  const char *path_var;
+  bool saw_eacces = false;
+
+  if (args0 == NULL || args0[0] == '\0')
+    return fsrun_error_make(err, ENOENT, "process.args: empty");
+  if (strchr(args0, '/') != NULL) {
+    int r = check_executable(args0);
+    if (r < 0)
+      return fsrun_error_make(err, 0, "exec: \"%s\": %s", args0,
+                              r == -EACCES ? "permission denied" : "no such file or directory");
+    *out = xstrdup(args0);
+    return 0;
+  }
+  path_var = env_get(env, "PATH");
+  if (path_var == NULL)
+    path_var = DEFAULT_PATH;
+  for (const char *p = path_var;; p++) {
+    const char *end = strchrnul(p, ':');
+    cleanup_free char *candidate =
+        end == p ? xasprintf("./%s", args0) : xasprintf("%.*s/%s", (int)(end - p), p, args0);
+    int r = check_executable(candidate);
+    if (r == 0) {
+      *out = steal_ptr(&candidate);
+      return 0;
+    }
+    if (r == -EACCES)
+      saw_eacces = true;
+    if (*end == '\0')
+      break;
+    p = end;
+  }
+  return fsrun_error_make(err, 0, "exec: \"%s\": %s", args0,
+                          saw_eacces ? "permission denied" : "no such file or directory");
+}
+
+/* --- the init --------------------------------------------------------------------------------- */
+
+__attribute__((noreturn)) static void fail(struct init_config *c, fsrun_error_t *err) {
+  const char *msg = (err && *err && (*err)->msg) ? (*err)->msg : "container init failed";
+  (void)sync_send(c->sync_fd, SYNC_ERROR, (err && *err) ? (*err)->status : 0, msg, strlen(msg), -1);
+  _exit(1);
+}
+
+/* Any failure to talk to the parent means it is gone: nothing left to report to. */
+static void wait_go(struct init_config *c, struct sync_msg *msg) {
+  if (sync_recv(c->sync_fd, msg) < 0 || msg->type != SYNC_GO)
+    _exit(1);
+}
+
+static bool parent_gone(int sync_fd) {
+  struct pollfd p = {.fd = sync_fd, .events = POLLRDHUP};
+  return poll(&p, 1, 0) > 0 && (p.revents & (POLLHUP | POLLRDHUP | POLLERR));
+}
+
+static char **strv_dup_null(const oci_strv *v, size_t extra) {
+  char **r = xmalloc0(sizeof(char *) * (v->len + extra + 1));
+  if (v->len)
+    memcpy(r, v->items, sizeof(char *) * v->len);
+  return r;
+}
+
+static int set_names(struct init_config *c, fsrun_error_t *err) {
+  const oci_config *cfg = c->config;
+  if (cfg->hostname != NULL && sethostname(cfg->hostname, strlen(cfg->hostname)) < 0)
+    return fsrun_error_errno(err, "hostname: sethostname `%s`", cfg->hostname);
+  if (cfg->domainname != NULL && setdomainname(cfg->domainname, strlen(cfg->domainname)) < 0)
+    return fsrun_error_errno(err, "domainname: setdomainname `%s`", cfg->domainname);
+  return 0;
+}
+
+static int enter_cwd(const char *cwd, fsrun_error_t *err) {
+  char buf[PATH_MAX];
+  if (cwd == NULL || cwd[0] == '\0')
+    cwd = "/";
+  if (chdir(cwd) < 0) {
+    /* a missing working directory is created, as runc does */
+    if (errno != ENOENT || mkdir_p_at(AT_FDCWD, cwd, 0755, err) < 0 || chdir(cwd) < 0) {
+      if (err && *err)
+        return fsrun_error_wrap(err, "process.cwd `%s`", cwd);
+      return fsrun_error_errno(err, "process.cwd: chdir to `%s`", cwd);
+    }
+  }
+  /* the cwd must lie inside the new root: getcwd() fails with "(unreachable)" otherwise */
+  if (getcwd(buf, sizeof(buf)) == NULL || buf[0] != '/')
+    return fsrun_error_make(err, EPERM, "process.cwd `%s`: resolves outside the container's root",
+                            cwd);
+  return 0;
+}
+
+static int open_exec_fifo(struct init_config *c) {
+  char path[64];
+  pid_t self = procfs_self_pid(c->procfs_fd);
+  int fd;
+  snprintf(path, sizeof(path), "%d/fd/%d", (int)self, c->exec_fifo_fd);
+  /* blocks until `start` opens the fifo for reading */
+  do
+    fd = openat(c->procfs_fd, path, O_WRONLY | O_CLOEXEC);
+  while (fd < 0 && errno == EINTR);
+  return fd;
+}
+
+void init_main(struct init_config *c) {
+  cleanup_error fsrun_error_t err = NULL;
+  const oci_process *p = c->config->process;
+  struct sync_msg msg = {.fd = -1};
+  char *hook_state_creating = NULL, *hook_state_created = NULL;
+  cleanup_free char *exe = NULL;
+  char **argv, **envp;
+  int master = -1, slave = -1, notify_fd = -1;
+  const char one = '0';
+  int fifo;
+
+  close(c->parent_sync_fd);
+  /* `run` blocks the signals it forwards; the container's process starts with the caller's mask */
+  sigprocmask(SIG_SETMASK, c->sigmask, NULL);
+  /* while create runs, the init dies with it */
+  if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || parent_gone(c->sync_fd))
+    _exit(1);
+  /* invariant 1: nothing in the container may ptrace us or reopen our /proc/self/exe */
+  if (!c->stay_dumpable && prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
+    _exit(1);
+  if (c->wait_go) {
+    wait_go(c, &msg);
+    sync_msg_clear(&msg);
+  }
+  if (c->stay_dumpable && prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
+    _exit(1);
+
+  if (namespaces_join(c->ns, &err) < 0 || namespaces_unshare_late(c->ns, &err) < 0)
+    fail(c, &err);
+  if (c->in_userns) {
+    /* become root of the user namespace when it has one (files we create are then owned by it) */
+    if (setresgid(0, 0, 0) < 0 && errno != EINVAL) {
+      fsrun_error_errno(&err, "setresgid(0) in the user namespace");
+      fail(c, &err);
+    }
+    if (setresuid(0, 0, 0) < 0 && errno != EINVAL) {
+      fsrun_error_errno(&err, "setresuid(0) in the user namespace");
+      fail(c, &err);
+    }
+  }
+  if (set_names(c, &err) < 0)
+    fail(c, &err);
+  if (!c->no_new_keyring)
+    (void)syscall(SYS_keyctl, KEYCTL_JOIN_SESSION_KEYRING, NULL, 0, 0, 0);
+
+  if (rootfs_mount_all(&c->rootfs, &err) < 0)
+    fail(c, &err);
+
+  if (c->hooks_after_mounts) {
+    if (sync_send(c->sync_fd, SYNC_MOUNTS_DONE, 0, NULL, 0, -1) < 0)
+      _exit(1);
+    wait_go(c, &msg);
+    /* payload: the state for createContainer, NUL, the state for startContainer */
+    if (msg.data != NULL) {
+      hook_state_creating = steal_ptr(&msg.data);
+      if (strlen(hook_state_creating) < msg.len)
+        hook_state_created = hook_state_creating + strlen(hook_state_creating) + 1;
+    }
+    sync_msg_clear(&msg);
+  }
+  if (c->config->hooks != NULL &&
+      hooks_run(&c->config->hooks->create_container, "createContainer", hook_state_creating,
+                &err) < 0)
+    fail(c, &err);
+
+  if (rootfs_pivot(&c->rootfs, &err) < 0)
+    fail(c, &err);
+
+  if (p->terminal) {
+    if (terminal_open_pty(p->has_console_size ? p->console_height : 0,
+                          p->has_console_size ? p->console_width : 0, &master, &slave, &err) < 0)
+      fail(c, &err);
+    if (sync_send(c->sync_fd, SYNC_PTY, 0, NULL, 0, master) < 0)
+      _exit(1);
+    close(master);
+    if (terminal_make_controlling(slave, &err) < 0)
+      fail(c, &err);
+  } else if (setsid() < 0) {
+    fsrun_error_errno(&err, "setsid");
+    fail(c, &err);
+  }
+  c->rootfs.console_slave_fd = slave;
+  if (rootfs_finalize(&c->rootfs, &err) < 0)
+    fail(c, &err);
+  if (slave > STDERR_FILENO)
+    close(slave);
+
+  if (enter_cwd(p->cwd, &err) < 0)
+    fail(c, &err);
+  if (process_resolve_executable(p->args.len ? p->args.items[0] : NULL, &p->env, &exe, &err) < 0)
+    fail(c, &err);
+
+  if (process_apply_rlimits(p, &err) < 0)
+    fail(c, &err);
+  /* scheduler, I/O priority, personality, LSM labels: they need our privileges */
+  if (c->attrs != NULL && process_attrs_apply(c->attrs, c->procfs_fd, &err) < 0)
+    fail(c, &err);
+  /* without no_new_privs, loading a filter needs CAP_SYS_ADMIN: load it before dropping caps */
+  if (c->seccomp != NULL && !p->no_new_privileges &&
+      seccomp_load_filter(c->seccomp, &notify_fd, &err) < 0)
+    fail(c, &err);
+  if (process_apply_user_and_caps(p, &err) < 0)
+    fail(c, &err);
+  if (p->no_new_privileges && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0) {
+    fsrun_error_errno(&err, "process.noNewPrivileges: prctl");
+    fail(c, &err);
+  }
+  /* with Landlock, the filter follows it after the exec fifo (which Landlock would refuse) */
+  if (c->seccomp != NULL && p->no_new_privileges && c->landlock == NULL &&
+      seccomp_load_filter(c->seccomp, &notify_fd, &err) < 0)
+    fail(c, &err);
+  if (notify_fd >= 0) {
+    if (sync_send(c->sync_fd, SYNC_SECCOMP_FD, 0, NULL, 0, notify_fd) < 0)
+      _exit(1);
+    close(notify_fd);
+  }
+
+  /* invariant 2: nothing of ours above the preserved fds survives execve */
+  if (syscall(SYS_close_range, 3 + c->preserve_fds + c->listen_fds, ~0U, CLOSE_RANGE_CLOEXEC) < 0) {
+    for (int fd = 3 + c->preserve_fds + c->listen_fds; fd < 65536; fd++) {
+      int flags = fcntl(fd, F_GETFD);
+      if (flags >= 0 && !(flags & FD_CLOEXEC))
+        fcntl(fd, F_SETFD, flags | FD_CLOEXEC);
+    }
+  }
+
+  argv = strv_dup_null(&p->args, 0);
+  envp = strv_dup_null(&p->env, 2);
+  if (c->listen_fds > 0) {
+    envp[p->env.len] = xasprintf("LISTEN_FDS=%d", c->listen_fds);
+    envp[p->env.len + 1] = xasprintf("LISTEN_PID=%d", (int)getpid());
+  }
+
+  /* create is about to succeed: from here the init outlives it */
+  if (prctl(PR_SET_PDEATHSIG, 0, 0, 0, 0) < 0)
+    _exit(1);
+  if (sync_send(c->sync_fd, SYNC_CREATED, 0, NULL, 0, -1) < 0)
+    _exit(1);
+  close(c->sync_fd);
+
+  fifo = open_exec_fifo(c);
+  if (fifo < 0 || write(fifo, &one, 1) != 1)
+    _exit(1);
+  close(fifo);
+
+  if (c->config->hooks != NULL && hooks_any(&c->config->hooks->start_container) &&
+      hooks_run(&c->config->hooks->start_container, "startContainer", hook_state_created, &err) <
+          0) {
+    dprintf(STDERR_FILENO, "fsrun: %s\n", err->msg);
+    _exit(1);
+  }
+  /* the last opens are done: restrict paths, then the filter */
+  if (c->landlock != NULL &&
+      (landlock_apply(c->landlock, &err) < 0 ||
+       (c->seccomp != NULL && p->no_new_privileges &&
+        seccomp_load_filter(c->seccomp, &notify_fd, &err) < 0))) {
+    dprintf(STDERR_FILENO, "fsrun: %s\n", err->msg);
+    _exit(1);
+  }
+
+  execve(exe, argv, envp);
+  {
+    int saved = errno;
+    dprintf(STDERR_FILENO, "fsrun: exec: \"%s\": %s\n", exe, strerror(saved));
+    _exit(saved == ENOENT ? 127 : 126);
+  }
+}

@@ -1,0 +1,50 @@
+/* The container init: the child that `create` clones. It runs fsrun's own code (no re-exec of the
+ * runtime) to set up namespaces, the rootfs, the terminal and the credentials, reports to the
+ * parent over the sync socket, blocks on the exec fifo until `start`, then execve()s the user's
+ * process. */
+#ifndef FSRUN_PROCESS_H
+#define FSRUN_PROCESS_H
+
+#include <signal.h>
+#include <stdbool.h>
+
+#include "error.h"
+#include "namespaces.h"
+#include "oci.h"
+#include "landlock.h"
+#include "process-attrs.h"
+#include "rootfs.h"
+#include "seccomp.h"
+
+struct init_config {
+  const oci_config *config;
+  int sync_fd;        /* our end of the sync socketpair */
+  int parent_sync_fd; /* the parent's end: closed first, so the parent's death reads as EOF */
+  int procfs_fd;      /* verified procfs handle (opened by the parent) */
+  int exec_fifo_fd;   /* O_PATH fd on ROOT/ID/exec.fifo */
+  const struct ns_plan *ns;
+  bool wait_go;          /* the parent has work to do (cgroup move, id maps) before we start */
+  bool stay_dumpable;    /* an unprivileged parent writes our id maps: non-dumpable after GO */
+  bool in_userns;        /* a new or joined user namespace */
+  bool hooks_after_mounts; /* report SYNC_MOUNTS_DONE and wait for GO (hooks run in between) */
+  const struct fsrun_seccomp *seccomp;
+  const struct fsrun_process_attrs *attrs;      /* may be NULL */
+  const struct fsrun_landlock_rules *landlock; /* may be NULL */
+  struct rootfs_ctx rootfs;
+  int preserve_fds;
+  int listen_fds; /* LISTEN_FDS passed through from our environment, 0 when none */
+  bool no_new_keyring;
+  const sigset_t *sigmask; /* the caller's signal mask, restored before exec */
+};
+
+/* Runs in the cloned child. Never returns: execs the process or _exit()s after reporting the error
+ * to the parent. */
+__attribute__((noreturn)) void init_main(struct init_config *c);
+
+/* Finds args0 like execvp would, in the PATH of env (a default PATH when env has none), relative to
+ * the current directory. Errors: `exec: "X": no such file or directory` and `exec: "X": permission
+ * denied` (podman maps those words to 127 and 126). */
+int process_resolve_executable(const char *args0, const oci_strv *env, char **out,
+                               fsrun_error_t *err);
+
+#endif

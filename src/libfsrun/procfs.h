@@ -1,0 +1,34 @@
+/* A private, verified handle on procfs. Every write the runtime makes to procfs (uid_map, gid_map,
+ * setgroups, timens_offsets, oom_score_adj, sysctl) goes through it, never through a /proc path that
+ * a container could have replaced with a bind mount or a symlink (CVE-2025-31133, -52565, -52881). */
+#ifndef FSRUN_PROCFS_H
+#define FSRUN_PROCFS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "error.h"
+
+/* A directory fd on the root of a procfs instance for the caller's pid namespace: a fresh, detached
+ * instance (fsopen/fsmount) where the kernel allows it, else the host's /proc; either way verified
+ * to be procfs (fstatfs) and its root. CLOEXEC. Returns the fd or a negative code. */
+int procfs_open(fsrun_error_t *err);
+
+/* Opens path (relative, e.g. "1234/uid_map" or "sys/net/ipv4/ip_forward") under the procfs handle
+ * without following any symlink or crossing a mount, and checks that the result is on procfs. */
+int procfs_openat(int procfs_fd, const char *path, int flags, fsrun_error_t *err);
+
+/* procfs_openat(O_WRONLY) + one write of data. */
+int procfs_write(int procfs_fd, const char *path, const char *data, size_t len,
+                 fsrun_error_t *err);
+
+/* The calling process's pid as this procfs instance sees it (its "self" link), or -1. Differs from
+ * getpid() after the caller was cloned into a new pid namespace. */
+pid_t procfs_self_pid(int procfs_fd);
+
+/* Start time (clock ticks after boot, field 22 of /proc/PID/stat) of pid, and whether it is a
+ * zombie. 0 when the process does not exist. Uses the host's /proc (reading is safe there). */
+unsigned long long procfs_pid_start_time(pid_t pid, bool *zombie);
+
+#endif

@@ -1,0 +1,410 @@
+#include "status.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <yajl/yajl_gen.h>
+#include <yajl/yajl_tree.h>
+
+#include "cgroup.h"
+#include "procfs.h"
+#include "utils.h"
+
+int status_validate_id(const char *id, fsrun_error_t *err) {
+  size_t len = id ? strlen(id) : 0;
+  if (len == 0)
+    return fsrun_error_make(err, EINVAL, "container id must not be empty");
+  if (len > 1024)
+    return fsrun_error_make(err, EINVAL, "container id is longer than 1024 characters");
+  if (strcmp(id, ".") == 0 || strcmp(id, "..") == 0)
+    return fsrun_error_make(err, EINVAL, "invalid container id `%s`", id);
+  for (const char *p = id; *p; p++) {
+    char c = *p;
+    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+          c == '_' || c == '+' || c == '-' || c == '.'))
+      return fsrun_error_make(err, EINVAL,
+                              "invalid container id `%s`: only letters, digits and _+.- are allowed",
+                              id);
+  }
+  return 0;
+}
+
+int status_dir_create(const char *root, const char *id, fsrun_error_t *err) {
+  cleanup_close int rootfd = open(root, O_DIRECTORY | O_CLOEXEC);
+  int fd;
+  if (rootfd < 0 && errno == ENOENT) {
+    if (mkdir_p_at(AT_FDCWD, root, 0700, err) < 0)
+      return fsrun_error_wrap(err, "create the state root");
+    rootfd = open(root, O_DIRECTORY | O_CLOEXEC);
+  }
+  if (rootfd < 0)
+    return fsrun_error_errno(err, "open the state root `%s`", root);
+  if (mkdirat(rootfd, id, 0700) < 0) {
+    if (errno == EEXIST)
+      return fsrun_error_take(err, EEXIST, xasprintf("container `%s` already exists", id));
+    return fsrun_error_errno(err, "create the state directory `%s/%s`", root, id);
+  }
+  fd = openat(rootfd, id, O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0)
+    return fsrun_error_errno(err, "open the state directory `%s/%s`", root, id);
+  return fd;
+}
+
+int status_dir_open(const char *root, const char *id, fsrun_error_t *err) {
+  cleanup_free char *path = NULL;
+  int fd;
+  if (status_validate_id(id, err) < 0)
+    return fsrun_error_code(err);
+  path = xasprintf("%s/%s", root, id);
+  fd = open(path, O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno == ENOENT)
+      return fsrun_error_take(err, ENOENT, xasprintf("container `%s` does not exist", id));
+    return fsrun_error_errno(err, "open the state directory `%s`", path);
+  }
+  return fd;
+}
+
+int status_dir_remove(const char *root, const char *id, fsrun_error_t *err) {
+  cleanup_close int rootfd = open(root, O_DIRECTORY | O_CLOEXEC);
+  cleanup_dir DIR *dir = NULL;
+  int dfd;
+  struct dirent *de;
+
+  if (rootfd < 0)
+    return errno == ENOENT ? 0 : fsrun_error_errno(err, "open the state root `%s`", root);
+  dfd = openat(rootfd, id, O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (dfd < 0)
+    return errno == ENOENT ? 0 : fsrun_error_errno(err, "open the state directory of `%s`", id);
+  dir = fdopendir(dfd);
+  if (dir == NULL) {
+    close(dfd);
+    return fsrun_error_errno(err, "read the state directory of `%s`", id);
+  }
+  /* only files live here: the state file, the exec fifo, temporary files */
+  while ((de = readdir(dir)) != NULL) {
+    if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+      continue;
+    if (unlinkat(dfd, de->d_name, 0) < 0 && errno != ENOENT)
+      return fsrun_error_errno(err, "remove `%s/%s/%s`", root, id, de->d_name);
+  }
+  if (unlinkat(rootfd, id, AT_REMOVEDIR) < 0 && errno != ENOENT)
+    return fsrun_error_errno(err, "remove the state directory `%s/%s`", root, id);
+  return 0;
+}
+
+int status_write_file_atomic(int dirfd, const char *name, const void *data, size_t len, mode_t mode,
+                             fsrun_error_t *err) {
+  char tmp[PATH_MAX];
+  cleanup_close int fd = -1;
+  snprintf(tmp, sizeof(tmp), "%s.tmp.%d", name, (int)getpid());
+  fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, mode);
+  if (fd < 0)
+    return fsrun_error_errno(err, "create `%s`", tmp);
+  /* no fsync: the state lives on /run (tmpfs) and means nothing after a reboot; the rename alone
+   * makes readers see the old or the new file, never a partial one */
+  if (safe_write_all(fd, data, len) < 0 || renameat(dirfd, tmp, dirfd, name) < 0) {
+    int saved = errno;
+    unlinkat(dirfd, tmp, 0);
+    return fsrun_error_make(err, saved, "write `%s`", name);
+  }
+  return 0;
+}
+
+/* --- the state file ---------------------------------------------------------------------------- */
+
+static void gen_string(yajl_gen g, const char *s) {
+  yajl_gen_string(g, (const unsigned char *)s, strlen(s));
+}
+
+static void gen_kv_string(yajl_gen g, const char *key, const char *value) {
+  gen_string(g, key);
+  if (value)
+    gen_string(g, value);
+  else
+    yajl_gen_null(g);
+}
+
+static void gen_kv_int(yajl_gen g, const char *key, long long value) {
+  gen_string(g, key);
+  yajl_gen_integer(g, value);
+}
+
+static void gen_strv(yajl_gen g, const oci_strv *v) {
+  yajl_gen_array_open(g);
+  for (size_t i = 0; i < v->len; i++)
+    gen_string(g, v->items[i]);
+  yajl_gen_array_close(g);
+}
+
+static void gen_hooks(yajl_gen g, const char *key, const oci_hook_list *hooks) {
+  gen_string(g, key);
+  yajl_gen_array_open(g);
+  for (size_t i = 0; i < hooks->len; i++) {
+    const oci_hook *h = &hooks->items[i];
+    yajl_gen_map_open(g);
+    gen_kv_string(g, "path", h->path);
+    gen_string(g, "args");
+    gen_strv(g, &h->args);
+    gen_string(g, "env");
+    gen_strv(g, &h->env);
+    if (h->has_timeout)
+      gen_kv_int(g, "timeout", h->timeout);
+    yajl_gen_map_close(g);
+  }
+  yajl_gen_array_close(g);
+}
+
+static void gen_annotations(yajl_gen g, const oci_map *m) {
+  gen_string(g, "annotations");
+  yajl_gen_map_open(g);
+  for (size_t i = 0; i < m->len; i++)
+    gen_kv_string(g, m->keys[i], m->values[i]);
+  yajl_gen_map_close(g);
+}
+
+int status_write(int dirfd, const struct container_status *st, fsrun_error_t *err) {
+  yajl_gen g = yajl_gen_alloc(NULL);
+  const unsigned char *buf;
+  size_t len;
+  int ret;
+
+  if (g == NULL)
+    return fsrun_error_make(err, ENOMEM, "write the state file");
+  yajl_gen_map_open(g);
+  gen_kv_string(g, "ociVersion", OCI_VERSION);
+  gen_kv_string(g, "id", st->id);
+  gen_kv_string(g, "status", st->status);
+  gen_kv_int(g, "pid", st->pid);
+  gen_kv_string(g, "bundle", st->bundle);
+  gen_kv_string(g, "rootfs", st->rootfs);
+  gen_kv_string(g, "created", st->created);
+  gen_annotations(g, &st->annotations);
+  gen_string(g, "fsrun");
+  yajl_gen_map_open(g);
+  gen_kv_int(g, "pidStartTime", (long long)st->pid_start_time);
+  gen_kv_int(g, "creatorPid", st->creator_pid);
+  gen_kv_int(g, "creatorStartTime", (long long)st->creator_start_time);
+  gen_kv_string(g, "cgroup", st->cgroup);
+  gen_string(g, "newPidNamespace");
+  yajl_gen_bool(g, st->new_pidns);
+  if (st->intel_rdt) {
+    gen_string(g, "intelRdt");
+    yajl_gen_map_open(g);
+    gen_kv_string(g, "closID", st->intel_rdt_clos_id);
+    gen_string(g, "enableMonitoring");
+    yajl_gen_bool(g, st->intel_rdt_monitoring);
+    yajl_gen_map_close(g);
+  }
+  gen_hooks(g, "poststart", &st->poststart);
+  gen_hooks(g, "poststop", &st->poststop);
+  yajl_gen_map_close(g);
+  yajl_gen_map_close(g);
+  if (yajl_gen_get_buf(g, &buf, &len) != yajl_gen_status_ok) {
+    yajl_gen_free(g);
+    return fsrun_error_make(err, EINVAL, "serialise the state file");
+  }
+  ret = status_write_file_atomic(dirfd, STATUS_FILE, buf, len, 0600, err);
+  yajl_gen_free(g);
+  return ret;
+}
+
+static yajl_val get(yajl_val obj, const char *key) {
+  const char *path[] = {key, NULL};
+  return yajl_tree_get(obj, path, yajl_t_any);
+}
+
+static char *get_string(yajl_val obj, const char *key) {
+  yajl_val v = get(obj, key);
+  return YAJL_IS_STRING(v) ? xstrdup(YAJL_GET_STRING(v)) : NULL;
+}
+
+static long long get_int(yajl_val obj, const char *key) {
+  yajl_val v = get(obj, key);
+  return YAJL_IS_INTEGER(v) ? YAJL_GET_INTEGER(v) : 0;
+}
+
+static void read_strv(yajl_val arr, oci_strv *out) {
+  memset(out, 0, sizeof(*out));
+  if (!YAJL_IS_ARRAY(arr) || arr->u.array.len == 0)
+    return;
+  out->items = xmalloc0(sizeof(char *) * (arr->u.array.len + 1));
+  for (size_t i = 0; i < arr->u.array.len; i++)
+    if (YAJL_IS_STRING(arr->u.array.values[i]))
+      out->items[out->len++] = xstrdup(YAJL_GET_STRING(arr->u.array.values[i]));
+}
+
+static void read_hooks(yajl_val arr, oci_hook_list *out) {
+  memset(out, 0, sizeof(*out));
+  if (!YAJL_IS_ARRAY(arr) || arr->u.array.len == 0)
+    return;
+  out->items = xmalloc0(sizeof(oci_hook) * arr->u.array.len);
+  for (size_t i = 0; i < arr->u.array.len; i++) {
+    yajl_val h = arr->u.array.values[i];
+    oci_hook *hook = &out->items[out->len];
+    if (!YAJL_IS_OBJECT(h))
+      continue;
+    hook->path = get_string(h, "path");
+    read_strv(get(h, "args"), &hook->args);
+    read_strv(get(h, "env"), &hook->env);
+    if (YAJL_IS_INTEGER(get(h, "timeout"))) {
+      hook->has_timeout = true;
+      hook->timeout = get_int(h, "timeout");
+    }
+    out->len++;
+  }
+}
+
+static void free_hooks(oci_hook_list *l) {
+  for (size_t i = 0; i < l->len; i++) {
+    free(l->items[i].path);
+    oci_strv_free(&l->items[i].args);
+    oci_strv_free(&l->items[i].env);
+  }
+  free(l->items);
+  memset(l, 0, sizeof(*l));
+}
+
+int status_read(int dirfd, struct container_status *st, fsrun_error_t *err) {
+  cleanup_free char *text = NULL;
+  char errbuf[256] = "";
+  yajl_val root, internal, annotations;
+
+  memset(st, 0, sizeof(*st));
+  if (read_file_at(dirfd, STATUS_FILE, &text, NULL, err) < 0)
+    return fsrun_error_code(err);
+  root = yajl_tree_parse(text, errbuf, sizeof(errbuf));
+  if (!YAJL_IS_OBJECT(root)) {
+    yajl_tree_free(root);
+    return fsrun_error_make(err, EINVAL, "the state file is corrupt: %s", errbuf);
+  }
+  st->id = get_string(root, "id");
+  st->status = get_string(root, "status");
+  st->pid = (pid_t)get_int(root, "pid");
+  st->bundle = get_string(root, "bundle");
+  st->rootfs = get_string(root, "rootfs");
+  st->created = get_string(root, "created");
+  annotations = get(root, "annotations");
+  if (YAJL_IS_OBJECT(annotations)) {
+    for (size_t i = 0; i < annotations->u.object.len; i++) {
+      const char *v = YAJL_GET_STRING(annotations->u.object.values[i]);
+      oci_map_set(&st->annotations, annotations->u.object.keys[i], v ? v : "");
+    }
+  }
+  internal = get(root, "fsrun");
+  if (YAJL_IS_OBJECT(internal)) {
+    st->pid_start_time = (unsigned long long)get_int(internal, "pidStartTime");
+    st->creator_pid = (pid_t)get_int(internal, "creatorPid");
+    st->creator_start_time = (unsigned long long)get_int(internal, "creatorStartTime");
+    st->cgroup = get_string(internal, "cgroup");
+    st->new_pidns = YAJL_IS_TRUE(get(internal, "newPidNamespace"));
+    if (YAJL_IS_OBJECT(get(internal, "intelRdt"))) {
+      yajl_val rdt = get(internal, "intelRdt");
+      st->intel_rdt = true;
+      st->intel_rdt_clos_id = get_string(rdt, "closID");
+      st->intel_rdt_monitoring = YAJL_IS_TRUE(get(rdt, "enableMonitoring"));
+    }
+    read_hooks(get(internal, "poststart"), &st->poststart);
+    read_hooks(get(internal, "poststop"), &st->poststop);
+  }
+  yajl_tree_free(root);
+  if (st->id == NULL || st->status == NULL) {
+    status_clear(st);
+    return fsrun_error_make(err, EINVAL, "the state file is corrupt: no id or status");
+  }
+  return 0;
+}
+
+void status_clear(struct container_status *st) {
+  free(st->id);
+  free(st->status);
+  free(st->bundle);
+  free(st->rootfs);
+  free(st->created);
+  free(st->cgroup);
+  free(st->intel_rdt_clos_id);
+  oci_map_free(&st->annotations);
+  free_hooks(&st->poststart);
+  free_hooks(&st->poststop);
+  memset(st, 0, sizeof(*st));
+}
+
+/* --- derived status ---------------------------------------------------------------------------- */
+
+bool status_init_alive(const struct container_status *st) {
+  bool zombie = false;
+  unsigned long long start;
+  if (st->pid <= 0)
+    return false;
+  start = procfs_pid_start_time(st->pid, &zombie);
+  return start != 0 && start == st->pid_start_time && !zombie;
+}
+
+static bool is_frozen(const struct container_status *st) {
+  cleanup_error fsrun_error_t err = NULL;
+  cleanup_cgroup struct fsrun_cgroup *cg = NULL;
+  bool frozen = false;
+  if (st->cgroup == NULL || cgroup_open(st->cgroup, &cg, &err) < 0 || cg == NULL)
+    return false;
+  if (cgroup_is_frozen(cg, &frozen, &err) < 0)
+    return false;
+  return frozen;
+}
+
+const char *status_derive(int dirfd, const struct container_status *st, pid_t *pid) {
+  *pid = 0;
+  if (strcmp(st->status, "creating") == 0) {
+    bool zombie = false;
+    unsigned long long start = procfs_pid_start_time(st->creator_pid, &zombie);
+    /* a `create` that died half-way left a container that can only be deleted */
+    if (start == 0 || zombie || start != st->creator_start_time)
+      return "stopped";
+    *pid = st->pid;
+    return "creating";
+  }
+  if (!status_init_alive(st))
+    return "stopped";
+  *pid = st->pid;
+  if (faccessat(dirfd, STATUS_EXEC_FIFO, F_OK, AT_SYMLINK_NOFOLLOW) == 0)
+    return "created";
+  if (is_frozen(st))
+    return "paused";
+  return "running";
+}
+
+char *status_state_json(const struct container_status *st, const char *status, pid_t pid,
+                        const char *owner, bool pretty, fsrun_error_t *err) {
+  oci_state s = {
+      .oci_version = (char *)OCI_VERSION,
+      .id = st->id,
+      .status = (char *)status,
+      .pid = pid,
+      .bundle = st->bundle,
+      .annotations = st->annotations,
+      .rootfs = st->rootfs,
+      .created = st->created,
+      .owner = (char *)(owner ? owner : ""),
+  };
+  char *msg = NULL;
+  char *json = oci_state_serialize(&s, pretty, &msg);
+  if (json == NULL)
+    fsrun_error_take(err, EINVAL, msg);
+  return json;
+}
+
+char *status_owner(int dirfd) {
+  struct stat st;
+  struct passwd pw, *result = NULL;
+  char buf[1024];
+  if (fstat(dirfd, &st) < 0)
+    return xstrdup("");
+  if (getpwuid_r(st.st_uid, &pw, buf, sizeof(buf), &result) == 0 && result != NULL)
+    return xstrdup(result->pw_name);
+  return xasprintf("#%u", (unsigned)st.st_uid);
+}

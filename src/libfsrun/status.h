@@ -1,0 +1,69 @@
+/* The state directory ROOT/ID (0700) and the internal state file in it. state.json holds the OCI
+ * state fields plus what later commands need (the init's start time against pid reuse, the cgroup,
+ * the hooks of start and delete); it is always replaced atomically. The status a command reports
+ * is derived from the live system, not trusted from the file. */
+#ifndef FSRUN_STATUS_H
+#define FSRUN_STATUS_H
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#include "error.h"
+#include "oci.h"
+
+#define STATUS_FILE "state.json"
+#define STATUS_EXEC_FIFO "exec.fifo"
+
+struct container_status {
+  char *id;
+  char *status; /* as stored: "creating" or "created" */
+  pid_t pid;    /* the init's host pid, 0 before it exists */
+  unsigned long long pid_start_time;
+  pid_t creator_pid; /* the `create` process while "creating" */
+  unsigned long long creator_start_time;
+  char *bundle;
+  char *rootfs;
+  char *created; /* RFC 3339 */
+  oci_map annotations;
+  char *cgroup; /* cgroup_describe(), NULL when there is none */
+  bool new_pidns;
+  bool intel_rdt; /* linux.intelRdt was applied: delete removes its groups */
+  char *intel_rdt_clos_id;
+  bool intel_rdt_monitoring;
+  oci_hook_list poststart, poststop;
+};
+
+/* Container ids: 1-1024 characters of [A-Za-z0-9_+.-], not "." or "..". */
+int status_validate_id(const char *id, fsrun_error_t *err);
+
+/* Makes ROOT (0700, when missing) and ROOT/ID (0700); "container `ID` already exists" on EEXIST.
+ * Returns an O_DIRECTORY fd of ROOT/ID. */
+int status_dir_create(const char *root, const char *id, fsrun_error_t *err);
+/* Opens ROOT/ID; "container `ID` does not exist" (ENOENT) when missing. */
+int status_dir_open(const char *root, const char *id, fsrun_error_t *err);
+/* Removes ROOT/ID and everything in it; a missing directory is not an error. */
+int status_dir_remove(const char *root, const char *id, fsrun_error_t *err);
+
+/* write + rename in dirfd: readers see the old or the new content, never a partial file. */
+int status_write_file_atomic(int dirfd, const char *name, const void *data, size_t len, mode_t mode,
+                             fsrun_error_t *err);
+
+int status_write(int dirfd, const struct container_status *st, fsrun_error_t *err);
+/* ENOENT when there is no state file (yet). */
+int status_read(int dirfd, struct container_status *st, fsrun_error_t *err);
+void status_clear(struct container_status *st);
+
+/* The live status: "creating", "created", "running", "paused" or "stopped", and the init's pid
+ * (0 when stopped). A reused pid is never mistaken for the init. */
+const char *status_derive(int dirfd, const struct container_status *st, pid_t *pid);
+/* Whether the stored init is still the live process (start time matches, not a zombie). */
+bool status_init_alive(const struct container_status *st);
+
+/* The OCI state JSON (runc's fields included) for a status and pid. owner may be NULL. */
+char *status_state_json(const struct container_status *st, const char *status, pid_t pid,
+                        const char *owner, bool pretty, fsrun_error_t *err);
+/* The owner of ROOT/ID (user name, or the uid as a number). */
+char *status_owner(int dirfd);
+
+#endif

@@ -1,0 +1,37 @@
+/* The parent/child sync protocol of `create`: one SOCK_SEQPACKET socketpair, one message per
+ * packet (a small header, an optional payload, optionally one fd through SCM_RIGHTS). */
+#ifndef FSRUN_SYNC_H
+#define FSRUN_SYNC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "error.h"
+
+typedef enum {
+  SYNC_GO = 1,       /* parent -> child: continue (payload: hook state JSON, may be empty) */
+  SYNC_ERROR,        /* child -> parent: setup failed (payload: message, errno in the header) */
+  SYNC_MOUNTS_DONE,  /* child -> parent: rootfs mounted, run prestart/createRuntime hooks */
+  SYNC_PTY,          /* child -> parent: the pty master (fd) */
+  SYNC_SECCOMP_FD,   /* child -> parent: the seccomp notify fd, for linux.seccomp.listenerPath */
+  SYNC_CREATED,      /* child -> parent: ready, about to block on the exec fifo */
+} sync_msg_type;
+
+struct sync_msg {
+  uint32_t type;
+  int32_t errno_value;
+  char *data;  /* NUL-terminated payload (malloc'd), NULL when empty */
+  size_t len;
+  int fd;      /* received fd or -1 */
+};
+
+/* Both ends are CLOEXEC. */
+int sync_socketpair(int fds[2], fsrun_error_t *err);
+/* Sends one message; fd < 0 sends none. Returns 0 or -errno (EPIPE when the peer is gone; never
+ * raises SIGPIPE). */
+int sync_send(int sock, sync_msg_type type, int errno_value, const void *data, size_t len, int fd);
+/* Receives one message. Returns 0, -EPIPE when the peer closed its end, or another -errno. */
+int sync_recv(int sock, struct sync_msg *msg);
+void sync_msg_clear(struct sync_msg *msg);
+
+#endif

@@ -1,0 +1,184 @@
+#include "terminal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "utils.h"
+
+#ifndef TIOCGPTPEER
+#define TIOCGPTPEER _IO('T', 0x41)
+#endif
+
+int terminal_open_pty(unsigned rows, unsigned cols, int *master, int *slave, fsrun_error_t *err) {
+  cleanup_close int m = open("/dev/ptmx", O_RDWR | O_NOCTTY | O_CLOEXEC);
+  int unlock = 0, s;
+  if (m < 0)
+    return fsrun_error_errno(err, "open `/dev/ptmx` in the container");
+  if (ioctl(m, TIOCSPTLCK, &unlock) < 0)
+    return fsrun_error_errno(err, "unlock the pty");
+  s = ioctl(m, TIOCGPTPEER, O_RDWR | O_NOCTTY | O_CLOEXEC);
+  if (s < 0)
+    return fsrun_error_errno(err, "open the pty slave");
+  if (rows > 0 || cols > 0) {
+    struct winsize ws = {.ws_row = (unsigned short)rows, .ws_col = (unsigned short)cols};
+    if (ioctl(s, TIOCSWINSZ, &ws) < 0) {
+      int saved = errno;
+      close(s);
+      return fsrun_error_make(err, saved, "process.consoleSize: set the pty size");
+    }
+  }
+  *slave = s;
+  *master = steal_fd(&m);
+  return 0;
+}
+
+int terminal_make_controlling(int slave, fsrun_error_t *err) {
+  if (setsid() < 0)
+    return fsrun_error_errno(err, "setsid");
+  if (ioctl(slave, TIOCSCTTY, 0) < 0)
+    return fsrun_error_errno(err, "make the pty the controlling terminal");
+  for (int fd = 0; fd < 3; fd++)
+    if (dup2(slave, fd) < 0)
+      return fsrun_error_errno(err, "dup the pty onto fd %d", fd);
+  return 0;
+}
+
+int terminal_connect_console_socket(const char *path, fsrun_error_t *err) {
+  struct sockaddr_un addr = {.sun_family = AF_UNIX};
+  cleanup_close int fd = -1;
+  cleanup_close int dirfd = -1;
+  const char *name = path;
+  cleanup_free char *dir = NULL;
+
+  /* long paths: connect through /proc/self/fd/N of the directory */
+  if (strlen(path) >= sizeof(addr.sun_path)) {
+    const char *slash = strrchr(path, '/');
+    if (slash == NULL)
+      return fsrun_error_make(err, ENAMETOOLONG, "console socket `%s`", path);
+    dir = strndup(path, (size_t)(slash - path));
+    dirfd = open(dir[0] ? dir : "/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (dirfd < 0)
+      return fsrun_error_errno(err, "console socket `%s`", path);
+    free(dir);
+    dir = xasprintf("/proc/self/fd/%d/%s", dirfd, slash + 1);
+    name = dir;
+    if (strlen(name) >= sizeof(addr.sun_path))
+      return fsrun_error_make(err, ENAMETOOLONG, "console socket `%s`", path);
+  }
+  strcpy(addr.sun_path, name);
+  fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0)
+    return fsrun_error_errno(err, "console socket: socket");
+  if (connect(fd, (struct sockaddr *)&addr, sizeof(addr)) < 0)
+    return fsrun_error_errno(err, "connect to the console socket `%s`", path);
+  return steal_fd(&fd);
+}
+
+int terminal_send_fd(int sock, int fd, const char *name, fsrun_error_t *err) {
+  union {
+    char buf[CMSG_SPACE(sizeof(int))];
+    struct cmsghdr align;
+  } control;
+  struct iovec iov = {.iov_base = (void *)name, .iov_len = strlen(name)};
+  struct msghdr mh = {.msg_iov = &iov,
+                      .msg_iovlen = 1,
+                      .msg_control = control.buf,
+                      .msg_controllen = sizeof(control.buf)};
+  struct cmsghdr *c;
+  ssize_t r;
+
+  memset(&control, 0, sizeof(control));
+  c = CMSG_FIRSTHDR(&mh);
+  c->cmsg_level = SOL_SOCKET;
+  c->cmsg_type = SCM_RIGHTS;
+  c->cmsg_len = CMSG_LEN(sizeof(int));
+  memcpy(CMSG_DATA(c), &fd, sizeof(int));
+  do
+    r = sendmsg(sock, &mh, MSG_NOSIGNAL);
+  while (r < 0 && errno == EINTR);
+  if (r < 0)
+    return fsrun_error_errno(err, "send the pty master over the console socket");
+  return 0;
+}
+
+/* --- relay ------------------------------------------------------------------------------------ */
+
+void terminal_relay_init(struct terminal_relay *r, int master) {
+  memset(r, 0, sizeof(*r));
+  r->master = master;
+  r->stdin_open = true;
+  fcntl(master, F_SETFL, fcntl(master, F_GETFL) | O_NONBLOCK);
+  if (isatty(STDIN_FILENO) && tcgetattr(STDIN_FILENO, &r->saved) == 0) {
+    struct termios raw = r->saved;
+    cfmakeraw(&raw);
+    if (tcsetattr(STDIN_FILENO, TCSANOW, &raw) == 0)
+      r->raw = true;
+  }
+  terminal_relay_resize(r);
+}
+
+void terminal_relay_resize(struct terminal_relay *r) {
+  struct winsize ws;
+  if (ioctl(STDIN_FILENO, TIOCGWINSZ, &ws) == 0 || ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0)
+    ioctl(r->master, TIOCSWINSZ, &ws);
+}
+
+/* Copies one buffer's worth; false on EOF or error of the source. */
+static bool copy_once(int from, int to) {
+  char buf[16384];
+  ssize_t n;
+  do
+    n = read(from, buf, sizeof(buf));
+  while (n < 0 && errno == EINTR);
+  if (n < 0 && errno == EAGAIN)
+    return true;
+  if (n <= 0)
+    return false;
+  if (to == STDOUT_FILENO || to == STDERR_FILENO) {
+    (void)safe_write_all(to, buf, (size_t)n);
+    return true;
+  }
+  /* the master is non-blocking: wait for room rather than drop input */
+  for (ssize_t done = 0; done < n;) {
+    ssize_t w = write(to, buf + done, (size_t)(n - done));
+    if (w < 0 && errno == EAGAIN) {
+      struct pollfd p = {.fd = to, .events = POLLOUT};
+      poll(&p, 1, 100);
+      continue;
+    }
+    if (w < 0 && errno == EINTR)
+      continue;
+    if (w < 0)
+      return true;
+    done += w;
+  }
+  return true;
+}
+
+bool terminal_relay_pump(struct terminal_relay *r, bool stdin_ready, bool master_ready) {
+  if (stdin_ready && r->stdin_open && !copy_once(STDIN_FILENO, r->master))
+    r->stdin_open = false;
+  if (master_ready && !copy_once(r->master, STDOUT_FILENO))
+    return false;
+  return true;
+}
+
+void terminal_relay_finish(struct terminal_relay *r) {
+  /* what the process wrote just before it exited is still in the pty */
+  for (int i = 0; i < 1024; i++) {
+    struct pollfd p = {.fd = r->master, .events = POLLIN};
+    if (poll(&p, 1, 0) <= 0 || !(p.revents & POLLIN))
+      break;
+    if (!copy_once(r->master, STDOUT_FILENO))
+      break;
+  }
+  if (r->raw)
+    tcsetattr(STDIN_FILENO, TCSANOW, &r->saved);
+  r->raw = false;
+}

@@ -1,0 +1,40 @@
+/* process.terminal: the pty is created inside the container (its /dev/ptmx, after pivot); the master
+ * goes to the caller over --console-socket (SCM_RIGHTS, as runc does: conmon and the containerd
+ * shim expect exactly that), or `run` relays it to its own stdio. */
+#ifndef FSRUN_TERMINAL_H
+#define FSRUN_TERMINAL_H
+
+#include <stdbool.h>
+#include <termios.h>
+
+#include "error.h"
+
+/* In the init: opens /dev/ptmx, unlocks it and opens the slave through the master (TIOCGPTPEER:
+ * no path lookup in /dev/pts). Sets the size when rows/cols are non-zero. */
+int terminal_open_pty(unsigned rows, unsigned cols, int *master, int *slave, fsrun_error_t *err);
+/* In the init: a new session with the slave as its controlling tty and as stdin/stdout/stderr. */
+int terminal_make_controlling(int slave, fsrun_error_t *err);
+
+/* Connects to the console socket (a unix stream socket path). */
+int terminal_connect_console_socket(const char *path, fsrun_error_t *err);
+/* Sends fd with SCM_RIGHTS; the payload is name, as runc sends it. */
+int terminal_send_fd(int sock, int fd, const char *name, fsrun_error_t *err);
+
+/* Relay state for `run` with a terminal and no console socket. */
+struct terminal_relay {
+  int master;
+  bool stdin_open;
+  bool raw;
+  struct termios saved;
+};
+/* Puts stdin in raw mode when it is a tty and copies its window size to the pty. */
+void terminal_relay_init(struct terminal_relay *r, int master);
+/* Copies the caller's window size to the pty (on SIGWINCH). */
+void terminal_relay_resize(struct terminal_relay *r);
+/* Moves what is ready: stdin -> master, master -> stdout. from_master: the master is readable.
+ * Returns false once the master reported EOF/EIO. */
+bool terminal_relay_pump(struct terminal_relay *r, bool stdin_ready, bool master_ready);
+/* Drains the master's remaining output and restores the caller's terminal. */
+void terminal_relay_finish(struct terminal_relay *r);
+
+#endif

@@ -1,0 +1,341 @@
+#!/usr/bin/env bats
+# Cgroups (cgroup.c, cgroup-v1.c, cgroup-v2.c, cgroup-systemd.c, ebpf.c): the limits of
+# config.json land in the cgroup files and hold, devices are denied by default, the path forms
+# (relative, absolute, systemd slice:prefix:name) resolve as documented, errors name the resource
+# and the file, and delete leaves no cgroup directory in any hierarchy.
+# v1 tests run on the hybrid development host; requires_cgroup_v2 tests run in the cgroup v2 VM.
+
+load helpers
+
+setup() {
+  requires_root
+  requires_fsrun_command run
+  setup_bundle
+  EXTRA_CGROUP_DIRS=()
+}
+
+teardown() {
+  teardown_bundle
+  local d
+  # parents made by tests that chose their own cgroupsPath (deepest first)
+  for d in "${EXTRA_CGROUP_DIRS[@]}"; do
+    rmdir "$d" 2>/dev/null || true
+  done
+}
+
+# cg_dir CONTROLLER [PATH]: the container's directory for a v1 controller, or the v2 directory.
+cg_dir() {
+  local path=${2:-/fsrun/$CONTAINER_ID}
+  if [ "$(cgroup_mode)" = unified ]; then
+    echo "/sys/fs/cgroup$path"
+  else
+    echo "/sys/fs/cgroup/$1$path"
+  fi
+}
+
+# cg_read CONTROLLER FILE: the value of a file of the container's cgroup
+cg_read() {
+  cat "$(cg_dir "$1")/$2"
+}
+
+# start_detached CMD...: `run -d` with process.args = CMD; sets CONTAINER_ID and INIT_PID.
+start_detached() {
+  set_process_args "$@" || return 1
+  CONTAINER_ID=${CONTAINER_ID:-cg-$RANDOM$RANDOM}
+  if ! fsrun "${FSRUN_GLOBAL_ARGS[@]}" run -d --bundle "$BUNDLE" "$CONTAINER_ID" </dev/null \
+    >"$BATS_TEST_TMPDIR/run.out" 2>&1; then
+    cat "$BATS_TEST_TMPDIR/run.out"
+    return 1
+  fi
+  wait_for_status "$CONTAINER_ID" running || return 1
+  INIT_PID=$(fsrun state "$CONTAINER_ID" | jq -r .pid)
+}
+
+# cgroup directories on the host whose path ends in SUFFIX, in any hierarchy
+cgroup_dirs_ending_in() {
+  find /sys/fs/cgroup -maxdepth 8 -type d -path "*$1" 2>/dev/null
+}
+
+FSRUN_GLOBAL_ARGS=()
+
+@test "v1: memory, pids and cpu limits from config.json are in the controllers' files" {
+  requires_cgroup_v1
+  update_config '.linux.resources.memory = {"limit": 67108864, "reservation": 33554432, "swap": 67108864}
+    | .linux.resources.pids = {"limit": 17}
+    | .linux.resources.cpu = {"shares": 512, "quota": 20000, "period": 100000, "cpus": "0", "mems": "0"}'
+  start_detached sleep 1000
+
+  [ "$(cg_read memory memory.limit_in_bytes)" = 67108864 ]
+  [ "$(cg_read memory memory.soft_limit_in_bytes)" = 33554432 ]
+  if [ -e "$(cg_dir memory)/memory.memsw.limit_in_bytes" ]; then
+    [ "$(cg_read memory memory.memsw.limit_in_bytes)" = 67108864 ]
+  fi
+  [ "$(cg_read pids pids.max)" = 17 ]
+  [ "$(cg_read cpu cpu.shares)" = 512 ]
+  [ "$(cg_read cpu cpu.cfs_quota_us)" = 20000 ]
+  [ "$(cg_read cpu cpu.cfs_period_us)" = 100000 ]
+  [ "$(cg_read cpuset cpuset.cpus)" = 0 ]
+  [ "$(cg_read cpuset cpuset.mems)" = 0 ]
+
+  # the init is in the container's cgroup of every hierarchy
+  run cat "/proc/$INIT_PID/cgroup"
+  echo "$output"
+  [[ "$output" == *":memory:/fsrun/$CONTAINER_ID"* ]]
+  [[ "$output" == *":pids:/fsrun/$CONTAINER_ID"* ]]
+  [[ "$output" == *":cpu:/fsrun/$CONTAINER_ID"* ]]
+  [[ "$output" == *":freezer:/fsrun/$CONTAINER_ID"* ]]
+  if [ "$(cgroup_mode)" = hybrid ]; then
+    # on a hybrid host the cgroup2 line points at the container too
+    [[ "$output" == *"0::/fsrun/$CONTAINER_ID"* ]]
+  fi
+
+  fsrun delete --force "$CONTAINER_ID"
+  assert_no_leftovers "$CONTAINER_ID"
+}
+
+@test "v1: the device cgroup is deny-by-default plus the defaults and the spec's rules" {
+  requires_cgroup_v1
+  update_config '.linux.resources.devices += [{"allow": true, "type": "c", "major": 1, "minor": 11, "access": "w"}]'
+  start_detached sleep 1000
+  run cg_read devices devices.list
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [[ "$output" != *"a *:* rwm"* ]]
+  [[ "$output" == *"c 1:3 rwm"* ]]
+  [[ "$output" == *"c 136:* rwm"* ]]
+  [[ "$output" == *"c 1:11 w"* ]]
+  fsrun delete --force "$CONTAINER_ID"
+}
+
+@test "a process over the pids limit cannot fork" {
+  update_config '.linux.resources.pids = {"limit": 4}'
+  run_in_container sh -c 'for i in 1 2 3 4 5 6 7 8; do sleep 30 & done; echo all-forked'
+  echo "$output"
+  [[ "$output" == *"can't fork: Resource temporarily unavailable"* ]]
+  [[ "$output" != *all-forked* ]]
+  [ "$status" -ne 0 ]
+
+  # the same script without the limit forks them all
+  update_config 'del(.linux.resources.pids)'
+  run_in_container sh -c 'for i in 1 2 3 4 5 6 7 8; do sleep 1 & done; echo all-forked'
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [[ "$output" == *all-forked* ]]
+}
+
+@test "a memory hog is OOM-killed and run exits 137" {
+  update_config '.linux.resources.memory = {"limit": 67108864, "swap": 67108864}'
+  # busybox tail keeps the last lines; /dev/zero has no newline, so its one line grows forever
+  run_in_container tail /dev/zero
+  echo "$output"
+  [ "$status" -eq 137 ]
+  assert_no_leftovers "$CONTAINER_ID"
+
+  # the hog in a pipeline: the shell reports the killed tail
+  run_in_container sh -c 'head -c 314572800 /dev/zero | tail'
+  echo "$output"
+  [ "$status" -eq 137 ]
+}
+
+@test "delete leaves no cgroup directory in any hierarchy" {
+  start_detached sh -c 'sleep 1000 & sleep 1000'
+  run cgroup_dirs_ending_in "/fsrun/$CONTAINER_ID"
+  echo "$output"
+  [ -n "$output" ]
+  if [ "$(cgroup_mode)" != unified ]; then
+    # one per v1 hierarchy (and the cgroup2 mount on hybrid)
+    [ "${#lines[@]}" -ge 5 ]
+  fi
+  # a straggler forked in the background must not keep the cgroup alive
+  fsrun delete --force "$CONTAINER_ID"
+  run cgroup_dirs_ending_in "/fsrun/$CONTAINER_ID"
+  echo "$output"
+  [ -z "$output" ]
+  assert_no_leftovers "$CONTAINER_ID"
+}
+
+@test "an absolute cgroupsPath is used as is" {
+  CONTAINER_ID=cg-abs-$RANDOM$RANDOM
+  update_config '.linux.cgroupsPath = $p' --arg p "/fsrun-test-abs/$CONTAINER_ID"
+  if [ "$(cgroup_mode)" = unified ]; then
+    EXTRA_CGROUP_DIRS=(/sys/fs/cgroup/fsrun-test-abs)
+  else
+    EXTRA_CGROUP_DIRS=(/sys/fs/cgroup/*/fsrun-test-abs)
+  fi
+  start_detached sleep 1000
+  [ -d "$(cg_dir memory "/fsrun-test-abs/$CONTAINER_ID")" ]
+  [ -d "$(cg_dir pids "/fsrun-test-abs/$CONTAINER_ID")" ]
+  grep -q ":/fsrun-test-abs/$CONTAINER_ID\$" "/proc/$INIT_PID/cgroup"
+  [ ! -e "$(cg_dir memory "/fsrun/$CONTAINER_ID")" ]
+  fsrun delete --force "$CONTAINER_ID"
+  run cgroup_dirs_ending_in "/fsrun-test-abs/$CONTAINER_ID"
+  [ -z "$output" ]
+}
+
+@test "a relative cgroupsPath goes under /fsrun" {
+  CONTAINER_ID=cg-rel-$RANDOM$RANDOM
+  update_config '.linux.cgroupsPath = $p' --arg p "reltest/$CONTAINER_ID"
+  if [ "$(cgroup_mode)" = unified ]; then
+    EXTRA_CGROUP_DIRS=(/sys/fs/cgroup/fsrun/reltest)
+  else
+    EXTRA_CGROUP_DIRS=(/sys/fs/cgroup/*/fsrun/reltest)
+  fi
+  start_detached sleep 1000
+  [ -d "$(cg_dir memory "/fsrun/reltest/$CONTAINER_ID")" ]
+  grep -q ":/fsrun/reltest/$CONTAINER_ID\$" "/proc/$INIT_PID/cgroup"
+  fsrun delete --force "$CONTAINER_ID"
+  run cgroup_dirs_ending_in "/reltest/$CONTAINER_ID"
+  [ -z "$output" ]
+}
+
+@test "--systemd-cgroup maps slice:prefix:name onto the cgroupfs path systemd would use" {
+  CONTAINER_ID=cg-sd-$RANDOM$RANDOM
+  update_config '.linux.cgroupsPath = $p' --arg p "fsrunt-sub.slice:pfx:$CONTAINER_ID"
+  local scope=/fsrunt.slice/fsrunt-sub.slice/pfx-$CONTAINER_ID.scope
+  if [ "$(cgroup_mode)" = unified ]; then
+    EXTRA_CGROUP_DIRS=(/sys/fs/cgroup/fsrunt.slice/fsrunt-sub.slice /sys/fs/cgroup/fsrunt.slice)
+  else
+    EXTRA_CGROUP_DIRS=(/sys/fs/cgroup/*/fsrunt.slice/fsrunt-sub.slice /sys/fs/cgroup/*/fsrunt.slice)
+  fi
+  FSRUN_GLOBAL_ARGS=(--systemd-cgroup)
+  start_detached sleep 1000
+  [ -d "$(cg_dir memory "$scope")" ]
+  grep -q ":$scope\$" "/proc/$INIT_PID/cgroup"
+  fsrun --systemd-cgroup delete --force "$CONTAINER_ID"
+  run cgroup_dirs_ending_in "$scope"
+  [ -z "$output" ]
+}
+
+@test "--systemd-cgroup refuses a cgroupsPath that is not slice:prefix:name" {
+  update_config '.linux.cgroupsPath = "not-a-systemd-path"'
+  CONTAINER_ID=cg-sdbad-$RANDOM$RANDOM
+  run fsrun --systemd-cgroup run --bundle "$BUNDLE" "$CONTAINER_ID"
+  echo "$output"
+  [ "$status" -eq 1 ]
+  [[ "$output" == *"linux.cgroupsPath"*"slice:prefix:name"* ]]
+  assert_no_leftovers "$CONTAINER_ID"
+}
+
+@test "a value the kernel refuses names the resource and the file, and nothing is left" {
+  update_config '.linux.resources.cpu = {"cpus": "999"}'
+  run_in_container true
+  echo "$output"
+  [ "$status" -eq 1 ]
+  [[ "$output" == *"linux.resources.cpu.cpus: write \`cpuset.cpus\` in /sys/fs/cgroup/"*"$CONTAINER_ID"* ]]
+  assert_no_leftovers "$CONTAINER_ID"
+}
+
+@test "v1: a controller the host does not have is named" {
+  requires_cgroup_v1
+  [ ! -d /sys/fs/cgroup/rdma ] || skip "this host has an rdma hierarchy"
+  ! grep -qw rdma /sys/fs/cgroup/unified/cgroup.controllers 2>/dev/null || skip "rdma in cgroup2"
+  update_config '.linux.resources.rdma = {"mlx5_0": {"hcaHandles": 2}}'
+  run_in_container true
+  echo "$output"
+  [ "$status" -eq 1 ]
+  [[ "$output" == *"linux.resources.rdma: the rdma controller is not available on this host"* ]]
+  assert_no_leftovers "$CONTAINER_ID"
+}
+
+@test "devices: a node the spec does not allow cannot be opened, an allowed one can" {
+  # /dev/kmsg (c 1:11) is not a default device: bind it in, the device cgroup must refuse it
+  update_config '.mounts += [{"destination": "/dev/kmsg", "type": "bind", "source": "/dev/kmsg", "options": ["bind"]}]'
+  run_in_container sh -c 'exec 3>/dev/kmsg && echo opened'
+  echo "$output"
+  [ "$status" -ne 0 ]
+  [[ "$output" == *"Operation not permitted"* ]]
+  [[ "$output" != *opened* ]]
+
+  # a default device works under the same filter
+  run_in_container sh -c 'echo x >/dev/null && head -c 4 /dev/zero | wc -c'
+  [ "$status" -eq 0 ]
+  [ "$output" = 4 ]
+
+  # allowed for writing by the spec: opens for writing, still not for reading
+  update_config '.linux.resources.devices += [{"allow": true, "type": "c", "major": 1, "minor": 11, "access": "w"}]'
+  run_in_container sh -c 'exec 3>/dev/kmsg && echo opened; exec 4</dev/kmsg'
+  echo "$output"
+  [[ "$output" == *opened* ]]
+  [[ "$output" == *"Operation not permitted"* ]]
+}
+
+@test "v2: memory.max, memory.swap.max, memory.low, cpu.max, cpu.weight, pids.max and unified values" {
+  requires_cgroup_v2
+  update_config '.linux.resources.memory = {"limit": 67108864, "swap": 100663296, "reservation": 16777216}
+    | .linux.resources.cpu = {"shares": 1024, "quota": 50000, "period": 100000}
+    | .linux.resources.pids = {"limit": 20}
+    | .linux.resources.unified = {"memory.oom.group": "1", "memory.high": "50331648"}'
+  start_detached sleep 1000
+  local dir=/sys/fs/cgroup/fsrun/$CONTAINER_ID
+  [ "$(cat "$dir/memory.max")" = 67108864 ]
+  [ "$(cat "$dir/memory.swap.max")" = 33554432 ]
+  [ "$(cat "$dir/memory.low")" = 16777216 ]
+  [ "$(cat "$dir/cpu.max")" = "50000 100000" ]
+  [ "$(cat "$dir/cpu.weight")" = 100 ]
+  [ "$(cat "$dir/pids.max")" = 20 ]
+  [ "$(cat "$dir/memory.oom.group")" = 1 ]
+  [ "$(cat "$dir/memory.high")" = 50331648 ]
+  # CLONE_INTO_CGROUP: the init is there
+  grep -qx "0::/fsrun/$CONTAINER_ID" "/proc/$INIT_PID/cgroup"
+  fsrun delete --force "$CONTAINER_ID"
+  [ ! -e "$dir" ]
+  assert_no_leftovers "$CONTAINER_ID"
+}
+
+@test "v2: swap -1 is max, an unset quota is max" {
+  requires_cgroup_v2
+  update_config '.linux.resources.memory = {"limit": 67108864, "swap": -1}
+    | .linux.resources.cpu = {"period": 200000}'
+  start_detached sleep 1000
+  local dir=/sys/fs/cgroup/fsrun/$CONTAINER_ID
+  [ "$(cat "$dir/memory.swap.max")" = max ]
+  [ "$(cat "$dir/cpu.max")" = "max 200000" ]
+  fsrun delete --force "$CONTAINER_ID"
+}
+
+@test "v2: io.max and io.weight from blockIO" {
+  requires_cgroup_v2
+  [ -e /sys/block/ram0/dev ] || modprobe brd rd_nr=1 rd_size=1024 2>/dev/null || true
+  [ -e /sys/block/ram0/dev ] || skip "no block device (brd) to throttle"
+  local majmin major minor
+  majmin=$(cat /sys/block/ram0/dev)
+  major=${majmin%:*} minor=${majmin#*:}
+  update_config '.linux.resources.blockIO = {"weight": 500,
+      "throttleReadBpsDevice": [{"major": $ma, "minor": $mi, "rate": 1048576}],
+      "throttleWriteIOPSDevice": [{"major": $ma, "minor": $mi, "rate": 300}]}' \
+    --argjson ma "$major" --argjson mi "$minor"
+  start_detached sleep 1000
+  local dir=/sys/fs/cgroup/fsrun/$CONTAINER_ID
+  run cat "$dir/io.max"
+  echo "$output"
+  [ "$output" = "$majmin rbps=1048576 wbps=max riops=max wiops=300" ]
+  if [ -e "$dir/io.weight" ]; then
+    # blkio 500 -> 1 + (500 - 10) * 9999 / 990
+    run cat "$dir/io.weight"
+    echo "$output"
+    [[ "$output" == "default 4950"* ]]
+  fi
+  fsrun delete --force "$CONTAINER_ID"
+}
+
+@test "pause freezes the cgroup and resume thaws it" {
+  requires_fsrun_command pause
+  start_detached sleep 1000
+  fsrun pause "$CONTAINER_ID"
+  if [ "$(cgroup_mode)" = unified ]; then
+    [ "$(cat "/sys/fs/cgroup/fsrun/$CONTAINER_ID/cgroup.freeze")" = 1 ]
+    grep -qx "frozen 1" "/sys/fs/cgroup/fsrun/$CONTAINER_ID/cgroup.events"
+  else
+    [ "$(cg_read freezer freezer.state)" = FROZEN ]
+  fi
+  [ "$(fsrun state "$CONTAINER_ID" | jq -r .status)" = paused ]
+  fsrun resume "$CONTAINER_ID"
+  if [ "$(cgroup_mode)" = unified ]; then
+    [ "$(cat "/sys/fs/cgroup/fsrun/$CONTAINER_ID/cgroup.freeze")" = 0 ]
+  else
+    [ "$(cg_read freezer freezer.state)" = THAWED ]
+  fi
+  [ "$(fsrun state "$CONTAINER_ID" | jq -r .status)" = running ]
+  fsrun delete --force "$CONTAINER_ID"
+  assert_no_leftovers "$CONTAINER_ID"
+}

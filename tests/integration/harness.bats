@@ -1,0 +1,189 @@
+#!/usr/bin/env bats
+# Self-tests of helpers.bash: the helpers every other suite stands on must do what they say.
+
+load helpers
+
+setup() {
+  setup_bundle
+}
+
+teardown() {
+  teardown_bundle
+}
+
+# A stand-in for the fsrun binary that records its arguments.
+fake_fsrun() {
+  local exit_status=${1:-0}
+  FSRUN_CALLS=$BATS_TEST_TMPDIR/calls
+  FSRUN=$BATS_TEST_TMPDIR/fake-fsrun
+  cat >"$FSRUN" <<EOF
+#!/bin/sh
+printf '%s\n' "\$*" >>"$FSRUN_CALLS"
+exit $exit_status
+EOF
+  chmod +x "$FSRUN"
+}
+
+@test "harness: the busybox rootfs runs and has the users the tests rely on" {
+  requires_root
+  run chroot "$ROOTFS" /bin/sh -c 'id -un; id -u user; id -u nobody; grep -c . /etc/group; ls -ld /tmp'
+  [ "$status" -eq 0 ]
+  [ "${lines[0]}" = root ]
+  [ "${lines[1]}" = 1000 ]
+  [ "${lines[2]}" = 65534 ]
+  [ "${lines[3]}" = 3 ]
+  [[ "${lines[4]}" == drwxrwxrwt* ]]
+  for dir in proc sys dev tmp etc; do
+    [ -d "$ROOTFS/$dir" ] && [ ! -L "$ROOTFS/$dir" ]
+  done
+  [ "$(readlink "$ROOTFS/bin/sh")" = /bin/busybox ]
+}
+
+@test "harness: config.json is usable and set to a non-terminal /bin/sh -c true" {
+  run jq -c '[.root.path, .process.terminal, .process.args]' "$BUNDLE/config.json"
+  [ "$status" -eq 0 ]
+  [ "$output" = '["rootfs",false,["/bin/sh","-c","true"]]' ]
+}
+
+@test "harness: the config comes from fsrun spec once fsrun has that command" {
+  requires_fsrun_command spec
+  [ "$FSRUN_CONFIG_SOURCE" = spec ]
+}
+
+@test "harness: bundles share no writable files (only the busybox binary is hardlinked)" {
+  local first=$BUNDLE
+  setup_bundle "$BATS_TEST_TMPDIR/second"
+  echo "intruder:x:7:7::/:/bin/sh" >>"$BUNDLE/rootfs/etc/passwd"
+  ! grep -q intruder "$first/rootfs/etc/passwd"
+  ! grep -q intruder "$TEST_CACHE/rootfs/etc/passwd"
+  [ "$(stat -c %i "$first/rootfs/bin/busybox")" = "$(stat -c %i "$BUNDLE/rootfs/bin/busybox")" ]
+  teardown_bundle
+  [ ! -e "$BATS_TEST_TMPDIR/second" ]
+  BUNDLE=$first
+}
+
+@test "harness: set_process_args keeps every argument exact" {
+  local args=("/bin/sh" "-c" 'echo "$1" '"'"'q'"'"'' "" "two words" $'new\nline' '$HOME' '--root')
+  set_process_args "${args[@]}"
+  run jq -r '.process.args | length' "$BUNDLE/config.json"
+  [ "$output" = "${#args[@]}" ]
+  local i
+  for i in "${!args[@]}"; do
+    [ "$(jq -r --argjson i "$i" '.process.args[$i]' "$BUNDLE/config.json")" = "${args[$i]}" ]
+  done
+}
+
+@test "harness: update_config edits in place and passes jq options" {
+  update_config '.hostname = $h' --arg h 'box one'
+  [ "$(jq -r .hostname "$BUNDLE/config.json")" = 'box one' ]
+  # A bad filter fails and leaves the config untouched.
+  run update_config '.hostname = ('
+  [ "$status" -ne 0 ]
+  [ "$(jq -r .hostname "$BUNDLE/config.json")" = 'box one' ]
+  [ -z "$(find "$BUNDLE" -maxdepth 1 -name '.config.json.*')" ]
+}
+
+@test "harness: fsrun passes the per-file state root; run_in_container runs the bundle" {
+  fake_fsrun 7
+  fsrun state some-id || true
+  [ "$(sed -n 1p "$FSRUN_CALLS")" = "--root $FSRUN_ROOT state some-id" ]
+  run_in_container /bin/echo hi
+  [ "$status" -eq 7 ]
+  [ "$(sed -n 2p "$FSRUN_CALLS")" = "--root $FSRUN_ROOT run --bundle $BUNDLE $CONTAINER_ID" ]
+  [ "$(jq -c .process.args "$BUNDLE/config.json")" = '["/bin/echo","hi"]' ]
+}
+
+@test "harness: assert_no_leftovers passes when nothing is left" {
+  assert_no_leftovers "never-created-$RANDOM"
+}
+
+@test "harness: assert_no_leftovers finds a state directory" {
+  local id=leftover-state-$RANDOM
+  mkdir -p "$FSRUN_ROOT/$id"
+  run assert_no_leftovers "$id"
+  rm -rf "${FSRUN_ROOT:?}/$id"
+  [ "$status" -ne 0 ]
+  [[ "$output" == *"state directory"* ]]
+}
+
+@test "harness: assert_no_leftovers finds a process inside the bundle" {
+  (cd "$ROOTFS" && exec sleep 100) &
+  local pid=$!
+  # wait until the child has changed directory
+  local tries=50
+  until [ "$(readlink "/proc/$pid/cwd")" = "$ROOTFS" ] || [ $tries -eq 0 ]; do
+    sleep 0.1
+    tries=$((tries - 1))
+  done
+  run assert_no_leftovers "x-$RANDOM"
+  kill "$pid"
+  wait "$pid" || true
+  [ "$status" -ne 0 ]
+  [[ "$output" == *"process $pid "* ]]
+}
+
+@test "harness: assert_no_leftovers finds a mount; teardown_bundle never deletes through one" {
+  requires_root
+  local outside=$BATS_TEST_TMPDIR/outside
+  mkdir -p "$outside"
+  echo keep >"$outside/sentinel"
+  mount --bind "$outside" "$ROOTFS/tmp"
+  run assert_no_leftovers "x-$RANDOM"
+  [ "$status" -ne 0 ]
+  [[ "$output" == *"mount:"* ]]
+  run teardown_bundle
+  [ ! -e "$BUNDLE" ]
+  [ "$(cat "$outside/sentinel")" = keep ]
+  ! grep -qF "$ROOTFS" /proc/self/mountinfo
+}
+
+@test "harness: a sanitizer report fails the test that caused it" {
+  FSRUN_SANITIZER_PREFIX=$BATS_TEST_TMPDIR/san.1
+  check_sanitizer_reports
+  echo "ERROR: AddressSanitizer: heap-use-after-free" >"$FSRUN_SANITIZER_PREFIX.4242"
+  run check_sanitizer_reports
+  [ "$status" -ne 0 ]
+  [[ "$output" == *heap-use-after-free* ]]
+  rm "$FSRUN_SANITIZER_PREFIX.4242"
+  unset FSRUN_SANITIZER_PREFIX
+}
+
+@test "harness: the cgroup skips agree with the mounted hierarchy" {
+  local fstype
+  fstype=$(stat -fc %T /sys/fs/cgroup)
+  if [ "$fstype" = cgroup2fs ]; then
+    [ "$(cgroup_mode)" = unified ]
+    run requires_cgroup_v2
+    [ "$status" -eq 0 ]
+  else
+    [ "$(cgroup_mode)" != unified ]
+  fi
+}
+
+@test "harness: a reference runtime (runc) runs the built-in config on the busybox rootfs" {
+  requires_root
+  requires_host_command runc
+  _fsrun_builtin_config >"$BUNDLE/config.json"
+  set_process_args /bin/sh -c 'echo "hello from $(hostname)"; id -u'
+  local id=ref-$RANDOM
+  run runc --root "$BATS_TEST_TMPDIR/runc" run --bundle "$BUNDLE" "$id"
+  [ "$status" -eq 0 ]
+  [ "${lines[0]}" = "hello from fsrun" ]
+  [ "${lines[1]}" = 0 ]
+  assert_no_leftovers "$id"
+}
+
+@test "harness: assert_no_leftovers sees a live container's cgroup and process (runc)" {
+  requires_root
+  requires_host_command runc
+  _fsrun_builtin_config >"$BUNDLE/config.json"
+  set_process_args /bin/sleep 100
+  local id=ref-live-$RANDOM
+  runc --root "$BATS_TEST_TMPDIR/runc" run --detach --bundle "$BUNDLE" "$id"
+  run assert_no_leftovers "$id"
+  runc --root "$BATS_TEST_TMPDIR/runc" delete --force "$id"
+  [ "$status" -ne 0 ]
+  [[ "$output" == *"cgroup directory /sys/fs/cgroup/"*"$id"* ]]
+  [[ "$output" == *"has its root or cwd in the bundle"* ]]
+  assert_no_leftovers "$id"
+}

@@ -1,0 +1,382 @@
+#!/usr/bin/env bats
+# The container lifecycle (container.c, status.c): create -> start -> kill -> delete, run, state,
+# list, ps, and the wording clients (conmon, the containerd shim) parse.
+
+load helpers
+
+setup() {
+  requires_root
+  requires_fsrun_command create
+  setup_bundle
+}
+
+teardown() {
+  teardown_bundle
+}
+
+# state_field ID FIELD: one field of `fsrun state ID`.
+state_field() {
+  fsrun state "$1" | jq -r ".$2"
+}
+
+@test "lifecycle: create + state shows created and the pid of a waiting init; start runs it; kill stops it; delete leaves nothing" {
+  set_process_args /bin/sh -c 'echo started > /dev/shm/ran; sleep 100'
+  fsrun create --bundle "$BUNDLE" --pid-file "$BATS_TEST_TMPDIR/pid" life1
+
+  run fsrun state life1
+  [ "$status" -eq 0 ]
+  [ "$(jq -r .status <<<"$output")" = created ]
+  [ "$(jq -r .id <<<"$output")" = life1 ]
+  [ "$(jq -r .bundle <<<"$output")" = "$BUNDLE" ]
+  [ "$(jq -r .rootfs <<<"$output")" = "$ROOTFS" ]
+  [ "$(jq -r .ociVersion <<<"$output")" != null ]
+  [ "$(jq -r .created <<<"$output")" != null ]
+  pid=$(jq -r .pid <<<"$output")
+  [ "$pid" -gt 0 ]
+  [ "$(cat "$BATS_TEST_TMPDIR/pid")" = "$pid" ]
+  # the init exists, is still fsrun's code (not the user's process) and has not run anything yet
+  [ -d "/proc/$pid" ]
+  [ "$(readlink "/proc/$pid/exe")" = "$(readlink -f "$FSRUN")" ]
+  [ ! -e "$ROOTFS/dev/shm/ran" ]
+
+  fsrun start life1
+  [ "$(state_field life1 status)" = running ]
+  [ "$(state_field life1 pid)" = "$pid" ]
+  # it is now the user's process
+  [ "$(readlink "/proc/$pid/exe")" != "$(readlink -f "$FSRUN")" ]
+
+  fsrun kill life1 KILL
+  wait_for_status life1 stopped
+  [ "$(state_field life1 pid)" = 0 ]
+
+  fsrun delete life1
+  [ ! -e "$FSRUN_ROOT/life1" ]
+  assert_no_leftovers life1
+}
+
+@test "lifecycle: run exits with the process's status, 128+N for signal N" {
+  run_in_container /bin/sh -c 'exit 3'
+  [ "$status" -eq 3 ]
+  # the init of a pid namespace ignores signals it has no handler for: without one, sh can die
+  update_config '.linux.namespaces |= map(select(.type != "pid"))'
+  run_in_container /bin/sh -c 'kill -TERM $$'
+  [ "$status" -eq 143 ]
+  run_in_container /bin/true
+  [ "$status" -eq 0 ]
+  [ -z "$(ls -A "$FSRUN_ROOT")" ]
+}
+
+@test "lifecycle: run exits with 137 when its process is SIGKILLed from the host" {
+  set_process_args /bin/sleep 100
+  "$FSRUN" --root "$FSRUN_ROOT" run --bundle "$BUNDLE" --pid-file "$BATS_TEST_TMPDIR/pid" life-k9 &
+  runner=$!
+  for _ in $(seq 50); do [ -s "$BATS_TEST_TMPDIR/pid" ] && break; sleep 0.1; done
+  wait_for_status life-k9 running
+  kill -9 "$(cat "$BATS_TEST_TMPDIR/pid")"
+  status=0
+  wait "$runner" || status=$?
+  [ "$status" -eq 137 ]
+  # run deletes what it created
+  assert_no_leftovers life-k9
+}
+
+@test "lifecycle: foreground run forwards signals to the process" {
+  set_process_args /bin/sh -c 'trap "echo got-usr1; exit 7" USR1; echo ready > /dev/shm/ready; while :; do sleep 0.1; done'
+  "$FSRUN" --root "$FSRUN_ROOT" run --bundle "$BUNDLE" --pid-file "$BATS_TEST_TMPDIR/pid" life-sig >"$BATS_TEST_TMPDIR/out" &
+  runner=$!
+  for _ in $(seq 100); do
+    [ -s "$BATS_TEST_TMPDIR/pid" ] && [ -e "/proc/$(cat "$BATS_TEST_TMPDIR/pid")/root/dev/shm/ready" ] && break
+    sleep 0.1
+  done
+  kill -USR1 "$runner"
+  status=0
+  wait "$runner" || status=$?
+  [ "$status" -eq 7 ]
+  grep -q got-usr1 "$BATS_TEST_TMPDIR/out"
+}
+
+@test "lifecycle: run --detach returns with the container running; --keep keeps a stopped one" {
+  set_process_args /bin/sleep 100
+  fsrun run --detach --bundle "$BUNDLE" life-d
+  [ "$(state_field life-d status)" = running ]
+  fsrun delete --force life-d
+  assert_no_leftovers life-d
+
+  set_process_args /bin/true
+  fsrun run --keep --bundle "$BUNDLE" life-keep
+  [ "$(state_field life-keep status)" = stopped ]
+  fsrun delete life-keep
+  [ ! -e "$FSRUN_ROOT/life-keep" ]
+}
+
+@test "lifecycle: --bundle defaults to the current directory" {
+  set_process_args /bin/sh -c 'exit 5'
+  cd "$BUNDLE"
+  run fsrun run life-cwd
+  cd /
+  [ "$status" -eq 5 ]
+}
+
+@test "lifecycle: the wording clients rely on (state, kill, start, delete of stopped and missing containers)" {
+  # unknown id
+  run fsrun state nosuch
+  [ "$status" -eq 1 ]
+  [[ $output == *"does not exist"* ]]
+  run fsrun delete nosuch
+  [ "$status" -eq 1 ]
+  [[ $output == *"does not exist"* ]]
+  run fsrun kill nosuch 9
+  [ "$status" -eq 1 ]
+  [[ $output == *"does not exist"* ]]
+  run fsrun delete --force nosuch
+  [ "$status" -eq 0 ]
+
+  # a stopped container
+  set_process_args /bin/true
+  fsrun run --keep --bundle "$BUNDLE" life-w
+  run fsrun state life-w
+  [ "$status" -eq 0 ]
+  [ "$(jq -r .status <<<"$output")" = stopped ]
+  [ "$(jq -r .pid <<<"$output")" = 0 ]
+  run fsrun kill life-w 15
+  [ "$status" -eq 1 ]
+  [[ $output == *"container not running"* ]]
+  run fsrun kill --all life-w 9
+  [ "$status" -eq 0 ]
+  run fsrun start life-w
+  [ "$status" -eq 1 ]
+  [[ $output == *"not created"* ]]
+  fsrun delete life-w
+  run fsrun delete life-w
+  [ "$status" -eq 1 ]
+  [[ $output == *"does not exist"* ]]
+  run fsrun delete --force life-w
+  [ "$status" -eq 0 ]
+}
+
+@test "lifecycle: wrong-state errors: start twice, delete a running container without --force, create an existing id" {
+  set_process_args /bin/sleep 100
+  fsrun create --bundle "$BUNDLE" life-s
+  pid=$(state_field life-s pid)
+  fsrun start life-s
+  run fsrun start life-s
+  [ "$status" -eq 1 ]
+  [[ $output == *"cannot start a container that is not created: running"* ]]
+  run fsrun delete life-s
+  [ "$status" -eq 1 ]
+  [[ $output == *"not stopped"* ]]
+  run fsrun create --bundle "$BUNDLE" life-s
+  [ "$status" -eq 1 ]
+  [[ $output == *"already exists"* ]]
+  # the first container is untouched
+  [ "$(state_field life-s status)" = running ]
+  [ "$(state_field life-s pid)" = "$pid" ]
+  fsrun delete --force life-s
+  assert_no_leftovers life-s
+}
+
+@test "lifecycle: delete of a created container (no --force) kills its init" {
+  set_process_args /bin/true
+  fsrun create --bundle "$BUNDLE" life-c
+  pid=$(state_field life-c pid)
+  fsrun delete life-c
+  assert_no_leftovers life-c
+  ! _fsrun_pid_alive "$pid"
+}
+
+@test "lifecycle: kill takes names and numbers; the default is SIGTERM" {
+  set_process_args /bin/sh -c 'trap "echo usr1 >> /dev/shm/log" USR1; trap "echo term >> /dev/shm/log; exit 0" TERM; while :; do sleep 0.1; done'
+  fsrun run --detach --bundle "$BUNDLE" life-names
+  pid=$(state_field life-names pid)
+  sleep 0.3
+  # one at a time: a standard signal still pending is not queued twice
+  n=0
+  for sig in USR1 SIGUSR1 usr1 10; do
+    fsrun kill life-names "$sig"
+    n=$((n + 1))
+    for _ in $(seq 50); do [ "$(grep -c usr1 "/proc/$pid/root/dev/shm/log" 2>/dev/null)" = $n ] && break; sleep 0.1; done
+    [ "$(grep -c usr1 "/proc/$pid/root/dev/shm/log")" = $n ]
+  done
+  run fsrun kill life-names NOSUCHSIG
+  [ "$status" -eq 1 ]
+  [[ $output == *"invalid signal"* ]]
+  fsrun kill life-names
+  wait_for_status life-names stopped
+  fsrun delete life-names
+}
+
+@test "lifecycle: kill --all signals every process of the container" {
+  # no pid namespace: the init's death alone would not take the others with it
+  update_config '.linux.namespaces |= map(select(.type != "pid"))'
+  set_process_args /bin/sh -c 'sleep 100 & sleep 100 & wait'
+  fsrun run --detach --bundle "$BUNDLE" life-all
+  sleep 0.3
+  run fsrun ps --format json life-all
+  [ "$status" -eq 0 ]
+  pids=$(jq -r '.[]' <<<"$output")
+  [ "$(wc -w <<<"$pids")" -eq 3 ]
+  fsrun kill --all life-all KILL
+  for p in $pids; do
+    for _ in $(seq 30); do _fsrun_pid_alive "$p" || break; sleep 0.1; done
+    ! _fsrun_pid_alive "$p"
+  done
+  fsrun delete life-all
+  assert_no_leftovers life-all
+}
+
+@test "lifecycle: list (table, json, -q) and ps (json, table)" {
+  set_process_args /bin/sleep 100
+  fsrun run --detach --bundle "$BUNDLE" life-l1
+  fsrun create --bundle "$BUNDLE" life-l2
+  pid1=$(state_field life-l1 pid)
+
+  run fsrun list
+  [ "$status" -eq 0 ]
+  [[ ${lines[0]} == "ID"*"PID"*"STATUS"*"BUNDLE"*"CREATED"*"OWNER"* ]]
+  [[ $output == *"life-l1"*"$pid1"*"running"*"$BUNDLE"* ]]
+  [[ $output == *"life-l2"*"created"* ]]
+
+  run fsrun list -q
+  [ "$output" = $'life-l1\nlife-l2' ]
+
+  run fsrun list --format json
+  [ "$(jq -r 'map(select(.id == "life-l1"))[0].status' <<<"$output")" = running ]
+  [ "$(jq -r 'map(select(.id == "life-l2"))[0].status' <<<"$output")" = created ]
+  [ "$(jq -r 'map(select(.id == "life-l1"))[0].pid' <<<"$output")" = "$pid1" ]
+
+  run fsrun ps --format json life-l1
+  [ "$status" -eq 0 ]
+  [ "$(jq -c . <<<"$output")" = "[$pid1]" ]
+
+  run fsrun ps life-l1
+  [ "$status" -eq 0 ]
+  [[ ${lines[0]} == *PID* ]]
+  [ "${#lines[@]}" -eq 2 ]
+  [[ ${lines[1]} == *" $pid1 "*"sleep 100"* ]]
+
+  fsrun delete --force life-l1
+  fsrun delete --force life-l2
+  run fsrun list -q
+  [ -z "$output" ]
+}
+
+@test "lifecycle: invalid container ids are refused before anything is created" {
+  for id in ../escape a/b . .. '' "$(printf 'x%.0s' $(seq 1100))"; do
+    run fsrun create --bundle "$BUNDLE" "$id"
+    [ "$status" -eq 1 ]
+  done
+  [ -z "$(ls -A "$FSRUN_ROOT" 2>/dev/null)" ]
+  [ ! -e "$FSRUN_ROOT/../escape" ]
+}
+
+@test "lifecycle: bad bundles fail cleanly and leave nothing behind" {
+  local id
+  # missing args[0]: the wording podman maps to 127
+  set_process_args /no/such/binary
+  run fsrun create --bundle "$BUNDLE" life-bad1
+  [ "$status" -eq 1 ]
+  [[ $output == *'exec: "/no/such/binary": no such file or directory'* ]]
+  assert_no_leftovers life-bad1
+  # in PATH but missing
+  set_process_args nosuchcommand
+  run fsrun create --bundle "$BUNDLE" life-bad2
+  [ "$status" -eq 1 ]
+  [[ $output == *'exec: "nosuchcommand": no such file or directory'* ]]
+  assert_no_leftovers life-bad2
+  # not executable: podman maps "permission denied" to 126
+  update_config '.root.readonly = false'
+  echo 'not a program' >"$ROOTFS/notexec"
+  chmod 0644 "$ROOTFS/notexec"
+  set_process_args /notexec
+  run fsrun create --bundle "$BUNDLE" life-bad3
+  [ "$status" -eq 1 ]
+  [[ $output == *'exec: "/notexec": permission denied'* ]]
+  assert_no_leftovers life-bad3
+
+  set_process_args /bin/true
+  # unknown namespace type
+  cp "$BUNDLE/config.json" "$BATS_TEST_TMPDIR/good.json"
+  update_config '.linux.namespaces += [{"type": "nosuchns"}]'
+  run fsrun create --bundle "$BUNDLE" life-bad4
+  [ "$status" -eq 1 ]
+  [[ $output == *"namespaces"* ]]
+  assert_no_leftovers life-bad4
+  cp "$BATS_TEST_TMPDIR/good.json" "$BUNDLE/config.json"
+
+  # missing rootfs
+  update_config '.root.path = "nosuchdir"'
+  run fsrun create --bundle "$BUNDLE" life-bad5
+  [ "$status" -eq 1 ]
+  [[ $output == *"root.path"* ]]
+  assert_no_leftovers life-bad5
+  cp "$BATS_TEST_TMPDIR/good.json" "$BUNDLE/config.json"
+
+  # bad mount type
+  update_config '.mounts += [{"destination": "/mnt", "type": "nosuchfs", "source": "none"}]'
+  run fsrun create --bundle "$BUNDLE" life-bad6
+  [ "$status" -eq 1 ]
+  assert_no_leftovers life-bad6
+  cp "$BATS_TEST_TMPDIR/good.json" "$BUNDLE/config.json"
+
+  # /dev that is a symlink
+  rm -rf "$ROOTFS/dev"
+  ln -s /tmp "$ROOTFS/dev"
+  run fsrun create --bundle "$BUNDLE" life-bad7
+  [ "$status" -eq 1 ]
+  assert_no_leftovers life-bad7
+  [ -z "$(ls -A "$FSRUN_ROOT" 2>/dev/null)" ]
+}
+
+@test "lifecycle: errors go to --log as JSON lines under --log-format json" {
+  set_process_args /no/such/binary
+  run "$FSRUN" --root "$FSRUN_ROOT" --log "$BATS_TEST_TMPDIR/log.json" --log-format json create --bundle "$BUNDLE" life-json
+  [ "$status" -eq 1 ]
+  line=$(tail -n 1 "$BATS_TEST_TMPDIR/log.json")
+  [ "$(jq -r .level <<<"$line")" = error ]
+  [[ $(jq -r .msg <<<"$line") == *"no such file or directory"* ]]
+}
+
+@test "lifecycle: fsrun SIGKILLed in the middle of create leaves nothing that stops delete --force" {
+  update_config '.hooks.createRuntime = [{"path": "/bin/sleep", "args": ["sleep", "3"]}]'
+  set_process_args /bin/sleep 100
+  "$FSRUN" --root "$FSRUN_ROOT" create --bundle "$BUNDLE" life-sk &
+  creator=$!
+  # wait for the hook: the init exists and is waiting for it
+  for _ in $(seq 50); do
+    [ -n "$(pgrep -P "$creator" -x sleep)" ] && break
+    sleep 0.1
+  done
+  init=$(pgrep -P "$creator" -x fsrun || true)
+  [ -n "$init" ]
+  kill -9 "$creator"
+  wait "$creator" || true
+  [ -d "$FSRUN_ROOT/life-sk" ]
+  run fsrun state life-sk
+  [ "$status" -eq 0 ]
+  [ "$(jq -r .status <<<"$output")" = stopped ]
+  fsrun delete --force life-sk
+  assert_no_leftovers life-sk
+  # the orphaned init died with its creator
+  for _ in $(seq 20); do _fsrun_pid_alive "$init" || break; sleep 0.1; done
+  ! _fsrun_pid_alive "$init"
+}
+
+@test "lifecycle: 100 containers run and deleted leave no fd, mount, state dir, cgroup or process" {
+  set_process_args /bin/true
+  fds_before=$(ls /proc/$$/fd | wc -l)
+  mounts_before=$(wc -l </proc/self/mountinfo)
+  for i in $(seq 100); do
+    fsrun run --bundle "$BUNDLE" "life-loop-$i"
+  done
+  for i in $(seq 1 5 100); do
+    fsrun create --bundle "$BUNDLE" "life-cd-$i"
+    fsrun delete --force "life-cd-$i"
+  done
+  [ -z "$(ls -A "$FSRUN_ROOT")" ]
+  [ "$(ls /proc/$$/fd | wc -l)" -eq "$fds_before" ]
+  [ "$(wc -l </proc/self/mountinfo)" -eq "$mounts_before" ]
+  [ -z "$(find /sys/fs/cgroup -type d -name 'life-loop-*' -o -type d -name 'life-cd-*' 2>/dev/null)" ]
+  [ -z "$(_fsrun_pids_in_dir "$BUNDLE")" ]
+  # no fsrun process of ours is left (a waiting init would be one)
+  [ -z "$(pgrep -f "$FSRUN_ROOT" || true)" ]
+}

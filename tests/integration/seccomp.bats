@@ -1,0 +1,240 @@
+#!/usr/bin/env bats
+# linux.seccomp (seccomp.c): each profile is tried from inside the container, with the error the
+# user would see from busybox.
+
+load helpers
+
+setup() {
+  requires_root
+  requires_fsrun_command run
+  setup_bundle
+  # A writable root, so that mkdir would succeed without the filter.
+  update_config '.root.readonly = false'
+}
+
+teardown() {
+  if [ -n "${LISTENER_PID:-}" ]; then
+    kill "$LISTENER_PID" 2>/dev/null
+    wait "$LISTENER_PID" 2>/dev/null
+  fi
+  teardown_bundle
+}
+
+# set_seccomp JSON: linux.seccomp = JSON
+set_seccomp() {
+  update_config '.linux.seccomp = $profile' --argjson profile "$1"
+}
+
+# The syscalls busybox and the runtime's last steps need, for allow-list profiles (no mkdir).
+# sendmsg: the init currently reports "created" to the runtime after loading the filter.
+ALLOWED_SYSCALLS='[
+  "access", "arch_prctl", "brk", "capget", "capset", "chdir", "clock_gettime", "clock_nanosleep",
+  "clone", "clone3", "close", "close_range", "dup", "dup2", "dup3", "execve", "execveat", "exit",
+  "exit_group", "faccessat", "faccessat2", "fchdir", "fcntl", "fstat", "fstatfs", "futex",
+  "getcwd", "getdents64", "getegid", "geteuid", "getgid", "getgroups", "getpgrp", "getpid",
+  "getppid", "getrandom", "getresgid", "getresuid", "getrlimit", "gettid", "gettimeofday",
+  "getuid", "ioctl", "lseek", "lstat", "madvise", "mmap", "mprotect", "munmap", "nanosleep",
+  "newfstatat", "open", "openat", "openat2", "pipe", "pipe2", "poll", "ppoll", "prctl", "pread64",
+  "prlimit64", "read", "readlink", "readlinkat", "readv", "rseq", "rt_sigaction",
+  "rt_sigprocmask", "rt_sigreturn", "select", "set_robust_list", "set_tid_address", "setgid",
+  "setgroups", "setresgid", "setresuid", "setsid", "setuid", "sigaltstack", "stat", "statfs",
+  "statx", "sysinfo", "tgkill", "time", "umask", "uname", "vfork", "wait4", "waitid", "write",
+  "writev", "fork", "kill", "sendmsg", "pidfd_open", "pidfd_send_signal", "sched_yield", "sched_getaffinity"
+]'
+
+@test "seccomp: without a profile, mkdir works (control for the tests below)" {
+  update_config 'del(.linux.seccomp)'
+  run_in_container sh -c 'mkdir /tmp/made && echo made'
+  [ "$status" -eq 0 ]
+  [ "$output" = made ]
+}
+
+@test "seccomp: ERRNO with errnoRet 1 makes mkdir fail with EPERM" {
+  set_seccomp '{"defaultAction": "SCMP_ACT_ALLOW",
+    "syscalls": [{"names": ["mkdir", "mkdirat"], "action": "SCMP_ACT_ERRNO", "errnoRet": 1}]}'
+  run_in_container mkdir /tmp/denied
+  [ "$status" -eq 1 ]
+  [[ "$output" == *"Operation not permitted"* ]]
+  [ ! -e "$ROOTFS/tmp/denied" ]
+}
+
+@test "seccomp: ERRNO with errnoRet 13 makes mkdir fail with EACCES" {
+  set_seccomp '{"defaultAction": "SCMP_ACT_ALLOW",
+    "syscalls": [{"names": ["mkdir", "mkdirat"], "action": "SCMP_ACT_ERRNO", "errnoRet": 13}]}'
+  run_in_container mkdir /tmp/denied
+  [ "$status" -eq 1 ]
+  [[ "$output" == *"Permission denied"* ]]
+  [ ! -e "$ROOTFS/tmp/denied" ]
+}
+
+@test "seccomp: KILL_PROCESS on uname: run exits 159 (128 + SIGSYS)" {
+  set_seccomp '{"defaultAction": "SCMP_ACT_ALLOW",
+    "syscalls": [{"names": ["uname"], "action": "SCMP_ACT_KILL_PROCESS"}]}'
+  run_in_container uname
+  [ "$status" -eq 159 ]
+}
+
+@test "seccomp: an allow list with defaultErrnoRet 38 makes unlisted syscalls fail with ENOSYS" {
+  set_seccomp "{\"defaultAction\": \"SCMP_ACT_ERRNO\", \"defaultErrnoRet\": 38,
+    \"architectures\": [\"SCMP_ARCH_X86_64\", \"SCMP_ARCH_X86\", \"SCMP_ARCH_X32\"],
+    \"syscalls\": [{\"names\": $ALLOWED_SYSCALLS, \"action\": \"SCMP_ACT_ALLOW\"}]}"
+  run_in_container sh -c 'echo listed; mkdir /tmp/unlisted'
+  [ "$status" -eq 1 ]
+  [ "${lines[0]}" = listed ]
+  [[ "${lines[1]}" == *"Function not implemented"* ]]
+  [ ! -e "$ROOTFS/tmp/unlisted" ]
+}
+
+@test "seccomp: an argument filter (personality arg0 EQ PER_LINUX32) denies only that value" {
+  set_seccomp '{"defaultAction": "SCMP_ACT_ALLOW",
+    "syscalls": [{"names": ["personality"], "action": "SCMP_ACT_ERRNO", "errnoRet": 1,
+                  "args": [{"index": 0, "value": 8, "op": "SCMP_CMP_EQ"}]}]}'
+  run_in_container sh -c 'linux64 echo linux64-ok; linux32 echo linux32-ran'
+  [ "$status" -ne 0 ]
+  [ "${lines[0]}" = linux64-ok ]
+  [[ "$output" != *linux32-ran* ]]
+  [[ "$output" == *"Operation not permitted"* ]]
+}
+
+@test "seccomp: two comparisons of the same argument match either value" {
+  # personality(PER_LINUX32 = 8) or personality(PER_LINUX32|ADDR_LIMIT_3GB = 0x8000008)
+  set_seccomp '{"defaultAction": "SCMP_ACT_ALLOW",
+    "syscalls": [{"names": ["personality"], "action": "SCMP_ACT_ERRNO", "errnoRet": 13,
+                  "args": [{"index": 0, "value": 8, "op": "SCMP_CMP_EQ"},
+                           {"index": 0, "value": 134217736, "op": "SCMP_CMP_EQ"}]}]}'
+  run_in_container sh -c 'linux64 echo linux64-ok; linux32 echo linux32-ran'
+  [ "${lines[0]}" = linux64-ok ]
+  [[ "$output" != *linux32-ran* ]]
+  [[ "$output" == *"Permission denied"* ]]
+}
+
+@test "seccomp: an unknown syscall name is skipped, the rest of the profile applies" {
+  set_seccomp '{"defaultAction": "SCMP_ACT_ALLOW",
+    "syscalls": [{"names": ["no_such_syscall_anywhere", "mkdir", "mkdirat"],
+                  "action": "SCMP_ACT_ERRNO", "errnoRet": 1}]}'
+  run_in_container mkdir /tmp/denied
+  [ "$status" -eq 1 ]
+  [[ "$output" == *"Operation not permitted"* ]]
+}
+
+@test "seccomp: an unknown action is refused, naming the field, and nothing is left" {
+  set_seccomp '{"defaultAction": "SCMP_ACT_ALLOW",
+    "syscalls": [{"names": ["getpid"], "action": "SCMP_ACT_ALLOW"},
+                 {"names": ["mkdir"], "action": "SCMP_ACT_EXPLODE"}]}'
+  run_in_container true
+  [ "$status" -eq 1 ]
+  [[ "$output" == *"linux.seccomp.syscalls[1].action"* ]]
+  assert_no_leftovers "$CONTAINER_ID"
+}
+
+@test "seccomp: an unknown flag and an unknown architecture are refused" {
+  set_seccomp '{"defaultAction": "SCMP_ACT_ALLOW", "flags": ["SECCOMP_FILTER_FLAG_BOGUS"]}'
+  run_in_container true
+  [ "$status" -eq 1 ]
+  [[ "$output" == *"linux.seccomp.flags[0]"* ]]
+  assert_no_leftovers "$CONTAINER_ID"
+
+  set_seccomp '{"defaultAction": "SCMP_ACT_ALLOW", "architectures": ["SCMP_ARCH_PDP11"]}'
+  run_in_container true
+  [ "$status" -eq 1 ]
+  [[ "$output" == *"linux.seccomp.architectures[0]"* ]]
+  assert_no_leftovers "$CONTAINER_ID"
+}
+
+@test "seccomp: the flags the kernel supports are accepted" {
+  local flags
+  flags=$(fsrun features | jq -c '.linux.seccomp.supportedFlags // []')
+  [ "$flags" != "[]" ] || skip "fsrun features lists no supported seccomp flags"
+  set_seccomp "{\"defaultAction\": \"SCMP_ACT_ALLOW\", \"flags\": $flags,
+    \"syscalls\": [{\"names\": [\"mkdir\", \"mkdirat\"], \"action\": \"SCMP_ACT_ERRNO\"}]}"
+  run_in_container mkdir /tmp/denied
+  [ "$status" -eq 1 ]
+  [[ "$output" == *"Operation not permitted"* ]]
+}
+
+# start_listener ERRNO: the test agent on $BATS_TEST_TMPDIR/agent.sock; sets LISTENER_* variables.
+start_listener() {
+  LISTENER=${FSRUN%/*}/tests/seccomp-listener
+  [ -x "$LISTENER" ] || skip "no $LISTENER (build it with make)"
+  LISTENER_SOCKET=$BATS_TEST_TMPDIR/agent.sock
+  LISTENER_STATE=$BATS_TEST_TMPDIR/agent-state.json
+  LISTENER_CALLS=$BATS_TEST_TMPDIR/agent-calls
+  "$LISTENER" "$LISTENER_SOCKET" "$LISTENER_STATE" "$LISTENER_CALLS" "$1" 3>&- &
+  LISTENER_PID=$!
+  local tries=100
+  while [ ! -S "$LISTENER_SOCKET" ] && [ $tries -gt 0 ]; do
+    sleep 0.05
+    tries=$((tries - 1))
+  done
+  [ -S "$LISTENER_SOCKET" ]
+}
+
+set_notify_profile() {
+  set_seccomp "{\"defaultAction\": \"SCMP_ACT_ALLOW\",
+    \"listenerPath\": \"$LISTENER_SOCKET\", \"listenerMetadata\": \"fsrun-test-metadata\",
+    \"syscalls\": [{\"names\": [\"mkdir\", \"mkdirat\"], \"action\": \"SCMP_ACT_NOTIFY\"}]}"
+}
+
+@test "seccomp: NOTIFY hands a working fd to the listener, which fakes mkdir's success" {
+  start_listener 0
+  set_notify_profile
+  run_in_container sh -c 'mkdir /tmp/faked && echo mkdir-succeeded; [ -e /tmp/faked ] || echo not-created'
+  [ "$status" -eq 0 ]
+  [ "${lines[0]}" = mkdir-succeeded ]
+  [ "${lines[1]}" = not-created ]
+  wait "$LISTENER_PID"
+  LISTENER_PID=
+  grep -qx mkdir "$LISTENER_CALLS"
+  # the containerProcessState the agent received
+  run jq -r '[(.fds | join(",")), .metadata, .state.id, .state.ociVersion, (.pid > 0)] | join(" ")' \
+    "$LISTENER_STATE"
+  [ "$status" -eq 0 ]
+  [ "$output" = "seccompFd fsrun-test-metadata $CONTAINER_ID $(jq -r .ociVersion "$LISTENER_STATE") true" ]
+}
+
+@test "seccomp: NOTIFY: the listener's chosen errno reaches the container" {
+  start_listener 122 # EDQUOT
+  set_notify_profile
+  run_in_container mkdir /tmp/quota
+  [ "$status" -eq 1 ]
+  [[ "$output" == *"Disk quota exceeded"* ]]
+  wait "$LISTENER_PID"
+  LISTENER_PID=
+  grep -qx mkdir "$LISTENER_CALLS"
+}
+
+@test "seccomp: NOTIFY without a listener to connect to fails cleanly" {
+  LISTENER_SOCKET=$BATS_TEST_TMPDIR/nobody-listens.sock
+  set_notify_profile
+  run_in_container mkdir /tmp/x
+  [ "$status" -eq 1 ]
+  [[ "$output" == *"listenerPath"* ]]
+  assert_no_leftovers "$CONTAINER_ID"
+}
+
+@test "seccomp: fsrun features reports seccomp with every action, operator and the native arch" {
+  run fsrun features
+  [ "$status" -eq 0 ]
+  [ "$(jq -r '.linux.seccomp.enabled' <<<"$output")" = true ]
+  [ "$(jq -r '.linux.seccomp.actions | sort | join(",")' <<<"$output")" = \
+    SCMP_ACT_ALLOW,SCMP_ACT_ERRNO,SCMP_ACT_KILL,SCMP_ACT_KILL_PROCESS,SCMP_ACT_KILL_THREAD,SCMP_ACT_LOG,SCMP_ACT_NOTIFY,SCMP_ACT_TRACE,SCMP_ACT_TRAP ]
+  [ "$(jq -r '.linux.seccomp.operators | sort | join(",")' <<<"$output")" = \
+    SCMP_CMP_EQ,SCMP_CMP_GE,SCMP_CMP_GT,SCMP_CMP_LE,SCMP_CMP_LT,SCMP_CMP_MASKED_EQ,SCMP_CMP_NE ]
+  [ "$(jq -r '.linux.seccomp.archs | index("SCMP_ARCH_X86_64") != null' <<<"$output")" = true ]
+  # every supported flag is also a known one
+  [ "$(jq -r '.linux.seccomp | (.supportedFlags - .knownFlags) | length' <<<"$output")" = 0 ]
+}
+
+@test "seccomp: NOTIFY with SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV where the kernel has it" {
+  fsrun features | jq -e '.linux.seccomp.supportedFlags | index("SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV")' >/dev/null ||
+    skip "the kernel lacks SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV"
+  start_listener 0
+  set_notify_profile
+  update_config '.linux.seccomp.flags = ["SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV"]'
+  run_in_container sh -c 'mkdir /tmp/faked && echo mkdir-succeeded'
+  [ "$status" -eq 0 ]
+  [ "$output" = mkdir-succeeded ]
+  wait "$LISTENER_PID"
+  LISTENER_PID=
+  grep -qx mkdir "$LISTENER_CALLS"
+}

@@ -1,0 +1,233 @@
+#!/usr/bin/env bats
+# Security invariants 3 and 4 (file-system part): a hostile rootfs tries to make the runtime mount,
+# mask or create device nodes outside of it through symlinks, or to hide a /proc, /sys or /dev of
+# its own. Every escape is checked from the host: the host's files and mounts are untouched.
+
+load helpers
+
+setup() {
+  requires_root
+  requires_fsrun_command run
+  setup_bundle
+  update_config '.root.readonly = false'
+  # a host directory the container must never reach; its name is unique to this test
+  HOSTDIR=$BATS_TEST_TMPDIR/host-$$-$BATS_TEST_NUMBER
+  mkdir -p "$HOSTDIR" "$ROOTFS/mnt"
+  echo original >"$HOSTDIR/file"
+  MOUNTS_BEFORE=$(host_mounts)
+}
+
+teardown() {
+  teardown_bundle
+}
+
+# The host's mount points, sorted (what an escape through a mount would change).
+host_mounts() {
+  awk '{ print $5 }' /proc/self/mountinfo | sort
+}
+
+# The host is as it was: HOSTDIR holds only its file, unchanged; no mount appeared or vanished
+# outside the test's tmp dir; nothing of the container is left.
+assert_host_untouched() {
+  [ "$(ls -A "$HOSTDIR")" = file ]
+  [ "$(cat "$HOSTDIR/file")" = original ]
+  ! mountpoint -q "$HOSTDIR"
+  ! mountpoint -q "$HOSTDIR/file"
+  diff <(grep -v "^$BATS_TEST_TMPDIR" <<<"$MOUNTS_BEFORE") <(host_mounts | grep -v "^$BATS_TEST_TMPDIR")
+  [ -z "${CONTAINER_ID:-}" ] || assert_no_leftovers "$CONTAINER_ID"
+}
+
+@test "security-rootfs: a mount through an absolute symlink to a host directory stays inside" {
+  ln -s "$HOSTDIR" "$ROOTFS/mnt/escape"
+  update_config '.mounts += [{"destination": "/mnt/escape/t", "type": "tmpfs", "source": "tmpfs"}]'
+  run_in_container sh -c 'grep " /mnt/escape/t \| '"$HOSTDIR"'/t " /proc/self/mountinfo; touch /mnt/escape/t/inside && echo ok'
+  [ "$status" -eq 0 ]
+  [[ "$output" == *ok* ]]
+  # the tmpfs went on the symlink's target inside the rootfs
+  [[ "$output" == *" $HOSTDIR/t "* ]]
+  [ -d "$ROOTFS/$HOSTDIR/t" ]
+  assert_host_untouched
+}
+
+@test "security-rootfs: a bind onto /etc through mnt -> /etc never touches the host's /etc" {
+  ln -s /etc "$ROOTFS/mnt/etc"
+  name=fsrun-escape-$$-$RANDOM
+  echo evil >"$BATS_TEST_TMPDIR/evil"
+  update_config ".mounts += [{\"destination\": \"/mnt/etc/$name\", \"type\": \"bind\", \"source\": \"$BATS_TEST_TMPDIR/evil\", \"options\": [\"bind\"]}]"
+  run_in_container cat "/etc/$name"
+  [ "$status" -eq 0 ]
+  [ "$output" = evil ]
+  [ -f "$ROOTFS/etc/$name" ]
+  [ ! -e "/etc/$name" ]
+  assert_host_untouched
+}
+
+@test "security-rootfs: a relative symlink climbing with ../../.. stops at the rootfs" {
+  ln -s ../../../../../../../../../.. "$ROOTFS/mnt/up"
+  update_config ".mounts += [{\"destination\": \"/mnt/up$HOSTDIR/t\", \"type\": \"tmpfs\", \"source\": \"tmpfs\"},
+    {\"destination\": \"/mnt/up$HOSTDIR/file\", \"type\": \"bind\", \"source\": \"/dev/null\", \"options\": [\"bind\"]}]"
+  run_in_container sh -c "ls -d $HOSTDIR/t && wc -c <$HOSTDIR/file"
+  [ "$status" -eq 0 ]
+  [ "${lines[1]}" = 0 ]
+  [ -d "$ROOTFS/$HOSTDIR/t" ]
+  assert_host_untouched
+}
+
+@test "security-rootfs: a dangling symlink to a host path is created inside the rootfs" {
+  ln -s "$HOSTDIR/newdir/deeper" "$ROOTFS/mnt/dangling"
+  ln -s "$HOSTDIR/newfile" "$ROOTFS/etc/dangling-file"
+  update_config ".mounts += [{\"destination\": \"/mnt/dangling\", \"type\": \"tmpfs\", \"source\": \"tmpfs\"},
+    {\"destination\": \"/etc/dangling-file\", \"type\": \"bind\", \"source\": \"$HOSTDIR/file\", \"options\": [\"bind\", \"ro\"]}]"
+  run_in_container cat /etc/dangling-file
+  [ "$status" -eq 0 ]
+  [ "$output" = original ]
+  [ -d "$ROOTFS/$HOSTDIR/newdir/deeper" ]
+  [ -f "$ROOTFS/$HOSTDIR/newfile" ]
+  assert_host_untouched
+}
+
+@test "security-rootfs: a symlink to /proc/self/... (magic links) cannot be used as a destination" {
+  ln -s /proc/self/root/etc "$ROOTFS/mnt/magic"
+  update_config '.mounts += [{"destination": "/mnt/magic/x", "type": "tmpfs", "source": "tmpfs"}]'
+  run_in_container sh -c 'grep " /mnt/magic\| /proc/self/root" /proc/self/mountinfo | grep tmpfs'
+  # whatever the outcome, nothing may reach the host's /etc
+  [ ! -e /etc/x ] || [ "$(stat -c %Y /etc/x)" -lt "$(stat -c %Y "$BUNDLE/config.json")" ]
+  assert_host_untouched
+}
+
+@test "security-rootfs: /proc as a symlink is refused" {
+  rmdir "$ROOTFS/proc"
+  ln -s "$HOSTDIR" "$ROOTFS/proc"
+  run_in_container true
+  [ "$status" -ne 0 ]
+  [[ "$output" == *"mount destination /proc is not a directory"* ]]
+  assert_host_untouched
+}
+
+@test "security-rootfs: /proc as a file and /sys as a symlink are refused" {
+  rmdir "$ROOTFS/proc"
+  touch "$ROOTFS/proc"
+  run_in_container true
+  [ "$status" -ne 0 ]
+  [[ "$output" == *"mount destination /proc is not a directory"* ]]
+  assert_host_untouched
+
+  rm "$ROOTFS/proc"
+  mkdir "$ROOTFS/proc"
+  rmdir "$ROOTFS/sys"
+  ln -s proc "$ROOTFS/sys"
+  run_in_container true
+  [ "$status" -ne 0 ]
+  [[ "$output" == *"mount destination /sys is not a directory"* ]]
+  assert_host_untouched
+}
+
+@test "security-rootfs: a rootfs whose /dev is a symlink is refused" {
+  rmdir "$ROOTFS/dev"
+  ln -s "$HOSTDIR" "$ROOTFS/dev"
+  run_in_container true
+  [ "$status" -ne 0 ]
+  [[ "$output" == *"rootfs /dev is a symlink"* ]]
+  assert_host_untouched
+
+  # also when the config does not mount /dev itself
+  update_config '.mounts |= map(select(.destination | startswith("/dev") | not))'
+  run_in_container true
+  [ "$status" -ne 0 ]
+  [[ "$output" == *"rootfs /dev is a symlink"* ]]
+  assert_host_untouched
+}
+
+@test "security-rootfs: device nodes through a symlinked directory are created inside the rootfs" {
+  ln -s "$HOSTDIR" "$ROOTFS/devlink"
+  update_config '.linux.devices = [{"path": "/devlink/null2", "type": "c", "major": 1, "minor": 3}]'
+  run_in_container stat -c "%t:%T" "$HOSTDIR/null2"
+  [ "$status" -eq 0 ]
+  [ "$output" = "1:3" ]
+  [ -c "$ROOTFS/$HOSTDIR/null2" ]
+  assert_host_untouched
+}
+
+@test "security-rootfs: a rootfs /dev without a tmpfs gets real nodes, never its own files or links" {
+  # the config mounts nothing on /dev: the rootfs's own /dev is populated, and what the image put
+  # there (a regular file as /dev/null, a symlink as /dev/zero) is replaced, not followed
+  update_config '.mounts |= map(select(.destination != "/dev"))'
+  echo not-null >"$ROOTFS/dev/null"
+  ln -s "$HOSTDIR/file" "$ROOTFS/dev/zero"
+  run_in_container sh -c 'stat -c "%n %F %t:%T" /dev/null /dev/zero; echo "[$(cat /proc/keys)]"'
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"/dev/null character special file 1:3"* ]]
+  [[ "$output" == *"/dev/zero character special file 1:5"* ]]
+  [[ "$output" == *"[]"* ]]
+  assert_host_untouched
+}
+
+@test "security-rootfs: masking verifies /dev/null is the null device" {
+  update_config '.linux.devices = [{"path": "/dev/null", "type": "c", "major": 1, "minor": 5}]'
+  run_in_container true
+  [ "$status" -ne 0 ]
+  [[ "$output" == *"/dev/null"*"not the null device"* ]]
+  assert_host_untouched
+}
+
+@test "security-rootfs: masked and read-only paths through symlinks stay inside the rootfs" {
+  ln -s "$HOSTDIR/file" "$ROOTFS/etc/masklink"
+  echo inside >"$ROOTFS/$HOSTDIR/file" 2>/dev/null || {
+    mkdir -p "$ROOTFS/$HOSTDIR"
+    echo inside >"$ROOTFS/$HOSTDIR/file"
+  }
+  ln -s "$HOSTDIR" "$ROOTFS/etc/rolink"
+  update_config '.linux.maskedPaths += ["/etc/masklink"] | .linux.readonlyPaths += ["/etc/rolink"]'
+  run_in_container sh -c "echo \"[\$(cat $HOSTDIR/file)]\"; touch $HOSTDIR/new 2>/dev/null || echo readonly"
+  [ "$status" -eq 0 ]
+  [ "${lines[0]}" = "[]" ]
+  [ "${lines[1]}" = readonly ]
+  [ "$(cat "$ROOTFS/$HOSTDIR/file")" = inside ]
+  assert_host_untouched
+}
+
+@test "security-rootfs: sysctls outside the container's namespaces are refused, the host keeps its values" {
+  host_forward=$(cat /proc/sys/net/ipv4/ip_forward)
+  host_shmmax=$(cat /proc/sys/kernel/shmmax)
+  host_panic=$(cat /proc/sys/kernel/panic)
+
+  update_config '.linux.namespaces |= map(select(.type != "network")) | .linux.sysctl = {"net.ipv4.ip_forward": "1"}'
+  run_in_container true
+  [ "$status" -ne 0 ]
+  [[ "$output" == *"net.ipv4.ip_forward"*"network namespace"* ]]
+
+  setup_bundle
+  update_config '.linux.namespaces |= map(select(.type != "ipc")) | .linux.sysctl = {"kernel.shmmax": "4096"}'
+  run_in_container true
+  [ "$status" -ne 0 ]
+  echo "$output"
+  [[ "$output" == *"kernel.shmmax"*"ipc namespace"* ]]
+
+  setup_bundle
+  update_config '.linux.sysctl = {"kernel.panic": "7"}'
+  run_in_container true
+  [ "$status" -ne 0 ]
+  [[ "$output" == *"kernel.panic"*"not namespaced"* ]]
+
+  # a key that tries to climb out of /proc/sys
+  setup_bundle
+  update_config '.linux.sysctl = {"net/../../1/oom_score_adj": "1000"}'
+  run_in_container true
+  [ "$status" -ne 0 ]
+  [[ "$output" == *"not a valid sysctl name"* ]]
+
+  [ "$(cat /proc/sys/net/ipv4/ip_forward)" = "$host_forward" ]
+  [ "$(cat /proc/sys/kernel/shmmax)" = "$host_shmmax" ]
+  [ "$(cat /proc/sys/kernel/panic)" = "$host_panic" ]
+  [ "$(cat /proc/1/oom_score_adj)" != 1000 ]
+  assert_host_untouched
+}
+
+@test "security-rootfs: /dev holds only the default devices and the config's" {
+  update_config '.linux.devices = [{"path": "/dev/fuse", "type": "c", "major": 10, "minor": 229}]'
+  run_in_container sh -c 'find /dev -path /dev/pts -prune -o \( -type c -o -type b \) -print | sort'
+  [ "$status" -eq 0 ]
+  [ "$(tr '\n' ' ' <<<"$output")" = "/dev/full /dev/fuse /dev/null /dev/random /dev/tty /dev/urandom /dev/zero " ]
+  # none of the host's disks, memory or kmsg
+  [[ "$output" != *vda* && "$output" != *mem* && "$output" != *kmsg* ]]
+}

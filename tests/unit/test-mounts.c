@@ -1,0 +1,461 @@
+/* Unit tests for mounts.c: every mount option maps to the right mount(2) flags, propagation,
+ * recursive attributes or fs data; bind attributes; lexical path cleaning; and root_resolve, which
+ * must create missing destinations inside the root whatever symlinks the rootfs holds. TAP output. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "error.h"
+#include "mounts.h"
+#include "utils.h"
+
+static int test_count, failures;
+
+static void ok(int cond, const char *fmt, ...) {
+  va_list ap;
+  test_count++;
+  if (!cond)
+    failures++;
+  printf("%sok %d - ", cond ? "" : "not ", test_count);
+  va_start(ap, fmt);
+  vprintf(fmt, ap);
+  va_end(ap);
+  printf("\n");
+  fflush(stdout);
+}
+
+/* Parses a NULL-terminated list of options. */
+static int parse(struct mount_options *o, fsrun_error_t *err, ...) {
+  char *items[32];
+  size_t n = 0;
+  va_list ap;
+  oci_strv v;
+  va_start(ap, err);
+  for (const char *s; (s = va_arg(ap, const char *)) != NULL && n < 32;)
+    items[n++] = (char *)s;
+  va_end(ap);
+  v.items = items;
+  v.len = n;
+  return mount_options_parse(&v, o, err);
+}
+
+struct flag_case {
+  const char *name;
+  unsigned long flags;   /* expected MS_* set */
+  unsigned long cleared; /* expected MS_* explicitly cleared */
+};
+
+static void test_flag_options(void) {
+  static const struct flag_case cases[] = {
+      {"ro", MS_RDONLY, 0},
+      {"rw", 0, MS_RDONLY},
+      {"nosuid", MS_NOSUID, 0},
+      {"suid", 0, MS_NOSUID},
+      {"nodev", MS_NODEV, 0},
+      {"dev", 0, MS_NODEV},
+      {"noexec", MS_NOEXEC, 0},
+      {"exec", 0, MS_NOEXEC},
+      {"sync", MS_SYNCHRONOUS, 0},
+      {"async", 0, MS_SYNCHRONOUS},
+      {"dirsync", MS_DIRSYNC, 0},
+      {"remount", MS_REMOUNT, 0},
+      {"mand", MS_MANDLOCK, 0},
+      {"nomand", 0, MS_MANDLOCK},
+      {"atime", 0, MS_NOATIME},
+      {"noatime", MS_NOATIME, 0},
+      {"relatime", MS_RELATIME, 0},
+      {"norelatime", 0, MS_RELATIME},
+      {"strictatime", MS_STRICTATIME, 0},
+      {"nostrictatime", 0, MS_STRICTATIME},
+      {"diratime", 0, MS_NODIRATIME},
+      {"nodiratime", MS_NODIRATIME, 0},
+      {"nosymfollow", MS_NOSYMFOLLOW, 0},
+      {"symfollow", 0, MS_NOSYMFOLLOW},
+      {"lazytime", MS_LAZYTIME, 0},
+      {"nolazytime", 0, MS_LAZYTIME},
+      {"iversion", MS_I_VERSION, 0},
+      {"noiversion", 0, MS_I_VERSION},
+      {"silent", MS_SILENT, 0},
+      {"loud", 0, MS_SILENT},
+      {"bind", MS_BIND, 0},
+      {"rbind", MS_BIND | MS_REC, 0},
+      {"defaults", 0, 0},
+  };
+  for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+    struct mount_options o;
+    cleanup_error fsrun_error_t err = NULL;
+    int r = parse(&o, &err, cases[i].name, NULL);
+    ok(r == 0 && o.flags == cases[i].flags && o.cleared == cases[i].cleared && o.data == NULL &&
+           o.n_propagation == 0 && o.rec_attr_set == 0 && o.rec_attr_clr == 0,
+       "`%s` -> flags 0x%lx cleared 0x%lx (got 0x%lx 0x%lx)", cases[i].name, cases[i].flags,
+       cases[i].cleared, o.flags, o.cleared);
+    mount_options_free(&o);
+  }
+}
+
+static void test_propagation_options(void) {
+  static const struct {
+    const char *name;
+    unsigned long value;
+  } cases[] = {
+      {"shared", MS_SHARED},           {"rshared", MS_SHARED | MS_REC},
+      {"slave", MS_SLAVE},             {"rslave", MS_SLAVE | MS_REC},
+      {"private", MS_PRIVATE},         {"rprivate", MS_PRIVATE | MS_REC},
+      {"unbindable", MS_UNBINDABLE},   {"runbindable", MS_UNBINDABLE | MS_REC},
+  };
+  for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+    struct mount_options o;
+    cleanup_error fsrun_error_t err = NULL;
+    int r = parse(&o, &err, cases[i].name, NULL);
+    ok(r == 0 && o.flags == 0 && o.n_propagation == 1 && o.propagation[0] == cases[i].value,
+       "`%s` -> propagation 0x%lx and no mount flags", cases[i].name, cases[i].value);
+    ok(mount_propagation_from_name(cases[i].name) == cases[i].value,
+       "rootfsPropagation `%s` -> 0x%lx", cases[i].name, cases[i].value);
+    mount_options_free(&o);
+  }
+  ok(mount_propagation_from_name("ro") == 0, "`ro` is not a propagation");
+  ok(mount_propagation_from_name("bogus") == 0, "an unknown name is not a propagation");
+  {
+    struct mount_options o;
+    cleanup_error fsrun_error_t err = NULL;
+    int r = parse(&o, &err, "slave", "shared", NULL);
+    ok(r == 0 && o.n_propagation == 2 && o.propagation[0] == MS_SLAVE &&
+           o.propagation[1] == MS_SHARED,
+       "propagation options are kept in order");
+    mount_options_free(&o);
+    r = parse(&o, &err, "private", "slave", "shared", "rprivate", "rslave", NULL);
+    ok(r < 0 && err != NULL && strstr(err->msg, "too many propagation") != NULL,
+       "more than %d propagation options is an error", MOUNT_MAX_PROPAGATION);
+  }
+}
+
+static void test_recursive_options(void) {
+  static const struct {
+    const char *name;
+    uint64_t set, clr;
+  } cases[] = {
+      {"rro", MOUNT_ATTR_RDONLY, 0},
+      {"rrw", 0, MOUNT_ATTR_RDONLY},
+      {"rnosuid", MOUNT_ATTR_NOSUID, 0},
+      {"rsuid", 0, MOUNT_ATTR_NOSUID},
+      {"rnodev", MOUNT_ATTR_NODEV, 0},
+      {"rdev", 0, MOUNT_ATTR_NODEV},
+      {"rnoexec", MOUNT_ATTR_NOEXEC, 0},
+      {"rexec", 0, MOUNT_ATTR_NOEXEC},
+      {"rnodiratime", MOUNT_ATTR_NODIRATIME, 0},
+      {"rdiratime", 0, MOUNT_ATTR_NODIRATIME},
+      {"rnosymfollow", MOUNT_ATTR_NOSYMFOLLOW, 0},
+      {"rsymfollow", 0, MOUNT_ATTR_NOSYMFOLLOW},
+      {"rnoatime", MOUNT_ATTR_NOATIME, MOUNT_ATTR__ATIME},
+      {"rstrictatime", MOUNT_ATTR_STRICTATIME, MOUNT_ATTR__ATIME},
+      {"rrelatime", MOUNT_ATTR_RELATIME, MOUNT_ATTR__ATIME},
+      {"ratime", MOUNT_ATTR_RELATIME, MOUNT_ATTR__ATIME},
+      {"rnorelatime", MOUNT_ATTR_RELATIME, MOUNT_ATTR__ATIME},
+      {"rnostrictatime", MOUNT_ATTR_RELATIME, MOUNT_ATTR__ATIME},
+  };
+  for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+    struct mount_options o;
+    cleanup_error fsrun_error_t err = NULL;
+    int r = parse(&o, &err, cases[i].name, NULL);
+    ok(r == 0 && o.flags == 0 && o.cleared == 0 && o.rec_attr_set == cases[i].set &&
+           o.rec_attr_clr == cases[i].clr && o.data == NULL,
+       "`%s` -> recursive set 0x%llx clear 0x%llx (got 0x%llx 0x%llx)", cases[i].name,
+       (unsigned long long)cases[i].set, (unsigned long long)cases[i].clr,
+       (unsigned long long)o.rec_attr_set, (unsigned long long)o.rec_attr_clr);
+    mount_options_free(&o);
+  }
+  {
+    struct mount_options o;
+    cleanup_error fsrun_error_t err = NULL;
+    int r = parse(&o, &err, "rro", "rrw", "rnoatime", "rstrictatime", NULL);
+    ok(r == 0 && o.rec_attr_set == MOUNT_ATTR_STRICTATIME &&
+           o.rec_attr_clr == (MOUNT_ATTR_RDONLY | MOUNT_ATTR__ATIME),
+       "later recursive options override earlier ones");
+    mount_options_free(&o);
+  }
+}
+
+static void test_order_and_data(void) {
+  struct mount_options o;
+  cleanup_error fsrun_error_t err = NULL;
+  int r;
+
+  r = parse(&o, &err, "ro", "rw", NULL);
+  ok(r == 0 && !(o.flags & MS_RDONLY) && (o.cleared & MS_RDONLY), "ro then rw ends read-write");
+  mount_options_free(&o);
+  r = parse(&o, &err, "rw", "ro", NULL);
+  ok(r == 0 && (o.flags & MS_RDONLY) && !(o.cleared & MS_RDONLY), "rw then ro ends read-only");
+  mount_options_free(&o);
+  r = parse(&o, &err, "noatime", "strictatime", NULL);
+  ok(r == 0 && (o.flags & (MS_NOATIME | MS_RELATIME | MS_STRICTATIME)) == MS_STRICTATIME,
+     "atime modes replace each other (noatime then strictatime is strictatime)");
+  mount_options_free(&o);
+  r = parse(&o, &err, "strictatime", "noatime", NULL);
+  ok(r == 0 && (o.flags & (MS_NOATIME | MS_RELATIME | MS_STRICTATIME)) == MS_NOATIME,
+     "strictatime then noatime is noatime");
+  mount_options_free(&o);
+
+  r = parse(&o, &err, "nosuid", "size=65536k", "strictatime", "mode=755", NULL);
+  ok(r == 0 && o.data != NULL && strcmp(o.data, "size=65536k,mode=755") == 0 &&
+         o.flags == (MS_NOSUID | MS_STRICTATIME),
+     "unknown options are fs data in order: `%s`", o.data ? o.data : "(null)");
+  mount_options_free(&o);
+  r = parse(&o, &err, "newinstance", "ptmxmode=0666", "mode=0620", "gid=5", NULL);
+  ok(r == 0 && o.data && strcmp(o.data, "newinstance,ptmxmode=0666,mode=0620,gid=5") == 0,
+     "devpts options are data");
+  mount_options_free(&o);
+  r = parse(&o, &err, "lowerdir=/a:/b", "upperdir=/u", "workdir=/w", NULL);
+  ok(r == 0 && o.data && strcmp(o.data, "lowerdir=/a:/b,upperdir=/u,workdir=/w") == 0,
+     "overlay options are data");
+  mount_options_free(&o);
+  r = mount_options_parse(NULL, &o, &err);
+  ok(r == 0 && o.flags == 0 && o.data == NULL, "no options at all");
+  mount_options_free(&o);
+
+  r = parse(&o, &err, "nosuid", "noexec", "nodev", "relatime", "ro", NULL);
+  ok(r == 0 && o.flags == (MS_NOSUID | MS_NOEXEC | MS_NODEV | MS_RELATIME | MS_RDONLY),
+     "the default cgroup mount's options");
+  mount_options_free(&o);
+
+  static const char *const refused[] = {"tmpcopyup", "idmap", "ridmap"};
+  for (size_t i = 0; i < 3; i++) {
+    r = parse(&o, &err, "rw", refused[i], NULL);
+    ok(r < 0 && err != NULL && strstr(err->msg, refused[i]) != NULL &&
+           strstr(err->msg, "not supported") != NULL && o.data == NULL,
+       "`%s` is refused: %s", refused[i], err ? err->msg : "(no error)");
+    fsrun_error_release(&err);
+  }
+}
+
+static void test_bind_attr(void) {
+  struct mount_attr a;
+  struct mount_options o;
+  cleanup_error fsrun_error_t err = NULL;
+
+  parse(&o, &err, "rbind", "ro", "nosuid", "nodev", "noexec", NULL);
+  mount_flags_to_attr(o.flags, o.cleared, &a);
+  ok(a.attr_set == (MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC) &&
+         a.attr_clr == 0,
+     "ro,nosuid,nodev,noexec bind -> set those attributes, clear nothing");
+  mount_options_free(&o);
+
+  parse(&o, &err, "bind", NULL);
+  mount_flags_to_attr(o.flags, o.cleared, &a);
+  ok(a.attr_set == 0 && a.attr_clr == 0, "a plain bind changes no attribute (source's kept)");
+  mount_options_free(&o);
+
+  parse(&o, &err, "bind", "rw", "suid", "dev", "exec", "diratime", "symfollow", NULL);
+  mount_flags_to_attr(o.flags, o.cleared, &a);
+  ok(a.attr_set == 0 &&
+         a.attr_clr == (MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
+                        MOUNT_ATTR_NOEXEC | MOUNT_ATTR_NODIRATIME | MOUNT_ATTR_NOSYMFOLLOW),
+     "rw,suid,dev,exec,diratime,symfollow clear only what they name");
+  mount_options_free(&o);
+
+  parse(&o, &err, "bind", "noatime", NULL);
+  mount_flags_to_attr(o.flags, o.cleared, &a);
+  ok(a.attr_set == MOUNT_ATTR_NOATIME && a.attr_clr == MOUNT_ATTR__ATIME, "noatime bind");
+  mount_options_free(&o);
+  parse(&o, &err, "bind", "strictatime", NULL);
+  mount_flags_to_attr(o.flags, o.cleared, &a);
+  ok(a.attr_set == MOUNT_ATTR_STRICTATIME && a.attr_clr == MOUNT_ATTR__ATIME, "strictatime bind");
+  mount_options_free(&o);
+  parse(&o, &err, "bind", "relatime", NULL);
+  mount_flags_to_attr(o.flags, o.cleared, &a);
+  ok(a.attr_set == MOUNT_ATTR_RELATIME && a.attr_clr == MOUNT_ATTR__ATIME, "relatime bind");
+  mount_options_free(&o);
+  parse(&o, &err, "bind", "atime", NULL);
+  mount_flags_to_attr(o.flags, o.cleared, &a);
+  ok(a.attr_set == 0 && a.attr_clr == MOUNT_ATTR__ATIME, "atime bind goes back to relatime");
+  mount_options_free(&o);
+  parse(&o, &err, "bind", "nosymfollow", "nodiratime", NULL);
+  mount_flags_to_attr(o.flags, o.cleared, &a);
+  ok(a.attr_set == (MOUNT_ATTR_NOSYMFOLLOW | MOUNT_ATTR_NODIRATIME) && a.attr_clr == 0,
+     "nosymfollow,nodiratime bind");
+  mount_options_free(&o);
+}
+
+static void test_is_bind(void) {
+  char *bind_opt[] = {"rbind", "ro"};
+  char *no_bind[] = {"ro"};
+  oci_mount m = {.destination = "/x", .type = "none", .options = {bind_opt, 2}};
+  ok(mount_entry_is_bind(&m), "an rbind option makes a bind mount whatever the type");
+  m.options = (oci_strv){no_bind, 1};
+  ok(!mount_entry_is_bind(&m), "type none without bind is not a bind");
+  m.type = "bind";
+  ok(mount_entry_is_bind(&m), "type bind is a bind");
+}
+
+static void test_path_clean(void) {
+  static const struct {
+    const char *in, *out;
+  } cases[] = {
+      {"/", "/"},           {"", "/"},           {"proc", "/proc"},
+      {"/proc/", "/proc"},  {"//dev//pts", "/dev/pts"}, {"/a/./b", "/a/b"},
+      {"/a/b/../c", "/a/c"}, {"../../..", "/"}, {"/../../etc/x", "/etc/x"},
+      {"a/..", "/"},        {"/a/b/..", "/a"},   {"./x/./", "/x"},
+  };
+  for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+    cleanup_free char *r = path_clean_abs(cases[i].in);
+    ok(strcmp(r, cases[i].out) == 0, "clean `%s` -> `%s` (got `%s`)", cases[i].in, cases[i].out, r);
+  }
+}
+
+/* --- root_resolve: escapes through symlinks must stay inside the root ------------------------- */
+
+static char tmpdir[64];
+static char escape_name[64];
+
+static bool exists_at(int dirfd, const char *path, mode_t type) {
+  struct stat st;
+  return fstatat(dirfd, path, &st, AT_SYMLINK_NOFOLLOW) == 0 && (st.st_mode & S_IFMT) == type;
+}
+
+static bool same_file(int fd, int dirfd, const char *path) {
+  struct stat a, b;
+  return fstat(fd, &a) == 0 && fstatat(dirfd, path, &b, 0) == 0 && a.st_dev == b.st_dev &&
+         a.st_ino == b.st_ino;
+}
+
+static void test_root_resolve(void) {
+  cleanup_close int base = -1;
+  cleanup_close int root = -1;
+  char host_path[256], link[512];
+  snprintf(tmpdir, sizeof(tmpdir), "/tmp/test-mounts.XXXXXX");
+  if (mkdtemp(tmpdir) == NULL) {
+    ok(0, "mkdtemp: %s", strerror(errno));
+    return;
+  }
+  /* a name that must never appear on the host */
+  snprintf(escape_name, sizeof(escape_name), "fsrun-escape-%d", (int)getpid());
+  base = open(tmpdir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+  mkdirat(base, "root", 0755);
+  mkdirat(base, "root/etc", 0755);
+  mkdirat(base, "root/a", 0755);
+  root = openat(base, "root", O_PATH | O_DIRECTORY | O_CLOEXEC);
+
+  /* an absolute symlink to a host directory */
+  symlinkat("/etc", root, "mnt");
+  /* a relative one that climbs far above the root */
+  symlinkat("../../../../../../..", root, "up");
+  /* dangling ones, absolute and relative, in the middle and at the end */
+  snprintf(link, sizeof(link), "/%s/deep", escape_name);
+  symlinkat(link, root, "dangling");
+  symlinkat("../c", root, "a/b");
+  snprintf(link, sizeof(link), "/tmp/%s-file", escape_name);
+  symlinkat(link, root, "etc/hostfile");
+  symlinkat("/tmp", root, "proc");
+  symlinkat("loop2", root, "loop1");
+  symlinkat("loop1", root, "loop2");
+
+  {
+    cleanup_error fsrun_error_t err = NULL;
+    char path[256];
+    cleanup_close int fd = -1;
+    snprintf(path, sizeof(path), "/mnt/%s", escape_name);
+    fd = root_resolve(root, path, ROOT_CREATE_DIR, false, &err);
+    snprintf(host_path, sizeof(host_path), "/etc/%s", escape_name);
+    snprintf(path, sizeof(path), "root/etc/%s", escape_name);
+    ok(fd >= 0 && exists_at(base, path, S_IFDIR) && same_file(fd, base, path) &&
+           access(host_path, F_OK) < 0,
+       "mnt -> /etc: the directory is created in root/etc, not the host's /etc (%s)",
+       err ? err->msg : "ok");
+  }
+  {
+    cleanup_error fsrun_error_t err = NULL;
+    char path[256];
+    cleanup_close int fd = -1;
+    snprintf(path, sizeof(path), "/up/tmp/%s", escape_name);
+    fd = root_resolve(root, path, ROOT_CREATE_DIR, false, &err);
+    snprintf(host_path, sizeof(host_path), "/tmp/%s", escape_name);
+    snprintf(path, sizeof(path), "root/tmp/%s", escape_name);
+    ok(fd >= 0 && exists_at(base, path, S_IFDIR) && same_file(fd, base, path) &&
+           access(host_path, F_OK) < 0,
+       "up -> ../../..: climbing stops at the root (%s)", err ? err->msg : "ok");
+  }
+  {
+    cleanup_error fsrun_error_t err = NULL;
+    char path[256];
+    cleanup_close int fd = root_resolve(root, "/dangling/x", ROOT_CREATE_DIR, false, &err);
+    snprintf(path, sizeof(path), "root/%s/deep/x", escape_name);
+    snprintf(host_path, sizeof(host_path), "/%s", escape_name);
+    ok(fd >= 0 && exists_at(base, path, S_IFDIR) && same_file(fd, base, path) &&
+           access(host_path, F_OK) < 0,
+       "a dangling absolute symlink is followed inside the root (%s)", err ? err->msg : "ok");
+  }
+  {
+    cleanup_error fsrun_error_t err = NULL;
+    cleanup_close int fd = root_resolve(root, "a/b/d", ROOT_CREATE_DIR, false, &err);
+    ok(fd >= 0 && exists_at(base, "root/c/d", S_IFDIR) && same_file(fd, base, "root/c/d"),
+       "a dangling relative symlink in the middle resolves next to it (%s)",
+       err ? err->msg : "ok");
+  }
+  {
+    cleanup_error fsrun_error_t err = NULL;
+    char path[256];
+    cleanup_close int fd = root_resolve(root, "/etc/hostfile", ROOT_CREATE_FILE, false, &err);
+    snprintf(path, sizeof(path), "root/tmp/%s-file", escape_name);
+    snprintf(host_path, sizeof(host_path), "/tmp/%s-file", escape_name);
+    ok(fd >= 0 && exists_at(base, path, S_IFREG) && same_file(fd, base, path) &&
+           access(host_path, F_OK) < 0,
+       "a file target through a dangling symlink is created inside the root (%s)",
+       err ? err->msg : "ok");
+  }
+  {
+    cleanup_error fsrun_error_t err = NULL;
+    cleanup_close int fd = root_resolve(root, "/new/dir/file", ROOT_CREATE_FILE, false, &err);
+    ok(fd >= 0 && exists_at(base, "root/new/dir", S_IFDIR) &&
+           exists_at(base, "root/new/dir/file", S_IFREG),
+       "missing parents are directories, the last component a file");
+  }
+  {
+    cleanup_error fsrun_error_t err = NULL;
+    int fd = root_resolve(root, "/proc", ROOT_CREATE_DIR, true, &err);
+    ok(fd == -ELOOP, "no_symlinks refuses a symlink (%s)", err ? err->msg : "no error");
+    if (fd >= 0)
+      close(fd);
+  }
+  {
+    cleanup_error fsrun_error_t err = NULL;
+    int fd = root_resolve(root, "/loop1/x", ROOT_CREATE_DIR, false, &err);
+    ok(fd < 0 && err != NULL, "a symlink loop is an error (%s)", err ? err->msg : "no error");
+    if (fd >= 0)
+      close(fd);
+  }
+  {
+    cleanup_error fsrun_error_t err = NULL;
+    int fd = root_resolve(root, "/nothere", ROOT_NO_CREATE, false, &err);
+    ok(fd == -ENOENT && !exists_at(base, "root/nothere", S_IFDIR),
+       "ROOT_NO_CREATE returns -ENOENT and creates nothing");
+  }
+  {
+    cleanup_error fsrun_error_t err = NULL;
+    cleanup_close int fd = root_resolve(root, "/", ROOT_NO_CREATE, false, &err);
+    ok(fd >= 0 && same_file(fd, base, "root"), "`/` is the root itself");
+  }
+  {
+    char cmd[128];
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
+    if (system(cmd) != 0)
+      fprintf(stderr, "# could not remove %s\n", tmpdir);
+  }
+}
+
+int main(void) {
+  test_flag_options();
+  test_propagation_options();
+  test_recursive_options();
+  test_order_and_data();
+  test_bind_attr();
+  test_is_bind();
+  test_path_clean();
+  test_root_resolve();
+  printf("1..%d\n", test_count);
+  return failures ? 1 : 0;
+}

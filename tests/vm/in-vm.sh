@@ -1,0 +1,38 @@
+#!/bin/bash
+# Runs inside the cgroup v2 VM (started by tests/vm/run.sh), as root, in the repository:
+#   in-vm.sh LOG_DIR FILE.bats...
+# Each file's TAP goes to LOG_DIR/NAME.tap; one short line per file goes to stdout (the VM's
+# serial console is slow: no test output here). Exit 1 when any test failed.
+set -uo pipefail
+log_dir=$1
+shift
+FSRUN_SRCDIR=$PWD
+# shellcheck source=../../contrib/lib.sh
+source contrib/lib.sh
+
+if [ "$(stat -fc %T /sys/fs/cgroup)" != cgroup2fs ]; then
+  echo "vm: /sys/fs/cgroup is not a cgroup2 mount: not the VM this suite expects"
+  exit 1
+fi
+
+# State, bundles and the rootfs cache on tmpfs: mknod, mkfifo and unix sockets fail on the 9p share.
+export TMPDIR=/tmp FSRUN_TEST_STATE_BASE=/run/fsrun-tests/vm FSRUN
+TEST_CACHE=$(mktemp -d /tmp/fsrun-test-cache.XXXXXX)
+export TEST_CACHE
+mkdir -p "$FSRUN_TEST_STATE_BASE"
+filter=()
+[ -n "${VM_BATS_FILTER:-}" ] && filter=(--filter "$VM_BATS_FILTER")
+
+failed=0
+for file in "$@"; do
+  name=${file##*/}
+  tap=$log_dir/${name%.bats}.tap
+  start=$SECONDS
+  fsrun_run_bats_file "$file" "$tap" "${filter[@]}"
+  ok=$(grep -c '^ok ' "$tap")
+  skips=$(grep -ciE '^ok .* # skip' "$tap")
+  not_ok=$(grep -c '^not ok ' "$tap")
+  [ "$not_ok" = 0 ] || failed=1
+  echo "vm: $file: $((ok - skips)) passed, $not_ok failed, $skips skipped ($((SECONDS - start))s)"
+done
+exit "$failed"

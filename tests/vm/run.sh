@@ -1,0 +1,101 @@
+#!/bin/bash
+# Runs the bats files tagged for cgroup v2 inside the cgroup v2 VM (shared/vm/run-in-vm), all in
+# one boot.
+#
+#   tests/vm/run.sh [--fsrun PATH] [--log-dir DIR] [--tag TAG] [--all] [--filter REGEX] [FILE.bats...]
+#   tests/vm/run.sh --locate      print the run-in-vm it would use (exit 3 with a reason if none)
+#
+# Files: the FILE arguments; otherwise tests/vm/*.bats plus every tests/integration/*.bats that has
+# a line `# bats file_tags=...` naming TAG (default cgroupv2); with --all, every
+# tests/integration/*.bats. --filter passes a test-name regex to bats.
+# Each file's TAP goes to DIR/NAME.tap (default build/test-logs/vm) and one `vm: ...` line per file
+# is printed. Exit status: 0 all passed, 1 something failed, 3 the VM cannot run here, otherwise
+# run-in-vm's own (124 timeout, 125 VM failure).
+# run-in-vm is found as $RUN_IN_VM, or ../shared/vm/run-in-vm beside the repository.
+set -uo pipefail
+
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+cd "$repo" || exit 1
+
+fsrun=""
+log_dir=$repo/build/test-logs/vm
+tag=cgroupv2
+all=0
+filter=""
+locate=0
+files=()
+while [ $# -gt 0 ]; do
+  case $1 in
+    --fsrun) fsrun=$2; shift 2 ;;
+    --log-dir) log_dir=$2; shift 2 ;;
+    --tag) tag=$2; shift 2 ;;
+    --all) all=1; shift ;;
+    --filter) filter=$2; shift 2 ;;
+    --locate) locate=1; shift ;;
+    -h | --help) sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+    -*) echo "tests/vm/run.sh: unknown option $1" >&2; exit 2 ;;
+    *) files+=("$1"); shift ;;
+  esac
+done
+
+cannot_run() {
+  echo "$*" >&2
+  exit 3
+}
+
+runner=${RUN_IN_VM:-$repo/../shared/vm/run-in-vm}
+[ -x "$runner" ] || cannot_run "run-in-vm not found (looked for ${RUN_IN_VM:-../shared/vm/run-in-vm beside the repo}; set RUN_IN_VM)"
+[ "$(id -u)" = 0 ] || cannot_run "the VM needs root"
+if [ "$locate" = 1 ]; then
+  echo "$runner"
+  exit 0
+fi
+
+if [ ${#files[@]} -eq 0 ]; then
+  if [ "$all" = 1 ]; then
+    files=(tests/integration/*.bats)
+  else
+    for f in tests/vm/*.bats tests/integration/*.bats; do
+      [ -f "$f" ] || continue
+      if [[ $f == tests/vm/* ]] || grep -qE "^#[[:space:]]*bats[[:space:]]+file_tags=(.*[ ,])?$tag([ ,]|$)" "$f"; then
+        files+=("$f")
+      fi
+    done
+  fi
+fi
+[ ${#files[@]} -gt 0 ] || cannot_run "no bats file is tagged for the VM (# bats file_tags=$tag)"
+for i in "${!files[@]}"; do
+  files[i]=${files[i]#"$repo"/}
+  [ -f "${files[i]}" ] || { echo "tests/vm/run.sh: no such file: ${files[i]}" >&2; exit 2; }
+done
+
+# The VM shares only the repository (read-write, same path) and sees the host's / read-only, with
+# tmpfs over /tmp and /run. Anything under the host's /tmp or /run outside the repo is invisible
+# there, so the binary and the logs go through a staging folder inside the repo when needed.
+inside_repo() { [[ $1 == "$repo"/* ]]; }
+visible_in_vm() { inside_repo "$1" || [[ $1 != /tmp/* && $1 != /run/* ]]; }
+
+fsrun=${fsrun:-${FSRUN:-$repo/build/plain/fsrun}}
+fsrun=$(realpath "$fsrun") || exit 2
+[ -x "$fsrun" ] || { echo "tests/vm/run.sh: $fsrun is not an executable (build first)" >&2; exit 2; }
+mkdir -p "$log_dir" && log_dir=$(realpath "$log_dir")
+mkdir -p "$repo/build"
+stage=$(mktemp -d "$repo/build/vm-stage.XXXXXX") || exit 1
+trap 'rm -rf "$stage"' EXIT
+vm_fsrun=$fsrun
+if ! visible_in_vm "$fsrun"; then
+  cp "$fsrun" "$stage/fsrun"
+  vm_fsrun=$stage/fsrun
+fi
+vm_logs=$log_dir
+inside_repo "$log_dir" || vm_logs=$stage/logs
+mkdir -p "$vm_logs"
+rm -f "$vm_logs"/*.tap
+
+echo "vm: ${#files[@]} file(s) in one VM: ${files[*]}"
+status=0
+"$runner" --timeout "${VM_TIMEOUT:-1800}" --env "FSRUN=$vm_fsrun" --env "VM_BATS_FILTER=$filter" \
+  --env "BATS_FILE_TIMEOUT=${BATS_FILE_TIMEOUT:-900}" \
+  "$repo" -- bash tests/vm/in-vm.sh "$vm_logs" "${files[@]}" || status=$?
+[ "$vm_logs" = "$log_dir" ] || cp "$vm_logs"/*.tap "$log_dir/" 2>/dev/null
+exit "$status"

@@ -132,7 +132,9 @@ fsrun_static_busybox() {
   for bb in "${FSRUN_BUSYBOX:-}" /bin/busybox /usr/bin/busybox; do
     [ -n "$bb" ] && [ -x "$bb" ] || continue
     # A dynamic busybox would not run inside a rootfs that has no libc.
-    if LC_ALL=C ldd "$bb" 2>&1 | grep -qE 'not a dynamic|statically linked'; then
+    local linkage
+    linkage=$(LC_ALL=C ldd "$bb" 2>&1) # exits 1 for a static binary
+    if [[ $linkage == *"not a dynamic"* || $linkage == *"statically linked"* ]]; then
       printf '%s\n' "$bb"
       return 0
     fi

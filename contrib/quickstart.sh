@@ -48,13 +48,13 @@ ERR=$LOGS/step.err
 
 fsrun() { "$FSRUN" --root "$STATE_ROOT" "$@"; }
 
-# show CMD...: print the command the way a user would type it, then run it (fsrun's stderr is kept
-# to tell a missing feature from a failure).
+# show CMD...: print the command the way a user would type it (on stderr, so that its output can
+# be piped), then run it; its stderr is kept to tell a missing feature from a failure.
 show() {
   local shown=() arg
   for arg in "$@"; do shown+=("$(printf '%q' "$arg")"); done
   [ "$1" = fsrun ] && shown[0]="fsrun --root $STATE_ROOT"
-  printf '$ %s\n' "${shown[*]}"
+  printf '$ %s\n' "${shown[*]}" >&2
   "$@" 2> >(tee -a "$ERR" >&2)
 }
 

@@ -23,7 +23,7 @@ set -uo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$repo" || exit 1
-FSRUN_SRCDIR=$repo
+export FSRUN_SRCDIR=$repo
 # shellcheck source=lib.sh
 source "$repo/contrib/lib.sh"
 
@@ -202,13 +202,13 @@ bats_files() {
   fi
 }
 
-# run_bats_suite SUITE FSRUN_BINARY [SANITIZER_DIR]
+# run_bats_suite SUITE FSRUN_BINARY [SANITIZER_DIR]; SUITE is e.g. bats:plain (logs in bats-plain/)
 run_bats_suite() {
   local suite=$1 binary=$2 san_dir=${3:-} file label tap
-  local out=$LOG_DIR/$suite
+  local out=$LOG_DIR/${suite//:/-}
   mkdir -p "$out"
   export FSRUN=$binary
-  export FSRUN_TEST_STATE_BASE=/run/fsrun-tests/$suite
+  export FSRUN_TEST_STATE_BASE=/run/fsrun-tests/${suite//:/-}
   mkdir -p "$FSRUN_TEST_STATE_BASE"
   export TEST_CACHE
   TEST_CACHE=$(mktemp -d /tmp/fsrun-test-cache.XXXXXX)
@@ -303,7 +303,12 @@ fi
 if wanted format; then
   suite_start format-check
   if [ "$plain_ok" = 1 ] || [ -f "$PLAIN/Makefile" ]; then
-    one_check format-check "$LOG_DIR/format-check.log" make -C "$PLAIN" format-check
+    if make -C "$PLAIN" format-check >"$LOG_DIR/format-check.log" 2>&1; then
+      pass
+    else
+      fail format-check "$(rel "$LOG_DIR/format-check.log")" "not clang-formatted (make format fixes them): $(
+        grep -oE '^[^ :]+\.[ch]:[0-9]+:[0-9]+: error' "$LOG_DIR/format-check.log" | cut -d: -f1 | sort -u | tr '\n' ' ')"
+    fi
   else
     skip format-check "no configured build"
   fi
@@ -314,7 +319,7 @@ fi
 if wanted bats; then
   suite_start bats:plain
   if [ "$plain_ok" = 1 ]; then
-    run_bats_suite bats-plain "$PLAIN/fsrun"
+    run_bats_suite bats:plain "$PLAIN/fsrun"
   else
     skip "bats:plain" "build:plain failed"
   fi
@@ -328,7 +333,7 @@ if wanted asan; then
     mkdir -p "$san_dir"
     ASAN_OPTIONS="$ASAN_BASE_OPTIONS:log_path=$san_dir/other" \
       UBSAN_OPTIONS="$UBSAN_BASE_OPTIONS:log_path=$san_dir/other" \
-      run_bats_suite bats-asan "$ASAN/fsrun" "$san_dir"
+      run_bats_suite bats:asan "$ASAN/fsrun" "$san_dir"
   else
     skip "bats:asan" "build:asan failed"
   fi
@@ -352,7 +357,9 @@ if wanted vm; then
     for tap in "$vm_log"/*.tap; do
       [ -e "$tap" ] || continue
       n_tap=$((n_tap + 1))
-      parse_tap vm "$(basename "$tap" .tap).bats" "$tap"
+      tap_name=$(basename "$tap" .tap)
+      if [ -f "tests/vm/$tap_name.bats" ]; then tap_name=vm/$tap_name.bats; else tap_name=integration/$tap_name.bats; fi
+      parse_tap vm "$tap_name" "$tap"
     done
     case $status in
       0 | 1) ;;
@@ -366,22 +373,28 @@ if wanted vm; then
 fi
 
 # ---- fuzzers ------------------------------------------------------------------------------------
+# tests/fuzz/run-fuzzers.sh [SECONDS] builds the libFuzzer targets (clang) and prints
+# `run-fuzzers: TARGET ok` or `run-fuzzers: TARGET FAILED` per target: one test each.
 if wanted fuzz; then
   suite_start fuzz
-  if [ -x tests/fuzz/run-fuzzers.sh ] || [ -f tests/fuzz/run-fuzzers.sh ]; then
+  if [ -f tests/fuzz/run-fuzzers.sh ]; then
     fuzz_log=$LOG_DIR/fuzz.log
     status=0
-    FUZZ_BUILD_DIR=$BUILD_ROOT/fuzz FUZZ_LOG_DIR=$LOG_DIR/fuzz \
-      timeout -k 10 2400 bash tests/fuzz/run-fuzzers.sh >"$fuzz_log" 2>&1 </dev/null || status=$?
-    if grep -qE '^(not )?ok ' "$fuzz_log"; then
-      # one TAP line per target
-      parse_tap fuzz run-fuzzers.sh "$fuzz_log"
-      [ "$status" != 0 ] && ! grep -q '^not ok ' "$fuzz_log" &&
-        fail "fuzz: run-fuzzers.sh exited $status" "$(rel "$fuzz_log")" "$(tail -n 10 "$fuzz_log")"
-    elif [ "$status" = 0 ]; then
-      pass
-    else
+    FSRUN_FUZZ_BUILD=$BUILD_ROOT/fuzz FSRUN_FUZZ_WORK=$BUILD_ROOT/fuzz-work \
+      timeout -k 10 2400 bash tests/fuzz/run-fuzzers.sh "$FUZZ_SECONDS" >"$fuzz_log" 2>&1 </dev/null || status=$?
+    targets=0
+    while read -r _ target result _; do
+      targets=$((targets + 1))
+      if [ "$result" = ok ]; then
+        pass
+      else
+        fail "fuzz: $target" "$(rel "$fuzz_log")" "$(grep -E 'ERROR|SUMMARY|inputs in' "$fuzz_log" | head -n 10)"
+      fi
+    done < <(grep -E '^run-fuzzers: [^ ]+ (ok|FAILED)' "$fuzz_log")
+    if [ "$status" != 0 ] && ! grep -q '^run-fuzzers: [^ ]* FAILED' "$fuzz_log"; then
       fail "fuzz: run-fuzzers.sh exited $status" "$(rel "$fuzz_log")" "$(tail -n 15 "$fuzz_log")"
+    elif [ "$targets" = 0 ] && [ "$status" = 0 ]; then
+      pass # a script without per-target lines: its exit status is the one result
     fi
   else
     skip fuzz "tests/fuzz/run-fuzzers.sh does not exist yet"

@@ -30,6 +30,10 @@ static const struct fsrun_command commands[] = {
     {"delete", fsrun_cmd_delete, "delete a container (--force kills it first)"},
     {"list", fsrun_cmd_list, "list containers"},
     {"ps", fsrun_cmd_ps, "list a container's processes"},
+    {"pause", fsrun_cmd_pause, "freeze every process of a running container"},
+    {"resume", fsrun_cmd_resume, "thaw a paused container"},
+    {"update", fsrun_cmd_update, "change a container's resource limits (cgroup) live"},
+    {"events", fsrun_cmd_events, "print a container's stats and OOM events (JSON)"},
 };
 
 static void print_usage(FILE *out) {

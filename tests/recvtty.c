@@ -18,8 +18,10 @@ static int receive_fd(int conn) {
     struct cmsghdr align;
   } control;
   struct iovec iov = {.iov_base = data, .iov_len = sizeof(data)};
-  struct msghdr mh = {
-      .msg_iov = &iov, .msg_iovlen = 1, .msg_control = control.buf, .msg_controllen = sizeof(control.buf)};
+  struct msghdr mh = {.msg_iov = &iov,
+                      .msg_iovlen = 1,
+                      .msg_control = control.buf,
+                      .msg_controllen = sizeof(control.buf)};
   struct cmsghdr *c;
   int fd = -1;
   if (recvmsg(conn, &mh, 0) < 0)

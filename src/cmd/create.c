@@ -8,17 +8,18 @@
 #include "container.h"
 
 static void create_usage(FILE *out) {
-  fprintf(out,
-          "Usage: fsrun create [OPTIONS] ID\n\n"
-          "Create the container ID from a bundle: its init waits, blocked, until `fsrun start ID`.\n\n"
-          "Options:\n"
-          "  -b, --bundle DIR         bundle directory (default: the current directory)\n"
-          "  --pid-file FILE          write the init's pid to FILE\n"
-          "  --console-socket PATH    unix socket that receives the pty master (process.terminal)\n"
-          "  --preserve-fds N         pass N more file descriptors (from fd 3) to the process\n"
-          "  --no-pivot               MS_MOVE + chroot instead of pivot_root (ramfs roots)\n"
-          "  --no-new-keyring         keep the caller's session keyring\n"
-          "  -h, --help               print this help\n");
+  fprintf(
+      out,
+      "Usage: fsrun create [OPTIONS] ID\n\n"
+      "Create the container ID from a bundle: its init waits, blocked, until `fsrun start ID`.\n\n"
+      "Options:\n"
+      "  -b, --bundle DIR         bundle directory (default: the current directory)\n"
+      "  --pid-file FILE          write the init's pid to FILE\n"
+      "  --console-socket PATH    unix socket that receives the pty master (process.terminal)\n"
+      "  --preserve-fds N         pass N more file descriptors (from fd 3) to the process\n"
+      "  --no-pivot               MS_MOVE + chroot instead of pivot_root (ramfs roots)\n"
+      "  --no-new-keyring         keep the caller's session keyring\n"
+      "  -h, --help               print this help\n");
 }
 
 /* Shared by create and run: "--preserve-fds" takes a non-negative number. */
@@ -27,7 +28,8 @@ int fsrun_parse_preserve_fds(const char *arg, int *out, fsrun_error_t *err) {
   char *end;
   long n = strtol(arg, &end, 10);
   if (*arg == '\0' || *end != '\0' || n < 0 || n > 65536)
-    return fsrun_error_make(err, 0, "--preserve-fds: expected a non-negative number, got `%s`", arg);
+    return fsrun_error_make(err, 0, "--preserve-fds: expected a non-negative number, got `%s`",
+                            arg);
   *out = (int)n;
   return 0;
 }
@@ -79,7 +81,8 @@ FSRUN_COMMAND(create) {
     }
   }
   if (optind + 1 != argc)
-    return fsrun_error_make(err, 0, "create: expected exactly one container ID (see fsrun create --help)");
+    return fsrun_error_make(err, 0,
+                            "create: expected exactly one container ID (see fsrun create --help)");
   o.id = argv[optind];
   return container_create(ctx, &o, err);
 }

@@ -6,13 +6,14 @@
 #include "container.h"
 
 static void delete_usage(FILE *out) {
-  fprintf(out, "Usage: fsrun delete [--force] ID\n\n"
-               "Delete the container ID: remove its cgroup and state and run its poststop hooks.\n"
-               "A created or stopped container is deleted as it is; a running one needs --force.\n\n"
-               "Options:\n"
-               "  -f, --force  kill the container's processes first (SIGKILL); a missing container\n"
-               "               is not an error\n"
-               "  -h, --help   print this help\n");
+  fprintf(out,
+          "Usage: fsrun delete [--force] ID\n\n"
+          "Delete the container ID: remove its cgroup and state and run its poststop hooks.\n"
+          "A created or stopped container is deleted as it is; a running one needs --force.\n\n"
+          "Options:\n"
+          "  -f, --force  kill the container's processes first (SIGKILL); a missing container\n"
+          "               is not an error\n"
+          "  -h, --help   print this help\n");
 }
 
 FSRUN_COMMAND(delete) {
@@ -40,6 +41,7 @@ FSRUN_COMMAND(delete) {
     }
   }
   if (optind + 1 != argc)
-    return fsrun_error_make(err, 0, "delete: expected exactly one container ID (see fsrun delete --help)");
+    return fsrun_error_make(err, 0,
+                            "delete: expected exactly one container ID (see fsrun delete --help)");
   return container_delete(ctx, argv[optind], force, err);
 }

@@ -6,13 +6,14 @@
 #include "container.h"
 
 static void list_usage(FILE *out) {
-  fprintf(out, "Usage: fsrun list [--format table|json] [--quiet]\n\n"
-               "List the containers under the state root.\n\n"
-               "Options:\n"
-               "  -f, --format FORMAT  table (ID PID STATUS BUNDLE CREATED OWNER) or json (an array\n"
-               "                       of state objects); default table\n"
-               "  -q, --quiet          print the ids only\n"
-               "  -h, --help           print this help\n");
+  fprintf(out,
+          "Usage: fsrun list [--format table|json] [--quiet]\n\n"
+          "List the containers under the state root.\n\n"
+          "Options:\n"
+          "  -f, --format FORMAT  table (ID PID STATUS BUNDLE CREATED OWNER) or json (an array\n"
+          "                       of state objects); default table\n"
+          "  -q, --quiet          print the ids only\n"
+          "  -h, --help           print this help\n");
 }
 
 FSRUN_COMMAND(list) {

@@ -6,12 +6,13 @@
 #include "container.h"
 
 static void ps_usage(FILE *out) {
-  fprintf(out, "Usage: fsrun ps [--format table|json] ID [-- PS-ARGS...]\n\n"
-               "List the processes of the container ID.\n\n"
-               "Options:\n"
-               "  -f, --format FORMAT  table (the lines of `ps PS-ARGS`, default `ps -ef`, for the\n"
-               "                       container's processes) or json (an array of host pids)\n"
-               "  -h, --help           print this help\n");
+  fprintf(out,
+          "Usage: fsrun ps [--format table|json] ID [-- PS-ARGS...]\n\n"
+          "List the processes of the container ID.\n\n"
+          "Options:\n"
+          "  -f, --format FORMAT  table (the lines of `ps PS-ARGS`, default `ps -ef`, for the\n"
+          "                       container's processes) or json (an array of host pids)\n"
+          "  -h, --help           print this help\n");
 }
 
 FSRUN_COMMAND(ps) {

@@ -9,21 +9,22 @@
 int fsrun_parse_preserve_fds(const char *arg, int *out, fsrun_error_t *err);
 
 static void run_usage(FILE *out) {
-  fprintf(out,
-          "Usage: fsrun run [OPTIONS] ID\n\n"
-          "Create and start the container ID, wait for its process (forwarding signals to it) and\n"
-          "exit with its status (128+N when killed by signal N), then delete the container.\n\n"
-          "Options:\n"
-          "  -b, --bundle DIR         bundle directory (default: the current directory)\n"
-          "  -d, --detach             return once the process has started\n"
-          "  --keep                   do not delete the container when its process exits\n"
-          "  --pid-file FILE          write the init's pid to FILE\n"
-          "  --console-socket PATH    unix socket that receives the pty master (process.terminal);\n"
-          "                           without it a foreground run relays the pty itself\n"
-          "  --preserve-fds N         pass N more file descriptors (from fd 3) to the process\n"
-          "  --no-pivot               MS_MOVE + chroot instead of pivot_root (ramfs roots)\n"
-          "  --no-new-keyring         keep the caller's session keyring\n"
-          "  -h, --help               print this help\n");
+  fprintf(
+      out,
+      "Usage: fsrun run [OPTIONS] ID\n\n"
+      "Create and start the container ID, wait for its process (forwarding signals to it) and\n"
+      "exit with its status (128+N when killed by signal N), then delete the container.\n\n"
+      "Options:\n"
+      "  -b, --bundle DIR         bundle directory (default: the current directory)\n"
+      "  -d, --detach             return once the process has started\n"
+      "  --keep                   do not delete the container when its process exits\n"
+      "  --pid-file FILE          write the init's pid to FILE\n"
+      "  --console-socket PATH    unix socket that receives the pty master (process.terminal);\n"
+      "                           without it a foreground run relays the pty itself\n"
+      "  --preserve-fds N         pass N more file descriptors (from fd 3) to the process\n"
+      "  --no-pivot               MS_MOVE + chroot instead of pivot_root (ramfs roots)\n"
+      "  --no-new-keyring         keep the caller's session keyring\n"
+      "  -h, --help               print this help\n");
 }
 
 FSRUN_COMMAND(run) {
@@ -87,7 +88,8 @@ FSRUN_COMMAND(run) {
     }
   }
   if (optind + 1 != argc)
-    return fsrun_error_make(err, 0, "run: expected exactly one container ID (see fsrun run --help)");
+    return fsrun_error_make(err, 0,
+                            "run: expected exactly one container ID (see fsrun run --help)");
   o.create.id = argv[optind];
   return container_run(ctx, &o, exit_status, err);
 }

@@ -6,10 +6,11 @@
 #include "container.h"
 
 static void start_usage(FILE *out) {
-  fprintf(out, "Usage: fsrun start ID\n\n"
-               "Start the created container ID: its process is executed and poststart hooks run.\n\n"
-               "Options:\n"
-               "  -h, --help   print this help\n");
+  fprintf(out,
+          "Usage: fsrun start ID\n\n"
+          "Start the created container ID: its process is executed and poststart hooks run.\n\n"
+          "Options:\n"
+          "  -h, --help   print this help\n");
 }
 
 FSRUN_COMMAND(start) {
@@ -32,6 +33,7 @@ FSRUN_COMMAND(start) {
     }
   }
   if (optind + 1 != argc)
-    return fsrun_error_make(err, 0, "start: expected exactly one container ID (see fsrun start --help)");
+    return fsrun_error_make(err, 0,
+                            "start: expected exactly one container ID (see fsrun start --help)");
   return container_start(ctx, argv[optind], err);
 }

@@ -6,11 +6,12 @@
 #include "container.h"
 
 static void state_usage(FILE *out) {
-  fprintf(out, "Usage: fsrun state ID\n\n"
-               "Print the OCI state of the container ID as JSON (status: creating, created, running,\n"
-               "paused or stopped).\n\n"
-               "Options:\n"
-               "  -h, --help   print this help\n");
+  fprintf(out,
+          "Usage: fsrun state ID\n\n"
+          "Print the OCI state of the container ID as JSON (status: creating, created, running,\n"
+          "paused or stopped).\n\n"
+          "Options:\n"
+          "  -h, --help   print this help\n");
 }
 
 FSRUN_COMMAND(state) {
@@ -33,6 +34,7 @@ FSRUN_COMMAND(state) {
     }
   }
   if (optind + 1 != argc)
-    return fsrun_error_make(err, 0, "state: expected exactly one container ID (see fsrun state --help)");
+    return fsrun_error_make(err, 0,
+                            "state: expected exactly one container ID (see fsrun state --help)");
   return container_state(ctx, argv[optind], stdout, err);
 }

@@ -285,8 +285,13 @@ int process_apply_user_and_caps(const oci_process *p, fsrun_error_t *err) {
   if (user != NULL) {
     if (!setgroups_denied()) {
       /* Always called, even with no additionalGids, so the runtime's own groups do not leak in. */
-      if (setgroups(user->n_additional_gids, (const gid_t *)user->additional_gids) < 0)
-        return fsrun_error_errno(err, "process.user.additionalGids: setgroups");
+      if (setgroups(user->n_additional_gids, (const gid_t *)user->additional_gids) < 0) {
+        /* No /proc to ask, and setgroups denied: with nothing to set, there is nothing lost. */
+        if (errno == EPERM && user->n_additional_gids == 0)
+          log_debug("process.user: setgroups is not permitted here, supplementary groups kept");
+        else
+          return fsrun_error_errno(err, "process.user.additionalGids: setgroups");
+      }
     } else if (user->n_additional_gids > 0) {
       log_debug("process.user.additionalGids: setgroups is denied in this user namespace, "
                 "skipped");

@@ -10,7 +10,7 @@
 #include "cgroup.h"
 #include "ebpf.h"
 
-#define CGROUP_ROOT          "/sys/fs/cgroup"
+#define CGROUP_ROOT           "/sys/fs/cgroup"
 #define CGROUP_HYBRID_UNIFIED "/sys/fs/cgroup/unified"
 #define CGROUP_DEFAULT_PARENT "/fsrun"
 
@@ -21,12 +21,12 @@ typedef struct {
 
 struct fsrun_cgroup {
   cgroup_mode_t mode;
-  char *path;               /* "/fsrun/ID", the same under every hierarchy's mount point */
-  cgroup_hierarchy *v1;     /* legacy and hybrid: every mounted v1 hierarchy */
+  char *path;           /* "/fsrun/ID", the same under every hierarchy's mount point */
+  cgroup_hierarchy *v1; /* legacy and hybrid: every mounted v1 hierarchy */
   size_t n_v1;
-  char *unified_mount;      /* the cgroup2 mount (unified or hybrid), NULL on legacy */
-  bool unified_dir;         /* the container has a directory in the cgroup2 mount */
-  int unified_fd;           /* O_PATH fd of that directory (unified mode), or -1 */
+  char *unified_mount; /* the cgroup2 mount (unified or hybrid), NULL on legacy */
+  bool unified_dir;    /* the container has a directory in the cgroup2 mount */
+  int unified_fd;      /* O_PATH fd of that directory (unified mode), or -1 */
 };
 
 /* --- cgroup.c: shared plumbing ----------------------------------------------------------- */
@@ -98,7 +98,8 @@ uint64_t cgroup_v2_io_weight(uint64_t blkio_weight);
 /* memory.swap.max from the spec: *out NULL when nothing is to be written. */
 int cgroup_v2_swap_max(const oci_memory *m, char **out, fsrun_error_t *err);
 /* cpu.max "QUOTA PERIOD" / "max PERIOD"; NULL when neither is set. current is the cpu.max in
- * force (an update that sets only one of the two keeps the other), or NULL (defaults: max 100000). */
+ * force (an update that sets only one of the two keeps the other), or NULL (defaults: max 100000).
+ */
 char *cgroup_v2_cpu_max(const oci_cpu *c, const char *current);
 /* io.max lines "MAJ:MIN rbps=N wbps=N riops=N wiops=N" (only the keys given; 0 -> max). */
 int cgroup_v2_io_max_lines(const oci_block_io *b, char ***lines, size_t *n);

@@ -27,8 +27,8 @@ static char *unsigned_number(unsigned long long v) {
 static int write_limit_and_swap(const char *dir, const char *limit, const char *swap,
                                 fsrun_error_t *err) {
   cleanup_error fsrun_error_t other = NULL;
-  int ret = cgroup_write_field(dir, "memory.limit_in_bytes", limit, "linux.resources.memory.limit",
-                               err);
+  int ret =
+      cgroup_write_field(dir, "memory.limit_in_bytes", limit, "linux.resources.memory.limit", err);
   if (ret == 0)
     return cgroup_write_field(dir, "memory.memsw.limit_in_bytes", swap,
                               "linux.resources.memory.swap", err);
@@ -101,8 +101,7 @@ int cgroup_v1_apply_memory(const char *dir, const oci_memory *m, bool update, fs
                               "linux.resources.memory.swappiness: %llu is not in [0, 100]",
                               (unsigned long long)m->swappiness);
     v = unsigned_number(m->swappiness);
-    ret = cgroup_write_field(dir, "memory.swappiness", v, "linux.resources.memory.swappiness",
-                             err);
+    ret = cgroup_write_field(dir, "memory.swappiness", v, "linux.resources.memory.swappiness", err);
     if (ret < 0)
       return ret;
   }
@@ -147,17 +146,16 @@ int cgroup_v1_apply_cpu(const char *dir, const oci_cpu *c, fsrun_error_t *err) {
       if (ret < 0)
         return ret;
     } else {
-      return fsrun_error_make(err, ENOTSUP,
-                              "linux.resources.cpu.burst: `cpu.cfs_burst_us` does not exist in %s",
-                              dir);
+      return fsrun_error_make(
+          err, ENOTSUP, "linux.resources.cpu.burst: `cpu.cfs_burst_us` does not exist in %s", dir);
     }
   }
   if (c->has_realtime_period || c->has_realtime_runtime) {
     cleanup_free char *period = c->has_realtime_period ? unsigned_number(c->realtime_period) : NULL;
     cleanup_free char *runtime = c->has_realtime_runtime ? number(c->realtime_runtime) : NULL;
     if (period) {
-      ret = cgroup_write_field(dir, "cpu.rt_period_us", period, "linux.resources.cpu.realtimePeriod",
-                               err);
+      ret = cgroup_write_field(dir, "cpu.rt_period_us", period,
+                               "linux.resources.cpu.realtimePeriod", err);
       /* a shorter period can be refused while the old runtime exceeds it: runtime first then */
       if (ret < 0 && runtime) {
         cleanup_error fsrun_error_t other = NULL;
@@ -233,7 +231,8 @@ int cgroup_v1_cpuset_inherit(const char *dir, fsrun_error_t *err) {
   return 0;
 }
 
-/* --- pids, blkio, hugetlb, net ------------------------------------------------------------------ */
+/* --- pids, blkio, hugetlb, net ------------------------------------------------------------------
+ */
 
 int cgroup_v1_apply_pids(const char *dir, const oci_pids *p, fsrun_error_t *err) {
   /* as runc: a limit <= 0 means no limit */
@@ -250,12 +249,11 @@ static const char *blkio_file(const char *dir, const char *plain, const char *bf
   return NULL;
 }
 
-static int write_throttle(const char *dir, const char *file, const oci_throttle_device *t,
-                          size_t n, const char *field, fsrun_error_t *err) {
+static int write_throttle(const char *dir, const char *file, const oci_throttle_device *t, size_t n,
+                          const char *field, fsrun_error_t *err) {
   for (size_t i = 0; i < n; i++) {
-    cleanup_free char *line =
-        xasprintf("%lld:%lld %llu", (long long)t[i].major, (long long)t[i].minor,
-                  (unsigned long long)t[i].rate);
+    cleanup_free char *line = xasprintf("%lld:%lld %llu", (long long)t[i].major,
+                                        (long long)t[i].minor, (unsigned long long)t[i].rate);
     cleanup_free char *f = xasprintf("%s[%zu]", field, i);
     int ret = cgroup_write_field(dir, file, line, f, err);
     if (ret < 0)
@@ -285,8 +283,8 @@ int cgroup_v1_apply_blkio(const char *dir, const oci_block_io *b, fsrun_error_t 
                               "linux.resources.blockIO.leafWeight: `blkio.leaf_weight` does not "
                               "exist in %s",
                               dir);
-    ret = cgroup_write_field(dir, "blkio.leaf_weight", v, "linux.resources.blockIO.leafWeight",
-                             err);
+    ret =
+        cgroup_write_field(dir, "blkio.leaf_weight", v, "linux.resources.blockIO.leafWeight", err);
     if (ret < 0)
       return ret;
   }
@@ -311,17 +309,17 @@ int cgroup_v1_apply_blkio(const char *dir, const oci_block_io *b, fsrun_error_t 
         return ret;
     }
   }
-  ret = write_throttle(dir, "blkio.throttle.read_bps_device", b->throttle_read_bps,
-                       b->n_throttle_read_bps, "linux.resources.blockIO.throttleReadBpsDevice",
-                       err);
+  ret =
+      write_throttle(dir, "blkio.throttle.read_bps_device", b->throttle_read_bps,
+                     b->n_throttle_read_bps, "linux.resources.blockIO.throttleReadBpsDevice", err);
   if (ret == 0)
     ret = write_throttle(dir, "blkio.throttle.write_bps_device", b->throttle_write_bps,
                          b->n_throttle_write_bps, "linux.resources.blockIO.throttleWriteBpsDevice",
                          err);
   if (ret == 0)
     ret = write_throttle(dir, "blkio.throttle.read_iops_device", b->throttle_read_iops,
-                         b->n_throttle_read_iops,
-                         "linux.resources.blockIO.throttleReadIOPSDevice", err);
+                         b->n_throttle_read_iops, "linux.resources.blockIO.throttleReadIOPSDevice",
+                         err);
   if (ret == 0)
     ret = write_throttle(dir, "blkio.throttle.write_iops_device", b->throttle_write_iops,
                          b->n_throttle_write_iops,
@@ -421,7 +419,8 @@ int cgroup_v1_apply_devices(const char *dir, const device_rule *rules, size_t n,
   return 0;
 }
 
-/* --- freezer ----------------------------------------------------------------------------------- */
+/* --- freezer -----------------------------------------------------------------------------------
+ */
 
 static void sleep_ms(long ms) {
   struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};

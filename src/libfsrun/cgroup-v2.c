@@ -12,7 +12,7 @@
 #include "log.h"
 #include "utils.h"
 
-#define FREEZE_TIMEOUT_MS 5000
+#define FREEZE_TIMEOUT_MS  5000
 #define CPU_DEFAULT_PERIOD 100000
 
 /* --- conversions and formatting (pure) ------------------------------------------------------ */
@@ -371,10 +371,10 @@ int cgroup_v2_apply_hugetlb(const char *dir, const oci_hugepage_limit *h, size_t
 
 int cgroup_v2_apply_rdma(const char *dir, const oci_rdma *r, size_t n, fsrun_error_t *err) {
   for (size_t i = 0; i < n; i++) {
-    cleanup_free char *handles = r[i].has_hca_handles ? unsigned_number(r[i].hca_handles)
-                                                      : xstrdup("max");
-    cleanup_free char *objects = r[i].has_hca_objects ? unsigned_number(r[i].hca_objects)
-                                                      : xstrdup("max");
+    cleanup_free char *handles =
+        r[i].has_hca_handles ? unsigned_number(r[i].hca_handles) : xstrdup("max");
+    cleanup_free char *objects =
+        r[i].has_hca_objects ? unsigned_number(r[i].hca_objects) : xstrdup("max");
     cleanup_free char *line = NULL, *field = NULL;
     int ret;
     if (r[i].device == NULL || r[i].device[0] == '\0' || strpbrk(r[i].device, " \n"))

@@ -105,7 +105,8 @@ static void sleep_ms(long ms) {
     ;
 }
 
-/* --- host detection ---------------------------------------------------------------------------- */
+/* --- host detection ----------------------------------------------------------------------------
+ */
 
 static bool mode_cached;
 static cgroup_mode_t cached_mode;
@@ -205,7 +206,8 @@ static int discover_v1_hierarchies(struct fsrun_cgroup *cg, fsrun_error_t *err) 
     for (char *o = strtok_r(superopts, ",", &opt_save); o; o = strtok_r(NULL, ",", &opt_save)) {
       bool is_ctrl = strncmp(o, "name=", 5) == 0;
       if (!is_ctrl) {
-        for (const char *l = subsystems; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+        for (const char *l = subsystems; l && *l;
+             l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
           size_t n = strcspn(l, "\t\n");
           if (l[0] != '#' && n == strlen(o) && strncmp(l, o, n) == 0) {
             is_ctrl = true;
@@ -348,15 +350,14 @@ const char *cgroup_path(const struct fsrun_cgroup *cg) {
 
 static const device_rule default_device_rules[] = {
     {true, 'c', -1, -1, DEVICE_ACCESS_MKNOD}, /* mknod of any node; opening is what is guarded */
-    {true, 'b', -1, -1, DEVICE_ACCESS_MKNOD},
-    {true, 'c', 1, 3, DEVICE_ACCESS_ALL},   /* /dev/null */
-    {true, 'c', 1, 5, DEVICE_ACCESS_ALL},   /* /dev/zero */
-    {true, 'c', 1, 7, DEVICE_ACCESS_ALL},   /* /dev/full */
-    {true, 'c', 1, 8, DEVICE_ACCESS_ALL},   /* /dev/random */
-    {true, 'c', 1, 9, DEVICE_ACCESS_ALL},   /* /dev/urandom */
-    {true, 'c', 5, 0, DEVICE_ACCESS_ALL},   /* /dev/tty */
-    {true, 'c', 5, 1, DEVICE_ACCESS_ALL},   /* /dev/console */
-    {true, 'c', 5, 2, DEVICE_ACCESS_ALL},   /* /dev/ptmx */
+    {true, 'b', -1, -1, DEVICE_ACCESS_MKNOD}, {true, 'c', 1, 3, DEVICE_ACCESS_ALL}, /* /dev/null */
+    {true, 'c', 1, 5, DEVICE_ACCESS_ALL},                                           /* /dev/zero */
+    {true, 'c', 1, 7, DEVICE_ACCESS_ALL},                                           /* /dev/full */
+    {true, 'c', 1, 8, DEVICE_ACCESS_ALL},    /* /dev/random */
+    {true, 'c', 1, 9, DEVICE_ACCESS_ALL},    /* /dev/urandom */
+    {true, 'c', 5, 0, DEVICE_ACCESS_ALL},    /* /dev/tty */
+    {true, 'c', 5, 1, DEVICE_ACCESS_ALL},    /* /dev/console */
+    {true, 'c', 5, 2, DEVICE_ACCESS_ALL},    /* /dev/ptmx */
     {true, 'c', 136, -1, DEVICE_ACCESS_ALL}, /* /dev/pts/N */
 };
 
@@ -520,8 +521,8 @@ static int make_directories(struct fsrun_cgroup *cg, created_dirs *created, fsru
 /* The delegated subtree of an unprivileged user on a unified host (systemd's user@UID.service),
  * when it is there and ours to write. */
 static char *rootless_delegated_base(void) {
-  cleanup_free char *base =
-      xasprintf("/user.slice/user-%u.slice/user@%u.service", (unsigned)getuid(), (unsigned)getuid());
+  cleanup_free char *base = xasprintf("/user.slice/user-%u.slice/user@%u.service",
+                                      (unsigned)getuid(), (unsigned)getuid());
   cleanup_free char *dir = cgroup_join(CGROUP_ROOT, base);
   cleanup_free char *procs = xasprintf("%s/cgroup.subtree_control", dir);
   if (access(dir, W_OK) == 0 && access(procs, W_OK) == 0)
@@ -558,8 +559,8 @@ static const struct {
 };
 
 /* Where controller k is written for this container: *dir and whether it is a v2 directory. */
-static int locate_controller(const struct fsrun_cgroup *cg, controller_kind k, char **dir,
-                             bool *v2, fsrun_error_t *err) {
+static int locate_controller(const struct fsrun_cgroup *cg, controller_kind k, char **dir, bool *v2,
+                             fsrun_error_t *err) {
   const char *field = controllers[k].field;
   const char *name = controllers[k].v2 ? controllers[k].v2 : controllers[k].v1;
   *dir = NULL;
@@ -591,15 +592,14 @@ static int locate_controller(const struct fsrun_cgroup *cg, controller_kind k, c
     }
     name = controllers[k].v2;
   }
-  return fsrun_error_take(err, ENOTSUP,
-                          xasprintf("%s: the %s controller is not available on this host", field,
-                                    name));
+  return fsrun_error_take(
+      err, ENOTSUP, xasprintf("%s: the %s controller is not available on this host", field, name));
 }
 
 static bool memory_wanted(const oci_memory *m) {
-  return m && (m->has_limit || m->has_reservation || m->has_swap || m->has_kernel ||
-               m->has_kernel_tcp || m->has_swappiness || m->has_disable_oom_killer ||
-               m->has_use_hierarchy);
+  return m &&
+         (m->has_limit || m->has_reservation || m->has_swap || m->has_kernel || m->has_kernel_tcp ||
+          m->has_swappiness || m->has_disable_oom_killer || m->has_use_hierarchy);
 }
 
 static bool cpu_wanted(const oci_cpu *c) {
@@ -612,9 +612,9 @@ static bool cpuset_wanted(const oci_cpu *c) {
 }
 
 static bool io_wanted(const oci_block_io *b) {
-  return b && (b->has_weight || b->has_leaf_weight || b->n_weight_device ||
-               b->n_throttle_read_bps || b->n_throttle_write_bps || b->n_throttle_read_iops ||
-               b->n_throttle_write_iops);
+  return b &&
+         (b->has_weight || b->has_leaf_weight || b->n_weight_device || b->n_throttle_read_bps ||
+          b->n_throttle_write_bps || b->n_throttle_read_iops || b->n_throttle_write_iops);
 }
 
 static int apply_controller(const struct fsrun_cgroup *cg, controller_kind k,
@@ -766,8 +766,7 @@ int cgroup_create(const cgroup_create_opts *o, struct fsrun_cgroup **out, fsrun_
     int e = -ret;
     created_rollback(&created);
     if ((unprivileged || o->rootless) && is_permission_error(e)) {
-      log_debug("cgroup: no delegated cgroup for this user, running without one (%s)",
-                (*err)->msg);
+      log_debug("cgroup: no delegated cgroup for this user, running without one (%s)", (*err)->msg);
       fsrun_error_release(err);
       return 0;
     }
@@ -1000,10 +999,8 @@ int cgroup_kill_all(const struct fsrun_cgroup *cg, int signal, fsrun_error_t *er
         return ret;
       if (cg->mode == CGROUP_MODE_UNIFIED)
         return 0;
-      /* hybrid: tasks frozen by the v1 freezer die only once thawed */
-      if (cgroup_is_frozen(cg, &was_frozen, &ferr) == 0 && was_frozen)
-        return cgroup_freeze(cg, false, err);
-      return 0;
+      /* hybrid: go on below, for a process that joined only the v1 hierarchies and for tasks
+       * frozen by the v1 freezer, which die only once thawed */
     }
   }
 
@@ -1080,8 +1077,8 @@ int cgroup_destroy(const struct fsrun_cgroup *cg, fsrun_error_t *err) {
     if (n == 0)
       break;
     if (waited >= DESTROY_TIMEOUT_MS)
-      return fsrun_error_make(err, EBUSY, "%zu process(es) still in the cgroup %s after SIGKILL",
-                              n, cg->path);
+      return fsrun_error_make(err, EBUSY, "%zu process(es) still in the cgroup %s after SIGKILL", n,
+                              cg->path);
     /* new forks may have escaped a signal sent without freezing: repeat it now and then */
     if (waited / 500 != (waited + step) / 500 && cgroup_kill_all(cg, SIGKILL, &kerr) < 0)
       fsrun_error_release(&kerr);

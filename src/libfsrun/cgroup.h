@@ -19,12 +19,12 @@ typedef enum {
 struct fsrun_cgroup; /* opaque */
 
 typedef struct {
-  const char *id;           /* container id */
-  const char *cgroups_path; /* linux.cgroupsPath, may be NULL */
-  bool systemd;             /* --systemd-cgroup: cgroups_path is slice:prefix:name */
-  bool rootless;            /* failures to create are not fatal when no cgroup is delegated */
+  const char *id;                 /* container id */
+  const char *cgroups_path;       /* linux.cgroupsPath, may be NULL */
+  bool systemd;                   /* --systemd-cgroup: cgroups_path is slice:prefix:name */
+  bool rootless;                  /* failures to create are not fatal when no cgroup is delegated */
   const oci_resources *resources; /* may be NULL */
-  const oci_device *devices;       /* linux.devices (each is allowed rwm), may be NULL */
+  const oci_device *devices;      /* linux.devices (each is allowed rwm), may be NULL */
   size_t n_devices;
 } cgroup_create_opts;
 

@@ -64,7 +64,9 @@ static void cleanup_configp(oci_config **c) {
 }
 #define cleanup_config __attribute__((cleanup(cleanup_configp)))
 
-static void cleanup_statusp(struct container_status *st) { status_clear(st); }
+static void cleanup_statusp(struct container_status *st) {
+  status_clear(st);
+}
 #define cleanup_status __attribute__((cleanup(cleanup_statusp)))
 
 static void cleanup_seccompp(struct fsrun_seccomp **s) {
@@ -79,7 +81,9 @@ static void cleanup_attrsp(struct fsrun_process_attrs **a) {
   *a = NULL;
 }
 
-static int pidfd_open_(pid_t pid) { return (int)syscall(SYS_pidfd_open, pid, 0); }
+static int pidfd_open_(pid_t pid) {
+  return (int)syscall(SYS_pidfd_open, pid, 0);
+}
 static int pidfd_signal(int pidfd, int sig) {
   return (int)syscall(SYS_pidfd_send_signal, pidfd, sig, NULL, 0);
 }
@@ -118,7 +122,8 @@ static void wait_pidfd(int pidfd, int timeout_ms) {
   (void)waitid((idtype_t)P_PIDFD, (id_t)pidfd, &info, WEXITED | WNOHANG);
 }
 
-/* --- create ------------------------------------------------------------------------------------ */
+/* --- create ------------------------------------------------------------------------------------
+ */
 
 struct created {
   pid_t pid;
@@ -260,8 +265,7 @@ static int create_internal(const struct fsrun_context *ctx, const struct contain
                             "process.terminal is true: --console-socket is required to receive "
                             "the pty");
   if (!proc->terminal && o->console_socket != NULL)
-    return fsrun_error_make(err, EINVAL,
-                            "--console-socket given but process.terminal is false");
+    return fsrun_error_make(err, EINVAL, "--console-socket given but process.terminal is false");
   if (o->preserve_fds < 0)
     return fsrun_error_make(err, EINVAL, "--preserve-fds: must not be negative");
   rootfs = resolve_rootfs(bundle, config->root_path, err);
@@ -274,9 +278,9 @@ static int create_internal(const struct fsrun_context *ctx, const struct contain
   if (landlock_rules_from_config(config, &landlock, err) < 0)
     return fsrun_error_code(err);
   if (landlock != NULL && seccomp != NULL && seccomp_has_notify(seccomp))
-    return fsrun_error_make(err, EINVAL,
-                            "linux.seccomp.listenerPath cannot be combined with the `%s` annotation",
-                            LANDLOCK_ANNOTATION);
+    return fsrun_error_make(
+        err, EINVAL, "linux.seccomp.listenerPath cannot be combined with the `%s` annotation",
+        LANDLOCK_ANNOTATION);
   if (lx != NULL && lx->intel_rdt != NULL && intelrdt_validate(lx->intel_rdt, err) < 0)
     return fsrun_error_code(err);
 
@@ -352,6 +356,7 @@ static int create_internal(const struct fsrun_context *ctx, const struct contain
   ic.parent_sync_fd = sync_fds[0];
   ic.procfs_fd = procfs_fd;
   ic.exec_fifo_fd = fifo_fd;
+  ic.state_dir_fd = out->dirfd;
   ic.ns = &plan;
   ic.wait_go = wait_go;
   ic.stay_dumpable = new_userns && geteuid() != 0;
@@ -415,8 +420,7 @@ static int create_internal(const struct fsrun_context *ctx, const struct contain
     if (intelrdt_apply(lx->intel_rdt, o->id, out->pid, err) < 0)
       goto fail;
   }
-  if (new_userns &&
-      namespaces_write_id_maps(procfs_fd, out->pid, lx, geteuid() != 0, err) < 0)
+  if (new_userns && namespaces_write_id_maps(procfs_fd, out->pid, lx, geteuid() != 0, err) < 0)
     goto fail;
   if (proc->has_oom_score_adj &&
       write_oom_score_adj(procfs_fd, out->pid, proc->oom_score_adj, err) < 0)
@@ -566,7 +570,8 @@ int container_create(const struct fsrun_context *ctx, const struct container_cre
   return r;
 }
 
-/* --- start ------------------------------------------------------------------------------------- */
+/* --- start -------------------------------------------------------------------------------------
+ */
 
 /* Lets the init of a created container exec its process. */
 static int release_init(int dirfd, const struct container_status *st, int pidfd,
@@ -633,7 +638,8 @@ int container_start(const struct fsrun_context *ctx, const char *id, fsrun_error
   return 0;
 }
 
-/* --- delete ------------------------------------------------------------------------------------ */
+/* --- delete ------------------------------------------------------------------------------------
+ */
 
 /* Kills whatever is left of the container, removes its cgroup, runs poststop hooks and removes the
  * state directory. Works on any partial state. */
@@ -713,13 +719,14 @@ int container_delete(const struct fsrun_context *ctx, const char *id, bool force
   return destroy(ctx, id, dirfd, &st, true, -1, err);
 }
 
-/* --- run --------------------------------------------------------------------------------------- */
+/* --- run ---------------------------------------------------------------------------------------
+ */
 
 static void forwarded_signals(sigset_t *set) {
   sigfillset(set);
   /* faults must stay deliverable to us; the uncatchable ones cannot be blocked anyway */
-  static const int keep[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGTRAP, SIGSYS, SIGABRT, SIGKILL,
-                             SIGSTOP};
+  static const int keep[] = {SIGSEGV, SIGBUS,  SIGILL,  SIGFPE, SIGTRAP,
+                             SIGSYS,  SIGABRT, SIGKILL, SIGSTOP};
   for (size_t i = 0; i < sizeof(keep) / sizeof(keep[0]); i++)
     sigdelset(set, keep[i]);
 }
@@ -820,9 +827,11 @@ out:
   return r;
 }
 
-/* --- state, kill ------------------------------------------------------------------------------- */
+/* --- state, kill -------------------------------------------------------------------------------
+ */
 
-int container_state(const struct fsrun_context *ctx, const char *id, FILE *out, fsrun_error_t *err) {
+int container_state(const struct fsrun_context *ctx, const char *id, FILE *out,
+                    fsrun_error_t *err) {
   cleanup_close int dirfd = status_dir_open(ctx->state_root, id, err);
   cleanup_status struct container_status st = {0};
   cleanup_free char *owner = NULL;
@@ -855,15 +864,15 @@ static const struct {
   const char *name;
   int number;
 } signal_names[] = {
-    {"HUP", SIGHUP},     {"INT", SIGINT},       {"QUIT", SIGQUIT},   {"ILL", SIGILL},
-    {"TRAP", SIGTRAP},   {"ABRT", SIGABRT},     {"IOT", SIGIOT},     {"BUS", SIGBUS},
-    {"FPE", SIGFPE},     {"KILL", SIGKILL},     {"USR1", SIGUSR1},   {"SEGV", SIGSEGV},
-    {"USR2", SIGUSR2},   {"PIPE", SIGPIPE},     {"ALRM", SIGALRM},   {"TERM", SIGTERM},
-    {"STKFLT", SIGSTKFLT}, {"CHLD", SIGCHLD},   {"CLD", SIGCHLD},    {"CONT", SIGCONT},
-    {"STOP", SIGSTOP},   {"TSTP", SIGTSTP},     {"TTIN", SIGTTIN},   {"TTOU", SIGTTOU},
-    {"URG", SIGURG},     {"XCPU", SIGXCPU},     {"XFSZ", SIGXFSZ},   {"VTALRM", SIGVTALRM},
-    {"PROF", SIGPROF},   {"WINCH", SIGWINCH},   {"IO", SIGIO},       {"POLL", SIGPOLL},
-    {"PWR", SIGPWR},     {"SYS", SIGSYS},
+    {"HUP", SIGHUP},       {"INT", SIGINT},     {"QUIT", SIGQUIT}, {"ILL", SIGILL},
+    {"TRAP", SIGTRAP},     {"ABRT", SIGABRT},   {"IOT", SIGIOT},   {"BUS", SIGBUS},
+    {"FPE", SIGFPE},       {"KILL", SIGKILL},   {"USR1", SIGUSR1}, {"SEGV", SIGSEGV},
+    {"USR2", SIGUSR2},     {"PIPE", SIGPIPE},   {"ALRM", SIGALRM}, {"TERM", SIGTERM},
+    {"STKFLT", SIGSTKFLT}, {"CHLD", SIGCHLD},   {"CLD", SIGCHLD},  {"CONT", SIGCONT},
+    {"STOP", SIGSTOP},     {"TSTP", SIGTSTP},   {"TTIN", SIGTTIN}, {"TTOU", SIGTTOU},
+    {"URG", SIGURG},       {"XCPU", SIGXCPU},   {"XFSZ", SIGXFSZ}, {"VTALRM", SIGVTALRM},
+    {"PROF", SIGPROF},     {"WINCH", SIGWINCH}, {"IO", SIGIO},     {"POLL", SIGPOLL},
+    {"PWR", SIGPWR},       {"SYS", SIGSYS},
 };
 
 int signal_parse(const char *name, int *sig, fsrun_error_t *err) {
@@ -954,7 +963,8 @@ int container_kill(const struct fsrun_context *ctx, const char *id, const char *
   return 0;
 }
 
-/* --- list, ps ---------------------------------------------------------------------------------- */
+/* --- list, ps ----------------------------------------------------------------------------------
+ */
 
 struct list_entry {
   char *id;
@@ -1036,10 +1046,12 @@ int container_list(const struct fsrun_context *ctx, const char *format, bool qui
     for (int k = 0; k < 6; k++)
       w[k] = strlen(heads[k]);
     for (size_t i = 0; i < n; i++) {
-      size_t lens[6] = {strlen(entries[i].id), (size_t)snprintf(pidbuf, sizeof(pidbuf), "%d",
-                                                                 (int)entries[i].pid),
-                        strlen(entries[i].status), strlen(entries[i].bundle),
-                        strlen(entries[i].created), strlen(entries[i].owner)};
+      size_t lens[6] = {strlen(entries[i].id),
+                        (size_t)snprintf(pidbuf, sizeof(pidbuf), "%d", (int)entries[i].pid),
+                        strlen(entries[i].status),
+                        strlen(entries[i].bundle),
+                        strlen(entries[i].created),
+                        strlen(entries[i].owner)};
       for (int k = 0; k < 6; k++)
         if (lens[k] > w[k])
           w[k] = lens[k];

@@ -41,8 +41,8 @@ static const struct {
 /* Binds the host's device at host_path onto an empty file `name` in parent_fd. */
 static int bind_host_device(int parent_fd, const char *name, const char *host_path,
                             fsrun_error_t *err) {
-  cleanup_close int target =
-      openat(parent_fd, name, O_RDONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, 0644);
+  cleanup_close int target = openat(
+      parent_fd, name, O_RDONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, 0644);
   cleanup_close int tree = -1;
   if (target < 0 && errno == EEXIST) {
     struct stat st;
@@ -71,10 +71,12 @@ static bool node_matches(int parent_fd, const char *name, const struct device_no
          (d->type == S_IFIFO || st.st_rdev == makedev(d->major, d->minor));
 }
 
-static int create_device(int rootfs_fd, const struct device_node *d, bool userns,
+/* dev_fd is /dev of the rootfs, used as it is for nodes directly in /dev */
+static int create_device(int rootfs_fd, int dev_fd, const struct device_node *d, bool userns,
                          fsrun_error_t *err) {
   cleanup_free char *path = path_clean_abs(d->path);
-  cleanup_close int parent = -1;
+  cleanup_close int own_parent = -1;
+  int parent = dev_fd;
   char *slash = strrchr(path, '/');
   const char *name = slash + 1;
   dev_t rdev = d->type == S_IFIFO ? 0 : makedev(d->major, d->minor);
@@ -82,7 +84,9 @@ static int create_device(int rootfs_fd, const struct device_node *d, bool userns
   if (*name == '\0')
     return fsrun_error_make(err, EINVAL, "device `%s`: not a file path", d->path);
   *slash = '\0';
-  parent = root_resolve(rootfs_fd, path[0] ? path : "/", ROOT_CREATE_DIR, false, err);
+  if (strcmp(path, "/dev") != 0)
+    parent = own_parent =
+        root_resolve(rootfs_fd, path[0] ? path : "/", ROOT_CREATE_DIR, false, err);
   *slash = '/';
   if (parent < 0)
     return fsrun_error_wrap(err, "device `%s`", path);
@@ -102,7 +106,8 @@ static int create_device(int rootfs_fd, const struct device_node *d, bool userns
     if (mknodat(parent, name, d->type | (d->mode & 07777), rdev) < 0)
       return fsrun_error_errno(err, "device `%s`: mknod", path);
   }
-  if ((d->uid != 0 || d->gid != 0) && fchownat(parent, name, d->uid, d->gid, AT_SYMLINK_NOFOLLOW) < 0)
+  if ((d->uid != 0 || d->gid != 0) &&
+      fchownat(parent, name, d->uid, d->gid, AT_SYMLINK_NOFOLLOW) < 0)
     return fsrun_error_errno(err, "device `%s`: chown %u:%u", path, (unsigned)d->uid,
                              (unsigned)d->gid);
   return 0;
@@ -121,9 +126,8 @@ static int device_from_spec(const oci_device *s, size_t index, struct device_nod
     out->type = S_IFIFO;
   else
     return fsrun_error_make(err, EINVAL, "linux.devices[%zu]: unknown type `%s`", index, t);
-  if (out->type != S_IFIFO &&
-      (!s->has_major || !s->has_minor || s->major < 0 || s->minor < 0 || s->major > 0xfff ||
-       s->minor > 0xfffff))
+  if (out->type != S_IFIFO && (!s->has_major || !s->has_minor || s->major < 0 || s->minor < 0 ||
+                               s->major > 0xfff || s->minor > 0xfffff))
     return fsrun_error_make(err, EINVAL, "linux.devices[%zu]: `%s` needs a valid major and minor",
                             index, s->path);
   out->path = s->path;
@@ -156,12 +160,13 @@ int devices_setup(int rootfs_fd, const oci_config *config, bool userns, fsrun_er
   }
   for (size_t i = 0; l != NULL && i < l->n_devices; i++) {
     struct device_node d;
-    if (device_from_spec(&l->devices[i], i, &d, err) < 0 || create_device(rootfs_fd, &d, userns, err) < 0)
+    if (device_from_spec(&l->devices[i], i, &d, err) < 0 ||
+        create_device(rootfs_fd, dev, &d, userns, err) < 0)
       return fsrun_error_code(err);
   }
   for (size_t i = 0; i < sizeof(default_devices) / sizeof(default_devices[0]); i++)
     if (!spec_has_path(config, default_devices[i].path) &&
-        create_device(rootfs_fd, &default_devices[i], userns, err) < 0)
+        create_device(rootfs_fd, dev, &default_devices[i], userns, err) < 0)
       return fsrun_error_code(err);
 
   for (size_t i = 0; i < sizeof(dev_symlinks) / sizeof(dev_symlinks[0]); i++)

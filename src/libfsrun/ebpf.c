@@ -217,7 +217,7 @@ int ebpf_device_filter_apply(int cgroup_dirfd, const device_rule *rules, size_t 
     if (bpf_call(BPF_PROG_DETACH, &attr) < 0 && errno != ENOENT)
       return fsrun_error_errno(err, "bpf(BPF_PROG_DETACH) of the old device filter");
   }
-  log_debug("device filter: %zu rules, %zu instructions, replaced %u program(s)", n_rules,
-            n_insns, n_old);
+  log_debug("device filter: %zu rules, %zu instructions, replaced %u program(s)", n_rules, n_insns,
+            n_old);
   return 0;
 }

@@ -21,37 +21,36 @@
 #include "utils.h"
 #include <libseccomp.h>
 
-/* ---------------------------------------------------------------------------------------------------
+/* -----------------------------------------------------------------------------------------------
  * THE CAPABILITY TABLE. One row per feature the features document can claim.
  *
  * Flip `implemented` to true in the same change that lands the feature and its integration test,
  * and never before: `fsrun features` lists exactly the rows marked true (for namespaces, hooks,
  * mount options and seccomp flags), and reports the FEATURE_LINUX / FEATURE_CGROUP rows as the
  * "enabled" booleans (AND-ed with what the host supports, where that can be probed).
- * -------------------------------------------------------------------------------------------------
- */
+ * ---------------------------------------------------------------------------------------------- */
 static const struct feature_row {
   fsrun_feature_kind kind;
   const char *name;
   bool implemented;
 } feature_table[] = {
     /* hooks (hooks.c) */
-    {FEATURE_HOOK, "prestart", false},
-    {FEATURE_HOOK, "createRuntime", false},
-    {FEATURE_HOOK, "createContainer", false},
-    {FEATURE_HOOK, "startContainer", false},
-    {FEATURE_HOOK, "poststart", false},
-    {FEATURE_HOOK, "poststop", false},
+    {FEATURE_HOOK, "prestart", true},
+    {FEATURE_HOOK, "createRuntime", true},
+    {FEATURE_HOOK, "createContainer", true},
+    {FEATURE_HOOK, "startContainer", true},
+    {FEATURE_HOOK, "poststart", true},
+    {FEATURE_HOOK, "poststop", true},
 
     /* namespaces (namespaces.c) */
-    {FEATURE_NAMESPACE, "cgroup", false},
-    {FEATURE_NAMESPACE, "ipc", false},
-    {FEATURE_NAMESPACE, "mount", false},
-    {FEATURE_NAMESPACE, "network", false},
-    {FEATURE_NAMESPACE, "pid", false},
-    {FEATURE_NAMESPACE, "time", false},
-    {FEATURE_NAMESPACE, "user", false},
-    {FEATURE_NAMESPACE, "uts", false},
+    {FEATURE_NAMESPACE, "cgroup", true},
+    {FEATURE_NAMESPACE, "ipc", true},
+    {FEATURE_NAMESPACE, "mount", true},
+    {FEATURE_NAMESPACE, "network", true},
+    {FEATURE_NAMESPACE, "pid", true},
+    {FEATURE_NAMESPACE, "time", true},
+    {FEATURE_NAMESPACE, "user", true},
+    {FEATURE_NAMESPACE, "uts", true},
 
     /* cgroup drivers (cgroup.c, cgroup-v1.c, cgroup-v2.c, cgroup-systemd.c) */
     {FEATURE_CGROUP, "v1", false},

@@ -74,8 +74,9 @@ static int run_one(const oci_hook *h, const char *kind, size_t index, const char
       syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0);
       while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
         ;
-      return fsrun_error_make(err, ETIMEDOUT, "%s hook #%zu (`%s`): killed after its timeout of %lld s",
-                              kind, index, h->path, (long long)h->timeout);
+      return fsrun_error_make(err, ETIMEDOUT,
+                              "%s hook #%zu (`%s`): killed after its timeout of %lld s", kind,
+                              index, h->path, (long long)h->timeout);
     }
   }
   while (waitpid(pid, &status, 0) < 0) {

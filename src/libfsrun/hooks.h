@@ -15,6 +15,8 @@ int hooks_run(const oci_hook_list *hooks, const char *kind, const char *state_js
 /* Runs every hook; failures are logged as warnings (poststart, poststop). */
 void hooks_run_warn(const oci_hook_list *hooks, const char *kind, const char *state_json);
 
-static inline bool hooks_any(const oci_hook_list *l) { return l != NULL && l->len > 0; }
+static inline bool hooks_any(const oci_hook_list *l) {
+  return l != NULL && l->len > 0;
+}
 
 #endif

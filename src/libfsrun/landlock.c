@@ -1,8 +1,8 @@
 /* Landlock rule sets: the run.fsrun.landlock annotation and the generic rules the Fusion sandbox
  * fills, applied with the raw landlock_* syscalls (glibc has no wrappers).
  *
- * The uapi header of the build host may be older than the running kernel (Debian 12's stops at ABI 2),
- * so the structures and access bits are declared here, with the ABI that introduced each. */
+ * The uapi header of the build host may be older than the running kernel (Debian 12's stops at ABI
+ * 2), so the structures and access bits are declared here, with the ABI that introduced each. */
 #include "landlock.h"
 
 #include <errno.h>
@@ -40,7 +40,8 @@ struct open_how {
 #define SYS_landlock_restrict_self  446
 #endif
 
-/* --- kernel interface (include/uapi/linux/landlock.h) -------------------------------------------- */
+/* --- kernel interface (include/uapi/linux/landlock.h) --------------------------------------------
+ */
 
 struct ll_ruleset_attr {
   uint64_t handled_access_fs;
@@ -106,7 +107,8 @@ int landlock_abi_version(void) {
   return abi < 0 ? 0 : (int)abi;
 }
 
-/* --- the rules structure --------------------------------------------------------------------------- */
+/* --- the rules structure
+ * --------------------------------------------------------------------------- */
 
 static const char *origin_of(const struct fsrun_landlock_rules *r) {
   return r->origin != NULL ? r->origin : "landlock";
@@ -164,7 +166,8 @@ void landlock_rules_freep(struct fsrun_landlock_rules **r) {
   *r = NULL;
 }
 
-/* --- the annotation ------------------------------------------------------------------------------- */
+/* --- the annotation
+ * ------------------------------------------------------------------------------- */
 
 static void yajl_tree_freep(yajl_val *v) {
   if (*v != NULL)
@@ -174,8 +177,7 @@ static void yajl_tree_freep(yajl_val *v) {
 static int parse_path_list(struct fsrun_landlock_rules *r, const char *key, yajl_val v,
                            bool writable, fsrun_error_t *err) {
   if (!YAJL_IS_ARRAY(v))
-    return fsrun_error_make(err, 0, "%s.%s: expected an array of absolute paths", r->origin,
-                            key);
+    return fsrun_error_make(err, 0, "%s.%s: expected an array of absolute paths", r->origin, key);
   r->restrict_fs = true;
   for (size_t i = 0; i < v->u.array.len; i++) {
     yajl_val item = v->u.array.values[i];
@@ -183,8 +185,8 @@ static int parse_path_list(struct fsrun_landlock_rules *r, const char *key, yajl
     if (path == NULL)
       return fsrun_error_make(err, 0, "%s.%s[%zu]: expected a string", r->origin, key, i);
     if (path[0] != '/')
-      return fsrun_error_make(err, 0, "%s.%s[%zu]: expected an absolute path, got `%s`",
-                              r->origin, key, i, path);
+      return fsrun_error_make(err, 0, "%s.%s[%zu]: expected an absolute path, got `%s`", r->origin,
+                              key, i, path);
     if (strlen(path) >= PATH_MAX)
       return fsrun_error_make(err, 0, "%s.%s[%zu]: path too long", r->origin, key, i);
     landlock_rules_add_path(r, path, writable);
@@ -203,8 +205,8 @@ static int parse_port_list(struct fsrun_landlock_rules *r, const char *key, yajl
   for (size_t i = 0; i < v->u.array.len; i++) {
     yajl_val item = v->u.array.values[i];
     if (!YAJL_IS_INTEGER(item) || YAJL_GET_INTEGER(item) < 0 || YAJL_GET_INTEGER(item) > 65535)
-      return fsrun_error_make(err, 0, "%s.%s[%zu]: expected a TCP port (0-65535)", r->origin,
-                              key, i);
+      return fsrun_error_make(err, 0, "%s.%s[%zu]: expected a TCP port (0-65535)", r->origin, key,
+                              i);
     landlock_rules_add_port(r, (uint16_t)YAJL_GET_INTEGER(item), bind);
   }
   return 0;
@@ -292,11 +294,13 @@ int landlock_rules_from_config(const oci_config *c, struct fsrun_landlock_rules 
   return 0;
 }
 
-/* --- kernel support ------------------------------------------------------------------------------- */
+/* --- kernel support
+ * ------------------------------------------------------------------------------- */
 
 /* What these rules would lose on a kernel at `abi`: up to 4 messages in out[], returns how many.
  * Rights that a lower ABI cannot express are rights the kernel cannot restrict, so they are a
- * downgrade. The exception is REFER on ABI 1: there reparenting is always denied, which is stricter. */
+ * downgrade. The exception is REFER on ABI 1: there reparenting is always denied, which is
+ * stricter. */
 static size_t missing_features(const struct fsrun_landlock_rules *r, int abi, const char *out[4]) {
   size_t n = 0;
   if (abi <= 0) {
@@ -324,12 +328,13 @@ int landlock_check_kernel(const struct fsrun_landlock_rules *r, fsrun_error_t *e
     return 0;
   abi = landlock_abi_version();
   if (missing_features(r, abi, missing) > 0)
-    return fsrun_error_make(err, 0, "%s: strict: kernel Landlock ABI %d: %s",
-                            origin_of(r), abi, missing[0]);
+    return fsrun_error_make(err, 0, "%s: strict: kernel Landlock ABI %d: %s", origin_of(r), abi,
+                            missing[0]);
   return 0;
 }
 
-/* --- applying -------------------------------------------------------------------------------------- */
+/* --- applying
+ * -------------------------------------------------------------------------------------- */
 
 static int open_beneath_root(int root_fd, const char *path) {
   struct open_how how = {
@@ -353,8 +358,8 @@ static int add_path_rules(int ruleset_fd, int root_fd, const struct fsrun_landlo
     struct stat st;
     if (fd < 0) {
       if (errno == ENOENT && !r->strict) {
-        log_warning("%s.%s[%zu]: `%s` does not exist in the container: no rule added",
-                    origin_of(r), key, i, paths[i]);
+        log_warning("%s.%s[%zu]: `%s` does not exist in the container: no rule added", origin_of(r),
+                    key, i, paths[i]);
         continue;
       }
       return fsrun_error_errno(err, "%s.%s[%zu]: open `%s`", origin_of(r), key, i, paths[i]);
@@ -404,8 +409,8 @@ int landlock_apply(const struct fsrun_landlock_rules *r, fsrun_error_t *err) {
   abi = landlock_abi_version();
   n_missing = missing_features(r, abi, missing);
   if (n_missing > 0 && r->strict)
-    return fsrun_error_make(err, 0, "%s: strict: kernel Landlock ABI %d: %s",
-                            origin_of(r), abi, missing[0]);
+    return fsrun_error_make(err, 0, "%s: strict: kernel Landlock ABI %d: %s", origin_of(r), abi,
+                            missing[0]);
   for (size_t i = 0; i < n_missing; i++)
     log_warning("%s: kernel Landlock ABI %d: %s", origin_of(r), abi, missing[i]);
   if (abi <= 0)

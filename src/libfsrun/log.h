@@ -7,7 +7,12 @@
 
 #include "error.h"
 
-typedef enum { LOG_LEVEL_ERROR = 0, LOG_LEVEL_WARNING, LOG_LEVEL_INFO, LOG_LEVEL_DEBUG } fsrun_log_level;
+typedef enum {
+  LOG_LEVEL_ERROR = 0,
+  LOG_LEVEL_WARNING,
+  LOG_LEVEL_INFO,
+  LOG_LEVEL_DEBUG
+} fsrun_log_level;
 
 /* path may be NULL (stderr only; closes a log file opened before); format "text" or "json"; level
  * "error", "warning" (default), "info" or "debug", NULL for the default; debug forces "debug".
@@ -19,8 +24,8 @@ typedef enum { LOG_LEVEL_ERROR = 0, LOG_LEVEL_WARNING, LOG_LEVEL_INFO, LOG_LEVEL
 int fsrun_log_init(const char *path, const char *format, const char *level, bool debug,
                    fsrun_error_t *err);
 void fsrun_log(fsrun_log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-#define log_debug(...) fsrun_log(LOG_LEVEL_DEBUG, __VA_ARGS__)
-#define log_info(...) fsrun_log(LOG_LEVEL_INFO, __VA_ARGS__)
+#define log_debug(...)   fsrun_log(LOG_LEVEL_DEBUG, __VA_ARGS__)
+#define log_info(...)    fsrun_log(LOG_LEVEL_INFO, __VA_ARGS__)
 #define log_warning(...) fsrun_log(LOG_LEVEL_WARNING, __VA_ARGS__)
 /* The final error of a command: "fsrun: MSG" on stderr (text) and an error line in the log file. */
 void fsrun_log_error(const char *msg);

@@ -1,6 +1,7 @@
-/* Mount options and one `mounts` entry. Bind mounts use the new mount API (open_tree, mount_setattr,
- * move_mount onto an fd), other filesystems mount(2) onto /proc/self/fd/N of a target that was
- * resolved inside the rootfs. Phase 1 runs before pivot_root, so that /proc is the host's. */
+/* Mount options and one `mounts` entry. Bind mounts use the new mount API (open_tree,
+ * mount_setattr, move_mount onto an fd), other filesystems mount(2) onto /proc/self/fd/N of a
+ * target that was resolved inside the rootfs. Phase 1 runs before pivot_root, so that /proc is the
+ * host's. */
 #include "mounts.h"
 
 #include <errno.h>
@@ -17,7 +18,8 @@
 
 #include "utils.h"
 
-/* --- options ------------------------------------------------------------------------------------ */
+/* --- options ------------------------------------------------------------------------------------
+ */
 
 typedef enum {
   OPT_IGNORE,      /* "defaults" */
@@ -213,7 +215,8 @@ void mount_flags_to_attr(unsigned long flags, unsigned long cleared, struct moun
   }
 }
 
-/* --- paths -------------------------------------------------------------------------------------- */
+/* --- paths --------------------------------------------------------------------------------------
+ */
 
 char *path_clean_abs(const char *path) {
   size_t len = strlen(path);
@@ -259,6 +262,17 @@ static int openat2_fd(int dirfd, const char *path, int flags, uint64_t resolve) 
 
 #define MAX_SYMLINK_HOPS 40
 
+/* Creates `name` in dirfd (a directory, or a file for the last component of a file target) without
+ * following anything there; -1 with errno EEXIST when something, e.g. a dangling symlink, is. */
+static int create_component(int dirfd, const char *name, bool file) {
+  if (file)
+    return openat(dirfd, name, O_RDONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY,
+                  0644);
+  if (mkdirat(dirfd, name, 0755) < 0)
+    return -1;
+  return openat(dirfd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+}
+
 int root_resolve(int root_fd, const char *path, root_create_kind create, bool no_symlinks,
                  fsrun_error_t *err) {
   const uint64_t resolve =
@@ -270,6 +284,24 @@ int root_resolve(int root_fd, const char *path, root_create_kind create, bool no
     return fd;
   if (errno != ENOENT || create == ROOT_NO_CREATE)
     return fsrun_error_errno(err, "open `%s` in the rootfs", cur);
+
+  /* Usually only the last component is missing: create it in its parent. */
+  {
+    char *slash = strrchr(cur, '/');
+    cleanup_close int parent = -1;
+    *slash = '\0';
+    parent = openat2_fd(root_fd, cur[0] ? rel_path(cur) : ".", O_PATH | O_DIRECTORY, resolve);
+    *slash = '/';
+    if (parent >= 0) {
+      fd = create_component(parent, slash + 1, create == ROOT_CREATE_FILE);
+      if (fd >= 0)
+        return fd;
+      if (errno != EEXIST) /* EEXIST: a dangling symlink, which the walk below follows */
+        return fsrun_error_errno(err, "create `%s` in the rootfs", cur);
+    } else if (errno != ENOENT) {
+      return fsrun_error_errno(err, "open `%s` in the rootfs", cur);
+    }
+  }
 
   /* Walk from the root: open each prefix inside the root, create what is missing. */
   for (int hops = 0; hops < MAX_SYMLINK_HOPS; hops++) {
@@ -284,14 +316,8 @@ int root_resolve(int root_fd, const char *path, root_create_kind create, bool no
       fd = openat2_fd(root_fd, rel_path(cur), O_PATH | (last ? 0 : O_DIRECTORY), resolve);
       if (fd < 0 && errno != ENOENT)
         return fsrun_error_errno(err, "open `%s` in the rootfs", cur);
-      if (fd < 0) {
-        if (last && create == ROOT_CREATE_FILE) {
-          fd = openat(dirfd, p, O_RDONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY,
-                      0644);
-        } else if (mkdirat(dirfd, p, 0755) == 0) {
-          fd = openat(dirfd, p, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        }
-      }
+      if (fd < 0)
+        fd = create_component(dirfd, p, last && create == ROOT_CREATE_FILE);
       if (fd < 0 && errno == EEXIST) {
         /* not there when followed, there when created: a dangling symlink. Follow it inside
          * the root by rewriting the path, as the kernel would under chroot. */
@@ -304,8 +330,7 @@ int root_resolve(int root_fd, const char *path, root_create_kind create, bool no
           return fsrun_error_make(err, EEXIST, "create `%s` in the rootfs", cur);
         target[n] = '\0';
         p[-1] = '\0'; /* cur is now the parent's path ("" for the root) */
-        next_path = xasprintf("%s/%s/%s", target[0] == '/' ? "" : cur, target,
-                              last ? "" : end + 1);
+        next_path = xasprintf("%s/%s/%s", target[0] == '/' ? "" : cur, target, last ? "" : end + 1);
         break;
       }
       if (fd < 0)
@@ -327,7 +352,8 @@ int root_resolve(int root_fd, const char *path, root_create_kind create, bool no
   return fsrun_error_make(err, ELOOP, "open `%s` in the rootfs", path);
 }
 
-/* --- performing mounts -------------------------------------------------------------------------- */
+/* --- performing mounts --------------------------------------------------------------------------
+ */
 
 static void proc_fd_path(char *buf, size_t len, int fd) {
   snprintf(buf, len, "/proc/self/fd/%d", fd);
@@ -418,8 +444,8 @@ static int bind_tree(const struct mount_env *env, const char *source, const char
     return fsrun_error_errno(err, "mounts[%zu]: bind source `%s`", index, source);
   if (fstat(tree, &st) < 0)
     return fsrun_error_errno(err, "mounts[%zu]: stat bind source `%s`", index, source);
-  target = root_resolve(env->rootfs_fd, dest, S_ISDIR(st.st_mode) ? ROOT_CREATE_DIR : ROOT_CREATE_FILE,
-                        real_dir, err);
+  target = root_resolve(env->rootfs_fd, dest,
+                        S_ISDIR(st.st_mode) ? ROOT_CREATE_DIR : ROOT_CREATE_FILE, real_dir, err);
   if (target < 0) {
     if (real_dir && (fsrun_error_code(err) == -ELOOP || fsrun_error_code(err) == -ENOTDIR))
       return fsrun_error_make(err, ENOTDIR, "mounts[%zu]: mount destination %s is not a directory",
@@ -450,8 +476,9 @@ static int bind_tree(const struct mount_env *env, const char *source, const char
 static int mount_error(fsrun_error_t *err, int errnum, size_t index, const char *what,
                        const char *type, const char *dest) {
   if (errnum == ENODEV)
-    return fsrun_error_make(err, errnum, "mounts[%zu]: unknown filesystem type `%s` (mount onto `%s`)",
-                            index, type ? type : "", dest);
+    return fsrun_error_make(err, errnum,
+                            "mounts[%zu]: unknown filesystem type `%s` (mount onto `%s`)", index,
+                            type ? type : "", dest);
   return fsrun_error_make(err, errnum, "mounts[%zu]: mount `%s` onto `%s`", index, what, dest);
 }
 
@@ -499,7 +526,8 @@ static int mount_fs(const struct mount_env *env, const char *source, const char 
   return 0;
 }
 
-/* --- cgroup mounts ------------------------------------------------------------------------------ */
+/* --- cgroup mounts ------------------------------------------------------------------------------
+ */
 
 struct host_hierarchy {
   char *controllers; /* "cpu,cpuacct", "name=systemd", "" for cgroup2 */
@@ -642,9 +670,10 @@ static char *hierarchy_host_dir(const struct host_hierarchy *h) {
   return xasprintf("%s/%s", h->mountpoint, rel[0] == '/' ? rel + 1 : rel);
 }
 
-/* Binds the host directory of the init's own cgroup onto target_fd. */
-static int bind_own_cgroup(const struct host_hierarchy *h, int target_fd, struct mount_attr *attr,
-                           fsrun_error_t *err) {
+/* Binds the host directory of the init's own cgroup onto `name` in target_dir (target_dir itself
+ * when name is NULL). */
+static int bind_own_cgroup(const struct host_hierarchy *h, int target_dir, const char *name,
+                           struct mount_attr *attr, fsrun_error_t *err) {
   cleanup_free char *src = hierarchy_host_dir(h);
   cleanup_close int tree = open_tree(AT_FDCWD, src, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
   struct mount_attr copy = *attr;
@@ -652,12 +681,13 @@ static int bind_own_cgroup(const struct host_hierarchy *h, int target_fd, struct
     return fsrun_error_errno(err, "bind `%s`", src);
   if (set_attr(tree, 0, &copy) < 0)
     return fsrun_error_errno(err, "set mount flags of `%s`", src);
-  if (move_mount(tree, "", target_fd, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
+  if (move_mount(tree, "", target_dir, name ? name : "",
+                 MOVE_MOUNT_F_EMPTY_PATH | (name ? 0 : MOVE_MOUNT_T_EMPTY_PATH)) < 0)
     return fsrun_error_errno(err, "bind `%s`", src);
   return 0;
 }
 
-static int mount_cgroup(const struct mount_env *env, const char *dest,
+static int mount_cgroup(const struct mount_env *env, const char *type, const char *dest,
                         const struct mount_options *o, size_t index, fsrun_error_t *err) {
   struct statfs sfs;
   struct host_hierarchy *h = NULL, *v2 = NULL;
@@ -665,8 +695,8 @@ static int mount_cgroup(const struct mount_env *env, const char *dest,
   int ret = 0;
   /* the hierarchies are read-only unless the mount asks for rw explicitly */
   bool ro = (o->flags & MS_RDONLY) || !(o->cleared & MS_RDONLY);
-  unsigned long sub_flags = (o->flags & (MS_NOSUID | MS_NODEV | MS_NOEXEC | ATIME_FLAGS)) |
-                            (ro ? MS_RDONLY : 0);
+  unsigned long sub_flags =
+      (o->flags & (MS_NOSUID | MS_NODEV | MS_NOEXEC | ATIME_FLAGS)) | (ro ? MS_RDONLY : 0);
   struct mount_attr sub_attr;
   cleanup_close int dir = -1;
 
@@ -674,11 +704,12 @@ static int mount_cgroup(const struct mount_env *env, const char *dest,
     return fsrun_error_errno(err, "mounts[%zu]: statfs `/sys/fs/cgroup`", index);
   mount_flags_to_attr(sub_flags, o->cleared, &sub_attr);
 
-  if (sfs.f_type == CGROUP2_SUPER_MAGIC) {
-    /* unified host: the namespace's own view, or a bind of the init's cgroup */
+  if (sfs.f_type == CGROUP2_SUPER_MAGIC || strcmp(type, "cgroup2") == 0) {
+    /* unified host (or cgroup2 asked for by name): the namespace's own view, or a bind of the
+     * init's cgroup */
     if (env->new_cgroupns) {
-      ret = mount_fs(env, "cgroup2", "cgroup2", dest, o->flags & ~MS_REC, o->data, false, index,
-                     err);
+      ret =
+          mount_fs(env, "cgroup2", "cgroup2", dest, o->flags & ~MS_REC, o->data, false, index, err);
       return ret < 0 ? ret : finish_new_mount(env, dest, o, index, err);
     }
     if (read_hierarchies(&h, &n, err) < 0)
@@ -690,7 +721,7 @@ static int mount_cgroup(const struct mount_env *env, const char *dest,
       ret = fsrun_error_make(err, ENOENT, "mounts[%zu]: the init has no cgroup2 hierarchy", index);
     else if ((dir = root_resolve(env->rootfs_fd, dest, ROOT_CREATE_DIR, false, err)) < 0)
       ret = fsrun_error_wrap(err, "mounts[%zu]: destination `%s`", index, dest);
-    else if ((ret = bind_own_cgroup(v2, dir, &sub_attr, err)) < 0)
+    else if ((ret = bind_own_cgroup(v2, dir, NULL, &sub_attr, err)) < 0)
       fsrun_error_wrap(err, "mounts[%zu]: cgroup onto `%s`", index, dest);
     hierarchies_free(h, n);
     return ret < 0 ? ret : finish_new_mount(env, dest, o, index, err);
@@ -708,26 +739,22 @@ static int mount_cgroup(const struct mount_env *env, const char *dest,
     return fsrun_error_wrap(err, "mounts[%zu]", index);
   for (size_t i = 0; i < n && ret == 0; i++) {
     const char *name;
-    cleanup_close int sub = -1;
-    char sub_path[64];
+    char sub_path[320];
     bool mounted = false;
     if (h[i].mountpoint == NULL || h[i].controllers == NULL)
       continue; /* a hierarchy the host does not mount (e.g. an unused named one) */
     name = strrchr(h[i].mountpoint, '/');
     name = name ? name + 1 : h[i].mountpoint;
-    if (*name == '\0' || strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
+    if (*name == '\0' || strcmp(name, ".") == 0 || strcmp(name, "..") == 0 ||
+        (size_t)snprintf(sub_path, sizeof(sub_path), "/proc/self/fd/%d/%s", dir, name) >=
+            sizeof(sub_path))
       continue;
+    /* the directory is in the tmpfs just mounted, which nothing else can have changed */
     if (mkdirat(dir, name, 0755) < 0 && errno != EEXIST) {
       ret = fsrun_error_errno(err, "mounts[%zu]: mkdir `%s/%s`", index, dest, name);
       break;
     }
-    sub = openat(dir, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (sub < 0) {
-      ret = fsrun_error_errno(err, "mounts[%zu]: open `%s/%s`", index, dest, name);
-      break;
-    }
     if (env->new_cgroupns) {
-      proc_fd_path(sub_path, sizeof(sub_path), sub);
       if (h[i].v2)
         mounted = mount("cgroup2", sub_path, "cgroup2", sub_flags, NULL) == 0;
       else
@@ -740,7 +767,7 @@ static int mount_cgroup(const struct mount_env *env, const char *dest,
       /* EPERM: v1 hierarchies cannot be mounted in a user namespace; EBUSY: the host mounted the
        * hierarchy with other options. Bind the init's own cgroup instead. */
     }
-    if (!mounted && bind_own_cgroup(&h[i], sub, &sub_attr, err) < 0) {
+    if (!mounted && bind_own_cgroup(&h[i], dir, name, &sub_attr, err) < 0) {
       ret = fsrun_error_wrap(err, "mounts[%zu]: cgroup onto `%s/%s`", index, dest, name);
       break;
     }
@@ -766,7 +793,8 @@ static int mount_cgroup(const struct mount_env *env, const char *dest,
   return finish_new_mount(env, dest, o, index, err);
 }
 
-/* --- one entry ---------------------------------------------------------------------------------- */
+/* --- one entry ----------------------------------------------------------------------------------
+ */
 
 int mount_entry(const struct mount_env *env, const oci_mount *m, size_t index, fsrun_error_t *err) {
   struct mount_options o __attribute__((cleanup(mount_options_free))) = {0};
@@ -803,7 +831,7 @@ int mount_entry(const struct mount_env *env, const oci_mount *m, size_t index, f
   is_proc = strcmp(type, "proc") == 0;
   is_sysfs = strcmp(type, "sysfs") == 0;
   if (strcmp(type, "cgroup") == 0 || strcmp(type, "cgroup2") == 0)
-    return mount_cgroup(env, dest, &o, index, err);
+    return mount_cgroup(env, type, dest, &o, index, err);
   if (is_sysfs && !env->new_netns) {
     /* without a netns of its own, sysfs would show the host's network devices: read-only; in a
      * user namespace the kernel refuses the mount, so bind the host's /sys, read-only throughout */

@@ -18,7 +18,8 @@
 struct mount_options {
   unsigned long flags;   /* MS_* for mount(2) (MS_BIND, MS_REC for rbind, MS_RDONLY, ...) */
   unsigned long cleared; /* MS_* attributes an option explicitly turned off ("rw", "suid", ...) */
-  unsigned long propagation[MOUNT_MAX_PROPAGATION]; /* MS_SHARED/SLAVE/PRIVATE/UNBINDABLE [|MS_REC] */
+  unsigned long
+      propagation[MOUNT_MAX_PROPAGATION]; /* MS_SHARED/SLAVE/PRIVATE/UNBINDABLE [|MS_REC] */
   size_t n_propagation;
   uint64_t rec_attr_set; /* MOUNT_ATTR_* for mount_setattr(AT_RECURSIVE): "rro", "rnosuid", ... */
   uint64_t rec_attr_clr;

@@ -19,8 +19,8 @@ static const struct {
   const char *type;
   int flag;
 } namespace_types[] = {
-    {"user", CLONE_NEWUSER}, {"pid", CLONE_NEWPID},       {"network", CLONE_NEWNET},
-    {"mount", CLONE_NEWNS},  {"ipc", CLONE_NEWIPC},       {"uts", CLONE_NEWUTS},
+    {"user", CLONE_NEWUSER},     {"pid", CLONE_NEWPID},   {"network", CLONE_NEWNET},
+    {"mount", CLONE_NEWNS},      {"ipc", CLONE_NEWIPC},   {"uts", CLONE_NEWUTS},
     {"cgroup", CLONE_NEWCGROUP}, {"time", CLONE_NEWTIME},
 };
 
@@ -54,8 +54,9 @@ int namespaces_plan(const oci_linux *linux_, bool cgroup_moved_late, struct ns_p
     const oci_namespace *ns = &linux_->namespaces[i];
     int flag = namespace_flag(ns->type);
     if (flag == 0)
-      return fsrun_error_make(err, EINVAL, "linux.namespaces[%zu].type: unknown namespace type `%s`",
-                              i, ns->type ? ns->type : "");
+      return fsrun_error_make(err, EINVAL,
+                              "linux.namespaces[%zu].type: unknown namespace type `%s`", i,
+                              ns->type ? ns->type : "");
     if (seen & flag)
       return fsrun_error_make(err, EINVAL, "linux.namespaces[%zu]: duplicate `%s` namespace", i,
                               ns->type);
@@ -80,7 +81,8 @@ int namespaces_plan(const oci_linux *linux_, bool cgroup_moved_late, struct ns_p
         join_user = true;
         /* the user namespace is joined first: the others are then joined with its rights */
         memmove(&plan->joins[1], &plan->joins[0], plan->n_joins * sizeof(plan->joins[0]));
-        plan->joins[0] = (struct ns_join){.flag = flag, .fd = fd, .type = ns->type, .path = ns->path};
+        plan->joins[0] =
+            (struct ns_join){.flag = flag, .fd = fd, .type = ns->type, .path = ns->path};
       } else {
         plan->joins[plan->n_joins] =
             (struct ns_join){.flag = flag, .fd = fd, .type = ns->type, .path = ns->path};
@@ -132,12 +134,10 @@ int namespaces_parent_prepare(const struct ns_plan *plan, const oci_linux *linux
       return fsrun_error_errno(err, "open our own time namespace");
     if (unshare(CLONE_NEWTIME) < 0)
       return fsrun_error_errno(err, "create the time namespace");
-    len = snprintf(buf, sizeof(buf), "monotonic %" PRId64 " %" PRIu32 "\nboottime %" PRId64 " %" PRIu32
-                   "\n",
-                   o->has_monotonic ? o->monotonic_secs : 0,
-                   o->has_monotonic ? o->monotonic_nanosecs : 0,
-                   o->has_boottime ? o->boottime_secs : 0,
-                   o->has_boottime ? o->boottime_nanosecs : 0);
+    len = snprintf(
+        buf, sizeof(buf), "monotonic %" PRId64 " %" PRIu32 "\nboottime %" PRId64 " %" PRIu32 "\n",
+        o->has_monotonic ? o->monotonic_secs : 0, o->has_monotonic ? o->monotonic_nanosecs : 0,
+        o->has_boottime ? o->boottime_secs : 0, o->has_boottime ? o->boottime_nanosecs : 0);
     self = procfs_self_pid(procfs_fd);
     snprintf(path, sizeof(path), "%d/timens_offsets", (int)self);
     if (procfs_write(procfs_fd, path, buf, (size_t)len, err) < 0)
@@ -190,8 +190,8 @@ static int write_map(int procfs_fd, pid_t pid, const char *file, const oci_id_ma
   return procfs_write(procfs_fd, path, buf, len, err);
 }
 
-int namespaces_write_id_maps(int procfs_fd, pid_t pid, const oci_linux *linux_,
-                             bool deny_setgroups, fsrun_error_t *err) {
+int namespaces_write_id_maps(int procfs_fd, pid_t pid, const oci_linux *linux_, bool deny_setgroups,
+                             fsrun_error_t *err) {
   char path[64];
   if (linux_->n_uid_mappings == 0 || linux_->n_gid_mappings == 0)
     return fsrun_error_make(err, EINVAL,

@@ -50,7 +50,7 @@ int namespaces_join(const struct ns_plan *plan, fsrun_error_t *err);
 int namespaces_unshare_late(const struct ns_plan *plan, fsrun_error_t *err);
 
 /* In the parent: writes setgroups ("deny" when deny_setgroups), gid_map and uid_map of pid. */
-int namespaces_write_id_maps(int procfs_fd, pid_t pid, const oci_linux *linux_,
-                             bool deny_setgroups, fsrun_error_t *err);
+int namespaces_write_id_maps(int procfs_fd, pid_t pid, const oci_linux *linux_, bool deny_setgroups,
+                             fsrun_error_t *err);
 
 #endif

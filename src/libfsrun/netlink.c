@@ -29,8 +29,7 @@
 
 /* IFA_F_* flags userspace may set on RTM_NEWADDR (the others are state the kernel keeps). */
 #define ADDR_SETTABLE_FLAGS                                                                        \
-  (IFA_F_NODAD | IFA_F_HOMEADDRESS | IFA_F_MANAGETEMPADDR | IFA_F_NOPREFIXROUTE |                  \
-   IFA_F_MCAUTOJOIN)
+  (IFA_F_NODAD | IFA_F_HOMEADDRESS | IFA_F_MANAGETEMPADDR | IFA_F_NOPREFIXROUTE | IFA_F_MCAUTOJOIN)
 
 #define RTNL_BUF_SIZE 32768 /* answers: a dump message can be large */
 #define RTNL_REQ_SIZE 1024  /* our requests: a header and a few attributes */
@@ -83,13 +82,15 @@ static void rtnl_closep(struct rtnl *s) {
 }
 #define cleanup_rtnl __attribute__((cleanup(rtnl_closep)))
 
-/* Sends nlh and reads the answers until the ack (or NLMSG_DONE for a dump), passing data messages to
- * cb. Returns 0 or -errno (errno set), the kernel's error for a refused request. */
-static int rtnl_talk(struct rtnl *s, struct nlmsghdr *nlh, mnl_cb_t cb, void *data) {
+/* Sends nlh and reads the answers until the ack (or NLMSG_DONE for a dump), passing data messages
+ * to cb. Returns 0 or -errno (errno set), the kernel's error for a refused request. A dump is told
+ * by the caller: NLM_F_DUMP's bits mean NLM_F_REPLACE/NLM_F_EXCL on a NEW request. */
+static int rtnl_talk_full(struct rtnl *s, struct nlmsghdr *nlh, bool dump, mnl_cb_t cb,
+                          void *data) {
   char buf[RTNL_BUF_SIZE] __attribute__((aligned(8)));
   int ret;
   nlh->nlmsg_seq = ++s->seq;
-  if (!(nlh->nlmsg_flags & NLM_F_DUMP))
+  if (!dump)
     nlh->nlmsg_flags |= NLM_F_ACK;
   if (mnl_socket_sendto(s->nl, nlh, nlh->nlmsg_len) < 0)
     return -errno;
@@ -102,7 +103,16 @@ static int rtnl_talk(struct rtnl *s, struct nlmsghdr *nlh, mnl_cb_t cb, void *da
   return ret < 0 ? -errno : 0;
 }
 
-/* --- links ---------------------------------------------------------------------------------------- */
+static int rtnl_talk(struct rtnl *s, struct nlmsghdr *nlh, mnl_cb_t cb, void *data) {
+  return rtnl_talk_full(s, nlh, false, cb, data);
+}
+
+static int rtnl_dump(struct rtnl *s, struct nlmsghdr *nlh, mnl_cb_t cb, void *data) {
+  return rtnl_talk_full(s, nlh, true, cb, data);
+}
+
+/* --- links
+ * ---------------------------------------------------------------------------------------- */
 
 struct link_info {
   int index;
@@ -128,8 +138,8 @@ static int link_msg_cb(const struct nlmsghdr *nlh, void *data) {
   return MNL_CB_OK;
 }
 
-/* Looks a link up by name (index 0) or by index (name NULL). Returns 0, or -errno (-ENODEV when there
- * is no such link). */
+/* Looks a link up by name (index 0) or by index (name NULL). Returns 0, or -errno (-ENODEV when
+ * there is no such link). */
 static int rtnl_get_link(struct rtnl *s, const char *name, int index, struct link_info *out) {
   char buf[RTNL_REQ_SIZE] __attribute__((aligned(8)));
   struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
@@ -172,7 +182,7 @@ static int rtnl_dump_link_indexes(struct rtnl *s, struct index_list *out) {
   nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
   ifm = mnl_nlmsg_put_extra_header(nlh, sizeof(*ifm));
   ifm->ifi_family = AF_UNSPEC;
-  return rtnl_talk(s, nlh, link_dump_cb, out);
+  return rtnl_dump(s, nlh, link_dump_cb, out);
 }
 
 static bool index_list_has(const struct index_list *l, int index) {
@@ -230,7 +240,8 @@ int netlink_loopback_up(fsrun_error_t *err) {
   return netlink_link_up("lo", err);
 }
 
-/* --- addresses ------------------------------------------------------------------------------------ */
+/* --- addresses
+ * ------------------------------------------------------------------------------------ */
 
 struct saved_addr {
   unsigned char family, prefixlen, scope;
@@ -308,7 +319,7 @@ static int rtnl_dump_addrs(struct rtnl *s, int index, struct addr_list *out) {
   ifa = mnl_nlmsg_put_extra_header(nlh, sizeof(*ifa));
   ifa->ifa_family = AF_UNSPEC;
   out->index = index;
-  return rtnl_talk(s, nlh, addr_dump_cb, out);
+  return rtnl_dump(s, nlh, addr_dump_cb, out);
 }
 
 static int rtnl_add_addr(struct rtnl *s, int index, const struct saved_addr *sa) {
@@ -342,7 +353,8 @@ static void format_addr(const struct saved_addr *sa, char *out, size_t size) {
   snprintf(out, size, "%s/%u", text, (unsigned)sa->prefixlen);
 }
 
-/* --- validation ----------------------------------------------------------------------------------- */
+/* --- validation
+ * ----------------------------------------------------------------------------------- */
 
 static bool ifname_valid(const char *name, bool allow_template) {
   size_t len = name != NULL ? strlen(name) : 0;
@@ -375,9 +387,10 @@ int netlink_validate_net_devices(const oci_linux *l, fsrun_error_t *err) {
     if (l->namespaces[i].type != NULL && strcmp(l->namespaces[i].type, "network") == 0)
       have_netns = true;
   if (!have_netns)
-    return fsrun_error_make(err, 0,
-                            "linux.netDevices: needs a `network` entry in linux.namespaces (devices "
-                            "are never moved out of the runtime's own network namespace)");
+    return fsrun_error_make(
+        err, 0,
+        "linux.netDevices: needs a `network` entry in linux.namespaces (devices "
+        "are never moved out of the runtime's own network namespace)");
 
   /* the config's own mistakes first, then what the host has */
   for (size_t i = 0; i < l->n_net_devices; i++) {
@@ -409,9 +422,8 @@ int netlink_validate_net_devices(const oci_linux *l, fsrun_error_t *err) {
     struct link_info info;
     ret = rtnl_get_link(&s, d->host_name, 0, &info);
     if (ret == -ENODEV)
-      return fsrun_error_make(err, 0,
-                              "linux.netDevices[\"%s\"]: no such network device on the host",
-                              d->host_name);
+      return fsrun_error_make(
+          err, 0, "linux.netDevices[\"%s\"]: no such network device on the host", d->host_name);
     if (ret < 0)
       return fsrun_error_make(err, -ret, "linux.netDevices[\"%s\"]: look up the device",
                               d->host_name);
@@ -439,7 +451,8 @@ int netlink_open_netns_of(pid_t pid, int pidfd, fsrun_error_t *err) {
   return fd;
 }
 
-/* --- moving ---------------------------------------------------------------------------------------- */
+/* --- moving
+ * ---------------------------------------------------------------------------------------- */
 
 /* Where a moved device ended up inside, to undo a move. */
 struct moved_device {
@@ -469,8 +482,7 @@ static void move_back(const struct moved_device *m, int netns_fd, int host_netns
   }
   ret = rtnl_move_link(&inner, m->inner_index, host_netns_fd, m->host_name);
   if (ret < 0) {
-    log_warning("%s: could not move `%s` back to the host: %s", what, m->host_name,
-                strerror(-ret));
+    log_warning("%s: could not move `%s` back to the host: %s", what, m->host_name, strerror(-ret));
     goto out;
   }
   if (rtnl_get_link(&host, m->host_name, 0, &info) < 0)
@@ -486,6 +498,17 @@ out:
   rtnl_close(&inner);
   rtnl_close(&host);
   fsrun_error_release(&err);
+}
+
+/* Moves a device that move_device() already moved back to the calling thread's namespace. */
+static void undo_move(struct moved_device *m, int netns_fd, const char *what) {
+  cleanup_close int host_netns_fd = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
+  if (host_netns_fd >= 0)
+    move_back(m, netns_fd, host_netns_fd, what);
+  else
+    log_warning("%s: could not move `%s` back to the host: %s", what, m->host_name,
+                strerror(errno));
+  moved_device_release(m);
 }
 
 /* The move itself; on success *moved says where the device is (for an undo) and owns its address
@@ -553,8 +576,8 @@ static int move_device(const char *host_name, const char *new_name, int netns_fd
   if (ret < 0) {
     free(before.items);
     moved_device_release(moved);
-    return fsrun_error_make(err, -ret, "%s: move `%s` into the container's network namespace",
-                            what, host_name);
+    return fsrun_error_make(err, -ret, "%s: move `%s` into the container's network namespace", what,
+                            host_name);
   }
 
   if (index_free) {
@@ -593,17 +616,13 @@ static int move_device(const char *host_name, const char *new_name, int netns_fd
               inner_info.name, moved->addrs.len);
   return 0;
 
-undo: {
-  cleanup_close int host_netns_fd = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
-  if (host_netns_fd >= 0)
-    move_back(moved, netns_fd, host_netns_fd, what);
-  moved_device_release(moved);
+undo:
+  undo_move(moved, netns_fd, what);
   return fsrun_error_code(err);
 }
-}
 
-int netlink_move_device(const char *host_name, const char *new_name, int netns_fd,
-                        const char *what, fsrun_error_t *err) {
+int netlink_move_device(const char *host_name, const char *new_name, int netns_fd, const char *what,
+                        fsrun_error_t *err) {
   cleanup_free char *default_what = NULL;
   struct moved_device moved;
   int ret;

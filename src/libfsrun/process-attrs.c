@@ -1,8 +1,8 @@
 /* process.ioPriority, process.scheduler, process.execCPUAffinity, linux.personality,
  * linux.memoryPolicy, LSM labels and linux.intelRdt.
  *
- * Names and lists are parsed once, in the runtime, into plain numbers and bitmasks; the child side is
- * a handful of system calls. glibc 2.36 lacks wrappers for sched_setattr, ioprio_set and
+ * Names and lists are parsed once, in the runtime, into plain numbers and bitmasks; the child side
+ * is a handful of system calls. glibc 2.36 lacks wrappers for sched_setattr, ioprio_set and
  * set_mempolicy, and the build host's uapi headers may predate the running kernel, so the few
  * constants are declared here. */
 #include "process-attrs.h"
@@ -57,7 +57,8 @@ struct open_how {
 
 #define BITS_PER_WORD (sizeof(unsigned long) * CHAR_BIT)
 
-/* --- name tables ---------------------------------------------------------------------------------- */
+/* --- name tables
+ * ---------------------------------------------------------------------------------- */
 
 struct name_value {
   const char *name;
@@ -86,15 +87,19 @@ static const struct name_value sched_policies[] = {
 };
 
 static const struct name_value sched_flags[] = {
-    {"SCHED_FLAG_RESET_ON_FORK", 0x01}, {"SCHED_FLAG_RECLAIM", 0x02},
-    {"SCHED_FLAG_DL_OVERRUN", 0x04},    {"SCHED_FLAG_KEEP_POLICY", 0x08},
-    {"SCHED_FLAG_KEEP_PARAMS", 0x10},   {"SCHED_FLAG_UTIL_CLAMP_MIN", 0x20},
+    {"SCHED_FLAG_RESET_ON_FORK", 0x01},  {"SCHED_FLAG_RECLAIM", 0x02},
+    {"SCHED_FLAG_DL_OVERRUN", 0x04},     {"SCHED_FLAG_KEEP_POLICY", 0x08},
+    {"SCHED_FLAG_KEEP_PARAMS", 0x10},    {"SCHED_FLAG_UTIL_CLAMP_MIN", 0x20},
     {"SCHED_FLAG_UTIL_CLAMP_MAX", 0x40},
 };
 
 static const struct name_value mempolicy_modes[] = {
-    {"MPOL_DEFAULT", 0},     {"MPOL_PREFERRED", 1},      {"MPOL_BIND", 2},
-    {"MPOL_INTERLEAVE", 3},  {"MPOL_LOCAL", 4},          {"MPOL_PREFERRED_MANY", 5},
+    {"MPOL_DEFAULT", 0},
+    {"MPOL_PREFERRED", 1},
+    {"MPOL_BIND", 2},
+    {"MPOL_INTERLEAVE", 3},
+    {"MPOL_LOCAL", 4},
+    {"MPOL_PREFERRED_MANY", 5},
     {"MPOL_WEIGHTED_INTERLEAVE", 6},
 };
 
@@ -111,16 +116,11 @@ static const struct name_value personality_domains[] = {
 
 /* The spec defines no flag yet; fsrun accepts personality(2)'s own flag names. */
 static const struct name_value personality_flags[] = {
-    {"ADDR_COMPAT_LAYOUT", ADDR_COMPAT_LAYOUT},
-    {"ADDR_LIMIT_32BIT", ADDR_LIMIT_32BIT},
-    {"ADDR_LIMIT_3GB", ADDR_LIMIT_3GB},
-    {"ADDR_NO_RANDOMIZE", ADDR_NO_RANDOMIZE},
-    {"FDPIC_FUNCPTRS", FDPIC_FUNCPTRS},
-    {"MMAP_PAGE_ZERO", MMAP_PAGE_ZERO},
-    {"READ_IMPLIES_EXEC", READ_IMPLIES_EXEC},
-    {"SHORT_INODE", SHORT_INODE},
-    {"STICKY_TIMEOUTS", STICKY_TIMEOUTS},
-    {"UNAME26", UNAME26},
+    {"ADDR_COMPAT_LAYOUT", ADDR_COMPAT_LAYOUT}, {"ADDR_LIMIT_32BIT", ADDR_LIMIT_32BIT},
+    {"ADDR_LIMIT_3GB", ADDR_LIMIT_3GB},         {"ADDR_NO_RANDOMIZE", ADDR_NO_RANDOMIZE},
+    {"FDPIC_FUNCPTRS", FDPIC_FUNCPTRS},         {"MMAP_PAGE_ZERO", MMAP_PAGE_ZERO},
+    {"READ_IMPLIES_EXEC", READ_IMPLIES_EXEC},   {"SHORT_INODE", SHORT_INODE},
+    {"STICKY_TIMEOUTS", STICKY_TIMEOUTS},       {"UNAME26", UNAME26},
     {"WHOLE_SECONDS", WHOLE_SECONDS},
 };
 
@@ -136,7 +136,8 @@ int mempolicy_mode_from_name(const char *name) {
   return (int)LOOKUP(mempolicy_modes, name);
 }
 
-/* --- id lists ------------------------------------------------------------------------------------- */
+/* --- id lists
+ * ------------------------------------------------------------------------------------- */
 
 void fsrun_bitmask_release(struct fsrun_bitmask *m) {
   free(m->bits);
@@ -185,9 +186,8 @@ int fsrun_id_list_parse(const char *s, bool allow_empty, const char *what,
     for (;;) {
       unsigned long lo, hi;
       if (parse_id(&p, &lo) < 0)
-        return fsrun_error_make(err, 0,
-                                "%s: `%s`: expected a list like `0-3,7` (ids up to %d)", what, s,
-                                ID_LIST_MAX);
+        return fsrun_error_make(err, 0, "%s: `%s`: expected a list like `0-3,7` (ids up to %d)",
+                                what, s, ID_LIST_MAX);
       hi = lo;
       if (*p == '-') {
         p++;
@@ -219,7 +219,8 @@ int fsrun_id_list_parse(const char *s, bool allow_empty, const char *what,
   return 0;
 }
 
-/* --- prepare -------------------------------------------------------------------------------------- */
+/* --- prepare
+ * -------------------------------------------------------------------------------------- */
 
 void process_attrs_free(struct fsrun_process_attrs *a) {
   if (a == NULL)
@@ -245,9 +246,9 @@ static int prepare_io_priority(const oci_io_priority *io, struct fsrun_process_a
                             "IOPRIO_CLASS_RT, IOPRIO_CLASS_BE or IOPRIO_CLASS_IDLE)",
                             io->class_ != NULL ? io->class_ : "");
   if (io->priority < 0 || io->priority > 7)
-    return fsrun_error_make(err, 0,
-                            "process.ioPriority.priority: %d is out of range (0 highest .. 7 lowest)",
-                            (int)io->priority);
+    return fsrun_error_make(
+        err, 0, "process.ioPriority.priority: %d is out of range (0 highest .. 7 lowest)",
+        (int)io->priority);
   a->has_io_priority = true;
   a->io_priority = (cls << IOPRIO_CLASS_SHIFT) | io->priority;
   return 0;
@@ -285,14 +286,12 @@ static int prepare_scheduler(const oci_scheduler *s, struct fsrun_process_attrs 
                               "SCHED_RR have a static priority)",
                               s->policy);
     if (s->priority < 1 || s->priority > 99)
-      return fsrun_error_make(err, 0,
-                              "process.scheduler.priority: %d is out of range (1..99)",
+      return fsrun_error_make(err, 0, "process.scheduler.priority: %d is out of range (1..99)",
                               (int)s->priority);
     attr->sched_priority = (uint32_t)s->priority;
   } else if (realtime) {
-    return fsrun_error_make(err, 0,
-                            "process.scheduler.priority: %s needs a priority between 1 and 99",
-                            s->policy);
+    return fsrun_error_make(
+        err, 0, "process.scheduler.priority: %s needs a priority between 1 and 99", s->policy);
   }
   for (size_t i = 0; i < s->flags.len; i++) {
     long flag = LOOKUP(sched_flags, s->flags.items[i]);
@@ -376,7 +375,8 @@ static int prepare_memory_policy(const oci_memory_policy *mp, struct fsrun_proce
     return fsrun_error_make(err, 0,
                             "linux.memoryPolicy.flags: MPOL_F_STATIC_NODES and "
                             "MPOL_F_RELATIVE_NODES exclude each other");
-  /* MPOL_DEFAULT and MPOL_LOCAL take no nodes; MPOL_PREFERRED may (empty = local); the rest must. */
+  /* MPOL_DEFAULT and MPOL_LOCAL take no nodes; MPOL_PREFERRED may (empty = local); the rest must.
+   */
   if ((mode == 0 || mode == 4) && has_nodes)
     return fsrun_error_make(err, 0, "linux.memoryPolicy.nodes: %s takes no nodes", mp->mode);
   if (mode != 0 && mode != 4 && mode != 1 && !has_nodes)
@@ -445,7 +445,8 @@ int process_attrs_prepare(const oci_process *p, const oci_linux *l,
   return 0;
 }
 
-/* --- apply ---------------------------------------------------------------------------------------- */
+/* --- apply
+ * ---------------------------------------------------------------------------------------- */
 
 static bool is_procfs_root(int fd) {
   struct statfs sfs;
@@ -473,8 +474,8 @@ static int open_proc_attr(int procfs_fd, const char *path) {
   return (int)fd;
 }
 
-static int write_proc_attr(int procfs_fd, const char *path, const char *fallback,
-                           const char *value, const char *what, fsrun_error_t *err) {
+static int write_proc_attr(int procfs_fd, const char *path, const char *fallback, const char *value,
+                           const char *what, fsrun_error_t *err) {
   cleanup_close int fd = open_proc_attr(procfs_fd, path);
   size_t len = strlen(value);
   ssize_t n;
@@ -513,8 +514,8 @@ static int apply_lsm_labels(const struct fsrun_process_attrs *a, int procfs_fd,
     int len = snprintf(buf, sizeof(buf), "exec %s", a->apparmor_profile);
     if (len < 0 || (size_t)len >= sizeof(buf))
       return fsrun_error_make(err, 0, "process.apparmorProfile: too long");
-    ret = write_proc_attr(procfs_fd, "thread-self/attr/apparmor/exec", "thread-self/attr/exec",
-                          buf, "process.apparmorProfile", err);
+    ret = write_proc_attr(procfs_fd, "thread-self/attr/apparmor/exec", "thread-self/attr/exec", buf,
+                          "process.apparmorProfile", err);
     if (ret < 0)
       return ret;
   }
@@ -572,7 +573,8 @@ int process_attrs_apply_cpu_affinity(const struct fsrun_process_attrs *a,
   return 0;
 }
 
-/* --- LSMs ----------------------------------------------------------------------------------------- */
+/* --- LSMs
+ * ----------------------------------------------------------------------------------------- */
 
 bool lsm_apparmor_enabled(void) {
   char buf[8] = "";
@@ -600,8 +602,7 @@ int lsm_format_mount_label(const char *label, char **out, fsrun_error_t *err) {
   /* The option is quoted because MCS labels contain commas ("s0:c1,c2"); a quote or a newline could
    * not be carried through the mount data. */
   if (strpbrk(label, "\"\n") != NULL)
-    return fsrun_error_make(err, 0, "linux.mountLabel: `%s` contains a quote or a newline",
-                            label);
+    return fsrun_error_make(err, 0, "linux.mountLabel: `%s` contains a quote or a newline", label);
   *out = xasprintf("context=\"%s\"", label);
   return 0;
 }
@@ -615,7 +616,8 @@ int lsm_mount_label_option(const char *label, char **out, fsrun_error_t *err) {
   return lsm_format_mount_label(label, out, err);
 }
 
-/* --- Intel RDT ------------------------------------------------------------------------------------ */
+/* --- Intel RDT
+ * ------------------------------------------------------------------------------------ */
 
 static const char *resctrl_root = "/sys/fs/resctrl";
 static bool resctrl_testing;
@@ -645,8 +647,7 @@ int intelrdt_validate(const oci_intel_rdt *rdt, fsrun_error_t *err) {
   if (rdt == NULL)
     return 0;
   if (rdt->clos_id != NULL && !closid_is_root(rdt) && !group_name_valid(rdt->clos_id))
-    return fsrun_error_make(err, 0,
-                            "linux.intelRdt.closID: `%s` is not a valid resctrl group name",
+    return fsrun_error_make(err, 0, "linux.intelRdt.closID: `%s` is not a valid resctrl group name",
                             rdt->clos_id);
   if (rdt->l3_cache_schema != NULL && strchr(rdt->l3_cache_schema, '\n') != NULL)
     return fsrun_error_make(err, 0, "linux.intelRdt.l3CacheSchema: must not contain newlines");
@@ -657,8 +658,7 @@ int intelrdt_validate(const oci_intel_rdt *rdt, fsrun_error_t *err) {
                             "newlines");
   for (size_t i = 0; i < rdt->schemata.len; i++)
     if (strchr(rdt->schemata.items[i], '\n') != NULL)
-      return fsrun_error_make(err, 0,
-                              "linux.intelRdt.schemata[%zu]: must not contain newlines", i);
+      return fsrun_error_make(err, 0, "linux.intelRdt.schemata[%zu]: must not contain newlines", i);
   if (!intelrdt_available())
     return fsrun_error_make(err, 0,
                             "linux.intelRdt: resctrl is not mounted/available on this host");
@@ -730,9 +730,8 @@ int intelrdt_apply(const oci_intel_rdt *rdt, const char *container_id, pid_t pid
     group_fd = openat(root_fd, group, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (group_fd < 0 && errno == ENOENT) {
       if (rdt->clos_id != NULL && !has_schema)
-        return fsrun_error_make(err, 0,
-                                "linux.intelRdt.closID: the resctrl group `%s` does not exist",
-                                group);
+        return fsrun_error_make(
+            err, 0, "linux.intelRdt.closID: the resctrl group `%s` does not exist", group);
       if (mkdirat(root_fd, group, 0755) < 0 && errno != EEXIST)
         return fsrun_error_errno(err, "linux.intelRdt: create the resctrl group `%s`", group);
       created = true;
@@ -764,9 +763,8 @@ int intelrdt_apply(const oci_intel_rdt *rdt, const char *container_id, pid_t pid
         (ret = write_line_at(group_fd, "schemata", rdt->l3_cache_schema,
                              "linux.intelRdt.l3CacheSchema", err)) < 0)
       return ret;
-    if (rdt->mem_bw_schema != NULL &&
-        (ret = write_line_at(group_fd, "schemata", rdt->mem_bw_schema,
-                             "linux.intelRdt.memBwSchema", err)) < 0)
+    if (rdt->mem_bw_schema != NULL && (ret = write_line_at(group_fd, "schemata", rdt->mem_bw_schema,
+                                                           "linux.intelRdt.memBwSchema", err)) < 0)
       return ret;
     for (size_t i = 0; i < rdt->schemata.len; i++) {
       char what[64];
@@ -777,8 +775,8 @@ int intelrdt_apply(const oci_intel_rdt *rdt, const char *container_id, pid_t pid
   }
 
   pid_text = xasprintf("%d", (int)pid);
-  ret = write_line_at(group_fd, "tasks", pid_text, "linux.intelRdt: add the init to the group",
-                      err);
+  ret =
+      write_line_at(group_fd, "tasks", pid_text, "linux.intelRdt: add the init to the group", err);
   if (ret < 0)
     return ret;
 
@@ -787,8 +785,7 @@ int intelrdt_apply(const oci_intel_rdt *rdt, const char *container_id, pid_t pid
     cleanup_close int mon_groups_fd =
         openat(group_fd, "mon_groups", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (mon_groups_fd < 0)
-      return fsrun_error_errno(err, "linux.intelRdt.enableMonitoring: open `%s/mon_groups`",
-                               group);
+      return fsrun_error_errno(err, "linux.intelRdt.enableMonitoring: open `%s/mon_groups`", group);
     if (mkdirat(mon_groups_fd, container_id, 0755) < 0)
       return fsrun_error_errno(err, "linux.intelRdt.enableMonitoring: create the MON group `%s`",
                                container_id);
@@ -813,9 +810,9 @@ int intelrdt_remove(const oci_intel_rdt *rdt, const char *container_id, fsrun_er
   root_fd = open(resctrl_root, O_PATH | O_DIRECTORY | O_CLOEXEC);
   if (root_fd < 0)
     return errno == ENOENT ? 0 : fsrun_error_errno(err, "linux.intelRdt: open `%s`", resctrl_root);
-  group_fd = closid_is_root(rdt) ? dup(root_fd)
-                                 : openat(root_fd, group, O_PATH | O_DIRECTORY | O_NOFOLLOW |
-                                                              O_CLOEXEC);
+  group_fd = closid_is_root(rdt)
+                 ? dup(root_fd)
+                 : openat(root_fd, group, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (group_fd < 0)
     return errno == ENOENT ? 0 : fsrun_error_errno(err, "linux.intelRdt: open `%s`", group);
   if (rdt->has_enable_monitoring && rdt->enable_monitoring) {

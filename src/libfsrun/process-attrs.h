@@ -1,36 +1,36 @@
 /* Per-process attributes of the container process that are neither credentials (caps.h) nor
- * filesystem (rootfs.h):
- *   process.ioPriority, process.scheduler, process.execCPUAffinity, linux.personality,
- *   linux.memoryPolicy, the LSM labels process.apparmorProfile / process.selinuxLabel /
- *   linux.mountLabel, and linux.intelRdt (resctrl).
+ * filesystem (rootfs.h): process.ioPriority, process.scheduler, process.execCPUAffinity,
+ * linux.personality, linux.memoryPolicy, the LSM labels process.apparmorProfile,
+ * process.selinuxLabel and linux.mountLabel, and linux.intelRdt (resctrl).
  *
  * Everything is parsed and validated in the runtime before clone (process_attrs_prepare), so the
  * child only makes system calls and bad input is refused before anything exists, with the field in
- * the message. Where each call goes (init order: userns sync -> setns joins -> hostname -> rootfs
- * mounts -> createContainer hooks -> pivot -> terminal -> finalize -> chdir cwd -> rlimits ->
- * oom_score_adj -> user+caps -> no_new_privs -> landlock -> seccomp -> close fds -> wait -> execve):
+ * the message. Where each call goes, in the init order (userns sync, setns joins, hostname, rootfs
+ * mounts, createContainer hooks, pivot, terminal, finalize, chdir cwd, rlimits, oom_score_adj,
+ * user+caps, no_new_privs, landlock, seccomp, close fds, wait, execve):
  *
- *   runtime, before clone    process_attrs_prepare(config->process, config->linux_, &attrs)
- *                            intelrdt_validate(config->linux_->intelRdt)      (if set)
- *   runtime, after clone     intelrdt_apply(rdt, id, init_pid)  next to the cgroup setup, before the
- *                            init runs anything of the user's; intelrdt_remove() on delete
- *   rootfs engineer          lsm_mount_label_option(config->linux_->mountLabel) gives the
- *                            `context="..."` option to add to the data of the tmpfs/devpts/mqueue
- *                            mounts (and of every mount without its own context=)
- *   init, after oom_score_adj and BEFORE user+caps (needs CAP_SYS_NICE for RT policies and negative
- *   nice, CAP_SYS_ADMIN for IOPRIO_CLASS_RT; before no_new_privs because an AppArmor exec transition
- *   under no_new_privs is restricted; before landlock/seccomp, which may forbid these calls or the
- *   procfs writes):
- *                            process_attrs_apply(attrs, procfs_fd)
- *                              = memory policy, scheduler, I/O priority, personality, LSM exec labels
- *   exec only (the spec says execCPUAffinity does not apply to the init):
- *                            process_attrs_apply_cpu_affinity(attrs, CPU_AFFINITY_INITIAL) in the exec
- *                              child right after fork, before it joins the container's cgroup;
- *                            process_attrs_apply_cpu_affinity(attrs, CPU_AFFINITY_FINAL) after the
- *                              cgroup join (a cpuset cgroup resets affinity on attach), right before
- *                              seccomp/execve. Without `final` the kernel's affinity is kept.
+ * 1. Runtime, before clone:
+ *      process_attrs_prepare(config->process, config->linux_, &attrs);
+ *      intelrdt_validate(config->linux_->intel_rdt);              (when set)
+ * 2. Runtime, after clone, next to the cgroup setup, before the init runs anything of the user's:
+ *      intelrdt_apply(rdt, container_id, init_pid);               intelrdt_remove() on delete
+ * 3. Rootfs: lsm_mount_label_option(config->linux_->mount_label) gives the `context="..."` option
+ *    to add to the data of the mounts fsrun makes (tmpfs, devpts, mqueue, ...).
+ * 4. Init, after oom_score_adj and BEFORE user+caps:
+ *      process_attrs_apply(attrs, procfs_fd);
+ *    = memory policy, scheduler, I/O priority, personality, then the LSM exec labels. Before
+ *    user+caps because RT policies and negative nice need CAP_SYS_NICE and IOPRIO_CLASS_RT
+ *    CAP_SYS_ADMIN; before no_new_privs because it restricts AppArmor exec transitions; before
+ *    landlock and seccomp, which may forbid these calls or the procfs writes.
+ * 5. Exec only (the spec says execCPUAffinity does not apply to the init):
+ *      process_attrs_apply_cpu_affinity(attrs, CPU_AFFINITY_INITIAL);
+ *    in the exec child right after fork, before it joins the container's cgroup, and
+ *      process_attrs_apply_cpu_affinity(attrs, CPU_AFFINITY_FINAL);
+ *    after the cgroup join (a cpuset cgroup resets affinity on attach), right before seccomp and
+ *    execve. Without `final` the affinity the kernel gives is kept.
  *
- * Probes for `fsrun features`: lsm_apparmor_enabled(), lsm_selinux_enabled(), intelrdt_available(). */
+ * Probes for `fsrun features`: lsm_apparmor_enabled(), lsm_selinux_enabled(), intelrdt_available().
+ */
 #ifndef FSRUN_PROCESS_ATTRS_H
 #define FSRUN_PROCESS_ATTRS_H
 
@@ -83,16 +83,17 @@ struct fsrun_process_attrs {
   char *selinux_label;
 };
 
-/* Parses and validates the attributes of p (may be NULL) and l (may be NULL; pass NULL for `exec` if
- * linux.* attributes should not be re-applied). Refuses an LSM label the host cannot apply:
+/* Parses and validates the attributes of p (may be NULL) and l (may be NULL; pass NULL for `exec`
+ * if linux.* attributes should not be re-applied). Refuses an LSM label the host cannot apply:
  * "process.apparmorProfile: AppArmor is not enabled on this host". */
 int process_attrs_prepare(const oci_process *p, const oci_linux *l,
                           struct fsrun_process_attrs **out, fsrun_error_t *err);
 void process_attrs_free(struct fsrun_process_attrs *a);
 
 /* In the init (or exec child): memory policy, scheduler, I/O priority, personality, then the LSM
- * exec labels (written to /proc/thread-self/attr/... through procfs_fd, a handle on a procfs root the
- * runtime opened and verified; -1 = open and verify /proc now). Allocates nothing on success. */
+ * exec labels (written to /proc/thread-self/attr/... through procfs_fd, a handle on a procfs root
+ * the runtime opened and verified; -1 = open and verify /proc now). Allocates nothing on success.
+ */
 int process_attrs_apply(const struct fsrun_process_attrs *a, int procfs_fd, fsrun_error_t *err);
 
 typedef enum { CPU_AFFINITY_INITIAL, CPU_AFFINITY_FINAL } fsrun_cpu_affinity_stage;
@@ -100,12 +101,13 @@ typedef enum { CPU_AFFINITY_INITIAL, CPU_AFFINITY_FINAL } fsrun_cpu_affinity_sta
 int process_attrs_apply_cpu_affinity(const struct fsrun_process_attrs *a,
                                      fsrun_cpu_affinity_stage stage, fsrun_error_t *err);
 
-/* --- parsers, exposed for tests and for other modules (cpuset strings) ----------------------------- */
+/* --- parsers, exposed for tests and for other modules (cpuset strings)
+ * ----------------------------- */
 
 /* "0-3,7" -> bitmask; what names the field in errors ("process.execCPUAffinity.initial"). An empty
  * string is an error unless allow_empty. Highest accepted id: 65535. */
-int fsrun_id_list_parse(const char *s, bool allow_empty, const char *what, struct fsrun_bitmask *out,
-                        fsrun_error_t *err);
+int fsrun_id_list_parse(const char *s, bool allow_empty, const char *what,
+                        struct fsrun_bitmask *out, fsrun_error_t *err);
 void fsrun_bitmask_release(struct fsrun_bitmask *m);
 bool fsrun_bitmask_test(const struct fsrun_bitmask *m, size_t bit);
 /* IOPRIO_CLASS_RT=1, _BE=2, _IDLE=3; -1 when unknown. */
@@ -115,17 +117,20 @@ int sched_policy_from_name(const char *name);
 /* MPOL_DEFAULT ... MPOL_WEIGHTED_INTERLEAVE; -1 when unknown. */
 int mempolicy_mode_from_name(const char *name);
 
-/* --- LSMs ----------------------------------------------------------------------------------------- */
+/* --- LSMs
+ * ----------------------------------------------------------------------------------------- */
 
 bool lsm_apparmor_enabled(void);
 bool lsm_selinux_enabled(void);
-/* *out = `context="LABEL"` for a mount's data (NULL when label is NULL). An error when SELinux is not
- * enabled ("linux.mountLabel: SELinux is not enabled on this host") or the label cannot be quoted. */
+/* *out = `context="LABEL"` for a mount's data (NULL when label is NULL). An error when SELinux is
+ * not enabled ("linux.mountLabel: SELinux is not enabled on this host") or the label cannot be
+ * quoted. */
 int lsm_mount_label_option(const char *label, char **out, fsrun_error_t *err);
 /* The same without the host check (the formatting rule, for tests and for callers that checked). */
 int lsm_format_mount_label(const char *label, char **out, fsrun_error_t *err);
 
-/* --- Intel RDT (resctrl) --------------------------------------------------------------------------- */
+/* --- Intel RDT (resctrl)
+ * --------------------------------------------------------------------------- */
 
 /* resctrl is mounted at /sys/fs/resctrl (checked by filesystem magic). */
 bool intelrdt_available(void);

@@ -162,6 +162,8 @@ void init_main(struct init_config *c) {
   int fifo;
 
   close(c->parent_sync_fd);
+  if (c->state_dir_fd >= 0)
+    close(c->state_dir_fd);
   /* `run` blocks the signals it forwards; the container's process starts with the caller's mask */
   sigprocmask(SIG_SETMASK, c->sigmask, NULL);
   /* while create runs, the init dies with it */
@@ -210,9 +212,8 @@ void init_main(struct init_config *c) {
     }
     sync_msg_clear(&msg);
   }
-  if (c->config->hooks != NULL &&
-      hooks_run(&c->config->hooks->create_container, "createContainer", hook_state_creating,
-                &err) < 0)
+  if (c->config->hooks != NULL && hooks_run(&c->config->hooks->create_container, "createContainer",
+                                            hook_state_creating, &err) < 0)
     fail(c, &err);
 
   if (rootfs_pivot(&c->rootfs, &err) < 0)
@@ -302,10 +303,9 @@ void init_main(struct init_config *c) {
     _exit(1);
   }
   /* the last opens are done: restrict paths, then the filter */
-  if (c->landlock != NULL &&
-      (landlock_apply(c->landlock, &err) < 0 ||
-       (c->seccomp != NULL && p->no_new_privileges &&
-        seccomp_load_filter(c->seccomp, &notify_fd, &err) < 0))) {
+  if (c->landlock != NULL && (landlock_apply(c->landlock, &err) < 0 ||
+                              (c->seccomp != NULL && p->no_new_privileges &&
+                               seccomp_load_filter(c->seccomp, &notify_fd, &err) < 0))) {
     dprintf(STDERR_FILENO, "fsrun: %s\n", err->msg);
     _exit(1);
   }

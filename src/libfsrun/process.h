@@ -22,13 +22,14 @@ struct init_config {
   int parent_sync_fd; /* the parent's end: closed first, so the parent's death reads as EOF */
   int procfs_fd;      /* verified procfs handle (opened by the parent) */
   int exec_fifo_fd;   /* O_PATH fd on ROOT/ID/exec.fifo */
+  int state_dir_fd;   /* the parent's fd on ROOT/ID: closed first, the init has no use for it */
   const struct ns_plan *ns;
-  bool wait_go;          /* the parent has work to do (cgroup move, id maps) before we start */
-  bool stay_dumpable;    /* an unprivileged parent writes our id maps: non-dumpable after GO */
-  bool in_userns;        /* a new or joined user namespace */
+  bool wait_go;            /* the parent has work to do (cgroup move, id maps) before we start */
+  bool stay_dumpable;      /* an unprivileged parent writes our id maps: non-dumpable after GO */
+  bool in_userns;          /* a new or joined user namespace */
   bool hooks_after_mounts; /* report SYNC_MOUNTS_DONE and wait for GO (hooks run in between) */
   const struct fsrun_seccomp *seccomp;
-  const struct fsrun_process_attrs *attrs;      /* may be NULL */
+  const struct fsrun_process_attrs *attrs;     /* may be NULL */
   const struct fsrun_landlock_rules *landlock; /* may be NULL */
   struct rootfs_ctx rootfs;
   int preserve_fds;

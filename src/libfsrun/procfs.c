@@ -120,7 +120,8 @@ unsigned long long procfs_pid_start_time(pid_t pid, bool *zombie) {
   if (p == NULL)
     return 0;
   /* state is field 3, starttime field 22 */
-  if (sscanf(p + 1, " %c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d %*d %llu",
+  if (sscanf(p + 1,
+             " %c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d %*d %llu",
              &state, &start) != 2)
     return 0;
   if (zombie)

@@ -1,6 +1,7 @@
 /* A private, verified handle on procfs. Every write the runtime makes to procfs (uid_map, gid_map,
- * setgroups, timens_offsets, oom_score_adj, sysctl) goes through it, never through a /proc path that
- * a container could have replaced with a bind mount or a symlink (CVE-2025-31133, -52565, -52881). */
+ * setgroups, timens_offsets, oom_score_adj, sysctl) goes through it, never through a /proc path
+ * that a container could have replaced with a bind mount or a symlink (CVE-2025-31133, -52565,
+ * -52881). */
 #ifndef FSRUN_PROCFS_H
 #define FSRUN_PROCFS_H
 
@@ -20,8 +21,7 @@ int procfs_open(fsrun_error_t *err);
 int procfs_openat(int procfs_fd, const char *path, int flags, fsrun_error_t *err);
 
 /* procfs_openat(O_WRONLY) + one write of data. */
-int procfs_write(int procfs_fd, const char *path, const char *data, size_t len,
-                 fsrun_error_t *err);
+int procfs_write(int procfs_fd, const char *path, const char *data, size_t len, fsrun_error_t *err);
 
 /* The calling process's pid as this procfs instance sees it (its "self" link), or -1. Differs from
  * getpid() after the caller was cloned into a new pid namespace. */

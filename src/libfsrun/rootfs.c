@@ -35,7 +35,8 @@ static int root_propagation(const oci_config *c, unsigned long *out, fsrun_error
   return 0;
 }
 
-/* --- sysctl ------------------------------------------------------------------------------------- */
+/* --- sysctl -------------------------------------------------------------------------------------
+ */
 
 static bool config_has_namespace(const oci_config *c, const char *type) {
   for (size_t i = 0; c->linux_ != NULL && i < c->linux_->n_namespaces; i++)
@@ -45,8 +46,8 @@ static bool config_has_namespace(const oci_config *c, const char *type) {
 }
 
 static const char *sysctl_namespace(const char *key) {
-  static const char *const ipc_keys[] = {"kernel.msgmax", "kernel.msgmnb",    "kernel.msgmni",
-                                         "kernel.sem",    "kernel.shmall",    "kernel.shmmax",
+  static const char *const ipc_keys[] = {"kernel.msgmax", "kernel.msgmnb",         "kernel.msgmni",
+                                         "kernel.sem",    "kernel.shmall",         "kernel.shmmax",
                                          "kernel.shmmni", "kernel.shm_rmid_forced"};
   for (size_t i = 0; i < sizeof(ipc_keys) / sizeof(ipc_keys[0]); i++)
     if (strcmp(key, ipc_keys[i]) == 0)
@@ -93,9 +94,8 @@ int rootfs_check_sysctl(const oci_config *config, fsrun_error_t *err) {
     if (path == NULL)
       return fsrun_error_make(err, EINVAL, "linux.sysctl: `%s`: not a valid sysctl name", key);
     if (ns == NULL)
-      return fsrun_error_make(err, EINVAL,
-                              "linux.sysctl: `%s`: not namespaced, setting it would change the host",
-                              key);
+      return fsrun_error_make(
+          err, EINVAL, "linux.sysctl: `%s`: not namespaced, setting it would change the host", key);
     if (!config_has_namespace(config, ns))
       return fsrun_error_make(err, EINVAL, "linux.sysctl: `%s`: needs a %s namespace of its own",
                               key, ns);
@@ -126,7 +126,8 @@ static int apply_sysctl(const struct rootfs_ctx *ctx, fsrun_error_t *err) {
   return 0;
 }
 
-/* --- phase 1 ------------------------------------------------------------------------------------ */
+/* --- phase 1 ------------------------------------------------------------------------------------
+ */
 
 /* pivot_root refuses a new root whose parent mount is shared: make the mount holding the rootfs
  * private (only needed when the root was asked to be shared). */
@@ -212,7 +213,8 @@ int rootfs_mount_all(const struct rootfs_ctx *ctx, fsrun_error_t *err) {
   return 0;
 }
 
-/* --- phase 2 ------------------------------------------------------------------------------------ */
+/* --- phase 2 ------------------------------------------------------------------------------------
+ */
 
 int rootfs_pivot(const struct rootfs_ctx *ctx, fsrun_error_t *err) {
   cleanup_close int rootfs_fd = open(ctx->rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
@@ -246,7 +248,8 @@ int rootfs_pivot(const struct rootfs_ctx *ctx, fsrun_error_t *err) {
   return 0;
 }
 
-/* --- phase 3 ------------------------------------------------------------------------------------ */
+/* --- phase 3 ------------------------------------------------------------------------------------
+ */
 
 /* Binds the terminal's slave onto /dev/console. */
 static int setup_console(int root_fd, int slave_fd, fsrun_error_t *err) {
@@ -255,8 +258,8 @@ static int setup_console(int root_fd, int slave_fd, fsrun_error_t *err) {
   cleanup_close int tree = -1;
   if (dev < 0)
     return fsrun_error_wrap(err, "/dev/console");
-  target = openat(dev, "console", O_RDONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY,
-                  0600);
+  target =
+      openat(dev, "console", O_RDONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, 0600);
   if (target < 0 && errno == EEXIST) {
     struct stat st;
     target = openat(dev, "console", O_PATH | O_NOFOLLOW | O_CLOEXEC);
@@ -317,7 +320,8 @@ static int apply_readonly_paths(int root_fd, const oci_strv *paths, fsrun_error_
     if (target < 0)
       return target;
     /* a recursive bind of the path onto itself, read-only throughout */
-    tree = open_tree(target, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH | AT_RECURSIVE);
+    tree =
+        open_tree(target, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH | AT_RECURSIVE);
     if (tree < 0 ||
         mount_setattr(tree, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr, sizeof(attr)) < 0 ||
         move_mount(tree, "", target, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)

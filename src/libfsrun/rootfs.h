@@ -11,22 +11,24 @@
 
 struct rootfs_ctx {
   const oci_config *config;
-  const char *bundle;      /* absolute bundle dir */
-  const char *rootfs;      /* absolute rootfs path (root.path resolved against the bundle) */
-  bool userns;             /* the init is in a new user namespace: bind devices, no mknod */
-  bool new_netns;          /* sysfs may be mounted read-write only with a netns of its own */
+  const char *bundle; /* absolute bundle dir */
+  const char *rootfs; /* absolute rootfs path (root.path resolved against the bundle) */
+  bool userns;        /* the init is in a new user namespace: bind devices, no mknod */
+  bool new_netns;     /* sysfs may be mounted read-write only with a netns of its own */
   bool new_cgroupns;
-  int console_slave_fd;    /* pty slave to bind on /dev/console, or -1 */
-  bool no_pivot;           /* --no-pivot: MS_MOVE + chroot */
-  int procfs_fd;           /* verified procfs handle for writes (sysctl), or -1 */
+  int console_slave_fd; /* pty slave to bind on /dev/console, or -1 */
+  bool no_pivot;        /* --no-pivot: MS_MOVE + chroot */
+  int procfs_fd;        /* verified procfs handle for writes (sysctl), or -1 */
 };
 
 /* Phase 1 (before createContainer hooks): makes the rootfs a mount point with the requested
- * propagation, performs every entry of `mounts`, creates /dev (tmpfs, default devices, linux.devices,
- * symlinks, /dev/pts, /dev/shm). Refuses a rootfs whose /dev is a symlink. Runs in the init's new
- * mount namespace (never the host's), before pivot: the host's /proc is still at /proc. */
+ * propagation, performs every entry of `mounts`, creates /dev (tmpfs, default devices,
+ * linux.devices, symlinks, /dev/pts, /dev/shm). Refuses a rootfs whose /dev is a symlink. Runs in
+ * the init's new mount namespace (never the host's), before pivot: the host's /proc is still at
+ * /proc. */
 int rootfs_mount_all(const struct rootfs_ctx *ctx, fsrun_error_t *err);
-/* Phase 2: pivot_root into the rootfs (or MS_MOVE + chroot under --no-pivot), detach the old root. */
+/* Phase 2: pivot_root into the rootfs (or MS_MOVE + chroot under --no-pivot), detach the old root.
+ */
 int rootfs_pivot(const struct rootfs_ctx *ctx, fsrun_error_t *err);
 /* Phase 3 (after pivot): /dev/console (bind of console_slave_fd), sysctl, readonlyPaths,
  * maskedPaths, root.readonly, rootfsPropagation. */

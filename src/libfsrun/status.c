@@ -26,11 +26,10 @@ int status_validate_id(const char *id, fsrun_error_t *err) {
     return fsrun_error_make(err, EINVAL, "invalid container id `%s`", id);
   for (const char *p = id; *p; p++) {
     char c = *p;
-    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-          c == '_' || c == '+' || c == '-' || c == '.'))
-      return fsrun_error_make(err, EINVAL,
-                              "invalid container id `%s`: only letters, digits and _+.- are allowed",
-                              id);
+    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+          c == '+' || c == '-' || c == '.'))
+      return fsrun_error_make(
+          err, EINVAL, "invalid container id `%s`: only letters, digits and _+.- are allowed", id);
   }
   return 0;
 }
@@ -117,7 +116,8 @@ int status_write_file_atomic(int dirfd, const char *name, const void *data, size
   return 0;
 }
 
-/* --- the state file ---------------------------------------------------------------------------- */
+/* --- the state file ----------------------------------------------------------------------------
+ */
 
 static void gen_string(yajl_gen g, const char *s) {
   yajl_gen_string(g, (const unsigned char *)s, strlen(s));
@@ -335,7 +335,8 @@ void status_clear(struct container_status *st) {
   memset(st, 0, sizeof(*st));
 }
 
-/* --- derived status ---------------------------------------------------------------------------- */
+/* --- derived status ----------------------------------------------------------------------------
+ */
 
 bool status_init_alive(const struct container_status *st) {
   bool zombie = false;

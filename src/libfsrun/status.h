@@ -12,7 +12,7 @@
 #include "error.h"
 #include "oci.h"
 
-#define STATUS_FILE "state.json"
+#define STATUS_FILE      "state.json"
 #define STATUS_EXEC_FIFO "exec.fifo"
 
 struct container_status {

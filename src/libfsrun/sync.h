@@ -9,20 +9,20 @@
 #include "error.h"
 
 typedef enum {
-  SYNC_GO = 1,       /* parent -> child: continue (payload: hook state JSON, may be empty) */
-  SYNC_ERROR,        /* child -> parent: setup failed (payload: message, errno in the header) */
-  SYNC_MOUNTS_DONE,  /* child -> parent: rootfs mounted, run prestart/createRuntime hooks */
-  SYNC_PTY,          /* child -> parent: the pty master (fd) */
-  SYNC_SECCOMP_FD,   /* child -> parent: the seccomp notify fd, for linux.seccomp.listenerPath */
-  SYNC_CREATED,      /* child -> parent: ready, about to block on the exec fifo */
+  SYNC_GO = 1,      /* parent -> child: continue (payload: hook state JSON, may be empty) */
+  SYNC_ERROR,       /* child -> parent: setup failed (payload: message, errno in the header) */
+  SYNC_MOUNTS_DONE, /* child -> parent: rootfs mounted, run prestart/createRuntime hooks */
+  SYNC_PTY,         /* child -> parent: the pty master (fd) */
+  SYNC_SECCOMP_FD,  /* child -> parent: the seccomp notify fd, for linux.seccomp.listenerPath */
+  SYNC_CREATED,     /* child -> parent: ready, about to block on the exec fifo */
 } sync_msg_type;
 
 struct sync_msg {
   uint32_t type;
   int32_t errno_value;
-  char *data;  /* NUL-terminated payload (malloc'd), NULL when empty */
+  char *data; /* NUL-terminated payload (malloc'd), NULL when empty */
   size_t len;
-  int fd;      /* received fd or -1 */
+  int fd; /* received fd or -1 */
 };
 
 /* Both ends are CLOEXEC. */

@@ -1,6 +1,6 @@
-/* process.terminal: the pty is created inside the container (its /dev/ptmx, after pivot); the master
- * goes to the caller over --console-socket (SCM_RIGHTS, as runc does: conmon and the containerd
- * shim expect exactly that), or `run` relays it to its own stdio. */
+/* process.terminal: the pty is created inside the container (its /dev/ptmx, after pivot); the
+ * master goes to the caller over --console-socket (SCM_RIGHTS, as runc does: conmon and the
+ * containerd shim expect exactly that), or `run` relays it to its own stdio. */
 #ifndef FSRUN_TERMINAL_H
 #define FSRUN_TERMINAL_H
 

@@ -87,7 +87,7 @@ static bool is_cpu_list(const char *s) {
   }
 }
 
-/* --- namespaces ----------------------------------------------------------------------------- */
+/* --- namespaces ------------------------------------------------------------------------------- */
 
 enum ns_kind { NS_PID, NS_NET, NS_MNT, NS_IPC, NS_UTS, NS_USER, NS_CGROUP, NS_TIME, NS_COUNT };
 static const char *const ns_type_names[NS_COUNT + 1] = {"pid",  "network", "mount", "ipc", "uts",
@@ -131,7 +131,7 @@ static int check_namespaces(const oci_linux *l, struct ns_summary *ns, fsrun_err
   return 0;
 }
 
-/* --- user namespace mappings ---------------------------------------------------------------- */
+/* --- user namespace mappings ------------------------------------------------------------------ */
 
 #define MAX_ID_MAP_LINES 340 /* the kernel's limit on uid_map/gid_map lines */
 
@@ -467,7 +467,8 @@ static int check_hooks(const oci_hooks *h, fsrun_error_t *err) {
 #define HOST_NAME_LIMIT 64 /* the kernel's __NEW_UTS_LEN */
 
 static int check_uts(const oci_config *c, const struct ns_summary *ns, fsrun_error_t *err) {
-  if (c->hostname != NULL) {
+  /* "" is what some clients write for "keep the host's" */
+  if (!is_empty(c->hostname)) {
     if (!ns->present[NS_UTS])
       return config_error(err,
                           "hostname: setting it needs a UTS namespace (add {\"type\": \"uts\"} "
@@ -475,7 +476,7 @@ static int check_uts(const oci_config *c, const struct ns_summary *ns, fsrun_err
     if (strlen(c->hostname) > HOST_NAME_LIMIT)
       return config_error(err, "hostname: longer than %d bytes", HOST_NAME_LIMIT);
   }
-  if (c->domainname != NULL) {
+  if (!is_empty(c->domainname)) {
     if (!ns->present[NS_UTS])
       return config_error(err, "domainname: setting it needs a UTS namespace (add {\"type\": "
                                "\"uts\"} to linux.namespaces)");
@@ -537,8 +538,7 @@ static int check_sysctl(const oci_linux *l, const struct ns_summary *ns, fsrun_e
   return 0;
 }
 
-/* --- devices ------------------------------------------------------------------------------------
- */
+/* --- devices ---------------------------------------------------------------------------------- */
 
 static int check_devices(const oci_linux *l, fsrun_error_t *err) {
   for (size_t i = 0; i < l->n_devices; i++) {
@@ -561,8 +561,9 @@ static int check_devices(const oci_linux *l, fsrun_error_t *err) {
                           d->type);
     if ((d->has_major && d->major < 0) || (d->has_minor && d->minor < 0))
       return config_error(err, "linux.devices[%zu]: major and minor must not be negative", i);
-    if (d->has_file_mode && d->file_mode > 07777)
-      return config_error(err, "linux.devices[%zu].fileMode: %#o has bits outside 07777", i,
+    /* clients copy st_mode, file type bits included (020666 for a char device) */
+    if (d->has_file_mode && (d->file_mode & ~(uint32_t)(S_IFMT | 07777)) != 0)
+      return config_error(err, "linux.devices[%zu].fileMode: %#o is not a file mode", i,
                           d->file_mode);
     for (size_t j = 0; j < i; j++)
       if (strcmp(l->devices[j].path, d->path) == 0)
@@ -572,8 +573,7 @@ static int check_devices(const oci_linux *l, fsrun_error_t *err) {
   return 0;
 }
 
-/* --- cgroups ------------------------------------------------------------------------------------
- */
+/* --- cgroups ---------------------------------------------------------------------------------- */
 
 static int check_cgroups_path(const char *path, bool systemd, fsrun_error_t *err) {
   if (path == NULL || path[0] == '\0')
@@ -772,8 +772,7 @@ static int check_resources(const oci_resources *r, fsrun_error_t *err) {
   return 0;
 }
 
-/* --- the rest of linux
- * ---------------------------------------------------------------------------- */
+/* --- the rest of linux ------------------------------------------------------------------------ */
 
 static int check_seccomp(const oci_seccomp *s, fsrun_error_t *err) {
   static const char *const actions[] = {"SCMP_ACT_KILL",        "SCMP_ACT_KILL_PROCESS",
@@ -951,8 +950,7 @@ static int check_linux(const oci_config *c, const struct ns_summary *ns,
   return 0;
 }
 
-/* --- entry points --------------------------------------------------------------------------------
- */
+/* --- entry points ----------------------------------------------------------------------------- */
 
 int validate_config_with(const oci_config *c, const char *bundle_dir,
                          const struct validate_options *opts, fsrun_error_t *err) {
@@ -1008,8 +1006,7 @@ int validate_bundle(const char *bundle_dir, const struct validate_options *opts,
   return ret;
 }
 
-/* --- the Fusion policy
- * ------------------------------------------------------------------------------ */
+/* --- the Fusion policy ------------------------------------------------------------------------ */
 
 static int check_policy_paths(const oci_strv *v, const char *what, const char *field,
                               fsrun_error_t *err) {

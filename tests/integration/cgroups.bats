@@ -318,6 +318,38 @@ FSRUN_GLOBAL_ARGS=()
   fsrun delete --force "$CONTAINER_ID"
 }
 
+@test "hugepageLimits: v1 hugetlb, or cgroup2 where the host has hugetlb only there (hybrid)" {
+  [ -d /sys/kernel/mm/hugepages/hugepages-2048kB ] || skip "no 2MB huge pages on this kernel"
+  local mode root_had="" dir file
+  mode=$(cgroup_mode)
+  if [ "$mode" = hybrid ] && [ ! -d /sys/fs/cgroup/hugetlb ]; then
+    grep -qw hugetlb /sys/fs/cgroup/unified/cgroup.controllers || skip "no hugetlb controller"
+    root_had=$(grep -ow hugetlb /sys/fs/cgroup/unified/cgroup.subtree_control || true)
+  fi
+  update_config '.linux.resources.hugepageLimits = [{"pageSize": "2MB", "limit": 4194304}]'
+  start_detached sleep 1000
+  case $mode in
+  unified) file=/sys/fs/cgroup/fsrun/$CONTAINER_ID/hugetlb.2MB.max ;;
+  *)
+    if [ -d /sys/fs/cgroup/hugetlb ]; then
+      file=/sys/fs/cgroup/hugetlb/fsrun/$CONTAINER_ID/hugetlb.2MB.limit_in_bytes
+    else
+      file=/sys/fs/cgroup/unified/fsrun/$CONTAINER_ID/hugetlb.2MB.max
+    fi
+    ;;
+  esac
+  run cat "$file"
+  echo "$file: $output"
+  fsrun delete --force "$CONTAINER_ID"
+  if [ "$mode" = hybrid ] && [ -z "$root_had" ] && [ ! -d /sys/fs/cgroup/hugetlb ]; then
+    # leave the host's cgroup2 tree as it was
+    for dir in /sys/fs/cgroup/unified/fsrun /sys/fs/cgroup/unified; do
+      echo -hugetlb >"$dir/cgroup.subtree_control" 2>/dev/null || true
+    done
+  fi
+  [ "$output" = 4194304 ]
+}
+
 @test "pause freezes the cgroup and resume thaws it" {
   requires_fsrun_command pause
   start_detached sleep 1000

@@ -10,6 +10,12 @@ setup() {
   LOG=$BATS_TEST_TMPDIR/log
 }
 
+teardown() {
+  if [ -n "${BUNDLE:-}" ]; then
+    teardown_bundle
+  fi
+}
+
 # exactly one line on stderr, starting "fsrun: ", and nothing on stdout
 assert_one_error_line() {
   [ "${#stderr_lines[@]}" -eq 1 ] || {
@@ -199,4 +205,40 @@ assert_one_error_line() {
   run "$FSRUN" features --help
   [ "$status" -eq 0 ]
   [[ "$output" == "Usage: fsrun features"* ]]
+}
+
+@test "cli: the default state root follows the caller: root, a user, root in a user namespace" {
+  requires_root
+  requires_host_command setpriv
+  requires_host_command unshare
+  # the debug record names the state root the command was given
+  run --separate-stderr env -u XDG_RUNTIME_DIR "$FSRUN" --debug features
+  [ "$status" -eq 0 ]
+  [[ "$stderr" == *"state root \`/run/fsrun\`"* ]]
+
+  run --separate-stderr setpriv --reuid=1000 --regid=1000 --clear-groups env XDG_RUNTIME_DIR=/run/user/1000 "$FSRUN" --debug features
+  [ "$status" -eq 0 ]
+  [[ "$stderr" == *"state root \`/run/user/1000/fsrun\`"* ]]
+
+  run --separate-stderr setpriv --reuid=1000 --regid=1000 --clear-groups env -u XDG_RUNTIME_DIR "$FSRUN" --debug features
+  [ "$status" -eq 0 ]
+  [[ "$stderr" == *"state root \`/tmp/fsrun-1000\`"* ]]
+
+  # rootless podman runs the runtime as uid 0 of its own user namespace
+  run --separate-stderr setpriv --reuid=1000 --regid=1000 --clear-groups \
+    unshare --user --map-root-user env XDG_RUNTIME_DIR=/run/user/1000 "$FSRUN" --debug features
+  [ "$status" -eq 0 ]
+  [[ "$stderr" == *"state root \`/run/user/1000/fsrun\`"* ]]
+
+  # --root wins
+  run --separate-stderr "$FSRUN" --root "$BATS_TEST_TMPDIR/r" --debug features
+  [[ "$stderr" == *"state root \`$BATS_TEST_TMPDIR/r\`"* ]]
+}
+
+@test "cli: a command's exit status becomes fsrun's (run exits with the process's status)" {
+  requires_root
+  requires_fsrun_command run
+  setup_bundle
+  run_in_container /bin/sh -c 'exit 3'
+  [ "$status" -eq 3 ]
 }

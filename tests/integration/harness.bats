@@ -187,3 +187,23 @@ EOF
   [[ "$output" == *"has its root or cwd in the bundle"* ]]
   assert_no_leftovers "$id"
 }
+
+@test "harness: a real ASan report lands in this test's log prefix and fails check_sanitizer_reports" {
+  requires_host_command gcc
+  local bad=$BATS_TEST_TMPDIR/use-after-free
+  printf '%s\n' '#include <stdlib.h>' \
+    'int main(void) { char *p = malloc(8); free(p); return p[0] == 7 ? 3 : 2; }' >"$bad.c"
+  gcc -fsanitize=address -g "$bad.c" -o "$bad"
+  # What helpers.bash does at load time when contrib/run-tests.sh runs the ASan suite.
+  FSRUN_SANITIZER_LOG_DIR=$BATS_TEST_TMPDIR/sanitizer
+  mkdir -p "$FSRUN_SANITIZER_LOG_DIR"
+  source "$FSRUN_TESTS_DIR/helpers.bash"
+  [[ $FSRUN_SANITIZER_PREFIX == "$FSRUN_SANITIZER_LOG_DIR/harness.bats.$BATS_TEST_NUMBER" ]]
+  run "$bad"
+  [ "$status" -eq 1 ] # ASan's exit status, not the program's
+  run check_sanitizer_reports
+  [ "$status" -ne 0 ]
+  [[ "$output" == *"AddressSanitizer: heap-use-after-free"* ]]
+  rm -f "$FSRUN_SANITIZER_PREFIX".*
+  unset FSRUN_SANITIZER_PREFIX
+}

@@ -23,9 +23,10 @@
 
 # Every helper runs under bats' per-command trap and a fork costs milliseconds: parameter
 # expansions and builtins here, as few external commands as possible.
+# (contrib/run-tests.sh exports FSRUN_SRCDIR, which saves a subshell per test.)
 FSRUN_TESTS_DIR=${BASH_SOURCE[0]%/*}
 [[ $FSRUN_TESTS_DIR == /* ]] || FSRUN_TESTS_DIR=$PWD/$FSRUN_TESTS_DIR
-FSRUN_SRCDIR=${FSRUN_SRCDIR:-${FSRUN_TESTS_DIR%/*/*}}
+FSRUN_SRCDIR=${FSRUN_SRCDIR:-$(cd "$FSRUN_TESTS_DIR/../.." && pwd)}
 # shellcheck source=../../contrib/lib.sh
 source "$FSRUN_SRCDIR/contrib/lib.sh"
 

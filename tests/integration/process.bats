@@ -105,8 +105,8 @@ teardown() {
   fsrun run --detach --bundle "$BUNDLE" proc-first
   pid=$(fsrun state proc-first | jq -r .pid)
   net=$(readlink "/proc/$pid/ns/net")
-  update_config --arg p "/proc/$pid/ns" '.hostname = null
-    | .linux.namespaces |= map(if .type == "network" then .path = ($p + "/net") elif .type == "uts" then .path = ($p + "/uts") else . end)'
+  update_config '.hostname = null
+    | .linux.namespaces |= map(if .type == "network" then .path = ($p + "/net") elif .type == "uts" then .path = ($p + "/uts") else . end)' --arg p "/proc/$pid/ns"
   run_in_container /bin/sh -c 'readlink /proc/self/ns/net; hostname'
   [ "$status" -eq 0 ]
   [ "${lines[0]}" = "$net" ]
@@ -124,7 +124,7 @@ teardown() {
 
 @test "process: a caller's fd is invisible inside; --preserve-fds 1 passes fd 3" {
   echo secret-content >"$BATS_TEST_TMPDIR/file"
-  set_process_args /bin/sh -c 'ls /proc/self/fd | sort -n | paste -sd, -; cat <&3 2>/dev/null || echo no-fd-3'
+  set_process_args /bin/sh -c 'ls /proc/self/fd | sort -n | paste -sd, -; { cat <&3; } 2>/dev/null || echo no-fd-3'
   # fd 3 and 7 are the caller's; ls's own directory fd is the only one above 2
   run fsrun run --bundle "$BUNDLE" proc-nofd 3<"$BATS_TEST_TMPDIR/file" 7<"$BATS_TEST_TMPDIR/file"
   [ "$status" -eq 0 ]

@@ -354,6 +354,31 @@ add_mount() { # add_mount JSON
   [ "${#lines[@]}" -le 2 ]
 }
 
+@test "rootfs: remount changes an earlier mount of the same destination" {
+  mkdir -p "$HOSTDIR/b"
+  add_mount '{"destination": "/mnt/t", "type": "tmpfs", "source": "tmpfs", "options": ["size=1m"]}'
+  add_mount '{"destination": "/mnt/t", "type": "tmpfs", "source": "tmpfs", "options": ["remount", "ro", "size=2m"]}'
+  add_mount "{\"destination\": \"/mnt/b\", \"type\": \"bind\", \"source\": \"$HOSTDIR/b\", \"options\": [\"bind\"]}"
+  add_mount "{\"destination\": \"/mnt/b\", \"type\": \"bind\", \"source\": \"$HOSTDIR/b\", \"options\": [\"bind\", \"remount\", \"ro\", \"nosuid\"]}"
+  run_in_container cat /proc/self/mountinfo
+  [ "$status" -eq 0 ]
+  [ "$(grep -c ' /mnt/t ' <<<"$output")" = 1 ]
+  has_opt /mnt/t ro
+  [[ ",$(super_opts /mnt/t)," == *,size=2048k,* ]]
+  [ "$(grep -c ' /mnt/b ' <<<"$output")" = 1 ]
+  has_opt /mnt/b ro
+  has_opt /mnt/b nosuid
+}
+
+@test "rootfs: a cgroup2 mount asked for by name is cgroup2 on any host" {
+  add_mount '{"destination": "/mnt/c2", "type": "cgroup2", "source": "cgroup", "options": ["nosuid", "nodev", "noexec"]}'
+  run_in_container sh -c 'cat /proc/self/mountinfo; ls /mnt/c2'
+  [ "$status" -eq 0 ]
+  [ "$(fstype /mnt/c2)" = cgroup2 ]
+  has_opt /mnt/c2 nosuid
+  [[ "$output" == *cgroup.procs* ]]
+}
+
 @test "rootfs: overlay mounts pass their options as data" {
   mkdir -p "$HOSTDIR/lower" "$HOSTDIR/upper" "$HOSTDIR/work"
   echo from-lower >"$HOSTDIR/lower/f"
@@ -416,4 +441,50 @@ add_mount() { # add_mount JSON
   fsrun create --bundle "$BUNDLE" created-$$
   fsrun delete --force created-$$
   assert_no_leftovers created-$$
+}
+
+# A user namespace mapping 0..65535 to itself: the rootfs stays usable, but mknod is impossible and
+# the flags of the mounts inherited from the host are locked.
+userns_config() {
+  update_config '.linux.namespaces += [{"type": "user"}]
+    | .linux.uidMappings = [{"containerID": 0, "hostID": 0, "size": 65536}]
+    | .linux.gidMappings = [{"containerID": 0, "hostID": 0, "size": 65536}]'
+}
+
+@test "rootfs: in a user namespace the devices are the host's, bound onto /dev" {
+  userns_config
+  run_in_container sh -c 'cat /proc/self/mountinfo; stat -c "%n %t:%T" /dev/null /dev/tty; ls -A /dev | tr "\n" " "; echo; echo "[$(cat /proc/keys)]"'
+  [ "$status" -eq 0 ]
+  for d in null zero full random urandom tty; do
+    [[ "$output" == *" /dev/$d "* ]]
+  done
+  [[ "$output" == *"/dev/null 1:3"* ]]
+  [[ "$output" == *"/dev/tty 5:0"* ]]
+  [[ "$output" == *"[]"* ]]
+}
+
+@test "rootfs: in a user namespace without a netns, /sys is the host's, read-only throughout" {
+  userns_config
+  update_config '.linux.namespaces |= map(select(.type != "network"))'
+  run_in_container sh -c 'cat /proc/self/mountinfo; touch /sys/kernel/x 2>/dev/null || echo sys-readonly'
+  [ "$status" -eq 0 ]
+  [[ "$output" == *sys-readonly* ]]
+  [ "$(fstype /sys)" = sysfs ]
+  # every mount below /sys that came with the host's tree is read-only too
+  while read -r mnt opts; do
+    [[ ",$opts," == *,ro,* ]] || { echo "$mnt is $opts"; false; }
+  done < <(awk '$5 ~ "^/sys(/|$)" { print $5, $6 }' <<<"$output")
+}
+
+@test "rootfs: in a user namespace a bind keeps the source's locked flags" {
+  userns_config
+  mkdir -p "$HOSTDIR/locked"
+  mount -t tmpfs -o size=1m,nosuid,nodev fsrun-test-locked "$HOSTDIR/locked"
+  add_mount "{\"destination\": \"/mnt/locked\", \"type\": \"bind\", \"source\": \"$HOSTDIR/locked\", \"options\": [\"rbind\", \"ro\", \"suid\", \"dev\"]}"
+  run_in_container cat /proc/self/mountinfo
+  umount "$HOSTDIR/locked"
+  [ "$status" -eq 0 ]
+  has_opt /mnt/locked ro
+  has_opt /mnt/locked nosuid
+  has_opt /mnt/locked nodev
 }

@@ -89,8 +89,10 @@ assert_host_untouched() {
 @test "security-rootfs: a symlink to /proc/self/... (magic links) cannot be used as a destination" {
   ln -s /proc/self/root/etc "$ROOTFS/mnt/magic"
   update_config '.mounts += [{"destination": "/mnt/magic/x", "type": "tmpfs", "source": "tmpfs"}]'
-  run_in_container sh -c 'grep " /mnt/magic\| /proc/self/root" /proc/self/mountinfo | grep tmpfs'
-  # whatever the outcome, nothing may reach the host's /etc
+  run_in_container true
+  # refused (RESOLVE_NO_MAGICLINKS): a magic link would lead to the runtime's own root
+  [ "$status" -ne 0 ]
+  [[ "$output" == *"/mnt/magic/x"*"symbolic links"* ]]
   [ ! -e /etc/x ] || [ "$(stat -c %Y /etc/x)" -lt "$(stat -c %Y "$BUNDLE/config.json")" ]
   assert_host_untouched
 }
@@ -194,20 +196,19 @@ assert_host_untouched() {
   update_config '.linux.namespaces |= map(select(.type != "network")) | .linux.sysctl = {"net.ipv4.ip_forward": "1"}'
   run_in_container true
   [ "$status" -ne 0 ]
-  [[ "$output" == *"net.ipv4.ip_forward"*"network namespace"* ]]
+  grep -qi 'net.ipv4.ip_forward.*network namespace' <<<"$output"
 
   setup_bundle
   update_config '.linux.namespaces |= map(select(.type != "ipc")) | .linux.sysctl = {"kernel.shmmax": "4096"}'
   run_in_container true
   [ "$status" -ne 0 ]
-  echo "$output"
-  [[ "$output" == *"kernel.shmmax"*"ipc namespace"* ]]
+  grep -qi 'kernel.shmmax.*ipc namespace' <<<"$output"
 
   setup_bundle
   update_config '.linux.sysctl = {"kernel.panic": "7"}'
   run_in_container true
   [ "$status" -ne 0 ]
-  [[ "$output" == *"kernel.panic"*"not namespaced"* ]]
+  grep -qi 'kernel.panic.*not namespaced' <<<"$output"
 
   # a key that tries to climb out of /proc/sys
   setup_bundle

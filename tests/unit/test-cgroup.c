@@ -110,13 +110,15 @@ static void test_paths(void) {
   }
 }
 
-/* --- conversions --------------------------------------------------------------------------------- */
+/* --- conversions ---------------------------------------------------------------------------------
+ */
 
 static void test_conversions(void) {
   static const struct {
     uint64_t shares, weight;
-  } w[] = {{0, 0},       {1, 1},     {2, 1},      {3, 2},         {100, 17},     {512, 59},
-           {1024, 100},  {2048, 174}, {4096, 303}, {262143, 10000}, {262144, 10000}, {1 << 20, 10000}};
+  } w[] = {{0, 0},      {1, 1},          {2, 1},          {3, 2},
+           {100, 17},   {512, 59},       {1024, 100},     {2048, 174},
+           {4096, 303}, {262143, 10000}, {262144, 10000}, {1 << 20, 10000}};
   static const struct {
     uint64_t blkio, io;
   } io[] = {{0, 0}, {10, 1}, {100, 910}, {500, 4950}, {1000, 10000}, {5, 1}, {2000, 10000}};
@@ -133,8 +135,8 @@ static void test_conversions(void) {
   }
 }
 
-static void check_swap(bool has_limit, int64_t limit, bool has_swap, int64_t swap,
-                       const char *want, const char *error_part) {
+static void check_swap(bool has_limit, int64_t limit, bool has_swap, int64_t swap, const char *want,
+                       const char *error_part) {
   oci_memory m = {0};
   cleanup_error fsrun_error_t err = NULL;
   cleanup_free char *got = NULL;
@@ -163,10 +165,10 @@ static void check_cpu_max(bool has_quota, int64_t quota, bool has_period, uint64
   c.has_period = has_period;
   c.period = period;
   got = cgroup_v2_cpu_max(&c, current);
-  ok((want == NULL && got == NULL) || streq(got, want), "cpu.max quota=%s%lld period=%s%llu cur=%s -> %s (got %s)",
-     has_quota ? "" : "unset/", (long long)quota, has_period ? "" : "unset/",
-     (unsigned long long)period, current ? current : "-", want ? want : "NULL",
-     got ? got : "NULL");
+  ok((want == NULL && got == NULL) || streq(got, want),
+     "cpu.max quota=%s%lld period=%s%llu cur=%s -> %s (got %s)", has_quota ? "" : "unset/",
+     (long long)quota, has_period ? "" : "unset/", (unsigned long long)period,
+     current ? current : "-", want ? want : "NULL", got ? got : "NULL");
 }
 
 static void test_v2_formats(void) {
@@ -390,8 +392,7 @@ static void test_bpf_program(void) {
   int ret = ebpf_device_program_build(rules, sizeof(rules) / sizeof(rules[0]), &insns, &n, &err);
   ok(ret == 0 && n > 6, "device program built (%zu instructions)", n);
   for (size_t i = 0; ret == 0 && i < sizeof(cases) / sizeof(cases[0]); i++) {
-    int got = run_program(insns, n, cases[i].type, cases[i].access, cases[i].major,
-                          cases[i].minor);
+    int got = run_program(insns, n, cases[i].type, cases[i].access, cases[i].major, cases[i].minor);
     ok(got == cases[i].want, "bpf: %s (got %d)", cases[i].what, got);
   }
 
@@ -434,7 +435,8 @@ static char *read_text(const char *path) {
   return out;
 }
 
-static char *ctrl_file(cgroup_mode_t mode, const char *v1_ctrl, const char *path, const char *file) {
+static char *ctrl_file(cgroup_mode_t mode, const char *v1_ctrl, const char *path,
+                       const char *file) {
   if (mode == CGROUP_MODE_UNIFIED)
     return xasprintf("/sys/fs/cgroup%s/%s", path, file);
   return xasprintf("/sys/fs/cgroup/%s%s/%s", v1_ctrl, path, file);
@@ -449,12 +451,13 @@ static void check_file(cgroup_mode_t mode, const char *ctrl, const char *path, c
 
 /* every directory the container may have: each v1 hierarchy and the cgroup2 mount */
 static int count_dirs(const char *path) {
-  static const char *const mounts[] = {"cpu",     "cpuacct", "cpuset", "memory", "devices",
+  static const char *const mounts[] = {"cpu",     "cpuacct", "cpuset", "memory",  "devices",
                                        "freezer", "blkio",   "pids",   "systemd", "unified",
                                        "net_cls", "hugetlb", ""};
   int count = 0;
   for (size_t i = 0; i < sizeof(mounts) / sizeof(mounts[0]); i++) {
-    cleanup_free char *d = xasprintf("/sys/fs/cgroup%s%s%s", mounts[i][0] ? "/" : "", mounts[i], path);
+    cleanup_free char *d =
+        xasprintf("/sys/fs/cgroup%s%s%s", mounts[i][0] ? "/" : "", mounts[i], path);
     struct stat st;
     if (stat(d, &st) == 0 && S_ISDIR(st.st_mode))
       count++;
@@ -644,6 +647,43 @@ static void test_live(void) {
     ret = cgroup_freeze(cg, false, &err);
     ok(ret == 0 && cgroup_is_frozen(cg, &frozen, &err) == 0 && !frozen, "thaw: running");
   }
+  /* update: raising both limits on v1 needs memsw first, lowering needs the limit first */
+  {
+    oci_resources u = {0};
+    oci_memory um = {0};
+    oci_cpu uc = {0};
+    bool v2 = mode == CGROUP_MODE_UNIFIED;
+    um.has_limit = um.has_swap = true;
+    um.limit = 256 << 20;
+    um.swap = 512 << 20;
+    u.memory = &um;
+    ret = cgroup_update(cg, &u, &err);
+    ok(ret == 0, "update: memory 256M, swap 512M: %s", ret == 0 ? "ok" : err->msg);
+    check_file(mode, "memory", path, v2 ? "memory.max" : "memory.limit_in_bytes", "268435456");
+    check_file(mode, "memory", path, v2 ? "memory.swap.max" : "memory.memsw.limit_in_bytes",
+               v2 ? "268435456" : "536870912");
+    um.limit = 32 << 20;
+    um.swap = 32 << 20;
+    ret = cgroup_update(cg, &u, &err);
+    ok(ret == 0, "update: memory 32M, swap 32M: %s", ret == 0 ? "ok" : err->msg);
+    check_file(mode, "memory", path, v2 ? "memory.max" : "memory.limit_in_bytes", "33554432");
+    check_file(mode, "memory", path, v2 ? "memory.swap.max" : "memory.memsw.limit_in_bytes",
+               v2 ? "0" : "33554432");
+    /* only the period: the quota stays */
+    uc.has_period = true;
+    uc.period = 200000;
+    u.memory = NULL;
+    u.cpu = &uc;
+    ret = cgroup_update(cg, &u, &err);
+    ok(ret == 0, "update: cpu period 200000: %s", ret == 0 ? "ok" : err->msg);
+    if (v2) {
+      check_file(mode, "cpu", path, "cpu.max", "50000 200000");
+    } else {
+      check_file(mode, "cpu", path, "cpu.cfs_period_us", "200000");
+      check_file(mode, "cpu", path, "cpu.cfs_quota_us", "50000");
+    }
+  }
+
   if (write(pipefd[1], "x", 1) != 1)
     abort();
   close(pipefd[1]);
@@ -703,8 +743,8 @@ static void test_live(void) {
     if (access("/sys/fs/cgroup/rdma", F_OK) == 0 || mode == CGROUP_MODE_UNIFIED)
       ok(ret < 0, "rdma on a host without such a device refused: %s", err ? err->msg : "");
     else
-      ok(ret < 0 && contains(err->msg,
-                             "linux.resources.rdma: the rdma controller is not available"),
+      ok(ret < 0 &&
+             contains(err->msg, "linux.resources.rdma: the rdma controller is not available"),
          "missing controller named: %s", err ? err->msg : "(accepted)");
   }
 }

@@ -1,6 +1,7 @@
 /* Unit tests for landlock.c: the run.fsrun.landlock annotation parser (field-naming errors), the
- * config checks, and, in forked children, what a restricted process can and cannot do (writes outside
- * the read-write paths fail with EACCES, TCP connect/bind only to listed ports). TAP output. */
+ * config checks, and, in forked children, what a restricted process can and cannot do (writes
+ * outside the read-write paths fail with EACCES, TCP connect/bind only to listed ports). TAP
+ * output. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -115,8 +116,7 @@ static void test_parse_errors(void) {
                "a string instead of an array");
   expect_error("{\"tcpConnect\": [80, 443, 70000]}",
                ORIGIN ".tcpConnect[2]: expected a TCP port (0-65535)", "port 70000");
-  expect_error("{\"tcpBind\": [-1]}", ORIGIN ".tcpBind[0]: expected a TCP port",
-               "a negative port");
+  expect_error("{\"tcpBind\": [-1]}", ORIGIN ".tcpBind[0]: expected a TCP port", "a negative port");
   expect_error("{\"tcpBind\": [80.5]}", ORIGIN ".tcpBind[0]: expected a TCP port",
                "a fractional port");
   expect_error("{\"tcpConnect\": [\"80\"]}", ORIGIN ".tcpConnect[0]: expected a TCP port",
@@ -171,7 +171,8 @@ static void test_from_config(void) {
   oci_map_free(&c.annotations);
 }
 
-/* --- functional: forked children restrict themselves and report errnos through a pipe ---------- */
+/* --- functional: forked children restrict themselves and report errnos through a pipe ----------
+ */
 
 #define MAX_RESULTS 16
 
@@ -266,16 +267,16 @@ static void child_fs(struct results *res, void *arg) {
   struct fsrun_landlock_rules *r = arg;
   if (apply_or_report(r, res) < 0)
     return;
-  record(res, write_file(at("x/new")));          /* 0: rw path: allowed */
-  record(res, write_file(at("other/new")));      /* 1: elsewhere: EACCES */
-  record(res, read_file(at("ro/file")));         /* 2: ro path: read allowed */
-  record(res, write_file(at("ro/new")));         /* 3: ro path: create denied */
-  record(res, truncate(at("ro/file"), 0));       /* 4: ro path: truncate denied (ABI >= 3) */
-  record(res, read_file("/etc/hostname"));       /* 5: not listed: read denied */
-  record(res, mkdir(at("x/dir"), 0755));         /* 6: rw path: mkdir allowed */
+  record(res, write_file(at("x/new")));                /* 0: rw path: allowed */
+  record(res, write_file(at("other/new")));            /* 1: elsewhere: EACCES */
+  record(res, read_file(at("ro/file")));               /* 2: ro path: read allowed */
+  record(res, write_file(at("ro/new")));               /* 3: ro path: create denied */
+  record(res, truncate(at("ro/file"), 0));             /* 4: ro path: truncate denied (ABI >= 3) */
+  record(res, read_file("/etc/hostname"));             /* 5: not listed: read denied */
+  record(res, mkdir(at("x/dir"), 0755));               /* 6: rw path: mkdir allowed */
   record(res, rename(at("x/new"), at("x/dir/moved"))); /* 7: rename inside rw: allowed */
-  record(res, unlink(at("ro/file")));            /* 8: ro path: unlink denied */
-  record(res, read_file(at("ro-file-only")));    /* 9: a file rule: read allowed */
+  record(res, unlink(at("ro/file")));                  /* 8: ro path: unlink denied */
+  record(res, read_file(at("ro-file-only")));          /* 9: a file rule: read allowed */
 }
 
 static void test_fs(int abi) {
@@ -342,9 +343,8 @@ static int listen_loopback(uint16_t *port) {
 }
 
 static int connect_loopback(uint16_t port) {
-  struct sockaddr_in a = {.sin_family = AF_INET,
-                          .sin_addr.s_addr = htonl(INADDR_LOOPBACK),
-                          .sin_port = htons(port)};
+  struct sockaddr_in a = {
+      .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK), .sin_port = htons(port)};
   int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   int rc;
   if (fd < 0)
@@ -360,9 +360,8 @@ static int connect_loopback(uint16_t port) {
 }
 
 static int bind_loopback(uint16_t port) {
-  struct sockaddr_in a = {.sin_family = AF_INET,
-                          .sin_addr.s_addr = htonl(INADDR_LOOPBACK),
-                          .sin_port = htons(port)};
+  struct sockaddr_in a = {
+      .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK), .sin_port = htons(port)};
   int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   int one = 1, rc;
   if (fd < 0)
@@ -387,10 +386,10 @@ static void child_net(struct results *res, void *arg) {
   struct net_args *a = arg;
   if (apply_or_report(a->rules, res) < 0)
     return;
-  record(res, connect_loopback(a->allowed));     /* 0 */
-  record(res, connect_loopback(a->denied));      /* 1 */
-  record(res, bind_loopback(a->bind_allowed));   /* 2 */
-  record(res, bind_loopback(a->bind_denied));    /* 3 */
+  record(res, connect_loopback(a->allowed));                 /* 0 */
+  record(res, connect_loopback(a->denied));                  /* 1 */
+  record(res, bind_loopback(a->bind_allowed));               /* 2 */
+  record(res, bind_loopback(a->bind_denied));                /* 3 */
   record(res, write_file("/tmp/.fsrun-landlock-net-probe")); /* 4: filesystem untouched */
   unlink("/tmp/.fsrun-landlock-net-probe");
 }
@@ -429,8 +428,7 @@ static void test_net(int abi) {
   if (run_in_child(child_net, &a, &res) < 0 || res.msg[0]) {
     ok(0, "landlock_apply in the child: %s", res.msg);
   } else {
-    ok(res.v[0] == 0, "connect to the allowed loopback port %u works (%s)", p1,
-       strerror(res.v[0]));
+    ok(res.v[0] == 0, "connect to the allowed loopback port %u works (%s)", p1, strerror(res.v[0]));
     ok(res.v[1] == EACCES, "connect to loopback port %u (not allowed) fails with EACCES (%s)", p2,
        strerror(res.v[1]));
     ok(res.v[2] == 0, "bind to the allowed port %u works (%s)", p3, strerror(res.v[2]));
@@ -460,8 +458,7 @@ static void test_missing_path(void) {
      "non-strict: a missing path is skipped with a warning and the rest is enforced");
   r->strict = true;
   run_in_child(child_missing, r, &res);
-  ok(strstr(res.msg, ORIGIN ".readOnly[1]: open `/nonexistent-fsrun-path`") != NULL &&
-         res.n == 0,
+  ok(strstr(res.msg, ORIGIN ".readOnly[1]: open `/nonexistent-fsrun-path`") != NULL && res.n == 0,
      "strict: a missing path is an error naming the field: \"%s\"", res.msg);
   landlock_rules_free(r);
 }

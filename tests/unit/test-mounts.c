@@ -1,6 +1,7 @@
 /* Unit tests for mounts.c: every mount option maps to the right mount(2) flags, propagation,
  * recursive attributes or fs data; bind attributes; lexical path cleaning; and root_resolve, which
- * must create missing destinations inside the root whatever symlinks the rootfs holds. TAP output. */
+ * must create missing destinations inside the root whatever symlinks the rootfs holds. TAP output.
+ */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -104,10 +105,10 @@ static void test_propagation_options(void) {
     const char *name;
     unsigned long value;
   } cases[] = {
-      {"shared", MS_SHARED},           {"rshared", MS_SHARED | MS_REC},
-      {"slave", MS_SLAVE},             {"rslave", MS_SLAVE | MS_REC},
-      {"private", MS_PRIVATE},         {"rprivate", MS_PRIVATE | MS_REC},
-      {"unbindable", MS_UNBINDABLE},   {"runbindable", MS_UNBINDABLE | MS_REC},
+      {"shared", MS_SHARED},         {"rshared", MS_SHARED | MS_REC},
+      {"slave", MS_SLAVE},           {"rslave", MS_SLAVE | MS_REC},
+      {"private", MS_PRIVATE},       {"rprivate", MS_PRIVATE | MS_REC},
+      {"unbindable", MS_UNBINDABLE}, {"runbindable", MS_UNBINDABLE | MS_REC},
   };
   for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
     struct mount_options o;
@@ -296,10 +297,18 @@ static void test_path_clean(void) {
   static const struct {
     const char *in, *out;
   } cases[] = {
-      {"/", "/"},           {"", "/"},           {"proc", "/proc"},
-      {"/proc/", "/proc"},  {"//dev//pts", "/dev/pts"}, {"/a/./b", "/a/b"},
-      {"/a/b/../c", "/a/c"}, {"../../..", "/"}, {"/../../etc/x", "/etc/x"},
-      {"a/..", "/"},        {"/a/b/..", "/a"},   {"./x/./", "/x"},
+      {"/", "/"},
+      {"", "/"},
+      {"proc", "/proc"},
+      {"/proc/", "/proc"},
+      {"//dev//pts", "/dev/pts"},
+      {"/a/./b", "/a/b"},
+      {"/a/b/../c", "/a/c"},
+      {"../../..", "/"},
+      {"/../../etc/x", "/etc/x"},
+      {"a/..", "/"},
+      {"/a/b/..", "/a"},
+      {"./x/./", "/x"},
   };
   for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
     cleanup_free char *r = path_clean_abs(cases[i].in);
@@ -393,8 +402,7 @@ static void test_root_resolve(void) {
     cleanup_error fsrun_error_t err = NULL;
     cleanup_close int fd = root_resolve(root, "a/b/d", ROOT_CREATE_DIR, false, &err);
     ok(fd >= 0 && exists_at(base, "root/c/d", S_IFDIR) && same_file(fd, base, "root/c/d"),
-       "a dangling relative symlink in the middle resolves next to it (%s)",
-       err ? err->msg : "ok");
+       "a dangling relative symlink in the middle resolves next to it (%s)", err ? err->msg : "ok");
   }
   {
     cleanup_error fsrun_error_t err = NULL;

@@ -1,7 +1,7 @@
-/* Unit tests for netlink.c: linux.netDevices validation messages, and, as root, bringing `lo` up in a
- * new network namespace and moving veth devices (made with iproute2) into a namespace held by a forked
- * child: renamed, up, with their addresses; refused names change nothing; a failed batch is rolled
- * back. The host's own devices are never touched. TAP output. */
+/* Unit tests for netlink.c: linux.netDevices validation messages, and, as root, bringing `lo` up in
+ * a new network namespace and moving veth devices (made with iproute2) into a namespace held by a
+ * forked child: renamed, up, with their addresses; refused names change nothing; a failed batch is
+ * rolled back. The host's own devices are never touched. TAP output. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -108,7 +108,8 @@ static void test_validate(void) {
      "two devices with one name inside are refused: \"%s\"", m);
 }
 
-/* --- a child holding a new network namespace, answering questions about it ------------------------ */
+/* --- a child holding a new network namespace, answering questions about it
+ * ------------------------ */
 
 struct query {
   char cmd; /* 'q' query, 'x' exit */
@@ -299,16 +300,14 @@ static void test_move(void) {
   ok(!ans.exists, "no device with the host name inside");
 
   /* a name that is taken inside: refused before anything moves */
-  m = (netlink_move_device(dev[2], "ceth1", netns_fd, "linux.netDevices[\"x\"]", &err),
-       take(&err));
+  m = (netlink_move_device(dev[2], "ceth1", netns_fd, "linux.netDevices[\"x\"]", &err), take(&err));
   ok(strstr(m, "linux.netDevices[\"x\"]: a device named `ceth1` already exists in the "
                "container's network namespace") != NULL,
      "a taken name inside is refused: \"%s\"", m);
   ok(host_has(dev[2]), "the refused device is still on the host");
 
   /* a batch whose second entry fails: the first is moved back, with its address */
-  oci_net_device two[2] = {{.host_name = dev[2], .name = "ceth2"},
-                           {.host_name = "fsrx-missing"}};
+  oci_net_device two[2] = {{.host_name = dev[2], .name = "ceth2"}, {.host_name = "fsrx-missing"}};
   l.net_devices = two;
   l.n_net_devices = 2;
   m = (netlink_move_net_devices(&l, netns_fd, &err), take(&err));

@@ -6,7 +6,7 @@
 set -uo pipefail
 log_dir=$1
 shift
-FSRUN_SRCDIR=$PWD
+export FSRUN_SRCDIR=$PWD
 # shellcheck source=../../contrib/lib.sh
 source contrib/lib.sh
 

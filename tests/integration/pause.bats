@@ -1,0 +1,158 @@
+#!/usr/bin/env bats
+# bats file_tags=cgroupv2
+# pause / resume (live.c): a paused container's processes stop (a counter the container writes
+# into a host directory stops advancing) and continue after resume; `state` says paused/running;
+# pause and resume refuse containers in the wrong state with a clear error and exit status 1.
+# The freezer is v1's freezer.state on this hybrid host and cgroup.freeze on cgroup v2 (the VM).
+
+load helpers
+
+setup() {
+  requires_root
+  requires_fsrun_command pause
+  setup_bundle
+  SHARED=$BATS_TEST_TMPDIR/shared
+  mkdir -p "$SHARED"
+  update_config '.mounts += [{"destination": "/shared", "type": "bind", "source": $s,
+    "options": ["rbind", "rw"]}] | .root.readonly = false' --arg s "$SHARED"
+  CONTAINER_ID=pause-$RANDOM$RANDOM
+}
+
+teardown() {
+  teardown_bundle
+}
+
+# start_counter: a detached container that appends a line to /shared/ticks every 50 ms
+start_counter() {
+  set_process_args /bin/sh -c 'while true; do echo x >>/shared/ticks; sleep 0.05; done'
+  fsrun run -d --bundle "$BUNDLE" "$CONTAINER_ID" </dev/null
+  wait_for_status "$CONTAINER_ID" running
+}
+
+ticks() {
+  local n=0
+  [ -f "$SHARED/ticks" ] && n=$(wc -l <"$SHARED/ticks")
+  echo "$n"
+}
+
+# wait_ticks_above N: the counter passes N within 10 s
+wait_ticks_above() {
+  local tries=100
+  while [ "$(ticks)" -le "$1" ] && [ $tries -gt 0 ]; do
+    sleep 0.1
+    tries=$((tries - 1))
+  done
+  [ "$(ticks)" -gt "$1" ] || { echo "the counter stays at $(ticks), expected more than $1" >&2; return 1; }
+}
+
+# freezer_file: the file that says whether the container's cgroup is frozen, and its frozen value
+freezer_file() {
+  if [ "$(cgroup_mode)" = unified ]; then
+    echo "/sys/fs/cgroup/fsrun/$CONTAINER_ID/cgroup.freeze"
+  else
+    echo "/sys/fs/cgroup/freezer/fsrun/$CONTAINER_ID/freezer.state"
+  fi
+}
+
+@test "pause freezes the container's processes, resume lets them continue" {
+  start_counter
+  wait_ticks_above 2
+
+  run fsrun pause "$CONTAINER_ID"
+  [ "$status" -eq 0 ]
+  [ -z "$output" ]
+  [ "$(fsrun state "$CONTAINER_ID" | jq -r .status)" = paused ]
+
+  local before after
+  before=$(ticks)
+  sleep 1
+  after=$(ticks)
+  echo "ticks while paused: $before -> $after"
+  [ "$before" -eq "$after" ]
+
+  run fsrun resume "$CONTAINER_ID"
+  [ "$status" -eq 0 ]
+  [ "$(fsrun state "$CONTAINER_ID" | jq -r .status)" = running ]
+  wait_ticks_above "$after"
+}
+
+@test "pause: state keeps the pid, delete --force removes a paused container" {
+  start_counter
+  local pid
+  pid=$(fsrun state "$CONTAINER_ID" | jq -r .pid)
+  fsrun pause "$CONTAINER_ID"
+  run fsrun state "$CONTAINER_ID"
+  [ "$status" -eq 0 ]
+  [ "$(jq -r .status <<<"$output")" = paused ]
+  [ "$(jq -r .pid <<<"$output")" = "$pid" ]
+  # the init is stopped by the freezer, not gone
+  _fsrun_pid_alive "$pid"
+
+  run fsrun delete --force "$CONTAINER_ID"
+  [ "$status" -eq 0 ]
+  assert_no_leftovers "$CONTAINER_ID"
+}
+
+@test "pause of a paused container and resume of a running one fail with a clear error" {
+  start_counter
+  run fsrun resume "$CONTAINER_ID"
+  [ "$status" -eq 1 ]
+  [[ "$output" == *"container \`$CONTAINER_ID\` is not paused"* ]]
+
+  fsrun pause "$CONTAINER_ID"
+  run fsrun pause "$CONTAINER_ID"
+  [ "$status" -eq 1 ]
+  [[ "$output" == *"container \`$CONTAINER_ID\` is not running"* ]]
+  [ "$(fsrun state "$CONTAINER_ID" | jq -r .status)" = paused ]
+  fsrun resume "$CONTAINER_ID"
+}
+
+@test "pause of a stopped, a created or a missing container fails" {
+  set_process_args /bin/true
+  fsrun run -d --bundle "$BUNDLE" "$CONTAINER_ID" </dev/null
+  wait_for_status "$CONTAINER_ID" stopped
+  run fsrun pause "$CONTAINER_ID"
+  [ "$status" -eq 1 ]
+  [[ "$output" == *"is not running"* ]]
+  run fsrun resume "$CONTAINER_ID"
+  [ "$status" -eq 1 ]
+  [[ "$output" == *"is not paused"* ]]
+  fsrun delete "$CONTAINER_ID"
+
+  set_process_args /bin/sleep 100
+  fsrun create --bundle "$BUNDLE" "$CONTAINER_ID" </dev/null
+  run fsrun pause "$CONTAINER_ID"
+  [ "$status" -eq 1 ]
+  [[ "$output" == *"is not running"* ]]
+  [ "$(fsrun state "$CONTAINER_ID" | jq -r .status)" = created ]
+  fsrun delete --force "$CONTAINER_ID"
+
+  run fsrun pause nosuch-$RANDOM
+  [ "$status" -eq 1 ]
+  [[ "$output" == *"does not exist"* ]]
+  run fsrun pause
+  [ "$status" -eq 1 ]
+  [[ "$output" == *"expected exactly one container ID"* ]]
+}
+
+@test "pause on cgroup v1: freezer.state is FROZEN while paused, THAWED after resume" {
+  requires_cgroup_v1
+  [ -d /sys/fs/cgroup/freezer ] || skip "no v1 freezer hierarchy"
+  start_counter
+  fsrun pause "$CONTAINER_ID"
+  [ "$(cat "$(freezer_file)")" = FROZEN ]
+  fsrun resume "$CONTAINER_ID"
+  [ "$(cat "$(freezer_file)")" = THAWED ]
+}
+
+@test "pause on cgroup v2: cgroup.freeze is 1 while paused, 0 after resume" {
+  requires_cgroup_v2
+  start_counter
+  [ "$(cat "$(freezer_file)")" = 0 ]
+  fsrun pause "$CONTAINER_ID"
+  [ "$(cat "$(freezer_file)")" = 1 ]
+  grep -qx 'frozen 1' "/sys/fs/cgroup/fsrun/$CONTAINER_ID/cgroup.events"
+  fsrun resume "$CONTAINER_ID"
+  [ "$(cat "$(freezer_file)")" = 0 ]
+  grep -qx 'frozen 0' "/sys/fs/cgroup/fsrun/$CONTAINER_ID/cgroup.events"
+}

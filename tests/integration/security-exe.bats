@@ -1,0 +1,58 @@
+#!/usr/bin/env bats
+# Invariant 1 (CVE-2019-5736): the container cannot overwrite or reopen the runtime binary. The init
+# is a clone of fsrun (never an exec of it) and is non-dumpable until it execs the user's process,
+# so nothing in the container can open its /proc/PID/exe, read its memory or environment.
+
+load helpers
+
+setup() {
+  requires_root
+  requires_fsrun_command create
+  setup_bundle
+}
+
+teardown() {
+  teardown_bundle
+}
+
+# probe_init PID: runs a second container in the pid namespace of PID's container (as root in the
+# container, without CAP_SYS_PTRACE) that tries to reach that container's pid 1.
+probe_init() {
+  local pid=$1
+  cp "$BUNDLE/config.json" "$BATS_TEST_TMPDIR/config.saved"
+  update_config '.linux.namespaces |= map(if .type == "pid" then .path = $p else . end)' --arg p "/proc/$pid/ns/pid"
+  set_process_args /bin/sh -c '
+    readlink /proc/1/exe >/dev/null 2>&1 && echo exe-readable || echo exe-denied
+    (: >>/proc/1/exe) 2>/dev/null && echo exe-writable || echo exe-not-writable
+    cat /proc/1/environ >/dev/null 2>&1 && echo environ-readable || echo environ-denied
+    readlink /proc/1/fd/0 >/dev/null 2>&1 && echo fds-readable || echo fds-denied'
+  run fsrun run --bundle "$BUNDLE" "probe-$RANDOM"
+  cp "$BATS_TEST_TMPDIR/config.saved" "$BUNDLE/config.json"
+}
+
+@test "security-exe: the waiting init is fsrun's clone, and nothing in the container can open its exe, environ or fds" {
+  set_process_args /bin/sleep 100
+  fsrun create --bundle "$BUNDLE" sec-exe
+  pid=$(fsrun state sec-exe | jq -r .pid)
+  # not a re-exec: the init's exe is the runtime binary itself, still busy and never writable
+  [ "$(readlink "/proc/$pid/exe")" = "$(readlink -f "$FSRUN")" ]
+  run bash -c "exec 3>>/proc/$pid/exe"
+  [ "$status" -ne 0 ]
+
+  probe_init "$pid"
+  [ "$status" -eq 0 ]
+  [[ $output == *exe-denied* ]]
+  [[ $output == *exe-not-writable* ]]
+  [[ $output == *environ-denied* ]]
+  [[ $output == *fds-denied* ]]
+
+  # control: once the user's process runs (dumpable again, an ordinary program), the same probe
+  # reaches it, so the denials above came from the init being non-dumpable
+  fsrun start sec-exe
+  probe_init "$pid"
+  [ "$status" -eq 0 ]
+  [[ $output == *exe-readable* ]]
+  [[ $output == *environ-readable* ]]
+  [[ $output == *fds-readable* ]]
+  fsrun delete --force sec-exe
+}

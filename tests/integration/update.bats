@@ -1,0 +1,195 @@
+#!/usr/bin/env bats
+# bats file_tags=cgroupv2
+# update (live.c, cmd/update.c): runc's flags and -r FILE|- change the cgroup files of a live
+# container; flags override the file; sizes take runc's units; bad input and refused values give
+# errors that name the option or the resource. v1 files on this hybrid host, v2 files in the VM.
+
+load helpers
+
+setup() {
+  requires_root
+  requires_fsrun_command update
+  setup_bundle
+  CONTAINER_ID=upd-$RANDOM$RANDOM
+}
+
+teardown() {
+  teardown_bundle
+}
+
+start_sleeper() {
+  set_process_args /bin/sleep 1000
+  fsrun run -d --bundle "$BUNDLE" "$CONTAINER_ID" </dev/null
+  wait_for_status "$CONTAINER_ID" running
+}
+
+# cg_file CONTROLLER FILE: the path of a file of the container's cgroup (v1 hierarchy or v2)
+cg_file() {
+  if [ "$(cgroup_mode)" = unified ]; then
+    echo "/sys/fs/cgroup/fsrun/$CONTAINER_ID/$2"
+  else
+    echo "/sys/fs/cgroup/$1/fsrun/$CONTAINER_ID/$2"
+  fi
+}
+
+cg_read() {
+  cat "$(cg_file "$1" "$2")"
+}
+
+@test "update --memory 128m changes memory.limit_in_bytes of a running container (v1)" {
+  requires_cgroup_v1
+  start_sleeper
+  [ "$(cg_read memory memory.limit_in_bytes)" != 134217728 ]
+  run fsrun update --memory 128m "$CONTAINER_ID"
+  [ "$status" -eq 0 ]
+  [ -z "$output" ]
+  [ "$(cg_read memory memory.limit_in_bytes)" = 134217728 ]
+  [ "$(fsrun state "$CONTAINER_ID" | jq -r .status)" = running ]
+
+  # sizes as runc takes them, -1 = unlimited
+  fsrun update --memory 1.5g "$CONTAINER_ID"
+  [ "$(cg_read memory memory.limit_in_bytes)" = 1610612736 ]
+  fsrun update --memory-reservation 32MiB "$CONTAINER_ID"
+  [ "$(cg_read memory memory.soft_limit_in_bytes)" = 33554432 ]
+  fsrun update --memory -1 "$CONTAINER_ID"
+  [ "$(cg_read memory memory.limit_in_bytes)" = 9223372036854771712 ]
+}
+
+@test "update -r - reads linux.resources JSON from stdin (containerd's form)" {
+  start_sleeper
+  run fsrun update -r - "$CONTAINER_ID" <<<'{"memory": {"limit": 100663296}, "pids": {"limit": 42}}'
+  [ "$status" -eq 0 ]
+  [ "$(cg_read pids pids.max)" = 42 ]
+  if [ "$(cgroup_mode)" = unified ]; then
+    [ "$(cg_read memory memory.max)" = 100663296 ]
+  else
+    [ "$(cg_read memory memory.limit_in_bytes)" = 100663296 ]
+  fi
+}
+
+@test "update --resources=FILE (podman's form); the flags override the file" {
+  start_sleeper
+  echo '{"memory": {"limit": 67108864}, "pids": {"limit": 30}}' >"$BATS_TEST_TMPDIR/r.json"
+  run fsrun update --resources="$BATS_TEST_TMPDIR/r.json" --pids-limit 31 "$CONTAINER_ID"
+  [ "$status" -eq 0 ]
+  [ "$(cg_read pids pids.max)" = 31 ]
+  if [ "$(cgroup_mode)" = unified ]; then
+    [ "$(cg_read memory memory.max)" = 67108864 ]
+  else
+    [ "$(cg_read memory memory.limit_in_bytes)" = 67108864 ]
+  fi
+}
+
+@test "update --pids-limit changes pids.max; -1 is unlimited" {
+  start_sleeper
+  fsrun update --pids-limit 25 "$CONTAINER_ID"
+  [ "$(cg_read pids pids.max)" = 25 ]
+  fsrun update --pids-limit -1 "$CONTAINER_ID"
+  [ "$(cg_read pids pids.max)" = max ]
+}
+
+@test "update of cpu shares, quota and period (v1 files)" {
+  requires_cgroup_v1
+  start_sleeper
+  run fsrun update --cpu-share 256 --cpu-period 100000 --cpu-quota 50000 "$CONTAINER_ID"
+  [ "$status" -eq 0 ]
+  [ "$(cg_read cpu cpu.shares)" = 256 ]
+  [ "$(cg_read cpu cpu.cfs_period_us)" = 100000 ]
+  [ "$(cg_read cpu cpu.cfs_quota_us)" = 50000 ]
+  fsrun update --cpu-quota -1 "$CONTAINER_ID"
+  [ "$(cg_read cpu cpu.cfs_quota_us)" = -1 ]
+  fsrun update --cpuset-cpus 0 "$CONTAINER_ID"
+  [ "$(cg_read cpuset cpuset.cpus)" = 0 ]
+}
+
+@test "update --blkio-weight writes the v1 weight file (CFQ's or BFQ's)" {
+  requires_cgroup_v1
+  start_sleeper
+  local file
+  file=$(cg_file blkio blkio.weight)
+  [ -e "$file" ] || file=$(cg_file blkio blkio.bfq.weight)
+  [ -e "$file" ] || skip "no blkio weight file on this host (I/O scheduler without weights)"
+  run fsrun update --blkio-weight 300 "$CONTAINER_ID"
+  [ "$status" -eq 0 ]
+  [ "$(awk '{print $NF; exit}' "$file")" = 300 ]
+}
+
+@test "update works on a paused and on a created container" {
+  start_sleeper
+  fsrun pause "$CONTAINER_ID"
+  fsrun update --pids-limit 33 "$CONTAINER_ID"
+  [ "$(cg_read pids pids.max)" = 33 ]
+  [ "$(fsrun state "$CONTAINER_ID" | jq -r .status)" = paused ]
+  fsrun resume "$CONTAINER_ID"
+  fsrun delete --force "$CONTAINER_ID"
+
+  fsrun create --bundle "$BUNDLE" "$CONTAINER_ID" </dev/null
+  fsrun update --pids-limit 34 "$CONTAINER_ID"
+  [ "$(cg_read pids pids.max)" = 34 ]
+}
+
+@test "update errors: bad sizes and numbers name the option, bad JSON names the field" {
+  start_sleeper
+  run fsrun update --memory 12zb "$CONTAINER_ID"
+  [ "$status" -eq 1 ]
+  [[ "$output" == *"--memory"*"invalid size"* ]]
+  run fsrun update --pids-limit many "$CONTAINER_ID"
+  [ "$status" -eq 1 ]
+  [[ "$output" == *"--pids-limit"* ]]
+  run fsrun update --cpu-share -5 "$CONTAINER_ID"
+  [ "$status" -eq 1 ]
+  [[ "$output" == *"--cpu-share"* ]]
+  run fsrun update --blkio-weight 5 "$CONTAINER_ID"
+  [ "$status" -eq 1 ]
+  [[ "$output" == *"--blkio-weight"*"[10, 1000]"* ]]
+  run fsrun update -r - "$CONTAINER_ID" <<<'{"memory": {"limit": "lots"}}'
+  [ "$status" -eq 1 ]
+  [[ "$output" == *"memory.limit"* ]]
+  run fsrun update -r "$BATS_TEST_TMPDIR/missing.json" "$CONTAINER_ID"
+  [ "$status" -eq 1 ]
+  [[ "$output" == *"missing.json"* ]]
+  run fsrun update "$CONTAINER_ID"
+  [ "$status" -eq 1 ]
+  [[ "$output" == *"nothing to update"* ]]
+  run fsrun update --memory 64m
+  [ "$status" -eq 1 ]
+  [[ "$output" == *"expected exactly one container ID"* ]]
+}
+
+@test "update: a value the kernel refuses gives an error naming the resource and the file" {
+  start_sleeper
+  run fsrun update --cpuset-cpus 4095 "$CONTAINER_ID"
+  [ "$status" -eq 1 ]
+  [[ "$output" == *"linux.resources.cpu"* ]]
+  [[ "$output" == *"cpuset.cpus"* ]]
+}
+
+@test "update of a stopped or missing container fails" {
+  set_process_args /bin/true
+  fsrun run -d --bundle "$BUNDLE" "$CONTAINER_ID" </dev/null
+  wait_for_status "$CONTAINER_ID" stopped
+  run fsrun update --memory 64m "$CONTAINER_ID"
+  [ "$status" -eq 1 ]
+  [[ "$output" == *"is stopped"* ]]
+  run fsrun update --memory 64m nosuch-$RANDOM
+  [ "$status" -eq 1 ]
+  [[ "$output" == *"does not exist"* ]]
+}
+
+@test "update on cgroup v2: memory.max, memory.swap.max, cpu.max, cpu.weight, pids.max" {
+  requires_cgroup_v2
+  start_sleeper
+  run fsrun update --memory 128m --memory-swap 192m --cpu-quota 50000 --cpu-period 100000 \
+    --cpu-share 1024 --pids-limit 21 "$CONTAINER_ID"
+  [ "$status" -eq 0 ]
+  [ "$(cg_read memory memory.max)" = 134217728 ]
+  if [ -e "$(cg_file memory memory.swap.max)" ]; then
+    # swap is memory+swap in the spec: the v2 file holds the difference
+    [ "$(cg_read memory memory.swap.max)" = 67108864 ]
+  fi
+  [ "$(cg_read cpu cpu.max)" = "50000 100000" ]
+  [ "$(cg_read cpu cpu.weight)" = 39 ]
+  [ "$(cg_read pids pids.max)" = 21 ]
+  fsrun update --memory -1 --memory-swap -1 "$CONTAINER_ID"
+  [ "$(cg_read memory memory.max)" = max ]
+}

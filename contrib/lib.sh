@@ -208,9 +208,19 @@ fsrun_run_bats_file() {
   done
   rm -rf --one-file-system "$state_root"
 
-  local pid mnt
-  for pid in $(find /proc -mindepth 2 -maxdepth 2 \( -name root -o -name cwd \) -lname "$tmp/*" \
-    -printf '%h\n' 2>/dev/null | cut -d/ -f3 | sort -u); do
+  # Leftover processes: root or cwd under the tmp dir (before pivot_root), or, in another mount
+  # namespace, a mount table that shows a bundle under it (a container's root mount does).
+  local pid mnt own_ns pids
+  own_ns=$(readlink /proc/self/ns/mnt)
+  pids=$({
+    find /proc -mindepth 2 -maxdepth 2 \( -name root -o -name cwd \) -lname "$tmp/*" -printf '%h\n'
+    grep -lF "$tmp/" /proc/[0-9]*/mountinfo | while read -r f; do
+      f=${f%/mountinfo}
+      [ "$(readlink "$f/ns/mnt")" != "$own_ns" ] && echo "$f"
+    done
+  } 2>/dev/null | cut -d/ -f3 | sort -u)
+  for pid in $pids; do
+    [ "$pid" = $$ ] && continue
     echo "not ok - $name: process $pid ($(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null)) was left running" >>"$tap"
     kill -9 "$pid" 2>/dev/null
   done

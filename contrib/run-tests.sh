@@ -8,15 +8,19 @@
 #   unit       `make check` (TAP unit tests) in the plain and the ASan build
 #   format     `make format-check`
 #   bats       tests/integration/*.bats against the plain binary
-#   asan       tests/integration/*.bats against the ASan+UBSan binary (a sanitizer report fails
-#              the test that caused it)
+#   asan       tests/integration/*.bats against the ASan+UBSan binary: an ASan or LeakSanitizer
+#              report fails the test that caused it, even a test that expected fsrun to fail.
+#              (GCC's UBSan ignores log_path: a UBSan finding makes fsrun exit 1 with the report on
+#              its stderr, which fails the test only if the test expected success.)
 #   vm         the cgroup-v2-tagged bats files inside the cgroup v2 VM (tests/vm/run.sh)
 #   fuzz       tests/fuzz/run-fuzzers.sh, FUZZ_SECONDS per target (default 20)
 #   distcheck  `make distcheck`
 #   clients    tests/clients/*.bats (podman, containerd, docker), when that folder exists
 #
 # Environment: FSRUN_BUILD_ROOT (default: build/ in the repo), FUZZ_SECONDS, BATS_FILES (a list of
-# .bats files instead of tests/integration/*.bats), BATS_FILE_TIMEOUT (default 900 s per file).
+# .bats files instead of tests/integration/*.bats), BATS_FILE_TIMEOUT (default 900 s per file),
+# FSRUN_TEST_TIME_BUDGET (default 4800 s: past it, the suites not yet started are skipped, so that the
+# summary still comes out before CI's 90-minute limit).
 # Logs: $FSRUN_BUILD_ROOT/test-logs. The last line is `N passed, N failed, N skipped`; the exit
 # status is 1 when anything failed.
 set -uo pipefail
@@ -45,6 +49,14 @@ for s in $suites; do
   [[ " $ALL_SUITES " == *" $s "* ]] || { echo "run-tests.sh: unknown suite: $s (one of: $ALL_SUITES)" >&2; exit 2; }
 done
 wanted() { [[ " $suites " == *" $1 "* ]]; }
+TIME_BUDGET=${FSRUN_TEST_TIME_BUDGET:-4800}
+FILE_TIMEOUT=${BATS_FILE_TIMEOUT:-900}
+budget_left() { echo $((TIME_BUDGET - SECONDS)); }
+# limit SECONDS: SECONDS, or less when the time budget runs out sooner (a minute kept for the summary)
+limit() {
+  local left=$(($(budget_left) - 60))
+  [ "$left" -lt "$1" ] && echo $((left > 1 ? left : 1)) || echo "$1"
+}
 
 BUILD_ROOT=${FSRUN_BUILD_ROOT:-$repo/build}
 mkdir -p "$BUILD_ROOT" && BUILD_ROOT=$(cd "$BUILD_ROOT" && pwd)
@@ -72,6 +84,24 @@ skip() { # skip NAME REASON
   skips+=("$1 ($2)")
 }
 rel() { printf '%s' "${1#"$repo"/}"; }
+
+# out_of_time NAME: NAME is skipped for want of time; running out of time is itself one failure.
+out_of_time() {
+  skip "$1" "time budget of ${TIME_BUDGET}s used up"
+  if [ -z "${budget_failed:-}" ]; then
+    budget_failed=1
+    fail "time budget: ${TIME_BUDGET}s used up before everything ran (FSRUN_TEST_TIME_BUDGET)"
+  fi
+}
+
+# runnable SUITE: asked for, and time left (otherwise the suite is a named skip).
+runnable() {
+  wanted "$1" || return 1
+  if [ "$(budget_left)" -lt 180 ]; then
+    out_of_time "$1"
+    return 1
+  fi
+}
 
 suite_start() {
   suite_name=$1
@@ -216,6 +246,12 @@ run_bats_suite() {
     [ -n "$file" ] || continue
     label=${file#tests/}
     tap=$out/$(basename "$file" .bats).tap
+    if [ "$(budget_left)" -lt 120 ]; then
+      out_of_time "$suite: $label"
+      continue
+    fi
+    export BATS_FILE_TIMEOUT
+    BATS_FILE_TIMEOUT=$(limit "$FILE_TIMEOUT")
     if [ -n "$san_dir" ]; then
       FSRUN_SANITIZER_LOG_DIR=$san_dir fsrun_run_bats_file "$file" "$tap" "${bats_filter[@]}"
       parse_tap "$suite" "$label" "$tap" "$san_dir/$(basename "$file")"
@@ -281,7 +317,7 @@ ASAN_BASE_OPTIONS=detect_leaks=1:abort_on_error=0:halt_on_error=1:exitcode=1:str
 UBSAN_BASE_OPTIONS=print_stacktrace=1:halt_on_error=1
 
 # ---- unit tests ---------------------------------------------------------------------------------
-if wanted unit; then
+if runnable unit; then
   for variant in plain asan; do
     suite_start "unit:$variant"
     dir=$PLAIN ok=$plain_ok
@@ -300,7 +336,7 @@ if wanted unit; then
 fi
 
 # ---- format-check -------------------------------------------------------------------------------
-if wanted format; then
+if runnable format; then
   suite_start format-check
   if [ "$plain_ok" = 1 ] || [ -f "$PLAIN/Makefile" ]; then
     if make -C "$PLAIN" format-check >"$LOG_DIR/format-check.log" 2>&1; then
@@ -316,7 +352,7 @@ if wanted format; then
 fi
 
 # ---- integration (bats) -------------------------------------------------------------------------
-if wanted bats; then
+if runnable bats; then
   suite_start bats:plain
   if [ "$plain_ok" = 1 ]; then
     run_bats_suite bats:plain "$PLAIN/fsrun"
@@ -326,7 +362,7 @@ if wanted bats; then
   suite_end
 fi
 
-if wanted asan; then
+if runnable asan; then
   suite_start bats:asan
   if [ "$asan_ok" = 1 ]; then
     san_dir=$LOG_DIR/bats-asan/sanitizer
@@ -341,17 +377,17 @@ if wanted asan; then
 fi
 
 # ---- cgroup v2 VM -------------------------------------------------------------------------------
-if wanted vm; then
+if runnable vm; then
   suite_start vm
   vm_log=$LOG_DIR/vm
   mkdir -p "$vm_log"
   if [ "$plain_ok" != 1 ]; then
     skip vm "build:plain failed"
-  elif ! vm_runner=$(tests/vm/run.sh --locate 2>"$vm_log/locate.err"); then
+  elif ! tests/vm/run.sh --locate >/dev/null 2>"$vm_log/locate.err"; then
     skip vm "$(cat "$vm_log/locate.err")"
   else
     status=0
-    tests/vm/run.sh --fsrun "$PLAIN/fsrun" --log-dir "$vm_log" >"$vm_log/run.out" 2>&1 || status=$?
+    VM_TIMEOUT=$(limit 2400) tests/vm/run.sh --fsrun "$PLAIN/fsrun" --log-dir "$vm_log" >"$vm_log/run.out" 2>&1 || status=$?
     sed 's/^/  /' "$vm_log/run.out" | grep -E '^  vm: ' | head -n 40
     n_tap=0
     for tap in "$vm_log"/*.tap; do
@@ -375,13 +411,13 @@ fi
 # ---- fuzzers ------------------------------------------------------------------------------------
 # tests/fuzz/run-fuzzers.sh [SECONDS] builds the libFuzzer targets (clang) and prints
 # `run-fuzzers: TARGET ok` or `run-fuzzers: TARGET FAILED` per target: one test each.
-if wanted fuzz; then
+if runnable fuzz; then
   suite_start fuzz
   if [ -f tests/fuzz/run-fuzzers.sh ]; then
     fuzz_log=$LOG_DIR/fuzz.log
     status=0
     FSRUN_FUZZ_BUILD=$BUILD_ROOT/fuzz FSRUN_FUZZ_WORK=$BUILD_ROOT/fuzz-work \
-      timeout -k 10 2400 bash tests/fuzz/run-fuzzers.sh "$FUZZ_SECONDS" >"$fuzz_log" 2>&1 </dev/null || status=$?
+      timeout -k 10 "$(limit 2400)" bash tests/fuzz/run-fuzzers.sh "$FUZZ_SECONDS" >"$fuzz_log" 2>&1 </dev/null || status=$?
     targets=0
     while read -r _ target result _; do
       targets=$((targets + 1))
@@ -403,11 +439,20 @@ if wanted fuzz; then
 fi
 
 # ---- distcheck ----------------------------------------------------------------------------------
-if wanted distcheck; then
+if runnable distcheck; then
   suite_start distcheck
   if [ -f "$PLAIN/Makefile" ]; then
-    one_check distcheck "$LOG_DIR/distcheck.log" \
-      make -C "$PLAIN" -j"$(fsrun_jobs)" distcheck DISTCHECK_CONFIGURE_FLAGS=--enable-werror
+    if ! one_check distcheck "$LOG_DIR/distcheck.log" timeout -k 10 "$(limit 2400)" \
+      make -C "$PLAIN" -j"$(fsrun_jobs)" distcheck DISTCHECK_CONFIGURE_FLAGS=--enable-werror; then
+      # The usual cause: a file that no Makefile.am list names. Say which.
+      distdir=$(ls -d "$PLAIN"/fsrun-[0-9]*/ 2>/dev/null | head -n 1)
+      if [ -n "$distdir" ] && git rev-parse --git-dir >/dev/null 2>&1; then
+        missing=$(git ls-files -co --exclude-standard | grep -vE '^(\.ci/|\.gitignore$|configure~$|build)' |
+          while read -r f; do [ -e "$distdir/$f" ] || echo "$f"; done | head -n 20 | tr '\n' ' ')
+        [ -n "$missing" ] &&
+          failures[-1]+=$'\n'"not in the tarball (add them to a SOURCES list, noinst_HEADERS or EXTRA_DIST): $missing"
+      fi
+    fi
   else
     skip distcheck "no configured build"
   fi
@@ -417,7 +462,7 @@ fi
 # ---- client suites (podman / containerd / docker) -----------------------------------------------
 # Added by the client-integration issue: put its packages in FSRUN_CLIENT_PACKAGES (contrib/lib.sh),
 # start the daemons it needs here, and put its bats files in tests/clients/.
-if wanted clients; then
+if runnable clients; then
   suite_start clients
   if compgen -G "tests/clients/*.bats" >/dev/null; then
     if [ "$plain_ok" = 1 ]; then

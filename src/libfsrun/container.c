@@ -213,6 +213,37 @@ static int listen_fds_from_env(void) {
   return n > 0 && n < 65536 ? (int)n : 0;
 }
 
+/* ns_plan.double_clone: the child we cloned reports the init's pid (its sibling, our child too)
+ * and exits; from here on out->pid/pidfd are the init's. */
+static int take_init_from_intermediate(int sync_fd, struct created *out, fsrun_error_t *err) {
+  struct sync_msg msg;
+  siginfo_t info;
+  pid_t init = 0;
+  int r = sync_recv(sync_fd, &msg);
+
+  if (r == 0 && msg.type == SYNC_ERROR) {
+    fsrun_error_take(err, msg.errno_value, steal_ptr(&msg.data));
+    sync_msg_clear(&msg);
+    return fsrun_error_code(err);
+  }
+  if (r == 0 && msg.type == SYNC_INIT_PID && msg.data != NULL)
+    init = (pid_t)strtol(msg.data, NULL, 10);
+  if (r == 0)
+    sync_msg_clear(&msg);
+  if (init <= 0)
+    return fsrun_error_make(err, 0, "the container init's parent exited during setup");
+  memset(&info, 0, sizeof(info));
+  while (waitid((idtype_t)P_PIDFD, (id_t)out->pidfd, &info, WEXITED) < 0 && errno == EINTR)
+    ;
+  close(out->pidfd);
+  /* our own child: its pid cannot be reused before we reap it */
+  out->pidfd = pidfd_open_(init);
+  if (out->pidfd < 0)
+    return fsrun_error_errno(err, "pidfd_open the container init");
+  out->pid = init;
+  return 0;
+}
+
 /* Creates the container up to the init blocked on its exec fifo. for_run: a foreground `run` with
  * a terminal and no console socket keeps the pty master in out->pty_master. */
 static int create_internal(const struct fsrun_context *ctx, const struct container_create_opts *o,
@@ -349,7 +380,8 @@ static int create_internal(const struct fsrun_context *ctx, const struct contain
   if (sync_socketpair(sync_fds, err) < 0)
     goto fail;
 
-  wait_go = new_userns || (out->cg != NULL && cgroup_clone_fd(out->cg) < 0);
+  /* double clone: the init waits too, so that the intermediate's report comes first */
+  wait_go = new_userns || plan.double_clone || (out->cg != NULL && cgroup_clone_fd(out->cg) < 0);
   memset(&ic, 0, sizeof(ic));
   ic.config = config;
   ic.sync_fd = sync_fds[1];
@@ -408,6 +440,9 @@ static int create_internal(const struct fsrun_context *ctx, const struct contain
     goto fail;
   close(sync_fds[1]);
   sync_fds[1] = -1;
+  if (plan.double_clone && take_init_from_intermediate(sync_fds[0], out, err) < 0)
+    goto fail;
+  st->pid = out->pid;
 
   /* --- the parent's share of the setup, while the init waits for GO --- */
   if (out->cg != NULL && cgroup_clone_fd(out->cg) < 0 && cgroup_enter(out->cg, out->pid, err) < 0)
@@ -641,21 +676,33 @@ int container_start(const struct fsrun_context *ctx, const char *id, fsrun_error
 /* --- delete ------------------------------------------------------------------------------------
  */
 
+/* What the caller of destroy() already holds (run: everything; delete: nothing). */
+struct destroy_hints {
+  int pidfd;                     /* the init's pidfd, or -1 to open one from the state */
+  bool init_reaped;              /* the init is known to be gone */
+  struct fsrun_cgroup *cg;       /* the open cgroup, or NULL to open it from the state */
+  const oci_hook_list *poststop; /* NULL: the state's */
+};
+
 /* Kills whatever is left of the container, removes its cgroup, runs poststop hooks and removes the
- * state directory. Works on any partial state. */
-static int destroy(const struct fsrun_context *ctx, const char *id, int dirfd,
-                   const struct container_status *st, bool have_state, int pidfd_hint,
-                   fsrun_error_t *err) {
-  cleanup_cgroup struct fsrun_cgroup *cg = NULL;
+ * state directory. Works on any partial state (have_state false: nothing recorded to kill). */
+static int destroy(const struct fsrun_context *ctx, const char *id,
+                   const struct container_status *st, bool have_state,
+                   const struct destroy_hints *hints, fsrun_error_t *err) {
+  cleanup_cgroup struct fsrun_cgroup *own_cg = NULL;
+  struct fsrun_cgroup *cg = hints ? hints->cg : NULL;
+  const oci_hook_list *poststop = hints && hints->poststop ? hints->poststop : &st->poststop;
   cleanup_close int pidfd = -1;
 
   if (have_state) {
-    if (st->cgroup != NULL) {
+    if (cg == NULL && st->cgroup != NULL) {
       cleanup_error fsrun_error_t cerr = NULL;
-      if (cgroup_open(st->cgroup, &cg, &cerr) < 0)
+      if (cgroup_open(st->cgroup, &own_cg, &cerr) < 0)
         log_debug("delete `%s`: %s", id, cerr->msg);
+      cg = own_cg;
     }
-    pidfd = pidfd_hint >= 0 ? dup(pidfd_hint) : open_init_pidfd(st);
+    if (!(hints && hints->init_reaped))
+      pidfd = hints && hints->pidfd >= 0 ? dup(hints->pidfd) : open_init_pidfd(st);
     if (pidfd >= 0) {
       pidfd_signal(pidfd, SIGKILL);
       if (cg != NULL) {
@@ -677,12 +724,11 @@ static int destroy(const struct fsrun_context *ctx, const char *id, int dirfd,
       if (intelrdt_remove(&rdt, id, &rerr) < 0)
         log_warning("%s", rerr->msg);
     }
-    if (hooks_any(&st->poststop)) {
+    if (hooks_any(poststop)) {
       cleanup_free char *state = hook_state(st, "stopped", 0);
-      hooks_run_warn(&st->poststop, "poststop", state);
+      hooks_run_warn(poststop, "poststop", state);
     }
   }
-  (void)dirfd;
   return status_dir_remove(ctx->state_root, id, err);
 }
 
@@ -707,7 +753,7 @@ int container_delete(const struct fsrun_context *ctx, const char *id, bool force
     /* killed before its first state write, or a corrupt file: nothing we can kill is recorded */
     if (r == -ENOENT || force) {
       fsrun_error_release(err);
-      return destroy(ctx, id, dirfd, &st, false, -1, err);
+      return destroy(ctx, id, &st, false, NULL, err);
     }
     return r;
   }
@@ -716,7 +762,7 @@ int container_delete(const struct fsrun_context *ctx, const char *id, bool force
   if (!force && strcmp(status, "stopped") != 0 && strcmp(status, "created") != 0)
     return fsrun_error_make(err, 0, "cannot delete container `%s` that is not stopped: %s", id,
                             status);
-  return destroy(ctx, id, dirfd, &st, true, -1, err);
+  return destroy(ctx, id, &st, true, NULL, err);
 }
 
 /* --- run ---------------------------------------------------------------------------------------
@@ -799,26 +845,26 @@ int container_run(const struct fsrun_context *ctx, const struct container_run_op
                       err);
   if (r < 0)
     goto out;
-  if (release_init(c.dirfd, &c.st, c.pidfd, err) < 0) {
-    cleanup_error fsrun_error_t derr = NULL;
-    r = fsrun_error_code(err);
-    destroy(ctx, o->create.id, c.dirfd, &c.st, true, c.pidfd, &derr);
-    created_clear(&c);
-    goto out;
-  }
-  if (c.config->hooks != NULL && hooks_any(&c.config->hooks->poststart)) {
-    cleanup_free char *state = hook_state(&c.st, "running", c.pid);
-    hooks_run_warn(&c.config->hooks->poststart, "poststart", state);
-  }
-  if (foreground) {
-    *exit_status = wait_foreground(&c, &blocked);
-    if (!o->keep) {
-      cleanup_status struct container_status st = {0};
-      /* the state file has the hooks of delete */
-      if (status_read(c.dirfd, &st, err) == 0)
-        r = destroy(ctx, o->create.id, c.dirfd, &st, true, c.pidfd, err);
-      else
-        r = destroy(ctx, o->create.id, c.dirfd, &c.st, true, c.pidfd, err);
+  {
+    const oci_hook_list *poststop = c.config->hooks ? &c.config->hooks->poststop : NULL;
+    struct destroy_hints hints = {.pidfd = c.pidfd, .cg = c.cg, .poststop = poststop};
+    if (release_init(c.dirfd, &c.st, c.pidfd, err) < 0) {
+      cleanup_error fsrun_error_t derr = NULL;
+      r = fsrun_error_code(err);
+      destroy(ctx, o->create.id, &c.st, true, &hints, &derr);
+      created_clear(&c);
+      goto out;
+    }
+    if (c.config->hooks != NULL && hooks_any(&c.config->hooks->poststart)) {
+      cleanup_free char *state = hook_state(&c.st, "running", c.pid);
+      hooks_run_warn(&c.config->hooks->poststart, "poststart", state);
+    }
+    if (foreground) {
+      *exit_status = wait_foreground(&c, &blocked);
+      /* the init is reaped; what it left in the cgroup goes with the cgroup */
+      hints.init_reaped = true;
+      if (!o->keep)
+        r = destroy(ctx, o->create.id, &c.st, true, &hints, err);
     }
   }
   created_clear(&c);

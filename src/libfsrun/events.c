@@ -605,7 +605,7 @@ int container_events(const struct fsrun_context *ctx, const char *id,
   if (strcmp(c.status, "created") != 0 && strcmp(c.status, "running") != 0 &&
       strcmp(c.status, "paused") != 0)
     return fsrun_error_take(err, EINVAL, xasprintf("container `%s` is not running", id));
-  ret = live_require_cgroup(&c, "read the events of", err);
+  ret = live_require_cgroup(&c, "read its events", err);
   if (ret < 0)
     return ret;
   if (o->stats_once)
@@ -620,7 +620,7 @@ int container_events(const struct fsrun_context *ctx, const char *id,
   for (;;) {
     struct pollfd fds[2] = {{.fd = pidfd, .events = POLLIN},
                             {.fd = oom.notify_fd, .events = POLLIN}};
-    uint64_t now = now_ns();
+    uint64_t now = now_ns(), wait_ms;
     int timeout_ms;
     bool stopped;
 
@@ -634,12 +634,10 @@ int container_events(const struct fsrun_context *ctx, const char *id,
         }
         break;
       }
-      while (next_stats <= now)
-        next_stats += interval;
+      next_stats = interval > UINT64_MAX - now ? UINT64_MAX : now + interval;
     }
-    timeout_ms = (int)((next_stats - now + 999999) / 1000000);
-    if (timeout_ms > OOM_RECHECK_MS)
-      timeout_ms = OOM_RECHECK_MS;
+    wait_ms = (next_stats - now) / 1000000 + 1;
+    timeout_ms = wait_ms > OOM_RECHECK_MS ? OOM_RECHECK_MS : (int)wait_ms;
     if (poll(fds, 2, timeout_ms) < 0 && errno != EINTR) {
       ret = fsrun_error_errno(err, "wait for events of `%s`", id);
       break;

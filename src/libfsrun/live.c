@@ -43,13 +43,13 @@ int live_open(const struct fsrun_context *ctx, const char *id, struct live_conta
   return 0;
 }
 
-int live_require_cgroup(const struct live_container *c, const char *op, fsrun_error_t *err) {
+int live_require_cgroup(const struct live_container *c, const char *action, fsrun_error_t *err) {
   if (c->cg != NULL)
     return 0;
   return fsrun_error_take(err, ENOTSUP,
                           xasprintf("container `%s` has no cgroup (rootless, and no cgroup was "
-                                    "delegated to this user): cannot %s it",
-                                    c->st.id, op));
+                                    "delegated to this user): cannot %s",
+                                    c->st.id, action));
 }
 
 void live_close(struct live_container *c) {
@@ -67,7 +67,7 @@ int container_pause(const struct fsrun_context *ctx, const char *id, fsrun_error
     return ret;
   if (strcmp(c.status, "running") != 0)
     return fsrun_error_take(err, EINVAL, xasprintf("container `%s` is not running", id));
-  ret = live_require_cgroup(&c, "pause", err);
+  ret = live_require_cgroup(&c, "pause it", err);
   if (ret < 0)
     return ret;
   ret = cgroup_freeze(c.cg, true, err);
@@ -83,7 +83,7 @@ int container_resume(const struct fsrun_context *ctx, const char *id, fsrun_erro
     return ret;
   if (strcmp(c.status, "paused") != 0)
     return fsrun_error_take(err, EINVAL, xasprintf("container `%s` is not paused", id));
-  ret = live_require_cgroup(&c, "resume", err);
+  ret = live_require_cgroup(&c, "resume it", err);
   if (ret < 0)
     return ret;
   ret = cgroup_freeze(c.cg, false, err);
@@ -165,7 +165,7 @@ int container_update(const struct fsrun_context *ctx, const char *id, const oci_
                             xasprintf("container `%s` is %s: only a created, running or paused "
                                       "container can be updated",
                                       id, c.status));
-  ret = live_require_cgroup(&c, "update", err);
+  ret = live_require_cgroup(&c, "update it", err);
   if (ret < 0)
     return ret;
   /* the errors name the resource and the file ("linux.resources.memory.limit: write ...") */

@@ -46,8 +46,8 @@ struct live_container {
 /* "container `ID` does not exist" when there is no such container. */
 int live_open(const struct fsrun_context *ctx, const char *id, struct live_container *c,
               fsrun_error_t *err);
-/* "container `ID` has no cgroup ... cannot OP it" when c has none; 0 otherwise. */
-int live_require_cgroup(const struct live_container *c, const char *op, fsrun_error_t *err);
+/* "container `ID` has no cgroup ...: cannot ACTION" ("pause it") when c has none; 0 otherwise. */
+int live_require_cgroup(const struct live_container *c, const char *action, fsrun_error_t *err);
 void live_close(struct live_container *c);
 #define cleanup_live __attribute__((cleanup(live_close)))
 

@@ -18,8 +18,7 @@
 
 #include "utils.h"
 
-/* --- options ------------------------------------------------------------------------------------
- */
+/* --- options ---------------------------------------------------------------------------------- */
 
 typedef enum {
   OPT_IGNORE,      /* "defaults" */
@@ -215,8 +214,7 @@ void mount_flags_to_attr(unsigned long flags, unsigned long cleared, struct moun
   }
 }
 
-/* --- paths --------------------------------------------------------------------------------------
- */
+/* --- paths ------------------------------------------------------------------------------------ */
 
 char *path_clean_abs(const char *path) {
   size_t len = strlen(path);
@@ -352,8 +350,7 @@ int root_resolve(int root_fd, const char *path, root_create_kind create, bool no
   return fsrun_error_make(err, ELOOP, "open `%s` in the rootfs", path);
 }
 
-/* --- performing mounts --------------------------------------------------------------------------
- */
+/* --- performing mounts ------------------------------------------------------------------------ */
 
 static void proc_fd_path(char *buf, size_t len, int fd) {
   snprintf(buf, len, "/proc/self/fd/%d", fd);
@@ -526,8 +523,7 @@ static int mount_fs(const struct mount_env *env, const char *source, const char 
   return 0;
 }
 
-/* --- cgroup mounts ------------------------------------------------------------------------------
- */
+/* --- cgroup mounts ---------------------------------------------------------------------------- */
 
 struct host_hierarchy {
   char *controllers; /* "cpu,cpuacct", "name=systemd", "" for cgroup2 */
@@ -661,10 +657,13 @@ static int read_hierarchies(struct host_hierarchy **out, size_t *n_out, fsrun_er
   return 0;
 }
 
-/* The host directory of the init's own cgroup in a hierarchy */
+/* The host directory of the init's own cgroup in a hierarchy. NULL when the mount's root lies
+ * above our cgroup namespace ("/../.."): paths are then relative to a root we cannot name. */
 static char *hierarchy_host_dir(const struct host_hierarchy *h) {
   const char *rel = h->path;
   size_t root_len = strlen(h->mnt_root);
+  if (strncmp(h->mnt_root, "/..", 3) == 0)
+    return NULL;
   if (strcmp(h->mnt_root, "/") != 0 && strncmp(rel, h->mnt_root, root_len) == 0)
     rel += root_len;
   return xasprintf("%s/%s", h->mountpoint, rel[0] == '/' ? rel + 1 : rel);
@@ -675,8 +674,12 @@ static char *hierarchy_host_dir(const struct host_hierarchy *h) {
 static int bind_own_cgroup(const struct host_hierarchy *h, int target_dir, const char *name,
                            struct mount_attr *attr, fsrun_error_t *err) {
   cleanup_free char *src = hierarchy_host_dir(h);
-  cleanup_close int tree = open_tree(AT_FDCWD, src, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+  cleanup_close int tree = -1;
   struct mount_attr copy = *attr;
+  if (src == NULL)
+    return fsrun_error_make(
+        err, ENOENT, "the init's cgroup in `%s` is outside its namespace's view", h->mountpoint);
+  tree = open_tree(AT_FDCWD, src, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
   if (tree < 0)
     return fsrun_error_errno(err, "bind `%s`", src);
   if (set_attr(tree, 0, &copy) < 0)
@@ -684,6 +687,28 @@ static int bind_own_cgroup(const struct host_hierarchy *h, int target_dir, const
   if (move_mount(tree, "", target_dir, name ? name : "",
                  MOVE_MOUNT_F_EMPTY_PATH | (name ? 0 : MOVE_MOUNT_T_EMPTY_PATH)) < 0)
     return fsrun_error_errno(err, "bind `%s`", src);
+  return 0;
+}
+
+/* A cgroup2 instance of the init's cgroup namespace made with fsopen/fsmount and attached with
+ * move_mount onto dest. */
+static int mount_cgroup2_detached(const struct mount_env *env, const char *dest,
+                                  const struct mount_options *o, size_t index, fsrun_error_t *err) {
+  cleanup_close int fs = fsopen("cgroup2", FSOPEN_CLOEXEC);
+  cleanup_close int mnt = -1;
+  cleanup_close int target = -1;
+  struct mount_attr attr;
+  mount_flags_to_attr(o->flags, o->cleared, &attr);
+  if (fs < 0 || fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
+    return fsrun_error_errno(err, "mounts[%zu]: create a cgroup2 instance for `%s`", index, dest);
+  mnt = fsmount(fs, FSMOUNT_CLOEXEC, (unsigned int)attr.attr_set);
+  if (mnt < 0)
+    return fsrun_error_errno(err, "mounts[%zu]: mount cgroup2 for `%s`", index, dest);
+  target = root_resolve(env->rootfs_fd, dest, ROOT_CREATE_DIR, false, err);
+  if (target < 0)
+    return fsrun_error_wrap(err, "mounts[%zu]: destination `%s`", index, dest);
+  if (move_mount(mnt, "", target, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
+    return fsrun_error_errno(err, "mounts[%zu]: mount `cgroup2` onto `%s`", index, dest);
   return 0;
 }
 
@@ -710,6 +735,12 @@ static int mount_cgroup(const struct mount_env *env, const char *type, const cha
     if (env->new_cgroupns) {
       ret =
           mount_fs(env, "cgroup2", "cgroup2", dest, o->flags & ~MS_REC, o->data, false, index, err);
+      if (ret == -EBUSY) {
+        /* mount(2) refuses a filesystem on a mount point that already shows it: the host's
+         * cgroup2 came along with a bind of the host's /sys. move_mount does not. */
+        fsrun_error_release(err);
+        ret = mount_cgroup2_detached(env, dest, o, index, err);
+      }
       return ret < 0 ? ret : finish_new_mount(env, dest, o, index, err);
     }
     if (read_hierarchies(&h, &n, err) < 0)
@@ -793,8 +824,7 @@ static int mount_cgroup(const struct mount_env *env, const char *type, const cha
   return finish_new_mount(env, dest, o, index, err);
 }
 
-/* --- one entry ----------------------------------------------------------------------------------
- */
+/* --- one entry -------------------------------------------------------------------------------- */
 
 int mount_entry(const struct mount_env *env, const oci_mount *m, size_t index, fsrun_error_t *err) {
   struct mount_options o __attribute__((cleanup(mount_options_free))) = {0};

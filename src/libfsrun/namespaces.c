@@ -103,10 +103,16 @@ int namespaces_plan(const oci_linux *linux_, bool cgroup_moved_late, struct ns_p
     plan->clone_flags &= ~CLONE_NEWCGROUP;
     plan->unshare_flags |= CLONE_NEWCGROUP;
   }
-  if (join_user) {
-    /* namespaces created after joining a user namespace belong to it; a pid namespace cannot be
-     * unshared for oneself, so it stays with clone3 */
-    int late = plan->clone_flags & ~(CLONE_NEWPID | CLONE_NEWTIME);
+  if ((join_user && (new_flags & CLONE_NEWPID)) ||
+      ((new_flags & CLONE_NEWUSER) && plan->n_joins > 0)) {
+    /* joins first (with the rights they need), then every new namespace, owned by the right user
+     * namespace; the init is cloned into the new pid namespace by the intermediate child */
+    plan->double_clone = true;
+    plan->intermediate_flags = plan->clone_flags;
+    plan->clone_flags = 0;
+  } else if (join_user) {
+    /* namespaces created after joining a user namespace belong to it */
+    int late = plan->clone_flags & ~CLONE_NEWTIME;
     plan->clone_flags &= ~late;
     plan->unshare_flags |= late;
   }

@@ -27,6 +27,13 @@ struct ns_plan {
   size_t n_joins;    /* joined by the init, user first (pid is joined by the parent) */
   int pid_join_fd;   /* a pid namespace to join: the parent setns()es before clone, or -1 */
   bool time_offsets; /* the parent creates the time namespace to write its offsets */
+  /* Namespaces that must be created after a setns() cannot come from the first clone3: a pid
+   * namespace owned by a joined user namespace, or a new user namespace that must not own the
+   * namespaces joined with the host's rights. Then the first child joins and unshares
+   * (intermediate_flags) and clones the init (CLONE_PARENT) into them, reports its pid and exits.
+   */
+  bool double_clone;
+  int intermediate_flags;
 };
 
 /* CLONE_NEW* for "pid", "network", ...; 0 when unknown. */
@@ -45,7 +52,8 @@ int namespaces_parent_prepare(const struct ns_plan *plan, const oci_linux *linux
                               int saved_fds[2], fsrun_error_t *err);
 int namespaces_parent_restore(int saved_fds[2], fsrun_error_t *err);
 
-/* In the init: setns() every namespace to join (user first), then unshare the late ones. */
+/* In the init: setns() every namespace to join (user first), then unshare the late ones. With
+ * double_clone, the intermediate child calls namespaces_join and unshares intermediate_flags. */
 int namespaces_join(const struct ns_plan *plan, fsrun_error_t *err);
 int namespaces_unshare_late(const struct ns_plan *plan, fsrun_error_t *err);
 

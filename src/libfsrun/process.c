@@ -5,6 +5,7 @@
 #include <limits.h>
 #include <poll.h>
 #include <sched.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -150,6 +151,41 @@ static int open_exec_fifo(struct init_config *c) {
   return fd;
 }
 
+/* struct clone_args of <linux/sched.h> (clone3), without the header's clashes with <sched.h> */
+struct init_clone_args {
+  uint64_t flags, pidfd, child_tid, parent_tid, exit_signal, stack, stack_size, tls, set_tid,
+      set_tid_size, cgroup;
+};
+
+/* ns_plan.double_clone: join, create the namespaces, then clone the real init into them as a
+ * sibling (CLONE_PARENT: a child of the runtime), report its pid and exit. Returns in the init. */
+static void clone_init_into_namespaces(struct init_config *c) {
+  cleanup_error fsrun_error_t err = NULL;
+  struct init_clone_args args = {.flags = CLONE_PARENT};
+  char buf[32];
+  long pid;
+  int len;
+
+  if (namespaces_join(c->ns, &err) < 0)
+    fail(c, &err);
+  if (c->ns->intermediate_flags != 0 && unshare(c->ns->intermediate_flags) < 0) {
+    fsrun_error_errno(&err, "create namespaces (unshare 0x%x)", c->ns->intermediate_flags);
+    fail(c, &err);
+  }
+  pid = syscall(SYS_clone3, &args, sizeof(args));
+  if (pid < 0) {
+    fsrun_error_errno(&err, "clone3 the container init into its namespaces");
+    fail(c, &err);
+  }
+  if (pid > 0) {
+    len = snprintf(buf, sizeof(buf), "%ld", pid);
+    _exit(sync_send(c->sync_fd, SYNC_INIT_PID, 0, buf, (size_t)len, -1) < 0 ? 1 : 0);
+  }
+  /* the init: the runtime is its parent too */
+  if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || parent_gone(c->sync_fd))
+    _exit(1);
+}
+
 void init_main(struct init_config *c) {
   cleanup_error fsrun_error_t err = NULL;
   const oci_process *p = c->config->process;
@@ -172,6 +208,8 @@ void init_main(struct init_config *c) {
   /* invariant 1: nothing in the container may ptrace us or reopen our /proc/self/exe */
   if (!c->stay_dumpable && prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
     _exit(1);
+  if (c->ns->double_clone)
+    clone_init_into_namespaces(c);
   if (c->wait_go) {
     wait_go(c, &msg);
     sync_msg_clear(&msg);
@@ -179,7 +217,9 @@ void init_main(struct init_config *c) {
   if (c->stay_dumpable && prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
     _exit(1);
 
-  if (namespaces_join(c->ns, &err) < 0 || namespaces_unshare_late(c->ns, &err) < 0)
+  if (!c->ns->double_clone && namespaces_join(c->ns, &err) < 0)
+    fail(c, &err);
+  if (namespaces_unshare_late(c->ns, &err) < 0)
     fail(c, &err);
   if (c->in_userns) {
     /* become root of the user namespace when it has one (files we create are then owned by it) */

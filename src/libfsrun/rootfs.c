@@ -35,8 +35,7 @@ static int root_propagation(const oci_config *c, unsigned long *out, fsrun_error
   return 0;
 }
 
-/* --- sysctl -------------------------------------------------------------------------------------
- */
+/* --- sysctl ----------------------------------------------------------------------------------- */
 
 static bool config_has_namespace(const oci_config *c, const char *type) {
   for (size_t i = 0; c->linux_ != NULL && i < c->linux_->n_namespaces; i++)
@@ -126,8 +125,7 @@ static int apply_sysctl(const struct rootfs_ctx *ctx, fsrun_error_t *err) {
   return 0;
 }
 
-/* --- phase 1 ------------------------------------------------------------------------------------
- */
+/* --- phase 1 ---------------------------------------------------------------------------------- */
 
 /* pivot_root refuses a new root whose parent mount is shared: make the mount holding the rootfs
  * private (only needed when the root was asked to be shared). */
@@ -213,8 +211,7 @@ int rootfs_mount_all(const struct rootfs_ctx *ctx, fsrun_error_t *err) {
   return 0;
 }
 
-/* --- phase 2 ------------------------------------------------------------------------------------
- */
+/* --- phase 2 ---------------------------------------------------------------------------------- */
 
 int rootfs_pivot(const struct rootfs_ctx *ctx, fsrun_error_t *err) {
   cleanup_close int rootfs_fd = open(ctx->rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
@@ -248,8 +245,7 @@ int rootfs_pivot(const struct rootfs_ctx *ctx, fsrun_error_t *err) {
   return 0;
 }
 
-/* --- phase 3 ------------------------------------------------------------------------------------
- */
+/* --- phase 3 ---------------------------------------------------------------------------------- */
 
 /* Binds the terminal's slave onto /dev/console. */
 static int setup_console(int root_fd, int slave_fd, fsrun_error_t *err) {

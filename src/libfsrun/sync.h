@@ -14,6 +14,7 @@ typedef enum {
   SYNC_MOUNTS_DONE, /* child -> parent: rootfs mounted, run prestart/createRuntime hooks */
   SYNC_PTY,         /* child -> parent: the pty master (fd) */
   SYNC_SECCOMP_FD,  /* child -> parent: the seccomp notify fd, for linux.seccomp.listenerPath */
+  SYNC_INIT_PID,    /* intermediate child -> parent: the init's pid (payload, decimal) */
   SYNC_CREATED,     /* child -> parent: ready, about to block on the exec fifo */
 } sync_msg_type;
 

@@ -54,26 +54,33 @@ for r in "${runtimes[@]}"; do
   fi
 done
 
-declare -A samples=()
+# wall time, and CPU time (user + sys of the runtime and everything it waited for: its init, the
+# container's process), which a busy machine disturbs much less than the wall time
+declare -A wall=() cpu=()
+TIMEFORMAT='%3R %3U %3S'
 for ((i = 0; i < rounds; i++)); do
   n=${#runtimes[@]}
   for ((k = 0; k < n; k++)); do
     r=${runtimes[$(((i + k) % n))]}
-    start=$EPOCHREALTIME
-    ${cmd[$r]} "b-$r-$i" >/dev/null 2>&1
-    end=$EPOCHREALTIME
-    samples[$r]+="$(((${end/./} - ${start/./}))) "
+    t=$({ time ${cmd[$r]} "b-$r-$i" >/dev/null 2>&1; } 2>&1)
+    read -r real user sys <<<"$t"
+    wall[$r]+="$real "
+    cpu[$r]+="$(bc -l <<<"$user + $sys") "
   done
 done
 
-median_us() { tr ' ' '\n' | grep . | sort -n | awk '{ a[NR] = $1 } END { print (NR % 2) ? a[(NR + 1) / 2] : int((a[NR / 2] + a[NR / 2 + 1]) / 2) }'; }
-declare -A med=()
-echo "run of /bin/true, $rounds rounds, medians:"
+median() { tr ' ' '\n' | grep . | sort -g | awk '{ a[NR] = $1 } END { print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
+declare -A mwall=() mcpu=()
+echo "run of /bin/true, $rounds rounds, medians (wall, cpu):"
 for r in "${runtimes[@]}"; do
-  med[$r]=$(median_us <<<"${samples[$r]}")
-  printf '  %-6s %8.1f ms\n' "$r" "$(bc -l <<<"${med[$r]} / 1000")"
+  mwall[$r]=$(median <<<"${wall[$r]}")
+  mcpu[$r]=$(median <<<"${cpu[$r]}")
+  printf '  %-6s %7.1f ms wall  %7.1f ms cpu\n' "$r" "$(bc -l <<<"${mwall[$r]} * 1000")" \
+    "$(bc -l <<<"${mcpu[$r]} * 1000")"
 done
 for r in crun runc; do
-  [ -n "${med[$r]:-}" ] && printf '  fsrun / %s = %.2f\n' "$r" "$(bc -l <<<"${med[fsrun]} / ${med[$r]}")"
+  [ -n "${mwall[$r]:-}" ] || continue
+  printf '  fsrun / %s = %.2f wall, %.2f cpu\n' "$r" "$(bc -l <<<"${mwall[fsrun]} / ${mwall[$r]}")" \
+    "$(bc -l <<<"${mcpu[fsrun]} / ${mcpu[$r]}")"
 done
 echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"

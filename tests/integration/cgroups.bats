@@ -16,10 +16,13 @@ setup() {
 
 teardown() {
   teardown_bundle
-  local d
-  # parents made by tests that chose their own cgroupsPath (deepest first)
-  for d in "${EXTRA_CGROUP_DIRS[@]}"; do
-    rmdir "$d" 2>/dev/null || true
+  local pattern d
+  # parents made by tests that chose their own cgroupsPath (deepest first); the patterns are
+  # globbed now, when the directories exist
+  for pattern in "${EXTRA_CGROUP_DIRS[@]}"; do
+    for d in $pattern; do
+      rmdir "$d" 2>/dev/null || true
+    done
   done
 }
 
@@ -160,7 +163,7 @@ FSRUN_GLOBAL_ARGS=()
   if [ "$(cgroup_mode)" = unified ]; then
     EXTRA_CGROUP_DIRS=(/sys/fs/cgroup/fsrun-test-abs)
   else
-    EXTRA_CGROUP_DIRS=(/sys/fs/cgroup/*/fsrun-test-abs)
+    EXTRA_CGROUP_DIRS=('/sys/fs/cgroup/*/fsrun-test-abs')
   fi
   start_detached sleep 1000
   [ -d "$(cg_dir memory "/fsrun-test-abs/$CONTAINER_ID")" ]
@@ -178,7 +181,7 @@ FSRUN_GLOBAL_ARGS=()
   if [ "$(cgroup_mode)" = unified ]; then
     EXTRA_CGROUP_DIRS=(/sys/fs/cgroup/fsrun/reltest)
   else
-    EXTRA_CGROUP_DIRS=(/sys/fs/cgroup/*/fsrun/reltest)
+    EXTRA_CGROUP_DIRS=('/sys/fs/cgroup/*/fsrun/reltest')
   fi
   start_detached sleep 1000
   [ -d "$(cg_dir memory "/fsrun/reltest/$CONTAINER_ID")" ]
@@ -195,7 +198,7 @@ FSRUN_GLOBAL_ARGS=()
   if [ "$(cgroup_mode)" = unified ]; then
     EXTRA_CGROUP_DIRS=(/sys/fs/cgroup/fsrunt.slice/fsrunt-sub.slice /sys/fs/cgroup/fsrunt.slice)
   else
-    EXTRA_CGROUP_DIRS=(/sys/fs/cgroup/*/fsrunt.slice/fsrunt-sub.slice /sys/fs/cgroup/*/fsrunt.slice)
+    EXTRA_CGROUP_DIRS=('/sys/fs/cgroup/*/fsrunt.slice/fsrunt-sub.slice' '/sys/fs/cgroup/*/fsrunt.slice')
   fi
   FSRUN_GLOBAL_ARGS=(--systemd-cgroup)
   start_detached sleep 1000

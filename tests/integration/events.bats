@@ -36,7 +36,7 @@ start_detached() {
   wait_for_status "$CONTAINER_ID" running
 }
 
-# wait_lines FILE N: FILE has at least N lines within 20 s
+# wait_lines FILE N: FILE (made before the writer starts) has at least N lines within 20 s
 wait_lines() {
   local tries=200
   while [ "$(wc -l <"$1")" -lt "$2" ] && [ $tries -gt 0 ]; do
@@ -105,6 +105,7 @@ wait_exit() {
 
 @test "events streams stats every --interval and exits 0 when the container stops" {
   start_detached /bin/sleep 1000
+  : >"$BATS_TEST_TMPDIR/events"
   fsrun events --interval 200ms "$CONTAINER_ID" >"$BATS_TEST_TMPDIR/events" 2>"$BATS_TEST_TMPDIR/events.err" &
   EVENTS_PID=$!
   wait_lines "$BATS_TEST_TMPDIR/events" 3
@@ -123,6 +124,7 @@ wait_exit() {
   update_config '.linux.resources.memory = {"limit": 33554432, "swap": 33554432}'
   # the hog waits for the go file, so that the OOM happens while events is watching
   start_detached /bin/sh -c 'while [ ! -e /shared/go ]; do sleep 0.05; done; exec dd if=/dev/zero of=/dev/null bs=128M count=1'
+  : >"$BATS_TEST_TMPDIR/events"
   fsrun events --interval 30s "$CONTAINER_ID" >"$BATS_TEST_TMPDIR/events" 2>"$BATS_TEST_TMPDIR/events.err" &
   EVENTS_PID=$!
   # the first stats event: the watch is in place

@@ -55,8 +55,12 @@ EOF
   setup_bundle "$BATS_TEST_TMPDIR/second"
   echo "intruder:x:7:7::/:/bin/sh" >>"$BUNDLE/rootfs/etc/passwd"
   ! grep -q intruder "$first/rootfs/etc/passwd"
-  ! grep -q intruder "$TEST_CACHE/rootfs/etc/passwd"
+  ! grep -q intruder "$TEST_CACHE/private/etc/passwd"
+  [ "$(stat -c %h "$BUNDLE/rootfs/etc/passwd")" = 1 ]
+  [ "$(stat -c %h "$BUNDLE/config.json")" = 1 ]
   [ "$(stat -c %i "$first/rootfs/bin/busybox")" = "$(stat -c %i "$BUNDLE/rootfs/bin/busybox")" ]
+  update_config '.hostname = "second"'
+  [ "$(jq -r .hostname "$first/config.json")" != second ]
   teardown_bundle
   [ ! -e "$BATS_TEST_TMPDIR/second" ]
   BUNDLE=$first

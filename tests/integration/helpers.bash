@@ -109,54 +109,62 @@ requires_host_command() {
 
 # ---- bundles ------------------------------------------------------------------------------------
 
-# The busybox rootfs template, built once per bats run (flock: files may run in parallel), and the
-# list of its regular files that bundles get private copies of (all but /bin/busybox).
+# The bundle template, built once per bats run (flock: files may run in parallel):
+#   $TEST_CACHE/bundle/rootfs   directories, applet symlinks and /bin/busybox, hardlinked into bundles
+#   $TEST_CACHE/private/...     the rootfs's other regular files (/etc/passwd, ...), written into each
+#                               bundle as new files, so that editing them in place stays private
+#   $TEST_CACHE/config*.json    config.json as `fsrun spec` writes it, made non-terminal, per binary
 _fsrun_rootfs_cache() {
   [ -f "$TEST_CACHE/.complete" ] && return 0
   mkdir -p "$TEST_CACHE"
   (
     flock 9
     [ -f "$TEST_CACHE/.complete" ] && exit 0
-    rm -rf "$TEST_CACHE/rootfs"
-    fsrun_make_busybox_rootfs "$TEST_CACHE/rootfs" || exit 1
-    (cd "$TEST_CACHE/rootfs" && find . -type f ! -path ./bin/busybox) >"$TEST_CACHE/private-files" || exit 1
+    rm -rf "$TEST_CACHE/bundle" "$TEST_CACHE/private"
+    mkdir -p "$TEST_CACHE/bundle" || exit 1
+    fsrun_make_busybox_rootfs "$TEST_CACHE/bundle/rootfs" || exit 1
+    cd "$TEST_CACHE/bundle/rootfs" || exit 1
+    find . -type f ! -path ./bin/busybox -printf '%P\n' >"$TEST_CACHE/private-files" || exit 1
+    mkdir -p "$TEST_CACHE/private" &&
+      xargs -r -d '\n' cp -a --parents -t "$TEST_CACHE/private" <"$TEST_CACHE/private-files" &&
+      xargs -r -d '\n' rm -f <"$TEST_CACHE/private-files" || exit 1
     touch "$TEST_CACHE/.complete"
   ) 9>"$TEST_CACHE/.lock"
 }
 
-# Copy the template cheaply: hardlinks for directories' entries (symlinks can only be replaced,
-# never written through), then private copies of the regular files a test might edit in place.
-_fsrun_copy_rootfs() {
-  local dest=$1 files
-  if cp -al "$TEST_CACHE/rootfs" "$dest" 2>/dev/null; then
-    mapfile -t files <"$TEST_CACHE/private-files"
-    [ ${#files[@]} -eq 0 ] && return 0
-    # cd instead of a subshell: one fork less.
-    cd "$TEST_CACHE/rootfs" || return 1
-    local copied=0
-    cp -a --parents --remove-destination "${files[@]}" "$dest/" || copied=$?
-    cd "$OLDPWD" || return 1
-    return $copied
-  fi
-  rm -rf --one-file-system "$dest"
-  cp -a "$TEST_CACHE/rootfs" "$dest"
+# The config every bundle starts from, made once per binary: from `fsrun spec` when it works.
+_fsrun_config_cache() {
+  _fsrun_config_file=$TEST_CACHE/config${FSRUN//\//_}.json
+  [ -f "$_fsrun_config_file" ] && return 0
+  (
+    flock 9
+    [ -f "$_fsrun_config_file" ] && exit 0
+    local dir source=spec
+    dir=$(mktemp -d "$TEST_CACHE/spec.XXXXXX") || exit 1
+    if ! (cd "$dir" && "$FSRUN" spec) >/dev/null 2>&1 ||
+      ! jq '.process.terminal = false | .process.args = ["/bin/sh", "-c", "true"]' "$dir/config.json" \
+        >"$dir/final.json" 2>/dev/null; then
+      # Until `fsrun spec` works: the same shape, written here.
+      source=builtin
+      _fsrun_builtin_config >"$dir/final.json"
+    fi
+    echo "$source" >"$_fsrun_config_file.source"
+    mv "$dir/final.json" "$_fsrun_config_file"
+    rm -rf "$dir"
+  ) 9>"$TEST_CACHE/.config.lock"
 }
 
-# Container processes may run as a mapped uid that must still reach the rootfs: open up bats'
-# private (0700) tmp dirs on the way to DIR.
-_fsrun_make_traversable() {
-  local dir=$1 dirs=()
-  while [[ $dir == "$BATS_RUN_TMPDIR"/* ]]; do
-    dirs+=("$dir")
-    dir=${dir%/*}
-  done
-  [ ${#dirs[@]} -eq 0 ] || chmod a+x "$BATS_RUN_TMPDIR" "${dirs[@]}"
+# _fsrun_write_copy SRC DEST: a new file DEST with SRC's text, with shell builtins only.
+_fsrun_write_copy() {
+  local text=""
+  IFS= read -r -d '' text <"$1" || true
+  printf '%s' "$text" >"$2"
 }
 
 _fsrun_builtin_config() {
   cat <<'EOF'
 {
-  "ociVersion": "1.2.0",
+  "ociVersion": "1.0.2",
   "process": {
     "terminal": false,
     "user": { "uid": 0, "gid": 0 },
@@ -203,31 +211,31 @@ _fsrun_builtin_config() {
 EOF
 }
 
-# setup_bundle [DIR]: sets BUNDLE, ROOTFS and FSRUN_CONFIG_SOURCE (spec | builtin).
+# setup_bundle [DIR]: sets BUNDLE, ROOTFS and FSRUN_CONFIG_SOURCE (spec | builtin). Cheap: one cp
+# (hardlinks) plus shell builtins, because every fork counts inside the VM.
 setup_bundle() {
   BUNDLE=${1:-$BATS_TEST_TMPDIR/bundle}
   ROOTFS=$BUNDLE/rootfs
   export BUNDLE ROOTFS
   _fsrun_rootfs_cache || return 1
+  _fsrun_config_cache || return 1
+  # Container processes may run as a mapped uid that must still reach the rootfs: bats' run
+  # directory is the only 0700 one on the way.
+  if [[ $BUNDLE == "$BATS_RUN_TMPDIR"/* && ! -e $BATS_RUN_TMPDIR/.fsrun-traversable ]]; then
+    chmod a+x "$BATS_RUN_TMPDIR" && : >"$BATS_RUN_TMPDIR/.fsrun-traversable"
+  fi
   if [ -e "$BUNDLE" ]; then
     rm -rf --one-file-system "$ROOTFS" "$BUNDLE/config.json"
+    cp -al "$TEST_CACHE/bundle/rootfs" "$ROOTFS" 2>/dev/null || cp -a "$TEST_CACHE/bundle/rootfs" "$ROOTFS" || return 1
   else
-    mkdir -p "$BUNDLE" || return 1
+    cp -al "$TEST_CACHE/bundle" "$BUNDLE" 2>/dev/null || cp -a "$TEST_CACHE/bundle" "$BUNDLE" || return 1
   fi
-  _fsrun_make_traversable "$BUNDLE"
-  _fsrun_copy_rootfs "$ROOTFS" || return 1
-
-  FSRUN_CONFIG_SOURCE=spec
-  local spec_status=0
-  cd "$BUNDLE" || return 1
-  "$FSRUN" spec >/dev/null 2>&1 || spec_status=$?
-  cd "$OLDPWD" || return 1
-  if [ $spec_status -ne 0 ] ||
-    ! update_config '.process.terminal = false | .process.args = ["/bin/sh", "-c", "true"]' 2>/dev/null; then
-    # Until `fsrun spec` works: the same shape, written here.
-    FSRUN_CONFIG_SOURCE=builtin
-    _fsrun_builtin_config >"$BUNDLE/config.json"
-  fi
+  local file
+  while IFS= read -r file; do
+    _fsrun_write_copy "$TEST_CACHE/private/$file" "$ROOTFS/$file"
+  done <"$TEST_CACHE/private-files"
+  _fsrun_write_copy "$_fsrun_config_file" "$BUNDLE/config.json"
+  IFS= read -r FSRUN_CONFIG_SOURCE <"$_fsrun_config_file.source"
   export FSRUN_CONFIG_SOURCE
 }
 
@@ -275,21 +283,32 @@ wait_for_status() {
   return 1
 }
 
-# Processes of the bundle DIR, never this shell: those whose root or cwd path lies in DIR (before
-# pivot_root), and those whose root directory is DIR/rootfs itself (after pivot_root the link
-# reads "/", but the directory is the same inode).
+# Processes of the bundle DIR (never this shell): those whose root or cwd is DIR or DIR/rootfs,
+# compared by device and inode, since after pivot_root the link text reads "/". One find: the
+# bundle's own directories first, then every process's root and cwd, followed.
 _fsrun_pids_in_dir() {
-  local dir=$1 rootfs_id=""
-  [ -d "$dir/rootfs" ] && rootfs_id=$(stat -c '%d:%i' "$dir/rootfs")
-  {
-    find /proc -mindepth 2 -maxdepth 2 \( -name root -o -name cwd \) \( -lname "$dir" -o -lname "$dir/*" \) -printf '%h\n'
-    [ -z "$rootfs_id" ] || stat -Lc '%n %d:%i' /proc/[0-9]*/root | awk -v id="$rootfs_id" '$2 == id { print $1 }'
-  } 2>/dev/null | awk -F/ -v self=$$ '$3 != self && !seen[$3]++ { print $3 }'
+  local dir=$1 tag id ids=" " pid seen=" "
+  while read -r tag id; do
+    if [ "$tag" = B ]; then
+      ids+="$id "
+      continue
+    fi
+    pid=${tag#/proc/}
+    [[ $pid =~ ^[0-9]+$ && $ids == *" $id "* && $seen != *" $pid "* ]] || continue
+    [ "$pid" = $$ ] || [ "$pid" = "$BASHPID" ] && continue
+    seen+="$pid "
+    echo "$pid"
+  done < <(find -L "$dir" /proc -maxdepth 2 \( -path "$dir" -o -path "$dir/rootfs" \) -printf 'B %D:%i\n' -o \
+    -path "$dir/*" -prune -o \( -path '/proc/[0-9]*/root' -o -path '/proc/[0-9]*/cwd' \) -printf '%h %D:%i\n' 2>/dev/null)
 }
 
-# Mount points at or under DIR, deepest first.
+# Mount points at or under DIR, deepest first (shell builtins only).
 _fsrun_mounts_under() {
-  awk -v dir="$1" '$5 == dir || index($5, dir "/") == 1 { print $5 }' /proc/self/mountinfo | sort -r
+  local dir=$1 _ mnt found=()
+  while read -r _ _ _ _ mnt _; do
+    [[ $mnt == "$dir" || $mnt == "$dir"/* ]] && found=("$mnt" "${found[@]}")
+  done </proc/self/mountinfo
+  [ ${#found[@]} -eq 0 ] || printf '%s\n' "${found[@]}"
 }
 
 # Fails (and prints them) when sanitizer reports were written for this test.
@@ -314,16 +333,14 @@ teardown_bundle() {
   done
   if [ -n "${BUNDLE:-}" ] && [ -d "$BUNDLE" ]; then
     [[ $PWD != "$BUNDLE" && $PWD != "$BUNDLE"/* ]] || cd /
-    for pid in $(_fsrun_pids_in_dir "$BUNDLE"); do
+    while read -r pid; do
       echo "teardown: killing leftover process $pid" >&2
       kill -9 "$pid" 2>/dev/null
-    done
-    if grep -qF " $BUNDLE" /proc/self/mountinfo; then
-      for mnt in $(_fsrun_mounts_under "$BUNDLE"); do
-        echo "teardown: unmounting leftover mount $mnt" >&2
-        umount -l "$mnt" 2>/dev/null
-      done
-    fi
+    done < <(_fsrun_pids_in_dir "$BUNDLE")
+    while read -r mnt; do
+      echo "teardown: unmounting leftover mount $mnt" >&2
+      umount -l "$mnt" 2>/dev/null
+    done < <(_fsrun_mounts_under "$BUNDLE")
     # --one-file-system: never follow a leaked bind mount out of the bundle.
     rm -rf --one-file-system "$BUNDLE"
   fi

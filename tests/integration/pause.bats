@@ -19,7 +19,16 @@ setup() {
 }
 
 teardown() {
+  if [ -n "${ROOTLESS_ID:-}" ]; then
+    as_user delete --force "$ROOTLESS_ID" || true
+  fi
   teardown_bundle
+}
+
+# as_user ARGS...: fsrun as uid 1000 with its own state root (the rootless test)
+as_user() {
+  setpriv --reuid=1000 --regid=1000 --clear-groups env -u XDG_RUNTIME_DIR \
+    "$FSRUN" --root "$BATS_TEST_TMPDIR/rootless/state" "$@"
 }
 
 # start_counter: a detached container that appends a line to /shared/ticks every 50 ms
@@ -155,4 +164,33 @@ freezer_file() {
   fsrun resume "$CONTAINER_ID"
   [ "$(cat "$(freezer_file)")" = 0 ]
   grep -qx 'frozen 0' "/sys/fs/cgroup/fsrun/$CONTAINER_ID/cgroup.events"
+}
+
+@test "pause, update and events of a rootless container without a cgroup fail clearly" {
+  requires_host_command setpriv
+  setpriv --reuid=1000 --regid=1000 --clear-groups test -x "$FSRUN" ||
+    skip "uid 1000 cannot execute $FSRUN"
+  local dir=$BATS_TEST_TMPDIR/rootless
+  mkdir -p "$dir/state"
+  chown 1000:1000 "$dir" "$dir/state"
+  as_user spec --rootless --bundle "$dir"
+  jq --arg r "$ROOTFS" '.root.path = $r | .process.terminal = false | .process.args = ["sleep", "1000"]' \
+    "$dir/config.json" >"$dir/config.new"
+  mv "$dir/config.new" "$dir/config.json"
+  ROOTLESS_ID=$CONTAINER_ID
+  as_user run -d --bundle "$dir" "$ROOTLESS_ID" </dev/null
+  [ "$(as_user state "$ROOTLESS_ID" | jq -r .status)" = running ]
+  [ "$(jq -r .fsrun.cgroup "$dir/state/$ROOTLESS_ID/state.json")" = null ] ||
+    skip "this host delegates a cgroup to uid 1000"
+
+  run as_user pause "$ROOTLESS_ID"
+  [ "$status" -eq 1 ]
+  [[ "$output" == *"container \`$ROOTLESS_ID\` has no cgroup"*"cannot pause it"* ]]
+  [ "$(as_user state "$ROOTLESS_ID" | jq -r .status)" = running ]
+  run as_user update --memory 64m "$ROOTLESS_ID"
+  [ "$status" -eq 1 ]
+  [[ "$output" == *"has no cgroup"*"cannot update it"* ]]
+  run as_user events --stats "$ROOTLESS_ID"
+  [ "$status" -eq 1 ]
+  [[ "$output" == *"has no cgroup"*"cannot read its events"* ]]
 }

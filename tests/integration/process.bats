@@ -145,3 +145,40 @@ teardown() {
   [ "${lines[0]}" = "1 1" ]
   [ "${lines[1]}" = activated ]
 }
+
+@test "process: joining a user namespace by path and creating a pid namespace owned by it" {
+  update_config '.linux.namespaces += [{"type": "user"}]
+    | .linux.uidMappings = [{"containerID": 0, "hostID": 300000, "size": 65536}]
+    | .linux.gidMappings = [{"containerID": 0, "hostID": 300000, "size": 65536}]'
+  set_process_args /bin/sleep 100
+  fsrun run --detach --bundle "$BUNDLE" proc-userns
+  pid=$(fsrun state proc-userns | jq -r .pid)
+  user=$(readlink "/proc/$pid/ns/user")
+  update_config '.linux.uidMappings = null | .linux.gidMappings = null
+    | .linux.namespaces |= map(if .type == "user" then .path = $u else . end)' --arg u "/proc/$pid/ns/user"
+  # a new pid namespace (its /proc must mount) and the joined user namespace
+  run_in_container /bin/sh -c 'readlink /proc/self/ns/user; echo pid=$$; head -1 /proc/self/uid_map'
+  [ "$status" -eq 0 ]
+  [ "${lines[0]}" = "$user" ]
+  [ "${lines[1]}" = pid=1 ]
+  [ "$(echo ${lines[2]})" = "0 300000 65536" ]
+  fsrun delete --force proc-userns
+}
+
+@test "process: a new user namespace with a network namespace joined by path (joined with the host's rights)" {
+  set_process_args /bin/sleep 100
+  fsrun run --detach --bundle "$BUNDLE" proc-netns
+  pid=$(fsrun state proc-netns | jq -r .pid)
+  net=$(readlink "/proc/$pid/ns/net")
+  update_config '.linux.namespaces |= map(if .type == "network" then .path = $n else . end)
+    | .linux.namespaces += [{"type": "user"}]
+    | .linux.uidMappings = [{"containerID": 0, "hostID": 300000, "size": 65536}]
+    | .linux.gidMappings = [{"containerID": 0, "hostID": 300000, "size": 65536}]' --arg n "/proc/$pid/ns/net"
+  run_in_container /bin/sh -c 'readlink /proc/self/ns/net; echo pid=$$; head -1 /proc/self/uid_map'
+  [ "$status" -eq 0 ]
+  [ "${lines[0]}" = "$net" ]
+  [ "${lines[1]}" = pid=1 ]
+  [ "$(echo ${lines[2]})" = "0 300000 65536" ]
+  fsrun delete --force proc-netns
+  assert_no_leftovers "$CONTAINER_ID"
+}

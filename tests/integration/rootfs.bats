@@ -328,6 +328,8 @@ add_mount() { # add_mount JSON
   if [ "$(cgroup_mode)" = unified ]; then
     [ "$(fstype /sys/fs/cgroup)" = cgroup2 ]
     has_opt /sys/fs/cgroup ro
+    # the namespace's root, not the host's ("/../.." seen from inside)
+    [ "$(mount_field /sys/fs/cgroup 4)" = / ]
   else
     [ "$(fstype /sys/fs/cgroup)" = tmpfs ]
     # one read-only mount per hierarchy the host mounts
@@ -337,6 +339,7 @@ add_mount() { # add_mount JSON
       [ "$(stat -fc %T "$dir")" = cgroupfs ] || [ "$(stat -fc %T "$dir")" = cgroup2fs ] || continue
       [[ "$output" == *" /sys/fs/cgroup/$name "* ]]
       has_opt "/sys/fs/cgroup/$name" ro
+      [ "$(mount_field "/sys/fs/cgroup/$name" 4)" = / ]
     done
   fi
 }
@@ -470,6 +473,12 @@ userns_config() {
   [ "$status" -eq 0 ]
   [[ "$output" == *sys-readonly* ]]
   [ "$(fstype /sys)" = sysfs ]
+  # the cgroup mount over the host's (which came with /sys) shows the namespace's root
+  if [ "$(cgroup_mode)" = unified ]; then
+    [ "$(mount_field /sys/fs/cgroup 4)" = / ]
+  else
+    [ "$(mount_field /sys/fs/cgroup/pids 4)" = / ]
+  fi
   # every mount below /sys that came with the host's tree is read-only too
   while read -r mnt opts; do
     [[ ",$opts," == *,ro,* ]] || { echo "$mnt is $opts"; false; }

@@ -180,7 +180,7 @@ cg_read() {
   requires_cgroup_v2
   start_sleeper
   run fsrun update --memory 128m --memory-swap 192m --cpu-quota 50000 --cpu-period 100000 \
-    --cpu-share 1024 --pids-limit 21 "$CONTAINER_ID"
+    --cpu-share 262144 --pids-limit 21 "$CONTAINER_ID"
   [ "$status" -eq 0 ]
   [ "$(cg_read memory memory.max)" = 134217728 ]
   if [ -e "$(cg_file memory memory.swap.max)" ]; then
@@ -188,7 +188,8 @@ cg_read() {
     [ "$(cg_read memory memory.swap.max)" = 67108864 ]
   fi
   [ "$(cg_read cpu cpu.max)" = "50000 100000" ]
-  [ "$(cg_read cpu cpu.weight)" = 39 ]
+  # the top of the shares range is the top of the weight range, whatever the conversion between
+  [ "$(cg_read cpu cpu.weight)" = 10000 ]
   [ "$(cg_read pids pids.max)" = 21 ]
   fsrun update --memory -1 --memory-swap -1 "$CONTAINER_ID"
   [ "$(cg_read memory memory.max)" = max ]

@@ -26,6 +26,7 @@ static const struct fsrun_command commands[] = {
     {"start", fsrun_cmd_start, "start a created container's process"},
     {"run", fsrun_cmd_run, "create and start a container, wait for it and delete it"},
     {"state", fsrun_cmd_state, "print a container's OCI state (JSON)"},
+    {"exec", fsrun_cmd_exec, "run a new process in a created or running container"},
     {"kill", fsrun_cmd_kill, "send a signal to a container's init (or all its processes)"},
     {"delete", fsrun_cmd_delete, "delete a container (--force kills it first)"},
     {"list", fsrun_cmd_list, "list containers"},

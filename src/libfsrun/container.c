@@ -244,8 +244,8 @@ static int take_init_from_intermediate(int sync_fd, struct created *out, fsrun_e
   return 0;
 }
 
-/* Creates the container up to the init blocked on its exec fifo. for_run: a foreground `run` with
- * a terminal and no console socket keeps the pty master in out->pty_master. */
+/* Creates the container up to the init blocked on its exec fifo. relay_pty: a foreground `run`
+ * with a terminal and no console socket keeps the pty master in out->pty_master. */
 static int create_internal(const struct fsrun_context *ctx, const struct container_create_opts *o,
                            bool relay_pty, const sigset_t *sigmask, struct created *out,
                            fsrun_error_t *err) {

@@ -82,7 +82,7 @@ static int create_device(int rootfs_fd, int dev_fd, const struct device_node *d,
   dev_t rdev = d->type == S_IFIFO ? 0 : makedev(d->major, d->minor);
 
   if (*name == '\0')
-    return fsrun_error_make(err, EINVAL, "device `%s`: not a file path", d->path);
+    return fsrun_error_make(err, 0, "device `%s`: not a file path", d->path);
   *slash = '\0';
   if (strcmp(path, "/dev") != 0)
     parent = own_parent =
@@ -117,7 +117,7 @@ static int device_from_spec(const oci_device *s, size_t index, struct device_nod
                             fsrun_error_t *err) {
   const char *t = s->type ? s->type : "";
   if (s->path == NULL || s->path[0] == '\0')
-    return fsrun_error_make(err, EINVAL, "linux.devices[%zu]: path is missing", index);
+    return fsrun_error_make(err, 0, "linux.devices[%zu]: path is missing", index);
   if (strcmp(t, "c") == 0 || strcmp(t, "u") == 0)
     out->type = S_IFCHR;
   else if (strcmp(t, "b") == 0)
@@ -125,11 +125,11 @@ static int device_from_spec(const oci_device *s, size_t index, struct device_nod
   else if (strcmp(t, "p") == 0)
     out->type = S_IFIFO;
   else
-    return fsrun_error_make(err, EINVAL, "linux.devices[%zu]: unknown type `%s`", index, t);
+    return fsrun_error_make(err, 0, "linux.devices[%zu]: unknown type `%s`", index, t);
   if (out->type != S_IFIFO && (!s->has_major || !s->has_minor || s->major < 0 || s->minor < 0 ||
                                s->major > 0xfff || s->minor > 0xfffff))
-    return fsrun_error_make(err, EINVAL, "linux.devices[%zu]: `%s` needs a valid major and minor",
-                            index, s->path);
+    return fsrun_error_make(err, 0, "linux.devices[%zu]: `%s` needs a valid major and minor", index,
+                            s->path);
   out->path = s->path;
   out->major = (unsigned int)s->major;
   out->minor = (unsigned int)s->minor;
@@ -155,7 +155,7 @@ int devices_setup(int rootfs_fd, const oci_config *config, bool userns, fsrun_er
 
   if (dev < 0) {
     if (fsrun_error_code(err) == -ELOOP)
-      return fsrun_error_make(err, ELOOP, "rootfs /dev is a symlink");
+      return fsrun_error_make(err, 0, "rootfs /dev is a symlink");
     return fsrun_error_code(err);
   }
   for (size_t i = 0; l != NULL && i < l->n_devices; i++) {

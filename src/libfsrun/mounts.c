@@ -156,7 +156,7 @@ int mount_options_parse(const oci_strv *options, struct mount_options *out, fsru
     case OPT_PROPAGATION:
       if (out->n_propagation == MOUNT_MAX_PROPAGATION) {
         mount_options_free(out);
-        return fsrun_error_make(err, EINVAL, "too many propagation options (at `%s`)", name);
+        return fsrun_error_make(err, 0, "too many propagation options (at `%s`)", name);
       }
       out->propagation[out->n_propagation++] = d->value;
       break;
@@ -175,7 +175,7 @@ int mount_options_parse(const oci_strv *options, struct mount_options *out, fsru
       break;
     case OPT_REFUSE:
       mount_options_free(out);
-      return fsrun_error_make(err, EINVAL, "mount option `%s` is not supported", name);
+      return fsrun_error_make(err, 0, "mount option `%s` is not supported", name);
     }
   }
   return 0;
@@ -415,6 +415,51 @@ int mount_bind_fd(int source_fd, int target_fd, bool recursive, fsrun_error_t *e
   return 0;
 }
 
+/* Files lxcfs and the like override inside /proc: the only mounts allowed onto procfs besides
+ * /proc itself. */
+static bool proc_override_allowed(const char *dest) {
+  static const char *const allowed[] = {
+      "/proc/cpuinfo", "/proc/diskstats",
+      "/proc/meminfo", "/proc/stat",
+      "/proc/swaps",   "/proc/uptime",
+      "/proc/loadavg", "/proc/slabinfo",
+      "/proc/net/dev", "/proc/sys/kernel/ns_last_pid",
+  };
+  if (strcmp(dest, "/proc") == 0)
+    return true;
+  for (size_t i = 0; i < sizeof(allowed) / sizeof(allowed[0]); i++)
+    if (strcmp(dest, allowed[i]) == 0)
+      return true;
+  return false;
+}
+
+/* The target of a mount onto dest inside the rootfs, created as `kind` when missing. With real_dir
+ * (/proc, /sys) it must be a directory reached without any symlink. Nothing lands on procfs but
+ * the few overrides above: a rootfs symlink to /proc/self/attr/exec, say, would disarm the LSM. */
+static int open_mount_target(const struct mount_env *env, const char *dest, root_create_kind kind,
+                             bool real_dir, size_t index, fsrun_error_t *err) {
+  cleanup_close int target = root_resolve(env->rootfs_fd, dest, kind, real_dir, err);
+  struct statfs sfs;
+  struct stat st;
+  if (target < 0) {
+    if (real_dir && (fsrun_error_code(err) == -ELOOP || fsrun_error_code(err) == -ENOTDIR))
+      return fsrun_error_make(err, 0, "mounts[%zu]: mount destination %s is not a directory", index,
+                              dest);
+    return fsrun_error_wrap(err, "mounts[%zu]: destination `%s`", index, dest);
+  }
+  if (real_dir && (fstat(target, &st) < 0 || !S_ISDIR(st.st_mode)))
+    return fsrun_error_make(err, 0, "mounts[%zu]: mount destination %s is not a directory", index,
+                            dest);
+  if (!proc_override_allowed(dest)) {
+    if (fstatfs(target, &sfs) < 0)
+      return fsrun_error_errno(err, "mounts[%zu]: statfs `%s`", index, dest);
+    if (sfs.f_type == PROC_SUPER_MAGIC)
+      return fsrun_error_make(err, 0, "mounts[%zu]: mount destination %s is inside /proc", index,
+                              dest);
+  }
+  return steal_fd(&target);
+}
+
 /* A detached clone of the host tree at source, with the options' attributes, attached onto the
  * destination (created as a file or a directory like the source). extra_rec adds recursive
  * attributes on top of the options'. */
@@ -428,8 +473,7 @@ static int bind_tree(const struct mount_env *env, const char *source, const char
   struct stat st;
 
   if (source == NULL)
-    return fsrun_error_make(err, EINVAL, "mounts[%zu]: bind mount onto `%s` has no source", index,
-                            dest);
+    return fsrun_error_make(err, 0, "mounts[%zu]: bind mount onto `%s` has no source", index, dest);
   if (source[0] != '/') {
     bundle_fd = open(env->bundle ? env->bundle : ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
     if (bundle_fd < 0)
@@ -441,17 +485,13 @@ static int bind_tree(const struct mount_env *env, const char *source, const char
     return fsrun_error_errno(err, "mounts[%zu]: bind source `%s`", index, source);
   if (fstat(tree, &st) < 0)
     return fsrun_error_errno(err, "mounts[%zu]: stat bind source `%s`", index, source);
-  target = root_resolve(env->rootfs_fd, dest,
-                        S_ISDIR(st.st_mode) ? ROOT_CREATE_DIR : ROOT_CREATE_FILE, real_dir, err);
-  if (target < 0) {
-    if (real_dir && (fsrun_error_code(err) == -ELOOP || fsrun_error_code(err) == -ENOTDIR))
-      return fsrun_error_make(err, ENOTDIR, "mounts[%zu]: mount destination %s is not a directory",
-                              index, dest);
-    return fsrun_error_wrap(err, "mounts[%zu]: destination `%s`", index, dest);
-  }
   if (real_dir && !S_ISDIR(st.st_mode))
-    return fsrun_error_make(err, ENOTDIR, "mounts[%zu]: bind source `%s` for %s is not a directory",
+    return fsrun_error_make(err, 0, "mounts[%zu]: bind source `%s` for %s is not a directory",
                             index, source, dest);
+  target = open_mount_target(env, dest, S_ISDIR(st.st_mode) ? ROOT_CREATE_DIR : ROOT_CREATE_FILE,
+                             real_dir, index, err);
+  if (target < 0)
+    return target;
 
   mount_flags_to_attr(o->flags, o->cleared, &attr);
   if (set_attr(tree, 0, &attr) < 0)
@@ -502,21 +542,9 @@ static int mount_fs(const struct mount_env *env, const char *source, const char 
                     const char *dest, unsigned long flags, const char *data, bool real_dir,
                     size_t index, fsrun_error_t *err) {
   char target_path[64];
-  cleanup_close int target = root_resolve(env->rootfs_fd, dest, ROOT_CREATE_DIR, real_dir, err);
-  if (target < 0) {
-    if (real_dir && (fsrun_error_code(err) == -ELOOP || fsrun_error_code(err) == -ENOTDIR))
-      return fsrun_error_make(err, ENOTDIR, "mounts[%zu]: mount destination %s is not a directory",
-                              index, dest);
-    return fsrun_error_wrap(err, "mounts[%zu]: destination `%s`", index, dest);
-  }
-  if (real_dir) {
-    struct stat st;
-    if (fstat(target, &st) < 0)
-      return fsrun_error_errno(err, "mounts[%zu]: stat `%s`", index, dest);
-    if (!S_ISDIR(st.st_mode))
-      return fsrun_error_make(err, ENOTDIR, "mounts[%zu]: mount destination %s is not a directory",
-                              index, dest);
-  }
+  cleanup_close int target = open_mount_target(env, dest, ROOT_CREATE_DIR, real_dir, index, err);
+  if (target < 0)
+    return target;
   proc_fd_path(target_path, sizeof(target_path), target);
   if (mount(source ? source : type, target_path, type, flags, data) < 0)
     return mount_error(err, errno, index, source ? source : type, type, dest);
@@ -704,9 +732,9 @@ static int mount_cgroup2_detached(const struct mount_env *env, const char *dest,
   mnt = fsmount(fs, FSMOUNT_CLOEXEC, (unsigned int)attr.attr_set);
   if (mnt < 0)
     return fsrun_error_errno(err, "mounts[%zu]: mount cgroup2 for `%s`", index, dest);
-  target = root_resolve(env->rootfs_fd, dest, ROOT_CREATE_DIR, false, err);
+  target = open_mount_target(env, dest, ROOT_CREATE_DIR, false, index, err);
   if (target < 0)
-    return fsrun_error_wrap(err, "mounts[%zu]: destination `%s`", index, dest);
+    return target;
   if (move_mount(mnt, "", target, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
     return fsrun_error_errno(err, "mounts[%zu]: mount `cgroup2` onto `%s`", index, dest);
   return 0;
@@ -750,8 +778,8 @@ static int mount_cgroup(const struct mount_env *env, const char *type, const cha
         v2 = &h[i];
     if (v2 == NULL)
       ret = fsrun_error_make(err, ENOENT, "mounts[%zu]: the init has no cgroup2 hierarchy", index);
-    else if ((dir = root_resolve(env->rootfs_fd, dest, ROOT_CREATE_DIR, false, err)) < 0)
-      ret = fsrun_error_wrap(err, "mounts[%zu]: destination `%s`", index, dest);
+    else if ((dir = open_mount_target(env, dest, ROOT_CREATE_DIR, false, index, err)) < 0)
+      ret = dir;
     else if ((ret = bind_own_cgroup(v2, dir, NULL, &sub_attr, err)) < 0)
       fsrun_error_wrap(err, "mounts[%zu]: cgroup onto `%s`", index, dest);
     hierarchies_free(h, n);
@@ -833,7 +861,7 @@ int mount_entry(const struct mount_env *env, const oci_mount *m, size_t index, f
   bool is_proc, is_sysfs, real_dir;
 
   if (m->destination == NULL || m->destination[0] == '\0')
-    return fsrun_error_make(err, EINVAL, "mounts[%zu]: destination is missing", index);
+    return fsrun_error_make(err, 0, "mounts[%zu]: destination is missing", index);
   dest = path_clean_abs(m->destination);
   if (mount_options_parse(&m->options, &o, err) < 0)
     return fsrun_error_wrap(err, "mounts[%zu]", index);
@@ -856,7 +884,7 @@ int mount_entry(const struct mount_env *env, const oci_mount *m, size_t index, f
     return bind_tree(env, m->source, dest, &o, 0, real_dir, index, err);
   }
   if (type == NULL || type[0] == '\0')
-    return fsrun_error_make(err, EINVAL, "mounts[%zu]: mount onto `%s` has no type", index, dest);
+    return fsrun_error_make(err, 0, "mounts[%zu]: mount onto `%s` has no type", index, dest);
 
   is_proc = strcmp(type, "proc") == 0;
   is_sysfs = strcmp(type, "sysfs") == 0;

@@ -31,7 +31,7 @@ static int root_propagation(const oci_config *c, unsigned long *out, fsrun_error
     return 0;
   *out = mount_propagation_from_name(name);
   if (*out == 0)
-    return fsrun_error_make(err, EINVAL, "linux.rootfsPropagation: unknown value `%s`", name);
+    return fsrun_error_make(err, 0, "linux.rootfsPropagation: unknown value `%s`", name);
   return 0;
 }
 
@@ -91,13 +91,13 @@ int rootfs_check_sysctl(const oci_config *config, fsrun_error_t *err) {
     const char *ns = sysctl_namespace(key);
     cleanup_free char *path = sysctl_proc_path(key);
     if (path == NULL)
-      return fsrun_error_make(err, EINVAL, "linux.sysctl: `%s`: not a valid sysctl name", key);
+      return fsrun_error_make(err, 0, "linux.sysctl: `%s`: not a valid sysctl name", key);
     if (ns == NULL)
       return fsrun_error_make(
           err, EINVAL, "linux.sysctl: `%s`: not namespaced, setting it would change the host", key);
     if (!config_has_namespace(config, ns))
-      return fsrun_error_make(err, EINVAL, "linux.sysctl: `%s`: needs a %s namespace of its own",
-                              key, ns);
+      return fsrun_error_make(err, 0, "linux.sysctl: `%s`: needs a %s namespace of its own", key,
+                              ns);
   }
   return 0;
 }
@@ -118,7 +118,7 @@ static int apply_sysctl(const struct rootfs_ctx *ctx, fsrun_error_t *err) {
     cleanup_free char *path = sysctl_proc_path(m->keys[i]);
     const char *value = m->values[i] ? m->values[i] : "";
     if (path == NULL)
-      return fsrun_error_make(err, EINVAL, "sysctl `%s`: not a valid sysctl name", m->keys[i]);
+      return fsrun_error_make(err, 0, "sysctl `%s`: not a valid sysctl name", m->keys[i]);
     if (procfs_write(procfs, path, value, strlen(value), err) < 0)
       return fsrun_error_wrap(err, "sysctl `%s`", m->keys[i]);
   }
@@ -184,7 +184,7 @@ int rootfs_mount_all(const struct rootfs_ctx *ctx, fsrun_error_t *err) {
   if (rootfs_fd < 0)
     return fsrun_error_errno(err, "open the rootfs `%s`", ctx->rootfs);
   if (fstatat(rootfs_fd, "dev", &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode))
-    return fsrun_error_make(err, ELOOP, "rootfs /dev is a symlink");
+    return fsrun_error_make(err, 0, "rootfs /dev is a symlink");
 
   {
     const struct mount_env env = {
@@ -283,7 +283,7 @@ static int setup_console(int root_fd, int slave_fd, fsrun_error_t *err) {
     if (pts < 0)
       return fsrun_error_wrap(err, "/dev/console");
     if (fstat(pts, &found) < 0 || !S_ISCHR(found.st_mode) || found.st_rdev != slave.st_rdev)
-      return fsrun_error_make(err, ENXIO, "/dev/console: `%s` is not the console's pty", path);
+      return fsrun_error_make(err, 0, "/dev/console: `%s` is not the console's pty", path);
     tree = open_tree(pts, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH);
   }
   if (tree < 0)
@@ -336,7 +336,7 @@ static int open_verified_null(int root_fd, fsrun_error_t *err) {
   if (fstat(fd, &st) < 0)
     return fsrun_error_errno(err, "linux.maskedPaths: stat `/dev/null`");
   if (!S_ISCHR(st.st_mode) || st.st_rdev != makedev(1, 3))
-    return fsrun_error_make(err, ENODEV, "linux.maskedPaths: `/dev/null` is not the null device");
+    return fsrun_error_make(err, 0, "linux.maskedPaths: `/dev/null` is not the null device");
   return steal_fd(&fd);
 }
 

@@ -15,6 +15,9 @@
 #                            is left in the bundle, remove it; fails on sanitizer reports
 #   assert_no_leftovers ID [BUNDLE]   no state dir, mount, cgroup or process left for ID
 #   wait_for_status ID STATUS [SECONDS]
+#   make_traversable DIR     open DIR and its parents in bats' tmp dirs to other users
+#   _fsrun_pid_alive PID     the process exists and is not a zombie
+#   _fsrun_pids_in_dir DIR   pids of processes whose root or cwd is the bundle DIR or its rootfs
 #   requires_root, requires_cgroup_v2, requires_cgroup_v1, requires_fsrun_command NAME,
 #   requires_host_command NAME   (skip with a reason otherwise)
 #
@@ -153,6 +156,18 @@ _fsrun_config_cache() {
     rm -rf "$dir"
   ) 9>"$TEST_CACHE/.config.lock"
 }
+
+# make_traversable DIR: chmod a+x DIR and its parents inside bats' tmp dirs, so that a container
+# user (a mapped uid, an unprivileged caller) can reach DIR.
+make_traversable() {
+  local dir=$1 dirs=()
+  while [[ $dir == "$BATS_RUN_TMPDIR"/* ]]; do
+    dirs+=("$dir")
+    dir=${dir%/*}
+  done
+  [ ${#dirs[@]} -eq 0 ] || chmod a+x "$BATS_RUN_TMPDIR" "${dirs[@]}"
+}
+_fsrun_make_traversable() { make_traversable "$@"; }
 
 # _fsrun_write_copy SRC DEST: a new file DEST with SRC's text, with shell builtins only.
 _fsrun_write_copy() {

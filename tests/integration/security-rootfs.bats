@@ -232,3 +232,32 @@ assert_host_untouched() {
   # none of the host's disks, memory or kmsg
   [[ "$output" != *vda* && "$output" != *mem* && "$output" != *kmsg* ]]
 }
+
+@test "security-rootfs: a destination that resolves into /proc through a symlink is refused" {
+  # a rootfs that points an innocent-looking destination at the init's LSM attributes or at sysctls
+  ln -s /proc/self/attr/exec "$ROOTFS/etc/evil"
+  update_config ".mounts += [{\"destination\": \"/etc/evil\", \"type\": \"bind\", \"source\": \"$HOSTDIR/file\", \"options\": [\"bind\"]}]"
+  run_in_container true
+  [ "$status" -ne 0 ]
+  [[ "$output" == *"mount destination /etc/evil is inside /proc"* ]]
+  assert_host_untouched
+
+  setup_bundle
+  mkdir -p "$ROOTFS/mnt"
+  ln -s /proc/sys/kernel "$ROOTFS/mnt/p"
+  update_config '.mounts += [{"destination": "/mnt/p", "type": "tmpfs", "source": "tmpfs"}]'
+  run_in_container true
+  [ "$status" -ne 0 ]
+  [[ "$output" == *"mount destination /mnt/p is inside /proc"* ]]
+  assert_host_untouched
+}
+
+@test "security-rootfs: the files lxcfs overrides in /proc may still be bound over" {
+  echo "12345.00 1.00" >"$HOSTDIR/uptime"
+  update_config ".mounts += [{\"destination\": \"/proc/uptime\", \"type\": \"bind\", \"source\": \"$HOSTDIR/uptime\", \"options\": [\"bind\", \"ro\"]}]"
+  run_in_container cat /proc/uptime
+  [ "$status" -eq 0 ]
+  [ "$output" = "12345.00 1.00" ]
+  rm "$HOSTDIR/uptime"
+  assert_host_untouched
+}

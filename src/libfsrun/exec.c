@@ -1,0 +1,783 @@
+/* `exec`: runs a new process inside an existing container.
+ *
+ * The parent (this fsrun process) reads the state and config.json, compiles the seccomp profile,
+ * then, with the container's pid namespace as its pid_for_children, clone3()s the child straight
+ * into the container's pid namespace and cgroup (CLONE_INTO_CGROUP on v2; on v1 the child writes
+ * itself into each hierarchy). The child joins the remaining namespaces with one setns() on the
+ * init's pidfd, sets itself up and execve()s the command; the parent learns the outcome from a
+ * CLOEXEC sync socket: an error message, or EOF when execve succeeded. */
+#include "exec.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "caps.h"
+#include "cgroup.h"
+#include "landlock.h"
+#include "live.h"
+#include "log.h"
+#include "namespaces.h"
+#include "process-attrs.h"
+#include "process.h"
+#include "procfs.h"
+#include "seccomp.h"
+#include "status.h"
+#include "sync.h"
+#include "terminal.h"
+#include "utils.h"
+
+#ifndef CLONE_PIDFD
+#define CLONE_PIDFD 0x00001000
+#endif
+#ifndef CLONE_NEWTIME
+#define CLONE_NEWTIME 0x00000080
+#endif
+#ifndef CLOSE_RANGE_CLOEXEC
+#define CLOSE_RANGE_CLOEXEC (1U << 2)
+#endif
+#ifndef P_PIDFD
+#define P_PIDFD 3
+#endif
+#define EXEC_CLONE_INTO_CGROUP      0x200000000ULL
+#define KEYCTL_JOIN_SESSION_KEYRING 1
+
+/* struct clone_args of <linux/sched.h>, without that header's clashes with <sched.h> */
+struct exec_clone_args {
+  uint64_t flags, pidfd, child_tid, parent_tid, exit_signal, stack, stack_size, tls, set_tid,
+      set_tid_size, cgroup;
+};
+
+/* --- ids ------------------------------------------------------------------------------------- */
+
+/* text for a one-line message: control and non-ASCII bytes as \xNN, cut to fit buf */
+static const char *printable(const char *text, char *buf, size_t size) {
+  size_t n = 0;
+  for (const unsigned char *s = (const unsigned char *)(text ? text : ""); *s && n + 5 < size;
+       s++) {
+    if (*s >= 0x20 && *s < 0x7f)
+      buf[n++] = (char)*s;
+    else
+      n += (size_t)snprintf(buf + n, size - n, "\\x%02x", *s);
+  }
+  buf[n] = '\0';
+  return buf;
+}
+
+#define EXEC_ID_MAX 4294967294ULL /* (uid_t)-1 means "leave unchanged" to setresuid */
+
+int exec_parse_id(const char *text, uint32_t *out) {
+  uint64_t value = 0;
+  bool too_big = false;
+  if (text == NULL || *text == '\0')
+    return -EINVAL;
+  for (const char *s = text; *s != '\0'; s++) {
+    if (*s < '0' || *s > '9')
+      return -EINVAL;
+    if (!too_big) {
+      value = value * 10 + (uint64_t)(*s - '0');
+      too_big = value > EXEC_ID_MAX;
+    }
+  }
+  if (too_big)
+    return -ERANGE;
+  *out = (uint32_t)value;
+  return 0;
+}
+
+int exec_parse_user(const char *text, uint32_t *uid, uint32_t *gid, bool *has_gid,
+                    fsrun_error_t *err) {
+  const char *colon = text ? strchr(text, ':') : NULL;
+  uint32_t u = 0, g = 0;
+  int r;
+  if (colon != NULL) {
+    cleanup_free char *uid_text = strndup(text, (size_t)(colon - text));
+    r = exec_parse_id(uid_text, &u);
+    if (r == 0)
+      r = exec_parse_id(colon + 1, &g);
+  } else {
+    r = exec_parse_id(text, &u);
+  }
+  if (r < 0) {
+    char shown[64];
+    return fsrun_error_make(err, 0,
+                            "--user: expected UID or UID:GID (decimal, 0 to 4294967294), got `%s`",
+                            printable(text, shown, sizeof(shown)));
+  }
+  *uid = u;
+  *has_gid = colon != NULL;
+  if (colon != NULL)
+    *gid = g;
+  return 0;
+}
+
+/* --- the process spec ------------------------------------------------------------------------ */
+
+static void strv_push(oci_strv *v, const char *s) {
+  char **items = realloc(v->items, sizeof(char *) * (v->len + 2));
+  if (items == NULL)
+    abort();
+  items[v->len++] = xstrdup(s);
+  items[v->len] = NULL;
+  v->items = items;
+}
+
+static void strv_replace(oci_strv *v, char **src, size_t n) {
+  oci_strv_free(v);
+  v->items = xmalloc0(sizeof(char *));
+  for (size_t i = 0; i < n; i++)
+    strv_push(v, src[i]);
+}
+
+/* K=V replaces an existing K (so that getenv, which returns the first match, sees it) or is
+ * appended. */
+static void env_set(oci_strv *env, const char *entry) {
+  size_t key_len = strcspn(entry, "=");
+  for (size_t i = 0; i < env->len; i++) {
+    if (strncmp(env->items[i], entry, key_len) == 0 && env->items[i][key_len] == '=') {
+      free(env->items[i]);
+      env->items[i] = xstrdup(entry);
+      return;
+    }
+  }
+  strv_push(env, entry);
+}
+
+static int read_process_file(const char *path, oci_process **out, fsrun_error_t *err) {
+  cleanup_free char *json = NULL;
+  char *msg = NULL;
+  size_t len = 0;
+  if (oci_read_file(path, &json, &len, &msg) < 0)
+    return fsrun_error_take(err, ENOENT, msg);
+  if (oci_process_parse(json, len, path, out, &msg) < 0)
+    return fsrun_error_take(err, EINVAL, msg);
+  return 0;
+}
+
+int exec_build_process(oci_process **process, const struct exec_options *o, fsrun_error_t *err) {
+  oci_process *p;
+  int r;
+
+  if (o->process_path != NULL) {
+    oci_process *from_file = NULL;
+    if (o->n_args > 0)
+      return fsrun_error_make(err, 0,
+                              "exec: give the command either in --process or as arguments, not "
+                              "both");
+    r = read_process_file(o->process_path, &from_file, err);
+    if (r < 0)
+      return r;
+    if (*process != NULL)
+      oci_process_free(*process);
+    *process = from_file;
+  } else if (*process == NULL) {
+    *process = xmalloc0(sizeof(oci_process));
+  }
+  p = *process;
+
+  if (o->process_path == NULL) {
+    /* as runc: config.json's process is the base; its terminal belongs to the init */
+    strv_replace(&p->args, o->args, o->n_args);
+    p->terminal = false;
+  }
+  if (o->tty)
+    p->terminal = true;
+  if (o->cwd != NULL) {
+    free(p->cwd);
+    p->cwd = xstrdup(o->cwd);
+  }
+  for (size_t i = 0; i < o->n_env; i++) {
+    const char *eq = strchr(o->env[i], '=');
+    char shown[64];
+    if (eq == NULL || eq == o->env[i])
+      return fsrun_error_make(err, 0, "--env: expected KEY=VALUE, got `%s`",
+                              printable(o->env[i], shown, sizeof(shown)));
+    if (p->env.items == NULL)
+      p->env.items = xmalloc0(sizeof(char *));
+    env_set(&p->env, o->env[i]);
+  }
+  if (o->user != NULL) {
+    uint32_t uid = 0, gid = 0;
+    bool has_gid = false;
+    r = exec_parse_user(o->user, &uid, &gid, &has_gid, err);
+    if (r < 0)
+      return r;
+    p->user.uid = uid;
+    if (has_gid)
+      p->user.gid = gid;
+  }
+  for (size_t i = 0; i < o->n_additional_gids; i++) {
+    uint32_t gid = 0;
+    uint32_t *gids;
+    char shown[64];
+    if (exec_parse_id(o->additional_gids[i], &gid) < 0)
+      return fsrun_error_make(err, 0,
+                              "--additional-gids: expected a GID (decimal, 0 to 4294967294), got "
+                              "`%s`",
+                              printable(o->additional_gids[i], shown, sizeof(shown)));
+    gids = realloc(p->user.additional_gids, sizeof(uint32_t) * (p->user.n_additional_gids + 1));
+    if (gids == NULL)
+      abort();
+    gids[p->user.n_additional_gids++] = gid;
+    p->user.additional_gids = gids;
+  }
+  if (o->n_caps > 0 && p->capabilities == NULL)
+    p->capabilities = xmalloc0(sizeof(oci_capabilities));
+  for (size_t i = 0; i < o->n_caps; i++) {
+    oci_capabilities *c = p->capabilities;
+    char shown[64];
+    if (caps_from_name(o->caps[i]) < 0)
+      return fsrun_error_make(err, 0, "--cap: unknown capability `%s`",
+                              printable(o->caps[i], shown, sizeof(shown)));
+    strv_push(&c->bounding, o->caps[i]);
+    strv_push(&c->effective, o->caps[i]);
+    strv_push(&c->permitted, o->caps[i]);
+    c->has_bounding = c->has_effective = c->has_permitted = true;
+    /* the kernel keeps an ambient capability only if it is inheritable too: as runc, only then */
+    if (c->has_inheritable) {
+      strv_push(&c->ambient, o->caps[i]);
+      c->has_ambient = true;
+    }
+  }
+  if (o->no_new_privs)
+    p->no_new_privileges = true;
+  if (o->process_label != NULL) {
+    free(p->selinux_label);
+    p->selinux_label = xstrdup(o->process_label);
+  }
+  if (o->apparmor != NULL) {
+    free(p->apparmor_profile);
+    p->apparmor_profile = xstrdup(o->apparmor);
+  }
+
+  if (p->args.len == 0 || p->args.items[0] == NULL || p->args.items[0][0] == '\0')
+    return fsrun_error_make(err, 0,
+                            "exec: no command: give COMMAND [ARG...] or --process FILE with "
+                            "process.args");
+  if (p->cwd == NULL || p->cwd[0] == '\0') {
+    free(p->cwd);
+    p->cwd = xstrdup("/");
+  }
+  if (p->cwd[0] != '/')
+    return fsrun_error_make(err, 0, "process.cwd `%s`: must be an absolute path", p->cwd);
+  return 0;
+}
+
+/* --- the child ------------------------------------------------------------------------------- */
+
+struct exec_child {
+  const oci_process *p;
+  int sync_fd;        /* our end of the sync socket */
+  int parent_sync_fd; /* the parent's end, closed first so that the parent's death reads as EOF */
+  int init_pidfd;
+  int ns_flags;                 /* joined with setns() on init_pidfd (not CLONE_NEWPID) */
+  bool join_user;               /* ns_flags has CLONE_NEWUSER */
+  struct fsrun_cgroup *cg_join; /* v1/hybrid: the child writes itself into it; NULL otherwise */
+  const struct fsrun_seccomp *seccomp;
+  const struct fsrun_process_attrs *attrs;
+  const struct fsrun_landlock_rules *landlock;
+  int procfs_fd; /* verified procfs for the LSM label writes, or -1 */
+  int preserve_fds;
+  const sigset_t *sigmask; /* the caller's mask, restored before exec */
+};
+
+__attribute__((noreturn)) static void child_fail(struct exec_child *c, fsrun_error_t *err) {
+  const char *msg = (*err != NULL && (*err)->msg != NULL) ? (*err)->msg : "exec setup failed";
+  (void)sync_send(c->sync_fd, SYNC_ERROR, *err != NULL ? (*err)->status : 0, msg, strlen(msg), -1);
+  _exit(1);
+}
+
+static bool parent_gone(int sync_fd) {
+  struct pollfd p = {.fd = sync_fd, .events = POLLRDHUP};
+  return poll(&p, 1, 0) > 0 && (p.revents & (POLLHUP | POLLRDHUP | POLLERR));
+}
+
+/* chdir to cwd, resolved in the container's root (setns into its mount namespace made that our
+ * root), which getcwd() must confirm: an fd path like /proc/self/fd/N reaching a host directory
+ * makes it fail or report "(unreachable)" (invariant 7, CVE-2024-21626). */
+static int child_enter_cwd(const char *cwd, fsrun_error_t *err) {
+  char buf[PATH_MAX];
+  if (chdir(cwd) < 0)
+    return fsrun_error_errno(err, "process.cwd: chdir to `%s`", cwd);
+  if (getcwd(buf, sizeof(buf)) == NULL || buf[0] != '/')
+    return fsrun_error_make(err, 0, "process.cwd `%s`: resolves outside the container's root", cwd);
+  return 0;
+}
+
+static int child_join_namespaces(struct exec_child *c, fsrun_error_t *err) {
+  int flags = c->ns_flags;
+  if (flags == 0)
+    return 0;
+  if (setns(c->init_pidfd, flags) == 0)
+    return 0;
+  /* a container that shares the caller's user namespace (joined by path): EINVAL for it alone */
+  if (errno == EINVAL && c->join_user && setns(c->init_pidfd, flags & ~CLONE_NEWUSER) == 0)
+    return 0;
+  if (errno == EINVAL)
+    return fsrun_error_errno(err,
+                             "join the container's namespaces (setns 0x%x on the init's pidfd, "
+                             "which needs Linux 5.8)",
+                             flags);
+  return fsrun_error_errno(err, "join the container's namespaces (setns 0x%x)", flags);
+}
+
+__attribute__((noreturn)) static void exec_child_main(struct exec_child *c) {
+  cleanup_error fsrun_error_t err = NULL;
+  const oci_process *p = c->p;
+  cleanup_free char *exe = NULL;
+  int notify_fd = -1;
+
+  close(c->parent_sync_fd);
+  /* until execve, the child dies with the runtime: no half-set-up process is left behind */
+  if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || parent_gone(c->sync_fd))
+    _exit(1);
+  /* invariant 1: nothing in the container may ptrace us or open our /proc/PID/exe (the runtime's
+   * binary) while we are still the runtime */
+  if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
+    _exit(1);
+  sigprocmask(SIG_SETMASK, c->sigmask, NULL);
+
+  if (c->attrs != NULL &&
+      process_attrs_apply_cpu_affinity(c->attrs, CPU_AFFINITY_INITIAL, &err) < 0)
+    child_fail(c, &err);
+  /* v1: "0" is the writer itself, whatever pid namespace it is in; before setns(mnt), while
+   * /sys/fs/cgroup is still the host's */
+  if (c->cg_join != NULL && cgroup_enter(c->cg_join, 0, &err) < 0)
+    child_fail(c, &err);
+  if (child_join_namespaces(c, &err) < 0)
+    child_fail(c, &err);
+  if (c->join_user) {
+    /* root of the container's user namespace while setting up (the pty is then its own) */
+    if (setresgid(0, 0, 0) < 0 && errno != EINVAL) {
+      fsrun_error_errno(&err, "setresgid(0) in the container's user namespace");
+      child_fail(c, &err);
+    }
+    if (setresuid(0, 0, 0) < 0 && errno != EINVAL) {
+      fsrun_error_errno(&err, "setresuid(0) in the container's user namespace");
+      child_fail(c, &err);
+    }
+  }
+  /* a session keyring of our own: the caller's keys are none of the container's business */
+  (void)syscall(SYS_keyctl, KEYCTL_JOIN_SESSION_KEYRING, NULL, 0, 0, 0);
+
+  if (p->terminal) {
+    int master = -1, slave = -1;
+    if (terminal_open_pty(p->has_console_size ? p->console_height : 0,
+                          p->has_console_size ? p->console_width : 0, &master, &slave, &err) < 0)
+      child_fail(c, &err);
+    if (sync_send(c->sync_fd, SYNC_PTY, 0, NULL, 0, master) < 0)
+      _exit(1);
+    close(master);
+    if (terminal_make_controlling(slave, &err) < 0)
+      child_fail(c, &err);
+    if (slave > STDERR_FILENO)
+      close(slave);
+  } else if (setsid() < 0) {
+    /* a session of its own: the caller's terminal signals reach it only through our forwarding */
+    fsrun_error_errno(&err, "setsid");
+    child_fail(c, &err);
+  }
+
+  if (child_enter_cwd(p->cwd, &err) < 0)
+    child_fail(c, &err);
+  if (process_resolve_executable(p->args.items[0], &p->env, &exe, &err) < 0)
+    child_fail(c, &err);
+  if (process_apply_rlimits(p, &err) < 0)
+    child_fail(c, &err);
+  if (c->attrs != NULL && process_attrs_apply(c->attrs, c->procfs_fd, &err) < 0)
+    child_fail(c, &err);
+  /* without no_new_privs, loading a filter needs CAP_SYS_ADMIN: before the caps are dropped */
+  if (c->seccomp != NULL && !p->no_new_privileges &&
+      seccomp_load_filter(c->seccomp, &notify_fd, &err) < 0)
+    child_fail(c, &err);
+  if (process_apply_user_and_caps(p, &err) < 0)
+    child_fail(c, &err);
+  if (p->no_new_privileges && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0) {
+    fsrun_error_errno(&err, "process.noNewPrivileges: prctl");
+    child_fail(c, &err);
+  }
+  /* the exec'd process is not the init's child: it gets the container's Landlock domain here */
+  if (c->landlock != NULL && landlock_apply(c->landlock, &err) < 0)
+    child_fail(c, &err);
+  if (c->seccomp != NULL && p->no_new_privileges &&
+      seccomp_load_filter(c->seccomp, &notify_fd, &err) < 0)
+    child_fail(c, &err);
+  if (notify_fd >= 0) {
+    if (sync_send(c->sync_fd, SYNC_SECCOMP_FD, 0, NULL, 0, notify_fd) < 0)
+      _exit(1);
+    close(notify_fd);
+  }
+  if (c->attrs != NULL && process_attrs_apply_cpu_affinity(c->attrs, CPU_AFFINITY_FINAL, &err) < 0)
+    child_fail(c, &err);
+
+  /* invariant 2: nothing of ours above the preserved fds survives execve (the sync socket closes
+   * there too, which tells the parent that execve succeeded) */
+  if (syscall(SYS_close_range, 3 + c->preserve_fds, ~0U, CLOSE_RANGE_CLOEXEC) < 0) {
+    for (int fd = 3 + c->preserve_fds; fd < 65536; fd++) {
+      int flags = fcntl(fd, F_GETFD);
+      if (flags >= 0 && !(flags & FD_CLOEXEC))
+        fcntl(fd, F_SETFD, flags | FD_CLOEXEC);
+    }
+  }
+  /* from here the process outlives the runtime (--detach) */
+  if (prctl(PR_SET_PDEATHSIG, 0, 0, 0, 0) < 0)
+    _exit(1);
+  execve(exe, p->args.items, p->env.items ? p->env.items : (char *[]){NULL});
+  {
+    int saved = errno;
+    fsrun_error_make(&err, 0, "exec: \"%s\": %s", p->args.items[0],
+                     saved == ENOENT   ? "no such file or directory"
+                     : saved == EACCES ? "permission denied"
+                                       : strerror(saved));
+    child_fail(c, &err);
+  }
+}
+
+/* --- the parent ------------------------------------------------------------------------------ */
+
+static void cleanup_configp(oci_config **c) {
+  if (*c != NULL)
+    oci_config_free(*c);
+  *c = NULL;
+}
+
+static void cleanup_seccompp(struct fsrun_seccomp **s) {
+  if (*s != NULL)
+    seccomp_free(*s);
+  *s = NULL;
+}
+
+static void cleanup_attrsp(struct fsrun_process_attrs **a) {
+  if (*a != NULL)
+    process_attrs_free(*a);
+  *a = NULL;
+}
+
+/* Every signal the foreground exec forwards (faults must stay ours; KILL/STOP cannot be caught). */
+static void forwarded_signals(sigset_t *set) {
+  static const int keep[] = {SIGSEGV, SIGBUS,  SIGILL,  SIGFPE, SIGTRAP,
+                             SIGSYS,  SIGABRT, SIGKILL, SIGSTOP};
+  sigfillset(set);
+  for (size_t i = 0; i < sizeof(keep) / sizeof(keep[0]); i++)
+    sigdelset(set, keep[i]);
+}
+
+/* A pidfd on the container's init; a reused pid is refused (start time checked after pinning). */
+static int open_init_pidfd(const struct container_status *st, fsrun_error_t *err) {
+  int fd = (int)syscall(SYS_pidfd_open, st->pid, 0);
+  if (fd < 0 || !status_init_alive(st)) {
+    if (fd >= 0)
+      close(fd);
+    return fsrun_error_make(err, ESRCH, "cannot exec in a stopped container: `%s`", st->id);
+  }
+  return fd;
+}
+
+/* CLONE_NEW* of every namespace config.json gives the container: those the init has that the
+ * host does not. The others are shared with the host, so there is nothing to join. */
+static int container_namespace_flags(const oci_config *config) {
+  int flags = 0;
+  for (size_t i = 0; config->linux_ != NULL && i < config->linux_->n_namespaces; i++)
+    flags |= namespace_flag(config->linux_->namespaces[i].type);
+  return flags;
+}
+
+static int reap(int pidfd, siginfo_t *info) {
+  memset(info, 0, sizeof(*info));
+  while (waitid((idtype_t)P_PIDFD, (id_t)pidfd, info, WEXITED) < 0) {
+    if (errno != EINTR)
+      return -errno;
+  }
+  return 0;
+}
+
+static int exit_status_of(const siginfo_t *info) {
+  if (info->si_code == CLD_EXITED)
+    return info->si_status;
+  return 128 + info->si_status;
+}
+
+/* Waits for the exec'd process, forwarding the blocked signals to it and relaying the pty when
+ * master >= 0. Returns its exit status (128+N for signal N). */
+static int wait_foreground(int pidfd, int master, const sigset_t *blocked) {
+  cleanup_close int sfd = signalfd(-1, blocked, SFD_CLOEXEC | SFD_NONBLOCK);
+  struct terminal_relay relay;
+  bool relaying = master >= 0;
+  siginfo_t info;
+
+  if (relaying)
+    terminal_relay_init(&relay, master);
+  for (;;) {
+    struct pollfd fds[4];
+    nfds_t n = 0;
+    int r;
+    fds[n++] = (struct pollfd){.fd = pidfd, .events = POLLIN};
+    fds[n++] = (struct pollfd){.fd = sfd, .events = POLLIN};
+    if (relaying) {
+      fds[n++] = (struct pollfd){.fd = master, .events = POLLIN};
+      if (relay.stdin_open)
+        fds[n++] = (struct pollfd){.fd = STDIN_FILENO, .events = POLLIN};
+    }
+    r = poll(fds, n, -1);
+    if (r < 0 && errno == EINTR)
+      continue;
+    if (r < 0)
+      break;
+    if (fds[1].revents & POLLIN) {
+      struct signalfd_siginfo si;
+      while (read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+        if (si.ssi_signo == SIGCHLD)
+          continue;
+        if (si.ssi_signo == SIGWINCH && relaying) {
+          terminal_relay_resize(&relay);
+          continue;
+        }
+        (void)syscall(SYS_pidfd_send_signal, pidfd, (int)si.ssi_signo, NULL, 0);
+      }
+    }
+    if (relaying) {
+      bool master_ready = (fds[2].revents & (POLLIN | POLLHUP | POLLERR)) != 0;
+      bool stdin_ready = n > 3 && (fds[3].revents & (POLLIN | POLLHUP | POLLERR));
+      if (!terminal_relay_pump(&relay, stdin_ready, master_ready)) {
+        relaying = false;
+        terminal_relay_finish(&relay);
+      }
+    }
+    if (fds[0].revents & POLLIN)
+      break;
+  }
+  if (relaying)
+    terminal_relay_finish(&relay);
+  if (reap(pidfd, &info) < 0)
+    return 255;
+  return exit_status_of(&info);
+}
+
+static int write_pid_file(const char *path, pid_t pid, fsrun_error_t *err) {
+  char buf[32];
+  int len = snprintf(buf, sizeof(buf), "%d", (int)pid);
+  if (status_write_file_atomic(AT_FDCWD, path, buf, (size_t)len, 0644, err) < 0)
+    return fsrun_error_wrap(err, "--pid-file");
+  return 0;
+}
+
+static bool has_lsm_label(const struct fsrun_process_attrs *a) {
+  return a != NULL && (a->apparmor_profile != NULL || a->selinux_label != NULL);
+}
+
+/* The child's setup messages until execve (EOF). The pty master goes to the console socket or
+ * into *relay_master; a seccomp notify fd to the profile's listener. */
+static int follow_child_setup(int sync_fd, int console_fd, const oci_config *config,
+                              const struct live_container *c, pid_t child, int *relay_master,
+                              fsrun_error_t *err) {
+  for (;;) {
+    struct sync_msg msg;
+    int r = sync_recv(sync_fd, &msg);
+    if (r < 0)
+      return 0; /* EOF: execve closed the socket (or the child died: its status will tell) */
+    if (msg.type == SYNC_ERROR) {
+      fsrun_error_take(err, msg.errno_value, steal_ptr(&msg.data));
+      sync_msg_clear(&msg);
+      return fsrun_error_code(err);
+    }
+    if (msg.type == SYNC_PTY) {
+      if (console_fd >= 0)
+        r = terminal_send_fd(console_fd, msg.fd, "/dev/ptmx", err);
+      else
+        *relay_master = steal_fd(&msg.fd);
+      sync_msg_clear(&msg);
+      if (r < 0)
+        return r;
+      continue;
+    }
+    if (msg.type == SYNC_SECCOMP_FD) {
+      const oci_seccomp *s = config->linux_->seccomp;
+      cleanup_free char *state = status_state_json(&c->st, c->status, c->pid, NULL, false, err);
+      r = state == NULL ? fsrun_error_code(err)
+                        : seccomp_send_listener(s->listener_path, s->listener_metadata, msg.fd,
+                                                child, state, err);
+      sync_msg_clear(&msg);
+      if (r < 0)
+        return r;
+      continue;
+    }
+    sync_msg_clear(&msg);
+  }
+}
+
+int container_exec(const struct fsrun_context *ctx, const struct exec_options *o, int *exit_status,
+                   fsrun_error_t *err) {
+  cleanup_live struct live_container c = {0};
+  __attribute__((cleanup(cleanup_configp))) oci_config *config = NULL;
+  __attribute__((cleanup(cleanup_seccompp))) struct fsrun_seccomp *seccomp = NULL;
+  __attribute__((cleanup(cleanup_attrsp))) struct fsrun_process_attrs *attrs = NULL;
+  cleanup_landlock_rules struct fsrun_landlock_rules *landlock = NULL;
+  cleanup_free char *config_path = NULL;
+  cleanup_close int console_fd = -1;
+  cleanup_close int init_pidfd = -1;
+  cleanup_close int procfs_fd = -1;
+  cleanup_close int own_pidns = -1;
+  cleanup_close int child_pidfd = -1;
+  cleanup_close int relay_master = -1;
+  const oci_linux *lx;
+  oci_process *p;
+  struct exec_child child_cfg;
+  struct exec_clone_args args;
+  sigset_t blocked, old_mask;
+  int sync_fds[2] = {-1, -1};
+  int ns_flags, ret;
+  char *parse_err = NULL;
+  long child;
+
+  if (o->preserve_fds < 0)
+    return fsrun_error_make(err, 0, "--preserve-fds: must not be negative");
+
+  /* --- the container ---------------------------------------------------------------------- */
+  ret = live_open(ctx, o->id, &c, err);
+  if (ret < 0)
+    return ret;
+  if (strcmp(c.status, "stopped") == 0)
+    return fsrun_error_make(err, 0, "cannot exec in a stopped container: `%s`", o->id);
+  if (strcmp(c.status, "creating") == 0)
+    return fsrun_error_make(err, 0, "cannot exec in container `%s`: it is still being created",
+                            o->id);
+  if (strcmp(c.status, "paused") == 0 && !o->ignore_paused)
+    return fsrun_error_make(err, 0,
+                            "container `%s` is paused: cannot exec in a paused container (use "
+                            "--ignore-paused to override)",
+                            o->id);
+
+  /* --- the process: everything is checked before anything is started ------------------------ */
+  config_path = xasprintf("%s/config.json", c.st.bundle ? c.st.bundle : ".");
+  if (oci_config_parse_file(config_path, "config.json", &config, &parse_err) < 0)
+    return fsrun_error_take(err, EINVAL, parse_err);
+  ret = exec_build_process(&config->process, o, err);
+  if (ret < 0)
+    return ret;
+  p = config->process;
+  lx = config->linux_;
+  if (p->terminal && o->detach && o->console_socket == NULL)
+    return fsrun_error_make(err, 0,
+                            "exec: a terminal with --detach needs --console-socket to receive the "
+                            "pty");
+  if (!p->terminal && o->console_socket != NULL)
+    return fsrun_error_make(err, 0,
+                            "exec: --console-socket given but the process has no terminal (add "
+                            "--tty)");
+  if (lx != NULL && lx->seccomp != NULL && seccomp_compile(lx->seccomp, &seccomp, err) < 0)
+    return fsrun_error_code(err);
+  if (process_attrs_prepare(p, NULL, &attrs, err) < 0)
+    return fsrun_error_code(err);
+  if (landlock_rules_from_config(config, &landlock, err) < 0)
+    return fsrun_error_code(err);
+  ns_flags = container_namespace_flags(config);
+
+  if (o->console_socket != NULL) {
+    console_fd = terminal_connect_console_socket(o->console_socket, err);
+    if (console_fd < 0)
+      return console_fd;
+  }
+  init_pidfd = open_init_pidfd(&c.st, err);
+  if (init_pidfd < 0)
+    return init_pidfd;
+  if (has_lsm_label(attrs)) {
+    /* the container's /proc is the container's to fake: label writes go through our own */
+    procfs_fd = procfs_open(err);
+    if (procfs_fd < 0)
+      return procfs_fd;
+  }
+  if (sync_socketpair(sync_fds, err) < 0)
+    return fsrun_error_code(err);
+
+  memset(&child_cfg, 0, sizeof(child_cfg));
+  child_cfg.p = p;
+  child_cfg.sync_fd = sync_fds[1];
+  child_cfg.parent_sync_fd = sync_fds[0];
+  child_cfg.init_pidfd = init_pidfd;
+  child_cfg.ns_flags = ns_flags & ~CLONE_NEWPID;
+  child_cfg.join_user = (ns_flags & CLONE_NEWUSER) != 0;
+  child_cfg.cg_join = c.cg != NULL && cgroup_clone_fd(c.cg) < 0 ? c.cg : NULL;
+  child_cfg.seccomp = seccomp;
+  child_cfg.attrs = attrs;
+  child_cfg.landlock = landlock;
+  child_cfg.procfs_fd = procfs_fd;
+  child_cfg.preserve_fds = o->preserve_fds;
+  child_cfg.sigmask = &old_mask;
+
+  memset(&args, 0, sizeof(args));
+  args.flags = CLONE_PIDFD;
+  args.pidfd = (uint64_t)(uintptr_t)&child_pidfd;
+  args.exit_signal = SIGCHLD;
+  if (c.cg != NULL && cgroup_clone_fd(c.cg) >= 0) {
+    args.flags |= EXEC_CLONE_INTO_CGROUP;
+    args.cgroup = (uint64_t)cgroup_clone_fd(c.cg);
+  }
+
+  /* the foreground forwards signals: blocked from before the clone, the child restores the mask */
+  forwarded_signals(&blocked);
+  sigprocmask(SIG_BLOCK, o->detach ? NULL : &blocked, &old_mask);
+
+  /* the pid namespace applies to children only: make it ours for the clone, then return */
+  if (ns_flags & CLONE_NEWPID) {
+    own_pidns = open("/proc/self/ns/pid", O_RDONLY | O_CLOEXEC);
+    if (own_pidns < 0) {
+      ret = fsrun_error_errno(err, "open our own pid namespace");
+      goto out;
+    }
+    if (setns(init_pidfd, CLONE_NEWPID) < 0) {
+      ret = fsrun_error_errno(err, "join the container's pid namespace");
+      goto out;
+    }
+  }
+  child = syscall(SYS_clone3, &args, sizeof(args));
+  if (child == 0)
+    exec_child_main(&child_cfg); /* never returns */
+  if (child < 0)
+    ret = fsrun_error_errno(err, "clone3 the exec process%s",
+                            (args.flags & EXEC_CLONE_INTO_CGROUP) ? " into the container's cgroup"
+                                                                  : "");
+  if (own_pidns >= 0 && setns(own_pidns, CLONE_NEWPID) < 0 && child >= 0) {
+    /* nothing more may be cloned here; the child is already where it belongs */
+    log_warning("return to our own pid namespace: %s", strerror(errno));
+  }
+  if (child < 0)
+    goto out;
+  close(sync_fds[1]);
+  sync_fds[1] = -1;
+
+  ret = follow_child_setup(sync_fds[0], console_fd, config, &c, (pid_t)child, &relay_master, err);
+  if (ret < 0) {
+    siginfo_t info;
+    (void)syscall(SYS_pidfd_send_signal, child_pidfd, SIGKILL, NULL, 0);
+    reap(child_pidfd, &info);
+    goto out;
+  }
+  if (o->pid_file != NULL && (ret = write_pid_file(o->pid_file, (pid_t)child, err)) < 0) {
+    /* the caller cannot manage a process whose pid it never learnt */
+    siginfo_t info;
+    (void)syscall(SYS_pidfd_send_signal, child_pidfd, SIGKILL, NULL, 0);
+    reap(child_pidfd, &info);
+    goto out;
+  }
+  if (!o->detach)
+    *exit_status = wait_foreground(child_pidfd, relay_master, &blocked);
+  ret = 0;
+
+out:
+  for (int i = 0; i < 2; i++)
+    if (sync_fds[i] >= 0)
+      close(sync_fds[i]);
+  sigprocmask(SIG_SETMASK, &old_mask, NULL);
+  return ret;
+}

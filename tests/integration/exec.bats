@@ -1,0 +1,406 @@
+#!/usr/bin/env bats
+# bats file_tags=cgroupv2
+# exec (exec.c): a new process in a running container, seen from inside (namespaces, cgroup,
+# credentials, seccomp, fds) and from the host (its pid, its cgroup); exit statuses; the terminal
+# (console socket and relay); exec into a stopped or paused container; what clients rely on
+# (--detach --pid-file, -p process.json, the "no such file or directory" words).
+
+load helpers
+
+setup() {
+  requires_root
+  requires_fsrun_command exec
+  setup_bundle
+  # a writable root: tests leave marks in /tmp for the host to read
+  update_config '.root.readonly = false'
+  CONTAINER_ID=exec-$RANDOM$RANDOM
+}
+
+teardown() {
+  [ -n "${RECV_PID:-}" ] && kill "$RECV_PID" 2>/dev/null
+  [ -n "${EXEC_PID:-}" ] && kill -9 "$EXEC_PID" 2>/dev/null
+  teardown_bundle
+}
+
+# start_container: $CONTAINER_ID runs `sleep` detached; sets INIT_PID (host pid of its init)
+start_container() {
+  set_process_args sleep 100000
+  fsrun run --detach --bundle "$BUNDLE" "$CONTAINER_ID" </dev/null >/dev/null 2>&1
+  wait_for_status "$CONTAINER_ID" running
+  INIT_PID=$(fsrun state "$CONTAINER_ID" | jq -r .pid)
+  [ "$INIT_PID" -gt 0 ]
+}
+
+@test "exec: runs in the container's namespaces (hostname, pid 1, every /proc/self/ns link)" {
+  update_config '.hostname = "exec-box"'
+  start_container
+  run fsrun exec "$CONTAINER_ID" hostname
+  [ "$status" -eq 0 ]
+  [ "$output" = exec-box ]
+
+  run fsrun exec "$CONTAINER_ID" sh -c 'tr "\0" " " </proc/1/cmdline'
+  [ "$status" -eq 0 ]
+  [ "$output" = "sleep 100000 " ]
+
+  # every namespace link of the exec'd process is the init's, as the host sees the init's
+  for ns in cgroup ipc mnt net pid uts user time; do
+    [ -e "/proc/$INIT_PID/ns/$ns" ] || continue
+    want=$(readlink "/proc/$INIT_PID/ns/$ns")
+    run fsrun exec "$CONTAINER_ID" readlink "/proc/self/ns/$ns"
+    [ "$status" -eq 0 ]
+    echo "$ns: init $want, exec $output"
+    [ "$output" = "$want" ]
+  done
+  # and they are not the host's (the namespaces the config asks for)
+  [ "$(readlink /proc/$INIT_PID/ns/pid)" != "$(readlink /proc/self/ns/pid)" ]
+  [ "$(readlink /proc/$INIT_PID/ns/mnt)" != "$(readlink /proc/self/ns/mnt)" ]
+}
+
+@test "exec: joins a user namespace (its id maps) and a time namespace (its offsets)" {
+  update_config '.linux.namespaces += [{"type": "user"}]
+    | .linux.uidMappings = [{"containerID": 0, "hostID": 200000, "size": 65536}]
+    | .linux.gidMappings = [{"containerID": 0, "hostID": 200000, "size": 65536}]'
+  if [ -e /proc/self/timens_offsets ]; then
+    update_config '.linux.namespaces += [{"type": "time"}]
+      | .linux.timeOffsets = {"boottime": {"secs": 864000, "nanosecs": 0}}'
+  fi
+  start_container
+  run fsrun exec "$CONTAINER_ID" sh -c 'cat /proc/self/uid_map; id -u; readlink /proc/self/ns/user'
+  [ "$status" -eq 0 ]
+  [ "$(echo ${lines[0]})" = "0 200000 65536" ]
+  [ "${lines[1]}" = 0 ]
+  [ "${lines[2]}" = "$(readlink /proc/$INIT_PID/ns/user)" ]
+  # container uid 1000 is host uid 201000
+  fsrun exec --detach --pid-file "$BATS_TEST_TMPDIR/u.pid" --user 1000:1000 "$CONTAINER_ID" sleep 100000
+  EXEC_PID=$(cat "$BATS_TEST_TMPDIR/u.pid")
+  [[ $(grep ^Uid: /proc/$EXEC_PID/status) =~ ^Uid:[[:space:]]+201000[[:space:]] ]]
+  if [ -e /proc/self/timens_offsets ]; then
+    run fsrun exec "$CONTAINER_ID" sh -c 'readlink /proc/self/ns/time; cut -d. -f1 /proc/uptime'
+    [ "$status" -eq 0 ]
+    [ "${lines[0]}" = "$(readlink /proc/$INIT_PID/ns/time)" ]
+    [ "${lines[1]}" -ge 864000 ]
+  fi
+}
+
+@test "exec: joins the container's cgroup (inside: the init's /proc/self/cgroup; host: the init's cgroup)" {
+  start_container
+  run fsrun exec "$CONTAINER_ID" sh -c 'cat /proc/self/cgroup; echo ---; cat /proc/1/cgroup'
+  [ "$status" -eq 0 ]
+  mine=${output%%---*}
+  init=${output##*---}
+  [ -n "$mine" ]
+  [ "$(echo $mine)" = "$(echo $init)" ]
+
+  # from the host: the exec'd process (detached, --pid-file) is in exactly the init's cgroups
+  fsrun exec --detach --pid-file "$BATS_TEST_TMPDIR/exec.pid" "$CONTAINER_ID" sleep 100000
+  EXEC_PID=$(cat "$BATS_TEST_TMPDIR/exec.pid")
+  [ "$EXEC_PID" -gt 0 ]
+  [ "$(cat /proc/$EXEC_PID/cgroup)" = "$(cat /proc/$INIT_PID/cgroup)" ]
+  grep -q "$CONTAINER_ID" "/proc/$EXEC_PID/cgroup"
+  # it runs the command, and `ps` lists it among the container's processes
+  [ "$(tr '\0' ' ' </proc/$EXEC_PID/cmdline)" = "sleep 100000 " ]
+  run fsrun ps --format json "$CONTAINER_ID"
+  [ "$status" -eq 0 ]
+  jq -e --argjson p "$EXEC_PID" 'index($p) != null' <<<"$output"
+}
+
+@test "exec: exits with the command's status; 128+N when killed by signal N" {
+  start_container
+  run fsrun exec "$CONTAINER_ID" sh -c 'exit 7'
+  [ "$status" -eq 7 ]
+  run fsrun exec "$CONTAINER_ID" sh -c 'kill -9 $$'
+  [ "$status" -eq 137 ]
+  run fsrun exec "$CONTAINER_ID" sh -c 'kill -TERM $$'
+  [ "$status" -eq 143 ]
+  run fsrun exec "$CONTAINER_ID" true
+  [ "$status" -eq 0 ]
+  [ -z "$output" ]
+}
+
+@test "exec: signals sent to fsrun are forwarded to the process" {
+  start_container
+  # the binary itself in the background (the fsrun function would put a subshell in between)
+  "$FSRUN" --root "$FSRUN_ROOT" exec "$CONTAINER_ID" sh -c 'trap "exit 42" TERM; touch /tmp/trap-ready; while :; do sleep 0.1; done' &
+  EXEC_PID=$!
+  for _ in $(seq 100); do [ -e "$ROOTFS/tmp/trap-ready" ] && break; sleep 0.1; done
+  [ -e "$ROOTFS/tmp/trap-ready" ]
+  kill -TERM "$EXEC_PID"
+  status=0
+  wait "$EXEC_PID" || status=$?
+  EXEC_PID=
+  [ "$status" -eq 42 ]
+}
+
+@test "exec: -p process.json gives args, env, cwd and user" {
+  start_container
+  cat >"$BATS_TEST_TMPDIR/process.json" <<'EOF'
+{
+  "terminal": false,
+  "user": {"uid": 1000, "gid": 1000, "additionalGids": [5]},
+  "args": ["sh", "-c", "echo foo=$FOO; pwd; id -u; id -g; id -G"],
+  "env": ["PATH=/bin:/usr/bin", "FOO=from-file"],
+  "cwd": "/tmp"
+}
+EOF
+  run fsrun exec -p "$BATS_TEST_TMPDIR/process.json" "$CONTAINER_ID"
+  [ "$status" -eq 0 ]
+  [ "${lines[0]}" = foo=from-file ]
+  [ "${lines[1]}" = /tmp ]
+  [ "${lines[2]}" = 1000 ]
+  [ "${lines[3]}" = 1000 ]
+  [[ " ${lines[4]} " == *" 5 "* ]]
+
+  # the long form, as conmon and the containerd shim call it
+  run fsrun exec --process "$BATS_TEST_TMPDIR/process.json" --detach --pid-file "$BATS_TEST_TMPDIR/p.pid" "$CONTAINER_ID"
+  [ "$status" -eq 0 ]
+  [ "$(cat "$BATS_TEST_TMPDIR/p.pid")" -gt 0 ]
+
+  # a bad process file is refused with its field named, nothing runs
+  echo '{"args": "not-an-array", "cwd": "/"}' >"$BATS_TEST_TMPDIR/bad.json"
+  run fsrun exec -p "$BATS_TEST_TMPDIR/bad.json" "$CONTAINER_ID"
+  [ "$status" -eq 1 ]
+  [[ $output == *"bad.json"*"args"* ]]
+}
+
+@test "exec: --env, --cwd, --user, --additional-gids and --cap apply (seen in /proc/self/status)" {
+  start_container
+  run fsrun exec --env FOO=bar --env PATH=/bin --cwd /tmp "$CONTAINER_ID" sh -c 'echo "$FOO $PATH"; pwd'
+  [ "$status" -eq 0 ]
+  [ "${lines[0]}" = "bar /bin" ]
+  [ "${lines[1]}" = /tmp ]
+
+  # the config's environment is the base; nothing of fsrun's caller leaks in
+  run env LEAKED_FROM_HOST=1 "$FSRUN" --root "$FSRUN_ROOT" exec "$CONTAINER_ID" env
+  [ "$status" -eq 0 ]
+  [[ $output == *"TERM=xterm"* ]]
+  [[ $output != *LEAKED_FROM_HOST* ]]
+
+  run fsrun exec --user 1000:1001 --additional-gids 5 -g 7 "$CONTAINER_ID" grep -E '^(Uid|Gid|Groups):' /proc/self/status
+  [ "$status" -eq 0 ]
+  [[ ${lines[0]} =~ ^Uid:[[:space:]]+1000[[:space:]]+1000[[:space:]]+1000[[:space:]]+1000$ ]]
+  [[ ${lines[1]} =~ ^Gid:[[:space:]]+1001[[:space:]]+1001[[:space:]]+1001[[:space:]]+1001$ ]]
+  [[ ${lines[2]} =~ ^Groups:[[:space:]]+5[[:space:]]+7[[:space:]]*$ ]]
+
+  # --user UID alone keeps the config's gid (0)
+  run fsrun exec -u 1234 "$CONTAINER_ID" sh -c 'id -u; id -g'
+  [ "$status" -eq 0 ]
+  [ "${lines[0]}" = 1234 ]
+  [ "${lines[1]}" = 0 ]
+
+  # CAP_SYS_ADMIN (bit 21) is not in the config's sets; --cap adds it to bounding and effective
+  run fsrun exec "$CONTAINER_ID" grep -E '^Cap(Bnd|Eff):' /proc/self/status
+  [ "$status" -eq 0 ]
+  without_bnd=$(awk '/^CapBnd/ {print $2}' <<<"$output")
+  ((((0x$without_bnd >> 21) & 1) == 0))
+  run fsrun exec --cap CAP_SYS_ADMIN "$CONTAINER_ID" grep -E '^Cap(Bnd|Eff):' /proc/self/status
+  [ "$status" -eq 0 ]
+  bnd=$(awk '/^CapBnd/ {print $2}' <<<"$output")
+  eff=$(awk '/^CapEff/ {print $2}' <<<"$output")
+  (((0x$bnd >> 21) & 1))
+  (((0x$eff >> 21) & 1))
+  # and only it: the rest of the bounding set is the config's
+  ((0x$bnd == (0x$without_bnd | (1 << 21))))
+
+  # --no-new-privs (the default config already sets it: check it stays set)
+  run fsrun exec --no-new-privs "$CONTAINER_ID" grep NoNewPrivs /proc/self/status
+  [[ $output =~ NoNewPrivs:[[:space:]]+1 ]]
+}
+
+@test "exec: --user parsing is exact: bad values exit 1 before anything runs" {
+  start_container
+  for bad in 4294967296 4294967295 18446744073709551616 -1 +1 ' 1' '1 ' 1: :1 1:2:3 0x10 root 1000:users ''; do
+    run fsrun exec --user "$bad" "$CONTAINER_ID" sh -c 'echo RAN'
+    echo "--user '$bad': status $status, output $output"
+    [ "$status" -eq 1 ]
+    [[ $output == *"--user"*"UID:GID"* ]]
+    [[ $output != *RAN* ]]
+  done
+  run fsrun exec --additional-gids -5 "$CONTAINER_ID" true
+  [ "$status" -eq 1 ]
+  [[ $output == *"--additional-gids"* ]]
+  run fsrun exec --cap CAP_NOT_A_CAP "$CONTAINER_ID" true
+  [ "$status" -eq 1 ]
+  [[ $output == *"--cap"*"CAP_NOT_A_CAP"* ]]
+}
+
+@test "exec: --detach returns at once with the pid in --pid-file (written atomically)" {
+  start_container
+  fsrun exec --detach --pid-file "$BATS_TEST_TMPDIR/d.pid" "$CONTAINER_ID" sh -c 'sleep 100000; true'
+  EXEC_PID=$(cat "$BATS_TEST_TMPDIR/d.pid")
+  [[ $EXEC_PID =~ ^[0-9]+$ ]]
+  _fsrun_pid_alive "$EXEC_PID"
+  # a host pid of a process in the container's pid namespace
+  [ "$(readlink /proc/$EXEC_PID/ns/pid)" = "$(readlink /proc/$INIT_PID/ns/pid)" ]
+  # no temporary file left next to it
+  [ "$(ls "$BATS_TEST_TMPDIR" | grep -c '^d\.pid')" -eq 1 ]
+  # the container's init is unaffected and the process dies with the container
+  fsrun delete --force "$CONTAINER_ID"
+  for _ in $(seq 50); do _fsrun_pid_alive "$EXEC_PID" || break; sleep 0.1; done
+  run _fsrun_pid_alive "$EXEC_PID"
+  [ "$status" -ne 0 ]
+  EXEC_PID=
+  assert_no_leftovers "$CONTAINER_ID"
+}
+
+@test "exec: --tty sends a working pty over --console-socket" {
+  RECVTTY=${FSRUN%/*}/tests/recvtty
+  [ -x "$RECVTTY" ] || skip "tests/recvtty is not built next to $FSRUN"
+  start_container
+  SOCK=$BATS_TEST_TMPDIR/console.sock
+  "$RECVTTY" "$SOCK" --input $'typed-input\n' >"$BATS_TEST_TMPDIR/tty.out" 2>"$BATS_TEST_TMPDIR/tty.err" &
+  RECV_PID=$!
+  for _ in $(seq 50); do [ -S "$SOCK" ] && break; sleep 0.1; done
+  fsrun exec --tty --detach --console-socket "$SOCK" --pid-file "$BATS_TEST_TMPDIR/t.pid" "$CONTAINER_ID" \
+    sh -c 'tty; read line; echo "got:$line"; echo "stat $(cut -d" " -f6,7 /proc/self/stat)"'
+  wait "$RECV_PID"
+  RECV_PID=
+  run cat "$BATS_TEST_TMPDIR/tty.out"
+  output=${output//$'\r'/}
+  [[ $output == *"/dev/pts/"* ]]
+  [[ $output == *"got:typed-input"* ]]
+  # a controlling terminal (tty_nr != 0) of its own session
+  [[ $output =~ stat\ [0-9]+\ [1-9][0-9]* ]]
+  # the pty is the container's: its devpts, not the host's
+  pts=$(grep -o '/dev/pts/[0-9]*' <<<"$output")
+  [ -n "$pts" ]
+}
+
+@test "exec: --tty in the foreground without a console socket relays the pty" {
+  start_container
+  run bash -c 'echo relayed-input | "$FSRUN" --root "$FSRUN_ROOT" exec --tty "$0" sh -c "tty; read line; echo got:\$line; exit 5"' "$CONTAINER_ID"
+  [ "$status" -eq 5 ]
+  output=${output//$'\r'/}
+  [[ $output == *"/dev/pts/"* ]]
+  [[ $output == *"got:relayed-input"* ]]
+}
+
+@test "exec: terminal and console socket combinations that cannot work are refused" {
+  start_container
+  run fsrun exec --tty --detach "$CONTAINER_ID" true
+  [ "$status" -eq 1 ]
+  [[ $output == *"console-socket"* ]]
+  run fsrun exec --console-socket "$BATS_TEST_TMPDIR/none.sock" "$CONTAINER_ID" true
+  [ "$status" -eq 1 ]
+  [[ $output == *"console-socket"* ]]
+}
+
+@test "exec: a stopped container is refused with a clear message and exit status 1" {
+  set_process_args true
+  fsrun run --detach --bundle "$BUNDLE" "$CONTAINER_ID" </dev/null >/dev/null 2>&1
+  wait_for_status "$CONTAINER_ID" stopped
+  run fsrun exec "$CONTAINER_ID" sh -c 'echo RAN'
+  [ "$status" -eq 1 ]
+  [[ $output == *"cannot exec in a stopped container"* ]]
+  [[ $output != *RAN* ]]
+  [ "$(echo "$output" | wc -l)" -eq 1 ]
+
+  run fsrun exec no-such-container-$RANDOM true
+  [ "$status" -eq 1 ]
+  [[ $output == *"does not exist"* ]]
+}
+
+@test "exec: a paused container is refused unless --ignore-paused (which runs once resumed)" {
+  start_container
+  fsrun pause "$CONTAINER_ID"
+  wait_for_status "$CONTAINER_ID" paused
+  run fsrun exec "$CONTAINER_ID" sh -c 'echo RAN'
+  [ "$status" -eq 1 ]
+  [[ $output == *"container \`$CONTAINER_ID' is paused"* || $output == *"container \`$CONTAINER_ID\` is paused"* ]]
+  [[ $output == *"--ignore-paused"* ]]
+  [[ $output != *RAN* ]]
+
+  fsrun exec --ignore-paused "$CONTAINER_ID" sh -c 'echo ran-after-resume' >"$BATS_TEST_TMPDIR/ignored.out" 2>&1 &
+  EXEC_PID=$!
+  fsrun resume "$CONTAINER_ID"
+  status=0
+  wait "$EXEC_PID" || status=$?
+  EXEC_PID=
+  [ "$status" -eq 0 ]
+  [ "$(cat "$BATS_TEST_TMPDIR/ignored.out")" = ran-after-resume ]
+}
+
+@test "exec: a created (not yet started) container can be exec'd into, as with runc" {
+  set_process_args sleep 100000
+  fsrun create --bundle "$BUNDLE" "$CONTAINER_ID" </dev/null >/dev/null 2>&1
+  run fsrun exec "$CONTAINER_ID" sh -c 'hostname >/dev/null && echo in-created'
+  [ "$status" -eq 0 ]
+  [ "$output" = in-created ]
+  run fsrun state "$CONTAINER_ID"
+  [ "$(jq -r .status <<<"$output")" = created ]
+}
+
+@test "exec: the container's seccomp profile applies to exec'd processes" {
+  update_config '.linux.seccomp = {"defaultAction": "SCMP_ACT_ALLOW",
+    "syscalls": [{"names": ["mkdir", "mkdirat"], "action": "SCMP_ACT_ERRNO", "errnoRet": 1}]}'
+  start_container
+  run fsrun exec "$CONTAINER_ID" mkdir /tmp/denied
+  [ "$status" -eq 1 ]
+  [[ $output == *"Operation not permitted"* ]]
+  [ ! -e "$ROOTFS/tmp/denied" ]
+  run fsrun exec "$CONTAINER_ID" grep Seccomp: /proc/self/status
+  [[ $output =~ Seccomp:[[:space:]]+2 ]]
+}
+
+@test "exec: without a seccomp profile mkdir works (control for the test above)" {
+  update_config 'del(.linux.seccomp)'
+  start_container
+  run fsrun exec "$CONTAINER_ID" mkdir /tmp/allowed
+  [ "$status" -eq 0 ]
+  [ -d "$ROOTFS/tmp/allowed" ]
+}
+
+@test "exec: no file descriptor of the runtime or its caller leaks in, except --preserve-fds" {
+  start_container
+  # the shell's own fds ($$, not ls's); `; true` keeps sh from exec'ing ls in its place
+  run fsrun exec "$CONTAINER_ID" sh -c 'ls /proc/$$/fd; true' 7</etc/hostname 9<"$BUNDLE"
+  [ "$status" -eq 0 ]
+  [ "$(echo $output)" = "0 1 2" ]
+
+  run fsrun exec --preserve-fds 1 "$CONTAINER_ID" sh -c 'ls /proc/$$/fd; cat <&3; true' 3<<<"preserved-fd"
+  [ "$status" -eq 0 ]
+  [ "${lines[*]}" = "0 1 2 3 preserved-fd" ]
+}
+
+@test "exec: --cwd through an inherited host directory fd is refused (cwd stays inside the root)" {
+  start_container
+  mkdir -p "$BATS_TEST_TMPDIR/hostdir"
+  run fsrun exec --cwd /proc/self/fd/9 "$CONTAINER_ID" sh -c 'pwd; ls' 9<"$BATS_TEST_TMPDIR/hostdir"
+  echo "$output"
+  [ "$status" -eq 1 ]
+  [[ $output == *"process.cwd"* ]]
+
+  run fsrun exec --cwd /nonexistent "$CONTAINER_ID" true
+  [ "$status" -eq 1 ]
+  [[ $output == *"process.cwd"*"/nonexistent"* ]]
+}
+
+@test "exec: a missing command exits 1 with \"no such file or directory\" (podman maps it to 127)" {
+  start_container
+  run fsrun exec "$CONTAINER_ID" no-such-binary
+  [ "$status" -eq 1 ]
+  [[ $output == *'exec: "no-such-binary": no such file or directory'* ]]
+  run fsrun exec "$CONTAINER_ID" /bin/no-such-binary arg
+  [ "$status" -eq 1 ]
+  [[ $output == *'exec: "/bin/no-such-binary": no such file or directory'* ]]
+  # not executable: "permission denied" (126 for podman)
+  run fsrun exec "$CONTAINER_ID" /etc/passwd
+  [ "$status" -eq 1 ]
+  [[ $output == *'exec: "/etc/passwd": permission denied'* ]]
+  # the json log carries the words too
+  run "$FSRUN" --root "$FSRUN_ROOT" --log "$BATS_TEST_TMPDIR/log.json" --log-format json exec "$CONTAINER_ID" no-such-binary
+  [ "$status" -eq 1 ]
+  jq -e 'select(.level == "error") | .msg | contains("no such file or directory")' "$BATS_TEST_TMPDIR/log.json"
+  # and nothing was left running
+  run fsrun ps --format json "$CONTAINER_ID"
+  [ "$(jq length <<<"$output")" -eq 1 ]
+}
+
+@test "exec: the exec'd process is non-dumpable until execve and never the runtime's binary" {
+  start_container
+  fsrun exec --detach --pid-file "$BATS_TEST_TMPDIR/x.pid" "$CONTAINER_ID" sleep 100000
+  EXEC_PID=$(cat "$BATS_TEST_TMPDIR/x.pid")
+  # what runs is the container's binary, not fsrun
+  exe=$(readlink "/proc/$EXEC_PID/exe")
+  [[ $exe == */bin/busybox || $exe == /bin/busybox ]]
+  [ "$(stat -Lc %i /proc/$EXEC_PID/exe)" = "$(stat -c %i "$ROOTFS/bin/busybox")" ]
+}

@@ -23,6 +23,7 @@
 #include "landlock.h"
 #include "log.h"
 #include "namespaces.h"
+#include "netlink.h"
 #include "oci.h"
 #include "procfs.h"
 #include "process-attrs.h"
@@ -314,6 +315,8 @@ static int create_internal(const struct fsrun_context *ctx, const struct contain
         LANDLOCK_ANNOTATION);
   if (lx != NULL && lx->intel_rdt != NULL && intelrdt_validate(lx->intel_rdt, err) < 0)
     return fsrun_error_code(err);
+  if (netlink_validate_net_devices(lx, err) < 0)
+    return fsrun_error_code(err);
 
   /* --- from here, every failure undoes what was made (the `fail` label) --- */
   out->dirfd = status_dir_create(ctx->state_root, o->id, err);
@@ -381,7 +384,8 @@ static int create_internal(const struct fsrun_context *ctx, const struct contain
     goto fail;
 
   /* double clone: the init waits too, so that the intermediate's report comes first */
-  wait_go = new_userns || plan.double_clone || (out->cg != NULL && cgroup_clone_fd(out->cg) < 0);
+  wait_go = new_userns || plan.double_clone || (out->cg != NULL && cgroup_clone_fd(out->cg) < 0) ||
+            (lx != NULL && lx->n_net_devices > 0);
   memset(&ic, 0, sizeof(ic));
   ic.config = config;
   ic.sync_fd = sync_fds[1];
@@ -460,6 +464,12 @@ static int create_internal(const struct fsrun_context *ctx, const struct contain
   if (proc->has_oom_score_adj &&
       write_oom_score_adj(procfs_fd, out->pid, proc->oom_score_adj, err) < 0)
     goto fail;
+  /* linux.netDevices: into the init's network namespace before it (or a hook) looks at it */
+  if (lx != NULL && lx->n_net_devices > 0) {
+    cleanup_close int netns_fd = netlink_open_netns_of(out->pid, out->pidfd, err);
+    if (netns_fd < 0 || netlink_move_net_devices(lx, netns_fd, err) < 0)
+      goto fail;
+  }
   if (wait_go && sync_send(sync_fds[0], SYNC_GO, 0, NULL, 0, -1) < 0) {
     fsrun_error_make(err, 0, "the container init exited during setup");
     goto fail;

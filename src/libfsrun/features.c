@@ -65,13 +65,15 @@ static const struct feature_row {
      * seccomp:      seccomp.c; actions/operators/archs are what the linked libseccomp supports;
      * apparmor, selinux: process.apparmorProfile / selinuxLabel applied (and the LSM is active);
      * intelRdt:     linux.intelRdt applied through resctrl;
-     * idmap:        idmapped mounts (mounts[].uidMappings, the "idmap" option). */
+     * idmap:        idmapped mounts (mounts[].uidMappings, the "idmap" option);
+     * netDevices:   linux.netDevices moved into the container's netns (netlink.c). */
     {FEATURE_LINUX, "capabilities", true},
     {FEATURE_LINUX, "seccomp", true},
     {FEATURE_LINUX, "apparmor", false},
     {FEATURE_LINUX, "selinux", false},
     {FEATURE_LINUX, "intelRdt", false},
     {FEATURE_LINUX, "idmap", false},
+    {FEATURE_LINUX, "netDevices", true},
 
     /* linux.seccomp.flags (seccomp.c); "supportedFlags" also needs the running kernel's support */
     {FEATURE_SECCOMP_FLAG, "SECCOMP_FILTER_FLAG_TSYNC", true},
@@ -314,6 +316,7 @@ int features_build(oci_features **out, fsrun_error_t *err) {
   f->intel_rdt_enabled =
       features_implemented(FEATURE_LINUX, "intelRdt") && path_exists("/sys/fs/resctrl/schemata");
   f->idmap_enabled = features_implemented(FEATURE_LINUX, "idmap");
+  f->net_devices_enabled = features_implemented(FEATURE_LINUX, "netDevices");
 
   if (libseccomp_version != NULL)
     annotate(f, "io.github.seccomp.libseccomp.version", libseccomp_version);

@@ -5,7 +5,9 @@
 #include <inttypes.h>
 #include <sched.h>
 #include <stdio.h>
+#include <spawn.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "procfs.h"
@@ -196,20 +198,77 @@ static int write_map(int procfs_fd, pid_t pid, const char *file, const oci_id_ma
   return procfs_write(procfs_fd, path, buf, len, err);
 }
 
-int namespaces_write_id_maps(int procfs_fd, pid_t pid, const oci_linux *linux_, bool deny_setgroups,
+/* The only map the kernel accepts from an unprivileged writer: its own id, one wide. */
+static bool map_is_own_id(const oci_id_mapping *m, size_t n, uint32_t own) {
+  return n == 1 && m[0].host_id == own && m[0].size == 1;
+}
+
+/* Runs `tool PID CID HID SIZE...` (newuidmap / newgidmap) and waits for it. */
+static int write_map_with_helper(const char *tool, pid_t pid, const oci_id_mapping *m, size_t n,
+                                 fsrun_error_t *err) {
+  extern char **environ;
+  cleanup_free char **argv = xmalloc0(sizeof(char *) * (3 * n + 3));
+  cleanup_free char *numbers = xmalloc0((3 * n + 1) * 12);
+  char *cur = numbers;
+  size_t k = 0;
+  pid_t child;
+  int status, r;
+
+  argv[k++] = (char *)tool;
+  argv[k++] = cur;
+  cur += sprintf(cur, "%d", (int)pid) + 1;
+  for (size_t i = 0; i < n; i++) {
+    uint32_t v[3] = {m[i].container_id, m[i].host_id, m[i].size};
+    for (int j = 0; j < 3; j++) {
+      argv[k++] = cur;
+      cur += sprintf(cur, "%" PRIu32, v[j]) + 1;
+    }
+  }
+  r = posix_spawnp(&child, tool, NULL, NULL, argv, environ);
+  if (r == ENOENT)
+    return fsrun_error_make(err, ENOENT,
+                            "mapping more than our own id needs `%s` (package uidmap), which is not "
+                            "in PATH",
+                            tool);
+  if (r != 0)
+    return fsrun_error_make(err, r, "run `%s`", tool);
+  while (waitpid(child, &status, 0) < 0)
+    if (errno != EINTR)
+      return fsrun_error_errno(err, "wait for `%s`", tool);
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+    return fsrun_error_make(err, EPERM,
+                            "`%s` failed (status %d): are the ranges allowed to this user in %s?",
+                            tool, WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status),
+                            strcmp(tool, "newuidmap") == 0 ? "/etc/subuid" : "/etc/subgid");
+  return 0;
+}
+
+int namespaces_write_id_maps(int procfs_fd, pid_t pid, const oci_linux *linux_, bool unprivileged,
                              fsrun_error_t *err) {
   char path[64];
+  bool gid_helper, uid_helper;
   if (linux_->n_uid_mappings == 0 || linux_->n_gid_mappings == 0)
     return fsrun_error_make(err, EINVAL,
                             "linux.uidMappings/gidMappings: a new user namespace needs both");
-  if (deny_setgroups) {
+  gid_helper = unprivileged && !map_is_own_id(linux_->gid_mappings, linux_->n_gid_mappings,
+                                              (uint32_t)getegid());
+  uid_helper = unprivileged && !map_is_own_id(linux_->uid_mappings, linux_->n_uid_mappings,
+                                              (uint32_t)geteuid());
+  /* the kernel takes our own gid only once setgroups is denied; newgidmap decides for itself */
+  if (unprivileged && !gid_helper) {
     snprintf(path, sizeof(path), "%d/setgroups", (int)pid);
     if (procfs_write(procfs_fd, path, "deny", 4, err) < 0)
       return fsrun_error_code(err);
   }
-  if (write_map(procfs_fd, pid, "gid_map", linux_->gid_mappings, linux_->n_gid_mappings, err) < 0)
+  if ((gid_helper ? write_map_with_helper("newgidmap", pid, linux_->gid_mappings,
+                                          linux_->n_gid_mappings, err)
+                  : write_map(procfs_fd, pid, "gid_map", linux_->gid_mappings,
+                              linux_->n_gid_mappings, err)) < 0)
     return fsrun_error_wrap(err, "linux.gidMappings");
-  if (write_map(procfs_fd, pid, "uid_map", linux_->uid_mappings, linux_->n_uid_mappings, err) < 0)
+  if ((uid_helper ? write_map_with_helper("newuidmap", pid, linux_->uid_mappings,
+                                          linux_->n_uid_mappings, err)
+                  : write_map(procfs_fd, pid, "uid_map", linux_->uid_mappings,
+                              linux_->n_uid_mappings, err)) < 0)
     return fsrun_error_wrap(err, "linux.uidMappings");
   return 0;
 }

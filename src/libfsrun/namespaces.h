@@ -57,8 +57,11 @@ int namespaces_parent_restore(int saved_fds[2], fsrun_error_t *err);
 int namespaces_join(const struct ns_plan *plan, fsrun_error_t *err);
 int namespaces_unshare_late(const struct ns_plan *plan, fsrun_error_t *err);
 
-/* In the parent: writes setgroups ("deny" when deny_setgroups), gid_map and uid_map of pid. */
-int namespaces_write_id_maps(int procfs_fd, pid_t pid, const oci_linux *linux_, bool deny_setgroups,
+/* In the parent: writes gid_map and uid_map of pid. Unprivileged, the kernel lets us map only our
+ * own id (one wide, after setgroups "deny"); any other map goes through the setuid helpers
+ * newuidmap/newgidmap (package uidmap, ranges from /etc/subuid and /etc/subgid), and their absence
+ * is an error that names them. */
+int namespaces_write_id_maps(int procfs_fd, pid_t pid, const oci_linux *linux_, bool unprivileged,
                              fsrun_error_t *err);
 
 #endif

@@ -15,6 +15,7 @@
 
 #include "caps.h"
 #include "hooks.h"
+#include "netlink.h"
 #include "procfs.h"
 #include "sync.h"
 #include "terminal.h"
@@ -234,6 +235,9 @@ void init_main(struct init_config *c) {
   }
   if (set_names(c, &err) < 0)
     fail(c, &err);
+  /* a network namespace of our own starts with `lo` down; we still hold CAP_NET_ADMIN there */
+  if (c->rootfs.new_netns && netlink_loopback_up(&err) < 0)
+    fail(c, &err);
   if (!c->no_new_keyring)
     (void)syscall(SYS_keyctl, KEYCTL_JOIN_SESSION_KEYRING, NULL, 0, 0, 0);
 
@@ -298,8 +302,10 @@ void init_main(struct init_config *c) {
     fsrun_error_errno(&err, "process.noNewPrivileges: prctl");
     fail(c, &err);
   }
-  /* with Landlock, the filter follows it after the exec fifo (which Landlock would refuse) */
-  if (c->seccomp != NULL && p->no_new_privileges && c->landlock == NULL &&
+  /* With no_new_privs the filter is the last step before execve, so that it never has to allow
+   * what the init itself still does. A NOTIFY filter is the exception: its listener fd must reach
+   * the runtime (which forwards it to listenerPath) before `create` returns, so it is loaded here. */
+  if (c->seccomp != NULL && p->no_new_privileges && seccomp_has_notify(c->seccomp) &&
       seccomp_load_filter(c->seccomp, &notify_fd, &err) < 0)
     fail(c, &err);
   if (notify_fd >= 0) {
@@ -342,10 +348,10 @@ void init_main(struct init_config *c) {
     dprintf(STDERR_FILENO, "fsrun: %s\n", err->msg);
     _exit(1);
   }
-  /* the last opens are done: restrict paths, then the filter */
-  if (c->landlock != NULL && (landlock_apply(c->landlock, &err) < 0 ||
-                              (c->seccomp != NULL && p->no_new_privileges &&
-                               seccomp_load_filter(c->seccomp, &notify_fd, &err) < 0))) {
+  /* the last opens are done: restrict paths, then the filter, right before execve */
+  if ((c->landlock != NULL && landlock_apply(c->landlock, &err) < 0) ||
+      (c->seccomp != NULL && p->no_new_privileges && !seccomp_has_notify(c->seccomp) &&
+       seccomp_load_filter(c->seccomp, &notify_fd, &err) < 0)) {
     dprintf(STDERR_FILENO, "fsrun: %s\n", err->msg);
     _exit(1);
   }

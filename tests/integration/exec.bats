@@ -341,12 +341,58 @@ EOF
   [[ $output =~ Seccomp:[[:space:]]+2 ]]
 }
 
+@test "exec: a NOTIFY profile hands the exec'd process's own notify fd to the listener" {
+  LISTENER=${FSRUN%/*}/tests/seccomp-listener
+  [ -x "$LISTENER" ] || skip "no $LISTENER (build it with make)"
+  SOCK=$BATS_TEST_TMPDIR/agent.sock
+  # start_agent N ERRNO: a listener on $SOCK (one connection), its files suffixed N
+  start_agent() {
+    rm -f "$SOCK"
+    "$LISTENER" "$SOCK" "$BATS_TEST_TMPDIR/state$1.json" "$BATS_TEST_TMPDIR/calls$1" "$2" 3>&- &
+    AGENT_PIDS+=" $!"
+    for _ in $(seq 100); do [ -S "$SOCK" ] && return 0; sleep 0.05; done
+    return 1
+  }
+  update_config '.linux.seccomp = {"defaultAction": "SCMP_ACT_ALLOW", "listenerPath": $s,
+    "syscalls": [{"names": ["mkdir", "mkdirat"], "action": "SCMP_ACT_NOTIFY"}]}' --arg s "$SOCK"
+  start_agent 1 0
+  start_container
+  # the init's agent took its one connection: the exec's filter goes to a second agent
+  start_agent 2 122 # EDQUOT
+  run fsrun exec "$CONTAINER_ID" mkdir /tmp/quota
+  kill $AGENT_PIDS 2>/dev/null || true
+  [ "$status" -eq 1 ]
+  [[ $output == *"Disk quota exceeded"* ]]
+  grep -qx mkdir "$BATS_TEST_TMPDIR/calls2"
+  [ "$(jq -r '.state.id' "$BATS_TEST_TMPDIR/state2.json")" = "$CONTAINER_ID" ]
+  [ "$(jq -r '.fds | join(",")' "$BATS_TEST_TMPDIR/state2.json")" = seccompFd ]
+}
+
 @test "exec: without a seccomp profile mkdir works (control for the test above)" {
   update_config 'del(.linux.seccomp)'
   start_container
   run fsrun exec "$CONTAINER_ID" mkdir /tmp/allowed
   [ "$status" -eq 0 ]
   [ -d "$ROOTFS/tmp/allowed" ]
+}
+
+@test "exec: the container's Landlock rules apply to exec'd processes" {
+  update_config '.process.noNewPrivileges = true
+    | .annotations["run.fsrun.landlock"] = ({"readOnly": ["/"], "readWrite": ["/tmp", "/dev/null"], "strict": true} | tojson)'
+  set_process_args sleep 100000
+  # strict rules: a kernel without Landlock refuses the container, which is not exec's business
+  run fsrun run --detach --bundle "$BUNDLE" "$CONTAINER_ID" </dev/null
+  [ "$status" -eq 0 ] || [[ $output != *andlock* ]] || skip "no Landlock here: $output"
+  [ "$status" -eq 0 ]
+  wait_for_status "$CONTAINER_ID" running
+  run fsrun exec "$CONTAINER_ID" sh -c 'echo in > /tmp/in && echo tmp-ok; echo x > /outside; echo "rc=$?"'
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [[ $output == *tmp-ok* ]]
+  [[ $output == *"Permission denied"* ]]
+  [[ $output == *rc=1* ]]
+  [ ! -e "$ROOTFS/outside" ]
+  [ -e "$ROOTFS/tmp/in" ]
 }
 
 @test "exec: no file descriptor of the runtime or its caller leaks in, except --preserve-fds" {

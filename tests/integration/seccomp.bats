@@ -25,8 +25,9 @@ set_seccomp() {
   update_config '.linux.seccomp = $profile' --argjson profile "$1"
 }
 
-# The syscalls busybox and the runtime's last steps need, for allow-list profiles (no mkdir).
-# sendmsg: the init currently reports "created" to the runtime after loading the filter.
+# The syscalls busybox needs, for allow-list profiles (no mkdir).
+# With noNewPrivileges the filter is loaded right before execve: nothing of the runtime's own needs
+# to be listed.
 ALLOWED_SYSCALLS='[
   "access", "arch_prctl", "brk", "capget", "capset", "chdir", "clock_gettime", "clock_nanosleep",
   "clone", "clone3", "close", "close_range", "dup", "dup2", "dup3", "execve", "execveat", "exit",
@@ -39,7 +40,7 @@ ALLOWED_SYSCALLS='[
   "rt_sigprocmask", "rt_sigreturn", "select", "set_robust_list", "set_tid_address", "setgid",
   "setgroups", "setresgid", "setresuid", "setsid", "setuid", "sigaltstack", "stat", "statfs",
   "statx", "sysinfo", "tgkill", "time", "umask", "uname", "vfork", "wait4", "waitid", "write",
-  "writev", "fork", "kill", "sendmsg", "pidfd_open", "pidfd_send_signal", "sched_yield", "sched_getaffinity"
+  "writev", "fork", "kill", "pidfd_open", "pidfd_send_signal", "sched_yield", "sched_getaffinity"
 ]'
 
 @test "seccomp: without a profile, mkdir works (control for the tests below)" {
@@ -83,6 +84,15 @@ ALLOWED_SYSCALLS='[
   [ "${lines[0]}" = listed ]
   [[ "${lines[1]}" == *"Function not implemented"* ]]
   [ ! -e "$ROOTFS/tmp/unlisted" ]
+}
+
+@test "seccomp: with noNewPrivileges the filter comes after the runtime's last steps (close_range, sendmsg, close, readlinkat)" {
+  update_config '.process.noNewPrivileges = true'
+  set_seccomp '{"defaultAction": "SCMP_ACT_ALLOW",
+    "syscalls": [{"names": ["close_range", "sendmsg", "close", "readlinkat"], "action": "SCMP_ACT_KILL_PROCESS"}]}'
+  run_in_container echo reached-exec
+  [ "$status" -eq 0 ]
+  [ "$output" = reached-exec ]
 }
 
 @test "seccomp: an argument filter (personality arg0 EQ PER_LINUX32) denies only that value" {

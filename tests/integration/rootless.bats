@@ -1,0 +1,146 @@
+#!/usr/bin/env bats
+# Rootless (issue 5 item 2): an ordinary user, made for this file, runs `fsrun spec --rootless` and
+# `fsrun run` on a bundle it owns. Everything the user does goes through as_user.
+
+load helpers
+
+setup_file() {
+  [ "$EUID" = 0 ] || return 0
+  command -v useradd >/dev/null && command -v setpriv >/dev/null || return 0
+  export TEST_USER=fsrtest$$
+  useradd -m "$TEST_USER"
+}
+
+teardown_file() {
+  if [ -n "${TEST_USER:-}" ] && id "$TEST_USER" >/dev/null 2>&1; then
+    userdel -r "$TEST_USER" >/dev/null 2>&1 || true
+    sed -i "/^$TEST_USER:/d" /etc/subuid /etc/subgid 2>/dev/null || true
+  fi
+}
+
+setup() {
+  requires_root
+  requires_fsrun_command run
+  requires_host_command setpriv
+  [ -n "${TEST_USER:-}" ] || skip "needs useradd and setpriv"
+  TEST_UID=$(id -u "$TEST_USER")
+  TEST_GID=$(id -g "$TEST_USER")
+  # a control: the user really is unprivileged
+  [ "$TEST_UID" != 0 ]
+  setup_bundle
+  # The user's own directory: its runtime dir, its bundle (a private copy of the rootfs, owned by
+  # the user, as an image it unpacked itself would be) and a directory to bind.
+  UDIR=$(mktemp -d /tmp/fsrun-rootless.XXXXXX)
+  chmod 755 "$UDIR"
+  mkdir -m 700 "$UDIR/run"
+  mkdir "$UDIR/bundle" "$UDIR/data" "$UDIR/emptybin"
+  cp -a "$ROOTFS" "$UDIR/bundle/rootfs"
+  chown -R "$TEST_UID:$TEST_GID" "$UDIR"
+  as_user sh -c 'cd "$1" && "$2" spec --rootless' sh "$UDIR/bundle" "$FSRUN"
+  update_user_config '.process.terminal = false
+    | .mounts += [{"destination": "/data", "type": "bind", "source": $src, "options": ["rbind", "rw"]}]' \
+    --arg src "$UDIR/data"
+}
+
+teardown() {
+  local f
+  if [ -n "${UDIR:-}" ]; then
+    # containers left by a failed test, then the sanitizer reports of the user's fsrun runs
+    for f in "$UDIR"/run/fsrun/*/; do
+      [ -d "$f" ] && as_user "$FSRUN" delete --force "$(basename "$f")" >/dev/null 2>&1
+    done
+    for f in "$UDIR"/san.*; do
+      [ -e "$f" ] || continue
+      cat "$f" >&2
+      rm -rf "$UDIR"
+      teardown_bundle
+      false
+    done
+    rm -rf "$UDIR"
+  fi
+  teardown_bundle
+}
+
+# as_user CMD...: CMD as the test user, with a clean environment whose XDG_RUNTIME_DIR it owns.
+as_user() {
+  setpriv --reuid="$TEST_UID" --regid="$TEST_GID" --init-groups \
+    env -i PATH="${USER_PATH:-/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin}" HOME="/home/$TEST_USER" \
+    XDG_RUNTIME_DIR="$UDIR/run" ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}log_path=$UDIR/san" \
+    UBSAN_OPTIONS="${UBSAN_OPTIONS:+$UBSAN_OPTIONS:}log_path=$UDIR/san" "$@"
+}
+
+update_user_config() {
+  local filter=$1
+  shift
+  jq "$@" "$filter" "$UDIR/bundle/config.json" >"$UDIR/config.json.new"
+  chown "$TEST_UID:$TEST_GID" "$UDIR/config.json.new"
+  mv "$UDIR/config.json.new" "$UDIR/bundle/config.json"
+}
+
+# user_run ARGS...: `fsrun ARGS...` as the user in its bundle, its default state root (no --root)
+user_run() {
+  run as_user sh -c 'cd "$1" && shift && exec "$@"' sh "$UDIR/bundle" "$FSRUN" "$@"
+}
+
+@test "rootless: id -u is 0 inside, uid_map is '0 <uid> 1', a file made in a bind belongs to the user" {
+  update_user_config '.process.args = ["sh", "-c", "id -u; cat /proc/self/uid_map; echo made >/data/file"]'
+  user_run run rl-$RANDOM
+  [ "$status" -eq 0 ]
+  [ "${lines[0]}" = 0 ]
+  read -r -a map <<<"${lines[1]}"
+  [ "${map[*]}" = "0 $TEST_UID 1" ]
+  [ "$(stat -c %u:%g "$UDIR/data/file")" = "$TEST_UID:$TEST_GID" ]
+  [ "$(cat "$UDIR/data/file")" = made ]
+}
+
+@test "rootless: state lives under \$XDG_RUNTIME_DIR/fsrun, and no cgroup is created (said in the debug log)" {
+  local id=rl-$RANDOM$RANDOM
+  update_user_config '.process.args = ["sleep", "100"]'
+  user_run --debug create "$id"
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"state root \`$UDIR/run/fsrun\`"* ]]
+  [[ "$output" == *"cgroup: no delegated cgroup"* ]]
+  [ -f "$UDIR/run/fsrun/$id/state.json" ]
+  [ "$(stat -c %u "$UDIR/run/fsrun/$id")" = "$TEST_UID" ]
+  [ ! -e "/run/fsrun/$id" ]
+  # no cgroup directory of that name anywhere in the host's hierarchies
+  [ -z "$(find /sys/fs/cgroup -maxdepth 6 -type d -name "$id" 2>/dev/null)" ]
+  user_run state "$id"
+  [ "$status" -eq 0 ]
+  [[ "$output" == *'"status": "created"'* || "$output" == *'"status":"created"'* ]]
+  user_run delete --force "$id"
+  [ "$status" -eq 0 ]
+  [ ! -e "$UDIR/run/fsrun/$id" ]
+}
+
+@test "rootless: a multi-range map goes through newuidmap/newgidmap" {
+  requires_host_command newuidmap
+  requires_host_command newgidmap
+  local subuid subgid
+  subuid=$(awk -F: -v u="$TEST_USER" '$1 == u {print $2; exit}' /etc/subuid)
+  subgid=$(awk -F: -v u="$TEST_USER" '$1 == u {print $2; exit}' /etc/subgid)
+  if [ -z "$subuid" ] || [ -z "$subgid" ]; then
+    subuid=3000000 subgid=3000000
+    echo "$TEST_USER:$subuid:65536" >>/etc/subuid
+    echo "$TEST_USER:$subgid:65536" >>/etc/subgid
+  fi
+  update_user_config '.process.args = ["cat", "/proc/self/uid_map", "/proc/self/gid_map"]
+    | .linux.uidMappings = [{"containerID": 0, "hostID": $uid, "size": 1},
+                            {"containerID": 1, "hostID": $subuid, "size": 1000}]
+    | .linux.gidMappings = [{"containerID": 0, "hostID": $gid, "size": 1},
+                            {"containerID": 1, "hostID": $subgid, "size": 1000}]' \
+    --argjson uid "$TEST_UID" --argjson gid "$TEST_GID" --argjson subuid "$subuid" --argjson subgid "$subgid"
+  user_run run rl-$RANDOM
+  [ "$status" -eq 0 ]
+  [ "$(echo "${lines[1]}" | tr -s ' ' | sed 's/^ //')" = "1 $subuid 1000" ]
+  [ "$(echo "${lines[3]}" | tr -s ' ' | sed 's/^ //')" = "1 $subgid 1000" ]
+}
+
+@test "rootless: a multi-range map without newgidmap in PATH fails naming the tool, leaving nothing" {
+  local id=rl-$RANDOM
+  update_user_config '.linux.gidMappings += [{"containerID": 1, "hostID": 3000000, "size": 10}]'
+  USER_PATH=$UDIR/emptybin user_run run "$id"
+  [ "$status" -eq 1 ]
+  [[ "$output" == *newgidmap*"package uidmap"* ]]
+  [ ! -e "$UDIR/run/fsrun/$id" ]
+}

@@ -324,7 +324,8 @@ typedef struct {
   oci_personality *personality;
 } oci_linux;
 
-/* --- config.json -------------------------------------------------------------------------------- */
+/* --- config.json --------------------------------------------------------------------------------
+ */
 
 typedef struct {
   char *oci_version;
@@ -341,7 +342,8 @@ typedef struct {
   oci_linux *linux_;
 } oci_config;
 
-/* --- state.json (OCI state + runc's extra fields) ----------------------------------------------- */
+/* --- state.json (OCI state + runc's extra fields) -----------------------------------------------
+ */
 
 typedef struct {
   char *oci_version;
@@ -355,7 +357,8 @@ typedef struct {
   char *owner;   /* runc extra */
 } oci_state;
 
-/* --- features.json ----------------------------------------------------------------------------- */
+/* --- features.json -----------------------------------------------------------------------------
+ */
 
 typedef struct {
   char *oci_version_min;
@@ -377,7 +380,8 @@ typedef struct {
   oci_strv memory_policy_modes, memory_policy_flags;
 } oci_features;
 
-/* --- Fusion sandbox policy ---------------------------------------------------------------------- */
+/* --- Fusion sandbox policy ----------------------------------------------------------------------
+ */
 
 typedef struct {
   bool allow_network;
@@ -398,11 +402,12 @@ typedef struct {
   char *failure_mode; /* "fail-hard" | "fallback-native" */
 } oci_policy;
 
-/* --- parse / serialise ----------------------------------------------------------------------------
- * Every parser returns 0 on success or -1 with *err set to a malloc'd one-line message that starts
- * with `what` (e.g. "config.json") and names the JSON path: "config.json: process.rlimits[1].soft:
- * expected an unsigned integer". Serialisers return a malloc'd NUL-terminated JSON text or NULL with
- * *err set. Parse -> serialise -> parse is the identity on the model. */
+/* --- parse / serialise
+ * ---------------------------------------------------------------------------- Every parser returns
+ * 0 on success or -1 with *err set to a malloc'd one-line message that starts with `what` (e.g.
+ * "config.json") and names the JSON path: "config.json: process.rlimits[1].soft: expected an
+ * unsigned integer". Serialisers return a malloc'd NUL-terminated JSON text or NULL with *err set.
+ * Parse -> serialise -> parse is the identity on the model. */
 
 int oci_config_parse(const char *json, size_t len, const char *what, oci_config **out, char **err);
 int oci_config_parse_file(const char *path, const char *what, oci_config **out, char **err);
@@ -410,7 +415,8 @@ char *oci_config_serialize(const oci_config *c, bool pretty, char **err);
 void oci_config_free(oci_config *c);
 
 /* exec's process.json: the `process` object on its own */
-int oci_process_parse(const char *json, size_t len, const char *what, oci_process **out, char **err);
+int oci_process_parse(const char *json, size_t len, const char *what, oci_process **out,
+                      char **err);
 char *oci_process_serialize(const oci_process *p, bool pretty, char **err);
 void oci_process_free(oci_process *p);
 

@@ -19,8 +19,8 @@ struct fsrun_command {
 
 /* Every command's argv starts at the command name (argv[0] == "create"), so getopt_long works with
  * optind = 0 reset by the command. Each command handles its own --help. */
-#define FSRUN_COMMAND(name)                                                                    \
-  int fsrun_cmd_##name(struct fsrun_context *ctx, int argc, char **argv, int *exit_status,    \
+#define FSRUN_COMMAND(name)                                                                        \
+  int fsrun_cmd_##name(struct fsrun_context *ctx, int argc, char **argv, int *exit_status,         \
                        fsrun_error_t *err)
 
 FSRUN_COMMAND(spec);

@@ -1,5 +1,5 @@
-/* Credentials of the user process: rlimits, user/groups/umask, capabilities. Called in the container
- * init (or the exec'd process) in this order: rlimits -> user -> caps. */
+/* Credentials of the user process: rlimits, user/groups/umask, capabilities. Called in the
+ * container init (or the exec'd process) in this order: rlimits -> user -> caps. */
 #ifndef FSRUN_CAPS_H
 #define FSRUN_CAPS_H
 

@@ -18,7 +18,8 @@ int fsrun_error_make(fsrun_error_t *err, int errno_value, const char *fmt, ...)
 /* Same as fsrun_error_make(err, errno, ...): for use right after a failing libc call. */
 #define fsrun_error_errno(err, ...) fsrun_error_make((err), errno, __VA_ARGS__)
 /* Prefixes context: "CONTEXT: old message". Returns the error's code (as fsrun_error_make). */
-int fsrun_error_wrap(fsrun_error_t *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+int fsrun_error_wrap(fsrun_error_t *err, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 /* Takes ownership of a malloc'd message from libocispec. Returns -1 (or -errno_value). */
 int fsrun_error_take(fsrun_error_t *err, int errno_value, char *msg);
 void fsrun_error_release(fsrun_error_t *err);

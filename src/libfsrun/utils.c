@@ -139,8 +139,8 @@ int write_file_at(int dirfd, const char *path, const void *data, size_t len, fsr
 int write_file_atomic_at(int dirfd, const char *path, const void *data, size_t len, mode_t mode,
                          fsrun_error_t *err) {
   cleanup_free char *tmp = xasprintf("%s.tmp.%d", path, (int)getpid());
-  cleanup_close int fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW,
-                                mode);
+  cleanup_close int fd =
+      openat(dirfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, mode);
   if (fd < 0)
     return fsrun_error_errno(err, "create `%s`", tmp);
   if (safe_write_all(fd, data, len) < 0 || fsync(fd) < 0) {
@@ -161,7 +161,7 @@ int mkdir_p_at(int dirfd, const char *path, mode_t mode, fsrun_error_t *err) {
   char *p = copy;
   while (*p == '/' && dirfd != AT_FDCWD)
     p++;
-  for (char *s = p + (*p == '/'); ; s++) {
+  for (char *s = p + (*p == '/');; s++) {
     if (*s == '/' || *s == '\0') {
       char saved = *s;
       *s = '\0';

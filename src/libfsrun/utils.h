@@ -16,10 +16,10 @@ void cleanup_closep(int *fd);
 void cleanup_fclosep(void *f);
 void cleanup_dirp(void *d);
 
-#define cleanup_free __attribute__((cleanup(cleanup_freep)))
+#define cleanup_free  __attribute__((cleanup(cleanup_freep)))
 #define cleanup_close __attribute__((cleanup(cleanup_closep)))
-#define cleanup_file __attribute__((cleanup(cleanup_fclosep)))
-#define cleanup_dir __attribute__((cleanup(cleanup_dirp)))
+#define cleanup_file  __attribute__((cleanup(cleanup_fclosep)))
+#define cleanup_dir   __attribute__((cleanup(cleanup_dirp)))
 
 /* Returns the value of *p and sets *p to a "moved-out" value, so the cleanup attribute skips it. */
 static inline int steal_fd(int *fd) {
@@ -42,7 +42,8 @@ char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 ssize_t safe_read_all(int fd, void *buf, size_t len);
 int safe_write_all(int fd, const void *buf, size_t len);
 
-/* Reads a whole (small) file relative to dirfd (AT_FDCWD for a path) into a NUL-terminated buffer. */
+/* Reads a whole (small) file relative to dirfd (AT_FDCWD for a path) into a NUL-terminated buffer.
+ */
 int read_file_at(int dirfd, const char *path, char **out, size_t *len, fsrun_error_t *err);
 /* Writes len bytes to an existing file (O_WRONLY|O_CLOEXEC|O_NOFOLLOW) relative to dirfd. */
 int write_file_at(int dirfd, const char *path, const void *data, size_t len, fsrun_error_t *err);

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# bats file_tags=cgroupv2
 # Cgroups (cgroup.c, cgroup-v1.c, cgroup-v2.c, cgroup-systemd.c, ebpf.c): the limits of
 # config.json land in the cgroup files and hold, devices are denied by default, the path forms
 # (relative, absolute, systemd slice:prefix:name) resolve as documented, errors name the resource

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# bats file_tags=cgroupv2
 # The container lifecycle (container.c, status.c): create -> start -> kill -> delete, run, state,
 # list, ps, and the wording clients (conmon, the containerd shim) parse.
 

@@ -226,10 +226,11 @@ static int write_map_with_helper(const char *tool, pid_t pid, const oci_id_mappi
   }
   r = posix_spawnp(&child, tool, NULL, NULL, argv, environ);
   if (r == ENOENT)
-    return fsrun_error_make(err, ENOENT,
-                            "mapping more than our own id needs `%s` (package uidmap), which is not "
-                            "in PATH",
-                            tool);
+    return fsrun_error_make(
+        err, ENOENT,
+        "mapping more than our own id needs `%s` (package uidmap), which is not "
+        "in PATH",
+        tool);
   if (r != 0)
     return fsrun_error_make(err, r, "run `%s`", tool);
   while (waitpid(child, &status, 0) < 0)
@@ -250,10 +251,10 @@ int namespaces_write_id_maps(int procfs_fd, pid_t pid, const oci_linux *linux_, 
   if (linux_->n_uid_mappings == 0 || linux_->n_gid_mappings == 0)
     return fsrun_error_make(err, EINVAL,
                             "linux.uidMappings/gidMappings: a new user namespace needs both");
-  gid_helper = unprivileged && !map_is_own_id(linux_->gid_mappings, linux_->n_gid_mappings,
-                                              (uint32_t)getegid());
-  uid_helper = unprivileged && !map_is_own_id(linux_->uid_mappings, linux_->n_uid_mappings,
-                                              (uint32_t)geteuid());
+  gid_helper = unprivileged &&
+               !map_is_own_id(linux_->gid_mappings, linux_->n_gid_mappings, (uint32_t)getegid());
+  uid_helper = unprivileged &&
+               !map_is_own_id(linux_->uid_mappings, linux_->n_uid_mappings, (uint32_t)geteuid());
   /* the kernel takes our own gid only once setgroups is denied; newgidmap decides for itself */
   if (unprivileged && !gid_helper) {
     snprintf(path, sizeof(path), "%d/setgroups", (int)pid);

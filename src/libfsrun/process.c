@@ -304,7 +304,8 @@ void init_main(struct init_config *c) {
   }
   /* With no_new_privs the filter is the last step before execve, so that it never has to allow
    * what the init itself still does. A NOTIFY filter is the exception: its listener fd must reach
-   * the runtime (which forwards it to listenerPath) before `create` returns, so it is loaded here. */
+   * the runtime (which forwards it to listenerPath) before `create` returns, so it is loaded here.
+   */
   if (c->seccomp != NULL && p->no_new_privileges && seccomp_has_notify(c->seccomp) &&
       seccomp_load_filter(c->seccomp, &notify_fd, &err) < 0)
     fail(c, &err);

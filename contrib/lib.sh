@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Shell helpers shared by contrib/quickstart.sh, contrib/run-tests.sh, tests/vm/run.sh and
 # tests/integration/helpers.bash. Source it; it defines functions and variables only.
 # bash only (arrays, [[ ]]); nothing here exits the caller except fsrun_die.
@@ -124,6 +125,20 @@ fsrun_build() {
 # fsrun_has_command FSRUN NAME : does `fsrun --help` list the subcommand NAME?
 fsrun_has_command() {
   "$1" --help 2>&1 | grep -qE "^[[:space:]]*$2([[:space:]]|,|$)"
+}
+
+# fsrun_config_set_args CONFIG ARG... : process.args = [ARG...] in CONFIG, exactly, whatever the
+# arguments contain (each goes in through --arg; one jq call). The file is written only on success.
+fsrun_config_set_args() {
+  local config=$1 jq_args=() list="" i=0 arg json
+  shift
+  for arg in "$@"; do
+    jq_args+=(--arg "a$i" "$arg")
+    list+="\$a$i,"
+    i=$((i + 1))
+  done
+  json=$(jq "${jq_args[@]}" ".process.args = [${list%,}]" "$config") || return 1
+  printf '%s\n' "$json" >"$config"
 }
 
 # fsrun_static_busybox : path of a statically linked busybox (Debian's busybox-static).

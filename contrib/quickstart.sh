@@ -52,7 +52,9 @@ fsrun() { "$FSRUN" --root "$STATE_ROOT" "$@"; }
 # be piped), then run it; its stderr is kept to tell a missing feature from a failure.
 show() {
   local shown=() arg
-  for arg in "$@"; do shown+=("$(printf '%q' "$arg")"); done
+  for arg in "$@"; do
+    if [[ $arg =~ ^[[:alnum:]_./:=,@%+-]+$ ]]; then shown+=("$arg"); else shown+=("$(printf '%q' "$arg")"); fi
+  done
   [ "$1" = fsrun ] && shown[0]="fsrun --root $STATE_ROOT"
   printf '$ %s\n' "${shown[*]}" >&2
   "$@" 2> >(tee -a "$ERR" >&2)
@@ -110,14 +112,9 @@ step_features() {
 
 # set_args ARG...: process.args in the bundle's config, no terminal.
 set_args() {
-  local jq_args=() list="" i=0 arg json
-  for arg in "$@"; do
-    jq_args+=(--arg "a$i" "$arg")
-    list+="\$a$i,"
-    i=$((i + 1))
-  done
-  json=$(jq "${jq_args[@]}" ".process.terminal = false | .process.args = [${list%,}]" "$BUNDLE/config.json") &&
-    printf '%s\n' "$json" >"$BUNDLE/config.json"
+  fsrun_config_set_args "$BUNDLE/config.json" "$@" || return 1
+  local json
+  json=$(jq '.process.terminal = false' "$BUNDLE/config.json") && printf '%s\n' "$json" >"$BUNDLE/config.json"
 }
 
 step_run() {

@@ -179,7 +179,8 @@ parse_tap() {
   fi
 }
 
-# parse_make_check SUITE LOG BUILDDIR STATUS: automake's TAP driver prints PASS:/FAIL:/SKIP:/... lines.
+# parse_make_check SUITE LOG BUILDDIR STATUS: automake's TAP driver writes PASS:/FAIL:/SKIP:/...
+# lines into each test's .log (next to its .trs).
 parse_make_check() {
   local suite=$1 log=$2 dir=$3 status=$4 line kind rest results=0 had_fail=0
   while IFS= read -r line; do
@@ -201,7 +202,10 @@ parse_make_check() {
         fi
         ;;
     esac
-  done < <(grep -E '^(PASS|FAIL|XFAIL|XPASS|SKIP|ERROR): ' "$log")
+  done < <(find "$dir" -name '*.trs' -print0 | sort -z | while IFS= read -r -d '' trs; do
+    # Each test's own log: the console output of `make -j check` interleaves lines.
+    grep -hE '^(PASS|FAIL|XFAIL|XPASS|SKIP|ERROR): ' "${trs%.trs}.log"
+  done)
   if [ "$status" != 0 ] && [ "$had_fail" = 0 ]; then
     fail "$suite: make check failed (build of the tests?)" "$(rel "$log")" "$(fsrun_log_errors "$log")"
   elif [ "$results" = 0 ]; then
@@ -327,6 +331,7 @@ if runnable unit; then
     else
       log=$LOG_DIR/unit-$variant.log
       status=0
+      find "$dir" -name '*.trs' -delete # results of tests that no longer exist must not count
       ASAN_OPTIONS=$ASAN_BASE_OPTIONS UBSAN_OPTIONS=$UBSAN_BASE_OPTIONS \
         make -C "$dir" -j"$(fsrun_jobs)" check AM_COLOR_TESTS=no >"$log" 2>&1 || status=$?
       parse_make_check "unit:$variant" "$log" "$dir" "$status"
@@ -484,10 +489,10 @@ if [ ${#failures[@]} -gt 0 ]; then
   for f in "${failures[@]}"; do
     IFS=$'\t' read -r name log detail <<<"$f"
     echo "FAIL: $name${log:+  [log: $log]}"
-    if [ "$shown" -lt 40 ]; then
+    if [ "$shown" -lt 20 ]; then
       # the detail of the first failures only; all of it is in the logs
       detail=$(printf '%s' "${f#*$'\t'*$'\t'}")
-      [ -n "$detail" ] && printf '%s\n' "$detail" | head -n 25 | sed 's/^/    /'
+      [ -n "$detail" ] && printf '%s\n' "$detail" | head -n 15 | sed 's/^/    /'
     fi
     shown=$((shown + 1))
   done

@@ -44,9 +44,6 @@
 #ifndef CLONE_NEWTIME
 #define CLONE_NEWTIME 0x00000080
 #endif
-#ifndef CLOSE_RANGE_CLOEXEC
-#define CLOSE_RANGE_CLOEXEC (1U << 2)
-#endif
 #ifndef P_PIDFD
 #define P_PIDFD 3
 #endif
@@ -281,13 +278,18 @@ struct exec_child {
   int sync_fd;        /* our end of the sync socket */
   int parent_sync_fd; /* the parent's end, closed first so that the parent's death reads as EOF */
   int init_pidfd;
-  int ns_flags;                 /* joined with setns() on init_pidfd (not CLONE_NEWPID) */
-  bool join_user;               /* ns_flags has CLONE_NEWUSER */
+  int ns_flags;   /* joined with setns() on init_pidfd */
+  bool join_user; /* ns_flags has CLONE_NEWUSER */
+  /* ns_flags has CLONE_NEWPID: the parent could not join the pid namespace itself (rootless: that
+   * needs CAP_SYS_ADMIN in our own user namespace), so we join it with the user namespace and
+   * clone the process that execs into it, as the parent's child (CLONE_PARENT) */
+  bool pid_late;
   struct fsrun_cgroup *cg_join; /* v1/hybrid: the child writes itself into it; NULL otherwise */
   const struct fsrun_seccomp *seccomp;
   const struct fsrun_process_attrs *attrs;
   const struct fsrun_landlock_rules *landlock;
   int procfs_fd; /* verified procfs for the LSM label writes, or -1 */
+  int cgroup_fd; /* the parent's CLONE_INTO_CGROUP fd (a host directory), or -1 */
   int preserve_fds;
   const sigset_t *sigmask; /* the caller's mask, restored before exec */
 };
@@ -332,6 +334,43 @@ static int child_join_namespaces(struct exec_child *c, fsrun_error_t *err) {
   return fsrun_error_errno(err, "join the container's namespaces (setns 0x%x)", flags);
 }
 
+/* Closes every fd >= first except keep. No allocation, nothing that needs /proc. */
+static void close_fds_from(int first, int keep) {
+  int ret;
+  if (keep < first)
+    ret = (int)syscall(SYS_close_range, first, ~0U, 0);
+  else
+    ret = (keep > first ? (int)syscall(SYS_close_range, first, keep - 1, 0) : 0) |
+          (int)syscall(SYS_close_range, keep + 1, ~0U, 0);
+  if (ret == 0)
+    return;
+  /* no close_range (Linux < 5.9, or a seccomp profile that refuses it) */
+  for (int fd = first; fd < 65536; fd++)
+    if (fd != keep)
+      close(fd);
+}
+
+/* pid_late: the process born in the pid namespace we joined becomes the parent's child
+ * (CLONE_PARENT: its exit is the parent's to wait for); we report its pid and exit. Returns in it.
+ */
+static void clone_into_pid_namespace(struct exec_child *c) {
+  cleanup_error fsrun_error_t err = NULL;
+  struct exec_clone_args args = {.flags = CLONE_PARENT};
+  char buf[32];
+  long pid = syscall(SYS_clone3, &args, sizeof(args));
+  int len;
+  if (pid < 0) {
+    fsrun_error_errno(&err, "clone3 the exec process into the container's pid namespace");
+    child_fail(c, &err);
+  }
+  if (pid > 0) {
+    len = snprintf(buf, sizeof(buf), "%ld", pid);
+    _exit(sync_send(c->sync_fd, SYNC_INIT_PID, 0, buf, (size_t)len, -1) < 0 ? 1 : 0);
+  }
+  if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || parent_gone(c->sync_fd))
+    _exit(1);
+}
+
 __attribute__((noreturn)) static void exec_child_main(struct exec_child *c) {
   cleanup_error fsrun_error_t err = NULL;
   const oci_process *p = c->p;
@@ -339,6 +378,8 @@ __attribute__((noreturn)) static void exec_child_main(struct exec_child *c) {
   int notify_fd = -1;
 
   close(c->parent_sync_fd);
+  if (c->cgroup_fd >= 0)
+    close(c->cgroup_fd); /* the parent's, not ours to keep (the cgroup stays open in the parent) */
   /* until execve, the child dies with the runtime: no half-set-up process is left behind */
   if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || parent_gone(c->sync_fd))
     _exit(1);
@@ -357,6 +398,9 @@ __attribute__((noreturn)) static void exec_child_main(struct exec_child *c) {
     child_fail(c, &err);
   if (child_join_namespaces(c, &err) < 0)
     child_fail(c, &err);
+  close(c->init_pidfd);
+  if (c->pid_late)
+    clone_into_pid_namespace(c);
   if (c->join_user) {
     /* root of the container's user namespace while setting up (the pty is then its own) */
     if (setresgid(0, 0, 0) < 0 && errno != EINVAL) {
@@ -397,6 +441,8 @@ __attribute__((noreturn)) static void exec_child_main(struct exec_child *c) {
     child_fail(c, &err);
   if (c->attrs != NULL && process_attrs_apply(c->attrs, c->procfs_fd, &err) < 0)
     child_fail(c, &err);
+  if (c->procfs_fd >= 0)
+    close(c->procfs_fd); /* the host's procfs */
   /* without no_new_privs, loading a filter needs CAP_SYS_ADMIN: before the caps are dropped */
   if (c->seccomp != NULL && !p->no_new_privileges &&
       seccomp_load_filter(c->seccomp, &notify_fd, &err) < 0)
@@ -421,15 +467,12 @@ __attribute__((noreturn)) static void exec_child_main(struct exec_child *c) {
   if (c->attrs != NULL && process_attrs_apply_cpu_affinity(c->attrs, CPU_AFFINITY_FINAL, &err) < 0)
     child_fail(c, &err);
 
-  /* invariant 2: nothing of ours above the preserved fds survives execve (the sync socket closes
-   * there too, which tells the parent that execve succeeded) */
-  if (syscall(SYS_close_range, 3 + c->preserve_fds, ~0U, CLOSE_RANGE_CLOEXEC) < 0) {
-    for (int fd = 3 + c->preserve_fds; fd < 65536; fd++) {
-      int flags = fcntl(fd, F_GETFD);
-      if (flags >= 0 && !(flags & FD_CLOEXEC))
-        fcntl(fd, F_SETFD, flags | FD_CLOEXEC);
-    }
-  }
+  /* invariant 2: nothing above the preserved fds reaches execve, and they are closed now, not
+   * only marked CLOEXEC: execve resolves its path (which a symlink in the image may send through
+   * /proc/self/fd/N) before it closes CLOEXEC fds, and a host directory fd would lead out of the
+   * container there. The sync socket stays open (CLOEXEC): its closing tells the parent that
+   * execve succeeded. */
+  close_fds_from(3 + c->preserve_fds, c->sync_fd);
   /* from here the process outlives the runtime (--detach) */
   if (prctl(PR_SET_PDEATHSIG, 0, 0, 0, 0) < 0)
     _exit(1);
@@ -579,8 +622,8 @@ static bool has_lsm_label(const struct fsrun_process_attrs *a) {
 /* The child's setup messages until execve (EOF). The pty master goes to the console socket or
  * into *relay_master; a seccomp notify fd to the profile's listener. */
 static int follow_child_setup(int sync_fd, int console_fd, const oci_config *config,
-                              const struct live_container *c, pid_t child, int *relay_master,
-                              fsrun_error_t *err) {
+                              const struct live_container *c, pid_t *child, int *child_pidfd,
+                              int *relay_master, fsrun_error_t *err) {
   for (;;) {
     struct sync_msg msg;
     int r = sync_recv(sync_fd, &msg);
@@ -601,12 +644,28 @@ static int follow_child_setup(int sync_fd, int console_fd, const oci_config *con
         return r;
       continue;
     }
+    if (msg.type == SYNC_INIT_PID) {
+      /* pid_late: the child we cloned hands over to its sibling in the pid namespace, our child
+       * too (its pid cannot be reused before we reap it) */
+      pid_t pid = msg.data != NULL ? (pid_t)strtol(msg.data, NULL, 10) : 0;
+      siginfo_t info;
+      int pidfd;
+      sync_msg_clear(&msg);
+      reap(*child_pidfd, &info);
+      pidfd = pid > 0 ? (int)syscall(SYS_pidfd_open, pid, 0) : -1;
+      if (pidfd < 0)
+        return fsrun_error_errno(err, "pidfd_open the exec process");
+      close(*child_pidfd);
+      *child_pidfd = pidfd;
+      *child = pid;
+      continue;
+    }
     if (msg.type == SYNC_SECCOMP_FD) {
       const oci_seccomp *s = config->linux_->seccomp;
       cleanup_free char *state = status_state_json(&c->st, c->status, c->pid, NULL, false, err);
       r = state == NULL ? fsrun_error_code(err)
                         : seccomp_send_listener(s->listener_path, s->listener_metadata, msg.fd,
-                                                child, state, err);
+                                                *child, state, err);
       sync_msg_clear(&msg);
       if (r < 0)
         return r;
@@ -637,6 +696,7 @@ int container_exec(const struct fsrun_context *ctx, const struct exec_options *o
   sigset_t blocked, old_mask;
   int sync_fds[2] = {-1, -1};
   int ns_flags, ret;
+  pid_t exec_pid;
   char *parse_err = NULL;
   long child;
 
@@ -712,6 +772,7 @@ int container_exec(const struct fsrun_context *ctx, const struct exec_options *o
   child_cfg.attrs = attrs;
   child_cfg.landlock = landlock;
   child_cfg.procfs_fd = procfs_fd;
+  child_cfg.cgroup_fd = c.cg != NULL ? cgroup_clone_fd(c.cg) : -1;
   child_cfg.preserve_fds = o->preserve_fds;
   child_cfg.sigmask = &old_mask;
 
@@ -736,8 +797,14 @@ int container_exec(const struct fsrun_context *ctx, const struct exec_options *o
       goto out;
     }
     if (setns(init_pidfd, CLONE_NEWPID) < 0) {
-      ret = fsrun_error_errno(err, "join the container's pid namespace");
-      goto out;
+      if (errno != EPERM) {
+        ret = fsrun_error_errno(err, "join the container's pid namespace");
+        goto out;
+      }
+      /* rootless: only possible from inside the container's user namespace, in the child */
+      close(steal_fd(&own_pidns));
+      child_cfg.pid_late = true;
+      child_cfg.ns_flags |= CLONE_NEWPID;
     }
   }
   child = syscall(SYS_clone3, &args, sizeof(args));
@@ -753,17 +820,19 @@ int container_exec(const struct fsrun_context *ctx, const struct exec_options *o
   }
   if (child < 0)
     goto out;
+  exec_pid = (pid_t)child;
   close(sync_fds[1]);
   sync_fds[1] = -1;
 
-  ret = follow_child_setup(sync_fds[0], console_fd, config, &c, (pid_t)child, &relay_master, err);
+  ret = follow_child_setup(sync_fds[0], console_fd, config, &c, &exec_pid, &child_pidfd,
+                           &relay_master, err);
   if (ret < 0) {
     siginfo_t info;
     (void)syscall(SYS_pidfd_send_signal, child_pidfd, SIGKILL, NULL, 0);
     reap(child_pidfd, &info);
     goto out;
   }
-  if (o->pid_file != NULL && (ret = write_pid_file(o->pid_file, (pid_t)child, err)) < 0) {
+  if (o->pid_file != NULL && (ret = write_pid_file(o->pid_file, exec_pid, err)) < 0) {
     /* the caller cannot manage a process whose pid it never learnt */
     siginfo_t info;
     (void)syscall(SYS_pidfd_send_signal, child_pidfd, SIGKILL, NULL, 0);

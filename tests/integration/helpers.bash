@@ -269,13 +269,7 @@ update_config() {
 
 # set_process_args ARG...: exact, whatever the arguments contain (one jq call).
 set_process_args() {
-  local jq_args=() list="" i=0 arg
-  for arg in "$@"; do
-    jq_args+=(--arg "a$i" "$arg")
-    list+="\$a$i,"
-    i=$((i + 1))
-  done
-  update_config ".process.args = [${list%,}]" "${jq_args[@]}"
+  fsrun_config_set_args "$BUNDLE/config.json" "$@"
 }
 
 # run_in_container CMD...: sets $CONTAINER_ID, $status, $output, $lines (bats `run`).

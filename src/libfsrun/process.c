@@ -342,6 +342,12 @@ void init_main(struct init_config *c) {
   if (fifo < 0 || write(fifo, &one, 1) != 1)
     _exit(1);
   close(fifo);
+  /* CLOEXEC is not enough: execve resolves its path before it closes CLOEXEC fds, so an image
+   * symlink through /proc/self/fd/N could reach a directory we still hold. Really close them. */
+  if (syscall(SYS_close_range, 3 + c->preserve_fds + c->listen_fds, ~0U, 0) < 0) {
+    for (int fd = 3 + c->preserve_fds + c->listen_fds; fd < 65536; fd++)
+      close(fd);
+  }
 
   if (c->config->hooks != NULL && hooks_any(&c->config->hooks->start_container) &&
       hooks_run(&c->config->hooks->start_container, "startContainer", hook_state_created, &err) <

@@ -66,3 +66,19 @@ teardown() {
     assert_no_leftovers "sec-cwd-$n"
   done
 }
+
+@test "security-fds: an image symlink through /proc/self/fd/N cannot make the init execve a host file" {
+  # execve resolves its path before CLOEXEC fds close, so the init must really close them first
+  hostdir=$(mktemp -d /tmp/fsrun-escape.XXXXXX)
+  # a host ELF binary (a script's interpreter would be resolved later, after the fds are gone):
+  # busybox run as `esc` says "applet not found", which only the host copy can print
+  cp "$(fsrun_static_busybox 2>/dev/null || echo /bin/busybox)" "$hostdir/esc"
+  ln -s /proc/self/fd/9/esc "$BUNDLE/rootfs/bin/esc"
+  set_process_args /bin/esc
+  status=0
+  output=$(fsrun run --bundle "$BUNDLE" sec-fds-exe 9<"$hostdir" 2>&1) || status=$?
+  rm -rf "$hostdir"
+  echo "status=$status output=$output"
+  [[ $output != *"applet not found"* ]]
+  [[ $output == *"o such file or directory"* ]]
+}

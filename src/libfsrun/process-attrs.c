@@ -267,9 +267,10 @@ static int prepare_scheduler(const oci_scheduler *s, struct fsrun_process_attrs 
                             "SCHED_DEADLINE)",
                             s->policy != NULL ? s->policy : "");
   if (policy == SCHED_ISO_)
-    return fsrun_error_make(err, 0,
-                            "process.scheduler.policy: SCHED_ISO is reserved and not implemented "
-                            "by Linux");
+    return fsrun_error_make(
+        err, 0,
+        "process.scheduler.policy: SCHED_ISO is reserved: Linux does not provide "
+        "this policy");
   memset(attr, 0, sizeof(*attr));
   attr->size = SCHED_ATTR_SIZE;
   attr->sched_policy = (uint32_t)policy;

@@ -243,3 +243,25 @@ int main(int argc, char **argv) {
     return fail(err != NULL ? err->msg : "command failed without an error message");
   return exit_status;
 }
+
+int fsrun_command_parse_single_id(const char *name, void (*usage)(FILE *), int argc, char **argv,
+                                  const char **id, fsrun_error_t *err) {
+  static const struct option options[] = {
+      {"help", no_argument, NULL, 'h'},
+      {NULL, 0, NULL, 0},
+  };
+  int opt;
+  optind = 0;
+  opterr = 0;
+  while ((opt = getopt_long(argc, argv, ":h", options, NULL)) != -1) {
+    if (opt != 'h')
+      return fsrun_command_option_error(name, opt, argv, err);
+    usage(stdout);
+    return 1;
+  }
+  if (optind + 1 != argc)
+    return fsrun_error_make(err, 0, "%s: expected exactly one container ID (see fsrun %s --help)",
+                            name, name);
+  *id = argv[optind];
+  return 0;
+}

@@ -5,6 +5,8 @@
 #ifndef FSRUN_COMMANDS_H
 #define FSRUN_COMMANDS_H
 
+#include <stdio.h>
+
 #include "context.h"
 #include "error.h"
 
@@ -45,5 +47,9 @@ FSRUN_COMMAND(bundle);
 /* For a command's getopt_long loop (optstring starting with "+:", opterr = 0): turns the ':' or
  * '?' result into "NAME: unknown option `-x` (see fsrun NAME --help)". Returns -1 with *err set. */
 int fsrun_command_option_error(const char *name, int opt, char **argv, fsrun_error_t *err);
+/* Parses `NAME [-h|--help] ID` for commands that take only a container id. Returns 1 after printing
+ * the usage (for --help), 0 with *id set, or a negative code with *err set. */
+int fsrun_command_parse_single_id(const char *name, void (*usage)(FILE *), int argc, char **argv,
+                                  const char **id, fsrun_error_t *err);
 
 #endif

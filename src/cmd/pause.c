@@ -1,5 +1,4 @@
 /* fsrun pause ID */
-#include <getopt.h>
 #include <stdio.h>
 
 #include "commands.h"
@@ -15,26 +14,10 @@ static void pause_usage(FILE *out) {
 }
 
 FSRUN_COMMAND(pause) {
-  static const struct option options[] = {
-      {"help", no_argument, NULL, 'h'},
-      {NULL, 0, NULL, 0},
-  };
-  int opt;
-
+  const char *id = NULL;
+  int ret = fsrun_command_parse_single_id("pause", pause_usage, argc, argv, &id, err);
   (void)exit_status;
-  optind = 0;
-  opterr = 0;
-  while ((opt = getopt_long(argc, argv, ":h", options, NULL)) != -1) {
-    switch (opt) {
-    case 'h':
-      pause_usage(stdout);
-      return 0;
-    default:
-      return fsrun_command_option_error("pause", opt, argv, err);
-    }
-  }
-  if (optind + 1 != argc)
-    return fsrun_error_make(err, 0,
-                            "pause: expected exactly one container ID (see fsrun pause --help)");
-  return container_pause(ctx, argv[optind], err);
+  if (ret != 0)
+    return ret < 0 ? ret : 0;
+  return container_pause(ctx, id, err);
 }

@@ -1,5 +1,4 @@
 /* fsrun start ID */
-#include <getopt.h>
 #include <stdio.h>
 
 #include "commands.h"
@@ -14,26 +13,10 @@ static void start_usage(FILE *out) {
 }
 
 FSRUN_COMMAND(start) {
-  static const struct option options[] = {
-      {"help", no_argument, NULL, 'h'},
-      {NULL, 0, NULL, 0},
-  };
-  int opt;
-
+  const char *id = NULL;
+  int ret = fsrun_command_parse_single_id("start", start_usage, argc, argv, &id, err);
   (void)exit_status;
-  optind = 0;
-  opterr = 0;
-  while ((opt = getopt_long(argc, argv, ":h", options, NULL)) != -1) {
-    switch (opt) {
-    case 'h':
-      start_usage(stdout);
-      return 0;
-    default:
-      return fsrun_command_option_error("start", opt, argv, err);
-    }
-  }
-  if (optind + 1 != argc)
-    return fsrun_error_make(err, 0,
-                            "start: expected exactly one container ID (see fsrun start --help)");
-  return container_start(ctx, argv[optind], err);
+  if (ret != 0)
+    return ret < 0 ? ret : 0;
+  return container_start(ctx, id, err);
 }

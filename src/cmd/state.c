@@ -1,5 +1,4 @@
 /* fsrun state ID */
-#include <getopt.h>
 #include <stdio.h>
 
 #include "commands.h"
@@ -15,26 +14,10 @@ static void state_usage(FILE *out) {
 }
 
 FSRUN_COMMAND(state) {
-  static const struct option options[] = {
-      {"help", no_argument, NULL, 'h'},
-      {NULL, 0, NULL, 0},
-  };
-  int opt;
-
+  const char *id = NULL;
+  int ret = fsrun_command_parse_single_id("state", state_usage, argc, argv, &id, err);
   (void)exit_status;
-  optind = 0;
-  opterr = 0;
-  while ((opt = getopt_long(argc, argv, ":h", options, NULL)) != -1) {
-    switch (opt) {
-    case 'h':
-      state_usage(stdout);
-      return 0;
-    default:
-      return fsrun_command_option_error("state", opt, argv, err);
-    }
-  }
-  if (optind + 1 != argc)
-    return fsrun_error_make(err, 0,
-                            "state: expected exactly one container ID (see fsrun state --help)");
-  return container_state(ctx, argv[optind], stdout, err);
+  if (ret != 0)
+    return ret < 0 ? ret : 0;
+  return container_state(ctx, id, stdout, err);
 }

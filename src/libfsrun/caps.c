@@ -48,7 +48,7 @@ static const struct {
     {"RLIMIT_STACK", RLIMIT_STACK},
 };
 
-static int rlimit_from_name(const char *name) {
+int rlimit_from_name(const char *name) {
   if (name == NULL)
     return -1;
   for (size_t i = 0; i < sizeof(rlimit_names) / sizeof(rlimit_names[0]); i++)
@@ -273,9 +273,9 @@ int process_apply_user_and_caps(const oci_process *p, fsrun_error_t *err) {
   for (int cap = 0; cap <= last_cap; cap++) {
     if (cap < 64 && (bounding & cap_bit(cap)))
       continue;
-    if (cap_get_bound(cap) != 1)
-      continue; /* already gone: no CAP_SETPCAP needed */
-    if (cap_drop_bound(cap) < 0) {
+    /* Drop first and ask only on failure: dropping a capability that is already gone succeeds
+     * with CAP_SETPCAP, and without it the read tells whether there was anything to drop. */
+    if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0 && prctl(PR_CAPBSET_READ, cap, 0, 0, 0) == 1) {
       char name[64];
       return fsrun_error_errno(err, "process.capabilities.bounding: drop %s",
                                cap_display_name(cap, name));
@@ -312,7 +312,9 @@ int process_apply_user_and_caps(const oci_process *p, fsrun_error_t *err) {
   if (r < 0)
     return fsrun_error_make(err, -r, "process.capabilities: capset");
 
-  if (cap_reset_ambient() < 0 && errno != EINVAL)
+  /* one call (libcap's cap_reset_ambient asks about every capability first); EINVAL: a kernel
+   * without ambient capabilities (< 4.3) has nothing to clear */
+  if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && errno != EINVAL)
     return fsrun_error_errno(err, "process.capabilities.ambient: clear");
   for (int cap = 0; ambient != 0 && cap < 64; cap++) {
     if (!(ambient & cap_bit(cap)))

@@ -10,6 +10,8 @@
  * CAP_SYS_RESOURCE that we lack ("process.rlimits: RLIMIT_NOFILE hard 1048576 is above the current
  * hard limit 20000 and raising it needs CAP_SYS_RESOURCE"). */
 int process_apply_rlimits(const oci_process *p, fsrun_error_t *err);
+/* The RLIMIT_* value of a process.rlimits[].type name, or -1 when the name is not one. */
+int rlimit_from_name(const char *name);
 /* Drops the bounding set to p->capabilities->bounding (while still privileged), sets groups,
  * gid, uid (keeping caps across setuid), umask, then sets effective/permitted/inheritable and
  * ambient exactly as the spec asks (inheritable only when asked). NULL capabilities = drop all. */

@@ -27,6 +27,13 @@ struct fsrun_cgroup {
   char *unified_mount; /* the cgroup2 mount (unified or hybrid), NULL on legacy */
   bool unified_dir;    /* the container has a directory in the cgroup2 mount */
   int unified_fd;      /* O_PATH fd of that directory (unified mode), or -1 */
+  /* --systemd-cgroup: the scope systemd is asked for (cgroup-systemd.c), or NULL */
+  struct cgroup_systemd_scope *systemd;
+  /* cgroup_create_deferred: the directories and resources cgroup_finish still has to make */
+  bool pending;
+  const oci_resources *pending_resources; /* borrowed from the config */
+  device_rule *pending_rules;
+  size_t n_pending_rules;
 };
 
 /* --- cgroup.c: shared plumbing ----------------------------------------------------------- */
@@ -44,6 +51,13 @@ int cgroup_read(const char *dir, const char *file, char **out, fsrun_error_t *er
  * "linux.resources.memory.limit: write `memory.limit_in_bytes` in DIR: Device or resource busy" */
 int cgroup_write_field(const char *dir, const char *file, const char *value, const char *field,
                        fsrun_error_t *err);
+/* cgroup_write_field with the value formatted from fmt: the one way both drivers write a
+ * resource, so every refused value reads "FIELD: write `FILE` in DIR: reason". */
+int cgroup_write_fieldf(const char *dir, const char *file, const char *field, fsrun_error_t *err,
+                        const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+/* A number file: "max" reads as max_value; false when dir is NULL or the file cannot be read. */
+bool cgroup_read_u64(const char *dir, const char *file, uint64_t max_value, uint64_t *v);
+void cgroup_sleep_ms(long ms);
 bool cgroup_file_exists(const char *dir, const char *file);
 /* "a b c" contains word */
 bool cgroup_word_in_list(const char *list, const char *word, const char *separators);
@@ -54,11 +68,25 @@ bool cgroup_word_in_list(const char *list, const char *word, const char *separat
 int cgroup_device_rules(const oci_resources *r, const oci_device *devices, size_t n_devices,
                         device_rule **out, size_t *n, fsrun_error_t *err);
 
+/* The rules an update puts in force when it names devices: the defaults, an allow rwm for each
+ * linux.devices node, then the update's rules. The last matching rule wins, so an update can
+ * also revoke a default ("deny c 1:9") or start over with "deny a". */
+int cgroup_device_rules_for_update(const oci_resources *r, const oci_device *devices,
+                                   size_t n_devices, device_rule **out, size_t *n,
+                                   fsrun_error_t *err);
+
 /* The cgroup path (relative to the hierarchy root) for the container. */
 int cgroup_resolve_path(const char *id, const char *cgroups_path, bool systemd, char **out,
                         fsrun_error_t *err);
 /* "-1" -> "max", else the number */
 char *cgroup_limit_string(int64_t v);
+
+/* Writers whose files and formats are the same on v1 and v2. */
+int cgroup_apply_cpuset(const char *dir, const oci_cpu *c, fsrun_error_t *err);
+int cgroup_apply_pids(const char *dir, const oci_pids *p, fsrun_error_t *err);
+int cgroup_apply_hugetlb(const char *dir, const oci_hugepage_limit *h, size_t n, bool v2,
+                         fsrun_error_t *err);
+int cgroup_apply_rdma(const char *dir, const oci_rdma *r, size_t n, fsrun_error_t *err);
 
 /* --- cgroup-systemd.c ------------------------------------------------------------------ */
 
@@ -67,6 +95,20 @@ int cgroup_systemd_expand_slice(const char *slice, char **out, fsrun_error_t *er
 /* "slice:prefix:name" -> "/<expanded slice>/<prefix>-<name>.scope" (a name ending in ".slice" is
  * a slice of its own, at the path its own name gives). NULL or "" means "system.slice:fsrun:ID". */
 int cgroup_systemd_path(const char *spec, const char *id, char **out, fsrun_error_t *err);
+/* cgroup_create, before any directory is made: with --systemd-cgroup, as root, when systemd runs
+ * and answers on D-Bus, sets cg->systemd (the scope is started by cgroup_systemd_start); else
+ * leaves it NULL (the cgroupfs mapping). Fails when the scope's cgroup exists already. */
+int cgroup_systemd_prepare(struct fsrun_cgroup *cg, const cgroup_create_opts *o,
+                           fsrun_error_t *err);
+/* cgroup_enter: StartTransientUnit with PIDs=[pid] and wait for its job. No-op without
+ * cg->systemd. cgroup_clone_fd() is -1 for such a cgroup, so that the init waits for this. */
+int cgroup_systemd_start(const struct fsrun_cgroup *cg, pid_t pid, fsrun_error_t *err);
+/* The resources to write again once systemd has made the scope (borrowed from the create opts). */
+const oci_resources *cgroup_systemd_resources(const struct fsrun_cgroup *cg);
+/* cgroup_destroy, once the cgroup is empty: StopUnit when the cgroup is a systemd scope (best
+ * effort, logged). */
+void cgroup_systemd_stop(const struct fsrun_cgroup *cg);
+void cgroup_systemd_free(struct fsrun_cgroup *cg);
 
 /* --- cgroup-v1.c ------------------------------------------------------------------------ */
 
@@ -74,11 +116,7 @@ int cgroup_systemd_path(const char *spec, const char *id, char **out, fsrun_erro
 char *cgroup_v1_device_rule_string(const device_rule *r);
 int cgroup_v1_apply_memory(const char *dir, const oci_memory *m, bool update, fsrun_error_t *err);
 int cgroup_v1_apply_cpu(const char *dir, const oci_cpu *c, fsrun_error_t *err);
-int cgroup_v1_apply_cpuset(const char *dir, const oci_cpu *c, fsrun_error_t *err);
-int cgroup_v1_apply_pids(const char *dir, const oci_pids *p, fsrun_error_t *err);
 int cgroup_v1_apply_blkio(const char *dir, const oci_block_io *b, fsrun_error_t *err);
-int cgroup_v1_apply_hugetlb(const char *dir, const oci_hugepage_limit *h, size_t n,
-                            fsrun_error_t *err);
 int cgroup_v1_apply_net_cls(const char *dir, const oci_network *net, fsrun_error_t *err);
 int cgroup_v1_apply_net_prio(const char *dir, const oci_network *net, fsrun_error_t *err);
 int cgroup_v1_apply_devices(const char *dir, const device_rule *rules, size_t n,
@@ -114,12 +152,7 @@ int cgroup_v2_enable_controllers(const char *mount, const char *path, const char
                                  fsrun_error_t *err);
 int cgroup_v2_apply_memory(const char *dir, const oci_memory *m, fsrun_error_t *err);
 int cgroup_v2_apply_cpu(const char *dir, const oci_cpu *c, bool update, fsrun_error_t *err);
-int cgroup_v2_apply_cpuset(const char *dir, const oci_cpu *c, fsrun_error_t *err);
-int cgroup_v2_apply_pids(const char *dir, const oci_pids *p, fsrun_error_t *err);
 int cgroup_v2_apply_io(const char *dir, const oci_block_io *b, fsrun_error_t *err);
-int cgroup_v2_apply_hugetlb(const char *dir, const oci_hugepage_limit *h, size_t n,
-                            fsrun_error_t *err);
-int cgroup_v2_apply_rdma(const char *dir, const oci_rdma *r, size_t n, fsrun_error_t *err);
 int cgroup_v2_apply_unified(const char *dir, const oci_map *unified, fsrun_error_t *err);
 int cgroup_v2_apply_devices(const char *dir, const device_rule *rules, size_t n,
                             fsrun_error_t *err);

@@ -1,20 +1,55 @@
 /* --systemd-cgroup: linux.cgroupsPath is "slice:prefix:name", as podman and containerd write it
- * for runc's systemd driver.
+ * for runc's systemd driver. The container's cgroup is the transient scope "prefix-name.scope" in
+ * that slice, at the path systemd gives it (/machine.slice/machine-x.slice/libpod-ID.scope).
  *
- * fsrun maps that form onto the cgroupfs path systemd itself would use
- * (/system.slice/libpod-ID.scope, /machine.slice/machine-x.slice/...) and creates the directories
- * directly, exactly like the cgroupfs driver. D-Bus is not used: this is the right thing when
- * systemd is not running (this machine, the test VM, most containers), where there is no one to
- * ask. When systemd does run, fsrun still does not ask it for a transient scope (no
- * StartTransientUnit call yet); it logs that systemd does not know about the cgroup. */
+ * When systemd runs (/run/systemd/system exists and its D-Bus API answers), fsrun asks it for
+ * the scope with StartTransientUnit (dbus.c, our own small client: no libsystemd or libdbus to
+ * load on every run), so that systemd knows the container, accounts it and never "cleans up" a
+ * cgroup it did not make. systemd writes its own values for the controllers it delegates, so
+ * fsrun writes linux.resources again afterwards. On delete, StopUnit. Otherwise (not root, no
+ * systemd, the socket does not answer, or a name that is itself a slice), fsrun falls back to
+ * creating that same path directly, like the cgroupfs driver, with a debug log.
+ *
+ * Order: systemd refuses a scope without a process in it, and the init must be in its cgroup
+ * before any code of the container runs. So the scope is started with the init's pid, and the init
+ * is not cloned into the cgroup (CLONE_INTO_CGROUP): cgroup_clone_fd() says -1 for such a
+ * cgroup, which makes create clone the init in fsrun's own cgroup, hold it on the sync socket
+ * (wait_go) and call cgroup_enter() with its pid. cgroup_enter() calls cgroup_systemd_start():
+ * StartTransientUnit(PIDs=[init]), wait for the job, then the resources are written again and the
+ * pid is written to cgroup.procs in every hierarchy (a no-op where systemd moved it already).
+ * Only then is the init told to go on. A new cgroup namespace is unshared late, after the move
+ * (namespaces_plan's cgroup_moved_late), so its root is the scope. fsrun does not move itself into
+ * the scope (which would count the runtime in the container's pids and memory). */
 #include "cgroup-internal.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
+#include <sys/xattr.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "dbus.h"
 #include "log.h"
 #include "utils.h"
+
+#define SYSTEMD_RUNNING_DIR  "/run/systemd/system"
+#define SYSTEMD_PRIVATE_BUS  "unix:path=/run/systemd/private"
+#define SYSTEM_BUS_DEFAULT   "unix:path=/run/dbus/system_bus_socket"
+#define SYSTEMD_DEST         "org.freedesktop.systemd1"
+#define SYSTEMD_PATH         "/org/freedesktop/systemd1"
+#define SYSTEMD_MANAGER      "org.freedesktop.systemd1.Manager"
+#define DBUS_CONNECT_TIMEOUT 5000
+#define DBUS_CALL_TIMEOUT    25000 /* D-Bus's usual method timeout */
+#define SYSTEMD_JOB_TIMEOUT  30000
+#define SYSTEMD_STOP_TIMEOUT 10000
+
+struct cgroup_systemd_scope {
+  dbus_conn *bus;
+  bool on_bus; /* through dbus-daemon (signals need a match rule), not the private socket */
+  char *unit, *slice, *description;
+  const oci_resources *resources; /* borrowed from cgroup_create_opts, used by cgroup_enter */
+};
 
 static bool ends_with(const char *s, const char *suffix) {
   size_t l = strlen(s), sl = strlen(suffix);
@@ -53,52 +88,468 @@ int cgroup_systemd_expand_slice(const char *slice, char **out, fsrun_error_t *er
   return 0;
 }
 
-int cgroup_systemd_path(const char *spec, const char *id, char **out, fsrun_error_t *err) {
-  cleanup_free char *copy = NULL, *slice_path = NULL, *unit = NULL;
-  char *slice, *prefix, *name, *c1, *c2;
-  int ret;
+/* "slice:prefix:name" split in place (NULL or "" spec: "system.slice:fsrun:ID"). */
+typedef struct {
+  char *buf;
+  const char *slice, *prefix, *name;
+} systemd_spec;
 
-  *out = NULL;
-  if (access("/run/systemd/system", F_OK) == 0)
-    log_warning("systemd is running, but fsrun creates the cgroup itself: systemd is not told "
-                "about the scope (no D-Bus StartTransientUnit)");
+static void systemd_spec_clear(systemd_spec *s) {
+  free(s->buf);
+  s->buf = NULL;
+}
+
+static int parse_spec(const char *spec, const char *id, systemd_spec *out, fsrun_error_t *err) {
+  char *c1, *c2;
+  memset(out, 0, sizeof(*out));
   if (spec == NULL || spec[0] == '\0') {
     if (id == NULL || id[0] == '\0' || strchr(id, '/') || strchr(id, ':'))
       return fsrun_error_make(err, EINVAL, "container id `%s` cannot name a systemd scope",
                               id ? id : "");
-    copy = xasprintf("system.slice:fsrun:%s", id);
+    out->buf = xasprintf("system.slice:fsrun:%s", id);
   } else {
-    copy = xstrdup(spec);
+    out->buf = xstrdup(spec);
   }
-  c1 = strchr(copy, ':');
+  c1 = strchr(out->buf, ':');
   c2 = c1 ? strchr(c1 + 1, ':') : NULL;
-  if (c1 == NULL || c2 == NULL || strchr(c2 + 1, ':') != NULL)
+  if (c1 == NULL || c2 == NULL || strchr(c2 + 1, ':') != NULL) {
+    systemd_spec_clear(out);
     return fsrun_error_make(err, EINVAL,
                             "linux.cgroupsPath: `%s`: expected `slice:prefix:name` with "
                             "--systemd-cgroup",
                             spec);
-  *c1 = *c2 = '\0';
-  slice = copy;
-  prefix = c1 + 1;
-  name = c2 + 1;
-  if (name[0] == '\0' || strchr(name, '/') || strcmp(name, ".") == 0 || strcmp(name, "..") == 0 ||
-      strchr(prefix, '/'))
-    return fsrun_error_make(err, EINVAL, "linux.cgroupsPath: `%s`: invalid name or prefix", spec);
-
-  /* a name that is a slice is a cgroup of its own, at the place its name gives it */
-  if (ends_with(name, ".slice")) {
-    ret = cgroup_systemd_expand_slice(name, &slice_path, err);
-    if (ret < 0)
-      return ret;
-    if (slice_path[0] == '\0')
-      return fsrun_error_make(err, EINVAL, "linux.cgroupsPath: `%s` is the root slice", spec);
-    *out = steal_ptr(&slice_path);
-    return 0;
   }
-  ret = cgroup_systemd_expand_slice(slice[0] ? slice : "system.slice", &slice_path, err);
+  *c1 = *c2 = '\0';
+  out->slice = out->buf;
+  out->prefix = c1 + 1;
+  out->name = c2 + 1;
+  if (out->name[0] == '\0' || strchr(out->name, '/') || strcmp(out->name, ".") == 0 ||
+      strcmp(out->name, "..") == 0 || strchr(out->prefix, '/')) {
+    systemd_spec_clear(out);
+    return fsrun_error_make(err, EINVAL, "linux.cgroupsPath: `%s`: invalid name or prefix", spec);
+  }
+  return 0;
+}
+
+static char *scope_unit_name(const systemd_spec *s) {
+  return s->prefix[0] ? xasprintf("%s-%s.scope", s->prefix, s->name)
+                      : xasprintf("%s.scope", s->name);
+}
+
+int cgroup_systemd_path(const char *spec, const char *id, char **out, fsrun_error_t *err) {
+  cleanup_free char *slice_path = NULL, *unit = NULL;
+  systemd_spec parsed;
+  int ret;
+
+  *out = NULL;
+  ret = parse_spec(spec, id, &parsed, err);
   if (ret < 0)
     return ret;
-  unit = prefix[0] ? xasprintf("%s-%s.scope", prefix, name) : xasprintf("%s.scope", name);
-  *out = xasprintf("%s/%s", slice_path, unit);
+  /* a name that is a slice is a cgroup of its own, at the place its name gives it */
+  if (ends_with(parsed.name, ".slice")) {
+    ret = cgroup_systemd_expand_slice(parsed.name, &slice_path, err);
+    if (ret == 0 && slice_path[0] == '\0')
+      ret = fsrun_error_make(err, EINVAL, "linux.cgroupsPath: `%s` is the root slice", spec);
+    if (ret == 0)
+      *out = steal_ptr(&slice_path);
+    systemd_spec_clear(&parsed);
+    return ret;
+  }
+  ret = cgroup_systemd_expand_slice(parsed.slice[0] ? parsed.slice : "system.slice", &slice_path,
+                                    err);
+  if (ret == 0) {
+    unit = scope_unit_name(&parsed);
+    *out = xasprintf("%s/%s", slice_path, unit);
+  }
+  systemd_spec_clear(&parsed);
+  return ret;
+}
+
+/* --- systemd over D-Bus ------------------------------------------------------------------------
+ */
+
+/* The directory of the container in the hierarchy systemd tracks units in (the cgroup2 mount;
+ * name=systemd on a legacy host). */
+static char *systemd_tree_dir(const struct fsrun_cgroup *cg) {
+  const char *mount = cg->unified_mount ? cg->unified_mount : cgroup_v1_mount(cg, "name=systemd");
+  return mount ? cgroup_join(mount, cg->path) : NULL;
+}
+
+/* systemd's private socket when we are root and it is there (peer to peer, no bus daemon, no
+ * Hello); else the system bus. */
+static int systemd_connect(dbus_conn **out, bool *on_bus, fsrun_error_t *err) {
+  const char *address = getenv("DBUS_SYSTEM_BUS_ADDRESS");
+  if (access("/run/systemd/private", F_OK) == 0) {
+    cleanup_error fsrun_error_t perr = NULL;
+    if (dbus_connect(SYSTEMD_PRIVATE_BUS, false, DBUS_CONNECT_TIMEOUT, out, &perr) == 0) {
+      *on_bus = false;
+      return 0;
+    }
+    log_debug("systemd: private socket: %s; trying the system bus", perr->msg);
+  }
+  *on_bus = true;
+  return dbus_connect(address && address[0] ? address : SYSTEM_BUS_DEFAULT, true,
+                      DBUS_CONNECT_TIMEOUT, out, err);
+}
+
+static void cgroup_systemd_scope_free(struct cgroup_systemd_scope *s) {
+  if (s == NULL)
+    return;
+  dbus_conn_free(s->bus);
+  free(s->unit);
+  free(s->slice);
+  free(s->description);
+  free(s);
+}
+
+void cgroup_systemd_free(struct fsrun_cgroup *cg) {
+  cgroup_systemd_scope_free(cg->systemd);
+  cg->systemd = NULL;
+}
+
+int cgroup_systemd_prepare(struct fsrun_cgroup *cg, const cgroup_create_opts *o,
+                           fsrun_error_t *err) {
+  cleanup_error fsrun_error_t cerr = NULL;
+  cleanup_free char *dir = NULL;
+  struct cgroup_systemd_scope *scope;
+  systemd_spec parsed;
+  int ret;
+
+  if (!o->systemd || cg->systemd != NULL)
+    return 0;
+  if (geteuid() != 0) {
+    log_debug("--systemd-cgroup: not root, the scope is made without systemd (cgroupfs)");
+    return 0;
+  }
+  if (access(SYSTEMD_RUNNING_DIR, F_OK) != 0) {
+    log_debug("--systemd-cgroup: systemd is not running, the scope is made directly (cgroupfs)");
+    return 0;
+  }
+  ret = parse_spec(o->cgroups_path, o->id, &parsed, err);
+  if (ret < 0)
+    return ret;
+  if (ends_with(parsed.name, ".slice")) {
+    log_debug("--systemd-cgroup: `%s` is a slice, made directly (cgroupfs)", parsed.name);
+    systemd_spec_clear(&parsed);
+    return 0;
+  }
+  scope = xmalloc0(sizeof(*scope));
+  scope->unit = scope_unit_name(&parsed);
+  scope->slice = xstrdup(parsed.slice[0] ? parsed.slice : "system.slice");
+  scope->description = xasprintf("fsrun container %s", o->id ? o->id : parsed.name);
+  scope->resources = o->resources;
+  systemd_spec_clear(&parsed);
+
+  if (systemd_connect(&scope->bus, &scope->on_bus, &cerr) < 0) {
+    log_debug("--systemd-cgroup: systemd's D-Bus API does not answer (%s); the scope is made "
+              "directly (cgroupfs)",
+              cerr->msg);
+    cgroup_systemd_scope_free(scope);
+    return 0;
+  }
+  /* the scope's directory exists: another container (or unit) has it, and fsrun must not write
+   * its limits into it or kill its processes on the way out */
+  dir = systemd_tree_dir(cg);
+  if (dir != NULL && access(dir, F_OK) == 0) {
+    ret = fsrun_error_make(err, EEXIST, "--systemd-cgroup: the cgroup of `%s` exists already (%s)",
+                           scope->unit, dir);
+    cgroup_systemd_scope_free(scope);
+    return ret;
+  }
+  cg->systemd = scope;
+  log_debug("--systemd-cgroup: systemd will be asked for `%s` in `%s` (%s)", scope->unit,
+            scope->slice, scope->on_bus ? "system bus" : "private socket");
   return 0;
+}
+
+const oci_resources *cgroup_systemd_resources(const struct fsrun_cgroup *cg) {
+  return cg->systemd ? cg->systemd->resources : NULL;
+}
+
+/* --- StartTransientUnit ------------------------------------------------------------------------
+ */
+
+static void prop_open(dbus_writer *w, const char *name, const char *signature) {
+  dbus_struct_open(w);
+  dbus_put_string(w, name);
+  dbus_put_variant_signature(w, signature);
+}
+
+static void prop_string(dbus_writer *w, const char *name, const char *value) {
+  prop_open(w, name, "s");
+  dbus_put_string(w, value);
+}
+
+static void prop_bool(dbus_writer *w, const char *name, bool value) {
+  prop_open(w, name, "b");
+  dbus_put_bool(w, value);
+}
+
+static void prop_u64(dbus_writer *w, const char *name, uint64_t value) {
+  prop_open(w, name, "t");
+  dbus_put_u64(w, value);
+}
+
+/* The limits systemd can take cheaply, so that what it writes into the scope agrees with the
+ * spec (fsrun writes every resource itself afterwards anyway). */
+static void put_resource_properties(dbus_writer *w, const oci_resources *r) {
+  if (r == NULL)
+    return;
+  if (r->memory && r->memory->has_limit && r->memory->limit != 0)
+    prop_u64(w, "MemoryMax", r->memory->limit > 0 ? (uint64_t)r->memory->limit : UINT64_MAX);
+  if (r->pids && r->pids->has_limit)
+    prop_u64(w, "TasksMax", r->pids->limit > 0 ? (uint64_t)r->pids->limit : UINT64_MAX);
+  if (r->cpu && r->cpu->has_shares && r->cpu->shares > 0)
+    prop_u64(w, "CPUWeight", cgroup_v2_cpu_weight(r->cpu->shares));
+  if (r->cpu && r->cpu->has_quota && r->cpu->quota > 0) {
+    uint64_t period = r->cpu->has_period && r->cpu->period > 0 ? r->cpu->period : 100000;
+    uint64_t per_sec = (uint64_t)r->cpu->quota * 1000000 / period;
+    prop_u64(w, "CPUQuotaPerSecUSec", per_sec > 0 ? per_sec : 1);
+  }
+}
+
+/* body of StartTransientUnit: (s name, s mode, a(sv) properties, a(sa(sv)) aux) */
+static void build_start_body(const struct cgroup_systemd_scope *s, pid_t pid, dbus_writer *w) {
+  dbus_array props, pids, aux;
+  dbus_put_string(w, s->unit);
+  dbus_put_string(w, "replace");
+  dbus_array_open(w, 8, &props);
+  prop_string(w, "Description", s->description);
+  prop_string(w, "Slice", s->slice);
+  /* the container manages the cgroup's insides (sub-cgroups, controllers) */
+  prop_bool(w, "Delegate", true);
+  /* no ordering against shutdown.target: the runtime decides when the scope ends */
+  prop_bool(w, "DefaultDependencies", false);
+  prop_open(w, "PIDs", "au");
+  dbus_array_open(w, 4, &pids);
+  dbus_put_u32(w, (uint32_t)pid);
+  dbus_array_close(w, &pids);
+  put_resource_properties(w, s->resources);
+  dbus_array_close(w, &props);
+  dbus_array_open(w, 8, &aux);
+  dbus_array_close(w, &aux);
+}
+
+/* JobRemoved (u id, o job, s unit, s result) signals of one unit, until ours is seen */
+typedef struct {
+  const char *unit;
+  char *job;         /* the job we wait for, once known */
+  char *seen_job[8]; /* JobRemoved seen before the job's path was known */
+  char *seen_result[8];
+  size_t n_seen;
+  char *result; /* of our job, once removed */
+} job_watch;
+
+static void job_watch_clear(job_watch *w) {
+  for (size_t i = 0; i < w->n_seen; i++) {
+    free(w->seen_job[i]);
+    free(w->seen_result[i]);
+  }
+  free(w->job);
+  free(w->result);
+  memset(w, 0, sizeof(*w));
+}
+
+static bool on_job_removed(const dbus_message *m, void *userdata) {
+  cleanup_error fsrun_error_t perr = NULL;
+  job_watch *w = userdata;
+  const char *job, *unit, *result;
+  uint32_t id;
+  dbus_reader r;
+  if (m->interface == NULL || strcmp(m->interface, SYSTEMD_MANAGER) != 0 ||
+      strcmp(m->member, "JobRemoved") != 0)
+    return false;
+  dbus_reader_init(&r, m);
+  if (dbus_read_u32(&r, &id, &perr) < 0 || dbus_read_string(&r, &job, &perr) < 0 ||
+      dbus_read_string(&r, &unit, &perr) < 0 || dbus_read_string(&r, &result, &perr) < 0) {
+    log_debug("systemd: a JobRemoved signal that does not parse: %s", perr->msg);
+    return false;
+  }
+  if (strcmp(unit, w->unit) != 0)
+    return false;
+  if (w->job != NULL) {
+    if (strcmp(job, w->job) != 0)
+      return false;
+    w->result = xstrdup(result);
+    return true;
+  }
+  if (w->n_seen < sizeof(w->seen_job) / sizeof(w->seen_job[0])) {
+    w->seen_job[w->n_seen] = xstrdup(job);
+    w->seen_result[w->n_seen++] = xstrdup(result);
+  }
+  return false;
+}
+
+/* On the system bus, signals reach us only through a match rule. */
+static int add_job_match(const struct cgroup_systemd_scope *s, fsrun_error_t *err) {
+  dbus_writer body = {0};
+  dbus_message reply;
+  int ret;
+  if (!s->on_bus)
+    return 0; /* the private socket sends every signal to every peer */
+  dbus_put_string(&body, "type='signal',sender='" SYSTEMD_DEST "',path='" SYSTEMD_PATH
+                         "',interface='" SYSTEMD_MANAGER "',member='JobRemoved'");
+  ret = dbus_call(s->bus, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus",
+                  "AddMatch", "s", &body, NULL, NULL, DBUS_CALL_TIMEOUT, &reply, NULL, err);
+  dbus_writer_free(&body);
+  return ret;
+}
+
+/* Calls MEMBER (body `ss`: unit, mode, plus whatever build added) and waits for its job. */
+static int run_job(const struct cgroup_systemd_scope *s, const char *member, const char *signature,
+                   const dbus_writer *body, int job_timeout_ms, char **error_name, char **result,
+                   fsrun_error_t *err) {
+  job_watch watch = {.unit = s->unit};
+  dbus_message reply;
+  const char *job;
+  dbus_reader r;
+  int ret;
+
+  *result = NULL;
+  ret = dbus_call(s->bus, SYSTEMD_DEST, SYSTEMD_PATH, SYSTEMD_MANAGER, member, signature, body,
+                  on_job_removed, &watch, DBUS_CALL_TIMEOUT, &reply, error_name, err);
+  if (ret == 0) {
+    dbus_reader_init(&r, &reply);
+    ret = dbus_read_string(&r, &job, err);
+  }
+  if (ret < 0) {
+    job_watch_clear(&watch);
+    return ret;
+  }
+  watch.job = xstrdup(job);
+  for (size_t i = 0; i < watch.n_seen && watch.result == NULL; i++)
+    if (strcmp(watch.seen_job[i], watch.job) == 0)
+      watch.result = xstrdup(watch.seen_result[i]);
+  if (watch.result == NULL) {
+    ret = dbus_wait_signals(s->bus, on_job_removed, &watch, job_timeout_ms, err);
+    if (ret == 0)
+      ret = fsrun_error_make(err, ETIMEDOUT, "%s `%s`: the job %s did not finish within %d s",
+                             member, s->unit, watch.job, job_timeout_ms / 1000);
+    if (ret < 0) {
+      job_watch_clear(&watch);
+      return ret;
+    }
+  }
+  *result = steal_ptr(&watch.result);
+  job_watch_clear(&watch);
+  return 0;
+}
+
+static int start_scope(const struct cgroup_systemd_scope *s, pid_t pid, fsrun_error_t *err) {
+  int ret = add_job_match(s, err);
+  if (ret < 0)
+    return fsrun_error_wrap(err, "systemd");
+  for (int attempt = 0;; attempt++) {
+    cleanup_free char *error_name = NULL, *result = NULL;
+    dbus_writer body = {0};
+    build_start_body(s, pid, &body);
+    ret = run_job(s, "StartTransientUnit", "ssa(sv)a(sa(sv))", &body, SYSTEMD_JOB_TIMEOUT,
+                  &error_name, &result, err);
+    dbus_writer_free(&body);
+    /* a scope of that name that was just stopped may linger until systemd's garbage collection
+     * runs (fsrun checked that its cgroup is gone) */
+    if (ret < 0 && error_name != NULL &&
+        strcmp(error_name, "org.freedesktop.systemd1.UnitExists") == 0 && attempt < 5) {
+      cleanup_error fsrun_error_t rerr = NULL;
+      dbus_writer reset = {0};
+      dbus_message reply;
+      struct timespec pause = {.tv_nsec = 100 * 1000 * 1000};
+      dbus_put_string(&reset, s->unit);
+      (void)dbus_call(s->bus, SYSTEMD_DEST, SYSTEMD_PATH, SYSTEMD_MANAGER, "ResetFailedUnit", "s",
+                      &reset, NULL, NULL, DBUS_CALL_TIMEOUT, &reply, NULL, &rerr);
+      dbus_writer_free(&reset);
+      nanosleep(&pause, NULL);
+      fsrun_error_release(err);
+      continue;
+    }
+    if (ret < 0)
+      return fsrun_error_wrap(err, "systemd: start the scope `%s`", s->unit);
+    if (strcmp(result, "done") != 0) {
+      cleanup_error fsrun_error_t rerr = NULL;
+      dbus_writer reset = {0};
+      dbus_message reply;
+      ret = fsrun_error_make(err, 0,
+                             "systemd: start the scope `%s`: the job ended with `%s` (see "
+                             "`systemctl status %s`)",
+                             s->unit, result, s->unit);
+      /* no failed unit left behind to block the next container of that name */
+      dbus_put_string(&reset, s->unit);
+      (void)dbus_call(s->bus, SYSTEMD_DEST, SYSTEMD_PATH, SYSTEMD_MANAGER, "ResetFailedUnit", "s",
+                      &reset, NULL, NULL, DBUS_CALL_TIMEOUT, &reply, NULL, &rerr);
+      dbus_writer_free(&reset);
+      return ret;
+    }
+    log_debug("systemd: started `%s` with pid %d", s->unit, (int)pid);
+    return 0;
+  }
+}
+
+int cgroup_systemd_start(const struct fsrun_cgroup *cg, pid_t pid, fsrun_error_t *err) {
+  struct cgroup_systemd_scope *s = cg->systemd;
+  int ret;
+  if (s == NULL)
+    return 0;
+  if (s->bus == NULL)
+    return fsrun_error_make(err, EALREADY, "systemd: the scope `%s` was started already", s->unit);
+  ret = start_scope(s, pid, err);
+  /* not kept for the container's life: systemd would queue every signal for us */
+  dbus_conn_free(s->bus);
+  s->bus = NULL;
+  return ret;
+}
+
+/* --- StopUnit ----------------------------------------------------------------------------------
+ */
+
+/* systemd marks the cgroups it delegates (trusted.delegate, since 251; fsrun's scopes always
+ * have Delegate=yes) and, for units with an invocation, their invocation id. */
+static bool has_xattr(const char *dir, const char *name) {
+  char value[64];
+  return getxattr(dir, name, value, sizeof(value)) >= 0 || errno == ERANGE;
+}
+
+static bool is_systemd_unit_cgroup(const char *dir) {
+  return has_xattr(dir, "trusted.delegate") || has_xattr(dir, "trusted.invocation_id");
+}
+
+void cgroup_systemd_stop(const struct fsrun_cgroup *cg) {
+  cleanup_error fsrun_error_t err = NULL;
+  cleanup_free char *dir = NULL, *error_name = NULL, *result = NULL;
+  struct cgroup_systemd_scope *own = NULL;
+  const struct cgroup_systemd_scope *s;
+  const char *base = strrchr(cg->path, '/');
+  dbus_writer body = {0};
+  int ret;
+
+  /* only a scope systemd knows: the container was made with --systemd-cgroup while systemd ran
+   * (a directory fsrun made itself carries none of systemd's marks) */
+  if (geteuid() != 0 || base == NULL || !ends_with(base, ".scope") ||
+      access(SYSTEMD_RUNNING_DIR, F_OK) != 0)
+    return;
+  dir = systemd_tree_dir(cg);
+  if (dir == NULL || !is_systemd_unit_cgroup(dir))
+    return;
+  own = xmalloc0(sizeof(*own));
+  own->unit = xstrdup(base + 1);
+  if (systemd_connect(&own->bus, &own->on_bus, &err) < 0) {
+    log_warning("systemd: cannot stop `%s`: %s", own->unit, err->msg);
+    cgroup_systemd_scope_free(own);
+    return;
+  }
+  s = own;
+  ret = add_job_match(s, &err);
+  if (ret == 0) {
+    dbus_put_string(&body, s->unit);
+    dbus_put_string(&body, "replace");
+    ret = run_job(s, "StopUnit", "ss", &body, SYSTEMD_STOP_TIMEOUT, &error_name, &result, &err);
+    dbus_writer_free(&body);
+  }
+  if (ret < 0 && error_name != NULL &&
+      strcmp(error_name, "org.freedesktop.systemd1.NoSuchUnit") == 0)
+    log_debug("systemd: `%s` is gone already", s->unit);
+  else if (ret < 0)
+    log_warning("systemd: stop `%s`: %s", s->unit, err->msg);
+  else
+    log_debug("systemd: stopped `%s` (%s)", s->unit, result);
+  cgroup_systemd_scope_free(own);
 }

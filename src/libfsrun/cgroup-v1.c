@@ -4,7 +4,6 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "log.h"
@@ -12,71 +11,100 @@
 
 #define FREEZE_TIMEOUT_MS 5000
 
-static char *number(long long v) {
-  return xasprintf("%lld", v);
-}
-
-static char *unsigned_number(unsigned long long v) {
-  return xasprintf("%llu", v);
-}
-
 /* --- memory --------------------------------------------------------------------------------- */
 
-/* memory.memsw.limit_in_bytes must stay >= memory.limit_in_bytes at every step, so which one
- * goes first depends on whether the limits go up or down: try one order, then the other. */
-static int write_limit_and_swap(const char *dir, const char *limit, const char *swap,
-                                fsrun_error_t *err) {
-  cleanup_error fsrun_error_t other = NULL;
-  int ret =
-      cgroup_write_field(dir, "memory.limit_in_bytes", limit, "linux.resources.memory.limit", err);
-  if (ret == 0)
-    return cgroup_write_field(dir, "memory.memsw.limit_in_bytes", swap,
-                              "linux.resources.memory.swap", err);
-  if (cgroup_write_field(dir, "memory.memsw.limit_in_bytes", swap, "linux.resources.memory.swap",
-                         &other) == 0 &&
-      cgroup_write_field(dir, "memory.limit_in_bytes", limit, "linux.resources.memory.limit",
-                         &other) == 0) {
-    fsrun_error_release(err);
-    return 0;
+#define FIELD_LIMIT "linux.resources.memory.limit"
+#define FIELD_SWAP  "linux.resources.memory.swap"
+
+/* -1 (unlimited) sorts above every limit */
+static uint64_t limit_order(int64_t v) {
+  return v < 0 ? UINT64_MAX : (uint64_t)v;
+}
+
+/* The kernel's "no limit" is the largest page multiple, not a fixed number. */
+static bool is_unlimited(uint64_t v) {
+  long page = sysconf(_SC_PAGESIZE);
+  return v > (uint64_t)INT64_MAX - (uint64_t)(page > 0 ? page : 4096);
+}
+
+static int write_limit(const char *dir, int64_t limit, fsrun_error_t *err) {
+  return cgroup_write_fieldf(dir, "memory.limit_in_bytes", FIELD_LIMIT, err, "%lld",
+                             (long long)(limit < 0 ? -1 : limit));
+}
+
+static int write_memsw(const char *dir, int64_t swap, fsrun_error_t *err) {
+  return cgroup_write_fieldf(dir, "memory.memsw.limit_in_bytes", FIELD_SWAP, err, "%lld",
+                             (long long)(swap < 0 ? -1 : swap));
+}
+
+/* memory.memsw.limit_in_bytes (memory+swap) must stay >= memory.limit_in_bytes after each write,
+ * or the kernel refuses it with EINVAL: when the limit grows memsw goes first, when it shrinks
+ * the limit goes first. */
+static int write_limit_and_memsw(const char *dir, int64_t limit, int64_t swap, uint64_t current,
+                                 fsrun_error_t *err) {
+  int ret;
+  if (limit_order(limit) > current) {
+    ret = write_memsw(dir, swap, err);
+    return ret < 0 ? ret : write_limit(dir, limit, err);
   }
+  ret = write_limit(dir, limit, err);
+  return ret < 0 ? ret : write_memsw(dir, swap, err);
+}
+
+/* An update of the limit alone. A container whose memsw equals its limit has no swap: it keeps
+ * none, so memsw moves with the limit. Otherwise memsw stays, and must stay above the limit. */
+static int update_limit_only(const char *dir, int64_t limit, fsrun_error_t *err) {
+  uint64_t current = 0, memsw = 0;
+  int ret;
+  if (!cgroup_file_exists(dir, "memory.memsw.limit_in_bytes") ||
+      !cgroup_read_u64(dir, "memory.limit_in_bytes", 0, &current) ||
+      !cgroup_read_u64(dir, "memory.memsw.limit_in_bytes", 0, &memsw))
+    return write_limit(dir, limit, err);
+  if (memsw == current && !is_unlimited(current))
+    return write_limit_and_memsw(dir, limit, limit, current, err);
+  ret = write_limit(dir, limit, err);
+  if (ret == -EINVAL && err != NULL && *err != NULL && limit_order(limit) > memsw)
+    return fsrun_error_take(err, EINVAL,
+                            xasprintf("%s (the memory+swap limit is %llu: raise it too, with "
+                                      "linux.resources.memory.swap or --memory-swap)",
+                                      (*err)->msg, (unsigned long long)memsw));
   return ret;
 }
 
 int cgroup_v1_apply_memory(const char *dir, const oci_memory *m, bool update, fsrun_error_t *err) {
-  cleanup_free char *limit = NULL, *swap = NULL;
-  int ret;
+  bool swap = false;
+  int ret = 0;
 
-  if (m->has_limit)
-    limit = number(m->limit < 0 ? -1 : m->limit);
   if (m->has_swap && m->swap != 0) {
     if (cgroup_file_exists(dir, "memory.memsw.limit_in_bytes")) {
-      swap = number(m->swap < 0 ? -1 : m->swap);
+      swap = true;
       if (m->has_limit && m->swap >= 0 && m->limit >= 0 && m->swap < m->limit)
         return fsrun_error_make(err, EINVAL,
-                                "linux.resources.memory.swap: %lld is below the memory limit %lld "
-                                "(swap is memory+swap on cgroup v1)",
+                                FIELD_SWAP ": %lld is below the memory limit %lld "
+                                           "(swap is memory+swap on cgroup v1)",
                                 (long long)m->swap, (long long)m->limit);
     } else {
-      log_warning("linux.resources.memory.swap: swap accounting is off on this host, ignored");
+      log_warning(FIELD_SWAP ": swap accounting is off on this host, ignored");
     }
   }
-  if (limit && swap)
-    ret = write_limit_and_swap(dir, limit, swap, err);
-  else if (limit)
-    ret = cgroup_write_field(dir, "memory.limit_in_bytes", limit, "linux.resources.memory.limit",
-                             err);
-  else if (swap)
-    ret = cgroup_write_field(dir, "memory.memsw.limit_in_bytes", swap,
-                             "linux.resources.memory.swap", err);
-  else
-    ret = 0;
+  if (m->has_limit && swap) {
+    cleanup_free char *current = NULL;
+    ret = cgroup_read(dir, "memory.limit_in_bytes", &current, err);
+    if (ret < 0)
+      return fsrun_error_wrap(err, FIELD_LIMIT);
+    ret = write_limit_and_memsw(dir, m->limit, m->swap, strtoull(current, NULL, 10), err);
+  } else if (m->has_limit) {
+    ret = update ? update_limit_only(dir, m->limit, err) : write_limit(dir, m->limit, err);
+  } else if (swap) {
+    ret = write_memsw(dir, m->swap, err);
+  }
   if (ret < 0)
     return ret;
 
   if (m->has_reservation) {
-    cleanup_free char *v = number(m->reservation < 0 ? -1 : m->reservation);
-    ret = cgroup_write_field(dir, "memory.soft_limit_in_bytes", v,
-                             "linux.resources.memory.reservation", err);
+    ret =
+        cgroup_write_fieldf(dir, "memory.soft_limit_in_bytes", "linux.resources.memory.reservation",
+                            err, "%lld", (long long)(m->reservation < 0 ? -1 : m->reservation));
     if (ret < 0)
       return ret;
   }
@@ -85,9 +113,9 @@ int cgroup_v1_apply_memory(const char *dir, const oci_memory *m, bool update, fs
               "ignored");
   if (m->has_kernel_tcp) {
     if (cgroup_file_exists(dir, "memory.kmem.tcp.limit_in_bytes")) {
-      cleanup_free char *v = number(m->kernel_tcp < 0 ? -1 : m->kernel_tcp);
-      ret = cgroup_write_field(dir, "memory.kmem.tcp.limit_in_bytes", v,
-                               "linux.resources.memory.kernelTCP", err);
+      ret = cgroup_write_fieldf(dir, "memory.kmem.tcp.limit_in_bytes",
+                                "linux.resources.memory.kernelTCP", err, "%lld",
+                                (long long)(m->kernel_tcp < 0 ? -1 : m->kernel_tcp));
       if (ret < 0)
         return ret;
     } else {
@@ -95,13 +123,12 @@ int cgroup_v1_apply_memory(const char *dir, const oci_memory *m, bool update, fs
     }
   }
   if (m->has_swappiness) {
-    cleanup_free char *v = NULL;
     if (m->swappiness > 100)
       return fsrun_error_make(err, EINVAL,
                               "linux.resources.memory.swappiness: %llu is not in [0, 100]",
                               (unsigned long long)m->swappiness);
-    v = unsigned_number(m->swappiness);
-    ret = cgroup_write_field(dir, "memory.swappiness", v, "linux.resources.memory.swappiness", err);
+    ret = cgroup_write_fieldf(dir, "memory.swappiness", "linux.resources.memory.swappiness", err,
+                              "%llu", (unsigned long long)m->swappiness);
     if (ret < 0)
       return ret;
   }
@@ -121,38 +148,38 @@ int cgroup_v1_apply_memory(const char *dir, const oci_memory *m, bool update, fs
 int cgroup_v1_apply_cpu(const char *dir, const oci_cpu *c, fsrun_error_t *err) {
   int ret;
   if (c->has_shares) {
-    cleanup_free char *v = unsigned_number(c->shares);
-    ret = cgroup_write_field(dir, "cpu.shares", v, "linux.resources.cpu.shares", err);
+    ret = cgroup_write_fieldf(dir, "cpu.shares", "linux.resources.cpu.shares", err, "%llu",
+                              (unsigned long long)c->shares);
     if (ret < 0)
       return ret;
   }
   /* the period first: a quota is checked against it */
   if (c->has_period) {
-    cleanup_free char *v = unsigned_number(c->period);
-    ret = cgroup_write_field(dir, "cpu.cfs_period_us", v, "linux.resources.cpu.period", err);
+    ret = cgroup_write_fieldf(dir, "cpu.cfs_period_us", "linux.resources.cpu.period", err, "%llu",
+                              (unsigned long long)c->period);
     if (ret < 0)
       return ret;
   }
   if (c->has_quota) {
-    cleanup_free char *v = number(c->quota <= 0 ? -1 : c->quota);
-    ret = cgroup_write_field(dir, "cpu.cfs_quota_us", v, "linux.resources.cpu.quota", err);
+    ret = cgroup_write_fieldf(dir, "cpu.cfs_quota_us", "linux.resources.cpu.quota", err, "%lld",
+                              (long long)(c->quota <= 0 ? -1 : c->quota));
     if (ret < 0)
       return ret;
   }
   if (c->has_burst) {
-    if (cgroup_file_exists(dir, "cpu.cfs_burst_us")) {
-      cleanup_free char *v = unsigned_number(c->burst);
-      ret = cgroup_write_field(dir, "cpu.cfs_burst_us", v, "linux.resources.cpu.burst", err);
-      if (ret < 0)
-        return ret;
-    } else {
+    if (!cgroup_file_exists(dir, "cpu.cfs_burst_us"))
       return fsrun_error_make(
           err, ENOTSUP, "linux.resources.cpu.burst: `cpu.cfs_burst_us` does not exist in %s", dir);
-    }
+    ret = cgroup_write_fieldf(dir, "cpu.cfs_burst_us", "linux.resources.cpu.burst", err, "%llu",
+                              (unsigned long long)c->burst);
+    if (ret < 0)
+      return ret;
   }
   if (c->has_realtime_period || c->has_realtime_runtime) {
-    cleanup_free char *period = c->has_realtime_period ? unsigned_number(c->realtime_period) : NULL;
-    cleanup_free char *runtime = c->has_realtime_runtime ? number(c->realtime_runtime) : NULL;
+    cleanup_free char *period =
+        c->has_realtime_period ? xasprintf("%llu", (unsigned long long)c->realtime_period) : NULL;
+    cleanup_free char *runtime =
+        c->has_realtime_runtime ? xasprintf("%lld", (long long)c->realtime_runtime) : NULL;
     if (period) {
       ret = cgroup_write_field(dir, "cpu.rt_period_us", period,
                                "linux.resources.cpu.realtimePeriod", err);
@@ -179,26 +206,11 @@ int cgroup_v1_apply_cpu(const char *dir, const oci_cpu *c, fsrun_error_t *err) {
     }
   }
   if (c->has_idle) {
-    cleanup_free char *v = number(c->idle);
     if (!cgroup_file_exists(dir, "cpu.idle"))
       return fsrun_error_make(err, ENOTSUP,
                               "linux.resources.cpu.idle: `cpu.idle` does not exist in %s", dir);
-    ret = cgroup_write_field(dir, "cpu.idle", v, "linux.resources.cpu.idle", err);
-    if (ret < 0)
-      return ret;
-  }
-  return 0;
-}
-
-int cgroup_v1_apply_cpuset(const char *dir, const oci_cpu *c, fsrun_error_t *err) {
-  int ret;
-  if (c->cpus && c->cpus[0]) {
-    ret = cgroup_write_field(dir, "cpuset.cpus", c->cpus, "linux.resources.cpu.cpus", err);
-    if (ret < 0)
-      return ret;
-  }
-  if (c->mems && c->mems[0]) {
-    ret = cgroup_write_field(dir, "cpuset.mems", c->mems, "linux.resources.cpu.mems", err);
+    ret = cgroup_write_fieldf(dir, "cpu.idle", "linux.resources.cpu.idle", err, "%lld",
+                              (long long)c->idle);
     if (ret < 0)
       return ret;
   }
@@ -231,14 +243,7 @@ int cgroup_v1_cpuset_inherit(const char *dir, fsrun_error_t *err) {
   return 0;
 }
 
-/* --- pids, blkio, hugetlb, net ------------------------------------------------------------------
- */
-
-int cgroup_v1_apply_pids(const char *dir, const oci_pids *p, fsrun_error_t *err) {
-  /* as runc: a limit <= 0 means no limit */
-  cleanup_free char *v = p->limit <= 0 ? xstrdup("max") : number(p->limit);
-  return cgroup_write_field(dir, "pids.max", v, "linux.resources.pids.limit", err);
-}
+/* --- blkio, net ----------------------------------------------------------------------------- */
 
 /* blkio.X, or blkio.bfq.X when only the BFQ files exist (no CFQ in current kernels) */
 static const char *blkio_file(const char *dir, const char *plain, const char *bfq) {
@@ -252,10 +257,9 @@ static const char *blkio_file(const char *dir, const char *plain, const char *bf
 static int write_throttle(const char *dir, const char *file, const oci_throttle_device *t, size_t n,
                           const char *field, fsrun_error_t *err) {
   for (size_t i = 0; i < n; i++) {
-    cleanup_free char *line = xasprintf("%lld:%lld %llu", (long long)t[i].major,
-                                        (long long)t[i].minor, (unsigned long long)t[i].rate);
     cleanup_free char *f = xasprintf("%s[%zu]", field, i);
-    int ret = cgroup_write_field(dir, file, line, f, err);
+    int ret = cgroup_write_fieldf(dir, file, f, err, "%lld:%lld %llu", (long long)t[i].major,
+                                  (long long)t[i].minor, (unsigned long long)t[i].rate);
     if (ret < 0)
       return ret;
   }
@@ -266,25 +270,24 @@ int cgroup_v1_apply_blkio(const char *dir, const oci_block_io *b, fsrun_error_t 
   int ret;
   if (b->has_weight) {
     const char *file = blkio_file(dir, "blkio.weight", "blkio.bfq.weight");
-    cleanup_free char *v = unsigned_number(b->weight);
     if (file == NULL)
       return fsrun_error_make(err, ENOTSUP,
                               "linux.resources.blockIO.weight: neither `blkio.weight` nor "
                               "`blkio.bfq.weight` exists in %s",
                               dir);
-    ret = cgroup_write_field(dir, file, v, "linux.resources.blockIO.weight", err);
+    ret = cgroup_write_fieldf(dir, file, "linux.resources.blockIO.weight", err, "%llu",
+                              (unsigned long long)b->weight);
     if (ret < 0)
       return ret;
   }
   if (b->has_leaf_weight) {
-    cleanup_free char *v = unsigned_number(b->leaf_weight);
     if (!cgroup_file_exists(dir, "blkio.leaf_weight"))
       return fsrun_error_make(err, ENOTSUP,
                               "linux.resources.blockIO.leafWeight: `blkio.leaf_weight` does not "
                               "exist in %s",
                               dir);
-    ret =
-        cgroup_write_field(dir, "blkio.leaf_weight", v, "linux.resources.blockIO.leafWeight", err);
+    ret = cgroup_write_fieldf(dir, "blkio.leaf_weight", "linux.resources.blockIO.leafWeight", err,
+                              "%llu", (unsigned long long)b->leaf_weight);
     if (ret < 0)
       return ret;
   }
@@ -293,18 +296,16 @@ int cgroup_v1_apply_blkio(const char *dir, const oci_block_io *b, fsrun_error_t 
     cleanup_free char *field = xasprintf("linux.resources.blockIO.weightDevice[%zu]", i);
     if (w->has_weight) {
       const char *file = blkio_file(dir, "blkio.weight_device", "blkio.bfq.weight_device");
-      cleanup_free char *line =
-          xasprintf("%lld:%lld %u", (long long)w->major, (long long)w->minor, w->weight);
       if (file == NULL)
         return fsrun_error_make(err, ENOTSUP, "%s: no `blkio.weight_device` in %s", field, dir);
-      ret = cgroup_write_field(dir, file, line, field, err);
+      ret = cgroup_write_fieldf(dir, file, field, err, "%lld:%lld %u", (long long)w->major,
+                                (long long)w->minor, w->weight);
       if (ret < 0)
         return ret;
     }
     if (w->has_leaf_weight) {
-      cleanup_free char *line =
-          xasprintf("%lld:%lld %u", (long long)w->major, (long long)w->minor, w->leaf_weight);
-      ret = cgroup_write_field(dir, "blkio.leaf_weight_device", line, field, err);
+      ret = cgroup_write_fieldf(dir, "blkio.leaf_weight_device", field, err, "%lld:%lld %u",
+                                (long long)w->major, (long long)w->minor, w->leaf_weight);
       if (ret < 0)
         return ret;
     }
@@ -327,35 +328,17 @@ int cgroup_v1_apply_blkio(const char *dir, const oci_block_io *b, fsrun_error_t 
   return ret;
 }
 
-int cgroup_v1_apply_hugetlb(const char *dir, const oci_hugepage_limit *h, size_t n,
-                            fsrun_error_t *err) {
-  for (size_t i = 0; i < n; i++) {
-    cleanup_free char *file = cgroup_hugetlb_file(h[i].page_size, false);
-    cleanup_free char *field = xasprintf("linux.resources.hugepageLimits[%zu]", i);
-    cleanup_free char *v = unsigned_number(h[i].limit);
-    int ret;
-    if (file == NULL)
-      return fsrun_error_make(err, EINVAL, "%s.pageSize: invalid `%s`", field,
-                              h[i].page_size ? h[i].page_size : "");
-    ret = cgroup_write_field(dir, file, v, field, err);
-    if (ret < 0)
-      return ret;
-  }
-  return 0;
-}
-
 int cgroup_v1_apply_net_cls(const char *dir, const oci_network *net, fsrun_error_t *err) {
-  cleanup_free char *v = unsigned_number(net->class_id);
-  return cgroup_write_field(dir, "net_cls.classid", v, "linux.resources.network.classID", err);
+  return cgroup_write_fieldf(dir, "net_cls.classid", "linux.resources.network.classID", err, "%llu",
+                             (unsigned long long)net->class_id);
 }
 
 int cgroup_v1_apply_net_prio(const char *dir, const oci_network *net, fsrun_error_t *err) {
   for (size_t i = 0; i < net->n_priorities; i++) {
-    cleanup_free char *line =
-        xasprintf("%s %u", net->priorities[i].name ? net->priorities[i].name : "",
-                  net->priorities[i].priority);
     cleanup_free char *field = xasprintf("linux.resources.network.priorities[%zu]", i);
-    int ret = cgroup_write_field(dir, "net_prio.ifpriomap", line, field, err);
+    int ret = cgroup_write_fieldf(dir, "net_prio.ifpriomap", field, err, "%s %u",
+                                  net->priorities[i].name ? net->priorities[i].name : "",
+                                  net->priorities[i].priority);
     if (ret < 0)
       return ret;
   }
@@ -422,12 +405,6 @@ int cgroup_v1_apply_devices(const char *dir, const device_rule *rules, size_t n,
 /* --- freezer -----------------------------------------------------------------------------------
  */
 
-static void sleep_ms(long ms) {
-  struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-  while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
-    ;
-}
-
 int cgroup_v1_freeze(const char *freezer_dir, bool frozen, fsrun_error_t *err) {
   const char *want = frozen ? "FROZEN" : "THAWED";
   long waited = 0, step = 1;
@@ -448,7 +425,7 @@ int cgroup_v1_freeze(const char *freezer_dir, bool frozen, fsrun_error_t *err) {
       return fsrun_error_make(err, EBUSY, "`freezer.state` in %s stays %s instead of %s",
                               freezer_dir, state, want);
     }
-    sleep_ms(step);
+    cgroup_sleep_ms(step);
     waited += step;
     if (step < 50)
       step *= 2;
@@ -467,19 +444,6 @@ int cgroup_v1_is_frozen(const char *freezer_dir, bool *frozen, fsrun_error_t *er
 
 /* --- stats ---------------------------------------------------------------------------------- */
 
-static bool read_u64(const char *dir, const char *file, uint64_t *v) {
-  cleanup_free char *text = NULL;
-  cleanup_error fsrun_error_t e = NULL;
-  if (dir == NULL || cgroup_read(dir, file, &text, &e) < 0)
-    return false;
-  if (strcmp(text, "max") == 0) {
-    *v = 0;
-    return true;
-  }
-  *v = strtoull(text, NULL, 10);
-  return true;
-}
-
 static char *controller_dir(const struct fsrun_cgroup *cg, const char *controller) {
   const char *mount = cgroup_v1_mount(cg, controller);
   return mount ? cgroup_join(mount, cg->path) : NULL;
@@ -494,9 +458,9 @@ int cgroup_v1_stats(const struct fsrun_cgroup *cg, cgroup_stats *s, fsrun_error_
   cleanup_error fsrun_error_t e = NULL;
   uint64_t v;
 
-  read_u64(cpuacct, "cpuacct.usage", &s->cpu_usage_total);
-  if (!read_u64(cpuacct, "cpuacct.usage_user", &s->cpu_usage_user) ||
-      !read_u64(cpuacct, "cpuacct.usage_sys", &s->cpu_usage_kernel)) {
+  cgroup_read_u64(cpuacct, "cpuacct.usage", 0, &s->cpu_usage_total);
+  if (!cgroup_read_u64(cpuacct, "cpuacct.usage_user", 0, &s->cpu_usage_user) ||
+      !cgroup_read_u64(cpuacct, "cpuacct.usage_sys", 0, &s->cpu_usage_kernel)) {
     long tick = sysconf(_SC_CLK_TCK);
     if (cpuacct && tick > 0 && cgroup_read(cpuacct, "cpuacct.stat", &text, &e) == 0) {
       if (cgroup_stat_lookup(text, "user", &v))
@@ -519,13 +483,13 @@ int cgroup_v1_stats(const struct fsrun_cgroup *cg, cgroup_stats *s, fsrun_error_
 
   if (memory) {
     uint64_t memsw_usage = 0;
-    read_u64(memory, "memory.usage_in_bytes", &s->memory_usage);
-    read_u64(memory, "memory.max_usage_in_bytes", &s->memory_max_usage);
-    read_u64(memory, "memory.limit_in_bytes", &s->memory_limit);
-    read_u64(memory, "memory.failcnt", &s->memory_failcnt);
-    if (read_u64(memory, "memory.memsw.usage_in_bytes", &memsw_usage))
+    cgroup_read_u64(memory, "memory.usage_in_bytes", 0, &s->memory_usage);
+    cgroup_read_u64(memory, "memory.max_usage_in_bytes", 0, &s->memory_max_usage);
+    cgroup_read_u64(memory, "memory.limit_in_bytes", 0, &s->memory_limit);
+    cgroup_read_u64(memory, "memory.failcnt", 0, &s->memory_failcnt);
+    if (cgroup_read_u64(memory, "memory.memsw.usage_in_bytes", 0, &memsw_usage))
       s->swap_usage = memsw_usage > s->memory_usage ? memsw_usage - s->memory_usage : 0;
-    read_u64(memory, "memory.memsw.limit_in_bytes", &s->swap_limit);
+    cgroup_read_u64(memory, "memory.memsw.limit_in_bytes", 0, &s->swap_limit);
     if (cgroup_read(memory, "memory.stat", &text, &e) == 0) {
       if (!cgroup_stat_lookup(text, "total_cache", &s->memory_cache))
         cgroup_stat_lookup(text, "cache", &s->memory_cache);
@@ -533,8 +497,8 @@ int cgroup_v1_stats(const struct fsrun_cgroup *cg, cgroup_stats *s, fsrun_error_
     }
     fsrun_error_release(&e);
   }
-  read_u64(pids, "pids.current", &s->pids_current);
-  read_u64(pids, "pids.max", &s->pids_limit);
+  cgroup_read_u64(pids, "pids.current", 0, &s->pids_current);
+  cgroup_read_u64(pids, "pids.max", 0, &s->pids_limit);
   (void)err;
   return 0;
 }

@@ -6,7 +6,6 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "log.h"
@@ -214,10 +213,6 @@ int cgroup_v2_enable_controllers(const char *mount, const char *path, const char
 
 /* --- writers ---------------------------------------------------------------------------------- */
 
-static char *unsigned_number(unsigned long long v) {
-  return xasprintf("%llu", v);
-}
-
 int cgroup_v2_apply_memory(const char *dir, const oci_memory *m, fsrun_error_t *err) {
   cleanup_free char *swap = NULL;
   int ret = cgroup_v2_swap_max(m, &swap, err);
@@ -258,8 +253,8 @@ int cgroup_v2_apply_memory(const char *dir, const oci_memory *m, fsrun_error_t *
 int cgroup_v2_apply_cpu(const char *dir, const oci_cpu *c, bool update, fsrun_error_t *err) {
   int ret;
   if (c->has_shares && c->shares != 0) {
-    cleanup_free char *v = unsigned_number(cgroup_v2_cpu_weight(c->shares));
-    ret = cgroup_write_field(dir, "cpu.weight", v, "linux.resources.cpu.shares", err);
+    ret = cgroup_write_fieldf(dir, "cpu.weight", "linux.resources.cpu.shares", err, "%llu",
+                              (unsigned long long)cgroup_v2_cpu_weight(c->shares));
     if (ret < 0)
       return ret;
   }
@@ -274,14 +269,14 @@ int cgroup_v2_apply_cpu(const char *dir, const oci_cpu *c, bool update, fsrun_er
       return ret;
   }
   if (c->has_burst) {
-    cleanup_free char *v = unsigned_number(c->burst);
-    ret = cgroup_write_field(dir, "cpu.max.burst", v, "linux.resources.cpu.burst", err);
+    ret = cgroup_write_fieldf(dir, "cpu.max.burst", "linux.resources.cpu.burst", err, "%llu",
+                              (unsigned long long)c->burst);
     if (ret < 0)
       return ret;
   }
   if (c->has_idle) {
-    cleanup_free char *v = xasprintf("%lld", (long long)c->idle);
-    ret = cgroup_write_field(dir, "cpu.idle", v, "linux.resources.cpu.idle", err);
+    ret = cgroup_write_fieldf(dir, "cpu.idle", "linux.resources.cpu.idle", err, "%lld",
+                              (long long)c->idle);
     if (ret < 0)
       return ret;
   }
@@ -293,26 +288,6 @@ int cgroup_v2_apply_cpu(const char *dir, const oci_cpu *c, bool update, fsrun_er
   return 0;
 }
 
-int cgroup_v2_apply_cpuset(const char *dir, const oci_cpu *c, fsrun_error_t *err) {
-  int ret;
-  if (c->cpus && c->cpus[0]) {
-    ret = cgroup_write_field(dir, "cpuset.cpus", c->cpus, "linux.resources.cpu.cpus", err);
-    if (ret < 0)
-      return ret;
-  }
-  if (c->mems && c->mems[0]) {
-    ret = cgroup_write_field(dir, "cpuset.mems", c->mems, "linux.resources.cpu.mems", err);
-    if (ret < 0)
-      return ret;
-  }
-  return 0;
-}
-
-int cgroup_v2_apply_pids(const char *dir, const oci_pids *p, fsrun_error_t *err) {
-  cleanup_free char *v = p->limit <= 0 ? xstrdup("max") : xasprintf("%lld", (long long)p->limit);
-  return cgroup_write_field(dir, "pids.max", v, "linux.resources.pids.limit", err);
-}
-
 int cgroup_v2_apply_io(const char *dir, const oci_block_io *b, fsrun_error_t *err) {
   /* BFQ keeps the v1 scale [1, 1000] in io.bfq.weight; io.weight is [1, 10000] */
   bool io_weight = cgroup_file_exists(dir, "io.weight");
@@ -322,9 +297,9 @@ int cgroup_v2_apply_io(const char *dir, const oci_block_io *b, fsrun_error_t *er
   int ret = 0;
 
   if (b->has_weight && b->weight != 0) {
-    cleanup_free char *v = unsigned_number(bfq ? b->weight : cgroup_v2_io_weight(b->weight));
-    ret = cgroup_write_field(dir, bfq ? "io.bfq.weight" : "io.weight", v,
-                             "linux.resources.blockIO.weight", err);
+    ret = cgroup_write_fieldf(
+        dir, bfq ? "io.bfq.weight" : "io.weight", "linux.resources.blockIO.weight", err, "%llu",
+        (unsigned long long)(bfq ? b->weight : cgroup_v2_io_weight(b->weight)));
     if (ret < 0)
       return ret;
   }
@@ -332,13 +307,14 @@ int cgroup_v2_apply_io(const char *dir, const oci_block_io *b, fsrun_error_t *er
     log_debug("linux.resources.blockIO.leafWeight: no leaf weight on cgroup v2, ignored");
   for (size_t i = 0; i < b->n_weight_device; i++) {
     const oci_weight_device *w = &b->weight_device[i];
-    cleanup_free char *field = NULL, *line = NULL;
+    cleanup_free char *field = NULL;
     if (!w->has_weight)
       continue;
     field = xasprintf("linux.resources.blockIO.weightDevice[%zu]", i);
-    line = xasprintf("%lld:%lld %llu", (long long)w->major, (long long)w->minor,
-                     (unsigned long long)(bfq ? w->weight : cgroup_v2_io_weight(w->weight)));
-    ret = cgroup_write_field(dir, bfq ? "io.bfq.weight" : "io.weight", line, field, err);
+    ret =
+        cgroup_write_fieldf(dir, bfq ? "io.bfq.weight" : "io.weight", field, err, "%lld:%lld %llu",
+                            (long long)w->major, (long long)w->minor,
+                            (unsigned long long)(bfq ? w->weight : cgroup_v2_io_weight(w->weight)));
     if (ret < 0)
       return ret;
   }
@@ -350,42 +326,6 @@ int cgroup_v2_apply_io(const char *dir, const oci_block_io *b, fsrun_error_t *er
   }
   free(lines);
   return ret;
-}
-
-int cgroup_v2_apply_hugetlb(const char *dir, const oci_hugepage_limit *h, size_t n,
-                            fsrun_error_t *err) {
-  for (size_t i = 0; i < n; i++) {
-    cleanup_free char *file = cgroup_hugetlb_file(h[i].page_size, true);
-    cleanup_free char *field = xasprintf("linux.resources.hugepageLimits[%zu]", i);
-    cleanup_free char *v = unsigned_number(h[i].limit);
-    int ret;
-    if (file == NULL)
-      return fsrun_error_make(err, EINVAL, "%s.pageSize: invalid `%s`", field,
-                              h[i].page_size ? h[i].page_size : "");
-    ret = cgroup_write_field(dir, file, v, field, err);
-    if (ret < 0)
-      return ret;
-  }
-  return 0;
-}
-
-int cgroup_v2_apply_rdma(const char *dir, const oci_rdma *r, size_t n, fsrun_error_t *err) {
-  for (size_t i = 0; i < n; i++) {
-    cleanup_free char *handles =
-        r[i].has_hca_handles ? unsigned_number(r[i].hca_handles) : xstrdup("max");
-    cleanup_free char *objects =
-        r[i].has_hca_objects ? unsigned_number(r[i].hca_objects) : xstrdup("max");
-    cleanup_free char *line = NULL, *field = NULL;
-    int ret;
-    if (r[i].device == NULL || r[i].device[0] == '\0' || strpbrk(r[i].device, " \n"))
-      return fsrun_error_make(err, EINVAL, "linux.resources.rdma: invalid device name");
-    line = xasprintf("%s hca_handle=%s hca_object=%s", r[i].device, handles, objects);
-    field = xasprintf("linux.resources.rdma.%s", r[i].device);
-    ret = cgroup_write_field(dir, "rdma.max", line, field, err);
-    if (ret < 0)
-      return ret;
-  }
-  return 0;
 }
 
 int cgroup_v2_apply_unified(const char *dir, const oci_map *unified, fsrun_error_t *err) {
@@ -415,12 +355,6 @@ int cgroup_v2_apply_devices(const char *dir, const device_rule *rules, size_t n,
 
 /* --- freezer --------------------------------------------------------------------------------- */
 
-static void sleep_ms(long ms) {
-  struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-  while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
-    ;
-}
-
 int cgroup_v2_freeze(const char *dir, bool frozen, fsrun_error_t *err) {
   uint64_t state = 0;
   long waited = 0, step = 1;
@@ -441,7 +375,7 @@ int cgroup_v2_freeze(const char *dir, bool frozen, fsrun_error_t *err) {
       return fsrun_error_make(err, EBUSY, "%s did not become %s within %d ms", dir,
                               frozen ? "frozen" : "thawed", FREEZE_TIMEOUT_MS);
     }
-    sleep_ms(step);
+    cgroup_sleep_ms(step);
     waited += step;
     if (step < 50)
       step *= 2;
@@ -463,16 +397,6 @@ int cgroup_v2_is_frozen(const char *dir, bool *frozen, fsrun_error_t *err) {
 
 /* --- stats ---------------------------------------------------------------------------------- */
 
-/* "max" is UINT64_MAX for byte limits and 0 for pids (cgroup_stats says so) */
-static bool read_u64(const char *dir, const char *file, uint64_t max_value, uint64_t *v) {
-  cleanup_free char *text = NULL;
-  cleanup_error fsrun_error_t e = NULL;
-  if (cgroup_read(dir, file, &text, &e) < 0)
-    return false;
-  *v = strcmp(text, "max") == 0 ? max_value : strtoull(text, NULL, 10);
-  return true;
-}
-
 int cgroup_v2_stats(const char *dir, cgroup_stats *s, fsrun_error_t *err) {
   cleanup_free char *cpu = NULL, *memstat = NULL, *events = NULL;
   cleanup_error fsrun_error_t e = NULL;
@@ -493,11 +417,12 @@ int cgroup_v2_stats(const char *dir, cgroup_stats *s, fsrun_error_t *err) {
       s->cpu_throttled_time = v * 1000;
   }
   fsrun_error_release(&e);
-  read_u64(dir, "memory.current", UINT64_MAX, &s->memory_usage);
-  read_u64(dir, "memory.peak", UINT64_MAX, &s->memory_max_usage);
-  read_u64(dir, "memory.max", UINT64_MAX, &s->memory_limit);
-  read_u64(dir, "memory.swap.current", UINT64_MAX, &s->swap_usage);
-  read_u64(dir, "memory.swap.max", UINT64_MAX, &s->swap_limit);
+  /* "max" is UINT64_MAX for byte limits and 0 for pids (cgroup_stats says so) */
+  cgroup_read_u64(dir, "memory.current", UINT64_MAX, &s->memory_usage);
+  cgroup_read_u64(dir, "memory.peak", UINT64_MAX, &s->memory_max_usage);
+  cgroup_read_u64(dir, "memory.max", UINT64_MAX, &s->memory_limit);
+  cgroup_read_u64(dir, "memory.swap.current", UINT64_MAX, &s->swap_usage);
+  cgroup_read_u64(dir, "memory.swap.max", UINT64_MAX, &s->swap_limit);
   if (cgroup_read(dir, "memory.events", &events, &e) == 0)
     cgroup_stat_lookup(events, "max", &s->memory_failcnt);
   fsrun_error_release(&e);
@@ -506,7 +431,7 @@ int cgroup_v2_stats(const char *dir, cgroup_stats *s, fsrun_error_t *err) {
     cgroup_stat_to_map(memstat, &s->memory_raw);
   }
   fsrun_error_release(&e);
-  read_u64(dir, "pids.current", 0, &s->pids_current);
-  read_u64(dir, "pids.max", 0, &s->pids_limit);
+  cgroup_read_u64(dir, "pids.current", 0, &s->pids_current);
+  cgroup_read_u64(dir, "pids.max", 0, &s->pids_limit);
   return 0;
 }

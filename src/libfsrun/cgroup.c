@@ -16,6 +16,7 @@
 #include <fcntl.h>
 #include <linux/magic.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -61,6 +62,19 @@ int cgroup_write_field(const char *dir, const char *file, const char *value, con
   return 0;
 }
 
+int cgroup_write_fieldf(const char *dir, const char *file, const char *field, fsrun_error_t *err,
+                        const char *fmt, ...) {
+  cleanup_free char *value = NULL;
+  va_list ap;
+  int n;
+  va_start(ap, fmt);
+  n = vasprintf(&value, fmt, ap);
+  va_end(ap);
+  if (n < 0)
+    abort();
+  return cgroup_write_field(dir, file, value, field, err);
+}
+
 int cgroup_read(const char *dir, const char *file, char **out, fsrun_error_t *err) {
   cleanup_free char *p = xasprintf("%s/%s", dir, file);
   size_t len = 0;
@@ -70,6 +84,15 @@ int cgroup_read(const char *dir, const char *file, char **out, fsrun_error_t *er
   while (len > 0 && ((*out)[len - 1] == '\n' || (*out)[len - 1] == ' '))
     (*out)[--len] = '\0';
   return 0;
+}
+
+bool cgroup_read_u64(const char *dir, const char *file, uint64_t max_value, uint64_t *v) {
+  cleanup_free char *text = NULL;
+  cleanup_error fsrun_error_t e = NULL;
+  if (dir == NULL || cgroup_read(dir, file, &text, &e) < 0)
+    return false;
+  *v = strcmp(text, "max") == 0 ? max_value : strtoull(text, NULL, 10);
+  return true;
 }
 
 bool cgroup_file_exists(const char *dir, const char *file) {
@@ -99,7 +122,7 @@ char *cgroup_limit_string(int64_t v) {
   return xasprintf("%lld", (long long)v);
 }
 
-static void sleep_ms(long ms) {
+void cgroup_sleep_ms(long ms) {
   struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
   while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
     ;
@@ -284,6 +307,8 @@ void cgroup_free(struct fsrun_cgroup *cg) {
   free(cg->unified_mount);
   if (cg->unified_fd >= 0)
     close(cg->unified_fd);
+  free(cg->pending_rules);
+  cgroup_systemd_free(cg);
   free(cg);
 }
 
@@ -368,11 +393,9 @@ static void push_rule(device_rule **v, size_t *n, device_rule r) {
   (*v)[(*n)++] = r;
 }
 
-int cgroup_device_rules(const oci_resources *r, const oci_device *devices, size_t n_devices,
-                        device_rule **out, size_t *n, fsrun_error_t *err) {
-  cleanup_free device_rule *rules = NULL;
-  size_t count = 0;
-
+/* linux.resources.devices, validated, appended to *rules */
+static int push_spec_rules(const oci_resources *r, device_rule **rules, size_t *count,
+                           fsrun_error_t *err) {
   for (size_t i = 0; r && i < r->n_devices; i++) {
     const oci_device_cgroup *d = &r->devices[i];
     device_rule rule = {d->allow, 'a', -1, -1, 0};
@@ -408,9 +431,14 @@ int cgroup_device_rules(const oci_resources *r, const oci_device *devices, size_
                                   i, d->access);
       }
     }
-    push_rule(&rules, &count, rule);
+    push_rule(rules, count, rule);
   }
-  /* nodes the spec asks fsrun to create must be usable, as with runc */
+  return 0;
+}
+
+/* nodes the spec asks fsrun to create must be usable, as with runc */
+static void push_node_rules(const oci_device *devices, size_t n_devices, device_rule **rules,
+                            size_t *count) {
   for (size_t i = 0; devices && i < n_devices; i++) {
     const oci_device *d = &devices[i];
     char type;
@@ -422,10 +450,40 @@ int cgroup_device_rules(const oci_resources *r, const oci_device *devices, size_
       type = 'b';
     else
       continue; /* fifos are not devices */
-    push_rule(&rules, &count, (device_rule){true, type, d->major, d->minor, DEVICE_ACCESS_ALL});
+    push_rule(rules, count, (device_rule){true, type, d->major, d->minor, DEVICE_ACCESS_ALL});
   }
+}
+
+static void push_default_rules(device_rule **rules, size_t *count) {
   for (size_t i = 0; i < sizeof(default_device_rules) / sizeof(default_device_rules[0]); i++)
-    push_rule(&rules, &count, default_device_rules[i]);
+    push_rule(rules, count, default_device_rules[i]);
+}
+
+int cgroup_device_rules(const oci_resources *r, const oci_device *devices, size_t n_devices,
+                        device_rule **out, size_t *n, fsrun_error_t *err) {
+  cleanup_free device_rule *rules = NULL;
+  size_t count = 0;
+  int ret = push_spec_rules(r, &rules, &count, err);
+  if (ret < 0)
+    return ret;
+  push_node_rules(devices, n_devices, &rules, &count);
+  push_default_rules(&rules, &count);
+  *out = steal_ptr(&rules);
+  *n = count;
+  return 0;
+}
+
+int cgroup_device_rules_for_update(const oci_resources *r, const oci_device *devices,
+                                   size_t n_devices, device_rule **out, size_t *n,
+                                   fsrun_error_t *err) {
+  cleanup_free device_rule *rules = NULL;
+  size_t count = 0;
+  int ret;
+  push_default_rules(&rules, &count);
+  push_node_rules(devices, n_devices, &rules, &count);
+  ret = push_spec_rules(r, &rules, &count, err);
+  if (ret < 0)
+    return ret;
   *out = steal_ptr(&rules);
   *n = count;
   return 0;
@@ -617,6 +675,70 @@ static bool io_wanted(const oci_block_io *b) {
           b->n_throttle_write_bps || b->n_throttle_read_iops || b->n_throttle_write_iops);
 }
 
+/* --- writers whose files are the same on v1 and v2 ---------------------------------------------
+ */
+
+int cgroup_apply_cpuset(const char *dir, const oci_cpu *c, fsrun_error_t *err) {
+  int ret;
+  if (c->cpus && c->cpus[0]) {
+    ret = cgroup_write_field(dir, "cpuset.cpus", c->cpus, "linux.resources.cpu.cpus", err);
+    if (ret < 0)
+      return ret;
+  }
+  if (c->mems && c->mems[0]) {
+    ret = cgroup_write_field(dir, "cpuset.mems", c->mems, "linux.resources.cpu.mems", err);
+    if (ret < 0)
+      return ret;
+  }
+  return 0;
+}
+
+int cgroup_apply_pids(const char *dir, const oci_pids *p, fsrun_error_t *err) {
+  /* as runc: a limit <= 0 means no limit */
+  if (p->limit <= 0)
+    return cgroup_write_field(dir, "pids.max", "max", "linux.resources.pids.limit", err);
+  return cgroup_write_fieldf(dir, "pids.max", "linux.resources.pids.limit", err, "%lld",
+                             (long long)p->limit);
+}
+
+int cgroup_apply_hugetlb(const char *dir, const oci_hugepage_limit *h, size_t n, bool v2,
+                         fsrun_error_t *err) {
+  for (size_t i = 0; i < n; i++) {
+    cleanup_free char *file = cgroup_hugetlb_file(h[i].page_size, v2);
+    cleanup_free char *field = xasprintf("linux.resources.hugepageLimits[%zu]", i);
+    int ret;
+    if (file == NULL)
+      return fsrun_error_make(err, EINVAL, "%s.pageSize: invalid `%s`", field,
+                              h[i].page_size ? h[i].page_size : "");
+    ret = cgroup_write_fieldf(dir, file, field, err, "%llu", (unsigned long long)h[i].limit);
+    if (ret < 0)
+      return ret;
+  }
+  return 0;
+}
+
+/* the rdma controller has the same rdma.max on v1 and v2 */
+int cgroup_apply_rdma(const char *dir, const oci_rdma *r, size_t n, fsrun_error_t *err) {
+  for (size_t i = 0; i < n; i++) {
+    cleanup_free char *handles = r[i].has_hca_handles
+                                     ? xasprintf("%llu", (unsigned long long)r[i].hca_handles)
+                                     : xstrdup("max");
+    cleanup_free char *objects = r[i].has_hca_objects
+                                     ? xasprintf("%llu", (unsigned long long)r[i].hca_objects)
+                                     : xstrdup("max");
+    cleanup_free char *field = NULL;
+    int ret;
+    if (r[i].device == NULL || r[i].device[0] == '\0' || strpbrk(r[i].device, " \n"))
+      return fsrun_error_make(err, EINVAL, "linux.resources.rdma: invalid device name");
+    field = xasprintf("linux.resources.rdma.%s", r[i].device);
+    ret = cgroup_write_fieldf(dir, "rdma.max", field, err, "%s hca_handle=%s hca_object=%s",
+                              r[i].device, handles, objects);
+    if (ret < 0)
+      return ret;
+  }
+  return 0;
+}
+
 static int apply_controller(const struct fsrun_cgroup *cg, controller_kind k,
                             const oci_resources *r, bool update, fsrun_error_t *err) {
   cleanup_free char *dir = NULL;
@@ -632,23 +754,20 @@ static int apply_controller(const struct fsrun_cgroup *cg, controller_kind k,
     return v2 ? cgroup_v2_apply_cpu(dir, r->cpu, update, err)
               : cgroup_v1_apply_cpu(dir, r->cpu, err);
   case CTRL_CPUSET:
-    return v2 ? cgroup_v2_apply_cpuset(dir, r->cpu, err) : cgroup_v1_apply_cpuset(dir, r->cpu, err);
+    return cgroup_apply_cpuset(dir, r->cpu, err);
   case CTRL_PIDS:
-    return v2 ? cgroup_v2_apply_pids(dir, r->pids, err) : cgroup_v1_apply_pids(dir, r->pids, err);
+    return cgroup_apply_pids(dir, r->pids, err);
   case CTRL_IO:
     return v2 ? cgroup_v2_apply_io(dir, r->block_io, err)
               : cgroup_v1_apply_blkio(dir, r->block_io, err);
   case CTRL_HUGETLB:
-    return v2 ? cgroup_v2_apply_hugetlb(dir, r->hugepage_limits, r->n_hugepage_limits, err)
-              : cgroup_v1_apply_hugetlb(dir, r->hugepage_limits, r->n_hugepage_limits, err);
+    return cgroup_apply_hugetlb(dir, r->hugepage_limits, r->n_hugepage_limits, v2, err);
   case CTRL_NET_CLS:
     return cgroup_v1_apply_net_cls(dir, r->network, err);
   case CTRL_NET_PRIO:
     return cgroup_v1_apply_net_prio(dir, r->network, err);
   case CTRL_RDMA:
-    if (!v2)
-      return fsrun_error_make(err, ENOTSUP, "linux.resources.rdma: only supported on cgroup v2");
-    return cgroup_v2_apply_rdma(dir, r->rdma, r->n_rdma, err);
+    return cgroup_apply_rdma(dir, r->rdma, r->n_rdma, err);
   }
   return 0;
 }
@@ -727,7 +846,8 @@ static int apply_resources(const struct fsrun_cgroup *cg, const oci_resources *r
 
 /* --- public API ------------------------------------------------------------------------------- */
 
-int cgroup_create(const cgroup_create_opts *o, struct fsrun_cgroup **out, fsrun_error_t *err) {
+static int create_cgroup(const cgroup_create_opts *o, bool deferred, struct fsrun_cgroup **out,
+                         fsrun_error_t *err) {
   cleanup_cgroup struct fsrun_cgroup *cg = NULL;
   cleanup_free device_rule *rules = NULL;
   created_dirs created = {0};
@@ -748,6 +868,8 @@ int cgroup_create(const cgroup_create_opts *o, struct fsrun_cgroup **out, fsrun_
   if (ret < 0)
     return ret;
   ret = cgroup_resolve_path(o->id, o->cgroups_path, o->systemd, &cg->path, err);
+  if (ret == 0)
+    ret = cgroup_systemd_prepare(cg, o, err);
   if (ret < 0)
     return ret;
 
@@ -759,6 +881,17 @@ int cgroup_create(const cgroup_create_opts *o, struct fsrun_cgroup **out, fsrun_
       free(cg->path);
       cg->path = p;
     }
+  }
+
+  /* Only where the init cannot be cloned into its cgroup, and only as root (a rootless create
+   * decides whether it has a cgroup at all by trying): the rest is cgroup_finish()'s. */
+  if (deferred && mode != CGROUP_MODE_UNIFIED && !unprivileged && !o->rootless && !o->systemd) {
+    cg->pending = true;
+    cg->pending_resources = o->resources;
+    cg->pending_rules = steal_ptr(&rules);
+    cg->n_pending_rules = n_rules;
+    *out = steal_ptr(&cg);
+    return 0;
   }
 
   ret = make_directories(cg, &created, err);
@@ -791,6 +924,34 @@ int cgroup_create(const cgroup_create_opts *o, struct fsrun_cgroup **out, fsrun_
   created_forget(&created);
   log_debug("cgroup: created %s (%s host)", cg->path, mode_name(mode));
   *out = steal_ptr(&cg);
+  return 0;
+}
+
+int cgroup_create(const cgroup_create_opts *o, struct fsrun_cgroup **out, fsrun_error_t *err) {
+  return create_cgroup(o, false, out, err);
+}
+
+int cgroup_create_deferred(const cgroup_create_opts *o, struct fsrun_cgroup **out,
+                           fsrun_error_t *err) {
+  return create_cgroup(o, true, out, err);
+}
+
+int cgroup_finish(struct fsrun_cgroup *cg, fsrun_error_t *err) {
+  created_dirs created = {0};
+  int ret;
+  if (cg == NULL || !cg->pending)
+    return 0;
+  cg->pending = false;
+  ret = make_directories(cg, &created, err);
+  if (ret == 0)
+    ret = apply_resources(cg, cg->pending_resources, cg->pending_rules, cg->n_pending_rules, false,
+                          err);
+  if (ret < 0) {
+    created_rollback(&created);
+    return ret;
+  }
+  created_forget(&created);
+  log_debug("cgroup: created %s (%s host)", cg->path, mode_name(cg->mode));
   return 0;
 }
 
@@ -839,7 +1000,8 @@ int cgroup_open(const char *description, struct fsrun_cgroup **out, fsrun_error_
 }
 
 int cgroup_clone_fd(const struct fsrun_cgroup *cg) {
-  if (cg == NULL || cg->mode != CGROUP_MODE_UNIFIED)
+  /* a systemd scope is made with the init's pid in it: the init is moved, not cloned, into it */
+  if (cg == NULL || cg->mode != CGROUP_MODE_UNIFIED || cg->systemd != NULL)
     return -1;
   return cg->unified_fd;
 }
@@ -848,6 +1010,15 @@ int cgroup_enter(const struct fsrun_cgroup *cg, pid_t pid, fsrun_error_t *err) {
   char value[32];
   int ret;
   snprintf(value, sizeof(value), "%d", (int)pid);
+  /* --systemd-cgroup with systemd running: systemd moves pid into the new scope and writes its
+   * own values into the scope's files; ours go on top */
+  if (cg->systemd != NULL && pid > 0) {
+    ret = cgroup_systemd_start(cg, pid, err);
+    if (ret == 0)
+      ret = apply_resources(cg, cgroup_systemd_resources(cg), NULL, 0, false, err);
+    if (ret < 0)
+      return ret;
+  }
   for (size_t i = 0; cg->mode != CGROUP_MODE_UNIFIED && i < cg->n_v1; i++) {
     cleanup_free char *dir = cgroup_join(cg->v1[i].mountpoint, cg->path);
     ret = cgroup_write(dir, "cgroup.procs", value, err);
@@ -863,19 +1034,25 @@ int cgroup_enter(const struct fsrun_cgroup *cg, pid_t pid, fsrun_error_t *err) {
   return 0;
 }
 
-int cgroup_update(const struct fsrun_cgroup *cg, const oci_resources *r, fsrun_error_t *err) {
+int cgroup_update_with_nodes(const struct fsrun_cgroup *cg, const oci_resources *r,
+                             const oci_device *devices, size_t n_devices, fsrun_error_t *err) {
   cleanup_free device_rule *rules = NULL;
   size_t n_rules = 0;
   int ret;
   if (r == NULL)
     return 0;
-  /* devices are only touched when the update names some; the defaults are kept then */
+  /* devices are only touched when the update names some; they then replace the whole list (v1:
+   * `deny a` and the rules again; v2: a new program attached before the old one goes) */
   if (r->n_devices > 0) {
-    ret = cgroup_device_rules(r, NULL, 0, &rules, &n_rules, err);
+    ret = cgroup_device_rules_for_update(r, devices, n_devices, &rules, &n_rules, err);
     if (ret < 0)
       return ret;
   }
   return apply_resources(cg, r, rules, n_rules, true, err);
+}
+
+int cgroup_update(const struct fsrun_cgroup *cg, const oci_resources *r, fsrun_error_t *err) {
+  return cgroup_update_with_nodes(cg, r, NULL, 0, err);
 }
 
 /* the freezer: v1 freezer hierarchy when there is one, else cgroup.freeze */
@@ -1032,8 +1209,12 @@ int cgroup_kill_all(const struct fsrun_cgroup *cg, int signal, fsrun_error_t *er
 
 /* rmdir dir after its sub-cgroups (depth first); a missing one is fine */
 static int remove_cgroup_tree(const char *dir, fsrun_error_t *err) {
-  cleanup_dir DIR *d = opendir(dir);
+  cleanup_dir DIR *d = NULL;
   struct dirent *de;
+  /* the usual case, a leaf: one rmdir and no directory listing */
+  if (rmdir(dir) == 0 || errno == ENOENT)
+    return 0;
+  d = opendir(dir);
   if (d == NULL) {
     if (errno == ENOENT)
       return 0;
@@ -1055,7 +1236,7 @@ static int remove_cgroup_tree(const char *dir, fsrun_error_t *err) {
       return 0;
     if (errno != EBUSY || attempt >= 50)
       return fsrun_error_errno(err, "rmdir `%s`", dir);
-    sleep_ms(20);
+    cgroup_sleep_ms(20);
   }
 }
 
@@ -1090,12 +1271,14 @@ int cgroup_destroy(const struct fsrun_cgroup *cg, fsrun_error_t *err) {
     /* new forks may have escaped a signal sent without freezing: repeat it now and then */
     if (waited / 500 != (waited + step) / 500 && cgroup_kill_all(cg, SIGKILL, &kerr) < 0)
       fsrun_error_release(&kerr);
-    sleep_ms(step);
+    cgroup_sleep_ms(step);
     waited += step;
     if (step < 50)
       step *= 2;
   }
 
+  /* empty now: a systemd scope is stopped (systemd removes its directory) */
+  cgroup_systemd_stop(cg);
   for (size_t i = 0; cg->mode != CGROUP_MODE_UNIFIED && i < cg->n_v1; i++) {
     cleanup_free char *dir = cgroup_join(cg->v1[i].mountpoint, cg->path);
     ret = remove_cgroup_tree(dir, err);

@@ -35,6 +35,13 @@ int cgroup_detect_mode(cgroup_mode_t *mode, fsrun_error_t *err);
  * device allow-list (deny by default). Moves no process. On failure nothing is left behind.
  * *out is NULL (and 0 returned) when rootless and no cgroup could be created. */
 int cgroup_create(const cgroup_create_opts *o, struct fsrun_cgroup **out, fsrun_error_t *err);
+/* cgroup_create, except that on hosts where the init cannot be cloned into its cgroup (legacy,
+ * hybrid), as root, nothing is made yet: cgroup_finish() makes the directories and writes the
+ * resources. `create` calls it after clone, so that the work overlaps with the init's mounts (the
+ * init waits for the cgroup before anything of the user's runs). A no-op for any other cgroup. */
+int cgroup_create_deferred(const cgroup_create_opts *o, struct fsrun_cgroup **out,
+                           fsrun_error_t *err);
+int cgroup_finish(struct fsrun_cgroup *cg, fsrun_error_t *err);
 /* Re-opens a cgroup from the string cgroup_describe() returned (stored in the state dir). */
 int cgroup_open(const char *description, struct fsrun_cgroup **out, fsrun_error_t *err);
 /* A self-contained string that cgroup_open() accepts (e.g. JSON or "mode:path"). Caller frees. */
@@ -45,6 +52,11 @@ int cgroup_clone_fd(const struct fsrun_cgroup *cg);
 /* Puts pid into the cgroup in every hierarchy. */
 int cgroup_enter(const struct fsrun_cgroup *cg, pid_t pid, fsrun_error_t *err);
 int cgroup_update(const struct fsrun_cgroup *cg, const oci_resources *r, fsrun_error_t *err);
+/* cgroup_update for a container created with the nodes devices (linux.devices). When r has device
+ * rules they replace the container's: the defaults and those nodes stay allowed unless r's rules,
+ * applied after them with the last match winning, say otherwise. */
+int cgroup_update_with_nodes(const struct fsrun_cgroup *cg, const oci_resources *r,
+                             const oci_device *devices, size_t n_devices, fsrun_error_t *err);
 int cgroup_freeze(const struct fsrun_cgroup *cg, bool frozen, fsrun_error_t *err);
 int cgroup_is_frozen(const struct fsrun_cgroup *cg, bool *frozen, fsrun_error_t *err);
 int cgroup_pids(const struct fsrun_cgroup *cg, pid_t **pids, size_t *n, fsrun_error_t *err);

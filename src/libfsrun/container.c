@@ -20,6 +20,7 @@
 
 #include "cgroup.h"
 #include "hooks.h"
+#include "idmap.h"
 #include "landlock.h"
 #include "log.h"
 #include "namespaces.h"
@@ -245,15 +246,31 @@ static int take_init_from_intermediate(int sync_fd, struct created *out, fsrun_e
   return 0;
 }
 
+/* Idmapped mounts talk to the runtime over the sync socket during the mounts (idmap.h). */
+static bool has_idmapped_mounts(const oci_config *config) {
+  for (size_t i = 0; i < config->n_mounts; i++) {
+    const oci_mount *m = &config->mounts[i];
+    if (m->n_uid_mappings > 0 || m->n_gid_mappings > 0)
+      return true;
+    for (size_t k = 0; k < m->options.len; k++)
+      if (strcmp(m->options.items[k], "idmap") == 0 || strcmp(m->options.items[k], "ridmap") == 0)
+        return true;
+  }
+  return false;
+}
+
 /* Creates the container up to the init blocked on its exec fifo. relay_pty: a foreground `run`
- * with a terminal and no console socket keeps the pty master in out->pty_master. */
+ * with a terminal and no console socket keeps the pty master in out->pty_master. start_at_once
+ * (`run`): no exec fifo, the init goes on to execve as soon as it has reported success. */
 static int create_internal(const struct fsrun_context *ctx, const struct container_create_opts *o,
-                           bool relay_pty, const sigset_t *sigmask, struct created *out,
-                           fsrun_error_t *err) {
+                           bool relay_pty, bool start_at_once, const sigset_t *sigmask,
+                           struct created *out, fsrun_error_t *err) {
   cleanup_config oci_config *config = NULL;
   cleanup_free char *bundle = NULL;
   cleanup_free char *rootfs = NULL;
   cleanup_free char *config_path = NULL;
+  cleanup_free char *config_json = NULL;
+  size_t config_len = 0;
   __attribute__((cleanup(cleanup_seccompp))) struct fsrun_seccomp *seccomp = NULL;
   __attribute__((cleanup(cleanup_attrsp))) struct fsrun_process_attrs *attrs = NULL;
   cleanup_landlock_rules struct fsrun_landlock_rules *landlock = NULL;
@@ -284,7 +301,10 @@ static int create_internal(const struct fsrun_context *ctx, const struct contain
   if (bundle == NULL)
     return fsrun_error_errno(err, "bundle `%s`", o->bundle ? o->bundle : ".");
   config_path = xasprintf("%s/config.json", bundle);
-  if (oci_config_parse_file(config_path, "config.json", &config, &parse_err) < 0)
+  /* the bytes are kept: the state dir gets them as they are (exec reads the config from there) */
+  if (oci_read_file(config_path, &config_json, &config_len, &parse_err) < 0)
+    return fsrun_error_take(err, EINVAL, parse_err);
+  if (oci_config_parse(config_json, config_len, "config.json", &config, &parse_err) < 0)
     return fsrun_error_take(err, EINVAL, parse_err);
   if (validate_config_with(config, bundle, &vopts, err) < 0)
     return fsrun_error_code(err);
@@ -323,6 +343,8 @@ static int create_internal(const struct fsrun_context *ctx, const struct contain
   if (out->dirfd < 0)
     goto fail;
   dir_created = true;
+  if (status_write_config(out->dirfd, config_json, config_len, err) < 0)
+    goto fail;
   {
     cgroup_create_opts copts = {
         .id = o->id,
@@ -333,7 +355,7 @@ static int create_internal(const struct fsrun_context *ctx, const struct contain
         .devices = lx ? lx->devices : NULL,
         .n_devices = lx ? lx->n_devices : 0,
     };
-    if (cgroup_create(&copts, &out->cg, err) < 0)
+    if (cgroup_create_deferred(&copts, &out->cg, err) < 0)
       goto fail;
   }
 
@@ -363,13 +385,14 @@ static int create_internal(const struct fsrun_context *ctx, const struct contain
   ret = -1;
 
   /* the init blocks opening this for writing until `start` opens it for reading */
-  if (mkfifoat(out->dirfd, STATUS_EXEC_FIFO, 0622) < 0 ||
-      fchmodat(out->dirfd, STATUS_EXEC_FIFO, 0622, 0) < 0) {
+  if (!start_at_once && (mkfifoat(out->dirfd, STATUS_EXEC_FIFO, 0622) < 0 ||
+                         fchmodat(out->dirfd, STATUS_EXEC_FIFO, 0622, 0) < 0)) {
     fsrun_error_errno(err, "create the exec fifo");
     goto fail;
   }
-  fifo_fd = openat(out->dirfd, STATUS_EXEC_FIFO, O_PATH | O_CLOEXEC);
-  if (fifo_fd < 0) {
+  if (!start_at_once)
+    fifo_fd = openat(out->dirfd, STATUS_EXEC_FIFO, O_PATH | O_CLOEXEC);
+  if (!start_at_once && fifo_fd < 0) {
     fsrun_error_errno(err, "open the exec fifo");
     goto fail;
   }
@@ -395,6 +418,9 @@ static int create_internal(const struct fsrun_context *ctx, const struct contain
   ic.state_dir_fd = out->dirfd;
   ic.ns = &plan;
   ic.wait_go = wait_go;
+  /* only the cgroup move to wait for: the init mounts meanwhile (see rootfs_ctx.join_cgroup) */
+  ic.go_late = wait_go && !new_userns && !plan.double_clone &&
+               !(lx != NULL && lx->n_net_devices > 0) && !has_idmapped_mounts(config);
   ic.stay_dumpable = new_userns && geteuid() != 0;
   ic.in_userns = new_userns || (plan.n_joins > 0 && plan.joins[0].flag == CLONE_NEWUSER);
   ic.hooks_after_mounts = has_hooks(config, true);
@@ -411,6 +437,7 @@ static int create_internal(const struct fsrun_context *ctx, const struct contain
       .console_slave_fd = -1,
       .no_pivot = o->no_pivot,
       .procfs_fd = procfs_fd,
+      .sync_fd = sync_fds[1],
   };
   ic.preserve_fds = o->preserve_fds;
   ic.listen_fds = listen_fds_from_env();
@@ -449,7 +476,8 @@ static int create_internal(const struct fsrun_context *ctx, const struct contain
   st->pid = out->pid;
 
   /* --- the parent's share of the setup, while the init waits for GO --- */
-  if (out->cg != NULL && cgroup_clone_fd(out->cg) < 0 && cgroup_enter(out->cg, out->pid, err) < 0)
+  if (out->cg != NULL && cgroup_clone_fd(out->cg) < 0 &&
+      (cgroup_finish(out->cg, err) < 0 || cgroup_enter(out->cg, out->pid, err) < 0))
     goto fail;
   if (lx != NULL && lx->intel_rdt != NULL) {
     st->intel_rdt = true;
@@ -536,6 +564,17 @@ static int create_internal(const struct fsrun_context *ctx, const struct contain
       }
       continue;
     }
+    if (msg.type == SYNC_IDMAP) {
+      r = idmap_serve(config, &msg, out->pid, procfs_fd, err);
+      sync_msg_clear(&msg);
+      if (r < 0)
+        goto fail;
+      if (sync_send(sync_fds[0], SYNC_GO, 0, NULL, 0, -1) < 0) {
+        fsrun_error_make(err, 0, "the container init exited during setup");
+        goto fail;
+      }
+      continue;
+    }
     if (msg.type == SYNC_SECCOMP_FD) {
       cleanup_free char *state = hook_state(st, "creating", out->pid);
       r = seccomp_send_listener(lx->seccomp->listener_path, lx->seccomp->listener_metadata, msg.fd,
@@ -609,7 +648,7 @@ int container_create(const struct fsrun_context *ctx, const struct container_cre
   sigset_t mask;
   int r;
   sigprocmask(SIG_SETMASK, NULL, &mask);
-  r = create_internal(ctx, o, false, &mask, &c, err);
+  r = create_internal(ctx, o, false, false, &mask, &c, err);
   if (r == 0)
     created_clear(&c);
   return r;
@@ -851,20 +890,13 @@ int container_run(const struct fsrun_context *ctx, const struct container_run_op
 
   forwarded_signals(&blocked);
   sigprocmask(foreground ? SIG_BLOCK : SIG_SETMASK, foreground ? &blocked : NULL, &old);
-  r = create_internal(ctx, &o->create, foreground && o->create.console_socket == NULL, &old, &c,
-                      err);
+  r = create_internal(ctx, &o->create, foreground && o->create.console_socket == NULL, true, &old,
+                      &c, err);
   if (r < 0)
     goto out;
   {
     const oci_hook_list *poststop = c.config->hooks ? &c.config->hooks->poststop : NULL;
     struct destroy_hints hints = {.pidfd = c.pidfd, .cg = c.cg, .poststop = poststop};
-    if (release_init(c.dirfd, &c.st, c.pidfd, err) < 0) {
-      cleanup_error fsrun_error_t derr = NULL;
-      r = fsrun_error_code(err);
-      destroy(ctx, o->create.id, &c.st, true, &hints, &derr);
-      created_clear(&c);
-      goto out;
-    }
     if (c.config->hooks != NULL && hooks_any(&c.config->hooks->poststart)) {
       cleanup_free char *state = hook_state(&c.st, "running", c.pid);
       hooks_run_warn(&c.config->hooks->poststart, "poststart", state);

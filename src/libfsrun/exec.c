@@ -1,16 +1,19 @@
 /* `exec`: runs a new process inside an existing container.
  *
- * The parent (this fsrun process) reads the state and config.json, compiles the seccomp profile,
+ * The parent (this fsrun process) reads the state and the config.json that `create` stored in the
+ * state directory (the bundle may have changed since), compiles the seccomp profile,
  * then, with the container's pid namespace as its pid_for_children, clone3()s the child straight
  * into the container's pid namespace and cgroup (CLONE_INTO_CGROUP on v2; on v1 the child writes
  * itself into each hierarchy). The child joins the remaining namespaces with one setns() on the
  * init's pidfd, sets itself up and execve()s the command; the parent learns the outcome from a
- * CLOEXEC sync socket: an error message, or EOF when execve succeeded. */
+ * CLOEXEC sync socket: an error message, or SYNC_EXEC_READY and then EOF when execve succeeded.
+ * An EOF without SYNC_EXEC_READY is a child that died during setup: a failed exec. */
 #include "exec.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/openat2.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
@@ -288,8 +291,9 @@ struct exec_child {
   const struct fsrun_seccomp *seccomp;
   const struct fsrun_process_attrs *attrs;
   const struct fsrun_landlock_rules *landlock;
-  int procfs_fd; /* verified procfs for the LSM label writes, or -1 */
-  int cgroup_fd; /* the parent's CLONE_INTO_CGROUP fd (a host directory), or -1 */
+  int procfs_fd;      /* verified procfs for the LSM label writes, or -1 */
+  int cgroup_fd;      /* the parent's CLONE_INTO_CGROUP fd (a host directory), or -1 */
+  int init_cgroup_fd; /* the same for the init's cgroup (the container's is no leaf), or -1 */
   int preserve_fds;
   const sigset_t *sigmask; /* the caller's mask, restored before exec */
 };
@@ -378,8 +382,11 @@ __attribute__((noreturn)) static void exec_child_main(struct exec_child *c) {
   int notify_fd = -1;
 
   close(c->parent_sync_fd);
+  /* the parent's, not ours to keep (the cgroup stays open in the parent) */
   if (c->cgroup_fd >= 0)
-    close(c->cgroup_fd); /* the parent's, not ours to keep (the cgroup stays open in the parent) */
+    close(c->cgroup_fd);
+  if (c->init_cgroup_fd >= 0)
+    close(c->init_cgroup_fd);
   /* until execve, the child dies with the runtime: no half-set-up process is left behind */
   if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || parent_gone(c->sync_fd))
     _exit(1);
@@ -423,7 +430,8 @@ __attribute__((noreturn)) static void exec_child_main(struct exec_child *c) {
     if (sync_send(c->sync_fd, SYNC_PTY, 0, NULL, 0, master) < 0)
       _exit(1);
     close(master);
-    if (terminal_make_controlling(slave, &err) < 0)
+    if (terminal_set_owner(slave, p->user.uid, p->user.gid, &err) < 0 ||
+        terminal_make_controlling(slave, &err) < 0)
       child_fail(c, &err);
     if (slave > STDERR_FILENO)
       close(slave);
@@ -453,10 +461,8 @@ __attribute__((noreturn)) static void exec_child_main(struct exec_child *c) {
     fsrun_error_errno(&err, "process.noNewPrivileges: prctl");
     child_fail(c, &err);
   }
-  /* the exec'd process is not the init's child: it gets the container's Landlock domain here */
-  if (c->landlock != NULL && landlock_apply(c->landlock, &err) < 0)
-    child_fail(c, &err);
-  if (c->seccomp != NULL && p->no_new_privileges &&
+  /* a NOTIFY filter is loaded here, not last: its fd must reach the parent (then the listener) */
+  if (c->seccomp != NULL && p->no_new_privileges && seccomp_has_notify(c->seccomp) &&
       seccomp_load_filter(c->seccomp, &notify_fd, &err) < 0)
     child_fail(c, &err);
   if (notify_fd >= 0) {
@@ -474,8 +480,23 @@ __attribute__((noreturn)) static void exec_child_main(struct exec_child *c) {
    * execve succeeded. */
   close_fds_from(3 + c->preserve_fds, c->sync_fd);
   /* from here the process outlives the runtime (--detach) */
-  if (prctl(PR_SET_PDEATHSIG, 0, 0, 0, 0) < 0)
+  if (prctl(PR_SET_PDEATHSIG, 0, 0, 0, 0) < 0) {
+    fsrun_error_errno(&err, "prctl(PR_SET_PDEATHSIG)");
+    child_fail(c, &err);
+  }
+  /* Tells the parent that an EOF from now on means execve: before this, it means that we died
+   * (whatever killed us), a failed exec. A filter loaded already (without noNewPrivileges) must
+   * allow sendmsg, as it must for the init's last message to `create`. */
+  if (sync_send(c->sync_fd, SYNC_EXEC_READY, 0, NULL, 0, -1) < 0)
     _exit(1);
+  /* the exec'd process is not the init's child: it gets the container's Landlock domain here */
+  if (c->landlock != NULL && landlock_apply(c->landlock, &err) < 0)
+    child_fail(c, &err);
+  /* with no_new_privs the filter is the last step, as for the init: it never has to allow what
+   * the runtime still does before execve */
+  if (c->seccomp != NULL && p->no_new_privileges && !seccomp_has_notify(c->seccomp) &&
+      seccomp_load_filter(c->seccomp, &notify_fd, &err) < 0)
+    child_fail(c, &err);
   execve(exe, p->args.items, p->env.items ? p->env.items : (char *[]){NULL});
   {
     int saved = errno;
@@ -534,6 +555,75 @@ static int container_namespace_flags(const oci_config *config) {
   for (size_t i = 0; config->linux_ != NULL && i < config->linux_->n_namespaces; i++)
     flags |= namespace_flag(config->linux_->namespaces[i].type);
   return flags;
+}
+
+/* Where exec goes when the container's v2 cgroup is no longer a leaf. Someone in the container
+ * (systemd, a nested runtime) created sub-cgroups and enabled controllers in its
+ * cgroup.subtree_control; the kernel then refuses new processes there (EBUSY, the "no internal
+ * processes" rule) and the init has had to move below. As runc does, the exec'd process joins the
+ * cgroup the init is in now; fsrun accepts it only strictly below the container's own cgroup
+ * (opened beneath it, no symlinks), so the container cannot send the process elsewhere. Returns
+ * an O_PATH fd of it, or a negative code. */
+static int open_init_cgroup(const struct fsrun_cgroup *cg, pid_t init, char **shown,
+                            fsrun_error_t *err) {
+  cleanup_free char *proc_path = xasprintf("/proc/%d/cgroup", (int)init);
+  cleanup_free char *text = NULL;
+  const char *base = cgroup_path(cg), *line, *rel;
+  size_t base_len;
+  struct open_how how = {.flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
+                         .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS |
+                                    RESOLVE_NO_XDEV};
+  long fd;
+
+  if (read_file_at(AT_FDCWD, proc_path, &text, NULL, err) < 0)
+    return fsrun_error_wrap(err, "find the container init's cgroup");
+  /* the v2 line: "0::/path" */
+  for (line = text; line != NULL && strncmp(line, "0::", 3) != 0;
+       line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL)
+    ;
+  if (line == NULL)
+    return fsrun_error_make(err, ENOENT, "the container init is in no cgroup v2");
+  line += 3;
+  *shown = strndup(line, strcspn(line, "\n"));
+  if (*shown == NULL)
+    abort();
+  base_len = strlen(base);
+  while (base_len > 0 && base[base_len - 1] == '/')
+    base_len--;
+  if (strncmp(*shown, base, base_len) != 0 || (*shown)[base_len] != '/' ||
+      (*shown)[base_len + 1] == '\0')
+    return fsrun_error_make(err, 0, "the container init's cgroup `%s` is not below the container's",
+                            *shown);
+  rel = *shown + base_len + 1;
+  fd = syscall(SYS_openat2, cgroup_clone_fd(cg), rel, &how, sizeof(how));
+  if (fd < 0)
+    return fsrun_error_errno(err, "open the container init's cgroup `%s`", *shown);
+  return (int)fd;
+}
+
+/* After clone3 into the container's cgroup failed with EBUSY: clone3 into the init's instead.
+ * Returns as clone3 does (0 in the child), or -1 with err set. */
+static long clone_into_init_cgroup(const struct live_container *c, struct exec_clone_args *args,
+                                   struct exec_child *child_cfg, int *fd, fsrun_error_t *err) {
+  cleanup_error fsrun_error_t why = NULL;
+  cleanup_free char *init_cgroup = NULL;
+  long child;
+  *fd = open_init_cgroup(c->cg, c->st.pid, &init_cgroup, &why);
+  if (*fd < 0)
+    return fsrun_error_make(err, 0,
+                            "clone3 the exec process into the container's cgroup `%s`: Device or "
+                            "resource busy (it is not a leaf: controllers are enabled for its "
+                            "sub-cgroups), and joining the init's cgroup instead failed: %s",
+                            cgroup_path(c->cg), why->msg);
+  log_debug("exec: the container's cgroup `%s` is not a leaf: joining the init's, `%s`",
+            cgroup_path(c->cg), init_cgroup);
+  args->cgroup = (uint64_t)*fd;
+  child_cfg->init_cgroup_fd = *fd;
+  child = syscall(SYS_clone3, args, sizeof(*args));
+  if (child < 0)
+    fsrun_error_errno(err, "clone3 the exec process into the container init's cgroup `%s`",
+                      init_cgroup);
+  return child;
 }
 
 static int reap(int pidfd, siginfo_t *info) {
@@ -619,16 +709,43 @@ static bool has_lsm_label(const struct fsrun_process_attrs *a) {
   return a != NULL && (a->apparmor_profile != NULL || a->selinux_label != NULL);
 }
 
+/* "exit status N" or "killed by signal N (NAME)" */
+static char *describe_exit(const siginfo_t *info) {
+  if (info->si_code == CLD_EXITED)
+    return xasprintf("exit status %d", info->si_status);
+  return xasprintf("killed by signal %d (%s)", info->si_status, strsignal(info->si_status));
+}
+
+/* The socket reached EOF before SYNC_EXEC_READY: the child died during setup (its socket closes
+ * a moment before it can be reaped: this waits for that). */
+static int report_died_before_execve(int child_pidfd, const char *command, fsrun_error_t *err) {
+  siginfo_t info;
+  cleanup_free char *how = NULL;
+  if (reap(child_pidfd, &info) < 0)
+    return fsrun_error_make(err, 0, "exec: \"%s\": the process died before execve", command);
+  how = describe_exit(&info);
+  return fsrun_error_make(err, 0, "exec: \"%s\": the process died before execve (%s)", command,
+                          how);
+}
+
 /* The child's setup messages until execve (EOF). The pty master goes to the console socket or
- * into *relay_master; a seccomp notify fd to the profile's listener. */
+ * into *relay_master; a seccomp notify fd to the profile's listener. An EOF counts as a
+ * successful execve only after SYNC_EXEC_READY. */
 static int follow_child_setup(int sync_fd, int console_fd, const oci_config *config,
                               const struct live_container *c, pid_t *child, int *child_pidfd,
                               int *relay_master, fsrun_error_t *err) {
+  bool ready = false;
   for (;;) {
     struct sync_msg msg;
     int r = sync_recv(sync_fd, &msg);
-    if (r < 0)
-      return 0; /* EOF: execve closed the socket (or the child died: its status will tell) */
+    if (r < 0) /* EOF: execve closed the socket, or the child died */
+      return ready ? 0
+                   : report_died_before_execve(*child_pidfd, config->process->args.items[0], err);
+    if (msg.type == SYNC_EXEC_READY) {
+      ready = true;
+      sync_msg_clear(&msg);
+      continue;
+    }
     if (msg.type == SYNC_ERROR) {
       fsrun_error_take(err, msg.errno_value, steal_ptr(&msg.data));
       sync_msg_clear(&msg);
@@ -682,13 +799,14 @@ int container_exec(const struct fsrun_context *ctx, const struct exec_options *o
   __attribute__((cleanup(cleanup_seccompp))) struct fsrun_seccomp *seccomp = NULL;
   __attribute__((cleanup(cleanup_attrsp))) struct fsrun_process_attrs *attrs = NULL;
   cleanup_landlock_rules struct fsrun_landlock_rules *landlock = NULL;
-  cleanup_free char *config_path = NULL;
+  cleanup_close int state_dir_fd = -1;
   cleanup_close int console_fd = -1;
   cleanup_close int init_pidfd = -1;
   cleanup_close int procfs_fd = -1;
   cleanup_close int own_pidns = -1;
   cleanup_close int child_pidfd = -1;
   cleanup_close int relay_master = -1;
+  cleanup_close int init_cgroup_fd = -1;
   const oci_linux *lx;
   oci_process *p;
   struct exec_child child_cfg;
@@ -697,7 +815,6 @@ int container_exec(const struct fsrun_context *ctx, const struct exec_options *o
   int sync_fds[2] = {-1, -1};
   int ns_flags, ret;
   pid_t exec_pid;
-  char *parse_err = NULL;
   long child;
 
   if (o->preserve_fds < 0)
@@ -719,9 +836,14 @@ int container_exec(const struct fsrun_context *ctx, const struct exec_options *o
                             o->id);
 
   /* --- the process: everything is checked before anything is started ------------------------ */
-  config_path = xasprintf("%s/config.json", c.st.bundle ? c.st.bundle : ".");
-  if (oci_config_parse_file(config_path, "config.json", &config, &parse_err) < 0)
-    return fsrun_error_take(err, EINVAL, parse_err);
+  /* the config as `create` saw it: the bundle may have been changed or removed since */
+  state_dir_fd = status_dir_open(ctx->state_root, o->id, err);
+  if (state_dir_fd < 0)
+    return state_dir_fd;
+  ret = status_read_config(state_dir_fd, c.st.bundle, &config, err);
+  if (ret < 0)
+    return ret;
+  close(steal_fd(&state_dir_fd));
   ret = exec_build_process(&config->process, o, err);
   if (ret < 0)
     return ret;
@@ -773,6 +895,7 @@ int container_exec(const struct fsrun_context *ctx, const struct exec_options *o
   child_cfg.landlock = landlock;
   child_cfg.procfs_fd = procfs_fd;
   child_cfg.cgroup_fd = c.cg != NULL ? cgroup_clone_fd(c.cg) : -1;
+  child_cfg.init_cgroup_fd = -1;
   child_cfg.preserve_fds = o->preserve_fds;
   child_cfg.sigmask = &old_mask;
 
@@ -808,12 +931,15 @@ int container_exec(const struct fsrun_context *ctx, const struct exec_options *o
     }
   }
   child = syscall(SYS_clone3, &args, sizeof(args));
+  if (child < 0 && errno == EBUSY && (args.flags & EXEC_CLONE_INTO_CGROUP))
+    child = clone_into_init_cgroup(&c, &args, &child_cfg, &init_cgroup_fd, err);
+  else if (child < 0)
+    fsrun_error_errno(err, "clone3 the exec process%s",
+                      (args.flags & EXEC_CLONE_INTO_CGROUP) ? " into the container's cgroup" : "");
   if (child == 0)
     exec_child_main(&child_cfg); /* never returns */
   if (child < 0)
-    ret = fsrun_error_errno(err, "clone3 the exec process%s",
-                            (args.flags & EXEC_CLONE_INTO_CGROUP) ? " into the container's cgroup"
-                                                                  : "");
+    ret = fsrun_error_code(err);
   if (own_pidns >= 0 && setns(own_pidns, CLONE_NEWPID) < 0 && child >= 0) {
     /* nothing more may be cloned here; the child is already where it belongs */
     log_warning("return to our own pid namespace: %s", strerror(errno));

@@ -11,13 +11,11 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/capability.h>
-#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
-#ifdef HAVE_LINUX_LANDLOCK_H
-#include <linux/landlock.h>
-#endif
 
+#include "landlock.h"
+#include "process-attrs.h"
 #include "utils.h"
 #include <libseccomp.h>
 
@@ -53,26 +51,28 @@ static const struct feature_row {
     {FEATURE_NAMESPACE, "uts", true},
 
     /* cgroup drivers (cgroup.c, cgroup-v1.c, cgroup-v2.c, cgroup-systemd.c) */
-    {FEATURE_CGROUP, "v1", false},
-    {FEATURE_CGROUP, "v2", false},
+    {FEATURE_CGROUP, "v1", true}, /* legacy and hybrid hosts */
+    {FEATURE_CGROUP, "v2", true},
+    /* --systemd-cgroup maps slice:prefix:name onto cgroupfs; no D-Bus yet, so not claimed */
     {FEATURE_CGROUP, "systemd", false},
     {FEATURE_CGROUP, "systemdUser", false},
-    {FEATURE_CGROUP, "rdma", false},
+    {FEATURE_CGROUP, "rdma", true}, /* rdma.max, the same file on v1 and v2 */
 
     /* Linux features (FEATURE_LINUX):
      * capabilities: caps.c applies process.capabilities; the list is then every capability the
      *               running kernel knows (/proc/sys/kernel/cap_last_cap, names from libcap);
      * seccomp:      seccomp.c; actions/operators/archs are what the linked libseccomp supports;
-     * apparmor, selinux: process.apparmorProfile / selinuxLabel applied (and the LSM is active);
-     * intelRdt:     linux.intelRdt applied through resctrl;
+     * apparmor, selinux: process.apparmorProfile / selinuxLabel applied (process-attrs.c), and
+     *               reported enabled only where that LSM is active (its probe there);
+     * intelRdt:     linux.intelRdt applied through resctrl, enabled where resctrl is mounted;
      * idmap:        idmapped mounts (mounts[].uidMappings, the "idmap" option);
      * netDevices:   linux.netDevices moved into the container's netns (netlink.c). */
     {FEATURE_LINUX, "capabilities", true},
     {FEATURE_LINUX, "seccomp", true},
-    {FEATURE_LINUX, "apparmor", false},
-    {FEATURE_LINUX, "selinux", false},
-    {FEATURE_LINUX, "intelRdt", false},
-    {FEATURE_LINUX, "idmap", false},
+    {FEATURE_LINUX, "apparmor", true},
+    {FEATURE_LINUX, "selinux", true},
+    {FEATURE_LINUX, "intelRdt", true},
+    {FEATURE_LINUX, "idmap", true},
     {FEATURE_LINUX, "netDevices", true},
 
     /* linux.seccomp.flags (seccomp.c); "supportedFlags" also needs the running kernel's support */
@@ -82,7 +82,7 @@ static const struct feature_row {
     {FEATURE_SECCOMP_FLAG, "SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV", true},
 
     /* annotations fsrun acts on (reported under "annotations" with a value) */
-    {FEATURE_ANNOTATION, "run.fsrun.landlock", false},
+    {FEATURE_ANNOTATION, "run.fsrun.landlock", true},
 
     /* mount options (mounts.c): mount(8) flags, their recursive "r" forms (mount_setattr),
      * propagation, and the OCI runtimes' extensions (tmpcopyup, idmap) */
@@ -94,7 +94,7 @@ static const struct feature_row {
     {FEATURE_MOUNT_OPTION, "diratime", true},
     {FEATURE_MOUNT_OPTION, "dirsync", true},
     {FEATURE_MOUNT_OPTION, "exec", true},
-    {FEATURE_MOUNT_OPTION, "idmap", false},
+    {FEATURE_MOUNT_OPTION, "idmap", true},
     {FEATURE_MOUNT_OPTION, "iversion", true},
     {FEATURE_MOUNT_OPTION, "lazytime", true},
     {FEATURE_MOUNT_OPTION, "loud", true},
@@ -118,7 +118,7 @@ static const struct feature_row {
     {FEATURE_MOUNT_OPTION, "relatime", true},
     {FEATURE_MOUNT_OPTION, "remount", true},
     {FEATURE_MOUNT_OPTION, "rexec", true},
-    {FEATURE_MOUNT_OPTION, "ridmap", false},
+    {FEATURE_MOUNT_OPTION, "ridmap", true},
     {FEATURE_MOUNT_OPTION, "rnoatime", true},
     {FEATURE_MOUNT_OPTION, "rnodev", true},
     {FEATURE_MOUNT_OPTION, "rnodiratime", true},
@@ -172,11 +172,6 @@ static void push_implemented(oci_strv *v, fsrun_feature_kind kind) {
   for (size_t i = 0; i < FEATURE_TABLE_LEN; i++)
     if (feature_table[i].kind == kind && feature_table[i].implemented)
       strv_push(v, feature_table[i].name);
-}
-
-static bool path_exists(const char *path) {
-  struct stat st;
-  return stat(path, &st) == 0;
 }
 
 /* Every capability the running kernel knows, as "CAP_CHOWN", ... */
@@ -263,15 +258,6 @@ static void push_seccomp_support(oci_features *f) {
   }
 }
 
-static int landlock_abi_version(void) {
-#if defined(HAVE_LINUX_LANDLOCK_H) && defined(SYS_landlock_create_ruleset)
-  long abi = syscall(SYS_landlock_create_ruleset, NULL, 0, LANDLOCK_CREATE_RULESET_VERSION);
-  return abi > 0 ? (int)abi : 0;
-#else
-  return 0;
-#endif
-}
-
 /* oci_map_set only fails for lack of memory; like xmalloc0, treat that as fatal */
 static void annotate(oci_features *f, const char *key, const char *value) {
   if (oci_map_set(&f->annotations, key, value) < 0)
@@ -309,12 +295,10 @@ int features_build(oci_features **out, fsrun_error_t *err) {
   if (f->seccomp_enabled)
     push_seccomp_support(f);
 
-  f->apparmor_enabled = features_implemented(FEATURE_LINUX, "apparmor") &&
-                        path_exists("/sys/kernel/security/apparmor");
-  f->selinux_enabled =
-      features_implemented(FEATURE_LINUX, "selinux") && path_exists("/sys/fs/selinux/enforce");
-  f->intel_rdt_enabled =
-      features_implemented(FEATURE_LINUX, "intelRdt") && path_exists("/sys/fs/resctrl/schemata");
+  /* the host probes are the owning modules' own, the ones that refuse a config on this host */
+  f->apparmor_enabled = features_implemented(FEATURE_LINUX, "apparmor") && lsm_apparmor_enabled();
+  f->selinux_enabled = features_implemented(FEATURE_LINUX, "selinux") && lsm_selinux_enabled();
+  f->intel_rdt_enabled = features_implemented(FEATURE_LINUX, "intelRdt") && intelrdt_available();
   f->idmap_enabled = features_implemented(FEATURE_LINUX, "idmap");
   f->net_devices_enabled = features_implemented(FEATURE_LINUX, "netDevices");
 

@@ -94,6 +94,11 @@ int container_resume(const struct fsrun_context *ctx, const char *id, fsrun_erro
 
 /* --- update -------------------------------------------------------------------------------- */
 
+static void cleanup_configp(oci_config **config) {
+  oci_config_free(*config);
+  *config = NULL;
+}
+
 #define RESOURCES_MAX_BYTES (64u << 20)
 
 static int read_stdin(char **out, size_t *len, fsrun_error_t *err) {
@@ -168,6 +173,20 @@ int container_update(const struct fsrun_context *ctx, const char *id, const oci_
   ret = live_require_cgroup(&c, "update it", err);
   if (ret < 0)
     return ret;
+  if (r != NULL && r->n_devices > 0) {
+    /* new device rules replace the old ones: the nodes config.json made must stay usable */
+    __attribute__((cleanup(cleanup_configp))) oci_config *config = NULL;
+    cleanup_close int dirfd = status_dir_open(ctx->state_root, id, err);
+    if (dirfd < 0 || status_read_config(dirfd, c.st.bundle, &config, err) < 0) {
+      log_warning("update `%s`: the device rules replace the container's without the nodes of "
+                  "linux.devices (%s)",
+                  id, (*err)->msg);
+      fsrun_error_release(err);
+    } else if (config->linux_ != NULL) {
+      return cgroup_update_with_nodes(c.cg, r, config->linux_->devices, config->linux_->n_devices,
+                                      err);
+    }
+  }
   /* the errors name the resource and the file ("linux.resources.memory.limit: write ...") */
   return cgroup_update(c.cg, r, err);
 }

@@ -151,11 +151,11 @@ static void append_one_line(char *dst, size_t cap, size_t *pos, const char *src)
 static void format_time(char *buf, size_t cap) {
   struct timespec ts;
   struct tm tm;
-  char date[32];
   clock_gettime(CLOCK_REALTIME, &ts);
   gmtime_r(&ts.tv_sec, &tm);
-  strftime(date, sizeof(date), "%Y-%m-%dT%H:%M:%S", &tm);
-  snprintf(buf, cap, "%s.%09ldZ", date, (long)ts.tv_nsec);
+  /* not strftime: glibc's strftime calls tzset, which reads the zone files */
+  snprintf(buf, cap, "%04d-%02d-%02dT%02d:%02d:%02d.%09ldZ", tm.tm_year + 1900, tm.tm_mon + 1,
+           tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, (long)ts.tv_nsec);
 }
 
 /* One record in the configured format, newline-terminated, into line. Returns its length. */

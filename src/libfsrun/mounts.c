@@ -16,6 +16,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "idmap.h"
 #include "utils.h"
 
 /* --- options ---------------------------------------------------------------------------------- */
@@ -29,6 +30,7 @@ typedef enum {
   OPT_REC_SET,     /* recursive MOUNT_ATTR_* set */
   OPT_REC_CLEAR,   /* recursive MOUNT_ATTR_* clear */
   OPT_REC_ATIME,   /* recursive atime mode (value is the MOUNT_ATTR_ atime value) */
+  OPT_IDMAP,       /* idmapped bind (value 1: recursive) */
   OPT_REFUSE,      /* known, not supported */
 } option_kind;
 
@@ -102,8 +104,8 @@ static const struct option_def option_table[] = {
     {"rnorelatime", OPT_REC_ATIME, MOUNT_ATTR_RELATIME},
     {"rnostrictatime", OPT_REC_ATIME, MOUNT_ATTR_RELATIME},
     {"tmpcopyup", OPT_REFUSE, 0},
-    {"idmap", OPT_REFUSE, 0},
-    {"ridmap", OPT_REFUSE, 0},
+    {"idmap", OPT_IDMAP, 0},
+    {"ridmap", OPT_IDMAP, 1},
 };
 
 static const struct option_def *option_lookup(const char *name) {
@@ -134,6 +136,14 @@ int mount_options_parse(const oci_strv *options, struct mount_options *out, fsru
   for (size_t i = 0; options != NULL && i < options->len; i++) {
     const char *name = options->items[i];
     const struct option_def *d = option_lookup(name);
+    if (d == NULL && (strncmp(name, "idmap=", 6) == 0 || strncmp(name, "ridmap=", 7) == 0)) {
+      /* crun's inline mappings: never to be dropped silently as fs data of a bind */
+      mount_options_free(out);
+      return fsrun_error_make(err, 0,
+                              "mount option `%s` is not supported: give the mappings in "
+                              "uidMappings/gidMappings",
+                              name);
+    }
     if (d == NULL) {
       append_data(&out->data, name);
       continue;
@@ -172,6 +182,10 @@ int mount_options_parse(const oci_strv *options, struct mount_options *out, fsru
       /* mount_setattr changes the atime mode as a whole: clear the field, set the new mode */
       out->rec_attr_clr |= MOUNT_ATTR__ATIME;
       out->rec_attr_set = (out->rec_attr_set & ~(uint64_t)MOUNT_ATTR__ATIME) | d->value;
+      break;
+    case OPT_IDMAP:
+      out->idmap = true;
+      out->idmap_recursive = out->idmap_recursive || d->value != 0;
       break;
     case OPT_REFUSE:
       mount_options_free(out);
@@ -483,6 +497,10 @@ static int bind_tree(const struct mount_env *env, const char *source, const char
                    OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | ((o->flags & MS_REC) ? AT_RECURSIVE : 0));
   if (tree < 0)
     return fsrun_error_errno(err, "mounts[%zu]: bind source `%s`", index, source);
+  /* cloned here, in the container's mount namespace, so that the host's flags stay locked; only
+   * the runtime may attach the idmapping */
+  if (o->idmap && idmap_request(env->runtime_sync_fd, tree, index, err) < 0)
+    return fsrun_error_code(err);
   if (fstat(tree, &st) < 0)
     return fsrun_error_errno(err, "mounts[%zu]: stat bind source `%s`", index, source);
   if (real_dir && !S_ISDIR(st.st_mode))
@@ -879,6 +897,12 @@ int mount_entry(const struct mount_env *env, const oci_mount *m, size_t index, f
   }
 
   real_dir = strcmp(dest, "/proc") == 0 || strcmp(dest, "/sys") == 0;
+  /* mappings without an option still idmap (the option is only there for older runtimes) */
+  if (m->n_uid_mappings > 0 || m->n_gid_mappings > 0)
+    o.idmap = true;
+  if (o.idmap && !mount_entry_is_bind(m))
+    return fsrun_error_make(err, 0, "mounts[%zu]: only a bind mount can be idmapped (type `%s`)",
+                            index, type ? type : "");
   if (mount_entry_is_bind(m)) {
     o.flags |= MS_BIND;
     return bind_tree(env, m->source, dest, &o, 0, real_dir, index, err);

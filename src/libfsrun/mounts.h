@@ -24,10 +24,12 @@ struct mount_options {
   uint64_t rec_attr_set; /* MOUNT_ATTR_* for mount_setattr(AT_RECURSIVE): "rro", "rnosuid", ... */
   uint64_t rec_attr_clr;
   char *data; /* options the runtime does not interpret, comma-separated, for the fs; or NULL */
+  bool idmap; /* "idmap" or "ridmap": an idmapped bind (see idmap.h) */
+  bool idmap_recursive; /* "ridmap": the submounts of an rbind are idmapped too */
 };
 
-/* Parses options (NULL or empty = none). Unknown options become fs data. "tmpcopyup", "idmap" and
- * "ridmap" are refused with an error naming the option. */
+/* Parses options (NULL or empty = none). Unknown options become fs data. "tmpcopyup" is refused
+ * with an error naming the option. */
 int mount_options_parse(const oci_strv *options, struct mount_options *out, fsrun_error_t *err);
 void mount_options_free(struct mount_options *o);
 /* The propagation value of a rootfsPropagation / option name ("rslave" -> MS_SLAVE|MS_REC), 0 if
@@ -66,6 +68,7 @@ struct mount_env {
   bool userns;        /* in a new user namespace */
   bool new_netns;     /* sysfs read-write only with a netns of our own */
   bool new_cgroupns;
+  int runtime_sync_fd; /* the sync socket to the runtime, which idmaps bind trees; -1: none */
 };
 
 /* True when the entry is a bind mount (type "bind", or a "bind"/"rbind" option). */

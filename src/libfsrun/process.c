@@ -100,6 +100,18 @@ static void wait_go(struct init_config *c, struct sync_msg *msg) {
     _exit(1);
 }
 
+/* rootfs_ctx.join_cgroup: the runtime has moved us into our cgroup once GO arrives; a cgroup
+ * namespace of our own is created only then, so that its root is that cgroup. */
+static void join_cgroup_late(void *arg) {
+  struct init_config *c = arg;
+  cleanup_error fsrun_error_t err = NULL;
+  struct sync_msg msg = {.fd = -1};
+  wait_go(c, &msg);
+  sync_msg_clear(&msg);
+  if (namespaces_unshare_late(c->ns, &err) < 0)
+    fail(c, &err);
+}
+
 static bool parent_gone(int sync_fd) {
   struct pollfd p = {.fd = sync_fd, .events = POLLRDHUP};
   return poll(&p, 1, 0) > 0 && (p.revents & (POLLHUP | POLLRDHUP | POLLERR));
@@ -211,7 +223,7 @@ void init_main(struct init_config *c) {
     _exit(1);
   if (c->ns->double_clone)
     clone_init_into_namespaces(c);
-  if (c->wait_go) {
+  if (c->wait_go && !c->go_late) {
     wait_go(c, &msg);
     sync_msg_clear(&msg);
   }
@@ -220,8 +232,12 @@ void init_main(struct init_config *c) {
 
   if (!c->ns->double_clone && namespaces_join(c->ns, &err) < 0)
     fail(c, &err);
-  if (namespaces_unshare_late(c->ns, &err) < 0)
+  if (c->go_late) {
+    c->rootfs.join_cgroup = join_cgroup_late;
+    c->rootfs.join_cgroup_arg = c;
+  } else if (namespaces_unshare_late(c->ns, &err) < 0) {
     fail(c, &err);
+  }
   if (c->in_userns) {
     /* become root of the user namespace when it has one (files we create are then owned by it) */
     if (setresgid(0, 0, 0) < 0 && errno != EINVAL) {
@@ -270,7 +286,8 @@ void init_main(struct init_config *c) {
     if (sync_send(c->sync_fd, SYNC_PTY, 0, NULL, 0, master) < 0)
       _exit(1);
     close(master);
-    if (terminal_make_controlling(slave, &err) < 0)
+    if (terminal_set_owner(slave, p->user.uid, p->user.gid, &err) < 0 ||
+        terminal_make_controlling(slave, &err) < 0)
       fail(c, &err);
   } else if (setsid() < 0) {
     fsrun_error_errno(&err, "setsid");
@@ -338,10 +355,13 @@ void init_main(struct init_config *c) {
     _exit(1);
   close(c->sync_fd);
 
-  fifo = open_exec_fifo(c);
-  if (fifo < 0 || write(fifo, &one, 1) != 1)
-    _exit(1);
-  close(fifo);
+  /* `run` has no fifo: nothing to wait for */
+  if (c->exec_fifo_fd >= 0) {
+    fifo = open_exec_fifo(c);
+    if (fifo < 0 || write(fifo, &one, 1) != 1)
+      _exit(1);
+    close(fifo);
+  }
   /* CLOEXEC is not enough: execve resolves its path before it closes CLOEXEC fds, so an image
    * symlink through /proc/self/fd/N could reach a directory we still hold. Really close them. */
   if (syscall(SYS_close_range, 3 + c->preserve_fds + c->listen_fds, ~0U, 0) < 0) {

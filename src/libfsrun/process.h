@@ -25,6 +25,8 @@ struct init_config {
   int state_dir_fd;   /* the parent's fd on ROOT/ID: closed first, the init has no use for it */
   const struct ns_plan *ns;
   bool wait_go;            /* the parent has work to do (cgroup move, id maps) before we start */
+  bool go_late;            /* GO only stands for the cgroup move: wait for it at the first cgroup
+                              mount (rootfs_ctx.join_cgroup), mounting in parallel until then */
   bool stay_dumpable;      /* an unprivileged parent writes our id maps: non-dumpable after GO */
   bool in_userns;          /* a new or joined user namespace */
   bool hooks_after_mounts; /* report SYNC_MOUNTS_DONE and wait for GO (hooks run in between) */

@@ -167,7 +167,7 @@ int rootfs_mount_all(const struct rootfs_ctx *ctx, fsrun_error_t *err) {
   cleanup_close int rootfs_fd = -1;
   unsigned long propagation;
   struct stat st;
-  bool dev_is_bind = false;
+  bool dev_is_bind = false, joined = ctx->join_cgroup == NULL;
 
   if (rootfs_check_sysctl(c, err) < 0 || root_propagation(c, &propagation, err) < 0)
     return fsrun_error_code(err);
@@ -193,9 +193,15 @@ int rootfs_mount_all(const struct rootfs_ctx *ctx, fsrun_error_t *err) {
         .userns = ctx->userns,
         .new_netns = ctx->new_netns,
         .new_cgroupns = ctx->new_cgroupns,
+        .runtime_sync_fd = ctx->sync_fd,
     };
     for (size_t i = 0; i < c->n_mounts; i++) {
       const oci_mount *m = &c->mounts[i];
+      if (!joined && m->type != NULL &&
+          (strcmp(m->type, "cgroup") == 0 || strcmp(m->type, "cgroup2") == 0)) {
+        ctx->join_cgroup(ctx->join_cgroup_arg);
+        joined = true;
+      }
       if (mount_entry(&env, m, i, err) < 0)
         return fsrun_error_code(err);
       if (m->destination != NULL && mount_entry_is_bind(m)) {
@@ -208,6 +214,8 @@ int rootfs_mount_all(const struct rootfs_ctx *ctx, fsrun_error_t *err) {
   /* a /dev bound from elsewhere is used as it is */
   if (!dev_is_bind && devices_setup(rootfs_fd, c, ctx->userns, err) < 0)
     return fsrun_error_code(err);
+  if (!joined)
+    ctx->join_cgroup(ctx->join_cgroup_arg);
   return 0;
 }
 

@@ -215,6 +215,31 @@ int status_write(int dirfd, const struct container_status *st, fsrun_error_t *er
   return ret;
 }
 
+int status_write_config(int dirfd, const char *json, size_t len, fsrun_error_t *err) {
+  if (status_write_file_atomic(dirfd, STATUS_CONFIG_FILE, json, len, 0600, err) < 0)
+    return fsrun_error_wrap(err, "keep a copy of config.json in the state directory");
+  return 0;
+}
+
+int status_read_config(int dirfd, const char *bundle, oci_config **out, fsrun_error_t *err) {
+  cleanup_free char *text = NULL;
+  char *msg = NULL;
+  size_t len = 0;
+  *out = NULL;
+  if (read_file_at(dirfd, STATUS_CONFIG_FILE, &text, &len, err) < 0) {
+    cleanup_free char *path = NULL;
+    if (fsrun_error_code(err) != -ENOENT || bundle == NULL)
+      return fsrun_error_code(err);
+    fsrun_error_release(err);
+    path = xasprintf("%s/config.json", bundle);
+    if (oci_read_file(path, &text, &len, &msg) < 0)
+      return fsrun_error_take(err, ENOENT, msg);
+  }
+  if (oci_config_parse(text, len, "config.json", out, &msg) < 0)
+    return fsrun_error_take(err, EINVAL, msg);
+  return 0;
+}
+
 static yajl_val get(yajl_val obj, const char *key) {
   const char *path[] = {key, NULL};
   return yajl_tree_get(obj, path, yajl_t_any);

@@ -14,6 +14,9 @@
 
 #define STATUS_FILE      "state.json"
 #define STATUS_EXEC_FIFO "exec.fifo"
+/* the bundle's config.json as `create` read it: `exec` and `update` need the container's config,
+ * and the bundle may be changed or removed after create (containerd and podman do both) */
+#define STATUS_CONFIG_FILE "config.json"
 
 struct container_status {
   char *id;
@@ -50,6 +53,11 @@ int status_write_file_atomic(int dirfd, const char *name, const void *data, size
                              fsrun_error_t *err);
 
 int status_write(int dirfd, const struct container_status *st, fsrun_error_t *err);
+/* Stores config.json's bytes (as read at create, not re-serialised) in the state dir, 0600. */
+int status_write_config(int dirfd, const char *json, size_t len, fsrun_error_t *err);
+/* The config stored at create. A state dir written before the copy existed has none: then the
+ * bundle's config.json is read (bundle may be NULL: no fallback). */
+int status_read_config(int dirfd, const char *bundle, oci_config **out, fsrun_error_t *err);
 /* ENOENT when there is no state file (yet). */
 int status_read(int dirfd, struct container_status *st, fsrun_error_t *err);
 void status_clear(struct container_status *st);

@@ -16,6 +16,8 @@ typedef enum {
   SYNC_SECCOMP_FD,  /* child -> parent: the seccomp notify fd, for linux.seccomp.listenerPath */
   SYNC_INIT_PID,    /* intermediate child -> parent: the init's pid (payload, decimal) */
   SYNC_CREATED,     /* child -> parent: ready, about to block on the exec fifo */
+  SYNC_IDMAP,       /* child -> parent: idmap this detached tree (fd; payload: mounts[] index) */
+  SYNC_EXEC_READY,  /* exec child -> parent: set up; only landlock, seccomp and execve follow */
 } sync_msg_type;
 
 struct sync_msg {

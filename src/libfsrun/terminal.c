@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -35,6 +36,20 @@ int terminal_open_pty(unsigned rows, unsigned cols, int *master, int *slave, fsr
   }
   *slave = s;
   *master = steal_fd(&m);
+  return 0;
+}
+
+int terminal_set_owner(int slave, uid_t uid, gid_t gid, fsrun_error_t *err) {
+  struct stat st;
+  gid_t group;
+  if (fstat(slave, &st) < 0)
+    return fsrun_error_errno(err, "stat the pty slave");
+  group = st.st_gid != 0 ? st.st_gid : gid;
+  if ((st.st_uid != uid || st.st_gid != group) && fchown(slave, uid, group) < 0)
+    return fsrun_error_errno(err, "process.user: give the pty to uid %u gid %u", (unsigned)uid,
+                             (unsigned)group);
+  if ((st.st_mode & 07777) != 0620 && fchmod(slave, 0620) < 0)
+    return fsrun_error_errno(err, "chmod the pty slave to 0620");
   return 0;
 }
 

@@ -5,6 +5,7 @@
 #define FSRUN_TERMINAL_H
 
 #include <stdbool.h>
+#include <sys/types.h>
 #include <termios.h>
 
 #include "error.h"
@@ -12,6 +13,12 @@
 /* In the init: opens /dev/ptmx, unlocks it and opens the slave through the master (TIOCGPTPEER:
  * no path lookup in /dev/pts). Sets the size when rows/cols are non-zero. */
 int terminal_open_pty(unsigned rows, unsigned cols, int *master, int *slave, fsrun_error_t *err);
+/* In the init (or exec's child), before it changes user: the slave becomes the process's, as runc
+ * makes it: owner uid, mode 0620 (owner rw, group w: `write`/`wall`). The group stays the one
+ * devpts gave the pty when that is not 0: its gid= mount option, the tty group (5) in the default
+ * spec, which is how a config names its tty group (the image's /etc/group is not consulted).
+ * A devpts without gid= leaves the creator's group (0): then the process's gid. */
+int terminal_set_owner(int slave, uid_t uid, gid_t gid, fsrun_error_t *err);
 /* In the init: a new session with the slave as its controlling tty and as stdin/stdout/stderr. */
 int terminal_make_controlling(int slave, fsrun_error_t *err);
 

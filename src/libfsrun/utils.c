@@ -178,9 +178,9 @@ int mkdir_p_at(int dirfd, const char *path, mode_t mode, fsrun_error_t *err) {
 char *rfc3339_now(void) {
   struct timespec ts;
   struct tm tm;
-  char buf[64];
   clock_gettime(CLOCK_REALTIME, &ts);
   gmtime_r(&ts.tv_sec, &tm);
-  strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%S", &tm);
-  return xasprintf("%s.%09ldZ", buf, ts.tv_nsec);
+  /* not strftime: glibc's strftime calls tzset, which reads /etc/localtime and the zone file */
+  return xasprintf("%04d-%02d-%02dT%02d:%02d:%02d.%09ldZ", tm.tm_year + 1900, tm.tm_mon + 1,
+                   tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, (long)ts.tv_nsec);
 }

@@ -17,6 +17,7 @@
 #include <sys/capability.h>
 #include <sys/stat.h>
 
+#include "caps.h"
 #include "log.h"
 #include "utils.h"
 #include <libseccomp.h>
@@ -214,24 +215,6 @@ static int check_user_namespace(const oci_config *c, const struct ns_summary *ns
 
 /* --- process ---------------------------------------------------------------------------------- */
 
-static const char *const rlimit_names[] = {"RLIMIT_AS",
-                                           "RLIMIT_CORE",
-                                           "RLIMIT_CPU",
-                                           "RLIMIT_DATA",
-                                           "RLIMIT_FSIZE",
-                                           "RLIMIT_LOCKS",
-                                           "RLIMIT_MEMLOCK",
-                                           "RLIMIT_MSGQUEUE",
-                                           "RLIMIT_NICE",
-                                           "RLIMIT_NOFILE",
-                                           "RLIMIT_NPROC",
-                                           "RLIMIT_RSS",
-                                           "RLIMIT_RTPRIO",
-                                           "RLIMIT_RTTIME",
-                                           "RLIMIT_SIGPENDING",
-                                           "RLIMIT_STACK",
-                                           NULL};
-
 static int kernel_last_cap(void) {
   static int cached = -2;
   if (cached == -2) {
@@ -322,7 +305,7 @@ static int check_process(const oci_process *p, fsrun_error_t *err) {
 
   for (size_t i = 0; i < p->n_rlimits; i++) {
     const oci_rlimit *r = &p->rlimits[i];
-    if (is_empty(r->type) || !str_in(r->type, rlimit_names))
+    if (is_empty(r->type) || rlimit_from_name(r->type) < 0)
       return config_error(err, "process.rlimits[%zu].type: unknown resource `%s`", i,
                           r->type ? r->type : "");
     for (size_t j = 0; j < i; j++)
@@ -396,6 +379,14 @@ static bool mount_is_bind(const oci_mount *m) {
   return false;
 }
 
+/* The "idmap" / "ridmap" option of m, or NULL. */
+static const char *mount_idmap_option(const oci_mount *m) {
+  for (size_t i = 0; i < m->options.len; i++)
+    if (strcmp(m->options.items[i], "idmap") == 0 || strcmp(m->options.items[i], "ridmap") == 0)
+      return m->options.items[i];
+  return NULL;
+}
+
 static int check_mounts(const oci_config *c, fsrun_error_t *err) {
   for (size_t i = 0; i < c->n_mounts; i++) {
     const oci_mount *m = &c->mounts[i];
@@ -423,7 +414,31 @@ static int check_mounts(const oci_config *c, fsrun_error_t *err) {
         return ret;
       if ((ret = check_mappings(m->gid_mappings, m->n_gid_mappings, gid_field, err)) < 0)
         return ret;
+      /* the kernel idmaps mounts, not filesystems: only a bind has a source mount to idmap */
+      if (!mount_is_bind(m))
+        return config_error(
+            err, "mounts[%zu].uidMappings: only a bind mount can be idmapped (type `%s`)", i,
+            m->type ? m->type : "");
     }
+    if (mount_idmap_option(m) != NULL && !mount_is_bind(m))
+      return config_error(err,
+                          "mounts[%zu].options: `%s` is only valid on a bind mount (type `%s`)", i,
+                          mount_idmap_option(m), m->type ? m->type : "");
+  }
+  return 0;
+}
+
+/* "idmap" without mappings idmaps with the container's own user namespace: there must be one. */
+static int check_idmap_userns(const oci_config *c, const struct ns_summary *ns,
+                              fsrun_error_t *err) {
+  for (size_t i = 0; i < c->n_mounts; i++) {
+    const oci_mount *m = &c->mounts[i];
+    const char *opt = mount_idmap_option(m);
+    if (opt != NULL && m->n_uid_mappings == 0 && !ns->present[NS_USER])
+      return config_error(err,
+                          "mounts[%zu].options: `%s` without uidMappings/gidMappings uses the "
+                          "container's user namespace, and linux.namespaces has none",
+                          i, opt);
   }
   return 0;
 }
@@ -979,6 +994,8 @@ int validate_config_with(const oci_config *c, const char *bundle_dir,
   if ((ret = check_namespaces(c->linux_, &ns, err)) < 0)
     return ret;
   if ((ret = check_user_namespace(c, &ns, err)) < 0)
+    return ret;
+  if ((ret = check_idmap_userns(c, &ns, err)) < 0)
     return ret;
   if ((ret = check_uts(c, &ns, err)) < 0)
     return ret;

@@ -375,3 +375,14 @@ FSRUN_GLOBAL_ARGS=()
   fsrun delete --force "$CONTAINER_ID"
   assert_no_leftovers "$CONTAINER_ID"
 }
+
+@test "features: claims cgroup v1, v2 and rdma, and this host's driver applies a limit" {
+  run fsrun features
+  [ "$status" -eq 0 ]
+  jq -e '.linux.cgroup.v1 == true and .linux.cgroup.v2 == true and .linux.cgroup.rdma == true' <<<"$output"
+  # the claim for this host's kind holds: a limit from config.json lands in its file
+  update_config '.linux.resources.pids = {"limit": 17}'
+  start_detached sleep 1000
+  [ "$(cg_read pids pids.max)" = 17 ]
+  fsrun delete --force "$CONTAINER_ID"
+}

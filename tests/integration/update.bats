@@ -194,3 +194,123 @@ cg_read() {
   fsrun update --memory -1 --memory-swap -1 "$CONTAINER_ID"
   [ "$(cg_read memory memory.max)" = max ]
 }
+
+# memsw_file: skips unless this v1 host accounts swap (memory.memsw.* files exist)
+requires_memsw() {
+  requires_cgroup_v1
+  [ -e /sys/fs/cgroup/memory/memory.memsw.limit_in_bytes ] ||
+    skip "swap accounting is off on this host (no memory.memsw.limit_in_bytes)"
+}
+
+@test "update --memory on v1 when memory+swap equals the limit: grows and shrinks both" {
+  requires_memsw
+  update_config '.linux.resources.memory = {"limit": 67108864, "swap": 67108864}'
+  start_sleeper
+  [ "$(cg_read memory memory.limit_in_bytes)" = 67108864 ]
+  [ "$(cg_read memory memory.memsw.limit_in_bytes)" = 67108864 ]
+
+  # higher than memsw: the kernel refuses the limit unless memsw is raised first
+  run fsrun update --memory 128m "$CONTAINER_ID"
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ "$(cg_read memory memory.limit_in_bytes)" = 134217728 ]
+  # no swap before, no swap after
+  [ "$(cg_read memory memory.memsw.limit_in_bytes)" = 134217728 ]
+
+  run fsrun update --memory 32m "$CONTAINER_ID"
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ "$(cg_read memory memory.limit_in_bytes)" = 33554432 ]
+  [ "$(cg_read memory memory.memsw.limit_in_bytes)" = 33554432 ]
+
+  run fsrun update --memory -1 "$CONTAINER_ID"
+  [ "$status" -eq 0 ]
+  [ "$(cg_read memory memory.limit_in_bytes)" = 9223372036854771712 ]
+  [ "$(cg_read memory memory.memsw.limit_in_bytes)" = 9223372036854771712 ]
+}
+
+@test "update --memory --memory-swap on v1: both go up and both go down" {
+  requires_memsw
+  update_config '.linux.resources.memory = {"limit": 67108864, "swap": 67108864}'
+  start_sleeper
+  run fsrun update --memory 256m --memory-swap 512m "$CONTAINER_ID"
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ "$(cg_read memory memory.limit_in_bytes)" = 268435456 ]
+  [ "$(cg_read memory memory.memsw.limit_in_bytes)" = 536870912 ]
+
+  # both below the old limit: the limit must go down first
+  run fsrun update -r - "$CONTAINER_ID" <<<'{"memory": {"limit": 33554432, "swap": 50331648}}'
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ "$(cg_read memory memory.limit_in_bytes)" = 33554432 ]
+  [ "$(cg_read memory memory.memsw.limit_in_bytes)" = 50331648 ]
+
+  # with room for swap, memsw is the user's: a limit above it is refused, and says why
+  run fsrun update --memory 128m "$CONTAINER_ID"
+  echo "$output"
+  [ "$status" -eq 1 ]
+  [[ "$output" == *"linux.resources.memory.limit"*"memory.limit_in_bytes"* ]]
+  [[ "$output" == *"memory+swap limit is 50331648"* ]]
+  [ "$(cg_read memory memory.limit_in_bytes)" = 33554432 ]
+  [ "$(cg_read memory memory.memsw.limit_in_bytes)" = 50331648 ]
+}
+
+# exec_open_urandom: what `head -c1 /dev/urandom` says inside the container
+exec_read_urandom() {
+  run fsrun exec "$CONTAINER_ID" sh -c 'head -c1 /dev/urandom | wc -c'
+  echo "exec: status $status: $output"
+}
+
+@test "update -r with devices replaces the device rules; a revoked default is refused until allowed again" {
+  # /dev/kmsg (c 1:11) as a linux.devices node: it stays allowed when an update replaces the rules
+  update_config '.linux.devices = [{"path": "/dev/kmsg", "type": "c", "major": 1, "minor": 11, "fileMode": 432, "uid": 0, "gid": 0}]'
+  start_sleeper
+  exec_read_urandom
+  [ "$status" -eq 0 ]
+  [ "$output" = 1 ]
+
+  run fsrun update -r - "$CONTAINER_ID" <<<'{"devices": [{"allow": false, "type": "c", "major": 1, "minor": 9, "access": "rwm"}]}'
+  echo "$output"
+  [ "$status" -eq 0 ]
+  exec_read_urandom
+  [[ "$output" == *"/dev/urandom: Operation not permitted"* ]]
+  [[ "$output" != 1 ]]
+  # the rest of the defaults and the spec's node are untouched
+  run fsrun exec "$CONTAINER_ID" sh -c 'echo x >/dev/null && head -c 3 /dev/zero | wc -c && exec 3>/dev/kmsg && echo kmsg-opened'
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ "${lines[0]}" = 3 ]
+  [ "${lines[1]}" = kmsg-opened ]
+  if [ "$(cgroup_mode)" != unified ]; then
+    run cg_read devices devices.list
+    [[ "$output" != *"c 1:9 "* ]]
+    [[ "$output" == *"c 1:3 rwm"* ]]
+  fi
+
+  # an update that allows it again
+  run fsrun update -r - "$CONTAINER_ID" <<<'{"devices": [{"allow": true, "type": "c", "major": 1, "minor": 9, "access": "rwm"}]}'
+  [ "$status" -eq 0 ]
+  exec_read_urandom
+  [ "$status" -eq 0 ]
+  [ "$output" = 1 ]
+
+  # `deny a` first starts over: only what follows is allowed
+  run fsrun update -r - "$CONTAINER_ID" <<<'{"devices": [{"allow": false, "access": "rwm"}, {"allow": true, "type": "c", "major": 1, "minor": 3, "access": "rw"}]}'
+  [ "$status" -eq 0 ]
+  run fsrun exec "$CONTAINER_ID" sh -c 'echo x >/dev/null && echo null-ok; head -c 1 /dev/zero'
+  echo "$output"
+  [[ "$output" == *null-ok* ]]
+  [[ "$output" == *"/dev/zero: Operation not permitted"* ]]
+}
+
+@test "update: bad device rules are refused before anything changes" {
+  start_sleeper
+  run fsrun update -r - "$CONTAINER_ID" <<<'{"devices": [{"allow": false, "type": "x", "access": "rwm"}]}'
+  echo "$output"
+  [ "$status" -eq 1 ]
+  [[ "$output" == *"devices[0].type"* ]]
+  exec_read_urandom
+  [ "$status" -eq 0 ]
+  [ "$output" = 1 ]
+}

@@ -14,26 +14,7 @@
 
 #include "caps.h"
 #include "error.h"
-
-static int test_count, failures;
-
-static void ok(int cond, const char *fmt, ...) {
-  va_list ap;
-  test_count++;
-  if (!cond)
-    failures++;
-  printf("%sok %d - ", cond ? "" : "not ", test_count);
-  va_start(ap, fmt);
-  vprintf(fmt, ap);
-  va_end(ap);
-  printf("\n");
-  fflush(stdout);
-}
-
-static void skip(const char *why) {
-  test_count++;
-  printf("ok %d # SKIP %s\n", test_count, why);
-}
+#include "tap.h"
 
 /* The hex value of "Field:\t..." in /proc/self/status. */
 static unsigned long long status_hex(const char *field) {
@@ -51,15 +32,16 @@ static unsigned long long status_hex(const char *field) {
 }
 
 static void test_names(void) {
-  ok(caps_from_name("CAP_CHOWN") == CAP_CHOWN, "CAP_CHOWN maps to %d", CAP_CHOWN);
-  ok(caps_from_name("CAP_SYS_ADMIN") == CAP_SYS_ADMIN, "CAP_SYS_ADMIN maps to %d", CAP_SYS_ADMIN);
-  ok(caps_from_name("CAP_NET_BIND_SERVICE") == CAP_NET_BIND_SERVICE, "CAP_NET_BIND_SERVICE");
-  ok(caps_from_name("CAP_AUDIT_WRITE") == CAP_AUDIT_WRITE, "CAP_AUDIT_WRITE");
-  ok(caps_from_name("CAP_NOT_A_CAP") == -1, "an unknown name is -1");
-  ok(caps_from_name("SYS_ADMIN") == -1, "a name without CAP_ is -1");
-  ok(caps_from_name("CAP_") == -1, "CAP_ alone is -1");
-  ok(caps_from_name("CAP_12") == -1, "a number is not a name");
-  ok(caps_from_name("") == -1 && caps_from_name(NULL) == -1, "empty and NULL are -1");
+  tap_ok(caps_from_name("CAP_CHOWN") == CAP_CHOWN, "CAP_CHOWN maps to %d", CAP_CHOWN);
+  tap_ok(caps_from_name("CAP_SYS_ADMIN") == CAP_SYS_ADMIN, "CAP_SYS_ADMIN maps to %d",
+         CAP_SYS_ADMIN);
+  tap_ok(caps_from_name("CAP_NET_BIND_SERVICE") == CAP_NET_BIND_SERVICE, "CAP_NET_BIND_SERVICE");
+  tap_ok(caps_from_name("CAP_AUDIT_WRITE") == CAP_AUDIT_WRITE, "CAP_AUDIT_WRITE");
+  tap_ok(caps_from_name("CAP_NOT_A_CAP") == -1, "an unknown name is -1");
+  tap_ok(caps_from_name("SYS_ADMIN") == -1, "a name without CAP_ is -1");
+  tap_ok(caps_from_name("CAP_") == -1, "CAP_ alone is -1");
+  tap_ok(caps_from_name("CAP_12") == -1, "a number is not a name");
+  tap_ok(caps_from_name("") == -1 && caps_from_name(NULL) == -1, "empty and NULL are -1");
 
   FILE *f = fopen("/proc/sys/kernel/cap_last_cap", "re");
   int from_proc = -1;
@@ -68,8 +50,8 @@ static void test_names(void) {
       from_proc = -1;
     fclose(f);
   }
-  ok(from_proc >= 0 && caps_last_cap() == from_proc, "caps_last_cap %d == /proc value %d",
-     caps_last_cap(), from_proc);
+  tap_ok(from_proc >= 0 && caps_last_cap() == from_proc, "caps_last_cap %d == /proc value %d",
+         caps_last_cap(), from_proc);
   /* Every capability the kernel knows round-trips through its libcap name. */
   int bad = 0;
   for (int cap = 0; cap <= caps_last_cap(); cap++) {
@@ -83,7 +65,7 @@ static void test_names(void) {
       bad++;
     cap_free(name);
   }
-  ok(bad == 0, "every known capability's upper-case name maps back to its number");
+  tap_ok(bad == 0, "every known capability's upper-case name maps back to its number");
 }
 
 /* Runs fn in a forked child; its exit status is the number of failed checks (printed there). */
@@ -278,19 +260,19 @@ int main(void) {
   test_names();
   if (geteuid() != 0) {
     for (int i = 0; i < 8; i++)
-      skip("needs root");
+      tap_skip("needs root");
   } else {
-    ok(in_child(child_default_spec) == 0, "default spec: Eff/Prm/Bnd exact, Inh and Amb empty");
-    ok(in_child(child_no_caps) == 0, "no capabilities object: every set empty");
-    ok(in_child(child_user_ambient) == 0,
-       "uid 1000 with ambient CAP_NET_BIND_SERVICE: all sets, ids, groups, umask, keepcaps off");
-    ok(in_child(child_unknown_skipped) == 0, "unknown capability names are skipped");
-    ok(in_child(child_ambient_without_inheritable) == 0,
-       "ambient without inheritable is skipped, inheritable stays empty");
-    ok(in_child(child_rlimits) == 0, "rlimits are applied");
-    ok(in_child(child_rlimit_above_hard) == 0, "raising a hard limit gives the clear error");
-    ok(in_child(child_rlimit_errors) == 0, "unknown rlimit and soft > hard name the problem");
+    tap_ok(in_child(child_default_spec) == 0, "default spec: Eff/Prm/Bnd exact, Inh and Amb empty");
+    tap_ok(in_child(child_no_caps) == 0, "no capabilities object: every set empty");
+    tap_ok(
+        in_child(child_user_ambient) == 0,
+        "uid 1000 with ambient CAP_NET_BIND_SERVICE: all sets, ids, groups, umask, keepcaps off");
+    tap_ok(in_child(child_unknown_skipped) == 0, "unknown capability names are skipped");
+    tap_ok(in_child(child_ambient_without_inheritable) == 0,
+           "ambient without inheritable is skipped, inheritable stays empty");
+    tap_ok(in_child(child_rlimits) == 0, "rlimits are applied");
+    tap_ok(in_child(child_rlimit_above_hard) == 0, "raising a hard limit gives the clear error");
+    tap_ok(in_child(child_rlimit_errors) == 0, "unknown rlimit and soft > hard name the problem");
   }
-  printf("1..%d\n", test_count);
-  return failures ? 1 : 0;
+  return tap_done();
 }

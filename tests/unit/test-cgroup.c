@@ -19,28 +19,8 @@
 #include "cgroup-internal.h"
 #include "ebpf.h"
 #include "error.h"
+#include "tap.h"
 #include "utils.h"
-
-static int test_count, failures;
-
-static void ok(int cond, const char *fmt, ...) {
-  va_list ap;
-  test_count++;
-  if (!cond)
-    failures++;
-  printf("%sok %d - ", cond ? "" : "not ", test_count);
-  va_start(ap, fmt);
-  vprintf(fmt, ap);
-  va_end(ap);
-  printf("\n");
-  fflush(stdout);
-}
-
-static void skip(const char *why) {
-  test_count++;
-  printf("ok %d # SKIP %s\n", test_count, why);
-  fflush(stdout);
-}
 
 static void diag(const char *fmt, ...) {
   va_list ap;
@@ -65,16 +45,17 @@ static void check_path(const char *id, const char *cgpath, bool systemd, const c
   cleanup_error fsrun_error_t err = NULL;
   cleanup_free char *got = NULL;
   int ret = cgroup_resolve_path(id, cgpath, systemd, &got, &err);
-  ok(ret == 0 && streq(got, want), "path %s%s -> %s (got %s%s)", systemd ? "systemd " : "",
-     cgpath ? cgpath : "(none)", want, got ? got : "error: ", got ? "" : (err ? err->msg : "?"));
+  tap_ok(ret == 0 && streq(got, want), "path %s%s -> %s (got %s%s)", systemd ? "systemd " : "",
+         cgpath ? cgpath : "(none)", want,
+         got ? got : "error: ", got ? "" : (err ? err->msg : "?"));
 }
 
 static void check_path_error(const char *id, const char *cgpath, bool systemd, const char *msg) {
   cleanup_error fsrun_error_t err = NULL;
   cleanup_free char *got = NULL;
   int ret = cgroup_resolve_path(id, cgpath, systemd, &got, &err);
-  ok(ret < 0 && got == NULL && err && contains(err->msg, msg), "path %s%s refused: %s",
-     systemd ? "systemd " : "", cgpath ? cgpath : "(none)", err ? err->msg : "(accepted)");
+  tap_ok(ret < 0 && got == NULL && err && contains(err->msg, msg), "path %s%s refused: %s",
+         systemd ? "systemd " : "", cgpath ? cgpath : "(none)", err ? err->msg : "(accepted)");
 }
 
 static void test_paths(void) {
@@ -105,8 +86,8 @@ static void test_paths(void) {
     cleanup_error fsrun_error_t err = NULL;
     cleanup_free char *s = NULL;
     int ret = cgroup_systemd_expand_slice("x-y-z.slice", &s, &err);
-    ok(ret == 0 && streq(s, "/x.slice/x-y.slice/x-y-z.slice"), "expand x-y-z.slice -> %s",
-       s ? s : "?");
+    tap_ok(ret == 0 && streq(s, "/x.slice/x-y.slice/x-y-z.slice"), "expand x-y-z.slice -> %s",
+           s ? s : "?");
   }
 }
 
@@ -125,13 +106,14 @@ static void test_conversions(void) {
 
   for (size_t i = 0; i < sizeof(w) / sizeof(w[0]); i++) {
     uint64_t got = cgroup_v2_cpu_weight(w[i].shares);
-    ok(got == w[i].weight, "cpu.shares %llu -> cpu.weight %llu (got %llu)",
-       (unsigned long long)w[i].shares, (unsigned long long)w[i].weight, (unsigned long long)got);
+    tap_ok(got == w[i].weight, "cpu.shares %llu -> cpu.weight %llu (got %llu)",
+           (unsigned long long)w[i].shares, (unsigned long long)w[i].weight,
+           (unsigned long long)got);
   }
   for (size_t i = 0; i < sizeof(io) / sizeof(io[0]); i++) {
     uint64_t got = cgroup_v2_io_weight(io[i].blkio);
-    ok(got == io[i].io, "blkio weight %llu -> io.weight %llu (got %llu)",
-       (unsigned long long)io[i].blkio, (unsigned long long)io[i].io, (unsigned long long)got);
+    tap_ok(got == io[i].io, "blkio weight %llu -> io.weight %llu (got %llu)",
+           (unsigned long long)io[i].blkio, (unsigned long long)io[i].io, (unsigned long long)got);
   }
 }
 
@@ -147,13 +129,13 @@ static void check_swap(bool has_limit, int64_t limit, bool has_swap, int64_t swa
   m.swap = swap;
   ret = cgroup_v2_swap_max(&m, &got, &err);
   if (error_part)
-    ok(ret < 0 && err && contains(err->msg, error_part), "swap %lld limit %lld refused: %s",
-       (long long)swap, (long long)limit, err ? err->msg : "(accepted)");
+    tap_ok(ret < 0 && err && contains(err->msg, error_part), "swap %lld limit %lld refused: %s",
+           (long long)swap, (long long)limit, err ? err->msg : "(accepted)");
   else if (want == NULL)
-    ok(ret == 0 && got == NULL, "swap %lld: memory.swap.max untouched", (long long)swap);
+    tap_ok(ret == 0 && got == NULL, "swap %lld: memory.swap.max untouched", (long long)swap);
   else
-    ok(ret == 0 && streq(got, want), "memory.swap.max for swap %lld limit %lld = %s (got %s)",
-       (long long)swap, (long long)limit, want, got ? got : "NULL");
+    tap_ok(ret == 0 && streq(got, want), "memory.swap.max for swap %lld limit %lld = %s (got %s)",
+           (long long)swap, (long long)limit, want, got ? got : "NULL");
 }
 
 static void check_cpu_max(bool has_quota, int64_t quota, bool has_period, uint64_t period,
@@ -165,10 +147,10 @@ static void check_cpu_max(bool has_quota, int64_t quota, bool has_period, uint64
   c.has_period = has_period;
   c.period = period;
   got = cgroup_v2_cpu_max(&c, current);
-  ok((want == NULL && got == NULL) || streq(got, want),
-     "cpu.max quota=%s%lld period=%s%llu cur=%s -> %s (got %s)", has_quota ? "" : "unset/",
-     (long long)quota, has_period ? "" : "unset/", (unsigned long long)period,
-     current ? current : "-", want ? want : "NULL", got ? got : "NULL");
+  tap_ok((want == NULL && got == NULL) || streq(got, want),
+         "cpu.max quota=%s%lld period=%s%llu cur=%s -> %s (got %s)", has_quota ? "" : "unset/",
+         (long long)quota, has_period ? "" : "unset/", (unsigned long long)period,
+         current ? current : "-", want ? want : "NULL", got ? got : "NULL");
 }
 
 static void test_v2_formats(void) {
@@ -206,11 +188,11 @@ static void test_v2_formats(void) {
   b.throttle_write_iops = wiops;
   b.n_throttle_write_iops = 2;
   cgroup_v2_io_max_lines(&b, &lines, &n);
-  ok(n == 2, "io.max: one line per device (got %zu)", n);
-  ok(n > 0 && streq(lines[0], "8:0 rbps=1048576 wbps=2097152 riops=100 wiops=200"),
-     "io.max line `%s`", n > 0 ? lines[0] : "");
-  ok(n > 1 && streq(lines[1], "8:16 rbps=5 wiops=max"), "io.max line `%s` (rate 0 is max)",
-     n > 1 ? lines[1] : "");
+  tap_ok(n == 2, "io.max: one line per device (got %zu)", n);
+  tap_ok(n > 0 && streq(lines[0], "8:0 rbps=1048576 wbps=2097152 riops=100 wiops=200"),
+         "io.max line `%s`", n > 0 ? lines[0] : "");
+  tap_ok(n > 1 && streq(lines[1], "8:16 rbps=5 wiops=max"), "io.max line `%s` (rate 0 is max)",
+         n > 1 ? lines[1] : "");
   for (size_t i = 0; i < n; i++)
     free(lines[i]);
   free(lines);
@@ -219,19 +201,19 @@ static void test_v2_formats(void) {
     cleanup_free char *a = cgroup_hugetlb_file("2MB", true);
     cleanup_free char *b1 = cgroup_hugetlb_file("1GB", false);
     cleanup_free char *c = cgroup_hugetlb_file("../2MB", true);
-    ok(streq(a, "hugetlb.2MB.max"), "hugetlb v2 file %s", a ? a : "NULL");
-    ok(streq(b1, "hugetlb.1GB.limit_in_bytes"), "hugetlb v1 file %s", b1 ? b1 : "NULL");
-    ok(c == NULL, "hugetlb page size `../2MB` refused");
+    tap_ok(streq(a, "hugetlb.2MB.max"), "hugetlb v2 file %s", a ? a : "NULL");
+    tap_ok(streq(b1, "hugetlb.1GB.limit_in_bytes"), "hugetlb v1 file %s", b1 ? b1 : "NULL");
+    tap_ok(c == NULL, "hugetlb page size `../2MB` refused");
   }
-  ok(cgroup_v2_unified_key_valid("memory.oom.group"), "unified key memory.oom.group accepted");
-  ok(!cgroup_v2_unified_key_valid("../memory.max"), "unified key ../memory.max refused");
-  ok(!cgroup_v2_unified_key_valid("a/b"), "unified key a/b refused");
-  ok(!cgroup_v2_unified_key_valid("..") && !cgroup_v2_unified_key_valid(""),
-     "unified keys .. and empty refused");
+  tap_ok(cgroup_v2_unified_key_valid("memory.oom.group"), "unified key memory.oom.group accepted");
+  tap_ok(!cgroup_v2_unified_key_valid("../memory.max"), "unified key ../memory.max refused");
+  tap_ok(!cgroup_v2_unified_key_valid("a/b"), "unified key a/b refused");
+  tap_ok(!cgroup_v2_unified_key_valid("..") && !cgroup_v2_unified_key_valid(""),
+         "unified keys .. and empty refused");
   {
     cleanup_free char *a = cgroup_limit_string(-1);
     cleanup_free char *b2 = cgroup_limit_string(4096);
-    ok(streq(a, "max") && streq(b2, "4096"), "limit -1 -> max, 4096 -> 4096");
+    tap_ok(streq(a, "max") && streq(b2, "4096"), "limit -1 -> max, 4096 -> 4096");
   }
 }
 
@@ -250,7 +232,7 @@ static void test_v1_device_strings(void) {
   };
   for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
     cleanup_free char *s = cgroup_v1_device_rule_string(&t[i].r);
-    ok(streq(s, t[i].want), "v1 device rule `%s` (got `%s`)", t[i].want, s ? s : "");
+    tap_ok(streq(s, t[i].want), "v1 device rule `%s` (got `%s`)", t[i].want, s ? s : "");
   }
 }
 
@@ -278,34 +260,35 @@ static void test_device_rule_list(void) {
   dev.major = 10;
   dev.minor = 229;
   ret = cgroup_device_rules(&r, &dev, 1, &rules, &n, &err);
-  ok(ret == 0 && n > 3, "device rules built (%zu)", n);
-  ok(ret == 0 && !rules[0].allow && rules[0].type == 'a' && rules[0].access == DEVICE_ACCESS_ALL,
-     "rule 0: the spec's deny all");
-  ok(ret == 0 && rules[1].allow && rules[1].type == 'c' && rules[1].major == 1 &&
-         rules[1].minor == 11 && rules[1].access == DEVICE_ACCESS_WRITE,
-     "rule 1: allow c 1:11 w");
-  ok(ret == 0 && rules[2].allow && rules[2].major == 10 && rules[2].minor == 229 &&
-         rules[2].access == DEVICE_ACCESS_ALL,
-     "rule 2: linux.devices node allowed rwm");
+  tap_ok(ret == 0 && n > 3, "device rules built (%zu)", n);
+  tap_ok(ret == 0 && !rules[0].allow && rules[0].type == 'a' &&
+             rules[0].access == DEVICE_ACCESS_ALL,
+         "rule 0: the spec's deny all");
+  tap_ok(ret == 0 && rules[1].allow && rules[1].type == 'c' && rules[1].major == 1 &&
+             rules[1].minor == 11 && rules[1].access == DEVICE_ACCESS_WRITE,
+         "rule 1: allow c 1:11 w");
+  tap_ok(ret == 0 && rules[2].allow && rules[2].major == 10 && rules[2].minor == 229 &&
+             rules[2].access == DEVICE_ACCESS_ALL,
+         "rule 2: linux.devices node allowed rwm");
   {
     bool has_null = false;
     for (size_t i = 3; i < n; i++)
       if (rules[i].allow && rules[i].type == 'c' && rules[i].major == 1 && rules[i].minor == 3)
         has_null = true;
-    ok(has_null, "defaults after the spec include /dev/null");
+    tap_ok(has_null, "defaults after the spec include /dev/null");
   }
 
   free(rules);
   rules = NULL;
   spec[1].type = (char *)"x";
   ret = cgroup_device_rules(&r, NULL, 0, &rules, &n, &err);
-  ok(ret < 0 && contains(err->msg, "linux.resources.devices[1].type"), "bad type refused: %s",
-     err ? err->msg : "(accepted)");
+  tap_ok(ret < 0 && contains(err->msg, "linux.resources.devices[1].type"), "bad type refused: %s",
+         err ? err->msg : "(accepted)");
   spec[1].type = (char *)"c";
   spec[1].access = (char *)"rwx";
   ret = cgroup_device_rules(&r, NULL, 0, &rules, &n, &err);
-  ok(ret < 0 && contains(err->msg, "linux.resources.devices[1].access"), "bad access refused: %s",
-     err ? err->msg : "(accepted)");
+  tap_ok(ret < 0 && contains(err->msg, "linux.resources.devices[1].access"),
+         "bad access refused: %s", err ? err->msg : "(accepted)");
 }
 
 /* Runs the subset of eBPF the generator emits. Returns the verdict, or -1 on a bad program. */
@@ -390,10 +373,10 @@ static void test_bpf_program(void) {
   cleanup_error fsrun_error_t err = NULL;
   size_t n = 0;
   int ret = ebpf_device_program_build(rules, sizeof(rules) / sizeof(rules[0]), &insns, &n, &err);
-  ok(ret == 0 && n > 6, "device program built (%zu instructions)", n);
+  tap_ok(ret == 0 && n > 6, "device program built (%zu instructions)", n);
   for (size_t i = 0; ret == 0 && i < sizeof(cases) / sizeof(cases[0]); i++) {
     int got = run_program(insns, n, cases[i].type, cases[i].access, cases[i].major, cases[i].minor);
-    ok(got == cases[i].want, "bpf: %s (got %d)", cases[i].what, got);
+    tap_ok(got == cases[i].want, "bpf: %s (got %d)", cases[i].what, got);
   }
 
   /* an "allow all" at the end ends the program: nothing unreachable after it */
@@ -403,22 +386,22 @@ static void test_bpf_program(void) {
     cleanup_free struct bpf_insn *p2 = NULL;
     size_t n2 = 0;
     ret = ebpf_device_program_build(all, 2, &p2, &n2, &err);
-    ok(ret == 0 && n2 == 8 && run_program(p2, n2, CHR, R, 1, 3) == 1,
-       "allow-all as the last rule: 8 instructions, everything allowed (n=%zu)", n2);
+    tap_ok(ret == 0 && n2 == 8 && run_program(p2, n2, CHR, R, 1, 3) == 1,
+           "allow-all as the last rule: 8 instructions, everything allowed (n=%zu)", n2);
   }
   {
     static const device_rule none[] = {{false, 'a', -1, -1, DEVICE_ACCESS_ALL}};
     cleanup_free struct bpf_insn *p3 = NULL;
     size_t n3 = 0;
     ret = ebpf_device_program_build(none, 1, &p3, &n3, &err);
-    ok(ret == 0 && n3 == 8 && run_program(p3, n3, CHR, M, 1, 3) == 0,
-       "deny-all only: 8 instructions, everything denied (n=%zu)", n3);
+    tap_ok(ret == 0 && n3 == 8 && run_program(p3, n3, CHR, M, 1, 3) == 0,
+           "deny-all only: 8 instructions, everything denied (n=%zu)", n3);
   }
   {
     cleanup_free struct bpf_insn *p4 = NULL;
     size_t n4 = 0;
     ret = ebpf_device_program_build(NULL, 0, &p4, &n4, &err);
-    ok(ret == 0 && run_program(p4, n4, CHR, R, 1, 3) == 0, "no rules: deny by default");
+    tap_ok(ret == 0 && run_program(p4, n4, CHR, R, 1, 3) == 0, "no rules: deny by default");
   }
 }
 
@@ -446,7 +429,7 @@ static void check_file(cgroup_mode_t mode, const char *ctrl, const char *path, c
                        const char *want) {
   cleanup_free char *p = ctrl_file(mode, ctrl, path, file);
   cleanup_free char *got = read_text(p);
-  ok(streq(got, want), "%s = %s (got %s)", p, want, got ? got : "unreadable");
+  tap_ok(streq(got, want), "%s = %s (got %s)", p, want, got ? got : "unreadable");
 }
 
 /* every directory the container may have: each v1 hierarchy and the cgroup2 mount */
@@ -533,14 +516,14 @@ static void test_live(void) {
   int ret, status = -1;
 
   if (geteuid() != 0 || access("/sys/fs/cgroup", W_OK) != 0) {
-    skip("live cgroup tests need root");
+    tap_skip("live cgroup tests need root");
     return;
   }
   ret = cgroup_detect_mode(&mode, &err);
-  ok(ret == 0, "detect mode: %d (%s)", (int)mode,
-     mode == CGROUP_MODE_UNIFIED  ? "unified"
-     : mode == CGROUP_MODE_HYBRID ? "hybrid"
-                                  : "legacy");
+  tap_ok(ret == 0, "detect mode: %d (%s)", (int)mode,
+         mode == CGROUP_MODE_UNIFIED  ? "unified"
+         : mode == CGROUP_MODE_HYBRID ? "hybrid"
+                                      : "legacy");
   if (ret < 0)
     return;
 
@@ -573,12 +556,12 @@ static void test_live(void) {
   o.resources = &r;
 
   ret = cgroup_create(&o, &cg, &err);
-  ok(ret == 0 && cg != NULL, "cgroup_create %s: %s", path, ret == 0 ? "ok" : err->msg);
+  tap_ok(ret == 0 && cg != NULL, "cgroup_create %s: %s", path, ret == 0 ? "ok" : err->msg);
   if (ret < 0 || cg == NULL)
     return;
-  ok(streq(cgroup_path(cg), path), "cgroup_path = %s", cgroup_path(cg));
-  ok(cgroup_clone_fd(cg) >= 0 ? mode == CGROUP_MODE_UNIFIED : mode != CGROUP_MODE_UNIFIED,
-     "clone fd only on a unified host (%d)", cgroup_clone_fd(cg));
+  tap_ok(streq(cgroup_path(cg), path), "cgroup_path = %s", cgroup_path(cg));
+  tap_ok(cgroup_clone_fd(cg) >= 0 ? mode == CGROUP_MODE_UNIFIED : mode != CGROUP_MODE_UNIFIED,
+         "clone fd only on a unified host (%d)", cgroup_clone_fd(cg));
 
   if (mode == CGROUP_MODE_UNIFIED) {
     check_file(mode, NULL, path, "memory.max", "67108864");
@@ -595,13 +578,13 @@ static void test_live(void) {
     check_file(mode, "cpu", path, "cpu.cfs_period_us", "100000");
     p = ctrl_file(mode, "devices", path, "devices.list");
     devlist = read_text(p);
-    ok(contains(devlist, "c 1:11 w") && contains(devlist, "c 1:3 rwm") &&
-           !contains(devlist, "a *:* rwm"),
-       "devices.list: deny by default, c 1:11 w and c 1:3 rwm allowed");
+    tap_ok(contains(devlist, "c 1:11 w") && contains(devlist, "c 1:3 rwm") &&
+               !contains(devlist, "a *:* rwm"),
+           "devices.list: deny by default, c 1:11 w and c 1:3 rwm allowed");
     {
       cleanup_free char *cs = ctrl_file(mode, "cpuset", path, "cpuset.cpus");
       cleanup_free char *cpus = read_text(cs);
-      ok(cpus && cpus[0], "cpuset.cpus inherited from the parent: `%s`", cpus ? cpus : "");
+      tap_ok(cpus && cpus[0], "cpuset.cpus inherited from the parent: `%s`", cpus ? cpus : "");
     }
   }
 
@@ -609,7 +592,7 @@ static void test_live(void) {
     cleanup_free char *desc = cgroup_describe(cg);
     cleanup_cgroup struct fsrun_cgroup *again = NULL;
     ret = cgroup_open(desc, &again, &err);
-    ok(ret == 0 && streq(cgroup_path(again), path), "describe `%s` -> open -> same path", desc);
+    tap_ok(ret == 0 && streq(cgroup_path(again), path), "describe `%s` -> open -> same path", desc);
   }
 
   /* a child: joins, then reports what it can and cannot do */
@@ -625,27 +608,27 @@ static void test_live(void) {
   }
   close(pipefd[0]);
   ret = cgroup_enter(cg, child, &err);
-  ok(ret == 0, "cgroup_enter: %s", ret == 0 ? "ok" : err->msg);
+  tap_ok(ret == 0, "cgroup_enter: %s", ret == 0 ? "ok" : err->msg);
   {
     cleanup_free pid_t *list = NULL;
     size_t n = 0;
     ret = cgroup_pids(cg, &list, &n, &err);
-    ok(ret == 0 && n == 1 && list[0] == child, "cgroup_pids lists the child (%zu)", n);
+    tap_ok(ret == 0 && n == 1 && list[0] == child, "cgroup_pids lists the child (%zu)", n);
   }
   {
     cgroup_stats s;
     ret = cgroup_get_stats(cg, &s, &err);
-    ok(ret == 0 && s.memory_limit == 64 << 20 && s.pids_limit == 6 && s.pids_current == 1,
-       "stats: memory limit %llu, pids %llu/%llu", (unsigned long long)s.memory_limit,
-       (unsigned long long)s.pids_current, (unsigned long long)s.pids_limit);
+    tap_ok(ret == 0 && s.memory_limit == 64 << 20 && s.pids_limit == 6 && s.pids_current == 1,
+           "stats: memory limit %llu, pids %llu/%llu", (unsigned long long)s.memory_limit,
+           (unsigned long long)s.pids_current, (unsigned long long)s.pids_limit);
     cgroup_stats_clear(&s);
   }
   {
     bool frozen = false;
     ret = cgroup_freeze(cg, true, &err);
-    ok(ret == 0 && cgroup_is_frozen(cg, &frozen, &err) == 0 && frozen, "freeze: frozen");
+    tap_ok(ret == 0 && cgroup_is_frozen(cg, &frozen, &err) == 0 && frozen, "freeze: frozen");
     ret = cgroup_freeze(cg, false, &err);
-    ok(ret == 0 && cgroup_is_frozen(cg, &frozen, &err) == 0 && !frozen, "thaw: running");
+    tap_ok(ret == 0 && cgroup_is_frozen(cg, &frozen, &err) == 0 && !frozen, "thaw: running");
   }
   /* update: raising both limits on v1 needs memsw first, lowering needs the limit first */
   {
@@ -658,14 +641,14 @@ static void test_live(void) {
     um.swap = 512 << 20;
     u.memory = &um;
     ret = cgroup_update(cg, &u, &err);
-    ok(ret == 0, "update: memory 256M, swap 512M: %s", ret == 0 ? "ok" : err->msg);
+    tap_ok(ret == 0, "update: memory 256M, swap 512M: %s", ret == 0 ? "ok" : err->msg);
     check_file(mode, "memory", path, v2 ? "memory.max" : "memory.limit_in_bytes", "268435456");
     check_file(mode, "memory", path, v2 ? "memory.swap.max" : "memory.memsw.limit_in_bytes",
                v2 ? "268435456" : "536870912");
     um.limit = 32 << 20;
     um.swap = 32 << 20;
     ret = cgroup_update(cg, &u, &err);
-    ok(ret == 0, "update: memory 32M, swap 32M: %s", ret == 0 ? "ok" : err->msg);
+    tap_ok(ret == 0, "update: memory 32M, swap 32M: %s", ret == 0 ? "ok" : err->msg);
     check_file(mode, "memory", path, v2 ? "memory.max" : "memory.limit_in_bytes", "33554432");
     check_file(mode, "memory", path, v2 ? "memory.swap.max" : "memory.memsw.limit_in_bytes",
                v2 ? "0" : "33554432");
@@ -675,7 +658,7 @@ static void test_live(void) {
     u.memory = NULL;
     u.cpu = &uc;
     ret = cgroup_update(cg, &u, &err);
-    ok(ret == 0, "update: cpu period 200000: %s", ret == 0 ? "ok" : err->msg);
+    tap_ok(ret == 0, "update: cpu period 200000: %s", ret == 0 ? "ok" : err->msg);
     if (v2) {
       check_file(mode, "cpu", path, "cpu.max", "50000 200000");
     } else {
@@ -688,14 +671,14 @@ static void test_live(void) {
     abort();
   close(pipefd[1]);
   waitpid(child, &status, 0);
-  ok(WIFEXITED(status), "child exited (status 0x%x)", status);
+  tap_ok(WIFEXITED(status), "child exited (status 0x%x)", status);
   if (WIFEXITED(status)) {
     int s = WEXITSTATUS(status);
-    ok(!(s & 1), "/proc/self/cgroup names %s", path);
-    ok(!(s & 2), "allowed device c 1:11 (w) opens for writing");
-    ok(!(s & 4), "c 1:11 cannot be opened for reading: EPERM");
-    ok(!(s & 8), "pids.max 6: the 6th fork in the cgroup fails");
-    ok(!(s & 16), "/dev/null (a default device) is usable");
+    tap_ok(!(s & 1), "/proc/self/cgroup names %s", path);
+    tap_ok(!(s & 2), "allowed device c 1:11 (w) opens for writing");
+    tap_ok(!(s & 4), "c 1:11 cannot be opened for reading: EPERM");
+    tap_ok(!(s & 8), "pids.max 6: the 6th fork in the cgroup fails");
+    tap_ok(!(s & 16), "/dev/null (a default device) is usable");
   }
 
   /* a process that stays: destroy kills it */
@@ -705,14 +688,14 @@ static void test_live(void) {
       pause();
   }
   ret = cgroup_enter(cg, child, &err);
-  ok(ret == 0, "second child joined");
+  tap_ok(ret == 0, "second child joined");
   ret = cgroup_destroy(cg, &err);
-  ok(ret == 0, "cgroup_destroy: %s", ret == 0 ? "ok" : err->msg);
+  tap_ok(ret == 0, "cgroup_destroy: %s", ret == 0 ? "ok" : err->msg);
   waitpid(child, &status, 0);
-  ok(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL, "the straggler was SIGKILLed");
-  ok(count_dirs(path) == 0, "no directory left in any hierarchy (%d)", count_dirs(path));
+  tap_ok(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL, "the straggler was SIGKILLed");
+  tap_ok(count_dirs(path) == 0, "no directory left in any hierarchy (%d)", count_dirs(path));
   ret = cgroup_destroy(cg, &err);
-  ok(ret == 0, "destroy again: missing directories are not an error");
+  tap_ok(ret == 0, "destroy again: missing directories are not an error");
 
   /* a refused value: the error names the field and the file, nothing is left */
   {
@@ -726,9 +709,9 @@ static void test_live(void) {
     o.id = bad_id;
     o.resources = &rb;
     ret = cgroup_create(&o, &bad, &err);
-    ok(ret < 0 && contains(err->msg, "linux.resources.cpu.cpus: write `cpuset.cpus` in "),
-       "bad cpuset refused: %s", err ? err->msg : "(accepted)");
-    ok(count_dirs(bad_path) == 0, "nothing left after the failed create");
+    tap_ok(ret < 0 && contains(err->msg, "linux.resources.cpu.cpus: write `cpuset.cpus` in "),
+           "bad cpuset refused: %s", err ? err->msg : "(accepted)");
+    tap_ok(count_dirs(bad_path) == 0, "nothing left after the failed create");
   }
   {
     cleanup_cgroup struct fsrun_cgroup *bad = NULL;
@@ -741,11 +724,11 @@ static void test_live(void) {
     o.resources = &rb;
     ret = cgroup_create(&o, &bad, &err);
     if (access("/sys/fs/cgroup/rdma", F_OK) == 0 || mode == CGROUP_MODE_UNIFIED)
-      ok(ret < 0, "rdma on a host without such a device refused: %s", err ? err->msg : "");
+      tap_ok(ret < 0, "rdma on a host without such a device refused: %s", err ? err->msg : "");
     else
-      ok(ret < 0 &&
-             contains(err->msg, "linux.resources.rdma: the rdma controller is not available"),
-         "missing controller named: %s", err ? err->msg : "(accepted)");
+      tap_ok(ret < 0 &&
+                 contains(err->msg, "linux.resources.rdma: the rdma controller is not available"),
+             "missing controller named: %s", err ? err->msg : "(accepted)");
   }
 }
 
@@ -764,22 +747,22 @@ static void test_live_bpf(void) {
   pid_t child;
 
   if (geteuid() != 0 || cgroup_detect_mode(&mode, &err) < 0 || mode == CGROUP_MODE_LEGACY) {
-    skip("BPF device filter needs root and a cgroup2 mount");
+    tap_skip("BPF device filter needs root and a cgroup2 mount");
     return;
   }
   dir = xasprintf("%s/fsrun-unit-bpf-%d",
                   mode == CGROUP_MODE_UNIFIED ? "/sys/fs/cgroup" : "/sys/fs/cgroup/unified",
                   (int)getpid());
   if (mkdir(dir, 0755) < 0) {
-    ok(0, "mkdir %s: %s", dir, strerror(errno));
+    tap_ok(0, "mkdir %s: %s", dir, strerror(errno));
     return;
   }
   dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   ret = ebpf_device_filter_apply(dfd, rules, 3, &err);
-  ok(ret == 0, "filter loaded and attached: %s", ret == 0 ? "ok" : err->msg);
+  tap_ok(ret == 0, "filter loaded and attached: %s", ret == 0 ? "ok" : err->msg);
   /* again: replaces the first one (attach new, detach old) */
   ret = ebpf_device_filter_apply(dfd, rules, 3, &err);
-  ok(ret == 0, "filter replaced: %s", ret == 0 ? "ok" : err->msg);
+  tap_ok(ret == 0, "filter replaced: %s", ret == 0 ? "ok" : err->msg);
   {
     union bpf_attr attr;
     uint32_t ids[8];
@@ -789,8 +772,8 @@ static void test_live_bpf(void) {
     attr.query.prog_ids = (uint64_t)(uintptr_t)ids;
     attr.query.prog_cnt = 8;
     long q = syscall(SYS_bpf, BPF_PROG_QUERY, &attr, sizeof(attr));
-    ok(q == 0 && attr.query.prog_cnt == 1,
-       "exactly one program attached after the replacement (%u)", attr.query.prog_cnt);
+    tap_ok(q == 0 && attr.query.prog_cnt == 1,
+           "exactly one program attached after the replacement (%u)", attr.query.prog_cnt);
   }
   if (ret == 0) {
     child = fork();
@@ -816,10 +799,10 @@ static void test_live_bpf(void) {
       _exit(s);
     }
     waitpid(child, &status, 0);
-    ok(WIFEXITED(status) && WEXITSTATUS(status) == 0,
-       "in the filtered cgroup: /dev/null rw ok, /dev/kmsg w ok, r EPERM, /dev/full EPERM "
-       "(status %d)",
-       WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+    tap_ok(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+           "in the filtered cgroup: /dev/null rw ok, /dev/kmsg w ok, r EPERM, /dev/full EPERM "
+           "(status %d)",
+           WIFEXITED(status) ? WEXITSTATUS(status) : -1);
   }
   if (rmdir(dir) < 0)
     diag("rmdir %s: %s", dir, strerror(errno));
@@ -834,6 +817,5 @@ int main(void) {
   test_bpf_program();
   test_live();
   test_live_bpf();
-  printf("1..%d\n", test_count);
-  return failures ? 1 : 0;
+  return tap_done();
 }

@@ -224,14 +224,30 @@ static void test_order_and_data(void) {
      "the default cgroup mount's options");
   mount_options_free(&o);
 
-  static const char *const refused[] = {"tmpcopyup", "idmap", "ridmap"};
-  for (size_t i = 0; i < 3; i++) {
-    r = parse(&o, &err, "rw", refused[i], NULL);
-    ok(r < 0 && err != NULL && strstr(err->msg, refused[i]) != NULL &&
-           strstr(err->msg, "not supported") != NULL && o.data == NULL,
-       "`%s` is refused: %s", refused[i], err ? err->msg : "(no error)");
-    fsrun_error_release(&err);
-  }
+  r = parse(&o, &err, "rw", "tmpcopyup", NULL);
+  ok(r < 0 && err != NULL && strstr(err->msg, "tmpcopyup") != NULL &&
+         strstr(err->msg, "not supported") != NULL && o.data == NULL,
+     "`tmpcopyup` is refused: %s", err ? err->msg : "(no error)");
+  fsrun_error_release(&err);
+
+  r = parse(&o, &err, "bind", "idmap", NULL);
+  ok(r == 0 && o.idmap && !o.idmap_recursive && o.data == NULL && o.flags == MS_BIND,
+     "idmap: an idmapped bind, not recursive, not fs data");
+  mount_options_free(&o);
+  r = parse(&o, &err, "rbind", "ridmap", NULL);
+  ok(r == 0 && o.idmap && o.idmap_recursive && o.data == NULL, "ridmap: recursive idmap");
+  mount_options_free(&o);
+  r = parse(&o, &err, "ridmap", "idmap", NULL);
+  ok(r == 0 && o.idmap && o.idmap_recursive, "idmap after ridmap keeps it recursive");
+  mount_options_free(&o);
+  r = parse(&o, &err, "rbind", NULL);
+  ok(r == 0 && !o.idmap && !o.idmap_recursive, "no idmap option: not idmapped");
+  mount_options_free(&o);
+  r = parse(&o, &err, "bind", "idmap=uids=0-1-10;gids=0-1-10", NULL);
+  ok(r < 0 && err != NULL && strstr(err->msg, "uidMappings") != NULL && o.data == NULL,
+     "idmap=... inline mappings are refused, not passed as data: %s",
+     err ? err->msg : "(no error)");
+  fsrun_error_release(&err);
 }
 
 static void test_bind_attr(void) {

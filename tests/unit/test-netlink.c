@@ -20,28 +20,9 @@
 #include <unistd.h>
 
 #include "error.h"
+#include "tap.h"
 #include "netlink.h"
 #include "oci.h"
-
-static int test_count, failures;
-
-static void ok(int cond, const char *fmt, ...) {
-  va_list ap;
-  test_count++;
-  if (!cond)
-    failures++;
-  printf("%sok %d - ", cond ? "" : "not ", test_count);
-  va_start(ap, fmt);
-  vprintf(fmt, ap);
-  va_end(ap);
-  printf("\n");
-  fflush(stdout);
-}
-
-static void skip(const char *why) {
-  test_count++;
-  printf("ok %d # SKIP %s\n", test_count, why);
-}
 
 static char msgbuf[512];
 static const char *take(fsrun_error_t *err) {
@@ -69,43 +50,43 @@ static void test_validate(void) {
   fsrun_error_t err = NULL;
   const char *m;
 
-  ok(netlink_validate_net_devices(NULL, &err) == 0, "no linux section: nothing to check");
+  tap_ok(netlink_validate_net_devices(NULL, &err) == 0, "no linux section: nothing to check");
   m = (netlink_validate_net_devices(&l, &err), take(&err));
-  ok(strstr(m, "linux.netDevices: needs a `network` entry in linux.namespaces") != NULL,
-     "netDevices without a network namespace is refused: \"%s\"", m);
+  tap_ok(strstr(m, "linux.netDevices: needs a `network` entry in linux.namespaces") != NULL,
+         "netDevices without a network namespace is refused: \"%s\"", m);
 
   l.namespaces = &netns;
   l.n_namespaces = 1;
   m = (netlink_validate_net_devices(&l, &err), take(&err));
-  ok(strcmp(m, "linux.netDevices[\"fsrx-nope\"]: no such network device on the host") == 0,
-     "a missing host device names the entry: \"%s\"", m);
+  tap_ok(strcmp(m, "linux.netDevices[\"fsrx-nope\"]: no such network device on the host") == 0,
+         "a missing host device names the entry: \"%s\"", m);
 
   devs[0].host_name = "bad/name";
   m = (netlink_validate_net_devices(&l, &err), take(&err));
-  ok(strstr(m, "linux.netDevices[\"bad/name\"]: invalid interface name") != NULL,
-     "a host name with `/` is refused: \"%s\"", m);
+  tap_ok(strstr(m, "linux.netDevices[\"bad/name\"]: invalid interface name") != NULL,
+         "a host name with `/` is refused: \"%s\"", m);
 
   devs[0].host_name = "abcdefghijklmnop";
   m = (netlink_validate_net_devices(&l, &err), take(&err));
-  ok(strstr(m, "invalid interface name") != NULL, "a 16-byte name is refused");
+  tap_ok(strstr(m, "invalid interface name") != NULL, "a 16-byte name is refused");
 
   devs[0].host_name = "lo";
   devs[0].name = "x%s";
   m = (netlink_validate_net_devices(&l, &err), take(&err));
-  ok(strstr(m, "linux.netDevices[\"lo\"].name: invalid interface name `x%s`") != NULL,
-     "a new name with a template other than %%d is refused: \"%s\"", m);
+  tap_ok(strstr(m, "linux.netDevices[\"lo\"].name: invalid interface name `x%s`") != NULL,
+         "a new name with a template other than %%d is refused: \"%s\"", m);
 
   devs[0].name = "lo2";
   m = (netlink_validate_net_devices(&l, &err), take(&err));
-  ok(strstr(m, "linux.netDevices[\"lo\"]: a loopback device cannot change namespace") != NULL,
-     "the loopback device is refused: \"%s\"", m);
+  tap_ok(strstr(m, "linux.netDevices[\"lo\"]: a loopback device cannot change namespace") != NULL,
+         "the loopback device is refused: \"%s\"", m);
 
   devs[0] = (oci_net_device){.host_name = dev[0], .name = "ceth0"};
   devs[1] = (oci_net_device){.host_name = dev[2], .name = "ceth0"};
   l.n_net_devices = 2;
   m = (netlink_validate_net_devices(&l, &err), take(&err));
-  ok(strstr(m, "`ceth0` is also the name of") != NULL,
-     "two devices with one name inside are refused: \"%s\"", m);
+  tap_ok(strstr(m, "`ceth0` is also the name of") != NULL,
+         "two devices with one name inside are refused: \"%s\"", m);
 }
 
 /* --- a child holding a new network namespace, answering questions about it
@@ -234,18 +215,20 @@ static void test_loopback(void) {
   struct netns_child c;
   struct answer ans;
   int ready = netns_child_start(&c, true);
-  ok(ready == 'r', "in a new network namespace lo starts down and netlink_loopback_up succeeds");
+  tap_ok(ready == 'r',
+         "in a new network namespace lo starts down and netlink_loopback_up succeeds");
   netns_child_query(&c, "lo", &ans);
-  ok(ans.exists && (ans.flags & IFF_UP), "lo is up in the new namespace (flags 0x%x)", ans.flags);
-  ok(ans.loopback_connect == 0, "a TCP connection over 127.0.0.1 works there (%s)",
-     strerror(ans.loopback_connect));
+  tap_ok(ans.exists && (ans.flags & IFF_UP), "lo is up in the new namespace (flags 0x%x)",
+         ans.flags);
+  tap_ok(ans.loopback_connect == 0, "a TCP connection over 127.0.0.1 works there (%s)",
+         strerror(ans.loopback_connect));
   netns_child_stop(&c);
 
   ready = netns_child_start(&c, false);
   netns_child_query(&c, "lo", &ans);
-  ok(ready == 'r' && !(ans.flags & IFF_UP) && ans.loopback_connect != 0,
-     "control: without it, lo stays down and 127.0.0.1 is unreachable (%s)",
-     strerror(ans.loopback_connect));
+  tap_ok(ready == 'r' && !(ans.flags & IFF_UP) && ans.loopback_connect != 0,
+         "control: without it, lo stays down and 127.0.0.1 is unreachable (%s)",
+         strerror(ans.loopback_connect));
   netns_child_stop(&c);
 }
 
@@ -270,52 +253,54 @@ static void test_move(void) {
       sh("ip link add %s type veth peer name %s", dev[4], dev[5]) != 0 ||
       sh("ip addr add 10.231.7.1/24 dev %s", dev[0]) != 0 ||
       sh("ip addr add 10.231.8.1/24 dev %s", dev[2]) != 0) {
-    skip("cannot create veth devices with iproute2");
+    tap_skip("cannot create veth devices with iproute2");
     return;
   }
   if (netns_child_start(&c, false) != 'r') {
-    ok(0, "start a child in a new network namespace");
+    tap_ok(0, "start a child in a new network namespace");
     return;
   }
 
   pidfd = (int)syscall(SYS_pidfd_open, c.pid, 0);
   netns_fd = netlink_open_netns_of(c.pid, pidfd, &err);
-  ok(netns_fd >= 0, "open the child's network namespace by pid, checked with its pidfd (%s)",
-     netns_fd < 0 ? take(&err) : "ok");
+  tap_ok(netns_fd >= 0, "open the child's network namespace by pid, checked with its pidfd (%s)",
+         netns_fd < 0 ? take(&err) : "ok");
   if (netns_fd < 0) {
     netns_child_stop(&c);
     return;
   }
 
   ret = netlink_validate_net_devices(&l, &err);
-  ok(ret == 0, "validation accepts an existing veth (%s)", ret < 0 ? take(&err) : "ok");
+  tap_ok(ret == 0, "validation accepts an existing veth (%s)", ret < 0 ? take(&err) : "ok");
   ret = netlink_move_net_devices(&l, netns_fd, &err);
-  ok(ret == 0, "move %s into the namespace as ceth1 (%s)", dev[0], ret < 0 ? take(&err) : "ok");
-  ok(!host_has(dev[0]), "%s is gone from the host", dev[0]);
+  tap_ok(ret == 0, "move %s into the namespace as ceth1 (%s)", dev[0], ret < 0 ? take(&err) : "ok");
+  tap_ok(!host_has(dev[0]), "%s is gone from the host", dev[0]);
   netns_child_query(&c, "ceth1", &ans);
-  ok(ans.exists, "ceth1 exists inside");
-  ok(ans.flags & IFF_UP, "ceth1 is up inside (flags 0x%x)", ans.flags);
-  ok(strcmp(ans.addr, "10.231.7.1") == 0, "ceth1 kept its permanent address (got `%s`)", ans.addr);
+  tap_ok(ans.exists, "ceth1 exists inside");
+  tap_ok(ans.flags & IFF_UP, "ceth1 is up inside (flags 0x%x)", ans.flags);
+  tap_ok(strcmp(ans.addr, "10.231.7.1") == 0, "ceth1 kept its permanent address (got `%s`)",
+         ans.addr);
   netns_child_query(&c, dev[0], &ans);
-  ok(!ans.exists, "no device with the host name inside");
+  tap_ok(!ans.exists, "no device with the host name inside");
 
   /* a name that is taken inside: refused before anything moves */
   m = (netlink_move_device(dev[2], "ceth1", netns_fd, "linux.netDevices[\"x\"]", &err), take(&err));
-  ok(strstr(m, "linux.netDevices[\"x\"]: a device named `ceth1` already exists in the "
-               "container's network namespace") != NULL,
-     "a taken name inside is refused: \"%s\"", m);
-  ok(host_has(dev[2]), "the refused device is still on the host");
+  tap_ok(strstr(m, "linux.netDevices[\"x\"]: a device named `ceth1` already exists in the "
+                   "container's network namespace") != NULL,
+         "a taken name inside is refused: \"%s\"", m);
+  tap_ok(host_has(dev[2]), "the refused device is still on the host");
 
   /* a batch whose second entry fails: the first is moved back, with its address */
   oci_net_device two[2] = {{.host_name = dev[2], .name = "ceth2"}, {.host_name = "fsrx-missing"}};
   l.net_devices = two;
   l.n_net_devices = 2;
   m = (netlink_move_net_devices(&l, netns_fd, &err), take(&err));
-  ok(strstr(m, "linux.netDevices[\"fsrx-missing\"]: no such network device on the host") != NULL,
-     "the failing entry is named: \"%s\"", m);
-  ok(host_has(dev[2]), "the device moved before the failure is back on the host as %s", dev[2]);
+  tap_ok(strstr(m, "linux.netDevices[\"fsrx-missing\"]: no such network device on the host") !=
+             NULL,
+         "the failing entry is named: \"%s\"", m);
+  tap_ok(host_has(dev[2]), "the device moved before the failure is back on the host as %s", dev[2]);
   netns_child_query(&c, "ceth2", &ans);
-  ok(!ans.exists, "and it is not left inside");
+  tap_ok(!ans.exists, "and it is not left inside");
   {
     char out[256] = "";
     FILE *p;
@@ -326,21 +311,22 @@ static void test_move(void) {
         out[0] = '\0';
       pclose(p);
     }
-    ok(strstr(out, "10.231.8.1/24") != NULL, "its address was restored on the host");
+    tap_ok(strstr(out, "10.231.8.1/24") != NULL, "its address was restored on the host");
   }
 
   /* a %d template: the kernel picks the number */
   ret = netlink_move_device(dev[4], "tmpl%d", netns_fd, NULL, &err);
-  ok(ret == 0, "move %s with the template name tmpl%%d (%s)", dev[4], ret < 0 ? take(&err) : "ok");
+  tap_ok(ret == 0, "move %s with the template name tmpl%%d (%s)", dev[4],
+         ret < 0 ? take(&err) : "ok");
   netns_child_query(&c, "tmpl0", &ans);
-  ok(ans.exists && (ans.flags & IFF_UP), "it is tmpl0 inside, and up");
+  tap_ok(ans.exists && (ans.flags & IFF_UP), "it is tmpl0 inside, and up");
 
   /* same name inside (no rename) */
   ret = netlink_move_device(dev[2], NULL, netns_fd, NULL, &err);
   netns_child_query(&c, dev[2], &ans);
-  ok(ret == 0 && ans.exists && strcmp(ans.addr, "10.231.8.1") == 0,
-     "without a new name the device keeps its name and address inside (%s)",
-     ret < 0 ? take(&err) : ans.addr);
+  tap_ok(ret == 0 && ans.exists && strcmp(ans.addr, "10.231.8.1") == 0,
+         "without a new name the device keeps its name and address inside (%s)",
+         ret < 0 ? take(&err) : ans.addr);
 
   close(netns_fd);
   netns_child_stop(&c);
@@ -348,7 +334,7 @@ static void test_move(void) {
   if (pidfd >= 0) {
     err = NULL;
     ret = netlink_open_netns_of(c.pid, pidfd, &err);
-    ok(ret < 0, "a pidfd whose process has exited is refused (%s)", take(&err));
+    tap_ok(ret < 0, "a pidfd whose process has exited is refused (%s)", take(&err));
     if (ret >= 0)
       close(ret);
     close(pidfd);
@@ -362,14 +348,13 @@ int main(void) {
     snprintf(dev[i], sizeof(dev[i]), "fsrx%d%c", (int)(getpid() % 100000), 'a' + i);
   test_validate();
   if (geteuid() != 0) {
-    skip("not root: namespace and device tests skipped");
+    tap_skip("not root: namespace and device tests skipped");
   } else {
     test_loopback();
     if (system("ip -V >/dev/null 2>&1") != 0)
-      skip("iproute2 (`ip`) is not installed");
+      tap_skip("iproute2 (`ip`) is not installed");
     else
       test_move();
   }
-  printf("1..%d\n", test_count);
-  return failures == 0 ? 0 : 1;
+  return tap_done();
 }

@@ -19,28 +19,9 @@
 #include <unistd.h>
 
 #include "error.h"
+#include "tap.h"
 #include "oci.h"
 #include "process-attrs.h"
-
-static int test_count, failures;
-
-static void ok(int cond, const char *fmt, ...) {
-  va_list ap;
-  test_count++;
-  if (!cond)
-    failures++;
-  printf("%sok %d - ", cond ? "" : "not ", test_count);
-  va_start(ap, fmt);
-  vprintf(fmt, ap);
-  va_end(ap);
-  printf("\n");
-  fflush(stdout);
-}
-
-static void skip(const char *why) {
-  test_count++;
-  printf("ok %d # SKIP %s\n", test_count, why);
-}
 
 static char msgbuf[512];
 static const char *take(fsrun_error_t *err) {
@@ -59,59 +40,61 @@ static void test_id_lists(void) {
   bool bits_ok = ret == 0 && m.n_bits == 8;
   for (size_t i = 0; i < 10; i++)
     bits_ok = bits_ok && fsrun_bitmask_test(&m, i) == (i <= 3 || i == 7);
-  ok(bits_ok, "\"0-3,7\" is {0,1,2,3,7}");
+  tap_ok(bits_ok, "\"0-3,7\" is {0,1,2,3,7}");
   fsrun_bitmask_release(&m);
 
   ret = fsrun_id_list_parse("65,1,64", false, "x", &m, &err);
-  ok(ret == 0 && m.n_bits == 66 && fsrun_bitmask_test(&m, 1) && fsrun_bitmask_test(&m, 64) &&
-         fsrun_bitmask_test(&m, 65) && !fsrun_bitmask_test(&m, 63) && !fsrun_bitmask_test(&m, 0),
-     "\"65,1,64\": unsorted ids across a word boundary");
+  tap_ok(ret == 0 && m.n_bits == 66 && fsrun_bitmask_test(&m, 1) && fsrun_bitmask_test(&m, 64) &&
+             fsrun_bitmask_test(&m, 65) && !fsrun_bitmask_test(&m, 63) &&
+             !fsrun_bitmask_test(&m, 0),
+         "\"65,1,64\": unsorted ids across a word boundary");
   fsrun_bitmask_release(&m);
 
   ret = fsrun_id_list_parse("5", false, "x", &m, &err);
-  ok(ret == 0 && m.n_bits == 6 && fsrun_bitmask_test(&m, 5) && !fsrun_bitmask_test(&m, 4),
-     "\"5\" is {5}");
+  tap_ok(ret == 0 && m.n_bits == 6 && fsrun_bitmask_test(&m, 5) && !fsrun_bitmask_test(&m, 4),
+         "\"5\" is {5}");
   fsrun_bitmask_release(&m);
 
   ret = fsrun_id_list_parse("", true, "x", &m, &err);
-  ok(ret == 0 && m.n_bits == 0, "an empty list is \"not set\" where that is allowed");
+  tap_ok(ret == 0 && m.n_bits == 0, "an empty list is \"not set\" where that is allowed");
   ret = fsrun_id_list_parse(NULL, true, "x", &m, &err);
-  ok(ret == 0 && m.n_bits == 0, "NULL likewise");
+  tap_ok(ret == 0 && m.n_bits == 0, "NULL likewise");
 
   const char *bad[] = {"",   "a",     "1,,2", "3-1",   "-1", "0-", "1 ,2",
                        "+1", "65536", "1,2,", "1-2-3", " 1", "0x1"};
   for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
     ret = fsrun_id_list_parse(bad[i], false, "process.execCPUAffinity.initial", &m, &err);
     const char *msg = take(&err);
-    ok(ret < 0 && strncmp(msg, "process.execCPUAffinity.initial: ", 33) == 0 && m.bits == NULL,
-       "\"%s\" is refused: \"%s\"", bad[i], msg);
+    tap_ok(ret < 0 && strncmp(msg, "process.execCPUAffinity.initial: ", 33) == 0 && m.bits == NULL,
+           "\"%s\" is refused: \"%s\"", bad[i], msg);
   }
 }
 
 static void test_names(void) {
-  ok(ioprio_class_from_name("IOPRIO_CLASS_RT") == 1 &&
-         ioprio_class_from_name("IOPRIO_CLASS_BE") == 2 &&
-         ioprio_class_from_name("IOPRIO_CLASS_IDLE") == 3,
-     "I/O priority classes RT=1 BE=2 IDLE=3");
-  ok(ioprio_class_from_name("IOPRIO_CLASS_NONE") == -1 && ioprio_class_from_name("rt") == -1 &&
-         ioprio_class_from_name(NULL) == -1,
-     "unknown I/O classes are -1");
-  ok(sched_policy_from_name("SCHED_OTHER") == 0 && sched_policy_from_name("SCHED_FIFO") == 1 &&
-         sched_policy_from_name("SCHED_RR") == 2 && sched_policy_from_name("SCHED_BATCH") == 3 &&
-         sched_policy_from_name("SCHED_ISO") == 4 && sched_policy_from_name("SCHED_IDLE") == 5 &&
-         sched_policy_from_name("SCHED_DEADLINE") == 6,
-     "scheduler policies map to the kernel's numbers");
-  ok(sched_policy_from_name("SCHED_NORMAL") == -1 && sched_policy_from_name("sched_fifo") == -1,
-     "unknown policies are -1");
-  ok(mempolicy_mode_from_name("MPOL_DEFAULT") == 0 &&
-         mempolicy_mode_from_name("MPOL_PREFERRED") == 1 &&
-         mempolicy_mode_from_name("MPOL_BIND") == 2 &&
-         mempolicy_mode_from_name("MPOL_INTERLEAVE") == 3 &&
-         mempolicy_mode_from_name("MPOL_LOCAL") == 4 &&
-         mempolicy_mode_from_name("MPOL_PREFERRED_MANY") == 5 &&
-         mempolicy_mode_from_name("MPOL_WEIGHTED_INTERLEAVE") == 6,
-     "memory policy modes map to the kernel's numbers");
-  ok(mempolicy_mode_from_name("MPOL_MAX") == -1, "unknown modes are -1");
+  tap_ok(ioprio_class_from_name("IOPRIO_CLASS_RT") == 1 &&
+             ioprio_class_from_name("IOPRIO_CLASS_BE") == 2 &&
+             ioprio_class_from_name("IOPRIO_CLASS_IDLE") == 3,
+         "I/O priority classes RT=1 BE=2 IDLE=3");
+  tap_ok(ioprio_class_from_name("IOPRIO_CLASS_NONE") == -1 && ioprio_class_from_name("rt") == -1 &&
+             ioprio_class_from_name(NULL) == -1,
+         "unknown I/O classes are -1");
+  tap_ok(
+      sched_policy_from_name("SCHED_OTHER") == 0 && sched_policy_from_name("SCHED_FIFO") == 1 &&
+          sched_policy_from_name("SCHED_RR") == 2 && sched_policy_from_name("SCHED_BATCH") == 3 &&
+          sched_policy_from_name("SCHED_ISO") == 4 && sched_policy_from_name("SCHED_IDLE") == 5 &&
+          sched_policy_from_name("SCHED_DEADLINE") == 6,
+      "scheduler policies map to the kernel's numbers");
+  tap_ok(sched_policy_from_name("SCHED_NORMAL") == -1 && sched_policy_from_name("sched_fifo") == -1,
+         "unknown policies are -1");
+  tap_ok(mempolicy_mode_from_name("MPOL_DEFAULT") == 0 &&
+             mempolicy_mode_from_name("MPOL_PREFERRED") == 1 &&
+             mempolicy_mode_from_name("MPOL_BIND") == 2 &&
+             mempolicy_mode_from_name("MPOL_INTERLEAVE") == 3 &&
+             mempolicy_mode_from_name("MPOL_LOCAL") == 4 &&
+             mempolicy_mode_from_name("MPOL_PREFERRED_MANY") == 5 &&
+             mempolicy_mode_from_name("MPOL_WEIGHTED_INTERLEAVE") == 6,
+         "memory policy modes map to the kernel's numbers");
+  tap_ok(mempolicy_mode_from_name("MPOL_MAX") == -1, "unknown modes are -1");
 }
 
 /* prepare() must refuse p/l with a message starting with want */
@@ -121,7 +104,7 @@ static void expect_refused(const oci_process *p, const oci_linux *l, const char 
   fsrun_error_t err = NULL;
   int ret = process_attrs_prepare(p, l, &a, &err);
   const char *msg = take(&err);
-  ok(ret < 0 && a == NULL && strncmp(msg, want, strlen(want)) == 0, "%s: \"%s\"", what, msg);
+  tap_ok(ret < 0 && a == NULL && strncmp(msg, want, strlen(want)) == 0, "%s: \"%s\"", what, msg);
   process_attrs_free(a);
 }
 
@@ -150,8 +133,8 @@ static void test_validation(void) {
   expect_refused(&p, NULL, "process.ioPriority.priority: 8 is out of range", "I/O priority 8");
   io.priority = 4;
   ret = process_attrs_prepare(&p, NULL, &a, &err);
-  ok(ret == 0 && a->has_io_priority && a->io_priority == ((2 << 13) | 4),
-     "IOPRIO_CLASS_BE/4 becomes the ioprio value 0x%x", a ? a->io_priority : 0);
+  tap_ok(ret == 0 && a->has_io_priority && a->io_priority == ((2 << 13) | 4),
+         "IOPRIO_CLASS_BE/4 becomes the ioprio value 0x%x", a ? a->io_priority : 0);
   process_attrs_free(a);
   p.io_priority = NULL;
 
@@ -193,9 +176,10 @@ static void test_validation(void) {
                       .nice = -2,
                       .flags = {flag_reset, 1}};
   ret = process_attrs_prepare(&p, NULL, &a, &err);
-  ok(ret == 0 && a->scheduler.sched_policy == 2 && a->scheduler.sched_priority == 3 &&
-         a->scheduler.sched_nice == -2 && a->scheduler.sched_flags == 1 && a->scheduler.size == 56,
-     "SCHED_RR priority 3 nice -2 RESET_ON_FORK becomes a sched_attr");
+  tap_ok(ret == 0 && a->scheduler.sched_policy == 2 && a->scheduler.sched_priority == 3 &&
+             a->scheduler.sched_nice == -2 && a->scheduler.sched_flags == 1 &&
+             a->scheduler.size == 56,
+         "SCHED_RR priority 3 nice -2 RESET_ON_FORK becomes a sched_attr");
   process_attrs_free(a);
   p.scheduler = NULL;
 
@@ -214,8 +198,8 @@ static void test_validation(void) {
                  "unknown personality flag");
   per = (oci_personality){.domain = "LINUX32", .flags = {pflags_ok, 1}};
   ret = process_attrs_prepare(NULL, &l, &a, &err);
-  ok(ret == 0 && a->has_personality && a->personality == (PER_LINUX32 | ADDR_NO_RANDOMIZE),
-     "LINUX32 + ADDR_NO_RANDOMIZE");
+  tap_ok(ret == 0 && a->has_personality && a->personality == (PER_LINUX32 | ADDR_NO_RANDOMIZE),
+         "LINUX32 + ADDR_NO_RANDOMIZE");
   process_attrs_free(a);
   l.personality = NULL;
 
@@ -238,9 +222,9 @@ static void test_validation(void) {
   expect_refused(NULL, &l, "linux.memoryPolicy.nodes: `0-x`", "bad node list");
   mp = (oci_memory_policy){.mode = "MPOL_BIND", .nodes = "0", .flags = {mflags_both, 1}};
   ret = process_attrs_prepare(NULL, &l, &a, &err);
-  ok(ret == 0 && a->memory_policy_mode == (2 | (1 << 15)) &&
-         fsrun_bitmask_test(&a->memory_nodes, 0),
-     "MPOL_BIND|MPOL_F_STATIC_NODES on node 0");
+  tap_ok(ret == 0 && a->memory_policy_mode == (2 | (1 << 15)) &&
+             fsrun_bitmask_test(&a->memory_nodes, 0),
+         "MPOL_BIND|MPOL_F_STATIC_NODES on node 0");
   process_attrs_free(a);
   l.memory_policy = NULL;
 }
@@ -259,7 +243,7 @@ static void test_lsm(void) {
                    "an AppArmor profile on a host without AppArmor");
     p.apparmor_profile = NULL;
   } else {
-    skip("AppArmor is enabled here");
+    tap_skip("AppArmor is enabled here");
   }
   if (!lsm_selinux_enabled()) {
     p.selinux_label = "system_u:system_r:container_t:s0";
@@ -269,31 +253,32 @@ static void test_lsm(void) {
     expect_refused(NULL, &l, "linux.mountLabel: SELinux is not enabled on this host",
                    "a mount label on a host without SELinux");
     int ret = lsm_mount_label_option("x", &opt, &err);
-    ok(ret < 0 && opt == NULL, "lsm_mount_label_option refuses too: \"%s\"", take(&err));
+    tap_ok(ret < 0 && opt == NULL, "lsm_mount_label_option refuses too: \"%s\"", take(&err));
   } else {
-    skip("SELinux is enabled here");
+    tap_skip("SELinux is enabled here");
   }
-  ok(lsm_mount_label_option(NULL, &opt, &err) == 0 && opt == NULL, "no mount label: no option");
+  tap_ok(lsm_mount_label_option(NULL, &opt, &err) == 0 && opt == NULL, "no mount label: no option");
   int fmt = lsm_format_mount_label("system_u:object_r:container_file_t:s0:c1,c2", &opt, &err);
-  ok(fmt == 0 && opt != NULL &&
-         strcmp(opt, "context=\"system_u:object_r:container_file_t:s0:c1,c2\"") == 0,
-     "the mount option quotes the label (MCS categories have commas): %s", opt ? opt : "");
+  tap_ok(fmt == 0 && opt != NULL &&
+             strcmp(opt, "context=\"system_u:object_r:container_file_t:s0:c1,c2\"") == 0,
+         "the mount option quotes the label (MCS categories have commas): %s", opt ? opt : "");
   free(opt);
   opt = NULL;
   int bad = lsm_format_mount_label("a\"b", &opt, &err);
-  ok(bad < 0 && opt == NULL, "a label with a quote is refused: \"%s\"", take(&err));
+  tap_ok(bad < 0 && opt == NULL, "a label with a quote is refused: \"%s\"", take(&err));
 
   /* the apply side refuses a procfs handle that is not one, and names the attr file it writes */
   struct fsrun_process_attrs fake = {.selinux_label = "system_u:system_r:container_t:s0"};
   int tmpfd = open("/tmp", O_PATH | O_DIRECTORY | O_CLOEXEC);
-  ok(process_attrs_apply(&fake, tmpfd, &err) < 0 && strstr(take(&err), "not a procfs root") != NULL,
-     "a handle that is not a procfs root is refused");
+  tap_ok(process_attrs_apply(&fake, tmpfd, &err) < 0 &&
+             strstr(take(&err), "not a procfs root") != NULL,
+         "a handle that is not a procfs root is refused");
   close(tmpfd);
   if (!lsm_selinux_enabled()) {
     int procfd = open("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
     const char *m = (process_attrs_apply(&fake, procfd, &err), take(&err));
-    ok(strstr(m, "process.selinuxLabel: write `/proc/thread-self/attr/exec`") != NULL,
-       "without SELinux the kernel refuses the write to attr/exec: \"%s\"", m);
+    tap_ok(strstr(m, "process.selinuxLabel: write `/proc/thread-self/attr/exec`") != NULL,
+           "without SELinux the kernel refuses the write to attr/exec: \"%s\"", m);
     close(procfd);
   }
 }
@@ -304,27 +289,27 @@ static void test_intelrdt(void) {
   const char *m;
 
   m = (intelrdt_validate(&rdt, &err), take(&err));
-  ok(strstr(m, "linux.intelRdt.closID: `../etc` is not a valid resctrl group name") != NULL,
-     "a closID with a slash is refused: \"%s\"", m);
+  tap_ok(strstr(m, "linux.intelRdt.closID: `../etc` is not a valid resctrl group name") != NULL,
+         "a closID with a slash is refused: \"%s\"", m);
   rdt = (oci_intel_rdt){.mem_bw_schema = "L3:0=1"};
   m = (intelrdt_validate(&rdt, &err), take(&err));
-  ok(strstr(m, "linux.intelRdt.memBwSchema: must start with `MB:`") != NULL,
-     "memBwSchema without MB: is refused");
+  tap_ok(strstr(m, "linux.intelRdt.memBwSchema: must start with `MB:`") != NULL,
+         "memBwSchema without MB: is refused");
   rdt = (oci_intel_rdt){.l3_cache_schema = "L3:0=7f0\nMB:0=20"};
   m = (intelrdt_validate(&rdt, &err), take(&err));
-  ok(strstr(m, "linux.intelRdt.l3CacheSchema: must not contain newlines") != NULL,
-     "l3CacheSchema with a newline is refused");
+  tap_ok(strstr(m, "linux.intelRdt.l3CacheSchema: must not contain newlines") != NULL,
+         "l3CacheSchema with a newline is refused");
 
   if (!intelrdt_available()) {
     rdt = (oci_intel_rdt){.clos_id = "guaranteed_group"};
     m = (intelrdt_validate(&rdt, &err), take(&err));
-    ok(strcmp(m, "linux.intelRdt: resctrl is not mounted/available on this host") == 0,
-       "no resctrl here: \"%s\"", m);
+    tap_ok(strcmp(m, "linux.intelRdt: resctrl is not mounted/available on this host") == 0,
+           "no resctrl here: \"%s\"", m);
     m = (intelrdt_apply(&rdt, "ctr", getpid(), &err), take(&err));
-    ok(strcmp(m, "linux.intelRdt: resctrl is not mounted/available on this host") == 0,
-       "intelrdt_apply says the same");
+    tap_ok(strcmp(m, "linux.intelRdt: resctrl is not mounted/available on this host") == 0,
+           "intelrdt_apply says the same");
   } else {
-    skip("resctrl is mounted here");
+    tap_skip("resctrl is mounted here");
   }
 }
 
@@ -343,7 +328,7 @@ static void test_intelrdt_fake(void) {
   pid_t reader;
 
   if (mkdtemp(root) == NULL) {
-    ok(0, "mkdtemp");
+    tap_ok(0, "mkdtemp");
     return;
   }
   intelrdt_set_root_for_testing(root);
@@ -379,7 +364,7 @@ static void test_intelrdt_fake(void) {
   }
   close(pipefd[1]);
   ret = intelrdt_apply(&rdt, "ctr1", 4242, &err);
-  ok(ret == 0, "apply against the fake resctrl (%s)", ret < 0 ? take(&err) : "ok");
+  tap_ok(ret == 0, "apply against the fake resctrl (%s)", ret < 0 ? take(&err) : "ok");
   {
     int fd = open(path, O_WRONLY | O_CLOEXEC);
     if (fd >= 0) {
@@ -392,8 +377,8 @@ static void test_intelrdt_fake(void) {
   lines[n > 0 ? n : 0] = '\0';
   close(pipefd[0]);
   waitpid(reader, NULL, 0);
-  ok(strcmp(lines, "L3:0=7f0;1=1f\nMB:0=20;1=70\nL2:0=f;1=f\nMB:0=70\nEND\n") == 0,
-     "schemata written as l3CacheSchema, memBwSchema, then each schemata line");
+  tap_ok(strcmp(lines, "L3:0=7f0;1=1f\nMB:0=20;1=70\nL2:0=f;1=f\nMB:0=70\nEND\n") == 0,
+         "schemata written as l3CacheSchema, memBwSchema, then each schemata line");
   {
     char buf[64] = "";
     snprintf(path, sizeof(path), "%s/ctr1/tasks", root);
@@ -402,7 +387,7 @@ static void test_intelrdt_fake(void) {
     buf[r > 0 ? r : 0] = '\0';
     if (fd >= 0)
       close(fd);
-    ok(strcmp(buf, "4242\n") == 0, "the pid is written to the group's tasks");
+    tap_ok(strcmp(buf, "4242\n") == 0, "the pid is written to the group's tasks");
   }
 
   /* an existing CLOS: join when the schema matches, refuse when it does not */
@@ -421,20 +406,21 @@ static void test_intelrdt_fake(void) {
   }
   rdt = (oci_intel_rdt){.clos_id = "shared", .l3_cache_schema = "L3:0=7F0;1=1f"};
   ret = intelrdt_apply(&rdt, "ctr2", 4243, &err);
-  ok(ret == 0, "joining a CLOS whose schemata has the line (spaces and case aside) (%s)",
-     ret < 0 ? take(&err) : "ok");
+  tap_ok(ret == 0, "joining a CLOS whose schemata has the line (spaces and case aside) (%s)",
+         ret < 0 ? take(&err) : "ok");
   rdt.l3_cache_schema = "L3:0=fff;1=1f";
   const char *m = (intelrdt_apply(&rdt, "ctr2", 4243, &err), take(&err));
-  ok(strstr(m, "linux.intelRdt.l3CacheSchema: `L3:0=fff;1=1f` does not match the schemata of the "
-               "existing resctrl group `shared`") != NULL,
-     "a CLOS with other schemata is refused: \"%s\"", m);
+  tap_ok(strstr(m,
+                "linux.intelRdt.l3CacheSchema: `L3:0=fff;1=1f` does not match the schemata of the "
+                "existing resctrl group `shared`") != NULL,
+         "a CLOS with other schemata is refused: \"%s\"", m);
   rdt = (oci_intel_rdt){.clos_id = "absent"};
   m = (intelrdt_apply(&rdt, "ctr3", 4244, &err), take(&err));
-  ok(strstr(m, "linux.intelRdt.closID: the resctrl group `absent` does not exist") != NULL,
-     "a closID without schemata must exist: \"%s\"", m);
+  tap_ok(strstr(m, "linux.intelRdt.closID: the resctrl group `absent` does not exist") != NULL,
+         "a closID without schemata must exist: \"%s\"", m);
   rdt = (oci_intel_rdt){.clos_id = "shared"};
-  ok(intelrdt_remove(&rdt, "ctr2", &err) == 0 && access(path, F_OK) == 0,
-     "delete never removes a closID group");
+  tap_ok(intelrdt_remove(&rdt, "ctr2", &err) == 0 && access(path, F_OK) == 0,
+         "delete never removes a closID group");
 
   snprintf(path, sizeof(path), "rm -rf '%s'", root);
   if (system(path) != 0)
@@ -495,7 +481,7 @@ static struct fsrun_process_attrs *prepare_or_fail(const oci_process *p, const o
   struct fsrun_process_attrs *a = NULL;
   fsrun_error_t err = NULL;
   if (process_attrs_prepare(p, l, &a, &err) < 0)
-    ok(0, "prepare: %s", take(&err));
+    tap_ok(0, "prepare: %s", take(&err));
   return a;
 }
 
@@ -507,9 +493,9 @@ static void test_apply_ioprio(void) {
   if (a == NULL || spawn(a, -1, NULL, &c) < 0)
     return;
   long got = syscall(SYS_ioprio_get, 1 /* IOPRIO_WHO_PROCESS */, c.pid);
-  ok(strcmp(c.report, "ok") == 0 && got == ((2 << 13) | 6),
-     "IOPRIO_CLASS_BE/6: ioprio_get on the child gives class %ld level %ld (%s)", got >> 13,
-     got & 0xff, c.report);
+  tap_ok(strcmp(c.report, "ok") == 0 && got == ((2 << 13) | 6),
+         "IOPRIO_CLASS_BE/6: ioprio_get on the child gives class %ld level %ld (%s)", got >> 13,
+         got & 0xff, c.report);
   reap(&c);
   process_attrs_free(a);
 
@@ -518,8 +504,8 @@ static void test_apply_ioprio(void) {
   if (a == NULL || spawn(a, -1, NULL, &c) < 0)
     return;
   got = syscall(SYS_ioprio_get, 1, c.pid);
-  ok(strcmp(c.report, "ok") == 0 && (got >> 13) == 3, "IOPRIO_CLASS_IDLE: class %ld (%s)",
-     got >> 13, c.report);
+  tap_ok(strcmp(c.report, "ok") == 0 && (got >> 13) == 3, "IOPRIO_CLASS_IDLE: class %ld (%s)",
+         got >> 13, c.report);
   reap(&c);
   process_attrs_free(a);
 }
@@ -534,9 +520,9 @@ static void test_apply_scheduler(void) {
   errno = 0;
   int policy = sched_getscheduler(c.pid);
   int nice_value = getpriority(PRIO_PROCESS, (id_t)c.pid);
-  ok(strcmp(c.report, "ok") == 0 && policy == SCHED_BATCH && nice_value == 7,
-     "SCHED_BATCH nice 7: sched_getscheduler %d, getpriority %d (%s)", policy, nice_value,
-     c.report);
+  tap_ok(strcmp(c.report, "ok") == 0 && policy == SCHED_BATCH && nice_value == 7,
+         "SCHED_BATCH nice 7: sched_getscheduler %d, getpriority %d (%s)", policy, nice_value,
+         c.report);
   reap(&c);
   process_attrs_free(a);
 
@@ -545,7 +531,8 @@ static void test_apply_scheduler(void) {
   if (a == NULL || spawn(a, -1, NULL, &c) < 0)
     return;
   policy = sched_getscheduler(c.pid);
-  ok(strcmp(c.report, "ok") == 0 && policy == SCHED_IDLE, "SCHED_IDLE: %d (%s)", policy, c.report);
+  tap_ok(strcmp(c.report, "ok") == 0 && policy == SCHED_IDLE, "SCHED_IDLE: %d (%s)", policy,
+         c.report);
   reap(&c);
   process_attrs_free(a);
 
@@ -554,13 +541,13 @@ static void test_apply_scheduler(void) {
   if (a == NULL || spawn(a, -1, NULL, &c) < 0)
     return;
   if (strncmp(c.report, "error:", 6) == 0 && strstr(c.report, "Operation not permitted")) {
-    skip("SCHED_FIFO refused here (no real-time budget in this cgroup)");
+    tap_skip("SCHED_FIFO refused here (no real-time budget in this cgroup)");
   } else {
     struct sched_param sp = {0};
     policy = sched_getscheduler(c.pid);
     sched_getparam(c.pid, &sp);
-    ok(policy == SCHED_FIFO && sp.sched_priority == 10, "SCHED_FIFO 10: %d/%d (%s)", policy,
-       sp.sched_priority, c.report);
+    tap_ok(policy == SCHED_FIFO && sp.sched_priority == 10, "SCHED_FIFO 10: %d/%d (%s)", policy,
+           sp.sched_priority, c.report);
   }
   reap(&c);
   process_attrs_free(a);
@@ -581,8 +568,8 @@ static void test_apply_personality(void) {
   if (a == NULL || spawn(a, -1, report_uname, &c) < 0)
     return;
   snprintf(want, sizeof(want), "machine=i686 persona=0x%x", PER_LINUX32 | ADDR_NO_RANDOMIZE);
-  ok(strcmp(c.report, want) == 0, "LINUX32 + ADDR_NO_RANDOMIZE: uname -m is i686 inside (%s)",
-     c.report);
+  tap_ok(strcmp(c.report, want) == 0, "LINUX32 + ADDR_NO_RANDOMIZE: uname -m is i686 inside (%s)",
+         c.report);
   reap(&c);
   process_attrs_free(a);
 
@@ -593,7 +580,7 @@ static void test_apply_personality(void) {
   struct utsname host;
   uname(&host);
   snprintf(want, sizeof(want), "machine=%s persona=0x0", host.machine);
-  ok(strcmp(c.report, want) == 0, "LINUX keeps the native machine (%s)", c.report);
+  tap_ok(strcmp(c.report, want) == 0, "LINUX keeps the native machine (%s)", c.report);
   reap(&c);
   process_attrs_free(a);
 }
@@ -607,7 +594,7 @@ static void test_apply_affinity(void) {
   cpu_set_t set;
 
   if (ncpu < 2) {
-    skip("needs 2 CPUs");
+    tap_skip("needs 2 CPUs");
     return;
   }
   a = prepare_or_fail(&p, NULL);
@@ -616,15 +603,15 @@ static void test_apply_affinity(void) {
   if (spawn(a, CPU_AFFINITY_INITIAL, NULL, &c) == 0) {
     CPU_ZERO(&set);
     sched_getaffinity(c.pid, sizeof(set), &set);
-    ok(strcmp(c.report, "ok") == 0 && CPU_COUNT(&set) == 1 && CPU_ISSET(0, &set),
-       "initial \"0\": sched_getaffinity on the child is {0} (%s)", c.report);
+    tap_ok(strcmp(c.report, "ok") == 0 && CPU_COUNT(&set) == 1 && CPU_ISSET(0, &set),
+           "initial \"0\": sched_getaffinity on the child is {0} (%s)", c.report);
     reap(&c);
   }
   if (spawn(a, CPU_AFFINITY_FINAL, NULL, &c) == 0) {
     CPU_ZERO(&set);
     sched_getaffinity(c.pid, sizeof(set), &set);
-    ok(strcmp(c.report, "ok") == 0 && CPU_COUNT(&set) == 1 && CPU_ISSET(1, &set),
-       "final \"1\": sched_getaffinity on the child is {1} (%s)", c.report);
+    tap_ok(strcmp(c.report, "ok") == 0 && CPU_COUNT(&set) == 1 && CPU_ISSET(1, &set),
+           "final \"1\": sched_getaffinity on the child is {1} (%s)", c.report);
     reap(&c);
   }
   process_attrs_free(a);
@@ -634,8 +621,8 @@ static void test_apply_affinity(void) {
   if (a != NULL && spawn(a, CPU_AFFINITY_FINAL, NULL, &c) == 0) {
     CPU_ZERO(&set);
     sched_getaffinity(c.pid, sizeof(set), &set);
-    ok(strcmp(c.report, "ok") == 0 && CPU_COUNT(&set) == (int)ncpu,
-       "no final: the affinity is left alone (%d CPUs)", CPU_COUNT(&set));
+    tap_ok(strcmp(c.report, "ok") == 0 && CPU_COUNT(&set) == (int)ncpu,
+           "no final: the affinity is left alone (%d CPUs)", CPU_COUNT(&set));
     reap(&c);
   }
   process_attrs_free(a);
@@ -643,8 +630,8 @@ static void test_apply_affinity(void) {
   aff = (oci_exec_cpu_affinity){.initial = "4000"};
   a = prepare_or_fail(&p, NULL);
   if (a != NULL && spawn(a, CPU_AFFINITY_INITIAL, NULL, &c) == 0) {
-    ok(strstr(c.report, "error: process.execCPUAffinity.initial: sched_setaffinity") != NULL,
-       "a CPU that does not exist: \"%s\"", c.report);
+    tap_ok(strstr(c.report, "error: process.execCPUAffinity.initial: sched_setaffinity") != NULL,
+           "a CPU that does not exist: \"%s\"", c.report);
     reap(&c);
   }
   process_attrs_free(a);
@@ -666,8 +653,8 @@ static void test_apply_mempolicy(void) {
   struct child c;
   if (a == NULL || spawn(a, -1, report_mempolicy, &c) < 0)
     return;
-  ok(strcmp(c.report, "mode=2 mask=0x1") == 0, "MPOL_BIND on node 0: get_mempolicy says %s",
-     c.report);
+  tap_ok(strcmp(c.report, "mode=2 mask=0x1") == 0, "MPOL_BIND on node 0: get_mempolicy says %s",
+         c.report);
   reap(&c);
   process_attrs_free(a);
 
@@ -675,8 +662,8 @@ static void test_apply_mempolicy(void) {
   a = prepare_or_fail(NULL, &l);
   if (a == NULL || spawn(a, -1, report_mempolicy, &c) < 0)
     return;
-  ok(strstr(c.report, "error: linux.memoryPolicy: set_mempolicy") != NULL,
-     "a node that does not exist: \"%s\"", c.report);
+  tap_ok(strstr(c.report, "error: linux.memoryPolicy: set_mempolicy") != NULL,
+         "a node that does not exist: \"%s\"", c.report);
   reap(&c);
   process_attrs_free(a);
 }
@@ -689,7 +676,7 @@ int main(void) {
   test_intelrdt();
   test_intelrdt_fake();
   if (geteuid() != 0) {
-    skip("not root: functional tests skipped");
+    tap_skip("not root: functional tests skipped");
   } else {
     test_apply_ioprio();
     test_apply_scheduler();
@@ -697,6 +684,5 @@ int main(void) {
     test_apply_affinity();
     test_apply_mempolicy();
   }
-  printf("1..%d\n", test_count);
-  return failures == 0 ? 0 : 1;
+  return tap_done();
 }

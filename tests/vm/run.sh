@@ -71,9 +71,8 @@ done
 
 # The VM shares only the repository (read-write, same path) and sees the host's / read-only, with
 # tmpfs over /tmp and /run. Anything under the host's /tmp or /run outside the repo is invisible
-# there, so the binary and the logs go through a staging folder inside the repo when needed.
+# there, so the logs go through a staging folder inside the repo when needed.
 inside_repo() { [[ $1 == "$repo"/* ]]; }
-visible_in_vm() { inside_repo "$1" || [[ $1 != /tmp/* && $1 != /run/* ]]; }
 
 fsrun=${fsrun:-${FSRUN:-$repo/build/plain/fsrun}}
 fsrun=$(realpath "$fsrun") || exit 2
@@ -82,11 +81,20 @@ mkdir -p "$log_dir" && log_dir=$(realpath "$log_dir")
 mkdir -p "$repo/build"
 stage=$(mktemp -d "$repo/build/vm-stage.XXXXXX") || exit 1
 trap 'rm -rf "$stage"' EXIT
-vm_fsrun=$fsrun
-if ! visible_in_vm "$fsrun"; then
-  cp "$fsrun" "$stage/fsrun"
-  vm_fsrun=$stage/fsrun
-fi
+# The binary and the test helper programs the bats files find beside it (tests/recvtty,
+# tests/seccomp-listener) are always staged, mode 0755 in a 0755 folder: the build folder may be
+# invisible in the VM (/tmp) or closed to the unprivileged uid 1000 that the rootless tests use.
+chmod 0755 "$stage" || exit 1
+install -m 0755 "$fsrun" "$stage/fsrun" || exit 1
+mkdir -m 0755 "$stage/tests"
+for helper in recvtty seccomp-listener; do
+  if [ -x "${fsrun%/*}/tests/$helper" ]; then
+    install -m 0755 "${fsrun%/*}/tests/$helper" "$stage/tests/$helper" || exit 1
+  else
+    echo "vm: ${fsrun%/*}/tests/$helper is not built: the tests that use it will skip" >&2
+  fi
+done
+vm_fsrun=$stage/fsrun
 vm_logs=$log_dir
 inside_repo "$log_dir" || vm_logs=$stage/logs
 mkdir -p "$vm_logs"

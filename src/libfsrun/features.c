@@ -53,8 +53,9 @@ static const struct feature_row {
     /* cgroup drivers (cgroup.c, cgroup-v1.c, cgroup-v2.c, cgroup-systemd.c) */
     {FEATURE_CGROUP, "v1", true}, /* legacy and hybrid hosts */
     {FEATURE_CGROUP, "v2", true},
-    /* --systemd-cgroup maps slice:prefix:name onto cgroupfs; no D-Bus yet, so not claimed */
-    {FEATURE_CGROUP, "systemd", false},
+    /* --systemd-cgroup: a transient scope through systemd's D-Bus API when systemd runs (the
+     * cgroupfs mapping otherwise); the user manager (rootless) is not driven */
+    {FEATURE_CGROUP, "systemd", true},
     {FEATURE_CGROUP, "systemdUser", false},
     {FEATURE_CGROUP, "rdma", true}, /* rdma.max, the same file on v1 and v2 */
 

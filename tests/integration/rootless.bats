@@ -93,6 +93,31 @@ user_run() {
   [ "$(cat "$UDIR/data/file")" = made ]
 }
 
+@test "rootless: the default devices are the host's nodes bound in (no mknod in a user namespace)" {
+  update_user_config '.process.args = ["sh", "-c", "stat -c \"%t:%T %F\" /dev/null /dev/zero; grep -c \" /dev/null \" /proc/self/mountinfo; echo x >/dev/null && head -c 4 /dev/zero | wc -c"]'
+  user_run run rl-$RANDOM
+  [ "$status" -eq 0 ]
+  # the host's char devices 1:3 and 1:5, each a mount of its own, and they work
+  [ "${lines[0]}" = "1:3 character special file" ]
+  [ "${lines[1]}" = "1:5 character special file" ]
+  [ "${lines[2]}" -ge 1 ]
+  [ "${lines[3]}" = 4 ]
+}
+
+@test "rootless: without a network namespace of its own, /sys is the host's sysfs bound read-only" {
+  # `spec --rootless` asks for a netns; share the host's instead: a new sysfs mount is then refused
+  update_user_config '.linux.namespaces |= map(select(.type != "network"))
+    | .process.args = ["sh", "-c", "awk '"'"'$5 == \"/sys\" { print $3, $6, $(NF-2) }'"'"' /proc/self/mountinfo; touch /sys/x 2>&1 || echo refused"]'
+  user_run run rl-$RANDOM
+  [ "$status" -eq 0 ]
+  # the host's sysfs superblock (same device as the host's /sys), mounted read-only, refusing writes
+  read -r dev opts fstype <<<"${lines[0]}"
+  [ "$fstype" = sysfs ]
+  [ "$dev" = "$(mountpoint -d /sys)" ]
+  [[ "$opts" == ro,* ]]
+  [ "${lines[-1]}" = refused ]
+}
+
 @test "rootless: state lives under \$XDG_RUNTIME_DIR/fsrun, and no cgroup is created (said in the debug log)" {
   local id=rl-$RANDOM$RANDOM
   update_user_config '.process.args = ["sleep", "100"]'

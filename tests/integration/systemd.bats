@@ -208,7 +208,10 @@ assert_unit_gone() {
   update_config ".linux.cgroupsPath = \"system.slice:dup:$CONTAINER_ID\""
   set_process_args sleep 1000
   sd_run_detached "$CONTAINER_ID" || { echo "$output"; false; }
-  ! sd_run_detached "$second"
+  if sd_run_detached "$second"; then
+    echo "the second container started: $output"
+    false
+  fi
   [[ $output == *"dup-$CONTAINER_ID.scope"*"exists already"* ]] || { echo "$output"; false; }
   [ "$(sd_fsrun state "$CONTAINER_ID" | jq -r .status)" = running ]
   [ "$(unit_prop "$unit" ActiveState)" = active ]

@@ -4,7 +4,7 @@
 #
 #   contrib/run-tests.sh [--suites LIST] [--no-install] [--bats-filter REGEX] [-h]
 #
-# Suites (default: all, in this order): unit format bats asan vm fuzz distcheck clients
+# Suites (default: all, in this order): unit format bats asan valgrind vm fuzz distcheck clients
 #   unit       `make check` (TAP unit tests) in the plain and the ASan build
 #   format     `make format-check`
 #   bats       tests/integration/*.bats against the plain binary
@@ -12,6 +12,7 @@
 #              report fails the test that caused it, even a test that expected fsrun to fail.
 #              (GCC's UBSan ignores log_path: a UBSan finding makes fsrun exit 1 with the report on
 #              its stderr, which fails the test only if the test expected success.)
+#   valgrind   the CLI under valgrind's memcheck (tests/valgrind/cli.sh): no error, no leak
 #   vm         the cgroup-v2-tagged bats files inside the cgroup v2 VM (tests/vm/run.sh)
 #   fuzz       tests/fuzz/run-fuzzers.sh, FUZZ_SECONDS per target (default 20)
 #   distcheck  `make distcheck`
@@ -31,7 +32,7 @@ export FSRUN_SRCDIR=$repo
 # shellcheck source=lib.sh
 source "$repo/contrib/lib.sh"
 
-ALL_SUITES="unit format bats asan vm fuzz distcheck clients"
+ALL_SUITES="unit format bats asan valgrind vm fuzz distcheck clients"
 suites=$ALL_SUITES
 install=1
 bats_filter=()
@@ -308,7 +309,7 @@ build_ok() { # build_ok NAME DIR LOG CONFIGURE_ARG...
 }
 
 plain_ok=0 asan_ok=0
-if wanted unit || wanted format || wanted bats || wanted vm || wanted distcheck || wanted clients; then
+if wanted unit || wanted format || wanted bats || wanted valgrind || wanted vm || wanted distcheck || wanted clients; then
   build_ok plain "$PLAIN" "$LOG_DIR/build-plain.log" --enable-werror && plain_ok=1
 fi
 if wanted asan || wanted unit; then
@@ -377,6 +378,21 @@ if runnable asan; then
       run_bats_suite bats:asan "$ASAN/fsrun" "$san_dir"
   else
     skip "bats:asan" "build:asan failed"
+  fi
+  suite_end
+fi
+
+# ---- valgrind -----------------------------------------------------------------------------------
+if runnable valgrind; then
+  suite_start valgrind
+  if [ "$plain_ok" != 1 ]; then
+    skip valgrind "build:plain failed"
+  elif ! command -v valgrind >/dev/null; then
+    skip valgrind "valgrind is not installed (Debian package valgrind)"
+  else
+    vg_tap=$LOG_DIR/valgrind.tap
+    timeout -k 10 "$(limit 900)" tests/valgrind/cli.sh "$PLAIN/fsrun" >"$vg_tap" 2>&1 </dev/null
+    parse_tap valgrind valgrind/cli.sh "$vg_tap"
   fi
   suite_end
 fi

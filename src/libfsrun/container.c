@@ -246,6 +246,25 @@ static int take_init_from_intermediate(int sync_fd, struct created *out, fsrun_e
   return 0;
 }
 
+/* The runtime's own setup can fail because the init has just failed and exited (its cgroup move
+ * finds no process, GO finds no reader): the init's report, already queued on the sync socket, is
+ * the error to give. Reads without blocking; keeps err when there is no report. */
+static void prefer_init_error(int sync_fd, fsrun_error_t *err) {
+  for (;;) {
+    struct pollfd p = {.fd = sync_fd, .events = POLLIN};
+    struct sync_msg msg = {.fd = -1};
+    if (poll(&p, 1, 0) <= 0 || !(p.revents & POLLIN) || sync_recv(sync_fd, &msg) < 0)
+      return;
+    if (msg.type == SYNC_ERROR) {
+      fsrun_error_release(err);
+      fsrun_error_take(err, msg.errno_value, steal_ptr(&msg.data));
+      sync_msg_clear(&msg);
+      return;
+    }
+    sync_msg_clear(&msg);
+  }
+}
+
 /* Idmapped mounts talk to the runtime over the sync socket during the mounts (idmap.h). */
 static bool has_idmapped_mounts(const oci_config *config) {
   for (size_t i = 0; i < config->n_mounts; i++) {
@@ -612,6 +631,8 @@ static int create_internal(const struct fsrun_context *ctx, const struct contain
   return 0;
 
 fail:
+  if (out->pidfd >= 0 && sync_fds[0] >= 0)
+    prefer_init_error(sync_fds[0], err);
   if (out->pidfd >= 0) {
     pidfd_signal(out->pidfd, SIGKILL);
     wait_pidfd(out->pidfd, -1);

@@ -1,0 +1,769 @@
+/* `fsrun sandbox`: a one-shot run of a command in the bundle sandbox.c builds, with its output
+ * passed through or captured (--json), a timeout that kills the whole sandbox, the audit log, and
+ * the native fallback. The container is run by container_run() like `fsrun run` does; what is
+ * around it is done by two helper children, so that the runtime's own wait loop stays untouched:
+ *  - a watchdog (--timeout-ms) that kills every process of the container's cgroup at the deadline;
+ *  - a reader (--json) that drains the stdout/stderr pipes into memfds, up to --max-buffer each. */
+#include "sandbox.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <dirent.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/random.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "container.h"
+#include "log.h"
+#include "utils.h"
+
+/* --- a growable string and JSON ------------------------------------------------------------- */
+
+struct strbuf {
+  char *data;
+  size_t len, cap;
+};
+
+static void sb_append(struct strbuf *b, const char *s, size_t n) {
+  if (b->len + n + 1 > b->cap) {
+    size_t cap = b->cap ? b->cap : 256;
+    while (cap < b->len + n + 1)
+      cap *= 2;
+    char *data = realloc(b->data, cap);
+    if (data == NULL)
+      abort();
+    b->data = data;
+    b->cap = cap;
+  }
+  memcpy(b->data + b->len, s, n);
+  b->len += n;
+  b->data[b->len] = '\0';
+}
+
+static void sb_puts(struct strbuf *b, const char *s) {
+  sb_append(b, s, strlen(s));
+}
+
+static void sb_printf(struct strbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void sb_printf(struct strbuf *b, const char *fmt, ...) {
+  char buf[256];
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(buf, sizeof(buf), fmt, ap);
+  va_end(ap);
+  if (n > 0)
+    sb_append(b, buf, (size_t)n < sizeof(buf) ? (size_t)n : sizeof(buf) - 1);
+}
+
+/* Length of the valid UTF-8 sequence at s (at most n bytes), 0 when it is not one. */
+static size_t utf8_sequence(const unsigned char *s, size_t n) {
+  size_t len;
+  uint32_t cp;
+  if (s[0] < 0x80)
+    return 1;
+  if ((s[0] & 0xe0) == 0xc0)
+    len = 2, cp = s[0] & 0x1f;
+  else if ((s[0] & 0xf0) == 0xe0)
+    len = 3, cp = s[0] & 0x0f;
+  else if ((s[0] & 0xf8) == 0xf0)
+    len = 4, cp = s[0] & 0x07;
+  else
+    return 0;
+  if (len > n)
+    return 0;
+  for (size_t i = 1; i < len; i++) {
+    if ((s[i] & 0xc0) != 0x80)
+      return 0;
+    cp = cp << 6 | (s[i] & 0x3f);
+  }
+  /* overlong forms, surrogates and values past U+10FFFF are not UTF-8 */
+  if ((len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) ||
+      (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
+    return 0;
+  return len;
+}
+
+/* A JSON string; bytes that are not UTF-8 become U+FFFD, so the output is always valid JSON. */
+static void sb_json_string(struct strbuf *b, const char *s, size_t n) {
+  const unsigned char *p = (const unsigned char *)s;
+  sb_puts(b, "\"");
+  for (size_t i = 0; i < n;) {
+    unsigned char c = p[i];
+    size_t len;
+    if (c == '"' || c == '\\') {
+      char esc[2] = {'\\', (char)c};
+      sb_append(b, esc, 2);
+      i++;
+    } else if (c == '\n') {
+      sb_puts(b, "\\n"), i++;
+    } else if (c == '\r') {
+      sb_puts(b, "\\r"), i++;
+    } else if (c == '\t') {
+      sb_puts(b, "\\t"), i++;
+    } else if (c < 0x20 || c == 0x7f) {
+      sb_printf(b, "\\u%04x", c), i++;
+    } else if ((len = utf8_sequence(p + i, n - i)) > 0) {
+      sb_append(b, s + i, len), i += len;
+    } else {
+      sb_puts(b, "\\ufffd"), i++;
+    }
+  }
+  sb_puts(b, "\"");
+}
+
+static void sb_json_key_string(struct strbuf *b, const char *key, const char *value) {
+  sb_printf(b, ",\"%s\":", key);
+  if (value == NULL)
+    sb_puts(b, "null");
+  else
+    sb_json_string(b, value, strlen(value));
+}
+
+/* --- time, ids, files ----------------------------------------------------------------------- */
+
+static int64_t now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void append_id_part(struct strbuf *b, const char *s) {
+  for (; s != NULL && *s && b->len < 200; s++) {
+    char c = *s;
+    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '_' || c == '-' || c == '.';
+    char out = ok ? c : '_';
+    sb_append(b, &out, 1);
+  }
+}
+
+/* "sandbox-TASK-RUN-RANDOM": recognisable in `fsrun list` and cgroup names, never colliding. */
+static char *make_container_id(const char *task_id, const char *run_id) {
+  struct strbuf b = {0};
+  uint32_t rnd = 0;
+  if (getrandom(&rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd))
+    rnd = (uint32_t)getpid() ^ (uint32_t)now_ms();
+  sb_puts(&b, "sandbox");
+  if (task_id != NULL) {
+    sb_puts(&b, "-");
+    append_id_part(&b, task_id);
+  }
+  if (run_id != NULL) {
+    sb_puts(&b, "-");
+    append_id_part(&b, run_id);
+  }
+  sb_printf(&b, "-%08x", rnd);
+  return b.data;
+}
+
+/* rm -rf of a directory we made, never leaving its file system. */
+static void remove_tree_at(int parent, const char *name, dev_t dev) {
+  struct stat st;
+  if (fstatat(parent, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+    return;
+  if (S_ISDIR(st.st_mode) && st.st_dev == dev) {
+    int fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+    struct dirent *de;
+    if (d == NULL && fd >= 0)
+      close(fd);
+    while (d != NULL && (de = readdir(d)) != NULL) {
+      if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+        continue;
+      remove_tree_at(dirfd(d), de->d_name, dev);
+    }
+    if (d != NULL)
+      closedir(d);
+    if (unlinkat(parent, name, AT_REMOVEDIR) < 0)
+      log_warning("sandbox: remove `%s`: %s", name, strerror(errno));
+  } else if (!S_ISDIR(st.st_mode)) {
+    unlinkat(parent, name, 0);
+  }
+}
+
+static void remove_tree(const char *path) {
+  struct stat st;
+  if (lstat(path, &st) < 0)
+    return;
+  remove_tree_at(AT_FDCWD, path, st.st_dev);
+}
+
+static char *read_memfd(int fd, size_t *len) {
+  struct stat st;
+  char *buf;
+  size_t n = 0;
+  *len = 0;
+  if (fd < 0 || fstat(fd, &st) < 0)
+    return xstrdup("");
+  buf = xmalloc0((size_t)st.st_size + 1);
+  while (n < (size_t)st.st_size) {
+    ssize_t r = pread(fd, buf + n, (size_t)st.st_size - n, (off_t)n);
+    if (r < 0 && errno == EINTR)
+      continue;
+    if (r <= 0)
+      break;
+    n += (size_t)r;
+  }
+  buf[n] = '\0';
+  *len = n;
+  return buf;
+}
+
+/* --- the audit log -------------------------------------------------------------------------- */
+
+struct audit {
+  int fd; /* -1: no audit log */
+  const char *task_id, *run_id;
+  const char *policy_hash;
+};
+
+static void audit_event(const struct audit *a, const char *event, const char *backend,
+                        const char *reason, bool has_exit, int exit_code, int64_t duration_ms) {
+  struct strbuf b = {0};
+  cleanup_free char *time = NULL;
+  if (a->fd < 0)
+    return;
+  time = rfc3339_now();
+  sb_puts(&b, "{\"event\":");
+  sb_json_string(&b, event, strlen(event));
+  sb_json_key_string(&b, "taskId", a->task_id);
+  sb_json_key_string(&b, "runId", a->run_id);
+  sb_json_key_string(&b, "backend", backend);
+  sb_json_key_string(&b, "policyHash", a->policy_hash);
+  sb_json_key_string(&b, "time", time);
+  if (reason != NULL)
+    sb_json_key_string(&b, "reason", reason);
+  if (has_exit)
+    sb_printf(&b, ",\"exitCode\":%d,\"durationMs\":%lld", exit_code, (long long)duration_ms);
+  sb_puts(&b, "}\n");
+  /* one write on an O_APPEND fd: concurrent sandboxes never interleave their lines */
+  if (safe_write_all(a->fd, b.data, b.len) < 0)
+    log_warning("sandbox: write the audit log: %s", strerror(errno));
+  free(b.data);
+}
+
+/* --- capture and watchdog ------------------------------------------------------------------- */
+
+struct capture {
+  bool active;
+  int saved_stdout, saved_stderr;
+  int mem_out, mem_err;
+  pid_t reader;
+};
+
+/* A helper child must not outlive a killed fsrun (the watchdog would loop forever). */
+static void die_with_parent(pid_t parent) {
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (getppid() != parent)
+    _exit(1);
+}
+
+/* The reader child: both pipes into the memfds, at most max bytes each, until both close. Exits
+ * with bit 0 (stdout) / bit 1 (stderr) set when a stream went past max. */
+static void reader_main(int out_pipe, int err_pipe, int mem_out, int mem_err, size_t max) {
+  struct pollfd p[2] = {{.fd = out_pipe, .events = POLLIN}, {.fd = err_pipe, .events = POLLIN}};
+  int mem[2] = {mem_out, mem_err};
+  size_t kept[2] = {0, 0};
+  int truncated = 0, open_streams = 2;
+  char buf[65536];
+  while (open_streams > 0) {
+    if (poll(p, 2, -1) < 0) {
+      if (errno == EINTR)
+        continue;
+      break;
+    }
+    for (int i = 0; i < 2; i++) {
+      if (p[i].fd < 0 || !(p[i].revents & (POLLIN | POLLHUP | POLLERR)))
+        continue;
+      ssize_t n = read(p[i].fd, buf, sizeof(buf));
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n <= 0) {
+        p[i].fd = -1;
+        open_streams--;
+        continue;
+      }
+      size_t keep = (size_t)n;
+      if (kept[i] + keep > max) {
+        keep = max - kept[i];
+        truncated |= 1 << i;
+      }
+      if (keep > 0 && safe_write_all(mem[i], buf, keep) == 0)
+        kept[i] += keep;
+    }
+  }
+  _exit(truncated);
+}
+
+static int capture_start(struct capture *c, size_t max, fsrun_error_t *err) {
+  int out[2] = {-1, -1}, errp[2] = {-1, -1};
+  memset(c, 0, sizeof(*c));
+  c->saved_stdout = c->saved_stderr = c->mem_out = c->mem_err = -1;
+  c->reader = -1;
+  c->mem_out = memfd_create("fsrun-sandbox-stdout", MFD_CLOEXEC);
+  c->mem_err = memfd_create("fsrun-sandbox-stderr", MFD_CLOEXEC);
+  if (c->mem_out < 0 || c->mem_err < 0 || pipe2(out, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0) {
+    int saved = errno;
+    for (int i = 0; i < 2; i++) {
+      if (out[i] >= 0)
+        close(out[i]);
+      if (errp[i] >= 0)
+        close(errp[i]);
+    }
+    return fsrun_error_make(err, saved, "sandbox: set up the output capture");
+  }
+  pid_t parent = getpid();
+  c->reader = fork();
+  if (c->reader < 0) {
+    int saved = errno;
+    close(out[0]), close(out[1]), close(errp[0]), close(errp[1]);
+    return fsrun_error_make(err, saved, "sandbox: fork the output reader");
+  }
+  if (c->reader == 0) {
+    die_with_parent(parent);
+    close(out[1]);
+    close(errp[1]);
+    reader_main(out[0], errp[0], c->mem_out, c->mem_err, max);
+  }
+  close(out[0]);
+  close(errp[0]);
+  c->saved_stdout = fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3);
+  c->saved_stderr = fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 3);
+  /* fds 1 and 2 (without CLOEXEC) are what the container's process inherits */
+  dup2(out[1], STDOUT_FILENO);
+  dup2(errp[1], STDERR_FILENO);
+  close(out[1]);
+  close(errp[1]);
+  c->active = true;
+  return 0;
+}
+
+/* Puts our stdio back (closing our ends of the pipes), then waits for the reader: at most a grace
+ * period when something outside the sandbox (a native command's orphan) still holds a pipe. */
+static void capture_finish(struct capture *c, int *truncated) {
+  int status = 0;
+  *truncated = 0;
+  if (!c->active)
+    return;
+  fflush(stdout);
+  dup2(c->saved_stdout, STDOUT_FILENO);
+  dup2(c->saved_stderr, STDERR_FILENO);
+  close(c->saved_stdout);
+  close(c->saved_stderr);
+  for (int i = 0; i < 50; i++) {
+    pid_t r = waitpid(c->reader, &status, WNOHANG);
+    if (r == c->reader)
+      break;
+    if (i == 49) {
+      kill(c->reader, SIGKILL);
+      waitpid(c->reader, &status, 0);
+      status = 0;
+      break;
+    }
+    usleep(100 * 1000);
+  }
+  /* anything else than 0-3 is not the reader's report (a tool wrapping it, a crash) */
+  if (WIFEXITED(status) && WEXITSTATUS(status) <= 3)
+    *truncated = WEXITSTATUS(status);
+  c->active = false;
+}
+
+static void capture_release(struct capture *c) {
+  if (c->mem_out >= 0)
+    close(c->mem_out);
+  if (c->mem_err >= 0)
+    close(c->mem_err);
+  c->mem_out = c->mem_err = -1;
+}
+
+struct watchdog {
+  pid_t pid;
+  int fired_fd; /* read end: one byte once the deadline passed */
+};
+
+static void watchdog_kill(const struct fsrun_context *ctx, const char *id, pid_t native_pgid) {
+  if (native_pgid > 0) {
+    kill(-native_pgid, SIGKILL);
+  } else {
+    cleanup_error fsrun_error_t kerr = NULL;
+    (void)container_kill(ctx, id, "KILL", true, &kerr);
+  }
+}
+
+/* What a killed fsrun leaves: the container (deleted as `delete --force` would) and the bundle. */
+static void watchdog_orphaned(const struct fsrun_context *ctx, const char *id, const char *dir,
+                              pid_t native_pgid) {
+  if (native_pgid > 0) {
+    kill(-native_pgid, SIGKILL);
+  } else {
+    cleanup_error fsrun_error_t derr = NULL;
+    (void)container_delete(ctx, id, true, &derr);
+  }
+  if (dir != NULL) {
+    cleanup_free char *parent = xstrdup(dir);
+    char *slash = strrchr(parent, '/');
+    remove_tree(dir);
+    if (slash != NULL && slash != parent) {
+      *slash = '\0';
+      rmdir(parent); /* only when no other sandbox is using it */
+    }
+  }
+  _exit(0);
+}
+
+/* The watchdog child, started for every run. At the deadline (timeout_ms > 0) it tells the parent
+ * and kills every process of the container (its cgroup; the pid namespace dies with its init),
+ * again every 100 ms in case the container was still being created. When fsrun itself dies (its
+ * parent-death signal) it deletes the container and its bundle dir, so that a killed `fsrun
+ * sandbox` never leaves a running sandbox behind. The parent stops it with SIGKILL. */
+static int watchdog_start(struct watchdog *w, const struct fsrun_context *ctx, const char *id,
+                          const char *dir, pid_t native_pgid, int64_t timeout_ms,
+                          fsrun_error_t *err) {
+  sigset_t term, old;
+  int p[2];
+  w->pid = -1;
+  w->fired_fd = -1;
+  if (pipe2(p, O_CLOEXEC | O_NONBLOCK) < 0)
+    return fsrun_error_errno(err, "sandbox: set up the watchdog");
+  sigemptyset(&term);
+  sigaddset(&term, SIGTERM);
+  sigprocmask(SIG_BLOCK, &term, &old);
+  pid_t parent = getpid();
+  w->pid = fork();
+  if (w->pid < 0) {
+    int saved = errno;
+    sigprocmask(SIG_SETMASK, &old, NULL);
+    close(p[0]), close(p[1]);
+    return fsrun_error_make(err, saved, "sandbox: fork the watchdog");
+  }
+  if (w->pid == 0) {
+    int64_t deadline = timeout_ms > 0 ? now_ms() + timeout_ms : INT64_MAX;
+    bool fired = false;
+    close(p[0]);
+    prctl(PR_SET_PDEATHSIG, SIGTERM);
+    if (getppid() != parent)
+      watchdog_orphaned(ctx, id, dir, native_pgid);
+    for (;;) {
+      int64_t left = fired ? 100 : deadline - now_ms();
+      struct timespec ts;
+      if (left < 0)
+        left = 0;
+      if (left > 3600 * 1000)
+        left = 3600 * 1000;
+      ts = (struct timespec){.tv_sec = left / 1000, .tv_nsec = (left % 1000) * 1000000};
+      if (sigtimedwait(&term, NULL, &ts) == SIGTERM && getppid() != parent)
+        watchdog_orphaned(ctx, id, dir, native_pgid);
+      if (!fired && now_ms() >= deadline) {
+        fired = true;
+        (void)!write(p[1], "t", 1);
+      }
+      if (fired)
+        watchdog_kill(ctx, id, native_pgid);
+    }
+  }
+  sigprocmask(SIG_SETMASK, &old, NULL);
+  close(p[1]);
+  w->fired_fd = p[0];
+  return 0;
+}
+
+/* Stops the watchdog; true when its deadline had passed. */
+static bool watchdog_stop(struct watchdog *w) {
+  char byte;
+  bool fired = false;
+  if (w->pid > 0) {
+    kill(w->pid, SIGKILL);
+    while (waitpid(w->pid, NULL, 0) < 0 && errno == EINTR)
+      ;
+  }
+  if (w->fired_fd >= 0) {
+    fired = read(w->fired_fd, &byte, 1) == 1;
+    close(w->fired_fd);
+  }
+  w->pid = -1;
+  w->fired_fd = -1;
+  return fired;
+}
+
+/* --- the native fallback -------------------------------------------------------------------- */
+
+static int run_native(const struct sandbox_run_opts *o, const char *worktree, int64_t timeout_ms,
+                      const oci_policy *policy, int *status_out, bool *timed_out,
+                      fsrun_error_t *err) {
+  struct watchdog w = {.pid = -1, .fired_fd = -1};
+  sigset_t all, old;
+  int status;
+  pid_t child;
+
+  *timed_out = false;
+  /* blocked until the child's exec, so that a ^C reaches both the same way as without us */
+  sigfillset(&all);
+  sigprocmask(SIG_BLOCK, &all, &old);
+  child = fork();
+  if (child < 0) {
+    sigprocmask(SIG_SETMASK, &old, NULL);
+    return fsrun_error_errno(err, "fallback-native: fork");
+  }
+  if (child == 0) {
+    setpgid(0, 0);
+    sigprocmask(SIG_SETMASK, &old, NULL);
+    if (policy->has_cpu_max_ms) {
+      rlim_t seconds = (rlim_t)(policy->cpu_max_ms / 1000 + (policy->cpu_max_ms % 1000 != 0));
+      struct rlimit rl = {.rlim_cur = seconds, .rlim_max = seconds};
+      setrlimit(RLIMIT_CPU, &rl);
+    }
+    if (chdir(worktree) < 0)
+      _exit(125);
+    execvp(o->args[0], o->args);
+    _exit(errno == ENOENT ? 127 : 126);
+  }
+  setpgid(child, child); /* both sides: no race with the watchdog's kill(-pgid) */
+  if (watchdog_start(&w, NULL, NULL, NULL, child, timeout_ms, err) < 0) {
+    kill(child, SIGKILL);
+    waitpid(child, NULL, 0);
+    sigprocmask(SIG_SETMASK, &old, NULL);
+    return fsrun_error_code(err);
+  }
+  sigprocmask(SIG_SETMASK, &old, NULL);
+  while (waitpid(child, &status, 0) < 0 && errno == EINTR)
+    ;
+  /* what the command left in its process group goes with it */
+  kill(-child, SIGKILL);
+  *timed_out = watchdog_stop(&w);
+  *status_out = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return 0;
+}
+
+/* --- the run -------------------------------------------------------------------------------- */
+
+struct run_result {
+  const char *backend; /* "fsrun" | "native" */
+  int exit_code;
+  bool timed_out;
+  int truncated; /* bit 0 stdout, bit 1 stderr */
+  int64_t duration_ms;
+  char *error; /* set-up failure under fail-hard */
+};
+
+static void print_result_json(const struct run_result *r, const struct capture *c,
+                              const oci_policy *p, int64_t timeout_ms, bool userns) {
+  struct strbuf b = {0};
+  size_t out_len = 0, err_len = 0;
+  cleanup_free char *out = read_memfd(c->mem_out, &out_len);
+  cleanup_free char *errs = read_memfd(c->mem_err, &err_len);
+  bool sandboxed = strcmp(r->backend, "fsrun") == 0;
+  bool first = true;
+
+  sb_puts(&b, "{\"stdout\":");
+  sb_json_string(&b, out, out_len);
+  sb_puts(&b, ",\"stderr\":");
+  sb_json_string(&b, errs, err_len);
+  sb_printf(&b, ",\"exitCode\":%d,\"signal\":", r->exit_code);
+  if (r->timed_out)
+    sb_puts(&b, "\"SIGKILL\"");
+  else if (r->exit_code > 128 && r->exit_code < 128 + 65 && sigabbrev_np(r->exit_code - 128))
+    sb_printf(&b, "\"SIG%s\"", sigabbrev_np(r->exit_code - 128));
+  else
+    sb_puts(&b, "null");
+  sb_printf(&b, ",\"timedOut\":%s,\"truncated\":%s,\"durationMs\":%lld,\"backend\":\"%s\"",
+            r->timed_out ? "true" : "false", r->truncated ? "true" : "false",
+            (long long)r->duration_ms, r->backend);
+  /* what was enforced, not what was asked for */
+  sb_puts(&b, ",\"limits\":{");
+#define LIMIT(...)                                                                                 \
+  do {                                                                                             \
+    sb_puts(&b, first ? "" : ",");                                                                 \
+    first = false;                                                                                 \
+    sb_printf(&b, __VA_ARGS__);                                                                    \
+  } while (0)
+  if (sandboxed && !userns) {
+    if (p->has_memory_limit_mb)
+      LIMIT("\"memoryLimitMb\":%llu", (unsigned long long)p->memory_limit_mb);
+    if (p->has_cpu_max_cores)
+      LIMIT("\"cpuMaxCores\":%g", p->cpu_max_cores);
+    LIMIT("\"pidsLimit\":%llu",
+          (unsigned long long)(p->has_pids_limit ? p->pids_limit : SANDBOX_DEFAULT_PIDS_LIMIT));
+  }
+  if (p->has_cpu_max_ms && r->error == NULL)
+    LIMIT("\"cpuMaxMs\":%llu", (unsigned long long)p->cpu_max_ms);
+  if (timeout_ms > 0 && r->error == NULL)
+    LIMIT("\"timeoutMs\":%lld", (long long)timeout_ms);
+  if (sandboxed && r->error == NULL)
+    LIMIT("\"network\":\"%s\"", p->allow_network ? "host" : "none");
+#undef LIMIT
+  sb_puts(&b, "}");
+  if (r->error != NULL)
+    sb_json_key_string(&b, "error", r->error);
+  sb_puts(&b, "}\n");
+  (void)safe_write_all(STDOUT_FILENO, b.data, b.len);
+  free(b.data);
+}
+
+/* Builds the bundle under ROOT/.sandbox/ID and runs it. Returns < 0 when the sandbox could not be
+ * set up (nothing ran); *exit_status is the command's status otherwise. */
+static int run_in_sandbox(const struct fsrun_context *ctx, const struct sandbox_run_opts *o,
+                          const oci_policy *policy, const char *worktree, const char *id,
+                          bool userns, int *exit_status, bool *timed_out, fsrun_error_t *err) {
+  extern char **environ;
+  cleanup_free char *parent = xasprintf("%s/.sandbox", ctx->state_root);
+  cleanup_free char *dir = xasprintf("%s/%s", parent, id);
+  struct watchdog w = {.pid = -1, .fired_fd = -1};
+  oci_config *config = NULL;
+  int status = -1, r;
+
+  *timed_out = false;
+  {
+    struct sandbox_mapping_opts m = {
+        .policy = policy,
+        .worktree = worktree,
+        .args = o->args,
+        .n_args = o->n_args,
+        .environ = environ,
+        .uid = geteuid(),
+        .gid = getegid(),
+        .home = getenv("HOME"),
+        .root_path = "rootfs",
+        .userns = userns,
+    };
+    if (sandbox_config_from_policy(&m, &config, err) < 0)
+      return fsrun_error_code(err);
+  }
+  r = mkdir_p_at(AT_FDCWD, parent, 0700, err);
+  if (r == 0 && mkdir(dir, 0700) < 0)
+    r = fsrun_error_errno(err, "create `%s`", dir);
+  if (r == 0)
+    r = sandbox_write_bundle(dir, config, err);
+  oci_config_free(config);
+  if (r == 0)
+    r = watchdog_start(&w, ctx, id, dir, 0, o->timeout_ms, err);
+  if (r == 0) {
+    struct container_run_opts ro = {.create = {.id = id, .bundle = dir}};
+    r = container_run(ctx, &ro, &status, err);
+    *timed_out = watchdog_stop(&w);
+    if (r < 0 && status >= 0) {
+      /* the command ran; only the clean-up failed: say so, keep its status */
+      log_warning("sandbox: %s", (*err)->msg);
+      fsrun_error_release(err);
+      r = 0;
+    }
+  }
+  remove_tree(dir);
+  rmdir(parent); /* only when no other sandbox is using it */
+  if (r < 0)
+    return r;
+  *exit_status = status;
+  return 0;
+}
+
+int sandbox_run(const struct fsrun_context *ctx, const struct sandbox_run_opts *o, int *exit_status,
+                fsrun_error_t *err) {
+  oci_policy *policy = NULL;
+  cleanup_free char *worktree = NULL;
+  cleanup_free char *id = NULL;
+  cleanup_close int audit_fd = -1;
+  char hash[65];
+  const char *failure_mode;
+  struct run_result result = {.backend = "fsrun"};
+  struct capture cap = {.mem_out = -1, .mem_err = -1, .reader = -1};
+  struct audit audit;
+  bool userns = geteuid() != 0;
+  int64_t start;
+  int r;
+
+  /* --- bad input: exit 1, nothing run, nothing logged --- */
+  if (o->args == NULL || o->n_args == 0)
+    return fsrun_error_make(err, 0, "sandbox: a COMMAND is required after `--`");
+  if (o->timeout_ms < 0)
+    return fsrun_error_make(err, 0, "sandbox: --timeout-ms: must not be negative");
+  if (sandbox_policy_load(o->policy_path, &policy, err) < 0)
+    return fsrun_error_code(err);
+  failure_mode = o->failure_mode        ? o->failure_mode
+                 : policy->failure_mode ? policy->failure_mode
+                                        : "fail-hard";
+  if (strcmp(failure_mode, "fail-hard") != 0 && strcmp(failure_mode, "fallback-native") != 0) {
+    oci_policy_free(policy);
+    return fsrun_error_make(err, 0,
+                            "sandbox: --failure-mode: expected fail-hard or fallback-native, got "
+                            "`%s`",
+                            failure_mode);
+  }
+  if (sandbox_resolve_worktree(o->worktree, &worktree, err) < 0 ||
+      sandbox_policy_hash(policy, hash, err) < 0) {
+    oci_policy_free(policy);
+    return fsrun_error_code(err);
+  }
+  if (o->audit_log != NULL) {
+    audit_fd = open(o->audit_log, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY, 0600);
+    if (audit_fd < 0) {
+      oci_policy_free(policy);
+      return fsrun_error_errno(err, "sandbox: --audit-log `%s`", o->audit_log);
+    }
+  }
+  audit = (struct audit){
+      .fd = audit_fd, .task_id = o->task_id, .run_id = o->run_id, .policy_hash = hash};
+  id = make_container_id(o->task_id, o->run_id);
+
+  audit_event(&audit, "sandbox:prepare", "fsrun", NULL, false, 0, 0);
+  if (o->json && capture_start(&cap, o->max_buffer, err) < 0) {
+    audit_event(&audit, "sandbox:failure", "fsrun", (*err)->msg, false, 0, 0);
+    oci_policy_free(policy);
+    return fsrun_error_code(err);
+  }
+  start = now_ms();
+  r = run_in_sandbox(ctx, o, policy, worktree, id, userns, &result.exit_code, &result.timed_out,
+                     err);
+  if (r < 0) {
+    cleanup_free char *reason = xstrdup((*err)->msg);
+    fsrun_error_release(err);
+    if (strcmp(failure_mode, "fallback-native") == 0) {
+      /* said on stderr (ours: the command's may be captured) and in the audit log */
+      if (cap.active)
+        dprintf(cap.saved_stderr, "fsrun: warning: sandbox: %s; running the command natively\n",
+                reason);
+      else
+        log_warning("sandbox: %s; running the command natively", reason);
+      audit_event(&audit, "sandbox:fallback", "native", reason, false, 0, 0);
+      result.backend = "native";
+      r = run_native(o, worktree, o->timeout_ms, policy, &result.exit_code, &result.timed_out, err);
+      if (r < 0) {
+        free(reason);
+        reason = xstrdup((*err)->msg);
+        fsrun_error_release(err);
+      }
+    }
+    if (r < 0) {
+      result.exit_code = SANDBOX_EXIT_SETUP;
+      result.error = steal_ptr(&reason);
+    }
+  }
+  result.duration_ms = now_ms() - start;
+  if (result.timed_out)
+    result.exit_code = SANDBOX_EXIT_TIMEOUT;
+  capture_finish(&cap, &result.truncated);
+
+  if (result.error != NULL) {
+    audit_event(&audit, "sandbox:failure", result.backend, result.error, false, 0, 0);
+    fsrun_log_error(result.error);
+  } else {
+    audit_event(&audit, "sandbox:run", result.backend, NULL, true, result.exit_code,
+                result.duration_ms);
+  }
+  if (o->json)
+    print_result_json(&result, &cap, policy, o->timeout_ms, userns);
+  capture_release(&cap);
+  free(result.error);
+  oci_policy_free(policy);
+  *exit_status = result.exit_code;
+  return 0;
+}

@@ -1,0 +1,729 @@
+/* Fusion SandboxPolicy -> OCI config (design.md, "Mapping to the OCI spec"), and `fsrun bundle`.
+ * Only the config is built here; the runtime does the rest (it creates the mount points in the
+ * empty root, as it does for any bundle). */
+#include "sandbox.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "landlock.h"
+#include "log.h"
+#include "mounts.h"
+#include "sha256.h"
+#include "utils.h"
+
+/* --- small builders --------------------------------------------------------------------------- */
+
+static void strv_push(oci_strv *v, const char *s) {
+  char **items = realloc(v->items, sizeof(char *) * (v->len + 2));
+  if (items == NULL)
+    abort();
+  v->items = items;
+  v->items[v->len++] = xstrdup(s);
+  v->items[v->len] = NULL;
+}
+
+static void strv_init_empty(oci_strv *v) {
+  v->items = xmalloc0(sizeof(char *));
+  v->len = 0;
+}
+
+static void strv_push_list(oci_strv *v, const char *const *items) {
+  for (; *items != NULL; items++)
+    strv_push(v, *items);
+}
+
+struct mount_list {
+  oci_mount *items;
+  size_t len;
+};
+
+static void add_mount(struct mount_list *l, const char *dest, const char *type, const char *source,
+                      const char *const *options) {
+  oci_mount *items = realloc(l->items, sizeof(oci_mount) * (l->len + 1));
+  if (items == NULL)
+    abort();
+  l->items = items;
+  oci_mount *m = &l->items[l->len++];
+  memset(m, 0, sizeof(*m));
+  m->destination = xstrdup(dest);
+  m->type = xstrdup(type);
+  m->source = xstrdup(source);
+  strv_init_empty(&m->options);
+  strv_push_list(&m->options, options);
+}
+
+static size_t path_depth(const char *path) {
+  size_t n = 0;
+  for (const char *p = path; *p; p++)
+    if (*p == '/' && p[1] != '\0' && p[1] != '/')
+      n++;
+  return n;
+}
+
+/* Parents before children (a bind under $HOME must come after the tmpfs on $HOME); stable, so
+ * that a later entry for the same path still wins. */
+static void sort_mounts_by_depth(struct mount_list *l) {
+  for (size_t i = 1; i < l->len; i++) {
+    oci_mount m = l->items[i];
+    size_t depth = path_depth(m.destination), j = i;
+    while (j > 0 && path_depth(l->items[j - 1].destination) > depth) {
+      l->items[j] = l->items[j - 1];
+      j--;
+    }
+    l->items[j] = m;
+  }
+}
+
+/* is path equal to or below dir (both clean and absolute)? */
+static bool path_within(const char *path, const char *dir) {
+  size_t n = strlen(dir);
+  if (strcmp(dir, "/") == 0)
+    return true;
+  return strncmp(path, dir, n) == 0 && (path[n] == '\0' || path[n] == '/');
+}
+
+/* --- git ------------------------------------------------------------------------------------- */
+
+static char *read_first_line(const char *path) {
+  cleanup_error fsrun_error_t err = NULL;
+  char *text = NULL;
+  if (read_file_at(AT_FDCWD, path, &text, NULL, &err) < 0)
+    return NULL;
+  text[strcspn(text, "\r\n")] = '\0';
+  return text;
+}
+
+/* path, relative to base when it is not absolute, resolved */
+static char *resolve_against(const char *base, const char *path) {
+  cleanup_free char *joined = path[0] == '/' ? xstrdup(path) : xasprintf("%s/%s", base, path);
+  return realpath(joined, NULL);
+}
+
+int sandbox_git_dirs(const char *worktree, char **common_dir, char **worktree_git_dir,
+                     fsrun_error_t *err) {
+  cleanup_free char *dotgit = xasprintf("%s/.git", worktree);
+  cleanup_free char *line = NULL;
+  cleanup_free char *gitdir = NULL;
+  cleanup_free char *commondir_file = NULL;
+  cleanup_free char *commondir = NULL;
+  struct stat st;
+
+  *common_dir = *worktree_git_dir = NULL;
+  if (lstat(dotgit, &st) < 0 || !S_ISREG(st.st_mode))
+    return 0; /* a plain directory, or a repository whose .git is inside the worktree */
+  line = read_first_line(dotgit);
+  if (line == NULL || strncmp(line, "gitdir:", 7) != 0)
+    return fsrun_error_make(err, 0, "worktree `%s`: .git is a file but not `gitdir: PATH`",
+                            worktree);
+  {
+    const char *p = line + 7;
+    while (*p == ' ' || *p == '\t')
+      p++;
+    gitdir = resolve_against(worktree, p);
+    if (gitdir == NULL)
+      return fsrun_error_errno(err, "worktree `%s`: git dir `%s`", worktree, p);
+  }
+  commondir_file = xasprintf("%s/commondir", gitdir);
+  commondir = read_first_line(commondir_file);
+  if (commondir != NULL && commondir[0] != '\0') {
+    char *common = resolve_against(gitdir, commondir);
+    if (common == NULL)
+      return fsrun_error_errno(err, "worktree `%s`: git common dir `%s`", worktree, commondir);
+    *common_dir = common;
+    if (!path_within(gitdir, common))
+      *worktree_git_dir = steal_ptr(&gitdir);
+  } else {
+    /* a separate git dir (`git init --separate-git-dir`): it is the common dir */
+    *common_dir = steal_ptr(&gitdir);
+  }
+  return 0;
+}
+
+/* --- the config ------------------------------------------------------------------------------ */
+
+static const char *const masked_paths[] = {"/proc/acpi",
+                                           "/proc/asound",
+                                           "/proc/kcore",
+                                           "/proc/keys",
+                                           "/proc/latency_stats",
+                                           "/proc/timer_list",
+                                           "/proc/timer_stats",
+                                           "/proc/sched_debug",
+                                           "/sys/firmware",
+                                           "/proc/scsi",
+                                           "/sys/devices/virtual/powercap",
+                                           NULL};
+
+/* uid 0 inside owns these: not masked with /dev/null (that reads as empty, so `cat` succeeds) but
+ * covered by an empty file of mode 0, which nobody without CAP_DAC_OVERRIDE can open */
+static const char *const secret_files[] = {"/etc/shadow", "/etc/gshadow", "/etc/shadow-",
+                                           "/etc/gshadow-", NULL};
+static const char *const readonly_paths[] = {
+    "/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys", "/proc/sysrq-trigger", NULL};
+
+/* The host's system directories, bound read-only. On a merged-/usr host some are symlinks: those
+ * become the same symlinks in the root (sandbox_write_bundle). */
+static const char *const system_dirs[] = {"/usr",   "/bin",    "/sbin", "/lib", "/lib32",
+                                          "/lib64", "/libx32", "/etc",  NULL};
+
+/* Denied with EPERM: the kernel surface an agent's build or test never needs (design.md, "always").
+ * unshare and setns are denied whole: without capabilities the only namespace unshare can still
+ * create is a user namespace, which hands the process every capability over fresh namespaces --
+ * the usual first step of a kernel exploit -- and its other flags (CLONE_FILES, CLONE_FS) are
+ * unused by build tools. clone(CLONE_NEWUSER) is refused below; clone3 gets ENOSYS so that libc
+ * falls back to clone, whose flags seccomp can see. */
+static const char *const denied_syscalls[] = {"mount",
+                                              "umount",
+                                              "umount2",
+                                              "pivot_root",
+                                              "chroot",
+                                              "fsopen",
+                                              "fsconfig",
+                                              "fsmount",
+                                              "fspick",
+                                              "move_mount",
+                                              "open_tree",
+                                              "mount_setattr",
+                                              "ptrace",
+                                              "process_vm_writev",
+                                              "bpf",
+                                              "keyctl",
+                                              "add_key",
+                                              "request_key",
+                                              "kexec_load",
+                                              "kexec_file_load",
+                                              "init_module",
+                                              "finit_module",
+                                              "delete_module",
+                                              "clock_settime",
+                                              "clock_settime64",
+                                              "clock_adjtime",
+                                              "clock_adjtime64",
+                                              "settimeofday",
+                                              "stime",
+                                              "adjtimex",
+                                              "swapon",
+                                              "swapoff",
+                                              "reboot",
+                                              "unshare",
+                                              "setns",
+                                              "open_by_handle_at",
+                                              "perf_event_open",
+                                              "userfaultfd",
+                                              "io_uring_setup",
+                                              "io_uring_enter",
+                                              "io_uring_register",
+                                              "acct",
+                                              "quotactl",
+                                              "quotactl_fd",
+                                              "lookup_dcookie",
+                                              "iopl",
+                                              "ioperm",
+                                              "syslog",
+                                              "vhangup",
+                                              "nfsservctl",
+                                              "uselib",
+                                              NULL};
+
+#define SANDBOX_CLONE_NEWUSER 0x10000000ULL
+
+static oci_seccomp *default_seccomp(void) {
+  oci_seccomp *s = xmalloc0(sizeof(*s));
+  oci_seccomp_syscall *sc;
+  s->default_action = xstrdup("SCMP_ACT_ALLOW");
+  s->syscalls = xmalloc0(sizeof(oci_seccomp_syscall) * 3);
+  s->n_syscalls = 3;
+
+  sc = &s->syscalls[0];
+  strv_init_empty(&sc->names);
+  strv_push_list(&sc->names, denied_syscalls);
+  sc->action = xstrdup("SCMP_ACT_ERRNO");
+  sc->has_errno_ret = true;
+  sc->errno_ret = EPERM;
+
+  sc = &s->syscalls[1];
+  strv_init_empty(&sc->names);
+  strv_push(&sc->names, "clone");
+  sc->action = xstrdup("SCMP_ACT_ERRNO");
+  sc->has_errno_ret = true;
+  sc->errno_ret = EPERM;
+  sc->args = xmalloc0(sizeof(oci_seccomp_arg));
+  sc->n_args = 1;
+  sc->args[0].index = 0; /* the flags on every architecture but s390 */
+  sc->args[0].value = SANDBOX_CLONE_NEWUSER;
+  sc->args[0].value_two = SANDBOX_CLONE_NEWUSER;
+  sc->args[0].op = xstrdup("SCMP_CMP_MASKED_EQ");
+
+  sc = &s->syscalls[2];
+  strv_init_empty(&sc->names);
+  strv_push(&sc->names, "clone3");
+  sc->action = xstrdup("SCMP_ACT_ERRNO");
+  sc->has_errno_ret = true;
+  sc->errno_ret = ENOSYS;
+  return s;
+}
+
+static bool env_name_allowed(const oci_policy *p, const char *entry) {
+  static const char *const always[] = {"PATH", "TERM", NULL};
+  size_t n = strcspn(entry, "=");
+  for (const char *const *a = always; *a; a++)
+    if (strlen(*a) == n && strncmp(entry, *a, n) == 0)
+      return true;
+  for (size_t i = 0; i < p->env_allowlist.len; i++) {
+    const char *name = p->env_allowlist.items[i];
+    if (strlen(name) == n && strncmp(entry, name, n) == 0)
+      return true;
+  }
+  return false;
+}
+
+static void build_env(const struct sandbox_mapping_opts *o, oci_strv *env) {
+  bool have_path = false;
+  strv_init_empty(env);
+  for (char *const *e = o->environ; e != NULL && *e != NULL; e++) {
+    if (strchr(*e, '=') == NULL || strncmp(*e, "HOME=", 5) == 0)
+      continue;
+    if (!env_name_allowed(o->policy, *e))
+      continue;
+    if (strncmp(*e, "PATH=", 5) == 0)
+      have_path = true;
+    strv_push(env, *e);
+  }
+  if (!have_path)
+    strv_push(env, "PATH=" SANDBOX_DEFAULT_PATH);
+  if (o->home != NULL) {
+    cleanup_free char *home = xasprintf("HOME=%s", o->home);
+    strv_push(env, home);
+  }
+}
+
+static oci_process *build_process(const struct sandbox_mapping_opts *o) {
+  const oci_policy *p = o->policy;
+  oci_process *proc = xmalloc0(sizeof(*proc));
+
+  strv_init_empty(&proc->args);
+  if (o->args == NULL || o->n_args == 0)
+    strv_push(&proc->args, "/bin/sh");
+  for (size_t i = 0; o->args != NULL && i < o->n_args; i++)
+    strv_push(&proc->args, o->args[i]);
+  build_env(o, &proc->env);
+  proc->cwd = xstrdup(o->worktree);
+  proc->user.uid = (uint32_t)o->uid;
+  proc->user.gid = (uint32_t)o->gid;
+  /* every set present and empty: no capabilities at all */
+  proc->capabilities = xmalloc0(sizeof(*proc->capabilities));
+  strv_init_empty(&proc->capabilities->bounding);
+  strv_init_empty(&proc->capabilities->effective);
+  strv_init_empty(&proc->capabilities->inheritable);
+  strv_init_empty(&proc->capabilities->permitted);
+  strv_init_empty(&proc->capabilities->ambient);
+  proc->capabilities->has_bounding = proc->capabilities->has_effective = true;
+  proc->capabilities->has_inheritable = proc->capabilities->has_permitted = true;
+  proc->capabilities->has_ambient = true;
+  proc->no_new_privileges = true;
+  if (p->has_cpu_max_ms) {
+    uint64_t seconds = p->cpu_max_ms / 1000 + (p->cpu_max_ms % 1000 != 0);
+    proc->rlimits = xmalloc0(sizeof(oci_rlimit));
+    proc->n_rlimits = 1;
+    proc->rlimits[0].type = xstrdup("RLIMIT_CPU");
+    proc->rlimits[0].soft = proc->rlimits[0].hard = seconds;
+  }
+  return proc;
+}
+
+static oci_resources *build_resources(const oci_policy *p, bool userns) {
+  oci_resources *r = xmalloc0(sizeof(*r));
+  if (!userns) {
+    /* deny every device; the runtime adds the default ones (null, zero, tty, ...) */
+    r->devices = xmalloc0(sizeof(oci_device_cgroup));
+    r->n_devices = 1;
+    r->devices[0].allow = false;
+    r->devices[0].access = xstrdup("rwm");
+  }
+  if (p->has_memory_limit_mb) {
+    r->memory = xmalloc0(sizeof(*r->memory));
+    r->memory->has_limit = true;
+    r->memory->limit = (int64_t)(p->memory_limit_mb * 1024 * 1024);
+  }
+  if (p->has_cpu_max_cores) {
+    r->cpu = xmalloc0(sizeof(*r->cpu));
+    r->cpu->has_period = r->cpu->has_quota = true;
+    r->cpu->period = 100000;
+    r->cpu->quota = (int64_t)(p->cpu_max_cores * 100000.0 + 0.5);
+    if (r->cpu->quota < 1000)
+      r->cpu->quota = 1000; /* the kernel's minimum is 1 ms */
+  }
+  r->pids = xmalloc0(sizeof(*r->pids));
+  r->pids->has_limit = true;
+  r->pids->limit = p->has_pids_limit ? (int64_t)p->pids_limit : SANDBOX_DEFAULT_PIDS_LIMIT;
+  return r;
+}
+
+static void add_namespace(oci_linux *l, const char *type) {
+  l->namespaces[l->n_namespaces++].type = xstrdup(type);
+}
+
+static oci_id_mapping *identity_mapping(uint32_t id) {
+  oci_id_mapping *m = xmalloc0(sizeof(*m));
+  m->container_id = m->host_id = id;
+  m->size = 1;
+  return m;
+}
+
+static oci_linux *build_linux(const struct sandbox_mapping_opts *o) {
+  oci_linux *l = xmalloc0(sizeof(*l));
+  l->namespaces = xmalloc0(sizeof(oci_namespace) * 8);
+  add_namespace(l, "pid");
+  add_namespace(l, "mount");
+  add_namespace(l, "ipc");
+  add_namespace(l, "uts");
+  if (!o->policy->allow_network)
+    add_namespace(l, "network"); /* the runtime brings its lo up */
+  if (o->userns) {
+    add_namespace(l, "user");
+    l->uid_mappings = identity_mapping((uint32_t)o->uid);
+    l->n_uid_mappings = 1;
+    l->gid_mappings = identity_mapping((uint32_t)o->gid);
+    l->n_gid_mappings = 1;
+  }
+  l->resources = build_resources(o->policy, o->userns);
+  if (o->policy->seccomp == NULL || strcmp(o->policy->seccomp, "none") != 0)
+    l->seccomp = default_seccomp();
+  strv_init_empty(&l->masked_paths);
+  strv_push_list(&l->masked_paths, masked_paths);
+  strv_init_empty(&l->readonly_paths);
+  strv_push_list(&l->readonly_paths, readonly_paths);
+  return l;
+}
+
+static bool host_dir_exists(const char *path) {
+  struct stat st;
+  return stat(path, &st) == 0;
+}
+
+static bool is_symlink(const char *path) {
+  struct stat st;
+  return lstat(path, &st) == 0 && S_ISLNK(st.st_mode);
+}
+
+static void build_mounts(const struct sandbox_mapping_opts *o, const char *common_dir,
+                         const char *wt_git_dir, struct mount_list *l) {
+  static const char *const ro_bind[] = {"bind", "ro", "nosuid", "nodev", NULL};
+  static const char *const rw_bind[] = {"bind", "rw", "nosuid", "nodev", NULL};
+  const oci_policy *p = o->policy;
+
+  add_mount(l, "/proc", "proc", "proc", (const char *const[]){"nosuid", "noexec", "nodev", NULL});
+  add_mount(l, "/dev", "tmpfs", "tmpfs",
+            (const char *const[]){"nosuid", "strictatime", "mode=755", "size=65536k", NULL});
+  if (o->userns)
+    add_mount(l, "/dev/pts", "devpts", "devpts",
+              (const char *const[]){"nosuid", "noexec", "newinstance", "ptmxmode=0666", "mode=0620",
+                                    NULL});
+  else
+    add_mount(l, "/dev/pts", "devpts", "devpts",
+              (const char *const[]){"nosuid", "noexec", "newinstance", "ptmxmode=0666", "mode=0620",
+                                    "gid=5", NULL});
+  add_mount(l, "/dev/shm", "tmpfs", "shm",
+            (const char *const[]){"nosuid", "noexec", "nodev", "mode=1777", "size=65536k", NULL});
+  /* sysfs shows the network namespace's devices; in the host's, an unprivileged caller binds it */
+  if (o->userns && p->allow_network)
+    add_mount(l, "/sys", "none", "/sys",
+              (const char *const[]){"rbind", "nosuid", "noexec", "nodev", "ro", NULL});
+  else
+    add_mount(l, "/sys", "sysfs", "sysfs",
+              (const char *const[]){"nosuid", "noexec", "nodev", "ro", NULL});
+  add_mount(l, "/tmp", "tmpfs", "tmpfs",
+            (const char *const[]){"nosuid", "nodev", "mode=1777", NULL});
+  for (const char *const *d = system_dirs; *d; d++)
+    if (host_dir_exists(*d) && !is_symlink(*d))
+      add_mount(l, *d, "bind", *d, ro_bind);
+  for (const char *const *f = secret_files; *f; f++) {
+    struct stat st;
+    if (lstat(*f, &st) == 0 && S_ISREG(st.st_mode))
+      add_mount(l, *f, "bind", SANDBOX_UNREADABLE_FILE,
+                (const char *const[]){"bind", "ro", "nosuid", "nodev", "noexec", NULL});
+  }
+  if (o->home != NULL) {
+    cleanup_free char *uid = xasprintf("uid=%u", (unsigned)o->uid);
+    cleanup_free char *gid = xasprintf("gid=%u", (unsigned)o->gid);
+    add_mount(l, o->home, "tmpfs", "tmpfs",
+              (const char *const[]){"nosuid", "nodev", "mode=700", uid, gid, NULL});
+  }
+  for (size_t i = 0; i < p->allowed_paths.len; i++) {
+    const char *path = p->allowed_paths.items[i];
+    if (!host_dir_exists(path)) {
+      log_warning("sandbox: allowedPaths[%zu]: `%s` does not exist, skipped", i, path);
+      continue;
+    }
+    add_mount(l, path, "bind", path, ro_bind);
+  }
+  for (size_t i = 0; i < p->writable_paths.len; i++) {
+    const char *path = p->writable_paths.items[i];
+    if (!host_dir_exists(path)) {
+      log_warning("sandbox: writablePaths[%zu]: `%s` does not exist, skipped", i, path);
+      continue;
+    }
+    add_mount(l, path, "bind", path, rw_bind);
+  }
+  add_mount(l, o->worktree, "bind", o->worktree, rw_bind);
+  if (common_dir != NULL)
+    add_mount(l, common_dir, "bind", common_dir, rw_bind);
+  if (wt_git_dir != NULL)
+    add_mount(l, wt_git_dir, "bind", wt_git_dir, rw_bind);
+  sort_mounts_by_depth(l);
+}
+
+/* $HOME gets a tmpfs only where that hides nothing the sandbox is given */
+static const char *usable_home(const struct sandbox_mapping_opts *o) {
+  const char *home = o->home;
+  if (home == NULL || home[0] != '/' || strcmp(home, "/") == 0)
+    return NULL;
+  for (const char *const *d = system_dirs; *d; d++)
+    if (path_within(home, *d))
+      return NULL;
+  if (path_within(home, o->worktree) || strcmp(home, "/tmp") == 0 || path_within(home, "/proc") ||
+      path_within(home, "/dev") || path_within(home, "/sys"))
+    return NULL;
+  for (size_t i = 0; i < o->policy->allowed_paths.len; i++)
+    if (path_within(home, o->policy->allowed_paths.items[i]))
+      return NULL;
+  for (size_t i = 0; i < o->policy->writable_paths.len; i++)
+    if (path_within(home, o->policy->writable_paths.items[i]))
+      return NULL;
+  return home;
+}
+
+static int landlock_ports_annotation(const oci_policy *p, oci_map *annotations) {
+  size_t cap = 32 + p->n_allowed_tcp_ports * 8, len = 0;
+  cleanup_free char *json = xmalloc0(cap);
+  len += (size_t)snprintf(json + len, cap - len, "{\"tcpConnect\":[");
+  for (size_t i = 0; i < p->n_allowed_tcp_ports; i++)
+    len += (size_t)snprintf(json + len, cap - len, "%s%u", i ? "," : "",
+                            (unsigned)p->allowed_tcp_ports[i]);
+  snprintf(json + len, cap - len, "]}");
+  return oci_map_set(annotations, LANDLOCK_ANNOTATION, json);
+}
+
+int sandbox_config_from_policy(const struct sandbox_mapping_opts *o, oci_config **out,
+                               fsrun_error_t *err) {
+  cleanup_free char *common_dir = NULL;
+  cleanup_free char *wt_git_dir = NULL;
+  struct sandbox_mapping_opts opts = *o;
+  struct mount_list mounts = {0};
+  const oci_policy *p = o->policy;
+  oci_config *c;
+
+  *out = NULL;
+  if (p->seccomp != NULL && strcmp(p->seccomp, "default") != 0 && strcmp(p->seccomp, "none") != 0)
+    return fsrun_error_make(err, 0,
+                            "policy: seccomp: a profile file is not supported yet (only "
+                            "\"default\" and \"none\"), got `%s`",
+                            p->seccomp);
+  if (sandbox_git_dirs(o->worktree, &common_dir, &wt_git_dir, err) < 0)
+    return fsrun_error_code(err);
+  opts.home = usable_home(o);
+
+  c = xmalloc0(sizeof(*c));
+  c->oci_version = xstrdup(OCI_VERSION);
+  c->has_root = true;
+  c->root_path = xstrdup(o->root_path ? o->root_path : "rootfs");
+  c->root_readonly = true;
+  c->hostname = xstrdup("sandbox");
+  c->process = build_process(&opts);
+  c->linux_ = build_linux(&opts);
+  build_mounts(&opts, common_dir, wt_git_dir, &mounts);
+  c->mounts = mounts.items;
+  c->n_mounts = mounts.len;
+  if (p->allow_network && p->n_allowed_tcp_ports > 0 &&
+      landlock_ports_annotation(p, &c->annotations) < 0) {
+    oci_config_free(c);
+    return fsrun_error_make(err, ENOMEM, "policy: allowedTcpPorts");
+  }
+  *out = c;
+  return 0;
+}
+
+/* --- policy ---------------------------------------------------------------------------------- */
+
+static int read_all_fd(int fd, char **out, size_t *len, fsrun_error_t *err) {
+  size_t cap = 4096, n = 0;
+  char *buf = xmalloc0(cap + 1);
+  for (;;) {
+    ssize_t r = read(fd, buf + n, cap - n);
+    if (r < 0 && errno == EINTR)
+      continue;
+    if (r < 0) {
+      free(buf);
+      return fsrun_error_errno(err, "read the policy from stdin");
+    }
+    if (r == 0)
+      break;
+    n += (size_t)r;
+    if (n == cap) {
+      if (cap >= 64u * 1024 * 1024) {
+        free(buf);
+        return fsrun_error_make(err, 0, "policy on stdin: larger than 64 MiB");
+      }
+      cap *= 2;
+      char *bigger = realloc(buf, cap + 1);
+      if (bigger == NULL)
+        abort();
+      buf = bigger;
+    }
+  }
+  buf[n] = '\0';
+  *out = buf;
+  *len = n;
+  return 0;
+}
+
+int sandbox_policy_load(const char *path, oci_policy **out, fsrun_error_t *err) {
+  cleanup_free char *text = NULL;
+  char *parse_err = NULL;
+  size_t len = 0;
+  const char *what;
+
+  if (path == NULL) {
+    text = xstrdup("{}");
+    len = 2;
+    what = "policy";
+  } else if (strcmp(path, "-") == 0) {
+    if (read_all_fd(STDIN_FILENO, &text, &len, err) < 0)
+      return fsrun_error_code(err);
+    what = "policy (stdin)";
+  } else {
+    if (oci_read_file(path, &text, &len, &parse_err) < 0)
+      return fsrun_error_take(err, EINVAL, parse_err);
+    what = path;
+  }
+  if (oci_policy_parse(text, len, what, out, &parse_err) < 0)
+    return fsrun_error_take(err, EINVAL, parse_err);
+  return 0;
+}
+
+int sandbox_policy_hash(const oci_policy *p, char out[65], fsrun_error_t *err) {
+  oci_policy bare = *p;
+  char *json_err = NULL;
+  cleanup_free char *json = NULL;
+  bare.backend = NULL;
+  bare.failure_mode = NULL;
+  json = oci_policy_serialize(&bare, &json_err);
+  if (json == NULL)
+    return fsrun_error_take(err, 0, json_err);
+  sha256_hex(json, strlen(json), out);
+  return 0;
+}
+
+int sandbox_resolve_worktree(const char *path, char **out, fsrun_error_t *err) {
+  struct stat st;
+  char *resolved = realpath(path ? path : ".", NULL);
+  *out = NULL;
+  if (resolved == NULL)
+    return fsrun_error_errno(err, "--worktree `%s`", path ? path : ".");
+  if (stat(resolved, &st) < 0 || !S_ISDIR(st.st_mode)) {
+    free(resolved);
+    return fsrun_error_make(err, 0, "--worktree `%s`: not a directory", path ? path : ".");
+  }
+  if (strcmp(resolved, "/") == 0) {
+    free(resolved);
+    return fsrun_error_make(err, 0, "--worktree: `/` cannot be a worktree");
+  }
+  *out = resolved;
+  return 0;
+}
+
+/* --- the bundle ------------------------------------------------------------------------------ */
+
+int sandbox_write_bundle(const char *dir, const oci_config *config, fsrun_error_t *err) {
+  cleanup_free char *json_err = NULL;
+  cleanup_free char *json = oci_config_serialize(config, true, &json_err);
+  cleanup_close int dirfd = -1;
+  cleanup_close int rootfd = -1;
+  cleanup_close int fd = -1;
+  size_t len;
+
+  if (json == NULL)
+    return fsrun_error_take(err, 0, steal_ptr(&json_err));
+  if (mkdir(dir, 0700) < 0 && errno != EEXIST)
+    return fsrun_error_errno(err, "create the bundle directory `%s`", dir);
+  dirfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (dirfd < 0)
+    return fsrun_error_errno(err, "open the bundle directory `%s`", dir);
+  /* the root: empty but for the merged-/usr symlinks; the runtime makes the mount points */
+  if (mkdirat(dirfd, config->root_path, 0755) < 0 && errno != EEXIST)
+    return fsrun_error_errno(err, "create `%s/%s`", dir, config->root_path);
+  rootfd = openat(dirfd, config->root_path, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (rootfd < 0)
+    return fsrun_error_errno(err, "open `%s/%s`", dir, config->root_path);
+  for (const char *const *d = system_dirs; *d; d++) {
+    char target[4096];
+    ssize_t n = readlink(*d, target, sizeof(target) - 1);
+    if (n <= 0)
+      continue;
+    target[n] = '\0';
+    if (symlinkat(target, rootfd, *d + 1) < 0 && errno != EEXIST)
+      return fsrun_error_errno(err, "create the symlink `%s` in the root", *d);
+  }
+  fd = openat(dirfd, SANDBOX_UNREADABLE_FILE, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0);
+  if (fd < 0 || fchmod(fd, 0) < 0 || ftruncate(fd, 0) < 0)
+    return fsrun_error_errno(err, "create `%s/%s`", dir, SANDBOX_UNREADABLE_FILE);
+  close(steal_fd(&fd));
+  /* O_EXCL: an existing config.json (or a symlink planted there) is never overwritten */
+  fd = openat(dirfd, "config.json", O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+  if (fd < 0 && errno == EEXIST)
+    return fsrun_error_make(err, 0, "config.json already exists in `%s`", dir);
+  if (fd < 0)
+    return fsrun_error_errno(err, "create `%s/config.json`", dir);
+  len = strlen(json);
+  if (safe_write_all(fd, json, len) < 0 || safe_write_all(fd, "\n", 1) < 0) {
+    int saved = errno;
+    unlinkat(dirfd, "config.json", 0);
+    return fsrun_error_make(err, saved, "write `%s/config.json`", dir);
+  }
+  return 0;
+}
+
+int sandbox_bundle(const struct fsrun_context *ctx, const struct sandbox_bundle_opts *o,
+                   fsrun_error_t *err) {
+  oci_policy *policy = NULL;
+  oci_config *config = NULL;
+  cleanup_free char *worktree = NULL;
+  int r;
+
+  (void)ctx;
+  if (o->out_dir == NULL)
+    return fsrun_error_make(err, 0, "bundle: --out DIR is required");
+  if (o->worktree == NULL)
+    return fsrun_error_make(err, 0, "bundle: --worktree DIR is required");
+  if (sandbox_policy_load(o->policy_path, &policy, err) < 0)
+    return fsrun_error_code(err);
+  r = sandbox_resolve_worktree(o->worktree, &worktree, err);
+  if (r == 0) {
+    extern char **environ;
+    struct sandbox_mapping_opts m = {
+        .policy = policy,
+        .worktree = worktree,
+        .args = o->args,
+        .n_args = o->n_args,
+        .environ = environ,
+        .uid = geteuid(),
+        .gid = getegid(),
+        .home = getenv("HOME"),
+        .root_path = "rootfs",
+        .userns = geteuid() != 0,
+    };
+    r = sandbox_config_from_policy(&m, &config, err);
+  }
+  if (r == 0)
+    r = sandbox_write_bundle(o->out_dir, config, err);
+  if (config != NULL)
+    oci_config_free(config);
+  oci_policy_free(policy);
+  return r;
+}

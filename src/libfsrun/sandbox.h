@@ -1,0 +1,92 @@
+/* The Fusion sandbox: a SandboxPolicy (libocispec's oci_policy) turned into an OCI config over a
+ * git worktree (design.md, "Mapping to the OCI spec"), written as a bundle (`fsrun bundle`) or run
+ * once
+ * (`fsrun sandbox`, see sandbox-run.c). */
+#ifndef FSRUN_SANDBOX_H
+#define FSRUN_SANDBOX_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "context.h"
+#include "error.h"
+#include "oci.h"
+
+#define SANDBOX_DEFAULT_PIDS_LIMIT 4096
+/* in the bundle: the empty, mode 0 file bound over /etc/shadow and the like */
+#define SANDBOX_UNREADABLE_FILE "unreadable"
+#define SANDBOX_DEFAULT_PATH    "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+struct sandbox_mapping_opts {
+  const oci_policy *policy;
+  const char *worktree; /* absolute, symlinks resolved */
+  char *const *args;    /* the command; NULL or empty = /bin/sh */
+  size_t n_args;
+  char *const *environ; /* the caller's environment, filtered by envAllowlist */
+  uid_t uid;            /* the caller's ids, kept inside */
+  gid_t gid;
+  const char *home;      /* $HOME inside (a tmpfs); NULL = none */
+  const char *root_path; /* root.path of the config ("rootfs") */
+  bool userns;           /* not root: a user namespace mapping uid/gid to themselves */
+};
+
+/* Builds the config. Paths of allowedPaths/writablePaths that do not exist are skipped with a
+ * warning. */
+int sandbox_config_from_policy(const struct sandbox_mapping_opts *o, oci_config **out,
+                               fsrun_error_t *err);
+
+/* Creates dir (must not hold a config.json yet) with config.json and the root directory, holding
+ * the symlinks of a merged-/usr host (/bin -> usr/bin, ...). */
+int sandbox_write_bundle(const char *dir, const oci_config *config, fsrun_error_t *err);
+
+/* Reads and parses a policy file ("-" = stdin; NULL = the empty policy {}). */
+int sandbox_policy_load(const char *path, oci_policy **out, fsrun_error_t *err);
+/* sha256 hex of the canonical JSON of the bare policy (the settings wrapper left out). */
+int sandbox_policy_hash(const oci_policy *p, char out[65], fsrun_error_t *err);
+
+/* Resolves the worktree (default "."), refusing what is not a directory. Caller frees *out. */
+int sandbox_resolve_worktree(const char *path, char **out, fsrun_error_t *err);
+
+/* The git common directory of a worktree whose `.git` is a file ("gitdir: ..."), plus the
+ * worktree's own git dir when it is outside the common one. NULL when `.git` is a directory or
+ * missing (nothing outside the worktree is needed). Caller frees. */
+int sandbox_git_dirs(const char *worktree, char **common_dir, char **worktree_git_dir,
+                     fsrun_error_t *err);
+
+/* `fsrun bundle` */
+struct sandbox_bundle_opts {
+  const char *policy_path;
+  const char *worktree;
+  const char *out_dir;
+  char *const *args;
+  size_t n_args;
+};
+int sandbox_bundle(const struct fsrun_context *ctx, const struct sandbox_bundle_opts *o,
+                   fsrun_error_t *err);
+
+/* `fsrun sandbox` */
+struct sandbox_run_opts {
+  const char *policy_path; /* NULL: {} */
+  const char *worktree;    /* NULL: "." */
+  const char *task_id;
+  const char *run_id;
+  int64_t timeout_ms; /* 0: none */
+  size_t max_buffer;  /* --json capture limit per stream */
+  bool json;
+  const char *audit_log;
+  const char *failure_mode; /* NULL: the policy's, then fail-hard */
+  char *const *args;
+  size_t n_args;
+};
+#define SANDBOX_EXIT_TIMEOUT       124
+#define SANDBOX_EXIT_SETUP         125
+#define SANDBOX_DEFAULT_MAX_BUFFER (10u * 1024 * 1024)
+
+/* Runs the command; *exit_status gets the command's status (124 timeout, 125 set-up failure under
+ * fail-hard). Returns < 0 only for bad input (options, policy, worktree), before anything ran. */
+int sandbox_run(const struct fsrun_context *ctx, const struct sandbox_run_opts *o, int *exit_status,
+                fsrun_error_t *err);
+
+#endif

@@ -1,0 +1,107 @@
+/* SHA-256 as specified in FIPS 180-4, written from the standard's description. */
+#include "sha256.h"
+
+#include <string.h>
+
+static const uint32_t round_constants[64] = {
+    0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
+    0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
+    0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da,
+    0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967,
+    0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85,
+    0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070,
+    0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
+    0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2,
+};
+
+static uint32_t rotr(uint32_t x, unsigned n) {
+  return (x >> n) | (x << (32 - n));
+}
+
+static void compress(uint32_t state[8], const uint8_t block[64]) {
+  uint32_t w[64], a, b, c, d, e, f, g, h;
+  for (int i = 0; i < 16; i++)
+    w[i] = (uint32_t)block[i * 4] << 24 | (uint32_t)block[i * 4 + 1] << 16 |
+           (uint32_t)block[i * 4 + 2] << 8 | (uint32_t)block[i * 4 + 3];
+  for (int i = 16; i < 64; i++) {
+    uint32_t s0 = rotr(w[i - 15], 7) ^ rotr(w[i - 15], 18) ^ (w[i - 15] >> 3);
+    uint32_t s1 = rotr(w[i - 2], 17) ^ rotr(w[i - 2], 19) ^ (w[i - 2] >> 10);
+    w[i] = w[i - 16] + s0 + w[i - 7] + s1;
+  }
+  a = state[0], b = state[1], c = state[2], d = state[3];
+  e = state[4], f = state[5], g = state[6], h = state[7];
+  for (int i = 0; i < 64; i++) {
+    uint32_t s1 = rotr(e, 6) ^ rotr(e, 11) ^ rotr(e, 25);
+    uint32_t ch = (e & f) ^ (~e & g);
+    uint32_t t1 = h + s1 + ch + round_constants[i] + w[i];
+    uint32_t s0 = rotr(a, 2) ^ rotr(a, 13) ^ rotr(a, 22);
+    uint32_t maj = (a & b) ^ (a & c) ^ (b & c);
+    uint32_t t2 = s0 + maj;
+    h = g, g = f, f = e, e = d + t1;
+    d = c, c = b, b = a, a = t1 + t2;
+  }
+  state[0] += a, state[1] += b, state[2] += c, state[3] += d;
+  state[4] += e, state[5] += f, state[6] += g, state[7] += h;
+}
+
+void sha256_init(struct sha256_ctx *c) {
+  static const uint32_t initial[8] = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
+                                      0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
+  memcpy(c->state, initial, sizeof(initial));
+  c->total_len = 0;
+  c->block_len = 0;
+}
+
+void sha256_update(struct sha256_ctx *c, const void *data, size_t len) {
+  const uint8_t *p = data;
+  c->total_len += len;
+  while (len > 0) {
+    size_t take = 64 - c->block_len;
+    if (take > len)
+      take = len;
+    memcpy(c->block + c->block_len, p, take);
+    c->block_len += take;
+    p += take;
+    len -= take;
+    if (c->block_len == 64) {
+      compress(c->state, c->block);
+      c->block_len = 0;
+    }
+  }
+}
+
+void sha256_final(struct sha256_ctx *c, uint8_t digest[32]) {
+  uint64_t bits = c->total_len * 8;
+  /* padding: 0x80, zeros up to 56 mod 64, then the length in bits, big-endian */
+  c->block[c->block_len++] = 0x80;
+  if (c->block_len > 56) {
+    memset(c->block + c->block_len, 0, 64 - c->block_len);
+    compress(c->state, c->block);
+    c->block_len = 0;
+  }
+  memset(c->block + c->block_len, 0, 56 - c->block_len);
+  for (int i = 0; i < 8; i++)
+    c->block[56 + i] = (uint8_t)(bits >> (56 - 8 * i));
+  compress(c->state, c->block);
+  for (int i = 0; i < 8; i++) {
+    digest[i * 4] = (uint8_t)(c->state[i] >> 24);
+    digest[i * 4 + 1] = (uint8_t)(c->state[i] >> 16);
+    digest[i * 4 + 2] = (uint8_t)(c->state[i] >> 8);
+    digest[i * 4 + 3] = (uint8_t)c->state[i];
+  }
+  memset(c->block, 0, sizeof(c->block));
+}
+
+void sha256_hex(const void *data, size_t len, char out[65]) {
+  static const char hex[] = "0123456789abcdef";
+  struct sha256_ctx c;
+  uint8_t digest[32];
+  sha256_init(&c);
+  sha256_update(&c, data, len);
+  sha256_final(&c, digest);
+  for (int i = 0; i < 32; i++) {
+    out[i * 2] = hex[digest[i] >> 4];
+    out[i * 2 + 1] = hex[digest[i] & 15];
+  }
+  out[64] = '\0';
+}

@@ -1,0 +1,413 @@
+#!/usr/bin/env bats
+# `fsrun sandbox` and `fsrun bundle` (design.md, "The Fusion sandbox"): a policy turned into a
+# sandbox over a git worktree, observed from inside (what exists, what is writable, the
+# environment, the syscalls that fail) and from the host (the commit, the cgroup limits, the audit
+# log, and that nothing is left behind).
+
+load helpers
+
+setup() {
+  requires_root
+  requires_fsrun_command sandbox
+  requires_host_command git
+  requires_host_command jq
+  TASK=task-$RANDOM$RANDOM
+  DIR=$BATS_TEST_TMPDIR/sbx
+  REPO=$DIR/repo
+  WT=$DIR/worktree
+  POLICY=$DIR/policy.json
+  mkdir -p "$DIR"
+  git init -q "$REPO"
+  git -C "$REPO" config user.email sandbox@example.invalid
+  git -C "$REPO" config user.name sandbox
+  echo hello >"$REPO/README"
+  git -C "$REPO" add README
+  git -C "$REPO" commit -qm "first commit"
+  git -C "$REPO" worktree add -q -b "$TASK" "$WT"
+  write_policy '{"allowNetwork": false, "envAllowlist": ["PATH", "CI"],
+                 "cpuLimit": {"maxCores": 1, "maxMs": 60000}, "memoryLimitMb": 512}'
+}
+
+teardown() {
+  local pid
+  for pid in ${BACKGROUND_PIDS:-}; do
+    kill "$pid" 2>/dev/null
+    wait "$pid" 2>/dev/null
+  done
+  teardown_bundle
+  # a failed test must not leave the worktree mounted anywhere before bats removes its tmp dir
+  assert_sandbox_gone
+}
+
+write_policy() {
+  printf '%s\n' "$1" >"$POLICY"
+}
+
+# sbx ARGS... -- COMMAND...: `fsrun sandbox` on the worktree with the policy and this test's task id
+sbx() {
+  fsrun sandbox --policy "$POLICY" --worktree "$WT" --task-id "$TASK" "$@"
+}
+
+# Nothing of this test's sandboxes remains: no state or temp dir, mount, cgroup or process.
+assert_sandbox_gone() {
+  local entry problems=0
+  for entry in "$FSRUN_ROOT"/* "$FSRUN_ROOT"/.sandbox/*; do
+    [ -e "$entry" ] || continue
+    if [[ ${entry##*/} == *"$TASK"* ]]; then
+      echo "leftover: $entry" >&2
+      problems=1
+    fi
+  done
+  if grep -F -- "$DIR" /proc/self/mountinfo >&2; then
+    echo "leftover mount of $DIR" >&2
+    problems=1
+  fi
+  assert_no_leftovers "$TASK" "$FSRUN_ROOT/.sandbox" || problems=1
+  [ "$problems" = 0 ]
+}
+
+@test "sandbox: the quickstart scenario: a commit in the worktree, cwd, lo only, no home files" {
+  run sbx -- /bin/sh -c '
+    echo "cwd: $(pwd)"
+    echo "change from the sandbox" >> README && git commit -qam "edited in the sandbox" && echo committed
+    echo "net: $(ls /sys/class/net | tr "\n" " ")"
+    echo "home: $(ls -A "$HOME" | wc -l)"'
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [[ $output == *"cwd: $WT"* ]]
+  [[ $output == *committed* ]]
+  [[ $output == *"net: lo "* ]]
+  [[ $output == *"home: 0"* ]]
+  # the commit is in the repository, seen from the host
+  [ "$(git -C "$REPO" log -1 --format=%s "$TASK")" = "edited in the sandbox" ]
+  [ "$(git -C "$WT" status --porcelain)" = "" ]
+  assert_sandbox_gone
+}
+
+@test "sandbox: allowNetwork true keeps the host's network devices (control for lo only)" {
+  write_policy '{"allowNetwork": true}'
+  run sbx -- /bin/sh -c 'ls /sys/class/net | sort | tr "\n" " "'
+  [ "$status" -eq 0 ]
+  [ "$output" = "$(ls /sys/class/net | sort | tr '\n' ' ')" ]
+}
+
+@test "sandbox: paths outside the policy are not there; the parent repo shows only its .git" {
+  mkdir -p "$DIR/outside"
+  echo secret >"$DIR/outside/file"
+  run sbx -- /bin/sh -c "test -e '$DIR/outside/file' && echo visible || echo absent; ls -A '$REPO'"
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ "${lines[0]}" = absent ]
+  [ "${lines[1]}" = .git ]
+  [ "${#lines[@]}" -eq 2 ]
+}
+
+@test "sandbox: /etc is there but /etc/shadow is unreadable" {
+  [ -f /etc/shadow ] || skip "the host has no /etc/shadow"
+  run sbx -- /bin/sh -c 'test -s /etc/passwd && echo passwd; cat /etc/shadow; echo "cat: $?"'
+  echo "$output"
+  [[ ${lines[0]} == passwd ]]
+  [[ $output == *"Permission denied"* ]]
+  [[ $output == *"cat: 1"* ]]
+  [[ $output != *"root:"* ]]
+}
+
+@test "sandbox: writablePaths are writable, allowedPaths read-only (EROFS)" {
+  mkdir -p "$DIR/ro" "$DIR/rw"
+  echo readable >"$DIR/ro/file"
+  write_policy "{\"allowedPaths\": [\"$DIR/ro\"], \"writablePaths\": [\"$DIR/rw\"]}"
+  run sbx -- /bin/sh -c "
+    cat '$DIR/ro/file'
+    echo new > '$DIR/rw/new' && echo rw-ok
+    echo x > '$DIR/ro/new' || echo ro-refused"
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [[ $output == *readable* ]]
+  [[ $output == *rw-ok* ]]
+  [[ $output == *"Read-only file system"* ]]
+  [[ $output == *ro-refused* ]]
+  [ "$(cat "$DIR/rw/new")" = new ]
+  [ ! -e "$DIR/ro/new" ]
+}
+
+@test "sandbox: envAllowlist filters the environment; PATH and HOME are set" {
+  write_policy '{"envAllowlist": ["SBX_ALLOWED"]}'
+  SBX_ALLOWED=yes SBX_SECRET=leak run sbx -- /bin/sh -c 'env | sort'
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [[ $output == *SBX_ALLOWED=yes* ]]
+  [[ $output != *SBX_SECRET* ]]
+  [[ $output == *PATH=* ]]
+  [[ $output == *"HOME=$HOME"* ]]
+}
+
+@test "sandbox: no capabilities, no_new_privs and a seccomp filter" {
+  run sbx -- /bin/sh -c 'grep -E "^(CapEff|CapBnd|NoNewPrivs|Seccomp):" /proc/self/status'
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [[ $output == *"CapEff:"*"0000000000000000"* ]]
+  [[ $output == *"CapBnd:"*"0000000000000000"* ]]
+  [[ $output == *"NoNewPrivs:"*"1"* ]]
+  [[ $output == *"Seccomp:"*"2"* ]]
+}
+
+@test "sandbox: unshare of a user namespace fails with EPERM (and works with seccomp none)" {
+  requires_host_command unshare
+  run sbx -- unshare -U true
+  echo "$output"
+  [ "$status" -ne 0 ]
+  [[ $output == *"Operation not permitted"* ]]
+  # control: without the filter the same command works, so the refusal above is seccomp's
+  write_policy '{"seccomp": "none"}'
+  run sbx -- unshare -U /bin/sh -c 'echo in-userns'
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ "$output" = in-userns ]
+}
+
+@test "sandbox: mount fails with EPERM" {
+  run sbx -- /bin/sh -c 'mount -t tmpfs none /tmp; echo "status $?"'
+  echo "$output"
+  [[ $output == *"status 32"* || $output == *"status 1"* ]]
+  [[ $output == *"ermission denied"* || $output == *"not permitted"* ]]
+}
+
+@test "sandbox: memoryLimitMb and the default pids limit are in the container's cgroup" {
+  write_policy '{"memoryLimitMb": 96}'
+  local out=$WT/cgroup release=$WT/release tries=100 mem_path pids_path
+  sbx -- /bin/sh -c "cat /proc/self/cgroup > '$out.tmp'; mv '$out.tmp' '$out'
+    while [ ! -e '$release' ]; do sleep 0.05; done" 3>&- &
+  BACKGROUND_PIDS=$!
+  while [ ! -e "$out" ] && [ "$tries" -gt 0 ]; do
+    sleep 0.1
+    tries=$((tries - 1))
+  done
+  cat "$out"
+  if [ "$(cgroup_mode)" = unified ]; then
+    mem_path=/sys/fs/cgroup$(sed -n 's/^0:://p' "$out")
+    [ "$(cat "$mem_path/memory.max")" = $((96 * 1024 * 1024)) ]
+    [ "$(cat "$mem_path/pids.max")" = 4096 ]
+  else
+    mem_path=/sys/fs/cgroup/memory$(sed -n 's/^[0-9]*:memory://p' "$out")
+    pids_path=/sys/fs/cgroup/pids$(sed -n 's/^[0-9]*:pids://p' "$out")
+    [ "$(cat "$mem_path/memory.limit_in_bytes")" = $((96 * 1024 * 1024)) ]
+    [ "$(cat "$pids_path/pids.max")" = 4096 ]
+  fi
+  touch "$release"
+  wait "$BACKGROUND_PIDS"
+  BACKGROUND_PIDS=
+  assert_sandbox_gone
+}
+
+@test "sandbox: --json captures stdout, stderr, the status and the enforced limits" {
+  run sbx --json -- /bin/sh -c 'echo out; echo err >&2; exit 3'
+  echo "$output"
+  [ "$status" -eq 3 ]
+  [ "$(jq -r .stdout <<<"$output")" = out ]
+  [ "$(jq -r .stderr <<<"$output")" = err ]
+  [ "$(jq -r .exitCode <<<"$output")" = 3 ]
+  [ "$(jq -r .timedOut <<<"$output")" = false ]
+  [ "$(jq -r .truncated <<<"$output")" = false ]
+  [ "$(jq -r .backend <<<"$output")" = fsrun ]
+  [ "$(jq -r .limits.memoryLimitMb <<<"$output")" = 512 ]
+  [ "$(jq -r .limits.pidsLimit <<<"$output")" = 4096 ]
+  [ "$(jq -r .limits.network <<<"$output")" = none ]
+  jq -e '.durationMs >= 0' <<<"$output"
+}
+
+@test "sandbox: --max-buffer truncates a stream and says so" {
+  run sbx --json --max-buffer 10 -- /bin/sh -c 'seq 1 100000'
+  [ "$status" -eq 0 ]
+  [ "$(jq -r .truncated <<<"$output")" = true ]
+  [ "$(jq -j .stdout <<<"$output")" = "$(printf '1\n2\n3\n4\n5\n')" ]
+}
+
+@test "sandbox: --timeout-ms kills the whole sandbox: 124, no process left" {
+  local marker=1$RANDOM$RANDOM
+  run sbx --timeout-ms 300 -- /bin/sh -c "sleep $marker & sleep $marker; echo not-killed"
+  echo "$output"
+  [ "$status" -eq 124 ]
+  [[ $output != *not-killed* ]]
+  [ -z "$(pgrep -f "sleep $marker")" ]
+  assert_sandbox_gone
+  run sbx --json --timeout-ms 300 -- sleep "$marker"
+  [ "$status" -eq 124 ]
+  [ "$(jq -r .timedOut <<<"$output")" = true ]
+  [ "$(jq -r .exitCode <<<"$output")" = 124 ]
+  [ -z "$(pgrep -f "sleep $marker")" ]
+}
+
+@test "sandbox: a misspelt policy key is bad input: exit 1, one line naming it, nothing run" {
+  write_policy '{"allowNetwrok": true}'
+  run sbx --audit-log "$DIR/audit.log" -- /bin/sh -c "touch '$WT/ran'"
+  echo "$output"
+  [ "$status" -eq 1 ]
+  [ "${#lines[@]}" -eq 1 ]
+  [[ $output == *allowNetwrok* ]]
+  [ ! -e "$WT/ran" ]
+  [ ! -s "$DIR/audit.log" ]
+  assert_sandbox_gone
+}
+
+@test "sandbox: a worktree that does not exist is bad input (exit 1)" {
+  run fsrun sandbox --policy "$POLICY" --worktree "$DIR/nope" -- true
+  [ "$status" -eq 1 ]
+  [[ $output == *"$DIR/nope"* ]]
+}
+
+@test "sandbox: the audit log has prepare and run, with the canonical policy's sha256" {
+  # any spelling of the same policy has the same hash: that of its canonical form
+  write_policy '{ "memoryLimitMb" : 64,
+                  "allowNetwork": false }'
+  local want
+  want=$(printf '%s' '{"allowNetwork":false,"memoryLimitMb":64}' | sha256sum | cut -d' ' -f1)
+  run sbx --run-id run-1 --audit-log "$DIR/audit.log" -- /bin/sh -c 'exit 7'
+  [ "$status" -eq 7 ]
+  cat "$DIR/audit.log"
+  [ "$(wc -l <"$DIR/audit.log")" -eq 2 ]
+  [ "$(jq -sr 'map(.event) | join(",")' "$DIR/audit.log")" = "sandbox:prepare,sandbox:run" ]
+  [ "$(jq -sr 'map(.policyHash) | unique | join(",")' "$DIR/audit.log")" = "$want" ]
+  [ "$(jq -sr '.[1].exitCode' "$DIR/audit.log")" = 7 ]
+  [ "$(jq -sr '.[1].taskId + " " + .[1].runId + " " + .[1].backend' "$DIR/audit.log")" = "$TASK run-1 fsrun" ]
+  jq -se '.[1].durationMs >= 0 and (.[0].time | test("^[0-9]{4}-[0-9]{2}-[0-9]{2}T"))' "$DIR/audit.log"
+}
+
+@test "sandbox: a sandbox that cannot be set up: 125 under fail-hard, native run under fallback" {
+  # a state root below a regular file: the bundle cannot be written
+  : >"$DIR/not-a-dir"
+  local bad_root=$DIR/not-a-dir/state
+  run "$FSRUN" --root "$bad_root" sandbox --policy "$POLICY" --worktree "$WT" --task-id "$TASK" \
+    --audit-log "$DIR/audit.log" -- /bin/sh -c "touch '$WT/ran'"
+  echo "$output"
+  [ "$status" -eq 125 ]
+  [ ! -e "$WT/ran" ]
+  [ "$(jq -sr 'map(.event) | join(",")' "$DIR/audit.log")" = "sandbox:prepare,sandbox:failure" ]
+  jq -se '.[1].reason | length > 0' "$DIR/audit.log"
+
+  rm -f "$DIR/audit.log"
+  run "$FSRUN" --root "$bad_root" sandbox --policy "$POLICY" --worktree "$WT" --task-id "$TASK" \
+    --audit-log "$DIR/audit.log" --failure-mode fallback-native --json -- /bin/sh -c "pwd; touch '$WT/ran'"
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ -e "$WT/ran" ]
+  json=$(grep '^{' <<<"$output")
+  [ "$(jq -r .backend <<<"$json")" = native ]
+  [ "$(jq -r .stdout <<<"$json")" = "$WT" ]
+  [ "$(jq -sr 'map(.event + ":" + .backend) | join(",")' "$DIR/audit.log")" = \
+    "sandbox:prepare:fsrun,sandbox:fallback:native,sandbox:run:native" ]
+}
+
+@test "bundle: writes config.json and an empty root; fsrun run uses it on the worktree" {
+  requires_fsrun_command bundle
+  local out=$DIR/bundle id=bundle-$TASK
+  run fsrun bundle --policy "$POLICY" --worktree "$WT" --out "$out" -- /bin/sh -c 'echo from-bundle > made-here; pwd'
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ -f "$out/config.json" ]
+  [ -d "$out/rootfs" ]
+  [ -z "$(find "$out/rootfs" -mindepth 1 ! -type l)" ]
+  [ "$(jq -r .process.cwd "$out/config.json")" = "$WT" ]
+  [ "$(jq -r .root.readonly "$out/config.json")" = true ]
+  [ "$(jq -r '.linux.resources.memory.limit' "$out/config.json")" = $((512 * 1024 * 1024)) ]
+  [ "$(jq -r '[.linux.namespaces[].type] | sort | join(",")' "$out/config.json")" = "ipc,mount,network,pid,uts" ]
+  [ "$(jq -r '.process.rlimits[] | select(.type == "RLIMIT_CPU") | .hard' "$out/config.json")" = 60 ]
+  jq -e '.linux.seccomp.syscalls[0].names | index("mount") and index("ptrace") and index("unshare")' "$out/config.json"
+  # the git common dir is bound read-write so that commits work
+  jq -e --arg d "$REPO/.git" '[.mounts[] | select(.destination == $d and (.options | index("rw")))] | length == 1' "$out/config.json"
+
+  run fsrun run --bundle "$out" "$id"
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ "$output" = "$WT" ]
+  [ "$(cat "$WT/made-here")" = from-bundle ]
+  assert_no_leftovers "$id" "$out"
+
+  # an existing bundle is never overwritten
+  run fsrun bundle --policy "$POLICY" --worktree "$WT" --out "$out"
+  [ "$status" -eq 1 ]
+  [[ $output == *"already exists"* ]]
+}
+
+@test "sandbox: an ordinary user gets a user namespace mapping its own uid; commits still work" {
+  requires_host_command setpriv
+  requires_host_command unshare
+  local uid=1000
+  setpriv --reuid "$uid" --regid "$uid" --clear-groups unshare -U true 2>/dev/null ||
+    skip "an unprivileged user cannot create a user namespace on this host"
+  make_traversable "$DIR"
+  chown -R "$uid:$uid" "$DIR"
+  run setpriv --reuid "$uid" --regid "$uid" --clear-groups env HOME="$DIR/home" \
+    "$FSRUN" --root "$DIR/user-state" sandbox --policy "$POLICY" --worktree "$WT" --task-id "$TASK" \
+    --json -- /bin/sh -c 'id -u; cat /proc/self/uid_map; echo x >> README && git commit -qam user && echo committed; ls /sys/class/net'
+  echo "$output"
+  [ "$status" -eq 0 ]
+  stdout=$(jq -r .stdout <<<"$output")
+  [ "$(sed -n 1p <<<"$stdout")" = "$uid" ]
+  [ "$(sed -n 2p <<<"$stdout" | tr -s ' ' | sed 's/^ //')" = "$uid $uid 1" ]
+  [[ $stdout == *committed* ]]
+  [ "$(sed -n '$p' <<<"$stdout")" = lo ]
+  # without a delegated cgroup the memory limit is not claimed as enforced
+  [ "$(jq -r '.limits | has("memoryLimitMb")' <<<"$output")" = false ]
+  [ "$(git -c safe.directory="*" -C "$REPO" log -1 --format=%s "$TASK")" = user ]
+  [ -z "$(ls -A "$DIR/user-state/.sandbox" 2>/dev/null)" ]
+}
+
+@test "sandbox: a SIGKILLed fsrun sandbox leaves no container, process or bundle behind" {
+  local marker=1$RANDOM$RANDOM tries=100
+  # a simple command, not the fsrun function: $! must be fsrun itself, not a subshell
+  "$FSRUN" --root "$FSRUN_ROOT" sandbox --policy "$POLICY" --worktree "$WT" --task-id "$TASK" -- sleep "$marker" 3>&- &
+  BACKGROUND_PIDS=$!
+  while [ -z "$(pgrep -f "^sleep $marker")" ] && [ "$tries" -gt 0 ]; do
+    sleep 0.1
+    tries=$((tries - 1))
+  done
+  [ -n "$(pgrep -f "^sleep $marker")" ]
+  kill -KILL "$BACKGROUND_PIDS"
+  wait "$BACKGROUND_PIDS" || true
+  BACKGROUND_PIDS=
+  # the watchdog deletes the container once it sees fsrun die
+  tries=100
+  while { [ -n "$(pgrep -f "^sleep $marker")" ] || [ -n "$(ls -A "$FSRUN_ROOT/.sandbox" 2>/dev/null)" ]; } &&
+    [ "$tries" -gt 0 ]; do
+    sleep 0.1
+    tries=$((tries - 1))
+  done
+  [ -z "$(pgrep -f "^sleep $marker")" ]
+  assert_sandbox_gone
+}
+
+@test "bundle: a long-lived task container: create, start, exec a command in the worktree, delete" {
+  requires_fsrun_command bundle
+  requires_fsrun_command exec
+  local out=$DIR/bundle id=life-$TASK
+  fsrun bundle --policy "$POLICY" --worktree "$WT" --out "$out" -- sleep 1000
+  fsrun create --bundle "$out" "$id"
+  fsrun start "$id"
+  run fsrun exec "$id" /bin/sh -c 'pwd; echo change >> README && git commit -qam "from exec" && echo committed; ls /sys/class/net'
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ "${lines[0]}" = "$WT" ]
+  [ "${lines[1]}" = committed ]
+  [ "${lines[2]}" = lo ]
+  [ "$(git -C "$REPO" log -1 --format=%s "$TASK")" = "from exec" ]
+  fsrun delete --force "$id"
+  assert_no_leftovers "$id" "$out"
+}
+
+@test "sandbox: allowedTcpPorts limits TCP connects when the network is on (Landlock)" {
+  requires_host_command bash
+  # nothing listens on 127.0.0.1:1: refused when allowed, denied (EACCES) when not listed
+  local connect='bash -c "exec 3<>/dev/tcp/127.0.0.1/1" 2>&1 || true'
+  write_policy '{"allowNetwork": true}'
+  run sbx -- /bin/sh -c "$connect"
+  echo "$output"
+  [[ $output == *"Connection refused"* ]]
+  write_policy '{"allowNetwork": true, "allowedTcpPorts": [2]}'
+  run sbx -- /bin/sh -c "$connect"
+  echo "$output"
+  [[ $output != *"TCP is not restricted"* ]] || skip "the kernel's Landlock cannot restrict TCP"
+  [[ $output == *"Permission denied"* ]]
+  write_policy '{"allowNetwork": true, "allowedTcpPorts": [1]}'
+  run sbx -- /bin/sh -c "$connect"
+  [[ $output == *"Connection refused"* ]]
+}

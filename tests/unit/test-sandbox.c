@@ -1,0 +1,212 @@
+/* sandbox.c: the policy -> OCI config mapping, checked on the model (no container is run). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "sandbox.h"
+#include "tap.h"
+
+static oci_policy *parse(const char *json) {
+  oci_policy *p = NULL;
+  char *err = NULL;
+  if (oci_policy_parse(json, strlen(json), "policy", &p, &err) < 0) {
+    tap_diag("parse: %s", err);
+    free(err);
+    return NULL;
+  }
+  return p;
+}
+
+static const oci_mount *find_mount(const oci_config *c, const char *dest) {
+  const oci_mount *found = NULL;
+  for (size_t i = 0; i < c->n_mounts; i++)
+    if (strcmp(c->mounts[i].destination, dest) == 0)
+      found = &c->mounts[i]; /* the last one is what the process sees */
+  return found;
+}
+
+static bool has_option(const oci_mount *m, const char *opt) {
+  for (size_t i = 0; m != NULL && i < m->options.len; i++)
+    if (strcmp(m->options.items[i], opt) == 0)
+      return true;
+  return false;
+}
+
+static size_t mount_index(const oci_config *c, const char *dest) {
+  for (size_t i = 0; i < c->n_mounts; i++)
+    if (strcmp(c->mounts[i].destination, dest) == 0)
+      return i;
+  return (size_t)-1;
+}
+
+static bool has_env(const oci_config *c, const char *entry) {
+  for (size_t i = 0; i < c->process->env.len; i++)
+    if (strcmp(c->process->env.items[i], entry) == 0)
+      return true;
+  return false;
+}
+
+static bool has_namespace(const oci_config *c, const char *type) {
+  for (size_t i = 0; i < c->linux_->n_namespaces; i++)
+    if (strcmp(c->linux_->namespaces[i].type, type) == 0)
+      return true;
+  return false;
+}
+
+static void write_text(const char *path, const char *text) {
+  FILE *f = fopen(path, "w");
+  if (f != NULL) {
+    fputs(text, f);
+    fclose(f);
+  }
+}
+
+int main(void) {
+  char tmpl[] = "/tmp/fsrun-test-sandbox-XXXXXX";
+  char *base = mkdtemp(tmpl);
+  char *real_base, *wt, *common, *wt_gitdir, *dotgit, *home;
+  char *const args[] = {"make", "test", NULL};
+  char *const env[] = {"PATH=/usr/bin", "CI=1", "SECRET=x", "HOME=/elsewhere", "TERM=dumb", NULL};
+  fsrun_error_t err = NULL;
+  oci_config *c = NULL;
+  oci_policy *p;
+
+  if (base == NULL) {
+    tap_ok(false, "mkdtemp");
+    return tap_done();
+  }
+  real_base = realpath(base, NULL);
+  /* a worktree of $base/repo: .git is a file naming repo/.git/worktrees/wt */
+  if (asprintf(&wt, "%s/wt", real_base) < 0 || asprintf(&common, "%s/repo/.git", real_base) < 0 ||
+      asprintf(&wt_gitdir, "%s/worktrees/wt", common) < 0 || asprintf(&dotgit, "%s/.git", wt) < 0 ||
+      asprintf(&home, "%s/home", real_base) < 0)
+    return 1;
+  mkdir(wt, 0755);
+  mkdir(home, 0755);
+  {
+    char *repo = NULL, *wts = NULL, *line = NULL, *cd = NULL;
+    if (asprintf(&repo, "%s/repo", real_base) < 0 || asprintf(&wts, "%s/worktrees", common) < 0 ||
+        asprintf(&line, "gitdir: %s\n", wt_gitdir) < 0 ||
+        asprintf(&cd, "%s/commondir", wt_gitdir) < 0)
+      return 1;
+    mkdir(repo, 0755);
+    mkdir(common, 0755);
+    mkdir(wts, 0755);
+    mkdir(wt_gitdir, 0755);
+    write_text(dotgit, line);
+    write_text(cd, "../..\n");
+    free(repo), free(wts), free(line), free(cd);
+  }
+
+  p = parse("{\"allowNetwork\": false, \"envAllowlist\": [\"CI\"], \"memoryLimitMb\": 100,"
+            " \"cpuLimit\": {\"maxCores\": 1.5, \"maxMs\": 1500},"
+            " \"allowedPaths\": [\"/nonexistent-fsrun-test\"]}");
+  if (p != NULL) {
+    struct sandbox_mapping_opts o = {.policy = p,
+                                     .worktree = wt,
+                                     .args = args,
+                                     .n_args = 2,
+                                     .environ = env,
+                                     .uid = 0,
+                                     .gid = 0,
+                                     .home = home,
+                                     .root_path = "rootfs"};
+    tap_ok(sandbox_config_from_policy(&o, &c, &err) == 0, "a policy maps to a config");
+  }
+  if (c != NULL) {
+    const oci_mount *m;
+    tap_ok(strcmp(c->process->cwd, wt) == 0, "cwd is the worktree");
+    tap_ok(c->process->args.len == 2 && strcmp(c->process->args.items[0], "make") == 0,
+           "args are the command");
+    m = find_mount(c, wt);
+    tap_ok(m != NULL && has_option(m, "rw") && has_option(m, "bind"), "the worktree is bound rw");
+    m = find_mount(c, common);
+    tap_ok(m != NULL && has_option(m, "rw"), "the git common dir is bound rw");
+    tap_ok(find_mount(c, "/nonexistent-fsrun-test") == NULL, "a missing allowedPath is skipped");
+    m = find_mount(c, "/usr");
+    tap_ok(m != NULL && has_option(m, "ro"), "/usr is bound read-only");
+    m = find_mount(c, home);
+    tap_ok(m != NULL && strcmp(m->type, "tmpfs") == 0, "$HOME is a tmpfs");
+    tap_ok(mount_index(c, "/tmp") < mount_index(c, wt),
+           "/tmp is mounted before the worktree in it");
+    tap_ok(find_mount(c, "/proc") != NULL && find_mount(c, "/dev") != NULL, "/proc and /dev");
+    tap_ok(c->root_readonly, "the root is read-only");
+    tap_ok(has_env(c, "CI=1") && has_env(c, "PATH=/usr/bin") && has_env(c, "TERM=dumb"),
+           "allowed variables and PATH/TERM pass");
+    tap_ok(!has_env(c, "SECRET=x"), "a variable outside the allowlist is dropped");
+    tap_ok(has_env(c, "HOME=/elsewhere") == false, "HOME is the sandbox's, not passed through");
+    tap_ok(c->process->n_rlimits == 1 && strcmp(c->process->rlimits[0].type, "RLIMIT_CPU") == 0 &&
+               c->process->rlimits[0].hard == 2 && c->process->rlimits[0].soft == 2,
+           "cpuLimit.maxMs 1500 is RLIMIT_CPU 2 s (rounded up)");
+    tap_ok(c->linux_->resources->memory != NULL &&
+               c->linux_->resources->memory->limit == 100 * 1024 * 1024,
+           "memoryLimitMb is the memory limit in bytes");
+    tap_ok(c->linux_->resources->cpu != NULL && c->linux_->resources->cpu->quota == 150000 &&
+               c->linux_->resources->cpu->period == 100000,
+           "maxCores 1.5 is a 150000/100000 quota");
+    tap_ok(c->linux_->resources->pids != NULL && c->linux_->resources->pids->limit == 4096,
+           "the default pids limit is 4096");
+    tap_ok(has_namespace(c, "network") && has_namespace(c, "pid") && !has_namespace(c, "user"),
+           "allowNetwork false: a network namespace (and a pid one, no user one as root)");
+    tap_ok(c->process->no_new_privileges && c->process->capabilities != NULL &&
+               c->process->capabilities->has_bounding &&
+               c->process->capabilities->bounding.len == 0,
+           "no capabilities, no_new_privs");
+    tap_ok(c->linux_->seccomp != NULL &&
+               strcmp(c->linux_->seccomp->default_action, "SCMP_ACT_ALLOW") == 0 &&
+               c->linux_->seccomp->n_syscalls == 3,
+           "the default seccomp profile");
+    oci_config_free(c);
+    c = NULL;
+  }
+  oci_policy_free(p);
+
+  /* network on; $HOME inside the worktree is left alone (a tmpfs would hide part of it) */
+  p = parse("{\"allowNetwork\": true, \"pidsLimit\": 10}");
+  if (p != NULL) {
+    char *inner = NULL;
+    if (asprintf(&inner, "%s/sub", wt) < 0)
+      return 1;
+    struct sandbox_mapping_opts o = {
+        .policy = p, .worktree = wt, .environ = env, .home = inner, .root_path = "rootfs"};
+    tap_ok(sandbox_config_from_policy(&o, &c, &err) == 0, "a second policy maps");
+    if (c != NULL) {
+      tap_ok(!has_namespace(c, "network"), "allowNetwork true: the host's network");
+      tap_ok(find_mount(c, inner) == NULL, "no tmpfs over a $HOME inside the worktree");
+      tap_ok(c->linux_->resources->pids->limit == 10, "pidsLimit");
+      tap_ok(strcmp(c->process->args.items[0], "/bin/sh") == 0, "no command: /bin/sh");
+      oci_config_free(c);
+      c = NULL;
+    }
+    free(inner);
+    oci_policy_free(p);
+  }
+
+  /* the hash ignores the settings wrapper and the spelling */
+  {
+    oci_policy *a = parse("{\"memoryLimitMb\": 64, \"allowNetwork\": false}");
+    oci_policy *b = parse("{\"sandbox\": {\"backend\": \"fsrun\", \"failureMode\": \"fail-hard\","
+                          " \"policy\": {\"allowNetwork\": false, \"memoryLimitMb\": 64}}}");
+    char ha[65] = "", hb[65] = "";
+    if (a && b && sandbox_policy_hash(a, ha, &err) == 0 && sandbox_policy_hash(b, hb, &err) == 0)
+      tap_ok(strcmp(ha, hb) == 0 &&
+                 strcmp(ha, "2ccf1d930ef9008ad11ea3228a6f25544ec9e900f1a24fb5f83ceab160f76468") ==
+                     0,
+             "policyHash: sha256 of {\"allowNetwork\":false,\"memoryLimitMb\":64}, wrapper or not");
+    else
+      tap_ok(false, "policyHash");
+    oci_policy_free(a);
+    oci_policy_free(b);
+  }
+  fsrun_error_release(&err);
+  {
+    char *cmd = NULL;
+    if (asprintf(&cmd, "rm -rf '%s'", real_base) >= 0 && system(cmd) != 0)
+      tap_diag("could not remove %s", real_base);
+    free(cmd);
+  }
+  free(real_base), free(wt), free(common), free(wt_gitdir), free(dotgit), free(home);
+  return tap_done();
+}

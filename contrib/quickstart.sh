@@ -172,7 +172,7 @@ EOF
     echo "change from the sandbox" >> README && git commit -qam "edited in the sandbox" && git log --oneline | head -n 2
     echo "network devices: $(ls /sys/class/net | tr "\n" " ")"
     echo "home: $(ls -A "$HOME" | wc -l) entries; /etc/shadow readable: $(cat /etc/shadow >/dev/null 2>&1 && echo yes || echo no)"
-    echo "the parent repo is not here: $(ls '"$dir/repo"' 2>&1 | head -n 1)"'
+    echo "of the parent repo only its git dir is here (for commits): $(ls -A '"$dir/repo"' 2>&1 | tr "\n" " ")"'
 }
 
 step "fsrun version" "" step_version

@@ -412,6 +412,33 @@ static bool is_symlink(const char *path) {
   return lstat(path, &st) == 0 && S_ISLNK(st.st_mode);
 }
 
+/* The host's git runs what the repository's config and hooks name (core.fsmonitor, core.pager,
+ * hooks/pre-commit, ...) the next time someone uses it outside the sandbox. Commits need the common
+ * dir writable, so what git would execute is laid over read-only: the config, the hooks directory
+ * (an empty one where the repository has none, or the sandbox could create it), and the worktree's
+ * `.git` file, which could otherwise be pointed at a git dir of the sandbox's making. */
+static void protect_git_exec_paths(const char *worktree, const char *common_dir,
+                                   struct mount_list *l) {
+  static const char *const ro_bind[] = {"bind", "ro", "nosuid", "nodev", NULL};
+  cleanup_free char *dot_git = xasprintf("%s/.git", worktree);
+  struct stat st;
+
+  if (lstat(dot_git, &st) == 0 && S_ISREG(st.st_mode))
+    add_mount(l, dot_git, "bind", dot_git, ro_bind);
+  if (common_dir == NULL)
+    return;
+  {
+    cleanup_free char *config = xasprintf("%s/config", common_dir);
+    cleanup_free char *hooks = xasprintf("%s/hooks", common_dir);
+    if (lstat(config, &st) == 0 && S_ISREG(st.st_mode))
+      add_mount(l, config, "bind", config, ro_bind);
+    if (lstat(hooks, &st) == 0 && S_ISDIR(st.st_mode))
+      add_mount(l, hooks, "bind", hooks, ro_bind);
+    else if (lstat(hooks, &st) < 0 && errno == ENOENT)
+      add_mount(l, hooks, "bind", SANDBOX_EMPTY_DIR, ro_bind);
+  }
+}
+
 static void build_mounts(const struct sandbox_mapping_opts *o, const char *common_dir,
                          const char *wt_git_dir, struct mount_list *l) {
   static const char *const ro_bind[] = {"bind", "ro", "nosuid", "nodev", NULL};
@@ -476,6 +503,7 @@ static void build_mounts(const struct sandbox_mapping_opts *o, const char *commo
     add_mount(l, common_dir, "bind", common_dir, rw_bind);
   if (wt_git_dir != NULL)
     add_mount(l, wt_git_dir, "bind", wt_git_dir, rw_bind);
+  protect_git_exec_paths(o->worktree, common_dir, l);
   sort_mounts_by_depth(l);
 }
 
@@ -670,6 +698,8 @@ int sandbox_write_bundle(const char *dir, const oci_config *config, fsrun_error_
     if (symlinkat(target, rootfd, *d + 1) < 0 && errno != EEXIST)
       return fsrun_error_errno(err, "create the symlink `%s` in the root", *d);
   }
+  if (mkdirat(dirfd, SANDBOX_EMPTY_DIR, 0555) < 0 && errno != EEXIST)
+    return fsrun_error_errno(err, "create `%s/%s`", dir, SANDBOX_EMPTY_DIR);
   fd = openat(dirfd, SANDBOX_UNREADABLE_FILE, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0);
   if (fd < 0 || fchmod(fd, 0) < 0 || ftruncate(fd, 0) < 0)
     return fsrun_error_errno(err, "create `%s/%s`", dir, SANDBOX_UNREADABLE_FILE);

@@ -17,7 +17,9 @@
 #define SANDBOX_DEFAULT_PIDS_LIMIT 4096
 /* in the bundle: the empty, mode 0 file bound over /etc/shadow and the like */
 #define SANDBOX_UNREADABLE_FILE "unreadable"
-#define SANDBOX_DEFAULT_PATH    "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+/* an empty read-only directory in the bundle, laid over git hooks the repository does not have */
+#define SANDBOX_EMPTY_DIR    "empty"
+#define SANDBOX_DEFAULT_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 struct sandbox_mapping_opts {
   const oci_policy *policy;

@@ -84,6 +84,35 @@ assert_sandbox_gone() {
   assert_sandbox_gone
 }
 
+@test "sandbox: what the host's git would execute stays read-only (hooks, config, the .git file); commits still work" {
+  local before_config
+  before_config=$(cat "$REPO/.git/config")
+  run sbx -- /bin/sh -c '
+    (printf "#!/bin/sh\necho pwned\n" > '"'$REPO/.git/hooks/post-commit'"') 2>/dev/null && echo hook-written || echo hook-refused
+    git config core.fsmonitor "echo pwned" 2>/dev/null && echo config-written || echo config-refused
+    (echo "gitdir: /tmp/elsewhere" > .git) 2>/dev/null && echo dotgit-written || echo dotgit-refused
+    echo again >> README && git commit -qam "second" && echo committed'
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ "${lines[0]}" = hook-refused ]
+  [ "${lines[1]}" = config-refused ]
+  [ "${lines[2]}" = dotgit-refused ]
+  [ "${lines[3]}" = committed ]
+  # from the host: no hook, the config as it was, the commit there
+  [ ! -e "$REPO/.git/hooks/post-commit" ]
+  [ "$(cat "$REPO/.git/config")" = "$before_config" ]
+  [ "$(git -C "$REPO" log -1 --format=%s "$TASK")" = second ]
+}
+
+@test "sandbox: a repository without a hooks directory gets an empty read-only one (no hook can be planted)" {
+  rm -rf "$REPO/.git/hooks"
+  run sbx -- /bin/sh -c 'mkdir -p '"'$REPO/.git/hooks'"' 2>/dev/null; (printf "#!/bin/sh\n" > '"'$REPO/.git/hooks/pre-commit'"') 2>/dev/null && echo planted || echo refused'
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ "$output" = refused ]
+  [ ! -e "$REPO/.git/hooks/pre-commit" ]
+}
+
 @test "sandbox: allowNetwork true keeps the host's network devices (control for lo only)" {
   write_policy '{"allowNetwork": true}'
   run sbx -- /bin/sh -c 'ls /sys/class/net | sort | tr "\n" " "'

@@ -527,6 +527,11 @@ void cgroup_systemd_stop(const struct fsrun_cgroup *cg) {
       access(SYSTEMD_RUNNING_DIR, F_OK) != 0)
     return;
   dir = systemd_tree_dir(cg);
+  if (dir != NULL && access(dir, F_OK) < 0 && errno == ENOENT) {
+    /* the scope emptied when its processes were killed, and systemd ended it and removed it */
+    log_debug("systemd: `%s` is gone already", base + 1);
+    return;
+  }
   if (dir == NULL || !is_systemd_unit_cgroup(dir))
     return;
   own = xmalloc0(sizeof(*own));

@@ -20,6 +20,16 @@ void oci_strv_free(oci_strv *v) {
   v->len = 0;
 }
 
+void oci_strv_push(oci_strv *v, const char *s) {
+  char **items = realloc(v->items, sizeof(char *) * (v->len + 2));
+  char *copy = strdup(s);
+  if (items == NULL || copy == NULL)
+    abort();
+  items[v->len++] = copy;
+  items[v->len] = NULL;
+  v->items = items;
+}
+
 const char *oci_map_get(const oci_map *m, const char *key) {
   if (m == NULL || key == NULL)
     return NULL;

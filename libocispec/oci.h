@@ -449,6 +449,8 @@ int oci_read_file(const char *path, char **out, size_t *len, char **err);
 
 /* helpers shared by the model and its users */
 void oci_strv_free(oci_strv *v);
+/* Appends a copy of s, keeping items NULL-terminated. Aborts when out of memory. */
+void oci_strv_push(oci_strv *v, const char *s);
 const char *oci_map_get(const oci_map *m, const char *key);
 int oci_map_set(oci_map *m, const char *key, const char *value);
 void oci_map_free(oci_map *m);

@@ -124,20 +124,11 @@ int exec_parse_user(const char *text, uint32_t *uid, uint32_t *gid, bool *has_gi
 
 /* --- the process spec ------------------------------------------------------------------------ */
 
-static void strv_push(oci_strv *v, const char *s) {
-  char **items = realloc(v->items, sizeof(char *) * (v->len + 2));
-  if (items == NULL)
-    abort();
-  items[v->len++] = xstrdup(s);
-  items[v->len] = NULL;
-  v->items = items;
-}
-
 static void strv_replace(oci_strv *v, char **src, size_t n) {
   oci_strv_free(v);
   v->items = xmalloc0(sizeof(char *));
   for (size_t i = 0; i < n; i++)
-    strv_push(v, src[i]);
+    oci_strv_push(v, src[i]);
 }
 
 /* K=V replaces an existing K (so that getenv, which returns the first match, sees it) or is
@@ -151,7 +142,7 @@ static void env_set(oci_strv *env, const char *entry) {
       return;
     }
   }
-  strv_push(env, entry);
+  oci_strv_push(env, entry);
 }
 
 static int read_process_file(const char *path, oci_process **out, fsrun_error_t *err) {
@@ -240,13 +231,13 @@ int exec_build_process(oci_process **process, const struct exec_options *o, fsru
     if (caps_from_name(o->caps[i]) < 0)
       return fsrun_error_make(err, 0, "--cap: unknown capability `%s`",
                               printable(o->caps[i], shown, sizeof(shown)));
-    strv_push(&c->bounding, o->caps[i]);
-    strv_push(&c->effective, o->caps[i]);
-    strv_push(&c->permitted, o->caps[i]);
+    oci_strv_push(&c->bounding, o->caps[i]);
+    oci_strv_push(&c->effective, o->caps[i]);
+    oci_strv_push(&c->permitted, o->caps[i]);
     c->has_bounding = c->has_effective = c->has_permitted = true;
     /* the kernel keeps an ambient capability only if it is inheritable too: as runc, only then */
     if (c->has_inheritable) {
-      strv_push(&c->ambient, o->caps[i]);
+      oci_strv_push(&c->ambient, o->caps[i]);
       c->has_ambient = true;
     }
   }

@@ -160,19 +160,10 @@ bool features_implemented(fsrun_feature_kind kind, const char *name) {
   return false;
 }
 
-static void strv_push(oci_strv *v, const char *s) {
-  char **items = realloc(v->items, sizeof(char *) * (v->len + 2));
-  if (items == NULL)
-    abort();
-  v->items = items;
-  v->items[v->len++] = xstrdup(s);
-  v->items[v->len] = NULL;
-}
-
 static void push_implemented(oci_strv *v, fsrun_feature_kind kind) {
   for (size_t i = 0; i < FEATURE_TABLE_LEN; i++)
     if (feature_table[i].kind == kind && feature_table[i].implemented)
-      strv_push(v, feature_table[i].name);
+      oci_strv_push(v, feature_table[i].name);
 }
 
 /* Every capability the running kernel knows, as "CAP_CHOWN", ... */
@@ -195,7 +186,7 @@ static void push_kernel_capabilities(oci_strv *v) {
       for (i = 0; name[i] && i < sizeof(upper) - 1; i++)
         upper[i] = (char)toupper((unsigned char)name[i]);
       upper[i] = '\0';
-      strv_push(v, upper);
+      oci_strv_push(v, upper);
     }
     cap_free(name);
   }
@@ -237,16 +228,16 @@ static void push_seccomp_support(oci_features *f) {
 
   for (size_t i = 0; i < sizeof(actions) / sizeof(actions[0]); i++)
     if (api >= actions[i].min_api)
-      strv_push(&f->seccomp_actions, actions[i].name);
+      oci_strv_push(&f->seccomp_actions, actions[i].name);
   for (size_t i = 0; i < sizeof(operators) / sizeof(operators[0]); i++)
-    strv_push(&f->seccomp_operators, operators[i]);
+    oci_strv_push(&f->seccomp_operators, operators[i]);
   for (size_t i = 0; i < sizeof(archs) / sizeof(archs[0]); i++)
     if (seccomp_arch_resolve_name(arch_lib_names[i]) != 0)
-      strv_push(&f->seccomp_archs, archs[i]);
+      oci_strv_push(&f->seccomp_archs, archs[i]);
   for (size_t i = 0; i < sizeof(flags) / sizeof(flags[0]); i++) {
     if (!features_implemented(FEATURE_SECCOMP_FLAG, flags[i].name))
       continue;
-    strv_push(&f->seccomp_known_flags, flags[i].name);
+    oci_strv_push(&f->seccomp_known_flags, flags[i].name);
     /* A kernel that knows the flag gets as far as reading the (NULL) program: EFAULT. Unknown
      * flags fail with EINVAL before that. Nothing is installed either way. WAIT_KILLABLE_RECV is
      * only valid with a listener, so it is probed together with NEW_LISTENER (as seccomp.c
@@ -255,7 +246,7 @@ static void push_seccomp_support(oci_features *f) {
     if (probe == (1UL << 5))
       probe |= SECCOMP_FILTER_FLAG_NEW_LISTENER;
     if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, probe, NULL) < 0 && errno == EFAULT)
-      strv_push(&f->seccomp_supported_flags, flags[i].name);
+      oci_strv_push(&f->seccomp_supported_flags, flags[i].name);
   }
 }
 

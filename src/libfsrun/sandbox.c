@@ -13,20 +13,12 @@
 
 #include "landlock.h"
 #include "log.h"
+#include "spec.h"
 #include "mounts.h"
 #include "sha256.h"
 #include "utils.h"
 
 /* --- small builders --------------------------------------------------------------------------- */
-
-static void strv_push(oci_strv *v, const char *s) {
-  char **items = realloc(v->items, sizeof(char *) * (v->len + 2));
-  if (items == NULL)
-    abort();
-  v->items = items;
-  v->items[v->len++] = xstrdup(s);
-  v->items[v->len] = NULL;
-}
 
 static void strv_init_empty(oci_strv *v) {
   v->items = xmalloc0(sizeof(char *));
@@ -35,7 +27,7 @@ static void strv_init_empty(oci_strv *v) {
 
 static void strv_push_list(oci_strv *v, const char *const *items) {
   for (; *items != NULL; items++)
-    strv_push(v, *items);
+    oci_strv_push(v, *items);
 }
 
 struct mount_list {
@@ -147,26 +139,10 @@ int sandbox_git_dirs(const char *worktree, char **common_dir, char **worktree_gi
 
 /* --- the config ------------------------------------------------------------------------------ */
 
-static const char *const masked_paths[] = {"/proc/acpi",
-                                           "/proc/asound",
-                                           "/proc/kcore",
-                                           "/proc/keys",
-                                           "/proc/latency_stats",
-                                           "/proc/timer_list",
-                                           "/proc/timer_stats",
-                                           "/proc/sched_debug",
-                                           "/sys/firmware",
-                                           "/proc/scsi",
-                                           "/sys/devices/virtual/powercap",
-                                           NULL};
-
 /* uid 0 inside owns these: not masked with /dev/null (that reads as empty, so `cat` succeeds) but
  * covered by an empty file of mode 0, which nobody without CAP_DAC_OVERRIDE can open */
 static const char *const secret_files[] = {"/etc/shadow", "/etc/gshadow", "/etc/shadow-",
                                            "/etc/gshadow-", NULL};
-static const char *const readonly_paths[] = {
-    "/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys", "/proc/sysrq-trigger", NULL};
-
 /* The host's system directories, bound read-only. On a merged-/usr host some are symlinks: those
  * become the same symlinks in the root (sandbox_write_bundle). */
 static const char *const system_dirs[] = {"/usr",   "/bin",    "/sbin", "/lib", "/lib32",
@@ -249,7 +225,7 @@ static oci_seccomp *default_seccomp(void) {
 
   sc = &s->syscalls[1];
   strv_init_empty(&sc->names);
-  strv_push(&sc->names, "clone");
+  oci_strv_push(&sc->names, "clone");
   sc->action = xstrdup("SCMP_ACT_ERRNO");
   sc->has_errno_ret = true;
   sc->errno_ret = EPERM;
@@ -262,7 +238,7 @@ static oci_seccomp *default_seccomp(void) {
 
   sc = &s->syscalls[2];
   strv_init_empty(&sc->names);
-  strv_push(&sc->names, "clone3");
+  oci_strv_push(&sc->names, "clone3");
   sc->action = xstrdup("SCMP_ACT_ERRNO");
   sc->has_errno_ret = true;
   sc->errno_ret = ENOSYS;
@@ -293,13 +269,13 @@ static void build_env(const struct sandbox_mapping_opts *o, oci_strv *env) {
       continue;
     if (strncmp(*e, "PATH=", 5) == 0)
       have_path = true;
-    strv_push(env, *e);
+    oci_strv_push(env, *e);
   }
   if (!have_path)
-    strv_push(env, "PATH=" SANDBOX_DEFAULT_PATH);
+    oci_strv_push(env, "PATH=" SANDBOX_DEFAULT_PATH);
   if (o->home != NULL) {
     cleanup_free char *home = xasprintf("HOME=%s", o->home);
-    strv_push(env, home);
+    oci_strv_push(env, home);
   }
 }
 
@@ -309,9 +285,9 @@ static oci_process *build_process(const struct sandbox_mapping_opts *o) {
 
   strv_init_empty(&proc->args);
   if (o->args == NULL || o->n_args == 0)
-    strv_push(&proc->args, "/bin/sh");
+    oci_strv_push(&proc->args, "/bin/sh");
   for (size_t i = 0; o->args != NULL && i < o->n_args; i++)
-    strv_push(&proc->args, o->args[i]);
+    oci_strv_push(&proc->args, o->args[i]);
   build_env(o, &proc->env);
   proc->cwd = xstrdup(o->worktree);
   proc->user.uid = (uint32_t)o->uid;
@@ -396,9 +372,9 @@ static oci_linux *build_linux(const struct sandbox_mapping_opts *o) {
   if (o->policy->seccomp == NULL || strcmp(o->policy->seccomp, "none") != 0)
     l->seccomp = default_seccomp();
   strv_init_empty(&l->masked_paths);
-  strv_push_list(&l->masked_paths, masked_paths);
+  strv_push_list(&l->masked_paths, spec_masked_paths);
   strv_init_empty(&l->readonly_paths);
-  strv_push_list(&l->readonly_paths, readonly_paths);
+  strv_push_list(&l->readonly_paths, spec_readonly_paths);
   return l;
 }
 

@@ -111,21 +111,22 @@ static oci_id_mapping *single_mapping(uint32_t host_id) {
   return m;
 }
 
+const char *const spec_masked_paths[] = {"/proc/acpi",
+                                         "/proc/asound",
+                                         "/proc/kcore",
+                                         "/proc/keys",
+                                         "/proc/latency_stats",
+                                         "/proc/timer_list",
+                                         "/proc/timer_stats",
+                                         "/proc/sched_debug",
+                                         "/sys/firmware",
+                                         "/proc/scsi",
+                                         "/sys/devices/virtual/powercap",
+                                         NULL};
+const char *const spec_readonly_paths[] = {
+    "/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys", "/proc/sysrq-trigger", NULL};
+
 static oci_linux *default_linux(bool rootless, uint32_t host_uid, uint32_t host_gid) {
-  static const char *const masked[] = {"/proc/acpi",
-                                       "/proc/asound",
-                                       "/proc/kcore",
-                                       "/proc/keys",
-                                       "/proc/latency_stats",
-                                       "/proc/timer_list",
-                                       "/proc/timer_stats",
-                                       "/proc/sched_debug",
-                                       "/sys/firmware",
-                                       "/proc/scsi",
-                                       "/sys/devices/virtual/powercap",
-                                       NULL};
-  static const char *const readonly[] = {
-      "/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys", "/proc/sysrq-trigger", NULL};
   oci_linux *l = xmalloc0(sizeof(*l));
 
   l->namespaces = xmalloc0(sizeof(oci_namespace) * 8);
@@ -150,8 +151,8 @@ static oci_linux *default_linux(bool rootless, uint32_t host_uid, uint32_t host_
     l->resources->devices[0].allow = false;
     l->resources->devices[0].access = xstrdup("rwm");
   }
-  l->masked_paths = strv_of(masked);
-  l->readonly_paths = strv_of(readonly);
+  l->masked_paths = strv_of(spec_masked_paths);
+  l->readonly_paths = strv_of(spec_readonly_paths);
   return l;
 }
 

@@ -15,6 +15,10 @@
  * Free with oci_config_free. Never fails except by aborting on out-of-memory. */
 oci_config *spec_default_config(bool rootless, uint32_t host_uid, uint32_t host_gid);
 
+/* The default linux.maskedPaths and linux.readonlyPaths (NULL-terminated), also the sandbox's. */
+extern const char *const spec_masked_paths[];
+extern const char *const spec_readonly_paths[];
+
 /* Writes the default config (for the calling user when rootless) as bundle_dir/config.json, pretty
  * printed. Refuses to overwrite an existing file. */
 int spec_write_default(const char *bundle_dir, bool rootless, fsrun_error_t *err);

@@ -623,22 +623,8 @@ static int run_in_sandbox(const struct fsrun_context *ctx, const struct sandbox_
   int status = -1, r;
 
   *timed_out = false;
-  {
-    struct sandbox_mapping_opts m = {
-        .policy = policy,
-        .worktree = worktree,
-        .args = o->args,
-        .n_args = o->n_args,
-        .environ = environ,
-        .uid = geteuid(),
-        .gid = getegid(),
-        .home = getenv("HOME"),
-        .root_path = "rootfs",
-        .userns = userns,
-    };
-    if (sandbox_config_from_policy(&m, &config, err) < 0)
-      return fsrun_error_code(err);
-  }
+  if (sandbox_config_for_caller(policy, worktree, o->args, o->n_args, userns, &config, err) < 0)
+    return fsrun_error_code(err);
   r = mkdir_p_at(AT_FDCWD, parent, 0700, err);
   if (r == 0 && mkdir(dir, 0700) < 0)
     r = fsrun_error_errno(err, "create `%s`", dir);

@@ -514,6 +514,24 @@ static int landlock_ports_annotation(const oci_policy *p, oci_map *annotations) 
   return oci_map_set(annotations, LANDLOCK_ANNOTATION, json);
 }
 
+int sandbox_config_for_caller(const oci_policy *policy, const char *worktree, char *const *args,
+                              size_t n_args, bool userns, oci_config **out, fsrun_error_t *err) {
+  extern char **environ;
+  struct sandbox_mapping_opts m = {
+      .policy = policy,
+      .worktree = worktree,
+      .args = args,
+      .n_args = n_args,
+      .environ = environ,
+      .uid = geteuid(),
+      .gid = getegid(),
+      .home = getenv("HOME"),
+      .root_path = "rootfs",
+      .userns = userns,
+  };
+  return sandbox_config_from_policy(&m, out, err);
+}
+
 int sandbox_config_from_policy(const struct sandbox_mapping_opts *o, oci_config **out,
                                fsrun_error_t *err) {
   cleanup_free char *common_dir = NULL;
@@ -710,22 +728,9 @@ int sandbox_bundle(const struct fsrun_context *ctx, const struct sandbox_bundle_
   if (sandbox_policy_load(o->policy_path, &policy, err) < 0)
     return fsrun_error_code(err);
   r = sandbox_resolve_worktree(o->worktree, &worktree, err);
-  if (r == 0) {
-    extern char **environ;
-    struct sandbox_mapping_opts m = {
-        .policy = policy,
-        .worktree = worktree,
-        .args = o->args,
-        .n_args = o->n_args,
-        .environ = environ,
-        .uid = geteuid(),
-        .gid = getegid(),
-        .home = getenv("HOME"),
-        .root_path = "rootfs",
-        .userns = geteuid() != 0,
-    };
-    r = sandbox_config_from_policy(&m, &config, err);
-  }
+  if (r == 0)
+    r = sandbox_config_for_caller(policy, worktree, o->args, o->n_args, geteuid() != 0, &config,
+                                  err);
   if (r == 0)
     r = sandbox_write_bundle(o->out_dir, config, err);
   if (config != NULL)

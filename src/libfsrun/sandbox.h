@@ -36,6 +36,10 @@ struct sandbox_mapping_opts {
 
 /* Builds the config. Paths of allowedPaths/writablePaths that do not exist are skipped with a
  * warning. */
+/* sandbox_config_from_policy for the calling process: its environment, euid/egid and $HOME, the
+ * root at "rootfs" in the bundle. */
+int sandbox_config_for_caller(const oci_policy *policy, const char *worktree, char *const *args,
+                              size_t n_args, bool userns, oci_config **out, fsrun_error_t *err);
 int sandbox_config_from_policy(const struct sandbox_mapping_opts *o, oci_config **out,
                                fsrun_error_t *err);
 

@@ -12,7 +12,8 @@
 #              report fails the test that caused it, even a test that expected fsrun to fail.
 #              (GCC's UBSan ignores log_path: a UBSan finding makes fsrun exit 1 with the report on
 #              its stderr, which fails the test only if the test expected success.)
-#   valgrind   the CLI under valgrind's memcheck (tests/valgrind/cli.sh): no error, no leak
+#   valgrind   the CLI under valgrind's memcheck (tests/valgrind/cli.sh) on a dynamically linked build
+#              (build/dynamic: memcheck cannot follow a static binary's heap): no error, no leak
 #   vm         the cgroup-v2-tagged bats files inside the cgroup v2 VM (tests/vm/run.sh)
 #   fuzz       tests/fuzz/run-fuzzers.sh, FUZZ_SECONDS per target (default 20)
 #   distcheck  `make distcheck`
@@ -66,6 +67,7 @@ rm -rf "$LOG_DIR"
 mkdir -p "$LOG_DIR"
 PLAIN=$BUILD_ROOT/plain
 ASAN=$BUILD_ROOT/asan
+DYNAMIC=$BUILD_ROOT/dynamic # the plain build, linked dynamically: valgrind cannot follow a static one
 FUZZ_SECONDS=${FUZZ_SECONDS:-20}
 export FUZZ_SECONDS
 
@@ -308,12 +310,15 @@ build_ok() { # build_ok NAME DIR LOG CONFIGURE_ARG...
   return 1
 }
 
-plain_ok=0 asan_ok=0
+plain_ok=0 asan_ok=0 dynamic_ok=0
 if wanted unit || wanted format || wanted bats || wanted valgrind || wanted vm || wanted distcheck || wanted clients; then
   build_ok plain "$PLAIN" "$LOG_DIR/build-plain.log" --enable-werror && plain_ok=1
 fi
 if wanted asan || wanted unit; then
   build_ok asan "$ASAN" "$LOG_DIR/build-asan.log" --enable-sanitizers --enable-werror && asan_ok=1
+fi
+if wanted valgrind; then
+  build_ok dynamic "$DYNAMIC" "$LOG_DIR/build-dynamic.log" --disable-static-binary --enable-werror && dynamic_ok=1
 fi
 
 # Sanitizer settings for everything that runs the ASan build. Reports make the process exit 1 and
@@ -385,13 +390,13 @@ fi
 # ---- valgrind -----------------------------------------------------------------------------------
 if runnable valgrind; then
   suite_start valgrind
-  if [ "$plain_ok" != 1 ]; then
-    skip valgrind "build:plain failed"
+  if [ "$dynamic_ok" != 1 ]; then
+    skip valgrind "build:dynamic failed"
   elif ! command -v valgrind >/dev/null; then
     skip valgrind "valgrind is not installed (Debian package valgrind)"
   else
     vg_tap=$LOG_DIR/valgrind.tap
-    timeout -k 10 "$(limit 900)" tests/valgrind/cli.sh "$PLAIN/fsrun" >"$vg_tap" 2>&1 </dev/null
+    timeout -k 10 "$(limit 900)" tests/valgrind/cli.sh "$DYNAMIC/fsrun" >"$vg_tap" 2>&1 </dev/null
     parse_tap valgrind valgrind/cli.sh "$vg_tap"
   fi
   suite_end

@@ -13,6 +13,7 @@
 #include "context.h"
 #include "error.h"
 #include "log.h"
+#include "prefault.h"
 #include "oci.h"
 #include "runtime-features.h"
 #include "utils.h"
@@ -152,6 +153,8 @@ int main(int argc, char **argv) {
   bool want_help = false, want_version = false;
   int exit_status = 0, opt;
 
+  prefault_image();
+  prefault_heap(256 * 1024);
   /* Keep going past a bad option so that --log/--log-format given anywhere still apply to the
    * error we report about it. */
   opterr = 0;

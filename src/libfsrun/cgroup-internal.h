@@ -45,6 +45,11 @@ const char *cgroup_v1_mount(const struct fsrun_cgroup *cg, const char *controlle
 /* Writes value (one write(2), as cgroup files want) to dir/file. The error reads
  * "write `FILE` in DIR: strerror". */
 int cgroup_write(const char *dir, const char *file, const char *value, fsrun_error_t *err);
+/* The pieces of cgroup_write, for many values to one file (each write(2) is one value):
+ * cgroup_open_file opens dir/file for writing (an fd, or a negative errno with err set). */
+int cgroup_open_file(const char *dir, const char *file, fsrun_error_t *err);
+int cgroup_write_fd(int fd, const char *dir, const char *file, const char *value,
+                    fsrun_error_t *err);
 /* Reads dir/file, trailing newline removed. */
 int cgroup_read(const char *dir, const char *file, char **out, fsrun_error_t *err);
 /* cgroup_write, with the error prefixed by the spec field it comes from:

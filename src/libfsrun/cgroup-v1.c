@@ -368,10 +368,27 @@ char *cgroup_v1_device_rule_string(const device_rule *r) {
   return xasprintf("%c %s:%s %s", r->type, major, minor, access);
 }
 
-static int write_device_rule(const char *dir, const device_rule *r, fsrun_error_t *err) {
+/* devices.allow and devices.deny, each opened once for the whole list: the kernel takes each
+ * write(2) as one rule, and the default list alone is a dozen rules. */
+struct device_files {
+  const char *dir;
+  int allow_fd, deny_fd;
+};
+
+static void device_files_close(struct device_files *f) {
+  if (f->allow_fd >= 0)
+    close(f->allow_fd);
+  if (f->deny_fd >= 0)
+    close(f->deny_fd);
+}
+
+static int write_device_rule(struct device_files *f, const device_rule *r, fsrun_error_t *err) {
   cleanup_free char *line = cgroup_v1_device_rule_string(r);
-  int ret = cgroup_write(dir, r->allow ? "devices.allow" : "devices.deny", line, err);
-  if (ret < 0)
+  const char *file = r->allow ? "devices.allow" : "devices.deny";
+  int *fd = r->allow ? &f->allow_fd : &f->deny_fd;
+  if (*fd < 0)
+    *fd = cgroup_open_file(f->dir, file, err);
+  if (*fd < 0 || cgroup_write_fd(*fd, f->dir, file, line, err) < 0)
     return fsrun_error_wrap(err, "linux.resources.devices: `%s`", line);
   return 0;
 }
@@ -379,7 +396,8 @@ static int write_device_rule(const char *dir, const device_rule *r, fsrun_error_
 int cgroup_v1_apply_devices(const char *dir, const device_rule *rules, size_t n,
                             fsrun_error_t *err) {
   static const device_rule deny_all = {false, 'a', -1, -1, DEVICE_ACCESS_ALL};
-  int ret = write_device_rule(dir, &deny_all, err);
+  __attribute__((cleanup(device_files_close))) struct device_files files = {dir, -1, -1};
+  int ret = write_device_rule(&files, &deny_all, err);
   if (ret < 0)
     return ret;
   /* Written in the spec's order, each to devices.allow or devices.deny: the kernel applies them
@@ -390,12 +408,12 @@ int cgroup_v1_apply_devices(const char *dir, const device_rule *rules, size_t n,
      * as the same rule for char and block devices */
     if (r.type == 'a' && (r.major >= 0 || r.minor >= 0 || r.access != DEVICE_ACCESS_ALL)) {
       r.type = 'c';
-      ret = write_device_rule(dir, &r, err);
+      ret = write_device_rule(&files, &r, err);
       if (ret < 0)
         return ret;
       r.type = 'b';
     }
-    ret = write_device_rule(dir, &r, err);
+    ret = write_device_rule(&files, &r, err);
     if (ret < 0)
       return ret;
   }

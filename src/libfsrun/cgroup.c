@@ -36,13 +36,10 @@ char *cgroup_join(const char *mountpoint, const char *path) {
   return xasprintf("%s%s%s", mountpoint, path[0] == '/' ? "" : "/", path);
 }
 
-int cgroup_write(const char *dir, const char *file, const char *value, fsrun_error_t *err) {
-  cleanup_free char *p = xasprintf("%s/%s", dir, file);
-  cleanup_close int fd = open(p, O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
+int cgroup_write_fd(int fd, const char *dir, const char *file, const char *value,
+                    fsrun_error_t *err) {
   size_t len = strlen(value);
   ssize_t w;
-  if (fd < 0)
-    return fsrun_error_errno(err, "open `%s` in %s", file, dir);
   /* the kernel parses each write(2) on its own: never split a value */
   do
     w = write(fd, value, len);
@@ -52,6 +49,21 @@ int cgroup_write(const char *dir, const char *file, const char *value, fsrun_err
   if ((size_t)w != len)
     return fsrun_error_make(err, EIO, "write `%s` in %s: short write", file, dir);
   return 0;
+}
+
+int cgroup_open_file(const char *dir, const char *file, fsrun_error_t *err) {
+  cleanup_free char *p = xasprintf("%s/%s", dir, file);
+  int fd = open(p, O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
+  if (fd < 0)
+    return fsrun_error_errno(err, "open `%s` in %s", file, dir);
+  return fd;
+}
+
+int cgroup_write(const char *dir, const char *file, const char *value, fsrun_error_t *err) {
+  cleanup_close int fd = cgroup_open_file(dir, file, err);
+  if (fd < 0)
+    return fd;
+  return cgroup_write_fd(fd, dir, file, value, err);
 }
 
 int cgroup_write_field(const char *dir, const char *file, const char *value, const char *field,
@@ -272,6 +284,23 @@ const char *cgroup_v1_mount(const struct fsrun_cgroup *cg, const char *controlle
     if (cgroup_word_in_list(cg->v1[i].controllers, controller, ","))
       return cg->v1[i].mountpoint;
   return NULL;
+}
+
+size_t cgroup_host_hierarchy_count(const struct fsrun_cgroup *cg) {
+  if (cg->mode == CGROUP_MODE_UNIFIED)
+    return 0;
+  return cg->n_v1 + (cg->mode == CGROUP_MODE_HYBRID ? 1 : 0);
+}
+
+void cgroup_host_hierarchy(const struct fsrun_cgroup *cg, size_t i, const char **controllers,
+                           const char **mountpoint) {
+  if (i < cg->n_v1) {
+    *controllers = cg->v1[i].controllers;
+    *mountpoint = cg->v1[i].mountpoint;
+  } else {
+    *controllers = "";
+    *mountpoint = cg->unified_mount;
+  }
 }
 
 static int cgroup_new(cgroup_mode_t mode, struct fsrun_cgroup **out, fsrun_error_t *err) {
@@ -516,20 +545,41 @@ static void created_forget(created_dirs *c) {
 }
 
 /* mkdir every level of path under mount, remembering what was made. */
+static void created_add(created_dirs *created, const char *dir) {
+  created->dirs = realloc(created->dirs, (created->n + 1) * sizeof(char *));
+  if (created->dirs == NULL)
+    abort();
+  created->dirs[created->n++] = xstrdup(dir);
+}
+
+/* mkdir of mount/path and of the levels above it that are missing. The leaf is tried first: its
+ * parents (the shared `fsrun` level) are almost always there already. A v1 cpuset directory
+ * starts without CPUs or memory nodes: each new one gets its parent's, and a level we create
+ * gets cgroup.clone_children, so that the kernel gives them to the containers' directories under
+ * it from then on. */
 static int make_levels(const char *mount, const char *path, bool cpuset, created_dirs *created,
                        fsrun_error_t *err) {
-  cleanup_free char *copy = xstrdup(path);
+  cleanup_free char *leaf = cgroup_join(mount, path);
+  cleanup_free char *copy = NULL;
+  if (mkdir(leaf, 0755) == 0) {
+    created_add(created, leaf);
+    return cpuset ? cgroup_v1_cpuset_inherit(leaf, err) : 0;
+  }
+  if (errno == EEXIST)
+    return cpuset ? cgroup_v1_cpuset_inherit(leaf, err) : 0;
+  if (errno != ENOENT)
+    return fsrun_error_errno(err, "mkdir `%s`", leaf);
+  copy = xstrdup(path);
   for (char *s = copy + 1;; s++) {
     if (*s == '/' || *s == '\0') {
       char saved = *s;
       cleanup_free char *dir = NULL;
+      bool made = false;
       *s = '\0';
       dir = cgroup_join(mount, copy);
       if (mkdir(dir, 0755) == 0) {
-        created->dirs = realloc(created->dirs, (created->n + 1) * sizeof(char *));
-        if (created->dirs == NULL)
-          abort();
-        created->dirs[created->n++] = xstrdup(dir);
+        created_add(created, dir);
+        made = true;
       } else if (errno != EEXIST) {
         return fsrun_error_errno(err, "mkdir `%s`", dir);
       }
@@ -537,6 +587,9 @@ static int make_levels(const char *mount, const char *path, bool cpuset, created
         int ret = cgroup_v1_cpuset_inherit(dir, err);
         if (ret < 0)
           return ret;
+        /* best effort: without it, the next container copies the values itself */
+        if (made && saved != '\0')
+          (void)cgroup_write(dir, "cgroup.clone_children", "1", NULL);
       }
       *s = saved;
       if (saved == '\0')

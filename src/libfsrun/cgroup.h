@@ -65,6 +65,11 @@ int cgroup_kill_all(const struct fsrun_cgroup *cg, int signal, fsrun_error_t *er
 int cgroup_destroy(const struct fsrun_cgroup *cg, fsrun_error_t *err);
 /* The path of the container's cgroup relative to the hierarchy root ("/fsrun/ID"). */
 const char *cgroup_path(const struct fsrun_cgroup *cg);
+/* The host's hierarchies the cgroup spans, as found when it was made: the v1 ones, then on a
+ * hybrid host the cgroup2 mount (controllers ""). None on a unified host. */
+size_t cgroup_host_hierarchy_count(const struct fsrun_cgroup *cg);
+void cgroup_host_hierarchy(const struct fsrun_cgroup *cg, size_t i, const char **controllers,
+                           const char **mountpoint);
 
 typedef struct {
   uint64_t cpu_usage_total, cpu_usage_user, cpu_usage_kernel; /* ns */

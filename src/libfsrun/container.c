@@ -293,6 +293,8 @@ static int create_internal(const struct fsrun_context *ctx, const struct contain
   __attribute__((cleanup(cleanup_seccompp))) struct fsrun_seccomp *seccomp = NULL;
   __attribute__((cleanup(cleanup_attrsp))) struct fsrun_process_attrs *attrs = NULL;
   cleanup_landlock_rules struct fsrun_landlock_rules *landlock = NULL;
+  cleanup_free struct mount_cgroup_hierarchy *hierarchies = NULL;
+  size_t n_hierarchies = 0;
   struct validate_options vopts = {.systemd_cgroup = ctx->systemd_cgroup};
   struct container_status *st = &out->st;
   const oci_linux *lx;
@@ -446,6 +448,13 @@ static int create_internal(const struct fsrun_context *ctx, const struct contain
   ic.seccomp = seccomp;
   ic.attrs = attrs;
   ic.landlock = landlock;
+  /* the init's cgroup mount takes the hierarchies found for the cgroup rather than reading them
+   * again (v1 and hybrid hosts) */
+  if (out->cg != NULL && (n_hierarchies = cgroup_host_hierarchy_count(out->cg)) > 0) {
+    hierarchies = xmalloc0(sizeof(*hierarchies) * n_hierarchies);
+    for (size_t i = 0; i < n_hierarchies; i++)
+      cgroup_host_hierarchy(out->cg, i, &hierarchies[i].controllers, &hierarchies[i].mountpoint);
+  }
   ic.rootfs = (struct rootfs_ctx){
       .config = config,
       .bundle = bundle,
@@ -457,6 +466,8 @@ static int create_internal(const struct fsrun_context *ctx, const struct contain
       .no_pivot = o->no_pivot,
       .procfs_fd = procfs_fd,
       .sync_fd = sync_fds[1],
+      .cgroup_hierarchies = hierarchies,
+      .n_cgroup_hierarchies = n_hierarchies,
   };
   ic.preserve_fds = o->preserve_fds;
   ic.listen_fds = listen_fds_from_env();

@@ -43,7 +43,10 @@ int fsrun_error_make(fsrun_error_t *err, int errno_value, const char *fmt, ...) 
     base = NULL;
   va_end(ap);
   if (base != NULL && errno_value != 0) {
-    if (asprintf(&msg, "%s: %s", base, strerror(errno_value)) < 0)
+    /* strerrordesc_np: the same English text without strerror's trip through gettext, which
+     * the errors the runtime makes and then discards (a masked path that does not exist) pay */
+    const char *desc = strerrordesc_np(errno_value);
+    if (asprintf(&msg, "%s: %s", base, desc ? desc : strerror(errno_value)) < 0)
       msg = NULL;
     free(base);
   } else {

@@ -703,6 +703,28 @@ static int read_hierarchies(struct host_hierarchy **out, size_t *n_out, fsrun_er
   return 0;
 }
 
+/* The hierarchies the runtime found before the clone (mount_env.cgroup_hierarchies), without the
+ * init's own cgroup paths: enough to mount each one afresh in a cgroup namespace of our own, and
+ * it spares the init reading /proc/self/cgroup and the host's whole mountinfo. */
+static void hierarchies_from_runtime(const struct mount_env *env, struct host_hierarchy **out,
+                                     size_t *n_out) {
+  struct host_hierarchy *h = xmalloc0(sizeof(*h) * env->n_cgroup_hierarchies);
+  for (size_t i = 0; i < env->n_cgroup_hierarchies; i++) {
+    const struct mount_cgroup_hierarchy *k = &env->cgroup_hierarchies[i];
+    h[i].controllers = xstrdup(k->controllers);
+    h[i].mountpoint = xstrdup(k->mountpoint);
+    h[i].v2 = k->controllers[0] == '\0';
+  }
+  *out = h;
+  *n_out = env->n_cgroup_hierarchies;
+}
+
+/* Binds the init's own cgroup of the hierarchy mounted at `mountpoint` onto `name` in target_dir
+ * (see bind_own_cgroup), reading the init's hierarchies when `known` lacks its path. */
+static int bind_own_cgroup_of(const struct host_hierarchy *known, struct host_hierarchy **read,
+                              size_t *n_read, int target_dir, const char *name,
+                              struct mount_attr *attr, fsrun_error_t *err);
+
 /* The host directory of the init's own cgroup in a hierarchy. NULL when the mount's root lies
  * above our cgroup namespace ("/../.."): paths are then relative to a root we cannot name. */
 static char *hierarchy_host_dir(const struct host_hierarchy *h) {
@@ -736,6 +758,20 @@ static int bind_own_cgroup(const struct host_hierarchy *h, int target_dir, const
   return 0;
 }
 
+static int bind_own_cgroup_of(const struct host_hierarchy *known, struct host_hierarchy **read,
+                              size_t *n_read, int target_dir, const char *name,
+                              struct mount_attr *attr, fsrun_error_t *err) {
+  if (known->path != NULL)
+    return bind_own_cgroup(known, target_dir, name, attr, err);
+  if (*read == NULL && read_hierarchies(read, n_read, err) < 0)
+    return fsrun_error_code(err);
+  for (size_t i = 0; i < *n_read; i++)
+    if ((*read)[i].mountpoint != NULL && strcmp((*read)[i].mountpoint, known->mountpoint) == 0)
+      return bind_own_cgroup(&(*read)[i], target_dir, name, attr, err);
+  return fsrun_error_make(err, ENOENT, "the init is in no cgroup of the hierarchy at `%s`",
+                          known->mountpoint);
+}
+
 /* A cgroup2 instance of the init's cgroup namespace made with fsopen/fsmount and attached with
  * move_mount onto dest. */
 static int mount_cgroup2_detached(const struct mount_env *env, const char *dest,
@@ -761,8 +797,8 @@ static int mount_cgroup2_detached(const struct mount_env *env, const char *dest,
 static int mount_cgroup(const struct mount_env *env, const char *type, const char *dest,
                         const struct mount_options *o, size_t index, fsrun_error_t *err) {
   struct statfs sfs;
-  struct host_hierarchy *h = NULL, *v2 = NULL;
-  size_t n = 0;
+  struct host_hierarchy *h = NULL, *v2 = NULL, *read = NULL;
+  size_t n = 0, n_read = 0;
   int ret = 0;
   /* the hierarchies are read-only unless the mount asks for rw explicitly */
   bool ro = (o->flags & MS_RDONLY) || !(o->cleared & MS_RDONLY);
@@ -812,7 +848,9 @@ static int mount_cgroup(const struct mount_env *env, const char *type, const cha
   dir = root_resolve(env->rootfs_fd, dest, ROOT_NO_CREATE, false, err);
   if (dir < 0)
     return fsrun_error_wrap(err, "mounts[%zu]", index);
-  if (read_hierarchies(&h, &n, err) < 0)
+  if (env->new_cgroupns && env->n_cgroup_hierarchies > 0)
+    hierarchies_from_runtime(env, &h, &n);
+  else if (read_hierarchies(&h, &n, err) < 0)
     return fsrun_error_wrap(err, "mounts[%zu]", index);
   for (size_t i = 0; i < n && ret == 0; i++) {
     const char *name;
@@ -844,7 +882,7 @@ static int mount_cgroup(const struct mount_env *env, const char *type, const cha
       /* EPERM: v1 hierarchies cannot be mounted in a user namespace; EBUSY: the host mounted the
        * hierarchy with other options. Bind the init's own cgroup instead. */
     }
-    if (!mounted && bind_own_cgroup(&h[i], dir, name, &sub_attr, err) < 0) {
+    if (!mounted && bind_own_cgroup_of(&h[i], &read, &n_read, dir, name, &sub_attr, err) < 0) {
       ret = fsrun_error_wrap(err, "mounts[%zu]: cgroup onto `%s/%s`", index, dest, name);
       break;
     }
@@ -860,6 +898,7 @@ static int mount_cgroup(const struct mount_env *env, const char *type, const cha
     }
   }
   hierarchies_free(h, n);
+  hierarchies_free(read, n_read);
   if (ret < 0)
     return ret;
   if (o->flags & MS_RDONLY) {

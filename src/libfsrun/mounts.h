@@ -62,6 +62,12 @@ int root_resolve(int root_fd, const char *path, root_create_kind create, bool no
                  fsrun_error_t *err);
 
 /* The environment a `mounts` entry is performed in (phase 1: before pivot_root). */
+/* A cgroup hierarchy of the host as the runtime found it before the clone. */
+struct mount_cgroup_hierarchy {
+  const char *controllers; /* "cpu,cpuacct", "name=systemd"; "" for cgroup2 */
+  const char *mountpoint;  /* the host's mount point */
+};
+
 struct mount_env {
   int rootfs_fd;      /* O_PATH fd on the rootfs (already bound onto itself) */
   const char *bundle; /* relative bind sources resolve against it */
@@ -69,6 +75,9 @@ struct mount_env {
   bool new_netns;     /* sysfs read-write only with a netns of our own */
   bool new_cgroupns;
   int runtime_sync_fd; /* the sync socket to the runtime, which idmaps bind trees; -1: none */
+  /* the host's hierarchies on a v1 or hybrid host, when the runtime knows them; else read */
+  const struct mount_cgroup_hierarchy *cgroup_hierarchies;
+  size_t n_cgroup_hierarchies;
 };
 
 /* True when the entry is a bind mount (type "bind", or a "bind"/"rbind" option). */

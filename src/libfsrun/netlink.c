@@ -1,5 +1,8 @@
-/* rtnetlink requests with libmnl: link lookup, link up, moving a device into another network
- * namespace with its permanent addresses.
+/* rtnetlink requests: link lookup, link up, moving a device into another network namespace with
+ * its permanent addresses.
+ *
+ * The messages are built and parsed here, without a netlink library: a handful of request shapes
+ * do not need one, and fsrun links statically, which needs an archive of every library it uses.
  *
  * Requests that must run inside the target namespace (name checks, addresses, link up) go through a
  * NETLINK_ROUTE socket created there: a netlink socket stays bound to the namespace it was created
@@ -9,54 +12,236 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <libmnl/libmnl.h>
 #include <linux/if.h>
 #include <linux/if_addr.h>
+#include <linux/netlink.h>
 #include <linux/rtnetlink.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include "log.h"
 #include "utils.h"
 
-#ifndef IFA_FLAGS
-#define IFA_FLAGS 8
-#endif
-
 /* IFA_F_* flags userspace may set on RTM_NEWADDR (the others are state the kernel keeps). */
 #define ADDR_SETTABLE_FLAGS                                                                        \
   (IFA_F_NODAD | IFA_F_HOMEADDRESS | IFA_F_MANAGETEMPADDR | IFA_F_NOPREFIXROUTE | IFA_F_MCAUTOJOIN)
 
-#define RTNL_BUF_SIZE 32768 /* answers: a dump message can be large */
-#define RTNL_REQ_SIZE 1024  /* our requests: a header and a few attributes */
+/* Answers: the kernel sizes a dump datagram by our largest read, capped at 32 KiB, so a buffer of
+ * that size is never truncated. */
+#define RTNL_BUF_SIZE 32768
+#define RTNL_REQ_SIZE 1024 /* our requests: a header and a few attributes */
 
-struct rtnl {
-  struct mnl_socket *nl;
-  unsigned int portid;
-  unsigned int seq;
+/* --- building requests
+ * ---------------------------------------------------------------------------- */
+
+/* A request in a caller's buffer: nlmsghdr, the family header (ifinfomsg, ifaddrmsg), attributes.
+ * An attribute that does not fit is not written; the request remembers the failure, so a request
+ * missing an attribute is never sent (rtnl_talk returns the error instead). */
+struct nl_request {
+  struct nlmsghdr *nlh;
+  size_t size;
+  int error; /* 0, or -EMSGSIZE once something did not fit */
 };
 
+/* Starts a request of `type` with `flags` (rtnl_talk adds NLM_F_REQUEST, NLM_F_ACK, NLM_F_DUMP)
+ * and a zeroed family header of family_len bytes, which it returns; NULL when the buffer is too
+ * small even for that. buf must be aligned for struct nlmsghdr. */
+static void *nl_request_init(struct nl_request *req, void *buf, size_t size, uint16_t type,
+                             uint16_t flags, size_t family_len) {
+  req->nlh = buf;
+  req->size = size;
+  req->error = 0;
+  if (size < NLMSG_SPACE(family_len)) {
+    req->error = -EMSGSIZE;
+    return NULL;
+  }
+  memset(buf, 0, NLMSG_SPACE(family_len));
+  req->nlh->nlmsg_len = NLMSG_SPACE(family_len);
+  req->nlh->nlmsg_type = type;
+  req->nlh->nlmsg_flags = flags;
+  return NLMSG_DATA(req->nlh);
+}
+
+/* Appends an attribute with len bytes of data, zero-padded to NLA_ALIGNTO. Returns 0 or
+ * -EMSGSIZE. */
+static int nl_put_attr(struct nl_request *req, uint16_t type, const void *data, size_t len) {
+  size_t start, space;
+  struct nlattr *attr;
+  if (req->error != 0)
+    return req->error;
+  start = NLMSG_ALIGN(req->nlh->nlmsg_len);
+  /* nla_len is 16 bits wide */
+  if (len > UINT16_MAX - NLA_HDRLEN || start > req->size) {
+    req->error = -EMSGSIZE;
+    return req->error;
+  }
+  space = NLA_ALIGN(NLA_HDRLEN + len);
+  if (space > req->size - start) {
+    req->error = -EMSGSIZE;
+    return req->error;
+  }
+  attr = (struct nlattr *)((char *)req->nlh + start);
+  attr->nla_len = (uint16_t)(NLA_HDRLEN + len);
+  attr->nla_type = type;
+  if (len > 0)
+    memcpy((char *)attr + NLA_HDRLEN, data, len);
+  memset((char *)attr + NLA_HDRLEN + len, 0, space - NLA_HDRLEN - len);
+  req->nlh->nlmsg_len = (uint32_t)(start + space);
+  return 0;
+}
+
+static int nl_put_u32(struct nl_request *req, uint16_t type, uint32_t value) {
+  return nl_put_attr(req, type, &value, sizeof(value));
+}
+
+/* The string with its NUL, as the kernel expects for names. */
+static int nl_put_str(struct nl_request *req, uint16_t type, const char *s) {
+  return nl_put_attr(req, type, s, strlen(s) + 1);
+}
+
+/* --- parsing answers
+ * ------------------------------------------------------------------------------- */
+
+/* Indexes the attributes that follow the family_len-byte family header of nlh: tb[type] for each
+ * type <= max, NULL for absent ones. Higher types (newer than our headers) are skipped. nlh must
+ * lie within the received bytes (NLMSG_OK). Returns 0, or -EBADMSG when the family header does not
+ * fit or an attribute is shorter than its own header or runs past the message. */
+static int nl_parse_attrs(const struct nlmsghdr *nlh, size_t family_len, const struct nlattr **tb,
+                          uint16_t max) {
+  size_t offset = NLMSG_SPACE(family_len);
+  memset(tb, 0, ((size_t)max + 1) * sizeof(*tb));
+  if (nlh->nlmsg_len < NLMSG_LENGTH(family_len))
+    return -EBADMSG;
+  while (offset + NLA_HDRLEN <= nlh->nlmsg_len) {
+    const struct nlattr *attr = (const struct nlattr *)((const char *)nlh + offset);
+    uint16_t type = attr->nla_type & NLA_TYPE_MASK; /* without the nested/byte-order bits */
+    if (attr->nla_len < NLA_HDRLEN || attr->nla_len > nlh->nlmsg_len - offset)
+      return -EBADMSG;
+    if (type <= max)
+      tb[type] = attr;
+    offset += NLA_ALIGN(attr->nla_len);
+  }
+  return 0;
+}
+
+static const void *nl_attr_data(const struct nlattr *attr) {
+  return (const char *)attr + NLA_HDRLEN;
+}
+
+static size_t nl_attr_data_len(const struct nlattr *attr) {
+  return attr->nla_len - NLA_HDRLEN;
+}
+
+/* A u32 attribute: false when absent or not exactly 4 bytes. */
+static bool nl_attr_get_u32(const struct nlattr *attr, uint32_t *out) {
+  if (attr == NULL || nl_attr_data_len(attr) != sizeof(*out))
+    return false;
+  memcpy(out, nl_attr_data(attr), sizeof(*out));
+  return true;
+}
+
+/* A string attribute: NULL when absent or when its NUL is not within the attribute. */
+static const char *nl_attr_get_str(const struct nlattr *attr) {
+  if (attr == NULL || memchr(nl_attr_data(attr), '\0', nl_attr_data_len(attr)) == NULL)
+    return NULL;
+  return nl_attr_data(attr);
+}
+
+/* Called for each data message of an answer; returns 0 or -errno (which ends the request with
+ * that error once the answer has been read to its end). */
+typedef int (*rtnl_msg_cb)(const struct nlmsghdr *nlh, void *data);
+
+/* The state of one request's answer while its datagrams come in. */
+struct rtnl_answer {
+  uint32_t seq, portid; /* what the answer's messages carry */
+  rtnl_msg_cb cb;
+  void *data;
+  bool done;
+  int error; /* the first failure: the kernel's, or cb's */
+};
+
+static void rtnl_answer_fail(struct rtnl_answer *a, int error) {
+  if (a->error == 0)
+    a->error = error;
+}
+
+/* Walks the messages of one received datagram of len bytes. */
+static void rtnl_answer_feed(struct rtnl_answer *a, const void *buf, size_t len) {
+  ssize_t left = (ssize_t)len;
+  for (const struct nlmsghdr *nlh = buf; !a->done && NLMSG_OK(nlh, left);
+       nlh = NLMSG_NEXT(nlh, left)) {
+    /* Another request's messages, e.g. the rest of a dump an earlier failure stopped reading. */
+    if (nlh->nlmsg_seq != a->seq || nlh->nlmsg_pid != a->portid)
+      continue;
+    if (nlh->nlmsg_type == NLMSG_ERROR) {
+      const struct nlmsgerr *e = NLMSG_DATA(nlh);
+      a->done = true;
+      if (nlh->nlmsg_len < NLMSG_LENGTH(sizeof(*e)))
+        rtnl_answer_fail(a, -EBADMSG);
+      else if (e->error != 0) /* 0 is the ack */
+        rtnl_answer_fail(a, e->error < 0 ? e->error : -EPROTO);
+    } else if (nlh->nlmsg_type == NLMSG_DONE) {
+      int code = 0; /* a dump that failed midway says why here */
+      a->done = true;
+      if (nlh->nlmsg_len >= NLMSG_LENGTH(sizeof(code)))
+        memcpy(&code, NLMSG_DATA(nlh), sizeof(code));
+      if (code < 0)
+        rtnl_answer_fail(a, code);
+    } else if (nlh->nlmsg_type < NLMSG_MIN_TYPE) {
+      continue; /* NLMSG_NOOP, NLMSG_OVERRUN */
+    } else if (nlh->nlmsg_flags & NLM_F_DUMP_INTR) {
+      /* The table changed during the dump, so what we saw may be incomplete. */
+      rtnl_answer_fail(a, -EINTR);
+    } else if (a->cb != NULL && a->error == 0) {
+      int ret = a->cb(nlh, a->data);
+      if (ret < 0)
+        rtnl_answer_fail(a, ret);
+    }
+  }
+}
+
+/* --- the socket
+ * ----------------------------------------------------------------------------------- */
+
+struct rtnl {
+  int fd;
+  uint32_t portid;
+  uint32_t seq;
+};
+#define RTNL_CLOSED ((struct rtnl){.fd = -1}) /* fd 0 is a real fd: {0} would close stdin */
+
 static void rtnl_close(struct rtnl *s) {
-  if (s->nl != NULL)
-    mnl_socket_close(s->nl);
-  s->nl = NULL;
+  if (s->fd >= 0)
+    close(s->fd);
+  s->fd = -1;
 }
 
 static int rtnl_open(struct rtnl *s, fsrun_error_t *err) {
+  struct sockaddr_nl addr = {.nl_family = AF_NETLINK}; /* nl_pid 0: the kernel picks our port */
+  socklen_t addr_len = sizeof(addr);
+  int ret;
   s->seq = 0;
-  s->nl = mnl_socket_open2(NETLINK_ROUTE, SOCK_CLOEXEC);
-  if (s->nl == NULL)
+  s->fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
+  if (s->fd < 0)
     return fsrun_error_errno(err, "open rtnetlink socket");
-  if (mnl_socket_bind(s->nl, 0, MNL_SOCKET_AUTOPID) < 0) {
-    int ret = fsrun_error_errno(err, "bind rtnetlink socket");
+  if (bind(s->fd, (struct sockaddr *)&addr, sizeof(addr)) < 0) {
+    ret = fsrun_error_errno(err, "bind rtnetlink socket");
     rtnl_close(s);
     return ret;
   }
-  s->portid = mnl_socket_get_portid(s->nl);
+  /* The kernel addresses its answers to this port; anything else is not ours. */
+  if (getsockname(s->fd, (struct sockaddr *)&addr, &addr_len) < 0) {
+    ret = fsrun_error_errno(err, "read the rtnetlink socket's port id");
+    rtnl_close(s);
+    return ret;
+  }
+  s->portid = addr.nl_pid;
   return 0;
 }
 
@@ -82,33 +267,56 @@ static void rtnl_closep(struct rtnl *s) {
 }
 #define cleanup_rtnl __attribute__((cleanup(rtnl_closep)))
 
-/* Sends nlh and reads the answers until the ack (or NLMSG_DONE for a dump), passing data messages
- * to cb. Returns 0 or -errno (errno set), the kernel's error for a refused request. A dump is told
- * by the caller: NLM_F_DUMP's bits mean NLM_F_REPLACE/NLM_F_EXCL on a NEW request. */
-static int rtnl_talk_full(struct rtnl *s, struct nlmsghdr *nlh, bool dump, mnl_cb_t cb,
+/* Sends the request and reads the answer to its end (the ack, or NLMSG_DONE for a dump), passing
+ * data messages to cb (may be NULL). Returns 0 or -errno: the kernel's error for a refused
+ * request. A dump is told by the caller: NLM_F_DUMP's bits mean NLM_F_REPLACE/NLM_F_EXCL on a NEW
+ * request. */
+static int rtnl_talk_full(struct rtnl *s, struct nl_request *req, bool dump, rtnl_msg_cb cb,
                           void *data) {
   char buf[RTNL_BUF_SIZE] __attribute__((aligned(8)));
-  int ret;
-  nlh->nlmsg_seq = ++s->seq;
-  if (!dump)
-    nlh->nlmsg_flags |= NLM_F_ACK;
-  if (mnl_socket_sendto(s->nl, nlh, nlh->nlmsg_len) < 0)
+  struct sockaddr_nl kernel = {.nl_family = AF_NETLINK};
+  struct rtnl_answer answer = {.portid = s->portid, .cb = cb, .data = data};
+  struct nlmsghdr *nlh = req->nlh;
+  ssize_t n;
+
+  if (req->error != 0)
+    return req->error;
+  nlh->nlmsg_flags |= NLM_F_REQUEST | NLM_F_ACK | (dump ? NLM_F_DUMP : 0);
+  nlh->nlmsg_seq = answer.seq = ++s->seq;
+  do
+    n = sendto(s->fd, nlh, nlh->nlmsg_len, 0, (struct sockaddr *)&kernel, sizeof(kernel));
+  while (n < 0 && errno == EINTR);
+  if (n < 0)
     return -errno;
-  do {
-    ssize_t n = mnl_socket_recvfrom(s->nl, buf, sizeof(buf));
+  if ((size_t)n != nlh->nlmsg_len)
+    return -EIO;
+
+  while (!answer.done) {
+    struct sockaddr_nl from;
+    struct iovec iov = {.iov_base = buf, .iov_len = sizeof(buf)};
+    struct msghdr msg = {
+        .msg_name = &from, .msg_namelen = sizeof(from), .msg_iov = &iov, .msg_iovlen = 1};
+    n = recvmsg(s->fd, &msg, 0);
+    if (n < 0 && errno == EINTR)
+      continue;
     if (n < 0)
       return -errno;
-    ret = mnl_cb_run(buf, (size_t)n, s->seq, s->portid, cb, data);
-  } while (ret > MNL_CB_STOP);
-  return ret < 0 ? -errno : 0;
+    if (msg.msg_flags & MSG_TRUNC)
+      return -EMSGSIZE;
+    /* Other processes may send to our port too; only the kernel answers. */
+    if (msg.msg_namelen != sizeof(from) || from.nl_pid != 0)
+      continue;
+    rtnl_answer_feed(&answer, buf, (size_t)n);
+  }
+  return answer.error;
 }
 
-static int rtnl_talk(struct rtnl *s, struct nlmsghdr *nlh, mnl_cb_t cb, void *data) {
-  return rtnl_talk_full(s, nlh, false, cb, data);
+static int rtnl_talk(struct rtnl *s, struct nl_request *req, rtnl_msg_cb cb, void *data) {
+  return rtnl_talk_full(s, req, false, cb, data);
 }
 
-static int rtnl_dump(struct rtnl *s, struct nlmsghdr *nlh, mnl_cb_t cb, void *data) {
-  return rtnl_talk_full(s, nlh, true, cb, data);
+static int rtnl_dump(struct rtnl *s, struct nl_request *req, rtnl_msg_cb cb, void *data) {
+  return rtnl_talk_full(s, req, true, cb, data);
 }
 
 /* --- links
@@ -120,39 +328,37 @@ struct link_info {
   char name[IFNAMSIZ];
 };
 
-static int link_attr_cb(const struct nlattr *attr, void *data) {
-  struct link_info *info = data;
-  if (mnl_attr_get_type(attr) == IFLA_IFNAME && mnl_attr_validate(attr, MNL_TYPE_STRING) >= 0)
-    snprintf(info->name, sizeof(info->name), "%s", mnl_attr_get_str(attr));
-  return MNL_CB_OK;
-}
-
 static int link_msg_cb(const struct nlmsghdr *nlh, void *data) {
   struct link_info *info = data;
-  const struct ifinfomsg *ifm = mnl_nlmsg_get_payload(nlh);
+  const struct ifinfomsg *ifm = NLMSG_DATA(nlh);
+  const struct nlattr *tb[IFLA_MAX + 1];
+  const char *name;
   if (nlh->nlmsg_type != RTM_NEWLINK)
-    return MNL_CB_OK;
+    return 0;
+  if (nl_parse_attrs(nlh, sizeof(*ifm), tb, IFLA_MAX) < 0)
+    return -EBADMSG;
   info->index = ifm->ifi_index;
   info->flags = ifm->ifi_flags;
-  mnl_attr_parse(nlh, sizeof(*ifm), link_attr_cb, info);
-  return MNL_CB_OK;
+  name = nl_attr_get_str(tb[IFLA_IFNAME]);
+  if (name != NULL)
+    snprintf(info->name, sizeof(info->name), "%s", name);
+  return 0;
 }
 
 /* Looks a link up by name (index 0) or by index (name NULL). Returns 0, or -errno (-ENODEV when
  * there is no such link). */
 static int rtnl_get_link(struct rtnl *s, const char *name, int index, struct link_info *out) {
   char buf[RTNL_REQ_SIZE] __attribute__((aligned(8)));
-  struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
-  struct ifinfomsg *ifm;
-  nlh->nlmsg_type = RTM_GETLINK;
-  nlh->nlmsg_flags = NLM_F_REQUEST;
-  ifm = mnl_nlmsg_put_extra_header(nlh, sizeof(*ifm));
+  struct nl_request req;
+  struct ifinfomsg *ifm = nl_request_init(&req, buf, sizeof(buf), RTM_GETLINK, 0, sizeof(*ifm));
+  if (ifm == NULL)
+    return -EMSGSIZE;
   ifm->ifi_family = AF_UNSPEC;
   ifm->ifi_index = index;
   if (name != NULL)
-    mnl_attr_put_strz(nlh, IFLA_IFNAME, name);
+    nl_put_str(&req, IFLA_IFNAME, name);
   memset(out, 0, sizeof(*out));
-  return rtnl_talk(s, nlh, link_msg_cb, out);
+  return rtnl_talk(s, &req, link_msg_cb, out);
 }
 
 struct index_list {
@@ -162,27 +368,28 @@ struct index_list {
 
 static int link_dump_cb(const struct nlmsghdr *nlh, void *data) {
   struct index_list *l = data;
-  const struct ifinfomsg *ifm = mnl_nlmsg_get_payload(nlh);
+  const struct ifinfomsg *ifm = NLMSG_DATA(nlh);
   int *items;
   if (nlh->nlmsg_type != RTM_NEWLINK)
-    return MNL_CB_OK;
+    return 0;
+  if (nlh->nlmsg_len < NLMSG_LENGTH(sizeof(*ifm)))
+    return -EBADMSG;
   items = reallocarray(l->items, l->len + 1, sizeof(int));
   if (items == NULL)
     abort();
   l->items = items;
   l->items[l->len++] = ifm->ifi_index;
-  return MNL_CB_OK;
+  return 0;
 }
 
 static int rtnl_dump_link_indexes(struct rtnl *s, struct index_list *out) {
   char buf[RTNL_REQ_SIZE] __attribute__((aligned(8)));
-  struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
-  struct ifinfomsg *ifm;
-  nlh->nlmsg_type = RTM_GETLINK;
-  nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
-  ifm = mnl_nlmsg_put_extra_header(nlh, sizeof(*ifm));
+  struct nl_request req;
+  struct ifinfomsg *ifm = nl_request_init(&req, buf, sizeof(buf), RTM_GETLINK, 0, sizeof(*ifm));
+  if (ifm == NULL)
+    return -EMSGSIZE;
   ifm->ifi_family = AF_UNSPEC;
-  return rtnl_dump(s, nlh, link_dump_cb, out);
+  return rtnl_dump(s, &req, link_dump_cb, out);
 }
 
 static bool index_list_has(const struct index_list *l, int index) {
@@ -194,39 +401,37 @@ static bool index_list_has(const struct index_list *l, int index) {
 
 static int rtnl_set_link_up(struct rtnl *s, int index, const char *name) {
   char buf[RTNL_REQ_SIZE] __attribute__((aligned(8)));
-  struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
-  struct ifinfomsg *ifm;
-  nlh->nlmsg_type = RTM_NEWLINK;
-  nlh->nlmsg_flags = NLM_F_REQUEST;
-  ifm = mnl_nlmsg_put_extra_header(nlh, sizeof(*ifm));
+  struct nl_request req;
+  struct ifinfomsg *ifm = nl_request_init(&req, buf, sizeof(buf), RTM_NEWLINK, 0, sizeof(*ifm));
+  if (ifm == NULL)
+    return -EMSGSIZE;
   ifm->ifi_family = AF_UNSPEC;
   ifm->ifi_index = index;
   ifm->ifi_flags = IFF_UP;
   ifm->ifi_change = IFF_UP;
   if (index == 0 && name != NULL)
-    mnl_attr_put_strz(nlh, IFLA_IFNAME, name);
-  return rtnl_talk(s, nlh, NULL, NULL);
+    nl_put_str(&req, IFLA_IFNAME, name);
+  return rtnl_talk(s, &req, NULL, NULL);
 }
 
 /* Moves link `index` of s's namespace into netns_fd, naming it new_name there (NULL: keep). */
 static int rtnl_move_link(struct rtnl *s, int index, int netns_fd, const char *new_name) {
   char buf[RTNL_REQ_SIZE] __attribute__((aligned(8)));
-  struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
-  struct ifinfomsg *ifm;
-  nlh->nlmsg_type = RTM_NEWLINK;
-  nlh->nlmsg_flags = NLM_F_REQUEST;
-  ifm = mnl_nlmsg_put_extra_header(nlh, sizeof(*ifm));
+  struct nl_request req;
+  struct ifinfomsg *ifm = nl_request_init(&req, buf, sizeof(buf), RTM_NEWLINK, 0, sizeof(*ifm));
+  if (ifm == NULL)
+    return -EMSGSIZE;
   ifm->ifi_family = AF_UNSPEC;
   ifm->ifi_index = index;
-  mnl_attr_put_u32(nlh, IFLA_NET_NS_FD, (uint32_t)netns_fd);
+  nl_put_u32(&req, IFLA_NET_NS_FD, (uint32_t)netns_fd);
   /* With an index, IFLA_IFNAME renames; the kernel applies it in the new namespace. */
   if (new_name != NULL)
-    mnl_attr_put_strz(nlh, IFLA_IFNAME, new_name);
-  return rtnl_talk(s, nlh, NULL, NULL);
+    nl_put_str(&req, IFLA_IFNAME, new_name);
+  return rtnl_talk(s, &req, NULL, NULL);
 }
 
 int netlink_link_up(const char *ifname, fsrun_error_t *err) {
-  cleanup_rtnl struct rtnl s = {0};
+  cleanup_rtnl struct rtnl s = RTNL_CLOSED;
   int ret = rtnl_open(&s, err);
   if (ret < 0)
     return ret;
@@ -256,94 +461,83 @@ struct addr_list {
   size_t len;
 };
 
-struct addr_attrs {
-  const struct nlattr *tb[IFA_MAX + 1];
-};
-
-static int addr_attr_cb(const struct nlattr *attr, void *data) {
-  struct addr_attrs *a = data;
-  int type = mnl_attr_get_type(attr);
-  if (mnl_attr_type_valid(attr, IFA_MAX) < 0)
-    return MNL_CB_OK; /* newer attribute than we know */
-  a->tb[type] = attr;
-  return MNL_CB_OK;
-}
-
 static void copy_addr_attr(const struct nlattr *attr, unsigned char *dst, size_t *len) {
-  size_t n = attr != NULL ? mnl_attr_get_payload_len(attr) : 0;
+  size_t n = attr != NULL ? nl_attr_data_len(attr) : 0;
   if (n > 16)
     n = 0; /* not an IPv4/IPv6 address */
   if (n > 0)
-    memcpy(dst, mnl_attr_get_payload(attr), n);
+    memcpy(dst, nl_attr_data(attr), n);
   *len = n;
 }
 
 static int addr_dump_cb(const struct nlmsghdr *nlh, void *data) {
   struct addr_list *l = data;
-  const struct ifaddrmsg *ifa = mnl_nlmsg_get_payload(nlh);
-  struct addr_attrs a = {0};
+  const struct ifaddrmsg *ifa = NLMSG_DATA(nlh);
+  const struct nlattr *tb[IFA_MAX + 1];
   struct saved_addr sa = {0};
   struct saved_addr *items;
 
-  if (nlh->nlmsg_type != RTM_NEWADDR || (int)ifa->ifa_index != l->index)
-    return MNL_CB_OK;
-  mnl_attr_parse(nlh, sizeof(*ifa), addr_attr_cb, &a);
-  sa.flags = ifa->ifa_flags;
-  if (a.tb[IFA_FLAGS] != NULL && mnl_attr_validate(a.tb[IFA_FLAGS], MNL_TYPE_U32) >= 0)
-    sa.flags = mnl_attr_get_u32(a.tb[IFA_FLAGS]);
+  if (nlh->nlmsg_type != RTM_NEWADDR)
+    return 0;
+  if (nl_parse_attrs(nlh, sizeof(*ifa), tb, IFA_MAX) < 0)
+    return -EBADMSG;
+  if ((int)ifa->ifa_index != l->index)
+    return 0;
+  /* IFA_FLAGS has all 32 bits; ifa_flags only the low 8. */
+  if (!nl_attr_get_u32(tb[IFA_FLAGS], &sa.flags))
+    sa.flags = ifa->ifa_flags;
   /* The spec keeps permanent addresses of global scope: no autoconfigured or link-local ones. */
   if (!(sa.flags & IFA_F_PERMANENT) || ifa->ifa_scope != RT_SCOPE_UNIVERSE)
-    return MNL_CB_OK;
+    return 0;
   sa.family = ifa->ifa_family;
   sa.prefixlen = ifa->ifa_prefixlen;
   sa.scope = ifa->ifa_scope;
-  copy_addr_attr(a.tb[IFA_LOCAL], sa.local, &sa.local_len);
-  copy_addr_attr(a.tb[IFA_ADDRESS], sa.address, &sa.address_len);
-  copy_addr_attr(a.tb[IFA_BROADCAST], sa.broadcast, &sa.broadcast_len);
+  copy_addr_attr(tb[IFA_LOCAL], sa.local, &sa.local_len);
+  copy_addr_attr(tb[IFA_ADDRESS], sa.address, &sa.address_len);
+  copy_addr_attr(tb[IFA_BROADCAST], sa.broadcast, &sa.broadcast_len);
   if (sa.local_len == 0 && sa.address_len == 0)
-    return MNL_CB_OK;
+    return 0;
   items = reallocarray(l->items, l->len + 1, sizeof(*items));
   if (items == NULL)
     abort();
   l->items = items;
   l->items[l->len++] = sa;
-  return MNL_CB_OK;
+  return 0;
 }
 
 static int rtnl_dump_addrs(struct rtnl *s, int index, struct addr_list *out) {
   char buf[RTNL_REQ_SIZE] __attribute__((aligned(8)));
-  struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
-  struct ifaddrmsg *ifa;
-  nlh->nlmsg_type = RTM_GETADDR;
-  nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
-  ifa = mnl_nlmsg_put_extra_header(nlh, sizeof(*ifa));
+  struct nl_request req;
+  struct ifaddrmsg *ifa = nl_request_init(&req, buf, sizeof(buf), RTM_GETADDR, 0, sizeof(*ifa));
+  if (ifa == NULL)
+    return -EMSGSIZE;
   ifa->ifa_family = AF_UNSPEC;
   out->index = index;
-  return rtnl_dump(s, nlh, addr_dump_cb, out);
+  return rtnl_dump(s, &req, addr_dump_cb, out);
 }
 
 static int rtnl_add_addr(struct rtnl *s, int index, const struct saved_addr *sa) {
   char buf[RTNL_REQ_SIZE] __attribute__((aligned(8)));
-  struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
-  struct ifaddrmsg *ifa;
+  struct nl_request req;
+  struct ifaddrmsg *ifa = nl_request_init(&req, buf, sizeof(buf), RTM_NEWADDR,
+                                          NLM_F_CREATE | NLM_F_REPLACE, sizeof(*ifa));
   uint32_t flags = sa->flags & ADDR_SETTABLE_FLAGS;
-  nlh->nlmsg_type = RTM_NEWADDR;
-  nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_CREATE | NLM_F_REPLACE;
-  ifa = mnl_nlmsg_put_extra_header(nlh, sizeof(*ifa));
+  if (ifa == NULL)
+    return -EMSGSIZE;
   ifa->ifa_family = sa->family;
   ifa->ifa_prefixlen = sa->prefixlen;
   ifa->ifa_scope = sa->scope;
   ifa->ifa_flags = (unsigned char)(flags & 0xff);
   ifa->ifa_index = (unsigned int)index;
   if (sa->local_len > 0)
-    mnl_attr_put(nlh, IFA_LOCAL, sa->local_len, sa->local);
+    nl_put_attr(&req, IFA_LOCAL, sa->local, sa->local_len);
   if (sa->address_len > 0)
-    mnl_attr_put(nlh, IFA_ADDRESS, sa->address_len, sa->address);
+    nl_put_attr(&req, IFA_ADDRESS, sa->address, sa->address_len);
   if (sa->broadcast_len > 0)
-    mnl_attr_put(nlh, IFA_BROADCAST, sa->broadcast_len, sa->broadcast);
+    nl_put_attr(&req, IFA_BROADCAST, sa->broadcast, sa->broadcast_len);
   if (flags > 0xff)
-    mnl_attr_put_u32(nlh, IFA_FLAGS, flags);
-  return rtnl_talk(s, nlh, NULL, NULL);
+    nl_put_u32(&req, IFA_FLAGS, flags);
+  return rtnl_talk(s, &req, NULL, NULL);
 }
 
 static void format_addr(const struct saved_addr *sa, char *out, size_t size) {
@@ -377,7 +571,7 @@ static const char *target_name(const oci_net_device *d) {
 }
 
 int netlink_validate_net_devices(const oci_linux *l, fsrun_error_t *err) {
-  cleanup_rtnl struct rtnl s = {0};
+  cleanup_rtnl struct rtnl s = RTNL_CLOSED;
   bool have_netns = false;
   int ret;
 
@@ -471,7 +665,7 @@ static void moved_device_release(struct moved_device *m) {
  * every failure is logged. */
 static void move_back(const struct moved_device *m, int netns_fd, int host_netns_fd,
                       const char *what) {
-  struct rtnl inner = {0}, host = {0};
+  struct rtnl inner = RTNL_CLOSED, host = RTNL_CLOSED;
   struct link_info info;
   fsrun_error_t err = NULL;
   int ret;
@@ -515,8 +709,8 @@ static void undo_move(struct moved_device *m, int netns_fd, const char *what) {
  * list. */
 static int move_device(const char *host_name, const char *new_name, int netns_fd, const char *what,
                        struct moved_device *moved, fsrun_error_t *err) {
-  cleanup_rtnl struct rtnl host = {0};
-  cleanup_rtnl struct rtnl inner = {0};
+  cleanup_rtnl struct rtnl host = RTNL_CLOSED;
+  cleanup_rtnl struct rtnl inner = RTNL_CLOSED;
   struct index_list before = {0};
   struct link_info info, inner_info;
   bool template_name, index_free;

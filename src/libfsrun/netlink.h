@@ -1,5 +1,5 @@
-/* rtnetlink through libmnl: bring links up, and move host network devices into the container's
- * network namespace (linux.netDevices).
+/* rtnetlink: bring links up, and move host network devices into the container's network namespace
+ * (linux.netDevices). The messages are our own (netlink.c), with no netlink library.
  *
  * Where the calls go:
  *  - runtime, before clone: netlink_validate_net_devices(config->linux_): names, a `network`

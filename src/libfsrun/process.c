@@ -16,6 +16,7 @@
 #include "caps.h"
 #include "hooks.h"
 #include "netlink.h"
+#include "prefault.h"
 #include "procfs.h"
 #include "sync.h"
 #include "terminal.h"
@@ -210,6 +211,7 @@ void init_main(struct init_config *c) {
   const char one = '0';
   int fifo;
 
+  prefault_image();
   close(c->parent_sync_fd);
   if (c->state_dir_fd >= 0)
     close(c->state_dir_fd);

@@ -194,6 +194,8 @@ int rootfs_mount_all(const struct rootfs_ctx *ctx, fsrun_error_t *err) {
         .new_netns = ctx->new_netns,
         .new_cgroupns = ctx->new_cgroupns,
         .runtime_sync_fd = ctx->sync_fd,
+        .cgroup_hierarchies = ctx->cgroup_hierarchies,
+        .n_cgroup_hierarchies = ctx->n_cgroup_hierarchies,
     };
     for (size_t i = 0; i < c->n_mounts; i++) {
       const oci_mount *m = &c->mounts[i];

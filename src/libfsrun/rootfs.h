@@ -7,6 +7,7 @@
 #include <stdbool.h>
 
 #include "error.h"
+#include "mounts.h"
 #include "oci.h"
 
 struct rootfs_ctx {
@@ -25,6 +26,10 @@ struct rootfs_ctx {
    * before it overlap with the runtime's work of moving it into the cgroup. */
   void (*join_cgroup)(void *arg);
   void *join_cgroup_arg;
+  /* the host's v1 (and hybrid cgroup2) hierarchies as the runtime found them, for the cgroup
+   * mount; none: the init reads its own */
+  const struct mount_cgroup_hierarchy *cgroup_hierarchies;
+  size_t n_cgroup_hierarchies;
 };
 
 /* Phase 1 (before createContainer hooks): makes the rootfs a mount point with the requested

@@ -111,6 +111,34 @@ FSRUN_GLOBAL_ARGS=()
   fsrun delete --force "$CONTAINER_ID"
 }
 
+@test "v1: a container's cpuset has its parent's CPUs and memory nodes, in new and existing parents" {
+  requires_cgroup_v1
+  local top=/sys/fs/cgroup/cpuset/fsrun-test-cpuset first second
+  [ -d /sys/fs/cgroup/cpuset ] || skip "no v1 cpuset hierarchy"
+  EXTRA_CGROUP_DIRS=('/sys/fs/cgroup/*/fsrun-test-cpuset/mid' '/sys/fs/cgroup/*/fsrun-test-cpuset')
+  # first container: both levels above it are new (each gets its parent's values)
+  first=cg-cs1-$RANDOM$RANDOM
+  CONTAINER_ID=$first
+  update_config '.linux.cgroupsPath = $p' --arg p "/fsrun-test-cpuset/mid/$first"
+  start_detached sleep 1000
+  [ "$(cat "$top/mid/$first/cpuset.cpus")" = "$(cat /sys/fs/cgroup/cpuset/cpuset.cpus)" ]
+  [ "$(cat "$top/mid/$first/cpuset.mems")" = "$(cat /sys/fs/cgroup/cpuset/cpuset.mems)" ]
+  # the levels fsrun made hand their values to new children themselves from now on
+  [ "$(cat "$top/mid/cgroup.clone_children")" = 1 ]
+  # second container: the parent exists; a container's own values still win over inherited ones
+  second=cg-cs2-$RANDOM$RANDOM
+  CONTAINER_ID=$second
+  update_config '.linux.cgroupsPath = $p | .linux.resources.cpu = {"cpus": "0"}' \
+    --arg p "/fsrun-test-cpuset/mid/$second"
+  start_detached sleep 1000
+  [ "$(cat "$top/mid/$second/cpuset.cpus")" = 0 ]
+  [ "$(cat "$top/mid/$second/cpuset.mems")" = "$(cat /sys/fs/cgroup/cpuset/cpuset.mems)" ]
+  grep -q "cpuset:/fsrun-test-cpuset/mid/$second\$" "/proc/$INIT_PID/cgroup"
+  fsrun delete --force "$first"
+  fsrun delete --force "$second"
+  [ ! -e "$top/mid/$first" ] && [ ! -e "$top/mid/$second" ]
+}
+
 @test "a process over the pids limit cannot fork" {
   update_config '.linux.resources.pids = {"limit": 4}'
   run_in_container sh -c 'for i in 1 2 3 4 5 6 7 8; do sleep 30 & done; echo all-forked'

@@ -1,0 +1,47 @@
+#include "prefault.h"
+
+#include <malloc.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#ifndef MADV_POPULATE_READ
+#define MADV_POPULATE_READ 22
+#endif
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23
+#endif
+
+/* the linker's: the first byte of the image and the start of its writable data */
+extern char __executable_start[];
+extern char __data_start[];
+
+static uintptr_t page_down(uintptr_t a) {
+  uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+  return a & ~(page - 1);
+}
+
+void prefault_image(void) {
+  uintptr_t start = page_down((uintptr_t)__executable_start);
+  uintptr_t end = page_down((uintptr_t)__data_start);
+  if (end > start)
+    (void)madvise((void *)start, end - start, MADV_POPULATE_READ);
+}
+
+void prefault_heap(size_t bytes) {
+  /* malloc grows the heap by its request plus M_TOP_PAD: ask for enough headroom, then back what
+   * the first allocation has reserved */
+  void *first;
+  uintptr_t start, end;
+  if (mallopt(M_TOP_PAD, (int)bytes) == 0)
+    return;
+  first = malloc(1);
+  if (first == NULL)
+    return;
+  start = page_down((uintptr_t)first);
+  end = (uintptr_t)sbrk(0);
+  free(first);
+  if (end > start && end - start <= 2 * bytes)
+    (void)madvise((void *)start, end - start, MADV_POPULATE_WRITE);
+}

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "cgroup.h"
+#include "foreground.h"
 #include "hooks.h"
 #include "idmap.h"
 #include "landlock.h"
@@ -849,70 +850,6 @@ int container_delete(const struct fsrun_context *ctx, const char *id, bool force
 /* --- run ---------------------------------------------------------------------------------------
  */
 
-static void forwarded_signals(sigset_t *set) {
-  sigfillset(set);
-  /* faults must stay deliverable to us; the uncatchable ones cannot be blocked anyway */
-  static const int keep[] = {SIGSEGV, SIGBUS,  SIGILL,  SIGFPE, SIGTRAP,
-                             SIGSYS,  SIGABRT, SIGKILL, SIGSTOP};
-  for (size_t i = 0; i < sizeof(keep) / sizeof(keep[0]); i++)
-    sigdelset(set, keep[i]);
-}
-
-/* Waits for the init, forwarding signals and relaying the pty. Returns its exit status. */
-static int wait_foreground(struct created *c, const sigset_t *blocked) {
-  cleanup_close int sfd = signalfd(-1, blocked, SFD_CLOEXEC | SFD_NONBLOCK);
-  struct terminal_relay relay;
-  bool relaying = c->pty_master >= 0;
-  siginfo_t info;
-
-  if (relaying)
-    terminal_relay_init(&relay, c->pty_master);
-  for (;;) {
-    struct pollfd p[4];
-    int n = 0, r;
-    p[n++] = (struct pollfd){.fd = c->pidfd, .events = POLLIN};
-    p[n++] = (struct pollfd){.fd = sfd, .events = POLLIN};
-    if (relaying) {
-      p[n++] = (struct pollfd){.fd = c->pty_master, .events = POLLIN};
-      if (relay.stdin_open)
-        p[n++] = (struct pollfd){.fd = STDIN_FILENO, .events = POLLIN};
-    }
-    r = poll(p, (nfds_t)n, -1);
-    if (r < 0 && errno == EINTR)
-      continue;
-    if (r < 0)
-      break;
-    if (p[1].revents & POLLIN) {
-      struct signalfd_siginfo si;
-      while (read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
-        if (si.ssi_signo == SIGCHLD)
-          continue;
-        if (si.ssi_signo == SIGWINCH && relaying) {
-          terminal_relay_resize(&relay);
-          continue;
-        }
-        pidfd_signal(c->pidfd, (int)si.ssi_signo);
-      }
-    }
-    if (relaying) {
-      bool master_ready = (p[2].revents & (POLLIN | POLLHUP | POLLERR)) != 0;
-      bool stdin_ready = n > 3 && (p[3].revents & (POLLIN | POLLHUP | POLLERR));
-      if (!terminal_relay_pump(&relay, stdin_ready, master_ready))
-        relaying = false, terminal_relay_finish(&relay);
-    }
-    if (p[0].revents & POLLIN)
-      break;
-  }
-  if (relaying)
-    terminal_relay_finish(&relay);
-  memset(&info, 0, sizeof(info));
-  while (waitid((idtype_t)P_PIDFD, (id_t)c->pidfd, &info, WEXITED) < 0 && errno == EINTR)
-    ;
-  if (info.si_code == CLD_EXITED)
-    return info.si_status;
-  return 128 + info.si_status;
-}
-
 int container_run(const struct fsrun_context *ctx, const struct container_run_opts *o,
                   int *exit_status, fsrun_error_t *err) {
   struct created c;
@@ -920,7 +857,7 @@ int container_run(const struct fsrun_context *ctx, const struct container_run_op
   bool foreground = !o->detach;
   int r;
 
-  forwarded_signals(&blocked);
+  foreground_signals(&blocked);
   sigprocmask(foreground ? SIG_BLOCK : SIG_SETMASK, foreground ? &blocked : NULL, &old);
   r = create_internal(ctx, &o->create, foreground && o->create.console_socket == NULL, true, &old,
                       &c, err);
@@ -934,7 +871,7 @@ int container_run(const struct fsrun_context *ctx, const struct container_run_op
       hooks_run_warn(&c.config->hooks->poststart, "poststart", state);
     }
     if (foreground) {
-      *exit_status = wait_foreground(&c, &blocked);
+      *exit_status = foreground_wait(c.pidfd, c.pty_master, &blocked);
       /* the init is reaped; what it left in the cgroup goes with the cgroup */
       hints.init_reaped = true;
       if (!o->keep)

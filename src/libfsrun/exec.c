@@ -28,6 +28,7 @@
 
 #include "caps.h"
 #include "cgroup.h"
+#include "foreground.h"
 #include "landlock.h"
 #include "live.h"
 #include "log.h"
@@ -519,15 +520,6 @@ static void cleanup_attrsp(struct fsrun_process_attrs **a) {
   *a = NULL;
 }
 
-/* Every signal the foreground exec forwards (faults must stay ours; KILL/STOP cannot be caught). */
-static void forwarded_signals(sigset_t *set) {
-  static const int keep[] = {SIGSEGV, SIGBUS,  SIGILL,  SIGFPE, SIGTRAP,
-                             SIGSYS,  SIGABRT, SIGKILL, SIGSTOP};
-  sigfillset(set);
-  for (size_t i = 0; i < sizeof(keep) / sizeof(keep[0]); i++)
-    sigdelset(set, keep[i]);
-}
-
 /* A pidfd on the container's init; a reused pid is refused (start time checked after pinning). */
 static int open_init_pidfd(const struct container_status *st, fsrun_error_t *err) {
   int fd = (int)syscall(SYS_pidfd_open, st->pid, 0);
@@ -617,77 +609,6 @@ static long clone_into_init_cgroup(const struct live_container *c, struct exec_c
   return child;
 }
 
-static int reap(int pidfd, siginfo_t *info) {
-  memset(info, 0, sizeof(*info));
-  while (waitid((idtype_t)P_PIDFD, (id_t)pidfd, info, WEXITED) < 0) {
-    if (errno != EINTR)
-      return -errno;
-  }
-  return 0;
-}
-
-static int exit_status_of(const siginfo_t *info) {
-  if (info->si_code == CLD_EXITED)
-    return info->si_status;
-  return 128 + info->si_status;
-}
-
-/* Waits for the exec'd process, forwarding the blocked signals to it and relaying the pty when
- * master >= 0. Returns its exit status (128+N for signal N). */
-static int wait_foreground(int pidfd, int master, const sigset_t *blocked) {
-  cleanup_close int sfd = signalfd(-1, blocked, SFD_CLOEXEC | SFD_NONBLOCK);
-  struct terminal_relay relay;
-  bool relaying = master >= 0;
-  siginfo_t info;
-
-  if (relaying)
-    terminal_relay_init(&relay, master);
-  for (;;) {
-    struct pollfd fds[4];
-    nfds_t n = 0;
-    int r;
-    fds[n++] = (struct pollfd){.fd = pidfd, .events = POLLIN};
-    fds[n++] = (struct pollfd){.fd = sfd, .events = POLLIN};
-    if (relaying) {
-      fds[n++] = (struct pollfd){.fd = master, .events = POLLIN};
-      if (relay.stdin_open)
-        fds[n++] = (struct pollfd){.fd = STDIN_FILENO, .events = POLLIN};
-    }
-    r = poll(fds, n, -1);
-    if (r < 0 && errno == EINTR)
-      continue;
-    if (r < 0)
-      break;
-    if (fds[1].revents & POLLIN) {
-      struct signalfd_siginfo si;
-      while (read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
-        if (si.ssi_signo == SIGCHLD)
-          continue;
-        if (si.ssi_signo == SIGWINCH && relaying) {
-          terminal_relay_resize(&relay);
-          continue;
-        }
-        (void)syscall(SYS_pidfd_send_signal, pidfd, (int)si.ssi_signo, NULL, 0);
-      }
-    }
-    if (relaying) {
-      bool master_ready = (fds[2].revents & (POLLIN | POLLHUP | POLLERR)) != 0;
-      bool stdin_ready = n > 3 && (fds[3].revents & (POLLIN | POLLHUP | POLLERR));
-      if (!terminal_relay_pump(&relay, stdin_ready, master_ready)) {
-        relaying = false;
-        terminal_relay_finish(&relay);
-      }
-    }
-    if (fds[0].revents & POLLIN)
-      break;
-  }
-  if (relaying)
-    terminal_relay_finish(&relay);
-  if (reap(pidfd, &info) < 0)
-    return 255;
-  return exit_status_of(&info);
-}
-
 static int write_pid_file(const char *path, pid_t pid, fsrun_error_t *err) {
   char buf[32];
   int len = snprintf(buf, sizeof(buf), "%d", (int)pid);
@@ -712,7 +633,7 @@ static char *describe_exit(const siginfo_t *info) {
 static int report_died_before_execve(int child_pidfd, const char *command, fsrun_error_t *err) {
   siginfo_t info;
   cleanup_free char *how = NULL;
-  if (reap(child_pidfd, &info) < 0)
+  if (foreground_reap(child_pidfd, &info) < 0)
     return fsrun_error_make(err, 0, "exec: \"%s\": the process died before execve", command);
   how = describe_exit(&info);
   return fsrun_error_make(err, 0, "exec: \"%s\": the process died before execve (%s)", command,
@@ -759,7 +680,7 @@ static int follow_child_setup(int sync_fd, int console_fd, const oci_config *con
       siginfo_t info;
       int pidfd;
       sync_msg_clear(&msg);
-      reap(*child_pidfd, &info);
+      foreground_reap(*child_pidfd, &info);
       pidfd = pid > 0 ? (int)syscall(SYS_pidfd_open, pid, 0) : -1;
       if (pidfd < 0)
         return fsrun_error_errno(err, "pidfd_open the exec process");
@@ -900,7 +821,7 @@ int container_exec(const struct fsrun_context *ctx, const struct exec_options *o
   }
 
   /* the foreground forwards signals: blocked from before the clone, the child restores the mask */
-  forwarded_signals(&blocked);
+  foreground_signals(&blocked);
   sigprocmask(SIG_BLOCK, o->detach ? NULL : &blocked, &old_mask);
 
   /* the pid namespace applies to children only: make it ours for the clone, then return */
@@ -946,18 +867,18 @@ int container_exec(const struct fsrun_context *ctx, const struct exec_options *o
   if (ret < 0) {
     siginfo_t info;
     (void)syscall(SYS_pidfd_send_signal, child_pidfd, SIGKILL, NULL, 0);
-    reap(child_pidfd, &info);
+    foreground_reap(child_pidfd, &info);
     goto out;
   }
   if (o->pid_file != NULL && (ret = write_pid_file(o->pid_file, exec_pid, err)) < 0) {
     /* the caller cannot manage a process whose pid it never learnt */
     siginfo_t info;
     (void)syscall(SYS_pidfd_send_signal, child_pidfd, SIGKILL, NULL, 0);
-    reap(child_pidfd, &info);
+    foreground_reap(child_pidfd, &info);
     goto out;
   }
   if (!o->detach)
-    *exit_status = wait_foreground(child_pidfd, relay_master, &blocked);
+    *exit_status = foreground_wait(child_pidfd, relay_master, &blocked);
   ret = 0;
 
 out:

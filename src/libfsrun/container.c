@@ -28,6 +28,7 @@
 #include "netlink.h"
 #include "oci.h"
 #include "procfs.h"
+#include "reaper.h"
 #include "process-attrs.h"
 #include "process.h"
 #include "seccomp.h"
@@ -306,7 +307,7 @@ static int create_internal(const struct fsrun_context *ctx, const struct contain
   cleanup_close int console_fd = -1;
   int sync_fds[2] = {-1, -1};
   int saved_ns[2] = {-1, -1};
-  bool dir_created = false, rootless = is_rootless(ctx), new_userns, wait_go;
+  bool dir_created = false, rootless = is_rootless(ctx), new_userns, wait_go, want_reaper = false;
   struct init_config ic;
   struct fsrun_clone_args args;
   char *parse_err = NULL;
@@ -358,6 +359,8 @@ static int create_internal(const struct fsrun_context *ctx, const struct contain
   if (lx != NULL && lx->intel_rdt != NULL && intelrdt_validate(lx->intel_rdt, err) < 0)
     return fsrun_error_code(err);
   if (netlink_validate_net_devices(lx, err) < 0)
+    return fsrun_error_code(err);
+  if (reaper_wanted(config, &want_reaper, err) < 0)
     return fsrun_error_code(err);
 
   /* --- from here, every failure undoes what was made (the `fail` label) --- */
@@ -446,6 +449,7 @@ static int create_internal(const struct fsrun_context *ctx, const struct contain
   ic.stay_dumpable = new_userns && geteuid() != 0;
   ic.in_userns = new_userns || (plan.n_joins > 0 && plan.joins[0].flag == CLONE_NEWUSER);
   ic.hooks_after_mounts = has_hooks(config, true);
+  ic.reaper = want_reaper;
   ic.seccomp = seccomp;
   ic.attrs = attrs;
   ic.landlock = landlock;

@@ -84,6 +84,7 @@ static const struct feature_row {
 
     /* annotations fsrun acts on (reported under "annotations" with a value) */
     {FEATURE_ANNOTATION, "run.fsrun.landlock", true},
+    {FEATURE_ANNOTATION, "run.fsrun.init", true},
 
     /* mount options (mounts.c): mount(8) flags, their recursive "r" forms (mount_setattr),
      * propagation, and the OCI runtimes' extensions (tmpcopyup, idmap) */
@@ -303,6 +304,9 @@ int features_build(oci_features **out, fsrun_error_t *err) {
     cleanup_free char *abi = xasprintf("%d", landlock_abi_version());
     annotate(f, "run.fsrun.landlock", abi);
   }
+  /* "true" runs the process under a small init of fsrun's as pid 1 (reaper.h) */
+  if (features_implemented(FEATURE_ANNOTATION, "run.fsrun.init"))
+    annotate(f, "run.fsrun.init", "true|false");
   *out = f;
   return 0;
 }

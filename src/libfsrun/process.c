@@ -18,6 +18,7 @@
 #include "netlink.h"
 #include "prefault.h"
 #include "procfs.h"
+#include "reaper.h"
 #include "sync.h"
 #include "terminal.h"
 #include "utils.h"
@@ -385,6 +386,11 @@ void init_main(struct init_config *c) {
     _exit(1);
   }
 
+  if (c->reaper && reaper_fork(c->sigmask, p->terminal) < 0) {
+    dprintf(STDERR_FILENO, "fsrun: annotations[\"%s\"]: fork the process: %s\n", REAPER_ANNOTATION,
+            strerror(errno));
+    _exit(1);
+  }
   execve(exe, argv, envp);
   {
     int saved = errno;

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "landlock.h"
+#include "reaper.h"
 #include "log.h"
 #include "spec.h"
 #include "mounts.h"
@@ -562,8 +563,10 @@ int sandbox_config_from_policy(const struct sandbox_mapping_opts *o, oci_config 
   build_mounts(&opts, common_dir, wt_git_dir, &mounts);
   c->mounts = mounts.items;
   c->n_mounts = mounts.len;
-  if (p->allow_network && p->n_allowed_tcp_ports > 0 &&
-      landlock_ports_annotation(p, &c->annotations) < 0) {
+  /* pid 1 of its own: signals reach the command, orphans are reaped */
+  if (oci_map_set(&c->annotations, REAPER_ANNOTATION, "true") < 0 ||
+      (p->allow_network && p->n_allowed_tcp_ports > 0 &&
+       landlock_ports_annotation(p, &c->annotations) < 0)) {
     oci_config_free(c);
     return fsrun_error_make(err, ENOMEM, "policy: allowedTcpPorts");
   }

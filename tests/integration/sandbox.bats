@@ -381,6 +381,27 @@ assert_sandbox_gone() {
   [ -z "$(ls -A "$DIR/user-state/.sandbox" 2>/dev/null)" ]
 }
 
+@test "sandbox: SIGTERM to fsrun sandbox ends a shell that installs no handler (Fusion's cancel)" {
+  local marker=1$RANDOM$RANDOM tries=100 rc=0
+  # the shell is not pid 1 (fsrun's init is), so SIGTERM's default action applies to it
+  "$FSRUN" --root "$FSRUN_ROOT" sandbox --policy "$POLICY" --worktree "$WT" --task-id "$TASK" \
+    -- /bin/sh -c "sleep $marker; echo not-ended" >"$BATS_TEST_TMPDIR/out" 3>&- &
+  BACKGROUND_PIDS=$!
+  while [ -z "$(pgrep -f "^sleep $marker")" ] && [ "$tries" -gt 0 ]; do
+    sleep 0.1
+    tries=$((tries - 1))
+  done
+  [ -n "$(pgrep -f "^sleep $marker")" ]
+  kill -TERM "$BACKGROUND_PIDS"
+  wait "$BACKGROUND_PIDS" || rc=$?
+  BACKGROUND_PIDS=
+  cat "$BATS_TEST_TMPDIR/out"
+  [ "$rc" -eq 143 ]
+  ! grep -q not-ended "$BATS_TEST_TMPDIR/out"
+  [ -z "$(pgrep -f "^sleep $marker")" ]
+  assert_sandbox_gone
+}
+
 @test "sandbox: a SIGKILLed fsrun sandbox leaves no container, process or bundle behind" {
   local marker=1$RANDOM$RANDOM tries=100
   # a simple command, not the fsrun function: $! must be fsrun itself, not a subshell

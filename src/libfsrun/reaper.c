@@ -1,0 +1,96 @@
+#include "reaper.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+int reaper_wanted(const oci_config *config, bool *wanted, fsrun_error_t *err) {
+  const char *value = oci_map_get(&config->annotations, REAPER_ANNOTATION);
+  *wanted = value != NULL && strcmp(value, "true") == 0;
+  if (value != NULL && !*wanted && strcmp(value, "false") != 0)
+    return fsrun_error_make(
+        err, EINVAL, "annotations[\"" REAPER_ANNOTATION "\"]: `%s` is neither true nor false",
+        value);
+  return 0;
+}
+
+/* The init is a fork of the runtime: without this, /proc/1/cmdline would show the container
+ * the runtime's command line (state root, bundle path, container id). The argument strings lie
+ * one after the other from argv[0]; /proc/self/cmdline says how far. */
+static void hide_runtime_cmdline(void) {
+  char buf[4096];
+  size_t total = 0;
+  ssize_t n;
+  int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+  if (fd >= 0) {
+    while ((n = read(fd, buf, sizeof(buf))) > 0)
+      total += (size_t)n;
+    close(fd);
+  }
+  (void)prctl(PR_SET_NAME, "fsrun-init", 0, 0, 0);
+  if (total > 0 && program_invocation_name != NULL) {
+    memset(program_invocation_name, 0, total);
+    strncpy(program_invocation_name, "fsrun-init", total - 1);
+  }
+}
+
+static int status_of(int wstatus) {
+  if (WIFEXITED(wstatus))
+    return WEXITSTATUS(wstatus);
+  return 128 + WTERMSIG(wstatus);
+}
+
+static _Noreturn void reap_until(pid_t child) {
+  sigset_t all;
+  sigfillset(&all);
+  for (;;) {
+    siginfo_t info;
+    int sig = sigwaitinfo(&all, &info);
+    if (sig < 0)
+      continue;
+    if (sig != SIGCHLD) {
+      /* to its process group, as a terminal would: a shell waiting for a command ignores a
+       * SIGINT the command does not also get */
+      if (kill(-child, sig) < 0)
+        (void)kill(child, sig);
+      continue;
+    }
+    for (;;) {
+      int wstatus;
+      pid_t pid = waitpid(-1, &wstatus, WNOHANG);
+      if (pid <= 0)
+        break;
+      if (pid == child)
+        _exit(status_of(wstatus));
+    }
+  }
+}
+
+int reaper_fork(const sigset_t *child_mask, bool terminal) {
+  sigset_t all;
+  pid_t child;
+  /* blocked from before the fork, so that none is lost before the init waits for them */
+  sigfillset(&all);
+  sigprocmask(SIG_SETMASK, &all, NULL);
+  child = fork();
+  if (child < 0) {
+    int saved = errno;
+    sigprocmask(SIG_SETMASK, child_mask, NULL);
+    errno = saved;
+    return -1;
+  }
+  if (child > 0) {
+    hide_runtime_cmdline();
+    reap_until(child);
+  }
+  /* its own process group: signals the terminal sends reach the process once, not also pid 1
+   * (which would forward them a second time) */
+  (void)setpgid(0, 0);
+  if (terminal)
+    (void)tcsetpgrp(STDIN_FILENO, getpid());
+  sigprocmask(SIG_SETMASK, child_mask, NULL);
+  return 0;
+}

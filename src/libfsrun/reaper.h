@@ -1,0 +1,28 @@
+#ifndef FSRUN_REAPER_H
+#define FSRUN_REAPER_H
+
+#include <signal.h>
+#include <stdbool.h>
+
+#include "error.h"
+#include "oci.h"
+
+/* With the annotation run.fsrun.init = "true", the container's pid 1 is a small init of fsrun's
+ * and process.args runs as its child (what `docker run --init` does with tini). Pid 1 of a pid
+ * namespace ignores every signal it has no handler for, so a shell or node that sets none never
+ * ends on SIGTERM, and orphans are pid 1's to reap. The sandbox always asks for it. */
+#define REAPER_ANNOTATION "run.fsrun.init"
+
+/* Whether the config asks for the init; a value other than "true" or "false" is an error naming
+ * the annotation. */
+int reaper_wanted(const oci_config *config, bool *wanted, fsrun_error_t *err);
+
+/* Called by the container init right before execve: blocks every signal, forks, and returns in
+ * the child (in a process group of its own, the terminal's foreground group when it
+ * has one), which restores `child_mask` and goes on to execve. The parent never returns: it
+ * forwards each signal it receives to the child's process group, reaps every process that ends, and
+ * exits with the child's status (128+N when signal N ended it) once the child is gone. Returns -1
+ * (errno set) when the fork fails. */
+int reaper_fork(const sigset_t *child_mask, bool terminal);
+
+#endif

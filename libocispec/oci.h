@@ -420,6 +420,12 @@ int oci_process_parse(const char *json, size_t len, const char *what, oci_proces
 char *oci_process_serialize(const oci_process *p, bool pretty, char **err);
 void oci_process_free(oci_process *p);
 
+/* a `linux.seccomp` object on its own (the sandbox policy's profile file); unknown keys at its
+ * top level and duplicate keys are errors */
+int oci_seccomp_parse(const char *json, size_t len, const char *what, oci_seccomp **out,
+                      char **err);
+void oci_seccomp_free(oci_seccomp *s);
+
 /* update's resources JSON: the `linux.resources` object on its own */
 int oci_resources_parse(const char *json, size_t len, const char *what, oci_resources **out,
                         char **err);

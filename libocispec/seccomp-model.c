@@ -1,4 +1,6 @@
 /* linux.seccomp: description and the value lists the spec allows (runtime-spec 1.3). */
+#include <stdlib.h>
+
 #include "model.h"
 
 const char *const oci_seccomp_actions[] = {
@@ -66,3 +68,17 @@ static const field_desc seccomp_fields[] = {
           .sub = &syscall_desc),
 };
 const type_desc oci_seccomp_desc = DESC(oci_seccomp, seccomp_fields);
+
+/* a profile file on its own: a misspelt key is refused rather than silently ignored */
+static const type_desc seccomp_profile_desc = DESC(oci_seccomp, seccomp_fields, .strict = true);
+
+int oci_seccomp_parse(const char *json, size_t len, const char *what, oci_seccomp **out,
+                      char **err) {
+  return model_parse(&seccomp_profile_desc, json, len, what ? what : "seccomp profile", true,
+                     (void **)out, err);
+}
+
+void oci_seccomp_free(oci_seccomp *s) {
+  model_free_fields(&oci_seccomp_desc, s);
+  free(s);
+}

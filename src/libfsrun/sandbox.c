@@ -533,6 +533,32 @@ int sandbox_config_for_caller(const oci_policy *policy, const char *worktree, ch
   return sandbox_config_from_policy(&m, out, err);
 }
 
+static void seccomp_profile_freep(oci_seccomp **s) {
+  if (*s != NULL)
+    oci_seccomp_free(*s);
+}
+
+/* policy.seccomp naming a file: an OCI `linux.seccomp` object, used as it is. */
+static int load_seccomp_profile(const char *path, oci_seccomp **out, fsrun_error_t *err) {
+  cleanup_free char *json = NULL;
+  cleanup_free char *what = NULL;
+  char *msg = NULL;
+  size_t len = 0;
+  if (path[0] != '/')
+    return fsrun_error_make(err, 0,
+                            "policy: seccomp: `%s` is not \"default\", \"none\" or an absolute "
+                            "path to an OCI seccomp profile",
+                            path);
+  if (oci_read_file(path, &json, &len, &msg) < 0) {
+    fsrun_error_take(err, EINVAL, msg);
+    return fsrun_error_wrap(err, "policy: seccomp");
+  }
+  what = xasprintf("policy: seccomp `%s`", path);
+  if (oci_seccomp_parse(json, len, what, out, &msg) < 0)
+    return fsrun_error_take(err, EINVAL, msg);
+  return 0;
+}
+
 int sandbox_config_from_policy(const struct sandbox_mapping_opts *o, oci_config **out,
                                fsrun_error_t *err) {
   cleanup_free char *common_dir = NULL;
@@ -540,14 +566,13 @@ int sandbox_config_from_policy(const struct sandbox_mapping_opts *o, oci_config 
   struct sandbox_mapping_opts opts = *o;
   struct mount_list mounts = {0};
   const oci_policy *p = o->policy;
+  __attribute__((cleanup(seccomp_profile_freep))) oci_seccomp *profile = NULL;
   oci_config *c;
 
   *out = NULL;
-  if (p->seccomp != NULL && strcmp(p->seccomp, "default") != 0 && strcmp(p->seccomp, "none") != 0)
-    return fsrun_error_make(err, 0,
-                            "policy: seccomp: a profile file is not supported yet (only "
-                            "\"default\" and \"none\"), got `%s`",
-                            p->seccomp);
+  if (p->seccomp != NULL && strcmp(p->seccomp, "default") != 0 && strcmp(p->seccomp, "none") != 0 &&
+      load_seccomp_profile(p->seccomp, &profile, err) < 0)
+    return fsrun_error_code(err);
   if (sandbox_git_dirs(o->worktree, &common_dir, &wt_git_dir, err) < 0)
     return fsrun_error_code(err);
   opts.home = usable_home(o);
@@ -560,6 +585,11 @@ int sandbox_config_from_policy(const struct sandbox_mapping_opts *o, oci_config 
   c->hostname = xstrdup("sandbox");
   c->process = build_process(&opts);
   c->linux_ = build_linux(&opts);
+  if (profile != NULL) {
+    /* the policy's own profile, in place of the default one */
+    oci_seccomp_free(c->linux_->seccomp);
+    c->linux_->seccomp = steal_ptr(&profile);
+  }
   build_mounts(&opts, common_dir, wt_git_dir, &mounts);
   c->mounts = mounts.items;
   c->n_mounts = mounts.len;
@@ -629,6 +659,16 @@ int sandbox_policy_load(const char *path, oci_policy **out, fsrun_error_t *err) 
   }
   if (oci_policy_parse(text, len, what, out, &parse_err) < 0)
     return fsrun_error_take(err, EINVAL, parse_err);
+  /* a profile file is part of the input: a bad one is refused here, before anything runs */
+  if ((*out)->seccomp != NULL && strcmp((*out)->seccomp, "default") != 0 &&
+      strcmp((*out)->seccomp, "none") != 0) {
+    __attribute__((cleanup(seccomp_profile_freep))) oci_seccomp *profile = NULL;
+    if (load_seccomp_profile((*out)->seccomp, &profile, err) < 0) {
+      oci_policy_free(*out);
+      *out = NULL;
+      return fsrun_error_code(err);
+    }
+  }
   return 0;
 }
 

@@ -194,6 +194,39 @@ assert_sandbox_gone() {
   [ "$output" = in-userns ]
 }
 
+@test "sandbox: seccomp names a profile file: its rules apply in place of the default ones" {
+  local profile=$DIR/profile.json
+  # mkdir fails with ENOTEMPTY (39), a value nothing else would give; unshare is allowed again
+  cat >"$profile" <<'EOF'
+{"defaultAction": "SCMP_ACT_ALLOW",
+ "syscalls": [{"names": ["mkdir", "mkdirat"], "action": "SCMP_ACT_ERRNO", "errnoRet": 39}]}
+EOF
+  write_policy "{\"seccomp\": \"$profile\"}"
+  run sbx -- /bin/sh -c 'mkdir /tmp/x; unshare -U /bin/sh -c "echo in-userns"'
+  echo "$output"
+  [[ $output == *"not empty"* ]]
+  [[ $output == *in-userns* ]]
+  [ ! -e "$WT/x" ]
+  # bad input: exit 1 and one line naming the field, nothing run
+  write_policy '{"seccomp": "profile.json"}'
+  run sbx -- /bin/sh -c 'echo ran'
+  echo "$output"
+  [ "$status" -eq 1 ]
+  [[ $output == *"policy: seccomp"*"absolute path"* ]]
+  [[ $output != *ran* ]]
+  write_policy "{\"seccomp\": \"$DIR/missing.json\"}"
+  run sbx -- /bin/sh -c 'echo ran'
+  [ "$status" -eq 1 ]
+  [[ $output == *"policy: seccomp"*"missing.json"* ]]
+  echo '{"defaultAction": "SCMP_ACT_ALLOW", "syscals": []}' >"$profile"
+  write_policy "{\"seccomp\": \"$profile\"}"
+  run sbx -- /bin/sh -c 'echo ran'
+  echo "$output"
+  [ "$status" -eq 1 ]
+  [[ $output == *syscals* ]]
+  assert_sandbox_gone
+}
+
 @test "sandbox: mount fails with EPERM" {
   run sbx -- /bin/sh -c 'mount -t tmpfs none /tmp; echo "status $?"'
   echo "$output"

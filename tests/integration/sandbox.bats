@@ -104,6 +104,46 @@ assert_sandbox_gone() {
   [ "$(git -C "$REPO" log -1 --format=%s "$TASK")" = second ]
 }
 
+@test "sandbox: on a main checkout (.git a directory) the hooks and config stay read-only too" {
+  local before_config
+  before_config=$(cat "$REPO/.git/config")
+  run fsrun sandbox --policy "$POLICY" --worktree "$REPO" --task-id "$TASK" -- /bin/sh -c '
+    (printf "#!/bin/sh\necho pwned\n" > .git/hooks/post-commit) 2>/dev/null && echo hook-written || echo hook-refused
+    git config core.fsmonitor "echo pwned" 2>/dev/null && echo config-written || echo config-refused
+    echo again >> README && git commit -qam "on main" && echo committed'
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ "${lines[0]}" = hook-refused ]
+  [ "${lines[1]}" = config-refused ]
+  [ "${lines[2]}" = committed ]
+  [ ! -e "$REPO/.git/hooks/post-commit" ]
+  [ "$(cat "$REPO/.git/config")" = "$before_config" ]
+}
+
+@test "sandbox: a submodule's hooks, config and .git file stay read-only too" {
+  local sub=$DIR/subrepo gitdir
+  git init -q "$sub"
+  git -C "$sub" -c user.email=s@example.invalid -c user.name=s commit -q --allow-empty -m sub
+  git -C "$WT" -c protocol.file.allow=always submodule -q add "$sub" libs/sub
+  git -C "$WT" commit -qm "add a submodule"
+  # the checkout's git dir, as the host's git will use it (under the linked worktree's git dir)
+  gitdir=$(git -C "$WT/libs/sub" rev-parse --absolute-git-dir)
+  [ -d "$gitdir/hooks" ]
+  run sbx -- /bin/sh -c '
+    (printf "#!/bin/sh\necho pwned\n" > '"'$gitdir/hooks/post-checkout'"') 2>/dev/null && echo hook-written || echo hook-refused
+    (echo "[core] fsmonitor = echo pwned" >> '"'$gitdir/config'"') 2>/dev/null && echo config-written || echo config-refused
+    (echo "gitdir: /tmp/elsewhere" > libs/sub/.git) 2>/dev/null && echo dotgit-written || echo dotgit-refused
+    echo more >> README && git commit -qam third && echo committed'
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ "${lines[0]}" = hook-refused ]
+  [ "${lines[1]}" = config-refused ]
+  [ "${lines[2]}" = dotgit-refused ]
+  [ "${lines[3]}" = committed ]
+  [ ! -e "$gitdir/hooks/post-checkout" ]
+  ! grep -q pwned "$gitdir/config"
+}
+
 @test "sandbox: a repository without a hooks directory gets an empty read-only one (no hook can be planted)" {
   rm -rf "$REPO/.git/hooks"
   run sbx -- /bin/sh -c 'mkdir -p '"'$REPO/.git/hooks'"' 2>/dev/null; (printf "#!/bin/sh\n" > '"'$REPO/.git/hooks/pre-commit'"') 2>/dev/null && echo planted || echo refused'

@@ -12,7 +12,8 @@ FSRUN_BUILD_PACKAGES=(build-essential autoconf automake libtool pkg-config git
 # runtime for the fuzzers, clang-format for `make format-check`, the other runtimes for
 # side-by-side tests and benchmarks, and the tools tests use from the host.
 FSRUN_TEST_PACKAGES=(bats jq busybox-static clang clang-format libclang-rt-14-dev
-  crun runc bubblewrap socat util-linux iproute2 procps kmod uidmap valgrind)
+  crun runc bubblewrap socat util-linux iproute2 procps kmod uidmap valgrind
+  nodejs node-typescript) # the last two: the Fusion adapter (contrib/fusion)
 # ---- client suites (podman / containerd / docker) ----------------------------------------------
 # The client integration suites come in a later issue. Put their packages here (e.g. podman
 # containerd docker.io); contrib/run-tests.sh installs this list and runs tests/clients/*.bats.

@@ -4,7 +4,7 @@
 #
 #   contrib/run-tests.sh [--suites LIST] [--no-install] [--bats-filter REGEX] [-h]
 #
-# Suites (default: all, in this order): unit format bats asan valgrind vm fuzz distcheck clients
+# Suites (default: all, in this order): unit format bats asan valgrind vm fuzz distcheck clients fusion
 #   unit       `make check` (TAP unit tests) in the plain and the ASan build
 #   format     `make format-check`
 #   bats       tests/integration/*.bats against the plain binary
@@ -18,6 +18,7 @@
 #   fuzz       tests/fuzz/run-fuzzers.sh, FUZZ_SECONDS per target (default 20)
 #   distcheck  `make distcheck`
 #   clients    tests/clients/*.bats (podman, containerd, docker), when that folder exists
+#   fusion     contrib/fusion/run-tests.sh: the TypeScript Fusion adapter (tsc, node --test)
 #
 # Environment: FSRUN_BUILD_ROOT (default: build/ in the repo), FUZZ_SECONDS, BATS_FILES (a list of
 # .bats files instead of tests/integration/*.bats), BATS_FILE_TIMEOUT (default 900 s per file),
@@ -33,7 +34,7 @@ export FSRUN_SRCDIR=$repo
 # shellcheck source=lib.sh
 source "$repo/contrib/lib.sh"
 
-ALL_SUITES="unit format bats asan valgrind vm fuzz distcheck clients"
+ALL_SUITES="unit format bats asan valgrind vm fuzz distcheck clients fusion"
 suites=$ALL_SUITES
 install=1
 bats_filter=()
@@ -311,7 +312,7 @@ build_ok() { # build_ok NAME DIR LOG CONFIGURE_ARG...
 }
 
 plain_ok=0 asan_ok=0 dynamic_ok=0
-if wanted unit || wanted format || wanted bats || wanted valgrind || wanted vm || wanted distcheck || wanted clients; then
+if wanted unit || wanted format || wanted bats || wanted valgrind || wanted vm || wanted distcheck || wanted clients || wanted fusion; then
   build_ok plain "$PLAIN" "$LOG_DIR/build-plain.log" --enable-werror && plain_ok=1
 fi
 if wanted asan || wanted unit; then
@@ -498,6 +499,21 @@ if runnable clients; then
     fi
   else
     fsrun_note "  (no tests/clients/*.bats yet)"
+  fi
+  suite_end
+fi
+
+# ---- the Fusion adapter (contrib/fusion: TypeScript, node's test runner) ------------------------
+if runnable fusion; then
+  suite_start fusion
+  if ! command -v node >/dev/null || ! command -v tsc >/dev/null; then
+    skip fusion "node or tsc is missing (Debian packages nodejs node-typescript)"
+  elif [ "$plain_ok" != 1 ]; then
+    skip fusion "build:plain failed"
+  else
+    FSRUN_FUSION_OUT=$BUILD_ROOT/fusion timeout -k 10 "$(limit 900)" \
+      contrib/fusion/run-tests.sh "$PLAIN/fsrun" >"$LOG_DIR/fusion.tap" 2>&1 </dev/null
+    parse_tap fusion contrib/fusion "$LOG_DIR/fusion.tap"
   fi
   suite_end
 fi

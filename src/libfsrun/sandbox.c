@@ -774,6 +774,13 @@ int sandbox_policy_load(const char *path, oci_policy **out, fsrun_error_t *err) 
   }
   if (oci_policy_parse(text, len, what, out, &parse_err) < 0)
     return fsrun_error_take(err, EINVAL, parse_err);
+  /* a settings object meant for another backend is not ours to run */
+  if ((*out)->backend != NULL && strcmp((*out)->backend, "fsrun") != 0) {
+    fsrun_error_make(err, 0, "%s: sandbox.backend: `%s` is not fsrun", what, (*out)->backend);
+    oci_policy_free(*out);
+    *out = NULL;
+    return fsrun_error_code(err);
+  }
   /* a profile file is part of the input: a bad one is refused here, before anything runs */
   if ((*out)->seccomp != NULL && strcmp((*out)->seccomp, "default") != 0 &&
       strcmp((*out)->seccomp, "none") != 0) {

@@ -19,6 +19,7 @@
 
 #include "caps.h"
 #include "log.h"
+#include "sandbox.h"
 #include "utils.h"
 #include <libseccomp.h>
 
@@ -1078,17 +1079,12 @@ int validate_policy(const oci_policy *p, const char *what, fsrun_error_t *err) {
 }
 
 int validate_policy_file(const char *path, oci_policy **out, fsrun_error_t *err) {
-  cleanup_free char *json = NULL;
-  char *msg = NULL;
   oci_policy *p = NULL;
-  size_t len = 0;
   int ret;
-
-  if (oci_read_file(path, &json, &len, &msg) < 0)
-    return fsrun_error_take(err, 0, msg);
-  if (oci_policy_parse(json, len, path, &p, &msg) < 0)
-    return fsrun_error_take(err, 0, msg);
-  ret = validate_policy(p, path, err);
+  /* read as `sandbox` and `bundle` read it: "-" is stdin, a seccomp profile file is parsed */
+  if (sandbox_policy_load(path, &p, err) < 0)
+    return fsrun_error_code(err);
+  ret = validate_policy(p, strcmp(path, "-") == 0 ? "policy (stdin)" : path, err);
   if (ret < 0 || out == NULL)
     oci_policy_free(p);
   else

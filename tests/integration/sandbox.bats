@@ -351,6 +351,21 @@ EOF
   assert_sandbox_gone
 }
 
+@test "sandbox: a settings object for another backend is bad input; validate reads a policy on stdin" {
+  write_policy '{"sandbox": {"backend": "other", "failureMode": "fallback-native", "policy": {}}}'
+  run sbx -- /bin/sh -c "touch '$WT/ran'"
+  echo "$output"
+  [ "$status" -eq 1 ]
+  [[ $output == *'sandbox.backend: `other` is not fsrun'* ]]
+  [ ! -e "$WT/ran" ]
+  run fsrun validate --policy - <"$POLICY"
+  [ "$status" -eq 1 ]
+  [[ $output == *"policy (stdin): sandbox.backend"* ]]
+  run fsrun validate --policy - <<<'{"sandbox": {"backend": "fsrun", "policy": {"allowNetwork": true}}}'
+  echo "$output"
+  [ "$status" -eq 0 ]
+}
+
 @test "sandbox: a worktree that does not exist is bad input (exit 1)" {
   run fsrun sandbox --policy "$POLICY" --worktree "$DIR/nope" -- true
   [ "$status" -eq 1 ]

@@ -22,6 +22,7 @@
 #define LOG_LINE_MAX (LOG_MSG_MAX * 2 + 256) /* room for escapes; a pathological message is cut */
 
 static int log_fd = -1;
+static int stderr_fd = STDERR_FILENO; /* fsrun_log_to_stderr_fd */
 static bool log_json;
 static bool log_fd_is_stderr; /* --log names our stderr: do not print errors twice */
 static fsrun_log_level log_level = LOG_LEVEL_WARNING;
@@ -195,7 +196,11 @@ static void write_stderr_line(fsrun_log_level level, const char *msg) {
   }
   append_one_line(line, sizeof(line), &pos, msg);
   line[pos++] = '\n';
-  (void)!write(STDERR_FILENO, line, pos);
+  (void)!write(stderr_fd, line, pos);
+}
+
+void fsrun_log_to_stderr_fd(int fd) {
+  stderr_fd = fd >= 0 ? fd : STDERR_FILENO;
 }
 
 static void log_message(fsrun_log_level level, const char *msg) {

@@ -32,5 +32,8 @@ void fsrun_log_error(const char *msg);
 bool fsrun_log_debug_enabled(void);
 /* fd of the log file (for the child to write errors before exec), or -1 */
 int fsrun_log_fd(void);
+/* Where "stderr" records go from now on: fd (a dup of the real stderr while `sandbox --json`
+ * points fd 2 at the command's capture), or fd 2 again for -1. */
+void fsrun_log_to_stderr_fd(int fd);
 
 #endif

@@ -345,6 +345,8 @@ static int capture_start(struct capture *c, size_t max, fsrun_error_t *err) {
   dup2(errp[1], STDERR_FILENO);
   close(out[1]);
   close(errp[1]);
+  /* fsrun's own warnings and errors are not the command's output */
+  fsrun_log_to_stderr_fd(c->saved_stderr);
   c->active = true;
   return 0;
 }
@@ -359,6 +361,7 @@ static void capture_finish(struct capture *c, int *truncated) {
   fflush(stdout);
   dup2(c->saved_stdout, STDOUT_FILENO);
   dup2(c->saved_stderr, STDERR_FILENO);
+  fsrun_log_to_stderr_fd(-1);
   close(c->saved_stdout);
   close(c->saved_stderr);
   for (int i = 0; i < 50; i++) {

@@ -324,6 +324,14 @@ EOF
   [ "$(jq -j .stdout <<<"$output")" = "$(printf '1\n2\n3\n4\n5\n')" ]
 }
 
+@test "sandbox: --json keeps fsrun's own warnings out of the command's captured stderr" {
+  write_policy "{\"allowedPaths\": [\"$DIR/no-such-dir\"]}"
+  sbx --json -- /bin/sh -c 'echo from-command >&2' >"$DIR/out.json" 2>"$DIR/fsrun.err"
+  cat "$DIR/out.json" "$DIR/fsrun.err"
+  [ "$(jq -r .stderr "$DIR/out.json")" = from-command ]
+  grep -q "allowedPaths\[0\].*does not exist" "$DIR/fsrun.err"
+}
+
 @test "sandbox: --timeout-ms kills the whole sandbox: 124, no process left" {
   local marker=1$RANDOM$RANDOM
   run sbx --timeout-ms 300 -- /bin/sh -c "sleep $marker & sleep $marker; echo not-killed"

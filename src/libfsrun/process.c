@@ -386,11 +386,8 @@ void init_main(struct init_config *c) {
     _exit(1);
   }
 
-  if (c->reaper && reaper_fork(c->sigmask, p->terminal) < 0) {
-    dprintf(STDERR_FILENO, "fsrun: annotations[\"%s\"]: fork the process: %s\n", REAPER_ANNOTATION,
-            strerror(errno));
-    _exit(1);
-  }
+  if (c->reaper)
+    reaper_exec(exe, argv, envp, c->sigmask, p->terminal);
   execve(exe, argv, envp);
   {
     int saved = errno;

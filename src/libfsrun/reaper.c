@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
@@ -69,28 +70,35 @@ static _Noreturn void reap_until(pid_t child) {
   }
 }
 
-int reaper_fork(const sigset_t *child_mask, bool terminal) {
+void reaper_exec(const char *exe, char *const argv[], char *const envp[],
+                 const sigset_t *child_mask, bool terminal) {
   sigset_t all;
   pid_t child;
   /* blocked from before the fork, so that none is lost before the init waits for them */
   sigfillset(&all);
   sigprocmask(SIG_SETMASK, &all, NULL);
-  child = fork();
-  if (child < 0) {
-    int saved = errno;
+  /* vfork: the child shares our memory until its execve, so there is no copy of the init's
+   * address space to make, fault in and tear down again. It calls only what it needs and never
+   * returns from here. */
+  child = vfork();
+  if (child == 0) {
+    int saved;
+    /* its own process group: signals the terminal sends reach the process once, not also pid 1
+     * (which would forward them a second time) */
+    (void)setpgid(0, 0);
+    if (terminal)
+      (void)tcsetpgrp(STDIN_FILENO, getpid());
     sigprocmask(SIG_SETMASK, child_mask, NULL);
-    errno = saved;
-    return -1;
+    execve(exe, argv, envp);
+    saved = errno;
+    dprintf(STDERR_FILENO, "fsrun: exec: \"%s\": %s\n", exe, strerror(saved));
+    _exit(saved == ENOENT ? 127 : 126);
   }
-  if (child > 0) {
-    hide_runtime_cmdline();
-    reap_until(child);
+  if (child < 0) {
+    dprintf(STDERR_FILENO, "fsrun: annotations[\"%s\"]: fork the process: %s\n", REAPER_ANNOTATION,
+            strerror(errno));
+    _exit(1);
   }
-  /* its own process group: signals the terminal sends reach the process once, not also pid 1
-   * (which would forward them a second time) */
-  (void)setpgid(0, 0);
-  if (terminal)
-    (void)tcsetpgrp(STDIN_FILENO, getpid());
-  sigprocmask(SIG_SETMASK, child_mask, NULL);
-  return 0;
+  hide_runtime_cmdline();
+  reap_until(child);
 }

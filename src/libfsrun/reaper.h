@@ -17,12 +17,13 @@
  * the annotation. */
 int reaper_wanted(const oci_config *config, bool *wanted, fsrun_error_t *err);
 
-/* Called by the container init right before execve: blocks every signal, forks, and returns in
- * the child (in a process group of its own, the terminal's foreground group when it
- * has one), which restores `child_mask` and goes on to execve. The parent never returns: it
- * forwards each signal it receives to the child's process group, reaps every process that ends, and
- * exits with the child's status (128+N when signal N ended it) once the child is gone. Returns -1
- * (errno set) when the fork fails. */
-int reaper_fork(const sigset_t *child_mask, bool terminal);
+/* The container init's last step in place of execve: blocks every signal and starts the process
+ * as its child (in a process group of its own, the terminal's foreground group when it has one,
+ * with `child_mask` back), which execs `exe`. The init then forwards each signal it receives to
+ * the child's process group, reaps every process that ends, and exits with the child's status
+ * (128+N when signal N ended it) once the child is gone. A failed exec is reported as a plain
+ * init reports it (127 for a missing file, 126 otherwise). Never returns. */
+_Noreturn void reaper_exec(const char *exe, char *const argv[], char *const envp[],
+                           const sigset_t *child_mask, bool terminal);
 
 #endif

@@ -544,7 +544,7 @@ static void created_forget(created_dirs *c) {
   c->n = 0;
 }
 
-/* mkdir every level of path under mount, remembering what was made. */
+/* remembers a directory we made, for the rollback */
 static void created_add(created_dirs *created, const char *dir) {
   created->dirs = realloc(created->dirs, (created->n + 1) * sizeof(char *));
   if (created->dirs == NULL)

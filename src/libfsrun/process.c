@@ -388,10 +388,13 @@ void init_main(struct init_config *c) {
 
   if (c->reaper)
     reaper_exec(exe, argv, envp, c->sigmask, p->terminal);
+  process_exec(exe, argv, envp);
+}
+
+void process_exec(const char *exe, char *const argv[], char *const envp[]) {
+  int saved;
   execve(exe, argv, envp);
-  {
-    int saved = errno;
-    dprintf(STDERR_FILENO, "fsrun: exec: \"%s\": %s\n", exe, strerror(saved));
-    _exit(saved == ENOENT ? 127 : 126);
-  }
+  saved = errno;
+  dprintf(STDERR_FILENO, "fsrun: exec: \"%s\": %s\n", exe, strerror(saved));
+  _exit(saved == ENOENT ? 127 : 126);
 }

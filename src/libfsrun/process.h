@@ -45,6 +45,11 @@ struct init_config {
  * to the parent. */
 __attribute__((noreturn)) void init_main(struct init_config *c);
 
+/* execve, and when it fails "fsrun: exec: "EXE": REASON" on stderr and _exit 127 (no such file)
+ * or 126 (anything else), as a shell does. Safe in a vfork child: no allocation, no return. */
+__attribute__((noreturn)) void process_exec(const char *exe, char *const argv[],
+                                            char *const envp[]);
+
 /* Finds args0 like execvp would, in the PATH of env (a default PATH when env has none), relative to
  * the current directory. Errors: `exec: "X": no such file or directory` and `exec: "X": permission
  * denied` (podman maps those words to 127 and 126). */

@@ -8,6 +8,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "process.h"
+
 int reaper_wanted(const oci_config *config, bool *wanted, fsrun_error_t *err) {
   const char *value = oci_map_get(&config->annotations, REAPER_ANNOTATION);
   *wanted = value != NULL && strcmp(value, "true") == 0;
@@ -82,17 +84,13 @@ void reaper_exec(const char *exe, char *const argv[], char *const envp[],
    * returns from here. */
   child = vfork();
   if (child == 0) {
-    int saved;
     /* its own process group: signals the terminal sends reach the process once, not also pid 1
      * (which would forward them a second time) */
     (void)setpgid(0, 0);
     if (terminal)
       (void)tcsetpgrp(STDIN_FILENO, getpid());
     sigprocmask(SIG_SETMASK, child_mask, NULL);
-    execve(exe, argv, envp);
-    saved = errno;
-    dprintf(STDERR_FILENO, "fsrun: exec: \"%s\": %s\n", exe, strerror(saved));
-    _exit(saved == ENOENT ? 127 : 126);
+    process_exec(exe, argv, envp);
   }
   if (child < 0) {
     dprintf(STDERR_FILENO, "fsrun: annotations[\"%s\"]: fork the process: %s\n", REAPER_ANNOTATION,

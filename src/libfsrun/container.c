@@ -627,6 +627,7 @@ static int create_internal(const struct fsrun_context *ctx, const struct contain
   free(st->status);
   st->status = xstrdup("created");
   st->pid_start_time = procfs_pid_start_time(out->pid, NULL);
+  st->pid_mntns = procfs_pid_mntns(out->pid);
   if (config->hooks != NULL) {
     st->poststart = config->hooks->poststart;
     st->poststop = config->hooks->poststop;

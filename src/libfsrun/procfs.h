@@ -31,4 +31,9 @@ pid_t procfs_self_pid(int procfs_fd);
  * zombie. 0 when the process does not exist. Uses the host's /proc (reading is safe there). */
 unsigned long long procfs_pid_start_time(pid_t pid, bool *zombie);
 
+/* Inode of pid's mount namespace (/proc/PID/ns/mnt), 0 when it cannot be read. Start times have a
+ * clock tick's resolution; this tells a container's init from a process that took its pid within
+ * the same tick. */
+unsigned long long procfs_pid_mntns(pid_t pid);
+
 #endif

@@ -188,6 +188,8 @@ int status_write(int dirfd, const struct container_status *st, fsrun_error_t *er
   gen_string(g, "fsrun");
   yajl_gen_map_open(g);
   gen_kv_int(g, "pidStartTime", (long long)st->pid_start_time);
+  if (st->pid_mntns != 0)
+    gen_kv_int(g, "pidMountNamespace", (long long)st->pid_mntns);
   gen_kv_int(g, "creatorPid", st->creator_pid);
   gen_kv_int(g, "creatorStartTime", (long long)st->creator_start_time);
   gen_kv_string(g, "cgroup", st->cgroup);
@@ -324,6 +326,7 @@ int status_read(int dirfd, struct container_status *st, fsrun_error_t *err) {
   internal = get(root, "fsrun");
   if (YAJL_IS_OBJECT(internal)) {
     st->pid_start_time = (unsigned long long)get_int(internal, "pidStartTime");
+    st->pid_mntns = (unsigned long long)get_int(internal, "pidMountNamespace");
     st->creator_pid = (pid_t)get_int(internal, "creatorPid");
     st->creator_start_time = (unsigned long long)get_int(internal, "creatorStartTime");
     st->cgroup = get_string(internal, "cgroup");
@@ -368,7 +371,15 @@ bool status_init_alive(const struct container_status *st) {
   if (st->pid <= 0)
     return false;
   start = procfs_pid_start_time(st->pid, &zombie);
-  return start != 0 && start == st->pid_start_time && !zombie;
+  if (start == 0 || start != st->pid_start_time || zombie)
+    return false;
+  /* a process that took the pid within the same clock tick has the same start time */
+  if (st->pid_mntns != 0) {
+    unsigned long long mntns = procfs_pid_mntns(st->pid);
+    if (mntns != 0 && mntns != st->pid_mntns)
+      return false;
+  }
+  return true;
 }
 
 static bool is_frozen(const struct container_status *st) {

@@ -23,7 +23,8 @@ struct container_status {
   char *status; /* as stored: "creating" or "created" */
   pid_t pid;    /* the init's host pid, 0 before it exists */
   unsigned long long pid_start_time;
-  pid_t creator_pid; /* the `create` process while "creating" */
+  unsigned long long pid_mntns; /* the init's mount namespace inode, 0 when unknown */
+  pid_t creator_pid;            /* the `create` process while "creating" */
   unsigned long long creator_start_time;
   char *bundle;
   char *rootfs;

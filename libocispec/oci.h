@@ -397,6 +397,10 @@ typedef struct {
   uint16_t *allowed_tcp_ports;
   size_t n_allowed_tcp_ports;
   char *seccomp; /* "default" | "none" | path; NULL = default */
+  /* the text of the profile file `seccomp` names, as read once by the loader (not in the JSON): the
+   * config is built from this copy, so the file cannot change between the check and the use */
+  char *seccomp_profile_text;
+  size_t seccomp_profile_len;
   /* from a Fusion settings wrapper {"sandbox": {...}} when that form was given */
   char *backend;
   char *failure_mode; /* "fail-hard" | "fallback-native" */

@@ -115,6 +115,8 @@ char *oci_policy_serialize(const oci_policy *p, char **err) {
 }
 
 void oci_policy_free(oci_policy *p) {
+  if (p != NULL)
+    free(p->seccomp_profile_text);
   /* the settings description covers every field, the bare policy's included */
   model_free_fields(&oci_policy_settings_desc, p);
   free(p);

@@ -653,25 +653,36 @@ static void seccomp_profile_freep(oci_seccomp **s) {
     oci_seccomp_free(*s);
 }
 
+static bool seccomp_names_file(const oci_policy *p) {
+  return p->seccomp != NULL && strcmp(p->seccomp, "default") != 0 &&
+         strcmp(p->seccomp, "none") != 0;
+}
+
 /* policy.seccomp naming a file: an OCI `linux.seccomp` object, used as it is. */
-static int load_seccomp_profile(const char *path, oci_seccomp **out, fsrun_error_t *err) {
-  cleanup_free char *json = NULL;
-  cleanup_free char *what = NULL;
+static int parse_seccomp_profile(const oci_policy *p, oci_seccomp **out, fsrun_error_t *err) {
+  cleanup_free char *what = xasprintf("policy: seccomp `%s`", p->seccomp);
   char *msg = NULL;
-  size_t len = 0;
-  if (path[0] != '/')
+  if (p->seccomp_profile_text == NULL)
+    return fsrun_error_make(err, EINVAL, "%s: the profile was not loaded with the policy", what);
+  if (oci_seccomp_parse(p->seccomp_profile_text, p->seccomp_profile_len, what, out, &msg) < 0)
+    return fsrun_error_take(err, EINVAL, msg);
+  return 0;
+}
+
+/* Reads the profile file once, into the policy, and checks it. */
+static int load_seccomp_profile(oci_policy *p, fsrun_error_t *err) {
+  __attribute__((cleanup(seccomp_profile_freep))) oci_seccomp *profile = NULL;
+  char *msg = NULL;
+  if (p->seccomp[0] != '/')
     return fsrun_error_make(err, 0,
                             "policy: seccomp: `%s` is not \"default\", \"none\" or an absolute "
                             "path to an OCI seccomp profile",
-                            path);
-  if (oci_read_file(path, &json, &len, &msg) < 0) {
+                            p->seccomp);
+  if (oci_read_file(p->seccomp, &p->seccomp_profile_text, &p->seccomp_profile_len, &msg) < 0) {
     fsrun_error_take(err, EINVAL, msg);
     return fsrun_error_wrap(err, "policy: seccomp");
   }
-  what = xasprintf("policy: seccomp `%s`", path);
-  if (oci_seccomp_parse(json, len, what, out, &msg) < 0)
-    return fsrun_error_take(err, EINVAL, msg);
-  return 0;
+  return parse_seccomp_profile(p, &profile, err);
 }
 
 int sandbox_config_from_policy(const struct sandbox_mapping_opts *o, oci_config **out,
@@ -685,8 +696,7 @@ int sandbox_config_from_policy(const struct sandbox_mapping_opts *o, oci_config 
   oci_config *c;
 
   *out = NULL;
-  if (p->seccomp != NULL && strcmp(p->seccomp, "default") != 0 && strcmp(p->seccomp, "none") != 0 &&
-      load_seccomp_profile(p->seccomp, &profile, err) < 0)
+  if (seccomp_names_file(p) && parse_seccomp_profile(p, &profile, err) < 0)
     return fsrun_error_code(err);
   if (sandbox_git_dirs(o->worktree, &common_dir, &wt_git_dir, err) < 0)
     return fsrun_error_code(err);
@@ -782,14 +792,10 @@ int sandbox_policy_load(const char *path, oci_policy **out, fsrun_error_t *err) 
     return fsrun_error_code(err);
   }
   /* a profile file is part of the input: a bad one is refused here, before anything runs */
-  if ((*out)->seccomp != NULL && strcmp((*out)->seccomp, "default") != 0 &&
-      strcmp((*out)->seccomp, "none") != 0) {
-    __attribute__((cleanup(seccomp_profile_freep))) oci_seccomp *profile = NULL;
-    if (load_seccomp_profile((*out)->seccomp, &profile, err) < 0) {
-      oci_policy_free(*out);
-      *out = NULL;
-      return fsrun_error_code(err);
-    }
+  if (seccomp_names_file(*out) && load_seccomp_profile(*out, err) < 0) {
+    oci_policy_free(*out);
+    *out = NULL;
+    return fsrun_error_code(err);
   }
   return 0;
 }
@@ -803,6 +809,12 @@ int sandbox_policy_hash(const oci_policy *p, char out[65], fsrun_error_t *err) {
   json = oci_policy_serialize(&bare, &json_err);
   if (json == NULL)
     return fsrun_error_take(err, 0, json_err);
+  if (p->seccomp_profile_text != NULL) {
+    /* the profile is part of what ran: the same path with another profile is another policy */
+    cleanup_free char *both = xasprintf("%s\n%s", json, p->seccomp_profile_text);
+    sha256_hex(both, strlen(both), out);
+    return 0;
+  }
   sha256_hex(json, strlen(json), out);
   return 0;
 }

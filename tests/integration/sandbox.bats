@@ -155,9 +155,18 @@ assert_sandbox_gone() {
 
 @test "sandbox: allowNetwork true keeps the host's network devices (control for lo only)" {
   write_policy '{"allowNetwork": true}'
-  run sbx -- /bin/sh -c 'ls /sys/class/net | sort | tr "\n" " "'
+  # the host's devices other than lo (compared as a set that other tests' veths may join or leave)
+  local before after
+  before=$(ls /sys/class/net | grep -vx lo | sort)
+  [ -n "$before" ] || skip "the host has no network device but lo"
+  run sbx -- /bin/sh -c 'ls /sys/class/net'
   [ "$status" -eq 0 ]
-  [ "$output" = "$(ls /sys/class/net | sort | tr '\n' ' ')" ]
+  after=$(ls /sys/class/net | grep -vx lo | sort)
+  # every device present before and after the run is seen inside
+  for dev in $(comm -12 <(echo "$before") <(echo "$after")); do
+    grep -qx "$dev" <<<"$output"
+  done
+  grep -qx lo <<<"$output"
 }
 
 @test "sandbox: paths outside the policy are not there; the parent repo shows only its .git" {
@@ -264,6 +273,28 @@ EOF
   echo "$output"
   [ "$status" -eq 1 ]
   [[ $output == *syscals* ]]
+  assert_sandbox_gone
+}
+
+@test "sandbox: a profile file is read once, and what was read is what runs and what the audit hashes" {
+  requires_host_command strace
+  local profile=$DIR/profile.json
+  echo '{"defaultAction": "SCMP_ACT_ALLOW", "syscalls": [{"names": ["mkdir", "mkdirat"], "action": "SCMP_ACT_ERRNO", "errnoRet": 39}]}' >"$profile"
+  write_policy "{\"seccomp\": \"$profile\"}"
+  # one open: a second read could see another file than the one that was checked
+  ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 \
+    run strace -f -qq -e trace=open,openat,openat2 -o "$DIR/trace" \
+      "$FSRUN" --root "$FSRUN_ROOT" sandbox --policy "$POLICY" --worktree "$WT" --task-id "$TASK" \
+      --audit-log "$DIR/audit1.log" -- /bin/sh -c 'mkdir /tmp/x'
+  echo "$output"
+  [[ $output == *"not empty"* ]]
+  [ "$(grep -c "\"$profile\"" "$DIR/trace")" -eq 1 ]
+  # same policy file, another profile: another policy hash
+  echo '{"defaultAction": "SCMP_ACT_ALLOW"}' >"$profile"
+  run sbx --audit-log "$DIR/audit2.log" -- /bin/sh -c 'mkdir /tmp/x && echo made'
+  echo "$output"
+  [[ $output == *made* ]]
+  [ "$(jq -sr '.[0].policyHash' "$DIR/audit1.log")" != "$(jq -sr '.[0].policyHash' "$DIR/audit2.log")" ]
   assert_sandbox_gone
 }
 

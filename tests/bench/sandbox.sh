@@ -1,0 +1,96 @@
+#!/bin/bash
+# sandbox.sh [ROUNDS]: what a sandboxed command costs, side by side, rounds alternating (the order
+# rotates each round), medians in ms. The command is `sh -c true` in a git worktree:
+#   native        the command itself, as Fusion runs it without a sandbox (the floor)
+#   sandbox       fsrun sandbox under the default policy (network off)
+#   sandbox-json  the same with --json (what the Fusion adapter uses)
+#   exec          fsrun exec into a container kept from `fsrun bundle` (one per task, a command each)
+#   bwrap         bubblewrap with the same shape: read-only system dirs, the worktree read-write,
+#                 tmpfs /tmp, new namespaces, all capabilities dropped
+# Needs root (bwrap as root; fsrun's cgroups). FSRUN=path/to/fsrun (default: the build next to this
+# tree). Not a pass/fail test: it prints numbers.
+set -eu
+
+rounds=${1:-30}
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+srcdir=${here%/tests/bench}
+FSRUN=${FSRUN:-$srcdir/build/plain/fsrun}
+[ -x "$FSRUN" ] || { echo "sandbox.sh: no fsrun at $FSRUN (set FSRUN)" >&2; exit 1; }
+[ "$(id -u)" = 0 ] || { echo "sandbox.sh: needs root" >&2; exit 1; }
+
+work=$(mktemp -d /tmp/fsrun-bench.XXXXXX)
+# the state (and the sandbox's bundles) on a tmpfs, as under fsrun's default /run/fsrun: on a disk
+# file system the inode creations and deletions would dominate
+state=$(mktemp -d /run/fsrun-bench.XXXXXX)
+cleanup() {
+  "$FSRUN" --root "$state" delete --force bench-kept >/dev/null 2>&1 || true
+  rm -rf --one-file-system "$work" "$state"
+}
+trap cleanup EXIT
+cc -O2 -o "$work/timeit" "$here/timeit.c"
+wt=$work/repo
+git init -q "$wt"
+git -C "$wt" -c user.name=b -c user.email=b@b commit -q --allow-empty -m init
+echo '{}' >"$work/policy.json"
+
+"$FSRUN" --root "$state" bundle --policy "$work/policy.json" --worktree "$wt" --out "$work/kept" \
+  -- /bin/sleep 100000 >/dev/null
+"$FSRUN" --root "$state" run --detach --bundle "$work/kept" bench-kept
+
+cmd_native=(/bin/sh -c true)
+cmd_sandbox=("$FSRUN" --root "$state" sandbox --policy "$work/policy.json" --worktree "$wt" -- /bin/sh -c true)
+cmd_json=("$FSRUN" --root "$state" sandbox --json --policy "$work/policy.json" --worktree "$wt" -- /bin/sh -c true)
+cmd_exec=("$FSRUN" --root "$state" exec --cwd "$wt" bench-kept /bin/sh -c true)
+bwrap_args=(--unshare-all --die-with-parent --cap-drop ALL --ro-bind /usr /usr)
+for d in bin sbin lib lib32 lib64; do
+  [ -L "/$d" ] && bwrap_args+=(--symlink "$(readlink "/$d")" "/$d")
+done
+# /tmp first: the worktree may be under it
+bwrap_args+=(--ro-bind /etc /etc --tmpfs /tmp --bind "$wt" "$wt" --dev /dev --proc /proc --chdir "$wt")
+cmd_bwrap=(bwrap "${bwrap_args[@]}" /bin/sh -c true)
+
+runners=(native sandbox sandbox-json exec)
+command -v bwrap >/dev/null && runners+=(bwrap)
+run_one() { # run_one NAME: prints "wall cpu status"
+  case $1 in
+    native) (cd "$wt" && "$work/timeit" "${cmd_native[@]}") ;;
+    sandbox) "$work/timeit" "${cmd_sandbox[@]}" ;;
+    sandbox-json) "$work/timeit" "${cmd_json[@]}" | tail -n 1 ;;
+    exec) "$work/timeit" "${cmd_exec[@]}" ;;
+    bwrap) "$work/timeit" "${cmd_bwrap[@]}" ;;
+  esac
+}
+
+for r in "${runners[@]}"; do # warm-up, and a check that each one runs
+  read -r _ _ status < <(run_one "$r")
+  [ "$status" = 0 ] || { echo "sandbox.sh: $r exited with $status" >&2; exit 1; }
+done
+
+declare -A wall=() cpu=()
+for ((i = 0; i < rounds; i++)); do
+  n=${#runners[@]}
+  for ((k = 0; k < n; k++)); do
+    r=${runners[$(((i + k) % n))]}
+    read -r real c status < <(run_one "$r")
+    [ "$status" = 0 ] || { echo "sandbox.sh: $r exited with $status" >&2; exit 1; }
+    wall[$r]+="$real "
+    cpu[$r]+="$c "
+  done
+done
+
+median() { tr ' ' '\n' | grep . | sort -g | awk '{ a[NR] = $1 } END { print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
+declare -A mwall=() mcpu=()
+echo "sh -c true in a worktree, $rounds rounds, medians (wall, cpu):"
+for r in "${runners[@]}"; do
+  mwall[$r]=$(median <<<"${wall[$r]}")
+  mcpu[$r]=$(median <<<"${cpu[$r]}")
+  printf '  %-13s %7.1f ms wall  %7.1f ms cpu\n' "$r" "${mwall[$r]}" "${mcpu[$r]}"
+done
+for r in sandbox sandbox-json exec; do
+  for base in native bwrap; do
+    [ -n "${mwall[$base]:-}" ] || continue
+    printf '  %s / %s = %.2f wall, %.2f cpu\n' "$r" "$base" "$(bc -l <<<"${mwall[$r]} / ${mwall[$base]}")" \
+      "$(bc -l <<<"${mcpu[$r]} / ${mcpu[$base]}")"
+  done
+done
+echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -73,12 +73,16 @@ static int update_limit_only(const char *dir, int64_t limit, fsrun_error_t *err)
 
 int cgroup_v1_apply_memory(const char *dir, const oci_memory *m, bool update, fsrun_error_t *err) {
   bool swap = false;
+  /* 0 is "not set" for limit and reservation, as for swap: Docker sends 0 for every limit it
+   * leaves alone (`docker update --cpus` carries "limit": 0), and writing 0 would try to shrink
+   * the cgroup to nothing (EBUSY) or make it the first to be reclaimed */
+  bool limit = m->has_limit && m->limit != 0;
   int ret = 0;
 
   if (m->has_swap && m->swap != 0) {
     if (cgroup_file_exists(dir, "memory.memsw.limit_in_bytes")) {
       swap = true;
-      if (m->has_limit && m->swap >= 0 && m->limit >= 0 && m->swap < m->limit)
+      if (limit && m->swap >= 0 && m->limit >= 0 && m->swap < m->limit)
         return fsrun_error_make(err, EINVAL,
                                 FIELD_SWAP ": %lld is below the memory limit %lld "
                                            "(swap is memory+swap on cgroup v1)",
@@ -87,13 +91,13 @@ int cgroup_v1_apply_memory(const char *dir, const oci_memory *m, bool update, fs
       log_warning(FIELD_SWAP ": swap accounting is off on this host, ignored");
     }
   }
-  if (m->has_limit && swap) {
+  if (limit && swap) {
     cleanup_free char *current = NULL;
     ret = cgroup_read(dir, "memory.limit_in_bytes", &current, err);
     if (ret < 0)
       return fsrun_error_wrap(err, FIELD_LIMIT);
     ret = write_limit_and_memsw(dir, m->limit, m->swap, strtoull(current, NULL, 10), err);
-  } else if (m->has_limit) {
+  } else if (limit) {
     ret = update ? update_limit_only(dir, m->limit, err) : write_limit(dir, m->limit, err);
   } else if (swap) {
     ret = write_memsw(dir, m->swap, err);
@@ -101,7 +105,7 @@ int cgroup_v1_apply_memory(const char *dir, const oci_memory *m, bool update, fs
   if (ret < 0)
     return ret;
 
-  if (m->has_reservation) {
+  if (m->has_reservation && m->reservation != 0) {
     ret =
         cgroup_write_fieldf(dir, "memory.soft_limit_in_bytes", "linux.resources.memory.reservation",
                             err, "%lld", (long long)(m->reservation < 0 ? -1 : m->reservation));
@@ -147,22 +151,25 @@ int cgroup_v1_apply_memory(const char *dir, const oci_memory *m, bool update, fs
 
 int cgroup_v1_apply_cpu(const char *dir, const oci_cpu *c, fsrun_error_t *err) {
   int ret;
-  if (c->has_shares) {
+  /* shares, period and quota 0 are "not set" (Docker sends 0 for each one it leaves alone, at
+   * create and update): the kernel would turn shares 0 into 2, refuse period 0, and quota 0 is
+   * not "no limit" (that is -1) */
+  if (c->has_shares && c->shares != 0) {
     ret = cgroup_write_fieldf(dir, "cpu.shares", "linux.resources.cpu.shares", err, "%llu",
                               (unsigned long long)c->shares);
     if (ret < 0)
       return ret;
   }
   /* the period first: a quota is checked against it */
-  if (c->has_period) {
+  if (c->has_period && c->period != 0) {
     ret = cgroup_write_fieldf(dir, "cpu.cfs_period_us", "linux.resources.cpu.period", err, "%llu",
                               (unsigned long long)c->period);
     if (ret < 0)
       return ret;
   }
-  if (c->has_quota) {
+  if (c->has_quota && c->quota != 0) {
     ret = cgroup_write_fieldf(dir, "cpu.cfs_quota_us", "linux.resources.cpu.quota", err, "%lld",
-                              (long long)(c->quota <= 0 ? -1 : c->quota));
+                              (long long)(c->quota < 0 ? -1 : c->quota));
     if (ret < 0)
       return ret;
   }
@@ -268,7 +275,9 @@ static int write_throttle(const char *dir, const char *file, const oci_throttle_
 
 int cgroup_v1_apply_blkio(const char *dir, const oci_block_io *b, fsrun_error_t *err) {
   int ret;
-  if (b->has_weight) {
+  /* weight 0 means "not set" (Docker always sends blockIO.weight, 0 by default), as in validate.c
+   * and cgroup-v2.c; writing it would fail with ERANGE */
+  if (b->has_weight && b->weight != 0) {
     const char *file = blkio_file(dir, "blkio.weight", "blkio.bfq.weight");
     if (file == NULL)
       return fsrun_error_make(err, ENOTSUP,
@@ -280,7 +289,7 @@ int cgroup_v1_apply_blkio(const char *dir, const oci_block_io *b, fsrun_error_t 
     if (ret < 0)
       return ret;
   }
-  if (b->has_leaf_weight) {
+  if (b->has_leaf_weight && b->leaf_weight != 0) {
     if (!cgroup_file_exists(dir, "blkio.leaf_weight"))
       return fsrun_error_make(err, ENOTSUP,
                               "linux.resources.blockIO.leafWeight: `blkio.leaf_weight` does not "

@@ -72,13 +72,18 @@ int cgroup_v2_swap_max(const oci_memory *m, char **out, fsrun_error_t *err) {
 char *cgroup_v2_cpu_max(const oci_cpu *c, const char *current) {
   char cur_quota[32] = "max";
   unsigned long long period = CPU_DEFAULT_PERIOD, cur_period = 0;
-  if (!c->has_quota && !c->has_period)
+  /* quota 0 is "not set", not "no limit" (-1): Docker's `update --memory` sends quota and period
+   * 0 for the CPU limit it leaves alone */
+  bool has_quota = c->has_quota && c->quota != 0;
+  if (!has_quota && !c->has_period)
     return NULL;
   if (current != NULL && sscanf(current, "%31s %llu", cur_quota, &cur_period) == 2 && cur_period)
     period = cur_period;
   if (c->has_period && c->period > 0)
     period = c->period;
-  if (c->has_quota)
+  else if (!has_quota)
+    return NULL;
+  if (has_quota)
     return c->quota > 0 ? xasprintf("%lld %llu", (long long)c->quota, period)
                         : xasprintf("max %llu", period);
   return xasprintf("%s %llu", cur_quota, period);
@@ -218,7 +223,9 @@ int cgroup_v2_apply_memory(const char *dir, const oci_memory *m, fsrun_error_t *
   int ret = cgroup_v2_swap_max(m, &swap, err);
   if (ret < 0)
     return ret;
-  if (m->has_limit) {
+  /* limit and reservation 0 are "not set" (Docker sends 0 for each limit it leaves alone; a
+   * memory.max of 0 would OOM-kill the container) */
+  if (m->has_limit && m->limit != 0) {
     cleanup_free char *v = cgroup_limit_string(m->limit);
     ret = cgroup_write_field(dir, "memory.max", v, "linux.resources.memory.limit", err);
     if (ret < 0)
@@ -233,7 +240,7 @@ int cgroup_v2_apply_memory(const char *dir, const oci_memory *m, fsrun_error_t *
       log_warning("linux.resources.memory.swap: swap accounting is off on this host, ignored");
     }
   }
-  if (m->has_reservation) {
+  if (m->has_reservation && m->reservation != 0) {
     cleanup_free char *v = cgroup_limit_string(m->reservation);
     ret = cgroup_write_field(dir, "memory.low", v, "linux.resources.memory.reservation", err);
     if (ret < 0)
@@ -264,7 +271,7 @@ int cgroup_v2_apply_cpu(const char *dir, const oci_cpu *c, bool update, fsrun_er
     if (update && cgroup_read(dir, "cpu.max", &current, &rerr) < 0)
       current = NULL;
     v = cgroup_v2_cpu_max(c, current);
-    ret = cgroup_write_field(dir, "cpu.max", v, "linux.resources.cpu.quota", err);
+    ret = v == NULL ? 0 : cgroup_write_field(dir, "cpu.max", v, "linux.resources.cpu.quota", err);
     if (ret < 0)
       return ret;
   }

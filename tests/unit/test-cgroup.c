@@ -178,6 +178,9 @@ static void test_v2_formats(void) {
   check_cpu_max(false, 0, false, 0, NULL, NULL);
   check_cpu_max(false, 0, true, 200000, "30000 50000", "30000 200000");
   check_cpu_max(true, 10000, false, 0, "30000 50000", "10000 50000");
+  /* 0 is "not set" (Docker's update of other resources): the current limit stays */
+  check_cpu_max(true, 0, true, 0, "30000 50000", NULL);
+  check_cpu_max(true, 0, true, 200000, "30000 50000", "30000 200000");
 
   b.throttle_read_bps = rbps;
   b.n_throttle_read_bps = 2;

@@ -148,7 +148,7 @@ static const struct feature_row {
     {FEATURE_MOUNT_OPTION, "suid", true},
     {FEATURE_MOUNT_OPTION, "symfollow", true},
     {FEATURE_MOUNT_OPTION, "sync", true},
-    {FEATURE_MOUNT_OPTION, "tmpcopyup", false},
+    {FEATURE_MOUNT_OPTION, "tmpcopyup", true},
     {FEATURE_MOUNT_OPTION, "unbindable", true},
 };
 

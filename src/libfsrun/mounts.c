@@ -6,10 +6,13 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <linux/magic.h>
 #include <linux/openat2.h>
 #include <stdio.h>
 #include <string.h>
+#include <dirent.h>
+#include <sys/sendfile.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/statvfs.h>
@@ -32,6 +35,7 @@ typedef enum {
   OPT_REC_ATIME,   /* recursive atime mode (value is the MOUNT_ATTR_ atime value) */
   OPT_IDMAP,       /* idmapped bind (value 1: recursive) */
   OPT_REFUSE,      /* known, not supported */
+  OPT_TMPCOPYUP,   /* "tmpcopyup": a tmpfs starts with a copy of what it covers */
 } option_kind;
 
 struct option_def {
@@ -103,7 +107,7 @@ static const struct option_def option_table[] = {
     {"ratime", OPT_REC_ATIME, MOUNT_ATTR_RELATIME},
     {"rnorelatime", OPT_REC_ATIME, MOUNT_ATTR_RELATIME},
     {"rnostrictatime", OPT_REC_ATIME, MOUNT_ATTR_RELATIME},
-    {"tmpcopyup", OPT_REFUSE, 0},
+    {"tmpcopyup", OPT_TMPCOPYUP, 0},
     {"idmap", OPT_IDMAP, 0},
     {"ridmap", OPT_IDMAP, 1},
 };
@@ -186,6 +190,9 @@ int mount_options_parse(const oci_strv *options, struct mount_options *out, fsru
     case OPT_IDMAP:
       out->idmap = true;
       out->idmap_recursive = out->idmap_recursive || d->value != 0;
+      break;
+    case OPT_TMPCOPYUP:
+      out->tmpcopyup = true;
       break;
     case OPT_REFUSE:
       mount_options_free(out);
@@ -909,6 +916,149 @@ static int mount_cgroup(const struct mount_env *env, const char *type, const cha
   return finish_new_mount(env, dest, o, index, err);
 }
 
+/* --- tmpcopyup ------------------------------------------------------------------------------- */
+
+/* "tmpcopyup" (runc's and crun's extension, which podman puts on the tmpfs mounts of --read-only
+ * and --tmpfs): the new tmpfs starts with a copy of the directory it covers, so an image's /run or
+ * /tmp content stays visible. Everything is reached through fds: the covered directory is opened
+ * before the mount (an fd keeps reaching it underneath), no symlink in the copied tree is
+ * followed, and the copy only writes inside the fresh tmpfs. */
+
+#define COPYUP_MAX_DEPTH 128
+
+/* Owner, then mode (chown clears set-id bits), then times, of the copy `name` in dst_dir (fd >= 0:
+ * the copy itself, open). Symlinks keep their own mode. */
+static int copyup_attrs(int dst_dir, const char *name, int fd, const struct stat *st) {
+  const struct timespec times[2] = {st->st_atim, st->st_mtim};
+  if (fd >= 0)
+    return fchown(fd, st->st_uid, st->st_gid) < 0 || fchmod(fd, st->st_mode & 07777) < 0 ||
+                   futimens(fd, times) < 0
+               ? -1
+               : 0;
+  if (fchownat(dst_dir, name, st->st_uid, st->st_gid, AT_SYMLINK_NOFOLLOW) < 0)
+    return -1;
+  if (!S_ISLNK(st->st_mode) && fchmodat(dst_dir, name, st->st_mode & 07777, 0) < 0)
+    return -1;
+  return utimensat(dst_dir, name, times, AT_SYMLINK_NOFOLLOW);
+}
+
+static int copyup_file(int src_dir, int dst_dir, const char *name, const struct stat *st) {
+  cleanup_close int in = openat(src_dir, name, O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC);
+  cleanup_close int out = -1;
+  if (in < 0)
+    return -1;
+  out = openat(dst_dir, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (out < 0)
+    return -1;
+  for (;;) {
+    ssize_t n = sendfile(out, in, NULL, 1 << 30);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0)
+      return -1;
+    if (n == 0)
+      break;
+  }
+  return copyup_attrs(dst_dir, NULL, out, st);
+}
+
+/* Copies the entries of src_dir (an fd on the covered directory) into dst_dir. `path` names
+ * src_dir in errors. */
+static int copyup_tree(int src_dir, int dst_dir, const char *path, unsigned depth,
+                       fsrun_error_t *err) {
+  cleanup_dir DIR *dir = NULL;
+  struct dirent *de;
+  int fd;
+  if (depth > COPYUP_MAX_DEPTH)
+    return fsrun_error_make(err, ELOOP, "`%s` is nested too deep", path);
+  fd = openat(src_dir, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0)
+    return fsrun_error_errno(err, "open `%s`", path);
+  dir = fdopendir(fd);
+  if (dir == NULL) {
+    close(fd);
+    return fsrun_error_errno(err, "read `%s`", path);
+  }
+  while ((errno = 0, de = readdir(dir)) != NULL) {
+    const char *name = de->d_name;
+    cleanup_free char *sub = NULL;
+    struct stat st;
+    int r = 0;
+    if (strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
+      continue;
+    sub = xasprintf("%s/%s", strcmp(path, "/") == 0 ? "" : path, name);
+    if (fstatat(src_dir, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+      return fsrun_error_errno(err, "stat `%s`", sub);
+    if (S_ISDIR(st.st_mode)) {
+      cleanup_close int src_sub = -1;
+      cleanup_close int dst_sub = -1;
+      if (mkdirat(dst_dir, name, 0700) < 0)
+        return fsrun_error_errno(err, "mkdir `%s`", sub);
+      src_sub = openat(src_dir, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+      dst_sub = openat(dst_dir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+      if (src_sub < 0 || dst_sub < 0)
+        return fsrun_error_errno(err, "open `%s`", sub);
+      if (copyup_tree(src_sub, dst_sub, sub, depth + 1, err) < 0)
+        return fsrun_error_code(err);
+      /* times last: filling the directory changed them */
+      r = copyup_attrs(dst_dir, NULL, dst_sub, &st);
+    } else if (S_ISREG(st.st_mode)) {
+      r = copyup_file(src_dir, dst_dir, name, &st);
+    } else if (S_ISLNK(st.st_mode)) {
+      char target[PATH_MAX];
+      ssize_t len = readlinkat(src_dir, name, target, sizeof(target) - 1);
+      if (len < 0)
+        return fsrun_error_errno(err, "readlink `%s`", sub);
+      target[len] = '\0';
+      r = symlinkat(target, dst_dir, name) < 0 ? -1 : copyup_attrs(dst_dir, name, -1, &st);
+    } else if (S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode)) {
+      r = mknodat(dst_dir, name, st.st_mode, st.st_rdev) < 0 ? -1
+                                                             : copyup_attrs(dst_dir, name, -1, &st);
+    }
+    /* a socket is only a name without its listener: not copied */
+    if (r < 0)
+      return fsrun_error_errno(err, "copy `%s`", sub);
+  }
+  if (errno != 0)
+    return fsrun_error_errno(err, "read `%s`", path);
+  return 0;
+}
+
+/* A tmpfs onto dest holding a copy of the directory it covers (mounted read-write for the copy,
+ * then made read-only when the options say "ro"). */
+static int mount_tmpfs_copyup(const struct mount_env *env, const char *source, const char *type,
+                              const char *dest, const struct mount_options *o, size_t index,
+                              fsrun_error_t *err) {
+  cleanup_close int covered = -1;
+  cleanup_close int fresh = -1;
+  struct stat st;
+  if (strcmp(type, "tmpfs") != 0)
+    return fsrun_error_make(err, 0, "mounts[%zu]: tmpcopyup is for tmpfs mounts, not `%s`", index,
+                            type);
+  covered = root_resolve(env->rootfs_fd, dest, ROOT_NO_CREATE, false, err);
+  if (covered < 0 && fsrun_error_code(err) != -ENOENT)
+    return fsrun_error_wrap(err, "mounts[%zu]", index);
+  fsrun_error_release(err); /* a missing destination: nothing to copy */
+  if (covered >= 0 && (fstat(covered, &st) < 0 || !S_ISDIR(st.st_mode))) {
+    close(covered);
+    covered = -1;
+  }
+  if (mount_fs(env, source, type, dest, o->flags & ~(MS_REC | MS_RDONLY), o->data, false, index,
+               err) < 0)
+    return fsrun_error_code(err);
+  fresh = root_resolve(env->rootfs_fd, dest, ROOT_NO_CREATE, false, err);
+  if (fresh < 0)
+    return fsrun_error_wrap(err, "mounts[%zu]", index);
+  if (covered >= 0 && copyup_tree(covered, fresh, dest, 0, err) < 0)
+    return fsrun_error_wrap(err, "mounts[%zu]: tmpcopyup onto `%s`", index, dest);
+  if (o->flags & MS_RDONLY) {
+    struct mount_attr attr = {.attr_set = MOUNT_ATTR_RDONLY};
+    if (mount_setattr(fresh, "", AT_EMPTY_PATH, &attr, sizeof(attr)) < 0)
+      return fsrun_error_errno(err, "mounts[%zu]: make `%s` read-only", index, dest);
+  }
+  return finish_new_mount(env, dest, o, index, err);
+}
+
 /* --- one entry -------------------------------------------------------------------------------- */
 
 int mount_entry(const struct mount_env *env, const oci_mount *m, size_t index, fsrun_error_t *err) {
@@ -953,6 +1103,8 @@ int mount_entry(const struct mount_env *env, const oci_mount *m, size_t index, f
   is_sysfs = strcmp(type, "sysfs") == 0;
   if (strcmp(type, "cgroup") == 0 || strcmp(type, "cgroup2") == 0)
     return mount_cgroup(env, type, dest, &o, index, err);
+  if (o.tmpcopyup)
+    return mount_tmpfs_copyup(env, m->source, type, dest, &o, index, err);
   if (is_sysfs && !env->new_netns) {
     /* without a netns of its own, sysfs would show the host's network devices: read-only; in a
      * user namespace the kernel refuses the mount, so bind the host's /sys, read-only throughout */

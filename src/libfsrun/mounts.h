@@ -26,10 +26,10 @@ struct mount_options {
   char *data; /* options the runtime does not interpret, comma-separated, for the fs; or NULL */
   bool idmap; /* "idmap" or "ridmap": an idmapped bind (see idmap.h) */
   bool idmap_recursive; /* "ridmap": the submounts of an rbind are idmapped too */
+  bool tmpcopyup;       /* "tmpcopyup" (podman --read-only, --tmpfs): see mount_entry */
 };
 
-/* Parses options (NULL or empty = none). Unknown options become fs data. "tmpcopyup" is refused
- * with an error naming the option. */
+/* Parses options (NULL or empty = none). Unknown options become fs data. */
 int mount_options_parse(const oci_strv *options, struct mount_options *out, fsrun_error_t *err);
 void mount_options_free(struct mount_options *o);
 /* The propagation value of a rootfsPropagation / option name ("rslave" -> MS_SLAVE|MS_REC), 0 if

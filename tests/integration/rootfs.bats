@@ -402,11 +402,53 @@ add_mount() { # add_mount JSON
   assert_no_leftovers "$CONTAINER_ID"
 }
 
-@test "rootfs: tmpcopyup is refused with a clear error" {
-  add_mount '{"destination": "/mnt/t", "type": "tmpfs", "source": "tmpfs", "options": ["tmpcopyup"]}'
+# tmpcopyup (what podman --read-only and --tmpfs ask for): the tmpfs starts with a copy of the
+# directory it covers, with owners, modes and symlinks, and writes stay in the tmpfs.
+@test "rootfs: tmpcopyup copies the covered directory into the tmpfs" {
+  mkdir -p "$ROOTFS/mnt/t/sub/deeper"
+  echo from-image >"$ROOTFS/mnt/t/file"
+  chown 1000:1001 "$ROOTFS/mnt/t/file"
+  chmod 0604 "$ROOTFS/mnt/t/file"
+  echo deep >"$ROOTFS/mnt/t/sub/deeper/f"
+  chmod 1777 "$ROOTFS/mnt/t/sub"
+  ln -s file "$ROOTFS/mnt/t/link"
+  ln -s /etc/passwd "$ROOTFS/mnt/t/abs"
+  add_mount '{"destination": "/mnt/t", "type": "tmpfs", "source": "tmpfs", "options": ["nosuid", "tmpcopyup"]}'
+  run_in_container sh -c 'cat /mnt/t/file /mnt/t/sub/deeper/f; stat -c "%u:%g %a" /mnt/t/file;
+    stat -c %a /mnt/t/sub; readlink /mnt/t/link; readlink /mnt/t/abs; cat /mnt/t/link;
+    echo new >/mnt/t/written && echo wrote; cat /proc/self/mountinfo'
+  [ "$status" -eq 0 ]
+  [ "${lines[0]}" = from-image ]
+  [ "${lines[1]}" = deep ]
+  [ "${lines[2]}" = "1000:1001 604" ]
+  [ "${lines[3]}" = 1777 ]
+  [ "${lines[4]}" = file ]
+  [ "${lines[5]}" = /etc/passwd ]
+  [ "${lines[6]}" = from-image ]
+  [ "${lines[7]}" = wrote ]
+  [ "$(fstype /mnt/t)" = tmpfs ]
+  has_opt /mnt/t nosuid
+  # the write went to the tmpfs, not to the image
+  [ ! -e "$ROOTFS/mnt/t/written" ]
+  [ "$(cat "$ROOTFS/mnt/t/file")" = from-image ]
+}
+
+@test "rootfs: tmpcopyup with ro is read-only after the copy; on a missing directory it is empty" {
+  mkdir -p "$ROOTFS/mnt/ro"
+  echo kept >"$ROOTFS/mnt/ro/f"
+  add_mount '{"destination": "/mnt/ro", "type": "tmpfs", "source": "tmpfs", "options": ["ro", "tmpcopyup"]}'
+  add_mount '{"destination": "/mnt/fresh", "type": "tmpfs", "source": "tmpfs", "options": ["tmpcopyup"]}'
+  run_in_container sh -c 'cat /mnt/ro/f; touch /mnt/ro/g 2>/dev/null && echo writable; ls -A /mnt/fresh | wc -l'
+  [ "$status" -eq 0 ]
+  [ "${lines[0]}" = kept ]
+  [ "${lines[1]}" = 0 ]
+}
+
+@test "rootfs: tmpcopyup on a filesystem other than tmpfs is a clear error" {
+  add_mount '{"destination": "/mnt/t", "type": "proc", "source": "proc", "options": ["tmpcopyup"]}'
   run_in_container true
   [ "$status" -ne 0 ]
-  [[ "$output" == *tmpcopyup*"not supported"* ]]
+  [[ "$output" == *tmpcopyup*tmpfs* ]]
   assert_no_leftovers "$CONTAINER_ID"
 }
 

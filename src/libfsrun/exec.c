@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/nsfs.h>
 #include <linux/openat2.h>
 #include <poll.h>
 #include <sched.h>
@@ -20,8 +21,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -346,6 +349,22 @@ static void close_fds_from(int first, int keep) {
       close(fd);
 }
 
+/* Whether setns() back into our own pid namespace (own_pidns) will be allowed once we joined the
+ * container's: that needs CAP_SYS_ADMIN in the user namespace owning it, i.e. it must be ours.
+ * Rootless podman runs us as root of a user namespace of its own under the host's pid namespace:
+ * joining would be a one-way trip, and everything we cloned afterwards (LeakSanitizer's tracer
+ * at exit, say, which then spins forever) would be born in the container. NS_GET_USERNS fails
+ * with EPERM for an owner above our user namespace. */
+static bool can_return_to_pid_namespace(int own_pidns) {
+  struct stat owner, ours;
+  cleanup_close int userns = ioctl(own_pidns, NS_GET_USERNS);
+  if (userns < 0)
+    return errno != EPERM;
+  if (fstat(userns, &owner) < 0 || stat("/proc/self/ns/user", &ours) < 0)
+    return true; /* unknown: try, and warn when it fails */
+  return owner.st_dev == ours.st_dev && owner.st_ino == ours.st_ino;
+}
+
 /* pid_late: the process born in the pid namespace we joined becomes the parent's child
  * (CLONE_PARENT: its exit is the parent's to wait for); we report its pid and exit. Returns in it.
  */
@@ -617,6 +636,32 @@ static int write_pid_file(const char *path, pid_t pid, fsrun_error_t *err) {
   return 0;
 }
 
+/* process.oomScoreAdj for the exec'd process, set on ourselves before the clone so that the child
+ * inherits it: the child cannot write its own /proc entry safely (it is non-dumpable inside the
+ * container's pid namespace) and a write by us after the clone would race its execve. */
+static int set_own_oom_score_adj(int value, fsrun_error_t *err) {
+  cleanup_close int procfs_fd = procfs_open(err);
+  char path[64], buf[16];
+  pid_t self;
+  int len;
+  if (procfs_fd < 0)
+    return procfs_fd;
+  self = procfs_self_pid(procfs_fd);
+  if (self <= 0)
+    return fsrun_error_errno(err, "process.oomScoreAdj: read `/proc/self`");
+  len = snprintf(buf, sizeof(buf), "%d", value);
+  snprintf(path, sizeof(path), "%d/oom_score_adj", (int)self);
+  if (procfs_write(procfs_fd, path, buf, (size_t)len, err) < 0) {
+    if (fsrun_error_code(err) == -EACCES)
+      return fsrun_error_make(err, EACCES,
+                              "process.oomScoreAdj: setting %d (lowering the score) needs "
+                              "CAP_SYS_RESOURCE, which fsrun does not have",
+                              value);
+    return fsrun_error_wrap(err, "process.oomScoreAdj");
+  }
+  return 0;
+}
+
 static bool has_lsm_label(const struct fsrun_process_attrs *a) {
   return a != NULL && (a->apparmor_profile != NULL || a->selinux_label != NULL);
 }
@@ -728,6 +773,8 @@ int container_exec(const struct fsrun_context *ctx, const struct exec_options *o
   int ns_flags, ret;
   pid_t exec_pid;
   long child;
+  bool has_container_oom;
+  int container_oom;
 
   if (o->preserve_fds < 0)
     return fsrun_error_make(err, 0, "--preserve-fds: must not be negative");
@@ -756,6 +803,10 @@ int container_exec(const struct fsrun_context *ctx, const struct exec_options *o
   if (ret < 0)
     return ret;
   close(steal_fd(&state_dir_fd));
+  /* --process replaces the container's process; the container's oomScoreAdj stays the default
+   * for a process.json without one (runc gives every exec'd process the container's score) */
+  has_container_oom = config->process != NULL && config->process->has_oom_score_adj;
+  container_oom = has_container_oom ? config->process->oom_score_adj : 0;
   ret = exec_build_process(&config->process, o, err);
   if (ret < 0)
     return ret;
@@ -791,6 +842,12 @@ int container_exec(const struct fsrun_context *ctx, const struct exec_options *o
     if (procfs_fd < 0)
       return procfs_fd;
   }
+  /* without it, the process would keep our caller's score (a containerd shim's, one above
+   * containerd's own): a Kubernetes exec probe in a BestEffort pod would be shielded from the
+   * OOM killer like the node's daemons */
+  if ((p->has_oom_score_adj || has_container_oom) &&
+      set_own_oom_score_adj(p->has_oom_score_adj ? p->oom_score_adj : container_oom, err) < 0)
+    return fsrun_error_code(err);
   if (sync_socketpair(sync_fds, err) < 0)
     return fsrun_error_code(err);
 
@@ -831,8 +888,9 @@ int container_exec(const struct fsrun_context *ctx, const struct exec_options *o
       ret = fsrun_error_errno(err, "open our own pid namespace");
       goto out;
     }
-    if (setns(init_pidfd, CLONE_NEWPID) < 0) {
-      if (errno != EPERM) {
+    bool one_way = !can_return_to_pid_namespace(own_pidns);
+    if (one_way || setns(init_pidfd, CLONE_NEWPID) < 0) {
+      if (!one_way && errno != EPERM) {
         ret = fsrun_error_errno(err, "join the container's pid namespace");
         goto out;
       }

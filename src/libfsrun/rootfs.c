@@ -423,7 +423,11 @@ int rootfs_finalize(const struct rootfs_ctx *ctx, fsrun_error_t *err) {
     if (mount_setattr(root_fd, "", AT_EMPTY_PATH, &attr, sizeof(attr)) < 0)
       return fsrun_error_errno(err, "make the root read-only");
   }
-  if (propagation != 0 && mount(NULL, "/", NULL, propagation, NULL) < 0)
+  /* The root mount only: the mounts below got the root's propagation when they were made (it was
+   * set recursively before them) and then their own options, which must win. A recursive change
+   * here made every mount shared under containerd's CRI (rootfsPropagation "rshared" whenever a
+   * mount is bidirectional), even hostPath volumes it asked to be "rprivate". */
+  if (propagation != 0 && mount(NULL, "/", NULL, propagation & ~(unsigned long)MS_REC, NULL) < 0)
     return fsrun_error_errno(err, "set the propagation of `/`");
   return 0;
 }

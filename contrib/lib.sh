@@ -15,9 +15,11 @@ FSRUN_TEST_PACKAGES=(bats jq busybox-static clang clang-format libclang-rt-14-de
   crun runc bubblewrap socat util-linux iproute2 procps kmod uidmap valgrind
   nodejs node-typescript) # the last two: the Fusion adapter (contrib/fusion)
 # ---- client suites (podman / containerd / docker) ----------------------------------------------
-# The client integration suites come in a later issue. Put their packages here (e.g. podman
-# containerd docker.io); contrib/run-tests.sh installs this list and runs tests/clients/*.bats.
-FSRUN_CLIENT_PACKAGES=()
+# contrib/run-tests.sh installs this list and runs tests/clients/*.bats. The CRI test drives
+# containerd's CRI plugin over gRPC with Debian's python3 grpcio (no kubelet, no crictl in Debian).
+# catatonit: rootless podman's pause process (a Recommends, and installs skip those).
+FSRUN_CLIENT_PACKAGES=(podman conmon catatonit containerd docker.io python3-grpcio
+  python3-grpc-tools python3-protobuf)
 # -------------------------------------------------------------------------------------------------
 
 fsrun_note() { printf '%s\n' "$*"; }

@@ -54,10 +54,13 @@ teardown() {
 
 # as_root_in_userns CMD...: CMD as uid 0 of a new user namespace of the test user (a single
 # mapping), in a clean environment like the one rootless podman gives its runtime.
+# NO_ROOTLESS_ENV=1: without podman's _CONTAINERS_ROOTLESS_UID.
 as_root_in_userns() {
+  local podman_env=(_CONTAINERS_ROOTLESS_UID="$TEST_UID")
+  [ -z "${NO_ROOTLESS_ENV:-}" ] || podman_env=()
   setpriv --reuid="$TEST_UID" --regid="$TEST_GID" --clear-groups \
     env -i PATH=/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin XDG_RUNTIME_DIR="$UDIR/run" \
-    _CONTAINERS_ROOTLESS_UID="$TEST_UID" ASAN_OPTIONS="${ASAN_OPTIONS:-}" \
+    "${podman_env[@]}" ASAN_OPTIONS="${ASAN_OPTIONS:-}" \
     UBSAN_OPTIONS="${UBSAN_OPTIONS:-}" \
     unshare --user --map-root-user --mount --propagation private -- "$@"
 }
@@ -85,5 +88,18 @@ as_root_in_userns() {
   # fsrun cannot return to the host's pid namespace from there: it must not have tried (a
   # "warning: return to our own pid namespace" each exec, and its later children in the container)
   [[ "$output" != *warning* ]]
+  [ ! -e "$UDIR/run/fsrun/$ID" ]
+}
+
+@test "userns runtime: root of someone else's user namespace is rootless without podman's variable" {
+  # as runc: no cgroup it may create is no error there, with or without _CONTAINERS_ROOTLESS_UID
+  jq '.process.args = ["cat", "/proc/self/uid_map"]' "$UDIR/bundle/config.json" >"$UDIR/c.json"
+  mv "$UDIR/c.json" "$UDIR/bundle/config.json"
+  chown "$TEST_UID:$TEST_GID" "$UDIR/bundle/config.json"
+  NO_ROOTLESS_ENV=1 run as_root_in_userns sh -c 'cd "$1" && "$2" run --bundle . "$3" </dev/null' \
+    sh "$UDIR/bundle" "$FSRUN" "$ID"
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [[ "$output" =~ ^\ +0\ +$TEST_UID\ +1$ ]]
   [ ! -e "$UDIR/run/fsrun/$ID" ]
 }

@@ -201,21 +201,6 @@ static int write_pid_file(const char *path, pid_t pid, fsrun_error_t *err) {
   return 0;
 }
 
-static int write_oom_score_adj(int procfs_fd, pid_t pid, int value, fsrun_error_t *err) {
-  char path[64], buf[16];
-  int len = snprintf(buf, sizeof(buf), "%d", value);
-  snprintf(path, sizeof(path), "%d/oom_score_adj", (int)pid);
-  if (procfs_write(procfs_fd, path, buf, (size_t)len, err) < 0) {
-    if (fsrun_error_code(err) == -EACCES && value < 0)
-      return fsrun_error_make(err, EACCES,
-                              "process.oomScoreAdj: setting %d (lowering the score) needs "
-                              "CAP_SYS_RESOURCE, which fsrun does not have",
-                              value);
-    return fsrun_error_wrap(err, "process.oomScoreAdj");
-  }
-  return 0;
-}
-
 static int listen_fds_from_env(void) {
   const char *v = getenv("LISTEN_FDS");
   long n;
@@ -533,7 +518,7 @@ static int create_internal(const struct fsrun_context *ctx, const struct contain
   if (new_userns && namespaces_write_id_maps(procfs_fd, out->pid, lx, geteuid() != 0, err) < 0)
     goto fail;
   if (proc->has_oom_score_adj &&
-      write_oom_score_adj(procfs_fd, out->pid, proc->oom_score_adj, err) < 0)
+      procfs_set_oom_score_adj(procfs_fd, out->pid, proc->oom_score_adj, err) < 0)
     goto fail;
   /* linux.netDevices: into the init's network namespace before it (or a hook) looks at it */
   if (lx != NULL && lx->n_net_devices > 0) {

@@ -641,25 +641,13 @@ static int write_pid_file(const char *path, pid_t pid, fsrun_error_t *err) {
  * container's pid namespace) and a write by us after the clone would race its execve. */
 static int set_own_oom_score_adj(int value, fsrun_error_t *err) {
   cleanup_close int procfs_fd = procfs_open(err);
-  char path[64], buf[16];
   pid_t self;
-  int len;
   if (procfs_fd < 0)
     return procfs_fd;
   self = procfs_self_pid(procfs_fd);
   if (self <= 0)
     return fsrun_error_errno(err, "process.oomScoreAdj: read `/proc/self`");
-  len = snprintf(buf, sizeof(buf), "%d", value);
-  snprintf(path, sizeof(path), "%d/oom_score_adj", (int)self);
-  if (procfs_write(procfs_fd, path, buf, (size_t)len, err) < 0) {
-    if (fsrun_error_code(err) == -EACCES)
-      return fsrun_error_make(err, EACCES,
-                              "process.oomScoreAdj: setting %d (lowering the score) needs "
-                              "CAP_SYS_RESOURCE, which fsrun does not have",
-                              value);
-    return fsrun_error_wrap(err, "process.oomScoreAdj");
-  }
-  return 0;
+  return procfs_set_oom_score_adj(procfs_fd, self, value, err);
 }
 
 static bool has_lsm_label(const struct fsrun_process_attrs *a) {

@@ -139,3 +139,18 @@ unsigned long long procfs_pid_mntns(pid_t pid) {
     return 0;
   return (unsigned long long)sb.st_ino;
 }
+
+int procfs_set_oom_score_adj(int procfs_fd, pid_t pid, int value, fsrun_error_t *err) {
+  char path[64], buf[16];
+  int len = snprintf(buf, sizeof(buf), "%d", value);
+  snprintf(path, sizeof(path), "%d/oom_score_adj", (int)pid);
+  if (procfs_write(procfs_fd, path, buf, (size_t)len, err) < 0) {
+    if (fsrun_error_code(err) == -EACCES && value < 0)
+      return fsrun_error_make(err, EACCES,
+                              "process.oomScoreAdj: setting %d (lowering the score) needs "
+                              "CAP_SYS_RESOURCE, which fsrun does not have",
+                              value);
+    return fsrun_error_wrap(err, "process.oomScoreAdj");
+  }
+  return 0;
+}

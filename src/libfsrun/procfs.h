@@ -31,6 +31,10 @@ pid_t procfs_self_pid(int procfs_fd);
  * zombie. 0 when the process does not exist. Uses the host's /proc (reading is safe there). */
 unsigned long long procfs_pid_start_time(pid_t pid, bool *zombie);
 
+/* Writes process.oomScoreAdj `value` to pid's oom_score_adj (through procfs_fd); lowering it
+ * without CAP_SYS_RESOURCE is an error that says so. */
+int procfs_set_oom_score_adj(int procfs_fd, pid_t pid, int value, fsrun_error_t *err);
+
 /* Inode of pid's mount namespace (/proc/PID/ns/mnt), 0 when it cannot be read. Start times have a
  * clock tick's resolution; this tells a container's init from a process that took its pid within
  * the same tick. */

@@ -612,15 +612,19 @@ static int create_internal(const struct fsrun_context *ctx, const struct contain
         goto fail;
       continue;
     }
-    sync_msg_clear(&msg);
-    if (msg.type == SYNC_CREATED)
+    if (msg.type == SYNC_CREATED) {
+      /* the init's mount namespace, as it reported it (it may be gone by now under `run`) */
+      if (msg.data != NULL)
+        st->pid_mntns = strtoull(msg.data, NULL, 10);
+      sync_msg_clear(&msg);
       break;
+    }
+    sync_msg_clear(&msg);
   }
 
   free(st->status);
   st->status = xstrdup("created");
   st->pid_start_time = procfs_pid_start_time(out->pid, NULL);
-  st->pid_mntns = procfs_pid_mntns(out->pid);
   if (config->hooks != NULL) {
     st->poststart = config->hooks->poststart;
     st->poststop = config->hooks->poststop;

@@ -354,8 +354,19 @@ void init_main(struct init_config *c) {
   /* create is about to succeed: from here the init outlives it */
   if (prctl(PR_SET_PDEATHSIG, 0, 0, 0, 0) < 0)
     _exit(1);
-  if (sync_send(c->sync_fd, SYNC_CREATED, 0, NULL, 0, -1) < 0)
-    _exit(1);
+  /* our mount namespace, to tell us from a process that takes our pid later: reported from here,
+   * since under `run` we may have exited (and lost our namespaces) before the parent looks */
+  {
+    char mntns[32] = "";
+    struct stat sb;
+    pid_t self = procfs_self_pid(c->procfs_fd);
+    char path[48];
+    snprintf(path, sizeof(path), "%d/ns/mnt", (int)self);
+    if (self > 0 && fstatat(c->procfs_fd, path, &sb, 0) == 0)
+      snprintf(mntns, sizeof(mntns), "%llu", (unsigned long long)sb.st_ino);
+    if (sync_send(c->sync_fd, SYNC_CREATED, 0, mntns, strlen(mntns), -1) < 0)
+      _exit(1);
+  }
   close(c->sync_fd);
 
   /* `run` has no fifo: nothing to wait for */

@@ -943,10 +943,17 @@ static int copyup_attrs(int dst_dir, const char *name, int fd, const struct stat
 }
 
 static int copyup_file(int src_dir, int dst_dir, const char *name, const struct stat *st) {
-  cleanup_close int in = openat(src_dir, name, O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC);
+  /* O_NONBLOCK and the check after: a file swapped for a fifo since the stat must not hang us */
+  cleanup_close int in =
+      openat(src_dir, name, O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
   cleanup_close int out = -1;
+  struct stat now;
   if (in < 0)
     return -1;
+  if (fstat(in, &now) < 0 || !S_ISREG(now.st_mode)) {
+    errno = EINVAL;
+    return -1;
+  }
   out = openat(dst_dir, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
   if (out < 0)
     return -1;

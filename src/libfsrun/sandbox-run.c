@@ -1,19 +1,25 @@
 /* `fsrun sandbox`: a one-shot run of a command in the bundle sandbox.c builds, with its output
  * passed through or captured (--json), a timeout that kills the whole sandbox, the audit log, and
  * the native fallback. The container is run by container_run() like `fsrun run` does; what is
- * around it is done by two helper children, so that the runtime's own wait loop stays untouched:
- *  - a watchdog (--timeout-ms) that kills every process of the container's cgroup at the deadline;
- *  - a reader (--json) that drains the stdout/stderr pipes into memfds, up to --max-buffer each. */
+ * around it is done by two helpers, so that the runtime's own wait loop stays untouched:
+ *  - a watchdog child (--timeout-ms) that kills every process of the container's cgroup at the
+ *    deadline, and cleans up after a killed fsrun;
+ *  - a reader thread (--json) that drains the stdout/stderr pipes into memfds, up to --max-buffer
+ *    each. A thread, not a child: a fork would cost its own start-up and a copy-on-write fault on
+ *    every page the runtime writes afterwards. It only ever makes system calls (no lock of libc's
+ *    is ever held by it), so the container init that is cloned meanwhile inherits nothing held. */
 #include "sandbox.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <dirent.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/random.h>
@@ -259,30 +265,33 @@ struct capture {
   bool active;
   int saved_stdout, saved_stderr;
   int mem_out, mem_err;
-  pid_t reader;
+  int pipe_out, pipe_err; /* the read ends, the reader's */
+  int cancel_fd;          /* an eventfd: the reader gives up (something outside holds a pipe) */
+  size_t max;
+  int truncated; /* the reader's result: bit 0 stdout, bit 1 stderr went past max */
+  pthread_t reader;
+  bool reader_started;
 };
 
-/* A helper child must not outlive a killed fsrun (the watchdog would loop forever). */
-static void die_with_parent(pid_t parent) {
-  prctl(PR_SET_PDEATHSIG, SIGKILL);
-  if (getppid() != parent)
-    _exit(1);
-}
-
-/* The reader child: both pipes into the memfds, at most max bytes each, until both close. Exits
- * with bit 0 (stdout) / bit 1 (stderr) set when a stream went past max. */
-static void reader_main(int out_pipe, int err_pipe, int mem_out, int mem_err, size_t max) {
-  struct pollfd p[2] = {{.fd = out_pipe, .events = POLLIN}, {.fd = err_pipe, .events = POLLIN}};
-  int mem[2] = {mem_out, mem_err};
+/* The reader thread: both pipes into the memfds, at most max bytes each, until both close or
+ * cancel_fd is signalled. A small buffer: each page of it is a fault the first time. */
+static void *reader_main(void *arg) {
+  struct capture *c = arg;
+  struct pollfd p[3] = {{.fd = c->pipe_out, .events = POLLIN},
+                        {.fd = c->pipe_err, .events = POLLIN},
+                        {.fd = c->cancel_fd, .events = POLLIN}};
+  int mem[2] = {c->mem_out, c->mem_err};
   size_t kept[2] = {0, 0};
-  int truncated = 0, open_streams = 2;
-  char buf[65536];
+  int open_streams = 2;
+  char buf[16384];
   while (open_streams > 0) {
-    if (poll(p, 2, -1) < 0) {
+    if (poll(p, 3, -1) < 0) {
       if (errno == EINTR)
         continue;
       break;
     }
+    if (p[2].revents & POLLIN)
+      break;
     for (int i = 0; i < 2; i++) {
       if (p[i].fd < 0 || !(p[i].revents & (POLLIN | POLLHUP | POLLERR)))
         continue;
@@ -295,49 +304,56 @@ static void reader_main(int out_pipe, int err_pipe, int mem_out, int mem_err, si
         continue;
       }
       size_t keep = (size_t)n;
-      if (kept[i] + keep > max) {
-        keep = max - kept[i];
-        truncated |= 1 << i;
+      if (kept[i] + keep > c->max) {
+        keep = c->max - kept[i];
+        c->truncated |= 1 << i;
       }
       if (keep > 0 && safe_write_all(mem[i], buf, keep) == 0)
         kept[i] += keep;
     }
   }
-  _exit(truncated);
+  return NULL;
+}
+
+static void close_fd(int *fd) {
+  if (*fd >= 0)
+    close(*fd);
+  *fd = -1;
 }
 
 static int capture_start(struct capture *c, size_t max, fsrun_error_t *err) {
   int out[2] = {-1, -1}, errp[2] = {-1, -1};
+  sigset_t all, old;
+  int r;
   memset(c, 0, sizeof(*c));
-  c->saved_stdout = c->saved_stderr = c->mem_out = c->mem_err = -1;
-  c->reader = -1;
+  c->saved_stdout = c->saved_stderr = -1;
+  c->pipe_out = c->pipe_err = -1;
+  c->max = max;
   c->mem_out = memfd_create("fsrun-sandbox-stdout", MFD_CLOEXEC);
   c->mem_err = memfd_create("fsrun-sandbox-stderr", MFD_CLOEXEC);
-  if (c->mem_out < 0 || c->mem_err < 0 || pipe2(out, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0) {
+  c->cancel_fd = eventfd(0, EFD_CLOEXEC);
+  if (c->mem_out < 0 || c->mem_err < 0 || c->cancel_fd < 0 || pipe2(out, O_CLOEXEC) < 0 ||
+      pipe2(errp, O_CLOEXEC) < 0) {
     int saved = errno;
     for (int i = 0; i < 2; i++) {
-      if (out[i] >= 0)
-        close(out[i]);
-      if (errp[i] >= 0)
-        close(errp[i]);
+      close_fd(&out[i]);
+      close_fd(&errp[i]);
     }
     return fsrun_error_make(err, saved, "sandbox: set up the output capture");
   }
-  pid_t parent = getpid();
-  c->reader = fork();
-  if (c->reader < 0) {
-    int saved = errno;
-    close(out[0]), close(out[1]), close(errp[0]), close(errp[1]);
-    return fsrun_error_make(err, saved, "sandbox: fork the output reader");
+  c->pipe_out = out[0];
+  c->pipe_err = errp[0];
+  /* every signal stays the main thread's: one delivered to the reader would take its default
+   * action for the whole process instead of being forwarded to the command */
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &old);
+  r = pthread_create(&c->reader, NULL, reader_main, c);
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
+  if (r != 0) {
+    close(out[1]), close(errp[1]);
+    return fsrun_error_make(err, r, "sandbox: start the output reader");
   }
-  if (c->reader == 0) {
-    die_with_parent(parent);
-    close(out[1]);
-    close(errp[1]);
-    reader_main(out[0], errp[0], c->mem_out, c->mem_err, max);
-  }
-  close(out[0]);
-  close(errp[0]);
+  c->reader_started = true;
   c->saved_stdout = fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3);
   c->saved_stderr = fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 3);
   /* fds 1 and 2 (without CLOEXEC) are what the container's process inherits */
@@ -356,7 +372,6 @@ static int capture_start(struct capture *c, size_t max, fsrun_error_t *err) {
 #define CAPTURE_GRACE_MS 5000
 
 static void capture_finish(struct capture *c, int *truncated) {
-  int status = 0;
   *truncated = 0;
   if (!c->active)
     return;
@@ -364,37 +379,29 @@ static void capture_finish(struct capture *c, int *truncated) {
   dup2(c->saved_stdout, STDOUT_FILENO);
   dup2(c->saved_stderr, STDERR_FILENO);
   fsrun_log_to_stderr_fd(-1);
-  close(c->saved_stdout);
-  close(c->saved_stderr);
-  /* woken the moment the reader exits: a polling sleep here cost every --json run 100 ms */
-  {
-    cleanup_close int pidfd = (int)syscall(SYS_pidfd_open, c->reader, 0);
-    struct pollfd p = {.fd = pidfd, .events = POLLIN};
-    int r;
-    do
-      r = pidfd >= 0 ? poll(&p, 1, CAPTURE_GRACE_MS) : 1;
-    while (r < 0 && errno == EINTR);
-    if (r == 0) {
-      kill(c->reader, SIGKILL);
-      waitpid(c->reader, &status, 0);
-      status = 0;
-    } else {
-      while (waitpid(c->reader, &status, 0) < 0 && errno == EINTR)
-        ;
+  close_fd(&c->saved_stdout);
+  close_fd(&c->saved_stderr);
+  if (c->reader_started) {
+    struct timespec deadline;
+    clock_gettime(CLOCK_REALTIME, &deadline);
+    deadline.tv_sec += CAPTURE_GRACE_MS / 1000;
+    if (pthread_timedjoin_np(c->reader, NULL, &deadline) != 0) {
+      uint64_t one = 1;
+      (void)!write(c->cancel_fd, &one, sizeof(one));
+      pthread_join(c->reader, NULL);
     }
+    c->reader_started = false;
   }
-  /* anything else than 0-3 is not the reader's report (a tool wrapping it, a crash) */
-  if (WIFEXITED(status) && WEXITSTATUS(status) <= 3)
-    *truncated = WEXITSTATUS(status);
+  *truncated = c->truncated;
   c->active = false;
 }
 
 static void capture_release(struct capture *c) {
-  if (c->mem_out >= 0)
-    close(c->mem_out);
-  if (c->mem_err >= 0)
-    close(c->mem_err);
-  c->mem_out = c->mem_err = -1;
+  close_fd(&c->mem_out);
+  close_fd(&c->mem_err);
+  close_fd(&c->pipe_out);
+  close_fd(&c->pipe_err);
+  close_fd(&c->cancel_fd);
 }
 
 struct watchdog {
@@ -671,7 +678,8 @@ int sandbox_run(const struct fsrun_context *ctx, const struct sandbox_run_opts *
   char hash[65];
   const char *failure_mode;
   struct run_result result = {.backend = "fsrun"};
-  struct capture cap = {.mem_out = -1, .mem_err = -1, .reader = -1};
+  struct capture cap = {
+      .mem_out = -1, .mem_err = -1, .pipe_out = -1, .pipe_err = -1, .cancel_fd = -1};
   struct audit audit;
   bool userns = geteuid() != 0;
   int64_t start;
@@ -712,6 +720,7 @@ int sandbox_run(const struct fsrun_context *ctx, const struct sandbox_run_opts *
 
   audit_event(&audit, "sandbox:prepare", "fsrun", NULL, false, 0, 0);
   if (o->json && capture_start(&cap, o->max_buffer, err) < 0) {
+    capture_release(&cap);
     audit_event(&audit, "sandbox:failure", "fsrun", (*err)->msg, false, 0, 0);
     oci_policy_free(policy);
     return fsrun_error_code(err);

@@ -529,6 +529,29 @@ EOF
   assert_sandbox_gone
 }
 
+@test "sandbox: with --json, SIGTERM still reaches the command, and its output so far is in the result" {
+  local marker=1$RANDOM$RANDOM tries=100 rc=0
+  # the output reader must not take the signal (its default action would end fsrun, uncaught)
+  "$FSRUN" --root "$FSRUN_ROOT" sandbox --json --policy "$POLICY" --worktree "$WT" \
+    --task-id "$TASK" -- /bin/sh -c "trap 'echo got-term; exit 7' TERM; echo started;
+      sleep $marker & wait" >"$BATS_TEST_TMPDIR/out" 3>&- &
+  BACKGROUND_PIDS=$!
+  while [ -z "$(pgrep -f "^sleep $marker")" ] && [ "$tries" -gt 0 ]; do
+    sleep 0.1
+    tries=$((tries - 1))
+  done
+  [ -n "$(pgrep -f "^sleep $marker")" ]
+  kill -TERM "$BACKGROUND_PIDS"
+  wait "$BACKGROUND_PIDS" || rc=$?
+  BACKGROUND_PIDS=
+  cat "$BATS_TEST_TMPDIR/out"
+  [ "$rc" -eq 7 ]
+  [ "$(jq -r .exitCode "$BATS_TEST_TMPDIR/out")" = 7 ]
+  [ "$(jq -r .stdout "$BATS_TEST_TMPDIR/out")" = "$(printf 'started\ngot-term')" ]
+  [ -z "$(pgrep -f "^sleep $marker")" ]
+  assert_sandbox_gone
+}
+
 @test "sandbox: a SIGKILLed fsrun sandbox leaves no container, process or bundle behind" {
   local marker=1$RANDOM$RANDOM tries=100
   # a simple command, not the fsrun function: $! must be fsrun itself, not a subshell

@@ -210,7 +210,9 @@ parse_make_check() {
     # Each test's own log: the console output of `make -j check` interleaves lines.
     grep -hE '^(PASS|FAIL|XFAIL|XPASS|SKIP|ERROR): ' "${trs%.trs}.log"
   done)
-  if [ "$status" != 0 ] && [ "$had_fail" = 0 ]; then
+  if [ "$status" = 124 ] || [ "$status" = 137 ]; then
+    fail "$suite: make check timed out (a unit test hung)" "$(rel "$log")"
+  elif [ "$status" != 0 ] && [ "$had_fail" = 0 ]; then
     fail "$suite: make check failed (build of the tests?)" "$(rel "$log")" "$(fsrun_log_errors "$log")"
   elif [ "$results" = 0 ]; then
     fsrun_note "  ($suite: no unit tests yet)"
@@ -339,7 +341,9 @@ if runnable unit; then
       log=$LOG_DIR/unit-$variant.log
       status=0
       find "$dir" -name '*.trs' -delete # results of tests that no longer exist must not count
+      # a hung unit test must not take the whole time budget (the unit tests take seconds)
       ASAN_OPTIONS=$ASAN_BASE_OPTIONS UBSAN_OPTIONS=$UBSAN_BASE_OPTIONS \
+        timeout -k 10 "$(limit 900)" \
         make -C "$dir" -j"$(fsrun_jobs)" check AM_COLOR_TESTS=no >"$log" 2>&1 || status=$?
       parse_make_check "unit:$variant" "$log" "$dir" "$status"
     fi

@@ -48,6 +48,16 @@ sbx() {
   fsrun sandbox --policy "$POLICY" --worktree "$WT" --task-id "$TASK" "$@"
 }
 
+# wait_for_sleep MARKER: waits (10 s at most) until `sleep MARKER` runs; fails when it never does.
+wait_for_sleep() {
+  local tries=100
+  while [ -z "$(pgrep -f "^sleep $1")" ] && [ "$tries" -gt 0 ]; do
+    sleep 0.1
+    tries=$((tries - 1))
+  done
+  [ -n "$(pgrep -f "^sleep $1")" ]
+}
+
 # Nothing of this test's sandboxes remains: no state or temp dir, mount, cgroup or process.
 assert_sandbox_gone() {
   local entry problems=0
@@ -509,16 +519,12 @@ EOF
 }
 
 @test "sandbox: SIGTERM to fsrun sandbox ends a shell that installs no handler (Fusion's cancel)" {
-  local marker=1$RANDOM$RANDOM tries=100 rc=0
+  local marker=1$RANDOM$RANDOM rc=0
   # the shell is not pid 1 (fsrun's init is), so SIGTERM's default action applies to it
   "$FSRUN" --root "$FSRUN_ROOT" sandbox --policy "$POLICY" --worktree "$WT" --task-id "$TASK" \
     -- /bin/sh -c "sleep $marker; echo not-ended" >"$BATS_TEST_TMPDIR/out" 3>&- &
   BACKGROUND_PIDS=$!
-  while [ -z "$(pgrep -f "^sleep $marker")" ] && [ "$tries" -gt 0 ]; do
-    sleep 0.1
-    tries=$((tries - 1))
-  done
-  [ -n "$(pgrep -f "^sleep $marker")" ]
+  wait_for_sleep "$marker"
   kill -TERM "$BACKGROUND_PIDS"
   wait "$BACKGROUND_PIDS" || rc=$?
   BACKGROUND_PIDS=
@@ -530,17 +536,13 @@ EOF
 }
 
 @test "sandbox: with --json, SIGTERM still reaches the command, and its output so far is in the result" {
-  local marker=1$RANDOM$RANDOM tries=100 rc=0
+  local marker=1$RANDOM$RANDOM rc=0
   # the output reader must not take the signal (its default action would end fsrun, uncaught)
   "$FSRUN" --root "$FSRUN_ROOT" sandbox --json --policy "$POLICY" --worktree "$WT" \
     --task-id "$TASK" -- /bin/sh -c "trap 'echo got-term; exit 7' TERM; echo started;
       sleep $marker & wait" >"$BATS_TEST_TMPDIR/out" 3>&- &
   BACKGROUND_PIDS=$!
-  while [ -z "$(pgrep -f "^sleep $marker")" ] && [ "$tries" -gt 0 ]; do
-    sleep 0.1
-    tries=$((tries - 1))
-  done
-  [ -n "$(pgrep -f "^sleep $marker")" ]
+  wait_for_sleep "$marker"
   kill -TERM "$BACKGROUND_PIDS"
   wait "$BACKGROUND_PIDS" || rc=$?
   BACKGROUND_PIDS=
@@ -557,11 +559,7 @@ EOF
   # a simple command, not the fsrun function: $! must be fsrun itself, not a subshell
   "$FSRUN" --root "$FSRUN_ROOT" sandbox --policy "$POLICY" --worktree "$WT" --task-id "$TASK" -- sleep "$marker" 3>&- &
   BACKGROUND_PIDS=$!
-  while [ -z "$(pgrep -f "^sleep $marker")" ] && [ "$tries" -gt 0 ]; do
-    sleep 0.1
-    tries=$((tries - 1))
-  done
-  [ -n "$(pgrep -f "^sleep $marker")" ]
+  wait_for_sleep "$marker"
   kill -KILL "$BACKGROUND_PIDS"
   wait "$BACKGROUND_PIDS" || true
   BACKGROUND_PIDS=

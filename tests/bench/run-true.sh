@@ -60,29 +60,13 @@ done
 # wall time, and CPU time (user + sys of the runtime and everything it waited for: its init, the
 # container's process), which a busy machine disturbs much less than the wall time. timeit spawns
 # the command itself: a shell's `time` would add the shell's fork to every sample.
-declare -A wall=() cpu=()
-for ((i = 0; i < rounds; i++)); do
-  n=${#runtimes[@]}
-  for ((k = 0; k < n; k++)); do
-    r=${runtimes[$(((i + k) % n))]}
-    read -r real c status < <("$TIMEIT" ${cmd[$r]} "b-$r-$i")
-    [ "$status" = 0 ] || { echo "run-true.sh: $r exited with $status" >&2; exit 1; }
-    wall[$r]+="$real "
-    cpu[$r]+="$c "
-  done
-done
-
-median() { tr ' ' '\n' | grep . | sort -g | awk '{ a[NR] = $1 } END { print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
-declare -A mwall=() mcpu=()
+# shellcheck source=lib.sh
+source "$here/lib.sh"
+run_runtime() { "$TIMEIT" ${cmd[$1]} "b-$1-$2"; }
+bench_rounds "$rounds" run_runtime "${runtimes[@]}"
 echo "run of /bin/true, $rounds rounds, medians (wall, cpu):"
-for r in "${runtimes[@]}"; do
-  mwall[$r]=$(median <<<"${wall[$r]}")
-  mcpu[$r]=$(median <<<"${cpu[$r]}")
-  printf '  %-6s %7.1f ms wall  %7.1f ms cpu\n' "$r" "${mwall[$r]}" "${mcpu[$r]}"
-done
+bench_report 6 "${runtimes[@]}"
 for r in crun runc bwrap; do
-  [ -n "${mwall[$r]:-}" ] || continue
-  printf '  fsrun / %s = %.2f wall, %.2f cpu\n' "$r" "$(bc -l <<<"${mwall[fsrun]} / ${mwall[$r]}")" \
-    "$(bc -l <<<"${mcpu[fsrun]} / ${mcpu[$r]}")"
+  bench_ratio fsrun "$r"
 done
 echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"

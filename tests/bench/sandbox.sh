@@ -51,6 +51,8 @@ cmd_bwrap=(bwrap "${bwrap_args[@]}" /bin/sh -c true)
 
 runners=(native sandbox sandbox-json exec)
 command -v bwrap >/dev/null && runners+=(bwrap)
+# shellcheck source=lib.sh
+source "$here/lib.sh"
 run_one() { # run_one NAME: prints "wall cpu status"
   case $1 in
     native) (cd "$wt" && "$work/timeit" "${cmd_native[@]}") ;;
@@ -66,31 +68,11 @@ for r in "${runners[@]}"; do # warm-up, and a check that each one runs
   [ "$status" = 0 ] || { echo "sandbox.sh: $r exited with $status" >&2; exit 1; }
 done
 
-declare -A wall=() cpu=()
-for ((i = 0; i < rounds; i++)); do
-  n=${#runners[@]}
-  for ((k = 0; k < n; k++)); do
-    r=${runners[$(((i + k) % n))]}
-    read -r real c status < <(run_one "$r")
-    [ "$status" = 0 ] || { echo "sandbox.sh: $r exited with $status" >&2; exit 1; }
-    wall[$r]+="$real "
-    cpu[$r]+="$c "
-  done
-done
-
-median() { tr ' ' '\n' | grep . | sort -g | awk '{ a[NR] = $1 } END { print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
-declare -A mwall=() mcpu=()
+bench_rounds "$rounds" run_one "${runners[@]}"
 echo "sh -c true in a worktree, $rounds rounds, medians (wall, cpu):"
-for r in "${runners[@]}"; do
-  mwall[$r]=$(median <<<"${wall[$r]}")
-  mcpu[$r]=$(median <<<"${cpu[$r]}")
-  printf '  %-13s %7.1f ms wall  %7.1f ms cpu\n' "$r" "${mwall[$r]}" "${mcpu[$r]}"
-done
+bench_report 13 "${runners[@]}"
 for r in sandbox sandbox-json exec; do
-  for base in native bwrap; do
-    [ -n "${mwall[$base]:-}" ] || continue
-    printf '  %s / %s = %.2f wall, %.2f cpu\n' "$r" "$base" "$(bc -l <<<"${mwall[$r]} / ${mwall[$base]}")" \
-      "$(bc -l <<<"${mcpu[$r]} / ${mcpu[$base]}")"
-  done
+  bench_ratio "$r" native
+  bench_ratio "$r" bwrap
 done
 echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"

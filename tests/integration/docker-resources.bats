@@ -19,19 +19,9 @@ teardown() {
   teardown_bundle
 }
 
-start_sleeper() {
-  set_process_args /bin/sleep 1000
-  fsrun run -d --bundle "$BUNDLE" "$CONTAINER_ID" </dev/null
-  wait_for_status "$CONTAINER_ID" running
-}
-
 # cg_read CONTROLLER FILE: a file of the container's cgroup (v1 hierarchy, or v2)
 cg_read() {
-  if [ "$(cgroup_mode)" = unified ]; then
-    cat "/sys/fs/cgroup/fsrun/$CONTAINER_ID/$2"
-  else
-    cat "/sys/fs/cgroup/$1/fsrun/$CONTAINER_ID/$2"
-  fi
+  cat "$(container_cgroup_file "$1" "$2")"
 }
 
 V1_UNLIMITED=9223372036854771712

@@ -279,6 +279,23 @@ run_in_container() {
   run fsrun run --bundle "$BUNDLE" "$CONTAINER_ID"
 }
 
+# start_sleeper: `run -d` of `sleep 1000` as $CONTAINER_ID, waited for until it runs.
+start_sleeper() {
+  set_process_args /bin/sleep 1000
+  fsrun run -d --bundle "$BUNDLE" "$CONTAINER_ID" </dev/null
+  wait_for_status "$CONTAINER_ID" running
+}
+
+# container_cgroup_file CONTROLLER FILE: the path of FILE in $CONTAINER_ID's cgroup at fsrun's default
+# place (/fsrun/ID): in CONTROLLER's v1 hierarchy, or in the v2 tree.
+container_cgroup_file() {
+  if [ "$(cgroup_mode)" = unified ]; then
+    echo "/sys/fs/cgroup/fsrun/$CONTAINER_ID/$2"
+  else
+    echo "/sys/fs/cgroup/$1/fsrun/$CONTAINER_ID/$2"
+  fi
+}
+
 # wait_for_status ID STATUS [SECONDS]: poll `fsrun state` until .status is STATUS.
 wait_for_status() {
   local id=$1 want=$2 tries=$((${3:-10} * 10)) got=""

@@ -17,23 +17,9 @@ teardown() {
   teardown_bundle
 }
 
-start_sleeper() {
-  set_process_args /bin/sleep 1000
-  fsrun run -d --bundle "$BUNDLE" "$CONTAINER_ID" </dev/null
-  wait_for_status "$CONTAINER_ID" running
-}
-
-# cg_file CONTROLLER FILE: the path of a file of the container's cgroup (v1 hierarchy or v2)
-cg_file() {
-  if [ "$(cgroup_mode)" = unified ]; then
-    echo "/sys/fs/cgroup/fsrun/$CONTAINER_ID/$2"
-  else
-    echo "/sys/fs/cgroup/$1/fsrun/$CONTAINER_ID/$2"
-  fi
-}
 
 cg_read() {
-  cat "$(cg_file "$1" "$2")"
+  cat "$(container_cgroup_file "$1" "$2")"
 }
 
 @test "update --memory 128m changes memory.limit_in_bytes of a running container (v1)" {
@@ -106,8 +92,8 @@ cg_read() {
   requires_cgroup_v1
   start_sleeper
   local file
-  file=$(cg_file blkio blkio.weight)
-  [ -e "$file" ] || file=$(cg_file blkio blkio.bfq.weight)
+  file=$(container_cgroup_file blkio blkio.weight)
+  [ -e "$file" ] || file=$(container_cgroup_file blkio blkio.bfq.weight)
   [ -e "$file" ] || skip "no blkio weight file on this host (I/O scheduler without weights)"
   run fsrun update --blkio-weight 300 "$CONTAINER_ID"
   [ "$status" -eq 0 ]
@@ -183,7 +169,7 @@ cg_read() {
     --cpu-share 262144 --pids-limit 21 "$CONTAINER_ID"
   [ "$status" -eq 0 ]
   [ "$(cg_read memory memory.max)" = 134217728 ]
-  if [ -e "$(cg_file memory memory.swap.max)" ]; then
+  if [ -e "$(container_cgroup_file memory memory.swap.max)" ]; then
     # swap is memory+swap in the spec: the v2 file holds the difference
     [ "$(cg_read memory memory.swap.max)" = 67108864 ]
   fi

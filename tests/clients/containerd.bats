@@ -129,6 +129,11 @@ teardown() {
     echo "--- containerd's last errors and warnings:"
     grep -E 'level=(error|warning)' "$CTRD_DIR/containerd.log" |
       grep -vE 'snapshotter|cni|devmapper' | tail -n 15
+    # what fsrun said to the shim (--log of each task's bundle)
+    local log
+    for log in "$CTRD_DIR"/state/io.containerd.runtime.v2.task/*/*/log.json; do
+      [ -s "$log" ] && { echo "--- $log:"; tail -n 10 "$log"; }
+    done
   fi
 }
 
@@ -286,7 +291,9 @@ assert_gone_from_host() {
 @test "ctr task exec --tty: the process gets a terminal" {
   requires_host_command script
   # exec --tty: a terminal of its own (ctr wants one too: script gives it a pty)
-  run script -qec "timeout $CTRD_TIMEOUT ctr --address $CTRD_SOCK -n $CTRD_NS tasks exec --fifo-dir $CTRD_DIR/fifo -t --exec-id e2 life sh -c 'tty; [ -t 0 ] && [ -t 1 ] && echo both-ttys; exit 5'" /dev/null </dev/null
+  # a hang: SIGQUIT makes ctr print where each of its goroutines waits
+  run script -qec "timeout -s QUIT -k 5 $CTRD_TIMEOUT ctr --address $CTRD_SOCK -n $CTRD_NS tasks exec --fifo-dir $CTRD_DIR/fifo -t --exec-id e2 life sh -c 'tty; [ -t 0 ] && [ -t 1 ] && echo both-ttys; exit 5'" /dev/null </dev/null
+  echo "status $status: $output"
   [ "$status" -eq 5 ]
   [[ $output == *"/dev/pts/"* ]]
   [[ $output == *"both-ttys"* ]]

@@ -316,10 +316,16 @@ static int create_internal(const struct fsrun_context *ctx, const struct contain
   bundle = realpath(o->bundle ? o->bundle : ".", NULL);
   if (bundle == NULL)
     return fsrun_error_errno(err, "bundle `%s`", o->bundle ? o->bundle : ".");
-  config_path = xasprintf("%s/config.json", bundle);
   /* the bytes are kept: the state dir gets them as they are (exec reads the config from there) */
-  if (oci_read_file(config_path, &config_json, &config_len, &parse_err) < 0)
-    return fsrun_error_take(err, EINVAL, parse_err);
+  if (o->config_json != NULL) {
+    config_len = o->config_len;
+    config_json = xmalloc0(config_len + 1);
+    memcpy(config_json, o->config_json, config_len);
+  } else {
+    config_path = xasprintf("%s/config.json", bundle);
+    if (oci_read_file(config_path, &config_json, &config_len, &parse_err) < 0)
+      return fsrun_error_take(err, EINVAL, parse_err);
+  }
   if (oci_config_parse(config_json, config_len, "config.json", &config, &parse_err) < 0)
     return fsrun_error_take(err, EINVAL, parse_err);
   if (validate_config_with(config, bundle, &vopts, err) < 0)

@@ -17,6 +17,10 @@ struct container_create_opts {
   int preserve_fds;
   bool no_pivot;
   bool no_new_keyring;
+  /* the config as JSON text, in place of the bundle's config.json (fsrun sandbox builds it in
+   * memory: no file is written and read back on every run) */
+  const char *config_json;
+  size_t config_len;
 };
 
 struct container_run_opts {

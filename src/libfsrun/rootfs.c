@@ -161,6 +161,15 @@ static int make_rootfs_mount_private(const char *rootfs, fsrun_error_t *err) {
                           rootfs);
 }
 
+static int reopen_rootfs(const char *rootfs, int *fd, size_t index, fsrun_error_t *err) {
+  int new_fd = open(rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (new_fd < 0)
+    return fsrun_error_errno(err, "mounts[%zu]: open the new root `%s`", index, rootfs);
+  close(*fd);
+  *fd = new_fd;
+  return 0;
+}
+
 int rootfs_mount_all(const struct rootfs_ctx *ctx, fsrun_error_t *err) {
   cleanup_umask mode_t old_umask = umask(0);
   const oci_config *c = ctx->config;
@@ -187,7 +196,7 @@ int rootfs_mount_all(const struct rootfs_ctx *ctx, fsrun_error_t *err) {
     return fsrun_error_make(err, 0, "rootfs /dev is a symlink");
 
   {
-    const struct mount_env env = {
+    struct mount_env env = {
         .rootfs_fd = rootfs_fd,
         .bundle = ctx->bundle,
         .userns = ctx->userns,
@@ -206,10 +215,14 @@ int rootfs_mount_all(const struct rootfs_ctx *ctx, fsrun_error_t *err) {
       }
       if (mount_entry(&env, m, i, err) < 0)
         return fsrun_error_code(err);
-      if (m->destination != NULL && mount_entry_is_bind(m)) {
+      if (m->destination != NULL) {
         cleanup_free char *dest = path_clean_abs(m->destination);
-        if (strcmp(dest, "/dev") == 0)
+        if (strcmp(dest, "/dev") == 0 && mount_entry_is_bind(m))
           dev_is_bind = true;
+        /* a mount onto / replaces the root (a fresh tmpfs, say): the later ones go into it */
+        if (strcmp(dest, "/") == 0 && reopen_rootfs(ctx->rootfs, &rootfs_fd, i, err) < 0)
+          return fsrun_error_code(err);
+        env.rootfs_fd = rootfs_fd;
       }
     }
   }

@@ -174,37 +174,6 @@ static char *make_container_id(const char *task_id, const char *run_id) {
 }
 
 /* rm -rf of a directory we made, never leaving its file system. */
-static void remove_tree_at(int parent, const char *name, dev_t dev) {
-  struct stat st;
-  if (fstatat(parent, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-    return;
-  if (S_ISDIR(st.st_mode) && st.st_dev == dev) {
-    int fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
-    struct dirent *de;
-    if (d == NULL && fd >= 0)
-      close(fd);
-    while (d != NULL && (de = readdir(d)) != NULL) {
-      if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
-        continue;
-      remove_tree_at(dirfd(d), de->d_name, dev);
-    }
-    if (d != NULL)
-      closedir(d);
-    if (unlinkat(parent, name, AT_REMOVEDIR) < 0)
-      log_warning("sandbox: remove `%s`: %s", name, strerror(errno));
-  } else if (!S_ISDIR(st.st_mode)) {
-    unlinkat(parent, name, 0);
-  }
-}
-
-static void remove_tree(const char *path) {
-  struct stat st;
-  if (lstat(path, &st) < 0)
-    return;
-  remove_tree_at(AT_FDCWD, path, st.st_dev);
-}
-
 static char *read_memfd(int fd, size_t *len) {
   struct stat st;
   char *buf;
@@ -418,23 +387,13 @@ static void watchdog_kill(const struct fsrun_context *ctx, const char *id, pid_t
   }
 }
 
-/* What a killed fsrun leaves: the container (deleted as `delete --force` would) and the bundle. */
-static void watchdog_orphaned(const struct fsrun_context *ctx, const char *id, const char *dir,
-                              pid_t native_pgid) {
+/* What a killed fsrun leaves: the container, deleted as `delete --force` would. */
+static void watchdog_orphaned(const struct fsrun_context *ctx, const char *id, pid_t native_pgid) {
   if (native_pgid > 0) {
     kill(-native_pgid, SIGKILL);
   } else {
     cleanup_error fsrun_error_t derr = NULL;
     (void)container_delete(ctx, id, true, &derr);
-  }
-  if (dir != NULL) {
-    cleanup_free char *parent = xstrdup(dir);
-    char *slash = strrchr(parent, '/');
-    remove_tree(dir);
-    if (slash != NULL && slash != parent) {
-      *slash = '\0';
-      rmdir(parent); /* only when no other sandbox is using it */
-    }
   }
   _exit(0);
 }
@@ -442,11 +401,10 @@ static void watchdog_orphaned(const struct fsrun_context *ctx, const char *id, c
 /* The watchdog child, started for every run. At the deadline (timeout_ms > 0) it tells the parent
  * and kills every process of the container (its cgroup; the pid namespace dies with its init),
  * again every 100 ms in case the container was still being created. When fsrun itself dies (its
- * parent-death signal) it deletes the container and its bundle dir, so that a killed `fsrun
- * sandbox` never leaves a running sandbox behind. The parent stops it with SIGKILL. */
+ * parent-death signal) it deletes the container, so that a killed `fsrun sandbox` never leaves a
+ * running sandbox behind. The parent stops it with SIGKILL. */
 static int watchdog_start(struct watchdog *w, const struct fsrun_context *ctx, const char *id,
-                          const char *dir, pid_t native_pgid, int64_t timeout_ms,
-                          fsrun_error_t *err) {
+                          pid_t native_pgid, int64_t timeout_ms, fsrun_error_t *err) {
   sigset_t term, old;
   int p[2];
   w->pid = -1;
@@ -470,7 +428,7 @@ static int watchdog_start(struct watchdog *w, const struct fsrun_context *ctx, c
     close(p[0]);
     prctl(PR_SET_PDEATHSIG, SIGTERM);
     if (getppid() != parent)
-      watchdog_orphaned(ctx, id, dir, native_pgid);
+      watchdog_orphaned(ctx, id, native_pgid);
     for (;;) {
       int64_t left = fired ? 100 : deadline - now_ms();
       struct timespec ts;
@@ -480,7 +438,7 @@ static int watchdog_start(struct watchdog *w, const struct fsrun_context *ctx, c
         left = 3600 * 1000;
       ts = (struct timespec){.tv_sec = left / 1000, .tv_nsec = (left % 1000) * 1000000};
       if (sigtimedwait(&term, NULL, &ts) == SIGTERM && getppid() != parent)
-        watchdog_orphaned(ctx, id, dir, native_pgid);
+        watchdog_orphaned(ctx, id, native_pgid);
       if (!fired && now_ms() >= deadline) {
         fired = true;
         (void)!write(p[1], "t", 1);
@@ -546,7 +504,7 @@ static int run_native(const struct sandbox_run_opts *o, const char *worktree, in
     _exit(errno == ENOENT ? 127 : 126);
   }
   setpgid(child, child); /* both sides: no race with the watchdog's kill(-pgid) */
-  if (watchdog_start(&w, NULL, NULL, NULL, child, timeout_ms, err) < 0) {
+  if (watchdog_start(&w, NULL, NULL, child, timeout_ms, err) < 0) {
     kill(child, SIGKILL);
     waitpid(child, NULL, 0);
     sigprocmask(SIG_SETMASK, &old, NULL);
@@ -632,9 +590,9 @@ static void print_result_json(const struct run_result *r, const struct capture *
 static int run_in_sandbox(const struct fsrun_context *ctx, const struct sandbox_run_opts *o,
                           const oci_policy *policy, const char *worktree, const char *id,
                           bool userns, int *exit_status, bool *timed_out, fsrun_error_t *err) {
-  extern char **environ;
-  cleanup_free char *parent = xasprintf("%s/.sandbox", ctx->state_root);
-  cleanup_free char *dir = xasprintf("%s/%s", parent, id);
+  cleanup_free char *bundle = NULL;
+  cleanup_free char *json = NULL;
+  cleanup_free char *json_err = NULL;
   struct watchdog w = {.pid = -1, .fired_fd = -1};
   oci_config *config = NULL;
   int status = -1, r;
@@ -642,16 +600,19 @@ static int run_in_sandbox(const struct fsrun_context *ctx, const struct sandbox_
   *timed_out = false;
   if (sandbox_config_for_caller(policy, worktree, o->args, o->n_args, userns, &config, err) < 0)
     return fsrun_error_code(err);
-  r = mkdir_p_at(AT_FDCWD, parent, 0700, err);
-  if (r == 0 && mkdir(dir, 0700) < 0)
-    r = fsrun_error_errno(err, "create `%s`", dir);
-  if (r == 0)
-    r = sandbox_write_bundle(dir, config, err);
+  /* the config goes to create in memory, over the one bundle every run shares: nothing is written
+   * to disk for a run but the container's state */
+  json = oci_config_serialize(config, false, &json_err);
   oci_config_free(config);
-  if (r == 0)
-    r = watchdog_start(&w, ctx, id, dir, 0, o->timeout_ms, err);
+  if (json == NULL)
+    return fsrun_error_take(err, 0, steal_ptr(&json_err));
+  bundle = sandbox_shared_bundle(ctx->state_root, err);
+  if (bundle == NULL)
+    return fsrun_error_code(err);
+  r = watchdog_start(&w, ctx, id, 0, o->timeout_ms, err);
   if (r == 0) {
-    struct container_run_opts ro = {.create = {.id = id, .bundle = dir}};
+    struct container_run_opts ro = {
+        .create = {.id = id, .bundle = bundle, .config_json = json, .config_len = strlen(json)}};
     r = container_run(ctx, &ro, &status, err);
     *timed_out = watchdog_stop(&w);
     if (r < 0 && status >= 0) {
@@ -661,8 +622,6 @@ static int run_in_sandbox(const struct fsrun_context *ctx, const struct sandbox_
       r = 0;
     }
   }
-  remove_tree(dir);
-  rmdir(parent); /* only when no other sandbox is using it */
   if (r < 0)
     return r;
   *exit_status = status;

@@ -145,8 +145,8 @@ int sandbox_git_dirs(const char *worktree, char **common_dir, char **worktree_gi
  * covered by an empty file of mode 0, which nobody without CAP_DAC_OVERRIDE can open */
 static const char *const secret_files[] = {"/etc/shadow", "/etc/gshadow", "/etc/shadow-",
                                            "/etc/gshadow-", NULL};
-/* The host's system directories, bound read-only. On a merged-/usr host some are symlinks: those
- * become the same symlinks in the root (sandbox_write_bundle). */
+/* The host's system directories, bound read-only. On a merged-/usr host some are symlinks (/bin ->
+ * usr/bin): the directory they lead to is bound there as well. */
 static const char *const system_dirs[] = {"/usr",   "/bin",    "/sbin", "/lib", "/lib32",
                                           "/lib64", "/libx32", "/etc",  NULL};
 
@@ -385,11 +385,6 @@ static bool host_dir_exists(const char *path) {
   return stat(path, &st) == 0;
 }
 
-static bool is_symlink(const char *path) {
-  struct stat st;
-  return lstat(path, &st) == 0 && S_ISLNK(st.st_mode);
-}
-
 /* The host's git runs what the repository's config and hooks name (core.fsmonitor, core.pager,
  * hooks/pre-commit, ...) the next time someone uses it outside the sandbox. Commits need the common
  * dir writable, so what git would execute is laid over read-only: the config, the hooks directory
@@ -537,6 +532,11 @@ static void build_mounts(const struct sandbox_mapping_opts *o, const char *commo
   static const char *const rw_bind[] = {"bind", "rw", "nosuid", "nodev", NULL};
   const oci_policy *p = o->policy;
 
+  /* the root: a fresh tmpfs in the container's own mount namespace, so the mount points made for
+   * the entries below are made there and vanish with it (the bundle's root stays empty, and
+   * sandboxes can share one); read-only once everything is mounted (root.readonly) */
+  add_mount(l, "/", "tmpfs", "tmpfs",
+            (const char *const[]){"nosuid", "nodev", "mode=755", "size=1m", NULL});
   add_mount(l, "/proc", "proc", "proc", (const char *const[]){"nosuid", "noexec", "nodev", NULL});
   add_mount(l, "/dev", "tmpfs", "tmpfs",
             (const char *const[]){"nosuid", "strictatime", "mode=755", "size=65536k", NULL});
@@ -560,7 +560,7 @@ static void build_mounts(const struct sandbox_mapping_opts *o, const char *commo
   add_mount(l, "/tmp", "tmpfs", "tmpfs",
             (const char *const[]){"nosuid", "nodev", "mode=1777", NULL});
   for (const char *const *d = system_dirs; *d; d++)
-    if (host_dir_exists(*d) && !is_symlink(*d))
+    if (host_dir_exists(*d))
       add_mount(l, *d, "bind", *d, ro_bind);
   for (const char *const *f = secret_files; *f; f++) {
     struct stat st;
@@ -839,11 +839,24 @@ int sandbox_resolve_worktree(const char *path, char **out, fsrun_error_t *err) {
 
 /* --- the bundle ------------------------------------------------------------------------------ */
 
+/* In dir (an open directory): the empty root, the empty directory and the unreadable file that
+ * the config's mounts use. */
+static int write_skeleton(int dirfd, const char *dir, const char *root_path, fsrun_error_t *err) {
+  cleanup_close int fd = -1;
+  if (mkdirat(dirfd, root_path, 0755) < 0 && errno != EEXIST)
+    return fsrun_error_errno(err, "create `%s/%s`", dir, root_path);
+  if (mkdirat(dirfd, SANDBOX_EMPTY_DIR, 0555) < 0 && errno != EEXIST)
+    return fsrun_error_errno(err, "create `%s/%s`", dir, SANDBOX_EMPTY_DIR);
+  fd = openat(dirfd, SANDBOX_UNREADABLE_FILE, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0);
+  if (fd < 0 || fchmod(fd, 0) < 0 || ftruncate(fd, 0) < 0)
+    return fsrun_error_errno(err, "create `%s/%s`", dir, SANDBOX_UNREADABLE_FILE);
+  return 0;
+}
+
 int sandbox_write_bundle(const char *dir, const oci_config *config, fsrun_error_t *err) {
   cleanup_free char *json_err = NULL;
   cleanup_free char *json = oci_config_serialize(config, true, &json_err);
   cleanup_close int dirfd = -1;
-  cleanup_close int rootfd = -1;
   cleanup_close int fd = -1;
   size_t len;
 
@@ -854,27 +867,8 @@ int sandbox_write_bundle(const char *dir, const oci_config *config, fsrun_error_
   dirfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
   if (dirfd < 0)
     return fsrun_error_errno(err, "open the bundle directory `%s`", dir);
-  /* the root: empty but for the merged-/usr symlinks; the runtime makes the mount points */
-  if (mkdirat(dirfd, config->root_path, 0755) < 0 && errno != EEXIST)
-    return fsrun_error_errno(err, "create `%s/%s`", dir, config->root_path);
-  rootfd = openat(dirfd, config->root_path, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-  if (rootfd < 0)
-    return fsrun_error_errno(err, "open `%s/%s`", dir, config->root_path);
-  for (const char *const *d = system_dirs; *d; d++) {
-    char target[4096];
-    ssize_t n = readlink(*d, target, sizeof(target) - 1);
-    if (n <= 0)
-      continue;
-    target[n] = '\0';
-    if (symlinkat(target, rootfd, *d + 1) < 0 && errno != EEXIST)
-      return fsrun_error_errno(err, "create the symlink `%s` in the root", *d);
-  }
-  if (mkdirat(dirfd, SANDBOX_EMPTY_DIR, 0555) < 0 && errno != EEXIST)
-    return fsrun_error_errno(err, "create `%s/%s`", dir, SANDBOX_EMPTY_DIR);
-  fd = openat(dirfd, SANDBOX_UNREADABLE_FILE, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0);
-  if (fd < 0 || fchmod(fd, 0) < 0 || ftruncate(fd, 0) < 0)
-    return fsrun_error_errno(err, "create `%s/%s`", dir, SANDBOX_UNREADABLE_FILE);
-  close(steal_fd(&fd));
+  if (write_skeleton(dirfd, dir, config->root_path, err) < 0)
+    return fsrun_error_code(err);
   /* O_EXCL: an existing config.json (or a symlink planted there) is never overwritten */
   fd = openat(dirfd, "config.json", O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
   if (fd < 0 && errno == EEXIST)
@@ -888,6 +882,53 @@ int sandbox_write_bundle(const char *dir, const oci_config *config, fsrun_error_
     return fsrun_error_make(err, saved, "write `%s/config.json`", dir);
   }
   return 0;
+}
+
+char *sandbox_shared_bundle(const char *state_root, fsrun_error_t *err) {
+  cleanup_free char *dir = xasprintf("%s/%s", state_root, SANDBOX_SHARED_BUNDLE);
+  cleanup_free char *tmp = NULL;
+  cleanup_close int dirfd = -1;
+  bool lost_race = false;
+  struct stat st;
+  int r = 0;
+
+  if (lstat(dir, &st) == 0) {
+    if (!S_ISDIR(st.st_mode) || st.st_uid != geteuid()) {
+      fsrun_error_make(err, 0, "sandbox: `%s` is not a directory of ours", dir);
+      return NULL;
+    }
+    return steal_ptr(&dir);
+  }
+  /* made once, under a temporary name and renamed into place: a sandbox never sees half of it */
+  if (mkdir_p_at(AT_FDCWD, state_root, 0700, err) < 0)
+    return NULL;
+  tmp = xasprintf("%s.XXXXXX", dir);
+  if (mkdtemp(tmp) == NULL) {
+    fsrun_error_errno(err, "sandbox: create `%s`", tmp);
+    return NULL;
+  }
+  dirfd = open(tmp, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (dirfd < 0)
+    r = fsrun_error_errno(err, "sandbox: open `%s`", tmp);
+  if (r == 0)
+    r = write_skeleton(dirfd, tmp, "rootfs", err);
+  if (r == 0 && rename(tmp, dir) < 0) {
+    if (errno == EEXIST || errno == ENOTEMPTY)
+      lost_race = true; /* another sandbox made it first */
+    else
+      r = fsrun_error_errno(err, "sandbox: rename `%s` to `%s`", tmp, dir);
+  }
+  if (r < 0 || lost_race) {
+    if (dirfd >= 0) {
+      unlinkat(dirfd, "rootfs", AT_REMOVEDIR);
+      unlinkat(dirfd, SANDBOX_EMPTY_DIR, AT_REMOVEDIR);
+      unlinkat(dirfd, SANDBOX_UNREADABLE_FILE, 0);
+    }
+    rmdir(tmp);
+  }
+  if (r < 0)
+    return NULL;
+  return steal_ptr(&dir);
 }
 
 int sandbox_bundle(const struct fsrun_context *ctx, const struct sandbox_bundle_opts *o,

@@ -18,8 +18,10 @@
 /* in the bundle: the empty, mode 0 file bound over /etc/shadow and the like */
 #define SANDBOX_UNREADABLE_FILE "unreadable"
 /* an empty read-only directory in the bundle, laid over git hooks the repository does not have */
-#define SANDBOX_EMPTY_DIR    "empty"
-#define SANDBOX_DEFAULT_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+#define SANDBOX_EMPTY_DIR "empty"
+/* under the state root: the bundle directory the sandbox runs share */
+#define SANDBOX_SHARED_BUNDLE ".sandbox-bundle"
+#define SANDBOX_DEFAULT_PATH  "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 struct sandbox_mapping_opts {
   const oci_policy *policy;
@@ -43,9 +45,13 @@ int sandbox_config_for_caller(const oci_policy *policy, const char *worktree, ch
 int sandbox_config_from_policy(const struct sandbox_mapping_opts *o, oci_config **out,
                                fsrun_error_t *err);
 
-/* Creates dir (must not hold a config.json yet) with config.json and the root directory, holding
- * the symlinks of a merged-/usr host (/bin -> usr/bin, ...). */
+/* Creates dir (must not hold a config.json yet) with config.json, the (empty) root directory and
+ * what the mounts take from the bundle. */
 int sandbox_write_bundle(const char *dir, const oci_config *config, fsrun_error_t *err);
+/* The bundle directory every `fsrun sandbox` run shares, made on first use under the state root:
+ * an empty root, the empty directory and the unreadable file; no config.json (each run hands its
+ * config to create in memory). Caller frees. */
+char *sandbox_shared_bundle(const char *state_root, fsrun_error_t *err);
 
 /* Reads and parses a policy file ("-" = stdin; NULL = the empty policy {}). */
 int sandbox_policy_load(const char *path, oci_policy **out, fsrun_error_t *err);

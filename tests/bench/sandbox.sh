@@ -7,6 +7,8 @@
 #   exec          fsrun exec into a container kept from `fsrun bundle` (one per task, a command each)
 #   bwrap         bubblewrap with the same shape: read-only system dirs, the worktree read-write,
 #                 tmpfs /tmp, new namespaces, all capabilities dropped
+#   base          (with FSRUN_BASE=path/to/another/fsrun) `sandbox` under that binary: a change
+#                 measured against its base in the same run
 # Needs root (bwrap as root; fsrun's cgroups). FSRUN=path/to/fsrun (default: the build next to this
 # tree). Not a pass/fail test: it prints numbers.
 set -eu
@@ -24,7 +26,7 @@ work=$(mktemp -d /tmp/fsrun-bench.XXXXXX)
 state=$(mktemp -d /run/fsrun-bench.XXXXXX)
 cleanup() {
   "$FSRUN" --root "$state" delete --force bench-kept >/dev/null 2>&1 || true
-  rm -rf --one-file-system "$work" "$state"
+  rm -rf --one-file-system "$work" "$state" "$state-base"
 }
 trap cleanup EXIT
 cc -O2 -o "$work/timeit" "$here/timeit.c"
@@ -41,6 +43,7 @@ cmd_native=(/bin/sh -c true)
 cmd_sandbox=("$FSRUN" --root "$state" sandbox --policy "$work/policy.json" --worktree "$wt" -- /bin/sh -c true)
 cmd_json=("$FSRUN" --root "$state" sandbox --json --policy "$work/policy.json" --worktree "$wt" -- /bin/sh -c true)
 cmd_exec=("$FSRUN" --root "$state" exec --cwd "$wt" bench-kept /bin/sh -c true)
+cmd_base=("${FSRUN_BASE:-}" --root "$state-base" sandbox --policy "$work/policy.json" --worktree "$wt" -- /bin/sh -c true)
 bwrap_args=(--unshare-all --die-with-parent --cap-drop ALL --ro-bind /usr /usr)
 for d in bin sbin lib lib32 lib64; do
   [ -L "/$d" ] && bwrap_args+=(--symlink "$(readlink "/$d")" "/$d")
@@ -51,6 +54,7 @@ cmd_bwrap=(bwrap "${bwrap_args[@]}" /bin/sh -c true)
 
 runners=(native sandbox sandbox-json exec)
 command -v bwrap >/dev/null && runners+=(bwrap)
+[ -n "${FSRUN_BASE:-}" ] && runners+=(base)
 # shellcheck source=lib.sh
 source "$here/lib.sh"
 run_one() { # run_one NAME: prints "wall cpu status"
@@ -60,6 +64,7 @@ run_one() { # run_one NAME: prints "wall cpu status"
     sandbox-json) "$work/timeit" "${cmd_json[@]}" | tail -n 1 ;;
     exec) "$work/timeit" "${cmd_exec[@]}" ;;
     bwrap) "$work/timeit" "${cmd_bwrap[@]}" ;;
+    base) "$work/timeit" "${cmd_base[@]}" ;;
   esac
 }
 
@@ -75,4 +80,5 @@ for r in sandbox sandbox-json exec; do
   bench_ratio "$r" native
   bench_ratio "$r" bwrap
 done
+[ -n "${FSRUN_BASE:-}" ] && bench_ratio sandbox base
 echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -373,6 +373,43 @@ add_mount() { # add_mount JSON
   has_opt /mnt/b nosuid
 }
 
+# A mount onto / replaces the root (what fsrun sandbox asks for: a fresh tmpfs, so no mount point is
+# ever made in the bundle). The image is gone from the container's view; later mounts go into the
+# new root, and nothing of it reaches the bundle's rootfs on the host.
+@test "rootfs: a tmpfs mounted onto / becomes the root; later mounts and writes stay in it" {
+  local before
+  CONTAINER_ID=tmpfs-root-$RANDOM$RANDOM
+  before=$(find "$ROOTFS" | sort | md5sum)
+  update_config '.root.readonly = false'
+  update_config '.mounts = [{"destination": "/", "type": "tmpfs", "source": "tmpfs", "options": ["mode=755", "size=1m"]}] + .mounts'
+  # (a bind source inside the old root would be looked up in the new one: this one is outside)
+  cp -a "$ROOTFS/bin" "$HOSTDIR/bin"
+  add_mount "{\"destination\": \"/bin\", \"type\": \"bind\", \"source\": \"$HOSTDIR/bin\", \"options\": [\"bind\", \"ro\"]}"
+  add_mount '{"destination": "/deep/new/dir", "type": "tmpfs", "source": "tmpfs", "options": ["size=1m"]}'
+  set_process_args /bin/sh -c 'cat /proc/self/mountinfo; ls -A /; echo x >/written && echo wrote; ls /deep/new'
+  run fsrun run --bundle "$BUNDLE" "$CONTAINER_ID"
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ "$(fstype /)" = tmpfs ]
+  [ "$(fstype /deep/new/dir)" = tmpfs ]
+  [ "$(fstype /proc)" = proc ]
+  [[ $output == *wrote* ]]
+  # the image's own files are not there: only what the config mounts
+  ! grep -qx etc <<<"$output"
+  grep -qx deep <<<"$output"
+  [ "$(find "$ROOTFS" | sort | md5sum)" = "$before" ]
+  assert_no_leftovers "$CONTAINER_ID"
+
+  # the same with --no-pivot (the new root is moved onto /)
+  run fsrun run --no-pivot --bundle "$BUNDLE" "$CONTAINER_ID-np"
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ "$(fstype /)" = tmpfs ]
+  [[ $output == *wrote* ]]
+  [ "$(find "$ROOTFS" | sort | md5sum)" = "$before" ]
+  assert_no_leftovers "$CONTAINER_ID-np"
+}
+
 @test "rootfs: a cgroup2 mount asked for by name is cgroup2 on any host" {
   add_mount '{"destination": "/mnt/c2", "type": "cgroup2", "source": "cgroup", "options": ["nosuid", "nodev", "noexec"]}'
   run_in_container sh -c 'cat /proc/self/mountinfo; ls /mnt/c2'

@@ -61,7 +61,7 @@ wait_for_sleep() {
 # Nothing of this test's sandboxes remains: no state or temp dir, mount, cgroup or process.
 assert_sandbox_gone() {
   local entry problems=0
-  for entry in "$FSRUN_ROOT"/* "$FSRUN_ROOT"/.sandbox/*; do
+  for entry in "$FSRUN_ROOT"/*; do
     [ -e "$entry" ] || continue
     if [[ ${entry##*/} == *"$TASK"* ]]; then
       echo "leftover: $entry" >&2
@@ -72,7 +72,7 @@ assert_sandbox_gone() {
     echo "leftover mount of $DIR" >&2
     problems=1
   fi
-  assert_no_leftovers "$TASK" "$FSRUN_ROOT/.sandbox" || problems=1
+  assert_no_leftovers "$TASK" || problems=1
   [ "$problems" = 0 ]
 }
 
@@ -188,6 +188,26 @@ assert_sandbox_gone() {
   [ "${lines[0]}" = absent ]
   [ "${lines[1]}" = .git ]
   [ "${#lines[@]}" -eq 2 ]
+}
+
+@test "sandbox: the root is a fresh read-only tmpfs; a run leaves nothing on disk but the shared empty bundle" {
+  run sbx -- /bin/sh -c 'stat -f -c %T /; touch /new-file; ls -d /bin/ /lib/ /usr/bin/; /bin/true && echo bin-runs'
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ "${lines[0]}" = tmpfs ]
+  [[ $output == *"/new-file"*"Read-only file system"* ]]
+  [[ $output == *bin-runs* ]]
+  # what every run shares: an empty root (the mount points were made in the tmpfs), the empty
+  # directory and the unreadable file; no config.json (each run's config goes to create in memory)
+  [ "$(ls -A "$FSRUN_ROOT/.sandbox-bundle" | sort | tr '\n' ' ')" = "empty rootfs unreadable " ]
+  [ -z "$(find "$FSRUN_ROOT/.sandbox-bundle/rootfs" -mindepth 1)" ]
+  [ ! -e "$FSRUN_ROOT/.sandbox" ]
+  # the next run reuses it as it is
+  local inode
+  inode=$(stat -c %i "$FSRUN_ROOT/.sandbox-bundle")
+  run sbx -- /bin/true
+  [ "$status" -eq 0 ]
+  [ "$(stat -c %i "$FSRUN_ROOT/.sandbox-bundle")" = "$inode" ]
 }
 
 @test "sandbox: /etc is there but /etc/shadow is unreadable" {
@@ -471,7 +491,9 @@ EOF
   [ "$status" -eq 0 ]
   [ -f "$out/config.json" ]
   [ -d "$out/rootfs" ]
-  [ -z "$(find "$out/rootfs" -mindepth 1 ! -type l)" ]
+  [ -z "$(find "$out/rootfs" -mindepth 1)" ]
+  # the root is a tmpfs mounted over it: the mount points are made there, not in the bundle
+  [ "$(jq -r '.mounts[0] | .destination + " " + .type' "$out/config.json")" = "/ tmpfs" ]
   [ "$(jq -r .process.cwd "$out/config.json")" = "$WT" ]
   [ "$(jq -r .root.readonly "$out/config.json")" = true ]
   [ "$(jq -r '.linux.resources.memory.limit' "$out/config.json")" = $((512 * 1024 * 1024)) ]
@@ -486,6 +508,7 @@ EOF
   [ "$status" -eq 0 ]
   [ "$output" = "$WT" ]
   [ "$(cat "$WT/made-here")" = from-bundle ]
+  [ -z "$(find "$out/rootfs" -mindepth 1)" ]
   assert_no_leftovers "$id" "$out"
 
   # an existing bundle is never overwritten
@@ -565,7 +588,7 @@ EOF
   BACKGROUND_PIDS=
   # the watchdog deletes the container once it sees fsrun die
   tries=100
-  while { [ -n "$(pgrep -f "^sleep $marker")" ] || [ -n "$(ls -A "$FSRUN_ROOT/.sandbox" 2>/dev/null)" ]; } &&
+  while { [ -n "$(pgrep -f "^sleep $marker")" ] || ls -A "$FSRUN_ROOT" | grep -qF -- "$TASK"; } &&
     [ "$tries" -gt 0 ]; do
     sleep 0.1
     tries=$((tries - 1))

@@ -14,6 +14,7 @@
 #include "error.h"
 #include "log.h"
 #include "prefault.h"
+#include "sandbox-watchdog.h"
 #include "oci.h"
 #include "runtime-features.h"
 #include "utils.h"
@@ -36,7 +37,8 @@ static const struct fsrun_command commands[] = {
     {"resume", fsrun_cmd_resume, "thaw a paused container"},
     {"update", fsrun_cmd_update, "change a container's resource limits (cgroup) live"},
     {"events", fsrun_cmd_events, "print a container's stats and OOM events (JSON)"},
-    {"sandbox", fsrun_cmd_sandbox, "run a command once in the Fusion sandbox over a worktree"},
+    {"sandbox", fsrun_cmd_sandbox, "run a command once in the Fusion sandbox over a worktree",
+     sandbox_watchdog_fork},
     {"bundle", fsrun_cmd_bundle, "write the Fusion sandbox's bundle for a policy and a worktree"},
 };
 
@@ -154,7 +156,6 @@ int main(int argc, char **argv) {
   int exit_status = 0, opt;
 
   prefault_image();
-  prefault_heap(256 * 1024);
   /* Keep going past a bad option so that --log/--log-format given anywhere still apply to the
    * error we report about it. */
   opterr = 0;
@@ -243,6 +244,9 @@ int main(int argc, char **argv) {
   if (ctx.state_root == NULL)
     ctx.state_root = root = default_state_root();
 
+  if (cmd->before_heap != NULL)
+    cmd->before_heap(&ctx);
+  prefault_heap(256 * 1024);
   log_debug("running `%s` with state root `%s`", cmd->name, ctx.state_root);
   if (cmd->fn(&ctx, argc - optind, argv + optind, &exit_status, &err) < 0)
     return fail(err != NULL ? err->msg : "command failed without an error message");

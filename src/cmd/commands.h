@@ -17,6 +17,8 @@ struct fsrun_command {
   const char *name;
   fsrun_command_fn fn;
   const char *summary; /* one line for `fsrun --help` */
+  /* may be NULL: run before the heap is prefaulted, for a fork that should copy little */
+  void (*before_heap)(const struct fsrun_context *ctx);
 };
 
 /* Every command's argv starts at the command name (argv[0] == "create"), so getopt_long works with

@@ -2,8 +2,8 @@
  * passed through or captured (--json), a timeout that kills the whole sandbox, the audit log, and
  * the native fallback. The container is run by container_run() like `fsrun run` does; what is
  * around it is done by two helpers, so that the runtime's own wait loop stays untouched:
- *  - a watchdog child (--timeout-ms) that kills every process of the container's cgroup at the
- *    deadline, and cleans up after a killed fsrun;
+ *  - a watchdog child (sandbox-watchdog.c) that kills every process of the container at the
+ *    deadline (--timeout-ms), and cleans up after a killed fsrun;
  *  - a reader thread (--json) that drains the stdout/stderr pipes into memfds, up to --max-buffer
  *    each. A thread, not a child: a fork would cost its own start-up and a copy-on-write fault on
  *    every page the runtime writes afterwards. It only ever makes system calls (no lock of libc's
@@ -32,6 +32,7 @@
 
 #include "container.h"
 #include "log.h"
+#include "sandbox-watchdog.h"
 #include "utils.h"
 
 /* --- a growable string and JSON ------------------------------------------------------------- */
@@ -228,7 +229,7 @@ static void audit_event(const struct audit *a, const char *event, const char *ba
   free(b.data);
 }
 
-/* --- capture and watchdog ------------------------------------------------------------------- */
+/* --- capture --------------------------------------------------------------------------------- */
 
 struct capture {
   bool active;
@@ -373,110 +374,11 @@ static void capture_release(struct capture *c) {
   close_fd(&c->cancel_fd);
 }
 
-struct watchdog {
-  pid_t pid;
-  int fired_fd; /* read end: one byte once the deadline passed */
-};
-
-static void watchdog_kill(const struct fsrun_context *ctx, const char *id, pid_t native_pgid) {
-  if (native_pgid > 0) {
-    kill(-native_pgid, SIGKILL);
-  } else {
-    cleanup_error fsrun_error_t kerr = NULL;
-    (void)container_kill(ctx, id, "KILL", true, &kerr);
-  }
-}
-
-/* What a killed fsrun leaves: the container, deleted as `delete --force` would. */
-static void watchdog_orphaned(const struct fsrun_context *ctx, const char *id, pid_t native_pgid) {
-  if (native_pgid > 0) {
-    kill(-native_pgid, SIGKILL);
-  } else {
-    cleanup_error fsrun_error_t derr = NULL;
-    (void)container_delete(ctx, id, true, &derr);
-  }
-  _exit(0);
-}
-
-/* The watchdog child, started for every run. At the deadline (timeout_ms > 0) it tells the parent
- * and kills every process of the container (its cgroup; the pid namespace dies with its init),
- * again every 100 ms in case the container was still being created. When fsrun itself dies (its
- * parent-death signal) it deletes the container, so that a killed `fsrun sandbox` never leaves a
- * running sandbox behind. The parent stops it with SIGKILL. */
-static int watchdog_start(struct watchdog *w, const struct fsrun_context *ctx, const char *id,
-                          pid_t native_pgid, int64_t timeout_ms, fsrun_error_t *err) {
-  sigset_t term, old;
-  int p[2];
-  w->pid = -1;
-  w->fired_fd = -1;
-  if (pipe2(p, O_CLOEXEC | O_NONBLOCK) < 0)
-    return fsrun_error_errno(err, "sandbox: set up the watchdog");
-  sigemptyset(&term);
-  sigaddset(&term, SIGTERM);
-  sigprocmask(SIG_BLOCK, &term, &old);
-  pid_t parent = getpid();
-  w->pid = fork();
-  if (w->pid < 0) {
-    int saved = errno;
-    sigprocmask(SIG_SETMASK, &old, NULL);
-    close(p[0]), close(p[1]);
-    return fsrun_error_make(err, saved, "sandbox: fork the watchdog");
-  }
-  if (w->pid == 0) {
-    int64_t deadline = timeout_ms > 0 ? now_ms() + timeout_ms : INT64_MAX;
-    bool fired = false;
-    close(p[0]);
-    prctl(PR_SET_PDEATHSIG, SIGTERM);
-    if (getppid() != parent)
-      watchdog_orphaned(ctx, id, native_pgid);
-    for (;;) {
-      int64_t left = fired ? 100 : deadline - now_ms();
-      struct timespec ts;
-      if (left < 0)
-        left = 0;
-      if (left > 3600 * 1000)
-        left = 3600 * 1000;
-      ts = (struct timespec){.tv_sec = left / 1000, .tv_nsec = (left % 1000) * 1000000};
-      if (sigtimedwait(&term, NULL, &ts) == SIGTERM && getppid() != parent)
-        watchdog_orphaned(ctx, id, native_pgid);
-      if (!fired && now_ms() >= deadline) {
-        fired = true;
-        (void)!write(p[1], "t", 1);
-      }
-      if (fired)
-        watchdog_kill(ctx, id, native_pgid);
-    }
-  }
-  sigprocmask(SIG_SETMASK, &old, NULL);
-  close(p[1]);
-  w->fired_fd = p[0];
-  return 0;
-}
-
-/* Stops the watchdog; true when its deadline had passed. */
-static bool watchdog_stop(struct watchdog *w) {
-  char byte;
-  bool fired = false;
-  if (w->pid > 0) {
-    kill(w->pid, SIGKILL);
-    while (waitpid(w->pid, NULL, 0) < 0 && errno == EINTR)
-      ;
-  }
-  if (w->fired_fd >= 0) {
-    fired = read(w->fired_fd, &byte, 1) == 1;
-    close(w->fired_fd);
-  }
-  w->pid = -1;
-  w->fired_fd = -1;
-  return fired;
-}
-
 /* --- the native fallback -------------------------------------------------------------------- */
 
 static int run_native(const struct sandbox_run_opts *o, const char *worktree, int64_t timeout_ms,
                       const oci_policy *policy, int *status_out, bool *timed_out,
                       fsrun_error_t *err) {
-  struct watchdog w = {.pid = -1, .fired_fd = -1};
   sigset_t all, old;
   int status;
   pid_t child;
@@ -504,7 +406,7 @@ static int run_native(const struct sandbox_run_opts *o, const char *worktree, in
     _exit(errno == ENOENT ? 127 : 126);
   }
   setpgid(child, child); /* both sides: no race with the watchdog's kill(-pgid) */
-  if (watchdog_start(&w, NULL, NULL, child, timeout_ms, err) < 0) {
+  if (sandbox_watchdog_arm_native(child, timeout_ms, err) < 0) {
     kill(child, SIGKILL);
     waitpid(child, NULL, 0);
     sigprocmask(SIG_SETMASK, &old, NULL);
@@ -515,7 +417,7 @@ static int run_native(const struct sandbox_run_opts *o, const char *worktree, in
     ;
   /* what the command left in its process group goes with it */
   kill(-child, SIGKILL);
-  *timed_out = watchdog_stop(&w);
+  *timed_out = sandbox_watchdog_disarm();
   *status_out = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   return 0;
 }
@@ -593,7 +495,6 @@ static int run_in_sandbox(const struct fsrun_context *ctx, const struct sandbox_
   cleanup_free char *bundle = NULL;
   cleanup_free char *json = NULL;
   cleanup_free char *json_err = NULL;
-  struct watchdog w = {.pid = -1, .fired_fd = -1};
   oci_config *config = NULL;
   int status = -1, r;
 
@@ -609,12 +510,12 @@ static int run_in_sandbox(const struct fsrun_context *ctx, const struct sandbox_
   bundle = sandbox_shared_bundle(ctx->state_root, err);
   if (bundle == NULL)
     return fsrun_error_code(err);
-  r = watchdog_start(&w, ctx, id, 0, o->timeout_ms, err);
+  r = sandbox_watchdog_arm_container(id, o->timeout_ms, err);
   if (r == 0) {
     struct container_run_opts ro = {
         .create = {.id = id, .bundle = bundle, .config_json = json, .config_len = strlen(json)}};
     r = container_run(ctx, &ro, &status, err);
-    *timed_out = watchdog_stop(&w);
+    *timed_out = sandbox_watchdog_disarm();
     if (r < 0 && status >= 0) {
       /* the command ran; only the clean-up failed: say so, keep its status */
       log_warning("sandbox: %s", (*err)->msg);
@@ -728,6 +629,7 @@ int sandbox_run(const struct fsrun_context *ctx, const struct sandbox_run_opts *
   capture_release(&cap);
   free(result.error);
   oci_policy_free(policy);
+  sandbox_watchdog_end();
   *exit_status = result.exit_code;
   return 0;
 }

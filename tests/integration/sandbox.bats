@@ -408,6 +408,22 @@ EOF
   [ -z "$(pgrep -f "sleep $marker")" ]
 }
 
+@test "sandbox: under fallback-native, --timeout-ms kills the command's whole process group: 124" {
+  # a state root below a regular file: the sandbox cannot be set up, the command runs natively
+  : >"$DIR/not-a-dir"
+  local marker=1$RANDOM$RANDOM
+  run "$FSRUN" --root "$DIR/not-a-dir/state" sandbox --policy "$POLICY" --worktree "$WT" \
+    --task-id "$TASK" --failure-mode fallback-native --json --timeout-ms 300 \
+    -- /bin/sh -c "sleep $marker & sleep $marker; echo not-killed"
+  echo "$output"
+  [ "$status" -eq 124 ]
+  json=$(grep '^{' <<<"$output")
+  [ "$(jq -r .backend <<<"$json")" = native ]
+  [ "$(jq -r .timedOut <<<"$json")" = true ]
+  [[ $(jq -r .stdout <<<"$json") != *not-killed* ]]
+  [ -z "$(pgrep -f "sleep $marker")" ]
+}
+
 @test "sandbox: a misspelt policy key is bad input: exit 1, one line naming it, nothing run" {
   write_policy '{"allowNetwrok": true}'
   run sbx --audit-log "$DIR/audit.log" -- /bin/sh -c "touch '$WT/ran'"

@@ -1,0 +1,218 @@
+#include "sandbox-watchdog.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "container.h"
+
+/* One message, written whole (smaller than PIPE_BUF, so never interleaved or split). */
+struct watch_msg {
+  char kind; /* 'c' a container, 'n' a native process group, 'd' disarm */
+  pid_t pgid;
+  int64_t timeout_ms;
+  char id[1025]; /* container ids are at most 1024 characters (status_validate_id) */
+};
+
+/* the runtime's side */
+static pid_t watchdog_pid = -1;
+static int command_fd = -1; /* write end: the messages */
+static int fired_fd = -1;   /* read end: one byte once the deadline passed */
+
+static int64_t monotonic_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* --- the watchdog child ------------------------------------------------------------------------
+ */
+
+struct watch {
+  bool armed;
+  bool fired;
+  int64_t deadline; /* INT64_MAX: none */
+  struct watch_msg what;
+};
+
+static void kill_watched(const struct fsrun_context *ctx, const struct watch *w) {
+  if (w->what.kind == 'n') {
+    kill(-w->what.pgid, SIGKILL);
+  } else {
+    cleanup_error fsrun_error_t kerr = NULL;
+    (void)container_kill(ctx, w->what.id, "KILL", true, &kerr);
+  }
+}
+
+/* fsrun is gone: what it watched goes too (the container deleted as `delete --force` would) */
+static _Noreturn void orphaned(const struct fsrun_context *ctx, const struct watch *w) {
+  if (w->armed && w->what.kind == 'n') {
+    kill(-w->what.pgid, SIGKILL);
+  } else if (w->armed) {
+    cleanup_error fsrun_error_t derr = NULL;
+    (void)container_delete(ctx, w->what.id, true, &derr);
+  }
+  _exit(0);
+}
+
+/* Reads the messages waiting; false on EOF (every write end closed: the runtime is gone). */
+static bool read_messages(int fd, struct watch *w) {
+  for (;;) {
+    struct watch_msg msg;
+    ssize_t n = read(fd, &msg, sizeof(msg));
+    if (n == 0)
+      return false;
+    if (n != (ssize_t)sizeof(msg))
+      return true; /* EAGAIN: nothing more for now */
+    if (msg.kind == 'd') {
+      w->armed = false;
+      continue;
+    }
+    msg.id[sizeof(msg.id) - 1] = '\0';
+    w->what = msg;
+    w->armed = true;
+    w->fired = false;
+    w->deadline = msg.timeout_ms > 0 ? monotonic_ms() + msg.timeout_ms : INT64_MAX;
+  }
+}
+
+static _Noreturn void watchdog_main(const struct fsrun_context *ctx, pid_t parent, int command_rd,
+                                    int fired_wr) {
+  struct watch w = {.deadline = INT64_MAX};
+  sigset_t term;
+  int sfd, null_fd;
+
+  /* nothing of the runtime's stdio is held: a caller waiting for EOF on fsrun's output must not
+   * wait for us */
+  null_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+  if (null_fd >= 0) {
+    dup2(null_fd, STDIN_FILENO);
+    dup2(null_fd, STDOUT_FILENO);
+    dup2(null_fd, STDERR_FILENO);
+    if (null_fd > STDERR_FILENO)
+      close(null_fd);
+  }
+  sigemptyset(&term);
+  sigaddset(&term, SIGTERM);
+  sfd = signalfd(-1, &term, SFD_CLOEXEC | SFD_NONBLOCK);
+  prctl(PR_SET_PDEATHSIG, SIGTERM);
+  if (sfd < 0 || getppid() != parent)
+    _exit(0); /* the runtime died before it could arm us: nothing to clean up */
+  for (;;) {
+    struct pollfd fds[2] = {{.fd = command_rd, .events = POLLIN}, {.fd = sfd, .events = POLLIN}};
+    int timeout = -1;
+    if (w.armed && w.fired) {
+      timeout = 100;
+    } else if (w.armed && w.deadline != INT64_MAX) {
+      int64_t left = w.deadline - monotonic_ms();
+      timeout = left < 0 ? 0 : left > 3600 * 1000 ? 3600 * 1000 : (int)left;
+    }
+    (void)poll(fds, 2, timeout);
+    /* messages first: a disarm written just before the runtime exits is seen before its death */
+    if (!read_messages(command_rd, &w))
+      orphaned(ctx, &w);
+    if (fds[1].revents & POLLIN) {
+      struct signalfd_siginfo si;
+      while (read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si))
+        ;
+      if (getppid() != parent)
+        orphaned(ctx, &w);
+    }
+    if (w.armed && !w.fired && monotonic_ms() >= w.deadline) {
+      w.fired = true;
+      (void)!write(fired_wr, "t", 1);
+    }
+    if (w.armed && w.fired)
+      kill_watched(ctx, &w);
+  }
+}
+
+/* --- the runtime's side ------------------------------------------------------------------------
+ */
+
+void sandbox_watchdog_fork(const struct fsrun_context *ctx) {
+  int command[2], fired[2];
+  sigset_t term, old;
+  pid_t parent = getpid(), pid;
+
+  if (pipe2(command, O_CLOEXEC) < 0)
+    return;
+  if (pipe2(fired, O_CLOEXEC | O_NONBLOCK) < 0) {
+    close(command[0]), close(command[1]);
+    return;
+  }
+  /* blocked from before the fork: the child takes SIGTERM (its parent-death signal) from a
+   * signalfd */
+  sigemptyset(&term);
+  sigaddset(&term, SIGTERM);
+  sigprocmask(SIG_BLOCK, &term, &old);
+  pid = fork();
+  if (pid == 0) {
+    close(command[1]);
+    close(fired[0]);
+    (void)fcntl(command[0], F_SETFL, O_NONBLOCK);
+    watchdog_main(ctx, parent, command[0], fired[1]);
+  }
+  sigprocmask(SIG_SETMASK, &old, NULL);
+  close(command[0]);
+  close(fired[1]);
+  if (pid < 0) {
+    close(command[1]);
+    close(fired[0]);
+    return;
+  }
+  watchdog_pid = pid;
+  command_fd = command[1];
+  fired_fd = fired[0];
+}
+
+static int send_message(const struct watch_msg *msg, fsrun_error_t *err) {
+  if (watchdog_pid < 0)
+    return fsrun_error_make(err, 0, "sandbox: no watchdog (it could not be forked)");
+  if (write(command_fd, msg, sizeof(*msg)) != (ssize_t)sizeof(*msg))
+    return fsrun_error_errno(err, "sandbox: arm the watchdog");
+  return 0;
+}
+
+int sandbox_watchdog_arm_container(const char *id, int64_t timeout_ms, fsrun_error_t *err) {
+  struct watch_msg msg = {.kind = 'c', .timeout_ms = timeout_ms};
+  if (strlen(id) >= sizeof(msg.id))
+    return fsrun_error_make(err, 0, "sandbox: container id `%s` is too long", id);
+  strcpy(msg.id, id);
+  return send_message(&msg, err);
+}
+
+int sandbox_watchdog_arm_native(pid_t pgid, int64_t timeout_ms, fsrun_error_t *err) {
+  struct watch_msg msg = {.kind = 'n', .pgid = pgid, .timeout_ms = timeout_ms};
+  return send_message(&msg, err);
+}
+
+bool sandbox_watchdog_disarm(void) {
+  struct watch_msg msg = {.kind = 'd'};
+  char byte;
+  bool fired = false;
+  if (watchdog_pid < 0)
+    return false;
+  (void)!write(command_fd, &msg, sizeof(msg));
+  while (read(fired_fd, &byte, 1) == 1)
+    fired = true;
+  return fired;
+}
+
+void sandbox_watchdog_end(void) {
+  if (watchdog_pid < 0)
+    return;
+  kill(watchdog_pid, SIGKILL);
+  while (waitpid(watchdog_pid, NULL, 0) < 0 && errno == EINTR)
+    ;
+  close(command_fd);
+  close(fired_fd);
+  watchdog_pid = command_fd = fired_fd = -1;
+}

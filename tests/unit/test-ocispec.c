@@ -491,6 +491,22 @@ static void test_numbers(void) {
     free(err);
     oci_config_free(c);
   }
+
+  /* the path names a many-digit index exactly */
+  {
+    char doc[4096];
+    size_t o = (size_t)snprintf(doc, sizeof doc, "{" BASE ",\"process\":{\"cwd\":\"/\",\"args\":[");
+    for (int i = 0; i < 120; i++)
+      o += (size_t)snprintf(doc + o, sizeof doc - o, "\"a\",");
+    snprintf(doc + o, sizeof doc - o, "7]}}");
+    err = NULL;
+    c = NULL;
+    int r = oci_config_parse(doc, strlen(doc), "n", &c, &err);
+    tap_ok(r < 0 && err && strstr(err, "process.args[120]: "), "args[120] is named (%s)",
+           err ? err : "accepted");
+    free(err);
+    oci_config_free(c);
+  }
 }
 
 static char *repeat(char ch, size_t n, const char *tail) {

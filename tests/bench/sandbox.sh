@@ -21,8 +21,8 @@ FSRUN=${FSRUN:-$srcdir/build/plain/fsrun}
 [ "$(id -u)" = 0 ] || { echo "sandbox.sh: needs root" >&2; exit 1; }
 
 work=$(mktemp -d /tmp/fsrun-bench.XXXXXX)
-# the state (and the sandbox's bundles) on a tmpfs, as under fsrun's default /run/fsrun: on a disk
-# file system the inode creations and deletions would dominate
+# the state under /run, as fsrun's default /run/fsrun (a tmpfs on most hosts; on this development
+# machine /run is on the root's ext4, where each run's state dir costs more)
 state=$(mktemp -d /run/fsrun-bench.XXXXXX)
 cleanup() {
   "$FSRUN" --root "$state" delete --force bench-kept >/dev/null 2>&1 || true

@@ -897,6 +897,17 @@ char *sandbox_shared_bundle(const char *state_root, fsrun_error_t *err) {
       fsrun_error_make(err, 0, "sandbox: `%s` is not a directory of ours", dir);
       return NULL;
     }
+    /* what someone removed from it is made again (each step leaves what exists alone) */
+    dirfd = open(dir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (dirfd < 0) {
+      fsrun_error_errno(err, "sandbox: open `%s`", dir);
+      return NULL;
+    }
+    if ((fstatat(dirfd, "rootfs", &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+         fstatat(dirfd, SANDBOX_EMPTY_DIR, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+         fstatat(dirfd, SANDBOX_UNREADABLE_FILE, &st, AT_SYMLINK_NOFOLLOW) < 0) &&
+        write_skeleton(dirfd, dir, "rootfs", err) < 0)
+      return NULL;
     return steal_ptr(&dir);
   }
   /* made once, under a temporary name and renamed into place: a sandbox never sees half of it */

@@ -208,6 +208,14 @@ assert_sandbox_gone() {
   run sbx -- /bin/true
   [ "$status" -eq 0 ]
   [ "$(stat -c %i "$FSRUN_ROOT/.sandbox-bundle")" = "$inode" ]
+  # and makes again what someone removed from it
+  rmdir "$FSRUN_ROOT/.sandbox-bundle/rootfs"
+  rm -f "$FSRUN_ROOT/.sandbox-bundle/unreadable"
+  run sbx -- /bin/sh -c 'cat /etc/shadow || echo refused'
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [[ $output == *refused* ]]
+  [ "$(ls -A "$FSRUN_ROOT/.sandbox-bundle" | sort | tr '\n' ' ')" = "empty rootfs unreadable " ]
 }
 
 @test "sandbox: /etc is there but /etc/shadow is unreadable" {

@@ -113,6 +113,11 @@ const oci_resources *cgroup_systemd_resources(const struct fsrun_cgroup *cg);
 /* cgroup_destroy, once the cgroup is empty: StopUnit when the cgroup is a systemd scope (best
  * effort, logged). */
 void cgroup_systemd_stop(const struct fsrun_cgroup *cg);
+/* cgroup_update: when the cgroup is a systemd scope, SetUnitProperties with the limits systemd
+ * knows (MemoryMax, TasksMax, CPUWeight, CPUQuotaPerSecUSec), so that a reload of systemd keeps
+ * them. No-op otherwise. */
+int cgroup_systemd_update(const struct fsrun_cgroup *cg, const oci_resources *r,
+                          fsrun_error_t *err);
 void cgroup_systemd_free(struct fsrun_cgroup *cg);
 
 /* --- cgroup-v1.c ------------------------------------------------------------------------ */

@@ -512,6 +512,50 @@ static bool is_systemd_unit_cgroup(const char *dir) {
   return has_xattr(dir, "trusted.delegate") || has_xattr(dir, "trusted.invocation_id");
 }
 
+/* The unit name of a container cgroup that is a scope systemd made (the container was created
+ * with --systemd-cgroup while systemd ran), or NULL. */
+static const char *systemd_scope_of(const struct fsrun_cgroup *cg) {
+  cleanup_free char *dir = NULL;
+  const char *base = strrchr(cg->path, '/');
+  if (geteuid() != 0 || base == NULL || !ends_with(base, ".scope") ||
+      access(SYSTEMD_RUNNING_DIR, F_OK) != 0)
+    return NULL;
+  dir = systemd_tree_dir(cg);
+  return dir != NULL && is_systemd_unit_cgroup(dir) ? base + 1 : NULL;
+}
+
+int cgroup_systemd_update(const struct fsrun_cgroup *cg, const oci_resources *r,
+                          fsrun_error_t *err) {
+  const char *unit = systemd_scope_of(cg);
+  dbus_conn *bus = NULL;
+  dbus_writer body = {0};
+  dbus_array props;
+  dbus_message reply;
+  bool on_bus;
+  int ret;
+
+  if (unit == NULL || r == NULL)
+    return 0;
+  dbus_put_string(&body, unit);
+  dbus_put_bool(&body, true); /* runtime: until the scope ends, nothing written to /etc */
+  dbus_array_open(&body, 8, &props);
+  put_resource_properties(&body, r);
+  dbus_array_close(&body, &props);
+  ret = systemd_connect(&bus, &on_bus, err);
+  if (ret == 0)
+    ret = dbus_call(bus, SYSTEMD_DEST, SYSTEMD_PATH, SYSTEMD_MANAGER, "SetUnitProperties",
+                    "sba(sv)", &body, NULL, NULL, DBUS_CALL_TIMEOUT, &reply, NULL, err);
+  dbus_writer_free(&body);
+  dbus_conn_free(bus);
+  if (ret < 0)
+    return fsrun_error_wrap(err,
+                            "systemd: SetUnitProperties `%s` (the cgroup has the new limits, but "
+                            "systemd would restore the old ones on its next reload)",
+                            unit);
+  log_debug("systemd: set the properties of `%s`", unit);
+  return 0;
+}
+
 void cgroup_systemd_stop(const struct fsrun_cgroup *cg) {
   cleanup_error fsrun_error_t err = NULL;
   cleanup_free char *dir = NULL, *error_name = NULL, *result = NULL;

@@ -1101,7 +1101,11 @@ int cgroup_update_with_nodes(const struct fsrun_cgroup *cg, const oci_resources 
     if (ret < 0)
       return ret;
   }
-  return apply_resources(cg, r, rules, n_rules, true, err);
+  ret = apply_resources(cg, r, rules, n_rules, true, err);
+  /* after the files: the new limits hold even when systemd cannot be told */
+  if (ret == 0)
+    ret = cgroup_systemd_update(cg, r, err);
+  return ret;
 }
 
 int cgroup_update(const struct fsrun_cgroup *cg, const oci_resources *r, fsrun_error_t *err) {

@@ -181,6 +181,26 @@ assert_unit_gone() {
   assert_unit_gone "$unit" "$dir"
 }
 
+@test "systemd: update tells systemd the new limits, so that a reload of systemd keeps them" {
+  requires_systemd
+  update_config '.linux.resources.memory = {"limit": 67108864}
+    | .linux.resources.pids = {"limit": 33}'
+  set_process_args sleep 1000
+  local unit=fsrun-$CONTAINER_ID.scope dir=/system.slice/fsrun-$CONTAINER_ID.scope
+  sd_run_detached "$CONTAINER_ID" || { echo "$output"; false; }
+
+  run sd_fsrun update --memory 100663296 --pids-limit 44 "$CONTAINER_ID"
+  [ "$status" -eq 0 ] || { echo "$output"; false; }
+  [ "$(in_sd cat "/sys/fs/cgroup$dir/memory.max")" = 100663296 ]
+  [ "$(in_sd cat "/sys/fs/cgroup$dir/pids.max")" = 44 ]
+  [ "$(unit_prop "$unit" MemoryMax)" = 100663296 ]
+  [ "$(unit_prop "$unit" TasksMax)" = 44 ]
+  # systemd writes its own values into the scope when it reloads: they are the new ones
+  in_sd systemctl daemon-reload
+  [ "$(in_sd cat "/sys/fs/cgroup$dir/memory.max")" = 100663296 ]
+  [ "$(in_sd cat "/sys/fs/cgroup$dir/pids.max")" = 44 ]
+}
+
 @test "systemd: the container's first process already runs in the scope" {
   requires_systemd
   # no cgroup namespace, so that /proc/self/cgroup shows the real path

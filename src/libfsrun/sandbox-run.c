@@ -529,8 +529,8 @@ static int run_in_sandbox(const struct fsrun_context *ctx, const struct sandbox_
   return 0;
 }
 
-int sandbox_run(const struct fsrun_context *ctx, const struct sandbox_run_opts *o, int *exit_status,
-                fsrun_error_t *err) {
+static int run_once(const struct fsrun_context *ctx, const struct sandbox_run_opts *o,
+                    int *exit_status, fsrun_error_t *err) {
   oci_policy *policy = NULL;
   cleanup_free char *worktree = NULL;
   cleanup_free char *id = NULL;
@@ -629,7 +629,14 @@ int sandbox_run(const struct fsrun_context *ctx, const struct sandbox_run_opts *
   capture_release(&cap);
   free(result.error);
   oci_policy_free(policy);
-  sandbox_watchdog_end();
   *exit_status = result.exit_code;
   return 0;
+}
+
+int sandbox_run(const struct fsrun_context *ctx, const struct sandbox_run_opts *o, int *exit_status,
+                fsrun_error_t *err) {
+  int r = run_once(ctx, o, exit_status, err);
+  /* on every path, bad input included: no watchdog outlives us */
+  sandbox_watchdog_end();
+  return r;
 }

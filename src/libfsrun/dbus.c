@@ -631,17 +631,11 @@ void cleanup_dbus_connp(dbus_conn **c) {
   *c = NULL;
 }
 
-static int64_t now_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* Waits for events on the socket until the deadline; 0 = timed out. */
 static int wait_fd(int fd, short events, int64_t deadline, fsrun_error_t *err) {
   for (;;) {
     struct pollfd p = {.fd = fd, .events = events};
-    int64_t left = deadline - now_ms();
+    int64_t left = deadline - monotonic_ms();
     int r;
     if (left <= 0)
       return 0;
@@ -826,7 +820,7 @@ static bool parse_unix_address(const char *entry, size_t len, struct sockaddr_un
 int dbus_connect(const char *address, bool bus, int timeout_ms, dbus_conn **out,
                  fsrun_error_t *err) {
   cleanup_dbus_conn dbus_conn *c = NULL;
-  int64_t deadline = now_ms() + timeout_ms;
+  int64_t deadline = monotonic_ms() + timeout_ms;
   struct sockaddr_un addr;
   socklen_t addr_len = 0;
   bool found = false;
@@ -852,7 +846,7 @@ int dbus_connect(const char *address, bool bus, int timeout_ms, dbus_conn **out,
     struct timespec pause = {.tv_nsec = 10 * 1000 * 1000};
     if (errno == EINTR)
       continue;
-    if (errno != EAGAIN || now_ms() >= deadline)
+    if (errno != EAGAIN || monotonic_ms() >= deadline)
       return fsrun_error_errno(err, "D-Bus: connect to `%s`", address);
     nanosleep(&pause, NULL);
   }
@@ -880,7 +874,7 @@ int dbus_call(dbus_conn *c, const char *destination, const char *path, const cha
               dbus_signal_fn on_signal, void *userdata, int timeout_ms, dbus_message *reply,
               char **error_name, fsrun_error_t *err) {
   dbus_writer msg = {0};
-  int64_t deadline = now_ms() + timeout_ms;
+  int64_t deadline = monotonic_ms() + timeout_ms;
   uint32_t serial;
   int ret;
 
@@ -925,7 +919,7 @@ int dbus_call(dbus_conn *c, const char *destination, const char *path, const cha
 
 int dbus_wait_signals(dbus_conn *c, dbus_signal_fn on_signal, void *userdata, int timeout_ms,
                       fsrun_error_t *err) {
-  int64_t deadline = now_ms() + timeout_ms;
+  int64_t deadline = monotonic_ms() + timeout_ms;
   for (;;) {
     dbus_message m;
     int ret = receive_message(c, &m, deadline, err);

@@ -220,9 +220,11 @@ int rootfs_mount_all(const struct rootfs_ctx *ctx, fsrun_error_t *err) {
         if (strcmp(dest, "/dev") == 0 && mount_entry_is_bind(m))
           dev_is_bind = true;
         /* a mount onto / replaces the root (a fresh tmpfs, say): the later ones go into it */
-        if (strcmp(dest, "/") == 0 && reopen_rootfs(ctx->rootfs, &rootfs_fd, i, err) < 0)
-          return fsrun_error_code(err);
-        env.rootfs_fd = rootfs_fd;
+        if (strcmp(dest, "/") == 0) {
+          if (reopen_rootfs(ctx->rootfs, &rootfs_fd, i, err) < 0)
+            return fsrun_error_code(err);
+          env.rootfs_fd = rootfs_fd;
+        }
       }
     }
   }

@@ -139,12 +139,6 @@ static void sb_json_key_string(struct strbuf *b, const char *key, const char *va
 
 /* --- time, ids, files ----------------------------------------------------------------------- */
 
-static int64_t now_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static void append_id_part(struct strbuf *b, const char *s) {
   for (; s != NULL && *s && b->len < 200; s++) {
     char c = *s;
@@ -160,7 +154,7 @@ static char *make_container_id(const char *task_id, const char *run_id) {
   struct strbuf b = {0};
   uint32_t rnd = 0;
   if (getrandom(&rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd))
-    rnd = (uint32_t)getpid() ^ (uint32_t)now_ms();
+    rnd = (uint32_t)getpid() ^ (uint32_t)monotonic_ms();
   sb_puts(&b, "sandbox");
   if (task_id != NULL) {
     sb_puts(&b, "-");
@@ -174,7 +168,6 @@ static char *make_container_id(const char *task_id, const char *run_id) {
   return b.data;
 }
 
-/* rm -rf of a directory we made, never leaving its file system. */
 static char *read_memfd(int fd, size_t *len) {
   struct stat st;
   char *buf;
@@ -585,7 +578,7 @@ static int run_once(const struct fsrun_context *ctx, const struct sandbox_run_op
     oci_policy_free(policy);
     return fsrun_error_code(err);
   }
-  start = now_ms();
+  start = monotonic_ms();
   r = run_in_sandbox(ctx, o, policy, worktree, id, userns, &result.exit_code, &result.timed_out,
                      err);
   if (r < 0) {
@@ -612,7 +605,7 @@ static int run_once(const struct fsrun_context *ctx, const struct sandbox_run_op
       result.error = steal_ptr(&reason);
     }
   }
-  result.duration_ms = now_ms() - start;
+  result.duration_ms = monotonic_ms() - start;
   if (result.timed_out)
     result.exit_code = SANDBOX_EXIT_TIMEOUT;
   capture_finish(&cap, &result.truncated);

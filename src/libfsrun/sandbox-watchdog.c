@@ -8,10 +8,10 @@
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "container.h"
+#include "utils.h"
 
 /* One message, written whole (smaller than PIPE_BUF, so never interleaved or split). */
 struct watch_msg {
@@ -25,12 +25,6 @@ struct watch_msg {
 static pid_t watchdog_pid = -1;
 static int command_fd = -1; /* write end: the messages */
 static int fired_fd = -1;   /* read end: one byte once the deadline passed */
-
-static int64_t monotonic_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /* --- the watchdog child ------------------------------------------------------------------------
  */

@@ -54,6 +54,9 @@ int write_file_atomic_at(int dirfd, const char *path, const void *data, size_t l
 /* mkdir -p relative to dirfd with mode for the created parts; never follows symlinks out. */
 int mkdir_p_at(int dirfd, const char *path, mode_t mode, fsrun_error_t *err);
 
+/* CLOCK_MONOTONIC in milliseconds (deadlines and durations). */
+int64_t monotonic_ms(void);
+
 /* Current time as RFC 3339 with nanoseconds, UTC ("2026-11-29T19:35:41.123456789Z"). */
 char *rfc3339_now(void);
 

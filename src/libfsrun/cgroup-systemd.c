@@ -513,20 +513,27 @@ static bool is_systemd_unit_cgroup(const char *dir) {
 }
 
 /* The unit name of a container cgroup that is a scope systemd made (the container was created
- * with --systemd-cgroup while systemd ran), or NULL. */
-static const char *systemd_scope_of(const struct fsrun_cgroup *cg) {
+ * with --systemd-cgroup while systemd ran; a directory fsrun made itself carries none of systemd's
+ * marks), or NULL. *gone: such a scope whose directory systemd removed already. */
+static const char *systemd_scope_of(const struct fsrun_cgroup *cg, bool *gone) {
   cleanup_free char *dir = NULL;
   const char *base = strrchr(cg->path, '/');
+  *gone = false;
   if (geteuid() != 0 || base == NULL || !ends_with(base, ".scope") ||
       access(SYSTEMD_RUNNING_DIR, F_OK) != 0)
     return NULL;
   dir = systemd_tree_dir(cg);
+  if (dir != NULL && access(dir, F_OK) < 0 && errno == ENOENT) {
+    *gone = true;
+    return NULL;
+  }
   return dir != NULL && is_systemd_unit_cgroup(dir) ? base + 1 : NULL;
 }
 
 int cgroup_systemd_update(const struct fsrun_cgroup *cg, const oci_resources *r,
                           fsrun_error_t *err) {
-  const char *unit = systemd_scope_of(cg);
+  bool gone;
+  const char *unit = systemd_scope_of(cg, &gone);
   dbus_conn *bus = NULL;
   dbus_writer body = {0};
   dbus_array props;
@@ -558,28 +565,23 @@ int cgroup_systemd_update(const struct fsrun_cgroup *cg, const oci_resources *r,
 
 void cgroup_systemd_stop(const struct fsrun_cgroup *cg) {
   cleanup_error fsrun_error_t err = NULL;
-  cleanup_free char *dir = NULL, *error_name = NULL, *result = NULL;
+  cleanup_free char *error_name = NULL, *result = NULL;
   struct cgroup_systemd_scope *own = NULL;
   const struct cgroup_systemd_scope *s;
-  const char *base = strrchr(cg->path, '/');
   dbus_writer body = {0};
+  bool gone;
+  const char *unit = systemd_scope_of(cg, &gone);
   int ret;
 
-  /* only a scope systemd knows: the container was made with --systemd-cgroup while systemd ran
-   * (a directory fsrun made itself carries none of systemd's marks) */
-  if (geteuid() != 0 || base == NULL || !ends_with(base, ".scope") ||
-      access(SYSTEMD_RUNNING_DIR, F_OK) != 0)
-    return;
-  dir = systemd_tree_dir(cg);
-  if (dir != NULL && access(dir, F_OK) < 0 && errno == ENOENT) {
+  if (gone) {
     /* the scope emptied when its processes were killed, and systemd ended it and removed it */
-    log_debug("systemd: `%s` is gone already", base + 1);
+    log_debug("systemd: `%s` is gone already", strrchr(cg->path, '/') + 1);
     return;
   }
-  if (dir == NULL || !is_systemd_unit_cgroup(dir))
+  if (unit == NULL)
     return;
   own = xmalloc0(sizeof(*own));
-  own->unit = xstrdup(base + 1);
+  own->unit = xstrdup(unit);
   if (systemd_connect(&own->bus, &own->on_bus, &err) < 0) {
     log_warning("systemd: cannot stop `%s`: %s", own->unit, err->msg);
     cgroup_systemd_scope_free(own);

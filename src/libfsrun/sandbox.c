@@ -884,6 +884,18 @@ int sandbox_write_bundle(const char *dir, const oci_config *config, fsrun_error_
   return 0;
 }
 
+/* Removes what write_skeleton made in dir, and dir. */
+static void remove_skeleton(const char *dir) {
+  int dirfd = open(dir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (dirfd < 0)
+    return;
+  unlinkat(dirfd, "rootfs", AT_REMOVEDIR);
+  unlinkat(dirfd, SANDBOX_EMPTY_DIR, AT_REMOVEDIR);
+  unlinkat(dirfd, SANDBOX_UNREADABLE_FILE, 0);
+  close(dirfd);
+  rmdir(dir);
+}
+
 char *sandbox_shared_bundle(const char *state_root, fsrun_error_t *err) {
   cleanup_free char *dir = xasprintf("%s/%s", state_root, SANDBOX_SHARED_BUNDLE);
   cleanup_free char *tmp = NULL;
@@ -913,8 +925,9 @@ char *sandbox_shared_bundle(const char *state_root, fsrun_error_t *err) {
   /* made once, under a temporary name and renamed into place: a sandbox never sees half of it */
   if (mkdir_p_at(AT_FDCWD, state_root, 0700, err) < 0)
     return NULL;
-  tmp = xasprintf("%s.XXXXXX", dir);
-  if (mkdtemp(tmp) == NULL) {
+  tmp = xasprintf("%s.%d", dir, (int)getpid());
+  remove_skeleton(tmp); /* left by a killed run that had our pid */
+  if (mkdir(tmp, 0700) < 0) {
     fsrun_error_errno(err, "sandbox: create `%s`", tmp);
     return NULL;
   }
@@ -929,14 +942,8 @@ char *sandbox_shared_bundle(const char *state_root, fsrun_error_t *err) {
     else
       r = fsrun_error_errno(err, "sandbox: rename `%s` to `%s`", tmp, dir);
   }
-  if (r < 0 || lost_race) {
-    if (dirfd >= 0) {
-      unlinkat(dirfd, "rootfs", AT_REMOVEDIR);
-      unlinkat(dirfd, SANDBOX_EMPTY_DIR, AT_REMOVEDIR);
-      unlinkat(dirfd, SANDBOX_UNREADABLE_FILE, 0);
-    }
-    rmdir(tmp);
-  }
+  if (r < 0 || lost_race)
+    remove_skeleton(tmp);
   if (r < 0)
     return NULL;
   return steal_ptr(&dir);

@@ -34,6 +34,7 @@ teardown() {
     kill "$pid" 2>/dev/null
     wait "$pid" 2>/dev/null
   done
+  [ -n "${LEFTOVER_SLEEP:-}" ] && pkill -f "^sleep $LEFTOVER_SLEEP"
   teardown_bundle
   # a failed test must not leave the worktree mounted anywhere before bats removes its tmp dir
   assert_sandbox_gone
@@ -419,13 +420,16 @@ EOF
 @test "sandbox: under fallback-native, --timeout-ms kills the command's whole process group: 124" {
   # a state root below a regular file: the sandbox cannot be set up, the command runs natively
   : >"$DIR/not-a-dir"
-  local marker=1$RANDOM$RANDOM
-  run "$FSRUN" --root "$DIR/not-a-dir/state" sandbox --policy "$POLICY" --worktree "$WT" \
-    --task-id "$TASK" --failure-mode fallback-native --json --timeout-ms 300 \
-    -- /bin/sh -c "sleep $marker & sleep $marker; echo not-killed"
-  echo "$output"
+  local marker=1$RANDOM$RANDOM json status=0
+  LEFTOVER_SLEEP=$marker # teardown kills what a broken timeout leaves
+  # bounded from outside (without the watchdog the sleeps would run on: 137), output to a file (a
+  # leftover sleep must not hold bats' pipe)
+  timeout -s KILL 30 "$FSRUN" --root "$DIR/not-a-dir/state" sandbox --policy "$POLICY" \
+    --worktree "$WT" --task-id "$TASK" --failure-mode fallback-native --json --timeout-ms 300 \
+    -- /bin/sh -c "sleep $marker & sleep $marker; echo not-killed" >"$DIR/out" 2>&1 3>&- || status=$?
+  cat "$DIR/out"
   [ "$status" -eq 124 ]
-  json=$(grep '^{' <<<"$output")
+  json=$(grep '^{' "$DIR/out")
   [ "$(jq -r .backend <<<"$json")" = native ]
   [ "$(jq -r .timedOut <<<"$json")" = true ]
   [[ $(jq -r .stdout <<<"$json") != *not-killed* ]]

@@ -291,8 +291,11 @@ assert_gone_from_host() {
 @test "ctr task exec --tty: the process gets a terminal" {
   requires_host_command script
   # exec --tty: a terminal of its own (ctr wants one too: script gives it a pty)
-  # a hang: SIGQUIT makes ctr print where each of its goroutines waits
-  run script -qec "timeout -s QUIT -k 5 $CTRD_TIMEOUT ctr --address $CTRD_SOCK -n $CTRD_NS tasks exec --fifo-dir $CTRD_DIR/fifo -t --exec-id e2 life sh -c 'tty; [ -t 0 ] && [ -t 1 ] && echo both-ttys; exit 5'" /dev/null </dev/null
+  # a hang: SIGQUIT makes ctr print where each of its goroutines waits.
+  # --foreground: else, when script's shell is dash (SHELL unset) and forks instead of exec'ing,
+  # timeout puts ctr in a background process group of the pty; ctr's stdin reads then fail with
+  # EIO, ctr closes the exec's stdin, and the shim hangs up the terminal (runc hangs the same way)
+  run script -qec "timeout --foreground -s QUIT -k 5 $CTRD_TIMEOUT ctr --address $CTRD_SOCK -n $CTRD_NS tasks exec --fifo-dir $CTRD_DIR/fifo -t --exec-id e2 life sh -c 'tty; [ -t 0 ] && [ -t 1 ] && echo both-ttys; exit 5'" /dev/null </dev/null
   echo "status $status: $output"
   [ "$status" -eq 5 ]
   [[ $output == *"/dev/pts/"* ]]

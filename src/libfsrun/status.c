@@ -21,8 +21,10 @@ int status_validate_id(const char *id, fsrun_error_t *err) {
     return fsrun_error_make(err, EINVAL, "container id must not be empty");
   if (len > 1024)
     return fsrun_error_make(err, EINVAL, "container id is longer than 1024 characters");
-  if (strcmp(id, ".") == 0 || strcmp(id, "..") == 0)
-    return fsrun_error_make(err, EINVAL, "invalid container id `%s`", id);
+  /* the state root's dot-names are fsrun's own (the sandbox's shared bundle); list hides them */
+  if (id[0] == '.')
+    return fsrun_error_make(err, EINVAL,
+                            "invalid container id `%s`: ids starting with '.' are reserved", id);
   for (const char *p = id; *p; p++) {
     char c = *p;
     if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||

@@ -262,9 +262,15 @@ state_field() {
 }
 
 @test "lifecycle: invalid container ids are refused before anything is created" {
-  for id in ../escape a/b . .. '' "$(printf 'x%.0s' $(seq 1100))"; do
+  for id in ../escape a/b . .. .sandbox-bundle .x '' "$(printf 'x%.0s' $(seq 1100))"; do
     run fsrun create --bundle "$BUNDLE" "$id"
     [ "$status" -eq 1 ]
+  done
+  # dot-names are fsrun's own (the sandbox's shared bundle): no command takes them
+  for cmd in state start "delete --force" kill; do
+    run fsrun $cmd .sandbox-bundle
+    [ "$status" -eq 1 ]
+    [[ $output == *"invalid container id \`.sandbox-bundle\`: ids starting with '.' are reserved"* ]]
   done
   [ -z "$(ls -A "$FSRUN_ROOT" 2>/dev/null)" ]
   [ ! -e "$FSRUN_ROOT/../escape" ]

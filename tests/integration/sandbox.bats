@@ -219,6 +219,33 @@ assert_sandbox_gone() {
   [ "$(ls -A "$FSRUN_ROOT/.sandbox-bundle" | sort | tr '\n' ' ')" = "empty rootfs unreadable " ]
 }
 
+@test "sandbox: eight runs at once on a fresh state root: each its own container; one shared bundle made" {
+  local i status_i pids=()
+  # no shared bundle yet: the runs race to make it
+  FSRUN_ROOT=$DIR/fresh-state
+  # each waits at a fifo, so that all start at once when it is opened for writing
+  mkfifo "$DIR/go"
+  for i in 1 2 3 4 5 6 7 8; do
+    { read -r _ <"$DIR/go" || :; exec "$FSRUN" --root "$FSRUN_ROOT" sandbox --policy "$POLICY" \
+      --worktree "$WT" --task-id "$TASK" --run-id "r$i" -- /bin/sh -c "echo run-$i >out-$i; exit $i"; } \
+      >"$DIR/log-$i" 2>&1 &
+    pids+=($!)
+  done
+  sleep 0.5
+  : >"$DIR/go"
+  for i in 1 2 3 4 5 6 7 8; do
+    status_i=0
+    wait "${pids[i - 1]}" || status_i=$?
+    echo "run $i: $status_i: $(cat "$DIR/log-$i")"
+    [ "$status_i" -eq "$i" ]
+    [ "$(cat "$WT/out-$i")" = "run-$i" ]
+  done
+  # the bundle was made once and renamed into place: no run's half-made copy is left
+  [ "$(ls -A "$FSRUN_ROOT")" = .sandbox-bundle ]
+  [ "$(ls -A "$FSRUN_ROOT/.sandbox-bundle" | sort | tr '\n' ' ')" = "empty rootfs unreadable " ]
+  [ -z "$(find "$FSRUN_ROOT/.sandbox-bundle/rootfs" -mindepth 1)" ]
+}
+
 @test "sandbox: /etc is there but /etc/shadow is unreadable" {
   [ -f /etc/shadow ] || skip "the host has no /etc/shadow"
   run sbx -- /bin/sh -c 'test -s /etc/passwd && echo passwd; cat /etc/shadow; echo "cat: $?"'

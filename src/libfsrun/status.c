@@ -17,20 +17,23 @@
 
 int status_validate_id(const char *id, fsrun_error_t *err) {
   size_t len = id ? strlen(id) : 0;
+  /* fsrun_error_take: the message says it all, without strerror(EINVAL) after it */
   if (len == 0)
-    return fsrun_error_make(err, EINVAL, "container id must not be empty");
+    return fsrun_error_take(err, EINVAL, xstrdup("container id must not be empty"));
   if (len > 1024)
-    return fsrun_error_make(err, EINVAL, "container id is longer than 1024 characters");
+    return fsrun_error_take(err, EINVAL, xstrdup("container id is longer than 1024 characters"));
   /* the state root's dot-names are fsrun's own (the sandbox's shared bundle); list hides them */
   if (id[0] == '.')
-    return fsrun_error_make(err, EINVAL,
-                            "invalid container id `%s`: ids starting with '.' are reserved", id);
+    return fsrun_error_take(
+        err, EINVAL,
+        xasprintf("invalid container id `%s`: ids starting with '.' are reserved", id));
   for (const char *p = id; *p; p++) {
     char c = *p;
     if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
           c == '+' || c == '-' || c == '.'))
-      return fsrun_error_make(
-          err, EINVAL, "invalid container id `%s`: only letters, digits and _+.- are allowed", id);
+      return fsrun_error_take(
+          err, EINVAL,
+          xasprintf("invalid container id `%s`: only letters, digits and _+.- are allowed", id));
   }
   return 0;
 }

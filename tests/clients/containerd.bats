@@ -2,7 +2,7 @@
 # containerd (Debian's 1.6, runc shim v2) driving fsrun, as a Kubernetes node would:
 #   - `ctr` with `--runc-binary $FSRUN --runc-root DIR` (what a runtime's BinaryName/Root options do):
 #     run, exec (with and without a tty), ps, pause/resume, kill (one process and --all), delete,
-#     resource limits, a failing create;
+#     resource limits, a restart of containerd under a running container, a failing create;
 #   - the CRI plugin with a runtime handler `fsrun` (runtime_type io.containerd.runc.v2, options
 #     BinaryName, Root, SystemdCgroup = false), driven over gRPC by tests/clients/cri/cri.py (Debian's
 #     python3-grpcio): RunPodSandbox, CreateContainer, StartContainer, ExecSync,
@@ -44,20 +44,7 @@ setup_file() {
   mkdir -p "$CTRD_DIR"/{cni/bin,cni/conf,fifo,logs,opt,cri-gen}
   write_containerd_config >"$CTRD_DIR/config.toml"
 
-  # fd 3 closed: bats waits for every holder of it before it ends the file
-  containerd --config "$CTRD_DIR/config.toml" >"$CTRD_DIR/containerd.log" 2>&1 3>&- &
-  echo $! >"$CTRD_DIR/containerd.pid"
-  local i
-  for i in $(seq 100); do
-    ctr --address "$CTRD_SOCK" version >/dev/null 2>&1 && break
-    kill -0 "$(cat "$CTRD_DIR/containerd.pid")" 2>/dev/null || break
-    sleep 0.2
-  done
-  if ! ctr --address "$CTRD_SOCK" version >/dev/null 2>&1; then
-    echo "containerd did not start; the end of its log:" >&2
-    tail -n 20 "$CTRD_DIR/containerd.log" >&2
-    return 1
-  fi
+  start_containerd
 
   # the images: busybox, and a pause-like sandbox image whose sh waits for a signal
   "$BATS_TEST_DIRNAME/image.sh" "$CTRD_DIR/busybox.tar" "$IMAGE"
@@ -88,15 +75,7 @@ teardown_file() {
     done
   fi
   # containerd, by pid
-  if [ -f "$CTRD_DIR/containerd.pid" ]; then
-    pid=$(cat "$CTRD_DIR/containerd.pid")
-    kill "$pid" 2>/dev/null
-    for i in $(seq 50); do
-      kill -0 "$pid" 2>/dev/null || break
-      sleep 0.2
-    done
-    kill -9 "$pid" 2>/dev/null
-  fi
+  [ -f "$CTRD_DIR/containerd.pid" ] && stop_containerd
   # shims our containerd started (they outlive it by design), by pid
   for pid in $(ctrd_shim_pids); do
     kill -9 "$pid" 2>/dev/null
@@ -135,6 +114,38 @@ teardown() {
       [ -s "$log" ] && { echo "--- $log:"; tail -n 10 "$log"; }
     done
   fi
+}
+
+# start_containerd: our containerd in the background (its pid in $CTRD_DIR/containerd.pid), up and
+# answering; its log appended to $CTRD_DIR/containerd.log
+start_containerd() {
+  # fd 3 closed: bats waits for every holder of it before it ends the file
+  containerd --config "$CTRD_DIR/config.toml" >>"$CTRD_DIR/containerd.log" 2>&1 3>&- &
+  echo $! >"$CTRD_DIR/containerd.pid"
+  local i
+  for i in $(seq 100); do
+    ctr --address "$CTRD_SOCK" version >/dev/null 2>&1 && break
+    kill -0 "$(cat "$CTRD_DIR/containerd.pid")" 2>/dev/null || break
+    sleep 0.2
+  done
+  if ! ctr --address "$CTRD_SOCK" version >/dev/null 2>&1; then
+    echo "containerd did not start; the end of its log:" >&2
+    tail -n 20 "$CTRD_DIR/containerd.log" >&2
+    return 1
+  fi
+}
+
+# stop_containerd: SIGTERM by pid, SIGKILL after 10 s; the shims stay (they outlive it by design)
+stop_containerd() {
+  local pid i
+  pid=$(cat "$CTRD_DIR/containerd.pid")
+  kill "$pid" 2>/dev/null
+  for i in $(seq 50); do
+    kill -0 "$pid" 2>/dev/null || return 0
+    sleep 0.2
+  done
+  kill -9 "$pid" 2>/dev/null
+  wait "$pid" 2>/dev/null || true
 }
 
 write_containerd_config() {
@@ -410,6 +421,38 @@ assert_gone_from_host() {
   ctrd tasks delete limits >/dev/null 2>&1
   ctrd containers rm limits
   assert_gone_from_host "$FSRUN_CTR_ROOT/$CTRD_NS" limits
+}
+
+@test "ctr: a restart of containerd keeps the container; fsrun still kills and deletes it" {
+  mkdir -p "$CTRD_DIR/out-restart"
+  ctr_run -d --mount "type=bind,src=$CTRD_DIR/out-restart,dst=/out,options=rbind:rw" "$IMAGE" survivor \
+    sh -c 'trap "echo TERM >/out/term; exit 9" TERM; sleep 100000 & wait; wait'
+  wait_task_status survivor RUNNING
+  local pid
+  pid=$(task_field survivor PID)
+
+  # containerd goes away and comes back (an upgrade on a node); the shim and the container stay
+  stop_containerd
+  kill -0 "$pid"
+  [ "$(ctr_fsrun state survivor | jq -r .status)" = running ]
+  start_containerd
+
+  # it finds the task again through the shim, with the same pid
+  wait_task_status survivor RUNNING
+  [ "$(task_field survivor PID)" = "$pid" ]
+  run ctrd tasks exec --fifo-dir "$CTRD_DIR/fifo" --exec-id after-restart survivor sh -c 'echo "pid1 $(cat /proc/1/cmdline | tr "\\0" " ")"'
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [[ $output == "pid1 sh -c "* ]]
+  # kill and delete still reach fsrun
+  ctrd tasks kill survivor
+  wait_task_status survivor STOPPED
+  [ "$(cat "$CTRD_DIR/out-restart/term")" = TERM ]
+  run ctrd tasks delete survivor
+  [ "$status" -eq 0 ]
+  [[ $output == *"exit code 9"* ]]
+  ctrd containers rm survivor
+  assert_gone_from_host "$FSRUN_CTR_ROOT/$CTRD_NS" survivor
 }
 
 @test "ctr run of a missing command: fsrun's error reaches the user, nothing is left" {

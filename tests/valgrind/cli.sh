@@ -8,7 +8,8 @@
 # signal one through a pidfd (start, kill, pause, resume, delete of a live container) cannot run
 # under it. The container is created and started by the plain binary, and the commands that only
 # read or write state and cgroup files run on it under valgrind. The ASan/UBSan build covers the
-# rest (the asan suite). The sandbox runs up to its failed clone3: the policy, the config it makes,
+# rest (the asan suite). create and run go as far as their failed clone3 (config, state dir, and
+# their undoing). The sandbox runs up to its failed clone3 too: the policy, the config it makes,
 # create's undoing, and the fallback to a native run. Warnings about unknown syscalls are not memcheck reports; a line of
 # memcheck's own (==PID==) is. Needs root and a busybox rootfs (contrib/lib.sh).
 set -u
@@ -85,6 +86,20 @@ done
 check "state of an unknown container" 1 state nosuch
 check "delete --force of an unknown container" 0 delete --force nosuch
 check "kill of an unknown container" 1 kill nosuch
+
+# create and run up to their failed clone3 (valgrind's ENOSYS): the config, the state dir and the
+# cgroups are made and undone under memcheck; nothing of them is left
+check "create up to its failed clone3" 1 create "$id-nc"
+check "run up to its failed clone3" 1 run "$id-nr"
+count=$((count + 1))
+if [ ! -e "$root/$id-nc" ] && [ ! -e "$root/$id-nr" ] &&
+  [ -z "$(find /sys/fs/cgroup -maxdepth 4 -name "$id-n[cr]" 2>/dev/null)" ]; then
+  echo "ok $count - the failed create and run left no state dir or cgroup"
+else
+  failures=$((failures + 1))
+  echo "not ok $count - the failed create and run left no state dir or cgroup"
+  { ls -lA "$root"; find /sys/fs/cgroup -maxdepth 4 -name "$id-n[cr]"; } 2>&1 | sed 's/^/# /'
+fi
 
 # a container made and started without valgrind
 if "$FSRUN" --root "$root" create "$id" </dev/null >/dev/null 2>"$work/create.err"; then

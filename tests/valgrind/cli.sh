@@ -10,8 +10,9 @@
 # read or write state and cgroup files run on it under valgrind. The ASan/UBSan build covers the
 # rest (the asan suite). create and run go as far as their failed clone3 (config, state dir, and
 # their undoing). The sandbox runs up to its failed clone3 too: the policy, the config it makes,
-# create's undoing, and the fallback to a native run. Warnings about unknown syscalls are not memcheck reports; a line of
-# memcheck's own (==PID==) is. Needs root and a busybox rootfs (contrib/lib.sh).
+# create's undoing, and the fallback to a native run. Warnings about unknown syscalls are not
+# memcheck reports; a line of memcheck's own (==PID==) is. Needs root and a busybox rootfs
+# (contrib/lib.sh).
 set -u
 
 FSRUN=${1:?usage: cli.sh FSRUN}

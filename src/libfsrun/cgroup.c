@@ -1164,7 +1164,9 @@ static int collect_procs(const char *dir, pid_t **pids, size_t *n, fsrun_error_t
   struct dirent *de;
   int ret = cgroup_read(dir, "cgroup.procs", &text, err);
   if (ret < 0) {
-    if (ret == -ENOENT) { /* gone: nothing in it */
+    /* gone: nothing in it (a directory being removed, as systemd does with an empty scope,
+     * answers ENODEV) */
+    if (ret == -ENOENT || ret == -ENODEV) {
       fsrun_error_release(err);
       return 0;
     }

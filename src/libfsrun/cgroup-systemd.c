@@ -6,17 +6,9 @@
  * the scope with StartTransientUnit (dbus.c, our own small client: no libsystemd or libdbus to
  * load on every run), so that systemd knows the container, accounts it and never "cleans up" a
  * cgroup it did not make. systemd writes its own values for the controllers it delegates, so
- * fsrun writes linux.resources again afterwards. On delete, StopUnit. Otherwise (no systemd, the
- * socket does not answer, or a name that is itself a slice), fsrun falls back to creating that
- * same path directly, like the cgroupfs driver, with a debug log.
- *
- * Not root of the host (an ordinary user, or root of rootless podman's user namespace), the
- * user's own manager is asked instead (runc's systemdUser): its private socket
- * $XDG_RUNTIME_DIR/systemd/private, or the session bus; EXTERNAL authentication names our uid
- * outside the user namespace. Its units live below its own cgroup (the Manager's ControlGroup
- * property, /user.slice/user-UID.slice/user@UID.service on a usual host), which systemd delegated
- * to the user, so the scope's path is that cgroup, the slice (user.slice by default) and the
- * scope. It marks its cgroups with user.* xattrs, not trusted.*.
+ * fsrun writes linux.resources again afterwards. On delete, StopUnit. Otherwise (not root, no
+ * systemd, the socket does not answer, or a name that is itself a slice), fsrun falls back to
+ * creating that same path directly, like the cgroupfs driver, with a debug log.
  *
  * Order: systemd refuses a scope without a process in it, and the init must be in its cgroup
  * before any code of the container runs. So the scope is started with the init's pid, and the init
@@ -55,7 +47,6 @@
 struct cgroup_systemd_scope {
   dbus_conn *bus;
   bool on_bus; /* through dbus-daemon (signals need a match rule), not the private socket */
-  bool user;   /* the user's manager, not the system's */
   char *unit, *slice, *description;
   const oci_resources *resources; /* borrowed from cgroup_create_opts, used by cgroup_enter */
 };
@@ -184,86 +175,21 @@ static char *systemd_tree_dir(const struct fsrun_cgroup *cg) {
   return mount ? cgroup_join(mount, cg->path) : NULL;
 }
 
-/* Not root of the host (an ordinary user, or root of a user namespace someone else made, as
- * rootless podman's): the scope is the user's own systemd manager's (runc's systemdUser), in the
- * cgroup subtree systemd delegated to that user. */
-static bool use_user_manager(void) {
-  return geteuid() != 0 || !in_initial_user_namespace();
-}
-
-/* The user manager's private socket, $XDG_RUNTIME_DIR/systemd/private; NULL without
- * XDG_RUNTIME_DIR. */
-static char *user_private_socket(void) {
-  const char *runtime_dir = getenv("XDG_RUNTIME_DIR");
-  return runtime_dir && runtime_dir[0] == '/' ? xasprintf("%s/systemd/private", runtime_dir) : NULL;
-}
-
-/* Whether the manager fsrun would ask runs: the system's (/run/systemd/system), or the user's
- * (its private socket is there). */
-static bool manager_running(bool user) {
-  cleanup_free char *socket = user ? user_private_socket() : NULL;
-  return user ? socket != NULL && access(socket, F_OK) == 0
-              : access(SYSTEMD_RUNNING_DIR, F_OK) == 0;
-}
-
-/* The manager's private socket when it is there (peer to peer, no bus daemon, no Hello); else the
- * system bus, or for the user manager the session bus. */
-static int systemd_connect(bool user, dbus_conn **out, bool *on_bus, fsrun_error_t *err) {
-  cleanup_free char *private_address = NULL, *session_default = NULL;
-  const char *address;
-  if (user) {
-    cleanup_free char *socket = user_private_socket();
-    const char *runtime_dir = getenv("XDG_RUNTIME_DIR");
-    if (socket == NULL)
-      return fsrun_error_make(err, ENOENT, "XDG_RUNTIME_DIR is not set: no user manager to ask");
-    private_address = access(socket, F_OK) == 0 ? xasprintf("unix:path=%s", socket) : NULL;
-    session_default = xasprintf("unix:path=%s/bus", runtime_dir);
-    address = getenv("DBUS_SESSION_BUS_ADDRESS");
-    if (address == NULL || address[0] == '\0')
-      address = session_default;
-  } else {
-    private_address =
-        access("/run/systemd/private", F_OK) == 0 ? xstrdup(SYSTEMD_PRIVATE_BUS) : NULL;
-    address = getenv("DBUS_SYSTEM_BUS_ADDRESS");
-    if (address == NULL || address[0] == '\0')
-      address = SYSTEM_BUS_DEFAULT;
-  }
-  if (private_address != NULL) {
+/* systemd's private socket when we are root and it is there (peer to peer, no bus daemon, no
+ * Hello); else the system bus. */
+static int systemd_connect(dbus_conn **out, bool *on_bus, fsrun_error_t *err) {
+  const char *address = getenv("DBUS_SYSTEM_BUS_ADDRESS");
+  if (access("/run/systemd/private", F_OK) == 0) {
     cleanup_error fsrun_error_t perr = NULL;
-    if (dbus_connect(private_address, false, DBUS_CONNECT_TIMEOUT, out, &perr) == 0) {
+    if (dbus_connect(SYSTEMD_PRIVATE_BUS, false, DBUS_CONNECT_TIMEOUT, out, &perr) == 0) {
       *on_bus = false;
       return 0;
     }
-    log_debug("systemd: private socket: %s; trying the bus", perr->msg);
+    log_debug("systemd: private socket: %s; trying the system bus", perr->msg);
   }
   *on_bus = true;
-  return dbus_connect(address, true, DBUS_CONNECT_TIMEOUT, out, err);
-}
-
-/* The user manager's own cgroup (its Manager property ControlGroup): its scopes and slices are
- * below it. */
-static int manager_cgroup(dbus_conn *bus, char **out, fsrun_error_t *err) {
-  dbus_writer body = {0};
-  dbus_message reply;
-  dbus_reader r;
-  const char *value;
-  int ret;
-  dbus_put_string(&body, SYSTEMD_MANAGER);
-  dbus_put_string(&body, "ControlGroup");
-  ret = dbus_call(bus, SYSTEMD_DEST, SYSTEMD_PATH, "org.freedesktop.DBus.Properties", "Get", "ss",
-                  &body, NULL, NULL, DBUS_CALL_TIMEOUT, &reply, NULL, err);
-  dbus_writer_free(&body);
-  if (ret < 0)
-    return ret;
-  dbus_reader_init(&r, &reply);
-  ret = dbus_read_variant_string(&r, &value, err);
-  if (ret < 0)
-    return ret;
-  if (value[0] != '/' || strstr(value, "/..") != NULL)
-    return fsrun_error_make(err, EINVAL, "systemd: the user manager's cgroup `%s` is not a path",
-                            value);
-  *out = xstrdup(strcmp(value, "/") == 0 ? "" : value);
-  return 0;
+  return dbus_connect(address && address[0] ? address : SYSTEM_BUS_DEFAULT, true,
+                      DBUS_CONNECT_TIMEOUT, out, err);
 }
 
 static void cgroup_systemd_scope_free(struct cgroup_systemd_scope *s) {
@@ -284,18 +210,19 @@ void cgroup_systemd_free(struct fsrun_cgroup *cg) {
 int cgroup_systemd_prepare(struct fsrun_cgroup *cg, const cgroup_create_opts *o,
                            fsrun_error_t *err) {
   cleanup_error fsrun_error_t cerr = NULL;
-  cleanup_free char *dir = NULL, *root = NULL;
+  cleanup_free char *dir = NULL;
   struct cgroup_systemd_scope *scope;
   systemd_spec parsed;
-  bool user;
   int ret;
 
   if (!o->systemd || cg->systemd != NULL)
     return 0;
-  user = o->rootless || use_user_manager();
-  if (!manager_running(user)) {
-    log_debug("--systemd-cgroup: %s is not running, the scope is made directly (cgroupfs)",
-              user ? "the user's systemd manager" : "systemd");
+  if (geteuid() != 0) {
+    log_debug("--systemd-cgroup: not root, the scope is made without systemd (cgroupfs)");
+    return 0;
+  }
+  if (access(SYSTEMD_RUNNING_DIR, F_OK) != 0) {
+    log_debug("--systemd-cgroup: systemd is not running, the scope is made directly (cgroupfs)");
     return 0;
   }
   ret = parse_spec(o->cgroups_path, o->id, &parsed, err);
@@ -307,35 +234,18 @@ int cgroup_systemd_prepare(struct fsrun_cgroup *cg, const cgroup_create_opts *o,
     return 0;
   }
   scope = xmalloc0(sizeof(*scope));
-  scope->user = user;
   scope->unit = scope_unit_name(&parsed);
-  /* without a cgroupsPath: system.slice of the system, user.slice of a user manager */
-  scope->slice =
-      xstrdup(user && (o->cgroups_path == NULL || o->cgroups_path[0] == '\0') ? "user.slice"
-              : parsed.slice[0]                                               ? parsed.slice
-                                                                              : "system.slice");
+  scope->slice = xstrdup(parsed.slice[0] ? parsed.slice : "system.slice");
   scope->description = xasprintf("fsrun container %s", o->id ? o->id : parsed.name);
   scope->resources = o->resources;
   systemd_spec_clear(&parsed);
 
-  if (systemd_connect(user, &scope->bus, &scope->on_bus, &cerr) < 0 ||
-      (user && manager_cgroup(scope->bus, &root, &cerr) < 0)) {
-    log_debug("--systemd-cgroup: %s's D-Bus API does not answer (%s); the scope is made "
+  if (systemd_connect(&scope->bus, &scope->on_bus, &cerr) < 0) {
+    log_debug("--systemd-cgroup: systemd's D-Bus API does not answer (%s); the scope is made "
               "directly (cgroupfs)",
-              user ? "the user's systemd manager" : "systemd", cerr->msg);
+              cerr->msg);
     cgroup_systemd_scope_free(scope);
     return 0;
-  }
-  /* a user manager's units live below its own cgroup */
-  if (user) {
-    cleanup_free char *slice_path = NULL;
-    ret = cgroup_systemd_expand_slice(scope->slice, &slice_path, err);
-    if (ret < 0) {
-      cgroup_systemd_scope_free(scope);
-      return ret;
-    }
-    free(cg->path);
-    cg->path = xasprintf("%s%s/%s", root, slice_path, scope->unit);
   }
   /* the scope's directory exists: another container (or unit) has it, and fsrun must not write
    * its limits into it or kill its processes on the way out */
@@ -347,9 +257,8 @@ int cgroup_systemd_prepare(struct fsrun_cgroup *cg, const cgroup_create_opts *o,
     return ret;
   }
   cg->systemd = scope;
-  log_debug("--systemd-cgroup: %s will be asked for `%s` in `%s` (%s)",
-            user ? "the user's systemd manager" : "systemd", scope->unit, scope->slice,
-            scope->on_bus ? "bus" : "private socket");
+  log_debug("--systemd-cgroup: systemd will be asked for `%s` in `%s` (%s)", scope->unit,
+            scope->slice, scope->on_bus ? "system bus" : "private socket");
   return 0;
 }
 
@@ -561,8 +470,8 @@ static int start_scope(const struct cgroup_systemd_scope *s, pid_t pid, fsrun_er
       dbus_message reply;
       ret = fsrun_error_make(err, 0,
                              "systemd: start the scope `%s`: the job ended with `%s` (see "
-                             "`systemctl%s status %s`)",
-                             s->unit, result, s->user ? " --user" : "", s->unit);
+                             "`systemctl status %s`)",
+                             s->unit, result, s->unit);
       /* no failed unit left behind to block the next container of that name */
       dbus_put_string(&reset, s->unit);
       (void)dbus_call(s->bus, SYSTEMD_DEST, SYSTEMD_PATH, SYSTEMD_MANAGER, "ResetFailedUnit", "s",
@@ -600,9 +509,7 @@ static bool has_xattr(const char *dir, const char *name) {
 }
 
 static bool is_systemd_unit_cgroup(const char *dir) {
-  /* a user manager cannot write trusted.*: it marks them user.* */
-  return has_xattr(dir, "trusted.delegate") || has_xattr(dir, "trusted.invocation_id") ||
-         has_xattr(dir, "user.delegate") || has_xattr(dir, "user.invocation_id");
+  return has_xattr(dir, "trusted.delegate") || has_xattr(dir, "trusted.invocation_id");
 }
 
 /* The unit name of a container cgroup that is a scope systemd made (the container was created
@@ -611,18 +518,16 @@ static bool is_systemd_unit_cgroup(const char *dir) {
 static const char *systemd_scope_of(const struct fsrun_cgroup *cg, bool *gone) {
   cleanup_free char *dir = NULL;
   const char *base = strrchr(cg->path, '/');
-  bool user = use_user_manager();
   *gone = false;
-  if (base == NULL || !ends_with(base, ".scope") || !manager_running(user))
+  if (geteuid() != 0 || base == NULL || !ends_with(base, ".scope") ||
+      access(SYSTEMD_RUNNING_DIR, F_OK) != 0)
     return NULL;
   dir = systemd_tree_dir(cg);
   if (dir != NULL && access(dir, F_OK) < 0 && errno == ENOENT) {
     *gone = true;
     return NULL;
   }
-  /* a user manager before systemd 253 marks nothing (it cannot write trusted.*): a scope in its
-   * tree is asked about, and a NoSuchUnit answer means it is not systemd's */
-  return dir != NULL && (user || is_systemd_unit_cgroup(dir)) ? base + 1 : NULL;
+  return dir != NULL && is_systemd_unit_cgroup(dir) ? base + 1 : NULL;
 }
 
 int cgroup_systemd_update(const struct fsrun_cgroup *cg, const oci_resources *r,
@@ -630,7 +535,6 @@ int cgroup_systemd_update(const struct fsrun_cgroup *cg, const oci_resources *r,
   bool gone;
   const char *unit = systemd_scope_of(cg, &gone);
   dbus_conn *bus = NULL;
-  cleanup_free char *error_name = NULL;
   dbus_writer body = {0};
   dbus_array props;
   dbus_message reply;
@@ -644,18 +548,12 @@ int cgroup_systemd_update(const struct fsrun_cgroup *cg, const oci_resources *r,
   dbus_array_open(&body, 8, &props);
   put_resource_properties(&body, r);
   dbus_array_close(&body, &props);
-  ret = systemd_connect(use_user_manager(), &bus, &on_bus, err);
+  ret = systemd_connect(&bus, &on_bus, err);
   if (ret == 0)
     ret = dbus_call(bus, SYSTEMD_DEST, SYSTEMD_PATH, SYSTEMD_MANAGER, "SetUnitProperties",
-                    "sba(sv)", &body, NULL, NULL, DBUS_CALL_TIMEOUT, &reply, &error_name, err);
+                    "sba(sv)", &body, NULL, NULL, DBUS_CALL_TIMEOUT, &reply, NULL, err);
   dbus_writer_free(&body);
   dbus_conn_free(bus);
-  if (ret < 0 && error_name != NULL &&
-      strcmp(error_name, "org.freedesktop.systemd1.NoSuchUnit") == 0) {
-    log_debug("systemd: `%s` is not a unit of systemd's: its files are all there is", unit);
-    fsrun_error_release(err);
-    return 0;
-  }
   if (ret < 0)
     return fsrun_error_wrap(err,
                             "systemd: SetUnitProperties `%s` (the cgroup has the new limits, but "
@@ -684,7 +582,7 @@ void cgroup_systemd_stop(const struct fsrun_cgroup *cg) {
     return;
   own = xmalloc0(sizeof(*own));
   own->unit = xstrdup(unit);
-  if (systemd_connect(use_user_manager(), &own->bus, &own->on_bus, &err) < 0) {
+  if (systemd_connect(&own->bus, &own->on_bus, &err) < 0) {
     log_warning("systemd: cannot stop `%s`: %s", own->unit, err->msg);
     cgroup_systemd_scope_free(own);
     return;

@@ -16,6 +16,7 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "log.h"
@@ -282,10 +283,16 @@ int process_apply_user_and_caps(const oci_process *p, fsrun_error_t *err) {
     }
   }
 
+  /* The id changes are raw syscalls, not libc's wrappers: this runs in a process cloned with a
+   * bare clone3 from a runtime that may have threads (the sandbox's output reader). libc's
+   * wrappers would then make every thread it knows of change ids too, and wait for threads that
+   * are not in this process (seen: setgroups waiting forever for a reader thread that had not
+   * started running when the clone was made). Here only this thread exists. */
   if (user != NULL) {
     if (!setgroups_denied()) {
       /* Always called, even with no additionalGids, so the runtime's own groups do not leak in. */
-      if (setgroups(user->n_additional_gids, (const gid_t *)user->additional_gids) < 0) {
+      if (syscall(SYS_setgroups, (size_t)user->n_additional_gids,
+                  (const gid_t *)user->additional_gids) < 0) {
         /* No /proc to ask, and setgroups denied: with nothing to set, there is nothing lost. */
         if (errno == EPERM && user->n_additional_gids == 0)
           log_debug("process.user: setgroups is not permitted here, supplementary groups kept");
@@ -296,12 +303,12 @@ int process_apply_user_and_caps(const oci_process *p, fsrun_error_t *err) {
       log_debug("process.user.additionalGids: setgroups is denied in this user namespace, "
                 "skipped");
     }
-    if (setresgid(user->gid, user->gid, user->gid) < 0)
+    if (syscall(SYS_setresgid, user->gid, user->gid, user->gid) < 0)
       return fsrun_error_errno(err, "process.user.gid: setresgid %" PRIu32, user->gid);
     /* Keep the permitted set across the switch to a non-zero uid; the sets are set right after. */
     if (prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0) < 0)
       return fsrun_error_errno(err, "prctl PR_SET_KEEPCAPS");
-    if (setresuid(user->uid, user->uid, user->uid) < 0)
+    if (syscall(SYS_setresuid, user->uid, user->uid, user->uid) < 0)
       return fsrun_error_errno(err, "process.user.uid: setresuid %" PRIu32, user->uid);
     if (user->has_umask)
       umask((mode_t)(user->umask & 07777));

@@ -420,12 +420,14 @@ __attribute__((noreturn)) static void exec_child_main(struct exec_child *c) {
   if (c->pid_late)
     clone_into_pid_namespace(c);
   if (c->join_user) {
-    /* root of the container's user namespace while setting up (the pty is then its own) */
-    if (setresgid(0, 0, 0) < 0 && errno != EINVAL) {
+    /* root of the container's user namespace while setting up (the pty is then its own); raw
+     * syscalls, as in process_apply_user_and_caps: libc's wrappers would wait for threads of
+     * the runtime that are not in this process */
+    if (syscall(SYS_setresgid, 0, 0, 0) < 0 && errno != EINVAL) {
       fsrun_error_errno(&err, "setresgid(0) in the container's user namespace");
       child_fail(c, &err);
     }
-    if (setresuid(0, 0, 0) < 0 && errno != EINVAL) {
+    if (syscall(SYS_setresuid, 0, 0, 0) < 0 && errno != EINVAL) {
       fsrun_error_errno(&err, "setresuid(0) in the container's user namespace");
       child_fail(c, &err);
     }

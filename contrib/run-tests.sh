@@ -22,8 +22,9 @@
 #
 # Environment: FSRUN_BUILD_ROOT (default: build/ in the repo), FUZZ_SECONDS, BATS_FILES (a list of
 # .bats files instead of tests/integration/*.bats), BATS_FILE_TIMEOUT (default 900 s per file),
-# FSRUN_TEST_TIME_BUDGET (default 4800 s: past it, the suites not yet started are skipped, so that the
-# summary still comes out before CI's 90-minute limit).
+# FSRUN_TEST_STATE_PREFIX (default /run/fsrun-tests: where the bats state roots go, so that two runs
+# at once on one machine keep apart), FSRUN_TEST_TIME_BUDGET (default 4800 s: past it, the suites
+# not yet started are skipped, so that the summary still comes out before CI's 90-minute limit).
 # Logs: $FSRUN_BUILD_ROOT/test-logs. The last line is `N passed, N failed, N skipped`; the exit
 # status is 1 when anything failed.
 set -uo pipefail
@@ -248,7 +249,7 @@ run_bats_suite() {
   local out=$LOG_DIR/${suite//:/-}
   mkdir -p "$out"
   export FSRUN=$binary
-  export FSRUN_TEST_STATE_BASE=/run/fsrun-tests/${suite//:/-}
+  export FSRUN_TEST_STATE_BASE=${FSRUN_TEST_STATE_PREFIX:-/run/fsrun-tests}/${suite//:/-}
   mkdir -p "$FSRUN_TEST_STATE_BASE"
   export TEST_CACHE
   TEST_CACHE=$(mktemp -d /tmp/fsrun-test-cache.XXXXXX)

@@ -61,12 +61,6 @@ int sandbox_policy_hash(const oci_policy *p, char out[65], fsrun_error_t *err);
 /* Resolves the worktree (default "."), refusing what is not a directory. Caller frees *out. */
 int sandbox_resolve_worktree(const char *path, char **out, fsrun_error_t *err);
 
-/* The git common directory of a worktree whose `.git` is a file ("gitdir: ..."), plus the
- * worktree's own git dir when it is outside the common one. NULL when `.git` is a directory or
- * missing (nothing outside the worktree is needed). Caller frees. */
-int sandbox_git_dirs(const char *worktree, char **common_dir, char **worktree_git_dir,
-                     fsrun_error_t *err);
-
 /* `fsrun bundle` */
 struct sandbox_bundle_opts {
   const char *policy_path;

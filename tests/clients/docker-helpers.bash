@@ -2,8 +2,9 @@
 # runtime is $FSRUN, and a clean stop of it.
 #
 #   dk_start_daemon      (setup_file) start dockerd and its managed containerd with every path
-#                        under $DK_DIR, a bridge of its own ($DK_BRIDGE, "" when the kernel has no
-#                        bridges) and the cgroup parent $DK_CGPARENT; load $DK_IMAGE
+#                        under $DK_DIR, in a network namespace of its own with a bridge of its own
+#                        ($DK_BRIDGE, "" when the kernel has no bridges) and the cgroup parent
+#                        $DK_CGPARENT; load $DK_IMAGE
 #   dk_stop_daemon       (teardown_file) remove the containers, stop the daemons by pid, kill what
 #                        is left of them, unmount, remove the cgroups, the bridge and $DK_DIR
 #   dk ARGS...           Debian's docker client (/usr/bin/docker) against the private daemon
@@ -11,9 +12,10 @@
 #   dk_fsrun ARGS...     fsrun with the state root Docker's runtime calls use
 #   dk_cgroup CTRL ID    the host cgroup v1 directory of container ID for controller CTRL
 #   dk_id NAME           the full id of container NAME
+#   dk_net CMD...        CMD in the daemon's network namespace (e.g. dk_net ip link)
 #
 # Nothing here touches the machine's default Docker or containerd paths (/var/lib/docker,
-# /run/docker.sock, /run/containerd), except for what these daemons always make: the shims'
+# /run/docker.sock, /run/containerd) or the host's network, except for what these daemons always make: the shims'
 # sockets under /run/containerd/s (named by a hash of our containerd's address; each shim removes
 # its own) and an empty /run/docker/plugins (removed again when this run made it).
 
@@ -65,17 +67,9 @@ dk_mounts() {
   awk -v dir="$DK_DIR" '$5 == dir || index($5, dir "/") == 1 { print $5 }' /proc/self/mountinfo | sort -r
 }
 
-_dk_pick_subnet() {
-  local i x
-  for i in $(seq 0 40); do
-    x=$(((($$ + i * 37) % 200) + 20))
-    if ! ip -4 route show to match "10.213.$x.1" | grep -qv '^default' &&
-      ! ip -4 addr | grep -qF " 10.213.$x."; then
-      echo "$x"
-      return 0
-    fi
-  done
-  return 1
+# dk_net CMD...: CMD in the daemon's network namespace ($DK_DIR/net.ns, a bind mount of it)
+dk_net() {
+  nsenter --net="$DK_DIR/net.ns" -- "$@"
 }
 
 # _dk_image_tar OUT: the busybox docker-archive of tests/clients/image.sh (kept in $TEST_CACHE
@@ -103,18 +97,21 @@ dk_start_daemon() {
   # dockerd always makes /run/docker/plugins (no option moves it): removed again if it is new
   [ -e /run/docker ] || touch "$DK_DIR/made-run-docker"
 
-  # A bridge of our own with a free /24: Docker's default bridge then works offline, without
-  # iptables, ip forwarding or a docker0 that another daemon on the machine might also want.
-  local x name bridge_json='"none"'
-  if x=$(_dk_pick_subnet); then
-    name=fsdk${DK_DIR##*.}
-    name=${name:0:15}
-    if ip link add name "$name" type bridge 2>/dev/null; then
-      DK_BRIDGE=$name
-      if ip addr add "10.213.$x.1/24" dev "$name" && ip link set "$name" up; then
-        DK_SUBNET=10.213.$x
-        bridge_json="\"$name\""
-      fi
+  # dockerd, its containerd and the shims live in a network namespace of their own: the host's
+  # interfaces, routes and sysctls are neither seen nor changed, whatever state they are in. In it
+  # a bridge of ours makes Docker's default bridge network work offline, without iptables or a
+  # docker0 that another daemon might want; and ip_forward is on there (a namespace's own
+  # setting), or Docker adds "IPv4 forwarding is disabled" to every `docker run`'s output.
+  touch "$DK_DIR/net.ns"
+  unshare --net="$DK_DIR/net.ns" true || return 1
+  dk_net ip link set lo up || return 1
+  dk_net sh -c 'echo 1 >/proc/sys/net/ipv4/ip_forward' || return 1
+  local bridge_json='"none"'
+  if dk_net ip link add name fsdk0 type bridge 2>/dev/null; then
+    DK_BRIDGE=fsdk0
+    if dk_net ip addr add 10.213.0.1/24 dev fsdk0 && dk_net ip link set fsdk0 up; then
+      DK_SUBNET=10.213.0
+      bridge_json='"fsdk0"'
     fi
   fi
   export DK_BRIDGE DK_SUBNET
@@ -141,7 +138,7 @@ dk_start_daemon() {
     }' >"$DK_DIR/daemon.json" || return 1
 
   # Debian's dockerd, containerd and shim only (PATH), and no fd of bats' left open in them
-  env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME="$DK_DIR" \
+  nsenter --net="$DK_DIR/net.ns" -- env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME="$DK_DIR" \
     "$DK_DAEMON" --config-file "$DK_DIR/daemon.json" </dev/null >"$DK_DIR/dockerd.log" 2>&1 3>&- &
   DK_DAEMON_PID=$!
   export DK_DAEMON_PID
@@ -204,6 +201,7 @@ dk_stop_daemon() {
   for pid in $(dk_container_pids); do
     kill -KILL "$pid" 2>/dev/null
   done
+  # (the network namespace goes with its mount, $DK_DIR/net.ns, and its bridge with it)
   local m
   for m in $(dk_mounts); do
     umount "$m" 2>/dev/null || umount -l "$m" 2>/dev/null
@@ -212,7 +210,6 @@ dk_stop_daemon() {
   for dir in /sys/fs/cgroup/*"$DK_CGPARENT"; do
     [ -d "$dir" ] && find "$dir" -depth -type d -exec rmdir {} + 2>/dev/null
   done
-  [ -z "${DK_BRIDGE:-}" ] || ip link del "$DK_BRIDGE" 2>/dev/null
   # (empty, and no other dockerd on the machine that could be using it)
   if [ -e "$DK_DIR/made-run-docker" ] && ! pgrep -x dockerd >/dev/null; then
     rmdir /run/docker/plugins /run/docker 2>/dev/null

@@ -20,6 +20,9 @@ setup_file() {
   [ -x "$FSRUN" ] || skip "no fsrun binary at $FSRUN"
   [[ $FSRUN == /* ]] || FSRUN=$(cd "$(dirname "$FSRUN")" && pwd)/$(basename "$FSRUN")
   export FSRUN
+  # the host's forwarding setting, which the daemon must leave as it found it
+  export DK_HOST_IP_FORWARD
+  DK_HOST_IP_FORWARD=$(cat /proc/sys/net/ipv4/ip_forward)
   dk_start_daemon
 }
 
@@ -433,7 +436,7 @@ status_field() {
   [ "$status" -eq 0 ]
   [[ $output == *"inet $ip/24"* ]]
   # the host end is on our bridge, and the gateway answers
-  [ -n "$(ip link show master "$DK_BRIDGE")" ]
+  [ -n "$(dk_net ip link show master "$DK_BRIDGE")" ]
   run dk exec b1 ping -c 1 -W 5 "$DK_SUBNET.1"
   [ "$status" -eq 0 ]
   # and Docker wrote the container's /etc/hosts with that address
@@ -465,5 +468,8 @@ status_field() {
   [ -z "$(dk_pids_matching "$(dk_state_root)")" ]
   [ -z "$(dk_container_pids)" ]
   [ -z "$(find /sys/fs/cgroup/*"$DK_CGPARENT" -mindepth 1 -type d 2>/dev/null)" ]
-  [ -z "$DK_BRIDGE" ] || [ -z "$(ip link show master "$DK_BRIDGE")" ]
+  [ -z "$DK_BRIDGE" ] || [ -z "$(dk_net ip link show master "$DK_BRIDGE")" ]
+  # the host's network is not the daemon's: no bridge of ours there, forwarding as it was
+  [ -z "$DK_BRIDGE" ] || [ -z "$(ip link show "$DK_BRIDGE" 2>/dev/null)" ]
+  [ "$(cat /proc/sys/net/ipv4/ip_forward)" = "$DK_HOST_IP_FORWARD" ]
 }

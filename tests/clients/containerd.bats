@@ -42,7 +42,14 @@ setup_file() {
   export IMAGE=localhost/fsrun-test/busybox:latest
   export PAUSE_IMAGE=localhost/fsrun-test/pause:latest
   mkdir -p "$CTRD_DIR"/{cni/bin,cni/conf,fifo,logs,opt,cri-gen}
-  write_containerd_config >"$CTRD_DIR/config.toml"
+  write_containerd_config >"$CTRD_DIR/config.toml" || return 1
+  # the RuntimeClass's handler is the name the runtime entry defines
+  export HANDLER
+  HANDLER=$(runtime_class_handler)
+  grep -qF "containerd.runtimes.$HANDLER]" "$CTRD_DIR/config.toml" || {
+    echo "runtimeclass.yaml's handler '$HANDLER' is not the runtime in containerd/fsrun.toml" >&2
+    return 1
+  }
 
   start_containerd
 
@@ -183,13 +190,27 @@ oom_score = 0
       runtime_type = "io.containerd.runc.v2"
       [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
         Root = "$RUNC_CRI_ROOT"
-    [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.fsrun]
-      runtime_type = "io.containerd.runc.v2"
-      [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.fsrun.options]
-        BinaryName = "$FSRUN"
-        Root = "$FSRUN_CRI_ROOT"
-        SystemdCgroup = false
 EOF
+  shipped_runtime_entry
+}
+
+# the fsrun handler: the shipped entry (contrib/configs/containerd/fsrun.toml) as a user appends
+# it to config.toml, with its binary and state root replaced by the test's; a changed entry that
+# no longer names them fails here rather than running the pods with runc
+shipped_runtime_entry() {
+  local entry=$FSRUN_SRCDIR/contrib/configs/containerd/fsrun.toml
+  grep -qx '    BinaryName = "/usr/bin/fsrun"' "$entry" &&
+    grep -qx '    Root = "/run/containerd/fsrun"' "$entry" || {
+    echo "$entry does not name BinaryName /usr/bin/fsrun and Root /run/containerd/fsrun" >&2
+    return 1
+  }
+  sed -e "s|^    BinaryName = .*|    BinaryName = \"$FSRUN\"|" \
+    -e "s|^    Root = .*|    Root = \"$FSRUN_CRI_ROOT\"|" "$entry"
+}
+
+# the handler the shipped RuntimeClass (contrib/configs/kubernetes/runtimeclass.yaml) asks for
+runtime_class_handler() {
+  sed -n 's/^handler: *//p' "$FSRUN_SRCDIR/contrib/configs/kubernetes/runtimeclass.yaml"
 }
 
 # ---- helpers --------------------------------------------------------------------------------------
@@ -492,7 +513,7 @@ pod_config() {
 }
 
 @test "CRI: RunPodSandbox with runtime_handler fsrun runs the sandbox under fsrun" {
-  run cri RunPodSandbox "{\"config\": $(pod_config), \"runtime_handler\": \"fsrun\"}"
+  run cri RunPodSandbox "{\"config\": $(pod_config), \"runtime_handler\": \"$HANDLER\"}"
   echo "$output"
   [ "$status" -eq 0 ]
   local pod
@@ -502,7 +523,7 @@ pod_config() {
 
   run cri PodSandboxStatus "{\"pod_sandbox_id\": \"$pod\"}"
   [ "$(jq -r .status.state <<<"$output")" = SANDBOX_READY ]
-  [ "$(jq -r .status.runtime_handler <<<"$output")" = fsrun ]
+  [ "$(jq -r .status.runtime_handler <<<"$output")" = "$HANDLER" ]
   # fsrun's state root has the sandbox; runc's (the default handler) has nothing
   run cri_fsrun state "$pod"
   [ "$status" -eq 0 ]

@@ -116,7 +116,7 @@ dk_start_daemon() {
   fi
   export DK_BRIDGE DK_SUBNET
 
-  jq -n --arg d "$DK_DIR" --arg fsrun "$FSRUN" --argjson bridge "$bridge_json" \
+  jq -n --arg d "$DK_DIR" --argjson bridge "$bridge_json" \
     --arg cgparent "$DK_CGPARENT" '{
       "data-root": "\($d)/data",
       "exec-root": "\($d)/exec",
@@ -133,9 +133,16 @@ dk_start_daemon() {
       "cgroup-parent": $cgparent,
       "exec-opts": ["native.cgroupdriver=cgroupfs"],
       "log-driver": "json-file",
-      "default-runtime": "fsrun",
-      "runtimes": { "fsrun": { "path": $fsrun } }
-    }' >"$DK_DIR/daemon.json" || return 1
+      "default-runtime": "fsrun"
+    }' >"$DK_DIR/daemon.base.json" || return 1
+  # the runtime's entry is the shipped contrib/configs/docker/daemon.json, merged in as a user
+  # merges it into theirs; only the binary's path is the test's
+  jq -e '.runtimes.fsrun.path | strings' "$FSRUN_SRCDIR/contrib/configs/docker/daemon.json" >/dev/null || {
+    echo "contrib/configs/docker/daemon.json has no runtimes.fsrun.path" >&2
+    return 1
+  }
+  jq -s --arg fsrun "$FSRUN" '.[0] * .[1] | .runtimes.fsrun.path = $fsrun' "$DK_DIR/daemon.base.json" \
+    "$FSRUN_SRCDIR/contrib/configs/docker/daemon.json" >"$DK_DIR/daemon.json" || return 1
 
   # Debian's dockerd, containerd and shim only (PATH), and no fd of bats' left open in them
   nsenter --net="$DK_DIR/net.ns" -- env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME="$DK_DIR" \

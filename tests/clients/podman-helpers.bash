@@ -26,9 +26,12 @@ PM_TIMEOUT=${PM_TIMEOUT:-90} # one podman call; a hang must not eat the whole fi
 # pm_write_confs DIR RUNTIME_PATH: containers.conf and storage.conf for a podman whose every
 # directory is under DIR. No network of podman's own (netns "none"): nothing touches the host's
 # bridges or firewall, and rootless slirp4netns cannot open /dev/net/tun (0600) here anyway.
+# The runtime's own settings are the shipped drop-in, contrib/configs/podman/fsrun.conf, read over
+# these as podman reads /etc/containers/containers.conf.d/ (CONTAINERS_CONF turns the drop-in
+# directories off); only its list of paths is replaced, by RUNTIME_PATH.
 pm_write_confs() {
   local dir=$1 runtime=$2
-  cat >"$dir/containers.conf" <<EOF
+  cat >"$dir/containers.base.conf" <<EOF
 [containers]
 # CAP_SYS_RESOURCE is not in this machine's bounding set: podman's default (1048576) would fail
 default_ulimits = ["nofile=20000:20000", "nproc=32768:32768"]
@@ -41,12 +44,11 @@ events_logger = "file"
 events_logfile_path = "$dir/events.log"
 tmp_dir = "$dir/tmp"
 volume_path = "$dir/store/volumes"
-# only then does podman pass --log-format=json --log FILE, and map fsrun's errors to exit codes
-runtime_supports_json = ["fsrun"]
-
-[engine.runtimes]
-fsrun = ["$runtime"]
 EOF
+  "$FSRUN_SRCDIR/tests/clients/toml-merge.py" "$dir/containers.base.conf" \
+    "$FSRUN_SRCDIR/contrib/configs/podman/fsrun.conf" \
+    --replace engine.runtimes.fsrun "$(jq -cn --arg p "$runtime" '[$p]')" >"$dir/containers.conf" ||
+    return 1
   cat >"$dir/storage.conf" <<EOF
 [storage]
 driver = "overlay"
@@ -147,7 +149,10 @@ pm_setup_rootless() {
   fi
   chown "$PM_USER:" "/run/user/$PM_UID" && chmod 0700 "/run/user/$PM_UID"
   mkdir -p "$PM_DIR/user/home" "$PM_DIR/user/store" "$PM_DIR/user/tmp"
-  pm_write_confs "$PM_DIR/user" "$FSRUN"
+  if ! pm_write_confs "$PM_DIR/user" "$FSRUN"; then
+    PM_ROOTLESS_SKIP="cannot write the rootless podman's containers.conf"
+    return 0
+  fi
   chown "$PM_USER:" "$PM_DIR/user" "$PM_DIR/user/home" "$PM_DIR/user/store" "$PM_DIR/user/tmp"
   if ! runuser -u "$PM_USER" -- test -x "$FSRUN"; then
     PM_ROOTLESS_SKIP="$PM_USER cannot execute $FSRUN (a directory on its path is not traversable)"
@@ -171,7 +176,7 @@ podman_setup_file() {
   chmod 0755 "$PM_DIR"
   export FSRUN PM_DIR
   mkdir -p "$PM_DIR/root/store" "$PM_DIR/root/tmp"
-  pm_write_confs "$PM_DIR/root" "$FSRUN"
+  pm_write_confs "$PM_DIR/root" "$FSRUN" || return 1
   pm_make_rootfs_tar || return 1
   pm import "$PM_DIR/rootfs.tar" "$PM_IMAGE" >"$PM_DIR/import.log" 2>&1 || {
     cat "$PM_DIR/import.log" >&2

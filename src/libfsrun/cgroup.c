@@ -1052,6 +1052,83 @@ int cgroup_open(const char *description, struct fsrun_cgroup **out, fsrun_error_
   return 0;
 }
 
+/* The paths a container's cgroup can have for its id and linux.cgroupsPath: as cgroupfs, as a
+ * systemd scope (--systemd-cgroup is a flag of each command, so either), and, for a path under
+ * fsrun's default parent, below this user's delegated subtree. NULL-terminated; caller frees. */
+static char **candidate_paths(const char *id, const char *cgroups_path) {
+  char **paths = xmalloc0(4 * sizeof(char *));
+  size_t n = 0;
+  cleanup_error fsrun_error_t ignored = NULL;
+  char *p = NULL;
+  if (cgroup_resolve_path(id, cgroups_path, false, &p, &ignored) == 0) {
+    paths[n++] = p;
+    if (cgroups_path == NULL || cgroups_path[0] != '/')
+      paths[n++] = xasprintf("/user.slice/user-%u.slice/user@%u.service%s", (unsigned)getuid(),
+                             (unsigned)getuid(), p);
+  }
+  fsrun_error_release(&ignored);
+  p = NULL;
+  if (cgroup_resolve_path(id, cgroups_path, true, &p, &ignored) == 0)
+    paths[n++] = p;
+  return paths;
+}
+
+static void free_paths(char **paths) {
+  for (size_t i = 0; paths[i] != NULL; i++)
+    free(paths[i]);
+  free(paths);
+}
+
+bool cgroup_path_is_containers(const char *id, const char *cgroups_path, const char *path) {
+  char **paths = candidate_paths(id, cgroups_path);
+  bool found = false;
+  for (size_t i = 0; paths[i] != NULL && !found; i++)
+    found = strcmp(paths[i], path) == 0;
+  free_paths(paths);
+  return found;
+}
+
+int cgroup_open_checked(const char *description, const char *id, const char *cgroups_path,
+                        struct fsrun_cgroup **out, fsrun_error_t *err) {
+  const char *colon = description ? strchr(description, ':') : NULL;
+  *out = NULL;
+  if (colon == NULL || !cgroup_path_is_containers(id, cgroups_path, colon + 1))
+    return fsrun_error_take(
+        err, EPERM,
+        xasprintf("the cgroup `%s` of the state file is not one that the container's id and "
+                  "linux.cgroupsPath lead to",
+                  description ? description : ""));
+  return cgroup_open(description, out, err);
+}
+
+static bool exists_in_some_hierarchy(const struct fsrun_cgroup *cg) {
+  bool found = false;
+  for (size_t i = 0; i < cg->n_v1 && !found; i++) {
+    cleanup_free char *dir = cgroup_join(cg->v1[i].mountpoint, cg->path);
+    found = access(dir, F_OK) == 0;
+  }
+  return found || cg->unified_dir;
+}
+
+int cgroup_find(const char *id, const char *cgroups_path, struct fsrun_cgroup **out,
+                fsrun_error_t *err) {
+  char **paths = candidate_paths(id, cgroups_path);
+  cgroup_mode_t mode;
+  int ret = cgroup_detect_mode(&mode, err);
+  *out = NULL;
+  for (size_t i = 0; ret == 0 && paths[i] != NULL && *out == NULL; i++) {
+    cleanup_free char *description = xasprintf("%s:%s", mode_name(mode), paths[i]);
+    struct fsrun_cgroup *cg = NULL;
+    ret = cgroup_open(description, &cg, err);
+    if (ret == 0 && exists_in_some_hierarchy(cg))
+      *out = cg;
+    else
+      cgroup_free(cg);
+  }
+  free_paths(paths);
+  return ret;
+}
+
 int cgroup_clone_fd(const struct fsrun_cgroup *cg) {
   /* a systemd scope is made with the init's pid in it: the init is moved, not cloned, into it */
   if (cg == NULL || cg->mode != CGROUP_MODE_UNIFIED || cg->systemd != NULL)

@@ -774,6 +774,47 @@ struct destroy_hints {
   const oci_hook_list *poststop; /* NULL: the state's */
 };
 
+/* The cgroup the state names, when the container's config and id lead to it; a forged one is
+ * passed over for the cgroup they do lead to (NULL when there is none to be found). */
+static void open_state_cgroup(const struct fsrun_context *ctx, const char *id,
+                              const struct container_status *st, struct fsrun_cgroup **out) {
+  cleanup_error fsrun_error_t cerr = NULL;
+  cleanup_close int dirfd = status_dir_open(ctx->state_root, id, &cerr);
+  if (dirfd < 0 || status_open_cgroup(dirfd, id, st, out, &cerr) == 0)
+    return;
+  if (fsrun_error_code(&cerr) == -EPERM) {
+    log_warning("delete `%s`: %s: it is left alone", id, cerr->msg);
+    fsrun_error_release(&cerr);
+    if (status_open_cgroup(dirfd, id, NULL, out, &cerr) == 0)
+      return;
+  }
+  log_debug("delete `%s`: %s", id, cerr->msg);
+}
+
+/* delete of a container without a readable state file: its cgroup, found from the id and the
+ * config kept at create, holds whatever of it still runs. Without one there is no telling
+ * whether processes are left, so the state directory stays (unless the file was never written:
+ * a create that died before it made no process). */
+static int destroy_without_state(const struct fsrun_context *ctx, int dirfd, const char *id,
+                                 fsrun_error_t *why, fsrun_error_t *err) {
+  cleanup_cgroup struct fsrun_cgroup *cg = NULL;
+  cleanup_error fsrun_error_t cerr = NULL;
+  bool never_written = fsrun_error_code(why) == -ENOENT;
+
+  if (status_open_cgroup(dirfd, id, NULL, &cg, &cerr) < 0 && !never_written)
+    return fsrun_error_take(err, EIO,
+                            xasprintf("delete `%s`: %s, and %s: the state directory %s/%s is kept",
+                                      id, (*why)->msg, cerr->msg, ctx->state_root, id));
+  if (cg == NULL && !never_written)
+    return fsrun_error_take(err, EIO,
+                            xasprintf("delete `%s`: %s, and no cgroup of the container was found "
+                                      "to stop its processes in: the state directory %s/%s is kept",
+                                      id, (*why)->msg, ctx->state_root, id));
+  if (cg != NULL && cgroup_destroy(cg, err) < 0)
+    return fsrun_error_wrap(err, "delete `%s`", id);
+  return status_dir_remove(ctx->state_root, id, err);
+}
+
 /* Kills whatever is left of the container, removes its cgroup, runs poststop hooks and removes the
  * state directory. Works on any partial state (have_state false: nothing recorded to kill). */
 static int destroy(const struct fsrun_context *ctx, const char *id,
@@ -786,9 +827,7 @@ static int destroy(const struct fsrun_context *ctx, const char *id,
 
   if (have_state) {
     if (cg == NULL && st->cgroup != NULL) {
-      cleanup_error fsrun_error_t cerr = NULL;
-      if (cgroup_open(st->cgroup, &own_cg, &cerr) < 0)
-        log_debug("delete `%s`: %s", id, cerr->msg);
+      open_state_cgroup(ctx, id, st, &own_cg);
       cg = own_cg;
     }
     if (!(hints && hints->init_reaped))
@@ -839,11 +878,15 @@ int container_delete(const struct fsrun_context *ctx, const char *id, bool force
     return dirfd;
   }
   r = status_read(dirfd, &st, err);
+  if (r == 0 && strcmp(st.id, id) != 0) {
+    r = fsrun_error_make(err, EINVAL, "the state file is corrupt: it names container `%s`", st.id);
+    status_clear(&st);
+  }
   if (r < 0) {
-    /* killed before its first state write, or a corrupt file: nothing we can kill is recorded */
+    /* killed before its first state write, or a corrupt file (or a symlink) */
     if (r == -ENOENT || force) {
-      fsrun_error_release(err);
-      return destroy(ctx, id, &st, false, NULL, err);
+      cleanup_error fsrun_error_t why = steal_ptr(err);
+      return destroy_without_state(ctx, dirfd, id, &why, err);
     }
     return r;
   }
@@ -1007,9 +1050,10 @@ int container_kill(const struct fsrun_context *ctx, const char *id, const char *
   status = status_derive(dirfd, &st, &pid);
   if (all) {
     cleanup_cgroup struct fsrun_cgroup *cg = NULL;
-    if (st.cgroup != NULL && cgroup_open(st.cgroup, &cg, err) == 0 && cg != NULL)
+    if (status_open_cgroup(dirfd, id, &st, &cg, err) < 0)
+      return fsrun_error_wrap(err, "kill --all `%s`", id);
+    if (cg != NULL)
       return cgroup_kill_all(cg, sig, err);
-    fsrun_error_release(err);
   }
   if (strcmp(status, "stopped") == 0 || strcmp(status, "creating") == 0) {
     if (all)
@@ -1243,8 +1287,8 @@ int container_ps(const struct fsrun_context *ctx, const char *id, const char *fo
     return fsrun_error_code(err);
   status = status_derive(dirfd, &st, &pid);
   if (st.cgroup != NULL) {
-    if (cgroup_open(st.cgroup, &cg, err) < 0)
-      return fsrun_error_code(err);
+    if (status_open_cgroup(dirfd, id, &st, &cg, err) < 0)
+      return fsrun_error_wrap(err, "ps `%s`", id);
     if (cg != NULL && cgroup_pids(cg, &pids, &n, err) < 0)
       return fsrun_error_code(err);
   }

@@ -34,7 +34,7 @@ int live_open(const struct fsrun_context *ctx, const char *id, struct live_conta
     return ret;
   c->status = status_derive(dirfd, &c->st, &c->pid);
   if (c->st.cgroup != NULL) {
-    ret = cgroup_open(c->st.cgroup, &c->cg, err);
+    ret = status_open_cgroup(dirfd, id, &c->st, &c->cg, err);
     if (ret < 0) {
       live_close(c);
       return fsrun_error_wrap(err, "container `%s`", id);

@@ -232,7 +232,7 @@ int status_read_config(int dirfd, const char *bundle, oci_config **out, fsrun_er
   char *msg = NULL;
   size_t len = 0;
   *out = NULL;
-  if (read_file_at(dirfd, STATUS_CONFIG_FILE, &text, &len, err) < 0) {
+  if (read_file_at_nofollow(dirfd, STATUS_CONFIG_FILE, &text, &len, err) < 0) {
     cleanup_free char *path = NULL;
     if (fsrun_error_code(err) != -ENOENT || bundle == NULL)
       return fsrun_error_code(err);
@@ -308,7 +308,8 @@ int status_read(int dirfd, struct container_status *st, fsrun_error_t *err) {
   yajl_val root, internal, annotations;
 
   memset(st, 0, sizeof(*st));
-  if (read_file_at(dirfd, STATUS_FILE, &text, NULL, err) < 0)
+  /* a symlink is not followed: it could lead to another container's state */
+  if (read_file_at_nofollow(dirfd, STATUS_FILE, &text, NULL, err) < 0)
     return fsrun_error_code(err);
   root = yajl_tree_parse(text, errbuf, sizeof(errbuf));
   if (!YAJL_IS_OBJECT(root)) {
@@ -365,6 +366,26 @@ void status_clear(struct container_status *st) {
   free_hooks(&st->poststart);
   free_hooks(&st->poststop);
   memset(st, 0, sizeof(*st));
+}
+
+static void cleanup_configp(oci_config **c) {
+  oci_config_free(*c);
+  *c = NULL;
+}
+
+int status_open_cgroup(int dirfd, const char *id, const struct container_status *st,
+                       struct fsrun_cgroup **out, fsrun_error_t *err) {
+  __attribute__((cleanup(cleanup_configp))) oci_config *config = NULL;
+  const char *cgroups_path;
+  *out = NULL;
+  if (st != NULL && st->cgroup == NULL)
+    return 0;
+  if (status_read_config(dirfd, st ? st->bundle : NULL, &config, err) < 0)
+    return fsrun_error_wrap(err, "find the cgroup of `%s`", id);
+  cgroups_path = config->linux_ ? config->linux_->cgroups_path : NULL;
+  if (st == NULL)
+    return cgroup_find(id, cgroups_path, out, err);
+  return cgroup_open_checked(st->cgroup, id, cgroups_path, out, err);
 }
 
 /* --- derived status ----------------------------------------------------------------------------

@@ -63,6 +63,15 @@ int status_read_config(int dirfd, const char *bundle, oci_config **out, fsrun_er
 int status_read(int dirfd, struct container_status *st, fsrun_error_t *err);
 void status_clear(struct container_status *st);
 
+struct fsrun_cgroup;
+/* The container's cgroup, only ever one that its id and the linux.cgroupsPath of its config (the
+ * copy in the state dir) lead to. With st, the one the state names (EPERM when the state names
+ * another: a forged state must not make fsrun kill in or remove a host cgroup; NULL when the state
+ * has none). Without st (the state file is lost), the one of those paths that exists (NULL when
+ * none does). */
+int status_open_cgroup(int dirfd, const char *id, const struct container_status *st,
+                       struct fsrun_cgroup **out, fsrun_error_t *err);
+
 /* The live status: "creating", "created", "running", "paused" or "stopped", and the init's pid
  * (0 when stopped). A reused pid is never mistaken for the init. */
 const char *status_derive(int dirfd, const struct container_status *st, pid_t *pid);

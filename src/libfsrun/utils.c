@@ -93,8 +93,9 @@ int safe_write_all(int fd, const void *buf, size_t len) {
   return 0;
 }
 
-int read_file_at(int dirfd, const char *path, char **out, size_t *len, fsrun_error_t *err) {
-  cleanup_close int fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC);
+static int read_file_flags(int dirfd, const char *path, int flags, char **out, size_t *len,
+                           fsrun_error_t *err) {
+  cleanup_close int fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | flags);
   cleanup_free char *buf = NULL;
   size_t size = 0, cap = 0;
   if (fd < 0)
@@ -125,6 +126,15 @@ int read_file_at(int dirfd, const char *path, char **out, size_t *len, fsrun_err
   if (len)
     *len = size;
   return 0;
+}
+
+int read_file_at(int dirfd, const char *path, char **out, size_t *len, fsrun_error_t *err) {
+  return read_file_flags(dirfd, path, 0, out, len, err);
+}
+
+int read_file_at_nofollow(int dirfd, const char *path, char **out, size_t *len,
+                          fsrun_error_t *err) {
+  return read_file_flags(dirfd, path, O_NOFOLLOW, out, len, err);
 }
 
 int write_file_at(int dirfd, const char *path, const void *data, size_t len, fsrun_error_t *err) {

@@ -45,6 +45,8 @@ int safe_write_all(int fd, const void *buf, size_t len);
 /* Reads a whole (small) file relative to dirfd (AT_FDCWD for a path) into a NUL-terminated buffer.
  */
 int read_file_at(int dirfd, const char *path, char **out, size_t *len, fsrun_error_t *err);
+/* read_file_at, but a symlink at path is an error (ELOOP), not followed. */
+int read_file_at_nofollow(int dirfd, const char *path, char **out, size_t *len, fsrun_error_t *err);
 /* Writes len bytes to an existing file (O_WRONLY|O_CLOEXEC|O_NOFOLLOW) relative to dirfd. */
 int write_file_at(int dirfd, const char *path, const void *data, size_t len, fsrun_error_t *err);
 /* Writes a file atomically: a temporary file in the same directory, fsync'd, renamed over path. */

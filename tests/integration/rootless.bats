@@ -44,6 +44,8 @@ setup() {
 
 teardown() {
   local f
+  # the init of a container whose state a failed test left corrupt
+  [ -n "${USER_INIT:-}" ] && kill -9 "$USER_INIT" 2>/dev/null
   if [ -n "${UDIR:-}" ]; then
     # containers left by a failed test, then the sanitizer reports of the user's fsrun runs
     for f in "$UDIR"/run/fsrun/*/; do
@@ -170,4 +172,34 @@ user_run() {
   [ "$status" -eq 1 ]
   [[ "$output" == *newgidmap*"package uidmap"* ]]
   [ ! -e "$UDIR/run/fsrun/$id" ]
+}
+
+@test "rootless: delete --force with a corrupt state.json and no cgroup fails, keeps the state, says why" {
+  local id=rl-corrupt-$RANDOM state
+  update_user_config '.process.args = ["sleep", "1000"]'
+  as_user /bin/sh -c 'cd "$1" && shift && exec "$@"' sh "$UDIR/bundle" "$FSRUN" run -d "$id" \
+    >"$UDIR/run.log" 2>&1 </dev/null
+  state=$UDIR/run/fsrun/$id/state.json
+  USER_INIT=$(jq -r .pid "$state")
+  _fsrun_pid_alive "$USER_INIT"
+  cp "$state" "$UDIR/state.json.good"
+  printf '{"id": ' >"$state"
+  user_run delete --force "$id"
+  [ "$status" -eq 1 ]
+  [ "${#lines[@]}" -eq 1 ]
+  [[ "$output" == *"the state file is corrupt"*"no cgroup of the container was found"*"is kept"* ]]
+  # nothing was removed while its process lives on
+  [ -e "$state" ]
+  _fsrun_pid_alive "$USER_INIT"
+  # with the state repaired, delete --force stops it
+  cp "$UDIR/state.json.good" "$state"
+  user_run delete --force "$id"
+  [ "$status" -eq 0 ]
+  [ ! -e "$UDIR/run/fsrun/$id" ]
+  for _ in $(seq 50); do
+    _fsrun_pid_alive "$USER_INIT" || break
+    sleep 0.1
+  done
+  ! _fsrun_pid_alive "$USER_INIT"
+  USER_INIT=''
 }

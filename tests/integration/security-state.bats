@@ -12,6 +12,7 @@ setup() {
 
 teardown() {
   [ -n "${BYSTANDER:-}" ] && kill "$BYSTANDER" 2>/dev/null
+  remove_decoy_cgroup
   teardown_bundle
 }
 
@@ -74,4 +75,100 @@ teardown() {
   [[ $output == *"container not running"* ]]
   fsrun delete --force sec-reuse
   _fsrun_pid_alive "$BYSTANDER"
+}
+
+# The init's pid of container $1, as the state reports it.
+init_pid_of() {
+  fsrun state "$1" | jq -r .pid
+}
+
+# wait_pid_gone PID: up to 5 s for PID to be gone (or a zombie).
+wait_pid_gone() {
+  local tries=50
+  while _fsrun_pid_alive "$1" && [ $tries -gt 0 ]; do
+    sleep 0.1
+    tries=$((tries - 1))
+  done
+  ! _fsrun_pid_alive "$1"
+}
+
+@test "security-state: delete --force with a corrupt state.json kills the container and removes it all" {
+  CONTAINER_ID=sec-corrupt
+  start_sleeper
+  pid=$(init_pid_of sec-corrupt)
+  printf '{"id": "sec-corr' >"$FSRUN_ROOT/sec-corrupt/state.json"
+  # without --force the container is kept, as runc keeps it
+  run fsrun delete sec-corrupt
+  [ "$status" -eq 1 ]
+  [ -e "$FSRUN_ROOT/sec-corrupt/state.json" ]
+  fsrun delete --force sec-corrupt
+  wait_pid_gone "$pid"
+  assert_no_leftovers sec-corrupt
+}
+
+@test "security-state: delete --force with state.json a symlink to another container's state kills only its own" {
+  # the other container has a bundle of its own, so that its process is not taken for a leftover
+  setup_bundle "$BATS_TEST_TMPDIR/victim"
+  CONTAINER_ID=sec-victim
+  start_sleeper
+  victim=$(init_pid_of sec-victim)
+  setup_bundle
+  CONTAINER_ID=sec-link
+  start_sleeper
+  pid=$(init_pid_of sec-link)
+  ln -sf "$FSRUN_ROOT/sec-victim/state.json" "$FSRUN_ROOT/sec-link/state.json"
+  fsrun delete --force sec-link
+  wait_pid_gone "$pid"
+  assert_no_leftovers sec-link
+  # the other container is untouched
+  _fsrun_pid_alive "$victim"
+  [ "$(fsrun state sec-victim | jq -r .status)" = running ]
+  fsrun delete --force sec-victim
+}
+
+# A cgroup outside fsrun's, with a process of ours in it: DECOY (the directory) and DECOY_PID.
+make_decoy_cgroup() {
+  local hierarchy=/sys/fs/cgroup/pids
+  [ "$(cgroup_mode)" = unified ] && hierarchy=/sys/fs/cgroup
+  DECOY_NAME=fsrun-decoy-$$
+  DECOY=$hierarchy/$DECOY_NAME
+  mkdir "$DECOY"
+  sleep 1000 &
+  DECOY_PID=$!
+  echo "$DECOY_PID" >"$DECOY/cgroup.procs"
+}
+
+remove_decoy_cgroup() {
+  if [ -n "${DECOY_PID:-}" ]; then
+    kill -9 "$DECOY_PID" 2>/dev/null
+    wait "$DECOY_PID" 2>/dev/null || true
+  fi
+  if [ -n "${DECOY:-}" ] && [ -d "$DECOY" ]; then
+    rmdir "$DECOY"
+  fi
+  DECOY_PID='' DECOY=''
+}
+
+@test "security-state: a forged cgroup in state.json is never killed in or removed (kill --all, delete --force)" {
+  CONTAINER_ID=sec-forged
+  start_sleeper
+  pid=$(init_pid_of sec-forged)
+  make_decoy_cgroup
+  state=$FSRUN_ROOT/sec-forged/state.json
+  jq --arg cg "$(cgroup_mode):/$DECOY_NAME" '.fsrun.cgroup = $cg' "$state" >"$state.new"
+  mv "$state.new" "$state"
+  run fsrun kill --all sec-forged KILL
+  [ "$status" -eq 1 ]
+  [[ $output == *"not one that the container's id and linux.cgroupsPath lead to"* ]]
+  _fsrun_pid_alive "$DECOY_PID"
+  run fsrun delete --force sec-forged
+  [ "$status" -eq 0 ]
+  [[ $output == *"left alone"* ]]
+  # the decoy and its process are untouched; the container's own cgroup and init are gone
+  [ -d "$DECOY" ]
+  _fsrun_pid_alive "$DECOY_PID"
+  grep -qx "$DECOY_PID" "$DECOY/cgroup.procs"
+  wait_pid_gone "$pid"
+  remove_decoy_cgroup
+  assert_no_leftovers sec-forged
 }

@@ -4,7 +4,8 @@
 #
 #   contrib/run-tests.sh [--suites LIST] [--no-install] [--bats-filter REGEX] [-h]
 #
-# Suites (default: all, in this order): unit format bats asan valgrind vm fuzz distcheck clients fusion
+# Suites (default: all, in this order):
+#   unit format bats asan valgrind vm fuzz distcheck clients fusion package
 #   unit       `make check` (TAP unit tests) in the plain and the ASan build
 #   format     `make format-check`
 #   bats       tests/integration/*.bats against the plain binary
@@ -19,6 +20,8 @@
 #   distcheck  `make distcheck`
 #   clients    tests/clients/*.bats (podman, containerd, docker), when that folder exists
 #   fusion     contrib/fusion/run-tests.sh: the TypeScript Fusion adapter (tsc, node --test)
+#   package    tests/package/*.bats: `make install` of the plain build (DESTDIR, prefix, uninstall),
+#              and the Debian package built, installed, used and removed in a throw-away root
 #
 # Environment: FSRUN_BUILD_ROOT (default: build/ in the repo), FUZZ_SECONDS, BATS_FILES (a list of
 # .bats files instead of tests/integration/*.bats), BATS_FILE_TIMEOUT (default 900 s per file),
@@ -35,7 +38,7 @@ export FSRUN_SRCDIR=$repo
 # shellcheck source=lib.sh
 source "$repo/contrib/lib.sh"
 
-ALL_SUITES="unit format bats asan valgrind vm fuzz distcheck clients fusion"
+ALL_SUITES="unit format bats asan valgrind vm fuzz distcheck clients fusion package"
 suites=$ALL_SUITES
 install=1
 bats_filter=()
@@ -315,7 +318,7 @@ build_ok() { # build_ok NAME DIR LOG CONFIGURE_ARG...
 }
 
 plain_ok=0 asan_ok=0 dynamic_ok=0
-if wanted unit || wanted format || wanted bats || wanted valgrind || wanted vm || wanted distcheck || wanted clients || wanted fusion; then
+if wanted unit || wanted format || wanted bats || wanted valgrind || wanted vm || wanted distcheck || wanted clients || wanted fusion || wanted package; then
   build_ok plain "$PLAIN" "$LOG_DIR/build-plain.log" --enable-werror && plain_ok=1
 fi
 if wanted asan || wanted unit; then
@@ -519,6 +522,17 @@ if runnable fusion; then
     FSRUN_FUSION_OUT=$BUILD_ROOT/fusion timeout -k 10 "$(limit 900)" \
       contrib/fusion/run-tests.sh "$PLAIN/fsrun" >"$LOG_DIR/fusion.tap" 2>&1 </dev/null
     parse_tap fusion contrib/fusion "$LOG_DIR/fusion.tap"
+  fi
+  suite_end
+fi
+
+# ---- install and package (tests/package) --------------------------------------------------------
+if runnable package; then
+  suite_start package
+  if [ "$plain_ok" = 1 ]; then
+    BATS_FILES="$(ls tests/package/*.bats | tr '\n' ' ')" run_bats_suite package "$PLAIN/fsrun"
+  else
+    skip package "build:plain failed"
   fi
   suite_end
 fi

@@ -12,6 +12,7 @@
 #include "cmd/commands.h"
 #include "context.h"
 #include "error.h"
+#include "fsrun-commit.h"
 #include "log.h"
 #include "prefault.h"
 #include "sandbox-watchdog.h"

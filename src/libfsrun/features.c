@@ -3,6 +3,7 @@
  * not implement: everything claimed comes from the table below, intersected with what the host
  * supports. */
 #include "runtime-features.h"
+#include "fsrun-commit.h"
 
 #include <ctype.h>
 #include <errno.h>

@@ -13,7 +13,8 @@ FSRUN_BUILD_PACKAGES=(build-essential autoconf automake libtool pkg-config git
 # side-by-side tests and benchmarks, and the tools tests use from the host.
 FSRUN_TEST_PACKAGES=(bats jq busybox-static clang clang-format libclang-rt-14-dev
   crun runc bubblewrap socat util-linux iproute2 procps kmod uidmap valgrind
-  nodejs node-typescript) # the last two: the Fusion adapter (contrib/fusion)
+  nodejs node-typescript # the Fusion adapter (contrib/fusion)
+  man-db bsdextrautils) # man and col: the man pages against --help (tests/integration/man.bats)
 # ---- client suites (podman / containerd / docker) ----------------------------------------------
 # contrib/run-tests.sh installs this list and runs tests/clients/*.bats. The CRI test drives
 # containerd's CRI plugin over gRPC with Debian's python3 grpcio (no kubelet, no crictl in Debian).

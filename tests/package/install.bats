@@ -11,6 +11,11 @@ setup_file() {
   [ -f "$BUILD_DIR/Makefile" ] || skip "$FSRUN is not in a configured build directory"
 }
 
+# the commands `fsrun --help` lists
+commands() {
+  "$FSRUN" --help | awk '/^Commands:/ { on = 1; next } /^$/ { on = 0 } on { print $1 }'
+}
+
 setup() {
   DEST=$BATS_TEST_TMPDIR/dest
 }
@@ -49,6 +54,16 @@ make_install() { # make_install PREFIX [TARGET]
   # nothing writable by others, nothing outside the prefix
   [ -z "$(find "$DEST" -perm /022 ! -type l)" ]
   [ "$(ls "$DEST")" = usr ]
+}
+
+@test "man fsrun-COMMAND finds each installed page through MANPATH" {
+  make_install /usr
+  local cmd
+  for cmd in $(commands); do
+    run env MANPATH="$DEST/usr/share/man" man -w "fsrun-$cmd"
+    [ "$status" -eq 0 ]
+    [ "$output" = "$DEST/usr/share/man/man8/fsrun-$cmd.8" ]
+  done
 }
 
 @test "prefix=/opt/fsrun puts everything under it, and make uninstall removes every file" {

@@ -1,6 +1,6 @@
 #!/usr/bin/env bats
 # `make install` of the build that made $FSRUN (its directory has the Makefile): with DESTDIR and
-# a prefix, the binary, the man pages, the client configurations as
+# a prefix, the binary, the man pages, the bash completion, the client configurations as
 # examples and the Fusion adapter's package; `make uninstall` takes every file away again.
 
 load ../integration/helpers
@@ -27,7 +27,7 @@ make_install() { # make_install PREFIX [TARGET]
   }
 }
 
-@test "make install DESTDIR=D prefix=/usr: binary, man pages, examples, Fusion adapter" {
+@test "make install DESTDIR=D prefix=/usr: binary, man pages, completion, examples, Fusion adapter" {
   make_install /usr
   # the binary, the same build
   [ -x "$DEST/usr/bin/fsrun" ]
@@ -41,6 +41,8 @@ make_install() { # make_install PREFIX [TARGET]
     [ "$status" -eq 0 ]
     [[ $output == *NAME* ]]
   done
+  # the bash completion, where bash-completion looks for it
+  cmp "$FSRUN_SRCDIR/contrib/completion/fsrun" "$DEST/usr/share/bash-completion/completions/fsrun"
   # the client configurations, the very files of contrib/configs
   local f
   for f in podman/fsrun.conf containerd/fsrun.toml kubernetes/runtimeclass.yaml crio/10-fsrun.conf \
@@ -70,6 +72,7 @@ make_install() { # make_install PREFIX [TARGET]
   make_install /opt/fsrun
   [ -x "$DEST/opt/fsrun/bin/fsrun" ]
   [ -f "$DEST/opt/fsrun/share/man/man8/fsrun.8" ]
+  [ -f "$DEST/opt/fsrun/share/bash-completion/completions/fsrun" ]
   [ -f "$DEST/opt/fsrun/share/doc/fsrun/examples/podman/fsrun.conf" ]
   [ -f "$DEST/opt/fsrun/share/fsrun/fusion/package.json" ]
   [ "$(ls "$DEST")" = opt ]

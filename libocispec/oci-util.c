@@ -68,6 +68,30 @@ int oci_map_set(oci_map *m, const char *key, const char *value) {
   return 0;
 }
 
+int oci_map_copy(oci_map *dst, const oci_map *src) {
+  oci_map copy = {0};
+  bool ok;
+  if (dst == NULL || src == NULL || dst->len != 0)
+    return -EINVAL;
+  if (src->len == 0)
+    return 0;
+  copy.keys = calloc(src->len, sizeof(char *));
+  copy.values = calloc(src->len, sizeof(char *));
+  ok = copy.keys != NULL && copy.values != NULL;
+  for (size_t i = 0; ok && i < src->len; i++) {
+    copy.keys[i] = strdup(src->keys[i]);
+    copy.values[i] = strdup(src->values[i]);
+    copy.len = i + 1; /* counted first, so that free releases a half-made pair */
+    ok = copy.keys[i] != NULL && copy.values[i] != NULL;
+  }
+  if (!ok) {
+    oci_map_free(&copy);
+    return -ENOMEM;
+  }
+  *dst = copy;
+  return 0;
+}
+
 void oci_map_free(oci_map *m) {
   if (m == NULL)
     return;

@@ -463,6 +463,9 @@ void oci_strv_free(oci_strv *v);
 void oci_strv_push(oci_strv *v, const char *s);
 const char *oci_map_get(const oci_map *m, const char *key);
 int oci_map_set(oci_map *m, const char *key, const char *value);
+/* dst (empty) becomes a copy of src, in linear time: src's keys are unique, as a parsed map's are
+ * (oci_map_set scans for the key, so filling a map with it is quadratic). */
+int oci_map_copy(oci_map *dst, const oci_map *src);
 void oci_map_free(oci_map *m);
 
 /* Field-for-field comparison of two models (NULL equals only NULL). */

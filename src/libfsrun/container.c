@@ -390,8 +390,8 @@ static int create_internal(const struct fsrun_context *ctx, const struct contain
   st->bundle = xstrdup(bundle);
   st->rootfs = xstrdup(rootfs);
   st->created = rfc3339_now();
-  for (size_t i = 0; i < config->annotations.len; i++)
-    oci_map_set(&st->annotations, config->annotations.keys[i], config->annotations.values[i]);
+  if (oci_map_copy(&st->annotations, &config->annotations) < 0)
+    abort(); /* out of memory, as xmalloc */
   st->cgroup = out->cg ? cgroup_describe(out->cg) : NULL;
   /* the hooks of start and delete: kept here, the bundle may change or vanish */
   if (config->hooks != NULL) {

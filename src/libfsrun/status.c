@@ -302,6 +302,22 @@ static void free_hooks(oci_hook_list *l) {
   memset(l, 0, sizeof(*l));
 }
 
+/* The file is ours, its keys unique: filled in one pass, not by oci_map_set's scan for each key
+ * (quadratic: 100,000 annotations took a minute) */
+static void read_annotations(yajl_val obj, oci_map *out) {
+  size_t n = obj->u.object.len;
+  if (n == 0)
+    return;
+  out->keys = xmalloc0(n * sizeof(char *));
+  out->values = xmalloc0(n * sizeof(char *));
+  for (size_t i = 0; i < n; i++) {
+    const char *v = YAJL_GET_STRING(obj->u.object.values[i]);
+    out->keys[i] = xstrdup(obj->u.object.keys[i]);
+    out->values[i] = xstrdup(v ? v : "");
+  }
+  out->len = n;
+}
+
 int status_read(int dirfd, struct container_status *st, fsrun_error_t *err) {
   cleanup_free char *text = NULL;
   char errbuf[256] = "";
@@ -323,12 +339,8 @@ int status_read(int dirfd, struct container_status *st, fsrun_error_t *err) {
   st->rootfs = get_string(root, "rootfs");
   st->created = get_string(root, "created");
   annotations = get(root, "annotations");
-  if (YAJL_IS_OBJECT(annotations)) {
-    for (size_t i = 0; i < annotations->u.object.len; i++) {
-      const char *v = YAJL_GET_STRING(annotations->u.object.values[i]);
-      oci_map_set(&st->annotations, annotations->u.object.keys[i], v ? v : "");
-    }
-  }
+  if (YAJL_IS_OBJECT(annotations))
+    read_annotations(annotations, &st->annotations);
   internal = get(root, "fsrun");
   if (YAJL_IS_OBJECT(internal)) {
     st->pid_start_time = (unsigned long long)get_int(internal, "pidStartTime");

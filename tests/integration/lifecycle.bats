@@ -387,3 +387,27 @@ state_field() {
   # no fsrun process of ours is left (a waiting init would be one)
   [ -z "$(pgrep -f "$FSRUN_ROOT" || true)" ]
 }
+
+# with_cpu_limit SECONDS CMD...: CMD under RLIMIT_CPU (killed by SIGXCPU past it). CPU time, not
+# wall time: a loaded machine makes fsrun wait, not compute.
+with_cpu_limit() {
+  local seconds=$1
+  shift
+  (ulimit -t "$seconds" && "$@")
+}
+
+@test "lifecycle: 100,000 annotations (13 MB) cost create, state, exec, kill and delete under 20 s of CPU each" {
+  # the duplicate scan made each of them quadratic: over 60 s of CPU apiece
+  set_process_args /bin/sleep 1000
+  update_config '.annotations = ([range(100000)] | map({key: "io.example.annotation-\(.)", value: ("v" * 90)}) | from_entries)'
+  [ "$(stat -c %s "$BUNDLE/config.json")" -gt 10000000 ]
+  with_cpu_limit 20 "$FSRUN" --root "$FSRUN_ROOT" create --bundle "$BUNDLE" life-ann </dev/null
+  with_cpu_limit 20 "$FSRUN" --root "$FSRUN_ROOT" start life-ann
+  with_cpu_limit 20 "$FSRUN" --root "$FSRUN_ROOT" state life-ann >"$BATS_TEST_TMPDIR/state.json"
+  [ "$(jq '.annotations | length' "$BATS_TEST_TMPDIR/state.json")" -eq 100000 ]
+  [ "$(jq -r '.annotations["io.example.annotation-99999"] | length' "$BATS_TEST_TMPDIR/state.json")" -eq 90 ]
+  with_cpu_limit 20 "$FSRUN" --root "$FSRUN_ROOT" exec life-ann /bin/true
+  with_cpu_limit 20 "$FSRUN" --root "$FSRUN_ROOT" kill life-ann KILL
+  with_cpu_limit 20 "$FSRUN" --root "$FSRUN_ROOT" delete --force life-ann
+  assert_no_leftovers life-ann
+}

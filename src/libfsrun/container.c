@@ -734,6 +734,13 @@ static int release_init(int dirfd, const struct container_status *st, int pidfd,
     return fsrun_error_make(err, 0, "the container was started by someone else");
   unlinkat(dirfd, STATUS_EXEC_FIFO, 0);
   (void)st;
+  /* the init holds its end open until execve (or its death): returning before that EOF would let
+   * a `kill` right after `start` reach a pid-namespace init without a handler, which drops it */
+  if (fcntl(fifo, F_SETFL, 0) < 0)
+    return fsrun_error_errno(err, "wait for the container's process");
+  do
+    n = read(fifo, &byte, 1);
+  while (n > 0 || (n < 0 && errno == EINTR));
   return 0;
 }
 

@@ -154,6 +154,21 @@ static int enter_cwd(const char *cwd, fsrun_error_t *err) {
   return 0;
 }
 
+/* Closes every fd >= first except keep (-1: none). No allocation, nothing that needs /proc. */
+static void close_fds_from(int first, int keep) {
+  int ret;
+  if (keep < first)
+    ret = (int)syscall(SYS_close_range, first, ~0U, 0);
+  else
+    ret = (keep > first ? (int)syscall(SYS_close_range, first, keep - 1, 0) : 0) |
+          (int)syscall(SYS_close_range, keep + 1, ~0U, 0);
+  if (ret == 0)
+    return;
+  for (int fd = first; fd < 65536; fd++)
+    if (fd != keep)
+      close(fd);
+}
+
 static int open_exec_fifo(struct init_config *c) {
   char path[64];
   pid_t self = procfs_self_pid(c->procfs_fd);
@@ -369,19 +384,19 @@ void init_main(struct init_config *c) {
   }
   close(c->sync_fd);
 
-  /* `run` has no fifo: nothing to wait for */
+  /* `run` has no fifo: nothing to wait for. The write end stays open (CLOEXEC) until execve:
+   * `start` reads until EOF, so that it returns only once the process can take a signal (a
+   * signal to a pid namespace's init that has no handler yet is dropped, not queued). */
+  fifo = -1;
   if (c->exec_fifo_fd >= 0) {
     fifo = open_exec_fifo(c);
     if (fifo < 0 || write(fifo, &one, 1) != 1)
       _exit(1);
-    close(fifo);
   }
   /* CLOEXEC is not enough: execve resolves its path before it closes CLOEXEC fds, so an image
-   * symlink through /proc/self/fd/N could reach a directory we still hold. Really close them. */
-  if (syscall(SYS_close_range, 3 + c->preserve_fds + c->listen_fds, ~0U, 0) < 0) {
-    for (int fd = 3 + c->preserve_fds + c->listen_fds; fd < 65536; fd++)
-      close(fd);
-  }
+   * symlink through /proc/self/fd/N could reach a directory we still hold. Really close them
+   * (all but the fifo, which leads nowhere: a path cannot go on through a fifo). */
+  close_fds_from(3 + c->preserve_fds + c->listen_fds, fifo);
 
   if (c->config->hooks != NULL && hooks_any(&c->config->hooks->start_container) &&
       hooks_run(&c->config->hooks->start_container, "startContainer", hook_state_created, &err) <
@@ -397,8 +412,15 @@ void init_main(struct init_config *c) {
     _exit(1);
   }
 
-  if (c->reaper)
+  if (c->reaper) {
+    /* the reaper stays: its signals are held (blocked) from before `start` returns */
+    sigset_t all;
+    sigfillset(&all);
+    sigprocmask(SIG_SETMASK, &all, NULL);
+    if (fifo >= 0)
+      close(fifo);
     reaper_exec(exe, argv, envp, c->sigmask, p->terminal);
+  }
   process_exec(exe, argv, envp);
 }
 

@@ -1297,6 +1297,70 @@ int cgroup_pids(const struct fsrun_cgroup *cg, pid_t **pids, size_t *n, fsrun_er
   return 0;
 }
 
+static bool pid_listed(pid_t pid, const pid_t *pids, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    if (pids[i] == pid)
+      return true;
+  return false;
+}
+
+/* v1: a process of the container that was moved out of its freezer cgroup (into another one,
+ * perhaps frozen) is still listed in its other hierarchies. It is moved back: a frozen task dies
+ * only once thawed, and joining the container's thawed freezer cgroup thaws it, without a write
+ * to the cgroup it was moved to, which is not the container's. */
+static void reclaim_strays(const struct fsrun_cgroup *cg) {
+  const char *mount = cg->mode == CGROUP_MODE_UNIFIED ? NULL : cgroup_v1_mount(cg, "freezer");
+  cleanup_error fsrun_error_t err = NULL;
+  cleanup_free char *freezer = NULL;
+  cleanup_free pid_t *in_freezer = NULL;
+  size_t n_in = 0;
+  if (mount == NULL)
+    return;
+  freezer = cgroup_join(mount, cg->path);
+  if (access(freezer, F_OK) != 0 || collect_procs(freezer, &in_freezer, &n_in, &err) < 0)
+    return;
+  for (size_t i = 0; i <= cg->n_v1; i++) {
+    const char *m =
+        i < cg->n_v1 ? cg->v1[i].mountpoint : (cg->unified_dir ? cg->unified_mount : NULL);
+    cleanup_free char *dir = NULL;
+    cleanup_free pid_t *pids = NULL;
+    size_t n = 0;
+    if (m == NULL || strcmp(m, mount) == 0)
+      continue;
+    dir = cgroup_join(m, cg->path);
+    if (collect_procs(dir, &pids, &n, &err) < 0) {
+      fsrun_error_release(&err);
+      continue;
+    }
+    for (size_t j = 0; j < n; j++) {
+      char pid[32];
+      if (pid_listed(pids[j], in_freezer, n_in))
+        continue;
+      snprintf(pid, sizeof(pid), "%d", (int)pids[j]);
+      if (cgroup_write(freezer, "cgroup.procs", pid, &err) < 0) {
+        log_debug("destroy: bring process %s back into the container's freezer cgroup: %s", pid,
+                  err->msg);
+        fsrun_error_release(&err);
+        continue;
+      }
+      log_debug("destroy: process %s had left the container's freezer cgroup: moved back", pid);
+      in_freezer = realloc(in_freezer, (n_in + 1) * sizeof(pid_t));
+      if (in_freezer == NULL)
+        abort();
+      in_freezer[n_in++] = pids[j];
+    }
+  }
+}
+
+int cgroup_thaw_all(const struct fsrun_cgroup *cg, fsrun_error_t *err) {
+  bool frozen = false;
+  int ret = cgroup_is_frozen(cg, &frozen, err);
+  if (ret == 0 && frozen)
+    ret = cgroup_freeze(cg, false, err);
+  reclaim_strays(cg);
+  return ret;
+}
+
 int cgroup_kill_all(const struct fsrun_cgroup *cg, int signal, fsrun_error_t *err) {
   cleanup_free pid_t *pids = NULL;
   cleanup_error fsrun_error_t ferr = NULL;
@@ -1381,6 +1445,9 @@ int cgroup_destroy(const struct fsrun_cgroup *cg, fsrun_error_t *err) {
   long waited = 0, step = 1;
   bool killed = false;
   int ret;
+
+  /* cgroup_pids lists the freezer cgroup's processes: one moved out of it must be there too */
+  reclaim_strays(cg);
 
   for (;;) {
     cleanup_free pid_t *pids = NULL;

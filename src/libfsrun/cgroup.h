@@ -70,6 +70,10 @@ int cgroup_update(const struct fsrun_cgroup *cg, const oci_resources *r, fsrun_e
 int cgroup_update_with_nodes(const struct fsrun_cgroup *cg, const oci_resources *r,
                              const oci_device *devices, size_t n_devices, fsrun_error_t *err);
 int cgroup_freeze(const struct fsrun_cgroup *cg, bool frozen, fsrun_error_t *err);
+/* Thaws the container's cgroup, and brings back into its v1 freezer cgroup any of its processes
+ * (still in its other hierarchies) that were moved to another, perhaps frozen, one: a frozen
+ * process dies only once thawed. */
+int cgroup_thaw_all(const struct fsrun_cgroup *cg, fsrun_error_t *err);
 int cgroup_is_frozen(const struct fsrun_cgroup *cg, bool *frozen, fsrun_error_t *err);
 int cgroup_pids(const struct fsrun_cgroup *cg, pid_t **pids, size_t *n, fsrun_error_t *err);
 int cgroup_kill_all(const struct fsrun_cgroup *cg, int signal, fsrun_error_t *err);

@@ -843,10 +843,8 @@ static int destroy(const struct fsrun_context *ctx, const char *id,
       pidfd_signal(pidfd, SIGKILL);
       if (cg != NULL) {
         cleanup_error fsrun_error_t ferr = NULL;
-        bool frozen = false;
         /* frozen processes only die once thawed */
-        if (cgroup_is_frozen(cg, &frozen, &ferr) == 0 && frozen)
-          (void)cgroup_freeze(cg, false, &ferr);
+        (void)cgroup_thaw_all(cg, &ferr);
       }
       wait_pidfd(pidfd, 10000);
     }

@@ -19,10 +19,22 @@ setup() {
 }
 
 teardown() {
+  # thawed before the delete of teardown_bundle, removed after it (bounded: an exiting task
+  # keeps the directory busy for a moment)
+  if [ -n "${FOREIGN:-}" ] && [ -d "$FOREIGN" ]; then
+    echo THAWED >"$FOREIGN/freezer.state"
+  fi
   if [ -n "${ROOTLESS_ID:-}" ]; then
     as_user delete --force "$ROOTLESS_ID" || true
   fi
   teardown_bundle
+  if [ -n "${FOREIGN:-}" ]; then
+    for _ in $(seq 50); do
+      [ -d "$FOREIGN" ] || break
+      rmdir "$FOREIGN" 2>/dev/null || sleep 0.1
+    done
+    [ ! -d "$FOREIGN" ]
+  fi
 }
 
 # as_user ARGS...: fsrun as uid 1000 with its own state root (the rootless test)
@@ -152,6 +164,29 @@ freezer_file() {
   [ "$(cat "$(freezer_file)")" = FROZEN ]
   fsrun resume "$CONTAINER_ID"
   [ "$(cat "$(freezer_file)")" = THAWED ]
+}
+
+@test "delete --force of a container whose init was moved into a foreign, frozen v1 freezer cgroup" {
+  requires_cgroup_v1
+  [ -d /sys/fs/cgroup/freezer ] || skip "no v1 freezer hierarchy"
+  start_sleeper
+  pid=$(fsrun state "$CONTAINER_ID" | jq -r .pid)
+  # a freezer cgroup that is not the container's, with the init in it, frozen
+  FOREIGN=/sys/fs/cgroup/freezer/fsrun-foreign-$$
+  mkdir "$FOREIGN"
+  echo "$pid" >"$FOREIGN/cgroup.procs"
+  echo FROZEN >"$FOREIGN/freezer.state"
+  run fsrun delete --force "$CONTAINER_ID"
+  [ "$status" -eq 0 ]
+  for _ in $(seq 50); do
+    _fsrun_pid_alive "$pid" || break
+    sleep 0.1
+  done
+  ! _fsrun_pid_alive "$pid"
+  assert_no_leftovers "$CONTAINER_ID"
+  # the foreign cgroup was never written to: still frozen, now empty
+  [ "$(cat "$FOREIGN/freezer.state")" = FROZEN ]
+  [ -z "$(cat "$FOREIGN/cgroup.procs")" ]
 }
 
 @test "pause on cgroup v2: cgroup.freeze is 1 while paused, 0 after resume" {

@@ -926,6 +926,8 @@ int container_run(const struct fsrun_context *ctx, const struct container_run_op
       cleanup_free char *state = hook_state(&c.st, "running", c.pid);
       hooks_run_warn(&c.config->hooks->poststart, "poststart", state);
     }
+    if (foreground && o->on_started != NULL)
+      o->on_started(o->on_started_arg);
     if (foreground) {
       *exit_status = foreground_wait(c.pidfd, c.pty_master, &blocked);
       /* the init is reaped; what it left in the cgroup goes with the cgroup */

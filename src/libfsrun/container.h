@@ -27,6 +27,12 @@ struct container_run_opts {
   struct container_create_opts create;
   bool detach;
   bool keep; /* do not delete the container after it exits (foreground run) */
+  /* foreground: called once the process runs, before the wait. A thread the caller needs is
+   * started here, not before: the init is cloned with a bare clone3, and a thread that exists at
+   * that moment leaves the child libc's locks and thread list as they were (a setxid call then
+   * waits for it forever). */
+  void (*on_started)(void *arg);
+  void *on_started_arg;
 };
 
 int container_create(const struct fsrun_context *ctx, const struct container_create_opts *o,

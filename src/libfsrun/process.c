@@ -257,12 +257,14 @@ void init_main(struct init_config *c) {
     fail(c, &err);
   }
   if (c->in_userns) {
-    /* become root of the user namespace when it has one (files we create are then owned by it) */
-    if (setresgid(0, 0, 0) < 0 && errno != EINVAL) {
+    /* become root of the user namespace when it has one (files we create are then owned by it).
+     * Raw syscalls: libc's wrappers broadcast to every thread libc knows of, and a runtime that
+     * had a thread when it cloned us would leave us waiting for it forever. */
+    if (syscall(SYS_setresgid, 0, 0, 0) < 0 && errno != EINVAL) {
       fsrun_error_errno(&err, "setresgid(0) in the user namespace");
       fail(c, &err);
     }
-    if (setresuid(0, 0, 0) < 0 && errno != EINVAL) {
+    if (syscall(SYS_setresuid, 0, 0, 0) < 0 && errno != EINVAL) {
       fsrun_error_errno(&err, "setresuid(0) in the user namespace");
       fail(c, &err);
     }

@@ -6,8 +6,13 @@
  *    deadline (--timeout-ms), and cleans up after a killed fsrun;
  *  - a reader thread (--json) that drains the stdout/stderr pipes into memfds, up to --max-buffer
  *    each. A thread, not a child: a fork would cost its own start-up and a copy-on-write fault on
- *    every page the runtime writes afterwards. It only ever makes system calls (no lock of libc's
- *    is ever held by it), so the container init that is cloned meanwhile inherits nothing held. */
+ *    every page the runtime writes afterwards. It is started only once the container's process
+ *    runs (container_run_opts.on_started), never before the init is cloned: the init is cloned
+ *    with a bare clone3, and a child of a process that has another thread inherits libc's view of
+ *    that thread. Its setresgid then waited forever for a reader that had not started running
+ *    (glibc's setxid broadcast, seen in 27 of 200 loaded runs as an ordinary user), and any lock
+ *    the thread held (malloc, stdio) would stay held in the child. Until the reader starts, the
+ *    pipes hold what the command writes (the command only starts at the end of the set-up). */
 #include "sandbox.h"
 
 #include <errno.h>
@@ -284,10 +289,9 @@ static void close_fd(int *fd) {
   *fd = -1;
 }
 
+/* The pipes, in place of fds 1 and 2; the reader is started later (capture_start_reader). */
 static int capture_start(struct capture *c, size_t max, fsrun_error_t *err) {
   int out[2] = {-1, -1}, errp[2] = {-1, -1};
-  sigset_t all, old;
-  int r;
   memset(c, 0, sizeof(*c));
   c->saved_stdout = c->saved_stderr = -1;
   c->pipe_out = c->pipe_err = -1;
@@ -306,17 +310,6 @@ static int capture_start(struct capture *c, size_t max, fsrun_error_t *err) {
   }
   c->pipe_out = out[0];
   c->pipe_err = errp[0];
-  /* every signal stays the main thread's: one delivered to the reader would take its default
-   * action for the whole process instead of being forwarded to the command */
-  sigfillset(&all);
-  pthread_sigmask(SIG_SETMASK, &all, &old);
-  r = pthread_create(&c->reader, NULL, reader_main, c);
-  pthread_sigmask(SIG_SETMASK, &old, NULL);
-  if (r != 0) {
-    close(out[1]), close(errp[1]);
-    return fsrun_error_make(err, r, "sandbox: start the output reader");
-  }
-  c->reader_started = true;
   c->saved_stdout = fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3);
   c->saved_stderr = fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 3);
   /* fds 1 and 2 (without CLOEXEC) are what the container's process inherits */
@@ -328,6 +321,31 @@ static int capture_start(struct capture *c, size_t max, fsrun_error_t *err) {
   fsrun_log_to_stderr_fd(c->saved_stderr);
   c->active = true;
   return 0;
+}
+
+/* Starts the reader. Only once no more processes are cloned with a bare clone3 (see the top). */
+static void capture_start_reader(struct capture *c) {
+  sigset_t all, old;
+  int r;
+  if (!c->active || c->reader_started)
+    return;
+  /* every signal stays the main thread's: one delivered to the reader would take its default
+   * action for the whole process instead of being forwarded to the command */
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &old);
+  r = pthread_create(&c->reader, NULL, reader_main, c);
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
+  if (r != 0) {
+    /* the command's output stays in the pipes; read once the command is gone */
+    log_warning("sandbox: start the output reader: %s", strerror(r));
+    return;
+  }
+  c->reader_started = true;
+}
+
+/* container_run_opts.on_started */
+static void capture_on_started(void *arg) {
+  capture_start_reader(arg);
 }
 
 /* Puts our stdio back (closing our ends of the pipes), then waits for the reader: at most a grace
@@ -344,6 +362,8 @@ static void capture_finish(struct capture *c, int *truncated) {
   fsrun_log_to_stderr_fd(-1);
   close_fd(&c->saved_stdout);
   close_fd(&c->saved_stderr);
+  if (!c->reader_started) /* the set-up failed: the pipes may still hold something */
+    capture_start_reader(c);
   if (c->reader_started) {
     struct timespec deadline;
     clock_gettime(CLOCK_REALTIME, &deadline);
@@ -370,8 +390,8 @@ static void capture_release(struct capture *c) {
 /* --- the native fallback -------------------------------------------------------------------- */
 
 static int run_native(const struct sandbox_run_opts *o, const char *worktree, int64_t timeout_ms,
-                      const oci_policy *policy, int *status_out, bool *timed_out,
-                      fsrun_error_t *err) {
+                      const oci_policy *policy, struct capture *cap, int *status_out,
+                      bool *timed_out, fsrun_error_t *err) {
   sigset_t all, old;
   int status;
   pid_t child;
@@ -399,6 +419,7 @@ static int run_native(const struct sandbox_run_opts *o, const char *worktree, in
     _exit(errno == ENOENT ? 127 : 126);
   }
   setpgid(child, child); /* both sides: no race with the watchdog's kill(-pgid) */
+  capture_start_reader(cap);
   if (sandbox_watchdog_arm_native(child, timeout_ms, err) < 0) {
     kill(child, SIGKILL);
     waitpid(child, NULL, 0);
@@ -484,7 +505,8 @@ static void print_result_json(const struct run_result *r, const struct capture *
  * set up (nothing ran); *exit_status is the command's status otherwise. */
 static int run_in_sandbox(const struct fsrun_context *ctx, const struct sandbox_run_opts *o,
                           const oci_policy *policy, const char *worktree, const char *id,
-                          bool userns, int *exit_status, bool *timed_out, fsrun_error_t *err) {
+                          bool userns, struct capture *cap, int *exit_status, bool *timed_out,
+                          fsrun_error_t *err) {
   cleanup_free char *bundle = NULL;
   cleanup_free char *json = NULL;
   cleanup_free char *json_err = NULL;
@@ -506,7 +528,9 @@ static int run_in_sandbox(const struct fsrun_context *ctx, const struct sandbox_
   r = sandbox_watchdog_arm_container(id, o->timeout_ms, err);
   if (r == 0) {
     struct container_run_opts ro = {
-        .create = {.id = id, .bundle = bundle, .config_json = json, .config_len = strlen(json)}};
+        .create = {.id = id, .bundle = bundle, .config_json = json, .config_len = strlen(json)},
+        .on_started = capture_on_started,
+        .on_started_arg = cap};
     r = container_run(ctx, &ro, &status, err);
     *timed_out = sandbox_watchdog_disarm();
     if (r < 0 && status >= 0) {
@@ -579,8 +603,8 @@ static int run_once(const struct fsrun_context *ctx, const struct sandbox_run_op
     return fsrun_error_code(err);
   }
   start = monotonic_ms();
-  r = run_in_sandbox(ctx, o, policy, worktree, id, userns, &result.exit_code, &result.timed_out,
-                     err);
+  r = run_in_sandbox(ctx, o, policy, worktree, id, userns, &cap, &result.exit_code,
+                     &result.timed_out, err);
   if (r < 0) {
     cleanup_free char *reason = xstrdup((*err)->msg);
     fsrun_error_release(err);
@@ -593,7 +617,8 @@ static int run_once(const struct fsrun_context *ctx, const struct sandbox_run_op
         log_warning("sandbox: %s; running the command natively", reason);
       audit_event(&audit, "sandbox:fallback", "native", reason, false, 0, 0);
       result.backend = "native";
-      r = run_native(o, worktree, o->timeout_ms, policy, &result.exit_code, &result.timed_out, err);
+      r = run_native(o, worktree, o->timeout_ms, policy, &cap, &result.exit_code, &result.timed_out,
+                     err);
       if (r < 0) {
         free(reason);
         reason = xstrdup((*err)->msg);

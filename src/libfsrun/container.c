@@ -465,6 +465,7 @@ static int create_internal(const struct fsrun_context *ctx, const struct contain
       .rootfs = rootfs,
       .userns = ic.in_userns,
       .new_netns = (plan.all_new & CLONE_NEWNET) != 0,
+      .own_netns = plan.own_netns,
       .new_cgroupns = (plan.all_new & CLONE_NEWCGROUP) != 0,
       .console_slave_fd = -1,
       .no_pivot = o->no_pivot,

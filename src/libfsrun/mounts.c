@@ -1112,7 +1112,7 @@ int mount_entry(const struct mount_env *env, const oci_mount *m, size_t index, f
     return mount_cgroup(env, type, dest, &o, index, err);
   if (o.tmpcopyup)
     return mount_tmpfs_copyup(env, m->source, type, dest, &o, index, err);
-  if (is_sysfs && !env->new_netns) {
+  if (is_sysfs && !env->own_netns) {
     /* without a netns of its own, sysfs would show the host's network devices: read-only; in a
      * user namespace the kernel refuses the mount, so bind the host's /sys, read-only throughout */
     o.flags |= MS_RDONLY;
@@ -1123,6 +1123,13 @@ int mount_entry(const struct mount_env *env, const oci_mount *m, size_t index, f
   }
   if (mount_fs(env, m->source, type, dest, o.flags & ~MS_REC, o.data,
                is_proc || is_sysfs || real_dir, index, err) < 0) {
+    if (fsrun_error_code(err) == -EPERM && env->userns && is_sysfs) {
+      /* a joined network namespace that this user namespace does not own: the kernel refuses
+       * sysfs, so bind the host's /sys, read-only (as without a network namespace of its own) */
+      fsrun_error_release(err);
+      o.flags |= MS_BIND | MS_REC | MS_RDONLY;
+      return bind_tree(env, "/sys", dest, &o, MOUNT_ATTR_RDONLY, true, index, err);
+    }
     if (fsrun_error_code(err) == -EPERM && env->userns && strcmp(type, "mqueue") == 0) {
       /* mqueue of the host's ipc namespace cannot be mounted from a user namespace: bind it */
       fsrun_error_release(err);

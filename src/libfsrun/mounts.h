@@ -72,7 +72,7 @@ struct mount_env {
   int rootfs_fd;      /* O_PATH fd on the rootfs (already bound onto itself) */
   const char *bundle; /* relative bind sources resolve against it */
   bool userns;        /* in a new user namespace */
-  bool new_netns;     /* sysfs read-write only with a netns of our own */
+  bool own_netns;     /* sysfs read-write only with a netns that is not the runtime's */
   bool new_cgroupns;
   int runtime_sync_fd; /* the sync socket to the runtime, which idmaps bind trees; -1: none */
   /* the host's hierarchies on a v1 or hybrid host, when the runtime knows them; else read */

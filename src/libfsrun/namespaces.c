@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <spawn.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -41,6 +42,14 @@ void namespaces_plan_clear(struct ns_plan *plan) {
   if (plan->pid_join_fd >= 0)
     close(plan->pid_join_fd);
   plan->pid_join_fd = -1;
+}
+
+/* A network namespace joined by path is the container's own unless it is the runtime's. */
+static bool is_other_netns(int fd) {
+  struct stat joined, ours;
+  if (fstat(fd, &joined) < 0 || stat("/proc/self/ns/net", &ours) < 0)
+    return false;
+  return joined.st_ino != ours.st_ino || joined.st_dev != ours.st_dev;
 }
 
 int namespaces_plan(const oci_linux *linux_, bool cgroup_moved_late, struct ns_plan *plan,
@@ -79,6 +88,8 @@ int namespaces_plan(const oci_linux *linux_, bool cgroup_moved_late, struct ns_p
         plan->pid_join_fd = fd;
         continue;
       }
+      if (flag == CLONE_NEWNET)
+        plan->own_netns = is_other_netns(fd);
       if (flag == CLONE_NEWUSER) {
         join_user = true;
         /* the user namespace is joined first: the others are then joined with its rights */
@@ -94,6 +105,8 @@ int namespaces_plan(const oci_linux *linux_, bool cgroup_moved_late, struct ns_p
   }
 
   plan->all_new = new_flags;
+  if (new_flags & CLONE_NEWNET)
+    plan->own_netns = true;
   plan->clone_flags = new_flags;
   if ((new_flags & CLONE_NEWTIME) && linux_->time_offsets != NULL) {
     /* offsets can only be written before any process is in the namespace */

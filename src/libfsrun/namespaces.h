@@ -27,6 +27,9 @@ struct ns_plan {
   size_t n_joins;    /* joined by the init, user first (pid is joined by the parent) */
   int pid_join_fd;   /* a pid namespace to join: the parent setns()es before clone, or -1 */
   bool time_offsets; /* the parent creates the time namespace to write its offsets */
+  /* the init's network namespace is not the runtime's: a new one, or one joined by path (podman's
+   * bridge, docker's --network container:X); sysfs may then be mounted read-write */
+  bool own_netns;
   /* Namespaces that must be created after a setns() cannot come from the first clone3: a pid
    * namespace owned by a joined user namespace, or a new user namespace that must not own the
    * namespaces joined with the host's rights. Then the first child joins and unshares

@@ -200,7 +200,7 @@ int rootfs_mount_all(const struct rootfs_ctx *ctx, fsrun_error_t *err) {
         .rootfs_fd = rootfs_fd,
         .bundle = ctx->bundle,
         .userns = ctx->userns,
-        .new_netns = ctx->new_netns,
+        .own_netns = ctx->own_netns,
         .new_cgroupns = ctx->new_cgroupns,
         .runtime_sync_fd = ctx->sync_fd,
         .cgroup_hierarchies = ctx->cgroup_hierarchies,

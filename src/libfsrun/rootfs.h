@@ -15,7 +15,9 @@ struct rootfs_ctx {
   const char *bundle; /* absolute bundle dir */
   const char *rootfs; /* absolute rootfs path (root.path resolved against the bundle) */
   bool userns;        /* the init is in a new user namespace: bind devices, no mknod */
-  bool new_netns;     /* sysfs may be mounted read-write only with a netns of its own */
+  bool new_netns;     /* a new network namespace (its lo is brought up) */
+  bool own_netns;     /* not the runtime's network namespace (new, or joined by path): sysfs may
+                       * be mounted read-write */
   bool new_cgroupns;
   int console_slave_fd; /* pty slave to bind on /dev/console, or -1 */
   bool no_pivot;        /* --no-pivot: MS_MOVE + chroot */

@@ -15,6 +15,10 @@ setup() {
 }
 
 teardown() {
+  if [ -n "${NETNS_PID:-}" ]; then
+    kill "$NETNS_PID" 2>/dev/null
+    wait "$NETNS_PID" 2>/dev/null || true
+  fi
   teardown_bundle
 }
 
@@ -575,4 +579,41 @@ userns_config() {
   has_opt /mnt/locked ro
   has_opt /mnt/locked nosuid
   has_opt /mnt/locked nodev
+}
+
+# join_netns PATH, sysfs asked read-write (podman --privileged, docker --network container:X)
+sysfs_rw_in_netns() {
+  update_config '.mounts |= map(if .destination == "/sys" then .options = ["nosuid", "noexec", "nodev", "rw"] else . end)
+    | .linux.namespaces |= map(if .type == "network" then .path = $p else . end)' --arg p "$1"
+}
+
+@test "rootfs: /sys is read-write as asked with a network namespace joined by path, never with the runtime's own" {
+  # a network namespace of another process, as podman's bridge or another container's
+  unshare --net sleep 1000 &
+  NETNS_PID=$!
+  for _ in $(seq 50); do
+    [ "$(readlink "/proc/$NETNS_PID/ns/net")" != "$(readlink /proc/self/ns/net)" ] && break
+    sleep 0.1
+  done
+  base=$(jq . "$BUNDLE/config.json")
+  sysfs_rw_in_netns "/proc/$NETNS_PID/ns/net"
+  run_in_container cat /proc/self/mountinfo
+  [ "$status" -eq 0 ]
+  [ "$(fstype /sys)" = sysfs ]
+  has_opt /sys rw
+  # the runtime's own network namespace given by path is the host's: /sys stays read-only
+  printf '%s\n' "$base" >"$BUNDLE/config.json"
+  sysfs_rw_in_netns /proc/self/ns/net
+  run_in_container cat /proc/self/mountinfo
+  [ "$status" -eq 0 ]
+  has_opt /sys ro
+  # in a user namespace that does not own the joined one, sysfs cannot be mounted: the host's
+  # /sys is bound read-only instead
+  printf '%s\n' "$base" >"$BUNDLE/config.json"
+  sysfs_rw_in_netns "/proc/$NETNS_PID/ns/net"
+  userns_config
+  run_in_container cat /proc/self/mountinfo
+  [ "$status" -eq 0 ]
+  [ "$(fstype /sys)" = sysfs ]
+  has_opt /sys ro
 }

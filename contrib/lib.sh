@@ -13,6 +13,7 @@ FSRUN_BUILD_PACKAGES=(build-essential autoconf automake libtool pkg-config git
 # side-by-side tests and benchmarks, and the tools tests use from the host.
 FSRUN_TEST_PACKAGES=(bats jq busybox-static clang clang-format libclang-rt-14-dev
   crun runc bubblewrap socat util-linux iproute2 procps kmod uidmap valgrind
+  slirp4netns passt # the sandbox's network egress helper, and the alternative it was measured against
   nodejs node-typescript # the Fusion adapter (contrib/fusion)
   man-db bsdextrautils) # man and col: the man pages against --help (tests/integration/man.bats)
 # ---- client suites (podman / containerd / docker) ----------------------------------------------

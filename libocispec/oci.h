@@ -385,6 +385,9 @@ typedef struct {
 
 typedef struct {
   bool allow_network;
+  /* with allowNetwork: "egress" (NULL: the default, a network namespace of the sandbox's own with
+   * user-mode networking to the outside) or "host" (the host's network namespace) */
+  char *network;
   oci_strv allowed_paths;
   oci_strv writable_paths;
   oci_strv env_allowlist;

@@ -9,6 +9,7 @@
 #include "model.h"
 
 static const char *const failure_modes[] = {"fail-hard", "fallback-native", NULL};
+static const char *const network_profiles[] = {"egress", "host", NULL};
 
 static const field_desc cpu_limit_fields[] = {
     FIELD("maxCores", FK_DOUBLE, oci_policy, cpu_max_cores,
@@ -24,6 +25,11 @@ static int validate_policy(decode_ctx *c, const void *obj) {
     size_t old = json_path_push_key(&c->path, "cpuLimit");
     decode_fail_at_key(c, "maxCores", "must be a number above 0 and at most 65536");
     json_path_pop(&c->path, old);
+    return -1;
+  }
+  /* a profile for a network that is off says something the policy does not mean */
+  if (p->network != NULL && !p->allow_network) {
+    decode_fail_at_key(c, "network", "only applies with \"allowNetwork\": true");
     return -1;
   }
   for (size_t i = 0; i < p->env_allowlist.len; i++) {
@@ -50,6 +56,7 @@ static const field_desc policy_fields[] = {
     /* in bytes it must still fit the cgroup's int64 */
     FIELD("memoryLimitMb", FK_U64, oci_policy, memory_limit_mb,
           .has_off = HAS(oci_policy, has_memory_limit_mb), URANGE(1, INT64_MAX / (1024 * 1024))),
+    FIELD("network", FK_STRING, oci_policy, network, ONE_OF(network_profiles, "network profile")),
     FIELD("pidsLimit", FK_U64, oci_policy, pids_limit, .has_off = HAS(oci_policy, has_pids_limit),
           URANGE(1, INT64_MAX)),
     FIELD("seccomp", FK_STRING, oci_policy, seccomp, .flags = F_NONEMPTY),

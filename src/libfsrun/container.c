@@ -432,7 +432,7 @@ static int create_internal(const struct fsrun_context *ctx, const struct contain
 
   /* double clone: the init waits too, so that the intermediate's report comes first */
   wait_go = new_userns || plan.double_clone || (out->cg != NULL && cgroup_clone_fd(out->cg) < 0) ||
-            (lx != NULL && lx->n_net_devices > 0);
+            (lx != NULL && lx->n_net_devices > 0) || o->on_namespaces != NULL;
   memset(&ic, 0, sizeof(ic));
   ic.config = config;
   ic.sync_fd = sync_fds[1];
@@ -444,7 +444,8 @@ static int create_internal(const struct fsrun_context *ctx, const struct contain
   ic.wait_go = wait_go;
   /* only the cgroup move to wait for: the init mounts meanwhile (see rootfs_ctx.join_cgroup) */
   ic.go_late = wait_go && !new_userns && !plan.double_clone &&
-               !(lx != NULL && lx->n_net_devices > 0) && !has_idmapped_mounts(config);
+               !(lx != NULL && lx->n_net_devices > 0) && !has_idmapped_mounts(config) &&
+               o->on_namespaces == NULL;
   ic.stay_dumpable = new_userns && geteuid() != 0;
   ic.in_userns = new_userns || (plan.n_joins > 0 && plan.joins[0].flag == CLONE_NEWUSER);
   ic.hooks_after_mounts = has_hooks(config, true);
@@ -533,6 +534,8 @@ static int create_internal(const struct fsrun_context *ctx, const struct contain
     if (netns_fd < 0 || netlink_move_net_devices(lx, netns_fd, err) < 0)
       goto fail;
   }
+  if (o->on_namespaces != NULL && o->on_namespaces(out->pid, o->on_namespaces_data, err) < 0)
+    goto fail;
   if (wait_go && sync_send(sync_fds[0], SYNC_GO, 0, NULL, 0, -1) < 0) {
     fsrun_error_make(err, 0, "the container init exited during setup");
     goto fail;

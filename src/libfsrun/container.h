@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 #include "context.h"
 #include "error.h"
@@ -21,6 +22,10 @@ struct container_create_opts {
    * memory: no file is written and read back on every run) */
   const char *config_json;
   size_t config_len;
+  /* called with the init's pid once its namespaces exist and its id maps are written, while it
+   * waits for GO (fsrun sandbox attaches its network helper there); a failure fails the create */
+  int (*on_namespaces)(pid_t init_pid, void *data, fsrun_error_t *err);
+  void *on_namespaces_data;
 };
 
 struct container_run_opts {

@@ -37,6 +37,7 @@
 
 #include "container.h"
 #include "log.h"
+#include "sandbox-net.h"
 #include "sandbox-watchdog.h"
 #include "utils.h"
 
@@ -491,7 +492,7 @@ static void print_result_json(const struct run_result *r, const struct capture *
   if (timeout_ms > 0 && r->error == NULL)
     LIMIT("\"timeoutMs\":%lld", (long long)timeout_ms);
   if (sandboxed && r->error == NULL)
-    LIMIT("\"network\":\"%s\"", p->allow_network ? "host" : "none");
+    LIMIT("\"network\":\"%s\"", sandbox_network_name(sandbox_network_profile(p)));
 #undef LIMIT
   sb_puts(&b, "}");
   if (r->error != NULL)
@@ -527,11 +528,18 @@ static int run_in_sandbox(const struct fsrun_context *ctx, const struct sandbox_
     return fsrun_error_code(err);
   r = sandbox_watchdog_arm_container(id, o->timeout_ms, err);
   if (r == 0) {
+    struct sandbox_net net = SANDBOX_NET_INIT(userns);
     struct container_run_opts ro = {
         .create = {.id = id, .bundle = bundle, .config_json = json, .config_len = strlen(json)},
         .on_started = capture_on_started,
         .on_started_arg = cap};
+    if (sandbox_network_profile(policy) == SANDBOX_NET_EGRESS) {
+      ro.create.on_namespaces = sandbox_net_attach;
+      ro.create.on_namespaces_data = &net;
+    }
     r = container_run(ctx, &ro, &status, err);
+    /* the sandbox has ended (or never started): its network helper goes with it */
+    sandbox_net_stop(&net);
     *timed_out = sandbox_watchdog_disarm();
     if (r < 0 && status >= 0) {
       /* the command ran; only the clean-up failed: say so, keep its status */

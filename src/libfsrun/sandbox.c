@@ -15,6 +15,7 @@
 
 #include "landlock.h"
 #include "reaper.h"
+#include "sandbox-net.h"
 #include "log.h"
 #include "spec.h"
 #include "mounts.h"
@@ -299,8 +300,8 @@ static oci_linux *build_linux(const struct sandbox_mapping_opts *o) {
   add_namespace(l, "mount");
   add_namespace(l, "ipc");
   add_namespace(l, "uts");
-  if (!o->policy->allow_network)
-    add_namespace(l, "network"); /* the runtime brings its lo up */
+  if (sandbox_network_profile(o->policy) != SANDBOX_NET_HOST)
+    add_namespace(l, "network"); /* the runtime brings its lo up; egress: slirp4netns adds tap0 */
   if (o->userns) {
     add_namespace(l, "user");
     l->uid_mappings = identity_mapping((uint32_t)o->uid);
@@ -348,7 +349,7 @@ static void build_mounts(const struct sandbox_mapping_opts *o, const char *commo
   add_mount(l, "/dev/shm", "tmpfs", "shm",
             (const char *const[]){"nosuid", "noexec", "nodev", "mode=1777", "size=65536k", NULL});
   /* sysfs shows the network namespace's devices; in the host's, an unprivileged caller binds it */
-  if (o->userns && p->allow_network)
+  if (o->userns && sandbox_network_profile(p) == SANDBOX_NET_HOST)
     add_mount(l, "/sys", "none", "/sys",
               (const char *const[]){"rbind", "nosuid", "noexec", "nodev", "ro", NULL});
   else
@@ -359,6 +360,10 @@ static void build_mounts(const struct sandbox_mapping_opts *o, const char *commo
   for (const char *const *d = system_dirs; *d; d++)
     if (host_dir_exists(*d))
       add_mount(l, *d, "bind", *d, ro_bind);
+  /* egress: the resolver is slirp4netns's forwarder (the host's may be on its own loopback) */
+  if (sandbox_network_profile(p) == SANDBOX_NET_EGRESS && host_dir_exists("/etc/resolv.conf"))
+    add_mount(l, "/etc/resolv.conf", "bind", SANDBOX_RESOLV_CONF,
+              (const char *const[]){"bind", "ro", "nosuid", "nodev", "noexec", NULL});
   for (const char *const *f = secret_files; *f; f++) {
     struct stat st;
     if (lstat(*f, &st) == 0 && S_ISREG(st.st_mode))
@@ -636,6 +641,28 @@ int sandbox_resolve_worktree(const char *path, char **out, fsrun_error_t *err) {
 
 /* --- the bundle ------------------------------------------------------------------------------ */
 
+/* the egress profile's resolv.conf (always the same text): made again when it differs (an older
+ * fsrun's), under a temporary name and renamed into place, so a sandbox never sees half of it */
+static int write_resolv_conf(int dirfd, const char *dir, fsrun_error_t *err) {
+  const char *text = SANDBOX_RESOLV_CONF_TEXT;
+  cleanup_free char *tmp = NULL;
+  cleanup_free char *have = NULL;
+  cleanup_close int fd = -1;
+  cleanup_error fsrun_error_t rerr = NULL;
+  if (read_file_at(dirfd, SANDBOX_RESOLV_CONF, &have, NULL, &rerr) == 0 && strcmp(have, text) == 0)
+    return 0;
+  tmp = xasprintf("%s.%d", SANDBOX_RESOLV_CONF, (int)getpid());
+  unlinkat(dirfd, tmp, 0);
+  fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
+  if (fd < 0 || fchmod(fd, 0644) < 0 || safe_write_all(fd, text, strlen(text)) < 0 ||
+      renameat(dirfd, tmp, dirfd, SANDBOX_RESOLV_CONF) < 0) {
+    int saved = errno;
+    unlinkat(dirfd, tmp, 0);
+    return fsrun_error_make(err, saved, "create `%s/%s`", dir, SANDBOX_RESOLV_CONF);
+  }
+  return 0;
+}
+
 /* In dir (an open directory): the empty root, the empty directory and the unreadable file that
  * the config's mounts use. */
 static int write_skeleton(int dirfd, const char *dir, const char *root_path, fsrun_error_t *err) {
@@ -647,7 +674,7 @@ static int write_skeleton(int dirfd, const char *dir, const char *root_path, fsr
   fd = openat(dirfd, SANDBOX_UNREADABLE_FILE, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0);
   if (fd < 0 || fchmod(fd, 0) < 0 || ftruncate(fd, 0) < 0)
     return fsrun_error_errno(err, "create `%s/%s`", dir, SANDBOX_UNREADABLE_FILE);
-  return 0;
+  return write_resolv_conf(dirfd, dir, err);
 }
 
 int sandbox_write_bundle(const char *dir, const oci_config *config, fsrun_error_t *err) {
@@ -689,6 +716,7 @@ static void remove_skeleton(const char *dir) {
   unlinkat(dirfd, "rootfs", AT_REMOVEDIR);
   unlinkat(dirfd, SANDBOX_EMPTY_DIR, AT_REMOVEDIR);
   unlinkat(dirfd, SANDBOX_UNREADABLE_FILE, 0);
+  unlinkat(dirfd, SANDBOX_RESOLV_CONF, 0);
   close(dirfd);
   rmdir(dir);
 }
@@ -714,8 +742,11 @@ char *sandbox_shared_bundle(const char *state_root, fsrun_error_t *err) {
     }
     if ((fstatat(dirfd, "rootfs", &st, AT_SYMLINK_NOFOLLOW) < 0 ||
          fstatat(dirfd, SANDBOX_EMPTY_DIR, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
-         fstatat(dirfd, SANDBOX_UNREADABLE_FILE, &st, AT_SYMLINK_NOFOLLOW) < 0) &&
+         fstatat(dirfd, SANDBOX_UNREADABLE_FILE, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+         fstatat(dirfd, SANDBOX_RESOLV_CONF, &st, AT_SYMLINK_NOFOLLOW) < 0) &&
         write_skeleton(dirfd, dir, "rootfs", err) < 0)
+      return NULL;
+    if (write_resolv_conf(dirfd, dir, err) < 0)
       return NULL;
     return steal_ptr(&dir);
   }
@@ -760,6 +791,10 @@ int sandbox_bundle(const struct fsrun_context *ctx, const struct sandbox_bundle_
     return fsrun_error_make(err, 0, "bundle: --worktree DIR is required");
   if (sandbox_policy_load(o->policy_path, &policy, err) < 0)
     return fsrun_error_code(err);
+  if (sandbox_network_profile(policy) == SANDBOX_NET_EGRESS)
+    log_warning(
+        "bundle: network egress needs `fsrun sandbox` to run its helper (slirp4netns): this "
+        "bundle's network namespace has only lo");
   r = sandbox_resolve_worktree(o->worktree, &worktree, err);
   if (r == 0)
     r = sandbox_config_for_caller(policy, worktree, o->args, o->n_args, geteuid() != 0, &config,

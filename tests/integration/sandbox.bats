@@ -164,8 +164,8 @@ assert_sandbox_gone() {
   [ ! -e "$REPO/.git/hooks/pre-commit" ]
 }
 
-@test "sandbox: allowNetwork true keeps the host's network devices (control for lo only)" {
-  write_policy '{"allowNetwork": true}'
+@test "sandbox: network host keeps the host's network devices (control for lo only)" {
+  write_policy '{"allowNetwork": true, "network": "host"}'
   # the host's devices other than lo (compared as a set that other tests' veths may join or leave)
   local before after
   before=$(ls /sys/class/net | grep -vx lo | sort)

@@ -173,7 +173,11 @@ int main(void) {
         .policy = p, .worktree = wt, .environ = env, .home = inner, .root_path = "rootfs"};
     tap_ok(sandbox_config_from_policy(&o, &c, &err) == 0, "a second policy maps");
     if (c != NULL) {
-      tap_ok(!has_namespace(c, "network"), "allowNetwork true: the host's network");
+      const oci_mount *rc = find_mount(c, "/etc/resolv.conf");
+      tap_ok(has_namespace(c, "network"),
+             "allowNetwork true: a network namespace of its own (egress, not the host's)");
+      tap_ok(rc != NULL && strcmp(rc->source, "resolv.conf") == 0,
+             "egress: the bundle's resolv.conf (slirp4netns's forwarder) over /etc/resolv.conf");
       tap_ok(find_mount(c, inner) == NULL, "no tmpfs over a $HOME inside the worktree");
       tap_ok(c->linux_->resources->pids->limit == 10, "pidsLimit");
       tap_ok(strcmp(c->process->args.items[0], "/bin/sh") == 0, "no command: /bin/sh");
@@ -182,6 +186,35 @@ int main(void) {
     }
     free(inner);
     oci_policy_free(p);
+  }
+
+  /* "network": "host" is today's shared network; with the network off it means nothing */
+  p = parse("{\"allowNetwork\": true, \"network\": \"host\"}");
+  if (p != NULL) {
+    struct sandbox_mapping_opts o = {
+        .policy = p, .worktree = wt, .environ = env, .root_path = "rootfs"};
+    tap_ok(sandbox_config_from_policy(&o, &c, &err) == 0, "network host maps");
+    if (c != NULL) {
+      tap_ok(!has_namespace(c, "network"), "network host: the host's network namespace");
+      tap_ok(find_mount(c, "/etc/resolv.conf") == NULL, "network host: the host's resolv.conf");
+      oci_config_free(c);
+      c = NULL;
+    }
+    oci_policy_free(p);
+  }
+  {
+    oci_policy *bad = NULL;
+    char *msg = NULL;
+    const char *off = "{\"allowNetwork\": false, \"network\": \"host\"}";
+    const char *typo = "{\"allowNetwork\": true, \"network\": \"hosts\"}";
+    tap_ok(oci_policy_parse(off, strlen(off), "p", &bad, &msg) < 0 && msg != NULL &&
+               strstr(msg, "network") != NULL,
+           "network without allowNetwork is refused, naming the key");
+    free(msg), msg = NULL;
+    tap_ok(oci_policy_parse(typo, strlen(typo), "p", &bad, &msg) < 0 && msg != NULL &&
+               strstr(msg, "network") != NULL,
+           "an unknown network profile is refused, naming the key");
+    free(msg);
   }
 
   /* the hash ignores the settings wrapper and the spelling */

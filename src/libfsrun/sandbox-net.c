@@ -1,0 +1,273 @@
+/* The egress profile: slirp4netns gives the sandbox's own network namespace a tap device whose
+ * traffic it sends out through ordinary sockets of the host, so the command reaches the outside
+ * (TCP, UDP, DNS through its forwarder at 10.0.2.3) but nothing bound to the host's loopback, no
+ * abstract unix socket of the host (those belong to a network namespace), and none of the host's
+ * ports: no port is forwarded in either direction and the gateway does not lead to the host.
+ *
+ * slirp4netns runs as our child with a parent-death signal and an exit fd (it quits when our end
+ * closes), so a SIGKILLed fsrun takes it along; otherwise sandbox_net_stop() kills it once the
+ * container has ended. Why not pasta: see docs/sandbox.md ("Network"). */
+#include "sandbox-net.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "utils.h"
+
+/* slirp4netns configures the namespace in milliseconds; this only bounds a stuck one */
+#define HELPER_READY_TIMEOUT_MS 30000
+/* where slirp4netns is looked for when FSRUN_SLIRP4NETNS does not name it */
+static const char *const helper_paths[] = {"/usr/local/bin/slirp4netns", "/usr/bin/slirp4netns",
+                                           "/bin/slirp4netns", NULL};
+/* the child's fd numbers of what it is given */
+enum { CHILD_USERNS_FD = 3, CHILD_NETNS_FD, CHILD_READY_FD, CHILD_EXIT_FD, CHILD_FIRST_UNUSED_FD };
+
+enum sandbox_network sandbox_network_profile(const oci_policy *p) {
+  if (!p->allow_network)
+    return SANDBOX_NET_NONE;
+  if (p->network != NULL && strcmp(p->network, "host") == 0)
+    return SANDBOX_NET_HOST;
+  return SANDBOX_NET_EGRESS;
+}
+
+const char *sandbox_network_name(enum sandbox_network n) {
+  switch (n) {
+  case SANDBOX_NET_EGRESS:
+    return "egress";
+  case SANDBOX_NET_HOST:
+    return "host";
+  default:
+    return "none";
+  }
+}
+
+static int find_helper(const char **out, fsrun_error_t *err) {
+  const char *env = getenv("FSRUN_SLIRP4NETNS");
+  if (env != NULL && env[0] != '\0') {
+    if (access(env, X_OK) < 0)
+      return fsrun_error_errno(err, "sandbox: network egress: FSRUN_SLIRP4NETNS `%s`", env);
+    *out = env;
+    return 0;
+  }
+  for (const char *const *p = helper_paths; *p; p++)
+    if (access(*p, X_OK) == 0) {
+      *out = *p;
+      return 0;
+    }
+  return fsrun_error_make(err, 0,
+                          "sandbox: network egress needs slirp4netns (Debian package slirp4netns), "
+                          "not found in /usr/local/bin, /usr/bin or /bin");
+}
+
+/* slirp4netns opens /dev/net/tun inside the sandbox's user namespace, where the file's owner is
+ * unmapped: only its mode for others counts there (udev's default is 0666) */
+static int check_tun(bool userns, fsrun_error_t *err) {
+  struct stat st;
+  if (stat("/dev/net/tun", &st) < 0)
+    return fsrun_error_errno(err, "sandbox: network egress: /dev/net/tun");
+  if (userns && (st.st_mode & 0006) != 0006)
+    return fsrun_error_make(err, 0,
+                            "sandbox: network egress: /dev/net/tun has mode %04o: an ordinary user "
+                            "needs it readable and writable by all (0666, as udev makes it)",
+                            (unsigned)(st.st_mode & 07777));
+  return 0;
+}
+
+/* The last line the helper wrote to stderr: what went wrong. */
+static char *helper_failure(int stderr_fd) {
+  char buf[4096];
+  ssize_t n = pread(stderr_fd, buf, sizeof(buf) - 1, 0);
+  char *line = NULL;
+  if (n <= 0)
+    return xstrdup("no message");
+  buf[n] = '\0';
+  for (char *save = NULL, *l = strtok_r(buf, "\n", &save); l; l = strtok_r(NULL, "\n", &save))
+    line = l;
+  return xstrdup(line ? line : "no message");
+}
+
+/* In the child: only system calls (we may have threads), then the helper. */
+static void __attribute__((noreturn))
+exec_helper(const char *path, char *const argv[], const int fds[CHILD_FIRST_UNUSED_FD],
+            pid_t parent, const sigset_t *mask) {
+  if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || getppid() != parent)
+    _exit(127);
+  /* fds[] are all at 10 or above: no dup2 here overwrites one still to be moved */
+  for (int i = 0; i < CHILD_FIRST_UNUSED_FD; i++)
+    if (fds[i] >= 0 && dup2(fds[i], i) < 0)
+      _exit(127);
+  syscall(SYS_close_range, CHILD_FIRST_UNUSED_FD, ~0U, 0);
+  sigprocmask(SIG_SETMASK, mask, NULL);
+  execv(path, argv);
+  _exit(127);
+}
+
+/* fds kept above the numbers the child moves them to */
+static int high_fd(int fd) {
+  int moved;
+  if (fd < 0)
+    return fd;
+  moved = fcntl(fd, F_DUPFD_CLOEXEC, 10);
+  close(fd);
+  return moved;
+}
+
+static int open_ns(pid_t pid, const char *type, fsrun_error_t *err) {
+  char path[64];
+  int fd;
+  snprintf(path, sizeof(path), "/proc/%d/ns/%s", (int)pid, type);
+  fd = high_fd(open(path, O_RDONLY | O_CLOEXEC));
+  if (fd < 0)
+    return fsrun_error_errno(err, "sandbox: network egress: open `%s`", path);
+  return fd;
+}
+
+/* Waits for the helper's byte on the ready pipe (written once the namespace is configured). */
+static int wait_ready(struct sandbox_net *net, int ready_fd, int stderr_fd, fsrun_error_t *err) {
+  int64_t deadline = monotonic_ms() + HELPER_READY_TIMEOUT_MS;
+  for (;;) {
+    struct pollfd p[2] = {{.fd = ready_fd, .events = POLLIN}, {.fd = net->pidfd, .events = POLLIN}};
+    int64_t left = deadline - monotonic_ms();
+    char buf[32];
+    int r;
+    if (left <= 0)
+      return fsrun_error_make(err, ETIMEDOUT,
+                              "sandbox: network egress: slirp4netns did not configure the network "
+                              "in %d s",
+                              HELPER_READY_TIMEOUT_MS / 1000);
+    r = poll(p, 2, (int)left);
+    if (r < 0 && errno == EINTR)
+      continue;
+    if (r < 0)
+      return fsrun_error_errno(err, "sandbox: network egress: wait for slirp4netns");
+    if (p[0].revents & POLLIN) {
+      ssize_t n = read(ready_fd, buf, sizeof(buf));
+      if (n > 0)
+        return 0;
+    }
+    if (p[0].revents & (POLLIN | POLLHUP) || p[1].revents & POLLIN) {
+      cleanup_free char *why = helper_failure(stderr_fd);
+      return fsrun_error_make(err, 0, "sandbox: network egress: slirp4netns failed: %s", why);
+    }
+  }
+}
+
+static int start_helper(struct sandbox_net *net, const char *path, int userns_fd, int netns_fd,
+                        fsrun_error_t *err) {
+  char netns_arg[32], userns_arg[48], ready_arg[32], exit_arg[32];
+  cleanup_close int null_fd = high_fd(open("/dev/null", O_RDWR | O_CLOEXEC));
+  cleanup_close int stderr_fd = high_fd(memfd_create("fsrun-slirp4netns-stderr", MFD_CLOEXEC));
+  int ready[2] = {-1, -1}, exit_pipe[2] = {-1, -1};
+  int fds[CHILD_FIRST_UNUSED_FD];
+  sigset_t empty;
+  const char *argv[24];
+  size_t n = 0;
+  pid_t parent = getpid(), child;
+  int r;
+
+  if (null_fd < 0 || stderr_fd < 0 || pipe2(ready, O_CLOEXEC) < 0)
+    return fsrun_error_errno(err, "sandbox: network egress: set up the helper's pipes");
+  if (pipe2(exit_pipe, O_CLOEXEC) < 0) {
+    close(ready[0]), close(ready[1]);
+    return fsrun_error_errno(err, "sandbox: network egress: set up the helper's pipes");
+  }
+  ready[0] = high_fd(ready[0]);
+  ready[1] = high_fd(ready[1]);
+  exit_pipe[0] = high_fd(exit_pipe[0]);
+  net->exit_fd = high_fd(exit_pipe[1]);
+  snprintf(netns_arg, sizeof(netns_arg), "/proc/self/fd/%d", CHILD_NETNS_FD);
+  snprintf(userns_arg, sizeof(userns_arg), "--userns-path=/proc/self/fd/%d", CHILD_USERNS_FD);
+  snprintf(ready_arg, sizeof(ready_arg), "--ready-fd=%d", CHILD_READY_FD);
+  snprintf(exit_arg, sizeof(exit_arg), "--exit-fd=%d", CHILD_EXIT_FD);
+  argv[n++] = "slirp4netns";
+  argv[n++] = "--configure";
+  argv[n++] = "--mtu=65520";
+  /* 10.0.2.2 is the outside's gateway, never the host's loopback; no port is forwarded (that
+   * takes --api-socket, which is not given) */
+  argv[n++] = "--disable-host-loopback";
+  argv[n++] = "--enable-seccomp";
+  /* its own mount namespace and no capabilities; it needs to be uid 0 in the namespace's user
+   * namespace for that, which an ordinary user's sandbox (its uid mapped to itself) is not */
+  if (!net->userns)
+    argv[n++] = "--enable-sandbox";
+  argv[n++] = ready_arg;
+  argv[n++] = exit_arg;
+  argv[n++] = "--netns-type=path";
+  if (net->userns)
+    argv[n++] = userns_arg;
+  argv[n++] = netns_arg;
+  argv[n++] = SANDBOX_TAP_NAME;
+  argv[n] = NULL;
+
+  fds[STDIN_FILENO] = fds[STDOUT_FILENO] = null_fd;
+  fds[STDERR_FILENO] = stderr_fd;
+  fds[CHILD_USERNS_FD] = userns_fd;
+  fds[CHILD_NETNS_FD] = netns_fd;
+  fds[CHILD_READY_FD] = ready[1];
+  fds[CHILD_EXIT_FD] = exit_pipe[0];
+  sigemptyset(&empty);
+  child = fork();
+  if (child == 0)
+    exec_helper(path, (char *const *)argv, fds, parent, &empty);
+  close(ready[1]);
+  close(exit_pipe[0]);
+  if (child < 0) {
+    close(ready[0]);
+    return fsrun_error_errno(err, "sandbox: network egress: fork slirp4netns");
+  }
+  net->pid = child;
+  net->pidfd = (int)syscall(SYS_pidfd_open, child, 0);
+  if (net->pidfd < 0) {
+    close(ready[0]);
+    return fsrun_error_errno(err, "sandbox: network egress: pidfd_open slirp4netns");
+  }
+  r = wait_ready(net, ready[0], stderr_fd, err);
+  close(ready[0]);
+  return r;
+}
+
+int sandbox_net_attach(pid_t init_pid, void *data, fsrun_error_t *err) {
+  struct sandbox_net *net = data;
+  cleanup_close int userns_fd = -1;
+  cleanup_close int netns_fd = -1;
+  const char *helper = NULL;
+
+  if (find_helper(&helper, err) < 0 || check_tun(net->userns, err) < 0)
+    return fsrun_error_code(err);
+  netns_fd = open_ns(init_pid, "net", err);
+  if (netns_fd < 0)
+    return fsrun_error_code(err);
+  if (net->userns) {
+    userns_fd = open_ns(init_pid, "user", err);
+    if (userns_fd < 0)
+      return fsrun_error_code(err);
+  }
+  return start_helper(net, helper, userns_fd, netns_fd, err);
+}
+
+void sandbox_net_stop(struct sandbox_net *net) {
+  if (net->pid <= 0)
+    return;
+  /* our unreaped child: the pid cannot have been reused */
+  kill(net->pid, SIGKILL);
+  while (waitpid(net->pid, NULL, 0) < 0 && errno == EINTR)
+    ;
+  net->pid = 0;
+  if (net->exit_fd >= 0)
+    close(net->exit_fd);
+  net->exit_fd = -1;
+  if (net->pidfd >= 0)
+    close(net->pidfd);
+  net->pidfd = -1;
+}

@@ -22,6 +22,9 @@ FSRUN_TEST_PACKAGES=(bats jq busybox-static clang clang-format libclang-rt-14-de
 # catatonit: rootless podman's pause process (a Recommends, and installs skip those).
 FSRUN_CLIENT_PACKAGES=(podman conmon catatonit containerd docker.io python3-grpcio
   python3-grpc-tools python3-protobuf)
+# ---- package suite (tests/package: make install, the Debian package) ------------------------------
+# dpkg-buildpackage (dpkg-dev) with debhelper, and lintian; man-db renders the installed pages.
+FSRUN_PACKAGE_PACKAGES=(dpkg-dev debhelper lintian man-db)
 # -------------------------------------------------------------------------------------------------
 
 fsrun_note() { printf '%s\n' "$*"; }

@@ -292,6 +292,7 @@ suite_start install
 if [ "$install" = 1 ]; then
   packages=("${FSRUN_BUILD_PACKAGES[@]}" "${FSRUN_TEST_PACKAGES[@]}")
   wanted clients && packages+=("${FSRUN_CLIENT_PACKAGES[@]}")
+  wanted package && packages+=("${FSRUN_PACKAGE_PACKAGES[@]}")
   if fsrun_ensure_packages "$LOG_DIR/apt.log" "${packages[@]}"; then
     suite_end "ok"
   else

@@ -1,0 +1,85 @@
+#!/bin/bash
+# clean-root.sh DIR DEB : installs DEB in a throw-away copy of this machine's root and uses it there.
+# Run it under `unshare -m --propagation private`: the copy is an overlay over / whose upper layer is
+# a tmpfs on DIR/ovl, so apt, dpkg, the test user and everything the package does are gone with the
+# mount namespace. Each step prints `step NAME ok|FAILED` on stdout; the details go to DIR/log.
+# The package is removed (purge) at the end, and the upper layer is then searched for anything of
+# it that stayed.
+set -u
+dir=$1 deb=$2
+log=$dir/log
+: >"$log"
+ovl=$dir/ovl
+R=$ovl/root
+
+step() { # step NAME COMMAND...
+  local name=$1
+  shift
+  echo "== $name: $*" >>"$log"
+  if "$@" >>"$log" 2>&1; then echo "step $name ok"; else echo "step $name FAILED"; fi
+}
+# in_root COMMAND...: COMMAND with the copy as its root: pivot_root in a mount namespace of its
+# own, not chroot, so that it may still make user namespaces (a chrooted process may not)
+in_root() {
+  unshare -m --propagation private -- sh -c 'cd "$1" && pivot_root . .old-root && umount -l /.old-root &&
+    cd / && shift && exec /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root "$@"' sh "$R" "$@"
+}
+
+mkdir -p "$ovl" && mount -t tmpfs -o mode=0755 fsrun-clean-root "$ovl" || exit 1
+mkdir -p "$ovl/upper" "$ovl/work" "$R"
+mount -t overlay fsrun-clean-root -o "lowerdir=/,upperdir=$ovl/upper,workdir=$ovl/work" "$R" || exit 1
+mount -t proc proc "$R/proc" && mount --rbind /sys "$R/sys" && mount --rbind /dev "$R/dev" &&
+  mount -t tmpfs tmpfs "$R/run" && mount -t tmpfs -o mode=1777 tmpfs "$R/tmp" || exit 1
+mkdir -p "$R/.old-root" && cp "$deb" "$R/tmp/" || exit 1
+pkg=/tmp/${deb##*/}
+
+# clean: no fsrun installed, none on PATH
+step clean in_root sh -c '! dpkg -s fsrun 2>/dev/null | grep -q "^Status: install ok" && ! command -v fsrun'
+step install in_root apt-get install -y -q --no-install-recommends -o DPkg::Lock::Timeout=60 "$pkg"
+step binary in_root sh -c '[ "$(command -v fsrun)" = /usr/bin/fsrun ] && fsrun --version'
+# the package's version is the commit line, as Debian's runc has it
+version=$(dpkg-deb -f "$deb" Version)
+step version in_root sh -c '[ "$(fsrun --version | sed -n "s/^commit: //p")" = "$1" ]' sh "$version"
+step man in_root sh -c 'page=$(man -w fsrun-sandbox); echo "$page"
+  [ "$page" = /usr/share/man/man8/fsrun-sandbox.8.gz ] && man -P cat fsrun-bundle | grep -E "fsrun-bundle +- +write"'
+step completion in_root bash --norc -c '. /usr/share/bash-completion/completions/fsrun &&
+  [ "$(complete -p fsrun)" = "complete -F _fsrun fsrun" ] &&
+  COMP_WORDS=(fsrun sa) COMP_CWORD=1 && _fsrun && [ "${COMPREPLY[*]}" = sandbox ]'
+step examples in_root sh -c 'for f in podman/fsrun.conf containerd/fsrun.toml kubernetes/runtimeclass.yaml \
+  crio/10-fsrun.conf docker/daemon.json; do grep -q /usr/bin/fsrun "/usr/share/doc/fsrun/examples/$f" ||
+  grep -q "handler: fsrun" "/usr/share/doc/fsrun/examples/$f" || exit 1; done'
+step fusion in_root test -f /usr/share/fsrun/fusion/package.json
+
+# the quickstart's container: a busybox bundle from `fsrun spec`, run to completion
+bb=$(command -v busybox)
+step container in_root sh -c '
+  set -e
+  mkdir -p /tmp/demo/rootfs/bin && cp "$1" /tmp/demo/rootfs/bin/busybox && ln -s busybox /tmp/demo/rootfs/bin/sh
+  cd /tmp/demo && fsrun spec
+  jq ".process.args = [\"/bin/sh\", \"-c\", \"echo hello from \$(/bin/busybox hostname)\"] | .process.terminal = false" \
+    config.json >c && mv c config.json
+  out=$(fsrun run quickstart-run)
+  echo "$out"
+  [ "$out" = "hello from $(jq -r .hostname config.json)" ]
+  [ -z "$(fsrun list -q)" ]' sh "$bb"
+
+# the quickstart's sandbox: a command on a git worktree, as root and as an ordinary user
+sandbox_demo='
+  set -e
+  cd "$HOME" && git init -q repo && cd repo && git config user.email t@example.invalid &&
+    git config user.name t && echo hello >README && git add README && git commit -qm first &&
+    git worktree add -q -b task ../worktree
+  out=$(fsrun sandbox --worktree ../worktree -- /bin/sh -c "cat README; id -u; ls /sys/class/net")
+  echo "$out"
+  [ "$out" = "$(printf "hello\n%s\nlo" "$(id -u)")" ]'
+step sandbox-root in_root sh -c "$sandbox_demo"
+step sandbox-user in_root sh -c 'useradd -m fsrun-pkg-user &&
+  setpriv --reuid=fsrun-pkg-user --regid=fsrun-pkg-user --init-groups env -i PATH="$PATH" \
+    HOME=/home/fsrun-pkg-user sh -c "$1"' sh "$sandbox_demo"
+
+step remove in_root apt-get purge -y -q -o DPkg::Lock::Timeout=60 fsrun
+step removed in_root sh -c '! command -v fsrun && ! dpkg -s fsrun >/dev/null 2>&1 && [ ! -e /usr/share/fsrun ] &&
+  [ ! -e /usr/share/doc/fsrun ] && [ -z "$(ls /usr/share/man/man8/fsrun* 2>/dev/null)" ]'
+# nothing of the package in the upper layer (what the copy changed), apt's own logs aside
+step nothing-left sh -c '! find "$1" -name "*fsrun*" ! -path "$1/var/log/*" ! -path "$1/var/cache/*" \
+  ! -path "$1/home/fsrun-pkg-user*" | grep .' sh "$ovl/upper"

@@ -58,7 +58,7 @@ compare_options() {
     backend limits oomKilled limitsNotEnforced tamper "AUDIT EVENTS" sandbox:prepare sandbox:run \
     sandbox:failure sandbox:fallback sandbox:tamper policyHash POLICY allowNetwork allowedPaths \
     writablePaths envAllowlist cpuLimit.maxCores cpuLimit.maxMs memoryLimitMb allowedTcpPorts \
-    pidsLimit seccomp EXAMPLES; do
+    pidsLimit seccomp network EXAMPLES; do
     [[ $text == *"$want"* ]] || { echo "fsrun-sandbox.8 does not mention $want"; return 1; }
   done
 }

@@ -36,6 +36,7 @@
 #include "live.h"
 #include "log.h"
 #include "namespaces.h"
+#include "passwd.h"
 #include "process-attrs.h"
 #include "process.h"
 #include "procfs.h"
@@ -147,6 +148,15 @@ static void env_set(oci_strv *env, const char *entry) {
     }
   }
   oci_strv_push(env, entry);
+}
+
+/* env's entries, then extra (when not NULL), NULL-terminated, for execve */
+static char **env_with(const oci_strv *env, char *extra) {
+  char **v = xmalloc0((env->len + 2) * sizeof(char *));
+  for (size_t i = 0; i < env->len; i++)
+    v[i] = env->items[i];
+  v[env->len] = extra;
+  return v;
 }
 
 static int read_process_file(const char *path, oci_process **out, fsrun_error_t *err) {
@@ -389,7 +399,7 @@ static void clone_into_pid_namespace(struct exec_child *c) {
 __attribute__((noreturn)) static void exec_child_main(struct exec_child *c) {
   cleanup_error fsrun_error_t err = NULL;
   const oci_process *p = c->p;
-  cleanup_free char *exe = NULL;
+  cleanup_free char *exe = NULL, *home_env = NULL;
   int notify_fd = -1;
 
   close(c->parent_sync_fd);
@@ -456,6 +466,8 @@ __attribute__((noreturn)) static void exec_child_main(struct exec_child *c) {
 
   if (child_enter_cwd(p->cwd, &err) < 0)
     child_fail(c, &err);
+  /* in the container's root, before the rlimits, the filter and the user can get in the way */
+  home_env = passwd_home_env(&p->env, p->user.uid);
   if (process_resolve_executable(p->args.items[0], &p->env, &exe, &err) < 0)
     child_fail(c, &err);
   if (process_apply_rlimits(p, &err) < 0)
@@ -510,7 +522,7 @@ __attribute__((noreturn)) static void exec_child_main(struct exec_child *c) {
   if (c->seccomp != NULL && p->no_new_privileges && !seccomp_has_notify(c->seccomp) &&
       seccomp_load_filter(c->seccomp, &notify_fd, &err) < 0)
     child_fail(c, &err);
-  execve(exe, p->args.items, p->env.items ? p->env.items : (char *[]){NULL});
+  execve(exe, p->args.items, env_with(&p->env, home_env));
   {
     int saved = errno;
     fsrun_error_make(&err, 0, "exec: \"%s\": %s", p->args.items[0],

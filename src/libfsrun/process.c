@@ -16,6 +16,7 @@
 #include "caps.h"
 #include "hooks.h"
 #include "netlink.h"
+#include "passwd.h"
 #include "prefault.h"
 #include "procfs.h"
 #include "reaper.h"
@@ -222,7 +223,7 @@ void init_main(struct init_config *c) {
   struct sync_msg msg = {.fd = -1};
   char *hook_state_creating = NULL, *hook_state_created = NULL;
   cleanup_free char *exe = NULL;
-  char **argv, **envp;
+  char **argv, **envp, *home_env;
   int master = -1, slave = -1, notify_fd = -1;
   const char one = '0';
   int fifo;
@@ -321,6 +322,8 @@ void init_main(struct init_config *c) {
 
   if (enter_cwd(p->cwd, &err) < 0)
     fail(c, &err);
+  /* in the container's root, before the rlimits, the filter and the user can get in the way */
+  home_env = passwd_home_env(&p->env, p->user.uid);
   if (process_resolve_executable(p->args.len ? p->args.items[0] : NULL, &p->env, &exe, &err) < 0)
     fail(c, &err);
 
@@ -362,10 +365,14 @@ void init_main(struct init_config *c) {
   }
 
   argv = strv_dup_null(&p->args, 0);
-  envp = strv_dup_null(&p->env, 2);
-  if (c->listen_fds > 0) {
-    envp[p->env.len] = xasprintf("LISTEN_FDS=%d", c->listen_fds);
-    envp[p->env.len + 1] = xasprintf("LISTEN_PID=%d", (int)getpid());
+  envp = strv_dup_null(&p->env, 3);
+  {
+    size_t n = p->env.len;
+    if (c->listen_fds > 0) {
+      envp[n++] = xasprintf("LISTEN_FDS=%d", c->listen_fds);
+      envp[n++] = xasprintf("LISTEN_PID=%d", (int)getpid());
+    }
+    envp[n] = home_env;
   }
 
   /* create is about to succeed: from here the init outlives it */

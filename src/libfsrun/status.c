@@ -12,6 +12,7 @@
 #include <yajl/yajl_tree.h>
 
 #include "cgroup.h"
+#include "passwd.h"
 #include "procfs.h"
 #include "utils.h"
 
@@ -472,36 +473,11 @@ char *status_state_json(const struct container_status *st, const char *status, p
   return json;
 }
 
-/* The name of uid in /etc/passwd, or NULL. Read directly rather than through NSS: fsrun is a
- * static binary, and glibc's NSS would have to load shared modules of the build's glibc version.
- * `list` only shows the name, so a user known to another NSS source shows as #uid. */
-static char *passwd_name_of(uid_t uid) {
-  cleanup_file FILE *f = fopen("/etc/passwd", "re");
-  cleanup_free char *line = NULL;
-  size_t cap = 0;
-  if (f == NULL)
-    return NULL;
-  while (getline(&line, &cap, f) > 0) {
-    /* name:password:uid:... */
-    char *name_end = strchr(line, ':');
-    char *uid_field = name_end ? strchr(name_end + 1, ':') : NULL;
-    char *end = NULL;
-    if (uid_field == NULL || uid_field[1] < '0' || uid_field[1] > '9')
-      continue;
-    errno = 0;
-    unsigned long v = strtoul(uid_field + 1, &end, 10);
-    if (errno == 0 && *end == ':' && v == (unsigned long)uid && name_end != line) {
-      *name_end = '\0';
-      return xstrdup(line);
-    }
-  }
-  return NULL;
-}
-
 char *status_owner(int dirfd) {
   struct stat st;
   if (fstat(dirfd, &st) < 0)
     return xstrdup("");
-  char *name = passwd_name_of(st.st_uid);
+  /* `list` only shows the name: a user known to another NSS source shows as #uid */
+  char *name = passwd_field_of("/etc/passwd", st.st_uid, PASSWD_NAME);
   return name ? name : xasprintf("#%u", (unsigned)st.st_uid);
 }

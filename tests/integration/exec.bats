@@ -529,3 +529,49 @@ EOF
   [[ $exe == */bin/busybox || $exe == /bin/busybox ]]
   [ "$(stat -Lc %i /proc/$EXEC_PID/exe)" = "$(stat -c %i "$ROOTFS/bin/busybox")" ]
 }
+
+# the image's users: a home, an empty home, and uid 1002 has no entry
+write_passwd() {
+  printf '%s\n' 'root:x:0:0:root:/root:/bin/sh' 'u1:x:1000:1000::/home/u1:/bin/sh' \
+    'u2:x:1001:1001:::/bin/sh' >"$ROOTFS/etc/passwd"
+}
+
+@test "exec: HOME is the user's home in the container's /etc/passwd, / without one; an explicit HOME wins" {
+  write_passwd
+  update_config '.process.env |= map(select(startswith("HOME=") | not))'
+  start_container
+  for want in 0:/root 1000:/home/u1 1001:/ 1002:/; do
+    run fsrun exec --user "${want%%:*}" "$CONTAINER_ID" sh -c 'echo "[$HOME]"'
+    [ "$status" -eq 0 ]
+    [ "$output" = "[${want#*:}]" ]
+  done
+  run fsrun exec --env HOME=/elsewhere "$CONTAINER_ID" sh -c 'echo "[$HOME]"'
+  [ "$output" = "[/elsewhere]" ]
+  # the init gets it too
+  [ "$(tr '\0' '\n' <"/proc/$INIT_PID/environ" | grep '^HOME=')" = HOME=/root ]
+  # an /etc/passwd that is a FIFO is not read (it would block): the fallback
+  rm "$ROOTFS/etc/passwd"
+  mkfifo "$ROOTFS/etc/passwd"
+  run timeout 60 "$FSRUN" --root "$FSRUN_ROOT" exec "$CONTAINER_ID" sh -c 'echo "[$HOME]"'
+  [ "$status" -eq 0 ]
+  [ "$output" = "[/]" ]
+}
+
+@test "exec: rootless (uid 1000): HOME from the container's /etc/passwd" {
+  requires_host_command setpriv
+  setpriv --reuid=1000 --regid=1000 --clear-groups test -x "$FSRUN" ||
+    skip "uid 1000 cannot execute $FSRUN"
+  write_passwd
+  local dir=$BATS_TEST_TMPDIR/rootless
+  mkdir -p "$dir/state"
+  chown 1000:1000 "$dir" "$dir/state"
+  as_user spec --rootless --bundle "$dir"
+  jq --arg r "$ROOTFS" '.root.path = $r | .process.terminal = false | .process.args = ["sleep", "100000"]
+    | .process.env |= map(select(startswith("HOME=") | not))' "$dir/config.json" >"$dir/config.new"
+  mv "$dir/config.new" "$dir/config.json"
+  ROOTLESS_ID=$CONTAINER_ID
+  as_user run -d --bundle "$dir" "$ROOTLESS_ID" </dev/null >/dev/null 2>&1
+  run as_user exec "$ROOTLESS_ID" sh -c 'echo "[$HOME]"'
+  [ "$status" -eq 0 ]
+  [ "$output" = "[/root]" ]
+}

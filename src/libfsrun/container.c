@@ -142,6 +142,7 @@ struct created {
   int pidfd;
   int dirfd;
   int pty_master; /* run without a console socket: the pty to relay */
+  int status_fd;  /* fsrun's init: our end of the sync socket, where it reports the wait status */
   struct container_status st;
   struct fsrun_cgroup *cg;
   oci_config *config;
@@ -154,13 +155,15 @@ static void created_clear(struct created *c) {
     close(c->dirfd);
   if (c->pty_master >= 0)
     close(c->pty_master);
+  if (c->status_fd >= 0)
+    close(c->status_fd);
   status_clear(&c->st);
   if (c->cg != NULL)
     cgroup_free(c->cg);
   if (c->config != NULL)
     oci_config_free(c->config);
   memset(c, 0, sizeof(*c));
-  c->pidfd = c->dirfd = c->pty_master = -1;
+  c->pidfd = c->dirfd = c->pty_master = c->status_fd = -1;
 }
 
 static char *resolve_rootfs(const char *bundle, const char *root_path, fsrun_error_t *err) {
@@ -308,7 +311,7 @@ static int create_internal(const struct fsrun_context *ctx, const struct contain
   int ret = -1;
 
   memset(out, 0, sizeof(*out));
-  out->pidfd = out->dirfd = out->pty_master = -1;
+  out->pidfd = out->dirfd = out->pty_master = out->status_fd = -1;
 
   /* --- everything that can be checked is checked before anything is created --- */
   if (status_validate_id(o->id, err) < 0)
@@ -649,7 +652,10 @@ static int create_internal(const struct fsrun_context *ctx, const struct contain
   if (o->pid_file != NULL && write_pid_file(o->pid_file, out->pid, err) < 0)
     goto fail;
 
-  close(sync_fds[0]);
+  if (want_reaper)
+    out->status_fd = steal_fd(&sync_fds[0]);
+  else
+    close(sync_fds[0]);
   namespaces_plan_clear(&plan);
   out->config = steal_ptr(&config);
   return 0;
@@ -910,6 +916,23 @@ int container_delete(const struct fsrun_context *ctx, const char *id, bool force
 /* --- run ---------------------------------------------------------------------------------------
  */
 
+/* fsrun's init reported its process's wait status as it exited: that is the process's status (the
+ * init's own cannot tell `exit 137` from SIGKILL). No report (the init was killed): unchanged. */
+static void take_reported_status(int status_fd, int *exit_status, int *term_signal) {
+  struct pollfd p = {.fd = status_fd, .events = POLLIN};
+  struct sync_msg msg = {.fd = -1};
+  int wstatus;
+  if (poll(&p, 1, 0) <= 0 || !(p.revents & POLLIN) || sync_recv(status_fd, &msg) < 0)
+    return;
+  if (msg.type == SYNC_EXIT_STATUS && msg.len == sizeof(wstatus)) {
+    memcpy(&wstatus, msg.data, sizeof(wstatus));
+    *exit_status = WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : 128 + WTERMSIG(wstatus);
+    if (term_signal != NULL)
+      *term_signal = WIFSIGNALED(wstatus) ? WTERMSIG(wstatus) : 0;
+  }
+  sync_msg_clear(&msg);
+}
+
 int container_run(const struct fsrun_context *ctx, const struct container_run_opts *o,
                   int *exit_status, fsrun_error_t *err) {
   struct created c;
@@ -933,7 +956,13 @@ int container_run(const struct fsrun_context *ctx, const struct container_run_op
     if (foreground && o->on_started != NULL)
       o->on_started(o->on_started_arg);
     if (foreground) {
-      *exit_status = foreground_wait(c.pidfd, c.pty_master, &blocked);
+      siginfo_t info;
+      *exit_status = foreground_wait_info(c.pidfd, c.pty_master, &blocked, &info);
+      /* killed or exited: signal 0 when it exited */
+      if (o->term_signal != NULL)
+        *o->term_signal = info.si_code == CLD_EXITED || info.si_code == 0 ? 0 : info.si_status;
+      if (c.status_fd >= 0)
+        take_reported_status(c.status_fd, exit_status, o->term_signal);
       /* the init is reaped; what it left in the cgroup goes with the cgroup */
       hints.init_reaped = true;
       if (!o->keep)

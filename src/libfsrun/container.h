@@ -38,6 +38,10 @@ struct container_run_opts {
    * waits for it forever). */
   void (*on_started)(void *arg);
   void *on_started_arg;
+  /* foreground, when not NULL: the signal that ended the process, 0 when it exited. Under fsrun's
+   * init (run.fsrun.init) both come from the wait status the init reports, so a process that
+   * exits 137 is not taken for one SIGKILL ended. */
+  int *term_signal;
 };
 
 int container_create(const struct fsrun_context *ctx, const struct container_create_opts *o,

@@ -49,10 +49,14 @@ static void forward_pending(int sfd, int pidfd, struct terminal_relay *relay, bo
 }
 
 int foreground_wait(int pidfd, int master, const sigset_t *forwarded) {
+  siginfo_t info;
+  return foreground_wait_info(pidfd, master, forwarded, &info);
+}
+
+int foreground_wait_info(int pidfd, int master, const sigset_t *forwarded, siginfo_t *info) {
   cleanup_close int sfd = signalfd(-1, forwarded, SFD_CLOEXEC | SFD_NONBLOCK);
   struct terminal_relay relay;
   bool relaying = master >= 0;
-  siginfo_t info;
 
   if (relaying)
     terminal_relay_init(&relay, master);
@@ -87,7 +91,9 @@ int foreground_wait(int pidfd, int master, const sigset_t *forwarded) {
   }
   if (relaying)
     terminal_relay_finish(&relay);
-  if (foreground_reap(pidfd, &info) < 0)
+  if (foreground_reap(pidfd, info) < 0) {
+    memset(info, 0, sizeof(*info));
     return 255;
-  return foreground_exit_status(&info);
+  }
+  return foreground_exit_status(info);
 }

@@ -15,6 +15,8 @@ void foreground_signals(sigset_t *set);
  * excepted), SIGWINCH resizes the pty, and when master >= 0 the pty is relayed to our stdin and
  * stdout. Returns its exit status, 128+N when signal N ended it, 255 when it cannot be reaped. */
 int foreground_wait(int pidfd, int master, const sigset_t *forwarded);
+/* The same; *info says how the process ended (si_code 0 when it could not be reaped). */
+int foreground_wait_info(int pidfd, int master, const sigset_t *forwarded, siginfo_t *info);
 
 /* waitid on pidfd, again after EINTR: 0, or a negative errno. */
 int foreground_reap(int pidfd, siginfo_t *info);

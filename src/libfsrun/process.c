@@ -155,18 +155,23 @@ static int enter_cwd(const char *cwd, fsrun_error_t *err) {
   return 0;
 }
 
-/* Closes every fd >= first except keep (-1: none). No allocation, nothing that needs /proc. */
-static void close_fds_from(int first, int keep) {
-  int ret;
-  if (keep < first)
-    ret = (int)syscall(SYS_close_range, first, ~0U, 0);
-  else
-    ret = (keep > first ? (int)syscall(SYS_close_range, first, keep - 1, 0) : 0) |
-          (int)syscall(SYS_close_range, keep + 1, ~0U, 0);
+/* Closes every fd >= first except keep_a and keep_b (-1: none). No allocation, nothing that needs
+ * /proc. */
+static void close_fds_from(int first, int keep_a, int keep_b) {
+  int keep[2] = {keep_a < keep_b ? keep_a : keep_b, keep_a < keep_b ? keep_b : keep_a};
+  int ret = 0, from = first;
+  for (int i = 0; i < 2; i++) {
+    if (keep[i] < from)
+      continue;
+    if (keep[i] > from)
+      ret |= (int)syscall(SYS_close_range, from, keep[i] - 1, 0);
+    from = keep[i] + 1;
+  }
+  ret |= (int)syscall(SYS_close_range, from, ~0U, 0);
   if (ret == 0)
     return;
   for (int fd = first; fd < 65536; fd++)
-    if (fd != keep)
+    if (fd != keep_a && fd != keep_b)
       close(fd);
 }
 
@@ -391,7 +396,9 @@ void init_main(struct init_config *c) {
     if (sync_send(c->sync_fd, SYNC_CREATED, 0, mntns, strlen(mntns), -1) < 0)
       _exit(1);
   }
-  close(c->sync_fd);
+  /* fsrun's init keeps it, to report the process's wait status as it exits */
+  if (!c->reaper)
+    close(c->sync_fd);
 
   /* `run` has no fifo: nothing to wait for. The write end stays open (CLOEXEC) until execve:
    * `start` reads until EOF, so that it returns only once the process can take a signal (a
@@ -404,8 +411,9 @@ void init_main(struct init_config *c) {
   }
   /* CLOEXEC is not enough: execve resolves its path before it closes CLOEXEC fds, so an image
    * symlink through /proc/self/fd/N could reach a directory we still hold. Really close them
-   * (all but the fifo, which leads nowhere: a path cannot go on through a fifo). */
-  close_fds_from(3 + c->preserve_fds + c->listen_fds, fifo);
+   * (all but the fifo, which leads nowhere: a path cannot go on through a fifo, and fsrun's
+   * init's sync socket, which leads nowhere either). */
+  close_fds_from(3 + c->preserve_fds + c->listen_fds, fifo, c->reaper ? c->sync_fd : -1);
 
   if (c->config->hooks != NULL && hooks_any(&c->config->hooks->start_container) &&
       hooks_run(&c->config->hooks->start_container, "startContainer", hook_state_created, &err) <
@@ -428,7 +436,7 @@ void init_main(struct init_config *c) {
     sigprocmask(SIG_SETMASK, &all, NULL);
     if (fifo >= 0)
       close(fifo);
-    reaper_exec(exe, argv, envp, c->sigmask, p->terminal);
+    reaper_exec(exe, argv, envp, c->sigmask, p->terminal, c->sync_fd);
   }
   process_exec(exe, argv, envp);
 }

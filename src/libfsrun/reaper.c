@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "process.h"
+#include "sync.h"
 
 int reaper_wanted(const oci_config *config, bool *wanted, fsrun_error_t *err) {
   const char *value = oci_map_get(&config->annotations, REAPER_ANNOTATION);
@@ -46,7 +47,7 @@ static int status_of(int wstatus) {
   return 128 + WTERMSIG(wstatus);
 }
 
-static _Noreturn void reap_until(pid_t child) {
+static _Noreturn void reap_until(pid_t child, int status_fd) {
   sigset_t all;
   sigfillset(&all);
   for (;;) {
@@ -66,14 +67,18 @@ static _Noreturn void reap_until(pid_t child) {
       pid_t pid = waitpid(-1, &wstatus, WNOHANG);
       if (pid <= 0)
         break;
-      if (pid == child)
+      if (pid == child) {
+        /* the status alone cannot tell `exit 137` from SIGKILL: the runtime gets the real one */
+        if (status_fd >= 0)
+          (void)sync_send(status_fd, SYNC_EXIT_STATUS, 0, &wstatus, sizeof(wstatus), -1);
         _exit(status_of(wstatus));
+      }
     }
   }
 }
 
 void reaper_exec(const char *exe, char *const argv[], char *const envp[],
-                 const sigset_t *child_mask, bool terminal) {
+                 const sigset_t *child_mask, bool terminal, int status_fd) {
   sigset_t all;
   pid_t child;
   /* blocked from before the fork, so that none is lost before the init waits for them */
@@ -98,5 +103,5 @@ void reaper_exec(const char *exe, char *const argv[], char *const envp[],
     _exit(1);
   }
   hide_runtime_cmdline();
-  reap_until(child);
+  reap_until(child, status_fd);
 }

@@ -21,9 +21,11 @@ int reaper_wanted(const oci_config *config, bool *wanted, fsrun_error_t *err);
  * as its child (in a process group of its own, the terminal's foreground group when it has one,
  * with `child_mask` back), which execs `exe`. The init then forwards each signal it receives to
  * the child's process group, reaps every process that ends, and exits with the child's status
- * (128+N when signal N ended it) once the child is gone. A failed exec is reported as a plain
+ * (128+N when signal N ended it) once the child is gone, after sending the child's wait status
+ * (SYNC_EXIT_STATUS) on status_fd when it is >= 0 (CLOEXEC: the child never holds it). A failed
+ * exec is reported as a plain
  * init reports it (127 for a missing file, 126 otherwise). Never returns. */
 _Noreturn void reaper_exec(const char *exe, char *const argv[], char *const envp[],
-                           const sigset_t *child_mask, bool terminal);
+                           const sigset_t *child_mask, bool terminal, int status_fd);
 
 #endif

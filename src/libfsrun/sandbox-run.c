@@ -195,6 +195,33 @@ static char *read_memfd(int fd, size_t *len) {
   return buf;
 }
 
+/* --- the result ----------------------------------------------------------------------------- */
+
+struct run_result {
+  const char *backend; /* "fsrun" | "native" */
+  int exit_code;       /* fsrun's exit status: 128+N for signal N */
+  int signal;          /* the signal that ended the command (its wait status), 0 when it exited */
+  bool timed_out;
+  int truncated; /* bit 0 stdout, bit 1 stderr */
+  int64_t duration_ms;
+  char *error; /* set-up failure under fail-hard */
+};
+
+/* "exitCode" and "signal": a number and null when the command exited, null and the signal's name
+ * when a signal ended it (SIGKILL on timeout), never a guess from a status above 128 */
+static void sb_exit_fields(struct strbuf *b, const struct run_result *r) {
+  int sig = r->timed_out ? SIGKILL : r->signal;
+  if (sig > 0 && r->error == NULL) {
+    const char *name = sigabbrev_np(sig);
+    if (name != NULL)
+      sb_printf(b, ",\"exitCode\":null,\"signal\":\"SIG%s\"", name);
+    else
+      sb_printf(b, ",\"exitCode\":null,\"signal\":\"SIG%d\"", sig);
+  } else {
+    sb_printf(b, ",\"exitCode\":%d,\"signal\":null", r->exit_code);
+  }
+}
+
 /* --- the audit log -------------------------------------------------------------------------- */
 
 struct audit {
@@ -203,8 +230,9 @@ struct audit {
   const char *policy_hash;
 };
 
+/* r: the run's result, for sandbox:run (NULL: the other events) */
 static void audit_event(const struct audit *a, const char *event, const char *backend,
-                        const char *reason, bool has_exit, int exit_code, int64_t duration_ms) {
+                        const char *reason, const struct run_result *r) {
   struct strbuf b = {0};
   cleanup_free char *time = NULL;
   if (a->fd < 0)
@@ -219,8 +247,11 @@ static void audit_event(const struct audit *a, const char *event, const char *ba
   sb_json_key_string(&b, "time", time);
   if (reason != NULL)
     sb_json_key_string(&b, "reason", reason);
-  if (has_exit)
-    sb_printf(&b, ",\"exitCode\":%d,\"durationMs\":%lld", exit_code, (long long)duration_ms);
+  if (r != NULL) {
+    sb_exit_fields(&b, r);
+    sb_printf(&b, ",\"timedOut\":%s,\"durationMs\":%lld", r->timed_out ? "true" : "false",
+              (long long)r->duration_ms);
+  }
   sb_puts(&b, "}\n");
   /* one write on an O_APPEND fd: concurrent sandboxes never interleave their lines */
   if (safe_write_all(a->fd, b.data, b.len) < 0)
@@ -392,7 +423,7 @@ static void capture_release(struct capture *c) {
 
 static int run_native(const struct sandbox_run_opts *o, const char *worktree, int64_t timeout_ms,
                       const oci_policy *policy, struct capture *cap, int *status_out,
-                      bool *timed_out, fsrun_error_t *err) {
+                      int *signal_out, bool *timed_out, fsrun_error_t *err) {
   sigset_t all, old;
   int status;
   pid_t child;
@@ -434,19 +465,11 @@ static int run_native(const struct sandbox_run_opts *o, const char *worktree, in
   kill(-child, SIGKILL);
   *timed_out = sandbox_watchdog_disarm();
   *status_out = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  *signal_out = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
   return 0;
 }
 
 /* --- the run -------------------------------------------------------------------------------- */
-
-struct run_result {
-  const char *backend; /* "fsrun" | "native" */
-  int exit_code;
-  bool timed_out;
-  int truncated; /* bit 0 stdout, bit 1 stderr */
-  int64_t duration_ms;
-  char *error; /* set-up failure under fail-hard */
-};
 
 static void print_result_json(const struct run_result *r, const struct capture *c,
                               const oci_policy *p, int64_t timeout_ms, bool userns) {
@@ -461,13 +484,7 @@ static void print_result_json(const struct run_result *r, const struct capture *
   sb_json_string(&b, out, out_len);
   sb_puts(&b, ",\"stderr\":");
   sb_json_string(&b, errs, err_len);
-  sb_printf(&b, ",\"exitCode\":%d,\"signal\":", r->exit_code);
-  if (r->timed_out)
-    sb_puts(&b, "\"SIGKILL\"");
-  else if (r->exit_code > 128 && r->exit_code < 128 + 65 && sigabbrev_np(r->exit_code - 128))
-    sb_printf(&b, "\"SIG%s\"", sigabbrev_np(r->exit_code - 128));
-  else
-    sb_puts(&b, "null");
+  sb_exit_fields(&b, r);
   sb_printf(&b, ",\"timedOut\":%s,\"truncated\":%s,\"durationMs\":%lld,\"backend\":\"%s\"",
             r->timed_out ? "true" : "false", r->truncated ? "true" : "false",
             (long long)r->duration_ms, r->backend);
@@ -502,11 +519,12 @@ static void print_result_json(const struct run_result *r, const struct capture *
   free(b.data);
 }
 
-/* Builds the bundle under ROOT/.sandbox/ID and runs it. Returns < 0 when the sandbox could not be
- * set up (nothing ran); *exit_status is the command's status otherwise. */
+/* Builds the config and runs it over the shared bundle. Returns < 0 when the sandbox could not be
+ * set up (nothing ran); res->exit_code, signal and timed_out say how the command ended otherwise.
+ */
 static int run_in_sandbox(const struct fsrun_context *ctx, const struct sandbox_run_opts *o,
                           const oci_policy *policy, const char *worktree, const char *id,
-                          bool userns, struct capture *cap, int *exit_status, bool *timed_out,
+                          bool userns, struct capture *cap, struct run_result *res,
                           fsrun_error_t *err) {
   cleanup_free char *bundle = NULL;
   cleanup_free char *json = NULL;
@@ -514,7 +532,7 @@ static int run_in_sandbox(const struct fsrun_context *ctx, const struct sandbox_
   oci_config *config = NULL;
   int status = -1, r;
 
-  *timed_out = false;
+  res->timed_out = false;
   if (sandbox_config_for_caller(policy, worktree, o->args, o->n_args, userns, &config, err) < 0)
     return fsrun_error_code(err);
   /* the config goes to create in memory, over the one bundle every run shares: nothing is written
@@ -532,7 +550,8 @@ static int run_in_sandbox(const struct fsrun_context *ctx, const struct sandbox_
     struct container_run_opts ro = {
         .create = {.id = id, .bundle = bundle, .config_json = json, .config_len = strlen(json)},
         .on_started = capture_on_started,
-        .on_started_arg = cap};
+        .on_started_arg = cap,
+        .term_signal = &res->signal};
     if (sandbox_network_profile(policy) == SANDBOX_NET_EGRESS) {
       ro.create.on_namespaces = sandbox_net_attach;
       ro.create.on_namespaces_data = &net;
@@ -540,7 +559,7 @@ static int run_in_sandbox(const struct fsrun_context *ctx, const struct sandbox_
     r = container_run(ctx, &ro, &status, err);
     /* the sandbox has ended (or never started): its network helper goes with it */
     sandbox_net_stop(&net);
-    *timed_out = sandbox_watchdog_disarm();
+    res->timed_out = sandbox_watchdog_disarm();
     if (r < 0 && status >= 0) {
       /* the command ran; only the clean-up failed: say so, keep its status */
       log_warning("sandbox: %s", (*err)->msg);
@@ -550,7 +569,7 @@ static int run_in_sandbox(const struct fsrun_context *ctx, const struct sandbox_
   }
   if (r < 0)
     return r;
-  *exit_status = status;
+  res->exit_code = status;
   return 0;
 }
 
@@ -603,16 +622,15 @@ static int run_once(const struct fsrun_context *ctx, const struct sandbox_run_op
       .fd = audit_fd, .task_id = o->task_id, .run_id = o->run_id, .policy_hash = hash};
   id = make_container_id(o->task_id, o->run_id);
 
-  audit_event(&audit, "sandbox:prepare", "fsrun", NULL, false, 0, 0);
+  audit_event(&audit, "sandbox:prepare", "fsrun", NULL, NULL);
   if (o->json && capture_start(&cap, o->max_buffer, err) < 0) {
     capture_release(&cap);
-    audit_event(&audit, "sandbox:failure", "fsrun", (*err)->msg, false, 0, 0);
+    audit_event(&audit, "sandbox:failure", "fsrun", (*err)->msg, NULL);
     oci_policy_free(policy);
     return fsrun_error_code(err);
   }
   start = monotonic_ms();
-  r = run_in_sandbox(ctx, o, policy, worktree, id, userns, &cap, &result.exit_code,
-                     &result.timed_out, err);
+  r = run_in_sandbox(ctx, o, policy, worktree, id, userns, &cap, &result, err);
   if (r < 0) {
     cleanup_free char *reason = xstrdup((*err)->msg);
     fsrun_error_release(err);
@@ -623,10 +641,10 @@ static int run_once(const struct fsrun_context *ctx, const struct sandbox_run_op
                 reason);
       else
         log_warning("sandbox: %s; running the command natively", reason);
-      audit_event(&audit, "sandbox:fallback", "native", reason, false, 0, 0);
+      audit_event(&audit, "sandbox:fallback", "native", reason, NULL);
       result.backend = "native";
-      r = run_native(o, worktree, o->timeout_ms, policy, &cap, &result.exit_code, &result.timed_out,
-                     err);
+      r = run_native(o, worktree, o->timeout_ms, policy, &cap, &result.exit_code, &result.signal,
+                     &result.timed_out, err);
       if (r < 0) {
         free(reason);
         reason = xstrdup((*err)->msg);
@@ -644,11 +662,10 @@ static int run_once(const struct fsrun_context *ctx, const struct sandbox_run_op
   capture_finish(&cap, &result.truncated);
 
   if (result.error != NULL) {
-    audit_event(&audit, "sandbox:failure", result.backend, result.error, false, 0, 0);
+    audit_event(&audit, "sandbox:failure", result.backend, result.error, NULL);
     fsrun_log_error(result.error);
   } else {
-    audit_event(&audit, "sandbox:run", result.backend, NULL, true, result.exit_code,
-                result.duration_ms);
+    audit_event(&audit, "sandbox:run", result.backend, NULL, &result);
   }
   if (o->json)
     print_result_json(&result, &cap, policy, o->timeout_ms, userns);

@@ -18,6 +18,7 @@ typedef enum {
   SYNC_CREATED,     /* child -> parent: ready, about to block on the exec fifo */
   SYNC_IDMAP,       /* child -> parent: idmap this detached tree (fd; payload: mounts[] index) */
   SYNC_EXEC_READY,  /* exec child -> parent: set up; only landlock, seccomp and execve follow */
+  SYNC_EXIT_STATUS, /* fsrun's init -> parent, as it exits: the process's wait status (an int) */
 } sync_msg_type;
 
 struct sync_msg {

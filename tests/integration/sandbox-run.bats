@@ -145,3 +145,42 @@ hang_free_runs() {
   hang_free_runs 1000
   assert_state_clean
 }
+
+# ---- exitCode and signal: from the command's wait status ----------------------------------------
+
+# exit_fields ARGS...: `sbx --json ARGS...`; prints "STATUS EXITCODE SIGNAL TIMEDOUT"
+exit_fields() {
+  local rc=0 out
+  out=$(sbx --json "$@" 3>&-) || rc=$?
+  echo "$rc $(jq -r '"\(.exitCode) \(.signal) \(.timedOut)"' <<<"$out")"
+}
+
+check_exit_and_signal() {
+  use_caller "$1"
+  # a plain exit above 128 is an exit, not a signal
+  [ "$(exit_fields -- /bin/sh -c 'exit 130')" = "130 130 null false" ]
+  [ "$(exit_fields -- /bin/sh -c 'exit 137')" = "137 137 null false" ]
+  # a real signal: exitCode null and its name; fsrun's own status stays 128+N
+  [ "$(exit_fields -- /bin/sh -c 'kill -INT $$')" = "130 null SIGINT false" ]
+  [ "$(exit_fields -- /bin/sh -c 'kill -KILL $$')" = "137 null SIGKILL false" ]
+  # the timeout kills the sandbox: null, SIGKILL, timedOut, and 124
+  [ "$(exit_fields --timeout-ms 300 -- sleep 100)" = "124 null SIGKILL true" ]
+  # without --json the status is the shell's
+  run sbx -- /bin/sh -c 'kill -TERM $$'
+  [ "$status" -eq 143 ]
+  # the audit log says the same
+  sbx --audit-log "$DIR/audit.log" -- /bin/sh -c 'kill -INT $$' 3>&- || :
+  sbx --audit-log "$DIR/audit.log" -- /bin/sh -c 'exit 130' 3>&- || :
+  cat "$DIR/audit.log"
+  [ "$(jq -sr '[.[] | select(.event == "sandbox:run") | "\(.exitCode) \(.signal)"] | join(",")' "$DIR/audit.log")" = \
+    "null SIGINT,130 null" ]
+  assert_state_clean
+}
+
+@test "sandbox-run: exitCode and signal come from the wait status: exit 130 is 130, kill -INT is SIGINT, a timeout SIGKILL (root)" {
+  check_exit_and_signal root
+}
+
+@test "sandbox-run: exitCode and signal come from the wait status: exit 130 is 130, kill -INT is SIGINT, a timeout SIGKILL (ordinary user)" {
+  check_exit_and_signal user
+}

@@ -459,7 +459,7 @@ EOF
   run sbx --json --timeout-ms 300 -- sleep "$marker"
   [ "$status" -eq 124 ]
   [ "$(jq -r .timedOut <<<"$output")" = true ]
-  [ "$(jq -r .exitCode <<<"$output")" = 124 ]
+  [ "$(jq -r '"\(.exitCode) \(.signal)"' <<<"$output")" = "null SIGKILL" ]
   [ -z "$(pgrep -f "sleep $marker")" ]
 }
 

@@ -597,13 +597,24 @@ function parseResult(
     return null;
   }
   if (o === null || typeof o !== "object" || Array.isArray(o)) return null;
-  if (typeof o.stdout !== "string" || typeof o.stderr !== "string" || typeof o.exitCode !== "number") return null;
+  const signal = typeof o.signal === "string" ? o.signal : null;
+  // a command a signal ended has exitCode null and the signal's name; Fusion's exitCode stays the
+  // shell's number for it (124 on timeout, 128+N for signal N)
+  const exited = typeof o.exitCode === "number";
+  if (typeof o.stdout !== "string" || typeof o.stderr !== "string" || (!exited && (o.exitCode !== null || signal === null)))
+    return null;
+  const exitCode =
+    typeof o.exitCode === "number"
+      ? o.exitCode
+      : o.timedOut === true
+        ? 124
+        : 128 + (signal !== null ? osConstants.signals[signal] ?? 0 : 0);
   const limits = o.limits !== null && typeof o.limits === "object" ? (o.limits as SandboxLimits) : {};
   const result: SandboxRunResult = {
     stdout: o.stdout,
     stderr: o.stderr,
-    exitCode: o.exitCode,
-    signal: typeof o.signal === "string" ? o.signal : null,
+    exitCode,
+    signal,
     timedOut: o.timedOut === true,
     truncated: o.truncated === true,
     durationMs: typeof o.durationMs === "number" ? o.durationMs : 0,

@@ -115,7 +115,7 @@ case $last in
     echo '{"stdout":"","stderr":"","exitCode":125,"signal":null,"timedOut":false,"truncated":false,"durationMs":1,"backend":"fsrun","limits":{},"error":"cannot mount the worktree"}'
     exit 125 ;;
   *FAKE:sleep*)
-    trap 'kill $child; wait $child; result 143 "\\"SIGTERM\\""; exit 143' TERM
+    trap 'kill $child; wait $child; result null "\\"SIGTERM\\""; exit 143' TERM
     sleep 30 &
     child=$!
     echo $child > "$call.child"

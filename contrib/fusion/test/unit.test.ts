@@ -347,7 +347,7 @@ test("abort sends SIGTERM to fsrun; when the command ends, fsrun's result comes 
     controller.abort();
     const result = await run;
     assert.equal(result.aborted, true);
-    assert.equal(result.exitCode, 143);
+    assert.equal(result.exitCode, 143, "exitCode null and a signal: the shell's 128+N");
     assert.equal(result.signal, "SIGTERM");
     assert.equal(result.stdout, `${result.runId}\n`, "fsrun's own result, not a made-up one");
     const [call] = await fake.sandboxCalls();

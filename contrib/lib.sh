@@ -14,8 +14,11 @@ FSRUN_BUILD_PACKAGES=(build-essential autoconf automake libtool pkg-config git
 FSRUN_TEST_PACKAGES=(bats jq busybox-static clang clang-format libclang-rt-14-dev
   crun runc bubblewrap socat util-linux iproute2 procps kmod uidmap valgrind
   slirp4netns passt # the sandbox's network egress helper, and the alternative it was measured against
-  nodejs node-typescript # the Fusion adapter (contrib/fusion)
+  nodejs # the Fusion adapter (contrib/fusion); npm below
   man-db bsdextrautils) # man and col: the man pages against --help (tests/integration/man.bats)
+# npm: contrib/fusion's `npm ci` installs TypeScript from its lockfile. Debian's nodejs lacks it;
+# NodeSource's nodejs has it built in and conflicts with Debian's npm package.
+command -v npm >/dev/null 2>&1 || FSRUN_TEST_PACKAGES+=(npm)
 # ---- client suites (podman / containerd / docker) ----------------------------------------------
 # contrib/run-tests.sh installs this list and runs tests/clients/*.bats. The CRI test drives
 # containerd's CRI plugin over gRPC with Debian's python3 grpcio (no kubelet, no crictl in Debian).

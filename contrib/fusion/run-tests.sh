@@ -1,49 +1,74 @@
 #!/bin/bash
-# Builds the Fusion adapter with tsc and runs its tests with node's own test runner.
+# Builds the Fusion adapter and runs its tests with node's own test runner.
 #
-#   contrib/fusion/run-tests.sh [FSRUN]
+#   contrib/fusion/run-tests.sh FSRUN
 #
-# FSRUN (the argument, else $FSRUN) is the fsrun binary for the integration tests; without it, or
-# when not root, they are skipped with the reason. Prints TAP with one line per test: node nests
-# subtests (and older nodes wrap each file in one), so the result lines are flattened here and a
-# failure's diagnostics become `#` lines. Works with node 18 (Debian 12) and later.
-# FSRUN_FUSION_OUT: where tsc writes (default contrib/fusion/dist). Exit status 1 when the build
-# or a test failed.
+# FSRUN (the argument, else $FSRUN) is the fsrun binary the integration tests run. `npm ci` installs
+# TypeScript and @types/node from package-lock.json, tsc builds, and node --test runs the tests:
+# as root, the integration tests run twice, as root and as an ordinary user made here (useradd,
+# removed at the end; setpriv runs node as it); otherwise once, as the caller. There is no skip:
+# a missing tool, a failed install or build, or a missing FSRUN is a failure. Prints TAP with one
+# line per test (node's nested results flattened; a failure's diagnostics become `#` lines).
+# FSRUN_FUSION_OUT: where tsc writes (default contrib/fusion/dist). Exit status 1 when anything failed.
 set -uo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-fsrun=${1:-${FSRUN:-}}
-if [ -n "$fsrun" ]; then
-  [[ $fsrun == */* ]] || fsrun=$(command -v "$fsrun") || { echo "run-tests.sh: $1: not found" >&2; exit 2; }
-  fsrun=$(realpath "$fsrun") # the tests run from elsewhere
-fi
 out=${FSRUN_FUSION_OUT:-$here/dist}
-
-for tool in node tsc; do
-  if ! command -v "$tool" >/dev/null; then
-    echo "1..0 # SKIP $tool is not installed (Debian packages nodejs node-typescript)"
-    exit 0
-  fi
-done
-
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/fusion-tests.XXXXXX") || exit 1
-trap 'rm -rf "$tmp"' EXIT
+chmod 755 "$tmp"
+user=""
+cleanup() {
+  if [ -n "$user" ] && id "$user" >/dev/null 2>&1; then
+    left=$(pgrep -u "$user" 2>/dev/null | tr '\n' ' ')
+    [ -n "$left" ] && kill -KILL $left 2>/dev/null
+    userdel -r "$user" >/dev/null 2>&1
+    sed -i "/^$user:/d" /etc/subuid /etc/subgid 2>/dev/null
+  fi
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
 
-# --- build: stale output of renamed files must not run ---
-rm -rf "$out/src" "$out/test"
-if ! tsc -p "$here" --outDir "$out" >"$tmp/tsc.log" 2>&1; then
-  echo "not ok 1 - build: tsc -p contrib/fusion"
-  head -n 30 "$tmp/tsc.log" | sed 's/^/# /'
+die() { # die NAME LOG: one failed result, the log's end as diagnostics
+  echo "not ok 1 - $1"
+  [ -n "${2:-}" ] && [ -f "$2" ] && tail -n 30 "$2" | sed 's/^/# /'
   echo "1..1"
   exit 1
-fi
+}
 
-# --- run ---
-reporter=()
-# --test-reporter came with node 18.15/19.6; before it, `node --test` printed TAP anyway
-node --help 2>/dev/null | grep -q -- '--test-reporter' && reporter=(--test-reporter=tap)
+fsrun=${1:-${FSRUN:-}}
+[ -n "$fsrun" ] || die "FSRUN: the fsrun binary to test against is not given (run-tests.sh FSRUN)"
+[[ $fsrun == */* ]] || fsrun=$(command -v "$fsrun") || die "FSRUN: $1 not found"
+fsrun=$(realpath "$fsrun")
+[ -x "$fsrun" ] || die "FSRUN: $fsrun is not executable"
+for tool in node npm git; do
+  command -v "$tool" >/dev/null || die "$tool is not installed (Debian packages nodejs npm git)"
+done
+
+# --- install (from the lockfile) and build: stale output of renamed files must not run ---
+(cd "$here" && npm ci --no-audit --no-fund --prefer-offline) >"$tmp/npm.log" 2>&1 || die "npm ci in contrib/fusion" "$tmp/npm.log"
+rm -rf "$out/src" "$out/test"
+"$here/node_modules/.bin/tsc" -p "$here" --outDir "$out" >"$tmp/tsc.log" 2>&1 || die "build: tsc -p contrib/fusion" "$tmp/tsc.log"
+
+reporter=(--test-reporter=tap)
 status=0
-FSRUN=$fsrun node --test "${reporter[@]}" "$out"/test/*.test.js >"$tmp/raw.tap" 2>&1 </dev/null || status=$?
+FSRUN=$fsrun FUSION_PACKAGE_DIR=$here node --test "${reporter[@]}" "$out"/test/*.test.js >"$tmp/raw.tap" 2>&1 </dev/null || status=$?
+
+# --- the integration tests again as an ordinary user ---
+if [ "$(id -u)" = 0 ]; then
+  user=fusiont$$
+  if ! useradd -m "$user" >"$tmp/useradd.log" 2>&1; then
+    echo "not ok - useradd $user" >>"$tmp/raw.tap"
+    status=1
+  else
+    # the user's copy of the build (the tests run from where it can read)
+    cp -r "$out" "$tmp/dist" && chmod -R a+rX "$tmp/dist"
+    mkdir -m 700 "$tmp/run" && chown "$user:" "$tmp/run"
+    setpriv --reuid="$user" --regid="$user" --init-groups \
+      env -i PATH=/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin HOME="/home/$user" XDG_RUNTIME_DIR="$tmp/run" \
+      FSRUN="$fsrun" FUSION_TEST_AS=user node --test "${reporter[@]}" "$tmp/dist/test/integration.test.js" \
+      >>"$tmp/raw.tap" 2>&1 </dev/null || status=$?
+  fi
+fi
 
 # --- flatten: a result line whose predecessor is more indented is a parent (its subtests came
 # first); parents count only when they failed without a failing subtest (a hook, a crash) ---

@@ -1,14 +1,29 @@
-export { FsrunBackend, containerIdPrefix } from "./fsrun-backend";
-export type { FsrunBackendOptions } from "./fsrun-backend";
-export { FsrunAbortError, FsrunError, FsrunPolicyError, FsrunSetupError } from "./errors";
 export type {
-  FailureMode,
   SandboxBackend,
+  SandboxBackendId,
   SandboxCapabilities,
-  SandboxLimits,
+  SandboxFailureMode,
   SandboxPolicy,
   SandboxPrepareContext,
   SandboxRunOptions,
   SandboxRunResult,
-  SandboxSettings,
-} from "./types";
+} from "./fusion-types";
+export type { FsrunPolicy, FsrunRunOptions, FsrunRunResult, LimitNotEnforced, RunBackend, SandboxLimits } from "./types";
+export type { SandboxAuditEvent, SandboxAuditEventName, SandboxAuditHook } from "./audit";
+export { policyHash, policySummary } from "./audit";
+export { combinePolicies, checkPolicy } from "./policy";
+export { FsrunBackend, containerIdPrefix, parseResult } from "./fsrun-backend";
+export type { FsrunBackendOptions, FsrunMode } from "./fsrun-backend";
+export { NativeBackend } from "./native-backend";
+export type { NativeBackendOptions } from "./native-backend";
+export { createSandboxBackend, promptBackend, resolveSandboxSettings } from "./settings";
+export type { CreateBackendInput, FsrunSettings, ResolvedSandboxSettings, SandboxSettings, SandboxSettingsOverride } from "./settings";
+export {
+  FsrunAbortError,
+  FsrunError,
+  FsrunPolicyError,
+  FsrunSetupError,
+  FsrunUnavailableError,
+  SandboxSettingsError,
+} from "./errors";
+export type { UnavailableReason } from "./errors";

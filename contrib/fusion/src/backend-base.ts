@@ -1,0 +1,154 @@
+// What NativeBackend and FsrunBackend share: the task's ids, the audit hook, input checks, the
+// runs in flight (abort(), dispose()).
+import { stat } from "node:fs/promises";
+import { isAbsolute } from "node:path";
+
+import { deliver, policyHash, policySummary } from "./audit";
+import type { SandboxAuditEvent, SandboxAuditHook } from "./audit";
+import { FsrunAbortError, FsrunError, SandboxSettingsError } from "./errors";
+import type { SandboxBackendId, SandboxPrepareContext } from "./fusion-types";
+import type { FsrunPolicy, FsrunRunOptions, FsrunRunResult } from "./types";
+
+export interface Task {
+  taskId: string;
+  runId: string;
+  worktree: string;
+  policy: FsrunPolicy;
+}
+
+export type AuditFields = Omit<
+  SandboxAuditEvent,
+  "scope" | "taskId" | "runId" | "backend" | "backendName" | "mode" | "policyHash" | "policySummary" | "time"
+>;
+
+/** Checks prepare()'s ctx; the policy is checked by the caller. */
+export async function checkContext(ctx: SandboxPrepareContext): Promise<void> {
+  if (ctx === null || typeof ctx !== "object") throw new SandboxSettingsError("ctx", "expected {taskId, runId, worktreePath, policy}");
+  for (const key of ["taskId", "runId"] as const)
+    if (typeof ctx[key] !== "string" || ctx[key] === "") throw new SandboxSettingsError(`ctx.${key}`, "expected a non-empty string");
+  const w = ctx.worktreePath;
+  if (typeof w !== "string" || !isAbsolute(w)) throw new SandboxSettingsError("ctx.worktreePath", `expected an absolute path, got ${JSON.stringify(w)}`);
+  const isDir = await stat(w).then((s) => s.isDirectory(), () => false);
+  if (!isDir) throw new SandboxSettingsError("ctx.worktreePath", `\`${w}\` is not a directory`);
+}
+
+export abstract class BackendBase {
+  abstract readonly id: SandboxBackendId;
+  /** What "custom" stands for in the audit events. */
+  abstract readonly name: string;
+  protected task: Task | null = null;
+  protected disposed = false;
+  private seq = 0;
+  private readonly inFlight = new Set<AbortController>();
+
+  constructor(
+    protected readonly onAudit: SandboxAuditHook | undefined,
+    protected readonly killGraceMs: number,
+  ) {}
+
+  protected abstract mode(): SandboxAuditEvent["mode"];
+
+  protected emit(scope: SandboxAuditEvent["scope"], runId: string, fields: AuditFields): void {
+    const task = this.task;
+    const policy = task?.policy ?? { allowNetwork: false, allowedPaths: [] };
+    deliver(this.onAudit, {
+      taskId: task?.taskId ?? "",
+      runId,
+      backend: this.id,
+      backendName: this.name,
+      mode: this.mode(),
+      policyHash: policyHash(policy),
+      policySummary: policySummary(policy),
+      time: new Date().toISOString(),
+      ...fields,
+      scope,
+    });
+  }
+
+  protected assertUsable(what: string): void {
+    if (this.disposed) throw new FsrunError(`${what}: the backend was disposed`);
+  }
+
+  /** The prepared task, the run's id, and the checked options; throws before anything runs. */
+  protected startRun(command: string, opts: FsrunRunOptions): { task: Task; runId: string } {
+    this.assertUsable("run");
+    const task = this.task;
+    if (task === null) throw new FsrunError("run: call prepare() first");
+    if (typeof command !== "string" || command.trim() === "") throw new SandboxSettingsError("command", "expected a non-empty shell command");
+    if (opts === null || typeof opts !== "object") throw new SandboxSettingsError("opts", "expected {cwd, timeoutMs, maxBuffer}");
+    if (typeof opts.cwd !== "string" || opts.cwd === "") throw new SandboxSettingsError("opts.cwd", "expected a directory");
+    for (const key of ["timeoutMs", "maxBuffer"] as const)
+      if (typeof opts[key] !== "number" || Number.isNaN(opts[key])) throw new SandboxSettingsError(`opts.${key}`, "expected a number");
+    if (opts.env !== undefined && (opts.env === null || typeof opts.env !== "object"))
+      throw new SandboxSettingsError("opts.env", "expected an object of variables");
+    if (opts.signal?.aborted) throw new FsrunAbortError("run: aborted before the command started");
+    return { task, runId: `${task.runId}-${++this.seq}` };
+  }
+
+  /** Runs fn with a signal that opts.signal, abort() and dispose() all end. */
+  protected async tracked<T>(opts: FsrunRunOptions, fn: (signal: AbortSignal) => Promise<T>): Promise<T> {
+    const controller = new AbortController();
+    const forward = () => controller.abort();
+    opts.signal?.addEventListener("abort", forward, { once: true });
+    this.inFlight.add(controller);
+    try {
+      return await fn(controller.signal);
+    } finally {
+      opts.signal?.removeEventListener("abort", forward);
+      this.inFlight.delete(controller);
+    }
+  }
+
+  /** One run's audit episode: sandbox:prepare, then exactly one outcome (a throw is sandbox:failure). */
+  protected episode(
+    runId: string,
+    opts: FsrunRunOptions,
+    fn: (signal: AbortSignal) => Promise<{ result: FsrunRunResult; fsrunKilled?: boolean }>,
+  ): Promise<FsrunRunResult> {
+    return this.tracked(opts, async (signal) => {
+      this.emit("command", runId, { event: "sandbox:prepare" });
+      let out: { result: FsrunRunResult; fsrunKilled?: boolean };
+      try {
+        out = await fn(signal);
+      } catch (e) {
+        this.emit("command", runId, { event: "sandbox:failure", reason: (e as Error).message });
+        throw e;
+      }
+      this.outcome(runId, out.result, out.fsrunKilled === true);
+      return out.result;
+    });
+  }
+
+  /** Ends every run in flight, as an abort of its signal would (Fusion's watchdog). */
+  abort(): void {
+    for (const c of this.inFlight) c.abort();
+  }
+
+  protected async endRuns(): Promise<void> {
+    this.abort();
+    const deadline = Date.now() + 60_000;
+    while (this.inFlight.size > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+  }
+
+  protected outcome(runId: string, r: FsrunRunResult, fsrunKilled = false): void {
+    const why = r.aborted ? (fsrunKilled ? "aborted; fsrun did not end on SIGTERM and was killed" : "aborted") : undefined;
+    this.emit("command", runId, {
+      event: r.backend === "native" && r.fallbackReason !== undefined ? "sandbox:fallback" : "sandbox:run",
+      ...(r.fallbackReason !== undefined ? { reason: r.fallbackReason } : why !== undefined ? { reason: why } : {}),
+      exitCode: r.exitCode,
+      signal: r.signal,
+      timedOut: r.timedOut,
+      aborted: r.aborted,
+      fsrunKilled,
+      oomKilled: r.oomKilled,
+      limitsNotEnforced: r.limitsNotEnforced,
+      durationMs: r.durationMs,
+    });
+  }
+}
+
+/** A cwd that is a directory, or SandboxSettingsError("opts.cwd"). */
+export async function checkCwd(cwd: string): Promise<void> {
+  const isDir = await stat(cwd).then((s) => s.isDirectory(), () => false);
+  if (!isDir) throw new SandboxSettingsError("opts.cwd", `\`${cwd}\` is not a directory`);
+}

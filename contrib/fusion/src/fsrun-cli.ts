@@ -1,0 +1,166 @@
+// The short fsrun commands the backend uses: --version, features, bundle, the limits probe,
+// create/start/delete/list. Each returns what fsrun said; the backend decides what it means.
+import { access, constants as fsConstants } from "node:fs/promises";
+import { delimiter, join } from "node:path";
+
+import { FsrunPolicyError } from "./errors";
+import type { UnavailableReason } from "./errors";
+import { runProc } from "./proc";
+import type { FsrunPolicy, LimitNotEnforced, SandboxLimits } from "./types";
+
+/** What fsrun itself reads from its environment. */
+const FSRUN_OWN_ENV = ["PATH", "HOME", "XDG_RUNTIME_DIR", "DBUS_SYSTEM_BUS_ADDRESS"];
+const SMALL_COMMAND_TIMEOUT_MS = 60_000;
+
+export interface Exited {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
+export function fsrunOwnEnv(): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const name of FSRUN_OWN_ENV) {
+    const value = process.env[name];
+    if (value !== undefined) env[name] = value;
+  }
+  return env;
+}
+
+export function firstLines(s: string): string {
+  const text = s.trim();
+  return text === "" ? "(nothing on stderr)" : text.split("\n").slice(0, 3).join("; ");
+}
+
+/** fsrun's policy complaints ("fsrun: policy (stdin): cpuLimit.maxCores: must be ..."), or null. */
+export function policyErrorFrom(stderr: string, what: string): FsrunPolicyError | null {
+  const m = /^fsrun: (?:sandbox: )?policy(?: \(stdin\))?: (.*)$/m.exec(stderr);
+  if (m === null) return null;
+  const text = m[1].replace(/^sandbox\.policy\./, "");
+  const field = /^([A-Za-z][\w.[\]]*): /.exec(text);
+  return new FsrunPolicyError(`${what}: fsrun rejected the sandbox policy: ${text}`, field ? field[1] : null, stderr);
+}
+
+export interface Probe {
+  limits: SandboxLimits;
+  limitsNotEnforced: LimitNotEnforced[];
+  /** fsrun's set-up error (exit 125), or null. */
+  error: string | null;
+  code: number | null;
+  stderr: string;
+}
+
+export class FsrunCli {
+  constructor(
+    readonly path: string,
+    private readonly stateRoot: string | undefined,
+  ) {}
+
+  globalArgs(): string[] {
+    return this.stateRoot !== undefined ? ["--root", this.stateRoot] : [];
+  }
+
+  async run(args: string[], input = ""): Promise<Exited> {
+    const r = await runProc({
+      file: this.path,
+      args: [...this.globalArgs(), ...args],
+      env: fsrunOwnEnv(),
+      cwd: "/",
+      stdin: input,
+      maxBuffer: 16 * 1024 * 1024,
+      timeoutMs: SMALL_COMMAND_TIMEOUT_MS,
+      killGraceMs: 0,
+    });
+    return { code: r.code, signal: r.signal, stdout: r.stdout.toString("utf8"), stderr: r.stderr.toString("utf8") };
+  }
+
+  /** null when fsrun can run here, else why not (checked without running the command). */
+  async unavailable(platform: string): Promise<{ kind: UnavailableReason; reason: string } | { version: string }> {
+    if (platform !== "linux") return { kind: "not-linux", reason: `fsrun needs Linux; this platform is ${platform}` };
+    const found = await this.locate();
+    if (found !== null) return found;
+    let r: Exited;
+    try {
+      r = await this.run(["--version"]);
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code;
+      if (code === "ENOENT") return { kind: "missing", reason: `the fsrun binary \`${this.path}\` was not found` };
+      if (code === "EACCES") return { kind: "not-executable", reason: `the fsrun binary \`${this.path}\` is not executable` };
+      return { kind: "not-fsrun", reason: `cannot run \`${this.path}\`: ${(e as Error).message}` };
+    }
+    const m = /^fsrun version (\S+)/m.exec(r.stdout);
+    if (r.code !== 0 || m === null)
+      return { kind: "not-fsrun", reason: `\`${this.path} --version\` did not answer as fsrun does: ${firstLines(r.stderr || r.stdout)}` };
+    return { version: m[1] };
+  }
+
+  private async locate(): Promise<{ kind: UnavailableReason; reason: string } | null> {
+    const candidates = this.path.includes("/")
+      ? [this.path]
+      : (process.env.PATH ?? "").split(delimiter).filter((d) => d !== "").map((d) => join(d, this.path));
+    let exists = false;
+    for (const c of candidates) {
+      if (await access(c, fsConstants.X_OK).then(() => true, () => false)) return null;
+      if (await access(c, fsConstants.F_OK).then(() => true, () => false)) exists = true;
+    }
+    if (exists) return { kind: "not-executable", reason: `the fsrun binary \`${this.path}\` is not executable` };
+    return { kind: "missing", reason: `the fsrun binary \`${this.path}\` was not found${this.path.includes("/") ? "" : " in PATH"}` };
+  }
+
+  async landlockAbi(): Promise<number | null> {
+    const r = await this.run(["features"]).catch(() => null);
+    if (r === null || r.code !== 0) return null;
+    try {
+      const f = JSON.parse(r.stdout) as { annotations?: Record<string, string> };
+      const abi = Number(f.annotations?.["run.fsrun.landlock"]);
+      return Number.isInteger(abi) ? abi : null;
+    } catch {
+      return null;
+    }
+  }
+
+  /** `fsrun bundle`: a policy refusal throws FsrunPolicyError; other failures come back as code/stderr. */
+  async bundle(policy: FsrunPolicy, worktree: string, out: string, command: string[] = []): Promise<Exited & { warnings: string[] }> {
+    const args = ["bundle", "--policy", "-", "--worktree", worktree, "--out", out];
+    if (command.length > 0) args.push("--", ...command);
+    const r = await this.run(args, JSON.stringify(policy));
+    const warnings: string[] = [];
+    for (const line of r.stderr.split("\n")) {
+      const m = /^fsrun: warning: (?:sandbox: )?(.*)$/.exec(line);
+      if (m !== null) warnings.push(m[1]);
+    }
+    if (r.code !== 0) {
+      const policyError = policyErrorFrom(r.stderr, "prepare");
+      if (policyError !== null) throw policyError;
+    }
+    return { ...r, warnings };
+  }
+
+  /** One `fsrun sandbox --json -- true` under the policy: which limits hold for this caller here. */
+  async probe(policy: FsrunPolicy, worktree: string): Promise<Probe> {
+    const r = await this.run(["sandbox", "--json", "--policy", "-", "--worktree", worktree, "--", "true"], JSON.stringify(policy));
+    if (r.code !== 0) {
+      const policyError = policyErrorFrom(r.stderr, "prepare");
+      if (policyError !== null) throw policyError;
+    }
+    try {
+      const o = JSON.parse(r.stdout) as { limits?: SandboxLimits; limitsNotEnforced?: LimitNotEnforced[]; error?: string };
+      return {
+        limits: o.limits ?? {},
+        limitsNotEnforced: Array.isArray(o.limitsNotEnforced) ? o.limitsNotEnforced : [],
+        error: typeof o.error === "string" ? o.error : r.code === 0 ? null : firstLines(r.stderr),
+        code: r.code,
+        stderr: r.stderr,
+      };
+    } catch {
+      return { limits: {}, limitsNotEnforced: [], error: firstLines(r.stderr), code: r.code, stderr: r.stderr };
+    }
+  }
+
+  async ids(prefix: string): Promise<string[]> {
+    const r = await this.run(["list", "--quiet"]).catch(() => null);
+    if (r === null || r.code !== 0) return [];
+    return r.stdout.split("\n").filter((id) => id !== "" && id.startsWith(prefix));
+  }
+}

@@ -1,0 +1,150 @@
+// The task container: one container per task from `fsrun bundle` (create + start of a
+// long-lived `sleep infinity` under fsrun's init), each command an `fsrun exec` into it,
+// delete at dispose(). fsrun exec makes each command the leader of its own session and process
+// group, and writes its pid (--pid-file): a timeout or an abort signals that group from the host,
+// so it reaches the command's whole tree and no other command's.
+import { randomBytes } from "node:crypto";
+import { closeSync, openSync, readFileSync } from "node:fs";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { constants as osConstants, tmpdir } from "node:os";
+import { join } from "node:path";
+import { spawn } from "node:child_process";
+
+import type { Task } from "./backend-base";
+import { FsrunSetupError } from "./errors";
+import type { FsrunCli } from "./fsrun-cli";
+import { firstLines, fsrunOwnEnv } from "./fsrun-cli";
+import { maxBufferOf, runNative } from "./native";
+import { runProc } from "./proc";
+import type { FsrunRunOptions, FsrunRunResult, LimitNotEnforced, SandboxFailureMode, SandboxLimits } from "./types";
+
+export class TaskContainer {
+  private constructor(
+    private readonly cli: FsrunCli,
+    readonly id: string,
+    private readonly dir: string,
+    private readonly killGraceMs: number,
+    private readonly limits: SandboxLimits,
+    private readonly notEnforced: LimitNotEnforced[],
+  ) {}
+
+  static async create(cli: FsrunCli, task: Task, killGraceMs: number, limits: SandboxLimits, notEnforced: LimitNotEnforced[]): Promise<TaskContainer> {
+    const dir = await mkdtemp(join(tmpdir(), "fsrun-fusion-task-"));
+    const id = `fusion-${task.taskId.replace(/[^A-Za-z0-9_.-]/g, "_").slice(0, 100)}-${randomBytes(4).toString("hex")}`;
+    const container = new TaskContainer(cli, id, dir, killGraceMs, limits, notEnforced);
+    try {
+      const b = await cli.bundle(task.policy, task.worktree, join(dir, "bundle"), ["sleep", "infinity"]);
+      if (b.code !== 0) throw new FsrunSetupError(`fsrun bundle: ${firstLines(b.stderr)}`, null, b.stderr);
+      await container.lifecycle(["create", "--bundle", join(dir, "bundle"), id]);
+      await container.lifecycle(["start", id]);
+    } catch (e) {
+      await container.remove();
+      throw e;
+    }
+    return container;
+  }
+
+  /** create/start: the container's init inherits fsrun's stdio, so it gets /dev/null and a file. */
+  private async lifecycle(args: string[]): Promise<void> {
+    const log = join(this.dir, `${args[0]}.log`);
+    const fd = openSync(log, "w");
+    const code = await new Promise<number | null>((resolveRun, rejectRun) => {
+      const child = spawn(this.cli.path, [...this.cli.globalArgs(), ...args], { env: fsrunOwnEnv(), cwd: "/", stdio: ["ignore", "ignore", fd] });
+      child.on("error", rejectRun);
+      child.on("exit", (c) => resolveRun(c));
+    }).finally(() => closeSync(fd));
+    if (code !== 0) {
+      const stderr = await readFile(log, "utf8").catch(() => "");
+      throw new FsrunSetupError(`fsrun ${args[0]} ${this.id}: ${firstLines(stderr)}`, null, stderr);
+    }
+  }
+
+  async exec(
+    command: string,
+    opts: FsrunRunOptions,
+    cwd: string,
+    runId: string,
+    env: Record<string, string>,
+    failureMode: SandboxFailureMode,
+  ): Promise<{ result: FsrunRunResult }> {
+    const pidFile = join(this.dir, `${runId.replace(/[^A-Za-z0-9_.-]/g, "_")}.pid`);
+    const leader = (): number | null => {
+      try {
+        const pid = Number(readFileSync(pidFile, "utf8").trim());
+        return Number.isInteger(pid) && pid > 1 ? pid : null;
+      } catch {
+        return null;
+      }
+    };
+    const args = [...this.cli.globalArgs(), "exec", "--pid-file", pidFile, "--cwd", cwd];
+    for (const [name, value] of Object.entries(env)) args.push("--env", `${name}=${value}`);
+    args.push(this.id, "/bin/sh", "-c", command);
+    const r = await runProc({
+      file: this.cli.path,
+      args,
+      env: fsrunOwnEnv(),
+      cwd: "/",
+      maxBuffer: maxBufferOf(opts),
+      timeoutMs: opts.timeoutMs,
+      signal: opts.signal,
+      killGraceMs: this.killGraceMs,
+      // the command's group (its pid is the group's id); before the pid file, fsrun exec forwards
+      killTree: (child, sig) => {
+        const pid = leader();
+        if (pid !== null) process.kill(-pid, sig);
+        else child.kill(sig);
+      },
+      // what the command left in its group (`cmd &`) ends with it
+      onExit: () => {
+        const pid = leader();
+        try {
+          if (pid !== null) process.kill(-pid, "SIGKILL");
+        } catch {
+          /* ESRCH: nothing left */
+        }
+      },
+    });
+    const started = leader() !== null;
+    await rm(pidFile, { force: true });
+    const stderr = r.stderr.toString("utf8");
+    if (!started && !r.aborted && !r.timedOut) {
+      // fsrun exec could not start the command: the container is gone or broken
+      const why = `fsrun exec into ${this.id} failed: ${firstLines(stderr)}`;
+      if (failureMode === "fallback-native") return { result: { ...(await runNative(command, opts, runId, this.killGraceMs)), fallbackReason: why } };
+      throw new FsrunSetupError(`run ${runId}: ${why}`, null, stderr);
+    }
+    // fsrun exec reports a signal as 128+N: only a signal the adapter sent is reported as one
+    let signal: NodeJS.Signals | null = r.signal;
+    const sent = r.timedOut ? "SIGKILL" : r.sentSignal;
+    if (signal === null && sent !== null && r.code === 128 + osConstants.signals[sent]) signal = sent;
+    if (r.timedOut) signal = "SIGKILL";
+    return {
+      result: {
+        stdout: r.stdout.toString("utf8"),
+        stderr,
+        exitCode: signal !== null ? null : r.code,
+        signal,
+        timedOut: r.timedOut,
+        truncated: r.truncated,
+        oomKilled: false,
+        limits: { ...this.limits, ...(opts.timeoutMs > 0 ? { timeoutMs: opts.timeoutMs } : {}) },
+        limitsNotEnforced: [...this.notEnforced],
+        durationMs: r.durationMs,
+        backend: "fsrun",
+        aborted: r.aborted,
+        runId,
+      },
+    };
+  }
+
+  /** null when an exec into the container works, else fsrun's reason. */
+  async check(): Promise<string | null> {
+    const r = await this.cli.run(["exec", this.id, "true"]);
+    return r.code === 0 ? null : `fsrun exec: ${firstLines(r.stderr)}`;
+  }
+
+  async remove(): Promise<void> {
+    await this.cli.run(["delete", "--force", this.id]).catch(() => undefined);
+    await rm(this.dir, { recursive: true, force: true });
+  }
+}

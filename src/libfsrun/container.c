@@ -18,6 +18,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "bind-source.h"
 #include "cgroup.h"
 #include "foreground.h"
 #include "hooks.h"
@@ -602,6 +603,18 @@ static int create_internal(const struct fsrun_context *ctx, const struct contain
       } else {
         out->pty_master = steal_fd(&msg.fd);
         sync_msg_clear(&msg);
+      }
+      continue;
+    }
+    if (msg.type == SYNC_BIND_SOURCE) {
+      cleanup_close int fd = -1;
+      r = bind_source_serve(config, bundle, &msg, out->pid, procfs_fd, &fd, err);
+      sync_msg_clear(&msg);
+      if (r < 0)
+        goto fail;
+      if (sync_send(sync_fds[0], SYNC_GO, 0, NULL, 0, fd) < 0) {
+        fsrun_error_make(err, 0, "the container init exited during setup");
+        goto fail;
       }
       continue;
     }

@@ -19,6 +19,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "bind-source.h"
 #include "idmap.h"
 #include "utils.h"
 
@@ -502,6 +503,14 @@ static int bind_tree(const struct mount_env *env, const char *source, const char
   }
   tree = open_tree(bundle_fd >= 0 ? bundle_fd : AT_FDCWD, source,
                    OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | ((o->flags & MS_REC) ? AT_RECURSIVE : 0));
+  if (tree < 0 && env->userns && (errno == EACCES || (errno == EINVAL && o->idmap))) {
+    /* out of the mapped root's reach, or a non-recursive clone of a source with (locked)
+     * submounts: the runtime helps (bind-source.h) */
+    bool clone = errno == EINVAL;
+    tree = bind_source_request(env->runtime_sync_fd, index, (o->flags & MS_REC) != 0, clone, err);
+    if (tree < 0)
+      return fsrun_error_wrap(err, "mounts[%zu]: bind source `%s`", index, source);
+  }
   if (tree < 0)
     return fsrun_error_errno(err, "mounts[%zu]: bind source `%s`", index, source);
   /* cloned here, in the container's mount namespace, so that the host's flags stay locked; only

@@ -19,6 +19,7 @@ typedef enum {
   SYNC_IDMAP,       /* child -> parent: idmap this detached tree (fd; payload: mounts[] index) */
   SYNC_EXEC_READY,  /* exec child -> parent: set up; only landlock, seccomp and execve follow */
   SYNC_EXIT_STATUS, /* fsrun's init -> parent, as it exits: the process's wait status (an int) */
+  SYNC_BIND_SOURCE, /* child -> parent: open a bind source for me (bind-source.h) */
 } sync_msg_type;
 
 struct sync_msg {

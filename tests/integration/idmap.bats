@@ -179,6 +179,21 @@ expect_refused() {
   [ ! -e "$HOSTDIR/ro/x" ]
 }
 
+@test "idmap: in a user namespace, an idmapped bind (not rbind) of a directory with submounts, as /tmp, works" {
+  use_userns
+  local sub=$HOSTDIR/sub
+  mkdir -p "$sub"
+  mount -t tmpfs -o mode=755 tmpfs "$sub"
+  HOST_MOUNTS+=("$sub")
+  add_idmapped_bind /mnt/idm '["bind"]' "$ONE_1000_TO_100000" "$ONE_1000_TO_100000"
+  run_in_container sh -c 'stat -c %u:%g /mnt/idm/file; ls -A /mnt/idm/sub | wc -l; touch /mnt/idm/made'
+  [ "$status" -eq 0 ]
+  [ "${lines[0]}" = 0:0 ]
+  # a bind, not an rbind: the submount is not there, its mount point is
+  [ "${lines[1]}" = 0 ]
+  [ "$(stat -c %u:%g "$HOSTDIR/made")" = 1000:1000 ]
+}
+
 @test "idmap: fsrun features claims idmap, ridmap and linux idmap" {
   run --separate-stderr fsrun features
   [ "$status" -eq 0 ]

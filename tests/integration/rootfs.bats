@@ -19,6 +19,9 @@ teardown() {
     kill "$NETNS_PID" 2>/dev/null
     wait "$NETNS_PID" 2>/dev/null || true
   fi
+  if mountpoint -q "$HOSTDIR/priv/ro" 2>/dev/null; then
+    umount -l "$HOSTDIR/priv/ro"
+  fi
   teardown_bundle
 }
 
@@ -616,4 +619,34 @@ sysfs_rw_in_netns() {
   [ "$status" -eq 0 ]
   [ "$(fstype /sys)" = sysfs ]
   has_opt /sys ro
+}
+
+@test "rootfs: in a user namespace, binds of a source below a 0700 directory (plain, through a symlink) work and keep the host's flags locked" {
+  userns_config
+  # the mapped root (host 0 is mapped to itself here, so map it elsewhere) cannot search priv/
+  update_config '.linux.uidMappings = [{"containerID": 0, "hostID": 100000, "size": 65536}]
+    | .linux.gidMappings = [{"containerID": 0, "hostID": 100000, "size": 65536}]'
+  chown -R 100000:100000 "$ROOTFS"
+  local priv=$HOSTDIR/priv
+  mkdir -p "$priv/src" "$priv/ro"
+  chmod 700 "$priv"
+  echo data >"$priv/src/file"
+  echo data >"$priv/ro/file"
+  ln -s "$priv/src" "$priv/link"
+  # a read-only host mount: the container's root must not remount it read-write
+  mount --bind "$priv/ro" "$priv/ro"
+  mount -o remount,bind,ro "$priv/ro"
+  add_mount "{\"destination\": \"/mnt/plain\", \"type\": \"bind\", \"source\": \"$priv/src\", \"options\": [\"rbind\"]}"
+  add_mount "{\"destination\": \"/mnt/link\", \"type\": \"bind\", \"source\": \"$priv/link\", \"options\": [\"bind\", \"ro\"]}"
+  add_mount "{\"destination\": \"/mnt/ro\", \"type\": \"bind\", \"source\": \"$priv/ro\", \"options\": [\"bind\"]}"
+  update_config '.process.capabilities = {bounding: ["CAP_SYS_ADMIN"], effective: ["CAP_SYS_ADMIN"],
+                                          permitted: ["CAP_SYS_ADMIN"]}'
+  run_in_container sh -c 'cat /mnt/plain/file /mnt/link/file; mount -o remount,bind,rw /mnt/ro; echo remount=$?; touch /mnt/ro/x; echo touch=$?'
+  umount "$priv/ro"
+  [ "$status" -eq 0 ]
+  [ "${lines[0]}" = data ]
+  [ "${lines[1]}" = data ]
+  [[ "$output" == *remount=1* ]]
+  [[ "$output" == *touch=1* ]]
+  [ ! -e "$priv/ro/x" ]
 }

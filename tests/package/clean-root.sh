@@ -49,6 +49,22 @@ step examples in_root sh -c 'for f in podman/fsrun.conf containerd/fsrun.toml ku
   crio/10-fsrun.conf docker/daemon.json; do grep -q /usr/bin/fsrun "/usr/share/doc/fsrun/examples/$f" ||
   grep -q "handler: fsrun" "/usr/share/doc/fsrun/examples/$f" || exit 1; done'
 step fusion in_root test -f /usr/share/fsrun/fusion/package.json
+# the clients find the installed binary through the shipped files alone (where they are installed)
+if [ -x "$R/usr/bin/podman" ]; then
+  step podman in_root sh -c 'mkdir -p /etc/containers/containers.conf.d &&
+    cp /usr/share/doc/fsrun/examples/podman/fsrun.conf /etc/containers/containers.conf.d/ &&
+    printf "[storage]\ndriver = \"vfs\"\ngraphroot = \"/tmp/graph\"\nrunroot = \"/tmp/run\"\n" >/tmp/storage.conf &&
+    out=$(CONTAINERS_STORAGE_CONF=/tmp/storage.conf podman --runtime fsrun info --format "{{.Host.OCIRuntime.Path}}") &&
+    echo "$out" && rm /etc/containers/containers.conf.d/fsrun.conf && [ "$out" = /usr/bin/fsrun ]'
+else
+  echo "step podman skipped"
+fi
+if [ -x "$R/usr/bin/containerd" ]; then
+  step containerd in_root sh -c '{ echo "version = 2"; cat /usr/share/doc/fsrun/examples/containerd/fsrun.toml; } >/tmp/ctrd.toml &&
+    containerd --config /tmp/ctrd.toml config dump | grep -A3 "runtimes.fsrun.options" | grep "BinaryName = \"/usr/bin/fsrun\""'
+else
+  echo "step containerd skipped"
+fi
 
 # the quickstart's container: a busybox bundle from `fsrun spec`, run to completion
 bb=$(command -v busybox)

@@ -82,6 +82,16 @@ steps_ok() {
   steps_ok clean install binary version man completion examples fusion
 }
 
+@test "podman and containerd find the installed fsrun through the shipped configurations alone" {
+  local s ran=0
+  for s in podman containerd; do
+    grep -qx "step $s skipped" "$PKG_DIR/steps" && continue
+    steps_ok "$s"
+    ran=$((ran + 1))
+  done
+  [ "$ran" -gt 0 ] || skip "neither podman nor containerd is installed"
+}
+
 @test "the installed fsrun runs the quickstart's container, and its sandbox as root and as a user" {
   steps_ok container sandbox-root sandbox-user
 }

@@ -573,6 +573,18 @@ static int run_in_sandbox(const struct fsrun_context *ctx, const struct sandbox_
   return 0;
 }
 
+static bool failure_mode_valid(const char *mode) {
+  return strcmp(mode, "fail-hard") == 0 || strcmp(mode, "fallback-native") == 0;
+}
+
+/* err, said in one line; exit 125 */
+static int refuse_setup(fsrun_error_t *err, int *exit_status) {
+  fsrun_log_error((*err)->msg);
+  fsrun_error_release(err);
+  *exit_status = SANDBOX_EXIT_SETUP;
+  return 0;
+}
+
 static int run_once(const struct fsrun_context *ctx, const struct sandbox_run_opts *o,
                     int *exit_status, fsrun_error_t *err) {
   oci_policy *policy = NULL;
@@ -589,27 +601,34 @@ static int run_once(const struct fsrun_context *ctx, const struct sandbox_run_op
   int64_t start;
   int r;
 
-  /* --- bad input: exit 1, nothing run, nothing logged --- */
+  /* --- bad options: exit 1, nothing run, nothing logged --- */
   if (o->args == NULL || o->n_args == 0)
     return fsrun_error_make(err, 0, "sandbox: a COMMAND is required after `--`");
   if (o->timeout_ms < 0)
     return fsrun_error_make(err, 0, "sandbox: --timeout-ms: must not be negative");
-  if (sandbox_policy_load(o->policy_path, &policy, err) < 0)
-    return fsrun_error_code(err);
-  failure_mode = o->failure_mode        ? o->failure_mode
-                 : policy->failure_mode ? policy->failure_mode
-                                        : "fail-hard";
-  if (strcmp(failure_mode, "fail-hard") != 0 && strcmp(failure_mode, "fallback-native") != 0) {
-    oci_policy_free(policy);
+  if (o->failure_mode != NULL && !failure_mode_valid(o->failure_mode))
     return fsrun_error_make(err, 0,
                             "sandbox: --failure-mode: expected fail-hard or fallback-native, got "
                             "`%s`",
-                            failure_mode);
+                            o->failure_mode);
+  /* --- a policy or worktree no sandbox can be built from: the sandbox cannot be set up, exit 125
+   * (never 1, which a failing command gives too), one line, nothing run, nothing logged --- */
+  if (sandbox_policy_load(o->policy_path, &policy, err) < 0)
+    return refuse_setup(err, exit_status);
+  failure_mode = o->failure_mode        ? o->failure_mode
+                 : policy->failure_mode ? policy->failure_mode
+                                        : "fail-hard";
+  if (!failure_mode_valid(failure_mode)) {
+    oci_policy_free(policy);
+    fsrun_error_make(err, 0,
+                     "policy: sandbox.failureMode: expected fail-hard or fallback-native, got `%s`",
+                     failure_mode);
+    return refuse_setup(err, exit_status);
   }
   if (sandbox_resolve_worktree(o->worktree, &worktree, err) < 0 ||
       sandbox_policy_hash(policy, hash, err) < 0) {
     oci_policy_free(policy);
-    return fsrun_error_code(err);
+    return refuse_setup(err, exit_status);
   }
   if (o->audit_log != NULL) {
     audit_fd = open(o->audit_log, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY, 0600);

@@ -2,6 +2,7 @@
  * Only the config is built here; the runtime does the rest (it creates the mount points in the
  * empty root, as it does for any bundle). */
 #include "sandbox.h"
+#include "sandbox-etc.h"
 #include "sandbox-git.h"
 
 #include <dirent.h>
@@ -88,6 +89,9 @@ static const char *const secret_files[] = {"/etc/shadow", "/etc/gshadow", "/etc/
  * usr/bin): the directory they lead to is bound there as well. */
 static const char *const system_dirs[] = {"/usr",   "/bin",    "/sbin", "/lib", "/lib32",
                                           "/lib64", "/libx32", "/etc",  NULL};
+/* bound as they are; /etc is sandbox_etc_mounts' */
+static const char *const bound_system_dirs[] = {"/usr",   "/bin",   "/sbin",   "/lib",
+                                                "/lib32", "/lib64", "/libx32", NULL};
 
 /* Denied with EPERM: the kernel surface an agent's build or test never needs (design.md, "always").
  * unshare and setns are denied whole: without capabilities the only namespace unshare can still
@@ -316,12 +320,31 @@ static oci_linux *build_linux(const struct sandbox_mapping_opts *o) {
   strv_push_list(&l->masked_paths, spec_masked_paths);
   strv_init_empty(&l->readonly_paths);
   strv_push_list(&l->readonly_paths, spec_readonly_paths);
+  if (!o->userns)
+    oci_strv_push(&l->readonly_paths, "/etc"); /* the tmpfs of sandbox_etc_mounts */
   return l;
 }
 
 static bool host_dir_exists(const char *path) {
   struct stat st;
   return stat(path, &st) == 0;
+}
+
+/* A writablePaths entry that does not exist (pnpm's store on a fresh machine) is created, with its
+ * missing parents, owned by the caller: skipped, what the command wrote there would be lost with
+ * the tmpfs $HOME. */
+static int create_writable_paths(const oci_policy *p, fsrun_error_t *err) {
+  for (size_t i = 0; i < p->writable_paths.len; i++) {
+    const char *path = p->writable_paths.items[i];
+    if (path[0] != '/')
+      return fsrun_error_make(err, 0, "policy: writablePaths[%zu]: `%s` is not an absolute path", i,
+                              path);
+    if (host_dir_exists(path))
+      continue;
+    if (mkdir_p_at(AT_FDCWD, path, 0755, err) < 0)
+      return fsrun_error_wrap(err, "policy: writablePaths[%zu]: create `%s`", i, path);
+  }
+  return 0;
 }
 
 static void build_mounts(const struct sandbox_mapping_opts *o, const char *common_dir,
@@ -357,9 +380,10 @@ static void build_mounts(const struct sandbox_mapping_opts *o, const char *commo
               (const char *const[]){"nosuid", "noexec", "nodev", "ro", NULL});
   add_mount(l, "/tmp", "tmpfs", "tmpfs",
             (const char *const[]){"nosuid", "nodev", "mode=1777", NULL});
-  for (const char *const *d = system_dirs; *d; d++)
+  for (const char *const *d = bound_system_dirs; *d; d++)
     if (host_dir_exists(*d))
       add_mount(l, *d, "bind", *d, ro_bind);
+  sandbox_etc_mounts(o->userns, sandbox_network_profile(p) == SANDBOX_NET_EGRESS, l);
   /* egress: the resolver is slirp4netns's forwarder (the host's may be on its own loopback) */
   if (sandbox_network_profile(p) == SANDBOX_NET_EGRESS && host_dir_exists("/etc/resolv.conf"))
     add_mount(l, "/etc/resolv.conf", "bind", SANDBOX_RESOLV_CONF,
@@ -384,14 +408,9 @@ static void build_mounts(const struct sandbox_mapping_opts *o, const char *commo
     }
     add_mount(l, path, "bind", path, ro_bind);
   }
-  for (size_t i = 0; i < p->writable_paths.len; i++) {
-    const char *path = p->writable_paths.items[i];
-    if (!host_dir_exists(path)) {
-      log_warning("sandbox: writablePaths[%zu]: `%s` does not exist, skipped", i, path);
-      continue;
-    }
-    add_mount(l, path, "bind", path, rw_bind);
-  }
+  /* each exists: create_writable_paths made what was missing */
+  for (size_t i = 0; i < p->writable_paths.len; i++)
+    add_mount(l, p->writable_paths.items[i], "bind", p->writable_paths.items[i], rw_bind);
   add_mount(l, o->worktree, "bind", o->worktree, rw_bind);
   if (common_dir != NULL)
     add_mount(l, common_dir, "bind", common_dir, rw_bind);
@@ -500,7 +519,8 @@ int sandbox_config_from_policy(const struct sandbox_mapping_opts *o, oci_config 
   *out = NULL;
   if (seccomp_names_file(p) && parse_seccomp_profile(p, &profile, err) < 0)
     return fsrun_error_code(err);
-  if (sandbox_git_dirs(o->worktree, &common_dir, &wt_git_dir, err) < 0)
+  if (sandbox_git_dirs(o->worktree, &common_dir, &wt_git_dir, err) < 0 ||
+      create_writable_paths(p, err) < 0)
     return fsrun_error_code(err);
   opts.home = usable_home(o);
 
@@ -634,6 +654,20 @@ int sandbox_resolve_worktree(const char *path, char **out, fsrun_error_t *err) {
   if (strcmp(resolved, "/") == 0) {
     free(resolved);
     return fsrun_error_make(err, 0, "--worktree: `/` cannot be a worktree");
+  }
+  /* the sandbox would get the caller's whole home (its keys, its shell's startup files) read-write
+   */
+  {
+    const char *home_env = getenv("HOME");
+    cleanup_free char *home = home_env && home_env[0] == '/' ? realpath(home_env, NULL) : NULL;
+    if (home != NULL && path_within(home, resolved)) {
+      int r = fsrun_error_make(err, 0,
+                               "--worktree `%s`: %s cannot be a worktree (the caller's $HOME `%s` "
+                               "would be in it)",
+                               path ? path : ".", resolved, home);
+      free(resolved);
+      return r;
+    }
   }
   *out = resolved;
   return 0;

@@ -1026,8 +1026,9 @@ int validate_bundle(const char *bundle_dir, const struct validate_options *opts,
 
 /* --- the Fusion policy ------------------------------------------------------------------------ */
 
+/* may_be_missing: writablePaths, which the sandbox creates (owned by the caller) */
 static int check_policy_paths(const oci_strv *v, const char *what, const char *field,
-                              fsrun_error_t *err) {
+                              bool may_be_missing, fsrun_error_t *err) {
   for (size_t i = 0; i < v->len; i++) {
     const char *p = v->items[i];
     struct stat st;
@@ -1036,7 +1037,7 @@ static int check_policy_paths(const oci_strv *v, const char *what, const char *f
                               p);
     if (has_dotdot_component(p))
       return fsrun_error_make(err, 0, "%s: %s[%zu]: `%s` must not contain `..`", what, field, i, p);
-    if (stat(p, &st) < 0)
+    if (stat(p, &st) < 0 && !(errno == ENOENT && may_be_missing))
       return fsrun_error_make(err, 0, "%s: %s[%zu]: `%s`: %s", what, field, i, p,
                               errno == ENOENT ? "does not exist" : strerror(errno));
   }
@@ -1045,8 +1046,8 @@ static int check_policy_paths(const oci_strv *v, const char *what, const char *f
 
 int validate_policy(const oci_policy *p, const char *what, fsrun_error_t *err) {
   int ret;
-  if ((ret = check_policy_paths(&p->allowed_paths, what, "allowedPaths", err)) < 0 ||
-      (ret = check_policy_paths(&p->writable_paths, what, "writablePaths", err)) < 0)
+  if ((ret = check_policy_paths(&p->allowed_paths, what, "allowedPaths", false, err)) < 0 ||
+      (ret = check_policy_paths(&p->writable_paths, what, "writablePaths", true, err)) < 0)
     return ret;
   if (p->has_cpu_max_cores && !(p->cpu_max_cores > 0))
     return fsrun_error_make(err, 0, "%s: cpuLimit.maxCores: must be greater than 0", what);

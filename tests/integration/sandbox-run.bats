@@ -184,3 +184,130 @@ check_exit_and_signal() {
 @test "sandbox-run: exitCode and signal come from the wait status: exit 130 is 130, kill -INT is SIGINT, a timeout SIGKILL (ordinary user)" {
   check_exit_and_signal user
 }
+
+# ---- section 5 ----------------------------------------------------------------------------------
+
+check_bad_policy() {
+  use_caller "$1"
+  echo '{"allowNetwrok": true}' >"$DIR/policy.json"
+  run sbx --policy "$DIR/policy.json" --audit-log "$DIR/audit.log" --json -- /bin/sh -c "touch '$WT/ran'"
+  echo "$output"
+  # the sandbox could not be set up: 125, not the 1 a failing command gives; one line naming the key
+  [ "$status" -eq 125 ]
+  [ "${#lines[@]}" -eq 1 ]
+  [[ $output == *allowNetwrok* ]]
+  [ ! -e "$WT/ran" ]
+  [ ! -s "$DIR/audit.log" ]
+  # a bad option stays 1
+  run sbx --timeout-ms soon -- true
+  [ "$status" -eq 1 ]
+  assert_state_clean
+}
+
+@test "sandbox-run: a bad policy exits 125 with one line naming the key, nothing run (root)" {
+  check_bad_policy root
+}
+
+@test "sandbox-run: a bad policy exits 125 with one line naming the key, nothing run (ordinary user)" {
+  check_bad_policy user
+}
+
+check_writable_path_created() {
+  use_caller "$1"
+  local store=$DIR/cache/pnpm/store uid
+  echo "{\"writablePaths\": [\"$store\"]}" >"$DIR/policy.json"
+  run sbx --policy "$DIR/policy.json" -- /bin/sh -c "echo kept > '$store/file' && echo written"
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [[ $output == *written* ]]
+  # made on the host, the caller's, and what the command wrote is there after the run
+  uid=$(as_caller id -u)
+  [ "$(stat -c %u "$store")" = "$uid" ]
+  [ "$(stat -c %u "$DIR/cache")" = "$uid" ]
+  [ "$(cat "$store/file")" = kept ]
+  # one that cannot be made is refused, naming the entry: 125, nothing run
+  : >"$DIR/a-file"
+  echo "{\"writablePaths\": [\"$DIR/a-file/store\"]}" >"$DIR/policy.json"
+  run sbx --policy "$DIR/policy.json" -- /bin/sh -c "touch '$WT/ran'"
+  echo "$output"
+  [ "$status" -eq 125 ]
+  [[ $output == *"writablePaths[0]"*"$DIR/a-file/store"* ]]
+  [ ! -e "$WT/ran" ]
+  assert_state_clean
+}
+
+@test "sandbox-run: a writablePaths entry that does not exist is created, owned by the caller (root)" {
+  check_writable_path_created root
+}
+
+@test "sandbox-run: a writablePaths entry that does not exist is created, owned by the caller (ordinary user)" {
+  check_writable_path_created user
+}
+
+check_worktree_refused() {
+  use_caller "$1"
+  local home=$DIR/home wt
+  mkdir -p "$home"
+  [ "$CALLER" = root ] || chown "$SBX_UID:$SBX_GID" "$home"
+  for wt in "$home" "$DIR" / "$home/.."; do
+    run as_caller env HOME="$home" "$FSRUN" --root "$STATE" sandbox --worktree "$wt" --task-id "$TASK" \
+      -- /bin/sh -c "touch '$home/ran'"
+    echo "$wt: $output"
+    [ "$status" -eq 125 ]
+    [ "${#lines[@]}" -eq 1 ]
+    [[ $output == *"cannot be a worktree"* ]]
+    [ ! -e "$home/ran" ]
+  done
+  # a worktree below $HOME is fine
+  as_caller git -C "$REPO" worktree add -q -b "$TASK-home" "$home/wt"
+  run as_caller env HOME="$home" "$FSRUN" --root "$STATE" sandbox --worktree "$home/wt" --task-id "$TASK" -- pwd
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ "$output" = "$home/wt" ]
+  assert_state_clean
+}
+
+@test "sandbox-run: a worktree that is \$HOME, / or an ancestor of \$HOME is refused: 125, one line (root)" {
+  check_worktree_refused root
+}
+
+@test "sandbox-run: a worktree that is \$HOME, / or an ancestor of \$HOME is refused: 125, one line (ordinary user)" {
+  check_worktree_refused user
+}
+
+check_etc() {
+  use_caller "$1"
+  SECRET=/etc/fsrun-test-secret-$$
+  (umask 077 && echo root-only-secret >"$SECRET")
+  run sbx -- /bin/sh -c "
+    for f in passwd group hosts nsswitch.conf ld.so.cache localtime ssl/certs alternatives; do
+      [ -e /etc/\$f ] && echo \"has \$f\" || echo \"lacks \$f\"
+    done
+    [ -e /etc/resolv.conf ] && echo 'has resolv.conf'
+    getent passwd root >/dev/null && echo resolves-users
+    cat '$SECRET' 2>&1 || :"
+  echo "$output"
+  [ "$status" -eq 0 ]
+  for f in passwd group hosts nsswitch.conf ld.so.cache ssl/certs; do
+    [[ $output == *"has $f"* ]]
+  done
+  [ ! -e /etc/localtime ] || [[ $output == *"has localtime"* ]]
+  [ ! -e /etc/alternatives ] || [[ $output == *"has alternatives"* ]]
+  [ ! -e /etc/resolv.conf ] || [[ $output == *"has resolv.conf"* ]]
+  [[ $output == *resolves-users* ]]
+  # the root-only file: absent (root) or unreadable (an ordinary user), never its contents
+  [[ $output != *root-only-secret* ]]
+  [[ $output == *"$SECRET"*"No such file"* || $output == *"$SECRET"*"Permission denied"* ]]
+  # /etc stays read-only
+  run sbx -- /bin/sh -c 'echo x > /etc/new-file'
+  [ "$status" -ne 0 ]
+  [ ! -e /etc/new-file ]
+}
+
+@test "sandbox-run: as root /etc holds what programs need and not a root-only (0600) file" {
+  check_etc root
+}
+
+@test "sandbox-run: an ordinary user's /etc holds what programs need; a root-only file stays unreadable" {
+  check_etc user
+}

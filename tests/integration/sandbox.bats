@@ -341,22 +341,22 @@ EOF
   [[ $output == *"not empty"* ]]
   [[ $output == *in-userns* ]]
   [ ! -e "$WT/x" ]
-  # bad input: exit 1 and one line naming the field, nothing run
+  # a bad policy: exit 125 (the sandbox cannot be set up), one line naming the field, nothing run
   write_policy '{"seccomp": "profile.json"}'
   run sbx -- /bin/sh -c 'echo ran'
   echo "$output"
-  [ "$status" -eq 1 ]
+  [ "$status" -eq 125 ]
   [[ $output == *"policy: seccomp"*"absolute path"* ]]
   [[ $output != *ran* ]]
   write_policy "{\"seccomp\": \"$DIR/missing.json\"}"
   run sbx -- /bin/sh -c 'echo ran'
-  [ "$status" -eq 1 ]
+  [ "$status" -eq 125 ]
   [[ $output == *"policy: seccomp"*"missing.json"* ]]
   echo '{"defaultAction": "SCMP_ACT_ALLOW", "syscals": []}' >"$profile"
   write_policy "{\"seccomp\": \"$profile\"}"
   run sbx -- /bin/sh -c 'echo ran'
   echo "$output"
-  [ "$status" -eq 1 ]
+  [ "$status" -eq 125 ]
   [[ $output == *syscals* ]]
   assert_sandbox_gone
 }
@@ -482,11 +482,11 @@ EOF
   [ -z "$(pgrep -f "sleep $marker")" ]
 }
 
-@test "sandbox: a misspelt policy key is bad input: exit 1, one line naming it, nothing run" {
+@test "sandbox: a misspelt policy key is refused: exit 125, one line naming it, nothing run" {
   write_policy '{"allowNetwrok": true}'
   run sbx --audit-log "$DIR/audit.log" -- /bin/sh -c "touch '$WT/ran'"
   echo "$output"
-  [ "$status" -eq 1 ]
+  [ "$status" -eq 125 ]
   [ "${#lines[@]}" -eq 1 ]
   [[ $output == *allowNetwrok* ]]
   [ ! -e "$WT/ran" ]
@@ -494,11 +494,11 @@ EOF
   assert_sandbox_gone
 }
 
-@test "sandbox: a settings object for another backend is bad input; validate reads a policy on stdin" {
+@test "sandbox: a settings object for another backend is refused (125); validate reads a policy on stdin" {
   write_policy '{"sandbox": {"backend": "other", "failureMode": "fallback-native", "policy": {}}}'
   run sbx -- /bin/sh -c "touch '$WT/ran'"
   echo "$output"
-  [ "$status" -eq 1 ]
+  [ "$status" -eq 125 ]
   [[ $output == *'sandbox.backend: `other` is not fsrun'* ]]
   [ ! -e "$WT/ran" ]
   run fsrun validate --policy - <"$POLICY"
@@ -509,9 +509,9 @@ EOF
   [ "$status" -eq 0 ]
 }
 
-@test "sandbox: a worktree that does not exist is bad input (exit 1)" {
+@test "sandbox: a worktree that does not exist is refused (exit 125)" {
   run fsrun sandbox --policy "$POLICY" --worktree "$DIR/nope" -- true
-  [ "$status" -eq 1 ]
+  [ "$status" -eq 125 ]
   [[ $output == *"$DIR/nope"* ]]
 }
 

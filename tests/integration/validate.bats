@@ -402,11 +402,19 @@ expect_valid() {
   [ "${#stderr_lines[@]}" -eq 1 ]
   [[ "$stderr" == *"allowedPaths[0]"* ]]
 
-  echo '{"writablePaths": ["/no/such/dir"]}' >"$policy"
+  echo '{"allowedPaths": ["/no/such/dir"]}' >"$policy"
   run --separate-stderr fsrun validate --policy "$policy"
   [ "$status" -eq 1 ]
   [ "${#stderr_lines[@]}" -eq 1 ]
-  [[ "$stderr" == *"writablePaths[0]"*"/no/such/dir"* ]]
+  [[ "$stderr" == *"allowedPaths[0]"*"/no/such/dir"* ]]
+  # a missing writablePaths entry is fine: the sandbox creates it
+  echo '{"writablePaths": ["/no/such/dir"]}' >"$policy"
+  run --separate-stderr fsrun validate --policy "$policy"
+  [ "$status" -eq 0 ]
+  echo '{"writablePaths": ["relative/dir"]}' >"$policy"
+  run --separate-stderr fsrun validate --policy "$policy"
+  [ "$status" -eq 1 ]
+  [[ "$stderr" == *"writablePaths[0]"*"absolute path"* ]]
 
   # a misspelt key must never be ignored
   echo '{"allowNetwrok": true}' >"$policy"

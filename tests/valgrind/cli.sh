@@ -136,8 +136,8 @@ cat >"$work/policy.json" <<'POLICY'
 POLICY
 echo '{"allowNetwork": false, "memoryLimitMB": 256}' >"$work/misspelt.json"
 check "bundle" 0 bundle --policy "$work/policy.json" --worktree "$wt" --out "$work/sbx-bundle" -- /bin/true
-check "sandbox with a misspelt policy key" 1 sandbox --policy "$work/misspelt.json" --worktree "$wt" -- /bin/true
-check "sandbox on a missing worktree" 1 sandbox --policy "$work/policy.json" --worktree "$work/nosuch" -- /bin/true
+check "sandbox with a misspelt policy key" 125 sandbox --policy "$work/misspelt.json" --worktree "$wt" -- /bin/true
+check "sandbox on a missing worktree" 125 sandbox --policy "$work/policy.json" --worktree "$work/nosuch" -- /bin/true
 check "sandbox that cannot be set up (fail-hard)" 125 sandbox --policy "$work/policy.json" --worktree "$wt" -- /bin/true
 check "sandbox --json, fallback-native" 0 sandbox --json --failure-mode fallback-native \
   --audit-log "$work/audit.log" --policy "$work/policy.json" --worktree "$wt" -- /bin/sh -c 'echo out; echo err >&2'

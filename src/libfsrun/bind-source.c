@@ -13,8 +13,7 @@
 #include "mounts.h"
 #include "utils.h"
 
-int bind_source_request(int sync_fd, size_t index, bool recursive, bool clone,
-                        fsrun_error_t *err) {
+int bind_source_request(int sync_fd, size_t index, bool recursive, bool clone, fsrun_error_t *err) {
   struct sync_msg msg;
   char payload[48];
   int len = snprintf(payload, sizeof(payload), "%s %zu", clone ? "clone" : "open", index);
@@ -106,15 +105,18 @@ int bind_source_serve(const oci_config *config, const char *bundle, const struct
     return fsrun_error_wrap(err, "mounts[%lu]", index);
   /* only an idmapped bind is cloned out here: its flags are the runtime's to set anyway */
   if (clone && !o.idmap && m->n_uid_mappings == 0 && m->n_gid_mappings == 0)
-    return fsrun_error_make(err, EPERM, "mounts[%lu]: only an idmapped bind is cloned by the "
-                                        "runtime", index);
+    return fsrun_error_make(err, EPERM,
+                            "mounts[%lu]: only an idmapped bind is cloned by the "
+                            "runtime",
+                            index);
   path = m->source[0] == '/' ? xstrdup(m->source) : xasprintf("%s/%s", bundle, m->source);
   if (!clone) {
     *fd_out = open_in_mntns(init_pid, procfs_fd, path, err);
     return *fd_out < 0 ? fsrun_error_wrap(err, "mounts[%lu]: bind source", index) : 0;
   }
-  *fd_out = open_tree(AT_FDCWD, path,
-                      OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | ((o.flags & MS_REC) ? AT_RECURSIVE : 0));
+  *fd_out =
+      open_tree(AT_FDCWD, path,
+                OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | ((o.flags & MS_REC) ? AT_RECURSIVE : 0));
   if (*fd_out < 0)
     return fsrun_error_errno(err, "mounts[%lu]: bind source `%s`", index, path);
   return 0;

@@ -554,6 +554,27 @@ static int check_sysctl(const oci_linux *l, const struct ns_summary *ns, fsrun_e
   return 0;
 }
 
+/* kernel.hostname / kernel.domainname that say otherwise than hostname / domainname: which one
+ * wins would depend on the order of the writes (runc refuses them too) */
+static int check_sysctl_uts(const oci_config *c, fsrun_error_t *err) {
+  static const struct {
+    const char *sysctl, *slashed, *field;
+  } pairs[] = {{"kernel.hostname", "kernel/hostname", "hostname"},
+               {"kernel.domainname", "kernel/domainname", "domainname"}};
+  if (c->linux_ == NULL)
+    return 0;
+  for (size_t i = 0; i < sizeof(pairs) / sizeof(pairs[0]); i++) {
+    const char *field = i == 0 ? c->hostname : c->domainname;
+    const char *value = oci_map_get(&c->linux_->sysctl, pairs[i].sysctl);
+    if (value == NULL)
+      value = oci_map_get(&c->linux_->sysctl, pairs[i].slashed);
+    if (value != NULL && !is_empty(field) && strcmp(value, field) != 0)
+      return config_error(err, "linux.sysctl: `%s` (`%s`) conflicts with %s (`%s`)",
+                          pairs[i].sysctl, value, pairs[i].field, field);
+  }
+  return 0;
+}
+
 /* --- devices ---------------------------------------------------------------------------------- */
 
 static int check_devices(const oci_linux *l, fsrun_error_t *err) {
@@ -908,7 +929,7 @@ static int check_linux(const oci_config *c, const struct ns_summary *ns,
   const oci_linux *l = c->linux_;
   int ret;
 
-  if ((ret = check_sysctl(l, ns, err)) < 0)
+  if ((ret = check_sysctl(l, ns, err)) < 0 || (ret = check_sysctl_uts(c, err)) < 0)
     return ret;
   if (l == NULL)
     return 0;

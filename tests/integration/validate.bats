@@ -432,3 +432,27 @@ expect_valid() {
   [ "$status" -eq 1 ]
   [[ "$stderr" == *"process.cwd"* ]]
 }
+
+@test "validate: a kernel.hostname or kernel.domainname sysctl that conflicts with hostname/domainname is refused" {
+  update_config '.hostname = "box" | .linux.sysctl = {"kernel.hostname": "other"}'
+  expect_invalid "linux.sysctl: \`kernel.hostname\` (\`other\`) conflicts with hostname (\`box\`)"
+  update_config '.domainname = "example.org" | .linux.sysctl = {"kernel/domainname": "example.com"}'
+  expect_invalid "linux.sysctl: \`kernel.domainname\` (\`example.com\`) conflicts with domainname (\`example.org\`)"
+  # the same value is no conflict
+  update_config '.hostname = "box" | .domainname = "d" | .linux.sysctl = {"kernel.hostname": "box", "kernel.domainname": "d"}'
+  expect_valid
+}
+
+@test "validate: create by an ordinary user refuses a conflicting kernel.hostname sysctl, leaving nothing" {
+  [ "$EUID" = 0 ] || skip "needs root to become uid 1000"
+  requires_host_command setpriv
+  local state=$BATS_TEST_TMPDIR/user-state
+  mkdir -p "$state"
+  chown 1000:1000 "$state"
+  update_config '.hostname = "box" | .linux.sysctl = {"kernel.hostname": "other"}'
+  run --separate-stderr setpriv --reuid=1000 --regid=1000 --clear-groups "$FSRUN" --root "$state" \
+    create --bundle "$BUNDLE" user-sysctl
+  [ "$status" -eq 1 ]
+  [[ "$stderr" == *"linux.sysctl: \`kernel.hostname\` (\`other\`) conflicts with hostname (\`box\`)"* ]]
+  [ -z "$(ls -A "$state")" ]
+}

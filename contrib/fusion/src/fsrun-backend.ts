@@ -182,7 +182,10 @@ export class FsrunBackend extends BackendBase implements SandboxBackend {
         const limits: SandboxLimits = { ...p.limits };
         if (task.policy.memoryLimitMb === undefined) delete limits.memoryLimitMb;
         if (task.policy.cpuLimit?.maxCores === undefined) delete limits.cpuMaxCores;
-        this.container = await TaskContainer.create(this.cli, task, this.killGraceMs, limits, p.limitsNotEnforced);
+        const asked = (l: LimitNotEnforced) =>
+          (l.limit !== "memoryLimitMb" || task.policy.memoryLimitMb !== undefined) &&
+          (l.limit !== "cpuLimit.maxCores" || task.policy.cpuLimit?.maxCores !== undefined);
+        this.container = await TaskContainer.create(this.cli, task, this.killGraceMs, limits, p.limitsNotEnforced.filter(asked));
       } catch (e) {
         return fallBack(`the task container could not be made: ${(e as Error).message}`, e instanceof FsrunError ? e : new FsrunSetupError(`prepare: ${(e as Error).message}`, null));
       }
@@ -288,6 +291,8 @@ export class FsrunBackend extends BackendBase implements SandboxBackend {
     }
     const policyError = policyErrorFrom(stderr, what);
     if (policyError !== null) throw policyError;
+    // killed by someone else: its watchdog removes the sandbox; the run fails once that is done
+    if (raw.signal !== null) await this.waitSandboxGone(task.taskId, runId);
     const how = raw.signal !== null ? `was killed by ${raw.signal}` : `exited with status ${raw.code}`;
     throw new FsrunError(`${what}: fsrun sandbox ${how} without a result: ${firstLines(stderr)}`, stderr);
   }

@@ -5,7 +5,7 @@ import { chmod, mkdir, readFile, readdir, rm, writeFile } from "node:fs/promises
 import { join } from "node:path";
 import { after, before, test } from "node:test";
 
-import { FsrunBackend, FsrunPolicyError, FsrunSetupError, FsrunUnavailableError, containerIdPrefix } from "../src/index";
+import { FsrunBackend, FsrunError, FsrunPolicyError, FsrunSetupError, FsrunUnavailableError, containerIdPrefix } from "../src/index";
 import type { FsrunBackendOptions, FsrunRunOptions, SandboxAuditEvent, SandboxPolicy } from "../src/index";
 import { assertOneOutcomeEach, runCommand, tempDir, makeWorktree, processExists, waitFor } from "./helpers";
 
@@ -35,6 +35,22 @@ async function backend(options: FsrunBackendOptions = {}, policy: SandboxPolicy 
 async function containers(prefix = ""): Promise<string[]> {
   const r = await runCommand(FSRUN, ["--root", stateRoot, "list", "--quiet"]);
   return r.stdout.split("\n").filter((id) => id !== "" && id.startsWith(prefix));
+}
+
+/** The pid of the `fsrun sandbox` of a run (this process's own descendant), found by its --run-id. */
+async function fsrunPidOf(runId: string): Promise<number> {
+  for (const entry of await readdir("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    const args = (await readFile(`/proc/${entry}/cmdline`, "utf8").catch(() => "")).split("\0");
+    const i = args.indexOf("--run-id");
+    if (args.includes("sandbox") && i > 0 && args[i + 1] === runId && Number(await ppidOf(Number(entry))) === process.pid) return Number(entry);
+  }
+  throw new Error(`no fsrun sandbox with --run-id ${runId}`);
+}
+
+async function ppidOf(pid: number): Promise<string> {
+  const status = await readFile(`/proc/${pid}/status`, "utf8").catch(() => "");
+  return /^PPid:\s+(\d+)/m.exec(status)?.[1] ?? "";
 }
 
 /** Does this binary report a signal death as exitCode null (json-contract.md)? */
@@ -221,6 +237,43 @@ async function taskBackend(): Promise<FsrunBackend | null> {
   return b;
 }
 
+test(`[${WHO}] one-shot: an fsrun SIGKILLed by someone else is an FsrunError and a sandbox:failure, and no sandbox is left`, async () => {
+  const b = await backend();
+  const runId = `r${seq}-1`; // the backend's first run
+  const run = b.run("touch killed-started; sleep 60", opts());
+  await waitFor("the command to start", () => readFile(join(worktree, "killed-started")).then(() => true, () => false));
+  const pid = await fsrunPidOf(runId);
+  process.kill(pid, "SIGKILL");
+  await assert.rejects(run, (e: unknown) => e instanceof FsrunError && /killed by SIGKILL/.test(e.message));
+  assert.deepEqual(await containers(containerIdPrefix(`it-${WHO}`, runId)), []);
+  const mine = events.filter((e) => e.runId === runId);
+  assert.deepEqual(mine.map((e) => e.event), ["sandbox:prepare", "sandbox:failure"]);
+  assert.match(mine[1].reason ?? "", /SIGKILL/);
+  await rm(join(worktree, "killed-started"));
+});
+
+test(`[${WHO}] a run's set-up failure (exit 125): fail-hard throws FsrunSetupError; fallback-native runs natively`, async () => {
+  for (const failureMode of ["fail-hard", "fallback-native"] as const) {
+    const own = join(work, `state-${failureMode}`);
+    const b = await backend({ stateRoot: own, failureMode });
+    // the state root becomes a file after prepare: fsrun can set nothing up
+    await rm(own, { recursive: true, force: true });
+    await writeFile(own, "");
+    const runId = `r${seq}-1`;
+    if (failureMode === "fail-hard") {
+      await assert.rejects(b.run("echo ran > hard-ran", opts()), (e: unknown) => e instanceof FsrunSetupError && e.result?.exitCode === 125);
+      await assert.rejects(readFile(join(worktree, "hard-ran")));
+      assert.deepEqual(events.filter((e) => e.runId === runId).map((e) => e.event), ["sandbox:prepare", "sandbox:failure"]);
+    } else {
+      const r = await b.run("echo ran", opts());
+      assert.deepEqual([r.backend, r.stdout], ["native", "ran\n"]);
+      assert.ok((r.fallbackReason ?? "") !== "");
+      assert.deepEqual(events.filter((e) => e.runId === runId).map((e) => e.event), ["sandbox:prepare", "sandbox:fallback"]);
+    }
+    await rm(own, { force: true });
+  }
+});
+
 test(`[${WHO}] task container: runs exec into one container; dispose deletes it`, async (t) => {
   const b = await taskBackend();
   if (b === null) return t.skip("fsrun exec cannot join the task container as this user: checked that it runs one-shot instead");
@@ -274,5 +327,4 @@ test(`[${WHO}] task container: a command's background job ends with it; a setsid
 test(`[${WHO}] every prepare had exactly one outcome event`, () => {
   assert.equal(assertOneOutcomeEach(events), null);
   void processExists;
-  void readdir;
 });

@@ -107,7 +107,8 @@ static const type_desc scheduler_desc = DESC(oci_scheduler, scheduler_fields);
 static const field_desc io_priority_fields[] = {
     FIELD("class", FK_STRING, oci_io_priority, class_, .flags = F_REQUIRED,
           ONE_OF(io_priority_classes, "I/O priority class")),
-    FIELD("priority", FK_I32, oci_io_priority, priority, .flags = F_REQUIRED, SRANGE(0, 7)),
+    /* required by the spec, but runc and crun take a missing one as 0 (IDLE has no levels) */
+    FIELD("priority", FK_I32, oci_io_priority, priority, SRANGE(0, 7)),
 };
 static const type_desc io_priority_desc = DESC(oci_io_priority, io_priority_fields);
 

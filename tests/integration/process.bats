@@ -11,6 +11,11 @@ setup() {
 }
 
 teardown() {
+  local state=$BATS_TEST_TMPDIR/rootless/state
+  if [ -d "$state/proc-ioidle-user" ]; then
+    setpriv --reuid=1000 --regid=1000 --clear-groups "$FSRUN" --root "$state" \
+      delete --force proc-ioidle-user || true
+  fi
   teardown_bundle
 }
 
@@ -181,4 +186,28 @@ teardown() {
   [ "$(echo ${lines[2]})" = "0 300000 65536" ]
   fsrun delete --force proc-netns
   assert_no_leftovers "$CONTAINER_ID"
+}
+
+@test "process: ioPriority class IDLE without a priority is accepted and applied (root and uid 1000)" {
+  requires_host_command ionice
+  update_config '.process.ioPriority = {"class": "IOPRIO_CLASS_IDLE"}'
+  set_process_args /bin/sleep 1000
+  fsrun run -d --bundle "$BUNDLE" proc-ioidle </dev/null
+  pid=$(fsrun state proc-ioidle | jq -r .pid)
+  [ "$(ionice -p "$pid")" = idle ]
+  fsrun delete --force proc-ioidle
+  # an ordinary user with its own user namespace: no privilege is needed for IDLE
+  requires_host_command setpriv
+  local dir=$BATS_TEST_TMPDIR/rootless
+  mkdir -p "$dir/state"
+  chown 1000:1000 "$dir" "$dir/state"
+  setpriv --reuid=1000 --regid=1000 --clear-groups "$FSRUN" spec --rootless --bundle "$dir"
+  jq --arg r "$ROOTFS" '.root.path = $r | .process.terminal = false | .process.args = ["sleep", "1000"]
+    | .process.ioPriority = {"class": "IOPRIO_CLASS_IDLE"}' "$dir/config.json" >"$dir/config.new"
+  mv "$dir/config.new" "$dir/config.json"
+  setpriv --reuid=1000 --regid=1000 --clear-groups "$FSRUN" --root "$dir/state" \
+    run -d --bundle "$dir" proc-ioidle-user </dev/null
+  pid=$(setpriv --reuid=1000 --regid=1000 --clear-groups "$FSRUN" --root "$dir/state" state proc-ioidle-user | jq -r .pid)
+  [ "$(ionice -p "$pid")" = idle ]
+  setpriv --reuid=1000 --regid=1000 --clear-groups "$FSRUN" --root "$dir/state" delete --force proc-ioidle-user
 }

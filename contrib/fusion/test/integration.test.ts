@@ -274,6 +274,24 @@ test(`[${WHO}] a run's set-up failure (exit 125): fail-hard throws FsrunSetupErr
   }
 });
 
+test(`[${WHO}] fsrun's own --audit-log file is still written`, async () => {
+  const auditLog = join(work, "audit.jsonl");
+  const b = await backend({ auditLog });
+  const r = await b.run("true", opts());
+  const mine = (await readFile(auditLog, "utf8")).trim().split("\n").map((l) => JSON.parse(l) as Record<string, unknown>).filter((e) => e.runId === r.runId);
+  assert.deepEqual(mine.map((e) => e.event), ["sandbox:prepare", "sandbox:run"]);
+  assert.equal(mine[1].taskId, `it-${WHO}`);
+});
+
+test(`[${WHO}] oomKilled: the memory limit's kill is reported`, async (t) => {
+  const b = await backend({}, { ...basePolicy(), memoryLimitMb: 32 });
+  if (b.capabilities().resourceLimits !== "advanced") return t.skip("no cgroup memory limit for this caller here");
+  const raw = await runCommand("/bin/sh", ["-c", `echo '{"memoryLimitMb": 32}' | "$0" --root "$1" sandbox --json --policy - --worktree "$2" -- true`, FSRUN, stateRoot, worktree]);
+  if (!/"oomKilled"/.test(raw.stdout)) return t.skip("this fsrun does not report oomKilled yet (json-contract.md: helper `limits`)");
+  const r = await b.run("head -c 400000000 /dev/zero | tail -c 300000000 > /dev/null", opts());
+  assert.equal(r.oomKilled, true, JSON.stringify(r));
+});
+
 test(`[${WHO}] task container: runs exec into one container; dispose deletes it`, async (t) => {
   const b = await taskBackend();
   if (b === null) return t.skip("fsrun exec cannot join the task container as this user: checked that it runs one-shot instead");

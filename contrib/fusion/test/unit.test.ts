@@ -114,6 +114,13 @@ test("NativeBackend runs as exec does and delivers audit events through an Event
   c.abort();
   const a = await run;
   assert.deepEqual([a.aborted, a.exitCode, a.signal], [true, null, "SIGKILL"]);
+  // the watchdog's abort(): every run in flight ends
+  const w = b.run("touch started-w; sleep 30", opts);
+  await waitFor("the command", () => readFile(join(work, "started-w")).then(() => true, () => false));
+  b.abort();
+  assert.deepEqual([(await w).aborted, (await w).signal], [true, "SIGTERM"]);
+  await assert.rejects(b.run("touch never", { ...opts, signal: AbortSignal.abort() }), (e: unknown) => e instanceof Error && e.name === "AbortError");
+  await assert.rejects(readFile(join(work, "never")));
   const m = await b.run("head -c 5000 /dev/zero", { ...opts, maxBuffer: 100 });
   assert.deepEqual([m.truncated, m.stdout.length], [true, 100]);
   await b.dispose();

@@ -1077,6 +1077,28 @@ static int mount_tmpfs_copyup(const struct mount_env *env, const char *source, c
 
 /* --- one entry -------------------------------------------------------------------------------- */
 
+static bool data_has_mode(const char *data) {
+  for (const char *p = data; p != NULL && *p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL)
+    if (strncmp(p, "mode=", 5) == 0)
+      return true;
+  return false;
+}
+
+/* A tmpfs without mode= over an existing directory gets that directory's mode, as runc keeps it
+ * (tmpfs's own default is 1777). NULL: data as it is. */
+static char *tmpfs_data_with_mode(const struct mount_env *env, const char *dest, const char *data) {
+  cleanup_error fsrun_error_t ignored = NULL;
+  cleanup_close int covered = -1;
+  struct stat st;
+  if (data_has_mode(data))
+    return NULL;
+  covered = root_resolve(env->rootfs_fd, dest, ROOT_NO_CREATE, false, &ignored);
+  if (covered < 0 || fstat(covered, &st) < 0 || !S_ISDIR(st.st_mode))
+    return NULL;
+  return xasprintf("%s%smode=%04o", data ? data : "", data && *data ? "," : "",
+                   (unsigned)(st.st_mode & 07777));
+}
+
 int mount_entry(const struct mount_env *env, const oci_mount *m, size_t index, fsrun_error_t *err) {
   struct mount_options o __attribute__((cleanup(mount_options_free))) = {0};
   cleanup_free char *dest = NULL;
@@ -1128,6 +1150,13 @@ int mount_entry(const struct mount_env *env, const oci_mount *m, size_t index, f
     if (env->userns) {
       o.flags |= MS_BIND | MS_REC;
       return bind_tree(env, "/sys", dest, &o, MOUNT_ATTR_RDONLY, true, index, err);
+    }
+  }
+  if (strcmp(type, "tmpfs") == 0) {
+    char *data = tmpfs_data_with_mode(env, dest, o.data);
+    if (data != NULL) {
+      free(o.data);
+      o.data = data;
     }
   }
   if (mount_fs(env, m->source, type, dest, o.flags & ~MS_REC, o.data,

@@ -650,3 +650,18 @@ sysfs_rw_in_netns() {
   [[ "$output" == *touch=1* ]]
   [ ! -e "$priv/ro/x" ]
 }
+
+@test "rootfs: a tmpfs without mode= over an existing directory keeps its mode (0712), as runc does" {
+  mkdir -p "$ROOTFS/t712" "$ROOTFS/t755"
+  chmod 0712 "$ROOTFS/t712"
+  add_mount '{"destination": "/t712", "type": "tmpfs", "source": "tmpfs", "options": ["nosuid", "size=1m"]}'
+  add_mount '{"destination": "/t755", "type": "tmpfs", "source": "tmpfs", "options": ["mode=755"]}'
+  add_mount '{"destination": "/tnew", "type": "tmpfs", "source": "tmpfs", "options": ["nosuid"]}'
+  run_in_container sh -c "stat -c '%n %a' /t712 /t755 /tnew; cat /proc/self/mountinfo"
+  [ "$status" -eq 0 ]
+  [ "${lines[0]}" = "/t712 712" ]
+  [ "${lines[1]}" = "/t755 755" ]
+  # a directory the runtime had to create has tmpfs's own default
+  [ "${lines[2]}" = "/tnew 1777" ]
+  [ "$(fstype /t712)" = tmpfs ]
+}

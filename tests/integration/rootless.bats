@@ -203,3 +203,15 @@ user_run() {
   ! _fsrun_pid_alive "$USER_INIT"
   USER_INIT=''
 }
+
+@test "rootless: a tmpfs without mode= over an existing 0712 directory keeps its mode" {
+  mkdir "$UDIR/bundle/rootfs/t712"
+  chmod 0712 "$UDIR/bundle/rootfs/t712"
+  chown "$TEST_UID:$TEST_GID" "$UDIR/bundle/rootfs/t712"
+  update_user_config '.process.args = ["sh", "-c", "stat -c %a /t712; grep -c \" /t712 .* tmpfs \" /proc/self/mountinfo"]
+    | .mounts += [{"destination": "/t712", "type": "tmpfs", "source": "tmpfs", "options": ["nosuid"]}]'
+  user_run run rl-$RANDOM
+  [ "$status" -eq 0 ]
+  [ "${lines[0]}" = 712 ]
+  [ "${lines[1]}" = 1 ]
+}

@@ -433,6 +433,13 @@ int rootfs_finalize(const struct rootfs_ctx *ctx, fsrun_error_t *err) {
                     apply_masked_paths(root_fd, &l->masked_paths, err) < 0))
     return fsrun_error_code(err);
   if (c->root_readonly) {
+    /* a missing process.cwd is created (as the process would see it made later), while the root
+     * can still be written; a failure is the chdir's to report */
+    if (c->process != NULL && c->process->cwd != NULL && c->process->cwd[0] == '/' &&
+        faccessat(AT_FDCWD, c->process->cwd, F_OK, 0) < 0 && errno == ENOENT) {
+      cleanup_error fsrun_error_t ignored = NULL;
+      (void)mkdir_p_at(AT_FDCWD, c->process->cwd, 0755, &ignored);
+    }
     /* only the root mount, as runc does; flags it already has (locked ones too) are kept */
     struct mount_attr attr = {.attr_set = MOUNT_ATTR_RDONLY};
     if (mount_setattr(root_fd, "", AT_EMPTY_PATH, &attr, sizeof(attr)) < 0)

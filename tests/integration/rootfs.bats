@@ -665,3 +665,13 @@ sysfs_rw_in_netns() {
   [ "${lines[2]}" = "/tnew 1777" ]
   [ "$(fstype /t712)" = tmpfs ]
 }
+
+@test "rootfs: a missing process.cwd on a read-only root is created before the root is made read-only" {
+  update_config '.root.readonly = true | .process.cwd = "/work/dir"'
+  run_in_container sh -c 'pwd; stat -c %a /work/dir; touch /x 2>&1 || true'
+  [ "$status" -eq 0 ]
+  [ "${lines[0]}" = /work/dir ]
+  [ "${lines[1]}" = 755 ]
+  # the root is read-only all the same
+  [[ "${lines[2]}" == *"Read-only file system"* ]]
+}

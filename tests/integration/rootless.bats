@@ -215,3 +215,10 @@ user_run() {
   [ "${lines[0]}" = 712 ]
   [ "${lines[1]}" = 1 ]
 }
+
+@test "rootless: a missing process.cwd on a read-only root is created before the root is made read-only" {
+  update_user_config '.root.readonly = true | .process.cwd = "/work/dir" | .process.args = ["pwd"]'
+  user_run run rl-$RANDOM
+  [ "$status" -eq 0 ]
+  [ "$output" = /work/dir ]
+}

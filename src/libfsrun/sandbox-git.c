@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "sandbox.h"
@@ -172,7 +173,12 @@ static void protect_submodule_git_files(const char *dir, struct mount_list *l, i
 static void protect_worktree_git_dir(const char *git_dir, struct mount_list *l) {
   cleanup_free char *worktree_config = xasprintf("%s/config.worktree", git_dir);
   cleanup_free char *modules = xasprintf("%s/modules", git_dir);
+  cleanup_free char *commondir = xasprintf("%s/commondir", git_dir);
+  cleanup_free char *gitdir = xasprintf("%s/gitdir", git_dir);
   protect_file(worktree_config, l);
+  /* where git takes the common dir (and so the config) from, and the way back to the checkout */
+  protect_file(commondir, l);
+  protect_file(gitdir, l);
   protect_modules(modules, l, 1);
 }
 
@@ -210,4 +216,209 @@ void sandbox_git_protect(const char *worktree, const char *common_dir, const cha
   if (wt_git_dir != NULL)
     protect_worktree_git_dir(wt_git_dir, l);
   protect_submodule_git_files(worktree, l, 0);
+}
+
+/* --- the overlay over the common dir (a `fsrun sandbox` run) --------------------------------- */
+
+/* a refname of ours to touch: refs/..., no "..", no empty or dot-led component, no odd bytes */
+bool sandbox_git_refname_ok(const char *ref) {
+  if (strncmp(ref, "refs/", 5) != 0 || strstr(ref, "..") != NULL || strstr(ref, "//") != NULL ||
+      strstr(ref, "/.") != NULL || strstr(ref, ".lock") != NULL)
+    return false;
+  for (const char *p = ref; *p; p++)
+    if ((unsigned char)*p <= ' ' || *p == '\\' || *p == ':' || *p == '~' || *p == '^' ||
+        *p == '?' || *p == '*' || *p == '[' || *p == 0x7f)
+      return false;
+  return ref[strlen(ref) - 1] != '/';
+}
+
+/* where the repository is: the common dir, and the task worktree's admin dir relative to it ("" for
+ * a main checkout or a separate git dir). false: no overlay (not a repository, or an admin dir
+ * outside the common dir, which keeps the binds). */
+static bool git_layout(const char *worktree, char **common, char **admin) {
+  cleanup_free char *dotgit = xasprintf("%s/.git", worktree);
+  cleanup_free char *line = NULL;
+  cleanup_free char *gitdir = NULL;
+  cleanup_free char *commondir_file = NULL;
+  cleanup_free char *commondir = NULL;
+  struct stat st;
+  const char *p;
+
+  *common = *admin = NULL;
+  if (lstat(dotgit, &st) < 0)
+    return false;
+  if (S_ISDIR(st.st_mode)) {
+    *common = realpath(dotgit, NULL);
+    *admin = xstrdup("");
+    return *common != NULL;
+  }
+  line = read_first_line(dotgit);
+  if (!S_ISREG(st.st_mode) || line == NULL || strncmp(line, "gitdir:", 7) != 0)
+    return false;
+  for (p = line + 7; *p == ' ' || *p == '\t'; p++)
+    ;
+  if ((gitdir = resolve_against(worktree, p)) == NULL)
+    return false;
+  commondir_file = xasprintf("%s/commondir", gitdir);
+  commondir = read_first_line(commondir_file);
+  if (commondir == NULL || commondir[0] == '\0') {
+    *common = steal_ptr(&gitdir);
+    *admin = xstrdup("");
+    return true;
+  }
+  *common = resolve_against(gitdir, commondir);
+  if (*common == NULL || !path_within(gitdir, *common) || strcmp(gitdir, *common) == 0) {
+    free(*common);
+    *common = NULL;
+    return false;
+  }
+  *admin = xstrdup(gitdir + strlen(*common) + 1);
+  return true;
+}
+
+/* the ref's value on the host: the loose file, else its line in packed-refs; "" when it has none */
+char *sandbox_git_ref_value(int common_fd, const char *ref) {
+  cleanup_error fsrun_error_t err = NULL;
+  cleanup_free char *packed = NULL;
+  char *text = NULL;
+  size_t n = strlen(ref);
+  if (sandbox_git_read_nofollow(common_fd, ref, &text) == 0) {
+    text[strcspn(text, "\r\n")] = '\0';
+    return text;
+  }
+  if (sandbox_git_read_nofollow(common_fd, "packed-refs", &packed) < 0)
+    return xstrdup("");
+  for (char *l = packed; l != NULL && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+    char *sp = strchr(l, ' ');
+    size_t len = strcspn(l, "\n");
+    if (sp != NULL && sp < l + len && (size_t)(l + len - sp - 1) == n &&
+        strncmp(sp + 1, ref, n) == 0)
+      return strndup(l, (size_t)(sp - l));
+  }
+  return xstrdup("");
+}
+
+static void ref_watch(struct sandbox_git_run *g, int common_fd, const char *ref) {
+  struct sandbox_git_ref *r = &g->refs[g->n_refs++];
+  cleanup_free char *log = xasprintf("logs/%s", ref);
+  struct stat st;
+  r->name = xstrdup(ref);
+  r->before = sandbox_git_ref_value(common_fd, ref);
+  r->log_size = fstatat(common_fd, log, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode)
+                    ? (int64_t)st.st_size
+                    : -1;
+}
+
+static bool overlay_path_ok(const char *path) {
+  return strpbrk(path, ",:\\") == NULL;
+}
+
+int sandbox_git_prepare(struct sandbox_git_run *g, const char *state_root, const char *id,
+                        const char *worktree, fsrun_error_t *err) {
+  cleanup_free char *head = NULL;
+  cleanup_free char *head_path = NULL;
+  cleanup_close int common_fd = -1;
+
+  memset(g, 0, sizeof(*g));
+  if (!git_layout(worktree, &g->common_dir, &g->admin))
+    return 0;
+  if (!overlay_path_ok(g->common_dir) || !overlay_path_ok(state_root)) {
+    sandbox_git_run_free(g);
+    return fsrun_error_make(err, 0,
+                            "sandbox: git: `%s`: a `,`, `:` or `\\` in the path of the "
+                            "git dir or the state root cannot be given to overlayfs",
+                            g->common_dir ? g->common_dir : state_root);
+  }
+  common_fd = open(g->common_dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (common_fd < 0) {
+    fsrun_error_errno(err, "sandbox: git: open `%s`", g->common_dir);
+    sandbox_git_run_free(g);
+    return fsrun_error_code(err);
+  }
+  head_path = g->admin[0] ? xasprintf("%s/HEAD", g->admin) : xstrdup("HEAD");
+  if (sandbox_git_read_nofollow(common_fd, head_path, &head) == 0 &&
+      strncmp(head, "ref: refs/heads/", 16) == 0) {
+    head[strcspn(head, "\r\n")] = '\0';
+    if (sandbox_git_refname_ok(head + 5))
+      g->branch = xstrdup(head + 5);
+  }
+  if (g->branch != NULL)
+    ref_watch(g, common_fd, g->branch);
+  ref_watch(g, common_fd, "refs/stash");
+  g->gitlinks_before = sandbox_git_index_gitlinks(common_fd, g->admin);
+  clock_gettime(CLOCK_REALTIME, &g->start);
+  /* file times come from a coarse clock, up to a tick behind this one */
+  if (g->start.tv_nsec >= 20000000)
+    g->start.tv_nsec -= 20000000;
+  else
+    g->start.tv_sec -= 1, g->start.tv_nsec += 1000000000 - 20000000;
+  g->run_dir = xasprintf("%s/.sandbox-git.%s", state_root, id);
+  if (mkdir_p_at(AT_FDCWD, state_root, 0700, err) < 0 || sandbox_git_make_run_dir(g, err) < 0) {
+    sandbox_git_run_free(g);
+    return fsrun_error_code(err);
+  }
+  return 0;
+}
+
+static void set_overlay(oci_mount *m, const struct sandbox_git_run *g, bool userns) {
+  cleanup_free char *lower = xasprintf("lowerdir=%s", g->common_dir);
+  cleanup_free char *upper = xasprintf("upperdir=%s/upper", g->run_dir);
+  cleanup_free char *work = xasprintf("workdir=%s/work", g->run_dir);
+  free(m->type);
+  free(m->source);
+  oci_strv_free(&m->options);
+  memset(&m->options, 0, sizeof(m->options));
+  m->type = xstrdup("overlay");
+  m->source = xstrdup("overlay");
+  m->options.items = xmalloc0(sizeof(char *));
+  oci_strv_push(&m->options, lower);
+  oci_strv_push(&m->options, upper);
+  oci_strv_push(&m->options, work);
+  if (userns)
+    oci_strv_push(&m->options, "userxattr");
+  oci_strv_push(&m->options, "nosuid");
+  oci_strv_push(&m->options, "nodev");
+}
+
+void sandbox_git_overlay_config(const struct sandbox_git_run *g, oci_config *c, bool userns) {
+  size_t i, at = c->n_mounts;
+  oci_mount *items;
+  if (g->run_dir == NULL)
+    return;
+  for (i = 0; i < c->n_mounts; i++) {
+    oci_mount *m = &c->mounts[i];
+    if (strcmp(m->destination, g->common_dir) == 0 && strcmp(m->type, "bind") == 0) {
+      set_overlay(m, g, userns); /* the linked worktree's common dir, bound read-write before */
+      return;
+    }
+    /* a main checkout: over the worktree's bind, under what is mounted inside the git dir */
+    if (at == c->n_mounts && path_within(m->destination, g->common_dir))
+      at = i;
+  }
+  items = realloc(c->mounts, sizeof(oci_mount) * (c->n_mounts + 1));
+  if (items == NULL)
+    abort();
+  c->mounts = items;
+  memmove(&items[at + 1], &items[at], sizeof(oci_mount) * (c->n_mounts - at));
+  memset(&items[at], 0, sizeof(oci_mount));
+  items[at].destination = xstrdup(g->common_dir);
+  set_overlay(&items[at], g, userns);
+  c->n_mounts++;
+}
+
+void sandbox_git_run_free(struct sandbox_git_run *g) {
+  if (g->run_dir != NULL)
+    sandbox_git_remove_run_dir(g);
+  free(g->common_dir);
+  free(g->admin);
+  free(g->branch);
+  free(g->run_dir);
+  for (size_t i = 0; i < g->n_refs; i++) {
+    free(g->refs[i].name);
+    free(g->refs[i].before);
+  }
+  sandbox_git_strv_free(g->gitlinks_before);
+  sandbox_git_strv_free(g->discarded);
+  sandbox_git_strv_free(g->tamper);
+  memset(g, 0, sizeof(*g));
 }

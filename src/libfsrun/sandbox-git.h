@@ -1,8 +1,17 @@
-/* The git side of the sandbox (docs/sandbox.md, "What the command sees"). */
+/* The git side of the sandbox (docs/sandbox.md, "Git"): where a worktree's git dirs are, the mounts
+ * that keep what the host's git would execute out of the sandbox's reach, and for `fsrun sandbox`
+ * the overlay over the common dir whose upper dir is applied to the repository afterwards through
+ * an allowlist (sandbox-git-sync.c), and the nested repositories a run made (sandbox-git-tamper.c).
+ */
 #ifndef FSRUN_SANDBOX_GIT_H
 #define FSRUN_SANDBOX_GIT_H
 
+#include <stdint.h>
+#include <sys/types.h>
+#include <time.h>
+
 #include "error.h"
+#include "oci.h"
 #include "sandbox-internal.h"
 
 /* The git common directory of a worktree whose `.git` is a file ("gitdir: ..."), plus the
@@ -11,8 +20,56 @@
 int sandbox_git_dirs(const char *worktree, char **common_dir, char **worktree_git_dir,
                      fsrun_error_t *err);
 
-/* Read-only mounts over what the host's git would execute: configs, hooks, `.git` files. */
+/* Read-only mounts over what the host's git would execute: configs, hooks, `.git` files, and the
+ * files of each worktree's admin dir that point elsewhere (commondir, gitdir). */
 void sandbox_git_protect(const char *worktree, const char *common_dir, const char *wt_git_dir,
                          struct mount_list *l);
+
+/* a ref the run may move: its value when the run began ("" none) and its reflog's size (-1 none) */
+struct sandbox_git_ref {
+  char *name;
+  char *before;
+  int64_t log_size;
+};
+
+/* One run's git state. common_dir NULL: no repository (or a layout the overlay does not cover). */
+struct sandbox_git_run {
+  char *common_dir;
+  char *admin;   /* the task worktree's admin dir, relative to common_dir; "" = the common dir */
+  char *branch;  /* the checked-out branch ("refs/heads/X"); NULL when HEAD is detached */
+  char *run_dir; /* <state root>/.sandbox-git.<id>: the overlay's upper/ and work/ */
+  struct sandbox_git_ref refs[2]; /* the branch, refs/stash */
+  size_t n_refs;
+  char **gitlinks_before; /* the index's gitlinks when the run began (NULL-terminated) */
+  struct timespec start;  /* 20 ms before the run began (file times are coarse) */
+  /* after sandbox_git_finish, NULL-terminated, at most SANDBOX_GIT_MAX_REPORTED each: */
+  char **discarded; /* the common-dir-relative paths of the run's changes that were left out */
+  char **tamper;    /* the worktree-relative gitlinks and nested git dirs the run made */
+};
+
+/* Before the run: the layout, the refs' values, and the per-run dir (owned by the caller). */
+int sandbox_git_prepare(struct sandbox_git_run *g, const char *state_root, const char *id,
+                        const char *worktree, fsrun_error_t *err);
+/* The common dir's read-write bind (or, for a main checkout, a new mount at `.git`) becomes the
+ * overlay; userns: `userxattr`. */
+void sandbox_git_overlay_config(const struct sandbox_git_run *g, oci_config *c, bool userns);
+/* After the run: applies the allowlist, removes the per-run dir, finds the tamper. */
+void sandbox_git_finish(struct sandbox_git_run *g, const char *worktree);
+/* Removes the per-run dir and frees. */
+void sandbox_git_run_free(struct sandbox_git_run *g);
+
+#define SANDBOX_GIT_MAX_REPORTED 64
+
+/* shared between the sandbox-git*.c files */
+bool sandbox_git_refname_ok(const char *ref);
+char *sandbox_git_ref_value(int common_fd, const char *ref);
+int sandbox_git_open_beneath(int dirfd, const char *path, int flags, mode_t mode);
+int sandbox_git_read_nofollow(int dirfd, const char *path, char **out);
+int sandbox_git_make_run_dir(struct sandbox_git_run *g, fsrun_error_t *err);
+void sandbox_git_remove_run_dir(struct sandbox_git_run *g);
+char **sandbox_git_index_gitlinks(int common_fd, const char *admin);
+void sandbox_git_strv_push(char ***v, size_t *n, const char *s);
+void sandbox_git_strv_free(char **v);
+char **sandbox_git_tamper(const struct sandbox_git_run *g, const char *worktree);
 
 #endif

@@ -38,6 +38,7 @@
 #include "container.h"
 #include "log.h"
 #include "sandbox-net.h"
+#include "sandbox-git.h"
 #include "sandbox-watchdog.h"
 #include "utils.h"
 
@@ -204,7 +205,8 @@ struct run_result {
   bool timed_out;
   int truncated; /* bit 0 stdout, bit 1 stderr */
   int64_t duration_ms;
-  char *error; /* set-up failure under fail-hard */
+  char *error;   /* set-up failure under fail-hard */
+  char **tamper; /* the nested git dirs / gitlinks the run made */
 };
 
 /* "exitCode" and "signal": a number and null when the command exited, null and the signal's name
@@ -256,6 +258,55 @@ static void audit_event(const struct audit *a, const char *event, const char *ba
   /* one write on an O_APPEND fd: concurrent sandboxes never interleave their lines */
   if (safe_write_all(a->fd, b.data, b.len) < 0)
     log_warning("sandbox: write the audit log: %s", strerror(errno));
+  free(b.data);
+}
+
+static void sb_json_string_array(struct strbuf *b, const char *key, char **items) {
+  sb_printf(b, ",\"%s\":[", key);
+  for (char **p = items; p != NULL && *p != NULL; p++) {
+    sb_puts(b, p == items ? "" : ",");
+    sb_json_string(b, *p, strlen(*p));
+  }
+  sb_puts(b, "]");
+}
+
+/* sandbox:tamper: the nested repositories the run made, and its git changes that were left out */
+static void audit_tamper(const struct audit *a, const struct sandbox_git_run *g) {
+  struct strbuf b = {0};
+  cleanup_free char *time = NULL;
+  if (a->fd < 0 || (g->tamper == NULL && g->discarded == NULL))
+    return;
+  time = rfc3339_now();
+  sb_puts(&b, "{\"event\":\"sandbox:tamper\"");
+  sb_json_key_string(&b, "taskId", a->task_id);
+  sb_json_key_string(&b, "runId", a->run_id);
+  sb_json_key_string(&b, "backend", "fsrun");
+  sb_json_key_string(&b, "policyHash", a->policy_hash);
+  sb_json_key_string(&b, "time", time);
+  sb_json_string_array(&b, "paths", g->tamper);
+  sb_json_string_array(&b, "discarded", g->discarded);
+  sb_puts(&b, "}\n");
+  if (safe_write_all(a->fd, b.data, b.len) < 0)
+    log_warning("sandbox: write the audit log: %s", strerror(errno));
+  free(b.data);
+}
+
+/* one line each on stderr: what the host's git must not be trusted with, what was left out */
+static void warn_tamper(const struct sandbox_git_run *g) {
+  struct strbuf b = {0};
+  for (char **p = g->tamper; p != NULL && *p != NULL; p++)
+    sb_printf(&b, "%s%s", p == g->tamper ? "" : ", ", *p);
+  if (b.data != NULL)
+    log_warning("sandbox: the run made nested git repositories (the host's git would enter "
+                "them): %s",
+                b.data);
+  free(b.data);
+  b = (struct strbuf){0};
+  for (char **p = g->discarded; p != NULL && *p != NULL; p++)
+    sb_printf(&b, "%s%s", p == g->discarded ? "" : ", ", *p);
+  if (b.data != NULL)
+    log_warning("sandbox: git: left out what the run wrote outside the task's allowlist: %s",
+                b.data);
   free(b.data);
 }
 
@@ -514,6 +565,7 @@ static void print_result_json(const struct run_result *r, const struct capture *
   sb_puts(&b, "}");
   if (r->error != NULL)
     sb_json_key_string(&b, "error", r->error);
+  sb_json_string_array(&b, "tamper", r->tamper);
   sb_puts(&b, "}\n");
   (void)safe_write_all(STDOUT_FILENO, b.data, b.len);
   free(b.data);
@@ -524,8 +576,8 @@ static void print_result_json(const struct run_result *r, const struct capture *
  */
 static int run_in_sandbox(const struct fsrun_context *ctx, const struct sandbox_run_opts *o,
                           const oci_policy *policy, const char *worktree, const char *id,
-                          bool userns, struct capture *cap, struct run_result *res,
-                          fsrun_error_t *err) {
+                          bool userns, struct capture *cap, struct sandbox_git_run *git,
+                          struct run_result *res, fsrun_error_t *err) {
   cleanup_free char *bundle = NULL;
   cleanup_free char *json = NULL;
   cleanup_free char *json_err = NULL;
@@ -535,6 +587,12 @@ static int run_in_sandbox(const struct fsrun_context *ctx, const struct sandbox_
   res->timed_out = false;
   if (sandbox_config_for_caller(policy, worktree, o->args, o->n_args, userns, &config, err) < 0)
     return fsrun_error_code(err);
+  /* the git common dir as an overlay, its upper dir applied afterwards (sandbox-git-sync.c) */
+  if (sandbox_git_prepare(git, ctx->state_root, id, worktree, err) < 0) {
+    oci_config_free(config);
+    return fsrun_error_code(err);
+  }
+  sandbox_git_overlay_config(git, config, userns);
   /* the config goes to create in memory, over the one bundle every run shares: nothing is written
    * to disk for a run but the container's state */
   json = oci_config_serialize(config, false, &json_err);
@@ -560,6 +618,8 @@ static int run_in_sandbox(const struct fsrun_context *ctx, const struct sandbox_
     /* the sandbox has ended (or never started): its network helper goes with it */
     sandbox_net_stop(&net);
     res->timed_out = sandbox_watchdog_disarm();
+    if (status >= 0)
+      sandbox_git_finish(git, worktree);
     if (r < 0 && status >= 0) {
       /* the command ran; only the clean-up failed: say so, keep its status */
       log_warning("sandbox: %s", (*err)->msg);
@@ -597,6 +657,7 @@ static int run_once(const struct fsrun_context *ctx, const struct sandbox_run_op
   struct capture cap = {
       .mem_out = -1, .mem_err = -1, .pipe_out = -1, .pipe_err = -1, .cancel_fd = -1};
   struct audit audit;
+  struct sandbox_git_run git = {0};
   bool userns = geteuid() != 0;
   int64_t start;
   int r;
@@ -649,7 +710,8 @@ static int run_once(const struct fsrun_context *ctx, const struct sandbox_run_op
     return fsrun_error_code(err);
   }
   start = monotonic_ms();
-  r = run_in_sandbox(ctx, o, policy, worktree, id, userns, &cap, &result, err);
+  r = run_in_sandbox(ctx, o, policy, worktree, id, userns, &cap, &git, &result, err);
+  result.tamper = git.tamper;
   if (r < 0) {
     cleanup_free char *reason = xstrdup((*err)->msg);
     fsrun_error_release(err);
@@ -685,11 +747,14 @@ static int run_once(const struct fsrun_context *ctx, const struct sandbox_run_op
     fsrun_log_error(result.error);
   } else {
     audit_event(&audit, "sandbox:run", result.backend, NULL, &result);
+    audit_tamper(&audit, &git);
+    warn_tamper(&git);
   }
   if (o->json)
     print_result_json(&result, &cap, policy, o->timeout_ms, userns);
   capture_release(&cap);
   free(result.error);
+  sandbox_git_run_free(&git);
   oci_policy_free(policy);
   *exit_status = result.exit_code;
   return 0;

@@ -1,0 +1,456 @@
+/* After a `fsrun sandbox` run: what the command wrote into the overlay over the git common dir (its
+ * upper dir) is applied to the real repository through an allowlist, by fsrun with the caller's own
+ * credentials, every path opened beneath a directory fd without following a symlink:
+ *  - new loose objects and packs (an existing object is never overwritten nor deleted);
+ *  - the checked-out branch and refs/stash: a 40/64-hex id written with git's lock-file + rename
+ *    protocol, refused when the host's ref moved meanwhile, and their reflogs;
+ *  - the task worktree's own admin files (index, HEAD, ORIG_HEAD, logs/HEAD, ...), never commondir,
+ *    gitdir, config.worktree, nor the rebase/sequencer todo lists (they can hold `exec` lines).
+ * Everything else is discarded and reported. */
+#include "sandbox-git.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "utils.h"
+
+#define SYNC_MAX_DEPTH   16
+#define SYNC_MAX_ENTRIES 200000
+#define SYNC_MAX_TEXT    (64u * 1024 * 1024)
+
+/* --- fd-based paths ------------------------------------------------------------------------- */
+
+int sandbox_git_open_beneath(int dirfd, const char *path, int flags, mode_t mode) {
+  struct open_how how = {.flags = (uint64_t)(flags | O_CLOEXEC | O_NOFOLLOW),
+                         .mode = (flags & O_CREAT) ? mode : 0,
+                         .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS};
+  return (int)syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
+}
+
+int sandbox_git_read_nofollow(int dirfd, const char *path, char **out) {
+  cleanup_close int fd = sandbox_git_open_beneath(dirfd, path, O_RDONLY, 0);
+  cleanup_free char *text = NULL;
+  struct stat st;
+  *out = NULL;
+  if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || (uint64_t)st.st_size > SYNC_MAX_TEXT)
+    return -1;
+  text = xmalloc0((size_t)st.st_size + 1);
+  if (safe_read_all(fd, text, (size_t)st.st_size) != (ssize_t)st.st_size)
+    return -1;
+  *out = steal_ptr(&text);
+  return 0;
+}
+
+void sandbox_git_strv_push(char ***v, size_t *n, const char *s) {
+  char **items = realloc(*v, sizeof(char *) * (*n + 2));
+  if (items == NULL)
+    abort();
+  items[(*n)++] = xstrdup(s);
+  items[*n] = NULL;
+  *v = items;
+}
+
+void sandbox_git_strv_free(char **v) {
+  for (char **p = v; p != NULL && *p != NULL; p++)
+    free(*p);
+  free(v);
+}
+
+/* --- the per-run dir ------------------------------------------------------------------------ */
+
+int sandbox_git_make_run_dir(struct sandbox_git_run *g, fsrun_error_t *err) {
+  cleanup_close int fd = -1;
+  if (mkdir(g->run_dir, 0700) < 0)
+    return fsrun_error_errno(err, "sandbox: git: create `%s`", g->run_dir);
+  fd = open(g->run_dir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0 || mkdirat(fd, "upper", 0700) < 0 || mkdirat(fd, "work", 0700) < 0) {
+    fsrun_error_errno(err, "sandbox: git: create `%s/upper`", g->run_dir);
+    sandbox_git_remove_run_dir(g);
+    return fsrun_error_code(err);
+  }
+  return 0;
+}
+
+/* removes dirfd's entry name and what is under it; overlayfs leaves a mode 0 work/work */
+static void remove_tree_at(int parent, const char *name, int depth) {
+  cleanup_close int fd = -1;
+  cleanup_dir DIR *d = NULL;
+  struct dirent *e;
+  if (unlinkat(parent, name, 0) == 0 || (errno != EISDIR && errno != EPERM) ||
+      depth > SYNC_MAX_DEPTH * 2)
+    return;
+  fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0 && errno == EACCES && fchmodat(parent, name, 0700, 0) == 0)
+    fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0 || (d = fdopendir(fd)) == NULL)
+    return;
+  fd = -1; /* the DIR owns it */
+  while ((e = readdir(d)) != NULL)
+    if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
+      remove_tree_at(dirfd(d), e->d_name, depth + 1);
+  unlinkat(parent, name, AT_REMOVEDIR);
+}
+
+void sandbox_git_remove_run_dir(struct sandbox_git_run *g) {
+  remove_tree_at(AT_FDCWD, g->run_dir, 0);
+}
+
+/* --- copies --------------------------------------------------------------------------------- */
+
+/* src_dir/name (a regular file) to dst_dir/name through a temporary file; exclusive: never replace
+ * what exists. 1 copied, 0 not (it exists), -1 failed. */
+static int copy_file(int src_dir, int dst_dir, const char *name, bool exclusive) {
+  cleanup_close int in = openat(src_dir, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  cleanup_close int out = -1;
+  cleanup_free char *tmp = xasprintf(".fsrun-sync.%d.%s", (int)getpid(), name);
+  struct stat st;
+  char buf[65536];
+  ssize_t n;
+  if (in < 0 || fstat(in, &st) < 0 || !S_ISREG(st.st_mode))
+    return -1;
+  if (exclusive && faccessat(dst_dir, name, F_OK, AT_SYMLINK_NOFOLLOW) == 0)
+    return 0;
+  out =
+      openat(dst_dir, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, st.st_mode & 0666);
+  if (out < 0)
+    return -1;
+  while ((n = read(in, buf, sizeof(buf))) > 0)
+    if (safe_write_all(out, buf, (size_t)n) < 0)
+      break;
+  if (n != 0 || renameat2(dst_dir, tmp, dst_dir, name, exclusive ? RENAME_NOREPLACE : 0) < 0) {
+    int saved = errno;
+    unlinkat(dst_dir, tmp, 0);
+    return saved == EEXIST ? 0 : -1;
+  }
+  return 1;
+}
+
+struct sync {
+  struct sandbox_git_run *g;
+  int upper, common;
+  size_t entries;
+  char **discarded;
+  size_t n_discarded;
+};
+
+static void discard(struct sync *s, const char *rel) {
+  if (s->n_discarded < SANDBOX_GIT_MAX_REPORTED)
+    sandbox_git_strv_push(&s->discarded, &s->n_discarded, rel);
+}
+
+static bool is_hex(const char *s, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+      return false;
+  return true;
+}
+
+/* an object id, 40 (sha1) or 64 (sha256) lowercase hex digits, and nothing else */
+static bool is_oid(const char *s) {
+  size_t n = strlen(s);
+  return (n == 40 || n == 64) && is_hex(s, n);
+}
+
+/* --- objects -------------------------------------------------------------------------------- */
+
+static bool is_pack_name(const char *name, const char *suffix) {
+  size_t n = strlen(name), sn = strlen(suffix), hex;
+  if (strncmp(name, "pack-", 5) != 0 || n <= 5 + sn || strcmp(name + n - sn, suffix) != 0)
+    return false;
+  hex = n - 5 - sn;
+  return (hex == 40 || hex == 64) && is_hex(name + 5, hex);
+}
+
+/* each entry of upper/objects/SUB that keep() accepts, copied when the host lacks it */
+static void copy_new_objects(struct sync *s, const char *sub, bool (*keep)(const char *, void *),
+                             void *arg) {
+  cleanup_free char *rel = xasprintf("objects/%s", sub);
+  cleanup_close int from = sandbox_git_open_beneath(s->upper, rel, O_RDONLY | O_DIRECTORY, 0);
+  cleanup_close int to = -1;
+  cleanup_dir DIR *d = NULL;
+  struct dirent *e;
+  if (from < 0 || (d = fdopendir(from)) == NULL)
+    return;
+  from = -1;
+  while ((e = readdir(d)) != NULL && s->entries++ < SYNC_MAX_ENTRIES) {
+    if (e->d_type != DT_REG || !keep(e->d_name, arg))
+      continue;
+    if (to < 0 && (mkdirat(s->common, rel, 0755) < 0 && errno != EEXIST))
+      return;
+    if (to < 0 && (to = sandbox_git_open_beneath(s->common, rel, O_PATH | O_DIRECTORY, 0)) < 0)
+      return;
+    if (copy_file(dirfd(d), to, e->d_name, true) < 0)
+      log_warning("sandbox: git: copy the new object `%s/%s`: %s", rel, e->d_name, strerror(errno));
+  }
+}
+
+static bool keep_loose(const char *name, void *arg) {
+  (void)arg;
+  return (strlen(name) == 38 || strlen(name) == 62) && is_hex(name, strlen(name));
+}
+
+static bool keep_pack(const char *name, void *suffix) {
+  return is_pack_name(name, suffix);
+}
+
+static void sync_objects(struct sync *s) {
+  cleanup_close int fd = sandbox_git_open_beneath(s->upper, "objects", O_RDONLY | O_DIRECTORY, 0);
+  cleanup_dir DIR *d = NULL;
+  struct dirent *e;
+  if (fd < 0 || (d = fdopendir(fd)) == NULL)
+    return;
+  fd = -1;
+  while ((e = readdir(d)) != NULL)
+    if (e->d_type == DT_DIR && strlen(e->d_name) == 2 && is_hex(e->d_name, 2))
+      copy_new_objects(s, e->d_name, keep_loose, NULL);
+  /* the pack before its index: an index never names a pack that is not there */
+  copy_new_objects(s, "pack", keep_pack, ".pack");
+  copy_new_objects(s, "pack", keep_pack, ".rev");
+  copy_new_objects(s, "pack", keep_pack, ".idx");
+}
+
+/* --- refs ----------------------------------------------------------------------------------- */
+
+/* the directory of rel in the common dir, made when missing; *base: rel's last component */
+static int open_parent(int common, const char *rel, const char **base) {
+  cleanup_error fsrun_error_t err = NULL;
+  cleanup_free char *dir = xstrdup(rel);
+  char *slash = strrchr(dir, '/');
+  *base = strrchr(rel, '/') ? strrchr(rel, '/') + 1 : rel;
+  if (slash == NULL)
+    return fcntl(common, F_DUPFD_CLOEXEC, 3);
+  *slash = '\0';
+  if (mkdir_p_at(common, dir, 0755, &err) < 0)
+    return -1;
+  return sandbox_git_open_beneath(common, dir, O_PATH | O_DIRECTORY, 0);
+}
+
+static bool is_whiteout(int dirfd, const char *rel) {
+  struct stat st;
+  return fstatat(dirfd, rel, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISCHR(st.st_mode) &&
+         st.st_rdev == makedev(0, 0);
+}
+
+/* git's protocol: REF.lock made exclusively, the value checked against the run's start, renamed */
+static bool update_ref(struct sync *s, const struct sandbox_git_ref *r, const char *value) {
+  const char *base;
+  cleanup_close int dir = open_parent(s->common, r->name, &base);
+  cleanup_free char *lock = xasprintf("%s.lock", base);
+  cleanup_free char *now = NULL;
+  cleanup_free char *line = xasprintf("%s\n", value);
+  cleanup_close int fd = -1;
+  if (dir < 0 ||
+      (fd = openat(dir, lock, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644)) < 0) {
+    log_warning("sandbox: git: %s: cannot lock it (%s); the sandbox's %s is not applied", r->name,
+                strerror(errno), value);
+    return false;
+  }
+  now = sandbox_git_ref_value(s->common, r->name);
+  if (strcmp(now, r->before) != 0) {
+    unlinkat(dir, lock, 0);
+    log_warning("sandbox: git: %s moved on the host during the run (%s to %s); the sandbox's %s is "
+                "not applied",
+                r->name, r->before[0] ? r->before : "none", now[0] ? now : "none", value);
+    return false;
+  }
+  if (value[0] == '\0') {
+    /* refs/stash emptied: the loose ref goes (a packed one stays, as the packed-refs are the
+     * repository's) */
+    if (unlinkat(dir, base, 0) < 0 && errno != ENOENT)
+      log_warning("sandbox: git: delete %s: %s", r->name, strerror(errno));
+    unlinkat(dir, lock, 0);
+    return true;
+  }
+  if (safe_write_all(fd, line, strlen(line)) < 0 || renameat(dir, lock, dir, base) < 0) {
+    log_warning("sandbox: git: update %s: %s", r->name, strerror(errno));
+    unlinkat(dir, lock, 0);
+    return false;
+  }
+  return true;
+}
+
+/* the reflog: what the run appended is appended; a rewritten one (`git stash drop`) replaces the
+ * host's when that did not change meanwhile */
+static void sync_reflog(struct sync *s, const struct sandbox_git_ref *r) {
+  cleanup_free char *rel = xasprintf("logs/%s", r->name);
+  cleanup_free char *mine = NULL;
+  cleanup_free char *host = NULL;
+  cleanup_close int out = -1;
+  const char *base;
+  size_t mine_len, host_len;
+  if (sandbox_git_read_nofollow(s->upper, rel, &mine) < 0)
+    return;
+  mine_len = strlen(mine);
+  if (sandbox_git_read_nofollow(s->common, rel, &host) < 0)
+    host = xstrdup("");
+  host_len = strlen(host);
+  if (r->log_size >= 0 && (size_t)r->log_size == host_len && mine_len >= host_len &&
+      memcmp(mine, host, host_len) == 0) {
+    cleanup_close int dir = open_parent(s->common, rel, &base);
+    out = dir < 0 ? -1 : openat(dir, base, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
+    if (out < 0 || safe_write_all(out, mine + host_len, mine_len - host_len) < 0)
+      log_warning("sandbox: git: append to %s: %s", rel, strerror(errno));
+    return;
+  }
+  if ((int64_t)host_len == (r->log_size < 0 ? 0 : r->log_size)) {
+    cleanup_close int dir = open_parent(s->common, rel, &base);
+    cleanup_close int from = -1;
+    cleanup_free char *parent = xstrdup(rel);
+    *strrchr(parent, '/') = '\0';
+    from = sandbox_git_open_beneath(s->upper, parent, O_PATH | O_DIRECTORY, 0);
+    if (dir < 0 || from < 0 || copy_file(from, dir, base, false) < 0)
+      log_warning("sandbox: git: replace %s: %s", rel, strerror(errno));
+    return;
+  }
+  log_warning("sandbox: git: %s changed on the host during the run; the sandbox's is not applied",
+              rel);
+}
+
+static void sync_ref(struct sync *s, const struct sandbox_git_ref *r) {
+  cleanup_free char *value = NULL;
+  bool deleted = is_whiteout(s->upper, r->name);
+  if (!deleted && sandbox_git_read_nofollow(s->upper, r->name, &value) < 0)
+    return; /* not written by the run (or packed: that part of a pack-refs is discarded) */
+  if (value != NULL) {
+    value[strcspn(value, "\n")] = '\0';
+    if (!is_oid(value)) {
+      discard(s, r->name);
+      return;
+    }
+  }
+  /* deleted: only refs/stash (`git stash pop` of its last entry), never the branch */
+  if (deleted && strcmp(r->name, "refs/stash") != 0) {
+    discard(s, r->name);
+    return;
+  }
+  if (strcmp(deleted ? "" : value, r->before) != 0 && !update_ref(s, r, deleted ? "" : value))
+    return;
+  if (!deleted)
+    sync_reflog(s, r);
+}
+
+/* --- the task worktree's admin dir ---------------------------------------------------------- */
+
+/* the admin dir's files that are the worktree's own state and point nowhere else */
+static const char *const admin_files[] = {
+    "index",       "HEAD",           "ORIG_HEAD",  "FETCH_HEAD",  "MERGE_HEAD",
+    "MERGE_MSG",   "MERGE_MODE",     "AUTO_MERGE", "REBASE_HEAD", "CHERRY_PICK_HEAD",
+    "REVERT_HEAD", "COMMIT_EDITMSG", "SQUASH_MSG", "logs/HEAD",   NULL};
+
+static bool is_admin_file(const struct sync *s, const char *rel, const char **name) {
+  size_t n = strlen(s->g->admin);
+  if (n > 0 && (strncmp(rel, s->g->admin, n) != 0 || rel[n] != '/'))
+    return false;
+  *name = n > 0 ? rel + n + 1 : rel;
+  for (const char *const *f = admin_files; *f; f++)
+    if (strcmp(*name, *f) == 0)
+      return true;
+  return false;
+}
+
+/* HEAD: the branch it had, or detached at an id (a rebase in progress) */
+static bool head_ok(struct sync *s, int dir, const char *base) {
+  cleanup_free char *text = NULL;
+  if (sandbox_git_read_nofollow(dir, base, &text) < 0)
+    return false;
+  text[strcspn(text, "\n")] = '\0';
+  if (is_oid(text))
+    return true;
+  return s->g->branch != NULL && strncmp(text, "ref: ", 5) == 0 &&
+         strcmp(text + 5, s->g->branch) == 0;
+}
+
+static void sync_admin_file(struct sync *s, int upper_dir, const char *rel, const char *name) {
+  const char *base;
+  cleanup_close int dir = open_parent(s->common, rel, &base);
+  if (dir < 0)
+    return;
+  if (is_whiteout(upper_dir, base)) {
+    if (strcmp(name, "HEAD") != 0 && strcmp(name, "index") != 0)
+      unlinkat(dir, base, 0);
+    return;
+  }
+  if (strcmp(name, "HEAD") == 0 && !head_ok(s, upper_dir, base)) {
+    discard(s, rel);
+    return;
+  }
+  if (copy_file(upper_dir, dir, base, false) < 0)
+    log_warning("sandbox: git: copy `%s`: %s", rel, strerror(errno));
+}
+
+static bool is_watched(const struct sync *s, const char *rel) {
+  for (size_t i = 0; i < s->g->n_refs; i++) {
+    const char *ref = s->g->refs[i].name;
+    if (strcmp(rel, ref) == 0 || (strncmp(rel, "logs/", 5) == 0 && strcmp(rel + 5, ref) == 0))
+      return true;
+  }
+  return false;
+}
+
+/* every other entry of the upper dir: the admin files applied, the rest reported */
+static void walk_rest(struct sync *s, int dir, const char *prefix, int depth) {
+  cleanup_dir DIR *d = NULL;
+  struct dirent *e;
+  int fd = dup(dir);
+  if (fd < 0 || (d = fdopendir(fd)) == NULL) {
+    if (fd >= 0)
+      close(fd);
+    return;
+  }
+  while ((e = readdir(d)) != NULL && s->entries++ < SYNC_MAX_ENTRIES) {
+    cleanup_free char *rel = NULL;
+    const char *name;
+    if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+      continue;
+    rel = prefix[0] ? xasprintf("%s/%s", prefix, e->d_name) : xstrdup(e->d_name);
+    if (strcmp(rel, "objects") == 0 || is_watched(s, rel))
+      continue;
+    if (e->d_type == DT_DIR && depth < SYNC_MAX_DEPTH) {
+      cleanup_close int sub =
+          openat(dirfd(d), e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+      if (sub >= 0)
+        walk_rest(s, sub, rel, depth + 1);
+    } else if ((e->d_type == DT_REG || e->d_type == DT_CHR) && is_admin_file(s, rel, &name)) {
+      sync_admin_file(s, dirfd(d), rel, name);
+    } else if (e->d_type != DT_DIR) {
+      discard(s, rel);
+    }
+  }
+}
+
+static void sync_all(struct sandbox_git_run *g, char ***discarded) {
+  cleanup_free char *upper_path = xasprintf("%s/upper", g->run_dir);
+  cleanup_close int upper = open(upper_path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  cleanup_close int common = open(g->common_dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+  struct sync s = {.g = g, .upper = upper, .common = common};
+  if (upper < 0 || common < 0) {
+    log_warning("sandbox: git: open `%s`: %s; nothing of the run's git changes is applied",
+                upper < 0 ? upper_path : g->common_dir, strerror(errno));
+    return;
+  }
+  sync_objects(&s);
+  for (size_t i = 0; i < g->n_refs; i++)
+    sync_ref(&s, &g->refs[i]);
+  walk_rest(&s, upper, "", 0);
+  *discarded = s.discarded;
+}
+
+void sandbox_git_finish(struct sandbox_git_run *g, const char *worktree) {
+  if (g->run_dir == NULL)
+    return;
+  sync_all(g, &g->discarded);
+  sandbox_git_remove_run_dir(g);
+  free(g->run_dir);
+  g->run_dir = NULL;
+  g->tamper = sandbox_git_tamper(g, worktree);
+}

@@ -1,0 +1,362 @@
+#!/usr/bin/env bats
+# The sandbox and the host's git (issue 11 section 1, docs/sandbox.md "Git"): nothing a sandboxed
+# command writes can make the host's git run code or move what is not the task's. Each route is
+# tried from inside the sandbox, as root and as an ordinary user (made for this file), on real
+# `git worktree add` worktrees in Fusion's `.worktrees/<task>` layout, and checked from the host: the
+# refs and admin files are as they were, and a plain `git status` there runs no planted script (the
+# script writes a marker file). The task's own git work (add, commit, amend, stash, rebase, reset)
+# still reaches the repository.
+
+load helpers
+
+setup_file() {
+  [ "$EUID" = 0 ] || return 0
+  command -v useradd >/dev/null && command -v setpriv >/dev/null || return 0
+  export TEST_USER=fsrgit$$
+  useradd -M -d /nonexistent -s /bin/sh "$TEST_USER"
+}
+
+teardown_file() {
+  if [ -n "${TEST_USER:-}" ] && id "$TEST_USER" >/dev/null 2>&1; then
+    userdel "$TEST_USER" >/dev/null 2>&1 || true
+  fi
+}
+
+setup() {
+  requires_root
+  requires_fsrun_command sandbox
+  requires_host_command git
+  requires_host_command jq
+  DIR=$(mktemp -d /tmp/fsrun-sbxgit.XXXXXX)
+  chmod 755 "$DIR"
+  REPO=$DIR/repo
+  WT=$REPO/.worktrees/task
+  OTHER=$REPO/.worktrees/other
+  MARKER=$DIR/marker
+  echo '{}' >"$DIR/policy.json"
+  # the script a route plants: run by the host's git, it leaves the marker
+  printf '#!/bin/sh\necho ran >>%s\n' "$MARKER" >"$DIR/evil.sh"
+  chmod 755 "$DIR/evil.sh"
+}
+
+teardown() {
+  [ -n "${DIR:-}" ] || return 0
+  # a failed test must not leave the repository mounted anywhere
+  if grep -F -- "$DIR" /proc/self/mountinfo >&2; then
+    echo "leftover mount of $DIR" >&2
+    rm -rf --one-file-system "$DIR"
+    return 1
+  fi
+  rm -rf --one-file-system "$DIR"
+}
+
+# as_owner CMD...: runs CMD as the owner of the repository of this test (root, or the test user)
+as_owner() {
+  if [ "$OWNER" = root ]; then
+    "$@"
+  else
+    setpriv --reuid "$TEST_UID" --regid "$TEST_GID" --clear-groups env HOME="$DIR/home" "$@"
+  fi
+}
+
+# hgit ARGS...: the host's git, as the owner, with nothing of the caller's own config
+hgit() {
+  as_owner env GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null git "$@"
+}
+
+# make_repo OWNER: the repository with two tasks' worktrees, owned by OWNER (root | user)
+make_repo() {
+  OWNER=$1
+  if [ "$OWNER" = user ]; then
+    [ -n "${TEST_USER:-}" ] || skip "needs useradd and setpriv"
+    TEST_UID=$(id -u "$TEST_USER")
+    TEST_GID=$(id -g "$TEST_USER")
+    setpriv --reuid "$TEST_UID" --regid "$TEST_GID" --clear-groups unshare -U true 2>/dev/null ||
+      skip "an unprivileged user cannot create a user namespace on this host"
+    chown "$TEST_UID:$TEST_GID" "$DIR"
+  fi
+  as_owner mkdir "$DIR/home" "$DIR/state"
+  hgit init -q -b main "$REPO"
+  hgit -C "$REPO" config user.email sandbox@example.invalid
+  hgit -C "$REPO" config user.name sandbox
+  as_owner sh -c 'echo one >"$1/README"' sh "$REPO"
+  hgit -C "$REPO" add README
+  hgit -C "$REPO" commit -qm first
+  hgit -C "$REPO" worktree add -q -b task "$WT"
+  hgit -C "$REPO" worktree add -q -b other "$OTHER"
+  MAIN0=$(hgit -C "$REPO" rev-parse main)
+}
+
+# sbx [WORKTREE] -- SCRIPT: the script run by sh in `fsrun sandbox` on the worktree (the task's by
+# default), as the owner; fsrun's stderr in $DIR/stderr. As root with --json ($output is the
+# result); as the ordinary user without it, the command's stdout in $output: --json runs of an
+# ordinary user can hang in set-up (issue 11 section 2, another change), and a hang must fail this
+# file, not stall it (the timeout).
+sbx() {
+  local wt=$WT json=--json
+  if [ "$1" != -- ]; then
+    wt=$1
+    shift
+  fi
+  shift
+  [ "$OWNER" = root ] || json=
+  status=0
+  output=$(as_owner env GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null timeout -s KILL 120 \
+    "$FSRUN" --root "$DIR/state" sandbox $json --audit-log "$DIR/audit.jsonl" \
+    --policy "$DIR/policy.json" --worktree "$wt" -- /bin/sh -c "$1" 2>"$DIR/stderr") || status=$?
+  cat "$DIR/stderr"
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ -z "$json" ] || status=$(jq -r .exitCode <<<"$output")
+  [ "$status" -eq 0 ]
+  [ -z "$json" ] || output=$(jq -r .stdout <<<"$output")
+  # nothing of the run is left in the state root but the shared bundle
+  [ "$(ls -A "$DIR/state")" = .sandbox-bundle ]
+}
+
+# tamper: the paths of the run's sandbox:tamper audit event, sorted, as a JSON array
+tamper() {
+  jq -cs '[.[] | select(.event == "sandbox:tamper") | .paths[]] | sort' "$DIR/audit.jsonl"
+}
+
+# the host's plain `git status` in DIR ran no planted script
+assert_status_runs_nothing() {
+  hgit -C "$1" status >/dev/null 2>&1 || true
+  [ ! -e "$MARKER" ]
+}
+
+# a fake common dir made inside the worktree: a copy of the real one whose config runs the script
+PLANT_GITDIR='cp -r ../../.git evil && git config -f evil/config core.fsmonitor '
+
+route_commondir() {
+  make_repo "$1"
+  cp "$DIR/evil.sh" "$WT/"
+  sbx -- "$PLANT_GITDIR$WT/evil.sh && echo \$PWD/evil >new && mv -f new ../../.git/worktrees/task/commondir; true"
+  [ "$(cat "$REPO/.git/worktrees/task/commondir")" = ../.. ]
+  assert_status_runs_nothing "$WT"
+}
+
+@test "sandbox-git: the task's commondir cannot be replaced (root)" {
+  route_commondir root
+}
+
+@test "sandbox-git: the task's commondir cannot be replaced (ordinary user)" {
+  route_commondir user
+}
+
+route_main_commondir() {
+  make_repo "$1"
+  cp "$DIR/evil.sh" "$WT/"
+  sbx -- "$PLANT_GITDIR$WT/evil.sh && echo $WT/evil >../../.git/commondir; true"
+  [ ! -e "$REPO/.git/commondir" ]
+  assert_status_runs_nothing "$REPO"
+}
+
+@test "sandbox-git: no commondir can be made in the main checkout's .git (root)" {
+  route_main_commondir root
+}
+
+@test "sandbox-git: no commondir can be made in the main checkout's .git (ordinary user)" {
+  route_main_commondir user
+}
+
+route_update_ref() {
+  make_repo "$1"
+  local other0
+  other0=$(hgit -C "$REPO" rev-parse other)
+  sbx -- 'echo two >>README && git commit -qam second &&
+          git update-ref refs/heads/main HEAD && git update-ref refs/heads/other HEAD &&
+          git update-ref refs/heads/new HEAD && git tag -f planted HEAD && echo moved'
+  [[ $output == *moved* ]]
+  [ "$(hgit -C "$REPO" rev-parse main)" = "$MAIN0" ]
+  [ "$(hgit -C "$REPO" rev-parse other)" = "$other0" ]
+  ! hgit -C "$REPO" rev-parse -q --verify refs/heads/new
+  ! hgit -C "$REPO" rev-parse -q --verify refs/tags/planted
+  # the task's own branch did move
+  [ "$(hgit -C "$REPO" log -1 --format=%s task)" = second ]
+  # and what was left out is said in the audit log
+  jq -e 'select(.event == "sandbox:tamper") | .discarded | index("refs/heads/main")' "$DIR/audit.jsonl"
+  grep -q "left out .*refs/heads/other" "$DIR/stderr"
+}
+
+@test "sandbox-git: update-ref moves neither main, another task's branch, a new ref nor a tag (root)" {
+  route_update_ref root
+}
+
+@test "sandbox-git: update-ref moves neither main, another task's branch, a new ref nor a tag (ordinary user)" {
+  route_update_ref user
+}
+
+route_other_admin() {
+  make_repo "$1"
+  cp "$DIR/evil.sh" "$WT/"
+  local head0
+  head0=$(cat "$REPO/.git/worktrees/other/HEAD")
+  sbx -- "$PLANT_GITDIR$WT/evil.sh; a=../../.git/worktrees/other
+          echo $WT/evil >\$a/commondir; echo 0000000000000000000000000000000000000000 >\$a/HEAD;
+          echo x >\$a/index; true"
+  [ "$(cat "$REPO/.git/worktrees/other/commondir")" = ../.. ]
+  [ "$(cat "$REPO/.git/worktrees/other/HEAD")" = "$head0" ]
+  hgit -C "$OTHER" status --porcelain
+  [ -z "$(hgit -C "$OTHER" status --porcelain)" ]
+  [ ! -e "$MARKER" ]
+}
+
+@test "sandbox-git: another worktree's admin dir stays as it was (root)" {
+  route_other_admin root
+}
+
+@test "sandbox-git: another worktree's admin dir stays as it was (ordinary user)" {
+  route_other_admin user
+}
+
+route_info() {
+  make_repo "$1"
+  sbx -- 'mkdir -p ../../.git/info; echo "* diff=evil" >../../.git/info/attributes;
+          echo "*" >>../../.git/info/exclude; echo x >../../.git/packed-refs;
+          echo "ref: refs/heads/task" >../../.git/HEAD; mkdir -p ../../.git/modules/m; true'
+  [ ! -e "$REPO/.git/info/attributes" ]
+  ! grep -qx '\*' "$REPO/.git/info/exclude"
+  [ ! -e "$REPO/.git/packed-refs" ]
+  [ "$(cat "$REPO/.git/HEAD")" = "ref: refs/heads/main" ]
+  [ ! -e "$REPO/.git/modules" ]
+}
+
+@test "sandbox-git: info/, packed-refs, HEAD and modules/ of the common dir stay as they were (root)" {
+  route_info root
+}
+
+@test "sandbox-git: info/, packed-refs, HEAD and modules/ of the common dir stay as they were (ordinary user)" {
+  route_info user
+}
+
+# the documented host-side invocation (docs/sandbox.md, "Git on the host after a run")
+safe_git() {
+  hgit -c core.fsmonitor=false -c core.hooksPath=/dev/null -c submodule.recurse=false \
+    -c diff.ignoreSubmodules=all -c status.submoduleSummary=false "$@"
+}
+
+route_gitlink() {
+  make_repo "$1"
+  sbx -- "mkdir sub && cd sub && git init -q && git -c user.name=s -c user.email=s@s commit -q --allow-empty -m sub &&
+          git config core.fsmonitor $DIR/evil.sh && cd .. &&
+          git update-index --add --cacheinfo 160000,\$(git -C sub rev-parse HEAD),sub &&
+          mkdir -p deep/er && git init -q deep/er/repo && echo planted"
+  [ "$(tamper)" = '["deep/er/repo/.git","sub","sub/.git"]' ]
+  grep -q "nested git repositories" "$DIR/stderr"
+  # through the documented invocation the planted submodule runs nothing
+  safe_git -C "$WT" status --ignore-submodules=all >/dev/null
+  safe_git -C "$WT" diff --ignore-submodules=all --no-ext-diff --no-textconv HEAD >/dev/null
+  [ ! -e "$MARKER" ]
+  # a plain `git status` is the documented hazard: it enters the gitlink and runs the script
+  hgit -C "$WT" status >/dev/null 2>&1 || true
+  [ -e "$MARKER" ]
+}
+
+@test "sandbox-git: a gitlink and nested git dirs the run made are reported; the documented host git runs nothing of them (root)" {
+  route_gitlink root
+}
+
+@test "sandbox-git: a gitlink and nested git dirs the run made are reported; the documented host git runs nothing of them (ordinary user)" {
+  route_gitlink user
+}
+
+@test "sandbox-git: the --json result's tamper lists the gitlink and the nested git dir, [] when none" {
+  make_repo root
+  run "$FSRUN" --root "$DIR/state" sandbox --json --policy "$DIR/policy.json" --worktree "$WT" -- true
+  [ "$(jq -c .tamper <<<"$output")" = '[]' ]
+  run "$FSRUN" --root "$DIR/state" sandbox --json --policy "$DIR/policy.json" --worktree "$WT" \
+    -- /bin/sh -c 'mkdir -p a/b && git init -q a/b/c &&
+      git update-index --add --cacheinfo 160000,$(git rev-parse HEAD),a/b/c'
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ "$(jq -c '.tamper | sort' <<<"${output##*$'\n'}")" = '["a/b/c","a/b/c/.git"]' ]
+}
+
+task_work() {
+  make_repo "$1"
+  # main moves on the host first, so that the task has something to rebase onto
+  as_owner sh -c 'echo m >"$1/MAINFILE"' sh "$REPO"
+  hgit -C "$REPO" add MAINFILE
+  hgit -C "$REPO" commit -qm main-2
+  MAIN0=$(hgit -C "$REPO" rev-parse main)
+  sbx -- 'set -e
+    echo two >>README && git add README && git commit -qm second
+    git commit -q --amend -m second-amended
+    echo three >>README && git commit -qam third
+    git reset -q --hard HEAD~1
+    git rebase -q main
+    echo wip >>README && git stash -q
+    git log --format=%s'
+  # on the host: the branch moved to what the sandbox made, the stash is there, the repo is sound
+  [ "$(hgit -C "$REPO" log --format=%s task)" = "$(printf 'second-amended\nmain-2\nfirst')" ]
+  [ "$(hgit -C "$WT" rev-parse HEAD)" = "$(hgit -C "$REPO" rev-parse task)" ]
+  [ "$(hgit -C "$REPO" stash list | wc -l)" = 1 ]
+  hgit -C "$REPO" cat-file -e "$(hgit -C "$REPO" rev-parse 'stash@{0}')"
+  hgit -C "$REPO" fsck --strict
+  [ -z "$(hgit -C "$WT" status --porcelain)" ]
+  [ "$(hgit -C "$REPO" rev-parse main)" = "$MAIN0" ]
+  # the branch's reflog has the run's entries
+  [ "$(hgit -C "$REPO" reflog show task | wc -l)" -ge 4 ]
+  [ "$(tamper)" = '[]' ]
+  # stash pop inside: the host's stash is emptied too
+  sbx -- 'git stash pop -q && git status --porcelain'
+  [ "$(hgit -C "$REPO" stash list | wc -l)" = 0 ]
+  [ "$(hgit -C "$WT" status --porcelain)" = " M README" ]
+}
+
+@test "sandbox-git: add, commit, amend, stash, reset and rebase on the task branch reach the repository (root)" {
+  task_work root
+}
+
+@test "sandbox-git: add, commit, amend, stash, reset and rebase on the task branch reach the repository (ordinary user)" {
+  task_work user
+}
+
+main_checkout() {
+  make_repo "$1"
+  local other0
+  other0=$(hgit -C "$REPO" rev-parse other)
+  cp "$DIR/evil.sh" "$REPO/"
+  sbx "$REPO" -- "echo two >>README && git commit -qam on-main &&
+          cp -r .git evil && git config -f evil/config core.fsmonitor $REPO/evil.sh &&
+          echo $REPO/evil >.git/commondir; git update-ref refs/heads/other HEAD;
+          echo $REPO/evil >.git/worktrees/task/commondir; true"
+  [ "$(hgit -C "$REPO" log -1 --format=%s main)" = on-main ]
+  [ ! -e "$REPO/.git/commondir" ]
+  [ "$(hgit -C "$REPO" rev-parse other)" = "$other0" ]
+  [ "$(cat "$REPO/.git/worktrees/task/commondir")" = ../.. ]
+  assert_status_runs_nothing "$REPO"
+  assert_status_runs_nothing "$WT"
+  hgit -C "$REPO" fsck --strict
+}
+
+@test "sandbox-git: on the main checkout, commits land and the routes are closed (root)" {
+  main_checkout root
+}
+
+@test "sandbox-git: on the main checkout, commits land and the routes are closed (ordinary user)" {
+  main_checkout user
+}
+
+@test "sandbox-git: a branch moved on the host during the run is not overwritten" {
+  make_repo root
+  local tries=300 host_value
+  # the command commits, says so, and waits (bounded) until the host has moved the branch
+  as_owner "$FSRUN" --root "$DIR/state" sandbox --json --policy "$DIR/policy.json" \
+    --worktree "$WT" -- /bin/sh -c 'echo two >>README && git commit -qam in-sandbox && touch ready
+      i=0; while [ ! -e go ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); done' \
+    >"$DIR/out.json" 2>"$DIR/stderr" &
+  while [ ! -e "$WT/ready" ] && [ "$tries" -gt 0 ]; do
+    sleep 0.1
+    tries=$((tries - 1))
+  done
+  [ -e "$WT/ready" ]
+  hgit -C "$REPO" update-ref refs/heads/task "$(hgit -C "$REPO" commit-tree -m host 'main^{tree}')"
+  host_value=$(hgit -C "$REPO" rev-parse task)
+  touch "$WT/go"
+  wait $!
+  cat "$DIR/out.json"
+  [ "$(hgit -C "$REPO" rev-parse task)" = "$host_value" ]
+  grep -q "refs/heads/task moved on the host during the run" "$DIR/stderr"
+}

@@ -264,6 +264,41 @@ static void prefer_init_error(int sync_fd, fsrun_error_t *err) {
   }
 }
 
+/* No mount namespace in the config: the container shares the caller's. */
+static bool shares_caller_mntns(const oci_config *config) {
+  const oci_linux *lx = config->linux_;
+  for (size_t i = 0; lx != NULL && i < lx->n_namespaces; i++)
+    if (namespace_flag(lx->namespaces[i].type) == CLONE_NEWNS)
+      return false;
+  return true;
+}
+
+/* The runtime never changes the caller's mount namespace: what needs a mount there is refused
+ * (runc mounts into it and leaves the mounts behind; it refuses masked and read-only paths too). */
+static int check_shared_mntns(const oci_config *config, fsrun_error_t *err) {
+  const oci_linux *lx = config->linux_;
+  const char *field = NULL;
+  if (!shares_caller_mntns(config))
+    return 0;
+  if (config->n_mounts > 0)
+    field = "mounts";
+  else if (config->root_readonly)
+    field = "root.readonly";
+  else if (lx != NULL && (lx->masked_paths.len > 0 || lx->readonly_paths.len > 0))
+    field = lx->masked_paths.len > 0 ? "linux.maskedPaths" : "linux.readonlyPaths";
+  else if (lx != NULL && lx->rootfs_propagation != NULL)
+    field = "linux.rootfsPropagation";
+  else if (lx != NULL && lx->n_devices > 0)
+    field = "linux.devices";
+  if (field == NULL)
+    return 0;
+  return fsrun_error_make(err, 0,
+                          "config.json: %s: needs a mount namespace of the container's own (add "
+                          "{\"type\": \"mount\"} to linux.namespaces): without one the "
+                          "container shares the caller's, which fsrun does not change",
+                          field);
+}
+
 /* Idmapped mounts talk to the runtime over the sync socket during the mounts (idmap.h). */
 static bool has_idmapped_mounts(const oci_config *config) {
   for (size_t i = 0; i < config->n_mounts; i++) {
@@ -364,6 +399,8 @@ static int create_internal(const struct fsrun_context *ctx, const struct contain
   if (netlink_validate_net_devices(lx, err) < 0)
     return fsrun_error_code(err);
   if (reaper_wanted(config, &want_reaper, err) < 0)
+    return fsrun_error_code(err);
+  if (check_shared_mntns(config, err) < 0)
     return fsrun_error_code(err);
 
   /* --- from here, every failure undoes what was made (the `fail` label) --- */
@@ -474,6 +511,7 @@ static int create_internal(const struct fsrun_context *ctx, const struct contain
       .new_cgroupns = (plan.all_new & CLONE_NEWCGROUP) != 0,
       .console_slave_fd = -1,
       .no_pivot = o->no_pivot,
+      .shared_mntns = shares_caller_mntns(config),
       .procfs_fd = procfs_fd,
       .sync_fd = sync_fds[1],
       .cgroup_hierarchies = hierarchies,

@@ -301,6 +301,9 @@ struct exec_child {
   int init_cgroup_fd; /* the same for the init's cgroup (the container's is no leaf), or -1 */
   int preserve_fds;
   const sigset_t *sigmask; /* the caller's mask, restored before exec */
+  /* the init's root, when the container shares the caller's mount namespace (no setns(mnt) to
+   * give us its root): entered with chroot, or -1 */
+  int init_root_fd;
 };
 
 __attribute__((noreturn)) static void child_fail(struct exec_child *c, fsrun_error_t *err) {
@@ -427,6 +430,12 @@ __attribute__((noreturn)) static void exec_child_main(struct exec_child *c) {
   if (child_join_namespaces(c, &err) < 0)
     child_fail(c, &err);
   close(c->init_pidfd);
+  if (c->init_root_fd >= 0 && (fchdir(c->init_root_fd) < 0 || chroot(".") < 0)) {
+    fsrun_error_errno(&err, "enter the container's root (chroot)");
+    child_fail(c, &err);
+  }
+  if (c->init_root_fd >= 0)
+    close(c->init_root_fd);
   if (c->pid_late)
     clone_into_pid_namespace(c);
   if (c->join_user) {
@@ -559,6 +568,20 @@ static int open_init_pidfd(const struct container_status *st, fsrun_error_t *err
   if (fd < 0 || !status_init_alive(st)) {
     if (fd >= 0)
       close(fd);
+    return fsrun_error_make(err, ESRCH, "cannot exec in a stopped container: `%s`", st->id);
+  }
+  return fd;
+}
+
+/* The init's root (a container without a mount namespace of its own has only that, its chroot),
+ * opened while the pidfd pins the init: the start time is checked after the open. */
+static int open_init_root(const struct container_status *st, fsrun_error_t *err) {
+  cleanup_free char *path = xasprintf("/proc/%d/root", (int)st->pid);
+  int fd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0)
+    return fsrun_error_errno(err, "open the container init's root `%s`", path);
+  if (!status_init_alive(st)) {
+    close(fd);
     return fsrun_error_make(err, ESRCH, "cannot exec in a stopped container: `%s`", st->id);
   }
   return fd;
@@ -766,6 +789,7 @@ int container_exec(const struct fsrun_context *ctx, const struct exec_options *o
   cleanup_close int child_pidfd = -1;
   cleanup_close int relay_master = -1;
   cleanup_close int init_cgroup_fd = -1;
+  cleanup_close int init_root_fd = -1;
   const oci_linux *lx;
   oci_process *p;
   struct exec_child child_cfg;
@@ -838,6 +862,11 @@ int container_exec(const struct fsrun_context *ctx, const struct exec_options *o
   init_pidfd = open_init_pidfd(&c.st, err);
   if (init_pidfd < 0)
     return init_pidfd;
+  if (!(ns_flags & CLONE_NEWNS)) {
+    init_root_fd = open_init_root(&c.st, err);
+    if (init_root_fd < 0)
+      return init_root_fd;
+  }
   if (has_lsm_label(attrs)) {
     /* the container's /proc is the container's to fake: label writes go through our own */
     procfs_fd = procfs_open(err);
@@ -869,6 +898,7 @@ int container_exec(const struct fsrun_context *ctx, const struct exec_options *o
   child_cfg.init_cgroup_fd = -1;
   child_cfg.preserve_fds = o->preserve_fds;
   child_cfg.sigmask = &old_mask;
+  child_cfg.init_root_fd = init_root_fd;
 
   memset(&args, 0, sizeof(args));
   args.flags = CLONE_PIDFD;

@@ -180,6 +180,11 @@ int rootfs_mount_all(const struct rootfs_ctx *ctx, fsrun_error_t *err) {
 
   if (rootfs_check_sysctl(c, err) < 0 || root_propagation(c, &propagation, err) < 0)
     return fsrun_error_code(err);
+  if (ctx->shared_mntns) {
+    if (!joined)
+      ctx->join_cgroup(ctx->join_cgroup_arg);
+    return 0;
+  }
   /* Nothing mounted below may reach the host: slave by default (host mounts still propagate in),
    * or the propagation the config asks for. */
   if (mount(NULL, "/", NULL, propagation ? propagation : MS_SLAVE | MS_REC, NULL) < 0)
@@ -244,7 +249,11 @@ int rootfs_pivot(const struct rootfs_ctx *ctx, fsrun_error_t *err) {
     return fsrun_error_errno(err, "open the rootfs `%s`", ctx->rootfs);
   if (fchdir(rootfs_fd) < 0)
     return fsrun_error_errno(err, "chdir to the rootfs `%s`", ctx->rootfs);
-  if (ctx->no_pivot) {
+  if (ctx->shared_mntns) {
+    /* pivot_root here would replace the root of the caller's own mount namespace */
+    if (chroot(".") < 0)
+      return fsrun_error_errno(err, "chroot to the rootfs `%s`", ctx->rootfs);
+  } else if (ctx->no_pivot) {
     if (mount(".", "/", NULL, MS_MOVE, NULL) < 0)
       return fsrun_error_errno(err, "move the rootfs `%s` to `/`", ctx->rootfs);
     if (chroot(".") < 0)
@@ -424,6 +433,8 @@ int rootfs_finalize(const struct rootfs_ctx *ctx, fsrun_error_t *err) {
     return fsrun_error_errno(err, "open `/`");
   if (root_propagation(c, &propagation, err) < 0)
     return fsrun_error_code(err);
+  if (ctx->shared_mntns)
+    return apply_sysctl(ctx, err);
   if (ctx->console_slave_fd >= 0 && setup_console(root_fd, ctx->console_slave_fd, err) < 0)
     return fsrun_error_code(err);
   /* before readonlyPaths: /proc/sys is usually one of them */

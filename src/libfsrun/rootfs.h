@@ -21,8 +21,11 @@ struct rootfs_ctx {
   bool new_cgroupns;
   int console_slave_fd; /* pty slave to bind on /dev/console, or -1 */
   bool no_pivot;        /* --no-pivot: MS_MOVE + chroot */
-  int procfs_fd;        /* verified procfs handle for writes (sysctl), or -1 */
-  int sync_fd;          /* the init's end of the sync socket (idmapped mounts), or -1 */
+  /* no mount namespace in the config: the caller's is shared and never changed (nothing is
+   * mounted, no propagation set); the root is entered with chroot, as runc does */
+  bool shared_mntns;
+  int procfs_fd; /* verified procfs handle for writes (sysctl), or -1 */
+  int sync_fd;   /* the init's end of the sync socket (idmapped mounts), or -1 */
   /* When set, called once right before the first cgroup or cgroup2 mount, or at the end of
    * phase 1: the init joins its cgroup (and cgroup namespace) only there, so that the mounts
    * before it overlap with the runtime's work of moving it into the cgroup. */

@@ -32,3 +32,55 @@ teardown() {
   fsrun delete --force seq-start
   assert_no_leftovers seq-start
 }
+
+# no_mount_namespace: the config without a mount namespace, and without what would need one
+no_mount_namespace() {
+  update_config '.linux.namespaces |= map(select(.type != "mount")) | .mounts = [] |
+    .root.readonly = false | .linux.maskedPaths = [] | .linux.readonlyPaths = []'
+}
+
+@test "create-sequence: a config without a mount namespace leaves the caller's root and mounts as they were; the process is chrooted into the rootfs (as runc)" {
+  no_mount_namespace
+  set_process_args /bin/sh -c '[ -e /linuxrc ] && echo in-rootfs >/tmp/seen; sleep 1000'
+  # in a mount namespace of the test's own: a binary that pivots would pivot only that one
+  run unshare -m --propagation private bash -c '
+    before="$(stat -c %d:%i /) $(md5sum </proc/self/mountinfo)"
+    "$FSRUN" --root "$FSRUN_ROOT" create --bundle "$BUNDLE" seq-nomnt </dev/null >/dev/null 2>&1 || exit 1
+    after="$(stat -c %d:%i /) $(md5sum </proc/self/mountinfo)"
+    [ "$before" = "$after" ] && echo caller-unchanged || echo "caller-changed: $before -> $after"
+    "$FSRUN" --root "$FSRUN_ROOT" start seq-nomnt || exit 1
+    "$FSRUN" --root "$FSRUN_ROOT" exec seq-nomnt /bin/sh -c "[ -e /linuxrc ] && echo exec-in-rootfs"
+    after="$(stat -c %d:%i /) $(md5sum </proc/self/mountinfo)"
+    [ "$before" = "$after" ] && echo still-unchanged || echo "changed-after-start"'
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [[ $output == *caller-unchanged* ]]
+  [[ $output == *exec-in-rootfs* ]]
+  [[ $output == *still-unchanged* ]]
+  [ "$(cat "$ROOTFS/tmp/seen")" = in-rootfs ]
+  fsrun delete --force seq-nomnt
+  assert_no_leftovers seq-nomnt
+}
+
+@test "create-sequence: without a mount namespace, mounts, maskedPaths, readonlyPaths and a read-only root are refused before anything is made" {
+  update_config '.linux.namespaces |= map(select(.type != "mount"))'
+  # refused_without_mntns: create in a mount namespace of the test's own (a binary that accepts
+  # the config changes only that one); its one line of stderr in $output
+  refused_without_mntns() {
+    status=0
+    unshare -m --propagation private "$FSRUN" --root "$FSRUN_ROOT" create --bundle "$BUNDLE" \
+      seq-refuse </dev/null >/dev/null 2>"$BATS_TEST_TMPDIR/err" || status=$?
+    output=$(cat "$BATS_TEST_TMPDIR/err")
+    [ "$status" -eq 1 ] && [ "$(wc -l <"$BATS_TEST_TMPDIR/err")" -eq 1 ] && [ ! -e "$FSRUN_ROOT/seq-refuse" ]
+  }
+  refused_without_mntns
+  [[ $output == *"config.json: mounts: needs a mount namespace"* ]]
+  for filter in '.mounts = [] | .linux.readonlyPaths = [] | .linux.maskedPaths = ["/proc/kcore"]' \
+    '.mounts = [] | .linux.maskedPaths = [] | .linux.readonlyPaths = ["/proc/sys"]' \
+    '.mounts = [] | .linux.maskedPaths = [] | .linux.readonlyPaths = [] | .root.readonly = true'; do
+    update_config "$filter"
+    refused_without_mntns
+    [[ $output == *"needs a mount namespace of the container's own"* ]]
+  done
+  assert_no_leftovers seq-refuse
+}

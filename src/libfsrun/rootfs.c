@@ -186,8 +186,12 @@ int rootfs_mount_all(const struct rootfs_ctx *ctx, fsrun_error_t *err) {
     return 0;
   }
   /* Nothing mounted below may reach the host: slave by default (host mounts still propagate in),
-   * or the propagation the config asks for. */
-  if (mount(NULL, "/", NULL, propagation ? propagation : MS_SLAVE | MS_REC, NULL) < 0)
+   * or the propagation the config asks for. Unbindable would forbid the bind of the rootfs onto
+   * itself: private until then, rootfs_finalize makes the root unbindable (as crun does). */
+  if (mount(NULL, "/", NULL,
+            propagation & MS_UNBINDABLE ? MS_PRIVATE | MS_REC
+                                        : (propagation ? propagation : MS_SLAVE | MS_REC),
+            NULL) < 0)
     return fsrun_error_errno(err, "set the propagation of `/`");
   if ((propagation & MS_SHARED) && make_rootfs_mount_private(ctx->rootfs, err) < 0)
     return fsrun_error_code(err);

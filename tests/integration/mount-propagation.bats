@@ -48,3 +48,17 @@ optional_fields() {
   echo "$output" | awk '{ print $5, $7, $8 }'
   [[ "$(optional_fields /mnt/shared)" == *shared:* ]]
 }
+
+@test "propagation: rootfsPropagation unbindable makes the root unbindable (root, and in a user namespace)" {
+  update_config '.linux.rootfsPropagation = "unbindable"'
+  run_in_container cat /proc/self/mountinfo
+  [ "$status" -eq 0 ]
+  [[ " $(optional_fields /) " == *" unbindable "* ]]
+  # the same with a user namespace, as an ordinary user's container has
+  update_config '.linux.namespaces += [{"type": "user"}]
+    | .linux.uidMappings = [{"containerID": 0, "hostID": 0, "size": 65536}]
+    | .linux.gidMappings = [{"containerID": 0, "hostID": 0, "size": 65536}]'
+  run_in_container cat /proc/self/mountinfo
+  [ "$status" -eq 0 ]
+  [[ " $(optional_fields /) " == *" unbindable "* ]]
+}

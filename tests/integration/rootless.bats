@@ -222,3 +222,11 @@ user_run() {
   [ "$status" -eq 0 ]
   [ "$output" = /work/dir ]
 }
+
+@test "rootless: rootfsPropagation unbindable runs, and the root is unbindable" {
+  update_user_config '.linux.rootfsPropagation = "unbindable"
+    | .process.args = ["sh", "-c", "awk '"'"'$5 == \"/\" { for (i = 7; $i != \"-\"; i++) print $i }'"'"' /proc/self/mountinfo"]'
+  user_run run rl-$RANDOM
+  [ "$status" -eq 0 ]
+  [[ " ${lines[*]} " == *" unbindable "* ]]
+}

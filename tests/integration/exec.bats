@@ -575,3 +575,20 @@ write_passwd() {
   [ "$status" -eq 0 ]
   [ "$output" = "[/root]" ]
 }
+
+@test "exec: noNewPrivileges is inherited from config.json without --process; a process file decides with it" {
+  update_config '.process.noNewPrivileges = true'
+  start_container
+  run fsrun exec "$CONTAINER_ID" grep NoNewPrivs /proc/self/status
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"1" ]]
+  # podman and docker pass a process file: its value (false, or absent) is the one
+  jq '.process | .args = ["grep", "NoNewPrivs", "/proc/self/status"] | .noNewPrivileges = false' \
+    "$BUNDLE/config.json" >"$BATS_TEST_TMPDIR/process.json"
+  run fsrun exec -p "$BATS_TEST_TMPDIR/process.json" "$CONTAINER_ID"
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"0" ]]
+  jq 'del(.noNewPrivileges)' "$BATS_TEST_TMPDIR/process.json" >"$BATS_TEST_TMPDIR/process2.json"
+  run fsrun exec -p "$BATS_TEST_TMPDIR/process2.json" "$CONTAINER_ID"
+  [[ "$output" == *"0" ]]
+}

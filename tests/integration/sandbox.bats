@@ -199,8 +199,9 @@ assert_sandbox_gone() {
   [[ $output == *"/new-file"*"Read-only file system"* ]]
   [[ $output == *bin-runs* ]]
   # what every run shares: an empty root (the mount points were made in the tmpfs), the empty
-  # directory and the unreadable file; no config.json (each run's config goes to create in memory)
-  [ "$(ls -A "$FSRUN_ROOT/.sandbox-bundle" | sort | tr '\n' ' ')" = "empty rootfs unreadable " ]
+  # directory, the unreadable file and the egress profile's resolv.conf; no config.json (each
+  # run's config goes to create in memory)
+  [ "$(ls -A "$FSRUN_ROOT/.sandbox-bundle" | sort | tr '\n' ' ')" = "empty resolv.conf rootfs unreadable " ]
   [ -z "$(find "$FSRUN_ROOT/.sandbox-bundle/rootfs" -mindepth 1)" ]
   [ ! -e "$FSRUN_ROOT/.sandbox" ]
   # the next run reuses it as it is
@@ -216,7 +217,7 @@ assert_sandbox_gone() {
   echo "$output"
   [ "$status" -eq 0 ]
   [[ $output == *refused* ]]
-  [ "$(ls -A "$FSRUN_ROOT/.sandbox-bundle" | sort | tr '\n' ' ')" = "empty rootfs unreadable " ]
+  [ "$(ls -A "$FSRUN_ROOT/.sandbox-bundle" | sort | tr '\n' ' ')" = "empty resolv.conf rootfs unreadable " ]
 }
 
 @test "sandbox: eight runs at once on a fresh state root: each its own container; one shared bundle made" {
@@ -242,7 +243,7 @@ assert_sandbox_gone() {
   done
   # the bundle was made once and renamed into place: no run's half-made copy is left
   [ "$(ls -A "$FSRUN_ROOT")" = .sandbox-bundle ]
-  [ "$(ls -A "$FSRUN_ROOT/.sandbox-bundle" | sort | tr '\n' ' ')" = "empty rootfs unreadable " ]
+  [ "$(ls -A "$FSRUN_ROOT/.sandbox-bundle" | sort | tr '\n' ' ')" = "empty resolv.conf rootfs unreadable " ]
   [ -z "$(find "$FSRUN_ROOT/.sandbox-bundle/rootfs" -mindepth 1)" ]
 }
 

@@ -58,6 +58,12 @@ static int bind_host_device(int parent_fd, const char *name, const char *host_pa
   tree = open_tree(AT_FDCWD, host_path, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
   if (tree < 0)
     return fsrun_error_errno(err, "device `%s`: open the host's device", host_path);
+  {
+    /* a device node is never a program or a setuid one: as runc and crun bind them */
+    struct mount_attr attr = {.attr_set = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC};
+    if (mount_setattr(tree, "", AT_EMPTY_PATH, &attr, sizeof(attr)) < 0)
+      return fsrun_error_errno(err, "device `%s`: make the bind nosuid,noexec", host_path);
+  }
   if (move_mount(tree, "", target, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
     return fsrun_error_errno(err, "device `%s`: bind the host's device", host_path);
   return 0;

@@ -675,3 +675,13 @@ sysfs_rw_in_netns() {
   # the root is read-only all the same
   [[ "${lines[2]}" == *"Read-only file system"* ]]
 }
+
+@test "rootfs: in a user namespace the default devices are bound nosuid,noexec" {
+  userns_config
+  run_in_container cat /proc/self/mountinfo
+  [ "$status" -eq 0 ]
+  for d in /dev/null /dev/zero /dev/full /dev/random /dev/urandom /dev/tty; do
+    has_opt "$d" nosuid
+    has_opt "$d" noexec
+  done
+}

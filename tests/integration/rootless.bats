@@ -230,3 +230,12 @@ user_run() {
   [ "$status" -eq 0 ]
   [[ " ${lines[*]} " == *" unbindable "* ]]
 }
+
+@test "rootless: the default devices are bound nosuid,noexec" {
+  update_user_config '.process.args = ["sh", "-c", "grep \" /dev/null \" /proc/self/mountinfo"]'
+  user_run run rl-$RANDOM
+  [ "$status" -eq 0 ]
+  read -r _ _ _ _ _ opts _ <<<"$output"
+  [[ ",$opts," == *,nosuid,* ]]
+  [[ ",$opts," == *,noexec,* ]]
+}

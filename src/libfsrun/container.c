@@ -552,6 +552,8 @@ static int create_internal(const struct fsrun_context *ctx, const struct contain
   if (plan.double_clone && take_init_from_intermediate(sync_fds[0], out, err) < 0)
     goto fail;
   st->pid = out->pid;
+  if (o->on_cloned != NULL)
+    o->on_cloned(out->pid, o->on_cloned_data);
 
   /* --- the parent's share of the setup, while the init waits for GO --- */
   if (out->cg != NULL && cgroup_clone_fd(out->cg) < 0 &&

@@ -212,8 +212,8 @@ struct run_result {
 /* "exitCode" and "signal": a number and null when the command exited, null and the signal's name
  * when a signal ended it (SIGKILL on timeout), never a guess from a status above 128 */
 static void sb_exit_fields(struct strbuf *b, const struct run_result *r) {
-  int sig = r->timed_out ? SIGKILL : r->signal;
-  if (sig > 0 && r->error == NULL) {
+  int sig = r->timed_out ? SIGKILL : r->error != NULL ? 0 : r->signal;
+  if (sig > 0) {
     const char *name = sigabbrev_np(sig);
     if (name != NULL)
       sb_printf(b, ",\"exitCode\":null,\"signal\":\"SIG%s\"", name);
@@ -232,14 +232,11 @@ struct audit {
   const char *policy_hash;
 };
 
-/* r: the run's result, for sandbox:run (NULL: the other events) */
-static void audit_event(const struct audit *a, const char *event, const char *backend,
+/* One event's line. r: the run's result, for sandbox:run (NULL: the other events). */
+static char *audit_line(const struct audit *a, const char *event, const char *backend,
                         const char *reason, const struct run_result *r) {
   struct strbuf b = {0};
-  cleanup_free char *time = NULL;
-  if (a->fd < 0)
-    return;
-  time = rfc3339_now();
+  cleanup_free char *time = rfc3339_now();
   sb_puts(&b, "{\"event\":");
   sb_json_string(&b, event, strlen(event));
   sb_json_key_string(&b, "taskId", a->task_id);
@@ -255,10 +252,18 @@ static void audit_event(const struct audit *a, const char *event, const char *ba
               (long long)r->duration_ms);
   }
   sb_puts(&b, "}\n");
+  return b.data;
+}
+
+static void audit_event(const struct audit *a, const char *event, const char *backend,
+                        const char *reason, const struct run_result *r) {
+  cleanup_free char *line = NULL;
+  if (a->fd < 0)
+    return;
+  line = audit_line(a, event, backend, reason, r);
   /* one write on an O_APPEND fd: concurrent sandboxes never interleave their lines */
-  if (safe_write_all(a->fd, b.data, b.len) < 0)
+  if (safe_write_all(a->fd, line, strlen(line)) < 0)
     log_warning("sandbox: write the audit log: %s", strerror(errno));
-  free(b.data);
 }
 
 static void sb_json_string_array(struct strbuf *b, const char *key, char **items) {
@@ -472,7 +477,7 @@ static void capture_release(struct capture *c) {
 
 /* --- the native fallback -------------------------------------------------------------------- */
 
-static int run_native(const struct sandbox_run_opts *o, const char *worktree, int64_t timeout_ms,
+static int run_native(const struct sandbox_run_opts *o, const char *worktree, int64_t deadline,
                       const oci_policy *policy, struct capture *cap, int *status_out,
                       int *signal_out, bool *timed_out, fsrun_error_t *err) {
   sigset_t all, old;
@@ -503,7 +508,7 @@ static int run_native(const struct sandbox_run_opts *o, const char *worktree, in
   }
   setpgid(child, child); /* both sides: no race with the watchdog's kill(-pgid) */
   capture_start_reader(cap);
-  if (sandbox_watchdog_arm_native(child, timeout_ms, err) < 0) {
+  if (sandbox_watchdog_arm_native(child, deadline, err) < 0) {
     kill(child, SIGKILL);
     waitpid(child, NULL, 0);
     sigprocmask(SIG_SETMASK, &old, NULL);
@@ -518,6 +523,86 @@ static int run_native(const struct sandbox_run_opts *o, const char *worktree, in
   *status_out = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   *signal_out = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
   return 0;
+}
+
+/* --- the set-up deadline ------------------------------------------------------------------- */
+
+/* --timeout-ms bounds the whole invocation, set-up included. Up to the container's creation (from
+ * there the watchdog kills the init it was told of, and create fails), a set-up step that blocks
+ * (a policy read from a pipe nobody writes, a worktree file that is a FIFO) is ended by a timer:
+ * its handler writes what was prepared for this case, with write(2) only, and exits 124. The
+ * watchdog then sees fsrun gone and removes what the set-up had made. */
+static struct {
+  volatile sig_atomic_t armed;
+  timer_t timer;
+  int out_fd, err_fd, audit_fd;
+  char *json, *line, *audit; /* what to write: the result (--json), fsrun's line, the event */
+} setup_deadline = {.out_fd = -1, .err_fd = -1, .audit_fd = -1};
+
+static void write_prepared(int fd, const char *s) {
+  if (fd >= 0 && s != NULL)
+    (void)!write(fd, s, strlen(s));
+}
+
+static void setup_deadline_fired(int sig, siginfo_t *info, void *ucontext) {
+  (void)sig, (void)ucontext;
+  if (!setup_deadline.armed || info->si_code != SI_TIMER)
+    return; /* a SIGALRM someone sent: not ours */
+  write_prepared(setup_deadline.err_fd, setup_deadline.line);
+  write_prepared(setup_deadline.audit_fd, setup_deadline.audit);
+  write_prepared(setup_deadline.out_fd, setup_deadline.json);
+  _exit(SANDBOX_EXIT_TIMEOUT);
+}
+
+/* Arms the timer at deadline (CLOCK_MONOTONIC ms) with the result and the line to give. */
+static void setup_deadline_arm(int64_t deadline, int64_t timeout_ms, bool json) {
+  struct sigevent sev = {.sigev_notify = SIGEV_SIGNAL, .sigev_signo = SIGALRM};
+  struct itimerspec at = {
+      .it_value = {.tv_sec = deadline / 1000, .tv_nsec = (long)(deadline % 1000) * 1000000}};
+  struct sigaction sa = {.sa_sigaction = setup_deadline_fired, .sa_flags = SA_SIGINFO};
+  cleanup_free char *msg = xasprintf(
+      "sandbox: --timeout-ms: the set-up did not finish within %lld ms", (long long)timeout_ms);
+  struct strbuf b = {0};
+  if (deadline <= 0)
+    return;
+  sb_puts(&b, "{\"stdout\":\"\",\"stderr\":\"\",\"exitCode\":null,\"signal\":\"SIGKILL\",");
+  sb_printf(&b, "\"timedOut\":true,\"truncated\":false,\"durationMs\":%lld,",
+            (long long)timeout_ms);
+  sb_puts(&b, "\"backend\":\"fsrun\",\"limits\":{}");
+  sb_json_key_string(&b, "error", msg);
+  sb_puts(&b, "}\n");
+  setup_deadline.json = json ? b.data : (free(b.data), NULL);
+  setup_deadline.line = xasprintf("fsrun: %s\n", msg);
+  setup_deadline.out_fd = STDOUT_FILENO;
+  setup_deadline.err_fd = STDERR_FILENO;
+  sigemptyset(&sa.sa_mask);
+  if (sigaction(SIGALRM, &sa, NULL) < 0 ||
+      timer_create(CLOCK_MONOTONIC, &sev, &setup_deadline.timer) < 0)
+    return; /* the watchdog still ends the run once the container exists */
+  setup_deadline.armed = 1;
+  if (timer_settime(setup_deadline.timer, TIMER_ABSTIME, &at, NULL) < 0) {
+    setup_deadline.armed = 0;
+    timer_delete(setup_deadline.timer);
+  }
+}
+
+/* The set-up is past the point where it can block by itself: the watchdog takes over. */
+static void setup_deadline_disarm(void) {
+  if (setup_deadline.armed) {
+    setup_deadline.armed = 0;
+    timer_delete(setup_deadline.timer);
+    signal(SIGALRM, SIG_DFL);
+  }
+  free(setup_deadline.json);
+  free(setup_deadline.line);
+  free(setup_deadline.audit);
+  setup_deadline.json = setup_deadline.line = setup_deadline.audit = NULL;
+}
+
+/* container_create_opts.on_cloned */
+static void watch_init(pid_t pid, void *data) {
+  (void)data;
+  sandbox_watchdog_watch_init(pid);
 }
 
 /* --- the run -------------------------------------------------------------------------------- */
@@ -576,8 +661,8 @@ static void print_result_json(const struct run_result *r, const struct capture *
  */
 static int run_in_sandbox(const struct fsrun_context *ctx, const struct sandbox_run_opts *o,
                           const oci_policy *policy, const char *worktree, const char *id,
-                          bool userns, struct capture *cap, struct sandbox_git_run *git,
-                          struct run_result *res, fsrun_error_t *err) {
+                          bool userns, int64_t deadline, struct capture *cap,
+                          struct sandbox_git_run *git, struct run_result *res, fsrun_error_t *err) {
   cleanup_free char *bundle = NULL;
   cleanup_free char *json = NULL;
   cleanup_free char *json_err = NULL;
@@ -602,18 +687,22 @@ static int run_in_sandbox(const struct fsrun_context *ctx, const struct sandbox_
   bundle = sandbox_shared_bundle(ctx->state_root, err);
   if (bundle == NULL)
     return fsrun_error_code(err);
-  r = sandbox_watchdog_arm_container(id, o->timeout_ms, err);
+  r = sandbox_watchdog_arm_container(id, deadline, err);
   if (r == 0) {
     struct sandbox_net net = SANDBOX_NET_INIT(userns);
-    struct container_run_opts ro = {
-        .create = {.id = id, .bundle = bundle, .config_json = json, .config_len = strlen(json)},
-        .on_started = capture_on_started,
-        .on_started_arg = cap,
-        .term_signal = &res->signal};
+    struct container_run_opts ro = {.create = {.id = id,
+                                               .bundle = bundle,
+                                               .config_json = json,
+                                               .config_len = strlen(json),
+                                               .on_cloned = watch_init},
+                                    .on_started = capture_on_started,
+                                    .on_started_arg = cap,
+                                    .term_signal = &res->signal};
     if (sandbox_network_profile(policy) == SANDBOX_NET_EGRESS) {
       ro.create.on_namespaces = sandbox_net_attach;
       ro.create.on_namespaces_data = &net;
     }
+    setup_deadline_disarm();
     r = container_run(ctx, &ro, &status, err);
     /* the sandbox has ended (or never started): its network helper goes with it */
     sandbox_net_stop(&net);
@@ -659,7 +748,7 @@ static int run_once(const struct fsrun_context *ctx, const struct sandbox_run_op
   struct audit audit;
   struct sandbox_git_run git = {0};
   bool userns = geteuid() != 0;
-  int64_t start;
+  int64_t start, deadline = o->timeout_ms > 0 ? monotonic_ms() + o->timeout_ms : 0;
   int r;
 
   /* --- bad options: exit 1, nothing run, nothing logged --- */
@@ -672,6 +761,11 @@ static int run_once(const struct fsrun_context *ctx, const struct sandbox_run_op
                             "sandbox: --failure-mode: expected fail-hard or fallback-native, got "
                             "`%s`",
                             o->failure_mode);
+  /* from here --timeout-ms counts; the watchdog watches the container from before it exists */
+  id = make_container_id(o->task_id, o->run_id);
+  (void)sandbox_watchdog_arm_container(id, deadline, err);
+  fsrun_error_release(err);
+  setup_deadline_arm(deadline, o->timeout_ms, o->json);
   /* --- a policy or worktree no sandbox can be built from: the sandbox cannot be set up, exit 125
    * (never 1, which a failing command gives too), one line, nothing run, nothing logged --- */
   if (sandbox_policy_load(o->policy_path, &policy, err) < 0)
@@ -700,18 +794,37 @@ static int run_once(const struct fsrun_context *ctx, const struct sandbox_run_op
   }
   audit = (struct audit){
       .fd = audit_fd, .task_id = o->task_id, .run_id = o->run_id, .policy_hash = hash};
-  id = make_container_id(o->task_id, o->run_id);
 
   audit_event(&audit, "sandbox:prepare", "fsrun", NULL, NULL);
+  /* the event a set-up that times out from here gives */
+  if (audit_fd >= 0 && setup_deadline.armed) {
+    cleanup_free char *why = xstrdup(setup_deadline.line + strlen("fsrun: "));
+    why[strcspn(why, "\n")] = '\0';
+    setup_deadline.audit = audit_line(&audit, "sandbox:failure", "fsrun", why, NULL);
+    setup_deadline.audit_fd = audit_fd;
+  }
   if (o->json && capture_start(&cap, o->max_buffer, err) < 0) {
     capture_release(&cap);
     audit_event(&audit, "sandbox:failure", "fsrun", (*err)->msg, NULL);
     oci_policy_free(policy);
     return fsrun_error_code(err);
   }
+  if (cap.active) {
+    setup_deadline.out_fd = cap.saved_stdout;
+    setup_deadline.err_fd = cap.saved_stderr;
+  }
   start = monotonic_ms();
-  r = run_in_sandbox(ctx, o, policy, worktree, id, userns, &cap, &git, &result, err);
+  r = run_in_sandbox(ctx, o, policy, worktree, id, userns, deadline, &cap, &git, &result, err);
   result.tamper = git.tamper;
+  setup_deadline_disarm();
+  if (r < 0 && result.timed_out) {
+    /* the deadline ended the set-up (the watchdog killed the init): no fallback, 124 */
+    cleanup_free char *why = xstrdup((*err)->msg);
+    fsrun_error_release(err);
+    result.error = xasprintf("sandbox: --timeout-ms: the set-up did not finish within %lld ms (%s)",
+                             (long long)o->timeout_ms, why);
+    r = 0;
+  }
   if (r < 0) {
     cleanup_free char *reason = xstrdup((*err)->msg);
     fsrun_error_release(err);
@@ -724,7 +837,7 @@ static int run_once(const struct fsrun_context *ctx, const struct sandbox_run_op
         log_warning("sandbox: %s; running the command natively", reason);
       audit_event(&audit, "sandbox:fallback", "native", reason, NULL);
       result.backend = "native";
-      r = run_native(o, worktree, o->timeout_ms, policy, &cap, &result.exit_code, &result.signal,
+      r = run_native(o, worktree, deadline, policy, &cap, &result.exit_code, &result.signal,
                      &result.timed_out, err);
       if (r < 0) {
         free(reason);
@@ -763,6 +876,7 @@ static int run_once(const struct fsrun_context *ctx, const struct sandbox_run_op
 int sandbox_run(const struct fsrun_context *ctx, const struct sandbox_run_opts *o, int *exit_status,
                 fsrun_error_t *err) {
   int r = run_once(ctx, o, exit_status, err);
+  setup_deadline_disarm();
   /* on every path, bad input included: no watchdog outlives us */
   sandbox_watchdog_end();
   return r;

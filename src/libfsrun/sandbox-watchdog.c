@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -15,10 +16,10 @@
 
 /* One message, written whole (smaller than PIPE_BUF, so never interleaved or split). */
 struct watch_msg {
-  char kind; /* 'c' a container, 'n' a native process group, 'd' disarm */
-  pid_t pgid;
-  int64_t timeout_ms;
-  char id[1025]; /* container ids are at most 1024 characters (status_validate_id) */
+  char kind; /* 'c' a container, 'n' a native process group, 'i' the container's init, 'd' disarm */
+  pid_t pgid;       /* 'n': the group; 'i': the init's pid */
+  int64_t deadline; /* CLOCK_MONOTONIC ms; 0: none */
+  char id[1025];    /* container ids are at most 1024 characters (status_validate_id) */
 };
 
 /* the runtime's side */
@@ -34,9 +35,12 @@ struct watch {
   bool fired;
   int64_t deadline; /* INT64_MAX: none */
   struct watch_msg what;
+  int init_pidfd; /* the container's init while it is being created (its state says pid 0) */
 };
 
 static void kill_watched(const struct fsrun_context *ctx, const struct watch *w) {
+  if (w->init_pidfd >= 0)
+    (void)syscall(SYS_pidfd_send_signal, w->init_pidfd, SIGKILL, NULL, 0);
   if (w->what.kind == 'n') {
     kill(-w->what.pgid, SIGKILL);
   } else {
@@ -47,6 +51,8 @@ static void kill_watched(const struct fsrun_context *ctx, const struct watch *w)
 
 /* fsrun is gone: what it watched goes too (the container deleted as `delete --force` would) */
 static _Noreturn void orphaned(const struct fsrun_context *ctx, const struct watch *w) {
+  if (w->init_pidfd >= 0)
+    (void)syscall(SYS_pidfd_send_signal, w->init_pidfd, SIGKILL, NULL, 0);
   if (w->armed && w->what.kind == 'n') {
     kill(-w->what.pgid, SIGKILL);
   } else if (w->armed) {
@@ -67,19 +73,29 @@ static bool read_messages(int fd, struct watch *w) {
       return true; /* EAGAIN: nothing more for now */
     if (msg.kind == 'd') {
       w->armed = false;
+      if (w->init_pidfd >= 0)
+        close(w->init_pidfd);
+      w->init_pidfd = -1;
+      continue;
+    }
+    if (msg.kind == 'i') {
+      /* pinned now, while the init is the runtime's unreaped child: a later kill never reaches
+       * a process that took its pid */
+      if (w->init_pidfd < 0)
+        w->init_pidfd = (int)syscall(SYS_pidfd_open, msg.pgid, 0);
       continue;
     }
     msg.id[sizeof(msg.id) - 1] = '\0';
     w->what = msg;
     w->armed = true;
     w->fired = false;
-    w->deadline = msg.timeout_ms > 0 ? monotonic_ms() + msg.timeout_ms : INT64_MAX;
+    w->deadline = msg.deadline > 0 ? msg.deadline : INT64_MAX;
   }
 }
 
 static _Noreturn void watchdog_main(const struct fsrun_context *ctx, pid_t parent, int command_rd,
                                     int fired_wr) {
-  struct watch w = {.deadline = INT64_MAX};
+  struct watch w = {.deadline = INT64_MAX, .init_pidfd = -1};
   sigset_t term;
   int sfd, null_fd;
 
@@ -93,6 +109,9 @@ static _Noreturn void watchdog_main(const struct fsrun_context *ctx, pid_t paren
     if (null_fd > STDERR_FILENO)
       close(null_fd);
   }
+  /* a session of its own: a kill of fsrun's process group (timeout(1), a caller ending the group)
+   * leaves the watchdog to clean up after fsrun */
+  (void)setsid();
   sigemptyset(&term);
   sigaddset(&term, SIGTERM);
   sfd = signalfd(-1, &term, SFD_CLOEXEC | SFD_NONBLOCK);
@@ -175,17 +194,23 @@ static int send_message(const struct watch_msg *msg, fsrun_error_t *err) {
   return 0;
 }
 
-int sandbox_watchdog_arm_container(const char *id, int64_t timeout_ms, fsrun_error_t *err) {
-  struct watch_msg msg = {.kind = 'c', .timeout_ms = timeout_ms};
+int sandbox_watchdog_arm_container(const char *id, int64_t deadline, fsrun_error_t *err) {
+  struct watch_msg msg = {.kind = 'c', .deadline = deadline};
   if (strlen(id) >= sizeof(msg.id))
     return fsrun_error_make(err, 0, "sandbox: container id `%s` is too long", id);
   strcpy(msg.id, id);
   return send_message(&msg, err);
 }
 
-int sandbox_watchdog_arm_native(pid_t pgid, int64_t timeout_ms, fsrun_error_t *err) {
-  struct watch_msg msg = {.kind = 'n', .pgid = pgid, .timeout_ms = timeout_ms};
+int sandbox_watchdog_arm_native(pid_t pgid, int64_t deadline, fsrun_error_t *err) {
+  struct watch_msg msg = {.kind = 'n', .pgid = pgid, .deadline = deadline};
   return send_message(&msg, err);
+}
+
+void sandbox_watchdog_watch_init(pid_t pid) {
+  struct watch_msg msg = {.kind = 'i', .pgid = pid};
+  cleanup_error fsrun_error_t err = NULL;
+  (void)send_message(&msg, &err);
 }
 
 bool sandbox_watchdog_disarm(void) {

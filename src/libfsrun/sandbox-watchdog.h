@@ -21,10 +21,14 @@
 /* Best effort: when the fork fails, arming reports it. */
 void sandbox_watchdog_fork(const struct fsrun_context *ctx);
 
-/* Watch the container `id` (timeout_ms 0: no deadline). */
-int sandbox_watchdog_arm_container(const char *id, int64_t timeout_ms, fsrun_error_t *err);
+/* Watch the container `id`, from before its state exists (deadline: CLOCK_MONOTONIC ms, as
+ * monotonic_ms() gives it; 0: none). */
+int sandbox_watchdog_arm_container(const char *id, int64_t deadline, fsrun_error_t *err);
 /* Watch the process group of a command run without a sandbox (the native fallback). */
-int sandbox_watchdog_arm_native(pid_t pgid, int64_t timeout_ms, fsrun_error_t *err);
+int sandbox_watchdog_arm_native(pid_t pgid, int64_t deadline, fsrun_error_t *err);
+/* The container's init, just cloned (our unreaped child): killed too at the deadline, while its
+ * state does not name it yet. Best effort. */
+void sandbox_watchdog_watch_init(pid_t pid);
 /* Stops watching; true when the deadline had passed. */
 bool sandbox_watchdog_disarm(void);
 /* Ends the watchdog (killed and reaped). */

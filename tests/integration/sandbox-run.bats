@@ -311,3 +311,100 @@ check_etc() {
 @test "sandbox-run: an ordinary user's /etc holds what programs need; a root-only file stays unreadable" {
   check_etc user
 }
+
+# ---- --timeout-ms bounds the set-up; a killed fsrun leaves nothing ---------------------------------
+
+# no process of this test's sandboxes (fsrun, its watchdog, the command) is left; waits 10 s at most
+wait_processes_gone() {
+  local tries=100
+  while pgrep -f -- "$TASK" >/dev/null && [ "$tries" -gt 0 ]; do
+    sleep 0.1
+    tries=$((tries - 1))
+  done
+  ! pgrep -af -- "$TASK"
+}
+
+# waits (10 s at most) until the state root holds nothing of this test's sandboxes
+wait_state_clean() {
+  local tries=100
+  while ! assert_state_clean 2>/dev/null && [ "$tries" -gt 0 ]; do
+    sleep 0.1
+    tries=$((tries - 1))
+  done
+  assert_state_clean
+}
+
+check_setup_stall_times_out() {
+  use_caller "$1"
+  local fifo=$DIR/policy.fifo rc=0
+  # the policy comes through a pipe nobody ever writes: the set-up blocks reading it
+  mkfifo "$fifo"
+  [ "$CALLER" = root ] || chown "$SBX_UID:$SBX_GID" "$fifo"
+  timeout -s KILL 30 setpriv --reuid="$(as_caller id -u)" --regid="$(as_caller id -g)" --clear-groups \
+    env -i PATH=/usr/bin:/bin HOME="$DIR" \
+    "$FSRUN" --root "$STATE" sandbox --json --policy "$fifo" --timeout-ms 500 --worktree "$WT" \
+    --task-id "$TASK" -- /bin/sh -c "touch '$WT/ran'" >"$DIR/out" 2>"$DIR/err" 3>&- || rc=$?
+  cat "$DIR/out" "$DIR/err"
+  [ "$rc" -eq 124 ]
+  [ "$(jq -r '"\(.exitCode) \(.signal) \(.timedOut)"' "$DIR/out")" = "null SIGKILL true" ]
+  [[ $(jq -r .error "$DIR/out") == *"set-up did not finish within 500 ms"* ]]
+  [ "$(wc -l <"$DIR/err")" -eq 1 ]
+  [ ! -e "$WT/ran" ]
+  wait_processes_gone
+  assert_state_clean
+}
+
+@test "sandbox-run: --timeout-ms ends a set-up that stalls (a policy FIFO nobody writes): 124, nothing left (root)" {
+  check_setup_stall_times_out root
+}
+
+@test "sandbox-run: --timeout-ms ends a set-up that stalls (a policy FIFO nobody writes): 124, nothing left (ordinary user)" {
+  check_setup_stall_times_out user
+}
+
+check_killed_fsrun_leaves_nothing() {
+  use_caller "$1"
+  local marker=1$RANDOM$RANDOM pid tries=100 fifo=$DIR/policy.fifo
+  # the whole process group of a running sandbox SIGKILLed, as timeout(1) or a caller ending the
+  # group does: the watchdog (a session of its own) still removes the container
+  local as=()
+  [ "$CALLER" = root ] || as=(setpriv --reuid="$SBX_UID" --regid="$SBX_GID" --init-groups env -i PATH=/usr/bin:/bin HOME="$SBX_HOME")
+  # a simple command: $! is fsrun itself (setsid does not fork: it is no group leader yet)
+  "${as[@]}" setsid "$FSRUN" --root "$STATE" sandbox --worktree "$WT" --task-id "$TASK" \
+    -- sleep "$marker" >/dev/null 2>&1 3>&- &
+  pid=$!
+  BACKGROUND_PIDS="${BACKGROUND_PIDS:-} $pid"
+  while [ -z "$(pgrep -f "^sleep $marker")" ] && [ "$tries" -gt 0 ]; do
+    sleep 0.1
+    tries=$((tries - 1))
+  done
+  [ -n "$(pgrep -f "^sleep $marker")" ]
+  kill -KILL -- "-$pid"
+  wait "$pid" || :
+  wait_state_clean
+  wait_processes_gone
+  # fsrun SIGKILLed while its set-up is stalled (reading a policy FIFO): nothing is left either
+  mkfifo "$fifo"
+  [ "$CALLER" = root ] || chown "$SBX_UID:$SBX_GID" "$fifo"
+  "${as[@]}" "$FSRUN" --root "$STATE" sandbox --policy "$fifo" --worktree "$WT" --task-id "$TASK" \
+    -- true >/dev/null 2>&1 3>&- &
+  pid=$!
+  tries=100
+  # blocked in openat(2) of the FIFO (syscall 257 on x86-64, 56 on arm64)
+  while ! grep -qE '^(257|56) ' "/proc/$pid/syscall" 2>/dev/null && [ "$tries" -gt 0 ]; do
+    sleep 0.1
+    tries=$((tries - 1))
+  done
+  kill -KILL "$pid"
+  wait "$pid" || :
+  wait_processes_gone
+  assert_state_clean
+}
+
+@test "sandbox-run: a SIGKILLed fsrun sandbox (its whole process group, or during set-up) leaves nothing (root)" {
+  check_killed_fsrun_leaves_nothing root
+}
+
+@test "sandbox-run: a SIGKILLed fsrun sandbox (its whole process group, or during set-up) leaves nothing (ordinary user)" {
+  check_killed_fsrun_leaves_nothing user
+}

@@ -133,6 +133,8 @@ teardown() {
     kill -9 "$pid" 2>/dev/null
   done
   [ -n "${LEFTOVER_SLEEP:-}" ] && pkill -9 -f "^sleep $LEFTOVER_SLEEP"
+  # a SIGKILLed fsrun sandbox leaves its git run dir (not this file's concern; see sandbox-git)
+  rm -rf --one-file-system "$FSRUN_ROOT"/.sandbox-git.sandbox-"$TASK"-*
   rm -rf "$UDIR"
 }
 
@@ -349,7 +351,7 @@ check_allowed_tcp_ports() {
 }
 
 check_helper_dies() {
-  local tries helper fsrun_pid
+  local tries helper fsrun_pid root
   # a run, then a timeout: the helper is gone when fsrun returns
   run sbx_as "$1" -- true
   [ "$status" -eq 0 ]
@@ -381,6 +383,14 @@ check_helper_dies() {
     tries=$((tries - 1))
   done
   [ -z "$(marked_helpers)" ]
+  # and the watchdog removes the container (its state dir) after the killed fsrun
+  root=$(state_root_of "$1")
+  tries=600
+  until ! compgen -G "$root/sandbox-$TASK-*" >/dev/null || [ "$tries" = 0 ]; do
+    sleep 0.1
+    tries=$((tries - 1))
+  done
+  ! compgen -G "$root/sandbox-$TASK-*"
 }
 
 @test "sandbox-net: the helper ends with the sandbox: after a run, a timeout and a SIGKILL of fsrun (root)" {

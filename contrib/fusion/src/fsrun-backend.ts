@@ -285,7 +285,7 @@ export class FsrunBackend extends BackendBase implements SandboxBackend {
         fsrunKilled: true,
         result: {
           stdout: "", stderr: "", exitCode: null, signal: "SIGKILL", timedOut: raw.timedOut, truncated: false, oomKilled: false,
-          limits: {}, limitsNotEnforced: [], durationMs: raw.durationMs, backend: "fsrun", aborted: raw.aborted, runId,
+          limits: {}, limitsNotEnforced: [], durationMs: raw.durationMs, tamper: [], backend: "fsrun", aborted: raw.aborted, runId,
         },
       };
     }
@@ -347,6 +347,7 @@ export function parseResult(stdout: string, runId: string, aborted: boolean): { 
     limits: o.limits !== null && typeof o.limits === "object" ? (o.limits as SandboxLimits) : {},
     limitsNotEnforced: Array.isArray(o.limitsNotEnforced) ? (o.limitsNotEnforced as LimitNotEnforced[]) : [],
     durationMs: typeof o.durationMs === "number" ? o.durationMs : 0,
+    tamper: Array.isArray(o.tamper) ? o.tamper.filter((p): p is string => typeof p === "string") : [],
     backend: o.backend === "native" ? "native" : "fsrun",
     aborted,
     runId,

@@ -54,6 +54,7 @@ export async function runNative(
     limits: r.timedOut || opts.timeoutMs > 0 ? { timeoutMs: opts.timeoutMs } : {},
     limitsNotEnforced: [],
     durationMs: r.durationMs,
+    tamper: [],
     backend: "native",
     aborted: r.aborted,
     runId,

@@ -130,6 +130,7 @@ export class TaskContainer {
         limits: { ...this.limits, ...(opts.timeoutMs > 0 ? { timeoutMs: opts.timeoutMs } : {}) },
         limitsNotEnforced: [...this.notEnforced],
         durationMs: r.durationMs,
+        tamper: [],
         backend: "fsrun",
         aborted: r.aborted,
         runId,

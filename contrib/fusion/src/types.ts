@@ -50,6 +50,8 @@ export interface FsrunRunResult extends SandboxRunResult {
   limits: SandboxLimits;
   limitsNotEnforced: LimitNotEnforced[];
   durationMs: number;
+  /** Worktree-relative paths of nested git dirs or gitlinks the run made (fsrun's `tamper`; empty when none or not reported). */
+  tamper: string[];
   backend: RunBackend;
   /** The run was ended through opts.signal, abort() or dispose(). */
   aborted: boolean;

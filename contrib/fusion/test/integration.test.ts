@@ -292,6 +292,16 @@ test(`[${WHO}] oomKilled: the memory limit's kill is reported`, async (t) => {
   assert.equal(r.oomKilled, true, JSON.stringify(r));
 });
 
+test(`[${WHO}] one-shot: a nested git repository the run made comes back in tamper`, async (t) => {
+  const raw = await runCommand("/bin/sh", ["-c", `echo '{}' | "$0" --root "$1" sandbox --json --policy - --worktree "$2" -- true`, FSRUN, stateRoot, worktree]);
+  if (!/"tamper"/.test(raw.stdout)) return t.skip("this fsrun does not report tamper yet (json-contract.md: helper `git`)");
+  const b = await backend();
+  const r = await b.run("git init -q nested-repo && echo made", opts());
+  await rm(join(worktree, "nested-repo"), { recursive: true, force: true });
+  assert.equal(r.stdout, "made\n", r.stderr);
+  assert.deepEqual(r.tamper, ["nested-repo/.git"]);
+});
+
 test(`[${WHO}] task container: runs exec into one container; dispose deletes it`, async (t) => {
   const b = await taskBackend();
   if (b === null) return t.skip("fsrun exec cannot join the task container as this user: checked that it runs one-shot instead");

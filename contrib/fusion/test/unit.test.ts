@@ -94,6 +94,8 @@ test("the result's exitCode and signal come from fsrun's fields, never from the 
   assert.deepEqual([t.exitCode, t.signal, t.timedOut], [null, "SIGKILL", true]);
   const o = r({ exitCode: null, signal: "SIGKILL", oomKilled: true, limitsNotEnforced: [{ limit: "memoryLimitMb", reason: "no cgroup" }] });
   assert.equal(o.oomKilled, true);
+  assert.deepEqual(r({ exitCode: 0, signal: null, tamper: ["sub/.git"] }).tamper, ["sub/.git"]);
+  assert.deepEqual(r({ exitCode: 0, signal: null }).tamper, []);
   assert.deepEqual(o.limitsNotEnforced, [{ limit: "memoryLimitMb", reason: "no cgroup" }]);
 });
 

@@ -105,6 +105,11 @@ void sandbox_git_remove_run_dir(struct sandbox_git_run *g) {
   remove_tree_at(AT_FDCWD, g->run_dir, 0);
 }
 
+void sandbox_git_remove_leftover(const char *state_root, const char *id) {
+  cleanup_free char *dir = xasprintf("%s/" SANDBOX_GIT_RUN_DIR_PREFIX "%s", state_root, id);
+  remove_tree_at(AT_FDCWD, dir, 0);
+}
+
 /* --- copies --------------------------------------------------------------------------------- */
 
 /* src_dir/name (a regular file) to dst_dir/name through a temporary file; exclusive: never replace

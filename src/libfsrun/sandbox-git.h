@@ -55,6 +55,11 @@ int sandbox_git_prepare(struct sandbox_git_run *g, const char *state_root, const
 void sandbox_git_overlay_config(const struct sandbox_git_run *g, oci_config *c, bool userns);
 /* After the run: applies the allowlist, removes the per-run dir, finds the tamper. */
 void sandbox_git_finish(struct sandbox_git_run *g, const char *worktree);
+/* under the state root: <prefix><container id>, one run's overlay upper and work dirs */
+#define SANDBOX_GIT_RUN_DIR_PREFIX ".sandbox-git."
+/* The per-run dir of a run whose fsrun was killed (the watchdog's clean-up). */
+void sandbox_git_remove_leftover(const char *state_root, const char *id);
+
 /* Removes the per-run dir and frees. */
 void sandbox_git_run_free(struct sandbox_git_run *g);
 

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "container.h"
+#include "sandbox-git.h"
 #include "utils.h"
 
 /* One message, written whole (smaller than PIPE_BUF, so never interleaved or split). */
@@ -58,6 +59,8 @@ static _Noreturn void orphaned(const struct fsrun_context *ctx, const struct wat
   } else if (w->armed) {
     cleanup_error fsrun_error_t derr = NULL;
     (void)container_delete(ctx, w->what.id, true, &derr);
+    /* the run's git overlay dirs; nothing of them was applied to the repository */
+    sandbox_git_remove_leftover(ctx->state_root, w->what.id);
   }
   _exit(0);
 }

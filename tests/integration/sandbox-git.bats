@@ -360,3 +360,30 @@ main_checkout() {
   [ "$(hgit -C "$REPO" rev-parse task)" = "$host_value" ]
   grep -q "refs/heads/task moved on the host during the run" "$DIR/stderr"
 }
+
+@test "sandbox-git: a SIGKILLed fsrun sandbox leaves no per-run git dir, and applies nothing" {
+  make_repo root
+  local tries=300 pid
+  # a simple command: $! must be fsrun itself
+  "$FSRUN" --root "$DIR/state" sandbox --policy "$DIR/policy.json" --worktree "$WT" -- /bin/sh -c \
+    'echo two >>README && git commit -qam in-sandbox && touch ready
+     i=0; while [ ! -e go ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); done' 3>&- &
+  pid=$!
+  while [ ! -e "$WT/ready" ] && [ "$tries" -gt 0 ]; do
+    sleep 0.1
+    tries=$((tries - 1))
+  done
+  [ -e "$WT/ready" ]
+  kill -KILL "$pid"
+  wait "$pid" || true
+  # the watchdog deletes the container and the run's git dir once it sees fsrun die
+  tries=100
+  while ls -A "$DIR/state" | grep -q '^\.sandbox-git\.' && [ "$tries" -gt 0 ]; do
+    sleep 0.1
+    tries=$((tries - 1))
+  done
+  ls -A "$DIR/state"
+  [ "$(ls -A "$DIR/state")" = .sandbox-bundle ]
+  [ "$(hgit -C "$REPO" rev-parse task)" = "$MAIN0" ]
+  touch "$WT/go"
+}

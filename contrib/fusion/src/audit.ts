@@ -42,6 +42,8 @@ export interface SandboxAuditEvent {
   fsrunKilled?: boolean;
   oomKilled?: boolean;
   limitsNotEnforced?: LimitNotEnforced[];
+  /** Nested git dirs / gitlinks the run made (fsrun's sandbox:tamper, folded into the run's outcome). */
+  tamper?: string[];
   durationMs?: number;
 }
 

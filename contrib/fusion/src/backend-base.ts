@@ -142,6 +142,7 @@ export abstract class BackendBase {
       fsrunKilled,
       oomKilled: r.oomKilled,
       limitsNotEnforced: r.limitsNotEnforced,
+      tamper: r.tamper,
       durationMs: r.durationMs,
     });
   }

@@ -300,6 +300,7 @@ test(`[${WHO}] one-shot: a nested git repository the run made comes back in tamp
   await rm(join(worktree, "nested-repo"), { recursive: true, force: true });
   assert.equal(r.stdout, "made\n", r.stderr);
   assert.deepEqual(r.tamper, ["nested-repo/.git"]);
+  assert.deepEqual(events.find((e) => e.runId === r.runId && e.event === "sandbox:run")?.tamper, ["nested-repo/.git"]);
 });
 
 test(`[${WHO}] task container: runs exec into one container; dispose deletes it`, async (t) => {

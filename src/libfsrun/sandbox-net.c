@@ -135,7 +135,9 @@ static int open_ns(pid_t pid, const char *type, fsrun_error_t *err) {
 
 /* Waits for the helper's byte on the ready pipe (written once the namespace is configured). */
 static int wait_ready(struct sandbox_net *net, int ready_fd, int stderr_fd, fsrun_error_t *err) {
-  int64_t deadline = monotonic_ms() + HELPER_READY_TIMEOUT_MS;
+  int64_t start = monotonic_ms(), deadline = start + HELPER_READY_TIMEOUT_MS;
+  if (net->deadline > 0 && net->deadline < deadline)
+    deadline = net->deadline; /* fsrun sandbox's --timeout-ms bounds the set-up too */
   for (;;) {
     struct pollfd p[2] = {{.fd = ready_fd, .events = POLLIN}, {.fd = net->pidfd, .events = POLLIN}};
     int64_t left = deadline - monotonic_ms();
@@ -144,8 +146,8 @@ static int wait_ready(struct sandbox_net *net, int ready_fd, int stderr_fd, fsru
     if (left <= 0)
       return fsrun_error_make(err, ETIMEDOUT,
                               "sandbox: network egress: slirp4netns did not configure the network "
-                              "in %d s",
-                              HELPER_READY_TIMEOUT_MS / 1000);
+                              "in %lld ms",
+                              (long long)(deadline - start));
     r = poll(p, 2, (int)left);
     if (r < 0 && errno == EINTR)
       continue;

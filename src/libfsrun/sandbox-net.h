@@ -34,7 +34,8 @@ struct sandbox_net {
   bool userns; /* the sandbox has a user namespace of its own (not root): the helper joins it */
   pid_t pid;   /* slirp4netns, our child; 0 when not started */
   int pidfd;
-  int exit_fd; /* our end of its --exit-fd pipe: when it closes, slirp4netns quits */
+  int exit_fd;      /* our end of its --exit-fd pipe: when it closes, slirp4netns quits */
+  int64_t deadline; /* --timeout-ms (CLOCK_MONOTONIC ms): the wait for it ends there too; 0: none */
 };
 #define SANDBOX_NET_INIT(user_ns)                                                                  \
   ((struct sandbox_net){.userns = (user_ns), .pid = 0, .pidfd = -1, .exit_fd = -1})

@@ -690,6 +690,7 @@ static int run_in_sandbox(const struct fsrun_context *ctx, const struct sandbox_
   r = sandbox_watchdog_arm_container(id, deadline, err);
   if (r == 0) {
     struct sandbox_net net = SANDBOX_NET_INIT(userns);
+    net.deadline = deadline;
     struct container_run_opts ro = {.create = {.id = id,
                                                .bundle = bundle,
                                                .config_json = json,
@@ -817,6 +818,9 @@ static int run_once(const struct fsrun_context *ctx, const struct sandbox_run_op
   r = run_in_sandbox(ctx, o, policy, worktree, id, userns, deadline, &cap, &git, &result, err);
   result.tamper = git.tamper;
   setup_deadline_disarm();
+  /* past the deadline, a failed set-up is the deadline's doing even before the watchdog says so */
+  if (r < 0 && deadline > 0 && monotonic_ms() >= deadline)
+    result.timed_out = true;
   if (r < 0 && result.timed_out) {
     /* the deadline ended the set-up (the watchdog killed the init): no fallback, 124 */
     cleanup_free char *why = xstrdup((*err)->msg);

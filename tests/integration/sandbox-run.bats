@@ -408,3 +408,41 @@ check_killed_fsrun_leaves_nothing() {
 @test "sandbox-run: a SIGKILLed fsrun sandbox (its whole process group, or during set-up) leaves nothing (ordinary user)" {
   check_killed_fsrun_leaves_nothing user
 }
+
+check_helper_stall_times_out() {
+  use_caller "$1"
+  local marker=1$RANDOM$RANDOM rc=0 start elapsed
+  if [ "$CALLER" = user ] && [ "$(stat -c %a /dev/net/tun 2>/dev/null)" != 666 ]; then
+    skip "an ordinary user's egress needs /dev/net/tun mode 0666 (here: $(stat -c %a /dev/net/tun 2>&1))"
+  fi
+  # the egress helper (FSRUN_SLIRP4NETNS names it) starts but never says the network is ready:
+  # the set-up waits for it with the container's state dir already made
+  printf '#!/bin/sh\nexec sleep %s\n' "$marker" >"$DIR/slirp4netns"
+  chmod 755 "$DIR/slirp4netns"
+  echo '{"allowNetwork": true}' >"$DIR/policy.json"
+  start=$SECONDS
+  timeout -s KILL 25 setpriv --reuid="$(as_caller id -u)" --regid="$(as_caller id -g)" --clear-groups \
+    env -i PATH=/usr/bin:/bin HOME="$DIR" FSRUN_SLIRP4NETNS="$DIR/slirp4netns" \
+    "$FSRUN" --root "$STATE" sandbox --json --policy "$DIR/policy.json" --timeout-ms 500 \
+    --worktree "$WT" --task-id "$TASK" -- /bin/sh -c "touch '$WT/ran'" >"$DIR/out" 2>"$DIR/err" 3>&- || rc=$?
+  elapsed=$((SECONDS - start))
+  cat "$DIR/out" "$DIR/err"
+  echo "elapsed: $elapsed s"
+  [ "$rc" -eq 124 ]
+  [ "$(jq -r '"\(.exitCode) \(.signal) \(.timedOut)"' "$DIR/out")" = "null SIGKILL true" ]
+  [[ $(jq -r .error "$DIR/out") == *"set-up did not finish within 500 ms"* ]]
+  # well before the helper's own 30 s bound
+  [ "$elapsed" -lt 20 ]
+  [ ! -e "$WT/ran" ]
+  [ -z "$(pgrep -f "^sleep $marker")" ]
+  wait_processes_gone
+  assert_state_clean
+}
+
+@test "sandbox-run: --timeout-ms ends a set-up stalled inside create (an egress helper never ready): 124, nothing left (root)" {
+  check_helper_stall_times_out root
+}
+
+@test "sandbox-run: --timeout-ms ends a set-up stalled inside create (an egress helper never ready): 124, nothing left (ordinary user)" {
+  check_helper_stall_times_out user
+}

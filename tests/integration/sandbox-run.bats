@@ -100,7 +100,7 @@ start_load() {
 # bundle) or in the cgroup tree.
 assert_state_clean() {
   local entry problems=0
-  for entry in "$STATE"/*"$TASK"* "$STATE"/.sandbox-bundle.*; do
+  for entry in "$STATE"/*"$TASK"* "$STATE"/.*"$TASK"* "$STATE"/.sandbox-bundle.*; do
     [ -e "$entry" ] || continue
     echo "leftover: $entry: $(cat "$entry/state.json" 2>/dev/null)" >&2
     problems=1

@@ -376,6 +376,10 @@ static void set_overlay(oci_mount *m, const struct sandbox_git_run *g, bool user
   oci_strv_push(&m->options, work);
   if (userns)
     oci_strv_push(&m->options, "userxattr");
+  /* the upper dir is read once the run has ended, then removed: it need not reach the disk (the
+   * sync at unmount; an overlay mount, one write and the unmount took 3-7 ms less with it, on ext4)
+   */
+  oci_strv_push(&m->options, "volatile");
   oci_strv_push(&m->options, "nosuid");
   oci_strv_push(&m->options, "nodev");
 }

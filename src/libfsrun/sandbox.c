@@ -697,6 +697,28 @@ static int write_resolv_conf(int dirfd, const char *dir, fsrun_error_t *err) {
   return 0;
 }
 
+/* The empty mode-0 file that masks secrets. An existing one is kept when it is still empty and
+ * mode 0: opening it for writing again would fail for an ordinary user (mode 0 lets only root
+ * write), which made every run fail on a state root an older fsrun had made. Anything else there is
+ * replaced. */
+static int write_unreadable_file(int dirfd) {
+  cleanup_close int fd = -1;
+  struct stat st;
+  if (fstatat(dirfd, SANDBOX_UNREADABLE_FILE, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+    if (S_ISREG(st.st_mode) && st.st_size == 0 && (st.st_mode & 07777) == 0)
+      return 0;
+    if (unlinkat(dirfd, SANDBOX_UNREADABLE_FILE, 0) < 0 && errno != ENOENT)
+      return -1;
+  }
+  fd = openat(dirfd, SANDBOX_UNREADABLE_FILE, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW,
+              0);
+  if (fd < 0 && errno == EEXIST) /* another run made it meanwhile */
+    return 0;
+  if (fd < 0 || fchmod(fd, 0) < 0)
+    return -1;
+  return 0;
+}
+
 /* In dir (an open directory): the empty root, the empty directory and the unreadable file that
  * the config's mounts use. */
 static int write_skeleton(int dirfd, const char *dir, const char *root_path, fsrun_error_t *err) {
@@ -705,8 +727,7 @@ static int write_skeleton(int dirfd, const char *dir, const char *root_path, fsr
     return fsrun_error_errno(err, "create `%s/%s`", dir, root_path);
   if (mkdirat(dirfd, SANDBOX_EMPTY_DIR, 0555) < 0 && errno != EEXIST)
     return fsrun_error_errno(err, "create `%s/%s`", dir, SANDBOX_EMPTY_DIR);
-  fd = openat(dirfd, SANDBOX_UNREADABLE_FILE, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0);
-  if (fd < 0 || fchmod(fd, 0) < 0 || ftruncate(fd, 0) < 0)
+  if (write_unreadable_file(dirfd) < 0)
     return fsrun_error_errno(err, "create `%s/%s`", dir, SANDBOX_UNREADABLE_FILE);
   return write_resolv_conf(dirfd, dir, err);
 }

@@ -616,6 +616,31 @@ EOF
   [ -z "$(ls -A "$DIR/user-state/.sandbox" 2>/dev/null)" ]
 }
 
+@test "sandbox: an ordinary user's run repairs a shared bundle that an older fsrun made (no resolv.conf)" {
+  requires_host_command setpriv
+  requires_host_command unshare
+  local uid=1000
+  setpriv --reuid "$uid" --regid "$uid" --clear-groups unshare -U true 2>/dev/null ||
+    skip "an unprivileged user cannot create a user namespace on this host"
+  make_traversable "$DIR"
+  chown -R "$uid:$uid" "$DIR"
+  as_uid() { setpriv --reuid "$uid" --regid "$uid" --clear-groups env HOME="$DIR/home" "$@"; }
+  run as_uid "$FSRUN" --root "$DIR/user-state" sandbox --policy "$POLICY" --worktree "$WT" \
+    --task-id "$TASK" -- true
+  [ "$status" -eq 0 ]
+  # what an older fsrun left: the skeleton without resolv.conf, the mask file mode 0 and ours
+  rm "$DIR/user-state/.sandbox-bundle/resolv.conf"
+  [ "$(stat -c '%a %u' "$DIR/user-state/.sandbox-bundle/unreadable")" = "0 $uid" ]
+  run as_uid "$FSRUN" --root "$DIR/user-state" sandbox --policy "$POLICY" --worktree "$WT" \
+    --task-id "$TASK" -- cat /etc/shadow
+  echo "$output"
+  # the run happened (cat's own failure on the masked file, not a set-up failure)
+  [ "$status" -eq 1 ]
+  [[ $output == *"Permission denied"* ]]
+  [ -f "$DIR/user-state/.sandbox-bundle/resolv.conf" ]
+  [ "$(stat -c '%a %s' "$DIR/user-state/.sandbox-bundle/unreadable")" = "0 0" ]
+}
+
 @test "sandbox: SIGTERM to fsrun sandbox ends a shell that installs no handler (Fusion's cancel)" {
   local marker=1$RANDOM$RANDOM rc=0
   # the shell is not pid 1 (fsrun's init is), so SIGTERM's default action applies to it

@@ -26,8 +26,9 @@ command -v npm >/dev/null 2>&1 || FSRUN_TEST_PACKAGES+=(npm)
 FSRUN_CLIENT_PACKAGES=(podman conmon catatonit containerd docker.io python3-grpcio
   python3-grpc-tools python3-protobuf)
 # ---- package suite (tests/package: make install, the Debian package) ------------------------------
-# dpkg-buildpackage (dpkg-dev) with debhelper, and lintian; man-db renders the installed pages.
-FSRUN_PACKAGE_PACKAGES=(dpkg-dev debhelper lintian man-db)
+# dpkg-buildpackage (dpkg-dev) with debhelper, and lintian; man-db renders the installed pages;
+# the clients that must find the installed binary through the shipped configurations.
+FSRUN_PACKAGE_PACKAGES=(dpkg-dev debhelper lintian man-db podman containerd docker.io)
 # -------------------------------------------------------------------------------------------------
 
 fsrun_note() { printf '%s\n' "$*"; }

@@ -16,7 +16,10 @@ step() { # step NAME COMMAND...
   local name=$1
   shift
   echo "== $name: $*" >>"$log"
-  if "$@" >>"$log" 2>&1; then echo "step $name ok"; else echo "step $name FAILED"; fi
+  local start=$SECONDS rc=0
+  "$@" >>"$log" 2>&1 || rc=$?
+  echo "-- $name: status $rc after $((SECONDS - start)) s" >>"$log"
+  if [ "$rc" = 0 ]; then echo "step $name ok"; else echo "step $name FAILED"; fi
 }
 # in_root COMMAND...: COMMAND with the copy as its root: pivot_root in a mount namespace of its
 # own, not chroot, so that it may still make user namespaces (a chrooted process may not)
@@ -64,6 +67,63 @@ if [ -x "$R/usr/bin/containerd" ]; then
     containerd --config /tmp/ctrd.toml config dump | grep -A3 "runtimes.fsrun.options" | grep "BinaryName = \"/usr/bin/fsrun\""'
 else
   echo "step containerd skipped"
+fi
+
+# Docker: a dockerd of the copy's own whose only configuration is the shipped daemon.json, as
+# /etc/docker/daemon.json. It runs in network, pid and mount namespaces of its own: its bridge,
+# sysctls and iptables state are the namespace's and go with it, every process of it dies with the
+# namespace's first process (and `timeout` bounds that), and its mounts (a tmpfs for
+# /var/lib/docker: overlay2 cannot keep its layers on the copy's overlayfs) are that namespace's.
+# The flags are the test's isolation, not configuration of fsrun: a cgroup parent of this run's own
+# (the host's cgroup hierarchy is shared; removed below), no iptables rules at all.
+dk_image=$dir/docker-image.tar
+if [ -x "$R/usr/sbin/dockerd" ] && [ -x "$R/usr/bin/docker" ] &&
+  "$(dirname "$0")/../clients/image.sh" "$dk_image" localhost/fsrun-test/busybox:latest >>"$log" 2>&1; then
+  cp "$dk_image" "$R/tmp/busybox.tar"
+  dk_cgparent=/fsrun-pkg-docker-$$
+  step docker in_root timeout -k 10 240 unshare --net --pid --fork --mount-proc --kill-child sh -c '
+    set -e
+    readlink /proc/self/ns/pid /proc/self/ns/net >/tmp/docker-ns
+    ip link set lo up
+    mkdir -p /etc/docker /var/lib/docker && mount -t tmpfs fsrun-pkg-docker /var/lib/docker
+    cp /usr/share/doc/fsrun/examples/docker/daemon.json /etc/docker/daemon.json
+    dockerd --cgroup-parent "$1" --iptables=false --ip6tables=false </dev/null >/tmp/dockerd.log 2>&1 &
+    pid=$!
+    trap "echo dockerd: >&2; tail -n 20 /tmp/dockerd.log >&2" EXIT
+    i=0
+    until docker version >/dev/null 2>&1; do
+      i=$((i + 1))
+      [ "$i" -le 600 ] && ! grep -q "^State:.*zombie" "/proc/$pid/status" || exit 1
+      sleep 0.2
+    done
+    # docker info names the shipped path, and `docker run --runtime fsrun` runs a container with it
+    docker info --format "{{json .Runtimes}}" | jq -e ".fsrun.path == \"/usr/bin/fsrun\""
+    docker load -i /tmp/busybox.tar
+    out=$(docker run --runtime fsrun --rm localhost/fsrun-test/busybox echo hello from docker)
+    echo "$out" && [ "$out" = "hello from docker" ]
+    # it was fsrun that made the container: its state is in fsrun'"'"'s format under the state root
+    # Docker gives its runtimes
+    id=$(docker run -d --runtime fsrun localhost/fsrun-test/busybox sleep 600)
+    fsrun --root /run/docker/runtime-runc/moby list -q | grep -qx "$id"
+    [ "$(fsrun --root /run/docker/runtime-runc/moby state "$id" | jq -r .status)" = running ]
+    docker rm -f "$id" >/dev/null
+    [ -z "$(docker ps -aq)" ] && [ -z "$(fsrun --root /run/docker/runtime-runc/moby list -q)" ]
+    rm /etc/docker/daemon.json
+    trap - EXIT
+    kill -TERM "$pid" && wait "$pid" || true' sh "$dk_cgparent"
+  # the containers' cgroups (made under our parent in the host's hierarchy), then: no process is
+  # left in the daemon's pid or network namespace, and no cgroup of it
+  for d in /sys/fs/cgroup/*"$dk_cgparent"; do
+    [ -d "$d" ] && find "$d" -depth -type d -exec rmdir {} + 2>/dev/null
+  done
+  step docker-nothing-left sh -c 'ns=$(cat "$1"/tmp/docker-ns) && [ -n "$ns" ] && for p in /proc/[0-9]*; do
+      for n in pid net; do l=$(readlink "$p/ns/$n" 2>/dev/null) || continue
+        if printf "%s\n" "$ns" | grep -qxF "$l"; then echo "left: ${p#/proc/} $(tr "\0" " " <"$p/cmdline")"; exit 1; fi
+      done
+    done
+    ! ls -d /sys/fs/cgroup/*"$2" 2>/dev/null' sh "$R" "$dk_cgparent"
+else
+  echo "step docker skipped"
 fi
 
 # the quickstart's container: a busybox bundle from `fsrun spec`, run to completion

@@ -3,7 +3,8 @@
 # installed with `apt-get install ./fsrun_*.deb` in a throw-away copy of this machine's root
 # (clean-root.sh: an overlay over / in a private mount namespace, so the host's dpkg database,
 # users and files are never touched), used there for the quickstart's container and sandbox (as
-# root and as an ordinary user), and purged again without leaving anything.
+# root and as an ordinary user), found there by podman, containerd and a dockerd of the copy's own
+# through the shipped configurations alone, and purged again without leaving anything.
 
 load ../integration/helpers
 
@@ -90,6 +91,11 @@ steps_ok() {
     ran=$((ran + 1))
   done
   [ "$ran" -gt 0 ] || skip "neither podman nor containerd is installed"
+}
+
+@test "Docker finds the installed fsrun through the shipped daemon.json alone, and its daemon leaves nothing" {
+  grep -qx "step docker skipped" "$PKG_DIR/steps" && skip "needs Debian's docker.io and busybox-static"
+  steps_ok docker docker-nothing-left
 }
 
 @test "the installed fsrun runs the quickstart's container, and its sandbox as root and as a user" {

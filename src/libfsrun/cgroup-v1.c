@@ -1,8 +1,10 @@
 /* cgroup v1 writers: one directory per controller hierarchy, values in the v1 file formats. */
 #include "cgroup-internal.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -149,6 +151,55 @@ int cgroup_v1_apply_memory(const char *dir, const oci_memory *m, bool update, fs
 
 /* --- cpu, cpuset ------------------------------------------------------------------------------ */
 
+static long long read_rt_runtime(const char *dir) {
+  cleanup_error fsrun_error_t err = NULL;
+  cleanup_free char *text = NULL;
+  if (cgroup_read(dir, "cpu.rt_runtime_us", &text, &err) < 0)
+    return 0;
+  return strtoll(text, NULL, 10);
+}
+
+/* The rt_runtime_us of parent's children other than the one named skip. */
+static long long siblings_rt_runtime(const char *parent, const char *skip) {
+  cleanup_dir DIR *d = opendir(parent);
+  struct dirent *de;
+  long long sum = 0;
+  while (d != NULL && (de = readdir(d)) != NULL) {
+    cleanup_free char *sub = NULL;
+    long long v;
+    if (de->d_type != DT_DIR || de->d_name[0] == '.' || strcmp(de->d_name, skip) == 0)
+      continue;
+    sub = xasprintf("%s/%s", parent, de->d_name);
+    v = read_rt_runtime(sub);
+    if (v > 0)
+      sum += v;
+  }
+  return sum;
+}
+
+/* A cgroup's realtime runtime must fit in its parent's, which is 0 for a parent made without one
+ * (/fsrun here): the ancestors below the hierarchy's root (which has release_agent, and the
+ * system's budget) get what their children then need, as the child asks for it. */
+static int grow_rt_budget(const char *dir, long long want, fsrun_error_t *err) {
+  cleanup_free char *parent = xstrdup(dir);
+  char *slash = strrchr(parent, '/');
+  long long have, need;
+  if (want <= 0 || slash == NULL || slash == parent)
+    return 0;
+  *slash = '\0';
+  if (!cgroup_file_exists(parent, "cpu.rt_runtime_us") ||
+      cgroup_file_exists(parent, "release_agent"))
+    return 0;
+  have = read_rt_runtime(parent);
+  need = siblings_rt_runtime(parent, slash + 1) + want;
+  if (have < 0 || have >= need)
+    return 0;
+  if (grow_rt_budget(parent, need, err) < 0)
+    return fsrun_error_code(err);
+  return cgroup_write_fieldf(parent, "cpu.rt_runtime_us", "linux.resources.cpu.realtimeRuntime",
+                             err, "%lld", need);
+}
+
 int cgroup_v1_apply_cpu(const char *dir, const oci_cpu *c, fsrun_error_t *err) {
   int ret;
   /* shares, period and quota 0 are "not set" (Docker sends 0 for each one it leaves alone, at
@@ -205,6 +256,8 @@ int cgroup_v1_apply_cpu(const char *dir, const oci_cpu *c, fsrun_error_t *err) {
       if (ret < 0)
         return ret;
     }
+    if (runtime && grow_rt_budget(dir, c->realtime_runtime, err) < 0)
+      return fsrun_error_code(err);
     if (runtime) {
       ret = cgroup_write_field(dir, "cpu.rt_runtime_us", runtime,
                                "linux.resources.cpu.realtimeRuntime", err);

@@ -17,6 +17,11 @@ setup() {
 
 teardown() {
   teardown_bundle
+  # the realtime budget a test gave fsrun's parent cgroup goes back (refused while another
+  # container still needs it)
+  if [ -n "${RT_PARENT_SAVED:-}" ]; then
+    echo "$RT_PARENT_SAVED" >/sys/fs/cgroup/cpu/fsrun/cpu.rt_runtime_us 2>/dev/null || true
+  fi
   local pattern d
   # parents made by tests that chose their own cgroupsPath (deepest first); the patterns are
   # globbed now, when the directories exist
@@ -415,4 +420,21 @@ FSRUN_GLOBAL_ARGS=()
   start_detached sleep 1000
   [ "$(cg_read pids pids.max)" = 17 ]
   fsrun delete --force "$CONTAINER_ID"
+}
+
+@test "cgroups v1: cpu.realtimeRuntime works under fsrun's parent, which is given the budget the container asks for" {
+  requires_cgroup_v1
+  [ -e /sys/fs/cgroup/cpu/fsrun/cpu.rt_runtime_us ] || [ -e /sys/fs/cgroup/cpu/cpu.rt_runtime_us ] ||
+    skip "no realtime group scheduling (cpu.rt_runtime_us) on this host"
+  # the parent exists once any container ran; its budget before this test is restored in teardown
+  mkdir -p /sys/fs/cgroup/cpu/fsrun
+  RT_PARENT_SAVED=$(cat /sys/fs/cgroup/cpu/fsrun/cpu.rt_runtime_us)
+  CONTAINER_ID=cg-rt-$RANDOM
+  update_config '.linux.resources.cpu = {"realtimeRuntime": 10000, "realtimePeriod": 1000000}'
+  start_sleeper
+  [ "$(cat "$(container_cgroup_file cpu cpu.rt_runtime_us)")" = 10000 ]
+  [ "$(cat "$(container_cgroup_file cpu cpu.rt_period_us)")" = 1000000 ]
+  [ "$(cat /sys/fs/cgroup/cpu/fsrun/cpu.rt_runtime_us)" -ge 10000 ]
+  fsrun delete --force "$CONTAINER_ID"
+  assert_no_leftovers "$CONTAINER_ID"
 }

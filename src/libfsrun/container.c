@@ -491,6 +491,7 @@ static int create_internal(const struct fsrun_context *ctx, const struct contain
   ic.in_userns = new_userns || (plan.n_joins > 0 && plan.joins[0].flag == CLONE_NEWUSER);
   ic.hooks_after_mounts = has_hooks(config, true);
   ic.reaper = want_reaper;
+  ic.seccomp_fd_by_pidfd = geteuid() == 0;
   ic.seccomp = seccomp;
   ic.attrs = attrs;
   ic.landlock = landlock;
@@ -671,11 +672,21 @@ static int create_internal(const struct fsrun_context *ctx, const struct contain
     }
     if (msg.type == SYNC_SECCOMP_FD) {
       cleanup_free char *state = hook_state(st, "creating", out->pid);
+      /* the fd itself, or (ic.seccomp_fd_by_pidfd) the number it is about to have in the init */
+      bool by_pidfd = msg.fd < 0 && msg.data != NULL;
+      if (by_pidfd && (msg.fd = seccomp_take_listener_fd(out->pidfd, atoi(msg.data), err)) < 0) {
+        sync_msg_clear(&msg);
+        goto fail;
+      }
       r = seccomp_send_listener(lx->seccomp->listener_path, lx->seccomp->listener_metadata, msg.fd,
                                 out->pid, state, err);
       sync_msg_clear(&msg);
       if (r < 0)
         goto fail;
+      if (by_pidfd && sync_send(sync_fds[0], SYNC_GO, 0, NULL, 0, -1) < 0) {
+        fsrun_error_make(err, 0, "the container init exited during setup");
+        goto fail;
+      }
       continue;
     }
     if (msg.type == SYNC_CREATED) {

@@ -222,6 +222,33 @@ static void clone_init_into_namespaces(struct init_config *c) {
     _exit(1);
 }
 
+/* Loads the seccomp filter. With a NOTIFY profile and seccomp_fd_by_pidfd, the runtime is told
+ * before the load which fd number the listener fd gets (the lowest free one: nothing opens an fd
+ * in between) and takes it with pidfd_getfd; we wait for its SYNC_GO before going on, so the fd is
+ * still there. Any syscall of ours from the load on may be notified: sending the fd ourselves
+ * (sendmsg) could wait forever for a listener that has no fd yet. */
+static int load_filter(struct init_config *c, int *notify_fd, fsrun_error_t *err) {
+  struct sync_msg msg = {.fd = -1};
+  char payload[16];
+  int next_fd, len;
+  if (!seccomp_has_notify(c->seccomp) || !c->seccomp_fd_by_pidfd)
+    return seccomp_load_filter(c->seccomp, notify_fd, err);
+  next_fd = fcntl(c->sync_fd, F_DUPFD_CLOEXEC, 0);
+  if (next_fd < 0)
+    return fsrun_error_errno(err, "find the seccomp listener's fd number");
+  close(next_fd);
+  len = snprintf(payload, sizeof(payload), "%d", next_fd);
+  if (sync_send(c->sync_fd, SYNC_SECCOMP_FD, 0, payload, (size_t)len, -1) < 0)
+    _exit(1);
+  if (seccomp_load_filter(c->seccomp, notify_fd, err) < 0)
+    return fsrun_error_code(err);
+  /* nothing to report an error with that could not itself wait: the runtime sees us die */
+  if (*notify_fd != next_fd || sync_recv(c->sync_fd, &msg) < 0 || msg.type != SYNC_GO)
+    _exit(1);
+  sync_msg_clear(&msg);
+  return 0;
+}
+
 void init_main(struct init_config *c) {
   cleanup_error fsrun_error_t err = NULL;
   const oci_process *p = c->config->process;
@@ -338,8 +365,7 @@ void init_main(struct init_config *c) {
   if (c->attrs != NULL && process_attrs_apply(c->attrs, c->procfs_fd, &err) < 0)
     fail(c, &err);
   /* without no_new_privs, loading a filter needs CAP_SYS_ADMIN: load it before dropping caps */
-  if (c->seccomp != NULL && !p->no_new_privileges &&
-      seccomp_load_filter(c->seccomp, &notify_fd, &err) < 0)
+  if (c->seccomp != NULL && !p->no_new_privileges && load_filter(c, &notify_fd, &err) < 0)
     fail(c, &err);
   if (process_apply_user_and_caps(p, &err) < 0)
     fail(c, &err);
@@ -352,10 +378,11 @@ void init_main(struct init_config *c) {
    * the runtime (which forwards it to listenerPath) before `create` returns, so it is loaded here.
    */
   if (c->seccomp != NULL && p->no_new_privileges && seccomp_has_notify(c->seccomp) &&
-      seccomp_load_filter(c->seccomp, &notify_fd, &err) < 0)
+      load_filter(c, &notify_fd, &err) < 0)
     fail(c, &err);
   if (notify_fd >= 0) {
-    if (sync_send(c->sync_fd, SYNC_SECCOMP_FD, 0, NULL, 0, notify_fd) < 0)
+    if (!c->seccomp_fd_by_pidfd &&
+        sync_send(c->sync_fd, SYNC_SECCOMP_FD, 0, NULL, 0, notify_fd) < 0)
       _exit(1);
     close(notify_fd);
   }

@@ -38,6 +38,9 @@ struct init_config {
   int preserve_fds;
   int listen_fds; /* LISTEN_FDS passed through from our environment, 0 when none */
   bool no_new_keyring;
+  /* the runtime takes the seccomp listener fd itself with pidfd_getfd (it is root): the init need
+   * not send it, since a profile may notify sendmsg and every other syscall the init still does */
+  bool seccomp_fd_by_pidfd;
   const sigset_t *sigmask; /* the caller's signal mask, restored before exec */
 };
 

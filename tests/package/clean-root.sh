@@ -153,6 +153,41 @@ step sandbox-user in_root sh -c 'useradd -m fsrun-pkg-user &&
   setpriv --reuid=fsrun-pkg-user --regid=fsrun-pkg-user --init-groups env -i PATH="$PATH" \
     HOME=/home/fsrun-pkg-user sh -c "$1"' sh "$sandbox_demo"
 
+# The Fusion adapter as installed (its sources under /usr/share/fsrun/fusion): packed as its README
+# says (npm ci installs TypeScript from the lockfile, npm pack's prepack builds), the tarball
+# installed into an empty project, and a backend made there with no setting but `backend: fsrun`
+# runs a command in a sandbox. The only fsrun in the copy is /usr/bin/fsrun, found in PATH.
+step fusion-pack in_root timeout -k 10 600 sh -c '
+  set -e
+  cp -r /usr/share/fsrun/fusion /tmp/fusion-src && cd /tmp/fusion-src
+  npm ci --no-audit --no-fund --prefer-offline
+  mkdir /tmp/fusion-pack && npm pack --silent --pack-destination /tmp/fusion-pack
+  mkdir /tmp/fusion-project && cd /tmp/fusion-project
+  echo "{\"name\": \"empty-project\", \"version\": \"1.0.0\", \"private\": true}" >package.json
+  npm install --offline --no-audit --no-fund /tmp/fusion-pack/*.tgz
+  chmod -R a+rX /tmp/fusion-project'
+# the worktree of the sandbox steps; the command sees it, and no network interface but lo
+fusion_demo='
+  set -e
+  cd /tmp/fusion-project
+  out=$(node -e "
+    const { createSandboxBackend } = require(\"@fsrun/fusion-sandbox\");
+    const events = [];
+    const b = createSandboxBackend({ defaults: [{ sandbox: { backend: \"fsrun\" } }], onAudit: (e) => events.push(e) });
+    const wt = process.env.HOME + \"/worktree\";
+    b.prepare({ taskId: \"t\", runId: \"r\", worktreePath: wt, policy: { allowNetwork: false, allowedPaths: [] } })
+      .then(() => b.run(\"cat README; ls /sys/class/net\", { cwd: wt, timeoutMs: 60000, maxBuffer: 65536 }))
+      .then(async (r) => {
+        await b.dispose();
+        const run = events.find((e) => e.event === \"sandbox:run\");
+        console.log(JSON.stringify({ id: b.id, backendName: run && run.backendName, stdout: r.stdout, exitCode: r.exitCode }));
+      });")
+  printf "%s\n" "$out"
+  [ "$out" = "{\"id\":\"custom\",\"backendName\":\"fsrun\",\"stdout\":\"hello\\nlo\\n\",\"exitCode\":0}" ]'
+step fusion-root in_root sh -c "$fusion_demo"
+step fusion-user in_root setpriv --reuid=fsrun-pkg-user --regid=fsrun-pkg-user --init-groups \
+  env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/home/fsrun-pkg-user sh -c "$fusion_demo"
+
 step remove in_root apt-get purge -y -q -o DPkg::Lock::Timeout=60 fsrun
 step removed in_root sh -c '! command -v fsrun && ! dpkg -s fsrun >/dev/null 2>&1 && [ ! -e /usr/share/fsrun ] &&
   [ ! -e /usr/share/doc/fsrun ] && [ -z "$(ls /usr/share/man/man8/fsrun* 2>/dev/null)" ]'

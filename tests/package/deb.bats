@@ -4,7 +4,8 @@
 # (clean-root.sh: an overlay over / in a private mount namespace, so the host's dpkg database,
 # users and files are never touched), used there for the quickstart's container and sandbox (as
 # root and as an ordinary user), found there by podman, containerd and a dockerd of the copy's own
-# through the shipped configurations alone, and purged again without leaving anything.
+# through the shipped configurations alone, and by the installed Fusion adapter with no setting,
+# and purged again without leaving anything.
 
 load ../integration/helpers
 
@@ -100,6 +101,10 @@ steps_ok() {
 
 @test "the installed fsrun runs the quickstart's container, and its sandbox as root and as a user" {
   steps_ok container sandbox-root sandbox-user
+}
+
+@test "the installed Fusion adapter, packed and installed into a project, finds /usr/bin/fsrun unconfigured" {
+  steps_ok fusion-pack fusion-root fusion-user
 }
 
 @test "apt-get purge removes the package and leaves nothing of it" {

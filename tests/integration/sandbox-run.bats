@@ -446,3 +446,43 @@ check_helper_stall_times_out() {
 @test "sandbox-run: --timeout-ms ends a set-up stalled inside create (an egress helper never ready): 124, nothing left (ordinary user)" {
   check_helper_stall_times_out user
 }
+
+check_killed_during_create_leaves_nothing() {
+  use_caller "$1"
+  local marker=1$RANDOM$RANDOM pid tries=100 state=
+  if [ "$CALLER" = user ] && [ "$(stat -c %a /dev/net/tun 2>/dev/null)" != 666 ]; then
+    skip "an ordinary user's egress needs /dev/net/tun mode 0666 (here: $(stat -c %a /dev/net/tun 2>&1))"
+  fi
+  # create waits for an egress helper that never says it is ready: the container's state dir
+  # exists and says `creating` when fsrun is SIGKILLed
+  printf '#!/bin/sh\nexec sleep %s\n' "$marker" >"$DIR/slirp4netns"
+  chmod 755 "$DIR/slirp4netns"
+  echo '{"allowNetwork": true}' >"$DIR/policy.json"
+  local as=()
+  [ "$CALLER" = root ] || as=(setpriv --reuid="$SBX_UID" --regid="$SBX_GID" --init-groups env -i PATH=/usr/bin:/bin HOME="$SBX_HOME")
+  "${as[@]}" env FSRUN_SLIRP4NETNS="$DIR/slirp4netns" "$FSRUN" --root "$STATE" sandbox \
+    --policy "$DIR/policy.json" --worktree "$WT" --task-id "$TASK" -- true >/dev/null 2>&1 3>&- &
+  pid=$!
+  BACKGROUND_PIDS="${BACKGROUND_PIDS:-} $pid"
+  while [ -z "$(pgrep -f "^sleep $marker")" ] && [ "$tries" -gt 0 ]; do
+    sleep 0.1
+    tries=$((tries - 1))
+  done
+  [ -n "$(pgrep -f "^sleep $marker")" ]
+  state=$(cat "$STATE"/sandbox-"$TASK"-*/state.json)
+  echo "$state"
+  [ "$(jq -r .status <<<"$state")" = creating ]
+  kill -KILL "$pid"
+  wait "$pid" || :
+  wait_state_clean
+  wait_processes_gone
+  [ -z "$(pgrep -f "^sleep $marker")" ]
+}
+
+@test "sandbox-run: fsrun SIGKILLed while create waits (state \`creating\`) leaves nothing (root)" {
+  check_killed_during_create_leaves_nothing root
+}
+
+@test "sandbox-run: fsrun SIGKILLed while create waits (state \`creating\`) leaves nothing (ordinary user)" {
+  check_killed_during_create_leaves_nothing user
+}

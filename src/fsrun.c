@@ -16,6 +16,7 @@
 #include "log.h"
 #include "prefault.h"
 #include "sandbox-watchdog.h"
+#include "sealed-exe.h"
 #include "oci.h"
 #include "runtime-features.h"
 #include "utils.h"
@@ -146,6 +147,18 @@ static int fail(const char *msg) {
   return 1;
 }
 
+/* Whether the command may be one that starts processes in a container. Any argument that names
+ * one counts (before the options are parsed, a global option's value cannot be told from the
+ * command): at worst a needless copy, never a missed one. */
+static bool starts_container_processes(int argc, char **argv) {
+  static const char *const names[] = {"create", "run", "exec", "sandbox"};
+  for (int a = 1; a < argc; a++)
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+      if (strcmp(argv[a], names[i]) == 0)
+        return true;
+  return false;
+}
+
 int main(int argc, char **argv) {
   struct fsrun_context ctx = {.log_format = "text", .rootless = ROOTLESS_AUTO};
   cleanup_free char *usage_error = NULL;
@@ -156,6 +169,10 @@ int main(int argc, char **argv) {
   bool want_help = false, want_version = false;
   int exit_status = 0, opt;
 
+  /* every process these commands clone into a container runs from a sealed copy of us: before
+   * anything else, so that the copy is made before our own image is faulted in */
+  if (starts_container_processes(argc, argv) && sealed_exe_ensure(argv, &err) < 0)
+    return fail(err->msg);
   prefault_image();
   /* Keep going past a bad option so that --log/--log-format given anywhere still apply to the
    * error we report about it. */

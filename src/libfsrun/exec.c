@@ -1,11 +1,12 @@
 /* `exec`: runs a new process inside an existing container.
  *
  * The parent (this fsrun process) reads the state and the config.json that `create` stored in the
- * state directory (the bundle may have changed since), compiles the seccomp profile,
- * then, with the container's pid namespace as its pid_for_children, clone3()s the child straight
- * into the container's pid namespace and cgroup (CLONE_INTO_CGROUP on v2; on v1 the child writes
- * itself into each hierarchy). The child joins the remaining namespaces with one setns() on the
- * init's pidfd, sets itself up and execve()s the command; the parent learns the outcome from a
+ * state directory (the bundle may have changed since), compiles the seccomp profile, then
+ * clone3()s a child into the container's cgroup (CLONE_INTO_CGROUP on v2; on v1 the child writes
+ * itself into each hierarchy). The child joins every namespace with one setns() on the init's
+ * pidfd (the mount namespace gives it the container's root) and, when the container has a pid
+ * namespace, clones the process that is visible in it only then (docs/process-model.md); that
+ * process sets itself up and execve()s the command; the parent learns the outcome from a
  * CLOEXEC sync socket: an error message, or SYNC_EXEC_READY and then EOF when execve succeeded.
  * An EOF without SYNC_EXEC_READY is a child that died during setup: a failed exec. */
 #include "exec.h"
@@ -13,7 +14,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <linux/nsfs.h>
 #include <linux/openat2.h>
 #include <poll.h>
 #include <sched.h>
@@ -288,10 +288,11 @@ struct exec_child {
   int init_pidfd;
   int ns_flags;   /* joined with setns() on init_pidfd */
   bool join_user; /* ns_flags has CLONE_NEWUSER */
-  /* ns_flags has CLONE_NEWPID: the parent could not join the pid namespace itself (rootless: that
-   * needs CAP_SYS_ADMIN in our own user namespace), so we join it with the user namespace and
-   * clone the process that execs into it, as the parent's child (CLONE_PARENT) */
+  /* ns_flags has CLONE_NEWPID: we join the pid namespace with the others (after the mount
+   * namespace, whose root becomes ours) and clone the process that execs into it, as the
+   * parent's child (CLONE_PARENT): nothing of the runtime is visible there before it is inside */
   bool pid_late;
+  bool attrs_applied;           /* pid_late: by the child, before the clone that inherits them */
   struct fsrun_cgroup *cg_join; /* v1/hybrid: the child writes itself into it; NULL otherwise */
   const struct fsrun_seccomp *seccomp;
   const struct fsrun_process_attrs *attrs;
@@ -362,22 +363,6 @@ static void close_fds_from(int first, int keep) {
       close(fd);
 }
 
-/* Whether setns() back into our own pid namespace (own_pidns) will be allowed once we joined the
- * container's: that needs CAP_SYS_ADMIN in the user namespace owning it, i.e. it must be ours.
- * Rootless podman runs us as root of a user namespace of its own under the host's pid namespace:
- * joining would be a one-way trip, and everything we cloned afterwards (LeakSanitizer's tracer
- * at exit, say, which then spins forever) would be born in the container. NS_GET_USERNS fails
- * with EPERM for an owner above our user namespace. */
-static bool can_return_to_pid_namespace(int own_pidns) {
-  struct stat owner, ours;
-  cleanup_close int userns = ioctl(own_pidns, NS_GET_USERNS);
-  if (userns < 0)
-    return errno != EPERM;
-  if (fstat(userns, &owner) < 0 || stat("/proc/self/ns/user", &ours) < 0)
-    return true; /* unknown: try, and warn when it fails */
-  return owner.st_dev == ours.st_dev && owner.st_ino == ours.st_ino;
-}
-
 /* pid_late: the process born in the pid namespace we joined becomes the parent's child
  * (CLONE_PARENT: its exit is the parent's to wait for); we report its pid and exit. Returns in it.
  */
@@ -436,8 +421,17 @@ __attribute__((noreturn)) static void exec_child_main(struct exec_child *c) {
   }
   if (c->init_root_fd >= 0)
     close(c->init_root_fd);
-  if (c->pid_late)
+  if (c->pid_late) {
+    /* inherited by the clone (the LSM labels for its execve too): the host's procfs, which the
+     * label writes need, is closed before anything the container can see exists */
+    if (c->attrs != NULL && process_attrs_apply(c->attrs, c->procfs_fd, &err) < 0)
+      child_fail(c, &err);
+    if (c->procfs_fd >= 0)
+      close(c->procfs_fd);
+    c->procfs_fd = -1;
+    c->attrs_applied = true;
     clone_into_pid_namespace(c);
+  }
   if (c->join_user) {
     /* root of the container's user namespace while setting up (the pty is then its own); raw
      * syscalls, as in process_apply_user_and_caps: libc's wrappers would wait for threads of
@@ -481,7 +475,8 @@ __attribute__((noreturn)) static void exec_child_main(struct exec_child *c) {
     child_fail(c, &err);
   if (process_apply_rlimits(p, &err) < 0)
     child_fail(c, &err);
-  if (c->attrs != NULL && process_attrs_apply(c->attrs, c->procfs_fd, &err) < 0)
+  if (c->attrs != NULL && !c->attrs_applied &&
+      process_attrs_apply(c->attrs, c->procfs_fd, &err) < 0)
     child_fail(c, &err);
   if (c->procfs_fd >= 0)
     close(c->procfs_fd); /* the host's procfs */
@@ -785,7 +780,6 @@ int container_exec(const struct fsrun_context *ctx, const struct exec_options *o
   cleanup_close int console_fd = -1;
   cleanup_close int init_pidfd = -1;
   cleanup_close int procfs_fd = -1;
-  cleanup_close int own_pidns = -1;
   cleanup_close int child_pidfd = -1;
   cleanup_close int relay_master = -1;
   cleanup_close int init_cgroup_fd = -1;
@@ -913,24 +907,13 @@ int container_exec(const struct fsrun_context *ctx, const struct exec_options *o
   foreground_signals(&blocked);
   sigprocmask(SIG_BLOCK, o->detach ? NULL : &blocked, &old_mask);
 
-  /* the pid namespace applies to children only: make it ours for the clone, then return */
+  /* The process the container can see is born inside: the child joins every namespace (the mount
+   * namespace makes the container's root its own; the pid namespace applies to its children
+   * only) and clones the process that execs into the pid namespace from there. Joined here, the
+   * child would be visible in the container while still in the host's mount namespace. */
   if (ns_flags & CLONE_NEWPID) {
-    own_pidns = open("/proc/self/ns/pid", O_RDONLY | O_CLOEXEC);
-    if (own_pidns < 0) {
-      ret = fsrun_error_errno(err, "open our own pid namespace");
-      goto out;
-    }
-    bool one_way = !can_return_to_pid_namespace(own_pidns);
-    if (one_way || setns(init_pidfd, CLONE_NEWPID) < 0) {
-      if (!one_way && errno != EPERM) {
-        ret = fsrun_error_errno(err, "join the container's pid namespace");
-        goto out;
-      }
-      /* rootless: only possible from inside the container's user namespace, in the child */
-      close(steal_fd(&own_pidns));
-      child_cfg.pid_late = true;
-      child_cfg.ns_flags |= CLONE_NEWPID;
-    }
+    child_cfg.pid_late = true;
+    child_cfg.ns_flags |= CLONE_NEWPID;
   }
   child = syscall(SYS_clone3, &args, sizeof(args));
   if (child < 0 && errno == EBUSY && (args.flags & EXEC_CLONE_INTO_CGROUP))
@@ -942,10 +925,6 @@ int container_exec(const struct fsrun_context *ctx, const struct exec_options *o
     exec_child_main(&child_cfg); /* never returns */
   if (child < 0)
     ret = fsrun_error_code(err);
-  if (own_pidns >= 0 && setns(own_pidns, CLONE_NEWPID) < 0 && child >= 0) {
-    /* nothing more may be cloned here; the child is already where it belongs */
-    log_warning("return to our own pid namespace: %s", strerror(errno));
-  }
   if (child < 0)
     goto out;
   exec_pid = (pid_t)child;

@@ -35,16 +35,17 @@ state_field() {
   pid=$(jq -r .pid <<<"$output")
   [ "$pid" -gt 0 ]
   [ "$(cat "$BATS_TEST_TMPDIR/pid")" = "$pid" ]
-  # the init exists, is still fsrun's code (not the user's process) and has not run anything yet
+  # the init exists, is still fsrun's code (its sealed memfd copy, not the user's process) and
+  # has not run anything yet
   [ -d "/proc/$pid" ]
-  [ "$(readlink "/proc/$pid/exe")" = "$(readlink -f "$FSRUN")" ]
+  [ "$(readlink "/proc/$pid/exe")" = "/memfd:fsrun (deleted)" ]
   [ ! -e "$ROOTFS/dev/shm/ran" ]
 
   fsrun start life1
   [ "$(state_field life1 status)" = running ]
   [ "$(state_field life1 pid)" = "$pid" ]
   # it is now the user's process
-  [ "$(readlink "/proc/$pid/exe")" != "$(readlink -f "$FSRUN")" ]
+  [[ "$(readlink "/proc/$pid/exe")" == */bin/busybox ]]
 
   fsrun kill life1 KILL
   wait_for_status life1 stopped

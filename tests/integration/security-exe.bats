@@ -1,6 +1,6 @@
 #!/usr/bin/env bats
 # Invariant 1 (CVE-2019-5736): the container cannot overwrite or reopen the runtime binary. The init
-# is a clone of fsrun (never an exec of it) and is non-dumpable until it execs the user's process,
+# is a clone of fsrun running from a sealed memfd copy, non-dumpable until it execs the user's process,
 # so nothing in the container can open its /proc/PID/exe, read its memory or environment.
 
 load helpers
@@ -34,9 +34,9 @@ probe_init() {
   set_process_args /bin/sleep 100
   fsrun create --bundle "$BUNDLE" sec-exe
   pid=$(fsrun state sec-exe | jq -r .pid)
-  # not a re-exec: the init's exe is the runtime binary itself, still busy and never writable
-  [ "$(readlink "/proc/$pid/exe")" = "$(readlink -f "$FSRUN")" ]
-  run bash -c "exec 3>>/proc/$pid/exe"
+  # the init's exe is a sealed memfd copy of the runtime (docs/process-model.md), never writable
+  [ "$(readlink "/proc/$pid/exe")" = "/memfd:fsrun (deleted)" ]
+  run bash -c "exec 3>>/proc/$pid/exe && echo x >&3"
   [ "$status" -ne 0 ]
 
   probe_init "$pid"

@@ -1,0 +1,108 @@
+#!/usr/bin/env bats
+# Issue 13 section 1: a container process with CAP_SYS_PTRACE (and one with every capability)
+# attacks the runtime's processes. Non-dumpability does not stop it, so what is tried here must
+# fail by construction (docs/process-model.md): the exec'd process is visible only once it is in
+# the container's mount namespace and root, and no runtime process has the on-disk binary as its
+# /proc/PID/exe (they run from a sealed memfd copy). Every attack runs against a copy of the
+# binary, so that a successful overwrite does not destroy the build.
+
+load helpers
+
+setup_file() {
+  requires_host_command cc
+  PROBE_BIN=$BATS_FILE_TMPDIR/ptrace-probe
+  cc -static -O2 -o "$PROBE_BIN" "$FSRUN_TESTS_DIR/ptrace-probe.c"
+  export PROBE_BIN
+}
+
+setup() {
+  requires_root
+  requires_fsrun_command exec
+  [ -x "${PROBE_BIN:-}" ] || skip "needs cc -static for the probe"
+  setup_bundle
+  cp "$PROBE_BIN" "$ROOTFS/bin/ptrace-probe"
+  # the runtime under attack: a copy
+  FSRUN_COPY=$BATS_TEST_TMPDIR/fsrun-copy
+  cp "$FSRUN" "$FSRUN_COPY"
+  cp "$FSRUN" "$BATS_TEST_TMPDIR/fsrun-original"
+  # a file only the host has
+  HOST_FILE=$BATS_TEST_TMPDIR/host-only
+  echo secret >"$HOST_FILE"
+  update_config '.root.readonly = false'
+}
+
+teardown() {
+  teardown_bundle
+}
+
+copy() {
+  "$FSRUN_COPY" --root "$FSRUN_ROOT" "$@"
+}
+
+# with_caps ptrace|all: the container's process gets CAP_SYS_PTRACE, or every capability
+with_caps() {
+  if [ "$1" = ptrace ]; then
+    update_config '.process.capabilities |= with_entries(.value += ["CAP_SYS_PTRACE"])'
+  else
+    local all
+    all=$(capsh --print 2>/dev/null | sed -n 's/^Bounding set =//p' | tr ',' '\n' |
+      sed 's/^cap_/CAP_/; s/.*/"\U&"/' | paste -sd, -)
+    [ -n "$all" ] || all='"CAP_SYS_PTRACE","CAP_SYS_ADMIN","CAP_DAC_OVERRIDE"'
+    update_config ".process.capabilities |= with_entries(.value = [$all])"
+  fi
+}
+
+# exec_attack CAPS: a watcher in the container tries every new process during 20 execs
+exec_attack() {
+  with_caps "$1"
+  set_process_args /bin/ptrace-probe watch "$HOST_FILE" /tmp/stop /tmp/watch.out
+  copy run -d --bundle "$BUNDLE" sec-ptrace </dev/null >/dev/null 2>&1
+  wait_for_status sec-ptrace running
+  for _ in $(seq 20); do
+    copy exec sec-ptrace /bin/true
+  done
+  : >"$ROOTFS/tmp/stop"
+  for _ in $(seq 100); do grep -q '^watched' "$ROOTFS/tmp/watch.out" 2>/dev/null && break; sleep 0.1; done
+  cat "$ROOTFS/tmp/watch.out"
+  grep -q '^watched [1-9]' "$ROOTFS/tmp/watch.out"
+  [ -z "$(grep '^root-escape' "$ROOTFS/tmp/watch.out")" ]
+  # what it could see (and seize) is never the runtime binary on disk
+  [ -z "$(grep -F " $FSRUN_COPY" "$ROOTFS/tmp/watch.out")" ]
+  cmp "$FSRUN_COPY" "$BATS_TEST_TMPDIR/fsrun-original"
+  copy delete --force sec-ptrace
+}
+
+@test "security-ptrace: with CAP_SYS_PTRACE, a process watching for exec's child never reaches the host's root or the runtime binary" {
+  exec_attack ptrace
+}
+
+@test "security-ptrace: with every capability, a process watching for exec's child never reaches the host's root or the runtime binary" {
+  exec_attack all
+}
+
+# exe_attack CAPS: between create and start, an exec'd process opens the waiting init's
+# /proc/1/exe and keeps it; once fsrun has exited and the container runs, it reopens it to write
+exe_attack() {
+  with_caps "$1"
+  set_process_args /bin/sleep 1000
+  copy create --bundle "$BUNDLE" sec-exe2 </dev/null >/dev/null 2>&1
+  pid=$(copy state sec-exe2 | jq -r .pid)
+  init_exe=$(readlink "/proc/$pid/exe")
+  copy exec sec-exe2 /bin/ptrace-probe overwrite 1 /tmp/overwrite.out
+  copy start sec-exe2
+  for _ in $(seq 300); do [ -s "$ROOTFS/tmp/overwrite.out" ] && break; sleep 0.1; done
+  cat "$ROOTFS/tmp/overwrite.out"
+  [ -s "$ROOTFS/tmp/overwrite.out" ]
+  [ -z "$(grep overwritten "$ROOTFS/tmp/overwrite.out")" ]
+  cmp "$FSRUN_COPY" "$BATS_TEST_TMPDIR/fsrun-original"
+  [ "$init_exe" != "$FSRUN_COPY" ]
+  copy delete --force sec-exe2
+}
+
+@test "security-ptrace: with CAP_SYS_PTRACE, the waiting init's /proc/1/exe does not lead to the runtime binary (CVE-2019-5736)" {
+  exe_attack ptrace
+}
+
+@test "security-ptrace: with every capability, the waiting init's /proc/1/exe does not lead to the runtime binary (CVE-2019-5736)" {
+  exe_attack all
+}

@@ -473,7 +473,8 @@ static int create_internal(const struct fsrun_context *ctx, const struct contain
 
   /* double clone: the init waits too, so that the intermediate's report comes first */
   wait_go = new_userns || plan.double_clone || (out->cg != NULL && cgroup_clone_fd(out->cg) < 0) ||
-            (lx != NULL && lx->n_net_devices > 0) || o->on_namespaces != NULL;
+            (proc->scheduler != NULL) || (lx != NULL && lx->n_net_devices > 0) ||
+            o->on_namespaces != NULL;
   memset(&ic, 0, sizeof(ic));
   ic.config = config;
   ic.sync_fd = sync_fds[1];
@@ -572,6 +573,9 @@ static int create_internal(const struct fsrun_context *ctx, const struct contain
     goto fail;
   if (proc->has_oom_score_adj &&
       procfs_set_oom_score_adj(procfs_fd, out->pid, proc->oom_score_adj, err) < 0)
+    goto fail;
+  /* in its cgroup already (a real-time policy needs the cgroup's rt budget); the init waits */
+  if (process_attrs_apply_scheduler(attrs, out->pid, err) < 0)
     goto fail;
   /* linux.netDevices: into the init's network namespace before it (or a hook) looks at it */
   if (lx != NULL && lx->n_net_devices > 0) {

@@ -529,6 +529,19 @@ static int apply_lsm_labels(const struct fsrun_process_attrs *a, int procfs_fd,
   return 0;
 }
 
+int process_attrs_apply_scheduler(const struct fsrun_process_attrs *a, pid_t pid,
+                                  fsrun_error_t *err) {
+  if (a == NULL || !a->has_scheduler)
+    return 0;
+  if (syscall(SYS_sched_setattr, pid, &a->scheduler, 0) < 0) {
+    if (errno == EPERM)
+      return fsrun_error_errno(err, "process.scheduler: sched_setattr (real-time policies and "
+                                    "negative nice need CAP_SYS_NICE)");
+    return fsrun_error_errno(err, "process.scheduler: sched_setattr");
+  }
+  return 0;
+}
+
 int process_attrs_apply(const struct fsrun_process_attrs *a, int procfs_fd, fsrun_error_t *err) {
   if (a == NULL)
     return 0;
@@ -540,14 +553,8 @@ int process_attrs_apply(const struct fsrun_process_attrs *a, int procfs_fd, fsru
                 maxnode) < 0)
       return fsrun_error_errno(err, "linux.memoryPolicy: set_mempolicy");
   }
-  if (a->has_scheduler) {
-    if (syscall(SYS_sched_setattr, 0, &a->scheduler, 0) < 0) {
-      if (errno == EPERM)
-        return fsrun_error_errno(err, "process.scheduler: sched_setattr (real-time policies and "
-                                      "negative nice need CAP_SYS_NICE)");
-      return fsrun_error_errno(err, "process.scheduler: sched_setattr");
-    }
-  }
+  if (a->has_scheduler && process_attrs_apply_scheduler(a, 0, err) < 0)
+    return fsrun_error_code(err);
   if (a->has_io_priority) {
     if (syscall(SYS_ioprio_set, IOPRIO_WHO_PROCESS_, 0, a->io_priority) < 0)
       return fsrun_error_errno(err, "process.ioPriority: ioprio_set");

@@ -96,6 +96,12 @@ void process_attrs_free(struct fsrun_process_attrs *a);
  */
 int process_attrs_apply(const struct fsrun_process_attrs *a, int procfs_fd, fsrun_error_t *err);
 
+/* process.scheduler for pid, from the runtime: it still has the privilege (CAP_SYS_NICE in the
+ * initial user namespace) that an init in a user namespace lacks; children inherit the policy.
+ * Nothing when the config has no scheduler. */
+int process_attrs_apply_scheduler(const struct fsrun_process_attrs *a, pid_t pid,
+                                  fsrun_error_t *err);
+
 typedef enum { CPU_AFFINITY_INITIAL, CPU_AFFINITY_FINAL } fsrun_cpu_affinity_stage;
 /* sched_setaffinity for execCPUAffinity.initial/final; nothing when that one is not set. */
 int process_attrs_apply_cpu_affinity(const struct fsrun_process_attrs *a,

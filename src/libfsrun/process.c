@@ -362,8 +362,13 @@ void init_main(struct init_config *c) {
   if (process_apply_rlimits(p, &err) < 0)
     fail(c, &err);
   /* scheduler, I/O priority, personality, LSM labels: they need our privileges */
-  if (c->attrs != NULL && process_attrs_apply(c->attrs, c->procfs_fd, &err) < 0)
-    fail(c, &err);
+  /* the scheduler is the runtime's to set (before GO), with its privilege */
+  if (c->attrs != NULL) {
+    struct fsrun_process_attrs rest = *c->attrs;
+    rest.has_scheduler = false;
+    if (process_attrs_apply(&rest, c->procfs_fd, &err) < 0)
+      fail(c, &err);
+  }
   /* without no_new_privs, loading a filter needs CAP_SYS_ADMIN: load it before dropping caps */
   if (c->seccomp != NULL && !p->no_new_privileges && load_filter(c, &notify_fd, &err) < 0)
     fail(c, &err);

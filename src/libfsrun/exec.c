@@ -285,6 +285,7 @@ struct exec_child {
   const oci_process *p;
   int sync_fd;        /* our end of the sync socket */
   int parent_sync_fd; /* the parent's end, closed first so that the parent's death reads as EOF */
+  bool seccomp_fd_by_pidfd; /* the parent takes the listener fd (see process.c's load_filter) */
   int init_pidfd;
   int ns_flags;   /* joined with setns() on init_pidfd */
   bool join_user; /* ns_flags has CLONE_NEWUSER */
@@ -321,6 +322,29 @@ static bool parent_gone(int sync_fd) {
 /* chdir to cwd, resolved in the container's root (setns into its mount namespace made that our
  * root), which getcwd() must confirm: an fd path like /proc/self/fd/N reaching a host directory
  * makes it fail or report "(unreachable)" (invariant 7, CVE-2024-21626). */
+/* process.c's load_filter for the exec child: the parent takes a NOTIFY listener fd itself
+ * (pidfd_getfd) when it is root, so that no syscall of ours waits for a listener without it. */
+static int child_load_filter(struct exec_child *c, int *notify_fd, fsrun_error_t *err) {
+  struct sync_msg msg = {.fd = -1};
+  char payload[16];
+  int next_fd, len;
+  if (!seccomp_has_notify(c->seccomp) || !c->seccomp_fd_by_pidfd)
+    return seccomp_load_filter(c->seccomp, notify_fd, err);
+  next_fd = fcntl(c->sync_fd, F_DUPFD_CLOEXEC, 0);
+  if (next_fd < 0)
+    return fsrun_error_errno(err, "find the seccomp listener's fd number");
+  close(next_fd);
+  len = snprintf(payload, sizeof(payload), "%d", next_fd);
+  if (sync_send(c->sync_fd, SYNC_SECCOMP_FD, 0, payload, (size_t)len, -1) < 0)
+    _exit(1);
+  if (seccomp_load_filter(c->seccomp, notify_fd, err) < 0)
+    return fsrun_error_code(err);
+  if (*notify_fd != next_fd || sync_recv(c->sync_fd, &msg) < 0 || msg.type != SYNC_GO)
+    _exit(1);
+  sync_msg_clear(&msg);
+  return 0;
+}
+
 static int child_enter_cwd(const char *cwd, fsrun_error_t *err) {
   char buf[PATH_MAX];
   if (chdir(cwd) < 0)
@@ -481,8 +505,7 @@ __attribute__((noreturn)) static void exec_child_main(struct exec_child *c) {
   if (c->procfs_fd >= 0)
     close(c->procfs_fd); /* the host's procfs */
   /* without no_new_privs, loading a filter needs CAP_SYS_ADMIN: before the caps are dropped */
-  if (c->seccomp != NULL && !p->no_new_privileges &&
-      seccomp_load_filter(c->seccomp, &notify_fd, &err) < 0)
+  if (c->seccomp != NULL && !p->no_new_privileges && child_load_filter(c, &notify_fd, &err) < 0)
     child_fail(c, &err);
   if (process_apply_user_and_caps(p, &err) < 0)
     child_fail(c, &err);
@@ -492,10 +515,11 @@ __attribute__((noreturn)) static void exec_child_main(struct exec_child *c) {
   }
   /* a NOTIFY filter is loaded here, not last: its fd must reach the parent (then the listener) */
   if (c->seccomp != NULL && p->no_new_privileges && seccomp_has_notify(c->seccomp) &&
-      seccomp_load_filter(c->seccomp, &notify_fd, &err) < 0)
+      child_load_filter(c, &notify_fd, &err) < 0)
     child_fail(c, &err);
   if (notify_fd >= 0) {
-    if (sync_send(c->sync_fd, SYNC_SECCOMP_FD, 0, NULL, 0, notify_fd) < 0)
+    if (!c->seccomp_fd_by_pidfd &&
+        sync_send(c->sync_fd, SYNC_SECCOMP_FD, 0, NULL, 0, notify_fd) < 0)
       _exit(1);
     close(notify_fd);
   }
@@ -757,12 +781,20 @@ static int follow_child_setup(int sync_fd, int console_fd, const oci_config *con
     if (msg.type == SYNC_SECCOMP_FD) {
       const oci_seccomp *s = config->linux_->seccomp;
       cleanup_free char *state = status_state_json(&c->st, c->status, c->pid, NULL, false, err);
-      r = state == NULL ? fsrun_error_code(err)
-                        : seccomp_send_listener(s->listener_path, s->listener_metadata, msg.fd,
-                                                *child, state, err);
+      /* the fd, or the number it is about to have in the child (child_load_filter) */
+      bool by_pidfd = msg.fd < 0 && msg.data != NULL;
+      r = state == NULL ? fsrun_error_code(err) : 0;
+      if (r == 0 && by_pidfd &&
+          (msg.fd = seccomp_take_listener_fd(*child_pidfd, atoi(msg.data), err)) < 0)
+        r = fsrun_error_code(err);
+      if (r == 0)
+        r = seccomp_send_listener(s->listener_path, s->listener_metadata, msg.fd, *child, state,
+                                  err);
       sync_msg_clear(&msg);
       if (r < 0)
         return r;
+      if (by_pidfd && sync_send(sync_fd, SYNC_GO, 0, NULL, 0, -1) < 0)
+        return fsrun_error_make(err, 0, "the exec process died during setup");
       continue;
     }
     sync_msg_clear(&msg);
@@ -879,6 +911,7 @@ int container_exec(const struct fsrun_context *ctx, const struct exec_options *o
   memset(&child_cfg, 0, sizeof(child_cfg));
   child_cfg.p = p;
   child_cfg.sync_fd = sync_fds[1];
+  child_cfg.seccomp_fd_by_pidfd = geteuid() == 0;
   child_cfg.parent_sync_fd = sync_fds[0];
   child_cfg.init_pidfd = init_pidfd;
   child_cfg.ns_flags = ns_flags & ~CLONE_NEWPID;

@@ -423,6 +423,34 @@ EOF
   [ "$(jq -r '.fds | join(",")' "$BATS_TEST_TMPDIR/state2.json")" = seccompFd ]
 }
 
+@test "exec: a NOTIFY profile of the syscalls the runtime's child still makes (sendmsg, recvmsg, close) does not hang" {
+  LISTENER=${FSRUN%/*}/tests/seccomp-listener
+  [ -x "$LISTENER" ] || skip "no $LISTENER (build it with make)"
+  SOCK=$BATS_TEST_TMPDIR/agent.sock
+  start_agent() {
+    rm -f "$SOCK"
+    "$LISTENER" "$SOCK" "$BATS_TEST_TMPDIR/state$1.json" "$BATS_TEST_TMPDIR/calls$1" "$2" 3>&- &
+    AGENT_PIDS+=" $!"
+    for _ in $(seq 100); do [ -S "$SOCK" ] && return 0; sleep 0.05; done
+    return 1
+  }
+  update_config '.linux.seccomp = {"defaultAction": "SCMP_ACT_ALLOW", "listenerPath": $s,
+    "syscalls": [{"names": ["mkdir", "mkdirat", "sendmsg", "recvmsg", "close"], "action": "SCMP_ACT_NOTIFY"}]}' --arg s "$SOCK"
+  start_agent 1 0
+  # bounded: the previous binary waited forever in the init's (and exec child's) sendmsg of its
+  # listener fd
+  set_process_args sleep 100000
+  timeout -s KILL 120 "$FSRUN" --root "$FSRUN_ROOT" run --detach --bundle "$BUNDLE" "$CONTAINER_ID" \
+    </dev/null >/dev/null 2>&1
+  wait_for_status "$CONTAINER_ID" running
+  start_agent 2 122 # EDQUOT
+  run timeout -s KILL 120 "$FSRUN" --root "$FSRUN_ROOT" exec "$CONTAINER_ID" mkdir /tmp/quota
+  kill $AGENT_PIDS 2>/dev/null || true
+  [ "$status" -eq 1 ]
+  [[ $output == *"Disk quota exceeded"* ]]
+  grep -qx mkdir "$BATS_TEST_TMPDIR/calls2"
+}
+
 @test "exec: without a seccomp profile mkdir works (control for the test above)" {
   update_config 'del(.linux.seccomp)'
   start_container

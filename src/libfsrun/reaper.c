@@ -103,5 +103,11 @@ void reaper_exec(const char *exe, char *const argv[], char *const envp[],
     _exit(1);
   }
   hide_runtime_cmdline();
+  /* `exec` joins the container through this process (setns on its pidfd), which the kernel allows
+   * only to whoever may ptrace-read it. Cloned, not exec'd, inside the user namespace, its memory
+   * belongs to the host's user namespace: non-dumpable, only CAP_SYS_PTRACE there passes, and an
+   * ordinary user could never exec into its own sandbox. From here on it is all inside (root,
+   * mounts, creds, seccomp, Landlock), holds no host fd and runs from the sealed copy. */
+  (void)prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
   reap_until(child, status_fd);
 }

@@ -715,6 +715,36 @@ EOF
   assert_no_leftovers "$id" "$out"
 }
 
+@test "bundle: an ordinary user's task container takes exec (fsrun's init can be joined by its owner)" {
+  requires_fsrun_command bundle
+  requires_fsrun_command exec
+  requires_host_command setpriv
+  requires_host_command unshare
+  local uid=1000 out=$DIR/user-bundle id=ulife-$TASK
+  setpriv --reuid "$uid" --regid "$uid" --clear-groups unshare -U true 2>/dev/null ||
+    skip "an unprivileged user cannot create a user namespace on this host"
+  make_traversable "$DIR"
+  chown -R "$uid:$uid" "$DIR"
+  as_uid() {
+    setpriv --reuid "$uid" --regid "$uid" --clear-groups env HOME="$DIR/home" \
+      "$FSRUN" --root "$DIR/user-state" "$@"
+  }
+  as_uid bundle --policy "$POLICY" --worktree "$WT" --out "$out" -- sleep 1000
+  as_uid create --bundle "$out" "$id"
+  as_uid start "$id"
+  run as_uid exec "$id" /bin/sh -c 'id -u; pwd; echo change >> README && git commit -qam "user exec" && echo committed; grep ^CapEff /proc/1/status'
+  echo "$output"
+  as_uid delete --force "$id"
+  [ "$status" -eq 0 ]
+  [ "${lines[0]}" = "$uid" ]
+  [ "${lines[1]}" = "$WT" ]
+  [ "${lines[2]}" = committed ]
+  # fsrun's init, joinable by its owner, holds no capability
+  [ "${lines[3]}" = "CapEff:	0000000000000000" ]
+  [ "$(git -c safe.directory="*" -C "$REPO" log -1 --format=%s "$TASK")" = "user exec" ]
+  [ -z "$(ls -A "$DIR/user-state" | grep -v '^\.sandbox-bundle$')" ]
+}
+
 @test "sandbox: allowedTcpPorts limits TCP connects when the network is on (Landlock)" {
   requires_host_command bash
   # nothing listens on 127.0.0.1:1: refused when allowed, denied (EACCES) when not listed

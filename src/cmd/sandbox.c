@@ -1,5 +1,6 @@
 /* fsrun sandbox [--policy FILE|-] [--worktree DIR] [--task-id ID] [--run-id ID] [--timeout-ms N]
- * [--max-buffer BYTES] [--json] [--audit-log FILE] [--failure-mode MODE] -- COMMAND [ARG...] */
+ * [--max-buffer BYTES] [--max-buffer-kill] [--json] [--audit-log FILE] [--failure-mode MODE] --
+ * COMMAND [ARG...] */
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -27,6 +28,8 @@ static void sandbox_usage(FILE *out) {
           "  --json                   capture stdout/stderr, print one JSON object with them\n"
           "  --max-buffer BYTES       with --json: keep at most BYTES of each stream (default "
           "10 MiB)\n"
+          "  --max-buffer-kill        with --json: a stream going over --max-buffer kills the\n"
+          "                           whole sandbox, as Node's exec does (signal SIGKILL)\n"
           "  --audit-log FILE         append JSON lines (prepare, run/failure, fallback) to FILE\n"
           "  --failure-mode MODE      fail-hard (default) or fallback-native: run the command\n"
           "                           without a sandbox when the sandbox cannot be set up\n"
@@ -59,6 +62,7 @@ FSRUN_COMMAND(sandbox) {
     OPT_JSON,
     OPT_AUDIT_LOG,
     OPT_FAILURE_MODE,
+    OPT_MAX_BUFFER_KILL,
   };
   static const struct option options[] = {
       {"policy", required_argument, NULL, OPT_POLICY},
@@ -67,6 +71,7 @@ FSRUN_COMMAND(sandbox) {
       {"run-id", required_argument, NULL, OPT_RUN_ID},
       {"timeout-ms", required_argument, NULL, OPT_TIMEOUT},
       {"max-buffer", required_argument, NULL, OPT_MAX_BUFFER},
+      {"max-buffer-kill", no_argument, NULL, OPT_MAX_BUFFER_KILL},
       {"json", no_argument, NULL, OPT_JSON},
       {"audit-log", required_argument, NULL, OPT_AUDIT_LOG},
       {"failure-mode", required_argument, NULL, OPT_FAILURE_MODE},
@@ -102,6 +107,9 @@ FSRUN_COMMAND(sandbox) {
       if (parse_u64("--max-buffer", optarg, SIZE_MAX / 2, &value, err) < 0)
         return -1;
       o.max_buffer = (size_t)value;
+      break;
+    case OPT_MAX_BUFFER_KILL:
+      o.max_buffer_kill = true;
       break;
     case OPT_JSON:
       o.json = true;

@@ -325,9 +325,25 @@ struct capture {
   int cancel_fd;          /* an eventfd: the reader gives up (something outside holds a pipe) */
   size_t max;
   int truncated; /* the reader's result: bit 0 stdout, bit 1 stderr went past max */
+  /* --max-buffer-kill: what the reader kills when a stream goes past max (Node's exec does) */
+  bool kill_on_overflow;
+  int kill_pidfd;  /* the container's init (its pid namespace dies with it), or -1 */
+  pid_t kill_pgid; /* the native command's process group, or 0 */
   pthread_t reader;
   bool reader_started;
 };
+
+/* The whole command, once: a pidfd cannot name a reused pid, and the native child's group is ours
+ * until we reap it, which happens only after the reader has ended. */
+static void capture_kill_command(struct capture *c) {
+  if (!c->kill_on_overflow)
+    return;
+  c->kill_on_overflow = false;
+  if (c->kill_pidfd >= 0)
+    (void)syscall(SYS_pidfd_send_signal, c->kill_pidfd, SIGKILL, NULL, 0);
+  else if (c->kill_pgid > 0)
+    (void)kill(-c->kill_pgid, SIGKILL);
+}
 
 /* The reader thread: both pipes into the memfds, at most max bytes each, until both close or
  * cancel_fd is signalled. A small buffer: each page of it is a fault the first time. */
@@ -363,6 +379,7 @@ static void *reader_main(void *arg) {
       if (kept[i] + keep > c->max) {
         keep = c->max - kept[i];
         c->truncated |= 1 << i;
+        capture_kill_command(c);
       }
       if (keep > 0 && safe_write_all(mem[i], buf, keep) == 0)
         kept[i] += keep;
@@ -378,11 +395,13 @@ static void close_fd(int *fd) {
 }
 
 /* The pipes, in place of fds 1 and 2; the reader is started later (capture_start_reader). */
-static int capture_start(struct capture *c, size_t max, fsrun_error_t *err) {
+static int capture_start(struct capture *c, size_t max, bool kill_on_overflow, fsrun_error_t *err) {
   int out[2] = {-1, -1}, errp[2] = {-1, -1};
   memset(c, 0, sizeof(*c));
   c->saved_stdout = c->saved_stderr = -1;
   c->pipe_out = c->pipe_err = -1;
+  c->kill_pidfd = -1;
+  c->kill_on_overflow = kill_on_overflow;
   c->max = max;
   c->mem_out = memfd_create("fsrun-sandbox-stdout", MFD_CLOEXEC);
   c->mem_err = memfd_create("fsrun-sandbox-stderr", MFD_CLOEXEC);
@@ -473,6 +492,7 @@ static void capture_release(struct capture *c) {
   close_fd(&c->pipe_out);
   close_fd(&c->pipe_err);
   close_fd(&c->cancel_fd);
+  close_fd(&c->kill_pidfd);
 }
 
 /* --- the native fallback -------------------------------------------------------------------- */
@@ -507,6 +527,7 @@ static int run_native(const struct sandbox_run_opts *o, const char *worktree, in
     _exit(errno == ENOENT ? 127 : 126);
   }
   setpgid(child, child); /* both sides: no race with the watchdog's kill(-pgid) */
+  cap->kill_pgid = child;
   capture_start_reader(cap);
   if (sandbox_watchdog_arm_native(child, deadline, err) < 0) {
     kill(child, SIGKILL);
@@ -599,10 +620,13 @@ static void setup_deadline_disarm(void) {
   setup_deadline.json = setup_deadline.line = setup_deadline.audit = NULL;
 }
 
-/* container_create_opts.on_cloned */
+/* container_create_opts.on_cloned (data: the capture). The init is our unreaped child here, so
+ * the pidfd names it. */
 static void watch_init(pid_t pid, void *data) {
-  (void)data;
+  struct capture *cap = data;
   sandbox_watchdog_watch_init(pid);
+  if (cap->active && cap->kill_on_overflow && cap->kill_pidfd < 0)
+    cap->kill_pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
 }
 
 /* --- the run -------------------------------------------------------------------------------- */
@@ -695,7 +719,8 @@ static int run_in_sandbox(const struct fsrun_context *ctx, const struct sandbox_
                                                .bundle = bundle,
                                                .config_json = json,
                                                .config_len = strlen(json),
-                                               .on_cloned = watch_init},
+                                               .on_cloned = watch_init,
+                                               .on_cloned_data = cap},
                                     .on_started = capture_on_started,
                                     .on_started_arg = cap,
                                     .term_signal = &res->signal};
@@ -744,8 +769,12 @@ static int run_once(const struct fsrun_context *ctx, const struct sandbox_run_op
   char hash[65];
   const char *failure_mode;
   struct run_result result = {.backend = "fsrun"};
-  struct capture cap = {
-      .mem_out = -1, .mem_err = -1, .pipe_out = -1, .pipe_err = -1, .cancel_fd = -1};
+  struct capture cap = {.mem_out = -1,
+                        .mem_err = -1,
+                        .pipe_out = -1,
+                        .pipe_err = -1,
+                        .cancel_fd = -1,
+                        .kill_pidfd = -1};
   struct audit audit;
   struct sandbox_git_run git = {0};
   bool userns = geteuid() != 0;
@@ -804,7 +833,7 @@ static int run_once(const struct fsrun_context *ctx, const struct sandbox_run_op
     setup_deadline.audit = audit_line(&audit, "sandbox:failure", "fsrun", why, NULL);
     setup_deadline.audit_fd = audit_fd;
   }
-  if (o->json && capture_start(&cap, o->max_buffer, err) < 0) {
+  if (o->json && capture_start(&cap, o->max_buffer, o->max_buffer_kill, err) < 0) {
     capture_release(&cap);
     audit_event(&audit, "sandbox:failure", "fsrun", (*err)->msg, NULL);
     oci_policy_free(policy);

@@ -78,8 +78,9 @@ struct sandbox_run_opts {
   const char *worktree;    /* NULL: "." */
   const char *task_id;
   const char *run_id;
-  int64_t timeout_ms; /* 0: none */
-  size_t max_buffer;  /* --json capture limit per stream */
+  int64_t timeout_ms;   /* 0: none */
+  size_t max_buffer;    /* --json capture limit per stream */
+  bool max_buffer_kill; /* going over it kills the sandbox (Node's exec semantics) */
   bool json;
   const char *audit_log;
   const char *failure_mode; /* NULL: the policy's, then fail-hard */

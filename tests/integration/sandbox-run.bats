@@ -185,6 +185,49 @@ check_exit_and_signal() {
   check_exit_and_signal user
 }
 
+# --max-buffer-kill: a stream over --max-buffer kills the whole command, as Node's exec does; without
+# it the command runs on (the marker is written after the flood, then a sleep the kill cuts short)
+check_max_buffer_kill() {
+  use_caller "$1"
+  local flood="seq 1 200000; touch '$WT/ran-on'; sleep 30" failure_mode=${2:-}
+  local root=$STATE policy=()
+  if [ -n "$failure_mode" ]; then
+    # a sandbox that cannot be set up (a state root below a regular file), run natively
+    : >"$DIR/not-a-dir"
+    root=$DIR/not-a-dir/state
+    policy=(--failure-mode "$failure_mode")
+  fi
+  # (fsrun's own warnings, such as the fallback's, go to a file: the output is the JSON alone)
+  sbx_at() {
+    as_caller "$FSRUN" --root "$root" sandbox --worktree "$WT" --task-id "$TASK" "$@" 2>"$DIR/stderr"
+  }
+  run sbx_at "${policy[@]}" --json --max-buffer 100 --max-buffer-kill -- /bin/sh -c "$flood" 3>&-
+  echo "${output:0:400}"
+  [ "$status" -eq 137 ]
+  [ "$(jq -r '"\(.exitCode) \(.signal) \(.truncated) \(.timedOut)"' <<<"$output")" = "null SIGKILL true false" ]
+  [ "$(jq -j .stdout <<<"$output" | wc -c)" -eq 100 ]
+  [ ! -e "$WT/ran-on" ]
+  [ -z "$failure_mode" ] || [ "$(jq -r .backend <<<"$output")" = native ]
+  # the control: without the option the stream is cut and the command runs on to its end
+  run sbx_at "${policy[@]}" --json --max-buffer 100 -- /bin/sh -c "seq 1 200000; touch '$WT/ran-on'" 3>&-
+  [ "$status" -eq 0 ]
+  [ "$(jq -r '"\(.exitCode) \(.truncated)"' <<<"$output")" = "0 true" ]
+  [ -e "$WT/ran-on" ]
+  assert_state_clean
+}
+
+@test "sandbox-run: --max-buffer-kill kills the whole command when a stream goes over (root)" {
+  check_max_buffer_kill root
+}
+
+@test "sandbox-run: --max-buffer-kill kills the whole command when a stream goes over (ordinary user)" {
+  check_max_buffer_kill user
+}
+
+@test "sandbox-run: --max-buffer-kill kills the native fallback's command too (root)" {
+  check_max_buffer_kill root fallback-native
+}
+
 # ---- section 5 ----------------------------------------------------------------------------------
 
 check_bad_policy() {

@@ -246,7 +246,7 @@ export class FsrunBackend extends BackendBase implements SandboxBackend {
     // fsrun has no --cwd: the directory is bound at its own path, so the shell goes there
     const script = cwd === task.worktree ? command : `cd '${cwd.replace(/'/g, `'\\''`)}' || exit 1\n${command}`;
     const args = [...this.cli.globalArgs(), "sandbox", "--json", "--policy", "-", "--worktree", task.worktree];
-    args.push("--task-id", task.taskId, "--run-id", runId, "--max-buffer", String(maxBuffer), "--failure-mode", this.failureMode);
+    args.push("--task-id", task.taskId, "--run-id", runId, "--max-buffer", String(maxBuffer), "--max-buffer-kill", "--failure-mode", this.failureMode);
     if (opts.timeoutMs > 0) args.push("--timeout-ms", String(Math.ceil(opts.timeoutMs)));
     if (this.auditLog !== undefined) args.push("--audit-log", this.auditLog);
     args.push("--", "/bin/sh", "-c", script);

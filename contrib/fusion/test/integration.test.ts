@@ -148,11 +148,13 @@ test(`[${WHO}] one-shot: abort of a command that ignores SIGTERM kills it, with 
   await rm(join(worktree, "started"));
 });
 
-test(`[${WHO}] one-shot: maxBuffer cuts a stream`, async () => {
+test(`[${WHO}] one-shot: maxBuffer cuts a stream and kills the command, as exec does`, async () => {
   const b = await backend();
-  const r = await b.run("head -c 100000 /dev/zero | tr '\\0' a", opts({ maxBuffer: 1000 }));
+  const r = await b.run("head -c 1000000 /dev/zero | tr '\\0' a; touch ran-on; sleep 30", opts({ maxBuffer: 1000 }));
   assert.equal(r.truncated, true);
   assert.equal(r.stdout, "a".repeat(1000));
+  assert.deepEqual([r.exitCode, r.signal], [null, "SIGKILL"]);
+  await assert.rejects(readFile(join(worktree, "ran-on")));
 });
 
 test(`[${WHO}] the policy: the constructor's network off wins over ctx's on`, async () => {

@@ -11,7 +11,7 @@ FSRUN_BUILD_PACKAGES=(build-essential autoconf automake libtool pkg-config git
 # What the test suites need on top: bats/jq/busybox for the integration tests, clang and its
 # runtime for the fuzzers, clang-format for `make format-check`, the other runtimes for
 # side-by-side tests and benchmarks, and the tools tests use from the host.
-FSRUN_TEST_PACKAGES=(bats jq busybox-static clang clang-format libclang-rt-14-dev
+FSRUN_TEST_PACKAGES=(bats jq python3 busybox-static clang clang-format libclang-rt-14-dev
   crun runc bubblewrap socat util-linux iproute2 procps kmod uidmap valgrind
   slirp4netns passt # the sandbox's network egress helper, and the alternative it was measured against
   nodejs # the Fusion adapter (contrib/fusion); npm below

@@ -400,6 +400,8 @@ typedef struct {
   uint16_t *allowed_tcp_ports;
   size_t n_allowed_tcp_ports;
   char *seccomp; /* "default" | "none" | path; NULL = default */
+  /* "best-effort" (NULL) | "require": a requested limit that cannot be enforced is an error */
+  char *limits_mode;
   /* the text of the profile file `seccomp` names, as read once by the loader (not in the JSON): the
    * config is built from this copy, so the file cannot change between the check and the use */
   char *seccomp_profile_text;

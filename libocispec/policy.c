@@ -10,6 +10,7 @@
 
 static const char *const failure_modes[] = {"fail-hard", "fallback-native", NULL};
 static const char *const network_profiles[] = {"egress", "host", NULL};
+static const char *const limits_modes[] = {"best-effort", "require", NULL};
 
 static const field_desc cpu_limit_fields[] = {
     FIELD("maxCores", FK_DOUBLE, oci_policy, cpu_max_cores,
@@ -53,6 +54,7 @@ static const field_desc policy_fields[] = {
     {.key = "cpuLimit", .kind = FK_INLINE, .sub = &cpu_limit_desc},
     FIELD("envAllowlist", FK_STRV, oci_policy, env_allowlist,
           .has_off = HAS(oci_policy, has_env_allowlist)),
+    FIELD("limitsMode", FK_STRING, oci_policy, limits_mode, ONE_OF(limits_modes, "limits mode")),
     /* in bytes it must still fit the cgroup's int64 */
     FIELD("memoryLimitMb", FK_U64, oci_policy, memory_limit_mb,
           .has_off = HAS(oci_policy, has_memory_limit_mb), URANGE(1, INT64_MAX / (1024 * 1024))),

@@ -629,18 +629,6 @@ static int make_directories(struct fsrun_cgroup *cg, created_dirs *created, fsru
   return 0;
 }
 
-/* The delegated subtree of an unprivileged user on a unified host (systemd's user@UID.service),
- * when it is there and ours to write. */
-static char *rootless_delegated_base(void) {
-  cleanup_free char *base = xasprintf("/user.slice/user-%u.slice/user@%u.service",
-                                      (unsigned)getuid(), (unsigned)getuid());
-  cleanup_free char *dir = cgroup_join(CGROUP_ROOT, base);
-  cleanup_free char *procs = xasprintf("%s/cgroup.subtree_control", dir);
-  if (access(dir, W_OK) == 0 && access(procs, W_OK) == 0)
-    return steal_ptr(&base);
-  return NULL;
-}
-
 /* --- resources -------------------------------------------------------------------------------- */
 
 typedef enum {
@@ -928,7 +916,7 @@ static int create_cgroup(const cgroup_create_opts *o, bool deferred, struct fsru
 
   if (unprivileged && mode == CGROUP_MODE_UNIFIED && !o->systemd &&
       (o->cgroups_path == NULL || o->cgroups_path[0] != '/')) {
-    cleanup_free char *base = rootless_delegated_base();
+    cleanup_free char *base = cgroup_rootless_delegated_base();
     if (base != NULL) {
       char *p = xasprintf("%s%s", base, cg->path);
       free(cg->path);

@@ -98,6 +98,20 @@ typedef struct {
 int cgroup_get_stats(const struct fsrun_cgroup *cg, cgroup_stats *s, fsrun_error_t *err);
 void cgroup_stats_clear(cgroup_stats *s);
 
+/* cgroup-counters.c: the CPU time the cgroup's processes used (cpuacct.usage on v1, cpu.stat's
+ * usage_usec on v2), and the OOM killer's kills in it (memory.oom_control's oom_kill on v1,
+ * memory.events' on v2). false when the file cannot be read. */
+bool cgroup_cpu_usage_ns(const struct fsrun_cgroup *cg, uint64_t *ns);
+bool cgroup_oom_kills(const struct fsrun_cgroup *cg, uint64_t *count);
+
+/* cgroup-delegate.c, for an unprivileged caller on a unified host: the cgroup v2 path under which
+ * it may make cgroups (the parent of its own cgroup when delegated to it, else systemd's
+ * user@UID.service when that is), or NULL. Caller frees. */
+char *cgroup_rootless_delegated_base(void);
+/* path (relative to /sys/fs/cgroup) is owned by the caller as systemd delegates it: the directory,
+ * cgroup.procs, cgroup.subtree_control and cgroup.threads. */
+bool cgroup_is_delegated(const char *path);
+
 void cgroup_free(struct fsrun_cgroup *cg);
 void cleanup_cgroupp(struct fsrun_cgroup **cg);
 #define cleanup_cgroup __attribute__((cleanup(cleanup_cgroupp)))

@@ -1033,6 +1033,8 @@ int container_run(const struct fsrun_context *ctx, const struct container_run_op
         take_reported_status(c.status_fd, exit_status, o->term_signal);
       /* the init is reaped; what it left in the cgroup goes with the cgroup */
       hints.init_reaped = true;
+      if (o->on_exit != NULL)
+        o->on_exit(c.cg, o->on_exit_data);
       if (!o->keep)
         r = destroy(ctx, o->create.id, &c.st, true, &hints, err);
     }

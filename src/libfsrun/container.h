@@ -10,6 +10,8 @@
 #include "context.h"
 #include "error.h"
 
+struct fsrun_cgroup;
+
 struct container_create_opts {
   const char *id;
   const char *bundle;         /* NULL = the current directory */
@@ -46,6 +48,10 @@ struct container_run_opts {
    * init (run.fsrun.init) both come from the wait status the init reports, so a process that
    * exits 137 is not taken for one SIGKILL ended. */
   int *term_signal;
+  /* foreground: called once the command has ended, before its cgroup (NULL: it has none) is
+   * removed, so that what the cgroup counted (OOM kills, CPU time) can still be read */
+  void (*on_exit)(const struct fsrun_cgroup *cg, void *data);
+  void *on_exit_data;
 };
 
 int container_create(const struct fsrun_context *ctx, const struct container_create_opts *o,

@@ -35,8 +35,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cgroup.h"
 #include "container.h"
 #include "log.h"
+#include "sandbox-limits.h"
 #include "sandbox-net.h"
 #include "sandbox-git.h"
 #include "sandbox-watchdog.h"
@@ -205,14 +207,26 @@ struct run_result {
   bool timed_out;
   int truncated; /* bit 0 stdout, bit 1 stderr */
   int64_t duration_ms;
-  char *error;   /* set-up failure under fail-hard */
-  char **tamper; /* the nested git dirs / gitlinks the run made */
+  char *error;              /* set-up failure under fail-hard */
+  char **tamper;            /* the nested git dirs / gitlinks the run made */
+  bool oom_killed;          /* the OOM killer killed a process of the sandbox's cgroup */
+  bool cpu_budget_exceeded; /* cpuLimit.maxMs spent by the whole command: ended by the watchdog */
+  struct sandbox_limits limits;
 };
+
+/* `,"oomKilled":...,"cpuBudgetExceeded":...,"limitsNotEnforced":[...]`: the result's and the
+ * sandbox:run event's */
+static void sb_limits_outcome(struct strbuf *b, const struct run_result *r) {
+  cleanup_free char *gaps = sandbox_limits_gaps_json(&r->limits);
+  sb_printf(b, ",\"oomKilled\":%s,\"cpuBudgetExceeded\":%s,", r->oom_killed ? "true" : "false",
+            r->cpu_budget_exceeded ? "true" : "false");
+  sb_puts(b, gaps);
+}
 
 /* "exitCode" and "signal": a number and null when the command exited, null and the signal's name
  * when a signal ended it (SIGKILL on timeout), never a guess from a status above 128 */
 static void sb_exit_fields(struct strbuf *b, const struct run_result *r) {
-  int sig = r->timed_out ? SIGKILL : r->error != NULL ? 0 : r->signal;
+  int sig = r->timed_out || r->cpu_budget_exceeded ? SIGKILL : r->error != NULL ? 0 : r->signal;
   if (sig > 0) {
     const char *name = sigabbrev_np(sig);
     if (name != NULL)
@@ -250,6 +264,7 @@ static char *audit_line(const struct audit *a, const char *event, const char *ba
     sb_exit_fields(&b, r);
     sb_printf(&b, ",\"timedOut\":%s,\"durationMs\":%lld", r->timed_out ? "true" : "false",
               (long long)r->duration_ms);
+    sb_limits_outcome(&b, r);
   }
   sb_puts(&b, "}\n");
   return b.data;
@@ -632,7 +647,8 @@ static void watch_init(pid_t pid, void *data) {
 /* --- the run -------------------------------------------------------------------------------- */
 
 static void print_result_json(const struct run_result *r, const struct capture *c,
-                              const oci_policy *p, int64_t timeout_ms, bool userns) {
+                              const oci_policy *p, int64_t timeout_ms) {
+  const struct sandbox_limits *l = &r->limits;
   struct strbuf b = {0};
   size_t out_len = 0, err_len = 0;
   cleanup_free char *out = read_memfd(c->mem_out, &out_len);
@@ -656,28 +672,41 @@ static void print_result_json(const struct run_result *r, const struct capture *
     first = false;                                                                                 \
     sb_printf(&b, __VA_ARGS__);                                                                    \
   } while (0)
-  if (sandboxed && !userns) {
-    if (p->has_memory_limit_mb)
+  if (sandboxed && r->error == NULL) {
+    if (p->has_memory_limit_mb && l->memory_in_cgroup)
       LIMIT("\"memoryLimitMb\":%llu", (unsigned long long)p->memory_limit_mb);
-    if (p->has_cpu_max_cores)
+    if (l->data_bytes > 0)
+      LIMIT("\"memoryPerProcessMb\":%llu", (unsigned long long)(l->data_bytes >> 20));
+    if (p->has_cpu_max_cores && l->cpu_in_cgroup)
       LIMIT("\"cpuMaxCores\":%g", p->cpu_max_cores);
-    LIMIT("\"pidsLimit\":%llu",
-          (unsigned long long)(p->has_pids_limit ? p->pids_limit : SANDBOX_DEFAULT_PIDS_LIMIT));
+    if (l->pids_in_cgroup || l->nproc > 0)
+      LIMIT("\"pidsLimit\":%llu,\"pidsLimitBy\":\"%s\"",
+            (unsigned long long)(p->has_pids_limit ? p->pids_limit : SANDBOX_DEFAULT_PIDS_LIMIT),
+            l->pids_in_cgroup ? "cgroup" : "RLIMIT_NPROC");
   }
   if (p->has_cpu_max_ms && r->error == NULL)
-    LIMIT("\"cpuMaxMs\":%llu", (unsigned long long)p->cpu_max_ms);
+    LIMIT("\"cpuMaxMs\":%llu,\"cpuMaxMsScope\":\"%s\"", (unsigned long long)p->cpu_max_ms,
+          sandboxed && l->cpu_budget ? "command" : "process");
   if (timeout_ms > 0 && r->error == NULL)
     LIMIT("\"timeoutMs\":%lld", (long long)timeout_ms);
   if (sandboxed && r->error == NULL)
     LIMIT("\"network\":\"%s\"", sandbox_network_name(sandbox_network_profile(p)));
 #undef LIMIT
   sb_puts(&b, "}");
+  sb_limits_outcome(&b, r);
   if (r->error != NULL)
     sb_json_key_string(&b, "error", r->error);
   sb_json_string_array(&b, "tamper", r->tamper);
   sb_puts(&b, "}\n");
   (void)safe_write_all(STDOUT_FILENO, b.data, b.len);
   free(b.data);
+}
+
+/* container_run's on_exit: what the cgroup counted, read before it is removed */
+static void read_cgroup_outcome(const struct fsrun_cgroup *cg, void *data) {
+  struct run_result *res = data;
+  uint64_t kills = 0;
+  res->oom_killed = cg != NULL && cgroup_oom_kills(cg, &kills) && kills > 0;
 }
 
 /* Builds the config and runs it over the shared bundle. Returns < 0 when the sandbox could not be
@@ -702,6 +731,7 @@ static int run_in_sandbox(const struct fsrun_context *ctx, const struct sandbox_
     return fsrun_error_code(err);
   }
   sandbox_git_overlay_config(git, config, userns);
+  sandbox_limits_apply(&res->limits, config);
   /* the config goes to create in memory, over the one bundle every run shares: nothing is written
    * to disk for a run but the container's state */
   json = oci_config_serialize(config, false, &json_err);
@@ -711,7 +741,8 @@ static int run_in_sandbox(const struct fsrun_context *ctx, const struct sandbox_
   bundle = sandbox_shared_bundle(ctx->state_root, err);
   if (bundle == NULL)
     return fsrun_error_code(err);
-  r = sandbox_watchdog_arm_container(id, deadline, err);
+  r = sandbox_watchdog_arm_container_budget(
+      id, deadline, res->limits.cpu_budget ? (int64_t)res->limits.cpu_budget_ms : 0, err);
   if (r == 0) {
     struct sandbox_net net = SANDBOX_NET_INIT(userns);
     net.deadline = deadline;
@@ -723,7 +754,9 @@ static int run_in_sandbox(const struct fsrun_context *ctx, const struct sandbox_
                                                .on_cloned_data = cap},
                                     .on_started = capture_on_started,
                                     .on_started_arg = cap,
-                                    .term_signal = &res->signal};
+                                    .term_signal = &res->signal,
+                                    .on_exit = read_cgroup_outcome,
+                                    .on_exit_data = res};
     if (sandbox_network_profile(policy) == SANDBOX_NET_EGRESS) {
       ro.create.on_namespaces = sandbox_net_attach;
       ro.create.on_namespaces_data = &net;
@@ -733,6 +766,7 @@ static int run_in_sandbox(const struct fsrun_context *ctx, const struct sandbox_
     /* the sandbox has ended (or never started): its network helper goes with it */
     sandbox_net_stop(&net);
     res->timed_out = sandbox_watchdog_disarm();
+    res->cpu_budget_exceeded = sandbox_watchdog_cpu_budget_spent();
     if (status >= 0)
       sandbox_git_finish(git, worktree);
     if (r < 0 && status >= 0) {
@@ -844,13 +878,22 @@ static int run_once(const struct fsrun_context *ctx, const struct sandbox_run_op
     setup_deadline.err_fd = cap.saved_stderr;
   }
   start = monotonic_ms();
-  r = run_in_sandbox(ctx, o, policy, worktree, id, userns, deadline, &cap, &git, &result, err);
-  result.tamper = git.tamper;
+  sandbox_limits_plan(policy, userns, false, &result.limits);
+  /* limitsMode "require": refused before anything runs, and never run natively instead */
+  r = sandbox_limits_check(policy, &result.limits, err);
+  if (r < 0) {
+    result.error = xstrdup((*err)->msg);
+    fsrun_error_release(err);
+  } else {
+    sandbox_limits_warn(&result.limits);
+    r = run_in_sandbox(ctx, o, policy, worktree, id, userns, deadline, &cap, &git, &result, err);
+    result.tamper = git.tamper;
+  }
   setup_deadline_disarm();
   /* past the deadline, a failed set-up is the deadline's doing even before the watchdog says so */
-  if (r < 0 && deadline > 0 && monotonic_ms() >= deadline)
+  if (r < 0 && result.error == NULL && deadline > 0 && monotonic_ms() >= deadline)
     result.timed_out = true;
-  if (r < 0 && result.timed_out) {
+  if (r < 0 && result.error == NULL && result.timed_out) {
     /* the deadline ended the set-up (the watchdog killed the init): no fallback, 124 */
     cleanup_free char *why = xstrdup((*err)->msg);
     fsrun_error_release(err);
@@ -858,7 +901,9 @@ static int run_once(const struct fsrun_context *ctx, const struct sandbox_run_op
                              (long long)o->timeout_ms, why);
     r = 0;
   }
-  if (r < 0) {
+  if (r < 0 && result.error != NULL) {
+    result.exit_code = SANDBOX_EXIT_SETUP;
+  } else if (r < 0) {
     cleanup_free char *reason = xstrdup((*err)->msg);
     fsrun_error_release(err);
     if (strcmp(failure_mode, "fallback-native") == 0) {
@@ -870,8 +915,14 @@ static int run_once(const struct fsrun_context *ctx, const struct sandbox_run_op
         log_warning("sandbox: %s; running the command natively", reason);
       audit_event(&audit, "sandbox:fallback", "native", reason, NULL);
       result.backend = "native";
-      r = run_native(o, worktree, deadline, policy, &cap, &result.exit_code, &result.signal,
-                     &result.timed_out, err);
+      sandbox_limits_clear(&result.limits);
+      sandbox_limits_plan(policy, userns, true, &result.limits);
+      r = sandbox_limits_check(policy, &result.limits, err);
+      if (r == 0) {
+        sandbox_limits_warn(&result.limits);
+        r = run_native(o, worktree, deadline, policy, &cap, &result.exit_code, &result.signal,
+                       &result.timed_out, err);
+      }
       if (r < 0) {
         free(reason);
         reason = xstrdup((*err)->msg);
@@ -884,7 +935,8 @@ static int run_once(const struct fsrun_context *ctx, const struct sandbox_run_op
     }
   }
   result.duration_ms = monotonic_ms() - start;
-  if (result.timed_out)
+  /* a spent CPU budget ends the command as the timeout does; the JSON tells them apart */
+  if (result.timed_out || result.cpu_budget_exceeded)
     result.exit_code = SANDBOX_EXIT_TIMEOUT;
   capture_finish(&cap, &result.truncated);
 
@@ -897,8 +949,9 @@ static int run_once(const struct fsrun_context *ctx, const struct sandbox_run_op
     warn_tamper(&git);
   }
   if (o->json)
-    print_result_json(&result, &cap, policy, o->timeout_ms, userns);
+    print_result_json(&result, &cap, policy, o->timeout_ms);
   capture_release(&cap);
+  sandbox_limits_clear(&result.limits);
   free(result.error);
   sandbox_git_run_free(&git);
   oci_policy_free(policy);

@@ -11,22 +11,26 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "cgroup.h"
 #include "container.h"
 #include "sandbox-git.h"
+#include "status.h"
 #include "utils.h"
 
 /* One message, written whole (smaller than PIPE_BUF, so never interleaved or split). */
 struct watch_msg {
   char kind; /* 'c' a container, 'n' a native process group, 'i' the container's init, 'd' disarm */
-  pid_t pgid;       /* 'n': the group; 'i': the init's pid */
-  int64_t deadline; /* CLOCK_MONOTONIC ms; 0: none */
-  char id[1025];    /* container ids are at most 1024 characters (status_validate_id) */
+  pid_t pgid;            /* 'n': the group; 'i': the init's pid */
+  int64_t deadline;      /* CLOCK_MONOTONIC ms; 0: none */
+  int64_t cpu_budget_ms; /* 'c': the CPU time the container's cgroup may use; 0: no budget */
+  char id[1025];         /* container ids are at most 1024 characters (status_validate_id) */
 };
 
 /* the runtime's side */
 static pid_t watchdog_pid = -1;
 static int command_fd = -1; /* write end: the messages */
 static int fired_fd = -1;   /* read end: one byte once the deadline passed */
+static bool cpu_budget_spent;
 
 /* --- the watchdog child ------------------------------------------------------------------------
  */
@@ -37,7 +41,41 @@ struct watch {
   int64_t deadline; /* INT64_MAX: none */
   struct watch_msg what;
   int init_pidfd; /* the container's init while it is being created (its state says pid 0) */
+  struct fsrun_cgroup *cg; /* the container's, once its state names it (the CPU budget) */
 };
+
+/* How often the CPU time of a container with a budget is read: a command can overrun its budget
+ * by up to this much CPU time per core. */
+#define CPU_BUDGET_POLL_MS 100
+
+/* The container's cgroup, from its state once create has written it. */
+static void open_watched_cgroup(const struct fsrun_context *ctx, struct watch *w) {
+  cleanup_error fsrun_error_t err = NULL;
+  struct container_status st = {0};
+  int dirfd;
+  if (w->cg != NULL)
+    return;
+  dirfd = status_dir_open(ctx->state_root, w->what.id, &err);
+  if (dirfd < 0)
+    return;
+  if (status_read(dirfd, &st, &err) == 0 && st.cgroup != NULL)
+    (void)cgroup_open(st.cgroup, &w->cg, &err);
+  status_clear(&st);
+  close(dirfd);
+}
+
+static bool has_cpu_budget(const struct watch *w) {
+  return w->armed && w->what.kind == 'c' && w->what.cpu_budget_ms > 0;
+}
+
+static bool cpu_budget_exceeded(const struct fsrun_context *ctx, struct watch *w) {
+  uint64_t used_ns = 0;
+  if (!has_cpu_budget(w))
+    return false;
+  open_watched_cgroup(ctx, w);
+  return w->cg != NULL && cgroup_cpu_usage_ns(w->cg, &used_ns) &&
+         used_ns >= (uint64_t)w->what.cpu_budget_ms * 1000000;
+}
 
 static void kill_watched(const struct fsrun_context *ctx, const struct watch *w) {
   if (w->init_pidfd >= 0)
@@ -90,6 +128,8 @@ static bool read_messages(int fd, struct watch *w) {
     }
     msg.id[sizeof(msg.id) - 1] = '\0';
     w->what = msg;
+    cgroup_free(w->cg);
+    w->cg = NULL;
     w->armed = true;
     w->fired = false;
     w->deadline = msg.deadline > 0 ? msg.deadline : INT64_MAX;
@@ -130,6 +170,8 @@ static _Noreturn void watchdog_main(const struct fsrun_context *ctx, pid_t paren
       int64_t left = w.deadline - monotonic_ms();
       timeout = left < 0 ? 0 : left > 3600 * 1000 ? 3600 * 1000 : (int)left;
     }
+    if (!w.fired && has_cpu_budget(&w) && (timeout < 0 || timeout > CPU_BUDGET_POLL_MS))
+      timeout = CPU_BUDGET_POLL_MS;
     (void)poll(fds, 2, timeout);
     /* messages first: a disarm written just before the runtime exits is seen before its death */
     if (!read_messages(command_rd, &w))
@@ -144,6 +186,10 @@ static _Noreturn void watchdog_main(const struct fsrun_context *ctx, pid_t paren
     if (w.armed && !w.fired && monotonic_ms() >= w.deadline) {
       w.fired = true;
       (void)!write(fired_wr, "t", 1);
+    }
+    if (w.armed && !w.fired && cpu_budget_exceeded(ctx, &w)) {
+      w.fired = true;
+      (void)!write(fired_wr, "c", 1);
     }
     if (w.armed && w.fired)
       kill_watched(ctx, &w);
@@ -198,7 +244,12 @@ static int send_message(const struct watch_msg *msg, fsrun_error_t *err) {
 }
 
 int sandbox_watchdog_arm_container(const char *id, int64_t deadline, fsrun_error_t *err) {
-  struct watch_msg msg = {.kind = 'c', .deadline = deadline};
+  return sandbox_watchdog_arm_container_budget(id, deadline, 0, err);
+}
+
+int sandbox_watchdog_arm_container_budget(const char *id, int64_t deadline, int64_t cpu_budget_ms,
+                                          fsrun_error_t *err) {
+  struct watch_msg msg = {.kind = 'c', .deadline = deadline, .cpu_budget_ms = cpu_budget_ms};
   if (strlen(id) >= sizeof(msg.id))
     return fsrun_error_make(err, 0, "sandbox: container id `%s` is too long", id);
   strcpy(msg.id, id);
@@ -223,9 +274,18 @@ bool sandbox_watchdog_disarm(void) {
   if (watchdog_pid < 0)
     return false;
   (void)!write(command_fd, &msg, sizeof(msg));
-  while (read(fired_fd, &byte, 1) == 1)
-    fired = true;
+  cpu_budget_spent = false;
+  while (read(fired_fd, &byte, 1) == 1) {
+    if (byte == 'c')
+      cpu_budget_spent = true;
+    else
+      fired = true;
+  }
   return fired;
+}
+
+bool sandbox_watchdog_cpu_budget_spent(void) {
+  return cpu_budget_spent;
 }
 
 void sandbox_watchdog_end(void) {

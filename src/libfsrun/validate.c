@@ -1097,6 +1097,11 @@ int validate_policy(const oci_policy *p, const char *what, fsrun_error_t *err) {
                             "%s: failureMode: unknown mode `%s` (expected fail-hard or "
                             "fallback-native)",
                             what, p->failure_mode);
+  if (p->limits_mode != NULL && strcmp(p->limits_mode, "best-effort") != 0 &&
+      strcmp(p->limits_mode, "require") != 0)
+    return fsrun_error_make(err, 0,
+                            "%s: limitsMode: unknown mode `%s` (expected best-effort or require)",
+                            what, p->limits_mode);
   return 0;
 }
 

@@ -1,0 +1,205 @@
+#include "sandbox-limits.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cgroup.h"
+#include "log.h"
+#include "sandbox.h"
+#include "utils.h"
+
+static void add_gap(struct sandbox_limits *l, const char *limit, char *reason) {
+  l->gaps[l->n_gaps].limit = limit;
+  l->gaps[l->n_gaps].reason = reason;
+  l->n_gaps++;
+}
+
+/* Why an ordinary caller's sandbox has no cgroup for controller (NULL: none at all). Caller
+ * frees. */
+static char *no_cgroup_reason(cgroup_mode_t mode, const char *base, const char *controller) {
+  if (base != NULL)
+    return xasprintf("the delegated cgroup %s has no %s controller", base, controller);
+  if (mode != CGROUP_MODE_UNIFIED)
+    return xasprintf("an ordinary user has no cgroup of its own on this cgroup v1 host");
+  return xasprintf("uid %u has no delegated cgroup v2 subtree", (unsigned)getuid());
+}
+
+/* " cpu" in "cpuset cpu io": the list of cgroup.controllers has one space between names */
+static bool word_in(const char *list, const char *word) {
+  size_t n = strlen(word);
+  for (const char *s = list; (s = strstr(s, word)) != NULL; s += n)
+    if ((s == list || s[-1] == ' ') && (s[n] == '\0' || s[n] == ' ' || s[n] == '\n'))
+      return true;
+  return false;
+}
+
+/* An ordinary caller: which controllers its delegated cgroup v2 subtree offers, if it has one. */
+static void plan_unprivileged(const oci_policy *p, struct sandbox_limits *l) {
+  cleanup_free char *base = NULL;
+  cleanup_free char *available = NULL;
+  cgroup_mode_t mode = CGROUP_MODE_LEGACY;
+  cleanup_error fsrun_error_t err = NULL;
+
+  if (cgroup_detect_mode(&mode, &err) == 0 && mode == CGROUP_MODE_UNIFIED)
+    base = cgroup_rootless_delegated_base();
+  if (base != NULL) {
+    cleanup_free char *dir = xasprintf("/sys/fs/cgroup%s", base);
+    cleanup_free char *path = xasprintf("%s/cgroup.controllers", dir);
+    size_t len = 0;
+    if (read_file_at(AT_FDCWD, path, &available, &len, &err) < 0)
+      available = xstrdup("");
+    l->memory_in_cgroup = word_in(available, "memory");
+    l->pids_in_cgroup = word_in(available, "pids");
+    l->cpu_in_cgroup = word_in(available, "cpu");
+    /* cpu.stat (usage_usec) is in every cgroup v2 directory */
+    l->cpu_budget = l->cpu_budget_ms > 0;
+  }
+  if (!l->memory_in_cgroup && p->has_memory_limit_mb) {
+    cleanup_free char *why = no_cgroup_reason(mode, base, "memory");
+    l->data_bytes = p->memory_limit_mb * 1024 * 1024;
+    add_gap(l, "memoryLimitMb",
+            xasprintf("%s; RLIMIT_DATA bounds each process to %llu MB instead", why,
+                      (unsigned long long)p->memory_limit_mb));
+  }
+  if (!l->cpu_in_cgroup && p->has_cpu_max_cores)
+    add_gap(l, "cpuLimit.maxCores", no_cgroup_reason(mode, base, "cpu"));
+  /* the fork-bomb guard: in the sandbox's own user namespace RLIMIT_NPROC counts the tasks of
+   * that namespace only (Linux >= 5.14 counts rlimits per user namespace), which is pidsLimit */
+  if (!l->pids_in_cgroup)
+    l->nproc = p->has_pids_limit ? p->pids_limit : SANDBOX_DEFAULT_PIDS_LIMIT;
+}
+
+void sandbox_limits_plan(const oci_policy *p, bool userns, bool native, struct sandbox_limits *l) {
+  memset(l, 0, sizeof(*l));
+  l->cpu_budget_ms = p->has_cpu_max_ms ? p->cpu_max_ms : 0;
+  if (native) {
+    static const char why[] = "fallback-native: the command ran outside any sandbox and cgroup";
+    if (p->has_memory_limit_mb)
+      add_gap(l, "memoryLimitMb", xstrdup(why));
+    if (p->has_pids_limit)
+      add_gap(l, "pidsLimit", xstrdup(why));
+    if (p->has_cpu_max_cores)
+      add_gap(l, "cpuLimit.maxCores", xstrdup(why));
+    return;
+  }
+  if (userns) {
+    plan_unprivileged(p, l);
+    return;
+  }
+  /* root: the sandbox's cgroup holds them all (a missing controller fails the set-up) */
+  l->memory_in_cgroup = l->pids_in_cgroup = l->cpu_in_cgroup = true;
+  l->cpu_budget = l->cpu_budget_ms > 0;
+}
+
+void sandbox_limits_clear(struct sandbox_limits *l) {
+  for (size_t i = 0; i < l->n_gaps; i++)
+    free(l->gaps[i].reason);
+  l->n_gaps = 0;
+}
+
+/* "memoryLimitMb (reason); cpuLimit.maxCores (reason)". Caller frees. */
+static char *gaps_text(const struct sandbox_limits *l) {
+  char *text = xstrdup("");
+  for (size_t i = 0; i < l->n_gaps; i++) {
+    char *next = xasprintf("%s%s%s (%s)", text, i ? "; " : "", l->gaps[i].limit, l->gaps[i].reason);
+    free(text);
+    text = next;
+  }
+  return text;
+}
+
+int sandbox_limits_check(const oci_policy *p, const struct sandbox_limits *l, fsrun_error_t *err) {
+  cleanup_free char *text = NULL;
+  if (p->limits_mode == NULL || strcmp(p->limits_mode, "require") != 0 || l->n_gaps == 0)
+    return 0;
+  text = gaps_text(l);
+  return fsrun_error_make(err, 0, "sandbox: limitsMode \"require\": cannot enforce %s", text);
+}
+
+void sandbox_limits_warn(const struct sandbox_limits *l) {
+  cleanup_free char *text = NULL;
+  if (l->n_gaps == 0)
+    return;
+  text = gaps_text(l);
+  log_warning("sandbox: limits not enforced: %s", text);
+}
+
+static void push_rlimit(oci_process *proc, const char *type, uint64_t value) {
+  oci_rlimit *grown = realloc(proc->rlimits, sizeof(oci_rlimit) * (proc->n_rlimits + 1));
+  if (grown == NULL)
+    abort();
+  proc->rlimits = grown;
+  proc->rlimits[proc->n_rlimits].type = xstrdup(type);
+  proc->rlimits[proc->n_rlimits].soft = proc->rlimits[proc->n_rlimits].hard = value;
+  proc->n_rlimits++;
+}
+
+static void drop_rlimit(oci_process *proc, const char *type) {
+  for (size_t i = 0; i < proc->n_rlimits; i++) {
+    if (strcmp(proc->rlimits[i].type, type) != 0)
+      continue;
+    free(proc->rlimits[i].type);
+    memmove(&proc->rlimits[i], &proc->rlimits[i + 1],
+            sizeof(oci_rlimit) * (proc->n_rlimits - i - 1));
+    proc->n_rlimits--;
+    return;
+  }
+}
+
+void sandbox_limits_apply(const struct sandbox_limits *l, oci_config *config) {
+  oci_resources *r = config->linux_ ? config->linux_->resources : NULL;
+  oci_process *proc = config->process;
+  if (r != NULL) {
+    /* what no cgroup holds is not handed to the runtime, which would only drop it */
+    if (!l->memory_in_cgroup)
+      free(steal_ptr(&r->memory));
+    if (!l->cpu_in_cgroup)
+      free(steal_ptr(&r->cpu));
+    if (!l->pids_in_cgroup)
+      free(steal_ptr(&r->pids));
+  }
+  if (proc == NULL)
+    return;
+  /* the watchdog ends the whole command when its CPU is spent: a per-process RLIMIT_CPU of the
+   * same size would only race it */
+  if (l->cpu_budget)
+    drop_rlimit(proc, "RLIMIT_CPU");
+  if (l->nproc > 0)
+    push_rlimit(proc, "RLIMIT_NPROC", l->nproc);
+  if (l->data_bytes > 0)
+    push_rlimit(proc, "RLIMIT_DATA", l->data_bytes);
+}
+
+static void json_string(char **out, const char *s) {
+  char *acc = xasprintf("%s\"", *out);
+  free(*out);
+  for (; *s; s++) {
+    char *next = *s == '"' || *s == '\\'    ? xasprintf("%s\\%c", acc, *s)
+                 : (unsigned char)*s < 0x20 ? xasprintf("%s ", acc)
+                                            : xasprintf("%s%c", acc, *s);
+    free(acc);
+    acc = next;
+  }
+  *out = xasprintf("%s\"", acc);
+  free(acc);
+}
+
+char *sandbox_limits_gaps_json(const struct sandbox_limits *l) {
+  char *out = xstrdup("\"limitsNotEnforced\":[");
+  for (size_t i = 0; i < l->n_gaps; i++) {
+    char *next =
+        xasprintf("%s%s{\"limit\":\"%s\",\"reason\":", out, i ? "," : "", l->gaps[i].limit);
+    free(out);
+    out = next;
+    json_string(&out, l->gaps[i].reason);
+    next = xasprintf("%s}", out);
+    free(out);
+    out = next;
+  }
+  char *closed = xasprintf("%s]", out);
+  free(out);
+  return closed;
+}

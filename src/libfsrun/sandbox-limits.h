@@ -1,0 +1,46 @@
+/* The sandbox's limits as this caller on this host can have them (docs/sandbox.md, "Limits"):
+ * memoryLimitMb, pidsLimit and cpuLimit.maxCores in the sandbox's cgroup where it has one (root,
+ * or a delegated cgroup v2 subtree), cpuLimit.maxMs as a CPU budget of the whole command there.
+ * Without a cgroup: RLIMIT_NPROC (counted in the sandbox's own user namespace) for pidsLimit,
+ * RLIMIT_DATA per process as a memory bound, RLIMIT_CPU per process for maxMs, and the rest said
+ * to be not enforced. limitsMode "require" turns a limit that cannot be enforced into an error. */
+#ifndef FSRUN_SANDBOX_LIMITS_H
+#define FSRUN_SANDBOX_LIMITS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "error.h"
+#include "oci.h"
+
+struct sandbox_limit_gap {
+  const char *limit; /* the policy key: "memoryLimitMb", "cpuLimit.maxCores", "pidsLimit" */
+  char *reason;
+};
+
+struct sandbox_limits {
+  bool memory_in_cgroup, pids_in_cgroup, cpu_in_cgroup;
+  bool cpu_budget;        /* cpuLimit.maxMs is a budget of the whole command (the watchdog's) */
+  uint64_t nproc;         /* RLIMIT_NPROC, 0: none */
+  uint64_t data_bytes;    /* RLIMIT_DATA, 0: none */
+  uint64_t cpu_budget_ms; /* cpuLimit.maxMs, 0: none */
+  struct sandbox_limit_gap gaps[3];
+  size_t n_gaps;
+};
+
+/* What holds for the policy's limits: userns (an ordinary caller), native (no sandbox at all). */
+void sandbox_limits_plan(const oci_policy *p, bool userns, bool native, struct sandbox_limits *l);
+void sandbox_limits_clear(struct sandbox_limits *l);
+/* limitsMode "require": an error naming each limit that cannot be enforced, and why. */
+int sandbox_limits_check(const oci_policy *p, const struct sandbox_limits *l, fsrun_error_t *err);
+/* One warning line listing what is not enforced (fsrun's log: the caller's stderr, never the
+ * captured output); nothing when everything holds. */
+void sandbox_limits_warn(const struct sandbox_limits *l);
+/* The config as planned: the resources no cgroup will hold removed, the rlimits in their place,
+ * RLIMIT_CPU dropped where the watchdog keeps the command's CPU budget. */
+void sandbox_limits_apply(const struct sandbox_limits *l, oci_config *config);
+/* `"limitsNotEnforced":[{"limit":...,"reason":...},...]` (no leading comma). Caller frees. */
+char *sandbox_limits_gaps_json(const struct sandbox_limits *l);
+
+#endif

@@ -18,8 +18,16 @@ setup_file() {
 }
 
 teardown_file() {
+  local tries=100
   if [ -n "${LIMITS_USER:-}" ] && id "$LIMITS_USER" >/dev/null 2>&1; then
-    userdel "$LIMITS_USER" >/dev/null 2>&1 || true
+    # the user is this file's own, so all its processes are the tests' (the background sleeps run
+    # under a subshell whose kill does not reach them): userdel refuses a user that still has any
+    pkill -KILL -u "$LIMITS_USER" 2>/dev/null
+    while pgrep -u "$LIMITS_USER" >/dev/null && [ "$tries" -gt 0 ]; do
+      sleep 0.1
+      tries=$((tries - 1))
+    done
+    userdel "$LIMITS_USER" >/dev/null 2>&1 || echo "# userdel $LIMITS_USER failed" >&3
   fi
 }
 

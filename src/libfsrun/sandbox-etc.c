@@ -91,7 +91,9 @@ void sandbox_etc_mounts(bool userns, bool own_resolv_conf, struct mount_list *l)
   static const char *const ro_bind[] = {"bind", "ro", "nosuid", "nodev", NULL};
   struct stat st;
   if (userns) {
-    add_mount(l, "/etc", "bind", "/etc", ro_bind);
+    /* recursive: a bind of /etc with a mount below it fails in a user namespace (sandbox.c) */
+    add_mount(l, "/etc", "bind", "/etc",
+              (const char *const[]){"rbind", "rro", "rnosuid", "rnodev", NULL});
     return;
   }
   /* read-only once its entries are bound (linux.readonlyPaths, sandbox_etc_readonly) */

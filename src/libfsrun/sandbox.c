@@ -349,8 +349,16 @@ static int create_writable_paths(const oci_policy *p, fsrun_error_t *err) {
 
 static void build_mounts(const struct sandbox_mapping_opts *o, const char *common_dir,
                          const char *wt_git_dir, struct mount_list *l) {
-  static const char *const ro_bind[] = {"bind", "ro", "nosuid", "nodev", NULL};
-  static const char *const rw_bind[] = {"bind", "rw", "nosuid", "nodev", NULL};
+  /* In a user namespace the mounts copied from the caller's namespace are locked together, and a
+   * bind of a directory that has a mount below it (/usr/local, /usr/lib/modules, a worktree with a
+   * mount in it) fails with EINVAL: it would uncover what that mount hides. So an ordinary caller's
+   * binds are recursive, read-only and nosuid/nodev all the way down. */
+  static const char *const ro_rbind[] = {"rbind", "rro", "rnosuid", "rnodev", NULL};
+  static const char *const rw_rbind[] = {"rbind", "rw", "rnosuid", "rnodev", NULL};
+  static const char *const ro_plain[] = {"bind", "ro", "nosuid", "nodev", NULL};
+  static const char *const rw_plain[] = {"bind", "rw", "nosuid", "nodev", NULL};
+  const char *const *ro_bind = o->userns ? ro_rbind : ro_plain;
+  const char *const *rw_bind = o->userns ? rw_rbind : rw_plain;
   const oci_policy *p = o->policy;
 
   /* the root: a fresh tmpfs in the container's own mount namespace, so the mount points made for

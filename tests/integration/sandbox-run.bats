@@ -228,6 +228,42 @@ check_max_buffer_kill() {
   check_max_buffer_kill root fallback-native
 }
 
+# A system dir with a mount below it (as /usr/lib/modules is in the cgroup v2 VM, or a separate
+# /usr/local): the test makes one in a private mount namespace of its own and runs the sandbox
+# there. In a user namespace a plain bind of such a dir fails (EINVAL); the ordinary user's binds
+# are recursive and read-only all the way down.
+check_system_dir_submount() {
+  use_caller "$1"
+  requires_host_command unshare
+  local sub=/usr/local/share
+  [ -d "$sub" ] || skip "no $sub on this host"
+  cat >"$DIR/inner.sh" <<EOS
+mount -t tmpfs -o size=1m fsrun-test "$sub" && touch "$sub/marker" || exit 99
+exec "\$@"
+EOS
+  run unshare -m --propagation private sh "$DIR/inner.sh" \
+    setpriv --reuid="$( [ "$CALLER" = user ] && echo "$SBX_UID" || echo 0)" \
+    --regid="$( [ "$CALLER" = user ] && echo "$SBX_GID" || echo 0)" --clear-groups \
+    env -i PATH=/usr/bin:/bin HOME="$DIR" \
+    "$FSRUN" --root "$STATE" sandbox --worktree "$WT" --task-id "$TASK" -- \
+    /bin/sh -c "echo ran; touch $sub/x 2>/dev/null && echo wrote || echo read-only; [ -e $sub/marker ] && echo sub-visible || echo sub-hidden"
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ "${lines[0]}" = ran ]
+  [ "${lines[1]}" = read-only ]
+  # the ordinary user's bind is recursive: the mount below is there too (root's hides it)
+  [ "$CALLER" = root ] || [ "${lines[2]}" = sub-visible ]
+  assert_state_clean
+}
+
+@test "sandbox-run: a system dir with a mount below it binds, read-only all the way down (root)" {
+  check_system_dir_submount root
+}
+
+@test "sandbox-run: a system dir with a mount below it binds, read-only all the way down (ordinary user)" {
+  check_system_dir_submount user
+}
+
 # ---- section 5 ----------------------------------------------------------------------------------
 
 check_bad_policy() {

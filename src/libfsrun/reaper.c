@@ -84,6 +84,9 @@ void reaper_exec(const char *exe, char *const argv[], char *const envp[],
   /* blocked from before the fork, so that none is lost before the init waits for them */
   sigfillset(&all);
   sigprocmask(SIG_SETMASK, &all, NULL);
+  /* before the fork: once the process runs, it may read /proc/1/comm and /proc/1/cmdline at once
+   * (init.bats saw `fsrun` there under load when this came after the vfork) */
+  hide_runtime_cmdline();
   /* vfork: the child shares our memory until its execve, so there is no copy of the init's
    * address space to make, fault in and tear down again. It calls only what it needs and never
    * returns from here. */
@@ -102,7 +105,6 @@ void reaper_exec(const char *exe, char *const argv[], char *const envp[],
             strerror(errno));
     _exit(1);
   }
-  hide_runtime_cmdline();
   /* `exec` joins the container through this process (setns on its pidfd), which the kernel allows
    * only to whoever may ptrace-read it. Cloned, not exec'd, inside the user namespace, its memory
    * belongs to the host's user namespace: non-dumpable, only CAP_SYS_PTRACE there passes, and an

@@ -17,6 +17,8 @@ fi
 
 # State, bundles and the rootfs cache on tmpfs: mknod, mkfifo and unix sockets fail on the 9p share.
 export TMPDIR=/tmp FSRUN_TEST_STATE_BASE=/run/fsrun-tests/vm FSRUN
+# for the few tests that bound CPU time: this VM's CPU is emulated in software (TCG)
+export FSRUN_IN_VM=1
 TEST_CACHE=$(mktemp -d /tmp/fsrun-test-cache.XXXXXX)
 export TEST_CACHE
 mkdir -p "$FSRUN_TEST_STATE_BASE"

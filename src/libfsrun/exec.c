@@ -325,24 +325,7 @@ static bool parent_gone(int sync_fd) {
 /* process.c's load_filter for the exec child: the parent takes a NOTIFY listener fd itself
  * (pidfd_getfd) when it is root, so that no syscall of ours waits for a listener without it. */
 static int child_load_filter(struct exec_child *c, int *notify_fd, fsrun_error_t *err) {
-  struct sync_msg msg = {.fd = -1};
-  char payload[16];
-  int next_fd, len;
-  if (!seccomp_has_notify(c->seccomp) || !c->seccomp_fd_by_pidfd)
-    return seccomp_load_filter(c->seccomp, notify_fd, err);
-  next_fd = fcntl(c->sync_fd, F_DUPFD_CLOEXEC, 0);
-  if (next_fd < 0)
-    return fsrun_error_errno(err, "find the seccomp listener's fd number");
-  close(next_fd);
-  len = snprintf(payload, sizeof(payload), "%d", next_fd);
-  if (sync_send(c->sync_fd, SYNC_SECCOMP_FD, 0, payload, (size_t)len, -1) < 0)
-    _exit(1);
-  if (seccomp_load_filter(c->seccomp, notify_fd, err) < 0)
-    return fsrun_error_code(err);
-  if (*notify_fd != next_fd || sync_recv(c->sync_fd, &msg) < 0 || msg.type != SYNC_GO)
-    _exit(1);
-  sync_msg_clear(&msg);
-  return 0;
+  return process_load_filter(c->seccomp, c->sync_fd, c->seccomp_fd_by_pidfd, notify_fd, err);
 }
 
 static int child_enter_cwd(const char *cwd, fsrun_error_t *err) {

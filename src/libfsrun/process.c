@@ -227,26 +227,31 @@ static void clone_init_into_namespaces(struct init_config *c) {
  * in between) and takes it with pidfd_getfd; we wait for its SYNC_GO before going on, so the fd is
  * still there. Any syscall of ours from the load on may be notified: sending the fd ourselves
  * (sendmsg) could wait forever for a listener that has no fd yet. */
-static int load_filter(struct init_config *c, int *notify_fd, fsrun_error_t *err) {
+int process_load_filter(const struct fsrun_seccomp *filter, int sync_fd, bool fd_by_pidfd,
+                        int *notify_fd, fsrun_error_t *err) {
   struct sync_msg msg = {.fd = -1};
   char payload[16];
   int next_fd, len;
-  if (!seccomp_has_notify(c->seccomp) || !c->seccomp_fd_by_pidfd)
-    return seccomp_load_filter(c->seccomp, notify_fd, err);
-  next_fd = fcntl(c->sync_fd, F_DUPFD_CLOEXEC, 0);
+  if (!seccomp_has_notify(filter) || !fd_by_pidfd)
+    return seccomp_load_filter(filter, notify_fd, err);
+  next_fd = fcntl(sync_fd, F_DUPFD_CLOEXEC, 0);
   if (next_fd < 0)
     return fsrun_error_errno(err, "find the seccomp listener's fd number");
   close(next_fd);
   len = snprintf(payload, sizeof(payload), "%d", next_fd);
-  if (sync_send(c->sync_fd, SYNC_SECCOMP_FD, 0, payload, (size_t)len, -1) < 0)
+  if (sync_send(sync_fd, SYNC_SECCOMP_FD, 0, payload, (size_t)len, -1) < 0)
     _exit(1);
-  if (seccomp_load_filter(c->seccomp, notify_fd, err) < 0)
+  if (seccomp_load_filter(filter, notify_fd, err) < 0)
     return fsrun_error_code(err);
   /* nothing to report an error with that could not itself wait: the runtime sees us die */
-  if (*notify_fd != next_fd || sync_recv(c->sync_fd, &msg) < 0 || msg.type != SYNC_GO)
+  if (*notify_fd != next_fd || sync_recv(sync_fd, &msg) < 0 || msg.type != SYNC_GO)
     _exit(1);
   sync_msg_clear(&msg);
   return 0;
+}
+
+static int load_filter(struct init_config *c, int *notify_fd, fsrun_error_t *err) {
+  return process_load_filter(c->seccomp, c->sync_fd, c->seccomp_fd_by_pidfd, notify_fd, err);
 }
 
 void init_main(struct init_config *c) {

@@ -47,6 +47,7 @@ teardown() {
     done
   fi
   [ -n "${SECRET:-}" ] && rm -f "$SECRET"
+  [ -n "${SECRET_IN_DIR:-}" ] && rm -f "$SECRET_IN_DIR" "$SECRET_IN_DIR.link"
   rm -rf --one-file-system "$BASE"
   teardown_bundle
 }
@@ -358,12 +359,18 @@ check_etc() {
   use_caller "$1"
   SECRET=/etc/fsrun-test-secret-$$
   (umask 077 && echo root-only-secret >"$SECRET")
+  # inside a directory of the allowlist (bound whole): a root-only file, and a symlink beside it
+  SECRET_IN_DIR=/etc/default/fsrun-test-secret-$$
+  (umask 077 && echo root-only-in-dir >"$SECRET_IN_DIR")
+  ln -s passwd "$SECRET_IN_DIR.link"
   run sbx -- /bin/sh -c "
     for f in passwd group hosts nsswitch.conf ld.so.cache localtime ssl/certs alternatives; do
       [ -e /etc/\$f ] && echo \"has \$f\" || echo \"lacks \$f\"
     done
     [ -e /etc/resolv.conf ] && echo 'has resolv.conf'
     getent passwd root >/dev/null && echo resolves-users
+    [ -L '$SECRET_IN_DIR.link' ] && echo 'has the link'
+    cat '$SECRET_IN_DIR' 2>&1 || :
     cat '$SECRET' 2>&1 || :"
   echo "$output"
   [ "$status" -eq 0 ]
@@ -376,6 +383,8 @@ check_etc() {
   [[ $output == *resolves-users* ]]
   # the root-only file: absent (root) or unreadable (an ordinary user), never its contents
   [[ $output != *root-only-secret* ]]
+  [[ $output != *root-only-in-dir* ]]
+  [[ $output == *"has the link"* ]]
   [[ $output == *"$SECRET"*"No such file"* || $output == *"$SECRET"*"Permission denied"* ]]
   # /etc stays read-only
   run sbx -- /bin/sh -c 'echo x > /etc/new-file'

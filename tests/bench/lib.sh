@@ -14,7 +14,7 @@ bench_rounds() {
   for ((i = 0; i < rounds; i++)); do
     for ((k = 0; k < n; k++)); do
       r=${names[$(((i + k) % n))]}
-      read -r real c status < <("$run" "$r" "$i")
+      read -r real c status _ < <("$run" "$r" "$i")
       [ "$status" = 0 ] || { echo "$(basename "$0"): $r exited with $status" >&2; exit 1; }
       wall[$r]+="$real "
       cpu[$r]+="$c "

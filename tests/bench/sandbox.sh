@@ -83,7 +83,7 @@ run_one() { # run_one NAME: prints "wall cpu status"
 }
 
 for r in "${runners[@]}"; do # warm-up, and a check that each one runs
-  read -r _ _ status < <(run_one "$r")
+  read -r _ _ status _ < <(run_one "$r")
   [ "$status" = 0 ] || { echo "sandbox.sh: $r exited with $status" >&2; exit 1; }
 done
 

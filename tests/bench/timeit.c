@@ -1,6 +1,7 @@
 /* timeit CMD [ARGS...]: runs CMD once with stdout and stderr on /dev/null and prints
- * "WALL_MS CPU_MS EXIT" — the wall time from spawn to reap, and the user + system time of CMD and
- * of every descendant it waited for (for a runtime: its container init and the process).
+ * "WALL_MS CPU_MS EXIT MAXRSS_KB" — the wall time from spawn to reap, the user + system time of CMD
+ * and of every descendant it waited for (for a runtime: its container init and the process), and
+ * the largest resident set of CMD and those descendants.
  * A shell's `time` adds the shell's own fork to every sample; this measures only the command. */
 #include <fcntl.h>
 #include <spawn.h>
@@ -41,7 +42,8 @@ int main(int argc, char **argv) {
     return 2;
   }
   clock_gettime(CLOCK_MONOTONIC, &t1);
-  printf("%.3f %.3f %d\n", (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6,
-         ms(ru.ru_utime) + ms(ru.ru_stime), WIFEXITED(status) ? WEXITSTATUS(status) : 128);
+  printf("%.3f %.3f %d %ld\n", (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6,
+         ms(ru.ru_utime) + ms(ru.ru_stime), WIFEXITED(status) ? WEXITSTATUS(status) : 128,
+         ru.ru_maxrss);
   return 0;
 }

@@ -1,0 +1,179 @@
+#!/bin/bash
+# bench.sh [ROUNDS]: issue 15's measures, one line each:
+#   bench NAME fsrun=MS peer=MS ratio=R cpu_fsrun=MS cpu_peer=MS cpu_ratio=R
+# medians of ROUNDS rounds (default 20) of exactly two commands alternating (the kernel tears a
+# namespace down after its last process exits and that deferred work lands on whatever runs next,
+# so only the pair of one measure takes turns). Wall and CPU time (user + system of the command and
+# everything it waited for) from timeit; rss-* lines are peak resident sets in KB instead.
+#   sandbox/bwrap            `sandbox -- /bin/true` as root, default policy, vs bwrap --unshare-all
+#                            with ro /usr /etc, the worktree rw, tmpfs /tmp, proc, dev
+#   sandbox-egress/bwrap-net the egress network profile vs bwrap --share-net (when slirp4netns)
+#   sandbox-user/bwrap-user  the same as an ordinary user (made here, removed at the end)
+#   run/crun, run/runc       `run /bin/true` of a busybox bundle (create+start+wait+delete)
+#   create/crun, start/crun, delete/crun   each step alone
+#   exec/crun                `exec /bin/true` into a running container
+#   run-par/crun             100 `run`s, 20 at a time (wall of the whole batch)
+#   rss-run/crun             the peak resident set of a `run` (the runtime, its init, the process)
+#   */base                   with FSRUN_BASE=path/to/another/fsrun: the same fsrun measure against
+#                            that binary (sandbox, run, exec)
+# The runtime measures run in a private mount namespace where the host's /sys/fs/cgroup/unified is
+# unmounted (crun 1.8 refuses this hybrid host), state roots on a tmpfs. Needs root. A missing peer
+# skips its lines. FSRUN=path/to/fsrun (default: the build next to this tree). Not a pass/fail test.
+set -eu
+
+rounds=${1:-20}
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+srcdir=${here%/tests/bench}
+FSRUN=${FSRUN:-$srcdir/build/plain/fsrun}
+[ -x "$FSRUN" ] || { echo "bench.sh: no fsrun at $FSRUN (set FSRUN)" >&2; exit 1; }
+[ "$(id -u)" = 0 ] || { echo "bench.sh: needs root" >&2; exit 1; }
+FSRUN=$(realpath "$FSRUN")
+[ -n "${FSRUN_BASE:-}" ] && FSRUN_BASE=$(realpath "$FSRUN_BASE")
+# shellcheck source=lib.sh
+source "$here/lib.sh"
+
+# bench_pair NAME A B RUN: ROUNDS rounds of `RUN A` and `RUN B` alternating; prints the line
+bench_pair() {
+  local name=$1 a=$2 b=$3 run=$4
+  bench_rounds "$rounds" "$run" "$a" "$b"
+  bench_report 1 "$a" "$b" >/dev/null
+  printf 'bench %s fsrun=%.2f peer=%.2f ratio=%.2f cpu_fsrun=%.2f cpu_peer=%.2f cpu_ratio=%.2f\n' \
+    "$name" "${mwall[$a]}" "${mwall[$b]}" "$(bc -l <<<"${mwall[$a]} / ${mwall[$b]}")" \
+    "${mcpu[$a]}" "${mcpu[$b]}" "$(bc -l <<<"${mcpu[$a]} / ${mcpu[$b]}")"
+}
+
+have() { command -v "$1" >/dev/null; }
+
+if [ -z "${BENCH_INNER:-}" ]; then
+  work=$(mktemp -d /tmp/fsrun-bench.XXXXXX)
+  user=fsbench$$
+  state=$(mktemp -d /run/fsrun-bench.XXXXXX)
+  cleanup() {
+    rm -rf --one-file-system "$work" "$state"
+    id "$user" >/dev/null 2>&1 && userdel "$user" 2>/dev/null
+    return 0
+  }
+  trap cleanup EXIT
+  chmod 755 "$work"
+  cc -O2 -o "$work/timeit" "$here/timeit.c"
+  TIMEIT=$work/timeit
+  echo '{}' >"$work/policy.json"
+  echo '{"allowNetwork": true}' >"$work/egress.json"
+  mkwt() { git init -q "$1" && git -C "$1" -c user.name=b -c user.email=b@b commit -q --allow-empty -m init; }
+  mkwt "$work/repo"
+  bwrap_args() { # bwrap_args WORKTREE: the sandbox's shape
+    local d
+    printf '%s\n' --unshare-all --die-with-parent --cap-drop ALL --ro-bind /usr /usr
+    for d in bin sbin lib lib32 lib64; do
+      [ -L "/$d" ] && printf '%s\n' --symlink "$(readlink "/$d")" "/$d"
+    done
+    printf '%s\n' --ro-bind /etc /etc --tmpfs /tmp --bind "$1" "$1" --dev /dev --proc /proc --chdir "$1"
+  }
+  mapfile -t bw < <(bwrap_args "$work/repo")
+  sbx() { "$TIMEIT" "$1" --root "$state/${2:-s}" sandbox --policy "$work/${3:-policy}.json" --worktree "$work/repo" -- /bin/true; }
+  run_sandbox() {
+    case $1 in
+      fsrun) sbx "$FSRUN" ;;
+      base) sbx "$FSRUN_BASE" b ;;
+      bwrap) "$TIMEIT" bwrap "${bw[@]}" /bin/true ;;
+      fsrun-egress) sbx "$FSRUN" s egress ;;
+      bwrap-net) "$TIMEIT" bwrap --share-net "${bw[@]}" /bin/true ;;
+    esac
+  }
+  if have bwrap; then
+    bench_pair sandbox/bwrap fsrun bwrap run_sandbox
+    have slirp4netns && bench_pair sandbox-egress/bwrap-net fsrun-egress bwrap-net run_sandbox
+  fi
+  [ -n "${FSRUN_BASE:-}" ] && bench_pair sandbox/base fsrun base run_sandbox
+
+  # an ordinary user: its own worktree and state root; bwrap unprivileged
+  if have bwrap && useradd -M -d /nonexistent -s /usr/sbin/nologin "$user" 2>/dev/null; then
+    mkdir "$work/u"
+    chown "$user:" "$work/u"
+    setpriv --reuid="$user" --regid="$user" --clear-groups bash -c \
+      "git init -q '$work/u/repo' && git -C '$work/u/repo' -c user.name=b -c user.email=b@b commit -q --allow-empty -m init"
+    mapfile -t bwu < <(bwrap_args "$work/u/repo")
+    as_user() { setpriv --reuid="$user" --regid="$user" --clear-groups "$@"; }
+    run_user() {
+      case $1 in
+        fsrun) as_user "$TIMEIT" "$FSRUN" --root "$work/u/state" sandbox --policy "$work/policy.json" --worktree "$work/u/repo" -- /bin/true ;;
+        bwrap) as_user "$TIMEIT" bwrap "${bwu[@]}" /bin/true ;;
+      esac
+    }
+    if as_user bwrap "${bwu[@]}" /bin/true 2>/dev/null; then
+      bench_pair sandbox-user/bwrap-user fsrun bwrap run_user
+    fi
+  fi
+
+  # shellcheck source=../../contrib/lib.sh
+  source "$srcdir/contrib/lib.sh"
+  fsrun_make_busybox_rootfs "$work/bundle/rootfs" >/dev/null
+  (cd "$work/bundle" && "$FSRUN" spec)
+  # one config for every runtime: crun 1.8 only knows runtime-spec versions up to 1.0.x/1.1
+  jq '.ociVersion = "1.0.2" | .process.terminal = false | .process.args = ["/bin/true"]' \
+    "$work/bundle/config.json" >"$work/config.json"
+  mv "$work/config.json" "$work/bundle/config.json"
+  mkdir "$work/sleeper"
+  ln -s ../bundle/rootfs "$work/sleeper/rootfs"
+  jq '.process.args = ["/bin/sleep", "100000"]' "$work/bundle/config.json" >"$work/sleeper/config.json"
+  export BENCH_INNER=1 FSRUN FSRUN_BASE=${FSRUN_BASE:-} WORK=$work TIMEIT
+  unshare -m --propagation private "$0" "$rounds"
+  exit 0
+fi
+
+# inside the private mount namespace: the runtimes
+umount /sys/fs/cgroup/unified 2>/dev/null || true
+mkdir -p "$WORK/state"
+mount -t tmpfs tmpfs "$WORK/state"
+cd "$WORK/bundle"
+rt() { # rt NAME: the runtime's command and its state root
+  case $1 in
+    fsrun) echo "$FSRUN --root $WORK/state/fsrun" ;;
+    base) echo "$FSRUN_BASE --root $WORK/state/base" ;;
+    *) echo "$1 --root $WORK/state/$1" ;;
+  esac
+}
+run_runtime() { "$TIMEIT" $(rt "$1") run "r-$1-$2"; }
+# create, start and delete of one container, each timed: the step named by STEP
+phase_runtime() {
+  local id=p-$1-$2-$STEP
+  case $STEP in
+    create) "$TIMEIT" $(rt "$1") create --bundle "$WORK/bundle" "$id"
+      $(rt "$1") delete --force "$id" >/dev/null 2>&1 ;;
+    start) $(rt "$1") create --bundle "$WORK/bundle" "$id" >/dev/null 2>&1
+      "$TIMEIT" $(rt "$1") start "$id"
+      $(rt "$1") delete --force "$id" >/dev/null 2>&1 ;;
+    delete) $(rt "$1") create --bundle "$WORK/bundle" "$id" >/dev/null 2>&1
+      "$TIMEIT" $(rt "$1") delete --force "$id" ;;
+  esac
+}
+exec_runtime() { "$TIMEIT" $(rt "$1") exec "keep-$1" /bin/true; }
+par_runtime() {
+  local r=$1 i=$2
+  # shellcheck disable=SC2046
+  "$TIMEIT" bash -c "seq 100 | xargs -P 20 -I{} $(rt "$r") run --bundle '$WORK/bundle' par-$i-{}"
+}
+rss_runtime() { "$TIMEIT" $(rt "$1") run "rss-$1-$2" | awk '{print $4, $4, $3}'; }
+
+have crun && bench_pair run/crun fsrun crun run_runtime
+have runc && bench_pair run/runc fsrun runc run_runtime
+[ -n "$FSRUN_BASE" ] && bench_pair run/base fsrun base run_runtime
+if have crun; then
+  for STEP in create start delete; do
+    bench_pair "$STEP/crun" fsrun crun phase_runtime
+  done
+  for r in fsrun crun ${FSRUN_BASE:+base}; do
+    $(rt "$r") run --detach --bundle "$WORK/sleeper" "keep-$r" >/dev/null 2>&1 </dev/null
+  done
+  bench_pair exec/crun fsrun crun exec_runtime
+  [ -n "$FSRUN_BASE" ] && bench_pair exec/base fsrun base exec_runtime
+  for r in fsrun crun ${FSRUN_BASE:+base}; do
+    $(rt "$r") delete --force "keep-$r" >/dev/null 2>&1 || true
+  done
+  rounds_all=$rounds
+  rounds=$(((rounds + 4) / 5))
+  bench_pair run-par/crun fsrun crun par_runtime
+  rounds=$rounds_all
+  bench_pair rss-run/crun fsrun crun rss_runtime | sed 's/ cpu_.*//'
+fi
+echo "bench load-average $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -35,6 +35,8 @@ static void exec_usage(FILE *out) {
           "  --apparmor PROFILE       AppArmor profile of the process\n"
           "  --ignore-paused          exec even if the container is paused (the process waits for\n"
           "                           resume)\n"
+          "  --status-json FILE       write how the process ended to FILE as JSON: exitCode and\n"
+          "                           signal (its name, exitCode null), oomKilled when known\n"
           "  -h, --help               print this help\n");
 }
 
@@ -48,6 +50,7 @@ FSRUN_COMMAND(exec) {
     OPT_PROCESS_LABEL,
     OPT_APPARMOR,
     OPT_IGNORE_PAUSED,
+    OPT_STATUS_JSON,
   };
   static const struct option options[] = {
       {"process", required_argument, NULL, 'p'},
@@ -65,6 +68,7 @@ FSRUN_COMMAND(exec) {
       {"process-label", required_argument, NULL, OPT_PROCESS_LABEL},
       {"apparmor", required_argument, NULL, OPT_APPARMOR},
       {"ignore-paused", no_argument, NULL, OPT_IGNORE_PAUSED},
+      {"status-json", required_argument, NULL, OPT_STATUS_JSON},
       {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0},
   };
@@ -128,6 +132,9 @@ FSRUN_COMMAND(exec) {
       break;
     case OPT_IGNORE_PAUSED:
       o.ignore_paused = true;
+      break;
+    case OPT_STATUS_JSON:
+      o.status_json = optarg;
       break;
     case 'h':
       exec_usage(stdout);

@@ -41,6 +41,7 @@
 #include "process.h"
 #include "procfs.h"
 #include "seccomp.h"
+#include "exec-status.h"
 #include "status.h"
 #include "sync.h"
 #include "terminal.h"
@@ -799,6 +800,7 @@ int container_exec(const struct fsrun_context *ctx, const struct exec_options *o
   cleanup_close int relay_master = -1;
   cleanup_close int init_cgroup_fd = -1;
   cleanup_close int init_root_fd = -1;
+  cleanup_exec_status struct exec_status status = {.fd = -1};
   const oci_linux *lx;
   oci_process *p;
   struct exec_child child_cfg;
@@ -813,6 +815,8 @@ int container_exec(const struct fsrun_context *ctx, const struct exec_options *o
 
   if (o->preserve_fds < 0)
     return fsrun_error_make(err, 0, "--preserve-fds: must not be negative");
+  if (o->status_json != NULL && o->detach)
+    return fsrun_error_make(err, 0, "--status-json: cannot be used with --detach (nothing waits)");
 
   /* --- the container ---------------------------------------------------------------------- */
   ret = live_open(ctx, o->id, &c, err);
@@ -888,6 +892,8 @@ int container_exec(const struct fsrun_context *ctx, const struct exec_options *o
   if ((p->has_oom_score_adj || has_container_oom) &&
       set_own_oom_score_adj(p->has_oom_score_adj ? p->oom_score_adj : container_oom, err) < 0)
     return fsrun_error_code(err);
+  if (o->status_json != NULL && exec_status_open(&status, o->status_json, c.cg, err) < 0)
+    return fsrun_error_code(err);
   if (sync_socketpair(sync_fds, err) < 0)
     return fsrun_error_code(err);
 
@@ -962,9 +968,12 @@ int container_exec(const struct fsrun_context *ctx, const struct exec_options *o
     foreground_reap(child_pidfd, &info);
     goto out;
   }
-  if (!o->detach)
-    *exit_status = foreground_wait(child_pidfd, relay_master, &blocked);
   ret = 0;
+  if (!o->detach) {
+    siginfo_t info;
+    *exit_status = foreground_wait_info(child_pidfd, relay_master, &blocked, &info);
+    ret = exec_status_write(&status, &info, c.cg, err);
+  }
 
 out:
   for (int i = 0; i < 2; i++)

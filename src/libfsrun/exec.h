@@ -37,6 +37,7 @@ struct exec_options {
   const char *process_label; /* process.selinuxLabel */
   const char *apparmor;      /* process.apparmorProfile */
   bool ignore_paused;
+  const char *status_json; /* --status-json: how the process ended, as JSON (exec-status.h) */
 };
 
 /* Runs the process. Foreground: waits for it (forwarding signals, relaying the pty when it has one

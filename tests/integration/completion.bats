@@ -80,6 +80,8 @@ help_commands() {
   [[ $'\n'$output$'\n' != *$'\n'--bundle$'\n'* ]]
   run complete_words fsrun exec --t
   [ "$output" = --tty ]
+  run complete_words fsrun exec --st
+  [ "$output" = --status-json ]
 }
 
 @test "option arguments: choices from --help, directories for DIR, files for FILE" {
@@ -90,6 +92,8 @@ help_commands() {
   run complete_words fsrun create --bundle "$BATS_TEST_TMPDIR/bundles/"
   [ "$output" = "$(printf '%s\n' "$BATS_TEST_TMPDIR/bundles/one" "$BATS_TEST_TMPDIR/bundles/two")" ]
   run complete_words fsrun sandbox --policy "$BATS_TEST_TMPDIR/bundles/p"
+  [ "$output" = "$BATS_TEST_TMPDIR/bundles/policy.json" ]
+  run complete_words fsrun exec --status-json "$BATS_TEST_TMPDIR/bundles/p"
   [ "$output" = "$BATS_TEST_TMPDIR/bundles/policy.json" ]
   # after --, a command name
   run complete_words fsrun sandbox --json -- bas

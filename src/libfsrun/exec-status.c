@@ -1,0 +1,53 @@
+#include "exec-status.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cgroup.h"
+#include "utils.h"
+
+int exec_status_open(struct exec_status *s, const char *path, const struct fsrun_cgroup *cg,
+                     fsrun_error_t *err) {
+  s->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOCTTY, 0644);
+  if (s->fd < 0)
+    return fsrun_error_errno(err, "--status-json %s: open", path);
+  s->oom_known = cg != NULL && cgroup_oom_kills(cg, &s->oom_before);
+  return 0;
+}
+
+char *exec_status_json(const siginfo_t *info, bool oom_known, bool oom_killed) {
+  const char *oom = !oom_known ? "" : oom_killed ? ",\"oomKilled\":true" : ",\"oomKilled\":false";
+  const char *name;
+  if (info->si_code == CLD_EXITED)
+    return xasprintf("{\"exitCode\":%d,\"signal\":null%s}\n", info->si_status, oom);
+  name = sigabbrev_np(info->si_status);
+  if (name != NULL)
+    return xasprintf("{\"exitCode\":null,\"signal\":\"SIG%s\"%s}\n", name, oom);
+  return xasprintf("{\"exitCode\":null,\"signal\":\"SIG%d\"%s}\n", info->si_status, oom);
+}
+
+int exec_status_write(const struct exec_status *s, const siginfo_t *info,
+                      const struct fsrun_cgroup *cg, fsrun_error_t *err) {
+  cleanup_free char *json = NULL;
+  uint64_t after = 0;
+  bool oom_known;
+  size_t len;
+  if (s->fd < 0 || info->si_code == 0)
+    return 0;
+  oom_known = s->oom_known && cgroup_oom_kills(cg, &after);
+  /* the container's counter: a kill of another process of the container during this one's run
+   * counts too (docs/fsrun-exec.8 says so) */
+  json = exec_status_json(info, oom_known, oom_known && after > s->oom_before);
+  len = strlen(json);
+  if (write(s->fd, json, len) != (ssize_t)len)
+    return fsrun_error_errno(err, "--status-json: write");
+  return 0;
+}
+
+void exec_status_close(struct exec_status *s) {
+  if (s->fd >= 0)
+    close(s->fd);
+  s->fd = -1;
+}

@@ -2,7 +2,8 @@
 // long-lived `sleep infinity` under fsrun's init), each command an `fsrun exec` into it,
 // delete at dispose(). fsrun exec makes each command the leader of its own session and process
 // group, and writes its pid (--pid-file): a timeout or an abort signals that group from the host,
-// so it reaches the command's whole tree and no other command's.
+// so it reaches the command's whole tree and no other command's. fsrun exec --status-json says how
+// the command ended (exitCode or signal, oomKilled): fsrun's own exit status is the shell's 128+N.
 import { randomBytes } from "node:crypto";
 import { closeSync, openSync, readFileSync } from "node:fs";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
@@ -18,6 +19,27 @@ import { maxBufferOf, runNative } from "./native";
 import { runProc } from "./proc";
 import type { FsrunRunOptions, FsrunRunResult, LimitNotEnforced, SandboxFailureMode, SandboxLimits } from "./types";
 
+interface ExecStatus {
+  exitCode: number | null;
+  signal: NodeJS.Signals | null;
+  oomKilled?: boolean;
+}
+
+/** fsrun exec --status-json's object; null when the file is empty, missing or not one (nothing known). */
+async function readStatus(file: string): Promise<ExecStatus | null> {
+  const text = await readFile(file, "utf8").catch(() => "");
+  let v: Partial<ExecStatus>;
+  try {
+    v = JSON.parse(text) as Partial<ExecStatus>;
+  } catch {
+    return null;
+  }
+  const exitCode = typeof v.exitCode === "number" ? v.exitCode : null;
+  const signal = typeof v.signal === "string" ? (v.signal as NodeJS.Signals) : null;
+  if ((exitCode === null) === (signal === null)) return null;
+  return { exitCode, signal, ...(typeof v.oomKilled === "boolean" ? { oomKilled: v.oomKilled } : {}) };
+}
+
 export class TaskContainer {
   private constructor(
     private readonly cli: FsrunCli,
@@ -26,12 +48,15 @@ export class TaskContainer {
     private readonly killGraceMs: number,
     private readonly limits: SandboxLimits,
     private readonly notEnforced: LimitNotEnforced[],
+    /** this fsrun's exec has --status-json (an older one reports a signal only as 128+N) */
+    private readonly statusJson: boolean,
   ) {}
 
   static async create(cli: FsrunCli, task: Task, killGraceMs: number, limits: SandboxLimits, notEnforced: LimitNotEnforced[]): Promise<TaskContainer> {
     const dir = await mkdtemp(join(tmpdir(), "fsrun-fusion-task-"));
     const id = `fusion-${task.taskId.replace(/[^A-Za-z0-9_.-]/g, "_").slice(0, 100)}-${randomBytes(4).toString("hex")}`;
-    const container = new TaskContainer(cli, id, dir, killGraceMs, limits, notEnforced);
+    const help = await cli.run(["exec", "--help"]);
+    const container = new TaskContainer(cli, id, dir, killGraceMs, limits, notEnforced, /^\s*--status-json\b/m.test(help.stdout));
     try {
       const b = await cli.bundle(task.policy, task.worktree, join(dir, "bundle"), ["sleep", "infinity"]);
       if (b.code !== 0) throw new FsrunSetupError(`fsrun bundle: ${firstLines(b.stderr)}`, null, b.stderr);
@@ -76,7 +101,9 @@ export class TaskContainer {
         return null;
       }
     };
+    const statusFile = join(this.dir, `${runId.replace(/[^A-Za-z0-9_.-]/g, "_")}.status.json`);
     const args = [...this.cli.globalArgs(), "exec", "--pid-file", pidFile, "--cwd", cwd];
+    if (this.statusJson) args.push("--status-json", statusFile);
     for (const [name, value] of Object.entries(env)) args.push("--env", `${name}=${value}`);
     args.push(this.id, "/bin/sh", "-c", command);
     const r = await runProc({
@@ -105,7 +132,9 @@ export class TaskContainer {
       },
     });
     const started = leader() !== null;
+    const status = this.statusJson ? await readStatus(statusFile) : null;
     await rm(pidFile, { force: true });
+    await rm(statusFile, { force: true });
     const stderr = r.stderr.toString("utf8");
     if (!started && !r.aborted && !r.timedOut) {
       // fsrun exec could not start the command: the container is gone or broken
@@ -113,20 +142,27 @@ export class TaskContainer {
       if (failureMode === "fallback-native") return { result: { ...(await runNative(command, opts, runId, this.killGraceMs)), fallbackReason: why } };
       throw new FsrunSetupError(`run ${runId}: ${why}`, null, stderr);
     }
-    // fsrun exec reports a signal as 128+N: only a signal the adapter sent is reported as one
     let signal: NodeJS.Signals | null = r.signal;
-    const sent = r.timedOut ? "SIGKILL" : r.sentSignal;
-    if (signal === null && sent !== null && r.code === 128 + osConstants.signals[sent]) signal = sent;
+    let exitCode: number | null = r.code;
+    if (status !== null) {
+      [exitCode, signal] = [status.exitCode, status.signal];
+    } else {
+      // no status (an fsrun without --status-json, or fsrun itself killed): fsrun exec reports a
+      // signal as 128+N, so only a signal the adapter sent is reported as one
+      const sent = r.timedOut ? "SIGKILL" : r.sentSignal;
+      if (signal === null && sent !== null && r.code === 128 + osConstants.signals[sent]) signal = sent;
+    }
+    // as in one-shot mode: a timed-out command was ended by the adapter's kill
     if (r.timedOut) signal = "SIGKILL";
     return {
       result: {
         stdout: r.stdout.toString("utf8"),
         stderr,
-        exitCode: signal !== null ? null : r.code,
+        exitCode: signal !== null ? null : exitCode,
         signal,
         timedOut: r.timedOut,
         truncated: r.truncated,
-        oomKilled: false,
+        oomKilled: status?.oomKilled === true,
         limits: { ...this.limits, ...(opts.timeoutMs > 0 ? { timeoutMs: opts.timeoutMs } : {}) },
         limitsNotEnforced: [...this.notEnforced],
         durationMs: r.durationMs,

@@ -318,6 +318,35 @@ test(`[${WHO}] task container: runs exec into one container; dispose deletes it`
   assert.deepEqual(await containers(id), []);
 });
 
+test(`[${WHO}] task container: exit 130 is an exit, kill -INT $$ a signal, as in one-shot mode`, async (t) => {
+  const tb = await taskBackend();
+  if (tb === null) return t.skip("fsrun exec cannot join the task container as this user");
+  const one = await backend();
+  for (const b of [tb, one]) {
+    const e = await b.run("exit 130", opts());
+    assert.deepEqual([e.exitCode, e.signal], [130, null], `${b.effectiveMode}: ${JSON.stringify(e)}`);
+    const k = await b.run("kill -INT $$", opts());
+    assert.deepEqual([k.exitCode, k.signal], [null, "SIGINT"], `${b.effectiveMode}: ${JSON.stringify(k)}`);
+    const x = await b.run("exit 137", opts());
+    assert.deepEqual([x.exitCode, x.signal, x.oomKilled], [137, null, false], `${b.effectiveMode}: ${JSON.stringify(x)}`);
+  }
+});
+
+test(`[${WHO}] task container: the memory limit's kill is oomKilled where the caller has a memory cgroup`, async (t) => {
+  const b = await backend({ mode: "task-container" }, { ...basePolicy(), memoryLimitMb: 32 });
+  if (b.effectiveMode !== "task-container") return t.skip("fsrun exec cannot join the task container as this user");
+  const r = await b.run("exec tail /dev/zero", opts());
+  if (b.capabilities().resourceLimits !== "advanced") {
+    // no memory cgroup for this caller: nothing it could report, so false
+    assert.equal(r.oomKilled, false, JSON.stringify(r));
+    return;
+  }
+  assert.deepEqual([r.exitCode, r.signal, r.oomKilled], [null, "SIGKILL", true], JSON.stringify(r));
+  // the next command was not killed
+  const n = await b.run("exit 0", opts());
+  assert.deepEqual([n.exitCode, n.oomKilled], [0, false]);
+});
+
 test(`[${WHO}] task container: a timeout and an abort kill their own command's tree and nothing else`, async (t) => {
   const b = await taskBackend();
   if (b === null) return t.skip("fsrun exec cannot join the task container as this user");

@@ -193,6 +193,20 @@ struct init_clone_args {
       set_tid_size, cgroup;
 };
 
+/* Once in the container's root, the host's procfs handle goes: while we wait for `start`, a process
+ * exec'd into the container with CAP_SYS_PTRACE can open /proc/1/fd/N, and the host's procfs
+ * leads to every host process's root. What we still need procfs for (our own fds, LSM attributes,
+ * sysctls) works through an instance of our own pid namespace: a detached one, else the
+ * container's /proc. Without either (no /proc in a user namespace) the host's handle stays. */
+static void drop_host_procfs(struct init_config *c) {
+  cleanup_error fsrun_error_t err = NULL;
+  int own = procfs_open(&err);
+  if (own < 0)
+    return;
+  close(c->procfs_fd);
+  c->procfs_fd = c->rootfs.procfs_fd = own;
+}
+
 /* ns_plan.double_clone: join, create the namespaces, then clone the real init into them as a
  * sibling (CLONE_PARENT: a child of the runtime), report its pid and exit. Returns in the init. */
 static void clone_init_into_namespaces(struct init_config *c) {
@@ -336,6 +350,7 @@ void init_main(struct init_config *c) {
 
   if (rootfs_pivot(&c->rootfs, &err) < 0)
     fail(c, &err);
+  drop_host_procfs(c);
 
   if (p->terminal) {
     if (terminal_open_pty(p->has_console_size ? p->console_height : 0,

@@ -106,3 +106,32 @@ exe_attack() {
 @test "security-ptrace: with every capability, the waiting init's /proc/1/exe does not lead to the runtime binary (CVE-2019-5736)" {
   exe_attack all
 }
+
+# fd_attack CAPS: between create and start, an exec'd process goes through every directory the
+# waiting init holds open (/proc/1/fd/N) to every process's root it can name there
+fd_attack() {
+  with_caps "$1"
+  set_process_args /bin/sleep 1000
+  copy create --bundle "$BUNDLE" sec-fd </dev/null >/dev/null 2>&1
+  run copy exec sec-fd /bin/sh -c '
+    for fd in /proc/1/fd/*; do
+      [ -d "$fd/" ] || continue
+      for p in "$fd"/[0-9]*; do
+        [ -e "$p/root$1" ] && echo "root-escape through $fd to $p"
+      done
+    done
+    echo tried' sh "$HOST_FILE"
+  copy delete --force sec-fd
+  echo "$output"
+  [ "$status" = 0 ]
+  [[ "$output" == *tried* ]]
+  [[ "$output" != *root-escape* ]]
+}
+
+@test "security-ptrace: with CAP_SYS_PTRACE, the waiting init holds no host procfs that leads to the host's root" {
+  fd_attack ptrace
+}
+
+@test "security-ptrace: with every capability, the waiting init holds no host procfs that leads to the host's root" {
+  fd_attack all
+}

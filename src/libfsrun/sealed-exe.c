@@ -2,12 +2,18 @@
 
 #include <elf.h>
 #include <errno.h>
+#include <limits.h>
+#include <linux/magic.h>
+#include <stdio.h>
 #include <string.h>
 #include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/sendfile.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -21,9 +27,85 @@
 
 #define FSRUN_SEALS (F_SEAL_SEAL | F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE)
 
+/* whether fd's mount is attached in our mount namespace (listed in our mountinfo) */
+static bool mount_attached(int fd) {
+  cleanup_error fsrun_error_t err = NULL;
+  cleanup_free char *info = NULL, *key = NULL;
+  struct statx stx;
+  if (statx(fd, "", AT_EMPTY_PATH, STATX_MNT_ID, &stx) < 0 || !(stx.stx_mask & STATX_MNT_ID) ||
+      read_file_at(AT_FDCWD, "/proc/self/mountinfo", &info, NULL, &err) < 0)
+    return true;
+  key = xasprintf("\n%llu ", (unsigned long long)stx.stx_mnt_id);
+  return strncmp(info, key + 1, strlen(key + 1)) == 0 || strstr(info, key) != NULL;
+}
+
+/* the memfd copy, or the binary seen through a read-only overlay mounted nowhere
+ * (open_through_overlay: no upper layer, so no write reaches the file below whatever is done to
+ * the mount, and no path leads to it) */
 static bool is_sealed_copy(int fd) {
   int seals = fcntl(fd, F_GET_SEALS);
-  return seals >= 0 && (seals & FSRUN_SEALS) == FSRUN_SEALS;
+  struct statfs sf;
+  if (seals >= 0 && (seals & FSRUN_SEALS) == FSRUN_SEALS)
+    return true;
+  return fstatfs(fd, &sf) == 0 && sf.f_type == OVERLAYFS_SUPER_MAGIC && (sf.f_flags & ST_RDONLY) &&
+         !mount_attached(fd);
+}
+
+static int empty_tmpfs(void) {
+  cleanup_close int fs = fsopen("tmpfs", FSOPEN_CLOEXEC);
+  if (fs < 0 || fsconfig(fs, FSCONFIG_SET_STRING, "size", "4k", 0) < 0 ||
+      fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
+    return -1;
+  return fsmount(fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOSUID);
+}
+
+/* Root: the binary's own file, opened through an overlay of its directory with no upper layer,
+ * mounted nowhere (fsmount, never attached), so nothing writes through it and no path leads to
+ * it. No copy: the pages are the page cache's. -1 when the kernel or the path does not allow it
+ * (an ordinary user, a directory name overlayfs cannot take, a lower filesystem it refuses). */
+static int open_through_overlay(const struct stat *exe_st) {
+  char path[PATH_MAX];
+  ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - 1);
+  cleanup_close int fs = -1, mnt = -1;
+  cleanup_close int empty = -1;
+  char empty_path[32];
+  const char *dir;
+  char *slash;
+  struct stat st;
+  int fd;
+
+  if (n <= 0 || (size_t)n >= sizeof(path) - 1)
+    return -1;
+  path[n] = '\0';
+  slash = strrchr(path, '/');
+  if (path[0] != '/' || slash == NULL || strpbrk(path, ",:\\") != NULL ||
+      strstr(path, " (deleted)") != NULL)
+    return -1;
+  *slash = '\0';
+  dir = slash == path ? "/" : path;
+  /* without an upper layer overlayfs wants two lower ones that do not overlap: an empty tmpfs,
+   * itself mounted nowhere, below the binary's directory */
+  empty = empty_tmpfs();
+  if (empty < 0)
+    return -1;
+  snprintf(empty_path, sizeof(empty_path), "/proc/self/fd/%d", empty);
+  fs = fsopen("overlay", FSOPEN_CLOEXEC);
+  if (fs < 0 || fsconfig(fs, FSCONFIG_SET_STRING, "lowerdir+", dir, 0) < 0 ||
+      fsconfig(fs, FSCONFIG_SET_STRING, "lowerdir+", empty_path, 0) < 0 ||
+      fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
+    return -1;
+  mnt = fsmount(fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOSUID);
+  if (mnt < 0)
+    return -1;
+  fd = openat(mnt, slash + 1, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+  /* the same file as the one we run */
+  if (fd >= 0 && (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size != exe_st->st_size ||
+                  st.st_mtim.tv_sec != exe_st->st_mtim.tv_sec ||
+                  st.st_mtim.tv_nsec != exe_st->st_mtim.tv_nsec || !is_sealed_copy(fd))) {
+    close(fd);
+    return -1;
+  }
+  return fd;
 }
 
 static int copy_all(int from, int to, off_t size, fsrun_error_t *err) {
@@ -78,6 +160,11 @@ int sealed_exe_ensure(char **argv, fsrun_error_t *err) {
   }
   if (fstat(exe, &st) < 0)
     return fsrun_error_errno(err, "stat the runtime binary");
+  if (geteuid() == 0) {
+    cleanup_close int ro = open_through_overlay(&st);
+    if (ro >= 0)
+      syscall(SYS_execveat, ro, "", argv, environ, AT_EMPTY_PATH);
+  }
   copy = memfd_create("fsrun", MFD_CLOEXEC | MFD_ALLOW_SEALING);
   if (copy < 0)
     return fsrun_error_errno(err, "memfd_create the runtime binary's sealed copy");

@@ -374,6 +374,17 @@ teardown_bundle() {
 }
 
 # Is PID alive (not gone, not a zombie waiting for its parent)?
+# is_protected_exe PID: PID runs fsrun from its protected image (docs/process-model.md), never
+# from the file on disk: the sealed memfd copy, or (root) the binary through a read-only overlay
+# mounted nowhere, whose /proc/PID/exe is /NAME on an overlayfs. Either way no write reaches it.
+is_protected_exe() {
+  local exe
+  exe=$(readlink "/proc/$1/exe") || return 1
+  [ "$exe" = "/memfd:fsrun (deleted)" ] && return 0
+  [ "$exe" = "/$(basename "$FSRUN")" ] && [ ! -e "$exe" ] &&
+    [ "$(stat -L -f -c %T "/proc/$1/exe")" = overlayfs ] && ! (: >>"/proc/$1/exe") 2>/dev/null
+}
+
 _fsrun_pid_alive() {
   local stat
   read -r stat <"/proc/$1/stat" 2>/dev/null || return 1

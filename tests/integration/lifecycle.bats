@@ -35,10 +35,10 @@ state_field() {
   pid=$(jq -r .pid <<<"$output")
   [ "$pid" -gt 0 ]
   [ "$(cat "$BATS_TEST_TMPDIR/pid")" = "$pid" ]
-  # the init exists, is still fsrun's code (its sealed memfd copy, not the user's process) and
+  # the init exists, is still fsrun's code (its protected image, not the user's process) and
   # has not run anything yet
   [ -d "/proc/$pid" ]
-  [ "$(readlink "/proc/$pid/exe")" = "/memfd:fsrun (deleted)" ]
+  is_protected_exe "$pid"
   [ ! -e "$ROOTFS/dev/shm/ran" ]
 
   fsrun start life1

@@ -1,6 +1,7 @@
 #!/usr/bin/env bats
 # Invariant 1 (CVE-2019-5736): the container cannot overwrite or reopen the runtime binary. The init
-# is a clone of fsrun running from a sealed memfd copy, non-dumpable until it execs the user's process,
+# is a clone of fsrun running from its protected image (a sealed memfd copy, or as root the binary
+# through a read-only overlay mounted nowhere), non-dumpable until it execs the user's process,
 # so nothing in the container can open its /proc/PID/exe, read its memory or environment.
 
 load helpers
@@ -34,8 +35,8 @@ probe_init() {
   set_process_args /bin/sleep 100
   fsrun create --bundle "$BUNDLE" sec-exe
   pid=$(fsrun state sec-exe | jq -r .pid)
-  # the init's exe is a sealed memfd copy of the runtime (docs/process-model.md), never writable
-  [ "$(readlink "/proc/$pid/exe")" = "/memfd:fsrun (deleted)" ]
+  # the init's exe is the runtime's protected image (docs/process-model.md), never writable
+  is_protected_exe "$pid"
   run bash -c "exec 3>>/proc/$pid/exe && echo x >&3"
   [ "$status" -ne 0 ]
 
@@ -55,4 +56,25 @@ probe_init() {
   [[ $output == *environ-readable* ]]
   [[ $output == *fds-readable* ]]
   fsrun delete --force sec-exe
+}
+
+@test "security-exe: as root the init runs the binary through a read-only overlay mounted nowhere: no copy, no write, no path to it" {
+  # a copy on this machine's /tmp (a local filesystem overlayfs takes as its lower layer)
+  local bin=$BATS_TEST_TMPDIR/fsrun-ovl pid mounts_before
+  cp "$FSRUN" "$bin"
+  set_process_args /bin/sleep 100
+  mounts_before=$(wc -l </proc/self/mountinfo)
+  "$bin" --root "$FSRUN_ROOT" create --bundle "$BUNDLE" sec-ovl
+  pid=$("$bin" --root "$FSRUN_ROOT" state sec-ovl | jq -r .pid)
+  [ "$(readlink "/proc/$pid/exe")" = /fsrun-ovl ]
+  [ "$(stat -L -f -c %T "/proc/$pid/exe")" = overlayfs ]
+  # the same bytes as the binary, read from the page cache, not a copy of them
+  cmp "$bin" "/proc/$pid/exe"
+  run bash -c "exec 3>>/proc/$pid/exe"
+  [ "$status" -ne 0 ]
+  [[ $output == *"Read-only file system"* ]]
+  # the overlay is in no mount namespace of the host's
+  [ "$(wc -l </proc/self/mountinfo)" -eq "$mounts_before" ]
+  ! grep -q overlay.*fsrun-ovl /proc/self/mountinfo
+  "$bin" --root "$FSRUN_ROOT" delete --force sec-ovl
 }

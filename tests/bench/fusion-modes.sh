@@ -6,8 +6,9 @@
 #   one-shot        FsrunBackend, a fresh `fsrun sandbox --json` per command
 #   task-container  FsrunBackend, one container per task and an `fsrun exec` per command
 # Rounds alternate (the order rotates each round). Also prints the CLI-level medians of the same
-# two fsrun commands (timeit, no node). As root: an ordinary user's task container runs one-shot
-# (README). FSRUN=path/to/fsrun (default: the build next to this tree). Not a pass/fail test.
+# two fsrun commands (timeit, no node). Run it as root and as an ordinary user (e.g. through
+# setpriv; the tree and FSRUN must be readable by it); the task-container line says what it really
+# ran as. FSRUN=path/to/fsrun (default: the build next to this tree). Not a pass/fail test.
 set -eu
 
 rounds=${1:-30}
@@ -78,7 +79,7 @@ if "$FSRUN" --root "$state" run --detach --bundle "$work/kept" bench-fusion-kept
   "$FSRUN" --root "$state" exec bench-fusion-kept true >/dev/null 2>&1; then
   runners=(sandbox-json exec)
 else
-  runners=(sandbox-json) # an ordinary user's exec cannot join the container yet
+  runners=(sandbox-json) # exec cannot join the container (an fsrun before e55b6e3, as a user)
 fi
 # shellcheck source=lib.sh
 source "$here/lib.sh"

@@ -310,31 +310,28 @@ wait_for_status() {
 }
 
 # Processes of the bundle DIR (never this shell): those whose root or cwd is DIR or DIR/rootfs,
-# compared by device and inode, since after pivot_root the link text reads "/". One find: the
-# bundle's own directories first, then every process's root and cwd, followed.
+# compared by device and inode, since after pivot_root the link text reads "/". One find (the
+# bundle's own directories first, then every process's root and cwd, followed) and one awk, both
+# run from / so that neither is such a process itself. Not a bash loop over the lines: bats runs
+# its DEBUG trap for every command of a helper, which made this seconds per call on a host with a
+# few hundred processes (and far more inside the emulated VM).
 _fsrun_pids_in_dir() {
-  local dir=$1 tag id ids=" " pid seen=" "
-  while read -r tag id; do
-    if [ "$tag" = B ]; then
-      ids+="$id "
-      continue
-    fi
-    pid=${tag#/proc/}
-    [[ $pid =~ ^[0-9]+$ && $ids == *" $id "* && $seen != *" $pid "* ]] || continue
-    [ "$pid" = $$ ] || [ "$pid" = "$BASHPID" ] && continue
-    seen+="$pid "
-    echo "$pid"
-  done < <(find -L "$dir" /proc -maxdepth 2 \( -path "$dir" -o -path "$dir/rootfs" \) -printf 'B %D:%i\n' -o \
-    -path "$dir/*" -prune -o \( -path '/proc/[0-9]*/root' -o -path '/proc/[0-9]*/cwd' \) -printf '%h %D:%i\n' 2>/dev/null)
+  local dir=$1 self=$$ shell=$BASHPID
+  [[ $dir == /* ]] || dir=$PWD/$dir
+  (
+    cd / || exit 1
+    find -L "$dir" /proc -maxdepth 2 \( -path "$dir" -o -path "$dir/rootfs" \) -printf 'B %D:%i\n' -o \
+      -path "$dir/*" -prune -o \( -path '/proc/[0-9]*/root' -o -path '/proc/[0-9]*/cwd' \) -printf '%h %D:%i\n' 2>/dev/null |
+      awk -v self="$self" -v shell="$shell" '
+        $1 == "B" { bundle[$2] = 1; next }
+        { pid = substr($1, 7) }
+        pid ~ /^[0-9]+$/ && ($2 in bundle) && pid != self && pid != shell && !(pid in seen) { seen[pid] = 1; print pid }'
+  )
 }
 
-# Mount points at or under DIR, deepest first (shell builtins only).
+# Mount points at or under DIR, deepest first (one awk: see _fsrun_pids_in_dir for why not a loop).
 _fsrun_mounts_under() {
-  local dir=$1 _ mnt found=()
-  while read -r _ _ _ _ mnt _; do
-    [[ $mnt == "$dir" || $mnt == "$dir"/* ]] && found=("$mnt" "${found[@]}")
-  done </proc/self/mountinfo
-  [ ${#found[@]} -eq 0 ] || printf '%s\n' "${found[@]}"
+  awk -v dir="$1" '$5 == dir || index($5, dir "/") == 1 { found[n++] = $5 } END { while (n > 0) print found[--n] }' /proc/self/mountinfo
 }
 
 # Fails (and prints them) when sanitizer reports were written for this test.

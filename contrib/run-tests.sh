@@ -82,6 +82,7 @@ passed=0 failed=0 skipped=0
 failures=() # "name<TAB>log<TAB>detail"
 skips=()    # "name (reason)"
 timings=()  # "suite<TAB>seconds<TAB>summary"
+file_timings=() # "seconds<TAB>suite: file" of each bats file (the slowest are listed at the end)
 
 pass() { passed=$((passed + 1)); }
 fail() { # fail NAME LOG [DETAIL]
@@ -267,6 +268,7 @@ run_bats_suite() {
     fi
     export BATS_FILE_TIMEOUT
     BATS_FILE_TIMEOUT=$(limit "$FILE_TIMEOUT")
+    local file_t0=$SECONDS
     if [ -n "$san_dir" ]; then
       FSRUN_SANITIZER_LOG_DIR=$san_dir fsrun_run_bats_file "$file" "$tap" "${bats_filter[@]}"
       parse_tap "$suite" "$label" "$tap" "$san_dir/$(basename "$file")"
@@ -274,6 +276,7 @@ run_bats_suite() {
       fsrun_run_bats_file "$file" "$tap" "${bats_filter[@]}"
       parse_tap "$suite" "$label" "$tap"
     fi
+    file_timings+=("$((SECONDS - file_t0))"$'\t'"$suite: $label")
   done < <(bats_files)
   if [ -n "$san_dir" ] && compgen -G "$san_dir/other.*" >/dev/null; then
     fail "$suite: sanitizer reports from fsrun runs outside the test helpers" "$(rel "$san_dir")"
@@ -562,6 +565,20 @@ if [ ${#failures[@]} -gt 0 ]; then
 fi
 if [ ${#skips[@]} -gt 0 ]; then
   for s in "${skips[@]}"; do echo "skipped: $s"; done
+  echo
+fi
+# Where the time went: the slowest bats files and tests (bats --timing), for whoever makes it faster.
+if [ ${#file_timings[@]} -gt 0 ]; then
+  echo "== slowest bats files"
+  printf '%s\n' "${file_timings[@]}" | sort -rn | head -n 10 | while IFS=$'\t' read -r secs name; do
+    printf '  %5ds  %s\n' "$secs" "$name"
+  done
+  echo "== slowest tests"
+  find "$LOG_DIR" -name '*.tap' -print0 | xargs -0r grep -HE '^(not )?ok .* in [0-9]+ms' |
+    sed -E 's#^'"$LOG_DIR"'/##; s#\.tap:(not )?ok [0-9]+ #: #; s#^(.*) in ([0-9]+)ms.*$#\2\t\1#' |
+    sort -rn | head -n 10 | while IFS=$'\t' read -r ms name; do
+      printf '  %5ds  %s\n' $((ms / 1000)) "${name:0:140}"
+    done
   echo
 fi
 echo "== timings"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# bats file_tags=cgroupv2
+# Tests tagged cgroupv2 also run in the cgroup v2 VM (tests/vm/run.sh); the others do not depend on the cgroup version.
 # Cgroups (cgroup.c, cgroup-v1.c, cgroup-v2.c, cgroup-systemd.c, ebpf.c): the limits of
 # config.json land in the cgroup files and hold, devices are denied by default, the path forms
 # (relative, absolute, systemd slice:prefix:name) resolve as documented, errors name the resource
@@ -144,6 +144,7 @@ FSRUN_GLOBAL_ARGS=()
   [ ! -e "$top/mid/$first" ] && [ ! -e "$top/mid/$second" ]
 }
 
+# bats test_tags=cgroupv2
 @test "a process over the pids limit cannot fork" {
   update_config '.linux.resources.pids = {"limit": 4}'
   run_in_container sh -c 'for i in 1 2 3 4 5 6 7 8; do sleep 30 & done; echo all-forked'
@@ -160,6 +161,7 @@ FSRUN_GLOBAL_ARGS=()
   [[ "$output" == *all-forked* ]]
 }
 
+# bats test_tags=cgroupv2
 @test "a memory hog is OOM-killed and run exits 137" {
   update_config '.linux.resources.memory = {"limit": 67108864, "swap": 67108864}'
   # busybox tail keeps the last lines; /dev/zero has no newline, so its one line grows forever
@@ -174,6 +176,7 @@ FSRUN_GLOBAL_ARGS=()
   [ "$status" -eq 137 ]
 }
 
+# bats test_tags=cgroupv2
 @test "delete leaves no cgroup directory in any hierarchy" {
   start_detached sh -c 'sleep 1000 & sleep 1000'
   run cgroup_dirs_ending_in "/fsrun/$CONTAINER_ID"
@@ -191,6 +194,7 @@ FSRUN_GLOBAL_ARGS=()
   assert_no_leftovers "$CONTAINER_ID"
 }
 
+# bats test_tags=cgroupv2
 @test "an absolute cgroupsPath is used as is" {
   CONTAINER_ID=cg-abs-$RANDOM$RANDOM
   update_config '.linux.cgroupsPath = $p' --arg p "/fsrun-test-abs/$CONTAINER_ID"
@@ -209,6 +213,7 @@ FSRUN_GLOBAL_ARGS=()
   [ -z "$output" ]
 }
 
+# bats test_tags=cgroupv2
 @test "a relative cgroupsPath goes under /fsrun" {
   CONTAINER_ID=cg-rel-$RANDOM$RANDOM
   update_config '.linux.cgroupsPath = $p' --arg p "reltest/$CONTAINER_ID"
@@ -225,6 +230,7 @@ FSRUN_GLOBAL_ARGS=()
   [ -z "$output" ]
 }
 
+# bats test_tags=cgroupv2
 @test "--systemd-cgroup maps slice:prefix:name onto the cgroupfs path systemd would use" {
   CONTAINER_ID=cg-sd-$RANDOM$RANDOM
   update_config '.linux.cgroupsPath = $p' --arg p "fsrunt-sub.slice:pfx:$CONTAINER_ID"
@@ -253,6 +259,7 @@ FSRUN_GLOBAL_ARGS=()
   assert_no_leftovers "$CONTAINER_ID"
 }
 
+# bats test_tags=cgroupv2
 @test "a value the kernel refuses names the resource and the file, and nothing is left" {
   update_config '.linux.resources.cpu = {"cpus": "999"}'
   run_in_container true
@@ -274,6 +281,7 @@ FSRUN_GLOBAL_ARGS=()
   assert_no_leftovers "$CONTAINER_ID"
 }
 
+# bats test_tags=cgroupv2
 @test "devices: a node the spec does not allow cannot be opened, an allowed one can" {
   # /dev/kmsg (c 1:11) is not a default device: bind it in, the device cgroup must refuse it
   update_config '.mounts += [{"destination": "/dev/kmsg", "type": "bind", "source": "/dev/kmsg", "options": ["bind"]}]'
@@ -296,6 +304,7 @@ FSRUN_GLOBAL_ARGS=()
   [[ "$output" == *"Operation not permitted"* ]]
 }
 
+# bats test_tags=cgroupv2
 @test "v2: memory.max, memory.swap.max, memory.low, cpu.max, cpu.weight, pids.max and unified values" {
   requires_cgroup_v2
   update_config '.linux.resources.memory = {"limit": 67108864, "swap": 100663296, "reservation": 16777216}
@@ -319,6 +328,7 @@ FSRUN_GLOBAL_ARGS=()
   assert_no_leftovers "$CONTAINER_ID"
 }
 
+# bats test_tags=cgroupv2
 @test "v2: swap -1 is max, an unset quota is max" {
   requires_cgroup_v2
   update_config '.linux.resources.memory = {"limit": 67108864, "swap": -1}
@@ -330,6 +340,7 @@ FSRUN_GLOBAL_ARGS=()
   fsrun delete --force "$CONTAINER_ID"
 }
 
+# bats test_tags=cgroupv2
 @test "v2: io.max and io.weight from blockIO" {
   requires_cgroup_v2
   [ -e /sys/block/ram0/dev ] || modprobe brd rd_nr=1 rd_size=1024 2>/dev/null || true
@@ -355,6 +366,7 @@ FSRUN_GLOBAL_ARGS=()
   fsrun delete --force "$CONTAINER_ID"
 }
 
+# bats test_tags=cgroupv2
 @test "hugepageLimits: v1 hugetlb, or cgroup2 where the host has hugetlb only there (hybrid)" {
   [ -d /sys/kernel/mm/hugepages/hugepages-2048kB ] || skip "no 2MB huge pages on this kernel"
   local mode root_had="" dir file
@@ -387,6 +399,7 @@ FSRUN_GLOBAL_ARGS=()
   [ "$output" = 4194304 ]
 }
 
+# bats test_tags=cgroupv2
 @test "pause freezes the cgroup and resume thaws it" {
   requires_fsrun_command pause
   start_detached sleep 1000
@@ -409,6 +422,7 @@ FSRUN_GLOBAL_ARGS=()
   assert_no_leftovers "$CONTAINER_ID"
 }
 
+# bats test_tags=cgroupv2
 @test "features: claims cgroup v1, v2, systemd and rdma (not systemdUser), and this host's driver applies a limit" {
   run fsrun features
   [ "$status" -eq 0 ]

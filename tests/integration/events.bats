@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# bats file_tags=cgroupv2
+# Tests tagged cgroupv2 also run in the cgroup v2 VM (tests/vm/run.sh); the others do not depend on the cgroup version.
 # events (events.c, cmd/events.c): `--stats` prints one runc-shaped stats object whose numbers
 # match the container's cgroup; without --stats a stream of stats events every --interval, an
 # {"type":"oom"} event when the kernel OOM-kills a process of the container, and exit status 0
@@ -59,6 +59,7 @@ wait_exit() {
   EVENTS_PID=""
 }
 
+# bats test_tags=cgroupv2
 @test "events --stats: one JSON object with runc's cpu, memory and pids fields and real values" {
   # some CPU time and two more processes, then a sign that all is in place
   start_detached /bin/sh -c 'i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done
@@ -92,6 +93,7 @@ wait_exit() {
   jq -e '(.data.blkio | type == "object") and (.data.hugetlb | type == "object")' <<<"$output"
 }
 
+# bats test_tags=cgroupv2
 @test "events --stats follows update and works on a paused container" {
   start_detached /bin/sleep 1000
   fsrun update --memory 96m --pids-limit 12 "$CONTAINER_ID"
@@ -103,6 +105,7 @@ wait_exit() {
   fsrun resume "$CONTAINER_ID"
 }
 
+# bats test_tags=cgroupv2
 @test "events streams stats every --interval and exits 0 when the container stops" {
   start_detached /bin/sleep 1000
   : >"$BATS_TEST_TMPDIR/events"
@@ -119,6 +122,7 @@ wait_exit() {
   [ "$EXIT_STATUS" -eq 0 ]
 }
 
+# bats test_tags=cgroupv2
 @test "events reports an OOM kill as {\"type\":\"oom\"} and ends when the container stops" {
   # no swap to escape to: memory+swap = memory
   update_config '.linux.resources.memory = {"limit": 33554432, "swap": 33554432}'

@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# bats file_tags=cgroupv2
+# Tests tagged cgroupv2 also run in the cgroup v2 VM (tests/vm/run.sh); the others do not depend on the cgroup version.
 # exec, continued (exec.c, with status.c, terminal.c, caps.c): the regressions of the exec review.
 # exec uses the config stored at create, not the bundle's (which may change or vanish); a process
 # that dies before execve is a failed exec, never a pid in --pid-file; the pty belongs to the
@@ -237,6 +237,7 @@ nest_init() {
   grep -qw memory "$CG/cgroup.subtree_control"
 }
 
+# bats test_tags=cgroupv2
 @test "exec-2: cgroup v2: exec into a container whose cgroup is no leaf joins the init's sub-cgroup" {
   requires_cgroup_v2
   start_container
@@ -260,6 +261,7 @@ nest_init() {
   assert_no_leftovers "$CONTAINER_ID"
 }
 
+# bats test_tags=cgroupv2
 @test "exec-2: cgroup v2: an init moved out of the container's cgroup is not followed" {
   requires_cgroup_v2
   start_container

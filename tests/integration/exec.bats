@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# bats file_tags=cgroupv2
+# Tests tagged cgroupv2 also run in the cgroup v2 VM (tests/vm/run.sh); the others do not depend on the cgroup version.
 # exec (exec.c): a new process in a running container, seen from inside (namespaces, cgroup,
 # credentials, seccomp, fds) and from the host (its pid, its cgroup); exit statuses; the terminal
 # (console socket and relay); exec into a stopped or paused container; what clients rely on
@@ -38,6 +38,7 @@ start_container() {
   [ "$INIT_PID" -gt 0 ]
 }
 
+# bats test_tags=cgroupv2
 @test "exec: runs in the container's namespaces (hostname, pid 1, every /proc/self/ns link)" {
   update_config '.hostname = "exec-box"'
   start_container
@@ -121,6 +122,7 @@ start_container() {
   [[ $output == *'exec: "no-such-binary": no such file or directory'* ]]
 }
 
+# bats test_tags=cgroupv2
 @test "exec: joins the container's cgroup (inside: the init's /proc/self/cgroup; host: the init's cgroup)" {
   start_container
   run fsrun exec "$CONTAINER_ID" sh -c 'cat /proc/self/cgroup; echo ---; cat /proc/1/cgroup'
@@ -354,6 +356,7 @@ EOF
   [[ $output == *"does not exist"* ]]
 }
 
+# bats test_tags=cgroupv2
 @test "exec: a paused container is refused unless --ignore-paused (which runs once resumed)" {
   start_container
   fsrun pause "$CONTAINER_ID"

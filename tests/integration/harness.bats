@@ -211,3 +211,18 @@ EOF
   rm -f "$FSRUN_SANITIZER_PREFIX".*
   unset FSRUN_SANITIZER_PREFIX
 }
+
+# The VM runs only the tests tagged cgroupv2 of a file (tests/vm/run.sh): an untagged test that
+# needs cgroup v2 would skip on the host and never run in the VM either.
+@test "harness: every test that calls requires_cgroup_v2 is tagged cgroupv2, so the VM runs it" {
+  run awk '
+    FNR == 1 { file_tag = 0; test_tag = 0; name = "" }
+    /^# bats file_tags=/ && /cgroupv2/ { file_tag = 1 }
+    /^# bats test_tags=/ && /cgroupv2/ { test_tag = 1 }
+    /^@test / { name = $0; tagged = file_tag || test_tag; test_tag = 0; next }
+    name != "" && /^[[:space:]]*requires_cgroup_v2([[:space:]]|$)/ && !tagged { print FILENAME ": " name; name = "" }
+    /^}/ { name = "" }' "$FSRUN_TESTS_DIR"/*.bats
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ -z "$output" ]
+}

@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# bats file_tags=cgroupv2
+# Tests tagged cgroupv2 also run in the cgroup v2 VM (tests/vm/run.sh); the others do not depend on the cgroup version.
 # The container lifecycle (container.c, status.c): create -> start -> kill -> delete, run, state,
 # list, ps, and the wording clients (conmon, the containerd shim) parse.
 
@@ -20,6 +20,7 @@ state_field() {
   fsrun state "$1" | jq -r ".$2"
 }
 
+# bats test_tags=cgroupv2
 @test "lifecycle: create + state shows created and the pid of a waiting init; start runs it; kill stops it; delete leaves nothing" {
   set_process_args /bin/sh -c 'echo started > /dev/shm/ran; sleep 100'
   fsrun create --bundle "$BUNDLE" --pid-file "$BATS_TEST_TMPDIR/pid" life1
@@ -207,6 +208,7 @@ state_field() {
   fsrun delete life-names
 }
 
+# bats test_tags=cgroupv2
 @test "lifecycle: kill --all signals every process of the container" {
   # no pid namespace: the init's death alone would not take the others with it
   update_config '.linux.namespaces |= map(select(.type != "pid"))'
@@ -226,6 +228,7 @@ state_field() {
   assert_no_leftovers life-all
 }
 
+# bats test_tags=cgroupv2
 @test "lifecycle: list (table, json, -q) and ps (json, table)" {
   set_process_args /bin/sleep 100
   fsrun run --detach --bundle "$BUNDLE" life-l1
@@ -344,6 +347,7 @@ state_field() {
   [[ $(jq -r .msg <<<"$line") == *"no such file or directory"* ]]
 }
 
+# bats test_tags=cgroupv2
 @test "lifecycle: fsrun SIGKILLed in the middle of create leaves nothing that stops delete --force" {
   update_config '.hooks.createRuntime = [{"path": "/bin/sleep", "args": ["sleep", "3"]}]'
   set_process_args /bin/sleep 100
@@ -369,6 +373,7 @@ state_field() {
   ! _fsrun_pid_alive "$init"
 }
 
+# bats test_tags=cgroupv2
 @test "lifecycle: 100 containers run and deleted leave no fd, mount, state dir, cgroup or process" {
   set_process_args /bin/true
   # the test's own shell ($BASHPID): $$ is the bats process, whose fds come and go with its own work

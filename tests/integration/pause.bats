@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# bats file_tags=cgroupv2
+# Tests tagged cgroupv2 also run in the cgroup v2 VM (tests/vm/run.sh); the others do not depend on the cgroup version.
 # pause / resume (live.c): a paused container's processes stop (a counter the container writes
 # into a host directory stops advancing) and continue after resume; `state` says paused/running;
 # pause and resume refuse containers in the wrong state with a clear error and exit status 1.
@@ -75,6 +75,7 @@ freezer_file() {
   fi
 }
 
+# bats test_tags=cgroupv2
 @test "pause freezes the container's processes, resume lets them continue" {
   start_counter
   wait_ticks_above 2
@@ -97,6 +98,7 @@ freezer_file() {
   wait_ticks_above "$after"
 }
 
+# bats test_tags=cgroupv2
 @test "pause: state keeps the pid, delete --force removes a paused container" {
   start_counter
   local pid
@@ -114,6 +116,7 @@ freezer_file() {
   assert_no_leftovers "$CONTAINER_ID"
 }
 
+# bats test_tags=cgroupv2
 @test "pause of a paused container and resume of a running one fail with a clear error" {
   start_counter
   run fsrun resume "$CONTAINER_ID"
@@ -189,6 +192,7 @@ freezer_file() {
   [ -z "$(cat "$FOREIGN/cgroup.procs")" ]
 }
 
+# bats test_tags=cgroupv2
 @test "pause on cgroup v2: cgroup.freeze is 1 while paused, 0 after resume" {
   requires_cgroup_v2
   start_counter
@@ -201,6 +205,7 @@ freezer_file() {
   grep -qx 'frozen 0' "/sys/fs/cgroup/fsrun/$CONTAINER_ID/cgroup.events"
 }
 
+# bats test_tags=cgroupv2
 @test "pause, update and events of a rootless container without a cgroup fail clearly" {
   requires_host_command setpriv
   setpriv --reuid=1000 --regid=1000 --clear-groups test -x "$FSRUN" ||

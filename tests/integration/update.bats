@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# bats file_tags=cgroupv2
+# Tests tagged cgroupv2 also run in the cgroup v2 VM (tests/vm/run.sh); the others do not depend on the cgroup version.
 # update (live.c, cmd/update.c): runc's flags and -r FILE|- change the cgroup files of a live
 # container; flags override the file; sizes take runc's units; bad input and refused values give
 # errors that name the option or the resource. v1 files on this hybrid host, v2 files in the VM.
@@ -41,6 +41,7 @@ cg_read() {
   [ "$(cg_read memory memory.limit_in_bytes)" = 9223372036854771712 ]
 }
 
+# bats test_tags=cgroupv2
 @test "update -r - reads linux.resources JSON from stdin (containerd's form)" {
   start_sleeper
   run fsrun update -r - "$CONTAINER_ID" <<<'{"memory": {"limit": 100663296}, "pids": {"limit": 42}}'
@@ -53,6 +54,7 @@ cg_read() {
   fi
 }
 
+# bats test_tags=cgroupv2
 @test "update --resources=FILE (podman's form); the flags override the file" {
   start_sleeper
   echo '{"memory": {"limit": 67108864}, "pids": {"limit": 30}}' >"$BATS_TEST_TMPDIR/r.json"
@@ -66,6 +68,7 @@ cg_read() {
   fi
 }
 
+# bats test_tags=cgroupv2
 @test "update --pids-limit changes pids.max; -1 is unlimited" {
   start_sleeper
   fsrun update --pids-limit 25 "$CONTAINER_ID"
@@ -100,6 +103,7 @@ cg_read() {
   [ "$(awk '{print $NF; exit}' "$file")" = 300 ]
 }
 
+# bats test_tags=cgroupv2
 @test "update works on a paused and on a created container" {
   start_sleeper
   fsrun pause "$CONTAINER_ID"
@@ -142,6 +146,7 @@ cg_read() {
   [[ "$output" == *"expected exactly one container ID"* ]]
 }
 
+# bats test_tags=cgroupv2
 @test "update: a value the kernel refuses gives an error naming the resource and the file" {
   start_sleeper
   run fsrun update --cpuset-cpus 4095 "$CONTAINER_ID"
@@ -162,6 +167,7 @@ cg_read() {
   [[ "$output" == *"does not exist"* ]]
 }
 
+# bats test_tags=cgroupv2
 @test "update on cgroup v2: memory.max, memory.swap.max, cpu.max, cpu.weight, pids.max" {
   requires_cgroup_v2
   start_sleeper
@@ -248,6 +254,7 @@ exec_read_urandom() {
   echo "exec: status $status: $output"
 }
 
+# bats test_tags=cgroupv2
 @test "update -r with devices replaces the device rules; a revoked default is refused until allowed again" {
   # /dev/kmsg (c 1:11) as a linux.devices node: it stays allowed when an update replaces the rules
   update_config '.linux.devices = [{"path": "/dev/kmsg", "type": "c", "major": 1, "minor": 11, "fileMode": 432, "uid": 0, "gid": 0}]'
@@ -290,6 +297,7 @@ exec_read_urandom() {
   [[ "$output" == *"/dev/zero: Operation not permitted"* ]]
 }
 
+# bats test_tags=cgroupv2
 @test "update: bad device rules are refused before anything changes" {
   start_sleeper
   run fsrun update -r - "$CONTAINER_ID" <<<'{"devices": [{"allow": false, "type": "x", "access": "rwm"}]}'

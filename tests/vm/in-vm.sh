@@ -25,16 +25,29 @@ mkdir -p "$FSRUN_TEST_STATE_BASE"
 filter=()
 [ -n "${VM_BATS_FILTER:-}" ] && filter=(--filter "$VM_BATS_FILTER")
 
+# VM_BATS_TAG: a tests/integration file that tags single tests with it runs only those (the rest
+# ran on the host); tests/vm/ files and files tagged as a whole run every test.
+tagged_tests_only() {
+  [ -n "${VM_BATS_TAG:-}" ] && [[ $1 != tests/vm/* ]] &&
+    grep -qE "^#[[:space:]]*bats[[:space:]]+test_tags=(.*[ ,])?$VM_BATS_TAG([ ,]|$)" "$1" &&
+    ! grep -qE "^#[[:space:]]*bats[[:space:]]+file_tags=(.*[ ,])?$VM_BATS_TAG([ ,]|$)" "$1"
+}
+
 failed=0
 for file in "$@"; do
   name=${file##*/}
   tap=$log_dir/${name%.bats}.tap
   start=$SECONDS
-  fsrun_run_bats_file "$file" "$tap" "${filter[@]}"
+  tags=() scope=""
+  if tagged_tests_only "$file"; then
+    tags=(--filter-tags "$VM_BATS_TAG")
+    scope=", tests tagged $VM_BATS_TAG"
+  fi
+  fsrun_run_bats_file "$file" "$tap" "${filter[@]}" "${tags[@]}"
   ok=$(grep -c '^ok ' "$tap")
   skips=$(grep -ciE '^ok .* # skip' "$tap")
   not_ok=$(grep -c '^not ok ' "$tap")
   [ "$not_ok" = 0 ] || failed=1
-  echo "vm: $file: $((ok - skips)) passed, $not_ok failed, $skips skipped ($((SECONDS - start))s)"
+  echo "vm: $file: $((ok - skips)) passed, $not_ok failed, $skips skipped ($((SECONDS - start))s$scope)"
 done
 exit "$failed"

@@ -2,12 +2,15 @@
 # Runs the bats files tagged for cgroup v2 inside the cgroup v2 VM (shared/vm/run-in-vm), all in
 # one boot.
 #
-#   tests/vm/run.sh [--fsrun PATH] [--log-dir DIR] [--tag TAG] [--all] [--filter REGEX] [FILE.bats...]
+#   tests/vm/run.sh [--fsrun PATH] [--log-dir DIR] [--tag TAG] [--all] [--whole] [--filter REGEX] [FILE.bats...]
 #   tests/vm/run.sh --locate      print the run-in-vm it would use (exit 3 with a reason if none)
 #
 # Files: the FILE arguments; otherwise tests/vm/*.bats plus every tests/integration/*.bats that has
-# a line `# bats file_tags=...` naming TAG (default cgroupv2); with --all, every
-# tests/integration/*.bats. --filter passes a test-name regex to bats.
+# a line `# bats file_tags=...` or `# bats test_tags=...` naming TAG (default cgroupv2); with --all,
+# every tests/integration/*.bats. Tests: every test of tests/vm/ files and of files tagged as a
+# whole (file_tags); of a file that tags single tests (test_tags), only those (bats --filter-tags),
+# because the VM is slow and the others already ran on the host with the same result. --whole
+# (and --all) runs every test of each file. --filter passes a test-name regex to bats.
 # Each file's TAP goes to DIR/NAME.tap (default build/test-logs/vm) and one `vm: ...` line per file
 # is printed. Exit status: 0 all passed, 1 something failed, 3 the VM cannot run here, otherwise
 # run-in-vm's own (124 timeout, 125 VM failure).
@@ -21,6 +24,7 @@ fsrun=""
 log_dir=$repo/build/test-logs/vm
 tag=cgroupv2
 all=0
+whole=0
 filter=""
 locate=0
 files=()
@@ -29,7 +33,8 @@ while [ $# -gt 0 ]; do
     --fsrun) fsrun=$2; shift 2 ;;
     --log-dir) log_dir=$2; shift 2 ;;
     --tag) tag=$2; shift 2 ;;
-    --all) all=1; shift ;;
+    --all) all=1; whole=1; shift ;;
+    --whole) whole=1; shift ;;
     --filter) filter=$2; shift 2 ;;
     --locate) locate=1; shift ;;
     -h | --help) sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
@@ -57,13 +62,13 @@ if [ ${#files[@]} -eq 0 ]; then
   else
     for f in tests/vm/*.bats tests/integration/*.bats; do
       [ -f "$f" ] || continue
-      if [[ $f == tests/vm/* ]] || grep -qE "^#[[:space:]]*bats[[:space:]]+file_tags=(.*[ ,])?$tag([ ,]|$)" "$f"; then
+      if [[ $f == tests/vm/* ]] || grep -qE "^#[[:space:]]*bats[[:space:]]+(file|test)_tags=(.*[ ,])?$tag([ ,]|$)" "$f"; then
         files+=("$f")
       fi
     done
   fi
 fi
-[ ${#files[@]} -gt 0 ] || cannot_run "no bats file is tagged for the VM (# bats file_tags=$tag)"
+[ ${#files[@]} -gt 0 ] || cannot_run "no bats file is tagged for the VM (# bats file_tags=$tag or test_tags=$tag)"
 for i in "${!files[@]}"; do
   files[i]=${files[i]#"$repo"/}
   [ -f "${files[i]}" ] || { echo "tests/vm/run.sh: no such file: ${files[i]}" >&2; exit 2; }
@@ -102,7 +107,10 @@ rm -f "$vm_logs"/*.tap
 
 echo "vm: ${#files[@]} file(s) in one VM: ${files[*]}"
 status=0
+vm_tag=$tag
+[ "$whole" = 1 ] && vm_tag=""
 "$runner" --timeout "${VM_TIMEOUT:-1800}" --env "FSRUN=$vm_fsrun" --env "VM_BATS_FILTER=$filter" \
+  --env "VM_BATS_TAG=$vm_tag" \
   --env "BATS_FILE_TIMEOUT=${BATS_FILE_TIMEOUT:-900}" \
   "$repo" -- bash tests/vm/in-vm.sh "$vm_logs" "${files[@]}" || status=$?
 [ "$vm_logs" = "$log_dir" ] || cp "$vm_logs"/*.tap "$log_dir/" 2>/dev/null

@@ -214,23 +214,10 @@ static int listen_fds_from_env(void) {
   return n > 0 && n < 65536 ? (int)n : 0;
 }
 
-/* ns_plan.double_clone: the child we cloned reports the init's pid (its sibling, our child too)
- * and exits; from here on out->pid/pidfd are the init's. */
-static int take_init_from_intermediate(int sync_fd, struct created *out, fsrun_error_t *err) {
-  struct sync_msg msg;
+/* The child we cloned has cloned the init (its sibling, our child too), reported its pid and
+ * exits: from here on out->pid/pidfd are the init's. */
+static int switch_to_init(pid_t init, struct created *out, fsrun_error_t *err) {
   siginfo_t info;
-  pid_t init = 0;
-  int r = sync_recv(sync_fd, &msg);
-
-  if (r == 0 && msg.type == SYNC_ERROR) {
-    fsrun_error_take(err, msg.errno_value, steal_ptr(&msg.data));
-    sync_msg_clear(&msg);
-    return fsrun_error_code(err);
-  }
-  if (r == 0 && msg.type == SYNC_INIT_PID && msg.data != NULL)
-    init = (pid_t)strtol(msg.data, NULL, 10);
-  if (r == 0)
-    sync_msg_clear(&msg);
   if (init <= 0)
     return fsrun_error_make(err, 0, "the container init's parent exited during setup");
   memset(&info, 0, sizeof(info));
@@ -243,6 +230,24 @@ static int take_init_from_intermediate(int sync_fd, struct created *out, fsrun_e
     return fsrun_error_errno(err, "pidfd_open the container init");
   out->pid = init;
   return 0;
+}
+
+/* ns_plan.double_clone: the first message is the init's pid from the intermediate child */
+static int take_init_from_intermediate(int sync_fd, struct created *out, fsrun_error_t *err) {
+  struct sync_msg msg;
+  pid_t init = 0;
+  int r = sync_recv(sync_fd, &msg);
+
+  if (r == 0 && msg.type == SYNC_ERROR) {
+    fsrun_error_take(err, msg.errno_value, steal_ptr(&msg.data));
+    sync_msg_clear(&msg);
+    return fsrun_error_code(err);
+  }
+  if (r == 0 && msg.type == SYNC_INIT_PID && msg.data != NULL)
+    init = (pid_t)strtol(msg.data, NULL, 10);
+  if (r == 0)
+    sync_msg_clear(&msg);
+  return switch_to_init(init, out, err);
 }
 
 /* The runtime's own setup can fail because the init has just failed and exited (its cgroup move
@@ -514,6 +519,7 @@ static int create_internal(const struct fsrun_context *ctx, const struct contain
       .console_slave_fd = -1,
       .no_pivot = o->no_pivot,
       .shared_mntns = shares_caller_mntns(config),
+      .defer_proc = plan.pid_join_late,
       .procfs_fd = procfs_fd,
       .sync_fd = sync_fds[1],
       .cgroup_hierarchies = hierarchies,
@@ -691,6 +697,18 @@ static int create_internal(const struct fsrun_context *ctx, const struct contain
         fsrun_error_make(err, 0, "the container init exited during setup");
         goto fail;
       }
+      continue;
+    }
+    if (msg.type == SYNC_INIT_PID) {
+      /* ns_plan.pid_join_late: the init cloned after pivot_root into the joined pid namespace */
+      pid_t init = msg.data != NULL ? (pid_t)strtol(msg.data, NULL, 10) : 0;
+      sync_msg_clear(&msg);
+      if (switch_to_init(init, out, err) < 0)
+        goto fail;
+      st->pid = out->pid;
+      /* SCHED_FLAG_RESET_ON_FORK would have dropped it */
+      if (process_attrs_apply_scheduler(attrs, out->pid, err) < 0)
+        goto fail;
       continue;
     }
     if (msg.type == SYNC_CREATED) {

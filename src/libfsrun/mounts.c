@@ -579,6 +579,13 @@ static int mount_fs(const struct mount_env *env, const char *source, const char 
   cleanup_close int target = open_mount_target(env, dest, ROOT_CREATE_DIR, real_dir, index, err);
   if (target < 0)
     return target;
+  if (env->mount_at_cwd) {
+    int r = fchdir(target) < 0 ? -1 : mount(source ? source : type, ".", type, flags, data);
+    int saved = errno;
+    if (chdir("/") < 0 || r < 0)
+      return mount_error(err, r < 0 ? saved : errno, index, source ? source : type, type, dest);
+    return 0;
+  }
   proc_fd_path(target_path, sizeof(target_path), target);
   if (mount(source ? source : type, target_path, type, flags, data) < 0)
     return mount_error(err, errno, index, source ? source : type, type, dest);

@@ -78,6 +78,9 @@ struct mount_env {
   /* the host's hierarchies on a v1 or hybrid host, when the runtime knows them; else read */
   const struct mount_cgroup_hierarchy *cgroup_hierarchies;
   size_t n_cgroup_hierarchies;
+  /* no procfs at /proc (the deferred proc mounts, after pivot_root): a new filesystem is mounted
+   * onto its target as the current directory rather than through /proc/self/fd */
+  bool mount_at_cwd;
 };
 
 /* True when the entry is a bind mount (type "bind", or a "bind"/"rbind" option). */

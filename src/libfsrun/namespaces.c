@@ -131,13 +131,15 @@ int namespaces_plan(const oci_linux *linux_, bool cgroup_moved_late, struct ns_p
     plan->clone_flags &= ~late;
     plan->unshare_flags |= late;
   }
+  plan->pid_join_late = plan->pid_join_fd >= 0 && (new_flags & CLONE_NEWNS) && !join_user &&
+                        !(new_flags & CLONE_NEWUSER) && !plan->double_clone;
   return 0;
 }
 
 int namespaces_parent_prepare(const struct ns_plan *plan, const oci_linux *linux_, int procfs_fd,
                               int saved_fds[2], fsrun_error_t *err) {
   saved_fds[0] = saved_fds[1] = -1;
-  if (plan->pid_join_fd >= 0) {
+  if (plan->pid_join_fd >= 0 && !plan->pid_join_late) {
     saved_fds[0] = open("/proc/self/ns/pid_for_children", O_RDONLY | O_CLOEXEC);
     if (saved_fds[0] < 0)
       return fsrun_error_errno(err, "open our own pid namespace");
@@ -191,6 +193,12 @@ int namespaces_join(const struct ns_plan *plan, fsrun_error_t *err) {
                                plan->joins[i].path);
   }
   return 0;
+}
+
+void namespaces_close_join_fds(const struct ns_plan *plan) {
+  for (size_t i = 0; i < plan->n_joins; i++)
+    if (plan->joins[i].fd >= 0)
+      close(plan->joins[i].fd);
 }
 
 int namespaces_unshare_late(const struct ns_plan *plan, fsrun_error_t *err) {

@@ -37,6 +37,11 @@ struct ns_plan {
    */
   bool double_clone;
   int intermediate_flags;
+  /* A pid namespace joined by path, with a new mount namespace and no user namespace: the init
+   * builds the root outside it (invisible to that namespace's processes), and only after
+   * pivot_root enters it and clones the init that the other container can see; that one mounts
+   * the proc entries (see rootfs_ctx.defer_proc). */
+  bool pid_join_late;
 };
 
 /* CLONE_NEW* for "pid", "network", ...; 0 when unknown. */
@@ -59,6 +64,8 @@ int namespaces_parent_restore(int saved_fds[2], fsrun_error_t *err);
  * double_clone, the intermediate child calls namespaces_join and unshares intermediate_flags. */
 int namespaces_join(const struct ns_plan *plan, fsrun_error_t *err);
 int namespaces_unshare_late(const struct ns_plan *plan, fsrun_error_t *err);
+/* In the init, once joined: closes the fds of the namespaces to join. */
+void namespaces_close_join_fds(const struct ns_plan *plan);
 
 /* In the parent: writes gid_map and uid_map of pid. Unprivileged, the kernel lets us map only our
  * own id (one wide, after setgroups "deny"); any other map goes through the setuid helpers

@@ -201,30 +201,26 @@ struct init_clone_args {
 static void drop_host_procfs(struct init_config *c) {
   cleanup_error fsrun_error_t err = NULL;
   int own = procfs_open(&err);
+  if (own < 0 && c->procfs_fd < 0)
+    fail(c, &err);
   if (own < 0)
     return;
-  close(c->procfs_fd);
+  if (c->procfs_fd >= 0)
+    close(c->procfs_fd);
   c->procfs_fd = c->rootfs.procfs_fd = own;
 }
 
-/* ns_plan.double_clone: join, create the namespaces, then clone the real init into them as a
- * sibling (CLONE_PARENT: a child of the runtime), report its pid and exit. Returns in the init. */
-static void clone_init_into_namespaces(struct init_config *c) {
+/* Clones the init as our sibling (CLONE_PARENT: a child of the runtime), reports its pid and
+ * exits. Returns in the init. */
+static void clone_sibling_init(struct init_config *c, const char *where) {
   cleanup_error fsrun_error_t err = NULL;
   struct init_clone_args args = {.flags = CLONE_PARENT};
   char buf[32];
-  long pid;
+  long pid = syscall(SYS_clone3, &args, sizeof(args));
   int len;
 
-  if (namespaces_join(c->ns, &err) < 0)
-    fail(c, &err);
-  if (c->ns->intermediate_flags != 0 && unshare(c->ns->intermediate_flags) < 0) {
-    fsrun_error_errno(&err, "create namespaces (unshare 0x%x)", c->ns->intermediate_flags);
-    fail(c, &err);
-  }
-  pid = syscall(SYS_clone3, &args, sizeof(args));
   if (pid < 0) {
-    fsrun_error_errno(&err, "clone3 the container init into its namespaces");
+    fsrun_error_errno(&err, "clone3 the container init into %s", where);
     fail(c, &err);
   }
   if (pid > 0) {
@@ -234,6 +230,38 @@ static void clone_init_into_namespaces(struct init_config *c) {
   /* the init: the runtime is its parent too */
   if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || parent_gone(c->sync_fd))
     _exit(1);
+}
+
+/* ns_plan.double_clone: join, create the namespaces, then clone the real init into them. */
+static void clone_init_into_namespaces(struct init_config *c) {
+  cleanup_error fsrun_error_t err = NULL;
+
+  if (namespaces_join(c->ns, &err) < 0)
+    fail(c, &err);
+  if (c->ns->intermediate_flags != 0 && unshare(c->ns->intermediate_flags) < 0) {
+    fsrun_error_errno(&err, "create namespaces (unshare 0x%x)", c->ns->intermediate_flags);
+    fail(c, &err);
+  }
+  clone_sibling_init(c, "its namespaces");
+}
+
+/* ns_plan.pid_join_late, in the container's root already: holding nothing of the host's (no
+ * procfs, no namespace fds), enter the joined pid namespace and clone the init there. The new init
+ * is the first process that namespace sees: it mounts the proc entries, from inside. */
+static void clone_init_into_joined_pidns(struct init_config *c) {
+  cleanup_error fsrun_error_t err = NULL;
+
+  close(c->procfs_fd);
+  c->procfs_fd = c->rootfs.procfs_fd = -1;
+  namespaces_close_join_fds(c->ns);
+  if (setns(c->ns->pid_join_fd, CLONE_NEWPID) < 0) {
+    fsrun_error_errno(&err, "join the pid namespace");
+    fail(c, &err);
+  }
+  close(c->ns->pid_join_fd);
+  clone_sibling_init(c, "the pid namespace");
+  if (rootfs_mount_deferred(&c->rootfs, &err) < 0)
+    fail(c, &err);
 }
 
 /* Loads the seccomp filter. With a NOTIFY profile and seccomp_fd_by_pidfd, the runtime is told
@@ -350,6 +378,8 @@ void init_main(struct init_config *c) {
 
   if (rootfs_pivot(&c->rootfs, &err) < 0)
     fail(c, &err);
+  if (c->ns->pid_join_late)
+    clone_init_into_joined_pidns(c);
   drop_host_procfs(c);
 
   if (p->terminal) {

@@ -170,6 +170,47 @@ static int reopen_rootfs(const char *rootfs, int *fd, size_t index, fsrun_error_
   return 0;
 }
 
+static bool is_proc_entry(const oci_mount *m) {
+  return m->type != NULL && strcmp(m->type, "proc") == 0 && !mount_entry_is_bind(m);
+}
+
+/* With defer_proc, a later entry below a proc one would land in the procfs of the wrong pid
+ * namespace or be covered by the right one: refused. */
+static int check_deferred_order(const oci_config *c, size_t i, fsrun_error_t *err) {
+  cleanup_free char *dest = path_clean_abs(c->mounts[i].destination);
+  size_t n = strlen(dest);
+  for (size_t k = 0; k < i; k++) {
+    cleanup_free char *proc = NULL;
+    if (!is_proc_entry(&c->mounts[k]) || c->mounts[k].destination == NULL)
+      continue;
+    proc = path_clean_abs(c->mounts[k].destination);
+    if (strncmp(dest, proc, strlen(proc)) == 0 && (dest[strlen(proc)] == '/' || n == strlen(proc)))
+      return fsrun_error_make(err, EINVAL,
+                              "mounts[%zu]: `%s` is below the proc mount mounts[%zu], which a "
+                              "container joining a pid namespace mounts last",
+                              i, dest, k);
+  }
+  return 0;
+}
+
+int rootfs_mount_deferred(const struct rootfs_ctx *ctx, fsrun_error_t *err) {
+  const oci_config *c = ctx->config;
+  cleanup_umask mode_t old_umask = umask(0);
+  cleanup_close int root_fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+  struct mount_env env = {.rootfs_fd = root_fd,
+                          .bundle = ctx->bundle,
+                          .own_netns = ctx->own_netns,
+                          .new_cgroupns = ctx->new_cgroupns,
+                          .runtime_sync_fd = -1,
+                          .mount_at_cwd = true};
+  if (root_fd < 0)
+    return fsrun_error_errno(err, "open `/`");
+  for (size_t i = 0; i < c->n_mounts; i++)
+    if (is_proc_entry(&c->mounts[i]) && mount_entry(&env, &c->mounts[i], i, err) < 0)
+      return fsrun_error_code(err);
+  return 0;
+}
+
 int rootfs_mount_all(const struct rootfs_ctx *ctx, fsrun_error_t *err) {
   cleanup_umask mode_t old_umask = umask(0);
   const oci_config *c = ctx->config;
@@ -221,6 +262,12 @@ int rootfs_mount_all(const struct rootfs_ctx *ctx, fsrun_error_t *err) {
           (strcmp(m->type, "cgroup") == 0 || strcmp(m->type, "cgroup2") == 0)) {
         ctx->join_cgroup(ctx->join_cgroup_arg);
         joined = true;
+      }
+      if (ctx->defer_proc && m->destination != NULL) {
+        if (is_proc_entry(m))
+          continue;
+        if (check_deferred_order(c, i, err) < 0)
+          return fsrun_error_code(err);
       }
       if (mount_entry(&env, m, i, err) < 0)
         return fsrun_error_code(err);

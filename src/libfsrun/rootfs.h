@@ -25,7 +25,10 @@ struct rootfs_ctx {
    * mounted, no propagation set); the root is entered with chroot, as runc does */
   bool shared_mntns;
   int procfs_fd; /* verified procfs handle for writes (sysctl), or -1 */
-  int sync_fd;   /* the init's end of the sync socket (idmapped mounts), or -1 */
+  /* the init is not yet in the pid namespace it joins (ns_plan.pid_join_late): phase 1 leaves the
+   * proc entries out, rootfs_mount_deferred mounts them once it is */
+  bool defer_proc;
+  int sync_fd; /* the init's end of the sync socket (idmapped mounts), or -1 */
   /* When set, called once right before the first cgroup or cgroup2 mount, or at the end of
    * phase 1: the init joins its cgroup (and cgroup namespace) only there, so that the mounts
    * before it overlap with the runtime's work of moving it into the cgroup. */
@@ -46,6 +49,8 @@ int rootfs_mount_all(const struct rootfs_ctx *ctx, fsrun_error_t *err);
 /* Phase 2: pivot_root into the rootfs (or MS_MOVE + chroot under --no-pivot), detach the old root.
  */
 int rootfs_pivot(const struct rootfs_ctx *ctx, fsrun_error_t *err);
+/* Phase 2b (after pivot, with defer_proc): the proc entries of `mounts`, in their order. */
+int rootfs_mount_deferred(const struct rootfs_ctx *ctx, fsrun_error_t *err);
 /* Phase 3 (after pivot): /dev/console (bind of console_slave_fd), sysctl, readonlyPaths,
  * maskedPaths, root.readonly, rootfsPropagation. */
 int rootfs_finalize(const struct rootfs_ctx *ctx, fsrun_error_t *err);

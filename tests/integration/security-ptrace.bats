@@ -135,3 +135,46 @@ fd_attack() {
 @test "security-ptrace: with every capability, the waiting init holds no host procfs that leads to the host's root" {
   fd_attack all
 }
+
+# join_attack CAPS: a watcher in container A tries every new pid while 10 containers are created
+# in A's pid namespace (each a new mount namespace, no user namespace)
+join_attack() {
+  local i pid
+  with_caps "$1"
+  cp "$BUNDLE/config.json" "$BATS_TEST_TMPDIR/config.a"
+  set_process_args /bin/ptrace-probe watch "$HOST_FILE" /tmp/stop /tmp/watch.out
+  copy run -d --bundle "$BUNDLE" sec-join-a </dev/null >/dev/null 2>&1
+  wait_for_status sec-join-a running
+  pid=$(copy state sec-join-a | jq -r .pid)
+  cp "$BATS_TEST_TMPDIR/config.a" "$BUNDLE/config.json"
+  update_config '.linux.namespaces |= map(if .type == "pid" then .path = $p else . end)' \
+    --arg p "/proc/$pid/ns/pid"
+  set_process_args /bin/true
+  for i in $(seq 10); do
+    copy create --bundle "$BUNDLE" "sec-join-$i" </dev/null >/dev/null 2>&1
+    copy delete --force "sec-join-$i"
+  done
+  # the joining container's /proc is its pid namespace's (A's init is its pid 1), masked as asked
+  set_process_args /bin/sh -c 'cat /proc/1/comm; readlink /proc/self/ns/pid; wc -c </proc/timer_list'
+  run copy run --bundle "$BUNDLE" sec-join-run </dev/null
+  : >"$ROOTFS/tmp/stop"
+  echo "$output"
+  [ "$status" = 0 ]
+  [ "${lines[0]}" = ptrace-probe ]
+  [ "${lines[1]}" = "$(readlink "/proc/$pid/ns/pid")" ]
+  [ "${lines[2]}" = 0 ]
+  for _ in $(seq 100); do grep -q '^watched' "$ROOTFS/tmp/watch.out" 2>/dev/null && break; sleep 0.1; done
+  cat "$ROOTFS/tmp/watch.out"
+  grep -q '^watched [1-9]' "$ROOTFS/tmp/watch.out"
+  [ -z "$(grep '^root-escape' "$ROOTFS/tmp/watch.out")" ]
+  [ -z "$(grep -F " $FSRUN_COPY" "$ROOTFS/tmp/watch.out")" ]
+  copy delete --force sec-join-a
+}
+
+@test "security-ptrace: with CAP_SYS_PTRACE, a process watching for the init of a container joining its pid namespace never reaches the host's root" {
+  join_attack ptrace
+}
+
+@test "security-ptrace: with every capability, a process watching for the init of a container joining its pid namespace never reaches the host's root" {
+  join_attack all
+}

@@ -23,6 +23,7 @@
 #include <sys/vfs.h>
 #include <time.h>
 
+#include "clone.h"
 #include "log.h"
 #include "utils.h"
 
@@ -1118,8 +1119,9 @@ int cgroup_find(const char *id, const char *cgroups_path, struct fsrun_cgroup **
 }
 
 int cgroup_clone_fd(const struct fsrun_cgroup *cg) {
-  /* a systemd scope is made with the init's pid in it: the init is moved, not cloned, into it */
-  if (cg == NULL || cg->mode != CGROUP_MODE_UNIFIED || cg->systemd != NULL)
+  /* a systemd scope is made with the init's pid in it: the init is moved, not cloned, into it;
+   * without clone3 there is no CLONE_INTO_CGROUP, and the process is moved as on v1 */
+  if (cg == NULL || cg->mode != CGROUP_MODE_UNIFIED || cg->systemd != NULL || clone3_refused())
     return -1;
   return cg->unified_fd;
 }

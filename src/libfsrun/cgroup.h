@@ -58,7 +58,8 @@ int cgroup_find(const char *id, const char *cgroups_path, struct fsrun_cgroup **
                 fsrun_error_t *err);
 /* A self-contained string that cgroup_open() accepts (e.g. JSON or "mode:path"). Caller frees. */
 char *cgroup_describe(const struct fsrun_cgroup *cg);
-/* O_PATH|O_DIRECTORY fd of the v2 cgroup for clone3's CLONE_INTO_CGROUP, or -1 (v1/hybrid).
+/* O_PATH|O_DIRECTORY fd of the v2 cgroup for clone3's CLONE_INTO_CGROUP, or -1 (v1/hybrid, a
+ * systemd scope, no clone3: the process is then moved by cgroup_enter()).
  * Owned by cg (closed by cgroup_free): do not close it. */
 int cgroup_clone_fd(const struct fsrun_cgroup *cg);
 /* Puts pid into the cgroup in every hierarchy. */

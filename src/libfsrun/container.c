@@ -20,6 +20,7 @@
 
 #include "bind-source.h"
 #include "cgroup.h"
+#include "clone.h"
 #include "foreground.h"
 #include "hooks.h"
 #include "idmap.h"
@@ -39,28 +40,9 @@
 #include "utils.h"
 #include "validate.h"
 
-#ifndef CLONE_PIDFD
-#define CLONE_PIDFD 0x00001000
-#endif
-#define FSRUN_CLONE_INTO_CGROUP 0x200000000ULL
 #ifndef P_PIDFD
 #define P_PIDFD 3
 #endif
-
-/* struct clone_args of <linux/sched.h>, without the header's clashes with <sched.h> */
-struct fsrun_clone_args {
-  uint64_t flags;
-  uint64_t pidfd;
-  uint64_t child_tid;
-  uint64_t parent_tid;
-  uint64_t exit_signal;
-  uint64_t stack;
-  uint64_t stack_size;
-  uint64_t tls;
-  uint64_t set_tid;
-  uint64_t set_tid_size;
-  uint64_t cgroup;
-};
 
 static void cleanup_configp(oci_config **c) {
   if (*c != NULL)
@@ -542,13 +524,13 @@ static int create_internal(const struct fsrun_context *ctx, const struct contain
     args.flags |= FSRUN_CLONE_INTO_CGROUP;
     args.cgroup = (uint64_t)cgroup_clone_fd(out->cg);
   }
-  child = syscall(SYS_clone3, &args, sizeof(args));
+  child = fsrun_clone(&args);
   if (child == 0)
     init_main(&ic); /* never returns */
   if (child < 0) {
     int saved = errno;
     namespaces_parent_restore(saved_ns, NULL);
-    fsrun_error_make(err, saved, "clone3 the container init (namespaces 0x%x)", plan.clone_flags);
+    fsrun_error_make(err, saved, "clone the container init (namespaces 0x%x)", plan.clone_flags);
     goto fail;
   }
   out->pid = (pid_t)child;

@@ -2,10 +2,10 @@
  *
  * The parent (this fsrun process) reads the state and the config.json that `create` stored in the
  * state directory (the bundle may have changed since), compiles the seccomp profile, then
- * clone3()s a child into the container's cgroup (CLONE_INTO_CGROUP on v2; on v1 the child writes
- * itself into each hierarchy). The child joins every namespace with one setns() on the init's
- * pidfd (the mount namespace gives it the container's root) and, when the container has a pid
- * namespace, clones the process that is visible in it only then (docs/process-model.md); that
+ * clones a child (clone.h) into the container's cgroup (CLONE_INTO_CGROUP on v2; on v1 the child
+ * writes itself into each hierarchy). The child joins every namespace with one setns() on the
+ * init's pidfd (the mount namespace gives it the container's root) and, when the container has a
+ * pid namespace, clones the process that is visible in it only then (docs/process-model.md); that
  * process sets itself up and execve()s the command; the parent learns the outcome from a
  * CLOEXEC sync socket: an error message, or SYNC_EXEC_READY and then EOF when execve succeeded.
  * An EOF without SYNC_EXEC_READY is a child that died during setup: a failed exec. */
@@ -31,6 +31,7 @@
 
 #include "caps.h"
 #include "cgroup.h"
+#include "clone.h"
 #include "foreground.h"
 #include "landlock.h"
 #include "live.h"
@@ -47,23 +48,13 @@
 #include "terminal.h"
 #include "utils.h"
 
-#ifndef CLONE_PIDFD
-#define CLONE_PIDFD 0x00001000
-#endif
 #ifndef CLONE_NEWTIME
 #define CLONE_NEWTIME 0x00000080
 #endif
 #ifndef P_PIDFD
 #define P_PIDFD 3
 #endif
-#define EXEC_CLONE_INTO_CGROUP      0x200000000ULL
 #define KEYCTL_JOIN_SESSION_KEYRING 1
-
-/* struct clone_args of <linux/sched.h>, without that header's clashes with <sched.h> */
-struct exec_clone_args {
-  uint64_t flags, pidfd, child_tid, parent_tid, exit_signal, stack, stack_size, tls, set_tid,
-      set_tid_size, cgroup;
-};
 
 /* --- ids ------------------------------------------------------------------------------------- */
 
@@ -376,12 +367,12 @@ static void close_fds_from(int first, int keep) {
  */
 static void clone_into_pid_namespace(struct exec_child *c) {
   cleanup_error fsrun_error_t err = NULL;
-  struct exec_clone_args args = {.flags = CLONE_PARENT};
+  struct fsrun_clone_args args = {.flags = CLONE_PARENT};
   char buf[32];
-  long pid = syscall(SYS_clone3, &args, sizeof(args));
+  long pid = fsrun_clone(&args);
   int len;
   if (pid < 0) {
-    fsrun_error_errno(&err, "clone3 the exec process into the container's pid namespace");
+    fsrun_error_errno(&err, "clone the exec process into the container's pid namespace");
     child_fail(c, &err);
   }
   if (pid > 0) {
@@ -645,7 +636,7 @@ static int open_init_cgroup(const struct fsrun_cgroup *cg, pid_t init, char **sh
 
 /* After clone3 into the container's cgroup failed with EBUSY: clone3 into the init's instead.
  * Returns as clone3 does (0 in the child), or -1 with err set. */
-static long clone_into_init_cgroup(const struct live_container *c, struct exec_clone_args *args,
+static long clone_into_init_cgroup(const struct live_container *c, struct fsrun_clone_args *args,
                                    struct exec_child *child_cfg, int *fd, fsrun_error_t *err) {
   cleanup_error fsrun_error_t why = NULL;
   cleanup_free char *init_cgroup = NULL;
@@ -661,7 +652,7 @@ static long clone_into_init_cgroup(const struct live_container *c, struct exec_c
             cgroup_path(c->cg), init_cgroup);
   args->cgroup = (uint64_t)*fd;
   child_cfg->init_cgroup_fd = *fd;
-  child = syscall(SYS_clone3, args, sizeof(*args));
+  child = fsrun_clone(args);
   if (child < 0)
     fsrun_error_errno(err, "clone3 the exec process into the container init's cgroup `%s`",
                       init_cgroup);
@@ -804,7 +795,7 @@ int container_exec(const struct fsrun_context *ctx, const struct exec_options *o
   const oci_linux *lx;
   oci_process *p;
   struct exec_child child_cfg;
-  struct exec_clone_args args;
+  struct fsrun_clone_args args;
   sigset_t blocked, old_mask;
   int sync_fds[2] = {-1, -1};
   int ns_flags, ret;
@@ -921,7 +912,7 @@ int container_exec(const struct fsrun_context *ctx, const struct exec_options *o
   args.pidfd = (uint64_t)(uintptr_t)&child_pidfd;
   args.exit_signal = SIGCHLD;
   if (c.cg != NULL && cgroup_clone_fd(c.cg) >= 0) {
-    args.flags |= EXEC_CLONE_INTO_CGROUP;
+    args.flags |= FSRUN_CLONE_INTO_CGROUP;
     args.cgroup = (uint64_t)cgroup_clone_fd(c.cg);
   }
 
@@ -937,12 +928,12 @@ int container_exec(const struct fsrun_context *ctx, const struct exec_options *o
     child_cfg.pid_late = true;
     child_cfg.ns_flags |= CLONE_NEWPID;
   }
-  child = syscall(SYS_clone3, &args, sizeof(args));
-  if (child < 0 && errno == EBUSY && (args.flags & EXEC_CLONE_INTO_CGROUP))
+  child = fsrun_clone(&args);
+  if (child < 0 && errno == EBUSY && (args.flags & FSRUN_CLONE_INTO_CGROUP))
     child = clone_into_init_cgroup(&c, &args, &child_cfg, &init_cgroup_fd, err);
   else if (child < 0)
-    fsrun_error_errno(err, "clone3 the exec process%s",
-                      (args.flags & EXEC_CLONE_INTO_CGROUP) ? " into the container's cgroup" : "");
+    fsrun_error_errno(err, "clone the exec process%s",
+                      (args.flags & FSRUN_CLONE_INTO_CGROUP) ? " into the container's cgroup" : "");
   if (child == 0)
     exec_child_main(&child_cfg); /* never returns */
   if (child < 0)

@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "clone.h"
 #include "procfs.h"
 #include "utils.h"
 
@@ -108,8 +109,9 @@ int namespaces_plan(const oci_linux *linux_, bool cgroup_moved_late, struct ns_p
   if (new_flags & CLONE_NEWNET)
     plan->own_netns = true;
   plan->clone_flags = new_flags;
-  if ((new_flags & CLONE_NEWTIME) && linux_->time_offsets != NULL) {
-    /* offsets can only be written before any process is in the namespace */
+  if ((new_flags & CLONE_NEWTIME) && (linux_->time_offsets != NULL || clone3_refused())) {
+    /* offsets can only be written before any process is in the namespace; clone(2) has no
+     * CLONE_NEWTIME (its bit is the exit signal's) */
     plan->clone_flags &= ~CLONE_NEWTIME;
     plan->time_offsets = true;
   }
@@ -147,7 +149,8 @@ int namespaces_parent_prepare(const struct ns_plan *plan, const oci_linux *linux
       return fsrun_error_errno(err, "join the pid namespace");
   }
   if (plan->time_offsets) {
-    const oci_time_offsets *o = linux_->time_offsets;
+    static const oci_time_offsets none; /* a new time namespace without clone3: no offsets */
+    const oci_time_offsets *o = linux_->time_offsets != NULL ? linux_->time_offsets : &none;
     char buf[128];
     int len;
     pid_t self;

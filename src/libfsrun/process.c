@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "caps.h"
+#include "clone.h"
 #include "hooks.h"
 #include "netlink.h"
 #include "passwd.h"
@@ -187,12 +188,6 @@ static int open_exec_fifo(struct init_config *c) {
   return fd;
 }
 
-/* struct clone_args of <linux/sched.h> (clone3), without the header's clashes with <sched.h> */
-struct init_clone_args {
-  uint64_t flags, pidfd, child_tid, parent_tid, exit_signal, stack, stack_size, tls, set_tid,
-      set_tid_size, cgroup;
-};
-
 /* Once in the container's root, the host's procfs handle goes: while we wait for `start`, a process
  * exec'd into the container with CAP_SYS_PTRACE can open /proc/1/fd/N, and the host's procfs
  * leads to every host process's root. What we still need procfs for (our own fds, LSM attributes,
@@ -214,13 +209,13 @@ static void drop_host_procfs(struct init_config *c) {
  * exits. Returns in the init. */
 static void clone_sibling_init(struct init_config *c, const char *where) {
   cleanup_error fsrun_error_t err = NULL;
-  struct init_clone_args args = {.flags = CLONE_PARENT};
+  struct fsrun_clone_args args = {.flags = CLONE_PARENT};
   char buf[32];
-  long pid = syscall(SYS_clone3, &args, sizeof(args));
+  long pid = fsrun_clone(&args);
   int len;
 
   if (pid < 0) {
-    fsrun_error_errno(&err, "clone3 the container init into %s", where);
+    fsrun_error_errno(&err, "clone the container init into %s", where);
     fail(c, &err);
   }
   if (pid > 0) {

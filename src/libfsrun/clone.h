@@ -1,0 +1,41 @@
+/* Cloning a runtime process: clone3, or clone(2) where clone3 is refused with ENOSYS
+ * (Docker 20.10's and older podman's default seccomp profiles, valgrind). Every runtime clone goes
+ * through here. */
+#ifndef FSRUN_CLONE_H
+#define FSRUN_CLONE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#ifndef CLONE_PIDFD
+#define CLONE_PIDFD 0x00001000
+#endif
+#define FSRUN_CLONE_INTO_CGROUP 0x200000000ULL
+
+/* struct clone_args of <linux/sched.h>, without that header's clashes with <sched.h> */
+struct fsrun_clone_args {
+  uint64_t flags;
+  uint64_t pidfd;
+  uint64_t child_tid;
+  uint64_t parent_tid;
+  uint64_t exit_signal;
+  uint64_t stack;
+  uint64_t stack_size;
+  uint64_t tls;
+  uint64_t set_tid;
+  uint64_t set_tid_size;
+  uint64_t cgroup;
+};
+
+/* Whether this process's clone3 answers ENOSYS (asked once, with arguments the kernel rejects
+ * before doing anything). Then nothing is cloned into a cgroup (cgroup_clone_fd() is -1): the
+ * process joins it by cgroup.procs before it runs anything the cgroup accounts, as on cgroup v1. */
+bool clone3_refused(void);
+
+/* clone3(args) (fork-like: args->stack is 0), or clone(2) with the same flags, exit signal and
+ * CLONE_PIDFD where clone3 is refused. Flags clone(2) cannot carry (CLONE_INTO_CGROUP,
+ * CLONE_NEWTIME, ...) then fail with ENOSYS. Returns as clone3 does: 0 in the child, the child's
+ * pid in the parent, or -1 with errno. */
+long fsrun_clone(struct fsrun_clone_args *args);
+
+#endif

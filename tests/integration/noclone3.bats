@@ -1,0 +1,177 @@
+#!/usr/bin/env bats
+# bats file_tags=cgroupv2
+# fsrun where clone3 answers ENOSYS (issue 14 section 3: Docker 20.10's and older podman's default
+# seccomp profiles, valgrind): tests/noclone3 loads such a filter and execs fsrun, which clones with
+# clone(2) instead, and joins the cgroup through cgroup.procs before the process runs (on cgroup v2
+# there is no CLONE_INTO_CGROUP without clone3). create/start/exec/kill/delete, run and sandbox, as
+# root and as an ordinary user made for this file; observed from the host (cgroup.procs, limits,
+# state, leftovers) and from inside (exit status, time namespace).
+
+load helpers
+
+setup_file() {
+  [ "$EUID" = 0 ] || return 0
+  command -v useradd >/dev/null && command -v setpriv >/dev/null || return 0
+  export NEST_USER=nest$$
+  useradd -m "$NEST_USER"
+}
+
+teardown_file() {
+  if [ -n "${NEST_USER:-}" ] && id "$NEST_USER" >/dev/null 2>&1; then
+    pkill -KILL -u "$NEST_USER" 2>/dev/null
+    userdel -r "$NEST_USER" >/dev/null 2>&1 || true
+  fi
+}
+
+setup() {
+  requires_root
+  requires_host_command jq
+  NOCLONE3=${FSRUN%/*}/tests/noclone3
+  [ -x "$NOCLONE3" ] || skip "tests/noclone3 is not built next to $FSRUN"
+  setup_bundle
+  CONTAINER_ID=nest-$RANDOM$RANDOM
+}
+
+teardown() {
+  if [ -n "${UDIR:-}" ]; then
+    local f
+    for f in "$UDIR"/run/fsrun/*/; do
+      [ -d "$f" ] && as_user "$FSRUN" delete --force "$(basename "$f")" >/dev/null 2>&1
+    done
+    rm -rf --one-file-system "$UDIR"
+  fi
+  teardown_bundle
+}
+
+# nested ARG...: `fsrun --root ROOT ARG...` under the filter
+nested() {
+  "$NOCLONE3" "$FSRUN" --root "$FSRUN_ROOT" "$@"
+}
+
+# as_user CMD...: CMD as the test user, with a runtime dir it owns
+as_user() {
+  setpriv --reuid="$NEST_UID" --regid="$NEST_GID" --init-groups \
+    env -i PATH=/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin HOME="/home/$NEST_USER" \
+    XDG_RUNTIME_DIR="$UDIR/run" "$@"
+}
+
+# user_setup: the test user's bundle (spec --rootless) and worktree in $UDIR
+user_setup() {
+  requires_host_command setpriv
+  [ -n "${NEST_USER:-}" ] || skip "needs useradd and setpriv"
+  NEST_UID=$(id -u "$NEST_USER")
+  NEST_GID=$(id -g "$NEST_USER")
+  UDIR=$(mktemp -d /tmp/fsrun-nest.XXXXXX)
+  chmod 755 "$UDIR"
+  mkdir -m 700 "$UDIR/run"
+  mkdir "$UDIR/bundle"
+  cp -a "$ROOTFS" "$UDIR/bundle/rootfs"
+  chown -R "$NEST_UID:$NEST_GID" "$UDIR"
+  as_user sh -c 'cd "$1" && "$2" spec --rootless' sh "$UDIR/bundle" "$FSRUN"
+}
+
+# user_processes_gone: the test user has no process left (a killed container's zombies get 5 s to
+# be reaped by whoever inherited them)
+user_processes_gone() {
+  local tries=50
+  while pgrep -u "$NEST_USER" >/dev/null && [ $tries -gt 0 ]; do
+    sleep 0.1
+    tries=$((tries - 1))
+  done
+  ! pgrep -a -u "$NEST_USER"
+}
+
+# in_cgroup PID: PID is in the container's cgroup (pids controller on v1/hybrid, the v2 tree)
+in_cgroup() {
+  grep -qx "$1" "$(container_cgroup_file pids cgroup.procs)"
+}
+
+@test "noclone3: the filter answers clone3 with ENOSYS (the control the other tests rely on)" {
+  run "$NOCLONE3" --probe
+  [ "$status" = 0 ]
+  [ "$output" = ENOSYS ]
+}
+
+@test "noclone3: create, start, exec, kill, delete as root: the init and the exec'd process are in the cgroup" {
+  update_config '.process.args = ["sleep", "1000"] | .linux.resources.pids = {"limit": 40}'
+  # not under `run`: the init keeps its stdout, and `run` would wait for its end
+  nested create --bundle "$BUNDLE" "$CONTAINER_ID" </dev/null
+  init=$(fsrun state "$CONTAINER_ID" | jq -r .pid)
+  [ "$(fsrun state "$CONTAINER_ID" | jq -r .status)" = created ]
+  in_cgroup "$init"
+  [ "$(cat "$(container_cgroup_file pids pids.max)")" = 40 ]
+  nested start "$CONTAINER_ID" </dev/null
+  [ "$(fsrun state "$CONTAINER_ID" | jq -r .status)" = running ]
+  run nested exec "$CONTAINER_ID" sh -c 'exit 7'
+  [ "$status" = 7 ]
+  nested exec -d --pid-file "$BATS_TEST_TMPDIR/exec.pid" "$CONTAINER_ID" sleep 1000 </dev/null
+  in_cgroup "$(cat "$BATS_TEST_TMPDIR/exec.pid")"
+  run nested kill "$CONTAINER_ID" KILL
+  [ "$status" = 0 ]
+  wait_for_status "$CONTAINER_ID" stopped
+  run nested delete "$CONTAINER_ID"
+  [ "$status" = 0 ]
+  assert_no_leftovers "$CONTAINER_ID"
+}
+
+@test "noclone3: run as root: the pids limit is enforced on the process, a new time namespace" {
+  update_config '.linux.resources.pids = {"limit": 6} | .linux.namespaces += [{"type": "time"}]'
+  # busybox sh stops with 2 at the first fork the pids limit refuses
+  set_process_args sh -c 'readlink /proc/self/ns/time; echo forking
+    i=0; while [ $i -lt 12 ]; do sleep 1000 & i=$((i + 1)); done; exit 3'
+  run nested run --bundle "$BUNDLE" "$CONTAINER_ID"
+  [ "$status" = 2 ] || { echo "$output"; false; }
+  [ "${lines[0]}" != "$(readlink /proc/self/ns/time)" ]
+  [[ ${lines[0]} == time:* ]]
+  [ "${lines[1]}" = forking ]
+  [[ $output == *"can't fork"* ]]
+  assert_no_leftovers "$CONTAINER_ID"
+}
+
+@test "noclone3: sandbox as root runs in the sandbox (not natively), in its cgroup, and leaves nothing" {
+  requires_host_command git
+  wt=$BATS_TEST_TMPDIR/wt
+  git init -q "$wt"
+  echo '{"allowNetwork": false, "pidsLimit": 64}' >"$BATS_TEST_TMPDIR/policy.json"
+  run nested sandbox --json --policy "$BATS_TEST_TMPDIR/policy.json" --worktree "$wt" -- \
+    sh -c 'grep -c "sandbox-" /proc/self/cgroup; echo in'
+  [ "$status" = 0 ] || { echo "$output"; false; }
+  [ "$(jq -r .backend <<<"$output")" = fsrun ]
+  [ "$(jq -r .exitCode <<<"$output")" = 0 ]
+  [[ $(jq -r .stdout <<<"$output") == [1-9]*in* ]]
+  [ -z "$(ls "$FSRUN_ROOT" | grep -v '^\.sandbox-bundle$')" ]
+  [ -z "$(find /sys/fs/cgroup -maxdepth 3 -type d -name 'sandbox-*' 2>/dev/null)" ]
+}
+
+@test "noclone3: an ordinary user's run, create/exec/kill/delete and sandbox" {
+  user_setup
+  cd "$UDIR/bundle"
+  jq '.process.terminal = false | .process.args = ["sh", "-c", "id -u; exit 4"]' config.json >c.json
+  chown "$NEST_UID:$NEST_GID" c.json
+  mv c.json config.json
+  run as_user "$NOCLONE3" "$FSRUN" run "$CONTAINER_ID"
+  [ "$status" = 4 ] || { echo "$output"; false; }
+  [ "${lines[0]}" = 0 ]
+  jq '.process.args = ["sleep", "1000"]' config.json >c.json
+  chown "$NEST_UID:$NEST_GID" c.json
+  mv c.json config.json
+  as_user "$NOCLONE3" "$FSRUN" run -d "$CONTAINER_ID" </dev/null
+  run as_user "$NOCLONE3" "$FSRUN" exec "$CONTAINER_ID" sh -c 'exit 5'
+  [ "$status" = 5 ]
+  run as_user "$NOCLONE3" "$FSRUN" kill "$CONTAINER_ID" KILL
+  [ "$status" = 0 ]
+  run as_user "$NOCLONE3" "$FSRUN" delete --force "$CONTAINER_ID"
+  [ "$status" = 0 ]
+  [ ! -e "$UDIR/run/fsrun/$CONTAINER_ID" ]
+  user_processes_gone
+
+  requires_host_command git
+  as_user git init -q "$UDIR/wt"
+  echo '{"allowNetwork": false}' >"$UDIR/policy.json"
+  run as_user "$NOCLONE3" "$FSRUN" sandbox --json --policy "$UDIR/policy.json" --worktree "$UDIR/wt" -- \
+    sh -c 'grep Seccomp: /proc/self/status'
+  [ "$status" = 0 ] || { echo "$output"; false; }
+  [ "$(jq -r .backend <<<"$output")" = fsrun ]
+  [ "$(jq -r .stdout <<<"$output")" = "$(printf 'Seccomp:\t2')" ]
+  user_processes_gone
+}

@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "log.h"
 #include "utils.h"
 
 #define DBUS_PROTOCOL_VERSION 1
@@ -761,16 +762,24 @@ static int auth_read_line(dbus_conn *c, char *line, size_t size, int64_t deadlin
 }
 
 /* SASL EXTERNAL: the peer checks our uid on the socket (SO_PEERCRED) against the one we name, as
- * ASCII decimal digits in hex ("0" -> "30"). */
+ * ASCII decimal digits in hex ("0" -> "30").
+ *
+ * BEGIN goes in the same write as AUTH, before the OK is read (pipelined, as sd-bus's own clients
+ * do), never just before the first message. systemd's sd-bus server reads whatever is in the
+ * socket: when BEGIN and the first message arrive together it starts the connection with that
+ * message already in its buffer and does not look at it until more bytes come, so the call went
+ * unanswered until its timeout. In the cgroup v2 VM (slow, emulated) that happened to one create
+ * in three. Sent with AUTH, BEGIN is taken as soon as the server has written its OK, before our
+ * first message can be there. */
 static int authenticate(dbus_conn *c, int64_t deadline, fsrun_error_t *err) {
-  char uid[16], request[64], line[512];
+  char uid[16], request[80], line[512];
   size_t len;
   int ret;
   snprintf(uid, sizeof(uid), "%u", (unsigned)geteuid());
   len = (size_t)snprintf(request, sizeof(request), "%cAUTH EXTERNAL ", '\0');
   for (const char *p = uid; *p; p++)
     len += (size_t)snprintf(request + len, sizeof(request) - len, "%02x", (unsigned char)*p);
-  len += (size_t)snprintf(request + len, sizeof(request) - len, "\r\n");
+  len += (size_t)snprintf(request + len, sizeof(request) - len, "\r\nBEGIN\r\n");
   ret = send_all(c, request, len, deadline, err);
   if (ret < 0)
     return ret;
@@ -779,7 +788,7 @@ static int authenticate(dbus_conn *c, int64_t deadline, fsrun_error_t *err) {
     return ret;
   if (strncmp(line, "OK ", 3) != 0)
     return fsrun_error_make(err, EACCES, "D-Bus: authentication refused (`%.100s`)", line);
-  return send_all(c, "BEGIN\r\n", 7, deadline, err);
+  return 0;
 }
 
 /* "unix:path=P" or "unix:abstract=N" (with ",guid=..." and other keys ignored) into addr. */
@@ -912,6 +921,8 @@ int dbus_call(dbus_conn *c, const char *destination, const char *path, const cha
         *error_name = xstrdup(m.error_name);
       return fsrun_error_make(err, 0, "%s: %s", member, text);
     }
+    log_debug("D-Bus: %s answered in %lld ms", member,
+              (long long)(monotonic_ms() - (deadline - timeout_ms)));
     *reply = m;
     return 0;
   }

@@ -22,8 +22,9 @@ typedef struct {
 struct fsrun_cgroup {
   cgroup_mode_t mode;
   char *path;           /* "/fsrun/ID", the same under every hierarchy's mount point */
-  cgroup_hierarchy *v1; /* legacy and hybrid: every mounted v1 hierarchy */
+  cgroup_hierarchy *v1; /* legacy and hybrid: every mounted v1 hierarchy, or those of v1_only */
   size_t n_v1;
+  char *v1_only;       /* cgroup_create_opts.v1_controllers, or NULL */
   char *unified_mount; /* the cgroup2 mount (unified or hybrid), NULL on legacy */
   bool unified_dir;    /* the container has a directory in the cgroup2 mount */
   int unified_fd;      /* O_PATH fd of that directory (unified mode), or -1 */

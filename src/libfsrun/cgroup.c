@@ -304,6 +304,36 @@ void cgroup_host_hierarchy(const struct fsrun_cgroup *cg, size_t i, const char *
   }
 }
 
+static bool carries_any(const char *controllers, const char *list) {
+  cleanup_free char *copy = xstrdup(list);
+  char *save = NULL;
+  for (char *w = strtok_r(copy, ",", &save); w; w = strtok_r(NULL, ",", &save))
+    if (cgroup_word_in_list(controllers, w, ","))
+      return true;
+  return false;
+}
+
+/* Only the v1 hierarchies that carry a controller of list: a container that limits nothing else
+ * makes and removes no directory in the others. A list that matches none keeps them all. */
+static void keep_v1_hierarchies(struct fsrun_cgroup *cg, const char *list) {
+  size_t kept = 0;
+  for (size_t i = 0; i < cg->n_v1; i++)
+    kept += carries_any(cg->v1[i].controllers, list);
+  if (kept == 0)
+    return;
+  kept = 0;
+  for (size_t i = 0; i < cg->n_v1; i++) {
+    if (carries_any(cg->v1[i].controllers, list)) {
+      cg->v1[kept++] = cg->v1[i];
+    } else {
+      free(cg->v1[i].mountpoint);
+      free(cg->v1[i].controllers);
+    }
+  }
+  cg->n_v1 = kept;
+  cg->v1_only = xstrdup(list);
+}
+
 static int cgroup_new(cgroup_mode_t mode, struct fsrun_cgroup **out, fsrun_error_t *err) {
   cleanup_cgroup struct fsrun_cgroup *cg = xmalloc0(sizeof(*cg));
   int ret;
@@ -333,6 +363,7 @@ void cgroup_free(struct fsrun_cgroup *cg) {
     free(cg->v1[i].controllers);
   }
   free(cg->v1);
+  free(cg->v1_only);
   free(cg->path);
   free(cg->unified_mount);
   if (cg->unified_fd >= 0)
@@ -909,6 +940,8 @@ static int create_cgroup(const cgroup_create_opts *o, bool deferred, struct fsru
   ret = cgroup_new(mode, &cg, err);
   if (ret < 0)
     return ret;
+  if (o->v1_controllers != NULL && mode != CGROUP_MODE_UNIFIED && !o->systemd)
+    keep_v1_hierarchies(cg, o->v1_controllers);
   ret = cgroup_resolve_path(o->id, o->cgroups_path, o->systemd, &cg->path, err);
   if (ret == 0)
     ret = cgroup_systemd_prepare(cg, o, err);
@@ -997,13 +1030,18 @@ int cgroup_finish(struct fsrun_cgroup *cg, fsrun_error_t *err) {
   return 0;
 }
 
+/* "MODE:PATH", or "MODE[LIST]:PATH" for a cgroup in the hierarchies of LIST only */
 char *cgroup_describe(const struct fsrun_cgroup *cg) {
+  if (cg->v1_only != NULL)
+    return xasprintf("%s[%s]:%s", mode_name(cg->mode), cg->v1_only, cg->path);
   return xasprintf("%s:%s", mode_name(cg->mode), cg->path);
 }
 
 int cgroup_open(const char *description, struct fsrun_cgroup **out, fsrun_error_t *err) {
   cleanup_cgroup struct fsrun_cgroup *cg = NULL;
   const char *colon = description ? strchr(description, ':') : NULL;
+  const char *bracket = NULL;
+  cleanup_free char *v1_only = NULL;
   cgroup_mode_t mode, host;
   size_t len;
   int ret;
@@ -1013,6 +1051,13 @@ int cgroup_open(const char *description, struct fsrun_cgroup **out, fsrun_error_
     return fsrun_error_make(err, EINVAL, "invalid cgroup description `%s`",
                             description ? description : "");
   len = (size_t)(colon - description);
+  bracket = memchr(description, '[', len);
+  if (bracket != NULL) {
+    if (colon[-1] != ']' || colon - bracket < 3)
+      return fsrun_error_make(err, EINVAL, "invalid cgroup description `%s`", description);
+    v1_only = xasprintf("%.*s", (int)(colon - bracket - 2), bracket + 1);
+    len = (size_t)(bracket - description);
+  }
   if (len == 7 && strncmp(description, "unified", len) == 0)
     mode = CGROUP_MODE_UNIFIED;
   else if (len == 6 && strncmp(description, "hybrid", len) == 0)
@@ -1030,6 +1075,8 @@ int cgroup_open(const char *description, struct fsrun_cgroup **out, fsrun_error_
   ret = cgroup_new(mode, &cg, err);
   if (ret < 0)
     return ret;
+  if (v1_only != NULL && mode != CGROUP_MODE_UNIFIED)
+    keep_v1_hierarchies(cg, v1_only);
   cg->path = xstrdup(colon + 1);
   if (cg->unified_mount != NULL) {
     cleanup_free char *dir = cgroup_join(cg->unified_mount, cg->path);

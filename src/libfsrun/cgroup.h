@@ -26,7 +26,13 @@ typedef struct {
   const oci_resources *resources; /* may be NULL */
   const oci_device *devices;      /* linux.devices (each is allowed rwm), may be NULL */
   size_t n_devices;
+  /* v1 and hybrid hosts: only the hierarchies carrying one of these controllers (a comma list,
+   * e.g. "memory,pids,freezer"); NULL: every mounted hierarchy. Kept in cgroup_describe(). */
+  const char *v1_controllers;
 } cgroup_create_opts;
+
+/* The annotation a config names its v1 controllers with (cgroup_create_opts.v1_controllers). */
+#define CGROUP_V1_ANNOTATION "run.fsrun.cgroup.v1Controllers"
 
 /* Detects the host's mode once per process (cached). */
 int cgroup_detect_mode(cgroup_mode_t *mode, fsrun_error_t *err);

@@ -406,6 +406,7 @@ static int create_internal(const struct fsrun_context *ctx, const struct contain
         .resources = lx ? lx->resources : NULL,
         .devices = lx ? lx->devices : NULL,
         .n_devices = lx ? lx->n_devices : 0,
+        .v1_controllers = oci_map_get(&config->annotations, CGROUP_V1_ANNOTATION),
     };
     if (cgroup_create_deferred(&copts, &out->cg, err) < 0)
       goto fail;

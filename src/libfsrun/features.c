@@ -15,6 +15,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "cgroup.h"
 #include "landlock.h"
 #include "process-attrs.h"
 #include "utils.h"
@@ -86,6 +87,7 @@ static const struct feature_row {
     /* annotations fsrun acts on (reported under "annotations" with a value) */
     {FEATURE_ANNOTATION, "run.fsrun.landlock", true},
     {FEATURE_ANNOTATION, "run.fsrun.init", true},
+    {FEATURE_ANNOTATION, CGROUP_V1_ANNOTATION, true},
 
     /* mount options (mounts.c): mount(8) flags, their recursive "r" forms (mount_setattr),
      * propagation, and the OCI runtimes' extensions (tmpcopyup, idmap) */
@@ -308,6 +310,9 @@ int features_build(oci_features **out, fsrun_error_t *err) {
   /* "true" runs the process under a small init of fsrun's as pid 1 (reaper.h) */
   if (features_implemented(FEATURE_ANNOTATION, "run.fsrun.init"))
     annotate(f, "run.fsrun.init", "true|false");
+  /* the v1 hierarchies a container's cgroup is made in (cgroup.h) */
+  if (features_implemented(FEATURE_ANNOTATION, CGROUP_V1_ANNOTATION))
+    annotate(f, CGROUP_V1_ANNOTATION, "CONTROLLER[,CONTROLLER...]");
   *out = f;
   return 0;
 }

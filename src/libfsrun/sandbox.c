@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cgroup.h"
 #include "landlock.h"
 #include "reaper.h"
 #include "sandbox-net.h"
@@ -256,6 +257,15 @@ static oci_process *build_process(const struct sandbox_mapping_opts *o) {
     proc->rlimits[0].soft = proc->rlimits[0].hard = seconds;
   }
   return proc;
+}
+
+/* On a v1 or hybrid host, the hierarchies the command's cgroup is made in: what the limits write
+ * (memory, pids, cpu), what the runtime reads (cpuacct: cpuLimit.maxMs; memory: oomKilled) and
+ * needs (freezer: kill the whole cgroup at once; devices: the device allow-list). Not cpuset,
+ * blkio, net_cls, perf_event, hugetlb, name=systemd ...: nothing is limited there. */
+static const char *sandbox_v1_controllers(const oci_policy *p) {
+  return p->has_cpu_max_cores ? "memory,pids,cpuacct,freezer,devices,cpu"
+                              : "memory,pids,cpuacct,freezer,devices";
 }
 
 static oci_resources *build_resources(const oci_policy *p, bool userns) {
@@ -550,6 +560,7 @@ int sandbox_config_from_policy(const struct sandbox_mapping_opts *o, oci_config 
   c->n_mounts = mounts.len;
   /* pid 1 of its own: signals reach the command, orphans are reaped */
   if (oci_map_set(&c->annotations, REAPER_ANNOTATION, "true") < 0 ||
+      oci_map_set(&c->annotations, CGROUP_V1_ANNOTATION, sandbox_v1_controllers(p)) < 0 ||
       (p->allow_network && p->n_allowed_tcp_ports > 0 &&
        landlock_ports_annotation(p, &c->annotations) < 0)) {
     oci_config_free(c);

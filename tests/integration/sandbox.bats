@@ -419,6 +419,28 @@ EOF
   assert_sandbox_gone
 }
 
+# the line of /proc/PID/cgroup (given as text) for the v1 hierarchy that carries controller $2
+v1_line() { grep -E "^[0-9]+:([^:]*,)?$2(,[^:]*)?:" <<<"$1" || :; }
+
+@test "sandbox: on a v1 or hybrid host its cgroup is made only in the hierarchies it limits or needs" {
+  [ "$(cgroup_mode)" != unified ] || skip "cgroup v2: one hierarchy"
+  local mine c
+  mine=$(cat /proc/self/cgroup)
+  run sbx -- cat /proc/self/cgroup
+  echo "$output"
+  [ "$status" -eq 0 ]
+  # memory and pids (the limits), cpuacct (cpuLimit.maxMs), freezer (the kill), devices: its own
+  for c in memory pids cpuacct freezer devices; do
+    [ -n "$(v1_line "$output" "$c")" ]
+    [ "$(v1_line "$output" "$c")" != "$(v1_line "$mine" "$c")" ]
+  done
+  # the others: the caller's cgroup, no directory made and removed there
+  for c in cpuset blkio; do
+    [ "$(v1_line "$output" "$c")" = "$(v1_line "$mine" "$c")" ]
+  done
+  assert_sandbox_gone
+}
+
 @test "sandbox: --json captures stdout, stderr, the status and the enforced limits" {
   run sbx --json -- /bin/sh -c 'echo out; echo err >&2; exit 3'
   echo "$output"

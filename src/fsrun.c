@@ -39,6 +39,8 @@ static const struct fsrun_command commands[] = {
     {"resume", fsrun_cmd_resume, "thaw a paused container"},
     {"update", fsrun_cmd_update, "change a container's resource limits (cgroup) live"},
     {"events", fsrun_cmd_events, "print a container's stats and OOM events (JSON)"},
+    {"checkpoint", fsrun_cmd_checkpoint, "save a running container's processes with CRIU"},
+    {"restore", fsrun_cmd_restore, "restore a checkpoint as a new container with CRIU"},
     {"sandbox", fsrun_cmd_sandbox, "run a command once in the Fusion sandbox over a worktree",
      sandbox_watchdog_fork},
     {"bundle", fsrun_cmd_bundle, "write the Fusion sandbox's bundle for a policy and a worktree"},

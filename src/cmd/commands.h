@@ -45,6 +45,8 @@ FSRUN_COMMAND(update);
 FSRUN_COMMAND(events);
 FSRUN_COMMAND(sandbox);
 FSRUN_COMMAND(bundle);
+FSRUN_COMMAND(checkpoint);
+FSRUN_COMMAND(restore);
 
 /* For a command's getopt_long loop (optstring starting with "+:", opterr = 0): turns the ':' or
  * '?' result into "NAME: unknown option `-x` (see fsrun NAME --help)". Returns -1 with *err set. */
@@ -53,5 +55,15 @@ int fsrun_command_option_error(const char *name, int opt, char **argv, fsrun_err
  * the usage (for --help), 0 with *id set, or a negative code with *err set. */
 int fsrun_command_parse_single_id(const char *name, void (*usage)(FILE *), int argc, char **argv,
                                   const char **id, fsrun_error_t *err);
+
+/* checkpoint.c, for restore.c: the CRIU options both commands take (struct criu_opts). */
+struct criu_opts;
+struct option;
+/* 1 when opt was one of them (stored in o), 0 when not, -1 with *err set. */
+int fsrun_parse_criu_option(int opt, const char *arg, struct criu_opts *o, fsrun_error_t *err);
+/* out = own[0..n) + the shared options + the terminating zero entry; out has room for
+ * n + FSRUN_CRIU_OPTIONS_MAX + 1. */
+#define FSRUN_CRIU_OPTIONS_MAX 16
+void fsrun_criu_options_merge(struct option *out, const struct option *own, size_t n);
 
 #endif

@@ -25,7 +25,6 @@ FSRUN_COMMAND(features) {
   char *json;
   int opt;
 
-  (void)ctx;
   (void)exit_status;
   optind = 0;
   opterr = 0;
@@ -38,7 +37,7 @@ FSRUN_COMMAND(features) {
   if (optind < argc)
     return fsrun_error_make(
         err, 0, "features: unexpected argument `%s` (see fsrun features --help)", argv[optind]);
-  json = features_json(err);
+  json = features_json(ctx->state_root, err);
   if (json == NULL)
     return fsrun_error_code(err);
   fputs(json, stdout);

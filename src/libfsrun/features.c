@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "cgroup.h"
+#include "criu.h"
 #include "landlock.h"
 #include "process-attrs.h"
 #include "utils.h"
@@ -88,6 +89,8 @@ static const struct feature_row {
     {FEATURE_ANNOTATION, "run.fsrun.landlock", true},
     {FEATURE_ANNOTATION, "run.fsrun.init", true},
     {FEATURE_ANNOTATION, CGROUP_V1_ANNOTATION, true},
+    /* not an annotation fsrun acts on: the criu that checkpoint/restore drive (criu.c) */
+    {FEATURE_ANNOTATION, "org.fsrun.checkpoint", true},
 
     /* mount options (mounts.c): mount(8) flags, their recursive "r" forms (mount_setattr),
      * propagation, and the OCI runtimes' extensions (tmpcopyup, idmap) */
@@ -269,9 +272,10 @@ const char *features_libseccomp_version(void) {
   return text;
 }
 
-int features_build(oci_features **out, fsrun_error_t *err) {
+int features_build(const char *state_root, oci_features **out, fsrun_error_t *err) {
   oci_features *f = xmalloc0(sizeof(*f));
   const char *libseccomp_version = features_libseccomp_version();
+  cleanup_free char *criu = NULL;
 
   f->oci_version_min = xstrdup("1.0.0");
   f->oci_version_max = xstrdup(OCI_VERSION);
@@ -313,14 +317,18 @@ int features_build(oci_features **out, fsrun_error_t *err) {
   /* the v1 hierarchies a container's cgroup is made in (cgroup.h) */
   if (features_implemented(FEATURE_ANNOTATION, CGROUP_V1_ANNOTATION))
     annotate(f, CGROUP_V1_ANNOTATION, "CONTROLLER[,CONTROLLER...]");
+  /* checkpoint and restore: the criu they drive, only when `criu check` passes on this kernel */
+  if (features_implemented(FEATURE_ANNOTATION, "org.fsrun.checkpoint") &&
+      (criu = criu_usable(state_root)) != NULL)
+    annotate(f, "org.fsrun.checkpoint", criu);
   *out = f;
   return 0;
 }
 
-char *features_json(fsrun_error_t *err) {
+char *features_json(const char *state_root, fsrun_error_t *err) {
   oci_features *f = NULL;
   char *json, *json_err = NULL;
-  if (features_build(&f, err) < 0)
+  if (features_build(state_root, &f, err) < 0)
     return NULL;
   json = oci_features_serialize(f, true, &json_err);
   oci_features_free(f);

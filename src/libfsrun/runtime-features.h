@@ -23,12 +23,12 @@ typedef enum {
 bool features_implemented(fsrun_feature_kind kind, const char *name);
 
 /* Builds the features document for this build on this host. Free with oci_features_free. */
-int features_build(oci_features **out, fsrun_error_t *err);
+int features_build(const char *state_root, oci_features **out, fsrun_error_t *err);
 
 /* "2.5.4": the libseccomp fsrun runs with (static buffer), NULL when unknown. */
 const char *features_libseccomp_version(void);
 
 /* features_build + oci_features_serialize (pretty); caller frees. */
-char *features_json(fsrun_error_t *err);
+char *features_json(const char *state_root, fsrun_error_t *err);
 
 #endif

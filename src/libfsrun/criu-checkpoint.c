@@ -1,0 +1,143 @@
+/* fsrun checkpoint: criu dump (or pre-dump) of a running container's process tree. */
+#include "criu-internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "container.h"
+#include "mounts.h"
+#include "status.h"
+#include "utils.h"
+
+static void cleanup_statusp(struct container_status *st) {
+  status_clear(st);
+}
+static void cleanup_configp(oci_config **c) {
+  if (*c != NULL)
+    oci_config_free(*c);
+}
+
+/* DIR made (0700, with its parents, as runc does) when missing and returned absolute (criu
+ * resolves relative paths from its work dir, the caller's are from the current directory). */
+char *criu_prepare_dir(const char *what, const char *option, const char *dir, fsrun_error_t *err) {
+  cleanup_free char *path = xstrdup(dir);
+  char *abs;
+  for (char *p = path + 1; *p != '\0'; p++) {
+    if (*p != '/')
+      continue;
+    *p = '\0';
+    if (mkdir(path, 0700) < 0 && errno != EEXIST) {
+      fsrun_error_errno(err, "%s: %s `%s`", what, option, dir);
+      return NULL;
+    }
+    *p = '/';
+  }
+  if (mkdir(path, 0700) < 0 && errno != EEXIST) {
+    fsrun_error_errno(err, "%s: %s `%s`", what, option, dir);
+    return NULL;
+  }
+  abs = realpath(dir, NULL);
+  if (abs == NULL)
+    fsrun_error_errno(err, "%s: %s `%s`", what, option, dir);
+  return abs;
+}
+
+/* What the process's fds 0-2 are ("pipe:[123]", "/dev/null", ...), one a line, beside the images:
+ * restore connects its own stdio where these were pipes. */
+static int save_stdio(pid_t pid, const char *image_dir, fsrun_error_t *err) {
+  char text[3 * (PATH_MAX + 1)];
+  size_t len = 0;
+  cleanup_close int dirfd = open(image_dir, O_DIRECTORY | O_CLOEXEC);
+  if (dirfd < 0)
+    return fsrun_error_errno(err, "checkpoint: open `%s`", image_dir);
+  for (int fd = 0; fd < 3; fd++) {
+    char link[64];
+    ssize_t n;
+    snprintf(link, sizeof(link), "/proc/%d/fd/%d", pid, fd);
+    n = readlink(link, text + len, PATH_MAX);
+    if (n < 0)
+      n = 0; /* closed */
+    len += (size_t)n;
+    text[len++] = '\n';
+  }
+  return write_file_atomic_at(dirfd, CRIU_STDIO_FILE, text, len, 0600, err);
+}
+
+static void add_bind_mounts(struct criu_argv *a, const oci_config *config) {
+  for (size_t i = 0; i < config->n_mounts; i++)
+    if (mount_entry_is_bind(&config->mounts[i])) {
+      /* external to the container: criu records the destination as the key */
+      criu_argv_add(a, "--ext-mount-map");
+      criu_argv_addf(a, "%s:%s", config->mounts[i].destination, config->mounts[i].destination);
+    }
+}
+
+int criu_checkpoint(const struct fsrun_context *ctx, const char *id,
+                    const struct criu_checkpoint_opts *o, fsrun_error_t *err) {
+  const char *what = o->pre_dump ? "checkpoint --pre-dump" : "checkpoint";
+  __attribute__((cleanup(cleanup_statusp))) struct container_status st = {0};
+  __attribute__((cleanup(cleanup_configp))) oci_config *config = NULL;
+  __attribute__((cleanup(criu_argv_free))) struct criu_argv a = {0};
+  cleanup_close int dirfd = -1;
+  cleanup_free char *criu = NULL;
+  cleanup_free char *image_dir = NULL;
+  cleanup_free char *work_dir = NULL;
+  const char *status;
+  pid_t pid;
+
+  dirfd = status_dir_open(ctx->state_root, id, err);
+  if (dirfd < 0)
+    return dirfd;
+  if (status_read(dirfd, &st, err) < 0)
+    return fsrun_error_code(err);
+  status = status_derive(dirfd, &st, &pid);
+  if (strcmp(status, "running") != 0)
+    return fsrun_error_make(err, 0, "%s: container `%s` is %s, not running", what, id, status);
+  if (geteuid() != 0)
+    return fsrun_error_make(err, 0,
+                            "%s: criu needs root: an ordinary user's container cannot "
+                            "be checkpointed",
+                            what);
+  if (status_read_config(dirfd, st.bundle, &config, err) < 0)
+    return fsrun_error_code(err);
+  if (criu_check_config(config, what, err) < 0)
+    return fsrun_error_code(err);
+  criu = criu_find_usable(ctx->state_root, what, err);
+  if (criu == NULL)
+    return fsrun_error_code(err);
+  image_dir =
+      criu_prepare_dir(what, "--image-path", o->c.image_path ? o->c.image_path : "checkpoint", err);
+  if (image_dir == NULL)
+    return fsrun_error_code(err);
+  work_dir = o->c.work_path ? criu_prepare_dir(what, "--work-path", o->c.work_path, err)
+                            : xstrdup(image_dir);
+  if (work_dir == NULL)
+    return fsrun_error_code(err);
+
+  criu_argv_common(&a, criu, o->pre_dump ? "pre-dump" : "dump", image_dir, work_dir, &o->c);
+  criu_argv_add(&a, "--tree");
+  criu_argv_addf(&a, "%d", pid);
+  if (o->leave_running && !o->pre_dump)
+    criu_argv_add(&a, "--leave-running");
+  if (o->pre_dump || o->parent_path != NULL)
+    criu_argv_add(&a, "--track-mem");
+  if (o->parent_path != NULL) {
+    criu_argv_add(&a, "--prev-images-dir");
+    criu_argv_add(&a, o->parent_path);
+  }
+  add_bind_mounts(&a, config);
+  if (save_stdio(pid, image_dir, err) < 0)
+    return fsrun_error_code(err);
+  if (criu_run(&a, what, work_dir, o->pre_dump ? "pre-dump" : "dump", NULL, NULL, err) < 0)
+    return fsrun_error_code(err);
+  if (o->pre_dump || o->leave_running)
+    return 0;
+  /* criu killed the processes: the container is gone, as after runc's checkpoint */
+  return container_delete(ctx, id, true, err);
+}

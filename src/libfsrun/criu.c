@@ -1,0 +1,294 @@
+/* The criu binary: finding it, `criu check`, running it and reporting its failure in one line. */
+#include "criu-internal.h"
+
+#define CRIU_CHECK_FILE ".criu-check"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "utils.h"
+
+void criu_argv_add(struct criu_argv *a, const char *s) {
+  if (a->n + 2 > a->cap) {
+    size_t cap = a->cap ? a->cap * 2 : 32;
+    char **v = realloc(a->v, cap * sizeof(*v));
+    if (v == NULL)
+      abort(); /* out of memory, as xmalloc */
+    a->v = v;
+    a->cap = cap;
+  }
+  a->v[a->n++] = xstrdup(s);
+  a->v[a->n] = NULL;
+}
+
+void criu_argv_addf(struct criu_argv *a, const char *fmt, ...) {
+  va_list ap;
+  char *s = NULL;
+  va_start(ap, fmt);
+  if (vasprintf(&s, fmt, ap) < 0)
+    abort();
+  va_end(ap);
+  criu_argv_add(a, s);
+  free(s);
+}
+
+void criu_argv_free(struct criu_argv *a) {
+  for (size_t i = 0; i < a->n; i++)
+    free(a->v[i]);
+  free(a->v);
+  memset(a, 0, sizeof(*a));
+}
+
+int criu_parse_cgroups_mode(const char *arg, struct criu_opts *o, fsrun_error_t *err) {
+  static const char *const modes[] = {"soft", "full", "strict", "ignore"};
+  for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++)
+    if (strcmp(arg, modes[i]) == 0) {
+      o->manage_cgroups_mode = modes[i];
+      return 0;
+    }
+  return fsrun_error_make(
+      err, 0, "--manage-cgroups-mode: expected soft, full, strict or ignore, got `%s`", arg);
+}
+
+int criu_parse_empty_ns(const char *arg, struct criu_opts *o, fsrun_error_t *err) {
+  /* criu itself takes only the network namespace here */
+  if (strcmp(arg, "network") != 0 && strcmp(arg, "net") != 0)
+    return fsrun_error_make(err, 0, "--empty-ns: only `network` is supported, got `%s`", arg);
+  o->empty_netns = true;
+  return 0;
+}
+
+static char *find_in_path(const char *name) {
+  const char *path = getenv("PATH");
+  cleanup_free char *copy =
+      xstrdup(path && *path ? path : "/usr/local/sbin:/usr/sbin:/sbin:/usr/bin");
+  char *save = NULL;
+  for (char *dir = strtok_r(copy, ":", &save); dir; dir = strtok_r(NULL, ":", &save)) {
+    char *candidate = xasprintf("%s/%s", dir, name);
+    if (access(candidate, X_OK) == 0)
+      return candidate;
+    free(candidate);
+  }
+  return NULL;
+}
+
+/* "Error (criu/vdso.c:381): vdso: Unexpected ..." -> "vdso: Unexpected ..."; the first such line
+ * is the cause (the later ones are its consequences). NULL when there is none. */
+static char *first_error_line(const char *text) {
+  const char *line = strstr(text, "Error (");
+  const char *msg, *end;
+  if (line == NULL)
+    return NULL;
+  msg = strstr(line, "): ");
+  end = strchr(line, '\n');
+  if (msg == NULL || (end != NULL && msg > end))
+    msg = line;
+  else
+    msg += 3;
+  if (end == NULL)
+    end = msg + strlen(msg);
+  return strndup(msg, (size_t)(end - msg));
+}
+
+/* Runs argv with stdout and stderr into *output; returns the wait status or -1. */
+static int run_capture(char *const argv[], char **output) {
+  int p[2];
+  pid_t pid;
+  int status = -1;
+  size_t len = 0, cap = 4096;
+  char *buf = xmalloc0(cap);
+  *output = buf;
+  if (pipe2(p, O_CLOEXEC) < 0)
+    return -1;
+  pid = fork();
+  if (pid == 0) {
+    dup2(p[1], 1);
+    dup2(p[1], 2);
+    execv(argv[0], argv);
+    _exit(127);
+  }
+  close(p[1]);
+  for (ssize_t r; pid > 0;) {
+    if (len + 1 >= cap) {
+      buf = realloc(buf, cap *= 2);
+      if (buf == NULL)
+        abort();
+      *output = buf;
+    }
+    r = read(p[0], buf + len, cap - len - 1);
+    if (r < 0 && errno == EINTR)
+      continue;
+    if (r <= 0)
+      break;
+    len += (size_t)r;
+  }
+  buf[len] = '\0';
+  close(p[0]);
+  while (pid > 0 && waitpid(pid, &status, 0) < 0 && errno == EINTR)
+    ;
+  return pid > 0 ? status : -1;
+}
+
+/* "BOOT_ID INODE MTIME SIZE": criu's verdict holds for this boot and this criu binary */
+static char *check_key(const char *criu) {
+  char boot[64] = "";
+  struct stat st;
+  FILE *f = fopen("/proc/sys/kernel/random/boot_id", "re");
+  if (f != NULL) {
+    if (fgets(boot, sizeof(boot), f) == NULL)
+      boot[0] = '\0';
+    fclose(f);
+  }
+  boot[strcspn(boot, "\n")] = '\0';
+  if (stat(criu, &st) < 0)
+    return NULL;
+  return xasprintf("%s %lu %lld %lld", boot, (unsigned long)st.st_ino, (long long)st.st_mtime,
+                   (long long)st.st_size);
+}
+
+/* `criu check` once per boot (it takes seconds, and a minute under emulation): its verdict is
+ * cached in STATE_ROOT/.criu-check ("KEY\nok" or "KEY\nwhy"). Returns NULL when usable, else why.
+ */
+static char *check_verdict(const char *state_root, const char *criu) {
+  cleanup_free char *key = check_key(criu);
+  cleanup_free char *cached = NULL;
+  cleanup_free char *output = NULL;
+  cleanup_free char *text = NULL;
+  cleanup_close int dirfd = -1;
+  cleanup_error fsrun_error_t ignored = NULL;
+  char *argv[] = {(char *)criu, "check", NULL};
+  char *why = NULL;
+  size_t len = 0, klen = key ? strlen(key) : 0;
+
+  if (state_root != NULL && key != NULL) {
+    (void)mkdir(state_root, 0700);
+    dirfd = open(state_root, O_DIRECTORY | O_CLOEXEC);
+  }
+  if (dirfd >= 0 && read_file_at(dirfd, CRIU_CHECK_FILE, &cached, &len, &ignored) == 0 &&
+      strncmp(cached, key, klen) == 0 && cached[klen] == '\n') {
+    const char *verdict = cached + klen + 1;
+    return strcmp(verdict, "ok") == 0 ? NULL : xstrdup(verdict);
+  }
+  fsrun_error_release(&ignored);
+  if (run_capture(argv, &output) != 0) {
+    why = first_error_line(output);
+    if (why == NULL)
+      why = xstrdup("no error message");
+  }
+  if (dirfd >= 0) {
+    text = xasprintf("%s\n%s", key, why ? why : "ok");
+    (void)write_file_atomic_at(dirfd, CRIU_CHECK_FILE, text, strlen(text), 0600, &ignored);
+  }
+  return why;
+}
+
+char *criu_find_usable(const char *state_root, const char *what, fsrun_error_t *err) {
+  cleanup_free char *criu = find_in_path("criu");
+  cleanup_free char *why = NULL;
+
+  if (criu == NULL) {
+    fsrun_error_make(err, 0, "%s: criu not found in PATH (install the criu package)", what);
+    return NULL;
+  }
+  why = check_verdict(state_root, criu);
+  if (why == NULL)
+    return steal_ptr(&criu);
+  fsrun_error_make(err, 0, "%s: CRIU cannot run on this kernel: `criu check` failed: %s", what,
+                   why);
+  return NULL;
+}
+
+char *criu_usable(const char *state_root) {
+  cleanup_error fsrun_error_t err = NULL;
+  return criu_find_usable(state_root, "features", &err);
+}
+
+void criu_argv_common(struct criu_argv *a, const char *criu, const char *action,
+                      const char *image_dir, const char *work_dir, const struct criu_opts *o) {
+  criu_argv_add(a, criu);
+  criu_argv_add(a, action);
+  criu_argv_add(a, "--images-dir");
+  criu_argv_add(a, image_dir);
+  criu_argv_add(a, "--work-dir");
+  criu_argv_add(a, work_dir);
+  criu_argv_addf(a, "--log-file=%s.log", action);
+  criu_argv_add(a, "-v4");
+  if (o->manage_cgroups_mode != NULL)
+    criu_argv_addf(a, "--manage-cgroups=%s", o->manage_cgroups_mode);
+  if (o->empty_netns)
+    criu_argv_add(a, "--empty-ns=net");
+  if (o->tcp_established)
+    criu_argv_add(a, "--tcp-established");
+  if (o->ext_unix_sk)
+    criu_argv_add(a, "--ext-unix-sk");
+  if (o->shell_job)
+    criu_argv_add(a, "--shell-job");
+  if (o->file_locks)
+    criu_argv_add(a, "--file-locks");
+  if (o->auto_dedup)
+    criu_argv_add(a, "--auto-dedup");
+}
+
+int criu_check_config(const oci_config *config, const char *what, fsrun_error_t *err) {
+  const oci_linux *lx = config->linux_;
+  if (config->process != NULL && config->process->terminal)
+    return fsrun_error_make(err, 0,
+                            "%s: process.terminal is true: a container with a terminal cannot be "
+                            "checkpointed or restored by fsrun yet",
+                            what);
+  for (size_t i = 0; lx != NULL && i < lx->n_namespaces; i++)
+    if (lx->namespaces[i].path != NULL && *lx->namespaces[i].path != '\0')
+      return fsrun_error_make(err, 0,
+                              "%s: linux.namespaces[%zu]: a joined %s namespace (path) cannot be "
+                              "checkpointed or restored by fsrun",
+                              what, i, lx->namespaces[i].type);
+  return 0;
+}
+
+static void report_failure(const char *what, const char *work_dir, const char *action, int status,
+                           fsrun_error_t *err) {
+  cleanup_free char *log_path = xasprintf("%s/%s.log", work_dir, action);
+  cleanup_free char *log = NULL;
+  cleanup_free char *why = NULL;
+  size_t len = 0;
+  cleanup_error fsrun_error_t ignored = NULL;
+  if (read_file_at(AT_FDCWD, log_path, &log, &len, &ignored) == 0)
+    why = first_error_line(log);
+  if (why == NULL)
+    why = WIFEXITED(status) ? xasprintf("exit status %d", WEXITSTATUS(status))
+                            : xasprintf("killed by signal %d", WTERMSIG(status));
+  fsrun_error_make(err, 0, "%s: criu %s failed: %s (log: %s)", what, action, why, log_path);
+}
+
+int criu_run(const struct criu_argv *a, const char *what, const char *work_dir, const char *action,
+             int (*before_exec)(void *data), void *data, fsrun_error_t *err) {
+  int status = 0;
+  pid_t pid = fork();
+  if (pid < 0)
+    return fsrun_error_errno(err, "%s: fork criu", what);
+  if (pid == 0) {
+    if (before_exec != NULL && before_exec(data) < 0)
+      _exit(126);
+    execv(a->v[0], a->v);
+    _exit(127);
+  }
+  while (waitpid(pid, &status, 0) < 0) {
+    if (errno != EINTR)
+      return fsrun_error_errno(err, "%s: wait for criu", what);
+  }
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 126)
+    return fsrun_error_make(err, 0, "%s: could not prepare criu's %s (see the log above)", what,
+                            action);
+  if (status != 0) {
+    report_failure(what, work_dir, action, status, err);
+    return fsrun_error_code(err);
+  }
+  return 0;
+}

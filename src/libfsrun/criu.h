@@ -1,0 +1,54 @@
+/* Checkpoint and restore through the criu binary (Debian ships no libcriu). fsrun drives criu's
+ * command line, not its `swrk` RPC: the RPC is protobuf, which fsrun would have to encode by hand
+ * or link libprotobuf-c for, and every option fsrun needs has a command-line flag. criu writes its
+ * log (dump.log, pre-dump.log, restore.log) into the work directory, and a failure is reported as
+ * the log's last error line. */
+#ifndef FSRUN_CRIU_H
+#define FSRUN_CRIU_H
+
+#include <stdbool.h>
+
+#include "context.h"
+#include "error.h"
+
+/* The options checkpoint and restore share (runc's names). */
+struct criu_opts {
+  const char *image_path;          /* NULL = ./checkpoint */
+  const char *work_path;           /* NULL = the image path */
+  const char *manage_cgroups_mode; /* soft, full, strict, ignore; NULL = criu's default (soft) */
+  bool empty_netns;                /* --empty-ns network */
+  bool tcp_established, ext_unix_sk, shell_job, file_locks, auto_dedup;
+};
+
+struct criu_checkpoint_opts {
+  struct criu_opts c;
+  const char *parent_path; /* previous (pre-dump) images, relative to the image path as in criu */
+  bool leave_running, pre_dump;
+};
+
+struct criu_restore_opts {
+  struct criu_opts c;
+  const char *id;
+  const char *bundle; /* NULL = the current directory */
+  const char *pid_file;
+  const char *console_socket;
+  bool detach, no_subreaper, no_pivot;
+};
+
+/* Parses the values of --manage-cgroups-mode and --empty-ns into o (one-line error naming the
+ * option for anything criu or fsrun cannot honour). */
+int criu_parse_cgroups_mode(const char *arg, struct criu_opts *o, fsrun_error_t *err);
+int criu_parse_empty_ns(const char *arg, struct criu_opts *o, fsrun_error_t *err);
+
+/* The path of a usable criu on PATH (`criu check` passes; its verdict is cached per boot in the
+ * state root), or NULL: for `fsrun features`. Caller frees. */
+char *criu_usable(const char *state_root);
+
+int criu_checkpoint(const struct fsrun_context *ctx, const char *id,
+                    const struct criu_checkpoint_opts *o, fsrun_error_t *err);
+/* Foreground (not detach): waits for the restored process and deletes the container after it, and
+ * *exit_status is its status (128+N for signal N). */
+int criu_restore(const struct fsrun_context *ctx, const struct criu_restore_opts *o,
+                 int *exit_status, fsrun_error_t *err);
+
+#endif

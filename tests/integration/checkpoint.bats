@@ -1,0 +1,123 @@
+#!/usr/bin/env bats
+# fsrun checkpoint and restore on a host where they cannot work, and the options they refuse.
+# The checkpoint/restore itself is tested in the cgroup v2 VM (tests/vm/criu.bats), the only
+# machine of the suite whose kernel criu accepts.
+
+load helpers
+
+setup_file() {
+  CRIU_WORKS=0
+  if command -v criu >/dev/null && criu check >/dev/null 2>&1; then CRIU_WORKS=1; fi
+  export CRIU_WORKS
+  command -v useradd >/dev/null && command -v setpriv >/dev/null || return 0
+  TEST_USER=fsrck$$
+  export TEST_USER
+  useradd -M "$TEST_USER"
+}
+
+teardown_file() {
+  [ -n "${TEST_USER:-}" ] && userdel "$TEST_USER" >/dev/null 2>&1 || true
+}
+
+setup() {
+  requires_root
+  setup_bundle
+  CONTAINER_ID=ck-$RANDOM$RANDOM
+  cd "$BATS_TEST_TMPDIR"
+}
+
+teardown() {
+  cd /
+  teardown_bundle
+}
+
+@test "checkpoint: where criu cannot run on the kernel, one line, exit 1, the container untouched" {
+  command -v criu >/dev/null || skip "needs criu"
+  [ "$CRIU_WORKS" = 0 ] || skip "criu works on this kernel (tests/vm/criu.bats covers it)"
+  local pid
+  start_sleeper
+  pid=$(fsrun state "$CONTAINER_ID" | jq .pid)
+  run fsrun checkpoint "$CONTAINER_ID"
+  [ "$status" -eq 1 ]
+  [ "${#lines[@]}" -eq 1 ]
+  [[ "$output" == "fsrun: checkpoint: CRIU cannot run on this kernel: \`criu check\` failed: "?* ]]
+  [ "$(fsrun state "$CONTAINER_ID" | jq -r '.status, .pid' | tr '\n' ' ')" = "running $pid " ]
+  [ ! -e checkpoint ]
+  # the second time from criu check's cached verdict, with the same line
+  run fsrun checkpoint --image-path "$BATS_TEST_TMPDIR/img" "$CONTAINER_ID"
+  [ "$status" -eq 1 ]
+  [[ "$output" == "fsrun: checkpoint: CRIU cannot run on this kernel: "* ]]
+  [ ! -e "$BATS_TEST_TMPDIR/img" ]
+  run fsrun restore --bundle "$BUNDLE" --image-path "$BATS_TEST_TMPDIR" other
+  [ "$status" -eq 1 ]
+  [[ "$output" == "fsrun: restore: --image-path \`$BATS_TEST_TMPDIR\`: no checkpoint there"* ]]
+  : >"$BATS_TEST_TMPDIR/inventory.img"
+  run fsrun restore --bundle "$BUNDLE" --image-path "$BATS_TEST_TMPDIR" other
+  [ "$status" -eq 1 ]
+  [[ "$output" == "fsrun: restore: CRIU cannot run on this kernel: "* ]]
+  [ ! -e "$FSRUN_ROOT/other" ]
+  # features does not claim it
+  run fsrun features
+  [ "$status" -eq 0 ]
+  [ "$(jq -r '.annotations["org.fsrun.checkpoint"]' <<<"$output")" = null ]
+}
+
+@test "checkpoint: no criu on PATH is one line naming the package" {
+  start_sleeper
+  run env PATH=/nonexistent "$FSRUN" --root "$FSRUN_ROOT" checkpoint "$CONTAINER_ID"
+  [ "$status" -eq 1 ]
+  [ "$output" = "fsrun: checkpoint: criu not found in PATH (install the criu package)" ]
+  [ "$(fsrun state "$CONTAINER_ID" | jq -r .status)" = running ]
+}
+
+@test "checkpoint and restore: options fsrun or criu cannot honour are refused in one line" {
+  local cmd
+  for cmd in checkpoint restore; do
+    run fsrun "$cmd" --lazy-pages x
+    [ "$status" -eq 1 ]
+    [[ "$output" == "fsrun: --lazy-pages: not supported: "* ]]
+    run fsrun "$cmd" --manage-cgroups-mode bogus x
+    [ "$status" -eq 1 ]
+    [ "$output" = "fsrun: --manage-cgroups-mode: expected soft, full, strict or ignore, got \`bogus\`" ]
+    run fsrun "$cmd" --empty-ns pid x
+    [ "$status" -eq 1 ]
+    [ "$output" = "fsrun: --empty-ns: only \`network\` is supported, got \`pid\`" ]
+    run fsrun "$cmd" --no-such-option x
+    [ "$status" -eq 1 ]
+    [ "${#lines[@]}" -eq 1 ]
+  done
+  run fsrun restore --no-pivot --bundle "$BUNDLE" x
+  [ "$status" -eq 1 ]
+  [[ "$output" == "fsrun: restore: --no-pivot: "* ]]
+  run fsrun restore --no-subreaper --bundle "$BUNDLE" x
+  [ "$status" -eq 1 ]
+  [[ "$output" == "fsrun: restore: --no-subreaper: "* ]]
+  update_config '.process.terminal = true'
+  run fsrun restore -d --bundle "$BUNDLE" x
+  [ "$status" -eq 1 ]
+  [[ "$output" == "fsrun: restore: process.terminal is true: "* ]]
+  [ ! -e "$FSRUN_ROOT/x" ]
+}
+
+@test "checkpoint: a container that is not running, or missing, is refused" {
+  set_process_args /bin/sleep 1000
+  fsrun create --bundle "$BUNDLE" "$CONTAINER_ID" </dev/null
+  run fsrun checkpoint "$CONTAINER_ID"
+  [ "$status" -eq 1 ]
+  [ "$output" = "fsrun: checkpoint: container \`$CONTAINER_ID\` is created, not running" ]
+  run fsrun checkpoint missing-one
+  [ "$status" -eq 1 ]
+  [ "$output" = "fsrun: container \`missing-one\` does not exist" ]
+  [ "$(fsrun state "$CONTAINER_ID" | jq -r .status)" = created ]
+}
+
+@test "restore: an ordinary user is told that criu needs root" {
+  [ -n "${TEST_USER:-}" ] || skip "needs useradd and setpriv"
+  make_traversable "$BUNDLE"
+  chmod a+rx "$BUNDLE" "$BATS_TEST_TMPDIR"
+  run setpriv --reuid "$TEST_USER" --regid "$TEST_USER" --clear-groups \
+    env XDG_RUNTIME_DIR="$BATS_TEST_TMPDIR/xdg" "$FSRUN" --root "$BATS_TEST_TMPDIR/user-root" restore -d --bundle "$BUNDLE" x
+  [ "$status" -eq 1 ]
+  [ "$output" = "fsrun: restore: criu needs root: an ordinary user cannot restore a container" ]
+  [ ! -e "$BATS_TEST_TMPDIR/user-root/x" ]
+}

@@ -1,0 +1,116 @@
+#!/usr/bin/env bats
+# bats file_tags=cgroupv2
+# fsrun checkpoint and restore with CRIU. Only in the VM (tests/vm/run.sh): criu cannot run on the
+# development host's kernel. Every criu call takes tens of seconds under emulation, so the file
+# is two tests that do several things each.
+
+load ../integration/helpers
+
+setup() {
+  requires_root
+  command -v criu >/dev/null || skip "needs criu"
+  setup_bundle
+  IMAGES=$BATS_TEST_TMPDIR/images
+  mkdir -p "$BATS_TEST_TMPDIR/shared"
+  echo from-the-host >"$BATS_TEST_TMPDIR/shared/hello"
+  # a counter through a pipe (the shell's loop | the reader), an open file on a tmpfs (fd 3 of the
+  # reader) and the stdout fsrun gave it; mkdir is refused by its seccomp filter (EPERM)
+  set_process_args /bin/sh -c 'exec </dev/null
+    i=0; while :; do i=$((i+1)); echo $i; sleep 0.2; done |
+    { exec 3>>/t/open; while read n; do echo $n >&3; echo $n >/t/c; echo out$n; done; }'
+  update_config '.mounts += [{"destination": "/t", "type": "tmpfs", "source": "tmpfs"},
+    {"destination": "/shared", "type": "bind", "source": $s, "options": ["rbind", "ro"]}]
+    | .linux.seccomp = {"defaultAction": "SCMP_ACT_ALLOW",
+        "syscalls": [{"names": ["mkdir", "mkdirat"], "action": "SCMP_ACT_ERRNO", "errnoRet": 1}]}' \
+    --arg s "$BATS_TEST_TMPDIR/shared"
+}
+
+teardown() {
+  teardown_bundle
+}
+
+# start_counter ID: `run -d` with its stdout a pipe to $BATS_TEST_TMPDIR/ID.out; waits for count 3
+start_counter() {
+  fsrun run -d --bundle "$BUNDLE" "$1" </dev/null > >(exec cat >"$BATS_TEST_TMPDIR/$1.out" 3>&-) 2>&1
+  wait_for_count "$1" 3
+}
+
+# count ID: the counter's last value, read inside the container
+count() {
+  fsrun exec "$1" cat /t/c
+}
+
+# wait_for_count ID N: until the counter is at least N (bounded: 300 polls)
+wait_for_count() {
+  local i n
+  for ((i = 0; i < 300; i++)); do
+    n=$(count "$1" 2>/dev/null) && [ "${n:-0}" -ge "$2" ] && return 0
+    sleep 0.2
+  done
+  echo "container $1: the counter did not reach $2 (last: ${n:-none})"
+  return 1
+}
+
+@test "vm criu: --pre-dump, then --leave-running with --parent-path: the container runs on" {
+  local before
+  start_counter pre
+  fsrun checkpoint --pre-dump --image-path "$IMAGES/parent" pre
+  [ -f "$IMAGES/parent/inventory.img" ]
+  [ "$(fsrun state pre | jq -r .status)" = running ]
+  fsrun checkpoint --leave-running --image-path "$IMAGES/final" --parent-path ../parent pre
+  [ -f "$IMAGES/final/inventory.img" ]
+  # the dump's memory refers to the pre-dump's pages
+  [ "$(readlink "$IMAGES/final/parent")" = ../parent ]
+  [ "$(fsrun state pre | jq -r .status)" = running ]
+  before=$(count pre)
+  wait_for_count pre $((before + 2))
+  fsrun delete --force pre
+  assert_no_leftovers pre
+}
+
+@test "vm criu: checkpoint stops and deletes the container; restore into a new id continues it" {
+  local at_dump n pid
+  start_counter one
+  run fsrun features
+  [ "$status" -eq 0 ]
+  [ "$(jq -r '.annotations["org.fsrun.checkpoint"]' <<<"$output")" = "$(command -v criu)" ]
+
+  fsrun checkpoint --image-path "$IMAGES/one" one
+  run fsrun state one
+  [ "$status" -eq 1 ]
+  [[ "$output" == *"does not exist"* ]]
+  assert_no_leftovers one
+  at_dump=$(grep -c '^out' "$BATS_TEST_TMPDIR/one.out")
+
+  fsrun restore -d --image-path "$IMAGES/one" --bundle "$BUNDLE" --pid-file "$BATS_TEST_TMPDIR/pid" two \
+    </dev/null > >(exec cat >"$BATS_TEST_TMPDIR/two.out" 3>&-) 2>&1
+  run fsrun state two
+  [ "$status" -eq 0 ]
+  [ "$(jq -r .status <<<"$output")" = running ]
+  pid=$(jq -r .pid <<<"$output")
+  [ "$(cat "$BATS_TEST_TMPDIR/pid")" = "$pid" ]
+  # the counter goes on from where it stopped: the open file holds 1, 2, 3, ... without a restart
+  wait_for_count two $((at_dump + 3))
+  run fsrun exec two cat /t/open
+  [ "$status" -eq 0 ]
+  [ "${#lines[@]}" -ge $((at_dump + 3)) ]
+  [ -z "$(awk 'NR != $1 { print NR ": " $0; exit }' <<<"$output")" ]
+  # the restored process writes to restore's stdout (its old pipe died with the checkpoint)
+  for ((n = 0; n < 100; n++)); do
+    grep -q '^out' "$BATS_TEST_TMPDIR/two.out" && break
+    sleep 0.1
+  done
+  n=$(grep -m1 '^out' "$BATS_TEST_TMPDIR/two.out")
+  [ "${n#out}" -gt "$at_dump" ]
+  # namespaces, mounts (the bind, a masked path), cgroup and seccomp filter survived
+  [ "$(readlink /proc/$pid/ns/pid)" != "$(readlink /proc/self/ns/pid)" ]
+  [ "$(fsrun exec two cat /shared/hello)" = from-the-host ]
+  [ "$(fsrun exec two wc -c /proc/kcore | awk '{print $1}')" = 0 ]
+  [ "$(cat /proc/$pid/cgroup)" = "0::/fsrun/two" ]
+  grep -q '^Seccomp:[[:space:]]*2' /proc/$pid/status
+  # managed like any other container
+  fsrun kill two KILL
+  wait_for_status two stopped
+  fsrun delete two
+  assert_no_leftovers two
+}

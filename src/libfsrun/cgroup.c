@@ -1173,6 +1173,10 @@ int cgroup_clone_fd(const struct fsrun_cgroup *cg) {
   return cg->unified_fd;
 }
 
+int cgroup_unified_fd(const struct fsrun_cgroup *cg) {
+  return cg == NULL || cg->mode != CGROUP_MODE_UNIFIED ? -1 : cg->unified_fd;
+}
+
 int cgroup_enter(const struct fsrun_cgroup *cg, pid_t pid, fsrun_error_t *err) {
   char value[32];
   int ret;

@@ -68,6 +68,9 @@ char *cgroup_describe(const struct fsrun_cgroup *cg);
  * systemd scope, no clone3: the process is then moved by cgroup_enter()).
  * Owned by cg (closed by cgroup_free): do not close it. */
 int cgroup_clone_fd(const struct fsrun_cgroup *cg);
+/* O_PATH|O_DIRECTORY fd of the cgroup's directory on a cgroup v2 host (whatever its manager), or
+ * -1. Owned by cg. */
+int cgroup_unified_fd(const struct fsrun_cgroup *cg);
 /* Puts pid into the cgroup in every hierarchy. */
 int cgroup_enter(const struct fsrun_cgroup *cg, pid_t pid, fsrun_error_t *err);
 int cgroup_update(const struct fsrun_cgroup *cg, const oci_resources *r, fsrun_error_t *err);

@@ -286,7 +286,8 @@ struct exec_child {
    * parent's child (CLONE_PARENT): nothing of the runtime is visible there before it is inside */
   bool pid_late;
   bool attrs_applied;           /* pid_late: by the child, before the clone that inherits them */
-  struct fsrun_cgroup *cg_join; /* v1/hybrid: the child writes itself into it; NULL otherwise */
+  struct fsrun_cgroup *cg_join; /* v1/hybrid, no clone3: the child writes itself into it, or NULL */
+  pid_t init_pid;               /* cg_join on v2: the init's cgroup is joined when it is no leaf */
   const struct fsrun_seccomp *seccomp;
   const struct fsrun_process_attrs *attrs;
   const struct fsrun_landlock_rules *landlock;
@@ -362,6 +363,8 @@ static void close_fds_from(int first, int keep) {
       close(fd);
 }
 
+static int child_join_cgroup(const struct exec_child *c, fsrun_error_t *err);
+
 /* pid_late: the process born in the pid namespace we joined becomes the parent's child
  * (CLONE_PARENT: its exit is the parent's to wait for); we report its pid and exit. Returns in it.
  */
@@ -407,9 +410,8 @@ __attribute__((noreturn)) static void exec_child_main(struct exec_child *c) {
   if (c->attrs != NULL &&
       process_attrs_apply_cpu_affinity(c->attrs, CPU_AFFINITY_INITIAL, &err) < 0)
     child_fail(c, &err);
-  /* v1: "0" is the writer itself, whatever pid namespace it is in; before setns(mnt), while
-   * /sys/fs/cgroup is still the host's */
-  if (c->cg_join != NULL && cgroup_enter(c->cg_join, 0, &err) < 0)
+  /* before setns(mnt), while /sys/fs/cgroup is still the host's */
+  if (c->cg_join != NULL && child_join_cgroup(c, &err) < 0)
     child_fail(c, &err);
   if (child_join_namespaces(c, &err) < 0)
     child_fail(c, &err);
@@ -628,10 +630,32 @@ static int open_init_cgroup(const struct fsrun_cgroup *cg, pid_t init, char **sh
     return fsrun_error_make(err, 0, "the container init's cgroup `%s` is not below the container's",
                             *shown);
   rel = *shown + base_len + 1;
-  fd = syscall(SYS_openat2, cgroup_clone_fd(cg), rel, &how, sizeof(how));
+  fd = syscall(SYS_openat2, cgroup_unified_fd(cg), rel, &how, sizeof(how));
   if (fd < 0)
     return fsrun_error_errno(err, "open the container init's cgroup `%s`", *shown);
   return (int)fd;
+}
+
+/* The child's cgroup.procs (v1, or no clone3): "0" is the writer itself, whatever pid namespace it
+ * is in. On v2, when the container's cgroup is no leaf (EBUSY), the init's cgroup below it instead,
+ * as clone_into_init_cgroup() does with clone3. */
+static int child_join_cgroup(const struct exec_child *c, fsrun_error_t *err) {
+  cleanup_error fsrun_error_t why = NULL;
+  cleanup_free char *init_cgroup = NULL;
+  cleanup_close int dir = -1;
+  int ret = cgroup_enter(c->cg_join, 0, err);
+  if (ret != -EBUSY || cgroup_unified_fd(c->cg_join) < 0)
+    return ret;
+  dir = open_init_cgroup(c->cg_join, c->init_pid, &init_cgroup, &why);
+  if (dir < 0)
+    return fsrun_error_make(err, 0,
+                            "join the container's cgroup `%s`: Device or resource busy (it is not "
+                            "a leaf), and joining the init's cgroup instead failed: %s",
+                            cgroup_path(c->cg_join), why->msg);
+  fsrun_error_release(err);
+  if (write_file_at(dir, "cgroup.procs", "0", 1, err) < 0)
+    return fsrun_error_wrap(err, "join the container init's cgroup `%s`", init_cgroup);
+  return 0;
 }
 
 /* After clone3 into the container's cgroup failed with EBUSY: clone3 into the init's instead.
@@ -897,6 +921,7 @@ int container_exec(const struct fsrun_context *ctx, const struct exec_options *o
   child_cfg.ns_flags = ns_flags & ~CLONE_NEWPID;
   child_cfg.join_user = (ns_flags & CLONE_NEWUSER) != 0;
   child_cfg.cg_join = c.cg != NULL && cgroup_clone_fd(c.cg) < 0 ? c.cg : NULL;
+  child_cfg.init_pid = c.st.pid;
   child_cfg.seccomp = seccomp;
   child_cfg.attrs = attrs;
   child_cfg.landlock = landlock;

@@ -128,19 +128,56 @@ in_cgroup() {
   assert_no_leftovers "$CONTAINER_ID"
 }
 
+@test "noclone3: a container joining another's pid namespace (its init cloned as a sibling) as root" {
+  update_config '.process.args = ["sleep", "1000"]'
+  nested run -d --bundle "$BUNDLE" "$CONTAINER_ID" </dev/null
+  first=$(fsrun state "$CONTAINER_ID" | jq -r .pid)
+  BUNDLE2=$BATS_TEST_TMPDIR/second
+  setup_bundle "$BUNDLE2"
+  update_config '.linux.namespaces |= map(if .type == "pid" then .path = $p else . end)' \
+    --arg p "/proc/$first/ns/pid"
+  set_process_args sh -c 'tr "\0" " " </proc/1/cmdline'
+  run nested run --bundle "$BUNDLE2" "$CONTAINER_ID-2"
+  [ "$status" = 0 ] || { echo "$output"; false; }
+  # pid 1 there is the first container's process
+  [ "$output" = "sleep 1000 " ]
+  assert_no_leftovers "$CONTAINER_ID-2" "$BUNDLE2"
+  BUNDLE=$BATS_TEST_TMPDIR/bundle
+}
+
+@test "noclone3: cgroup v2: exec into a container whose cgroup is no leaf joins the init's sub-cgroup" {
+  requires_cgroup_v2
+  update_config '.process.args = ["sleep", "1000"]'
+  nested run -d --bundle "$BUNDLE" "$CONTAINER_ID" </dev/null
+  init=$(fsrun state "$CONTAINER_ID" | jq -r .pid)
+  # as systemd in a container does: the init in a sub-cgroup, a domain controller enabled below
+  CG=/sys/fs/cgroup$(sed -n 's/^0:://p' "/proc/$init/cgroup")
+  mkdir "$CG/init.scope"
+  echo "$init" >"$CG/init.scope/cgroup.procs"
+  grep -qw memory "$CG/cgroup.controllers" || skip "the memory controller is not available in $CG"
+  echo +memory >"$CG/cgroup.subtree_control"
+  nested exec -d --pid-file "$BATS_TEST_TMPDIR/exec.pid" "$CONTAINER_ID" sleep 1000 </dev/null
+  grep -qx "$(cat "$BATS_TEST_TMPDIR/exec.pid")" "$CG/init.scope/cgroup.procs"
+  nested delete --force "$CONTAINER_ID"
+  [ ! -d "$CG" ]
+  assert_no_leftovers "$CONTAINER_ID"
+}
+
 @test "noclone3: sandbox as root runs in the sandbox (not natively), in its cgroup, and leaves nothing" {
   requires_host_command git
   wt=$BATS_TEST_TMPDIR/wt
   git init -q "$wt"
   echo '{"allowNetwork": false, "pidsLimit": 64}' >"$BATS_TEST_TMPDIR/policy.json"
   run nested sandbox --json --policy "$BATS_TEST_TMPDIR/policy.json" --worktree "$wt" -- \
-    sh -c 'grep -c "sandbox-" /proc/self/cgroup; echo in'
+    sh -c 'grep -o "sandbox-[0-9a-f]*" /proc/self/cgroup | head -n 1'
   [ "$status" = 0 ] || { echo "$output"; false; }
   [ "$(jq -r .backend <<<"$output")" = fsrun ]
   [ "$(jq -r .exitCode <<<"$output")" = 0 ]
-  [[ $(jq -r .stdout <<<"$output") == [1-9]*in* ]]
+  # the command ran in the sandbox's own cgroup, which is gone now (other tests' sandboxes may run)
+  cg=$(jq -r .stdout <<<"$output")
+  [[ $cg == sandbox-?* ]]
+  [ -z "$(find /sys/fs/cgroup -maxdepth 3 -type d -name "$cg" 2>/dev/null)" ]
   [ -z "$(ls "$FSRUN_ROOT" | grep -v '^\.sandbox-bundle$')" ]
-  [ -z "$(find /sys/fs/cgroup -maxdepth 3 -type d -name 'sandbox-*' 2>/dev/null)" ]
 }
 
 @test "noclone3: an ordinary user's run, create/exec/kill/delete and sandbox" {

@@ -101,6 +101,10 @@ int cgroup_systemd_expand_slice(const char *slice, char **out, fsrun_error_t *er
 /* "slice:prefix:name" -> "/<expanded slice>/<prefix>-<name>.scope" (a name ending in ".slice" is
  * a slice of its own, at the path its own name gives). NULL or "" means "system.slice:fsrun:ID". */
 int cgroup_systemd_path(const char *spec, const char *id, char **out, fsrun_error_t *err);
+/* Whether PATH is the scope a user manager would make for the container (runc's systemdUser):
+ * the --systemd-cgroup path below a cgroup that belongs to this user (the manager's, delegated to
+ * it). The manager's cgroup is not in the container's config, so it is not asked for. */
+bool cgroup_systemd_user_scope_matches(const char *id, const char *cgroups_path, const char *path);
 /* cgroup_create, before any directory is made: with --systemd-cgroup, as root, when systemd runs
  * and answers on D-Bus, sets cg->systemd (the scope is started by cgroup_systemd_start); else
  * leaves it NULL (the cgroupfs mapping). Fails when the scope's cgroup exists already. */

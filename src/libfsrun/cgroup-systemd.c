@@ -6,9 +6,17 @@
  * the scope with StartTransientUnit (dbus.c, our own small client: no libsystemd or libdbus to
  * load on every run), so that systemd knows the container, accounts it and never "cleans up" a
  * cgroup it did not make. systemd writes its own values for the controllers it delegates, so
- * fsrun writes linux.resources again afterwards. On delete, StopUnit. Otherwise (not root, no
- * systemd, the socket does not answer, or a name that is itself a slice), fsrun falls back to
- * creating that same path directly, like the cgroupfs driver, with a debug log.
+ * fsrun writes linux.resources again afterwards. On delete, StopUnit. Otherwise (no systemd, the
+ * socket does not answer, or a name that is itself a slice), fsrun falls back to creating that
+ * same path directly, like the cgroupfs driver, with a debug log.
+ *
+ * Not root of the host (an ordinary user, or root of rootless podman's user namespace), the
+ * user's own manager is asked instead (runc's systemdUser): its private socket
+ * $XDG_RUNTIME_DIR/systemd/private, or the session bus; EXTERNAL authentication names our uid
+ * outside the user namespace. Its units live below its own cgroup (the Manager's ControlGroup
+ * property, /user.slice/user-UID.slice/user@UID.service on a usual host), which systemd delegated
+ * to the user, so the scope's path is that cgroup, the slice (user.slice by default) and the
+ * scope. It marks its cgroups with user.* xattrs, not trusted.*.
  *
  * Order: systemd refuses a scope without a process in it, and the init must be in its cgroup
  * before any code of the container runs. So the scope is started with the init's pid, and the init
@@ -25,6 +33,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/xattr.h>
 #include <time.h>
 #include <unistd.h>
@@ -40,13 +49,19 @@
 #define SYSTEMD_PATH         "/org/freedesktop/systemd1"
 #define SYSTEMD_MANAGER      "org.freedesktop.systemd1.Manager"
 #define DBUS_CONNECT_TIMEOUT 5000
-#define DBUS_CALL_TIMEOUT    25000 /* D-Bus's usual method timeout */
+/* A manager answers a method call from its event loop without waiting for anything (a job's end
+ * is waited for apart, up to SYSTEMD_JOB_TIMEOUT): in the cgroup v2 VM, emulated in software, the
+ * slowest of 40 answers of a user manager took 181 ms. The timeout only bounds a manager that is
+ * wedged, and a user's create then fails: 5 s rather than D-Bus's usual 25 s. (The 25 s waits
+ * seen before were not a slow manager: see authenticate() in dbus.c.) */
+#define DBUS_CALL_TIMEOUT    5000
 #define SYSTEMD_JOB_TIMEOUT  30000
 #define SYSTEMD_STOP_TIMEOUT 5000
 
 struct cgroup_systemd_scope {
   dbus_conn *bus;
   bool on_bus; /* through dbus-daemon (signals need a match rule), not the private socket */
+  bool user;   /* the user's manager, not the system's */
   char *unit, *slice, *description;
   const oci_resources *resources; /* borrowed from cgroup_create_opts, used by cgroup_enter */
 };
@@ -54,6 +69,13 @@ struct cgroup_systemd_scope {
 static bool ends_with(const char *s, const char *suffix) {
   size_t l = strlen(s), sl = strlen(suffix);
   return l >= sl && strcmp(s + l - sl, suffix) == 0;
+}
+
+/* Not root of the host (an ordinary user, or root of a user namespace someone else made, as
+ * rootless podman's): the scope is the user's own systemd manager's (runc's systemdUser), in the
+ * cgroup subtree systemd delegated to that user. */
+static bool use_user_manager(void) {
+  return geteuid() != 0 || !in_initial_user_namespace();
 }
 
 int cgroup_systemd_expand_slice(const char *slice, char **out, fsrun_error_t *err) {
@@ -88,7 +110,8 @@ int cgroup_systemd_expand_slice(const char *slice, char **out, fsrun_error_t *er
   return 0;
 }
 
-/* "slice:prefix:name" split in place (NULL or "" spec: "system.slice:fsrun:ID"). */
+/* "slice:prefix:name" split in place (NULL or "" spec: "system.slice:fsrun:ID"; an empty slice is
+ * system.slice, or user.slice for a user manager, as runc's systemdUser). */
 typedef struct {
   char *buf;
   const char *slice, *prefix, *name;
@@ -99,14 +122,15 @@ static void systemd_spec_clear(systemd_spec *s) {
   s->buf = NULL;
 }
 
-static int parse_spec(const char *spec, const char *id, systemd_spec *out, fsrun_error_t *err) {
+static int parse_spec(const char *spec, const char *id, bool user, systemd_spec *out,
+                      fsrun_error_t *err) {
   char *c1, *c2;
   memset(out, 0, sizeof(*out));
   if (spec == NULL || spec[0] == '\0') {
     if (id == NULL || id[0] == '\0' || strchr(id, '/') || strchr(id, ':'))
       return fsrun_error_make(err, EINVAL, "container id `%s` cannot name a systemd scope",
                               id ? id : "");
-    out->buf = xasprintf("system.slice:fsrun:%s", id);
+    out->buf = xasprintf(":fsrun:%s", id);
   } else {
     out->buf = xstrdup(spec);
   }
@@ -120,7 +144,7 @@ static int parse_spec(const char *spec, const char *id, systemd_spec *out, fsrun
                             spec);
   }
   *c1 = *c2 = '\0';
-  out->slice = out->buf;
+  out->slice = out->buf[0] != '\0' ? out->buf : user ? "user.slice" : "system.slice";
   out->prefix = c1 + 1;
   out->name = c2 + 1;
   if (out->name[0] == '\0' || strchr(out->name, '/') || strcmp(out->name, ".") == 0 ||
@@ -142,7 +166,7 @@ int cgroup_systemd_path(const char *spec, const char *id, char **out, fsrun_erro
   int ret;
 
   *out = NULL;
-  ret = parse_spec(spec, id, &parsed, err);
+  ret = parse_spec(spec, id, use_user_manager(), &parsed, err);
   if (ret < 0)
     return ret;
   /* a name that is a slice is a cgroup of its own, at the place its name gives it */
@@ -155,14 +179,29 @@ int cgroup_systemd_path(const char *spec, const char *id, char **out, fsrun_erro
     systemd_spec_clear(&parsed);
     return ret;
   }
-  ret = cgroup_systemd_expand_slice(parsed.slice[0] ? parsed.slice : "system.slice", &slice_path,
-                                    err);
+  ret = cgroup_systemd_expand_slice(parsed.slice, &slice_path, err);
   if (ret == 0) {
     unit = scope_unit_name(&parsed);
     *out = xasprintf("%s/%s", slice_path, unit);
   }
   systemd_spec_clear(&parsed);
   return ret;
+}
+
+bool cgroup_systemd_user_scope_matches(const char *id, const char *cgroups_path, const char *path) {
+  cleanup_error fsrun_error_t ignored = NULL;
+  cleanup_free char *scope = NULL, *root = NULL;
+  size_t len = strlen(path), scope_len;
+  struct stat st;
+  if (!use_user_manager() || cgroup_systemd_path(cgroups_path, id, &scope, &ignored) < 0)
+    return false;
+  scope_len = strlen(scope);
+  if (len <= scope_len || strcmp(path + len - scope_len, scope) != 0 || path[0] != '/' ||
+      strstr(path, "/..") != NULL)
+    return false;
+  /* the manager's cgroup, which systemd delegates to the user it runs for */
+  root = xasprintf(CGROUP_ROOT "%.*s", (int)(len - scope_len), path);
+  return stat(root, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == geteuid();
 }
 
 /* --- systemd over D-Bus ------------------------------------------------------------------------
@@ -175,21 +214,79 @@ static char *systemd_tree_dir(const struct fsrun_cgroup *cg) {
   return mount ? cgroup_join(mount, cg->path) : NULL;
 }
 
-/* systemd's private socket when we are root and it is there (peer to peer, no bus daemon, no
- * Hello); else the system bus. */
-static int systemd_connect(dbus_conn **out, bool *on_bus, fsrun_error_t *err) {
-  const char *address = getenv("DBUS_SYSTEM_BUS_ADDRESS");
-  if (access("/run/systemd/private", F_OK) == 0) {
+/* The user manager's private socket, $XDG_RUNTIME_DIR/systemd/private; NULL without
+ * XDG_RUNTIME_DIR. */
+static char *user_private_socket(void) {
+  const char *runtime_dir = getenv("XDG_RUNTIME_DIR");
+  return runtime_dir && runtime_dir[0] == '/' ? xasprintf("%s/systemd/private", runtime_dir) : NULL;
+}
+
+/* Whether the manager fsrun would ask runs: the system's (/run/systemd/system), or the user's
+ * (its private socket is there). */
+static bool manager_running(bool user) {
+  cleanup_free char *socket = user ? user_private_socket() : NULL;
+  return user ? socket != NULL && access(socket, F_OK) == 0
+              : access(SYSTEMD_RUNNING_DIR, F_OK) == 0;
+}
+
+/* The manager's private socket when it is there (peer to peer, no bus daemon, no Hello); else the
+ * system bus, or for the user manager the session bus. */
+static int systemd_connect(bool user, dbus_conn **out, bool *on_bus, fsrun_error_t *err) {
+  cleanup_free char *private_address = NULL, *session_default = NULL;
+  const char *address;
+  if (user) {
+    cleanup_free char *socket = user_private_socket();
+    const char *runtime_dir = getenv("XDG_RUNTIME_DIR");
+    if (socket == NULL)
+      return fsrun_error_make(err, ENOENT, "XDG_RUNTIME_DIR is not set: no user manager to ask");
+    private_address = access(socket, F_OK) == 0 ? xasprintf("unix:path=%s", socket) : NULL;
+    session_default = xasprintf("unix:path=%s/bus", runtime_dir);
+    address = getenv("DBUS_SESSION_BUS_ADDRESS");
+    if (address == NULL || address[0] == '\0')
+      address = session_default;
+  } else {
+    private_address =
+        access("/run/systemd/private", F_OK) == 0 ? xstrdup(SYSTEMD_PRIVATE_BUS) : NULL;
+    address = getenv("DBUS_SYSTEM_BUS_ADDRESS");
+    if (address == NULL || address[0] == '\0')
+      address = SYSTEM_BUS_DEFAULT;
+  }
+  if (private_address != NULL) {
     cleanup_error fsrun_error_t perr = NULL;
-    if (dbus_connect(SYSTEMD_PRIVATE_BUS, false, DBUS_CONNECT_TIMEOUT, out, &perr) == 0) {
+    if (dbus_connect(private_address, false, DBUS_CONNECT_TIMEOUT, out, &perr) == 0) {
       *on_bus = false;
       return 0;
     }
-    log_debug("systemd: private socket: %s; trying the system bus", perr->msg);
+    log_debug("systemd: private socket: %s; trying the bus", perr->msg);
   }
   *on_bus = true;
-  return dbus_connect(address && address[0] ? address : SYSTEM_BUS_DEFAULT, true,
-                      DBUS_CONNECT_TIMEOUT, out, err);
+  return dbus_connect(address, true, DBUS_CONNECT_TIMEOUT, out, err);
+}
+
+/* The user manager's own cgroup (its Manager property ControlGroup): its scopes and slices are
+ * below it. */
+static int manager_cgroup(dbus_conn *bus, char **out, fsrun_error_t *err) {
+  dbus_writer body = {0};
+  dbus_message reply;
+  dbus_reader r;
+  const char *value;
+  int ret;
+  dbus_put_string(&body, SYSTEMD_MANAGER);
+  dbus_put_string(&body, "ControlGroup");
+  ret = dbus_call(bus, SYSTEMD_DEST, SYSTEMD_PATH, "org.freedesktop.DBus.Properties", "Get", "ss",
+                  &body, NULL, NULL, DBUS_CALL_TIMEOUT, &reply, NULL, err);
+  dbus_writer_free(&body);
+  if (ret < 0)
+    return ret;
+  dbus_reader_init(&r, &reply);
+  ret = dbus_read_variant_string(&r, &value, err);
+  if (ret < 0)
+    return ret;
+  if (value[0] != '/' || strstr(value, "/..") != NULL)
+    return fsrun_error_make(err, EINVAL, "systemd: the user manager's cgroup `%s` is not a path",
+                            value);
+  *out = xstrdup(strcmp(value, "/") == 0 ? "" : value);
+  return 0;
 }
 
 static void cgroup_systemd_scope_free(struct cgroup_systemd_scope *s) {
@@ -207,25 +304,76 @@ void cgroup_systemd_free(struct fsrun_cgroup *cg) {
   cg->systemd = NULL;
 }
 
+/* Whether linux.resources asks for anything but the device list (which, for a user, the user
+ * namespace enforces without a cgroup). */
+static bool asks_for_limits(const oci_resources *r) {
+  return r != NULL && (r->memory || r->cpu || r->pids || r->block_io || r->n_hugepage_limits > 0 ||
+                       r->network || r->n_rdma > 0 || r->unified.len > 0);
+}
+
+/* No user manager to ask: without limits, the cgroupfs fallback (for a user mostly no cgroup at
+ * all, as before); with limits, an error, never a container silently without them. */
+static int no_user_manager(const cgroup_create_opts *o, fsrun_error_t *err) {
+  cleanup_free char *socket = user_private_socket();
+  cleanup_free char *why =
+      socket ? xasprintf("no `%s`", socket) : xstrdup("XDG_RUNTIME_DIR is not set");
+  if (asks_for_limits(o->resources))
+    return fsrun_error_make(err, 0,
+                            "--systemd-cgroup: linux.resources sets limits, but no systemd user "
+                            "manager runs to make the scope (%s)",
+                            why);
+  log_debug("--systemd-cgroup: no systemd user manager (%s), the scope is made directly "
+            "(cgroupfs)",
+            why);
+  return 0;
+}
+
+/* The user manager's units live below its own cgroup: the container's path is that cgroup, the
+ * slice and the scope. */
+static int ask_user_manager(struct fsrun_cgroup *cg, const struct cgroup_systemd_scope *scope,
+                            fsrun_error_t *err) {
+  cleanup_free char *root = NULL, *slice_path = NULL;
+  int ret = manager_cgroup(scope->bus, &root, err);
+  if (ret < 0)
+    return ret;
+  ret = cgroup_systemd_expand_slice(scope->slice, &slice_path, err);
+  if (ret < 0)
+    return ret;
+  free(cg->path);
+  cg->path = xasprintf("%s%s/%s", root, slice_path, scope->unit);
+  return 0;
+}
+
+static struct cgroup_systemd_scope *scope_new(const systemd_spec *parsed,
+                                              const cgroup_create_opts *o, bool user) {
+  struct cgroup_systemd_scope *scope = xmalloc0(sizeof(*scope));
+  scope->user = user;
+  scope->unit = scope_unit_name(parsed);
+  scope->slice = xstrdup(parsed->slice);
+  scope->description = xasprintf("fsrun container %s", o->id ? o->id : parsed->name);
+  scope->resources = o->resources;
+  return scope;
+}
+
 int cgroup_systemd_prepare(struct fsrun_cgroup *cg, const cgroup_create_opts *o,
                            fsrun_error_t *err) {
   cleanup_error fsrun_error_t cerr = NULL;
   cleanup_free char *dir = NULL;
   struct cgroup_systemd_scope *scope;
   systemd_spec parsed;
+  bool user;
   int ret;
 
   if (!o->systemd || cg->systemd != NULL)
     return 0;
-  if (geteuid() != 0) {
-    log_debug("--systemd-cgroup: not root, the scope is made without systemd (cgroupfs)");
-    return 0;
-  }
-  if (access(SYSTEMD_RUNNING_DIR, F_OK) != 0) {
+  user = o->rootless || use_user_manager();
+  if (!manager_running(user)) {
+    if (user)
+      return no_user_manager(o, err);
     log_debug("--systemd-cgroup: systemd is not running, the scope is made directly (cgroupfs)");
     return 0;
   }
-  ret = parse_spec(o->cgroups_path, o->id, &parsed, err);
+  ret = parse_spec(o->cgroups_path, o->id, user, &parsed, err);
   if (ret < 0)
     return ret;
   if (ends_with(parsed.name, ".slice")) {
@@ -233,14 +381,18 @@ int cgroup_systemd_prepare(struct fsrun_cgroup *cg, const cgroup_create_opts *o,
     systemd_spec_clear(&parsed);
     return 0;
   }
-  scope = xmalloc0(sizeof(*scope));
-  scope->unit = scope_unit_name(&parsed);
-  scope->slice = xstrdup(parsed.slice[0] ? parsed.slice : "system.slice");
-  scope->description = xasprintf("fsrun container %s", o->id ? o->id : parsed.name);
-  scope->resources = o->resources;
+  scope = scope_new(&parsed, o, user);
   systemd_spec_clear(&parsed);
 
-  if (systemd_connect(&scope->bus, &scope->on_bus, &cerr) < 0) {
+  ret = systemd_connect(user, &scope->bus, &scope->on_bus, user ? err : &cerr);
+  if (ret == 0 && user)
+    ret = ask_user_manager(cg, scope, err);
+  if (ret < 0 && user) {
+    /* it runs (its socket is there) but does not answer: a user has no cgroupfs to fall back to */
+    cgroup_systemd_scope_free(scope);
+    return fsrun_error_wrap(err, "--systemd-cgroup: the systemd user manager");
+  }
+  if (ret < 0) {
     log_debug("--systemd-cgroup: systemd's D-Bus API does not answer (%s); the scope is made "
               "directly (cgroupfs)",
               cerr->msg);
@@ -257,8 +409,9 @@ int cgroup_systemd_prepare(struct fsrun_cgroup *cg, const cgroup_create_opts *o,
     return ret;
   }
   cg->systemd = scope;
-  log_debug("--systemd-cgroup: systemd will be asked for `%s` in `%s` (%s)", scope->unit,
-            scope->slice, scope->on_bus ? "system bus" : "private socket");
+  log_debug("--systemd-cgroup: %s will be asked for `%s` in `%s` (%s)",
+            user ? "the user's systemd manager" : "systemd", scope->unit, scope->slice,
+            scope->on_bus ? "bus" : "private socket");
   return 0;
 }
 
@@ -470,8 +623,8 @@ static int start_scope(const struct cgroup_systemd_scope *s, pid_t pid, fsrun_er
       dbus_message reply;
       ret = fsrun_error_make(err, 0,
                              "systemd: start the scope `%s`: the job ended with `%s` (see "
-                             "`systemctl status %s`)",
-                             s->unit, result, s->unit);
+                             "`systemctl%s status %s`)",
+                             s->unit, result, s->user ? " --user" : "", s->unit);
       /* no failed unit left behind to block the next container of that name */
       dbus_put_string(&reset, s->unit);
       (void)dbus_call(s->bus, SYSTEMD_DEST, SYSTEMD_PATH, SYSTEMD_MANAGER, "ResetFailedUnit", "s",
@@ -509,7 +662,9 @@ static bool has_xattr(const char *dir, const char *name) {
 }
 
 static bool is_systemd_unit_cgroup(const char *dir) {
-  return has_xattr(dir, "trusted.delegate") || has_xattr(dir, "trusted.invocation_id");
+  /* a user manager cannot write trusted.*: it marks them user.* */
+  return has_xattr(dir, "trusted.delegate") || has_xattr(dir, "trusted.invocation_id") ||
+         has_xattr(dir, "user.delegate") || has_xattr(dir, "user.invocation_id");
 }
 
 /* The unit name of a container cgroup that is a scope systemd made (the container was created
@@ -518,16 +673,18 @@ static bool is_systemd_unit_cgroup(const char *dir) {
 static const char *systemd_scope_of(const struct fsrun_cgroup *cg, bool *gone) {
   cleanup_free char *dir = NULL;
   const char *base = strrchr(cg->path, '/');
+  bool user = use_user_manager();
   *gone = false;
-  if (geteuid() != 0 || base == NULL || !ends_with(base, ".scope") ||
-      access(SYSTEMD_RUNNING_DIR, F_OK) != 0)
+  if (base == NULL || !ends_with(base, ".scope") || !manager_running(user))
     return NULL;
   dir = systemd_tree_dir(cg);
   if (dir != NULL && access(dir, F_OK) < 0 && errno == ENOENT) {
     *gone = true;
     return NULL;
   }
-  return dir != NULL && is_systemd_unit_cgroup(dir) ? base + 1 : NULL;
+  /* a user manager before systemd 253 marks nothing (it cannot write trusted.*): a scope in its
+   * tree is asked about, and a NoSuchUnit answer means it is not systemd's */
+  return dir != NULL && (user || is_systemd_unit_cgroup(dir)) ? base + 1 : NULL;
 }
 
 int cgroup_systemd_update(const struct fsrun_cgroup *cg, const oci_resources *r,
@@ -535,6 +692,7 @@ int cgroup_systemd_update(const struct fsrun_cgroup *cg, const oci_resources *r,
   bool gone;
   const char *unit = systemd_scope_of(cg, &gone);
   dbus_conn *bus = NULL;
+  cleanup_free char *error_name = NULL;
   dbus_writer body = {0};
   dbus_array props;
   dbus_message reply;
@@ -548,12 +706,18 @@ int cgroup_systemd_update(const struct fsrun_cgroup *cg, const oci_resources *r,
   dbus_array_open(&body, 8, &props);
   put_resource_properties(&body, r);
   dbus_array_close(&body, &props);
-  ret = systemd_connect(&bus, &on_bus, err);
+  ret = systemd_connect(use_user_manager(), &bus, &on_bus, err);
   if (ret == 0)
     ret = dbus_call(bus, SYSTEMD_DEST, SYSTEMD_PATH, SYSTEMD_MANAGER, "SetUnitProperties",
-                    "sba(sv)", &body, NULL, NULL, DBUS_CALL_TIMEOUT, &reply, NULL, err);
+                    "sba(sv)", &body, NULL, NULL, DBUS_CALL_TIMEOUT, &reply, &error_name, err);
   dbus_writer_free(&body);
   dbus_conn_free(bus);
+  if (ret < 0 && error_name != NULL &&
+      strcmp(error_name, "org.freedesktop.systemd1.NoSuchUnit") == 0) {
+    log_debug("systemd: `%s` is not a unit of systemd's: its files are all there is", unit);
+    fsrun_error_release(err);
+    return 0;
+  }
   if (ret < 0)
     return fsrun_error_wrap(err,
                             "systemd: SetUnitProperties `%s` (the cgroup has the new limits, but "
@@ -582,7 +746,7 @@ void cgroup_systemd_stop(const struct fsrun_cgroup *cg) {
     return;
   own = xmalloc0(sizeof(*own));
   own->unit = xstrdup(unit);
-  if (systemd_connect(&own->bus, &own->on_bus, &err) < 0) {
+  if (systemd_connect(use_user_manager(), &own->bus, &own->on_bus, &err) < 0) {
     log_warning("systemd: cannot stop `%s`: %s", own->unit, err->msg);
     cgroup_systemd_scope_free(own);
     return;

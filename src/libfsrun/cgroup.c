@@ -1090,9 +1090,10 @@ int cgroup_open(const char *description, struct fsrun_cgroup **out, fsrun_error_
 
 /* The paths a container's cgroup can have for its id and linux.cgroupsPath: as cgroupfs, as a
  * systemd scope (--systemd-cgroup is a flag of each command, so either), and, for a path under
- * fsrun's default parent, below this user's delegated subtree. NULL-terminated; caller frees. */
+ * fsrun's default parent and for the scope, below this user's delegated subtree (the user
+ * manager's usual cgroup). NULL-terminated; caller frees. */
 static char **candidate_paths(const char *id, const char *cgroups_path) {
-  char **paths = xmalloc0(4 * sizeof(char *));
+  char **paths = xmalloc0(5 * sizeof(char *));
   size_t n = 0;
   cleanup_error fsrun_error_t ignored = NULL;
   char *p = NULL;
@@ -1104,8 +1105,12 @@ static char **candidate_paths(const char *id, const char *cgroups_path) {
   }
   fsrun_error_release(&ignored);
   p = NULL;
-  if (cgroup_resolve_path(id, cgroups_path, true, &p, &ignored) == 0)
+  if (cgroup_resolve_path(id, cgroups_path, true, &p, &ignored) == 0) {
     paths[n++] = p;
+    /* the scope of a user manager where systemd usually runs it */
+    paths[n++] = xasprintf("/user.slice/user-%u.slice/user@%u.service%s", (unsigned)getuid(),
+                           (unsigned)getuid(), p);
+  }
   return paths;
 }
 
@@ -1121,7 +1126,7 @@ bool cgroup_path_is_containers(const char *id, const char *cgroups_path, const c
   for (size_t i = 0; paths[i] != NULL && !found; i++)
     found = strcmp(paths[i], path) == 0;
   free_paths(paths);
-  return found;
+  return found || cgroup_systemd_user_scope_matches(id, cgroups_path, path);
 }
 
 int cgroup_open_checked(const char *description, const char *id, const char *cgroups_path,

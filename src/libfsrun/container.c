@@ -75,9 +75,6 @@ static int pidfd_signal(int pidfd, int sig) {
   return (int)syscall(SYS_pidfd_send_signal, pidfd, sig, NULL, 0);
 }
 
-/* PROC_USER_INIT_INO of the kernel's include/linux/proc_ns.h: a fixed number, part of the ABI */
-#define INITIAL_USER_NS_INODE 0xEFFFFFFDU
-
 static bool is_rootless(const struct fsrun_context *ctx) {
   if (ctx->rootless == ROOTLESS_TRUE)
     return true;
@@ -86,9 +83,8 @@ static bool is_rootless(const struct fsrun_context *ctx) {
   if (geteuid() != 0 || getenv("_CONTAINERS_ROOTLESS_UID") != NULL)
     return true;
   /* root only of a user namespace someone else made (as runc's "auto"): the host's cgroups are
-   * not ours to create. One stat: the initial user namespace has a fixed inode number. */
-  struct stat st;
-  return stat("/proc/self/ns/user", &st) == 0 && st.st_ino != INITIAL_USER_NS_INODE;
+   * not ours to create */
+  return !in_initial_user_namespace();
 }
 
 /* A pidfd on the container's init, or -1 when that process is gone (a reused pid is refused: the

@@ -445,6 +445,22 @@ int dbus_read_string(dbus_reader *r, const char **v, fsrun_error_t *err) {
   return 0;
 }
 
+int dbus_read_variant_string(dbus_reader *r, const char **v, fsrun_error_t *err) {
+  const char *inner;
+  if (r->sig[0] != 'v')
+    return fsrun_error_make(err, EBADMSG, "D-Bus: expected a variant, the signature has `%s`",
+                            r->sig);
+  if (take_string(r, 'g', &inner, err) < 0)
+    return -EBADMSG;
+  if (strcmp(inner, "s") != 0 && strcmp(inner, "o") != 0)
+    return fsrun_error_make(err, EBADMSG, "D-Bus: expected a string in the variant, it has `%s`",
+                            inner);
+  if (take_string(r, inner[0], v, err) < 0)
+    return -EBADMSG;
+  r->sig++;
+  return 0;
+}
+
 int dbus_skip(dbus_reader *r, fsrun_error_t *err) {
   if (r->sig[0] == '\0')
     return fsrun_error_make(err, EBADMSG, "D-Bus: no more values in the message");
@@ -761,8 +777,19 @@ static int auth_read_line(dbus_conn *c, char *line, size_t size, int64_t deadlin
   }
 }
 
-/* SASL EXTERNAL: the peer checks our uid on the socket (SO_PEERCRED) against the one we name, as
- * ASCII decimal digits in hex ("0" -> "30").
+/* Our euid as the peer sees it: through our user namespace's uid_map (root of a rootless podman's
+ * namespace is the user's own uid outside). */
+static unsigned host_euid(void) {
+  unsigned euid = (unsigned)geteuid(), inside, outside, count;
+  cleanup_file FILE *f = fopen("/proc/self/uid_map", "re");
+  while (f != NULL && fscanf(f, "%u %u %u", &inside, &outside, &count) == 3)
+    if (euid >= inside && euid - inside < count)
+      return outside + (euid - inside);
+  return euid;
+}
+
+/* SASL EXTERNAL: the peer checks our uid on the socket (SO_PEERCRED, in its own user namespace)
+ * against the one we name, as ASCII decimal digits in hex ("0" -> "30").
  *
  * BEGIN goes in the same write as AUTH, before the OK is read (pipelined, as sd-bus's own clients
  * do), never just before the first message. systemd's sd-bus server reads whatever is in the
@@ -775,7 +802,7 @@ static int authenticate(dbus_conn *c, int64_t deadline, fsrun_error_t *err) {
   char uid[16], request[80], line[512];
   size_t len;
   int ret;
-  snprintf(uid, sizeof(uid), "%u", (unsigned)geteuid());
+  snprintf(uid, sizeof(uid), "%u", host_euid());
   len = (size_t)snprintf(request, sizeof(request), "%cAUTH EXTERNAL ", '\0');
   for (const char *p = uid; *p; p++)
     len += (size_t)snprintf(request + len, sizeof(request) - len, "%02x", (unsigned char)*p);

@@ -95,6 +95,8 @@ void dbus_reader_init(dbus_reader *r, const dbus_message *m);
 int dbus_read_u32(dbus_reader *r, uint32_t *v, fsrun_error_t *err);
 /* 's', 'o' or 'g' (whichever comes next). *v points into the message. */
 int dbus_read_string(dbus_reader *r, const char **v, fsrun_error_t *err);
+/* A variant holding a string or an object path (what Properties.Get answers for one). */
+int dbus_read_variant_string(dbus_reader *r, const char **v, fsrun_error_t *err);
 /* Skips the next complete value, whatever its type. */
 int dbus_skip(dbus_reader *r, fsrun_error_t *err);
 

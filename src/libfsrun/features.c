@@ -57,9 +57,10 @@ static const struct feature_row {
     {FEATURE_CGROUP, "v1", true}, /* legacy and hybrid hosts */
     {FEATURE_CGROUP, "v2", true},
     /* --systemd-cgroup: a transient scope through systemd's D-Bus API when systemd runs (the
-     * cgroupfs mapping otherwise); the user manager (rootless) is not driven */
+     * cgroupfs mapping otherwise); not root of the host, through the user's own manager
+     * (systemd-user.bats drives a real `systemd --user` in the VM) */
     {FEATURE_CGROUP, "systemd", true},
-    {FEATURE_CGROUP, "systemdUser", false},
+    {FEATURE_CGROUP, "systemdUser", true},
     {FEATURE_CGROUP, "rdma", true}, /* rdma.max, the same file on v1 and v2 */
 
     /* Linux features (FEATURE_LINUX):

@@ -195,6 +195,14 @@ char *rfc3339_now(void) {
                    tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, (long)ts.tv_nsec);
 }
 
+/* PROC_USER_INIT_INO of the kernel's include/linux/proc_ns.h: a fixed number, part of the ABI */
+#define INITIAL_USER_NS_INODE 0xEFFFFFFDU
+
+bool in_initial_user_namespace(void) {
+  struct stat st;
+  return stat("/proc/self/ns/user", &st) < 0 || st.st_ino == INITIAL_USER_NS_INODE;
+}
+
 int64_t monotonic_ms(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);

@@ -56,6 +56,10 @@ int write_file_atomic_at(int dirfd, const char *path, const void *data, size_t l
 /* mkdir -p relative to dirfd with mode for the created parts; never follows symlinks out. */
 int mkdir_p_at(int dirfd, const char *path, mode_t mode, fsrun_error_t *err);
 
+/* Whether we run in the host's user namespace (one stat: its inode number is fixed); true when
+ * that cannot be told. */
+bool in_initial_user_namespace(void);
+
 /* CLOCK_MONOTONIC in milliseconds (deadlines and durations). */
 int64_t monotonic_ms(void);
 

@@ -731,8 +731,56 @@ static void test_connection(void) {
   }
 }
 
+/* Properties.Get answers a variant: the user manager's ControlGroup */
+static void test_variant_string(void) {
+  cleanup_error fsrun_error_t err = NULL;
+  dbus_writer body = {0}, out = {0};
+  dbus_message m;
+  dbus_reader r;
+  const char *s = NULL;
+
+  dbus_put_variant_signature(&body, "s");
+  dbus_put_string(&body, "/user.slice/user-1000.slice/user@1000.service");
+  build_message(
+      &(test_header){
+          .type = DBUS_MESSAGE_METHOD_RETURN, .serial = 5, .reply_serial = 2, .signature = "v"},
+      &body, &out);
+  tap_ok(dbus_message_parse(out.data, out.len, &m, &err) == 0, "a variant reply parses");
+  dbus_reader_init(&r, &m);
+  tap_ok(dbus_read_variant_string(&r, &s, &err) == 0 &&
+             strcmp(s, "/user.slice/user-1000.slice/user@1000.service") == 0 && r.sig[0] == '\0' &&
+             r.pos == r.len,
+         "its string reads back and the body is used up");
+  dbus_writer_free(&body);
+
+  dbus_put_variant_signature(&body, "t");
+  dbus_put_u64(&body, 7);
+  build_message(
+      &(test_header){
+          .type = DBUS_MESSAGE_METHOD_RETURN, .serial = 6, .reply_serial = 3, .signature = "v"},
+      &body, &out);
+  tap_ok(dbus_message_parse(out.data, out.len, &m, &err) == 0, "a variant of a uint64 parses");
+  dbus_reader_init(&r, &m);
+  fsrun_error_release(&err);
+  tap_ok(dbus_read_variant_string(&r, &s, &err) < 0 && strstr(err->msg, "`t`") != NULL,
+         "reading it as a string is refused, naming what it holds");
+  dbus_writer_free(&body);
+
+  dbus_put_string(&body, "not a variant");
+  build_message(
+      &(test_header){
+          .type = DBUS_MESSAGE_METHOD_RETURN, .serial = 7, .reply_serial = 4, .signature = "s"},
+      &body, &out);
+  tap_ok(dbus_message_parse(out.data, out.len, &m, &err) == 0, "a plain string reply parses");
+  dbus_reader_init(&r, &m);
+  tap_ok(dbus_read_variant_string(&r, &s, &err) < 0, "and is no variant");
+  dbus_writer_free(&body);
+  dbus_writer_free(&out);
+}
+
 int main(void) {
   signal(SIGPIPE, SIG_IGN);
+  test_variant_string();
   test_exact_bytes();
   test_body_alignment();
   test_roundtrip();

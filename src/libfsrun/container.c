@@ -295,68 +295,75 @@ static bool has_idmapped_mounts(const oci_config *config) {
   return false;
 }
 
-/* Creates the container up to the init blocked on its exec fifo. relay_pty: a foreground `run`
- * with a terminal and no console socket keeps the pty master in out->pty_master. start_at_once
- * (`run`): no exec fifo, the init goes on to execve as soon as it has reported success. */
-static int create_internal(const struct fsrun_context *ctx, const struct container_create_opts *o,
-                           bool relay_pty, bool start_at_once, const sigset_t *sigmask,
-                           struct created *out, fsrun_error_t *err) {
-  cleanup_config oci_config *config = NULL;
-  cleanup_free char *bundle = NULL;
-  cleanup_free char *rootfs = NULL;
-  cleanup_free char *config_path = NULL;
-  cleanup_free char *config_json = NULL;
-  size_t config_len = 0;
-  __attribute__((cleanup(cleanup_seccompp))) struct fsrun_seccomp *seccomp = NULL;
-  __attribute__((cleanup(cleanup_attrsp))) struct fsrun_process_attrs *attrs = NULL;
-  cleanup_landlock_rules struct fsrun_landlock_rules *landlock = NULL;
-  cleanup_free struct mount_cgroup_hierarchy *hierarchies = NULL;
-  size_t n_hierarchies = 0;
-  struct validate_options vopts = {.systemd_cgroup = ctx->systemd_cgroup};
-  struct container_status *st = &out->st;
-  const oci_linux *lx;
-  const oci_process *proc;
-  struct ns_plan plan = {.pid_join_fd = -1};
-  cleanup_close int fifo_fd = -1;
-  cleanup_close int procfs_fd = -1;
-  cleanup_close int console_fd = -1;
-  int sync_fds[2] = {-1, -1};
-  int saved_ns[2] = {-1, -1};
-  bool dir_created = false, rootless = is_rootless(ctx), new_userns, wait_go, want_reaper = false;
+/* One `create` in progress: what its steps share. */
+struct create_job {
+  const struct fsrun_context *ctx;
+  const struct container_create_opts *o;
+  bool relay_pty, start_at_once;
+  const sigset_t *sigmask;
+  struct created *out;
+  oci_config *config;
+  char *bundle, *rootfs, *config_json;
+  size_t config_len;
+  struct fsrun_seccomp *seccomp;
+  struct fsrun_process_attrs *attrs;
+  struct fsrun_landlock_rules *landlock;
+  struct mount_cgroup_hierarchy *hierarchies;
+  size_t n_hierarchies;
+  bool want_reaper, dir_created, new_userns, wait_go;
+  struct ns_plan plan;
+  int fifo_fd, procfs_fd, console_fd, sync_fds[2];
   struct init_config ic;
-  struct fsrun_clone_args args;
+};
+
+static void create_job_release(struct create_job *j) {
+  cleanup_configp(&j->config);
+  free(j->bundle);
+  free(j->rootfs);
+  free(j->config_json);
+  cleanup_seccompp(&j->seccomp);
+  cleanup_attrsp(&j->attrs);
+  landlock_rules_freep(&j->landlock);
+  free(j->hierarchies);
+  namespaces_plan_clear(&j->plan);
+  int *fds[] = {&j->fifo_fd, &j->procfs_fd, &j->console_fd, &j->sync_fds[0], &j->sync_fds[1]};
+  for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++)
+    if (*fds[i] >= 0)
+      close(*fds[i]);
+}
+
+/* Step 1: everything that can be checked is checked before anything is created. */
+static int create_check(struct create_job *j, fsrun_error_t *err) {
+  const struct container_create_opts *o = j->o;
+  struct validate_options vopts = {.systemd_cgroup = j->ctx->systemd_cgroup};
+  const oci_process *proc;
+  const oci_linux *lx;
   char *parse_err = NULL;
-  long child;
-  int ret = -1;
 
-  memset(out, 0, sizeof(*out));
-  out->pidfd = out->dirfd = out->pty_master = out->status_fd = -1;
-
-  /* --- everything that can be checked is checked before anything is created --- */
   if (status_validate_id(o->id, err) < 0)
     return fsrun_error_code(err);
-  bundle = realpath(o->bundle ? o->bundle : ".", NULL);
-  if (bundle == NULL)
+  j->bundle = realpath(o->bundle ? o->bundle : ".", NULL);
+  if (j->bundle == NULL)
     return fsrun_error_errno(err, "bundle `%s`", o->bundle ? o->bundle : ".");
   /* the bytes are kept: the state dir gets them as they are (exec reads the config from there) */
   if (o->config_json != NULL) {
-    config_len = o->config_len;
-    config_json = xmalloc0(config_len + 1);
-    memcpy(config_json, o->config_json, config_len);
+    j->config_len = o->config_len;
+    j->config_json = xmalloc0(j->config_len + 1);
+    memcpy(j->config_json, o->config_json, j->config_len);
   } else {
-    config_path = xasprintf("%s/config.json", bundle);
-    if (oci_read_file(config_path, &config_json, &config_len, &parse_err) < 0)
+    cleanup_free char *config_path = xasprintf("%s/config.json", j->bundle);
+    if (oci_read_file(config_path, &j->config_json, &j->config_len, &parse_err) < 0)
       return fsrun_error_take(err, EINVAL, parse_err);
   }
-  if (oci_config_parse(config_json, config_len, "config.json", &config, &parse_err) < 0)
+  if (oci_config_parse(j->config_json, j->config_len, "config.json", &j->config, &parse_err) < 0)
     return fsrun_error_take(err, EINVAL, parse_err);
-  if (validate_config_with(config, bundle, &vopts, err) < 0)
+  if (validate_config_with(j->config, j->bundle, &vopts, err) < 0)
     return fsrun_error_code(err);
-  proc = config->process;
-  lx = config->linux_;
+  proc = j->config->process;
+  lx = j->config->linux_;
   if (proc == NULL)
     return fsrun_error_make(err, EINVAL, "config.json: process: required to create a container");
-  if (proc->terminal && o->console_socket == NULL && !relay_pty)
+  if (proc->terminal && o->console_socket == NULL && !j->relay_pty)
     return fsrun_error_make(err, EINVAL,
                             "process.terminal is true: --console-socket is required to receive "
                             "the pty");
@@ -364,16 +371,16 @@ static int create_internal(const struct fsrun_context *ctx, const struct contain
     return fsrun_error_make(err, EINVAL, "--console-socket given but process.terminal is false");
   if (o->preserve_fds < 0)
     return fsrun_error_make(err, EINVAL, "--preserve-fds: must not be negative");
-  rootfs = resolve_rootfs(bundle, config->root_path, err);
-  if (rootfs == NULL)
+  j->rootfs = resolve_rootfs(j->bundle, j->config->root_path, err);
+  if (j->rootfs == NULL)
     return fsrun_error_code(err);
-  if (lx != NULL && lx->seccomp != NULL && seccomp_compile(lx->seccomp, &seccomp, err) < 0)
+  if (lx != NULL && lx->seccomp != NULL && seccomp_compile(lx->seccomp, &j->seccomp, err) < 0)
     return fsrun_error_code(err);
-  if (process_attrs_prepare(proc, lx, &attrs, err) < 0)
+  if (process_attrs_prepare(proc, lx, &j->attrs, err) < 0)
     return fsrun_error_code(err);
-  if (landlock_rules_from_config(config, &landlock, err) < 0)
+  if (landlock_rules_from_config(j->config, &j->landlock, err) < 0)
     return fsrun_error_code(err);
-  if (landlock != NULL && seccomp != NULL && seccomp_has_notify(seccomp))
+  if (j->landlock != NULL && j->seccomp != NULL && seccomp_has_notify(j->seccomp))
     return fsrun_error_make(
         err, EINVAL, "linux.seccomp.listenerPath cannot be combined with the `%s` annotation",
         LANDLOCK_ANNOTATION);
@@ -381,140 +388,172 @@ static int create_internal(const struct fsrun_context *ctx, const struct contain
     return fsrun_error_code(err);
   if (netlink_validate_net_devices(lx, err) < 0)
     return fsrun_error_code(err);
-  if (reaper_wanted(config, &want_reaper, err) < 0)
+  if (reaper_wanted(j->config, &j->want_reaper, err) < 0)
     return fsrun_error_code(err);
-  if (check_shared_mntns(config, err) < 0)
-    return fsrun_error_code(err);
+  return check_shared_mntns(j->config, err);
+}
 
-  /* --- from here, every failure undoes what was made (the `fail` label) --- */
-  out->dirfd = status_dir_create(ctx->state_root, o->id, err);
-  if (out->dirfd < 0)
-    goto fail;
-  dir_created = true;
-  if (status_write_config(out->dirfd, config_json, config_len, err) < 0)
-    goto fail;
-  {
-    cgroup_create_opts copts = {
-        .id = o->id,
-        .cgroups_path = lx ? lx->cgroups_path : NULL,
-        .systemd = ctx->systemd_cgroup,
-        .rootless = rootless,
-        .resources = lx ? lx->resources : NULL,
-        .devices = lx ? lx->devices : NULL,
-        .n_devices = lx ? lx->n_devices : 0,
-        .v1_controllers = oci_map_get(&config->annotations, CGROUP_V1_ANNOTATION),
-    };
-    if (cgroup_create_deferred(&copts, &out->cg, err) < 0)
-      goto fail;
-  }
-
-  st->id = xstrdup(o->id);
-  st->status = xstrdup("creating");
-  st->creator_pid = getpid();
-  st->creator_start_time = procfs_pid_start_time(st->creator_pid, NULL);
-  st->bundle = xstrdup(bundle);
-  st->rootfs = xstrdup(rootfs);
-  st->created = rfc3339_now();
-  if (oci_map_copy(&st->annotations, &config->annotations) < 0)
-    abort(); /* out of memory, as xmalloc */
-  st->cgroup = out->cg ? cgroup_describe(out->cg) : NULL;
-  /* the hooks of start and delete: kept here, the bundle may change or vanish */
+/* state.json with the poststart and poststop hooks (kept there: the bundle may change or vanish) */
+static int write_state_with_hooks(int dirfd, struct container_status *st, const oci_config *config,
+                                  fsrun_error_t *err) {
+  int ret;
   if (config->hooks != NULL) {
     st->poststart = config->hooks->poststart;
     st->poststop = config->hooks->poststop;
   }
-  /* written at once, so that `delete --force` can clean up whatever happens to us next */
-  ret = status_write(out->dirfd, st, err);
+  ret = status_write(dirfd, st, err);
   if (config->hooks != NULL) {
     memset(&st->poststart, 0, sizeof(st->poststart));
     memset(&st->poststop, 0, sizeof(st->poststop));
   }
-  if (ret < 0)
-    goto fail;
-  ret = -1;
+  return ret;
+}
 
-  /* the init blocks opening this for writing until `start` opens it for reading */
-  if (!start_at_once && (mkfifoat(out->dirfd, STATUS_EXEC_FIFO, 0622) < 0 ||
-                         fchmodat(out->dirfd, STATUS_EXEC_FIFO, 0622, 0) < 0)) {
-    fsrun_error_errno(err, "create the exec fifo");
-    goto fail;
+/* Step 2: the state dir with the config, the cgroup (deferred), and state.json saying
+ * `creating`: written at once, so that `delete --force` can clean up whatever happens next. */
+static int create_state(struct create_job *j, fsrun_error_t *err) {
+  struct created *out = j->out;
+  struct container_status *st = &out->st;
+  const oci_linux *lx = j->config->linux_;
+
+  out->dirfd = status_dir_create(j->ctx->state_root, j->o->id, err);
+  if (out->dirfd < 0)
+    return fsrun_error_code(err);
+  j->dir_created = true;
+  if (status_write_config(out->dirfd, j->config_json, j->config_len, err) < 0)
+    return fsrun_error_code(err);
+  {
+    cgroup_create_opts copts = {
+        .id = j->o->id,
+        .cgroups_path = lx ? lx->cgroups_path : NULL,
+        .systemd = j->ctx->systemd_cgroup,
+        .rootless = is_rootless(j->ctx),
+        .resources = lx ? lx->resources : NULL,
+        .devices = lx ? lx->devices : NULL,
+        .n_devices = lx ? lx->n_devices : 0,
+        .v1_controllers = oci_map_get(&j->config->annotations, CGROUP_V1_ANNOTATION),
+    };
+    if (cgroup_create_deferred(&copts, &out->cg, err) < 0)
+      return fsrun_error_code(err);
   }
-  if (!start_at_once)
-    fifo_fd = openat(out->dirfd, STATUS_EXEC_FIFO, O_PATH | O_CLOEXEC);
-  if (!start_at_once && fifo_fd < 0) {
-    fsrun_error_errno(err, "open the exec fifo");
-    goto fail;
-  }
-  procfs_fd = procfs_open(err);
-  if (procfs_fd < 0)
-    goto fail;
-  if (namespaces_plan(lx, out->cg != NULL && cgroup_clone_fd(out->cg) < 0, &plan, err) < 0)
-    goto fail;
-  st->new_pidns = (plan.all_new & CLONE_NEWPID) != 0;
-  new_userns = (plan.all_new & CLONE_NEWUSER) != 0;
-  if (sync_socketpair(sync_fds, err) < 0)
-    goto fail;
+  st->id = xstrdup(j->o->id);
+  st->status = xstrdup("creating");
+  st->creator_pid = getpid();
+  st->creator_start_time = procfs_pid_start_time(st->creator_pid, NULL);
+  st->bundle = xstrdup(j->bundle);
+  st->rootfs = xstrdup(j->rootfs);
+  st->created = rfc3339_now();
+  if (oci_map_copy(&st->annotations, &j->config->annotations) < 0)
+    abort(); /* out of memory, as xmalloc */
+  st->cgroup = out->cg ? cgroup_describe(out->cg) : NULL;
+  return write_state_with_hooks(out->dirfd, st, j->config, err);
+}
+
+/* Step 3: the exec fifo (the init blocks opening it for writing until `start` opens it for
+ * reading), the procfs handle, the namespace plan and the sync socket. */
+static int create_prepare_clone(struct create_job *j, fsrun_error_t *err) {
+  struct created *out = j->out;
+  const oci_linux *lx = j->config->linux_;
+
+  if (!j->start_at_once && (mkfifoat(out->dirfd, STATUS_EXEC_FIFO, 0622) < 0 ||
+                            fchmodat(out->dirfd, STATUS_EXEC_FIFO, 0622, 0) < 0))
+    return fsrun_error_errno(err, "create the exec fifo");
+  if (!j->start_at_once)
+    j->fifo_fd = openat(out->dirfd, STATUS_EXEC_FIFO, O_PATH | O_CLOEXEC);
+  if (!j->start_at_once && j->fifo_fd < 0)
+    return fsrun_error_errno(err, "open the exec fifo");
+  j->procfs_fd = procfs_open(err);
+  if (j->procfs_fd < 0)
+    return fsrun_error_code(err);
+  if (namespaces_plan(lx, out->cg != NULL && cgroup_clone_fd(out->cg) < 0, &j->plan, err) < 0)
+    return fsrun_error_code(err);
+  out->st.new_pidns = (j->plan.all_new & CLONE_NEWPID) != 0;
+  j->new_userns = (j->plan.all_new & CLONE_NEWUSER) != 0;
+  return sync_socketpair(j->sync_fds, err);
+}
+
+/* Step 4: what the init is told (struct init_config), including its rootfs context. */
+static void create_init_config(struct create_job *j) {
+  const struct container_create_opts *o = j->o;
+  const oci_config *config = j->config;
+  const oci_linux *lx = config->linux_;
+  struct created *out = j->out;
+  struct init_config *ic = &j->ic;
+  const struct ns_plan *plan = &j->plan;
 
   /* double clone: the init waits too, so that the intermediate's report comes first */
-  wait_go = new_userns || plan.double_clone || (out->cg != NULL && cgroup_clone_fd(out->cg) < 0) ||
-            (proc->scheduler != NULL) || (lx != NULL && lx->n_net_devices > 0) ||
-            o->on_namespaces != NULL;
-  memset(&ic, 0, sizeof(ic));
-  ic.config = config;
-  ic.sync_fd = sync_fds[1];
-  ic.parent_sync_fd = sync_fds[0];
-  ic.procfs_fd = procfs_fd;
-  ic.exec_fifo_fd = fifo_fd;
-  ic.state_dir_fd = out->dirfd;
-  ic.ns = &plan;
-  ic.wait_go = wait_go;
+  j->wait_go = j->new_userns || plan->double_clone ||
+               (out->cg != NULL && cgroup_clone_fd(out->cg) < 0) ||
+               (config->process->scheduler != NULL) || (lx != NULL && lx->n_net_devices > 0) ||
+               o->on_namespaces != NULL;
+  memset(ic, 0, sizeof(*ic));
+  ic->config = config;
+  ic->sync_fd = j->sync_fds[1];
+  ic->parent_sync_fd = j->sync_fds[0];
+  ic->procfs_fd = j->procfs_fd;
+  ic->exec_fifo_fd = j->fifo_fd;
+  ic->state_dir_fd = out->dirfd;
+  ic->ns = plan;
+  ic->wait_go = j->wait_go;
   /* only the cgroup move to wait for: the init mounts meanwhile (see rootfs_ctx.join_cgroup) */
-  ic.go_late = wait_go && !new_userns && !plan.double_clone &&
-               !(lx != NULL && lx->n_net_devices > 0) && !has_idmapped_mounts(config) &&
-               o->on_namespaces == NULL;
-  ic.stay_dumpable = new_userns && geteuid() != 0;
-  ic.in_userns = new_userns || (plan.n_joins > 0 && plan.joins[0].flag == CLONE_NEWUSER);
-  ic.hooks_after_mounts = has_hooks(config, true);
-  ic.reaper = want_reaper;
-  ic.seccomp_fd_by_pidfd = geteuid() == 0;
-  ic.seccomp = seccomp;
-  ic.attrs = attrs;
-  ic.landlock = landlock;
+  ic->go_late = j->wait_go && !j->new_userns && !plan->double_clone &&
+                !(lx != NULL && lx->n_net_devices > 0) && !has_idmapped_mounts(config) &&
+                o->on_namespaces == NULL;
+  ic->stay_dumpable = j->new_userns && geteuid() != 0;
+  ic->in_userns = j->new_userns || (plan->n_joins > 0 && plan->joins[0].flag == CLONE_NEWUSER);
+  ic->hooks_after_mounts = has_hooks(config, true);
+  ic->reaper = j->want_reaper;
+  ic->seccomp_fd_by_pidfd = geteuid() == 0;
+  ic->seccomp = j->seccomp;
+  ic->attrs = j->attrs;
+  ic->landlock = j->landlock;
   /* the init's cgroup mount takes the hierarchies found for the cgroup rather than reading them
    * again (v1 and hybrid hosts) */
-  if (out->cg != NULL && (n_hierarchies = cgroup_host_hierarchy_count(out->cg)) > 0) {
-    hierarchies = xmalloc0(sizeof(*hierarchies) * n_hierarchies);
-    for (size_t i = 0; i < n_hierarchies; i++)
-      cgroup_host_hierarchy(out->cg, i, &hierarchies[i].controllers, &hierarchies[i].mountpoint);
+  if (out->cg != NULL && (j->n_hierarchies = cgroup_host_hierarchy_count(out->cg)) > 0) {
+    j->hierarchies = xmalloc0(sizeof(*j->hierarchies) * j->n_hierarchies);
+    for (size_t i = 0; i < j->n_hierarchies; i++)
+      cgroup_host_hierarchy(out->cg, i, &j->hierarchies[i].controllers,
+                            &j->hierarchies[i].mountpoint);
   }
-  ic.rootfs = (struct rootfs_ctx){
+  ic->rootfs = (struct rootfs_ctx){
       .config = config,
-      .bundle = bundle,
-      .rootfs = rootfs,
-      .userns = ic.in_userns,
-      .new_netns = (plan.all_new & CLONE_NEWNET) != 0,
-      .own_netns = plan.own_netns,
-      .new_cgroupns = (plan.all_new & CLONE_NEWCGROUP) != 0,
+      .bundle = j->bundle,
+      .rootfs = j->rootfs,
+      .userns = ic->in_userns,
+      .new_netns = (plan->all_new & CLONE_NEWNET) != 0,
+      .own_netns = plan->own_netns,
+      .new_cgroupns = (plan->all_new & CLONE_NEWCGROUP) != 0,
       .console_slave_fd = -1,
       .no_pivot = o->no_pivot,
       .shared_mntns = shares_caller_mntns(config),
-      .defer_proc = plan.pid_join_late,
-      .procfs_fd = procfs_fd,
-      .sync_fd = sync_fds[1],
-      .cgroup_hierarchies = hierarchies,
-      .n_cgroup_hierarchies = n_hierarchies,
+      .defer_proc = plan->pid_join_late,
+      .procfs_fd = j->procfs_fd,
+      .sync_fd = j->sync_fds[1],
+      .cgroup_hierarchies = j->hierarchies,
+      .n_cgroup_hierarchies = j->n_hierarchies,
   };
-  ic.preserve_fds = o->preserve_fds;
-  ic.listen_fds = listen_fds_from_env();
-  ic.no_new_keyring = o->no_new_keyring;
-  ic.sigmask = sigmask;
+  ic->preserve_fds = o->preserve_fds;
+  ic->listen_fds = listen_fds_from_env();
+  ic->no_new_keyring = o->no_new_keyring;
+  ic->sigmask = j->sigmask;
+}
 
-  if (namespaces_parent_prepare(&plan, lx, procfs_fd, saved_ns, err) < 0) {
+/* Step 5: clone the init (into its cgroup and new namespaces; a pid namespace joined by path is
+ * entered for the clone, see namespaces_parent_prepare); after a double clone, the init is the
+ * intermediate child's sibling. */
+static int create_clone(struct create_job *j, fsrun_error_t *err) {
+  struct created *out = j->out;
+  const struct ns_plan *plan = &j->plan;
+  struct fsrun_clone_args args;
+  int saved_ns[2] = {-1, -1};
+  long child;
+
+  if (namespaces_parent_prepare(plan, j->config->linux_, j->procfs_fd, saved_ns, err) < 0) {
     namespaces_parent_restore(saved_ns, NULL);
-    goto fail;
+    return fsrun_error_code(err);
   }
   memset(&args, 0, sizeof(args));
-  args.flags = CLONE_PIDFD | (uint64_t)(unsigned)plan.clone_flags;
+  args.flags = CLONE_PIDFD | (uint64_t)(unsigned)plan->clone_flags;
   args.pidfd = (uint64_t)(uintptr_t)&out->pidfd;
   args.exit_signal = SIGCHLD;
   if (out->cg != NULL && cgroup_clone_fd(out->cg) >= 0) {
@@ -523,239 +562,302 @@ static int create_internal(const struct fsrun_context *ctx, const struct contain
   }
   child = fsrun_clone(&args);
   if (child == 0)
-    init_main(&ic); /* never returns */
+    init_main(&j->ic); /* never returns */
   if (child < 0) {
     int saved = errno;
     namespaces_parent_restore(saved_ns, NULL);
-    fsrun_error_make(err, saved, "clone the container init (namespaces 0x%x)", plan.clone_flags);
-    goto fail;
+    return fsrun_error_make(err, saved, "clone the container init (namespaces 0x%x)",
+                            plan->clone_flags);
   }
   out->pid = (pid_t)child;
-  st->pid = out->pid;
+  out->st.pid = out->pid;
   if (namespaces_parent_restore(saved_ns, err) < 0)
-    goto fail;
-  close(sync_fds[1]);
-  sync_fds[1] = -1;
-  if (plan.double_clone && take_init_from_intermediate(sync_fds[0], out, err) < 0)
-    goto fail;
-  st->pid = out->pid;
-  if (o->on_cloned != NULL)
-    o->on_cloned(out->pid, o->on_cloned_data);
+    return fsrun_error_code(err);
+  close(j->sync_fds[1]);
+  j->sync_fds[1] = -1;
+  if (plan->double_clone && take_init_from_intermediate(j->sync_fds[0], out, err) < 0)
+    return fsrun_error_code(err);
+  out->st.pid = out->pid;
+  if (j->o->on_cloned != NULL)
+    j->o->on_cloned(out->pid, j->o->on_cloned_data);
+  return 0;
+}
 
-  /* --- the parent's share of the setup, while the init waits for GO --- */
+/* Step 6: the parent's share of the setup while the init waits for GO: cgroup move, Intel RDT, id
+ * maps, oom_score_adj, scheduler, network devices, the caller's callback; then GO. */
+static int create_parent_setup(struct create_job *j, fsrun_error_t *err) {
+  struct created *out = j->out;
+  const oci_linux *lx = j->config->linux_;
+  const oci_process *proc = j->config->process;
+
   if (out->cg != NULL && cgroup_clone_fd(out->cg) < 0 &&
       (cgroup_finish(out->cg, err) < 0 || cgroup_enter(out->cg, out->pid, err) < 0))
-    goto fail;
+    return fsrun_error_code(err);
   if (lx != NULL && lx->intel_rdt != NULL) {
-    st->intel_rdt = true;
-    st->intel_rdt_clos_id = xstrdup(lx->intel_rdt->clos_id);
-    st->intel_rdt_monitoring =
+    out->st.intel_rdt = true;
+    out->st.intel_rdt_clos_id = xstrdup(lx->intel_rdt->clos_id);
+    out->st.intel_rdt_monitoring =
         lx->intel_rdt->has_enable_monitoring && lx->intel_rdt->enable_monitoring;
-    if (intelrdt_apply(lx->intel_rdt, o->id, out->pid, err) < 0)
-      goto fail;
+    if (intelrdt_apply(lx->intel_rdt, j->o->id, out->pid, err) < 0)
+      return fsrun_error_code(err);
   }
-  if (new_userns && namespaces_write_id_maps(procfs_fd, out->pid, lx, geteuid() != 0, err) < 0)
-    goto fail;
+  if (j->new_userns &&
+      namespaces_write_id_maps(j->procfs_fd, out->pid, lx, geteuid() != 0, err) < 0)
+    return fsrun_error_code(err);
   if (proc->has_oom_score_adj &&
-      procfs_set_oom_score_adj(procfs_fd, out->pid, proc->oom_score_adj, err) < 0)
-    goto fail;
+      procfs_set_oom_score_adj(j->procfs_fd, out->pid, proc->oom_score_adj, err) < 0)
+    return fsrun_error_code(err);
   /* in its cgroup already (a real-time policy needs the cgroup's rt budget); the init waits */
-  if (process_attrs_apply_scheduler(attrs, out->pid, err) < 0)
-    goto fail;
+  if (process_attrs_apply_scheduler(j->attrs, out->pid, err) < 0)
+    return fsrun_error_code(err);
   /* linux.netDevices: into the init's network namespace before it (or a hook) looks at it */
   if (lx != NULL && lx->n_net_devices > 0) {
     cleanup_close int netns_fd = netlink_open_netns_of(out->pid, out->pidfd, err);
     if (netns_fd < 0 || netlink_move_net_devices(lx, netns_fd, err) < 0)
-      goto fail;
+      return fsrun_error_code(err);
   }
-  if (o->on_namespaces != NULL && o->on_namespaces(out->pid, o->on_namespaces_data, err) < 0)
-    goto fail;
-  if (wait_go && sync_send(sync_fds[0], SYNC_GO, 0, NULL, 0, -1) < 0) {
-    fsrun_error_make(err, 0, "the container init exited during setup");
-    goto fail;
+  if (j->o->on_namespaces != NULL &&
+      j->o->on_namespaces(out->pid, j->o->on_namespaces_data, err) < 0)
+    return fsrun_error_code(err);
+  if (j->wait_go && sync_send(j->sync_fds[0], SYNC_GO, 0, NULL, 0, -1) < 0)
+    return fsrun_error_make(err, 0, "the container init exited during setup");
+  if (j->o->console_socket != NULL) {
+    j->console_fd = terminal_connect_console_socket(j->o->console_socket, err);
+    if (j->console_fd < 0)
+      return fsrun_error_code(err);
   }
-  if (o->console_socket != NULL) {
-    console_fd = terminal_connect_console_socket(o->console_socket, err);
-    if (console_fd < 0)
-      goto fail;
-  }
+  return 0;
+}
 
+static int send_go(struct create_job *j, const char *payload, size_t len, int fd,
+                   fsrun_error_t *err) {
+  if (sync_send(j->sync_fds[0], SYNC_GO, 0, payload, len, fd) < 0)
+    return fsrun_error_make(err, 0, "the container init exited during setup");
+  return 0;
+}
+
+/* SYNC_MOUNTS_DONE: the prestart and createRuntime hooks, then GO with the states for
+ * createContainer and startContainer (NUL-separated). */
+static int serve_mounts_done(struct create_job *j, fsrun_error_t *err) {
+  const oci_hooks *hooks = j->config->hooks;
+  struct container_status *st = &j->out->st;
+  cleanup_free char *creating = hook_state(st, "creating", j->out->pid);
+  cleanup_free char *payload = NULL;
+  size_t len = 0;
+
+  if (hooks != NULL && (hooks_run(&hooks->prestart, "prestart", creating, err) < 0 ||
+                        hooks_run(&hooks->create_runtime, "createRuntime", creating, err) < 0))
+    return fsrun_error_code(err);
+  if (hooks != NULL &&
+      (hooks_any(&hooks->create_container) || hooks_any(&hooks->start_container))) {
+    cleanup_free char *created = hook_state(st, "created", j->out->pid);
+    size_t a = strlen(creating), b = strlen(created);
+    payload = xmalloc0(a + b + 2);
+    memcpy(payload, creating, a);
+    memcpy(payload + a + 1, created, b);
+    len = a + b + 1;
+  }
+  return send_go(j, payload, len, -1, err);
+}
+
+/* SYNC_PTY: the pty master, to the console socket or kept for `run` to relay */
+static int serve_pty(struct create_job *j, struct sync_msg *msg, fsrun_error_t *err) {
+  if (j->console_fd >= 0)
+    return terminal_send_fd(j->console_fd, msg->fd, "/dev/ptmx", err);
+  j->out->pty_master = steal_fd(&msg->fd);
+  return 0;
+}
+
+static int serve_bind_source(struct create_job *j, struct sync_msg *msg, fsrun_error_t *err) {
+  cleanup_close int fd = -1;
+  if (bind_source_serve(j->config, j->bundle, msg, j->out->pid, j->procfs_fd, &fd, err) < 0)
+    return fsrun_error_code(err);
+  return send_go(j, NULL, 0, fd, err);
+}
+
+static int serve_idmap(struct create_job *j, struct sync_msg *msg, fsrun_error_t *err) {
+  if (idmap_serve(j->config, msg, j->out->pid, j->procfs_fd, err) < 0)
+    return fsrun_error_code(err);
+  return send_go(j, NULL, 0, -1, err);
+}
+
+/* SYNC_SECCOMP_FD: the listener fd itself, or (ic.seccomp_fd_by_pidfd) the number it is about
+ * to have in the init, to take with pidfd_getfd; forwarded to listenerPath */
+static int serve_seccomp_fd(struct create_job *j, struct sync_msg *msg, fsrun_error_t *err) {
+  const oci_seccomp *sc = j->config->linux_->seccomp;
+  cleanup_free char *state = hook_state(&j->out->st, "creating", j->out->pid);
+  bool by_pidfd = msg->fd < 0 && msg->data != NULL;
+  if (by_pidfd && (msg->fd = seccomp_take_listener_fd(j->out->pidfd, atoi(msg->data), err)) < 0)
+    return fsrun_error_code(err);
+  if (seccomp_send_listener(sc->listener_path, sc->listener_metadata, msg->fd, j->out->pid, state,
+                            err) < 0)
+    return fsrun_error_code(err);
+  return by_pidfd ? send_go(j, NULL, 0, -1, err) : 0;
+}
+
+/* SYNC_INIT_PID (ns_plan.pid_join_late): the init cloned after pivot_root into the joined pid
+ * namespace takes over */
+static int serve_late_init(struct create_job *j, struct sync_msg *msg, fsrun_error_t *err) {
+  pid_t init = msg->data != NULL ? (pid_t)strtol(msg->data, NULL, 10) : 0;
+  if (switch_to_init(init, j->out, err) < 0)
+    return fsrun_error_code(err);
+  j->out->st.pid = j->out->pid;
+  /* SCHED_FLAG_RESET_ON_FORK would have dropped it */
+  return process_attrs_apply_scheduler(j->attrs, j->out->pid, err);
+}
+
+static int init_exit_error(struct created *out, fsrun_error_t *err) {
+  siginfo_t info;
+  memset(&info, 0, sizeof(info));
+  (void)waitid((idtype_t)P_PIDFD, (id_t)out->pidfd, &info, WEXITED);
+  if (info.si_code == CLD_EXITED)
+    return fsrun_error_make(err, 0, "the container init exited during setup with status %d",
+                            info.si_status);
+  return fsrun_error_make(err, 0, "the container init was killed during setup by signal %d",
+                          info.si_status);
+}
+
+/* Step 7: serves the init's requests until it reports SYNC_CREATED (or an error). */
+static int create_serve_init(struct create_job *j, fsrun_error_t *err) {
   for (;;) {
     struct sync_msg msg;
-    int r = sync_recv(sync_fds[0], &msg);
-    if (r < 0) {
-      siginfo_t info;
-      memset(&info, 0, sizeof(info));
-      (void)waitid((idtype_t)P_PIDFD, (id_t)out->pidfd, &info, WEXITED);
-      if (info.si_code == CLD_EXITED)
-        fsrun_error_make(err, 0, "the container init exited during setup with status %d",
-                         info.si_status);
-      else
-        fsrun_error_make(err, 0, "the container init was killed during setup by signal %d",
-                         info.si_status);
-      goto fail;
-    }
-    if (msg.type == SYNC_ERROR) {
+    int r = sync_recv(j->sync_fds[0], &msg);
+    if (r < 0)
+      return init_exit_error(j->out, err);
+    switch (msg.type) {
+    case SYNC_ERROR:
       fsrun_error_take(err, msg.errno_value, steal_ptr(&msg.data));
-      sync_msg_clear(&msg);
-      goto fail;
-    }
-    if (msg.type == SYNC_MOUNTS_DONE) {
-      cleanup_free char *creating = hook_state(st, "creating", out->pid);
-      cleanup_free char *payload = NULL;
-      size_t len = 0;
-      sync_msg_clear(&msg);
-      if (config->hooks != NULL &&
-          (hooks_run(&config->hooks->prestart, "prestart", creating, err) < 0 ||
-           hooks_run(&config->hooks->create_runtime, "createRuntime", creating, err) < 0))
-        goto fail;
-      if (config->hooks != NULL && (hooks_any(&config->hooks->create_container) ||
-                                    hooks_any(&config->hooks->start_container))) {
-        cleanup_free char *created = hook_state(st, "created", out->pid);
-        size_t a = strlen(creating), b = strlen(created);
-        payload = xmalloc0(a + b + 2);
-        memcpy(payload, creating, a);
-        memcpy(payload + a + 1, created, b);
-        len = a + b + 1;
-      }
-      if (sync_send(sync_fds[0], SYNC_GO, 0, payload, len, -1) < 0) {
-        fsrun_error_make(err, 0, "the container init exited during setup");
-        goto fail;
-      }
-      continue;
-    }
-    if (msg.type == SYNC_PTY) {
-      if (console_fd >= 0) {
-        r = terminal_send_fd(console_fd, msg.fd, "/dev/ptmx", err);
-        sync_msg_clear(&msg);
-        if (r < 0)
-          goto fail;
-      } else {
-        out->pty_master = steal_fd(&msg.fd);
-        sync_msg_clear(&msg);
-      }
-      continue;
-    }
-    if (msg.type == SYNC_BIND_SOURCE) {
-      cleanup_close int fd = -1;
-      r = bind_source_serve(config, bundle, &msg, out->pid, procfs_fd, &fd, err);
-      sync_msg_clear(&msg);
-      if (r < 0)
-        goto fail;
-      if (sync_send(sync_fds[0], SYNC_GO, 0, NULL, 0, fd) < 0) {
-        fsrun_error_make(err, 0, "the container init exited during setup");
-        goto fail;
-      }
-      continue;
-    }
-    if (msg.type == SYNC_IDMAP) {
-      r = idmap_serve(config, &msg, out->pid, procfs_fd, err);
-      sync_msg_clear(&msg);
-      if (r < 0)
-        goto fail;
-      if (sync_send(sync_fds[0], SYNC_GO, 0, NULL, 0, -1) < 0) {
-        fsrun_error_make(err, 0, "the container init exited during setup");
-        goto fail;
-      }
-      continue;
-    }
-    if (msg.type == SYNC_SECCOMP_FD) {
-      cleanup_free char *state = hook_state(st, "creating", out->pid);
-      /* the fd itself, or (ic.seccomp_fd_by_pidfd) the number it is about to have in the init */
-      bool by_pidfd = msg.fd < 0 && msg.data != NULL;
-      if (by_pidfd && (msg.fd = seccomp_take_listener_fd(out->pidfd, atoi(msg.data), err)) < 0) {
-        sync_msg_clear(&msg);
-        goto fail;
-      }
-      r = seccomp_send_listener(lx->seccomp->listener_path, lx->seccomp->listener_metadata, msg.fd,
-                                out->pid, state, err);
-      sync_msg_clear(&msg);
-      if (r < 0)
-        goto fail;
-      if (by_pidfd && sync_send(sync_fds[0], SYNC_GO, 0, NULL, 0, -1) < 0) {
-        fsrun_error_make(err, 0, "the container init exited during setup");
-        goto fail;
-      }
-      continue;
-    }
-    if (msg.type == SYNC_INIT_PID) {
-      /* ns_plan.pid_join_late: the init cloned after pivot_root into the joined pid namespace */
-      pid_t init = msg.data != NULL ? (pid_t)strtol(msg.data, NULL, 10) : 0;
-      sync_msg_clear(&msg);
-      if (switch_to_init(init, out, err) < 0)
-        goto fail;
-      st->pid = out->pid;
-      /* SCHED_FLAG_RESET_ON_FORK would have dropped it */
-      if (process_attrs_apply_scheduler(attrs, out->pid, err) < 0)
-        goto fail;
-      continue;
-    }
-    if (msg.type == SYNC_CREATED) {
+      r = fsrun_error_code(err);
+      break;
+    case SYNC_MOUNTS_DONE:
+      r = serve_mounts_done(j, err);
+      break;
+    case SYNC_PTY:
+      r = serve_pty(j, &msg, err);
+      break;
+    case SYNC_BIND_SOURCE:
+      r = serve_bind_source(j, &msg, err);
+      break;
+    case SYNC_IDMAP:
+      r = serve_idmap(j, &msg, err);
+      break;
+    case SYNC_SECCOMP_FD:
+      r = serve_seccomp_fd(j, &msg, err);
+      break;
+    case SYNC_INIT_PID:
+      r = serve_late_init(j, &msg, err);
+      break;
+    case SYNC_CREATED:
       /* the init's mount namespace, as it reported it (it may be gone by now under `run`) */
       if (msg.data != NULL)
-        st->pid_mntns = strtoull(msg.data, NULL, 10);
+        j->out->st.pid_mntns = strtoull(msg.data, NULL, 10);
       sync_msg_clear(&msg);
+      return 0;
+    default:
       break;
     }
     sync_msg_clear(&msg);
+    if (r < 0)
+      return r;
   }
+}
 
-  free(st->status);
-  st->status = xstrdup("created");
-  st->pid_start_time = procfs_pid_start_time(out->pid, NULL);
-  if (config->hooks != NULL) {
-    st->poststart = config->hooks->poststart;
-    st->poststop = config->hooks->poststop;
-  }
-  ret = status_write(out->dirfd, st, err);
-  if (config->hooks != NULL) {
-    memset(&st->poststart, 0, sizeof(st->poststart));
-    memset(&st->poststop, 0, sizeof(st->poststop));
-  }
-  if (ret < 0)
-    goto fail;
-  if (o->pid_file != NULL && write_pid_file(o->pid_file, out->pid, err) < 0)
-    goto fail;
-
-  if (want_reaper)
-    out->status_fd = steal_fd(&sync_fds[0]);
-  else
-    close(sync_fds[0]);
-  namespaces_plan_clear(&plan);
-  out->config = steal_ptr(&config);
+/* Step 8: state.json says `created`; the pid file. */
+static int create_mark_created(struct create_job *j, fsrun_error_t *err) {
+  struct created *out = j->out;
+  free(out->st.status);
+  out->st.status = xstrdup("created");
+  out->st.pid_start_time = procfs_pid_start_time(out->pid, NULL);
+  if (write_state_with_hooks(out->dirfd, &out->st, j->config, err) < 0)
+    return fsrun_error_code(err);
+  if (j->o->pid_file != NULL && write_pid_file(j->o->pid_file, out->pid, err) < 0)
+    return fsrun_error_code(err);
+  /* fsrun's init reports the process's wait status on the sync socket */
+  if (j->want_reaper)
+    out->status_fd = steal_fd(&j->sync_fds[0]);
+  out->config = steal_ptr(&j->config);
   return 0;
+}
 
-fail:
-  if (out->pidfd >= 0 && sync_fds[0] >= 0)
-    prefer_init_error(sync_fds[0], err);
+/* A failed step: the init killed, the cgroup, Intel RDT group and state dir removed. */
+static int create_undo(struct create_job *j, fsrun_error_t *err) {
+  struct created *out = j->out;
+  int code;
+  if (out->pidfd >= 0 && j->sync_fds[0] >= 0)
+    prefer_init_error(j->sync_fds[0], err);
   if (out->pidfd >= 0) {
     pidfd_signal(out->pidfd, SIGKILL);
     wait_pidfd(out->pidfd, -1);
   }
-  for (int i = 0; i < 2; i++)
-    if (sync_fds[i] >= 0)
-      close(sync_fds[i]);
-  namespaces_plan_clear(&plan);
   if (out->cg != NULL) {
     cleanup_error fsrun_error_t cerr = NULL;
     if (cgroup_destroy(out->cg, &cerr) < 0)
       log_warning("%s", cerr->msg);
   }
-  if (st->intel_rdt) {
+  if (out->st.intel_rdt) {
     cleanup_error fsrun_error_t rerr = NULL;
-    if (intelrdt_remove(lx->intel_rdt, o->id, &rerr) < 0)
+    if (intelrdt_remove(j->config->linux_->intel_rdt, j->o->id, &rerr) < 0)
       log_warning("%s", rerr->msg);
   }
-  if (dir_created) {
+  if (j->dir_created) {
     cleanup_error fsrun_error_t derr = NULL;
-    if (status_dir_remove(ctx->state_root, o->id, &derr) < 0)
+    if (status_dir_remove(j->ctx->state_root, j->o->id, &derr) < 0)
       log_warning("%s", derr->msg);
   }
-  {
-    int code = fsrun_error_code(err);
-    created_clear(out);
-    return code;
-  }
+  code = fsrun_error_code(err);
+  created_clear(out);
+  return code;
+}
+
+/* The order the security invariants depend on (docs/process-model.md). Every check has passed;
+ * on failure, create_undo removes what the steps made. */
+static int create_steps(struct create_job *j, fsrun_error_t *err) {
+  /* state dir, config, cgroup (deferred), state.json `creating` */
+  if (create_state(j, err) < 0)
+    return fsrun_error_code(err);
+  /* exec fifo, procfs handle, namespace plan, sync socket; then what the init is told */
+  if (create_prepare_clone(j, err) < 0)
+    return fsrun_error_code(err);
+  create_init_config(j);
+  /* the init, in its cgroup and namespaces (it joins, mounts, pivots on its own) */
+  if (create_clone(j, err) < 0)
+    return fsrun_error_code(err);
+  /* cgroup move, id maps, oom score, scheduler, net devices while the init waits; GO */
+  if (create_parent_setup(j, err) < 0)
+    return fsrun_error_code(err);
+  /* hooks, pty, bind sources, idmaps, seccomp listener, late init: until it reports CREATED */
+  if (create_serve_init(j, err) < 0)
+    return fsrun_error_code(err);
+  /* state.json `created`, pid file */
+  return create_mark_created(j, err);
+}
+
+/* Creates the container up to the init blocked on its exec fifo. relay_pty: a foreground `run`
+ * with a terminal and no console socket keeps the pty master in out->pty_master. start_at_once
+ * (`run`): no exec fifo, the init goes on to execve as soon as it has reported success. */
+static int create_internal(const struct fsrun_context *ctx, const struct container_create_opts *o,
+                           bool relay_pty, bool start_at_once, const sigset_t *sigmask,
+                           struct created *out, fsrun_error_t *err) {
+  struct create_job j = {.ctx = ctx,
+                         .o = o,
+                         .relay_pty = relay_pty,
+                         .start_at_once = start_at_once,
+                         .sigmask = sigmask,
+                         .out = out,
+                         .plan = {.pid_join_fd = -1},
+                         .fifo_fd = -1,
+                         .procfs_fd = -1,
+                         .console_fd = -1,
+                         .sync_fds = {-1, -1}};
+  int ret;
+
+  memset(out, 0, sizeof(*out));
+  out->pidfd = out->dirfd = out->pty_master = out->status_fd = -1;
+  ret = create_check(&j, err);
+  if (ret == 0 && create_steps(&j, err) < 0)
+    ret = create_undo(&j, err);
+  create_job_release(&j);
+  return ret;
 }
 
 int container_create(const struct fsrun_context *ctx, const struct container_create_opts *o,

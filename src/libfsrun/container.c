@@ -503,7 +503,9 @@ static void create_init_config(struct create_job *j) {
   ic->in_userns = j->new_userns || (plan->n_joins > 0 && plan->joins[0].flag == CLONE_NEWUSER);
   ic->hooks_after_mounts = has_hooks(config, true);
   ic->reaper = j->want_reaper;
-  ic->seccomp_fd_by_pidfd = geteuid() == 0;
+  /* the init's own sendmsg of the fd could be notified, with no listener to answer it yet */
+  ic->seccomp_fd_by_pidfd = true;
+  ic->seccomp_fd_dumpable = geteuid() != 0;
   ic->seccomp = j->seccomp;
   ic->attrs = j->attrs;
   ic->landlock = j->landlock;

@@ -288,7 +288,14 @@ int process_load_filter(const struct fsrun_seccomp *filter, int sync_fd, bool fd
 }
 
 static int load_filter(struct init_config *c, int *notify_fd, fsrun_error_t *err) {
-  return process_load_filter(c->seccomp, c->sync_fd, c->seccomp_fd_by_pidfd, notify_fd, err);
+  bool handover = c->seccomp_fd_dumpable && seccomp_has_notify(c->seccomp);
+  int r;
+  if (handover && prctl(PR_SET_DUMPABLE, 1, 0, 0, 0) < 0)
+    _exit(1);
+  r = process_load_filter(c->seccomp, c->sync_fd, c->seccomp_fd_by_pidfd, notify_fd, err);
+  if (handover && prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
+    _exit(1);
+  return r;
 }
 
 void init_main(struct init_config *c) {

@@ -41,6 +41,9 @@ struct init_config {
   /* the runtime takes the seccomp listener fd itself with pidfd_getfd (it is root): the init need
    * not send it, since a profile may notify sendmsg and every other syscall the init still does */
   bool seccomp_fd_by_pidfd;
+  /* an unprivileged runtime may take it (pidfd_getfd) only from a dumpable process: the init is
+   * dumpable from its message to the runtime's GO, still outside anything the container runs */
+  bool seccomp_fd_dumpable;
   const sigset_t *sigmask; /* the caller's signal mask, restored before exec */
 };
 

@@ -44,6 +44,10 @@ setup() {
 
 teardown() {
   local f
+  if [ -n "${LISTENER_PID:-}" ]; then
+    kill "$LISTENER_PID" 2>/dev/null
+    wait "$LISTENER_PID" 2>/dev/null
+  fi
   # the init of a container whose state a failed test left corrupt
   [ -n "${USER_INIT:-}" ] && kill -9 "$USER_INIT" 2>/dev/null
   if [ -n "${UDIR:-}" ]; then
@@ -238,4 +242,30 @@ user_run() {
   read -r _ _ _ _ _ opts _ <<<"$output"
   [[ ",$opts," == *,nosuid,* ]]
   [[ ",$opts," == *,noexec,* ]]
+}
+
+@test "rootless: a seccomp NOTIFY profile of the init's own syscalls (sendmsg, recvmsg, close) with listenerPath does not hang" {
+  local listener=${FSRUN%/*}/tests/seccomp-listener tries=100
+  [ -x "$listener" ] || skip "no $listener (build it with make)"
+  cp "$listener" "$UDIR/listener"
+  chown "$TEST_UID:$TEST_GID" "$UDIR/listener"
+  as_user "$UDIR/listener" "$UDIR/agent.sock" "$UDIR/agent-state" "$UDIR/agent-calls" 0 3>&- &
+  LISTENER_PID=$!
+  while [ ! -S "$UDIR/agent.sock" ] && [ $tries -gt 0 ]; do
+    sleep 0.05
+    tries=$((tries - 1))
+  done
+  [ -S "$UDIR/agent.sock" ]
+  update_user_config '.root.readonly = false
+    | .process.args = ["sh", "-c", "mkdir /tmp/faked && echo mkdir-succeeded"]
+    | .linux.seccomp = {"defaultAction": "SCMP_ACT_ALLOW", "listenerPath": $sock,
+        "syscalls": [{"names": ["mkdir", "mkdirat", "sendmsg", "recvmsg", "close"],
+                      "action": "SCMP_ACT_NOTIFY"}]}' --arg sock "$UDIR/agent.sock"
+  # bounded: the previous binary waited forever in the init's sendmsg of the listener fd
+  run as_user /bin/sh -c 'cd "$1" && shift && exec "$@"' sh "$UDIR/bundle" \
+    timeout -s KILL 60 "$FSRUN" run rl-notify
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ "$output" = mkdir-succeeded ]
+  grep -qx mkdir "$UDIR/agent-calls"
 }

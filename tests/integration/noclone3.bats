@@ -1,11 +1,11 @@
 #!/usr/bin/env bats
-# bats file_tags=cgroupv2
 # fsrun where clone3 answers ENOSYS (issue 14 section 3: Docker 20.10's and older podman's default
 # seccomp profiles, valgrind): tests/noclone3 loads such a filter and execs fsrun, which clones with
 # clone(2) instead, and joins the cgroup through cgroup.procs before the process runs (on cgroup v2
 # there is no CLONE_INTO_CGROUP without clone3). create/start/exec/kill/delete, run and sandbox, as
 # root and as an ordinary user made for this file; observed from the host (cgroup.procs, limits,
-# state, leftovers) and from inside (exit status, time namespace).
+# state, leftovers) and from inside (exit status, time namespace). The cgroup v2 VM runs the three
+# tests whose cgroup side differs there (no CLONE_INTO_CGROUP); the others are the same on any host.
 
 load helpers
 
@@ -92,6 +92,7 @@ in_cgroup() {
   [ "$output" = ENOSYS ]
 }
 
+# bats test_tags=cgroupv2
 @test "noclone3: create, start, exec, kill, delete as root: the init and the exec'd process are in the cgroup" {
   update_config '.process.args = ["sleep", "1000"] | .linux.resources.pids = {"limit": 40}'
   # not under `run`: the init keeps its stdout, and `run` would wait for its end
@@ -114,6 +115,7 @@ in_cgroup() {
   assert_no_leftovers "$CONTAINER_ID"
 }
 
+# bats test_tags=cgroupv2
 @test "noclone3: run as root: the pids limit is enforced on the process, a new time namespace" {
   update_config '.linux.resources.pids = {"limit": 6} | .linux.namespaces += [{"type": "time"}]'
   # busybox sh stops with 2 at the first fork the pids limit refuses
@@ -145,6 +147,7 @@ in_cgroup() {
   BUNDLE=$BATS_TEST_TMPDIR/bundle
 }
 
+# bats test_tags=cgroupv2
 @test "noclone3: cgroup v2: exec into a container whose cgroup is no leaf joins the init's sub-cgroup" {
   requires_cgroup_v2
   update_config '.process.args = ["sleep", "1000"]'

@@ -249,12 +249,14 @@ user_run() {
   [ -x "$listener" ] || skip "no $listener (build it with make)"
   cp "$listener" "$UDIR/listener"
   chown "$TEST_UID:$TEST_GID" "$UDIR/listener"
-  as_user "$UDIR/listener" "$UDIR/agent.sock" "$UDIR/agent-state" "$UDIR/agent-calls" 0 3>&- &
-  LISTENER_PID=$!
+  # the listener's own pid (a background shell function would give the subshell's), for teardown
+  as_user /bin/sh -c 'echo $$ >"$1/listener.pid" && exec "$1/listener" "$1/agent.sock" \
+    "$1/agent-state" "$1/agent-calls" 0' sh "$UDIR" 3>&- &
   while [ ! -S "$UDIR/agent.sock" ] && [ $tries -gt 0 ]; do
     sleep 0.05
     tries=$((tries - 1))
   done
+  LISTENER_PID=$(cat "$UDIR/listener.pid")
   [ -S "$UDIR/agent.sock" ]
   update_user_config '.root.readonly = false
     | .process.args = ["sh", "-c", "mkdir /tmp/faked && echo mkdir-succeeded"]

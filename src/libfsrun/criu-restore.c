@@ -120,8 +120,12 @@ static int run_criu_restore(struct restore_ctx *r, fsrun_error_t *err) {
   criu_argv_add(&a, "--root");
   criu_argv_add(&a, r->rootfs);
   criu_argv_add(&a, "--restore-detached");
+  cleanup_free char *state_root = realpath(r->ctx->state_root, NULL);
+  if (state_root == NULL)
+    return fsrun_error_errno(err, "restore: the state root `%s`", r->ctx->state_root);
+  /* absolute: criu resolves a relative path from its work dir, not from ours */
   criu_argv_add(&a, "--pidfile");
-  criu_argv_addf(&a, "%s/%s/%s", r->ctx->state_root, r->o->id, CRIU_PID_FILE);
+  criu_argv_addf(&a, "%s/%s/%s", state_root, r->o->id, CRIU_PID_FILE);
   if (r->cg != NULL) {
     criu_argv_add(&a, "--cgroup-root");
     criu_argv_add(&a, cgroup_path(r->cg));

@@ -75,14 +75,17 @@ wait_for_count() {
   [ "$status" -eq 0 ]
   [ "$(jq -r '.annotations["org.fsrun.checkpoint"]' <<<"$output")" = "$(command -v criu)" ]
 
+  # read in the container, not from one.out (once that file had no line yet at this point)
+  at_dump=$(count one)
   fsrun checkpoint --image-path "$IMAGES/one" one
   run fsrun state one
   [ "$status" -eq 1 ]
   [[ "$output" == *"does not exist"* ]]
   assert_no_leftovers one
-  at_dump=$(grep -c '^out' "$BATS_TEST_TMPDIR/one.out")
 
-  fsrun restore -d --image-path "$IMAGES/one" --bundle "$BUNDLE" --pid-file "$BATS_TEST_TMPDIR/pid" two \
+  # with a relative --root (criu runs in its work dir: its pid file must not be relative)
+  (cd "${FSRUN_ROOT%/*}" && "$FSRUN" --root "./${FSRUN_ROOT##*/}" restore -d --image-path "$IMAGES/one" \
+    --bundle "$BUNDLE" --pid-file "$BATS_TEST_TMPDIR/pid" two) \
     </dev/null > >(exec cat >"$BATS_TEST_TMPDIR/two.out" 3>&-) 2>&1
   run fsrun state two
   [ "$status" -eq 0 ]

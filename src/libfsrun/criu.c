@@ -2,6 +2,8 @@
 #include "criu-internal.h"
 
 #define CRIU_CHECK_FILE ".criu-check"
+/* root's cache of `criu check`: /run is a tmpfs, and the key names the boot anyway */
+#define CRIU_CHECK_ROOT_DIR "/run/fsrun"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -153,30 +155,41 @@ static char *check_key(const char *criu) {
                    (long long)st.st_size);
 }
 
+/* The cached verdict of `criu check` for this boot and criu: 1 and *why (NULL when it passed)
+ * when there is one, 0 when there is none. */
+static int cached_verdict(int dirfd, const char *key, char **why) {
+  cleanup_free char *cached = NULL;
+  cleanup_error fsrun_error_t ignored = NULL;
+  size_t len = 0, klen = strlen(key);
+
+  if (read_file_at(dirfd, CRIU_CHECK_FILE, &cached, &len, &ignored) < 0 ||
+      strncmp(cached, key, klen) != 0 || cached[klen] != '\n')
+    return 0;
+  *why = strcmp(cached + klen + 1, "ok") == 0 ? NULL : xstrdup(cached + klen + 1);
+  return 1;
+}
+
 /* `criu check` once per boot (it takes seconds, and a minute under emulation): its verdict is
  * cached in STATE_ROOT/.criu-check ("KEY\nok" or "KEY\nwhy"). Returns NULL when usable, else why.
  */
 static char *check_verdict(const char *state_root, const char *criu) {
+  /* root's verdict is the machine's, kept where every state root of this boot finds it: a test
+   * suite or an engine with many roots pays for the check once */
+  const char *cache_dir = geteuid() == 0 ? CRIU_CHECK_ROOT_DIR : state_root;
   cleanup_free char *key = check_key(criu);
-  cleanup_free char *cached = NULL;
   cleanup_free char *output = NULL;
   cleanup_free char *text = NULL;
   cleanup_close int dirfd = -1;
   cleanup_error fsrun_error_t ignored = NULL;
   char *argv[] = {(char *)criu, "check", NULL};
   char *why = NULL;
-  size_t len = 0, klen = key ? strlen(key) : 0;
 
-  if (state_root != NULL && key != NULL) {
-    (void)mkdir(state_root, 0700);
-    dirfd = open(state_root, O_DIRECTORY | O_CLOEXEC);
+  if (cache_dir != NULL && key != NULL) {
+    (void)mkdir(cache_dir, 0700);
+    dirfd = open(cache_dir, O_DIRECTORY | O_CLOEXEC);
   }
-  if (dirfd >= 0 && read_file_at(dirfd, CRIU_CHECK_FILE, &cached, &len, &ignored) == 0 &&
-      strncmp(cached, key, klen) == 0 && cached[klen] == '\n') {
-    const char *verdict = cached + klen + 1;
-    return strcmp(verdict, "ok") == 0 ? NULL : xstrdup(verdict);
-  }
-  fsrun_error_release(&ignored);
+  if (dirfd >= 0 && cached_verdict(dirfd, key, &why))
+    return why;
   if (run_capture(argv, &output) != 0) {
     why = first_error_line(output);
     if (why == NULL)
@@ -205,8 +218,11 @@ char *criu_find_usable(const char *state_root, const char *what, fsrun_error_t *
   return NULL;
 }
 
+/* For `features`: criu needs root, so an ordinary user is never offered it (and no check runs) */
 char *criu_usable(const char *state_root) {
   cleanup_error fsrun_error_t err = NULL;
+  if (geteuid() != 0)
+    return NULL;
   return criu_find_usable(state_root, "features", &err);
 }
 

@@ -40,8 +40,9 @@ struct criu_restore_opts {
 int criu_parse_cgroups_mode(const char *arg, struct criu_opts *o, fsrun_error_t *err);
 int criu_parse_empty_ns(const char *arg, struct criu_opts *o, fsrun_error_t *err);
 
-/* The path of a usable criu on PATH (`criu check` passes; its verdict is cached per boot in the
- * state root), or NULL: for `fsrun features`. Caller frees. */
+/* The path of a usable criu on PATH (`criu check` passes; root's verdict is cached per boot in
+ * /run/fsrun, an ordinary user's in the state root), or NULL, always for an ordinary user (criu
+ * needs root): for `fsrun features`. Caller frees. */
 char *criu_usable(const char *state_root);
 
 int criu_checkpoint(const struct fsrun_context *ctx, const char *id,

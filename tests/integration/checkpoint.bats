@@ -111,7 +111,7 @@ teardown() {
   [ "$(fsrun state "$CONTAINER_ID" | jq -r .status)" = created ]
 }
 
-@test "restore: an ordinary user is told that criu needs root" {
+@test "restore: an ordinary user is told that criu needs root, and features does not offer it" {
   [ -n "${TEST_USER:-}" ] || skip "needs useradd and setpriv"
   make_traversable "$BUNDLE"
   chmod a+rx "$BUNDLE" "$BATS_TEST_TMPDIR"
@@ -120,4 +120,9 @@ teardown() {
   [ "$status" -eq 1 ]
   [ "$output" = "fsrun: restore: criu needs root: an ordinary user cannot restore a container" ]
   [ ! -e "$BATS_TEST_TMPDIR/user-root/x" ]
+  # and features does not offer it to the user, with criu on PATH
+  run setpriv --reuid "$TEST_USER" --regid "$TEST_USER" --clear-groups \
+    env XDG_RUNTIME_DIR="$BATS_TEST_TMPDIR/xdg" "$FSRUN" --root "$BATS_TEST_TMPDIR/user-root" features
+  [ "$status" -eq 0 ]
+  [ "$(jq -r '.annotations["org.fsrun.checkpoint"]' <<<"$output")" = null ]
 }

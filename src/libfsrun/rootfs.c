@@ -391,6 +391,14 @@ static int open_listed_path(int root_fd, const char *list, size_t i, const char 
   return fd;
 }
 
+/* Whether fd is the root of a mount (statx, Linux 5.8). */
+static bool is_mount_root(int fd) {
+  struct statx stx;
+  return statx(fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW, 0, &stx) == 0 &&
+         (stx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT) &&
+         (stx.stx_attributes & STATX_ATTR_MOUNT_ROOT);
+}
+
 static int apply_readonly_paths(int root_fd, const oci_strv *paths, fsrun_error_t *err) {
   for (size_t i = 0; i < paths->len; i++) {
     cleanup_close int target = open_listed_path(root_fd, "readonlyPaths", i, paths->items[i], err);
@@ -400,6 +408,15 @@ static int apply_readonly_paths(int root_fd, const oci_strv *paths, fsrun_error_
       continue;
     if (target < 0)
       return target;
+    /* a mount of its own (the sandbox's /etc tmpfs and its ~50 binds) is made read-only in place,
+     * all the way down: the same view as a read-only copy on top, without copying every mount
+     * below it, and no writable mount left underneath */
+    if (is_mount_root(target)) {
+      if (mount_setattr(target, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr, sizeof(attr)) < 0)
+        return fsrun_error_errno(err, "linux.readonlyPaths[%zu]: make `%s` read-only", i,
+                                 paths->items[i]);
+      continue;
+    }
     /* a recursive bind of the path onto itself, read-only throughout */
     tree =
         open_tree(target, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH | AT_RECURSIVE);

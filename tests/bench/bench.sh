@@ -15,7 +15,8 @@
 #   run-par/crun             100 `run`s, 20 at a time (wall of the whole batch)
 #   rss-run/crun             the peak resident set of a `run` (the runtime, its init, the process)
 #   */base                   with FSRUN_BASE=path/to/another/fsrun: the same fsrun measure against
-#                            that binary (sandbox, run, exec)
+#                            that binary (sandbox, sandbox-user, run, exec)
+# BENCH_ONLY=sandbox stops after the sandbox measures.
 # The runtime measures run in a private mount namespace where the host's /sys/fs/cgroup/unified is
 # unmounted (crun 1.8 refuses this hybrid host), state roots on a tmpfs. Needs root. A missing peer
 # skips its lines. FSRUN=path/to/fsrun (default: the build next to this tree). Not a pass/fail test.
@@ -97,13 +98,16 @@ if [ -z "${BENCH_INNER:-}" ]; then
     run_user() {
       case $1 in
         fsrun) as_user "$TIMEIT" "$FSRUN" --root "$work/u/state" sandbox --policy "$work/policy.json" --worktree "$work/u/repo" -- /bin/true ;;
+        base) as_user "$TIMEIT" "$FSRUN_BASE" --root "$work/u/state-base" sandbox --policy "$work/policy.json" --worktree "$work/u/repo" -- /bin/true ;;
         bwrap) as_user "$TIMEIT" bwrap "${bwu[@]}" /bin/true ;;
       esac
     }
     if as_user bwrap "${bwu[@]}" /bin/true 2>/dev/null; then
       bench_pair sandbox-user/bwrap-user fsrun bwrap run_user
     fi
+    [ -n "${FSRUN_BASE:-}" ] && bench_pair sandbox-user/base fsrun base run_user
   fi
+  [ "${BENCH_ONLY:-}" = sandbox ] && exit 0
 
   # shellcheck source=../../contrib/lib.sh
   source "$srcdir/contrib/lib.sh"

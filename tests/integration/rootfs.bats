@@ -266,6 +266,24 @@ add_mount() { # add_mount JSON
   [ ! -e "$ROOTFS/etc/x" ]
 }
 
+@test "rootfs: a readonlyPaths entry that is a mount is read-only throughout, in place" {
+  # a bind with a bind below it: both refuse writes, and no read-only copy is stacked on top (one
+  # mount at each path: the writable one is not left underneath); the host's directory stays writable
+  mkdir -p "$HOSTDIR/sub"
+  add_mount "{\"destination\": \"/mnt/ro\", \"type\": \"bind\", \"source\": \"$HOSTDIR\", \"options\": [\"bind\"]}"
+  add_mount "{\"destination\": \"/mnt/ro/sub\", \"type\": \"tmpfs\", \"source\": \"tmpfs\"}"
+  update_config '.root.readonly = false | .linux.readonlyPaths += ["/mnt/ro"]'
+  run_in_container sh -c 'touch /mnt/ro/x 2>&1; echo rc=$?; touch /mnt/ro/sub/x 2>&1; echo rc=$?; cat /proc/self/mountinfo'
+  [ "$status" -eq 0 ]
+  [ "$(grep -c 'rc=1' <<<"$output")" = 2 ]
+  [ "$(awk '$5 == "/mnt/ro"' <<<"$output" | wc -l)" = 1 ]
+  [ "$(awk '$5 == "/mnt/ro/sub"' <<<"$output" | wc -l)" = 1 ]
+  has_opt /mnt/ro ro
+  has_opt /mnt/ro/sub ro
+  touch "$HOSTDIR/host-writable"
+  [ ! -e "$HOSTDIR/x" ]
+}
+
 @test "rootfs: /dev holds exactly the default nodes and links" {
   run_in_container sh -c 'ls -A /dev; for d in null zero full random urandom tty; do stat -c "%n %F %t:%T %a" /dev/$d; done; for l in fd stdin stdout stderr ptmx; do echo "$l -> $(readlink /dev/$l)"; done'
   [ "$status" -eq 0 ]

@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -40,6 +41,13 @@ int exec_status_write(const struct exec_status *s, const siginfo_t *info,
   /* the container's counter: a kill of another process of the container during this one's run
    * counts too (docs/fsrun-exec.8 says so) */
   json = exec_status_json(info, oom_known, oom_known && after > s->oom_before);
+  if (s->extra_json != NULL && strrchr(json, '}') != NULL) {
+    char *joined;
+    *strrchr(json, '}') = '\0';
+    joined = xasprintf("%s%s}\n", json, s->extra_json);
+    free(json);
+    json = joined;
+  }
   len = strlen(json);
   if (write(s->fd, json, len) != (ssize_t)len)
     return fsrun_error_errno(err, "--status-json: write");
@@ -50,4 +58,6 @@ void exec_status_close(struct exec_status *s) {
   if (s->fd >= 0)
     close(s->fd);
   s->fd = -1;
+  free(s->extra_json);
+  s->extra_json = NULL;
 }

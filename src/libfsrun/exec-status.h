@@ -16,6 +16,7 @@ struct exec_status {
   int fd;              /* the opened FILE; -1: not asked for */
   bool oom_known;      /* the container's memory cgroup counts OOM kills (read before the run) */
   uint64_t oom_before; /* its oom_kill count before the process started */
+  char *extra_json;    /* members appended to the object (`,"tamper":[...]`), owned, or NULL */
 };
 
 /* Opens (creates, truncates) FILE before anything runs, so a bad path fails the exec with

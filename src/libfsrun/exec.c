@@ -42,6 +42,7 @@
 #include "process.h"
 #include "procfs.h"
 #include "seccomp.h"
+#include "exec-git.h"
 #include "exec-status.h"
 #include "status.h"
 #include "sync.h"
@@ -299,6 +300,9 @@ struct exec_child {
   /* the init's root, when the container shares the caller's mount namespace (no setns(mnt) to
    * give us its root): entered with chroot, or -1 */
   int init_root_fd;
+  /* a task container of `fsrun bundle`: the git overlay of this exec (exec-git.c), or NULL */
+  const struct exec_git *git;
+  int git_tree_fd; /* its detached per-run dir (exec_git_child_grab), or -1 */
 };
 
 __attribute__((noreturn)) static void child_fail(struct exec_child *c, fsrun_error_t *err) {
@@ -413,6 +417,9 @@ __attribute__((noreturn)) static void exec_child_main(struct exec_child *c) {
   /* before setns(mnt), while /sys/fs/cgroup is still the host's */
   if (c->cg_join != NULL && child_join_cgroup(c, &err) < 0)
     child_fail(c, &err);
+  if (c->git != NULL &&
+      (c->git_tree_fd = exec_git_child_grab(c->git, c->init_pidfd, c->join_user, &err)) < 0)
+    child_fail(c, &err);
   if (child_join_namespaces(c, &err) < 0)
     child_fail(c, &err);
   close(c->init_pidfd);
@@ -446,6 +453,8 @@ __attribute__((noreturn)) static void exec_child_main(struct exec_child *c) {
       child_fail(c, &err);
     }
   }
+  if (c->git != NULL && exec_git_child_mount(c->git, c->git_tree_fd, &err) < 0)
+    child_fail(c, &err);
   /* a session keyring of our own: the caller's keys are none of the container's business */
   (void)syscall(SYS_keyctl, KEYCTL_JOIN_SESSION_KEYRING, NULL, 0, 0, 0);
 
@@ -816,6 +825,7 @@ int container_exec(const struct fsrun_context *ctx, const struct exec_options *o
   cleanup_close int init_cgroup_fd = -1;
   cleanup_close int init_root_fd = -1;
   cleanup_exec_status struct exec_status status = {.fd = -1};
+  cleanup_exec_git struct exec_git git = {.run_dir_fd = -1};
   const oci_linux *lx;
   oci_process *p;
   struct exec_child child_cfg;
@@ -909,6 +919,9 @@ int container_exec(const struct fsrun_context *ctx, const struct exec_options *o
     return fsrun_error_code(err);
   if (o->status_json != NULL && exec_status_open(&status, o->status_json, c.cg, err) < 0)
     return fsrun_error_code(err);
+  /* --detach: nothing is left to apply the overlay's changes, the bundle's binds stay */
+  if (!o->detach && exec_git_prepare(&git, ctx, o->id, config, err) < 0)
+    return fsrun_error_code(err);
   if (sync_socketpair(sync_fds, err) < 0)
     return fsrun_error_code(err);
 
@@ -931,6 +944,8 @@ int container_exec(const struct fsrun_context *ctx, const struct exec_options *o
   child_cfg.preserve_fds = o->preserve_fds;
   child_cfg.sigmask = &old_mask;
   child_cfg.init_root_fd = init_root_fd;
+  child_cfg.git = git.run_dir_fd >= 0 ? &git : NULL;
+  child_cfg.git_tree_fd = -1;
 
   memset(&args, 0, sizeof(args));
   args.flags = CLONE_PIDFD;
@@ -988,6 +1003,7 @@ int container_exec(const struct fsrun_context *ctx, const struct exec_options *o
   if (!o->detach) {
     siginfo_t info;
     *exit_status = foreground_wait_info(child_pidfd, relay_master, &blocked, &info);
+    status.extra_json = exec_git_finish(&git);
     ret = exec_status_write(&status, &info, c.cg, err);
   }
 

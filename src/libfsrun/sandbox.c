@@ -3,6 +3,7 @@
  * empty root, as it does for any bundle). */
 #include "sandbox.h"
 #include "sandbox-etc.h"
+#include "exec-git.h"
 #include "sandbox-git.h"
 
 #include <dirent.h>
@@ -873,6 +874,9 @@ int sandbox_bundle(const struct fsrun_context *ctx, const struct sandbox_bundle_
   if (r == 0)
     r = sandbox_config_for_caller(policy, worktree, o->args, o->n_args, geteuid() != 0, &config,
                                   err);
+  /* each `fsrun exec` into the container gets the git overlay of a sandbox run (exec-git.c) */
+  if (r == 0 && oci_map_set(&config->annotations, EXEC_GIT_ANNOTATION, worktree) < 0)
+    r = fsrun_error_make(err, 0, "bundle: annotations: out of memory");
   if (r == 0)
     r = sandbox_write_bundle(o->out_dir, config, err);
   if (config != NULL)

@@ -1,0 +1,224 @@
+/* `fsrun exec` into a task container of `fsrun bundle`: each exec gets what one `fsrun sandbox`
+ * run gets (docs/sandbox.md, "Git in a task container"). The host side makes the per-run dir and
+ * records the refs (sandbox_git_prepare); the exec child, inside the container's namespaces, takes
+ * a mount namespace of its own with the overlay over the common dir (the container's read-write
+ * bind of it is the lower layer) and the read-only binds over what the host's git executes on top;
+ * after the reap the host side applies the allowlist and looks for nested repositories. */
+#include "exec-git.h"
+
+#include <dirent.h>
+#include <sched.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/mount.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "sandbox.h"
+#include "utils.h"
+
+#define EXEC_RUN_SUFFIX ".exec-"
+
+/* the per-run dirs `<state root>/.sandbox-git.<id>.exec-<pid>` whose fsrun is gone (all: every) */
+void exec_git_remove_leftovers(const char *state_root, const char *id, bool all) {
+  cleanup_free char *prefix = xasprintf(SANDBOX_GIT_RUN_DIR_PREFIX "%s" EXEC_RUN_SUFFIX, id);
+  cleanup_dir DIR *d = opendir(state_root);
+  struct dirent *e;
+  size_t n = strlen(prefix);
+  while (d != NULL && (e = readdir(d)) != NULL) {
+    char *end = NULL;
+    long pid;
+    if (strncmp(e->d_name, prefix, n) != 0)
+      continue;
+    pid = strtol(e->d_name + n, &end, 10);
+    if (end == NULL || *end != '\0' || pid <= 0)
+      continue;
+    if (all || (kill((pid_t)pid, 0) < 0 && errno == ESRCH))
+      sandbox_git_remove_leftover(state_root, e->d_name + strlen(SANDBOX_GIT_RUN_DIR_PREFIX));
+  }
+}
+
+int exec_git_prepare(struct exec_git *g, const struct fsrun_context *ctx, const char *id,
+                     const oci_config *config, fsrun_error_t *err) {
+  const char *worktree = oci_map_get(&config->annotations, EXEC_GIT_ANNOTATION);
+  cleanup_free char *run_id = NULL;
+  cleanup_free char *common = NULL;
+  cleanup_free char *wt_git_dir = NULL;
+  static const char *const no_options[] = {NULL};
+  struct mount_list all = {0};
+
+  memset(g, 0, sizeof(*g));
+  g->run_dir_fd = -1;
+  if (worktree == NULL)
+    return 0;
+  exec_git_remove_leftovers(ctx->state_root, id, false);
+  run_id = xasprintf("%s" EXEC_RUN_SUFFIX "%d", id, (int)getpid());
+  if (sandbox_git_prepare(&g->run, ctx->state_root, run_id, worktree, err) < 0)
+    return fsrun_error_code(err);
+  if (g->run.run_dir == NULL)
+    return 0; /* not a repository, or a layout the overlay does not cover: the bundle's binds */
+  g->worktree = xstrdup(worktree);
+  if (sandbox_git_dirs(worktree, &common, &wt_git_dir, err) < 0)
+    return fsrun_error_code(err);
+  sandbox_git_protect(worktree, common, wt_git_dir, &all);
+  /* only what the overlay hides: the binds outside the common dir are the container's already */
+  for (size_t i = 0; i < all.len; i++) {
+    oci_mount *m = &all.items[i];
+    if (path_within(m->destination, g->run.common_dir))
+      add_mount(&g->protect, m->destination, m->type, m->source, no_options);
+    free(m->destination);
+    free(m->type);
+    free(m->source);
+    oci_strv_free(&m->options);
+  }
+  free(all.items);
+  g->userns = false;
+  if (config->linux_ != NULL)
+    for (size_t i = 0; i < config->linux_->n_namespaces; i++)
+      if (strcmp(config->linux_->namespaces[i].type, "user") == 0)
+        g->userns = true;
+  g->run_dir_fd = open(g->run.run_dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (g->run_dir_fd < 0)
+    return fsrun_error_errno(err, "exec: git: open `%s`", g->run.run_dir);
+  return 0;
+}
+
+/* a bind of path onto itself, then read-only (nosuid, nodev: locked in a user namespace) */
+static int bind_read_only(const char *path, fsrun_error_t *err) {
+  if (mount(path, path, NULL, MS_BIND, NULL) < 0 ||
+      mount(NULL, path, NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV, NULL) < 0)
+    return fsrun_error_errno(err, "exec: git: bind `%s` read-only", path);
+  return 0;
+}
+
+/* a git dir without hooks/: an empty read-only one, so that the command cannot make it */
+static int empty_read_only_dir(const char *path, fsrun_error_t *err) {
+  if (mkdir(path, 0755) < 0 && errno != EEXIST)
+    return fsrun_error_errno(err, "exec: git: mkdir `%s`", path);
+  if (mount("tmpfs", path, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=4k") < 0)
+    return fsrun_error_errno(err, "exec: git: an empty read-only `%s`", path);
+  return 0;
+}
+
+int exec_git_child_grab(const struct exec_git *g, int init_pidfd, bool join_user,
+                        fsrun_error_t *err) {
+  int fd;
+  /* overlayfs takes an upper dir only from the mounter's mount namespace or from the root of a
+   * detached mount: a copy of the per-run dir, made from a mount namespace of the container's user
+   * namespace (the caps an ordinary user has there), that the container's setns does not drop */
+  if (join_user && setns(init_pidfd, CLONE_NEWUSER) < 0)
+    return fsrun_error_errno(err, "exec: git: join the container's user namespace");
+  if (join_user && unshare(CLONE_NEWNS) < 0)
+    return fsrun_error_errno(err, "exec: git: unshare the mount namespace");
+  /* by path: the fd would name the mount of the caller's namespace, not this one's copy */
+  fd = (int)syscall(SYS_open_tree, AT_FDCWD, g->run.run_dir, OPEN_TREE_CLONE | AT_SYMLINK_NOFOLLOW);
+  if (fd < 0)
+    return fsrun_error_errno(err, "exec: git: a detached copy of `%s`", g->run.run_dir);
+  return fd;
+}
+
+int exec_git_child_mount(const struct exec_git *g, int tree_fd, fsrun_error_t *err) {
+  cleanup_free char *opts = NULL;
+  if (g->run_dir_fd < 0)
+    return 0;
+  if (unshare(CLONE_NEWNS) < 0)
+    return fsrun_error_errno(err, "exec: git: unshare the mount namespace");
+  /* nothing mounted here may reach the container's other processes (or the host) */
+  if (mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) < 0)
+    return fsrun_error_errno(err, "exec: git: make the mounts slaves");
+  /* upper/ and work/ are host paths the container cannot name: relative to the per-run dir */
+  if (fchdir(tree_fd) < 0)
+    return fsrun_error_errno(err, "exec: git: enter the per-run dir");
+  opts = xasprintf("lowerdir=%s,upperdir=upper,workdir=work%s,volatile", g->run.common_dir,
+                   g->userns ? ",userxattr" : "");
+  if (mount("overlay", g->run.common_dir, "overlay", MS_NOSUID | MS_NODEV, opts) < 0)
+    return fsrun_error_errno(err, "exec: git: mount the overlay over `%s`", g->run.common_dir);
+  if (chdir("/") < 0)
+    return fsrun_error_errno(err, "exec: git: chdir /");
+  for (size_t i = 0; i < g->protect.len; i++) {
+    const oci_mount *m = &g->protect.items[i];
+    int r = strcmp(m->source, SANDBOX_EMPTY_DIR) == 0 ? empty_read_only_dir(m->destination, err)
+                                                      : bind_read_only(m->destination, err);
+    if (r < 0)
+      return r;
+  }
+  return 0;
+}
+
+static void json_string(FILE *f, const char *s) {
+  fputc('"', f);
+  for (; *s; s++) {
+    unsigned char ch = (unsigned char)*s;
+    if (ch == '"' || ch == '\\')
+      fprintf(f, "\\%c", ch);
+    else if (ch < 0x20)
+      fprintf(f, "\\u%04x", ch);
+    else
+      fputc(ch, f);
+  }
+  fputc('"', f);
+}
+
+static void json_array(FILE *f, const char *key, char **v) {
+  fprintf(f, ",\"%s\":[", key);
+  for (char **p = v; p != NULL && *p != NULL; p++) {
+    if (p != v)
+      fputc(',', f);
+    json_string(f, *p);
+  }
+  fputc(']', f);
+}
+
+static void warn_list(const char *what, char **v) {
+  cleanup_free char *text = NULL;
+  size_t len = 0;
+  FILE *f;
+  if (v == NULL || *v == NULL || (f = open_memstream(&text, &len)) == NULL)
+    return;
+  for (char **p = v; *p != NULL; p++)
+    fprintf(f, "%s%s", p == v ? "" : ", ", *p);
+  fclose(f);
+  log_warning("exec: %s: %s", what, text);
+}
+
+char *exec_git_finish(struct exec_git *g) {
+  char *json = NULL;
+  size_t len = 0;
+  FILE *f;
+  if (g->run.run_dir == NULL)
+    return NULL;
+  sandbox_git_finish(&g->run, g->worktree);
+  warn_list("the command made nested git repositories (the host's git would enter them)",
+            g->run.tamper);
+  warn_list("git: left out what the command wrote outside the task's allowlist", g->run.discarded);
+  if ((f = open_memstream(&json, &len)) == NULL)
+    return NULL;
+  json_array(f, "tamper", g->run.tamper);
+  json_array(f, "discarded", g->run.discarded);
+  fclose(f);
+  return json;
+}
+
+void exec_git_free(struct exec_git *g) {
+  if (g->run_dir_fd >= 0)
+    close(g->run_dir_fd);
+  g->run_dir_fd = -1;
+  sandbox_git_run_free(&g->run); /* removes the per-run dir when finish did not */
+  for (size_t i = 0; i < g->protect.len; i++) {
+    free(g->protect.items[i].destination);
+    free(g->protect.items[i].type);
+    free(g->protect.items[i].source);
+    oci_strv_free(&g->protect.items[i].options);
+  }
+  free(g->protect.items);
+  free(g->worktree);
+  memset(g, 0, sizeof(*g));
+  g->run_dir_fd = -1;
+}

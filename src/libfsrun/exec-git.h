@@ -1,0 +1,46 @@
+/* The git protection of `fsrun exec` into a task container made by `fsrun bundle`
+ * (docs/sandbox.md, "Git in a task container"): the same overlay over the git common dir, allowlist
+ * sync and tamper report as one `fsrun sandbox` run, per exec. */
+#ifndef FSRUN_EXEC_GIT_H
+#define FSRUN_EXEC_GIT_H
+
+#include <stdbool.h>
+
+#include "context.h"
+#include "error.h"
+#include "oci.h"
+#include "sandbox-git.h"
+#include "sandbox-internal.h"
+
+/* the annotation `fsrun bundle` writes: the worktree whose git dirs each exec protects */
+#define EXEC_GIT_ANNOTATION "run.fsrun.sandbox.worktree"
+
+struct exec_git {
+  struct sandbox_git_run run; /* run.run_dir NULL: nothing to do for this exec */
+  char *worktree;
+  struct mount_list protect; /* the read-only binds to remake over the overlay (host paths) */
+  int run_dir_fd;            /* the per-run dir (upper/, work/), for the child; -1 */
+  bool userns;               /* the container has a user namespace: `userxattr` */
+};
+
+/* Host side, before the clone: nothing to do (g->run_dir_fd -1) unless config carries the
+ * annotation and the worktree is a repository the overlay covers. Removes the leftover per-run dirs
+ * of execs into container `id` whose fsrun died. */
+int exec_git_prepare(struct exec_git *g, const struct fsrun_context *ctx, const char *id,
+                     const oci_config *config, fsrun_error_t *err);
+/* In the exec child, before it joins the container's namespaces (join_user: its user namespace is
+ * joined here): a detached mount of the per-run dir. Returns its fd, or -1 with err set. */
+int exec_git_child_grab(const struct exec_git *g, int init_pidfd, bool join_user,
+                        fsrun_error_t *err);
+/* Then, inside the container's namespaces with CAP_SYS_ADMIN there: a mount namespace of its own
+ * with the overlay over the common dir (upper/ and work/ in tree_fd) and the protection binds. */
+int exec_git_child_mount(const struct exec_git *g, int tree_fd, fsrun_error_t *err);
+/* After the exec'd process was reaped: the allowlist sync and the tamper walk, warnings on stderr.
+ * Returns the JSON members `,"tamper":[...],"discarded":[...]` for --status-json (caller frees). */
+char *exec_git_finish(struct exec_git *g);
+/* `fsrun delete`: the per-run dirs of execs into `id` that were killed */
+void exec_git_remove_leftovers(const char *state_root, const char *id, bool all);
+void exec_git_free(struct exec_git *g);
+#define cleanup_exec_git __attribute__((cleanup(exec_git_free)))
+
+#endif

@@ -1,0 +1,144 @@
+#!/usr/bin/env bats
+# Git in the Fusion adapter's task-container mode (docs/sandbox.md, "Git in a task container"): each
+# `fsrun exec` into a container made by `fsrun bundle` gets what one `fsrun sandbox` run gets, the
+# overlay over the git common dir, the allowlist applied after the command and the tamper report
+# (in --status-json). The routes of sandbox-git.bats are tried through such an exec, as root and as
+# an ordinary user, and checked from the host the same way.
+
+load helpers
+
+# sandbox-git.bats's helpers and routes (its @test blocks left out); sbx is replaced below
+eval "$(sed '/^@test/,/^}/d; /^load helpers/d' "$BATS_TEST_DIRNAME/sandbox-git.bats")"
+
+setup_file() {
+  [ "$EUID" = 0 ] || return 0
+  command -v useradd >/dev/null && command -v setpriv >/dev/null || return 0
+  export TEST_USER=fsrxgit$$
+  useradd -M -d /nonexistent -s /bin/sh "$TEST_USER"
+}
+
+teardown_file() {
+  if [ -n "${TEST_USER:-}" ] && id "$TEST_USER" >/dev/null 2>&1; then
+    pkill -KILL -u "$TEST_USER" 2>/dev/null || true
+    userdel "$TEST_USER" >/dev/null 2>&1 || true
+  fi
+}
+
+eval "sandbox_git_setup() $(declare -f setup | tail -n +2)"
+eval "sandbox_git_teardown() $(declare -f teardown | tail -n +2)"
+
+setup() {
+  requires_fsrun_command bundle
+  sandbox_git_setup
+}
+
+teardown() {
+  local id
+  for id in $(cat "$DIR/containers" 2>/dev/null); do
+    as_owner "$FSRUN" --root "$DIR/state" delete --force "$id" >/dev/null 2>&1 || true
+  done
+  sandbox_git_teardown
+}
+
+# task_container WORKTREE: the id of the task container on WORKTREE (made on first use)
+task_container() {
+  local id
+  id=xgit-$(printf '%s' "$1" | sha256sum | cut -c1-12)
+  if ! grep -qx "$id" "$DIR/containers" 2>/dev/null; then
+    as_owner "$FSRUN" --root "$DIR/state" bundle --policy "$DIR/policy.json" --worktree "$1" \
+      --out "$DIR/bundle-$id" -- sleep infinity >&2
+    as_owner "$FSRUN" --root "$DIR/state" create --bundle "$DIR/bundle-$id" "$id" >&2
+    echo "$id" >>"$DIR/containers"
+    as_owner "$FSRUN" --root "$DIR/state" start "$id" >&2
+  fi
+  echo "$id"
+}
+
+# sbx [WORKTREE] -- SCRIPT: as sandbox-git.bats's, but `fsrun exec --status-json` into the task
+# container; the status's tamper and discarded become the sandbox:tamper event of $DIR/audit.jsonl
+# (as the adapter's audit carries them)
+sbx() {
+  local wt=$WT id
+  if [ "$1" != -- ]; then
+    wt=$1
+    shift
+  fi
+  shift
+  id=$(task_container "$wt")
+  status=0
+  output=$(as_owner env GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null timeout -s KILL 120 \
+    "$FSRUN" --root "$DIR/state" exec --status-json "$DIR/status.json" "$id" \
+    /bin/sh -c "$1" 2>"$DIR/stderr") || status=$?
+  cat "$DIR/stderr" "$DIR/status.json"
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ "$(jq -r .exitCode "$DIR/status.json")" -eq 0 ]
+  jq -c '{event: "sandbox:tamper", paths: .tamper, discarded: .discarded}' "$DIR/status.json" \
+    >>"$DIR/audit.jsonl"
+  # nothing of the exec is left in the state root
+  ! ls -A "$DIR/state" | grep '^\.sandbox-git\.'
+}
+
+@test "exec-git: the task's commondir cannot be replaced (root)" {
+  route_commondir root
+}
+
+@test "exec-git: the task's commondir cannot be replaced (ordinary user)" {
+  route_commondir user
+}
+
+@test "exec-git: no commondir can be made in the main checkout's .git (root)" {
+  route_main_commondir root
+}
+
+@test "exec-git: no commondir can be made in the main checkout's .git (ordinary user)" {
+  route_main_commondir user
+}
+
+@test "exec-git: update-ref moves neither main, another task's branch, a new ref nor a tag (root)" {
+  route_update_ref root
+}
+
+@test "exec-git: update-ref moves neither main, another task's branch, a new ref nor a tag (ordinary user)" {
+  route_update_ref user
+}
+
+@test "exec-git: another worktree's admin dir stays as it was (root)" {
+  route_other_admin root
+}
+
+@test "exec-git: another worktree's admin dir stays as it was (ordinary user)" {
+  route_other_admin user
+}
+
+@test "exec-git: info/, packed-refs, HEAD and modules/ of the common dir stay as they were (root)" {
+  route_info root
+}
+
+@test "exec-git: info/, packed-refs, HEAD and modules/ of the common dir stay as they were (ordinary user)" {
+  route_info user
+}
+
+@test "exec-git: a gitlink and nested git dirs the command made are reported in --status-json (root)" {
+  route_gitlink root
+}
+
+@test "exec-git: a gitlink and nested git dirs the command made are reported in --status-json (ordinary user)" {
+  route_gitlink user
+}
+
+@test "exec-git: add, commit, amend, stash, reset and rebase on the task branch reach the repository (root)" {
+  task_work root
+}
+
+@test "exec-git: add, commit, amend, stash, reset and rebase on the task branch reach the repository (ordinary user)" {
+  task_work user
+}
+
+@test "exec-git: on the main checkout, commits land and the routes are closed (root)" {
+  main_checkout root
+}
+
+@test "exec-git: on the main checkout, commits land and the routes are closed (ordinary user)" {
+  main_checkout user
+}

@@ -142,3 +142,68 @@ sbx() {
 @test "exec-git: on the main checkout, commits land and the routes are closed (ordinary user)" {
   main_checkout user
 }
+
+# wait_for FILE: until FILE exists (an event, not a timing: bounded only so a failure ends)
+wait_for() {
+  local tries=600
+  while [ ! -e "$1" ] && [ "$tries" -gt 0 ]; do
+    sleep 0.1
+    tries=$((tries - 1))
+  done
+  [ -e "$1" ]
+}
+
+route_daemon() {
+  make_repo "$1"
+  local task0
+  sbx -- "setsid sh -c 'while [ ! -e go ]; do sleep 0.1; done
+          git update-ref refs/heads/main HEAD~0; echo two >>README; git commit -qam late
+          echo \$? >daemon-done' </dev/null >/dev/null 2>&1 &"
+  task0=$(hgit -C "$REPO" rev-parse task)
+  as_owner touch "$WT/go"
+  wait_for "$WT/daemon-done"
+  cat "$WT/daemon-done"
+  # the daemon ran its git in the exec's overlay; nothing of it reached the repository
+  [ "$(hgit -C "$REPO" rev-parse main)" = "$MAIN0" ]
+  [ "$(hgit -C "$REPO" rev-parse task)" = "$task0" ]
+  [ "$(hgit -C "$REPO" log -1 --format=%s task)" = first ]
+}
+
+@test "exec-git: a daemon the command left running changes no ref after the command ended (root)" {
+  route_daemon root
+}
+
+@test "exec-git: a daemon the command left running changes no ref after the command ended (ordinary user)" {
+  route_daemon user
+}
+
+route_sigkill() {
+  make_repo "$1"
+  local id pid job run_dir
+  id=$(task_container "$WT")
+  as_owner env GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null "$FSRUN" --root "$DIR/state" \
+    exec "$id" /bin/sh -c 'echo two >>README && git commit -qam killed && touch ready &&
+    exec sleep 1000' </dev/null >/dev/null 2>&1 &
+  job=$!
+  wait_for "$WT/ready"
+  # the fsrun exec (the job's child under setpriv): its pid is in its per-run dir's name
+  run_dir=$(ls -A "$DIR/state" | grep "^\.sandbox-git\.$id\.exec-")
+  pid=${run_dir##*-}
+  tr '\0' ' ' <"/proc/$pid/cmdline" | grep -q -- " exec $id "
+  kill -KILL "$pid"
+  wait "$job" || true
+  # the killed exec applied nothing and left its per-run dir
+  [ "$(hgit -C "$REPO" log -1 --format=%s task)" = first ]
+  [ -d "$DIR/state/$run_dir" ]
+  # the next exec removes it, and its own
+  as_owner "$FSRUN" --root "$DIR/state" exec "$id" true
+  ! ls -A "$DIR/state" | grep '^\.sandbox-git\.'
+}
+
+@test "exec-git: a SIGKILLed fsrun exec applies nothing; the next exec removes its per-run dir (root)" {
+  route_sigkill root
+}
+
+@test "exec-git: a SIGKILLed fsrun exec applies nothing; the next exec removes its per-run dir (ordinary user)" {
+  route_sigkill user
+}

@@ -44,6 +44,8 @@ export interface SandboxAuditEvent {
   limitsNotEnforced?: LimitNotEnforced[];
   /** Nested git dirs / gitlinks the run made (fsrun's sandbox:tamper, folded into the run's outcome). */
   tamper?: string[];
+  /** Git changes the run made outside the task's allowlist, left out (RunResult.gitDiscarded). */
+  gitDiscarded?: string[];
   durationMs?: number;
 }
 

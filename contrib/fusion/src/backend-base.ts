@@ -143,6 +143,7 @@ export abstract class BackendBase {
       oomKilled: r.oomKilled,
       limitsNotEnforced: r.limitsNotEnforced,
       tamper: r.tamper,
+      ...(r.gitDiscarded !== undefined ? { gitDiscarded: r.gitDiscarded } : {}),
       durationMs: r.durationMs,
     });
   }

@@ -23,6 +23,13 @@ interface ExecStatus {
   exitCode: number | null;
   signal: NodeJS.Signals | null;
   oomKilled?: boolean;
+  /** the git side of the exec (docs/sandbox.md, "Git in a task container") */
+  tamper?: string[];
+  discarded?: string[];
+}
+
+function strings(v: unknown): string[] | undefined {
+  return Array.isArray(v) ? v.filter((p): p is string => typeof p === "string") : undefined;
 }
 
 /** fsrun exec --status-json's object; null when the file is empty, missing or not one (nothing known). */
@@ -37,7 +44,15 @@ async function readStatus(file: string): Promise<ExecStatus | null> {
   const exitCode = typeof v.exitCode === "number" ? v.exitCode : null;
   const signal = typeof v.signal === "string" ? (v.signal as NodeJS.Signals) : null;
   if ((exitCode === null) === (signal === null)) return null;
-  return { exitCode, signal, ...(typeof v.oomKilled === "boolean" ? { oomKilled: v.oomKilled } : {}) };
+  const tamper = strings(v.tamper);
+  const discarded = strings(v.discarded);
+  return {
+    exitCode,
+    signal,
+    ...(typeof v.oomKilled === "boolean" ? { oomKilled: v.oomKilled } : {}),
+    ...(tamper !== undefined ? { tamper } : {}),
+    ...(discarded !== undefined ? { discarded } : {}),
+  };
 }
 
 export class TaskContainer {
@@ -166,7 +181,8 @@ export class TaskContainer {
         limits: { ...this.limits, ...(opts.timeoutMs > 0 ? { timeoutMs: opts.timeoutMs } : {}) },
         limitsNotEnforced: [...this.notEnforced],
         durationMs: r.durationMs,
-        tamper: [],
+        tamper: status?.tamper ?? [],
+        ...(status?.discarded !== undefined && status.discarded.length > 0 ? { gitDiscarded: status.discarded } : {}),
         backend: "fsrun",
         aborted: r.aborted,
         runId,

@@ -7,7 +7,7 @@ import { after, before, test } from "node:test";
 
 import { FsrunBackend, FsrunError, FsrunPolicyError, FsrunSetupError, FsrunUnavailableError, containerIdPrefix } from "../src/index";
 import type { FsrunBackendOptions, FsrunRunOptions, SandboxAuditEvent, SandboxPolicy } from "../src/index";
-import { assertOneOutcomeEach, runCommand, tempDir, makeWorktree, processExists, waitFor } from "./helpers";
+import { assertOneOutcomeEach, runCommand, tempDir, makeWorktree, processExists, waitFor, git } from "./helpers";
 
 const FSRUN = process.env.FSRUN ?? "";
 const WHO = process.env.FUSION_TEST_AS ?? (process.getuid?.() === 0 ? "root" : "user");
@@ -303,6 +303,28 @@ test(`[${WHO}] one-shot: a nested git repository the run made comes back in tamp
   assert.equal(r.stdout, "made\n", r.stderr);
   assert.deepEqual(r.tamper, ["nested-repo/.git"]);
   assert.deepEqual(events.find((e) => e.runId === r.runId && e.event === "sandbox:run")?.tamper, ["nested-repo/.git"]);
+});
+
+test(`[${WHO}] task container: git as in one-shot: the task's commit lands, main does not move, tamper and gitDiscarded are reported`, async (t) => {
+  const b = await taskBackend();
+  if (b === null) return t.skip("fsrun exec cannot join the task container as this user: checked that it runs one-shot instead");
+  const repo = join(work, "repo");
+  const main0 = await git(repo, ["rev-parse", "HEAD"]);
+  const r = await b.run(
+    "git -c user.name=t -c user.email=t@example.com commit -q --allow-empty -m in-task && " +
+      "git update-ref refs/heads/master HEAD && git update-ref refs/heads/main HEAD; git init -q nested-task-repo && echo made",
+    opts(),
+  );
+  await rm(join(worktree, "nested-task-repo"), { recursive: true, force: true });
+  assert.equal(r.stdout, "made\n", r.stderr);
+  assert.deepEqual(r.tamper, ["nested-task-repo/.git"]);
+  assert.ok((r.gitDiscarded ?? []).some((p) => /^refs\/heads\/(master|main)$/.test(p)), JSON.stringify(r.gitDiscarded));
+  assert.equal(await git(repo, ["rev-parse", "HEAD"]), main0, "the main checkout's branch did not move");
+  assert.equal(await git(worktree, ["log", "-1", "--format=%s"]), "in-task\n");
+  const ev = events.find((e) => e.runId === r.runId && e.event === "sandbox:run");
+  assert.deepEqual(ev?.tamper, ["nested-task-repo/.git"]);
+  assert.deepEqual(ev?.gitDiscarded, r.gitDiscarded);
+  await b.dispose();
 });
 
 test(`[${WHO}] task container: runs exec into one container; dispose deletes it`, async (t) => {

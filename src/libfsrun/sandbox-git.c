@@ -384,19 +384,16 @@ static void set_overlay(oci_mount *m, const struct sandbox_git_run *g, bool user
   oci_strv_push(&m->options, "nodev");
 }
 
-void sandbox_git_overlay_config(const struct sandbox_git_run *g, oci_config *c, bool userns) {
+/* The mount at the common dir: the linked worktree's read-write bind of it, else (a main checkout)
+ * a new entry, after the worktree's bind and before what is mounted inside the git dir. */
+static oci_mount *common_dir_mount(oci_config *c, const char *common_dir) {
   size_t i, at = c->n_mounts;
   oci_mount *items;
-  if (g->run_dir == NULL)
-    return;
   for (i = 0; i < c->n_mounts; i++) {
     oci_mount *m = &c->mounts[i];
-    if (strcmp(m->destination, g->common_dir) == 0 && strcmp(m->type, "bind") == 0) {
-      set_overlay(m, g, userns); /* the linked worktree's common dir, bound read-write before */
-      return;
-    }
-    /* a main checkout: over the worktree's bind, under what is mounted inside the git dir */
-    if (at == c->n_mounts && path_within(m->destination, g->common_dir))
+    if (strcmp(m->destination, common_dir) == 0 && strcmp(m->type, "bind") == 0)
+      return m;
+    if (at == c->n_mounts && path_within(m->destination, common_dir))
       at = i;
   }
   items = realloc(c->mounts, sizeof(oci_mount) * (c->n_mounts + 1));
@@ -405,9 +402,32 @@ void sandbox_git_overlay_config(const struct sandbox_git_run *g, oci_config *c, 
   c->mounts = items;
   memmove(&items[at + 1], &items[at], sizeof(oci_mount) * (c->n_mounts - at));
   memset(&items[at], 0, sizeof(oci_mount));
-  items[at].destination = xstrdup(g->common_dir);
-  set_overlay(&items[at], g, userns);
+  items[at].destination = xstrdup(common_dir);
+  items[at].type = xstrdup("bind");
+  items[at].source = xstrdup(common_dir);
   c->n_mounts++;
+  return &items[at];
+}
+
+void sandbox_git_overlay_config(const struct sandbox_git_run *g, oci_config *c, bool userns) {
+  if (g->run_dir != NULL)
+    set_overlay(common_dir_mount(c, g->common_dir), g, userns);
+}
+
+void sandbox_git_read_only_config(const char *worktree, oci_config *c, bool userns) {
+  static const char *const ro_rbind[] = {"rbind", "rro", "rnosuid", "rnodev", NULL};
+  static const char *const ro_plain[] = {"bind", "ro", "nosuid", "nodev", NULL};
+  cleanup_free char *common_dir = NULL;
+  cleanup_free char *admin = NULL;
+  oci_mount *m;
+  if (!git_layout(worktree, &common_dir, &admin) || !overlay_path_ok(common_dir))
+    return; /* exec-git.c covers no other layout: the read-write bind stays */
+  m = common_dir_mount(c, common_dir);
+  oci_strv_free(&m->options);
+  memset(&m->options, 0, sizeof(m->options));
+  m->options.items = xmalloc0(sizeof(char *));
+  for (const char *const *o = userns ? ro_rbind : ro_plain; *o != NULL; o++)
+    oci_strv_push(&m->options, *o);
 }
 
 void sandbox_git_run_free(struct sandbox_git_run *g) {

@@ -53,6 +53,10 @@ int sandbox_git_prepare(struct sandbox_git_run *g, const char *state_root, const
 /* The common dir's read-write bind (or, for a main checkout, a new mount at `.git`) becomes the
  * overlay; userns: `userxattr`. */
 void sandbox_git_overlay_config(const struct sandbox_git_run *g, oci_config *c, bool userns);
+/* A task container of `fsrun bundle`: the common dir read-only in the container's own mount
+ * namespace, where each `fsrun exec` mounts its overlay over it. Through `/proc/PID/root` of the
+ * init, a process of the container reaches that namespace's view, not its exec's overlay. */
+void sandbox_git_read_only_config(const char *worktree, oci_config *c, bool userns);
 /* After the run: applies the allowlist, removes the per-run dir, finds the tamper. */
 void sandbox_git_finish(struct sandbox_git_run *g, const char *worktree);
 /* under the state root: <prefix><container id>, one run's overlay upper and work dirs */

@@ -878,6 +878,8 @@ int sandbox_bundle(const struct fsrun_context *ctx, const struct sandbox_bundle_
   if (r == 0 && oci_map_set(&config->annotations, EXEC_GIT_ANNOTATION, worktree) < 0)
     r = fsrun_error_make(err, 0, "bundle: annotations: out of memory");
   if (r == 0)
+    sandbox_git_read_only_config(worktree, config, geteuid() != 0);
+  if (r == 0)
     r = sandbox_write_bundle(o->out_dir, config, err);
   if (config != NULL)
     oci_config_free(config);

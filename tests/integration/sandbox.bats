@@ -598,8 +598,8 @@ v1_line() { grep -E "^[0-9]+:([^:]*,)?$2(,[^:]*)?:" <<<"$1" || :; }
   [ "$(jq -r '[.linux.namespaces[].type] | sort | join(",")' "$out/config.json")" = "ipc,mount,network,pid,uts" ]
   [ "$(jq -r '.process.rlimits[] | select(.type == "RLIMIT_CPU") | .hard' "$out/config.json")" = 60 ]
   jq -e '.linux.seccomp.syscalls[0].names | index("mount") and index("ptrace") and index("unshare")' "$out/config.json"
-  # the git common dir is bound read-write so that commits work
-  jq -e --arg d "$REPO/.git" '[.mounts[] | select(.destination == $d and (.options | index("rw")))] | length == 1' "$out/config.json"
+  # the git common dir is bound read-only: each exec's overlay makes it writable (exec-git.bats)
+  jq -e --arg d "$REPO/.git" '[.mounts[] | select(.destination == $d and (.options | index("ro")))] | length == 1' "$out/config.json"
 
   run fsrun run --bundle "$out" "$id"
   echo "$output"

@@ -21,6 +21,7 @@
 #include "bind-source.h"
 #include "cgroup.h"
 #include "clone.h"
+#include "exec-git.h"
 #include "foreground.h"
 #include "hooks.h"
 #include "idmap.h"
@@ -1042,6 +1043,8 @@ static int destroy(const struct fsrun_context *ctx, const char *id,
       hooks_run_warn(poststop, "poststop", state);
     }
   }
+  /* a task container's execs killed before their git sync (a live one removes its own) */
+  exec_git_remove_leftovers(ctx->state_root, id, false);
   return status_dir_remove(ctx->state_root, id, err);
 }
 

@@ -195,8 +195,13 @@ route_sigkill() {
   # the killed exec applied nothing and left its per-run dir
   [ "$(hgit -C "$REPO" log -1 --format=%s task)" = first ]
   [ -d "$DIR/state/$run_dir" ]
-  # the next exec removes it, and its own
-  as_owner "$FSRUN" --root "$DIR/state" exec "$id" true
+  if [ "${2:-exec}" = exec ]; then
+    # the next exec removes it, and its own
+    as_owner "$FSRUN" --root "$DIR/state" exec "$id" true
+  else
+    as_owner "$FSRUN" --root "$DIR/state" delete --force "$id"
+    [ ! -e "$DIR/state/$id" ]
+  fi
   ! ls -A "$DIR/state" | grep '^\.sandbox-git\.'
 }
 
@@ -206,4 +211,12 @@ route_sigkill() {
 
 @test "exec-git: a SIGKILLed fsrun exec applies nothing; the next exec removes its per-run dir (ordinary user)" {
   route_sigkill user
+}
+
+@test "exec-git: delete of the task container removes a SIGKILLed fsrun exec's per-run dir (root)" {
+  route_sigkill root delete
+}
+
+@test "exec-git: delete of the task container removes a SIGKILLed fsrun exec's per-run dir (ordinary user)" {
+  route_sigkill user delete
 }

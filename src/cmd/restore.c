@@ -55,7 +55,9 @@ FSRUN_COMMAND(restore) {
   fsrun_criu_options_merge(options, own, sizeof(own) / sizeof(own[0]));
   optind = 0;
   opterr = 0;
-  while ((opt = getopt_long(argc, argv, ":b:dh", options, NULL)) != -1) {
+  /* long options with one dash too, as runc's flag parser takes them: containerd's shim (go-runc)
+   * passes `-no-subreaper` */
+  while ((opt = getopt_long_only(argc, argv, ":b:dh", options, NULL)) != -1) {
     if ((r = fsrun_parse_criu_option(opt, optarg, &o.c, err)) != 0) {
       if (r < 0)
         return -1;

@@ -226,6 +226,14 @@ char *criu_usable(const char *state_root) {
   return criu_find_usable(state_root, "features", &err);
 }
 
+/* criu locks a dumped network namespace with iptables-restore by default and fails where iptables
+ * is not installed; Debian's criu also has nftables (libnftables), which needs no binary. */
+static void add_network_lock(struct criu_argv *a) {
+  cleanup_free char *iptables = find_in_path("iptables-restore");
+  if (iptables == NULL)
+    criu_argv_add(a, "--network-lock=nftables");
+}
+
 void criu_argv_common(struct criu_argv *a, const char *criu, const char *action,
                       const char *image_dir, const char *work_dir, const struct criu_opts *o) {
   criu_argv_add(a, criu);
@@ -236,6 +244,7 @@ void criu_argv_common(struct criu_argv *a, const char *criu, const char *action,
   criu_argv_add(a, work_dir);
   criu_argv_addf(a, "--log-file=%s.log", action);
   criu_argv_add(a, "-v4");
+  add_network_lock(a);
   if (o->manage_cgroups_mode != NULL)
     criu_argv_addf(a, "--manage-cgroups=%s", o->manage_cgroups_mode);
   if (o->empty_netns)

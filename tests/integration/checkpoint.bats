@@ -92,6 +92,10 @@ teardown() {
   run fsrun restore --no-subreaper --bundle "$BUNDLE" x
   [ "$status" -eq 1 ]
   [[ "$output" == "fsrun: restore: --no-subreaper: "* ]]
+  # containerd's shim (go-runc) spells it with one dash, as runc's flag parser allows
+  run fsrun restore -no-subreaper --bundle "$BUNDLE" x
+  [ "$status" -eq 1 ]
+  [[ "$output" == "fsrun: restore: --no-subreaper: "* ]]
   update_config '.process.terminal = true'
   run fsrun restore -d --bundle "$BUNDLE" x
   [ "$status" -eq 1 ]

@@ -77,15 +77,19 @@ wait_for_count() {
 
   # read in the container, not from one.out (once that file had no line yet at this point)
   at_dump=$(count one)
-  fsrun checkpoint --image-path "$IMAGES/one" one
+  # the command lines of containerd's runc shim (go-runc) for `ctr task checkpoint --exit` and a
+  # restore from it: --log in the bundle, its own criu work dir, `-no-subreaper` with one dash
+  fsrun --log "$BUNDLE/log.json" --log-format json checkpoint --image-path "$IMAGES/one" \
+    --work-path "$BATS_TEST_TMPDIR/criu-work" one
   run fsrun state one
   [ "$status" -eq 1 ]
   [[ "$output" == *"does not exist"* ]]
   assert_no_leftovers one
 
   # with a relative --root (criu runs in its work dir: its pid file must not be relative)
-  (cd "${FSRUN_ROOT%/*}" && "$FSRUN" --root "./${FSRUN_ROOT##*/}" restore -d --image-path "$IMAGES/one" \
-    --bundle "$BUNDLE" --pid-file "$BATS_TEST_TMPDIR/pid" two) \
+  (cd "${FSRUN_ROOT%/*}" && "$FSRUN" --root "./${FSRUN_ROOT##*/}" --log "$BUNDLE/log.json" \
+    --log-format json restore --image-path "$IMAGES/one" --work-path "$BATS_TEST_TMPDIR/criu-work" \
+    --detach --pid-file "$BATS_TEST_TMPDIR/pid" -no-subreaper --bundle "$BUNDLE" two) \
     </dev/null > >(exec cat >"$BATS_TEST_TMPDIR/two.out" 3>&-) 2>&1
   run fsrun state two
   [ "$status" -eq 0 ]

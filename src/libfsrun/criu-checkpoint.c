@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cgroup.h"
 #include "container.h"
 #include "mounts.h"
 #include "status.h"
@@ -78,6 +79,35 @@ static void add_bind_mounts(struct criu_argv *a, const oci_config *config) {
     }
 }
 
+/* A paused container (containerd's client pauses a task before it checkpoints it): criu seizes
+ * the frozen tasks through the freezer (--freeze-cgroup) and leaves the cgroup frozen after a
+ * --leave-running dump. Only cgroup v2's cgroup.freeze, where criu runs here. */
+static int add_freeze_cgroup(struct criu_argv *a, int dirfd, const char *id,
+                             const struct container_status *st, const char *what,
+                             fsrun_error_t *err) {
+  cleanup_cgroup struct fsrun_cgroup *cg = NULL;
+  char link[64], dir[PATH_MAX];
+  ssize_t n;
+  int fd;
+
+  if (status_open_cgroup(dirfd, id, st, &cg, err) < 0)
+    return fsrun_error_code(err);
+  fd = cgroup_unified_fd(cg);
+  if (fd < 0)
+    return fsrun_error_make(err, 0,
+                            "%s: container `%s` is paused and has no cgroup v2 directory: "
+                            "resume it first",
+                            what, id);
+  snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+  n = readlink(link, dir, sizeof(dir) - 1);
+  if (n < 0)
+    return fsrun_error_make(err, errno, "%s: readlink %s", what, link);
+  dir[n] = '\0';
+  criu_argv_add(a, "--freeze-cgroup");
+  criu_argv_add(a, dir);
+  return 0;
+}
+
 int criu_checkpoint(const struct fsrun_context *ctx, const char *id,
                     const struct criu_checkpoint_opts *o, fsrun_error_t *err) {
   const char *what = o->pre_dump ? "checkpoint --pre-dump" : "checkpoint";
@@ -89,6 +119,7 @@ int criu_checkpoint(const struct fsrun_context *ctx, const char *id,
   cleanup_free char *image_dir = NULL;
   cleanup_free char *work_dir = NULL;
   const char *status;
+  bool paused;
   pid_t pid;
 
   dirfd = status_dir_open(ctx->state_root, id, err);
@@ -97,7 +128,8 @@ int criu_checkpoint(const struct fsrun_context *ctx, const char *id,
   if (status_read(dirfd, &st, err) < 0)
     return fsrun_error_code(err);
   status = status_derive(dirfd, &st, &pid);
-  if (strcmp(status, "running") != 0)
+  paused = strcmp(status, "paused") == 0;
+  if (strcmp(status, "running") != 0 && !paused)
     return fsrun_error_make(err, 0, "%s: container `%s` is %s, not running", what, id, status);
   if (geteuid() != 0)
     return fsrun_error_make(err, 0,
@@ -132,6 +164,8 @@ int criu_checkpoint(const struct fsrun_context *ctx, const char *id,
     criu_argv_add(&a, o->parent_path);
   }
   add_bind_mounts(&a, config);
+  if (paused && add_freeze_cgroup(&a, dirfd, id, &st, what, err) < 0)
+    return fsrun_error_code(err);
   if (save_stdio(pid, image_dir, err) < 0)
     return fsrun_error_code(err);
   if (criu_run(&a, what, work_dir, o->pre_dump ? "pre-dump" : "dump", NULL, NULL, err) < 0)

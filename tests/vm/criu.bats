@@ -57,8 +57,12 @@ wait_for_count() {
   fsrun checkpoint --pre-dump --image-path "$IMAGES/parent" pre
   [ -f "$IMAGES/parent/inventory.img" ]
   [ "$(fsrun state pre | jq -r .status)" = running ]
+  # paused first, as containerd's client does before `ctr task checkpoint`: it stays paused
+  fsrun pause pre
   fsrun checkpoint --leave-running --image-path "$IMAGES/final" --parent-path ../parent pre
   [ -f "$IMAGES/final/inventory.img" ]
+  [ "$(fsrun state pre | jq -r .status)" = paused ]
+  fsrun resume pre
   # the dump's memory refers to the pre-dump's pages
   [ "$(readlink "$IMAGES/final/parent")" = ../parent ]
   [ "$(fsrun state pre | jq -r .status)" = running ]
@@ -77,6 +81,7 @@ wait_for_count() {
 
   # read in the container, not from one.out (once that file had no line yet at this point)
   at_dump=$(count one)
+  fsrun pause one
   # the command lines of containerd's runc shim (go-runc) for `ctr task checkpoint --exit` and a
   # restore from it: --log in the bundle, its own criu work dir, `-no-subreaper` with one dash
   fsrun --log "$BUNDLE/log.json" --log-format json checkpoint --image-path "$IMAGES/one" \

@@ -191,11 +191,11 @@ static int open_exec_fifo(struct init_config *c) {
 /* Once in the container's root, the host's procfs handle goes: while we wait for `start`, a process
  * exec'd into the container with CAP_SYS_PTRACE can open /proc/1/fd/N, and the host's procfs
  * leads to every host process's root. What we still need procfs for (our own fds, LSM attributes,
- * sysctls) works through an instance of our own pid namespace: a detached one, else the
- * container's /proc. Without either (no /proc in a user namespace) the host's handle stays. */
-static void drop_host_procfs(struct init_config *c) {
+ * sysctls) works through an instance of our own pid namespace: own_instance (made before
+ * pivot_root), else a detached one made now, else the container's /proc. */
+static void drop_host_procfs(struct init_config *c, int own_instance) {
   cleanup_error fsrun_error_t err = NULL;
-  int own = procfs_open(&err);
+  int own = own_instance >= 0 ? own_instance : procfs_open(&err);
   if (own < 0 && c->procfs_fd < 0)
     fail(c, &err);
   if (own < 0)
@@ -305,7 +305,7 @@ void init_main(struct init_config *c) {
   char *hook_state_creating = NULL, *hook_state_created = NULL;
   cleanup_free char *exe = NULL;
   char **argv, **envp, *home_env;
-  int master = -1, slave = -1, notify_fd = -1;
+  int master = -1, slave = -1, notify_fd = -1, own_procfs;
   const char one = '0';
   int fifo;
 
@@ -378,11 +378,15 @@ void init_main(struct init_config *c) {
                                             hook_state_creating, &err) < 0)
     fail(c, &err);
 
+  /* in a user namespace the kernel mounts a procfs only where one is fully visible: made now, while
+   * the host's /proc still is, so that a config without /proc does not keep the host's handle.
+   * A pid namespace joined late is entered only after pivot_root: its instance is made there. */
+  own_procfs = c->ns->pid_join_late ? -1 : procfs_open_instance();
   if (rootfs_pivot(&c->rootfs, &err) < 0)
     fail(c, &err);
   if (c->ns->pid_join_late)
     clone_init_into_joined_pidns(c);
-  drop_host_procfs(c);
+  drop_host_procfs(c, own_procfs);
 
   if (p->terminal) {
     if (terminal_open_pty(p->has_console_size ? p->console_height : 0,

@@ -34,7 +34,7 @@ static int verify_procfs(int fd, bool want_root, fsrun_error_t *err) {
 }
 
 /* A detached procfs instance of our own: nothing in any mount namespace can cover it. */
-static int open_private_instance(void) {
+int procfs_open_instance(void) {
   cleanup_close int fs_fd = (int)syscall(SYS_fsopen, "proc", FSOPEN_CLOEXEC);
   if (fs_fd < 0)
     return -1;
@@ -45,7 +45,7 @@ static int open_private_instance(void) {
 }
 
 int procfs_open(fsrun_error_t *err) {
-  cleanup_close int fd = open_private_instance();
+  cleanup_close int fd = procfs_open_instance();
   if (fd < 0) {
     /* no new mount API or no right to mount (unprivileged): the host's /proc, verified */
     fd = open("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);

@@ -16,6 +16,10 @@
  * to be procfs (fstatfs) and its root. CLOEXEC. Returns the fd or a negative code. */
 int procfs_open(fsrun_error_t *err);
 
+/* Only the fresh, detached instance of procfs_open, or -1 with errno (no new mount API, no right to
+ * mount one, or, in a user namespace, no procfs fully visible in our mount namespace). */
+int procfs_open_instance(void);
+
 /* Opens path (relative, e.g. "1234/uid_map" or "sys/net/ipv4/ip_forward") under the procfs handle
  * without following any symlink or crossing a mount, and checks that the result is on procfs. */
 int procfs_openat(int procfs_fd, const char *path, int flags, fsrun_error_t *err);

@@ -115,3 +115,13 @@ EOF
   # the hook itself is gone
   [ -z "$(pgrep -f '^sleep 30$' || true)" ]
 }
+
+@test "hooks: a hook without env gets the runtime's PATH (as crun)" {
+  # a hook given no env must still find its tools: the runtime's environment is passed through
+  local out=$BATS_TEST_TMPDIR/hook-path
+  update_config '.hooks.prestart = [{"path": "/bin/sh", "args": ["sh", "-c", "echo \"$PATH\" >\"$1\"", "sh", $out]}]' \
+    --arg out "$out"
+  PATH=/usr/bin:/bin:/fsrun-hook-test run_in_container /bin/true
+  [ "$status" -eq 0 ]
+  [ "$(cat "$out")" = /usr/bin:/bin:/fsrun-hook-test ]
+}

@@ -271,3 +271,24 @@ user_run() {
   [ "$output" = mkdir-succeeded ]
   grep -qx mkdir "$UDIR/agent-calls"
 }
+
+@test "rootless: with a config that mounts no /proc, the waiting init holds no host procfs" {
+  # checked from the host: a procfs directory the init holds open in which this (host) shell's
+  # "self" resolves is the host's; before, the init kept the one its ordinary-user runtime opened
+  # (the host's /proc) whenever the container mounted no /proc
+  local id=rl-noproc pid fd found=""
+  update_user_config '.process.args = ["sleep", "1000"] | .mounts |= map(select(.type != "proc"))'
+  # not through `run`: the init keeps the output it was given until it execs
+  as_user /bin/sh -c 'cd "$1" && shift && exec "$@"' sh "$UDIR/bundle" "$FSRUN" create "$id" \
+    </dev/null >/dev/null 2>&1
+  user_run state "$id"
+  pid=$(jq -r .pid <<<"$output")
+  USER_INIT=$pid
+  for fd in /proc/"$pid"/fd/*; do
+    [ -d "$fd/" ] && [ "$(stat -f -c %T "$fd/")" = proc ] && readlink "$fd/self" >/dev/null &&
+      found="$found $fd"
+  done
+  user_run delete --force "$id"
+  echo "host procfs fds:$found"
+  [ -z "$found" ]
+}

@@ -178,3 +178,32 @@ join_attack() {
 @test "security-ptrace: with every capability, a process watching for the init of a container joining its pid namespace never reaches the host's root" {
   join_attack all
 }
+
+# the procfs directories the waiting init $1 holds open that show the host's pid namespace: this
+# shell is in it (its "self" resolves there). A process with CAP_SYS_PTRACE in the container that
+# opened /proc/1/fd/N there would reach every host process's root.
+init_host_procfs_fds() {
+  local fd
+  for fd in /proc/"$1"/fd/*; do
+    [ -d "$fd/" ] && [ "$(stat -f -c %T "$fd/")" = proc ] && readlink "$fd/self" >/dev/null &&
+      echo "$fd"
+  done
+  return 0
+}
+
+@test "security-ptrace: in a user namespace whose config mounts no /proc, the waiting init holds no host procfs" {
+  # before: the init's own procfs instance was made after pivot_root, where a user namespace may
+  # mount none (no procfs fully visible there), and it kept the host's handle while it waited
+  update_config '.linux.namespaces += [{"type": "user"}] |
+    .linux.uidMappings = [{"containerID": 0, "hostID": 0, "size": 65536}] |
+    .linux.gidMappings = [{"containerID": 0, "hostID": 0, "size": 65536}] |
+    .mounts |= map(select(.type != "proc"))'
+  set_process_args /bin/sleep 1000
+  copy create --bundle "$BUNDLE" sec-noproc </dev/null
+  pid=$(copy state sec-noproc | jq -r .pid)
+  run init_host_procfs_fds "$pid"
+  copy delete --force sec-noproc
+  echo "$output"
+  [ "$status" = 0 ]
+  [ -z "$output" ]
+}

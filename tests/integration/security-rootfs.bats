@@ -261,3 +261,21 @@ assert_host_untouched() {
   rm "$HOSTDIR/uptime"
   assert_host_untouched
 }
+
+@test "security-rootfs: in a user namespace as root, the default devices are the host's nodes bound nosuid,noexec" {
+  # a user namespace may not mknod: the host's nodes are bound in, never as a way to a setuid or
+  # executable file (rootless.bats checks the same for an ordinary user)
+  update_config '.linux.namespaces += [{"type": "user"}] |
+    .linux.uidMappings = [{"containerID": 0, "hostID": 0, "size": 65536}] |
+    .linux.gidMappings = [{"containerID": 0, "hostID": 0, "size": 65536}]'
+  run_in_container /bin/sh -c 'for d in null zero full random urandom tty; do
+    grep " /dev/$d " /proc/self/mountinfo; done'
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ "${#lines[@]}" -eq 6 ]
+  for line in "${lines[@]}"; do
+    read -r _ _ _ _ _ opts _ <<<"$line"
+    [[ ",$opts," == *,nosuid,* ]]
+    [[ ",$opts," == *,noexec,* ]]
+  done
+}

@@ -16,7 +16,8 @@ FSRUN_TEST_PACKAGES=(bats jq python3 busybox-static clang clang-format libclang-
   slirp4netns passt # the sandbox's network egress helper, and the alternative it was measured against
   nodejs # the Fusion adapter (contrib/fusion); npm below
   man-db bsdextrautils # man and col: the man pages against --help (tests/integration/man.bats)
-  criu) # checkpoint/restore (tests/vm/criu.bats, tests/integration/checkpoint.bats)
+  criu iptables) # checkpoint/restore (tests/vm/criu.bats, tests/integration/checkpoint.bats);
+  # criu locks a container's network namespace with iptables-restore
 # npm: contrib/fusion's `npm ci` installs TypeScript from its lockfile. Debian's nodejs lacks it;
 # NodeSource's nodejs has it built in and conflicts with Debian's npm package.
 command -v npm >/dev/null 2>&1 || FSRUN_TEST_PACKAGES+=(npm)

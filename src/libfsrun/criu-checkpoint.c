@@ -143,6 +143,8 @@ int criu_checkpoint(const struct fsrun_context *ctx, const char *id,
   criu = criu_find_usable(ctx->state_root, what, err);
   if (criu == NULL)
     return fsrun_error_code(err);
+  if (!o->pre_dump && criu_check_network_lock(config, what, err) < 0)
+    return fsrun_error_code(err);
   image_dir =
       criu_prepare_dir(what, "--image-path", o->c.image_path ? o->c.image_path : "checkpoint", err);
   if (image_dir == NULL)

@@ -25,6 +25,9 @@ void criu_argv_common(struct criu_argv *a, const char *criu, const char *action,
                       const char *image_dir, const char *work_dir, const struct criu_opts *o);
 /* Refuses what criu cannot take from this config: a terminal, joined namespaces, no root. */
 int criu_check_config(const oci_config *config, const char *what, fsrun_error_t *err);
+/* A dump or restore of a container with its own network namespace needs iptables-restore (criu
+ * locks the network with it): else a one-line error. */
+int criu_check_network_lock(const oci_config *config, const char *what, fsrun_error_t *err);
 
 /* DIR made (0700, with its parents) when missing, returned absolute; errors name the option. */
 char *criu_prepare_dir(const char *what, const char *option, const char *dir, fsrun_error_t *err);

@@ -18,6 +18,7 @@
 
 #include "cgroup.h"
 #include "container.h"
+#include "foreground.h"
 #include "log.h"
 #include "mounts.h"
 #include "procfs.h"
@@ -38,6 +39,10 @@ struct restore_child {
 static int prepare_criu_child(void *data) {
   const struct restore_child *c = data;
   cleanup_error fsrun_error_t err = NULL;
+  sigset_t none;
+  /* a foreground restore blocks the signals it forwards; criu must not start with them blocked */
+  sigemptyset(&none);
+  sigprocmask(SIG_SETMASK, &none, NULL);
   if (c->cg != NULL && cgroup_enter(c->cg, getpid(), &err) < 0) {
     fprintf(stderr, "fsrun: restore: %s\n", err->msg);
     return -1;
@@ -260,14 +265,14 @@ static void restore_ctx_clear(struct restore_ctx *r) {
   status_clear(&r->st);
 }
 
-/* Foreground: the restored process was re-parented to us (the subreaper) when criu exited. */
-static int wait_restored(struct restore_ctx *r, int *exit_status, fsrun_error_t *err) {
-  int status = 0;
-  while (waitpid(r->st.pid, &status, 0) < 0) {
-    if (errno != EINTR)
-      return fsrun_error_errno(err, "restore: wait for the restored process %d", r->st.pid);
-  }
-  *exit_status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+/* Foreground: the restored process was re-parented to us (the subreaper) when criu exited; the
+ * signals blocked since before criu ran (forwarded) go to it, as `run` does. */
+static int wait_restored(struct restore_ctx *r, const sigset_t *forwarded, int *exit_status,
+                         fsrun_error_t *err) {
+  cleanup_close int pidfd = (int)syscall(SYS_pidfd_open, r->st.pid, 0);
+  if (pidfd < 0)
+    return fsrun_error_errno(err, "restore: pidfd of the restored process %d", r->st.pid);
+  *exit_status = foreground_wait(pidfd, -1, forwarded);
   return container_delete(r->ctx, r->o->id, true, err);
 }
 
@@ -276,13 +281,14 @@ int criu_restore(const struct fsrun_context *ctx, const struct criu_restore_opts
   __attribute__((cleanup(restore_ctx_clear))) struct restore_ctx r = {
       .ctx = ctx, .o = o, .dirfd = -1};
   cleanup_free char *json = NULL;
+  sigset_t forwarded;
   size_t len = 0;
 
   if (status_validate_id(o->id, err) < 0 || load_bundle(&r, &json, &len, err) < 0 ||
       check_restore_opts(o, r.config, err) < 0 || find_images(&r, err) < 0)
     return fsrun_error_code(err);
   r.criu = criu_find_usable(ctx->state_root, "restore", err);
-  if (r.criu == NULL)
+  if (r.criu == NULL || criu_check_network_lock(r.config, "restore", err) < 0)
     return fsrun_error_code(err);
   r.dirfd = status_dir_create(ctx->state_root, o->id, err);
   if (r.dirfd < 0)
@@ -293,11 +299,15 @@ int criu_restore(const struct fsrun_context *ctx, const struct criu_restore_opts
     fsrun_error_errno(err, "restore: become the subreaper");
     goto fail;
   }
+  /* blocked from before criu runs: a signal that comes during the restore waits for the process */
+  foreground_signals(&forwarded);
+  if (!o->detach)
+    sigprocmask(SIG_BLOCK, &forwarded, NULL);
   if (run_criu_restore(&r, err) < 0 || record_restored(&r, err) < 0)
     goto fail;
   if (o->detach)
     return 0;
-  return wait_restored(&r, exit_status, err);
+  return wait_restored(&r, &forwarded, exit_status, err);
 
 fail:
   undo(&r);

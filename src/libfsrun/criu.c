@@ -226,14 +226,6 @@ char *criu_usable(const char *state_root) {
   return criu_find_usable(state_root, "features", &err);
 }
 
-/* criu locks a dumped network namespace with iptables-restore by default and fails where iptables
- * is not installed; Debian's criu also has nftables (libnftables), which needs no binary. */
-static void add_network_lock(struct criu_argv *a) {
-  cleanup_free char *iptables = find_in_path("iptables-restore");
-  if (iptables == NULL)
-    criu_argv_add(a, "--network-lock=nftables");
-}
-
 void criu_argv_common(struct criu_argv *a, const char *criu, const char *action,
                       const char *image_dir, const char *work_dir, const struct criu_opts *o) {
   criu_argv_add(a, criu);
@@ -244,7 +236,6 @@ void criu_argv_common(struct criu_argv *a, const char *criu, const char *action,
   criu_argv_add(a, work_dir);
   criu_argv_addf(a, "--log-file=%s.log", action);
   criu_argv_add(a, "-v4");
-  add_network_lock(a);
   if (o->manage_cgroups_mode != NULL)
     criu_argv_addf(a, "--manage-cgroups=%s", o->manage_cgroups_mode);
   if (o->empty_netns)
@@ -274,6 +265,25 @@ int criu_check_config(const oci_config *config, const char *what, fsrun_error_t 
                               "%s: linux.namespaces[%zu]: a joined %s namespace (path) cannot be "
                               "checkpointed or restored by fsrun",
                               what, i, lx->namespaces[i].type);
+  return 0;
+}
+
+int criu_check_network_lock(const oci_config *config, const char *what, fsrun_error_t *err) {
+  const oci_linux *lx = config->linux_;
+  cleanup_free char *iptables = NULL;
+  bool netns = false;
+  for (size_t i = 0; lx != NULL && i < lx->n_namespaces; i++)
+    netns = netns || strcmp(lx->namespaces[i].type, "network") == 0;
+  if (!netns)
+    return 0;
+  /* criu 3.17's other lock, nftables, names its table after the dumped pid and so cannot unlock
+   * a restore into a new pid: the restored network would stay locked */
+  iptables = find_in_path("iptables-restore");
+  if (iptables == NULL)
+    return fsrun_error_make(err, 0,
+                            "%s: criu locks the container's network namespace with "
+                            "iptables-restore, which is not in PATH (install the iptables package)",
+                            what);
   return 0;
 }
 

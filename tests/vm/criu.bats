@@ -126,3 +126,43 @@ wait_for_count() {
   fsrun delete two
   assert_no_leftovers two
 }
+
+@test "vm criu: a foreground restore forwards its signals to the restored process" {
+  local rpid i status=0
+  # the container's init traps USR1 (an init ignores a signal it has no handler for)
+  set_process_args /bin/sh -c 'exec </dev/null; trap "echo usr1 >/t/sig; exit 7" USR1
+    i=0; while :; do i=$((i+1)); echo $i >/t/c; sleep 0.2; done'
+  start_counter sig
+  fsrun checkpoint --image-path "$IMAGES/sig" sig
+  "$FSRUN" --root "$FSRUN_ROOT" restore --image-path "$IMAGES/sig" --bundle "$BUNDLE" sig2 \
+    </dev/null >"$BATS_TEST_TMPDIR/sig2.out" 2>&1 3>&- &
+  rpid=$!
+  for ((i = 0; i < 300; i++)); do
+    [ "$(fsrun state sig2 2>/dev/null | jq -r .status)" = running ] && break
+    sleep 0.2
+  done
+  [ "$(fsrun state sig2 | jq -r .status)" = running ]
+  kill -USR1 "$rpid"
+  wait "$rpid" || status=$?
+  cat "$BATS_TEST_TMPDIR/sig2.out"
+  # the process's trap ran and its status is restore's; restore deleted the container
+  [ "$status" -eq 7 ]
+  run fsrun state sig2
+  [ "$status" -eq 1 ]
+  assert_no_leftovers sig2
+}
+
+@test "vm criu: without iptables-restore a dump of a container with its own netns is refused" {
+  local bin=$BATS_TEST_TMPDIR/bin
+  mkdir -p "$bin"
+  ln -s "$(command -v criu)" "$bin/criu"
+  fsrun run -d --bundle "$BUNDLE" noipt </dev/null >/dev/null 2>&1
+  # criu finds iptables-restore through PATH as fsrun does: a PATH without it is a machine without
+  run env PATH="$bin" "$FSRUN" --root "$FSRUN_ROOT" checkpoint --image-path "$IMAGES/noipt" noipt
+  [ "$status" -eq 1 ]
+  [ "$output" = "fsrun: checkpoint: criu locks the container's network namespace with iptables-restore, which is not in PATH (install the iptables package)" ]
+  [ "$(fsrun state noipt | jq -r .status)" = running ]
+  [ ! -e "$IMAGES/noipt" ]
+  fsrun delete --force noipt
+  assert_no_leftovers noipt
+}

@@ -279,6 +279,9 @@ struct exec_child {
   int sync_fd;        /* our end of the sync socket */
   int parent_sync_fd; /* the parent's end, closed first so that the parent's death reads as EOF */
   bool seccomp_fd_by_pidfd; /* the parent takes the listener fd (see process.c's load_filter) */
+  /* an unprivileged parent may take it (pidfd_getfd) only from a dumpable process: we are
+   * dumpable from our message to the parent's GO, as process.c's init is */
+  bool seccomp_fd_dumpable;
   int init_pidfd;
   int ns_flags;   /* joined with setns() on init_pidfd */
   bool join_user; /* ns_flags has CLONE_NEWUSER */
@@ -320,9 +323,16 @@ static bool parent_gone(int sync_fd) {
  * root), which getcwd() must confirm: an fd path like /proc/self/fd/N reaching a host directory
  * makes it fail or report "(unreachable)" (invariant 7, CVE-2024-21626). */
 /* process.c's load_filter for the exec child: the parent takes a NOTIFY listener fd itself
- * (pidfd_getfd) when it is root, so that no syscall of ours waits for a listener without it. */
+ * (pidfd_getfd), so that no syscall of ours waits for a listener without it. */
 static int child_load_filter(struct exec_child *c, int *notify_fd, fsrun_error_t *err) {
-  return process_load_filter(c->seccomp, c->sync_fd, c->seccomp_fd_by_pidfd, notify_fd, err);
+  bool handover = c->seccomp_fd_dumpable && seccomp_has_notify(c->seccomp);
+  int r;
+  if (handover && prctl(PR_SET_DUMPABLE, 1, 0, 0, 0) < 0)
+    _exit(1);
+  r = process_load_filter(c->seccomp, c->sync_fd, c->seccomp_fd_by_pidfd, notify_fd, err);
+  if (handover && prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
+    _exit(1);
+  return r;
 }
 
 static int child_enter_cwd(const char *cwd, fsrun_error_t *err) {
@@ -928,7 +938,9 @@ int container_exec(const struct fsrun_context *ctx, const struct exec_options *o
   memset(&child_cfg, 0, sizeof(child_cfg));
   child_cfg.p = p;
   child_cfg.sync_fd = sync_fds[1];
-  child_cfg.seccomp_fd_by_pidfd = geteuid() == 0;
+  /* our sendmsg of the fd could be notified, with no listener to answer it yet */
+  child_cfg.seccomp_fd_by_pidfd = true;
+  child_cfg.seccomp_fd_dumpable = geteuid() != 0;
   child_cfg.parent_sync_fd = sync_fds[0];
   child_cfg.init_pidfd = init_pidfd;
   child_cfg.ns_flags = ns_flags & ~CLONE_NEWPID;

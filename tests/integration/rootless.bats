@@ -44,10 +44,10 @@ setup() {
 
 teardown() {
   local f
-  if [ -n "${LISTENER_PID:-}" ]; then
-    kill "$LISTENER_PID" 2>/dev/null
-    wait "$LISTENER_PID" 2>/dev/null
-  fi
+  for f in ${LISTENER_PID:-} ${CREATE_LISTENER_PID:-}; do
+    kill "$f" 2>/dev/null
+    wait "$f" 2>/dev/null
+  done
   # the init of a container whose state a failed test left corrupt
   [ -n "${USER_INIT:-}" ] && kill -9 "$USER_INIT" 2>/dev/null
   if [ -n "${UDIR:-}" ]; then
@@ -291,4 +291,42 @@ user_run() {
   user_run delete --force "$id"
   echo "host procfs fds:$found"
   [ -z "$found" ]
+}
+
+# start_user_listener: tests/seccomp-listener as the user on $UDIR/agent.sock, its pid in LISTENER_PID
+start_user_listener() {
+  local tries=100
+  rm -f "$UDIR/listener.pid"
+  as_user /bin/sh -c 'echo $$ >"$1/listener.pid" && exec "$1/listener" "$1/agent.sock" \
+    "$1/agent-state" "$1/agent-calls" 0' sh "$UDIR" 3>&- &
+  while { [ ! -S "$UDIR/agent.sock" ] || [ ! -s "$UDIR/listener.pid" ]; } && [ $tries -gt 0 ]; do
+    sleep 0.05
+    tries=$((tries - 1))
+  done
+  LISTENER_PID=$(cat "$UDIR/listener.pid")
+  [ -S "$UDIR/agent.sock" ]
+}
+
+@test "rootless: exec with a seccomp NOTIFY profile of its own syscalls (sendmsg, recvmsg, close) with listenerPath does not hang" {
+  local listener=${FSRUN%/*}/tests/seccomp-listener id=rl-notify-exec
+  [ -x "$listener" ] || skip "no $listener (build it with make)"
+  cp "$listener" "$UDIR/listener"
+  chown "$TEST_UID:$TEST_GID" "$UDIR/listener"
+  # the listener serves one connection: one for create's init, another for the exec
+  start_user_listener
+  CREATE_LISTENER_PID=$LISTENER_PID
+  update_user_config '.root.readonly = false | .process.args = ["sleep", "1000"]
+    | .linux.seccomp = {"defaultAction": "SCMP_ACT_ALLOW", "listenerPath": $sock,
+        "syscalls": [{"names": ["mkdir", "mkdirat", "sendmsg", "recvmsg", "close"],
+                      "action": "SCMP_ACT_NOTIFY"}]}' --arg sock "$UDIR/agent.sock"
+  as_user /bin/sh -c 'cd "$1" && shift && exec "$@"' sh "$UDIR/bundle" \
+    timeout -s KILL 60 "$FSRUN" run -d "$id" </dev/null >/dev/null 2>&1
+  start_user_listener
+  # bounded: the previous binary's exec child waited forever in its sendmsg of the listener fd
+  run as_user /bin/sh -c 'cd "$1" && shift && exec "$@"' sh "$UDIR/bundle" \
+    timeout -s KILL 60 "$FSRUN" exec "$id" sh -c 'mkdir /tmp/faked-exec && echo mkdir-succeeded'
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ "$output" = mkdir-succeeded ]
+  user_run delete --force "$id"
 }

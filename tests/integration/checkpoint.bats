@@ -28,7 +28,14 @@ setup() {
 
 teardown() {
   cd /
+  [ -n "${USER_ID:-}" ] && user_fsrun delete --force "$USER_ID" >/dev/null 2>&1
   teardown_bundle
+}
+
+# user_fsrun ARGS...: fsrun as $TEST_USER with a state root of its own
+user_fsrun() {
+  setpriv --reuid "$TEST_USER" --regid "$TEST_USER" --clear-groups \
+    env XDG_RUNTIME_DIR="$BATS_TEST_TMPDIR/xdg" "$FSRUN" --root "$BATS_TEST_TMPDIR/user/state" "$@"
 }
 
 @test "checkpoint: where criu cannot run on the kernel, one line, exit 1, the container untouched" {
@@ -129,4 +136,27 @@ teardown() {
     env XDG_RUNTIME_DIR="$BATS_TEST_TMPDIR/xdg" "$FSRUN" --root "$BATS_TEST_TMPDIR/user-root" features
   [ "$status" -eq 0 ]
   [ "$(jq -r '.annotations["org.fsrun.checkpoint"]' <<<"$output")" = null ]
+}
+
+@test "checkpoint: an ordinary user's running container is refused (criu needs root), it runs on" {
+  [ -n "${TEST_USER:-}" ] || skip "needs useradd and setpriv"
+  local dir=$BATS_TEST_TMPDIR/user
+  make_traversable "$BUNDLE"
+  chmod a+rx "$BUNDLE" "$BATS_TEST_TMPDIR"
+  mkdir -p "$dir/state"
+  chown "$TEST_USER:" "$dir" "$dir/state"
+  user_fsrun spec --rootless --bundle "$dir"
+  jq --arg r "$ROOTFS" '.root.path = $r | .process.terminal = false | .process.args = ["sleep", "100000"]' \
+    "$dir/config.json" >"$dir/config.new"
+  mv "$dir/config.new" "$dir/config.json"
+  USER_ID=$CONTAINER_ID
+  user_fsrun run -d --bundle "$dir" "$USER_ID" </dev/null >/dev/null 2>&1
+  [ "$(user_fsrun state "$USER_ID" | jq -r .status)" = running ]
+  run user_fsrun checkpoint --image-path "$dir/images" "$USER_ID"
+  [ "$status" -eq 1 ]
+  [ "$output" = "fsrun: checkpoint: criu needs root: an ordinary user's container cannot be checkpointed" ]
+  [ ! -e "$dir/images" ]
+  [ "$(user_fsrun state "$USER_ID" | jq -r .status)" = running ]
+  user_fsrun delete --force "$USER_ID"
+  [ ! -e "$dir/state/$USER_ID" ]
 }

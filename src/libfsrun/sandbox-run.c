@@ -209,6 +209,7 @@ struct run_result {
   int64_t duration_ms;
   char *error;              /* set-up failure under fail-hard */
   char **tamper;            /* the nested git dirs / gitlinks the run made */
+  char **discarded;         /* the common-dir paths it wrote outside the git allowlist */
   bool oom_killed;          /* the OOM killer killed a process of the sandbox's cgroup */
   bool cpu_budget_exceeded; /* cpuLimit.maxMs spent by the whole command: ended by the watchdog */
   struct sandbox_limits limits;
@@ -697,6 +698,7 @@ static void print_result_json(const struct run_result *r, const struct capture *
   if (r->error != NULL)
     sb_json_key_string(&b, "error", r->error);
   sb_json_string_array(&b, "tamper", r->tamper);
+  sb_json_string_array(&b, "discarded", r->discarded);
   sb_puts(&b, "}\n");
   (void)safe_write_all(STDOUT_FILENO, b.data, b.len);
   free(b.data);
@@ -888,6 +890,7 @@ static int run_once(const struct fsrun_context *ctx, const struct sandbox_run_op
     sandbox_limits_warn(&result.limits);
     r = run_in_sandbox(ctx, o, policy, worktree, id, userns, deadline, &cap, &git, &result, err);
     result.tamper = git.tamper;
+    result.discarded = git.discarded;
   }
   setup_deadline_disarm();
   /* past the deadline, a failed set-up is the deadline's doing even before the watchdog says so */

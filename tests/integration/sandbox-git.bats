@@ -273,6 +273,32 @@ route_gitlink() {
   [ "$(jq -c '.tamper | sort' <<<"${output##*$'\n'}")" = '["a/b/c","a/b/c/.git"]' ]
 }
 
+# --json's discarded: what the run wrote outside the allowlist, as the owner; [] for a clean run
+json_discarded() {
+  make_repo "$1"
+  run as_owner timeout -s KILL 120 "$FSRUN" --root "$DIR/state" sandbox --json \
+    --policy "$DIR/policy.json" --worktree "$WT" -- true
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ "$(jq -c .discarded <<<"${output##*$'\n'}")" = '[]' ]
+  run as_owner timeout -s KILL 120 "$FSRUN" --root "$DIR/state" sandbox --json \
+    --policy "$DIR/policy.json" --worktree "$WT" \
+    -- /bin/sh -c 'echo "*.sh diff=evil" >"$(git rev-parse --git-common-dir)/info/attributes"'
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ "$(jq -r .exitCode <<<"${output##*$'\n'}")" -eq 0 ]
+  [ "$(jq -c .discarded <<<"${output##*$'\n'}")" = '["info/attributes"]' ]
+  [ ! -e "$REPO/.git/info/attributes" ]
+}
+
+@test "sandbox-git: the --json result's discarded lists a write outside the allowlist, [] when none (root)" {
+  json_discarded root
+}
+
+@test "sandbox-git: the --json result's discarded lists a write outside the allowlist, [] when none (ordinary user)" {
+  json_discarded user
+}
+
 task_work() {
   make_repo "$1"
   # main moves on the host first, so that the task has something to rebase onto

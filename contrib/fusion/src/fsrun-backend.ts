@@ -348,11 +348,18 @@ export function parseResult(stdout: string, runId: string, aborted: boolean): { 
     limitsNotEnforced: Array.isArray(o.limitsNotEnforced) ? (o.limitsNotEnforced as LimitNotEnforced[]) : [],
     durationMs: typeof o.durationMs === "number" ? o.durationMs : 0,
     tamper: Array.isArray(o.tamper) ? o.tamper.filter((p): p is string => typeof p === "string") : [],
+    ...gitDiscardedOf(o.discarded),
     backend: o.backend === "native" ? "native" : "fsrun",
     aborted,
     runId,
   };
   return { result, error: typeof o.error === "string" ? o.error : null };
+}
+
+/** fsrun's `discarded` (what git left out) as RunResult.gitDiscarded: absent when none. */
+function gitDiscardedOf(v: unknown): { gitDiscarded?: string[] } {
+  const paths = Array.isArray(v) ? v.filter((p): p is string => typeof p === "string") : [];
+  return paths.length > 0 ? { gitDiscarded: paths } : {};
 }
 
 /** The start of fsrun's container ids for a run (its make_container_id). */

@@ -52,7 +52,7 @@ export interface FsrunRunResult extends SandboxRunResult {
   durationMs: number;
   /** Worktree-relative paths of nested git dirs or gitlinks the run made (fsrun's `tamper`; empty when none or not reported). */
   tamper: string[];
-  /** Common-dir-relative paths of git changes the run made outside the task's allowlist, left out (task-container mode; absent when none). */
+  /** Common-dir-relative paths of git changes the run made outside the task's allowlist, left out (fsrun's `discarded`, both modes; absent when none). */
   gitDiscarded?: string[];
   backend: RunBackend;
   /** The run was ended through opts.signal, abort() or dispose(). */

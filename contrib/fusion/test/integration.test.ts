@@ -305,6 +305,18 @@ test(`[${WHO}] one-shot: a nested git repository the run made comes back in tamp
   assert.deepEqual(events.find((e) => e.runId === r.runId && e.event === "sandbox:run")?.tamper, ["nested-repo/.git"]);
 });
 
+test(`[${WHO}] one-shot: what git left out (a write outside the allowlist) comes back in gitDiscarded; absent on a clean run`, async () => {
+  const b = await backend();
+  const clean = await b.run("echo clean", opts());
+  assert.equal(clean.stdout, "clean\n", clean.stderr);
+  assert.equal(clean.gitDiscarded, undefined);
+  const r = await b.run('echo "*.bin binary" >"$(git rev-parse --git-common-dir)/info/attributes" && echo wrote', opts());
+  assert.equal(r.stdout, "wrote\n", r.stderr);
+  assert.deepEqual(r.gitDiscarded, ["info/attributes"]);
+  assert.deepEqual(events.find((e) => e.runId === r.runId && e.event === "sandbox:run")?.gitDiscarded, ["info/attributes"]);
+  assert.equal(events.find((e) => e.runId === clean.runId && e.event === "sandbox:run")?.gitDiscarded, undefined);
+});
+
 test(`[${WHO}] task container: git as in one-shot: the task's commit lands, main does not move, tamper and gitDiscarded are reported`, async (t) => {
   const b = await taskBackend();
   if (b === null) return t.skip("fsrun exec cannot join the task container as this user: checked that it runs one-shot instead");

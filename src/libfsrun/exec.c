@@ -319,22 +319,16 @@ static bool parent_gone(int sync_fd) {
   return poll(&p, 1, 0) > 0 && (p.revents & (POLLHUP | POLLRDHUP | POLLERR));
 }
 
+/* as the init's: the parent takes a NOTIFY listener fd itself (pidfd_getfd), so that no syscall
+ * of ours waits for a listener without it */
+static int child_load_filter(struct exec_child *c, int *notify_fd, fsrun_error_t *err) {
+  return process_load_filter(c->seccomp, c->sync_fd, c->seccomp_fd_by_pidfd, c->seccomp_fd_dumpable,
+                             notify_fd, err);
+}
+
 /* chdir to cwd, resolved in the container's root (setns into its mount namespace made that our
  * root), which getcwd() must confirm: an fd path like /proc/self/fd/N reaching a host directory
  * makes it fail or report "(unreachable)" (invariant 7, CVE-2024-21626). */
-/* process.c's load_filter for the exec child: the parent takes a NOTIFY listener fd itself
- * (pidfd_getfd), so that no syscall of ours waits for a listener without it. */
-static int child_load_filter(struct exec_child *c, int *notify_fd, fsrun_error_t *err) {
-  bool handover = c->seccomp_fd_dumpable && seccomp_has_notify(c->seccomp);
-  int r;
-  if (handover && prctl(PR_SET_DUMPABLE, 1, 0, 0, 0) < 0)
-    _exit(1);
-  r = process_load_filter(c->seccomp, c->sync_fd, c->seccomp_fd_by_pidfd, notify_fd, err);
-  if (handover && prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
-    _exit(1);
-  return r;
-}
-
 static int child_enter_cwd(const char *cwd, fsrun_error_t *err) {
   char buf[PATH_MAX];
   if (chdir(cwd) < 0)

@@ -264,8 +264,8 @@ static void clone_init_into_joined_pidns(struct init_config *c) {
  * in between) and takes it with pidfd_getfd; we wait for its SYNC_GO before going on, so the fd is
  * still there. Any syscall of ours from the load on may be notified: sending the fd ourselves
  * (sendmsg) could wait forever for a listener that has no fd yet. */
-int process_load_filter(const struct fsrun_seccomp *filter, int sync_fd, bool fd_by_pidfd,
-                        int *notify_fd, fsrun_error_t *err) {
+static int load_filter_handing_over(const struct fsrun_seccomp *filter, int sync_fd,
+                                    bool fd_by_pidfd, int *notify_fd, fsrun_error_t *err) {
   struct sync_msg msg = {.fd = -1};
   char payload[16];
   int next_fd, len;
@@ -287,15 +287,21 @@ int process_load_filter(const struct fsrun_seccomp *filter, int sync_fd, bool fd
   return 0;
 }
 
-static int load_filter(struct init_config *c, int *notify_fd, fsrun_error_t *err) {
-  bool handover = c->seccomp_fd_dumpable && seccomp_has_notify(c->seccomp);
+int process_load_filter(const struct fsrun_seccomp *filter, int sync_fd, bool fd_by_pidfd,
+                        bool fd_dumpable, int *notify_fd, fsrun_error_t *err) {
+  bool dumpable = fd_dumpable && seccomp_has_notify(filter);
   int r;
-  if (handover && prctl(PR_SET_DUMPABLE, 1, 0, 0, 0) < 0)
+  if (dumpable && prctl(PR_SET_DUMPABLE, 1, 0, 0, 0) < 0)
     _exit(1);
-  r = process_load_filter(c->seccomp, c->sync_fd, c->seccomp_fd_by_pidfd, notify_fd, err);
-  if (handover && prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
+  r = load_filter_handing_over(filter, sync_fd, fd_by_pidfd, notify_fd, err);
+  if (dumpable && prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
     _exit(1);
   return r;
+}
+
+static int load_filter(struct init_config *c, int *notify_fd, fsrun_error_t *err) {
+  return process_load_filter(c->seccomp, c->sync_fd, c->seccomp_fd_by_pidfd, c->seccomp_fd_dumpable,
+                             notify_fd, err);
 }
 
 void init_main(struct init_config *c) {

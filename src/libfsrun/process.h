@@ -56,15 +56,16 @@ __attribute__((noreturn)) void init_main(struct init_config *c);
 __attribute__((noreturn)) void process_exec(const char *exe, char *const argv[],
                                             char *const envp[]);
 
+/* Loads filter in the init or exec's child. With a NOTIFY profile and fd_by_pidfd, the runtime is
+ * told over sync_fd which fd number the listener gets and takes it with pidfd_getfd before SYNC_GO;
+ * fd_dumpable (an ordinary user, whose runtime may not take the fd of a non-dumpable process): the
+ * process is dumpable only for that hand-over. */
+int process_load_filter(const struct fsrun_seccomp *filter, int sync_fd, bool fd_by_pidfd,
+                        bool fd_dumpable, int *notify_fd, fsrun_error_t *err);
+
 /* Finds args0 like execvp would, in the PATH of env (a default PATH when env has none), relative to
  * the current directory. Errors: `exec: "X": no such file or directory` and `exec: "X": permission
  * denied` (podman maps those words to 127 and 126). */
-/* Loads filter in the init or exec's child. With a NOTIFY profile and fd_by_pidfd, the runtime is
- * told over sync_fd which fd number the listener gets and takes it with pidfd_getfd before SYNC_GO.
- */
-int process_load_filter(const struct fsrun_seccomp *filter, int sync_fd, bool fd_by_pidfd,
-                        int *notify_fd, fsrun_error_t *err);
-
 int process_resolve_executable(const char *args0, const oci_strv *env, char **out,
                                fsrun_error_t *err);
 

@@ -8,31 +8,8 @@
 # cannot be written past the allowlist. Tried as root and as an ordinary user, checked from the host.
 
 load helpers
-
-# sandbox-git.bats's helpers (make_repo, as_owner, hgit; its @test blocks and sbx left out)
-eval "$(sed '/^@test/,/^}/d; /^load helpers/d' "$BATS_TEST_DIRNAME/sandbox-git.bats")"
-
-setup_file() {
-  [ "$EUID" = 0 ] || return 0
-  command -v useradd >/dev/null && command -v setpriv >/dev/null || return 0
-  export TEST_USER=fsrxsec$$
-  useradd -M -d /nonexistent -s /bin/sh "$TEST_USER"
-}
-
-teardown_file() {
-  if [ -n "${TEST_USER:-}" ] && id "$TEST_USER" >/dev/null 2>&1; then
-    pkill -KILL -u "$TEST_USER" 2>/dev/null || true
-    userdel "$TEST_USER" >/dev/null 2>&1 || true
-  fi
-}
-
-eval "sandbox_git_setup() $(declare -f setup | tail -n +2)"
-eval "sandbox_git_teardown() $(declare -f teardown | tail -n +2)"
-
-setup() {
-  requires_fsrun_command bundle
-  sandbox_git_setup
-}
+EXEC_GIT_USER_PREFIX=fsrxsec
+load exec-git-helpers
 
 teardown() {
   as_owner "$FSRUN" --root "$DIR/state" delete --force xsec >/dev/null 2>&1 || true

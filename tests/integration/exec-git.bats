@@ -120,16 +120,6 @@ sbx() {
   main_checkout user
 }
 
-# wait_for FILE: until FILE exists (an event, not a timing: bounded only so a failure ends)
-wait_for() {
-  local tries=600
-  while [ ! -e "$1" ] && [ "$tries" -gt 0 ]; do
-    sleep 0.1
-    tries=$((tries - 1))
-  done
-  [ -e "$1" ]
-}
-
 route_daemon() {
   make_repo "$1"
   local task0
@@ -138,7 +128,7 @@ route_daemon() {
           echo \$? >daemon-done' </dev/null >/dev/null 2>&1 &"
   task0=$(hgit -C "$REPO" rev-parse task)
   as_owner touch "$WT/go"
-  wait_for "$WT/daemon-done"
+  wait_for_file "$WT/daemon-done"
   cat "$WT/daemon-done"
   # the daemon ran its git in the exec's overlay; nothing of it reached the repository
   [ "$(hgit -C "$REPO" rev-parse main)" = "$MAIN0" ]
@@ -162,7 +152,7 @@ route_sigkill() {
     exec "$id" /bin/sh -c 'echo two >>README && git commit -qam killed && touch ready &&
     exec sleep 1000' </dev/null >/dev/null 2>&1 &
   job=$!
-  wait_for "$WT/ready"
+  wait_for_file "$WT/ready"
   # the fsrun exec (the job's child under setpriv): its pid is in its per-run dir's name
   run_dir=$(ls -A "$DIR/state" | grep "^\.sandbox-git\.$id\.exec-")
   pid=${run_dir##*-}

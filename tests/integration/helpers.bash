@@ -309,6 +309,17 @@ wait_for_status() {
   return 1
 }
 
+# wait_for_file PATH [SECONDS]: until PATH exists (an event, not a timing: the bound, default 60 s
+# for the slow VM, only ends a failure)
+wait_for_file() {
+  local tries=$((${2:-60} * 10))
+  while [ ! -e "$1" ] && [ "$tries" -gt 0 ]; do
+    sleep 0.1
+    tries=$((tries - 1))
+  done
+  [ -e "$1" ]
+}
+
 # Processes of the bundle DIR (never this shell): those whose root or cwd is DIR or DIR/rootfs,
 # compared by device and inode, since after pivot_root the link text reads "/". One find (the
 # bundle's own directories first, then every process's root and cwd, followed) and one awk, both

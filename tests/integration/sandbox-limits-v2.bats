@@ -116,16 +116,6 @@ sbx() {
   fsrun sandbox --policy "$POLICY" --worktree "$WT" --task-id "$TASK" "$@"
 }
 
-# wait_for_file PATH: up to 60 s (the VM is slow)
-wait_for_file() {
-  local tries=600
-  while [ ! -e "$1" ] && [ "$tries" -gt 0 ]; do
-    sleep 0.1
-    tries=$((tries - 1))
-  done
-  [ -e "$1" ]
-}
-
 # The sandbox's cgroup directory below PARENT (made for this test's task), one level down or two.
 sandbox_cgroup_under() {
   find "$1" -mindepth 1 -maxdepth 2 -type d -name "sandbox-$TASK-*" | head -n 1

@@ -261,16 +261,6 @@ check_host_out_of_reach() {
   check_host_out_of_reach user
 }
 
-# wait_file PATH: waits (60 s at most) until PATH exists
-wait_file() {
-  local tries=600
-  while [ ! -e "$1" ] && [ "$tries" -gt 0 ]; do
-    sleep 0.1
-    tries=$((tries - 1))
-  done
-  [ -e "$1" ]
-}
-
 check_bind_stays_inside() {
   local port=$((HOST_PORT + 1)) result
   # where either caller's sandbox can tell us it listens, and we tell it we are done
@@ -283,7 +273,7 @@ check_bind_stays_inside() {
     i=0; until [ -e "$PWD/sig/done" ] || [ $i -ge 600 ]; do sleep 0.1; i=$((i+1)); done
     kill $l' >"$UDIR/sbx.out" 2>&1 &
   FSRUN_BG=$!
-  wait_file "$WT/sig/listening" || {
+  wait_for_file "$WT/sig/listening" || {
     cat "$UDIR/sbx.out"
     false
   }

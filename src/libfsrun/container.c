@@ -497,7 +497,9 @@ static void create_init_config(struct create_job *j) {
   ic->ns = plan;
   ic->wait_go = j->wait_go;
   /* only the cgroup move to wait for: the init mounts meanwhile (see rootfs_ctx.join_cgroup) */
+  /* (a joined user namespace's namespaces are unshared before any mount, not at the cgroup's) */
   ic->go_late = j->wait_go && !j->new_userns && !plan->double_clone &&
+                (plan->unshare_flags & ~CLONE_NEWCGROUP) == 0 &&
                 !(lx != NULL && lx->n_net_devices > 0) && !has_idmapped_mounts(config) &&
                 o->on_namespaces == NULL;
   ic->stay_dumpable = j->new_userns && geteuid() != 0;
@@ -530,6 +532,7 @@ static void create_init_config(struct create_job *j) {
       .no_pivot = o->no_pivot,
       .shared_mntns = shares_caller_mntns(config),
       .defer_proc = plan->pid_join_late,
+      .proc_mounter_fd = -1,
       .procfs_fd = j->procfs_fd,
       .sync_fd = j->sync_fds[1],
       .cgroup_hierarchies = j->hierarchies,

@@ -21,6 +21,7 @@
 
 #include "bind-source.h"
 #include "idmap.h"
+#include "proc-mounter.h"
 #include "utils.h"
 
 /* --- options ---------------------------------------------------------------------------------- */
@@ -571,6 +572,22 @@ static int finish_new_mount(const struct mount_env *env, const char *dest,
   return 0;
 }
 
+/* env->proc_by_mounter: a procfs of our pid namespace, made detached by the first init, attached
+ * onto target */
+static int mount_proc_by_mounter(const struct mount_env *env, int target, unsigned long flags,
+                                 const char *data, size_t index, const char *dest,
+                                 fsrun_error_t *err) {
+  struct mount_attr attr;
+  cleanup_close int mnt = -1;
+  mount_flags_to_attr(flags, 0, &attr);
+  mnt = proc_mounter_mount(env->proc_mounter_fd, data, (unsigned int)attr.attr_set, err);
+  if (mnt < 0)
+    return fsrun_error_wrap(err, "mounts[%zu]: proc onto `%s`", index, dest);
+  if (move_mount(mnt, "", target, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
+    return mount_error(err, errno, index, "proc", "proc", dest);
+  return 0;
+}
+
 /* mount(2) of a filesystem onto dest inside the rootfs */
 static int mount_fs(const struct mount_env *env, const char *source, const char *type,
                     const char *dest, unsigned long flags, const char *data, bool real_dir,
@@ -579,6 +596,8 @@ static int mount_fs(const struct mount_env *env, const char *source, const char 
   cleanup_close int target = open_mount_target(env, dest, ROOT_CREATE_DIR, real_dir, index, err);
   if (target < 0)
     return target;
+  if (env->proc_by_mounter && strcmp(type, "proc") == 0)
+    return mount_proc_by_mounter(env, target, flags, data, index, dest, err);
   if (env->mount_at_cwd) {
     int r = fchdir(target) < 0 ? -1 : mount(source ? source : type, ".", type, flags, data);
     int saved = errno;

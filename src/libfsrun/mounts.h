@@ -81,6 +81,10 @@ struct mount_env {
   /* no procfs at /proc (the deferred proc mounts, after pivot_root): a new filesystem is mounted
    * onto its target as the current directory rather than through /proc/self/fd */
   bool mount_at_cwd;
+  /* a user namespace's late-joined pid namespace: procfs is mounted through the first init
+   * (proc-mounter.h) on proc_mounter_fd */
+  bool proc_by_mounter;
+  int proc_mounter_fd;
 };
 
 /* True when the entry is a bind mount (type "bind", or a "bind"/"rbind" option). */

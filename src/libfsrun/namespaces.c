@@ -3,10 +3,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <linux/nsfs.h>
 #include <sched.h>
 #include <stdio.h>
 #include <spawn.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -43,6 +45,16 @@ void namespaces_plan_clear(struct ns_plan *plan) {
   if (plan->pid_join_fd >= 0)
     close(plan->pid_join_fd);
   plan->pid_join_fd = -1;
+}
+
+/* Whether the user namespace user_fd owns the pid namespace pid_fd: then, in it, we may enter
+ * the pid namespace (setns checks CAP_SYS_ADMIN over the pid namespace's owner). */
+static bool userns_owns(int user_fd, int pid_fd) {
+  struct stat user, owner;
+  cleanup_close int owner_fd = ioctl(pid_fd, NS_GET_USERNS);
+  if (owner_fd < 0 || fstat(owner_fd, &owner) < 0 || fstat(user_fd, &user) < 0)
+    return false;
+  return user.st_ino == owner.st_ino && user.st_dev == owner.st_dev;
 }
 
 /* A network namespace joined by path is the container's own unless it is the runtime's. */
@@ -133,8 +145,11 @@ int namespaces_plan(const oci_linux *linux_, bool cgroup_moved_late, struct ns_p
     plan->clone_flags &= ~late;
     plan->unshare_flags |= late;
   }
-  plan->pid_join_late = plan->pid_join_fd >= 0 && (new_flags & CLONE_NEWNS) && !join_user &&
-                        !(new_flags & CLONE_NEWUSER) && !plan->double_clone;
+  /* a joined user namespace must own the pid namespace: we enter it from there, after pivot_root */
+  plan->pid_join_late = plan->pid_join_fd >= 0 && (new_flags & CLONE_NEWNS) &&
+                        !(new_flags & CLONE_NEWUSER) && !plan->double_clone &&
+                        (!join_user || userns_owns(plan->joins[0].fd, plan->pid_join_fd));
+  plan->pid_join_mounter = plan->pid_join_late && join_user;
   return 0;
 }
 

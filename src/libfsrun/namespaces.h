@@ -40,8 +40,11 @@ struct ns_plan {
   /* A pid namespace joined by path, with a new mount namespace and no user namespace: the init
    * builds the root outside it (invisible to that namespace's processes), and only after
    * pivot_root enters it and clones the init that the other container can see; that one mounts
-   * the proc entries (see rootfs_ctx.defer_proc). */
+   * the proc entries (see rootfs_ctx.defer_proc). Also with a joined user namespace that owns
+   * the pid namespace: the init enters the pid namespace from inside it, and the proc entries are
+   * mounted through the first init (pid_join_mounter, proc-mounter.h). */
   bool pid_join_late;
+  bool pid_join_mounter;
 };
 
 /* CLONE_NEW* for "pid", "network", ...; 0 when unknown. */

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/mount.h>
 #include <poll.h>
 #include <sched.h>
 #include <stdint.h>
@@ -19,6 +20,7 @@
 #include "netlink.h"
 #include "passwd.h"
 #include "prefault.h"
+#include "proc-mounter.h"
 #include "procfs.h"
 #include "reaper.h"
 #include "sync.h"
@@ -205,9 +207,9 @@ static void drop_host_procfs(struct init_config *c, int own_instance) {
   c->procfs_fd = c->rootfs.procfs_fd = own;
 }
 
-/* Clones the init as our sibling (CLONE_PARENT: a child of the runtime), reports its pid and
- * exits. Returns in the init. */
-static void clone_sibling_init(struct init_config *c, const char *where) {
+/* Clones the init as our sibling (CLONE_PARENT: a child of the runtime) and reports its pid.
+ * Returns its pid in the caller, 0 in the init. */
+static long clone_sibling(struct init_config *c, const char *where) {
   cleanup_error fsrun_error_t err = NULL;
   struct fsrun_clone_args args = {.flags = CLONE_PARENT};
   char buf[32];
@@ -220,11 +222,14 @@ static void clone_sibling_init(struct init_config *c, const char *where) {
   }
   if (pid > 0) {
     len = snprintf(buf, sizeof(buf), "%ld", pid);
-    _exit(sync_send(c->sync_fd, SYNC_INIT_PID, 0, buf, (size_t)len, -1) < 0 ? 1 : 0);
+    if (sync_send(c->sync_fd, SYNC_INIT_PID, 0, buf, (size_t)len, -1) < 0)
+      _exit(1);
+    return pid;
   }
   /* the init: the runtime is its parent too */
   if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || parent_gone(c->sync_fd))
     _exit(1);
+  return 0;
 }
 
 /* ns_plan.double_clone: join, create the namespaces, then clone the real init into them. */
@@ -237,26 +242,85 @@ static void clone_init_into_namespaces(struct init_config *c) {
     fsrun_error_errno(&err, "create namespaces (unshare 0x%x)", c->ns->intermediate_flags);
     fail(c, &err);
   }
-  clone_sibling_init(c, "its namespaces");
+  if (clone_sibling(c, "its namespaces") > 0)
+    _exit(0);
+}
+
+/* ns_plan.pid_join_mounter, joined to the user namespace: the namespaces are unshared with a mount
+ * namespace in between, which still shows the host's /proc (the procfs mounter's, see
+ * proc-mounter.h). Returns its fd. */
+static int unshare_keeping_mounter_mntns(struct init_config *c) {
+  cleanup_error fsrun_error_t err = NULL;
+  char path[48];
+  int fd;
+  snprintf(path, sizeof(path), "%d/ns/mnt", (int)procfs_self_pid(c->procfs_fd));
+  if (unshare(CLONE_NEWNS) < 0 || (fd = openat(c->procfs_fd, path, O_RDONLY | O_CLOEXEC)) < 0) {
+    fsrun_error_errno(&err, "create the procfs mounter's mount namespace");
+    fail(c, &err);
+  }
+  if (namespaces_unshare_late(c->ns, &err) < 0)
+    fail(c, &err);
+  return fd;
+}
+
+/* With a mounter mount namespace: the procfs mounter (proc-mounter.h) forked off while we are
+ * still in the runtime's pid namespace, so that neither its mount namespace nor the mounter is
+ * ever in the joined one. Returns our end of its socket, the mount namespace's fd closed. */
+static int fork_proc_mounter(struct init_config *c, int mounter_mntns) {
+  cleanup_error fsrun_error_t err = NULL;
+  struct fsrun_clone_args args = {.exit_signal = SIGCHLD};
+  int sock[2];
+  long pid;
+  if (sync_socketpair(sock, &err) < 0)
+    fail(c, &err);
+  pid = fsrun_clone(&args);
+  if (pid < 0) {
+    fsrun_error_errno(&err, "start the procfs mounter");
+    fail(c, &err);
+  }
+  if (pid == 0) {
+    /* outlives us: it ends when the late init closes its end (or dies with the runtime) */
+    close(sock[1]);
+    close(c->sync_fd);
+    proc_mounter_serve(mounter_mntns, sock[0]);
+  }
+  close(mounter_mntns);
+  close(sock[0]);
+  return sock[1];
 }
 
 /* ns_plan.pid_join_late, in the container's root already: holding nothing of the host's (no
  * procfs, no namespace fds), enter the joined pid namespace and clone the init there. The new init
- * is the first process that namespace sees: it mounts the proc entries, from inside. */
-static void clone_init_into_joined_pidns(struct init_config *c) {
+ * is the first process that namespace sees: it mounts the proc entries, from inside (through the
+ * procfs mounter with mounter_mntns >= 0). Returns in the init, with its own procfs instance or
+ * -1. */
+static int clone_init_into_joined_pidns(struct init_config *c, int mounter_mntns) {
   cleanup_error fsrun_error_t err = NULL;
+  int mounter = -1, own_procfs = -1;
 
   close(c->procfs_fd);
   c->procfs_fd = c->rootfs.procfs_fd = -1;
   namespaces_close_join_fds(c->ns);
+  if (mounter_mntns >= 0)
+    mounter = c->rootfs.proc_mounter_fd = fork_proc_mounter(c, mounter_mntns);
   if (setns(c->ns->pid_join_fd, CLONE_NEWPID) < 0) {
     fsrun_error_errno(&err, "join the pid namespace");
     fail(c, &err);
   }
   close(c->ns->pid_join_fd);
-  clone_sibling_init(c, "the pid namespace");
+  if (clone_sibling(c, "the pid namespace") > 0)
+    _exit(0);
   if (rootfs_mount_deferred(&c->rootfs, &err) < 0)
     fail(c, &err);
+  if (mounter >= 0) {
+    own_procfs = proc_mounter_mount(mounter, NULL,
+                                    MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC, &err);
+    close(mounter);
+    c->rootfs.proc_mounter_fd = -1;
+    if (own_procfs < 0)
+      fail(c, &err);
+  }
+  return own_procfs;
 }
 
 /* Loads the seccomp filter. With a NOTIFY profile and seccomp_fd_by_pidfd, the runtime is told
@@ -311,7 +375,7 @@ void init_main(struct init_config *c) {
   char *hook_state_creating = NULL, *hook_state_created = NULL;
   cleanup_free char *exe = NULL;
   char **argv, **envp, *home_env;
-  int master = -1, slave = -1, notify_fd = -1, own_procfs;
+  int master = -1, slave = -1, notify_fd = -1, own_procfs, mounter_mntns = -1;
   const char one = '0';
   int fifo;
 
@@ -338,7 +402,9 @@ void init_main(struct init_config *c) {
 
   if (!c->ns->double_clone && namespaces_join(c->ns, &err) < 0)
     fail(c, &err);
-  if (c->go_late) {
+  if (c->ns->pid_join_mounter) {
+    mounter_mntns = unshare_keeping_mounter_mntns(c);
+  } else if (c->go_late) {
     c->rootfs.join_cgroup = join_cgroup_late;
     c->rootfs.join_cgroup_arg = c;
   } else if (namespaces_unshare_late(c->ns, &err) < 0) {
@@ -391,7 +457,7 @@ void init_main(struct init_config *c) {
   if (rootfs_pivot(&c->rootfs, &err) < 0)
     fail(c, &err);
   if (c->ns->pid_join_late)
-    clone_init_into_joined_pidns(c);
+    own_procfs = clone_init_into_joined_pidns(c, mounter_mntns);
   drop_host_procfs(c, own_procfs);
 
   if (p->terminal) {

@@ -202,7 +202,9 @@ int rootfs_mount_deferred(const struct rootfs_ctx *ctx, fsrun_error_t *err) {
                           .own_netns = ctx->own_netns,
                           .new_cgroupns = ctx->new_cgroupns,
                           .runtime_sync_fd = -1,
-                          .mount_at_cwd = true};
+                          .mount_at_cwd = true,
+                          .proc_by_mounter = ctx->proc_mounter_fd >= 0,
+                          .proc_mounter_fd = ctx->proc_mounter_fd};
   if (root_fd < 0)
     return fsrun_error_errno(err, "open `/`");
   for (size_t i = 0; i < c->n_mounts; i++)

@@ -27,6 +27,9 @@ struct rootfs_ctx {
   int procfs_fd; /* verified procfs handle for writes (sysctl), or -1 */
   /* the init is not yet in the pid namespace it joins (ns_plan.pid_join_late): phase 1 leaves the
    * proc entries out, rootfs_mount_deferred mounts them once it is */
+  /* defer_proc in a user namespace: the proc entries go through the first init (proc-mounter.h)
+   * on this socket, -1: mounted directly */
+  int proc_mounter_fd;
   bool defer_proc;
   int sync_fd; /* the init's end of the sync socket (idmapped mounts), or -1 */
   /* When set, called once right before the first cgroup or cgroup2 mount, or at the end of

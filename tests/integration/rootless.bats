@@ -330,3 +330,55 @@ start_user_listener() {
   [ "$output" = mkdir-succeeded ]
   user_run delete --force "$id"
 }
+
+@test "rootless: a watcher with CAP_SYS_PTRACE in container A never reaches the host through containers joining A's user and pid namespaces" {
+  # A's process (CAP_SYS_PTRACE in A's user namespace) tries every new pid while 10 containers
+  # join A's user and pid namespaces, against a copy of the binary; the joining container's /proc
+  # is A's pid namespace's (A's process is its pid 1), masked. Before, create failed: the ordinary
+  # user's runtime entered the pid namespace itself, before the clone (EPERM from the host's user
+  # namespace), and the namespaces of a joined user namespace were unshared only after the first
+  # mounts.
+  local i pid probe copy=$UDIR/fsrun-copy
+  requires_host_command cc
+  probe=$UDIR/bundle/rootfs/bin/ptrace-probe
+  cc -static -O2 -o "$probe" "$FSRUN_TESTS_DIR/ptrace-probe.c" || skip "needs cc -static"
+  cp "$FSRUN" "$copy"
+  cp "$FSRUN" "$UDIR/fsrun-original"
+  echo secret >"$UDIR/host-only"
+  chown "$TEST_UID:$TEST_GID" "$probe" "$UDIR/host-only"
+  update_user_config '.root.readonly = false
+    | .process.capabilities |= with_entries(.value += ["CAP_SYS_PTRACE"])
+    | .process.args = ["/bin/ptrace-probe", "watch", $f, "/tmp/stop", "/tmp/watch.out"]' \
+    --arg f "$UDIR/host-only"
+  cp "$UDIR/bundle/config.json" "$UDIR/config.a"
+  as_user /bin/sh -c 'cd "$1" && exec "$2" run -d rl-join-a' sh "$UDIR/bundle" "$copy" \
+    </dev/null >/dev/null 2>&1
+  FSRUN=$copy user_run state rl-join-a
+  pid=$(jq -r .pid <<<"$output")
+  update_user_config '.linux.namespaces |= map(if .type == "pid" or .type == "user"
+      then .path = "/proc/\($p)/ns/\(.type)" else . end)
+    | del(.linux.uidMappings, .linux.gidMappings) | .process.args = ["/bin/true"]' --arg p "$pid"
+  for i in $(seq 10); do
+    # not through `run`: the init keeps the output it was given until it execs
+    as_user /bin/sh -c 'cd "$1" && exec "$2" create "$3"' sh "$UDIR/bundle" "$copy" "rl-join-$i" \
+      </dev/null >/dev/null
+    FSRUN=$copy user_run delete --force "rl-join-$i"
+  done
+  update_user_config '.process.args = ["/bin/sh", "-c",
+    "cat /proc/1/comm; readlink /proc/self/ns/pid; wc -c </proc/timer_list"]'
+  FSRUN=$copy user_run run rl-join-run
+  : >"$UDIR/bundle/rootfs/tmp/stop"
+  echo "$output"
+  [ "$status" = 0 ]
+  [ "${lines[0]}" = ptrace-probe ]
+  [ "${lines[1]}" = "$(readlink "/proc/$pid/ns/pid")" ]
+  [ "${lines[2]}" = 0 ]
+  wait_for_file "$UDIR/bundle/rootfs/tmp/watch.out"
+  for _ in $(seq 100); do grep -q '^watched' "$UDIR/bundle/rootfs/tmp/watch.out" && break; sleep 0.1; done
+  cat "$UDIR/bundle/rootfs/tmp/watch.out"
+  grep -q '^watched [1-9]' "$UDIR/bundle/rootfs/tmp/watch.out"
+  [ -z "$(grep '^root-escape' "$UDIR/bundle/rootfs/tmp/watch.out")" ]
+  [ -z "$(grep -F " $copy" "$UDIR/bundle/rootfs/tmp/watch.out")" ]
+  cmp "$copy" "$UDIR/fsrun-original"
+  FSRUN=$copy user_run delete --force rl-join-a
+}

@@ -136,11 +136,17 @@ fd_attack() {
   fd_attack all
 }
 
-# join_attack CAPS: a watcher in container A tries every new pid while 10 containers are created
-# in A's pid namespace (each a new mount namespace, no user namespace)
+USERNS_MAPS='.linux.uidMappings = [{"containerID": 0, "hostID": 0, "size": 65536}] |
+  .linux.gidMappings = [{"containerID": 0, "hostID": 0, "size": 65536}]'
+
+# join_attack CAPS [MODE]: a watcher in container A tries every new pid while 10 containers are
+# created in A's pid namespace (each a new mount namespace). MODE: none (no user namespace) or
+# userns-both (A in a user namespace of its own, B joining A's user and pid namespaces).
 join_attack() {
-  local i pid
+  local i pid mode=${2:-none}
   with_caps "$1"
+  [ "$mode" = userns-both ] &&
+    update_config ".linux.namespaces += [{\"type\": \"user\"}] | $USERNS_MAPS"
   cp "$BUNDLE/config.json" "$BATS_TEST_TMPDIR/config.a"
   set_process_args /bin/ptrace-probe watch "$HOST_FILE" /tmp/stop /tmp/watch.out
   copy run -d --bundle "$BUNDLE" sec-join-a </dev/null >/dev/null 2>&1
@@ -149,9 +155,15 @@ join_attack() {
   cp "$BATS_TEST_TMPDIR/config.a" "$BUNDLE/config.json"
   update_config '.linux.namespaces |= map(if .type == "pid" then .path = $p else . end)' \
     --arg p "/proc/$pid/ns/pid"
+  case $mode in
+  userns-both)
+    update_config '.linux.namespaces |= map(if .type == "user" then .path = $p else . end) |
+      del(.linux.uidMappings, .linux.gidMappings)' --arg p "/proc/$pid/ns/user"
+    ;;
+  esac
   set_process_args /bin/true
   for i in $(seq 10); do
-    copy create --bundle "$BUNDLE" "sec-join-$i" </dev/null >/dev/null 2>&1
+    copy create --bundle "$BUNDLE" "sec-join-$i" </dev/null
     copy delete --force "sec-join-$i"
   done
   # the joining container's /proc is its pid namespace's (A's init is its pid 1), masked as asked
@@ -177,6 +189,14 @@ join_attack() {
 
 @test "security-ptrace: with every capability, a process watching for the init of a container joining its pid namespace never reaches the host's root" {
   join_attack all
+}
+
+@test "security-ptrace: with CAP_SYS_PTRACE, a watcher in a user namespace never reaches the host's root through a container joining its user and pid namespaces" {
+  join_attack ptrace userns-both
+}
+
+@test "security-ptrace: with every capability, a watcher in a user namespace never reaches the host's root through a container joining its user and pid namespaces" {
+  join_attack all userns-both
 }
 
 # the procfs directories the waiting init $1 holds open that show the host's pid namespace: this

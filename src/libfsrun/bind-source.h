@@ -10,7 +10,13 @@
  *  - EINVAL for an idmapped non-recursive bind of a directory with submounts (/tmp): the kernel
  *    refuses to clone a mount without its locked children. The init asks "clone INDEX"; the
  *    runtime clones the source in its own mount namespace (no locked children there), and the
- *    idmapping is then attached as for any idmapped bind. */
+ *    idmapping is then attached as for any idmapped bind.
+ * A third request serves linux.devices: in a user namespace the init binds the host's node, and
+ * when the host has none it asks "device INDEX". The runtime, in the host's user namespace, makes
+ * the node (type, major:minor, fileMode, uid/gid mapped to the host by linux.uid/gidMappings) on
+ * a tmpfs that is never attached anywhere (fsopen/fsmount) and sends a nosuid,noexec clone of it,
+ * which the init moves onto the target: nothing is left on the host. An ordinary user cannot make
+ * a node: that is a one-line error naming linux.devices[INDEX]. */
 #ifndef FSRUN_BIND_SOURCE_H
 #define FSRUN_BIND_SOURCE_H
 
@@ -26,6 +32,9 @@
  * runtime's help; clone: the runtime's own clone (the EINVAL case), else the init's clone of
  * the source the runtime opened (the EACCES case). */
 int bind_source_request(int sync_fd, size_t index, bool recursive, bool clone, fsrun_error_t *err);
+
+/* Init side: a detached mount of the node of linux.devices[index], made by the runtime. */
+int device_node_request(int sync_fd, size_t index, fsrun_error_t *err);
 
 /* Runtime side: serves one SYNC_BIND_SOURCE message of the init init_pid; *fd_out is the fd to
  * send back (an O_PATH fd of the source, or a detached tree). bundle: for relative sources. */

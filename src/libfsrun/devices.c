@@ -10,6 +10,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "bind-source.h"
 #include "mounts.h"
 #include "utils.h"
 
@@ -20,6 +21,8 @@ struct device_node {
   mode_t mode;
   uid_t uid;
   gid_t gid;
+  bool from_spec; /* linux.devices[index], which the runtime can make when the host lacks it */
+  size_t index;
 };
 
 static const struct device_node default_devices[] = {
@@ -38,9 +41,26 @@ static const struct {
     {"stderr", "/proc/self/fd/2"},
 };
 
-/* Binds the host's device at host_path onto an empty file `name` in parent_fd. */
+/* A detached nosuid,noexec bind of the host's node at host_path; a node of linux.devices that
+ * the host lacks is made by the runtime (bind-source.h, "device INDEX"), as crun does. */
+static int device_tree(const struct device_node *d, const char *host_path, int sync_fd,
+                       fsrun_error_t *err) {
+  /* a device node is never a program or a setuid one: as runc and crun bind them */
+  struct mount_attr attr = {.attr_set = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC};
+  cleanup_close int tree = open_tree(AT_FDCWD, host_path, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+  if (tree < 0 && errno == ENOENT && d != NULL && d->from_spec)
+    return device_node_request(sync_fd, d->index, err);
+  if (tree < 0)
+    return fsrun_error_errno(err, "device `%s`: open the host's device", host_path);
+  if (mount_setattr(tree, "", AT_EMPTY_PATH, &attr, sizeof(attr)) < 0)
+    return fsrun_error_errno(err, "device `%s`: make the bind nosuid,noexec", host_path);
+  return steal_fd(&tree);
+}
+
+/* Binds the host's device at host_path (or the runtime's node for d) onto an empty file `name`
+ * in parent_fd. */
 static int bind_host_device(int parent_fd, const char *name, const char *host_path,
-                            fsrun_error_t *err) {
+                            const struct device_node *d, int sync_fd, fsrun_error_t *err) {
   cleanup_close int target = openat(
       parent_fd, name, O_RDONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, 0644);
   cleanup_close int tree = -1;
@@ -55,15 +75,9 @@ static int bind_host_device(int parent_fd, const char *name, const char *host_pa
   }
   if (target < 0)
     return fsrun_error_errno(err, "device `%s`: create the bind target", host_path);
-  tree = open_tree(AT_FDCWD, host_path, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+  tree = device_tree(d, host_path, sync_fd, err);
   if (tree < 0)
-    return fsrun_error_errno(err, "device `%s`: open the host's device", host_path);
-  {
-    /* a device node is never a program or a setuid one: as runc and crun bind them */
-    struct mount_attr attr = {.attr_set = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC};
-    if (mount_setattr(tree, "", AT_EMPTY_PATH, &attr, sizeof(attr)) < 0)
-      return fsrun_error_errno(err, "device `%s`: make the bind nosuid,noexec", host_path);
-  }
+    return fsrun_error_code(err);
   if (move_mount(tree, "", target, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
     return fsrun_error_errno(err, "device `%s`: bind the host's device", host_path);
   return 0;
@@ -79,7 +93,7 @@ static bool node_matches(int parent_fd, const char *name, const struct device_no
 
 /* dev_fd is /dev of the rootfs, used as it is for nodes directly in /dev */
 static int create_device(int rootfs_fd, int dev_fd, const struct device_node *d, bool userns,
-                         fsrun_error_t *err) {
+                         int sync_fd, fsrun_error_t *err) {
   cleanup_free char *path = path_clean_abs(d->path);
   cleanup_close int own_parent = -1;
   int parent = dev_fd;
@@ -98,10 +112,10 @@ static int create_device(int rootfs_fd, int dev_fd, const struct device_node *d,
     return fsrun_error_wrap(err, "device `%s`", path);
 
   if (userns && d->type != S_IFIFO)
-    return bind_host_device(parent, name, path, err);
+    return bind_host_device(parent, name, path, d, sync_fd, err);
   if (mknodat(parent, name, d->type | (d->mode & 07777), rdev) < 0) {
     if (errno == EPERM && d->type != S_IFIFO)
-      return bind_host_device(parent, name, path, err); /* no right to mknod: bind instead */
+      return bind_host_device(parent, name, path, NULL, -1, err); /* no mknod: bind instead */
     if (errno != EEXIST)
       return fsrun_error_errno(err, "device `%s`: mknod", path);
     if (node_matches(parent, name, d))
@@ -142,6 +156,8 @@ static int device_from_spec(const oci_device *s, size_t index, struct device_nod
   out->mode = s->has_file_mode ? (s->file_mode & 07777) : 0666;
   out->uid = s->has_uid ? s->uid : 0;
   out->gid = s->has_gid ? s->gid : 0;
+  out->from_spec = true;
+  out->index = index;
   return 0;
 }
 
@@ -155,7 +171,8 @@ static bool spec_has_path(const oci_config *config, const char *path) {
   return false;
 }
 
-int devices_setup(int rootfs_fd, const oci_config *config, bool userns, fsrun_error_t *err) {
+int devices_setup(int rootfs_fd, const oci_config *config, bool userns, int sync_fd,
+                  fsrun_error_t *err) {
   cleanup_close int dev = root_resolve(rootfs_fd, "/dev", ROOT_CREATE_DIR, true, err);
   const oci_linux *l = config->linux_;
 
@@ -167,12 +184,12 @@ int devices_setup(int rootfs_fd, const oci_config *config, bool userns, fsrun_er
   for (size_t i = 0; l != NULL && i < l->n_devices; i++) {
     struct device_node d;
     if (device_from_spec(&l->devices[i], i, &d, err) < 0 ||
-        create_device(rootfs_fd, dev, &d, userns, err) < 0)
+        create_device(rootfs_fd, dev, &d, userns, sync_fd, err) < 0)
       return fsrun_error_code(err);
   }
   for (size_t i = 0; i < sizeof(default_devices) / sizeof(default_devices[0]); i++)
     if (!spec_has_path(config, default_devices[i].path) &&
-        create_device(rootfs_fd, dev, &default_devices[i], userns, err) < 0)
+        create_device(rootfs_fd, dev, &default_devices[i], userns, -1, err) < 0)
       return fsrun_error_code(err);
 
   for (size_t i = 0; i < sizeof(dev_symlinks) / sizeof(dev_symlinks[0]); i++)

@@ -287,7 +287,7 @@ int rootfs_mount_all(const struct rootfs_ctx *ctx, fsrun_error_t *err) {
     }
   }
   /* a /dev bound from elsewhere is used as it is */
-  if (!dev_is_bind && devices_setup(rootfs_fd, c, ctx->userns, err) < 0)
+  if (!dev_is_bind && devices_setup(rootfs_fd, c, ctx->userns, ctx->sync_fd, err) < 0)
     return fsrun_error_code(err);
   if (!joined)
     ctx->join_cgroup(ctx->join_cgroup_arg);

@@ -110,6 +110,25 @@ user_run() {
   [ "${lines[3]}" = 4 ]
 }
 
+@test "rootless: a linux.devices node the host lacks is a one-line error naming it; nothing is left" {
+  # an ordinary user has CAP_MKNOD nowhere and there is no host node to bind; a host node is still
+  # bound in (/dev/full, also in linux.devices, in the control run)
+  local node=/dev/fsrun-test-null-$$ id=rl-$RANDOM
+  update_user_config '.linux.devices = [{"path": "/dev/full", "type": "c", "major": 1, "minor": 7}]
+    | .process.args = ["sh", "-c", "head -c 2 /dev/full | wc -c"]'
+  user_run run "$id-ok"
+  [ "$status" -eq 0 ]
+  [ "$output" = 2 ]
+  update_user_config '.linux.devices += [{"path": $p, "type": "c", "major": 1, "minor": 3}]' --arg p "$node"
+  user_run run "$id"
+  echo "$output"
+  [ "$status" -eq 1 ]
+  [ "${#lines[@]}" -eq 1 ]
+  [[ "$output" == *"linux.devices[1]: \`$node\` is not on the host"* ]]
+  [ ! -e "$node" ]
+  [ ! -e "$UDIR/run/fsrun/$id" ]
+}
+
 @test "rootless: without a network namespace of its own, /sys is the host's sysfs bound read-only" {
   # `spec --rootless` asks for a netns; share the host's instead: a new sysfs mount is then refused
   update_user_config '.linux.namespaces |= map(select(.type != "network"))

@@ -279,3 +279,35 @@ assert_host_untouched() {
     [[ ",$opts," == *,noexec,* ]]
   done
 }
+
+@test "security-rootfs: in a user namespace as root, a linux.devices node the host lacks is made by the runtime, off the host" {
+  # mknod is impossible in the user namespace and there is no host node to bind: the runtime
+  # makes it on a tmpfs it never attaches (crun's behaviour). Uid and gid 1234:1500 are mapped to
+  # 201234:201500 on the host, and must read back as the config's inside; mode 0606 (not narrowed by a
+  # umask) lets the container's root, an "other" without CAP_DAC_OVERRIDE, write and read it.
+  local node=/dev/fsrun-test-null-$$
+  [ ! -e "$node" ]
+  update_config '.linux.namespaces += [{"type": "user"}] |
+    .linux.uidMappings = [{"containerID": 0, "hostID": 0, "size": 1000}, {"containerID": 1000, "hostID": 201000, "size": 1000}] |
+    .linux.gidMappings = [{"containerID": 0, "hostID": 0, "size": 1000}, {"containerID": 1000, "hostID": 201000, "size": 1000}] |
+    .linux.devices = [{"path": $p, "type": "c", "major": 1, "minor": 3, "fileMode": 390, "uid": 1234, "gid": 1500},
+                      {"path": "/dev/full", "type": "c", "major": 1, "minor": 7}]' --arg p "$node"
+  run_in_container sh -c 'stat -c "%t:%T %F %a %u:%g" "$1" /dev/full; echo x >"$1" && echo written;
+    wc -c <"$1"; head -c 3 /dev/full | wc -c; grep -c " $1 " /proc/self/mountinfo;
+    grep " $1 " /proc/self/mountinfo' sh "$node"
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ "${lines[0]}" = "1:3 character special file 606 1234:1500" ]
+  [ "${lines[1]}" = "1:7 character special file 666 0:0" ]
+  [ "${lines[2]}" = written ]
+  [ "${lines[3]}" = 0 ]
+  [ "${lines[4]}" = 3 ]
+  [ "${lines[5]}" = 1 ]
+  read -r _ _ _ _ _ opts _ <<<"${lines[6]}"
+  [[ ",$opts," == *,nosuid,* ]]
+  [[ ",$opts," == *,noexec,* ]]
+  # nothing on the host: no node in its /dev, no tmpfs mounted (assert_host_untouched diffs them)
+  [ ! -e "$node" ]
+  ! grep -q "fsrun-test-null" /proc/self/mountinfo
+  assert_host_untouched
+}

@@ -421,6 +421,17 @@ __attribute__((noreturn)) static void exec_child_main(struct exec_child *c) {
   /* before setns(mnt), while /sys/fs/cgroup is still the host's */
   if (c->cg_join != NULL && child_join_cgroup(c, &err) < 0)
     child_fail(c, &err);
+  /* in the container's cgroup (its real-time budget), before setns(user) takes CAP_SYS_NICE */
+  const struct fsrun_process_attrs *full = c->attrs;
+  struct fsrun_process_attrs rest;
+  if (full != NULL && full->has_scheduler) {
+    if ((c->pid_late ? process_attrs_apply_scheduler_before_clone(full, &err)
+                     : process_attrs_apply_scheduler(full, 0, &err)) < 0)
+      child_fail(c, &err);
+    rest = *full;
+    rest.has_scheduler = false;
+    c->attrs = &rest;
+  }
   if (c->git != NULL &&
       (c->git_tree_fd = exec_git_child_grab(c->git, c->init_pidfd, c->join_user, &err)) < 0)
     child_fail(c, &err);
@@ -443,6 +454,8 @@ __attribute__((noreturn)) static void exec_child_main(struct exec_child *c) {
     c->procfs_fd = -1;
     c->attrs_applied = true;
     clone_into_pid_namespace(c);
+    if (full != NULL && full->has_scheduler && process_attrs_apply_scheduler(full, 0, &err) < 0)
+      child_fail(c, &err);
   }
   if (c->join_user) {
     /* root of the container's user namespace while setting up (the pty is then its own); raw

@@ -44,6 +44,8 @@ struct open_how {
 
 #define IOPRIO_CLASS_SHIFT  13
 #define IOPRIO_WHO_PROCESS_ 1
+/* linux/sched/types.h: a child forked by the process starts with the default policy */
+#define SCHED_FLAG_RESET_ON_FORK_ 0x01
 
 #define MPOL_F_STATIC_NODES_   (1 << 15)
 #define MPOL_F_RELATIVE_NODES_ (1 << 14)
@@ -87,9 +89,12 @@ static const struct name_value sched_policies[] = {
 };
 
 static const struct name_value sched_flags[] = {
-    {"SCHED_FLAG_RESET_ON_FORK", 0x01},  {"SCHED_FLAG_RECLAIM", 0x02},
-    {"SCHED_FLAG_DL_OVERRUN", 0x04},     {"SCHED_FLAG_KEEP_POLICY", 0x08},
-    {"SCHED_FLAG_KEEP_PARAMS", 0x10},    {"SCHED_FLAG_UTIL_CLAMP_MIN", 0x20},
+    {"SCHED_FLAG_RESET_ON_FORK", SCHED_FLAG_RESET_ON_FORK_},
+    {"SCHED_FLAG_RECLAIM", 0x02},
+    {"SCHED_FLAG_DL_OVERRUN", 0x04},
+    {"SCHED_FLAG_KEEP_POLICY", 0x08},
+    {"SCHED_FLAG_KEEP_PARAMS", 0x10},
+    {"SCHED_FLAG_UTIL_CLAMP_MIN", 0x20},
     {"SCHED_FLAG_UTIL_CLAMP_MAX", 0x40},
 };
 
@@ -540,6 +545,16 @@ int process_attrs_apply_scheduler(const struct fsrun_process_attrs *a, pid_t pid
     return fsrun_error_errno(err, "process.scheduler: sched_setattr");
   }
   return 0;
+}
+
+int process_attrs_apply_scheduler_before_clone(const struct fsrun_process_attrs *a,
+                                               fsrun_error_t *err) {
+  struct fsrun_process_attrs kept;
+  if (a == NULL || !a->has_scheduler)
+    return 0;
+  kept = *a;
+  kept.scheduler.sched_flags &= ~(uint64_t)SCHED_FLAG_RESET_ON_FORK_;
+  return process_attrs_apply_scheduler(&kept, 0, err);
 }
 
 int process_attrs_apply(const struct fsrun_process_attrs *a, int procfs_fd, fsrun_error_t *err) {

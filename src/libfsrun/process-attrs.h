@@ -101,6 +101,12 @@ int process_attrs_apply(const struct fsrun_process_attrs *a, int procfs_fd, fsru
  * Nothing when the config has no scheduler. */
 int process_attrs_apply_scheduler(const struct fsrun_process_attrs *a, pid_t pid,
                                   fsrun_error_t *err);
+/* The same for the calling process, which clones once more before execve (exec into a pid
+ * namespace): a reset-on-fork policy is set without the flag, so that the clone keeps it; the clone
+ * then calls process_attrs_apply_scheduler, since adding the flag to its own policy needs no
+ * privilege. */
+int process_attrs_apply_scheduler_before_clone(const struct fsrun_process_attrs *a,
+                                               fsrun_error_t *err);
 
 typedef enum { CPU_AFFINITY_INITIAL, CPU_AFFINITY_FINAL } fsrun_cpu_affinity_stage;
 /* sched_setaffinity for execCPUAffinity.initial/final; nothing when that one is not set. */

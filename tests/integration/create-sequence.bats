@@ -90,25 +90,53 @@ no_mount_namespace() {
   assert_no_leftovers seq-refuse
 }
 
+# sched_in_userns ID: a config with a user namespace and, on v1 with RT group scheduling, a parent
+# cgroup of the test's own with a real-time budget (fsrun's default parent has none)
+sched_in_userns() {
+  update_config '.linux.namespaces += [{"type": "user"}] |
+    .linux.uidMappings = [{"containerID": 0, "hostID": 0, "size": 65536}] |
+    .linux.gidMappings = [{"containerID": 0, "hostID": 0, "size": 65536}]'
+  if [ -e /sys/fs/cgroup/cpu/cpu.rt_runtime_us ]; then
+    local rt_parent=/sys/fs/cgroup/cpu/proctest$$
+    mkdir -p "$rt_parent"
+    echo 20000 >"$rt_parent/cpu.rt_runtime_us"
+    update_config '.linux.cgroupsPath = $p | .linux.resources.cpu = {"realtimeRuntime": 10000, "realtimePeriod": 1000000}' \
+      --arg p "/proctest$$/$1"
+  fi
+}
+
 @test "create-sequence: process.scheduler SCHED_FIFO in a user namespace is set by the runtime, which still has CAP_SYS_NICE" {
   # an init in a user namespace has no CAP_SYS_NICE where real-time policies need it: before, the
   # init set its own policy and failed with EPERM
-  update_config '.process.scheduler = {"policy": "SCHED_FIFO", "priority": 1} |
-    .linux.namespaces += [{"type": "user"}] |
-    .linux.uidMappings = [{"containerID": 0, "hostID": 0, "size": 65536}] |
-    .linux.gidMappings = [{"containerID": 0, "hostID": 0, "size": 65536}]'
-  rt_parent=""
-  if [ -e /sys/fs/cgroup/cpu/cpu.rt_runtime_us ]; then
-    # v1 with RT group scheduling: a real-time task needs its cgroup's rt budget; a parent of the
-    # test's own gives it one (fsrun's default parent has none)
-    rt_parent=/sys/fs/cgroup/cpu/proctest$$
-    mkdir "$rt_parent"
-    echo 20000 >"$rt_parent/cpu.rt_runtime_us"
-    update_config '.linux.cgroupsPath = $p | .linux.resources.cpu = {"realtimeRuntime": 10000, "realtimePeriod": 1000000}' \
-      --arg p "/proctest$$/seq-sched"
-  fi
+  update_config '.process.scheduler = {"policy": "SCHED_FIFO", "priority": 1}'
+  sched_in_userns seq-sched
   run_in_container /bin/sh -c 'grep "^policy" /proc/self/sched'
   echo "$output"
   [ "$status" -eq 0 ]
   [[ $output =~ ^policy\ +:\ +1$ ]]
+}
+
+@test "create-sequence: exec with process.scheduler SCHED_FIFO, or SCHED_RR with SCHED_FLAG_RESET_ON_FORK, in a user namespace" {
+  # the exec child joins the user namespace, where it has no CAP_SYS_NICE: before, it set the policy
+  # there and failed with EPERM; and the clone into the pid namespace dropped a reset-on-fork one
+  sched_in_userns seq-sched-exec
+  set_process_args /bin/sleep 1000
+  fsrun run -d --bundle "$BUNDLE" seq-sched-exec </dev/null
+  # the first grep is a child of the shell, the second the exec'd process itself
+  jq '.process | .args = ["sh", "-c", "grep ^policy /proc/self/sched; exec grep ^policy /proc/self/sched"]
+    | .scheduler = {"policy": "SCHED_FIFO", "priority": 1}' "$BUNDLE/config.json" >"$BATS_TEST_TMPDIR/fifo.json"
+  run fsrun exec -p "$BATS_TEST_TMPDIR/fifo.json" seq-sched-exec
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [[ ${lines[0]} =~ ^policy\ +:\ +1$ ]]
+  [[ ${lines[1]} =~ ^policy\ +:\ +1$ ]]
+  jq '.scheduler = {"policy": "SCHED_RR", "priority": 1, "flags": ["SCHED_FLAG_RESET_ON_FORK"]}' \
+    "$BATS_TEST_TMPDIR/fifo.json" >"$BATS_TEST_TMPDIR/rr.json"
+  run fsrun exec -p "$BATS_TEST_TMPDIR/rr.json" seq-sched-exec
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [[ ${lines[0]} =~ ^policy\ +:\ +0$ ]]
+  [[ ${lines[1]} =~ ^policy\ +:\ +2$ ]]
+  fsrun delete --force seq-sched-exec
+  assert_no_leftovers seq-sched-exec
 }

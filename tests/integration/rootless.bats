@@ -227,6 +227,25 @@ user_run() {
   USER_INIT=''
 }
 
+@test "rootless: a config without a mount namespace runs chrooted in the rootfs; the caller's root is untouched" {
+  update_user_config '.linux.namespaces |= map(select(.type != "mount")) | .mounts = [] |
+    .root.readonly = false | .linux.maskedPaths = [] | .linux.readonlyPaths = [] |
+    .process.args = ["sh", "-c", "[ -e /linuxrc ] && echo in-rootfs"]'
+  run as_user /bin/sh -c 'cd "$1" && before=$(stat -c %d:%i /) && "$2" run rl-nomnt || exit 1
+    [ "$(stat -c %d:%i /)" = "$before" ] && echo caller-unchanged' sh "$UDIR/bundle" "$FSRUN"
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ "${lines[0]}" = in-rootfs ]
+  [ "${lines[1]}" = caller-unchanged ]
+  # a mount would be made in the caller's mount namespace: refused in one line, nothing left
+  update_user_config '.mounts = [{"destination": "/proc", "type": "proc", "source": "proc"}]'
+  user_run run rl-nomnt
+  [ "$status" -eq 1 ]
+  [ "${#lines[@]}" -eq 1 ]
+  [[ $output == *"mounts: needs a mount namespace"* ]]
+  [ ! -e "$UDIR/run/fsrun/rl-nomnt" ]
+}
+
 @test "rootless: a tmpfs without mode= over an existing 0712 directory keeps its mode" {
   mkdir "$UDIR/bundle/rootfs/t712"
   chmod 0712 "$UDIR/bundle/rootfs/t712"

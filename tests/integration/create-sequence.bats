@@ -38,6 +38,23 @@ teardown() {
   assert_no_leftovers seq-start
 }
 
+@test "create-sequence: USR1 or TERM sent as soon as start returns reaches the process (run.fsrun.init, a startContainer hook holding the init)" {
+  # pid 1 drops a signal it has no handler for, so the process runs under fsrun's init, which
+  # forwards them; the hook holds the init before the exec for a second, in which an early return
+  # of start would let the signal reach the runtime's init instead
+  update_config '.annotations["run.fsrun.init"] = "true" |
+    .hooks.startContainer = [{"path": "/bin/sleep", "args": ["sleep", "1"]}]'
+  set_process_args /bin/sleep 1000
+  for sig in USR1 TERM; do
+    fsrun create --bundle "$BUNDLE" "seq-sig-$sig" </dev/null
+    fsrun start "seq-sig-$sig"
+    fsrun kill "seq-sig-$sig" "$sig"
+    wait_for_status "seq-sig-$sig" stopped 10
+    fsrun delete "seq-sig-$sig"
+    assert_no_leftovers "seq-sig-$sig"
+  done
+}
+
 # no_mount_namespace: the config without a mount namespace, and without what would need one
 no_mount_namespace() {
   update_config '.linux.namespaces |= map(select(.type != "mount")) | .mounts = [] |

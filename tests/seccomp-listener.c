@@ -2,11 +2,14 @@
  * receives the notify fd and the containerProcessState JSON from the runtime, then answers the
  * intercepted syscalls until the container is gone.
  *
- *   seccomp-listener SOCKET STATE_OUT CALLS_OUT [ERRNO]
+ *   seccomp-listener SOCKET STATE_OUT CALLS_OUT [ERRNO [HOLD]]
  *
  * STATE_OUT gets the JSON as received; CALLS_OUT one line per intercepted syscall ("mkdir" or the
  * syscall number). mkdir/mkdirat are answered with -ERRNO, or with a fake success (0, nothing
- * created) when ERRNO is 0 or absent; any other intercepted syscall is let through (CONTINUE). */
+ * created) when ERRNO is 0 or absent; any other intercepted syscall is let through (CONTINUE).
+ * With HOLD, the first other syscall is held: the caller's pid (in our pid namespace) goes to the
+ * file HOLD, and the answer waits until HOLD.go exists (at most 60 s), so that a test can look at
+ * the caller while it is stopped in that syscall. */
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/seccomp.h>
@@ -18,6 +21,7 @@
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 static int die(const char *what) {
@@ -38,13 +42,31 @@ static int write_all(int fd, const char *buf, size_t len) {
   return 0;
 }
 
+/* HOLD: publish pid (written aside, then renamed: the test never reads half a line), then wait
+ * for HOLD.go, polling every 10 ms for at most 60 s */
+static void hold(const char *path, unsigned pid) {
+  char tmp[4096], go[4096], line[32];
+  const struct timespec step = {.tv_sec = 0, .tv_nsec = 10000000};
+  snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+  snprintf(go, sizeof(go), "%s.go", path);
+  int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  snprintf(line, sizeof(line), "%u\n", pid);
+  if (fd < 0 || write_all(fd, line, strlen(line)) < 0 || close(fd) < 0 || rename(tmp, path) < 0) {
+    die("write HOLD");
+    return;
+  }
+  for (int i = 0; i < 6000 && access(go, F_OK) < 0; i++)
+    nanosleep(&step, NULL);
+}
+
 int main(int argc, char **argv) {
-  if (argc < 4 || argc > 5) {
-    fprintf(stderr, "usage: %s SOCKET STATE_OUT CALLS_OUT [ERRNO]\n", argv[0]);
+  if (argc < 4 || argc > 6) {
+    fprintf(stderr, "usage: %s SOCKET STATE_OUT CALLS_OUT [ERRNO [HOLD]]\n", argv[0]);
     return 2;
   }
   const char *socket_path = argv[1];
-  int answer_errno = argc == 5 ? atoi(argv[4]) : 0;
+  int answer_errno = argc >= 5 ? atoi(argv[4]) : 0;
+  const char *hold_path = argc == 6 ? argv[5] : NULL;
   struct sockaddr_un addr = {.sun_family = AF_UNIX};
   if (strlen(socket_path) >= sizeof(addr.sun_path)) {
     fprintf(stderr, "seccomp-listener: socket path too long\n");
@@ -124,6 +146,10 @@ int main(int argc, char **argv) {
     } else {
       snprintf(line, sizeof(line), "%d\n", req.data.nr);
       resp.flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
+      if (hold_path != NULL) {
+        hold(hold_path, req.pid);
+        hold_path = NULL;
+      }
     }
     write_all(calls, line, strlen(line));
     if (ioctl(notify_fd, SECCOMP_IOCTL_NOTIF_SEND, &resp) < 0 && errno != ENOENT)

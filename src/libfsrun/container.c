@@ -506,9 +506,6 @@ static void create_init_config(struct create_job *j) {
   ic->in_userns = j->new_userns || (plan->n_joins > 0 && plan->joins[0].flag == CLONE_NEWUSER);
   ic->hooks_after_mounts = has_hooks(config, true);
   ic->reaper = j->want_reaper;
-  /* the init's own sendmsg of the fd could be notified, with no listener to answer it yet */
-  ic->seccomp_fd_by_pidfd = true;
-  ic->seccomp_fd_dumpable = geteuid() != 0;
   ic->seccomp = j->seccomp;
   ic->attrs = j->attrs;
   ic->landlock = j->landlock;
@@ -687,18 +684,15 @@ static int serve_idmap(struct create_job *j, struct sync_msg *msg, fsrun_error_t
   return send_go(j, NULL, 0, -1, err);
 }
 
-/* SYNC_SECCOMP_FD: the listener fd itself, or (ic.seccomp_fd_by_pidfd) the number it is about
- * to have in the init, to take with pidfd_getfd; forwarded to listenerPath */
+/* SYNC_SECCOMP_FD: the init's listener fd (sent by its courier, seccomp-handover.h), forwarded
+ * to listenerPath; the init does not wait for us */
 static int serve_seccomp_fd(struct create_job *j, struct sync_msg *msg, fsrun_error_t *err) {
   const oci_seccomp *sc = j->config->linux_->seccomp;
   cleanup_free char *state = hook_state(&j->out->st, "creating", j->out->pid);
-  bool by_pidfd = msg->fd < 0 && msg->data != NULL;
-  if (by_pidfd && (msg->fd = seccomp_take_listener_fd(j->out->pidfd, atoi(msg->data), err)) < 0)
-    return fsrun_error_code(err);
-  if (seccomp_send_listener(sc->listener_path, sc->listener_metadata, msg->fd, j->out->pid, state,
-                            err) < 0)
-    return fsrun_error_code(err);
-  return by_pidfd ? send_go(j, NULL, 0, -1, err) : 0;
+  if (msg->fd < 0)
+    return fsrun_error_make(err, 0, "linux.seccomp.listenerPath: the init sent no listener fd");
+  return seccomp_send_listener(sc->listener_path, sc->listener_metadata, msg->fd, j->out->pid,
+                               state, err);
 }
 
 /* SYNC_INIT_PID (ns_plan.pid_join_late): the init cloned after pivot_root into the joined pid

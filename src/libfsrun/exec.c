@@ -41,6 +41,7 @@
 #include "process-attrs.h"
 #include "process.h"
 #include "procfs.h"
+#include "seccomp-handover.h"
 #include "seccomp.h"
 #include "exec-git.h"
 #include "exec-status.h"
@@ -278,10 +279,6 @@ struct exec_child {
   const oci_process *p;
   int sync_fd;        /* our end of the sync socket */
   int parent_sync_fd; /* the parent's end, closed first so that the parent's death reads as EOF */
-  bool seccomp_fd_by_pidfd; /* the parent takes the listener fd (see process.c's load_filter) */
-  /* an unprivileged parent may take it (pidfd_getfd) only from a dumpable process: we are
-   * dumpable from our message to the parent's GO, as process.c's init is */
-  bool seccomp_fd_dumpable;
   int init_pidfd;
   int ns_flags;   /* joined with setns() on init_pidfd */
   bool join_user; /* ns_flags has CLONE_NEWUSER */
@@ -319,11 +316,9 @@ static bool parent_gone(int sync_fd) {
   return poll(&p, 1, 0) > 0 && (p.revents & (POLLHUP | POLLRDHUP | POLLERR));
 }
 
-/* as the init's: the parent takes a NOTIFY listener fd itself (pidfd_getfd), so that no syscall
- * of ours waits for a listener without it */
-static int child_load_filter(struct exec_child *c, int *notify_fd, fsrun_error_t *err) {
-  return process_load_filter(c->seccomp, c->sync_fd, c->seccomp_fd_by_pidfd, c->seccomp_fd_dumpable,
-                             notify_fd, err);
+/* as the init's: a NOTIFY listener fd goes to the parent on the way (seccomp-handover.h) */
+static int child_load_filter(struct exec_child *c, fsrun_error_t *err) {
+  return seccomp_load_handing_over(c->seccomp, c->sync_fd, err);
 }
 
 /* chdir to cwd, resolved in the container's root (setns into its mount namespace made that our
@@ -508,7 +503,7 @@ __attribute__((noreturn)) static void exec_child_main(struct exec_child *c) {
   if (c->procfs_fd >= 0)
     close(c->procfs_fd); /* the host's procfs */
   /* without no_new_privs, loading a filter needs CAP_SYS_ADMIN: before the caps are dropped */
-  if (c->seccomp != NULL && !p->no_new_privileges && child_load_filter(c, &notify_fd, &err) < 0)
+  if (c->seccomp != NULL && !p->no_new_privileges && child_load_filter(c, &err) < 0)
     child_fail(c, &err);
   if (process_apply_user_and_caps(p, &err) < 0)
     child_fail(c, &err);
@@ -518,14 +513,8 @@ __attribute__((noreturn)) static void exec_child_main(struct exec_child *c) {
   }
   /* a NOTIFY filter is loaded here, not last: its fd must reach the parent (then the listener) */
   if (c->seccomp != NULL && p->no_new_privileges && seccomp_has_notify(c->seccomp) &&
-      child_load_filter(c, &notify_fd, &err) < 0)
+      child_load_filter(c, &err) < 0)
     child_fail(c, &err);
-  if (notify_fd >= 0) {
-    if (!c->seccomp_fd_by_pidfd &&
-        sync_send(c->sync_fd, SYNC_SECCOMP_FD, 0, NULL, 0, notify_fd) < 0)
-      _exit(1);
-    close(notify_fd);
-  }
   if (c->attrs != NULL && process_attrs_apply_cpu_affinity(c->attrs, CPU_AFFINITY_FINAL, &err) < 0)
     child_fail(c, &err);
 
@@ -805,21 +794,17 @@ static int follow_child_setup(int sync_fd, int console_fd, const oci_config *con
     }
     if (msg.type == SYNC_SECCOMP_FD) {
       const oci_seccomp *s = config->linux_->seccomp;
+      /* the fd, from the child's courier (seccomp-handover.h): the child does not wait for us */
       cleanup_free char *state = status_state_json(&c->st, c->status, c->pid, NULL, false, err);
-      /* the fd, or the number it is about to have in the child (child_load_filter) */
-      bool by_pidfd = msg.fd < 0 && msg.data != NULL;
       r = state == NULL ? fsrun_error_code(err) : 0;
-      if (r == 0 && by_pidfd &&
-          (msg.fd = seccomp_take_listener_fd(*child_pidfd, atoi(msg.data), err)) < 0)
-        r = fsrun_error_code(err);
+      if (r == 0 && msg.fd < 0)
+        r = fsrun_error_make(err, 0, "linux.seccomp.listenerPath: the exec process sent no fd");
       if (r == 0)
         r = seccomp_send_listener(s->listener_path, s->listener_metadata, msg.fd, *child, state,
                                   err);
       sync_msg_clear(&msg);
       if (r < 0)
         return r;
-      if (by_pidfd && sync_send(sync_fd, SYNC_GO, 0, NULL, 0, -1) < 0)
-        return fsrun_error_make(err, 0, "the exec process died during setup");
       continue;
     }
     sync_msg_clear(&msg);
@@ -945,9 +930,6 @@ int container_exec(const struct fsrun_context *ctx, const struct exec_options *o
   memset(&child_cfg, 0, sizeof(child_cfg));
   child_cfg.p = p;
   child_cfg.sync_fd = sync_fds[1];
-  /* our sendmsg of the fd could be notified, with no listener to answer it yet */
-  child_cfg.seccomp_fd_by_pidfd = true;
-  child_cfg.seccomp_fd_dumpable = geteuid() != 0;
   child_cfg.parent_sync_fd = sync_fds[0];
   child_cfg.init_pidfd = init_pidfd;
   child_cfg.ns_flags = ns_flags & ~CLONE_NEWPID;

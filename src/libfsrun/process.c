@@ -23,6 +23,7 @@
 #include "proc-mounter.h"
 #include "procfs.h"
 #include "reaper.h"
+#include "seccomp-handover.h"
 #include "sync.h"
 #include "terminal.h"
 #include "utils.h"
@@ -323,49 +324,9 @@ static int clone_init_into_joined_pidns(struct init_config *c, int mounter_mntns
   return own_procfs;
 }
 
-/* Loads the seccomp filter. With a NOTIFY profile and seccomp_fd_by_pidfd, the runtime is told
- * before the load which fd number the listener fd gets (the lowest free one: nothing opens an fd
- * in between) and takes it with pidfd_getfd; we wait for its SYNC_GO before going on, so the fd is
- * still there. Any syscall of ours from the load on may be notified: sending the fd ourselves
- * (sendmsg) could wait forever for a listener that has no fd yet. */
-static int load_filter_handing_over(const struct fsrun_seccomp *filter, int sync_fd,
-                                    bool fd_by_pidfd, int *notify_fd, fsrun_error_t *err) {
-  struct sync_msg msg = {.fd = -1};
-  char payload[16];
-  int next_fd, len;
-  if (!seccomp_has_notify(filter) || !fd_by_pidfd)
-    return seccomp_load_filter(filter, notify_fd, err);
-  next_fd = fcntl(sync_fd, F_DUPFD_CLOEXEC, 0);
-  if (next_fd < 0)
-    return fsrun_error_errno(err, "find the seccomp listener's fd number");
-  close(next_fd);
-  len = snprintf(payload, sizeof(payload), "%d", next_fd);
-  if (sync_send(sync_fd, SYNC_SECCOMP_FD, 0, payload, (size_t)len, -1) < 0)
-    _exit(1);
-  if (seccomp_load_filter(filter, notify_fd, err) < 0)
-    return fsrun_error_code(err);
-  /* nothing to report an error with that could not itself wait: the runtime sees us die */
-  if (*notify_fd != next_fd || sync_recv(sync_fd, &msg) < 0 || msg.type != SYNC_GO)
-    _exit(1);
-  sync_msg_clear(&msg);
-  return 0;
-}
-
-int process_load_filter(const struct fsrun_seccomp *filter, int sync_fd, bool fd_by_pidfd,
-                        bool fd_dumpable, int *notify_fd, fsrun_error_t *err) {
-  bool dumpable = fd_dumpable && seccomp_has_notify(filter);
-  int r;
-  if (dumpable && prctl(PR_SET_DUMPABLE, 1, 0, 0, 0) < 0)
-    _exit(1);
-  r = load_filter_handing_over(filter, sync_fd, fd_by_pidfd, notify_fd, err);
-  if (dumpable && prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
-    _exit(1);
-  return r;
-}
-
-static int load_filter(struct init_config *c, int *notify_fd, fsrun_error_t *err) {
-  return process_load_filter(c->seccomp, c->sync_fd, c->seccomp_fd_by_pidfd, c->seccomp_fd_dumpable,
-                             notify_fd, err);
+/* the listener fd of a NOTIFY profile goes to the runtime on the way (seccomp-handover.h) */
+static int load_filter(struct init_config *c, fsrun_error_t *err) {
+  return seccomp_load_handing_over(c->seccomp, c->sync_fd, err);
 }
 
 void init_main(struct init_config *c) {
@@ -498,7 +459,7 @@ void init_main(struct init_config *c) {
       fail(c, &err);
   }
   /* without no_new_privs, loading a filter needs CAP_SYS_ADMIN: load it before dropping caps */
-  if (c->seccomp != NULL && !p->no_new_privileges && load_filter(c, &notify_fd, &err) < 0)
+  if (c->seccomp != NULL && !p->no_new_privileges && load_filter(c, &err) < 0)
     fail(c, &err);
   if (process_apply_user_and_caps(p, &err) < 0)
     fail(c, &err);
@@ -511,14 +472,8 @@ void init_main(struct init_config *c) {
    * the runtime (which forwards it to listenerPath) before `create` returns, so it is loaded here.
    */
   if (c->seccomp != NULL && p->no_new_privileges && seccomp_has_notify(c->seccomp) &&
-      load_filter(c, &notify_fd, &err) < 0)
+      load_filter(c, &err) < 0)
     fail(c, &err);
-  if (notify_fd >= 0) {
-    if (!c->seccomp_fd_by_pidfd &&
-        sync_send(c->sync_fd, SYNC_SECCOMP_FD, 0, NULL, 0, notify_fd) < 0)
-      _exit(1);
-    close(notify_fd);
-  }
 
   /* invariant 2: nothing of ours above the preserved fds survives execve */
   if (syscall(SYS_close_range, 3 + c->preserve_fds + c->listen_fds, ~0U, CLOSE_RANGE_CLOEXEC) < 0) {

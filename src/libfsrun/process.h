@@ -38,12 +38,6 @@ struct init_config {
   int preserve_fds;
   int listen_fds; /* LISTEN_FDS passed through from our environment, 0 when none */
   bool no_new_keyring;
-  /* the runtime takes the seccomp listener fd itself with pidfd_getfd (it is root): the init need
-   * not send it, since a profile may notify sendmsg and every other syscall the init still does */
-  bool seccomp_fd_by_pidfd;
-  /* an unprivileged runtime may take it (pidfd_getfd) only from a dumpable process: the init is
-   * dumpable from its message to the runtime's GO, still outside anything the container runs */
-  bool seccomp_fd_dumpable;
   const sigset_t *sigmask; /* the caller's signal mask, restored before exec */
 };
 
@@ -55,13 +49,6 @@ __attribute__((noreturn)) void init_main(struct init_config *c);
  * or 126 (anything else), as a shell does. Safe in a vfork child: no allocation, no return. */
 __attribute__((noreturn)) void process_exec(const char *exe, char *const argv[],
                                             char *const envp[]);
-
-/* Loads filter in the init or exec's child. With a NOTIFY profile and fd_by_pidfd, the runtime is
- * told over sync_fd which fd number the listener gets and takes it with pidfd_getfd before SYNC_GO;
- * fd_dumpable (an ordinary user, whose runtime may not take the fd of a non-dumpable process): the
- * process is dumpable only for that hand-over. */
-int process_load_filter(const struct fsrun_seccomp *filter, int sync_fd, bool fd_by_pidfd,
-                        bool fd_dumpable, int *notify_fd, fsrun_error_t *err);
 
 /* Finds args0 like execvp would, in the PATH of env (a default PATH when env has none), relative to
  * the current directory. Errors: `exec: "X": no such file or directory` and `exec: "X": permission

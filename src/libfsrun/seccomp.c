@@ -512,39 +512,3 @@ int seccomp_send_listener(const char *listener_path, const char *listener_metada
   }
   return 0;
 }
-
-static bool is_seccomp_notify_fd(int fd) {
-  char link[64], target[64];
-  ssize_t n;
-  snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
-  n = readlink(link, target, sizeof(target) - 1);
-  if (n < 0)
-    return false;
-  target[n] = '\0';
-  return strcmp(target, "anon_inode:seccomp notify") == 0;
-}
-
-int seccomp_take_listener_fd(int pidfd, int fd_number, fsrun_error_t *err) {
-  long waited_ms = 0, step_ms = 1;
-  for (;;) {
-    struct pollfd p = {.fd = pidfd, .events = POLLIN};
-    int fd = (int)syscall(SYS_pidfd_getfd, pidfd, fd_number, 0);
-    if (fd >= 0 && is_seccomp_notify_fd(fd))
-      return fd;
-    if (fd >= 0)
-      close(fd);
-    else if (errno != EBADF)
-      return fsrun_error_errno(err, "linux.seccomp.listenerPath: take the init's listener fd");
-    if (poll(&p, 1, 0) > 0 || waited_ms >= 10000)
-      return fsrun_error_make(err, 0,
-                              "linux.seccomp.listenerPath: the container init %s before its "
-                              "listener fd could be taken",
-                              waited_ms >= 10000 ? "did not load its filter" : "exited");
-    /* the init is between its message and seccomp(2): a few system calls */
-    struct timespec ts = {.tv_sec = 0, .tv_nsec = step_ms * 1000000L};
-    nanosleep(&ts, NULL);
-    waited_ms += step_ms;
-    if (step_ms < 20)
-      step_ms *= 2;
-  }
-}

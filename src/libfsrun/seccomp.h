@@ -23,9 +23,6 @@ void seccomp_free(struct fsrun_seccomp *f);
  * {"ociVersion", "fds": ["seccompFd"], "pid": pid (the process that loaded the filter),
  * "metadata": listener_metadata (linux.seccomp.listenerMetadata, may be NULL), "state":
  * state_json (the container's state object, as `fsrun state` prints it)}. */
-/* The listener fd the init (pidfd) is about to get as fd number fd_number, taken with
- * pidfd_getfd once it is there (bounded: 10 s, or until the init exits). */
-int seccomp_take_listener_fd(int pidfd, int fd_number, fsrun_error_t *err);
 int seccomp_send_listener(const char *listener_path, const char *listener_metadata, int notify_fd,
                           int pid, const char *state_json, fsrun_error_t *err);
 

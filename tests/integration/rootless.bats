@@ -331,12 +331,13 @@ user_run() {
   [ -z "$found" ]
 }
 
-# start_user_listener: tests/seccomp-listener as the user on $UDIR/agent.sock, its pid in LISTENER_PID
+# start_user_listener [HOLD]: tests/seccomp-listener as the user on $UDIR/agent.sock, its pid in
+# LISTENER_PID; with HOLD, it holds the first syscall it lets through (see seccomp-listener.c)
 start_user_listener() {
   local tries=100
   rm -f "$UDIR/listener.pid"
   as_user /bin/sh -c 'echo $$ >"$1/listener.pid" && exec "$1/listener" "$1/agent.sock" \
-    "$1/agent-state" "$1/agent-calls" 0' sh "$UDIR" 3>&- &
+    "$1/agent-state" "$1/agent-calls" 0 $2' sh "$UDIR" "${1:-}" 3>&- &
   while { [ ! -S "$UDIR/agent.sock" ] || [ ! -s "$UDIR/listener.pid" ]; } && [ $tries -gt 0 ]; do
     sleep 0.05
     tries=$((tries - 1))
@@ -367,6 +368,68 @@ start_user_listener() {
   [ "$status" -eq 0 ]
   [ "$output" = mkdir-succeeded ]
   user_run delete --force "$id"
+}
+
+# notify_hold_setup: the user's copy of the listener, and a profile that notifies prctl (which the
+# runtime's process makes after loading the filter, before execve)
+notify_hold_setup() {
+  local listener=${FSRUN%/*}/tests/seccomp-listener
+  [ -x "$listener" ] || skip "no $listener (build it with make)"
+  cp "$listener" "$UDIR/listener"
+  chown "$TEST_UID:$TEST_GID" "$UDIR/listener"
+  update_user_config '.root.readonly = false
+    | .linux.seccomp = {"defaultAction": "SCMP_ACT_ALLOW", "listenerPath": $sock,
+        "syscalls": [{"names": ["prctl"], "action": "SCMP_ACT_NOTIFY"}]}' --arg sock "$UDIR/agent.sock"
+}
+
+# probe_held_process: the process the listener holds in its notified prctl ($UDIR/held), as the
+# host sees it, in HELD: "owner UID fds readable|denied children [PIDS]", then lets it go.
+# /proc/PID/environ belongs to the process's uid only while it is dumpable (else to root); the user
+# lists its fds (the listener fd among them) only then.
+probe_held_process() {
+  local pid fds=denied
+  wait_for_file "$UDIR/held" || { touch "$UDIR/held.go"; return 1; }
+  pid=$(cat "$UDIR/held")
+  as_user ls "/proc/$pid/fd/" >/dev/null 2>&1 && fds=readable
+  HELD="owner $(stat -c %u "/proc/$pid/environ") fds $fds children [$(cat "/proc/$pid/task/$pid/children")]"
+  touch "$UDIR/held.go"
+  echo "held $pid: $HELD"
+}
+
+@test "rootless: the init is never dumpable while it hands its seccomp listener fd over" {
+  # Held in its first prctl after the load. Before, the init was dumpable from its message to
+  # the runtime's GO (so that the user's runtime could take the fd with pidfd_getfd): owned by
+  # the user, its fds listed by the user.
+  local run_pid
+  notify_hold_setup
+  update_user_config '.process.args = ["true"]'
+  start_user_listener "$UDIR/held"
+  as_user /bin/sh -c 'cd "$1" && shift && exec "$@"' sh "$UDIR/bundle" \
+    timeout -s KILL 60 "$FSRUN" run rl-notify-hold </dev/null >"$UDIR/run.out" 2>&1 3>&- &
+  run_pid=$!
+  probe_held_process
+  wait "$run_pid"
+  cat "$UDIR/run.out"
+  [ "$HELD" = "owner 0 fds denied children []" ]
+}
+
+@test "rootless: the exec process is never dumpable while it hands its seccomp listener fd over" {
+  local id=rl-notify-hold-exec exec_pid
+  notify_hold_setup
+  update_user_config '.process.args = ["sleep", "1000"]'
+  start_user_listener
+  CREATE_LISTENER_PID=$LISTENER_PID
+  as_user /bin/sh -c 'cd "$1" && shift && exec "$@"' sh "$UDIR/bundle" \
+    timeout -s KILL 60 "$FSRUN" run -d "$id" </dev/null >/dev/null 2>&1
+  start_user_listener "$UDIR/held"
+  as_user /bin/sh -c 'cd "$1" && shift && exec "$@"' sh "$UDIR/bundle" \
+    timeout -s KILL 60 "$FSRUN" exec "$id" true </dev/null >"$UDIR/exec.out" 2>&1 3>&- &
+  exec_pid=$!
+  probe_held_process
+  wait "$exec_pid"
+  cat "$UDIR/exec.out"
+  user_run delete --force "$id"
+  [ "$HELD" = "owner 0 fds denied children []" ]
 }
 
 @test "rootless: a watcher with CAP_SYS_PTRACE in container A never reaches the host through containers joining A's user and pid namespaces" {

@@ -13,10 +13,11 @@ setup() {
 }
 
 teardown() {
-  if [ -n "${LISTENER_PID:-}" ]; then
-    kill "$LISTENER_PID" 2>/dev/null
-    wait "$LISTENER_PID" 2>/dev/null
-  fi
+  local pid
+  for pid in ${LISTENER_PID:-} ${INIT_LISTENER_PID:-}; do
+    kill "$pid" 2>/dev/null
+    wait "$pid" 2>/dev/null
+  done
   teardown_bundle
 }
 
@@ -162,14 +163,16 @@ ALLOWED_SYSCALLS='[
   [[ "$output" == *"Operation not permitted"* ]]
 }
 
-# start_listener ERRNO: the test agent on $BATS_TEST_TMPDIR/agent.sock; sets LISTENER_* variables.
+# start_listener ERRNO [HOLD]: the test agent on $BATS_TEST_TMPDIR/agent.sock; sets LISTENER_*
+# variables. With HOLD, it holds the first syscall it lets through (see seccomp-listener.c).
 start_listener() {
   LISTENER=${FSRUN%/*}/tests/seccomp-listener
   [ -x "$LISTENER" ] || skip "no $LISTENER (build it with make)"
   LISTENER_SOCKET=$BATS_TEST_TMPDIR/agent.sock
   LISTENER_STATE=$BATS_TEST_TMPDIR/agent-state.json
   LISTENER_CALLS=$BATS_TEST_TMPDIR/agent-calls
-  "$LISTENER" "$LISTENER_SOCKET" "$LISTENER_STATE" "$LISTENER_CALLS" "$1" 3>&- &
+  rm -f "$LISTENER_SOCKET"
+  "$LISTENER" "$LISTENER_SOCKET" "$LISTENER_STATE" "$LISTENER_CALLS" "$1" ${2:+"$2"} 3>&- &
   LISTENER_PID=$!
   local tries=100
   while [ ! -S "$LISTENER_SOCKET" ] && [ $tries -gt 0 ]; do
@@ -266,4 +269,63 @@ set_notify_profile() {
   # the init's own sendmsg (46 on x86_64) went through the listener too
   [ "$(uname -m)" != x86_64 ] || grep -qx 46 "$LISTENER_CALLS"
   assert_no_leftovers "$CONTAINER_ID"
+}
+
+# A user namespace (uid 0 is 200000 on the host: /proc/PID/environ belongs to 200000 while the
+# process is dumpable, to root when it is not; the directory /proc/PID is always the process's) and
+# a profile that notifies prctl, which the runtime's process makes after loading the filter, before
+# execve; HOLD is where the listener reports what it holds.
+notify_hold_setup() {
+  HOLD=$BATS_TEST_TMPDIR/held
+  update_config '.linux.namespaces += [{"type": "user"}]
+    | .linux.uidMappings = [{"containerID": 0, "hostID": 200000, "size": 65536}]
+    | .linux.gidMappings = [{"containerID": 0, "hostID": 200000, "size": 65536}]'
+  set_seccomp "{\"defaultAction\": \"SCMP_ACT_ALLOW\", \"listenerPath\": \"$BATS_TEST_TMPDIR/agent.sock\",
+    \"syscalls\": [{\"names\": [\"prctl\"], \"action\": \"SCMP_ACT_NOTIFY\"}]}"
+}
+
+# probe_held_process: the process the listener holds in its notified prctl, as the host sees it,
+# in HELD: "owner UID children [PIDS]"; then lets it go
+probe_held_process() {
+  local pid
+  wait_for_file "$HOLD" || { touch "$HOLD.go"; return 1; }
+  pid=$(cat "$HOLD")
+  HELD="owner $(stat -c %u "/proc/$pid/environ") children [$(cat "/proc/$pid/task/$pid/children")]"
+  touch "$HOLD.go"
+  echo "held $pid: $HELD"
+}
+
+@test "seccomp: NOTIFY: the init is never dumpable while it hands the listener fd over, and its courier is gone" {
+  # Held in its first prctl after the load: not dumpable (/proc/PID/environ is root's, not
+  # 200000's), no child left. Root's runtime never made it dumpable: this guards the courier (seccomp-handover.c),
+  # which fails it when the process is made dumpable around the load.
+  local run_pid
+  notify_hold_setup
+  start_listener 0 "$HOLD"
+  set_process_args true
+  CONTAINER_ID=seccomp-hold
+  timeout -s KILL 60 "$FSRUN" --root "$FSRUN_ROOT" run --bundle "$BUNDLE" "$CONTAINER_ID" \
+    </dev/null >"$BATS_TEST_TMPDIR/run.out" 2>&1 3>&- &
+  run_pid=$!
+  probe_held_process
+  wait "$run_pid"
+  [ "$HELD" = "owner 0 children []" ]
+  assert_no_leftovers "$CONTAINER_ID"
+}
+
+@test "seccomp: NOTIFY: the exec process is never dumpable while it hands the listener fd over" {
+  local exec_pid
+  notify_hold_setup
+  start_listener 0
+  INIT_LISTENER_PID=$LISTENER_PID
+  CONTAINER_ID=seccomp-hold-exec
+  start_sleeper
+  start_listener 0 "$HOLD"
+  timeout -s KILL 60 "$FSRUN" --root "$FSRUN_ROOT" exec "$CONTAINER_ID" true \
+    </dev/null >"$BATS_TEST_TMPDIR/exec.out" 2>&1 3>&- &
+  exec_pid=$!
+  probe_held_process
+  wait "$exec_pid"
+  fsrun delete --force "$CONTAINER_ID"
+  [ "$HELD" = "owner 0 children []" ]
 }

@@ -12,11 +12,14 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/magic.h>
 #include <linux/openat2.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
@@ -68,10 +71,28 @@ void sandbox_git_strv_free(char **v) {
 
 /* --- the per-run dir ------------------------------------------------------------------------ */
 
+/* As root, on a state root that is not a tmpfs, the per-run dir is a tmpfs of its own: its content
+ * is read once after the run and thrown away, and on a disk the directories overlayfs makes and
+ * their removal cost journal work and, with `discard`, a synchronous discard each (measured on
+ * ext4: ~15 ms of wall time per run). Best effort: a plain directory when the mount is refused. */
+static void mount_run_tmpfs(const char *dir) {
+  struct statfs sf;
+  if (geteuid() != 0 || statfs(dir, &sf) < 0 || sf.f_type == TMPFS_MAGIC)
+    return;
+  (void)mount("tmpfs", dir, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=0700");
+}
+
+/* the tmpfs of mount_run_tmpfs, if there is one (EINVAL where dir is no mount point) */
+static void umount_run_tmpfs(const char *dir) {
+  if (geteuid() == 0)
+    (void)umount2(dir, MNT_DETACH | UMOUNT_NOFOLLOW);
+}
+
 int sandbox_git_make_run_dir(struct sandbox_git_run *g, fsrun_error_t *err) {
   cleanup_close int fd = -1;
   if (mkdir(g->run_dir, 0700) < 0)
     return fsrun_error_errno(err, "sandbox: git: create `%s`", g->run_dir);
+  mount_run_tmpfs(g->run_dir);
   fd = open(g->run_dir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (fd < 0 || mkdirat(fd, "upper", 0700) < 0 || mkdirat(fd, "work", 0700) < 0) {
     fsrun_error_errno(err, "sandbox: git: create `%s/upper`", g->run_dir);
@@ -102,11 +123,13 @@ static void remove_tree_at(int parent, const char *name, int depth) {
 }
 
 void sandbox_git_remove_run_dir(struct sandbox_git_run *g) {
+  umount_run_tmpfs(g->run_dir);
   remove_tree_at(AT_FDCWD, g->run_dir, 0);
 }
 
 void sandbox_git_remove_leftover(const char *state_root, const char *id) {
   cleanup_free char *dir = xasprintf("%s/" SANDBOX_GIT_RUN_DIR_PREFIX "%s", state_root, id);
+  umount_run_tmpfs(dir);
   remove_tree_at(AT_FDCWD, dir, 0);
 }
 

@@ -387,6 +387,40 @@ main_checkout() {
   grep -q "refs/heads/task moved on the host during the run" "$DIR/stderr"
 }
 
+# run_dir_fs OWNER: while a command waits in the sandbox, what the host sees of the run's per-run
+# git dir: as root on a state root that is not a tmpfs, a tmpfs of its own (the overlay's upper and
+# work dirs need not reach a disk); else a plain directory of the state root's filesystem. After
+# the run, no per-run dir and no mount are left (and teardown finds no mount under DIR).
+run_dir_fs() {
+  make_repo "$1"
+  local dir expect=tmpfs
+  [ "$1" = root ] && [ "$(stat -f -c %T "$DIR/state")" != tmpfs ] || expect=none
+  as_owner timeout -s KILL 120 "$FSRUN" --root "$DIR/state" sandbox --policy "$DIR/policy.json" \
+    --worktree "$WT" -- /bin/sh -c 'echo two >>README && git commit -qam in-sandbox && touch ready
+      i=0; while [ ! -e go ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); done' 2>"$DIR/stderr" &
+  wait_for_file "$WT/ready"
+  dir=$(echo "$DIR"/state/.sandbox-git.*)
+  [ -d "$dir/upper" ]
+  if [ "$expect" = tmpfs ]; then
+    [ "$(findmnt -n -o FSTYPE --mountpoint "$dir")" = tmpfs ]
+  else
+    [ -z "$(findmnt -n --mountpoint "$dir")" ]
+  fi
+  touch "$WT/go"
+  wait $!
+  [ "$(hgit -C "$REPO" log -1 --format=%s task)" = in-sandbox ]
+  [ "$(ls -A "$DIR/state")" = .sandbox-bundle ]
+  [ -z "$(grep -F -- "$DIR/state/" /proc/self/mountinfo)" ]
+}
+
+@test "sandbox-git: the per-run git dir is a tmpfs as root on a disk state root, and goes after the run (root)" {
+  run_dir_fs root
+}
+
+@test "sandbox-git: the per-run git dir is a plain directory for an ordinary user, and goes after the run (ordinary user)" {
+  run_dir_fs user
+}
+
 @test "sandbox-git: a SIGKILLed fsrun sandbox leaves no per-run git dir, and applies nothing" {
   make_repo root
   local tries=300 pid
@@ -400,6 +434,9 @@ main_checkout() {
     tries=$((tries - 1))
   done
   [ -e "$WT/ready" ]
+  # the per-run dir of a root run on a disk is a tmpfs (run_dir_fs): the watchdog unmounts it too
+  [ "$(stat -f -c %T "$DIR/state")" = tmpfs ] ||
+    [ "$(findmnt -n -o FSTYPE --mountpoint "$(echo "$DIR"/state/.sandbox-git.*)")" = tmpfs ]
   kill -KILL "$pid"
   wait "$pid" || true
   # the watchdog deletes the container and the run's git dir once it sees fsrun die

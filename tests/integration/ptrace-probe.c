@@ -9,6 +9,10 @@
  *     Opens /proc/PID/exe, then (in a child that outlives the caller) tries, for at most 60 s,
  *     to reopen it for writing and write to it. OUT gets "overwritten", or "refused ERRNO-TEXT",
  *     or "timeout".
+ *   ptrace-probe listener PID OUT
+ *     Tries to take PID's seccomp listener fd: PTRACE_SEIZE (then detach), and pidfd_getfd of each
+ *     of its fds below 1024, looking for "anon_inode:seccomp notify". Lines to OUT: "seized",
+ *     "listener-taken FD", or only "refused ERRNO-TEXT" (of the seize) when neither worked.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -17,6 +21,7 @@
 #include <string.h>
 #include <sys/ptrace.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -129,6 +134,43 @@ static int overwrite(long pid) {
   return 0;
 }
 
+/* Returns the fd number in pid of a seccomp listener we could take, or -1. */
+static int take_listener(long pid) {
+  int pidfd = (int)syscall(SYS_pidfd_open, (pid_t)pid, 0);
+  char path[64], target[64];
+  for (int n = 0; pidfd >= 0 && n < 1024; n++) {
+    int fd = (int)syscall(SYS_pidfd_getfd, pidfd, n, 0);
+    ssize_t len;
+    if (fd < 0)
+      continue;
+    snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+    len = readlink(path, target, sizeof(target) - 1);
+    close(fd);
+    target[len > 0 ? len : 0] = '\0';
+    if (strcmp(target, "anon_inode:seccomp notify") == 0)
+      return n;
+  }
+  return -1;
+}
+
+static int listener(long pid) {
+  int seized = ptrace(PTRACE_SEIZE, (pid_t)pid, NULL, NULL) == 0, saved = errno, fd;
+  if (seized) {
+    int status;
+    fprintf(out, "seized\n");
+    /* stopped, then let go: DETACH wants a stopped tracee */
+    if (ptrace(PTRACE_INTERRUPT, (pid_t)pid, NULL, NULL) == 0)
+      (void)waitpid((pid_t)pid, &status, __WALL);
+    ptrace(PTRACE_DETACH, (pid_t)pid, NULL, NULL);
+  }
+  fd = take_listener(pid);
+  if (fd >= 0)
+    fprintf(out, "listener-taken %d\n", fd);
+  if (!seized && fd < 0)
+    fprintf(out, "refused %s\n", strerror(saved));
+  return 0;
+}
+
 int main(int argc, char **argv) {
   if (argc == 5 && strcmp(argv[1], "watch") == 0) {
     out = fopen(argv[4], "w");
@@ -138,6 +180,12 @@ int main(int argc, char **argv) {
     out = fopen(argv[3], "w");
     return out == NULL ? 1 : overwrite(strtol(argv[2], NULL, 10));
   }
-  fprintf(stderr, "usage: ptrace-probe watch HOST_FILE STOP_FILE OUT | overwrite PID OUT\n");
+  if (argc == 4 && strcmp(argv[1], "listener") == 0) {
+    out = fopen(argv[3], "w");
+    return out == NULL ? 1 : listener(strtol(argv[2], NULL, 10));
+  }
+  fprintf(
+      stderr,
+      "usage: ptrace-probe watch HOST_FILE STOP_FILE OUT | overwrite PID OUT | listener PID OUT\n");
   return 2;
 }

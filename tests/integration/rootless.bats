@@ -44,7 +44,7 @@ setup() {
 
 teardown() {
   local f
-  for f in ${LISTENER_PID:-} ${CREATE_LISTENER_PID:-}; do
+  for f in ${LISTENER_PID:-} ${CREATE_LISTENER_PID:-} ${HOLD_LISTENER_PID:-}; do
     kill "$f" 2>/dev/null
     wait "$f" 2>/dev/null
   done
@@ -382,14 +382,20 @@ notify_hold_setup() {
         "syscalls": [{"names": ["prctl"], "action": "SCMP_ACT_NOTIFY"}]}' --arg sock "$UDIR/agent.sock"
 }
 
+# wait_held: HELD_PID, the process the listener holds ($UDIR/held); on a failure, lets it go
+wait_held() {
+  wait_for_file "$UDIR/held" || { touch "$UDIR/held.go"; return 1; }
+  HELD_PID=$(cat "$UDIR/held")
+}
+
 # probe_held_process: the process the listener holds in its notified prctl ($UDIR/held), as the
 # host sees it, in HELD: "owner UID fds readable|denied children [PIDS]", then lets it go.
 # /proc/PID/environ belongs to the process's uid only while it is dumpable (else to root); the user
 # lists its fds (the listener fd among them) only then.
 probe_held_process() {
   local pid fds=denied
-  wait_for_file "$UDIR/held" || { touch "$UDIR/held.go"; return 1; }
-  pid=$(cat "$UDIR/held")
+  wait_held
+  pid=$HELD_PID
   as_user ls "/proc/$pid/fd/" >/dev/null 2>&1 && fds=readable
   HELD="owner $(stat -c %u "/proc/$pid/environ") fds $fds children [$(cat "/proc/$pid/task/$pid/children")]"
   touch "$UDIR/held.go"
@@ -430,6 +436,43 @@ probe_held_process() {
   cat "$UDIR/exec.out"
   user_run delete --force "$id"
   [ "$HELD" = "owner 0 fds denied children []" ]
+}
+
+@test "rootless: a process with CAP_SYS_PTRACE in the container cannot take the exec process's listener fd during the hand-over" {
+  # The first exec is held in its first prctl after the load; a second one (the same uid,
+  # CAP_SYS_PTRACE in the container's user namespace) tries PTRACE_SEIZE and pidfd_getfd on it,
+  # against a copy of the binary. Before, the first was dumpable there: seized, its listener fd
+  # taken.
+  local id=rl-notify-take exec_pid nspid probe copy=$UDIR/fsrun-copy
+  requires_host_command cc
+  notify_hold_setup
+  probe=$UDIR/bundle/rootfs/bin/ptrace-probe
+  cc -static -O2 -o "$probe" "$FSRUN_TESTS_DIR/ptrace-probe.c" || skip "needs cc -static"
+  cp "$FSRUN" "$copy"
+  chown "$TEST_UID:$TEST_GID" "$probe" "$copy"
+  update_user_config '.process.capabilities |= with_entries(.value += ["CAP_SYS_PTRACE"])
+    | .process.args = ["sleep", "1000"]'
+  start_user_listener
+  CREATE_LISTENER_PID=$LISTENER_PID
+  as_user /bin/sh -c 'cd "$1" && shift && exec "$@"' sh "$UDIR/bundle" \
+    timeout -s KILL 60 "$copy" run -d "$id" </dev/null >/dev/null 2>&1
+  start_user_listener "$UDIR/held"
+  HOLD_LISTENER_PID=$LISTENER_PID
+  as_user /bin/sh -c 'cd "$1" && shift && exec "$@"' sh "$UDIR/bundle" \
+    timeout -s KILL 60 "$copy" exec "$id" true </dev/null >"$UDIR/exec.out" 2>&1 3>&- &
+  exec_pid=$!
+  wait_held
+  nspid=$(awk '$1 == "NSpid:" { print $NF }' "/proc/$HELD_PID/status")
+  start_user_listener
+  run as_user /bin/sh -c 'cd "$1" && shift && exec "$@"' sh "$UDIR/bundle" \
+    timeout -s KILL 60 "$copy" exec "$id" /bin/ptrace-probe listener "$nspid" /tmp/take.out
+  touch "$UDIR/held.go"
+  wait "$exec_pid"
+  echo "$output"
+  cat "$UDIR/bundle/rootfs/tmp/take.out"
+  user_run delete --force "$id"
+  [ "$status" -eq 0 ]
+  [ "$(cat "$UDIR/bundle/rootfs/tmp/take.out")" = "refused Operation not permitted" ]
 }
 
 @test "rootless: a watcher with CAP_SYS_PTRACE in container A never reaches the host through containers joining A's user and pid namespaces" {

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdbool.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -49,22 +50,63 @@ char *criu_prepare_dir(const char *what, const char *option, const char *dir, fs
   return abs;
 }
 
-/* What the process's fds 0-2 are ("pipe:[123]", "/dev/null", ...), one a line, beside the images:
- * restore connects its own stdio where these were pipes. */
-static int save_stdio(pid_t pid, const char *image_dir, fsrun_error_t *err) {
+/* Whether the mount MNT_ID is one of PID's mount namespace (a line of its mountinfo). */
+static bool mount_in_ns_of(pid_t pid, unsigned long long mnt_id) {
+  cleanup_error fsrun_error_t ignored = NULL;
+  cleanup_free char *path = xasprintf("/proc/%d/mountinfo", pid);
+  cleanup_free char *info = NULL;
+  if (read_file_at(AT_FDCWD, path, &info, NULL, &ignored) < 0)
+    return true; /* let criu say what it finds */
+  for (char *line = info; line != NULL && *line != '\0'; line = strchr(line, '\n')) {
+    unsigned long long id;
+    if (*line == '\n')
+      line++;
+    if (sscanf(line, "%llu ", &id) == 1 && id == mnt_id)
+      return true;
+  }
+  return false;
+}
+
+/* fd FD of PID as the checkpoint records it: "pipe:[N]", "socket:[N]" or a path; a file on a mount
+ * outside the container's mount namespace (conmon gives the container the host's /dev/null as
+ * stdin) as criu's external file "file[MNT:INO]" (hex), which the dump must declare (--external,
+ * else `Can't lookup mount`) and restore replaces with its own fd. Empty when closed. */
+static void describe_stdio(pid_t pid, int fd, char *out, size_t size, bool *external) {
+  char link[64];
+  struct statx stx;
+  ssize_t n;
+  *external = false;
+  snprintf(link, sizeof(link), "/proc/%d/fd/%d", pid, fd);
+  n = readlink(link, out, size - 1);
+  out[n < 0 ? 0 : n] = '\0';
+  if (n <= 0 || out[0] != '/')
+    return;
+  if (statx(AT_FDCWD, link, 0, STATX_MNT_ID | STATX_INO, &stx) < 0 ||
+      !(stx.stx_mask & STATX_MNT_ID) || mount_in_ns_of(pid, stx.stx_mnt_id))
+    return;
+  snprintf(out, size, "file[%llx:%llx]", (unsigned long long)stx.stx_mnt_id,
+           (unsigned long long)stx.stx_ino);
+  *external = true;
+}
+
+/* What the process's fds 0-2 are, one a line, beside the images (restore connects its own stdio
+ * where these were pipes or external files); the external ones declared to criu. */
+static int save_stdio(struct criu_argv *a, pid_t pid, const char *image_dir, fsrun_error_t *err) {
   char text[3 * (PATH_MAX + 1)];
   size_t len = 0;
   cleanup_close int dirfd = open(image_dir, O_DIRECTORY | O_CLOEXEC);
   if (dirfd < 0)
     return fsrun_error_errno(err, "checkpoint: open `%s`", image_dir);
   for (int fd = 0; fd < 3; fd++) {
-    char link[64];
-    ssize_t n;
-    snprintf(link, sizeof(link), "/proc/%d/fd/%d", pid, fd);
-    n = readlink(link, text + len, PATH_MAX);
-    if (n < 0)
-      n = 0; /* closed */
-    len += (size_t)n;
+    char *line = text + len;
+    bool external;
+    describe_stdio(pid, fd, line, PATH_MAX + 1, &external);
+    /* once per file: stdin, stdout and stderr are often the same /dev/null */
+    if (external && strstr(text, line) == line) {
+      criu_argv_add(a, "--external");
+      criu_argv_add(a, line);
+    }
+    len += strlen(line);
     text[len++] = '\n';
   }
   return write_file_atomic_at(dirfd, CRIU_STDIO_FILE, text, len, 0600, err);
@@ -168,7 +210,7 @@ int criu_checkpoint(const struct fsrun_context *ctx, const char *id,
   add_bind_mounts(&a, config);
   if (paused && add_freeze_cgroup(&a, dirfd, id, &st, what, err) < 0)
     return fsrun_error_code(err);
-  if (save_stdio(pid, image_dir, err) < 0)
+  if (save_stdio(&a, pid, image_dir, err) < 0)
     return fsrun_error_code(err);
   if (criu_run(&a, what, work_dir, o->pre_dump ? "pre-dump" : "dump", NULL, NULL, err) < 0)
     return fsrun_error_code(err);

@@ -57,7 +57,8 @@ static int prepare_criu_child(void *data) {
 }
 
 /* The checkpoint's fds 0-2 that were pipes (or sockets) get restore's own fds 0-2 in their place,
- * as runc does: the old pipes' other ends died with the checkpointed container. */
+ * as runc does: the old pipes' other ends died with the checkpointed container. So do files that
+ * were outside the container's mounts ("file[MNT:INO]", e.g. conmon's /dev/null of the host). */
 static void add_inherited_stdio(struct criu_argv *a, const char *image_dir) {
   cleanup_free char *path = xasprintf("%s/%s", image_dir, CRIU_STDIO_FILE);
   cleanup_free char *text = NULL;
@@ -68,7 +69,8 @@ static void add_inherited_stdio(struct criu_argv *a, const char *image_dir) {
   if (read_file_at(AT_FDCWD, path, &text, &len, &ignored) < 0)
     return; /* a checkpoint made by another tool: criu restores the fds it saved */
   for (char *p = text; fd < 3 && (line = strsep(&p, "\n")) != NULL; fd++) {
-    if (strncmp(line, "pipe:", 5) == 0 || strncmp(line, "socket:", 7) == 0) {
+    if (strncmp(line, "pipe:", 5) == 0 || strncmp(line, "socket:", 7) == 0 ||
+        strncmp(line, "file[", 5) == 0) {
       criu_argv_add(a, "--inherit-fd");
       criu_argv_addf(a, "fd[%d]:%s", fd, line);
     }

@@ -38,6 +38,8 @@ user_fsrun() {
     env XDG_RUNTIME_DIR="$BATS_TEST_TMPDIR/xdg" "$FSRUN" --root "$BATS_TEST_TMPDIR/user/state" "$@"
 }
 
+TERMINAL_REFUSAL="process.terminal is true: fsrun cannot checkpoint or restore a container with a terminal (criu would need its pty master, which is outside the container)"
+
 @test "checkpoint: where criu cannot run on the kernel, one line, exit 1, the container untouched" {
   command -v criu >/dev/null || skip "needs criu"
   [ "$CRIU_WORKS" = 0 ] || skip "criu works on this kernel (tests/vm/criu.bats covers it)"
@@ -106,8 +108,27 @@ user_fsrun() {
   update_config '.process.terminal = true'
   run fsrun restore -d --bundle "$BUNDLE" x
   [ "$status" -eq 1 ]
-  [[ "$output" == "fsrun: restore: process.terminal is true: "* ]]
+  [ "$output" = "fsrun: restore: $TERMINAL_REFUSAL" ]
   [ ! -e "$FSRUN_ROOT/x" ]
+}
+
+@test "checkpoint: a container with a terminal is refused in one line before criu runs; it runs on" {
+  local recvtty=${FSRUN%/*}/tests/recvtty sock=$BATS_TEST_TMPDIR/console.sock pid
+  [ -x "$recvtty" ] || skip "tests/recvtty is not built next to $FSRUN"
+  update_config '.process.terminal = true'
+  set_process_args /bin/sleep 100000
+  "$recvtty" "$sock" >/dev/null 2>&1 3>&- &
+  pid=$!
+  for _ in $(seq 50); do [ -S "$sock" ] && break; sleep 0.1; done
+  fsrun run --detach --bundle "$BUNDLE" --console-socket "$sock" tty </dev/null
+  run fsrun checkpoint --image-path "$BATS_TEST_TMPDIR/images" tty
+  kill "$pid" 2>/dev/null || true
+  [ "$status" -eq 1 ]
+  [ "$output" = "fsrun: checkpoint: $TERMINAL_REFUSAL" ]
+  [ "$(fsrun state tty | jq -r .status)" = running ]
+  [ ! -e "$BATS_TEST_TMPDIR/images" ]
+  fsrun delete --force tty
+  assert_no_leftovers tty
 }
 
 @test "checkpoint: a container that is not running, or missing, is refused" {

@@ -5,7 +5,8 @@
 #   tests/vm/run.sh [--fsrun PATH] [--log-dir DIR] [--tag TAG] [--all] [--whole] [--filter REGEX] [FILE.bats...]
 #   tests/vm/run.sh --locate      print the run-in-vm it would use (exit 3 with a reason if none)
 #
-# Files: the FILE arguments; otherwise tests/vm/*.bats plus every tests/integration/*.bats that has
+# A file's `# vm-packages: PKG...` line names Debian packages installed on the host first when
+# missing. Files: the FILE arguments; otherwise tests/vm/*.bats plus every tests/integration/*.bats that has
 # a line `# bats file_tags=...` or `# bats test_tags=...` naming TAG (default cgroupv2); with --all,
 # every tests/integration/*.bats. Tests: every test of tests/vm/ files and of files tagged as a
 # whole (file_tags); of a file that tags single tests (test_tags), only those (bats --filter-tags),
@@ -73,6 +74,22 @@ for i in "${!files[@]}"; do
   files[i]=${files[i]#"$repo"/}
   [ -f "${files[i]}" ] || { echo "tests/vm/run.sh: no such file: ${files[i]}" >&2; exit 2; }
 done
+
+# A file's `# vm-packages: PKG...` line: those Debian packages are installed on the host when
+# missing, as contrib/run-tests.sh installs the client suites' (the VM runs the host's / and has no
+# network). When that fails, the tests that need them skip and name what is missing.
+packages=()
+for f in "${files[@]}"; do
+  read -ra wanted < <(sed -n 's/^#[[:space:]]*vm-packages:[[:space:]]*//p' "$f" | head -n 1)
+  packages+=("${wanted[@]}")
+done
+if [ ${#packages[@]} -gt 0 ]; then
+  # shellcheck source=../../contrib/lib.sh
+  source contrib/lib.sh
+  mkdir -p "$log_dir"
+  fsrun_ensure_packages "$log_dir/apt.log" "${packages[@]}" ||
+    echo "vm: could not install ${packages[*]} (log: $log_dir/apt.log): the tests that need them will skip" >&2
+fi
 
 # The VM shares only the repository (read-write, same path) and sees the host's / read-only, with
 # tmpfs over /tmp and /run. Anything under the host's /tmp or /run outside the repo is invisible

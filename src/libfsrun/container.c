@@ -30,6 +30,7 @@
 #include "namespaces.h"
 #include "netlink.h"
 #include "oci.h"
+#include "proc-mounter.h"
 #include "procfs.h"
 #include "reaper.h"
 #include "process-attrs.h"
@@ -229,6 +230,21 @@ static int take_init_from_intermediate(int sync_fd, struct created *out, fsrun_e
   return switch_to_init(init, out, err);
 }
 
+/* ns_plan.pid_join_early: the first init reports once it has entered or made its namespaces (the
+ * id maps can be written then) */
+static int wait_init_namespaces(int sync_fd, fsrun_error_t *err) {
+  struct sync_msg msg = {.fd = -1};
+  int r = sync_recv(sync_fd, &msg);
+  if (r == 0 && msg.type == SYNC_ERROR) {
+    fsrun_error_take(err, msg.errno_value, steal_ptr(&msg.data));
+    r = fsrun_error_code(err);
+  } else if (r < 0 || msg.type != SYNC_NAMESPACES) {
+    r = fsrun_error_make(err, 0, "the container init exited during setup");
+  }
+  sync_msg_clear(&msg);
+  return r;
+}
+
 /* The runtime's own setup can fail because the init has just failed and exited (its cgroup move
  * finds no process, GO finds no reader): the init's report, already queued on the sync socket, is
  * the error to give. Reads without blocking; keeps err when there is no report. */
@@ -314,6 +330,7 @@ struct create_job {
   bool want_reaper, dir_created, new_userns, wait_go;
   struct ns_plan plan;
   int fifo_fd, procfs_fd, console_fd, sync_fds[2];
+  int procfs_context; /* SYNC_PROCFS: the proc context handed to the late init, or -1 */
   struct init_config ic;
 };
 
@@ -327,7 +344,8 @@ static void create_job_release(struct create_job *j) {
   landlock_rules_freep(&j->landlock);
   free(j->hierarchies);
   namespaces_plan_clear(&j->plan);
-  int *fds[] = {&j->fifo_fd, &j->procfs_fd, &j->console_fd, &j->sync_fds[0], &j->sync_fds[1]};
+  int *fds[] = {&j->fifo_fd,     &j->procfs_fd,   &j->console_fd,
+                &j->sync_fds[0], &j->sync_fds[1], &j->procfs_context};
   for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++)
     if (*fds[i] >= 0)
       close(*fds[i]);
@@ -530,6 +548,7 @@ static void create_init_config(struct create_job *j) {
       .shared_mntns = shares_caller_mntns(config),
       .defer_proc = plan->pid_join_late,
       .proc_mounter_fd = -1,
+      .proc_by_runtime = plan->pid_join_early,
       .procfs_fd = j->procfs_fd,
       .sync_fd = j->sync_fds[1],
       .cgroup_hierarchies = j->hierarchies,
@@ -579,6 +598,8 @@ static int create_clone(struct create_job *j, fsrun_error_t *err) {
   close(j->sync_fds[1]);
   j->sync_fds[1] = -1;
   if (plan->double_clone && take_init_from_intermediate(j->sync_fds[0], out, err) < 0)
+    return fsrun_error_code(err);
+  if (plan->pid_join_early && wait_init_namespaces(j->sync_fds[0], err) < 0)
     return fsrun_error_code(err);
   out->st.pid = out->pid;
   if (j->o->on_cloned != NULL)
@@ -706,6 +727,17 @@ static int serve_late_init(struct create_job *j, struct sync_msg *msg, fsrun_err
   return process_attrs_apply_scheduler(j->attrs, j->out->pid, err);
 }
 
+/* SYNC_PROCFS (ns_plan.pid_join_early): a procfs of the joined pid namespace for the late init,
+ * which its user namespace may not make */
+static int serve_procfs(struct create_job *j, struct sync_msg *msg, fsrun_error_t *err) {
+  cleanup_close int fd = -1;
+  if (!j->plan.pid_join_early)
+    return fsrun_error_make(err, EPERM, "the container init asked for a procfs it may make");
+  if (proc_runtime_serve(j->plan.pid_join_fd, &j->procfs_context, msg->data, &fd, err) < 0)
+    return fsrun_error_code(err);
+  return send_go(j, NULL, 0, fd, err);
+}
+
 static int init_exit_error(struct created *out, fsrun_error_t *err) {
   siginfo_t info;
   memset(&info, 0, sizeof(info));
@@ -746,6 +778,9 @@ static int create_serve_init(struct create_job *j, fsrun_error_t *err) {
       break;
     case SYNC_INIT_PID:
       r = serve_late_init(j, &msg, err);
+      break;
+    case SYNC_PROCFS:
+      r = serve_procfs(j, &msg, err);
       break;
     case SYNC_CREATED:
       /* the init's mount namespace, as it reported it (it may be gone by now under `run`) */
@@ -848,7 +883,8 @@ static int create_internal(const struct fsrun_context *ctx, const struct contain
                          .fifo_fd = -1,
                          .procfs_fd = -1,
                          .console_fd = -1,
-                         .sync_fds = {-1, -1}};
+                         .sync_fds = {-1, -1},
+                         .procfs_context = -1};
   int ret;
 
   memset(out, 0, sizeof(*out));

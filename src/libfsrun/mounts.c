@@ -572,15 +572,17 @@ static int finish_new_mount(const struct mount_env *env, const char *dest,
   return 0;
 }
 
-/* env->proc_by_mounter: a procfs of our pid namespace, made detached by the first init, attached
- * onto target */
+/* env->proc_by_mounter: a procfs of our pid namespace, made detached by the first init (or by
+ * the runtime: proc_by_runtime), attached onto target */
 static int mount_proc_by_mounter(const struct mount_env *env, int target, unsigned long flags,
                                  const char *data, size_t index, const char *dest,
                                  fsrun_error_t *err) {
   struct mount_attr attr;
   cleanup_close int mnt = -1;
   mount_flags_to_attr(flags, 0, &attr);
-  mnt = proc_mounter_mount(env->proc_mounter_fd, data, (unsigned int)attr.attr_set, err);
+  mnt = env->proc_by_runtime
+            ? proc_runtime_mount(env->runtime_sync_fd, data, (unsigned int)attr.attr_set, err)
+            : proc_mounter_mount(env->proc_mounter_fd, data, (unsigned int)attr.attr_set, err);
   if (mnt < 0)
     return fsrun_error_wrap(err, "mounts[%zu]: proc onto `%s`", index, dest);
   if (move_mount(mnt, "", target, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)

@@ -85,6 +85,7 @@ struct mount_env {
    * (proc-mounter.h) on proc_mounter_fd */
   bool proc_by_mounter;
   int proc_mounter_fd;
+  bool proc_by_runtime; /* ...or by the runtime, on runtime_sync_fd (proc_runtime_mount) */
 };
 
 /* True when the entry is a bind mount (type "bind", or a "bind"/"rbind" option). */

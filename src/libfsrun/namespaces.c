@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <linux/mount.h>
 #include <linux/nsfs.h>
 #include <sched.h>
 #include <stdio.h>
@@ -10,6 +11,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -65,10 +67,48 @@ static bool is_other_netns(int fd) {
   return joined.st_ino != ours.st_ino || joined.st_dev != ours.st_dev;
 }
 
+/* Whether the kernel makes a procfs of the pid namespace pid_fd for us (procfs's pidns=, Linux
+ * 6.15): a pid namespace joined early gets its procfs from the runtime that way. */
+static bool procfs_takes_pidns(int pid_fd) {
+  cleanup_close int fs = (int)syscall(SYS_fsopen, "proc", FSOPEN_CLOEXEC);
+  return fs >= 0 && syscall(SYS_fsconfig, fs, FSCONFIG_SET_FD, "pidns", NULL, pid_fd) == 0;
+}
+
+/* ns_plan.pid_join_early: the first init is cloned with no namespace but a time one, enters the
+ * pid namespace, joins, and unshares the rest itself. */
+static int plan_pid_join_early(struct ns_plan *plan, int new_flags, const char *pid_path,
+                               fsrun_error_t *err) {
+  int cgroup_late = plan->unshare_flags & CLONE_NEWCGROUP;
+  if (geteuid() != 0) {
+    namespaces_plan_clear(plan);
+    return fsrun_error_make(err, EPERM,
+                            "linux.namespaces: the pid namespace `%s` can be joined without the "
+                            "user namespace that owns it only by root (join that user namespace "
+                            "too)",
+                            pid_path);
+  }
+  if (!procfs_takes_pidns(plan->pid_join_fd)) {
+    int saved = errno;
+    namespaces_plan_clear(plan);
+    return fsrun_error_make(err, saved,
+                            "linux.namespaces: joining the pid namespace `%s` with a user "
+                            "namespace that does not own it needs procfs's pidns= option "
+                            "(Linux 6.15)",
+                            pid_path);
+  }
+  plan->pid_join_early = plan->pid_join_late = true;
+  plan->double_clone = plan->pid_join_mounter = false;
+  plan->intermediate_flags = new_flags & ~(CLONE_NEWTIME | cgroup_late);
+  plan->clone_flags &= CLONE_NEWTIME;
+  plan->unshare_flags = cgroup_late;
+  return 0;
+}
+
 int namespaces_plan(const oci_linux *linux_, bool cgroup_moved_late, struct ns_plan *plan,
                     fsrun_error_t *err) {
   int seen = 0, new_flags = 0;
   bool join_user = false;
+  const char *pid_path = NULL;
 
   memset(plan, 0, sizeof(*plan));
   plan->pid_join_fd = -1;
@@ -99,6 +139,7 @@ int namespaces_plan(const oci_linux *linux_, bool cgroup_moved_late, struct ns_p
       }
       if (flag == CLONE_NEWPID) {
         plan->pid_join_fd = fd;
+        pid_path = ns->path;
         continue;
       }
       if (flag == CLONE_NEWNET)
@@ -132,6 +173,10 @@ int namespaces_plan(const oci_linux *linux_, bool cgroup_moved_late, struct ns_p
     plan->clone_flags &= ~CLONE_NEWCGROUP;
     plan->unshare_flags |= CLONE_NEWCGROUP;
   }
+  if (plan->pid_join_fd >= 0 && (new_flags & CLONE_NEWNS) &&
+      ((new_flags & CLONE_NEWUSER) ||
+       (join_user && !userns_owns(plan->joins[0].fd, plan->pid_join_fd))))
+    return plan_pid_join_early(plan, new_flags, pid_path, err);
   if ((join_user && (new_flags & CLONE_NEWPID)) ||
       ((new_flags & CLONE_NEWUSER) && plan->n_joins > 0)) {
     /* joins first (with the rights they need), then every new namespace, owned by the right user

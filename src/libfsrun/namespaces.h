@@ -45,6 +45,14 @@ struct ns_plan {
    * mounted through the first init (pid_join_mounter, proc-mounter.h). */
   bool pid_join_late;
   bool pid_join_mounter;
+  /* pid_join_late where no user namespace of the init can enter the pid namespace (a new one, or
+   * a joined one that does not own it; root only): the first init enters it first thing, while
+   * it still has the host's privilege (setns only sets the pid namespace of its children), then
+   * joins and unshares (intermediate_flags) and reports SYNC_NAMESPACES. It forks nothing in
+   * between that could be seen there (createContainer hooks run from hook-runner.h), and the proc
+   * entries and the late init's procfs come from the runtime (SYNC_PROCFS, procfs of the joined
+   * pid namespace through pidns=). */
+  bool pid_join_early;
 };
 
 /* CLONE_NEW* for "pid", "network", ...; 0 when unknown. */

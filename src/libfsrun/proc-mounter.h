@@ -19,4 +19,14 @@ __attribute__((noreturn)) void proc_mounter_serve(int mntns_fd, int sock);
  * may be NULL) and the MOUNT_ATTR_* attrs, made through the mounter on sock. */
 int proc_mounter_mount(int sock, const char *data, unsigned int attrs, fsrun_error_t *err);
 
+/* ns_plan.pid_join_early: the late init's user namespace has no right to a procfs of its pid
+ * namespace, the runtime has. The late init asks the runtime for a proc context of the joined pid
+ * namespace (procfs's pidns=), sets the options data on it, and gets back the detached mount with
+ * attrs; the runtime creates and mounts only its own context, never an fd the init sends. */
+int proc_runtime_mount(int sync_fd, const char *data, unsigned int attrs, fsrun_error_t *err);
+/* Runtime side of one SYNC_PROCFS request ("context", then "mount ATTRS"): *context is the
+ * context handed out (-1: none); *fd_out the fd to send back (the caller closes it). */
+int proc_runtime_serve(int pidns_fd, int *context, const char *request, int *fd_out,
+                       fsrun_error_t *err);
+
 #endif

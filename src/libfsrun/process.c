@@ -16,6 +16,7 @@
 
 #include "caps.h"
 #include "clone.h"
+#include "hook-runner.h"
 #include "hooks.h"
 #include "netlink.h"
 #include "passwd.h"
@@ -247,6 +248,38 @@ static void clone_init_into_namespaces(struct init_config *c) {
     _exit(0);
 }
 
+/* ns_plan.pid_join_early: we enter the pid namespace first, with the host's privilege (it sets
+ * only our children's), then join and create the rest; the runtime then writes our id maps. The
+ * createContainer hooks' runner is forked before: anything forked after is born in there. */
+static void enter_pidns_early(struct init_config *c, struct hook_runner *runner) {
+  cleanup_error fsrun_error_t err = NULL;
+  const oci_hooks *hooks = c->config->hooks;
+  if (hooks != NULL && hooks_any(&hooks->create_container) &&
+      hook_runner_start(runner, &hooks->create_container, c->in_userns, &err) < 0)
+    fail(c, &err);
+  if (setns(c->ns->pid_join_fd, CLONE_NEWPID) < 0) {
+    fsrun_error_errno(&err, "join the pid namespace");
+    fail(c, &err);
+  }
+  if (namespaces_join(c->ns, &err) < 0)
+    fail(c, &err);
+  if (c->ns->intermediate_flags != 0 && unshare(c->ns->intermediate_flags) < 0) {
+    fsrun_error_errno(&err, "create namespaces (unshare 0x%x)", c->ns->intermediate_flags);
+    fail(c, &err);
+  }
+  if (sync_send(c->sync_fd, SYNC_NAMESPACES, 0, NULL, 0, -1) < 0)
+    _exit(1);
+}
+
+static int run_create_container_hooks(struct init_config *c, struct hook_runner *runner,
+                                      const char *state, fsrun_error_t *err) {
+  if (runner->sock >= 0)
+    return hook_runner_run(runner, state, err);
+  if (c->config->hooks == NULL)
+    return 0;
+  return hooks_run(&c->config->hooks->create_container, "createContainer", state, err);
+}
+
 /* ns_plan.pid_join_mounter, joined to the user namespace: the namespaces are unshared with a mount
  * namespace in between, which still shows the host's /proc (the procfs mounter's, see
  * proc-mounter.h). Returns its fd. */
@@ -304,7 +337,8 @@ static int clone_init_into_joined_pidns(struct init_config *c, int mounter_mntns
   namespaces_close_join_fds(c->ns);
   if (mounter_mntns >= 0)
     mounter = c->rootfs.proc_mounter_fd = fork_proc_mounter(c, mounter_mntns);
-  if (setns(c->ns->pid_join_fd, CLONE_NEWPID) < 0) {
+  /* (pid_join_early: entered first thing) */
+  if (!c->ns->pid_join_early && setns(c->ns->pid_join_fd, CLONE_NEWPID) < 0) {
     fsrun_error_errno(&err, "join the pid namespace");
     fail(c, &err);
   }
@@ -313,7 +347,12 @@ static int clone_init_into_joined_pidns(struct init_config *c, int mounter_mntns
     _exit(0);
   if (rootfs_mount_deferred(&c->rootfs, &err) < 0)
     fail(c, &err);
-  if (mounter >= 0) {
+  if (c->ns->pid_join_early) {
+    own_procfs = proc_runtime_mount(c->sync_fd, NULL,
+                                    MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC, &err);
+    if (own_procfs < 0)
+      fail(c, &err);
+  } else if (mounter >= 0) {
     own_procfs = proc_mounter_mount(mounter, NULL,
                                     MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC, &err);
     close(mounter);
@@ -337,6 +376,7 @@ void init_main(struct init_config *c) {
   cleanup_free char *exe = NULL;
   char **argv, **envp, *home_env;
   int master = -1, slave = -1, notify_fd = -1, own_procfs, mounter_mntns = -1;
+  struct hook_runner runner = {.sock = -1};
   const char one = '0';
   int fifo;
 
@@ -354,6 +394,8 @@ void init_main(struct init_config *c) {
     _exit(1);
   if (c->ns->double_clone)
     clone_init_into_namespaces(c);
+  else if (c->ns->pid_join_early)
+    enter_pidns_early(c, &runner);
   if (c->wait_go && !c->go_late) {
     wait_go(c, &msg);
     sync_msg_clear(&msg);
@@ -361,7 +403,7 @@ void init_main(struct init_config *c) {
   if (c->stay_dumpable && prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
     _exit(1);
 
-  if (!c->ns->double_clone && namespaces_join(c->ns, &err) < 0)
+  if (!c->ns->double_clone && !c->ns->pid_join_early && namespaces_join(c->ns, &err) < 0)
     fail(c, &err);
   if (c->ns->pid_join_mounter) {
     mounter_mntns = unshare_keeping_mounter_mntns(c);
@@ -407,8 +449,7 @@ void init_main(struct init_config *c) {
     }
     sync_msg_clear(&msg);
   }
-  if (c->config->hooks != NULL && hooks_run(&c->config->hooks->create_container, "createContainer",
-                                            hook_state_creating, &err) < 0)
+  if (run_create_container_hooks(c, &runner, hook_state_creating, &err) < 0)
     fail(c, &err);
 
   /* in a user namespace the kernel mounts a procfs only where one is fully visible: made now, while

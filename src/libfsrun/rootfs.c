@@ -201,10 +201,11 @@ int rootfs_mount_deferred(const struct rootfs_ctx *ctx, fsrun_error_t *err) {
                           .bundle = ctx->bundle,
                           .own_netns = ctx->own_netns,
                           .new_cgroupns = ctx->new_cgroupns,
-                          .runtime_sync_fd = -1,
+                          .runtime_sync_fd = ctx->proc_by_runtime ? ctx->sync_fd : -1,
                           .mount_at_cwd = true,
-                          .proc_by_mounter = ctx->proc_mounter_fd >= 0,
-                          .proc_mounter_fd = ctx->proc_mounter_fd};
+                          .proc_by_mounter = ctx->proc_mounter_fd >= 0 || ctx->proc_by_runtime,
+                          .proc_mounter_fd = ctx->proc_mounter_fd,
+                          .proc_by_runtime = ctx->proc_by_runtime};
   if (root_fd < 0)
     return fsrun_error_errno(err, "open `/`");
   for (size_t i = 0; i < c->n_mounts; i++)

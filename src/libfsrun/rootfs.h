@@ -30,6 +30,7 @@ struct rootfs_ctx {
   /* defer_proc in a user namespace: the proc entries go through the first init (proc-mounter.h)
    * on this socket, -1: mounted directly */
   int proc_mounter_fd;
+  bool proc_by_runtime; /* defer_proc from pid_join_early: through the runtime, on sync_fd */
   bool defer_proc;
   int sync_fd; /* the init's end of the sync socket (idmapped mounts), or -1 */
   /* When set, called once right before the first cgroup or cgroup2 mount, or at the end of

@@ -20,6 +20,8 @@ typedef enum {
   SYNC_EXEC_READY,  /* exec child -> parent: set up; only landlock, seccomp and execve follow */
   SYNC_EXIT_STATUS, /* fsrun's init -> parent, as it exits: the process's wait status (an int) */
   SYNC_BIND_SOURCE, /* child -> parent: open a bind source for me (bind-source.h) */
+  SYNC_NAMESPACES,  /* first init -> parent: in its namespaces (ns_plan.pid_join_early) */
+  SYNC_PROCFS,      /* late init -> parent: a procfs of the joined pid namespace (proc-mounter.h) */
 } sync_msg_type;
 
 struct sync_msg {

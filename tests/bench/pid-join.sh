@@ -4,9 +4,11 @@
 # --force` of a container that joins a running container A's pid namespace, as root, without a
 # user namespace (`plain`) and joining A's user namespace too (`userns`, A in one of its own);
 # `userns-own-pid` is the last one with a pid namespace of its own instead (no late clone, no
-# procfs mounter; its init comes from a double clone). FSRUN_BASE=path/to/fsrun adds `plain` with
-# that binary (`plain-base`; before this change a joined user namespace failed on a cgroup v1
-# host). Rounds alternate. FSRUN=path/to/fsrun (default: the build next to this tree). Not a pass/fail test.
+# procfs mounter; its init comes from a double clone). `newuser` joins A-plain's pid namespace
+# with a new user namespace and no proc mount (the first init enters the pid namespace before it
+# makes the user namespace; its late init's procfs comes from the runtime). FSRUN_BASE=path/to/fsrun
+# adds `plain` and `newuser` with that binary (`plain-base`, `newuser-base`; before the late entry
+# a joined user namespace failed on a cgroup v1 host). Rounds alternate. FSRUN=path/to/fsrun (default: the build next to this tree). Not a pass/fail test.
 set -eu
 
 rounds=${1:-20}
@@ -48,6 +50,11 @@ for a in plain userns; do
     | .process.args = ["true"]' --arg p "$pid" --arg a "$a" \
     "$work/a-$a/config.json" >"$work/j-$a/config.json"
 done
+cp -a "$work/j-plain" "$work/j-newuser"
+jq '.linux.namespaces += [{"type": "user"}] | .mounts |= map(select(.type != "proc"))
+  | .linux.uidMappings = [{"containerID": 0, "hostID": 0, "size": 65536}]
+  | .linux.gidMappings = [{"containerID": 0, "hostID": 0, "size": 65536}]' \
+  "$work/j-plain/config.json" >"$work/j-newuser/config.json"
 cp -a "$work/j-userns" "$work/j-userns-own-pid"
 jq '.linux.namespaces |= map(if .type == "pid" then del(.path) else . end)' \
   "$work/j-userns/config.json" >"$work/j-userns-own-pid/config.json"
@@ -60,14 +67,15 @@ create_delete() {
 }
 run_one() {
   case $1 in
-    plain | userns | userns-own-pid) create_delete "$FSRUN" "$1" ;;
+    plain | userns | userns-own-pid | newuser) create_delete "$FSRUN" "$1" ;;
     *-base) create_delete "$FSRUN_BASE" "${1%-base}" ;;
   esac
 }
-runners=(plain userns userns-own-pid)
-[ -z "${FSRUN_BASE:-}" ] || runners+=(plain-base)
+runners=(plain userns userns-own-pid newuser)
+[ -z "${FSRUN_BASE:-}" ] || runners+=(plain-base newuser-base)
 bench_rounds "$rounds" run_one "${runners[@]}"
 echo "create + delete joining a pid namespace (${rounds} rounds, load $(cut -d' ' -f1 /proc/loadavg)):"
 bench_report 14 "${runners[@]}"
 bench_ratio plain plain-base
+bench_ratio newuser newuser-base
 bench_ratio userns userns-own-pid

@@ -475,6 +475,30 @@ probe_held_process() {
   [ "$(cat "$UDIR/bundle/rootfs/tmp/take.out")" = "refused Operation not permitted" ]
 }
 
+@test "rootless: joining another container's pid namespace with a new user namespace is refused in one line, nothing left behind" {
+  # an ordinary user cannot enter a pid namespace from outside the user namespace that owns it
+  # (setns wants CAP_SYS_ADMIN in the host's user namespace too): before, the runtime tried anyway
+  # and failed with "join the pid namespace: Operation not permitted"
+  local pid
+  update_user_config '.process.args = ["sleep", "1000"]'
+  cp "$UDIR/bundle/config.json" "$UDIR/config.a"
+  # not through `run`: the container would keep its output pipe open
+  as_user /bin/sh -c 'cd "$1" && exec "$2" run -d rl-newuser-a' sh "$UDIR/bundle" "$FSRUN" \
+    </dev/null >/dev/null 2>&1
+  user_run state rl-newuser-a
+  pid=$(jq -r .pid <<<"$output")
+  update_user_config '.linux.namespaces |= map(if .type == "pid" then .path = $p else . end)' \
+    --arg p "/proc/$pid/ns/pid"
+  user_run create rl-newuser-b
+  echo "$output"
+  [ "$status" -eq 1 ]
+  [ "${#lines[@]}" -eq 1 ]
+  [[ "$output" == *"linux.namespaces: the pid namespace \`/proc/$pid/ns/pid\` can be joined without the user namespace that owns it only by root"* ]]
+  user_run state rl-newuser-b
+  [ "$status" -ne 0 ]
+  user_run delete --force rl-newuser-a
+}
+
 @test "rootless: a watcher with CAP_SYS_PTRACE in container A never reaches the host through containers joining A's user and pid namespaces" {
   # A's process (CAP_SYS_PTRACE in A's user namespace) tries every new pid while 10 containers
   # join A's user and pid namespaces, against a copy of the binary; the joining container's /proc

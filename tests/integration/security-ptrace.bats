@@ -140,14 +140,26 @@ USERNS_MAPS='.linux.uidMappings = [{"containerID": 0, "hostID": 0, "size": 65536
   .linux.gidMappings = [{"containerID": 0, "hostID": 0, "size": 65536}]'
 
 # join_attack CAPS [MODE]: a watcher in container A tries every new pid while 10 containers are
-# created in A's pid namespace (each a new mount namespace). MODE: none (no user namespace) or
-# userns-both (A in a user namespace of its own, B joining A's user and pid namespaces).
+# created in A's pid namespace (each a new mount namespace). MODE: none (no user namespace),
+# userns-both (A in a user namespace of its own, B joining A's user and pid namespaces), userns-new
+# (A in none, B in a new one; no proc mount: the config the binary before could create),
+# userns-new-proc (the same with the proc mount), userns-other (A in none, B joining the user
+# namespace of a third container, which does not own A's pid namespace). In the userns-new* and
+# userns-other modes B has a createContainer hook that records its pid namespace: never A's.
 join_attack() {
-  local i pid mode=${2:-none}
+  local i pid upid mode=${2:-none}
   with_caps "$1"
   [ "$mode" = userns-both ] &&
     update_config ".linux.namespaces += [{\"type\": \"user\"}] | $USERNS_MAPS"
   cp "$BUNDLE/config.json" "$BATS_TEST_TMPDIR/config.a"
+  if [ "$mode" = userns-other ]; then
+    update_config ".linux.namespaces += [{\"type\": \"user\"}] | $USERNS_MAPS"
+    set_process_args /bin/sleep 1000
+    copy run -d --bundle "$BUNDLE" sec-join-u </dev/null >/dev/null 2>&1
+    wait_for_status sec-join-u running
+    upid=$(copy state sec-join-u | jq -r .pid)
+    cp "$BATS_TEST_TMPDIR/config.a" "$BUNDLE/config.json"
+  fi
   set_process_args /bin/ptrace-probe watch "$HOST_FILE" /tmp/stop /tmp/watch.out
   copy run -d --bundle "$BUNDLE" sec-join-a </dev/null >/dev/null 2>&1
   wait_for_status sec-join-a running
@@ -160,6 +172,20 @@ join_attack() {
     update_config '.linux.namespaces |= map(if .type == "user" then .path = $p else . end) |
       del(.linux.uidMappings, .linux.gidMappings)' --arg p "/proc/$pid/ns/user"
     ;;
+  userns-new*)
+    update_config ".linux.namespaces += [{\"type\": \"user\"}] | $USERNS_MAPS"
+    ;;
+  userns-other)
+    update_config '.linux.namespaces += [{"type": "user", "path": $p}]' --arg p "/proc/$upid/ns/user"
+    ;;
+  esac
+  [ "$mode" = userns-new ] && update_config '.mounts |= map(select(.type != "proc"))'
+  case $mode in
+  userns-new* | userns-other)
+    update_config '.hooks.createContainer = [{"path": "/bin/sh",
+      "args": ["sh", "-c", "readlink /proc/self/ns/pid >>\"$1\"", "sh", $f]}]' \
+      --arg f "$BATS_TEST_TMPDIR/hook-pidns"
+    ;;
   esac
   set_process_args /bin/true
   for i in $(seq 10); do
@@ -167,20 +193,28 @@ join_attack() {
     copy delete --force "sec-join-$i"
   done
   # the joining container's /proc is its pid namespace's (A's init is its pid 1), masked as asked
-  set_process_args /bin/sh -c 'cat /proc/1/comm; readlink /proc/self/ns/pid; wc -c </proc/timer_list'
-  run copy run --bundle "$BUNDLE" sec-join-run </dev/null
+  if [ "$mode" != userns-new ]; then
+    set_process_args /bin/sh -c 'cat /proc/1/comm; readlink /proc/self/ns/pid; wc -c </proc/timer_list'
+    run copy run --bundle "$BUNDLE" sec-join-run </dev/null
+    echo "$output"
+    [ "$status" = 0 ]
+    [ "${lines[0]}" = ptrace-probe ]
+    [ "${lines[1]}" = "$(readlink "/proc/$pid/ns/pid")" ]
+    [ "${lines[2]}" = 0 ]
+  fi
   : >"$ROOTFS/tmp/stop"
-  echo "$output"
-  [ "$status" = 0 ]
-  [ "${lines[0]}" = ptrace-probe ]
-  [ "${lines[1]}" = "$(readlink "/proc/$pid/ns/pid")" ]
-  [ "${lines[2]}" = 0 ]
   for _ in $(seq 100); do grep -q '^watched' "$ROOTFS/tmp/watch.out" 2>/dev/null && break; sleep 0.1; done
   cat "$ROOTFS/tmp/watch.out"
   grep -q '^watched [1-9]' "$ROOTFS/tmp/watch.out"
   [ -z "$(grep '^root-escape' "$ROOTFS/tmp/watch.out")" ]
   [ -z "$(grep -F " $FSRUN_COPY" "$ROOTFS/tmp/watch.out")" ]
+  if [ -e "$BATS_TEST_TMPDIR/hook-pidns" ]; then
+    cat "$BATS_TEST_TMPDIR/hook-pidns"
+    [ "$(wc -l <"$BATS_TEST_TMPDIR/hook-pidns")" -ge 10 ]
+    ! grep -qxF "$(readlink "/proc/$pid/ns/pid")" "$BATS_TEST_TMPDIR/hook-pidns"
+  fi
   copy delete --force sec-join-a
+  [ "$mode" != userns-other ] || copy delete --force sec-join-u
 }
 
 @test "security-ptrace: with CAP_SYS_PTRACE, a process watching for the init of a container joining its pid namespace never reaches the host's root" {
@@ -197,6 +231,26 @@ join_attack() {
 
 @test "security-ptrace: with every capability, a watcher in a user namespace never reaches the host's root through a container joining its user and pid namespaces" {
   join_attack all userns-both
+}
+
+@test "security-ptrace: with CAP_SYS_PTRACE, a watcher never reaches the host's root through a container joining its pid namespace with a new user namespace" {
+  join_attack ptrace userns-new
+}
+
+@test "security-ptrace: with every capability, a watcher never reaches the host's root through a container joining its pid namespace with a new user namespace" {
+  join_attack all userns-new
+}
+
+@test "security-ptrace: with CAP_SYS_PTRACE, a container joining a pid namespace with a new user namespace gets that pid namespace's procfs, and the watcher never reaches the host" {
+  join_attack ptrace userns-new-proc
+}
+
+@test "security-ptrace: with CAP_SYS_PTRACE, a watcher never reaches the host's root through a container joining its pid namespace and a user namespace that does not own it" {
+  join_attack ptrace userns-other
+}
+
+@test "security-ptrace: with every capability, a watcher never reaches the host's root through a container joining its pid namespace and a user namespace that does not own it" {
+  join_attack all userns-other
 }
 
 # the procfs directories the waiting init $1 holds open that show the host's pid namespace: this

@@ -20,6 +20,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "json-out.h"
 #include "log.h"
 #include "sandbox.h"
 #include "utils.h"
@@ -152,30 +153,6 @@ int exec_git_child_mount(const struct exec_git *g, int tree_fd, fsrun_error_t *e
   return 0;
 }
 
-static void json_string(FILE *f, const char *s) {
-  fputc('"', f);
-  for (; *s; s++) {
-    unsigned char ch = (unsigned char)*s;
-    if (ch == '"' || ch == '\\')
-      fprintf(f, "\\%c", ch);
-    else if (ch < 0x20)
-      fprintf(f, "\\u%04x", ch);
-    else
-      fputc(ch, f);
-  }
-  fputc('"', f);
-}
-
-static void json_array(FILE *f, const char *key, char **v) {
-  fprintf(f, ",\"%s\":[", key);
-  for (char **p = v; p != NULL && *p != NULL; p++) {
-    if (p != v)
-      fputc(',', f);
-    json_string(f, *p);
-  }
-  fputc(']', f);
-}
-
 static void warn_list(const char *what, char **v) {
   cleanup_free char *text = NULL;
   size_t len = 0;
@@ -189,21 +166,16 @@ static void warn_list(const char *what, char **v) {
 }
 
 char *exec_git_finish(struct exec_git *g) {
-  char *json = NULL;
-  size_t len = 0;
-  FILE *f;
+  struct strbuf json = {0};
   if (g->run.run_dir == NULL)
     return NULL;
   sandbox_git_finish(&g->run, g->worktree);
   warn_list("the command made nested git repositories (the host's git would enter them)",
             g->run.tamper);
   warn_list("git: left out what the command wrote outside the task's allowlist", g->run.discarded);
-  if ((f = open_memstream(&json, &len)) == NULL)
-    return NULL;
-  json_array(f, "tamper", g->run.tamper);
-  json_array(f, "discarded", g->run.discarded);
-  fclose(f);
-  return json;
+  sb_json_string_array(&json, "tamper", g->run.tamper);
+  sb_json_string_array(&json, "discarded", g->run.discarded);
+  return json.data;
 }
 
 void exec_git_free(struct exec_git *g) {

@@ -180,33 +180,12 @@ void sandbox_limits_apply(const struct sandbox_limits *l, oci_config *config) {
     push_rlimit(proc, "RLIMIT_DATA", l->data_bytes);
 }
 
-static void json_string(char **out, const char *s) {
-  char *acc = xasprintf("%s\"", *out);
-  free(*out);
-  for (; *s; s++) {
-    char *next = *s == '"' || *s == '\\'    ? xasprintf("%s\\%c", acc, *s)
-                 : (unsigned char)*s < 0x20 ? xasprintf("%s ", acc)
-                                            : xasprintf("%s%c", acc, *s);
-    free(acc);
-    acc = next;
-  }
-  *out = xasprintf("%s\"", acc);
-  free(acc);
-}
-
-char *sandbox_limits_gaps_json(const struct sandbox_limits *l) {
-  char *out = xstrdup("\"limitsNotEnforced\":[");
+void sandbox_limits_gaps_json(struct strbuf *b, const struct sandbox_limits *l) {
+  sb_puts(b, "\"limitsNotEnforced\":[");
   for (size_t i = 0; i < l->n_gaps; i++) {
-    char *next =
-        xasprintf("%s%s{\"limit\":\"%s\",\"reason\":", out, i ? "," : "", l->gaps[i].limit);
-    free(out);
-    out = next;
-    json_string(&out, l->gaps[i].reason);
-    next = xasprintf("%s}", out);
-    free(out);
-    out = next;
+    sb_printf(b, "%s{\"limit\":\"%s\",\"reason\":", i ? "," : "", l->gaps[i].limit);
+    sb_json_string(b, l->gaps[i].reason, strlen(l->gaps[i].reason));
+    sb_puts(b, "}");
   }
-  char *closed = xasprintf("%s]", out);
-  free(out);
-  return closed;
+  sb_puts(b, "]");
 }

@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "error.h"
+#include "json-out.h"
 #include "oci.h"
 
 struct sandbox_limit_gap {
@@ -40,7 +41,7 @@ void sandbox_limits_warn(const struct sandbox_limits *l);
 /* The config as planned: the resources no cgroup will hold removed, the rlimits in their place,
  * RLIMIT_CPU dropped where the watchdog keeps the command's CPU budget. */
 void sandbox_limits_apply(const struct sandbox_limits *l, oci_config *config);
-/* `"limitsNotEnforced":[{"limit":...,"reason":...},...]` (no leading comma). Caller frees. */
-char *sandbox_limits_gaps_json(const struct sandbox_limits *l);
+/* Appends `"limitsNotEnforced":[{"limit":...,"reason":...},...]` (no leading comma). */
+void sandbox_limits_gaps_json(struct strbuf *b, const struct sandbox_limits *l);
 
 #endif

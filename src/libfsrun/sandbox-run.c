@@ -37,114 +37,13 @@
 
 #include "cgroup.h"
 #include "container.h"
+#include "json-out.h"
 #include "log.h"
 #include "sandbox-limits.h"
 #include "sandbox-net.h"
 #include "sandbox-git.h"
 #include "sandbox-watchdog.h"
 #include "utils.h"
-
-/* --- a growable string and JSON ------------------------------------------------------------- */
-
-struct strbuf {
-  char *data;
-  size_t len, cap;
-};
-
-static void sb_append(struct strbuf *b, const char *s, size_t n) {
-  if (b->len + n + 1 > b->cap) {
-    size_t cap = b->cap ? b->cap : 256;
-    while (cap < b->len + n + 1)
-      cap *= 2;
-    char *data = realloc(b->data, cap);
-    if (data == NULL)
-      abort();
-    b->data = data;
-    b->cap = cap;
-  }
-  memcpy(b->data + b->len, s, n);
-  b->len += n;
-  b->data[b->len] = '\0';
-}
-
-static void sb_puts(struct strbuf *b, const char *s) {
-  sb_append(b, s, strlen(s));
-}
-
-static void sb_printf(struct strbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void sb_printf(struct strbuf *b, const char *fmt, ...) {
-  char buf[256];
-  va_list ap;
-  va_start(ap, fmt);
-  int n = vsnprintf(buf, sizeof(buf), fmt, ap);
-  va_end(ap);
-  if (n > 0)
-    sb_append(b, buf, (size_t)n < sizeof(buf) ? (size_t)n : sizeof(buf) - 1);
-}
-
-/* Length of the valid UTF-8 sequence at s (at most n bytes), 0 when it is not one. */
-static size_t utf8_sequence(const unsigned char *s, size_t n) {
-  size_t len;
-  uint32_t cp;
-  if (s[0] < 0x80)
-    return 1;
-  if ((s[0] & 0xe0) == 0xc0)
-    len = 2, cp = s[0] & 0x1f;
-  else if ((s[0] & 0xf0) == 0xe0)
-    len = 3, cp = s[0] & 0x0f;
-  else if ((s[0] & 0xf8) == 0xf0)
-    len = 4, cp = s[0] & 0x07;
-  else
-    return 0;
-  if (len > n)
-    return 0;
-  for (size_t i = 1; i < len; i++) {
-    if ((s[i] & 0xc0) != 0x80)
-      return 0;
-    cp = cp << 6 | (s[i] & 0x3f);
-  }
-  /* overlong forms, surrogates and values past U+10FFFF are not UTF-8 */
-  if ((len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) ||
-      (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
-    return 0;
-  return len;
-}
-
-/* A JSON string; bytes that are not UTF-8 become U+FFFD, so the output is always valid JSON. */
-static void sb_json_string(struct strbuf *b, const char *s, size_t n) {
-  const unsigned char *p = (const unsigned char *)s;
-  sb_puts(b, "\"");
-  for (size_t i = 0; i < n;) {
-    unsigned char c = p[i];
-    size_t len;
-    if (c == '"' || c == '\\') {
-      char esc[2] = {'\\', (char)c};
-      sb_append(b, esc, 2);
-      i++;
-    } else if (c == '\n') {
-      sb_puts(b, "\\n"), i++;
-    } else if (c == '\r') {
-      sb_puts(b, "\\r"), i++;
-    } else if (c == '\t') {
-      sb_puts(b, "\\t"), i++;
-    } else if (c < 0x20 || c == 0x7f) {
-      sb_printf(b, "\\u%04x", c), i++;
-    } else if ((len = utf8_sequence(p + i, n - i)) > 0) {
-      sb_append(b, s + i, len), i += len;
-    } else {
-      sb_puts(b, "\\ufffd"), i++;
-    }
-  }
-  sb_puts(b, "\"");
-}
-
-static void sb_json_key_string(struct strbuf *b, const char *key, const char *value) {
-  sb_printf(b, ",\"%s\":", key);
-  if (value == NULL)
-    sb_puts(b, "null");
-  else
-    sb_json_string(b, value, strlen(value));
-}
 
 /* --- time, ids, files ----------------------------------------------------------------------- */
 
@@ -218,10 +117,9 @@ struct run_result {
 /* `,"oomKilled":...,"cpuBudgetExceeded":...,"limitsNotEnforced":[...]`: the result's and the
  * sandbox:run event's */
 static void sb_limits_outcome(struct strbuf *b, const struct run_result *r) {
-  cleanup_free char *gaps = sandbox_limits_gaps_json(&r->limits);
   sb_printf(b, ",\"oomKilled\":%s,\"cpuBudgetExceeded\":%s,", r->oom_killed ? "true" : "false",
             r->cpu_budget_exceeded ? "true" : "false");
-  sb_puts(b, gaps);
+  sandbox_limits_gaps_json(b, &r->limits);
 }
 
 /* "exitCode" and "signal": a number and null when the command exited, null and the signal's name
@@ -280,15 +178,6 @@ static void audit_event(const struct audit *a, const char *event, const char *ba
   /* one write on an O_APPEND fd: concurrent sandboxes never interleave their lines */
   if (safe_write_all(a->fd, line, strlen(line)) < 0)
     log_warning("sandbox: write the audit log: %s", strerror(errno));
-}
-
-static void sb_json_string_array(struct strbuf *b, const char *key, char **items) {
-  sb_printf(b, ",\"%s\":[", key);
-  for (char **p = items; p != NULL && *p != NULL; p++) {
-    sb_puts(b, p == items ? "" : ",");
-    sb_json_string(b, *p, strlen(*p));
-  }
-  sb_puts(b, "]");
 }
 
 /* sandbox:tamper: the nested repositories the run made, and its git changes that were left out */

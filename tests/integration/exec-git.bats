@@ -187,3 +187,20 @@ route_sigkill() {
 @test "exec-git: delete of the task container removes a SIGKILLed fsrun exec's per-run dir (ordinary user)" {
   route_sigkill user delete
 }
+
+# A nested repository under a name that is not UTF-8 text: --status-json stays UTF-8 JSON, with
+# DEL as \u007f and the stray byte as \ufffd (the --json result of `fsrun sandbox` writes the same).
+route_odd_name() {
+  make_repo "$1"
+  sbx -- 'd=$(printf "odd\177\377") && mkdir "$d" && git init -q "$d/r"'
+  iconv -f UTF-8 -t UTF-8 "$DIR/status.json" >/dev/null
+  grep -F '"tamper":["odd\u007f\ufffd/r/.git"]' "$DIR/status.json"
+}
+
+@test "exec-git: --status-json escapes a tamper path that is not UTF-8 (root)" {
+  route_odd_name root
+}
+
+@test "exec-git: --status-json escapes a tamper path that is not UTF-8 (ordinary user)" {
+  route_odd_name user
+}

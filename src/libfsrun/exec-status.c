@@ -18,15 +18,17 @@ int exec_status_open(struct exec_status *s, const char *path, const struct fsrun
   return 0;
 }
 
-char *exec_status_json(const siginfo_t *info, bool oom_known, bool oom_killed) {
+char *exec_status_json(const siginfo_t *info, bool oom_known, bool oom_killed, const char *extra) {
   const char *oom = !oom_known ? "" : oom_killed ? ",\"oomKilled\":true" : ",\"oomKilled\":false";
+  cleanup_free char *ended = NULL;
   const char *name;
   if (info->si_code == CLD_EXITED)
-    return xasprintf("{\"exitCode\":%d,\"signal\":null%s}\n", info->si_status, oom);
-  name = sigabbrev_np(info->si_status);
-  if (name != NULL)
-    return xasprintf("{\"exitCode\":null,\"signal\":\"SIG%s\"%s}\n", name, oom);
-  return xasprintf("{\"exitCode\":null,\"signal\":\"SIG%d\"%s}\n", info->si_status, oom);
+    ended = xasprintf("\"exitCode\":%d,\"signal\":null", info->si_status);
+  else if ((name = sigabbrev_np(info->si_status)) != NULL)
+    ended = xasprintf("\"exitCode\":null,\"signal\":\"SIG%s\"", name);
+  else
+    ended = xasprintf("\"exitCode\":null,\"signal\":\"SIG%d\"", info->si_status);
+  return xasprintf("{%s%s%s}\n", ended, oom, extra != NULL ? extra : "");
 }
 
 int exec_status_write(const struct exec_status *s, const siginfo_t *info,
@@ -40,14 +42,7 @@ int exec_status_write(const struct exec_status *s, const siginfo_t *info,
   oom_known = s->oom_known && cgroup_oom_kills(cg, &after);
   /* the container's counter: a kill of another process of the container during this one's run
    * counts too (docs/fsrun-exec.8 says so) */
-  json = exec_status_json(info, oom_known, oom_known && after > s->oom_before);
-  if (s->extra_json != NULL && strrchr(json, '}') != NULL) {
-    char *joined;
-    *strrchr(json, '}') = '\0';
-    joined = xasprintf("%s%s}\n", json, s->extra_json);
-    free(json);
-    json = joined;
-  }
+  json = exec_status_json(info, oom_known, oom_known && after > s->oom_before, s->extra_json);
   len = strlen(json);
   if (write(s->fd, json, len) != (ssize_t)len)
     return fsrun_error_errno(err, "--status-json: write");

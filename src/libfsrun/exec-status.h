@@ -25,8 +25,9 @@ int exec_status_open(struct exec_status *s, const char *path, const struct fsrun
                      fsrun_error_t *err);
 
 /* The JSON object for a reaped process: {"exitCode":N,"signal":null} or
- * {"exitCode":null,"signal":"SIGNAME"}, then "oomKilled" when known. Caller frees. */
-char *exec_status_json(const siginfo_t *info, bool oom_known, bool oom_killed);
+ * {"exitCode":null,"signal":"SIGNAME"}, then "oomKilled" when known, then extra (members with
+ * their leading comma, `,"tamper":[...]`; may be NULL). Caller frees. */
+char *exec_status_json(const siginfo_t *info, bool oom_known, bool oom_killed, const char *extra);
 
 /* After the wait: writes exec_status_json into the file in one write (a file left empty means that
  * no status is known: the process could not be reaped, or fsrun was killed). */

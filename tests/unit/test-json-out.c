@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "exec-status.h"
 #include "json-out.h"
 #include "sandbox-limits.h"
 #include "tap.h"
@@ -94,10 +95,24 @@ static void test_limit_gaps(void) {
   free(b.data);
 }
 
+static void test_exec_status(void) {
+  siginfo_t exited = {.si_code = CLD_EXITED, .si_status = 3};
+  siginfo_t killed = {.si_code = CLD_KILLED, .si_status = SIGKILL};
+  char *s = exec_status_json(&exited, false, false, NULL);
+  check_text("status: exited, nothing extra", s, "{\"exitCode\":3,\"signal\":null}\n");
+  free(s);
+  s = exec_status_json(&killed, true, true, ",\"tamper\":[\"x\"],\"discarded\":[]");
+  check_text("status: killed, oomKilled, then the extra members", s,
+             "{\"exitCode\":null,\"signal\":\"SIGKILL\",\"oomKilled\":true,\"tamper\":[\"x\"],"
+             "\"discarded\":[]}\n");
+  free(s);
+}
+
 int main(void) {
   test_strings();
   test_members();
   test_printf_long();
   test_limit_gaps();
+  test_exec_status();
   return tap_done();
 }

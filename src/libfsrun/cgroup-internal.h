@@ -43,6 +43,9 @@ struct fsrun_cgroup {
 char *cgroup_join(const char *mountpoint, const char *path);
 /* The v1 hierarchy mount point that carries controller (exact name in the comma list), or NULL. */
 const char *cgroup_v1_mount(const struct fsrun_cgroup *cg, const char *controller);
+/* The path on controller's v1 line of /proc/PID/cgroup's text ("4:cpu,cpuacct:/user.slice" gives
+ * "/user.slice" for cpu and for cpuacct), or NULL. Caller frees. */
+char *cgroup_v1_path_in(const char *proc_cgroup, const char *controller);
 /* Writes value (one write(2), as cgroup files want) to dir/file. The error reads
  * "write `FILE` in DIR: strerror". */
 int cgroup_write(const char *dir, const char *file, const char *value, fsrun_error_t *err);

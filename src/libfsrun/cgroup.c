@@ -378,6 +378,35 @@ void cleanup_cgroupp(struct fsrun_cgroup **cg) {
   *cg = NULL;
 }
 
+char *cgroup_v1_path_in(const char *proc_cgroup, const char *controller) {
+  for (const char *line = proc_cgroup; line != NULL && *line != '\0';) {
+    const char *end = line + strcspn(line, "\n");
+    const char *c1 = memchr(line, ':', (size_t)(end - line));
+    const char *c2 = c1 != NULL ? memchr(c1 + 1, ':', (size_t)(end - c1 - 1)) : NULL;
+    if (c2 != NULL) {
+      cleanup_free char *list = xasprintf("%.*s", (int)(c2 - c1 - 1), c1 + 1);
+      if (cgroup_word_in_list(list, controller, ","))
+        return xasprintf("%.*s", (int)(end - c2 - 1), c2 + 1);
+    }
+    line = *end != '\0' ? end + 1 : NULL;
+  }
+  return NULL;
+}
+
+char *cgroup_v1_own_dir(const char *controller) {
+  cleanup_error fsrun_error_t err = NULL;
+  cleanup_cgroup struct fsrun_cgroup *cg = NULL;
+  cleanup_free char *own = NULL, *path = NULL;
+  cgroup_mode_t mode;
+  const char *mount;
+  if (cgroup_detect_mode(&mode, &err) < 0 || mode == CGROUP_MODE_UNIFIED ||
+      cgroup_new(mode, &cg, &err) < 0 || (mount = cgroup_v1_mount(cg, controller)) == NULL ||
+      read_file_at(AT_FDCWD, "/proc/self/cgroup", &own, NULL, &err) < 0 ||
+      (path = cgroup_v1_path_in(own, controller)) == NULL)
+    return NULL;
+  return cgroup_join(mount, path);
+}
+
 /* --- paths ------------------------------------------------------------------------------------ */
 
 /* Collapses "//" and a trailing "/", refuses "." and ".." components. */

@@ -122,6 +122,11 @@ char *cgroup_rootless_delegated_base(void);
  * cgroup.procs, cgroup.subtree_control and cgroup.threads. */
 bool cgroup_is_delegated(const char *path);
 
+/* The calling process's own cgroup directory in the v1 hierarchy of controller, wherever the host
+ * mounts it ("/sys/fs/cgroup/pids/user.slice"), or NULL: a unified host, no such hierarchy.
+ * Caller frees. */
+char *cgroup_v1_own_dir(const char *controller);
+
 void cgroup_free(struct fsrun_cgroup *cg);
 void cleanup_cgroupp(struct fsrun_cgroup **cg);
 #define cleanup_cgroup __attribute__((cleanup(cleanup_cgroupp)))

@@ -141,26 +141,13 @@ static bool read_messages(int fd, struct watch *w) {
  * cgroup_threadgroup_rwsem, which is cheap again for one more grace period after each writer. The
  * watchdog, running beside the runtime from its start, moves itself into the pids cgroup it is
  * already in (a no-op) so that wait overlaps the runtime's set-up. Best effort: skipped without a
- * v1 pids hierarchy or write access to its cgroup.procs (an ordinary user). */
+ * v1 pids hierarchy (wherever mounted) or write access to its cgroup.procs (an ordinary user). */
 static void prime_cgroup_migration(void) {
-  cleanup_error fsrun_error_t err = NULL;
-  cleanup_free char *own = NULL, *procs = NULL;
-  const char *line, *end;
-  if (read_file_at(AT_FDCWD, "/proc/self/cgroup", &own, NULL, &err) < 0)
-    return;
-  for (line = own; line != NULL; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
-    const char *c = strchr(line, ':');
-    if (c != NULL && strncmp(c, ":pids:/", 7) == 0) {
-      end = c + 6 + strcspn(c + 6, "\n");
-      procs = xasprintf("/sys/fs/cgroup/pids%.*s/cgroup.procs", (int)(end - (c + 6)), c + 6);
-      break;
-    }
-  }
-  if (procs != NULL) {
-    cleanup_close int fd = open(procs, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
-    if (fd >= 0)
-      (void)!write(fd, "0", 1); /* 0: the writer itself */
-  }
+  cleanup_free char *own = cgroup_v1_own_dir("pids");
+  cleanup_free char *procs = own != NULL ? xasprintf("%s/cgroup.procs", own) : NULL;
+  cleanup_close int fd = procs != NULL ? open(procs, O_WRONLY | O_NOFOLLOW | O_CLOEXEC) : -1;
+  if (fd >= 0)
+    (void)!write(fd, "0", 1); /* 0: the writer itself */
 }
 
 static _Noreturn void watchdog_main(const struct fsrun_context *ctx, pid_t parent, int command_rd,

@@ -811,8 +811,48 @@ static void test_live_bpf(void) {
     diag("rmdir %s: %s", dir, strerror(errno));
 }
 
+static void check_v1_path(const char *text, const char *controller, const char *want) {
+  cleanup_free char *got = cgroup_v1_path_in(text, controller);
+  if (!tap_ok(want == NULL ? got == NULL : got != NULL && strcmp(got, want) == 0,
+              "v1 path of %s: %s", controller, want ? want : "none"))
+    tap_diag("  got %s", got ? got : "(null)");
+}
+
+/* /proc/self/cgroup read for one v1 controller, alone or co-mounted, and the live process's own
+ * directory where this host has a v1 pids hierarchy (the watchdog's priming write goes there) */
+static void test_v1_own_dir(void) {
+  const char *text = "12:pids:/user.slice/u.scope\n"
+                     "4:cpu,cpuacct:/system.slice\n"
+                     "1:name=systemd:/init.scope\n"
+                     "0::/unified";
+  cleanup_free char *own = NULL, *procs = NULL, *listed = NULL, *framed = NULL;
+  cleanup_error fsrun_error_t err = NULL;
+  char line[32];
+  check_v1_path(text, "pids", "/user.slice/u.scope");
+  check_v1_path(text, "cpuacct", "/system.slice");
+  check_v1_path(text, "cpu", "/system.slice");
+  check_v1_path(text, "name=systemd", "/init.scope");
+  check_v1_path(text, "memory", NULL);
+  check_v1_path(text, "cpuac", NULL);
+  check_v1_path("", "pids", NULL);
+  own = cgroup_v1_own_dir("pids");
+  if (own == NULL) {
+    tap_skip("no cgroup v1 pids hierarchy on this host");
+    return;
+  }
+  procs = xasprintf("%s/cgroup.procs", own);
+  snprintf(line, sizeof(line), "\n%d\n", (int)getpid());
+  if (read_file_at(AT_FDCWD, procs, &listed, NULL, &err) < 0) {
+    tap_ok(false, "read %s: %s", procs, err->msg);
+    return;
+  }
+  framed = xasprintf("\n%s", listed);
+  tap_ok(strstr(framed, line) != NULL, "cgroup_v1_own_dir(pids) lists this process: %s", own);
+}
+
 int main(void) {
   test_paths();
+  test_v1_own_dir();
   test_conversions();
   test_v2_formats();
   test_v1_device_strings();

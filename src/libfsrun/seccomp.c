@@ -21,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "json-out.h"
 #include "log.h"
 #include "utils.h"
 
@@ -416,50 +417,15 @@ void seccomp_free(struct fsrun_seccomp *f) {
 /* --- listener
  * --------------------------------------------------------------------------------------- */
 
-/* Appends s as a JSON string literal. */
-static int json_append_string(char **buf, size_t *len, size_t *cap, const char *s) {
-  size_t need = *len + strlen(s) * 6 + 3;
-  if (need > *cap) {
-    char *grown = realloc(*buf, need);
-    if (grown == NULL)
-      return -ENOMEM;
-    *buf = grown;
-    *cap = need;
-  }
-  char *p = *buf + *len;
-  *p++ = '"';
-  for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
-    if (*c == '"' || *c == '\\') {
-      *p++ = '\\';
-      *p++ = (char)*c;
-    } else if (*c < 0x20) {
-      p += sprintf(p, "\\u%04x", *c);
-    } else {
-      *p++ = (char)*c;
-    }
-  }
-  *p++ = '"';
-  *p = '\0';
-  *len = (size_t)(p - *buf);
-  return 0;
-}
-
 /* The runtime-spec's containerProcessState: what a seccomp agent receives with the fd. */
 static char *container_process_state(int pid, const char *metadata, const char *state_json) {
-  char *buf = NULL;
-  size_t len = 0, cap = 0;
-  char *head = xasprintf(
-      "{\"ociVersion\":\"%s\",\"fds\":[\"seccompFd\"],\"pid\":%d,\"metadata\":", OCI_VERSION, pid);
-  buf = head;
-  len = strlen(head);
-  cap = len + 1;
-  if (json_append_string(&buf, &len, &cap, metadata ? metadata : "") < 0) {
-    free(buf);
-    return NULL;
-  }
-  char *full = xasprintf("%s,\"state\":%s}", buf, state_json);
-  free(buf);
-  return full;
+  struct strbuf b = {0};
+  sb_printf(&b,
+            "{\"ociVersion\":\"%s\",\"fds\":[\"seccompFd\"],\"pid\":%d,\"metadata\":", OCI_VERSION,
+            pid);
+  sb_json_string(&b, metadata, strlen(metadata));
+  sb_printf(&b, ",\"state\":%s}", state_json);
+  return b.data;
 }
 
 int seccomp_send_listener(const char *listener_path, const char *listener_metadata, int notify_fd,
@@ -472,10 +438,8 @@ int seccomp_send_listener(const char *listener_path, const char *listener_metada
     return fsrun_error_make(err, EBADF, "seccomp: no listener fd to send");
   strcpy(addr.sun_path, listener_path);
 
-  cleanup_free char *payload =
-      container_process_state(pid, listener_metadata, state_json ? state_json : "{}");
-  if (payload == NULL)
-    return fsrun_error_make(err, ENOMEM, "seccomp: container process state");
+  cleanup_free char *payload = container_process_state(
+      pid, listener_metadata ? listener_metadata : "", state_json ? state_json : "{}");
 
   cleanup_close int sock = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (sock < 0)

@@ -182,9 +182,14 @@ start_listener() {
   [ -S "$LISTENER_SOCKET" ]
 }
 
+# listenerMetadata as JSON text, and what it says: a quote, a backslash, DEL and a letter outside
+# ASCII, which the containerProcessState the agent receives must carry back unchanged
+NOTIFY_METADATA_JSON='fsrun-test \"q\" \\ \u007f é'
+NOTIFY_METADATA=$(printf 'fsrun-test "q" \\ \177 \303\251')
+
 set_notify_profile() {
   set_seccomp "{\"defaultAction\": \"SCMP_ACT_ALLOW\",
-    \"listenerPath\": \"$LISTENER_SOCKET\", \"listenerMetadata\": \"fsrun-test-metadata\",
+    \"listenerPath\": \"$LISTENER_SOCKET\", \"listenerMetadata\": \"$NOTIFY_METADATA_JSON\",
     \"syscalls\": [{\"names\": [\"mkdir\", \"mkdirat\"], \"action\": \"SCMP_ACT_NOTIFY\"}]}"
 }
 
@@ -199,10 +204,12 @@ set_notify_profile() {
   LISTENER_PID=
   grep -qx mkdir "$LISTENER_CALLS"
   # the containerProcessState the agent received
-  run jq -r '[(.fds | join(",")), .metadata, .state.id, .state.ociVersion, (.pid > 0)] | join(" ")' \
+  run jq -r '[(.fds | join(",")), .state.id, .state.ociVersion, (.pid > 0)] | join(" ")' \
     "$LISTENER_STATE"
   [ "$status" -eq 0 ]
-  [ "$output" = "seccompFd fsrun-test-metadata $CONTAINER_ID $(jq -r .ociVersion "$LISTENER_STATE") true" ]
+  [ "$output" = "seccompFd $CONTAINER_ID $(jq -r .ociVersion "$LISTENER_STATE") true" ]
+  [ "$(jq -r .metadata "$LISTENER_STATE")" = "$NOTIFY_METADATA" ]
+  iconv -f UTF-8 -t UTF-8 "$LISTENER_STATE" >/dev/null
 }
 
 @test "seccomp: NOTIFY: the listener's chosen errno reaches the container" {

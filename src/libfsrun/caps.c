@@ -108,29 +108,17 @@ int process_apply_rlimits(const oci_process *p, fsrun_error_t *err) {
 /* --- capability names ----------------------------------------------------------------------- */
 
 int caps_last_cap(void) {
-  static int cached = -1;
-  if (cached >= 0)
-    return cached;
-
-  int fd = open("/proc/sys/kernel/cap_last_cap", O_RDONLY | O_CLOEXEC);
-  if (fd >= 0) {
-    char buf[16];
-    ssize_t n = read(fd, buf, sizeof(buf) - 1);
-    close(fd);
-    if (n > 0) {
-      char *end = NULL;
-      buf[n] = '\0';
-      long v = strtol(buf, &end, 10);
-      if (end != buf && v >= 0 && v < 1024)
-        return cached = (int)v;
-    }
-  }
-  /* No procfs (e.g. after pivot_root into a rootfs without /proc): the bounding set answers
-   * EINVAL for capabilities the kernel does not know. */
+  /* libcap asked the kernel (PR_CAPBSET_READ) when this process image started, in the host's
+   * namespaces. Never /proc/sys/kernel/cap_last_cap: the init and the exec'd process reach this
+   * inside the container, whose /proc (or a file the image puts there when no procfs is mounted)
+   * would say how many capabilities are dropped from the bounding set. */
+  cap_value_t bits = cap_max_bits();
+  if (bits > 0 && bits <= 1024)
+    return (int)bits - 1;
   int last = 0;
   while (last < 1023 && prctl(PR_CAPBSET_READ, last + 1, 0, 0, 0) >= 0)
     last++;
-  return cached = last;
+  return last;
 }
 
 int caps_from_name(const char *name) {
@@ -224,7 +212,9 @@ static cap_mask_t caps_restrict_to(cap_mask_t wanted, cap_mask_t available, cons
   return wanted & available;
 }
 
-/* In a user namespace whose setgroups file says "deny", setgroups(2) always fails with EPERM. */
+/* In a user namespace whose setgroups file says "deny", setgroups(2) always fails with EPERM.
+ * Asked only after such a failure: the file is the container's /proc's, which must not decide
+ * whether the runtime's own groups are replaced. */
 static bool setgroups_denied(void) {
   char buf[16];
   int fd = open("/proc/self/setgroups", O_RDONLY | O_CLOEXEC);
@@ -289,19 +279,18 @@ int process_apply_user_and_caps(const oci_process *p, fsrun_error_t *err) {
    * are not in this process (seen: setgroups waiting forever for a reader thread that had not
    * started running when the clone was made). Here only this thread exists. */
   if (user != NULL) {
-    if (!setgroups_denied()) {
-      /* Always called, even with no additionalGids, so the runtime's own groups do not leak in. */
-      if (syscall(SYS_setgroups, (size_t)user->n_additional_gids,
-                  (const gid_t *)user->additional_gids) < 0) {
-        /* No /proc to ask, and setgroups denied: with nothing to set, there is nothing lost. */
-        if (errno == EPERM && user->n_additional_gids == 0)
-          log_debug("process.user: setgroups is not permitted here, supplementary groups kept");
-        else
-          return fsrun_error_errno(err, "process.user.additionalGids: setgroups");
-      }
-    } else if (user->n_additional_gids > 0) {
-      log_debug("process.user.additionalGids: setgroups is denied in this user namespace, "
-                "skipped");
+    /* Always called, even with no additionalGids, so the runtime's own groups do not leak in. */
+    if (syscall(SYS_setgroups, (size_t)user->n_additional_gids,
+                (const gid_t *)user->additional_gids) < 0) {
+      int saved = errno;
+      /* setgroups denied (or no /proc to ask): with nothing to set, there is nothing lost */
+      if (saved == EPERM && user->n_additional_gids == 0)
+        log_debug("process.user: setgroups is not permitted here, supplementary groups kept");
+      else if (saved == EPERM && setgroups_denied())
+        log_debug("process.user.additionalGids: setgroups is denied in this user namespace, "
+                  "skipped");
+      else
+        return fsrun_error_make(err, saved, "process.user.additionalGids: setgroups");
     }
     if (syscall(SYS_setresgid, user->gid, user->gid, user->gid) < 0)
       return fsrun_error_errno(err, "process.user.gid: setresgid %" PRIu32, user->gid);

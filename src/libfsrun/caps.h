@@ -18,7 +18,8 @@ int rlimit_from_name(const char *name);
 int process_apply_user_and_caps(const oci_process *p, fsrun_error_t *err);
 /* Name <-> number for "CAP_SYS_ADMIN"; -1 when unknown to this kernel/libcap. */
 int caps_from_name(const char *name);
-/* Highest capability number the running kernel knows (from /proc/sys/kernel/cap_last_cap). */
+/* Highest capability number the running kernel knows, as libcap probed it at the start of this
+ * process image (no file is read: inside a container, /proc is the container's). */
 int caps_last_cap(void);
 
 #endif

@@ -15,15 +15,6 @@ teardown() {
   teardown_bundle
 }
 
-# caps_from_hex HEX: the capability names of a /proc/self/status mask, upper case, sorted,
-# comma-separated ("" for none). capsh decodes with the host's libcap.
-caps_from_hex() {
-  local decoded
-  decoded=$(capsh --decode="0x$1")
-  decoded=${decoded#*=}
-  tr '[:lower:]' '[:upper:]' <<<"$decoded" | tr ',' '\n' | grep -v '^$' | sort | paste -sd, -
-}
-
 # caps_from_config SET: the names the config lists in process.capabilities.SET, sorted.
 caps_from_config() {
   jq -r --arg set "$1" '(.process.capabilities[$set] // []) | .[]' "$BUNDLE/config.json" | sort -u |
@@ -156,6 +147,38 @@ assert_caps_match_config() {
   run_in_container sh -c 'id -G'
   [ "$status" -eq 0 ]
   [ "$output" = 0 ]
+}
+
+# assert_host_view PID: from the host, PID's bounding set is the config's and it has no
+# supplementary group
+assert_host_view() {
+  local bnd groups
+  bnd=$(awk '$1 == "CapBnd:" { print $2 }' "/proc/$1/status")
+  groups=$(awk '$1 == "Groups:" { print $2 }' "/proc/$1/status")
+  [ "$(caps_from_hex "$bnd")" = "$(caps_from_config bounding)" ] || {
+    echo "pid $1: CapBnd $bnd" >&2
+    return 1
+  }
+  [ -z "$groups" ] || {
+    echo "pid $1: groups $groups kept from the runtime" >&2
+    return 1
+  }
+}
+
+@test "caps: an image's /proc/sys/kernel/cap_last_cap and /proc/self/setgroups (no procfs) change nothing, init and exec" {
+  # failed before 2026-12: both were read inside the container (CapBnd 000001fffefffffc)
+  update_config '.mounts |= map(select(.destination != "/proc"))'
+  fake_procfs_files "$ROOTFS"
+  set_process_args /bin/sleep 1000
+  CONTAINER_ID=id-$RANDOM$RANDOM
+  # the runtime with a supplementary group of its own
+  setpriv --groups 4242 -- "$FSRUN" --root "$FSRUN_ROOT" run -d --bundle "$BUNDLE" "$CONTAINER_ID" \
+    </dev/null
+  wait_for_status "$CONTAINER_ID" running
+  assert_host_view "$(fsrun state "$CONTAINER_ID" | jq -r .pid)"
+  setpriv --groups 4242 -- "$FSRUN" --root "$FSRUN_ROOT" exec -d \
+    --pid-file "$BATS_TEST_TMPDIR/exec.pid" "$CONTAINER_ID" /bin/sleep 1000
+  assert_host_view "$(cat "$BATS_TEST_TMPDIR/exec.pid")"
 }
 
 @test "rlimits: soft and hard limits as configured (ulimit and /proc/self/limits)" {

@@ -381,6 +381,24 @@ teardown_bundle() {
   check_sanitizer_reports
 }
 
+# caps_from_hex HEX: the capability names of a /proc/self/status mask, upper case, sorted,
+# comma-separated ("" for none). capsh decodes with the host's libcap.
+caps_from_hex() {
+  local decoded
+  decoded=$(capsh --decode="0x$1")
+  decoded=${decoded#*=}
+  tr '[:lower:]' '[:upper:]' <<<"$decoded" | tr ',' '\n' | grep -v '^$' | sort | paste -sd, -
+}
+
+# fake_procfs_files ROOTFS: with no procfs mounted, the image's own files where the runtime once read
+# how many capabilities to drop (one: only CAP_CHOWN and CAP_DAC_OVERRIDE went) and whether
+# setgroups is denied (then the runtime's own groups stayed)
+fake_procfs_files() {
+  mkdir -p "$1/proc/sys/kernel" "$1/proc/self"
+  echo 1 >"$1/proc/sys/kernel/cap_last_cap"
+  echo deny >"$1/proc/self/setgroups"
+}
+
 # Is PID alive (not gone, not a zombie waiting for its parent)?
 # is_protected_exe PID: PID runs fsrun from its protected image (docs/process-model.md), never
 # from the file on disk: the sealed memfd copy, or (root) the binary through a read-only overlay

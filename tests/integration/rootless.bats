@@ -550,3 +550,21 @@ probe_held_process() {
   cmp "$copy" "$UDIR/fsrun-original"
   FSRUN=$copy user_run delete --force rl-join-a
 }
+
+@test "rootless: an image's /proc/sys/kernel/cap_last_cap (no procfs) does not widen the bounding set, init and exec" {
+  # failed before 2026-12: read inside the container, it said to drop capabilities 0 and 1 only
+  update_user_config '.mounts |= map(select(.destination != "/proc"))
+    | .process.args = ["/bin/sleep", "1000"]'
+  as_user sh -c "$(declare -f fake_procfs_files); fake_procfs_files \"\$1\"" sh "$UDIR/bundle/rootfs"
+  local id=rl-bnd-$RANDOM want pid
+  want=$(jq -r '.process.capabilities.bounding[]' "$UDIR/bundle/config.json" | sort | paste -sd, -)
+  # detached: nothing of theirs may hold bats' output open
+  as_user /bin/sh -c 'cd "$1" && shift && exec "$@"' sh "$UDIR/bundle" "$FSRUN" run -d "$id" \
+    >"$UDIR/run.log" 2>&1 </dev/null
+  as_user "$FSRUN" exec -d --pid-file "$UDIR/exec.pid" "$id" /bin/sleep 1000 \
+    >"$UDIR/exec.log" 2>&1 </dev/null
+  for pid in "$(as_user "$FSRUN" state "$id" | jq -r .pid)" "$(cat "$UDIR/exec.pid")"; do
+    [ "$(caps_from_hex "$(awk '$1 == "CapBnd:" { print $2 }' "/proc/$pid/status")")" = "$want" ]
+  done
+  user_run delete --force "$id"
+}

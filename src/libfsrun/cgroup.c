@@ -1226,7 +1226,10 @@ int cgroup_enter(const struct fsrun_cgroup *cg, pid_t pid, fsrun_error_t *err) {
   }
   for (size_t i = 0; cg->mode != CGROUP_MODE_UNIFIED && i < cg->n_v1; i++) {
     cleanup_free char *dir = cgroup_join(cg->v1[i].mountpoint, cg->path);
-    ret = cgroup_write(dir, "cgroup.procs", value, err);
+    /* the caller itself: `tasks` moves the calling thread alone, which spares the kernel's
+     * global threadgroup lock, whose first writer after a quiet spell waits for an RCU grace
+     * period (10-16 ms); cgroup.procs would take it */
+    ret = cgroup_write(dir, pid == 0 ? "tasks" : "cgroup.procs", value, err);
     if (ret < 0)
       return fsrun_error_wrap(err, "join the cgroup (%s)", cg->v1[i].controllers);
   }

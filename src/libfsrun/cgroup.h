@@ -71,7 +71,8 @@ int cgroup_clone_fd(const struct fsrun_cgroup *cg);
 /* O_PATH|O_DIRECTORY fd of the cgroup's directory on a cgroup v2 host (whatever its manager), or
  * -1. Owned by cg. */
 int cgroup_unified_fd(const struct fsrun_cgroup *cg);
-/* Puts pid into the cgroup in every hierarchy. */
+/* Puts pid into the cgroup in every hierarchy. pid 0 is the caller, which must be
+ * single-threaded: on v1 only the calling thread is moved. */
 int cgroup_enter(const struct fsrun_cgroup *cg, pid_t pid, fsrun_error_t *err);
 int cgroup_update(const struct fsrun_cgroup *cg, const oci_resources *r, fsrun_error_t *err);
 /* cgroup_update for a container created with the nodes devices (linux.devices). When r has device

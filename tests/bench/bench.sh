@@ -16,7 +16,8 @@
 #   rss-run/crun             the peak resident set of a `run` (the runtime, its init, the process)
 #   */base                   with FSRUN_BASE=path/to/another/fsrun: the same fsrun measure against
 #                            that binary (sandbox, sandbox-user, run, exec)
-# BENCH_ONLY=sandbox stops after the sandbox measures.
+# BENCH_ONLY=sandbox stops after the sandbox measures; BENCH_ONLY=runtime skips them;
+# BENCH_ONLY=exec measures exec only (exec/crun, exec/base).
 # The runtime measures run in a private mount namespace where the host's /sys/fs/cgroup/unified is
 # unmounted (crun 1.8 refuses this hybrid host), state roots on a tmpfs. Needs root. A missing peer
 # skips its lines. FSRUN=path/to/fsrun (default: the build next to this tree). Not a pass/fail test.
@@ -44,6 +45,9 @@ bench_pair() {
 }
 
 have() { command -v "$1" >/dev/null; }
+only=${BENCH_ONLY:-}
+# the sandbox measures are wanted
+sandboxes() { [ "$only" != runtime ] && [ "$only" != exec ]; }
 
 if [ -z "${BENCH_INNER:-}" ]; then
   work=$(mktemp -d /tmp/fsrun-bench.XXXXXX)
@@ -81,14 +85,14 @@ if [ -z "${BENCH_INNER:-}" ]; then
       bwrap-net) "$TIMEIT" bwrap --share-net "${bw[@]}" /bin/true ;;
     esac
   }
-  if have bwrap; then
+  if sandboxes && have bwrap; then
     bench_pair sandbox/bwrap fsrun bwrap run_sandbox
     have slirp4netns && bench_pair sandbox-egress/bwrap-net fsrun-egress bwrap-net run_sandbox
   fi
-  [ -n "${FSRUN_BASE:-}" ] && bench_pair sandbox/base fsrun base run_sandbox
+  sandboxes && [ -n "${FSRUN_BASE:-}" ] && bench_pair sandbox/base fsrun base run_sandbox
 
   # an ordinary user: its own worktree and state root; bwrap unprivileged
-  if have bwrap && useradd -M -d /nonexistent -s /usr/sbin/nologin "$user" 2>/dev/null; then
+  if sandboxes && have bwrap && useradd -M -d /nonexistent -s /usr/sbin/nologin "$user" 2>/dev/null; then
     mkdir "$work/u"
     chown "$user:" "$work/u"
     setpriv --reuid="$user" --regid="$user" --clear-groups bash -c \
@@ -107,7 +111,7 @@ if [ -z "${BENCH_INNER:-}" ]; then
     fi
     [ -n "${FSRUN_BASE:-}" ] && bench_pair sandbox-user/base fsrun base run_user
   fi
-  [ "${BENCH_ONLY:-}" = sandbox ] && exit 0
+  [ "$only" = sandbox ] && exit 0
 
   # shellcheck source=../../contrib/lib.sh
   source "$srcdir/contrib/lib.sh"
@@ -159,12 +163,14 @@ par_runtime() {
 }
 rss_runtime() { "$TIMEIT" $(rt "$1") run "rss-$1-$2" | awk '{print $4, $4, $3}'; }
 
-have crun && bench_pair run/crun fsrun crun run_runtime
-have runc && bench_pair run/runc fsrun runc run_runtime
-[ -n "$FSRUN_BASE" ] && bench_pair run/base fsrun base run_runtime
+if [ "$only" != exec ]; then
+  have crun && bench_pair run/crun fsrun crun run_runtime
+  have runc && bench_pair run/runc fsrun runc run_runtime
+  [ -n "$FSRUN_BASE" ] && bench_pair run/base fsrun base run_runtime
+fi
 if have crun; then
   for STEP in create start delete; do
-    bench_pair "$STEP/crun" fsrun crun phase_runtime
+    [ "$only" = exec ] || bench_pair "$STEP/crun" fsrun crun phase_runtime
   done
   for r in fsrun crun ${FSRUN_BASE:+base}; do
     $(rt "$r") run --detach --bundle "$WORK/sleeper" "keep-$r" >/dev/null 2>&1 </dev/null
@@ -174,6 +180,7 @@ if have crun; then
   for r in fsrun crun ${FSRUN_BASE:+base}; do
     $(rt "$r") delete --force "keep-$r" >/dev/null 2>&1 || true
   done
+  [ "$only" = exec ] && exit 0
   rounds_all=$rounds
   rounds=$(((rounds + 4) / 5))
   bench_pair run-par/crun fsrun crun par_runtime

@@ -27,7 +27,7 @@ struct fsrun_cgroup {
   char *v1_only;       /* cgroup_create_opts.v1_controllers, or NULL */
   char *unified_mount; /* the cgroup2 mount (unified or hybrid), NULL on legacy */
   bool unified_dir;    /* the container has a directory in the cgroup2 mount */
-  int unified_fd;      /* O_PATH fd of that directory (unified mode), or -1 */
+  int unified_fd;      /* O_PATH fd of that directory (unified and hybrid mode), or -1 */
   /* --systemd-cgroup: the scope systemd is asked for (cgroup-systemd.c), or NULL */
   struct cgroup_systemd_scope *systemd;
   /* cgroup_create_deferred: the directories and resources cgroup_finish still has to make */

@@ -1110,7 +1110,8 @@ int cgroup_open(const char *description, struct fsrun_cgroup **out, fsrun_error_
   if (cg->unified_mount != NULL) {
     cleanup_free char *dir = cgroup_join(cg->unified_mount, cg->path);
     cg->unified_dir = access(dir, F_OK) == 0;
-    if (mode == CGROUP_MODE_UNIFIED && cg->unified_dir)
+    /* a hybrid host's too: exec clones into it (cgroup_hybrid_clone_fd) */
+    if (cg->unified_dir)
       cg->unified_fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
   }
   *out = steal_ptr(&cg);
@@ -1211,6 +1212,28 @@ int cgroup_unified_fd(const struct fsrun_cgroup *cg) {
   return cg == NULL || cg->mode != CGROUP_MODE_UNIFIED ? -1 : cg->unified_fd;
 }
 
+int cgroup_hybrid_clone_fd(const struct fsrun_cgroup *cg) {
+  if (cg == NULL || cg->mode != CGROUP_MODE_HYBRID || cg->systemd != NULL || clone3_refused())
+    return -1;
+  return cg->unified_fd;
+}
+
+int cgroup_enter_v1(const struct fsrun_cgroup *cg, pid_t pid, fsrun_error_t *err) {
+  char value[32];
+  int ret;
+  snprintf(value, sizeof(value), "%d", (int)pid);
+  for (size_t i = 0; cg->mode != CGROUP_MODE_UNIFIED && i < cg->n_v1; i++) {
+    cleanup_free char *dir = cgroup_join(cg->v1[i].mountpoint, cg->path);
+    /* the caller itself: `tasks` moves the calling thread alone, which spares the kernel's
+     * global threadgroup lock, whose first writer after a quiet spell waits for an RCU grace
+     * period (10-16 ms); cgroup.procs would take it */
+    ret = cgroup_write(dir, pid == 0 ? "tasks" : "cgroup.procs", value, err);
+    if (ret < 0)
+      return fsrun_error_wrap(err, "join the cgroup (%s)", cg->v1[i].controllers);
+  }
+  return 0;
+}
+
 int cgroup_enter(const struct fsrun_cgroup *cg, pid_t pid, fsrun_error_t *err) {
   char value[32];
   int ret;
@@ -1224,15 +1247,9 @@ int cgroup_enter(const struct fsrun_cgroup *cg, pid_t pid, fsrun_error_t *err) {
     if (ret < 0)
       return ret;
   }
-  for (size_t i = 0; cg->mode != CGROUP_MODE_UNIFIED && i < cg->n_v1; i++) {
-    cleanup_free char *dir = cgroup_join(cg->v1[i].mountpoint, cg->path);
-    /* the caller itself: `tasks` moves the calling thread alone, which spares the kernel's
-     * global threadgroup lock, whose first writer after a quiet spell waits for an RCU grace
-     * period (10-16 ms); cgroup.procs would take it */
-    ret = cgroup_write(dir, pid == 0 ? "tasks" : "cgroup.procs", value, err);
-    if (ret < 0)
-      return fsrun_error_wrap(err, "join the cgroup (%s)", cg->v1[i].controllers);
-  }
+  ret = cgroup_enter_v1(cg, pid, err);
+  if (ret < 0)
+    return ret;
   if (cg->unified_dir) {
     cleanup_free char *dir = cgroup_join(cg->unified_mount, cg->path);
     ret = cgroup_write(dir, "cgroup.procs", value, err);

@@ -71,6 +71,12 @@ int cgroup_clone_fd(const struct fsrun_cgroup *cg);
 /* O_PATH|O_DIRECTORY fd of the cgroup's directory on a cgroup v2 host (whatever its manager), or
  * -1. Owned by cg. */
 int cgroup_unified_fd(const struct fsrun_cgroup *cg);
+/* On a hybrid host, the O_PATH fd of the cgroup's directory in the cgroup2 mount, for
+ * CLONE_INTO_CGROUP: a process born there joins the v1 hierarchies alone (cgroup_enter_v1). -1
+ * elsewhere, for a systemd scope, and without clone3. Owned by cg. */
+int cgroup_hybrid_clone_fd(const struct fsrun_cgroup *cg);
+/* cgroup_enter in the v1 hierarchies only. */
+int cgroup_enter_v1(const struct fsrun_cgroup *cg, pid_t pid, fsrun_error_t *err);
 /* Puts pid into the cgroup in every hierarchy. pid 0 is the caller, which must be
  * single-threaded: on v1 only the calling thread is moved. */
 int cgroup_enter(const struct fsrun_cgroup *cg, pid_t pid, fsrun_error_t *err);

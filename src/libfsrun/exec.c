@@ -288,6 +288,7 @@ struct exec_child {
   bool pid_late;
   bool attrs_applied;           /* pid_late: by the child, before the clone that inherits them */
   struct fsrun_cgroup *cg_join; /* v1/hybrid, no clone3: the child writes itself into it, or NULL */
+  bool cg_join_v1_only;         /* hybrid: cloned into the cgroup2 directory already */
   pid_t init_pid;               /* cg_join on v2: the init's cgroup is joined when it is no leaf */
   const struct fsrun_seccomp *seccomp;
   const struct fsrun_process_attrs *attrs;
@@ -658,7 +659,8 @@ static int child_join_cgroup(const struct exec_child *c, fsrun_error_t *err) {
   cleanup_error fsrun_error_t why = NULL;
   cleanup_free char *init_cgroup = NULL;
   cleanup_close int dir = -1;
-  int ret = cgroup_enter(c->cg_join, 0, err);
+  int ret =
+      c->cg_join_v1_only ? cgroup_enter_v1(c->cg_join, 0, err) : cgroup_enter(c->cg_join, 0, err);
   if (ret != -EBUSY || cgroup_unified_fd(c->cg_join) < 0)
     return ret;
   dir = open_init_cgroup(c->cg_join, c->init_pid, &init_cgroup, &why);
@@ -811,6 +813,34 @@ static int follow_child_setup(int sync_fd, int console_fd, const oci_config *con
   }
 }
 
+/* The child's cgroup at its birth (CLONE_INTO_CGROUP): the container's on cgroup v2; on a hybrid
+ * host its cgroup2 directory, so that only the v1 hierarchies are left for the child to join
+ * through `tasks`, none through cgroup.procs and the kernel's global threadgroup lock (whose
+ * first writer after a quiet spell waits for an RCU grace period). */
+static void clone_into_cgroup_at_birth(const struct fsrun_cgroup *cg, struct fsrun_clone_args *args,
+                                       struct exec_child *child_cfg) {
+  int fd = cgroup_clone_fd(cg);
+  child_cfg->cg_join_v1_only = fd < 0 && cgroup_hybrid_clone_fd(cg) >= 0;
+  if (child_cfg->cg_join_v1_only)
+    fd = cgroup_hybrid_clone_fd(cg);
+  child_cfg->cgroup_fd = fd;
+  if (fd >= 0) {
+    args->flags |= FSRUN_CLONE_INTO_CGROUP;
+    args->cgroup = (uint64_t)fd;
+  }
+}
+
+/* clone3 into a hybrid host's cgroup2 directory refused (EBUSY: the container made it no leaf):
+ * the child joins every hierarchy itself, as without it (and meets the same refusal there). */
+static long clone_without_hybrid_cgroup(struct fsrun_clone_args *args,
+                                        struct exec_child *child_cfg) {
+  args->flags &= ~(uint64_t)FSRUN_CLONE_INTO_CGROUP;
+  args->cgroup = 0;
+  child_cfg->cg_join_v1_only = false;
+  child_cfg->cgroup_fd = -1;
+  return fsrun_clone(args);
+}
+
 int container_exec(const struct fsrun_context *ctx, const struct exec_options *o, int *exit_status,
                    fsrun_error_t *err) {
   cleanup_live struct live_container c = {0};
@@ -940,7 +970,7 @@ int container_exec(const struct fsrun_context *ctx, const struct exec_options *o
   child_cfg.attrs = attrs;
   child_cfg.landlock = landlock;
   child_cfg.procfs_fd = procfs_fd;
-  child_cfg.cgroup_fd = c.cg != NULL ? cgroup_clone_fd(c.cg) : -1;
+  child_cfg.cgroup_fd = -1;
   child_cfg.init_cgroup_fd = -1;
   child_cfg.preserve_fds = o->preserve_fds;
   child_cfg.sigmask = &old_mask;
@@ -952,10 +982,8 @@ int container_exec(const struct fsrun_context *ctx, const struct exec_options *o
   args.flags = CLONE_PIDFD;
   args.pidfd = (uint64_t)(uintptr_t)&child_pidfd;
   args.exit_signal = SIGCHLD;
-  if (c.cg != NULL && cgroup_clone_fd(c.cg) >= 0) {
-    args.flags |= FSRUN_CLONE_INTO_CGROUP;
-    args.cgroup = (uint64_t)cgroup_clone_fd(c.cg);
-  }
+  if (c.cg != NULL)
+    clone_into_cgroup_at_birth(c.cg, &args, &child_cfg);
 
   /* the foreground forwards signals: blocked from before the clone, the child restores the mask */
   foreground_signals(&blocked);
@@ -970,6 +998,8 @@ int container_exec(const struct fsrun_context *ctx, const struct exec_options *o
     child_cfg.ns_flags |= CLONE_NEWPID;
   }
   child = fsrun_clone(&args);
+  if (child < 0 && errno == EBUSY && child_cfg.cg_join_v1_only)
+    child = clone_without_hybrid_cgroup(&args, &child_cfg);
   if (child < 0 && errno == EBUSY && (args.flags & FSRUN_CLONE_INTO_CGROUP))
     child = clone_into_init_cgroup(&c, &args, &child_cfg, &init_cgroup_fd, err);
   else if (child < 0)

@@ -208,6 +208,16 @@ static int switch_to_init(pid_t init, struct created *out, fsrun_error_t *err) {
   out->pidfd = pidfd_open_(init);
   if (out->pidfd < 0)
     return fsrun_error_errno(err, "pidfd_open the container init");
+  /* a process of the container that took over the init could name any process here, which we
+   * would then signal: only our own child (cloned with CLONE_PARENT) is taken (ECHILD otherwise) */
+  memset(&info, 0, sizeof(info));
+  if (waitid((idtype_t)P_PIDFD, (id_t)out->pidfd, &info, WEXITED | WNOHANG | WNOWAIT) < 0) {
+    fsrun_error_errno(err, "the container init's pid %d is not the runtime's child", (int)init);
+    /* nothing to undo there: the real init dies with us (PR_SET_PDEATHSIG) */
+    close(out->pidfd);
+    out->pidfd = -1;
+    return fsrun_error_code(err);
+  }
   out->pid = init;
   return 0;
 }
@@ -327,7 +337,7 @@ struct create_job {
   struct fsrun_landlock_rules *landlock;
   struct mount_cgroup_hierarchy *hierarchies;
   size_t n_hierarchies;
-  bool want_reaper, dir_created, new_userns, wait_go;
+  bool want_reaper, dir_created, new_userns, wait_go, late_init_taken;
   struct ns_plan plan;
   int fifo_fd, procfs_fd, console_fd, sync_fds[2];
   int procfs_context; /* SYNC_PROCFS: the proc context handed to the late init, or -1 */
@@ -720,6 +730,9 @@ static int serve_seccomp_fd(struct create_job *j, struct sync_msg *msg, fsrun_er
  * namespace takes over */
 static int serve_late_init(struct create_job *j, struct sync_msg *msg, fsrun_error_t *err) {
   pid_t init = msg->data != NULL ? (pid_t)strtol(msg->data, NULL, 10) : 0;
+  if (!j->plan.pid_join_late || j->late_init_taken)
+    return fsrun_error_make(err, EPROTO, "the container init reported a second init");
+  j->late_init_taken = true;
   if (switch_to_init(init, j->out, err) < 0)
     return fsrun_error_code(err);
   j->out->st.pid = j->out->pid;

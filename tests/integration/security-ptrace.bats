@@ -281,3 +281,34 @@ init_host_procfs_fds() {
   [ "$status" = 0 ]
   [ -z "$output" ]
 }
+
+@test "security-ptrace: a message forged on the init's sync socket never makes create take and signal another process as the container's init" {
+  # A process that takes the late init's sync socket (a watcher with CAP_SYS_PTRACE in the
+  # joined pid namespace can, with pidfd_getfd) reports a host process as the init and then an
+  # error. A prestart hook does it here, deterministically before the init's own report; before,
+  # create took the victim as the container's init and SIGKILLed it while undoing the create.
+  local pid victim
+  requires_host_command cc
+  cc -static -O2 -o "$BATS_TEST_TMPDIR/forge" "$FSRUN_TESTS_DIR/forge-init-pid.c" ||
+    skip "needs cc -static"
+  set_process_args /bin/sleep 1000
+  copy run -d --bundle "$BUNDLE" sec-forge-a </dev/null >/dev/null 2>&1
+  wait_for_status sec-forge-a running
+  pid=$(copy state sec-forge-a | jq -r .pid)
+  sleep 1000 </dev/null >/dev/null 2>&1 &
+  victim=$!
+  update_config '.linux.namespaces |= map(if .type == "pid" then .path = $p else . end) |
+    .hooks.prestart = [{"path": $f, "args": ["forge", $v]}]' \
+    --arg p "/proc/$pid/ns/pid" --arg f "$BATS_TEST_TMPDIR/forge" --arg v "$victim"
+  set_process_args /bin/true
+  run copy create --bundle "$BUNDLE" sec-forge-b </dev/null
+  echo "$output"
+  alive=no
+  kill -0 "$victim" 2>/dev/null && alive=yes
+  kill -9 "$victim" 2>/dev/null || true
+  wait "$victim" 2>/dev/null || true
+  copy delete --force sec-forge-b 2>/dev/null || true
+  copy delete --force sec-forge-a
+  [ "$status" -ne 0 ]
+  [ "$alive" = yes ]
+}

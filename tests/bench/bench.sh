@@ -4,7 +4,8 @@
 # medians of ROUNDS rounds (default 20) of exactly two commands alternating (the kernel tears a
 # namespace down after its last process exits and that deferred work lands on whatever runs next,
 # so only the pair of one measure takes turns). Wall and CPU time (user + system of the command and
-# everything it waited for) from timeit; rss-* lines are peak resident sets in KB instead.
+# everything it waited for; for the sandbox pairs every descendant, reaped or orphaned) from timeit;
+# rss-* lines are peak resident sets in KB instead.
 #   sandbox/bwrap            `sandbox -- /bin/true` as root, default policy, vs bwrap --unshare-all
 #                            with ro /usr /etc, the worktree rw, tmpfs /tmp, proc, dev
 #   sandbox-egress/bwrap-net the egress network profile vs bwrap --share-net (when slirp4netns)
@@ -85,6 +86,9 @@ if [ -z "${BENCH_INNER:-}" ]; then
       bwrap-net) "$TIMEIT" bwrap --share-net "${bw[@]}" /bin/true ;;
     esac
   }
+  # bwrap's outer process exits before its sandbox's pid 1 is reaped: timeit reaps every
+  # descendant (both sides), or that CPU time is never counted (timeit.c)
+  export TIMEIT_DESCENDANTS=1
   if sandboxes && have bwrap; then
     bench_pair sandbox/bwrap fsrun bwrap run_sandbox
     have slirp4netns && bench_pair sandbox-egress/bwrap-net fsrun-egress bwrap-net run_sandbox
@@ -111,6 +115,7 @@ if [ -z "${BENCH_INNER:-}" ]; then
     fi
     [ -n "${FSRUN_BASE:-}" ] && bench_pair sandbox-user/base fsrun base run_user
   fi
+  unset TIMEIT_DESCENDANTS # from here a timed `create` leaves its init running
   [ "$only" = sandbox ] && exit 0
 
   # shellcheck source=../../contrib/lib.sh

@@ -18,7 +18,7 @@ static void restore_usage(FILE *out) {
           "  -b, --bundle DIR         bundle directory (default: the current directory)\n"
           "  -d, --detach             return once the container runs\n"
           "  --pid-file FILE          write the restored process's pid to FILE\n"
-          "  --console-socket PATH    refused: a container with a terminal is not restored\n"
+          "  --console-socket PATH    send the new pty's master here (process.terminal)\n"
           "  --no-subreaper           with --detach: do not become the process's subreaper\n"
           "  --no-pivot               refused: criu restores the root with pivot_root\n"
           "  --tcp-established        restore established TCP connections\n"

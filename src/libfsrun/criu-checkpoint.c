@@ -9,6 +9,7 @@
 #include <string.h>
 #include <stdbool.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "cgroup.h"
@@ -67,16 +68,35 @@ static bool mount_in_ns_of(pid_t pid, unsigned long long mnt_id) {
   return false;
 }
 
+/* A pty slave among the process's stdio (process.terminal): its master lives outside the
+ * container (the console socket's receiver), so criu dumps it as external, keyed by the slave's
+ * "tty[RDEV:DEV]" as criu names it; restore gives the process a new pty under that key. */
+static bool stdio_tty_key(const char *link, char *key, size_t size) {
+  struct stat st;
+  if (stat(link, &st) < 0 || !S_ISCHR(st.st_mode) || major(st.st_rdev) < 136 ||
+      major(st.st_rdev) > 143) /* Unix98 pty slaves */
+    return false;
+  snprintf(key, size, "tty[%llx:%llx]", (unsigned long long)st.st_rdev,
+           (unsigned long long)st.st_dev);
+  return true;
+}
+
 /* fd FD of PID as the checkpoint records it: "pipe:[N]", "socket:[N]" or a path; a file on a mount
  * outside the container's mount namespace (conmon gives the container the host's /dev/null as
  * stdin) as criu's external file "file[MNT:INO]" (hex), which the dump must declare (--external,
- * else `Can't lookup mount`) and restore replaces with its own fd. Empty when closed. */
-static void describe_stdio(pid_t pid, int fd, char *out, size_t size, bool *external) {
+ * else `Can't lookup mount`) and restore replaces with its own fd; the container's pty as
+ * "tty[RDEV:DEV]", external too (restore gives it a new pty). Empty when closed. */
+static void describe_stdio(pid_t pid, int fd, bool terminal, char *out, size_t size,
+                           bool *external) {
   char link[64];
   struct statx stx;
   ssize_t n;
   *external = false;
   snprintf(link, sizeof(link), "/proc/%d/fd/%d", pid, fd);
+  if (terminal && stdio_tty_key(link, out, size)) {
+    *external = true;
+    return;
+  }
   n = readlink(link, out, size - 1);
   out[n < 0 ? 0 : n] = '\0';
   if (n <= 0 || out[0] != '/')
@@ -91,7 +111,8 @@ static void describe_stdio(pid_t pid, int fd, char *out, size_t size, bool *exte
 
 /* What the process's fds 0-2 are, one a line, beside the images (restore connects its own stdio
  * where these were pipes or external files); the external ones declared to criu. */
-static int save_stdio(struct criu_argv *a, pid_t pid, const char *image_dir, fsrun_error_t *err) {
+static int save_stdio(struct criu_argv *a, pid_t pid, const char *image_dir, bool terminal,
+                      fsrun_error_t *err) {
   char text[3 * (PATH_MAX + 1)];
   size_t len = 0;
   cleanup_close int dirfd = open(image_dir, O_DIRECTORY | O_CLOEXEC);
@@ -100,7 +121,7 @@ static int save_stdio(struct criu_argv *a, pid_t pid, const char *image_dir, fsr
   for (int fd = 0; fd < 3; fd++) {
     char *line = text + len;
     bool external;
-    describe_stdio(pid, fd, line, PATH_MAX + 1, &external);
+    describe_stdio(pid, fd, terminal, line, PATH_MAX + 1, &external);
     /* once per file: stdin, stdout and stderr are often the same /dev/null */
     if (external && strstr(text, line) == line) {
       criu_argv_add(a, "--external");
@@ -113,6 +134,12 @@ static int save_stdio(struct criu_argv *a, pid_t pid, const char *image_dir, fsr
 }
 
 static void add_bind_mounts(struct criu_argv *a, const oci_config *config) {
+  /* the pty's slave bound on /dev/console: criu 3.17 refuses a devpts bind whose pty master it
+   * does not dump ("Unable to find a master for /0"); restore binds the new slave there */
+  if (config->process != NULL && config->process->terminal) {
+    criu_argv_add(a, "--ext-mount-map");
+    criu_argv_add(a, CRIU_CONSOLE ":" CRIU_CONSOLE);
+  }
   for (size_t i = 0; i < config->n_mounts; i++)
     if (mount_entry_is_bind(&config->mounts[i])) {
       /* external to the container: criu records the destination as the key */
@@ -210,7 +237,7 @@ int criu_checkpoint(const struct fsrun_context *ctx, const char *id,
   add_bind_mounts(&a, config);
   if (paused && add_freeze_cgroup(&a, dirfd, id, &st, what, err) < 0)
     return fsrun_error_code(err);
-  if (save_stdio(&a, pid, image_dir, err) < 0)
+  if (save_stdio(&a, pid, image_dir, config->process != NULL && config->process->terminal, err) < 0)
     return fsrun_error_code(err);
   if (criu_run(&a, what, work_dir, o->pre_dump ? "pre-dump" : "dump", NULL, NULL, err) < 0)
     return fsrun_error_code(err);

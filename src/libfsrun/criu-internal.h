@@ -23,7 +23,7 @@ char *criu_find_usable(const char *state_root, const char *what, fsrun_error_t *
 /* criu ACTION --images-dir --work-dir --log-file, plus the shared flags of o. */
 void criu_argv_common(struct criu_argv *a, const char *criu, const char *action,
                       const char *image_dir, const char *work_dir, const struct criu_opts *o);
-/* Refuses what criu cannot take from this config: a terminal, joined namespaces, no root. */
+/* Refuses what criu cannot take from this config: joined namespaces. */
 int criu_check_config(const oci_config *config, const char *what, fsrun_error_t *err);
 /* A dump or restore of a container with its own network namespace needs iptables-restore (criu
  * locks the network with it): else a one-line error. */
@@ -40,5 +40,32 @@ int criu_run(const struct criu_argv *a, const char *what, const char *work_dir, 
 /* The stdio descriptions the checkpoint saves beside the images (restore re-attaches its own
  * stdio to the process's pipes with criu's --inherit-fd). */
 #define CRIU_STDIO_FILE "fsrun-stdio"
+/* Its line for a descriptor that was the container's pty slave (declared external to criu) */
+#define CRIU_STDIO_TTY_PREFIX "tty["
+
+/* The console's mount (the pty's slave), external to the checkpoint of a container with a terminal
+ */
+#define CRIU_CONSOLE "/dev/console"
+
+/* restore of a container with process.terminal (criu-terminal.c); fds are -1 when unused */
+struct criu_terminal {
+  int master, slave, console;
+  char slave_path[32]; /* /dev/pts/N */
+};
+/* Without process.terminal nothing. Else a new pty (process.consoleSize, owned by process.user)
+ * and, when console_socket is given, a connection to it (before criu runs: a bad socket leaves
+ * nothing behind). */
+int criu_terminal_open(const oci_config *config, const char *console_socket,
+                       struct criu_terminal *t, fsrun_error_t *err);
+/* --inherit-fd fd[SLAVE]:KEY, once per key: the new slave stands for the checkpoint's pty */
+void criu_terminal_inherit(struct criu_argv *a, const struct criu_terminal *t, const char *key);
+/* --ext-mount-map /dev/console:/dev/pts/N: criu binds the new slave on the console */
+void criu_terminal_console(struct criu_argv *a, const struct criu_terminal *t);
+/* In criu's child: the slave survives exec. -1 on failure. */
+int criu_terminal_for_criu(const struct criu_terminal *t);
+/* After criu restored the process: the slave closed, the master sent to the console socket (and
+ * closed) when there is one; else it stays in t->master for a foreground restore to relay. */
+int criu_terminal_hand_over(struct criu_terminal *t, fsrun_error_t *err);
+void criu_terminal_clear(struct criu_terminal *t);
 
 #endif

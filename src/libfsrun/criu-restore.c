@@ -31,6 +31,7 @@
 struct restore_child {
   const struct fsrun_cgroup *cg;
   const char *rootfs;
+  const struct criu_terminal *tty;
 };
 
 /* In the child that execs criu: into the container's cgroup (criu's children are born there), and
@@ -43,6 +44,10 @@ static int prepare_criu_child(void *data) {
   /* a foreground restore blocks the signals it forwards; criu must not start with them blocked */
   sigemptyset(&none);
   sigprocmask(SIG_SETMASK, &none, NULL);
+  if (criu_terminal_for_criu(c->tty) < 0) {
+    fprintf(stderr, "fsrun: restore: pass the pty to criu: %s\n", strerror(errno));
+    return -1;
+  }
   if (c->cg != NULL && cgroup_enter(c->cg, getpid(), &err) < 0) {
     fprintf(stderr, "fsrun: restore: %s\n", err->msg);
     return -1;
@@ -58,8 +63,10 @@ static int prepare_criu_child(void *data) {
 
 /* The checkpoint's fds 0-2 that were pipes (or sockets) get restore's own fds 0-2 in their place,
  * as runc does: the old pipes' other ends died with the checkpointed container. So do files that
- * were outside the container's mounts ("file[MNT:INO]", e.g. conmon's /dev/null of the host). */
-static void add_inherited_stdio(struct criu_argv *a, const char *image_dir) {
+ * were outside the container's mounts ("file[MNT:INO]", e.g. conmon's /dev/null of the host).
+ * Those that were the container's pty get the new pty's slave. */
+static void add_inherited_stdio(struct criu_argv *a, const char *image_dir,
+                                const struct criu_terminal *tty) {
   cleanup_free char *path = xasprintf("%s/%s", image_dir, CRIU_STDIO_FILE);
   cleanup_free char *text = NULL;
   cleanup_error fsrun_error_t ignored = NULL;
@@ -73,6 +80,9 @@ static void add_inherited_stdio(struct criu_argv *a, const char *image_dir) {
         strncmp(line, "file[", 5) == 0) {
       criu_argv_add(a, "--inherit-fd");
       criu_argv_addf(a, "fd[%d]:%s", fd, line);
+    } else if (strncmp(line, CRIU_STDIO_TTY_PREFIX, strlen(CRIU_STDIO_TTY_PREFIX)) == 0 &&
+               tty->slave >= 0) {
+      criu_terminal_inherit(a, tty, line);
     }
   }
 }
@@ -103,6 +113,11 @@ static int check_restore_opts(const struct criu_restore_opts *o, const oci_confi
     return fsrun_error_make(err, 0, "config.json: process: required to restore a container");
   if (o->console_socket != NULL && !config->process->terminal)
     return fsrun_error_make(err, 0, "--console-socket given but process.terminal is false");
+  /* as runc: a detached restore has nobody to hand the pty's master to but the socket */
+  if (config->process->terminal && o->detach && o->console_socket == NULL)
+    return fsrun_error_make(err, 0,
+                            "restore: process.terminal is true: --console-socket is required "
+                            "to receive the pty with --detach");
   if (geteuid() != 0)
     return fsrun_error_make(err, 0,
                             "restore: criu needs root: an ordinary user cannot "
@@ -118,11 +133,12 @@ struct restore_ctx {
   struct fsrun_cgroup *cg;
   int dirfd;
   struct container_status st;
+  struct criu_terminal tty;
 };
 
 static int run_criu_restore(struct restore_ctx *r, fsrun_error_t *err) {
   __attribute__((cleanup(criu_argv_free))) struct criu_argv a = {0};
-  struct restore_child child = {.cg = r->cg, .rootfs = r->rootfs};
+  struct restore_child child = {.cg = r->cg, .rootfs = r->rootfs, .tty = &r->tty};
   criu_argv_common(&a, r->criu, "restore", r->image_dir, r->work_dir, &r->o->c);
   criu_argv_add(&a, "--root");
   criu_argv_add(&a, r->rootfs);
@@ -138,7 +154,8 @@ static int run_criu_restore(struct restore_ctx *r, fsrun_error_t *err) {
     criu_argv_add(&a, cgroup_path(r->cg));
   }
   add_bind_mounts(&a, r->config, r->bundle);
-  add_inherited_stdio(&a, r->image_dir);
+  add_inherited_stdio(&a, r->image_dir, &r->tty);
+  criu_terminal_console(&a, &r->tty);
   return criu_run(&a, "restore", r->work_dir, "restore", prepare_criu_child, &child, err);
 }
 
@@ -264,6 +281,7 @@ static void restore_ctx_clear(struct restore_ctx *r) {
     cgroup_free(r->cg);
   if (r->dirfd >= 0)
     close(r->dirfd);
+  criu_terminal_clear(&r->tty);
   status_clear(&r->st);
 }
 
@@ -274,14 +292,15 @@ static int wait_restored(struct restore_ctx *r, const sigset_t *forwarded, int *
   cleanup_close int pidfd = (int)syscall(SYS_pidfd_open, r->st.pid, 0);
   if (pidfd < 0)
     return fsrun_error_errno(err, "restore: pidfd of the restored process %d", r->st.pid);
-  *exit_status = foreground_wait(pidfd, -1, forwarded);
+  /* without a console socket, the pty is relayed to our stdio as `run` does */
+  *exit_status = foreground_wait(pidfd, r->tty.master, forwarded);
   return container_delete(r->ctx, r->o->id, true, err);
 }
 
 int criu_restore(const struct fsrun_context *ctx, const struct criu_restore_opts *o,
                  int *exit_status, fsrun_error_t *err) {
   __attribute__((cleanup(restore_ctx_clear))) struct restore_ctx r = {
-      .ctx = ctx, .o = o, .dirfd = -1};
+      .ctx = ctx, .o = o, .dirfd = -1, .tty = {-1, -1, -1}};
   cleanup_free char *json = NULL;
   sigset_t forwarded;
   size_t len = 0;
@@ -290,7 +309,8 @@ int criu_restore(const struct fsrun_context *ctx, const struct criu_restore_opts
       check_restore_opts(o, r.config, err) < 0 || find_images(&r, err) < 0)
     return fsrun_error_code(err);
   r.criu = criu_find_usable(ctx->state_root, "restore", err);
-  if (r.criu == NULL || criu_check_network_lock(r.config, "restore", err) < 0)
+  if (r.criu == NULL || criu_check_network_lock(r.config, "restore", err) < 0 ||
+      criu_terminal_open(r.config, o->console_socket, &r.tty, err) < 0)
     return fsrun_error_code(err);
   r.dirfd = status_dir_create(ctx->state_root, o->id, err);
   if (r.dirfd < 0)
@@ -305,7 +325,8 @@ int criu_restore(const struct fsrun_context *ctx, const struct criu_restore_opts
   foreground_signals(&forwarded);
   if (!o->detach)
     sigprocmask(SIG_BLOCK, &forwarded, NULL);
-  if (run_criu_restore(&r, err) < 0 || record_restored(&r, err) < 0)
+  if (run_criu_restore(&r, err) < 0 || record_restored(&r, err) < 0 ||
+      criu_terminal_hand_over(&r.tty, err) < 0)
     goto fail;
   if (o->detach)
     return 0;

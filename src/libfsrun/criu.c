@@ -254,12 +254,6 @@ void criu_argv_common(struct criu_argv *a, const char *criu, const char *action,
 
 int criu_check_config(const oci_config *config, const char *what, fsrun_error_t *err) {
   const oci_linux *lx = config->linux_;
-  if (config->process != NULL && config->process->terminal)
-    return fsrun_error_make(err, 0,
-                            "%s: process.terminal is true: fsrun cannot checkpoint or restore a "
-                            "container with a terminal (criu would need its pty master, which is "
-                            "outside the container)",
-                            what);
   for (size_t i = 0; lx != NULL && i < lx->n_namespaces; i++)
     if (lx->namespaces[i].path != NULL && *lx->namespaces[i].path != '\0')
       return fsrun_error_make(err, 0,

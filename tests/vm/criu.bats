@@ -166,3 +166,97 @@ wait_for_count() {
   fsrun delete --force noipt
   assert_no_leftovers noipt
 }
+
+# start_recvtty NAME [ARGS...]: a console-socket receiver on /tmp/NAME.sock (a tmpfs: no sockets
+# on the 9p share), the pty's output in $BATS_TEST_TMPDIR/NAME.out; its pid in RECVTTY_PID.
+# Bounded by its own alarm (criu calls take a minute here); it ends when the pty's last slave closes.
+start_recvtty() {
+  local name=$1 i
+  shift
+  rm -f "/tmp/$name.sock"
+  "$RECVTTY" "/tmp/$name.sock" --timeout 600 "$@" >"$BATS_TEST_TMPDIR/$name.out" 2>/dev/null 3>&- &
+  RECVTTY_PID=$!
+  for ((i = 0; i < 100; i++)); do
+    [ -S "/tmp/$name.sock" ] && return 0
+    sleep 0.1
+  done
+  return 1
+}
+
+# wait_for_tty_line NAME REGEX: until the pty's output in NAME.out has a line matching REGEX
+wait_for_tty_line() {
+  local i
+  for ((i = 0; i < 300; i++)); do
+    tr -d '\r' <"$BATS_TEST_TMPDIR/$1.out" | grep -qE "$2" && return 0
+    sleep 0.2
+  done
+  echo "$1: no line matching $2 on the pty:"
+  cat "$BATS_TEST_TMPDIR/$1.out"
+  return 1
+}
+
+@test "vm criu: a container with a terminal is restored with a new pty (console socket, then foreground)" {
+  local at_dump pid r1 r2 status=0 rpid i
+  RECVTTY=${FSRUN%/*}/tests/recvtty
+  [ -x "$RECVTTY" ] || skip "tests/recvtty is not built next to $FSRUN"
+  # the init counts to the pty and to /t/all; its child copies what is typed on the pty to /t/in
+  # (fd 3: an explicit redirection, or sh gives a background job /dev/null)
+  set_process_args /bin/sh -c 'exec 3<&0; cat <&3 >>/t/in & exec 3<&-
+    i=0; while :; do i=$((i+1)); echo $i >>/t/all; echo $i >/t/c; echo tick$i; sleep 0.2; done'
+  update_config '.process.terminal = true'
+  start_recvtty tty1
+  r1=$RECVTTY_PID
+  fsrun run -d --console-socket /tmp/tty1.sock --bundle "$BUNDLE" tty1 </dev/null
+  wait_for_count tty1 3
+  wait_for_tty_line tty1 '^tick[0-9]+$'
+
+  at_dump=$(count tty1)
+  fsrun checkpoint --image-path "$IMAGES/tty1" tty1
+  assert_no_leftovers tty1
+  # the old pty's slave died with the container: its receiver saw the end
+  wait "$r1"
+
+  # detached, the new pty's master to a new console socket; what is typed there reaches the process
+  start_recvtty tty2 --input $'typed-after-restore\n'
+  r2=$RECVTTY_PID
+  fsrun restore -d --console-socket /tmp/tty2.sock --image-path "$IMAGES/tty1" \
+    --bundle "$BUNDLE" tty2 </dev/null
+  pid=$(fsrun state tty2 | jq -r .pid)
+  [ "$(fsrun state tty2 | jq -r .status)" = running ]
+  wait_for_count tty2 $((at_dump + 3))
+  # the counter went on without a restart (1, 2, 3, ... in order) and prints to the new pty
+  run fsrun exec tty2 cat /t/all
+  [ -z "$(awk 'NR != $1 { print NR ": " $0; exit }' <<<"$output")" ]
+  # the value restored from memory was printed to the old pty; the next is printed to the new one
+  wait_for_tty_line tty2 "^tick$(($(count tty2) + 1))\$"
+  for ((i = 0; i < 100; i++)); do
+    [ "$(fsrun exec tty2 cat /t/in)" = typed-after-restore ] && break
+    sleep 0.2
+  done
+  [ "$(fsrun exec tty2 cat /t/in)" = typed-after-restore ]
+  # from the host: its stdio is a pty slave (major 136) and its controlling terminal
+  [ "$(stat -L -c %t /proc/$pid/fd/1)" = 88 ]
+  [ "$(awk '{ print $7 }' /proc/$pid/stat)" != 0 ]
+  [ "$(readlink /proc/$pid/fd/0)" = "$(readlink /proc/$pid/fd/1)" ]
+
+  # again, restored in the foreground without a console socket: restore relays the pty to its
+  # stdout, as runc does
+  at_dump=$(count tty2)
+  fsrun checkpoint --image-path "$IMAGES/tty2" tty2
+  wait "$r2"
+  assert_no_leftovers tty2
+  "$FSRUN" --root "$FSRUN_ROOT" restore --image-path "$IMAGES/tty2" --bundle "$BUNDLE" tty3 \
+    </dev/null >"$BATS_TEST_TMPDIR/tty3.out" 2>&1 3>&- &
+  rpid=$!
+  wait_for_count tty3 $((at_dump + 3))
+  wait_for_tty_line tty3 "^tick$(($(count tty3) + 1))\$"
+  run fsrun exec tty3 cat /t/all
+  [ -z "$(awk 'NR != $1 { print NR ": " $0; exit }' <<<"$output")" ]
+  fsrun kill tty3 KILL
+  status=0
+  wait "$rpid" || status=$?
+  [ "$status" -eq 137 ]
+  run fsrun state tty3
+  [ "$status" -eq 1 ]
+  assert_no_leftovers tty3
+}

@@ -29,6 +29,10 @@ setup() {
   HOST_FILE=$BATS_TEST_TMPDIR/host-only
   echo secret >"$HOST_FILE"
   update_config '.root.readonly = false'
+  # Container ids unique on the host: the cgroup (/fsrun/ID) follows the id, not the state root,
+  # so a concurrent run of this file with fixed ids shared it, and its `delete --force` killed
+  # this run's containers (a joined pid namespace whose init was killed gives clone ENOMEM).
+  SEC=sec$$
 }
 
 teardown() {
@@ -56,10 +60,10 @@ with_caps() {
 exec_attack() {
   with_caps "$1"
   set_process_args /bin/ptrace-probe watch "$HOST_FILE" /tmp/stop /tmp/watch.out
-  copy run -d --bundle "$BUNDLE" sec-ptrace </dev/null >/dev/null 2>&1
-  wait_for_status sec-ptrace running
+  copy run -d --bundle "$BUNDLE" $SEC-ptrace </dev/null >/dev/null 2>&1
+  wait_for_status $SEC-ptrace running
   for _ in $(seq 20); do
-    copy exec sec-ptrace /bin/true
+    copy exec $SEC-ptrace /bin/true
   done
   : >"$ROOTFS/tmp/stop"
   for _ in $(seq 100); do grep -q '^watched' "$ROOTFS/tmp/watch.out" 2>/dev/null && break; sleep 0.1; done
@@ -69,7 +73,7 @@ exec_attack() {
   # what it could see (and seize) is never the runtime binary on disk
   [ -z "$(grep -F " $FSRUN_COPY" "$ROOTFS/tmp/watch.out")" ]
   cmp "$FSRUN_COPY" "$BATS_TEST_TMPDIR/fsrun-original"
-  copy delete --force sec-ptrace
+  copy delete --force $SEC-ptrace
 }
 
 @test "security-ptrace: with CAP_SYS_PTRACE, a process watching for exec's child never reaches the host's root or the runtime binary" {
@@ -85,18 +89,18 @@ exec_attack() {
 exe_attack() {
   with_caps "$1"
   set_process_args /bin/sleep 1000
-  copy create --bundle "$BUNDLE" sec-exe2 </dev/null >/dev/null 2>&1
-  pid=$(copy state sec-exe2 | jq -r .pid)
+  copy create --bundle "$BUNDLE" $SEC-exe2 </dev/null >/dev/null 2>&1
+  pid=$(copy state $SEC-exe2 | jq -r .pid)
   init_exe=$(readlink "/proc/$pid/exe")
-  copy exec sec-exe2 /bin/ptrace-probe overwrite 1 /tmp/overwrite.out
-  copy start sec-exe2
+  copy exec $SEC-exe2 /bin/ptrace-probe overwrite 1 /tmp/overwrite.out
+  copy start $SEC-exe2
   for _ in $(seq 300); do [ -s "$ROOTFS/tmp/overwrite.out" ] && break; sleep 0.1; done
   cat "$ROOTFS/tmp/overwrite.out"
   [ -s "$ROOTFS/tmp/overwrite.out" ]
   [ -z "$(grep overwritten "$ROOTFS/tmp/overwrite.out")" ]
   cmp "$FSRUN_COPY" "$BATS_TEST_TMPDIR/fsrun-original"
   [ "$init_exe" != "$FSRUN_COPY" ]
-  copy delete --force sec-exe2
+  copy delete --force $SEC-exe2
 }
 
 @test "security-ptrace: with CAP_SYS_PTRACE, the waiting init's /proc/1/exe does not lead to the runtime binary (CVE-2019-5736)" {
@@ -112,8 +116,8 @@ exe_attack() {
 fd_attack() {
   with_caps "$1"
   set_process_args /bin/sleep 1000
-  copy create --bundle "$BUNDLE" sec-fd </dev/null >/dev/null 2>&1
-  run copy exec sec-fd /bin/sh -c '
+  copy create --bundle "$BUNDLE" $SEC-fd </dev/null >/dev/null 2>&1
+  run copy exec $SEC-fd /bin/sh -c '
     for fd in /proc/1/fd/*; do
       [ -d "$fd/" ] || continue
       for p in "$fd"/[0-9]*; do
@@ -121,7 +125,7 @@ fd_attack() {
       done
     done
     echo tried' sh "$HOST_FILE"
-  copy delete --force sec-fd
+  copy delete --force $SEC-fd
   echo "$output"
   [ "$status" = 0 ]
   [[ "$output" == *tried* ]]
@@ -155,15 +159,15 @@ join_attack() {
   if [ "$mode" = userns-other ]; then
     update_config ".linux.namespaces += [{\"type\": \"user\"}] | $USERNS_MAPS"
     set_process_args /bin/sleep 1000
-    copy run -d --bundle "$BUNDLE" sec-join-u </dev/null >/dev/null 2>&1
-    wait_for_status sec-join-u running
-    upid=$(copy state sec-join-u | jq -r .pid)
+    copy run -d --bundle "$BUNDLE" $SEC-join-u </dev/null >/dev/null 2>&1
+    wait_for_status $SEC-join-u running
+    upid=$(copy state $SEC-join-u | jq -r .pid)
     cp "$BATS_TEST_TMPDIR/config.a" "$BUNDLE/config.json"
   fi
   set_process_args /bin/ptrace-probe watch "$HOST_FILE" /tmp/stop /tmp/watch.out
-  copy run -d --bundle "$BUNDLE" sec-join-a </dev/null >/dev/null 2>&1
-  wait_for_status sec-join-a running
-  pid=$(copy state sec-join-a | jq -r .pid)
+  copy run -d --bundle "$BUNDLE" $SEC-join-a </dev/null >/dev/null 2>&1
+  wait_for_status $SEC-join-a running
+  pid=$(copy state $SEC-join-a | jq -r .pid)
   cp "$BATS_TEST_TMPDIR/config.a" "$BUNDLE/config.json"
   update_config '.linux.namespaces |= map(if .type == "pid" then .path = $p else . end)' \
     --arg p "/proc/$pid/ns/pid"
@@ -189,13 +193,13 @@ join_attack() {
   esac
   set_process_args /bin/true
   for i in $(seq 10); do
-    copy create --bundle "$BUNDLE" "sec-join-$i" </dev/null
-    copy delete --force "sec-join-$i"
+    copy create --bundle "$BUNDLE" "$SEC-join-$i" </dev/null
+    copy delete --force "$SEC-join-$i"
   done
   # the joining container's /proc is its pid namespace's (A's init is its pid 1), masked as asked
   if [ "$mode" != userns-new ]; then
     set_process_args /bin/sh -c 'cat /proc/1/comm; readlink /proc/self/ns/pid; wc -c </proc/timer_list'
-    run copy run --bundle "$BUNDLE" sec-join-run </dev/null
+    run copy run --bundle "$BUNDLE" $SEC-join-run </dev/null
     echo "$output"
     [ "$status" = 0 ]
     [ "${lines[0]}" = ptrace-probe ]
@@ -213,8 +217,8 @@ join_attack() {
     [ "$(wc -l <"$BATS_TEST_TMPDIR/hook-pidns")" -ge 10 ]
     ! grep -qxF "$(readlink "/proc/$pid/ns/pid")" "$BATS_TEST_TMPDIR/hook-pidns"
   fi
-  copy delete --force sec-join-a
-  [ "$mode" != userns-other ] || copy delete --force sec-join-u
+  copy delete --force $SEC-join-a
+  [ "$mode" != userns-other ] || copy delete --force $SEC-join-u
 }
 
 @test "security-ptrace: with CAP_SYS_PTRACE, a process watching for the init of a container joining its pid namespace never reaches the host's root" {
@@ -273,10 +277,10 @@ init_host_procfs_fds() {
     .linux.gidMappings = [{"containerID": 0, "hostID": 0, "size": 65536}] |
     .mounts |= map(select(.type != "proc"))'
   set_process_args /bin/sleep 1000
-  copy create --bundle "$BUNDLE" sec-noproc </dev/null
-  pid=$(copy state sec-noproc | jq -r .pid)
+  copy create --bundle "$BUNDLE" $SEC-noproc </dev/null
+  pid=$(copy state $SEC-noproc | jq -r .pid)
   run init_host_procfs_fds "$pid"
-  copy delete --force sec-noproc
+  copy delete --force $SEC-noproc
   echo "$output"
   [ "$status" = 0 ]
   [ -z "$output" ]
@@ -292,23 +296,23 @@ init_host_procfs_fds() {
   cc -static -O2 -o "$BATS_TEST_TMPDIR/forge" "$FSRUN_TESTS_DIR/forge-init-pid.c" ||
     skip "needs cc -static"
   set_process_args /bin/sleep 1000
-  copy run -d --bundle "$BUNDLE" sec-forge-a </dev/null >/dev/null 2>&1
-  wait_for_status sec-forge-a running
-  pid=$(copy state sec-forge-a | jq -r .pid)
+  copy run -d --bundle "$BUNDLE" $SEC-forge-a </dev/null >/dev/null 2>&1
+  wait_for_status $SEC-forge-a running
+  pid=$(copy state $SEC-forge-a | jq -r .pid)
   sleep 1000 </dev/null >/dev/null 2>&1 &
   victim=$!
   update_config '.linux.namespaces |= map(if .type == "pid" then .path = $p else . end) |
     .hooks.prestart = [{"path": $f, "args": ["forge", $v]}]' \
     --arg p "/proc/$pid/ns/pid" --arg f "$BATS_TEST_TMPDIR/forge" --arg v "$victim"
   set_process_args /bin/true
-  run copy create --bundle "$BUNDLE" sec-forge-b </dev/null
+  run copy create --bundle "$BUNDLE" $SEC-forge-b </dev/null
   echo "$output"
   alive=no
   kill -0 "$victim" 2>/dev/null && alive=yes
   kill -9 "$victim" 2>/dev/null || true
   wait "$victim" 2>/dev/null || true
-  copy delete --force sec-forge-b 2>/dev/null || true
-  copy delete --force sec-forge-a
+  copy delete --force $SEC-forge-b 2>/dev/null || true
+  copy delete --force $SEC-forge-a
   [ "$status" -ne 0 ]
   [ "$alive" = yes ]
 }

@@ -1,7 +1,7 @@
 /* JSON output: a growable string and the one JSON string escaper every writer of JSON lines uses
  * (`fsrun sandbox --json`, its audit log, `exec --status-json`'s git members, the limits not
- * enforced). The output is always valid JSON: control characters and DEL as \uXXXX (\n, \r, \t
- * short), valid UTF-8 kept as it is, any byte that is not UTF-8 as \ufffd. */
+ * enforced). The output is always valid JSON: control characters and DEL as \u00hh escapes (\n,
+ * \r, \t short), valid UTF-8 kept as it is, any byte that is not UTF-8 as \ufffd. */
 #ifndef FSRUN_JSON_OUT_H
 #define FSRUN_JSON_OUT_H
 

@@ -122,16 +122,16 @@ user_fsrun() {
   "$recvtty" "$sock" >/dev/null 2>&1 3>&- &
   pid=$!
   for _ in $(seq 50); do [ -S "$sock" ] && break; sleep 0.1; done
-  fsrun run --detach --bundle "$BUNDLE" --console-socket "$sock" tty </dev/null
-  run fsrun checkpoint --image-path "$BATS_TEST_TMPDIR/images" tty
+  fsrun run --detach --bundle "$BUNDLE" --console-socket "$sock" tty-$UNIQ </dev/null
+  run fsrun checkpoint --image-path "$BATS_TEST_TMPDIR/images" tty-$UNIQ
   kill "$pid" 2>/dev/null || true
   [ "$status" -eq 1 ]
   [ "${#lines[@]}" -eq 1 ]
   [[ "$output" == "fsrun: checkpoint: CRIU cannot run on this kernel: "?* ]]
-  [ "$(fsrun state tty | jq -r .status)" = running ]
+  [ "$(fsrun state tty-$UNIQ | jq -r .status)" = running ]
   [ ! -e "$BATS_TEST_TMPDIR/images" ]
-  fsrun delete --force tty
-  assert_no_leftovers tty
+  fsrun delete --force tty-$UNIQ
+  assert_no_leftovers tty-$UNIQ
 }
 
 @test "checkpoint: a container that is not running, or missing, is refused" {

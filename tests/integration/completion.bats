@@ -103,13 +103,14 @@ help_commands() {
 @test "container ids from list -q of the --root given, for commands on an existing container" {
   in_path
   setup_bundle
-  fsrun create --bundle "$BUNDLE" comp-one
-  fsrun create --bundle "$BUNDLE" comp-two
-  [ "$(complete_words fsrun --root "$FSRUN_ROOT" kill '' | tr '\n' ' ')" = "comp-one comp-two " ]
-  [ "$(complete_words fsrun --root "$FSRUN_ROOT" state comp-t)" = comp-two ]
-  [ "$(complete_words fsrun --root "$FSRUN_ROOT" exec --tty comp-o)" = comp-one ]
+  local one=comp-one-$UNIQ two=comp-two-$UNIQ
+  fsrun create --bundle "$BUNDLE" "$one"
+  fsrun create --bundle "$BUNDLE" "$two"
+  [ "$(complete_words fsrun --root "$FSRUN_ROOT" kill '' | tr '\n' ' ')" = "$one $two " ]
+  [ "$(complete_words fsrun --root "$FSRUN_ROOT" state comp-t)" = "$two" ]
+  [ "$(complete_words fsrun --root "$FSRUN_ROOT" exec --tty comp-o)" = "$one" ]
   # not after the id, and never for create or run, whose id is a new one
-  [ -z "$(complete_words fsrun --root "$FSRUN_ROOT" kill comp-one '')" ]
+  [ -z "$(complete_words fsrun --root "$FSRUN_ROOT" kill "$one" '')" ]
   [ -z "$(complete_words fsrun --root "$FSRUN_ROOT" create '')" ]
   # another state root has other containers
   mkdir -p "$BATS_TEST_TMPDIR/other-root"
@@ -121,7 +122,7 @@ help_commands() {
   [ -n "${TEST_USER:-}" ] || skip "needs useradd and setpriv"
   setup_bundle # (it also makes bats' run directory traversable for the user)
   in_path
-  fsrun create --bundle "$BUNDLE" comp-root
+  fsrun create --bundle "$BUNDLE" "comp-root-$UNIQ"
   local uid gid
   uid=$(id -u "$TEST_USER") gid=$(id -g "$TEST_USER")
   as_test_user() {

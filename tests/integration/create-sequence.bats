@@ -25,17 +25,17 @@ teardown() {
   update_config '.root.readonly = false | .hooks.startContainer = [{"path": "/bin/sh", "args": ["sh", "-c",
     "i=0; while [ $i -lt 30 ] && [ ! -e /marker ]; do sleep 0.1; i=$((i+1)); done; [ -e /marker ] && echo saw-marker >/tmp/hook || echo no-marker >/tmp/hook"]}]'
   set_process_args /bin/sleep 1000
-  fsrun create --bundle "$BUNDLE" seq-start
-  pid=$(fsrun state seq-start | jq -r .pid)
-  fsrun start seq-start
+  fsrun create --bundle "$BUNDLE" seq-start-$UNIQ
+  pid=$(fsrun state seq-start-$UNIQ | jq -r .pid)
+  fsrun start seq-start-$UNIQ
   # what a `kill` right now would reach: the user's process, no longer the runtime's init
   exe=$(readlink "/proc/$pid/exe")
   : >"$ROOTFS/marker"
   [ "$(cat "$ROOTFS/tmp/hook")" = no-marker ]
   [[ $exe == */bin/busybox ]]
-  [ "$(fsrun state seq-start | jq -r .status)" = running ]
-  fsrun delete --force seq-start
-  assert_no_leftovers seq-start
+  [ "$(fsrun state seq-start-$UNIQ | jq -r .status)" = running ]
+  fsrun delete --force seq-start-$UNIQ
+  assert_no_leftovers seq-start-$UNIQ
 }
 
 @test "create-sequence: USR1 or TERM sent as soon as start returns reaches the process (run.fsrun.init, a startContainer hook holding the init)" {
@@ -46,12 +46,12 @@ teardown() {
     .hooks.startContainer = [{"path": "/bin/sleep", "args": ["sleep", "1"]}]'
   set_process_args /bin/sleep 1000
   for sig in USR1 TERM; do
-    fsrun create --bundle "$BUNDLE" "seq-sig-$sig" </dev/null
-    fsrun start "seq-sig-$sig"
-    fsrun kill "seq-sig-$sig" "$sig"
-    wait_for_status "seq-sig-$sig" stopped 10
-    fsrun delete "seq-sig-$sig"
-    assert_no_leftovers "seq-sig-$sig"
+    fsrun create --bundle "$BUNDLE" "seq-sig-$sig-$UNIQ" </dev/null
+    fsrun start "seq-sig-$sig-$UNIQ"
+    fsrun kill "seq-sig-$sig-$UNIQ" "$sig"
+    wait_for_status "seq-sig-$sig-$UNIQ" stopped 10
+    fsrun delete "seq-sig-$sig-$UNIQ"
+    assert_no_leftovers "seq-sig-$sig-$UNIQ"
   done
 }
 
@@ -67,11 +67,11 @@ no_mount_namespace() {
   # in a mount namespace of the test's own: a binary that pivots would pivot only that one
   run unshare -m --propagation private bash -c '
     before="$(stat -c %d:%i /) $(md5sum </proc/self/mountinfo)"
-    "$FSRUN" --root "$FSRUN_ROOT" create --bundle "$BUNDLE" seq-nomnt </dev/null >/dev/null 2>&1 || exit 1
+    "$FSRUN" --root "$FSRUN_ROOT" create --bundle "$BUNDLE" seq-nomnt-$UNIQ </dev/null >/dev/null 2>&1 || exit 1
     after="$(stat -c %d:%i /) $(md5sum </proc/self/mountinfo)"
     [ "$before" = "$after" ] && echo caller-unchanged || echo "caller-changed: $before -> $after"
-    "$FSRUN" --root "$FSRUN_ROOT" start seq-nomnt || exit 1
-    "$FSRUN" --root "$FSRUN_ROOT" exec seq-nomnt /bin/sh -c "[ -e /linuxrc ] && echo exec-in-rootfs"
+    "$FSRUN" --root "$FSRUN_ROOT" start seq-nomnt-$UNIQ || exit 1
+    "$FSRUN" --root "$FSRUN_ROOT" exec seq-nomnt-$UNIQ /bin/sh -c "[ -e /linuxrc ] && echo exec-in-rootfs"
     after="$(stat -c %d:%i /) $(md5sum </proc/self/mountinfo)"
     [ "$before" = "$after" ] && echo still-unchanged || echo "changed-after-start"'
   echo "$output"
@@ -80,8 +80,8 @@ no_mount_namespace() {
   [[ $output == *exec-in-rootfs* ]]
   [[ $output == *still-unchanged* ]]
   [ "$(cat "$ROOTFS/tmp/seen")" = in-rootfs ]
-  fsrun delete --force seq-nomnt
-  assert_no_leftovers seq-nomnt
+  fsrun delete --force seq-nomnt-$UNIQ
+  assert_no_leftovers seq-nomnt-$UNIQ
 }
 
 @test "create-sequence: without a mount namespace, mounts, maskedPaths, readonlyPaths and a read-only root are refused before anything is made" {
@@ -91,9 +91,9 @@ no_mount_namespace() {
   refused_without_mntns() {
     status=0
     unshare -m --propagation private "$FSRUN" --root "$FSRUN_ROOT" create --bundle "$BUNDLE" \
-      seq-refuse </dev/null >/dev/null 2>"$BATS_TEST_TMPDIR/err" || status=$?
+      seq-refuse-$UNIQ </dev/null >/dev/null 2>"$BATS_TEST_TMPDIR/err" || status=$?
     output=$(cat "$BATS_TEST_TMPDIR/err")
-    [ "$status" -eq 1 ] && [ "$(wc -l <"$BATS_TEST_TMPDIR/err")" -eq 1 ] && [ ! -e "$FSRUN_ROOT/seq-refuse" ]
+    [ "$status" -eq 1 ] && [ "$(wc -l <"$BATS_TEST_TMPDIR/err")" -eq 1 ] && [ ! -e "$FSRUN_ROOT/seq-refuse-$UNIQ" ]
   }
   refused_without_mntns
   [[ $output == *"config.json: mounts: needs a mount namespace"* ]]
@@ -104,7 +104,7 @@ no_mount_namespace() {
     refused_without_mntns
     [[ $output == *"needs a mount namespace of the container's own"* ]]
   done
-  assert_no_leftovers seq-refuse
+  assert_no_leftovers seq-refuse-$UNIQ
 }
 
 # sched_in_userns ID: a config with a user namespace and, on v1 with RT group scheduling, a parent
@@ -136,24 +136,24 @@ sched_in_userns() {
 @test "create-sequence: exec with process.scheduler SCHED_FIFO, or SCHED_RR with SCHED_FLAG_RESET_ON_FORK, in a user namespace" {
   # the exec child joins the user namespace, where it has no CAP_SYS_NICE: before, it set the policy
   # there and failed with EPERM; and the clone into the pid namespace dropped a reset-on-fork one
-  sched_in_userns seq-sched-exec
+  sched_in_userns seq-sched-exec-$UNIQ
   set_process_args /bin/sleep 1000
-  fsrun run -d --bundle "$BUNDLE" seq-sched-exec </dev/null
+  fsrun run -d --bundle "$BUNDLE" seq-sched-exec-$UNIQ </dev/null
   # the first grep is a child of the shell, the second the exec'd process itself
   jq '.process | .args = ["sh", "-c", "grep ^policy /proc/self/sched; exec grep ^policy /proc/self/sched"]
     | .scheduler = {"policy": "SCHED_FIFO", "priority": 1}' "$BUNDLE/config.json" >"$BATS_TEST_TMPDIR/fifo.json"
-  run fsrun exec -p "$BATS_TEST_TMPDIR/fifo.json" seq-sched-exec
+  run fsrun exec -p "$BATS_TEST_TMPDIR/fifo.json" seq-sched-exec-$UNIQ
   echo "$output"
   [ "$status" -eq 0 ]
   [[ ${lines[0]} =~ ^policy\ +:\ +1$ ]]
   [[ ${lines[1]} =~ ^policy\ +:\ +1$ ]]
   jq '.scheduler = {"policy": "SCHED_RR", "priority": 1, "flags": ["SCHED_FLAG_RESET_ON_FORK"]}' \
     "$BATS_TEST_TMPDIR/fifo.json" >"$BATS_TEST_TMPDIR/rr.json"
-  run fsrun exec -p "$BATS_TEST_TMPDIR/rr.json" seq-sched-exec
+  run fsrun exec -p "$BATS_TEST_TMPDIR/rr.json" seq-sched-exec-$UNIQ
   echo "$output"
   [ "$status" -eq 0 ]
   [[ ${lines[0]} =~ ^policy\ +:\ +0$ ]]
   [[ ${lines[1]} =~ ^policy\ +:\ +2$ ]]
-  fsrun delete --force seq-sched-exec
-  assert_no_leftovers seq-sched-exec
+  fsrun delete --force seq-sched-exec-$UNIQ
+  assert_no_leftovers seq-sched-exec-$UNIQ
 }

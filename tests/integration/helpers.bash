@@ -15,6 +15,7 @@
 #                            is left in the bundle, remove it; fails on sanitizer reports
 #   assert_no_leftovers ID [BUNDLE]   no state dir, mount, cgroup or process left for ID
 #   wait_for_status ID STATUS [SECONDS]
+#   $UNIQ                    a suffix that makes a container id unique on the host: "NAME-$UNIQ"
 #   make_traversable DIR     open DIR and its parents in bats' tmp dirs to other users
 #   _fsrun_pid_alive PID     the process exists and is not a zombie
 #   _fsrun_pids_in_dir DIR   pids of processes whose root or cwd is the bundle DIR or its rootfs
@@ -59,6 +60,13 @@ export FSRUN_ROOT
 
 TEST_CACHE=${TEST_CACHE:-$BATS_RUN_TMPDIR/fsrun-cache}
 export TEST_CACHE
+
+# $UNIQ: what makes a test's container ids unique on the host ("life1-$UNIQ"): the test's number
+# and its bats process. The state root is per run, but the cgroup (/fsrun/ID) and
+# assert_no_leftovers go by the id alone, so a fixed id was shared with a concurrent run (whose
+# delete --force killed this one's container) or with what an aborted run left behind.
+UNIQ=${BATS_TEST_NUMBER:-file}-$$
+export UNIQ
 
 # Sanitizer reports (ASan build): one log prefix per test, so a report names its test even when the
 # test expected fsrun to fail. teardown_bundle fails the test when one was written; run-tests.sh

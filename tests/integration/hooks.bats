@@ -80,10 +80,10 @@ EOF
   for kind in prestart createRuntime createContainer; do
     cp "$BATS_TEST_TMPDIR/good.json" "$BUNDLE/config.json"
     update_config ".hooks.$kind = [{\"path\": \"/bin/sh\", \"args\": [\"sh\", \"-c\", \"exit 3\"]}]"
-    run fsrun create --bundle "$BUNDLE" "hook-fail-$kind"
+    run fsrun create --bundle "$BUNDLE" "hook-fail-$kind-$UNIQ"
     [ "$status" -eq 1 ]
     [[ $output == *"$kind hook #0"*"exited with status 3"* ]]
-    assert_no_leftovers "hook-fail-$kind"
+    assert_no_leftovers "hook-fail-$kind-$UNIQ"
   done
 }
 
@@ -107,13 +107,15 @@ EOF
 }
 
 @test "hooks: a hook that outlives its timeout is killed and fails the operation" {
-  update_config '.hooks.createRuntime = [{"path": "/bin/sleep", "args": ["sleep", "30"], "timeout": 1}]'
-  run fsrun create --bundle "$BUNDLE" hook-timeout
+  # argv[0] names this test's hook, so that a concurrent run's is not taken for it
+  update_config '.hooks.createRuntime = [{"path": "/bin/sleep", "args": [$name, "30"], "timeout": 1}]' \
+    --arg name "hook-sleep-$UNIQ"
+  run fsrun create --bundle "$BUNDLE" hook-timeout-$UNIQ
   [ "$status" -eq 1 ]
   [[ $output == *"createRuntime hook #0"*"timeout"* ]]
-  assert_no_leftovers hook-timeout
+  assert_no_leftovers hook-timeout-$UNIQ
   # the hook itself is gone
-  [ -z "$(pgrep -f '^sleep 30$' || true)" ]
+  [ -z "$(pgrep -f "^hook-sleep-$UNIQ 30\$" || true)" ]
 }
 
 @test "hooks: a hook without env gets the runtime's PATH (as crun)" {

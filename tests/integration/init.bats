@@ -31,22 +31,22 @@ teardown() {
 
 @test "init: SIGTERM from fsrun kill ends a shell that sets no handler (without the init it does not)" {
   set_process_args sh -c 'sleep 100'
-  fsrun run -d --bundle "$BUNDLE" with-init </dev/null
-  wait_for_status with-init running
-  fsrun kill with-init TERM
-  wait_for_status with-init stopped 5
+  fsrun run -d --bundle "$BUNDLE" with-init-$UNIQ </dev/null
+  wait_for_status with-init-$UNIQ running
+  fsrun kill with-init-$UNIQ TERM
+  wait_for_status with-init-$UNIQ stopped 5
 
   # the same container as pid 1 itself: SIGTERM is ignored
   update_config 'del(.annotations["run.fsrun.init"])'
-  fsrun run -d --bundle "$BUNDLE" without-init </dev/null
-  wait_for_status without-init running
-  fsrun kill without-init TERM
+  fsrun run -d --bundle "$BUNDLE" without-init-$UNIQ </dev/null
+  wait_for_status without-init-$UNIQ running
+  fsrun kill without-init-$UNIQ TERM
   sleep 0.5
-  [ "$(fsrun state without-init | jq -r .status)" = running ]
-  fsrun delete --force with-init
-  fsrun delete --force without-init
-  assert_no_leftovers with-init
-  assert_no_leftovers without-init
+  [ "$(fsrun state without-init-$UNIQ | jq -r .status)" = running ]
+  fsrun delete --force with-init-$UNIQ
+  fsrun delete --force without-init-$UNIQ
+  assert_no_leftovers with-init-$UNIQ
+  assert_no_leftovers without-init-$UNIQ
 }
 
 @test "init: run exits with the process's status, 128+N when signal N ends it" {
@@ -69,17 +69,17 @@ teardown() {
   set_process_args sh -c 'sleep 100; echo not-interrupted'
   # a background job of a non-interactive shell starts with SIGINT ignored, and an ignored signal
   # stays ignored across execve: give fsrun (and so the container) the default action back
-  env --default-signal=INT "$FSRUN" --root "$FSRUN_ROOT" run --bundle "$BUNDLE" fg-int \
+  env --default-signal=INT "$FSRUN" --root "$FSRUN_ROOT" run --bundle "$BUNDLE" fg-int-$UNIQ \
     </dev/null >"$BATS_TEST_TMPDIR/out" 2>&1 &
   local pid=$!
-  wait_for_status fg-int running
+  wait_for_status fg-int-$UNIQ running
   kill -INT "$pid"
   local rc=0
   wait "$pid" || rc=$?
   cat "$BATS_TEST_TMPDIR/out"
   [ "$rc" -eq 130 ]
   ! grep -q not-interrupted "$BATS_TEST_TMPDIR/out"
-  assert_no_leftovers fg-int
+  assert_no_leftovers fg-int-$UNIQ
 }
 
 @test "init: a value other than true or false is refused, naming the annotation, nothing left" {

@@ -23,12 +23,12 @@ state_field() {
 # bats test_tags=cgroupv2
 @test "lifecycle: create + state shows created and the pid of a waiting init; start runs it; kill stops it; delete leaves nothing" {
   set_process_args /bin/sh -c 'echo started > /dev/shm/ran; sleep 100'
-  fsrun create --bundle "$BUNDLE" --pid-file "$BATS_TEST_TMPDIR/pid" life1
+  fsrun create --bundle "$BUNDLE" --pid-file "$BATS_TEST_TMPDIR/pid" life1-$UNIQ
 
-  run fsrun state life1
+  run fsrun state life1-$UNIQ
   [ "$status" -eq 0 ]
   [ "$(jq -r .status <<<"$output")" = created ]
-  [ "$(jq -r .id <<<"$output")" = life1 ]
+  [ "$(jq -r .id <<<"$output")" = life1-$UNIQ ]
   [ "$(jq -r .bundle <<<"$output")" = "$BUNDLE" ]
   [ "$(jq -r .rootfs <<<"$output")" = "$ROOTFS" ]
   [ "$(jq -r .ociVersion <<<"$output")" != null ]
@@ -42,19 +42,19 @@ state_field() {
   is_protected_exe "$pid"
   [ ! -e "$ROOTFS/dev/shm/ran" ]
 
-  fsrun start life1
-  [ "$(state_field life1 status)" = running ]
-  [ "$(state_field life1 pid)" = "$pid" ]
+  fsrun start life1-$UNIQ
+  [ "$(state_field life1-$UNIQ status)" = running ]
+  [ "$(state_field life1-$UNIQ pid)" = "$pid" ]
   # it is now the user's process
   [[ "$(readlink "/proc/$pid/exe")" == */bin/busybox ]]
 
-  fsrun kill life1 KILL
-  wait_for_status life1 stopped
-  [ "$(state_field life1 pid)" = 0 ]
+  fsrun kill life1-$UNIQ KILL
+  wait_for_status life1-$UNIQ stopped
+  [ "$(state_field life1-$UNIQ pid)" = 0 ]
 
-  fsrun delete life1
-  [ ! -e "$FSRUN_ROOT/life1" ]
-  assert_no_leftovers life1
+  fsrun delete life1-$UNIQ
+  [ ! -e "$FSRUN_ROOT/life1-$UNIQ" ]
+  assert_no_leftovers life1-$UNIQ
 }
 
 @test "lifecycle: run exits with the process's status, 128+N for signal N" {
@@ -71,21 +71,21 @@ state_field() {
 
 @test "lifecycle: run exits with 137 when its process is SIGKILLed from the host" {
   set_process_args /bin/sleep 100
-  "$FSRUN" --root "$FSRUN_ROOT" run --bundle "$BUNDLE" --pid-file "$BATS_TEST_TMPDIR/pid" life-k9 &
+  "$FSRUN" --root "$FSRUN_ROOT" run --bundle "$BUNDLE" --pid-file "$BATS_TEST_TMPDIR/pid" life-k9-$UNIQ &
   runner=$!
   for _ in $(seq 50); do [ -s "$BATS_TEST_TMPDIR/pid" ] && break; sleep 0.1; done
-  wait_for_status life-k9 running
+  wait_for_status life-k9-$UNIQ running
   kill -9 "$(cat "$BATS_TEST_TMPDIR/pid")"
   status=0
   wait "$runner" || status=$?
   [ "$status" -eq 137 ]
   # run deletes what it created
-  assert_no_leftovers life-k9
+  assert_no_leftovers life-k9-$UNIQ
 }
 
 @test "lifecycle: foreground run forwards signals to the process" {
   set_process_args /bin/sh -c 'trap "echo got-usr1; exit 7" USR1; echo ready > /dev/shm/ready; while :; do sleep 0.1; done'
-  "$FSRUN" --root "$FSRUN_ROOT" run --bundle "$BUNDLE" --pid-file "$BATS_TEST_TMPDIR/pid" life-sig >"$BATS_TEST_TMPDIR/out" &
+  "$FSRUN" --root "$FSRUN_ROOT" run --bundle "$BUNDLE" --pid-file "$BATS_TEST_TMPDIR/pid" life-sig-$UNIQ >"$BATS_TEST_TMPDIR/out" &
   runner=$!
   for _ in $(seq 100); do
     [ -s "$BATS_TEST_TMPDIR/pid" ] && [ -e "/proc/$(cat "$BATS_TEST_TMPDIR/pid")/root/dev/shm/ready" ] && break
@@ -100,22 +100,22 @@ state_field() {
 
 @test "lifecycle: run --detach returns with the container running; --keep keeps a stopped one" {
   set_process_args /bin/sleep 100
-  fsrun run --detach --bundle "$BUNDLE" life-d
-  [ "$(state_field life-d status)" = running ]
-  fsrun delete --force life-d
-  assert_no_leftovers life-d
+  fsrun run --detach --bundle "$BUNDLE" life-d-$UNIQ
+  [ "$(state_field life-d-$UNIQ status)" = running ]
+  fsrun delete --force life-d-$UNIQ
+  assert_no_leftovers life-d-$UNIQ
 
   set_process_args /bin/true
-  fsrun run --keep --bundle "$BUNDLE" life-keep
-  [ "$(state_field life-keep status)" = stopped ]
-  fsrun delete life-keep
-  [ ! -e "$FSRUN_ROOT/life-keep" ]
+  fsrun run --keep --bundle "$BUNDLE" life-keep-$UNIQ
+  [ "$(state_field life-keep-$UNIQ status)" = stopped ]
+  fsrun delete life-keep-$UNIQ
+  [ ! -e "$FSRUN_ROOT/life-keep-$UNIQ" ]
 }
 
 @test "lifecycle: --bundle defaults to the current directory" {
   set_process_args /bin/sh -c 'exit 5'
   cd "$BUNDLE"
-  run fsrun run life-cwd
+  run fsrun run life-cwd-$UNIQ
   cd /
   [ "$status" -eq 5 ]
 }
@@ -136,76 +136,76 @@ state_field() {
 
   # a stopped container
   set_process_args /bin/true
-  fsrun run --keep --bundle "$BUNDLE" life-w
-  run fsrun state life-w
+  fsrun run --keep --bundle "$BUNDLE" life-w-$UNIQ
+  run fsrun state life-w-$UNIQ
   [ "$status" -eq 0 ]
   [ "$(jq -r .status <<<"$output")" = stopped ]
   [ "$(jq -r .pid <<<"$output")" = 0 ]
-  run fsrun kill life-w 15
+  run fsrun kill life-w-$UNIQ 15
   [ "$status" -eq 1 ]
   [[ $output == *"container not running"* ]]
-  run fsrun kill --all life-w 9
+  run fsrun kill --all life-w-$UNIQ 9
   [ "$status" -eq 0 ]
-  run fsrun start life-w
+  run fsrun start life-w-$UNIQ
   [ "$status" -eq 1 ]
   [[ $output == *"not created"* ]]
-  fsrun delete life-w
-  run fsrun delete life-w
+  fsrun delete life-w-$UNIQ
+  run fsrun delete life-w-$UNIQ
   [ "$status" -eq 1 ]
   [[ $output == *"does not exist"* ]]
-  run fsrun delete --force life-w
+  run fsrun delete --force life-w-$UNIQ
   [ "$status" -eq 0 ]
 }
 
 @test "lifecycle: wrong-state errors: start twice, delete a running container without --force, create an existing id" {
   set_process_args /bin/sleep 100
-  fsrun create --bundle "$BUNDLE" life-s
-  pid=$(state_field life-s pid)
-  fsrun start life-s
-  run fsrun start life-s
+  fsrun create --bundle "$BUNDLE" life-s-$UNIQ
+  pid=$(state_field life-s-$UNIQ pid)
+  fsrun start life-s-$UNIQ
+  run fsrun start life-s-$UNIQ
   [ "$status" -eq 1 ]
   [[ $output == *"cannot start a container that is not created: running"* ]]
-  run fsrun delete life-s
+  run fsrun delete life-s-$UNIQ
   [ "$status" -eq 1 ]
   [[ $output == *"not stopped"* ]]
-  run fsrun create --bundle "$BUNDLE" life-s
+  run fsrun create --bundle "$BUNDLE" life-s-$UNIQ
   [ "$status" -eq 1 ]
   [[ $output == *"already exists"* ]]
   # the first container is untouched
-  [ "$(state_field life-s status)" = running ]
-  [ "$(state_field life-s pid)" = "$pid" ]
-  fsrun delete --force life-s
-  assert_no_leftovers life-s
+  [ "$(state_field life-s-$UNIQ status)" = running ]
+  [ "$(state_field life-s-$UNIQ pid)" = "$pid" ]
+  fsrun delete --force life-s-$UNIQ
+  assert_no_leftovers life-s-$UNIQ
 }
 
 @test "lifecycle: delete of a created container (no --force) kills its init" {
   set_process_args /bin/true
-  fsrun create --bundle "$BUNDLE" life-c
-  pid=$(state_field life-c pid)
-  fsrun delete life-c
-  assert_no_leftovers life-c
+  fsrun create --bundle "$BUNDLE" life-c-$UNIQ
+  pid=$(state_field life-c-$UNIQ pid)
+  fsrun delete life-c-$UNIQ
+  assert_no_leftovers life-c-$UNIQ
   ! _fsrun_pid_alive "$pid"
 }
 
 @test "lifecycle: kill takes names and numbers; the default is SIGTERM" {
   set_process_args /bin/sh -c 'trap "echo usr1 >> /dev/shm/log" USR1; trap "echo term >> /dev/shm/log; exit 0" TERM; while :; do sleep 0.1; done'
-  fsrun run --detach --bundle "$BUNDLE" life-names
-  pid=$(state_field life-names pid)
+  fsrun run --detach --bundle "$BUNDLE" life-names-$UNIQ
+  pid=$(state_field life-names-$UNIQ pid)
   sleep 0.3
   # one at a time: a standard signal still pending is not queued twice
   n=0
   for sig in USR1 SIGUSR1 usr1 10; do
-    fsrun kill life-names "$sig"
+    fsrun kill life-names-$UNIQ "$sig"
     n=$((n + 1))
     for _ in $(seq 50); do [ "$(grep -c usr1 "/proc/$pid/root/dev/shm/log" 2>/dev/null)" = $n ] && break; sleep 0.1; done
     [ "$(grep -c usr1 "/proc/$pid/root/dev/shm/log")" = $n ]
   done
-  run fsrun kill life-names NOSUCHSIG
+  run fsrun kill life-names-$UNIQ NOSUCHSIG
   [ "$status" -eq 1 ]
   [[ $output == *"invalid signal"* ]]
-  fsrun kill life-names
-  wait_for_status life-names stopped
-  fsrun delete life-names
+  fsrun kill life-names-$UNIQ
+  wait_for_status life-names-$UNIQ stopped
+  fsrun delete life-names-$UNIQ
 }
 
 # bats test_tags=cgroupv2
@@ -213,54 +213,54 @@ state_field() {
   # no pid namespace: the init's death alone would not take the others with it
   update_config '.linux.namespaces |= map(select(.type != "pid"))'
   set_process_args /bin/sh -c 'sleep 100 & sleep 100 & wait'
-  fsrun run --detach --bundle "$BUNDLE" life-all
+  fsrun run --detach --bundle "$BUNDLE" life-all-$UNIQ
   sleep 0.3
-  run fsrun ps --format json life-all
+  run fsrun ps --format json life-all-$UNIQ
   [ "$status" -eq 0 ]
   pids=$(jq -r '.[]' <<<"$output")
   [ "$(wc -w <<<"$pids")" -eq 3 ]
-  fsrun kill --all life-all KILL
+  fsrun kill --all life-all-$UNIQ KILL
   for p in $pids; do
     for _ in $(seq 30); do _fsrun_pid_alive "$p" || break; sleep 0.1; done
     ! _fsrun_pid_alive "$p"
   done
-  fsrun delete life-all
-  assert_no_leftovers life-all
+  fsrun delete life-all-$UNIQ
+  assert_no_leftovers life-all-$UNIQ
 }
 
 # bats test_tags=cgroupv2
 @test "lifecycle: list (table, json, -q) and ps (json, table)" {
   set_process_args /bin/sleep 100
-  fsrun run --detach --bundle "$BUNDLE" life-l1
-  fsrun create --bundle "$BUNDLE" life-l2
-  pid1=$(state_field life-l1 pid)
+  fsrun run --detach --bundle "$BUNDLE" life-l1-$UNIQ
+  fsrun create --bundle "$BUNDLE" life-l2-$UNIQ
+  pid1=$(state_field life-l1-$UNIQ pid)
 
   run fsrun list
   [ "$status" -eq 0 ]
   [[ ${lines[0]} == "ID"*"PID"*"STATUS"*"BUNDLE"*"CREATED"*"OWNER"* ]]
-  [[ $output == *"life-l1"*"$pid1"*"running"*"$BUNDLE"* ]]
-  [[ $output == *"life-l2"*"created"* ]]
+  [[ $output == *"life-l1-$UNIQ"*"$pid1"*"running"*"$BUNDLE"* ]]
+  [[ $output == *"life-l2-$UNIQ"*"created"* ]]
 
   run fsrun list -q
-  [ "$output" = $'life-l1\nlife-l2' ]
+  [ "$output" = "life-l1-$UNIQ"$'\n'"life-l2-$UNIQ" ]
 
   run fsrun list --format json
-  [ "$(jq -r 'map(select(.id == "life-l1"))[0].status' <<<"$output")" = running ]
-  [ "$(jq -r 'map(select(.id == "life-l2"))[0].status' <<<"$output")" = created ]
-  [ "$(jq -r 'map(select(.id == "life-l1"))[0].pid' <<<"$output")" = "$pid1" ]
+  [ "$(jq -r --arg id "life-l1-$UNIQ" 'map(select(.id == $id))[0].status' <<<"$output")" = running ]
+  [ "$(jq -r --arg id "life-l2-$UNIQ" 'map(select(.id == $id))[0].status' <<<"$output")" = created ]
+  [ "$(jq -r --arg id "life-l1-$UNIQ" 'map(select(.id == $id))[0].pid' <<<"$output")" = "$pid1" ]
 
-  run fsrun ps --format json life-l1
+  run fsrun ps --format json life-l1-$UNIQ
   [ "$status" -eq 0 ]
   [ "$(jq -c . <<<"$output")" = "[$pid1]" ]
 
-  run fsrun ps life-l1
+  run fsrun ps life-l1-$UNIQ
   [ "$status" -eq 0 ]
   [[ ${lines[0]} == *PID* ]]
   [ "${#lines[@]}" -eq 2 ]
   [[ ${lines[1]} == *" $pid1 "*"sleep 100"* ]]
 
-  fsrun delete --force life-l1
-  fsrun delete --force life-l2
+  fsrun delete --force life-l1-$UNIQ
+  fsrun delete --force life-l2-$UNIQ
   run fsrun list -q
   [ -z "$output" ]
 }
@@ -284,63 +284,63 @@ state_field() {
   local id
   # missing args[0]: the wording podman maps to 127
   set_process_args /no/such/binary
-  run fsrun create --bundle "$BUNDLE" life-bad1
+  run fsrun create --bundle "$BUNDLE" life-bad1-$UNIQ
   [ "$status" -eq 1 ]
   [[ $output == *'exec: "/no/such/binary": no such file or directory'* ]]
-  assert_no_leftovers life-bad1
+  assert_no_leftovers life-bad1-$UNIQ
   # in PATH but missing
   set_process_args nosuchcommand
-  run fsrun create --bundle "$BUNDLE" life-bad2
+  run fsrun create --bundle "$BUNDLE" life-bad2-$UNIQ
   [ "$status" -eq 1 ]
   [[ $output == *'exec: "nosuchcommand": no such file or directory'* ]]
-  assert_no_leftovers life-bad2
+  assert_no_leftovers life-bad2-$UNIQ
   # not executable: podman maps "permission denied" to 126
   update_config '.root.readonly = false'
   echo 'not a program' >"$ROOTFS/notexec"
   chmod 0644 "$ROOTFS/notexec"
   set_process_args /notexec
-  run fsrun create --bundle "$BUNDLE" life-bad3
+  run fsrun create --bundle "$BUNDLE" life-bad3-$UNIQ
   [ "$status" -eq 1 ]
   [[ $output == *'exec: "/notexec": permission denied'* ]]
-  assert_no_leftovers life-bad3
+  assert_no_leftovers life-bad3-$UNIQ
 
   set_process_args /bin/true
   # unknown namespace type
   cp "$BUNDLE/config.json" "$BATS_TEST_TMPDIR/good.json"
   update_config '.linux.namespaces += [{"type": "nosuchns"}]'
-  run fsrun create --bundle "$BUNDLE" life-bad4
+  run fsrun create --bundle "$BUNDLE" life-bad4-$UNIQ
   [ "$status" -eq 1 ]
   [[ $output == *"namespaces"* ]]
-  assert_no_leftovers life-bad4
+  assert_no_leftovers life-bad4-$UNIQ
   cp "$BATS_TEST_TMPDIR/good.json" "$BUNDLE/config.json"
 
   # missing rootfs
   update_config '.root.path = "nosuchdir"'
-  run fsrun create --bundle "$BUNDLE" life-bad5
+  run fsrun create --bundle "$BUNDLE" life-bad5-$UNIQ
   [ "$status" -eq 1 ]
   [[ $output == *"root.path"* ]]
-  assert_no_leftovers life-bad5
+  assert_no_leftovers life-bad5-$UNIQ
   cp "$BATS_TEST_TMPDIR/good.json" "$BUNDLE/config.json"
 
   # bad mount type
   update_config '.mounts += [{"destination": "/mnt", "type": "nosuchfs", "source": "none"}]'
-  run fsrun create --bundle "$BUNDLE" life-bad6
+  run fsrun create --bundle "$BUNDLE" life-bad6-$UNIQ
   [ "$status" -eq 1 ]
-  assert_no_leftovers life-bad6
+  assert_no_leftovers life-bad6-$UNIQ
   cp "$BATS_TEST_TMPDIR/good.json" "$BUNDLE/config.json"
 
   # /dev that is a symlink
   rm -rf "$ROOTFS/dev"
   ln -s /tmp "$ROOTFS/dev"
-  run fsrun create --bundle "$BUNDLE" life-bad7
+  run fsrun create --bundle "$BUNDLE" life-bad7-$UNIQ
   [ "$status" -eq 1 ]
-  assert_no_leftovers life-bad7
+  assert_no_leftovers life-bad7-$UNIQ
   [ -z "$(ls -A "$FSRUN_ROOT" 2>/dev/null)" ]
 }
 
 @test "lifecycle: errors go to --log as JSON lines under --log-format json" {
   set_process_args /no/such/binary
-  run "$FSRUN" --root "$FSRUN_ROOT" --log "$BATS_TEST_TMPDIR/log.json" --log-format json create --bundle "$BUNDLE" life-json
+  run "$FSRUN" --root "$FSRUN_ROOT" --log "$BATS_TEST_TMPDIR/log.json" --log-format json create --bundle "$BUNDLE" life-json-$UNIQ
   [ "$status" -eq 1 ]
   line=$(tail -n 1 "$BATS_TEST_TMPDIR/log.json")
   [ "$(jq -r .level <<<"$line")" = error ]
@@ -351,7 +351,7 @@ state_field() {
 @test "lifecycle: fsrun SIGKILLed in the middle of create leaves nothing that stops delete --force" {
   update_config '.hooks.createRuntime = [{"path": "/bin/sleep", "args": ["sleep", "3"]}]'
   set_process_args /bin/sleep 100
-  "$FSRUN" --root "$FSRUN_ROOT" create --bundle "$BUNDLE" life-sk &
+  "$FSRUN" --root "$FSRUN_ROOT" create --bundle "$BUNDLE" life-sk-$UNIQ &
   creator=$!
   # wait for the hook: the init exists and is waiting for it
   for _ in $(seq 50); do
@@ -362,12 +362,12 @@ state_field() {
   [ -n "$init" ]
   kill -9 "$creator"
   wait "$creator" || true
-  [ -d "$FSRUN_ROOT/life-sk" ]
-  run fsrun state life-sk
+  [ -d "$FSRUN_ROOT/life-sk-$UNIQ" ]
+  run fsrun state life-sk-$UNIQ
   [ "$status" -eq 0 ]
   [ "$(jq -r .status <<<"$output")" = stopped ]
-  fsrun delete --force life-sk
-  assert_no_leftovers life-sk
+  fsrun delete --force life-sk-$UNIQ
+  assert_no_leftovers life-sk-$UNIQ
   # the orphaned init died with its creator
   for _ in $(seq 20); do _fsrun_pid_alive "$init" || break; sleep 0.1; done
   ! _fsrun_pid_alive "$init"
@@ -383,16 +383,16 @@ state_field() {
   fds_before=$(ls /proc/$BASHPID/fd | wc -l)
   mounts_before=$(wc -l </proc/self/mountinfo)
   for i in $(seq "$n"); do
-    fsrun run --bundle "$BUNDLE" "life-loop-$i"
+    fsrun run --bundle "$BUNDLE" "life-loop-$UNIQ-$i"
   done
   for i in $(seq 1 5 "$n"); do
-    fsrun create --bundle "$BUNDLE" "life-cd-$i"
-    fsrun delete --force "life-cd-$i"
+    fsrun create --bundle "$BUNDLE" "life-cd-$UNIQ-$i"
+    fsrun delete --force "life-cd-$UNIQ-$i"
   done
   [ -z "$(ls -A "$FSRUN_ROOT")" ]
   [ "$(ls /proc/$BASHPID/fd | wc -l)" -eq "$fds_before" ]
   [ "$(wc -l </proc/self/mountinfo)" -eq "$mounts_before" ]
-  [ -z "$(find /sys/fs/cgroup -type d -name 'life-loop-*' -o -type d -name 'life-cd-*' 2>/dev/null)" ]
+  [ -z "$(find /sys/fs/cgroup -type d -name "life-loop-$UNIQ-*" -o -type d -name "life-cd-$UNIQ-*" 2>/dev/null)" ]
   [ -z "$(_fsrun_pids_in_dir "$BUNDLE")" ]
   # no fsrun process of ours is left (a waiting init would be one)
   [ -z "$(pgrep -f "$FSRUN_ROOT" || true)" ]
@@ -414,13 +414,13 @@ with_cpu_limit() {
   set_process_args /bin/sleep 1000
   update_config '.annotations = ([range(100000)] | map({key: "io.example.annotation-\(.)", value: ("v" * 90)}) | from_entries)'
   [ "$(stat -c %s "$BUNDLE/config.json")" -gt 10000000 ]
-  with_cpu_limit 20 "$FSRUN" --root "$FSRUN_ROOT" create --bundle "$BUNDLE" life-ann </dev/null
-  with_cpu_limit 20 "$FSRUN" --root "$FSRUN_ROOT" start life-ann
-  with_cpu_limit 20 "$FSRUN" --root "$FSRUN_ROOT" state life-ann >"$BATS_TEST_TMPDIR/state.json"
+  with_cpu_limit 20 "$FSRUN" --root "$FSRUN_ROOT" create --bundle "$BUNDLE" life-ann-$UNIQ </dev/null
+  with_cpu_limit 20 "$FSRUN" --root "$FSRUN_ROOT" start life-ann-$UNIQ
+  with_cpu_limit 20 "$FSRUN" --root "$FSRUN_ROOT" state life-ann-$UNIQ >"$BATS_TEST_TMPDIR/state.json"
   [ "$(jq '.annotations | length' "$BATS_TEST_TMPDIR/state.json")" -eq 100000 ]
   [ "$(jq -r '.annotations["io.example.annotation-99999"] | length' "$BATS_TEST_TMPDIR/state.json")" -eq 90 ]
-  with_cpu_limit 20 "$FSRUN" --root "$FSRUN_ROOT" exec life-ann /bin/true
-  with_cpu_limit 20 "$FSRUN" --root "$FSRUN_ROOT" kill life-ann KILL
-  with_cpu_limit 20 "$FSRUN" --root "$FSRUN_ROOT" delete --force life-ann
-  assert_no_leftovers life-ann
+  with_cpu_limit 20 "$FSRUN" --root "$FSRUN_ROOT" exec life-ann-$UNIQ /bin/true
+  with_cpu_limit 20 "$FSRUN" --root "$FSRUN_ROOT" kill life-ann-$UNIQ KILL
+  with_cpu_limit 20 "$FSRUN" --root "$FSRUN_ROOT" delete --force life-ann-$UNIQ
+  assert_no_leftovers life-ann-$UNIQ
 }

@@ -12,9 +12,9 @@ setup() {
 
 teardown() {
   local state=$BATS_TEST_TMPDIR/rootless/state
-  if [ -d "$state/proc-ioidle-user" ]; then
+  if [ -d "$state/proc-ioidle-user-$UNIQ" ]; then
     setpriv --reuid=1000 --regid=1000 --clear-groups "$FSRUN" --root "$state" \
-      delete --force proc-ioidle-user || true
+      delete --force proc-ioidle-user-$UNIQ || true
   fi
   teardown_bundle
 }
@@ -107,8 +107,8 @@ teardown() {
 @test "process: namespaces joined by path are the other container's" {
   update_config '.hostname = "first"'
   set_process_args /bin/sleep 100
-  fsrun run --detach --bundle "$BUNDLE" proc-first
-  pid=$(fsrun state proc-first | jq -r .pid)
+  fsrun run --detach --bundle "$BUNDLE" proc-first-$UNIQ
+  pid=$(fsrun state proc-first-$UNIQ | jq -r .pid)
   net=$(readlink "/proc/$pid/ns/net")
   update_config '.hostname = null
     | .linux.namespaces |= map(if .type == "network" then .path = ($p + "/net") elif .type == "uts" then .path = ($p + "/uts") else . end)' --arg p "/proc/$pid/ns"
@@ -116,7 +116,7 @@ teardown() {
   [ "$status" -eq 0 ]
   [ "${lines[0]}" = "$net" ]
   [ "${lines[1]}" = first ]
-  fsrun delete --force proc-first
+  fsrun delete --force proc-first-$UNIQ
 }
 
 @test "process: a duplicate namespace is refused" {
@@ -131,12 +131,12 @@ teardown() {
   echo secret-content >"$BATS_TEST_TMPDIR/file"
   set_process_args /bin/sh -c 'ls /proc/self/fd | sort -n | paste -sd, -; { cat <&3; } 2>/dev/null || echo no-fd-3'
   # fd 3 and 7 are the caller's; ls's own directory fd is the only one above 2
-  run fsrun run --bundle "$BUNDLE" proc-nofd 3<"$BATS_TEST_TMPDIR/file" 7<"$BATS_TEST_TMPDIR/file"
+  run fsrun run --bundle "$BUNDLE" proc-nofd-$UNIQ 3<"$BATS_TEST_TMPDIR/file" 7<"$BATS_TEST_TMPDIR/file"
   [ "$status" -eq 0 ]
   [ "${lines[0]}" = "0,1,2,3" ]
   [ "${lines[1]}" = no-fd-3 ]
 
-  run fsrun run --preserve-fds 1 --bundle "$BUNDLE" proc-fd 3<"$BATS_TEST_TMPDIR/file" 7<"$BATS_TEST_TMPDIR/file"
+  run fsrun run --preserve-fds 1 --bundle "$BUNDLE" proc-fd-$UNIQ 3<"$BATS_TEST_TMPDIR/file" 7<"$BATS_TEST_TMPDIR/file"
   [ "$status" -eq 0 ]
   [ "${lines[0]}" = "0,1,2,3,4" ]
   [ "${lines[1]}" = secret-content ]
@@ -145,7 +145,7 @@ teardown() {
 @test "process: LISTEN_FDS from systemd socket activation is passed on" {
   set_process_args /bin/sh -c 'echo "$LISTEN_FDS $LISTEN_PID"; cat <&3'
   echo activated >"$BATS_TEST_TMPDIR/file"
-  LISTEN_FDS=1 run fsrun run --bundle "$BUNDLE" proc-listen 3<"$BATS_TEST_TMPDIR/file"
+  LISTEN_FDS=1 run fsrun run --bundle "$BUNDLE" proc-listen-$UNIQ 3<"$BATS_TEST_TMPDIR/file"
   [ "$status" -eq 0 ]
   [ "${lines[0]}" = "1 1" ]
   [ "${lines[1]}" = activated ]
@@ -156,8 +156,8 @@ teardown() {
     | .linux.uidMappings = [{"containerID": 0, "hostID": 300000, "size": 65536}]
     | .linux.gidMappings = [{"containerID": 0, "hostID": 300000, "size": 65536}]'
   set_process_args /bin/sleep 100
-  fsrun run --detach --bundle "$BUNDLE" proc-userns
-  pid=$(fsrun state proc-userns | jq -r .pid)
+  fsrun run --detach --bundle "$BUNDLE" proc-userns-$UNIQ
+  pid=$(fsrun state proc-userns-$UNIQ | jq -r .pid)
   user=$(readlink "/proc/$pid/ns/user")
   update_config '.linux.uidMappings = null | .linux.gidMappings = null
     | .linux.namespaces |= map(if .type == "user" then .path = $u else . end)' --arg u "/proc/$pid/ns/user"
@@ -167,13 +167,13 @@ teardown() {
   [ "${lines[0]}" = "$user" ]
   [ "${lines[1]}" = pid=1 ]
   [ "$(echo ${lines[2]})" = "0 300000 65536" ]
-  fsrun delete --force proc-userns
+  fsrun delete --force proc-userns-$UNIQ
 }
 
 @test "process: a new user namespace with a network namespace joined by path (joined with the host's rights)" {
   set_process_args /bin/sleep 100
-  fsrun run --detach --bundle "$BUNDLE" proc-netns
-  pid=$(fsrun state proc-netns | jq -r .pid)
+  fsrun run --detach --bundle "$BUNDLE" proc-netns-$UNIQ
+  pid=$(fsrun state proc-netns-$UNIQ | jq -r .pid)
   net=$(readlink "/proc/$pid/ns/net")
   update_config '.linux.namespaces |= map(if .type == "network" then .path = $n else . end)
     | .linux.namespaces += [{"type": "user"}]
@@ -184,7 +184,7 @@ teardown() {
   [ "${lines[0]}" = "$net" ]
   [ "${lines[1]}" = pid=1 ]
   [ "$(echo ${lines[2]})" = "0 300000 65536" ]
-  fsrun delete --force proc-netns
+  fsrun delete --force proc-netns-$UNIQ
   assert_no_leftovers "$CONTAINER_ID"
 }
 
@@ -192,10 +192,10 @@ teardown() {
   requires_host_command ionice
   update_config '.process.ioPriority = {"class": "IOPRIO_CLASS_IDLE"}'
   set_process_args /bin/sleep 1000
-  fsrun run -d --bundle "$BUNDLE" proc-ioidle </dev/null
-  pid=$(fsrun state proc-ioidle | jq -r .pid)
+  fsrun run -d --bundle "$BUNDLE" proc-ioidle-$UNIQ </dev/null
+  pid=$(fsrun state proc-ioidle-$UNIQ | jq -r .pid)
   [ "$(ionice -p "$pid")" = idle ]
-  fsrun delete --force proc-ioidle
+  fsrun delete --force proc-ioidle-$UNIQ
   # an ordinary user with its own user namespace: no privilege is needed for IDLE
   requires_host_command setpriv
   local dir=$BATS_TEST_TMPDIR/rootless
@@ -206,8 +206,8 @@ teardown() {
     | .process.ioPriority = {"class": "IOPRIO_CLASS_IDLE"}' "$dir/config.json" >"$dir/config.new"
   mv "$dir/config.new" "$dir/config.json"
   setpriv --reuid=1000 --regid=1000 --clear-groups "$FSRUN" --root "$dir/state" \
-    run -d --bundle "$dir" proc-ioidle-user </dev/null
-  pid=$(setpriv --reuid=1000 --regid=1000 --clear-groups "$FSRUN" --root "$dir/state" state proc-ioidle-user | jq -r .pid)
+    run -d --bundle "$dir" proc-ioidle-user-$UNIQ </dev/null
+  pid=$(setpriv --reuid=1000 --regid=1000 --clear-groups "$FSRUN" --root "$dir/state" state proc-ioidle-user-$UNIQ | jq -r .pid)
   [ "$(ionice -p "$pid")" = idle ]
-  setpriv --reuid=1000 --regid=1000 --clear-groups "$FSRUN" --root "$dir/state" delete --force proc-ioidle-user
+  setpriv --reuid=1000 --regid=1000 --clear-groups "$FSRUN" --root "$dir/state" delete --force proc-ioidle-user-$UNIQ
 }

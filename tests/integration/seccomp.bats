@@ -265,7 +265,7 @@ set_notify_profile() {
     \"syscalls\": [{\"names\": [\"mkdir\", \"mkdirat\", \"sendmsg\", \"recvmsg\", \"close\", \"openat\",
                                 \"execve\"], \"action\": \"SCMP_ACT_NOTIFY\"}]}"
   set_process_args sh -c 'mkdir /tmp/faked && echo mkdir-succeeded'
-  CONTAINER_ID=seccomp-nohang
+  CONTAINER_ID=seccomp-nohang-$UNIQ
   # bounded: the previous binary waited forever in the init's sendmsg of the listener fd
   run timeout -s KILL 120 "$FSRUN" --root "$FSRUN_ROOT" run --bundle "$BUNDLE" "$CONTAINER_ID"
   [ "$status" -eq 0 ]
@@ -310,7 +310,7 @@ probe_held_process() {
   notify_hold_setup
   start_listener 0 "$HOLD"
   set_process_args true
-  CONTAINER_ID=seccomp-hold
+  CONTAINER_ID=seccomp-hold-$UNIQ
   timeout -s KILL 60 "$FSRUN" --root "$FSRUN_ROOT" run --bundle "$BUNDLE" "$CONTAINER_ID" \
     </dev/null >"$BATS_TEST_TMPDIR/run.out" 2>&1 3>&- &
   run_pid=$!
@@ -325,7 +325,7 @@ probe_held_process() {
   notify_hold_setup
   start_listener 0
   INIT_LISTENER_PID=$LISTENER_PID
-  CONTAINER_ID=seccomp-hold-exec
+  CONTAINER_ID=seccomp-hold-exec-$UNIQ
   start_sleeper
   start_listener 0 "$HOLD"
   timeout -s KILL 60 "$FSRUN" --root "$FSRUN_ROOT" exec "$CONTAINER_ID" true \

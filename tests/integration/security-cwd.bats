@@ -24,7 +24,7 @@ teardown() {
 
 @test "security-cwd: a cwd that is a symlink to /.. stays at the container's root" {
   update_config '.process.cwd = "/up"'
-  run fsrun run --bundle "$BUNDLE" sec-up
+  run fsrun run --bundle "$BUNDLE" sec-up-$UNIQ
   [ "$status" -eq 0 ]
   [ "${lines[0]}" = pwd=/ ]
   [ "${lines[1]}" = marker-here ]
@@ -41,7 +41,7 @@ teardown() {
   done
   update_config '.process.cwd = "/a/etc-up"'
   set_process_args /bin/sh -c 'pwd -P; ls'
-  run fsrun run --bundle "$BUNDLE" sec-cwd-etc
+  run fsrun run --bundle "$BUNDLE" sec-cwd-etc-$UNIQ
   [ "$status" -eq 0 ]
   # the container's /etc, not the host's
   [ "${lines[0]}" = /etc ]

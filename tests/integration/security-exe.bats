@@ -33,8 +33,8 @@ probe_init() {
 
 @test "security-exe: the waiting init is fsrun's clone, and nothing in the container can open its exe, environ or fds" {
   set_process_args /bin/sleep 100
-  fsrun create --bundle "$BUNDLE" sec-exe
-  pid=$(fsrun state sec-exe | jq -r .pid)
+  fsrun create --bundle "$BUNDLE" sec-exe-$UNIQ
+  pid=$(fsrun state sec-exe-$UNIQ | jq -r .pid)
   # the init's exe is the runtime's protected image (docs/process-model.md), never writable
   is_protected_exe "$pid"
   run bash -c "exec 3>>/proc/$pid/exe && echo x >&3"
@@ -49,13 +49,13 @@ probe_init() {
 
   # control: once the user's process runs (dumpable again, an ordinary program), the same probe
   # reaches it, so the denials above came from the init being non-dumpable
-  fsrun start sec-exe
+  fsrun start sec-exe-$UNIQ
   probe_init "$pid"
   [ "$status" -eq 0 ]
   [[ $output == *exe-readable* ]]
   [[ $output == *environ-readable* ]]
   [[ $output == *fds-readable* ]]
-  fsrun delete --force sec-exe
+  fsrun delete --force sec-exe-$UNIQ
 }
 
 @test "security-exe: as root the init runs the binary through a read-only overlay mounted nowhere: no copy, no write, no path to it" {
@@ -64,8 +64,8 @@ probe_init() {
   cp "$FSRUN" "$bin"
   set_process_args /bin/sleep 100
   mounts_before=$(wc -l </proc/self/mountinfo)
-  "$bin" --root "$FSRUN_ROOT" create --bundle "$BUNDLE" sec-ovl
-  pid=$("$bin" --root "$FSRUN_ROOT" state sec-ovl | jq -r .pid)
+  "$bin" --root "$FSRUN_ROOT" create --bundle "$BUNDLE" sec-ovl-$UNIQ
+  pid=$("$bin" --root "$FSRUN_ROOT" state sec-ovl-$UNIQ | jq -r .pid)
   [ "$(readlink "/proc/$pid/exe")" = /fsrun-ovl ]
   [ "$(stat -L -f -c %T "/proc/$pid/exe")" = overlayfs ]
   # the same bytes as the binary, read from the page cache, not a copy of them
@@ -76,5 +76,5 @@ probe_init() {
   # the overlay is in no mount namespace of the host's
   [ "$(wc -l </proc/self/mountinfo)" -eq "$mounts_before" ]
   ! grep -q overlay.*fsrun-ovl /proc/self/mountinfo
-  "$bin" --root "$FSRUN_ROOT" delete --force sec-ovl
+  "$bin" --root "$FSRUN_ROOT" delete --force sec-ovl-$UNIQ
 }

@@ -12,7 +12,7 @@ EXEC_GIT_USER_PREFIX=fsrxsec
 load exec-git-helpers
 
 teardown() {
-  as_owner "$FSRUN" --root "$DIR/state" delete --force xsec >/dev/null 2>&1 || true
+  as_owner "$FSRUN" --root "$DIR/state" delete --force xsec-$UNIQ >/dev/null 2>&1 || true
   sandbox_git_teardown
 }
 
@@ -20,14 +20,14 @@ teardown() {
 start_task_container() {
   as_owner "$FSRUN" --root "$DIR/state" bundle --policy "$DIR/policy.json" --worktree "$WT" \
     --out "$DIR/bundle" -- sleep infinity
-  as_owner "$FSRUN" --root "$DIR/state" create --bundle "$DIR/bundle" xsec
-  as_owner "$FSRUN" --root "$DIR/state" start xsec
+  as_owner "$FSRUN" --root "$DIR/state" create --bundle "$DIR/bundle" xsec-$UNIQ
+  as_owner "$FSRUN" --root "$DIR/state" start xsec-$UNIQ
 }
 
 # xexec SCRIPT: sh -c SCRIPT through `fsrun exec` into the task container, in the worktree
 xexec() {
   as_owner env GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null timeout -s KILL 120 \
-    "$FSRUN" --root "$DIR/state" exec --cwd "$WT" xsec /bin/sh -c "$1"
+    "$FSRUN" --root "$DIR/state" exec --cwd "$WT" xsec-$UNIQ /bin/sh -c "$1"
 }
 
 # every process of the container but the exec's own shell: write through its /proc/PID/root

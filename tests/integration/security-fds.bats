@@ -17,8 +17,8 @@ teardown() {
 
 @test "security-fds: every fd above stdio of a waiting init is close-on-exec" {
   set_process_args /bin/true
-  fsrun create --bundle "$BUNDLE" sec-fds 5</dev/null 9</dev/null
-  pid=$(fsrun state sec-fds | jq -r .pid)
+  fsrun create --bundle "$BUNDLE" sec-fds-$UNIQ 5</dev/null 9</dev/null
+  pid=$(fsrun state sec-fds-$UNIQ | jq -r .pid)
   n=0
   for fdinfo in /proc/$pid/fdinfo/*; do
     fd=${fdinfo##*/}
@@ -33,12 +33,12 @@ teardown() {
   done
   # the caller's fds 5 and 9 were among them, so the check above saw real fds
   [ "$n" -ge 2 ]
-  fsrun delete --force sec-fds
+  fsrun delete --force sec-fds-$UNIQ
 }
 
 @test "security-fds: the process sees only stdio (and its own) fds, none pointing at the host" {
   set_process_args /bin/sh -c 'for f in /proc/self/fd/*; do echo "${f##*/} $(readlink $f)"; done'
-  run fsrun run --bundle "$BUNDLE" sec-fds2 4</etc/hostname 8>"$BATS_TEST_TMPDIR/out"
+  run fsrun run --bundle "$BUNDLE" sec-fds2-$UNIQ 4</etc/hostname 8>"$BATS_TEST_TMPDIR/out"
   [ "$status" -eq 0 ]
   for line in "${lines[@]}"; do
     fd=${line%% *}
@@ -54,7 +54,7 @@ teardown() {
   set_process_args /bin/sh -c 'echo "pwd=$(pwd -P)"; ls -a .'
   for n in $(seq 3 24); do
     update_config '.process.cwd = $c' --arg c "/proc/self/fd/$n"
-    run fsrun run --bundle "$BUNDLE" "sec-cwd-$n"
+    run fsrun run --bundle "$BUNDLE" "sec-cwd-$n-$UNIQ"
     if [ "$status" -eq 0 ]; then
       # it could only have been a directory of the container itself
       [[ ${lines[0]} == pwd=/* ]]
@@ -63,7 +63,7 @@ teardown() {
     else
       [[ $output == *"process.cwd"* ]]
     fi
-    assert_no_leftovers "sec-cwd-$n"
+    assert_no_leftovers "sec-cwd-$n-$UNIQ"
   done
 }
 
@@ -76,7 +76,7 @@ teardown() {
   ln -s /proc/self/fd/9/esc "$BUNDLE/rootfs/bin/esc"
   set_process_args /bin/esc
   status=0
-  output=$(fsrun run --bundle "$BUNDLE" sec-fds-exe 9<"$hostdir" 2>&1) || status=$?
+  output=$(fsrun run --bundle "$BUNDLE" sec-fds-exe-$UNIQ 9<"$hostdir" 2>&1) || status=$?
   rm -rf "$hostdir"
   echo "status=$status output=$output"
   [[ $output != *"applet not found"* ]]

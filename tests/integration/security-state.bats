@@ -13,6 +13,10 @@ setup() {
 teardown() {
   [ -n "${BYSTANDER:-}" ] && kill "$BYSTANDER" 2>/dev/null
   remove_decoy_cgroup
+  # the first test's container is in a state root of its own
+  if [ -d "$BATS_TEST_TMPDIR/new-root/state/sec-mode-$UNIQ" ]; then
+    "$FSRUN" --root "$BATS_TEST_TMPDIR/new-root/state" delete --force "sec-mode-$UNIQ" >/dev/null 2>&1
+  fi
   teardown_bundle
 }
 
@@ -20,12 +24,12 @@ teardown() {
   root=$BATS_TEST_TMPDIR/new-root/state
   set_process_args /bin/true
   umask 000
-  "$FSRUN" --root "$root" create --bundle "$BUNDLE" sec-mode
+  "$FSRUN" --root "$root" create --bundle "$BUNDLE" sec-mode-$UNIQ
   [ "$(stat -c %a "$root")" = 700 ]
-  [ "$(stat -c %a "$root/sec-mode")" = 700 ]
-  [ "$(stat -c %a "$root/sec-mode/state.json")" = 600 ]
-  "$FSRUN" --root "$root" delete --force sec-mode
-  [ ! -e "$root/sec-mode" ]
+  [ "$(stat -c %a "$root/sec-mode-$UNIQ")" = 700 ]
+  [ "$(stat -c %a "$root/sec-mode-$UNIQ/state.json")" = 600 ]
+  "$FSRUN" --root "$root" delete --force sec-mode-$UNIQ
+  [ ! -e "$root/sec-mode-$UNIQ" ]
 }
 
 @test "security-state: state.json is only ever replaced by rename, never written in place" {
@@ -34,7 +38,7 @@ teardown() {
   # LeakSanitizer cannot run under ptrace (ASan build)
   ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 \
     strace -f -qq -e trace=openat,openat2,rename,renameat,renameat2 -o "$BATS_TEST_TMPDIR/trace" \
-      "$FSRUN" --root "$FSRUN_ROOT" run --bundle "$BUNDLE" sec-atomic
+      "$FSRUN" --root "$FSRUN_ROOT" run --bundle "$BUNDLE" sec-atomic-$UNIQ
   # the file is produced by renames of a temporary file...
   grep -E 'rename.*"state\.json\.tmp\.[0-9]+".*"state\.json"' "$BATS_TEST_TMPDIR/trace"
   # ...and never opened for writing under its own name
@@ -44,36 +48,36 @@ teardown() {
 @test "security-state: kill signals through a pidfd, never kill(2)" {
   requires_host_command strace
   set_process_args /bin/sleep 100
-  fsrun run --detach --bundle "$BUNDLE" sec-pidfd
+  fsrun run --detach --bundle "$BUNDLE" sec-pidfd-$UNIQ
   ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 \
     strace -f -qq -e trace=kill,tkill,tgkill,pidfd_open,pidfd_send_signal -o "$BATS_TEST_TMPDIR/trace" \
-      "$FSRUN" --root "$FSRUN_ROOT" kill sec-pidfd KILL
+      "$FSRUN" --root "$FSRUN_ROOT" kill sec-pidfd-$UNIQ KILL
   grep -q 'pidfd_send_signal(.*SIGKILL' "$BATS_TEST_TMPDIR/trace"
   ! grep -qE '^[0-9]+ +(kill|tkill|tgkill)\(' "$BATS_TEST_TMPDIR/trace"
-  wait_for_status sec-pidfd stopped
-  fsrun delete sec-pidfd
+  wait_for_status sec-pidfd-$UNIQ stopped
+  fsrun delete sec-pidfd-$UNIQ
 }
 
 @test "security-state: a reused pid is never taken for the init (state, kill, delete leave it alone)" {
   set_process_args /bin/true
-  fsrun run --keep --bundle "$BUNDLE" sec-reuse
+  fsrun run --keep --bundle "$BUNDLE" sec-reuse-$UNIQ
   # pretend the init's pid now belongs to an unrelated process
   sleep 1000 &
   BYSTANDER=$!
-  state=$FSRUN_ROOT/sec-reuse/state.json
+  state=$FSRUN_ROOT/sec-reuse-$UNIQ/state.json
   # ...even within the same clock tick: it has the start time fsrun recorded for the init
   start=$(sed 's/.*) //' "/proc/$BYSTANDER/stat" | cut -d' ' -f20)
   jq --argjson p "$BYSTANDER" --argjson t "$start" \
     '.pid = $p | .status = "created" | .fsrun.pidStartTime = $t' "$state" >"$state.new"
   mv "$state.new" "$state"
-  run fsrun state sec-reuse
+  run fsrun state sec-reuse-$UNIQ
   [ "$status" -eq 0 ]
   [ "$(jq -r .status <<<"$output")" = stopped ]
   [ "$(jq -r .pid <<<"$output")" = 0 ]
-  run fsrun kill sec-reuse KILL
+  run fsrun kill sec-reuse-$UNIQ KILL
   [ "$status" -eq 1 ]
   [[ $output == *"container not running"* ]]
-  fsrun delete --force sec-reuse
+  fsrun delete --force sec-reuse-$UNIQ
   _fsrun_pid_alive "$BYSTANDER"
 }
 
@@ -93,37 +97,37 @@ wait_pid_gone() {
 }
 
 @test "security-state: delete --force with a corrupt state.json kills the container and removes it all" {
-  CONTAINER_ID=sec-corrupt
+  CONTAINER_ID=sec-corrupt-$UNIQ
   start_sleeper
-  pid=$(init_pid_of sec-corrupt)
-  printf '{"id": "sec-corr' >"$FSRUN_ROOT/sec-corrupt/state.json"
+  pid=$(init_pid_of sec-corrupt-$UNIQ)
+  printf '{"id": "sec-corr' >"$FSRUN_ROOT/sec-corrupt-$UNIQ/state.json"
   # without --force the container is kept, as runc keeps it
-  run fsrun delete sec-corrupt
+  run fsrun delete sec-corrupt-$UNIQ
   [ "$status" -eq 1 ]
-  [ -e "$FSRUN_ROOT/sec-corrupt/state.json" ]
-  fsrun delete --force sec-corrupt
+  [ -e "$FSRUN_ROOT/sec-corrupt-$UNIQ/state.json" ]
+  fsrun delete --force sec-corrupt-$UNIQ
   wait_pid_gone "$pid"
-  assert_no_leftovers sec-corrupt
+  assert_no_leftovers sec-corrupt-$UNIQ
 }
 
 @test "security-state: delete --force with state.json a symlink to another container's state kills only its own" {
   # the other container has a bundle of its own, so that its process is not taken for a leftover
   setup_bundle "$BATS_TEST_TMPDIR/victim"
-  CONTAINER_ID=sec-victim
+  CONTAINER_ID=sec-victim-$UNIQ
   start_sleeper
-  victim=$(init_pid_of sec-victim)
+  victim=$(init_pid_of sec-victim-$UNIQ)
   setup_bundle
-  CONTAINER_ID=sec-link
+  CONTAINER_ID=sec-link-$UNIQ
   start_sleeper
-  pid=$(init_pid_of sec-link)
-  ln -sf "$FSRUN_ROOT/sec-victim/state.json" "$FSRUN_ROOT/sec-link/state.json"
-  fsrun delete --force sec-link
+  pid=$(init_pid_of sec-link-$UNIQ)
+  ln -sf "$FSRUN_ROOT/sec-victim-$UNIQ/state.json" "$FSRUN_ROOT/sec-link-$UNIQ/state.json"
+  fsrun delete --force sec-link-$UNIQ
   wait_pid_gone "$pid"
-  assert_no_leftovers sec-link
+  assert_no_leftovers sec-link-$UNIQ
   # the other container is untouched
   _fsrun_pid_alive "$victim"
-  [ "$(fsrun state sec-victim | jq -r .status)" = running ]
-  fsrun delete --force sec-victim
+  [ "$(fsrun state sec-victim-$UNIQ | jq -r .status)" = running ]
+  fsrun delete --force sec-victim-$UNIQ
 }
 
 # A cgroup outside fsrun's, with a process of ours in it: DECOY (the directory) and DECOY_PID.
@@ -150,18 +154,18 @@ remove_decoy_cgroup() {
 }
 
 @test "security-state: a forged cgroup in state.json is never killed in or removed (kill --all, delete --force)" {
-  CONTAINER_ID=sec-forged
+  CONTAINER_ID=sec-forged-$UNIQ
   start_sleeper
-  pid=$(init_pid_of sec-forged)
+  pid=$(init_pid_of sec-forged-$UNIQ)
   make_decoy_cgroup
-  state=$FSRUN_ROOT/sec-forged/state.json
+  state=$FSRUN_ROOT/sec-forged-$UNIQ/state.json
   jq --arg cg "$(cgroup_mode):/$DECOY_NAME" '.fsrun.cgroup = $cg' "$state" >"$state.new"
   mv "$state.new" "$state"
-  run fsrun kill --all sec-forged KILL
+  run fsrun kill --all sec-forged-$UNIQ KILL
   [ "$status" -eq 1 ]
   [[ $output == *"not one that the container's id and linux.cgroupsPath lead to"* ]]
   _fsrun_pid_alive "$DECOY_PID"
-  run fsrun delete --force sec-forged
+  run fsrun delete --force sec-forged-$UNIQ
   [ "$status" -eq 0 ]
   [[ $output == *"left alone"* ]]
   # the decoy and its process are untouched; the container's own cgroup and init are gone
@@ -170,5 +174,5 @@ remove_decoy_cgroup() {
   grep -qx "$DECOY_PID" "$DECOY/cgroup.procs"
   wait_pid_gone "$pid"
   remove_decoy_cgroup
-  assert_no_leftovers sec-forged
+  assert_no_leftovers sec-forged-$UNIQ
 }

@@ -31,8 +31,8 @@ start_recvtty() {
   update_config '.process.consoleSize = {"height": 33, "width": 111}'
   set_process_args /bin/sh -c 'tty; stty size; read line; echo "got:$line"'
   start_recvtty --input $'typed-input\n'
-  fsrun create --bundle "$BUNDLE" --console-socket "$SOCK" term1
-  fsrun start term1
+  fsrun create --bundle "$BUNDLE" --console-socket "$SOCK" term1-$UNIQ
+  fsrun start term1-$UNIQ
   wait "$RECV_PID"
   RECV_PID=
   run cat "$BATS_TEST_TMPDIR/tty.out"
@@ -41,15 +41,15 @@ start_recvtty() {
   [[ $output == *"/dev/pts/"* ]]
   [[ $output == *"33 111"* ]]
   [[ $output == *"got:typed-input"* ]]
-  wait_for_status term1 stopped
-  fsrun delete term1
-  assert_no_leftovers term1
+  wait_for_status term1-$UNIQ stopped
+  fsrun delete term1-$UNIQ
+  assert_no_leftovers term1-$UNIQ
 }
 
 @test "terminal: the pty is the controlling terminal of a new session and /dev/console" {
   set_process_args /bin/sh -c 'echo "stat $(cut -d" " -f6,7 /proc/self/stat)"; echo "console $(stat -c %t:%T /dev/console)"; echo "tty $(stat -c %t:%T "$(tty)")"'
   start_recvtty
-  fsrun run --detach --bundle "$BUNDLE" --console-socket "$SOCK" term2
+  fsrun run --detach --bundle "$BUNDLE" --console-socket "$SOCK" term2-$UNIQ
   wait "$RECV_PID"
   RECV_PID=
   run cat "$BATS_TEST_TMPDIR/tty.out"
@@ -60,29 +60,29 @@ start_recvtty() {
   tty=$(grep '^tty ' <<<"$output")
   [ -n "${tty#tty }" ]
   [ "${console#console }" = "${tty#tty }" ]
-  fsrun delete --force term2
+  fsrun delete --force term2-$UNIQ
 }
 
 @test "terminal: terminal without a console socket (create) or a socket without terminal is refused" {
-  run fsrun create --bundle "$BUNDLE" term3
+  run fsrun create --bundle "$BUNDLE" term3-$UNIQ
   [ "$status" -eq 1 ]
   [[ $output == *"console-socket"* ]]
-  assert_no_leftovers term3
+  assert_no_leftovers term3-$UNIQ
 
   update_config '.process.terminal = false'
   start_recvtty
-  run fsrun create --bundle "$BUNDLE" --console-socket "$SOCK" term4
+  run fsrun create --bundle "$BUNDLE" --console-socket "$SOCK" term4-$UNIQ
   [ "$status" -eq 1 ]
   [[ $output == *"console-socket"* ]]
-  assert_no_leftovers term4
+  assert_no_leftovers term4-$UNIQ
 }
 
 @test "terminal: foreground run without a console socket relays the pty" {
   set_process_args /bin/sh -c 'tty; read line; echo "got:$line"; exit 6'
-  run bash -c 'echo relayed-input | "$FSRUN" --root "$FSRUN_ROOT" run --bundle "$BUNDLE" term5'
+  run bash -c 'echo relayed-input | "$FSRUN" --root "$FSRUN_ROOT" run --bundle "$BUNDLE" term5-$UNIQ'
   [ "$status" -eq 6 ]
   output=${output//$'\r'/}
   [[ $output == *"/dev/pts/"* ]]
   [[ $output == *"got:relayed-input"* ]]
-  assert_no_leftovers term5
+  assert_no_leftovers term5-$UNIQ
 }

@@ -451,7 +451,7 @@ expect_valid() {
   chown 1000:1000 "$state"
   update_config '.hostname = "box" | .linux.sysctl = {"kernel.hostname": "other"}'
   run --separate-stderr setpriv --reuid=1000 --regid=1000 --clear-groups "$FSRUN" --root "$state" \
-    create --bundle "$BUNDLE" user-sysctl
+    create --bundle "$BUNDLE" user-sysctl-$UNIQ
   [ "$status" -eq 1 ]
   [[ "$stderr" == *"linux.sysctl: \`kernel.hostname\` (\`other\`) conflicts with hostname (\`box\`)"* ]]
   [ -z "$(ls -A "$state")" ]

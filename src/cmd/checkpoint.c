@@ -1,5 +1,5 @@
 /* fsrun checkpoint [--image-path DIR] [--work-path DIR] [--leave-running] [--pre-dump]
- * [--parent-path DIR] [CRIU OPTIONS] ID */
+ * [--parent-path DIR] [--page-server ADDRESS:PORT] [--status-fd FD] [CRIU OPTIONS] ID */
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
@@ -25,7 +25,12 @@ static void checkpoint_usage(FILE *out) {
           "  --manage-cgroups-mode M  criu's cgroup mode: soft, full, strict or ignore\n"
           "  --empty-ns NS            do not save the namespace NS (network only)\n"
           "  --auto-dedup             free the parent images' pages that this dump replaces\n"
-          "  --lazy-pages             refused: fsrun does not run criu's lazy-pages server\n"
+          "  --page-server ADDR:PORT  send the pages to criu's page server there; with\n"
+          "                           --lazy-pages, be that page server\n"
+          "  --lazy-pages             leave the memory out of the images and serve it to the\n"
+          "                           restore side's `criu lazy-pages` (needs --page-server);\n"
+          "                           returns once every page was pulled\n"
+          "  --status-fd FD           with --lazy-pages: criu writes \\0 to FD when it serves\n"
           "  -h, --help               print this help\n");
 }
 
@@ -70,10 +75,8 @@ int fsrun_parse_criu_option(int opt, const char *arg, struct criu_opts *o, fsrun
     o->auto_dedup = true;
     return 1;
   case CRIU_OPT_LAZY_PAGES:
-    fsrun_error_make(err, 0,
-                     "--lazy-pages: not supported: fsrun does not run criu's lazy-pages "
-                     "daemon and page server");
-    return -1;
+    o->lazy_pages = true;
+    return 1;
   default:
     return 0;
   }
@@ -101,15 +104,23 @@ void fsrun_criu_options_merge(struct option *out, const struct option *own, size
 }
 
 FSRUN_COMMAND(checkpoint) {
-  enum { OPT_LEAVE_RUNNING = 1000, OPT_PRE_DUMP, OPT_PARENT_PATH };
+  enum {
+    OPT_LEAVE_RUNNING = 1000,
+    OPT_PRE_DUMP,
+    OPT_PARENT_PATH,
+    OPT_PAGE_SERVER,
+    OPT_STATUS_FD,
+  };
   static const struct option own[] = {
       {"leave-running", no_argument, NULL, OPT_LEAVE_RUNNING},
       {"pre-dump", no_argument, NULL, OPT_PRE_DUMP},
       {"parent-path", required_argument, NULL, OPT_PARENT_PATH},
+      {"page-server", required_argument, NULL, OPT_PAGE_SERVER},
+      {"status-fd", required_argument, NULL, OPT_STATUS_FD},
       {"help", no_argument, NULL, 'h'},
   };
   struct option options[sizeof(own) / sizeof(own[0]) + FSRUN_CRIU_OPTIONS_MAX + 1];
-  struct criu_checkpoint_opts o = {0};
+  struct criu_checkpoint_opts o = {.status_fd = -1};
   int opt, r;
 
   fsrun_criu_options_merge(options, own, sizeof(own) / sizeof(own[0]));
@@ -131,6 +142,14 @@ FSRUN_COMMAND(checkpoint) {
       break;
     case OPT_PARENT_PATH:
       o.parent_path = optarg;
+      break;
+    case OPT_PAGE_SERVER:
+      if (criu_parse_page_server(optarg, &o.page_server, err) < 0)
+        return -1;
+      break;
+    case OPT_STATUS_FD:
+      if (criu_parse_status_fd(optarg, &o.status_fd, err) < 0)
+        return -1;
       break;
     case 'h':
       checkpoint_usage(stdout);

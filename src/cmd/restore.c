@@ -28,7 +28,8 @@ static void restore_usage(FILE *out) {
           "  --manage-cgroups-mode M  criu's cgroup mode: soft, full, strict or ignore\n"
           "  --empty-ns NS            make the namespace NS empty (network only)\n"
           "  --auto-dedup             free the images' pages as they are restored\n"
-          "  --lazy-pages             refused: fsrun does not run criu's lazy-pages server\n"
+          "  --lazy-pages             fault the memory in from the `criu lazy-pages` daemon\n"
+          "                           that runs in the work directory\n"
           "  -h, --help               print this help\n");
 }
 

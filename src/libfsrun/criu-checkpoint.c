@@ -183,6 +183,7 @@ int criu_checkpoint(const struct fsrun_context *ctx, const char *id,
   __attribute__((cleanup(cleanup_statusp))) struct container_status st = {0};
   __attribute__((cleanup(cleanup_configp))) oci_config *config = NULL;
   __attribute__((cleanup(criu_argv_free))) struct criu_argv a = {0};
+  const struct criu_child child = {.pass_fd = o->status_fd};
   cleanup_close int dirfd = -1;
   cleanup_free char *criu = NULL;
   cleanup_free char *image_dir = NULL;
@@ -191,6 +192,8 @@ int criu_checkpoint(const struct fsrun_context *ctx, const char *id,
   bool paused;
   pid_t pid;
 
+  if (criu_check_lazy_checkpoint_opts(o, err) < 0)
+    return fsrun_error_code(err);
   dirfd = status_dir_open(ctx->state_root, id, err);
   if (dirfd < 0)
     return dirfd;
@@ -210,7 +213,8 @@ int criu_checkpoint(const struct fsrun_context *ctx, const char *id,
   if (criu_check_config(config, what, err) < 0)
     return fsrun_error_code(err);
   criu = criu_find_usable(ctx->state_root, what, err);
-  if (criu == NULL)
+  if (criu == NULL ||
+      (o->c.lazy_pages && criu_check_lazy_pages(ctx->state_root, criu, what, err) < 0))
     return fsrun_error_code(err);
   if (!o->pre_dump && criu_check_network_lock(config, what, err) < 0)
     return fsrun_error_code(err);
@@ -234,12 +238,14 @@ int criu_checkpoint(const struct fsrun_context *ctx, const char *id,
     criu_argv_add(&a, "--prev-images-dir");
     criu_argv_add(&a, o->parent_path);
   }
+  criu_argv_page_server(&a, o);
   add_bind_mounts(&a, config);
   if (paused && add_freeze_cgroup(&a, dirfd, id, &st, what, err) < 0)
     return fsrun_error_code(err);
   if (save_stdio(&a, pid, image_dir, config->process != NULL && config->process->terminal, err) < 0)
     return fsrun_error_code(err);
-  if (criu_run(&a, what, work_dir, o->pre_dump ? "pre-dump" : "dump", NULL, NULL, err) < 0)
+  /* a lazy dump returns once the restore side has pulled every page */
+  if (criu_run(&a, what, work_dir, o->pre_dump ? "pre-dump" : "dump", &child, err) < 0)
     return fsrun_error_code(err);
   if (o->pre_dump || o->leave_running)
     return 0;

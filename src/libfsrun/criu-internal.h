@@ -20,6 +20,11 @@ void criu_argv_free(struct criu_argv *a);
 /* The criu binary on PATH, checked with `criu check` (one line naming why it cannot run:
  * "CRIU cannot run on this kernel: ..."). what names the command in messages. */
 char *criu_find_usable(const char *state_root, const char *what, fsrun_error_t *err);
+/* `criu check` (FEATURE NULL) or `criu check --feature FEATURE`: NULL when it passes, else why
+ * (caller frees). Slow (seconds; a minute under emulation), so its verdict is kept for this boot
+ * and this criu binary in .criu-check[-FEATURE]: root's in /run/fsrun, for every state root; an
+ * ordinary user's in the state root. */
+char *criu_check_verdict(const char *state_root, const char *criu, const char *feature);
 /* criu ACTION --images-dir --work-dir --log-file, plus the shared flags of o. */
 void criu_argv_common(struct criu_argv *a, const char *criu, const char *action,
                       const char *image_dir, const char *work_dir, const struct criu_opts *o);
@@ -32,10 +37,30 @@ int criu_check_network_lock(const oci_config *config, const char *what, fsrun_er
 /* DIR made (0700, with its parents) when missing, returned absolute; errors name the option. */
 char *criu_prepare_dir(const char *what, const char *option, const char *dir, fsrun_error_t *err);
 
-/* Runs criu (before_exec, when not NULL, runs in the child first; a failure there exits 1). A
- * failure is "WHAT: criu ACTION failed: <the log's last error> (log: WORK/ACTION.log)". */
+/* What criu's process gets besides its argv */
+struct criu_child {
+  int (*before_exec)(void *data); /* runs in the child first; a failure there exits 1 */
+  void *data;
+  int pass_fd; /* open in criu across exec and closed in fsrun once criu runs; -1 for none */
+};
+/* Runs criu (child may be NULL). A failure is "WHAT: criu ACTION failed: <the log's first error>
+ * (log: WORK/ACTION.log)". */
 int criu_run(const struct criu_argv *a, const char *what, const char *work_dir, const char *action,
-             int (*before_exec)(void *data), void *data, fsrun_error_t *err);
+             const struct criu_child *child, fsrun_error_t *err);
+
+/* Lazy pages (criu-lazy-pages.c) */
+/* The name of criu's socket in its work dir where the lazy-pages daemon takes restore's uffds */
+#define CRIU_LAZY_PAGES_SOCKET "lazy-pages.socket"
+/* checkpoint's options that go together: --lazy-pages needs --page-server, --status-fd needs
+ * --lazy-pages and a descriptor open for writing, no --lazy-pages with --pre-dump */
+int criu_check_lazy_checkpoint_opts(const struct criu_checkpoint_opts *o, fsrun_error_t *err);
+/* --page-server --address A --port P, --status-fd N */
+void criu_argv_page_server(struct criu_argv *a, const struct criu_checkpoint_opts *o);
+/* criu can serve and fault in pages lazily here (`criu check --feature uffd-noncoop`) */
+int criu_check_lazy_pages(const char *state_root, const char *criu, const char *what,
+                          fsrun_error_t *err);
+/* restore --lazy-pages: a lazy-pages daemon listens in WORK_DIR (its socket is there) */
+int criu_check_lazy_pages_daemon(const char *work_dir, fsrun_error_t *err);
 
 /* The stdio descriptions the checkpoint saves beside the images (restore re-attaches its own
  * stdio to the process's pipes with criu's --inherit-fd). */

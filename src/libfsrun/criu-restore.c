@@ -139,6 +139,7 @@ struct restore_ctx {
 static int run_criu_restore(struct restore_ctx *r, fsrun_error_t *err) {
   __attribute__((cleanup(criu_argv_free))) struct criu_argv a = {0};
   struct restore_child child = {.cg = r->cg, .rootfs = r->rootfs, .tty = &r->tty};
+  const struct criu_child run = {.before_exec = prepare_criu_child, .data = &child, .pass_fd = -1};
   criu_argv_common(&a, r->criu, "restore", r->image_dir, r->work_dir, &r->o->c);
   criu_argv_add(&a, "--root");
   criu_argv_add(&a, r->rootfs);
@@ -156,7 +157,7 @@ static int run_criu_restore(struct restore_ctx *r, fsrun_error_t *err) {
   add_bind_mounts(&a, r->config, r->bundle);
   add_inherited_stdio(&a, r->image_dir, &r->tty);
   criu_terminal_console(&a, &r->tty);
-  return criu_run(&a, "restore", r->work_dir, "restore", prepare_criu_child, &child, err);
+  return criu_run(&a, "restore", r->work_dir, "restore", &run, err);
 }
 
 static int record_restored(struct restore_ctx *r, fsrun_error_t *err) {
@@ -251,6 +252,11 @@ static int find_images(struct restore_ctx *r, fsrun_error_t *err) {
                             "restore: --image-path `%s`: no checkpoint there "
                             "(inventory.img missing)",
                             image);
+  /* criu restore hands the process's userfaultfd to the daemon through its socket in the work
+   * dir: checked before that dir is made (a new one has no daemon) */
+  if (r->o->c.lazy_pages &&
+      criu_check_lazy_pages_daemon(r->o->c.work_path ? r->o->c.work_path : r->image_dir, err) < 0)
+    return fsrun_error_code(err);
   r->work_dir = r->o->c.work_path
                     ? criu_prepare_dir("restore", "--work-path", r->o->c.work_path, err)
                     : xstrdup(r->image_dir);
@@ -309,7 +315,9 @@ int criu_restore(const struct fsrun_context *ctx, const struct criu_restore_opts
       check_restore_opts(o, r.config, err) < 0 || find_images(&r, err) < 0)
     return fsrun_error_code(err);
   r.criu = criu_find_usable(ctx->state_root, "restore", err);
-  if (r.criu == NULL || criu_check_network_lock(r.config, "restore", err) < 0 ||
+  if (r.criu == NULL ||
+      (o->c.lazy_pages && criu_check_lazy_pages(ctx->state_root, r.criu, "restore", err) < 0) ||
+      criu_check_network_lock(r.config, "restore", err) < 0 ||
       criu_terminal_open(r.config, o->console_socket, &r.tty, err) < 0)
     return fsrun_error_code(err);
   r.dirfd = status_dir_create(ctx->state_root, o->id, err);

@@ -99,6 +99,20 @@ static char *first_error_line(const char *text) {
   return strndup(msg, (size_t)(end - msg));
 }
 
+/* Why `criu check` failed: its first error line, else its last line (a feature check prints
+ * "uffd is not supported" without an error prefix). */
+static char *check_failure(const char *output) {
+  char *why = first_error_line(output);
+  size_t end = strlen(output), start;
+  if (why != NULL)
+    return why;
+  while (end > 0 && output[end - 1] == '\n')
+    end--;
+  for (start = end; start > 0 && output[start - 1] != '\n'; start--)
+    ;
+  return start < end ? strndup(output + start, end - start) : xstrdup("no error message");
+}
+
 /* Runs argv with stdout and stderr into *output; returns the wait status or -1. */
 static int run_capture(char *const argv[], char **output) {
   int p[2];
@@ -155,49 +169,45 @@ static char *check_key(const char *criu) {
                    (long long)st.st_size);
 }
 
-/* The cached verdict of `criu check` for this boot and criu: 1 and *why (NULL when it passed)
- * when there is one, 0 when there is none. */
-static int cached_verdict(int dirfd, const char *key, char **why) {
+/* The cached verdict in FILE for this boot and criu: 1 and *why (NULL when it passed) when there
+ * is one, 0 when there is none. */
+static int cached_verdict(int dirfd, const char *file, const char *key, char **why) {
   cleanup_free char *cached = NULL;
   cleanup_error fsrun_error_t ignored = NULL;
   size_t len = 0, klen = strlen(key);
 
-  if (read_file_at(dirfd, CRIU_CHECK_FILE, &cached, &len, &ignored) < 0 ||
-      strncmp(cached, key, klen) != 0 || cached[klen] != '\n')
+  if (read_file_at(dirfd, file, &cached, &len, &ignored) < 0 || strncmp(cached, key, klen) != 0 ||
+      cached[klen] != '\n')
     return 0;
   *why = strcmp(cached + klen + 1, "ok") == 0 ? NULL : xstrdup(cached + klen + 1);
   return 1;
 }
 
-/* `criu check` once per boot (it takes seconds, and a minute under emulation): its verdict is
- * cached in STATE_ROOT/.criu-check ("KEY\nok" or "KEY\nwhy"). Returns NULL when usable, else why.
- */
-static char *check_verdict(const char *state_root, const char *criu) {
+char *criu_check_verdict(const char *state_root, const char *criu, const char *feature) {
   /* root's verdict is the machine's, kept where every state root of this boot finds it: a test
    * suite or an engine with many roots pays for the check once */
   const char *cache_dir = geteuid() == 0 ? CRIU_CHECK_ROOT_DIR : state_root;
   cleanup_free char *key = check_key(criu);
+  cleanup_free char *file =
+      feature ? xasprintf("%s-%s", CRIU_CHECK_FILE, feature) : xstrdup(CRIU_CHECK_FILE);
   cleanup_free char *output = NULL;
   cleanup_free char *text = NULL;
   cleanup_close int dirfd = -1;
   cleanup_error fsrun_error_t ignored = NULL;
-  char *argv[] = {(char *)criu, "check", NULL};
+  char *argv[] = {(char *)criu, "check", feature ? "--feature" : NULL, (char *)feature, NULL};
   char *why = NULL;
 
   if (cache_dir != NULL && key != NULL) {
     (void)mkdir(cache_dir, 0700);
     dirfd = open(cache_dir, O_DIRECTORY | O_CLOEXEC);
   }
-  if (dirfd >= 0 && cached_verdict(dirfd, key, &why))
+  if (dirfd >= 0 && cached_verdict(dirfd, file, key, &why))
     return why;
-  if (run_capture(argv, &output) != 0) {
-    why = first_error_line(output);
-    if (why == NULL)
-      why = xstrdup("no error message");
-  }
+  if (run_capture(argv, &output) != 0)
+    why = check_failure(output);
   if (dirfd >= 0) {
     text = xasprintf("%s\n%s", key, why ? why : "ok");
-    (void)write_file_atomic_at(dirfd, CRIU_CHECK_FILE, text, strlen(text), 0600, &ignored);
+    (void)write_file_atomic_at(dirfd, file, text, strlen(text), 0600, &ignored);
   }
   return why;
 }
@@ -210,7 +220,7 @@ char *criu_find_usable(const char *state_root, const char *what, fsrun_error_t *
     fsrun_error_make(err, 0, "%s: criu not found in PATH (install the criu package)", what);
     return NULL;
   }
-  why = check_verdict(state_root, criu);
+  why = criu_check_verdict(state_root, criu, NULL);
   if (why == NULL)
     return steal_ptr(&criu);
   fsrun_error_make(err, 0, "%s: CRIU cannot run on this kernel: `criu check` failed: %s", what,
@@ -250,6 +260,8 @@ void criu_argv_common(struct criu_argv *a, const char *criu, const char *action,
     criu_argv_add(a, "--file-locks");
   if (o->auto_dedup)
     criu_argv_add(a, "--auto-dedup");
+  if (o->lazy_pages)
+    criu_argv_add(a, "--lazy-pages");
 }
 
 int criu_check_config(const oci_config *config, const char *what, fsrun_error_t *err) {
@@ -298,17 +310,22 @@ static void report_failure(const char *what, const char *work_dir, const char *a
 }
 
 int criu_run(const struct criu_argv *a, const char *what, const char *work_dir, const char *action,
-             int (*before_exec)(void *data), void *data, fsrun_error_t *err) {
+             const struct criu_child *child, fsrun_error_t *err) {
   int status = 0;
   pid_t pid = fork();
   if (pid < 0)
     return fsrun_error_errno(err, "%s: fork criu", what);
   if (pid == 0) {
-    if (before_exec != NULL && before_exec(data) < 0)
+    if (child != NULL && child->before_exec != NULL && child->before_exec(child->data) < 0)
+      _exit(126);
+    if (child != NULL && child->pass_fd >= 0 && fcntl(child->pass_fd, F_SETFD, 0) < 0)
       _exit(126);
     execv(a->v[0], a->v);
     _exit(127);
   }
+  /* criu is the descriptor's only holder now: its reader sees EOF when criu closes it or dies */
+  if (child != NULL && child->pass_fd >= 0)
+    close(child->pass_fd);
   while (waitpid(pid, &status, 0) < 0) {
     if (errno != EINTR)
       return fsrun_error_errno(err, "%s: wait for criu", what);

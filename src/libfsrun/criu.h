@@ -18,11 +18,20 @@ struct criu_opts {
   const char *manage_cgroups_mode; /* soft, full, strict, ignore; NULL = criu's default (soft) */
   bool empty_netns;                /* --empty-ns network */
   bool tcp_established, ext_unix_sk, shell_job, file_locks, auto_dedup;
+  bool lazy_pages; /* checkpoint: serve the memory from the page server; restore: fault it in */
+};
+
+/* checkpoint --page-server ADDRESS:PORT (criu's --address/--port), split */
+struct criu_page_server {
+  char address[256]; /* without the brackets of an IPv6 address; "" = no page server */
+  unsigned port;
 };
 
 struct criu_checkpoint_opts {
   struct criu_opts c;
   const char *parent_path; /* previous (pre-dump) images, relative to the image path as in criu */
+  struct criu_page_server page_server;
+  int status_fd; /* --status-fd: criu writes \0 there when its lazy page server is ready; -1 */
   bool leave_running, pre_dump;
 };
 
@@ -39,11 +48,18 @@ struct criu_restore_opts {
  * option for anything criu or fsrun cannot honour). */
 int criu_parse_cgroups_mode(const char *arg, struct criu_opts *o, fsrun_error_t *err);
 int criu_parse_empty_ns(const char *arg, struct criu_opts *o, fsrun_error_t *err);
+/* --page-server ADDRESS:PORT ([IPV6]:PORT), as runc takes it; --status-fd N (a number only: whether
+ * it is open and writable is checked by criu_checkpoint) */
+int criu_parse_page_server(const char *arg, struct criu_page_server *ps, fsrun_error_t *err);
+int criu_parse_status_fd(const char *arg, int *fd, fsrun_error_t *err);
 
 /* The path of a usable criu on PATH (`criu check` passes; root's verdict is cached per boot in
  * /run/fsrun, an ordinary user's in the state root), or NULL, always for an ordinary user (criu
  * needs root): for `fsrun features`. Caller frees. */
 char *criu_usable(const char *state_root);
+/* For `features` too: whether criu can restore memory lazily here (`criu check --feature
+ * uffd-noncoop`, cached as criu_usable's verdict). criu from criu_usable. */
+bool criu_lazy_pages_usable(const char *state_root, const char *criu);
 
 int criu_checkpoint(const struct fsrun_context *ctx, const char *id,
                     const struct criu_checkpoint_opts *o, fsrun_error_t *err);

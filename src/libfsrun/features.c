@@ -92,6 +92,7 @@ static const struct feature_row {
     {FEATURE_ANNOTATION, CGROUP_V1_ANNOTATION, true},
     /* not an annotation fsrun acts on: the criu that checkpoint/restore drive (criu.c) */
     {FEATURE_ANNOTATION, "org.fsrun.checkpoint", true},
+    {FEATURE_ANNOTATION, "org.fsrun.checkpoint.lazy-pages", true},
 
     /* mount options (mounts.c): mount(8) flags, their recursive "r" forms (mount_setattr),
      * propagation, and the OCI runtimes' extensions (tmpcopyup, idmap) */
@@ -322,6 +323,10 @@ int features_build(const char *state_root, oci_features **out, fsrun_error_t *er
   if (features_implemented(FEATURE_ANNOTATION, "org.fsrun.checkpoint") &&
       (criu = criu_usable(state_root)) != NULL)
     annotate(f, "org.fsrun.checkpoint", criu);
+  /* --lazy-pages: criu can fault a restored process's memory in here (userfaultfd) */
+  if (criu != NULL && features_implemented(FEATURE_ANNOTATION, "org.fsrun.checkpoint.lazy-pages") &&
+      criu_lazy_pages_usable(state_root, criu))
+    annotate(f, "org.fsrun.checkpoint.lazy-pages", "true");
   *out = f;
   return 0;
 }

@@ -67,6 +67,72 @@ user_fsrun() {
   run fsrun features
   [ "$status" -eq 0 ]
   [ "$(jq -r '.annotations["org.fsrun.checkpoint"]' <<<"$output")" = null ]
+  [ "$(jq -r '.annotations["org.fsrun.checkpoint.lazy-pages"]' <<<"$output")" = null ]
+  # a lazy checkpoint stops at the same line, before criu could write to the status fd
+  run fsrun checkpoint --lazy-pages --page-server 127.0.0.1:27277 --status-fd 7 \
+    --image-path "$BATS_TEST_TMPDIR/lazy" "$CONTAINER_ID" 7>"$BATS_TEST_TMPDIR/status"
+  [ "$status" -eq 1 ]
+  [[ "$output" == "fsrun: checkpoint: CRIU cannot run on this kernel: "* ]]
+  [ ! -s "$BATS_TEST_TMPDIR/status" ]
+  [ ! -e "$BATS_TEST_TMPDIR/lazy" ]
+  [ "$(fsrun state "$CONTAINER_ID" | jq -r '.status, .pid' | tr '\n' ' ')" = "running $pid " ]
+}
+
+# lazy_refused LINE ARGS...: `fsrun ARGS` exits 1 with exactly the line LINE
+lazy_refused() {
+  local line=$1
+  shift
+  run "$@"
+  [ "$status" -eq 1 ] || { echo "exit $status: $*: $output"; return 1; }
+  [ "$output" = "$line" ] || { echo "$*: got: $output"; echo "expected: $line"; return 1; }
+}
+
+@test "checkpoint --lazy-pages/--page-server/--status-fd: a bad value or combination is one line naming the option, the container untouched" {
+  local pid bad address
+  start_sleeper
+  pid=$(fsrun state "$CONTAINER_ID" | jq .pid)
+  address="fsrun: --page-server: expected ADDRESS:PORT (e.g. 127.0.0.1:27277 or [::1]:27277), got"
+  for bad in 127.0.0.1 :27277 '[::1]27277' '::1:27277' '[::1' '[]:27277' ''; do
+    lazy_refused "$address \`$bad\`" fsrun checkpoint --page-server "$bad" "$CONTAINER_ID"
+  done
+  for bad in host:0 host:65536 host: host:12x host:-1 '[::1]:99999'; do
+    lazy_refused "fsrun: --page-server: \`$bad\`: the port must be a number from 1 to 65535" \
+      fsrun checkpoint --page-server "$bad" "$CONTAINER_ID"
+  done
+  lazy_refused "fsrun: --status-fd: expected a file descriptor number, got \`x1\`" \
+    fsrun checkpoint --status-fd x1 "$CONTAINER_ID"
+  # runc takes --lazy-pages alone, and criu would then listen on every address at a port nobody
+  # is told: the restore side could not find it
+  lazy_refused "fsrun: --lazy-pages: --page-server ADDRESS:PORT is required: the restore side's \`criu lazy-pages\` daemon pulls the memory from there" \
+    fsrun checkpoint --lazy-pages "$CONTAINER_ID"
+  lazy_refused "fsrun: --lazy-pages: not with --pre-dump (a pre-dump writes the memory to the images)" \
+    fsrun checkpoint --pre-dump --lazy-pages --page-server 127.0.0.1:27277 "$CONTAINER_ID"
+  lazy_refused "fsrun: --status-fd: only with --lazy-pages (criu reports there when its lazy page server is ready)" \
+    fsrun checkpoint --page-server 127.0.0.1:27277 --status-fd 7 "$CONTAINER_ID" 7>/dev/null
+  lazy_refused "fsrun: --status-fd: descriptor 7 is not open" \
+    fsrun checkpoint --lazy-pages --page-server 127.0.0.1:27277 --status-fd 7 "$CONTAINER_ID" 7>&-
+  lazy_refused "fsrun: --status-fd: descriptor 7 is not open for writing" \
+    fsrun checkpoint --lazy-pages --page-server 127.0.0.1:27277 --status-fd 7 "$CONTAINER_ID" 7</dev/null
+  # fd 3 closed by the caller is fsrun's own log file (close-on-exec): not the caller's
+  lazy_refused "fsrun: --status-fd: descriptor 3 is not open" \
+    "$FSRUN" --root "$FSRUN_ROOT" --log "$BATS_TEST_TMPDIR/log.json" checkpoint --lazy-pages \
+    --page-server 127.0.0.1:27277 --status-fd 3 "$CONTAINER_ID" 3>&-
+  [ ! -e checkpoint ]
+  [ "$(fsrun state "$CONTAINER_ID" | jq -r '.status, .pid' | tr '\n' ' ')" = "running $pid " ]
+}
+
+@test "restore --lazy-pages without a criu lazy-pages daemon in the work directory: one line, nothing made" {
+  mkdir "$BATS_TEST_TMPDIR/images"
+  : >"$BATS_TEST_TMPDIR/images/inventory.img"
+  lazy_refused "fsrun: restore: --lazy-pages: no \`criu lazy-pages\` daemon in the work directory \`$BATS_TEST_TMPDIR/work\` (no lazy-pages.socket there): start \`criu lazy-pages --images-dir IMAGES --work-dir $BATS_TEST_TMPDIR/work\` first" \
+    fsrun restore --lazy-pages --image-path "$BATS_TEST_TMPDIR/images" \
+    --work-path "$BATS_TEST_TMPDIR/work" --bundle "$BUNDLE" -d "lazy-$UNIQ"
+  [ ! -e "$BATS_TEST_TMPDIR/work" ]
+  # the work directory defaults to the image path; a plain file there is no daemon's socket
+  : >"$BATS_TEST_TMPDIR/images/lazy-pages.socket"
+  lazy_refused "fsrun: restore: --lazy-pages: no \`criu lazy-pages\` daemon in the work directory \`$BATS_TEST_TMPDIR/images\` (no lazy-pages.socket there): start \`criu lazy-pages --images-dir IMAGES --work-dir $BATS_TEST_TMPDIR/images\` first" \
+    fsrun restore --lazy-pages --image-path "$BATS_TEST_TMPDIR/images" --bundle "$BUNDLE" -d "lazy-$UNIQ"
+  [ ! -e "$FSRUN_ROOT/lazy-$UNIQ" ]
 }
 
 @test "checkpoint: no criu on PATH is one line naming the package" {
@@ -80,9 +146,6 @@ user_fsrun() {
 @test "checkpoint and restore: options fsrun or criu cannot honour are refused in one line" {
   local cmd
   for cmd in checkpoint restore; do
-    run fsrun "$cmd" --lazy-pages x
-    [ "$status" -eq 1 ]
-    [[ "$output" == "fsrun: --lazy-pages: not supported: "* ]]
     run fsrun "$cmd" --manage-cgroups-mode bogus x
     [ "$status" -eq 1 ]
     [ "$output" = "fsrun: --manage-cgroups-mode: expected soft, full, strict or ignore, got \`bogus\`" ]
@@ -179,6 +242,14 @@ user_fsrun() {
   run user_fsrun checkpoint --image-path "$dir/images" "$USER_ID"
   [ "$status" -eq 1 ]
   [ "$output" = "fsrun: checkpoint: criu needs root: an ordinary user's container cannot be checkpointed" ]
+  [ ! -e "$dir/images" ]
+  # the lazy options' checks come first, as for root
+  run user_fsrun checkpoint --lazy-pages --image-path "$dir/images" "$USER_ID"
+  [ "$status" -eq 1 ]
+  [ "$output" = "fsrun: --lazy-pages: --page-server ADDRESS:PORT is required: the restore side's \`criu lazy-pages\` daemon pulls the memory from there" ]
+  run user_fsrun checkpoint --lazy-pages --page-server 127.0.0.1:27277 --status-fd 7 "$USER_ID" 7>&-
+  [ "$status" -eq 1 ]
+  [ "$output" = "fsrun: --status-fd: descriptor 7 is not open" ]
   [ ! -e "$dir/images" ]
   [ "$(user_fsrun state "$USER_ID" | jq -r .status)" = running ]
   user_fsrun delete --force "$USER_ID"

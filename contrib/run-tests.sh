@@ -81,8 +81,8 @@ export FUZZ_SECONDS
 passed=0 failed=0 skipped=0
 failures=() # "name<TAB>log<TAB>detail"
 skips=()    # "name (reason)"
-timings=()  # "suite<TAB>seconds<TAB>summary"
-file_timings=() # "seconds<TAB>suite: file" of each bats file (the slowest are listed at the end)
+timings=()  # "suite<TAB>seconds<TAB>cpu seconds<TAB>summary"
+file_timings=() # "seconds<TAB>cpu seconds<TAB>suite: file" of each bats file (the slowest are listed at the end)
 
 pass() { passed=$((passed + 1)); }
 fail() { # fail NAME LOG [DETAIL]
@@ -113,16 +113,31 @@ runnable() {
   fi
 }
 
+# children_cpu: CPU time (user + system, in clock ticks) of the children this script has waited for,
+# and so of everything they waited for. The difference over a suite or a file is what it cost,
+# whatever else ran on the machine meanwhile (wall time on a loaded machine says little).
+children_cpu() {
+  local stat fields
+  read -r stat <"/proc/$$/stat"
+  read -ra fields <<<"${stat##*) }"
+  echo $((fields[13] + fields[14]))
+}
+CLK_TCK=$(getconf CLK_TCK)
+cpu_since() { echo $((($(children_cpu) - $1) / CLK_TCK)); } # cpu_since TICKS: seconds
+
 suite_start() {
   suite_name=$1
   suite_t0=$SECONDS
+  suite_cpu0=$(children_cpu)
   suite_p0=$passed suite_f0=$failed suite_s0=$skipped
 }
 suite_end() {
   local secs=$((SECONDS - suite_t0)) summary=${1:-}
   [ -n "$summary" ] || summary="$((passed - suite_p0)) passed, $((failed - suite_f0)) failed, $((skipped - suite_s0)) skipped"
-  timings+=("$suite_name"$'\t'"$secs"$'\t'"$summary")
-  printf '[%4ds] %-14s %s\n' "$secs" "$suite_name" "$summary"
+  local cpu
+  cpu=$(cpu_since "$suite_cpu0")
+  timings+=("$suite_name"$'\t'"$secs"$'\t'"$cpu"$'\t'"$summary")
+  printf '[%4ds, cpu %4ds] %-14s %s\n' "$secs" "$cpu" "$suite_name" "$summary"
 }
 
 # parse_tap SUITE FILE_LABEL TAPFILE [SANITIZER_PREFIX]: count ok / not ok / # skip lines. With a
@@ -268,7 +283,8 @@ run_bats_suite() {
     fi
     export BATS_FILE_TIMEOUT
     BATS_FILE_TIMEOUT=$(limit "$FILE_TIMEOUT")
-    local file_t0=$SECONDS
+    local file_t0=$SECONDS file_cpu0
+    file_cpu0=$(children_cpu)
     if [ -n "$san_dir" ]; then
       FSRUN_SANITIZER_LOG_DIR=$san_dir fsrun_run_bats_file "$file" "$tap" "${bats_filter[@]}"
       parse_tap "$suite" "$label" "$tap" "$san_dir/$(basename "$file")"
@@ -276,7 +292,8 @@ run_bats_suite() {
       fsrun_run_bats_file "$file" "$tap" "${bats_filter[@]}"
       parse_tap "$suite" "$label" "$tap"
     fi
-    file_timings+=("$((SECONDS - file_t0))"$'\t'"$suite: $label")
+    file_timings+=("$((SECONDS - file_t0))"$'\t'"$(cpu_since "$file_cpu0")"$'\t'"$suite: $label")
+    printf '%s\n' "${file_timings[-1]}" >>"$LOG_DIR/bats-file-times.tsv"
   done < <(bats_files)
   if [ -n "$san_dir" ] && compgen -G "$san_dir/other.*" >/dev/null; then
     fail "$suite: sanitizer reports from fsrun runs outside the test helpers" "$(rel "$san_dir")"
@@ -289,6 +306,7 @@ run_bats_suite() {
 echo "fsrun run-tests: source $repo, builds in $(rel "$BUILD_ROOT"), logs in $(rel "$LOG_DIR")"
 echo "suites: $suites"
 total_t0=$SECONDS
+total_cpu0=$(children_cpu)
 fsrun_is_root || fsrun_warn "not root: installs are impossible and the root-only tests will be skipped"
 
 # ---- install ------------------------------------------------------------------------------------
@@ -569,9 +587,9 @@ if [ ${#skips[@]} -gt 0 ]; then
 fi
 # Where the time went: the slowest bats files and tests (bats --timing), for whoever makes it faster.
 if [ ${#file_timings[@]} -gt 0 ]; then
-  echo "== slowest bats files"
-  printf '%s\n' "${file_timings[@]}" | sort -rn | head -n 10 | while IFS=$'\t' read -r secs name; do
-    printf '  %5ds  %s\n' "$secs" "$name"
+  echo "== slowest bats files (wall, and CPU of everything they ran; all in $(rel "$LOG_DIR")/bats-file-times.tsv)"
+  printf '%s\n' "${file_timings[@]}" | sort -rn | head -n 10 | while IFS=$'\t' read -r secs cpu name; do
+    printf '  %5ds  cpu %4ds  %s\n' "$secs" "$cpu" "$name"
   done
   echo "== slowest tests"
   find "$LOG_DIR" -name '*.tap' -print0 | xargs -0r grep -HE '^(not )?ok .* in [0-9]+ms' |
@@ -581,13 +599,13 @@ if [ ${#file_timings[@]} -gt 0 ]; then
     done
   echo
 fi
-echo "== timings"
+echo "== timings (wall, and CPU of everything the suite ran)"
 for t in "${timings[@]}"; do
-  IFS=$'\t' read -r name secs summary <<<"$t"
-  printf '  %-14s %5ds  %s\n' "$name" "$secs" "$summary"
+  IFS=$'\t' read -r name secs cpu summary <<<"$t"
+  printf '  %-14s %5ds  cpu %5ds  %s\n' "$name" "$secs" "$cpu" "$summary"
 done
 total=$((SECONDS - total_t0))
-printf '  %-14s %5ds  (%dm%02ds)\n' total "$total" $((total / 60)) $((total % 60))
+printf '  %-14s %5ds  cpu %5ds  (%dm%02ds)\n' total "$total" "$(cpu_since "$total_cpu0")" $((total / 60)) $((total % 60))
 echo "logs: $LOG_DIR"
 echo "$passed passed, $failed failed, $skipped skipped"
 [ "$failed" = 0 ]

@@ -141,11 +141,13 @@ hang_free_runs() {
   [ "$hung" = 0 ] && [ "$failed" = 0 ]
 }
 
-@test "sandbox-run: 1000 ordinary-user --json runs under load (100 under ASan), none hangs (no thread exists when the init is cloned)" {
+@test "sandbox-run: 100 ordinary-user --json runs under load, none hangs (no thread exists when the init is cloned)" {
   use_caller user
-  # the plain build makes the 1000 tries at the race; the ASan build (3 times slower, about 3 min
-  # for 1000) checks the same path's memory use, which 100 runs cover
-  hang_free_runs "$([ -z "${FSRUN_SANITIZER_LOG_DIR:-}" ] && echo 1000 || echo 100)"
+  # The binary before c88da58 hung in 27 of 200 runs under this load (at run 2 of this test), and
+  # in 100 runs here (all of them timed out by timeout(1), so a loaded machine cannot make one fail)
+  # ... more than enough: a miss needs 100 runs in a row without the hang. 1000 runs (5 to 10 minutes
+  # of a loaded machine) found nothing more.
+  hang_free_runs 100
   assert_state_clean
 }
 

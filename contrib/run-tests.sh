@@ -15,7 +15,8 @@
 #              its stderr, which fails the test only if the test expected success.)
 #   valgrind   the CLI under valgrind's memcheck (tests/valgrind/cli.sh) on a dynamically linked build
 #              (build/dynamic: memcheck cannot follow a static binary's heap): no error, no leak
-#   vm         the cgroup-v2-tagged bats files inside the cgroup v2 VM (tests/vm/run.sh)
+#   vm         the cgroup-v2-tagged bats files inside the cgroup v2 VM (tests/vm/run.sh), started
+#              once the builds are done and run beside the other suites (it shares nothing with them)
 #   fuzz       tests/fuzz/run-fuzzers.sh, FUZZ_SECONDS per target (default 20)
 #   distcheck  `make distcheck`
 #   clients    tests/clients/*.bats (podman, containerd, docker), when that folder exists
@@ -128,14 +129,14 @@ cpu_since() { echo $((($(children_cpu) - $1) / CLK_TCK)); } # cpu_since TICKS: s
 suite_start() {
   suite_name=$1
   suite_t0=$SECONDS
-  suite_cpu0=$(children_cpu)
+  suite_cpu0=$(children_cpu) suite_cpu_extra=0
   suite_p0=$passed suite_f0=$failed suite_s0=$skipped
 }
 suite_end() {
   local secs=$((SECONDS - suite_t0)) summary=${1:-}
   [ -n "$summary" ] || summary="$((passed - suite_p0)) passed, $((failed - suite_f0)) failed, $((skipped - suite_s0)) skipped"
   local cpu
-  cpu=$(cpu_since "$suite_cpu0")
+  cpu=$(($(cpu_since "$suite_cpu0") + suite_cpu_extra))
   timings+=("$suite_name"$'\t'"$secs"$'\t'"$cpu"$'\t'"$summary")
   printf '[%4ds, cpu %4ds] %-14s %s\n' "$secs" "$cpu" "$suite_name" "$summary"
 }
@@ -351,6 +352,85 @@ if wanted valgrind; then
   build_ok dynamic "$DYNAMIC" "$LOG_DIR/build-dynamic.log" --disable-static-binary --enable-werror && dynamic_ok=1
 fi
 
+# ---- cgroup v2 VM: started here, collected in its place in the order ----------------------------
+# The VM suite shares nothing with the host's suites: it has its own kernel, cgroups, /tmp and /run,
+# and of the host it writes only its staging folder in the repository. So it runs beside them from
+# here on (the bats suites are one chain of processes, which leaves the second core mostly idle).
+# It runs in a session of its own that is not this script's child, so that its CPU time is its own
+# line and not added to whichever suite was running when it ended; it is ended with the script.
+vm_job=""
+vm_launch() {
+  vm_log=$LOG_DIR/vm
+  mkdir -p "$vm_log"
+  [ "$plain_ok" = 1 ] && tests/vm/run.sh --locate >/dev/null 2>"$vm_log/locate.err" || return 0
+  vm_job=$vm_log/job
+  mkdir -p "$vm_job"
+  # run-in-vm's own bound and time to install and stage, within the time budget
+  vm_deadline=$((SECONDS + $(limit 2400) + 300))
+  [ "$vm_deadline" -le $((TIME_BUDGET - 60)) ] || vm_deadline=$((TIME_BUDGET - 60))
+  VM_TIMEOUT=$(limit 2400) setsid --fork bash -c '
+    echo "$$" >"$1/pid"
+    t0=$(date +%s) status=0
+    tests/vm/run.sh --fsrun "$2" --log-dir "$3" >"$3/run.out" 2>&1 </dev/null || status=$?
+    read -r stat <"/proc/$$/stat"
+    read -ra f <<<"${stat##*) }"
+    echo "$status $(($(date +%s) - t0)) $(((f[13] + f[14]) / $4))" >"$1/result.tmp" && mv "$1/result.tmp" "$1/result"
+  ' vm-job "$vm_job" "$PLAIN/fsrun" "$vm_log" "$CLK_TCK" </dev/null >/dev/null 2>&1
+}
+vm_stop() { # ends a VM run still going (the script was interrupted or gave up waiting)
+  local pid
+  [ -n "$vm_job" ] && [ ! -e "$vm_job/result" ] && read -r pid 2>/dev/null <"$vm_job/pid" && kill -- -"$pid" 2>/dev/null
+}
+trap vm_stop EXIT
+
+# vm_collect: waits for the VM run started by vm_launch and counts its results
+vm_collect() {
+  [ -n "${vm_asked:-}" ] || return 0
+  suite_start vm
+  if [ "$plain_ok" != 1 ]; then
+    skip vm "build:plain failed"
+  elif [ -z "$vm_job" ]; then
+    if [ "$(stat -fc %T /sys/fs/cgroup 2>/dev/null)" = cgroup2fs ]; then
+      # a native cgroup v2 host: the cgroupv2-tagged files ran on it in the bats suites
+      skip vm "$(cat "$vm_log/locate.err"); this host has cgroup v2 itself, so the cgroupv2-tagged files ran on it in bats:plain and bats:asan; only tests/vm/vm-env.bats (the VM's own checks) did not run"
+    else
+      skip vm "$(cat "$vm_log/locate.err"); the cgroup v2 tests (requires_cgroup_v2) were skipped on this $(stat -fc %T /sys/fs/cgroup 2>/dev/null | sed 's/tmpfs/v1 or hybrid/') host"
+    fi
+  else
+    while [ ! -e "$vm_job/result" ] && [ "$SECONDS" -lt "$vm_deadline" ]; do sleep 1; done
+    local status=stopped secs=$((SECONDS - suite_t0)) cpu=0 tap tap_name n_tap=0
+    if [ -e "$vm_job/result" ]; then
+      read -r status secs cpu <"$vm_job/result"
+    else
+      vm_stop
+      fail "vm: the VM run did not end by its deadline" "$(rel "$vm_log/run.out")" "$(tail -n 10 "$vm_log/run.out")"
+    fi
+    sed 's/^/  /' "$vm_log/run.out" | grep -E '^  vm: ' | head -n 40
+    for tap in "$vm_log"/*.tap; do
+      [ -e "$tap" ] || continue
+      n_tap=$((n_tap + 1))
+      tap_name=$(basename "$tap" .tap)
+      if [ -f "tests/vm/$tap_name.bats" ]; then tap_name=vm/$tap_name.bats; else tap_name=integration/$tap_name.bats; fi
+      parse_tap vm "$tap_name" "$tap"
+    done
+    case $status in
+      0 | 1 | stopped) ;;
+      3) skip vm "$(tail -n 1 "$vm_log/run.out")" ;;
+      124) fail "vm: the VM run timed out" "$(rel "$vm_log/run.out")" "$(tail -n 10 "$vm_log/run.out")" ;;
+      *) fail "vm: the VM run failed (status $status)" "$(rel "$vm_log/run.out")" "$(tail -n 10 "$vm_log/run.out")" ;;
+    esac
+    [ "$status" = 1 ] && [ "$n_tap" = 0 ] && fail "vm: no results" "$(rel "$vm_log/run.out")" "$(tail -n 10 "$vm_log/run.out")"
+    # its own time, beside the suites it overlapped, and its CPU (not this script's child)
+    suite_t0=$((SECONDS - secs)) suite_cpu_extra=$cpu vm_cpu=$cpu
+  fi
+  suite_end
+}
+vm_cpu=0
+if runnable vm; then
+  vm_asked=1
+  vm_launch
+fi
+
 # Sanitizer settings for everything that runs the ASan build. Reports make the process exit 1 and
 # are written to files so that a test expecting failure cannot hide them.
 ASAN_BASE_OPTIONS=detect_leaks=1:abort_on_error=0:halt_on_error=1:exitcode=1:strict_string_checks=1:detect_stack_use_after_return=0
@@ -435,41 +515,7 @@ if runnable valgrind; then
 fi
 
 # ---- cgroup v2 VM -------------------------------------------------------------------------------
-if runnable vm; then
-  suite_start vm
-  vm_log=$LOG_DIR/vm
-  mkdir -p "$vm_log"
-  if [ "$plain_ok" != 1 ]; then
-    skip vm "build:plain failed"
-  elif ! tests/vm/run.sh --locate >/dev/null 2>"$vm_log/locate.err"; then
-    if [ "$(stat -fc %T /sys/fs/cgroup 2>/dev/null)" = cgroup2fs ]; then
-      # a native cgroup v2 host: the cgroupv2-tagged files ran on it in the bats suites
-      skip vm "$(cat "$vm_log/locate.err"); this host has cgroup v2 itself, so the cgroupv2-tagged files ran on it in bats:plain and bats:asan; only tests/vm/vm-env.bats (the VM's own checks) did not run"
-    else
-      skip vm "$(cat "$vm_log/locate.err"); the cgroup v2 tests (requires_cgroup_v2) were skipped on this $(stat -fc %T /sys/fs/cgroup 2>/dev/null | sed 's/tmpfs/v1 or hybrid/') host"
-    fi
-  else
-    status=0
-    VM_TIMEOUT=$(limit 2400) tests/vm/run.sh --fsrun "$PLAIN/fsrun" --log-dir "$vm_log" >"$vm_log/run.out" 2>&1 || status=$?
-    sed 's/^/  /' "$vm_log/run.out" | grep -E '^  vm: ' | head -n 40
-    n_tap=0
-    for tap in "$vm_log"/*.tap; do
-      [ -e "$tap" ] || continue
-      n_tap=$((n_tap + 1))
-      tap_name=$(basename "$tap" .tap)
-      if [ -f "tests/vm/$tap_name.bats" ]; then tap_name=vm/$tap_name.bats; else tap_name=integration/$tap_name.bats; fi
-      parse_tap vm "$tap_name" "$tap"
-    done
-    case $status in
-      0 | 1) ;;
-      3) skip vm "$(tail -n 1 "$vm_log/run.out")" ;;
-      124) fail "vm: the VM run timed out" "$(rel "$vm_log/run.out")" "$(tail -n 10 "$vm_log/run.out")" ;;
-      *) fail "vm: the VM run failed (status $status)" "$(rel "$vm_log/run.out")" "$(tail -n 10 "$vm_log/run.out")" ;;
-    esac
-    [ "$status" = 1 ] && [ "$n_tap" = 0 ] && fail "vm: no results" "$(rel "$vm_log/run.out")" "$(tail -n 10 "$vm_log/run.out")"
-  fi
-  suite_end
-fi
+vm_collect
 
 # ---- fuzzers ------------------------------------------------------------------------------------
 # tests/fuzz/run-fuzzers.sh [SECONDS] builds the libFuzzer targets (clang) and prints
@@ -605,7 +651,7 @@ for t in "${timings[@]}"; do
   printf '  %-14s %5ds  cpu %5ds  %s\n' "$name" "$secs" "$cpu" "$summary"
 done
 total=$((SECONDS - total_t0))
-printf '  %-14s %5ds  cpu %5ds  (%dm%02ds)\n' total "$total" "$(cpu_since "$total_cpu0")" $((total / 60)) $((total % 60))
+printf '  %-14s %5ds  cpu %5ds  (%dm%02ds)\n' total "$total" $(($(cpu_since "$total_cpu0") + vm_cpu)) $((total / 60)) $((total % 60))
 echo "logs: $LOG_DIR"
 echo "$passed passed, $failed failed, $skipped skipped"
 [ "$failed" = 0 ]

@@ -15,6 +15,7 @@
 #include "fsrun-commit.h"
 #include "log.h"
 #include "prefault.h"
+#include "reaper.h"
 #include "sandbox-watchdog.h"
 #include "sealed-exe.h"
 #include "oci.h"
@@ -171,6 +172,7 @@ int main(int argc, char **argv) {
   bool want_help = false, want_version = false;
   int exit_status = 0, opt;
 
+  reaper_note_env_block(environ);
   /* every process these commands clone into a container runs from a sealed copy of us: before
    * anything else, so that the copy is made before our own image is faulted in */
   if (starts_container_processes(argc, argv) && sealed_exe_ensure(argv, &err) < 0)

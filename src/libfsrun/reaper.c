@@ -41,6 +41,26 @@ static void hide_runtime_cmdline(void) {
   }
 }
 
+static char *env_block_start, *env_block_end;
+
+void reaper_note_env_block(char *const envp[]) {
+  size_t n = 0;
+  if (envp == NULL || envp[0] == NULL)
+    return;
+  while (envp[n + 1] != NULL)
+    n++;
+  /* only the kernel's layout: ascending and contiguous; anything else is left alone */
+  if (envp[n] < envp[0])
+    return;
+  env_block_start = envp[0];
+  env_block_end = envp[n] + strlen(envp[n]) + 1;
+}
+
+static void hide_runtime_environ(void) {
+  if (env_block_start != NULL)
+    memset(env_block_start, 0, (size_t)(env_block_end - env_block_start));
+}
+
 static int status_of(int wstatus) {
   if (WIFEXITED(wstatus))
     return WEXITSTATUS(wstatus);
@@ -109,7 +129,10 @@ void reaper_exec(const char *exe, char *const argv[], char *const envp[],
    * only to whoever may ptrace-read it. Cloned, not exec'd, inside the user namespace, its memory
    * belongs to the host's user namespace: non-dumpable, only CAP_SYS_PTRACE there passes, and an
    * ordinary user could never exec into its own sandbox. From here on it is all inside (root,
-   * mounts, creds, seccomp, Landlock), holds no host fd and runs from the sealed copy. */
+   * mounts, creds, seccomp, Landlock), holds no host fd and runs from the sealed copy. Dumpable,
+   * its /proc/1/environ is readable: the caller's variables go first (after the vfork: the child
+   * may have looked up PATH in them before its execve). */
+  hide_runtime_environ();
   (void)prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
   reap_until(child, status_fd);
 }

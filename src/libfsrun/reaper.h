@@ -17,6 +17,12 @@
  * the annotation. */
 int reaper_wanted(const oci_config *config, bool *wanted, fsrun_error_t *err);
 
+/* Notes where the runtime's environment strings lie (the kernel puts them one after the other
+ * from envp[0]); main calls it first, before anything changes `environ`. reaper_exec wipes them
+ * before pid 1 becomes dumpable: /proc/1/environ would otherwise show the container every variable
+ * of the runtime's caller, the ones a sandbox policy's envAllowlist kept out too. */
+void reaper_note_env_block(char *const envp[]);
+
 /* The container init's last step in place of execve: blocks every signal and starts the process
  * as its child (in a process group of its own, the terminal's foreground group when it has one,
  * with `child_mask` back), which execs `exe`. The init then forwards each signal it receives to

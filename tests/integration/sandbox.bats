@@ -789,3 +789,24 @@ v1_line() { grep -E "^[0-9]+:([^:]*,)?$2(,[^:]*)?:" <<<"$1" || :; }
   run sbx -- /bin/sh -c "$connect"
   [[ $output == *"Connection refused"* ]]
 }
+
+# pid 1 of a sandbox is fsrun's init, made dumpable so that its owner can `exec` into it: it must
+# not show the command the caller's environment (fails on d3adcc1: the secret was in environ)
+@test "sandbox: the caller's environment outside envAllowlist is not readable through /proc/1/environ (root and an ordinary user)" {
+  requires_host_command setpriv
+  local probe='tr "\0" "\n" </proc/1/environ | grep -c FSRUN_TEST_SECRET; tr "\0" "\n" </proc/self/environ | grep -c FSRUN_TEST_SECRET; grep -c "^Name:.fsrun-init" /proc/1/status'
+  run --separate-stderr env FSRUN_TEST_SECRET=s3cr3t-$$ "$FSRUN" sandbox --policy "$POLICY" \
+    --worktree "$WT" --task-id "$TASK" --json -- /bin/sh -c "$probe"
+  echo "$output $stderr"
+  [ "$(jq -j .stdout <<<"$output" | tr '\n' ' ')" = "0 0 1 " ]
+  local uid=1000
+  setpriv --reuid "$uid" --regid "$uid" --clear-groups unshare -U true 2>/dev/null ||
+    skip "an unprivileged user cannot create a user namespace on this host"
+  make_traversable "$DIR"
+  chown -R "$uid:$uid" "$DIR"
+  run --separate-stderr setpriv --reuid "$uid" --regid "$uid" --clear-groups env HOME="$DIR/home" \
+    FSRUN_TEST_SECRET=s3cr3t-$$ "$FSRUN" --root "$DIR/user-state" sandbox --policy "$POLICY" \
+    --worktree "$WT" --task-id "$TASK" --json -- /bin/sh -c "$probe"
+  echo "$output $stderr"
+  [ "$(jq -j .stdout <<<"$output" | tr '\n' ' ')" = "0 0 1 " ]
+}

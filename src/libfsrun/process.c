@@ -590,6 +590,7 @@ void init_main(struct init_config *c) {
     sigset_t all;
     sigfillset(&all);
     sigprocmask(SIG_SETMASK, &all, NULL);
+    reaper_make_joinable();
     if (fifo >= 0)
       close(fifo);
     reaper_exec(exe, argv, envp, c->sigmask, p->terminal, c->sync_fd);

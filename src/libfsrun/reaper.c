@@ -97,6 +97,15 @@ static _Noreturn void reap_until(pid_t child, int status_fd) {
   }
 }
 
+void reaper_make_joinable(void) {
+  /* once the process runs, it may read /proc/1/comm and /proc/1/cmdline at once (init.bats saw
+   * `fsrun` there under load when this came after the vfork) */
+  hide_runtime_cmdline();
+  /* dumpable, /proc/1/environ is readable: the caller's variables go first */
+  hide_runtime_environ();
+  (void)prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
+}
+
 void reaper_exec(const char *exe, char *const argv[], char *const envp[],
                  const sigset_t *child_mask, bool terminal, int status_fd) {
   sigset_t all;
@@ -104,9 +113,6 @@ void reaper_exec(const char *exe, char *const argv[], char *const envp[],
   /* blocked from before the fork, so that none is lost before the init waits for them */
   sigfillset(&all);
   sigprocmask(SIG_SETMASK, &all, NULL);
-  /* before the fork: once the process runs, it may read /proc/1/comm and /proc/1/cmdline at once
-   * (init.bats saw `fsrun` there under load when this came after the vfork) */
-  hide_runtime_cmdline();
   /* vfork: the child shares our memory until its execve, so there is no copy of the init's
    * address space to make, fault in and tear down again. It calls only what it needs and never
    * returns from here. */
@@ -125,14 +131,5 @@ void reaper_exec(const char *exe, char *const argv[], char *const envp[],
             strerror(errno));
     _exit(1);
   }
-  /* `exec` joins the container through this process (setns on its pidfd), which the kernel allows
-   * only to whoever may ptrace-read it. Cloned, not exec'd, inside the user namespace, its memory
-   * belongs to the host's user namespace: non-dumpable, only CAP_SYS_PTRACE there passes, and an
-   * ordinary user could never exec into its own sandbox. From here on it is all inside (root,
-   * mounts, creds, seccomp, Landlock), holds no host fd and runs from the sealed copy. Dumpable,
-   * its /proc/1/environ is readable: the caller's variables go first (after the vfork: the child
-   * may have looked up PATH in them before its execve). */
-  hide_runtime_environ();
-  (void)prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
   reap_until(child, status_fd);
 }

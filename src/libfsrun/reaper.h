@@ -23,6 +23,16 @@ int reaper_wanted(const oci_config *config, bool *wanted, fsrun_error_t *err);
  * of the runtime's caller, the ones a sandbox policy's envAllowlist kept out too. */
 void reaper_note_env_block(char *const envp[]);
 
+/* `exec` joins the container through the init (setns on its pidfd), which the kernel allows only
+ * to whoever may ptrace-read it. Cloned, not exec'd, inside the user namespace, its memory belongs
+ * to the host's user namespace: non-dumpable, only CAP_SYS_PTRACE there passes, and an ordinary
+ * user could never exec into its own container. So the init, all inside by then (root, mounts,
+ * creds, seccomp, Landlock; no host fd; the sealed copy), hides the runtime's command line and
+ * environment and becomes dumpable: before `start` returns (the exec fifo's close), so that an
+ * `exec` right after `start` can join it (exec-status.bats once got EPERM when this came after
+ * the command's vfork). */
+void reaper_make_joinable(void);
+
 /* The container init's last step in place of execve: blocks every signal and starts the process
  * as its child (in a process group of its own, the terminal's foreground group when it has one,
  * with `child_mask` back), which execs `exe`. The init then forwards each signal it receives to

@@ -68,6 +68,20 @@ exec_status() {
   echo "fsrun exit status $status, $STATUS_JSON"
 }
 
+# as_test_user_or_skip: $DIR handed to the test user (TEST_UID, TEST_GID), AS_USER_ROOT its state
+# root; skips where there is no such user or it cannot make a user namespace
+as_test_user_or_skip() {
+  requires_host_command setpriv
+  [ -n "${TEST_USER:-}" ] || skip "needs useradd and setpriv"
+  TEST_UID=$(id -u "$TEST_USER")
+  TEST_GID=$(id -g "$TEST_USER")
+  setpriv --reuid "$TEST_UID" --regid "$TEST_GID" --clear-groups unshare -U true 2>/dev/null ||
+    skip "an unprivileged user cannot create a user namespace on this host"
+  make_traversable "$DIR"
+  chown -R "$TEST_UID:$TEST_GID" "$DIR"
+  AS_USER_ROOT=$DIR/user-state
+}
+
 # check_exit_and_signal FSRUN_PREFIX...: exit 130 is an exit, kill -INT a signal; the exit status
 # is 130 for both, as without the option
 check_exit_and_signal() {
@@ -92,15 +106,7 @@ check_exit_and_signal() {
 }
 
 @test "exec --status-json: an ordinary user's task container reports the same" {
-  requires_host_command setpriv
-  [ -n "${TEST_USER:-}" ] || skip "needs useradd and setpriv"
-  TEST_UID=$(id -u "$TEST_USER")
-  TEST_GID=$(id -g "$TEST_USER")
-  setpriv --reuid "$TEST_UID" --regid "$TEST_GID" --clear-groups unshare -U true 2>/dev/null ||
-    skip "an unprivileged user cannot create a user namespace on this host"
-  make_traversable "$DIR"
-  chown -R "$TEST_UID:$TEST_GID" "$DIR"
-  AS_USER_ROOT=$DIR/user-state
+  as_test_user_or_skip
   task_container as_user "$FSRUN" --root "$AS_USER_ROOT"
   check_exit_and_signal as_user "$FSRUN" --root "$AS_USER_ROOT"
   # without a memory cgroup of its own the user's container reports no OOM kill it cannot see
@@ -142,15 +148,7 @@ check_exit_and_signal() {
 # after start got "join the container's user namespace: Operation not permitted" when it did so
 # only after starting the command (seen once in a full run of this file)
 @test "exec: an ordinary user's exec right after start joins fsrun's init (20 rounds)" {
-  requires_host_command setpriv
-  [ -n "${TEST_USER:-}" ] || skip "needs useradd and setpriv"
-  TEST_UID=$(id -u "$TEST_USER")
-  TEST_GID=$(id -g "$TEST_USER")
-  setpriv --reuid "$TEST_UID" --regid "$TEST_GID" --clear-groups unshare -U true 2>/dev/null ||
-    skip "an unprivileged user cannot create a user namespace on this host"
-  make_traversable "$DIR"
-  chown -R "$TEST_UID:$TEST_GID" "$DIR"
-  AS_USER_ROOT=$DIR/user-state
+  as_test_user_or_skip
   local u=(as_user "$FSRUN" --root "$AS_USER_ROOT") round failed=0
   "${u[@]}" bundle --policy "$DIR/policy.json" --worktree "$WT" --out "$DIR/bundle" -- sleep infinity
   for round in $(seq 20); do

@@ -379,19 +379,23 @@ state_field() {
   # the host makes the 100; the emulated VM (minutes for 100) repeats the cgroup v2 removal 25 times
   local n=100
   [ -z "${FSRUN_IN_VM:-}" ] || n=25
-  # the test's own shell ($BASHPID): $$ is the bats process, whose fds come and go with its own work
-  fds_before=$(ls /proc/$BASHPID/fd | wc -l)
-  mounts_before=$(wc -l </proc/self/mountinfo)
-  for i in $(seq "$n"); do
-    fsrun run --bundle "$BUNDLE" "life-loop-$UNIQ-$i"
-  done
-  for i in $(seq 1 5 "$n"); do
-    fsrun create --bundle "$BUNDLE" "life-cd-$UNIQ-$i"
-    fsrun delete --force "life-cd-$UNIQ-$i"
-  done
+  # In a private copy of the host's mount namespace, where no mount another process on the machine
+  # makes arrives: no line is added to its mount table (one can go: a mount whose mount point
+  # another run removes on the host goes in every namespace), and the fds of the shell that made
+  # them are the same.
+  run unshare -m --propagation private bash -c '
+    fds_before=$(ls /proc/$$/fd) mounts_before=$(cat /proc/self/mountinfo)
+    for i in $(seq "$1"); do
+      "$FSRUN" --root "$FSRUN_ROOT" run --bundle "$BUNDLE" "life-loop-$UNIQ-$i" || exit 1
+    done
+    for i in $(seq 1 5 "$1"); do
+      "$FSRUN" --root "$FSRUN_ROOT" create --bundle "$BUNDLE" "life-cd-$UNIQ-$i" || exit 1
+      "$FSRUN" --root "$FSRUN_ROOT" delete --force "life-cd-$UNIQ-$i" || exit 1
+    done
+    ! diff <(echo "$mounts_before") /proc/self/mountinfo | grep "^>" && [ "$(ls /proc/$$/fd)" = "$fds_before" ]' bash "$n"
+  echo "$output"
+  [ "$status" -eq 0 ]
   [ -z "$(ls -A "$FSRUN_ROOT")" ]
-  [ "$(ls /proc/$BASHPID/fd | wc -l)" -eq "$fds_before" ]
-  [ "$(wc -l </proc/self/mountinfo)" -eq "$mounts_before" ]
   [ -z "$(find /sys/fs/cgroup -type d -name "life-loop-$UNIQ-*" -o -type d -name "life-cd-$UNIQ-*" 2>/dev/null)" ]
   [ -z "$(_fsrun_pids_in_dir "$BUNDLE")" ]
   # no fsrun process of ours is left (a waiting init would be one)

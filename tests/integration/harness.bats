@@ -227,6 +227,17 @@ EOF
   [ -z "$output" ]
 }
 
+# Container ids are unique per test ("NAME-$UNIQ", $RANDOM, or a variable made of them): the cgroup
+# and assert_no_leftovers go by the id alone, so a fixed id is shared with a concurrent run of the
+# file (contrib/run-tests.sh runs files side by side) or with what an aborted run left.
+@test "harness: no test creates a container under a fixed id" {
+  local opts='( -[-a-z]+( "[^"]*"| [^-" ][^ ]*)?)*'
+  run grep -nE -e "\b(create|run)$opts --bundle[ =]\"?[^ ]+\"?$opts \"?[A-Za-z][A-Za-z0-9_.-]*\"?( |\$|<|>|;|\))" \
+    -e '^[[:space:]]*CONTAINER_ID=[A-Za-z][A-Za-z0-9_.-]*$' "$FSRUN_TESTS_DIR"/*.bats
+  echo "$output"
+  [ "$status" -eq 1 ]
+}
+
 @test "harness: wait_for_file returns once the file exists, and fails at its bound when it never does" {
   local f=$BATS_TEST_TMPDIR/appears
   (sleep 0.3 && touch "$f") &

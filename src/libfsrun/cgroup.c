@@ -948,6 +948,8 @@ static int apply_resources(const struct fsrun_cgroup *cg, const oci_resources *r
 
 /* --- public API ------------------------------------------------------------------------------- */
 
+static int refuse_unfit_cgroup(const struct fsrun_cgroup *cg, fsrun_error_t *err);
+
 static int create_cgroup(const cgroup_create_opts *o, bool deferred, struct fsrun_cgroup **out,
                          fsrun_error_t *err) {
   cleanup_cgroup struct fsrun_cgroup *cg = NULL;
@@ -986,6 +988,10 @@ static int create_cgroup(const cgroup_create_opts *o, bool deferred, struct fsru
       cg->path = p;
     }
   }
+
+  /* a scope is systemd's to refuse (it exists already) */
+  if (cg->systemd == NULL && (ret = refuse_unfit_cgroup(cg, err)) < 0)
+    return ret;
 
   /* Only where the init cannot be cloned into its cgroup, and only as root (a rootless create
    * decides whether it has a cgroup at all by trying): the rest is cgroup_finish()'s. */
@@ -1371,6 +1377,41 @@ static int collect_procs(const char *dir, pid_t **pids, size_t *n, fsrun_error_t
     ret = collect_procs(sub, pids, n, err);
     if (ret < 0)
       return ret;
+  }
+  return 0;
+}
+
+/* A cgroup that exists already must hold no process and not be frozen, as runc 1.2 refuses it:
+ * a container sharing another's cgroup is killed by the other's delete --force, frozen by its
+ * pause, and gets whichever limits were written last; in a frozen one create waits forever. Every
+ * hierarchy is looked at (a v1 cgroup of another's may exist in a few only). */
+static int refuse_unfit_cgroup(const struct fsrun_cgroup *cg, fsrun_error_t *err) {
+  for (size_t i = 0; i <= cg->n_v1; i++) {
+    bool v2 = i == cg->n_v1, frozen = false;
+    const char *mount = v2 ? cg->unified_mount : cg->v1[i].mountpoint;
+    cleanup_free char *dir = NULL;
+    cleanup_free pid_t *pids = NULL;
+    size_t n = 0;
+    if (mount == NULL)
+      continue;
+    dir = cgroup_join(mount, cg->path);
+    if (access(dir, F_OK) != 0)
+      continue;
+    if (collect_procs(dir, &pids, &n, err) < 0)
+      return fsrun_error_wrap(err, "linux.cgroupsPath: the container's cgroup %s", dir);
+    if (n > 0)
+      return fsrun_error_take(err, EBUSY,
+                              xasprintf("linux.cgroupsPath: container's cgroup is not empty: %zu "
+                                        "process(es) found in %s",
+                                        n, dir));
+    if (!v2 && !cgroup_word_in_list(cg->v1[i].controllers, "freezer", ","))
+      continue;
+    if ((v2 ? cgroup_v2_is_frozen(dir, &frozen, err) : cgroup_v1_is_frozen(dir, &frozen, err)) < 0)
+      return fsrun_error_wrap(err, "linux.cgroupsPath: the container's cgroup %s", dir);
+    if (frozen)
+      return fsrun_error_take(
+          err, EBUSY,
+          xasprintf("linux.cgroupsPath: container's cgroup unexpectedly frozen: %s", dir));
   }
   return 0;
 }

@@ -452,3 +452,84 @@ FSRUN_GLOBAL_ARGS=()
   fsrun delete --force "$CONTAINER_ID"
   assert_no_leftovers "$CONTAINER_ID"
 }
+
+# shared_cgroup_dirs PATH: every directory of cgroup PATH (one per v1 hierarchy, or the v2 one)
+shared_cgroup_dirs() {
+  if [ "$(cgroup_mode)" = unified ]; then
+    [ ! -d "/sys/fs/cgroup$1" ] || echo "/sys/fs/cgroup$1"
+  else
+    local d
+    for d in /sys/fs/cgroup/*/; do
+      [ -d "$d${1#/}" ] && echo "$d${1#/}"
+    done
+  fi
+}
+
+# bats test_tags=cgroupv2
+@test "create refuses a cgroupsPath whose cgroup holds another container's process (as runc 1.2); that one is untouched" {
+  # before: the second container joined the first one's cgroup silently, and `delete --force` of
+  # either killed both
+  local parent=/fsrun-test-shared-$UNIQ first first_pid second
+  if [ "$(cgroup_mode)" = unified ]; then
+    EXTRA_CGROUP_DIRS=("/sys/fs/cgroup$parent")
+  else
+    EXTRA_CGROUP_DIRS=("/sys/fs/cgroup/*$parent")
+  fi
+  update_config '.linux.cgroupsPath = $p' --arg p "$parent/cg"
+  start_detached sleep 1000
+  first=$CONTAINER_ID first_pid=$INIT_PID
+  second=cg-second-$RANDOM$RANDOM
+  # into a file: a created init (the binary before) keeps its output open until it execs
+  status=0
+  fsrun create --bundle "$BUNDLE" "$second" </dev/null >"$BATS_TEST_TMPDIR/second.out" 2>&1 || status=$?
+  output=$(<"$BATS_TEST_TMPDIR/second.out")
+  echo "$output"
+  [ "$status" -eq 1 ]
+  [ "$(wc -l <"$BATS_TEST_TMPDIR/second.out")" -eq 1 ]
+  [[ "$output" == *"linux.cgroupsPath: container's cgroup is not empty: 1 process(es) found in /sys/fs/cgroup"*"$parent/cg" ]]
+  [ ! -e "$FSRUN_ROOT/$second" ]
+  # the first container runs on in its cgroup, which is still there
+  [ "$(fsrun state "$first" | jq -r .status)" = running ]
+  grep -q ":$parent/cg\$" "/proc/$first_pid/cgroup"
+  [ -n "$(shared_cgroup_dirs "$parent/cg")" ]
+  fsrun delete --force "$first"
+  [ -z "$(shared_cgroup_dirs "$parent/cg")" ]
+}
+
+# bats test_tags=cgroupv2
+@test "create refuses a frozen cgroup at once (as runc), leaving it; an empty existing one is taken and removed at delete" {
+  # before: `run` waited forever for an init that could never run
+  local parent=/fsrun-test-frozen-$UNIQ dir
+  if [ "$(cgroup_mode)" = unified ]; then
+    dir=/sys/fs/cgroup$parent/cg
+    EXTRA_CGROUP_DIRS=("$dir" "/sys/fs/cgroup$parent")
+    mkdir -p "$dir"
+    echo 1 >"$dir/cgroup.freeze"
+  else
+    dir=/sys/fs/cgroup/freezer$parent/cg
+    EXTRA_CGROUP_DIRS=("$dir" "/sys/fs/cgroup/*$parent")
+    mkdir -p "$dir"
+    echo FROZEN >"$dir/freezer.state"
+  fi
+  update_config '.linux.cgroupsPath = $p' --arg p "$parent/cg"
+  set_process_args echo ran
+  CONTAINER_ID=cg-frozen-$RANDOM$RANDOM
+  # into a file: the init the binary before left behind, frozen, kept its output open
+  status=0
+  timeout -k 5 30 "$FSRUN" --root "$FSRUN_ROOT" run --bundle "$BUNDLE" "$CONTAINER_ID" </dev/null \
+    >"$BATS_TEST_TMPDIR/run.out" 2>&1 || status=$?
+  output=$(<"$BATS_TEST_TMPDIR/run.out")
+  echo "$output"
+  # thawed for what follows (and for the binary before, whose init waited in it)
+  if [ "$(cgroup_mode)" = unified ]; then echo 0 >"$dir/cgroup.freeze"; else echo THAWED >"$dir/freezer.state"; fi
+  [ "$status" -eq 1 ]
+  [ "$(wc -l <"$BATS_TEST_TMPDIR/run.out")" -eq 1 ]
+  [ "$output" = "fsrun: linux.cgroupsPath: container's cgroup unexpectedly frozen: $dir" ]
+  [ ! -e "$FSRUN_ROOT/$CONTAINER_ID" ]
+  [ -d "$dir" ]
+  # thawed and empty, the same cgroup is the container's
+  run fsrun run --bundle "$BUNDLE" "$CONTAINER_ID"
+  [ "$status" -eq 0 ]
+  [ "$output" = ran ]
+  [ -z "$(shared_cgroup_dirs "$parent/cg")" ]
+}

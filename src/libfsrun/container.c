@@ -1024,25 +1024,41 @@ static void open_state_cgroup(const struct fsrun_context *ctx, const char *id,
   log_debug("delete `%s`: %s", id, cerr->msg);
 }
 
-/* delete of a container without a readable state file: its cgroup, found from the id and the
- * config kept at create, holds whatever of it still runs. Without one there is no telling
- * whether processes are left, so the state directory stays (unless the file was never written:
- * a create that died before it made no process). */
+/* SIGKILL to the init (pidfd -1: gone already), waited for (up to 10 s); cg is thawed first. */
+static void kill_init(int pidfd, const struct fsrun_cgroup *cg) {
+  cleanup_error fsrun_error_t ferr = NULL;
+  if (pidfd < 0)
+    return;
+  pidfd_signal(pidfd, SIGKILL);
+  if (cg != NULL)
+    (void)cgroup_thaw_all(cg, &ferr); /* frozen processes only die once thawed */
+  wait_pidfd(pidfd, 10000);
+}
+
+/* delete --force of a container without a readable state file. What of it may still run: its
+ * init, named by the record kept beside the state file (it may have left its cgroup), and its
+ * cgroup, found from the id and the config kept at create. Without the record nobody can tell
+ * whether an init lives on, so nothing is stopped and the state directory stays (unless the state
+ * file was never written: a create that died before that made no process). */
 static int destroy_without_state(const struct fsrun_context *ctx, int dirfd, const char *id,
                                  fsrun_error_t *why, fsrun_error_t *err) {
   cleanup_cgroup struct fsrun_cgroup *cg = NULL;
   cleanup_error fsrun_error_t cerr = NULL;
+  cleanup_close int pidfd = -1;
+  struct container_status init = {0};
   bool never_written = fsrun_error_code(why) == -ENOENT;
 
+  if (!never_written && status_read_init_record(dirfd, &init, &cerr) < 0)
+    return fsrun_error_take(err, EIO,
+                            xasprintf("delete `%s`: %s, and %s: its init cannot be told, nothing "
+                                      "was stopped: the state directory %s/%s is kept",
+                                      id, (*why)->msg, cerr->msg, ctx->state_root, id));
   if (status_open_cgroup(dirfd, id, NULL, &cg, &cerr) < 0 && !never_written)
     return fsrun_error_take(err, EIO,
                             xasprintf("delete `%s`: %s, and %s: the state directory %s/%s is kept",
                                       id, (*why)->msg, cerr->msg, ctx->state_root, id));
-  if (cg == NULL && !never_written)
-    return fsrun_error_take(err, EIO,
-                            xasprintf("delete `%s`: %s, and no cgroup of the container was found "
-                                      "to stop its processes in: the state directory %s/%s is kept",
-                                      id, (*why)->msg, ctx->state_root, id));
+  pidfd = open_init_pidfd(&init);
+  kill_init(pidfd, cg);
   if (cg != NULL && cgroup_destroy(cg, err) < 0)
     return fsrun_error_wrap(err, "delete `%s`", id);
   return status_dir_remove(ctx->state_root, id, err);
@@ -1065,15 +1081,7 @@ static int destroy(const struct fsrun_context *ctx, const char *id,
     }
     if (!(hints && hints->init_reaped))
       pidfd = hints && hints->pidfd >= 0 ? dup(hints->pidfd) : open_init_pidfd(st);
-    if (pidfd >= 0) {
-      pidfd_signal(pidfd, SIGKILL);
-      if (cg != NULL) {
-        cleanup_error fsrun_error_t ferr = NULL;
-        /* frozen processes only die once thawed */
-        (void)cgroup_thaw_all(cg, &ferr);
-      }
-      wait_pidfd(pidfd, 10000);
-    }
+    kill_init(pidfd, cg);
     if (cg != NULL && cgroup_destroy(cg, err) < 0)
       return fsrun_error_wrap(err, "delete `%s`", id);
     if (st->intel_rdt) {

@@ -174,6 +174,40 @@ static void gen_annotations(yajl_gen g, const oci_map *m) {
   yajl_gen_map_close(g);
 }
 
+/* One symlinkat and a rename: a reader sees the old record or the new one, whole. */
+static int write_init_record(int dirfd, const struct container_status *st, fsrun_error_t *err) {
+  char target[96], tmp[64];
+  snprintf(target, sizeof(target), "%d %llu %llu", (int)st->pid, st->pid_start_time, st->pid_mntns);
+  snprintf(tmp, sizeof(tmp), "%s.tmp.%d", STATUS_INIT_RECORD, (int)getpid());
+  if (symlinkat(target, dirfd, tmp) < 0 &&
+      (errno != EEXIST || unlinkat(dirfd, tmp, 0) < 0 || symlinkat(target, dirfd, tmp) < 0))
+    return fsrun_error_errno(err, "write `%s`", STATUS_INIT_RECORD);
+  if (renameat(dirfd, tmp, dirfd, STATUS_INIT_RECORD) < 0) {
+    int saved = errno;
+    unlinkat(dirfd, tmp, 0);
+    return fsrun_error_make(err, saved, "write `%s`", STATUS_INIT_RECORD);
+  }
+  return 0;
+}
+
+int status_read_init_record(int dirfd, struct container_status *st, fsrun_error_t *err) {
+  char buf[128], extra;
+  int pid;
+  unsigned long long start, mntns;
+  ssize_t n = readlinkat(dirfd, STATUS_INIT_RECORD, buf, sizeof(buf) - 1);
+  if (n < 0 && errno != EINVAL)
+    return fsrun_error_errno(err, "read the init's record `%s`", STATUS_INIT_RECORD);
+  buf[n > 0 ? n : 0] = '\0';
+  if (n < 0 || sscanf(buf, "%d %llu %llu%c", &pid, &start, &mntns, &extra) != 3 || pid <= 0 ||
+      start == 0)
+    return fsrun_error_take(err, EINVAL,
+                            xasprintf("the init's record `%s` is corrupt", STATUS_INIT_RECORD));
+  st->pid = (pid_t)pid;
+  st->pid_start_time = start;
+  st->pid_mntns = mntns;
+  return 0;
+}
+
 int status_write(int dirfd, const struct container_status *st, fsrun_error_t *err) {
   yajl_gen g = yajl_gen_alloc(NULL);
   const unsigned char *buf;
@@ -219,6 +253,8 @@ int status_write(int dirfd, const struct container_status *st, fsrun_error_t *er
   }
   ret = status_write_file_atomic(dirfd, STATUS_FILE, buf, len, 0600, err);
   yajl_gen_free(g);
+  if (ret == 0 && st->pid > 0)
+    ret = write_init_record(dirfd, st, err);
   return ret;
 }
 

@@ -17,6 +17,10 @@
 /* the bundle's config.json as `create` read it: `exec` and `update` need the container's config,
  * and the bundle may be changed or removed after create (containerd and podman do both) */
 #define STATUS_CONFIG_FILE "config.json"
+/* The init's identity apart from state.json: a symlink whose target is "PID START_TIME MOUNT_NS",
+ * written with state.json whenever that names an init. delete --force finds the init with it
+ * when state.json is corrupt (the init may have left its cgroup). */
+#define STATUS_INIT_RECORD "init"
 
 struct container_status {
   char *id;
@@ -53,6 +57,7 @@ int status_dir_remove(const char *root, const char *id, fsrun_error_t *err);
 int status_write_file_atomic(int dirfd, const char *name, const void *data, size_t len, mode_t mode,
                              fsrun_error_t *err);
 
+/* state.json, and STATUS_INIT_RECORD when st names an init (pid > 0). */
 int status_write(int dirfd, const struct container_status *st, fsrun_error_t *err);
 /* Stores config.json's bytes (as read at create, not re-serialised) in the state dir, 0600. */
 int status_write_config(int dirfd, const char *json, size_t len, fsrun_error_t *err);
@@ -61,6 +66,9 @@ int status_write_config(int dirfd, const char *json, size_t len, fsrun_error_t *
 int status_read_config(int dirfd, const char *bundle, oci_config **out, fsrun_error_t *err);
 /* ENOENT when there is no state file (yet). */
 int status_read(int dirfd, struct container_status *st, fsrun_error_t *err);
+/* Fills st's pid, pid_start_time and pid_mntns from STATUS_INIT_RECORD (EINVAL when it is not
+ * one). */
+int status_read_init_record(int dirfd, struct container_status *st, fsrun_error_t *err);
 void status_clear(struct container_status *st);
 
 struct fsrun_cgroup;

@@ -197,20 +197,45 @@ user_run() {
   [ ! -e "$UDIR/run/fsrun/$id" ]
 }
 
-@test "rootless: delete --force with a corrupt state.json and no cgroup fails, keeps the state, says why" {
-  local id=rl-corrupt-$RANDOM state
-  update_user_config '.process.args = ["sleep", "1000"]'
-  as_user /bin/sh -c 'cd "$1" && shift && exec "$@"' sh "$UDIR/bundle" "$FSRUN" run -d "$id" \
+# user_run_detached ID: `run -d` as the user, its init's pid in USER_INIT
+user_run_detached() {
+  as_user /bin/sh -c 'cd "$1" && shift && exec "$@"' sh "$UDIR/bundle" "$FSRUN" run -d "$1" \
     >"$UDIR/run.log" 2>&1 </dev/null
-  state=$UDIR/run/fsrun/$id/state.json
-  USER_INIT=$(jq -r .pid "$state")
+  USER_INIT=$(jq -r .pid "$UDIR/run/fsrun/$1/state.json")
   _fsrun_pid_alive "$USER_INIT"
+}
+
+@test "rootless: delete --force with a corrupt state.json and no cgroup kills the init its record names" {
+  # before: no cgroup to look into, so it failed and kept the state (the init lived on)
+  local id=rl-corrupt-$RANDOM
+  update_user_config '.process.args = ["sleep", "1000"]'
+  user_run_detached "$id"
+  printf '{"id": ' >"$UDIR/run/fsrun/$id/state.json"
+  user_run delete --force "$id"
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ ! -e "$UDIR/run/fsrun/$id" ]
+  for _ in $(seq 50); do
+    _fsrun_pid_alive "$USER_INIT" || break
+    sleep 0.1
+  done
+  ! _fsrun_pid_alive "$USER_INIT"
+  USER_INIT=''
+}
+
+@test "rootless: delete --force with state.json and the init's record both corrupt stops nothing, keeps the state, says why" {
+  local id=rl-blind-$RANDOM state
+  update_user_config '.process.args = ["sleep", "1000"]'
+  user_run_detached "$id"
+  state=$UDIR/run/fsrun/$id/state.json
   cp "$state" "$UDIR/state.json.good"
   printf '{"id": ' >"$state"
+  rm -f "$UDIR/run/fsrun/$id/init"
   user_run delete --force "$id"
+  echo "$output"
   [ "$status" -eq 1 ]
   [ "${#lines[@]}" -eq 1 ]
-  [[ "$output" == *"the state file is corrupt"*"no cgroup of the container was found"*"is kept"* ]]
+  [[ "$output" == *"the state file is corrupt"*"read the init's record \`init\`: No such file or directory: its init cannot be told, nothing was stopped"*"is kept" ]]
   # nothing was removed while its process lives on
   [ -e "$state" ]
   _fsrun_pid_alive "$USER_INIT"

@@ -110,6 +110,52 @@ wait_pid_gone() {
   assert_no_leftovers sec-corrupt-$UNIQ
 }
 
+# move_out_of_cgroup PID: PID into the root cgroup of every hierarchy (no longer in its container's)
+move_out_of_cgroup() {
+  local procs
+  for procs in /sys/fs/cgroup/cgroup.procs /sys/fs/cgroup/*/cgroup.procs; do
+    [ -e "$procs" ] && echo "$1" >"$procs"
+  done
+  ! grep -q "$CONTAINER_ID" "/proc/$1/cgroup"
+}
+
+@test "security-state: delete --force with a corrupt state.json kills the init that left its cgroup (its record is kept apart)" {
+  # before: the cgroup, found from the id, was empty; delete exited 0 and the init lived on
+  CONTAINER_ID=sec-moved-$UNIQ
+  start_sleeper
+  pid=$(init_pid_of "$CONTAINER_ID")
+  move_out_of_cgroup "$pid"
+  printf '{"id": "sec-mo' >"$FSRUN_ROOT/$CONTAINER_ID/state.json"
+  fsrun delete --force "$CONTAINER_ID"
+  wait_pid_gone "$pid"
+  assert_no_leftovers "$CONTAINER_ID"
+}
+
+@test "security-state: delete --force with state.json and the init's record both corrupt stops nothing, keeps the state, says why" {
+  # before: exit 0, the state directory gone, the init alive
+  local dir
+  CONTAINER_ID=sec-blind-$UNIQ
+  start_sleeper
+  pid=$(init_pid_of "$CONTAINER_ID")
+  dir=$FSRUN_ROOT/$CONTAINER_ID
+  cp "$dir/state.json" "$BATS_TEST_TMPDIR/state.json"
+  printf '{"id": ' >"$dir/state.json"
+  ln -sfn garbage "$dir/init"
+  run fsrun delete --force "$CONTAINER_ID"
+  echo "$output"
+  [ "$status" -eq 1 ]
+  [ "${#lines[@]}" -eq 1 ]
+  [[ "$output" == *"the state file is corrupt"*"the init's record \`init\` is corrupt: its init cannot be told, nothing was stopped: the state directory $dir is kept" ]]
+  [ -e "$dir/state.json" ]
+  _fsrun_pid_alive "$pid"
+  grep -q "$CONTAINER_ID" "/proc/$pid/cgroup"
+  # with the state repaired, delete --force stops it
+  cp "$BATS_TEST_TMPDIR/state.json" "$dir/state.json"
+  fsrun delete --force "$CONTAINER_ID"
+  wait_pid_gone "$pid"
+  assert_no_leftovers "$CONTAINER_ID"
+}
+
 @test "security-state: delete --force with state.json a symlink to another container's state kills only its own" {
   # the other container has a bundle of its own, so that its process is not taken for a leftover
   setup_bundle "$BATS_TEST_TMPDIR/victim"

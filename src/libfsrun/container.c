@@ -796,9 +796,9 @@ static int create_serve_init(struct create_job *j, fsrun_error_t *err) {
       r = serve_procfs(j, &msg, err);
       break;
     case SYNC_CREATED:
-      /* the init's mount namespace, as it reported it (it may be gone by now under `run`) */
+      /* the init's pid namespace, as it reported it (it may be gone by now under `run`) */
       if (msg.data != NULL)
-        j->out->st.pid_mntns = strtoull(msg.data, NULL, 10);
+        j->out->st.pid_pidns = strtoull(msg.data, NULL, 10);
       sync_msg_clear(&msg);
       return 0;
     default:

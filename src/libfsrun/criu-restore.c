@@ -172,7 +172,7 @@ static int record_restored(struct restore_ctx *r, fsrun_error_t *err) {
   unlinkat(r->dirfd, CRIU_PID_FILE, 0);
   r->st.pid = (pid_t)pid;
   r->st.pid_start_time = procfs_pid_start_time(r->st.pid, NULL);
-  r->st.pid_mntns = procfs_pid_mntns(r->st.pid);
+  r->st.pid_pidns = procfs_pid_pidns(r->st.pid);
   free(r->st.status);
   r->st.status = xstrdup("created"); /* no exec fifo: derived as running */
   if (status_write(r->dirfd, &r->st, err) < 0)

@@ -539,17 +539,18 @@ void init_main(struct init_config *c) {
   /* create is about to succeed: from here the init outlives it */
   if (prctl(PR_SET_PDEATHSIG, 0, 0, 0, 0) < 0)
     _exit(1);
-  /* our mount namespace, to tell us from a process that takes our pid later: reported from here,
-   * since under `run` we may have exited (and lost our namespaces) before the parent looks */
+  /* our pid namespace (we never leave it), to tell us from a process that takes our pid later:
+   * reported from here, since under `run` we may have exited (and lost our namespaces) before
+   * the parent looks */
   {
-    char mntns[32] = "";
+    char pidns[32] = "";
     struct stat sb;
     pid_t self = procfs_self_pid(c->procfs_fd);
     char path[48];
-    snprintf(path, sizeof(path), "%d/ns/mnt", (int)self);
+    snprintf(path, sizeof(path), "%d/ns/pid", (int)self);
     if (self > 0 && fstatat(c->procfs_fd, path, &sb, 0) == 0)
-      snprintf(mntns, sizeof(mntns), "%llu", (unsigned long long)sb.st_ino);
-    if (sync_send(c->sync_fd, SYNC_CREATED, 0, mntns, strlen(mntns), -1) < 0)
+      snprintf(pidns, sizeof(pidns), "%llu", (unsigned long long)sb.st_ino);
+    if (sync_send(c->sync_fd, SYNC_CREATED, 0, pidns, strlen(pidns), -1) < 0)
       _exit(1);
   }
   /* fsrun's init keeps it, to report the process's wait status as it exits */

@@ -129,12 +129,12 @@ unsigned long long procfs_pid_start_time(pid_t pid, bool *zombie) {
   return start;
 }
 
-unsigned long long procfs_pid_mntns(pid_t pid) {
+unsigned long long procfs_pid_pidns(pid_t pid) {
   char path[64];
   struct stat sb;
   if (pid <= 0)
     return 0;
-  snprintf(path, sizeof(path), "/proc/%d/ns/mnt", (int)pid);
+  snprintf(path, sizeof(path), "/proc/%d/ns/pid", (int)pid);
   if (stat(path, &sb) < 0)
     return 0;
   return (unsigned long long)sb.st_ino;

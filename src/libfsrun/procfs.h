@@ -39,9 +39,10 @@ unsigned long long procfs_pid_start_time(pid_t pid, bool *zombie);
  * without CAP_SYS_RESOURCE is an error that says so. */
 int procfs_set_oom_score_adj(int procfs_fd, pid_t pid, int value, fsrun_error_t *err);
 
-/* Inode of pid's mount namespace (/proc/PID/ns/mnt), 0 when it cannot be read. Start times have a
+/* Inode of pid's pid namespace (/proc/PID/ns/pid), 0 when it cannot be read. Start times have a
  * clock tick's resolution; this tells a container's init from a process that took its pid within
- * the same tick. */
-unsigned long long procfs_pid_mntns(pid_t pid);
+ * the same tick. A process never leaves its pid namespace (its mount namespace it may: `unshare
+ * -m` in the container). */
+unsigned long long procfs_pid_pidns(pid_t pid);
 
 #endif

@@ -177,7 +177,7 @@ static void gen_annotations(yajl_gen g, const oci_map *m) {
 /* One symlinkat and a rename: a reader sees the old record or the new one, whole. */
 static int write_init_record(int dirfd, const struct container_status *st, fsrun_error_t *err) {
   char target[96], tmp[64];
-  snprintf(target, sizeof(target), "%d %llu %llu", (int)st->pid, st->pid_start_time, st->pid_mntns);
+  snprintf(target, sizeof(target), "%d %llu %llu", (int)st->pid, st->pid_start_time, st->pid_pidns);
   snprintf(tmp, sizeof(tmp), "%s.tmp.%d", STATUS_INIT_RECORD, (int)getpid());
   if (symlinkat(target, dirfd, tmp) < 0 &&
       (errno != EEXIST || unlinkat(dirfd, tmp, 0) < 0 || symlinkat(target, dirfd, tmp) < 0))
@@ -193,18 +193,18 @@ static int write_init_record(int dirfd, const struct container_status *st, fsrun
 int status_read_init_record(int dirfd, struct container_status *st, fsrun_error_t *err) {
   char buf[128], extra;
   int pid;
-  unsigned long long start, mntns;
+  unsigned long long start, pidns;
   ssize_t n = readlinkat(dirfd, STATUS_INIT_RECORD, buf, sizeof(buf) - 1);
   if (n < 0 && errno != EINVAL)
     return fsrun_error_errno(err, "read the init's record `%s`", STATUS_INIT_RECORD);
   buf[n > 0 ? n : 0] = '\0';
-  if (n < 0 || sscanf(buf, "%d %llu %llu%c", &pid, &start, &mntns, &extra) != 3 || pid <= 0 ||
+  if (n < 0 || sscanf(buf, "%d %llu %llu%c", &pid, &start, &pidns, &extra) != 3 || pid <= 0 ||
       start == 0)
     return fsrun_error_take(err, EINVAL,
                             xasprintf("the init's record `%s` is corrupt", STATUS_INIT_RECORD));
   st->pid = (pid_t)pid;
   st->pid_start_time = start;
-  st->pid_mntns = mntns;
+  st->pid_pidns = pidns;
   return 0;
 }
 
@@ -228,8 +228,8 @@ int status_write(int dirfd, const struct container_status *st, fsrun_error_t *er
   gen_string(g, "fsrun");
   yajl_gen_map_open(g);
   gen_kv_int(g, "pidStartTime", (long long)st->pid_start_time);
-  if (st->pid_mntns != 0)
-    gen_kv_int(g, "pidMountNamespace", (long long)st->pid_mntns);
+  if (st->pid_pidns != 0)
+    gen_kv_int(g, "pidNamespace", (long long)st->pid_pidns);
   gen_kv_int(g, "creatorPid", st->creator_pid);
   gen_kv_int(g, "creatorStartTime", (long long)st->creator_start_time);
   gen_kv_string(g, "cgroup", st->cgroup);
@@ -381,7 +381,7 @@ int status_read(int dirfd, struct container_status *st, fsrun_error_t *err) {
   internal = get(root, "fsrun");
   if (YAJL_IS_OBJECT(internal)) {
     st->pid_start_time = (unsigned long long)get_int(internal, "pidStartTime");
-    st->pid_mntns = (unsigned long long)get_int(internal, "pidMountNamespace");
+    st->pid_pidns = (unsigned long long)get_int(internal, "pidNamespace");
     st->creator_pid = (pid_t)get_int(internal, "creatorPid");
     st->creator_start_time = (unsigned long long)get_int(internal, "creatorStartTime");
     st->cgroup = get_string(internal, "cgroup");
@@ -449,9 +449,9 @@ bool status_init_alive(const struct container_status *st) {
   if (start == 0 || start != st->pid_start_time || zombie)
     return false;
   /* a process that took the pid within the same clock tick has the same start time */
-  if (st->pid_mntns != 0) {
-    unsigned long long mntns = procfs_pid_mntns(st->pid);
-    if (mntns != 0 && mntns != st->pid_mntns)
+  if (st->pid_pidns != 0) {
+    unsigned long long pidns = procfs_pid_pidns(st->pid);
+    if (pidns != 0 && pidns != st->pid_pidns)
       return false;
   }
   return true;

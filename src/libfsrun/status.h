@@ -17,7 +17,7 @@
 /* the bundle's config.json as `create` read it: `exec` and `update` need the container's config,
  * and the bundle may be changed or removed after create (containerd and podman do both) */
 #define STATUS_CONFIG_FILE "config.json"
-/* The init's identity apart from state.json: a symlink whose target is "PID START_TIME MOUNT_NS",
+/* The init's identity apart from state.json: a symlink whose target is "PID START_TIME PID_NS",
  * written with state.json whenever that names an init. delete --force finds the init with it
  * when state.json is corrupt (the init may have left its cgroup). */
 #define STATUS_INIT_RECORD "init"
@@ -27,7 +27,7 @@ struct container_status {
   char *status; /* as stored: "creating" or "created" */
   pid_t pid;    /* the init's host pid, 0 before it exists */
   unsigned long long pid_start_time;
-  unsigned long long pid_mntns; /* the init's mount namespace inode, 0 when unknown */
+  unsigned long long pid_pidns; /* the init's pid namespace inode, 0 when unknown */
   pid_t creator_pid;            /* the `create` process while "creating" */
   unsigned long long creator_start_time;
   char *bundle;
@@ -66,7 +66,7 @@ int status_write_config(int dirfd, const char *json, size_t len, fsrun_error_t *
 int status_read_config(int dirfd, const char *bundle, oci_config **out, fsrun_error_t *err);
 /* ENOENT when there is no state file (yet). */
 int status_read(int dirfd, struct container_status *st, fsrun_error_t *err);
-/* Fills st's pid, pid_start_time and pid_mntns from STATUS_INIT_RECORD (EINVAL when it is not
+/* Fills st's pid, pid_start_time and pid_pidns from STATUS_INIT_RECORD (EINVAL when it is not
  * one). */
 int status_read_init_record(int dirfd, struct container_status *st, fsrun_error_t *err);
 void status_clear(struct container_status *st);

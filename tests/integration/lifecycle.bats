@@ -187,6 +187,26 @@ state_field() {
   ! _fsrun_pid_alive "$pid"
 }
 
+@test "lifecycle: an init that moves to a mount namespace of its own is still the container (state, kill, delete)" {
+  # before: the init's identity included its mount namespace, so after `unshare -m` state said
+  # stopped (pid 0), kill said not running, and only the cgroup stopped it at delete --force
+  local id=lc-unshare-$UNIQ pid
+  update_config '.process.capabilities |= with_entries(.value += ["CAP_SYS_ADMIN"])'
+  set_process_args /bin/busybox unshare -m /bin/sleep 1000
+  fsrun run -d --bundle "$BUNDLE" "$id" </dev/null
+  pid=$(jq -r .pid "$FSRUN_ROOT/$id/state.json")
+  # the init is sleep itself, in a mount namespace that is not the one create made
+  for _ in $(seq 50); do [ "$(cat "/proc/$pid/comm")" = sleep ] && break; sleep 0.1; done
+  [ "$(cat "/proc/$pid/comm")" = sleep ]
+  run fsrun state "$id"
+  [ "$(jq -r .status <<<"$output")" = running ]
+  [ "$(jq -r .pid <<<"$output")" = "$pid" ]
+  fsrun kill "$id" KILL
+  wait_for_status "$id" stopped
+  fsrun delete "$id"
+  assert_no_leftovers "$id"
+}
+
 @test "lifecycle: kill takes names and numbers; the default is SIGTERM" {
   set_process_args /bin/sh -c 'trap "echo usr1 >> /dev/shm/log" USR1; trap "echo term >> /dev/shm/log; exit 0" TERM; while :; do sleep 0.1; done'
   fsrun run --detach --bundle "$BUNDLE" life-names-$UNIQ

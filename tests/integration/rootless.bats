@@ -223,6 +223,27 @@ user_run_detached() {
   USER_INIT=''
 }
 
+@test "rootless: an init that moves to a mount namespace of its own is still the container; delete --force stops it" {
+  # before: state said stopped after the init's `unshare -m`, and delete --force (no cgroup here)
+  # exited 0 leaving it running
+  local id=rl-unshare-$RANDOM
+  update_user_config '.process.capabilities |= with_entries(.value += ["CAP_SYS_ADMIN"])
+    | .process.args = ["/bin/busybox", "unshare", "-m", "/bin/sleep", "1000"]'
+  user_run_detached "$id"
+  for _ in $(seq 50); do [ "$(cat "/proc/$USER_INIT/comm")" = sleep ] && break; sleep 0.1; done
+  [ "$(cat "/proc/$USER_INIT/comm")" = sleep ]
+  user_run state "$id"
+  [ "$(jq -r .status <<<"$output")" = running ]
+  user_run delete --force "$id"
+  [ "$status" -eq 0 ]
+  for _ in $(seq 50); do
+    _fsrun_pid_alive "$USER_INIT" || break
+    sleep 0.1
+  done
+  ! _fsrun_pid_alive "$USER_INIT"
+  USER_INIT=''
+}
+
 @test "rootless: delete --force with state.json and the init's record both corrupt stops nothing, keeps the state, says why" {
   local id=rl-blind-$RANDOM state
   update_user_config '.process.args = ["sleep", "1000"]'

@@ -59,6 +59,41 @@ static bool userns_owns(int user_fd, int pid_fd) {
   return user.st_ino == owner.st_ino && user.st_dev == owner.st_dev;
 }
 
+/* Whether the user namespace user_fd is an ancestor of the one that owns the pid namespace pid_fd
+ * (NS_GET_PARENT answers EPERM above our own user namespace: then it is not). */
+static bool userns_is_ancestor_of_owner(int user_fd, int pid_fd) {
+  struct stat user, cur;
+  int fd = ioctl(pid_fd, NS_GET_USERNS);
+  if (fd < 0 || fstat(user_fd, &user) < 0) {
+    if (fd >= 0)
+      close(fd);
+    return false;
+  }
+  for (;;) {
+    int parent = ioctl(fd, NS_GET_PARENT);
+    close(fd);
+    if (parent < 0 || fstat(parent, &cur) < 0) {
+      if (parent >= 0)
+        close(parent);
+      return false;
+    }
+    if (cur.st_ino == user.st_ino && cur.st_dev == user.st_dev) {
+      close(parent);
+      return true;
+    }
+    fd = parent;
+  }
+}
+
+/* Whether the init, in the joined user namespace, may enter the joined pid namespace itself (after
+ * pivot_root, ns_plan.pid_join_late): when that user namespace owns it, or, for an ordinary user
+ * (who cannot enter it any earlier), when it is an ancestor of the owner; setns then wants the
+ * user namespace below it on the way to have been made by its root, which the kernel checks. */
+static bool joined_userns_enters_pidns(const struct ns_plan *plan) {
+  return userns_owns(plan->joins[0].fd, plan->pid_join_fd) ||
+         (geteuid() != 0 && userns_is_ancestor_of_owner(plan->joins[0].fd, plan->pid_join_fd));
+}
+
 /* A network namespace joined by path is the container's own unless it is the runtime's. */
 static bool is_other_netns(int fd) {
   struct stat joined, ours;
@@ -83,8 +118,8 @@ static int plan_pid_join_early(struct ns_plan *plan, int new_flags, const char *
     namespaces_plan_clear(plan);
     return fsrun_error_make(err, EPERM,
                             "linux.namespaces: the pid namespace `%s` can be joined without the "
-                            "user namespace that owns it only by root (join that user namespace "
-                            "too)",
+                            "user namespace that owns it, or one above that, only by root (join "
+                            "one of those too)",
                             pid_path);
   }
   if (!procfs_takes_pidns(plan->pid_join_fd)) {
@@ -174,8 +209,7 @@ int namespaces_plan(const oci_linux *linux_, bool cgroup_moved_late, struct ns_p
     plan->unshare_flags |= CLONE_NEWCGROUP;
   }
   if (plan->pid_join_fd >= 0 && (new_flags & CLONE_NEWNS) &&
-      ((new_flags & CLONE_NEWUSER) ||
-       (join_user && !userns_owns(plan->joins[0].fd, plan->pid_join_fd))))
+      ((new_flags & CLONE_NEWUSER) || (join_user && !joined_userns_enters_pidns(plan))))
     return plan_pid_join_early(plan, new_flags, pid_path, err);
   if ((join_user && (new_flags & CLONE_NEWPID)) ||
       ((new_flags & CLONE_NEWUSER) && plan->n_joins > 0)) {
@@ -190,10 +224,10 @@ int namespaces_plan(const oci_linux *linux_, bool cgroup_moved_late, struct ns_p
     plan->clone_flags &= ~late;
     plan->unshare_flags |= late;
   }
-  /* a joined user namespace must own the pid namespace: we enter it from there, after pivot_root */
+  /* a joined user namespace must be able to enter the pid namespace: we do, after pivot_root */
   plan->pid_join_late = plan->pid_join_fd >= 0 && (new_flags & CLONE_NEWNS) &&
                         !(new_flags & CLONE_NEWUSER) && !plan->double_clone &&
-                        (!join_user || userns_owns(plan->joins[0].fd, plan->pid_join_fd));
+                        (!join_user || joined_userns_enters_pidns(plan));
   plan->pid_join_mounter = plan->pid_join_late && join_user;
   return 0;
 }

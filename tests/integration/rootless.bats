@@ -539,7 +539,7 @@ probe_held_process() {
   echo "$output"
   [ "$status" -eq 1 ]
   [ "${#lines[@]}" -eq 1 ]
-  [[ "$output" == *"linux.namespaces: the pid namespace \`/proc/$pid/ns/pid\` can be joined without the user namespace that owns it only by root"* ]]
+  [[ "$output" == *"linux.namespaces: the pid namespace \`/proc/$pid/ns/pid\` can be joined without the user namespace that owns it, or one above that, only by root"* ]]
   user_run state rl-newuser-b
   [ "$status" -ne 0 ]
   user_run delete --force rl-newuser-a
@@ -595,6 +595,70 @@ probe_held_process() {
   [ -z "$(grep -F " $copy" "$UDIR/bundle/rootfs/tmp/watch.out")" ]
   cmp "$copy" "$UDIR/fsrun-original"
   FSRUN=$copy user_run delete --force rl-join-a
+}
+
+# all_capabilities_json: every capability this host knows, as a JSON list of names
+all_capabilities_json() {
+  echo "[$(capsh --print | sed -n 's/^Bounding set =//p' | tr ',' '\n' |
+    sed 's/^cap_/CAP_/; s/.*/"\U&"/' | paste -sd, -)]"
+}
+
+@test "rootless: a container joins its user namespace and a pid namespace made below it inside; a watcher with every capability there never reaches the late init" {
+  # A's process makes a user and pid namespace of its own below A's (unshare --user --map-root-user
+  # --pid) and, as their pid 1, watches every new pid (root-escape, PTRACE_SEIZE, /proc/PID/exe).
+  # B joins A's user namespace and that pid namespace, against a copy of the binary. Before, an
+  # ordinary user's such config was refused ("can be joined without the user namespace that owns
+  # it only by root").
+  local a b watcher probe copy=$UDIR/fsrun-copy out
+  requires_host_command cc
+  probe=$UDIR/bundle/rootfs/bin/ptrace-probe
+  cc -static -O2 -o "$probe" "$FSRUN_TESTS_DIR/ptrace-probe.c" || skip "needs cc -static"
+  cp "$FSRUN" "$copy"
+  echo secret >"$UDIR/host-only"
+  chown "$TEST_UID:$TEST_GID" "$probe" "$UDIR/host-only" "$copy"
+  out=$UDIR/bundle/rootfs/tmp/watch.out
+  # a procfs of the inner pid namespace needs /proc fully visible in A (no masked paths); making
+  # the inner user namespace's map needs CAP_SETFCAP in A
+  update_user_config '.root.readonly = false | del(.linux.maskedPaths, .linux.readonlyPaths)
+    | .process.capabilities |= (with_entries(.value = $all) | del(.ambient))
+    | .process.args = ["/bin/sh", "-c", "/bin/busybox unshare --user --map-root-user --pid --fork --mount-proc /bin/ptrace-probe watch \($f) /tmp/stop /tmp/watch.out & exec /bin/sleep 1000"]' \
+    --arg f "$UDIR/host-only" --argjson all "$(all_capabilities_json)"
+  as_user /bin/sh -c 'cd "$1" && exec "$2" run -d rl-anc-a' sh "$UDIR/bundle" "$copy" \
+    </dev/null >/dev/null 2>&1
+  FSRUN=$copy user_run state rl-anc-a
+  a=$(jq -r .pid <<<"$output")
+  # the watcher: the grandchild of A's init (sh forked unshare, which forked it)
+  for _ in $(seq 100); do
+    watcher=$(cat "/proc/$a/task/$a/children" 2>/dev/null | tr -d ' ')
+    [ -n "$watcher" ] && watcher=$(cat "/proc/$watcher/task/$watcher/children" 2>/dev/null | tr -d ' ')
+    [ -n "$watcher" ] && [ -e "$out" ] && break
+    sleep 0.1
+  done
+  [ -n "$watcher" ]
+  # it is in a user namespace below A's, and pid 1 of a pid namespace of its own
+  [ "$(readlink "/proc/$watcher/ns/user")" != "$(readlink "/proc/$a/ns/user")" ]
+  [ "$(readlink "/proc/$watcher/ns/pid")" != "$(readlink "/proc/$a/ns/pid")" ]
+  update_user_config '.linux.namespaces |= map(if .type == "user" then .path = "/proc/\($a)/ns/user"
+      elif .type == "pid" then .path = "/proc/\($w)/ns/pid" else . end)
+    | del(.linux.uidMappings, .linux.gidMappings)
+    | .process.args = ["/bin/sh", "-c", "cat /proc/1/comm; readlink /proc/self/ns/pid; readlink /proc/self/ns/user"]' \
+    --arg a "$a" --arg w "$watcher"
+  for b in 1 2 3 4 5; do
+    FSRUN=$copy user_run run "rl-anc-b$b"
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [ "${lines[0]}" = ptrace-probe ]
+    [ "${lines[1]}" = "$(readlink "/proc/$watcher/ns/pid")" ]
+    [ "${lines[2]}" = "$(readlink "/proc/$a/ns/user")" ]
+  done
+  : >"$UDIR/bundle/rootfs/tmp/stop"
+  for _ in $(seq 100); do grep -q '^watched' "$out" && break; sleep 0.1; done
+  cat "$out"
+  # it saw B's processes (the late inits among them) and reached none
+  grep -q '^watched [1-9]' "$out"
+  [ -z "$(grep -E '^(root-escape|seized)' "$out")" ]
+  [ -z "$(grep -F " $copy" "$out")" ]
+  FSRUN=$copy user_run delete --force rl-anc-a
 }
 
 @test "rootless: an image's /proc/sys/kernel/cap_last_cap (no procfs) does not widen the bounding set, init and exec" {

@@ -11,6 +11,12 @@
  *     Opens /proc/PID/exe, then (in a child that outlives the caller) tries, for at most 60 s,
  *     to reopen it for writing and write to it. OUT gets "overwritten", or "refused ERRNO-TEXT",
  *     or "timeout".
+ *   ptrace-probe reach PID HOST_FILE OUT
+ *     Tries once what a process of the same uid could take from PID: HOST_FILE through
+ *     /proc/PID/root, /proc/PID/cwd, each /proc/PID/fd/N (readlink), /proc/PID/environ, each fd
+ *     through pidfd_getfd, PTRACE_SEIZE (then detach). Lines to OUT: "root-escape", "cwd PATH",
+ *     "fd N TARGET", "environ", "fd-taken N", "seized", and "refused WHAT ERRNO-TEXT" for each kind
+ *     that gave nothing.
  *   ptrace-probe listener PID OUT
  *     Tries to take PID's seccomp listener fd: PTRACE_SEIZE (then detach), and pidfd_getfd of each
  *     of its fds below 1024, looking for "anon_inode:seccomp notify". Lines to OUT: "seized",
@@ -173,6 +179,90 @@ static int listener(long pid) {
   return 0;
 }
 
+static void refused(const char *what, int e) {
+  fprintf(out, "refused %s %s\n", what, strerror(e));
+}
+
+/* readlink of /proc/PID/fd/N for every N the directory lists (listing it may be allowed where
+ * following its links is not) */
+static void reach_fds(long pid) {
+  char path[64], target[4096];
+  int e = ENOENT, found = 0;
+  for (int n = 0; n < 1024; n++) {
+    ssize_t len;
+    snprintf(path, sizeof(path), "/proc/%ld/fd/%d", pid, n);
+    len = readlink(path, target, sizeof(target) - 1);
+    if (len < 0) {
+      if (errno != ENOENT)
+        e = errno;
+      continue;
+    }
+    target[len] = '\0';
+    fprintf(out, "fd %d %s\n", n, target);
+    found = 1;
+  }
+  if (!found)
+    refused("fd", e);
+}
+
+static void reach_by_pidfd(long pid) {
+  int pidfd = (int)syscall(SYS_pidfd_open, (pid_t)pid, 0), e = errno, taken = 0;
+  for (int n = 0; pidfd >= 0 && n < 1024; n++) {
+    int fd = (int)syscall(SYS_pidfd_getfd, pidfd, n, 0);
+    if (fd < 0) {
+      if (errno != EBADF)
+        e = errno;
+      continue;
+    }
+    close(fd);
+    fprintf(out, "fd-taken %d\n", n);
+    taken = 1;
+  }
+  if (!taken)
+    refused("getfd", e);
+}
+
+static int reach(long pid, const char *host_file) {
+  char path[4096], cwd[4096], buf[16];
+  ssize_t n;
+  int fd, status;
+  snprintf(path, sizeof(path), "/proc/%ld/root%s", pid, host_file);
+  fd = open(path, O_RDONLY);
+  if (fd >= 0) {
+    fprintf(out, "root-escape\n");
+    close(fd);
+  } else {
+    refused("root", errno);
+  }
+  snprintf(path, sizeof(path), "/proc/%ld/cwd", pid);
+  n = readlink(path, cwd, sizeof(cwd) - 1);
+  if (n >= 0) {
+    cwd[n] = '\0';
+    fprintf(out, "cwd %s\n", cwd);
+  } else {
+    refused("cwd", errno);
+  }
+  reach_fds(pid);
+  snprintf(path, sizeof(path), "/proc/%ld/environ", pid);
+  fd = open(path, O_RDONLY);
+  if (fd >= 0 && read(fd, buf, sizeof(buf)) > 0)
+    fprintf(out, "environ\n");
+  else
+    refused("environ", errno);
+  if (fd >= 0)
+    close(fd);
+  reach_by_pidfd(pid);
+  if (ptrace(PTRACE_SEIZE, (pid_t)pid, NULL, NULL) == 0) {
+    fprintf(out, "seized\n");
+    if (ptrace(PTRACE_INTERRUPT, (pid_t)pid, NULL, NULL) == 0)
+      (void)waitpid((pid_t)pid, &status, __WALL);
+    ptrace(PTRACE_DETACH, (pid_t)pid, NULL, NULL);
+  } else {
+    refused("seize", errno);
+  }
+  return 0;
+}
+
 int main(int argc, char **argv) {
   if (argc == 5 && strcmp(argv[1], "watch") == 0) {
     out = fopen(argv[4], "w");
@@ -182,12 +272,17 @@ int main(int argc, char **argv) {
     out = fopen(argv[3], "w");
     return out == NULL ? 1 : overwrite(strtol(argv[2], NULL, 10));
   }
+  if (argc == 5 && strcmp(argv[1], "reach") == 0) {
+    out = fopen(argv[4], "w");
+    return out == NULL ? 1 : reach(strtol(argv[2], NULL, 10), argv[3]);
+  }
   if (argc == 4 && strcmp(argv[1], "listener") == 0) {
     out = fopen(argv[3], "w");
     return out == NULL ? 1 : listener(strtol(argv[2], NULL, 10));
   }
   fprintf(
       stderr,
-      "usage: ptrace-probe watch HOST_FILE STOP_FILE OUT | overwrite PID OUT | listener PID OUT\n");
+      "usage: ptrace-probe watch HOST_FILE STOP_FILE OUT | overwrite PID OUT | listener PID OUT | "
+      "reach PID HOST_FILE OUT\n");
   return 2;
 }

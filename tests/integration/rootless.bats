@@ -205,6 +205,92 @@ user_run_detached() {
   _fsrun_pid_alive "$USER_INIT"
 }
 
+# all_capabilities_json: every capability this host knows, as a JSON list of names
+all_capabilities_json() {
+  echo "[$(capsh --print | sed -n 's/^Bounding set =//p' | tr ',' '\n' |
+    sed 's/^cap_/CAP_/; s/.*/"\U&"/' | paste -sd, -)]"
+}
+
+@test "rootless: while the init is dumpable for newgidmap/newuidmap, another container of the user (every capability, the host's pids) reaches nothing of it; the user's own shell does" {
+  # The window is real: an ordinary user's init stays dumpable until GO, so that newuidmap (which
+  # wants /proc/PID to belong to the user) can write its maps, and it has not entered its root yet.
+  # What decides who reaches it is the kernel's ptrace rule: a process of another user namespace
+  # needs CAP_SYS_PTRACE over the init's (its new one), which only the user's own processes in the
+  # runtime's user namespace (its owner) and root have. Container A of the same user, with every
+  # capability in its user namespace, no pid namespace of its own and the host's /proc, tries while
+  # a newgidmap wrapper holds B's create in that window; the user's own shell tries too (the
+  # control: it takes the host's root, the fds, and seizes the init).
+  requires_host_command newuidmap
+  requires_host_command newgidmap
+  requires_host_command cc
+  local subuid subgid probe pid out=$UDIR/reach-host.out
+  subuid=$(awk -F: -v u="$TEST_USER" '$1 == u {print $2; exit}' /etc/subuid)
+  subgid=$(awk -F: -v u="$TEST_USER" '$1 == u {print $2; exit}' /etc/subgid)
+  if [ -z "$subuid" ] || [ -z "$subgid" ]; then
+    subuid=3000000 subgid=3000000
+    echo "$TEST_USER:$subuid:65536" >>/etc/subuid
+    echo "$TEST_USER:$subgid:65536" >>/etc/subgid
+  fi
+  probe=$UDIR/bundle/rootfs/bin/ptrace-probe
+  cc -static -O2 -o "$probe" "$FSRUN_TESTS_DIR/ptrace-probe.c" || skip "needs cc -static"
+  cp "$probe" "$UDIR/ptrace-probe"
+  echo secret >"$UDIR/host-only"
+  # holds newgidmap (the first of the two) until released, at most 60 s
+  mkdir "$UDIR/bin"
+  printf '#!/bin/sh\necho "$1" >%s/held.tmp && mv %s/held.tmp %s/held\ni=0\nwhile [ ! -e %s/release ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done\nexec %s "$@"\n' \
+    "$UDIR" "$UDIR" "$UDIR" "$UDIR" "$(command -v newgidmap)" >"$UDIR/bin/newgidmap"
+  chmod 755 "$UDIR/bin/newgidmap"
+  chown -R "$TEST_UID:$TEST_GID" "$probe" "$UDIR/ptrace-probe" "$UDIR/host-only" "$UDIR/bin"
+  cp "$UDIR/bundle/config.json" "$UDIR/config.orig"
+  # A: every capability, the host's pid namespace and /proc
+  update_user_config '.root.readonly = false
+    | .linux.namespaces |= map(select(.type != "pid"))
+    | .mounts |= map(if .destination == "/proc"
+        then {"destination": "/proc", "type": "bind", "source": "/proc", "options": ["rbind"]} else . end)
+    | .process.capabilities |= (with_entries(.value = $all) | del(.ambient))
+    | .process.args = ["sleep", "1000"]' --argjson all "$(all_capabilities_json)"
+  user_run_detached rl-reach-a
+  # B: a multi-range map, through the held newgidmap
+  cp "$UDIR/config.orig" "$UDIR/bundle/config.json"
+  update_user_config '.process.args = ["true"]
+    | .linux.uidMappings = [{"containerID": 0, "hostID": $uid, "size": 1},
+                            {"containerID": 1, "hostID": $subuid, "size": 1000}]
+    | .linux.gidMappings = [{"containerID": 0, "hostID": $gid, "size": 1},
+                            {"containerID": 1, "hostID": $subgid, "size": 1000}]' \
+    --argjson uid "$TEST_UID" --argjson gid "$TEST_GID" --argjson subuid "$subuid" --argjson subgid "$subgid"
+  # in the background, without bats' own fds (a failing test would wait for them to close)
+  USER_PATH=$UDIR/bin:/usr/local/bin:/usr/bin:/bin as_user /bin/sh -c 'cd "$1" && exec "$2" create rl-reach-b' \
+    sh "$UDIR/bundle" "$FSRUN" </dev/null >"$UDIR/create.log" 2>&1 3>&- 4>&- &
+  for _ in $(seq 300); do [ -e "$UDIR/held" ] && break; sleep 0.1; done
+  pid=$(cat "$UDIR/held")
+  # in the window: dumpable (/proc/PID is the user's), in a user namespace of its own
+  [ "$(stat -c %u "/proc/$pid")" = "$TEST_UID" ]
+  [ "$(readlink "/proc/$pid/ns/user")" != "$(readlink /proc/self/ns/user)" ]
+  user_run exec rl-reach-a /bin/ptrace-probe reach "$pid" "$UDIR/host-only" /tmp/reach.out
+  as_user "$UDIR/ptrace-probe" reach "$pid" "$UDIR/host-only" "$out"
+  : >"$UDIR/release"
+  wait
+  cat "$UDIR/create.log"
+  echo "from container A:"
+  cat "$UDIR/bundle/rootfs/tmp/reach.out"
+  echo "from the user's shell:"
+  cat "$out"
+  # A got nothing at all
+  [ "$(grep -vc '^refused ' "$UDIR/bundle/rootfs/tmp/reach.out")" = 0 ]
+  [ "$(grep -c '^refused ' "$UDIR/bundle/rootfs/tmp/reach.out")" = 6 ]
+  # the control: the user's own process took all of it
+  grep -qx root-escape "$out"
+  grep -q '^fd [0-9]* /proc$' "$out"
+  grep -qx environ "$out"
+  grep -q '^fd-taken ' "$out"
+  grep -qx seized "$out"
+  # and B was created all the same
+  user_run state rl-reach-b
+  [ "$(jq -r .status <<<"$output")" = created ]
+  user_run delete --force rl-reach-b
+  user_run delete --force rl-reach-a
+}
+
 @test "rootless: delete --force with a corrupt state.json and no cgroup kills the init its record names" {
   # before: no cgroup to look into, so it failed and kept the state (the init lived on)
   local id=rl-corrupt-$RANDOM
@@ -595,12 +681,6 @@ probe_held_process() {
   [ -z "$(grep -F " $copy" "$UDIR/bundle/rootfs/tmp/watch.out")" ]
   cmp "$copy" "$UDIR/fsrun-original"
   FSRUN=$copy user_run delete --force rl-join-a
-}
-
-# all_capabilities_json: every capability this host knows, as a JSON list of names
-all_capabilities_json() {
-  echo "[$(capsh --print | sed -n 's/^Bounding set =//p' | tr ',' '\n' |
-    sed 's/^cap_/CAP_/; s/.*/"\U&"/' | paste -sd, -)]"
 }
 
 @test "rootless: a container joins its user namespace and a pid namespace made below it inside; a watcher with every capability there never reaches the late init" {

@@ -229,11 +229,15 @@ EOF
 
 # Container ids are unique per test ("NAME-$UNIQ", $RANDOM, or a variable made of them): the cgroup
 # and assert_no_leftovers go by the id alone, so a fixed id is shared with a concurrent run of the
-# file (contrib/run-tests.sh runs files side by side) or with what an aborted run left.
+# file (contrib/run-tests.sh runs files side by side) or with what an aborted run left. The
+# ordinary user's runs (rootless.bats) go from the bundle directory, without --bundle: through
+# user_run, user_run_detached, a binary in a variable (an sh -c script's "$2"), or an id= literal.
 @test "harness: no test creates a container under a fixed id" {
-  local opts='( -[-a-z]+( "[^"]*"| [^-" ][^ ]*)?)*'
+  local opts='( -[-a-z]+( "[^"]*"| [^-" ][^ ]*)?)*' word='"?[A-Za-z][A-Za-z0-9_.-]*"?'
   run grep -nE -e "\b(create|run)$opts --bundle[ =]\"?[^ ]+\"?$opts \"?[A-Za-z][A-Za-z0-9_.-]*\"?( |\$|<|>|;|\))" \
-    -e '^[[:space:]]*CONTAINER_ID=[A-Za-z][A-Za-z0-9_.-]*$' "$FSRUN_TESTS_DIR"/*.bats
+    -e '^[[:space:]]*CONTAINER_ID=[A-Za-z][A-Za-z0-9_.-]*$' \
+    -e "(\buser_run|\"\\\$[A-Za-z0-9_]+\"|\\\$[A-Za-z0-9_]+) (create|run)( -d)? $word( |\$|<|>|;|\)|')" \
+    -e "\buser_run_detached $word( |\$)" -e '\bid=[A-Za-z][A-Za-z0-9_.-]*( |$)' "$FSRUN_TESTS_DIR"/*.bats
   echo "$output"
   [ "$status" -eq 1 ]
 }

@@ -223,7 +223,7 @@ all_capabilities_json() {
   requires_host_command newuidmap
   requires_host_command newgidmap
   requires_host_command cc
-  local subuid subgid probe pid out=$UDIR/reach-host.out
+  local subuid subgid probe pid out=$UDIR/reach-host.out a=rl-reach-a-$UNIQ b=rl-reach-b-$UNIQ
   subuid=$(awk -F: -v u="$TEST_USER" '$1 == u {print $2; exit}' /etc/subuid)
   subgid=$(awk -F: -v u="$TEST_USER" '$1 == u {print $2; exit}' /etc/subgid)
   if [ -z "$subuid" ] || [ -z "$subgid" ]; then
@@ -249,7 +249,7 @@ all_capabilities_json() {
         then {"destination": "/proc", "type": "bind", "source": "/proc", "options": ["rbind"]} else . end)
     | .process.capabilities |= (with_entries(.value = $all) | del(.ambient))
     | .process.args = ["sleep", "1000"]' --argjson all "$(all_capabilities_json)"
-  user_run_detached rl-reach-a
+  user_run_detached "$a"
   # B: a multi-range map, through the held newgidmap
   cp "$UDIR/config.orig" "$UDIR/bundle/config.json"
   update_user_config '.process.args = ["true"]
@@ -259,14 +259,14 @@ all_capabilities_json() {
                             {"containerID": 1, "hostID": $subgid, "size": 1000}]' \
     --argjson uid "$TEST_UID" --argjson gid "$TEST_GID" --argjson subuid "$subuid" --argjson subgid "$subgid"
   # in the background, without bats' own fds (a failing test would wait for them to close)
-  USER_PATH=$UDIR/bin:/usr/local/bin:/usr/bin:/bin as_user /bin/sh -c 'cd "$1" && exec "$2" create rl-reach-b' \
-    sh "$UDIR/bundle" "$FSRUN" </dev/null >"$UDIR/create.log" 2>&1 3>&- 4>&- &
+  USER_PATH=$UDIR/bin:/usr/local/bin:/usr/bin:/bin as_user /bin/sh -c 'cd "$1" && exec "$2" create "$3"' \
+    sh "$UDIR/bundle" "$FSRUN" "$b" </dev/null >"$UDIR/create.log" 2>&1 3>&- 4>&- &
   for _ in $(seq 300); do [ -e "$UDIR/held" ] && break; sleep 0.1; done
   pid=$(cat "$UDIR/held")
   # in the window: dumpable (/proc/PID is the user's), in a user namespace of its own
   [ "$(stat -c %u "/proc/$pid")" = "$TEST_UID" ]
   [ "$(readlink "/proc/$pid/ns/user")" != "$(readlink /proc/self/ns/user)" ]
-  user_run exec rl-reach-a /bin/ptrace-probe reach "$pid" "$UDIR/host-only" /tmp/reach.out
+  user_run exec "$a" /bin/ptrace-probe reach "$pid" "$UDIR/host-only" /tmp/reach.out
   as_user "$UDIR/ptrace-probe" reach "$pid" "$UDIR/host-only" "$out"
   : >"$UDIR/release"
   wait
@@ -285,10 +285,10 @@ all_capabilities_json() {
   grep -q '^fd-taken ' "$out"
   grep -qx seized "$out"
   # and B was created all the same
-  user_run state rl-reach-b
+  user_run state "$b"
   [ "$(jq -r .status <<<"$output")" = created ]
-  user_run delete --force rl-reach-b
-  user_run delete --force rl-reach-a
+  user_run delete --force "$b"
+  user_run delete --force "$a"
 }
 
 @test "rootless: delete --force with a corrupt state.json and no cgroup kills the init its record names" {
@@ -363,19 +363,20 @@ all_capabilities_json() {
   update_user_config '.linux.namespaces |= map(select(.type != "mount")) | .mounts = [] |
     .root.readonly = false | .linux.maskedPaths = [] | .linux.readonlyPaths = [] |
     .process.args = ["sh", "-c", "[ -e /linuxrc ] && echo in-rootfs"]'
-  run as_user /bin/sh -c 'cd "$1" && before=$(stat -c %d:%i /) && "$2" run rl-nomnt || exit 1
-    [ "$(stat -c %d:%i /)" = "$before" ] && echo caller-unchanged' sh "$UDIR/bundle" "$FSRUN"
+  local id=rl-nomnt-$UNIQ
+  run as_user /bin/sh -c 'cd "$1" && before=$(stat -c %d:%i /) && "$2" run "$3" || exit 1
+    [ "$(stat -c %d:%i /)" = "$before" ] && echo caller-unchanged' sh "$UDIR/bundle" "$FSRUN" "$id"
   echo "$output"
   [ "$status" -eq 0 ]
   [ "${lines[0]}" = in-rootfs ]
   [ "${lines[1]}" = caller-unchanged ]
   # a mount would be made in the caller's mount namespace: refused in one line, nothing left
   update_user_config '.mounts = [{"destination": "/proc", "type": "proc", "source": "proc"}]'
-  user_run run rl-nomnt
+  user_run run "$id"
   [ "$status" -eq 1 ]
   [ "${#lines[@]}" -eq 1 ]
   [[ $output == *"mounts: needs a mount namespace"* ]]
-  [ ! -e "$UDIR/run/fsrun/rl-nomnt" ]
+  [ ! -e "$UDIR/run/fsrun/$id" ]
 }
 
 @test "rootless: a tmpfs without mode= over an existing 0712 directory keeps its mode" {
@@ -435,7 +436,7 @@ all_capabilities_json() {
                       "action": "SCMP_ACT_NOTIFY"}]}' --arg sock "$UDIR/agent.sock"
   # bounded: the previous binary waited forever in the init's sendmsg of the listener fd
   run as_user /bin/sh -c 'cd "$1" && shift && exec "$@"' sh "$UDIR/bundle" \
-    timeout -s KILL 60 "$FSRUN" run rl-notify
+    timeout -s KILL 60 "$FSRUN" run "rl-notify-$UNIQ"
   echo "$output"
   [ "$status" -eq 0 ]
   [ "$output" = mkdir-succeeded ]
@@ -446,7 +447,7 @@ all_capabilities_json() {
   # checked from the host: a procfs directory the init holds open in which this (host) shell's
   # "self" resolves is the host's; before, the init kept the one its ordinary-user runtime opened
   # (the host's /proc) whenever the container mounted no /proc
-  local id=rl-noproc pid fd found=""
+  local id=rl-noproc-$UNIQ pid fd found=""
   update_user_config '.process.args = ["sleep", "1000"] | .mounts |= map(select(.type != "proc"))'
   # not through `run`: the init keeps the output it was given until it execs
   as_user /bin/sh -c 'cd "$1" && shift && exec "$@"' sh "$UDIR/bundle" "$FSRUN" create "$id" \
@@ -479,7 +480,7 @@ start_user_listener() {
 }
 
 @test "rootless: exec with a seccomp NOTIFY profile of its own syscalls (sendmsg, recvmsg, close) with listenerPath does not hang" {
-  local listener=${FSRUN%/*}/tests/seccomp-listener id=rl-notify-exec
+  local listener=${FSRUN%/*}/tests/seccomp-listener id=rl-notify-exec-$UNIQ
   [ -x "$listener" ] || skip "no $listener (build it with make)"
   cp "$listener" "$UDIR/listener"
   chown "$TEST_UID:$TEST_GID" "$UDIR/listener"
@@ -543,7 +544,7 @@ probe_held_process() {
   update_user_config '.process.args = ["true"]'
   start_user_listener "$UDIR/held"
   as_user /bin/sh -c 'cd "$1" && shift && exec "$@"' sh "$UDIR/bundle" \
-    timeout -s KILL 60 "$FSRUN" run rl-notify-hold </dev/null >"$UDIR/run.out" 2>&1 3>&- &
+    timeout -s KILL 60 "$FSRUN" run "rl-notify-hold-$UNIQ" </dev/null >"$UDIR/run.out" 2>&1 3>&- &
   run_pid=$!
   probe_held_process
   wait "$run_pid"
@@ -552,7 +553,7 @@ probe_held_process() {
 }
 
 @test "rootless: the exec process is never dumpable while it hands its seccomp listener fd over" {
-  local id=rl-notify-hold-exec exec_pid
+  local id=rl-notify-hold-exec-$UNIQ exec_pid
   notify_hold_setup
   update_user_config '.process.args = ["sleep", "1000"]'
   start_user_listener
@@ -575,7 +576,7 @@ probe_held_process() {
   # CAP_SYS_PTRACE in the container's user namespace) tries PTRACE_SEIZE and pidfd_getfd on it,
   # against a copy of the binary. Before, the first was dumpable there: seized, its listener fd
   # taken.
-  local id=rl-notify-take exec_pid nspid probe copy=$UDIR/fsrun-copy
+  local id=rl-notify-take-$UNIQ exec_pid nspid probe copy=$UDIR/fsrun-copy
   requires_host_command cc
   notify_hold_setup
   probe=$UDIR/bundle/rootfs/bin/ptrace-probe
@@ -611,24 +612,24 @@ probe_held_process() {
   # an ordinary user cannot enter a pid namespace from outside the user namespace that owns it
   # (setns wants CAP_SYS_ADMIN in the host's user namespace too): before, the runtime tried anyway
   # and failed with "join the pid namespace: Operation not permitted"
-  local pid
+  local pid a=rl-newuser-a-$UNIQ b=rl-newuser-b-$UNIQ
   update_user_config '.process.args = ["sleep", "1000"]'
   cp "$UDIR/bundle/config.json" "$UDIR/config.a"
   # not through `run`: the container would keep its output pipe open
-  as_user /bin/sh -c 'cd "$1" && exec "$2" run -d rl-newuser-a' sh "$UDIR/bundle" "$FSRUN" \
+  as_user /bin/sh -c 'cd "$1" && exec "$2" run -d "$3"' sh "$UDIR/bundle" "$FSRUN" "$a" \
     </dev/null >/dev/null 2>&1
-  user_run state rl-newuser-a
+  user_run state "$a"
   pid=$(jq -r .pid <<<"$output")
   update_user_config '.linux.namespaces |= map(if .type == "pid" then .path = $p else . end)' \
     --arg p "/proc/$pid/ns/pid"
-  user_run create rl-newuser-b
+  user_run create "$b"
   echo "$output"
   [ "$status" -eq 1 ]
   [ "${#lines[@]}" -eq 1 ]
   [[ "$output" == *"linux.namespaces: the pid namespace \`/proc/$pid/ns/pid\` can be joined without the user namespace that owns it, or one above that, only by root"* ]]
-  user_run state rl-newuser-b
+  user_run state "$b"
   [ "$status" -ne 0 ]
-  user_run delete --force rl-newuser-a
+  user_run delete --force "$a"
 }
 
 @test "rootless: a watcher with CAP_SYS_PTRACE in container A never reaches the host through containers joining A's user and pid namespaces" {
@@ -638,7 +639,7 @@ probe_held_process() {
   # user's runtime entered the pid namespace itself, before the clone (EPERM from the host's user
   # namespace), and the namespaces of a joined user namespace were unshared only after the first
   # mounts.
-  local i pid probe copy=$UDIR/fsrun-copy
+  local i pid probe copy=$UDIR/fsrun-copy a=rl-join-a-$UNIQ
   requires_host_command cc
   probe=$UDIR/bundle/rootfs/bin/ptrace-probe
   cc -static -O2 -o "$probe" "$FSRUN_TESTS_DIR/ptrace-probe.c" || skip "needs cc -static"
@@ -651,22 +652,22 @@ probe_held_process() {
     | .process.args = ["/bin/ptrace-probe", "watch", $f, "/tmp/stop", "/tmp/watch.out"]' \
     --arg f "$UDIR/host-only"
   cp "$UDIR/bundle/config.json" "$UDIR/config.a"
-  as_user /bin/sh -c 'cd "$1" && exec "$2" run -d rl-join-a' sh "$UDIR/bundle" "$copy" \
+  as_user /bin/sh -c 'cd "$1" && exec "$2" run -d "$3"' sh "$UDIR/bundle" "$copy" "$a" \
     </dev/null >/dev/null 2>&1
-  FSRUN=$copy user_run state rl-join-a
+  FSRUN=$copy user_run state "$a"
   pid=$(jq -r .pid <<<"$output")
   update_user_config '.linux.namespaces |= map(if .type == "pid" or .type == "user"
       then .path = "/proc/\($p)/ns/\(.type)" else . end)
     | del(.linux.uidMappings, .linux.gidMappings) | .process.args = ["/bin/true"]' --arg p "$pid"
   for i in $(seq 10); do
     # not through `run`: the init keeps the output it was given until it execs
-    as_user /bin/sh -c 'cd "$1" && exec "$2" create "$3"' sh "$UDIR/bundle" "$copy" "rl-join-$i" \
+    as_user /bin/sh -c 'cd "$1" && exec "$2" create "$3"' sh "$UDIR/bundle" "$copy" "rl-join-$i-$UNIQ" \
       </dev/null >/dev/null
-    FSRUN=$copy user_run delete --force "rl-join-$i"
+    FSRUN=$copy user_run delete --force "rl-join-$i-$UNIQ"
   done
   update_user_config '.process.args = ["/bin/sh", "-c",
     "cat /proc/1/comm; readlink /proc/self/ns/pid; wc -c </proc/timer_list"]'
-  FSRUN=$copy user_run run rl-join-run
+  FSRUN=$copy user_run run "rl-join-run-$UNIQ"
   : >"$UDIR/bundle/rootfs/tmp/stop"
   echo "$output"
   [ "$status" = 0 ]
@@ -680,7 +681,7 @@ probe_held_process() {
   [ -z "$(grep '^root-escape' "$UDIR/bundle/rootfs/tmp/watch.out")" ]
   [ -z "$(grep -F " $copy" "$UDIR/bundle/rootfs/tmp/watch.out")" ]
   cmp "$copy" "$UDIR/fsrun-original"
-  FSRUN=$copy user_run delete --force rl-join-a
+  FSRUN=$copy user_run delete --force "$a"
 }
 
 @test "rootless: a container joins its user namespace and a pid namespace made below it inside; a watcher with every capability there never reaches the late init" {
@@ -689,7 +690,7 @@ probe_held_process() {
   # B joins A's user namespace and that pid namespace, against a copy of the binary. Before, an
   # ordinary user's such config was refused ("can be joined without the user namespace that owns
   # it only by root").
-  local a b watcher probe copy=$UDIR/fsrun-copy out
+  local a b watcher probe copy=$UDIR/fsrun-copy out ida=rl-anc-a-$UNIQ
   requires_host_command cc
   probe=$UDIR/bundle/rootfs/bin/ptrace-probe
   cc -static -O2 -o "$probe" "$FSRUN_TESTS_DIR/ptrace-probe.c" || skip "needs cc -static"
@@ -703,9 +704,9 @@ probe_held_process() {
     | .process.capabilities |= (with_entries(.value = $all) | del(.ambient))
     | .process.args = ["/bin/sh", "-c", "/bin/busybox unshare --user --map-root-user --pid --fork --mount-proc /bin/ptrace-probe watch \($f) /tmp/stop /tmp/watch.out & exec /bin/sleep 1000"]' \
     --arg f "$UDIR/host-only" --argjson all "$(all_capabilities_json)"
-  as_user /bin/sh -c 'cd "$1" && exec "$2" run -d rl-anc-a' sh "$UDIR/bundle" "$copy" \
+  as_user /bin/sh -c 'cd "$1" && exec "$2" run -d "$3"' sh "$UDIR/bundle" "$copy" "$ida" \
     </dev/null >/dev/null 2>&1
-  FSRUN=$copy user_run state rl-anc-a
+  FSRUN=$copy user_run state "$ida"
   a=$(jq -r .pid <<<"$output")
   # the watcher: the grandchild of A's init (sh forked unshare, which forked it)
   for _ in $(seq 100); do
@@ -724,7 +725,7 @@ probe_held_process() {
     | .process.args = ["/bin/sh", "-c", "cat /proc/1/comm; readlink /proc/self/ns/pid; readlink /proc/self/ns/user"]' \
     --arg a "$a" --arg w "$watcher"
   for b in 1 2 3 4 5; do
-    FSRUN=$copy user_run run "rl-anc-b$b"
+    FSRUN=$copy user_run run "rl-anc-b$b-$UNIQ"
     echo "$output"
     [ "$status" -eq 0 ]
     [ "${lines[0]}" = ptrace-probe ]
@@ -738,7 +739,7 @@ probe_held_process() {
   grep -q '^watched [1-9]' "$out"
   [ -z "$(grep -E '^(root-escape|seized)' "$out")" ]
   [ -z "$(grep -F " $copy" "$out")" ]
-  FSRUN=$copy user_run delete --force rl-anc-a
+  FSRUN=$copy user_run delete --force "$ida"
 }
 
 @test "rootless: an image's /proc/sys/kernel/cap_last_cap (no procfs) does not widen the bounding set, init and exec" {

@@ -305,7 +305,7 @@ all_capabilities_json() {
     _fsrun_pid_alive "$USER_INIT" || break
     sleep 0.1
   done
-  ! _fsrun_pid_alive "$USER_INIT"
+  ! _fsrun_pid_alive "$USER_INIT" || false
   USER_INIT=''
 }
 
@@ -326,7 +326,7 @@ all_capabilities_json() {
     _fsrun_pid_alive "$USER_INIT" || break
     sleep 0.1
   done
-  ! _fsrun_pid_alive "$USER_INIT"
+  ! _fsrun_pid_alive "$USER_INIT" || false
   USER_INIT=''
 }
 
@@ -355,7 +355,7 @@ all_capabilities_json() {
     _fsrun_pid_alive "$USER_INIT" || break
     sleep 0.1
   done
-  ! _fsrun_pid_alive "$USER_INIT"
+  ! _fsrun_pid_alive "$USER_INIT" || false
   USER_INIT=''
 }
 

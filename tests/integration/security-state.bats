@@ -116,7 +116,7 @@ move_out_of_cgroup() {
   for procs in /sys/fs/cgroup/cgroup.procs /sys/fs/cgroup/*/cgroup.procs; do
     [ -e "$procs" ] && echo "$1" >"$procs"
   done
-  ! grep -q "$CONTAINER_ID" "/proc/$1/cgroup"
+  ! grep -q "$CONTAINER_ID" "/proc/$1/cgroup" || return 1
 }
 
 @test "security-state: delete --force with a corrupt state.json kills the init that left its cgroup (its record is kept apart)" {

@@ -53,7 +53,7 @@ sbx() {
   jq -c '{event: "sandbox:tamper", paths: .tamper, discarded: .discarded}' "$DIR/status.json" \
     >>"$DIR/audit.jsonl"
   # nothing of the exec is left in the state root
-  ! ls -A "$DIR/state" | grep '^\.sandbox-git\.'
+  ! ls -A "$DIR/state" | grep '^\.sandbox-git\.' || false
 }
 
 @test "exec-git: the task's commondir cannot be replaced (root)" {
@@ -169,7 +169,7 @@ route_sigkill() {
     as_owner "$FSRUN" --root "$DIR/state" delete --force "$id"
     [ ! -e "$DIR/state/$id" ]
   fi
-  ! ls -A "$DIR/state" | grep '^\.sandbox-git\.'
+  ! ls -A "$DIR/state" | grep '^\.sandbox-git\.' || false
 }
 
 @test "exec-git: a SIGKILLed fsrun exec applies nothing; the next exec removes its per-run dir (root)" {

@@ -54,8 +54,8 @@ EOF
   local first=$BUNDLE
   setup_bundle "$BATS_TEST_TMPDIR/second"
   echo "intruder:x:7:7::/:/bin/sh" >>"$BUNDLE/rootfs/etc/passwd"
-  ! grep -q intruder "$first/rootfs/etc/passwd"
-  ! grep -q intruder "$TEST_CACHE/private/etc/passwd"
+  ! grep -q intruder "$first/rootfs/etc/passwd" || false
+  ! grep -q intruder "$TEST_CACHE/private/etc/passwd" || false
   [ "$(stat -c %h "$BUNDLE/rootfs/etc/passwd")" = 1 ]
   [ "$(stat -c %h "$BUNDLE/config.json")" = 1 ]
   [ "$(stat -c %i "$first/rootfs/bin/busybox")" = "$(stat -c %i "$BUNDLE/rootfs/bin/busybox")" ]
@@ -138,7 +138,7 @@ EOF
   run teardown_bundle
   [ ! -e "$BUNDLE" ]
   [ "$(cat "$outside/sentinel")" = keep ]
-  ! grep -qF "$ROOTFS" /proc/self/mountinfo
+  ! grep -qF "$ROOTFS" /proc/self/mountinfo || false
 }
 
 @test "harness: a sanitizer report fails the test that caused it" {
@@ -249,4 +249,41 @@ EOF
   wait
   run wait_for_file "$BATS_TEST_TMPDIR/never" 1
   [ "$status" -eq 1 ]
+}
+
+# Bash ignores errexit for a pipeline inverted with `!` (and for an and-or list that ends in one),
+# so a bare `! cmd` in a test body asserts nothing: the test goes on when cmd succeeds. The idiom
+# of this tree is `! cmd || false`, whose `false` is an ordinary command that errexit does see.
+@test "harness: '! cmd || false' fails when cmd succeeds, where a bare '! cmd' does not" {
+  run bash -ec '! true; echo went-on'
+  [ "$status" -eq 0 ]
+  [ "$output" = went-on ]
+  run bash -ec '! true || false; echo went-on'
+  [ "$status" -eq 1 ]
+  [ -z "$output" ]
+  run bash -ec '! false || false; echo went-on'
+  [ "$status" -eq 0 ]
+  [ "$output" = went-on ]
+}
+
+# A `!` that starts a command (a line, or after &&, ||, ;, {, (, then, do, else) is followed on
+# its line by `||` (the `|| false` idiom, or a skip or return), or ends an if/while condition.
+@test "harness: no test file has a bare '! cmd', which errexit ignores" {
+  run find "$FSRUN_TESTS_DIR" "$FSRUN_TESTS_DIR/../vm" "$FSRUN_TESTS_DIR/../clients" -maxdepth 1 \
+    \( -name '*.bats' -o -name '*.bash' \) -exec awk '
+    /^[[:space:]]*#/ { next }
+    {
+      line = $0
+      gsub(/\[\[[^]]*\]\]/, "", line)
+      while (match(line, /(^|&&|\|\||;|[{(]|[[:space:]](then|do|else))[[:space:]]*! /)) {
+        line = substr(line, RSTART + RLENGTH)
+        if (line !~ /\|\|/ && line !~ /;[[:space:]]*(then|do)[[:space:]]*$/) {
+          print FILENAME ":" FNR ": " $0
+          next
+        }
+      }
+    }' {} +
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ -z "$output" ]
 }

@@ -151,10 +151,10 @@ _fsrun_config_cache() {
     flock 9
     [ -f "$_fsrun_config_file" ] && exit 0
     local dir source=spec
+    local filter='.process.terminal = false | .process.args = ["/bin/sh", "-c", "true"]'
     dir=$(mktemp -d "$TEST_CACHE/spec.XXXXXX") || exit 1
     if ! (cd "$dir" && "$FSRUN" spec) >/dev/null 2>&1 ||
-      ! jq '.process.terminal = false | .process.args = ["/bin/sh", "-c", "true"]' "$dir/config.json" \
-        >"$dir/final.json" 2>/dev/null; then
+      ! jq "$filter" "$dir/config.json" >"$dir/final.json" 2>/dev/null; then
       # Until `fsrun spec` works: the same shape, written here.
       source=builtin
       _fsrun_builtin_config >"$dir/final.json"
@@ -416,7 +416,8 @@ is_protected_exe() {
   exe=$(readlink "/proc/$1/exe") || return 1
   [ "$exe" = "/memfd:fsrun (deleted)" ] && return 0
   [ "$exe" = "/$(basename "$FSRUN")" ] && [ ! -e "$exe" ] &&
-    [ "$(stat -L -f -c %T "/proc/$1/exe")" = overlayfs ] && ! (: >>"/proc/$1/exe") 2>/dev/null
+    [ "$(stat -L -f -c %T "/proc/$1/exe")" = overlayfs ] || return 1
+  ! (: >>"/proc/$1/exe") 2>/dev/null || return 1
 }
 
 _fsrun_pid_alive() {

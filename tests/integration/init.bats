@@ -78,7 +78,7 @@ teardown() {
   wait "$pid" || rc=$?
   cat "$BATS_TEST_TMPDIR/out"
   [ "$rc" -eq 130 ]
-  ! grep -q not-interrupted "$BATS_TEST_TMPDIR/out"
+  ! grep -q not-interrupted "$BATS_TEST_TMPDIR/out" || false
   assert_no_leftovers fg-int-$UNIQ
 }
 

@@ -184,7 +184,7 @@ state_field() {
   pid=$(state_field life-c-$UNIQ pid)
   fsrun delete life-c-$UNIQ
   assert_no_leftovers life-c-$UNIQ
-  ! _fsrun_pid_alive "$pid"
+  ! _fsrun_pid_alive "$pid" || false
 }
 
 @test "lifecycle: an init that moves to a mount namespace of its own is still the container (state, kill, delete)" {
@@ -242,7 +242,7 @@ state_field() {
   fsrun kill --all life-all-$UNIQ KILL
   for p in $pids; do
     for _ in $(seq 30); do _fsrun_pid_alive "$p" || break; sleep 0.1; done
-    ! _fsrun_pid_alive "$p"
+    ! _fsrun_pid_alive "$p" || false
   done
   fsrun delete life-all-$UNIQ
   assert_no_leftovers life-all-$UNIQ
@@ -390,7 +390,7 @@ state_field() {
   assert_no_leftovers life-sk-$UNIQ
   # the orphaned init died with its creator
   for _ in $(seq 20); do _fsrun_pid_alive "$init" || break; sleep 0.1; done
-  ! _fsrun_pid_alive "$init"
+  ! _fsrun_pid_alive "$init" || false
 }
 
 # bats test_tags=cgroupv2
@@ -412,7 +412,8 @@ state_field() {
       "$FSRUN" --root "$FSRUN_ROOT" create --bundle "$BUNDLE" "life-cd-$UNIQ-$i" || exit 1
       "$FSRUN" --root "$FSRUN_ROOT" delete --force "life-cd-$UNIQ-$i" || exit 1
     done
-    ! diff <(echo "$mounts_before") /proc/self/mountinfo | grep "^>" && [ "$(ls /proc/$$/fd)" = "$fds_before" ]' bash "$n"
+    ! diff <(echo "$mounts_before") /proc/self/mountinfo | grep "^>" || exit 1
+    [ "$(ls /proc/$$/fd)" = "$fds_before" ]' bash "$n"
   echo "$output"
   [ "$status" -eq 0 ]
   [ -z "$(ls -A "$FSRUN_ROOT")" ]

@@ -36,7 +36,7 @@ teardown() {
   (( flags & 1 ))
   # moved, not copied: the host no longer has it (a virtual device dies with the container's
   # network namespace, asynchronously; teardown removes whatever is left)
-  ! ip link show "$HOST_IF" 2>/dev/null
+  ! ip link show "$HOST_IF" 2>/dev/null || false
 }
 
 @test "netDevices: a missing host device is refused before anything is created" {

@@ -78,7 +78,7 @@ user_processes_gone() {
     sleep 0.1
     tries=$((tries - 1))
   done
-  ! pgrep -a -u "$NEST_USER"
+  ! pgrep -a -u "$NEST_USER" || false
 }
 
 # in_cgroup PID: PID is in the container's cgroup (pids controller on v1/hybrid, the v2 tree)

@@ -185,7 +185,7 @@ freezer_file() {
     _fsrun_pid_alive "$pid" || break
     sleep 0.1
   done
-  ! _fsrun_pid_alive "$pid"
+  ! _fsrun_pid_alive "$pid" || false
   assert_no_leftovers "$CONTAINER_ID"
   # the foreign cgroup was never written to: still frozen, now empty
   [ "$(cat "$FOREIGN/freezer.state")" = FROZEN ]

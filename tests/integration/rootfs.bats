@@ -112,8 +112,8 @@ add_mount() { # add_mount JSON
   [[ "$output" == *"mode=700"* ]]
   [[ "$output" =~ tmpfs\ +1024\  ]]
   has_opt /mnt/s ro
-  ! has_opt /mnt/s relatime
-  ! has_opt /mnt/s noatime
+  ! has_opt /mnt/s relatime || false
+  ! has_opt /mnt/s noatime || false
   [[ ",$(super_opts /mnt/s)," == *,sync,* ]]
   [[ ",$(super_opts /mnt/s)," == *,dirsync,* ]]
 }
@@ -184,9 +184,9 @@ add_mount() { # add_mount JSON
   umount "$HOSTDIR/top/sub"
   [ "$status" -eq 0 ]
   has_opt /mnt/c/sub rw
-  ! has_opt /mnt/c/sub nosuid
-  ! has_opt /mnt/c/sub noexec
-  ! has_opt /mnt/c/sub noatime
+  ! has_opt /mnt/c/sub nosuid || false
+  ! has_opt /mnt/c/sub noexec || false
+  ! has_opt /mnt/c/sub noatime || false
   has_opt /mnt/c/sub relatime
   has_opt /mnt/c/sub nosymfollow
   has_opt /mnt/c nosymfollow
@@ -420,7 +420,7 @@ add_mount() { # add_mount JSON
   [ "$(fstype /proc)" = proc ]
   [[ $output == *wrote* ]]
   # the image's own files are not there: only what the config mounts
-  ! grep -qx etc <<<"$output"
+  ! grep -qx etc <<<"$output" || false
   grep -qx deep <<<"$output"
   [ "$(find "$ROOTFS" | sort | md5sum)" = "$before" ]
   assert_no_leftovers "$CONTAINER_ID"
@@ -540,8 +540,8 @@ add_mount() { # add_mount JSON
   run_in_container true
   [ "$status" -eq 0 ]
   assert_no_leftovers "$CONTAINER_ID"
-  ! grep -qF " $ROOTFS" /proc/self/mountinfo
-  ! grep -qF " $HOSTDIR " /proc/self/mountinfo
+  ! grep -qF " $ROOTFS" /proc/self/mountinfo || false
+  ! grep -qF " $HOSTDIR " /proc/self/mountinfo || false
 
   # and create + delete without start
   set_process_args true

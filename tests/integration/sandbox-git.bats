@@ -170,8 +170,8 @@ route_update_ref() {
   [[ $output == *moved* ]]
   [ "$(hgit -C "$REPO" rev-parse main)" = "$MAIN0" ]
   [ "$(hgit -C "$REPO" rev-parse other)" = "$other0" ]
-  ! hgit -C "$REPO" rev-parse -q --verify refs/heads/new
-  ! hgit -C "$REPO" rev-parse -q --verify refs/tags/planted
+  ! hgit -C "$REPO" rev-parse -q --verify refs/heads/new || false
+  ! hgit -C "$REPO" rev-parse -q --verify refs/tags/planted || false
   # the task's own branch did move
   [ "$(hgit -C "$REPO" log -1 --format=%s task)" = second ]
   # and what was left out is said in the audit log
@@ -216,7 +216,7 @@ route_info() {
           echo "*" >>../../.git/info/exclude; echo x >../../.git/packed-refs;
           echo "ref: refs/heads/task" >../../.git/HEAD; mkdir -p ../../.git/modules/m; true'
   [ ! -e "$REPO/.git/info/attributes" ]
-  ! grep -qx '\*' "$REPO/.git/info/exclude"
+  ! grep -qx '\*' "$REPO/.git/info/exclude" || false
   [ ! -e "$REPO/.git/packed-refs" ]
   [ "$(cat "$REPO/.git/HEAD")" = "ref: refs/heads/main" ]
   [ ! -e "$REPO/.git/modules" ]

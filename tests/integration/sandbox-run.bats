@@ -413,7 +413,7 @@ wait_processes_gone() {
     sleep 0.1
     tries=$((tries - 1))
   done
-  ! pgrep -af -- "$TASK"
+  ! pgrep -af -- "$TASK" || false
 }
 
 # waits (10 s at most) until the state root holds nothing of this test's sandboxes

@@ -153,7 +153,7 @@ assert_sandbox_gone() {
   [ "${lines[2]}" = dotgit-refused ]
   [ "${lines[3]}" = committed ]
   [ ! -e "$gitdir/hooks/post-checkout" ]
-  ! grep -q pwned "$gitdir/config"
+  ! grep -q pwned "$gitdir/config" || false
 }
 
 @test "sandbox: a repository without a hooks directory gets an empty read-only one (no hook can be planted)" {
@@ -680,7 +680,7 @@ v1_line() { grep -E "^[0-9]+:([^:]*,)?$2(,[^:]*)?:" <<<"$1" || :; }
   BACKGROUND_PIDS=
   cat "$BATS_TEST_TMPDIR/out"
   [ "$rc" -eq 143 ]
-  ! grep -q not-ended "$BATS_TEST_TMPDIR/out"
+  ! grep -q not-ended "$BATS_TEST_TMPDIR/out" || false
   [ -z "$(pgrep -f "^sleep $marker")" ]
   assert_sandbox_gone
 }

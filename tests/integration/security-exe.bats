@@ -68,7 +68,7 @@ probe_init() {
   run unshare -m --propagation private bash -c '
     before=$(cat /proc/self/mountinfo)
     "$1" --root "$FSRUN_ROOT" create --bundle "$BUNDLE" "$2" </dev/null >"$3" 2>&1 || exit 1
-    ! diff <(echo "$before") /proc/self/mountinfo | grep "^>"' bash "$bin" "sec-ovl-$UNIQ" "$BATS_TEST_TMPDIR/create.out"
+    ! diff <(echo "$before") /proc/self/mountinfo | grep "^>" || exit 1' bash "$bin" "sec-ovl-$UNIQ" "$BATS_TEST_TMPDIR/create.out"
   cat "$BATS_TEST_TMPDIR/create.out"
   echo "$output"
   [ "$status" -eq 0 ]
@@ -81,6 +81,6 @@ probe_init() {
   [ "$status" -ne 0 ]
   [[ $output == *"Read-only file system"* ]]
   # the overlay is in no mount namespace of the host's
-  ! grep -q overlay.*fsrun-ovl /proc/self/mountinfo
+  ! grep -q 'overlay.*fsrun-ovl' /proc/self/mountinfo || false
   "$bin" --root "$FSRUN_ROOT" delete --force sec-ovl-$UNIQ
 }

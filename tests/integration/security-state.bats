@@ -42,7 +42,7 @@ teardown() {
   # the file is produced by renames of a temporary file...
   grep -E 'rename.*"state\.json\.tmp\.[0-9]+".*"state\.json"' "$BATS_TEST_TMPDIR/trace"
   # ...and never opened for writing under its own name
-  ! grep -E 'open.*"[^"]*state\.json".*O_(WRONLY|RDWR)' "$BATS_TEST_TMPDIR/trace" | grep -v '\.tmp\.'
+  ! grep -E 'open.*"[^"]*state\.json".*O_(WRONLY|RDWR)' "$BATS_TEST_TMPDIR/trace" | grep -v '\.tmp\.' || false
 }
 
 @test "security-state: kill signals through a pidfd, never kill(2)" {
@@ -53,7 +53,7 @@ teardown() {
     strace -f -qq -e trace=kill,tkill,tgkill,pidfd_open,pidfd_send_signal -o "$BATS_TEST_TMPDIR/trace" \
       "$FSRUN" --root "$FSRUN_ROOT" kill sec-pidfd-$UNIQ KILL
   grep -q 'pidfd_send_signal(.*SIGKILL' "$BATS_TEST_TMPDIR/trace"
-  ! grep -qE '^[0-9]+ +(kill|tkill|tgkill)\(' "$BATS_TEST_TMPDIR/trace"
+  ! grep -qE '^[0-9]+ +(kill|tkill|tgkill)\(' "$BATS_TEST_TMPDIR/trace" || false
   wait_for_status sec-pidfd-$UNIQ stopped
   fsrun delete sec-pidfd-$UNIQ
 }
@@ -93,7 +93,7 @@ wait_pid_gone() {
     sleep 0.1
     tries=$((tries - 1))
   done
-  ! _fsrun_pid_alive "$1"
+  ! _fsrun_pid_alive "$1" || false
 }
 
 @test "security-state: delete --force with a corrupt state.json kills the container and removes it all" {

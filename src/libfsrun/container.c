@@ -33,6 +33,7 @@
 #include "proc-mounter.h"
 #include "procfs.h"
 #include "reaper.h"
+#include "tiny-init.h"
 #include "process-attrs.h"
 #include "process.h"
 #include "seccomp.h"
@@ -534,6 +535,7 @@ static void create_init_config(struct create_job *j) {
   ic->in_userns = j->new_userns || (plan->n_joins > 0 && plan->joins[0].flag == CLONE_NEWUSER);
   ic->hooks_after_mounts = has_hooks(config, true);
   ic->reaper = j->want_reaper;
+  ic->tiny_init_fd = j->want_reaper ? tiny_init_image_fd() : -1;
   ic->seccomp = j->seccomp;
   ic->attrs = j->attrs;
   ic->landlock = j->landlock;

@@ -162,10 +162,18 @@ static int enter_cwd(const char *cwd, fsrun_error_t *err) {
 
 /* Closes every fd >= first except keep_a and keep_b (-1: none). No allocation, nothing that needs
  * /proc. */
-static void close_fds_from(int first, int keep_a, int keep_b) {
-  int keep[2] = {keep_a < keep_b ? keep_a : keep_b, keep_a < keep_b ? keep_b : keep_a};
+/* Closes every fd from `first` on but the (up to) three kept ones (-1: none). */
+static void close_fds_from(int first, int keep_a, int keep_b, int keep_c) {
+  int keep[3] = {keep_a, keep_b, keep_c};
   int ret = 0, from = first;
-  for (int i = 0; i < 2; i++) {
+  /* in order, so that each gap between them is one close_range */
+  for (int i = 1; i < 3; i++)
+    for (int j = i; j > 0 && keep[j - 1] > keep[j]; j--) {
+      int t = keep[j];
+      keep[j] = keep[j - 1];
+      keep[j - 1] = t;
+    }
+  for (int i = 0; i < 3; i++) {
     if (keep[i] < from)
       continue;
     if (keep[i] > from)
@@ -176,7 +184,7 @@ static void close_fds_from(int first, int keep_a, int keep_b) {
   if (ret == 0)
     return;
   for (int fd = first; fd < 65536; fd++)
-    if (fd != keep_a && fd != keep_b)
+    if (fd != keep_a && fd != keep_b && fd != keep_c)
       close(fd);
 }
 
@@ -569,8 +577,10 @@ void init_main(struct init_config *c) {
   /* CLOEXEC is not enough: execve resolves its path before it closes CLOEXEC fds, so an image
    * symlink through /proc/self/fd/N could reach a directory we still hold. Really close them
    * (all but the fifo, which leads nowhere: a path cannot go on through a fifo, and fsrun's
-   * init's sync socket, which leads nowhere either). */
-  close_fds_from(3 + c->preserve_fds + c->listen_fds, fifo, c->reaper ? c->sync_fd : -1);
+   * init's sync socket and the tiny init's sealed memfd, which lead nowhere either; the memfd
+   * is CLOEXEC, gone with the tiny init's own execve). */
+  close_fds_from(3 + c->preserve_fds + c->listen_fds, fifo, c->reaper ? c->sync_fd : -1,
+                 c->reaper ? c->tiny_init_fd : -1);
 
   if (c->config->hooks != NULL && hooks_any(&c->config->hooks->start_container) &&
       hooks_run(&c->config->hooks->start_container, "startContainer", hook_state_created, &err) <
@@ -591,10 +601,7 @@ void init_main(struct init_config *c) {
     sigset_t all;
     sigfillset(&all);
     sigprocmask(SIG_SETMASK, &all, NULL);
-    reaper_make_joinable();
-    if (fifo >= 0)
-      close(fifo);
-    reaper_exec(exe, argv, envp, c->sigmask, p->terminal, c->sync_fd);
+    reaper_exec(exe, argv, envp, c->sigmask, p->terminal, c->sync_fd, c->tiny_init_fd, fifo);
   }
   process_exec(exe, argv, envp);
 }

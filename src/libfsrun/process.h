@@ -31,6 +31,7 @@ struct init_config {
   bool in_userns;          /* a new or joined user namespace */
   bool hooks_after_mounts; /* report SYNC_MOUNTS_DONE and wait for GO (hooks run in between) */
   bool reaper;             /* run.fsrun.init: stay as pid 1 and run the process as our child */
+  int tiny_init_fd;        /* with reaper: the tiny init's sealed image (tiny-init.h), or -1 */
   const struct fsrun_seccomp *seccomp;
   const struct fsrun_process_attrs *attrs;     /* may be NULL */
   const struct fsrun_landlock_rules *landlock; /* may be NULL */

@@ -9,7 +9,9 @@
 #include <unistd.h>
 
 #include "process.h"
+#include "sealed-exe.h"
 #include "sync.h"
+#include "tiny-init.h"
 
 int reaper_wanted(const oci_config *config, bool *wanted, fsrun_error_t *err) {
   const char *value = oci_map_get(&config->annotations, REAPER_ANNOTATION);
@@ -97,22 +99,31 @@ static _Noreturn void reap_until(pid_t child, int status_fd) {
   }
 }
 
-void reaper_make_joinable(void) {
+/* `exec` joins the container through the init (setns on its pidfd), which the kernel allows only
+ * to whoever may ptrace-read it. Cloned, not exec'd, inside the user namespace, its memory belongs
+ * to the host's user namespace: non-dumpable, only CAP_SYS_PTRACE there passes, and an ordinary
+ * user could never exec into its own container. So the init, all inside by then (root, mounts,
+ * creds, seccomp, Landlock; no host fd), hides the runtime's command line and environment and
+ * becomes dumpable: before `start` returns (the exec fifo's close), so that an `exec` right after
+ * `start` can join it (exec-status.bats once got EPERM when this came after the command's vfork).
+ */
+static void reaper_make_joinable(void) {
   /* once the process runs, it may read /proc/1/comm and /proc/1/cmdline at once (init.bats saw
    * `fsrun` there under load when this came after the vfork) */
   hide_runtime_cmdline();
   /* dumpable, /proc/1/environ is readable: the caller's variables go first */
   hide_runtime_environ();
-  (void)prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
+  /* a `fsrun sandbox` that skipped the protected image for the tiny init runs from the binary on
+   * disk: dumpable, its /proc/1/exe would lead the container to that file */
+  if (sealed_exe_running())
+    (void)prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
 }
 
-void reaper_exec(const char *exe, char *const argv[], char *const envp[],
-                 const sigset_t *child_mask, bool terminal, int status_fd) {
-  sigset_t all;
+/* When the tiny init cannot be exec'd (a seccomp profile that denies execveat, a host whose
+ * memfds may not be executed): this process stays pid 1, a clone of the runtime. */
+static _Noreturn void reap_in_place(const char *exe, char *const argv[], char *const envp[],
+                                    const sigset_t *child_mask, bool terminal, int status_fd) {
   pid_t child;
-  /* blocked from before the fork, so that none is lost before the init waits for them */
-  sigfillset(&all);
-  sigprocmask(SIG_SETMASK, &all, NULL);
   /* vfork: the child shares our memory until its execve, so there is no copy of the init's
    * address space to make, fault in and tear down again. It calls only what it needs and never
    * returns from here. */
@@ -132,4 +143,20 @@ void reaper_exec(const char *exe, char *const argv[], char *const envp[],
     _exit(1);
   }
   reap_until(child, status_fd);
+}
+
+void reaper_exec(const char *exe, char *const argv[], char *const envp[],
+                 const sigset_t *child_mask, bool terminal, int status_fd, int image_fd,
+                 int exec_fifo) {
+  sigset_t all;
+  /* blocked from before the fork, so that none is lost before the init waits for them */
+  sigfillset(&all);
+  sigprocmask(SIG_SETMASK, &all, NULL);
+  /* the fifo is CLOEXEC: `start` returns once the tiny init has replaced us, exec'd inside the
+   * container's user namespace and so joinable by its owner */
+  tiny_init_exec(image_fd, exe, argv, envp, child_mask, terminal, status_fd);
+  reaper_make_joinable();
+  if (exec_fifo >= 0)
+    close(exec_fifo);
+  reap_in_place(exe, argv, envp, child_mask, terminal, status_fd);
 }

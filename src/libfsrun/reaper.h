@@ -23,25 +23,18 @@ int reaper_wanted(const oci_config *config, bool *wanted, fsrun_error_t *err);
  * of the runtime's caller, the ones a sandbox policy's envAllowlist kept out too. */
 void reaper_note_env_block(char *const envp[]);
 
-/* `exec` joins the container through the init (setns on its pidfd), which the kernel allows only
- * to whoever may ptrace-read it. Cloned, not exec'd, inside the user namespace, its memory belongs
- * to the host's user namespace: non-dumpable, only CAP_SYS_PTRACE there passes, and an ordinary
- * user could never exec into its own container. So the init, all inside by then (root, mounts,
- * creds, seccomp, Landlock; no host fd; the sealed copy), hides the runtime's command line and
- * environment and becomes dumpable: before `start` returns (the exec fifo's close), so that an
- * `exec` right after `start` can join it (exec-status.bats once got EPERM when this came after
- * the command's vfork). */
-void reaper_make_joinable(void);
-
 /* The container init's last step in place of execve: blocks every signal and starts the process
  * as its child (in a process group of its own, the terminal's foreground group when it has one,
  * with `child_mask` back), which execs `exe`. The init then forwards each signal it receives to
  * the child's process group, reaps every process that ends, and exits with the child's status
  * (128+N when signal N ended it) once the child is gone, after sending the child's wait status
  * (SYNC_EXIT_STATUS) on status_fd when it is >= 0 (CLOEXEC: the child never holds it). A failed
- * exec is reported as a plain
- * init reports it (127 for a missing file, 126 otherwise). Never returns. */
+ * exec is reported on stderr (127 for a missing file, 126 otherwise). The init first becomes the
+ * tiny init from image_fd (tiny-init.h); only when that exec fails does it stay a clone of the
+ * runtime to do the same. `exec_fifo` (CLOEXEC, or -1) closes once the init can be joined by
+ * `exec`: `start` returns then. Never returns. */
 _Noreturn void reaper_exec(const char *exe, char *const argv[], char *const envp[],
-                           const sigset_t *child_mask, bool terminal, int status_fd);
+                           const sigset_t *child_mask, bool terminal, int status_fd, int image_fd,
+                           int exec_fifo);
 
 #endif

@@ -141,6 +141,11 @@ static off_t image_size(int fd, off_t file_size) {
   return end > 0 && end <= file_size ? end : file_size;
 }
 
+bool sealed_exe_running(void) {
+  cleanup_close int exe = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+  return exe >= 0 && is_sealed_copy(exe);
+}
+
 int sealed_exe_ensure(char **argv, fsrun_error_t *err) {
   extern char **environ;
   cleanup_close int exe = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);

@@ -4,6 +4,8 @@
 #ifndef FSRUN_SEALED_EXE_H
 #define FSRUN_SEALED_EXE_H
 
+#include <stdbool.h>
+
 #include "error.h"
 
 /* Returns 0 when this process already runs from a protected image of fsrun. Otherwise re-executes
@@ -13,5 +15,8 @@
  * (create, run, exec, sandbox) call it, so that every clone they make (the init, the exec child)
  * has the copy as its /proc/PID/exe. */
 int sealed_exe_ensure(char **argv, fsrun_error_t *err);
+
+/* Whether this process runs from such an image (false when /proc/self/exe cannot be opened). */
+bool sealed_exe_running(void);
 
 #endif

@@ -29,6 +29,20 @@ teardown() {
   [[ "$output" != *"$CONTAINER_ID"* ]]
 }
 
+@test "init: pid 1 is the tiny init from a sealed memfd, without the runtime's environment or memory" {
+  export FSRUN_TEST_SECRET=leak
+  run_in_container sh -c 'tr "\0" "\n" </proc/1/environ | grep -c FSRUN_TEST_SECRET
+    readlink /proc/1/exe; awk "\$6 ~ /^\// && \$6 !~ /fsrun-init/" /proc/1/maps | wc -l'
+  echo "$output"
+  [ "$status" -eq 0 ]
+  # the runtime's environment is the caller's (podman's, a shell's): none of it in the container
+  [ "${lines[0]}" = 0 ]
+  [ "${lines[1]}" = "/memfd:fsrun-init (deleted)" ]
+  # no file is mapped but the tiny init and its parameters: not the runtime's binary, and with it
+  # none of the runtime's memory (its heap: the config, the state root)
+  [ "${lines[2]}" = 0 ]
+}
+
 @test "init: SIGTERM from fsrun kill ends a shell that sets no handler (without the init it does not)" {
   set_process_args sh -c 'sleep 100'
   fsrun run -d --bundle "$BUNDLE" with-init-$UNIQ </dev/null

@@ -306,6 +306,47 @@ assert_sandbox_gone() {
   [[ $output == *"HOME=$HOME"* ]]
 }
 
+# pid1_probe AS_UID BIN: what the command learns of pid 1, run by BIN (a copy of fsrun) as AS_UID
+# (0: root) with a secret in fsrun's environment that envAllowlist leaves out: how many environ
+# entries name it, pid 1's executable, whether a write to it goes through, and how many of pid 1's
+# mappings are the runtime's binary.
+pid1_probe() {
+  local as_uid=$1 bin=$2 runner=()
+  [ "$as_uid" = 0 ] || runner=(setpriv --reuid "$as_uid" --regid "$as_uid" --clear-groups)
+  run --separate-stderr "${runner[@]}" env HOME="$DIR/home" SBX_SECRET=leak "$bin" \
+    --root "$DIR/state-$as_uid" sandbox --policy "$POLICY" --worktree "$WT" --task-id "$TASK" \
+    -- /bin/sh -c 'tr "\0" "\n" </proc/1/environ | grep -c SBX_SECRET
+      readlink /proc/1/exe
+      (echo attack >>/proc/1/exe) 2>/dev/null && echo exe-written || echo exe-not-written
+      grep -c fsrun-copy /proc/1/maps
+      tr "\0" " " </proc/1/cmdline; echo'
+}
+
+@test "sandbox: pid 1 holds nothing of the runtime: not the caller's environment, memory or binary (root and an ordinary user)" {
+  requires_host_command setpriv
+  local bin=$BATS_TEST_TMPDIR/fsrun-copy uid
+  cp "$FSRUN" "$bin"
+  make_traversable "$DIR"
+  for uid in 0 1000; do
+    if [ "$uid" != 0 ]; then
+      setpriv --reuid "$uid" --regid "$uid" --clear-groups unshare -U true 2>/dev/null || continue
+      chown -R "$uid:$uid" "$DIR"
+    fi
+    pid1_probe "$uid" "$bin"
+    echo "uid $uid: $output"
+    echo "$stderr"
+    [ "$status" -eq 0 ]
+    # the caller's environment (/proc/1/environ showed fsrun's whole environment)
+    [ "${lines[0]}" = 0 ]
+    # pid 1 runs the tiny init from a sealed memfd: no write reaches the binary on disk
+    [ "${lines[1]}" = "/memfd:fsrun-init (deleted)" ]
+    [ "${lines[2]}" = exe-not-written ]
+    [ "${lines[3]}" = 0 ]
+    [[ ${lines[4]} =~ ^fsrun-init\ *$ ]]
+    cmp "$FSRUN" "$bin"
+  done
+}
+
 @test "sandbox: no capabilities, no_new_privs and a seccomp filter" {
   run sbx -- /bin/sh -c 'grep -E "^(CapEff|CapBnd|NoNewPrivs|Seccomp):" /proc/self/status'
   echo "$output"
@@ -361,6 +402,23 @@ EOF
   [ "$status" -eq 125 ]
   [[ $output == *syscals* ]]
   assert_sandbox_gone
+}
+
+@test "sandbox: a profile that denies execveat: pid 1 stays the runtime's clone, unreadable and without its environment" {
+  local profile=$DIR/profile.json
+  # pid 1 cannot become the tiny init (tiny-init.h): it reaps in place
+  cat >"$profile" <<'EOF'
+{"defaultAction": "SCMP_ACT_ALLOW",
+ "syscalls": [{"names": ["execveat"], "action": "SCMP_ACT_ERRNO", "errnoRet": 1}]}
+EOF
+  write_policy "{\"seccomp\": \"$profile\"}"
+  SBX_SECRET=leak run sbx -- /bin/sh -c 'readlink /proc/1/exe >/dev/null 2>&1 && echo exe-readable
+    { tr "\0" "\n" </proc/1/environ; } 2>/dev/null | grep -c SBX_SECRET; cat /proc/1/comm; exit 5'
+  echo "$output"
+  [ "$status" -eq 5 ]
+  [[ $output != *exe-readable* ]]
+  [ "${lines[0]}" = 0 ]
+  [ "${lines[1]}" = fsrun-init ]
 }
 
 @test "sandbox: a profile file is read once, and what was read is what runs and what the audit hashes" {

@@ -1,0 +1,280 @@
+/* fsrun-init: what a container's pid 1 becomes when fsrun's init is asked for (run.fsrun.init,
+ * and every `fsrun sandbox`): it starts the process as its child, forwards signals to it, reaps
+ * orphans and exits with the child's status, sending its wait status to the runtime first.
+ *
+ * A program of its own, without a C library, embedded in fsrun and exec'd from a sealed memfd
+ * (tiny-init.h), instead of the init staying a clone of the runtime:
+ *  - pid 1 is visible to the container for the process's whole life; as a clone it was the
+ *    runtime's memory (the caller's whole environment in /proc/1/environ, the config in its heap)
+ *    and the runtime's executable (the reason the runtime had to re-execute itself from a sealed
+ *    image first: docs/process-model.md);
+ *  - a few pages to load instead of a 3 MB image, no C library start-up (on the development VM a
+ *    static glibc program's start-up alone costs more than 1 ms of CPU).
+ * Its input is a block the init wrote (tiny-init-params.h), at the fd named by argv[1]. x86-64
+ * only (raw system calls); elsewhere the init stays the runtime's clone (reaper.c). */
+#include <stddef.h>
+#include <stdint.h>
+#include <asm/unistd.h>
+#include <linux/prctl.h>
+
+#include "tiny-init-params.h"
+
+#define T_SEEK_END     2
+#define T_PROT_RW      3 /* PROT_READ | PROT_WRITE */
+#define T_MAP_PRIVATE  2
+#define T_F_SETFD      2
+#define T_FD_CLOEXEC   1
+#define T_TIOCSPGRP    0x5410
+#define T_SIG_SETMASK  2
+#define T_WNOHANG      1
+#define T_MSG_NOSIGNAL 0x4000
+#define T_SIGCHLD      17
+#define T_ENOENT       2
+
+/* --- system calls --------------------------------------------------------------------------- */
+
+static long sys6(long n, long a, long b, long c, long d, long e, long f) {
+  register long r10 __asm__("r10") = d;
+  register long r8 __asm__("r8") = e;
+  register long r9 __asm__("r9") = f;
+  long r;
+  __asm__ volatile("syscall"
+                   : "=a"(r)
+                   : "0"(n), "D"(a), "S"(b), "d"(c), "r"(r10), "r"(r8), "r"(r9)
+                   : "rcx", "r11", "memory");
+  return r;
+}
+#define SYS(n, a, b, c)     sys6((n), (long)(a), (long)(b), (long)(c), 0, 0, 0)
+#define SYS4(n, a, b, c, d) sys6((n), (long)(a), (long)(b), (long)(c), (long)(d), 0, 0)
+
+static _Noreturn void die(int status) {
+  for (;;)
+    SYS(__NR_exit_group, status, 0, 0);
+}
+
+/* the compiler may call these for copies and zeroing even in a freestanding program */
+void *memset(void *s, int c, size_t n) {
+  unsigned char *p = s;
+  while (n--)
+    *p++ = (unsigned char)c;
+  return s;
+}
+
+void *memcpy(void *d, const void *s, size_t n) {
+  unsigned char *o = d;
+  const unsigned char *i = s;
+  while (n--)
+    *o++ = *i++;
+  return d;
+}
+
+/* --- messages --------------------------------------------------------------------------------- */
+
+/* glibc's strerror text for what execve and fork can return */
+static const char *error_text(long e) {
+  switch (e) {
+  case 1:
+    return "Operation not permitted";
+  case 2:
+    return "No such file or directory";
+  case 5:
+    return "Input/output error";
+  case 7:
+    return "Argument list too long";
+  case 8:
+    return "Exec format error";
+  case 11:
+    return "Resource temporarily unavailable";
+  case 12:
+    return "Cannot allocate memory";
+  case 13:
+    return "Permission denied";
+  case 14:
+    return "Bad address";
+  case 20:
+    return "Not a directory";
+  case 21:
+    return "Is a directory";
+  case 22:
+    return "Invalid argument";
+  case 24:
+    return "Too many open files";
+  case 26:
+    return "Text file busy";
+  case 36:
+    return "File name too long";
+  case 40:
+    return "Too many levels of symbolic links";
+  case 80:
+    return "Accessing a corrupted shared library";
+  default:
+    return "Unknown error";
+  }
+}
+
+struct line {
+  char buf[1024];
+  size_t len;
+};
+
+static void put(struct line *l, const char *s) {
+  while (*s && l->len < sizeof(l->buf) - 1)
+    l->buf[l->len++] = *s++;
+}
+
+/* "fsrun: WHAT[\"ARG\"]: ERROR\n" on stderr, in one write */
+static void report(const char *what, const char *arg, long err) {
+  struct line l;
+  l.len = 0;
+  put(&l, "fsrun: ");
+  put(&l, what);
+  if (arg != NULL) {
+    put(&l, " \"");
+    put(&l, arg);
+    put(&l, "\"");
+  }
+  put(&l, ": ");
+  put(&l, error_text(err));
+  l.buf[l.len++] = '\n';
+  SYS(__NR_write, 2, l.buf, l.len);
+}
+
+/* --- the parameters --------------------------------------------------------------------------- */
+
+static int parse_fd(const char *s) {
+  int fd = 0;
+  if (s == NULL || *s == '\0')
+    return -1;
+  for (; *s; s++) {
+    if (*s < '0' || *s > '9' || fd > 100000)
+      return -1;
+    fd = fd * 10 + (*s - '0');
+  }
+  return fd;
+}
+
+/* Maps the block privately and turns its offsets into pointers; NULL when it is not one. */
+static struct tiny_init_params *load_params(int fd) {
+  long size = SYS(__NR_lseek, fd, 0, T_SEEK_END);
+  struct tiny_init_params *p;
+  uint64_t n;
+  if (size < (long)sizeof(*p))
+    return NULL;
+  p = (struct tiny_init_params *)sys6(__NR_mmap, 0, size, T_PROT_RW, T_MAP_PRIVATE, fd, 0);
+  SYS(__NR_close, fd, 0, 0);
+  if ((unsigned long)p > -4096UL || p->magic != TINY_INIT_MAGIC ||
+      p->version != TINY_INIT_VERSION || ((char *)p)[size - 1] != '\0')
+    return NULL;
+  n = (uint64_t)p->argc + 1 + p->envc + 1;
+  if (p->argc == 0 || sizeof(*p) + n * sizeof(uint64_t) > (uint64_t)size ||
+      p->exe >= (uint64_t)size)
+    return NULL;
+  for (uint64_t i = 0; i < n; i++) {
+    if (p->ptrs[i] >= (uint64_t)size)
+      return NULL;
+    if (p->ptrs[i] != 0)
+      p->ptrs[i] += (uint64_t)(uintptr_t)p;
+  }
+  p->exe += (uint64_t)(uintptr_t)p;
+  return p;
+}
+
+/* --- the process and the reaping ---------------------------------------------------------------
+ */
+
+static _Noreturn void start_child(const struct tiny_init_params *p) {
+  char **argv = (char **)p->ptrs;
+  char **envp = argv + p->argc + 1;
+  const char *exe = (const char *)(uintptr_t)p->exe;
+  long r;
+  /* its own process group: signals the terminal sends reach the process once, not also pid 1
+   * (which would forward them a second time); every signal is still blocked here */
+  SYS(__NR_setpgid, 0, 0, 0);
+  if (p->terminal) {
+    int self = (int)SYS(__NR_getpid, 0, 0, 0);
+    SYS(__NR_ioctl, 0, T_TIOCSPGRP, &self);
+  }
+  SYS4(__NR_rt_sigprocmask, T_SIG_SETMASK, &p->child_mask, 0, sizeof(p->child_mask));
+  r = SYS(__NR_execve, exe, argv, envp);
+  report("exec:", exe, -r);
+  die(-r == T_ENOENT ? 127 : 126);
+}
+
+static int status_of(int wstatus) {
+  if ((wstatus & 0x7f) == 0)
+    return (wstatus >> 8) & 0xff;
+  return 128 + (wstatus & 0x7f);
+}
+
+static _Noreturn void exit_with(const struct tiny_init_params *p, int wstatus) {
+  if (p->status_fd >= 0) {
+    /* one sync message (sync.c): its header, then the wait status */
+    int32_t msg[3] = {(int32_t)p->status_msg_type, 0, wstatus};
+    SYS4(__NR_sendto, p->status_fd, msg, sizeof(msg), T_MSG_NOSIGNAL);
+  }
+  die(status_of(wstatus));
+}
+
+static _Noreturn void reap_until(const struct tiny_init_params *p, int child) {
+  uint64_t all = ~0ULL;
+  unsigned char info[128];
+  for (;;) {
+    long sig = SYS4(__NR_rt_sigtimedwait, &all, info, 0, sizeof(all));
+    if (sig < 0)
+      continue;
+    if (sig != T_SIGCHLD) {
+      /* to its process group, as a terminal would */
+      if (SYS(__NR_kill, -child, sig, 0) < 0)
+        SYS(__NR_kill, child, sig, 0);
+      continue;
+    }
+    for (;;) {
+      int wstatus = 0;
+      long pid = SYS4(__NR_wait4, -1, &wstatus, T_WNOHANG, 0);
+      if (pid <= 0)
+        break;
+      if (pid == child)
+        exit_with(p, wstatus);
+    }
+  }
+}
+
+_Noreturn void tiny_main(long *sp) {
+  long argc = sp[0];
+  char **argv = (char **)(sp + 1);
+  struct tiny_init_params *p;
+  long child;
+
+  SYS(__NR_prctl, PR_SET_NAME, "fsrun-init", 0);
+  p = argc == 2 ? load_params(parse_fd(argv[1])) : NULL;
+  if (p == NULL) {
+    report("init: its parameters", NULL, 22);
+    die(1);
+  }
+  /* /proc/1/cmdline says fsrun-init, not the fd */
+  for (char *c = argv[1]; *c; c++)
+    *c = '\0';
+  if (p->status_fd >= 0)
+    SYS(__NR_fcntl, p->status_fd, T_F_SETFD, T_FD_CLOEXEC); /* the process never holds it */
+  child = SYS(__NR_fork, 0, 0, 0);
+  if (child == 0)
+    start_child(p);
+  if (child < 0) {
+    report("annotations[\"run.fsrun.init\"]: fork the process", NULL, -child);
+    die(1);
+  }
+  /* `exec` joins the container through pid 1 (setns on its pidfd), which the kernel allows only
+   * to whoever may ptrace-read it; it is all inside now and holds nothing of the runtime's */
+  SYS(__NR_prctl, PR_SET_DUMPABLE, 1, 0);
+  reap_until(p, (int)child);
+}
+
+__asm__(".text\n"
+        ".global _start\n"
+        ".type _start, @function\n"
+        "_start:\n"
+        "  xor %ebp, %ebp\n"
+        "  mov %rsp, %rdi\n"
+        "  and $-16, %rsp\n"
+        "  call tiny_main\n"
+        "  hlt\n");

@@ -173,6 +173,16 @@ static bool needs_protected_image(int argc, char **argv) {
   return names_command(argc, argv, sandbox, 1) && tiny_init_image_fd() < 0;
 }
 
+/* `fsrun-sandbox-cleanup [GLOBAL OPTIONS] ID`: what the sandbox's watchdog runs once the sandbox's
+ * fsrun is gone (sandbox-watchdog.h). Not a command: argv[0] names it. */
+static int sandbox_cleanup_main(struct fsrun_context *ctx, int argc, char **argv) {
+  if (argc != 1)
+    return fail(SANDBOX_WATCHDOG_CLEANUP ": expected one container id");
+  if (ctx->state_root == NULL)
+    return fail(SANDBOX_WATCHDOG_CLEANUP ": --root is required");
+  return sandbox_watchdog_cleanup(ctx, argv[0]) < 0 ? 1 : 0;
+}
+
 int main(int argc, char **argv) {
   struct fsrun_context ctx = {.log_format = "text", .rootless = ROOTLESS_AUTO};
   cleanup_free char *usage_error = NULL;
@@ -259,6 +269,8 @@ int main(int argc, char **argv) {
     print_usage(stderr);
     return 1;
   }
+  if (strcmp(program_invocation_short_name, SANDBOX_WATCHDOG_CLEANUP) == 0)
+    return sandbox_cleanup_main(&ctx, argc - optind, argv + optind);
 
   /* `fsrun help COMMAND` is `fsrun COMMAND --help` */
   if (strcmp(argv[optind], "help") == 0) {

@@ -3,7 +3,10 @@
  * limit. */
 #include "cgroup-internal.h"
 
+#include <fcntl.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "utils.h"
 
@@ -26,14 +29,30 @@ static bool read_keyed(const char *dir, const char *file, const char *key, uint6
   return cgroup_stat_lookup(text, key, v);
 }
 
-bool cgroup_cpu_usage_ns(const struct fsrun_cgroup *cg, uint64_t *ns) {
+int cgroup_cpu_usage_open(const struct fsrun_cgroup *cg, bool *v2) {
   cleanup_free char *v1 = v1_dir(cg, "cpuacct");
-  cleanup_free char *v2 = NULL;
+  cleanup_free char *unified = v1 == NULL ? unified_dir(cg) : NULL;
+  cleanup_free char *path = NULL;
+  *v2 = v1 == NULL;
+  if (v1 == NULL && unified == NULL)
+    return -1;
+  path = v1 != NULL ? xasprintf("%s/cpuacct.usage", v1) : xasprintf("%s/cpu.stat", unified);
+  return open(path, O_RDONLY | O_CLOEXEC);
+}
+
+bool cgroup_cpu_usage_read(int fd, bool v2, uint64_t *ns) {
+  char text[4096];
+  ssize_t n = pread(fd, text, sizeof(text) - 1, 0);
   uint64_t usec;
-  if (v1 != NULL)
-    return cgroup_read_u64(v1, "cpuacct.usage", 0, ns);
-  v2 = unified_dir(cg);
-  if (!read_keyed(v2, "cpu.stat", "usage_usec", &usec))
+  if (n <= 0)
+    return false;
+  text[n] = '\0';
+  if (!v2) {
+    char *end = NULL;
+    *ns = strtoull(text, &end, 10);
+    return end != text;
+  }
+  if (!cgroup_stat_lookup(text, "usage_usec", &usec))
     return false;
   *ns = usec * 1000;
   return true;

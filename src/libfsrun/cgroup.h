@@ -115,10 +115,13 @@ typedef struct {
 int cgroup_get_stats(const struct fsrun_cgroup *cg, cgroup_stats *s, fsrun_error_t *err);
 void cgroup_stats_clear(cgroup_stats *s);
 
-/* cgroup-counters.c: the CPU time the cgroup's processes used (cpuacct.usage on v1, cpu.stat's
- * usage_usec on v2), and the OOM killer's kills in it (memory.oom_control's oom_kill on v1,
- * memory.events' on v2). false when the file cannot be read. */
-bool cgroup_cpu_usage_ns(const struct fsrun_cgroup *cg, uint64_t *ns);
+/* cgroup-counters.c: the CPU time the cgroup's processes used: the file that counts it, open
+ * (cpuacct.usage on v1, in ns; cpu.stat's usage_usec on v2, *v2 set), or -1; and its value now from
+ * that fd (false when it cannot be read). The OOM killer's kills in the cgroup
+ * (memory.oom_control's oom_kill on v1, memory.events' on v2); false when the file cannot be read.
+ */
+int cgroup_cpu_usage_open(const struct fsrun_cgroup *cg, bool *v2);
+bool cgroup_cpu_usage_read(int fd, bool v2, uint64_t *ns);
 bool cgroup_oom_kills(const struct fsrun_cgroup *cg, uint64_t *count);
 
 /* cgroup-delegate.c, for an unprivileged caller on a unified host: the cgroup v2 path under which

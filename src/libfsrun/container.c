@@ -1182,7 +1182,7 @@ int container_run(const struct fsrun_context *ctx, const struct container_run_op
       hooks_run_warn(&c.config->hooks->poststart, "poststart", state);
     }
     if (foreground && o->on_started != NULL)
-      o->on_started(o->on_started_arg);
+      o->on_started(c.cg, o->on_started_arg);
     if (foreground) {
       siginfo_t info;
       *exit_status = foreground_wait_info(c.pidfd, c.pty_master, &blocked, &info);

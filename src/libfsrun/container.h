@@ -38,11 +38,11 @@ struct container_run_opts {
   struct container_create_opts create;
   bool detach;
   bool keep; /* do not delete the container after it exits (foreground run) */
-  /* foreground: called once the process runs, before the wait. A thread the caller needs is
-   * started here, not before: the init is cloned with a bare clone3, and a thread that exists at
-   * that moment leaves the child libc's locks and thread list as they were (a setxid call then
-   * waits for it forever). */
-  void (*on_started)(void *arg);
+  /* foreground: called once the process runs, before the wait, with the container's cgroup (NULL:
+   * it has none). A thread the caller needs is started here, not before: the init is cloned with a
+   * bare clone3, and a thread that exists at that moment leaves the child libc's locks and thread
+   * list as they were (a setxid call then waits for it forever). */
+  void (*on_started)(const struct fsrun_cgroup *cg, void *arg);
   void *on_started_arg;
   /* foreground, when not NULL: the signal that ended the process, 0 when it exited. Under fsrun's
    * init (run.fsrun.init) both come from the wait status the init reports, so a process that

@@ -355,9 +355,17 @@ static void capture_start_reader(struct capture *c) {
   c->reader_started = true;
 }
 
-/* container_run_opts.on_started */
-static void capture_on_started(void *arg) {
-  capture_start_reader(arg);
+struct started {
+  struct capture *cap;
+  bool cpu_budget;
+};
+
+/* container_run_opts.on_started: the output reader, and the cgroup's CPU time for the budget */
+static void on_started(const struct fsrun_cgroup *cg, void *arg) {
+  struct started *st = arg;
+  if (st->cpu_budget)
+    sandbox_watchdog_watch_cgroup(cg);
+  capture_start_reader(st->cap);
 }
 
 /* Puts our stdio back (closing our ends of the pipes), then waits for the reader: at most a grace
@@ -636,6 +644,7 @@ static int run_in_sandbox(const struct fsrun_context *ctx, const struct sandbox_
       id, deadline, res->limits.cpu_budget ? (int64_t)res->limits.cpu_budget_ms : 0, err);
   if (r == 0) {
     struct sandbox_net net = SANDBOX_NET_INIT(userns);
+    struct started started = {.cap = cap, .cpu_budget = res->limits.cpu_budget};
     net.deadline = deadline;
     struct container_run_opts ro = {.create = {.id = id,
                                                .bundle = bundle,
@@ -643,8 +652,8 @@ static int run_in_sandbox(const struct fsrun_context *ctx, const struct sandbox_
                                                .config_len = strlen(json),
                                                .on_cloned = watch_init,
                                                .on_cloned_data = cap},
-                                    .on_started = capture_on_started,
-                                    .on_started_arg = cap,
+                                    .on_started = on_started,
+                                    .on_started_arg = &started,
                                     .term_signal = &res->signal,
                                     .on_exit = read_cgroup_outcome,
                                     .on_exit_data = res};

@@ -3,10 +3,14 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
+#include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -14,66 +18,39 @@
 #include "cgroup.h"
 #include "container.h"
 #include "sandbox-git.h"
-#include "status.h"
+#include "tiny-init.h"
+#include "tiny-params.h"
 #include "utils.h"
-
-/* One message, written whole (smaller than PIPE_BUF, so never interleaved or split). */
-struct watch_msg {
-  char kind; /* 'c' a container, 'n' a native process group, 'i' the container's init, 'd' disarm */
-  pid_t pgid;            /* 'n': the group; 'i': the init's pid */
-  int64_t deadline;      /* CLOCK_MONOTONIC ms; 0: none */
-  int64_t cpu_budget_ms; /* 'c': the CPU time the container's cgroup may use; 0: no budget */
-  char id[1025];         /* container ids are at most 1024 characters (status_validate_id) */
-};
 
 /* the runtime's side */
 static pid_t watchdog_pid = -1;
-static int command_fd = -1; /* write end: the messages */
-static int fired_fd = -1;   /* read end: one byte once the deadline passed */
+static int sock_fd = -1; /* ours: the messages out, the watchdog's one-byte answers in */
 static bool cpu_budget_spent;
 
-/* --- the watchdog child ------------------------------------------------------------------------
- */
+/* --- the forked watchdog: where the tiny program is not there (tiny-watchdog.c is the other) -- */
 
 struct watch {
   bool armed;
   bool fired;
   int64_t deadline; /* INT64_MAX: none */
-  struct watch_msg what;
+  struct tiny_watch_msg what;
   int init_pidfd; /* the container's init while it is being created (its state says pid 0) */
-  struct fsrun_cgroup *cg; /* the container's, once its state names it (the CPU budget) */
+  int usage_fd;   /* the cgroup's CPU time (the budget), or -1 */
+  bool usage_v2;
 };
 
 /* How often the CPU time of a container with a budget is read: a command can overrun its budget
- * by up to this much CPU time per core. */
+ * by up to this much CPU time per core before it is seen. */
 #define CPU_BUDGET_POLL_MS 100
-
-/* The container's cgroup, from its state once create has written it. */
-static void open_watched_cgroup(const struct fsrun_context *ctx, struct watch *w) {
-  cleanup_error fsrun_error_t err = NULL;
-  struct container_status st = {0};
-  int dirfd;
-  if (w->cg != NULL)
-    return;
-  dirfd = status_dir_open(ctx->state_root, w->what.id, &err);
-  if (dirfd < 0)
-    return;
-  if (status_read(dirfd, &st, &err) == 0 && st.cgroup != NULL)
-    (void)cgroup_open(st.cgroup, &w->cg, &err);
-  status_clear(&st);
-  close(dirfd);
-}
 
 static bool has_cpu_budget(const struct watch *w) {
   return w->armed && w->what.kind == 'c' && w->what.cpu_budget_ms > 0;
 }
 
-static bool cpu_budget_exceeded(const struct fsrun_context *ctx, struct watch *w) {
+static bool cpu_budget_exceeded(const struct watch *w) {
   uint64_t used_ns = 0;
-  if (!has_cpu_budget(w))
-    return false;
-  open_watched_cgroup(ctx, w);
-  return w->cg != NULL && cgroup_cpu_usage_ns(w->cg, &used_ns) &&
+  return has_cpu_budget(w) && w->usage_fd >= 0 &&
+         cgroup_cpu_usage_read(w->usage_fd, w->usage_v2, &used_ns) &&
          used_ns >= (uint64_t)w->what.cpu_budget_ms * 1000000;
 }
 
@@ -81,7 +58,7 @@ static void kill_watched(const struct fsrun_context *ctx, const struct watch *w)
   if (w->init_pidfd >= 0)
     (void)syscall(SYS_pidfd_send_signal, w->init_pidfd, SIGKILL, NULL, 0);
   if (w->what.kind == 'n') {
-    kill(-w->what.pgid, SIGKILL);
+    kill(-w->what.pid, SIGKILL);
   } else {
     cleanup_error fsrun_error_t kerr = NULL;
     (void)container_kill(ctx, w->what.id, "KILL", true, &kerr);
@@ -92,67 +69,84 @@ static void kill_watched(const struct fsrun_context *ctx, const struct watch *w)
 static _Noreturn void orphaned(const struct fsrun_context *ctx, const struct watch *w) {
   if (w->init_pidfd >= 0)
     (void)syscall(SYS_pidfd_send_signal, w->init_pidfd, SIGKILL, NULL, 0);
-  if (w->armed && w->what.kind == 'n') {
-    kill(-w->what.pgid, SIGKILL);
-  } else if (w->armed) {
-    cleanup_error fsrun_error_t derr = NULL;
-    (void)container_delete(ctx, w->what.id, true, &derr);
-    /* the run's git overlay dirs; nothing of them was applied to the repository */
-    sandbox_git_remove_leftover(ctx->state_root, w->what.id);
-  }
+  if (w->armed && w->what.kind == 'n')
+    kill(-w->what.pid, SIGKILL);
+  else if (w->armed)
+    (void)sandbox_watchdog_cleanup(ctx, w->what.id);
   _exit(0);
 }
 
-/* Reads the messages waiting; false on EOF (every write end closed: the runtime is gone). */
-static bool read_messages(int fd, struct watch *w) {
+/* Takes the messages waiting; false on EOF (the runtime is gone). */
+static bool read_messages(int sock, struct watch *w) {
   for (;;) {
-    struct watch_msg msg;
-    ssize_t n = read(fd, &msg, sizeof(msg));
+    struct tiny_watch_msg msg;
+    union {
+      char buf[CMSG_SPACE(sizeof(int))];
+      struct cmsghdr align;
+    } control;
+    struct iovec iov = {.iov_base = &msg, .iov_len = sizeof(msg)};
+    struct msghdr mh = {.msg_iov = &iov,
+                        .msg_iovlen = 1,
+                        .msg_control = control.buf,
+                        .msg_controllen = sizeof(control.buf)};
+    ssize_t n = recvmsg(sock, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+    struct cmsghdr *c = n > 0 ? CMSG_FIRSTHDR(&mh) : NULL;
+    int fd = -1;
+    if (c != NULL && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
+      memcpy(&fd, CMSG_DATA(c), sizeof(fd));
     if (n == 0)
       return false;
-    if (n != (ssize_t)sizeof(msg))
-      return true; /* EAGAIN: nothing more for now */
+    if (n != (ssize_t)sizeof(msg)) {
+      if (fd >= 0)
+        close(fd);
+      if (n < 0)
+        return true; /* EAGAIN: nothing more for now */
+      continue;
+    }
     if (msg.kind == 'd') {
       w->armed = false;
       if (w->init_pidfd >= 0)
         close(w->init_pidfd);
       w->init_pidfd = -1;
-      continue;
-    }
-    if (msg.kind == 'i') {
+    } else if (msg.kind == 'i') {
       /* pinned now, while the init is the runtime's unreaped child: a later kill never reaches
        * a process that took its pid */
       if (w->init_pidfd < 0)
-        w->init_pidfd = (int)syscall(SYS_pidfd_open, msg.pgid, 0);
-      continue;
+        w->init_pidfd = (int)syscall(SYS_pidfd_open, msg.pid, 0);
+    } else if (msg.kind == 'u') {
+      if (w->usage_fd >= 0)
+        close(w->usage_fd);
+      w->usage_fd = fd;
+      w->usage_v2 = msg.usage_v2;
+      fd = -1;
+    } else {
+      msg.id[sizeof(msg.id) - 1] = '\0';
+      w->what = msg;
+      w->armed = true;
+      w->fired = false;
+      w->deadline = msg.deadline > 0 ? msg.deadline : INT64_MAX;
     }
-    msg.id[sizeof(msg.id) - 1] = '\0';
-    w->what = msg;
-    cgroup_free(w->cg);
-    w->cg = NULL;
-    w->armed = true;
-    w->fired = false;
-    w->deadline = msg.deadline > 0 ? msg.deadline : INT64_MAX;
+    if (fd >= 0)
+      close(fd);
   }
 }
 
-/* The runtime's first write to a v1 cgroup.procs (the sandbox's init into its cgroups) waits for
- * an RCU grace period, 11-14 ms of wall time here, no CPU: the writer side of the kernel's
- * cgroup_threadgroup_rwsem, which is cheap again for one more grace period after each writer. The
- * watchdog, running beside the runtime from its start, moves itself into the pids cgroup it is
- * already in (a no-op) so that wait overlaps the runtime's set-up. Best effort: skipped without a
- * v1 pids hierarchy (wherever mounted) or write access to its cgroup.procs (an ordinary user). */
-static void prime_cgroup_migration(void) {
-  cleanup_free char *own = cgroup_v1_own_dir("pids");
-  cleanup_free char *procs = own != NULL ? xasprintf("%s/cgroup.procs", own) : NULL;
-  cleanup_close int fd = procs != NULL ? open(procs, O_WRONLY | O_NOFOLLOW | O_CLOEXEC) : -1;
-  if (fd >= 0)
-    (void)!write(fd, "0", 1); /* 0: the writer itself */
+static int next_timeout(const struct watch *w) {
+  int timeout = -1;
+  if (w->armed && w->fired) {
+    timeout = 100;
+  } else if (w->armed && w->deadline != INT64_MAX) {
+    int64_t left = w->deadline - monotonic_ms();
+    timeout = left < 0 ? 0 : left > 3600 * 1000 ? 3600 * 1000 : (int)left;
+  }
+  if (!w->fired && has_cpu_budget(w) && (timeout < 0 || timeout > CPU_BUDGET_POLL_MS))
+    timeout = CPU_BUDGET_POLL_MS;
+  return timeout;
 }
 
-static _Noreturn void watchdog_main(const struct fsrun_context *ctx, pid_t parent, int command_rd,
-                                    int fired_wr) {
-  struct watch w = {.deadline = INT64_MAX, .init_pidfd = -1};
+static _Noreturn void forked_main(const struct fsrun_context *ctx, pid_t parent, int sock,
+                                  const char *prime) {
+  struct watch w = {.deadline = INT64_MAX, .init_pidfd = -1, .usage_fd = -1};
   sigset_t term;
   int sfd, null_fd;
 
@@ -169,7 +163,11 @@ static _Noreturn void watchdog_main(const struct fsrun_context *ctx, pid_t paren
   /* a session of its own: a kill of fsrun's process group (timeout(1), a caller ending the group)
    * leaves the watchdog to clean up after fsrun */
   (void)setsid();
-  prime_cgroup_migration();
+  if (prime != NULL) {
+    cleanup_close int fd = open(prime, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd >= 0)
+      (void)!write(fd, "0", 1);
+  }
   sigemptyset(&term);
   sigaddset(&term, SIGTERM);
   sfd = signalfd(-1, &term, SFD_CLOEXEC | SFD_NONBLOCK);
@@ -177,19 +175,10 @@ static _Noreturn void watchdog_main(const struct fsrun_context *ctx, pid_t paren
   if (sfd < 0 || getppid() != parent)
     _exit(0); /* the runtime died before it could arm us: nothing to clean up */
   for (;;) {
-    struct pollfd fds[2] = {{.fd = command_rd, .events = POLLIN}, {.fd = sfd, .events = POLLIN}};
-    int timeout = -1;
-    if (w.armed && w.fired) {
-      timeout = 100;
-    } else if (w.armed && w.deadline != INT64_MAX) {
-      int64_t left = w.deadline - monotonic_ms();
-      timeout = left < 0 ? 0 : left > 3600 * 1000 ? 3600 * 1000 : (int)left;
-    }
-    if (!w.fired && has_cpu_budget(&w) && (timeout < 0 || timeout > CPU_BUDGET_POLL_MS))
-      timeout = CPU_BUDGET_POLL_MS;
-    (void)poll(fds, 2, timeout);
+    struct pollfd fds[2] = {{.fd = sock, .events = POLLIN}, {.fd = sfd, .events = POLLIN}};
+    (void)poll(fds, 2, next_timeout(&w));
     /* messages first: a disarm written just before the runtime exits is seen before its death */
-    if (!read_messages(command_rd, &w))
+    if (!read_messages(sock, &w))
       orphaned(ctx, &w);
     if (fds[1].revents & POLLIN) {
       struct signalfd_siginfo si;
@@ -200,60 +189,176 @@ static _Noreturn void watchdog_main(const struct fsrun_context *ctx, pid_t paren
     }
     if (w.armed && !w.fired && monotonic_ms() >= w.deadline) {
       w.fired = true;
-      (void)!write(fired_wr, "t", 1);
+      (void)!send(sock, "t", 1, MSG_DONTWAIT | MSG_NOSIGNAL);
     }
-    if (w.armed && !w.fired && cpu_budget_exceeded(ctx, &w)) {
+    if (w.armed && !w.fired && cpu_budget_exceeded(&w)) {
       w.fired = true;
-      (void)!write(fired_wr, "c", 1);
+      (void)!send(sock, "c", 1, MSG_DONTWAIT | MSG_NOSIGNAL);
     }
     if (w.armed && w.fired)
       kill_watched(ctx, &w);
   }
 }
 
-/* --- the runtime's side ------------------------------------------------------------------------
+/* blocked from before the fork: the child takes SIGTERM (its parent-death signal) from a signalfd
  */
-
-void sandbox_watchdog_fork(const struct fsrun_context *ctx) {
-  int command[2], fired[2];
+static pid_t fork_watchdog(const struct fsrun_context *ctx, int sock, const char *prime) {
   sigset_t term, old;
   pid_t parent = getpid(), pid;
-
-  if (pipe2(command, O_CLOEXEC) < 0)
-    return;
-  if (pipe2(fired, O_CLOEXEC | O_NONBLOCK) < 0) {
-    close(command[0]), close(command[1]);
-    return;
-  }
-  /* blocked from before the fork: the child takes SIGTERM (its parent-death signal) from a
-   * signalfd */
   sigemptyset(&term);
   sigaddset(&term, SIGTERM);
   sigprocmask(SIG_BLOCK, &term, &old);
   pid = fork();
-  if (pid == 0) {
-    close(command[1]);
-    close(fired[0]);
-    (void)fcntl(command[0], F_SETFL, O_NONBLOCK);
-    watchdog_main(ctx, parent, command[0], fired[1]);
-  }
+  if (pid == 0)
+    forked_main(ctx, parent, sock, prime);
   sigprocmask(SIG_SETMASK, &old, NULL);
-  close(command[0]);
-  close(fired[1]);
+  /* vfork returns once the child has exec'd or exited: an exited one failed (the caller forks) */
+  if (pid > 0 && waitpid(pid, NULL, WNOHANG) == pid)
+    pid = -1;
+  return pid;
+}
+
+/* --- the tiny program's watchdog -------------------------------------------------------------- */
+
+#if defined(HAVE_TINY_INIT) && !defined(__SANITIZE_ADDRESS__)
+/* The cleanup's argv but the id: fsrun's global options as this run has them. */
+static int cleanup_argv(const struct fsrun_context *ctx, char **argv, int at) {
+  argv[at++] = SANDBOX_WATCHDOG_CLEANUP;
+  argv[at++] = "--root";
+  argv[at++] = (char *)ctx->state_root;
+  if (ctx->systemd_cgroup)
+    argv[at++] = "--systemd-cgroup";
+  if (ctx->rootless != ROOTLESS_AUTO) {
+    argv[at++] = "--rootless";
+    argv[at++] = ctx->rootless == ROOTLESS_TRUE ? "true" : "false";
+  }
+  if (ctx->log_path != NULL) {
+    argv[at++] = "--log";
+    argv[at++] = (char *)ctx->log_path;
+  }
+  argv[at] = NULL;
+  return at;
+}
+
+/* The watchdog's own memory when cloned: its stack, and at the bottom what it is given (a copy:
+ * the runtime may free or reuse its own). Never unmapped: the watchdog may outlive the runtime. */
+#define CLONED_REGION (64 * 1024)
+
+struct cloned_start {
+  struct tiny_watchdog_args args;
+  char *cleanup[20];
+  char strings[8192];
+};
+
+static int cloned_main(void *arg) {
+  tiny_watchdog_run(&((struct cloned_start *)arg)->args);
+}
+
+static char *copy_into(struct cloned_start *st, size_t *used, const char *s) {
+  size_t n = strlen(s) + 1;
+  char *at = st->strings + *used;
+  if (*used + n > sizeof(st->strings))
+    return NULL;
+  memcpy(at, s, n);
+  *used += n;
+  return at;
+}
+
+/* A clone sharing our memory, without an exec: no copy of our pages, no copy-on-write faults
+ * afterwards, and no image to load. It runs tiny-watchdog.c only: system calls of its own (no C
+ * library, so nothing of ours it could disturb: not even errno), on a stack of its own. */
+static pid_t clone_watchdog(const struct fsrun_context *ctx, int sock, const char *prime) {
+  extern char **environ;
+  char *argv[20];
+  cleanup_close int exe = open("/proc/self/exe", O_PATH | O_CLOEXEC);
+  struct cloned_start *st;
+  size_t used = 0;
+  sigset_t all, old;
+  pid_t pid;
+  int n;
+
+  if (exe < 0)
+    return -1;
+  st = mmap(NULL, CLONED_REGION, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK,
+            -1, 0);
+  if (st == MAP_FAILED)
+    return -1;
+  n = cleanup_argv(ctx, argv, 0);
+  for (int i = 0; i < n; i++)
+    if ((st->cleanup[i] = copy_into(st, &used, argv[i])) == NULL)
+      return -1;
+  st->cleanup[n] = NULL;
+  st->args = (struct tiny_watchdog_args){.sock = sock,
+                                         .exe_fd = exe,
+                                         .parent = getpid(),
+                                         .prime = copy_into(st, &used, prime ? prime : ""),
+                                         .cleanup = st->cleanup,
+                                         .envp = environ};
+  /* every signal blocked in the watchdog for good (only SIGKILL ends it) */
+  sigfillset(&all);
+  sigprocmask(SIG_SETMASK, &all, &old);
+  pid = clone(cloned_main, (char *)st + CLONED_REGION, CLONE_VM | SIGCHLD, st);
+  sigprocmask(SIG_SETMASK, &old, NULL);
+  return pid;
+}
+#else
+static pid_t clone_watchdog(const struct fsrun_context *ctx, int sock, const char *prime) {
+  (void)ctx, (void)sock, (void)prime;
+  return -1;
+}
+#endif
+
+/* The pids cgroup.procs the watchdog primes (as root: an ordinary user cannot write it). */
+static char *procs_to_prime(void) {
+  cleanup_free char *own = geteuid() == 0 ? cgroup_v1_own_dir("pids") : NULL;
+  return own != NULL ? xasprintf("%s/cgroup.procs", own) : NULL;
+}
+
+/* --- the runtime's side ------------------------------------------------------------------------
+ */
+
+void sandbox_watchdog_fork(const struct fsrun_context *ctx) {
+  cleanup_free char *prime = procs_to_prime();
+  int image = tiny_init_image_fd();
+  int sv[2];
+  pid_t pid = -1;
+
+  if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
+    return;
+  if (image >= 0)
+    pid = clone_watchdog(ctx, sv[1], prime);
+  if (pid < 0)
+    pid = fork_watchdog(ctx, sv[1], prime);
+  close(sv[1]);
   if (pid < 0) {
-    close(command[1]);
-    close(fired[0]);
+    close(sv[0]);
     return;
   }
   watchdog_pid = pid;
-  command_fd = command[1];
-  fired_fd = fired[0];
+  sock_fd = sv[0];
 }
 
-static int send_message(const struct watch_msg *msg, fsrun_error_t *err) {
+static int send_message(const struct tiny_watch_msg *msg, int fd, fsrun_error_t *err) {
+  union {
+    char buf[CMSG_SPACE(sizeof(int))];
+    struct cmsghdr align;
+  } control;
+  struct iovec iov = {.iov_base = (void *)msg, .iov_len = sizeof(*msg)};
+  struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
   if (watchdog_pid < 0)
-    return fsrun_error_make(err, 0, "sandbox: no watchdog (it could not be forked)");
-  if (write(command_fd, msg, sizeof(*msg)) != (ssize_t)sizeof(*msg))
+    return fsrun_error_make(err, 0, "sandbox: no watchdog (it could not be started)");
+  if (fd >= 0) {
+    struct cmsghdr *c;
+    memset(&control, 0, sizeof(control));
+    mh.msg_control = control.buf;
+    mh.msg_controllen = sizeof(control.buf);
+    c = CMSG_FIRSTHDR(&mh);
+    c->cmsg_level = SOL_SOCKET;
+    c->cmsg_type = SCM_RIGHTS;
+    c->cmsg_len = CMSG_LEN(sizeof(int));
+    memcpy(CMSG_DATA(c), &fd, sizeof(int));
+  }
+  if (sendmsg(sock_fd, &mh, MSG_NOSIGNAL) != (ssize_t)sizeof(*msg))
     return fsrun_error_errno(err, "sandbox: arm the watchdog");
   return 0;
 }
@@ -264,33 +369,44 @@ int sandbox_watchdog_arm_container(const char *id, int64_t deadline, fsrun_error
 
 int sandbox_watchdog_arm_container_budget(const char *id, int64_t deadline, int64_t cpu_budget_ms,
                                           fsrun_error_t *err) {
-  struct watch_msg msg = {.kind = 'c', .deadline = deadline, .cpu_budget_ms = cpu_budget_ms};
+  struct tiny_watch_msg msg = {.kind = 'c', .deadline = deadline, .cpu_budget_ms = cpu_budget_ms};
   if (strlen(id) >= sizeof(msg.id))
     return fsrun_error_make(err, 0, "sandbox: container id `%s` is too long", id);
   strcpy(msg.id, id);
-  return send_message(&msg, err);
+  return send_message(&msg, -1, err);
 }
 
 int sandbox_watchdog_arm_native(pid_t pgid, int64_t deadline, fsrun_error_t *err) {
-  struct watch_msg msg = {.kind = 'n', .pgid = pgid, .deadline = deadline};
-  return send_message(&msg, err);
+  struct tiny_watch_msg msg = {.kind = 'n', .pid = pgid, .deadline = deadline};
+  return send_message(&msg, -1, err);
 }
 
 void sandbox_watchdog_watch_init(pid_t pid) {
-  struct watch_msg msg = {.kind = 'i', .pgid = pid};
+  struct tiny_watch_msg msg = {.kind = 'i', .pid = pid};
   cleanup_error fsrun_error_t err = NULL;
-  (void)send_message(&msg, &err);
+  (void)send_message(&msg, -1, &err);
+}
+
+void sandbox_watchdog_watch_cgroup(const struct fsrun_cgroup *cg) {
+  struct tiny_watch_msg msg = {.kind = 'u'};
+  cleanup_error fsrun_error_t err = NULL;
+  bool v2 = false;
+  cleanup_close int fd = cg != NULL ? cgroup_cpu_usage_open(cg, &v2) : -1;
+  msg.usage_v2 = v2;
+  if (fd >= 0)
+    (void)send_message(&msg, fd, &err);
 }
 
 bool sandbox_watchdog_disarm(void) {
-  struct watch_msg msg = {.kind = 'd'};
+  struct tiny_watch_msg msg = {.kind = 'd'};
+  cleanup_error fsrun_error_t err = NULL;
   char byte;
   bool fired = false;
   if (watchdog_pid < 0)
     return false;
-  (void)!write(command_fd, &msg, sizeof(msg));
+  (void)send_message(&msg, -1, &err);
   cpu_budget_spent = false;
-  while (read(fired_fd, &byte, 1) == 1) {
+  while (recv(sock_fd, &byte, 1, MSG_DONTWAIT) == 1) {
     if (byte == 'c')
       cpu_budget_spent = true;
     else
@@ -309,7 +425,14 @@ void sandbox_watchdog_end(void) {
   kill(watchdog_pid, SIGKILL);
   while (waitpid(watchdog_pid, NULL, 0) < 0 && errno == EINTR)
     ;
-  close(command_fd);
-  close(fired_fd);
-  watchdog_pid = command_fd = fired_fd = -1;
+  close(sock_fd);
+  watchdog_pid = sock_fd = -1;
+}
+
+int sandbox_watchdog_cleanup(const struct fsrun_context *ctx, const char *id) {
+  cleanup_error fsrun_error_t err = NULL;
+  int r = container_delete(ctx, id, true, &err);
+  /* the run's git overlay dirs; nothing of them was applied to the repository */
+  sandbox_git_remove_leftover(ctx->state_root, id);
+  return r;
 }

@@ -1,13 +1,18 @@
-/* The watchdog of `fsrun sandbox`: a child that enforces --timeout-ms (it kills the whole sandbox
- * at the deadline, again every 100 ms in case the container was still being created) and deletes
- * the sandbox when fsrun itself is killed, so that a killed `fsrun sandbox` never leaves a running
- * sandbox behind.
+/* The watchdog of `fsrun sandbox`: a process beside the runtime that enforces --timeout-ms (it
+ * kills the whole sandbox at the deadline, again every 100 ms in case the container was still
+ * being created) and cpuLimit.maxMs (the CPU time of the container's cgroup, read every 100 ms),
+ * and deletes the sandbox when fsrun itself is killed, so that a killed `fsrun sandbox` never
+ * leaves a running sandbox behind. It learns what to watch over a socket once the runtime knows.
  *
- * It is forked before the runtime's heap grows (main calls sandbox_watchdog_fork first thing for
- * the sandbox command): a fork makes every page both processes then hold copy-on-write, and on a
- * machine that shadows guest page tables each fault on those pages costs tens of microseconds.
- * Forked later, the watchdog cost a sandbox run about 3 ms of CPU in such faults. It learns what to
- * watch over a pipe once the runtime knows. */
+ * It is a clone of fsrun that shares its memory (CLONE_VM, no exec) and runs only
+ * src/tiny-init/tiny-watchdog.c, code without the C library, on a stack of its own: a forked
+ * watchdog made every page both processes then held copy-on-write, and on a machine that shadows
+ * guest page tables each fault on those pages costs tens of microseconds (about 2.5 ms of CPU and
+ * 34 faults per sandbox on the development VM). Where that code is not built (another architecture,
+ * the ASan build) or FSRUN_NO_TINY is set, the watchdog is forked as before (main starts it for
+ * the sandbox command before the runtime's heap grows), with the same protocol. After fsrun's
+ * death the cloned watchdog execs fsrun again as SANDBOX_WATCHDOG_CLEANUP to delete the container
+ * (sandbox_watchdog_cleanup). */
 #ifndef FSRUN_SANDBOX_WATCHDOG_H
 #define FSRUN_SANDBOX_WATCHDOG_H
 
@@ -18,7 +23,13 @@
 #include "context.h"
 #include "error.h"
 
-/* Best effort: when the fork fails, arming reports it. */
+/* argv[0] of fsrun run by the tiny watchdog after fsrun's death: `fsrun-sandbox-cleanup [GLOBAL
+ * OPTIONS] ID` (fsrun.c) calls sandbox_watchdog_cleanup. */
+#define SANDBOX_WATCHDOG_CLEANUP "fsrun-sandbox-cleanup"
+
+struct fsrun_cgroup;
+
+/* Best effort: when the watchdog cannot be started, arming reports it. */
 void sandbox_watchdog_fork(const struct fsrun_context *ctx);
 
 /* Watch the container `id`, from before its state exists (deadline: CLOCK_MONOTONIC ms, as
@@ -33,11 +44,15 @@ int sandbox_watchdog_arm_native(pid_t pgid, int64_t deadline, fsrun_error_t *err
 /* The container's init, just cloned (our unreaped child): killed too at the deadline, while its
  * state does not name it yet. Best effort. */
 void sandbox_watchdog_watch_init(pid_t pid);
+/* The container's cgroup, once it runs: its CPU time is what the budget is counted against. */
+void sandbox_watchdog_watch_cgroup(const struct fsrun_cgroup *cg);
 /* Stops watching; true when the deadline had passed. */
 bool sandbox_watchdog_disarm(void);
 /* After sandbox_watchdog_disarm: the container was ended because its CPU budget was spent. */
 bool sandbox_watchdog_cpu_budget_spent(void);
 /* Ends the watchdog (killed and reaped). */
 void sandbox_watchdog_end(void);
+/* After fsrun's death: deletes the container `id` (delete --force) and the run's git dir. */
+int sandbox_watchdog_cleanup(const struct fsrun_context *ctx, const char *id);
 
 #endif

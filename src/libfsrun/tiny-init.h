@@ -15,7 +15,8 @@ extern const size_t tiny_init_image_size;
 
 /* A memfd holding the image, sealed against writes, growth, shrinking and further seals, and
  * CLOEXEC; made once per process and kept. -1 when this build or host cannot run it (another
- * architecture, memfds that may not be executed, valgrind). */
+ * architecture, memfds that may not be executed, valgrind), or FSRUN_NO_TINY is set (the tests of
+ * that path). */
 int tiny_init_image_fd(void);
 
 /* Replaces the calling init with the tiny init from image_fd, which forks the process (`exe` with

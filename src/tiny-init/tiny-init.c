@@ -2,156 +2,21 @@
  * and every `fsrun sandbox`): it starts the process as its child, forwards signals to it, reaps
  * orphans and exits with the child's status, sending its wait status to the runtime first.
  *
- * A program of its own, without a C library, embedded in fsrun and exec'd from a sealed memfd
- * (tiny-init.h), instead of the init staying a clone of the runtime:
+ * A role of the tiny program (tiny-main.c), without a C library, embedded in fsrun and exec'd from
+ * a sealed memfd (tiny-init.h), instead of the init staying a clone of the runtime:
  *  - pid 1 is visible to the container for the process's whole life; as a clone it was the
  *    runtime's memory (the caller's whole environment in /proc/1/environ, the config in its heap)
  *    and the runtime's executable (the reason the runtime had to re-execute itself from a sealed
  *    image first: docs/process-model.md);
  *  - a few pages to load instead of a 3 MB image, no C library start-up (on the development VM a
  *    static glibc program's start-up alone costs more than 1 ms of CPU).
- * Its input is a block the init wrote (tiny-init-params.h), at the fd named by argv[1]. x86-64
- * only (raw system calls); elsewhere the init stays the runtime's clone (reaper.c). */
-#include <stddef.h>
-#include <stdint.h>
-#include <asm/unistd.h>
+ * Its input is a block the init wrote (tiny-params.h), at the fd named by argv[1]. */
 #include <linux/prctl.h>
 
-#include "tiny-init-params.h"
-
-#define T_SEEK_END     2
-#define T_PROT_RW      3 /* PROT_READ | PROT_WRITE */
-#define T_MAP_PRIVATE  2
-#define T_F_SETFD      2
-#define T_FD_CLOEXEC   1
-#define T_TIOCSPGRP    0x5410
-#define T_SIG_SETMASK  2
-#define T_WNOHANG      1
-#define T_MSG_NOSIGNAL 0x4000
-#define T_SIGCHLD      17
-#define T_ENOENT       2
-
-/* --- system calls --------------------------------------------------------------------------- */
-
-static long sys6(long n, long a, long b, long c, long d, long e, long f) {
-  register long r10 __asm__("r10") = d;
-  register long r8 __asm__("r8") = e;
-  register long r9 __asm__("r9") = f;
-  long r;
-  __asm__ volatile("syscall"
-                   : "=a"(r)
-                   : "0"(n), "D"(a), "S"(b), "d"(c), "r"(r10), "r"(r8), "r"(r9)
-                   : "rcx", "r11", "memory");
-  return r;
-}
-#define SYS(n, a, b, c)     sys6((n), (long)(a), (long)(b), (long)(c), 0, 0, 0)
-#define SYS4(n, a, b, c, d) sys6((n), (long)(a), (long)(b), (long)(c), (long)(d), 0, 0)
-
-static _Noreturn void die(int status) {
-  for (;;)
-    SYS(__NR_exit_group, status, 0, 0);
-}
-
-/* the compiler may call these for copies and zeroing even in a freestanding program */
-void *memset(void *s, int c, size_t n) {
-  unsigned char *p = s;
-  while (n--)
-    *p++ = (unsigned char)c;
-  return s;
-}
-
-void *memcpy(void *d, const void *s, size_t n) {
-  unsigned char *o = d;
-  const unsigned char *i = s;
-  while (n--)
-    *o++ = *i++;
-  return d;
-}
-
-/* --- messages --------------------------------------------------------------------------------- */
-
-/* glibc's strerror text for what execve and fork can return */
-static const char *error_text(long e) {
-  switch (e) {
-  case 1:
-    return "Operation not permitted";
-  case 2:
-    return "No such file or directory";
-  case 5:
-    return "Input/output error";
-  case 7:
-    return "Argument list too long";
-  case 8:
-    return "Exec format error";
-  case 11:
-    return "Resource temporarily unavailable";
-  case 12:
-    return "Cannot allocate memory";
-  case 13:
-    return "Permission denied";
-  case 14:
-    return "Bad address";
-  case 20:
-    return "Not a directory";
-  case 21:
-    return "Is a directory";
-  case 22:
-    return "Invalid argument";
-  case 24:
-    return "Too many open files";
-  case 26:
-    return "Text file busy";
-  case 36:
-    return "File name too long";
-  case 40:
-    return "Too many levels of symbolic links";
-  case 80:
-    return "Accessing a corrupted shared library";
-  default:
-    return "Unknown error";
-  }
-}
-
-struct line {
-  char buf[1024];
-  size_t len;
-};
-
-static void put(struct line *l, const char *s) {
-  while (*s && l->len < sizeof(l->buf) - 1)
-    l->buf[l->len++] = *s++;
-}
-
-/* "fsrun: WHAT[\"ARG\"]: ERROR\n" on stderr, in one write */
-static void report(const char *what, const char *arg, long err) {
-  struct line l;
-  l.len = 0;
-  put(&l, "fsrun: ");
-  put(&l, what);
-  if (arg != NULL) {
-    put(&l, " \"");
-    put(&l, arg);
-    put(&l, "\"");
-  }
-  put(&l, ": ");
-  put(&l, error_text(err));
-  l.buf[l.len++] = '\n';
-  SYS(__NR_write, 2, l.buf, l.len);
-}
+#include "tiny-params.h"
+#include "tiny-sys.h"
 
 /* --- the parameters --------------------------------------------------------------------------- */
-
-static int parse_fd(const char *s) {
-  int fd = 0;
-  if (s == NULL || *s == '\0')
-    return -1;
-  for (; *s; s++) {
-    if (*s < '0' || *s > '9' || fd > 100000)
-      return -1;
-    fd = fd * 10 + (*s - '0');
-  }
-  return fd;
-}
 
 /* Maps the block privately and turns its offsets into pointers; NULL when it is not one. */
 static struct tiny_init_params *load_params(int fd) {
@@ -239,14 +104,12 @@ static _Noreturn void reap_until(const struct tiny_init_params *p, int child) {
   }
 }
 
-_Noreturn void tiny_main(long *sp) {
-  long argc = sp[0];
-  char **argv = (char **)(sp + 1);
+_Noreturn void tiny_init_main(long argc, char **argv) {
   struct tiny_init_params *p;
   long child;
 
   SYS(__NR_prctl, PR_SET_NAME, "fsrun-init", 0);
-  p = argc == 2 ? load_params(parse_fd(argv[1])) : NULL;
+  p = argc == 2 ? load_params(parse_int(argv[1])) : NULL;
   if (p == NULL) {
     report("init: its parameters", NULL, 22);
     die(1);
@@ -268,13 +131,3 @@ _Noreturn void tiny_main(long *sp) {
   SYS(__NR_prctl, PR_SET_DUMPABLE, 1, 0);
   reap_until(p, (int)child);
 }
-
-__asm__(".text\n"
-        ".global _start\n"
-        ".type _start, @function\n"
-        "_start:\n"
-        "  xor %ebp, %ebp\n"
-        "  mov %rsp, %rdi\n"
-        "  and $-16, %rsp\n"
-        "  call tiny_main\n"
-        "  hlt\n");

@@ -459,8 +459,8 @@ check_killed_fsrun_leaves_nothing() {
   local marker=1$RANDOM$RANDOM pid tries=100 fifo=$DIR/policy.fifo
   # the whole process group of a running sandbox SIGKILLed, as timeout(1) or a caller ending the
   # group does: the watchdog (a session of its own) still removes the container
-  local as=()
-  [ "$CALLER" = root ] || as=(setpriv --reuid="$SBX_UID" --regid="$SBX_GID" --init-groups env -i PATH=/usr/bin:/bin HOME="$SBX_HOME")
+  local as=(env ${NO_TINY:+FSRUN_NO_TINY=1})
+  [ "$CALLER" = root ] || as=(setpriv --reuid="$SBX_UID" --regid="$SBX_GID" --init-groups env -i PATH=/usr/bin:/bin HOME="$SBX_HOME" ${NO_TINY:+FSRUN_NO_TINY=1})
   # a simple command: $! is fsrun itself (setsid does not fork: it is no group leader yet)
   "${as[@]}" setsid "$FSRUN" --root "$STATE" sandbox --worktree "$WT" --task-id "$TASK" \
     -- sleep "$marker" >/dev/null 2>&1 3>&- &
@@ -499,6 +499,16 @@ check_killed_fsrun_leaves_nothing() {
 
 @test "sandbox-run: a SIGKILLed fsrun sandbox (its whole process group, or during set-up) leaves nothing (ordinary user)" {
   check_killed_fsrun_leaves_nothing user
+}
+
+# without the tiny program (another architecture, memfds that may not be executed): the watchdog is
+# a fork of fsrun, which re-executes itself from its protected image, and its init reaps in place
+@test "sandbox-run: without the tiny program a SIGKILLed fsrun sandbox leaves nothing either (root)" {
+  NO_TINY=1 check_killed_fsrun_leaves_nothing root
+}
+
+@test "sandbox-run: without the tiny program a SIGKILLed fsrun sandbox leaves nothing either (ordinary user)" {
+  NO_TINY=1 check_killed_fsrun_leaves_nothing user
 }
 
 check_helper_stall_times_out() {
@@ -550,8 +560,8 @@ check_killed_during_create_leaves_nothing() {
   printf '#!/bin/sh\nexec sleep %s\n' "$marker" >"$DIR/slirp4netns"
   chmod 755 "$DIR/slirp4netns"
   echo '{"allowNetwork": true}' >"$DIR/policy.json"
-  local as=()
-  [ "$CALLER" = root ] || as=(setpriv --reuid="$SBX_UID" --regid="$SBX_GID" --init-groups env -i PATH=/usr/bin:/bin HOME="$SBX_HOME")
+  local as=(env ${NO_TINY:+FSRUN_NO_TINY=1})
+  [ "$CALLER" = root ] || as=(setpriv --reuid="$SBX_UID" --regid="$SBX_GID" --init-groups env -i PATH=/usr/bin:/bin HOME="$SBX_HOME" ${NO_TINY:+FSRUN_NO_TINY=1})
   "${as[@]}" env FSRUN_SLIRP4NETNS="$DIR/slirp4netns" "$FSRUN" --root "$STATE" sandbox \
     --policy "$DIR/policy.json" --worktree "$WT" --task-id "$TASK" -- true >/dev/null 2>&1 3>&- &
   pid=$!

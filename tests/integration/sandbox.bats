@@ -404,6 +404,28 @@ EOF
   assert_sandbox_gone
 }
 
+@test "sandbox: without the tiny program pid 1 is fsrun's init from its protected image, the environment zeroed (root and an ordinary user)" {
+  requires_host_command setpriv
+  local bin=$BATS_TEST_TMPDIR/fsrun-copy uid
+  cp "$FSRUN" "$bin"
+  make_traversable "$DIR"
+  export FSRUN_NO_TINY=1
+  for uid in 0 1000; do
+    if [ "$uid" != 0 ]; then
+      setpriv --reuid "$uid" --regid "$uid" --clear-groups unshare -U true 2>/dev/null || continue
+      chown -R "$uid:$uid" "$DIR"
+    fi
+    pid1_probe "$uid" "$bin"
+    echo "uid $uid: $output"
+    echo "$stderr"
+    [ "$status" -eq 0 ]
+    [ "${lines[0]}" = 0 ]
+    [[ ${lines[1]} == /fsrun-copy || ${lines[1]} == "/memfd:fsrun (deleted)" ]]
+    [ "${lines[2]}" = exe-not-written ]
+    cmp "$FSRUN" "$bin"
+  done
+}
+
 @test "sandbox: a profile that denies execveat: pid 1 stays the runtime's clone, unreadable and without its environment" {
   local profile=$DIR/profile.json
   # pid 1 cannot become the tiny init (tiny-init.h): it reaps in place

@@ -97,7 +97,8 @@ static char *helper_failure(int stderr_fd) {
   return xstrdup(line ? line : "no message");
 }
 
-/* In the child: only system calls (we may have threads), then the helper. */
+/* In the child of vfork (sharing our memory until its execv): only system calls, then the
+ * helper. */
 static void __attribute__((noreturn))
 exec_helper(const char *path, char *const argv[], const int fds[CHILD_FIRST_UNUSED_FD],
             pid_t parent, const sigset_t *mask) {
@@ -219,7 +220,8 @@ static int start_helper(struct sandbox_net *net, const char *path, int userns_fd
   fds[CHILD_READY_FD] = ready[1];
   fds[CHILD_EXIT_FD] = exit_pipe[0];
   sigemptyset(&empty);
-  child = fork();
+  /* vfork: a fork made every page of ours copy-on-write for the rest of the run */
+  child = vfork();
   if (child == 0)
     exec_helper(path, (char *const *)argv, fds, parent, &empty);
   close(ready[1]);

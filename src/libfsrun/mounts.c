@@ -456,14 +456,98 @@ static bool proc_override_allowed(const char *dest) {
   return false;
 }
 
+/* whether a mount onto dest (clean, absolute) covers path: dest is path or above it */
+static bool mount_covers(const char *dest, const char *path) {
+  size_t n = strlen(dest);
+  if (strcmp(dest, "/") == 0)
+    return true;
+  return strncmp(path, dest, n) == 0 && (path[n] == '\0' || path[n] == '/');
+}
+
+void mount_dir_cache_drop(struct mount_dir_cache *c, const char *dest) {
+  if (c == NULL || c->path == NULL || !mount_covers(dest, c->path))
+    return;
+  free(c->path);
+  c->path = NULL;
+  close(c->fd);
+  c->fd = -1;
+}
+
+/* The cache's directory, (re)opened as `dir` (clean, absolute) when it names another. */
+static int cached_dir(const struct mount_env *env, const char *dir) {
+  cleanup_error fsrun_error_t err = NULL;
+  struct mount_dir_cache *c = env->dirs;
+  struct statfs sfs;
+  int fd;
+  if (c->path != NULL && strcmp(c->path, dir) == 0)
+    return c->fd;
+  mount_dir_cache_drop(c, "/");
+  fd = root_resolve(env->rootfs_fd, dir, ROOT_CREATE_DIR, false, &err);
+  if (fd < 0)
+    return -1;
+  if (fstatfs(fd, &sfs) < 0) {
+    close(fd);
+    return -1;
+  }
+  c->path = xstrdup(dir);
+  c->fd = fd;
+  c->proc = sfs.f_type == PROC_SUPER_MAGIC;
+  return fd;
+}
+
+/* The target through the cached parent directory: made there when missing (no stat of it then: it
+ * is on the parent's filesystem), opened when it is there and no symlink. -1 when this cannot say
+ * (a symlink, which resolves in the rootfs, or a parent that cannot be opened): the caller takes
+ * the whole path. */
+static int target_in_cached_dir(const struct mount_env *env, const char *dest,
+                                root_create_kind kind, bool *on_proc) {
+  cleanup_free char *dir = xstrdup(dest);
+  char *slash = strrchr(dir, '/');
+  const char *name = dest + (slash - dir) + 1;
+  struct open_how how = {.flags = O_PATH | O_CLOEXEC,
+                         .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS};
+  struct statfs sfs;
+  int parent, fd;
+  if (env->dirs == NULL || slash == NULL || *name == '\0' || strcmp(name, "..") == 0)
+    return -1;
+  *(slash == dir ? slash + 1 : slash) = '\0';
+  parent = cached_dir(env, dir);
+  if (parent < 0)
+    return -1;
+  fd = create_component(parent, name, kind == ROOT_CREATE_FILE);
+  if (fd >= 0) {
+    *on_proc = env->dirs->proc;
+    return fd;
+  }
+  if (errno != EEXIST)
+    return -1;
+  fd = (int)syscall(SYS_openat2, parent, name, &how, sizeof(how));
+  if (fd < 0)
+    return -1;
+  if (fstatfs(fd, &sfs) < 0) {
+    close(fd);
+    return -1;
+  }
+  *on_proc = sfs.f_type == PROC_SUPER_MAGIC;
+  return fd;
+}
+
 /* The target of a mount onto dest inside the rootfs, created as `kind` when missing. With real_dir
  * (/proc, /sys) it must be a directory reached without any symlink. Nothing lands on procfs but
  * the few overrides above: a rootfs symlink to /proc/self/attr/exec, say, would disarm the LSM. */
 static int open_mount_target(const struct mount_env *env, const char *dest, root_create_kind kind,
                              bool real_dir, size_t index, fsrun_error_t *err) {
-  cleanup_close int target = root_resolve(env->rootfs_fd, dest, kind, real_dir, err);
+  bool on_proc = false;
+  cleanup_close int target = real_dir ? -1 : target_in_cached_dir(env, dest, kind, &on_proc);
   struct statfs sfs;
   struct stat st;
+  if (target >= 0) {
+    if (on_proc && !proc_override_allowed(dest))
+      return fsrun_error_make(err, 0, "mounts[%zu]: mount destination %s is inside /proc", index,
+                              dest);
+    return steal_fd(&target);
+  }
+  target = root_resolve(env->rootfs_fd, dest, kind, real_dir, err);
   if (target < 0) {
     if (real_dir && (fsrun_error_code(err) == -ELOOP || fsrun_error_code(err) == -ENOTDIR))
       return fsrun_error_make(err, 0, "mounts[%zu]: mount destination %s is not a directory", index,

@@ -68,11 +68,24 @@ struct mount_cgroup_hierarchy {
   const char *mountpoint;  /* the host's mount point */
 };
 
+/* The directory the last mount target was made in, kept open while the mounts of a config are
+ * made: most go into a few directories (/, /etc, /dev), each then reached once instead of once per
+ * mount. rootfs.c drops it once a mount covers that directory or one above it. */
+struct mount_dir_cache {
+  char *path; /* clean and absolute; NULL: none */
+  int fd;     /* O_PATH, reached inside the rootfs */
+  bool proc;  /* it is on procfs */
+};
+
+/* Closes the cached directory when a mount onto dest (clean, absolute) covers it. */
+void mount_dir_cache_drop(struct mount_dir_cache *c, const char *dest);
+
 struct mount_env {
-  int rootfs_fd;      /* O_PATH fd on the rootfs (already bound onto itself) */
-  const char *bundle; /* relative bind sources resolve against it */
-  bool userns;        /* in a new user namespace */
-  bool own_netns;     /* sysfs read-write only with a netns that is not the runtime's */
+  int rootfs_fd;                /* O_PATH fd on the rootfs (already bound onto itself) */
+  struct mount_dir_cache *dirs; /* NULL: no cache */
+  const char *bundle;           /* relative bind sources resolve against it */
+  bool userns;                  /* in a new user namespace */
+  bool own_netns;               /* sysfs read-write only with a netns that is not the runtime's */
   bool new_cgroupns;
   int runtime_sync_fd; /* the sync socket to the runtime, which idmaps bind trees; -1: none */
   /* the host's hierarchies on a v1 or hybrid host, when the runtime knows them; else read */

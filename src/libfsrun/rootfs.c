@@ -249,8 +249,10 @@ int rootfs_mount_all(const struct rootfs_ctx *ctx, fsrun_error_t *err) {
     return fsrun_error_make(err, 0, "rootfs /dev is a symlink");
 
   {
+    struct mount_dir_cache dirs = {.fd = -1};
     struct mount_env env = {
         .rootfs_fd = rootfs_fd,
+        .dirs = &dirs,
         .bundle = ctx->bundle,
         .userns = ctx->userns,
         .own_netns = ctx->own_netns,
@@ -272,10 +274,13 @@ int rootfs_mount_all(const struct rootfs_ctx *ctx, fsrun_error_t *err) {
         if (check_deferred_order(c, i, err) < 0)
           return fsrun_error_code(err);
       }
-      if (mount_entry(&env, m, i, err) < 0)
+      if (mount_entry(&env, m, i, err) < 0) {
+        mount_dir_cache_drop(&dirs, "/");
         return fsrun_error_code(err);
+      }
       if (m->destination != NULL) {
         cleanup_free char *dest = path_clean_abs(m->destination);
+        mount_dir_cache_drop(&dirs, dest);
         if (strcmp(dest, "/dev") == 0 && mount_entry_is_bind(m))
           dev_is_bind = true;
         /* a mount onto / replaces the root (a fresh tmpfs, say): the later ones go into it */
@@ -286,6 +291,7 @@ int rootfs_mount_all(const struct rootfs_ctx *ctx, fsrun_error_t *err) {
         }
       }
     }
+    mount_dir_cache_drop(&dirs, "/");
   }
   /* a /dev bound from elsewhere is used as it is */
   if (!dev_is_bind && devices_setup(rootfs_fd, c, ctx->userns, ctx->sync_fd, err) < 0)

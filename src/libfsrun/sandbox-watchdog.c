@@ -18,6 +18,7 @@
 #include "cgroup.h"
 #include "container.h"
 #include "sandbox-git.h"
+#include "sync.h"
 #include "tiny-init.h"
 #include "tiny-params.h"
 #include "utils.h"
@@ -32,16 +33,12 @@ static bool cpu_budget_spent;
 struct watch {
   bool armed;
   bool fired;
-  int64_t deadline; /* INT64_MAX: none */
+  int64_t deadline; /* TINY_WATCH_NO_DEADLINE: none */
   struct tiny_watch_msg what;
   int init_pidfd; /* the container's init while it is being created (its state says pid 0) */
   int usage_fd;   /* the cgroup's CPU time (the budget), or -1 */
   bool usage_v2;
 };
-
-/* How often the CPU time of a container with a budget is read: a command can overrun its budget
- * by up to this much CPU time per core before it is seen. */
-#define CPU_BUDGET_POLL_MS 100
 
 static bool has_cpu_budget(const struct watch *w) {
   return w->armed && w->what.kind == 'c' && w->what.cpu_budget_ms > 0;
@@ -124,7 +121,7 @@ static bool read_messages(int sock, struct watch *w) {
       w->what = msg;
       w->armed = true;
       w->fired = false;
-      w->deadline = msg.deadline > 0 ? msg.deadline : INT64_MAX;
+      w->deadline = msg.deadline > 0 ? msg.deadline : TINY_WATCH_NO_DEADLINE;
     }
     if (fd >= 0)
       close(fd);
@@ -132,21 +129,12 @@ static bool read_messages(int sock, struct watch *w) {
 }
 
 static int next_timeout(const struct watch *w) {
-  int timeout = -1;
-  if (w->armed && w->fired) {
-    timeout = 100;
-  } else if (w->armed && w->deadline != INT64_MAX) {
-    int64_t left = w->deadline - monotonic_ms();
-    timeout = left < 0 ? 0 : left > 3600 * 1000 ? 3600 * 1000 : (int)left;
-  }
-  if (!w->fired && has_cpu_budget(w) && (timeout < 0 || timeout > CPU_BUDGET_POLL_MS))
-    timeout = CPU_BUDGET_POLL_MS;
-  return timeout;
+  return tiny_watch_timeout(w->armed, w->fired, w->deadline, monotonic_ms(), has_cpu_budget(w));
 }
 
 static _Noreturn void forked_main(const struct fsrun_context *ctx, pid_t parent, int sock,
                                   const char *prime) {
-  struct watch w = {.deadline = INT64_MAX, .init_pidfd = -1, .usage_fd = -1};
+  struct watch w = {.deadline = TINY_WATCH_NO_DEADLINE, .init_pidfd = -1, .usage_fd = -1};
   sigset_t term;
   int sfd, null_fd;
 
@@ -339,27 +327,13 @@ void sandbox_watchdog_fork(const struct fsrun_context *ctx) {
 }
 
 static int send_message(const struct tiny_watch_msg *msg, int fd, fsrun_error_t *err) {
-  union {
-    char buf[CMSG_SPACE(sizeof(int))];
-    struct cmsghdr align;
-  } control;
   struct iovec iov = {.iov_base = (void *)msg, .iov_len = sizeof(*msg)};
-  struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
+  int r;
   if (watchdog_pid < 0)
     return fsrun_error_make(err, 0, "sandbox: no watchdog (it could not be started)");
-  if (fd >= 0) {
-    struct cmsghdr *c;
-    memset(&control, 0, sizeof(control));
-    mh.msg_control = control.buf;
-    mh.msg_controllen = sizeof(control.buf);
-    c = CMSG_FIRSTHDR(&mh);
-    c->cmsg_level = SOL_SOCKET;
-    c->cmsg_type = SCM_RIGHTS;
-    c->cmsg_len = CMSG_LEN(sizeof(int));
-    memcpy(CMSG_DATA(c), &fd, sizeof(int));
-  }
-  if (sendmsg(sock_fd, &mh, MSG_NOSIGNAL) != (ssize_t)sizeof(*msg))
-    return fsrun_error_errno(err, "sandbox: arm the watchdog");
+  r = sync_sendv(sock_fd, &iov, 1, fd);
+  if (r < 0)
+    return fsrun_error_make(err, -r, "sandbox: arm the watchdog");
   return 0;
 }
 

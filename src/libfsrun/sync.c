@@ -19,15 +19,12 @@ int sync_socketpair(int fds[2], fsrun_error_t *err) {
   return 0;
 }
 
-int sync_send(int sock, sync_msg_type type, int errno_value, const void *data, size_t len, int fd) {
-  struct sync_header h = {.type = type, .errno_value = errno_value};
-  struct iovec iov[2] = {{.iov_base = &h, .iov_len = sizeof(h)},
-                         {.iov_base = (void *)data, .iov_len = data ? len : 0}};
+int sync_sendv(int sock, struct iovec *iov, size_t iovcnt, int fd) {
   union {
     char buf[CMSG_SPACE(sizeof(int))];
     struct cmsghdr align;
   } control;
-  struct msghdr mh = {.msg_iov = iov, .msg_iovlen = 2};
+  struct msghdr mh = {.msg_iov = iov, .msg_iovlen = iovcnt};
   ssize_t r;
 
   if (fd >= 0) {
@@ -47,6 +44,13 @@ int sync_send(int sock, sync_msg_type type, int errno_value, const void *data, s
   if (r < 0)
     return -errno;
   return 0;
+}
+
+int sync_send(int sock, sync_msg_type type, int errno_value, const void *data, size_t len, int fd) {
+  struct sync_header h = {.type = type, .errno_value = errno_value};
+  struct iovec iov[2] = {{.iov_base = &h, .iov_len = sizeof(h)},
+                         {.iov_base = (void *)data, .iov_len = data ? len : 0}};
+  return sync_sendv(sock, iov, 2, fd);
 }
 
 int sync_recv(int sock, struct sync_msg *msg) {

@@ -5,6 +5,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/uio.h>
 
 #include "error.h"
 
@@ -37,6 +38,9 @@ int sync_socketpair(int fds[2], fsrun_error_t *err);
 /* Sends one message; fd < 0 sends none. Returns 0 or -errno (EPIPE when the peer is gone; never
  * raises SIGPIPE). */
 int sync_send(int sock, sync_msg_type type, int errno_value, const void *data, size_t len, int fd);
+/* Sends one packet of iov[0..iovcnt) as it is (no header: another protocol on such a socket), with
+ * fd (SCM_RIGHTS) when >= 0. Returns 0 or -errno, as sync_send. */
+int sync_sendv(int sock, struct iovec *iov, size_t iovcnt, int fd);
 /* Receives one message. Returns 0, -EPIPE when the peer closed its end, or another -errno. */
 int sync_recv(int sock, struct sync_msg *msg);
 void sync_msg_clear(struct sync_msg *msg);

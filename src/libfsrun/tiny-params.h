@@ -39,6 +39,28 @@ struct tiny_watch_msg {
   char id[1025];         /* 'c': the container's id (status_validate_id: at most 1024) */
 };
 
+/* How often a watchdog whose deadline has passed kills again, and how often it reads the CPU time
+ * of a container with a budget (a command can overrun its budget by up to this much CPU time per
+ * core before it is seen). */
+#define TINY_WATCH_POLL_MS     100
+#define TINY_WATCH_NO_DEADLINE INT64_MAX
+
+/* Both watchdogs' poll timeout (ms; -1: none) for their state: armed, fired, the deadline
+ * (CLOCK_MONOTONIC ms, TINY_WATCH_NO_DEADLINE: none) against now, whether a CPU budget applies. */
+static inline int tiny_watch_timeout(int armed, int fired, int64_t deadline, int64_t now,
+                                     int has_budget) {
+  int timeout = -1;
+  if (armed && fired) {
+    timeout = TINY_WATCH_POLL_MS;
+  } else if (armed && deadline != TINY_WATCH_NO_DEADLINE) {
+    int64_t left = deadline - now;
+    timeout = left < 0 ? 0 : left > 3600 * 1000 ? 3600 * 1000 : (int)left;
+  }
+  if (!fired && has_budget && (timeout < 0 || timeout > TINY_WATCH_POLL_MS))
+    timeout = TINY_WATCH_POLL_MS;
+  return timeout;
+}
+
 /* What the watchdog (tiny-watchdog.c) is given: from its argv when exec'd, in memory when fsrun
  * clones it (sandbox-watchdog.c). */
 struct tiny_watchdog_args {

@@ -12,9 +12,6 @@
 #include "tiny-params.h"
 #include "tiny-sys.h"
 
-#define BUDGET_POLL_MS 100
-#define NO_DEADLINE    INT64_MAX
-
 struct watch {
   int armed, fired;
   int64_t deadline;
@@ -105,7 +102,7 @@ static int read_messages(int sock, struct watch *w) {
       w->what = msg;
       w->armed = 1;
       w->fired = 0;
-      w->deadline = msg.deadline > 0 ? msg.deadline : NO_DEADLINE;
+      w->deadline = msg.deadline > 0 ? msg.deadline : TINY_WATCH_NO_DEADLINE;
     }
     close_fd(&fd);
   }
@@ -200,16 +197,7 @@ static void prime_cgroup_migration(const char *path) {
 }
 
 static int next_timeout(const struct watch *w) {
-  int timeout = -1;
-  if (w->armed && w->fired) {
-    timeout = BUDGET_POLL_MS;
-  } else if (w->armed && w->deadline != NO_DEADLINE) {
-    int64_t left = w->deadline - now_ms();
-    timeout = left < 0 ? 0 : left > 3600 * 1000 ? 3600 * 1000 : (int)left;
-  }
-  if (!w->fired && has_budget(w) && (timeout < 0 || timeout > BUDGET_POLL_MS))
-    timeout = BUDGET_POLL_MS;
-  return timeout;
+  return tiny_watch_timeout(w->armed, w->fired, w->deadline, now_ms(), has_budget(w));
 }
 
 /* Closes every fd from 3 on but the two it keeps (a clone of fsrun got a copy of all of fsrun's).
@@ -224,7 +212,7 @@ static void close_others(int a, int b) {
 }
 
 _Noreturn void tiny_watchdog_run(const struct tiny_watchdog_args *a) {
-  struct watch w = {.deadline = NO_DEADLINE, .init_pidfd = -1, .usage_fd = -1};
+  struct watch w = {.deadline = TINY_WATCH_NO_DEADLINE, .init_pidfd = -1, .usage_fd = -1};
   int parent_fd, null_fd;
 
   /* a session of its own (a kill of fsrun's process group leaves it to clean up); already one

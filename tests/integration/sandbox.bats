@@ -309,10 +309,18 @@ assert_sandbox_gone() {
 # pid1_probe AS_UID BIN: what the command learns of pid 1, run by BIN (a copy of fsrun) as AS_UID
 # (0: root) with a secret in fsrun's environment that envAllowlist leaves out: how many environ
 # entries name it, pid 1's executable, whether a write to it goes through, and how many of pid 1's
-# mappings are the runtime's binary.
+# mappings are the runtime's binary. Returns 1, having run nothing, when AS_UID (not root) may not
+# make a user namespace here; otherwise the test's files are AS_UID's from then on. BIN is made
+# (a copy of $FSRUN) if it is missing.
 pid1_probe() {
   local as_uid=$1 bin=$2 runner=()
-  [ "$as_uid" = 0 ] || runner=(setpriv --reuid "$as_uid" --regid "$as_uid" --clear-groups)
+  [ -e "$bin" ] || cp "$FSRUN" "$bin"
+  make_traversable "$DIR"
+  if [ "$as_uid" != 0 ]; then
+    runner=(setpriv --reuid "$as_uid" --regid "$as_uid" --clear-groups)
+    "${runner[@]}" unshare -U true 2>/dev/null || return 1
+    chown -R "$as_uid:$as_uid" "$DIR"
+  fi
   run --separate-stderr "${runner[@]}" env HOME="$DIR/home" SBX_SECRET=leak "$bin" \
     --root "$DIR/state-$as_uid" sandbox --policy "$POLICY" --worktree "$WT" --task-id "$TASK" \
     -- /bin/sh -c 'tr "\0" "\n" </proc/1/environ | grep -c SBX_SECRET
@@ -320,21 +328,15 @@ pid1_probe() {
       (echo attack >>/proc/1/exe) 2>/dev/null && echo exe-written || echo exe-not-written
       grep -c fsrun-copy /proc/1/maps
       tr "\0" " " </proc/1/cmdline; echo'
+  echo "uid $as_uid: $output"
+  echo "$stderr"
 }
 
 @test "sandbox: pid 1 holds nothing of the runtime: not the caller's environment, memory or binary (root and an ordinary user)" {
   requires_host_command setpriv
   local bin=$BATS_TEST_TMPDIR/fsrun-copy uid
-  cp "$FSRUN" "$bin"
-  make_traversable "$DIR"
   for uid in 0 1000; do
-    if [ "$uid" != 0 ]; then
-      setpriv --reuid "$uid" --regid "$uid" --clear-groups unshare -U true 2>/dev/null || continue
-      chown -R "$uid:$uid" "$DIR"
-    fi
-    pid1_probe "$uid" "$bin"
-    echo "uid $uid: $output"
-    echo "$stderr"
+    pid1_probe "$uid" "$bin" || continue
     [ "$status" -eq 0 ]
     # the caller's environment (/proc/1/environ showed fsrun's whole environment)
     [ "${lines[0]}" = 0 ]
@@ -407,17 +409,9 @@ EOF
 @test "sandbox: without the tiny program pid 1 is fsrun's init from its protected image, the environment zeroed (root and an ordinary user)" {
   requires_host_command setpriv
   local bin=$BATS_TEST_TMPDIR/fsrun-copy uid
-  cp "$FSRUN" "$bin"
-  make_traversable "$DIR"
   export FSRUN_NO_TINY=1
   for uid in 0 1000; do
-    if [ "$uid" != 0 ]; then
-      setpriv --reuid "$uid" --regid "$uid" --clear-groups unshare -U true 2>/dev/null || continue
-      chown -R "$uid:$uid" "$DIR"
-    fi
-    pid1_probe "$uid" "$bin"
-    echo "uid $uid: $output"
-    echo "$stderr"
+    pid1_probe "$uid" "$bin" || continue
     [ "$status" -eq 0 ]
     [ "${lines[0]}" = 0 ]
     [[ ${lines[1]} == /fsrun-copy || ${lines[1]} == "/memfd:fsrun (deleted)" ]]

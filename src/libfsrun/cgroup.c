@@ -1576,12 +1576,35 @@ static int remove_cgroup_tree(const char *dir, fsrun_error_t *err) {
   }
 }
 
+/* rmdir of mount+path: true when it is gone (or was) */
+static bool rmdir_gone(const char *mount, const char *path) {
+  cleanup_free char *dir = cgroup_join(mount, path);
+  return rmdir(dir) == 0 || errno == ENOENT;
+}
+
+/* The usual case once the container's processes have exited: every directory is an empty leaf,
+ * and one rmdir each removes it, without reading a cgroup.procs or listing a directory. Stops at
+ * the first that is busy (a process in it, a sub-cgroup) and says so. The freezer's goes last: as
+ * long as anything is left, reclaim_strays needs it. */
+static bool remove_empty_leaves(const struct fsrun_cgroup *cg) {
+  const char *freezer = cg->mode == CGROUP_MODE_UNIFIED ? NULL : cgroup_v1_mount(cg, "freezer");
+  for (size_t i = 0; cg->mode != CGROUP_MODE_UNIFIED && i < cg->n_v1; i++)
+    if (cg->v1[i].mountpoint != freezer && !rmdir_gone(cg->v1[i].mountpoint, cg->path))
+      return false;
+  if (cg->unified_mount != NULL && !rmdir_gone(cg->unified_mount, cg->path))
+    return false;
+  return freezer == NULL || rmdir_gone(freezer, cg->path);
+}
+
 int cgroup_destroy(const struct fsrun_cgroup *cg, fsrun_error_t *err) {
   cleanup_error fsrun_error_t kerr = NULL;
   long waited = 0, step = 1;
   bool killed = false;
   int ret;
 
+  /* a systemd scope is stopped rather than removed */
+  if (cg->systemd == NULL && remove_empty_leaves(cg))
+    return 0;
   /* cgroup_pids lists the freezer cgroup's processes: one moved out of it must be there too */
   reclaim_strays(cg);
 

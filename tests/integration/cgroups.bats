@@ -13,9 +13,12 @@ setup() {
   requires_fsrun_command run
   setup_bundle
   EXTRA_CGROUP_DIRS=()
+  STRAY=
 }
 
 teardown() {
+  # a process a test moved out of the container's cgroups
+  [ -z "${STRAY:-}" ] || kill -9 "$STRAY" 2>/dev/null || true
   teardown_bundle
   # the realtime budget a test gave fsrun's parent cgroup goes back (refused while another
   # container still needs it)
@@ -188,6 +191,43 @@ FSRUN_GLOBAL_ARGS=()
   fi
   # a straggler forked in the background must not keep the cgroup alive
   fsrun delete --force "$CONTAINER_ID"
+  run cgroup_dirs_ending_in "/fsrun/$CONTAINER_ID"
+  echo "$output"
+  [ -z "$output" ]
+  assert_no_leftovers "$CONTAINER_ID"
+}
+
+# delete removes each empty directory with one rmdir and falls back to listing and killing at the
+# first busy one. A process outlives the init (no pid namespace) after it left the first
+# hierarchies and the freezer's: delete must still find it through the others and kill it.
+@test "v1: delete kills a process left in some of a stopped container's hierarchies" {
+  requires_cgroup_v1
+  local h first=() moved=()
+  update_config '.linux.namespaces |= map(select(.type != "pid"))'
+  start_detached sh -c 'sleep 1000 & exec sleep 1001'
+  STRAY=$(pgrep -P "$INIT_PID" sleep)
+  [ -n "$STRAY" ]
+  # the first two hierarchies in mount order and the freezer's: back to their roots
+  for h in $(awk '{ for (i = 7; i < NF; i++) if ($i == "-") { if ($(i + 1) == "cgroup") print $5; break } }' /proc/self/mountinfo); do
+    [ -d "$h/fsrun/$CONTAINER_ID" ] && [ "${#first[@]}" -lt 2 ] && first+=("$h")
+  done
+  for h in "${first[@]}" /sys/fs/cgroup/freezer; do
+    [ -d "$h/fsrun/$CONTAINER_ID" ] || continue
+    echo "$STRAY" >"$h/cgroup.procs"
+    moved+=("$h")
+  done
+  [ "${#moved[@]}" -ge 2 ]
+  kill -9 "$INIT_PID"
+  wait_for_status "$CONTAINER_ID" stopped
+  run fsrun delete "$CONTAINER_ID"
+  echo "$output"
+  [ "$status" -eq 0 ]
+  for _ in $(seq 50); do
+    _fsrun_pid_alive "$STRAY" || break
+    sleep 0.1
+  done
+  run _fsrun_pid_alive "$STRAY"
+  [ "$status" -ne 0 ]
   run cgroup_dirs_ending_in "/fsrun/$CONTAINER_ID"
   echo "$output"
   [ -z "$output" ]

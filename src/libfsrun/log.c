@@ -148,22 +148,11 @@ static void append_one_line(char *dst, size_t cap, size_t *pos, const char *src)
     dst[(*pos)++] = (*src == '\n' || *src == '\r') ? ' ' : *src;
 }
 
-/* RFC 3339 UTC with nanoseconds, without malloc (gmtime_r needs no time zone data for UTC). */
-static void format_time(char *buf, size_t cap) {
-  struct timespec ts;
-  struct tm tm;
-  clock_gettime(CLOCK_REALTIME, &ts);
-  gmtime_r(&ts.tv_sec, &tm);
-  /* not strftime: glibc's strftime calls tzset, which reads the zone files */
-  snprintf(buf, cap, "%04d-%02d-%02dT%02d:%02d:%02d.%09ldZ", tm.tm_year + 1900, tm.tm_mon + 1,
-           tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, (long)ts.tv_nsec);
-}
-
 /* One record in the configured format, newline-terminated, into line. Returns its length. */
 static size_t format_record(char *line, size_t cap, fsrun_log_level level, const char *msg) {
   char now[64];
   size_t pos = 0;
-  format_time(now, sizeof(now));
+  rfc3339_format(now, sizeof(now));
   if (log_json) {
     append_str(line, cap, &pos, "{\"level\":\"");
     append_str(line, cap, &pos, level_names[level]);

@@ -185,14 +185,45 @@ int mkdir_p_at(int dirfd, const char *path, mode_t mode, fsrun_error_t *err) {
   return 0;
 }
 
-char *rfc3339_now(void) {
+/* The civil date of a day count since 1970-01-01 (proleptic Gregorian calendar; the era
+ * arithmetic of the usual days-from-civil inversion: 400-year eras of 146097 days, years that
+ * start on March 1st so that the leap day comes last). */
+static void civil_from_days(int64_t days, int64_t *year, unsigned *month, unsigned *day) {
+  int64_t z = days + 719468; /* days since 0000-03-01 */
+  int64_t era = (z >= 0 ? z : z - 146096) / 146097;
+  unsigned doe = (unsigned)(z - era * 146097);                          /* [0, 146096] */
+  unsigned yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365; /* [0, 399] */
+  unsigned doy = doe - (365 * yoe + yoe / 4 - yoe / 100);               /* [0, 365] */
+  unsigned mp = (5 * doy + 2) / 153;                                    /* March = 0 */
+  *day = doy - (153 * mp + 2) / 5 + 1;
+  *month = mp < 10 ? mp + 3 : mp - 9;
+  *year = (int64_t)yoe + era * 400 + (*month <= 2);
+}
+
+/* Not gmtime_r (nor strftime): glibc initialises its time zone on the first call of either, which
+ * reads /etc/localtime even for UTC (7 system calls in every create). */
+void rfc3339_format_time(const struct timespec *ts, char *buf, size_t cap) {
+  int64_t days = (int64_t)ts->tv_sec / 86400, secs = (int64_t)ts->tv_sec % 86400, year;
+  unsigned month, day;
+  if (secs < 0) {
+    secs += 86400;
+    days--;
+  }
+  civil_from_days(days, &year, &month, &day);
+  snprintf(buf, cap, "%04lld-%02u-%02uT%02d:%02d:%02d.%09ldZ", (long long)year, month, day,
+           (int)(secs / 3600), (int)(secs / 60 % 60), (int)(secs % 60), (long)ts->tv_nsec);
+}
+
+void rfc3339_format(char *buf, size_t cap) {
   struct timespec ts;
-  struct tm tm;
   clock_gettime(CLOCK_REALTIME, &ts);
-  gmtime_r(&ts.tv_sec, &tm);
-  /* not strftime: glibc's strftime calls tzset, which reads /etc/localtime and the zone file */
-  return xasprintf("%04d-%02d-%02dT%02d:%02d:%02d.%09ldZ", tm.tm_year + 1900, tm.tm_mon + 1,
-                   tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, (long)ts.tv_nsec);
+  rfc3339_format_time(&ts, buf, cap);
+}
+
+char *rfc3339_now(void) {
+  char buf[64];
+  rfc3339_format(buf, sizeof(buf));
+  return xstrdup(buf);
 }
 
 /* PROC_USER_INIT_INO of the kernel's include/linux/proc_ns.h: a fixed number, part of the ABI */

@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <sys/types.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "error.h"
@@ -65,5 +66,9 @@ int64_t monotonic_ms(void);
 
 /* Current time as RFC 3339 with nanoseconds, UTC ("2026-11-29T19:35:41.123456789Z"). */
 char *rfc3339_now(void);
+/* The same into buf (64 bytes are enough), without allocating. */
+void rfc3339_format(char *buf, size_t cap);
+/* ts (CLOCK_REALTIME) formatted so. */
+void rfc3339_format_time(const struct timespec *ts, char *buf, size_t cap);
 
 #endif

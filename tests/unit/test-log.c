@@ -1,6 +1,8 @@
 /* Unit tests for log.c: where records go (log file, stderr), the JSON line format conmon parses,
  * levels, appending, and logging from a forked child. TAP output. */
 #include <fcntl.h>
+#include <stdio.h>
+#include <time.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -54,6 +56,32 @@ static void log_nothing(void) {
   log_info("info is below the default level");
 }
 
+/* rfc3339_format_time against glibc's gmtime_r (which the runtime no longer calls: its first call
+ * reads /etc/localtime) over the calendar's corners and a day's every hour. */
+static void test_rfc3339(void) {
+  static const time_t corners[] = {0,          -1,          951782400 /* 2000-02-29 */,
+                                   951868799,  4107542400,  4107456000 /* 2100-02-28 */,
+                                   1796428800, -2208988800, 253402300799};
+  bool all_match = true;
+  char got[64], want[64];
+  for (size_t i = 0; i < sizeof(corners) / sizeof(corners[0]) + 24; i++) {
+    struct timespec ts = {.tv_sec = i < sizeof(corners) / sizeof(corners[0])
+                                        ? corners[i]
+                                        : 1796428800 + 3600 * (time_t)(i - 9) + 61,
+                          .tv_nsec = 7};
+    struct tm tm;
+    gmtime_r(&ts.tv_sec, &tm);
+    snprintf(want, sizeof(want), "%04d-%02d-%02dT%02d:%02d:%02d.%09ldZ", tm.tm_year + 1900,
+             tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, (long)ts.tv_nsec);
+    rfc3339_format_time(&ts, got, sizeof(got));
+    if (strcmp(got, want) != 0) {
+      tap_diag("rfc3339 %lld: %s, gmtime_r says %s", (long long)ts.tv_sec, got, want);
+      all_match = false;
+    }
+  }
+  tap_ok(all_match, "rfc3339_format_time agrees with gmtime_r (leap days, centuries, before 1970)");
+}
+
 int main(void) {
   cleanup_error fsrun_error_t err = NULL;
   cleanup_free char *log_path = NULL;
@@ -63,6 +91,7 @@ int main(void) {
   if (mkdtemp(tmpdir) == NULL)
     return 1;
   log_path = xasprintf("%s/log.json", tmpdir);
+  test_rfc3339();
 
   tap_ok(fsrun_log_init(NULL, "xml", NULL, false, &err) < 0, "unknown format is refused");
   tap_contains(err ? err->msg : NULL, "xml", "the format error");

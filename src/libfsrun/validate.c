@@ -216,16 +216,10 @@ static int check_user_namespace(const oci_config *c, const struct ns_summary *ns
 
 /* --- process ---------------------------------------------------------------------------------- */
 
+/* libcap's probe of the running kernel (PR_CAPBSET_READ at start-up): the same number as
+ * /proc/sys/kernel/cap_last_cap, without reading it in every create */
 static int kernel_last_cap(void) {
-  static int cached = -2;
-  if (cached == -2) {
-    cleanup_error fsrun_error_t err = NULL;
-    cleanup_free char *text = NULL;
-    if (read_file_at(AT_FDCWD, "/proc/sys/kernel/cap_last_cap", &text, NULL, &err) < 0 ||
-        sscanf(text, "%d", &cached) != 1)
-      cached = (int)cap_max_bits() - 1;
-  }
-  return cached;
+  return (int)cap_max_bits() - 1;
 }
 
 /* Unknown capabilities are dropped with a warning rather than refused: images and orchestrators

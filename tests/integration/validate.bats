@@ -45,6 +45,22 @@ expect_valid() {
   [ ! -e "$FSRUN_ROOT" ] || [ -z "$(ls -A "$FSRUN_ROOT")" ]
 }
 
+# The highest capability the kernel knows comes from libcap's probe at start-up (PR_CAPBSET_READ);
+# the last one it knows (read from /proc/sys/kernel/cap_last_cap here) is no warning, a made-up
+# name is.
+@test "validate: the kernel's last capability (libcap's probe) is no warning; a made-up one is" {
+  local last name
+  last=$(cat /proc/sys/kernel/cap_last_cap)
+  name=$(capsh --decode=$(printf '%x' $((1 << last))) 2>/dev/null | sed 's/.*=//' | tr a-z A-Z)
+  [[ $name == CAP_* ]] || skip "capsh cannot name capability $last"
+  update_config '.process.capabilities.bounding = [$n, "CAP_MADE_UP"]' --arg n "$name"
+  run --separate-stderr "$FSRUN" --root "$FSRUN_ROOT" validate --bundle "$BUNDLE"
+  echo "$stderr"
+  [ "$status" -eq 0 ]
+  [[ $stderr == *"capability \`CAP_MADE_UP\` is unknown to this kernel"* ]]
+  [[ $stderr != *"\`$name\`"* ]]
+}
+
 @test "validate: without --bundle it checks the current directory" {
   cd "$BUNDLE"
   run --separate-stderr fsrun validate

@@ -1099,8 +1099,10 @@ static int destroy(const struct fsrun_context *ctx, const char *id,
       hooks_run_warn(poststop, "poststop", state);
     }
   }
-  /* a task container's execs killed before their git sync (a live one removes its own) */
-  exec_git_remove_leftovers(ctx->state_root, id, false);
+  /* a task container's execs killed before their git sync (a live one removes its own); only a
+   * task container has them: the listing of the state root is not every delete's */
+  if (!have_state || oci_map_get(&st->annotations, EXEC_GIT_ANNOTATION) != NULL)
+    exec_git_remove_leftovers(ctx->state_root, id, false);
   return status_dir_remove(ctx->state_root, id, err);
 }
 

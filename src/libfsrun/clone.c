@@ -5,11 +5,20 @@
 #include <sched.h>
 #include <signal.h>
 #include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
+
+#include "sync.h"
 
 #ifndef CLONE_NEWTIME
 #define CLONE_NEWTIME 0x00000080
+#endif
+#ifndef P_PIDFD
+#define P_PIDFD 3
 #endif
 
 bool clone3_refused(void) {
@@ -50,4 +59,41 @@ long fsrun_clone(struct fsrun_clone_args *args) {
   if (pid < 0 && errno == ENOSYS)
     return clone2(args);
   return pid;
+}
+
+long clone_successor(int sync_fd) {
+  struct fsrun_clone_args args = {.flags = CLONE_PARENT};
+  char buf[32];
+  long pid = fsrun_clone(&args);
+  int len;
+  if (pid > 0) {
+    len = snprintf(buf, sizeof(buf), "%ld", pid);
+    if (sync_send(sync_fd, SYNC_INIT_PID, 0, buf, (size_t)len, -1) < 0) {
+      errno = EPIPE;
+      return -1;
+    }
+  }
+  if (pid == 0 && (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || sync_peer_gone(sync_fd)))
+    _exit(1);
+  return pid;
+}
+
+int pidfd_open_own_child(pid_t pid) {
+  siginfo_t info;
+  int fd, saved;
+  if (pid <= 0) {
+    errno = ESRCH;
+    return -1;
+  }
+  fd = (int)syscall(SYS_pidfd_open, pid, 0);
+  if (fd < 0)
+    return -1;
+  memset(&info, 0, sizeof(info));
+  /* ECHILD for any process that is not our child; nothing is reaped (WNOWAIT) */
+  if (waitid((idtype_t)P_PIDFD, (id_t)fd, &info, WEXITED | WNOHANG | WNOWAIT | __WALL) == 0)
+    return fd;
+  saved = errno;
+  close(fd);
+  errno = saved;
+  return -1;
 }

@@ -6,6 +6,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #ifndef CLONE_PIDFD
 #define CLONE_PIDFD 0x00001000
@@ -37,5 +38,17 @@ bool clone3_refused(void);
  * CLONE_NEWTIME, ...) then fail with ENOSYS. Returns as clone3 does: 0 in the child, the child's
  * pid in the parent, or -1 with errno. */
 long fsrun_clone(struct fsrun_clone_args *args);
+
+/* Clones the process that takes over from the caller as the runtime's child too (CLONE_PARENT): a
+ * late init, the process that execs. In the caller, once the sibling's pid went to the runtime
+ * (SYNC_INIT_PID on sync_fd), returns it; -1 with errno when the clone failed, EPIPE when the
+ * runtime is gone. In the sibling, returns 0 once it dies with the runtime (PR_SET_PDEATHSIG;
+ * it exits at once when the runtime is gone already). */
+long clone_successor(int sync_fd);
+
+/* A pidfd on pid, only when it is our own child (a sibling cloned with CLONE_PARENT is): a pid
+ * that a process of the container may have named is never taken for another process, which the
+ * runtime would then signal. -1 with errno otherwise (ECHILD: not our child). */
+int pidfd_open_own_child(pid_t pid);
 
 #endif

@@ -36,6 +36,7 @@
 #include "tiny-init.h"
 #include "process-attrs.h"
 #include "process.h"
+#include "seccomp-handover.h"
 #include "seccomp.h"
 #include "status.h"
 #include "sync.h"
@@ -199,26 +200,25 @@ static int listen_fds_from_env(void) {
  * exits: from here on out->pid/pidfd are the init's. */
 static int switch_to_init(pid_t init, struct created *out, fsrun_error_t *err) {
   siginfo_t info;
+  int pidfd;
   if (init <= 0)
     return fsrun_error_make(err, 0, "the container init's parent exited during setup");
+  /* Our own child: its pid cannot be reused before we reap it. A process of the container that
+   * took over the init could name any process here, which we would then signal: only our own
+   * child (cloned with CLONE_PARENT) other than the child is taken, and before we wait for the
+   * child to exit (a pid_join_prepared first init may be waiting for us). Nothing to undo
+   * otherwise: the real init dies with us (PR_SET_PDEATHSIG). */
+  pidfd = init == out->pid ? (errno = ECHILD, -1) : pidfd_open_own_child(init);
+  if (pidfd < 0 && errno == ECHILD)
+    return fsrun_error_errno(err, "the container init's pid %d is not the runtime's child",
+                             (int)init);
+  if (pidfd < 0)
+    return fsrun_error_errno(err, "pidfd_open the container init");
   memset(&info, 0, sizeof(info));
   while (waitid((idtype_t)P_PIDFD, (id_t)out->pidfd, &info, WEXITED) < 0 && errno == EINTR)
     ;
   close(out->pidfd);
-  /* our own child: its pid cannot be reused before we reap it */
-  out->pidfd = pidfd_open_(init);
-  if (out->pidfd < 0)
-    return fsrun_error_errno(err, "pidfd_open the container init");
-  /* a process of the container that took over the init could name any process here, which we
-   * would then signal: only our own child (cloned with CLONE_PARENT) is taken (ECHILD otherwise) */
-  memset(&info, 0, sizeof(info));
-  if (waitid((idtype_t)P_PIDFD, (id_t)out->pidfd, &info, WEXITED | WNOHANG | WNOWAIT) < 0) {
-    fsrun_error_errno(err, "the container init's pid %d is not the runtime's child", (int)init);
-    /* nothing to undo there: the real init dies with us (PR_SET_PDEATHSIG) */
-    close(out->pidfd);
-    out->pidfd = -1;
-    return fsrun_error_code(err);
-  }
+  out->pidfd = pidfd;
   out->pid = init;
   return 0;
 }
@@ -342,6 +342,7 @@ struct create_job {
   struct ns_plan plan;
   int fifo_fd, procfs_fd, console_fd, sync_fds[2];
   int procfs_context; /* SYNC_PROCFS: the proc context handed to the late init, or -1 */
+  int held_listener;  /* pid_join_prepared: the seccomp listener, until the late init's pid */
   struct init_config ic;
 };
 
@@ -355,8 +356,8 @@ static void create_job_release(struct create_job *j) {
   landlock_rules_freep(&j->landlock);
   free(j->hierarchies);
   namespaces_plan_clear(&j->plan);
-  int *fds[] = {&j->fifo_fd,     &j->procfs_fd,   &j->console_fd,
-                &j->sync_fds[0], &j->sync_fds[1], &j->procfs_context};
+  int *fds[] = {&j->fifo_fd,     &j->procfs_fd,      &j->console_fd,   &j->sync_fds[0],
+                &j->sync_fds[1], &j->procfs_context, &j->held_listener};
   for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++)
     if (*fds[i] >= 0)
       close(*fds[i]);
@@ -560,7 +561,7 @@ static void create_init_config(struct create_job *j) {
       .shared_mntns = shares_caller_mntns(config),
       .defer_proc = plan->pid_join_late,
       .proc_mounter_fd = -1,
-      .proc_by_runtime = plan->pid_join_early,
+      .proc_by_runtime = plan->pid_join_early || plan->pid_join_prepared,
       .procfs_fd = j->procfs_fd,
       .sync_fd = j->sync_fds[1],
       .cgroup_hierarchies = j->hierarchies,
@@ -717,15 +718,32 @@ static int serve_idmap(struct create_job *j, struct sync_msg *msg, fsrun_error_t
   return send_go(j, NULL, 0, -1, err);
 }
 
-/* SYNC_SECCOMP_FD: the init's listener fd (sent by its courier, seccomp-handover.h), forwarded
- * to listenerPath; the init does not wait for us */
-static int serve_seccomp_fd(struct create_job *j, struct sync_msg *msg, fsrun_error_t *err) {
+static int forward_listener(struct create_job *j, int fd, fsrun_error_t *err) {
   const oci_seccomp *sc = j->config->linux_->seccomp;
   cleanup_free char *state = hook_state(&j->out->st, "creating", j->out->pid);
+  return seccomp_send_listener(sc->listener_path, sc->listener_metadata, fd, j->out->pid, state,
+                               err);
+}
+
+/* SYNC_SECCOMP_FD: the init's listener fd (sent by its courier, seccomp-handover.h), forwarded
+ * to listenerPath; the init does not wait for us. With pid_join_prepared, the first init loaded
+ * the filter: held until the late init, whose pid the state names, takes over. */
+static int serve_seccomp_fd(struct create_job *j, struct sync_msg *msg, fsrun_error_t *err) {
   if (msg->fd < 0)
     return fsrun_error_make(err, 0, "linux.seccomp.listenerPath: the init sent no listener fd");
-  return seccomp_send_listener(sc->listener_path, sc->listener_metadata, msg->fd, j->out->pid,
-                               state, err);
+  if (j->held_listener >= 0)
+    return fsrun_error_make(err, EPROTO, "linux.seccomp.listenerPath: a second listener fd");
+  if (!j->plan.pid_join_prepared || j->late_init_taken)
+    return forward_listener(j, msg->fd, err);
+  j->held_listener = steal_fd(&msg->fd);
+  return 0;
+}
+
+/* a held listener, now (its filter's process waits for it in a notified system call, or the late
+ * init has taken over) */
+static int forward_held_listener(struct create_job *j, fsrun_error_t *err) {
+  cleanup_close int fd = steal_fd(&j->held_listener);
+  return forward_listener(j, fd, err);
 }
 
 /* SYNC_INIT_PID (ns_plan.pid_join_late): the init cloned after pivot_root into the joined pid
@@ -739,14 +757,17 @@ static int serve_late_init(struct create_job *j, struct sync_msg *msg, fsrun_err
     return fsrun_error_code(err);
   j->out->st.pid = j->out->pid;
   /* SCHED_FLAG_RESET_ON_FORK would have dropped it */
-  return process_attrs_apply_scheduler(j->attrs, j->out->pid, err);
+  if (process_attrs_apply_scheduler(j->attrs, j->out->pid, err) < 0)
+    return fsrun_error_code(err);
+  return j->held_listener >= 0 ? forward_held_listener(j, err) : 0;
 }
 
 /* SYNC_PROCFS (ns_plan.pid_join_early): a procfs of the joined pid namespace for the late init,
- * which its user namespace may not make */
+ * which its user namespace may not make; (ns_plan.pid_join_prepared) for the first init, which is
+ * not in that pid namespace */
 static int serve_procfs(struct create_job *j, struct sync_msg *msg, fsrun_error_t *err) {
   cleanup_close int fd = -1;
-  if (!j->plan.pid_join_early)
+  if (!j->plan.pid_join_early && !j->plan.pid_join_prepared)
     return fsrun_error_make(err, EPERM, "the container init asked for a procfs it may make");
   if (proc_runtime_serve(j->plan.pid_join_fd, &j->procfs_context, msg->data, &fd, err) < 0)
     return fsrun_error_code(err);
@@ -764,13 +785,28 @@ static int init_exit_error(struct created *out, fsrun_error_t *err) {
                           info.si_status);
 }
 
+/* ns_plan.pid_join_prepared: the first init has set everything up before it cloned the late init,
+ * which the container can see (and seize): from the late init, only its report. A procfs of the
+ * pid namespace without the masked paths, or a bind source, would be more than the container's. */
+static bool late_init_may_send(const struct create_job *j, uint32_t type) {
+  return !j->plan.pid_join_prepared || !j->late_init_taken || type == SYNC_CREATED ||
+         type == SYNC_ERROR;
+}
+
 /* Step 7: serves the init's requests until it reports SYNC_CREATED (or an error). */
 static int create_serve_init(struct create_job *j, fsrun_error_t *err) {
   for (;;) {
     struct sync_msg msg;
-    int r = sync_recv(j->sync_fds[0], &msg);
+    int r = j->held_listener >= 0 ? seccomp_handover_wait(j->sync_fds[0], j->held_listener) : 1;
+    if (r == 0 && forward_held_listener(j, err) < 0)
+      return fsrun_error_code(err);
+    r = sync_recv(j->sync_fds[0], &msg);
     if (r < 0)
       return init_exit_error(j->out, err);
+    if (!late_init_may_send(j, msg.type)) {
+      sync_msg_clear(&msg);
+      return fsrun_error_make(err, EPROTO, "the container init asked for setup after its clone");
+    }
     switch (msg.type) {
     case SYNC_ERROR:
       fsrun_error_take(err, msg.errno_value, steal_ptr(&msg.data));
@@ -899,7 +935,8 @@ static int create_internal(const struct fsrun_context *ctx, const struct contain
                          .procfs_fd = -1,
                          .console_fd = -1,
                          .sync_fds = {-1, -1},
-                         .procfs_context = -1};
+                         .procfs_context = -1,
+                         .held_listener = -1};
   int ret;
 
   memset(out, 0, sizeof(*out));

@@ -15,7 +15,6 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/openat2.h>
-#include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -43,6 +42,7 @@
 #include "procfs.h"
 #include "seccomp-handover.h"
 #include "seccomp.h"
+#include "exec-follow.h"
 #include "exec-git.h"
 #include "exec-status.h"
 #include "status.h"
@@ -52,9 +52,6 @@
 
 #ifndef CLONE_NEWTIME
 #define CLONE_NEWTIME 0x00000080
-#endif
-#ifndef P_PIDFD
-#define P_PIDFD 3
 #endif
 #define KEYCTL_JOIN_SESSION_KEYRING 1
 
@@ -282,16 +279,21 @@ struct exec_child {
   int init_pidfd;
   int ns_flags;   /* joined with setns() on init_pidfd */
   bool join_user; /* ns_flags has CLONE_NEWUSER */
-  /* ns_flags has CLONE_NEWPID: we join the pid namespace with the others (after the mount
-   * namespace, whose root becomes ours) and clone the process that execs into it, as the
-   * parent's child (CLONE_PARENT): nothing of the runtime is visible there before it is inside */
+  /* the container has a pid namespace: we set the process up to its credentials (and a filter
+   * that needs CAP_SYS_ADMIN), and only then clone the process that execs into it, as the
+   * parent's child (CLONE_PARENT): what the container can see holds no more than the container's
+   * processes (docs/process-model.md). The pid namespace (entered for our children only) is in
+   * ns_flags, unless pid_after_courier. */
   bool pid_late;
-  bool attrs_applied;           /* pid_late: by the child, before the clone that inherits them */
+  /* a NOTIFY profile without noNewPrivileges: its courier is cloned before we enter the pid
+   * namespace (child_take_credentials), where it would be born visible with our privilege */
+  bool pid_after_courier;
   struct fsrun_cgroup *cg_join; /* v1/hybrid, no clone3: the child writes itself into it, or NULL */
   bool cg_join_v1_only;         /* hybrid: cloned into the cgroup2 directory already */
   pid_t init_pid;               /* cg_join on v2: the init's cgroup is joined when it is no leaf */
   const struct fsrun_seccomp *seccomp;
   const struct fsrun_process_attrs *attrs;
+  const struct fsrun_process_attrs *scheduler; /* attrs with the scheduler (set first), or NULL */
   const struct fsrun_landlock_rules *landlock;
   int procfs_fd;      /* verified procfs for the LSM label writes, or -1 */
   int cgroup_fd;      /* the parent's CLONE_INTO_CGROUP fd (a host directory), or -1 */
@@ -310,11 +312,6 @@ __attribute__((noreturn)) static void child_fail(struct exec_child *c, fsrun_err
   const char *msg = (*err != NULL && (*err)->msg != NULL) ? (*err)->msg : "exec setup failed";
   (void)sync_send(c->sync_fd, SYNC_ERROR, *err != NULL ? (*err)->status : 0, msg, strlen(msg), -1);
   _exit(1);
-}
-
-static bool parent_gone(int sync_fd) {
-  struct pollfd p = {.fd = sync_fd, .events = POLLRDHUP};
-  return poll(&p, 1, 0) > 0 && (p.revents & (POLLHUP | POLLRDHUP | POLLERR));
 }
 
 /* as the init's: a NOTIFY listener fd goes to the parent on the way (seccomp-handover.h) */
@@ -369,162 +366,175 @@ static void close_fds_from(int first, int keep) {
 
 static int child_join_cgroup(const struct exec_child *c, fsrun_error_t *err);
 
-/* pid_late: the process born in the pid namespace we joined becomes the parent's child
- * (CLONE_PARENT: its exit is the parent's to wait for); we report its pid and exit. Returns in it.
- */
-static void clone_into_pid_namespace(struct exec_child *c) {
+/* In the runtime's pid namespace: the cgroup, the scheduler (in the container's cgroup, for its
+ * real-time budget, before setns(user) takes CAP_SYS_NICE), then every namespace of the container
+ * but the pid namespace; its root becomes ours. */
+static void child_enter_container(struct exec_child *c) {
   cleanup_error fsrun_error_t err = NULL;
-  struct fsrun_clone_args args = {.flags = CLONE_PARENT};
-  char buf[32];
-  long pid = fsrun_clone(&args);
-  int len;
-  if (pid < 0) {
-    fsrun_error_errno(&err, "clone the exec process into the container's pid namespace");
-    child_fail(c, &err);
-  }
-  if (pid > 0) {
-    len = snprintf(buf, sizeof(buf), "%ld", pid);
-    _exit(sync_send(c->sync_fd, SYNC_INIT_PID, 0, buf, (size_t)len, -1) < 0 ? 1 : 0);
-  }
-  if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || parent_gone(c->sync_fd))
-    _exit(1);
-}
-
-__attribute__((noreturn)) static void exec_child_main(struct exec_child *c) {
-  cleanup_error fsrun_error_t err = NULL;
-  const oci_process *p = c->p;
-  cleanup_free char *exe = NULL, *home_env = NULL;
-  int notify_fd = -1;
-
-  close(c->parent_sync_fd);
-  /* the parent's, not ours to keep (the cgroup stays open in the parent) */
-  if (c->cgroup_fd >= 0)
-    close(c->cgroup_fd);
-  if (c->init_cgroup_fd >= 0)
-    close(c->init_cgroup_fd);
-  /* until execve, the child dies with the runtime: no half-set-up process is left behind */
-  if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || parent_gone(c->sync_fd))
-    _exit(1);
-  /* invariant 1: nothing in the container may ptrace us or open our /proc/PID/exe (the runtime's
-   * binary) while we are still the runtime */
-  if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
-    _exit(1);
-  sigprocmask(SIG_SETMASK, c->sigmask, NULL);
-
   if (c->attrs != NULL &&
       process_attrs_apply_cpu_affinity(c->attrs, CPU_AFFINITY_INITIAL, &err) < 0)
     child_fail(c, &err);
   /* before setns(mnt), while /sys/fs/cgroup is still the host's */
   if (c->cg_join != NULL && child_join_cgroup(c, &err) < 0)
     child_fail(c, &err);
-  /* in the container's cgroup (its real-time budget), before setns(user) takes CAP_SYS_NICE */
-  const struct fsrun_process_attrs *full = c->attrs;
-  struct fsrun_process_attrs rest;
-  if (full != NULL && full->has_scheduler) {
-    if ((c->pid_late ? process_attrs_apply_scheduler_before_clone(full, &err)
-                     : process_attrs_apply_scheduler(full, 0, &err)) < 0)
-      child_fail(c, &err);
-    rest = *full;
-    rest.has_scheduler = false;
-    c->attrs = &rest;
-  }
+  if (c->scheduler != NULL &&
+      (c->pid_late ? process_attrs_apply_scheduler_before_clone(c->scheduler, &err)
+                   : process_attrs_apply_scheduler(c->scheduler, 0, &err)) < 0)
+    child_fail(c, &err);
   if (c->git != NULL &&
       (c->git_tree_fd = exec_git_child_grab(c->git, c->init_pidfd, c->join_user, &err)) < 0)
     child_fail(c, &err);
   if (child_join_namespaces(c, &err) < 0)
     child_fail(c, &err);
-  close(c->init_pidfd);
+  if (!c->pid_after_courier)
+    close(c->init_pidfd);
   if (c->init_root_fd >= 0 && (fchdir(c->init_root_fd) < 0 || chroot(".") < 0)) {
     fsrun_error_errno(&err, "enter the container's root (chroot)");
     child_fail(c, &err);
   }
   if (c->init_root_fd >= 0)
     close(c->init_root_fd);
-  if (c->pid_late) {
-    /* inherited by the clone (the LSM labels for its execve too): the host's procfs, which the
-     * label writes need, is closed before anything the container can see exists */
-    if (c->attrs != NULL && process_attrs_apply(c->attrs, c->procfs_fd, &err) < 0)
-      child_fail(c, &err);
-    if (c->procfs_fd >= 0)
-      close(c->procfs_fd);
-    c->procfs_fd = -1;
-    c->attrs_applied = true;
-    clone_into_pid_namespace(c);
-    if (full != NULL && full->has_scheduler && process_attrs_apply_scheduler(full, 0, &err) < 0)
-      child_fail(c, &err);
-  }
-  if (c->join_user) {
-    /* root of the container's user namespace while setting up (the pty is then its own); raw
-     * syscalls, as in process_apply_user_and_caps: libc's wrappers would wait for threads of
-     * the runtime that are not in this process */
-    if (syscall(SYS_setresgid, 0, 0, 0) < 0 && errno != EINVAL) {
-      fsrun_error_errno(&err, "setresgid(0) in the container's user namespace");
-      child_fail(c, &err);
-    }
-    if (syscall(SYS_setresuid, 0, 0, 0) < 0 && errno != EINVAL) {
-      fsrun_error_errno(&err, "setresuid(0) in the container's user namespace");
-      child_fail(c, &err);
-    }
-  }
-  if (c->git != NULL && exec_git_child_mount(c->git, c->git_tree_fd, &err) < 0)
-    child_fail(c, &err);
-  /* a session keyring of our own: the caller's keys are none of the container's business */
-  (void)syscall(SYS_keyctl, KEYCTL_JOIN_SESSION_KEYRING, NULL, 0, 0, 0);
+}
 
-  if (p->terminal) {
-    int master = -1, slave = -1;
-    if (terminal_open_pty(p->has_console_size ? p->console_height : 0,
-                          p->has_console_size ? p->console_width : 0, &master, &slave, &err) < 0)
-      child_fail(c, &err);
-    if (sync_send(c->sync_fd, SYNC_PTY, 0, NULL, 0, master) < 0)
-      _exit(1);
-    close(master);
-    if (terminal_set_owner(slave, p->user.uid, p->user.gid, &err) < 0 ||
-        terminal_make_controlling(slave, &err) < 0)
-      child_fail(c, &err);
-    if (slave > STDERR_FILENO)
-      close(slave);
-  } else if (setsid() < 0) {
-    /* a session of its own: the caller's terminal signals reach it only through our forwarding */
-    fsrun_error_errno(&err, "setsid");
+/* root of the container's user namespace while setting up (the pty is then its own); raw
+ * syscalls, as in process_apply_user_and_caps: libc's wrappers would wait for threads of the
+ * runtime that are not in this process */
+static void child_become_userns_root(struct exec_child *c) {
+  cleanup_error fsrun_error_t err = NULL;
+  if (syscall(SYS_setresgid, 0, 0, 0) < 0 && errno != EINVAL) {
+    fsrun_error_errno(&err, "setresgid(0) in the container's user namespace");
     child_fail(c, &err);
   }
+  if (syscall(SYS_setresuid, 0, 0, 0) < 0 && errno != EINVAL) {
+    fsrun_error_errno(&err, "setresuid(0) in the container's user namespace");
+    child_fail(c, &err);
+  }
+}
 
-  if (child_enter_cwd(p->cwd, &err) < 0)
+/* process.terminal (terminal_give_process): the slave becomes the controlling terminal of the
+ * process that execs (child_exec) */
+static void child_open_terminal(struct exec_child *c) {
+  cleanup_error fsrun_error_t err = NULL;
+  int slave = terminal_give_process(c->p, c->sync_fd, &err);
+  if (slave < 0)
     child_fail(c, &err);
-  /* in the container's root, before the rlimits, the filter and the user can get in the way */
-  home_env = passwd_home_env(&p->env, p->user.uid);
-  if (process_resolve_executable(p->args.items[0], &p->env, &exe, &err) < 0)
+  if (slave > STDERR_FILENO)
+    close(slave);
+}
+
+/* pid_after_courier: the container's pid namespace, for our children (setns wants
+ * CAP_SYS_ADMIN) */
+static void child_enter_pidns(struct exec_child *c) {
+  cleanup_error fsrun_error_t err = NULL;
+  if (c->pid_after_courier && setns(c->init_pidfd, CLONE_NEWPID) < 0) {
+    fsrun_error_errno(&err, "join the container's pid namespace (setns)");
     child_fail(c, &err);
-  if (process_apply_rlimits(p, &err) < 0)
+  }
+}
+
+/* The process's credentials and confinement, each step while we still have what it needs. */
+static void child_take_credentials(struct exec_child *c) {
+  cleanup_error fsrun_error_t err = NULL;
+  const oci_process *p = c->p;
+  struct seccomp_handover handover = {0};
+  bool filter_first = c->seccomp != NULL && !p->no_new_privileges;
+  /* Without no_new_privs, loading a filter needs CAP_SYS_ADMIN: before the caps are dropped, and
+   * with the pid namespace entered before it (the filter may refuse setns). A NOTIFY profile's
+   * courier is cloned before that: in the pid namespace it would be born visible to the container
+   * with our privilege (pid_after_courier). */
+  if (filter_first && seccomp_handover_start(c->seccomp, c->sync_fd, &handover, &err) < 0)
     child_fail(c, &err);
-  if (c->attrs != NULL && !c->attrs_applied &&
-      process_attrs_apply(c->attrs, c->procfs_fd, &err) < 0)
+  child_enter_pidns(c);
+  if (filter_first && seccomp_handover_load(c->seccomp, &handover, &err) < 0)
     child_fail(c, &err);
-  if (c->procfs_fd >= 0)
-    close(c->procfs_fd); /* the host's procfs */
-  /* without no_new_privs, loading a filter needs CAP_SYS_ADMIN: before the caps are dropped */
-  if (c->seccomp != NULL && !p->no_new_privileges && child_load_filter(c, &err) < 0)
-    child_fail(c, &err);
+  if (c->pid_after_courier)
+    close(c->init_pidfd);
   if (process_apply_user_and_caps(p, &err) < 0)
     child_fail(c, &err);
   if (p->no_new_privileges && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0) {
     fsrun_error_errno(&err, "process.noNewPrivileges: prctl");
     child_fail(c, &err);
   }
-  /* a NOTIFY filter is loaded here, not last: its fd must reach the parent (then the listener) */
-  if (c->seccomp != NULL && p->no_new_privileges && seccomp_has_notify(c->seccomp) &&
-      child_load_filter(c, &err) < 0)
-    child_fail(c, &err);
   if (c->attrs != NULL && process_attrs_apply_cpu_affinity(c->attrs, CPU_AFFINITY_FINAL, &err) < 0)
     child_fail(c, &err);
-
+  /* the exec'd process is not the init's child: it gets the container's Landlock domain here */
+  if (c->landlock != NULL && landlock_apply(c->landlock, &err) < 0)
+    child_fail(c, &err);
   /* invariant 2: nothing above the preserved fds reaches execve, and they are closed now, not
    * only marked CLOEXEC: execve resolves its path (which a symlink in the image may send through
    * /proc/self/fd/N) before it closes CLOEXEC fds, and a host directory fd would lead out of the
    * container there. The sync socket stays open (CLOEXEC): its closing tells the parent that
    * execve succeeded. */
   close_fds_from(3 + c->preserve_fds, c->sync_fd);
+}
+
+/* Everything that needs the runtime's privilege, while the container cannot see us: the git
+ * overlay, the pty, the cwd, rlimits, the process attributes (LSM labels for the next execve,
+ * I/O priority, personality: inherited by the clone), and last the credentials. */
+static void child_setup(struct exec_child *c, char **exe, char **home_env) {
+  cleanup_error fsrun_error_t err = NULL;
+  const oci_process *p = c->p;
+  if (c->join_user)
+    child_become_userns_root(c);
+  if (c->git != NULL && exec_git_child_mount(c->git, c->git_tree_fd, &err) < 0)
+    child_fail(c, &err);
+  /* a session keyring of our own: the caller's keys are none of the container's business */
+  (void)syscall(SYS_keyctl, KEYCTL_JOIN_SESSION_KEYRING, NULL, 0, 0, 0);
+  if (p->terminal)
+    child_open_terminal(c);
+  if (child_enter_cwd(p->cwd, &err) < 0)
+    child_fail(c, &err);
+  /* in the container's root, before the rlimits, the filter and the user can get in the way */
+  *home_env = passwd_home_env(&p->env, p->user.uid);
+  if (process_resolve_executable(p->args.items[0], &p->env, exe, &err) < 0)
+    child_fail(c, &err);
+  if (process_apply_rlimits(p, &err) < 0)
+    child_fail(c, &err);
+  if (c->attrs != NULL && process_attrs_apply(c->attrs, c->procfs_fd, &err) < 0)
+    child_fail(c, &err);
+  if (c->procfs_fd >= 0)
+    close(c->procfs_fd); /* the host's procfs */
+  c->procfs_fd = -1;
+  child_take_credentials(c);
+}
+
+/* pid_late: the process born in the pid namespace we joined becomes the parent's child
+ * (CLONE_PARENT: its exit is the parent's to wait for); we report its pid and exit. Returns in it.
+ * It inherits our credentials, filter, Landlock domain, attributes, cwd and fds. */
+static void clone_into_pid_namespace(struct exec_child *c) {
+  cleanup_error fsrun_error_t err = NULL;
+  long pid = clone_successor(c->sync_fd);
+  if (pid < 0 && errno == EPIPE)
+    _exit(1);
+  if (pid < 0) {
+    fsrun_error_errno(&err, "clone the exec process into the container's pid namespace%s",
+                      c->seccomp != NULL ? " (under the container's seccomp filter)" : "");
+    child_fail(c, &err);
+  }
+  if (pid > 0)
+    _exit(0);
+  if (process_attrs_apply_scheduler_after_clone(c->scheduler, &err) < 0)
+    child_fail(c, &err);
+}
+
+/* What is left: a session of our own (the caller's terminal signals reach us only through the
+ * parent's forwarding) with the pty as its controlling terminal, a filter that needs no privilege
+ * (no_new_privs), and execve. */
+__attribute__((noreturn)) static void child_exec(struct exec_child *c, const char *exe,
+                                                 char *home_env) {
+  cleanup_error fsrun_error_t err = NULL;
+  const oci_process *p = c->p;
+  bool filter_last = c->seccomp != NULL && p->no_new_privileges;
+  int notify_fd = -1;
+  if (p->terminal && terminal_take_controlling(STDIN_FILENO, &err) < 0)
+    child_fail(c, &err);
+  if (!p->terminal && setsid() < 0) {
+    fsrun_error_errno(&err, "setsid");
+    child_fail(c, &err);
+  }
+  /* a NOTIFY filter is loaded here, not last: its fd must reach the parent (then the listener) */
+  if (filter_last && seccomp_has_notify(c->seccomp) && child_load_filter(c, &err) < 0)
+    child_fail(c, &err);
   /* from here the process outlives the runtime (--detach) */
   if (prctl(PR_SET_PDEATHSIG, 0, 0, 0, 0) < 0) {
     fsrun_error_errno(&err, "prctl(PR_SET_PDEATHSIG)");
@@ -535,12 +545,9 @@ __attribute__((noreturn)) static void exec_child_main(struct exec_child *c) {
    * allow sendmsg, as it must for the init's last message to `create`. */
   if (sync_send(c->sync_fd, SYNC_EXEC_READY, 0, NULL, 0, -1) < 0)
     _exit(1);
-  /* the exec'd process is not the init's child: it gets the container's Landlock domain here */
-  if (c->landlock != NULL && landlock_apply(c->landlock, &err) < 0)
-    child_fail(c, &err);
   /* with no_new_privs the filter is the last step, as for the init: it never has to allow what
    * the runtime still does before execve */
-  if (c->seccomp != NULL && p->no_new_privileges && !seccomp_has_notify(c->seccomp) &&
+  if (filter_last && !seccomp_has_notify(c->seccomp) &&
       seccomp_load_filter(c->seccomp, &notify_fd, &err) < 0)
     child_fail(c, &err);
   execve(exe, p->args.items, env_with(&p->env, home_env));
@@ -552,6 +559,31 @@ __attribute__((noreturn)) static void exec_child_main(struct exec_child *c) {
                                        : strerror(saved));
     child_fail(c, &err);
   }
+}
+
+__attribute__((noreturn)) static void exec_child_main(struct exec_child *c) {
+  cleanup_free char *exe = NULL, *home_env = NULL;
+
+  close(c->parent_sync_fd);
+  /* the parent's, not ours to keep (the cgroup stays open in the parent) */
+  if (c->cgroup_fd >= 0)
+    close(c->cgroup_fd);
+  if (c->init_cgroup_fd >= 0)
+    close(c->init_cgroup_fd);
+  /* until execve, the child dies with the runtime: no half-set-up process is left behind */
+  if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || sync_peer_gone(c->sync_fd))
+    _exit(1);
+  /* invariant 1: nothing in the container may ptrace us or open our /proc/PID/exe (the runtime's
+   * binary) while we are still the runtime */
+  if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
+    _exit(1);
+  sigprocmask(SIG_SETMASK, c->sigmask, NULL);
+
+  child_enter_container(c);
+  child_setup(c, &exe, &home_env);
+  if (c->pid_late)
+    clone_into_pid_namespace(c);
+  child_exec(c, exe, home_env);
 }
 
 /* --- the parent ------------------------------------------------------------------------------ */
@@ -726,93 +758,6 @@ static bool has_lsm_label(const struct fsrun_process_attrs *a) {
   return a != NULL && (a->apparmor_profile != NULL || a->selinux_label != NULL);
 }
 
-/* "exit status N" or "killed by signal N (NAME)" */
-static char *describe_exit(const siginfo_t *info) {
-  if (info->si_code == CLD_EXITED)
-    return xasprintf("exit status %d", info->si_status);
-  return xasprintf("killed by signal %d (%s)", info->si_status, strsignal(info->si_status));
-}
-
-/* The socket reached EOF before SYNC_EXEC_READY: the child died during setup (its socket closes
- * a moment before it can be reaped: this waits for that). */
-static int report_died_before_execve(int child_pidfd, const char *command, fsrun_error_t *err) {
-  siginfo_t info;
-  cleanup_free char *how = NULL;
-  if (foreground_reap(child_pidfd, &info) < 0)
-    return fsrun_error_make(err, 0, "exec: \"%s\": the process died before execve", command);
-  how = describe_exit(&info);
-  return fsrun_error_make(err, 0, "exec: \"%s\": the process died before execve (%s)", command,
-                          how);
-}
-
-/* The child's setup messages until execve (EOF). The pty master goes to the console socket or
- * into *relay_master; a seccomp notify fd to the profile's listener. An EOF counts as a
- * successful execve only after SYNC_EXEC_READY. */
-static int follow_child_setup(int sync_fd, int console_fd, const oci_config *config,
-                              const struct live_container *c, pid_t *child, int *child_pidfd,
-                              int *relay_master, fsrun_error_t *err) {
-  bool ready = false;
-  for (;;) {
-    struct sync_msg msg;
-    int r = sync_recv(sync_fd, &msg);
-    if (r < 0) /* EOF: execve closed the socket, or the child died */
-      return ready ? 0
-                   : report_died_before_execve(*child_pidfd, config->process->args.items[0], err);
-    if (msg.type == SYNC_EXEC_READY) {
-      ready = true;
-      sync_msg_clear(&msg);
-      continue;
-    }
-    if (msg.type == SYNC_ERROR) {
-      fsrun_error_take(err, msg.errno_value, steal_ptr(&msg.data));
-      sync_msg_clear(&msg);
-      return fsrun_error_code(err);
-    }
-    if (msg.type == SYNC_PTY) {
-      if (console_fd >= 0)
-        r = terminal_send_fd(console_fd, msg.fd, "/dev/ptmx", err);
-      else
-        *relay_master = steal_fd(&msg.fd);
-      sync_msg_clear(&msg);
-      if (r < 0)
-        return r;
-      continue;
-    }
-    if (msg.type == SYNC_INIT_PID) {
-      /* pid_late: the child we cloned hands over to its sibling in the pid namespace, our child
-       * too (its pid cannot be reused before we reap it) */
-      pid_t pid = msg.data != NULL ? (pid_t)strtol(msg.data, NULL, 10) : 0;
-      siginfo_t info;
-      int pidfd;
-      sync_msg_clear(&msg);
-      foreground_reap(*child_pidfd, &info);
-      pidfd = pid > 0 ? (int)syscall(SYS_pidfd_open, pid, 0) : -1;
-      if (pidfd < 0)
-        return fsrun_error_errno(err, "pidfd_open the exec process");
-      close(*child_pidfd);
-      *child_pidfd = pidfd;
-      *child = pid;
-      continue;
-    }
-    if (msg.type == SYNC_SECCOMP_FD) {
-      const oci_seccomp *s = config->linux_->seccomp;
-      /* the fd, from the child's courier (seccomp-handover.h): the child does not wait for us */
-      cleanup_free char *state = status_state_json(&c->st, c->status, c->pid, NULL, false, err);
-      r = state == NULL ? fsrun_error_code(err) : 0;
-      if (r == 0 && msg.fd < 0)
-        r = fsrun_error_make(err, 0, "linux.seccomp.listenerPath: the exec process sent no fd");
-      if (r == 0)
-        r = seccomp_send_listener(s->listener_path, s->listener_metadata, msg.fd, *child, state,
-                                  err);
-      sync_msg_clear(&msg);
-      if (r < 0)
-        return r;
-      continue;
-    }
-    sync_msg_clear(&msg);
-  }
-}
-
 /* The child's cgroup at its birth (CLONE_INTO_CGROUP): the container's on cgroup v2; on a hybrid
  * host its cgroup2 directory, so that only the v1 hierarchies are left for the child to join
  * through `tasks`, none through cgroup.procs and the kernel's global threadgroup lock (whose
@@ -841,6 +786,20 @@ static long clone_without_hybrid_cgroup(struct fsrun_clone_args *args,
   return fsrun_clone(args);
 }
 
+/* The scheduler is set first (child_enter_container), the rest of the attributes later: rest is
+ * them without it. */
+static void child_cfg_set_attrs(struct exec_child *child_cfg, const struct fsrun_process_attrs *a,
+                                struct fsrun_process_attrs *rest) {
+  child_cfg->attrs = a;
+  child_cfg->scheduler = NULL;
+  if (a == NULL || !a->has_scheduler)
+    return;
+  child_cfg->scheduler = a;
+  *rest = *a;
+  rest->has_scheduler = false;
+  child_cfg->attrs = rest;
+}
+
 int container_exec(const struct fsrun_context *ctx, const struct exec_options *o, int *exit_status,
                    fsrun_error_t *err) {
   cleanup_live struct live_container c = {0};
@@ -861,6 +820,8 @@ int container_exec(const struct fsrun_context *ctx, const struct exec_options *o
   const oci_linux *lx;
   oci_process *p;
   struct exec_child child_cfg;
+  struct exec_follow follow;
+  struct fsrun_process_attrs attrs_rest;
   struct fsrun_clone_args args;
   sigset_t blocked, old_mask;
   int sync_fds[2] = {-1, -1};
@@ -967,7 +928,7 @@ int container_exec(const struct fsrun_context *ctx, const struct exec_options *o
   child_cfg.cg_join = c.cg != NULL && cgroup_clone_fd(c.cg) < 0 ? c.cg : NULL;
   child_cfg.init_pid = c.st.pid;
   child_cfg.seccomp = seccomp;
-  child_cfg.attrs = attrs;
+  child_cfg_set_attrs(&child_cfg, attrs, &attrs_rest);
   child_cfg.landlock = landlock;
   child_cfg.procfs_fd = procfs_fd;
   child_cfg.cgroup_fd = -1;
@@ -989,14 +950,16 @@ int container_exec(const struct fsrun_context *ctx, const struct exec_options *o
   foreground_signals(&blocked);
   sigprocmask(SIG_BLOCK, o->detach ? NULL : &blocked, &old_mask);
 
-  /* The process the container can see is born inside: the child joins every namespace (the mount
-   * namespace makes the container's root its own; the pid namespace applies to its children
-   * only) and clones the process that execs into the pid namespace from there. Joined here, the
-   * child would be visible in the container while still in the host's mount namespace. */
-  if (ns_flags & CLONE_NEWPID) {
-    child_cfg.pid_late = true;
+  /* The process the container can see is born inside, with the container's credentials: the
+   * child joins every namespace (the mount namespace makes the container's root its own; the pid
+   * namespace applies to its children only), sets the process up to its credentials and filter,
+   * and clones the process that execs into the pid namespace from there. Joined here, the child
+   * would be visible in the container while still in the host's mount namespace. */
+  child_cfg.pid_late = (ns_flags & CLONE_NEWPID) != 0;
+  child_cfg.pid_after_courier =
+      child_cfg.pid_late && seccomp != NULL && !p->no_new_privileges && seccomp_has_notify(seccomp);
+  if (child_cfg.pid_late && !child_cfg.pid_after_courier)
     child_cfg.ns_flags |= CLONE_NEWPID;
-  }
   child = fsrun_clone(&args);
   if (child < 0 && errno == EBUSY && child_cfg.cg_join_v1_only)
     child = clone_without_hybrid_cgroup(&args, &child_cfg);
@@ -1015,8 +978,17 @@ int container_exec(const struct fsrun_context *ctx, const struct exec_options *o
   close(sync_fds[1]);
   sync_fds[1] = -1;
 
-  ret = follow_child_setup(sync_fds[0], console_fd, config, &c, &exec_pid, &child_pidfd,
-                           &relay_master, err);
+  follow = (struct exec_follow){.sync_fd = sync_fds[0],
+                                .console_fd = console_fd,
+                                .config = config,
+                                .c = &c,
+                                .pid_late = child_cfg.pid_late,
+                                .child = exec_pid,
+                                .pidfd = steal_fd(&child_pidfd)};
+  ret = exec_follow_setup(&follow, err);
+  exec_pid = follow.child;
+  child_pidfd = follow.pidfd;
+  relay_master = follow.master;
   if (ret < 0) {
     siginfo_t info;
     (void)syscall(SYS_pidfd_send_signal, child_pidfd, SIGKILL, NULL, 0);

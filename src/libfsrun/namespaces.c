@@ -103,7 +103,7 @@ static bool is_other_netns(int fd) {
 }
 
 /* Whether the kernel makes a procfs of the pid namespace pid_fd for us (procfs's pidns=, Linux
- * 6.15): a pid namespace joined early gets its procfs from the runtime that way. */
+ * 6.15): a pid namespace joined early (or prepared) gets its procfs from the runtime that way. */
 static bool procfs_takes_pidns(int pid_fd) {
   cleanup_close int fs = (int)syscall(SYS_fsopen, "proc", FSOPEN_CLOEXEC);
   return fs >= 0 && syscall(SYS_fsconfig, fs, FSCONFIG_SET_FD, "pidns", NULL, pid_fd) == 0;
@@ -229,6 +229,8 @@ int namespaces_plan(const oci_linux *linux_, bool cgroup_moved_late, struct ns_p
                         !(new_flags & CLONE_NEWUSER) && !plan->double_clone &&
                         (!join_user || joined_userns_enters_pidns(plan));
   plan->pid_join_mounter = plan->pid_join_late && join_user;
+  plan->pid_join_prepared =
+      plan->pid_join_late && !join_user && procfs_takes_pidns(plan->pid_join_fd);
   return 0;
 }
 

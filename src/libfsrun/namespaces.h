@@ -53,6 +53,14 @@ struct ns_plan {
    * entries and the late init's procfs come from the runtime (SYNC_PROCFS, procfs of the joined
    * pid namespace through pidns=). */
   bool pid_join_early;
+  /* pid_join_late without a user namespace, on a kernel with procfs's pidns=: the late init would
+   * be in the host's user namespace, where a process of the joined pid namespace with
+   * CAP_SYS_PTRACE can seize it. So the first init does everything that needs privilege before it
+   * clones it: the proc entries and the late init's procfs come from the runtime (SYNC_PROCFS, as
+   * for pid_join_early), the pty, sysctls, masked and read-only paths, the process's attributes,
+   * then it enters the pid namespace, loads a filter that needs CAP_SYS_ADMIN, takes the process's
+   * credentials and only then clones the late init, which holds the container's. */
+  bool pid_join_prepared;
 };
 
 /* CLONE_NEW* for "pid", "network", ...; 0 when unknown. */

@@ -557,6 +557,13 @@ int process_attrs_apply_scheduler_before_clone(const struct fsrun_process_attrs 
   return process_attrs_apply_scheduler(&kept, 0, err);
 }
 
+int process_attrs_apply_scheduler_after_clone(const struct fsrun_process_attrs *a,
+                                              fsrun_error_t *err) {
+  if (a == NULL || !a->has_scheduler || !(a->scheduler.sched_flags & SCHED_FLAG_RESET_ON_FORK_))
+    return 0;
+  return process_attrs_apply_scheduler(a, 0, err);
+}
+
 int process_attrs_apply(const struct fsrun_process_attrs *a, int procfs_fd, fsrun_error_t *err) {
   if (a == NULL)
     return 0;

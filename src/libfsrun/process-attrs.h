@@ -103,10 +103,12 @@ int process_attrs_apply_scheduler(const struct fsrun_process_attrs *a, pid_t pid
                                   fsrun_error_t *err);
 /* The same for the calling process, which clones once more before execve (exec into a pid
  * namespace): a reset-on-fork policy is set without the flag, so that the clone keeps it; the clone
- * then calls process_attrs_apply_scheduler, since adding the flag to its own policy needs no
- * privilege. */
+ * then calls process_attrs_apply_scheduler_after_clone, which adds the flag to the policy it
+ * inherited (that needs no privilege: the clone has only the container's). */
 int process_attrs_apply_scheduler_before_clone(const struct fsrun_process_attrs *a,
                                                fsrun_error_t *err);
+int process_attrs_apply_scheduler_after_clone(const struct fsrun_process_attrs *a,
+                                              fsrun_error_t *err);
 
 typedef enum { CPU_AFFINITY_INITIAL, CPU_AFFINITY_FINAL } fsrun_cpu_affinity_stage;
 /* sched_setaffinity for execCPUAffinity.initial/final; nothing when that one is not set. */

@@ -4,7 +4,6 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/mount.h>
-#include <poll.h>
 #include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -120,11 +119,6 @@ static void join_cgroup_late(void *arg) {
     fail(c, &err);
 }
 
-static bool parent_gone(int sync_fd) {
-  struct pollfd p = {.fd = sync_fd, .events = POLLRDHUP};
-  return poll(&p, 1, 0) > 0 && (p.revents & (POLLHUP | POLLRDHUP | POLLERR));
-}
-
 static char **strv_dup_null(const oci_strv *v, size_t extra) {
   char **r = xmalloc0(sizeof(char *) * (v->len + extra + 1));
   if (v->len)
@@ -221,25 +215,14 @@ static void drop_host_procfs(struct init_config *c, int own_instance) {
  * Returns its pid in the caller, 0 in the init. */
 static long clone_sibling(struct init_config *c, const char *where) {
   cleanup_error fsrun_error_t err = NULL;
-  struct fsrun_clone_args args = {.flags = CLONE_PARENT};
-  char buf[32];
-  long pid = fsrun_clone(&args);
-  int len;
-
+  long pid = clone_successor(c->sync_fd);
+  if (pid < 0 && errno == EPIPE)
+    _exit(1);
   if (pid < 0) {
     fsrun_error_errno(&err, "clone the container init into %s", where);
     fail(c, &err);
   }
-  if (pid > 0) {
-    len = snprintf(buf, sizeof(buf), "%ld", pid);
-    if (sync_send(c->sync_fd, SYNC_INIT_PID, 0, buf, (size_t)len, -1) < 0)
-      _exit(1);
-    return pid;
-  }
-  /* the init: the runtime is its parent too */
-  if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || parent_gone(c->sync_fd))
-    _exit(1);
-  return 0;
+  return pid;
 }
 
 /* ns_plan.double_clone: join, create the namespaces, then clone the real init into them. */
@@ -331,6 +314,21 @@ static int fork_proc_mounter(struct init_config *c, int mounter_mntns) {
   return sock[1];
 }
 
+/* ns_plan.pid_join_early or pid_join_prepared, after pivot_root: the proc entries, and the late
+ * init's procfs instance, from the runtime (procfs of the joined pid namespace through pidns=).
+ * Returns the instance. */
+static int mount_proc_by_runtime(struct init_config *c) {
+  cleanup_error fsrun_error_t err = NULL;
+  int own;
+  if (rootfs_mount_deferred(&c->rootfs, &err) < 0)
+    fail(c, &err);
+  own = proc_runtime_mount(c->sync_fd, NULL,
+                           MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC, &err);
+  if (own < 0)
+    fail(c, &err);
+  return own;
+}
+
 /* ns_plan.pid_join_late, in the container's root already: holding nothing of the host's (no
  * procfs, no namespace fds), enter the joined pid namespace and clone the init there. The new init
  * is the first process that namespace sees: it mounts the proc entries, from inside (through the
@@ -353,14 +351,11 @@ static int clone_init_into_joined_pidns(struct init_config *c, int mounter_mntns
   close(c->ns->pid_join_fd);
   if (clone_sibling(c, "the pid namespace") > 0)
     _exit(0);
+  if (c->ns->pid_join_early)
+    return mount_proc_by_runtime(c);
   if (rootfs_mount_deferred(&c->rootfs, &err) < 0)
     fail(c, &err);
-  if (c->ns->pid_join_early) {
-    own_procfs = proc_runtime_mount(c->sync_fd, NULL,
-                                    MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC, &err);
-    if (own_procfs < 0)
-      fail(c, &err);
-  } else if (mounter >= 0) {
+  if (mounter >= 0) {
     own_procfs = proc_mounter_mount(mounter, NULL,
                                     MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC, &err);
     close(mounter);
@@ -376,14 +371,124 @@ static int load_filter(struct init_config *c, fsrun_error_t *err) {
   return seccomp_load_handing_over(c->seccomp, c->sync_fd, err);
 }
 
+/* process.terminal (terminal_give_process): returns the slave (for /dev/console), or -1. */
+static int open_terminal(struct init_config *c) {
+  cleanup_error fsrun_error_t err = NULL;
+  int slave = -1;
+  if (c->config->process->terminal &&
+      (slave = terminal_give_process(c->config->process, c->sync_fd, &err)) < 0)
+    fail(c, &err);
+  return slave;
+}
+
+/* A session of the process's own, the pty (on stdin) its controlling terminal. Made by the init
+ * that execs: with pid_join_prepared, the late init, which is then its leader. */
+static void make_session(struct init_config *c) {
+  cleanup_error fsrun_error_t err = NULL;
+  if (c->config->process->terminal && terminal_take_controlling(STDIN_FILENO, &err) < 0)
+    fail(c, &err);
+  if (!c->config->process->terminal && setsid() < 0) {
+    fsrun_error_errno(&err, "setsid");
+    fail(c, &err);
+  }
+}
+
+/* The process's credentials. A filter that needs CAP_SYS_ADMIN (no no_new_privs) is loaded before
+ * the caps go; with pid_join_prepared the joined pid namespace is entered just before that load
+ * (setns needs the caps, the filter may refuse setns, and a NOTIFY profile's courier, cloned
+ * before it, would be born visible there with our privilege). A NOTIFY filter with no_new_privs
+ * comes after them: its listener must reach the runtime before `create` returns. */
+static void take_credentials(struct init_config *c) {
+  cleanup_error fsrun_error_t err = NULL;
+  const oci_process *p = c->config->process;
+  struct seccomp_handover handover = {0};
+  bool filter_first = c->seccomp != NULL && !p->no_new_privileges;
+  if (filter_first && seccomp_handover_start(c->seccomp, c->sync_fd, &handover, &err) < 0)
+    fail(c, &err);
+  if (c->ns->pid_join_prepared && setns(c->ns->pid_join_fd, CLONE_NEWPID) < 0) {
+    fsrun_error_errno(&err, "join the pid namespace");
+    fail(c, &err);
+  }
+  if (filter_first && seccomp_handover_load(c->seccomp, &handover, &err) < 0)
+    fail(c, &err);
+  if (c->ns->pid_join_prepared) {
+    close(c->ns->pid_join_fd);
+    namespaces_close_join_fds(c->ns);
+  }
+  if (process_apply_user_and_caps(p, &err) < 0)
+    fail(c, &err);
+  if (p->no_new_privileges && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0) {
+    fsrun_error_errno(&err, "process.noNewPrivileges: prctl");
+    fail(c, &err);
+  }
+  if (c->seccomp != NULL && p->no_new_privileges && seccomp_has_notify(c->seccomp) &&
+      load_filter(c, &err) < 0)
+    fail(c, &err);
+}
+
+/* After pivot_root: the proc entries of a joined pid namespace, the pty, /dev/console, sysctls,
+ * masked and read-only paths, the cwd, the executable, rlimits and attributes, then the
+ * credentials. With ns_plan.pid_join_prepared all of it before the late init is cloned, which then
+ * only makes its session; the others clone it (pid_join_late) before all of it. */
+static void init_after_pivot(struct init_config *c, int own_procfs, int mounter_mntns, char **exe,
+                             char **home_env) {
+  cleanup_error fsrun_error_t err = NULL;
+  const oci_process *p = c->config->process;
+  int slave;
+
+  if (c->ns->pid_join_prepared)
+    own_procfs = mount_proc_by_runtime(c);
+  else if (c->ns->pid_join_late)
+    own_procfs = clone_init_into_joined_pidns(c, mounter_mntns);
+  /* (pid_join_prepared: the host's procfs for the LSM labels, whose thread-self must be ours) */
+  if (!c->ns->pid_join_prepared)
+    drop_host_procfs(c, own_procfs);
+
+  slave = open_terminal(c);
+  if (!c->ns->pid_join_prepared)
+    make_session(c);
+  c->rootfs.console_slave_fd = slave;
+  if (rootfs_finalize(&c->rootfs, &err) < 0)
+    fail(c, &err);
+  if (slave > STDERR_FILENO)
+    close(slave);
+
+  if (enter_cwd(p->cwd, &err) < 0)
+    fail(c, &err);
+  /* in the container's root, before the rlimits, the filter and the user can get in the way */
+  *home_env = passwd_home_env(&p->env, p->user.uid);
+  if (process_resolve_executable(p->args.len ? p->args.items[0] : NULL, &p->env, exe, &err) < 0)
+    fail(c, &err);
+  if (process_apply_rlimits(p, &err) < 0)
+    fail(c, &err);
+  /* I/O priority, personality, LSM labels: they need our privileges (the scheduler is the
+   * runtime's to set, before GO, with its privilege) */
+  if (c->attrs != NULL) {
+    struct fsrun_process_attrs rest = *c->attrs;
+    rest.has_scheduler = false;
+    if (process_attrs_apply(&rest, c->procfs_fd, &err) < 0)
+      fail(c, &err);
+  }
+  if (c->ns->pid_join_prepared)
+    drop_host_procfs(c, own_procfs);
+  /* With no_new_privs the filter is the last step before execve (init_main), so that it never
+   * has to allow what the init itself still does; take_credentials loads the others. */
+  take_credentials(c);
+  if (c->ns->pid_join_prepared) {
+    if (clone_sibling(c, "the pid namespace") > 0)
+      _exit(0);
+    make_session(c);
+  }
+}
+
 void init_main(struct init_config *c) {
   cleanup_error fsrun_error_t err = NULL;
   const oci_process *p = c->config->process;
   struct sync_msg msg = {.fd = -1};
   char *hook_state_creating = NULL, *hook_state_created = NULL;
   cleanup_free char *exe = NULL;
-  char **argv, **envp, *home_env;
-  int master = -1, slave = -1, notify_fd = -1, own_procfs, mounter_mntns = -1;
+  char **argv, **envp, *home_env = NULL;
+  int notify_fd = -1, own_procfs, mounter_mntns = -1;
   struct hook_runner runner = {.sock = -1};
   const char one = '0';
   int fifo;
@@ -395,7 +500,7 @@ void init_main(struct init_config *c) {
   /* `run` blocks the signals it forwards; the container's process starts with the caller's mask */
   sigprocmask(SIG_SETMASK, c->sigmask, NULL);
   /* while create runs, the init dies with it */
-  if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || parent_gone(c->sync_fd))
+  if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || sync_peer_gone(c->sync_fd))
     _exit(1);
   /* invariant 1: nothing in the container may ptrace us or reopen our /proc/self/exe */
   if (!c->stay_dumpable && prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
@@ -466,63 +571,7 @@ void init_main(struct init_config *c) {
   own_procfs = c->ns->pid_join_late ? -1 : procfs_open_instance();
   if (rootfs_pivot(&c->rootfs, &err) < 0)
     fail(c, &err);
-  if (c->ns->pid_join_late)
-    own_procfs = clone_init_into_joined_pidns(c, mounter_mntns);
-  drop_host_procfs(c, own_procfs);
-
-  if (p->terminal) {
-    if (terminal_open_pty(p->has_console_size ? p->console_height : 0,
-                          p->has_console_size ? p->console_width : 0, &master, &slave, &err) < 0)
-      fail(c, &err);
-    if (sync_send(c->sync_fd, SYNC_PTY, 0, NULL, 0, master) < 0)
-      _exit(1);
-    close(master);
-    if (terminal_set_owner(slave, p->user.uid, p->user.gid, &err) < 0 ||
-        terminal_make_controlling(slave, &err) < 0)
-      fail(c, &err);
-  } else if (setsid() < 0) {
-    fsrun_error_errno(&err, "setsid");
-    fail(c, &err);
-  }
-  c->rootfs.console_slave_fd = slave;
-  if (rootfs_finalize(&c->rootfs, &err) < 0)
-    fail(c, &err);
-  if (slave > STDERR_FILENO)
-    close(slave);
-
-  if (enter_cwd(p->cwd, &err) < 0)
-    fail(c, &err);
-  /* in the container's root, before the rlimits, the filter and the user can get in the way */
-  home_env = passwd_home_env(&p->env, p->user.uid);
-  if (process_resolve_executable(p->args.len ? p->args.items[0] : NULL, &p->env, &exe, &err) < 0)
-    fail(c, &err);
-
-  if (process_apply_rlimits(p, &err) < 0)
-    fail(c, &err);
-  /* scheduler, I/O priority, personality, LSM labels: they need our privileges */
-  /* the scheduler is the runtime's to set (before GO), with its privilege */
-  if (c->attrs != NULL) {
-    struct fsrun_process_attrs rest = *c->attrs;
-    rest.has_scheduler = false;
-    if (process_attrs_apply(&rest, c->procfs_fd, &err) < 0)
-      fail(c, &err);
-  }
-  /* without no_new_privs, loading a filter needs CAP_SYS_ADMIN: load it before dropping caps */
-  if (c->seccomp != NULL && !p->no_new_privileges && load_filter(c, &err) < 0)
-    fail(c, &err);
-  if (process_apply_user_and_caps(p, &err) < 0)
-    fail(c, &err);
-  if (p->no_new_privileges && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0) {
-    fsrun_error_errno(&err, "process.noNewPrivileges: prctl");
-    fail(c, &err);
-  }
-  /* With no_new_privs the filter is the last step before execve, so that it never has to allow
-   * what the init itself still does. A NOTIFY filter is the exception: its listener fd must reach
-   * the runtime (which forwards it to listenerPath) before `create` returns, so it is loaded here.
-   */
-  if (c->seccomp != NULL && p->no_new_privileges && seccomp_has_notify(c->seccomp) &&
-      load_filter(c, &err) < 0)
-    fail(c, &err);
+  init_after_pivot(c, own_procfs, mounter_mntns, &exe, &home_env);
 
   /* invariant 2: nothing of ours above the preserved fds survives execve */
   if (syscall(SYS_close_range, 3 + c->preserve_fds + c->listen_fds, ~0U, CLOSE_RANGE_CLOEXEC) < 0) {

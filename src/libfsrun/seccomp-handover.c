@@ -14,6 +14,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <sys/prctl.h>
@@ -49,34 +50,62 @@ static bool reap_courier(pid_t courier) {
   return WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }
 
-int seccomp_load_handing_over(const struct fsrun_seccomp *filter, int sync_fd, fsrun_error_t *err) {
+int seccomp_handover_start(const struct fsrun_seccomp *filter, int sync_fd,
+                           struct seccomp_handover *h, fsrun_error_t *err) {
   struct fsrun_clone_args args = {.flags = CLONE_FILES};
-  int notify_fd = -1, fd_number;
-  pid_t parent = getpid();
-  long courier;
-
+  h->courier = 0;
   if (!seccomp_has_notify(filter))
-    return seccomp_load_filter(filter, &notify_fd, err);
+    return 0;
+  h->parent = getpid();
   /* the lowest free number, which seccomp(2) gives the listener: nothing opens an fd in between
    * (the clone makes no pidfd, the courier opens nothing) */
-  fd_number = fcntl(sync_fd, F_DUPFD_CLOEXEC, 0);
-  if (fd_number < 0)
+  h->fd_number = fcntl(sync_fd, F_DUPFD_CLOEXEC, 0);
+  if (h->fd_number < 0)
     return fsrun_error_errno(err, "find the seccomp listener's fd number");
-  close(fd_number);
-  courier = fsrun_clone(&args);
-  if (courier < 0)
+  close(h->fd_number);
+  h->courier = fsrun_clone(&args);
+  if (h->courier < 0)
     return fsrun_error_errno(err, "clone the seccomp listener's courier");
-  if (courier == 0)
-    courier_main(sync_fd, fd_number, parent);
+  if (h->courier == 0)
+    courier_main(sync_fd, h->fd_number, h->parent);
+  return 0;
+}
+
+int seccomp_handover_load(const struct fsrun_seccomp *filter, struct seccomp_handover *h,
+                          fsrun_error_t *err) {
+  int notify_fd = -1;
   if (seccomp_load_filter(filter, &notify_fd, err) < 0) {
-    kill((pid_t)courier, SIGKILL);
-    (void)reap_courier((pid_t)courier);
+    if (h->courier > 0) {
+      kill((pid_t)h->courier, SIGKILL);
+      (void)reap_courier((pid_t)h->courier);
+    }
     return fsrun_error_code(err);
   }
+  if (h->courier <= 0)
+    return 0;
   /* Filtered from here. Nothing to report an error with that could not itself wait: the runtime
    * sees us die (and the courier dies with us). */
-  if (notify_fd != fd_number || !reap_courier((pid_t)courier))
+  if (notify_fd != h->fd_number || !reap_courier((pid_t)h->courier))
     _exit(1);
   close(notify_fd);
   return 0;
+}
+
+int seccomp_load_handing_over(const struct fsrun_seccomp *filter, int sync_fd, fsrun_error_t *err) {
+  struct seccomp_handover h;
+  if (seccomp_handover_start(filter, sync_fd, &h, err) < 0)
+    return fsrun_error_code(err);
+  return seccomp_handover_load(filter, &h, err);
+}
+
+int seccomp_handover_wait(int sync_fd, int listener) {
+  for (;;) {
+    struct pollfd p[2] = {{.fd = sync_fd, .events = POLLIN}, {.fd = listener, .events = POLLIN}};
+    if (poll(p, 2, -1) < 0 && errno != EINTR)
+      return -errno;
+    if (p[0].revents != 0)
+      return 1;
+    if (p[1].revents != 0)
+      return 0;
+  }
 }

@@ -1,6 +1,7 @@
 #include "sync.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -110,4 +111,9 @@ void sync_msg_clear(struct sync_msg *msg) {
   if (msg->fd >= 0)
     close(msg->fd);
   msg->fd = -1;
+}
+
+bool sync_peer_gone(int sock) {
+  struct pollfd p = {.fd = sock, .events = POLLRDHUP};
+  return poll(&p, 1, 0) > 0 && (p.revents & (POLLHUP | POLLRDHUP | POLLERR));
 }

@@ -3,6 +3,7 @@
 #ifndef FSRUN_SYNC_H
 #define FSRUN_SYNC_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/uio.h>
@@ -18,7 +19,7 @@ typedef enum {
   SYNC_INIT_PID,    /* intermediate child -> parent: the init's pid (payload, decimal) */
   SYNC_CREATED,     /* child -> parent: ready, about to block on the exec fifo */
   SYNC_IDMAP,       /* child -> parent: idmap this detached tree (fd; payload: mounts[] index) */
-  SYNC_EXEC_READY,  /* exec child -> parent: set up; only landlock, seccomp and execve follow */
+  SYNC_EXEC_READY,  /* exec child -> parent: set up; only execve follows */
   SYNC_EXIT_STATUS, /* fsrun's init -> parent, as it exits: the process's wait status (an int) */
   SYNC_BIND_SOURCE, /* child -> parent: open a bind source for me (bind-source.h) */
   SYNC_NAMESPACES,  /* first init -> parent: in its namespaces (ns_plan.pid_join_early) */
@@ -44,5 +45,7 @@ int sync_sendv(int sock, struct iovec *iov, size_t iovcnt, int fd);
 /* Receives one message. Returns 0, -EPIPE when the peer closed its end, or another -errno. */
 int sync_recv(int sock, struct sync_msg *msg);
 void sync_msg_clear(struct sync_msg *msg);
+/* The other end is closed (the runtime died): asked without waiting. */
+bool sync_peer_gone(int sock);
 
 #endif

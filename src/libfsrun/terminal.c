@@ -10,6 +10,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "sync.h"
 #include "utils.h"
 
 #ifndef TIOCGPTPEER
@@ -53,15 +54,27 @@ int terminal_set_owner(int slave, uid_t uid, gid_t gid, fsrun_error_t *err) {
   return 0;
 }
 
-int terminal_make_controlling(int slave, fsrun_error_t *err) {
+int terminal_take_controlling(int slave, fsrun_error_t *err) {
   if (setsid() < 0)
     return fsrun_error_errno(err, "setsid");
   if (ioctl(slave, TIOCSCTTY, 0) < 0)
     return fsrun_error_errno(err, "make the pty the controlling terminal");
+  return 0;
+}
+
+int terminal_give_process(const oci_process *p, int sync_fd, fsrun_error_t *err) {
+  cleanup_close int master = -1, slave = -1;
+  if (terminal_open_pty(p->has_console_size ? p->console_height : 0,
+                        p->has_console_size ? p->console_width : 0, &master, &slave, err) < 0)
+    return fsrun_error_code(err);
+  if (sync_send(sync_fd, SYNC_PTY, 0, NULL, 0, master) < 0)
+    return fsrun_error_make(err, EPIPE, "send the pty to the runtime");
+  if (terminal_set_owner(slave, p->user.uid, p->user.gid, err) < 0)
+    return fsrun_error_code(err);
   for (int fd = 0; fd < 3; fd++)
     if (dup2(slave, fd) < 0)
       return fsrun_error_errno(err, "dup the pty onto fd %d", fd);
-  return 0;
+  return steal_fd(&slave);
 }
 
 int terminal_connect_console_socket(const char *path, fsrun_error_t *err) {

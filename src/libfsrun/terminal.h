@@ -9,6 +9,7 @@
 #include <termios.h>
 
 #include "error.h"
+#include "oci.h"
 
 /* In the init: opens /dev/ptmx, unlocks it and opens the slave through the master (TIOCGPTPEER:
  * no path lookup in /dev/pts). Sets the size when rows/cols are non-zero. */
@@ -19,8 +20,13 @@ int terminal_open_pty(unsigned rows, unsigned cols, int *master, int *slave, fsr
  * spec, which is how a config names its tty group (the image's /etc/group is not consulted).
  * A devpts without gid= leaves the creator's group (0): then the process's gid. */
 int terminal_set_owner(int slave, uid_t uid, gid_t gid, fsrun_error_t *err);
-/* In the init: a new session with the slave as its controlling tty and as stdin/stdout/stderr. */
-int terminal_make_controlling(int slave, fsrun_error_t *err);
+/* process.terminal in the init (or exec's child), still privileged: opens the pty, sends the
+ * master to the runtime (SYNC_PTY on sync_fd), gives the slave to p's user (terminal_set_owner)
+ * and puts it on stdin, stdout and stderr. Returns the slave, or a negative code (EPIPE: the
+ * runtime is gone). */
+int terminal_give_process(const oci_process *p, int sync_fd, fsrun_error_t *err);
+/* In the process that execs: a new session with the slave as its controlling tty. */
+int terminal_take_controlling(int slave, fsrun_error_t *err);
 
 /* Connects to the console socket (a unix stream socket path). */
 int terminal_connect_console_socket(const char *path, fsrun_error_t *err);

@@ -505,12 +505,12 @@ EOF
 @test "exec: a symlink in the image through /proc/self/fd cannot make execve run a host binary" {
   [ -x /bin/busybox ] || skip "no /bin/busybox on the host"
   start_container
-  # the image shadows `echo` (PATH has /usr/local/bin first) with a link to the host's static
-  # busybox through fd 9, a host directory the runtime inherited: reachable if that fd were still
-  # open when execve resolves the path (CLOEXEC alone closes it too late)
+  # the image's only `echo` (PATH is /usr/local/bin) is a link to the host's static busybox
+  # through fd 9, a host directory the runtime inherited: reachable if that fd were still open
+  # when execve resolves the path (CLOEXEC alone closes it too late)
   mkdir -p "$ROOTFS/usr/local/bin"
   ln -s /proc/self/fd/9/../../../../../../../../../../../../../../../../bin/busybox "$ROOTFS/usr/local/bin/echo"
-  run fsrun exec "$CONTAINER_ID" echo ESCAPED 9<"$BATS_TEST_TMPDIR"
+  run fsrun exec --env PATH=/usr/local/bin "$CONTAINER_ID" echo ESCAPED 9<"$BATS_TEST_TMPDIR"
   echo "$output"
   [ "$status" -eq 1 ]
   [[ $output != *ESCAPED* ]]

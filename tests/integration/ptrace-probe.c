@@ -21,15 +21,38 @@
  *     Tries to take PID's seccomp listener fd: PTRACE_SEIZE (then detach), and pidfd_getfd of each
  *     of its fds below 1024, looking for "anon_inode:seccomp notify". Lines to OUT: "seized",
  *     "listener-taken FD", or only "refused ERRNO-TEXT" (of the seize) when neither worked.
+ *   ptrace-probe handle FILE
+ *     (on the host) prints FILE's handle for open_by_handle_at as "TYPE HEX".
+ *   ptrace-probe capwatch TYPE HEX STOP_FILE OUT
+ *     The capability window (docs/process-model.md). First tries open_by_handle_at of the handle
+ *     itself ("self ERRNO-TEXT": the container's own capabilities must not reach the host file).
+ *     Then, until STOP_FILE exists (at most 900 s), seizes every new process of its pid
+ *     namespace as soon as it exists and, while it is stopped, compares its CapEff, CapPrm and
+ *     CapBnd with its own, which are the container's, and its NoNewPrivs and Seccomp mode: "beyond
+ *     PID FIELD HEX" for a set holding a capability the container lacks, or no no_new_privs or
+ *     seccomp filter where the container has one. On x86_64 it then makes the process run
+ *     open_by_handle_at of the handle (relative to its cwd, on the host file's filesystem) in
+ *     place of its next system call, and runs that call afterwards: "injected PID RESULT EXE" (an
+ *     fd or -errno, and what it runs: the runtime's image before its execve), and "escape PID
+ *     TEXT" when the fd read the host file (through /proc/PID/fd/N). At the end "capwatched
+ *     SEIZED INJECTED".
+ *   ptrace-probe wait-injected OUT
+ *     Exits 0 once OUT has an "injected" line for its own pid (1 after 120 s): a process the
+ *     capwatch surely seizes, so that a test knows that the watcher works.
  */
+#define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ptrace.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/user.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -263,6 +286,254 @@ static int reach(long pid, const char *host_file) {
   return 0;
 }
 
+/* --- capwatch --------------------------------------------------------------------------------- */
+
+#define HANDLE_MAX 128
+
+static struct {
+  struct file_handle fh;
+  unsigned char bytes[HANDLE_MAX];
+} handle;
+
+static int print_handle(const char *file) {
+  int mount_id;
+  handle.fh.handle_bytes = HANDLE_MAX;
+  if (name_to_handle_at(AT_FDCWD, file, &handle.fh, &mount_id, 0) < 0) {
+    perror("name_to_handle_at");
+    return 1;
+  }
+  printf("%d ", handle.fh.handle_type);
+  for (unsigned i = 0; i < handle.fh.handle_bytes; i++)
+    printf("%02x", handle.bytes[i]);
+  printf("\n");
+  return 0;
+}
+
+static int parse_handle(const char *type, const char *hex) {
+  size_t n = strlen(hex) / 2;
+  if (n == 0 || n > HANDLE_MAX)
+    return -1;
+  handle.fh.handle_type = (int)strtol(type, NULL, 10);
+  handle.fh.handle_bytes = (unsigned)n;
+  for (size_t i = 0; i < n; i++) {
+    char byte[3] = {hex[2 * i], hex[2 * i + 1], 0};
+    handle.bytes[i] = (unsigned char)strtoul(byte, NULL, 16);
+  }
+  return 0;
+}
+
+/* What a process holds that the container's own may not exceed: three capability sets (masks),
+ * and no_new_privs and the seccomp mode (a process with less has more: numbers) */
+#define N_HELD 5
+static const char *held_names[N_HELD] = {"CapEff", "CapPrm", "CapBnd", "NoNewPrivs", "Seccomp"};
+
+/* of pid ("self" for 0), from its status */
+static int read_held(long pid, uint64_t held[N_HELD]) {
+  char path[64], line[256];
+  int found = 0;
+  FILE *f;
+  if (pid == 0)
+    snprintf(path, sizeof(path), "/proc/self/status");
+  else
+    snprintf(path, sizeof(path), "/proc/%ld/status", pid);
+  f = fopen(path, "r");
+  if (f == NULL)
+    return -1;
+  while (fgets(line, sizeof(line), f) != NULL)
+    for (int i = 0; i < N_HELD; i++) {
+      size_t n = strlen(held_names[i]);
+      if (strncmp(line, held_names[i], n) == 0 && line[n] == ':') {
+        held[i] = strtoull(line + n + 1, NULL, i < 3 ? 16 : 10);
+        found++;
+      }
+    }
+  fclose(f);
+  return found == N_HELD ? 0 : -1;
+}
+
+static uint64_t own_held[N_HELD];
+
+static void report_beyond(long pid) {
+  uint64_t held[N_HELD];
+  if (read_held(pid, held) < 0)
+    return;
+  for (int i = 0; i < N_HELD; i++)
+    if (i < 3 ? (held[i] & ~own_held[i]) != 0 : held[i] < own_held[i])
+      fprintf(out, "beyond %ld %s %llx\n", pid, held_names[i], (unsigned long long)held[i]);
+}
+
+#ifdef __x86_64__
+/* Resumes pid to its next syscall-entry stop, passing on signals it stops for. 0 when there. */
+static int to_syscall_entry(long pid, int deliver) {
+  for (int i = 0; i < 64; i++) {
+    struct __ptrace_syscall_info info;
+    int status;
+    if (ptrace(PTRACE_SYSCALL, (pid_t)pid, NULL, (void *)(long)deliver) < 0 ||
+        waitpid((pid_t)pid, &status, __WALL) < 0 || !WIFSTOPPED(status))
+      return -1;
+    deliver = 0;
+    if (WSTOPSIG(status) != (SIGTRAP | 0x80)) {
+      if ((status >> 16) == 0) /* a signal-delivery stop: the signal goes on */
+        deliver = WSTOPSIG(status);
+      continue;
+    }
+    if (ptrace(PTRACE_GET_SYSCALL_INFO, (pid_t)pid, (void *)sizeof(info), &info) > 0 &&
+        info.op == PTRACE_SYSCALL_INFO_ENTRY)
+      return 0;
+  }
+  return -1;
+}
+
+/* At a syscall-entry stop: runs syscall nr(a, b, c) in place of the one pid was entering, and
+ * stops at its exit. Returns its result, or LONG_MIN when pid went away. */
+static long run_instead(long pid, long nr, long a, long b, long c) {
+  struct user_regs_struct r;
+  int status;
+  if (ptrace(PTRACE_GETREGS, (pid_t)pid, NULL, &r) < 0)
+    return LONG_MIN;
+  r.orig_rax = (unsigned long long)nr;
+  r.rdi = (unsigned long long)a;
+  r.rsi = (unsigned long long)b;
+  r.rdx = (unsigned long long)c;
+  if (ptrace(PTRACE_SETREGS, (pid_t)pid, NULL, &r) < 0 ||
+      ptrace(PTRACE_SYSCALL, (pid_t)pid, NULL, NULL) < 0 ||
+      waitpid((pid_t)pid, &status, __WALL) < 0 || !WIFSTOPPED(status) ||
+      ptrace(PTRACE_GETREGS, (pid_t)pid, NULL, &r) < 0)
+    return LONG_MIN;
+  return (long)r.rax;
+}
+
+/* back at the syscall instruction, the system call it was entering is made again */
+static void replay(long pid, const struct user_regs_struct *entry) {
+  struct user_regs_struct r = *entry;
+  r.rip -= 2; /* syscall (0f 05) */
+  r.rax = entry->orig_rax;
+  ptrace(PTRACE_SETREGS, (pid_t)pid, NULL, &r);
+}
+
+/* reads the host file through pid's fd, if pid opened it */
+static void report_escape(long pid, long fd) {
+  char path[64], text[64] = "";
+  ssize_t n;
+  int mine;
+  snprintf(path, sizeof(path), "/proc/%ld/fd/%ld", pid, fd);
+  mine = open(path, O_RDONLY);
+  n = mine >= 0 ? read(mine, text, sizeof(text) - 1) : -1;
+  if (mine >= 0)
+    close(mine);
+  text[n > 0 ? n : 0] = '\0';
+  text[strcspn(text, "\n")] = '\0';
+  fprintf(out, "escape %ld %s\n", pid, text);
+}
+
+/* pid stopped: open_by_handle_at through it. 1 when it ran. */
+static int inject_open(long pid, int deliver) {
+  struct user_regs_struct entry;
+  unsigned long addr;
+  long fd;
+  size_t size = sizeof(handle.fh) + handle.fh.handle_bytes;
+  if (to_syscall_entry(pid, deliver) < 0 || ptrace(PTRACE_GETREGS, (pid_t)pid, NULL, &entry) < 0)
+    return 0;
+  /* below the red zone of its stack */
+  addr = (entry.rsp - 1024 - size) & ~15UL;
+  for (size_t off = 0; off < size; off += sizeof(long)) {
+    long word = 0;
+    memcpy(&word, (char *)&handle + off, size - off < sizeof(long) ? size - off : sizeof(long));
+    if (ptrace(PTRACE_POKEDATA, (pid_t)pid, (void *)(addr + off), (void *)word) < 0)
+      return 0;
+  }
+  fd = run_instead(pid, SYS_open_by_handle_at, AT_FDCWD, (long)addr, O_RDONLY);
+  if (fd == LONG_MIN)
+    return 0;
+  {
+    char path[64], exe[4096];
+    ssize_t n;
+    snprintf(path, sizeof(path), "/proc/%ld/exe", pid);
+    n = readlink(path, exe, sizeof(exe) - 1);
+    exe[n > 0 ? n : 0] = '\0';
+    fprintf(out, "injected %ld %ld %s\n", pid, fd, exe);
+  }
+  if (fd >= 0) {
+    struct user_regs_struct r = entry;
+    report_escape(pid, fd);
+    r.rip -= 2;
+    r.rax = SYS_close;
+    ptrace(PTRACE_SETREGS, (pid_t)pid, NULL, &r);
+    if (to_syscall_entry(pid, 0) < 0 || run_instead(pid, SYS_close, fd, 0, 0) == LONG_MIN)
+      return 1;
+  }
+  replay(pid, &entry);
+  return 1;
+}
+#else
+static int inject_open(long pid, int deliver) {
+  (void)pid;
+  (void)deliver;
+  return 0;
+}
+#endif
+
+/* Seizes pid (stopped while looked at), then lets it go. -1: no such process (yet); 0: refused
+ * or gone; 1: seized; 2: seized and injected. */
+static int capwatch_one(long pid) {
+  int status, deliver = 0, injected;
+  if (ptrace(PTRACE_SEIZE, (pid_t)pid, NULL, (void *)PTRACE_O_TRACESYSGOOD) < 0)
+    return errno == ESRCH ? -1 : 0;
+  if (ptrace(PTRACE_INTERRUPT, (pid_t)pid, NULL, NULL) < 0 ||
+      waitpid((pid_t)pid, &status, __WALL) < 0 || !WIFSTOPPED(status))
+    return 1;
+  if ((status >> 16) == 0)
+    deliver = WSTOPSIG(status);
+  report_beyond(pid);
+  injected = inject_open(pid, deliver);
+  ptrace(PTRACE_DETACH, (pid_t)pid, NULL, NULL);
+  fflush(out);
+  return 1 + injected;
+}
+
+#define CAPWATCH_PIDS 65536
+
+static int capwatch(const char *stop_file) {
+  static unsigned char done[CAPWATCH_PIDS];
+  time_t deadline = time(NULL) + 900;
+  long seized = 0, injected = 0;
+  int fd = (int)syscall(SYS_open_by_handle_at, AT_FDCWD, &handle.fh, O_RDONLY);
+  fprintf(out, "self %s\n", fd >= 0 ? "opened" : strerror(errno));
+  if (read_held(0, own_held) < 0)
+    return 1;
+  done[getpid()] = 1;
+  while (access(stop_file, F_OK) != 0 && time(NULL) < deadline) {
+    long next = last_pid() + 1;
+    /* the newest pids again: one allocated may not be in /proc yet when first tried */
+    for (long pid = next > 16 ? next - 16 : 1; pid <= next && pid < CAPWATCH_PIDS; pid++) {
+      int r = done[pid] ? -1 : capwatch_one(pid);
+      if (r >= 0)
+        done[pid] = 1;
+      seized += r >= 1;
+      injected += r == 2;
+    }
+  }
+  fprintf(out, "capwatched %ld %ld\n", seized, injected);
+  return 0;
+}
+
+static int wait_injected(const char *path) {
+  char want[64], line[256];
+  snprintf(want, sizeof(want), "injected %ld ", (long)getpid());
+  for (int i = 0; i < 1200; i++) {
+    FILE *f = fopen(path, "r");
+    while (f != NULL && fgets(line, sizeof(line), f) != NULL)
+      if (strncmp(line, want, strlen(want)) == 0) {
+        fclose(f);
+        return 0;
+      }
+    if (f != NULL)
+      fclose(f);
+    sleep_ms(100);
+  }
+  return 1;
+}
+
 int main(int argc, char **argv) {
   if (argc == 5 && strcmp(argv[1], "watch") == 0) {
     out = fopen(argv[4], "w");
@@ -280,9 +551,17 @@ int main(int argc, char **argv) {
     out = fopen(argv[3], "w");
     return out == NULL ? 1 : listener(strtol(argv[2], NULL, 10));
   }
-  fprintf(
-      stderr,
-      "usage: ptrace-probe watch HOST_FILE STOP_FILE OUT | overwrite PID OUT | listener PID OUT | "
-      "reach PID HOST_FILE OUT\n");
+  if (argc == 3 && strcmp(argv[1], "handle") == 0)
+    return print_handle(argv[2]);
+  if (argc == 6 && strcmp(argv[1], "capwatch") == 0) {
+    out = fopen(argv[5], "w");
+    return out == NULL || parse_handle(argv[2], argv[3]) < 0 ? 1 : capwatch(argv[4]);
+  }
+  if (argc == 3 && strcmp(argv[1], "wait-injected") == 0)
+    return wait_injected(argv[2]);
+  fprintf(stderr,
+          "usage: ptrace-probe watch HOST_FILE STOP_FILE OUT | overwrite PID OUT | listener "
+          "PID OUT | reach PID HOST_FILE OUT | handle FILE | capwatch TYPE HEX STOP_FILE OUT | "
+          "wait-injected OUT\n");
   return 2;
 }

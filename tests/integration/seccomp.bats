@@ -320,6 +320,35 @@ probe_held_process() {
   assert_no_leftovers "$CONTAINER_ID"
 }
 
+@test "seccomp: NOTIFY without noNewPrivileges: exec's filter is loaded before the container can see the process, which is never dumpable" {
+  # The filter needs CAP_SYS_ADMIN: the runtime's child loads it, outside the container's pid
+  # namespace, and its next prctl (the capability drop) is held. The listener got the fd (the
+  # runtime did not wait for the pid of the process that execs, which would never come), its state
+  # names the child, and the child is not in the container's pid namespace.
+  local exec_pid pid
+  notify_hold_setup
+  update_config '.process.noNewPrivileges = false'
+  start_listener 0
+  INIT_LISTENER_PID=$LISTENER_PID
+  CONTAINER_ID=seccomp-hold-exec-nnp-$UNIQ
+  start_sleeper
+  start_listener 0 "$HOLD"
+  timeout -s KILL 60 "$FSRUN" --root "$FSRUN_ROOT" exec "$CONTAINER_ID" true \
+    </dev/null >"$BATS_TEST_TMPDIR/exec.out" 2>&1 3>&- &
+  exec_pid=$!
+  wait_for_file "$HOLD" || { touch "$HOLD.go"; false; }
+  pid=$(cat "$HOLD")
+  PIDNS="$(readlink "/proc/$pid/ns/pid") $(readlink "/proc/$(fsrun state "$CONTAINER_ID" | jq .pid)/ns/pid")"
+  probe_held_process
+  wait "$exec_pid"
+  cat "$BATS_TEST_TMPDIR/exec.out"
+  fsrun delete --force "$CONTAINER_ID"
+  echo "$PIDNS"
+  [ "$HELD" = "owner 0 children []" ]
+  [ "${PIDNS% *}" != "${PIDNS#* }" ]
+  [ "$(jq .pid "$LISTENER_STATE")" = "$pid" ]
+}
+
 @test "seccomp: NOTIFY: the exec process is never dumpable while it hands the listener fd over" {
   local exec_pid
   notify_hold_setup

@@ -84,6 +84,93 @@ exec_attack() {
   exec_attack all
 }
 
+# with_caps_but_escape: every capability but the two that reach a host file by its handle
+# (CAP_DAC_READ_SEARCH, CAP_SYS_ADMIN): the container itself cannot, so nothing it makes the
+# runtime's process do may
+with_caps_but_escape() {
+  with_caps all
+  update_config '.process.capabilities |= with_entries(.value -= ["CAP_DAC_READ_SEARCH", "CAP_SYS_ADMIN"])'
+}
+
+# capwatch_start CAPS ID: container ID (no user namespace) whose init seizes every new process of
+# its pid namespace, reads its capabilities and makes it open the host-only file by its handle
+capwatch_start() {
+  [ "$(uname -m)" = x86_64 ] || skip "the probe injects system calls on x86_64 only"
+  [ "$1" = ptrace ] && with_caps ptrace || with_caps_but_escape
+  HANDLE=$("$PROBE_BIN" handle "$HOST_FILE") || skip "no file handles on this filesystem"
+  # shellcheck disable=SC2086
+  set_process_args /bin/ptrace-probe capwatch $HANDLE /tmp/stop /tmp/cap.out
+  copy run -d --bundle "$BUNDLE" "$2" </dev/null >/dev/null 2>&1
+  wait_for_status "$2" running
+}
+
+# capwatch_check ID: a process seized for sure (it waits until it is), then the verdict: the
+# container could not open the file itself, the watcher seized and injected, and no process it
+# seized ever held a capability beyond the container's (or lacked its no_new_privs or seccomp
+# filter) or reached the file
+capwatch_check() {
+  timeout -s KILL 150 "$FSRUN_COPY" --root "$FSRUN_ROOT" exec "$1" /bin/ptrace-probe wait-injected /tmp/cap.out
+  : >"$ROOTFS/tmp/stop"
+  for _ in $(seq 100); do grep -q '^capwatched' "$ROOTFS/tmp/cap.out" 2>/dev/null && break; sleep 0.1; done
+  grep -v '^injected' "$ROOTFS/tmp/cap.out"
+  echo "injected into, by executable:"
+  grep '^injected' "$ROOTFS/tmp/cap.out" | cut -d' ' -f4- | sort | uniq -c
+  echo "$(grep -c '^beyond' "$ROOTFS/tmp/cap.out") beyond, $(grep -c '^escape' "$ROOTFS/tmp/cap.out") escape"
+  grep -qx 'self Operation not permitted' "$ROOTFS/tmp/cap.out"
+  grep -q '^capwatched [1-9][0-9]* [1-9]' "$ROOTFS/tmp/cap.out"
+  [ -z "$(grep '^beyond\|^escape' "$ROOTFS/tmp/cap.out")" ]
+}
+
+# cap_exec_attack CAPS [filter]: 40 execs into the watcher's container; with `filter`, without
+# noNewPrivileges and with a seccomp profile (the runtime's child loads it before the clone)
+cap_exec_attack() {
+  [ "${2:-}" != filter ] || update_config '.process.noNewPrivileges = false |
+    .linux.seccomp = {"defaultAction": "SCMP_ACT_ALLOW",
+                      "syscalls": [{"names": ["kexec_load"], "action": "SCMP_ACT_ERRNO"}]}'
+  capwatch_start "$1" $SEC-capx
+  for _ in $(seq 40); do
+    copy exec $SEC-capx /bin/true
+  done
+  capwatch_check $SEC-capx
+  copy delete --force $SEC-capx
+}
+
+@test "security-ptrace: with CAP_SYS_PTRACE, exec's process never holds a capability beyond the container's while the container can seize it" {
+  cap_exec_attack ptrace
+}
+
+@test "security-ptrace: with every capability but CAP_DAC_READ_SEARCH and CAP_SYS_ADMIN, exec's process never holds one of them while the container can seize it" {
+  cap_exec_attack all
+}
+
+@test "security-ptrace: with CAP_SYS_PTRACE, no noNewPrivileges and a seccomp profile, exec's process holds the container's filter whenever the container can seize it" {
+  cap_exec_attack ptrace filter
+}
+
+# cap_join_attack CAPS: 15 containers (no user namespace) created in the watcher's pid namespace
+cap_join_attack() {
+  local i pid
+  capwatch_start "$1" $SEC-capj
+  pid=$(copy state $SEC-capj | jq -r .pid)
+  update_config '.linux.namespaces |= map(if .type == "pid" then .path = $p else . end)' \
+    --arg p "/proc/$pid/ns/pid"
+  set_process_args /bin/true
+  for i in $(seq 15); do
+    copy create --bundle "$BUNDLE" "$SEC-capj-$i" </dev/null
+    copy delete --force "$SEC-capj-$i"
+  done
+  capwatch_check $SEC-capj
+  copy delete --force $SEC-capj
+}
+
+@test "security-ptrace: with CAP_SYS_PTRACE, the init of a container joining the pid namespace never holds a capability beyond the container's while the container can seize it" {
+  cap_join_attack ptrace
+}
+
+@test "security-ptrace: with every capability but CAP_DAC_READ_SEARCH and CAP_SYS_ADMIN, the init of a container joining the pid namespace never holds one of them while the container can seize it" {
+  cap_join_attack all
+}
+
 # exe_attack CAPS: between create and start, an exec'd process opens the waiting init's
 # /proc/1/exe and keeps it; once fsrun has exited and the container runs, it reopens it to write
 exe_attack() {

@@ -326,3 +326,19 @@ int process_apply_user_and_caps(const oci_process *p, fsrun_error_t *err) {
     return fsrun_error_errno(err, "prctl PR_SET_KEEPCAPS");
   return 0;
 }
+
+int process_take_credentials(const oci_process *p, fsrun_error_t *err) {
+  if (process_apply_user_and_caps(p, err) < 0)
+    return -1;
+  if (p->no_new_privileges && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+    return fsrun_error_errno(err, "process.noNewPrivileges: prctl");
+  return 0;
+}
+
+int process_become_userns_root(fsrun_error_t *err) {
+  if (syscall(SYS_setresgid, 0, 0, 0) < 0 && errno != EINVAL)
+    return fsrun_error_errno(err, "setresgid(0) in the user namespace");
+  if (syscall(SYS_setresuid, 0, 0, 0) < 0 && errno != EINVAL)
+    return fsrun_error_errno(err, "setresuid(0) in the user namespace");
+  return 0;
+}

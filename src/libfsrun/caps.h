@@ -16,6 +16,13 @@ int rlimit_from_name(const char *name);
  * gid, uid (keeping caps across setuid), umask, then sets effective/permitted/inheritable and
  * ambient exactly as the spec asks (inheritable only when asked). NULL capabilities = drop all. */
 int process_apply_user_and_caps(const oci_process *p, fsrun_error_t *err);
+/* process_apply_user_and_caps, then no_new_privs when p asks for it: all of the process's
+ * credentials but its seccomp filter and Landlock domain. */
+int process_take_credentials(const oci_process *p, fsrun_error_t *err);
+/* setresgid(0), setresuid(0) in a freshly entered user namespace (EINVAL, 0 unmapped, is not an
+ * error). Raw syscalls: libc's wrappers broadcast to every thread libc knows of, and a runtime
+ * that had a thread when it cloned us would leave us waiting for it forever. */
+int process_become_userns_root(fsrun_error_t *err);
 /* Name <-> number for "CAP_SYS_ADMIN"; -1 when unknown to this kernel/libcap. */
 int caps_from_name(const char *name);
 /* Highest capability number the running kernel knows, as libcap probed it at the start of this

@@ -396,21 +396,6 @@ static void child_enter_container(struct exec_child *c) {
     close(c->init_root_fd);
 }
 
-/* root of the container's user namespace while setting up (the pty is then its own); raw
- * syscalls, as in process_apply_user_and_caps: libc's wrappers would wait for threads of the
- * runtime that are not in this process */
-static void child_become_userns_root(struct exec_child *c) {
-  cleanup_error fsrun_error_t err = NULL;
-  if (syscall(SYS_setresgid, 0, 0, 0) < 0 && errno != EINVAL) {
-    fsrun_error_errno(&err, "setresgid(0) in the container's user namespace");
-    child_fail(c, &err);
-  }
-  if (syscall(SYS_setresuid, 0, 0, 0) < 0 && errno != EINVAL) {
-    fsrun_error_errno(&err, "setresuid(0) in the container's user namespace");
-    child_fail(c, &err);
-  }
-}
-
 /* process.terminal (terminal_give_process): the slave becomes the controlling terminal of the
  * process that execs (child_exec) */
 static void child_open_terminal(struct exec_child *c) {
@@ -449,12 +434,8 @@ static void child_take_credentials(struct exec_child *c) {
     child_fail(c, &err);
   if (c->pid_after_courier)
     close(c->init_pidfd);
-  if (process_apply_user_and_caps(p, &err) < 0)
+  if (process_take_credentials(p, &err) < 0)
     child_fail(c, &err);
-  if (p->no_new_privileges && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0) {
-    fsrun_error_errno(&err, "process.noNewPrivileges: prctl");
-    child_fail(c, &err);
-  }
   if (c->attrs != NULL && process_attrs_apply_cpu_affinity(c->attrs, CPU_AFFINITY_FINAL, &err) < 0)
     child_fail(c, &err);
   /* the exec'd process is not the init's child: it gets the container's Landlock domain here */
@@ -474,8 +455,9 @@ static void child_take_credentials(struct exec_child *c) {
 static void child_setup(struct exec_child *c, char **exe, char **home_env) {
   cleanup_error fsrun_error_t err = NULL;
   const oci_process *p = c->p;
-  if (c->join_user)
-    child_become_userns_root(c);
+  /* root of the container's user namespace while setting up (the pty is then its own) */
+  if (c->join_user && process_become_userns_root(&err) < 0)
+    child_fail(c, &err);
   if (c->git != NULL && exec_git_child_mount(c->git, c->git_tree_fd, &err) < 0)
     child_fail(c, &err);
   /* a session keyring of our own: the caller's keys are none of the container's business */

@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "caps.h"
 #include "clone.h"
 #include "hooks.h"
 #include "sync.h"
@@ -33,9 +34,8 @@ static int enter_init(int init_pidfd, pid_t init, bool as_root, fsrun_error_t *e
     return fsrun_error_errno(err, "createContainer hooks: enter the init's namespaces");
   if (fchdir(cwd) < 0)
     return fsrun_error_errno(err, "createContainer hooks: enter the init's cwd");
-  if (as_root && ((syscall(SYS_setresgid, 0, 0, 0) < 0 && errno != EINVAL) ||
-                  (syscall(SYS_setresuid, 0, 0, 0) < 0 && errno != EINVAL)))
-    return fsrun_error_errno(err, "createContainer hooks: become root of the user namespace");
+  if (as_root && process_become_userns_root(err) < 0)
+    return fsrun_error_wrap(err, "createContainer hooks");
   return 0;
 }
 

@@ -415,12 +415,8 @@ static void take_credentials(struct init_config *c) {
     close(c->ns->pid_join_fd);
     namespaces_close_join_fds(c->ns);
   }
-  if (process_apply_user_and_caps(p, &err) < 0)
+  if (process_take_credentials(p, &err) < 0)
     fail(c, &err);
-  if (p->no_new_privileges && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0) {
-    fsrun_error_errno(&err, "process.noNewPrivileges: prctl");
-    fail(c, &err);
-  }
   if (c->seccomp != NULL && p->no_new_privileges && seccomp_has_notify(c->seccomp) &&
       load_filter(c, &err) < 0)
     fail(c, &err);
@@ -527,17 +523,9 @@ void init_main(struct init_config *c) {
     fail(c, &err);
   }
   if (c->in_userns) {
-    /* become root of the user namespace when it has one (files we create are then owned by it).
-     * Raw syscalls: libc's wrappers broadcast to every thread libc knows of, and a runtime that
-     * had a thread when it cloned us would leave us waiting for it forever. */
-    if (syscall(SYS_setresgid, 0, 0, 0) < 0 && errno != EINVAL) {
-      fsrun_error_errno(&err, "setresgid(0) in the user namespace");
+    /* become root of the user namespace when it has one (files we create are then owned by it) */
+    if (process_become_userns_root(&err) < 0)
       fail(c, &err);
-    }
-    if (syscall(SYS_setresuid, 0, 0, 0) < 0 && errno != EINVAL) {
-      fsrun_error_errno(&err, "setresuid(0) in the user namespace");
-      fail(c, &err);
-    }
   }
   if (set_names(c, &err) < 0)
     fail(c, &err);

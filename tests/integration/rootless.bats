@@ -205,6 +205,17 @@ user_run_detached() {
   _fsrun_pid_alive "$USER_INIT"
 }
 
+# assert_user_init_gone: USER_INIT is dead within 5 s (a killed init may take a moment to be
+# reaped); then teardown has nothing left to kill
+assert_user_init_gone() {
+  for _ in $(seq 50); do
+    _fsrun_pid_alive "$USER_INIT" || break
+    sleep 0.1
+  done
+  ! _fsrun_pid_alive "$USER_INIT" || return 1
+  USER_INIT=''
+}
+
 # all_capabilities_json: every capability this host knows, as a JSON list of names
 all_capabilities_json() {
   echo "[$(capsh --print | sed -n 's/^Bounding set =//p' | tr ',' '\n' |
@@ -301,12 +312,7 @@ all_capabilities_json() {
   echo "$output"
   [ "$status" -eq 0 ]
   [ ! -e "$UDIR/run/fsrun/$id" ]
-  for _ in $(seq 50); do
-    _fsrun_pid_alive "$USER_INIT" || break
-    sleep 0.1
-  done
-  ! _fsrun_pid_alive "$USER_INIT" || false
-  USER_INIT=''
+  assert_user_init_gone
 }
 
 @test "rootless: an init that moves to a mount namespace of its own is still the container; delete --force stops it" {
@@ -322,12 +328,7 @@ all_capabilities_json() {
   [ "$(jq -r .status <<<"$output")" = running ]
   user_run delete --force "$id"
   [ "$status" -eq 0 ]
-  for _ in $(seq 50); do
-    _fsrun_pid_alive "$USER_INIT" || break
-    sleep 0.1
-  done
-  ! _fsrun_pid_alive "$USER_INIT" || false
-  USER_INIT=''
+  assert_user_init_gone
 }
 
 @test "rootless: delete --force with state.json and the init's record both corrupt stops nothing, keeps the state, says why" {
@@ -351,12 +352,7 @@ all_capabilities_json() {
   user_run delete --force "$id"
   [ "$status" -eq 0 ]
   [ ! -e "$UDIR/run/fsrun/$id" ]
-  for _ in $(seq 50); do
-    _fsrun_pid_alive "$USER_INIT" || break
-    sleep 0.1
-  done
-  ! _fsrun_pid_alive "$USER_INIT" || false
-  USER_INIT=''
+  assert_user_init_gone
 }
 
 @test "rootless: a config without a mount namespace runs chrooted in the rootfs; the caller's root is untouched" {

@@ -121,6 +121,9 @@ const oci_resources *cgroup_systemd_resources(const struct fsrun_cgroup *cg);
 /* cgroup_destroy, once the cgroup is empty: StopUnit when the cgroup is a systemd scope (best
  * effort, logged). */
 void cgroup_systemd_stop(const struct fsrun_cgroup *cg);
+/* Whether cg may be a scope of systemd's: made here with --systemd-cgroup, or, opened from the
+ * state (cg->systemd NULL then), a path that ends in `.scope`. Asks no one. */
+bool cgroup_systemd_may_be_scope(const struct fsrun_cgroup *cg);
 /* cgroup_update: when the cgroup is a systemd scope, SetUnitProperties with the limits systemd
  * knows (MemoryMax, TasksMax, CPUWeight, CPUQuotaPerSecUSec), so that a reload of systemd keeps
  * them. No-op otherwise. */

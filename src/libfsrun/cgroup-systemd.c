@@ -727,6 +727,11 @@ int cgroup_systemd_update(const struct fsrun_cgroup *cg, const oci_resources *r,
   return 0;
 }
 
+bool cgroup_systemd_may_be_scope(const struct fsrun_cgroup *cg) {
+  const char *base = strrchr(cg->path, '/');
+  return cg->systemd != NULL || (base != NULL && ends_with(base, ".scope"));
+}
+
 void cgroup_systemd_stop(const struct fsrun_cgroup *cg) {
   cleanup_error fsrun_error_t err = NULL;
   cleanup_free char *error_name = NULL, *result = NULL;

@@ -169,13 +169,7 @@ user_run() {
   requires_host_command newuidmap
   requires_host_command newgidmap
   local subuid subgid
-  subuid=$(awk -F: -v u="$TEST_USER" '$1 == u {print $2; exit}' /etc/subuid)
-  subgid=$(awk -F: -v u="$TEST_USER" '$1 == u {print $2; exit}' /etc/subgid)
-  if [ -z "$subuid" ] || [ -z "$subgid" ]; then
-    subuid=3000000 subgid=3000000
-    echo "$TEST_USER:$subuid:65536" >>/etc/subuid
-    echo "$TEST_USER:$subgid:65536" >>/etc/subgid
-  fi
+  test_user_subids
   update_user_config '.process.args = ["cat", "/proc/self/uid_map", "/proc/self/gid_map"]
     | .linux.uidMappings = [{"containerID": 0, "hostID": $uid, "size": 1},
                             {"containerID": 1, "hostID": $subuid, "size": 1000}]
@@ -203,6 +197,18 @@ user_run_detached() {
     >"$UDIR/run.log" 2>&1 </dev/null
   USER_INIT=$(jq -r .pid "$UDIR/run/fsrun/$1/state.json")
   _fsrun_pid_alive "$USER_INIT"
+}
+
+# test_user_subids: the test user's first subordinate uid and gid in subuid and subgid (the
+# caller's locals), given 65536 of each from 3000000 when /etc/subuid or /etc/subgid has none
+test_user_subids() {
+  subuid=$(awk -F: -v u="$TEST_USER" '$1 == u {print $2; exit}' /etc/subuid)
+  subgid=$(awk -F: -v u="$TEST_USER" '$1 == u {print $2; exit}' /etc/subgid)
+  if [ -z "$subuid" ] || [ -z "$subgid" ]; then
+    subuid=3000000 subgid=3000000
+    echo "$TEST_USER:$subuid:65536" >>/etc/subuid
+    echo "$TEST_USER:$subgid:65536" >>/etc/subgid
+  fi
 }
 
 # assert_user_init_gone: USER_INIT is dead within 5 s (a killed init may take a moment to be
@@ -235,13 +241,7 @@ all_capabilities_json() {
   requires_host_command newgidmap
   requires_host_command cc
   local subuid subgid probe pid out=$UDIR/reach-host.out a=rl-reach-a-$UNIQ b=rl-reach-b-$UNIQ
-  subuid=$(awk -F: -v u="$TEST_USER" '$1 == u {print $2; exit}' /etc/subuid)
-  subgid=$(awk -F: -v u="$TEST_USER" '$1 == u {print $2; exit}' /etc/subgid)
-  if [ -z "$subuid" ] || [ -z "$subgid" ]; then
-    subuid=3000000 subgid=3000000
-    echo "$TEST_USER:$subuid:65536" >>/etc/subuid
-    echo "$TEST_USER:$subgid:65536" >>/etc/subgid
-  fi
+  test_user_subids
   probe=$UDIR/bundle/rootfs/bin/ptrace-probe
   cc -static -O2 -o "$probe" "$FSRUN_TESTS_DIR/ptrace-probe.c" || skip "needs cc -static"
   cp "$probe" "$UDIR/ptrace-probe"

@@ -238,15 +238,27 @@ struct capture {
   bool reader_started;
 };
 
+/* Until the killed init has exited, and with it every process of its pid namespace (the kernel
+ * kills and waits for them first). The reader must not drain the pipes meanwhile: a writer that
+ * is not yet killed would run on past the flood (a loaded machine gave it the time). */
+static void capture_wait_init_gone(struct capture *c) {
+  struct pollfd p[2] = {{.fd = c->kill_pidfd, .events = POLLIN},
+                        {.fd = c->cancel_fd, .events = POLLIN}};
+  while (poll(p, 2, -1) < 0 && errno == EINTR)
+    ;
+}
+
 /* The whole command, once: a pidfd cannot name a reused pid, and the native child's group is ours
- * until we reap it, which happens only after the reader has ended. */
+ * until we reap it, which happens only after the reader has ended. A group's SIGKILL is final
+ * when kill returns; the init's takes the rest of its pid namespace only as the init exits. */
 static void capture_kill_command(struct capture *c) {
   if (!c->kill_on_overflow)
     return;
   c->kill_on_overflow = false;
-  if (c->kill_pidfd >= 0)
-    (void)syscall(SYS_pidfd_send_signal, c->kill_pidfd, SIGKILL, NULL, 0);
-  else if (c->kill_pgid > 0)
+  if (c->kill_pidfd >= 0) {
+    if (syscall(SYS_pidfd_send_signal, c->kill_pidfd, SIGKILL, NULL, 0) == 0)
+      capture_wait_init_gone(c);
+  } else if (c->kill_pgid > 0)
     (void)kill(-c->kill_pgid, SIGKILL);
 }
 

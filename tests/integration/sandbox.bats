@@ -306,6 +306,19 @@ assert_sandbox_gone() {
   [[ $output == *"HOME=$HOME"* ]]
 }
 
+# dir_to_user UID: the test's files ($DIR) become UID's, reachable by it, for a sandbox run as that
+# ordinary user. Returns 1, having changed nothing, when UID may not make a user namespace here.
+dir_to_user() {
+  setpriv --reuid "$1" --regid "$1" --clear-groups unshare -U true 2>/dev/null || return 1
+  make_traversable "$DIR"
+  chown -R "$1:$1" "$DIR"
+}
+
+# give_dir_to_user UID: dir_to_user, or the test skips (this host's users get no user namespace)
+give_dir_to_user() {
+  dir_to_user "$1" || skip "an unprivileged user cannot create a user namespace on this host"
+}
+
 # pid1_probe AS_UID BIN: what the command learns of pid 1, run by BIN (a copy of fsrun) as AS_UID
 # (0: root) with a secret in fsrun's environment that envAllowlist leaves out: how many environ
 # entries name it, pid 1's executable, whether a write to it goes through, and how many of pid 1's
@@ -318,8 +331,7 @@ pid1_probe() {
   make_traversable "$DIR"
   if [ "$as_uid" != 0 ]; then
     runner=(setpriv --reuid "$as_uid" --regid "$as_uid" --clear-groups)
-    "${runner[@]}" unshare -U true 2>/dev/null || return 1
-    chown -R "$as_uid:$as_uid" "$DIR"
+    dir_to_user "$as_uid" || return 1
   fi
   run --separate-stderr "${runner[@]}" env HOME="$DIR/home" SBX_SECRET=leak "$bin" \
     --root "$DIR/state-$as_uid" sandbox --policy "$POLICY" --worktree "$WT" --task-id "$TASK" \
@@ -695,10 +707,7 @@ v1_line() { grep -E "^[0-9]+:([^:]*,)?$2(,[^:]*)?:" <<<"$1" || :; }
   requires_host_command setpriv
   requires_host_command unshare
   local uid=1000
-  setpriv --reuid "$uid" --regid "$uid" --clear-groups unshare -U true 2>/dev/null ||
-    skip "an unprivileged user cannot create a user namespace on this host"
-  make_traversable "$DIR"
-  chown -R "$uid:$uid" "$DIR"
+  give_dir_to_user "$uid"
   run --separate-stderr setpriv --reuid "$uid" --regid "$uid" --clear-groups env HOME="$DIR/home" \
     "$FSRUN" --root "$DIR/user-state" sandbox --policy "$POLICY" --worktree "$WT" --task-id "$TASK" \
     --json -- /bin/sh -c 'id -u; cat /proc/self/uid_map; echo x >> README && git commit -qam user && echo committed; ls /sys/class/net'
@@ -723,10 +732,7 @@ v1_line() { grep -E "^[0-9]+:([^:]*,)?$2(,[^:]*)?:" <<<"$1" || :; }
   requires_host_command setpriv
   requires_host_command unshare
   local uid=1000
-  setpriv --reuid "$uid" --regid "$uid" --clear-groups unshare -U true 2>/dev/null ||
-    skip "an unprivileged user cannot create a user namespace on this host"
-  make_traversable "$DIR"
-  chown -R "$uid:$uid" "$DIR"
+  give_dir_to_user "$uid"
   as_uid() { setpriv --reuid "$uid" --regid "$uid" --clear-groups env HOME="$DIR/home" "$@"; }
   run as_uid "$FSRUN" --root "$DIR/user-state" sandbox --policy "$POLICY" --worktree "$WT" \
     --task-id "$TASK" -- true
@@ -824,10 +830,7 @@ v1_line() { grep -E "^[0-9]+:([^:]*,)?$2(,[^:]*)?:" <<<"$1" || :; }
   requires_host_command setpriv
   requires_host_command unshare
   local uid=1000 out=$DIR/user-bundle id=ulife-$TASK
-  setpriv --reuid "$uid" --regid "$uid" --clear-groups unshare -U true 2>/dev/null ||
-    skip "an unprivileged user cannot create a user namespace on this host"
-  make_traversable "$DIR"
-  chown -R "$uid:$uid" "$DIR"
+  give_dir_to_user "$uid"
   as_uid() {
     setpriv --reuid "$uid" --regid "$uid" --clear-groups env HOME="$DIR/home" \
       "$FSRUN" --root "$DIR/user-state" "$@"
@@ -876,10 +879,7 @@ v1_line() { grep -E "^[0-9]+:([^:]*,)?$2(,[^:]*)?:" <<<"$1" || :; }
   echo "$output $stderr"
   [ "$(jq -j .stdout <<<"$output" | tr '\n' ' ')" = "0 0 1 " ]
   local uid=1000
-  setpriv --reuid "$uid" --regid "$uid" --clear-groups unshare -U true 2>/dev/null ||
-    skip "an unprivileged user cannot create a user namespace on this host"
-  make_traversable "$DIR"
-  chown -R "$uid:$uid" "$DIR"
+  give_dir_to_user "$uid"
   run --separate-stderr setpriv --reuid "$uid" --regid "$uid" --clear-groups env HOME="$DIR/home" \
     FSRUN_TEST_SECRET=s3cr3t-$$ "$FSRUN" --root "$DIR/user-state" sandbox --policy "$POLICY" \
     --worktree "$WT" --task-id "$TASK" --json -- /bin/sh -c "$probe"

@@ -67,15 +67,7 @@ if [ -z "${BENCH_INNER:-}" ]; then
   echo '{"allowNetwork": true}' >"$work/egress.json"
   mkwt() { git init -q "$1" && git -C "$1" -c user.name=b -c user.email=b@b commit -q --allow-empty -m init; }
   mkwt "$work/repo"
-  bwrap_args() { # bwrap_args WORKTREE: the sandbox's shape
-    local d
-    printf '%s\n' --unshare-all --die-with-parent --cap-drop ALL --ro-bind /usr /usr
-    for d in bin sbin lib lib32 lib64; do
-      [ -L "/$d" ] && printf '%s\n' --symlink "$(readlink "/$d")" "/$d"
-    done
-    printf '%s\n' --ro-bind /etc /etc --tmpfs /tmp --bind "$1" "$1" --dev /dev --proc /proc --chdir "$1"
-  }
-  mapfile -t bw < <(bwrap_args "$work/repo")
+  mapfile -t bw < <(bench_bwrap_args "$work/repo")
   sbx() { "$TIMEIT" "$1" --root "$state/${2:-s}" sandbox --policy "$work/${3:-policy}.json" --worktree "$work/repo" -- /bin/true; }
   run_sandbox() {
     case $1 in
@@ -101,7 +93,7 @@ if [ -z "${BENCH_INNER:-}" ]; then
     chown "$user:" "$work/u"
     setpriv --reuid="$user" --regid="$user" --clear-groups bash -c \
       "git init -q '$work/u/repo' && git -C '$work/u/repo' -c user.name=b -c user.email=b@b commit -q --allow-empty -m init"
-    mapfile -t bwu < <(bwrap_args "$work/u/repo")
+    mapfile -t bwu < <(bench_bwrap_args "$work/u/repo")
     as_user() { setpriv --reuid="$user" --regid="$user" --clear-groups "$@"; }
     run_user() {
       case $1 in

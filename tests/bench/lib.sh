@@ -42,3 +42,15 @@ bench_ratio() {
   printf '  %s / %s = %.2f wall, %.2f cpu\n' "$1" "$2" "$(bc -l <<<"${mwall[$1]} / ${mwall[$2]}")" \
     "$(bc -l <<<"${mcpu[$1]} / ${mcpu[$2]}")"
 }
+
+# bench_bwrap_args WORKTREE: bwrap's options for the sandbox's shape, one a line: new namespaces,
+# no capabilities, read-only /usr and /etc (and the host's /bin etc. links), tmpfs /tmp, the
+# worktree read-write (after /tmp: the worktree may be under it), /dev, /proc.
+bench_bwrap_args() {
+  local d
+  printf '%s\n' --unshare-all --die-with-parent --cap-drop ALL --ro-bind /usr /usr
+  for d in bin sbin lib lib32 lib64; do
+    [ -L "/$d" ] && printf '%s\n' --symlink "$(readlink "/$d")" "/$d"
+  done
+  printf '%s\n' --ro-bind /etc /etc --tmpfs /tmp --bind "$1" "$1" --dev /dev --proc /proc --chdir "$1"
+}

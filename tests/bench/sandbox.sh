@@ -13,6 +13,12 @@
 #   bwrap-net     the same with --share-net (bwrap's network on: the host's network)
 #   base          (with FSRUN_BASE=path/to/another/fsrun) `sandbox` under that binary: a change
 #                 measured against its base in the same run
+# SANDBOX_BENCH_USER=1: every command above runs as an ordinary user (made for the run, removed at
+# the end; bwrap unprivileged, fsrun in a user namespace of its own, no cgroup), with its own
+# worktree and a state root on a tmpfs (as $XDG_RUNTIME_DIR is), and two more runners as root for
+# the ratio: root-sandbox and root-bwrap. The run happens in a private mount namespace where
+# /dev/net/tun is a 0666 node (as udev makes it; an ordinary user's egress needs that), so the
+# host's node is left as it is.
 # Needs root (bwrap as root; fsrun's cgroups). FSRUN=path/to/fsrun (default: the build next to this
 # tree). Not a pass/fail test: it prints numbers.
 set -eu
@@ -23,65 +29,91 @@ srcdir=${here%/tests/bench}
 FSRUN=${FSRUN:-$srcdir/build/plain/fsrun}
 [ -x "$FSRUN" ] || { echo "sandbox.sh: no fsrun at $FSRUN (set FSRUN)" >&2; exit 1; }
 [ "$(id -u)" = 0 ] || { echo "sandbox.sh: needs root" >&2; exit 1; }
+FSRUN=$(realpath "$FSRUN")
+[ -n "${FSRUN_BASE:-}" ] && FSRUN_BASE=$(realpath "$FSRUN_BASE")
+as_user=${SANDBOX_BENCH_USER:-}
+if [ -n "$as_user" ] && [ -z "${SANDBOX_BENCH_INNER:-}" ]; then
+  SANDBOX_BENCH_INNER=1 exec unshare -m --propagation private "$0" "$@"
+fi
+# shellcheck source=lib.sh
+source "$here/lib.sh"
 
 work=$(mktemp -d /tmp/fsrun-bench.XXXXXX)
-# the state under /run, as fsrun's default /run/fsrun (a tmpfs on most hosts; on this development
+chmod 755 "$work"
+# root's state under /run, as fsrun's default /run/fsrun (a tmpfs on most hosts; on this development
 # machine /run is on the root's ext4, where each run's state dir costs more)
-state=$(mktemp -d /run/fsrun-bench.XXXXXX)
+rstate=$(mktemp -d /run/fsrun-bench.XXXXXX)
+rwt=$work/repo
+user=fsbench$$
+caller=() # the prefix that runs a command as the caller measured
 cleanup() {
-  "$FSRUN" --root "$state" delete --force bench-kept >/dev/null 2>&1 || true
-  rm -rf --one-file-system "$work" "$state" "$state-base"
+  "${caller[@]}" "$FSRUN" --root "$cstate" delete --force bench-kept >/dev/null 2>&1 || true
+  [ -n "$as_user" ] && umount "$work/u/run" 2>/dev/null
+  rm -rf --one-file-system "$work" "$rstate" "$rstate-base"
+  id "$user" >/dev/null 2>&1 && userdel "$user"
+  return 0
 }
+cstate=$rstate
 trap cleanup EXIT
 cc -O2 -o "$work/timeit" "$here/timeit.c"
 # the CPU time of every descendant: bwrap's outer process exits before its sandbox's pid 1 is
 # reaped (timeit.c); none of these commands leaves anything running
 export TIMEIT_DESCENDANTS=1
-wt=$work/repo
-git init -q "$wt"
-git -C "$wt" -c user.name=b -c user.email=b@b commit -q --allow-empty -m init
+mkwt() { git init -q "$1" && git -C "$1" -c user.name=b -c user.email=b@b commit -q --allow-empty -m init; }
+mkwt "$rwt"
 echo '{}' >"$work/policy.json"
 echo '{"allowNetwork": true}' >"$work/egress.json"
 echo '{"allowNetwork": true, "network": "host"}' >"$work/host.json"
+cwt=$rwt
+kept=$work/kept
 
-"$FSRUN" --root "$state" bundle --policy "$work/policy.json" --worktree "$wt" --out "$work/kept" \
-  -- /bin/sleep 100000 >/dev/null
-"$FSRUN" --root "$state" run --detach --bundle "$work/kept" bench-kept
+if [ -n "$as_user" ]; then
+  useradd -M -d /nonexistent -s /usr/sbin/nologin "$user"
+  mkdir -p "$work/u/run"
+  # the user's runtime dir, a tmpfs as /run/user/UID is
+  mount -t tmpfs -o "mode=700,uid=$(id -u "$user"),gid=$(id -g "$user")" tmpfs "$work/u/run"
+  chown "$user:" "$work/u"
+  caller=(setpriv --reuid="$user" --regid="$user" --clear-groups env HOME="$work/u")
+  cwt=$work/u/repo
+  cstate=$work/u/run/fsrun
+  kept=$work/u/kept
+  "${caller[@]}" bash -c "$(declare -f mkwt); mkwt '$cwt'"
+  if command -v slirp4netns >/dev/null && [ "$(stat -c %a /dev/net/tun)" != 666 ]; then
+    mknod -m 666 "$work/tun" c 10 200
+    mount --bind "$work/tun" /dev/net/tun
+  fi
+fi
 
-cmd_native=(/bin/sh -c true)
-cmd_sandbox=("$FSRUN" --root "$state" sandbox --policy "$work/policy.json" --worktree "$wt" -- /bin/sh -c true)
-cmd_json=("$FSRUN" --root "$state" sandbox --json --policy "$work/policy.json" --worktree "$wt" -- /bin/sh -c true)
-cmd_egress=("$FSRUN" --root "$state" sandbox --policy "$work/egress.json" --worktree "$wt" -- /bin/sh -c true)
-cmd_net_host=("$FSRUN" --root "$state" sandbox --policy "$work/host.json" --worktree "$wt" -- /bin/sh -c true)
-cmd_exec=("$FSRUN" --root "$state" exec --cwd "$wt" bench-kept /bin/sh -c true)
-cmd_base=("${FSRUN_BASE:-}" --root "$state-base" sandbox --policy "$work/policy.json" --worktree "$wt" -- /bin/sh -c true)
-bwrap_args=(--unshare-all --die-with-parent --cap-drop ALL --ro-bind /usr /usr)
-for d in bin sbin lib lib32 lib64; do
-  [ -L "/$d" ] && bwrap_args+=(--symlink "$(readlink "/$d")" "/$d")
-done
-# /tmp first: the worktree may be under it
-bwrap_args+=(--ro-bind /etc /etc --tmpfs /tmp --bind "$wt" "$wt" --dev /dev --proc /proc --chdir "$wt")
-cmd_bwrap=(bwrap "${bwrap_args[@]}" /bin/sh -c true)
-cmd_bwrap_net=(bwrap --share-net "${bwrap_args[@]}" /bin/sh -c true)
+"${caller[@]}" "$FSRUN" --root "$cstate" bundle --policy "$work/policy.json" --worktree "$cwt" \
+  --out "$kept" -- /bin/sleep 100000 >/dev/null
+"${caller[@]}" "$FSRUN" --root "$cstate" run --detach --bundle "$kept" bench-kept
 
 runners=(native sandbox sandbox-json exec)
 command -v slirp4netns >/dev/null && runners+=(egress)
 runners+=(net-host)
 command -v bwrap >/dev/null && runners+=(bwrap bwrap-net)
 [ -n "${FSRUN_BASE:-}" ] && runners+=(base)
-# shellcheck source=lib.sh
-source "$here/lib.sh"
-run_one() { # run_one NAME: prints "wall cpu status"
-  case $1 in
-    native) (cd "$wt" && "$work/timeit" "${cmd_native[@]}") ;;
-    sandbox) "$work/timeit" "${cmd_sandbox[@]}" ;;
-    sandbox-json) "$work/timeit" "${cmd_json[@]}" | tail -n 1 ;;
-    exec) "$work/timeit" "${cmd_exec[@]}" ;;
-    egress) "$work/timeit" "${cmd_egress[@]}" ;;
-    net-host) "$work/timeit" "${cmd_net_host[@]}" ;;
-    bwrap-net) "$work/timeit" "${cmd_bwrap_net[@]}" ;;
-    bwrap) "$work/timeit" "${cmd_bwrap[@]}" ;;
-    base) "$work/timeit" "${cmd_base[@]}" ;;
+[ -n "$as_user" ] && runners+=(root-sandbox) && command -v bwrap >/dev/null && runners+=(root-bwrap)
+
+run_one() { # run_one NAME: prints "wall cpu status"; root-NAME is NAME as root
+  local name=$1 as=("${caller[@]}") wt=$cwt state=$cstate bw
+  if [[ $name == root-* ]]; then
+    as=() wt=$rwt state=$rstate name=${name#root-}
+  fi
+  local t=("${as[@]}" "$work/timeit") sbx=("$FSRUN" --root "$state" sandbox --worktree "$wt")
+  case $name in
+    native) (cd "$wt" && "${t[@]}" /bin/sh -c true) ;;
+    sandbox) "${t[@]}" "${sbx[@]}" --policy "$work/policy.json" -- /bin/sh -c true ;;
+    sandbox-json) "${t[@]}" "${sbx[@]}" --json --policy "$work/policy.json" -- /bin/sh -c true | tail -n 1 ;;
+    exec) "${t[@]}" "$FSRUN" --root "$state" exec --cwd "$wt" bench-kept /bin/sh -c true ;;
+    egress) "${t[@]}" "${sbx[@]}" --policy "$work/egress.json" -- /bin/sh -c true ;;
+    net-host) "${t[@]}" "${sbx[@]}" --policy "$work/host.json" -- /bin/sh -c true ;;
+    bwrap | bwrap-net)
+      mapfile -t bw < <(bench_bwrap_args "$wt")
+      [ "$name" = bwrap-net ] && bw=(--share-net "${bw[@]}")
+      "${t[@]}" bwrap "${bw[@]}" /bin/sh -c true ;;
+    base) "${t[@]}" "$FSRUN_BASE" --root "$state-base" sandbox --worktree "$wt" \
+      --policy "$work/policy.json" -- /bin/sh -c true ;;
   esac
 }
 
@@ -91,7 +123,7 @@ for r in "${runners[@]}"; do # warm-up, and a check that each one runs
 done
 
 bench_rounds "$rounds" run_one "${runners[@]}"
-echo "sh -c true in a worktree, $rounds rounds, medians (wall, cpu):"
+echo "sh -c true in a worktree, ${as_user:+as an ordinary user, }$rounds rounds, medians (wall, cpu):"
 bench_report 13 "${runners[@]}"
 for r in sandbox sandbox-json exec; do
   bench_ratio "$r" native
@@ -100,6 +132,9 @@ done
 for r in egress net-host; do
   case " ${runners[*]} " in *" $r "*) bench_ratio "$r" sandbox ;; esac
 done
-case " ${runners[*]} " in *" egress "*" bwrap-net "*) bench_ratio egress bwrap-net ;; esac
+bench_ratio egress bwrap-net
 [ -n "${FSRUN_BASE:-}" ] && bench_ratio sandbox base
+bench_ratio root-sandbox root-bwrap
+bench_ratio sandbox root-sandbox
+bench_ratio bwrap root-bwrap
 echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -15,10 +15,12 @@
 #                 measured against its base in the same run
 # SANDBOX_BENCH_USER=1: every command above runs as an ordinary user (made for the run, removed at
 # the end; bwrap unprivileged, fsrun in a user namespace of its own, no cgroup), with its own
-# worktree and a state root on a tmpfs (as $XDG_RUNTIME_DIR is), and two more runners as root for
-# the ratio: root-sandbox and root-bwrap. The run happens in a private mount namespace where
-# /dev/net/tun is a 0666 node (as udev makes it; an ordinary user's egress needs that), so the
-# host's node is left as it is.
+# worktree and a state root on a tmpfs (as $XDG_RUNTIME_DIR is), plus three more runners:
+#   sandbox-disk  the user's sandbox with its state root on the worktree's disk (/tmp/fsrun-UID,
+#                 fsrun's default where no $XDG_RUNTIME_DIR is set)
+#   root-sandbox, root-bwrap   sandbox and bwrap as root, for the ratio
+# The run happens in a private mount namespace where /dev/net/tun is a 0666 node (as udev makes it;
+# an ordinary user's egress needs that), so the host's node is left as it is.
 # Needs root (bwrap as root; fsrun's cgroups). FSRUN=path/to/fsrun (default: the build next to this
 # tree). Not a pass/fail test: it prints numbers.
 set -eu
@@ -93,7 +95,7 @@ command -v slirp4netns >/dev/null && runners+=(egress)
 runners+=(net-host)
 command -v bwrap >/dev/null && runners+=(bwrap bwrap-net)
 [ -n "${FSRUN_BASE:-}" ] && runners+=(base)
-[ -n "$as_user" ] && runners+=(root-sandbox) && command -v bwrap >/dev/null && runners+=(root-bwrap)
+[ -n "$as_user" ] && runners+=(sandbox-disk root-sandbox) && command -v bwrap >/dev/null && runners+=(root-bwrap)
 
 run_one() { # run_one NAME: prints "wall cpu status"; root-NAME is NAME as root
   local name=$1 as=("${caller[@]}") wt=$cwt state=$cstate bw
@@ -104,6 +106,8 @@ run_one() { # run_one NAME: prints "wall cpu status"; root-NAME is NAME as root
   case $name in
     native) (cd "$wt" && "${t[@]}" /bin/sh -c true) ;;
     sandbox) "${t[@]}" "${sbx[@]}" --policy "$work/policy.json" -- /bin/sh -c true ;;
+    sandbox-disk) "${t[@]}" "$FSRUN" --root "$work/u/state" sandbox --worktree "$wt" \
+      --policy "$work/policy.json" -- /bin/sh -c true ;;
     sandbox-json) "${t[@]}" "${sbx[@]}" --json --policy "$work/policy.json" -- /bin/sh -c true | tail -n 1 ;;
     exec) "${t[@]}" "$FSRUN" --root "$state" exec --cwd "$wt" bench-kept /bin/sh -c true ;;
     egress) "${t[@]}" "${sbx[@]}" --policy "$work/egress.json" -- /bin/sh -c true ;;
@@ -136,5 +140,6 @@ bench_ratio egress bwrap-net
 [ -n "${FSRUN_BASE:-}" ] && bench_ratio sandbox base
 bench_ratio root-sandbox root-bwrap
 bench_ratio sandbox root-sandbox
+bench_ratio sandbox-disk sandbox
 bench_ratio bwrap root-bwrap
 echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -208,10 +208,11 @@ state_field() {
 }
 
 @test "lifecycle: kill takes names and numbers; the default is SIGTERM" {
-  set_process_args /bin/sh -c 'trap "echo usr1 >> /dev/shm/log" USR1; trap "echo term >> /dev/shm/log; exit 0" TERM; while :; do sleep 0.1; done'
+  # the shell is pid 1: a signal that comes before its trap is dropped, so it says when they are set
+  set_process_args /bin/sh -c 'trap "echo usr1 >> /dev/shm/log" USR1; trap "echo term >> /dev/shm/log; exit 0" TERM; : >/dev/shm/ready; while :; do sleep 0.1; done'
   fsrun run --detach --bundle "$BUNDLE" life-names-$UNIQ
   pid=$(state_field life-names-$UNIQ pid)
-  sleep 0.3
+  wait_for_file "/proc/$pid/root/dev/shm/ready"
   # one at a time: a standard signal still pending is not queued twice
   n=0
   for sig in USR1 SIGUSR1 usr1 10; do
@@ -232,9 +233,10 @@ state_field() {
 @test "lifecycle: kill --all signals every process of the container" {
   # no pid namespace: the init's death alone would not take the others with it
   update_config '.linux.namespaces |= map(select(.type != "pid"))'
-  set_process_args /bin/sh -c 'sleep 100 & sleep 100 & wait'
+  # the mark (no process of its own) once both children exist
+  set_process_args /bin/sh -c 'sleep 100 & sleep 100 & : >/dev/shm/forked; wait'
   fsrun run --detach --bundle "$BUNDLE" life-all-$UNIQ
-  sleep 0.3
+  wait_for_file "/proc/$(state_field life-all-$UNIQ pid)/root/dev/shm/forked"
   run fsrun ps --format json life-all-$UNIQ
   [ "$status" -eq 0 ]
   pids=$(jq -r '.[]' <<<"$output")

@@ -225,16 +225,19 @@ assert_sandbox_gone() {
   local i status_i pids=()
   # no shared bundle yet: the runs race to make it
   FSRUN_ROOT=$DIR/fresh-state
-  # each waits at a fifo, so that all start at once when it is opened for writing
-  mkfifo "$DIR/go"
+  # each waits for a lock the test holds, so that all start at once when it lets go; one that
+  # reaches its flock only afterwards goes on at once (at a fifo it would have waited forever)
+  exec 9>"$DIR/go"
+  flock 9
   for i in 1 2 3 4 5 6 7 8; do
-    { read -r _ <"$DIR/go" || :; exec "$FSRUN" --root "$FSRUN_ROOT" sandbox --policy "$POLICY" \
+    { flock -s "$DIR/go" true; exec "$FSRUN" --root "$FSRUN_ROOT" sandbox --policy "$POLICY" \
       --worktree "$WT" --task-id "$TASK" --run-id "r$i" -- /bin/sh -c "echo run-$i >out-$i; exit $i"; } \
-      >"$DIR/log-$i" 2>&1 &
+      9>&- >"$DIR/log-$i" 2>&1 &
     pids+=($!)
   done
   sleep 0.5
-  : >"$DIR/go"
+  flock -u 9
+  exec 9>&-
   for i in 1 2 3 4 5 6 7 8; do
     status_i=0
     wait "${pids[i - 1]}" || status_i=$?
@@ -583,7 +586,7 @@ v1_line() { grep -E "^[0-9]+:([^:]*,)?$2(,[^:]*)?:" <<<"$1" || :; }
   # bounded from outside (without the watchdog the sleeps would run on: 137), output to a file (a
   # leftover sleep must not hold bats' pipe)
   timeout -s KILL 30 "$FSRUN" --root "$DIR/not-a-dir/state" sandbox --policy "$POLICY" \
-    --worktree "$WT" --task-id "$TASK" --failure-mode fallback-native --json --timeout-ms 300 \
+    --worktree "$WT" --task-id "$TASK" --failure-mode fallback-native --json --timeout-ms 3000 \
     -- /bin/sh -c "sleep $marker & sleep $marker; echo not-killed" >"$DIR/out" 2>&1 3>&- || status=$?
   cat "$DIR/out"
   [ "$status" -eq 124 ]

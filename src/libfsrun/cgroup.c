@@ -680,7 +680,7 @@ static int make_directories(struct fsrun_cgroup *cg, created_dirs *created, fsru
     if (ret < 0)
       return ret;
   }
-  if (cg->mode == CGROUP_MODE_HYBRID) {
+  if (cg->mode == CGROUP_MODE_HYBRID && !cg->unified_dir) {
     cleanup_error fsrun_error_t uerr = NULL;
     if (make_levels(cg->unified_mount, cg->path, false, created, &uerr) == 0)
       cg->unified_dir = true;
@@ -688,6 +688,25 @@ static int make_directories(struct fsrun_cgroup *cg, created_dirs *created, fsru
       log_debug("hybrid host: no directory in the cgroup2 mount: %s", uerr->msg);
   }
   return 0;
+}
+
+/* cgroup_create_deferred on a hybrid host: the cgroup2 directory (no controllers, nothing to
+ * write) is made at once, so that the init is born in it (cgroup_hybrid_clone_fd) instead of
+ * being moved there; make_directories makes the rest later. Without it the container goes on
+ * with its v1 hierarchies, as make_directories would. */
+static void make_hybrid_v2_dir(struct fsrun_cgroup *cg) {
+  cleanup_error fsrun_error_t uerr = NULL;
+  cleanup_free char *dir = NULL;
+  created_dirs created = {0};
+  if (make_levels(cg->unified_mount, cg->path, false, &created, &uerr) < 0) {
+    created_rollback(&created);
+    log_debug("hybrid host: no directory in the cgroup2 mount: %s", uerr->msg);
+    return;
+  }
+  created_forget(&created);
+  cg->unified_dir = true;
+  dir = cgroup_join(cg->unified_mount, cg->path);
+  cg->unified_fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
 }
 
 /* --- resources -------------------------------------------------------------------------------- */
@@ -996,6 +1015,8 @@ static int create_cgroup(const cgroup_create_opts *o, bool deferred, struct fsru
   /* Only where the init cannot be cloned into its cgroup, and only as root (a rootless create
    * decides whether it has a cgroup at all by trying): the rest is cgroup_finish()'s. */
   if (deferred && mode != CGROUP_MODE_UNIFIED && !unprivileged && !o->rootless && !o->systemd) {
+    if (mode == CGROUP_MODE_HYBRID)
+      make_hybrid_v2_dir(cg);
     cg->pending = true;
     cg->pending_resources = o->resources;
     cg->pending_rules = steal_ptr(&rules);
@@ -1240,7 +1261,16 @@ int cgroup_enter_v1(const struct fsrun_cgroup *cg, pid_t pid, fsrun_error_t *err
   return 0;
 }
 
+bool cgroup_joinable_through_tasks(const struct fsrun_cgroup *cg) {
+  return cg->mode != CGROUP_MODE_UNIFIED && cg->systemd == NULL && cg->n_v1 > 0;
+}
+
 int cgroup_enter(const struct fsrun_cgroup *cg, pid_t pid, fsrun_error_t *err) {
+  return cgroup_enter_rest(cg, pid, 0, err);
+}
+
+int cgroup_enter_rest(const struct fsrun_cgroup *cg, pid_t pid, unsigned joined,
+                      fsrun_error_t *err) {
   char value[32];
   int ret;
   snprintf(value, sizeof(value), "%d", (int)pid);
@@ -1253,10 +1283,10 @@ int cgroup_enter(const struct fsrun_cgroup *cg, pid_t pid, fsrun_error_t *err) {
     if (ret < 0)
       return ret;
   }
-  ret = cgroup_enter_v1(cg, pid, err);
+  ret = joined & CGROUP_JOINED_V1 ? 0 : cgroup_enter_v1(cg, pid, err);
   if (ret < 0)
     return ret;
-  if (cg->unified_dir) {
+  if (cg->unified_dir && !(joined & CGROUP_JOINED_V2)) {
     cleanup_free char *dir = cgroup_join(cg->unified_mount, cg->path);
     ret = cgroup_write(dir, "cgroup.procs", value, err);
     if (ret < 0)

@@ -77,9 +77,20 @@ int cgroup_unified_fd(const struct fsrun_cgroup *cg);
 int cgroup_hybrid_clone_fd(const struct fsrun_cgroup *cg);
 /* cgroup_enter in the v1 hierarchies only. */
 int cgroup_enter_v1(const struct fsrun_cgroup *cg, pid_t pid, fsrun_error_t *err);
+/* Whether a single-threaded process can join the cgroup itself with cgroup_enter_v1(cg, 0):
+ * cgroupfs hierarchies (v1, a hybrid host's), no systemd scope. */
+bool cgroup_joinable_through_tasks(const struct fsrun_cgroup *cg);
 /* Puts pid into the cgroup in every hierarchy. pid 0 is the caller, which must be
  * single-threaded: on v1 only the calling thread is moved. */
 int cgroup_enter(const struct fsrun_cgroup *cg, pid_t pid, fsrun_error_t *err);
+/* What a process did itself to join its cgroup, for cgroup_enter_rest */
+enum {
+  CGROUP_JOINED_V1 = 1, /* every v1 hierarchy, through `tasks` (cgroup_enter_v1 with pid 0) */
+  CGROUP_JOINED_V2 = 2, /* cloned into the hybrid host's cgroup2 directory */
+};
+/* cgroup_enter for pid, except what joined (CGROUP_JOINED_*) says pid did itself. */
+int cgroup_enter_rest(const struct fsrun_cgroup *cg, pid_t pid, unsigned joined,
+                      fsrun_error_t *err);
 int cgroup_update(const struct fsrun_cgroup *cg, const oci_resources *r, fsrun_error_t *err);
 /* cgroup_update for a container created with the nodes devices (linux.devices). When r has device
  * rules they replace the container's: the defaults and those nodes stay allowed unless r's rules,

@@ -339,6 +339,7 @@ struct create_job {
   struct mount_cgroup_hierarchy *hierarchies;
   size_t n_hierarchies;
   bool want_reaper, dir_created, new_userns, wait_go, late_init_taken;
+  unsigned cg_joined; /* what the init does itself to join its cgroup (CGROUP_JOINED_*) */
   struct ns_plan plan;
   int fifo_fd, procfs_fd, console_fd, sync_fds[2];
   int procfs_context; /* SYNC_PROCFS: the proc context handed to the late init, or -1 */
@@ -503,6 +504,23 @@ static int create_prepare_clone(struct create_job *j, fsrun_error_t *err) {
   return sync_socketpair(j->sync_fds, err);
 }
 
+/* Whether the init joins its v1 cgroup itself, writing 0 to each hierarchy's `tasks` once GO
+ * has come (cgroup_enter_v1): a cgroup.procs write by the runtime takes the kernel's global
+ * threadgroup lock, whose first writer after a quiet spell waits for an RCU grace period. As
+ * root of the host's user namespace (the files are the host root's), in a mount namespace that
+ * is a copy of ours or ours (a joined one may not hold the host's cgroup mounts), and without a
+ * process.scheduler (the runtime sets it before GO, in the cgroup already). */
+static bool init_joins_cgroup(const struct create_job *j) {
+  const struct ns_plan *plan = &j->plan;
+  if (j->out->cg == NULL || !cgroup_joinable_through_tasks(j->out->cg) || geteuid() != 0 ||
+      j->new_userns || j->config->process->scheduler != NULL)
+    return false;
+  for (size_t i = 0; i < plan->n_joins; i++)
+    if (plan->joins[i].flag == CLONE_NEWUSER || plan->joins[i].flag == CLONE_NEWNS)
+      return false;
+  return true;
+}
+
 /* Step 4: what the init is told (struct init_config), including its rootfs context. */
 static void create_init_config(struct create_job *j) {
   const struct container_create_opts *o = j->o;
@@ -540,6 +558,10 @@ static void create_init_config(struct create_job *j) {
   ic->seccomp = j->seccomp;
   ic->attrs = j->attrs;
   ic->landlock = j->landlock;
+  if (out->cg != NULL && cgroup_clone_fd(out->cg) < 0 && init_joins_cgroup(j)) {
+    ic->join_cgroup = out->cg;
+    j->cg_joined |= CGROUP_JOINED_V1;
+  }
   /* the init's cgroup mount takes the hierarchies found for the cgroup rather than reading them
    * again (v1 and hybrid hosts) */
   if (out->cg != NULL && (j->n_hierarchies = cgroup_host_hierarchy_count(out->cg)) > 0) {
@@ -594,6 +616,11 @@ static int create_clone(struct create_job *j, fsrun_error_t *err) {
   if (out->cg != NULL && cgroup_clone_fd(out->cg) >= 0) {
     args.flags |= FSRUN_CLONE_INTO_CGROUP;
     args.cgroup = (uint64_t)cgroup_clone_fd(out->cg);
+  } else if (out->cg != NULL && cgroup_hybrid_clone_fd(out->cg) >= 0) {
+    /* born in the hybrid host's cgroup2 directory; the v1 hierarchies come after the clone */
+    args.flags |= FSRUN_CLONE_INTO_CGROUP;
+    args.cgroup = (uint64_t)cgroup_hybrid_clone_fd(out->cg);
+    j->cg_joined |= CGROUP_JOINED_V2;
   }
   child = fsrun_clone(&args);
   if (child == 0)
@@ -627,8 +654,10 @@ static int create_parent_setup(struct create_job *j, fsrun_error_t *err) {
   const oci_linux *lx = j->config->linux_;
   const oci_process *proc = j->config->process;
 
+  /* what the init does not do itself (its v1 hierarchies after GO, init_joins_cgroup) */
   if (out->cg != NULL && cgroup_clone_fd(out->cg) < 0 &&
-      (cgroup_finish(out->cg, err) < 0 || cgroup_enter(out->cg, out->pid, err) < 0))
+      (cgroup_finish(out->cg, err) < 0 ||
+       cgroup_enter_rest(out->cg, out->pid, j->cg_joined, err) < 0))
     return fsrun_error_code(err);
   if (lx != NULL && lx->intel_rdt != NULL) {
     out->st.intel_rdt = true;

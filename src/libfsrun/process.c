@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "caps.h"
+#include "cgroup.h"
 #include "clone.h"
 #include "hook-runner.h"
 #include "hooks.h"
@@ -107,14 +108,23 @@ static void wait_go(struct init_config *c, struct sync_msg *msg) {
     _exit(1);
 }
 
-/* rootfs_ctx.join_cgroup: the runtime has moved us into our cgroup once GO arrives; a cgroup
- * namespace of our own is created only then, so that its root is that cgroup. */
-static void join_cgroup_late(void *arg) {
-  struct init_config *c = arg;
+/* The first GO: the runtime has made our cgroup and moved us into it, or we join its v1
+ * hierarchies ourselves now (init_config.join_cgroup). */
+static void wait_go_in_cgroup(struct init_config *c) {
   cleanup_error fsrun_error_t err = NULL;
   struct sync_msg msg = {.fd = -1};
   wait_go(c, &msg);
   sync_msg_clear(&msg);
+  if (c->join_cgroup != NULL && cgroup_enter_v1(c->join_cgroup, 0, &err) < 0)
+    fail(c, &err);
+}
+
+/* rootfs_ctx.join_cgroup: we are in our cgroup once GO has come; a cgroup namespace of our own is
+ * created only then, so that its root is that cgroup. */
+static void join_cgroup_late(void *arg) {
+  struct init_config *c = arg;
+  cleanup_error fsrun_error_t err = NULL;
+  wait_go_in_cgroup(c);
   if (namespaces_unshare_late(c->ns, &err) < 0)
     fail(c, &err);
 }
@@ -505,10 +515,8 @@ void init_main(struct init_config *c) {
     clone_init_into_namespaces(c);
   else if (c->ns->pid_join_early)
     enter_pidns_early(c, &runner);
-  if (c->wait_go && !c->go_late) {
-    wait_go(c, &msg);
-    sync_msg_clear(&msg);
-  }
+  if (c->wait_go && !c->go_late)
+    wait_go_in_cgroup(c);
   if (c->stay_dumpable && prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
     _exit(1);
 

@@ -16,6 +16,8 @@
 #include "rootfs.h"
 #include "seccomp.h"
 
+struct fsrun_cgroup;
+
 struct init_config {
   const oci_config *config;
   int sync_fd;        /* our end of the sync socketpair */
@@ -35,6 +37,9 @@ struct init_config {
   const struct fsrun_seccomp *seccomp;
   const struct fsrun_process_attrs *attrs;     /* may be NULL */
   const struct fsrun_landlock_rules *landlock; /* may be NULL */
+  /* joined through `tasks` by the init itself right after the first GO (cgroup_enter_v1), or NULL
+   * (the runtime moves it before GO) */
+  const struct fsrun_cgroup *join_cgroup;
   struct rootfs_ctx rootfs;
   int preserve_fds;
   int listen_fds; /* LISTEN_FDS passed through from our environment, 0 when none */

@@ -197,6 +197,62 @@ FSRUN_GLOBAL_ARGS=()
   assert_no_leftovers "$CONTAINER_ID"
 }
 
+# The init joins its v1 hierarchies itself (`0` into each `tasks`, which spares the kernel's global
+# threadgroup lock that a pid written to cgroup.procs takes) and, on a hybrid host, is cloned into
+# its cgroup2 directory; with a user namespace the runtime still moves it (the files are the host
+# root's). Either way the process is in the container's cgroup everywhere, and a cgroup namespace
+# is made only after that (rooted there).
+@test "v1: the init joins its cgroup through tasks itself, or is moved with a user namespace; its cgroup namespace is rooted there" {
+  requires_cgroup_v1
+  requires_host_command strace
+  local trace=$BATS_TEST_TMPDIR/trace line n mode variant
+  mode=$(cgroup_mode)
+  set_process_args cat /proc/self/cgroup
+  for variant in own userns; do
+    if [ "$variant" = userns ]; then
+      update_config '.linux.namespaces += [{"type": "user"}]
+        | .linux.uidMappings = [{"containerID": 0, "hostID": 100000, "size": 65536}]
+        | .linux.gidMappings = [{"containerID": 0, "hostID": 100000, "size": 65536}]'
+    fi
+    # without a cgroup namespace the process sees its host paths
+    cp "$BUNDLE/config.json" "$BATS_TEST_TMPDIR/with-cgroupns.json"
+    update_config '.linux.namespaces |= map(select(.type != "cgroup"))'
+    CONTAINER_ID=cg-join-$variant-$RANDOM$RANDOM
+    # (LeakSanitizer cannot run under ptrace: off for this command of a sanitizer build)
+    ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 \
+      run strace -f -qq -e trace=openat,clone3 -o "$trace" \
+      "$FSRUN" --root "$FSRUN_ROOT" run --bundle "$BUNDLE" "$CONTAINER_ID"
+    echo "$variant: $output"
+    [ "$status" -eq 0 ]
+    n=0
+    for line in "${lines[@]}"; do
+      [[ "$line" == 0::* ]] && [ "$mode" != hybrid ] && continue
+      [[ "$line" == *":/fsrun/$CONTAINER_ID" ]]
+      n=$((n + 1))
+    done
+    [ "$n" -ge 5 ]
+    grep -E 'tasks"|cgroup\.procs"|CLONE_INTO_CGROUP' "$trace" || true
+    if [ "$variant" = own ]; then
+      [ "$(grep -c 'cgroup\.procs", O_WRONLY' "$trace")" -eq 0 ]
+      [ "$(grep -c "/fsrun/$CONTAINER_ID/tasks\", O_WRONLY" "$trace")" -ge 5 ]
+    else
+      grep -q "/fsrun/$CONTAINER_ID/cgroup\.procs\", O_WRONLY" "$trace"
+    fi
+    if [ "$mode" = hybrid ]; then
+      grep -q 'clone3(.*CLONE_INTO_CGROUP' "$trace"
+    fi
+    assert_no_leftovers "$CONTAINER_ID"
+    # with one, every path is its root
+    cp "$BATS_TEST_TMPDIR/with-cgroupns.json" "$BUNDLE/config.json"
+    run_in_container cat /proc/self/cgroup
+    echo "$output"
+    [ "$status" -eq 0 ]
+    for line in "${lines[@]}"; do
+      [[ "$line" == *":/" ]]
+    done
+  done
+}
+
 # delete removes each empty directory with one rmdir and falls back to listing and killing at the
 # first busy one. A process outlives the init (no pid namespace) after it left the first
 # hierarchies and the freezer's: delete must still find it through the others and kill it.

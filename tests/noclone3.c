@@ -1,39 +1,74 @@
-/* Runs a command under a seccomp filter that answers clone3 with ENOSYS, as Docker 20.10's and
- * older podman's default profiles do (libc then falls back to clone):
+/* Runs a command under a seccomp filter that answers clone3 (or the calls named) with ENOSYS, as
+ * Docker 20.10's and older podman's default profiles do for clone3 (libc then falls back to
+ * clone), and as valgrind 3.19 does for the calls it does not know:
  *
- *   noclone3 COMMAND [ARG...]
- *   noclone3 --probe     prints what clone3 answers under the filter (ENOSYS)
+ *   noclone3 [--enosys NAME[,NAME...]] COMMAND [ARG...]
+ *   noclone3 [--enosys NAMES] --probe     prints what each call answers under the filter
  *
- * Everything else is allowed. The filter is inherited by every process COMMAND starts. An ordinary
- * user gets no_new_privs with it (the kernel's condition for an unprivileged filter); root keeps
- * its setuid/file-capability semantics. Exits 127 when the filter or the exec fails. */
+ * --enosys replaces the list (default: clone3). Everything else is allowed. The filter is
+ * inherited by every process COMMAND starts. An ordinary user gets no_new_privs with it (the
+ * kernel's condition for an unprivileged filter); root keeps its setuid/file-capability semantics.
+ * Exits 127 when the filter or the exec fails. */
 #include <errno.h>
 #include <seccomp.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
+static int add_rules(scmp_filter_ctx ctx, char *names) {
+  for (char *save = NULL, *name = strtok_r(names, ",", &save); name != NULL;
+       name = strtok_r(NULL, ",", &save)) {
+    int nr = seccomp_syscall_resolve_name(name);
+    int r;
+    if (nr == __NR_SCMP_ERROR) {
+      fprintf(stderr, "noclone3: libseccomp does not know %s\n", name);
+      return -1;
+    }
+    r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), nr, 0);
+    if (r != 0) {
+      fprintf(stderr, "noclone3: a rule for %s: %s\n", name, strerror(-r));
+      return -1;
+    }
+  }
+  return 0;
+}
+
+/* each call with arguments the kernel rejects before doing anything (EINVAL, EBADF, EFAULT) */
+static void probe(const char *names) {
+  char *copy = strdup(names);
+  for (char *save = NULL, *name = strtok_r(copy, ",", &save); name != NULL;
+       name = strtok_r(NULL, ",", &save)) {
+    long r = syscall(seccomp_syscall_resolve_name(name), -1L, 0L, 0L, 0L);
+    printf("%s %s\n", name, r == 0 ? "0" : errno == ENOSYS ? "ENOSYS" : strerror(errno));
+  }
+  free(copy);
+}
+
 int main(int argc, char **argv) {
+  char default_names[] = "clone3";
+  char *names = default_names, *probed;
   scmp_filter_ctx ctx;
-  int syscall_nr = seccomp_syscall_resolve_name("clone3");
   int r;
+  if (argc > 2 && strcmp(argv[1], "--enosys") == 0) {
+    names = argv[2];
+    argv += 2;
+    argc -= 2;
+  }
   if (argc < 2) {
-    fprintf(stderr, "usage: noclone3 COMMAND [ARG...]\n");
+    fprintf(stderr, "usage: noclone3 [--enosys NAME[,NAME...]] COMMAND [ARG...]\n");
     return 127;
   }
-  if (syscall_nr == __NR_SCMP_ERROR) {
-    fprintf(stderr, "noclone3: libseccomp does not know clone3\n");
-    return 127;
-  }
+  probed = strdup(names);
   ctx = seccomp_init(SCMP_ACT_ALLOW);
-  if (ctx == NULL) {
+  if (ctx == NULL || probed == NULL) {
     fprintf(stderr, "noclone3: seccomp_init failed\n");
     return 127;
   }
   r = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_NNP, geteuid() != 0);
   if (r == 0)
-    r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), syscall_nr, 0);
+    r = add_rules(ctx, names) < 0 ? -EINVAL : 0;
   if (r == 0)
     r = seccomp_load(ctx);
   seccomp_release(ctx);
@@ -42,9 +77,7 @@ int main(int argc, char **argv) {
     return 127;
   }
   if (strcmp(argv[1], "--probe") == 0) {
-    /* a size below clone3's first version: EINVAL from the kernel itself, nothing cloned */
-    long r3 = syscall(SYS_clone3, NULL, 0);
-    printf("%s\n", r3 == 0 ? "0" : errno == ENOSYS ? "ENOSYS" : strerror(errno));
+    probe(probed);
     return 0;
   }
   execvp(argv[1], argv + 1);

@@ -61,14 +61,19 @@ long fsrun_clone(struct fsrun_clone_args *args) {
   return pid;
 }
 
-long clone_successor(int sync_fd) {
-  struct fsrun_clone_args args = {.flags = CLONE_PARENT};
+long clone_successor(int sync_fd, bool send_pidfd) {
+  int pidfd = -1;
+  struct fsrun_clone_args args = {.flags = CLONE_PARENT | (send_pidfd ? CLONE_PIDFD : 0),
+                                  .pidfd = (uint64_t)(uintptr_t)&pidfd};
   char buf[32];
   long pid = fsrun_clone(&args);
-  int len;
+  int len, sent;
   if (pid > 0) {
     len = snprintf(buf, sizeof(buf), "%ld", pid);
-    if (sync_send(sync_fd, SYNC_INIT_PID, 0, buf, (size_t)len, -1) < 0) {
+    sent = sync_send(sync_fd, SYNC_INIT_PID, 0, buf, (size_t)len, pidfd);
+    if (pidfd >= 0)
+      close(pidfd);
+    if (sent < 0) {
       errno = EPIPE;
       return -1;
     }
@@ -78,8 +83,14 @@ long clone_successor(int sync_fd) {
   return pid;
 }
 
-int pidfd_open_own_child(pid_t pid) {
+bool pidfd_is_own_child(int pidfd) {
   siginfo_t info;
+  memset(&info, 0, sizeof(info));
+  /* ECHILD for any process that is not our child; nothing is reaped (WNOWAIT) */
+  return waitid((idtype_t)P_PIDFD, (id_t)pidfd, &info, WEXITED | WNOHANG | WNOWAIT | __WALL) == 0;
+}
+
+int pidfd_open_own_child(pid_t pid) {
   int fd, saved;
   if (pid <= 0) {
     errno = ESRCH;
@@ -88,9 +99,7 @@ int pidfd_open_own_child(pid_t pid) {
   fd = (int)syscall(SYS_pidfd_open, pid, 0);
   if (fd < 0)
     return -1;
-  memset(&info, 0, sizeof(info));
-  /* ECHILD for any process that is not our child; nothing is reaped (WNOWAIT) */
-  if (waitid((idtype_t)P_PIDFD, (id_t)fd, &info, WEXITED | WNOHANG | WNOWAIT | __WALL) == 0)
+  if (pidfd_is_own_child(fd))
     return fd;
   saved = errno;
   close(fd);

@@ -43,12 +43,16 @@ long fsrun_clone(struct fsrun_clone_args *args);
  * late init, the process that execs. In the caller, once the sibling's pid went to the runtime
  * (SYNC_INIT_PID on sync_fd), returns it; -1 with errno when the clone failed, EPIPE when the
  * runtime is gone. In the sibling, returns 0 once it dies with the runtime (PR_SET_PDEATHSIG;
- * it exits at once when the runtime is gone already). */
-long clone_successor(int sync_fd);
+ * it exits at once when the runtime is gone already). send_pidfd: the sibling's pidfd goes with its
+ * pid (for a runtime without pidfd_open, pidfd-compat.h). */
+long clone_successor(int sync_fd, bool send_pidfd);
 
 /* A pidfd on pid, only when it is our own child (a sibling cloned with CLONE_PARENT is): a pid
  * that a process of the container may have named is never taken for another process, which the
  * runtime would then signal. -1 with errno otherwise (ECHILD: not our child). */
 int pidfd_open_own_child(pid_t pid);
+
+/* Whether pidfd names our own child, not yet reaped (nothing is reaped here). */
+bool pidfd_is_own_child(int pidfd);
 
 #endif

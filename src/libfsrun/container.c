@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "bind-source.h"
@@ -91,20 +92,32 @@ static bool is_rootless(const struct fsrun_context *ctx) {
   return !in_initial_user_namespace();
 }
 
-/* A pidfd on the container's init, or -1 when that process is gone (a reused pid is refused: the
- * start time is checked after the pidfd pins the process). */
+/* A pidfd on the container's init, or -1 when that process is gone (ESRCH: a reused pid is
+ * refused, the start time is checked after the pidfd pins the process) or when pidfd_open answers
+ * ENOSYS (valgrind 3.19) and the init lives: there is no fallback that does not signal a pid that
+ * may be reused (invariant 5), so the callers refuse (no_pidfd_error). */
 static int open_init_pidfd(const struct container_status *st) {
   int fd;
   if (st->pid <= 0)
-    return -1;
+    return (errno = ESRCH, -1);
   fd = pidfd_open_(st->pid);
+  if (fd < 0 && errno == ENOSYS)
+    return status_init_alive(st) ? (errno = ENOSYS, -1) : (errno = ESRCH, -1);
   if (fd < 0)
-    return -1;
+    return (errno = ESRCH, -1);
   if (!status_init_alive(st)) {
     close(fd);
-    return -1;
+    return (errno = ESRCH, -1);
   }
   return fd;
+}
+
+static int no_pidfd_error(const char *what, fsrun_error_t *err) {
+  return fsrun_error_make(err, ENOSYS,
+                          "%s: pidfd_open answers ENOSYS here (valgrind 3.19, a seccomp profile): "
+                          "fsrun signals a container's init only through a pidfd, never by a pid "
+                          "that may be reused by then",
+                          what);
 }
 
 /* Waits until the process behind pidfd has exited; reaps it when it is our child. */
@@ -1053,6 +1066,8 @@ int container_start(const struct fsrun_context *ctx, const char *id, fsrun_error
   if (strcmp(status, "created") != 0)
     return fsrun_error_make(err, 0, "cannot start a container that is not created: %s", status);
   pidfd = open_init_pidfd(&st);
+  if (pidfd < 0 && errno == ENOSYS)
+    return no_pidfd_error("start", err);
   if (pidfd < 0)
     return fsrun_error_make(err, 0, "cannot start a container that is not created: stopped");
   if (release_init(dirfd, &st, pidfd, err) < 0)
@@ -1103,6 +1118,24 @@ static void kill_init(int pidfd, const struct fsrun_cgroup *cg) {
   wait_pidfd(pidfd, 10000);
 }
 
+/* Without a pidfd on a live init (pidfd_open answers ENOSYS) the init dies only as a member of its
+ * cgroup, which cgroup_destroy() killed (it is given 10 s to exit, watched by its identity: a pid
+ * taken by another process reads as gone): one that had left the cgroup lives on, and nothing is
+ * removed. */
+static int check_init_gone(bool no_pidfd, const struct container_status *st,
+                           const struct fsrun_cgroup *cg, const char *id, fsrun_error_t *err) {
+  const struct timespec tick = {.tv_nsec = 10 * 1000 * 1000};
+  for (int i = 0; no_pidfd && i < 1000 && status_init_alive(st); i++)
+    nanosleep(&tick, NULL);
+  if (!no_pidfd || !status_init_alive(st))
+    return 0;
+  return fsrun_error_make(
+      err, ENOSYS,
+      "delete `%s`: its init (pid %d) is not in %s, and pidfd_open answers "
+      "ENOSYS here: fsrun kills an init only through a pidfd; the state is kept",
+      id, (int)st->pid, cg != NULL ? "its cgroup" : "a cgroup (the container has none)");
+}
+
 /* delete --force of a container without a readable state file. What of it may still run: its
  * init, named by the record kept beside the state file (it may have left its cgroup), and its
  * cgroup, found from the id and the config kept at create. Without the record nobody can tell
@@ -1115,6 +1148,7 @@ static int destroy_without_state(const struct fsrun_context *ctx, int dirfd, con
   cleanup_close int pidfd = -1;
   struct container_status init = {0};
   bool never_written = fsrun_error_code(why) == -ENOENT;
+  bool no_pidfd;
 
   if (!never_written && status_read_init_record(dirfd, &init, &cerr) < 0)
     return fsrun_error_take(err, EIO,
@@ -1126,9 +1160,12 @@ static int destroy_without_state(const struct fsrun_context *ctx, int dirfd, con
                             xasprintf("delete `%s`: %s, and %s: the state directory %s/%s is kept",
                                       id, (*why)->msg, cerr->msg, ctx->state_root, id));
   pidfd = open_init_pidfd(&init);
+  no_pidfd = pidfd < 0 && errno == ENOSYS;
   kill_init(pidfd, cg);
   if (cg != NULL && cgroup_destroy(cg, err) < 0)
     return fsrun_error_wrap(err, "delete `%s`", id);
+  if (check_init_gone(no_pidfd, &init, cg, id, err) < 0)
+    return fsrun_error_code(err);
   return status_dir_remove(ctx->state_root, id, err);
 }
 
@@ -1141,17 +1178,22 @@ static int destroy(const struct fsrun_context *ctx, const char *id,
   struct fsrun_cgroup *cg = hints ? hints->cg : NULL;
   const oci_hook_list *poststop = hints && hints->poststop ? hints->poststop : &st->poststop;
   cleanup_close int pidfd = -1;
+  bool no_pidfd;
 
   if (have_state) {
     if (cg == NULL && st->cgroup != NULL) {
       open_state_cgroup(ctx, id, st, &own_cg);
       cg = own_cg;
     }
+    errno = 0; /* ENOSYS below is open_init_pidfd's */
     if (!(hints && hints->init_reaped))
       pidfd = hints && hints->pidfd >= 0 ? dup(hints->pidfd) : open_init_pidfd(st);
+    no_pidfd = pidfd < 0 && errno == ENOSYS;
     kill_init(pidfd, cg);
     if (cg != NULL && cgroup_destroy(cg, err) < 0)
       return fsrun_error_wrap(err, "delete `%s`", id);
+    if (check_init_gone(no_pidfd, st, cg, id, err) < 0)
+      return fsrun_error_code(err);
     if (st->intel_rdt) {
       cleanup_error fsrun_error_t rerr = NULL;
       oci_intel_rdt rdt = {.clos_id = st->intel_rdt_clos_id,
@@ -1400,6 +1442,8 @@ int container_kill(const struct fsrun_context *ctx, const char *id, const char *
   }
   /* invariant 5: through a pidfd pinned to the init, never kill(2) on a pid that may be reused */
   pidfd = open_init_pidfd(&st);
+  if (pidfd < 0 && errno == ENOSYS)
+    return no_pidfd_error("kill the container init", err);
   if (pidfd < 0 || pidfd_signal(pidfd, sig) < 0) {
     if (all)
       return 0;

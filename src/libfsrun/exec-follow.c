@@ -9,6 +9,7 @@
 
 #include "clone.h"
 #include "foreground.h"
+#include "pidfd-compat.h"
 #include "seccomp-handover.h"
 #include "seccomp.h"
 #include "status.h"
@@ -92,7 +93,7 @@ static int take_pid(struct follow *s, struct sync_msg *msg, fsrun_error_t *err) 
   int pidfd;
   if (!s->f->pid_late || s->got_pid || pid <= 0 || pid == s->f->child)
     return unexpected(msg, err);
-  pidfd = pidfd_open_own_child(pid);
+  pidfd = pidfd_own_child_or(pid, steal_fd(&msg->fd));
   if (pidfd < 0)
     return fsrun_error_errno(err, "exec: the exec process's pid %d is not the runtime's child",
                              (int)pid);

@@ -108,13 +108,13 @@ static int empty_read_only_dir(const char *path, fsrun_error_t *err) {
   return 0;
 }
 
-int exec_git_child_grab(const struct exec_git *g, int init_pidfd, bool join_user,
+int exec_git_child_grab(const struct exec_git *g, const struct init_ns *init, bool join_user,
                         fsrun_error_t *err) {
   int fd;
   /* overlayfs takes an upper dir only from the mounter's mount namespace or from the root of a
    * detached mount: a copy of the per-run dir, made from a mount namespace of the container's user
    * namespace (the caps an ordinary user has there), that the container's setns does not drop */
-  if (join_user && setns(init_pidfd, CLONE_NEWUSER) < 0)
+  if (join_user && init_ns_join(init, CLONE_NEWUSER) < 0)
     return fsrun_error_errno(err, "exec: git: join the container's user namespace");
   if (join_user && unshare(CLONE_NEWNS) < 0)
     return fsrun_error_errno(err, "exec: git: unshare the mount namespace");

@@ -9,6 +9,7 @@
 #include "context.h"
 #include "error.h"
 #include "oci.h"
+#include "pidfd-compat.h"
 #include "sandbox-git.h"
 #include "sandbox-internal.h"
 
@@ -30,7 +31,7 @@ int exec_git_prepare(struct exec_git *g, const struct fsrun_context *ctx, const 
                      const oci_config *config, fsrun_error_t *err);
 /* In the exec child, before it joins the container's namespaces (join_user: its user namespace is
  * joined here): a detached mount of the per-run dir. Returns its fd, or -1 with err set. */
-int exec_git_child_grab(const struct exec_git *g, int init_pidfd, bool join_user,
+int exec_git_child_grab(const struct exec_git *g, const struct init_ns *init, bool join_user,
                         fsrun_error_t *err);
 /* Then, inside the container's namespaces with CAP_SYS_ADMIN there: a mount namespace of its own
  * with the overlay over the common dir (upper/ and work/ in tree_fd) and the protection binds. */

@@ -4,7 +4,8 @@
  * state directory (the bundle may have changed since), compiles the seccomp profile, then
  * clones a child (clone.h) into the container's cgroup (CLONE_INTO_CGROUP on v2; on v1 the child
  * writes itself into each hierarchy). The child joins every namespace with one setns() on the
- * init's pidfd (the mount namespace gives it the container's root) and, when the container has a
+ * init's pidfd (where pidfd_open answers ENOSYS, one per namespace: pidfd-compat.h; the mount
+ * namespace gives it the container's root) and, when the container has a
  * pid namespace, clones the process that is visible in it only then (docs/process-model.md); that
  * process sets itself up and execve()s the command; the parent learns the outcome from a
  * CLOEXEC sync socket: an error message, or SYNC_EXEC_READY and then EOF when execve succeeded.
@@ -37,6 +38,7 @@
 #include "log.h"
 #include "namespaces.h"
 #include "passwd.h"
+#include "pidfd-compat.h"
 #include "process-attrs.h"
 #include "process.h"
 #include "procfs.h"
@@ -276,9 +278,12 @@ struct exec_child {
   const oci_process *p;
   int sync_fd;        /* our end of the sync socket */
   int parent_sync_fd; /* the parent's end, closed first so that the parent's death reads as EOF */
-  int init_pidfd;
-  int ns_flags;   /* joined with setns() on init_pidfd */
-  bool join_user; /* ns_flags has CLONE_NEWUSER */
+  struct init_ns *init_ns; /* the init's pidfd, or its namespaces' fds (pidfd-compat.h) */
+  int ns_flags;            /* joined with setns() on init_ns */
+  bool join_user;          /* ns_flags has CLONE_NEWUSER */
+  /* pidfd_open answers ENOSYS: the pidfd of the process cloned into the pid namespace goes to the
+   * parent with its pid (pidfd_own_child_or) */
+  bool send_successor_pidfd;
   /* the container has a pid namespace: we set the process up to its credentials (and a filter
    * that needs CAP_SYS_ADMIN), and only then clone the process that execs into it, as the
    * parent's child (CLONE_PARENT): what the container can see holds no more than the container's
@@ -335,10 +340,10 @@ static int child_join_namespaces(struct exec_child *c, fsrun_error_t *err) {
   int flags = c->ns_flags;
   if (flags == 0)
     return 0;
-  if (setns(c->init_pidfd, flags) == 0)
+  if (init_ns_join(c->init_ns, flags) == 0)
     return 0;
   /* a container that shares the caller's user namespace (joined by path): EINVAL for it alone */
-  if (errno == EINVAL && c->join_user && setns(c->init_pidfd, flags & ~CLONE_NEWUSER) == 0)
+  if (errno == EINVAL && c->join_user && init_ns_join(c->init_ns, flags & ~CLONE_NEWUSER) == 0)
     return 0;
   if (errno == EINVAL)
     return fsrun_error_errno(err,
@@ -382,12 +387,12 @@ static void child_enter_container(struct exec_child *c) {
                    : process_attrs_apply_scheduler(c->scheduler, 0, &err)) < 0)
     child_fail(c, &err);
   if (c->git != NULL &&
-      (c->git_tree_fd = exec_git_child_grab(c->git, c->init_pidfd, c->join_user, &err)) < 0)
+      (c->git_tree_fd = exec_git_child_grab(c->git, c->init_ns, c->join_user, &err)) < 0)
     child_fail(c, &err);
   if (child_join_namespaces(c, &err) < 0)
     child_fail(c, &err);
   if (!c->pid_after_courier)
-    close(c->init_pidfd);
+    init_ns_close(c->init_ns);
   if (c->init_root_fd >= 0 && (fchdir(c->init_root_fd) < 0 || chroot(".") < 0)) {
     fsrun_error_errno(&err, "enter the container's root (chroot)");
     child_fail(c, &err);
@@ -411,7 +416,7 @@ static void child_open_terminal(struct exec_child *c) {
  * CAP_SYS_ADMIN) */
 static void child_enter_pidns(struct exec_child *c) {
   cleanup_error fsrun_error_t err = NULL;
-  if (c->pid_after_courier && setns(c->init_pidfd, CLONE_NEWPID) < 0) {
+  if (c->pid_after_courier && init_ns_join(c->init_ns, CLONE_NEWPID) < 0) {
     fsrun_error_errno(&err, "join the container's pid namespace (setns)");
     child_fail(c, &err);
   }
@@ -433,7 +438,7 @@ static void child_take_credentials(struct exec_child *c) {
   if (filter_first && seccomp_handover_load(c->seccomp, &handover, &err) < 0)
     child_fail(c, &err);
   if (c->pid_after_courier)
-    close(c->init_pidfd);
+    init_ns_close(c->init_ns);
   if (process_take_credentials(p, &err) < 0)
     child_fail(c, &err);
   if (c->attrs != NULL && process_attrs_apply_cpu_affinity(c->attrs, CPU_AFFINITY_FINAL, &err) < 0)
@@ -485,7 +490,7 @@ static void child_setup(struct exec_child *c, char **exe, char **home_env) {
  * It inherits our credentials, filter, Landlock domain, attributes, cwd and fds. */
 static void clone_into_pid_namespace(struct exec_child *c) {
   cleanup_error fsrun_error_t err = NULL;
-  long pid = clone_successor(c->sync_fd);
+  long pid = clone_successor(c->sync_fd, c->send_successor_pidfd);
   if (pid < 0 && errno == EPIPE)
     _exit(1);
   if (pid < 0) {
@@ -588,19 +593,8 @@ static void cleanup_attrsp(struct fsrun_process_attrs **a) {
   *a = NULL;
 }
 
-/* A pidfd on the container's init; a reused pid is refused (start time checked after pinning). */
-static int open_init_pidfd(const struct container_status *st, fsrun_error_t *err) {
-  int fd = (int)syscall(SYS_pidfd_open, st->pid, 0);
-  if (fd < 0 || !status_init_alive(st)) {
-    if (fd >= 0)
-      close(fd);
-    return fsrun_error_make(err, ESRCH, "cannot exec in a stopped container: `%s`", st->id);
-  }
-  return fd;
-}
-
-/* The init's root (a container without a mount namespace of its own has only that, its chroot),
- * opened while the pidfd pins the init: the start time is checked after the open. */
+/* The init's root (a container without a mount namespace of its own has only that, its chroot):
+ * the start time is checked after the open. */
 static int open_init_root(const struct container_status *st, fsrun_error_t *err) {
   cleanup_free char *path = xasprintf("/proc/%d/root", (int)st->pid);
   int fd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
@@ -791,7 +785,7 @@ int container_exec(const struct fsrun_context *ctx, const struct exec_options *o
   cleanup_landlock_rules struct fsrun_landlock_rules *landlock = NULL;
   cleanup_close int state_dir_fd = -1;
   cleanup_close int console_fd = -1;
-  cleanup_close int init_pidfd = -1;
+  __attribute__((cleanup(init_ns_close))) struct init_ns init_ns = {.pidfd = -1};
   cleanup_close int procfs_fd = -1;
   cleanup_close int child_pidfd = -1;
   cleanup_close int relay_master = -1;
@@ -872,9 +866,9 @@ int container_exec(const struct fsrun_context *ctx, const struct exec_options *o
     if (console_fd < 0)
       return console_fd;
   }
-  init_pidfd = open_init_pidfd(&c.st, err);
-  if (init_pidfd < 0)
-    return init_pidfd;
+  ret = init_ns_open(&init_ns, &c.st, ns_flags, err);
+  if (ret < 0)
+    return ret;
   if (!(ns_flags & CLONE_NEWNS)) {
     init_root_fd = open_init_root(&c.st, err);
     if (init_root_fd < 0)
@@ -904,7 +898,8 @@ int container_exec(const struct fsrun_context *ctx, const struct exec_options *o
   child_cfg.p = p;
   child_cfg.sync_fd = sync_fds[1];
   child_cfg.parent_sync_fd = sync_fds[0];
-  child_cfg.init_pidfd = init_pidfd;
+  child_cfg.init_ns = &init_ns;
+  child_cfg.send_successor_pidfd = init_ns.pidfd < 0;
   child_cfg.ns_flags = ns_flags & ~CLONE_NEWPID;
   child_cfg.join_user = (ns_flags & CLONE_NEWUSER) != 0;
   child_cfg.cg_join = c.cg != NULL && cgroup_clone_fd(c.cg) < 0 ? c.cg : NULL;
@@ -973,14 +968,14 @@ int container_exec(const struct fsrun_context *ctx, const struct exec_options *o
   relay_master = follow.master;
   if (ret < 0) {
     siginfo_t info;
-    (void)syscall(SYS_pidfd_send_signal, child_pidfd, SIGKILL, NULL, 0);
+    (void)pidfd_signal_child(child_pidfd, SIGKILL);
     foreground_reap(child_pidfd, &info);
     goto out;
   }
   if (o->pid_file != NULL && (ret = write_pid_file(o->pid_file, exec_pid, err)) < 0) {
     /* the caller cannot manage a process whose pid it never learnt */
     siginfo_t info;
-    (void)syscall(SYS_pidfd_send_signal, child_pidfd, SIGKILL, NULL, 0);
+    (void)pidfd_signal_child(child_pidfd, SIGKILL);
     foreground_reap(child_pidfd, &info);
     goto out;
   }

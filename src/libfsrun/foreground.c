@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "pidfd-compat.h"
 #include "terminal.h"
 #include "utils.h"
 
@@ -44,7 +45,7 @@ static void forward_pending(int sfd, int pidfd, struct terminal_relay *relay, bo
       terminal_relay_resize(relay);
       continue;
     }
-    (void)syscall(SYS_pidfd_send_signal, pidfd, (int)si.ssi_signo, NULL, 0);
+    (void)pidfd_signal_child(pidfd, (int)si.ssi_signo);
   }
 }
 

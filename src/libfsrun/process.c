@@ -225,7 +225,7 @@ static void drop_host_procfs(struct init_config *c, int own_instance) {
  * Returns its pid in the caller, 0 in the init. */
 static long clone_sibling(struct init_config *c, const char *where) {
   cleanup_error fsrun_error_t err = NULL;
-  long pid = clone_successor(c->sync_fd);
+  long pid = clone_successor(c->sync_fd, false);
   if (pid < 0 && errno == EPIPE)
     _exit(1);
   if (pid < 0) {

@@ -48,6 +48,24 @@ nested() {
   "$NOCLONE3" "$FSRUN" --root "$FSRUN_ROOT" "$@"
 }
 
+# what valgrind 3.19 does not know of what exec, kill, start and delete call (pidfd-compat.h)
+NO_PIDFD=clone3,pidfd_open,pidfd_send_signal
+
+# no_pidfd ARG...: `fsrun --root ROOT ARG...` where those calls answer ENOSYS
+no_pidfd() {
+  "$NOCLONE3" --enosys "$NO_PIDFD" "$FSRUN" --root "$FSRUN_ROOT" "$@"
+}
+
+# same_namespaces INIT OUTPUT: OUTPUT (readlink of /proc/self/ns/{mnt,pid,net,ipc,uts} in the
+# container, one a line) names INIT's namespaces
+same_namespaces() {
+  local want="" ns
+  for ns in mnt pid net ipc uts; do
+    want+=$(readlink "/proc/$1/ns/$ns")$'\n'
+  done
+  [ "$2" = "${want%$'\n'}" ] || { printf 'want:\n%s\ngot:\n%s\n' "$want" "$2"; false; }
+}
+
 # as_user CMD...: CMD as the test user, with a runtime dir it owns
 as_user() {
   setpriv --reuid="$NEST_UID" --regid="$NEST_GID" --init-groups \
@@ -89,7 +107,10 @@ in_cgroup() {
 @test "noclone3: the filter answers clone3 with ENOSYS (the control the other tests rely on)" {
   run "$NOCLONE3" --probe
   [ "$status" = 0 ]
-  [ "$output" = ENOSYS ]
+  [ "$output" = "clone3 ENOSYS" ]
+  run "$NOCLONE3" --enosys "$NO_PIDFD" --probe
+  [ "$status" = 0 ]
+  [ "$output" = "$(printf 'clone3 ENOSYS\npidfd_open ENOSYS\npidfd_send_signal ENOSYS')" ]
 }
 
 # bats test_tags=cgroupv2
@@ -213,5 +234,111 @@ in_cgroup() {
   [ "$status" = 0 ] || { echo "$output"; false; }
   [ "$(jq -r .backend <<<"$output")" = fsrun ]
   [ "$(jq -r .stdout <<<"$output")" = "$(printf 'Seccomp:\t2')" ]
+  user_processes_gone
+}
+
+@test "noclone3: without pidfd_open (ENOSYS) as root: exec joins the init's namespaces, -d, signals; kill refuses; delete --force" {
+  update_config '.process.args = ["sleep", "1000"]'
+  fsrun run -d --bundle "$BUNDLE" "$CONTAINER_ID" </dev/null
+  init=$(fsrun state "$CONTAINER_ID" | jq -r .pid)
+  run no_pidfd exec "$CONTAINER_ID" sh -c 'for n in mnt pid net ipc uts; do readlink /proc/self/ns/$n; done; exit 7'
+  [ "$status" = 7 ] || { echo "$output"; false; }
+  same_namespaces "$init" "$output"
+  no_pidfd exec -d --pid-file "$BATS_TEST_TMPDIR/exec.pid" "$CONTAINER_ID" sleep 1000 </dev/null
+  pid=$(cat "$BATS_TEST_TMPDIR/exec.pid")
+  in_cgroup "$pid"
+  [ "$(readlink "/proc/$pid/ns/pid")" = "$(readlink "/proc/$init/ns/pid")" ]
+  # the foreground forwards a signal to its own child with kill(2) (pidfd_send_signal is refused)
+  "$NOCLONE3" --enosys "$NO_PIDFD" "$FSRUN" --root "$FSRUN_ROOT" exec "$CONTAINER_ID" \
+    sh -c 'trap "exit 9" TERM; touch /dev/shm/ready; while :; do sleep 1; done' </dev/null 3>&- &
+  fg=$!
+  timeout 10 sh -c 'until [ -e "$1" ]; do sleep 0.1; done' sh "/proc/$init/root/dev/shm/ready"
+  kill -TERM "$fg"
+  # bounded: a signal that is not forwarded leaves the command running (fsrun is then killed)
+  tries=100
+  while _fsrun_pid_alive "$fg" && [ $tries -gt 0 ]; do
+    sleep 0.1
+    tries=$((tries - 1))
+  done
+  ! _fsrun_pid_alive "$fg" || kill -KILL "$fg"
+  st=0
+  wait "$fg" || st=$?
+  [ "$st" = 9 ]
+  # kill has no fallback as safe as its pidfd: it refuses, and the container runs on
+  run no_pidfd kill "$CONTAINER_ID" KILL
+  [ "$status" = 1 ]
+  [[ $output == *"kill the container init: pidfd_open answers ENOSYS here"* ]]
+  [ "$(fsrun state "$CONTAINER_ID" | jq -r .status)" = running ]
+  run no_pidfd start "$CONTAINER_ID"
+  [ "$status" = 1 ]
+  # delete --force kills it as a member of its cgroup
+  run no_pidfd delete --force "$CONTAINER_ID"
+  [ "$status" = 0 ] || { echo "$output"; false; }
+  assert_no_leftovers "$CONTAINER_ID"
+}
+
+@test "noclone3: without pidfd_open (ENOSYS), exec into a container without a pid namespace, and start refuses" {
+  update_config '.process.args = ["sleep", "1000"] | .linux.namespaces |= map(select(.type != "pid"))'
+  fsrun create --bundle "$BUNDLE" "$CONTAINER_ID" </dev/null
+  run no_pidfd start "$CONTAINER_ID"
+  [ "$status" = 1 ]
+  [[ $output == *"start: pidfd_open answers ENOSYS here"* ]]
+  [ "$(fsrun state "$CONTAINER_ID" | jq -r .status)" = created ]
+  fsrun start "$CONTAINER_ID"
+  init=$(fsrun state "$CONTAINER_ID" | jq -r .pid)
+  run no_pidfd exec "$CONTAINER_ID" sh -c 'for n in mnt pid net ipc uts; do readlink /proc/self/ns/$n; done'
+  [ "$status" = 0 ] || { echo "$output"; false; }
+  same_namespaces "$init" "$output"
+  no_pidfd delete --force "$CONTAINER_ID"
+  assert_no_leftovers "$CONTAINER_ID"
+}
+
+@test "noclone3: without pidfd_open (ENOSYS), delete --force refuses an init that left its cgroup and keeps the state" {
+  update_config '.process.args = ["sleep", "1000"]'
+  fsrun run -d --bundle "$BUNDLE" "$CONTAINER_ID" </dev/null
+  init=$(fsrun state "$CONTAINER_ID" | jq -r .pid)
+  for procs in /sys/fs/cgroup/cgroup.procs /sys/fs/cgroup/*/cgroup.procs; do
+    [ -e "$procs" ] && echo "$init" >"$procs"
+  done
+  ! grep -q "$CONTAINER_ID" "/proc/$init/cgroup" || false
+  run no_pidfd delete --force "$CONTAINER_ID"
+  [ "$status" = 1 ]
+  [[ $output == *"its init (pid $init) is not in its cgroup, and pidfd_open answers ENOSYS here"* ]]
+  [ -e "$FSRUN_ROOT/$CONTAINER_ID/state.json" ]
+  _fsrun_pid_alive "$init"
+  # with its pidfd the init is killed wherever it is
+  fsrun delete --force "$CONTAINER_ID"
+  assert_no_leftovers "$CONTAINER_ID"
+}
+
+@test "noclone3: without pidfd_open (ENOSYS), an ordinary user's exec joins its container's namespaces (the user namespace first)" {
+  user_setup
+  cd "$UDIR/bundle"
+  jq '.process.terminal = false | .process.args = ["sleep", "1000"]' config.json >c.json
+  chown "$NEST_UID:$NEST_GID" c.json
+  mv c.json config.json
+  as_user "$FSRUN" run -d "$CONTAINER_ID" </dev/null
+  init=$(as_user "$FSRUN" state "$CONTAINER_ID" | jq -r .pid)
+  run as_user "$NOCLONE3" --enosys "$NO_PIDFD" "$FSRUN" exec "$CONTAINER_ID" \
+    sh -c 'for n in mnt pid net ipc uts; do readlink /proc/self/ns/$n; done; readlink /proc/self/ns/user; id -u'
+  [ "$status" = 0 ] || { echo "$output"; false; }
+  same_namespaces "$init" "$(head -n 5 <<<"$output")"
+  [ "${lines[5]}" = "$(readlink "/proc/$init/ns/user")" ]
+  [ "${lines[6]}" = 0 ]
+  run as_user "$NOCLONE3" --enosys "$NO_PIDFD" "$FSRUN" kill "$CONTAINER_ID" KILL
+  [ "$status" = 1 ]
+  [[ $output == *"pidfd_open answers ENOSYS here"* ]]
+  # without a cgroup (an ordinary user's container on cgroup v1) only a pidfd could kill the init
+  if [ -z "$(jq -r '.fsrun.cgroup // empty' "$UDIR/run/fsrun/$CONTAINER_ID/state.json")" ]; then
+    run as_user "$NOCLONE3" --enosys "$NO_PIDFD" "$FSRUN" delete --force "$CONTAINER_ID"
+    [ "$status" = 1 ]
+    [[ $output == *"its init (pid $init) is not in a cgroup (the container has none), and pidfd_open answers ENOSYS here"* ]]
+    [ -e "$UDIR/run/fsrun/$CONTAINER_ID/state.json" ]
+    _fsrun_pid_alive "$init"
+    as_user "$FSRUN" delete --force "$CONTAINER_ID"
+  else
+    as_user "$NOCLONE3" --enosys "$NO_PIDFD" "$FSRUN" delete --force "$CONTAINER_ID"
+  fi
+  [ ! -e "$UDIR/run/fsrun/$CONTAINER_ID" ]
   user_processes_gone
 }

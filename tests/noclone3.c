@@ -17,22 +17,23 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-static int add_rules(scmp_filter_ctx ctx, char *names) {
-  for (char *save = NULL, *name = strtok_r(names, ",", &save); name != NULL;
+static int add_rules(scmp_filter_ctx ctx, const char *names) {
+  char *copy = strdup(names);
+  int r = copy == NULL ? -ENOMEM : 0;
+  for (char *save = NULL, *name = copy ? strtok_r(copy, ",", &save) : NULL; name != NULL && r == 0;
        name = strtok_r(NULL, ",", &save)) {
     int nr = seccomp_syscall_resolve_name(name);
-    int r;
     if (nr == __NR_SCMP_ERROR) {
       fprintf(stderr, "noclone3: libseccomp does not know %s\n", name);
-      return -1;
+      r = -EINVAL;
+      break;
     }
     r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), nr, 0);
-    if (r != 0) {
+    if (r != 0)
       fprintf(stderr, "noclone3: a rule for %s: %s\n", name, strerror(-r));
-      return -1;
-    }
   }
-  return 0;
+  free(copy);
+  return r;
 }
 
 /* each call with arguments the kernel rejects before doing anything (EINVAL, EBADF, EFAULT) */
@@ -47,8 +48,7 @@ static void probe(const char *names) {
 }
 
 int main(int argc, char **argv) {
-  char default_names[] = "clone3";
-  char *names = default_names, *probed;
+  const char *names = "clone3";
   scmp_filter_ctx ctx;
   int r;
   if (argc > 2 && strcmp(argv[1], "--enosys") == 0) {
@@ -60,15 +60,14 @@ int main(int argc, char **argv) {
     fprintf(stderr, "usage: noclone3 [--enosys NAME[,NAME...]] COMMAND [ARG...]\n");
     return 127;
   }
-  probed = strdup(names);
   ctx = seccomp_init(SCMP_ACT_ALLOW);
-  if (ctx == NULL || probed == NULL) {
+  if (ctx == NULL) {
     fprintf(stderr, "noclone3: seccomp_init failed\n");
     return 127;
   }
   r = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_NNP, geteuid() != 0);
   if (r == 0)
-    r = add_rules(ctx, names) < 0 ? -EINVAL : 0;
+    r = add_rules(ctx, names);
   if (r == 0)
     r = seccomp_load(ctx);
   seccomp_release(ctx);
@@ -77,7 +76,7 @@ int main(int argc, char **argv) {
     return 127;
   }
   if (strcmp(argv[1], "--probe") == 0) {
-    probe(probed);
+    probe(names);
     return 0;
   }
   execvp(argv[1], argv + 1);

@@ -452,6 +452,8 @@ static int run_native(const struct sandbox_run_opts *o, const char *worktree, in
     _exit(errno == ENOENT ? 127 : 126);
   }
   setpgid(child, child); /* both sides: no race with the watchdog's kill(-pgid) */
+  /* an init cloned before the set-up failed is gone: --max-buffer-kill is for this group now */
+  close_fd(&cap->kill_pidfd);
   cap->kill_pgid = child;
   capture_start_reader(cap);
   if (sandbox_watchdog_arm_native(child, deadline, err) < 0) {

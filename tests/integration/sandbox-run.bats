@@ -195,8 +195,13 @@ check_exit_and_signal() {
 check_max_buffer_kill() {
   use_caller "$1"
   local flood="seq 1 200000; touch '$WT/ran-on'; sleep 30" failure_mode=${2:-}
-  local root=$STATE policy=()
-  if [ -n "$failure_mode" ]; then
+  local root=$STATE policy=() env=()
+  if [ "${3:-}" = after-clone ]; then
+    # a set-up that fails once the init is cloned (its egress helper is missing), run natively
+    echo '{"allowNetwork": true}' >"$DIR/policy.json"
+    env=(FSRUN_SLIRP4NETNS=/nonexistent/slirp4netns)
+    policy=(--policy "$DIR/policy.json" --failure-mode "$failure_mode")
+  elif [ -n "$failure_mode" ]; then
     # a sandbox that cannot be set up (a state root below a regular file), run natively
     : >"$DIR/not-a-dir"
     root=$DIR/not-a-dir/state
@@ -204,7 +209,7 @@ check_max_buffer_kill() {
   fi
   # (fsrun's own warnings, such as the fallback's, go to a file: the output is the JSON alone)
   sbx_at() {
-    as_caller "$FSRUN" --root "$root" sandbox --worktree "$WT" --task-id "$TASK" "$@" 2>"$DIR/stderr"
+    as_caller env "${env[@]}" "$FSRUN" --root "$root" sandbox --worktree "$WT" --task-id "$TASK" "$@" 2>"$DIR/stderr"
   }
   run sbx_at "${policy[@]}" --json --max-buffer 100 --max-buffer-kill -- /bin/sh -c "$flood" 3>&-
   echo "${output:0:400}"
@@ -231,6 +236,12 @@ check_max_buffer_kill() {
 
 @test "sandbox-run: --max-buffer-kill kills the native fallback's command too (root)" {
   check_max_buffer_kill root fallback-native
+}
+
+# the fallback once the container's init was cloned: the kill goes to the native command's group,
+# not to the init that is gone (before, nothing was killed and the command ran to its end)
+@test "sandbox-run: --max-buffer-kill kills the native fallback's command after a set-up that failed past the init's clone (root)" {
+  check_max_buffer_kill root fallback-native after-clone
 }
 
 # A system dir with a mount below it (as /usr/lib/modules is in the cgroup v2 VM, or a separate

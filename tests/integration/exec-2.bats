@@ -127,7 +127,7 @@ recvtty_output() {
   [[ $EXEC_PID =~ ^[0-9]+$ ]]
   _fsrun_pid_alive "$EXEC_PID"
   [ "$(readlink /proc/$EXEC_PID/ns/pid)" = "$(readlink /proc/$INIT_PID/ns/pid)" ]
-  [ "$(tr '\0' ' ' </proc/$EXEC_PID/cmdline)" = "sleep 100000 " ]
+  [ "$(cmdline_of "$EXEC_PID")" = "sleep 100000 " ]
   # and the filter applies to it
   run fsrun exec "$CONTAINER_ID" sh -c 'grep Seccomp: /proc/self/status'
   [[ $output == *"Seccomp:"*2* ]]

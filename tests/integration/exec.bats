@@ -115,7 +115,7 @@ start_container() {
   # detached: the pid file names the process that runs the command (not a helper that exited)
   as_user exec --detach --pid-file "$dir/exec.pid" "$ROOTLESS_ID" sleep 100000
   EXEC_PID=$(cat "$dir/exec.pid")
-  [ "$(tr '\0' ' ' </proc/$EXEC_PID/cmdline)" = "sleep 100000 " ]
+  [ "$(cmdline_of "$EXEC_PID")" = "sleep 100000 " ]
   [ "$(readlink /proc/$EXEC_PID/ns/pid)" = "$(readlink /proc/$init/ns/pid)" ]
   run as_user exec "$ROOTLESS_ID" no-such-binary
   [ "$status" -eq 1 ]
@@ -139,7 +139,7 @@ start_container() {
   [ "$(cat /proc/$EXEC_PID/cgroup)" = "$(cat /proc/$INIT_PID/cgroup)" ]
   grep -q "$CONTAINER_ID" "/proc/$EXEC_PID/cgroup"
   # it runs the command, and `ps` lists it among the container's processes
-  [ "$(tr '\0' ' ' </proc/$EXEC_PID/cmdline)" = "sleep 100000 " ]
+  [ "$(cmdline_of "$EXEC_PID")" = "sleep 100000 " ]
   run fsrun ps --format json "$CONTAINER_ID"
   [ "$status" -eq 0 ]
   jq -e --argjson p "$EXEC_PID" 'index($p) != null' <<<"$output"

@@ -328,6 +328,20 @@ wait_for_file() {
   [ -e "$1" ]
 }
 
+# cmdline_of PID: the process's arguments joined by spaces (each followed by one). A runtime
+# that returns once its CLOEXEC sync fd closes returns inside the process's execve, before the
+# kernel has set the new arguments (cmdline reads empty then): wait for them, bounded.
+cmdline_of() {
+  local tries=100 args=""
+  while [ "$tries" -gt 0 ]; do
+    args=$(tr '\0' ' ' <"/proc/$1/cmdline") || return 1
+    [ -n "$args" ] && break
+    sleep 0.1
+    tries=$((tries - 1))
+  done
+  printf '%s' "$args"
+}
+
 # Processes of the bundle DIR (never this shell): those whose root or cwd is DIR or DIR/rootfs,
 # compared by device and inode, since after pivot_root the link text reads "/". One find (the
 # bundle's own directories first, then every process's root and cwd, followed) and one awk, both

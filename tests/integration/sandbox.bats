@@ -561,13 +561,25 @@ v1_line() { grep -E "^[0-9]+:([^:]*,)?$2(,[^:]*)?:" <<<"$1" || :; }
   grep -q "allowedPaths\[0\].*does not exist" "$DIR/fsrun.err"
 }
 
+# assert_no_sleep MARKER: no process runs `sleep MARKER`. Anchored: the command lines of fsrun
+# and of its watchdog, which may still be ending, hold the words too. Bounded wait: a process
+# already SIGKILLed may still be exiting; one that was never killed stays, and fails.
+assert_no_sleep() {
+  local tries=100
+  while pgrep -f "^sleep $1\$" >/dev/null && [ "$tries" -gt 0 ]; do
+    sleep 0.1
+    tries=$((tries - 1))
+  done
+  ! pgrep -af "^sleep $1\$" || false
+}
+
 @test "sandbox: --timeout-ms kills the whole sandbox: 124, no process left" {
   local marker=1$RANDOM$RANDOM
   run sbx --timeout-ms 300 -- /bin/sh -c "sleep $marker & sleep $marker; echo not-killed"
   echo "$output"
   [ "$status" -eq 124 ]
   [[ $output != *not-killed* ]]
-  [ -z "$(pgrep -f "sleep $marker")" ]
+  assert_no_sleep "$marker"
   assert_sandbox_gone
   # a set-up slower than 300 ms (ASan, a loaded machine) ends the same way, with one more line on
   # stderr: only stdout is the result
@@ -575,7 +587,7 @@ v1_line() { grep -E "^[0-9]+:([^:]*,)?$2(,[^:]*)?:" <<<"$1" || :; }
   [ "$status" -eq 124 ]
   [ "$(jq -r .timedOut <<<"$output")" = true ]
   [ "$(jq -r '"\(.exitCode) \(.signal)"' <<<"$output")" = "null SIGKILL" ]
-  [ -z "$(pgrep -f "sleep $marker")" ]
+  assert_no_sleep "$marker"
 }
 
 @test "sandbox: under fallback-native, --timeout-ms kills the command's whole process group: 124" {
@@ -594,7 +606,7 @@ v1_line() { grep -E "^[0-9]+:([^:]*,)?$2(,[^:]*)?:" <<<"$1" || :; }
   [ "$(jq -r .backend <<<"$json")" = native ]
   [ "$(jq -r .timedOut <<<"$json")" = true ]
   [[ $(jq -r .stdout <<<"$json") != *not-killed* ]]
-  [ -z "$(pgrep -f "sleep $marker")" ]
+  assert_no_sleep "$marker"
 }
 
 @test "sandbox: a misspelt policy key is refused: exit 125, one line naming it, nothing run" {

@@ -5,8 +5,11 @@
  * ports: no port is forwarded in either direction and the gateway does not lead to the host.
  *
  * slirp4netns runs as our child with a parent-death signal and an exit fd (it quits when our end
- * closes), so a SIGKILLed fsrun takes it along; otherwise sandbox_net_stop() kills it once the
- * container has ended. Why not pasta: see docs/sandbox.md ("Network"). */
+ * closes), so a SIGKILLed fsrun takes it along; otherwise sandbox_net_kill() kills it once the
+ * container's init has been reaped and sandbox_net_reap() waits for it last: its death takes
+ * milliseconds (closing its tap's fd unregisters the device, which waits for RCU grace periods
+ * and an rcu_barrier), spent while the runtime removes the container, syncs git and reports.
+ * Why not pasta: see docs/sandbox.md ("Network"). */
 #include "sandbox-net.h"
 
 #include <errno.h>
@@ -260,11 +263,18 @@ int sandbox_net_attach(pid_t init_pid, void *data, fsrun_error_t *err) {
   return start_helper(net, helper, userns_fd, netns_fd, err);
 }
 
-void sandbox_net_stop(struct sandbox_net *net) {
-  if (net->pid <= 0)
+void sandbox_net_kill(struct sandbox_net *net) {
+  if (net->pid <= 0 || net->killed)
     return;
   /* our unreaped child: the pid cannot have been reused */
   kill(net->pid, SIGKILL);
+  net->killed = true;
+}
+
+void sandbox_net_reap(struct sandbox_net *net) {
+  if (net->pid <= 0)
+    return;
+  sandbox_net_kill(net);
   while (waitpid(net->pid, NULL, 0) < 0 && errno == EINTR)
     ;
   net->pid = 0;

@@ -32,7 +32,8 @@ const char *sandbox_network_name(enum sandbox_network n);
 /* The helper of one sandbox. */
 struct sandbox_net {
   bool userns; /* the sandbox has a user namespace of its own (not root): the helper joins it */
-  pid_t pid;   /* slirp4netns, our child; 0 when not started */
+  pid_t pid;   /* slirp4netns, our child; 0 when not started or reaped */
+  bool killed; /* SIGKILLed, not yet reaped */
   int pidfd;
   int exit_fd;      /* our end of its --exit-fd pipe: when it closes, slirp4netns quits */
   int64_t deadline; /* --timeout-ms (CLOCK_MONOTONIC ms): the wait for it ends there too; 0: none */
@@ -44,7 +45,9 @@ struct sandbox_net {
  * slirp4netns on the namespaces of the init (still waiting for GO) and returns once it has
  * configured the network. */
 int sandbox_net_attach(pid_t init_pid, void *data, fsrun_error_t *err);
-/* Kills and reaps the helper; nothing when it was not started. */
-void sandbox_net_stop(struct sandbox_net *net);
+/* SIGKILLs the helper (once) without waiting for its death; nothing when it was not started. */
+void sandbox_net_kill(struct sandbox_net *net);
+/* Kills it if that was not done, and reaps it: the last thing before fsrun exits. */
+void sandbox_net_reap(struct sandbox_net *net);
 
 #endif

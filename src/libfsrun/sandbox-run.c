@@ -112,6 +112,7 @@ struct run_result {
   bool oom_killed;          /* the OOM killer killed a process of the sandbox's cgroup */
   bool cpu_budget_exceeded; /* cpuLimit.maxMs spent by the whole command: ended by the watchdog */
   struct sandbox_limits limits;
+  struct sandbox_net net; /* the egress helper: killed once the init is reaped, reaped last */
 };
 
 /* `,"oomKilled":...,"cpuBudgetExceeded":...,"limitsNotEnforced":[...]`: the result's and the
@@ -615,11 +616,14 @@ static void print_result_json(const struct run_result *r, const struct capture *
   free(b.data);
 }
 
-/* container_run's on_exit: what the cgroup counted, read before it is removed */
-static void read_cgroup_outcome(const struct fsrun_cgroup *cg, void *data) {
+/* container_run's on_exit: what the cgroup counted, read before it is removed; and the network
+ * helper, which nothing of the sandbox uses any more, is killed to die while the container is
+ * removed */
+static void command_ended(const struct fsrun_cgroup *cg, void *data) {
   struct run_result *res = data;
   uint64_t kills = 0;
   res->oom_killed = cg != NULL && cgroup_oom_kills(cg, &kills) && kills > 0;
+  sandbox_net_kill(&res->net);
 }
 
 /* Builds the config and runs it over the shared bundle. Returns < 0 when the sandbox could not be
@@ -657,9 +661,8 @@ static int run_in_sandbox(const struct fsrun_context *ctx, const struct sandbox_
   r = sandbox_watchdog_arm_container_budget(
       id, deadline, res->limits.cpu_budget ? (int64_t)res->limits.cpu_budget_ms : 0, err);
   if (r == 0) {
-    struct sandbox_net net = SANDBOX_NET_INIT(userns);
     struct started started = {.cap = cap, .cpu_budget = res->limits.cpu_budget};
-    net.deadline = deadline;
+    res->net.deadline = deadline;
     struct container_run_opts ro = {.create = {.id = id,
                                                .bundle = bundle,
                                                .config_json = json,
@@ -669,16 +672,16 @@ static int run_in_sandbox(const struct fsrun_context *ctx, const struct sandbox_
                                     .on_started = on_started,
                                     .on_started_arg = &started,
                                     .term_signal = &res->signal,
-                                    .on_exit = read_cgroup_outcome,
+                                    .on_exit = command_ended,
                                     .on_exit_data = res};
     if (sandbox_network_profile(policy) == SANDBOX_NET_EGRESS) {
       ro.create.on_namespaces = sandbox_net_attach;
-      ro.create.on_namespaces_data = &net;
+      ro.create.on_namespaces_data = &res->net;
     }
     setup_deadline_disarm();
     r = container_run(ctx, &ro, &status, err);
-    /* the sandbox has ended (or never started): its network helper goes with it */
-    sandbox_net_stop(&net);
+    /* the sandbox has ended (or never started): its network helper goes with it, reaped last */
+    sandbox_net_kill(&res->net);
     res->timed_out = sandbox_watchdog_disarm();
     res->cpu_budget_exceeded = sandbox_watchdog_cpu_budget_spent();
     if (status >= 0)
@@ -729,6 +732,7 @@ static int run_once(const struct fsrun_context *ctx, const struct sandbox_run_op
   int64_t start, deadline = o->timeout_ms > 0 ? monotonic_ms() + o->timeout_ms : 0;
   int r;
 
+  result.net = SANDBOX_NET_INIT(userns);
   /* --- bad options: exit 1, nothing run, nothing logged --- */
   if (o->args == NULL || o->n_args == 0)
     return fsrun_error_make(err, 0, "sandbox: a COMMAND is required after `--`");
@@ -866,6 +870,8 @@ static int run_once(const struct fsrun_context *ctx, const struct sandbox_run_op
   if (o->json)
     print_result_json(&result, &cap, policy, o->timeout_ms);
   capture_release(&cap);
+  /* the killed helper has been dying meanwhile; none outlives us */
+  sandbox_net_reap(&result.net);
   sandbox_limits_clear(&result.limits);
   free(result.error);
   sandbox_git_run_free(&git);

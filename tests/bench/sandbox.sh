@@ -13,6 +13,7 @@
 #   bwrap-net     the same with --share-net (bwrap's network on: the host's network)
 #   base          (with FSRUN_BASE=path/to/another/fsrun) `sandbox` under that binary: a change
 #                 measured against its base in the same run
+#   base-egress   (with FSRUN_BASE) `egress` under that binary
 # SANDBOX_BENCH_USER=1: every command above runs as an ordinary user (made for the run, removed at
 # the end; bwrap unprivileged, fsrun in a user namespace of its own, no cgroup), with its own
 # worktree and a state root on a tmpfs (as $XDG_RUNTIME_DIR is), plus three more runners:
@@ -94,7 +95,7 @@ runners=(native sandbox sandbox-json exec)
 command -v slirp4netns >/dev/null && runners+=(egress)
 runners+=(net-host)
 command -v bwrap >/dev/null && runners+=(bwrap bwrap-net)
-[ -n "${FSRUN_BASE:-}" ] && runners+=(base)
+[ -n "${FSRUN_BASE:-}" ] && runners+=(base) && command -v slirp4netns >/dev/null && runners+=(base-egress)
 [ -n "$as_user" ] && runners+=(sandbox-disk root-sandbox) && command -v bwrap >/dev/null && runners+=(root-bwrap)
 
 run_one() { # run_one NAME: prints "wall cpu status"; root-NAME is NAME as root
@@ -118,6 +119,8 @@ run_one() { # run_one NAME: prints "wall cpu status"; root-NAME is NAME as root
       "${t[@]}" bwrap "${bw[@]}" /bin/sh -c true ;;
     base) "${t[@]}" "$FSRUN_BASE" --root "$state-base" sandbox --worktree "$wt" \
       --policy "$work/policy.json" -- /bin/sh -c true ;;
+    base-egress) "${t[@]}" "$FSRUN_BASE" --root "$state-base" sandbox --worktree "$wt" \
+      --policy "$work/egress.json" -- /bin/sh -c true ;;
   esac
 }
 
@@ -137,7 +140,8 @@ for r in egress net-host; do
   case " ${runners[*]} " in *" $r "*) bench_ratio "$r" sandbox ;; esac
 done
 bench_ratio egress bwrap-net
-[ -n "${FSRUN_BASE:-}" ] && bench_ratio sandbox base
+[ -n "${FSRUN_BASE:-}" ] && bench_ratio sandbox base && bench_ratio egress base-egress
+bench_ratio base-egress bwrap-net
 bench_ratio root-sandbox root-bwrap
 bench_ratio sandbox root-sandbox
 bench_ratio sandbox-disk sandbox

@@ -133,6 +133,7 @@ teardown() {
     kill -9 "$pid" 2>/dev/null
   done
   [ -n "${LEFTOVER_SLEEP:-}" ] && pkill -9 -f "^sleep $LEFTOVER_SLEEP"
+  unpin_helpers
   # a SIGKILLed fsrun sandbox leaves its git run dir (not this file's concern; see sandbox-git)
   rm -rf --one-file-system "$FSRUN_ROOT"/.sandbox-git.sandbox-"$TASK"-*
   rm -rf "$UDIR"
@@ -155,8 +156,8 @@ sbx_as() {
   local who=$1
   shift
   if [ "$who" = root ]; then
-    in_test_ns env FSNET_MARK="$MARK" "$FSRUN" --root "$FSRUN_ROOT" sandbox --policy "$POLICY" \
-      --worktree "$WT" --task-id "$TASK" "$@"
+    in_test_ns env FSNET_MARK="$MARK" ${FSRUN_SLIRP4NETNS:+FSRUN_SLIRP4NETNS=$FSRUN_SLIRP4NETNS} \
+      "$FSRUN" --root "$FSRUN_ROOT" sandbox --policy "$POLICY" --worktree "$WT" --task-id "$TASK" "$@"
   else
     [ -n "${TEST_USER:-}" ] || skip "needs useradd and setpriv"
     in_test_ns setpriv --reuid="$TEST_USER" --regid="$TEST_USER" --init-groups \
@@ -340,16 +341,97 @@ check_allowed_tcp_ports() {
   check_allowed_tcp_ports user
 }
 
+# record_helpers: FSRUN_SLIRP4NETNS becomes a wrapper that writes, per helper started, its pid,
+# its start time (field 22 of /proc/PID/stat: a reused pid has another), the network namespace it
+# configures (`net:[INODE]`) and the pid of a `sleep` it leaves holding that namespace's fd to
+# $HELPERS, then becomes slirp4netns (same pid; named otherwise so that neither it nor its
+# subshells pass for the helper in marked_helpers). The pin keeps the namespace, and so its inode
+# number, its own: what is in it afterwards is exactly what the run left (a freed namespace's
+# number is soon another's, other sandboxes running meanwhile)
+record_helpers() {
+  local real
+  real=$(command -v slirp4netns)
+  HELPERS=$UDIR/helpers.list
+  mkdir -m 755 "$UDIR/wrap"
+  cat >"$UDIR/wrap/slirp-recorder" <<EOF
+#!/bin/sh
+for a; do case \$a in /proc/self/fd/*) fd=\${a#/proc/self/fd/} netns=\$(readlink "\$a") ;; esac; done
+# the pin keeps only the namespace's fd: not the ready pipe, the exit pipe or the user namespace
+sleep 600 </dev/null >/dev/null 2>&1 3<&- 5>&- 6<&- &
+echo "\$\$ \$(cut -d' ' -f22 /proc/\$\$/stat) \$netns \$! \$fd" >>"$HELPERS"
+exec "$real" "\$@"
+EOF
+  chmod 755 "$UDIR/wrap/slirp-recorder"
+  : >"$HELPERS"
+  chmod 666 "$HELPERS"
+  FSRUN_SLIRP4NETNS=$UDIR/wrap/slirp-recorder
+}
+
+# unpin_helpers: the pins' sleeps end (teardown)
+unpin_helpers() {
+  local pid start netns pin fd
+  [ -n "${HELPERS:-}" ] && [ -f "$HELPERS" ] || return 0
+  while read -r pid start netns pin fd; do
+    kill -9 "$pin" 2>/dev/null
+  done <"$HELPERS"
+  return 0
+}
+
+# netns_holders NET:[INODE] PIN: the processes in that network namespace or holding an fd of it
+# but the pin, and the namespace's devices but lo (its tap0 unregistered with the helper's death)
+netns_holders() {
+  local pattern=${1//[/\\[} fd=$3
+  pattern=${pattern//]/\\]}
+  find /proc/[0-9]*/ns/net /proc/[0-9]*/fd -maxdepth 1 -lname "$pattern" 2>/dev/null |
+    grep -v "^/proc/$2/"
+  nsenter --net="/proc/$2/fd/$fd" ip -o link show | awk -F': ' '$2 != "lo" {print "device " $2}'
+  return 0
+}
+
+# helpers_left: the recorded helpers still there (running, dying or a zombie), and what is left
+# in their network namespaces
+helpers_left() {
+  local pid start netns pin fd
+  while read -r pid start netns pin fd; do
+    [ "$(cut -d' ' -f22 "/proc/$pid/stat" 2>/dev/null)" != "$start" ] ||
+      echo "helper $pid: $(grep -E '^(Name|State|PPid):' "/proc/$pid/status" 2>/dev/null | tr '\n' ' ')"
+    netns_holders "$netns" "$pin" "$fd"
+  done <"$HELPERS"
+}
+
+# assert_helpers_gone N: N helpers were started and nothing of any is left
+assert_helpers_gone() {
+  local left
+  [ "$(grep -c 'net:\[' "$HELPERS")" = "$1" ] || {
+    cat "$HELPERS" >&2
+    return 1
+  }
+  left=$(helpers_left)
+  [ -z "$left" ] || {
+    echo "left: $left" >&2
+    return 1
+  }
+}
+
 check_helper_dies() {
   local tries helper fsrun_pid root
-  # a run, then a timeout: the helper is gone when fsrun returns
+  record_helpers
+  # a run, a failing command, then a timeout: the helper, reaped, and its network namespace with
+  # its tap device are gone when fsrun returns
   run sbx_as "$1" -- true
   [ "$status" -eq 0 ]
-  [ -z "$(marked_helpers)" ]
+  assert_helpers_gone 1
+  run sbx_as "$1" -- sh -c 'exit 3'
+  [ "$status" -eq 3 ]
+  assert_helpers_gone 2
+  run sbx_as "$1" --json -- sh -c 'exit 3'
+  [ "$status" -eq 3 ]
+  [ "$(jq -r .exitCode <<<"$output")" = 3 ]
+  assert_helpers_gone 3
   LEFTOVER_SLEEP=6$RANDOM
   run sbx_as "$1" --timeout-ms 2000 -- sleep "$LEFTOVER_SLEEP"
   [ "$status" -eq 124 ]
-  [ -z "$(marked_helpers)" ]
+  assert_helpers_gone 4
   assert_nothing_left "$1"
   # a SIGKILL of fsrun while the command runs: the helper goes with it
   sbx_as "$1" -- sleep "$LEFTOVER_SLEEP" &
@@ -367,13 +449,7 @@ check_helper_dies() {
   kill -9 "$fsrun_pid"
   wait "$FSRUN_BG" || true
   FSRUN_BG=
-  tries=600
-  until [ -z "$(marked_helpers)" ] || [ "$tries" = 0 ]; do
-    sleep 0.1
-    tries=$((tries - 1))
-  done
-  [ -z "$(marked_helpers)" ]
-  # and the watchdog removes the container (its state dir) after the killed fsrun
+  # the watchdog kills the init and removes the container (its state dir) after the killed fsrun
   root=$(state_root_of "$1")
   tries=600
   until ! compgen -G "$root/sandbox-$TASK-*" >/dev/null || [ "$tries" = 0 ]; do
@@ -381,13 +457,20 @@ check_helper_dies() {
     tries=$((tries - 1))
   done
   ! compgen -G "$root/sandbox-$TASK-*" || false
+  # the helper died of its parent-death signal; its orphaned zombie is reaped by another
+  tries=600
+  until [ -z "$(helpers_left)" ] || [ "$tries" = 0 ]; do
+    sleep 0.1
+    tries=$((tries - 1))
+  done
+  assert_helpers_gone 5
 }
 
-@test "sandbox-net: the helper ends with the sandbox: after a run, a timeout and a SIGKILL of fsrun (root)" {
+@test "sandbox-net: the helper, its namespace and tap end with the sandbox: a run, a failure, a timeout, a SIGKILL of fsrun (root)" {
   check_helper_dies root
 }
 
-@test "sandbox-net: the helper ends with the sandbox: after a run, a timeout and a SIGKILL of fsrun (user)" {
+@test "sandbox-net: the helper, its namespace and tap end with the sandbox: a run, a failure, a timeout, a SIGKILL of fsrun (user)" {
   check_helper_dies user
 }
 

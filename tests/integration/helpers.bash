@@ -328,6 +328,17 @@ wait_for_file() {
   [ -e "$1" ]
 }
 
+# no_process_left PGREP_ARGS...: nothing matches `pgrep PGREP_ARGS`. Waits up to 10 s for
+# processes already killed to finish exiting; one never killed stays, and fails, listed.
+no_process_left() {
+  local tries=100
+  while pgrep "$@" >/dev/null && [ "$tries" -gt 0 ]; do
+    sleep 0.1
+    tries=$((tries - 1))
+  done
+  ! pgrep -a "$@" || false
+}
+
 # cmdline_of PID: the process's arguments joined by spaces (each followed by one). A runtime
 # that returns once its CLOEXEC sync fd closes returns inside the process's execve, before the
 # kernel has set the new arguments (cmdline reads empty then): wait for them, bounded.

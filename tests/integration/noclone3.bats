@@ -88,15 +88,10 @@ user_setup() {
   as_user sh -c 'cd "$1" && "$2" spec --rootless' sh "$UDIR/bundle" "$FSRUN"
 }
 
-# user_processes_gone: the test user has no process left (a killed container's zombies get 5 s to
-# be reaped by whoever inherited them)
+# user_processes_gone: the test user has no process left (a killed container's zombies are given
+# time to be reaped by whoever inherited them)
 user_processes_gone() {
-  local tries=50
-  while pgrep -u "$NEST_USER" >/dev/null && [ $tries -gt 0 ]; do
-    sleep 0.1
-    tries=$((tries - 1))
-  done
-  ! pgrep -a -u "$NEST_USER" || false
+  no_process_left -u "$NEST_USER"
 }
 
 # in_cgroup PID: PID is in the container's cgroup (pids controller on v1/hybrid, the v2 tree)

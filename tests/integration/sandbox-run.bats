@@ -419,12 +419,7 @@ check_etc() {
 
 # no process of this test's sandboxes (fsrun, its watchdog, the command) is left; waits 10 s at most
 wait_processes_gone() {
-  local tries=100
-  while pgrep -f -- "$TASK" >/dev/null && [ "$tries" -gt 0 ]; do
-    sleep 0.1
-    tries=$((tries - 1))
-  done
-  ! pgrep -af -- "$TASK" || false
+  no_process_left -f -- "$TASK"
 }
 
 # waits (10 s at most) until the state root holds nothing of this test's sandboxes

@@ -562,15 +562,9 @@ v1_line() { grep -E "^[0-9]+:([^:]*,)?$2(,[^:]*)?:" <<<"$1" || :; }
 }
 
 # assert_no_sleep MARKER: no process runs `sleep MARKER`. Anchored: the command lines of fsrun
-# and of its watchdog, which may still be ending, hold the words too. Bounded wait: a process
-# already SIGKILLed may still be exiting; one that was never killed stays, and fails.
+# and of its watchdog, which may still be ending, hold the words too.
 assert_no_sleep() {
-  local tries=100
-  while pgrep -f "^sleep $1\$" >/dev/null && [ "$tries" -gt 0 ]; do
-    sleep 0.1
-    tries=$((tries - 1))
-  done
-  ! pgrep -af "^sleep $1\$" || false
+  no_process_left -f "^sleep $1\$"
 }
 
 @test "sandbox: --timeout-ms kills the whole sandbox: 124, no process left" {

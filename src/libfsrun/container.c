@@ -31,6 +31,7 @@
 #include "namespaces.h"
 #include "netlink.h"
 #include "oci.h"
+#include "pidfd-compat.h"
 #include "proc-mounter.h"
 #include "procfs.h"
 #include "reaper.h"
@@ -120,14 +121,17 @@ static int no_pidfd_error(const char *what, fsrun_error_t *err) {
                           what);
 }
 
-/* Waits until the process behind pidfd has exited; reaps it when it is our child. */
-static void wait_pidfd(int pidfd, int timeout_ms) {
+/* Waits until the process behind pidfd has exited; reaps it when it is our child. false when it
+ * still runs after timeout_ms. */
+static bool wait_pidfd(int pidfd, int timeout_ms) {
   struct pollfd p = {.fd = pidfd, .events = POLLIN};
   siginfo_t info;
-  while (poll(&p, 1, timeout_ms) < 0 && errno == EINTR)
+  int r;
+  while ((r = poll(&p, 1, timeout_ms)) < 0 && errno == EINTR)
     ;
   memset(&info, 0, sizeof(info));
   (void)waitid((idtype_t)P_PIDFD, (id_t)pidfd, &info, WEXITED | WNOHANG);
+  return r != 0;
 }
 
 /* --- create ------------------------------------------------------------------------------------
@@ -907,16 +911,27 @@ static int create_mark_created(struct create_job *j, fsrun_error_t *err) {
   return 0;
 }
 
+/* The init of a failed create, our own unreaped child: SIGKILL (kill(2) by its pid where
+ * pidfd_send_signal answers ENOSYS), and our end of the sync socket closed, so that an init
+ * waiting for GO reads EOF and exits even if no signal could be sent. The wait is bounded: a
+ * create never hangs on its undo. */
+static void kill_failed_init(struct create_job *j) {
+  struct created *out = j->out;
+  if (pidfd_signal_child(out->pidfd, SIGKILL) < 0)
+    log_debug("SIGKILL to the container init (pid %d): %s", (int)out->pid, strerror(errno));
+  cleanup_closep(&j->sync_fds[0]);
+  if (!wait_pidfd(out->pidfd, 10000))
+    log_warning("the container init (pid %d) still runs 10 s after SIGKILL", (int)out->pid);
+}
+
 /* A failed step: the init killed, the cgroup, Intel RDT group and state dir removed. */
 static int create_undo(struct create_job *j, fsrun_error_t *err) {
   struct created *out = j->out;
   int code;
   if (out->pidfd >= 0 && j->sync_fds[0] >= 0)
     prefer_init_error(j->sync_fds[0], err);
-  if (out->pidfd >= 0) {
-    pidfd_signal(out->pidfd, SIGKILL);
-    wait_pidfd(out->pidfd, -1);
-  }
+  if (out->pidfd >= 0)
+    kill_failed_init(j);
   if (out->cg != NULL) {
     cleanup_error fsrun_error_t cerr = NULL;
     if (cgroup_destroy(out->cg, &cerr) < 0)

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "log.h"
@@ -34,11 +35,41 @@ static int make_stdin(const char *json, size_t len, fsrun_error_t *err) {
   return fds[0];
 }
 
+/* Without a pidfd: the child's exit, polled (nothing is reaped) */
+static bool child_exits_within_polled(pid_t pid, long long ms) {
+  const struct timespec tick = {.tv_nsec = 10 * 1000 * 1000};
+  int64_t deadline = monotonic_ms() + ms;
+  siginfo_t info;
+  for (;;) {
+    memset(&info, 0, sizeof(info));
+    if (waitid(P_PID, (id_t)pid, &info, WEXITED | WNOHANG | WNOWAIT) < 0 && errno != EINTR)
+      return true; /* nothing to wait for: the caller's waitpid says why */
+    if (info.si_pid == pid)
+      return true;
+    if (monotonic_ms() >= deadline)
+      return false;
+    nanosleep(&tick, NULL);
+  }
+}
+
+/* true when pid, our own unreaped child, exits within ms (nothing is reaped) */
+static bool child_exits_within(pid_t pid, long long ms) {
+  cleanup_close int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+  struct pollfd p = {.fd = pidfd, .events = POLLIN};
+  int r;
+  ms = ms > 0x7fffffff ? 0x7fffffff : ms; /* about 24 days: poll's bound */
+  if (pidfd < 0) /* ENOSYS (valgrind 3.19, a seccomp profile), or out of fds */
+    return child_exits_within_polled(pid, ms);
+  do
+    r = poll(&p, 1, (int)ms);
+  while (r < 0 && errno == EINTR);
+  return r != 0;
+}
+
 static int run_one(const oci_hook *h, const char *kind, size_t index, const char *state_json,
                    fsrun_error_t *err) {
   size_t json_len = state_json ? strlen(state_json) : 0;
   cleanup_close int in = make_stdin(state_json ? state_json : "", json_len, err);
-  cleanup_close int pidfd = -1;
   posix_spawn_file_actions_t fa;
   /* oci_strv arrays are not NULL-terminated */
   cleanup_free char **argv = xmalloc0(sizeof(char *) * (h->args.len + 2));
@@ -62,22 +93,15 @@ static int run_one(const oci_hook *h, const char *kind, size_t index, const char
   if (r != 0)
     return fsrun_error_make(err, r, "%s hook #%zu (`%s`): exec", kind, index, h->path);
 
-  if (h->has_timeout && h->timeout > 0) {
-    struct pollfd p = {.events = POLLIN};
-    long long ms = h->timeout * 1000LL;
-    pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
-    p.fd = pidfd;
-    do
-      r = pidfd >= 0 ? poll(&p, 1, ms > 0x7fffffff ? 0x7fffffff : (int)ms) : 1;
-    while (r < 0 && errno == EINTR);
-    if (r == 0) {
-      syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0);
-      while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-        ;
-      return fsrun_error_make(err, ETIMEDOUT,
-                              "%s hook #%zu (`%s`): killed after its timeout of %lld s", kind,
-                              index, h->path, (long long)h->timeout);
-    }
+  if (h->has_timeout && h->timeout > 0 && !child_exits_within(pid, h->timeout * 1000LL)) {
+    /* our own child, not reaped yet: its pid is no other process's, kill(2) is as safe as a
+     * pidfd and works where pidfd_send_signal answers ENOSYS */
+    kill(pid, SIGKILL);
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+      ;
+    return fsrun_error_make(err, ETIMEDOUT,
+                            "%s hook #%zu (`%s`): killed after its timeout of %lld s", kind, index,
+                            h->path, (long long)h->timeout);
   }
   while (waitpid(pid, &status, 0) < 0) {
     if (errno != EINTR)

@@ -33,6 +33,10 @@ setup() {
 }
 
 teardown() {
+  # a hook the binary before left running past its timeout
+  if [ -n "${HOOK_NAME:-}" ]; then
+    pkill -KILL -xf "$HOOK_NAME 600" || true
+  fi
   if [ -n "${UDIR:-}" ]; then
     local f
     for f in "$UDIR"/run/fsrun/*/; do
@@ -337,3 +341,50 @@ in_cgroup() {
   [ ! -e "$UDIR/run/fsrun/$CONTAINER_ID" ]
   user_processes_gone
 }
+# Before, create's undo of a failed step sent its SIGKILL with pidfd_send_signal only, and then
+# waited for the init without a bound: the init, waiting for GO on the socket create still held,
+# never ended, nor did create (the `timeout` below ends it: 124, the state left).
+@test "noclone3: without pidfd_send_signal (ENOSYS) as root, a create whose prestart hook fails ends (exit 1) and leaves nothing" {
+  update_config '.process.args = ["sleep", "1000"]
+    | .hooks.prestart = [{"path": "/bin/sh", "args": ["sh", "-c", "exit 3"]}]'
+  run timeout 60 "$NOCLONE3" --enosys pidfd_send_signal "$FSRUN" --root "$FSRUN_ROOT" \
+    create --bundle "$BUNDLE" "$CONTAINER_ID" </dev/null
+  [ "$status" = 1 ] || { echo "$output"; false; }
+  [[ $output == *"prestart hook #0"*"exited with status 3"* ]]
+  assert_no_leftovers "$CONTAINER_ID"
+}
+
+@test "noclone3: without pidfd_send_signal (ENOSYS), an ordinary user's create whose prestart hook fails ends (exit 1) and leaves nothing" {
+  user_setup
+  cd "$UDIR/bundle"
+  jq '.process.terminal = false | .process.args = ["sleep", "1000"]
+    | .hooks.prestart = [{"path": "/bin/sh", "args": ["sh", "-c", "exit 3"]}]' config.json >c.json
+  chown "$NEST_UID:$NEST_GID" c.json
+  mv c.json config.json
+  run as_user timeout 60 "$NOCLONE3" --enosys pidfd_send_signal "$FSRUN" create "$CONTAINER_ID" </dev/null
+  [ "$status" = 1 ] || { echo "$output"; false; }
+  [[ $output == *"prestart hook #0"*"exited with status 3"* ]]
+  [ ! -e "$UDIR/run/fsrun/$CONTAINER_ID" ]
+  user_processes_gone
+}
+
+# Before, a hook's timeout was kept only through a pidfd: where pidfd_open answers ENOSYS create
+# waited for the hook's own end (600 s here: `timeout` ends it, 124); and where only
+# pidfd_send_signal does, the hook's SIGKILL went unsent (the same wait).
+@test "noclone3: without pidfd_open and pidfd_send_signal (ENOSYS) as root, a hook past its timeout is killed and fails create" {
+  local enosys
+  # argv[0] names this test's hook, so that a concurrent run's is not taken for it
+  HOOK_NAME=hook-sleep-$CONTAINER_ID
+  update_config '.process.args = ["sleep", "1000"]
+    | .hooks.createRuntime = [{"path": "/bin/sleep", "args": [$name, "600"], "timeout": 1}]' \
+    --arg name "$HOOK_NAME"
+  for enosys in "$NO_PIDFD" pidfd_send_signal; do
+    run timeout 60 "$NOCLONE3" --enosys "$enosys" "$FSRUN" --root "$FSRUN_ROOT" \
+      create --bundle "$BUNDLE" "$CONTAINER_ID" </dev/null
+    [ "$status" = 1 ] || { echo "$enosys: $output"; false; }
+    [[ $output == *"createRuntime hook #0"*"killed after its timeout of 1 s"* ]]
+    assert_no_leftovers "$CONTAINER_ID"
+    ! pgrep -xf "$HOOK_NAME 600" || false
+  done
+}
+

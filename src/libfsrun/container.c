@@ -1122,33 +1122,51 @@ static void open_state_cgroup(const struct fsrun_context *ctx, const char *id,
   log_debug("delete `%s`: %s", id, cerr->msg);
 }
 
-/* SIGKILL to the init (pidfd -1: gone already), waited for (up to 10 s); cg is thawed first. */
-static void kill_init(int pidfd, const struct fsrun_cgroup *cg) {
+/* SIGKILL through the init's pidfd: true once sent (or the init is gone: ESRCH). Where
+ * pidfd_send_signal answers ENOSYS, kill(2) only of our own unreaped child (`run`'s init), whose
+ * pid nobody else can hold; a pid of someone else's child may be reused by then (invariant 5). */
+static bool send_init_kill(int pidfd) {
+  if (pidfd_signal(pidfd, SIGKILL) == 0 || errno != ENOSYS)
+    return true;
+  return pidfd_signal_child(pidfd, SIGKILL) == 0;
+}
+
+/* SIGKILL to the init (pidfd -1: gone already, or no pidfd), waited for (up to 10 s); cg is
+ * thawed first. NULL, or the pidfd call that answers ENOSYS when the signal could not be sent:
+ * the init then dies only as a member of its cgroup (check_init_gone). */
+static const char *kill_init(int pidfd, const struct fsrun_cgroup *cg) {
   cleanup_error fsrun_error_t ferr = NULL;
   if (pidfd < 0)
-    return;
-  pidfd_signal(pidfd, SIGKILL);
+    return NULL;
+  if (!send_init_kill(pidfd))
+    return "pidfd_send_signal";
   if (cg != NULL)
     (void)cgroup_thaw_all(cg, &ferr); /* frozen processes only die once thawed */
   wait_pidfd(pidfd, 10000);
+  return NULL;
 }
 
-/* Without a pidfd on a live init (pidfd_open answers ENOSYS) the init dies only as a member of its
- * cgroup, which cgroup_destroy() killed (it is given 10 s to exit, watched by its identity: a pid
- * taken by another process reads as gone): one that had left the cgroup lives on, and nothing is
- * removed. */
-static int check_init_gone(bool no_pidfd, const struct container_status *st,
+/* Without a pidfd that signals a live init (no_pidfd: pidfd_open or pidfd_send_signal, the call
+ * that answers ENOSYS) the init dies only as a member of its cgroup, which cgroup_destroy() killed
+ * (it is given 10 s to exit, watched by its identity: a pid taken by another process reads as
+ * gone): one that had left the cgroup lives on, and nothing is removed. */
+static int check_init_gone(const char *no_pidfd, const struct container_status *st,
                            const struct fsrun_cgroup *cg, const char *id, fsrun_error_t *err) {
   const struct timespec tick = {.tv_nsec = 10 * 1000 * 1000};
   for (int i = 0; no_pidfd && i < 1000 && status_init_alive(st); i++)
     nanosleep(&tick, NULL);
-  if (!no_pidfd || !status_init_alive(st))
+  if (no_pidfd == NULL || !status_init_alive(st))
     return 0;
   return fsrun_error_make(
       err, ENOSYS,
-      "delete `%s`: its init (pid %d) is not in %s, and pidfd_open answers "
+      "delete `%s`: its init (pid %d) is not in %s, and %s answers "
       "ENOSYS here: fsrun kills an init only through a pidfd; the state is kept",
-      id, (int)st->pid, cg != NULL ? "its cgroup" : "a cgroup (the container has none)");
+      id, (int)st->pid, cg != NULL ? "its cgroup" : "a cgroup (the container has none)", no_pidfd);
+}
+
+/* For open_init_pidfd's -1 (errno as it left it): "pidfd_open" when that call answers ENOSYS */
+static const char *no_pidfd_open(int pidfd) {
+  return pidfd < 0 && errno == ENOSYS ? "pidfd_open" : NULL;
 }
 
 /* delete --force of a container without a readable state file. What of it may still run: its
@@ -1163,7 +1181,7 @@ static int destroy_without_state(const struct fsrun_context *ctx, int dirfd, con
   cleanup_close int pidfd = -1;
   struct container_status init = {0};
   bool never_written = fsrun_error_code(why) == -ENOENT;
-  bool no_pidfd;
+  const char *no_pidfd;
 
   if (!never_written && status_read_init_record(dirfd, &init, &cerr) < 0)
     return fsrun_error_take(err, EIO,
@@ -1175,8 +1193,7 @@ static int destroy_without_state(const struct fsrun_context *ctx, int dirfd, con
                             xasprintf("delete `%s`: %s, and %s: the state directory %s/%s is kept",
                                       id, (*why)->msg, cerr->msg, ctx->state_root, id));
   pidfd = open_init_pidfd(&init);
-  no_pidfd = pidfd < 0 && errno == ENOSYS;
-  kill_init(pidfd, cg);
+  no_pidfd = pidfd < 0 ? no_pidfd_open(pidfd) : kill_init(pidfd, cg);
   if (cg != NULL && cgroup_destroy(cg, err) < 0)
     return fsrun_error_wrap(err, "delete `%s`", id);
   if (check_init_gone(no_pidfd, &init, cg, id, err) < 0)
@@ -1193,7 +1210,7 @@ static int destroy(const struct fsrun_context *ctx, const char *id,
   struct fsrun_cgroup *cg = hints ? hints->cg : NULL;
   const oci_hook_list *poststop = hints && hints->poststop ? hints->poststop : &st->poststop;
   cleanup_close int pidfd = -1;
-  bool no_pidfd;
+  const char *no_pidfd;
 
   if (have_state) {
     if (cg == NULL && st->cgroup != NULL) {
@@ -1203,8 +1220,7 @@ static int destroy(const struct fsrun_context *ctx, const char *id,
     errno = 0; /* ENOSYS below is open_init_pidfd's */
     if (!(hints && hints->init_reaped))
       pidfd = hints && hints->pidfd >= 0 ? dup(hints->pidfd) : open_init_pidfd(st);
-    no_pidfd = pidfd < 0 && errno == ENOSYS;
-    kill_init(pidfd, cg);
+    no_pidfd = pidfd < 0 ? no_pidfd_open(pidfd) : kill_init(pidfd, cg);
     if (cg != NULL && cgroup_destroy(cg, err) < 0)
       return fsrun_error_wrap(err, "delete `%s`", id);
     if (check_init_gone(no_pidfd, st, cg, id, err) < 0)

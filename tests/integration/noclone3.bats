@@ -98,6 +98,19 @@ user_processes_gone() {
   no_process_left -u "$NEST_USER"
 }
 
+# run_init_moved_out: a `sleep` container started with the plain binary, its init (INIT) moved
+# out of the container's cgroups into the root ones
+run_init_moved_out() {
+  local procs
+  update_config '.process.args = ["sleep", "1000"]'
+  fsrun run -d --bundle "$BUNDLE" "$CONTAINER_ID" </dev/null
+  INIT=$(fsrun state "$CONTAINER_ID" | jq -r .pid)
+  for procs in /sys/fs/cgroup/cgroup.procs /sys/fs/cgroup/*/cgroup.procs; do
+    [ -e "$procs" ] && echo "$INIT" >"$procs"
+  done
+  ! grep -q "$CONTAINER_ID" "/proc/$INIT/cgroup" || false
+}
+
 # in_cgroup PID: PID is in the container's cgroup (pids controller on v1/hybrid, the v2 tree)
 in_cgroup() {
   grep -qx "$1" "$(container_cgroup_file pids cgroup.procs)"
@@ -293,18 +306,12 @@ in_cgroup() {
 }
 
 @test "noclone3: without pidfd_open (ENOSYS), delete --force refuses an init that left its cgroup and keeps the state" {
-  update_config '.process.args = ["sleep", "1000"]'
-  fsrun run -d --bundle "$BUNDLE" "$CONTAINER_ID" </dev/null
-  init=$(fsrun state "$CONTAINER_ID" | jq -r .pid)
-  for procs in /sys/fs/cgroup/cgroup.procs /sys/fs/cgroup/*/cgroup.procs; do
-    [ -e "$procs" ] && echo "$init" >"$procs"
-  done
-  ! grep -q "$CONTAINER_ID" "/proc/$init/cgroup" || false
+  run_init_moved_out
   run no_pidfd delete --force "$CONTAINER_ID"
   [ "$status" = 1 ]
-  [[ $output == *"its init (pid $init) is not in its cgroup, and pidfd_open answers ENOSYS here"* ]]
+  [[ $output == *"its init (pid $INIT) is not in its cgroup, and pidfd_open answers ENOSYS here"* ]]
   [ -e "$FSRUN_ROOT/$CONTAINER_ID/state.json" ]
-  _fsrun_pid_alive "$init"
+  _fsrun_pid_alive "$INIT"
   # with its pidfd the init is killed wherever it is
   fsrun delete --force "$CONTAINER_ID"
   assert_no_leftovers "$CONTAINER_ID"
@@ -321,8 +328,8 @@ in_cgroup() {
   run as_user "$NOCLONE3" --enosys "$NO_PIDFD" "$FSRUN" exec "$CONTAINER_ID" \
     sh -c 'for n in mnt pid net ipc uts; do readlink /proc/self/ns/$n; done; readlink /proc/self/ns/user; id -u'
   [ "$status" = 0 ] || { echo "$output"; false; }
-  same_namespaces "$init" "$(head -n 5 <<<"$output")"
-  [ "${lines[5]}" = "$(readlink "/proc/$init/ns/user")" ]
+  same_namespaces "$INIT" "$(head -n 5 <<<"$output")"
+  [ "${lines[5]}" = "$(readlink "/proc/$INIT/ns/user")" ]
   [ "${lines[6]}" = 0 ]
   run as_user "$NOCLONE3" --enosys "$NO_PIDFD" "$FSRUN" kill "$CONTAINER_ID" KILL
   [ "$status" = 1 ]
@@ -331,9 +338,9 @@ in_cgroup() {
   if [ -z "$(jq -r '.fsrun.cgroup // empty' "$UDIR/run/fsrun/$CONTAINER_ID/state.json")" ]; then
     run as_user "$NOCLONE3" --enosys "$NO_PIDFD" "$FSRUN" delete --force "$CONTAINER_ID"
     [ "$status" = 1 ]
-    [[ $output == *"its init (pid $init) is not in a cgroup (the container has none), and pidfd_open answers ENOSYS here"* ]]
+    [[ $output == *"its init (pid $INIT) is not in a cgroup (the container has none), and pidfd_open answers ENOSYS here"* ]]
     [ -e "$UDIR/run/fsrun/$CONTAINER_ID/state.json" ]
-    _fsrun_pid_alive "$init"
+    _fsrun_pid_alive "$INIT"
     as_user "$FSRUN" delete --force "$CONTAINER_ID"
   else
     as_user "$NOCLONE3" --enosys "$NO_PIDFD" "$FSRUN" delete --force "$CONTAINER_ID"
@@ -341,6 +348,7 @@ in_cgroup() {
   [ ! -e "$UDIR/run/fsrun/$CONTAINER_ID" ]
   user_processes_gone
 }
+
 # Before, create's undo of a failed step sent its SIGKILL with pidfd_send_signal only, and then
 # waited for the init without a bound: the init, waiting for GO on the socket create still held,
 # never ended, nor did create (the `timeout` below ends it: 124, the state left).
@@ -388,3 +396,21 @@ in_cgroup() {
   done
 }
 
+# Before, with pidfd_open working and pidfd_send_signal answering ENOSYS, delete --force did not
+# notice that its SIGKILL went unsent: it removed the state of an init that lived on outside its
+# cgroup (exit 0).
+@test "noclone3: without pidfd_send_signal (ENOSYS), delete --force refuses an init that left its cgroup and keeps the state; one in its cgroup dies with it" {
+  run_init_moved_out
+  run "$NOCLONE3" --enosys pidfd_send_signal "$FSRUN" --root "$FSRUN_ROOT" delete --force "$CONTAINER_ID"
+  [ "$status" = 1 ] || { echo "$output"; false; }
+  [[ $output == *"its init (pid $INIT) is not in its cgroup, and pidfd_send_signal answers ENOSYS here"* ]]
+  [ -e "$FSRUN_ROOT/$CONTAINER_ID/state.json" ]
+  _fsrun_pid_alive "$INIT"
+  fsrun delete --force "$CONTAINER_ID"
+  assert_no_leftovers "$CONTAINER_ID"
+  # an init that stayed in its cgroup dies as a member of it
+  fsrun run -d --bundle "$BUNDLE" "$CONTAINER_ID" </dev/null
+  run "$NOCLONE3" --enosys pidfd_send_signal "$FSRUN" --root "$FSRUN_ROOT" delete --force "$CONTAINER_ID"
+  [ "$status" = 0 ] || { echo "$output"; false; }
+  assert_no_leftovers "$CONTAINER_ID"
+}

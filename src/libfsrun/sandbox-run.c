@@ -235,6 +235,8 @@ struct capture {
   bool kill_on_overflow;
   int kill_pidfd;  /* the container's init (its pid namespace dies with it), or -1 */
   pid_t kill_pgid; /* the native command's process group, or 0 */
+  /* the three above: the reader reads them while run_native changes them */
+  pthread_mutex_t kill_lock;
   pthread_t reader;
   bool reader_started;
 };
@@ -249,18 +251,35 @@ static void capture_wait_init_gone(struct capture *c) {
     ;
 }
 
-/* The whole command, once: a pidfd cannot name a reused pid, and the native child's group is ours
- * until we reap it, which happens only after the reader has ended. A group's SIGKILL is final
- * when kill returns; the init's takes the rest of its pid namespace only as the init exits. */
+/* The whole command, once: a pidfd cannot name a reused pid, and the native child's group id is
+ * ours until run_native reaps its leader, which it does only after capture_retarget_kill(c, 0)
+ * (under the same lock: a kill here either comes before the reap or not at all). A group's SIGKILL
+ * is final when kill returns; the init's takes the rest of its pid namespace only as the init
+ * exits. */
 static void capture_kill_command(struct capture *c) {
-  if (!c->kill_on_overflow)
-    return;
-  c->kill_on_overflow = false;
-  if (c->kill_pidfd >= 0) {
-    if (syscall(SYS_pidfd_send_signal, c->kill_pidfd, SIGKILL, NULL, 0) == 0)
-      capture_wait_init_gone(c);
-  } else if (c->kill_pgid > 0)
-    (void)kill(-c->kill_pgid, SIGKILL);
+  bool init_killed = false;
+  pthread_mutex_lock(&c->kill_lock);
+  if (c->kill_on_overflow) {
+    c->kill_on_overflow = false;
+    if (c->kill_pgid > 0)
+      (void)kill(-c->kill_pgid, SIGKILL);
+    else if (c->kill_pidfd >= 0)
+      init_killed = syscall(SYS_pidfd_send_signal, c->kill_pidfd, SIGKILL, NULL, 0) == 0;
+  }
+  pthread_mutex_unlock(&c->kill_lock);
+  if (init_killed)
+    capture_wait_init_gone(c);
+}
+
+/* --max-buffer-kill is for the native command's group from here on (it takes precedence over the
+ * pidfd of an init cloned before the set-up failed, which is gone); pgid 0: for nothing any
+ * more, the group's leader is about to be reaped. */
+static void capture_retarget_kill(struct capture *c, pid_t pgid) {
+  pthread_mutex_lock(&c->kill_lock);
+  if (pgid == 0)
+    c->kill_on_overflow = false;
+  c->kill_pgid = pgid;
+  pthread_mutex_unlock(&c->kill_lock);
 }
 
 /* The reader thread: both pipes into the memfds, at most max bytes each, until both close or
@@ -320,6 +339,7 @@ static int capture_start(struct capture *c, size_t max, bool kill_on_overflow, f
   c->pipe_out = c->pipe_err = -1;
   c->kill_pidfd = -1;
   c->kill_on_overflow = kill_on_overflow;
+  pthread_mutex_init(&c->kill_lock, NULL);
   c->max = max;
   c->mem_out = memfd_create("fsrun-sandbox-stdout", MFD_CLOEXEC);
   c->mem_err = memfd_create("fsrun-sandbox-stderr", MFD_CLOEXEC);
@@ -423,6 +443,25 @@ static void capture_release(struct capture *c) {
 
 /* --- the native fallback -------------------------------------------------------------------- */
 
+/* The native command's end: its leader waited for but left a zombie, so that its pid, and with it
+ * the group id, is no other process's while what the command left in its group is killed and
+ * the reader's --max-buffer-kill and the watchdog (timed_out: whether it fired; NULL: it was not
+ * armed) are disarmed; only then reaped. Its wait status. */
+static int native_end(struct capture *cap, pid_t child, bool *timed_out) {
+  siginfo_t info;
+  int status = 0;
+  memset(&info, 0, sizeof(info));
+  while (waitid(P_PID, (id_t)child, &info, WEXITED | WNOWAIT) < 0 && errno == EINTR)
+    ;
+  kill(-child, SIGKILL);
+  capture_retarget_kill(cap, 0);
+  if (timed_out != NULL)
+    *timed_out = sandbox_watchdog_disarm();
+  while (waitpid(child, &status, 0) < 0 && errno == EINTR)
+    ;
+  return status;
+}
+
 static int run_native(const struct sandbox_run_opts *o, const char *worktree, int64_t deadline,
                       const oci_policy *policy, struct capture *cap, int *status_out,
                       int *signal_out, bool *timed_out, fsrun_error_t *err) {
@@ -453,22 +492,16 @@ static int run_native(const struct sandbox_run_opts *o, const char *worktree, in
     _exit(errno == ENOENT ? 127 : 126);
   }
   setpgid(child, child); /* both sides: no race with the watchdog's kill(-pgid) */
-  /* an init cloned before the set-up failed is gone: --max-buffer-kill is for this group now */
-  close_fd(&cap->kill_pidfd);
-  cap->kill_pgid = child;
+  capture_retarget_kill(cap, child);
   capture_start_reader(cap);
   if (sandbox_watchdog_arm_native(child, deadline, err) < 0) {
     kill(child, SIGKILL);
-    waitpid(child, NULL, 0);
+    (void)native_end(cap, child, NULL);
     sigprocmask(SIG_SETMASK, &old, NULL);
     return fsrun_error_code(err);
   }
   sigprocmask(SIG_SETMASK, &old, NULL);
-  while (waitpid(child, &status, 0) < 0 && errno == EINTR)
-    ;
-  /* what the command left in its process group goes with it */
-  kill(-child, SIGKILL);
-  *timed_out = sandbox_watchdog_disarm();
+  status = native_end(cap, child, timed_out);
   *status_out = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   *signal_out = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
   return 0;
@@ -725,6 +758,7 @@ static int run_once(const struct fsrun_context *ctx, const struct sandbox_run_op
                         .pipe_out = -1,
                         .pipe_err = -1,
                         .cancel_fd = -1,
+                        .kill_lock = PTHREAD_MUTEX_INITIALIZER,
                         .kill_pidfd = -1};
   struct audit audit;
   struct sandbox_git_run git = {0};

@@ -3,6 +3,7 @@
  * and the one-line error that clients (conmon, the containerd shim) read. */
 #include <errno.h>
 #include <getopt.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -193,6 +194,11 @@ int main(int argc, char **argv) {
   bool want_help = false, want_version = false;
   int exit_status = 0, opt;
 
+  /* A SIGCHLD our caller left ignored would have the kernel reap our children behind our back:
+   * their pids free for reuse while we still signal them as our own (slirp4netns, a hook, the
+   * native command's group), and no SIGCHLD for the inits that wait for one. Its default, as
+   * runc's Go runtime leaves it for the container's process too. */
+  signal(SIGCHLD, SIG_DFL);
   reaper_note_env_block(environ);
   /* every process these commands clone into a container runs from a sealed copy of us: before
    * anything else, so that the copy is made before our own image is faulted in */

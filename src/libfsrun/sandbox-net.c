@@ -26,6 +26,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "pidfd-compat.h"
 #include "utils.h"
 
 /* slirp4netns configures the namespace in milliseconds; this only bounds a stuck one */
@@ -266,8 +267,12 @@ int sandbox_net_attach(pid_t init_pid, void *data, fsrun_error_t *err) {
 void sandbox_net_kill(struct sandbox_net *net) {
   if (net->pid <= 0 || net->killed)
     return;
-  /* our unreaped child: the pid cannot have been reused */
-  kill(net->pid, SIGKILL);
+  /* through its pidfd; by its pid only where pidfd_open failed: our unreaped child (fsrun runs
+   * with SIGCHLD at its default: no auto-reap freed the pid) */
+  if (net->pidfd >= 0)
+    (void)pidfd_signal_child(net->pidfd, SIGKILL);
+  else
+    kill(net->pid, SIGKILL);
   net->killed = true;
 }
 

@@ -107,6 +107,7 @@ setup() {
   [ -n "${NET_TAG:-}" ] || skip "needs ip, socat and perl"
   requires_host_command slirp4netns
   TASK=net-$RANDOM$RANDOM
+  SBX_PREFIX=() # what runs fsrun (it execs it)
   MARK=fsnet-$$-$RANDOM
   # the worktree (a real `git worktree add` one), the policy and the user's state root, all owned
   # by the test user so that either caller can use them
@@ -157,13 +158,14 @@ sbx_as() {
   shift
   if [ "$who" = root ]; then
     in_test_ns env FSNET_MARK="$MARK" ${FSRUN_SLIRP4NETNS:+FSRUN_SLIRP4NETNS=$FSRUN_SLIRP4NETNS} \
-      "$FSRUN" --root "$FSRUN_ROOT" sandbox --policy "$POLICY" --worktree "$WT" --task-id "$TASK" "$@"
+      "${SBX_PREFIX[@]}" "$FSRUN" --root "$FSRUN_ROOT" sandbox --policy "$POLICY" --worktree "$WT" \
+      --task-id "$TASK" "$@"
   else
     [ -n "${TEST_USER:-}" ] || skip "needs useradd and setpriv"
     in_test_ns setpriv --reuid="$TEST_USER" --regid="$TEST_USER" --init-groups \
       env -i PATH=/usr/local/bin:/usr/bin:/bin HOME="/home/$TEST_USER" XDG_RUNTIME_DIR="$UDIR/run" \
       FSNET_MARK="$MARK" ${FSRUN_SLIRP4NETNS:+FSRUN_SLIRP4NETNS=$FSRUN_SLIRP4NETNS} \
-      "$FSRUN" sandbox --policy "$POLICY" --worktree "$WT" --task-id "$TASK" "$@"
+      "${SBX_PREFIX[@]}" "$FSRUN" sandbox --policy "$POLICY" --worktree "$WT" --task-id "$TASK" "$@"
   fi
 }
 
@@ -472,6 +474,36 @@ check_helper_dies() {
 
 @test "sandbox-net: the helper, its namespace and tap end with the sandbox: a run, a failure, a timeout, a SIGKILL of fsrun (user)" {
   check_helper_dies user
+}
+
+# fsrun started by a parent that left SIGCHLD ignored (a daemon's child, `nohup`-like wrappers):
+# the kernel would reap fsrun's children behind its back, freeing slirp4netns's pid while fsrun
+# still kills it by that pid, and the sandbox's init never hears of its command's end. Before,
+# the run did not end (the `timeout` below ends it: 124) and the command inherited the ignored
+# SIGCHLD; now fsrun puts it back to its default first, as runc's Go runtime does.
+check_sigchld_ignored() {
+  local mask
+  record_helpers
+  SBX_PREFIX=(timeout 120 perl -e '$SIG{CHLD} = "IGNORE"; exec { $ARGV[0] } @ARGV or die "exec: $!\n"')
+  run sbx_as "$1" --json -- sh -c 'grep "^SigIgn:" /proc/$$/status; exit 3'
+  SBX_PREFIX=()
+  echo "$output"
+  [ "$status" -eq 3 ]
+  [ "$(jq -r .exitCode <<<"$output")" = 3 ]
+  mask=$(jq -r .stdout <<<"$output" | sed -n 's/^SigIgn:[[:space:]]*//p')
+  [ -n "$mask" ]
+  # SIGCHLD (17) is bit 16
+  [ $((16#$mask & 0x10000)) = 0 ]
+  assert_helpers_gone 1
+  assert_nothing_left "$1"
+}
+
+@test "sandbox-net: egress from a parent that ignores SIGCHLD: the run ends with its command, its helper is reaped, the command's SIGCHLD is at its default (root)" {
+  check_sigchld_ignored root
+}
+
+@test "sandbox-net: egress from a parent that ignores SIGCHLD: the run ends with its command, its helper is reaped, the command's SIGCHLD is at its default (user)" {
+  check_sigchld_ignored user
 }
 
 check_setup_failures() {

@@ -324,7 +324,7 @@ in_cgroup() {
   chown "$NEST_UID:$NEST_GID" c.json
   mv c.json config.json
   as_user "$FSRUN" run -d "$CONTAINER_ID" </dev/null
-  init=$(as_user "$FSRUN" state "$CONTAINER_ID" | jq -r .pid)
+  INIT=$(as_user "$FSRUN" state "$CONTAINER_ID" | jq -r .pid)
   run as_user "$NOCLONE3" --enosys "$NO_PIDFD" "$FSRUN" exec "$CONTAINER_ID" \
     sh -c 'for n in mnt pid net ipc uts; do readlink /proc/self/ns/$n; done; readlink /proc/self/ns/user; id -u'
   [ "$status" = 0 ] || { echo "$output"; false; }

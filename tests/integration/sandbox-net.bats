@@ -484,7 +484,7 @@ check_helper_dies() {
 check_sigchld_ignored() {
   local mask
   record_helpers
-  SBX_PREFIX=(timeout 120 perl -e '$SIG{CHLD} = "IGNORE"; exec { $ARGV[0] } @ARGV or die "exec: $!\n"')
+  SBX_PREFIX=(timeout -k 10 120 perl -e '$SIG{CHLD} = "IGNORE"; exec { $ARGV[0] } @ARGV or die "exec: $!\n"')
   run sbx_as "$1" --json -- sh -c 'grep "^SigIgn:" /proc/$$/status; exit 3'
   SBX_PREFIX=()
   echo "$output"

@@ -374,6 +374,44 @@ pid1_probe() {
   [[ $output == *"Seccomp:"*"2"* ]]
 }
 
+# proc_write_probe UID: from inside a sandbox run by UID (0: root), every file under /proc/sys,
+# /proc/irq, /proc/bus and /proc/fs that access(2) says is writable, then `---`, then `written F` for
+# each of a few files (one per namespace kind, the global vm, and ns_last_pid, mode 0666) whose
+# current value could be written back. The write is of the value read, so a hole changes nothing.
+proc_write_probe() {
+  local runner=()
+  if [ "$1" != 0 ]; then
+    give_dir_to_user "$1"
+    runner=(setpriv --reuid "$1" --regid "$1" --clear-groups)
+  fi
+  run --separate-stderr "${runner[@]}" env HOME="$DIR/home" "$FSRUN" --root "$DIR/state-$1" \
+    sandbox --policy "$POLICY" --worktree "$WT" --task-id "$TASK" -- /bin/sh -c '
+      find /proc/sys /proc/irq /proc/bus /proc/fs -type f -writable 2>/dev/null | sort
+      echo ---
+      for f in kernel/ns_last_pid kernel/domainname kernel/shmmax net/core/somaxconn \
+        net/ipv4/ip_forward fs/mqueue/msg_max user/max_user_namespaces vm/overcommit_memory; do
+        v=$(cat /proc/sys/$f) && (printf "%s\n" "$v" >/proc/sys/$f) 2>/dev/null && echo "written $f"
+      done
+      echo end'
+  echo "uid $1: $output"
+  echo "$stderr"
+}
+
+@test "sandbox: /proc/sys, /proc/irq, /proc/bus and /proc/fs take no write (root: read-only; an ordinary user: their modes)" {
+  requires_host_command setpriv
+  # root owns these files, and owner permissions need no capability: only the read-only binds
+  # stop it (each failing file lists here when they are dropped)
+  proc_write_probe 0
+  [ "$status" -eq 0 ]
+  [ "$output" = $'---\nend' ]
+  # an ordinary user's sandbox has no such binds: the files belong to the host's root, unmapped in
+  # its user namespace, and the command has no capability, so its modes refuse every write. Only
+  # ns_last_pid is mode 0666, and its write needs CAP_CHECKPOINT_RESTORE.
+  proc_write_probe 1000
+  [ "$status" -eq 0 ]
+  [ "$output" = $'/proc/sys/kernel/ns_last_pid\n---\nend' ] || [ "$output" = $'---\nend' ]
+}
+
 @test "sandbox: unshare of a user namespace fails with EPERM (and works with seccomp none)" {
   requires_host_command unshare
   run sbx -- unshare -U true

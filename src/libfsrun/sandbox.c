@@ -261,12 +261,15 @@ static oci_process *build_process(const struct sandbox_mapping_opts *o) {
 }
 
 /* On a v1 or hybrid host, the hierarchies the command's cgroup is made in: what the limits write
- * (memory, pids, cpu), what the runtime reads (cpuacct: cpuLimit.maxMs; memory: oomKilled) and
- * needs (freezer: kill the whole cgroup at once; devices: the device allow-list). Not cpuset,
- * blkio, net_cls, perf_event, hugetlb, name=systemd ...: nothing is limited there. */
+ * (memory, pids, cpu), what the runtime reads (cpuacct: only the watchdog, for cpuLimit.maxMs;
+ * memory: oomKilled) and needs (freezer: kill the whole cgroup at once; devices: the device
+ * allow-list). Not cpuset, blkio, net_cls, perf_event, hugetlb, name=systemd ...: nothing is
+ * limited there, and each directory is a mkdir, a join and an rmdir more per run. */
 static const char *sandbox_v1_controllers(const oci_policy *p) {
-  return p->has_cpu_max_cores ? "memory,pids,cpuacct,freezer,devices,cpu"
-                              : "memory,pids,cpuacct,freezer,devices";
+  static const char *const by_limits[2][2] = {
+      {"memory,pids,freezer,devices", "memory,pids,freezer,devices,cpuacct"},
+      {"memory,pids,freezer,devices,cpu", "memory,pids,freezer,devices,cpu,cpuacct"}};
+  return by_limits[p->has_cpu_max_cores][p->has_cpu_max_ms];
 }
 
 static oci_resources *build_resources(const oci_policy *p, bool userns) {

@@ -565,6 +565,17 @@ v1_line() { grep -E "^[0-9]+:([^:]*,)?$2(,[^:]*)?:" <<<"$1" || :; }
   for c in cpuset blkio; do
     [ "$(v1_line "$output" "$c")" = "$(v1_line "$mine" "$c")" ]
   done
+  # without a cpuLimit nothing reads or limits the CPU: cpu and cpuacct stay the caller's too
+  write_policy '{"memoryLimitMb": 512}'
+  run sbx -- cat /proc/self/cgroup
+  echo "$output"
+  [ "$status" -eq 0 ]
+  for c in memory pids freezer devices; do
+    [ "$(v1_line "$output" "$c")" != "$(v1_line "$mine" "$c")" ]
+  done
+  for c in cpu cpuacct cpuset blkio; do
+    [ "$(v1_line "$output" "$c")" = "$(v1_line "$mine" "$c")" ]
+  done
   assert_sandbox_gone
 }
 

@@ -2,6 +2,8 @@
 #include "exec-follow.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -19,7 +21,9 @@
 
 struct follow {
   struct exec_follow *f;
-  bool ready; /* SYNC_EXEC_READY: an EOF from now on is execve */
+  bool ready;   /* SYNC_EXEC_READY */
+  bool execs;   /* an EOF from now on is execve: ready, and let go when it waits for SYNC_GO */
+  bool written; /* the pid file */
   bool got_pty, got_listener, got_pid;
   int listener; /* the seccomp listener, held until the process that execs has a pid, or -1 */
 };
@@ -41,6 +45,28 @@ static int report_died_before_execve(int pidfd, const char *command, fsrun_error
   how = describe_exit(&info);
   return fsrun_error_make(err, 0, "exec: \"%s\": the process died before execve (%s)", command,
                           how);
+}
+
+static int write_pid_file(struct follow *s, fsrun_error_t *err) {
+  char buf[32];
+  int len = snprintf(buf, sizeof(buf), "%d", (int)s->f->child);
+  if (status_write_file_atomic(AT_FDCWD, s->f->pid_file, buf, (size_t)len, 0644, err) < 0)
+    return fsrun_error_wrap(err, "--pid-file");
+  s->written = true;
+  return 0;
+}
+
+/* go_after_pid_file: once the process that execs is ready and known (pid_late: its pid came), the
+ * pid file, then SYNC_GO */
+static int let_go(struct follow *s, fsrun_error_t *err) {
+  if (!s->ready || s->execs || (s->f->pid_late && !s->got_pid))
+    return 0;
+  if (s->f->pid_file != NULL && write_pid_file(s, err) < 0)
+    return fsrun_error_code(err);
+  if (sync_send(s->f->sync_fd, SYNC_GO, 0, NULL, 0, -1) < 0)
+    return report_died_before_execve(s->f->pidfd, s->f->config->process->args.items[0], err);
+  s->execs = true;
+  return 0;
 }
 
 static int unexpected(const struct sync_msg *msg, fsrun_error_t *err) {
@@ -102,7 +128,9 @@ static int take_pid(struct follow *s, struct sync_msg *msg, fsrun_error_t *err) 
   close(s->f->pidfd);
   s->f->pidfd = pidfd;
   s->f->child = pid;
-  return s->listener >= 0 ? forward_listener(s, err) : 0;
+  if (s->listener >= 0 && forward_listener(s, err) < 0)
+    return fsrun_error_code(err);
+  return s->f->go_after_pid_file ? let_go(s, err) : 0;
 }
 
 /* 1 with the next message, 0 at EOF (or when the socket fails: the child is gone either way), or
@@ -121,8 +149,11 @@ static int next_message(struct follow *s, struct sync_msg *msg, fsrun_error_t *e
 static int take_message(struct follow *s, struct sync_msg *msg, fsrun_error_t *err) {
   switch (msg->type) {
   case SYNC_EXEC_READY:
+    if (s->ready)
+      return unexpected(msg, err);
     s->ready = true;
-    return 0;
+    s->execs = !s->f->go_after_pid_file;
+    return s->execs ? 0 : let_go(s, err);
   case SYNC_ERROR:
     return fsrun_error_take(err, msg->errno_value, steal_ptr(&msg->data));
   case SYNC_PTY:
@@ -144,7 +175,9 @@ int exec_follow_setup(struct exec_follow *f, fsrun_error_t *err) {
     struct sync_msg msg = {.fd = -1};
     r = next_message(&s, &msg, err);
     if (r == 0) /* EOF: execve closed the socket, or the child died */
-      r = s.ready ? 0 : report_died_before_execve(f->pidfd, f->config->process->args.items[0], err);
+      r = s.execs ? 0 : report_died_before_execve(f->pidfd, f->config->process->args.items[0], err);
+    if (r == 0 && f->pid_file != NULL && !s.written)
+      r = write_pid_file(&s, err); /* --detach: after execve, as runc */
     if (r <= 0)
       break;
     r = take_message(&s, &msg, err);
@@ -154,5 +187,8 @@ int exec_follow_setup(struct exec_follow *f, fsrun_error_t *err) {
   }
   if (s.listener >= 0)
     close(s.listener);
+  /* the caller must not take the pid of a process that failed for the command's */
+  if (r < 0 && s.written)
+    (void)unlink(f->pid_file);
   return r;
 }

@@ -8,8 +8,10 @@
  * namespace gives it the container's root) and, when the container has a
  * pid namespace, clones the process that is visible in it only then (docs/process-model.md); that
  * process sets itself up and execve()s the command; the parent learns the outcome from a
- * CLOEXEC sync socket: an error message, or SYNC_EXEC_READY and then EOF when execve succeeded.
- * An EOF without SYNC_EXEC_READY is a child that died during setup: a failed exec. */
+ * CLOEXEC sync socket: an error message, or SYNC_EXEC_READY and then EOF when execve succeeded
+ * (in the foreground with --pid-file, the process execs only at the parent's SYNC_GO, sent once the
+ * pid file names it: exec-follow.h). An EOF before that is a child that died during setup: a failed
+ * exec. */
 #include "exec.h"
 
 #include <errno.h>
@@ -311,6 +313,9 @@ struct exec_child {
   /* a task container of `fsrun bundle`: the git overlay of this exec (exec-git.c), or NULL */
   const struct exec_git *git;
   int git_tree_fd; /* its detached per-run dir (exec_git_child_grab), or -1 */
+  /* a foreground exec with --pid-file: after SYNC_EXEC_READY, execve only at the parent's SYNC_GO,
+   * sent once the pid file names us (exec-follow.h) */
+  bool wait_go;
 };
 
 __attribute__((noreturn)) static void child_fail(struct exec_child *c, fsrun_error_t *err) {
@@ -504,6 +509,24 @@ static void clone_into_pid_namespace(struct exec_child *c) {
     child_fail(c, &err);
 }
 
+/* The parent's SYNC_GO: our pid is in the pid file. At an EOF the parent died before it wrote it,
+ * and the command must never run. A filter loaded already (without noNewPrivileges) must allow
+ * recvmsg here, as it must sendmsg. */
+static void child_wait_go(struct exec_child *c) {
+  cleanup_error fsrun_error_t err = NULL;
+  struct sync_msg msg = {.fd = -1};
+  int r = sync_recv(c->sync_fd, &msg);
+  uint32_t type = msg.type;
+  sync_msg_clear(&msg);
+  if (r == -EPIPE)
+    _exit(1);
+  if (r < 0 || type != SYNC_GO) {
+    fsrun_error_make(&err, r < 0 ? -r : 0, "exec: wait for the runtime's go: %s",
+                     r < 0 ? strerror(-r) : "unexpected message");
+    child_fail(c, &err);
+  }
+}
+
 /* What is left: a session of our own (the caller's terminal signals reach us only through the
  * parent's forwarding) with the pty as its controlling terminal, a filter that needs no privilege
  * (no_new_privs), and execve. */
@@ -532,6 +555,8 @@ __attribute__((noreturn)) static void child_exec(struct exec_child *c, const cha
    * allow sendmsg, as it must for the init's last message to `create`. */
   if (sync_send(c->sync_fd, SYNC_EXEC_READY, 0, NULL, 0, -1) < 0)
     _exit(1);
+  if (c->wait_go)
+    child_wait_go(c);
   /* with no_new_privs the filter is the last step, as for the init: it never has to allow what
    * the runtime still does before execve */
   if (filter_last && !seccomp_has_notify(c->seccomp) &&
@@ -708,14 +733,6 @@ static long clone_into_init_cgroup(const struct live_container *c, struct fsrun_
   return child;
 }
 
-static int write_pid_file(const char *path, pid_t pid, fsrun_error_t *err) {
-  char buf[32];
-  int len = snprintf(buf, sizeof(buf), "%d", (int)pid);
-  if (status_write_file_atomic(AT_FDCWD, path, buf, (size_t)len, 0644, err) < 0)
-    return fsrun_error_wrap(err, "--pid-file");
-  return 0;
-}
-
 /* process.oomScoreAdj for the exec'd process, set on ourselves before the clone so that the child
  * inherits it: the child cannot write its own /proc entry safely (it is non-dumpable inside the
  * container's pid namespace) and a write by us after the clone would race its execve. */
@@ -802,7 +819,6 @@ int container_exec(const struct fsrun_context *ctx, const struct exec_options *o
   sigset_t blocked, old_mask;
   int sync_fds[2] = {-1, -1};
   int ns_flags, ret;
-  pid_t exec_pid;
   long child;
   bool has_container_oom;
   int container_oom;
@@ -915,6 +931,7 @@ int container_exec(const struct fsrun_context *ctx, const struct exec_options *o
   child_cfg.init_root_fd = init_root_fd;
   child_cfg.git = git.run_dir_fd >= 0 ? &git : NULL;
   child_cfg.git_tree_fd = -1;
+  child_cfg.wait_go = !o->detach && o->pid_file != NULL;
 
   memset(&args, 0, sizeof(args));
   args.flags = CLONE_PIDFD;
@@ -951,7 +968,6 @@ int container_exec(const struct fsrun_context *ctx, const struct exec_options *o
     ret = fsrun_error_code(err);
   if (child < 0)
     goto out;
-  exec_pid = (pid_t)child;
   close(sync_fds[1]);
   sync_fds[1] = -1;
 
@@ -960,20 +976,16 @@ int container_exec(const struct fsrun_context *ctx, const struct exec_options *o
                                 .config = config,
                                 .c = &c,
                                 .pid_late = child_cfg.pid_late,
-                                .child = exec_pid,
-                                .pidfd = steal_fd(&child_pidfd)};
+                                .child = (pid_t)child,
+                                .pidfd = steal_fd(&child_pidfd),
+                                .pid_file = o->pid_file,
+                                .go_after_pid_file = child_cfg.wait_go};
   ret = exec_follow_setup(&follow, err);
-  exec_pid = follow.child;
   child_pidfd = follow.pidfd;
   relay_master = follow.master;
   if (ret < 0) {
-    siginfo_t info;
-    (void)pidfd_signal_child(child_pidfd, SIGKILL);
-    foreground_reap(child_pidfd, &info);
-    goto out;
-  }
-  if (o->pid_file != NULL && (ret = write_pid_file(o->pid_file, exec_pid, err)) < 0) {
-    /* the caller cannot manage a process whose pid it never learnt */
+    /* a failed setup, or a pid file not written: the caller cannot manage a process whose pid it
+     * never learnt */
     siginfo_t info;
     (void)pidfd_signal_child(child_pidfd, SIGKILL);
     foreground_reap(child_pidfd, &info);

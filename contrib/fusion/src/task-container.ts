@@ -131,12 +131,15 @@ export class TaskContainer {
       signal: opts.signal,
       killGraceMs: this.killGraceMs,
       // the command's group (its pid is the group's id); before the pid file, fsrun exec forwards
+      // (a SIGKILL ends fsrun exec, and the command, which runs only once the pid file is written,
+      // never runs: docs/process-model.md, "The pid file of a foreground exec")
       killTree: (child, sig) => {
         const pid = leader();
         if (pid !== null) process.kill(-pid, sig);
         else child.kill(sig);
       },
-      // what the command left in its group (`cmd &`) ends with it
+      // what the command left in its group (`cmd &`) ends with it; and a command whose pid file
+      // appeared while fsrun exec was being killed
       onExit: () => {
         const pid = leader();
         try {

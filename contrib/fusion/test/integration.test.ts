@@ -1,7 +1,10 @@
 // The adapter against the real fsrun ($FSRUN) over a linked git worktree. run-tests.sh runs this
 // file as root and again as an ordinary user it makes (FUSION_TEST_AS names which).
 import * as assert from "node:assert/strict";
-import { chmod, mkdir, readFile, readdir, rm, writeFile } from "node:fs/promises";
+import { spawnSync } from "node:child_process";
+import type { SpawnOptions } from "node:child_process";
+import { constants as fsConstants } from "node:fs";
+import { chmod, mkdir, open, readFile, readdir, rm, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
 
@@ -401,6 +404,82 @@ test(`[${WHO}] task container: a timeout and an abort kill their own command's t
   const o = await other;
   assert.equal(o.stdout, "other-done\n");
   for (const f of ["other-started", "other-go", "started", "bg.pid"]) await rm(join(worktree, f), { force: true });
+});
+
+// The module object proc.ts calls spawn() on (CommonJS: looked up at each call)
+const childProcess = require("node:child_process") as { spawn: unknown };
+
+/** fn, with each `fsrun exec --pid-file` the adapter spawns held inside spawn() (the event loop
+ * waits, so no timer fires) until that fsrun is blocked writing its pid file: the wrapper of
+ * stallingFsrun() made the file's temporary name a fifo that nobody opens. `held` says, per exec,
+ * whether it got there. */
+async function withExecHeldAtPidFile<T>(fn: () => Promise<T>): Promise<{ value: T; held: string[] }> {
+  const real = childProcess.spawn as (file: string, args: readonly string[], options: SpawnOptions) => { pid?: number };
+  const held: string[] = [];
+  const wait = 'while :; do [ "$(cat /proc/$0/wchan)" = wait_for_partner ] && exit 0; grep -q "^State:.*Z" /proc/$0/status && exit 1; sleep 0.01; done';
+  childProcess.spawn = (file: string, args: readonly string[], options: SpawnOptions) => {
+    const child = real(file, args, options);
+    if (args.includes("exec") && args.includes("--pid-file")) {
+      const r = spawnSync("timeout", ["20", "sh", "-c", wait, String(child.pid)]);
+      held.push(r.status === 0 ? "held" : `not held (status ${r.status})`);
+    }
+    return child;
+  };
+  try {
+    return { value: await fn(), held };
+  } finally {
+    childProcess.spawn = real;
+  }
+}
+
+/** A wrapper of $FSRUN whose `exec --pid-file F` blocks when it writes F: F's temporary name
+ * (F.tmp.PID, PID being fsrun's, which the wrapper's exec keeps) is made a fifo first. */
+async function stallingFsrun(): Promise<string> {
+  const wrapper = join(work, "fsrun-stalling-pid-file");
+  const script = `#!/bin/sh\nprev=\nfor a in "$@"; do\n  if [ "$prev" = --pid-file ]; then mkfifo "$a.tmp.$$" || exit 125; fi\n  prev=$a\ndone\nexec "$0.real" "$@"\n`;
+  await writeFile(wrapper, script, { mode: 0o755 });
+  await runCommand("ln", ["-sf", FSRUN, `${wrapper}.real`]);
+  return wrapper;
+}
+
+/** The host pids of the processes in the pid namespace of the container's init. */
+async function containerPids(id: string): Promise<number[]> {
+  const state = await runCommand(FSRUN, ["--root", stateRoot, "state", id]);
+  const init = (JSON.parse(state.stdout) as { pid: number }).pid;
+  const ns = (await stat(`/proc/${init}/ns/pid`)).ino;
+  const pids: number[] = [];
+  for (const entry of await readdir("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    const s = await stat(`/proc/${entry}/ns/pid`).catch(() => null);
+    if (s !== null && s.ino === ns) pids.push(Number(entry));
+  }
+  return pids.sort((x, y) => x - y);
+}
+
+test(`[${WHO}] task container: a timeout while fsrun exec writes the pid file leaves no command running`, async (t) => {
+  const b = await backend({ mode: "task-container", fsrunPath: await stallingFsrun() });
+  if (b.effectiveMode !== "task-container") return t.skip("fsrun exec cannot join the task container as this user");
+  const gate = join(worktree, "stall-gate");
+  await runCommand("mkfifo", [gate]);
+  const id = b.containerId ?? "";
+  const before = (await containerPids(id)).join(" "); // fsrun's init and `sleep infinity`
+  // the timer (1 ms) is armed once spawn() returns: it fires with fsrun exec blocked in the pid file
+  const { value: r, held } = await withExecHeldAtPidFile(() => b.run("touch stall-started; read x < stall-gate; touch stall-late", opts({ timeoutMs: 1 })));
+  assert.deepEqual(held, ["held"]);
+  assert.equal(r.timedOut, true);
+  assert.deepEqual([r.exitCode, r.signal], [null, "SIGKILL"]);
+  // the command never ran and never will: the container holds what it held before
+  let left: number[] = [];
+  await waitFor("the container to hold what it held before", async () => (left = await containerPids(id)).join(" ") === before, 10_000).catch(async () => {
+    const what = await Promise.all(left.map((p) => readFile(`/proc/${p}/cmdline`, "utf8").then((c) => `${p}: ${c.replace(/\0/g, " ")}`, () => `${p}`)));
+    assert.fail(`processes left in the container after the timeout: ${what.join("; ")}`);
+  });
+  await assert.rejects(readFile(join(worktree, "stall-started")), "the command ran after the adapter reported the timeout");
+  // a command left behind (the bug) is let go, so that it ends
+  const g = await open(gate, fsConstants.O_WRONLY | fsConstants.O_NONBLOCK).catch(() => null);
+  await g?.close();
+  for (const f of ["stall-gate", "stall-started", "stall-late"]) await rm(join(worktree, f), { force: true });
+  await b.dispose();
 });
 
 test(`[${WHO}] task container: a command's background job ends with it; a setsid daemon lives until dispose`, async (t) => {

@@ -24,55 +24,21 @@ load systemd-user-helpers
 @test "systemd user manager: the container is a scope of the user's manager, below its cgroup, with the limits" {
   requires_manager
   run_detached || { cat "$UM_DIR/run-$ID.out"; false; }
-  local pid scope_cg
-  pid=$(user_fsrun state "$ID" | jq -r .pid)
-  [ "$pid" -gt 0 ]
   # where the manager lives: not the usual user@UID.service
-  [ "$(as_user systemctl --user show -P ControlGroup)" = "$UM_CG" ]
-  scope_cg=$UM_CG/user.slice/$UNIT
-  # the init is in the scope, and the manager knows the scope with it in it
-  [ "$(cat "/proc/$pid/cgroup")" = "0::$scope_cg" ]
-  [ "$(unit_prop "$UNIT" ActiveState)" = active ]
-  [ "$(unit_prop "$UNIT" ControlGroup)" = "$scope_cg" ]
-  # the limits, in the files and in the unit
-  [ "$(cat "/sys/fs/cgroup$scope_cg/memory.max")" = 67108864 ]
-  [ "$(cat "/sys/fs/cgroup$scope_cg/pids.max")" = 77 ]
-  [ "$(unit_prop "$UNIT" MemoryMax)" = 67108864 ]
-  [ "$(unit_prop "$UNIT" TasksMax)" = 77 ]
-  # the state says the same cgroup
-  [ "$(user_fsrun state "$ID" | jq -r .status)" = running ]
+  [[ $UM_CG == /fsrun-user-manager-* ]]
+  um_check_scope
 }
 
 @test "systemd user manager: update tells the user's manager the new limits" {
   requires_manager
   run_detached || { cat "$UM_DIR/run-$ID.out"; false; }
-  local dir=/sys/fs/cgroup$UM_CG/user.slice/$UNIT
-  run user_fsrun update --memory 100663296 --pids-limit 88 "$ID"
-  echo "$output"
-  [ "$status" -eq 0 ]
-  [ "$(cat "$dir/memory.max")" = 100663296 ]
-  [ "$(cat "$dir/pids.max")" = 88 ]
-  [ "$(unit_prop "$UNIT" MemoryMax)" = 100663296 ]
-  [ "$(unit_prop "$UNIT" TasksMax)" = 88 ]
+  um_check_update
 }
 
 @test "systemd user manager: delete leaves no unit, no cgroup and no process" {
   requires_manager
   run_detached || { cat "$UM_DIR/run-$ID.out"; false; }
-  local pid state tries=50 dir=/sys/fs/cgroup$UM_CG/user.slice/$UNIT
-  pid=$(user_fsrun state "$ID" | jq -r .pid)
-  [ -d "$dir" ]
-  run user_fsrun delete --force "$ID"
-  [ "$status" -eq 0 ]
-  ! kill -0 "$pid" 2>/dev/null || false
-  [ ! -e "$dir" ]
-  [ ! -e "$UM_DIR/state/$ID" ]
-  # an empty scope ends on its own; give the manager (slow under emulation) a moment
-  while state=$(unit_prop "$UNIT" ActiveState) && [ "$state" = active ] && [ "$tries" -gt 0 ]; do
-    sleep 0.2
-    tries=$((tries - 1))
-  done
-  [ "$state" = inactive ]
+  um_check_delete
 }
 
 @test "systemd user manager: a create it cannot serve fails naming the unit and leaves nothing" {

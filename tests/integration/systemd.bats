@@ -8,55 +8,14 @@
 #
 # Where systemd already is PID 1 the tests use it. In the cgroup v2 VM (tests/vm/run.sh, PID 1 is
 # busybox) setup_file boots the host's /lib/systemd/systemd as PID 1 of new pid, mount and cgroup
-# namespaces: cgroup2 at /sys/fs/cgroup is the subtree fsrun-systemd-test, /run is a private
-# tmpfs holding only the unit fsrun-test.target, which has no dependencies. Commands that talk to
-# that systemd run inside its namespaces (in_sd), from a cgroup inside its tree (systemd can only
-# move a process it can see). Elsewhere the systemd tests skip.
+# namespaces (systemd-boot.bash): cgroup2 at /sys/fs/cgroup is the subtree fsrun-systemd-test,
+# /run is a private tmpfs holding only the unit fsrun-test.target, which has no dependencies.
+# Commands that talk to that systemd run inside its namespaces (in_sd), from a cgroup inside its
+# tree (systemd can only move a process it can see). Elsewhere the systemd tests skip.
 
 load helpers
+load systemd-boot
 bats_require_minimum_version 1.5.0
-
-SD_CGROUP=/sys/fs/cgroup/fsrun-systemd-test
-
-_sd_boot_in_vm() {
-  local unit pid comm
-  mkdir -p "$SD_CGROUP/fsrun-test-driver" || return 1
-  unit=$'[Unit]\nDescription=fsrun test target\nDefaultDependencies=no\n'
-  # the inner shell moves itself into the subtree, then makes it the root of a cgroup namespace
-  # and execs systemd there (same pid: PID 1 of the new pid namespace)
-  SD_UNIT=$unit setsid unshare --pid --fork --mount --propagation private bash -c '
-    echo 0 >"$0/cgroup.procs" || exit 1
-    exec unshare --cgroup bash -c "
-      umount -l /sys/fs/cgroup && mount -t cgroup2 -o nsdelegate cgroup2 /sys/fs/cgroup || exit 1
-      mount -t proc proc /proc && mount -t tmpfs -o mode=0755 tmpfs /run || exit 1
-      mkdir -p /run/systemd/system && printf %s \"\$SD_UNIT\" >/run/systemd/system/fsrun-test.target
-      exec env -i container=other PATH=/usr/sbin:/usr/bin:/sbin:/bin \
-        /lib/systemd/systemd --unit=fsrun-test.target --log-target=kmsg
-    "' "$SD_CGROUP" </dev/null >"$BATS_FILE_TMPDIR/systemd-boot.log" 2>&1 3>&- &
-  # systemd's pid here: the process named systemd in the subtree (its init.scope, once it runs)
-  local state="" deadline=$((SECONDS + 300))
-  while [ "$SECONDS" -lt "$deadline" ]; do
-    for pid in $(cat "$SD_CGROUP/cgroup.procs" "$SD_CGROUP/init.scope/cgroup.procs" 2>/dev/null); do
-      comm=
-      { read -r comm <"/proc/$pid/comm"; } 2>/dev/null
-      [ "$comm" = systemd ] || continue
-      SD_PID=$pid
-      export SD_PID
-      # up once its start-up is over (degraded: some unit failed, which is fine here)
-      state=$(in_sd systemctl is-system-running 2>/dev/null)
-      if [ "$state" = running ] || [ "$state" = degraded ]; then
-        return 0
-      fi
-    done
-    sleep 0.5
-  done
-  echo "systemd did not come up (state '$state'); failed units:" >&2
-  [ -n "${SD_PID:-}" ] && in_sd systemctl --failed --no-pager >&2
-  echo "boot log:" >&2
-  cat "$BATS_FILE_TMPDIR/systemd-boot.log" >&2
-  dmesg | grep -i 'systemd\[' | tail -20 >&2
-  return 1
-}
 
 setup_file() {
   SD_MODE=none
@@ -69,30 +28,15 @@ setup_file() {
   read -r comm </proc/1/comm
   if [ "$comm" = systemd ] && [ -d /run/systemd/system ]; then
     SD_MODE=host
-  elif [ "${RUN_IN_VM:-}" = 1 ] && [ -x /lib/systemd/systemd ] &&
-    [ "$(stat -fc %T /sys/fs/cgroup)" = cgroup2fs ] && command -v nsenter >/dev/null; then
+  elif sd_can_boot_in_vm; then
     SD_MODE=vm # in_sd enters its namespaces from now on
     _sd_boot_in_vm || return 1
   fi
 }
 
 teardown_file() {
-  if [ "$SD_MODE" = vm ] && [ -n "${SD_PID:-}" ]; then
-    # PID 1 of the namespace: everything in it dies with it
-    kill -KILL "$SD_PID" 2>/dev/null
-    while [ -e "/proc/$SD_PID" ]; do sleep 0.1; done
-    find "$SD_CGROUP" -depth -type d -exec rmdir {} + 2>/dev/null
-  fi
+  [ "$SD_MODE" != vm ] || sd_kill_booted
   rm -rf "$SD_ROOT"
-}
-
-# in_sd CMD...: runs CMD where systemd can see it and it can see systemd
-in_sd() {
-  if [ "$SD_MODE" = vm ]; then
-    (echo 0 >"$SD_CGROUP/fsrun-test-driver/cgroup.procs" && exec nsenter -t "$SD_PID" -p -m -C -- "$@")
-  else
-    "$@"
-  fi
 }
 
 sd_fsrun() {

@@ -49,6 +49,7 @@
 #include "exec-follow.h"
 #include "exec-git.h"
 #include "exec-status.h"
+#include "openat2-compat.h"
 #include "status.h"
 #include "sync.h"
 #include "terminal.h"
@@ -679,7 +680,7 @@ static int open_init_cgroup(const struct fsrun_cgroup *cg, pid_t init, char **sh
     return fsrun_error_make(err, 0, "the container init's cgroup `%s` is not below the container's",
                             *shown);
   rel = *shown + base_len + 1;
-  fd = syscall(SYS_openat2, cgroup_unified_fd(cg), rel, &how, sizeof(how));
+  fd = openat2_compat(cgroup_unified_fd(cg), rel, &how);
   if (fd < 0)
     return fsrun_error_errno(err, "open the container init's cgroup `%s`", *shown);
   return (int)fd;

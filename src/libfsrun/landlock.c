@@ -17,23 +17,9 @@
 #include <yajl/yajl_tree.h>
 
 #include "log.h"
+#include "openat2-compat.h"
 #include "utils.h"
 
-#ifdef HAVE_LINUX_OPENAT2_H
-#include <linux/openat2.h>
-#else
-struct open_how {
-  uint64_t flags;
-  uint64_t mode;
-  uint64_t resolve;
-};
-#define RESOLVE_NO_MAGICLINKS 0x02
-#define RESOLVE_IN_ROOT       0x10
-#endif
-
-#ifndef SYS_openat2
-#define SYS_openat2 437
-#endif
 #ifndef SYS_landlock_create_ruleset
 #define SYS_landlock_create_ruleset 444
 #define SYS_landlock_add_rule       445
@@ -341,7 +327,7 @@ static int open_beneath_root(int root_fd, const char *path) {
       .flags = O_PATH | O_CLOEXEC,
       .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
   };
-  long fd = syscall(SYS_openat2, root_fd, path, &how, sizeof(how));
+  long fd = openat2_compat(root_fd, path, &how);
   return fd < 0 ? -1 : (int)fd;
 }
 

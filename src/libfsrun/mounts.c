@@ -21,6 +21,7 @@
 
 #include "bind-source.h"
 #include "idmap.h"
+#include "openat2-compat.h"
 #include "proc-mounter.h"
 #include "utils.h"
 
@@ -276,7 +277,7 @@ static int openat2_fd(int dirfd, const char *path, int flags, uint64_t resolve) 
   struct open_how how = {.flags = (uint64_t)(flags | O_CLOEXEC), .resolve = resolve};
   int fd, tries = 0;
   do
-    fd = (int)syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
+    fd = (int)openat2_compat(dirfd, path, &how);
   while (fd < 0 && errno == EAGAIN && ++tries < 16); /* a concurrent rename; retry */
   return fd;
 }
@@ -521,7 +522,7 @@ static int target_in_cached_dir(const struct mount_env *env, const char *dest,
   }
   if (errno != EEXIST)
     return -1;
-  fd = (int)syscall(SYS_openat2, parent, name, &how, sizeof(how));
+  fd = (int)openat2_compat(parent, name, &how);
   if (fd < 0)
     return -1;
   if (fstatfs(fd, &sfs) < 0) {

@@ -20,23 +20,8 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "openat2-compat.h"
 #include "utils.h"
-
-#ifdef HAVE_LINUX_OPENAT2_H
-#include <linux/openat2.h>
-#else
-struct open_how {
-  uint64_t flags;
-  uint64_t mode;
-  uint64_t resolve;
-};
-#define RESOLVE_NO_XDEV       0x01
-#define RESOLVE_NO_MAGICLINKS 0x02
-#define RESOLVE_BENEATH       0x08
-#endif
-#ifndef SYS_openat2
-#define SYS_openat2 437
-#endif
 
 #define PROC_SUPER_MAGIC_VALUE     0x9fa0
 #define RDTGROUP_SUPER_MAGIC_VALUE 0x7655821
@@ -469,7 +454,7 @@ static int open_proc_attr(int procfs_fd, const char *path) {
       .resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV,
   };
   struct statfs sfs;
-  long fd = syscall(SYS_openat2, procfs_fd, path, &how, sizeof(how));
+  long fd = openat2_compat(procfs_fd, path, &how);
   if (fd < 0)
     return -1;
   if (fstatfs((int)fd, &sfs) < 0 || sfs.f_type != PROC_SUPER_MAGIC_VALUE) {

@@ -12,6 +12,7 @@
 #include <sys/vfs.h>
 #include <unistd.h>
 
+#include "openat2-compat.h"
 #include "utils.h"
 
 #define PROC_ROOT_INO 1
@@ -62,7 +63,7 @@ int procfs_openat(int procfs_fd, const char *path, int flags, fsrun_error_t *err
       .flags = (uint64_t)(flags | O_CLOEXEC | O_NOCTTY),
       .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_BENEATH | RESOLVE_NO_XDEV,
   };
-  cleanup_close int fd = (int)syscall(SYS_openat2, procfs_fd, path, &how, sizeof(how));
+  cleanup_close int fd = (int)openat2_compat(procfs_fd, path, &how);
   if (fd < 0)
     return fsrun_error_errno(err, "open `/proc/%s`", path);
   if (verify_procfs(fd, false, err) < 0)

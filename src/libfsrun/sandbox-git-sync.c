@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "openat2-compat.h"
 #include "utils.h"
 
 #define SYNC_MAX_DEPTH   16
@@ -37,7 +38,7 @@ int sandbox_git_open_beneath(int dirfd, const char *path, int flags, mode_t mode
   struct open_how how = {.flags = (uint64_t)(flags | O_CLOEXEC | O_NOFOLLOW),
                          .mode = (flags & O_CREAT) ? mode : 0,
                          .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS};
-  return (int)syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
+  return (int)openat2_compat(dirfd, path, &how);
 }
 
 int sandbox_git_read_nofollow(int dirfd, const char *path, char **out) {

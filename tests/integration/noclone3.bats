@@ -414,3 +414,88 @@ in_cgroup() {
   [ "$status" = 0 ] || { echo "$output"; false; }
   assert_no_leftovers "$CONTAINER_ID"
 }
+
+# no_openat2 ARG...: `fsrun --root ROOT ARG...` where openat2 answers ENOSYS (valgrind 3.19): every
+# path in the rootfs, /proc and the cgroup tree is then walked by openat2-compat.c
+no_openat2() {
+  "$NOCLONE3" --enosys openat2 "$FSRUN" --root "$FSRUN_ROOT" "$@"
+}
+
+# escape_bundle DIR ROOTFS: mounts whose destinations go through symlinks out of ROOTFS (absolute,
+# `../..`, dangling, magic) to HOSTDIR, a host directory holding one file; sets HOSTDIR
+escape_bundle() {
+  HOSTDIR=$BATS_TEST_TMPDIR/host
+  mkdir -p "$HOSTDIR" "$2/mnt"
+  chmod 755 "$BATS_TEST_TMPDIR" "$HOSTDIR"
+  echo original >"$HOSTDIR/file"
+  ln -s "$HOSTDIR" "$2/mnt/abs"
+  ln -s ../../../../../../../../../.. "$2/mnt/up"
+  ln -s "$HOSTDIR/newdir" "$2/mnt/dangling"
+  jq --arg h "$HOSTDIR" '.process.terminal = false | .mounts += [
+    {"destination": "/mnt/abs/t", "type": "tmpfs", "source": "tmpfs"},
+    {"destination": ("/mnt/up" + $h + "/u"), "type": "tmpfs", "source": "tmpfs"},
+    {"destination": "/mnt/dangling", "type": "tmpfs", "source": "tmpfs"},
+    {"destination": ("/mnt/up" + $h + "/file"), "type": "bind", "source": "/dev/null", "options": ["bind"]}]' \
+    "$1/config.json" >"$1/c.json"
+  mv "$1/c.json" "$1/config.json"
+}
+
+# the mounts of escape_bundle, seen from the container: all inside its root, under HOSTDIR's name
+ESCAPE_CHECK='grep -o " $0/[a-z]* " /proc/self/mountinfo | sort | tr -d " " | tr "\n" " "; echo; wc -c <$0/file'
+
+# host_untouched: HOSTDIR holds its one file, unchanged, and is no mount point
+host_untouched() {
+  [ "$(ls -A "$HOSTDIR")" = file ]
+  [ "$(cat "$HOSTDIR/file")" = original ]
+  ! mountpoint -q "$HOSTDIR/file" || false
+}
+
+@test "noclone3: without openat2 (ENOSYS) as root: create, start, run; mount destinations through escaping symlinks stay in the rootfs" {
+  run "$NOCLONE3" --enosys openat2 --probe
+  [ "$output" = "openat2 ENOSYS" ]
+  escape_bundle "$BUNDLE" "$ROOTFS"
+  set_process_args sh -c "$ESCAPE_CHECK" "$HOSTDIR"
+  run no_openat2 run --bundle "$BUNDLE" "$CONTAINER_ID"
+  [ "$status" = 0 ] || { echo "$output"; false; }
+  [ "${lines[0]}" = "$HOSTDIR/file $HOSTDIR/newdir $HOSTDIR/t $HOSTDIR/u " ]
+  [ "${lines[1]}" = 0 ]
+  [ -d "$ROOTFS/$HOSTDIR/t" ] && [ -d "$ROOTFS/$HOSTDIR/newdir" ]
+  host_untouched
+  assert_no_leftovers "$CONTAINER_ID"
+
+  # a magic link on the way is refused, as RESOLVE_NO_MAGICLINKS refuses it, and nothing is left
+  ln -s /proc/self/root/etc "$ROOTFS/mnt/magic"
+  update_config '.mounts += [{"destination": "/mnt/magic/x", "type": "tmpfs", "source": "tmpfs"}]'
+  run no_openat2 run --bundle "$BUNDLE" "$CONTAINER_ID"
+  [ "$status" = 1 ]
+  [[ $output == *"/mnt/magic/x"*"symbolic links"* ]]
+  [ ! -e /etc/x ] || [ "$(stat -c %Y /etc/x)" -lt "$(stat -c %Y "$BUNDLE/config.json")" ]
+  assert_no_leftovers "$CONTAINER_ID"
+
+  update_config '.mounts |= map(select(.destination != "/mnt/magic/x")) | .process.args = ["sleep", "1000"]'
+  no_openat2 create --bundle "$BUNDLE" "$CONTAINER_ID" </dev/null
+  [ "$(fsrun state "$CONTAINER_ID" | jq -r .status)" = created ]
+  no_openat2 start "$CONTAINER_ID"
+  [ "$(fsrun state "$CONTAINER_ID" | jq -r .status)" = running ]
+  no_openat2 delete --force "$CONTAINER_ID"
+  host_untouched
+  assert_no_leftovers "$CONTAINER_ID"
+}
+
+@test "noclone3: without openat2 (ENOSYS), an ordinary user's run: mount destinations through escaping symlinks stay in the rootfs" {
+  user_setup
+  escape_bundle "$UDIR/bundle" "$UDIR/bundle/rootfs"
+  chown -R "$NEST_UID:$NEST_GID" "$UDIR/bundle"
+  cd "$UDIR/bundle"
+  jq --arg c "$ESCAPE_CHECK" --arg h "$HOSTDIR" '.process.args = ["sh", "-c", $c, $h]' config.json >c.json
+  chown "$NEST_UID:$NEST_GID" c.json
+  mv c.json config.json
+  run as_user "$NOCLONE3" --enosys openat2 "$FSRUN" run "$CONTAINER_ID"
+  [ "$status" = 0 ] || { echo "$output"; false; }
+  [ "${lines[0]}" = "$HOSTDIR/file $HOSTDIR/newdir $HOSTDIR/t $HOSTDIR/u " ]
+  [ "${lines[1]}" = 0 ]
+  [ -d "$UDIR/bundle/rootfs/$HOSTDIR/t" ]
+  host_untouched
+  [ ! -e "$UDIR/run/fsrun/$CONTAINER_ID" ]
+  user_processes_gone
+}

@@ -5,18 +5,19 @@
 #
 # valgrind 3.19 (Debian 12) does not know clone3, openat2, fsopen, pidfd_open,
 # pidfd_send_signal, seccomp(2) or the Landlock calls (it answers ENOSYS and warns). fsrun clones
-# with clone(2) where clone3 answers ENOSYS (docs/process-model.md), so create and run get through
-# the clone, and memcheck follows the init until its first openat2 (the rootfs's /proc), whose
-# error the init reports to create: the config, the state dir, the cgroup, the clone, the sync
-# with the init and the undoing are all under memcheck. The container is created and started by
-# the plain binary; exec runs under memcheck through its ENOSYS fallbacks (the init's namespaces
-# through /proc/PID, kill(2) of its own child; docs/process-model.md, "Without pidfd_open"), and
-# so do delete --force (through the cgroup) and the commands that only read or write state and
-# cgroup files. kill and start have no fallback as safe as a pidfd: they refuse, and that
-# refusal is checked. The ASan/UBSan build covers the rest (the asan suite).
-# The sandbox runs up to the init's failed openat2 too: the policy, the config it makes, create's
-# undoing, and the fallback to a native run. Warnings about unknown syscalls are not memcheck
-# reports; a line of memcheck's own (==PID==) is. One log per process (the clones too): fsrun's
+# with clone(2) where clone3 answers ENOSYS, and walks paths itself where openat2 does
+# (docs/process-model.md), so create and run get through the clone and the rootfs's first mounts,
+# and memcheck follows the init until its first mount_setattr (the read-only /sys/fs/cgroup),
+# whose error the init reports to create: the config, the state dir, the cgroup, the clone, the
+# sync with the init, the openat2 walks and the undoing are all under memcheck. The container is
+# created and started by the plain binary; exec runs under memcheck through its ENOSYS fallbacks
+# (the init's namespaces through /proc/PID, kill(2) of its own child; docs/process-model.md,
+# "Without pidfd_open"), and so do delete --force (through the cgroup) and the commands that only
+# read or write state and cgroup files. kill and start have no fallback as safe as a pidfd: they
+# refuse, and that refusal is checked. The ASan/UBSan build covers the rest (the asan suite).
+# The sandbox runs up to the init's failed mount API call too: the policy, the config it makes,
+# create's undoing, and the fallback to a native run. Warnings about unknown syscalls are not
+# memcheck reports; a line of memcheck's own (==PID==) is. One log per process (the clones too): fsrun's
 # own must have none at all; a cloned process that ends with _exit (the init that failed) may
 # hold still-reachable blocks, it must have no other report. Needs root and a busybox rootfs
 # (contrib/lib.sh).
@@ -164,19 +165,20 @@ check "state of an unknown container" 1 state nosuch
 check "delete --force of an unknown container" 0 delete --force nosuch
 check "kill of an unknown container" 1 kill nosuch
 
-# create and run through the clone(2) fallback, up to the init's failed openat2 (valgrind's
-# ENOSYS): the config, the state dir, the cgroups and the init are made and undone under memcheck;
+# create and run through the clone(2) fallback and the openat2 walk (openat2-compat.c), up to the
+# init's failed mount_setattr (valgrind's ENOSYS): the config, the state dir, the cgroups and the
+# init are made and undone under memcheck;
 # the init's error reaches create; nothing of them is left
-check "create, through clone(2), up to the init's failed openat2" 1 create "$id-nc"
+check "create, through clone(2) and the openat2 walk, up to the init's mount_setattr" 1 create "$id-nc"
 count=$((count + 1))
-if grep -q "open \`/proc\` in the rootfs: Function not implemented" "$work/out.$((count - 1))"; then
-  echo "ok $count - the init ran and reported its error to create"
+if grep -q "make \`/sys/fs/cgroup\` read-only: Function not implemented" "$work/out.$((count - 1))"; then
+  echo "ok $count - the init walked the rootfs's paths, mounted, and reported mount_setattr's error"
 else
   failures=$((failures + 1))
-  echo "not ok $count - the init ran and reported its error to create"
+  echo "not ok $count - the init walked the rootfs's paths, mounted, and reported mount_setattr's error"
   sed 's/^/# /' "$work/out.$((count - 1))"
 fi
-check "run, through clone(2), up to the init's failed openat2" 1 run "$id-nr"
+check "run, through clone(2) and the openat2 walk, up to the init's mount_setattr" 1 run "$id-nr"
 count=$((count + 1))
 if [ ! -e "$root/$id-nc" ] && [ ! -e "$root/$id-nr" ] &&
   [ -z "$(find /sys/fs/cgroup -maxdepth 4 -name "$id-n[cr]" 2>/dev/null)" ]; then
@@ -220,7 +222,8 @@ else
 fi
 
 # the sandbox: policy parsing, the bundle it makes, and create's error path. valgrind has no
-# openat2, so create fails there: fail-hard says 125, fallback-native runs the command without a sandbox
+# mount_setattr, so create fails there: fail-hard says 125, fallback-native runs the command
+# without a sandbox
 # (both after the whole policy-to-config work, with the state and cgroup undone)
 wt=$work/worktree
 git init -q "$wt"

@@ -1,0 +1,267 @@
+/* openat2 and its ENOSYS fallback, a walk one component at a time. See openat2-compat.h.
+ *
+ * The walk keeps every directory it went through as an O_PATH fd, from the start directory down:
+ * `..` is the fd before, never a lookup of the real `..`, so a directory moved during the walk
+ * cannot lead above the start (the kernel answers EAGAIN there instead). Symlinks are read with
+ * readlinkat and their text walked from where they are (relative) or from the start directory
+ * (absolute, RESOLVE_IN_ROOT), as the kernel does under those flags. */
+#include "openat2-compat.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "utils.h"
+
+#ifndef SYS_openat2
+#define SYS_openat2 437
+#endif
+#ifndef STATX_MNT_ID
+#define STATX_MNT_ID 0x00001000U
+#endif
+#define PROC_MAGIC     0x9fa0
+#define PROC_ROOT_INO  1
+#define WALK_MAX_LINKS 40 /* the kernel's MAXSYMLINKS */
+#define WALK_RESOLVE                                                                               \
+  (RESOLVE_BENEATH | RESOLVE_IN_ROOT | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS |               \
+   RESOLVE_NO_XDEV)
+
+struct walk {
+  const struct open_how *how;
+  int *dirs; /* dirs[0] the start directory, dirs[n - 1] the current one */
+  size_t n, cap;
+  char *rest; /* what is left to walk */
+  int links;
+  uint64_t mnt_id; /* of the start directory, for RESOLVE_NO_XDEV */
+};
+
+int openat2_compat(int dirfd, const char *path, const struct open_how *how) {
+  int fd = (int)syscall(SYS_openat2, dirfd, path, how, sizeof(*how));
+  if (fd < 0 && errno == ENOSYS)
+    return openat2_walk(dirfd, path, how);
+  return fd;
+}
+
+static int fail(int code) {
+  errno = code;
+  return -1;
+}
+
+static int mount_id(int fd, uint64_t *id) {
+  struct statx stx;
+  if (statx(fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW, STATX_MNT_ID, &stx) < 0)
+    return -1;
+  if (!(stx.stx_mask & STATX_MNT_ID))
+    return fail(EXDEV); /* cannot tell: refuse rather than cross unseen */
+  *id = stx.stx_mnt_id;
+  return 0;
+}
+
+/* RESOLVE_NO_XDEV: fd is on the start directory's mount. 0, or -1 with EXDEV. */
+static int same_mount(const struct walk *w, int fd) {
+  uint64_t id;
+  if (!(w->how->resolve & RESOLVE_NO_XDEV))
+    return 0;
+  if (mount_id(fd, &id) < 0)
+    return -1;
+  return id == w->mnt_id ? 0 : fail(EXDEV);
+}
+
+static void push_dir(struct walk *w, int fd) {
+  if (w->n == w->cap) {
+    w->cap = w->cap ? 2 * w->cap : 16;
+    w->dirs = realloc(w->dirs, w->cap * sizeof(*w->dirs));
+    if (w->dirs == NULL)
+      abort();
+  }
+  w->dirs[w->n++] = fd;
+}
+
+static void back_to(struct walk *w, size_t n) {
+  while (w->n > n)
+    close(w->dirs[--w->n]);
+}
+
+static int cur_dir(const struct walk *w) {
+  return w->dirs[w->n - 1];
+}
+
+/* `..`: the directory before; at the start directory, EXDEV (RESOLVE_BENEATH) or the start
+ * directory itself (RESOLVE_IN_ROOT, as `..` at a chroot's root). */
+static int walk_up(struct walk *w) {
+  if (w->n > 1) {
+    back_to(w, w->n - 1);
+    return 0;
+  }
+  return w->how->resolve & RESOLVE_IN_ROOT ? 0 : fail(EXDEV);
+}
+
+/* The kernel's magic links are procfs's (/proc/PID/fd/N, exe, cwd, root, ns/...). procfs's plain
+ * symlinks (self, thread-self, mounts, net) are all in its root directory: every other symlink on
+ * procfs counts as magic, which refuses more than the kernel would, never less. */
+static bool magic_link(int parent, int link) {
+  struct statfs sfs;
+  struct stat st;
+  if (fstatfs(link, &sfs) < 0 || sfs.f_type != PROC_MAGIC)
+    return false;
+  return fstat(parent, &st) < 0 || st.st_ino != PROC_ROOT_INO || fstatfs(parent, &sfs) < 0 ||
+         sfs.f_type != PROC_MAGIC;
+}
+
+/* Walks the symlink `link` (in the current directory) next: its text, then after (as a directory
+ * when dir, even with nothing after). 1 (w->rest replaced), or -1. */
+static int follow_link(struct walk *w, int link, const char *after, bool dir) {
+  char target[4096];
+  ssize_t len;
+  if (w->how->resolve & RESOLVE_NO_SYMLINKS || magic_link(cur_dir(w), link) ||
+      ++w->links > WALK_MAX_LINKS)
+    return fail(ELOOP);
+  len = readlinkat(link, "", target, sizeof(target));
+  if (len < 0)
+    return -1;
+  if (len == 0 || (size_t)len == sizeof(target))
+    return fail(len == 0 ? ENOENT : ENAMETOOLONG);
+  if (target[0] == '/') {
+    if (!(w->how->resolve & RESOLVE_IN_ROOT))
+      return fail(EXDEV);
+    back_to(w, 1);
+  }
+  {
+    char *rest = xasprintf("%.*s%s%s", (int)len, target, dir ? "/" : "", after);
+    free(w->rest);
+    w->rest = rest;
+  }
+  return 1;
+}
+
+/* A directory on the way: entered (0), or its symlink followed (1); -1 on error. */
+static int step_dir(struct walk *w, const char *name, const char *after) {
+  cleanup_close int fd = openat(cur_dir(w), name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+  struct stat st;
+  if (fd < 0 || fstat(fd, &st) < 0)
+    return -1;
+  if (S_ISLNK(st.st_mode))
+    return follow_link(w, fd, after, true);
+  if (!S_ISDIR(st.st_mode))
+    return fail(ENOTDIR);
+  if (same_mount(w, fd) < 0)
+    return -1;
+  push_dir(w, steal_fd(&fd));
+  return 0;
+}
+
+/* The file opened in dir with the caller's flags; RESOLVE_NO_XDEV checked on the result. */
+static int open_checked(const struct walk *w, int dir, const char *name, int flags) {
+  int fd = openat(dir, name, flags, (mode_t)w->how->mode);
+  if (fd >= 0 && same_mount(w, fd) < 0) {
+    close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+/* The last component: opened without following it; a symlink there is followed (1 returned, the
+ * walk goes on) unless the caller asked O_NOFOLLOW. The fd, 1 to go on, or -1. */
+static int open_last(struct walk *w, const char *name, int *out) {
+  int flags = (int)w->how->flags;
+  int fd = openat(cur_dir(w), name, flags | O_NOFOLLOW, (mode_t)w->how->mode);
+  int code = errno;
+  cleanup_close int link = -1;
+  struct stat st;
+  if (fd >= 0 &&
+      (!(flags & O_PATH) || flags & O_NOFOLLOW || fstat(fd, &st) < 0 || !S_ISLNK(st.st_mode))) {
+    if (same_mount(w, fd) < 0) {
+      close(fd);
+      return -1;
+    }
+    *out = fd;
+    return 0;
+  }
+  if (fd >= 0) {
+    link = fd; /* an O_PATH of the symlink itself */
+  } else {
+    if ((code != ELOOP && code != ENOTDIR) || flags & O_NOFOLLOW)
+      return -1;
+    link = openat(cur_dir(w), name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+    if (link < 0 || fstat(link, &st) < 0 || !S_ISLNK(st.st_mode))
+      return fail(code);
+  }
+  return follow_link(w, link, "", false);
+}
+
+/* The next component of w->rest, NUL-terminated in place; *after is what follows it, *last true
+ * when nothing but slashes does, *dir when a slash does (the component must be a directory). */
+static char *next_component(struct walk *w, char **after, bool *last, bool *dir) {
+  char *p = w->rest + strspn(w->rest, "/"), *end;
+  if (*p == '\0')
+    return NULL;
+  end = strchrnul(p, '/');
+  *dir = *end == '/';
+  *after = *end ? end + 1 : end;
+  *last = (*after)[strspn(*after, "/")] == '\0';
+  *end = '\0';
+  return p;
+}
+
+static int walk_rest(struct walk *w) {
+  for (;;) {
+    char *after, *name;
+    bool last, dir;
+    int r, fd = -1;
+    name = next_component(w, &after, &last, &dir);
+    if (name == NULL) /* "", ".", "a/..", "a/": the current directory itself */
+      return open_checked(w, cur_dir(w), ".", (int)w->how->flags);
+    if (strcmp(name, ".") == 0)
+      r = 0;
+    else if (strcmp(name, "..") == 0)
+      r = walk_up(w);
+    else if (!last || dir)
+      r = step_dir(w, name, after);
+    else if ((r = open_last(w, name, &fd)) == 0)
+      return fd;
+    if (r < 0)
+      return -1;
+    if (r == 0) /* rest moves on; follow_link replaced it otherwise */
+      memmove(w->rest, after, strlen(after) + 1);
+  }
+}
+
+static int walk_start(struct walk *w, int dirfd, const char *path) {
+  uint64_t resolve = w->how->resolve;
+  int fd;
+  if (resolve & ~(uint64_t)WALK_RESOLVE || !(resolve & (RESOLVE_BENEATH | RESOLVE_IN_ROOT)) ||
+      (resolve & RESOLVE_BENEATH && resolve & RESOLVE_IN_ROOT))
+    return fail(EINVAL);
+  if (resolve & RESOLVE_NO_XDEV && w->how->flags & (O_CREAT | O_TRUNC))
+    return fail(EINVAL);
+  if (path[0] == '\0')
+    return fail(ENOENT);
+  if (path[0] == '/' && resolve & RESOLVE_BENEATH)
+    return fail(EXDEV);
+  fd = openat(dirfd, ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0)
+    return -1;
+  push_dir(w, fd);
+  if (resolve & RESOLVE_NO_XDEV && mount_id(fd, &w->mnt_id) < 0)
+    return -1;
+  w->rest = xstrdup(path);
+  return 0;
+}
+
+int openat2_walk(int dirfd, const char *path, const struct open_how *how) {
+  struct walk w = {.how = how};
+  int fd = walk_start(&w, dirfd, path) < 0 ? -1 : walk_rest(&w);
+  int code = errno;
+  back_to(&w, 0);
+  free(w.dirs);
+  free(w.rest);
+  errno = code;
+  return fd;
+}

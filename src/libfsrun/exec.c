@@ -511,14 +511,12 @@ static void clone_into_pid_namespace(struct exec_child *c) {
 }
 
 /* The parent's SYNC_GO: our pid is in the pid file. At an EOF the parent died before it wrote it,
- * and the command must never run. A filter loaded already (without noNewPrivileges) must allow
- * recvmsg here, as it must sendmsg. */
+ * and the command must never run. read(2), not recvmsg: a filter loaded already (without
+ * noNewPrivileges) need not allow more than it did before the pid file moved here. */
 static void child_wait_go(struct exec_child *c) {
   cleanup_error fsrun_error_t err = NULL;
-  struct sync_msg msg = {.fd = -1};
-  int r = sync_recv(c->sync_fd, &msg);
-  uint32_t type = msg.type;
-  sync_msg_clear(&msg);
+  uint32_t type = 0;
+  int r = sync_recv_type(c->sync_fd, &type);
   if (r == -EPIPE)
     _exit(1);
   if (r < 0 || type != SYNC_GO) {

@@ -54,6 +54,22 @@ int sync_send(int sock, sync_msg_type type, int errno_value, const void *data, s
   return sync_sendv(sock, iov, 2, fd);
 }
 
+int sync_recv_type(int sock, uint32_t *type) {
+  struct sync_header h;
+  ssize_t r;
+  do
+    r = read(sock, &h, sizeof(h));
+  while (r < 0 && errno == EINTR);
+  if (r < 0)
+    return errno == ECONNRESET ? -EPIPE : -errno;
+  if (r == 0)
+    return -EPIPE;
+  if ((size_t)r < sizeof(h))
+    return -EPROTO;
+  *type = h.type;
+  return 0;
+}
+
 int sync_recv(int sock, struct sync_msg *msg) {
   struct sync_header h;
   union {

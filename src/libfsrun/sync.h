@@ -44,6 +44,9 @@ int sync_send(int sock, sync_msg_type type, int errno_value, const void *data, s
 int sync_sendv(int sock, struct iovec *iov, size_t iovcnt, int fd);
 /* Receives one message. Returns 0, -EPIPE when the peer closed its end, or another -errno. */
 int sync_recv(int sock, struct sync_msg *msg);
+/* Receives one message's type by read(2) alone, for a process whose seccomp filter may refuse
+ * recvmsg/recvfrom; a payload or fd is dropped. Returns 0, -EPIPE, or another -errno. */
+int sync_recv_type(int sock, uint32_t *type);
 void sync_msg_clear(struct sync_msg *msg);
 /* The other end is closed (the runtime died): asked without waiting. */
 bool sync_peer_gone(int sock);

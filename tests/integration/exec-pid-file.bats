@@ -127,3 +127,18 @@ check_killed_before_pid_file() {
 @test "exec --pid-file: fsrun SIGKILLed before the pid file is written leaves no command running (uid 1000)" {
   check_killed_before_pid_file user
 }
+
+@test "exec --pid-file: the command's wait for the pid file needs no recvmsg from a filter loaded before it (root)" {
+  # without noNewPrivileges the filter is loaded before the wait: it is read(2), so a profile
+  # that refuses recvmsg and recvfrom still runs the command (before: "wait for the runtime's go")
+  update_config '.process.noNewPrivileges = false
+    | .linux.seccomp = {"defaultAction": "SCMP_ACT_ALLOW", "syscalls": [{"names": ["recvmsg", "recvfrom"],
+        "action": "SCMP_ACT_ERRNO", "errnoRet": 1}]}'
+  start_as root
+  run "${FS[@]}" exec --pid-file "$DIR/r.pid" "$CONTAINER_ID" sh -c 'echo ran; grep Seccomp: /proc/self/status'
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [[ $output == ran*"Seccomp:"*2* ]]
+  [[ $(cat "$DIR/r.pid") =~ ^[1-9][0-9]*$ ]]
+  only_init_left
+}

@@ -659,8 +659,9 @@ static int create_clone(struct create_job *j, fsrun_error_t *err) {
   if (plan->pid_join_early && wait_init_namespaces(j->sync_fds[0], err) < 0)
     return fsrun_error_code(err);
   out->st.pid = out->pid;
-  if (j->o->on_cloned != NULL)
-    j->o->on_cloned(out->pid, j->o->on_cloned_data);
+  if (j->o->on_cloned != NULL &&
+      j->o->on_cloned(out->pid, out->pidfd, j->o->on_cloned_data, err) < 0)
+    return fsrun_error_code(err);
   return 0;
 }
 

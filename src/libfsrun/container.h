@@ -28,9 +28,10 @@ struct container_create_opts {
    * waits for GO (fsrun sandbox attaches its network helper there); a failure fails the create */
   int (*on_namespaces)(pid_t init_pid, void *data, fsrun_error_t *err);
   void *on_namespaces_data;
-  /* called with the init's pid as soon as it is cloned (fsrun sandbox's watchdog pins it, so that
-   * its deadline can end a set-up the init is stuck in) */
-  void (*on_cloned)(pid_t init_pid, void *data);
+  /* called with the init's pid and create's pidfd on it (borrowed: dup it to keep it) as soon as
+   * it is cloned (fsrun sandbox's watchdog pins it, so that its deadline can end a set-up the
+   * init is stuck in; --max-buffer-kill keeps the pidfd); a failure fails the create */
+  int (*on_cloned)(pid_t init_pid, int init_pidfd, void *data, fsrun_error_t *err);
   void *on_cloned_data;
 };
 

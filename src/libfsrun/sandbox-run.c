@@ -30,7 +30,6 @@
 #include <sys/random.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -39,6 +38,7 @@
 #include "container.h"
 #include "json-out.h"
 #include "log.h"
+#include "pidfd-compat.h"
 #include "sandbox-limits.h"
 #include "sandbox-net.h"
 #include "sandbox-git.h"
@@ -251,7 +251,10 @@ static void capture_wait_init_gone(struct capture *c) {
     ;
 }
 
-/* The whole command, once: a pidfd cannot name a reused pid, and the native child's group id is
+/* The whole command, once: a pidfd cannot name a reused pid (where pidfd_send_signal answers
+ * ENOSYS, pidfd_signal_child's kill(2) reaches the init only while it is our unreaped child; the
+ * main thread's reap could still come between its check and its kill, which would then need the
+ * pid reused in that instant), and the native child's group id is
  * ours until run_native reaps its leader, which it does only after capture_retarget_kill(c, 0)
  * (under the same lock: a kill here either comes before the reap or not at all). A group's SIGKILL
  * is final when kill returns; the init's takes the rest of its pid namespace only as the init
@@ -264,7 +267,7 @@ static void capture_kill_command(struct capture *c) {
     if (c->kill_pgid > 0)
       (void)kill(-c->kill_pgid, SIGKILL);
     else if (c->kill_pidfd >= 0)
-      init_killed = syscall(SYS_pidfd_send_signal, c->kill_pidfd, SIGKILL, NULL, 0) == 0;
+      init_killed = pidfd_signal_child(c->kill_pidfd, SIGKILL) == 0;
   }
   pthread_mutex_unlock(&c->kill_lock);
   if (init_killed)

@@ -200,11 +200,17 @@ check_exit_and_signal() {
 }
 
 # --max-buffer-kill: a stream over --max-buffer kills the whole command, as Node's exec does; without
-# it the command runs on (the marker is written after the flood, then a sleep the kill cuts short)
+# it the command runs on (the marker is written after the flood, then a sleep the kill cuts short).
+# check_max_buffer_kill CALLER [FAILURE_MODE [after-clone] [ENOSYS]]: ENOSYS, the calls
+# tests/noclone3 answers with ENOSYS for fsrun
 check_max_buffer_kill() {
   use_caller "$1"
   local flood="seq 1 200000; touch '$WT/ran-on'; sleep 30" failure_mode=${2:-}
-  local root=$STATE policy=() env=()
+  local root=$STATE policy=() env=() wrap=()
+  if [ -n "${4:-}" ]; then
+    [ -x "${FSRUN%/*}/tests/noclone3" ] || skip "tests/noclone3 is not built next to $FSRUN"
+    wrap=("${FSRUN%/*}/tests/noclone3" --enosys "$4")
+  fi
   if [ "${3:-}" = after-clone ]; then
     # a set-up that fails once the init is cloned (its egress helper is missing), run natively
     echo '{"allowNetwork": true}' >"$DIR/policy.json"
@@ -218,7 +224,8 @@ check_max_buffer_kill() {
   fi
   # (fsrun's own warnings, such as the fallback's, go to a file: the output is the JSON alone)
   sbx_at() {
-    as_caller env "${env[@]}" "$FSRUN" --root "$root" sandbox --worktree "$WT" --task-id "$TASK" "$@" 2>"$DIR/stderr"
+    as_caller env "${env[@]}" "${wrap[@]}" "$FSRUN" --root "$root" sandbox --worktree "$WT" \
+      --task-id "$TASK" "$@" 2>"$DIR/stderr"
   }
   run sbx_at "${policy[@]}" --json --max-buffer 100 --max-buffer-kill -- /bin/sh -c "$flood" 3>&-
   echo "${output:0:400}"
@@ -251,6 +258,19 @@ check_max_buffer_kill() {
 # not to the init that is gone (before, nothing was killed and the command ran to its end)
 @test "sandbox-run: --max-buffer-kill kills the native fallback's command after a set-up that failed past the init's clone (root)" {
   check_max_buffer_kill root fallback-native after-clone
+}
+
+# Where pidfd_send_signal answers ENOSYS (valgrind, a seccomp profile) the init, our unreaped
+# child, is killed by kill(2) (pidfd_signal_child); before, the SIGKILL went unsent and the
+# command ran on (exit 0). (Where pidfd_open answers ENOSYS the kill now keeps create's own pidfd,
+# but no test can show it: the sandbox's watchdog needs pidfd_open on fsrun and exits without it,
+# so that the sandbox fails to arm it (125) or runs unwatched, by a race.)
+@test "sandbox-run: --max-buffer-kill kills the command where pidfd_send_signal answers ENOSYS (root)" {
+  check_max_buffer_kill root "" "" pidfd_send_signal
+}
+
+@test "sandbox-run: --max-buffer-kill kills the command where pidfd_send_signal answers ENOSYS (ordinary user)" {
+  check_max_buffer_kill user "" "" pidfd_send_signal
 }
 
 # A system dir with a mount below it (as /usr/lib/modules is in the cgroup v2 VM, or a separate

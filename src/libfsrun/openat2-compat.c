@@ -9,6 +9,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -157,9 +158,9 @@ static int step_dir(struct walk *w, const char *name, const char *after) {
   return 0;
 }
 
-/* The file opened in dir with the caller's flags; RESOLVE_NO_XDEV checked on the result. */
-static int open_checked(const struct walk *w, int dir, const char *name, int flags) {
-  int fd = openat(dir, name, flags, (mode_t)w->how->mode);
+/* `.` at the end: the current directory, whose mount the walk checked when it entered it. */
+static int open_current(const struct walk *w) {
+  int fd = openat(cur_dir(w), ".", (int)w->how->flags, (mode_t)w->how->mode);
   if (fd >= 0 && same_mount(w, fd) < 0) {
     close(fd);
     return -1;
@@ -167,33 +168,55 @@ static int open_checked(const struct walk *w, int dir, const char *name, int fla
   return fd;
 }
 
-/* The last component: opened without following it; a symlink there is followed (1 returned, the
- * walk goes on) unless the caller asked O_NOFOLLOW. The fd, 1 to go on, or -1. */
+/* The last component, checked as `checked` (its O_PATH fd, stat want), opened with the caller's
+ * flags. O_NONBLOCK (cleared after) so that a fifo swapped in cannot hold the open, O_NOCTTY so
+ * that a tty cannot become ours; what was opened must be the file checked (EAGAIN: it changed, as
+ * the kernel answers a race) on the start's mount (RESOLVE_NO_XDEV). The fd, or -1. */
+static int reopen_checked(const struct walk *w, const char *name, const struct stat *want) {
+  int flags = (int)w->how->flags, extra = O_NOFOLLOW | O_NOCTTY | (flags & O_PATH ? 0 : O_NONBLOCK);
+  cleanup_close int fd = openat(cur_dir(w), name, flags | extra, (mode_t)w->how->mode);
+  struct stat st;
+  if (fd < 0 || fstat(fd, &st) < 0)
+    return -1;
+  if (st.st_dev != want->st_dev || st.st_ino != want->st_ino)
+    return fail(EAGAIN);
+  if (same_mount(w, fd) < 0)
+    return -1;
+  if (extra & O_NONBLOCK && !(flags & O_NONBLOCK) &&
+      fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) < 0)
+    return -1;
+  return steal_fd(&fd);
+}
+
+/* O_CREAT where nothing is: made with O_EXCL, so that the fd is the new file and never something
+ * put there meanwhile (EAGAIN then, unless the caller asked O_EXCL). */
+static int create_last(const struct walk *w, const char *name) {
+  int flags = (int)w->how->flags;
+  int fd = openat(cur_dir(w), name, flags | O_EXCL | O_NOFOLLOW | O_NOCTTY, (mode_t)w->how->mode);
+  if (fd < 0 && errno == EEXIST && !(flags & O_EXCL))
+    return fail(EAGAIN);
+  return fd;
+}
+
+/* The last component: first an O_PATH|O_NOFOLLOW of it, checked as the resolve flags ask (its
+ * mount, a symlink) before anything opens it with the caller's flags, as the kernel checks before
+ * it opens: a fifo or a device mounted over it is refused unopened. A symlink there is followed (1
+ * returned, the walk goes on) unless the caller asked O_NOFOLLOW. 0 with the fd, 1, or -1. */
 static int open_last(struct walk *w, const char *name, int *out) {
   int flags = (int)w->how->flags;
-  int fd = openat(cur_dir(w), name, flags | O_NOFOLLOW, (mode_t)w->how->mode);
-  int code = errno;
-  cleanup_close int link = -1;
+  cleanup_close int path = openat(cur_dir(w), name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
   struct stat st;
-  if (fd >= 0 &&
-      (!(flags & O_PATH) || flags & O_NOFOLLOW || fstat(fd, &st) < 0 || !S_ISLNK(st.st_mode))) {
-    if (same_mount(w, fd) < 0) {
-      close(fd);
-      return -1;
-    }
-    *out = fd;
-    return 0;
-  }
-  if (fd >= 0) {
-    link = fd; /* an O_PATH of the symlink itself */
-  } else {
-    if ((code != ELOOP && code != ENOTDIR) || flags & O_NOFOLLOW)
-      return -1;
-    link = openat(cur_dir(w), name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-    if (link < 0 || fstat(link, &st) < 0 || !S_ISLNK(st.st_mode))
-      return fail(code);
-  }
-  return follow_link(w, link, "", false);
+  if (path < 0 && errno == ENOENT && flags & O_CREAT)
+    return (*out = create_last(w, name)) < 0 ? -1 : 0;
+  if (path < 0 || fstat(path, &st) < 0)
+    return -1;
+  if ((flags & (O_CREAT | O_EXCL)) == (O_CREAT | O_EXCL))
+    return fail(EEXIST);
+  if (S_ISLNK(st.st_mode) && !(flags & O_NOFOLLOW))
+    return follow_link(w, path, "", false);
+  if (same_mount(w, path) < 0)
+    return -1;
+  return (*out = reopen_checked(w, name, &st)) < 0 ? -1 : 0;
 }
 
 /* The next component of w->rest, NUL-terminated in place; *after is what follows it, *last true
@@ -217,7 +240,7 @@ static int walk_rest(struct walk *w) {
     int r, fd = -1;
     name = next_component(w, &after, &last, &dir);
     if (name == NULL) /* "", ".", "a/..", "a/": the current directory itself */
-      return open_checked(w, cur_dir(w), ".", (int)w->how->flags);
+      return open_current(w);
     if (strcmp(name, ".") == 0)
       r = 0;
     else if (strcmp(name, "..") == 0)
@@ -241,6 +264,8 @@ static int walk_start(struct walk *w, int dirfd, const char *path) {
     return fail(EINVAL);
   if (resolve & RESOLVE_NO_XDEV && w->how->flags & (O_CREAT | O_TRUNC))
     return fail(EINVAL);
+  if (strnlen(path, PATH_MAX) == PATH_MAX)
+    return fail(ENAMETOOLONG); /* as the kernel's getname: PATH_MAX with its NUL */
   if (path[0] == '\0')
     return fail(ENOENT);
   if (path[0] == '/' && resolve & RESOLVE_BENEATH)

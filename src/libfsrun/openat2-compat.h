@@ -12,8 +12,10 @@ int openat2_compat(int dirfd, const char *path, const struct open_how *how);
 
 /* The walk alone (the unit tests compare it with the kernel's openat2). It needs RESOLVE_BENEATH
  * or RESOLVE_IN_ROOT and never follows a magic link (ELOOP, as RESOLVE_NO_MAGICLINKS answers);
- * with RESOLVE_NO_XDEV it refuses O_CREAT and O_TRUNC (EINVAL): the mount of the last component is
- * known only once it is open. Other resolve flags: EINVAL. An fd, or -1 with errno. */
+ * with RESOLVE_NO_XDEV it refuses O_CREAT and O_TRUNC (EINVAL): the last component is checked
+ * unopened, then opened, and a file put there in between would be made or truncated before the
+ * refusal. Other resolve flags: EINVAL. A path of PATH_MAX or more: ENAMETOOLONG. An fd, or -1
+ * with errno (EAGAIN where the last component changed between its check and its open). */
 int openat2_walk(int dirfd, const char *path, const struct open_how *how);
 
 #endif

@@ -6,10 +6,14 @@
  * so that a walk and a kernel wrong the same way still fail. TAP output. */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <sched.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -77,7 +81,7 @@ static void check(int dirfd, const char *path, int flags, unsigned long long res
   struct open_how how = {.flags = (unsigned long long)(flags | O_CLOEXEC), .resolve = resolve};
   struct reached kernel = kernel_open(dirfd, path, &how);
   struct reached walk = outcome(openat2_walk(dirfd, path, &how));
-  if (!tap_ok(same(walk, kernel) && same(walk, want), "%s: `%s`", what, path)) {
+  if (!tap_ok(same(walk, kernel) && same(walk, want), "%s: `%.64s`", what, path)) {
     show("walk", walk);
     show("openat2", kernel);
     show("expected", want);
@@ -242,14 +246,91 @@ static void test_refusals(void) {
          "the walk refuses RESOLVE_BENEATH with RESOLVE_IN_ROOT");
 }
 
+/* PATH_MAX - 1 characters are walked; PATH_MAX (no room for the NUL) is ENAMETOOLONG, as the
+ * kernel's getname answers, before anything is looked up. */
+static void test_long_path(void) {
+  static char path[PATH_MAX + 2];
+  size_t slashes = PATH_MAX - 1 - strlen("dir") - strlen("sub/file");
+  snprintf(path, sizeof(path), "dir%*ssub/file", (int)slashes, "");
+  memset(path + strlen("dir"), '/', slashes);
+  check(root_fd, path, O_RDONLY, IN_ROOT, identity_of(root_fd, "dir/sub/file"),
+        "a path of PATH_MAX - 1 characters");
+  tap_diag("  (%zu characters)", strlen(path));
+  memmove(path + 1, path, strlen(path) + 1);
+  check(root_fd, path, O_RDONLY, IN_ROOT, err(ENAMETOOLONG), "a path of PATH_MAX characters");
+}
+
+/* The walk opens the last component O_NONBLOCK (a fifo must not hold it): the caller gets the
+ * flags it asked for. */
+static void test_blocking_flag(void) {
+  struct open_how how = {.flags = O_RDONLY | O_CLOEXEC, .resolve = BENEATH};
+  int fd = openat2_walk(root_fd, "file", &how);
+  tap_ok(fd >= 0 && !(fcntl(fd, F_GETFL) & O_NONBLOCK), "the fd is blocking unless asked");
+  close(fd);
+  how.flags |= O_NONBLOCK;
+  fd = openat2_walk(root_fd, "file", &how);
+  tap_ok(fd >= 0 && fcntl(fd, F_GETFL) & O_NONBLOCK, "O_NONBLOCK is kept where asked");
+  close(fd);
+}
+
+static void on_alarm(int sig) {
+  (void)sig; /* no SA_RESTART: a blocked open returns EINTR, and the test fails */
+}
+
+/* A fifo mounted over the last component, as a hostile container can over /proc/PID/attr/exec:
+ * with RESOLVE_NO_XDEV the walk refuses it before it opens it (EXDEV, as openat2), where an open
+ * with the caller's flags first would wait for a writer. In a private mount namespace (the last
+ * test: this process stays in it); an alarm bounds the wait that would be the bug. */
+static void test_fifo_over_file(const char *base) {
+  static const struct {
+    int flags;
+    const char *what;
+  } modes[] = {{O_RDONLY, "no-xdev: a fifo over the file, read"},
+               {O_WRONLY, "no-xdev: a fifo over the file, write"},
+               {O_RDWR, "no-xdev: a fifo over the file, read-write"},
+               {O_PATH, "no-xdev: a fifo over the file, O_PATH"}};
+  struct sigaction sa = {.sa_handler = on_alarm};
+  char fifo[PATH_MAX], target[PATH_MAX];
+  snprintf(fifo, sizeof(fifo), "%s/fifo", base);
+  snprintf(target, sizeof(target), "%s/root/attr", base);
+  if (mkfifo(fifo, 0600) < 0 || close(open(target, O_CREAT | O_WRONLY | O_CLOEXEC, 0644)) < 0)
+    abort();
+  if (unshare(geteuid() == 0 ? CLONE_NEWNS : CLONE_NEWUSER | CLONE_NEWNS) < 0 ||
+      mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
+      mount(fifo, target, NULL, MS_BIND, NULL) < 0) {
+    tap_skip("no private mount namespace for a bind mount here");
+    return;
+  }
+  close(root_fd); /* the old namespace's mount, where nothing is mounted over `attr` */
+  snprintf(fifo, sizeof(fifo), "%s/root", base);
+  root_fd = open(fifo, O_PATH | O_DIRECTORY | O_CLOEXEC);
+  sigaction(SIGALRM, &sa, NULL);
+  for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
+    alarm(5);
+    check(root_fd, "attr", modes[i].flags, PROC_STYLE, err(EXDEV), modes[i].what);
+    alarm(0);
+  }
+  umount2(target, MNT_DETACH);
+}
+
 int main(void) {
   char base[] = "/tmp/fsrun-openat2-XXXXXX", cmd[128];
+  struct open_how probe = {.flags = O_PATH | O_CLOEXEC};
+  int fd = (int)syscall(SYS_openat2, AT_FDCWD, "/", &probe, sizeof(probe));
+  if (fd < 0 && errno == ENOSYS) {
+    tap_skip("the kernel's openat2 answers ENOSYS here: nothing to compare the walk with");
+    return tap_done();
+  }
+  close(fd);
   make_tree(base);
   test_in_root();
   test_beneath();
   test_create();
   test_proc();
   test_refusals();
+  test_long_path();
+  test_blocking_flag();
+  test_fifo_over_file(base);
   snprintf(cmd, sizeof(cmd), "rm -rf '%s'", base);
   if (system(cmd) != 0)
     tap_diag("could not remove %s", base);

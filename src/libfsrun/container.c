@@ -1123,51 +1123,73 @@ static void open_state_cgroup(const struct fsrun_context *ctx, const char *id,
   log_debug("delete `%s`: %s", id, cerr->msg);
 }
 
-/* SIGKILL through the init's pidfd: true once sent (or the init is gone: ESRCH). Where
- * pidfd_send_signal answers ENOSYS, kill(2) only of our own unreaped child (`run`'s init), whose
- * pid nobody else can hold; a pid of someone else's child may be reused by then (invariant 5). */
-static bool send_init_kill(int pidfd) {
-  if (pidfd_signal(pidfd, SIGKILL) == 0 || errno != ENOSYS)
-    return true;
-  return pidfd_signal_child(pidfd, SIGKILL) == 0;
+/* A SIGKILL to the init that went unsent: the call that failed and what it answered (call NULL:
+ * sent, the init gone, or no init to kill). */
+struct unsent_kill {
+  const char *call;
+  int code;
+};
+
+/* SIGKILL through the init's pidfd: sent, or the init is gone (ESRCH); anything else is unsent.
+ * Where pidfd_send_signal answers ENOSYS, kill(2) only of our own unreaped child (`run`'s init),
+ * whose pid nobody else can hold; a pid of someone else's child may be reused by then (invariant
+ * 5). */
+static struct unsent_kill send_init_kill(int pidfd) {
+  const struct unsent_kill sent = {0}, unsent = {"pidfd_send_signal", ENOSYS};
+  if (pidfd_signal(pidfd, SIGKILL) == 0 || errno == ESRCH)
+    return sent;
+  if (errno != ENOSYS)
+    return (struct unsent_kill){"pidfd_send_signal", errno};
+  return pidfd_signal_child(pidfd, SIGKILL) == 0 ? sent : unsent;
 }
 
 /* SIGKILL to the init (pidfd -1: gone already, or no pidfd), waited for (up to 10 s); cg is
- * thawed first. NULL, or the pidfd call that answers ENOSYS when the signal could not be sent:
- * the init then dies only as a member of its cgroup (check_init_gone). */
-static const char *kill_init(int pidfd, const struct fsrun_cgroup *cg) {
+ * thawed first. When the signal could not be sent, the call that failed: the init then dies only
+ * as a member of its cgroup (check_init_gone). */
+static struct unsent_kill kill_init(int pidfd, const struct fsrun_cgroup *cg) {
   cleanup_error fsrun_error_t ferr = NULL;
+  struct unsent_kill unsent = {0};
   if (pidfd < 0)
-    return NULL;
-  if (!send_init_kill(pidfd))
-    return "pidfd_send_signal";
+    return unsent;
+  unsent = send_init_kill(pidfd);
+  if (unsent.call != NULL)
+    return unsent;
   if (cg != NULL)
     (void)cgroup_thaw_all(cg, &ferr); /* frozen processes only die once thawed */
   wait_pidfd(pidfd, 10000);
-  return NULL;
+  return unsent;
 }
 
-/* Without a pidfd that signals a live init (no_pidfd: pidfd_open or pidfd_send_signal, the call
- * that answers ENOSYS) the init dies only as a member of its cgroup, which cgroup_destroy() killed
- * (it is given 10 s to exit, watched by its identity: a pid taken by another process reads as
- * gone): one that had left the cgroup lives on, and nothing is removed. */
-static int check_init_gone(const char *no_pidfd, const struct container_status *st,
+/* Without a pidfd that signals a live init (unsent: pidfd_open or pidfd_send_signal answers
+ * ENOSYS, or the signal failed otherwise, e.g. EPERM) the init dies only as a member of its
+ * cgroup, which cgroup_destroy() killed (it is given 10 s to exit, watched by its identity: a pid
+ * taken by another process reads as gone): one that had left the cgroup lives on, and nothing is
+ * removed. */
+static int check_init_gone(struct unsent_kill unsent, const struct container_status *st,
                            const struct fsrun_cgroup *cg, const char *id, fsrun_error_t *err) {
   const struct timespec tick = {.tv_nsec = 10 * 1000 * 1000};
-  for (int i = 0; no_pidfd && i < 1000 && status_init_alive(st); i++)
+  const char *where = cg != NULL ? "its cgroup" : "a cgroup (the container has none)";
+  for (int i = 0; unsent.call && i < 1000 && status_init_alive(st); i++)
     nanosleep(&tick, NULL);
-  if (no_pidfd == NULL || !status_init_alive(st))
+  if (unsent.call == NULL || !status_init_alive(st))
     return 0;
+  if (unsent.code != ENOSYS)
+    return fsrun_error_make(err, unsent.code,
+                            "delete `%s`: its init (pid %d) is not in %s, and its SIGKILL through "
+                            "%s failed: %s; the state is kept",
+                            id, (int)st->pid, where, unsent.call, strerror(unsent.code));
   return fsrun_error_make(
       err, ENOSYS,
       "delete `%s`: its init (pid %d) is not in %s, and %s answers "
       "ENOSYS here: fsrun kills an init only through a pidfd; the state is kept",
-      id, (int)st->pid, cg != NULL ? "its cgroup" : "a cgroup (the container has none)", no_pidfd);
+      id, (int)st->pid, where, unsent.call);
 }
 
-/* For open_init_pidfd's -1 (errno as it left it): "pidfd_open" when that call answers ENOSYS */
-static const char *no_pidfd_open(int pidfd) {
-  return pidfd < 0 && errno == ENOSYS ? "pidfd_open" : NULL;
+/* For open_init_pidfd's -1 (errno as it left it): pidfd_open when that call answers ENOSYS */
+static struct unsent_kill no_pidfd_open(int pidfd) {
+  if (pidfd < 0 && errno == ENOSYS)
+    return (struct unsent_kill){"pidfd_open", ENOSYS};
+  return (struct unsent_kill){0};
 }
 
 /* delete --force of a container without a readable state file. What of it may still run: its
@@ -1182,7 +1204,7 @@ static int destroy_without_state(const struct fsrun_context *ctx, int dirfd, con
   cleanup_close int pidfd = -1;
   struct container_status init = {0};
   bool never_written = fsrun_error_code(why) == -ENOENT;
-  const char *no_pidfd;
+  struct unsent_kill unsent;
 
   if (!never_written && status_read_init_record(dirfd, &init, &cerr) < 0)
     return fsrun_error_take(err, EIO,
@@ -1194,10 +1216,10 @@ static int destroy_without_state(const struct fsrun_context *ctx, int dirfd, con
                             xasprintf("delete `%s`: %s, and %s: the state directory %s/%s is kept",
                                       id, (*why)->msg, cerr->msg, ctx->state_root, id));
   pidfd = open_init_pidfd(&init);
-  no_pidfd = pidfd < 0 ? no_pidfd_open(pidfd) : kill_init(pidfd, cg);
+  unsent = pidfd < 0 ? no_pidfd_open(pidfd) : kill_init(pidfd, cg);
   if (cg != NULL && cgroup_destroy(cg, err) < 0)
     return fsrun_error_wrap(err, "delete `%s`", id);
-  if (check_init_gone(no_pidfd, &init, cg, id, err) < 0)
+  if (check_init_gone(unsent, &init, cg, id, err) < 0)
     return fsrun_error_code(err);
   return status_dir_remove(ctx->state_root, id, err);
 }
@@ -1211,7 +1233,7 @@ static int destroy(const struct fsrun_context *ctx, const char *id,
   struct fsrun_cgroup *cg = hints ? hints->cg : NULL;
   const oci_hook_list *poststop = hints && hints->poststop ? hints->poststop : &st->poststop;
   cleanup_close int pidfd = -1;
-  const char *no_pidfd;
+  struct unsent_kill unsent;
 
   if (have_state) {
     if (cg == NULL && st->cgroup != NULL) {
@@ -1221,10 +1243,10 @@ static int destroy(const struct fsrun_context *ctx, const char *id,
     errno = 0; /* ENOSYS below is open_init_pidfd's */
     if (!(hints && hints->init_reaped))
       pidfd = hints && hints->pidfd >= 0 ? dup(hints->pidfd) : open_init_pidfd(st);
-    no_pidfd = pidfd < 0 ? no_pidfd_open(pidfd) : kill_init(pidfd, cg);
+    unsent = pidfd < 0 ? no_pidfd_open(pidfd) : kill_init(pidfd, cg);
     if (cg != NULL && cgroup_destroy(cg, err) < 0)
       return fsrun_error_wrap(err, "delete `%s`", id);
-    if (check_init_gone(no_pidfd, st, cg, id, err) < 0)
+    if (check_init_gone(unsent, st, cg, id, err) < 0)
       return fsrun_error_code(err);
     if (st->intel_rdt) {
       cleanup_error fsrun_error_t rerr = NULL;

@@ -98,6 +98,17 @@ user_processes_gone() {
   no_process_left -u "$NEST_USER"
 }
 
+# user_run_sleep: the test user's `sleep` container, run detached with the plain binary (INIT)
+user_run_sleep() {
+  user_setup
+  cd "$UDIR/bundle"
+  jq '.process.terminal = false | .process.args = ["sleep", "1000"]' config.json >c.json
+  chown "$NEST_UID:$NEST_GID" c.json
+  mv c.json config.json
+  as_user "$FSRUN" run -d "$CONTAINER_ID" </dev/null
+  INIT=$(as_user "$FSRUN" state "$CONTAINER_ID" | jq -r .pid)
+}
+
 # run_init_moved_out: a `sleep` container started with the plain binary, its init (INIT) moved
 # out of the container's cgroups into the root ones
 run_init_moved_out() {
@@ -318,13 +329,7 @@ in_cgroup() {
 }
 
 @test "noclone3: without pidfd_open (ENOSYS), an ordinary user's exec joins its container's namespaces (the user namespace first)" {
-  user_setup
-  cd "$UDIR/bundle"
-  jq '.process.terminal = false | .process.args = ["sleep", "1000"]' config.json >c.json
-  chown "$NEST_UID:$NEST_GID" c.json
-  mv c.json config.json
-  as_user "$FSRUN" run -d "$CONTAINER_ID" </dev/null
-  INIT=$(as_user "$FSRUN" state "$CONTAINER_ID" | jq -r .pid)
+  user_run_sleep
   run as_user "$NOCLONE3" --enosys "$NO_PIDFD" "$FSRUN" exec "$CONTAINER_ID" \
     sh -c 'for n in mnt pid net ipc uts; do readlink /proc/self/ns/$n; done; readlink /proc/self/ns/user; id -u'
   [ "$status" = 0 ] || { echo "$output"; false; }
@@ -396,23 +401,62 @@ in_cgroup() {
   done
 }
 
-# Before, with pidfd_open working and pidfd_send_signal answering ENOSYS, delete --force did not
-# notice that its SIGKILL went unsent: it removed the state of an init that lived on outside its
-# cgroup (exit 0).
-@test "noclone3: without pidfd_send_signal (ENOSYS), delete --force refuses an init that left its cgroup and keeps the state; one in its cgroup dies with it" {
+# delete_keeps_moved_init MESSAGE FILTER...: under `noclone3 FILTER...`, delete --force of an
+# init moved out of its cgroup exits 1 with MESSAGE, keeps the state and leaves the init alive;
+# an init that stayed in its cgroup dies as a member of it (exit 0, nothing left)
+delete_keeps_moved_init() {
+  local message=$1
+  shift
   run_init_moved_out
-  run "$NOCLONE3" --enosys pidfd_send_signal "$FSRUN" --root "$FSRUN_ROOT" delete --force "$CONTAINER_ID"
+  run "$NOCLONE3" "$@" "$FSRUN" --root "$FSRUN_ROOT" delete --force "$CONTAINER_ID"
   [ "$status" = 1 ] || { echo "$output"; false; }
-  [[ $output == *"its init (pid $INIT) is not in its cgroup, and pidfd_send_signal answers ENOSYS here"* ]]
+  [[ $output == *"its init (pid $INIT) is not in its cgroup, and $message"* ]]
   [ -e "$FSRUN_ROOT/$CONTAINER_ID/state.json" ]
   _fsrun_pid_alive "$INIT"
   fsrun delete --force "$CONTAINER_ID"
   assert_no_leftovers "$CONTAINER_ID"
-  # an init that stayed in its cgroup dies as a member of it
   fsrun run -d --bundle "$BUNDLE" "$CONTAINER_ID" </dev/null
-  run "$NOCLONE3" --enosys pidfd_send_signal "$FSRUN" --root "$FSRUN_ROOT" delete --force "$CONTAINER_ID"
+  run "$NOCLONE3" "$@" "$FSRUN" --root "$FSRUN_ROOT" delete --force "$CONTAINER_ID"
   [ "$status" = 0 ] || { echo "$output"; false; }
   assert_no_leftovers "$CONTAINER_ID"
+}
+
+# Before, with pidfd_open working and pidfd_send_signal answering ENOSYS, delete --force did not
+# notice that its SIGKILL went unsent: it removed the state of an init that lived on outside its
+# cgroup (exit 0).
+@test "noclone3: without pidfd_send_signal (ENOSYS), delete --force refuses an init that left its cgroup and keeps the state; one in its cgroup dies with it" {
+  delete_keeps_moved_init "pidfd_send_signal answers ENOSYS here" --enosys pidfd_send_signal
+}
+
+# Before, a SIGKILL that pidfd_send_signal refused with anything but ENOSYS (EPERM: an LSM, a
+# seccomp profile) counted as sent: delete --force removed the state of an init that lived on
+# outside its cgroup (exit 0).
+@test "noclone3: where pidfd_send_signal answers EPERM, delete --force refuses an init that left its cgroup and keeps the state; one in its cgroup dies with it" {
+  run "$NOCLONE3" --eperm pidfd_send_signal --probe
+  [ "$output" = "pidfd_send_signal EPERM" ]
+  delete_keeps_moved_init \
+    "its SIGKILL through pidfd_send_signal failed: Operation not permitted; the state is kept" \
+    --eperm pidfd_send_signal
+}
+
+# The same for an ordinary user: on cgroup v1 their container has no cgroup, so only the init's
+# pidfd can kill it, and a refused SIGKILL must keep the state; with a cgroup the init dies with it.
+@test "noclone3: where pidfd_send_signal answers EPERM, an ordinary user's delete --force keeps the state of an init it could not kill" {
+  local cgroup
+  user_run_sleep
+  cgroup=$(jq -r '.fsrun.cgroup // empty' "$UDIR/run/fsrun/$CONTAINER_ID/state.json")
+  run as_user "$NOCLONE3" --eperm pidfd_send_signal "$FSRUN" delete --force "$CONTAINER_ID"
+  if [ -z "$cgroup" ]; then
+    [ "$status" = 1 ] || { echo "$output"; false; }
+    [[ $output == *"its init (pid $INIT) is not in a cgroup (the container has none), and its SIGKILL through pidfd_send_signal failed: Operation not permitted"* ]]
+    [ -e "$UDIR/run/fsrun/$CONTAINER_ID/state.json" ]
+    _fsrun_pid_alive "$INIT"
+    as_user "$FSRUN" delete --force "$CONTAINER_ID"
+  else
+    [ "$status" = 0 ] || { echo "$output"; false; }
+  fi
+  [ ! -e "$UDIR/run/fsrun/$CONTAINER_ID" ]
+  user_processes_gone
 }
 
 # no_openat2 ARG...: `fsrun --root ROOT ARG...` where openat2 answers ENOSYS (valgrind 3.19): every

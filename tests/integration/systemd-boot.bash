@@ -64,12 +64,18 @@ _sd_boot_in_vm() {
   return 1
 }
 
-# sd_kill_booted: ends what _sd_boot_in_vm booted and removes its cgroups
+# sd_kill_booted: ends what _sd_boot_in_vm booted and removes its cgroups, from what exists: a
+# boot that failed before its systemd was found (no SD_PID) leaves its processes in SD_CGROUP
 sd_kill_booted() {
-  [ -n "${SD_PID:-}" ] || return 0
-  # PID 1 of the namespace: everything in it dies with it
-  kill -KILL "$SD_PID" 2>/dev/null
-  while [ -e "/proc/$SD_PID" ]; do sleep 0.1; done
+  if [ -n "${SD_PID:-}" ]; then
+    # PID 1 of the namespace: everything in it dies with it
+    kill -KILL "$SD_PID" 2>/dev/null
+    timeout 60 bash -c 'while [ -e "/proc/$0" ]; do sleep 0.1; done' "$SD_PID"
+  fi
+  sd_can_boot_in_vm && [ -e "$SD_CGROUP/cgroup.kill" ] || return 0
+  echo 1 >"$SD_CGROUP/cgroup.kill"
+  timeout 60 bash -c 'while [ -n "$(find "$0" -name cgroup.procs -exec cat {} +)" ]; do
+    sleep 0.1; done' "$SD_CGROUP"
   find "$SD_CGROUP" -depth -type d -exec rmdir {} + 2>/dev/null
 }
 

@@ -5,9 +5,13 @@
 # systemd booted with logind (um_logind_setup_file): the same checks, run in that systemd's
 # namespaces (um_here).
 
+# The user's name, fixed for the file (the pid of the shell that runs setup_file and
+# teardown_file; the tests get it exported): a teardown finds the user of a set-up that stopped
+# half-way, before um_make_user's export.
+UM_USER=${UM_USER:-fsrum$$}
+
 # um_make_user: the user, its folder (UM_DIR) with a runtime dir, a state dir, and one with no manager
 um_make_user() {
-  UM_USER=fsrum$$
   useradd -m "$UM_USER" || return 1
   UM_UID=$(id -u "$UM_USER")
   UM_GID=$(id -g "$UM_USER")
@@ -20,9 +24,10 @@ um_make_user() {
   chown "$UM_UID:$UM_GID" "$UM_DIR/run" "$UM_DIR/norun" "$UM_DIR/state"
 }
 
+# um_remove_user: the user and its folder, whichever of them exists
 um_remove_user() {
-  userdel -r "$UM_USER" >/dev/null 2>&1 || true
-  rm -rf "$UM_DIR"
+  ! id "$UM_USER" >/dev/null 2>&1 || userdel -r "$UM_USER" >/dev/null 2>&1 || true
+  [ -z "${UM_DIR:-}" ] || rm -rf "$UM_DIR"
 }
 
 setup_file() {
@@ -66,10 +71,11 @@ setup_file() {
   return 1
 }
 
+# teardown_file: from what exists, not from UM_MODE (a set-up that failed half-way leaves it at
+# none or user with a user, a folder or a manager behind it)
 teardown_file() {
-  [ "${UM_MODE:-none}" != none ] || return 0
-  local pid
-  pid=$(cat "$UM_DIR/manager.pid" 2>/dev/null)
+  local pid=
+  [ -z "${UM_DIR:-}" ] || pid=$(cat "$UM_DIR/manager.pid" 2>/dev/null)
   # everything in the manager's tree, the manager last (it is PID 1 of nothing: kill by cgroup)
   if [ -n "$pid" ]; then
     kill -TERM "$pid" 2>/dev/null
@@ -78,13 +84,14 @@ teardown_file() {
       sleep 0.2
     done
   fi
-  [ -e "$UM_CGDIR/cgroup.kill" ] && echo 1 >"$UM_CGDIR/cgroup.kill"
-  [ -d "$UM_CGDIR" ] || pid= # no manager: nothing to wait for
-  for _ in $(seq 50); do
-    [ -z "$(find "$UM_CGDIR" -name cgroup.procs -exec cat {} + 2>/dev/null)" ] && break
-    sleep 0.2
-  done
-  find "$UM_CGDIR" -depth -type d -exec rmdir {} + 2>/dev/null
+  if [ -n "${UM_CGDIR:-}" ] && [ -d "$UM_CGDIR" ]; then
+    [ -e "$UM_CGDIR/cgroup.kill" ] && echo 1 >"$UM_CGDIR/cgroup.kill"
+    for _ in $(seq 50); do
+      [ -z "$(find "$UM_CGDIR" -name cgroup.procs -exec cat {} + 2>/dev/null)" ] && break
+      sleep 0.2
+    done
+    find "$UM_CGDIR" -depth -type d -exec rmdir {} + 2>/dev/null
+  fi
   um_remove_user
 }
 
@@ -301,8 +308,10 @@ um_logind_setup_file() {
   export UM_CG UM_MODE=logind
 }
 
+# um_logind_teardown_file: removes what um_logind_setup_file made, from what exists rather than
+# from UM_MODE: a set-up that failed half-way (useradd, the boot, the linger, the manager) leaves
+# UM_MODE at none or user with a user, a booted systemd or a linger mark behind it
 um_logind_teardown_file() {
-  [ "${UM_MODE:-none}" != none ] || return 0
   sd_kill_booted
   # the linger mark would start a manager for this (removed) user at the next logind boot
   rm -f "/var/lib/systemd/linger/$UM_USER"

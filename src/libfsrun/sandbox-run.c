@@ -334,15 +334,19 @@ static void close_fd(int *fd) {
   *fd = -1;
 }
 
-/* The pipes, in place of fds 1 and 2; the reader is started later (capture_start_reader). */
+/* A capture not started, its lock ready: what capture_start begins from, and what
+ * capture_retarget_kill, capture_finish and capture_release accept without a start. */
+#define CAPTURE_IDLE                                                                               \
+  {                                                                                                \
+    .saved_stdout = -1, .saved_stderr = -1, .mem_out = -1, .mem_err = -1, .pipe_out = -1,          \
+    .pipe_err = -1, .cancel_fd = -1, .kill_pidfd = -1, .kill_lock = PTHREAD_MUTEX_INITIALIZER      \
+  }
+
+/* The pipes, in place of fds 1 and 2; the reader is started later (capture_start_reader). c is
+ * CAPTURE_IDLE. */
 static int capture_start(struct capture *c, size_t max, bool kill_on_overflow, fsrun_error_t *err) {
   int out[2] = {-1, -1}, errp[2] = {-1, -1};
-  memset(c, 0, sizeof(*c));
-  c->saved_stdout = c->saved_stderr = -1;
-  c->pipe_out = c->pipe_err = -1;
-  c->kill_pidfd = -1;
   c->kill_on_overflow = kill_on_overflow;
-  pthread_mutex_init(&c->kill_lock, NULL);
   c->max = max;
   c->mem_out = memfd_create("fsrun-sandbox-stdout", MFD_CLOEXEC);
   c->mem_err = memfd_create("fsrun-sandbox-stderr", MFD_CLOEXEC);
@@ -761,13 +765,7 @@ static int run_once(const struct fsrun_context *ctx, const struct sandbox_run_op
   char hash[65];
   const char *failure_mode;
   struct run_result result = {.backend = "fsrun"};
-  struct capture cap = {.mem_out = -1,
-                        .mem_err = -1,
-                        .pipe_out = -1,
-                        .pipe_err = -1,
-                        .cancel_fd = -1,
-                        .kill_lock = PTHREAD_MUTEX_INITIALIZER,
-                        .kill_pidfd = -1};
+  struct capture cap = CAPTURE_IDLE;
   struct audit audit;
   struct sandbox_git_run git = {0};
   bool userns = geteuid() != 0;

@@ -96,6 +96,7 @@ stalled_exec() {
 }
 
 check_killed_before_pid_file() {
+  requires_wchan # stalled_exec waits for wait_for_partner
   start_as "$1"
   stalled_exec "$DIR/x.pid" sleep 100001
   # fsrun is writing the pid file: the command has not run yet

@@ -118,6 +118,26 @@ requires_host_command() {
   command -v "$1" >/dev/null || skip "needs $1 on the host"
 }
 
+# requires_wchan: skips where /proc/PID/wchan does not name the kernel function a sleeping process
+# waits in (it reads 0 where the kernel hides it: no CONFIG_KALLSYMS, or x86 kernels from 5.16 until
+# get_wchan was mended), which a test that waits for a process to block in one relies on. Probed on
+# a `sleep` known to be asleep (state S), so that a running process's 0 is never taken for it.
+requires_wchan() {
+  local pid state= wchan= tries=100
+  sleep 1000 3>&- &
+  pid=$!
+  while [ "$state" != S ] && [ "$tries" -gt 0 ]; do
+    state=$(cut -d' ' -f3 "/proc/$pid/stat" 2>/dev/null)
+    [ "$state" = S ] || sleep 0.05
+    tries=$((tries - 1))
+  done
+  [ "$state" != S ] || wchan=$(cat "/proc/$pid/wchan" 2>/dev/null)
+  kill "$pid" 2>/dev/null
+  wait "$pid" 2>/dev/null || true
+  [ -n "$wchan" ] && [ "$wchan" != 0 ] ||
+    skip "/proc/PID/wchan reads '${wchan:-nothing}' for a sleeping process on this kernel: where a process blocks cannot be seen"
+}
+
 # ---- bundles ------------------------------------------------------------------------------------
 
 # The bundle template, built once per bats run (flock: files may run in parallel):

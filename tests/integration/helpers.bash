@@ -138,6 +138,19 @@ requires_wchan() {
     skip "/proc/PID/wchan reads '${wchan:-nothing}' for a sleeping process on this kernel: where a process blocks cannot be seen"
 }
 
+# WITH_BINDS SRC DEST [SRC DEST]... -- CMD...: CMD in a private mount namespace where each SRC is
+# bound over DEST (the host's own are left as they are). An array, so that timeout(1) or setpriv
+# can run it.
+WITH_BINDS=(unshare -m sh -c 'mount --make-rprivate / || exit 1
+  while [ "$1" != -- ]; do mount --bind "$1" "$2" || exit 1; shift 2; done
+  shift && exec "$@"' sh)
+
+# make_tun_node DIR: DIR/tun, a 0666 /dev/net/tun node as udev makes it, to bind over the host's
+# (WITH_BINDS) where that is 0600, which an ordinary user's slirp4netns cannot open
+make_tun_node() {
+  [ -e "$1/tun" ] || mknod -m 666 "$1/tun" c 10 200
+}
+
 # ---- bundles ------------------------------------------------------------------------------------
 
 # The bundle template, built once per bats run (flock: files may run in parallel):

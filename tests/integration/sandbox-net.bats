@@ -60,7 +60,7 @@ setup_file() {
   # other tests add and remove users meanwhile: their lock and backup files may vanish mid-copy
   cp -a /etc "$NET_DIR/etc" 2>/dev/null || [ -s "$NET_DIR/etc/passwd" ]
   printf 'nameserver %s\n' "$OUTSIDE" >"$NET_DIR/etc/resolv.conf"
-  mknod -m 666 "$NET_DIR/tun" c 10 200
+  make_tun_node "$NET_DIR"
 }
 
 # wait_listening NETNS|"" tcp|tcp6|udp|abstract PORT|NAME: waits (30 s at most) until a socket listens there
@@ -147,8 +147,7 @@ write_policy() {
 
 # in_test_ns CMD...: CMD in a private mount namespace with the test's /etc and /dev/net/tun
 in_test_ns() {
-  unshare -m sh -c 'mount --make-rprivate / && mount --bind "$1" /etc &&
-    mount --bind "$2" /dev/net/tun && shift 2 && exec "$@"' sh "$NET_DIR/etc" "$NET_DIR/tun" "$@"
+  "${WITH_BINDS[@]}" "$NET_DIR/etc" /etc "$NET_DIR/tun" /dev/net/tun -- "$@"
 }
 
 # sbx_as root|user ARGS... -- COMMAND...: `fsrun sandbox` on the worktree with the policy, as

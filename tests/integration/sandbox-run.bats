@@ -63,12 +63,11 @@ as_caller() {
 }
 
 # tun_ns: sets WITH_TUN, a prefix that runs a command in a private mount namespace whose
-# /dev/net/tun is a 0666 node, as udev makes it (this host's is 0600, which an ordinary user's
-# egress cannot open; the host's node is left as it is). A prefix, so that timeout(1) can run it.
+# /dev/net/tun is a 0666 node (make_tun_node, as sandbox-net.bats's in_test_ns does): this host's
+# is 0600, which an ordinary user's egress cannot open.
 tun_ns() {
-  [ -e "$BASE/tun" ] || mknod -m 666 "$BASE/tun" c 10 200
-  WITH_TUN=(unshare -m sh -c 'mount --make-rprivate / && mount --bind "$1" /dev/net/tun &&
-    shift && exec "$@"' sh "$BASE/tun")
+  make_tun_node "$BASE"
+  WITH_TUN=("${WITH_BINDS[@]}" "$BASE/tun" /dev/net/tun --)
 }
 
 # use_caller root|user: a repository and a linked worktree of the caller's own ($REPO, $WT), and

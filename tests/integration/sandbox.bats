@@ -375,9 +375,11 @@ pid1_probe() {
 }
 
 # proc_write_probe UID: from inside a sandbox run by UID (0: root), every file under /proc/sys,
-# /proc/irq, /proc/bus and /proc/fs that access(2) says is writable, then `---`, then `written F` for
-# each of a few files (one per namespace kind, the global vm, and ns_last_pid, mode 0666) whose
-# current value could be written back. The write is of the value read, so a hole changes nothing.
+# /proc/irq, /proc/bus and /proc/fs, and /proc/sysrq-trigger, that access(2) says is writable, then
+# `---`, then `written F` for each of a few files (one per namespace kind, the global vm, and
+# ns_last_pid, mode 0666) whose current value could be written back. The write is of the value
+# read, so a hole changes nothing; sysrq-trigger is only opened for writing (appending: no
+# truncate that could fail after the open), never written: a key would act on the host.
 proc_write_probe() {
   local runner=()
   if [ "$1" != 0 ]; then
@@ -386,19 +388,22 @@ proc_write_probe() {
   fi
   run --separate-stderr "${runner[@]}" env HOME="$DIR/home" "$FSRUN" --root "$DIR/state-$1" \
     sandbox --policy "$POLICY" --worktree "$WT" --task-id "$TASK" -- /bin/sh -c '
-      find /proc/sys /proc/irq /proc/bus /proc/fs -type f -writable 2>/dev/null | sort
+      find /proc/sys /proc/irq /proc/bus /proc/fs /proc/sysrq-trigger -type f -writable 2>/dev/null | sort
       echo ---
       for f in kernel/ns_last_pid kernel/domainname kernel/shmmax net/core/somaxconn \
         net/ipv4/ip_forward fs/mqueue/msg_max user/max_user_namespaces vm/overcommit_memory; do
         v=$(cat /proc/sys/$f) && (printf "%s\n" "$v" >/proc/sys/$f) 2>/dev/null && echo "written $f"
       done
+      [ ! -e /proc/sysrq-trigger ] || { (: >>/proc/sysrq-trigger) 2>/dev/null && echo "opened sysrq-trigger"; }
       echo end'
   echo "uid $1: $output"
   echo "$stderr"
 }
 
-@test "sandbox: /proc/sys, /proc/irq, /proc/bus and /proc/fs take no write (root: read-only; an ordinary user: their modes)" {
+@test "sandbox: /proc/sys, /proc/irq, /proc/bus, /proc/fs and /proc/sysrq-trigger take no write (root: read-only; an ordinary user: their modes)" {
   requires_host_command setpriv
+  [ -e /proc/sysrq-trigger ] ||
+    echo "# no /proc/sysrq-trigger on this kernel (CONFIG_MAGIC_SYSRQ): its writes are not tried" >&3
   # root owns these files, and owner permissions need no capability: only the read-only binds
   # stop it (each failing file lists here when they are dropped)
   proc_write_probe 0

@@ -19,6 +19,7 @@
 #include "reaper.h"
 #include "sandbox-watchdog.h"
 #include "sealed-exe.h"
+#include "sealed-image.h"
 #include "tiny-init.h"
 #include "oci.h"
 #include "runtime-features.h"
@@ -152,26 +153,14 @@ static int fail(const char *msg) {
   return 1;
 }
 
-static bool names_command(int argc, char **argv, const char *const *names, size_t n) {
-  for (int a = 1; a < argc; a++)
-    for (size_t i = 0; i < n; i++)
-      if (strcmp(argv[a], names[i]) == 0)
-        return true;
-  return false;
-}
-
 /* Whether the command may be one whose clones a container can see while they run the runtime's
- * code: create's waiting init, exec's child, run's. Any argument that names one counts (before the
- * options are parsed, a global option's value cannot be told from the command): at worst a
- * needless re-exec, never a missed one. `fsrun sandbox` needs none when its init can become the
- * tiny init (tiny-init.h): the sandbox's init is a clone only while the container has no other
- * process, and nothing else of the run enters the container's pid namespace. */
+ * code: create's waiting init, exec's child, run's (sealed_exe_wanted). `fsrun sandbox` needs none
+ * when its init can become the tiny init (tiny-init.h): the sandbox's init is a clone only while
+ * the container has no other process, and nothing else of the run enters the container's pid
+ * namespace. */
 static bool needs_protected_image(int argc, char **argv) {
-  static const char *const always[] = {"create", "run", "exec"};
-  static const char *const sandbox[] = {"sandbox"};
-  if (names_command(argc, argv, always, sizeof(always) / sizeof(always[0])))
-    return true;
-  return names_command(argc, argv, sandbox, 1) && tiny_init_image_fd() < 0;
+  return sealed_exe_wanted(argc, argv, false) ||
+         (sealed_exe_wanted(argc, argv, true) && tiny_init_image_fd() < 0);
 }
 
 /* `fsrun-sandbox-cleanup [GLOBAL OPTIONS] ID`: what the sandbox's watchdog runs once the sandbox's
@@ -200,8 +189,9 @@ int main(int argc, char **argv) {
    * runc's Go runtime leaves it for the container's process too. */
   signal(SIGCHLD, SIG_DFL);
   reaper_note_env_block(environ);
-  /* every process these commands clone into a container runs from a sealed copy of us: before
-   * anything else, so that the copy is made before our own image is faulted in */
+  /* every process these commands clone into a container runs from a protected image of us: made
+   * before anything else (fsrun_entry made it before libc started where it could; this checks,
+   * and makes it where it could not) */
   if (needs_protected_image(argc, argv) && sealed_exe_ensure(argv, &err) < 0)
     return fail(err->msg);
   prefault_image();

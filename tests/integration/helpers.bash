@@ -151,6 +151,12 @@ make_tun_node() {
   [ -e "$1/tun" ] || mknod -m 666 "$1/tun" c 10 200
 }
 
+# Whether $FSRUN makes its protected image before the C library starts (fsrun_entry: the static
+# x86-64 build; the ASan and valgrind builds are dynamic and make it in main).
+fsrun_seals_early() {
+  [ "$(uname -m)" = x86_64 ] && ! readelf -l "$FSRUN" 2>/dev/null | grep -q 'program interpreter'
+}
+
 # ---- bundles ------------------------------------------------------------------------------------
 
 # The bundle template, built once per bats run (flock: files may run in parallel):

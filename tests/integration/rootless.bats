@@ -755,3 +755,25 @@ probe_held_process() {
   done
   user_run delete --force "$id"
 }
+
+@test "rootless: the first image makes the sealed memfd copy (before the C library starts), and the init runs from it" {
+  requires_host_command strace
+  local trace=$UDIR/trace pid
+  # (LeakSanitizer cannot run under ptrace: off for the commands of a sanitizer build)
+  ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 \
+    as_user strace -f -qq -o "$trace" "$FSRUN" exec nosuch-$UNIQ true || true
+  sed -n '1,/execveat(/p' "$trace"
+  sed -n '1,/execveat(/p' "$trace" | grep -q 'memfd_create("fsrun"'
+  if fsrun_seals_early; then
+    [ "$(sed -n '1,/execveat(/p' "$trace" | grep -c 'arch_prctl(ARCH_SET_FS')" -eq 0 ]
+  fi
+  update_user_config '.process.args = ["/bin/sleep", "100"]'
+  # the init keeps create's stdio until it execs: a file, not bats' pipe
+  as_user /bin/sh -c 'cd "$1" && shift && exec "$@"' sh "$UDIR/bundle" "$FSRUN" create "ru-memfd-$UNIQ" \
+    >"$UDIR/create.log" 2>&1 </dev/null
+  user_run state "ru-memfd-$UNIQ"
+  pid=$(jq -r .pid <<<"$output")
+  [ "$(readlink "/proc/$pid/exe")" = "/memfd:fsrun (deleted)" ]
+  user_run delete --force "ru-memfd-$UNIQ"
+  [ "$status" -eq 0 ]
+}

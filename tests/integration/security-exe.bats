@@ -84,3 +84,47 @@ probe_init() {
   ! grep -q 'overlay.*fsrun-ovl' /proc/self/mountinfo || false
   "$bin" --root "$FSRUN_ROOT" delete --force sec-ovl-$UNIQ
 }
+
+# before_first_execveat TRACE: the lines of `strace -f` output up to the first execveat
+before_first_execveat() {
+  sed -n '1,/execveat(/p' "$1"
+}
+
+@test "security-exe: the first image hands over to the protected one before the C library starts; a directory overlayfs refuses gets a sealed memfd copy" {
+  requires_host_command strace
+  local trace=$BATS_TEST_TMPDIR/trace dir bin pid
+  # (LeakSanitizer cannot run under ptrace: off for the commands of a sanitizer build)
+  export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0
+  # a command that starts processes (exec of a missing container: the image, then its error)
+  run strace -f -qq -o "$trace" "$FSRUN" --root "$FSRUN_ROOT" exec nosuch-$UNIQ true
+  echo "$output"
+  [ "$status" -eq 1 ]
+  [[ $output == *nosuch-$UNIQ* ]]
+  before_first_execveat "$trace"
+  before_first_execveat "$trace" | grep -q 'fsmount('
+  # the C library sets up its thread pointer first thing: the first image never got that far
+  if fsrun_seals_early; then
+    [ "$(before_first_execveat "$trace" | grep -c 'arch_prctl(ARCH_SET_FS')" -eq 0 ]
+  fi
+  # a command that starts nothing is not re-executed
+  strace -f -qq -o "$trace" "$FSRUN" --root "$FSRUN_ROOT" state nosuch-$UNIQ || true
+  [ "$(grep -c 'execveat(' "$trace")" -eq 0 ]
+  # a directory name overlayfs cannot take (`,`): a sealed memfd copy
+  dir=$BATS_TEST_TMPDIR/a,b
+  mkdir "$dir"
+  bin=$dir/fsrun
+  cp "$FSRUN" "$bin"
+  strace -f -qq -o "$trace" "$bin" --root "$FSRUN_ROOT" exec nosuch-$UNIQ true || true
+  before_first_execveat "$trace" | grep -q 'memfd_create("fsrun"'
+  if fsrun_seals_early; then
+    [ "$(before_first_execveat "$trace" | grep -c 'arch_prctl(ARCH_SET_FS')" -eq 0 ]
+  fi
+  set_process_args /bin/sleep 100
+  "$bin" --root "$FSRUN_ROOT" create --bundle "$BUNDLE" sec-memfd-$UNIQ
+  pid=$("$bin" --root "$FSRUN_ROOT" state sec-memfd-$UNIQ | jq -r .pid)
+  [ "$(readlink "/proc/$pid/exe")" = "/memfd:fsrun (deleted)" ]
+  run bash -c "exec 3>>/proc/$pid/exe"
+  [ "$status" -ne 0 ]
+  "$bin" --root "$FSRUN_ROOT" delete --force sec-memfd-$UNIQ
+  assert_no_leftovers sec-memfd-$UNIQ
+}

@@ -4,7 +4,9 @@
 #include <fcntl.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <stdint.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "sealed-image.h"
@@ -16,11 +18,44 @@
 #define RUNNING_ON_VALGRIND 0
 #endif
 
-/* whether fd's mount is attached in our mount namespace (listed in our mountinfo) */
+#ifndef STATX_MNT_ID_UNIQUE
+#define STATX_MNT_ID_UNIQUE 0x4000U
+#endif
+#if !defined(SYS_statmount) && (defined(__x86_64__) || defined(__aarch64__))
+#define SYS_statmount 457
+#endif
+
+/* statmount(2) (Linux 6.8) of fd's mount in our mount namespace: 1 when it is there, 0 when it
+ * is not (ENOENT), -1 when the kernel cannot say */
+static int statmount_attached(int fd) {
+#ifdef SYS_statmount
+  struct {
+    uint32_t size, spare;
+    uint64_t mnt_id, param;
+  } req = {.size = 24, .param = 1 /* STATMOUNT_SB_BASIC */};
+  uint64_t buf[128];
+  struct statx stx;
+  if (statx(fd, "", AT_EMPTY_PATH, STATX_MNT_ID_UNIQUE, &stx) < 0 ||
+      !(stx.stx_mask & STATX_MNT_ID_UNIQUE))
+    return -1;
+  req.mnt_id = stx.stx_mnt_id;
+  if (syscall(SYS_statmount, &req, buf, sizeof(buf), 0) == 0)
+    return 1;
+  return errno == ENOENT ? 0 : -1;
+#else
+  (void)fd;
+  return -1;
+#endif
+}
+
+/* whether fd's mount is attached in our mount namespace: statmount, or listed in our mountinfo */
 static bool mount_attached(int fd) {
   cleanup_error fsrun_error_t err = NULL;
   cleanup_free char *info = NULL, *key = NULL;
   struct statx stx;
+  int attached = statmount_attached(fd);
+  if (attached >= 0)
+    return attached == 1;
   if (statx(fd, "", AT_EMPTY_PATH, STATX_MNT_ID, &stx) < 0 || !(stx.stx_mask & STATX_MNT_ID) ||
       read_file_at(AT_FDCWD, "/proc/self/mountinfo", &info, NULL, &err) < 0)
     return true;

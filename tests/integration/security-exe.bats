@@ -14,6 +14,8 @@ setup() {
 
 teardown() {
   teardown_bundle
+  # the overlay a test mounted
+  [ -z "${ATTACHED:-}" ] || umount "$ATTACHED" 2>/dev/null || true
 }
 
 # probe_init PID: runs a second container in the pid namespace of PID's container (as root in the
@@ -127,4 +129,26 @@ before_first_execveat() {
   [ "$status" -ne 0 ]
   "$bin" --root "$FSRUN_ROOT" delete --force sec-memfd-$UNIQ
   assert_no_leftovers sec-memfd-$UNIQ
+}
+
+# The check of the image (statmount, or /proc/self/mountinfo before Linux 6.8): a read-only overlay
+# that is mounted somewhere is not protected (its path leads to it), so the binary run from one
+# makes its own image, mounted nowhere.
+@test "security-exe: a binary run from a read-only overlay mounted somewhere still makes an image mounted nowhere" {
+  local lower=$BATS_TEST_TMPDIR/lower empty=$BATS_TEST_TMPDIR/empty pid
+  ATTACHED=$BATS_TEST_TMPDIR/mnt
+  mkdir "$lower" "$empty" "$ATTACHED"
+  cp "$FSRUN" "$lower/fsrun"
+  mount -t overlay overlay -o "lowerdir=$lower:$empty" "$ATTACHED"
+  [ "$(stat -f -c %T "$ATTACHED/fsrun")" = overlayfs ]
+  set_process_args /bin/sleep 100
+  "$ATTACHED/fsrun" --root "$FSRUN_ROOT" create --bundle "$BUNDLE" sec-att-$UNIQ
+  pid=$(fsrun state sec-att-$UNIQ | jq -r .pid)
+  readlink "/proc/$pid/exe"
+  # another overlay than the mounted one, holding the same bytes
+  [ "$(stat -L -c %d "/proc/$pid/exe")" != "$(stat -c %d "$ATTACHED/fsrun")" ]
+  cmp "$FSRUN" "/proc/$pid/exe"
+  fsrun delete --force sec-att-$UNIQ
+  umount "$ATTACHED"
+  assert_no_leftovers sec-att-$UNIQ
 }

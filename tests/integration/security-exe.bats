@@ -14,8 +14,6 @@ setup() {
 
 teardown() {
   teardown_bundle
-  # the overlay a test mounted
-  [ -z "${ATTACHED:-}" ] || umount "$ATTACHED" 2>/dev/null || true
 }
 
 # probe_init PID: runs a second container in the pid namespace of PID's container (as root in the
@@ -136,23 +134,27 @@ before_first_execveat() {
 # binary run from one makes its own image, mounted nowhere.
 # create_from_attached_overlay ID [WRAPPER...]: creates ID with a copy of $FSRUN run from such an
 # overlay (through WRAPPER), and checks that its init runs from another overlay, the same bytes.
+# The overlay is mounted in a private mount namespace of the create alone: a mount namespace that
+# another process made meanwhile would otherwise keep a copy of it.
 create_from_attached_overlay() {
-  local id=$1 lower=$BATS_TEST_TMPDIR/lower empty=$BATS_TEST_TMPDIR/empty pid
+  local id=$1 lower=$BATS_TEST_TMPDIR/lower empty=$BATS_TEST_TMPDIR/empty mnt=$BATS_TEST_TMPDIR/mnt
+  local pid mounted_dev
   shift
-  ATTACHED=$BATS_TEST_TMPDIR/mnt
-  mkdir "$lower" "$empty" "$ATTACHED"
+  mkdir "$lower" "$empty" "$mnt"
   cp "$FSRUN" "$lower/fsrun"
-  mount -t overlay overlay -o "lowerdir=$lower:$empty" "$ATTACHED"
-  [ "$(stat -f -c %T "$ATTACHED/fsrun")" = overlayfs ]
   set_process_args /bin/sleep 100
-  "$@" "$ATTACHED/fsrun" --root "$FSRUN_ROOT" create --bundle "$BUNDLE" "$id"
+  mounted_dev=$(unshare -m --propagation private /bin/sh -ec '
+    mnt=$1 lower=$2 empty=$3 root=$4 bundle=$5 id=$6; shift 6
+    mount -t overlay overlay -o "lowerdir=$lower:$empty" "$mnt"
+    [ "$(stat -f -c %T "$mnt/fsrun")" = overlayfs ]
+    "$@" "$mnt/fsrun" --root "$root" create --bundle "$bundle" "$id" >&2
+    stat -c %d "$mnt/fsrun"' sh "$mnt" "$lower" "$empty" "$FSRUN_ROOT" "$BUNDLE" "$id" "$@" </dev/null)
   pid=$(fsrun state "$id" | jq -r .pid)
   readlink "/proc/$pid/exe"
   # another overlay than the mounted one, holding the same bytes
-  [ "$(stat -L -c %d "/proc/$pid/exe")" != "$(stat -c %d "$ATTACHED/fsrun")" ]
+  [ -n "$mounted_dev" ] && [ "$(stat -L -c %d "/proc/$pid/exe")" != "$mounted_dev" ]
   cmp "$FSRUN" "/proc/$pid/exe"
   fsrun delete --force "$id"
-  umount "$ATTACHED"
   assert_no_leftovers "$id"
 }
 

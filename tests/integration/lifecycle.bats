@@ -371,27 +371,37 @@ state_field() {
 
 # bats test_tags=cgroupv2
 @test "lifecycle: fsrun SIGKILLed in the middle of create leaves nothing that stops delete --force" {
-  update_config '.hooks.createRuntime = [{"path": "/bin/sleep", "args": ["sleep", "3"]}]'
+  # The createRuntime hook says that it runs, then holds create (the init cloned, waiting for the
+  # hook) until the test lets it go: no guess at how long a slow machine takes to get there.
+  local hook=$BATS_TEST_TMPDIR/hook running=$BATS_TEST_TMPDIR/hook-running go=$BATS_TEST_TMPDIR/go
+  mkfifo "$go"
+  cat >"$hook" <<'EOF'
+#!/bin/sh
+# hook RUNNING GO
+: >"$1"
+exec timeout 120 sh -c 'read -r _ <"$1"' sh "$2"
+EOF
+  chmod +x "$hook"
+  update_config '.hooks.createRuntime = [{"path": $hook, "args": ["hook", $running, $go]}]' \
+    --arg hook "$hook" --arg running "$running" --arg go "$go"
   set_process_args /bin/sleep 100
   "$FSRUN" --root "$FSRUN_ROOT" create --bundle "$BUNDLE" life-sk-$UNIQ &
   creator=$!
-  # wait for the hook: the init exists and is waiting for it
-  for _ in $(seq 50); do
-    [ -n "$(pgrep -P "$creator" -x sleep)" ] && break
-    sleep 0.1
-  done
+  timeout 120 sh -c 'until [ -e "$1" ]; do sleep 0.1; done' sh "$running"
   init=$(pgrep -P "$creator" -x fsrun || true)
   [ -n "$init" ]
   kill -9 "$creator"
   wait "$creator" || true
+  # the hook outlives its creator: let it go
+  timeout 10 sh -c 'echo go >"$1"' sh "$go"
   [ -d "$FSRUN_ROOT/life-sk-$UNIQ" ]
   run fsrun state life-sk-$UNIQ
   [ "$status" -eq 0 ]
   [ "$(jq -r .status <<<"$output")" = stopped ]
   fsrun delete --force life-sk-$UNIQ
   assert_no_leftovers life-sk-$UNIQ
-  # the orphaned init died with its creator
-  for _ in $(seq 20); do _fsrun_pid_alive "$init" || break; sleep 0.1; done
+  # the orphaned init died with its creator (PR_SET_PDEATHSIG; bounded, not timed)
+  for _ in $(seq 600); do _fsrun_pid_alive "$init" || break; sleep 0.1; done
   ! _fsrun_pid_alive "$init" || false
 }
 

@@ -108,6 +108,17 @@ expect_output() {
   fi
 }
 
+# the processes whose root is this bundle's rootfs: the container's, not another test's (other runs
+# on the machine start their own `sleep 1000`)
+container_pids() {
+  local want pid
+  want=$(stat -Lc %d:%i "$work/bundle/rootfs") || return 1
+  for pid in /proc/[0-9]*; do
+    [ "$(stat -Lc %d:%i "$pid/root" 2>/dev/null)" = "$want" ] && echo "${pid#/proc/}"
+  done
+  return 0
+}
+
 # exec into the running container $id: the pidfd_open fallback (the init's namespaces through its
 # /proc/PID; docs/process-model.md), the clone into the pid namespace, the foreground, -d, a
 # process.json, a pty, and the error of a command that is not there
@@ -207,12 +218,12 @@ if "$FSRUN" --root "$root" create "$id" </dev/null >/dev/null 2>"$work/create.er
   expect_output "kill names what it cannot do" "pidfd_open answers ENOSYS here"
   check "delete --force of a running container (killed through its cgroup)" 0 delete --force "$id"
   count=$((count + 1))
-  if [ ! -e "$root/$id" ] && ! pgrep -f "^sleep 100[01]$" >/dev/null; then
+  if [ ! -e "$root/$id" ] && [ -z "$(container_pids)" ]; then
     echo "ok $count - nothing of the container is left"
   else
     failures=$((failures + 1))
     echo "not ok $count - nothing of the container is left"
-    { ls -lA "$root"; pgrep -af "^sleep 100[01]$"; } 2>&1 | sed 's/^/# /'
+    { ls -lA "$root"; container_pids | xargs -r ps -o pid=,args= -p; } 2>&1 | sed 's/^/# /'
   fi
 else
   count=$((count + 1))

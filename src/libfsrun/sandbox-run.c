@@ -588,12 +588,14 @@ static void setup_deadline_disarm(void) {
   setup_deadline.json = setup_deadline.line = setup_deadline.audit = NULL;
 }
 
-/* container_create_opts.on_cloned (data: the capture). --max-buffer-kill keeps a copy of create's
- * own pidfd on the init (from CLONE_PIDFD): a pidfd_open of its own could answer ENOSYS and leave
- * the kill without a target. The reader is not started yet: nothing reads kill_pidfd meanwhile. */
+/* container_create_opts.on_cloned (data: the capture). The watchdog and --max-buffer-kill each
+ * get a copy of create's own pidfd on the init (from CLONE_PIDFD): a pidfd_open of their own could
+ * answer ENOSYS and leave the kill without a target. The reader is not started yet: nothing reads
+ * kill_pidfd meanwhile. */
 static int watch_init(pid_t pid, int pidfd, void *data, fsrun_error_t *err) {
   struct capture *cap = data;
-  sandbox_watchdog_watch_init(pid);
+  (void)pid;
+  sandbox_watchdog_watch_init(pidfd);
   if (!cap->active || !cap->kill_on_overflow || cap->kill_pidfd >= 0)
     return 0;
   cap->kill_pidfd = fcntl(pidfd, F_DUPFD_CLOEXEC, 0);

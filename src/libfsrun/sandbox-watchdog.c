@@ -106,10 +106,11 @@ static bool read_messages(int sock, struct watch *w) {
         close(w->init_pidfd);
       w->init_pidfd = -1;
     } else if (msg.kind == 'i') {
-      /* pinned now, while the init is the runtime's unreaped child: a later kill never reaches
-       * a process that took its pid */
-      if (w->init_pidfd < 0)
-        w->init_pidfd = (int)syscall(SYS_pidfd_open, msg.pid, 0);
+      /* create's own pidfd on the init (CLONE_PIDFD), as the tiny watchdog takes it */
+      if (w->init_pidfd < 0) {
+        w->init_pidfd = fd;
+        fd = -1;
+      }
     } else if (msg.kind == 'u') {
       if (w->usage_fd >= 0)
         close(w->usage_fd);
@@ -355,10 +356,10 @@ int sandbox_watchdog_arm_native(pid_t pgid, int64_t deadline, fsrun_error_t *err
   return send_message(&msg, -1, err);
 }
 
-void sandbox_watchdog_watch_init(pid_t pid) {
-  struct tiny_watch_msg msg = {.kind = 'i', .pid = pid};
+void sandbox_watchdog_watch_init(int init_pidfd) {
+  struct tiny_watch_msg msg = {.kind = 'i'};
   cleanup_error fsrun_error_t err = NULL;
-  (void)send_message(&msg, -1, &err);
+  (void)send_message(&msg, init_pidfd, &err);
 }
 
 void sandbox_watchdog_watch_cgroup(const struct fsrun_cgroup *cg) {

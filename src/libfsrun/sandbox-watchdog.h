@@ -41,9 +41,10 @@ int sandbox_watchdog_arm_container_budget(const char *id, int64_t deadline, int6
                                           fsrun_error_t *err);
 /* Watch the process group of a command run without a sandbox (the native fallback). */
 int sandbox_watchdog_arm_native(pid_t pgid, int64_t deadline, fsrun_error_t *err);
-/* The container's init, just cloned (our unreaped child): killed too at the deadline, while its
- * state does not name it yet. Best effort. */
-void sandbox_watchdog_watch_init(pid_t pid);
+/* The container's init, just cloned, by create's own pidfd on it (CLONE_PIDFD; a copy is sent,
+ * the fd stays the caller's): killed too at the deadline, while its state does not name it yet,
+ * and when fsrun dies. No pidfd_open, which may answer ENOSYS. Best effort. */
+void sandbox_watchdog_watch_init(int init_pidfd);
 /* The container's cgroup, once it runs: its CPU time is what the budget is counted against. */
 void sandbox_watchdog_watch_cgroup(const struct fsrun_cgroup *cg);
 /* Stops watching; true when the deadline had passed. */

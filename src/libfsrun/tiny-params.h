@@ -29,11 +29,12 @@ struct tiny_init_params {
  * from the runtime; the watchdog answers with one byte, 't' (the deadline passed) or 'c' (the CPU
  * budget was spent), when it has ended what it watched. */
 struct tiny_watch_msg {
-  char kind;     /* 'c' a container, 'n' a native process group, 'i' the container's init, 'u' its
-                  * cgroup's CPU time (the file's fd attached), 'd' disarm */
+  char kind;     /* 'c' a container, 'n' a native process group, 'i' the container's init (create's
+                  * pidfd on it attached), 'u' its cgroup's CPU time (the file's fd attached),
+                  * 'd' disarm */
   char usage_v2; /* 'u': cgroup v2's cpu.stat (usage_usec), else v1's cpuacct.usage (ns) */
   char reserved[2];
-  int32_t pid;           /* 'n': the group; 'i': the init's pid */
+  int32_t pid;           /* 'n': the group */
   int64_t deadline;      /* CLOCK_MONOTONIC ms; 0: none */
   int64_t cpu_budget_ms; /* 'c': the CPU time the container's cgroup may use; 0: no budget */
   char id[1025];         /* 'c': the container's id (status_validate_id: at most 1024) */

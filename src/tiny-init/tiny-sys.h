@@ -26,6 +26,11 @@
 #define T_MSG_DONTWAIT     0x40
 #define T_MSG_CMSG_CLOEXEC 0x40000000
 #define T_SIGKILL          9
+#define T_SIGTERM          15
+#define T_ENOSYS           38
+#define T_PR_SET_PDEATHSIG 1
+#define T_SFD_NONBLOCK     04000    /* O_NONBLOCK */
+#define T_SFD_CLOEXEC      02000000 /* O_CLOEXEC */
 #define T_SIGCHLD          17
 #define T_ENOENT           2
 #define T_EAGAIN           11

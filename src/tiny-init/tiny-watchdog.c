@@ -6,9 +6,10 @@
  *  - kills the sandbox at the deadline (--timeout-ms), again every 100 ms in case its init was
  *    still being cloned, and when its cgroup has used the CPU budget (cpuLimit.maxMs), read every
  *    100 ms from the file the runtime sends it; and tells the runtime which ended it;
- *  - when the runtime dies (its pidfd is readable, or its end of the socket closes): kills what it
- *    watched and, for a container, execs fsrun again as `fsrun-sandbox-cleanup [GLOBAL OPTIONS]
- *    ID` (sandbox_watchdog_cleanup), which deletes the container and the run's git dir. */
+ *  - when the runtime dies (its pidfd is readable, or, where pidfd_open answers ENOSYS, its
+ *    parent-death signal is pending; or its end of the socket closes): kills what it watched and,
+ *    for a container, execs fsrun again as `fsrun-sandbox-cleanup [GLOBAL OPTIONS] ID`
+ *    (sandbox_watchdog_cleanup), which deletes the container and the run's git dir. */
 #include "tiny-params.h"
 #include "tiny-sys.h"
 
@@ -88,10 +89,12 @@ static int read_messages(int sock, struct watch *w) {
       w->armed = 0;
       close_fd(&w->init_pidfd);
     } else if (msg.kind == 'i') {
-      /* pinned now, while the init is the runtime's unreaped child: a later kill never reaches a
-       * process that took its pid */
-      if (w->init_pidfd < 0)
-        w->init_pidfd = (int)SYS(__NR_pidfd_open, msg.pid, 0, 0);
+      /* create's own pidfd on the init (CLONE_PIDFD): it names the init from its clone on, so a
+       * later kill never reaches a process that took its pid, and needs no pidfd_open */
+      if (w->init_pidfd < 0) {
+        w->init_pidfd = fd;
+        fd = -1;
+      }
     } else if (msg.kind == 'u') {
       close_fd(&w->usage_fd);
       w->usage_fd = fd;
@@ -196,6 +199,42 @@ static void prime_cgroup_migration(const char *path) {
   }
 }
 
+/* --- the runtime's death ------------------------------------------------------------------------
+ */
+
+/* An fd that turns readable when the runtime dies, or -1 when it is already gone: a pidfd on it,
+ * or, where pidfd_open answers ENOSYS (an older kernel, fsrun nested under a seccomp profile), a
+ * signalfd for the parent-death signal (*pdeath set): every signal is blocked here, so that
+ * signal stays pending for the signalfd. The signal is asked for before the parent check, so a
+ * runtime that dies in between is seen by one or the other. It follows the thread that cloned
+ * us: fsrun's main thread, which lives as long as fsrun does. */
+static int watch_runtime(int parent, int *pdeath) {
+  long fd = SYS(__NR_pidfd_open, parent, 0, 0);
+  *pdeath = 0;
+  if (fd == -T_ENOSYS) {
+    uint64_t term = 1ULL << (T_SIGTERM - 1);
+    *pdeath = 1;
+    fd = SYS(__NR_prctl, T_PR_SET_PDEATHSIG, T_SIGTERM, 0) < 0
+             ? -1
+             : SYS4(__NR_signalfd4, -1, &term, sizeof(term), T_SFD_CLOEXEC | T_SFD_NONBLOCK);
+  }
+  if (fd < 0 || SYS(__NR_getppid, 0, 0, 0) != parent)
+    return -1;
+  return (int)fd;
+}
+
+/* The runtime's fd is readable: whether the runtime is gone. A pending SIGTERM is taken off (else
+ * the signalfd stays readable and the loop spins) and counts only once the runtime is no longer
+ * our parent: any process of our uid may send one. */
+static int runtime_gone(int fd, int pdeath, int parent) {
+  char info[128]; /* struct signalfd_siginfo */
+  if (!pdeath)
+    return 1;
+  while (SYS(__NR_read, fd, info, sizeof(info)) == (long)sizeof(info))
+    ;
+  return SYS(__NR_getppid, 0, 0, 0) != parent;
+}
+
 static int next_timeout(const struct watch *w) {
   return tiny_watch_timeout(w->armed, w->fired, w->deadline, now_ms(), has_budget(w));
 }
@@ -213,7 +252,7 @@ static void close_others(int a, int b) {
 
 _Noreturn void tiny_watchdog_run(const struct tiny_watchdog_args *a) {
   struct watch w = {.deadline = TINY_WATCH_NO_DEADLINE, .init_pidfd = -1, .usage_fd = -1};
-  int parent_fd, null_fd;
+  int parent_fd, null_fd, pdeath;
 
   /* a session of its own (a kill of fsrun's process group leaves it to clean up); already one
    * when spawned by fsrun's vfork child */
@@ -229,8 +268,8 @@ _Noreturn void tiny_watchdog_run(const struct tiny_watchdog_args *a) {
     SYS(__NR_dup3, null_fd, fd, 0);
   if (null_fd > 2)
     SYS(__NR_close, null_fd, 0, 0);
-  parent_fd = (int)SYS(__NR_pidfd_open, a->parent, 0, 0);
-  if (parent_fd < 0 || SYS(__NR_getppid, 0, 0, 0) != a->parent)
+  parent_fd = watch_runtime(a->parent, &pdeath);
+  if (parent_fd < 0)
     die(0); /* the runtime died before it could arm us: nothing to clean up */
   prime_cgroup_migration(a->prime);
   for (;;) {
@@ -240,7 +279,8 @@ _Noreturn void tiny_watchdog_run(const struct tiny_watchdog_args *a) {
     } fds[2] = {{a->sock, T_POLLIN, 0}, {parent_fd, T_POLLIN, 0}};
     SYS(__NR_poll, fds, 2, next_timeout(&w));
     /* messages first: a disarm written just before the runtime exits is seen before its death */
-    if (!read_messages(a->sock, &w) || fds[1].revents)
+    if (!read_messages(a->sock, &w) ||
+        (fds[1].revents && runtime_gone(parent_fd, pdeath, a->parent)))
       orphaned(&w, a->exe_fd, a->cleanup, a->envp);
     if (w.armed && !w.fired && now_ms() >= w.deadline) {
       w.fired = 1;

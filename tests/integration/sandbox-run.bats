@@ -40,10 +40,19 @@ teardown() {
     kill -KILL "$pid" 2>/dev/null
     wait "$pid" 2>/dev/null
   done
+  # a command a test's sandbox left running (named by its `sleep` argument)
+  [ -n "${LEFTOVER_SLEEP:-}" ] && { pkill -KILL -f "^sleep $LEFTOVER_SLEEP" || :; }
   # containers a failed test left, deleted as the caller that made them
   if [ -n "${STATE:-}" ]; then
     for entry in "$STATE"/*"$TASK"*; do
       [ -e "$entry" ] && as_caller "$FSRUN" --root "$STATE" delete --force "${entry##*/}" >/dev/null 2>&1
+    done
+    # the git dir of a run that fsrun and its watchdog both left (a binary without a working
+    # watchdog, killed by timeout(1)): as the watchdog's clean-up removes it
+    for entry in "$STATE"/.sandbox-git.*"$TASK"*; do
+      [ -e "$entry" ] || continue
+      umount -R "$entry" 2>/dev/null || :
+      rm -rf --one-file-system "$entry"
     done
   fi
   [ -n "${SECRET:-}" ] && rm -f "$SECRET"
@@ -204,7 +213,9 @@ check_exit_and_signal() {
 # tests/noclone3 answers with ENOSYS for fsrun
 check_max_buffer_kill() {
   use_caller "$1"
-  local flood="seq 1 200000; touch '$WT/ran-on'; sleep 30" failure_mode=${2:-}
+  local nap=30.$RANDOM$RANDOM failure_mode=${2:-}
+  # (a sleep of 30 s that no other process's arguments name: a binary that does not kill it ends)
+  local flood="seq 1 200000; touch '$WT/ran-on'; sleep $nap"
   local root=$STATE policy=() env=() wrap=()
   if [ -n "${4:-}" ]; then
     [ -x "${FSRUN%/*}/tests/noclone3" ] || skip "tests/noclone3 is not built next to $FSRUN"
@@ -233,6 +244,8 @@ check_max_buffer_kill() {
   [ "$(jq -j .stdout <<<"$output" | wc -c)" -eq 100 ]
   [ ! -e "$WT/ran-on" ]
   [ -z "$failure_mode" ] || [ "$(jq -r .backend <<<"$output")" = native ]
+  # nothing of the command is left (its shell's arguments name the sleep)
+  no_process_left -f -- "sleep $nap"
   # the control: without the option the stream is cut and the command runs on to its end
   run sbx_at "${policy[@]}" --json --max-buffer 100 -- /bin/sh -c "seq 1 200000; touch '$WT/ran-on'" 3>&-
   [ "$status" -eq 0 ]
@@ -261,15 +274,23 @@ check_max_buffer_kill() {
 
 # Where pidfd_send_signal answers ENOSYS (valgrind, a seccomp profile) the init, our unreaped
 # child, is killed by kill(2) (pidfd_signal_child); before, the SIGKILL went unsent and the
-# command ran on (exit 0). (Where pidfd_open answers ENOSYS the kill now keeps create's own pidfd,
-# but no test can show it: the sandbox's watchdog needs pidfd_open on fsrun and exits without it,
-# so that the sandbox fails to arm it (125) or runs unwatched, by a race.)
+# command ran on (exit 0).
 @test "sandbox-run: --max-buffer-kill kills the command where pidfd_send_signal answers ENOSYS (root)" {
   check_max_buffer_kill root "" "" pidfd_send_signal
 }
 
 @test "sandbox-run: --max-buffer-kill kills the command where pidfd_send_signal answers ENOSYS (ordinary user)" {
   check_max_buffer_kill user "" "" pidfd_send_signal
+}
+
+# Where pidfd_open answers ENOSYS the kill keeps create's own pidfd on the init (b848475); with a
+# pidfd_open of its own it had no target and the command ran on (exit 0).
+@test "sandbox-run: --max-buffer-kill kills the command where pidfd_open answers ENOSYS (root)" {
+  check_max_buffer_kill root "" "" pidfd_open
+}
+
+@test "sandbox-run: --max-buffer-kill kills the command where pidfd_open answers ENOSYS (ordinary user)" {
+  check_max_buffer_kill user "" "" pidfd_open
 }
 
 # A system dir with a mount below it (as /usr/lib/modules is in the cgroup v2 VM, or a separate
@@ -488,6 +509,21 @@ check_setup_stall_times_out() {
   check_setup_stall_times_out user
 }
 
+# sandbox_sleeping MARKER CMD...: `CMD... -- sleep MARKER` in the background, CMD a chain of
+# commands that exec fsrun (SANDBOX_PID: its pid); waits (10 s at most) for the sleep to run
+sandbox_sleeping() {
+  local marker=$1 tries=100
+  shift
+  "$@" -- sleep "$marker" >/dev/null 2>&1 3>&- &
+  SANDBOX_PID=$!
+  BACKGROUND_PIDS="${BACKGROUND_PIDS:-} $SANDBOX_PID"
+  while [ -z "$(pgrep -f "^sleep $marker")" ] && [ "$tries" -gt 0 ]; do
+    sleep 0.1
+    tries=$((tries - 1))
+  done
+  [ -n "$(pgrep -f "^sleep $marker")" ]
+}
+
 check_killed_fsrun_leaves_nothing() {
   use_caller "$1"
   local marker=1$RANDOM$RANDOM pid tries=100 fifo=$DIR/policy.fifo
@@ -496,15 +532,9 @@ check_killed_fsrun_leaves_nothing() {
   local as=(env ${NO_TINY:+FSRUN_NO_TINY=1})
   [ "$CALLER" = root ] || as=(setpriv --reuid="$SBX_UID" --regid="$SBX_GID" --init-groups env -i PATH=/usr/bin:/bin HOME="$SBX_HOME" ${NO_TINY:+FSRUN_NO_TINY=1})
   # a simple command: $! is fsrun itself (setsid does not fork: it is no group leader yet)
-  "${as[@]}" setsid "$FSRUN" --root "$STATE" sandbox --worktree "$WT" --task-id "$TASK" \
-    -- sleep "$marker" >/dev/null 2>&1 3>&- &
-  pid=$!
-  BACKGROUND_PIDS="${BACKGROUND_PIDS:-} $pid"
-  while [ -z "$(pgrep -f "^sleep $marker")" ] && [ "$tries" -gt 0 ]; do
-    sleep 0.1
-    tries=$((tries - 1))
-  done
-  [ -n "$(pgrep -f "^sleep $marker")" ]
+  sandbox_sleeping "$marker" "${as[@]}" setsid "$FSRUN" --root "$STATE" sandbox --worktree "$WT" \
+    --task-id "$TASK"
+  pid=$SANDBOX_PID
   kill -KILL -- "-$pid"
   wait "$pid" || :
   wait_state_clean
@@ -543,6 +573,54 @@ check_killed_fsrun_leaves_nothing() {
 
 @test "sandbox-run: without the tiny program a SIGKILLed fsrun sandbox leaves nothing either (ordinary user)" {
   NO_TINY=1 check_killed_fsrun_leaves_nothing user
+}
+
+# Where pidfd_open answers ENOSYS (an older kernel, fsrun nested under a seccomp profile that lacks
+# it), the watchdog sees fsrun die through its parent-death signal, and kills the init through
+# create's own pidfd sent to it. Before, it could not pidfd_open fsrun and exited at once: the run
+# failed to arm it (125), or ran unwatched, by a race (the sleep ran on past the deadline and past
+# fsrun's SIGKILL). check_watchdog_without_pidfd_open CALLER (NO_TINY=1: the forked watchdog)
+check_watchdog_without_pidfd_open() {
+  use_caller "$1"
+  local nest=("${FSRUN%/*}/tests/noclone3" --enosys pidfd_open) rc=0
+  [ -x "${nest[0]}" ] || skip "tests/noclone3 is not built next to $FSRUN"
+  local as=(setpriv --reuid="$(as_caller id -u)" --regid="$(as_caller id -g)" --init-groups
+    env -i PATH=/usr/bin:/bin HOME="$DIR" ${NO_TINY:+FSRUN_NO_TINY=1} "${nest[@]}"
+    "$FSRUN" --root "$STATE" sandbox --worktree "$WT" --task-id "$TASK")
+  # --timeout-ms: the sleeping command is killed at the deadline, 124 (timeout(1) bounds a run
+  # that no watchdog ends)
+  LEFTOVER_SLEEP=1$RANDOM$RANDOM
+  timeout -s KILL 30 "${as[@]}" --json --timeout-ms 300 -- sleep "$LEFTOVER_SLEEP" \
+    >"$DIR/out" 2>"$DIR/err" 3>&- || rc=$?
+  cat "$DIR/out" "$DIR/err"
+  [ "$rc" -eq 124 ]
+  [ "$(jq -r '"\(.exitCode) \(.signal) \(.timedOut) \(.backend)"' "$DIR/out")" = "null SIGKILL true fsrun" ]
+  no_process_left -f -- "^sleep $LEFTOVER_SLEEP"
+  assert_state_clean
+  # fsrun SIGKILLed while the command runs: the whole tree goes, and the container with it
+  LEFTOVER_SLEEP=1$RANDOM$RANDOM
+  sandbox_sleeping "$LEFTOVER_SLEEP" "${as[@]}"
+  kill -KILL "$SANDBOX_PID"
+  wait "$SANDBOX_PID" || :
+  no_process_left -f -- "^sleep $LEFTOVER_SLEEP"
+  wait_state_clean
+  wait_processes_gone
+}
+
+@test "sandbox-run: where pidfd_open answers ENOSYS, --timeout-ms and a SIGKILL of fsrun still end the whole sandbox (root)" {
+  check_watchdog_without_pidfd_open root
+}
+
+@test "sandbox-run: where pidfd_open answers ENOSYS, --timeout-ms and a SIGKILL of fsrun still end the whole sandbox (ordinary user)" {
+  check_watchdog_without_pidfd_open user
+}
+
+@test "sandbox-run: where pidfd_open answers ENOSYS, the forked watchdog (no tiny program) ends the sandbox too (root)" {
+  NO_TINY=1 check_watchdog_without_pidfd_open root
+}
+
+@test "sandbox-run: where pidfd_open answers ENOSYS, the forked watchdog (no tiny program) ends the sandbox too (ordinary user)" {
+  NO_TINY=1 check_watchdog_without_pidfd_open user
 }
 
 check_helper_stall_times_out() {

@@ -404,7 +404,8 @@ static int create_check(struct create_job *j, fsrun_error_t *err) {
     if (oci_read_file(config_path, &j->config_json, &j->config_len, &parse_err) < 0)
       return fsrun_error_take(err, EINVAL, parse_err);
   }
-  if (oci_config_parse(j->config_json, j->config_len, "config.json", &j->config, &parse_err) < 0)
+  if (j->config == NULL &&
+      oci_config_parse(j->config_json, j->config_len, "config.json", &j->config, &parse_err) < 0)
     return fsrun_error_take(err, EINVAL, parse_err);
   if (validate_config_with(j->config, j->bundle, &vopts, err) < 0)
     return fsrun_error_code(err);
@@ -988,6 +989,7 @@ static int create_internal(const struct fsrun_context *ctx, const struct contain
                          .start_at_once = start_at_once,
                          .sigmask = sigmask,
                          .out = out,
+                         .config = o->config,
                          .plan = {.pid_join_fd = -1},
                          .fifo_fd = -1,
                          .procfs_fd = -1,

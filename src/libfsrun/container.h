@@ -9,6 +9,7 @@
 
 #include "context.h"
 #include "error.h"
+#include "oci.h"
 
 struct fsrun_cgroup;
 
@@ -24,6 +25,9 @@ struct container_create_opts {
    * memory: no file is written and read back on every run) */
   const char *config_json;
   size_t config_len;
+  /* config_json already parsed (fsrun sandbox has the struct it serialized): taken over by create,
+   * which frees it whatever happens, and config_json is not parsed again */
+  oci_config *config;
   /* called with the init's pid once its namespaces exist and its id maps are written, while it
    * waits for GO (fsrun sandbox attaches its network helper there); a failure fails the create */
   int (*on_namespaces)(pid_t init_pid, void *data, fsrun_error_t *err);

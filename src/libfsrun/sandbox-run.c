@@ -697,16 +697,22 @@ static int run_in_sandbox(const struct fsrun_context *ctx, const struct sandbox_
   sandbox_git_overlay_config(git, config, userns);
   sandbox_limits_apply(&res->limits, config);
   /* the config goes to create in memory, over the one bundle every run shares: nothing is written
-   * to disk for a run but the container's state */
+   * to disk for a run but the container's state. create takes the struct as it is (no parse of
+   * the JSON back); the JSON is what the state dir keeps for `fsrun exec`. */
   json = oci_config_serialize(config, false, &json_err);
-  oci_config_free(config);
-  if (json == NULL)
+  if (json == NULL) {
+    oci_config_free(config);
     return fsrun_error_take(err, 0, steal_ptr(&json_err));
+  }
   bundle = sandbox_shared_bundle(ctx->state_root, err);
-  if (bundle == NULL)
+  if (bundle == NULL) {
+    oci_config_free(config);
     return fsrun_error_code(err);
+  }
   r = sandbox_watchdog_arm_container_budget(
       id, deadline, res->limits.cpu_budget ? (int64_t)res->limits.cpu_budget_ms : 0, err);
+  if (r < 0)
+    oci_config_free(config);
   if (r == 0) {
     struct started started = {.cap = cap, .cpu_budget = res->limits.cpu_budget};
     res->net.deadline = deadline;
@@ -714,6 +720,7 @@ static int run_in_sandbox(const struct fsrun_context *ctx, const struct sandbox_
                                                .bundle = bundle,
                                                .config_json = json,
                                                .config_len = strlen(json),
+                                               .config = config, /* create frees it */
                                                .on_cloned = watch_init,
                                                .on_cloned_data = cap},
                                     .on_started = on_started,

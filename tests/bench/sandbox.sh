@@ -14,6 +14,8 @@
 #   base          (with FSRUN_BASE=path/to/another/fsrun) `sandbox` under that binary: a change
 #                 measured against its base in the same run
 #   base-egress   (with FSRUN_BASE) `egress` under that binary
+# SANDBOX_BENCH_ONLY="sandbox base bwrap": only those runners (names as below; bench_ratio skips
+# the pairs not run).
 # SANDBOX_BENCH_USER=1: every command above runs as an ordinary user (made for the run, removed at
 # the end; bwrap unprivileged, fsrun in a user namespace of its own, no cgroup), with its own
 # worktree and a state root on a tmpfs (as $XDG_RUNTIME_DIR is), plus three more runners:
@@ -97,6 +99,16 @@ runners+=(net-host)
 command -v bwrap >/dev/null && runners+=(bwrap bwrap-net)
 [ -n "${FSRUN_BASE:-}" ] && runners+=(base) && command -v slirp4netns >/dev/null && runners+=(base-egress)
 [ -n "$as_user" ] && runners+=(sandbox-disk root-sandbox) && command -v bwrap >/dev/null && runners+=(root-bwrap)
+if [ -n "${SANDBOX_BENCH_ONLY:-}" ]; then # a subset: fewer runners, more rounds in the same time
+  only=()
+  for r in $SANDBOX_BENCH_ONLY; do
+    case " ${runners[*]} " in
+    *" $r "*) only+=("$r") ;;
+    *) echo "sandbox.sh: SANDBOX_BENCH_ONLY: no runner \`$r' here (${runners[*]})" >&2 && exit 1 ;;
+    esac
+  done
+  runners=("${only[@]}")
+fi
 
 run_one() { # run_one NAME: prints "wall cpu status"; root-NAME is NAME as root
   local name=$1 as=("${caller[@]}") wt=$cwt state=$cstate bw

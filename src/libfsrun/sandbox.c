@@ -83,8 +83,10 @@ bool path_within(const char *path, const char *dir) {
 
 /* --- the config ------------------------------------------------------------------------------ */
 
-/* uid 0 inside owns these: not masked with /dev/null (that reads as empty, so `cat` succeeds) but
- * covered by an empty file of mode 0, which nobody without CAP_DAC_OVERRIDE can open */
+/* uid 0 inside owns these (and an ordinary caller in group shadow may read them): not masked with
+ * /dev/null (that reads as empty, so `cat` succeeds) but covered by an empty file of mode 0, which
+ * nobody without CAP_DAC_OVERRIDE can open. Only where a bind brings the host's file in
+ * (host_file_bound): root's /etc is sandbox_etc_mounts' allowlist, which has none of them. */
 static const char *const secret_files[] = {"/etc/shadow", "/etc/gshadow", "/etc/shadow-",
                                            "/etc/gshadow-", NULL};
 /* The host's system directories, bound read-only. On a merged-/usr host some are symlinks (/bin ->
@@ -366,6 +368,23 @@ static int create_writable_paths(const oci_policy *p, fsrun_error_t *err) {
   return 0;
 }
 
+/* Does a bind of the sandbox show the host's file? An ordinary user's /etc is the host's; root's
+ * is the allowlist, but an allowedPaths or writablePaths entry of /etc (or /), or a worktree or
+ * git dir above the file, binds the host's over it. */
+static bool host_file_bound(const struct sandbox_mapping_opts *o, const char *common_dir,
+                            const char *wt_git_dir, const char *file) {
+  const oci_strv *granted[] = {&o->policy->allowed_paths, &o->policy->writable_paths};
+  if (o->userns || path_within(file, o->worktree) ||
+      (common_dir != NULL && path_within(file, common_dir)) ||
+      (wt_git_dir != NULL && path_within(file, wt_git_dir)))
+    return true;
+  for (size_t g = 0; g < sizeof(granted) / sizeof(granted[0]); g++)
+    for (size_t i = 0; i < granted[g]->len; i++)
+      if (path_within(file, granted[g]->items[i]))
+        return true;
+  return false;
+}
+
 static void build_mounts(const struct sandbox_mapping_opts *o, const char *common_dir,
                          const char *wt_git_dir, struct mount_list *l) {
   /* In a user namespace the mounts copied from the caller's namespace are locked together, and a
@@ -417,7 +436,8 @@ static void build_mounts(const struct sandbox_mapping_opts *o, const char *commo
               (const char *const[]){"bind", "ro", "nosuid", "nodev", "noexec", NULL});
   for (const char *const *f = secret_files; *f; f++) {
     struct stat st;
-    if (lstat(*f, &st) == 0 && S_ISREG(st.st_mode))
+    if (host_file_bound(o, common_dir, wt_git_dir, *f) && lstat(*f, &st) == 0 &&
+        S_ISREG(st.st_mode))
       add_mount(l, *f, "bind", SANDBOX_UNREADABLE_FILE,
                 (const char *const[]){"bind", "ro", "nosuid", "nodev", "noexec", NULL});
   }

@@ -270,14 +270,42 @@ assert_sandbox_gone() {
   [ "$hung" -eq 0 ]
 }
 
-@test "sandbox: /etc is there but /etc/shadow is unreadable" {
-  [ -f /etc/shadow ] || skip "the host has no /etc/shadow"
-  run sbx -- /bin/sh -c 'test -s /etc/passwd && echo passwd; cat /etc/shadow; echo "cat: $?"'
+# shadow_probe RUNNER...: which of the host's shadow files the command reads (`read FILE`), then
+# how many mounts cover one of them
+shadow_probe() {
+  run "$@" -- /bin/sh -c 'test -s /etc/passwd && echo passwd
+    for f in /etc/shadow /etc/gshadow /etc/shadow- /etc/gshadow-; do
+      cat "$f" >/dev/null 2>&1 && echo "read $f"
+    done
+    echo "covers $(grep -c " /etc/g\?shadow-\? " /proc/self/mountinfo)"'
   echo "$output"
-  [[ ${lines[0]} == passwd ]]
-  [[ $output == *"Permission denied"* ]]
-  [[ $output == *"cat: 1"* ]]
-  [[ $output != *"root:"* ]]
+}
+
+@test "sandbox: the host's /etc/shadow, gshadow and their backups are never readable (root and an ordinary user)" {
+  [ -f /etc/shadow ] || skip "the host has no /etc/shadow"
+  requires_host_command setpriv
+  local f host_files=0
+  for f in /etc/shadow /etc/gshadow /etc/shadow- /etc/gshadow-; do
+    [ -f "$f" ] && [ ! -L "$f" ] && host_files=$((host_files + 1))
+  done
+  # root's /etc is the allowlist: no shadow file there, so nothing to cover
+  shadow_probe sbx
+  [ "$status" -eq 0 ]
+  [ "$output" = $'passwd\ncovers 0' ]
+  run sbx -- cat /etc/shadow
+  [[ $output == *"No such file or directory"* ]]
+  # an allowedPaths entry of /etc binds the host's over it: then each file is covered (root owns
+  # them, and owner permissions need no capability)
+  write_policy '{"allowedPaths": ["/etc"]}'
+  shadow_probe sbx
+  [ "$status" -eq 0 ]
+  [ "$output" = "passwd"$'\n'"covers $host_files" ]
+  # an ordinary user gets the host's /etc: covered too (group shadow could read them)
+  give_dir_to_user 1000
+  shadow_probe setpriv --reuid 1000 --regid 1000 --clear-groups env HOME="$DIR/home" \
+    "$FSRUN" --root "$DIR/state-1000" sandbox --policy "$POLICY" --worktree "$WT" --task-id "$TASK"
+  [ "$status" -eq 0 ]
+  [ "$output" = "passwd"$'\n'"covers $host_files" ]
 }
 
 @test "sandbox: writablePaths are writable, allowedPaths read-only (EROFS)" {

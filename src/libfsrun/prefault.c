@@ -13,9 +13,12 @@
 #define MADV_POPULATE_WRITE 23
 #endif
 
-/* the linker's: the first byte of the image and the start of its writable data */
+/* the linker's: the first byte of the image, the start of its writable data, and its end */
 extern char __executable_start[];
 extern char __data_start[];
+extern char _end[];
+
+static uintptr_t heap_start; /* prefault_heap's first allocation, page-aligned */
 
 static uintptr_t page_down(uintptr_t a) {
   uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
@@ -42,6 +45,19 @@ void prefault_heap(size_t bytes) {
   start = page_down((uintptr_t)first);
   end = (uintptr_t)sbrk(0);
   free(first);
+  heap_start = start;
   if (end > start && end - start <= 2 * bytes)
     (void)madvise((void *)start, end - start, MADV_POPULATE_WRITE);
+}
+
+static void populate_write(uintptr_t start, uintptr_t end) {
+  if (end > start)
+    (void)madvise((void *)start, end - start, MADV_POPULATE_WRITE);
+}
+
+void prefault_after_child(void) {
+  uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+  populate_write(page_down((uintptr_t)__data_start), ((uintptr_t)_end + page - 1) & ~(page - 1));
+  if (heap_start != 0)
+    populate_write(heap_start, page_down((uintptr_t)sbrk(0)));
 }

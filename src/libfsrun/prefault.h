@@ -15,4 +15,10 @@ void prefault_image(void);
 /* Lets malloc's heap start with `bytes` already backed (taken before the first allocations). */
 void prefault_heap(size_t bytes);
 
+/* Once a child that shared our memory copy-on-write (a clone without CLONE_VM) has exited or
+ * exec'd, our pages are ours alone but still write-protected: each first write faults (~20 us on
+ * the development VM). Makes the heap and the writable data writable in one call (~0.5 us a page).
+ * Never while such a child still shares them: every page would be copied. */
+void prefault_after_child(void);
+
 #endif

@@ -39,6 +39,7 @@
 #include "json-out.h"
 #include "log.h"
 #include "pidfd-compat.h"
+#include "prefault.h"
 #include "sandbox-limits.h"
 #include "sandbox-net.h"
 #include "sandbox-git.h"
@@ -669,6 +670,10 @@ static void print_result_json(const struct run_result *r, const struct capture *
 static void command_ended(const struct fsrun_cgroup *cg, void *data) {
   struct run_result *res = data;
   uint64_t kills = 0;
+  /* the init, cloned from us, is reaped: what is left to do writes pages it shared (a forked
+   * watchdog still shares them all) */
+  if (!sandbox_watchdog_forked())
+    prefault_after_child();
   res->oom_killed = cg != NULL && cgroup_oom_kills(cg, &kills) && kills > 0;
   sandbox_net_kill(&res->net);
 }

@@ -25,7 +25,8 @@
 
 /* the runtime's side */
 static pid_t watchdog_pid = -1;
-static int sock_fd = -1; /* ours: the messages out, the watchdog's one-byte answers in */
+static bool watchdog_forked; /* it shares our pages copy-on-write, not our memory */
+static int sock_fd = -1;     /* ours: the messages out, the watchdog's one-byte answers in */
 static bool cpu_budget_spent;
 
 /* --- the forked watchdog: where the tiny program is not there (tiny-watchdog.c is the other) -- */
@@ -317,7 +318,7 @@ void sandbox_watchdog_fork(const struct fsrun_context *ctx) {
   if (image >= 0)
     pid = clone_watchdog(ctx, sv[1], prime);
   if (pid < 0)
-    pid = fork_watchdog(ctx, sv[1], prime);
+    watchdog_forked = (pid = fork_watchdog(ctx, sv[1], prime)) > 0;
   close(sv[1]);
   if (pid < 0) {
     close(sv[0]);
@@ -388,6 +389,10 @@ bool sandbox_watchdog_disarm(void) {
       fired = true;
   }
   return fired;
+}
+
+bool sandbox_watchdog_forked(void) {
+  return watchdog_forked;
 }
 
 bool sandbox_watchdog_cpu_budget_spent(void) {

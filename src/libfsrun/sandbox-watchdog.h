@@ -50,6 +50,8 @@ void sandbox_watchdog_watch_cgroup(const struct fsrun_cgroup *cg);
 /* Stops watching; true when the deadline had passed. */
 bool sandbox_watchdog_disarm(void);
 /* After sandbox_watchdog_disarm: the container was ended because its CPU budget was spent. */
+/* The watchdog is a fork (no tiny program here), sharing our pages copy-on-write while it lives. */
+bool sandbox_watchdog_forked(void);
 bool sandbox_watchdog_cpu_budget_spent(void);
 /* Ends the watchdog (killed and reaped). */
 void sandbox_watchdog_end(void);

@@ -86,7 +86,7 @@ bool path_within(const char *path, const char *dir) {
 /* uid 0 inside owns these (and an ordinary caller in group shadow may read them): not masked with
  * /dev/null (that reads as empty, so `cat` succeeds) but covered by an empty file of mode 0, which
  * nobody without CAP_DAC_OVERRIDE can open. Only where a bind brings the host's file in
- * (host_file_bound): root's /etc is sandbox_etc_mounts' allowlist, which has none of them. */
+ * (cover_secret_files): root's /etc is sandbox_etc_mounts' allowlist, which has none of them. */
 static const char *const secret_files[] = {"/etc/shadow", "/etc/gshadow", "/etc/shadow-",
                                            "/etc/gshadow-", NULL};
 /* The host's system directories, bound read-only. On a merged-/usr host some are symlinks (/bin ->
@@ -368,21 +368,37 @@ static int create_writable_paths(const oci_policy *p, fsrun_error_t *err) {
   return 0;
 }
 
-/* Does a bind of the sandbox show the host's file? An ordinary user's /etc is the host's; root's
- * is the allowlist, but an allowedPaths or writablePaths entry of /etc (or /), or a worktree or
- * git dir above the file, binds the host's over it. */
-static bool host_file_bound(const struct sandbox_mapping_opts *o, const char *common_dir,
-                            const char *wt_git_dir, const char *file) {
-  const oci_strv *granted[] = {&o->policy->allowed_paths, &o->policy->writable_paths};
-  if (o->userns || path_within(file, o->worktree) ||
-      (common_dir != NULL && path_within(file, common_dir)) ||
-      (wt_git_dir != NULL && path_within(file, wt_git_dir)))
-    return true;
-  for (size_t g = 0; g < sizeof(granted) / sizeof(granted[0]); g++)
-    for (size_t i = 0; i < granted[g]->len; i++)
-      if (path_within(file, granted[g]->items[i]))
-        return true;
+static bool has_destination(const struct mount_list *l, const char *dest) {
+  for (size_t i = 0; i < l->len; i++)
+    if (strcmp(l->items[i].destination, dest) == 0)
+      return true;
   return false;
+}
+
+/* Where a bind shows the host's directory holding a secret file, under whatever name it is given
+ * (an ordinary user's /etc, allowedPaths ["/etc"], a symlink to /etc, a worktree above it), the
+ * file's place in that view is covered. The bind's source is compared by its real path, so no
+ * spelling or link hides it; the cover comes after the bind (deeper, or added later at the same
+ * path: the depth sort is stable). */
+static void cover_secret_files(struct mount_list *l) {
+  size_t n_binds = l->len;
+  for (size_t i = 0; i < n_binds; i++) {
+    const oci_mount *m = &l->items[i];
+    cleanup_free char *real = NULL;
+    if (m->source == NULL || m->source[0] != '/' || (real = realpath(m->source, NULL)) == NULL)
+      continue;
+    for (const char *const *f = secret_files; *f; f++) {
+      struct stat st;
+      if (!path_within(*f, real) || lstat(*f, &st) < 0 || !S_ISREG(st.st_mode))
+        continue;
+      const char *rest = strcmp(real, "/") == 0 ? *f : *f + strlen(real);
+      cleanup_free char *dest = xasprintf(
+          "%s%s", strcmp(l->items[i].destination, "/") == 0 ? "" : l->items[i].destination, rest);
+      if (!has_destination(l, dest) || strcmp(dest, l->items[i].destination) == 0)
+        add_mount(l, dest, "bind", SANDBOX_UNREADABLE_FILE,
+                  (const char *const[]){"bind", "ro", "nosuid", "nodev", "noexec", NULL});
+    }
+  }
 }
 
 static void build_mounts(const struct sandbox_mapping_opts *o, const char *common_dir,
@@ -434,13 +450,6 @@ static void build_mounts(const struct sandbox_mapping_opts *o, const char *commo
   if (sandbox_network_profile(p) == SANDBOX_NET_EGRESS && host_dir_exists("/etc/resolv.conf"))
     add_mount(l, "/etc/resolv.conf", "bind", SANDBOX_RESOLV_CONF,
               (const char *const[]){"bind", "ro", "nosuid", "nodev", "noexec", NULL});
-  for (const char *const *f = secret_files; *f; f++) {
-    struct stat st;
-    if (host_file_bound(o, common_dir, wt_git_dir, *f) && lstat(*f, &st) == 0 &&
-        S_ISREG(st.st_mode))
-      add_mount(l, *f, "bind", SANDBOX_UNREADABLE_FILE,
-                (const char *const[]){"bind", "ro", "nosuid", "nodev", "noexec", NULL});
-  }
   if (o->home != NULL) {
     cleanup_free char *uid = xasprintf("uid=%u", (unsigned)o->uid);
     cleanup_free char *gid = xasprintf("gid=%u", (unsigned)o->gid);
@@ -464,6 +473,7 @@ static void build_mounts(const struct sandbox_mapping_opts *o, const char *commo
   if (wt_git_dir != NULL)
     add_mount(l, wt_git_dir, "bind", wt_git_dir, rw_bind);
   sandbox_git_protect(o->worktree, common_dir, wt_git_dir, l);
+  cover_secret_files(l);
   sort_mounts_by_depth(l);
 }
 
@@ -633,6 +643,39 @@ static int read_all_fd(int fd, char **out, size_t *len, fsrun_error_t *err) {
   return 0;
 }
 
+/* "/etc/", "//etc" and "/etc/." name /etc: each absolute policy path is written in its one
+ * plain spelling, so that every comparison with a path the runtime knows ($HOME, the system
+ * directories, the worktree) sees what the bind will show. A relative path is left for the
+ * checks to refuse. */
+static void normalize_abs_path(char *path) {
+  char *out = path;
+  const char *in = path;
+  if (path[0] != '/')
+    return;
+  while (*in != '\0') {
+    while (*in == '/')
+      in++;
+    const char *end = strchrnul(in, '/');
+    size_t n = (size_t)(end - in);
+    if (n > 0 && !(n == 1 && in[0] == '.')) {
+      *out++ = '/';
+      memmove(out, in, n);
+      out += n;
+    }
+    in = end;
+  }
+  if (out == path)
+    *out++ = '/';
+  *out = '\0';
+}
+
+static void normalize_policy_paths(oci_policy *p) {
+  for (size_t i = 0; i < p->allowed_paths.len; i++)
+    normalize_abs_path(p->allowed_paths.items[i]);
+  for (size_t i = 0; i < p->writable_paths.len; i++)
+    normalize_abs_path(p->writable_paths.items[i]);
+}
+
 int sandbox_policy_load(const char *path, oci_policy **out, fsrun_error_t *err) {
   cleanup_free char *text = NULL;
   char *parse_err = NULL;
@@ -661,6 +704,7 @@ int sandbox_policy_load(const char *path, oci_policy **out, fsrun_error_t *err) 
     *out = NULL;
     return fsrun_error_code(err);
   }
+  normalize_policy_paths(*out);
   /* a profile file is part of the input: a bad one is refused here, before anything runs */
   if (seccomp_names_file(*out) && load_seccomp_profile(*out, err) < 0) {
     oci_policy_free(*out);

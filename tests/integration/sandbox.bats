@@ -308,6 +308,49 @@ shadow_probe() {
   [ "$output" = "passwd"$'\n'"covers $host_files" ]
 }
 
+# read_secrets PATH...: runs the sandbox (policy already written) and reads each PATH's shadow and
+# gshadow; prints what it could read
+read_secrets() {
+  local d script=""
+  for d in "$@"; do
+    script+="for f in '$d/shadow' '$d/gshadow' '$d/shadow-' '$d/gshadow-'; do [ -e \"\$f\" ] || continue; echo \"probe \$f\"; cat \"\$f\" 2>/dev/null && echo \"READ \$f\"; done; "
+  done
+  sbx -- /bin/sh -c "$script true"
+}
+
+@test "sandbox: no spelling of /etc in allowedPaths, nor a symlink to it, shows the host's /etc/shadow" {
+  [ -f /etc/shadow ] || skip "the host has no /etc/shadow"
+  ln -s /etc "$DIR/etclink"
+  local spelling
+  # the covers follow the bind's real source: every spelling names the same directory
+  for spelling in /etc /etc/ //etc /etc/. /etc//. "$DIR/etclink" "$DIR/etclink/"; do
+    write_policy "{\"allowedPaths\": [\"$spelling\"]}"
+    run read_secrets /etc "$spelling"
+    echo "$spelling: $output"
+    [ "$status" -eq 0 ]
+    [[ $output == *"probe "*shadow* ]]
+    [[ $output != *READ* ]]
+    [[ $output != *"root:"* ]]
+  done
+}
+
+@test "sandbox: an ordinary user's symlink to /etc in allowedPaths has its shadow files covered" {
+  [ -f /etc/shadow ] || skip "the host has no /etc/shadow"
+  requires_host_command setpriv
+  local uid=1000
+  give_dir_to_user "$uid"
+  ln -s /etc "$DIR/etclink"
+  write_policy "{\"allowedPaths\": [\"$DIR/etclink/\"]}"
+  # the host's file is root's (group shadow, which the user may be in): covered in both places
+  run setpriv --reuid "$uid" --regid "$uid" --clear-groups env HOME="$DIR/home" \
+    "$FSRUN" --root "$DIR/user-state" sandbox --policy "$POLICY" --worktree "$WT" \
+    --task-id "$TASK" -- /bin/sh -c \
+    "grep -c -e ' /etc/shadow ' -e ' $DIR/etclink/shadow ' /proc/self/mountinfo; cat '$DIR/etclink/shadow'"
+  echo "$output"
+  [[ $output != *"root:"* ]]
+  [ "${lines[0]}" = 2 ]
+}
+
 @test "sandbox: writablePaths are writable, allowedPaths read-only (EROFS)" {
   mkdir -p "$DIR/ro" "$DIR/rw"
   echo readable >"$DIR/ro/file"

@@ -843,14 +843,19 @@ int container_exec(const struct fsrun_context *ctx, const struct exec_options *o
                             o->id);
 
   /* --- the process: everything is checked before anything is started ------------------------ */
-  /* the config as `create` saw it: the bundle may have been changed or removed since */
-  state_dir_fd = status_dir_open(ctx->state_root, o->id, err);
-  if (state_dir_fd < 0)
-    return state_dir_fd;
-  ret = status_read_config(state_dir_fd, c.st.bundle, &config, err);
-  if (ret < 0)
-    return ret;
-  close(steal_fd(&state_dir_fd));
+  /* the config as `create` saw it: the bundle may have been changed or removed since (live_open
+   * read it already to find the cgroup, unless the container has none) */
+  config = c.config;
+  c.config = NULL;
+  if (config == NULL) {
+    state_dir_fd = status_dir_open(ctx->state_root, o->id, err);
+    if (state_dir_fd < 0)
+      return state_dir_fd;
+    ret = status_read_config(state_dir_fd, c.st.bundle, &config, err);
+    if (ret < 0)
+      return ret;
+    close(steal_fd(&state_dir_fd));
+  }
   /* --process replaces the container's process; the container's oomScoreAdj stays the default
    * for a process.json without one (runc gives every exec'd process the container's score) */
   has_container_oom = config->process != NULL && config->process->has_oom_score_adj;

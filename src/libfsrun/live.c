@@ -32,14 +32,15 @@ int live_open(const struct fsrun_context *ctx, const char *id, struct live_conta
   }
   if (ret < 0)
     return ret;
-  c->status = status_derive(dirfd, &c->st, &c->pid);
+  /* the cgroup first: the status's freezer check then uses it (one look at the mount layout) */
   if (c->st.cgroup != NULL) {
-    ret = status_open_cgroup(dirfd, id, &c->st, &c->cg, err);
+    ret = status_open_cgroup_config(dirfd, id, &c->st, &c->cg, &c->config, err);
     if (ret < 0) {
       live_close(c);
       return fsrun_error_wrap(err, "container `%s`", id);
     }
   }
+  c->status = status_derive_in(dirfd, &c->st, c->cg, &c->pid);
   return 0;
 }
 
@@ -55,6 +56,8 @@ int live_require_cgroup(const struct live_container *c, const char *action, fsru
 void live_close(struct live_container *c) {
   status_clear(&c->st);
   cgroup_free(c->cg);
+  if (c->config != NULL)
+    oci_config_free(c->config);
   memset(c, 0, sizeof(*c));
 }
 

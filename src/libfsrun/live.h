@@ -41,6 +41,8 @@ struct live_container {
   const char *status; /* status_derive(): "created", "running", "paused", "stopped", ... */
   pid_t pid;          /* 0 when stopped */
   struct fsrun_cgroup *cg;
+  /* the state dir's config.json, read to find the cgroup (NULL when the state names none) */
+  oci_config *config;
 };
 
 /* "container `ID` does not exist" when there is no such container. */

@@ -422,19 +422,25 @@ static void cleanup_configp(oci_config **c) {
   *c = NULL;
 }
 
-int status_open_cgroup(int dirfd, const char *id, const struct container_status *st,
-                       struct fsrun_cgroup **out, fsrun_error_t *err) {
-  __attribute__((cleanup(cleanup_configp))) oci_config *config = NULL;
+int status_open_cgroup_config(int dirfd, const char *id, const struct container_status *st,
+                              struct fsrun_cgroup **out, oci_config **config, fsrun_error_t *err) {
   const char *cgroups_path;
   *out = NULL;
+  *config = NULL;
   if (st != NULL && st->cgroup == NULL)
     return 0;
-  if (status_read_config(dirfd, st ? st->bundle : NULL, &config, err) < 0)
+  if (status_read_config(dirfd, st ? st->bundle : NULL, config, err) < 0)
     return fsrun_error_wrap(err, "find the cgroup of `%s`", id);
-  cgroups_path = config->linux_ ? config->linux_->cgroups_path : NULL;
+  cgroups_path = (*config)->linux_ ? (*config)->linux_->cgroups_path : NULL;
   if (st == NULL)
     return cgroup_find(id, cgroups_path, out, err);
   return cgroup_open_checked(st->cgroup, id, cgroups_path, out, err);
+}
+
+int status_open_cgroup(int dirfd, const char *id, const struct container_status *st,
+                       struct fsrun_cgroup **out, fsrun_error_t *err) {
+  __attribute__((cleanup(cleanup_configp))) oci_config *config = NULL;
+  return status_open_cgroup_config(dirfd, id, st, out, &config, err);
 }
 
 /* --- derived status ----------------------------------------------------------------------------
@@ -457,18 +463,23 @@ bool status_init_alive(const struct container_status *st) {
   return true;
 }
 
-static bool is_frozen(const struct container_status *st) {
+static bool is_frozen(const struct container_status *st, const struct fsrun_cgroup *open) {
   cleanup_error fsrun_error_t err = NULL;
   cleanup_cgroup struct fsrun_cgroup *cg = NULL;
   bool frozen = false;
-  if (st->cgroup == NULL || cgroup_open(st->cgroup, &cg, &err) < 0 || cg == NULL)
+  if (open == NULL && (st->cgroup == NULL || cgroup_open(st->cgroup, &cg, &err) < 0 || cg == NULL))
     return false;
-  if (cgroup_is_frozen(cg, &frozen, &err) < 0)
+  if (cgroup_is_frozen(open != NULL ? open : cg, &frozen, &err) < 0)
     return false;
   return frozen;
 }
 
 const char *status_derive(int dirfd, const struct container_status *st, pid_t *pid) {
+  return status_derive_in(dirfd, st, NULL, pid);
+}
+
+const char *status_derive_in(int dirfd, const struct container_status *st,
+                             const struct fsrun_cgroup *cg, pid_t *pid) {
   *pid = 0;
   if (strcmp(st->status, "creating") == 0) {
     bool zombie = false;
@@ -484,7 +495,7 @@ const char *status_derive(int dirfd, const struct container_status *st, pid_t *p
   *pid = st->pid;
   if (faccessat(dirfd, STATUS_EXEC_FIFO, F_OK, AT_SYMLINK_NOFOLLOW) == 0)
     return "created";
-  if (is_frozen(st))
+  if (is_frozen(st, cg))
     return "paused";
   return "running";
 }

@@ -79,10 +79,19 @@ struct fsrun_cgroup;
  * none does). */
 int status_open_cgroup(int dirfd, const char *id, const struct container_status *st,
                        struct fsrun_cgroup **out, fsrun_error_t *err);
+/* status_open_cgroup, handing over the config it read to find the cgroup (*config, the caller's
+ * to free; NULL when none was read: st names no cgroup) so that a caller needing it reads it once
+ */
+int status_open_cgroup_config(int dirfd, const char *id, const struct container_status *st,
+                              struct fsrun_cgroup **out, oci_config **config, fsrun_error_t *err);
 
 /* The live status: "creating", "created", "running", "paused" or "stopped", and the init's pid
  * (0 when stopped). A reused pid is never mistaken for the init. */
 const char *status_derive(int dirfd, const struct container_status *st, pid_t *pid);
+/* The same with the container's cgroup opened already (NULL: opened here when the freezer state is
+ * asked): its mount layout is not looked up a second time. */
+const char *status_derive_in(int dirfd, const struct container_status *st,
+                             const struct fsrun_cgroup *cg, pid_t *pid);
 /* Whether the stored init is still the live process (start time matches, not a zombie). */
 bool status_init_alive(const struct container_status *st);
 

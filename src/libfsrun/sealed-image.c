@@ -20,7 +20,9 @@
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/statvfs.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 
 #ifdef HAVE_VALGRIND_VALGRIND_H
 #include <valgrind/valgrind.h>
@@ -159,6 +161,62 @@ EARLY static bool same_file(int fd, const struct statx *exe) {
          st.stx_mtime.tv_nsec == exe->stx_mtime.tv_nsec;
 }
 
+/* Closing the last fd of a mount made with fsmount (never attached) dissolves it, and that waits
+ * for an expedited RCU grace period (namespace_unlock): 0.1 to 7 ms of wall time each on a busy
+ * machine, in our caller's wait. Instead the fds (a, and b unless -1) go into a unix socket that
+ * holds its own receiving end, and both ends are closed: the kernel's collector of such cycles (a
+ * worker on recent kernels) frees it, and the last fput, from a kernel thread, dissolves the
+ * mounts there. A kernel that collects in the closing process costs what a close does. Nothing
+ * can reach the fds in between (no end of the socket is left open); on any failure they are
+ * simply closed. */
+EARLY static void close_mounts_later(int a, int b) {
+  union {
+    struct cmsghdr h;
+    char bytes[CMSG_SPACE(3 * sizeof(int))];
+  } control;
+  struct msghdr msg;
+  struct iovec iov;
+  char byte = 0;
+  int sp[2] = {-1, -1}, n = 0;
+  if (a >= 0 && SC4(socketpair, AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, sp) == 0) {
+    int *fds = (int *)(void *)CMSG_DATA(&control.h);
+    fds[n++] = sp[1];
+    fds[n++] = a;
+    if (b >= 0)
+      fds[n++] = b;
+    iov.iov_base = &byte;
+    iov.iov_len = 1;
+    msg.msg_name = 0;
+    msg.msg_namelen = 0;
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control.bytes;
+    msg.msg_controllen = CMSG_SPACE(n * sizeof(int));
+    msg.msg_flags = 0;
+    control.h.cmsg_len = CMSG_LEN(n * sizeof(int));
+    control.h.cmsg_level = SOL_SOCKET;
+    control.h.cmsg_type = SCM_RIGHTS;
+    (void)SC3(sendmsg, sp[0], &msg, MSG_DONTWAIT);
+  }
+  close_fd(sp[0]);
+  close_fd(sp[1]);
+  close_fd(a);
+  close_fd(b);
+}
+
+/* An overlay of dir above below (key: "lowerdir+" or "datadir+"), with no upper layer, read-only,
+ * mounted nowhere; -1 when the kernel refuses it */
+EARLY static int overlay_mount(const char *dir, const char *key, const char *below) {
+  int fs = (int)SC2(fsopen, "overlay", FSOPEN_CLOEXEC), mnt = -1;
+  if (fs >= 0 && SC5(fsconfig, fs, FSCONFIG_SET_STRING, "lowerdir+", dir, 0) == 0 &&
+      SC5(fsconfig, fs, FSCONFIG_SET_STRING, key, below, 0) == 0 &&
+      SC5(fsconfig, fs, FSCONFIG_CMD_CREATE, 0, 0, 0) == 0)
+    mnt = (int)SC3(fsmount, fs, FSMOUNT_CLOEXEC,
+                   MOUNT_ATTR_RDONLY | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOSUID);
+  close_fd(fs);
+  return mnt < 0 ? -1 : mnt;
+}
+
 /* Root: the binary's own file, opened through an overlay of its directory with no upper layer (so
  * its superblock is read-only and no write reaches the file below, whatever is done to the
  * mount), mounted nowhere (fsmount, never attached: no path leads to it, and nothing but us holds
@@ -167,7 +225,7 @@ EARLY static bool same_file(int fd, const struct statx *exe) {
 EARLY static int open_through_overlay(const struct statx *exe) {
   char path[PATH_BYTES], empty_path[32];
   long n = SC4(readlinkat, AT_FDCWD, "/proc/self/exe", path, sizeof(path) - 1);
-  int fs = -1, mnt = -1, empty = -1, fd = -1;
+  int mnt = -1, empty = -1, fd = -1;
   char *slash = 0;
   const char *dir = path;
 
@@ -183,23 +241,20 @@ EARLY static int open_through_overlay(const struct statx *exe) {
   *slash = '\0';
   if (slash == path)
     dir = "/";
-  /* without an upper layer overlayfs wants two lower ones that do not overlap: an empty tmpfs,
-   * itself mounted nowhere, below the binary's directory */
-  empty = empty_tmpfs();
-  if (empty < 0)
-    return -1;
-  fd_path(empty_path, empty);
-  fs = (int)SC2(fsopen, "overlay", FSOPEN_CLOEXEC);
-  if (fs >= 0 && SC5(fsconfig, fs, FSCONFIG_SET_STRING, "lowerdir+", dir, 0) == 0 &&
-      SC5(fsconfig, fs, FSCONFIG_SET_STRING, "lowerdir+", empty_path, 0) == 0 &&
-      SC5(fsconfig, fs, FSCONFIG_CMD_CREATE, 0, 0, 0) == 0)
-    mnt = (int)SC3(fsmount, fs, FSMOUNT_CLOEXEC,
-                   MOUNT_ATTR_RDONLY | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOSUID);
+  /* without an upper layer overlayfs wants a second layer. A data-only one (datadir+, Linux 6.7
+   * as lowerdir+ is) never shows in the merged directory: /dev, a directory every system has;
+   * where it overlaps the binary's directory (or is missing), an empty tmpfs mounted nowhere */
+  mnt = overlay_mount(dir, "datadir+", "/dev");
+  if (mnt < 0) {
+    empty = empty_tmpfs();
+    if (empty < 0)
+      return -1;
+    fd_path(empty_path, empty);
+    mnt = overlay_mount(dir, "lowerdir+", empty_path);
+  }
   if (mnt >= 0)
     fd = (int)SC3(openat, mnt, slash + 1, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-  close_fd(fs);
-  close_fd(mnt);
-  close_fd(empty);
+  close_mounts_later(mnt, empty);
   /* the same file as the one we run, read-only */
   if (fd >= 0 && !(same_file(fd, exe) && sealed_image_kind(fd) == SEALED_OVERLAY)) {
     close_fd(fd);

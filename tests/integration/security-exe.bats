@@ -58,6 +58,18 @@ probe_init() {
   fsrun delete --force sec-exe-$UNIQ
 }
 
+# assert_overlay_image PID BIN: PID runs BIN through a read-only overlay: its exe is /NAME on an
+# overlayfs, the same bytes as BIN (read from the page cache, not a copy of them), not writable
+assert_overlay_image() {
+  local pid=$1 bin=$2
+  [ "$(readlink "/proc/$pid/exe")" = "/${bin##*/}" ]
+  [ "$(stat -L -f -c %T "/proc/$pid/exe")" = overlayfs ]
+  cmp "$bin" "/proc/$pid/exe"
+  run bash -c "exec 3>>/proc/$pid/exe"
+  [ "$status" -ne 0 ]
+  [[ $output == *"Read-only file system"* ]]
+}
+
 @test "security-exe: as root the init runs the binary through a read-only overlay mounted nowhere: no copy, no write, no path to it" {
   # a copy on this machine's /tmp (a local filesystem overlayfs takes as its lower layer)
   local bin=$BATS_TEST_TMPDIR/fsrun-ovl pid
@@ -73,16 +85,49 @@ probe_init() {
   echo "$output"
   [ "$status" -eq 0 ]
   pid=$("$bin" --root "$FSRUN_ROOT" state sec-ovl-$UNIQ | jq -r .pid)
-  [ "$(readlink "/proc/$pid/exe")" = /fsrun-ovl ]
-  [ "$(stat -L -f -c %T "/proc/$pid/exe")" = overlayfs ]
-  # the same bytes as the binary, read from the page cache, not a copy of them
-  cmp "$bin" "/proc/$pid/exe"
-  run bash -c "exec 3>>/proc/$pid/exe"
-  [ "$status" -ne 0 ]
-  [[ $output == *"Read-only file system"* ]]
+  assert_overlay_image "$pid" "$bin"
   # the overlay is in no mount namespace of the host's
   ! grep -q 'overlay.*fsrun-ovl' /proc/self/mountinfo || false
   "$bin" --root "$FSRUN_ROOT" delete --force sec-ovl-$UNIQ
+}
+
+@test "security-exe: where /dev overlaps the binary's directory, the overlay's second layer is an empty tmpfs: still an overlay mounted nowhere" {
+  # the overlay's second layer is /dev as a data-only layer; overlayfs refuses one that overlaps
+  # the binary's directory (here /dev is that directory, in a private mount namespace)
+  local dir=$BATS_TEST_TMPDIR/ovl pid
+  mkdir "$dir"
+  cp "$FSRUN" "$dir/fsrun-ovl"
+  set_process_args /bin/sleep 100
+  run unshare -m --propagation private bash -c '
+    exec </dev/null >"$3" 2>&1
+    mount --bind "$1" /dev || exit 1
+    "$1/fsrun-ovl" --root "$FSRUN_ROOT" create --bundle "$BUNDLE" "$2"' bash "$dir" "sec-ovl2-$UNIQ" "$BATS_TEST_TMPDIR/create.out"
+  cat "$BATS_TEST_TMPDIR/create.out"
+  [ "$status" -eq 0 ]
+  pid=$("$FSRUN" --root "$FSRUN_ROOT" state sec-ovl2-$UNIQ | jq -r .pid)
+  assert_overlay_image "$pid" "$dir/fsrun-ovl"
+  "$FSRUN" --root "$FSRUN_ROOT" delete --force sec-ovl2-$UNIQ
+  assert_no_leftovers sec-ovl2-$UNIQ
+}
+
+@test "security-exe: the overlay's mounts are released by the kernel's collector of unix-socket cycles: no socket is left, not even in a created container's init" {
+  # the mount fds go into a socket that holds its own end (sealed-image.c, close_mounts_later): in
+  # a network namespace of our own, every socket made there must be gone once the kernel
+  # collected the cycles, while the container's init (a clone of the protected image) still runs
+  set_process_args /bin/sleep 100
+  run unshare -n bash -c '
+    for i in 1 2 3; do "$1" --root "$FSRUN_ROOT" exec "nosuch-$2" true 2>/dev/null; done
+    "$1" --root "$FSRUN_ROOT" create --bundle "$BUNDLE" "sec-gc-$2" </dev/null >/dev/null 2>&1 || exit 1
+    for i in $(seq 100); do
+      [ "$(grep -c . /proc/net/unix)" -eq 1 ] && exit 0
+      sleep 0.1
+    done
+    cat /proc/net/unix
+    exit 1' bash "$FSRUN" "$UNIQ"
+  echo "$output"
+  "$FSRUN" --root "$FSRUN_ROOT" delete --force sec-gc-$UNIQ
+  [ "$status" -eq 0 ]
+  assert_no_leftovers sec-gc-$UNIQ
 }
 
 # before_first_execveat TRACE: the lines of `strace -f` output up to the first execveat
@@ -102,6 +147,9 @@ before_first_execveat() {
   [[ $output == *nosuch-$UNIQ* ]]
   before_first_execveat "$trace"
   before_first_execveat "$trace" | grep -q 'fsmount('
+  # the overlay's second layer is /dev as a data-only layer: no tmpfs is made for it
+  before_first_execveat "$trace" | grep -q '"datadir+", "/dev"'
+  ! before_first_execveat "$trace" | grep -q 'fsopen("tmpfs"' || false
   # the C library sets up its thread pointer first thing: the first image never got that far
   if fsrun_seals_early; then
     [ "$(before_first_execveat "$trace" | grep -c 'arch_prctl(ARCH_SET_FS')" -eq 0 ]

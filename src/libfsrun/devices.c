@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "bind-source.h"
+#include "mount-fallback.h"
 #include "mounts.h"
 #include "utils.h"
 
@@ -41,12 +42,14 @@ static const struct {
     {"stderr", "/proc/self/fd/2"},
 };
 
+#define DEVICE_BIND_ATTR (MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC)
+
 /* A detached nosuid,noexec bind of the host's node at host_path; a node of linux.devices that
  * the host lacks is made by the runtime (bind-source.h, "device INDEX"), as crun does. */
 static int device_tree(const struct device_node *d, const char *host_path, int sync_fd,
                        fsrun_error_t *err) {
   /* a device node is never a program or a setuid one: as runc and crun bind them */
-  struct mount_attr attr = {.attr_set = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC};
+  struct mount_attr attr = {.attr_set = DEVICE_BIND_ATTR};
   cleanup_close int tree = open_tree(AT_FDCWD, host_path, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
   if (tree < 0 && errno == ENOENT && d != NULL && d->from_spec)
     return device_node_request(sync_fd, d->index, err);
@@ -55,6 +58,22 @@ static int device_tree(const struct device_node *d, const char *host_path, int s
   if (mount_setattr(tree, "", AT_EMPTY_PATH, &attr, sizeof(attr)) < 0)
     return fsrun_error_errno(err, "device `%s`: make the bind nosuid,noexec", host_path);
   return steal_fd(&tree);
+}
+
+/* device_tree and its move where open_tree answers ENOSYS: the bind is made onto target, then
+ * made nosuid,noexec (mount-fallback.h). */
+static int bind_device_by_mount(int target, const char *host_path, fsrun_error_t *err) {
+  struct mount_attr attr = {.attr_set = DEVICE_BIND_ATTR};
+  cleanup_close int source = open(host_path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+  cleanup_close int mnt = -1;
+  if (source < 0)
+    return fsrun_error_errno(err, "device `%s`: open the host's device", host_path);
+  mnt = mount_fallback_bind(source, target, false);
+  if (mnt < 0)
+    return fsrun_error_errno(err, "device `%s`: bind the host's device", host_path);
+  if (mount_setattr_compat(mnt, 0, &attr) < 0)
+    return fsrun_error_errno(err, "device `%s`: make the bind nosuid,noexec", host_path);
+  return 0;
 }
 
 /* Binds the host's device at host_path (or the runtime's node for d) onto an empty file `name`
@@ -76,6 +95,10 @@ static int bind_host_device(int parent_fd, const char *name, const char *host_pa
   if (target < 0)
     return fsrun_error_errno(err, "device `%s`: create the bind target", host_path);
   tree = device_tree(d, host_path, sync_fd, err);
+  if (tree == -ENOSYS) {
+    fsrun_error_release(err);
+    return bind_device_by_mount(target, host_path, err);
+  }
   if (tree < 0)
     return fsrun_error_code(err);
   if (move_mount(tree, "", target, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)

@@ -21,6 +21,7 @@
 
 #include "bind-source.h"
 #include "idmap.h"
+#include "mount-fallback.h"
 #include "openat2-compat.h"
 #include "proc-mounter.h"
 #include "utils.h"
@@ -395,7 +396,7 @@ static int set_attr(int fd, unsigned int at_flags, struct mount_attr *attr) {
   struct statfs sfs;
   if (attr->attr_set == 0 && attr->attr_clr == 0 && attr->propagation == 0)
     return 0;
-  if (mount_setattr(fd, "", AT_EMPTY_PATH | at_flags, attr, sizeof(*attr)) == 0)
+  if (mount_setattr_compat(fd, at_flags, attr) == 0)
     return 0;
   if (errno != EPERM)
     return -1;
@@ -415,14 +416,13 @@ static int set_attr(int fd, unsigned int at_flags, struct mount_attr *attr) {
     attr->attr_clr &= ~(uint64_t)(MOUNT_ATTR__ATIME | MOUNT_ATTR_NODIRATIME);
     attr->attr_set &= ~(uint64_t)MOUNT_ATTR__ATIME;
   }
-  return mount_setattr(fd, "", AT_EMPTY_PATH | at_flags, attr, sizeof(*attr));
+  return mount_setattr_compat(fd, at_flags, attr);
 }
 
 static int apply_propagation(int fd, const struct mount_options *o) {
   for (size_t i = 0; i < o->n_propagation; i++) {
     struct mount_attr attr = {.propagation = o->propagation[i] & ~(unsigned long)MS_REC};
-    if (mount_setattr(fd, "", AT_EMPTY_PATH | ((o->propagation[i] & MS_REC) ? AT_RECURSIVE : 0),
-                      &attr, sizeof(attr)) < 0)
+    if (mount_setattr_compat(fd, (o->propagation[i] & MS_REC) ? AT_RECURSIVE : 0, &attr) < 0)
       return -1;
   }
   return 0;
@@ -432,6 +432,10 @@ int mount_bind_fd(int source_fd, int target_fd, bool recursive, fsrun_error_t *e
   cleanup_close int tree = open_tree(source_fd, "",
                                      OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH |
                                          (recursive ? AT_RECURSIVE : 0));
+  if (tree < 0 && errno == ENOSYS) {
+    tree = mount_fallback_bind(source_fd, target_fd, recursive);
+    return tree < 0 ? fsrun_error_errno(err, "bind (mount(2), no open_tree)") : 0;
+  }
   if (tree < 0)
     return fsrun_error_errno(err, "open_tree");
   if (move_mount(tree, "", target_fd, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
@@ -568,6 +572,64 @@ static int open_mount_target(const struct mount_env *env, const char *dest, root
   return steal_fd(&target);
 }
 
+/* The options' flags on a bind (tree), then its recursive ones, extra_rec_set on top. */
+static int set_bind_attrs(int tree, const struct mount_options *o, uint64_t extra_rec_set,
+                          size_t index, const char *source, const char *dest, fsrun_error_t *err) {
+  struct mount_attr attr;
+  mount_flags_to_attr(o->flags, o->cleared, &attr);
+  if (set_attr(tree, 0, &attr) < 0)
+    return fsrun_error_errno(err, "mounts[%zu]: set mount flags of bind `%s` onto `%s`", index,
+                             source, dest);
+  attr = (struct mount_attr){.attr_set = o->rec_attr_set | extra_rec_set,
+                             .attr_clr = o->rec_attr_clr & ~extra_rec_set};
+  if (set_attr(tree, AT_RECURSIVE, &attr) < 0)
+    return fsrun_error_errno(err, "mounts[%zu]: set recursive mount flags of bind `%s` onto `%s`",
+                             index, source, dest);
+  return 0;
+}
+
+/* The target of a bind of source_fd onto dest: created as a file or a directory like the source,
+ * which must be a directory with real_dir. */
+static int open_bind_target(const struct mount_env *env, int source_fd, const char *source,
+                            const char *dest, bool real_dir, size_t index, fsrun_error_t *err) {
+  struct stat st;
+  if (fstat(source_fd, &st) < 0)
+    return fsrun_error_errno(err, "mounts[%zu]: stat bind source `%s`", index, source);
+  if (real_dir && !S_ISDIR(st.st_mode))
+    return fsrun_error_make(err, 0, "mounts[%zu]: bind source `%s` for %s is not a directory",
+                            index, source, dest);
+  return open_mount_target(env, dest, S_ISDIR(st.st_mode) ? ROOT_CREATE_DIR : ROOT_CREATE_FILE,
+                           real_dir, index, err);
+}
+
+/* bind_tree where open_tree answers ENOSYS (mount-fallback.h): the bind is attached first and its
+ * flags are set after, in the container's own mount namespace, before any of its processes runs. */
+static int bind_tree_by_mount(const struct mount_env *env, int bundle_fd, const char *source,
+                              const char *dest, const struct mount_options *o,
+                              uint64_t extra_rec_set, bool real_dir, size_t index,
+                              fsrun_error_t *err) {
+  cleanup_close int src = -1, target = -1, mnt = -1;
+  if (o->idmap)
+    return fsrun_error_make(err, ENOSYS,
+                            "mounts[%zu]: an idmapped bind of `%s` needs open_tree and "
+                            "mount_setattr, which answer ENOSYS here",
+                            index, source);
+  src = openat(bundle_fd >= 0 ? bundle_fd : AT_FDCWD, source, O_PATH | O_CLOEXEC);
+  if (src < 0)
+    return fsrun_error_errno(err, "mounts[%zu]: bind source `%s`", index, source);
+  target = open_bind_target(env, src, source, dest, real_dir, index, err);
+  if (target < 0)
+    return target;
+  mnt = mount_fallback_bind(src, target, (o->flags & MS_REC) != 0);
+  if (mnt < 0)
+    return fsrun_error_errno(err, "mounts[%zu]: bind `%s` onto `%s`", index, source, dest);
+  if (set_bind_attrs(mnt, o, extra_rec_set, index, source, dest, err) < 0)
+    return fsrun_error_code(err);
+  if (apply_propagation(mnt, o) < 0)
+    return fsrun_error_errno(err, "mounts[%zu]: set propagation of `%s`", index, dest);
+  return 0;
+}
+
 /* A detached clone of the host tree at source, with the options' attributes, attached onto the
  * destination (created as a file or a directory like the source). extra_rec adds recursive
  * attributes on top of the options'. */
@@ -577,8 +639,6 @@ static int bind_tree(const struct mount_env *env, const char *source, const char
   cleanup_close int bundle_fd = -1;
   cleanup_close int tree = -1;
   cleanup_close int target = -1;
-  struct mount_attr attr;
-  struct stat st;
 
   if (source == NULL)
     return fsrun_error_make(err, 0, "mounts[%zu]: bind mount onto `%s` has no source", index, dest);
@@ -589,6 +649,8 @@ static int bind_tree(const struct mount_env *env, const char *source, const char
   }
   tree = open_tree(bundle_fd >= 0 ? bundle_fd : AT_FDCWD, source,
                    OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | ((o->flags & MS_REC) ? AT_RECURSIVE : 0));
+  if (tree < 0 && errno == ENOSYS)
+    return bind_tree_by_mount(env, bundle_fd, source, dest, o, extra_rec_set, real_dir, index, err);
   if (tree < 0 && env->userns && (errno == EACCES || (errno == EINVAL && o->idmap))) {
     /* out of the mapped root's reach, or a non-recursive clone of a source with (locked)
      * submounts: the runtime helps (bind-source.h) */
@@ -603,25 +665,12 @@ static int bind_tree(const struct mount_env *env, const char *source, const char
    * the runtime may attach the idmapping */
   if (o->idmap && idmap_request(env->runtime_sync_fd, tree, index, err) < 0)
     return fsrun_error_code(err);
-  if (fstat(tree, &st) < 0)
-    return fsrun_error_errno(err, "mounts[%zu]: stat bind source `%s`", index, source);
-  if (real_dir && !S_ISDIR(st.st_mode))
-    return fsrun_error_make(err, 0, "mounts[%zu]: bind source `%s` for %s is not a directory",
-                            index, source, dest);
-  target = open_mount_target(env, dest, S_ISDIR(st.st_mode) ? ROOT_CREATE_DIR : ROOT_CREATE_FILE,
-                             real_dir, index, err);
+  target = open_bind_target(env, tree, source, dest, real_dir, index, err);
   if (target < 0)
     return target;
 
-  mount_flags_to_attr(o->flags, o->cleared, &attr);
-  if (set_attr(tree, 0, &attr) < 0)
-    return fsrun_error_errno(err, "mounts[%zu]: set mount flags of bind `%s` onto `%s`", index,
-                             source, dest);
-  attr = (struct mount_attr){.attr_set = o->rec_attr_set | extra_rec_set,
-                             .attr_clr = o->rec_attr_clr & ~extra_rec_set};
-  if (set_attr(tree, AT_RECURSIVE, &attr) < 0)
-    return fsrun_error_errno(err, "mounts[%zu]: set recursive mount flags of bind `%s` onto `%s`",
-                             index, source, dest);
+  if (set_bind_attrs(tree, o, extra_rec_set, index, source, dest, err) < 0)
+    return fsrun_error_code(err);
   if (move_mount(tree, "", target, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
     return fsrun_error_errno(err, "mounts[%zu]: bind `%s` onto `%s`", index, source, dest);
   /* the tree fd now refers to the attached mount */
@@ -866,6 +915,23 @@ static char *hierarchy_host_dir(const struct host_hierarchy *h) {
   return xasprintf("%s/%s", h->mountpoint, rel[0] == '/' ? rel + 1 : rel);
 }
 
+/* bind_own_cgroup where open_tree answers ENOSYS: the bind, then its flags (mount-fallback.h) */
+static int bind_own_cgroup_by_mount(const char *src, int target_dir, const char *name,
+                                    struct mount_attr *attr, fsrun_error_t *err) {
+  cleanup_close int source = open(src, O_PATH | O_DIRECTORY | O_CLOEXEC);
+  cleanup_close int target =
+      name ? openat(target_dir, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) : -1;
+  cleanup_close int mnt = -1;
+  if (source < 0 || (name != NULL && target < 0))
+    return fsrun_error_errno(err, "bind `%s`", src);
+  mnt = mount_fallback_bind(source, name ? target : target_dir, false);
+  if (mnt < 0)
+    return fsrun_error_errno(err, "bind `%s`", src);
+  if (set_attr(mnt, 0, attr) < 0)
+    return fsrun_error_errno(err, "set mount flags of `%s`", src);
+  return 0;
+}
+
 /* Binds the host directory of the init's own cgroup onto `name` in target_dir (target_dir itself
  * when name is NULL). */
 static int bind_own_cgroup(const struct host_hierarchy *h, int target_dir, const char *name,
@@ -877,6 +943,8 @@ static int bind_own_cgroup(const struct host_hierarchy *h, int target_dir, const
     return fsrun_error_make(
         err, ENOENT, "the init's cgroup in `%s` is outside its namespace's view", h->mountpoint);
   tree = open_tree(AT_FDCWD, src, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+  if (tree < 0 && errno == ENOSYS)
+    return bind_own_cgroup_by_mount(src, target_dir, name, attr, err);
   if (tree < 0)
     return fsrun_error_errno(err, "bind `%s`", src);
   if (set_attr(tree, 0, &copy) < 0)
@@ -1032,7 +1100,7 @@ static int mount_cgroup(const struct mount_env *env, const char *type, const cha
     return ret;
   if (o->flags & MS_RDONLY) {
     struct mount_attr attr = {.attr_set = MOUNT_ATTR_RDONLY};
-    if (mount_setattr(dir, "", AT_EMPTY_PATH, &attr, sizeof(attr)) < 0)
+    if (mount_setattr_compat(dir, 0, &attr) < 0)
       return fsrun_error_errno(err, "mounts[%zu]: make `%s` read-only", index, dest);
   }
   return finish_new_mount(env, dest, o, index, err);
@@ -1182,7 +1250,7 @@ static int mount_tmpfs_copyup(const struct mount_env *env, const char *source, c
     return fsrun_error_wrap(err, "mounts[%zu]: tmpcopyup onto `%s`", index, dest);
   if (o->flags & MS_RDONLY) {
     struct mount_attr attr = {.attr_set = MOUNT_ATTR_RDONLY};
-    if (mount_setattr(fresh, "", AT_EMPTY_PATH, &attr, sizeof(attr)) < 0)
+    if (mount_setattr_compat(fresh, 0, &attr) < 0)
       return fsrun_error_errno(err, "mounts[%zu]: make `%s` read-only", index, dest);
   }
   return finish_new_mount(env, dest, o, index, err);

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "devices.h"
+#include "mount-fallback.h"
 #include "mounts.h"
 #include "procfs.h"
 #include "utils.h"
@@ -341,11 +342,43 @@ int rootfs_pivot(const struct rootfs_ctx *ctx, fsrun_error_t *err) {
 
 /* --- phase 3 ---------------------------------------------------------------------------------- */
 
+/* The container's /dev/pts node of the console's pty, checked to be the same device: for a pty
+ * opened on a devpts of another mount namespace. */
+static int open_console_pts(int root_fd, int slave_fd, fsrun_error_t *err) {
+  struct stat slave, found;
+  char path[64];
+  cleanup_close int pts = -1;
+  if (fstat(slave_fd, &slave) < 0)
+    return fsrun_error_errno(err, "stat the console");
+  snprintf(path, sizeof(path), "/dev/pts/%u",
+           (major(slave.st_rdev) - 136) * 256 + minor(slave.st_rdev));
+  pts = root_resolve(root_fd, path, ROOT_NO_CREATE, true, err);
+  if (pts < 0)
+    return fsrun_error_wrap(err, "/dev/console");
+  if (fstat(pts, &found) < 0 || !S_ISCHR(found.st_mode) || found.st_rdev != slave.st_rdev)
+    return fsrun_error_make(err, 0, "/dev/console: `%s` is not the console's pty", path);
+  return steal_fd(&pts);
+}
+
+/* Binds pty (the slave, or its node in the container's /dev/pts) onto target: a detached clone
+ * moved there, or, where open_tree answers ENOSYS, a bind made in place (mount-fallback.h). -1
+ * with errno. */
+static int bind_console(int pty, int target) {
+  cleanup_close int tree = open_tree(pty, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH);
+  if (tree < 0 && errno == ENOSYS) {
+    tree = mount_fallback_bind(pty, target, false);
+    return tree < 0 ? -1 : 0;
+  }
+  if (tree < 0)
+    return -1;
+  return move_mount(tree, "", target, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH);
+}
+
 /* Binds the terminal's slave onto /dev/console. */
 static int setup_console(int root_fd, int slave_fd, fsrun_error_t *err) {
   cleanup_close int dev = root_resolve(root_fd, "/dev", ROOT_NO_CREATE, true, err);
   cleanup_close int target = -1;
-  cleanup_close int tree = -1;
+  cleanup_close int pts = -1;
   if (dev < 0)
     return fsrun_error_wrap(err, "/dev/console");
   target =
@@ -362,27 +395,16 @@ static int setup_console(int root_fd, int slave_fd, fsrun_error_t *err) {
   if (target < 0)
     return fsrun_error_errno(err, "create `/dev/console`");
 
-  tree = open_tree(slave_fd, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH);
-  if (tree < 0 && errno == EINVAL) {
-    /* the pty was opened on a devpts of another mount namespace: bind the same pty from the
-     * container's /dev/pts instead, after checking it is the same device */
-    struct stat slave, found;
-    char path[64];
-    cleanup_close int pts = -1;
-    if (fstat(slave_fd, &slave) < 0)
-      return fsrun_error_errno(err, "stat the console");
-    snprintf(path, sizeof(path), "/dev/pts/%u",
-             (major(slave.st_rdev) - 136) * 256 + minor(slave.st_rdev));
-    pts = root_resolve(root_fd, path, ROOT_NO_CREATE, true, err);
-    if (pts < 0)
-      return fsrun_error_wrap(err, "/dev/console");
-    if (fstat(pts, &found) < 0 || !S_ISCHR(found.st_mode) || found.st_rdev != slave.st_rdev)
-      return fsrun_error_make(err, 0, "/dev/console: `%s` is not the console's pty", path);
-    tree = open_tree(pts, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH);
-  }
-  if (tree < 0)
+  if (bind_console(slave_fd, target) == 0)
+    return 0;
+  if (errno != EINVAL)
     return fsrun_error_errno(err, "bind the console onto `/dev/console`");
-  if (move_mount(tree, "", target, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
+  /* the pty was opened on a devpts of another mount namespace: bind the same pty from the
+   * container's /dev/pts instead */
+  pts = open_console_pts(root_fd, slave_fd, err);
+  if (pts < 0)
+    return pts;
+  if (bind_console(pts, target) < 0)
     return fsrun_error_errno(err, "bind the console onto `/dev/console`");
   return 0;
 }
@@ -421,7 +443,7 @@ static int apply_readonly_paths(int root_fd, const oci_strv *paths, fsrun_error_
      * all the way down: the same view as a read-only copy on top, without copying every mount
      * below it, and no writable mount left underneath */
     if (is_mount_root(target)) {
-      if (mount_setattr(target, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr, sizeof(attr)) < 0)
+      if (mount_setattr_compat(target, AT_RECURSIVE, &attr) < 0)
         return fsrun_error_errno(err, "linux.readonlyPaths[%zu]: make `%s` read-only", i,
                                  paths->items[i]);
       continue;
@@ -429,6 +451,14 @@ static int apply_readonly_paths(int root_fd, const oci_strv *paths, fsrun_error_
     /* a recursive bind of the path onto itself, read-only throughout */
     tree =
         open_tree(target, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH | AT_RECURSIVE);
+    if (tree < 0 && errno == ENOSYS) {
+      /* mount-fallback.h: the bind onto itself first, then read-only, each submount too */
+      tree = mount_fallback_bind(target, target, true);
+      if (tree < 0 || mount_setattr_compat(tree, AT_RECURSIVE, &attr) < 0)
+        return fsrun_error_errno(err, "linux.readonlyPaths[%zu]: make `%s` read-only", i,
+                                 paths->items[i]);
+      continue;
+    }
     if (tree < 0 ||
         mount_setattr(tree, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr, sizeof(attr)) < 0 ||
         move_mount(tree, "", target, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
@@ -451,6 +481,10 @@ static int open_verified_null(int root_fd, fsrun_error_t *err) {
   return steal_fd(&fd);
 }
 
+#define EMPTY_TMPFS_ATTR                                                                           \
+  (MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC)
+#define EMPTY_TMPFS_MS (MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC)
+
 /* An empty read-only tmpfs, detached, for masking directories. */
 static int make_empty_tmpfs(fsrun_error_t *err) {
   cleanup_close int fs = fsopen("tmpfs", FSOPEN_CLOEXEC);
@@ -458,8 +492,7 @@ static int make_empty_tmpfs(fsrun_error_t *err) {
   if (fs < 0 || fsconfig(fs, FSCONFIG_SET_STRING, "mode", "0755", 0) < 0 ||
       fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
     return fsrun_error_errno(err, "linux.maskedPaths: create an empty tmpfs");
-  mnt = fsmount(fs, FSMOUNT_CLOEXEC,
-                MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
+  mnt = fsmount(fs, FSMOUNT_CLOEXEC, EMPTY_TMPFS_ATTR);
   if (mnt < 0)
     return fsrun_error_errno(err, "linux.maskedPaths: mount an empty tmpfs");
   return mnt;
@@ -479,7 +512,16 @@ static int apply_masked_paths(int root_fd, const oci_strv *paths, fsrun_error_t 
     if (fstat(target, &st) < 0)
       return fsrun_error_errno(err, "linux.maskedPaths[%zu]: stat `%s`", i, paths->items[i]);
     if (S_ISDIR(st.st_mode)) {
-      if (empty_tmpfs < 0 && (empty_tmpfs = make_empty_tmpfs(err)) < 0)
+      if (empty_tmpfs < 0 && (empty_tmpfs = make_empty_tmpfs(err)) == -ENOSYS) {
+        /* mount-fallback.h: mounted onto the first directory, then bound from there */
+        fsrun_error_release(err);
+        empty_tmpfs = mount_fallback_fs("none", "tmpfs", EMPTY_TMPFS_MS, "mode=0755", target);
+        empty_attached = true;
+        if (empty_tmpfs < 0)
+          return fsrun_error_errno(err, "linux.maskedPaths[%zu]: mask `%s`", i, paths->items[i]);
+        continue;
+      }
+      if (empty_tmpfs < 0)
         return empty_tmpfs;
       if (!empty_attached) {
         if (move_mount(empty_tmpfs, "", target, "",
@@ -530,7 +572,7 @@ int rootfs_finalize(const struct rootfs_ctx *ctx, fsrun_error_t *err) {
     }
     /* only the root mount, as runc does; flags it already has (locked ones too) are kept */
     struct mount_attr attr = {.attr_set = MOUNT_ATTR_RDONLY};
-    if (mount_setattr(root_fd, "", AT_EMPTY_PATH, &attr, sizeof(attr)) < 0)
+    if (mount_setattr_compat(root_fd, 0, &attr) < 0)
       return fsrun_error_errno(err, "make the root read-only");
   }
   /* The root mount only: the mounts below got the root's propagation when they were made (it was

@@ -37,6 +37,10 @@ teardown() {
   if [ -n "${HOOK_NAME:-}" ]; then
     pkill -KILL -xf "$HOOK_NAME 600" || true
   fi
+  # mount_api_bundle's tmpfs on the host
+  if [ -n "${MFB_HOST_MOUNT:-}" ]; then
+    umount "$MFB_HOST_MOUNT" || true
+  fi
   if [ -n "${UDIR:-}" ]; then
     local f
     for f in "$UDIR"/run/fsrun/*/; do
@@ -540,6 +544,106 @@ host_untouched() {
   [ "${lines[1]}" = 0 ]
   [ -d "$UDIR/bundle/rootfs/$HOSTDIR/t" ]
   host_untouched
+  [ ! -e "$UDIR/run/fsrun/$CONTAINER_ID" ]
+  user_processes_gone
+}
+
+# what valgrind 3.19 does not know of the new mount API: the fallback through mount(2) is taken
+# (mount-fallback.h)
+NO_MOUNT_API=open_tree,move_mount,mount_setattr,fsopen,fsconfig,fsmount
+
+# mount_api_bundle DIR HOSTSRC: DIR's config asks for what the fallback must keep. A read-only root;
+# an rbind of HOSTSRC, recursively read-only ("rro"), whose sub/ is a nosuid,nodev,noexec tmpfs on
+# the host (flags a user namespace locks: a remount that drops them is refused); a
+# nosuid,nodev bind of HOSTSRC/sub; tmpfs /data with a tmpfs on /data/sub and a tmpfs on
+# /ropar/sub, /data (a mount of its own) and /ropar (a plain directory) in readonlyPaths;
+# /proc/timer_list and /proc/acpi masked. HOSTSRC/sub is mounted here, unmounted by teardown.
+mount_api_bundle() {
+  mkdir -p "$2/sub" "$1/rootfs/ropar"
+  mount -t tmpfs -o mode=0777,nosuid,nodev,noexec fsrun-mfb "$2/sub"
+  MFB_HOST_MOUNT=$2/sub
+  echo host >"$2/sub/file"
+  chmod 755 "$2" && chmod 644 "$2/sub/file"
+  jq --arg h "$2" '.process.terminal = false | .root.readonly = true
+    | .mounts += [
+      {"destination": "/rro", "type": "bind", "source": $h, "options": ["rbind", "rro"]},
+      {"destination": "/nsd", "type": "bind", "source": ($h + "/sub"), "options": ["bind", "nosuid", "nodev"]},
+      {"destination": "/data", "type": "tmpfs", "source": "tmpfs"},
+      {"destination": "/data/sub", "type": "tmpfs", "source": "tmpfs"},
+      {"destination": "/ropar/sub", "type": "tmpfs", "source": "tmpfs"}]
+    | .linux.readonlyPaths = ((.linux.readonlyPaths // []) + ["/data", "/ropar"])
+    | .linux.maskedPaths = ((.linux.maskedPaths // []) + ["/proc/timer_list", "/proc/acpi"] | unique)' \
+    "$1/config.json" >"$1/c.json"
+  mv "$1/c.json" "$1/config.json"
+}
+
+# what the container sees of mount_api_bundle: each directory it can write to (none), the options
+# of /nsd's mount, the sizes of the masked paths, /proc's and /dev's filesystems and /dev/null
+MOUNT_API_CHECK='for d in / /rro /rro/sub /data /data/sub /ropar /ropar/sub; do
+    touch $d/.w 2>/dev/null && echo "writable $d"; done
+  echo "rro/sub: $(cat /rro/sub/file)"
+  awk '"'"'$5 == "/nsd" { print "nsd: " $6 }'"'"' /proc/self/mountinfo
+  echo "timer_list: $(wc -c </proc/timer_list) acpi: $(ls -A /proc/acpi | wc -l)"
+  awk '"'"'$5 == "/proc" || $5 == "/dev" { print $5 ": " $9 }'"'"' /proc/self/mountinfo
+  [ -c /dev/null ] && echo "null: ok"'
+
+# check_mount_api_output: the lines of MOUNT_API_CHECK for a container that got every guarantee
+check_mount_api_output() {
+  local want
+  want=$(printf '%s\n' "rro/sub: host" "nsd: rw,nosuid,nodev,noexec,relatime" "timer_list: 0 acpi: 0" \
+    "/proc: proc" "/dev: tmpfs" "null: ok")
+  [ "$output" = "$want" ] || { printf 'want:\n%s\ngot:\n%s\n' "$want" "$output"; false; }
+}
+
+# host_mounts DIR...: the host's mount points below the DIRs (the check that nothing is left;
+# other tests on the host may mount elsewhere meanwhile)
+host_mounts() {
+  local d
+  for d in "$@"; do
+    awk -v d="$d/" 'substr($5, 1, length(d)) == d { print $5 }' /proc/self/mountinfo
+  done | sort
+}
+
+@test "noclone3: without the new mount API (ENOSYS) as root: read-only root and rro bind with its submount, readonly and masked paths, nosuid,nodev bind, /proc and /dev; nothing left on the host" {
+  run "$NOCLONE3" --enosys "$NO_MOUNT_API" --probe
+  [ "$output" = "$(printf '%s ENOSYS\n' open_tree move_mount mount_setattr fsopen fsconfig fsmount)" ]
+  mount_api_bundle "$BUNDLE" "$BATS_TEST_TMPDIR/hostsrc"
+  set_process_args sh -c "$MOUNT_API_CHECK"
+  local before
+  before=$(host_mounts "$BATS_TEST_TMPDIR" "$BUNDLE")
+  [ "$before" = "$MFB_HOST_MOUNT" ]
+  run "$NOCLONE3" --enosys "$NO_MOUNT_API" "$FSRUN" --root "$FSRUN_ROOT" run --bundle "$BUNDLE" "$CONTAINER_ID"
+  [ "$status" = 0 ] || { echo "$output"; false; }
+  check_mount_api_output
+  [ "$(host_mounts "$BATS_TEST_TMPDIR" "$BUNDLE")" = "$before" ]
+  assert_no_leftovers "$CONTAINER_ID"
+
+  # create, start, delete through the fallback too
+  update_config '.process.args = ["sleep", "1000"]'
+  "$NOCLONE3" --enosys "$NO_MOUNT_API" "$FSRUN" --root "$FSRUN_ROOT" create --bundle "$BUNDLE" "$CONTAINER_ID" </dev/null
+  [ "$(fsrun state "$CONTAINER_ID" | jq -r .status)" = created ]
+  "$NOCLONE3" --enosys "$NO_MOUNT_API" "$FSRUN" --root "$FSRUN_ROOT" start "$CONTAINER_ID"
+  [ "$(fsrun state "$CONTAINER_ID" | jq -r .status)" = running ]
+  "$NOCLONE3" --enosys "$NO_MOUNT_API" "$FSRUN" --root "$FSRUN_ROOT" delete --force "$CONTAINER_ID"
+  assert_no_leftovers "$CONTAINER_ID"
+  [ "$(host_mounts "$BATS_TEST_TMPDIR" "$BUNDLE")" = "$before" ]
+}
+
+@test "noclone3: without the new mount API (ENOSYS), an ordinary user's run: the same guarantees, the host's locked flags kept" {
+  user_setup
+  mount_api_bundle "$UDIR/bundle" "$UDIR/hostsrc"
+  chown -R "$NEST_UID:$NEST_GID" "$UDIR/bundle"
+  cd "$UDIR/bundle"
+  jq --arg c "$MOUNT_API_CHECK" '.process.args = ["sh", "-c", $c]' config.json >c.json
+  chown "$NEST_UID:$NEST_GID" c.json
+  mv c.json config.json
+  local before
+  before=$(host_mounts "$UDIR")
+  [ "$before" = "$MFB_HOST_MOUNT" ]
+  run as_user "$NOCLONE3" --enosys "$NO_MOUNT_API" "$FSRUN" run "$CONTAINER_ID"
+  [ "$status" = 0 ] || { echo "$output"; false; }
+  check_mount_api_output
+  [ "$(host_mounts "$UDIR")" = "$before" ]
   [ ! -e "$UDIR/run/fsrun/$CONTAINER_ID" ]
   user_processes_gone
 }

@@ -638,6 +638,12 @@ void init_main(struct init_config *c) {
       (c->seccomp != NULL && p->no_new_privileges && !seccomp_has_notify(c->seccomp) &&
        seccomp_load_filter(c->seccomp, &notify_fd, &err) < 0)) {
     dprintf(STDERR_FILENO, "fsrun: %s\n", err->msg);
+    /* memcheck follows the init this far (valgrind answers seccomp(2) with ENOSYS): nothing
+     * allocated here is left behind. envp's own strings follow the config's. */
+    for (size_t i = p->env.len; envp[i] != NULL; i++)
+      free(envp[i]);
+    free(envp);
+    free(argv);
     _exit(1);
   }
 

@@ -3,20 +3,20 @@
 # without valgrind and leave no memcheck report: no invalid access, no uninitialised use, no leak of
 # any kind (still-reachable blocks included).
 #
-# valgrind 3.19 (Debian 12) does not know clone3, openat2, fsopen, pidfd_open,
-# pidfd_send_signal, seccomp(2) or the Landlock calls (it answers ENOSYS and warns). fsrun clones
-# with clone(2) where clone3 answers ENOSYS, and walks paths itself where openat2 does
-# (docs/process-model.md), so create and run get through the clone and the rootfs's first mounts,
-# and memcheck follows the init until its first mount_setattr (the read-only /sys/fs/cgroup),
-# whose error the init reports to create: the config, the state dir, the cgroup, the clone, the
-# sync with the init, the openat2 walks and the undoing are all under memcheck. The container is
-# created and started by the plain binary; exec runs under memcheck through its ENOSYS fallbacks
-# (the init's namespaces through /proc/PID, kill(2) of its own child; docs/process-model.md,
-# "Without pidfd_open"), and so do delete --force (through the cgroup) and the commands that only
-# read or write state and cgroup files. kill and start have no fallback as safe as a pidfd: they
-# refuse, and that refusal is checked. The ASan/UBSan build covers the rest (the asan suite).
-# The sandbox runs up to the init's failed mount API call too: the policy, the config it makes,
-# create's undoing, and the fallback to a native run. Warnings about unknown syscalls are not
+# valgrind 3.19 (Debian 12) does not know clone3, openat2, the new mount API (open_tree,
+# move_mount, mount_setattr, fsopen, fsconfig, fsmount), pidfd_open, pidfd_send_signal, seccomp(2)
+# or the Landlock calls (it answers ENOSYS and warns). fsrun clones with clone(2) where clone3
+# answers ENOSYS, walks paths itself where openat2 does (docs/process-model.md), and mounts with
+# mount(2) where the new mount API does (docs/mounts.md), so memcheck follows create and run to
+# the end: the config, the state dir, the cgroup, the clone, the init's whole rootfs, the sync with
+# the init and the undoing. The created container is started by the plain binary; exec runs under
+# memcheck through its ENOSYS fallbacks (the init's namespaces through /proc/PID, kill(2) of its
+# own child; docs/process-model.md, "Without pidfd_open"), and so do delete --force (through the
+# cgroup) and the commands that only read or write state and cgroup files. kill and start have no
+# fallback as safe as a pidfd: they refuse, and that refusal is checked. The ASan/UBSan build
+# covers the rest (the asan suite).
+# The sandbox runs up to its init's failed seccomp(2): the policy, the config it makes, the rootfs
+# and the cleanup. Warnings about unknown syscalls are not
 # memcheck reports; a line of memcheck's own (==PID==) is. One log per process (the clones too): fsrun's
 # own must have none at all; a cloned process that ends with _exit (the init that failed) may
 # hold still-reachable blocks, it must have no other report. Needs root and a busybox rootfs
@@ -41,6 +41,7 @@ root=$work/root
 id=vg-$$
 cleanup() {
   "$FSRUN" --root "$root" delete --force "$id" >/dev/null 2>&1
+  "$FSRUN" --root "$root" delete --force "$id-nr" >/dev/null 2>&1
   rm -rf --one-file-system "$work"
 }
 trap cleanup EXIT
@@ -155,6 +156,10 @@ cd "$work/bundle" || exit 1
 # fds of its own above it), and exec's process would take the config's
 jq '.process.terminal = false | .process.args = ["sleep", "1000"] | del(.process.rlimits)' \
   config.json >c.json && mv c.json config.json
+# a bundle of the same rootfs whose process ends: `run` to its exit status
+mkdir -p "$work/bundle7"
+jq --arg r "$work/bundle/rootfs" '.root.path = $r | .process.args = ["sh", "-c", "exit 7"]' \
+  config.json >"$work/bundle7/config.json"
 
 check "--version" 0 --version
 check "--help" 0 --help
@@ -176,35 +181,30 @@ check "state of an unknown container" 1 state nosuch
 check "delete --force of an unknown container" 0 delete --force nosuch
 check "kill of an unknown container" 1 kill nosuch
 
-# create and run through the clone(2) fallback and the openat2 walk (openat2-compat.c), up to the
-# init's failed mount_setattr (valgrind's ENOSYS): the config, the state dir, the cgroups and the
-# init are made and undone under memcheck;
-# the init's error reaches create; nothing of them is left
-check "create, through clone(2) and the openat2 walk, up to the init's mount_setattr" 1 create "$id-nc"
+# run and create through the clone(2) fallback, the openat2 walk (openat2-compat.c) and mount(2)
+# where the new mount API answers ENOSYS (mount-fallback.c), to the end: the config, the state
+# dir, the cgroups, the clone, the init's whole rootfs (binds, remounts, masks, pivot_root), the
+# sync with the init and the undoing are under memcheck
+check "run, through clone(2), the openat2 walk and mount(2), to the process's exit status" 7 \
+  run --bundle "$work/bundle7" "$id-nr"
 count=$((count + 1))
-if grep -q "make \`/sys/fs/cgroup\` read-only: Function not implemented" "$work/out.$((count - 1))"; then
-  echo "ok $count - the init walked the rootfs's paths, mounted, and reported mount_setattr's error"
+if [ ! -e "$root/$id-nr" ] && [ -z "$(find /sys/fs/cgroup -maxdepth 4 -name "$id-nr" 2>/dev/null)" ]; then
+  echo "ok $count - the run left no state dir or cgroup"
 else
   failures=$((failures + 1))
-  echo "not ok $count - the init walked the rootfs's paths, mounted, and reported mount_setattr's error"
-  sed 's/^/# /' "$work/out.$((count - 1))"
-fi
-check "run, through clone(2) and the openat2 walk, up to the init's mount_setattr" 1 run "$id-nr"
-count=$((count + 1))
-if [ ! -e "$root/$id-nc" ] && [ ! -e "$root/$id-nr" ] &&
-  [ -z "$(find /sys/fs/cgroup -maxdepth 4 -name "$id-n[cr]" 2>/dev/null)" ]; then
-  echo "ok $count - the failed create and run left no state dir or cgroup"
-else
-  failures=$((failures + 1))
-  echo "not ok $count - the failed create and run left no state dir or cgroup"
-  { ls -lA "$root"; find /sys/fs/cgroup -maxdepth 4 -name "$id-n[cr]"; } 2>&1 | sed 's/^/# /'
+  echo "not ok $count - the run left no state dir or cgroup"
+  { ls -lA "$root"; find /sys/fs/cgroup -maxdepth 4 -name "$id-nr"; } 2>&1 | sed 's/^/# /'
 fi
 
-# a container made and started without valgrind
-if "$FSRUN" --root "$root" create "$id" </dev/null >/dev/null 2>"$work/create.err"; then
+# a container created under memcheck (started by the plain binary: start refuses without
+# pidfd_open, checked below)
+check "create, through clone(2), the openat2 walk and mount(2)" 0 create "$id"
+if [ "$("$FSRUN" --root "$root" state "$id" 2>/dev/null | jq -r .status)" = created ]; then
   check "list" 0 list
   check "list --format json" 0 list --format json
   check "state (created)" 0 state "$id"
+  check "start refuses without pidfd_open" 1 start "$id"
+  expect_output "start names what it cannot do" "pidfd_open answers ENOSYS here"
   "$FSRUN" --root "$root" start "$id"
   check "state (running)" 0 state "$id"
   check "ps" 0 ps "$id"
@@ -228,14 +228,15 @@ if "$FSRUN" --root "$root" create "$id" </dev/null >/dev/null 2>"$work/create.er
 else
   count=$((count + 1))
   failures=$((failures + 1))
-  echo "not ok $count - create (without valgrind) for the lifecycle commands"
-  sed 's/^/# /' "$work/create.err"
+  echo "not ok $count - the container created under memcheck is there"
 fi
 
-# the sandbox: policy parsing, the bundle it makes, and create's error path. valgrind has no
-# mount_setattr, so create fails there: fail-hard says 125, fallback-native runs the command
-# without a sandbox
-# (both after the whole policy-to-config work, with the state and cgroup undone)
+# the sandbox: policy parsing, the bundle it makes, and its whole rootfs (mount(2) where the new
+# mount API answers ENOSYS). Its init then stops at seccomp(2), which valgrind does not know
+# either. That failure comes after start, so it reaches the caller as the command's exit status
+# (memcheck's 99 for the init, which exits with still-reachable blocks), not as a setup failure:
+# neither fail-hard's 125 nor fallback-native applies. The same happens without valgrind where
+# seccomp(2) answers ENOSYS (exit 1): a known gap, not this suite's to hide.
 wt=$work/worktree
 git init -q "$wt"
 git -C "$wt" -c user.name=vg -c user.email=vg@example.invalid commit -q --allow-empty -m init
@@ -248,20 +249,23 @@ echo '{"allowNetwork": false, "memoryLimitMB": 256}' >"$work/misspelt.json"
 check "bundle" 0 bundle --policy "$work/policy.json" --worktree "$wt" --out "$work/sbx-bundle" -- /bin/true
 check "sandbox with a misspelt policy key" 125 sandbox --policy "$work/misspelt.json" --worktree "$wt" -- /bin/true
 check "sandbox on a missing worktree" 125 sandbox --policy "$work/policy.json" --worktree "$work/nosuch" -- /bin/true
-check "sandbox that cannot be set up (fail-hard)" 125 sandbox --policy "$work/policy.json" --worktree "$wt" -- /bin/true
-check "sandbox --json, fallback-native" 0 sandbox --json --failure-mode fallback-native \
-  --audit-log "$work/audit.log" --policy "$work/policy.json" --worktree "$wt" -- /bin/sh -c 'echo out; echo err >&2'
+check "sandbox where seccomp(2) answers ENOSYS (fail-hard)" 99 sandbox --policy "$work/policy.json" --worktree "$wt" -- /bin/true
+expect_output "the sandbox's init made its rootfs and stopped at the seccomp filter" \
+  "load the seccomp filter: Function not implemented"
+check "sandbox --json where seccomp(2) answers ENOSYS (fallback-native)" 99 sandbox --json \
+  --failure-mode fallback-native --audit-log "$work/audit.log" --policy "$work/policy.json" \
+  --worktree "$wt" -- /bin/sh -c 'echo out; echo err >&2'
 count=$((count + 1))
-if grep -qF '"stdout":"out\n","stderr":"err\n","exitCode":0' "$work/out.$((count - 1))" &&
-  grep -qF '"backend":"native"' "$work/out.$((count - 1))" &&
-  [ "$(grep -c '"event":"sandbox:\(fallback\|run\)"' "$work/audit.log")" = 2 ]; then
-  echo "ok $count - the fallback's result and audit log"
+if grep -qF '"backend":"fsrun"' "$work/out.$((count - 1))" &&
+  grep -qF 'load the seccomp filter: Function not implemented' "$work/out.$((count - 1))" &&
+  [ "$(grep -c '"event":"sandbox:run"' "$work/audit.log")" = 1 ]; then
+  echo "ok $count - the sandbox's result and audit log name the init's failure"
 else
   failures=$((failures + 1))
-  echo "not ok $count - the fallback's result and audit log"
+  echo "not ok $count - the sandbox's result and audit log name the init's failure"
   sed 's/^/# /' "$work/out.$((count - 1))" "$work/audit.log"
 fi
-# the failed creates left no state (the shared bundle stays, by design, and so does the CRIU
+# the sandboxes left no state (the shared bundle stays, by design, and so does the CRIU
 # check's cache that `features` writes)
 count=$((count + 1))
 if [ -z "$(ls -A "$root" | grep -vx -e .sandbox-bundle -e .criu-check)" ]; then

@@ -154,7 +154,10 @@ make_tun_node() {
 # Whether $FSRUN makes its protected image before the C library starts (fsrun_entry: the static
 # x86-64 build; the ASan and valgrind builds are dynamic and make it in main).
 fsrun_seals_early() {
-  [ "$(uname -m)" = x86_64 ] && ! readelf -l "$FSRUN" 2>/dev/null | grep -q 'program interpreter'
+  [ "$(uname -m)" = x86_64 ] || return 1
+  if readelf -l "$FSRUN" 2>/dev/null | grep -q 'program interpreter'; then
+    return 1
+  fi
 }
 
 # ---- bundles ------------------------------------------------------------------------------------

@@ -180,8 +180,9 @@ before_first_execveat() {
 # The check of the image (statmount, or /proc/self/mountinfo where the kernel has no statmount): a
 # read-only overlay that is mounted somewhere is not protected (its path leads to it), so the
 # binary run from one makes its own image, mounted nowhere.
-# create_from_attached_overlay ID [WRAPPER...]: creates ID with a copy of $FSRUN run from such an
-# overlay (through WRAPPER), and checks that its init runs from another overlay, the same bytes.
+# create_from_attached_overlay ID [WRAPPER...]: creates ID with a copy of the binary in $FSRUN,
+# started from such an overlay (through WRAPPER), and checks that its init runs from another
+# overlay, the same bytes.
 # The overlay is mounted in a private mount namespace of the create alone: a mount namespace that
 # another process made meanwhile would otherwise keep a copy of it.
 create_from_attached_overlay() {

@@ -16,7 +16,8 @@
 #   valgrind   the CLI under valgrind's memcheck (tests/valgrind/cli.sh) on a dynamically linked build
 #              (build/dynamic: memcheck cannot follow a static binary's heap): no error, no leak
 #   vm         the cgroup-v2-tagged bats files inside the cgroup v2 VM (tests/vm/run.sh), started
-#              once the builds are done and run beside the other suites (it shares nothing with them)
+#              once the builds are done and run beside the other suites (it shares nothing with them);
+#              BATS_FILES and --bats-filter narrow it as they narrow bats
 #   fuzz       tests/fuzz/run-fuzzers.sh, FUZZ_SECONDS per target (default 20)
 #   distcheck  `make distcheck`
 #   clients    tests/clients/*.bats (podman, containerd, docker), when that folder exists
@@ -368,14 +369,17 @@ vm_launch() {
   # run-in-vm's own bound and time to install and stage, within the time budget
   vm_deadline=$((SECONDS + $(limit 2400) + 300))
   [ "$vm_deadline" -le $((TIME_BUDGET - 60)) ] || vm_deadline=$((TIME_BUDGET - 60))
+  # BATS_FILES and --bats-filter narrow the VM's files and tests as they narrow the host's
+  local vm_args=("${bats_filter[@]}")
+  [ -n "${BATS_FILES:-}" ] && vm_args+=(--among "$BATS_FILES")
   VM_TIMEOUT=$(limit 2400) setsid --fork bash -c '
     echo "$$" >"$1/pid"
     t0=$(date +%s) status=0
-    tests/vm/run.sh --fsrun "$2" --log-dir "$3" >"$3/run.out" 2>&1 </dev/null || status=$?
+    tests/vm/run.sh --fsrun "$2" --log-dir "$3" "${@:5}" >"$3/run.out" 2>&1 </dev/null || status=$?
     read -r stat <"/proc/$$/stat"
     read -ra f <<<"${stat##*) }"
     echo "$status $(($(date +%s) - t0)) $(((f[13] + f[14]) / $4))" >"$1/result.tmp" && mv "$1/result.tmp" "$1/result"
-  ' vm-job "$vm_job" "$PLAIN/fsrun" "$vm_log" "$CLK_TCK" </dev/null >/dev/null 2>&1
+  ' vm-job "$vm_job" "$PLAIN/fsrun" "$vm_log" "$CLK_TCK" "${vm_args[@]}" </dev/null >/dev/null 2>&1
 }
 vm_stop() { # ends a VM run still going (the script was interrupted or gave up waiting)
   local pid

@@ -2,7 +2,8 @@
 # Runs the bats files tagged for cgroup v2 inside the cgroup v2 VM (shared/vm/run-in-vm), all in
 # one boot.
 #
-#   tests/vm/run.sh [--fsrun PATH] [--log-dir DIR] [--tag TAG] [--all] [--whole] [--filter REGEX] [FILE.bats...]
+#   tests/vm/run.sh [--fsrun PATH] [--log-dir DIR] [--tag TAG] [--all] [--whole] [--filter REGEX]
+#                   [--among "FILE.bats..."] [FILE.bats...]
 #   tests/vm/run.sh --locate      print the run-in-vm it would use (exit 3 with a reason if none)
 #
 # A file's `# vm-packages: PKG...` line names Debian packages installed on the host first when
@@ -11,7 +12,8 @@
 # every tests/integration/*.bats. Tests: every test of tests/vm/ files and of files tagged as a
 # whole (file_tags); of a file that tags single tests (test_tags), only those (bats --filter-tags),
 # because the VM is slow and the others already ran on the host with the same result. --whole
-# (and --all) runs every test of each file. --filter passes a test-name regex to bats.
+# (and --all) runs every test of each file. --filter passes a test-name regex to bats. --among keeps,
+# of the files chosen by tag, only those it names (run-tests.sh passes its BATS_FILES); exit 3 if none.
 # Each file's TAP goes to DIR/NAME.tap (default build/test-logs/vm) and one `vm: ...` line per file
 # is printed. Exit status: 0 all passed, 1 something failed, 3 the VM cannot run here, otherwise
 # run-in-vm's own (124 timeout, 125 VM failure).
@@ -27,6 +29,7 @@ tag=cgroupv2
 all=0
 whole=0
 filter=""
+among=""
 locate=0
 files=()
 while [ $# -gt 0 ]; do
@@ -37,6 +40,7 @@ while [ $# -gt 0 ]; do
     --all) all=1; whole=1; shift ;;
     --whole) whole=1; shift ;;
     --filter) filter=$2; shift 2 ;;
+    --among) among=$2; shift 2 ;;
     --locate) locate=1; shift ;;
     -h | --help) sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     -*) echo "tests/vm/run.sh: unknown option $1" >&2; exit 2 ;;
@@ -70,6 +74,16 @@ if [ ${#files[@]} -eq 0 ]; then
   fi
 fi
 [ ${#files[@]} -gt 0 ] || cannot_run "no bats file is tagged for the VM (# bats file_tags=$tag or test_tags=$tag)"
+if [ -n "$among" ]; then
+  kept=()
+  for f in "${files[@]}"; do
+    for g in $among; do
+      [ "${g#"$repo"/}" = "${f#"$repo"/}" ] && kept+=("$f") && break
+    done
+  done
+  [ ${#kept[@]} -gt 0 ] || cannot_run "none of the files asked for ($among) is tagged for the VM ($tag)"
+  files=("${kept[@]}")
+fi
 for i in "${!files[@]}"; do
   files[i]=${files[i]#"$repo"/}
   [ -f "${files[i]}" ] || { echo "tests/vm/run.sh: no such file: ${files[i]}" >&2; exit 2; }

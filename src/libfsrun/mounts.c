@@ -917,7 +917,8 @@ static char *hierarchy_host_dir(const struct host_hierarchy *h) {
 
 /* bind_own_cgroup where open_tree answers ENOSYS: the bind, then its flags (mount-fallback.h) */
 static int bind_own_cgroup_by_mount(const char *src, int target_dir, const char *name,
-                                    struct mount_attr *attr, fsrun_error_t *err) {
+                                    const struct mount_attr *attr, fsrun_error_t *err) {
+  struct mount_attr copy = *attr; /* set_attr rewrites it on EPERM; the caller's serves again */
   cleanup_close int source = open(src, O_PATH | O_DIRECTORY | O_CLOEXEC);
   cleanup_close int target =
       name ? openat(target_dir, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) : -1;
@@ -927,7 +928,7 @@ static int bind_own_cgroup_by_mount(const char *src, int target_dir, const char 
   mnt = mount_fallback_bind(source, name ? target : target_dir, false);
   if (mnt < 0)
     return fsrun_error_errno(err, "bind `%s`", src);
-  if (set_attr(mnt, 0, attr) < 0)
+  if (set_attr(mnt, 0, &copy) < 0)
     return fsrun_error_errno(err, "set mount flags of `%s`", src);
   return 0;
 }

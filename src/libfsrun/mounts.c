@@ -602,6 +602,20 @@ static int open_bind_target(const struct mount_env *env, int source_fd, const ch
                            real_dir, index, err);
 }
 
+/* The options' flags on the bind mnt, its move onto target when it is a detached tree (target
+ * -1: mnt is attached already, mount-fallback.h), then its propagation, which needs it attached. */
+static int finish_bind(int mnt, int target, const struct mount_options *o, uint64_t extra_rec_set,
+                       size_t index, const char *source, const char *dest, fsrun_error_t *err) {
+  if (set_bind_attrs(mnt, o, extra_rec_set, index, source, dest, err) < 0)
+    return fsrun_error_code(err);
+  if (target >= 0 &&
+      move_mount(mnt, "", target, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
+    return fsrun_error_errno(err, "mounts[%zu]: bind `%s` onto `%s`", index, source, dest);
+  if (apply_propagation(mnt, o) < 0)
+    return fsrun_error_errno(err, "mounts[%zu]: set propagation of `%s`", index, dest);
+  return 0;
+}
+
 /* bind_tree where open_tree answers ENOSYS (mount-fallback.h): the bind is attached first and its
  * flags are set after, in the container's own mount namespace, before any of its processes runs. */
 static int bind_tree_by_mount(const struct mount_env *env, int bundle_fd, const char *source,
@@ -623,11 +637,7 @@ static int bind_tree_by_mount(const struct mount_env *env, int bundle_fd, const 
   mnt = mount_fallback_bind(src, target, (o->flags & MS_REC) != 0);
   if (mnt < 0)
     return fsrun_error_errno(err, "mounts[%zu]: bind `%s` onto `%s`", index, source, dest);
-  if (set_bind_attrs(mnt, o, extra_rec_set, index, source, dest, err) < 0)
-    return fsrun_error_code(err);
-  if (apply_propagation(mnt, o) < 0)
-    return fsrun_error_errno(err, "mounts[%zu]: set propagation of `%s`", index, dest);
-  return 0;
+  return finish_bind(mnt, -1, o, extra_rec_set, index, source, dest, err);
 }
 
 /* A detached clone of the host tree at source, with the options' attributes, attached onto the
@@ -669,14 +679,7 @@ static int bind_tree(const struct mount_env *env, const char *source, const char
   if (target < 0)
     return target;
 
-  if (set_bind_attrs(tree, o, extra_rec_set, index, source, dest, err) < 0)
-    return fsrun_error_code(err);
-  if (move_mount(tree, "", target, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
-    return fsrun_error_errno(err, "mounts[%zu]: bind `%s` onto `%s`", index, source, dest);
-  /* the tree fd now refers to the attached mount */
-  if (apply_propagation(tree, o) < 0)
-    return fsrun_error_errno(err, "mounts[%zu]: set propagation of `%s`", index, dest);
-  return 0;
+  return finish_bind(tree, target, o, extra_rec_set, index, source, dest, err);
 }
 
 static int mount_error(fsrun_error_t *err, int errnum, size_t index, const char *what,

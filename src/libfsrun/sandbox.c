@@ -379,10 +379,9 @@ static bool has_destination(const struct mount_list *l, const char *dest) {
  * (an ordinary user's /etc, allowedPaths ["/etc"], a symlink to /etc, a worktree above it), the
  * file's place in that view is covered. The bind's source is compared by its real path, so no
  * spelling or link hides it; the cover comes after the bind (deeper, or added later at the same
- * path: the depth sort is stable). */
-static void cover_secret_files(struct mount_list *l) {
-  size_t n_binds = l->len;
-  for (size_t i = 0; i < n_binds; i++) {
+ * path: the depth sort is stable). Only the binds l->items[first..end) are looked at. */
+static void cover_secret_files(struct mount_list *l, size_t first, size_t end) {
+  for (size_t i = first; i < end; i++) {
     const oci_mount *m = &l->items[i];
     cleanup_free char *real = NULL;
     if (m->source == NULL || m->source[0] != '/' || (real = realpath(m->source, NULL)) == NULL)
@@ -445,7 +444,9 @@ static void build_mounts(const struct sandbox_mapping_opts *o, const char *commo
   for (const char *const *d = bound_system_dirs; *d; d++)
     if (host_dir_exists(*d))
       add_mount(l, *d, "bind", *d, ro_bind);
+  size_t etc_first = l->len;
   sandbox_etc_mounts(o->userns, sandbox_network_profile(p) == SANDBOX_NET_EGRESS, l);
+  size_t etc_end = l->len;
   /* egress: the resolver is slirp4netns's forwarder (the host's may be on its own loopback) */
   if (sandbox_network_profile(p) == SANDBOX_NET_EGRESS && host_dir_exists("/etc/resolv.conf"))
     add_mount(l, "/etc/resolv.conf", "bind", SANDBOX_RESOLV_CONF,
@@ -456,6 +457,7 @@ static void build_mounts(const struct sandbox_mapping_opts *o, const char *commo
     add_mount(l, o->home, "tmpfs", "tmpfs",
               (const char *const[]){"nosuid", "nodev", "mode=700", uid, gid, NULL});
   }
+  size_t caller_first = l->len;
   for (size_t i = 0; i < p->allowed_paths.len; i++) {
     const char *path = p->allowed_paths.items[i];
     if (!host_dir_exists(path)) {
@@ -472,8 +474,17 @@ static void build_mounts(const struct sandbox_mapping_opts *o, const char *commo
     add_mount(l, common_dir, "bind", common_dir, rw_bind);
   if (wt_git_dir != NULL)
     add_mount(l, wt_git_dir, "bind", wt_git_dir, rw_bind);
+  size_t caller_end = l->len;
   sandbox_git_protect(o->worktree, common_dir, wt_git_dir, l);
-  cover_secret_files(l);
+  /* A secret file shows only through a bind whose real source is /etc, /, or the file itself.
+   * The caller's paths (policy, worktree, git dirs: any spelling, any link) and an ordinary
+   * user's /etc can be that. The others cannot: the system dirs and root's /etc entries are fixed
+   * names in root-owned directories (only the host's root could make one lead to /etc); the git
+   * protection binds are files named config or directories named hooks, neither a symlink; the
+   * rest are tmpfs, proc, sysfs or the runtime's own files. So only those pay for realpath. */
+  if (o->userns)
+    cover_secret_files(l, etc_first, etc_end);
+  cover_secret_files(l, caller_first, caller_end);
   sort_mounts_by_depth(l);
 }
 

@@ -351,6 +351,67 @@ read_secrets() {
   [ "${lines[0]}" = 2 ]
 }
 
+# covered_probe STATE RUNNER... -- PATH...: the sandbox (the policy written, RUNNER its runner:
+# `sbx` or a setpriv line ending in the binary's options) shows each PATH as what? `PATH covered`
+# when it is the state root's unreadable cover file and cannot be read, `PATH SHOWN` otherwise
+covered_probe() {
+  local state=$1 cover script='' p
+  shift
+  local runner=()
+  while [ "$1" != -- ]; do
+    runner+=("$1")
+    shift
+  done
+  shift
+  for p in "$@"; do
+    script+="if cat '$p' >/dev/null 2>&1; then echo '$p SHOWN'; elif [ \"\$(stat -L -c %d:%i '$p')\" = \"\$1\" ]; then echo '$p covered'; else echo '$p SHOWN'; fi; "
+  done
+  # the cover file is made by the first run; its identity is what a covered path shows
+  "${runner[@]}" -- /bin/true
+  cover=$(stat -c %d:%i "$state/.sandbox-bundle/unreadable")
+  "${runner[@]}" -- /bin/sh -c "$script" sh "$cover"
+}
+
+@test "sandbox: the shadow files stay covered through .., a bind of /, a link to / or to the file, and a link in the worktree (root and an ordinary user)" {
+  [ -f /etc/shadow ] || skip "the host has no /etc/shadow"
+  requires_host_command setpriv
+  local uid=1000 spec policy paths
+  ln -s / "$DIR/rootlink"
+  ln -s /etc/shadow "$DIR/shadowlink"
+  # a link the command (or a commit) could have left in the worktree, which the policy names
+  ln -s /etc "$WT/etclink"
+  # POLICY-KEY POLICY-PATH|PATHS-INSIDE-THAT-MUST-BE-COVERED
+  local cases=("allowedPaths /tmp/../etc|/etc/shadow /etc/gshadow"
+    "allowedPaths /usr/./../etc/|/etc/shadow"
+    "allowedPaths $DIR/rootlink|$DIR/rootlink/etc/shadow $DIR/rootlink/etc/gshadow"
+    "allowedPaths /|/etc/shadow /etc/gshadow"
+    "allowedPaths $DIR/shadowlink|$DIR/shadowlink"
+    "allowedPaths $WT/etclink|$WT/etclink/shadow /etc/shadow"
+    "writablePaths $WT/etclink/|/etc/shadow /etc/gshadow")
+  mkdir -p "$DIR/home"
+  give_dir_to_user "$uid"
+  for spec in "${cases[@]}"; do
+    policy=${spec%%|*}
+    paths=${spec#*|}
+    write_policy "{\"${policy%% *}\": [\"${policy#* }\"]}"
+    # shellcheck disable=SC2086 # PATHS: one word each
+    run covered_probe "$FSRUN_ROOT" fsrun sandbox --policy "$POLICY" --worktree "$WT" \
+      --task-id "$TASK" -- $paths
+    echo "root, $policy: $output"
+    [ "$status" -eq 0 ]
+    [[ $output == *covered* ]]
+    [[ $output != *SHOWN* ]]
+    # shellcheck disable=SC2086
+    run covered_probe "$DIR/state-$uid" setpriv --reuid "$uid" --regid "$uid" --clear-groups \
+      env HOME="$DIR/home" "$FSRUN" --root "$DIR/state-$uid" sandbox --policy "$POLICY" \
+      --worktree "$WT" --task-id "$TASK" -- $paths
+    echo "uid $uid, $policy: $output"
+    [ "$status" -eq 0 ]
+    [[ $output == *covered* ]]
+    [[ $output != *SHOWN* ]]
+  done
+}
+
 @test "sandbox: writablePaths are writable, allowedPaths read-only (EROFS)" {
   mkdir -p "$DIR/ro" "$DIR/rw"
   echo readable >"$DIR/ro/file"

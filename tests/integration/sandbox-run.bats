@@ -55,21 +55,39 @@ teardown() {
       rm -rf --one-file-system "$entry"
     done
   fi
-  [ -n "${SECRET:-}" ] && rm -f "$SECRET"
-  [ -n "${SECRET_IN_DIR:-}" ] && rm -f "$SECRET_IN_DIR" "$SECRET_IN_DIR.link"
   rm -rf --one-file-system "$BASE"
   teardown_bundle
 }
 
-# as_caller CMD...: CMD as this test's caller (root, or the ordinary user)
+# as_caller CMD...: CMD as this test's caller (root, or the ordinary user), run by the prefix
+# CALLER_NS (an array; empty: in the test's own namespaces)
 as_caller() {
   if [ "$CALLER" = user ]; then
-    setpriv --reuid="$SBX_UID" --regid="$SBX_GID" --init-groups \
+    "${CALLER_NS[@]}" setpriv --reuid="$SBX_UID" --regid="$SBX_GID" --init-groups \
       env -i PATH=/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin HOME="$SBX_HOME" "$@"
   else
-    "$@"
+    "${CALLER_NS[@]}" "$@"
   fi
 }
+CALLER_NS=()
+
+# ETC_NS DIR -- CMD...: CMD in a private mount namespace whose /etc is an overlay of the host's
+# (its upper dir DIR/upper), holding the test's root-only files: /etc/fsrun-test-secret and,
+# in a directory of root's allowlist, /etc/default/fsrun-test-secret and a symlink beside it.
+# Nothing is written to the host's /etc, so a killed test leaves nothing there. The host's mounts
+# below /etc are bound again over the overlay.
+ETC_NS=(unshare -m sh -c 'set -e
+  mount --make-rprivate /
+  mkdir -p "$1/upper" "$1/work" "$1/orig"
+  subs=$(findmnt -Rrn -o TARGET /etc | tail -n +2)
+  mount --rbind /etc "$1/orig"
+  mount -t overlay overlay -o "lowerdir=/etc,upperdir=$1/upper,workdir=$1/work" /etc
+  for t in $subs; do mount --bind "$1/orig${t#/etc}" "$t"; done
+  umask 077
+  echo root-only-secret >/etc/fsrun-test-secret
+  echo root-only-in-dir >/etc/default/fsrun-test-secret
+  ln -sf passwd /etc/default/fsrun-test-secret.link
+  shift 2 && exec "$@"' sh)
 
 # tun_ns: sets WITH_TUN, a prefix that runs a command in a private mount namespace whose
 # /dev/net/tun is a 0666 node (make_tun_node, as sandbox-net.bats's in_test_ns does): this host's
@@ -421,21 +439,19 @@ check_worktree_refused() {
 
 check_etc() {
   use_caller "$1"
-  SECRET=/etc/fsrun-test-secret-$$
-  (umask 077 && echo root-only-secret >"$SECRET")
-  # inside a directory of the allowlist (bound whole): a root-only file, and a symlink beside it
-  SECRET_IN_DIR=/etc/default/fsrun-test-secret-$$
-  (umask 077 && echo root-only-in-dir >"$SECRET_IN_DIR")
-  ln -s passwd "$SECRET_IN_DIR.link"
+  local secret=/etc/fsrun-test-secret secret_in_dir=/etc/default/fsrun-test-secret
+  CALLER_NS=("${ETC_NS[@]}" "$DIR/etc-ns" --)
+  # the host's /etc is never written: the files are in the namespace's overlay only
+  [ ! -e "$secret" ] && [ ! -e "$secret_in_dir" ]
   run sbx -- /bin/sh -c "
     for f in passwd group hosts nsswitch.conf ld.so.cache localtime ssl/certs alternatives; do
       [ -e /etc/\$f ] && echo \"has \$f\" || echo \"lacks \$f\"
     done
     [ -e /etc/resolv.conf ] && echo 'has resolv.conf'
     getent passwd root >/dev/null && echo resolves-users
-    [ -L '$SECRET_IN_DIR.link' ] && echo 'has the link'
-    cat '$SECRET_IN_DIR' 2>&1 || :
-    cat '$SECRET' 2>&1 || :"
+    [ -L '$secret_in_dir.link' ] && echo 'has the link'
+    cat '$secret_in_dir' 2>&1 || :
+    cat '$secret' 2>&1 || :"
   echo "$output"
   [ "$status" -eq 0 ]
   for f in passwd group hosts nsswitch.conf ld.so.cache ssl/certs; do
@@ -449,10 +465,14 @@ check_etc() {
   [[ $output != *root-only-secret* ]]
   [[ $output != *root-only-in-dir* ]]
   [[ $output == *"has the link"* ]]
-  [[ $output == *"$SECRET"*"No such file"* || $output == *"$SECRET"*"Permission denied"* ]]
-  # /etc stays read-only
+  [[ $output == *"$secret"*"No such file"* || $output == *"$secret"*"Permission denied"* ]]
+  # the files were there for the caller (the overlay's upper dir holds them), not on the host
+  [ "$(cat "$DIR/etc-ns/upper/fsrun-test-secret")" = root-only-secret ]
+  [ ! -e "$secret" ] && [ ! -e "$secret_in_dir" ]
+  # /etc stays read-only: a write would land in the upper dir
   run sbx -- /bin/sh -c 'echo x > /etc/new-file'
   [ "$status" -ne 0 ]
+  [ ! -e "$DIR/etc-ns/upper/new-file" ]
   [ ! -e /etc/new-file ]
 }
 

@@ -14,8 +14,8 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
+#include "mountinfo.h"
 #include "openat2-compat.h"
-#include "procfs.h"
 #include "utils.h"
 
 #ifndef ST_NOSYMFOLLOW
@@ -93,31 +93,39 @@ static int parent_of(int target, const struct mount_ident *t, char *name_buf, si
   return steal_fd(&parent);
 }
 
-/* The mount now on top of parent/name: the root of a mount other than the one it covers. */
-static int reopen_top(int parent, const char *name, const struct mount_ident *covered) {
+/* The mount now on top of parent/name: the root of the mount `made`, the one mount(2) added. A
+ * rename in the rootfs could put another directory under that name: then it fails (EXDEV). */
+static int reopen_top(int parent, const char *name, uint64_t made) {
   cleanup_close int fd = openat(parent, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
   struct mount_ident id;
   if (fd < 0 || ident_of(fd, &id) < 0)
     return -1;
-  if (!id.root || id.mnt_id == covered->mnt_id) {
+  if (!id.root || id.mnt_id != made) {
     errno = EXDEV;
     return -1;
   }
   return steal_fd(&fd);
 }
 
-/* mount(2) onto target, then the fd of the new mount */
+/* mount(2) onto target, then the fd of the new mount: the one mount that the mount table did not
+ * have before, whose parent is the target's mount (mountinfo.h) */
 static int mount_on_top(const char *source, const char *type, unsigned long flags, const char *data,
                         int target) {
   char name[NAME_MAX + 1], target_path[64];
   struct mount_ident t;
+  cleanup_mountinfo struct mountinfo before = {0}, after = {0};
   cleanup_close int parent = -1;
+  uint64_t made;
   if (ident_of(target, &t) < 0 || (parent = parent_of(target, &t, name, sizeof(name))) < 0)
+    return -1;
+  if (mountinfo_read_self(&before) < 0)
     return -1;
   fd_path(target_path, sizeof(target_path), target);
   if (mount(source, target_path, type, flags, data) < 0)
     return -1;
-  return reopen_top(parent, name, &t);
+  if (mountinfo_read_self(&after) < 0 || mountinfo_new_child(&before, &after, t.mnt_id, &made) < 0)
+    return -1;
+  return reopen_top(parent, name, made);
 }
 
 int mount_fallback_bind(int source_fd, int target_fd, bool recursive) {
@@ -208,93 +216,7 @@ static int remount_one(int fd, const struct mount_attr *attr) {
   return mount(NULL, path, NULL, MS_REMOUNT | MS_BIND | with_attr(now, &keep), NULL);
 }
 
-/* --- the submounts of a mount (mountinfo) ----------------------------------------------------- */
-
-struct mount_line {
-  uint64_t id, parent;
-  char *point;
-};
-
-/* mountinfo's octal escapes (\040 for a space, ...) decoded in place */
-static void unescape(char *s) {
-  char *out = s;
-  for (; *s; s++) {
-    if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' && s[2] <= '7' && s[3] >= '0' &&
-        s[3] <= '7') {
-      *out++ = (char)((s[1] - '0') * 64 + (s[2] - '0') * 8 + (s[3] - '0'));
-      s += 3;
-    } else {
-      *out++ = *s;
-    }
-  }
-  *out = '\0';
-}
-
-static void lines_free(struct mount_line *l, size_t n) {
-  for (size_t i = 0; i < n; i++)
-    free(l[i].point);
-  free(l);
-}
-
-/* The caller's mount table, from a verified procfs (procfs.h). -1 with errno. */
-static int read_mountinfo(struct mount_line **out, size_t *n_out) {
-  cleanup_error fsrun_error_t err = NULL;
-  cleanup_close int proc = procfs_open(&err);
-  cleanup_close int fd = -1;
-  cleanup_file FILE *f = NULL;
-  cleanup_free char *line = NULL;
-  char rel[64];
-  size_t cap = 0, n = 0, len = 0;
-  struct mount_line *l = NULL;
-  if (proc < 0) {
-    errno = -fsrun_error_code(&err);
-    return -1;
-  }
-  snprintf(rel, sizeof(rel), "%d/mountinfo", (int)procfs_self_pid(proc));
-  fd = procfs_openat(proc, rel, O_RDONLY | O_CLOEXEC, &err);
-  if (fd < 0 || (f = fdopen(fd, "r")) == NULL) {
-    errno = fd < 0 ? -fsrun_error_code(&err) : errno;
-    return -1;
-  }
-  fd = -1;
-  while (getline(&line, &len, f) > 0) {
-    unsigned long long id, parent;
-    char point[PATH_MAX];
-    if (sscanf(line, "%llu %llu %*s %*s %4095s", &id, &parent, point) != 3)
-      continue;
-    if (n == cap) {
-      struct mount_line *more = realloc(l, (cap = cap ? cap * 2 : 64) * sizeof(*l));
-      if (more == NULL) {
-        lines_free(l, n);
-        errno = ENOMEM;
-        return -1;
-      }
-      l = more;
-    }
-    unescape(point);
-    l[n++] = (struct mount_line){.id = id, .parent = parent, .point = xstrdup(point)};
-  }
-  *out = l;
-  *n_out = n;
-  return 0;
-}
-
-/* Whether line i lies below the mount `top` (its parent chain reaches it). */
-static bool below(const struct mount_line *l, size_t n, size_t i, uint64_t top) {
-  for (size_t depth = 0; depth < n; depth++) {
-    size_t j;
-    if (l[i].parent == top)
-      return true;
-    if (l[i].parent == l[i].id)
-      return false;
-    for (j = 0; j < n && l[j].id != l[i].parent; j++)
-      ;
-    if (j == n)
-      return false;
-    i = j;
-  }
-  return false;
-}
+/* --- the submounts of a mount ---------------------------------------------------------------- */
 
 /* The submount at point, opened beneath the mount fd whose mount point is top_point, and checked
  * to be that mount (mount_id): a mount hidden under another one is not reached (EBUSY). */
@@ -320,31 +242,33 @@ static int open_submount(int fd, const char *top_point, const char *point, uint6
 
 /* remount_one of every mount below fd's */
 static int remount_below(int fd, const struct mount_attr *attr) {
-  struct mount_line *l = NULL;
+  cleanup_mountinfo struct mountinfo mi = {0};
+  cleanup_free bool *below = NULL;
   struct mount_ident top;
   const char *top_point = NULL;
-  size_t n = 0;
-  int r = 0;
-  if (ident_of(fd, &top) < 0 || read_mountinfo(&l, &n) < 0)
+  if (ident_of(fd, &top) < 0 || mountinfo_read_self(&mi) < 0)
     return -1;
-  for (size_t i = 0; i < n; i++)
-    if (l[i].id == top.mnt_id)
-      top_point = l[i].point;
+  for (size_t i = 0; i < mi.n; i++)
+    if (mi.lines[i].id == top.mnt_id)
+      top_point = mi.lines[i].point;
   if (top_point == NULL) {
     errno = EINVAL;
-    r = -1;
+    return -1;
   }
-  for (size_t i = 0; r == 0 && i < n; i++) {
+  below = calloc(mi.n ? mi.n : 1, sizeof(*below));
+  if (below == NULL || mountinfo_below(&mi, top.mnt_id, below) < 0) {
+    errno = ENOMEM;
+    return -1;
+  }
+  for (size_t i = 0; i < mi.n; i++) {
     cleanup_close int sub = -1;
-    if (!below(l, n, i, top.mnt_id))
+    if (!below[i])
       continue;
-    sub = open_submount(fd, top_point, l[i].point, l[i].id);
-    r = sub < 0 ? -1 : remount_one(sub, attr);
+    sub = open_submount(fd, top_point, mi.lines[i].point, mi.lines[i].id);
+    if (sub < 0 || remount_one(sub, attr) < 0)
+      return -1;
   }
-  int saved = errno;
-  lines_free(l, n);
-  errno = saved;
-  return r;
+  return 0;
 }
 
 int mount_fallback_setattr(int fd, unsigned int at_flags, const struct mount_attr *attr) {

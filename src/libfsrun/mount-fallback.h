@@ -27,12 +27,12 @@ int mount_fallback_setattr(int fd, unsigned int at_flags, const struct mount_att
 int mount_setattr_compat(int fd, unsigned int at_flags, struct mount_attr *attr);
 
 /* A bind of source_fd onto target_fd (MS_BIND, MS_REC when recursive). Returns an O_PATH fd on the
- * new mount (checked: the root of a mount other than the target's, the source's inode), or -1
- * with errno. */
+ * new mount (checked: the root of the one mount the table did not have before, whose parent is
+ * the target's mount; the source's inode), or -1 with errno. */
 int mount_fallback_bind(int source_fd, int target_fd, bool recursive);
 
-/* mount(2) of a new filesystem onto target_fd. Returns an O_PATH fd on it (checked: the root of a
- * mount other than the target's), or -1 with errno. */
+/* mount(2) of a new filesystem onto target_fd. Returns an O_PATH fd on it (checked: the root of
+ * the one new mount whose parent is the target's mount), or -1 with errno (EXDEV: not found). */
 int mount_fallback_fs(const char *source, const char *type, unsigned long flags, const char *data,
                       int target_fd);
 #endif

@@ -28,6 +28,7 @@
 #include "idmap.h"
 #include "landlock.h"
 #include "log.h"
+#include "mount-fallback.h"
 #include "namespaces.h"
 #include "netlink.h"
 #include "oci.h"
@@ -327,6 +328,27 @@ static int check_shared_mntns(const oci_config *config, fsrun_error_t *err) {
                           field);
 }
 
+/* A mount namespace joined by path holds other processes: the mount(2) fallback's "bind, then
+ * remount" would show them each bind with its source's flags for a moment (mount-fallback.h). */
+static int check_joined_mntns(const oci_config *config, fsrun_error_t *err) {
+  const oci_linux *lx = config->linux_;
+  const char *missing;
+  for (size_t i = 0; lx != NULL && i < lx->n_namespaces; i++) {
+    const oci_namespace *ns = &lx->namespaces[i];
+    if (namespace_flag(ns->type) != CLONE_NEWNS || ns->path == NULL)
+      continue;
+    missing = mount_api_missing();
+    if (missing == NULL)
+      return 0;
+    return fsrun_error_make(err, 0,
+                            "linux.namespaces[%zu]: joining the mount namespace `%s` needs %s, "
+                            "which answers ENOSYS here (the mount(2) fallback is only made in "
+                            "a new mount namespace)",
+                            i, ns->path, missing);
+  }
+  return 0;
+}
+
 /* Idmapped mounts talk to the runtime over the sync socket during the mounts (idmap.h). */
 static bool has_idmapped_mounts(const oci_config *config) {
   for (size_t i = 0; i < config->n_mounts; i++) {
@@ -439,6 +461,8 @@ static int create_check(struct create_job *j, fsrun_error_t *err) {
   if (netlink_validate_net_devices(lx, err) < 0)
     return fsrun_error_code(err);
   if (reaper_wanted(j->config, &j->want_reaper, err) < 0)
+    return fsrun_error_code(err);
+  if (check_joined_mntns(j->config, err) < 0)
     return fsrun_error_code(err);
   return check_shared_mntns(j->config, err);
 }

@@ -291,3 +291,26 @@ int mount_setattr_compat(int fd, unsigned int at_flags, struct mount_attr *attr)
     return -1;
   return mount_fallback_setattr(fd, at_flags, attr);
 }
+
+/* --- whether the fallback would be taken ----------------------------------------------------- */
+
+static bool answers_enosys(long r) {
+  return r < 0 && errno == ENOSYS;
+}
+
+const char *mount_api_missing(void) {
+  /* a bad fd (or size) everywhere: EBADF, EINVAL or ENOENT from a kernel that has the call */
+  if (answers_enosys(open_tree(-1, "", 0)))
+    return "open_tree";
+  if (answers_enosys(move_mount(-1, "", -1, "", 0)))
+    return "move_mount";
+  if (answers_enosys(mount_setattr(-1, "", 0, NULL, 0)))
+    return "mount_setattr";
+  if (answers_enosys(fsopen("", 0)))
+    return "fsopen";
+  if (answers_enosys(fsconfig(-1, FSCONFIG_CMD_CREATE, NULL, NULL, 0)))
+    return "fsconfig";
+  if (answers_enosys(fsmount(-1, 0, 0)))
+    return "fsmount";
+  return NULL;
+}

@@ -11,7 +11,9 @@
  *  - a detached tree becomes "mount, then remount": the mount has weaker flags in between. That
  *    happens only while the container's mounts are made, in its own mount namespace, below a
  *    rootfs mount that is the host's slave (or private until the end): nothing propagates back.
- *    No process of the container runs yet, and a failure ends the namespace with the init. */
+ *    No process of the container runs yet, and a failure ends the namespace with the init. A
+ *    mount namespace joined by path holds other processes: there the fallback is refused before
+ *    anything is made (mount_api_missing). */
 #ifndef FSRUN_MOUNT_FALLBACK_H
 #define FSRUN_MOUNT_FALLBACK_H
 #include <stdbool.h>
@@ -35,4 +37,8 @@ int mount_fallback_bind(int source_fd, int target_fd, bool recursive);
  * the one new mount whose parent is the target's mount), or -1 with errno (EXDEV: not found). */
 int mount_fallback_fs(const char *source, const char *type, unsigned long flags, const char *data,
                       int target_fd);
+
+/* The name of the first call of the new mount API that answers ENOSYS here (each is tried with
+ * arguments the kernel refuses otherwise), or NULL when all are there. */
+const char *mount_api_missing(void);
 #endif

@@ -37,6 +37,10 @@ teardown() {
   if [ -n "${HOOK_NAME:-}" ]; then
     pkill -KILL -xf "$HOOK_NAME 600" || true
   fi
+  # mntns_holder's process
+  if [ -n "${HOLDER:-}" ]; then
+    kill -KILL "$HOLDER" || true
+  fi
   # mount_api_bundle's tmpfs on the host
   if [ -n "${MFB_HOST_MOUNT:-}" ]; then
     umount "$MFB_HOST_MOUNT" || true
@@ -706,5 +710,71 @@ host_mounts() {
   check_mount_api_output
   [ "$(host_mounts "$UDIR")" = "$before" ]
   [ ! -e "$UDIR/run/fsrun/$CONTAINER_ID" ]
+  user_processes_gone
+}
+
+# mntns_holder DIR [CMD...]: HOLDER, a process in a mount namespace of its own (private propagation, so
+# the host's mounts do not change its table), running once it is in it; started through CMD
+# (another unshare, for a user namespace); the fifo that says so is made in DIR
+mntns_holder() {
+  local fifo=$1/holder
+  shift
+  mkfifo -m 666 "$fifo"
+  "$@" unshare --mount sh -c 'echo in >"$1"; exec sleep 1000' sh "$fifo" </dev/null >/dev/null 2>&1 3>&- &
+  HOLDER=$!
+  read -r _ <"$fifo"
+  rm "$fifo"
+}
+
+# join_holder_mntns CONFIG: CONFIG's mount namespace is HOLDER's, joined by path
+join_holder_mntns() {
+  jq --arg p "/proc/$HOLDER/ns/mnt" '.linux.namespaces |= map(if .type == "mount" then .path = $p else . end)' \
+    "$1" >"$1.new"
+  mv "$1.new" "$1"
+}
+
+# mount_ids PID: PID's mounts, id, parent and mount point (what a mount made there would add to;
+# the options are left out: a superblock's change elsewhere on the host shows in them too)
+mount_ids() {
+  awk '{ print $1, $2, $5 }' "/proc/$1/mountinfo"
+}
+
+# what the refusal of a joined mount namespace says (the mount namespace is linux.namespaces[N])
+joined_mntns_refusal() {
+  local n
+  n=$(jq '.linux.namespaces | map(.type) | index("mount")' "$1")
+  printf 'linux.namespaces[%s]: joining the mount namespace `/proc/%s/ns/mnt` needs open_tree, which answers ENOSYS here (the mount(2) fallback is only made in a new mount namespace)' "$n" "$HOLDER"
+}
+
+@test "noclone3: without the new mount API (ENOSYS), joining a mount namespace by path is refused (root and an ordinary user); nothing made in it, nothing left" {
+  mntns_holder "$BATS_TEST_TMPDIR"
+  local table
+  table=$(mount_ids "$HOLDER")
+  join_holder_mntns "$BUNDLE/config.json"
+  run "$NOCLONE3" --enosys "$NO_MOUNT_API" "$FSRUN" --root "$FSRUN_ROOT" run --bundle "$BUNDLE" "$CONTAINER_ID"
+  [ "$status" = 1 ] || { echo "$output"; false; }
+  [[ "$output" == *"$(joined_mntns_refusal "$BUNDLE/config.json")"* ]] || { echo "$output"; false; }
+  [ "$(printf '%s\n' "$output" | grep -c .)" = 1 ] || { echo "$output"; false; }
+  assert_no_leftovers "$CONTAINER_ID"
+  [ "$(mount_ids "$HOLDER")" = "$table" ] || { diff <(echo "$table") <(mount_ids "$HOLDER"); false; }
+
+
+  # the user's own mount namespace (in a user namespace of its own), which it may join
+  kill -KILL "$HOLDER"
+  wait "$HOLDER" || true
+  user_setup
+  mntns_holder "$UDIR" setpriv --reuid="$NEST_UID" --regid="$NEST_GID" --init-groups unshare --user --map-root-user
+  table=$(mount_ids "$HOLDER")
+  join_holder_mntns "$UDIR/bundle/config.json"
+  chown "$NEST_UID:$NEST_GID" "$UDIR/bundle/config.json"
+  cd "$UDIR/bundle"
+  run as_user "$NOCLONE3" --enosys "$NO_MOUNT_API" "$FSRUN" run "$CONTAINER_ID"
+  [ "$status" = 1 ] || { echo "$output"; false; }
+  [[ "$output" == *"$(joined_mntns_refusal "$UDIR/bundle/config.json")"* ]] || { echo "$output"; false; }
+  [ ! -e "$UDIR/run/fsrun/$CONTAINER_ID" ]
+  [ "$(mount_ids "$HOLDER")" = "$table" ] || { diff <(echo "$table") <(mount_ids "$HOLDER"); false; }
+  kill -KILL "$HOLDER"
+  wait "$HOLDER" || true
+  HOLDER=
   user_processes_gone
 }

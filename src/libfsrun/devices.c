@@ -61,11 +61,19 @@ static int device_tree(const struct device_node *d, const char *host_path, int s
 }
 
 /* device_tree and its move where open_tree answers ENOSYS: the bind is made onto target, then
- * made nosuid,noexec (mount-fallback.h). */
-static int bind_device_by_mount(int target, const char *host_path, fsrun_error_t *err) {
+ * made nosuid,noexec (mount-fallback.h). A node of linux.devices that the host lacks cannot be
+ * made: a node on a filesystem mounted in a user namespace cannot be opened, and the runtime's
+ * own tmpfs for it (device_node_request) needs fsmount and open_tree. */
+static int bind_device_by_mount(int target, const char *host_path, const struct device_node *d,
+                                fsrun_error_t *err) {
   struct mount_attr attr = {.attr_set = DEVICE_BIND_ATTR};
   cleanup_close int source = open(host_path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
   cleanup_close int mnt = -1;
+  if (source < 0 && errno == ENOENT && d != NULL && d->from_spec)
+    return fsrun_error_make(err, 0,
+                            "linux.devices[%zu]: `%s` is not on the host, and making it in a user "
+                            "namespace needs fsmount and open_tree, which answer ENOSYS here",
+                            d->index, host_path);
   if (source < 0)
     return fsrun_error_errno(err, "device `%s`: open the host's device", host_path);
   mnt = mount_fallback_bind(source, target, false);
@@ -97,7 +105,7 @@ static int bind_host_device(int parent_fd, const char *name, const char *host_pa
   tree = device_tree(d, host_path, sync_fd, err);
   if (tree == -ENOSYS) {
     fsrun_error_release(err);
-    return bind_device_by_mount(target, host_path, err);
+    return bind_device_by_mount(target, host_path, d, err);
   }
   if (tree < 0)
     return fsrun_error_code(err);

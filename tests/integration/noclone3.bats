@@ -778,3 +778,29 @@ joined_mntns_refusal() {
   HOLDER=
   user_processes_gone
 }
+
+# a linux.devices node no host has (the full device's numbers under another name), as [0]
+MFB_DEVICE='{"path": "/dev/fsrun-mfb", "type": "c", "major": 1, "minor": 7, "fileMode": 438}'
+
+@test "noclone3: without the new mount API (ENOSYS) as root, a linux.devices node the host lacks is made (mknod): its type, major and minor from inside" {
+  [ ! -e /dev/fsrun-mfb ]
+  update_config '.linux.devices = [$d] | .process.args = ["stat", "-c", "%F %t:%T %a", "/dev/fsrun-mfb"]' --argjson d "$MFB_DEVICE"
+  run "$NOCLONE3" --enosys "$NO_MOUNT_API" "$FSRUN" --root "$FSRUN_ROOT" run --bundle "$BUNDLE" "$CONTAINER_ID"
+  [ "$status" = 0 ] || { echo "$output"; false; }
+  [ "$output" = "character special file 1:7 666" ]
+  assert_no_leftovers "$CONTAINER_ID"
+}
+
+@test "noclone3: without the new mount API (ENOSYS), an ordinary user's linux.devices node the host lacks fails create in one line naming it; nothing left" {
+  user_setup
+  cd "$UDIR/bundle"
+  jq --argjson d "$MFB_DEVICE" '.linux.devices = [$d] | .process.args = ["true"]' config.json >c.json
+  chown "$NEST_UID:$NEST_GID" c.json
+  mv c.json config.json
+  run as_user "$NOCLONE3" --enosys "$NO_MOUNT_API" "$FSRUN" run "$CONTAINER_ID"
+  [ "$status" = 1 ] || { echo "$output"; false; }
+  [[ "$output" == *'linux.devices[0]: `/dev/fsrun-mfb` is not on the host, and making it in a user namespace needs fsmount and open_tree, which answer ENOSYS here'* ]] || { echo "$output"; false; }
+  [ "$(printf '%s\n' "$output" | grep -c .)" = 1 ] || { echo "$output"; false; }
+  [ ! -e "$UDIR/run/fsrun/$CONTAINER_ID" ]
+  user_processes_gone
+}

@@ -41,6 +41,10 @@ teardown() {
   if [ -n "${HOLDER:-}" ]; then
     kill -KILL "$HOLDER" || true
   fi
+  # the hiding tmpfs stacked on mount_api_bundle's (the EBUSY test)
+  if [ -n "${MFB_HOST_STACKED:-}" ]; then
+    umount "$MFB_HOST_STACKED" || true
+  fi
   # mount_api_bundle's tmpfs on the host
   if [ -n "${MFB_HOST_MOUNT:-}" ]; then
     umount "$MFB_HOST_MOUNT" || true
@@ -803,4 +807,26 @@ MFB_DEVICE='{"path": "/dev/fsrun-mfb", "type": "c", "major": 1, "minor": 7, "fil
   [ "$(printf '%s\n' "$output" | grep -c .)" = 1 ] || { echo "$output"; false; }
   [ ! -e "$UDIR/run/fsrun/$CONTAINER_ID" ]
   user_processes_gone
+}
+
+@test "noclone3: without the new mount API (ENOSYS) as root, an rro bind whose submount is hidden under another mount fails create with EBUSY (never left writable); nothing left" {
+  mount_api_bundle "$BUNDLE" "$BATS_TEST_TMPDIR/hostsrc"
+  # a second tmpfs on hostsrc/sub hides the first: the bind's copy of it cannot be reached by path
+  mount -t tmpfs fsrun-mfb-hide "$MFB_HOST_MOUNT"
+  MFB_HOST_STACKED=$MFB_HOST_MOUNT
+  local before
+  before=$(host_mounts "$BATS_TEST_TMPDIR" "$BUNDLE")
+  run "$NOCLONE3" --enosys "$NO_MOUNT_API" "$FSRUN" --root "$FSRUN_ROOT" run --bundle "$BUNDLE" "$CONTAINER_ID"
+  [ "$status" = 1 ] || { echo "$output"; false; }
+  local n
+  n=$(jq '.mounts | map(.destination) | index("/rro")' "$BUNDLE/config.json")
+  [[ "$output" == *"mounts[$n]: set recursive mount flags of bind \`$BATS_TEST_TMPDIR/hostsrc\` onto \`/rro\`: Device or resource busy"* ]] || { echo "$output"; false; }
+  [ "$(host_mounts "$BATS_TEST_TMPDIR" "$BUNDLE")" = "$before" ]
+  assert_no_leftovers "$CONTAINER_ID"
+
+  # the native API reaches the hidden mount (mount_setattr walks the tree, not paths)
+  set_process_args sh -c "$MOUNT_API_CHECK"
+  run "$FSRUN" --root "$FSRUN_ROOT" run --bundle "$BUNDLE" "$CONTAINER_ID"
+  [ "$status" = 0 ] || { echo "$output"; false; }
+  [[ "$output" != *writable* ]] || { echo "$output"; false; }
 }

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "cgroup.h"
+#include "clone.h"
 #include "container.h"
 #include "sandbox-git.h"
 #include "sync.h"
@@ -298,9 +299,14 @@ static pid_t clone_watchdog(const struct fsrun_context *ctx, int sock, const cha
 }
 #endif
 
-/* The pids cgroup.procs the watchdog primes (as root: an ordinary user cannot write it). */
+/* The pids cgroup.procs the watchdog primes, only where the runtime itself will move the init
+ * through a cgroup.procs (clone3 refused: no CLONE_INTO_CGROUP on a hybrid host). Elsewhere no
+ * process of the run takes the kernel's global threadgroup lock (the init joins its v1 cgroups
+ * through `tasks`), and a prime would make one: its writer holds cgroup_mutex through a whole RCU
+ * grace period, which the runtime's mkdirs and its clone into the cgroup then wait for. As root
+ * only: an ordinary user cannot write it. */
 static char *procs_to_prime(void) {
-  cleanup_free char *own = geteuid() == 0 ? cgroup_v1_own_dir("pids") : NULL;
+  cleanup_free char *own = geteuid() == 0 && clone3_refused() ? cgroup_v1_own_dir("pids") : NULL;
   return own != NULL ? xasprintf("%s/cgroup.procs", own) : NULL;
 }
 

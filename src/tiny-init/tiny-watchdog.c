@@ -185,9 +185,10 @@ static void notify(int sock, char why) {
   SYS4(__NR_sendto, sock, &why, 1, T_MSG_DONTWAIT | T_MSG_NOSIGNAL);
 }
 
-/* The first write to a v1 cgroup.procs after a quiet spell waits for an RCU grace period (11-14 ms
+/* The first write to a v1 cgroup.procs after a quiet spell waits for an RCU grace period (5-14 ms
  * of wall time on the development machine, no CPU): moving ourselves into the pids cgroup we are
- * already in lets that wait overlap the runtime's set-up instead of its move of the init. */
+ * already in lets that wait overlap the runtime's set-up instead of its move of the init. Given a
+ * path only where the runtime will make such a move (procs_to_prime in sandbox-watchdog.c). */
 static void prime_cgroup_migration(const char *path) {
   int fd;
   if (path == NULL || path[0] == '\0')

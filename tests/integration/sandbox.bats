@@ -718,6 +718,46 @@ v1_line() { grep -E "^[0-9]+:([^:]*,)?$2(,[^:]*)?:" <<<"$1" || :; }
   assert_sandbox_gone
 }
 
+# A pid written to a cgroup.procs takes the kernel's global threadgroup lock: its writer holds
+# cgroup_mutex through an RCU grace period (5-14 ms of wall time here) that the runtime's cgroup
+# mkdirs and its clone into the cgroup then wait for. The init joins its v1 hierarchies through
+# `tasks` and is cloned into the cgroup2 one, so nothing of a run may write one (the watchdog's
+# old no-op move of itself did, to start that wait early).
+@test "sandbox: no process of the run writes a cgroup.procs (root and an ordinary user); the command is in its cgroup" {
+  requires_host_command strace
+  requires_host_command setpriv
+  local uid=1000 mine c
+  mine=$(cat /proc/self/cgroup)
+  # (LeakSanitizer cannot run under ptrace: off for this command of a sanitizer build)
+  ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 \
+    run strace -f -qq -e trace=open,openat,openat2 -o "$DIR/trace" \
+    "$FSRUN" --root "$FSRUN_ROOT" sandbox --policy "$POLICY" --worktree "$WT" --task-id "$TASK" \
+    -- cat /proc/self/cgroup
+  echo "$output"
+  [ "$status" -eq 0 ]
+  grep -E 'cgroup\.procs"|/tasks"' "$DIR/trace" || true
+  [ "$(grep -c 'cgroup\.procs", O_WRONLY' "$DIR/trace")" -eq 0 ]
+  if [ "$(cgroup_mode)" = unified ]; then
+    [ "$(grep '^0::' <<<"$output")" != "$(grep '^0::' <<<"$mine")" ]
+  else
+    for c in memory pids; do
+      [ -n "$(v1_line "$output" "$c")" ]
+      [ "$(v1_line "$output" "$c")" != "$(v1_line "$mine" "$c")" ]
+    done
+  fi
+  assert_sandbox_gone
+  give_dir_to_user "$uid"
+  ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 \
+    run setpriv --reuid "$uid" --regid "$uid" --clear-groups env HOME="$DIR/home" \
+    strace -f -qq -e trace=open,openat,openat2 -o "$DIR/trace-user" \
+    "$FSRUN" --root "$DIR/user-state" sandbox --policy "$POLICY" --worktree "$WT" \
+    --task-id "$TASK" -- true
+  echo "$output"
+  [ "$status" -eq 0 ]
+  grep -E 'cgroup\.procs"' "$DIR/trace-user" || true
+  [ "$(grep -c 'cgroup\.procs", O_WRONLY' "$DIR/trace-user")" -eq 0 ]
+}
+
 @test "sandbox: --json captures stdout, stderr, the status and the enforced limits" {
   run sbx --json -- /bin/sh -c 'echo out; echo err >&2; exit 3'
   echo "$output"

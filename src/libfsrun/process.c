@@ -20,7 +20,6 @@
 #include "hooks.h"
 #include "netlink.h"
 #include "passwd.h"
-#include "prefault.h"
 #include "proc-mounter.h"
 #include "procfs.h"
 #include "reaper.h"
@@ -510,7 +509,9 @@ void init_main(struct init_config *c) {
   const char one = '0';
   int fifo;
 
-  prefault_image();
+  /* no prefault_image() here: the init touches a few dozen windows of the image before its
+   * execve, and their faults (with the kernel's fault-around) cost less than mapping all of it
+   * (tests/bench/README.md, session 17) */
   close(c->parent_sync_fd);
   if (c->state_dir_fd >= 0)
     close(c->state_dir_fd);

@@ -5,6 +5,7 @@
 #include "sandbox-etc.h"
 #include "exec-git.h"
 #include "sandbox-git.h"
+#include "sandbox-limits.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -935,6 +936,18 @@ char *sandbox_shared_bundle(const char *state_root, fsrun_error_t *err) {
   return steal_ptr(&dir);
 }
 
+/* The limits as `fsrun sandbox` gives this caller (RLIMIT_DATA and RLIMIT_NPROC where no cgroup
+ * holds memoryLimitMb and pidsLimit): config.json's process is the base of every `fsrun exec`, so
+ * each command of a task container gets them. No watchdog keeps a CPU budget here: maxMs stays
+ * the per-process RLIMIT_CPU. */
+static void bundle_limits_apply(const oci_policy *policy, oci_config *config) {
+  struct sandbox_limits limits;
+  sandbox_limits_plan(policy, geteuid() != 0, false, &limits);
+  limits.cpu_budget = false;
+  sandbox_limits_apply(&limits, config);
+  sandbox_limits_clear(&limits);
+}
+
 int sandbox_bundle(const struct fsrun_context *ctx, const struct sandbox_bundle_opts *o,
                    fsrun_error_t *err) {
   oci_policy *policy = NULL;
@@ -957,6 +970,8 @@ int sandbox_bundle(const struct fsrun_context *ctx, const struct sandbox_bundle_
   if (r == 0)
     r = sandbox_config_for_caller(policy, worktree, o->args, o->n_args, geteuid() != 0, &config,
                                   err);
+  if (r == 0)
+    bundle_limits_apply(policy, config);
   /* each `fsrun exec` into the container gets the git overlay of a sandbox run (exec-git.c) */
   if (r == 0 && oci_map_set(&config->annotations, EXEC_GIT_ANNOTATION, worktree) < 0)
     r = fsrun_error_make(err, 0, "bundle: annotations: out of memory");

@@ -1088,6 +1088,39 @@ assert_no_sleep() {
   [ -z "$(ls -A "$DIR/user-state" | grep -v '^\.sandbox-bundle$')" ]
 }
 
+@test "bundle: an ordinary user's task container holds what its one-shot sandbox would: RLIMIT_DATA and RLIMIT_NPROC in every exec" {
+  requires_fsrun_command bundle
+  requires_fsrun_command exec
+  requires_host_command setpriv
+  local uid=1000 out=$DIR/user-bundle id=ulim-$TASK
+  write_policy '{"memoryLimitMb": 32, "pidsLimit": 64}'
+  # root's bundle: the cgroup holds both, no rlimit stands in (as before)
+  fsrun bundle --policy "$POLICY" --worktree "$WT" --out "$DIR/root-bundle" -- sleep 1000
+  [ "$(jq -c '[.linux.resources.memory.limit, .linux.resources.pids.limit, [.process.rlimits[]?.type]]' "$DIR/root-bundle/config.json")" = '[33554432,64,[]]' ]
+  give_dir_to_user "$uid"
+  as_uid() {
+    setpriv --reuid "$uid" --regid "$uid" --clear-groups env HOME="$DIR/home" \
+      "$FSRUN" --root "$DIR/user-state" "$@"
+  }
+  # what the one-shot sandbox gives this user here: RLIMIT_DATA only where no cgroup holds memory
+  [ "$(as_uid sandbox --json --policy "$POLICY" --worktree "$WT" -- true 2>/dev/null |
+    jq -r '.limits.memoryPerProcessMb')" = 32 ] ||
+    skip "the one-shot sandbox gives this user no RLIMIT_DATA here (a delegated memory cgroup, or an ASan build)"
+  as_uid bundle --policy "$POLICY" --worktree "$WT" --out "$out" -- sleep 1000
+  as_uid create --bundle "$out" "$id" </dev/null
+  as_uid start "$id"
+  # a 50 MB buffer past the 32 MB bound fails on its own (ENOMEM), nothing is killed
+  run as_uid exec "$id" /bin/sh -c 'grep -e "^Max data size" -e "^Max processes" /proc/self/limits
+    head -c 50000000 /dev/zero | tail -c 50000000 >/dev/null 2>&1; echo "tail $?"'
+  echo "$output"
+  as_uid delete --force "$id"
+  [ "$status" -eq 0 ]
+  [[ ${lines[0]} == "Max data size"*" 33554432 "*" 33554432 "* ]]
+  [[ ${lines[1]} == "Max processes"*" 64 "*" 64 "* ]]
+  [ "${lines[2]}" = "tail 1" ]
+  [ -z "$(ls -A "$DIR/user-state" | grep -v '^\.sandbox-bundle$')" ]
+}
+
 @test "sandbox: allowedTcpPorts limits TCP connects when the network is on (Landlock)" {
   requires_host_command bash
   # nothing listens on 127.0.0.1:1: refused when allowed, denied (EACCES) when not listed

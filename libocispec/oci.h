@@ -14,7 +14,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define OCI_VERSION "1.3.0"
+#define OCI_VERSION          "1.3.0"
+#define OCI_MOUNT_MAX_COVERS 4
 
 typedef struct {
   char **keys;
@@ -111,6 +112,17 @@ typedef struct {
   size_t n_uid_mappings;
   oci_id_mapping *gid_mappings;
   size_t n_gid_mappings;
+  /* In memory only, never parsed nor serialised: the identity of the object the config's builder
+   * saw at source when it decided something from it (`fsrun sandbox`'s secret-file covers). The
+   * bind must show that very object, or the mount fails (mounts.c). */
+  bool has_source_id;
+  uint64_t source_dev;
+  uint64_t source_ino;
+  /* In memory only too: paths below the bind's root (not owned), each covered by a read-only bind
+   * of cover_source (relative to the bundle) on the bind itself as soon as it is attached, so
+   * that no path in the container, which a link swapped in could redirect, decides where. */
+  const char *covers[OCI_MOUNT_MAX_COVERS];
+  const char *cover_source;
 } oci_mount;
 
 typedef struct {

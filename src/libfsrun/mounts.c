@@ -588,13 +588,30 @@ static int set_bind_attrs(int tree, const struct mount_options *o, uint64_t extr
   return 0;
 }
 
+/* Is st the object the config's builder saw at the source (oci_mount.has_source_id)? The path
+ * may have been swapped (a link to /etc for a directory) since: what was decided from it, a cover
+ * over a secret file, would not hold for what the path shows now. checked may be NULL. */
+static int check_source_id(const oci_mount *checked, const struct stat *st, const char *source,
+                           size_t index, fsrun_error_t *err) {
+  if (checked == NULL || !checked->has_source_id ||
+      ((uint64_t)st->st_dev == checked->source_dev && (uint64_t)st->st_ino == checked->source_ino))
+    return 0;
+  return fsrun_error_make(err, ESTALE,
+                          "mounts[%zu]: bind source `%s` was replaced after the config was "
+                          "built",
+                          index, source);
+}
+
 /* The target of a bind of source_fd onto dest: created as a file or a directory like the source,
- * which must be a directory with real_dir. */
+ * which must be a directory with real_dir, and be the object in checked (NULL: any). */
 static int open_bind_target(const struct mount_env *env, int source_fd, const char *source,
-                            const char *dest, bool real_dir, size_t index, fsrun_error_t *err) {
+                            const char *dest, bool real_dir, const oci_mount *checked, size_t index,
+                            fsrun_error_t *err) {
   struct stat st;
   if (fstat(source_fd, &st) < 0)
     return fsrun_error_errno(err, "mounts[%zu]: stat bind source `%s`", index, source);
+  if (check_source_id(checked, &st, source, index, err) < 0)
+    return fsrun_error_code(err);
   if (real_dir && !S_ISDIR(st.st_mode))
     return fsrun_error_make(err, 0, "mounts[%zu]: bind source `%s` for %s is not a directory",
                             index, source, dest);
@@ -616,12 +633,49 @@ static int finish_bind(int mnt, int target, const struct mount_options *o, uint6
   return 0;
 }
 
+/* One of the covers (oci_mount.covers) of the bind whose attached root is bind_root: the cover
+ * file bound read-only over `below` (relative, "" for the root itself), resolved beneath the
+ * bind and through no link. */
+static int attach_cover(const struct mount_env *env, int bind_root, const char *below,
+                        const char *cover_source, size_t index, const char *dest,
+                        fsrun_error_t *err) {
+  const struct mount_options o = {.flags = MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC};
+  cleanup_close int bundle_fd = -1, target = -1, src = -1, mnt = -1;
+  target = below[0] ? openat2_fd(bind_root, below, O_PATH,
+                                 RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS)
+                    : fcntl(bind_root, F_DUPFD_CLOEXEC, 0);
+  if (target < 0)
+    return fsrun_error_errno(err, "mounts[%zu]: cover `%s` in `%s`", index, below, dest);
+  bundle_fd = open(env->bundle ? env->bundle : ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (bundle_fd < 0)
+    return fsrun_error_errno(err, "mounts[%zu]: open bundle `%s`", index, env->bundle);
+  mnt = open_tree(bundle_fd, cover_source, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+  if (mnt >= 0)
+    return finish_bind(mnt, target, &o, 0, index, cover_source, dest, err);
+  if (errno != ENOSYS ||
+      (src = openat(bundle_fd, cover_source, O_PATH | O_CLOEXEC | O_NOFOLLOW)) < 0 ||
+      (mnt = mount_fallback_bind(src, target, false)) < 0)
+    return fsrun_error_errno(err, "mounts[%zu]: cover `%s` in `%s` with `%s`", index, below, dest,
+                             cover_source);
+  return finish_bind(mnt, -1, &o, 0, index, cover_source, dest, err);
+}
+
+/* The covers of the bind checked (may be NULL), attached onto bind_root */
+static int attach_covers(const struct mount_env *env, int bind_root, const oci_mount *checked,
+                         size_t index, const char *dest, fsrun_error_t *err) {
+  for (size_t i = 0; checked != NULL && i < OCI_MOUNT_MAX_COVERS && checked->covers[i]; i++)
+    if (attach_cover(env, bind_root, checked->covers[i], checked->cover_source, index, dest, err) <
+        0)
+      return fsrun_error_code(err);
+  return 0;
+}
+
 /* bind_tree where open_tree answers ENOSYS (mount-fallback.h): the bind is attached first and its
  * flags are set after, in the container's own mount namespace, before any of its processes runs. */
 static int bind_tree_by_mount(const struct mount_env *env, int bundle_fd, const char *source,
                               const char *dest, const struct mount_options *o,
-                              uint64_t extra_rec_set, bool real_dir, size_t index,
-                              fsrun_error_t *err) {
+                              uint64_t extra_rec_set, bool real_dir, const oci_mount *checked,
+                              size_t index, fsrun_error_t *err) {
   cleanup_close int src = -1, target = -1, mnt = -1;
   if (o->idmap)
     return fsrun_error_make(err, ENOSYS,
@@ -631,21 +685,24 @@ static int bind_tree_by_mount(const struct mount_env *env, int bundle_fd, const 
   src = openat(bundle_fd >= 0 ? bundle_fd : AT_FDCWD, source, O_PATH | O_CLOEXEC);
   if (src < 0)
     return fsrun_error_errno(err, "mounts[%zu]: bind source `%s`", index, source);
-  target = open_bind_target(env, src, source, dest, real_dir, index, err);
+  target = open_bind_target(env, src, source, dest, real_dir, checked, index, err);
   if (target < 0)
     return target;
   mnt = mount_fallback_bind(src, target, (o->flags & MS_REC) != 0);
   if (mnt < 0)
     return fsrun_error_errno(err, "mounts[%zu]: bind `%s` onto `%s`", index, source, dest);
-  return finish_bind(mnt, -1, o, extra_rec_set, index, source, dest, err);
+  if (finish_bind(mnt, -1, o, extra_rec_set, index, source, dest, err) < 0)
+    return fsrun_error_code(err);
+  return attach_covers(env, mnt, checked, index, dest, err);
 }
 
 /* A detached clone of the host tree at source, with the options' attributes, attached onto the
  * destination (created as a file or a directory like the source). extra_rec adds recursive
- * attributes on top of the options'. */
+ * attributes on top of the options'. checked: the entry, when its source's identity was recorded
+ * (NULL: none was). */
 static int bind_tree(const struct mount_env *env, const char *source, const char *dest,
                      const struct mount_options *o, uint64_t extra_rec_set, bool real_dir,
-                     size_t index, fsrun_error_t *err) {
+                     const oci_mount *checked, size_t index, fsrun_error_t *err) {
   cleanup_close int bundle_fd = -1;
   cleanup_close int tree = -1;
   cleanup_close int target = -1;
@@ -660,7 +717,8 @@ static int bind_tree(const struct mount_env *env, const char *source, const char
   tree = open_tree(bundle_fd >= 0 ? bundle_fd : AT_FDCWD, source,
                    OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | ((o->flags & MS_REC) ? AT_RECURSIVE : 0));
   if (tree < 0 && errno == ENOSYS)
-    return bind_tree_by_mount(env, bundle_fd, source, dest, o, extra_rec_set, real_dir, index, err);
+    return bind_tree_by_mount(env, bundle_fd, source, dest, o, extra_rec_set, real_dir, checked,
+                              index, err);
   if (tree < 0 && env->userns && (errno == EACCES || (errno == EINVAL && o->idmap))) {
     /* out of the mapped root's reach, or a non-recursive clone of a source with (locked)
      * submounts: the runtime helps (bind-source.h) */
@@ -675,11 +733,12 @@ static int bind_tree(const struct mount_env *env, const char *source, const char
    * the runtime may attach the idmapping */
   if (o->idmap && idmap_request(env->runtime_sync_fd, tree, index, err) < 0)
     return fsrun_error_code(err);
-  target = open_bind_target(env, tree, source, dest, real_dir, index, err);
+  target = open_bind_target(env, tree, source, dest, real_dir, checked, index, err);
   if (target < 0)
     return target;
-
-  return finish_bind(tree, target, o, extra_rec_set, index, source, dest, err);
+  if (finish_bind(tree, target, o, extra_rec_set, index, source, dest, err) < 0)
+    return fsrun_error_code(err);
+  return attach_covers(env, tree, checked, index, dest, err);
 }
 
 static int mount_error(fsrun_error_t *err, int errnum, size_t index, const char *what,
@@ -1317,7 +1376,7 @@ int mount_entry(const struct mount_env *env, const oci_mount *m, size_t index, f
                             index, type ? type : "");
   if (mount_entry_is_bind(m)) {
     o.flags |= MS_BIND;
-    return bind_tree(env, m->source, dest, &o, 0, real_dir, index, err);
+    return bind_tree(env, m->source, dest, &o, 0, real_dir, m, index, err);
   }
   if (type == NULL || type[0] == '\0')
     return fsrun_error_make(err, 0, "mounts[%zu]: mount onto `%s` has no type", index, dest);
@@ -1334,7 +1393,7 @@ int mount_entry(const struct mount_env *env, const oci_mount *m, size_t index, f
     o.flags |= MS_RDONLY;
     if (env->userns) {
       o.flags |= MS_BIND | MS_REC;
-      return bind_tree(env, "/sys", dest, &o, MOUNT_ATTR_RDONLY, true, index, err);
+      return bind_tree(env, "/sys", dest, &o, MOUNT_ATTR_RDONLY, true, NULL, index, err);
     }
   }
   if (strcmp(type, "tmpfs") == 0) {
@@ -1351,13 +1410,13 @@ int mount_entry(const struct mount_env *env, const oci_mount *m, size_t index, f
        * sysfs, so bind the host's /sys, read-only (as without a network namespace of its own) */
       fsrun_error_release(err);
       o.flags |= MS_BIND | MS_REC | MS_RDONLY;
-      return bind_tree(env, "/sys", dest, &o, MOUNT_ATTR_RDONLY, true, index, err);
+      return bind_tree(env, "/sys", dest, &o, MOUNT_ATTR_RDONLY, true, NULL, index, err);
     }
     if (fsrun_error_code(err) == -EPERM && env->userns && strcmp(type, "mqueue") == 0) {
       /* mqueue of the host's ipc namespace cannot be mounted from a user namespace: bind it */
       fsrun_error_release(err);
       o.flags |= MS_BIND | MS_REC;
-      return bind_tree(env, "/dev/mqueue", dest, &o, 0, false, index, err);
+      return bind_tree(env, "/dev/mqueue", dest, &o, 0, false, NULL, index, err);
     }
     return fsrun_error_code(err);
   }

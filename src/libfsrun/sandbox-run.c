@@ -700,6 +700,7 @@ static int run_in_sandbox(const struct fsrun_context *ctx, const struct sandbox_
     return fsrun_error_code(err);
   }
   sandbox_git_overlay_config(git, config, userns);
+  sandbox_covers_as_entries(config, false);
   sandbox_limits_apply(&res->limits, config);
   /* the config goes to create in memory, over the one bundle every run shares: nothing is written
    * to disk for a run but the container's state. create takes the struct as it is (no parse of

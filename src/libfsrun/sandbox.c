@@ -376,27 +376,67 @@ static bool has_destination(const struct mount_list *l, const char *dest) {
   return false;
 }
 
+/* Is l->items[i] mounted over by a later entry at the same destination (an ordinary user's /etc
+ * and allowedPaths ["/etc"])? Then nothing shows through it, and it needs no cover. */
+static bool hidden_by_later(const struct mount_list *l, size_t i) {
+  for (size_t j = i + 1; j < l->len; j++)
+    if (strcmp(l->items[j].destination, l->items[i].destination) == 0)
+      return true;
+  return false;
+}
+
+/* The objects through which a bind can show a secret file: "/", "/etc" and the files. */
+struct secret_places {
+  struct stat root, etc;
+  bool ok;
+};
+
+static bool same_object(const struct stat *a, const struct stat *b) {
+  return a->st_dev == b->st_dev && a->st_ino == b->st_ino;
+}
+
+/* Where in a bind of the object st a secret file shows: "" (the file itself), its path below
+ * /etc, its full path (st is "/"); NULL where it does not. */
+static const char *secret_file_place(const struct secret_places *s, const struct stat *st,
+                                     const char *file) {
+  struct stat f;
+  if (same_object(st, &s->root))
+    return file;
+  if (same_object(st, &s->etc))
+    return file + strlen("/etc");
+  if (S_ISREG(st->st_mode) && lstat(file, &f) == 0 && same_object(st, &f))
+    return "";
+  return NULL;
+}
+
 /* Where a bind shows the host's directory holding a secret file, under whatever name it is given
  * (an ordinary user's /etc, allowedPaths ["/etc"], a symlink to /etc, a worktree above it), the
- * file's place in that view is covered. The bind's source is compared by its real path, so no
- * spelling or link hides it; the cover comes after the bind (deeper, or added later at the same
- * path: the depth sort is stable). Only the binds l->items[first..end) are looked at. */
-static void cover_secret_files(struct mount_list *l, size_t first, size_t end) {
+ * file's place in that view is covered. The decision is taken from the object the source shows
+ * now (its device and inode: no spelling, link or other bind of /etc hides it), which is recorded
+ * in the entry: the runtime refuses a bind that shows another object then (a link swapped in
+ * meanwhile). The covers go on the bind itself (oci_mount.covers), by paths below it, never by
+ * a path in the container: a link swapped in there could lead them elsewhere. Only the binds
+ * l->items[first..end) are looked at. */
+static void cover_secret_files(struct mount_list *l, size_t first, size_t end,
+                               struct secret_places *s) {
+  if (!s->ok)
+    s->ok = stat("/", &s->root) == 0 && stat("/etc", &s->etc) == 0;
   for (size_t i = first; i < end; i++) {
-    const oci_mount *m = &l->items[i];
-    cleanup_free char *real = NULL;
-    if (m->source == NULL || m->source[0] != '/' || (real = realpath(m->source, NULL)) == NULL)
+    oci_mount *m = &l->items[i];
+    struct stat st;
+    if (m->source == NULL || m->source[0] != '/' || stat(m->source, &st) < 0)
       continue;
-    for (const char *const *f = secret_files; *f; f++) {
-      struct stat st;
-      if (!path_within(*f, real) || lstat(*f, &st) < 0 || !S_ISREG(st.st_mode))
+    m->has_source_id = true;
+    m->source_dev = (uint64_t)st.st_dev;
+    m->source_ino = (uint64_t)st.st_ino;
+    size_t n = 0;
+    for (const char *const *f = secret_files; s->ok && *f; f++) {
+      struct stat fst;
+      const char *rest = secret_file_place(s, &st, *f);
+      if (rest == NULL || lstat(*f, &fst) < 0 || !S_ISREG(fst.st_mode) || hidden_by_later(l, i))
         continue;
-      const char *rest = strcmp(real, "/") == 0 ? *f : *f + strlen(real);
-      cleanup_free char *dest = xasprintf(
-          "%s%s", strcmp(l->items[i].destination, "/") == 0 ? "" : l->items[i].destination, rest);
-      if (!has_destination(l, dest) || strcmp(dest, l->items[i].destination) == 0)
-        add_mount(l, dest, "bind", SANDBOX_UNREADABLE_FILE,
-                  (const char *const[]){"bind", "ro", "nosuid", "nodev", "noexec", NULL});
+      m->covers[n++] = rest[0] == '/' ? rest + 1 : rest;
+      m->cover_source = SANDBOX_UNREADABLE_FILE;
     }
   }
 }
@@ -482,10 +522,11 @@ static void build_mounts(const struct sandbox_mapping_opts *o, const char *commo
    * user's /etc can be that. The others cannot: the system dirs and root's /etc entries are fixed
    * names in root-owned directories (only the host's root could make one lead to /etc); the git
    * protection binds are files named config or directories named hooks, neither a symlink; the
-   * rest are tmpfs, proc, sysfs or the runtime's own files. So only those pay for realpath. */
+   * rest are tmpfs, proc, sysfs or the runtime's own files. So only those pay for a stat. */
+  struct secret_places secrets = {0};
   if (o->userns)
-    cover_secret_files(l, etc_first, etc_end);
-  cover_secret_files(l, caller_first, caller_end);
+    cover_secret_files(l, etc_first, etc_end, &secrets);
+  cover_secret_files(l, caller_first, caller_end, &secrets);
   sort_mounts_by_depth(l);
 }
 
@@ -948,6 +989,32 @@ static void bundle_limits_apply(const oci_policy *policy, oci_config *config) {
   sandbox_limits_clear(&limits);
 }
 
+/* Such entries come after their mount (deeper, or added later at the same path: the depth sort
+ * is stable). A bundle's task container is created later, by another process, and the runtime
+ * attaches an overlay's covers nowhere: their paths decide there. */
+void sandbox_covers_as_entries(oci_config *c, bool all) {
+  struct mount_list l = {.items = c->mounts, .len = c->n_mounts};
+  const size_t n = c->n_mounts;
+  for (size_t i = 0; i < n; i++)
+    for (size_t k = 0; k < OCI_MOUNT_MAX_COVERS && l.items[i].covers[k] &&
+                       (all || strcmp(l.items[i].type, "bind") != 0);
+         k++) {
+      const char *bind_dest = l.items[i].destination, *below = l.items[i].covers[k];
+      cleanup_free char *dest =
+          below[0] == '\0'
+              ? xstrdup(bind_dest)
+              : xasprintf("%s/%s", strcmp(bind_dest, "/") == 0 ? "" : bind_dest, below);
+      if (!has_destination(&l, dest) || strcmp(dest, bind_dest) == 0)
+        add_mount(&l, dest, "bind", l.items[i].cover_source,
+                  (const char *const[]){"bind", "ro", "nosuid", "nodev", "noexec", NULL});
+    }
+  if (l.len == n)
+    return;
+  sort_mounts_by_depth(&l);
+  c->mounts = l.items;
+  c->n_mounts = l.len;
+}
+
 int sandbox_bundle(const struct fsrun_context *ctx, const struct sandbox_bundle_opts *o,
                    fsrun_error_t *err) {
   oci_policy *policy = NULL;
@@ -970,8 +1037,10 @@ int sandbox_bundle(const struct fsrun_context *ctx, const struct sandbox_bundle_
   if (r == 0)
     r = sandbox_config_for_caller(policy, worktree, o->args, o->n_args, geteuid() != 0, &config,
                                   err);
-  if (r == 0)
+  if (r == 0) {
     bundle_limits_apply(policy, config);
+    sandbox_covers_as_entries(config, true);
+  }
   /* each `fsrun exec` into the container gets the git overlay of a sandbox run (exec-git.c) */
   if (r == 0 && oci_map_set(&config->annotations, EXEC_GIT_ANNOTATION, worktree) < 0)
     r = fsrun_error_make(err, 0, "bundle: annotations: out of memory");

@@ -44,6 +44,10 @@ int sandbox_config_for_caller(const oci_policy *policy, const char *worktree, ch
                               size_t n_args, bool userns, oci_config **out, fsrun_error_t *err);
 int sandbox_config_from_policy(const struct sandbox_mapping_opts *o, oci_config **out,
                                fsrun_error_t *err);
+/* The covers of a secret file that a mount carries in memory (oci_mount.covers) made entries of
+ * their own, at their paths in the container: every mount's with all (a bundle's config.json),
+ * else only those of a mount that is no longer a bind (the git common dir made an overlay). */
+void sandbox_covers_as_entries(oci_config *c, bool all);
 
 /* Creates dir (must not hold a config.json yet) with config.json, the (empty) root directory and
  * what the mounts take from the bundle. */

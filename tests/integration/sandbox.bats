@@ -353,7 +353,8 @@ read_secrets() {
 
 # covered_probe STATE RUNNER... -- PATH...: the sandbox (the policy written, RUNNER its runner:
 # `sbx` or a setpriv line ending in the binary's options) shows each PATH as what? `PATH covered`
-# when it is the state root's unreadable cover file and cannot be read, `PATH SHOWN` otherwise
+# when it is the state root's unreadable cover file and cannot be read, `PATH absent` when it is
+# not there at all (root's /etc over a bind of /), `PATH SHOWN` otherwise
 covered_probe() {
   local state=$1 cover script='' p
   shift
@@ -364,7 +365,7 @@ covered_probe() {
   done
   shift
   for p in "$@"; do
-    script+="if cat '$p' >/dev/null 2>&1; then echo '$p SHOWN'; elif [ \"\$(stat -L -c %d:%i '$p')\" = \"\$1\" ]; then echo '$p covered'; else echo '$p SHOWN'; fi; "
+    script+="if [ ! -e '$p' ] && [ ! -L '$p' ]; then echo '$p absent'; elif cat '$p' >/dev/null 2>&1; then echo '$p SHOWN'; elif [ \"\$(stat -L -c %d:%i '$p')\" = \"\$1\" ]; then echo '$p covered'; else echo '$p SHOWN'; fi; "
   done
   # the cover file is made by the first run; its identity is what a covered path shows
   "${runner[@]}" -- /bin/true
@@ -399,7 +400,8 @@ covered_probe() {
       --task-id "$TASK" -- $paths
     echo "root, $policy: $output"
     [ "$status" -eq 0 ]
-    [[ $output == *covered* ]]
+    # root's /etc is the allowlist's tmpfs, over a bind of /: its shadow files are not there
+    [[ $output == *covered* || $output == *absent* ]]
     [[ $output != *SHOWN* ]]
     # shellcheck disable=SC2086
     run covered_probe "$DIR/state-$uid" setpriv --reuid "$uid" --regid "$uid" --clear-groups \
@@ -410,6 +412,69 @@ covered_probe() {
     [[ $output == *covered* ]]
     [[ $output != *SHOWN* ]]
   done
+}
+
+# swap_race COVER RUNNER...: 40 sandboxes (RUNNER its runner, ending in the binary's options) look
+# at the shadow file under both names of the swapped pair, $WT/swap and $WT/swap-link, while a
+# loop exchanges them; prints a line a run: for each name, `READ` (the host's content), `SHOWN`
+# (the host's file, unreadable but not covered), `covered` (the cover file COVER), `absent`; or
+# `failed` where the set-up refused (the source was replaced between the check and the bind)
+swap_race() {
+  local cover=$1 i
+  shift
+  # shellcheck disable=SC2016 # expanded in the sandbox
+  local script='for f in "$1/swap/shadow" "$1/swap-link/shadow"; do
+      id=$(stat -L -c %d:%i "$f" 2>/dev/null)
+      if grep -q "^root:" "$f" 2>/dev/null; then echo READ
+      elif [ "$id" = "$2" ]; then echo SHOWN
+      elif [ "$id" = "$3" ]; then echo covered
+      else echo absent; fi
+    done | tr "\n" " "; echo'
+  for i in $(seq 40); do
+    "$@" -- /bin/sh -c "$script" sh "$WT" "$(stat -c %d:%i /etc/shadow)" "$cover" 2>/dev/null ||
+      echo failed
+  done
+}
+
+@test "sandbox: a path the policy names, swapped between a directory and a link to /etc while sandboxes start, never shows /etc/shadow (root and an ordinary user)" {
+  [ -f /etc/shadow ] || skip "the host has no /etc/shadow"
+  requires_host_command perl
+  requires_host_command setpriv
+  local uid=1000 swapper root_runs user_runs renameat2
+  case $(uname -m) in
+    x86_64) renameat2=316 ;;
+    aarch64) renameat2=276 ;;
+    *) skip "renameat2's system call number here is not known to this test" ;;
+  esac
+  mkdir -p "$DIR/home" "$WT/swap"
+  ln -s /etc "$WT/swap-link"
+  give_dir_to_user "$uid"
+  write_policy "{\"allowedPaths\": [\"$WT/swap\"]}"
+  local user=(setpriv --reuid "$uid" --regid "$uid" --clear-groups env HOME="$DIR/home"
+    "$FSRUN" --root "$DIR/state-$uid" sandbox --policy "$POLICY" --worktree "$WT"
+    --task-id "$TASK")
+  # the cover files, made by a first run each, before anything is swapped
+  sbx -- /bin/true
+  "${user[@]}" -- /bin/true
+  # another sandbox over the worktree could do this: one renameat2(RENAME_EXCHANGE) each time, so
+  # that the path is always there, a directory or a link to /etc
+  perl -e '($n, $a, $b) = @ARGV; while (1) { syscall($n, -100, $a, -100, $b, 2) == 0 or die "$!" }' \
+    "$renameat2" "$WT/swap" "$WT/swap-link" &
+  swapper=$!
+  BACKGROUND_PIDS=$swapper
+  root_runs=$(swap_race "$(stat -c %d:%i "$FSRUN_ROOT/.sandbox-bundle/unreadable")" sbx)
+  user_runs=$(swap_race "$(stat -c %d:%i "$DIR/state-$uid/.sandbox-bundle/unreadable")" \
+    "${user[@]}")
+  kill "$swapper"
+  wait "$swapper" || true
+  BACKGROUND_PIDS=
+  echo "root:"$'\n'"$(sort <<<"$root_runs" | uniq -c)"
+  echo "user:"$'\n'"$(sort <<<"$user_runs" | uniq -c)"
+  [[ $root_runs != *READ* && $root_runs != *SHOWN* ]]
+  [[ $user_runs != *READ* && $user_runs != *SHOWN* ]]
+  # a refusal is fine (the source changed under the set-up), but some runs must have looked
+  grep -qv '^failed$' <<<"$root_runs"
+  grep -qv '^failed$' <<<"$user_runs"
 }
 
 @test "sandbox: writablePaths are writable, allowedPaths read-only (EROFS)" {
@@ -904,6 +969,25 @@ assert_no_sleep() {
   [ "$(jq -r .stdout <<<"$json")" = "$WT" ]
   [ "$(jq -sr 'map(.event + ":" + .backend) | join(",")' "$DIR/audit.log")" = \
     "sandbox:prepare:fsrun,sandbox:fallback:native,sandbox:run:native" ]
+}
+
+@test "bundle: a link to /etc in allowedPaths gets its shadow files covered by entries of config.json" {
+  requires_fsrun_command bundle
+  [ -f /etc/shadow ] || skip "the host has no /etc/shadow"
+  local out=$DIR/bundle id=bundle-$TASK
+  ln -s /etc "$WT/etclink"
+  write_policy "{\"allowedPaths\": [\"$WT/etclink\"]}"
+  run fsrun bundle --policy "$POLICY" --worktree "$WT" --out "$out" -- /bin/sh -c \
+    "cat '$WT/etclink/shadow' >/dev/null 2>&1 && echo READ; echo looked"
+  [ "$status" -eq 0 ]
+  # the covers a run attaches on the bind itself are written as entries: a task container is
+  # created by another process, from the JSON
+  jq -e --arg d "$WT/etclink/shadow" '[.mounts[] | select(.destination == $d and .source == "unreadable")] | length == 1' "$out/config.json"
+  run fsrun run --bundle "$out" "$id"
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ "$output" = looked ]
+  assert_no_leftovers "$id" "$out"
 }
 
 @test "bundle: writes config.json and an empty root; fsrun run uses it on the worktree" {

@@ -1335,38 +1335,20 @@ int container_delete(const struct fsrun_context *ctx, const char *id, bool force
  */
 
 /* fsrun's init reported its process's wait status as it exited: that is the process's status (the
- * init's own cannot tell `exit 137` from SIGKILL). No report (the init was killed): unchanged. A
- * set-up step the init does after `start` failed (SYNC_ERROR: the seccomp filter, Landlock): the
- * process never ran, so that is the run's error, and *exit_status is -1. */
-static int take_reported_status(int status_fd, int *exit_status, int *term_signal,
-                                fsrun_error_t *err) {
+ * init's own cannot tell `exit 137` from SIGKILL). No report (the init was killed): unchanged. */
+static void take_reported_status(int status_fd, int *exit_status, int *term_signal) {
   struct pollfd p = {.fd = status_fd, .events = POLLIN};
   struct sync_msg msg = {.fd = -1};
-  int wstatus, r = 0;
+  int wstatus;
   if (poll(&p, 1, 0) <= 0 || !(p.revents & POLLIN) || sync_recv(status_fd, &msg) < 0)
-    return 0;
+    return;
   if (msg.type == SYNC_EXIT_STATUS && msg.len == sizeof(wstatus)) {
     memcpy(&wstatus, msg.data, sizeof(wstatus));
     *exit_status = WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : 128 + WTERMSIG(wstatus);
     if (term_signal != NULL)
       *term_signal = WIFSIGNALED(wstatus) ? WTERMSIG(wstatus) : 0;
-  } else if (msg.type == SYNC_ERROR) {
-    *exit_status = -1;
-    r = fsrun_error_make(err, 0, "the container's init: %s", msg.data ? msg.data : "set-up failed");
   }
   sync_msg_clear(&msg);
-  return r;
-}
-
-/* The run failed with why (the process never ran); a clean-up error in err (cleanup_r < 0) is
- * only warned of. */
-static int fail_after_cleanup(int cleanup_r, fsrun_error_t *err, fsrun_error_t *why) {
-  if (cleanup_r < 0) {
-    log_warning("%s", (*err)->msg);
-    fsrun_error_release(err);
-  }
-  *err = steal_ptr(why);
-  return fsrun_error_code(err);
 }
 
 int container_run(const struct fsrun_context *ctx, const struct container_run_opts *o,
@@ -1374,8 +1356,7 @@ int container_run(const struct fsrun_context *ctx, const struct container_run_op
   struct created c;
   sigset_t blocked, old;
   bool foreground = !o->detach;
-  cleanup_error fsrun_error_t init_err = NULL;
-  int r, init_failed = 0;
+  int r;
 
   foreground_signals(&blocked);
   sigprocmask(foreground ? SIG_BLOCK : SIG_SETMASK, foreground ? &blocked : NULL, &old);
@@ -1399,15 +1380,13 @@ int container_run(const struct fsrun_context *ctx, const struct container_run_op
       if (o->term_signal != NULL)
         *o->term_signal = info.si_code == CLD_EXITED || info.si_code == 0 ? 0 : info.si_status;
       if (c.status_fd >= 0)
-        init_failed = take_reported_status(c.status_fd, exit_status, o->term_signal, &init_err);
+        take_reported_status(c.status_fd, exit_status, o->term_signal);
       /* the init is reaped; what it left in the cgroup goes with the cgroup */
       hints.init_reaped = true;
       if (o->on_exit != NULL)
         o->on_exit(c.cg, o->on_exit_data);
       if (!o->keep)
         r = destroy(ctx, o->create.id, &c.st, true, &hints, err);
-      if (init_failed < 0)
-        r = fail_after_cleanup(r, err, &init_err);
     }
   }
   created_clear(&c);

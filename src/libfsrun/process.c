@@ -101,17 +101,6 @@ __attribute__((noreturn)) static void fail(struct init_config *c, fsrun_error_t 
   _exit(1);
 }
 
-/* A set-up step after `start` (Landlock, the seccomp filter) failed, so the process never ran.
- * fsrun's init still holds the sync socket: `run` (the sandbox) reads it there and reports a
- * set-up failure, not an exit status of the process's. With nobody reading (create/start, or no
- * fsrun init), the container's stderr is the only place left to say it. */
-static void report_late_failure(struct init_config *c, fsrun_error_t err) {
-  if (c->reaper &&
-      sync_send(c->sync_fd, SYNC_ERROR, err->status, err->msg, strlen(err->msg), -1) == 0)
-    return;
-  dprintf(STDERR_FILENO, "fsrun: %s\n", err->msg);
-}
-
 /* Any failure to talk to the parent means it is gone: nothing left to report to. */
 static void wait_go(struct init_config *c, struct sync_msg *msg) {
   if (sync_recv(c->sync_fd, msg) < 0 || msg->type != SYNC_GO)
@@ -649,7 +638,7 @@ void init_main(struct init_config *c) {
   if ((c->landlock != NULL && landlock_apply(c->landlock, &err) < 0) ||
       (c->seccomp != NULL && p->no_new_privileges && !seccomp_has_notify(c->seccomp) &&
        seccomp_load_filter(c->seccomp, &notify_fd, &err) < 0)) {
-    report_late_failure(c, err);
+    dprintf(STDERR_FILENO, "fsrun: %s\n", err->msg);
     /* memcheck follows the init this far (valgrind answers seccomp(2) with ENOSYS): nothing
      * allocated here is left behind. envp's own strings follow the config's. */
     for (size_t i = p->env.len; envp[i] != NULL; i++)

@@ -272,67 +272,6 @@ in_cgroup() {
   user_processes_gone
 }
 
-# seccomp_enosys_sandbox WT POLICY TASK [ARG...]: the sandbox (its options ARG...) where seccomp(2)
-# answers ENOSYS, as CMD... from the environment's RUNNER (empty: as root); its command would make
-# WT/ran. stderr goes to $BATS_TEST_TMPDIR/err.
-seccomp_enosys_sandbox() {
-  local wt=$1 policy=$2 task=$3
-  shift 3
-  ${RUNNER:-} "$NOCLONE3" --enosys seccomp "$FSRUN" ${STATE_ROOT:+--root "$STATE_ROOT"} sandbox \
-    --policy "$policy" --worktree "$wt" --task-id "$task" "$@" -- touch "$wt/ran" \
-    2>"$BATS_TEST_TMPDIR/err"
-}
-
-# seccomp_failure_seen WT TASK: the last seccomp_enosys_sandbox was a set-up failure: 125, one
-# line on stderr naming seccomp, the command never ran, no cgroup or process of it is left
-seccomp_failure_seen() {
-  cat "$BATS_TEST_TMPDIR/err"
-  [ "$status" = 125 ]
-  [ "$(wc -l <"$BATS_TEST_TMPDIR/err")" = 1 ]
-  grep -q "^fsrun: .*load the seccomp filter: Function not implemented$" "$BATS_TEST_TMPDIR/err"
-  [ ! -e "$1/ran" ]
-  [ -z "$(find /sys/fs/cgroup -maxdepth 6 -type d -name "*$2*" 2>/dev/null)" ]
-  [ -z "$(pgrep -f "$1/ran")" ]
-}
-
-@test "noclone3: where seccomp(2) answers ENOSYS, the sandbox is a set-up failure (125, seccomp named), not the command's exit; root and an ordinary user" {
-  requires_host_command git
-  local wt=$BATS_TEST_TMPDIR/wt task=seccomp$$
-  git init -q "$wt"
-  echo '{"allowNetwork": false}' >"$BATS_TEST_TMPDIR/policy.json"
-  STATE_ROOT=$FSRUN_ROOT
-  run seccomp_enosys_sandbox "$wt" "$BATS_TEST_TMPDIR/policy.json" "$task"
-  seccomp_failure_seen "$wt" "$task"
-  [ -z "$(ls "$FSRUN_ROOT" | grep -v '^\.sandbox-bundle$')" ]
-  # --json: exitCode 125 and the reason in `error`, not an exit of the command's
-  run seccomp_enosys_sandbox "$wt" "$BATS_TEST_TMPDIR/policy.json" "$task" --json
-  seccomp_failure_seen "$wt" "$task"
-  echo "$output"
-  [ "$(jq -r .exitCode <<<"$output")" = 125 ]
-  [ "$(jq -r .backend <<<"$output")" = fsrun ]
-  [[ $(jq -r .error <<<"$output") == *"load the seccomp filter: Function not implemented" ]]
-  [ "$(jq -r .stderr <<<"$output")" = "" ]
-  # a set-up failure is what fallback-native runs natively (docs/sandbox.md)
-  run seccomp_enosys_sandbox "$wt" "$BATS_TEST_TMPDIR/policy.json" "$task" --json \
-    --failure-mode fallback-native
-  [ "$status" = 0 ]
-  [ "$(jq -r .backend <<<"$output")" = native ]
-  [ -e "$wt/ran" ]
-
-  user_setup
-  as_user git init -q "$UDIR/wt"
-  echo '{"allowNetwork": false}' >"$UDIR/policy.json"
-  RUNNER=as_user STATE_ROOT=
-  run seccomp_enosys_sandbox "$UDIR/wt" "$UDIR/policy.json" "$task"
-  seccomp_failure_seen "$UDIR/wt" "$task"
-  run seccomp_enosys_sandbox "$UDIR/wt" "$UDIR/policy.json" "$task" --json
-  seccomp_failure_seen "$UDIR/wt" "$task"
-  [ "$(jq -r .exitCode <<<"$output")" = 125 ]
-  [[ $(jq -r .error <<<"$output") == *"load the seccomp filter: Function not implemented" ]]
-  [ -z "$(ls -A "$UDIR/run/fsrun" | grep -v '^\.sandbox-bundle$')" ]
-  user_processes_gone
-}
-
 @test "noclone3: without pidfd_open (ENOSYS) as root: exec joins the init's namespaces, -d, signals; kill refuses; delete --force" {
   update_config '.process.args = ["sleep", "1000"]'
   fsrun run -d --bundle "$BUNDLE" "$CONTAINER_ID" </dev/null

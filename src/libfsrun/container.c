@@ -1334,21 +1334,63 @@ int container_delete(const struct fsrun_context *ctx, const char *id, bool force
 /* --- run ---------------------------------------------------------------------------------------
  */
 
-/* fsrun's init reported its process's wait status as it exited: that is the process's status (the
- * init's own cannot tell `exit 137` from SIGKILL). No report (the init was killed): unchanged. */
-static void take_reported_status(int status_fd, int *exit_status, int *term_signal) {
+/* At most this many reports are read: the command may add its own after the marker. */
+#define MAX_INIT_REPORTS 16
+
+/* One report fsrun's init (or, after the marker, anyone holding the socket) left: 0, or < 0 when
+ * none is left. The init is reaped, so all of its own are queued. */
+static int next_init_report(int status_fd, struct sync_msg *msg) {
   struct pollfd p = {.fd = status_fd, .events = POLLIN};
-  struct sync_msg msg = {.fd = -1};
+  if (poll(&p, 1, 0) <= 0 || !(p.revents & POLLIN))
+    return -EAGAIN;
+  return sync_recv(status_fd, msg);
+}
+
+static void take_wait_status(const struct sync_msg *msg, int *exit_status, int *term_signal) {
   int wstatus;
-  if (poll(&p, 1, 0) <= 0 || !(p.revents & POLLIN) || sync_recv(status_fd, &msg) < 0)
-    return;
-  if (msg.type == SYNC_EXIT_STATUS && msg.len == sizeof(wstatus)) {
-    memcpy(&wstatus, msg.data, sizeof(wstatus));
-    *exit_status = WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : 128 + WTERMSIG(wstatus);
-    if (term_signal != NULL)
-      *term_signal = WIFSIGNALED(wstatus) ? WTERMSIG(wstatus) : 0;
+  memcpy(&wstatus, msg->data, sizeof(wstatus));
+  *exit_status = WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : 128 + WTERMSIG(wstatus);
+  if (term_signal != NULL)
+    *term_signal = WIFSIGNALED(wstatus) ? WTERMSIG(wstatus) : 0;
+}
+
+/* What fsrun's init reported on the sync socket, read in order once it is reaped. Before its
+ * SYNC_COMMAND_NEXT the command cannot exist, so a SYNC_ERROR there is the init's own: a set-up
+ * step after `start` failed (the seccomp filter, Landlock), the process never ran, that is the
+ * run's error and *exit_status is -1. After the marker the command may hold the socket too (pid 1
+ * is dumpable), so only a wait status is taken (the init's own cannot tell `exit 137` from
+ * SIGKILL; the command could only claim a status it could have exited with) and anything else is
+ * ignored. No report (the init was killed): unchanged. */
+static int take_reported_status(int status_fd, int *exit_status, int *term_signal,
+                                fsrun_error_t *err) {
+  struct sync_msg msg = {.fd = -1};
+  bool command_may_exist = false;
+  int r = 0;
+  for (int n = 0; r == 0 && n < MAX_INIT_REPORTS && next_init_report(status_fd, &msg) == 0; n++) {
+    if (!command_may_exist && msg.type == SYNC_COMMAND_NEXT) {
+      command_may_exist = true;
+    } else if (!command_may_exist && msg.type == SYNC_ERROR) {
+      *exit_status = -1;
+      r = fsrun_error_make(err, 0, "the container's init: %s",
+                           msg.data ? msg.data : "set-up failed");
+    } else if (command_may_exist && msg.type == SYNC_EXIT_STATUS && msg.len == sizeof(int)) {
+      take_wait_status(&msg, exit_status, term_signal);
+      r = 1;
+    }
+    sync_msg_clear(&msg);
   }
-  sync_msg_clear(&msg);
+  return r < 0 ? r : 0;
+}
+
+/* The run failed with why (the process never ran); a clean-up error in err (cleanup_r < 0) is
+ * only warned of. */
+static int fail_after_cleanup(int cleanup_r, fsrun_error_t *err, fsrun_error_t *why) {
+  if (cleanup_r < 0) {
+    log_warning("%s", (*err)->msg);
+    fsrun_error_release(err);
+  }
+  *err = steal_ptr(why);
+  return fsrun_error_code(err);
 }
 
 int container_run(const struct fsrun_context *ctx, const struct container_run_opts *o,
@@ -1356,7 +1398,8 @@ int container_run(const struct fsrun_context *ctx, const struct container_run_op
   struct created c;
   sigset_t blocked, old;
   bool foreground = !o->detach;
-  int r;
+  cleanup_error fsrun_error_t init_err = NULL;
+  int r, init_failed = 0;
 
   foreground_signals(&blocked);
   sigprocmask(foreground ? SIG_BLOCK : SIG_SETMASK, foreground ? &blocked : NULL, &old);
@@ -1380,13 +1423,15 @@ int container_run(const struct fsrun_context *ctx, const struct container_run_op
       if (o->term_signal != NULL)
         *o->term_signal = info.si_code == CLD_EXITED || info.si_code == 0 ? 0 : info.si_status;
       if (c.status_fd >= 0)
-        take_reported_status(c.status_fd, exit_status, o->term_signal);
+        init_failed = take_reported_status(c.status_fd, exit_status, o->term_signal, &init_err);
       /* the init is reaped; what it left in the cgroup goes with the cgroup */
       hints.init_reaped = true;
       if (o->on_exit != NULL)
         o->on_exit(c.cg, o->on_exit_data);
       if (!o->keep)
         r = destroy(ctx, o->create.id, &c.st, true, &hints, err);
+      if (init_failed < 0)
+        r = fail_after_cleanup(r, err, &init_err);
     }
   }
   created_clear(&c);

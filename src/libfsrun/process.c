@@ -101,6 +101,30 @@ __attribute__((noreturn)) static void fail(struct init_config *c, fsrun_error_t 
   _exit(1);
 }
 
+/* A set-up step after `start` (Landlock, the seccomp filter) failed, so the process never ran.
+ * fsrun's init still holds the sync socket: `run` (the sandbox) reads it there and reports a
+ * set-up failure, not an exit status of the process's (trusted as sent before the marker of
+ * announce_command). With nobody reading (create/start, or no fsrun init), the container's stderr
+ * is the only place left to say it. */
+static void report_late_failure(struct init_config *c, fsrun_error_t err) {
+  if (c->reaper &&
+      sync_send(c->sync_fd, SYNC_ERROR, err->status, err->msg, strlen(err->msg), -1) == 0)
+    return;
+  dprintf(STDERR_FILENO, "fsrun: %s\n", err->msg);
+}
+
+/* Every filter is loaded and only the command's exec follows. From here the command may hold the
+ * sync socket too (pid 1 is dumpable, so pidfd_getfd reaches it), and the runtime trusts a
+ * SYNC_ERROR only from before this marker. A peer gone (EPIPE: create/start) reads nothing; any
+ * other failure would leave the runtime without the marker, so the command does not run. */
+static void announce_command(struct init_config *c) {
+  int r = sync_send(c->sync_fd, SYNC_COMMAND_NEXT, 0, NULL, 0, -1);
+  if (r < 0 && r != -EPIPE) {
+    dprintf(STDERR_FILENO, "fsrun: tell the runtime the command follows: %s\n", strerror(-r));
+    _exit(1);
+  }
+}
+
 /* Any failure to talk to the parent means it is gone: nothing left to report to. */
 static void wait_go(struct init_config *c, struct sync_msg *msg) {
   if (sync_recv(c->sync_fd, msg) < 0 || msg->type != SYNC_GO)
@@ -638,7 +662,7 @@ void init_main(struct init_config *c) {
   if ((c->landlock != NULL && landlock_apply(c->landlock, &err) < 0) ||
       (c->seccomp != NULL && p->no_new_privileges && !seccomp_has_notify(c->seccomp) &&
        seccomp_load_filter(c->seccomp, &notify_fd, &err) < 0)) {
-    dprintf(STDERR_FILENO, "fsrun: %s\n", err->msg);
+    report_late_failure(c, err);
     /* memcheck follows the init this far (valgrind answers seccomp(2) with ENOSYS): nothing
      * allocated here is left behind. envp's own strings follow the config's. */
     for (size_t i = p->env.len; envp[i] != NULL; i++)
@@ -651,6 +675,7 @@ void init_main(struct init_config *c) {
   if (c->reaper) {
     /* the reaper stays: its signals are held (blocked) from before `start` returns */
     sigset_t all;
+    announce_command(c);
     sigfillset(&all);
     sigprocmask(SIG_SETMASK, &all, NULL);
     reaper_exec(exe, argv, envp, c->sigmask, p->terminal, c->sync_fd, c->tiny_init_fd, fifo);

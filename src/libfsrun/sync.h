@@ -24,6 +24,7 @@ typedef enum {
   SYNC_BIND_SOURCE, /* child -> parent: open a bind source for me (bind-source.h) */
   SYNC_NAMESPACES,  /* first init -> parent: in its namespaces (ns_plan.pid_join_early) */
   SYNC_PROCFS,      /* late init -> parent: a procfs of the joined pid namespace (proc-mounter.h) */
+  SYNC_COMMAND_NEXT, /* fsrun's init -> parent: every filter loaded; the command may exist after */
 } sync_msg_type;
 
 struct sync_msg {

@@ -272,6 +272,135 @@ in_cgroup() {
   user_processes_gone
 }
 
+# seccomp_enosys_sandbox WT POLICY TASK [ARG...]: the sandbox (its options ARG...) where seccomp(2)
+# answers ENOSYS, as CMD... from the environment's RUNNER (empty: as root); its command would make
+# WT/ran. stderr goes to $BATS_TEST_TMPDIR/err.
+seccomp_enosys_sandbox() {
+  local wt=$1 policy=$2 task=$3
+  shift 3
+  ${RUNNER:-} "$NOCLONE3" --enosys seccomp "$FSRUN" ${STATE_ROOT:+--root "$STATE_ROOT"} sandbox \
+    --policy "$policy" --worktree "$wt" --task-id "$task" "$@" -- touch "$wt/ran" \
+    2>"$BATS_TEST_TMPDIR/err"
+}
+
+# seccomp_failure_seen WT TASK: the last seccomp_enosys_sandbox was a set-up failure: 125, one
+# line on stderr naming seccomp, the command never ran, no cgroup or process of it is left
+seccomp_failure_seen() {
+  cat "$BATS_TEST_TMPDIR/err"
+  [ "$status" = 125 ]
+  [ "$(wc -l <"$BATS_TEST_TMPDIR/err")" = 1 ]
+  grep -q "^fsrun: .*load the seccomp filter: Function not implemented$" "$BATS_TEST_TMPDIR/err"
+  [ ! -e "$1/ran" ]
+  [ -z "$(find /sys/fs/cgroup -maxdepth 6 -type d -name "*$2*" 2>/dev/null)" ]
+  [ -z "$(pgrep -f "$1/ran")" ]
+}
+
+@test "noclone3: where seccomp(2) answers ENOSYS, the sandbox is a set-up failure (125, seccomp named), not the command's exit; root and an ordinary user" {
+  requires_host_command git
+  local wt=$BATS_TEST_TMPDIR/wt task=seccomp$$
+  git init -q "$wt"
+  echo '{"allowNetwork": false}' >"$BATS_TEST_TMPDIR/policy.json"
+  STATE_ROOT=$FSRUN_ROOT
+  run seccomp_enosys_sandbox "$wt" "$BATS_TEST_TMPDIR/policy.json" "$task"
+  seccomp_failure_seen "$wt" "$task"
+  [ -z "$(ls "$FSRUN_ROOT" | grep -v '^\.sandbox-bundle$')" ]
+  # --json: exitCode 125 and the reason in `error`, not an exit of the command's
+  run seccomp_enosys_sandbox "$wt" "$BATS_TEST_TMPDIR/policy.json" "$task" --json
+  seccomp_failure_seen "$wt" "$task"
+  echo "$output"
+  [ "$(jq -r .exitCode <<<"$output")" = 125 ]
+  [ "$(jq -r .backend <<<"$output")" = fsrun ]
+  [[ $(jq -r .error <<<"$output") == *"load the seccomp filter: Function not implemented" ]]
+  [ "$(jq -r .stderr <<<"$output")" = "" ]
+  # a set-up failure is what fallback-native runs natively (docs/sandbox.md), and it says why
+  run seccomp_enosys_sandbox "$wt" "$BATS_TEST_TMPDIR/policy.json" "$task" --json \
+    --failure-mode fallback-native
+  [ "$status" = 0 ]
+  [ "$(jq -r .backend <<<"$output")" = native ]
+  grep -q "load the seccomp filter: Function not implemented; running the command natively$" \
+    "$BATS_TEST_TMPDIR/err"
+  [ -e "$wt/ran" ]
+
+  user_setup
+  as_user git init -q "$UDIR/wt"
+  echo '{"allowNetwork": false}' >"$UDIR/policy.json"
+  RUNNER=as_user STATE_ROOT=
+  run seccomp_enosys_sandbox "$UDIR/wt" "$UDIR/policy.json" "$task"
+  seccomp_failure_seen "$UDIR/wt" "$task"
+  run seccomp_enosys_sandbox "$UDIR/wt" "$UDIR/policy.json" "$task" --json
+  seccomp_failure_seen "$UDIR/wt" "$task"
+  [ "$(jq -r .exitCode <<<"$output")" = 125 ]
+  [[ $(jq -r .error <<<"$output") == *"load the seccomp filter: Function not implemented" ]]
+  [ -z "$(ls -A "$UDIR/run/fsrun" | grep -v '^\.sandbox-bundle$')" ]
+  user_processes_gone
+  run seccomp_enosys_sandbox "$UDIR/wt" "$UDIR/policy.json" "$task" --failure-mode fallback-native
+  [ "$status" = 0 ]
+  grep -q "load the seccomp filter: Function not implemented; running the command natively$" \
+    "$BATS_TEST_TMPDIR/err"
+  [ -e "$UDIR/wt/ran" ]
+}
+
+# forged_failure_sandbox DIR TASK [ARG...]: the sandbox (its options ARG...) on the worktree DIR/wt
+# whose command (forge-setup-failure) forges a set-up failure on pid 1's sync socket and exits 7;
+# run natively, it would make DIR/host/escaped. As CMD... from RUNNER (empty: as root); stderr goes
+# to $BATS_TEST_TMPDIR/err.
+forged_failure_sandbox() {
+  local dir=$1 task=$2
+  shift 2
+  ${RUNNER:-} "$FSRUN" ${STATE_ROOT:+--root "$STATE_ROOT"} sandbox --policy "$dir/policy.json" \
+    --worktree "$dir/wt" --task-id "$task" "$@" -- "$dir/wt/forge" "$dir/host/escaped" 7 \
+    2>"$BATS_TEST_TMPDIR/err"
+}
+
+# forged_failure_ignored DIR [JSON]: the last forged_failure_sandbox ran the command in the sandbox
+# only: the forgery was sent, the command's own status 7 was reported, nothing ran natively
+forged_failure_ignored() {
+  local stderr
+  cat "$BATS_TEST_TMPDIR/err"
+  stderr=$(cat "$BATS_TEST_TMPDIR/err")
+  [ -z "${2:-}" ] || stderr+=$(jq -r .stderr <<<"$output")
+  [[ $stderr == "forge: sent on "[1-9]*" socket(s) of pid 1" ]]
+  [ ! -e "$1/host/escaped" ]
+  [ "$status" = 7 ]
+  if [ -n "${2:-}" ]; then
+    echo "$output"
+    [ "$(jq -r .exitCode <<<"$output")" = 7 ]
+    [ "$(jq -r .backend <<<"$output")" = fsrun ]
+    [ "$(jq -r .error <<<"$output")" = null ]
+  fi
+}
+
+@test "noclone3: a set-up failure the command forges on pid 1's sync socket is ignored: never a native run, its own exit status; root and an ordinary user" {
+  requires_host_command git cc
+  local dir=$BATS_TEST_TMPDIR/forged task=forged$$ mode
+  mkdir -p "$dir/host"
+  git init -q "$dir/wt"
+  cc -static -O2 -o "$dir/wt/forge" "$FSRUN_TESTS_DIR/forge-setup-failure.c" ||
+    skip "needs cc -static"
+  echo '{"allowNetwork": false}' >"$dir/policy.json"
+  STATE_ROOT=$FSRUN_ROOT
+  for mode in fallback-native fail-hard; do
+    run forged_failure_sandbox "$dir" "$task" --failure-mode $mode
+    forged_failure_ignored "$dir"
+    run forged_failure_sandbox "$dir" "$task" --failure-mode $mode --json
+    forged_failure_ignored "$dir" json
+  done
+  [ -z "$(ls "$FSRUN_ROOT" | grep -v '^\.sandbox-bundle$')" ]
+
+  user_setup
+  mkdir -p "$UDIR/host"
+  cp -r "$dir/wt" "$dir/policy.json" "$UDIR/"
+  chown -R "$NEST_UID:$NEST_GID" "$UDIR/host" "$UDIR/wt" "$UDIR/policy.json"
+  RUNNER=as_user STATE_ROOT=
+  for mode in fallback-native fail-hard; do
+    run forged_failure_sandbox "$UDIR" "$task" --failure-mode $mode
+    forged_failure_ignored "$UDIR"
+    run forged_failure_sandbox "$UDIR" "$task" --failure-mode $mode --json
+    forged_failure_ignored "$UDIR" json
+  done
+  user_processes_gone
+}
+
 @test "noclone3: without pidfd_open (ENOSYS) as root: exec joins the init's namespaces, -d, signals; kill refuses; delete --force" {
   update_config '.process.args = ["sleep", "1000"]'
   fsrun run -d --bundle "$BUNDLE" "$CONTAINER_ID" </dev/null

@@ -42,6 +42,7 @@
 #include "prefault.h"
 #include "sandbox-limits.h"
 #include "sandbox-net.h"
+#include "sandbox-probe.h"
 #include "sandbox-git.h"
 #include "sandbox-watchdog.h"
 #include "utils.h"
@@ -759,6 +760,28 @@ static int run_in_sandbox(const struct fsrun_context *ctx, const struct sandbox_
   return 0;
 }
 
+enum fallback { FALLBACK_REFUSED, FALLBACK_NATIVE, FALLBACK_TIMED_OUT };
+
+/* Whether a set-up that failed (*reason) under fallback-native may run the command natively: only
+ * when the host cannot sandbox even a request without the worktree and the policy's paths
+ * (sandbox-probe.h); *reason then says both. Otherwise it says that the sandbox works here. */
+static enum fallback fallback_decide(const struct fsrun_context *ctx, const oci_policy *policy,
+                                     int64_t deadline, char **reason) {
+  cleanup_free char *host_why = NULL;
+  char *said;
+  bool works = sandbox_probe_host(ctx, policy, deadline, &host_why);
+  if (!works && deadline > 0 && monotonic_ms() >= deadline)
+    return FALLBACK_TIMED_OUT;
+  if (works)
+    said = xasprintf("%s; the sandbox works on this host, so the command was not run natively",
+                     *reason);
+  else
+    said = xasprintf("%s; no sandbox can be set up on this host either (%s)", *reason, host_why);
+  free(*reason);
+  *reason = said;
+  return works ? FALLBACK_REFUSED : FALLBACK_NATIVE;
+}
+
 static bool failure_mode_valid(const char *mode) {
   return strcmp(mode, "fail-hard") == 0 || strcmp(mode, "fallback-native") == 0;
 }
@@ -880,7 +903,16 @@ static int run_once(const struct fsrun_context *ctx, const struct sandbox_run_op
   } else if (r < 0) {
     cleanup_free char *reason = xstrdup((*err)->msg);
     fsrun_error_release(err);
-    if (strcmp(failure_mode, "fallback-native") == 0) {
+    enum fallback fb = FALLBACK_REFUSED;
+    if (strcmp(failure_mode, "fallback-native") == 0)
+      fb = fallback_decide(ctx, policy, deadline, &reason);
+    if (fb == FALLBACK_TIMED_OUT) {
+      result.timed_out = true;
+      result.error =
+          xasprintf("sandbox: --timeout-ms: the set-up did not finish within %lld ms (%s)",
+                    (long long)o->timeout_ms, reason);
+      r = 0;
+    } else if (fb == FALLBACK_NATIVE) {
       /* said on stderr (ours: the command's may be captured) and in the audit log */
       if (cap.active)
         dprintf(cap.saved_stderr, "fsrun: warning: sandbox: %s; running the command natively\n",

@@ -717,3 +717,97 @@ check_killed_during_create_leaves_nothing() {
 @test "sandbox-run: fsrun SIGKILLed while create waits (state \`creating\`) leaves nothing (ordinary user)" {
   check_killed_during_create_leaves_nothing user
 }
+
+# ---- fallback-native is no off switch -----------------------------------------------------------
+
+# check_worktree_no_off_switch root|user: a command that writes `.git` = `gitdir: /nonexistent` into
+# a plain-directory worktree makes the next set-up fail. Under fallback-native that next command
+# must not run natively: the host can sandbox (the probe says so), so it is a set-up failure, 125,
+# plain and --json; the marker it would touch on the host is never made.
+check_worktree_no_off_switch() {
+  use_caller "$1"
+  local wt=$DIR/plain marker=$DIR/host-marker probes_before json
+  probes_before=$(ls -d /tmp/fsrun-probe-* 2>/dev/null | sort)
+  as_caller mkdir "$wt"
+  sbx_plain() {
+    as_caller "$FSRUN" --root "$STATE" sandbox --worktree "$wt" --task-id "$TASK" \
+      --audit-log "$DIR/audit.log" "$@" 2>"$DIR/stderr"
+  }
+  run sbx_plain -- /bin/sh -c 'echo "gitdir: /nonexistent" >.git'
+  [ "$status" -eq 0 ]
+  grep -qx 'gitdir: /nonexistent' "$wt/.git"
+  rm -f "$DIR/audit.log"
+  run sbx_plain --failure-mode fallback-native -- touch "$marker"
+  cat "$DIR/stderr"
+  [ "$status" -eq 125 ]
+  [ ! -e "$marker" ]
+  [ "$(wc -l <"$DIR/stderr")" -eq 1 ]
+  grep -q "^fsrun: .*git dir \`/nonexistent\`.*; the sandbox works on this host, so the command was not run natively$" "$DIR/stderr"
+  [ "$(jq -sr 'map(.event + ":" + .backend) | join(",")' "$DIR/audit.log")" = \
+    "sandbox:prepare:fsrun,sandbox:failure:fsrun" ]
+  jq -se '.[1].reason | test("works on this host")' "$DIR/audit.log"
+  # --json: the same failure as a result, backend fsrun
+  run sbx_plain --failure-mode fallback-native --json -- touch "$marker"
+  echo "$output"
+  [ "$status" -eq 125 ]
+  [ ! -e "$marker" ]
+  json=$(grep '^{' <<<"$output")
+  [ "$(jq -r '"\(.exitCode) \(.backend)"' <<<"$json")" = "125 fsrun" ]
+  [[ $(jq -r .error <<<"$json") == *'git dir `/nonexistent`'*'the sandbox works on this host'* ]]
+  # the probe left nothing: no state, cgroup, directory or process of its own
+  assert_state_clean
+  [ -z "$(ls -A "$STATE" | grep fsrun-probe)" ]
+  [ -z "$(find /sys/fs/cgroup -type d -name '*fsrun-probe*' 2>/dev/null)" ]
+  [ "$(ls -d /tmp/fsrun-probe-* 2>/dev/null | sort)" = "$probes_before" ]
+  no_process_left -f -- "--task-id fsrun-probe"
+}
+
+@test "sandbox-run: fallback-native does not run natively a command whose worktree broke the set-up (.git to nowhere): 125 (root)" {
+  check_worktree_no_off_switch root
+}
+
+@test "sandbox-run: fallback-native does not run natively a command whose worktree broke the set-up (.git to nowhere): 125 (ordinary user)" {
+  check_worktree_no_off_switch user
+}
+
+# check_host_inability_falls_back root|user: where pivot_root answers ENOSYS (tests/noclone3), no
+# sandbox can be set up on this host at all, the probe's included: fallback-native still runs the
+# command natively (plain and --json), and says both reasons.
+check_host_inability_falls_back() {
+  use_caller "$1"
+  local noclone3=${FSRUN%/*}/tests/noclone3 marker=$DIR/host-marker json
+  [ -x "$noclone3" ] || skip "tests/noclone3 is not built next to $FSRUN"
+  local said="^fsrun: warning: sandbox: pivot_root to .*: Function not implemented; no sandbox can be set up on this host either (pivot_root to .*: Function not implemented); running the command natively$"
+  sbx_nopivot() {
+    as_caller "$noclone3" --enosys pivot_root "$FSRUN" --root "$STATE" sandbox --worktree "$WT" \
+      --task-id "$TASK" --failure-mode fallback-native --audit-log "$DIR/audit.log" "$@" \
+      -- touch "$marker" 2>"$DIR/stderr"
+  }
+  run sbx_nopivot
+  cat "$DIR/stderr"
+  [ "$status" -eq 0 ]
+  [ -e "$marker" ]
+  grep -q "$said" "$DIR/stderr"
+  [ "$(jq -sr 'map(.event + ":" + .backend) | join(",")' "$DIR/audit.log")" = \
+    "sandbox:prepare:fsrun,sandbox:fallback:native,sandbox:run:native" ]
+  jq -se '.[1].reason | test("on this host either")' "$DIR/audit.log"
+  rm "$marker"
+  run sbx_nopivot --json
+  cat "$DIR/stderr"
+  [ "$status" -eq 0 ]
+  [ -e "$marker" ]
+  json=$(grep '^{' <<<"$output")
+  [ "$(jq -r '"\(.exitCode) \(.backend)"' <<<"$json")" = "0 native" ]
+  grep -q "$said" "$DIR/stderr"
+  assert_state_clean
+  [ -z "$(ls -A "$STATE" | grep fsrun-probe)" ]
+  [ -z "$(find /sys/fs/cgroup -type d -name '*fsrun-probe*' 2>/dev/null)" ]
+}
+
+@test "sandbox-run: fallback-native still runs natively where the host cannot sandbox (pivot_root ENOSYS), saying why (root)" {
+  check_host_inability_falls_back root
+}
+
+@test "sandbox-run: fallback-native still runs natively where the host cannot sandbox (pivot_root ENOSYS), saying why (ordinary user)" {
+  check_host_inability_falls_back user
+}

@@ -1,0 +1,194 @@
+/* The host probe of fallback-native (sandbox-probe.h). A set-up failure says nothing of whose doing
+ * it was: the command of the run before may have written a `.git` file, flipped a symlink under a
+ * policy path or shaped `.gitmodules` so that the next set-up fails. The probe asks again without
+ * any of that: this same binary (/proc/self/exe, not a path someone could swap), the same state
+ * root and cgroup options, the policy stripped of its paths (and of a seccomp profile file, which
+ * is the request's too), over an empty directory of its own, under fail-hard. Only a host that
+ * cannot run that either is a host the command may run natively on. A child process, not a second
+ * set-up in this one: the run's watchdog, capture and deadline timer stay as they are. */
+#include "sandbox-probe.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "utils.h"
+
+#define PROBE_REASON_MAX 1024
+
+/* The caller's network profile, limits, ports, environment allowlist and seccomp choice; none of
+ * the paths it names. */
+static char *probe_policy_json(const oci_policy *p, char **err) {
+  oci_policy bare = *p;
+  bare.allowed_paths = (oci_strv){0};
+  bare.writable_paths = (oci_strv){0};
+  bare.backend = NULL;
+  bare.failure_mode = NULL;
+  if (bare.seccomp != NULL && strcmp(bare.seccomp, "none") != 0) {
+    bare.seccomp = NULL; /* the default profile */
+    bare.seccomp_profile_text = NULL;
+    bare.seccomp_profile_len = 0;
+  }
+  return oci_policy_serialize(&bare, err);
+}
+
+/* A memfd holding text, read from its start (the probe's stdin); -1 with *why set on failure. */
+static int text_memfd(const char *text, char **why) {
+  int fd = memfd_create("fsrun-probe-policy", MFD_CLOEXEC);
+  if (fd < 0 || safe_write_all(fd, text, strlen(text)) < 0 || lseek(fd, 0, SEEK_SET) < 0) {
+    *why = xasprintf("the probe's policy: %s", strerror(errno));
+    if (fd >= 0)
+      close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+static char **probe_argv(const struct fsrun_context *ctx, const char *dir, int64_t timeout_ms,
+                         char *timeout_buf, size_t timeout_len) {
+  char **argv = xmalloc0(24 * sizeof(char *));
+  size_t n = 0;
+  argv[n++] = "fsrun";
+  argv[n++] = "--root";
+  argv[n++] = (char *)ctx->state_root;
+  if (ctx->systemd_cgroup)
+    argv[n++] = "--systemd-cgroup";
+  if (ctx->rootless != ROOTLESS_AUTO) {
+    argv[n++] = "--rootless";
+    argv[n++] = ctx->rootless == ROOTLESS_TRUE ? "true" : "false";
+  }
+  argv[n++] = "sandbox";
+  argv[n++] = "--policy";
+  argv[n++] = "-";
+  argv[n++] = "--worktree";
+  argv[n++] = (char *)dir;
+  argv[n++] = "--task-id";
+  argv[n++] = "fsrun-probe";
+  argv[n++] = "--failure-mode";
+  argv[n++] = "fail-hard";
+  if (timeout_ms > 0) {
+    snprintf(timeout_buf, timeout_len, "%lld", (long long)timeout_ms);
+    argv[n++] = "--timeout-ms";
+    argv[n++] = timeout_buf;
+  }
+  argv[n++] = "--";
+  argv[n++] = "true";
+  return argv;
+}
+
+/* In the child, async-signal-safe calls only (the run may have a reader thread). */
+static void exec_probe(char **argv, int policy_fd, int null_fd, int err_fd) {
+  sigset_t none;
+  (void)prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (dup2(policy_fd, STDIN_FILENO) < 0 || dup2(null_fd, STDOUT_FILENO) < 0 ||
+      dup2(err_fd, STDERR_FILENO) < 0)
+    _exit(127);
+  sigemptyset(&none);
+  sigprocmask(SIG_SETMASK, &none, NULL);
+  execv("/proc/self/exe", argv);
+  _exit(127);
+}
+
+/* The last line the probe wrote on stderr, its "fsrun: " dropped; what it exited with otherwise. */
+static char *probe_reason(int err_fd, int status) {
+  char buf[PROBE_REASON_MAX + 1];
+  off_t size = lseek(err_fd, 0, SEEK_END);
+  off_t from = size > PROBE_REASON_MAX ? size - PROBE_REASON_MAX : 0;
+  ssize_t n = size > 0 ? pread(err_fd, buf, (size_t)(size - from), from) : 0;
+  char *line;
+  if (n < 0)
+    n = 0;
+  buf[n] = '\0';
+  while (n > 0 && buf[n - 1] == '\n')
+    buf[--n] = '\0';
+  line = strrchr(buf, '\n');
+  line = line ? line + 1 : buf;
+  if (strncmp(line, "fsrun: ", 7) == 0)
+    line += 7;
+  if (*line != '\0')
+    return xstrdup(line);
+  if (WIFSIGNALED(status))
+    return xasprintf("the probe was killed by signal %d", WTERMSIG(status));
+  return xasprintf("the probe exited %d", WEXITSTATUS(status));
+}
+
+/* Runs the probe over dir; its wait status, or -1 with *why set. */
+static int run_probe(const struct fsrun_context *ctx, const oci_policy *policy, const char *dir,
+                     int64_t timeout_ms, int err_fd, char **why) {
+  cleanup_free char *json_err = NULL;
+  cleanup_free char *json = probe_policy_json(policy, &json_err);
+  cleanup_free char **argv = NULL;
+  cleanup_close int policy_fd = -1;
+  cleanup_close int null_fd = -1;
+  char timeout_buf[24];
+  int status = 0;
+  pid_t child;
+
+  if (json == NULL) {
+    *why = xasprintf("the probe's policy: %s", json_err);
+    return -1;
+  }
+  policy_fd = text_memfd(json, why);
+  if (policy_fd < 0)
+    return -1;
+  null_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+  if (null_fd < 0) {
+    *why = xasprintf("the probe: /dev/null: %s", strerror(errno));
+    return -1;
+  }
+  argv = probe_argv(ctx, dir, timeout_ms, timeout_buf, sizeof(timeout_buf));
+  child = fork();
+  if (child < 0) {
+    *why = xasprintf("the probe: fork: %s", strerror(errno));
+    return -1;
+  }
+  if (child == 0)
+    exec_probe(argv, policy_fd, null_fd, err_fd);
+  while (waitpid(child, &status, 0) < 0 && errno == EINTR)
+    ;
+  return status;
+}
+
+bool sandbox_probe_host(const struct fsrun_context *ctx, const oci_policy *policy, int64_t deadline,
+                        char **why) {
+  char dir[] = "/tmp/fsrun-probe-XXXXXX";
+  cleanup_close int err_fd = -1;
+  int64_t timeout_ms = 0;
+  int status;
+
+  *why = NULL;
+  if (deadline > 0) {
+    timeout_ms = deadline - monotonic_ms();
+    if (timeout_ms <= 0) {
+      *why = xstrdup("no time was left to probe the host");
+      return false;
+    }
+  }
+  err_fd = memfd_create("fsrun-probe-stderr", MFD_CLOEXEC);
+  if (err_fd < 0) {
+    *why = xasprintf("the probe's stderr: %s", strerror(errno));
+    return false;
+  }
+  if (mkdtemp(dir) == NULL) {
+    *why = xasprintf("the probe's worktree `%s`: %s", dir, strerror(errno));
+    return false;
+  }
+  status = run_probe(ctx, policy, dir, timeout_ms, err_fd, why);
+  if (rmdir(dir) < 0)
+    log_warning("sandbox: the probe's worktree `%s`: %s", dir, strerror(errno));
+  if (status < 0)
+    return false;
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+    return true;
+  *why = probe_reason(err_fd, status);
+  return false;
+}

@@ -103,7 +103,8 @@ static const char *const bound_system_dirs[] = {"/usr",   "/bin",   "/sbin",   "
  * create is a user namespace, which hands the process every capability over fresh namespaces --
  * the usual first step of a kernel exploit -- and its other flags (CLONE_FILES, CLONE_FS) are
  * unused by build tools. clone(CLONE_NEWUSER) is refused below; clone3 gets ENOSYS so that libc
- * falls back to clone, whose flags seccomp can see. */
+ * falls back to clone, whose flags seccomp can see. pidfd_getfd: pid 1 is dumpable (`fsrun exec`
+ * joins through it) and its fds are the runtime's (the sync socket), not the command's. */
 static const char *const denied_syscalls[] = {"mount",
                                               "umount",
                                               "umount2",
@@ -118,6 +119,7 @@ static const char *const denied_syscalls[] = {"mount",
                                               "mount_setattr",
                                               "ptrace",
                                               "process_vm_writev",
+                                              "pidfd_getfd",
                                               "bpf",
                                               "keyctl",
                                               "add_key",

@@ -13,17 +13,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-enum { SYNC_ERROR = 2, SYNC_INIT_PID = 6 }; /* src/libfsrun/sync.h */
-
-static int send_msg(int sock, uint32_t type, const char *payload) {
-  struct {
-    uint32_t type;
-    int32_t errno_value;
-  } h = {type, 0};
-  struct iovec iov[2] = {{&h, sizeof(h)}, {(void *)payload, strlen(payload)}};
-  struct msghdr mh = {.msg_iov = iov, .msg_iovlen = 2};
-  return sendmsg(sock, &mh, MSG_NOSIGNAL) < 0 ? -1 : 0;
-}
+#include "forge-sync.h"
 
 int main(int argc, char **argv) {
   char state[65536], *p;

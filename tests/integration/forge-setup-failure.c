@@ -5,6 +5,7 @@
  * failure, and under --failure-mode fallback-native run the command again natively: there MARKER's
  * directory exists, and it makes MARKER. */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,21 +15,12 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-enum { SYNC_ERROR = 2 }; /* src/libfsrun/sync.h */
+#include "forge-sync.h"
 
-static int send_msg(int sock, uint32_t type, const char *payload) {
-  struct {
-    uint32_t type;
-    int32_t errno_value;
-  } h = {type, 0};
-  struct iovec iov[2] = {{&h, sizeof(h)}, {(void *)payload, strlen(payload)}};
-  struct msghdr mh = {.msg_iov = iov, .msg_iovlen = 2};
-  return sendmsg(sock, &mh, MSG_NOSIGNAL) < 0 ? -1 : 0;
-}
-
-/* Forges on every seqpacket socket of pid 1; returns how many took the message. */
+/* Forges on every seqpacket socket of pid 1; returns how many took the message. A refusal of
+ * pidfd_getfd other than "no such fd" is said on stderr. */
 static int forge(void) {
-  int pidfd = (int)syscall(SYS_pidfd_open, 1, 0), sent = 0;
+  int pidfd = (int)syscall(SYS_pidfd_open, 1, 0), sent = 0, refused = 0;
   if (pidfd < 0) {
     perror("forge: pidfd_open(1)");
     return 0;
@@ -36,13 +28,17 @@ static int forge(void) {
   for (int n = 0; n < 64; n++) {
     int type = 0, fd = (int)syscall(SYS_pidfd_getfd, pidfd, n, 0);
     socklen_t len = sizeof(type);
-    if (fd < 0)
+    if (fd < 0) {
+      refused = errno == EBADF ? refused : errno;
       continue;
+    }
     if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) == 0 && type == SOCK_SEQPACKET &&
         send_msg(fd, SYNC_ERROR, "load the seccomp filter: Function not implemented") == 0)
       sent++;
     close(fd);
   }
+  if (refused != 0)
+    fprintf(stderr, "forge: pidfd_getfd: %s\n", strerror(refused));
   return sent;
 }
 

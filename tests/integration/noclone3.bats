@@ -356,13 +356,14 @@ forged_failure_sandbox() {
 }
 
 # forged_failure_ignored DIR [JSON]: the last forged_failure_sandbox ran the command in the sandbox
-# only: the forgery was sent, the command's own status 7 was reported, nothing ran natively
+# only: the forge said what FORGE_SAYS matches, the command's own status 7 was reported, nothing
+# ran natively
 forged_failure_ignored() {
   local stderr
   cat "$BATS_TEST_TMPDIR/err"
   stderr=$(cat "$BATS_TEST_TMPDIR/err")
   [ -z "${2:-}" ] || stderr+=$(jq -r .stderr <<<"$output")
-  [[ $stderr == "forge: sent on "[1-9]*" socket(s) of pid 1" ]]
+  [[ $stderr == $FORGE_SAYS ]]
   [ ! -e "$1/host/escaped" ]
   [ "$status" = 7 ]
   if [ -n "${2:-}" ]; then
@@ -373,21 +374,35 @@ forged_failure_ignored() {
   fi
 }
 
-@test "noclone3: a set-up failure the command forges on pid 1's sync socket is ignored: never a native run, its own exit status; root and an ordinary user" {
-  requires_host_command git cc
-  local dir=$BATS_TEST_TMPDIR/forged task=forged$$ mode
-  mkdir -p "$dir/host"
-  git init -q "$dir/wt"
-  cc -static -O2 -o "$dir/wt/forge" "$FSRUN_TESTS_DIR/forge-setup-failure.c" ||
-    skip "needs cc -static"
-  echo '{"allowNetwork": false}' >"$dir/policy.json"
-  STATE_ROOT=$FSRUN_ROOT
+# forged_failure_all DIR TASK: the forgery under both failure modes, plain and --json, where the
+# command reaches pid 1's sync socket (no seccomp filter); then where the default filter refuses
+# it pidfd_getfd. DIR/policy.json exists and its owner may read it.
+forged_failure_all() {
+  local dir=$1 task=$2 mode
+  echo '{"allowNetwork": false, "seccomp": "none"}' >"$dir/policy.json"
+  FORGE_SAYS="forge: sent on [1-9]* socket(s) of pid 1"
   for mode in fallback-native fail-hard; do
     run forged_failure_sandbox "$dir" "$task" --failure-mode $mode
     forged_failure_ignored "$dir"
     run forged_failure_sandbox "$dir" "$task" --failure-mode $mode --json
     forged_failure_ignored "$dir" json
   done
+  echo '{"allowNetwork": false}' >"$dir/policy.json"
+  FORGE_SAYS=$'forge: pidfd_getfd: Operation not permitted\nforge: sent on 0 socket(s) of pid 1'
+  run forged_failure_sandbox "$dir" "$task" --failure-mode fallback-native
+  forged_failure_ignored "$dir"
+}
+
+@test "noclone3: a set-up failure the command forges on pid 1's sync socket is ignored: never a native run, its own exit status; root and an ordinary user" {
+  requires_host_command git cc
+  local dir=$BATS_TEST_TMPDIR/forged task=forged$$
+  mkdir -p "$dir/host"
+  git init -q "$dir/wt"
+  cc -static -O2 -o "$dir/wt/forge" "$FSRUN_TESTS_DIR/forge-setup-failure.c" ||
+    skip "needs cc -static"
+  touch "$dir/policy.json"
+  STATE_ROOT=$FSRUN_ROOT
+  forged_failure_all "$dir" "$task"
   [ -z "$(ls "$FSRUN_ROOT" | grep -v '^\.sandbox-bundle$')" ]
 
   user_setup
@@ -395,12 +410,7 @@ forged_failure_ignored() {
   cp -r "$dir/wt" "$dir/policy.json" "$UDIR/"
   chown -R "$NEST_UID:$NEST_GID" "$UDIR/host" "$UDIR/wt" "$UDIR/policy.json"
   RUNNER=as_user STATE_ROOT=
-  for mode in fallback-native fail-hard; do
-    run forged_failure_sandbox "$UDIR" "$task" --failure-mode $mode
-    forged_failure_ignored "$UDIR"
-    run forged_failure_sandbox "$UDIR" "$task" --failure-mode $mode --json
-    forged_failure_ignored "$UDIR" json
-  done
+  forged_failure_all "$UDIR" "$task"
   user_processes_gone
 }
 

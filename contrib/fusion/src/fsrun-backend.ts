@@ -161,20 +161,27 @@ export class FsrunBackend extends BackendBase implements SandboxBackend {
     if ("kind" in found) return fallBack(found.reason, new FsrunUnavailableError(found.kind, `prepare: ${found.reason}`));
     const landlockAbi = await this.cli.landlockAbi();
     // the bundle checks the policy (a refusal throws in both modes: it is bad input, not a missing sandbox)
+    // A failure over the worktree or the policy's paths (which an earlier command may have shaped)
+    // never falls back: only a host where fsrun can set up no sandbox at all does (the probe below,
+    // under fallback-native, is fsrun's own judgement of that: docs/sandbox.md)
+    let bundleError: FsrunSetupError | null = null;
     const tmp = await mkdtemp(join(tmpdir(), "fsrun-fusion-"));
     try {
       const b = await this.cli.bundle(task.policy, task.worktree, join(tmp, "bundle"));
       this.warnings.push(...b.warnings);
-      if (b.code !== 0) return fallBack(`fsrun bundle failed: ${firstLines(b.stderr)}`, new FsrunSetupError(`prepare: fsrun cannot build a sandbox over \`${task.worktree}\`: ${firstLines(b.stderr)}`, null, b.stderr));
+      if (b.code !== 0) bundleError = new FsrunSetupError(`prepare: fsrun cannot build a sandbox over \`${task.worktree}\`: ${firstLines(b.stderr)}`, null, b.stderr);
     } finally {
       await rm(tmp, { recursive: true, force: true });
     }
+    if (bundleError !== null && this.failureMode !== "fallback-native") throw bundleError;
     // the limits that hold for this caller: a memory and a CPU limit make the probe ask for cgroups
     const probePolicy: FsrunPolicy = { ...task.policy, memoryLimitMb: task.policy.memoryLimitMb ?? 1024, cpuLimit: { ...task.policy.cpuLimit, maxCores: task.policy.cpuLimit?.maxCores ?? 1 } };
-    const p = await this.cli.probe(probePolicy, task.worktree);
+    const p = await this.cli.probe(probePolicy, task.worktree, this.failureMode);
+    if (p.backend === "native") return fallBack(`fsrun could not set up the sandbox on this host: ${firstLines(p.stderr)}`, new FsrunSetupError("prepare: fsrun ran the probe natively", null, p.stderr));
+    if (bundleError !== null) throw bundleError;
     if (p.code !== 0 || p.error !== null) {
       const why = `fsrun could not set up the sandbox: ${p.error ?? firstLines(p.stderr)}`;
-      return fallBack(why, new FsrunSetupError(`prepare: ${why}`, null, p.stderr));
+      throw new FsrunSetupError(`prepare: ${why}`, null, p.stderr);
     }
     if (this.runMode === "task-container") {
       try {

@@ -6,7 +6,7 @@ import { delimiter, join } from "node:path";
 import { FsrunPolicyError } from "./errors";
 import type { UnavailableReason } from "./errors";
 import { runProc } from "./proc";
-import type { FsrunPolicy, LimitNotEnforced, SandboxLimits } from "./types";
+import type { FsrunPolicy, LimitNotEnforced, SandboxFailureMode, SandboxLimits } from "./types";
 
 /** What fsrun itself reads from its environment. */
 const FSRUN_OWN_ENV = ["PATH", "HOME", "XDG_RUNTIME_DIR", "DBUS_SYSTEM_BUS_ADDRESS"];
@@ -49,6 +49,8 @@ export interface Probe {
   error: string | null;
   code: number | null;
   stderr: string;
+  /** "native" when fsrun found that no sandbox can be set up on this host (fallback-native only). */
+  backend: string;
 }
 
 export class FsrunCli {
@@ -138,23 +140,26 @@ export class FsrunCli {
   }
 
   /** One `fsrun sandbox --json -- true` under the policy: which limits hold for this caller here. */
-  async probe(policy: FsrunPolicy, worktree: string): Promise<Probe> {
-    const r = await this.run(["sandbox", "--json", "--policy", "-", "--worktree", worktree, "--", "true"], JSON.stringify(policy));
+  /** `true` in the sandbox; under fallback-native fsrun itself tells a host that cannot sandbox
+   * (backend "native") from a failure of this request (125), which must not end in a native run. */
+  async probe(policy: FsrunPolicy, worktree: string, failureMode: SandboxFailureMode): Promise<Probe> {
+    const r = await this.run(["sandbox", "--json", "--policy", "-", "--worktree", worktree, "--failure-mode", failureMode, "--", "true"], JSON.stringify(policy));
     if (r.code !== 0) {
       const policyError = policyErrorFrom(r.stderr, "prepare");
       if (policyError !== null) throw policyError;
     }
     try {
-      const o = JSON.parse(r.stdout) as { limits?: SandboxLimits; limitsNotEnforced?: LimitNotEnforced[]; error?: string };
+      const o = JSON.parse(r.stdout) as { limits?: SandboxLimits; limitsNotEnforced?: LimitNotEnforced[]; error?: string; backend?: string };
       return {
         limits: o.limits ?? {},
         limitsNotEnforced: Array.isArray(o.limitsNotEnforced) ? o.limitsNotEnforced : [],
         error: typeof o.error === "string" ? o.error : r.code === 0 ? null : firstLines(r.stderr),
         code: r.code,
         stderr: r.stderr,
+        backend: typeof o.backend === "string" ? o.backend : "fsrun",
       };
     } catch {
-      return { limits: {}, limitsNotEnforced: [], error: firstLines(r.stderr), code: r.code, stderr: r.stderr };
+      return { limits: {}, limitsNotEnforced: [], error: firstLines(r.stderr), code: r.code, stderr: r.stderr, backend: "fsrun" };
     }
   }
 

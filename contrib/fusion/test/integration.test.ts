@@ -226,6 +226,26 @@ test(`[${WHO}] fsrun's set-up failure (exit 125): fallback-native runs natively;
   await assert.rejects(backend({ stateRoot: bad }), (e: unknown) => e instanceof FsrunSetupError);
 });
 
+test(`[${WHO}] fallback-native is no off switch: a worktree that breaks the set-up is FsrunSetupError, never a native run`, async () => {
+  const plain = join(work, `plain-${seq}`);
+  const marker = join(work, `host-marker-${seq}`);
+  await mkdir(plain);
+  const worktreePath = plain;
+  const b = new FsrunBackend({ fsrunPath: FSRUN, stateRoot, killGraceMs: 300, failureMode: "fallback-native", onAudit: (e) => events.push(e) });
+  backends.push(b);
+  await b.prepare({ taskId: `it-${WHO}`, runId: `r${++seq}`, worktreePath, policy: basePolicy() });
+  // a command writes what makes the next set-up fail; the next command must not run on the host
+  const first = await b.run(`echo "gitdir: /nonexistent" > .git`, opts({ cwd: plain }));
+  assert.deepEqual([first.backend, first.exitCode], ["fsrun", 0]);
+  await assert.rejects(b.run(`touch '${marker}'`, opts({ cwd: plain })), (e: unknown) => e instanceof FsrunSetupError && e.result?.exitCode === 125 && /works on this host/.test(e.message));
+  await assert.rejects(readFile(marker));
+  // a task prepared over such a worktree: refused, not a task that runs natively
+  const again = new FsrunBackend({ fsrunPath: FSRUN, stateRoot, killGraceMs: 300, failureMode: "fallback-native", onAudit: (e) => events.push(e) });
+  backends.push(again);
+  await assert.rejects(again.prepare({ taskId: `it-${WHO}`, runId: `r${++seq}`, worktreePath, policy: basePolicy() }), (e: unknown) => e instanceof FsrunSetupError);
+  await rm(plain, { recursive: true, force: true });
+});
+
 /** A task-container backend, or null (and the downgrade checked) where fsrun exec cannot join it. */
 async function taskBackend(): Promise<FsrunBackend | null> {
   const b = await backend({ mode: "task-container" });

@@ -460,7 +460,8 @@ static void walk_rest(struct sync *s, int dir, const char *prefix, int depth) {
 static void sync_all(struct sandbox_git_run *g, char ***discarded) {
   cleanup_free char *upper_path = xasprintf("%s/upper", g->run_dir);
   cleanup_close int upper = open(upper_path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-  cleanup_close int common = open(g->common_dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+  /* the fd of the common dir checked before the run, never its path again */
+  int common = g->common_fd;
   struct sync s = {.g = g, .upper = upper, .common = common};
   if (upper < 0 || common < 0) {
     log_warning("sandbox: git: open `%s`: %s; nothing of the run's git changes is applied",

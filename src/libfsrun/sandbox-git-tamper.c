@@ -165,7 +165,7 @@ static void walk_nested(struct walk *w, int dir, const char *prefix, int depth) 
 }
 
 char **sandbox_git_tamper(const struct sandbox_git_run *g, const char *worktree) {
-  cleanup_close int common = open(g->common_dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+  int common = g->common_fd;
   cleanup_close int top = open(worktree, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   char **after = common < 0 ? NULL : sandbox_git_index_gitlinks(common, g->admin);
   struct walk w = {.start = g->start};

@@ -17,58 +17,16 @@
 
 /* --- git ------------------------------------------------------------------------------------- */
 
-static char *read_first_line(const char *path) {
-  cleanup_error fsrun_error_t err = NULL;
-  char *text = NULL;
-  if (read_file_at(AT_FDCWD, path, &text, NULL, &err) < 0)
-    return NULL;
-  text[strcspn(text, "\r\n")] = '\0';
-  return text;
-}
-
-/* path, relative to base when it is not absolute, resolved */
-static char *resolve_against(const char *base, const char *path) {
-  cleanup_free char *joined = path[0] == '/' ? xstrdup(path) : xasprintf("%s/%s", base, path);
-  return realpath(joined, NULL);
-}
-
 int sandbox_git_dirs(const char *worktree, char **common_dir, char **worktree_git_dir,
                      fsrun_error_t *err) {
-  cleanup_free char *dotgit = xasprintf("%s/.git", worktree);
-  cleanup_free char *line = NULL;
-  cleanup_free char *gitdir = NULL;
-  cleanup_free char *commondir_file = NULL;
-  cleanup_free char *commondir = NULL;
-  struct stat st;
-
+  struct sandbox_git_layout l;
   *common_dir = *worktree_git_dir = NULL;
-  if (lstat(dotgit, &st) < 0 || !S_ISREG(st.st_mode))
-    return 0; /* a plain directory, or a repository whose .git is inside the worktree */
-  line = read_first_line(dotgit);
-  if (line == NULL || strncmp(line, "gitdir:", 7) != 0)
-    return fsrun_error_make(err, 0, "worktree `%s`: .git is a file but not `gitdir: PATH`",
-                            worktree);
-  {
-    const char *p = line + 7;
-    while (*p == ' ' || *p == '\t')
-      p++;
-    gitdir = resolve_against(worktree, p);
-    if (gitdir == NULL)
-      return fsrun_error_errno(err, "worktree `%s`: git dir `%s`", worktree, p);
-  }
-  commondir_file = xasprintf("%s/commondir", gitdir);
-  commondir = read_first_line(commondir_file);
-  if (commondir != NULL && commondir[0] != '\0') {
-    char *common = resolve_against(gitdir, commondir);
-    if (common == NULL)
-      return fsrun_error_errno(err, "worktree `%s`: git common dir `%s`", worktree, commondir);
-    *common_dir = common;
-    if (!path_within(gitdir, common))
-      *worktree_git_dir = steal_ptr(&gitdir);
-  } else {
-    /* a separate git dir (`git init --separate-git-dir`): it is the common dir */
-    *common_dir = steal_ptr(&gitdir);
-  }
+  if (sandbox_git_layout_find(worktree, &l, err) < 0)
+    return fsrun_error_code(err);
+  /* a main checkout's git dir is inside the worktree: nothing outside it is needed */
+  if (l.common_dir != NULL && l.admin[0] != '\0')
+    *common_dir = xstrdup(l.common_dir);
+  sandbox_git_layout_free(&l);
   return 0;
 }
 
@@ -232,47 +190,14 @@ bool sandbox_git_refname_ok(const char *ref) {
   return ref[strlen(ref) - 1] != '/';
 }
 
-/* where the repository is: the common dir, and the task worktree's admin dir relative to it ("" for
- * a main checkout or a separate git dir). false: no overlay (not a repository, or an admin dir
- * outside the common dir, which keeps the binds). */
-static bool git_layout(const char *worktree, char **common, char **admin) {
-  cleanup_free char *dotgit = xasprintf("%s/.git", worktree);
-  cleanup_free char *line = NULL;
-  cleanup_free char *gitdir = NULL;
-  cleanup_free char *commondir_file = NULL;
-  cleanup_free char *commondir = NULL;
-  struct stat st;
-  const char *p;
-
-  *common = *admin = NULL;
-  if (lstat(dotgit, &st) < 0)
-    return false;
-  if (S_ISDIR(st.st_mode)) {
-    *common = realpath(dotgit, NULL);
-    *admin = xstrdup("");
-    return *common != NULL;
-  }
-  line = read_first_line(dotgit);
-  if (!S_ISREG(st.st_mode) || line == NULL || strncmp(line, "gitdir:", 7) != 0)
-    return false;
-  for (p = line + 7; *p == ' ' || *p == '\t'; p++)
-    ;
-  if ((gitdir = resolve_against(worktree, p)) == NULL)
-    return false;
-  commondir_file = xasprintf("%s/commondir", gitdir);
-  commondir = read_first_line(commondir_file);
-  if (commondir == NULL || commondir[0] == '\0') {
-    *common = steal_ptr(&gitdir);
-    *admin = xstrdup("");
-    return true;
-  }
-  *common = resolve_against(gitdir, commondir);
-  if (*common == NULL || !path_within(gitdir, *common) || strcmp(gitdir, *common) == 0) {
-    free(*common);
-    *common = NULL;
+/* where the repository is, checked (sandbox-git-layout.c); false: no overlay (no repository, or
+ * a `.git` file outside git's layout, which sandbox_git_dirs refused already) */
+static bool git_layout(const char *worktree, struct sandbox_git_layout *l) {
+  cleanup_error fsrun_error_t err = NULL;
+  if (sandbox_git_layout_find(worktree, l, &err) < 0 || l->common_dir == NULL) {
+    sandbox_git_layout_free(l);
     return false;
   }
-  *admin = xstrdup(gitdir + strlen(*common) + 1);
   return true;
 }
 
@@ -317,23 +242,22 @@ int sandbox_git_prepare(struct sandbox_git_run *g, const char *state_root, const
                         const char *worktree, fsrun_error_t *err) {
   cleanup_free char *head = NULL;
   cleanup_free char *head_path = NULL;
-  cleanup_close int common_fd = -1;
+  struct sandbox_git_layout l;
+  int common_fd;
 
   memset(g, 0, sizeof(*g));
-  if (!git_layout(worktree, &g->common_dir, &g->admin))
+  g->common_fd = -1;
+  if (!git_layout(worktree, &l))
     return 0;
+  g->common_dir = steal_ptr(&l.common_dir);
+  g->admin = steal_ptr(&l.admin);
+  g->common_fd = common_fd = steal_fd(&l.common_fd);
   if (!overlay_path_ok(g->common_dir) || !overlay_path_ok(state_root)) {
     sandbox_git_run_free(g);
     return fsrun_error_make(err, 0,
                             "sandbox: git: `%s`: a `,`, `:` or `\\` in the path of the "
                             "git dir or the state root cannot be given to overlayfs",
                             g->common_dir ? g->common_dir : state_root);
-  }
-  common_fd = open(g->common_dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
-  if (common_fd < 0) {
-    fsrun_error_errno(err, "sandbox: git: open `%s`", g->common_dir);
-    sandbox_git_run_free(g);
-    return fsrun_error_code(err);
   }
   head_path = g->admin[0] ? xasprintf("%s/HEAD", g->admin) : xstrdup("HEAD");
   if (sandbox_git_read_nofollow(common_fd, head_path, &head) == 0 &&
@@ -417,12 +341,16 @@ void sandbox_git_overlay_config(const struct sandbox_git_run *g, oci_config *c, 
 void sandbox_git_read_only_config(const char *worktree, oci_config *c, bool userns) {
   static const char *const ro_rbind[] = {"rbind", "rro", "rnosuid", "rnodev", NULL};
   static const char *const ro_plain[] = {"bind", "ro", "nosuid", "nodev", NULL};
-  cleanup_free char *common_dir = NULL;
-  cleanup_free char *admin = NULL;
+  struct sandbox_git_layout l;
   oci_mount *m;
-  if (!git_layout(worktree, &common_dir, &admin) || !overlay_path_ok(common_dir))
+  if (!git_layout(worktree, &l))
+    return; /* no repository */
+  if (!overlay_path_ok(l.common_dir)) {
+    sandbox_git_layout_free(&l);
     return; /* exec-git.c covers no other layout: the read-write bind stays */
-  m = common_dir_mount(c, common_dir);
+  }
+  m = common_dir_mount(c, l.common_dir);
+  sandbox_git_layout_free(&l);
   oci_strv_free(&m->options);
   memset(&m->options, 0, sizeof(m->options));
   m->options.items = xmalloc0(sizeof(char *));
@@ -433,6 +361,8 @@ void sandbox_git_read_only_config(const char *worktree, oci_config *c, bool user
 void sandbox_git_run_free(struct sandbox_git_run *g) {
   if (g->run_dir != NULL)
     sandbox_git_remove_run_dir(g);
+  if (g->common_dir != NULL && g->common_fd >= 0)
+    close(g->common_fd);
   free(g->common_dir);
   free(g->admin);
   free(g->branch);
@@ -445,4 +375,5 @@ void sandbox_git_run_free(struct sandbox_git_run *g) {
   sandbox_git_strv_free(g->discarded);
   sandbox_git_strv_free(g->tamper);
   memset(g, 0, sizeof(*g));
+  g->common_fd = -1;
 }

@@ -14,9 +14,22 @@
 #include "oci.h"
 #include "sandbox-internal.h"
 
-/* The git common directory of a worktree whose `.git` is a file ("gitdir: ..."), plus the
- * worktree's own git dir when it is outside the common one. NULL when `.git` is a directory or
- * missing (nothing outside the worktree is needed). Caller frees. */
+/* Where a worktree's `.git` leads (sandbox-git-layout.c): common_dir NULL when there is none (no
+ * `.git`, or a link); else the common dir, the worktree's admin dir relative to it ("" for a main
+ * checkout) and an O_PATH fd of the common dir taken when it was checked. A `.git` file outside
+ * git's linked-worktree layout is an error (one line naming it). */
+struct sandbox_git_layout {
+  char *common_dir;
+  char *admin;
+  int common_fd;
+};
+int sandbox_git_layout_find(const char *worktree, struct sandbox_git_layout *out,
+                            fsrun_error_t *err);
+void sandbox_git_layout_free(struct sandbox_git_layout *l);
+
+/* The git common directory of a worktree whose `.git` is a file in git's linked-worktree layout
+ * (worktree_git_dir: always NULL now, its admin dir is inside the common dir). NULL when `.git` is
+ * a directory or missing (nothing outside the worktree is needed). Caller frees. */
 int sandbox_git_dirs(const char *worktree, char **common_dir, char **worktree_git_dir,
                      fsrun_error_t *err);
 
@@ -35,6 +48,7 @@ struct sandbox_git_ref {
 /* One run's git state. common_dir NULL: no repository (or a layout the overlay does not cover). */
 struct sandbox_git_run {
   char *common_dir;
+  int common_fd; /* the common dir as checked before the run: the sync writes only beneath it */
   char *admin;   /* the task worktree's admin dir, relative to common_dir; "" = the common dir */
   char *branch;  /* the checked-out branch ("refs/heads/X"); NULL when HEAD is detached */
   char *run_dir; /* <state root>/.sandbox-git.<id>: the overlay's upper/ and work/ */

@@ -56,6 +56,44 @@ sbx() {
   ! ls -A "$DIR/state" | grep '^\.sandbox-git\.' || false
 }
 
+# route_exec_foreign_gitdir root|user: a task container on a plain-directory worktree; one exec
+# writes `.git` = `gitdir: $DIR/fake` (a bare repository with no back-pointer, standing for
+# /etc/cron.d, shown read-only in the container by the policy). The next exec gets no overlay over
+# it and no sync into it (its writes there fail: read-only), and fake is byte for byte as it was;
+# a new `fsrun bundle` of that worktree is refused (1, one line naming the git dir).
+route_exec_foreign_gitdir() {
+  make_repo "$1"
+  local plain=$DIR/plain fake=$DIR/fake before id
+  as_owner mkdir "$plain"
+  hgit init -q --bare "$fake"
+  as_owner sh -c 'echo secret >"$1/index"' sh "$fake"
+  jq -n --arg f "$fake" '{allowedPaths: [$f]}' >"$DIR/policy.json"
+  before=$(fingerprint "$fake")
+  sbx "$plain" -- "printf 'gitdir: %s\n' '$fake' >.git"
+  [ "$(cat "$plain/.git")" = "gitdir: $fake" ]
+  id=$(task_container "$plain")
+  as_owner "$FSRUN" --root "$DIR/state" exec --status-json "$DIR/status.json" "$id" /bin/sh -c \
+    "cd '$fake' && echo '* * * * * root id' >index; echo x >ORIG_HEAD" || true
+  diff <(echo "$before") <(fingerprint "$fake")
+  ! ls -A "$DIR/state" | grep '^\.sandbox-git\.' || false
+  status=0
+  as_owner "$FSRUN" --root "$DIR/state" bundle --policy "$DIR/policy.json" --worktree "$plain" \
+    --out "$DIR/bundle-forged" -- true 2>"$DIR/stderr" || status=$?
+  cat "$DIR/stderr"
+  [ "$status" -eq 1 ] # fsrun bundle's status for a refused input
+  [ "$(wc -l <"$DIR/stderr")" -eq 1 ]
+  grep -q "git dir \`$fake\`.*linked-worktree layout" "$DIR/stderr"
+  [ ! -e "$DIR/bundle-forged" ]
+}
+
+@test "exec-git: a .git file a command made naming a git dir without a back-pointer gets no overlay and no sync (root)" {
+  route_exec_foreign_gitdir root
+}
+
+@test "exec-git: a .git file a command made naming a git dir without a back-pointer gets no overlay and no sync (ordinary user)" {
+  route_exec_foreign_gitdir user
+}
+
 @test "exec-git: the task's commondir cannot be replaced (root)" {
   route_commondir root
 }

@@ -144,6 +144,77 @@ route_commondir() {
   route_commondir user
 }
 
+# fingerprint DIR: every entry's path, type, mode and size, and every file's sha256
+fingerprint() {
+  (cd "$1" && find . -printf '%p %y %m %s\n' | sort && find . -type f -exec sha256sum {} + | sort)
+}
+
+# route_foreign_gitdir root|user KIND: a command in a plain-directory worktree writes `.git` =
+# `gitdir: $DIR/fake...` (review17b finding 0: as root, `gitdir: /etc/cron.d`; fake stands for it).
+# KIND: empty (an empty dir), separate (a bare repository: `git init --separate-git-dir`'s layout,
+# no back-pointer), lookalike (fake/worktrees/x with commondir and a gitdir file naming another
+# worktree's .git). The next run is refused (125, one line naming the git dir), runs nothing, and
+# fake is byte for byte as it was: nothing of it shown, nothing written into it.
+route_foreign_gitdir() {
+  make_repo "$1"
+  local plain=$DIR/plain fake=$DIR/fake target before
+  as_owner mkdir "$plain"
+  target=$fake
+  case $2 in
+  empty) as_owner mkdir "$fake" ;;
+  separate) hgit init -q --bare "$fake" ;;
+  lookalike)
+    hgit init -q --bare "$fake"
+    as_owner mkdir -p "$fake/worktrees/x"
+    as_owner sh -c 'echo ../.. >"$1/worktrees/x/commondir"; echo "$2" >"$1/worktrees/x/gitdir"' \
+      sh "$fake" "$WT/.git"
+    target=$fake/worktrees/x
+    ;;
+  esac
+  as_owner sh -c 'echo secret >"$1/index"' sh "$fake"
+  before=$(fingerprint "$fake")
+  sbx "$plain" -- "printf 'gitdir: %s\n' '$target' >.git"
+  [ "$(cat "$plain/.git")" = "gitdir: $target" ]
+  status=0
+  as_owner "$FSRUN" --root "$DIR/state" sandbox --policy "$DIR/policy.json" --worktree "$plain" \
+    -- /bin/sh -c "touch ran; cat '$fake/index' >seen; cd '$target' && echo '* * * * * root id' >index && echo x >ORIG_HEAD" \
+    2>"$DIR/stderr" || status=$?
+  cat "$DIR/stderr"
+  diff <(echo "$before") <(fingerprint "$fake")
+  [ ! -e "$plain/ran" ] && [ ! -e "$plain/seen" ]
+  [ "$status" -eq 125 ]
+  [ "$(wc -l <"$DIR/stderr")" -eq 1 ]
+  grep -q "git dir \`$target\`.*linked-worktree layout" "$DIR/stderr"
+  [ -z "$(ls -A "$DIR/state" | grep -v '^.sandbox-bundle$')" ]
+  # the task's worktree (git's own layout) still works
+  sbx -- 'git status --short >/dev/null && echo ok'
+  [ "$output" = ok ]
+}
+
+@test "sandbox-git: a .git file naming an empty dir is refused; the dir is neither shown nor written (root)" {
+  route_foreign_gitdir root empty
+}
+
+@test "sandbox-git: a .git file naming an empty dir is refused; the dir is neither shown nor written (ordinary user)" {
+  route_foreign_gitdir user empty
+}
+
+@test "sandbox-git: a .git file naming a git dir without a back-pointer is refused; it is neither shown nor written (root)" {
+  route_foreign_gitdir root separate
+}
+
+@test "sandbox-git: a .git file naming a git dir without a back-pointer is refused; it is neither shown nor written (ordinary user)" {
+  route_foreign_gitdir user separate
+}
+
+@test "sandbox-git: a .git file naming a worktrees/NAME whose gitdir names another .git is refused (root)" {
+  route_foreign_gitdir root lookalike
+}
+
+@test "sandbox-git: a .git file naming a worktrees/NAME whose gitdir names another .git is refused (ordinary user)" {
+  route_foreign_gitdir user lookalike
+}
+
 route_main_commondir() {
   make_repo "$1"
   cp "$DIR/evil.sh" "$WT/"

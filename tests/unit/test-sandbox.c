@@ -86,18 +86,28 @@ int main(void) {
   mkdir(wt, 0755);
   mkdir(home, 0755);
   {
-    char *repo = NULL, *wts = NULL, *line = NULL, *cd = NULL;
+    char *repo = NULL, *wts = NULL, *line = NULL, *cd = NULL, *back = NULL, *back_line = NULL;
+    char *head = NULL, *objects = NULL, *refs = NULL;
     if (asprintf(&repo, "%s/repo", real_base) < 0 || asprintf(&wts, "%s/worktrees", common) < 0 ||
         asprintf(&line, "gitdir: %s\n", wt_gitdir) < 0 ||
-        asprintf(&cd, "%s/commondir", wt_gitdir) < 0)
+        asprintf(&cd, "%s/commondir", wt_gitdir) < 0 ||
+        asprintf(&back, "%s/gitdir", wt_gitdir) < 0 || asprintf(&back_line, "%s\n", dotgit) < 0 ||
+        asprintf(&head, "%s/HEAD", common) < 0 || asprintf(&objects, "%s/objects", common) < 0 ||
+        asprintf(&refs, "%s/refs", common) < 0)
       return 1;
     mkdir(repo, 0755);
     mkdir(common, 0755);
+    mkdir(objects, 0755);
+    mkdir(refs, 0755);
     mkdir(wts, 0755);
     mkdir(wt_gitdir, 0755);
+    /* git's linked-worktree layout: the only `.git` file the sandbox trusts */
+    write_text(head, "ref: refs/heads/main\n");
     write_text(dotgit, line);
     write_text(cd, "../..\n");
-    free(repo), free(wts), free(line), free(cd);
+    write_text(back, back_line);
+    free(repo), free(wts), free(line), free(cd), free(back), free(back_line);
+    free(head), free(objects), free(refs);
   }
 
   p = parse("{\"allowNetwork\": false, \"envAllowlist\": [\"CI\"], \"memoryLimitMb\": 100,"
@@ -203,6 +213,34 @@ int main(void) {
       c = NULL;
     }
     oci_policy_free(p);
+  }
+  /* a `.git` file whose git dir does not point back at it is refused, naming it: an empty dir,
+   * and another worktree's admin dir (a real layout whose back-pointer names wt/.git) */
+  {
+    char *fake = NULL, *plain = NULL, *plain_git = NULL, *to_fake = NULL, *to_other = NULL;
+    if (asprintf(&fake, "%s/fake", real_base) < 0 || asprintf(&plain, "%s/plain", real_base) < 0 ||
+        asprintf(&plain_git, "%s/.git", plain) < 0 ||
+        asprintf(&to_fake, "gitdir: %s\n", fake) < 0 ||
+        asprintf(&to_other, "gitdir: %s\n", wt_gitdir) < 0)
+      return 1;
+    mkdir(fake, 0755);
+    mkdir(plain, 0755);
+    p = parse("{}");
+    for (int i = 0; p != NULL && i < 2; i++) {
+      struct sandbox_mapping_opts o = {
+          .policy = p, .worktree = plain, .environ = env, .root_path = "rootfs"};
+      write_text(plain_git, i == 0 ? to_fake : to_other);
+      tap_ok(sandbox_config_from_policy(&o, &c, &err) < 0 && c == NULL && err != NULL &&
+                 strstr(err->msg, i == 0 ? fake : wt_gitdir) != NULL &&
+                 strstr(err->msg, "linked-worktree layout") != NULL,
+             i == 0 ? "a .git file naming an empty dir is refused, naming it"
+                    : "a .git file naming another worktree's git dir is refused, naming it");
+      if (err != NULL)
+        printf("# %s\n", err->msg);
+      fsrun_error_release(&err);
+    }
+    oci_policy_free(p);
+    free(fake), free(plain), free(plain_git), free(to_fake), free(to_other);
   }
   {
     oci_policy *bad = NULL;

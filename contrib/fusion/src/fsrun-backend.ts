@@ -194,12 +194,17 @@ export class FsrunBackend extends BackendBase implements SandboxBackend {
           (l.limit !== "cpuLimit.maxCores" || task.policy.cpuLimit?.maxCores !== undefined);
         this.container = await TaskContainer.create(this.cli, task, this.killGraceMs, limits, p.limitsNotEnforced.filter(asked));
       } catch (e) {
-        return fallBack(`the task container could not be made: ${(e as Error).message}`, e instanceof FsrunError ? e : new FsrunSetupError(`prepare: ${(e as Error).message}`, null));
+        if (this.failureMode !== "fallback-native") throw e instanceof FsrunError ? e : new FsrunSetupError(`prepare: ${(e as Error).message}`, null);
+        // the one-shot sandbox has just run here: this host can sandbox, so the task runs one-shot
+        // (the same policy), never natively (what failed may be the worktree's doing)
+        this.container = null;
+        this.modeFallback = `task-container mode is not usable here, commands run one-shot: the task container could not be made: ${(e as Error).message}`;
+        this.warnings.push(this.modeFallback);
       }
       // an exec that cannot join the container (as an ordinary user, fsrun exec may not): the
       // one-shot sandbox enforces the same policy, so the task runs that way and says why
-      const why = await this.container.check();
-      if (why !== null) {
+      const why = this.container === null ? null : await this.container.check();
+      if (why !== null && this.container !== null) {
         await this.container.remove();
         this.container = null;
         this.modeFallback = `task-container mode is not usable here, commands run one-shot: ${why}`;
@@ -221,7 +226,7 @@ export class FsrunBackend extends BackendBase implements SandboxBackend {
     const cwd = await this.sandboxCwd(task, opts.cwd);
     if (this.container !== null) {
       const container = this.container;
-      return this.episode(runId, opts, (signal) => container.exec(command, { ...opts, signal }, cwd, runId, this.commandEnv(task, opts), this.failureMode));
+      return this.episode(runId, opts, (signal) => container.exec(command, { ...opts, signal }, cwd, runId, this.commandEnv(task, opts)));
     }
     return this.episode(runId, opts, (signal) => this.runOneShot(task, command, { ...opts, signal }, cwd, runId));
   }

@@ -15,9 +15,9 @@ import type { Task } from "./backend-base";
 import { FsrunSetupError } from "./errors";
 import type { FsrunCli } from "./fsrun-cli";
 import { firstLines, fsrunOwnEnv } from "./fsrun-cli";
-import { maxBufferOf, runNative } from "./native";
+import { maxBufferOf } from "./native";
 import { runProc } from "./proc";
-import type { FsrunRunOptions, FsrunRunResult, LimitNotEnforced, SandboxFailureMode, SandboxLimits } from "./types";
+import type { FsrunRunOptions, FsrunRunResult, LimitNotEnforced, SandboxLimits } from "./types";
 
 interface ExecStatus {
   exitCode: number | null;
@@ -105,7 +105,6 @@ export class TaskContainer {
     cwd: string,
     runId: string,
     env: Record<string, string>,
-    failureMode: SandboxFailureMode,
   ): Promise<{ result: FsrunRunResult }> {
     const pidFile = join(this.dir, `${runId.replace(/[^A-Za-z0-9_.-]/g, "_")}.pid`);
     const leader = (): number | null => {
@@ -155,9 +154,11 @@ export class TaskContainer {
     await rm(statusFile, { force: true });
     const stderr = r.stderr.toString("utf8");
     if (!started && !r.aborted && !r.timedOut) {
-      // fsrun exec could not start the command: the container is gone or broken
+      // fsrun exec could not start the command: the container is gone or broken. Never a native
+      // run, even under fallback-native: this host made the container, so what broke it is the
+      // task's doing (its commands run in it: a pids limit held by a daemon, a .git pointing
+      // nowhere), and running natively would let a command switch its sandbox off
       const why = `fsrun exec into ${this.id} failed: ${firstLines(stderr)}`;
-      if (failureMode === "fallback-native") return { result: { ...(await runNative(command, opts, runId, this.killGraceMs)), fallbackReason: why } };
       throw new FsrunSetupError(`run ${runId}: ${why}`, null, stderr);
     }
     let signal: NodeJS.Signals | null = r.signal;

@@ -246,6 +246,32 @@ test(`[${WHO}] fallback-native is no off switch: a worktree that breaks the set-
   await rm(plain, { recursive: true, force: true });
 });
 
+test(`[${WHO}] fallback-native is no off switch in task-container mode either: a command that breaks the next exec never gets a native run`, async () => {
+  const plain = join(work, `plain-tc-${seq}`);
+  const marker = join(work, `host-marker-tc-${seq}`);
+  await mkdir(plain);
+  const b = new FsrunBackend({ fsrunPath: FSRUN, stateRoot, killGraceMs: 300, mode: "task-container", failureMode: "fallback-native", onAudit: (e) => events.push(e) });
+  backends.push(b);
+  const policy = { ...basePolicy(), pidsLimit: 16 };
+  await b.prepare({ taskId: `it-${WHO}`, runId: `r${++seq}`, worktreePath: plain, policy });
+  // a daemon that, once this command is gone (the fifo's writer closed), takes every pid the
+  // container's limit leaves and keeps them: the next fsrun exec cannot start its command
+  // (the inner shell forks until a fork fails, which ends it; the outer one takes its pid back)
+  const fill = `mkfifo /tmp/gone; setsid sh -c 'read x </tmp/gone; sh -c "while :; do sleep 1000 & done"; sleep 1000 & : >full; exec sleep 1000' </dev/null >/dev/null 2>&1 & exec 3>/tmp/gone`;
+  const first = await b.run(fill, opts({ cwd: plain }));
+  assert.deepEqual([first.backend, first.exitCode], ["fsrun", 0]);
+  if (b.effectiveMode === "task-container") await waitFor("the daemon to hold every pid", async () => (await stat(join(plain, "full")).catch(() => null)) !== null);
+  // refused, or run in the sandbox (where the host's path is not the host's): never on the host
+  const second = await b.run(`touch '${marker}'`, opts({ cwd: plain })).catch((e: unknown) => {
+    assert.ok(e instanceof FsrunSetupError, String(e));
+    return null;
+  });
+  assert.notEqual(second?.backend, "native");
+  await assert.rejects(readFile(marker));
+  await b.dispose();
+  await rm(plain, { recursive: true, force: true });
+});
+
 /** A task-container backend, or null (and the downgrade checked) where fsrun exec cannot join it. */
 async function taskBackend(): Promise<FsrunBackend | null> {
   const b = await backend({ mode: "task-container" });

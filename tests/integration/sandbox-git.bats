@@ -215,6 +215,39 @@ route_foreign_gitdir() {
   route_foreign_gitdir user lookalike
 }
 
+# route_sync_by_fd root|user: the common dir is moved away while the command runs and a decoy with
+# git's shape put at its path: the sync applies the run's commit to the repository checked before
+# the run (its fd), and writes nothing at the path. Fifos in the worktree order the steps.
+route_sync_by_fd() {
+  make_repo "$1"
+  local moved=$REPO.moved decoy=$REPO/.git before pid
+  as_owner mkfifo "$WT/ready" "$WT/go"
+  as_owner env GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null "$FSRUN" --root "$DIR/state" \
+    sandbox --policy "$DIR/policy.json" --worktree "$WT" -- /bin/sh -c \
+    'echo >ready; read x <go; echo two >README && git commit -qam inside' 2>"$DIR/stderr" &
+  pid=$!
+  timeout 60 cat "$WT/ready" >/dev/null
+  mv "$REPO" "$moved"
+  as_owner mkdir -p "$decoy/objects" "$decoy/refs/heads" "$decoy/logs/refs/heads" \
+    "$decoy/worktrees/task"
+  before=$(fingerprint "$decoy")
+  echo >"$moved/.worktrees/task/go"
+  status=0
+  wait "$pid" || status=$?
+  cat "$DIR/stderr"
+  diff <(echo "$before") <(fingerprint "$decoy")
+  [ "$status" -eq 0 ]
+  [ "$(hgit -C "$moved" log -1 --format=%s task)" = inside ]
+}
+
+@test "sandbox-git: the sync writes into the common dir checked before the run, not what is at its path after (root)" {
+  route_sync_by_fd root
+}
+
+@test "sandbox-git: the sync writes into the common dir checked before the run, not what is at its path after (ordinary user)" {
+  route_sync_by_fd user
+}
+
 route_main_commondir() {
   make_repo "$1"
   cp "$DIR/evil.sh" "$WT/"

@@ -1,9 +1,11 @@
 /* The host probe of fallback-native (sandbox-probe.h). A set-up failure says nothing of whose doing
  * it was: the command of the run before may have written a `.git` file, flipped a symlink under a
  * policy path or shaped `.gitmodules` so that the next set-up fails. The probe asks again without
- * any of that: this same binary (/proc/self/exe, not a path someone could swap), the same state
- * root and cgroup options, the policy stripped of its paths (and of a seccomp profile file, which
- * is the request's too), over an empty directory of its own, under fail-hard. Only a host that
+ * any of that: this same binary (/proc/self/exe, not a path someone could swap), the same cgroup
+ * options, the policy stripped of its paths (and of a seccomp profile file, which is the request's
+ * too), over an empty directory of its own with a state root of its own (the run's may have been
+ * written by a command that could write there: `.sandbox-bundle` replaced by a file failed both),
+ * under fail-hard. Only a host that
  * cannot run that either is a host the command may run natively on. A child process, not a second
  * set-up in this one: the run's watchdog, capture and deadline timer stay as they are. */
 #include "sandbox-probe.h"
@@ -18,6 +20,7 @@
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <dirent.h>
 #include <unistd.h>
 
 #include "log.h"
@@ -53,13 +56,14 @@ static int text_memfd(const char *text, char **why) {
   return fd;
 }
 
+/* dir/state is the probe's state root, dir/wt its worktree */
 static char **probe_argv(const struct fsrun_context *ctx, const char *dir, int64_t timeout_ms,
                          char *timeout_buf, size_t timeout_len) {
   char **argv = xmalloc0(24 * sizeof(char *));
   size_t n = 0;
   argv[n++] = "fsrun";
   argv[n++] = "--root";
-  argv[n++] = (char *)ctx->state_root;
+  argv[n++] = xasprintf("%s/state", dir);
   if (ctx->systemd_cgroup)
     argv[n++] = "--systemd-cgroup";
   if (ctx->rootless != ROOTLESS_AUTO) {
@@ -70,7 +74,7 @@ static char **probe_argv(const struct fsrun_context *ctx, const char *dir, int64
   argv[n++] = "--policy";
   argv[n++] = "-";
   argv[n++] = "--worktree";
-  argv[n++] = (char *)dir;
+  argv[n++] = xasprintf("%s/wt", dir);
   argv[n++] = "--task-id";
   argv[n++] = "fsrun-probe";
   argv[n++] = "--failure-mode";
@@ -83,6 +87,44 @@ static char **probe_argv(const struct fsrun_context *ctx, const char *dir, int64
   argv[n++] = "--";
   argv[n++] = "true";
   return argv;
+}
+
+/* argv[2] (the state root) and the worktree after "--worktree" are the only strings it owns */
+static void free_probe_argv(char ***argv) {
+  if (*argv == NULL)
+    return;
+  free((*argv)[2]);
+  for (char **a = *argv; *a; a++)
+    if (strcmp(*a, "--worktree") == 0)
+      free(a[1]);
+  free(*argv);
+}
+#define cleanup_probe_argv __attribute__((cleanup(free_probe_argv)))
+
+/* Removes what the probe left below dir (its state root: the shared bundle's few files and
+ * directories), never leaving dir's filesystem nor following a link; depth-bounded. */
+static void remove_tree_at(int parent, const char *name, dev_t dev, int depth) {
+  struct stat st;
+  int fd;
+  DIR *d;
+  struct dirent *de;
+  if (fstatat(parent, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+    return;
+  if (!S_ISDIR(st.st_mode) || st.st_dev != dev || depth > 8) {
+    (void)unlinkat(parent, name, 0);
+    return;
+  }
+  fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0 || (d = fdopendir(fd)) == NULL) {
+    if (fd >= 0)
+      close(fd);
+    return;
+  }
+  while ((de = readdir(d)) != NULL)
+    if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0)
+      remove_tree_at(dirfd(d), de->d_name, dev, depth + 1);
+  closedir(d);
+  (void)unlinkat(parent, name, AT_REMOVEDIR);
 }
 
 /* In the child, async-signal-safe calls only (the run may have a reader thread). */
@@ -126,7 +168,7 @@ static int run_probe(const struct fsrun_context *ctx, const oci_policy *policy, 
                      int64_t timeout_ms, int err_fd, char **why) {
   cleanup_free char *json_err = NULL;
   cleanup_free char *json = probe_policy_json(policy, &json_err);
-  cleanup_free char **argv = NULL;
+  cleanup_probe_argv char **argv = NULL;
   cleanup_close int policy_fd = -1;
   cleanup_close int null_fd = -1;
   char timeout_buf[24];
@@ -158,6 +200,20 @@ static int run_probe(const struct fsrun_context *ctx, const oci_policy *policy, 
   return status;
 }
 
+static int mkdir_in(const char *dir, const char *name) {
+  cleanup_free char *path = xasprintf("%s/%s", dir, name);
+  return mkdir(path, 0700);
+}
+
+static void remove_probe_dir(const char *dir) {
+  struct stat st;
+  if (stat(dir, &st) < 0)
+    return;
+  remove_tree_at(AT_FDCWD, dir, st.st_dev, 0);
+  if (access(dir, F_OK) == 0)
+    log_warning("sandbox: the probe's directory `%s` could not be removed", dir);
+}
+
 bool sandbox_probe_host(const struct fsrun_context *ctx, const oci_policy *policy, int64_t deadline,
                         char **why) {
   char dir[] = "/tmp/fsrun-probe-XXXXXX";
@@ -178,13 +234,13 @@ bool sandbox_probe_host(const struct fsrun_context *ctx, const oci_policy *polic
     *why = xasprintf("the probe's stderr: %s", strerror(errno));
     return false;
   }
-  if (mkdtemp(dir) == NULL) {
-    *why = xasprintf("the probe's worktree `%s`: %s", dir, strerror(errno));
+  if (mkdtemp(dir) == NULL || mkdir_in(dir, "wt") < 0 || mkdir_in(dir, "state") < 0) {
+    *why = xasprintf("the probe's directory `%s`: %s", dir, strerror(errno));
+    remove_probe_dir(dir);
     return false;
   }
   status = run_probe(ctx, policy, dir, timeout_ms, err_fd, why);
-  if (rmdir(dir) < 0)
-    log_warning("sandbox: the probe's worktree `%s`: %s", dir, strerror(errno));
+  remove_probe_dir(dir);
   if (status < 0)
     return false;
   if (WIFEXITED(status) && WEXITSTATUS(status) == 0)

@@ -770,6 +770,34 @@ check_worktree_no_off_switch() {
   check_worktree_no_off_switch user
 }
 
+# check_state_root_no_off_switch root|user: a state root whose `.sandbox-bundle` is not a directory
+# of ours (a file: whatever could write the state root, e.g. a command whose writablePaths hold
+# /tmp/fsrun-UID) fails the set-up; the probe has a state root of its own, so it runs, and the
+# command is not run natively (125).
+check_state_root_no_off_switch() {
+  use_caller "$1"
+  local marker=$DIR/host-marker
+  as_caller sh -c 'mkdir -p "$1" && rm -rf "$1/.sandbox-bundle" && echo junk >"$1/.sandbox-bundle"' sh "$STATE"
+  run as_caller "$FSRUN" --root "$STATE" sandbox --worktree "$WT" --task-id "$TASK" \
+    --failure-mode fallback-native -- touch "$marker"
+  echo "$output"
+  [ "$status" -eq 125 ]
+  [ ! -e "$marker" ]
+  [[ $output == *'.sandbox-bundle'*'the sandbox works on this host, so the command was not run natively'* ]]
+  as_caller rm "$STATE/.sandbox-bundle"
+  assert_state_clean
+  [ -z "$(find /sys/fs/cgroup -type d -name '*fsrun-probe*' 2>/dev/null)" ]
+  no_process_left -f -- "--task-id fsrun-probe"
+}
+
+@test "sandbox-run: fallback-native does not run natively because the state root was written on: the probe has its own (root)" {
+  check_state_root_no_off_switch root
+}
+
+@test "sandbox-run: fallback-native does not run natively because the state root was written on: the probe has its own (ordinary user)" {
+  check_state_root_no_off_switch user
+}
+
 # check_host_inability_falls_back root|user: where pivot_root answers ENOSYS (tests/noclone3), no
 # sandbox can be set up on this host at all, the probe's included: fallback-native still runs the
 # command natively (plain and --json), and says both reasons.

@@ -807,8 +807,14 @@ mntns_holder() {
   mkfifo -m 666 "$fifo"
   "$@" unshare --mount sh -c 'echo in >"$1"; exec sleep 1000' sh "$fifo" </dev/null >/dev/null 2>&1 3>&- &
   HOLDER=$!
-  read -r _ <"$fifo"
+  # opened read-write, the fifo never waits for a writer; a holder that died before it wrote
+  # (unshare refused) then fails the test after the bound instead of hanging the suite
+  local fd said
+  exec {fd}<>"$fifo"
+  read -t 30 -r _ <&"$fd" && said=0 || said=$?
+  exec {fd}>&-
   rm "$fifo"
+  [ "$said" -eq 0 ]
 }
 
 # join_holder_mntns CONFIG: CONFIG's mount namespace is HOLDER's, joined by path

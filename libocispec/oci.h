@@ -116,6 +116,11 @@ typedef struct {
    * saw at source when it decided something from it (`fsrun sandbox`'s secret-file covers). The
    * bind must show that very object, or the mount fails (mounts.c). */
   bool has_source_id;
+  /* In memory only: a bind of a path the sandbox's caller named. The runtime refuses it without a
+   * recorded identity (needs_source_id), and resolves its destination through no symbolic link
+   * (dest_no_symlinks: the path is in a tree the sandboxed command writes, and may link). */
+  bool needs_source_id;
+  bool dest_no_symlinks;
   uint64_t source_dev;
   uint64_t source_ino;
   /* In memory only too: paths below the bind's root (not owned), each covered by a read-only bind

@@ -538,12 +538,15 @@ static int target_in_cached_dir(const struct mount_env *env, const char *dest,
 }
 
 /* The target of a mount onto dest inside the rootfs, created as `kind` when missing. With real_dir
- * (/proc, /sys) it must be a directory reached without any symlink. Nothing lands on procfs but
- * the few overrides above: a rootfs symlink to /proc/self/attr/exec, say, would disarm the LSM. */
-static int open_mount_target(const struct mount_env *env, const char *dest, root_create_kind kind,
-                             bool real_dir, size_t index, fsrun_error_t *err) {
+ * (/proc, /sys) it must be a directory reached without any symlink; with no_links, anything
+ * reached without one. Nothing lands on procfs but the few overrides above: a rootfs symlink to
+ * /proc/self/attr/exec, say, would disarm the LSM. */
+static int open_mount_target_how(const struct mount_env *env, const char *dest,
+                                 root_create_kind kind, bool real_dir, bool no_links, size_t index,
+                                 fsrun_error_t *err) {
   bool on_proc = false;
-  cleanup_close int target = real_dir ? -1 : target_in_cached_dir(env, dest, kind, &on_proc);
+  cleanup_close int target =
+      real_dir || no_links ? -1 : target_in_cached_dir(env, dest, kind, &on_proc);
   struct statfs sfs;
   struct stat st;
   if (target >= 0) {
@@ -552,7 +555,7 @@ static int open_mount_target(const struct mount_env *env, const char *dest, root
                               dest);
     return steal_fd(&target);
   }
-  target = root_resolve(env->rootfs_fd, dest, kind, real_dir, err);
+  target = root_resolve(env->rootfs_fd, dest, kind, real_dir || no_links, err);
   if (target < 0) {
     if (real_dir && (fsrun_error_code(err) == -ELOOP || fsrun_error_code(err) == -ENOTDIR))
       return fsrun_error_make(err, 0, "mounts[%zu]: mount destination %s is not a directory", index,
@@ -570,6 +573,11 @@ static int open_mount_target(const struct mount_env *env, const char *dest, root
                               dest);
   }
   return steal_fd(&target);
+}
+
+static int open_mount_target(const struct mount_env *env, const char *dest, root_create_kind kind,
+                             bool real_dir, size_t index, fsrun_error_t *err) {
+  return open_mount_target_how(env, dest, kind, real_dir, false, index, err);
 }
 
 /* The options' flags on a bind (tree), then its recursive ones, extra_rec_set on top. */
@@ -593,6 +601,9 @@ static int set_bind_attrs(int tree, const struct mount_options *o, uint64_t extr
  * over a secret file, would not hold for what the path shows now. checked may be NULL. */
 static int check_source_id(const oci_mount *checked, const struct stat *st, const char *source,
                            size_t index, fsrun_error_t *err) {
+  if (checked != NULL && checked->needs_source_id && !checked->has_source_id)
+    return fsrun_error_make(err, ESTALE, "mounts[%zu]: bind source `%s` has no recorded identity",
+                            index, source);
   if (checked == NULL || !checked->has_source_id ||
       ((uint64_t)st->st_dev == checked->source_dev && (uint64_t)st->st_ino == checked->source_ino))
     return 0;
@@ -615,8 +626,9 @@ static int open_bind_target(const struct mount_env *env, int source_fd, const ch
   if (real_dir && !S_ISDIR(st.st_mode))
     return fsrun_error_make(err, 0, "mounts[%zu]: bind source `%s` for %s is not a directory",
                             index, source, dest);
-  return open_mount_target(env, dest, S_ISDIR(st.st_mode) ? ROOT_CREATE_DIR : ROOT_CREATE_FILE,
-                           real_dir, index, err);
+  /* a caller's path in a tree the command writes: a link there is the command's (sandbox.c) */
+  return open_mount_target_how(env, dest, S_ISDIR(st.st_mode) ? ROOT_CREATE_DIR : ROOT_CREATE_FILE,
+                               real_dir, checked != NULL && checked->dest_no_symlinks, index, err);
 }
 
 /* The options' flags on the bind mnt, its move onto target when it is a detached tree (target

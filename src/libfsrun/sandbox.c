@@ -6,6 +6,7 @@
 #include "exec-git.h"
 #include "sandbox-git.h"
 #include "sandbox-limits.h"
+#include "sandbox-paths.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -356,13 +357,18 @@ static bool host_dir_exists(const char *path) {
 
 /* A writablePaths entry that does not exist (pnpm's store on a fresh machine) is created, with its
  * missing parents, owned by the caller: skipped, what the command wrote there would be lost with
- * the tmpfs $HOME. */
-static int create_writable_paths(const oci_policy *p, fsrun_error_t *err) {
+ * the tmpfs $HOME. Never through a link the command planted in a tree it writes: the directories
+ * would be made wherever that leads. */
+static int create_writable_paths(const oci_policy *p, const struct agent_trees *t,
+                                 fsrun_error_t *err) {
   for (size_t i = 0; i < p->writable_paths.len; i++) {
     const char *path = p->writable_paths.items[i];
+    struct stat st;
     if (path[0] != '/')
       return fsrun_error_make(err, 0, "policy: writablePaths[%zu]: `%s` is not an absolute path", i,
                               path);
+    if (check_caller_path(t, "writablePaths", i, path, true, &st, err) < 0)
+      return fsrun_error_code(err);
     if (host_dir_exists(path))
       continue;
     if (mkdir_p_at(AT_FDCWD, path, 0755, err) < 0)
@@ -374,15 +380,6 @@ static int create_writable_paths(const oci_policy *p, fsrun_error_t *err) {
 static bool has_destination(const struct mount_list *l, const char *dest) {
   for (size_t i = 0; i < l->len; i++)
     if (strcmp(l->items[i].destination, dest) == 0)
-      return true;
-  return false;
-}
-
-/* Is l->items[i] mounted over by a later entry at the same destination (an ordinary user's /etc
- * and allowedPaths ["/etc"])? Then nothing shows through it, and it needs no cover. */
-static bool hidden_by_later(const struct mount_list *l, size_t i) {
-  for (size_t j = i + 1; j < l->len; j++)
-    if (strcmp(l->items[j].destination, l->items[i].destination) == 0)
       return true;
   return false;
 }
@@ -412,39 +409,97 @@ static const char *secret_file_place(const struct secret_places *s, const struct
 }
 
 /* Where a bind shows the host's directory holding a secret file, under whatever name it is given
- * (an ordinary user's /etc, allowedPaths ["/etc"], a symlink to /etc, a worktree above it), the
- * file's place in that view is covered. The decision is taken from the object the source shows
- * now (its device and inode: no spelling, link or other bind of /etc hides it), which is recorded
- * in the entry: the runtime refuses a bind that shows another object then (a link swapped in
- * meanwhile). The covers go on the bind itself (oci_mount.covers), by paths below it, never by
- * a path in the container: a link swapped in there could lead them elsewhere. Only the binds
- * l->items[first..end) are looked at. */
-static void cover_secret_files(struct mount_list *l, size_t first, size_t end,
-                               struct secret_places *s) {
+ * (an ordinary user's /etc, allowedPaths ["/etc"], a worktree above it), the file's place in that
+ * view is covered, on every such bind (one at the same destination later may land elsewhere: the
+ * destination resolves in the container). The decision is taken from st, the object the source
+ * showed when its identity was taken (device and inode: no spelling or other bind of /etc hides
+ * it), which is recorded in the entry: the runtime refuses a bind that shows another object then
+ * (a link swapped in meanwhile). The covers go on the bind itself (oci_mount.covers), by paths
+ * below it, never by a path in the container: a link swapped in there could lead them elsewhere. */
+static void cover_secret_files(oci_mount *m, const struct stat *st, struct secret_places *s) {
+  size_t n = 0;
   if (!s->ok)
     s->ok = stat("/", &s->root) == 0 && stat("/etc", &s->etc) == 0;
-  for (size_t i = first; i < end; i++) {
-    oci_mount *m = &l->items[i];
-    struct stat st;
-    if (m->source == NULL || m->source[0] != '/' || stat(m->source, &st) < 0)
+  m->has_source_id = true;
+  m->source_dev = (uint64_t)st->st_dev;
+  m->source_ino = (uint64_t)st->st_ino;
+  for (const char *const *f = secret_files; s->ok && *f; f++) {
+    struct stat fst;
+    const char *rest = secret_file_place(s, st, *f);
+    if (rest == NULL || lstat(*f, &fst) < 0 || !S_ISREG(fst.st_mode))
       continue;
-    m->has_source_id = true;
-    m->source_dev = (uint64_t)st.st_dev;
-    m->source_ino = (uint64_t)st.st_ino;
-    size_t n = 0;
-    for (const char *const *f = secret_files; s->ok && *f; f++) {
-      struct stat fst;
-      const char *rest = secret_file_place(s, &st, *f);
-      if (rest == NULL || lstat(*f, &fst) < 0 || !S_ISREG(fst.st_mode) || hidden_by_later(l, i))
-        continue;
-      m->covers[n++] = rest[0] == '/' ? rest + 1 : rest;
-      m->cover_source = SANDBOX_UNREADABLE_FILE;
-    }
+    m->covers[n++] = rest[0] == '/' ? rest + 1 : rest;
+    m->cover_source = SANDBOX_UNREADABLE_FILE;
   }
 }
 
-static void build_mounts(const struct sandbox_mapping_opts *o, const char *common_dir,
-                         const char *wt_git_dir, struct mount_list *l) {
+/* An ordinary user's /etc entries: fixed names in root-owned directories. One that does not stat
+ * now gets an identity no object has (device 0, inode 0): the runtime refuses it. */
+static void cover_etc_binds(struct mount_list *l, size_t first, size_t end,
+                            struct secret_places *s) {
+  for (size_t i = first; i < end; i++) {
+    struct stat st = {0};
+    oci_mount *m = &l->items[i];
+    if (m->source == NULL || m->source[0] != '/')
+      continue;
+    if (stat(m->source, &st) < 0)
+      st = (struct stat){0};
+    cover_secret_files(m, &st, s);
+  }
+}
+
+/* A bind of a path the caller named, with st the identity taken of it (stat_caller_path): the
+ * runtime binds only that object, with its covers, and resolves the destination through no
+ * symbolic link where the path is in a tree the command writes. */
+static void add_caller_bind(struct mount_list *l, const struct agent_trees *t, const char *path,
+                            const char *const *options, const struct stat *st,
+                            struct secret_places *s) {
+  cleanup_free char *tree = agent_tree_above(t, path);
+  add_mount(l, path, "bind", path, options);
+  oci_mount *m = &l->items[l->len - 1];
+  m->needs_source_id = true;
+  m->dest_no_symlinks = tree != NULL;
+  cover_secret_files(m, st, s);
+}
+
+/* The caller's binds: allowedPaths (a missing one skipped), writablePaths, the worktree and its
+ * git dirs, each stat'ed once (the identity) through no link the command planted. */
+static int add_caller_binds(const struct sandbox_mapping_opts *o, const struct agent_trees *t,
+                            const char *const *ro_bind, const char *const *rw_bind,
+                            struct mount_list *l, struct secret_places *s, fsrun_error_t *err) {
+  const oci_policy *p = o->policy;
+  const char *const trees[] = {o->worktree, t->common_dir, t->wt_git_dir};
+  const char *const tree_fields[] = {"worktree", "git common dir", "git dir"};
+  struct stat st;
+  for (size_t i = 0; i < p->allowed_paths.len; i++) {
+    const char *path = p->allowed_paths.items[i];
+    int r = check_caller_path(t, "allowedPaths", i, path, true, &st, err);
+    if (r < 0)
+      return r;
+    if (r == 1) {
+      log_warning("sandbox: allowedPaths[%zu]: `%s` does not exist, skipped", i, path);
+      continue;
+    }
+    add_caller_bind(l, t, path, ro_bind, &st, s);
+  }
+  for (size_t i = 0; i < p->writable_paths.len; i++) {
+    const char *path = p->writable_paths.items[i];
+    if (check_caller_path(t, "writablePaths", i, path, false, &st, err) < 0)
+      return fsrun_error_code(err);
+    add_caller_bind(l, t, path, rw_bind, &st, s);
+  }
+  for (size_t i = 0; i < 3; i++) {
+    if (trees[i] == NULL)
+      continue;
+    if (check_caller_path(t, tree_fields[i], 0, trees[i], false, &st, err) < 0)
+      return fsrun_error_code(err);
+    add_caller_bind(l, t, trees[i], rw_bind, &st, s);
+  }
+  return 0;
+}
+
+static int build_mounts(const struct sandbox_mapping_opts *o, const struct agent_trees *t,
+                        struct mount_list *l, fsrun_error_t *err) {
   /* In a user namespace the mounts copied from the caller's namespace are locked together, and a
    * bind of a directory that has a mount below it (/usr/local, /usr/lib/modules, a worktree with a
    * mount in it) fails with EINVAL: it would uncover what that mount hides. So an ordinary caller's
@@ -500,36 +555,20 @@ static void build_mounts(const struct sandbox_mapping_opts *o, const char *commo
     add_mount(l, o->home, "tmpfs", "tmpfs",
               (const char *const[]){"nosuid", "nodev", "mode=700", uid, gid, NULL});
   }
-  size_t caller_first = l->len;
-  for (size_t i = 0; i < p->allowed_paths.len; i++) {
-    const char *path = p->allowed_paths.items[i];
-    if (!host_dir_exists(path)) {
-      log_warning("sandbox: allowedPaths[%zu]: `%s` does not exist, skipped", i, path);
-      continue;
-    }
-    add_mount(l, path, "bind", path, ro_bind);
-  }
-  /* each exists: create_writable_paths made what was missing */
-  for (size_t i = 0; i < p->writable_paths.len; i++)
-    add_mount(l, p->writable_paths.items[i], "bind", p->writable_paths.items[i], rw_bind);
-  add_mount(l, o->worktree, "bind", o->worktree, rw_bind);
-  if (common_dir != NULL)
-    add_mount(l, common_dir, "bind", common_dir, rw_bind);
-  if (wt_git_dir != NULL)
-    add_mount(l, wt_git_dir, "bind", wt_git_dir, rw_bind);
-  size_t caller_end = l->len;
-  sandbox_git_protect(o->worktree, common_dir, wt_git_dir, l);
   /* A secret file shows only through a bind whose real source is /etc, /, or the file itself.
-   * The caller's paths (policy, worktree, git dirs: any spelling, any link) and an ordinary
-   * user's /etc can be that. The others cannot: the system dirs and root's /etc entries are fixed
-   * names in root-owned directories (only the host's root could make one lead to /etc); the git
-   * protection binds are files named config or directories named hooks, neither a symlink; the
-   * rest are tmpfs, proc, sysfs or the runtime's own files. So only those pay for a stat. */
+   * The caller's paths (policy, worktree, git dirs: any spelling) and an ordinary user's /etc can
+   * be that. The others cannot: the system dirs and root's /etc entries are fixed names in
+   * root-owned directories (only the host's root could make one lead to /etc); the git protection
+   * binds are files named config or directories named hooks, neither a symlink; the rest are
+   * tmpfs, proc, sysfs or the runtime's own files. So only those pay for a stat. */
   struct secret_places secrets = {0};
   if (o->userns)
-    cover_secret_files(l, etc_first, etc_end, &secrets);
-  cover_secret_files(l, caller_first, caller_end, &secrets);
+    cover_etc_binds(l, etc_first, etc_end, &secrets);
+  if (add_caller_binds(o, t, ro_bind, rw_bind, l, &secrets, err) < 0)
+    return fsrun_error_code(err);
+  sandbox_git_protect(o->worktree, t->common_dir, t->wt_git_dir, l);
   sort_mounts_by_depth(l);
+  return 0;
 }
 
 /* $HOME gets a tmpfs only where that hides nothing the sandbox is given */
@@ -624,15 +663,22 @@ int sandbox_config_from_policy(const struct sandbox_mapping_opts *o, oci_config 
   cleanup_free char *wt_git_dir = NULL;
   struct sandbox_mapping_opts opts = *o;
   struct mount_list mounts = {0};
+  struct agent_trees trees;
   const oci_policy *p = o->policy;
+  int r;
   __attribute__((cleanup(seccomp_profile_freep))) oci_seccomp *profile = NULL;
   oci_config *c;
 
   *out = NULL;
   if (seccomp_names_file(p) && parse_seccomp_profile(p, &profile, err) < 0)
     return fsrun_error_code(err);
-  if (sandbox_git_dirs(o->worktree, &common_dir, &wt_git_dir, err) < 0 ||
-      create_writable_paths(p, err) < 0)
+  if (sandbox_git_dirs(o->worktree, &common_dir, &wt_git_dir, err) < 0)
+    return fsrun_error_code(err);
+  trees = (struct agent_trees){.worktree = o->worktree,
+                               .common_dir = common_dir,
+                               .wt_git_dir = wt_git_dir,
+                               .writable = &p->writable_paths};
+  if (create_writable_paths(p, &trees, err) < 0)
     return fsrun_error_code(err);
   opts.home = usable_home(o);
 
@@ -649,9 +695,13 @@ int sandbox_config_from_policy(const struct sandbox_mapping_opts *o, oci_config 
     oci_seccomp_free(c->linux_->seccomp);
     c->linux_->seccomp = steal_ptr(&profile);
   }
-  build_mounts(&opts, common_dir, wt_git_dir, &mounts);
+  r = build_mounts(&opts, &trees, &mounts, err);
   c->mounts = mounts.items;
   c->n_mounts = mounts.len;
+  if (r < 0) {
+    oci_config_free(c);
+    return r;
+  }
   /* pid 1 of its own: signals reach the command, orphans are reaped */
   if (oci_map_set(&c->annotations, REAPER_ANNOTATION, "true") < 0 ||
       oci_map_set(&c->annotations, CGROUP_V1_ANNOTATION, sandbox_v1_controllers(p)) < 0 ||

@@ -300,12 +300,13 @@ shadow_probe() {
   shadow_probe sbx
   [ "$status" -eq 0 ]
   [ "$output" = "passwd"$'\n'"covers $host_files" ]
-  # an ordinary user gets the host's /etc: covered too (group shadow could read them)
+  # an ordinary user gets the host's /etc: covered too (group shadow could read them), on both
+  # binds, the user's /etc and allowedPaths': each bind carries its own covers, whatever lands over
   give_dir_to_user 1000
   shadow_probe setpriv --reuid 1000 --regid 1000 --clear-groups env HOME="$DIR/home" \
     "$FSRUN" --root "$DIR/state-1000" sandbox --policy "$POLICY" --worktree "$WT" --task-id "$TASK"
   [ "$status" -eq 0 ]
-  [ "$output" = "passwd"$'\n'"covers $host_files" ]
+  [ "$output" = "passwd"$'\n'"covers $((2 * host_files))" ]
 }
 
 # read_secrets PATH...: runs the sandbox (policy already written) and reads each PATH's shadow and
@@ -373,22 +374,19 @@ covered_probe() {
   "${runner[@]}" -- /bin/sh -c "$script" sh "$cover"
 }
 
-@test "sandbox: the shadow files stay covered through .., a bind of /, a link to / or to the file, and a link in the worktree (root and an ordinary user)" {
+@test "sandbox: the shadow files stay covered through .., a bind of /, a link to / or to the file (root and an ordinary user)" {
   [ -f /etc/shadow ] || skip "the host has no /etc/shadow"
   requires_host_command setpriv
   local uid=1000 spec policy paths
   ln -s / "$DIR/rootlink"
   ln -s /etc/shadow "$DIR/shadowlink"
-  # a link the command (or a commit) could have left in the worktree, which the policy names
-  ln -s /etc "$WT/etclink"
   # POLICY-KEY POLICY-PATH|PATHS-INSIDE-THAT-MUST-BE-COVERED
   local cases=("allowedPaths /tmp/../etc|/etc/shadow /etc/gshadow"
     "allowedPaths /usr/./../etc/|/etc/shadow"
     "allowedPaths $DIR/rootlink|$DIR/rootlink/etc/shadow $DIR/rootlink/etc/gshadow"
     "allowedPaths /|/etc/shadow /etc/gshadow"
-    "allowedPaths $DIR/shadowlink|$DIR/shadowlink"
-    "allowedPaths $WT/etclink|$WT/etclink/shadow /etc/shadow"
-    "writablePaths $WT/etclink/|/etc/shadow /etc/gshadow")
+    "allowedPaths $DIR/shadowlink|$DIR/shadowlink")
+  # (a link in the worktree is refused: "a policy path through a link ... is refused" below)
   mkdir -p "$DIR/home"
   give_dir_to_user "$uid"
   for spec in "${cases[@]}"; do
@@ -457,7 +455,8 @@ swap_race() {
   sbx -- /bin/true
   "${user[@]}" -- /bin/true
   # another sandbox over the worktree could do this: one renameat2(RENAME_EXCHANGE) each time, so
-  # that the path is always there, a directory or a link to /etc
+  # that the path is always there, a directory or a link to /etc. (80 runs against a busy loop:
+  # how long this takes depends on the load; what it asserts does not depend on timing.)
   perl -e '($n, $a, $b) = @ARGV; while (1) { syscall($n, -100, $a, -100, $b, 2) == 0 or die "$!" }' \
     "$renameat2" "$WT/swap" "$WT/swap-link" &
   swapper=$!
@@ -465,6 +464,8 @@ swap_race() {
   root_runs=$(swap_race "$(stat -c %d:%i "$FSRUN_ROOT/.sandbox-bundle/unreadable")" sbx)
   user_runs=$(swap_race "$(stat -c %d:%i "$DIR/state-$uid/.sandbox-bundle/unreadable")" \
     "${user[@]}")
+  # the loop dies on its first failed exchange: then the later runs raced nothing
+  kill -0 "$swapper"
   kill "$swapper"
   wait "$swapper" || true
   BACKGROUND_PIDS=
@@ -475,6 +476,84 @@ swap_race() {
   # a refusal is fine (the source changed under the set-up), but some runs must have looked
   grep -qv '^failed$' <<<"$root_runs"
   grep -qv '^failed$' <<<"$user_runs"
+}
+
+# refused_probe RUNNER... : runs the sandbox (policy written) with a command that would print the
+# secret fixture and make a marker; prints the status, then stderr's lines
+refused_probe() {
+  run --separate-stderr "$@" -- /bin/sh -c "cat '$DIR/private/secret' /etc/security/opasswd; touch '$DIR/ran'"
+  echo "status $status"
+  printf '%s\n' "$stderr"
+}
+
+@test "sandbox: a policy path through a link in the worktree (to /etc, to /root, dangling, midway) is refused, 125, naming the field (root and an ordinary user)" {
+  requires_host_command setpriv
+  local uid=1000 spec field path out
+  mkdir -p "$DIR/home" "$DIR/private" "$DIR/outside" "$WT/real"
+  echo root-only-secret >"$DIR/private/secret"
+  chmod 600 "$DIR/private/secret"
+  # links the command could have left in the worktree (or in a writablePaths entry)
+  ln -s /etc "$WT/etclink"
+  ln -s /root "$WT/rootlink"
+  ln -s "$DIR/private" "$WT/privlink"
+  ln -s /nonexistent-fsrun-test "$WT/dangling"
+  ln -s "$DIR" "$WT/real/mid"
+  ln -s "$DIR/outside" "$WT/outlink"
+  give_dir_to_user "$uid"
+  local cases=("allowedPaths $WT/etclink" "allowedPaths $WT/rootlink/" "allowedPaths $WT/privlink"
+    "allowedPaths $WT/dangling" "allowedPaths $WT/real/mid/private" "writablePaths $WT/etclink/"
+    "writablePaths $WT/outlink/made")
+  for spec in "${cases[@]}"; do
+    field=${spec%% *}
+    path=${spec#* }
+    write_policy "{\"$field\": [\"$path\"]}"
+    out=$(refused_probe sbx)
+    echo "root, $spec: $out"
+    [ "${out%%$'\n'*}" = "status 125" ]
+    [[ $out == *"policy: $field[0]: \`${path%/}\` passes through a symbolic link in \`$WT\`"* ]]
+    [[ $out != *root-only* ]]
+    [ "$(grep -c . <<<"$out")" = 2 ]
+    out=$(refused_probe setpriv --reuid "$uid" --regid "$uid" --clear-groups env HOME="$DIR/home" \
+      "$FSRUN" --root "$DIR/state-$uid" sandbox --policy "$POLICY" --worktree "$WT" \
+      --task-id "$TASK")
+    echo "uid $uid, $spec: $out"
+    [ "${out%%$'\n'*}" = "status 125" ]
+    [[ $out == *"policy: $field[0]: \`${path%/}\` passes through a symbolic link in \`$WT\`"* ]]
+    [ ! -e "$DIR/ran" ]
+    [ ! -e "$DIR/outside/made" ]
+  done
+  # a link the host's admin made outside the trees the command writes stays allowed
+  ln -s "$DIR/private" "$DIR/adminlink"
+  write_policy "{\"allowedPaths\": [\"$DIR/adminlink\"]}"
+  run sbx -- ls "$DIR/adminlink/"
+  [ "$status" -eq 0 ]
+  [ "$output" = secret ]
+}
+
+@test "sandbox: a path the policy names twice has its shadow files covered on both binds (root and an ordinary user)" {
+  [ -f /etc/shadow ] || skip "the host has no /etc/shadow"
+  requires_host_command setpriv
+  local uid=1000 f host_files=0 probe
+  for f in /etc/shadow /etc/gshadow /etc/shadow- /etc/gshadow-; do
+    [ -f "$f" ] && [ ! -L "$f" ] && host_files=$((host_files + 1))
+  done
+  mkdir -p "$DIR/home"
+  give_dir_to_user "$uid"
+  ln -s /etc "$DIR/etclink"
+  # the second bind lands where its destination leads when it is mounted, which a link swapped in
+  # meanwhile can make another place than the first's: so the first keeps its covers too
+  write_policy "{\"allowedPaths\": [\"$DIR/etclink\", \"$DIR/etclink\"]}"
+  probe="grep -c ' $DIR/etclink/g\\?shadow-\\? ' /proc/self/mountinfo; cat '$DIR/etclink/shadow'"
+  run sbx -- /bin/sh -c "$probe"
+  echo "root: $output"
+  [ "${lines[0]}" = $((2 * host_files)) ]
+  [[ $output != *"root:"* ]]
+  run setpriv --reuid "$uid" --regid "$uid" --clear-groups env HOME="$DIR/home" \
+    "$FSRUN" --root "$DIR/state-$uid" sandbox --policy "$POLICY" --worktree "$WT" \
+    --task-id "$TASK" -- /bin/sh -c "$probe"
+  echo "uid $uid: $output"
+  [ "${lines[0]}" = $((2 * host_files)) ]
+  [[ $output != *"root:"* ]]
 }
 
 @test "sandbox: writablePaths are writable, allowedPaths read-only (EROFS)" {
@@ -971,18 +1050,27 @@ assert_no_sleep() {
     "sandbox:prepare:fsrun,sandbox:fallback:native,sandbox:run:native" ]
 }
 
-@test "bundle: a link to /etc in allowedPaths gets its shadow files covered by entries of config.json" {
+@test "bundle: a link to /etc in allowedPaths gets its shadow files covered by entries of config.json; one in the worktree is refused" {
   requires_fsrun_command bundle
   [ -f /etc/shadow ] || skip "the host has no /etc/shadow"
   local out=$DIR/bundle id=bundle-$TASK
+  # the command of a task container writes the worktree: a link it leaves there is refused
   ln -s /etc "$WT/etclink"
   write_policy "{\"allowedPaths\": [\"$WT/etclink\"]}"
+  run --separate-stderr fsrun bundle --policy "$POLICY" --worktree "$WT" --out "$out" -- /bin/true
+  echo "$stderr"
+  [ "$status" -eq 1 ]
+  [[ $stderr == *"policy: allowedPaths[0]: \`$WT/etclink\` passes through a symbolic link in \`$WT\`"* ]]
+  [ ! -e "$out/config.json" ]
+  # one the host's admin made elsewhere is bound, its covers written as entries
+  ln -s /etc "$DIR/etclink"
+  write_policy "{\"allowedPaths\": [\"$DIR/etclink\"]}"
   run fsrun bundle --policy "$POLICY" --worktree "$WT" --out "$out" -- /bin/sh -c \
-    "cat '$WT/etclink/shadow' >/dev/null 2>&1 && echo READ; echo looked"
+    "cat '$DIR/etclink/shadow' >/dev/null 2>&1 && echo READ; echo looked"
   [ "$status" -eq 0 ]
   # the covers a run attaches on the bind itself are written as entries: a task container is
   # created by another process, from the JSON
-  jq -e --arg d "$WT/etclink/shadow" '[.mounts[] | select(.destination == $d and .source == "unreadable")] | length == 1' "$out/config.json"
+  jq -e --arg d "$DIR/etclink/shadow" '[.mounts[] | select(.destination == $d and .source == "unreadable")] | length == 1' "$out/config.json"
   run fsrun run --bundle "$out" "$id"
   echo "$output"
   [ "$status" -eq 0 ]

@@ -257,6 +257,70 @@ int main(void) {
     free(msg);
   }
 
+  /* the caller's paths: a link the command could plant in a tree it writes is refused; every
+   * caller bind carries the identity of what was checked, and each bind of /etc its covers */
+  {
+    char *dangling = NULL, *etclink = NULL, *sub = NULL, *outside = NULL, *json = NULL;
+    struct stat shadow;
+    bool host_shadow = lstat("/etc/shadow", &shadow) == 0 && S_ISREG(shadow.st_mode);
+    if (asprintf(&dangling, "%s/dangling", wt) < 0 || asprintf(&etclink, "%s/etclink", wt) < 0 ||
+        asprintf(&sub, "%s/sub", wt) < 0 || asprintf(&outside, "%s/outside", real_base) < 0)
+      return 1;
+    tap_ok(symlink("/nonexistent-fsrun-test", dangling) == 0 && symlink("/etc", etclink) == 0 &&
+               symlink("/nonexistent-fsrun-test", outside) == 0 && mkdir(sub, 0755) == 0,
+           "links in the worktree");
+    const char *const refused[][2] = {{"allowedPaths", dangling}, {"writablePaths", etclink}};
+    for (size_t i = 0; i < 2; i++) {
+      free(json);
+      if (asprintf(&json, "{\"%s\": [\"%s/\"]}", refused[i][0], refused[i][1]) < 0)
+        return 1;
+      p = parse(json);
+      struct sandbox_mapping_opts o = {
+          .policy = p, .worktree = wt, .environ = env, .root_path = "rootfs"};
+      fsrun_error_release(&err);
+      tap_ok(p != NULL && sandbox_config_from_policy(&o, &c, &err) < 0 && c == NULL &&
+                 strstr(err->msg, refused[i][0]) != NULL && strstr(err->msg, refused[i][1]) != NULL,
+             "%s: a link in the worktree is refused, naming the field and the path", refused[i][0]);
+      oci_policy_free(p);
+    }
+    free(json);
+    if (asprintf(&json,
+                 "{\"allowedPaths\": [\"/etc\", \"%s\", \"%s\"], \"writablePaths\": [\"/etc\"]}",
+                 sub, outside) < 0)
+      return 1;
+    p = parse(json);
+    struct sandbox_mapping_opts o = {
+        .policy = p, .worktree = wt, .environ = env, .root_path = "rootfs"};
+    fsrun_error_release(&err);
+    tap_ok(p != NULL && sandbox_config_from_policy(&o, &c, &err) == 0,
+           "a dangling link outside the trees is skipped");
+    if (c != NULL) {
+      size_t caller = 0, ided = 0, etc_binds = 0, covered = 0;
+      for (size_t i = 0; i < c->n_mounts; i++) {
+        const oci_mount *m = &c->mounts[i];
+        if (!m->needs_source_id)
+          continue;
+        caller++;
+        ided += m->has_source_id;
+        if (strncmp(m->source, "/etc", 4) == 0) {
+          etc_binds++;
+          covered += m->covers[0] != NULL;
+        }
+      }
+      tap_ok(caller == 5 && ided == caller,
+             "each caller bind (2 of /etc, sub, worktree, git dir) has the identity checked");
+      tap_ok(etc_binds == 2 && covered == (host_shadow ? 2u : 0u),
+             "both binds of /etc have their covers, though one is at the other's destination");
+      tap_ok(find_mount(c, outside) == NULL, "the dangling link is not bound");
+      tap_ok(find_mount(c, sub)->dest_no_symlinks && !find_mount(c, "/etc")->dest_no_symlinks,
+             "a path in the worktree is mounted through no link in the container; /etc as it is");
+      oci_config_free(c);
+      c = NULL;
+    }
+    oci_policy_free(p);
+    free(json), free(dangling), free(etclink), free(sub), free(outside);
+  }
+
   /* the hash ignores the settings wrapper and the spelling */
   {
     oci_policy *a = parse("{\"memoryLimitMb\": 64, \"allowNetwork\": false}");

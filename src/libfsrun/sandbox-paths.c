@@ -1,0 +1,75 @@
+#include "sandbox-paths.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "mounts.h"
+#include "openat2-compat.h"
+#include "sandbox-internal.h"
+#include "utils.h"
+
+/* the i-th tree of t (NULL: none there), i < 3 + writable->len */
+static const char *tree_at(const struct agent_trees *t, size_t i) {
+  const char *fixed[] = {t->worktree, t->common_dir, t->wt_git_dir};
+  return i < 3 ? fixed[i] : t->writable->items[i - 3];
+}
+
+char *agent_tree_above(const struct agent_trees *t, const char *path) {
+  cleanup_free char *clean = path_clean_abs(path);
+  char *best = NULL;
+  for (size_t i = 0; i < 3 + t->writable->len; i++) {
+    char *tree = tree_at(t, i) ? path_clean_abs(tree_at(t, i)) : NULL;
+    if (tree != NULL && strcmp(clean, tree) != 0 && path_within(clean, tree) &&
+        (best == NULL || strlen(tree) < strlen(best))) {
+      free(best);
+      best = tree;
+    } else {
+      free(tree);
+    }
+  }
+  return best;
+}
+
+/* path (clean) below tree (clean), opened through no symbolic link from tree on */
+static int open_below(const char *tree, const char *path) {
+  const struct open_how how = {.flags = O_PATH | O_CLOEXEC,
+                               .resolve =
+                                   RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS};
+  cleanup_close int dir = open(tree, O_PATH | O_DIRECTORY | O_CLOEXEC);
+  const char *rel = path + strlen(tree);
+  while (*rel == '/')
+    rel++;
+  return dir < 0 ? -1 : openat2_compat(dir, rel, &how);
+}
+
+int stat_caller_path(const struct agent_trees *t, const char *path, struct stat *st, bool *inside) {
+  cleanup_free char *tree = agent_tree_above(t, path);
+  cleanup_free char *clean = NULL;
+  cleanup_close int fd = -1;
+  *inside = tree != NULL;
+  if (tree == NULL)
+    return stat(path, st);
+  clean = path_clean_abs(path);
+  fd = open_below(tree, clean);
+  return fd < 0 ? -1 : fstat(fd, st);
+}
+
+int check_caller_path(const struct agent_trees *t, const char *field, size_t i, const char *path,
+                      bool missing_ok, struct stat *st, fsrun_error_t *err) {
+  bool inside;
+  if (stat_caller_path(t, path, st, &inside) == 0)
+    return 0;
+  if (missing_ok && errno == ENOENT)
+    return 1;
+  if (errno == ELOOP && inside) {
+    cleanup_free char *tree = agent_tree_above(t, path);
+    return fsrun_error_make(err, 0,
+                            "policy: %s[%zu]: `%s` passes through a symbolic link in `%s`, which "
+                            "the sandboxed command can write",
+                            field, i, path, tree);
+  }
+  return fsrun_error_errno(err, "policy: %s[%zu]: `%s`", field, i, path);
+}

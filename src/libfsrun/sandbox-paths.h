@@ -1,0 +1,32 @@
+/* The caller's paths (policy, worktree, git dirs) against the trees the sandboxed command writes:
+ * a symbolic link there is the command's, planted to make a policy path show a host directory the
+ * operator did not name (docs/sandbox.md, "Paths the command can re-point"). */
+#ifndef FSRUN_SANDBOX_PATHS_H
+#define FSRUN_SANDBOX_PATHS_H
+
+#include <stdbool.h>
+#include <sys/stat.h>
+
+#include "error.h"
+#include "oci.h"
+
+/* The trees the command can write: the worktree, its git dirs (NULL: none), writablePaths. */
+struct agent_trees {
+  const char *worktree, *common_dir, *wt_git_dir;
+  const oci_strv *writable;
+};
+
+/* The outermost agent tree strictly above path (clean, caller frees), or NULL: path is no tree's
+ * descendant, and links on its way are the host admin's (/bin -> usr/bin). */
+char *agent_tree_above(const struct agent_trees *t, const char *path);
+
+/* stat(2) of path, but reached through no symbolic link below the agent tree above it. 0, or -1
+ * with errno (ELOOP: such a link). *inside: whether an agent tree is above path. */
+int stat_caller_path(const struct agent_trees *t, const char *path, struct stat *st, bool *inside);
+
+/* 0 with *st (stat_caller_path), 1 where path is missing and missing_ok, or the one-line refusal
+ * of `field[i]` = path (a link in an agent tree, any other failure) */
+int check_caller_path(const struct agent_trees *t, const char *field, size_t i, const char *path,
+                      bool missing_ok, struct stat *st, fsrun_error_t *err);
+
+#endif

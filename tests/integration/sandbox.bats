@@ -957,13 +957,14 @@ assert_no_sleep() {
 }
 
 @test "sandbox: under fallback-native, --timeout-ms kills the command's whole process group: 124" {
-  # a state root below a regular file: the sandbox cannot be set up, the command runs natively
-  : >"$DIR/not-a-dir"
+  # a host that cannot sandbox (pivot_root answers ENOSYS, the host probe's too): run natively
+  local noclone3=${FSRUN%/*}/tests/noclone3
+  [ -x "$noclone3" ] || skip "tests/noclone3 is not built next to $FSRUN"
   local marker=1$RANDOM$RANDOM json status=0
   LEFTOVER_SLEEP=$marker # teardown kills what a broken timeout leaves
   # bounded from outside (without the watchdog the sleeps would run on: 137), output to a file (a
   # leftover sleep must not hold bats' pipe)
-  timeout -s KILL 30 "$FSRUN" --root "$DIR/not-a-dir/state" sandbox --policy "$POLICY" \
+  timeout -s KILL 30 "$noclone3" --enosys pivot_root "$FSRUN" --root "$FSRUN_ROOT" sandbox --policy "$POLICY" \
     --worktree "$WT" --task-id "$TASK" --failure-mode fallback-native --json --timeout-ms 3000 \
     -- /bin/sh -c "sleep $marker & sleep $marker; echo not-killed" >"$DIR/out" 2>&1 3>&- || status=$?
   cat "$DIR/out"
@@ -1037,8 +1038,12 @@ assert_no_sleep() {
   [ "$(jq -sr 'map(.event) | join(",")' "$DIR/audit.log")" = "sandbox:prepare,sandbox:failure" ]
   jq -se '.[1].reason | length > 0' "$DIR/audit.log"
 
+  # fallback-native runs natively only where the host cannot sandbox (the host probe has a state
+  # root of its own, so a broken one is no reason: sandbox-run.bats): pivot_root answers ENOSYS
+  local noclone3=${FSRUN%/*}/tests/noclone3
+  [ -x "$noclone3" ] || skip "tests/noclone3 is not built next to $FSRUN"
   rm -f "$DIR/audit.log"
-  run "$FSRUN" --root "$bad_root" sandbox --policy "$POLICY" --worktree "$WT" --task-id "$TASK" \
+  run "$noclone3" --enosys pivot_root "$FSRUN" --root "$FSRUN_ROOT" sandbox --policy "$POLICY" --worktree "$WT" --task-id "$TASK" \
     --audit-log "$DIR/audit.log" --failure-mode fallback-native --json -- /bin/sh -c "pwd; touch '$WT/ran'"
   echo "$output"
   [ "$status" -eq 0 ]

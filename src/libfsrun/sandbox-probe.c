@@ -214,8 +214,8 @@ static void remove_probe_dir(const char *dir) {
     log_warning("sandbox: the probe's directory `%s` could not be removed", dir);
 }
 
-bool sandbox_probe_host(const struct fsrun_context *ctx, const oci_policy *policy, int64_t deadline,
-                        char **why) {
+enum sandbox_probe sandbox_probe_host(const struct fsrun_context *ctx, const oci_policy *policy,
+                                      int64_t deadline, char **why) {
   char dir[] = "/tmp/fsrun-probe-XXXXXX";
   cleanup_close int err_fd = -1;
   int64_t timeout_ms = 0;
@@ -226,25 +226,28 @@ bool sandbox_probe_host(const struct fsrun_context *ctx, const oci_policy *polic
     timeout_ms = deadline - monotonic_ms();
     if (timeout_ms <= 0) {
       *why = xstrdup("no time was left to probe the host");
-      return false;
+      return SANDBOX_PROBE_UNDECIDED;
     }
   }
   err_fd = memfd_create("fsrun-probe-stderr", MFD_CLOEXEC);
   if (err_fd < 0) {
     *why = xasprintf("the probe's stderr: %s", strerror(errno));
-    return false;
+    return SANDBOX_PROBE_UNDECIDED;
   }
   if (mkdtemp(dir) == NULL || mkdir_in(dir, "wt") < 0 || mkdir_in(dir, "state") < 0) {
     *why = xasprintf("the probe's directory `%s`: %s", dir, strerror(errno));
     remove_probe_dir(dir);
-    return false;
+    return SANDBOX_PROBE_UNDECIDED;
   }
   status = run_probe(ctx, policy, dir, timeout_ms, err_fd, why);
   remove_probe_dir(dir);
   if (status < 0)
-    return false;
+    return SANDBOX_PROBE_UNDECIDED;
   if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
-    return true;
+    return SANDBOX_PROBE_WORKS;
   *why = probe_reason(err_fd, status);
-  return false;
+  /* only a set-up failure of its own says the host cannot; an exec failure (127), bad options (1)
+   * or a kill say nothing of the host, and a disk the command filled must not count as one */
+  return WIFEXITED(status) && WEXITSTATUS(status) == 125 ? SANDBOX_PROBE_CANNOT
+                                                         : SANDBOX_PROBE_UNDECIDED;
 }

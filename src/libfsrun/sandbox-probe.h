@@ -9,11 +9,17 @@
 #include "context.h"
 #include "oci.h"
 
-/* Runs `true` in a sandbox of the same binary, state root, network profile and limits, but over a
- * fresh empty directory and without the policy's paths, under fail-hard, bounded by deadline
- * (CLOCK_MONOTONIC ms, 0: none). True when it ran: the sandbox works on this host. Otherwise
- * *why (caller frees) gets the probe's own reason. Leaves nothing behind. */
-bool sandbox_probe_host(const struct fsrun_context *ctx, const oci_policy *policy, int64_t deadline,
-                        char **why);
+enum sandbox_probe {
+  SANDBOX_PROBE_WORKS,     /* the probe's sandbox ran `true`: this host can sandbox */
+  SANDBOX_PROBE_CANNOT,    /* its set-up failed too (exit 125): this host cannot */
+  SANDBOX_PROBE_UNDECIDED, /* it could not be run or ended otherwise: nothing is known */
+};
+
+/* Runs `true` in a sandbox of the same binary, cgroup options, network profile and limits, but over
+ * a fresh empty directory with a state root of its own and without the policy's paths, under
+ * fail-hard, bounded by deadline (CLOCK_MONOTONIC ms, 0: none). Unless it works, *why (caller
+ * frees) says what happened. Leaves nothing behind. */
+enum sandbox_probe sandbox_probe_host(const struct fsrun_context *ctx, const oci_policy *policy,
+                                      int64_t deadline, char **why);
 
 #endif

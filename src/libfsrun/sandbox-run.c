@@ -769,17 +769,20 @@ static enum fallback fallback_decide(const struct fsrun_context *ctx, const oci_
                                      int64_t deadline, char **reason) {
   cleanup_free char *host_why = NULL;
   char *said;
-  bool works = sandbox_probe_host(ctx, policy, deadline, &host_why);
-  if (!works && deadline > 0 && monotonic_ms() >= deadline)
+  enum sandbox_probe probe = sandbox_probe_host(ctx, policy, deadline, &host_why);
+  if (probe != SANDBOX_PROBE_WORKS && deadline > 0 && monotonic_ms() >= deadline)
     return FALLBACK_TIMED_OUT;
-  if (works)
+  if (probe == SANDBOX_PROBE_WORKS)
     said = xasprintf("%s; the sandbox works on this host, so the command was not run natively",
                      *reason);
-  else
+  else if (probe == SANDBOX_PROBE_CANNOT)
     said = xasprintf("%s; no sandbox can be set up on this host either (%s)", *reason, host_why);
+  else /* fail closed: only a host known to be unable may run the command natively */
+    said = xasprintf("%s; the host could not be probed (%s), so the command was not run natively",
+                     *reason, host_why);
   free(*reason);
   *reason = said;
-  return works ? FALLBACK_REFUSED : FALLBACK_NATIVE;
+  return probe == SANDBOX_PROBE_CANNOT ? FALLBACK_NATIVE : FALLBACK_REFUSED;
 }
 
 static bool failure_mode_valid(const char *mode) {

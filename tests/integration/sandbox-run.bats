@@ -839,3 +839,32 @@ check_host_inability_falls_back() {
 @test "sandbox-run: fallback-native still runs natively where the host cannot sandbox (pivot_root ENOSYS), saying why (ordinary user)" {
   check_host_inability_falls_back user
 }
+
+# check_undecided_probe_refuses root|user: a probe that cannot even be run (its directory cannot be
+# made: /tmp read-only in a private mount namespace, as a full disk would leave it) says nothing of
+# the host, so the command whose worktree broke the set-up is refused, not run natively
+check_undecided_probe_refuses() {
+  use_caller "$1"
+  # (a native touch would fail too, /tmp being read-only: the status and the line tell them apart)
+  local wt=$DIR/plain marker=$DIR/host-marker
+  as_caller mkdir "$wt"
+  as_caller sh -c 'echo "gitdir: /nonexistent" >"$1/.git"' sh "$wt"
+  CALLER_NS=(unshare -m sh -c 'mount --make-rprivate / && mount --bind /tmp /tmp &&
+    mount -o remount,bind,ro /tmp && exec "$@"' sh)
+  run as_caller "$FSRUN" --root "$STATE" sandbox --worktree "$wt" --task-id "$TASK" \
+    --failure-mode fallback-native -- touch "$marker"
+  CALLER_NS=()
+  echo "$output"
+  [ "$status" -eq 125 ]
+  [ ! -e "$marker" ]
+  [[ $output == *"could not be probed"*"so the command was not run natively" ]]
+  assert_state_clean
+}
+
+@test "sandbox-run: fallback-native refuses (125) where the host probe cannot be run (root)" {
+  check_undecided_probe_refuses root
+}
+
+@test "sandbox-run: fallback-native refuses (125) where the host probe cannot be run (ordinary user)" {
+  check_undecided_probe_refuses user
+}

@@ -5,7 +5,7 @@ import { spawnSync } from "node:child_process";
 import type { SpawnOptions } from "node:child_process";
 import { constants as fsConstants } from "node:fs";
 import { chmod, mkdir, open, readFile, readdir, rm, stat, writeFile } from "node:fs/promises";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { after, before, test } from "node:test";
 
 import { FsrunBackend, FsrunError, FsrunPolicyError, FsrunSetupError, FsrunUnavailableError, containerIdPrefix } from "../src/index";
@@ -215,15 +215,25 @@ test(`[${WHO}] not Linux: fallback-native runs natively; fail-hard throws`, asyn
   await assert.rejects(backend({ platform: "darwin" }), (e: unknown) => e instanceof FsrunUnavailableError && e.kind === "not-linux");
 });
 
+/** An fsrun that, once the file `when` exists, runs where pivot_root answers ENOSYS (tests/noclone3):
+ * a host where no sandbox can be set up, fsrun's own host probe included (a state root below a
+ * file no longer is one: the probe has a state root of its own). */
+async function hostWithoutSandbox(when: string): Promise<string> {
+  const noclone3 = join(dirname(FSRUN), "tests", "noclone3");
+  await stat(noclone3);
+  const path = join(work, `nopivot-${++seq}.sh`);
+  await writeFile(path, `#!/bin/sh\n[ -e '${when}' ] && exec '${noclone3}' --enosys pivot_root '${FSRUN}' "$@"\nexec '${FSRUN}' "$@"\n`);
+  await chmod(path, 0o755);
+  return path;
+}
+
 test(`[${WHO}] fsrun's set-up failure (exit 125): fallback-native runs natively; fail-hard throws FsrunSetupError`, async () => {
-  const file = join(work, "a-file");
-  await writeFile(file, "");
-  const bad = join(file, "state"); // a state root under a file: fsrun cannot set up anything
-  const b = await backend({ stateRoot: bad, failureMode: "fallback-native" });
+  const fsrunPath = await hostWithoutSandbox(work); // from the start
+  const b = await backend({ fsrunPath, failureMode: "fallback-native" });
   const r = await b.run("echo ran", opts());
   assert.equal(r.backend, "native");
-  assert.match(r.fallbackReason ?? "", /set up|state/);
-  await assert.rejects(backend({ stateRoot: bad }), (e: unknown) => e instanceof FsrunSetupError);
+  assert.match(r.fallbackReason ?? "", /set up|pivot_root/);
+  await assert.rejects(backend({ fsrunPath }), (e: unknown) => e instanceof FsrunSetupError);
 });
 
 test(`[${WHO}] fallback-native is no off switch: a worktree that breaks the set-up is FsrunSetupError, never a native run`, async () => {
@@ -305,10 +315,9 @@ test(`[${WHO}] one-shot: an fsrun SIGKILLed by someone else is an FsrunError and
 
 test(`[${WHO}] a run's set-up failure (exit 125): fail-hard throws FsrunSetupError; fallback-native runs natively`, async () => {
   for (const failureMode of ["fail-hard", "fallback-native"] as const) {
-    const own = join(work, `state-${failureMode}`);
-    const b = await backend({ stateRoot: own, failureMode });
-    // the state root becomes a file after prepare: fsrun can set nothing up
-    await rm(own, { recursive: true, force: true });
+    const own = join(work, `broken-${failureMode}`);
+    const b = await backend({ fsrunPath: await hostWithoutSandbox(own), failureMode });
+    // the host loses its sandbox after prepare: fsrun can set nothing up
     await writeFile(own, "");
     const runId = `r${seq}-1`;
     if (failureMode === "fail-hard") {

@@ -56,14 +56,15 @@ static int text_memfd(const char *text, char **why) {
   return fd;
 }
 
-/* dir/state is the probe's state root, dir/wt its worktree */
-static char **probe_argv(const struct fsrun_context *ctx, const char *dir, int64_t timeout_ms,
-                         char *timeout_buf, size_t timeout_len) {
+/* The strings are borrowed: argv lives no longer than state_root and worktree. */
+static char **probe_argv(const struct fsrun_context *ctx, const char *state_root,
+                         const char *worktree, int64_t timeout_ms, char *timeout_buf,
+                         size_t timeout_len) {
   char **argv = xmalloc0(24 * sizeof(char *));
   size_t n = 0;
   argv[n++] = "fsrun";
   argv[n++] = "--root";
-  argv[n++] = xasprintf("%s/state", dir);
+  argv[n++] = (char *)state_root;
   if (ctx->systemd_cgroup)
     argv[n++] = "--systemd-cgroup";
   if (ctx->rootless != ROOTLESS_AUTO) {
@@ -74,7 +75,7 @@ static char **probe_argv(const struct fsrun_context *ctx, const char *dir, int64
   argv[n++] = "--policy";
   argv[n++] = "-";
   argv[n++] = "--worktree";
-  argv[n++] = xasprintf("%s/wt", dir);
+  argv[n++] = (char *)worktree;
   argv[n++] = "--task-id";
   argv[n++] = "fsrun-probe";
   argv[n++] = "--failure-mode";
@@ -88,18 +89,6 @@ static char **probe_argv(const struct fsrun_context *ctx, const char *dir, int64
   argv[n++] = "true";
   return argv;
 }
-
-/* argv[2] (the state root) and the worktree after "--worktree" are the only strings it owns */
-static void free_probe_argv(char ***argv) {
-  if (*argv == NULL)
-    return;
-  free((*argv)[2]);
-  for (char **a = *argv; *a; a++)
-    if (strcmp(*a, "--worktree") == 0)
-      free(a[1]);
-  free(*argv);
-}
-#define cleanup_probe_argv __attribute__((cleanup(free_probe_argv)))
 
 /* Removes what the probe left below dir (its state root: the shared bundle's few files and
  * directories), never leaving dir's filesystem nor following a link; depth-bounded. */
@@ -163,12 +152,15 @@ static char *probe_reason(int err_fd, int status) {
   return xasprintf("the probe exited %d", WEXITSTATUS(status));
 }
 
-/* Runs the probe over dir; its wait status, or -1 with *why set. */
+/* Runs the probe over dir (dir/state its state root, dir/wt its worktree); its wait status, or -1
+ * with *why set. */
 static int run_probe(const struct fsrun_context *ctx, const oci_policy *policy, const char *dir,
                      int64_t timeout_ms, int err_fd, char **why) {
   cleanup_free char *json_err = NULL;
   cleanup_free char *json = probe_policy_json(policy, &json_err);
-  cleanup_probe_argv char **argv = NULL;
+  cleanup_free char *state_root = xasprintf("%s/state", dir);
+  cleanup_free char *worktree = xasprintf("%s/wt", dir);
+  cleanup_free char **argv = NULL;
   cleanup_close int policy_fd = -1;
   cleanup_close int null_fd = -1;
   char timeout_buf[24];
@@ -187,7 +179,7 @@ static int run_probe(const struct fsrun_context *ctx, const oci_policy *policy, 
     *why = xasprintf("the probe: /dev/null: %s", strerror(errno));
     return -1;
   }
-  argv = probe_argv(ctx, dir, timeout_ms, timeout_buf, sizeof(timeout_buf));
+  argv = probe_argv(ctx, state_root, worktree, timeout_ms, timeout_buf, sizeof(timeout_buf));
   child = fork();
   if (child < 0) {
     *why = xasprintf("the probe: fork: %s", strerror(errno));

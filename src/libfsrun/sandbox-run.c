@@ -907,8 +907,16 @@ static int run_once(const struct fsrun_context *ctx, const struct sandbox_run_op
     cleanup_free char *reason = xstrdup((*err)->msg);
     fsrun_error_release(err);
     enum fallback fb = FALLBACK_REFUSED;
-    if (strcmp(failure_mode, "fallback-native") == 0)
+    if (strcmp(failure_mode, "fallback-native") == 0) {
+      /* the failed run's git tmpfs goes before the probe: the watchdog is disarmed by now, so a
+       * fsrun killed during the probe would otherwise leave it mounted in the state root */
+      if (git.run_dir != NULL) {
+        sandbox_git_remove_run_dir(&git);
+        free(git.run_dir);
+        git.run_dir = NULL;
+      }
       fb = fallback_decide(ctx, policy, deadline, &reason);
+    }
     if (fb == FALLBACK_TIMED_OUT) {
       result.timed_out = true;
       result.error =

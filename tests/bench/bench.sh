@@ -9,14 +9,21 @@
 #   sandbox/bwrap            `sandbox -- /bin/true` as root, default policy, vs bwrap --unshare-all
 #                            with ro /usr /etc, the worktree rw, tmpfs /tmp, proc, dev
 #   sandbox-egress/bwrap-net the egress network profile vs bwrap --share-net (when slirp4netns)
-#   sandbox-user/bwrap-user  the same as an ordinary user (made here, removed at the end)
+#   sandbox-user/bwrap-user  the same as an ordinary user (made here, removed at the end) the way the
+#                            Fusion adapter runs it: fsrun's own environment only (PATH, HOME,
+#                            XDG_RUNTIME_DIR), no --root, so fsrun's default state root
+#                            $XDG_RUNTIME_DIR/fsrun, a tmpfs as a login session's /run/user/UID is
+#   sandbox-user-disk/bwrap-user  the same without XDG_RUNTIME_DIR (a service, cron, a CI job):
+#                            the default /tmp/fsrun-UID, on the disk here
 #   run/crun, run/runc       `run /bin/true` of a busybox bundle (create+start+wait+delete)
 #   create/crun, start/crun, delete/crun   each step alone
 #   exec/crun                `exec /bin/true` into a running container
 #   run-par/crun             100 `run`s, 20 at a time (wall of the whole batch)
 #   rss-run/crun             the peak resident set of a `run` (the runtime, its init, the process)
 #   */base                   with FSRUN_BASE=path/to/another/fsrun: the same fsrun measure against
-#                            that binary (sandbox, sandbox-user, run, exec)
+#                            that binary (sandbox, sandbox-user, sandbox-user-disk, run, exec)
+# Every sandbox runs in a linked worktree in Fusion's layout (<repo>/.worktrees/task), bwrap with the
+# worktree and the repository's .git bound read-write.
 # BENCH_ONLY=sandbox stops after the sandbox measures; BENCH_ONLY=runtime skips them;
 # BENCH_ONLY=exec measures exec only (exec/crun, exec/base).
 # The runtime measures run in a private mount namespace where the host's /sys/fs/cgroup/unified is
@@ -54,8 +61,10 @@ if [ -z "${BENCH_INNER:-}" ]; then
   work=$(mktemp -d /tmp/fsrun-bench.XXXXXX)
   user=fsbench$$
   state=$(mktemp -d /run/fsrun-bench.XXXXXX)
+  uid=
   cleanup() {
-    rm -rf --one-file-system "$work" "$state"
+    umount "$work/u/run" 2>/dev/null
+    rm -rf --one-file-system "$work" "$state" ${uid:+"/tmp/fsrun-$uid"}
     id "$user" >/dev/null 2>&1 && userdel "$user" 2>/dev/null
     return 0
   }
@@ -65,10 +74,9 @@ if [ -z "${BENCH_INNER:-}" ]; then
   TIMEIT=$work/timeit
   echo '{}' >"$work/policy.json"
   echo '{"allowNetwork": true}' >"$work/egress.json"
-  mkwt() { git init -q "$1" && git -C "$1" -c user.name=b -c user.email=b@b commit -q --allow-empty -m init; }
-  mkwt "$work/repo"
-  mapfile -t bw < <(bench_bwrap_args "$work/repo")
-  sbx() { "$TIMEIT" "$1" --root "$state/${2:-s}" sandbox --policy "$work/${3:-policy}.json" --worktree "$work/repo" -- /bin/true; }
+  bench_make_worktree "$work/repo"
+  mapfile -t bw < <(bench_bwrap_args "$work/repo/.worktrees/task" "$work/repo/.git")
+  sbx() { "$TIMEIT" "$1" --root "$state/${2:-s}" sandbox --policy "$work/${3:-policy}.json" --worktree "$work/repo/.worktrees/task" -- /bin/true; }
   run_sandbox() {
     case $1 in
       fsrun) sbx "$FSRUN" ;;
@@ -87,25 +95,43 @@ if [ -z "${BENCH_INNER:-}" ]; then
   fi
   sandboxes && [ -n "${FSRUN_BASE:-}" ] && bench_pair sandbox/base fsrun base run_sandbox
 
-  # an ordinary user: its own worktree and state root; bwrap unprivileged
+  # an ordinary user: its own worktree, fsrun's default state root; bwrap unprivileged
   if sandboxes && have bwrap && useradd -M -d /nonexistent -s /usr/sbin/nologin "$user" 2>/dev/null; then
-    mkdir "$work/u"
+    uid=$(id -u "$user")
+    mkdir -p "$work/u/run"
     chown "$user:" "$work/u"
-    setpriv --reuid="$user" --regid="$user" --clear-groups bash -c \
-      "git init -q '$work/u/repo' && git -C '$work/u/repo' -c user.name=b -c user.email=b@b commit -q --allow-empty -m init"
-    mapfile -t bwu < <(bench_bwrap_args "$work/u/repo")
-    as_user() { setpriv --reuid="$user" --regid="$user" --clear-groups "$@"; }
+    # the user's runtime dir, a tmpfs as /run/user/UID is (unmounted by cleanup)
+    mount -t tmpfs -o "mode=700,uid=$uid,gid=$(id -g "$user")" tmpfs "$work/u/run"
+    uwt=$work/u/repo/.worktrees/task
+    setpriv --reuid="$user" --regid="$user" --clear-groups env -i PATH=/usr/bin:/bin HOME="$work/u" \
+      bash -c "$(declare -f bench_make_worktree); bench_make_worktree '$work/u/repo'"
+    mapfile -t bwu < <(bench_bwrap_args "$uwt" "$work/u/repo/.git")
+    # as the Fusion adapter runs fsrun: its own environment only (contrib/fusion/src/fsrun-cli.ts)
+    as_user() { # as_user tmpfs|disk CMD...: with or without $XDG_RUNTIME_DIR
+      local xdg=()
+      [ "$1" = tmpfs ] && xdg=(XDG_RUNTIME_DIR="$work/u/run")
+      shift
+      setpriv --reuid="$user" --regid="$user" --clear-groups env -i PATH=/usr/bin:/bin \
+        HOME="$work/u" "${xdg[@]}" TIMEIT_DESCENDANTS=1 "$@"
+    }
+    usbx() { as_user "$1" "$TIMEIT" "$2" sandbox --policy "$work/policy.json" --worktree "$uwt" -- /bin/true; }
     run_user() {
       case $1 in
-        fsrun) as_user "$TIMEIT" "$FSRUN" --root "$work/u/state" sandbox --policy "$work/policy.json" --worktree "$work/u/repo" -- /bin/true ;;
-        base) as_user "$TIMEIT" "$FSRUN_BASE" --root "$work/u/state-base" sandbox --policy "$work/policy.json" --worktree "$work/u/repo" -- /bin/true ;;
-        bwrap) as_user "$TIMEIT" bwrap "${bwu[@]}" /bin/true ;;
+        fsrun) usbx tmpfs "$FSRUN" ;;
+        base) usbx tmpfs "$FSRUN_BASE" ;;
+        fsrun-disk) usbx disk "$FSRUN" ;;
+        base-disk) usbx disk "$FSRUN_BASE" ;;
+        bwrap) as_user tmpfs "$TIMEIT" bwrap "${bwu[@]}" /bin/true ;;
       esac
     }
-    if as_user bwrap "${bwu[@]}" /bin/true 2>/dev/null; then
+    if as_user tmpfs bwrap "${bwu[@]}" /bin/true 2>/dev/null; then
       bench_pair sandbox-user/bwrap-user fsrun bwrap run_user
+      bench_pair sandbox-user-disk/bwrap-user fsrun-disk bwrap run_user
     fi
-    [ -n "${FSRUN_BASE:-}" ] && bench_pair sandbox-user/base fsrun base run_user
+    if [ -n "${FSRUN_BASE:-}" ]; then
+      bench_pair sandbox-user/base fsrun base run_user
+      bench_pair sandbox-user-disk/base fsrun-disk base-disk run_user
+    fi
   fi
   unset TIMEIT_DESCENDANTS # from here a timed `create` leaves its init running
   [ "$only" = sandbox ] && exit 0

@@ -43,14 +43,24 @@ bench_ratio() {
     "$(bc -l <<<"${mcpu[$1]} / ${mcpu[$2]}")"
 }
 
-# bench_bwrap_args WORKTREE: bwrap's options for the sandbox's shape, one a line: new namespaces,
-# no capabilities, read-only /usr and /etc (and the host's /bin etc. links), tmpfs /tmp, the
-# worktree read-write (after /tmp: the worktree may be under it), /dev, /proc.
+# bench_make_worktree REPO: a repository with one commit and a linked worktree of it in Fusion's
+# layout, REPO/.worktrees/task (branch task), the worktree the benchmarks run in.
+bench_make_worktree() {
+  git init -q "$1" && git -C "$1" -c user.name=b -c user.email=b@b commit -q --allow-empty -m init &&
+    git -C "$1" worktree add -q "$1/.worktrees/task" -b task
+}
+
+# bench_bwrap_args WORKTREE [COMMON_DIR]: bwrap's options for the sandbox's shape, one a line: new
+# namespaces, no capabilities, read-only /usr and /etc (and the host's /bin etc. links), tmpfs /tmp,
+# the worktree and the repository's git common dir read-write (after /tmp: they may be under it),
+# /dev, /proc.
 bench_bwrap_args() {
   local d
   printf '%s\n' --unshare-all --die-with-parent --cap-drop ALL --ro-bind /usr /usr
   for d in bin sbin lib lib32 lib64; do
     [ -L "/$d" ] && printf '%s\n' --symlink "$(readlink "/$d")" "/$d"
   done
-  printf '%s\n' --ro-bind /etc /etc --tmpfs /tmp --bind "$1" "$1" --dev /dev --proc /proc --chdir "$1"
+  printf '%s\n' --ro-bind /etc /etc --tmpfs /tmp --bind "$1" "$1"
+  [ -n "${2:-}" ] && printf '%s\n' --bind "$2" "$2"
+  printf '%s\n' --dev /dev --proc /proc --chdir "$1"
 }

@@ -1,6 +1,7 @@
 #!/bin/bash
 # sandbox.sh [ROUNDS]: what a sandboxed command costs, side by side, rounds alternating (the order
-# rotates each round), medians in ms. The command is `sh -c true` in a git worktree:
+# rotates each round), medians in ms. The command is `sh -c true` in a linked git worktree in Fusion's
+# layout (<repo>/.worktrees/task; bwrap gets the worktree and the repository's .git read-write):
 #   native        the command itself, as Fusion runs it without a sandbox (the floor)
 #   sandbox       fsrun sandbox under the default policy (network off)
 #   sandbox-json  the same with --json (what the Fusion adapter uses)
@@ -18,7 +19,9 @@
 # the pairs not run).
 # SANDBOX_BENCH_USER=1: every command above runs as an ordinary user (made for the run, removed at
 # the end; bwrap unprivileged, fsrun in a user namespace of its own, no cgroup), with its own
-# worktree and a state root on a tmpfs (as $XDG_RUNTIME_DIR is), plus three more runners:
+# worktree, fsrun's own environment only as the Fusion adapter passes it (PATH, HOME,
+# XDG_RUNTIME_DIR a tmpfs as /run/user/UID is, so the state root $XDG_RUNTIME_DIR/fsrun, fsrun's
+# default), plus three more runners:
 #   sandbox-disk  the user's sandbox with its state root on the worktree's disk (/tmp/fsrun-UID,
 #                 fsrun's default where no $XDG_RUNTIME_DIR is set)
 #   root-sandbox, root-bwrap   sandbox and bwrap as root, for the ratio
@@ -48,7 +51,7 @@ chmod 755 "$work"
 # root's state under /run, as fsrun's default /run/fsrun (a tmpfs on most hosts; on this development
 # machine /run is on the root's ext4, where each run's state dir costs more)
 rstate=$(mktemp -d /run/fsrun-bench.XXXXXX)
-rwt=$work/repo
+rwt=$work/repo/.worktrees/task
 user=fsbench$$
 caller=() # the prefix that runs a command as the caller measured
 cleanup() {
@@ -64,8 +67,7 @@ cc -O2 -o "$work/timeit" "$here/timeit.c"
 # the CPU time of every descendant: bwrap's outer process exits before its sandbox's pid 1 is
 # reaped (timeit.c); none of these commands leaves anything running
 export TIMEIT_DESCENDANTS=1
-mkwt() { git init -q "$1" && git -C "$1" -c user.name=b -c user.email=b@b commit -q --allow-empty -m init; }
-mkwt "$rwt"
+bench_make_worktree "$work/repo"
 echo '{}' >"$work/policy.json"
 echo '{"allowNetwork": true}' >"$work/egress.json"
 echo '{"allowNetwork": true, "network": "host"}' >"$work/host.json"
@@ -78,11 +80,12 @@ if [ -n "$as_user" ]; then
   # the user's runtime dir, a tmpfs as /run/user/UID is
   mount -t tmpfs -o "mode=700,uid=$(id -u "$user"),gid=$(id -g "$user")" tmpfs "$work/u/run"
   chown "$user:" "$work/u"
-  caller=(setpriv --reuid="$user" --regid="$user" --clear-groups env HOME="$work/u")
-  cwt=$work/u/repo
-  cstate=$work/u/run/fsrun
+  caller=(setpriv --reuid="$user" --regid="$user" --clear-groups env -i PATH=/usr/bin:/bin
+    HOME="$work/u" XDG_RUNTIME_DIR="$work/u/run" TIMEIT_DESCENDANTS=1)
+  cwt=$work/u/repo/.worktrees/task
+  cstate=$work/u/run/fsrun # = fsrun's default there
   kept=$work/u/kept
-  "${caller[@]}" bash -c "$(declare -f mkwt); mkwt '$cwt'"
+  "${caller[@]}" bash -c "$(declare -f bench_make_worktree); bench_make_worktree '$work/u/repo'"
   if command -v slirp4netns >/dev/null && [ "$(stat -c %a /dev/net/tun)" != 666 ]; then
     mknod -m 666 "$work/tun" c 10 200
     mount --bind "$work/tun" /dev/net/tun
@@ -126,7 +129,7 @@ run_one() { # run_one NAME: prints "wall cpu status"; root-NAME is NAME as root
     egress) "${t[@]}" "${sbx[@]}" --policy "$work/egress.json" -- /bin/sh -c true ;;
     net-host) "${t[@]}" "${sbx[@]}" --policy "$work/host.json" -- /bin/sh -c true ;;
     bwrap | bwrap-net)
-      mapfile -t bw < <(bench_bwrap_args "$wt")
+      mapfile -t bw < <(bench_bwrap_args "$wt" "${wt%/.worktrees/task}/.git")
       [ "$name" = bwrap-net ] && bw=(--share-net "${bw[@]}")
       "${t[@]}" bwrap "${bw[@]}" /bin/sh -c true ;;
     base) "${t[@]}" "$FSRUN_BASE" --root "$state-base" sandbox --worktree "$wt" \

@@ -22,6 +22,7 @@
 
 #include "json-out.h"
 #include "log.h"
+#include "overlay-lower.h"
 #include "sandbox.h"
 #include "utils.h"
 
@@ -109,8 +110,12 @@ static int empty_read_only_dir(const char *path, fsrun_error_t *err) {
 }
 
 int exec_git_child_grab(const struct exec_git *g, const struct init_ns *init, bool join_user,
-                        fsrun_error_t *err) {
+                        int *proc_fds, fsrun_error_t *err) {
   int fd;
+  /* our fds by name in the host's procfs: in the container, /proc has no self of ours */
+  *proc_fds = open("/proc/self/fd", O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (*proc_fds < 0)
+    return fsrun_error_errno(err, "exec: git: open /proc/self/fd");
   /* overlayfs takes an upper dir only from the mounter's mount namespace or from the root of a
    * detached mount: a copy of the per-run dir, made from a mount namespace of the container's user
    * namespace (the caps an ordinary user has there), that the container's setns does not drop */
@@ -125,8 +130,10 @@ int exec_git_child_grab(const struct exec_git *g, const struct init_ns *init, bo
   return fd;
 }
 
-int exec_git_child_mount(const struct exec_git *g, int tree_fd, fsrun_error_t *err) {
+int exec_git_child_mount(const struct exec_git *g, int tree_fd, int proc_fds, fsrun_error_t *err) {
   cleanup_free char *opts = NULL;
+  cleanup_close int lower = -1;
+  char target[16];
   if (g->run_dir_fd < 0)
     return 0;
   if (unshare(CLONE_NEWNS) < 0)
@@ -134,12 +141,19 @@ int exec_git_child_mount(const struct exec_git *g, int tree_fd, fsrun_error_t *e
   /* nothing mounted here may reach the container's other processes (or the host) */
   if (mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) < 0)
     return fsrun_error_errno(err, "exec: git: make the mounts slaves");
-  /* upper/ and work/ are host paths the container cannot name: relative to the per-run dir */
-  if (fchdir(tree_fd) < 0)
-    return fsrun_error_errno(err, "exec: git: enter the per-run dir");
-  opts = xasprintf("lowerdir=%s,upperdir=upper,workdir=work%s,volatile", g->run.common_dir,
-                   g->userns ? ",userxattr" : "");
-  if (mount("overlay", g->run.common_dir, "overlay", MS_NOSUID | MS_NODEV, opts) < 0)
+  /* the common dir checked on the host, or none: here a path component that the container's
+   * processes write may lead elsewhere by now */
+  lower = overlay_lower_open(g->run.common_dir, g->run.common_dev, g->run.common_ino, err);
+  if (lower < 0)
+    return fsrun_error_wrap(err, "exec: git");
+  /* the lower layer and the mount point are that object, upper/ and work/ are in the per-run dir
+   * (host paths the container cannot name): all by fd, named in our fd dir */
+  if (fchdir(proc_fds) < 0)
+    return fsrun_error_errno(err, "exec: git: enter /proc/self/fd");
+  snprintf(target, sizeof(target), "%d", lower);
+  opts = xasprintf("lowerdir=%d,upperdir=%d/upper,workdir=%d/work%s,volatile", lower, tree_fd,
+                   tree_fd, g->userns ? ",userxattr" : "");
+  if (mount("overlay", target, "overlay", MS_NOSUID | MS_NODEV, opts) < 0)
     return fsrun_error_errno(err, "exec: git: mount the overlay over `%s`", g->run.common_dir);
   if (chdir("/") < 0)
     return fsrun_error_errno(err, "exec: git: chdir /");

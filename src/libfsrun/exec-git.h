@@ -30,12 +30,14 @@ struct exec_git {
 int exec_git_prepare(struct exec_git *g, const struct fsrun_context *ctx, const char *id,
                      const oci_config *config, fsrun_error_t *err);
 /* In the exec child, before it joins the container's namespaces (join_user: its user namespace is
- * joined here): a detached mount of the per-run dir. Returns its fd, or -1 with err set. */
+ * joined here): a detached mount of the per-run dir, and in *proc_fds our /proc/self/fd of the
+ * host's procfs. Returns the tree's fd, or -1 with err set. */
 int exec_git_child_grab(const struct exec_git *g, const struct init_ns *init, bool join_user,
-                        fsrun_error_t *err);
+                        int *proc_fds, fsrun_error_t *err);
 /* Then, inside the container's namespaces with CAP_SYS_ADMIN there: a mount namespace of its own
- * with the overlay over the common dir (upper/ and work/ in tree_fd) and the protection binds. */
-int exec_git_child_mount(const struct exec_git *g, int tree_fd, fsrun_error_t *err);
+ * with the overlay over the common dir (the object checked on the host, refused with ESTALE when
+ * the path shows another; upper/ and work/ in tree_fd) and the protection binds. */
+int exec_git_child_mount(const struct exec_git *g, int tree_fd, int proc_fds, fsrun_error_t *err);
 /* After the exec'd process was reaped: the allowlist sync and the tamper walk, warnings on stderr.
  * Returns the JSON members `,"tamper":[...],"discarded":[...]` for --status-json (caller frees). */
 char *exec_git_finish(struct exec_git *g);

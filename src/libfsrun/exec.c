@@ -313,7 +313,8 @@ struct exec_child {
   int init_root_fd;
   /* a task container of `fsrun bundle`: the git overlay of this exec (exec-git.c), or NULL */
   const struct exec_git *git;
-  int git_tree_fd; /* its detached per-run dir (exec_git_child_grab), or -1 */
+  int git_tree_fd;  /* its detached per-run dir (exec_git_child_grab), or -1 */
+  int git_proc_fds; /* and our /proc/self/fd of the host's procfs, or -1 */
   /* a foreground exec with --pid-file: after SYNC_EXEC_READY, execve only at the parent's SYNC_GO,
    * sent once the pid file names us (exec-follow.h) */
   bool wait_go;
@@ -392,8 +393,8 @@ static void child_enter_container(struct exec_child *c) {
       (c->pid_late ? process_attrs_apply_scheduler_before_clone(c->scheduler, &err)
                    : process_attrs_apply_scheduler(c->scheduler, 0, &err)) < 0)
     child_fail(c, &err);
-  if (c->git != NULL &&
-      (c->git_tree_fd = exec_git_child_grab(c->git, c->init_ns, c->join_user, &err)) < 0)
+  if (c->git != NULL && (c->git_tree_fd = exec_git_child_grab(c->git, c->init_ns, c->join_user,
+                                                              &c->git_proc_fds, &err)) < 0)
     child_fail(c, &err);
   if (child_join_namespaces(c, &err) < 0)
     child_fail(c, &err);
@@ -469,7 +470,7 @@ static void child_setup(struct exec_child *c, char **exe, char **home_env) {
   /* root of the container's user namespace while setting up (the pty is then its own) */
   if (c->join_user && process_become_userns_root(&err) < 0)
     child_fail(c, &err);
-  if (c->git != NULL && exec_git_child_mount(c->git, c->git_tree_fd, &err) < 0)
+  if (c->git != NULL && exec_git_child_mount(c->git, c->git_tree_fd, c->git_proc_fds, &err) < 0)
     child_fail(c, &err);
   /* a session keyring of our own: the caller's keys are none of the container's business */
   (void)syscall(SYS_keyctl, KEYCTL_JOIN_SESSION_KEYRING, NULL, 0, 0, 0);
@@ -935,6 +936,7 @@ int container_exec(const struct fsrun_context *ctx, const struct exec_options *o
   child_cfg.init_root_fd = init_root_fd;
   child_cfg.git = git.run_dir_fd >= 0 ? &git : NULL;
   child_cfg.git_tree_fd = -1;
+  child_cfg.git_proc_fds = -1;
   child_cfg.wait_go = !o->detach && o->pid_file != NULL;
 
   memset(&args, 0, sizeof(args));

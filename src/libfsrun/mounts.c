@@ -23,6 +23,7 @@
 #include "idmap.h"
 #include "mount-fallback.h"
 #include "openat2-compat.h"
+#include "overlay-lower.h"
 #include "proc-mounter.h"
 #include "utils.h"
 
@@ -821,6 +822,26 @@ static int mount_fs(const struct mount_env *env, const char *source, const char 
   return 0;
 }
 
+/* An overlay whose lower dir's identity the config's builder recorded (has_source_id: the git
+ * overlay of `fsrun sandbox`): the lower layer is the directory opened and checked here, given to
+ * overlayfs by its fd, so that no path component swapped since (a link, a rename) decides it. */
+static int mount_overlay_checked(const struct mount_env *env, const oci_mount *m, const char *dest,
+                                 const struct mount_options *o, size_t index, fsrun_error_t *err) {
+  char lower_path[64];
+  cleanup_free char *data = NULL;
+  cleanup_free char *lower = overlay_data_lower(o->data);
+  cleanup_close int lower_fd = -1;
+  if (lower == NULL)
+    return fsrun_error_make(err, 0, "mounts[%zu]: overlay onto `%s`: one lowerdir of one layer",
+                            index, dest);
+  lower_fd = overlay_lower_open(lower, m->source_dev, m->source_ino, err);
+  if (lower_fd < 0)
+    return fsrun_error_wrap(err, "mounts[%zu]", index);
+  proc_fd_path(lower_path, sizeof(lower_path), lower_fd);
+  data = overlay_data_set_lower(o->data, lower_path);
+  return mount_fs(env, m->source, "overlay", dest, o->flags & ~MS_REC, data, false, index, err);
+}
+
 /* --- cgroup mounts ---------------------------------------------------------------------------- */
 
 struct host_hierarchy {
@@ -1399,6 +1420,10 @@ int mount_entry(const struct mount_env *env, const oci_mount *m, size_t index, f
     return mount_cgroup(env, type, dest, &o, index, err);
   if (o.tmpcopyup)
     return mount_tmpfs_copyup(env, m->source, type, dest, &o, index, err);
+  if (strcmp(type, "overlay") == 0 && m->has_source_id)
+    return mount_overlay_checked(env, m, dest, &o, index, err) < 0
+               ? fsrun_error_code(err)
+               : finish_new_mount(env, dest, &o, index, err);
   if (is_sysfs && !env->own_netns) {
     /* without a netns of its own, sysfs would show the host's network devices: read-only; in a
      * user namespace the kernel refuses the mount, so bind the host's /sys, read-only throughout */

@@ -243,6 +243,7 @@ int sandbox_git_prepare(struct sandbox_git_run *g, const char *state_root, const
   cleanup_free char *head = NULL;
   cleanup_free char *head_path = NULL;
   struct sandbox_git_layout l;
+  struct stat st;
   int common_fd;
 
   memset(g, 0, sizeof(*g));
@@ -252,6 +253,13 @@ int sandbox_git_prepare(struct sandbox_git_run *g, const char *state_root, const
   g->common_dir = steal_ptr(&l.common_dir);
   g->admin = steal_ptr(&l.admin);
   g->common_fd = common_fd = steal_fd(&l.common_fd);
+  if (fstat(common_fd, &st) < 0) {
+    fsrun_error_errno(err, "sandbox: git: stat the common dir `%s`", g->common_dir);
+    sandbox_git_run_free(g);
+    return fsrun_error_code(err);
+  }
+  g->common_dev = (uint64_t)st.st_dev;
+  g->common_ino = (uint64_t)st.st_ino;
   if (!overlay_path_ok(g->common_dir) || !overlay_path_ok(state_root)) {
     sandbox_git_run_free(g);
     return fsrun_error_make(err, 0,
@@ -295,6 +303,10 @@ static void set_overlay(oci_mount *m, const struct sandbox_git_run *g, bool user
   m->type = xstrdup("overlay");
   m->source = xstrdup("overlay");
   m->options.items = xmalloc0(sizeof(char *));
+  /* the lower layer is mounted by the checked object, not by this path (mounts.c) */
+  m->has_source_id = true;
+  m->source_dev = g->common_dev;
+  m->source_ino = g->common_ino;
   oci_strv_push(&m->options, lower);
   oci_strv_push(&m->options, upper);
   oci_strv_push(&m->options, work);

@@ -49,6 +49,7 @@ struct sandbox_git_ref {
 struct sandbox_git_run {
   char *common_dir;
   int common_fd; /* the common dir as checked before the run: the sync writes only beneath it */
+  uint64_t common_dev, common_ino; /* its identity: the overlay's lower layer must be it */
   char *admin;   /* the task worktree's admin dir, relative to common_dir; "" = the common dir */
   char *branch;  /* the checked-out branch ("refs/heads/X"); NULL when HEAD is detached */
   char *run_dir; /* <state root>/.sandbox-git.<id>: the overlay's upper/ and work/ */

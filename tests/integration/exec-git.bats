@@ -226,6 +226,41 @@ route_sigkill() {
   route_sigkill user delete
 }
 
+# route_exec_lower_repointed root|user: in the task container's mount namespace the common dir's
+# path leads to another directory by the time of the exec: a copy of it in the worktree, which the
+# host binds there in that namespace only, stands for a path component the container's processes
+# re-pointed after the host's check. The exec's overlay is never laid over it: the exec fails (1,
+# one line naming the common dir) before the command runs, and leaves no per-run dir. Without the
+# check by identity, the command ran in an overlay of the decoy.
+route_exec_lower_repointed() {
+  make_repo "$1"
+  local id pid common
+  common=$(realpath "$REPO/.git")
+  id=$(task_container "$WT")
+  pid=$(as_owner "$FSRUN" --root "$DIR/state" state "$id" | jq -r .pid)
+  as_owner cp -a "$common" "$WT/decoy"
+  as_owner touch "$WT/decoy/decoy"
+  nsenter -t "$pid" -m mount --bind "$WT/decoy" "$common"
+  status=0
+  as_owner env GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null "$FSRUN" --root "$DIR/state" \
+    exec "$id" /bin/sh -c 'ls "$1" >seen' sh "$common" 2>"$DIR/stderr" || status=$?
+  cat "$DIR/stderr" "$WT/seen" 2>/dev/null || true
+  [ "$status" -eq 1 ]
+  [ "$(wc -l <"$DIR/stderr")" -eq 1 ]
+  grep -q "overlay lowerdir \`$common\` is no longer the directory checked" "$DIR/stderr"
+  [ ! -e "$WT/seen" ]
+  ! ls -A "$DIR/state" | grep '^\.sandbox-git\.' || false
+  [ ! -e "$common/decoy" ]
+}
+
+@test "exec-git: a common dir path that leads elsewhere in the container by the exec gets no overlay; the exec fails (root)" {
+  route_exec_lower_repointed root
+}
+
+@test "exec-git: a common dir path that leads elsewhere in the container by the exec gets no overlay; the exec fails (ordinary user)" {
+  route_exec_lower_repointed user
+}
+
 # A nested repository under a name that is not UTF-8 text: --status-json stays UTF-8 JSON, with
 # DEL as \u007f and the stray byte as \ufffd (the --json result of `fsrun sandbox` writes the same).
 route_odd_name() {

@@ -248,6 +248,30 @@ route_sync_by_fd() {
   route_sync_by_fd user
 }
 
+# route_lower_by_fd root|user: the overlay over the common dir is mounted with the directory checked
+# on the host as its lower layer, given by its fd (the init opened the path again, through no link,
+# and found that object), not by the path, which a component re-pointed by then would lead
+# elsewhere. The refusal of another object is tests/unit/test-mounts.c's ("put at the checked
+# path"); exec-git.bats shows it through a container ("leads elsewhere").
+route_lower_by_fd() {
+  make_repo "$1"
+  local common
+  common=$(realpath "$REPO/.git")
+  sbx -- "grep ' $common ' /proc/self/mountinfo"
+  grep -E " $common .* overlay overlay .*lowerdir=/proc/self/fd/[0-9]+," <<<"$output"
+  ! grep -q "lowerdir=$common" <<<"$output" || false
+  sbx -- "echo two >README && git commit -qam inside"
+  [ "$(hgit -C "$REPO" log -1 --format=%s task)" = inside ]
+}
+
+@test "sandbox-git: the overlay's lower layer is the common dir checked on the host, by fd (root)" {
+  route_lower_by_fd root
+}
+
+@test "sandbox-git: the overlay's lower layer is the common dir checked on the host, by fd (ordinary user)" {
+  route_lower_by_fd user
+}
+
 route_main_commondir() {
   make_repo "$1"
   cp "$DIR/evil.sh" "$WT/"

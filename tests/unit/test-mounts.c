@@ -14,6 +14,7 @@
 
 #include "error.h"
 #include "mounts.h"
+#include "overlay-lower.h"
 #include "utils.h"
 
 static int test_count, failures;
@@ -469,6 +470,74 @@ static void test_root_resolve(void) {
   }
 }
 
+/* overlay-lower.c: the git overlay's lower layer is the directory checked before, never what its
+ * path shows after a swap (a rename, a link) */
+static void test_overlay_lower(void) {
+  char dir[] = "/tmp/fsrun-overlay-lower-XXXXXX";
+  char common[128], moved[128];
+  struct stat st;
+  if (mkdtemp(dir) == NULL) {
+    ok(0, "mkdtemp");
+    return;
+  }
+  snprintf(common, sizeof(common), "%s/common", dir);
+  snprintf(moved, sizeof(moved), "%s/moved", dir);
+  if (mkdir(common, 0700) < 0 || stat(common, &st) < 0) {
+    ok(0, "mkdir %s", common);
+    return;
+  }
+  {
+    cleanup_error fsrun_error_t err = NULL;
+    cleanup_close int fd = overlay_lower_open(common, st.st_dev, st.st_ino, &err);
+    struct stat got;
+    ok(fd >= 0 && fstat(fd, &got) == 0 && got.st_ino == st.st_ino,
+       "the checked directory at its path opens");
+  }
+  {
+    cleanup_error fsrun_error_t err = NULL;
+    int fd;
+    if (rename(common, moved) < 0 || mkdir(common, 0700) < 0)
+      ok(0, "swap %s", common);
+    fd = overlay_lower_open(common, st.st_dev, st.st_ino, &err);
+    ok(fd == -ESTALE && err != NULL && strstr(err->msg, common) != NULL,
+       "a directory put at the checked path is refused, naming it (%s)",
+       err ? err->msg : "no error");
+    if (fd >= 0)
+      close(fd);
+  }
+  {
+    cleanup_error fsrun_error_t err = NULL;
+    int fd;
+    if (rmdir(common) < 0 || symlink("moved", common) < 0)
+      ok(0, "link %s", common);
+    fd = overlay_lower_open(common, st.st_dev, st.st_ino, &err);
+    ok(fd < 0, "a link at the checked path is refused, even to the checked directory (%s)",
+       err ? err->msg : "no error");
+    if (fd >= 0)
+      close(fd);
+  }
+  {
+    cleanup_free char *a =
+        overlay_data_set_lower("lowerdir=/r/.git,upperdir=/u,workdir=/w", "/p/7");
+    cleanup_free char *b = overlay_data_set_lower("upperdir=/u,lowerdir=/r", "/p/7");
+    cleanup_free char *c = overlay_data_set_lower("lowerdir=/a:/b,upperdir=/u", "/p/7");
+    cleanup_free char *d = overlay_data_set_lower("lowerdir=/a,lowerdir=/b", "/p/7");
+    cleanup_free char *e = overlay_data_lower("upperdir=/u,lowerdir=/r/.git,workdir=/w");
+    cleanup_free char *f = overlay_data_lower("lowerdir+=/a,lowerdir=/b");
+    ok(a && strcmp(a, "lowerdir=/p/7,upperdir=/u,workdir=/w") == 0 && b &&
+           strcmp(b, "upperdir=/u,lowerdir=/p/7") == 0,
+       "the one lowerdir is replaced in place (%s, %s)", a ? a : "NULL", b ? b : "NULL");
+    ok(c == NULL && d == NULL && f == NULL, "several lower layers are not one checked directory");
+    ok(e && strcmp(e, "/r/.git") == 0, "the lowerdir's path is read (%s)", e ? e : "NULL");
+  }
+  {
+    char cmd[128];
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+    if (system(cmd) != 0)
+      fprintf(stderr, "# could not remove %s\n", dir);
+  }
+}
+
 int main(void) {
   test_flag_options();
   test_propagation_options();
@@ -478,6 +547,7 @@ int main(void) {
   test_is_bind();
   test_path_clean();
   test_root_resolve();
+  test_overlay_lower();
   printf("1..%d\n", test_count);
   return failures ? 1 : 0;
 }

@@ -26,6 +26,7 @@
 
 #include "log.h"
 #include "openat2-compat.h"
+#include "remove-tree.h"
 #include "utils.h"
 
 #define SYNC_MAX_DEPTH   16
@@ -103,35 +104,15 @@ int sandbox_git_make_run_dir(struct sandbox_git_run *g, fsrun_error_t *err) {
   return 0;
 }
 
-/* removes dirfd's entry name and what is under it; overlayfs leaves a mode 0 work/work */
-static void remove_tree_at(int parent, const char *name, int depth) {
-  cleanup_close int fd = -1;
-  cleanup_dir DIR *d = NULL;
-  struct dirent *e;
-  if (unlinkat(parent, name, 0) == 0 || (errno != EISDIR && errno != EPERM) ||
-      depth > SYNC_MAX_DEPTH * 2)
-    return;
-  fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-  if (fd < 0 && errno == EACCES && fchmodat(parent, name, 0700, 0) == 0)
-    fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-  if (fd < 0 || (d = fdopendir(fd)) == NULL)
-    return;
-  fd = -1; /* the DIR owns it */
-  while ((e = readdir(d)) != NULL)
-    if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
-      remove_tree_at(dirfd(d), e->d_name, depth + 1);
-  unlinkat(parent, name, AT_REMOVEDIR);
-}
-
 void sandbox_git_remove_run_dir(struct sandbox_git_run *g) {
   umount_run_tmpfs(g->run_dir);
-  remove_tree_at(AT_FDCWD, g->run_dir, 0);
+  remove_tree_at(AT_FDCWD, g->run_dir, SYNC_MAX_DEPTH * 2);
 }
 
 void sandbox_git_remove_leftover(const char *state_root, const char *id) {
   cleanup_free char *dir = xasprintf("%s/" SANDBOX_GIT_RUN_DIR_PREFIX "%s", state_root, id);
   umount_run_tmpfs(dir);
-  remove_tree_at(AT_FDCWD, dir, 0);
+  remove_tree_at(AT_FDCWD, dir, SYNC_MAX_DEPTH * 2);
 }
 
 /* --- copies --------------------------------------------------------------------------------- */

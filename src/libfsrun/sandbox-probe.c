@@ -5,7 +5,9 @@
  * options, the policy stripped of its paths (and of a seccomp profile file, which is the request's
  * too), over an empty directory of its own with a state root of its own (the run's may have been
  * written by a command that could write there: `.sandbox-bundle` replaced by a file failed both),
- * under fail-hard. Only a host that
+ * under fail-hard. Both are in a directory made for the probe in the run's state root and named
+ * after the run (never one that existed), so that a fsrun killed during the probe leaves nothing:
+ * its watchdog's clean-up removes it (sandbox_probe_remove_leftover). Only a host that
  * cannot run that either is a host the command may run natively on. A child process, not a second
  * set-up in this one: the run's watchdog, capture and deadline timer stay as they are. */
 #include "sandbox-probe.h"
@@ -23,10 +25,14 @@
 #include <dirent.h>
 #include <unistd.h>
 
+#include "container.h"
 #include "log.h"
+#include "remove-tree.h"
 #include "utils.h"
 
 #define PROBE_REASON_MAX 1024
+/* the probe's tree: its state root, the shared bundle's and the container's few levels */
+#define PROBE_MAX_DEPTH 8
 
 /* The caller's network profile, limits, ports, environment allowlist and seccomp choice; none of
  * the paths it names. */
@@ -90,36 +96,12 @@ static char **probe_argv(const struct fsrun_context *ctx, const char *state_root
   return argv;
 }
 
-/* Removes what the probe left below dir (its state root: the shared bundle's few files and
- * directories), never leaving dir's filesystem nor following a link; depth-bounded. */
-static void remove_tree_at(int parent, const char *name, dev_t dev, int depth) {
-  struct stat st;
-  int fd;
-  DIR *d;
-  struct dirent *de;
-  if (fstatat(parent, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-    return;
-  if (!S_ISDIR(st.st_mode) || st.st_dev != dev || depth > 8) {
-    (void)unlinkat(parent, name, 0);
-    return;
-  }
-  fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-  if (fd < 0 || (d = fdopendir(fd)) == NULL) {
-    if (fd >= 0)
-      close(fd);
-    return;
-  }
-  while ((de = readdir(d)) != NULL)
-    if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0)
-      remove_tree_at(dirfd(d), de->d_name, dev, depth + 1);
-  closedir(d);
-  (void)unlinkat(parent, name, AT_REMOVEDIR);
-}
-
 /* In the child, async-signal-safe calls only (the run may have a reader thread). */
-static void exec_probe(char **argv, int policy_fd, int null_fd, int err_fd) {
+static void exec_probe(char **argv, pid_t parent, int policy_fd, int null_fd, int err_fd) {
   sigset_t none;
-  (void)prctl(PR_SET_PDEATHSIG, SIGKILL);
+  /* a parent killed before the prctl would leave the probe running over a removed directory */
+  if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
+    _exit(127);
   if (dup2(policy_fd, STDIN_FILENO) < 0 || dup2(null_fd, STDOUT_FILENO) < 0 ||
       dup2(err_fd, STDERR_FILENO) < 0)
     _exit(127);
@@ -165,7 +147,7 @@ static int run_probe(const struct fsrun_context *ctx, const oci_policy *policy, 
   cleanup_close int null_fd = -1;
   char timeout_buf[24];
   int status = 0;
-  pid_t child;
+  pid_t parent = getpid(), child;
 
   if (json == NULL) {
     *why = xasprintf("the probe's policy: %s", json_err);
@@ -186,29 +168,70 @@ static int run_probe(const struct fsrun_context *ctx, const oci_policy *policy, 
     return -1;
   }
   if (child == 0)
-    exec_probe(argv, policy_fd, null_fd, err_fd);
+    exec_probe(argv, parent, policy_fd, null_fd, err_fd);
   while (waitpid(child, &status, 0) < 0 && errno == EINTR)
     ;
   return status;
 }
 
-static int mkdir_in(const char *dir, const char *name) {
-  cleanup_free char *path = xasprintf("%s/%s", dir, name);
-  return mkdir(path, 0700);
+/* The probe's directory: `<state root>/.sandbox-probe.<run's id>`, made here and never taken over
+ * (mkdir fails on what exists), so nothing the run's command could have prepared is used. Named
+ * after the run so that the clean-up of a killed run (sandbox_watchdog_cleanup) finds it. 0, or -1
+ * with *why set. */
+static int make_probe_dir(const char *state_root, const char *name, char **why) {
+  cleanup_error fsrun_error_t err = NULL;
+  cleanup_close int root = -1;
+  cleanup_close int dir = -1;
+  if (mkdir_p_at(AT_FDCWD, state_root, 0700, &err) < 0) {
+    *why = xasprintf("the probe's directory: %s", err->msg);
+    return -1;
+  }
+  root = open(state_root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (root < 0 || mkdirat(root, name, 0700) < 0) {
+    *why = xasprintf("the probe's directory `%s/%s`: %s", state_root, name, strerror(errno));
+    return -1;
+  }
+  dir = openat(root, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (dir < 0 || mkdirat(dir, "wt", 0700) < 0 || mkdirat(dir, "state", 0700) < 0) {
+    *why = xasprintf("the probe's directory `%s/%s`: %s", state_root, name, strerror(errno));
+    remove_tree_at(root, name, PROBE_MAX_DEPTH);
+    return -1;
+  }
+  return 0;
 }
 
-static void remove_probe_dir(const char *dir) {
-  struct stat st;
-  if (stat(dir, &st) < 0)
+/* Removes the probe's directory (never leaving its filesystem: what the probe's state root holds
+ * is a few files and directories, the shared bundle's and the container's). */
+static void remove_probe_dir(const char *state_root, const char *name) {
+  cleanup_close int root = open(state_root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (root < 0)
     return;
-  remove_tree_at(AT_FDCWD, dir, st.st_dev, 0);
-  if (access(dir, F_OK) == 0)
-    log_warning("sandbox: the probe's directory `%s` could not be removed", dir);
+  remove_tree_at(root, name, PROBE_MAX_DEPTH);
+  if (faccessat(root, name, F_OK, AT_SYMLINK_NOFOLLOW) == 0)
+    log_warning("sandbox: the probe's directory `%s/%s` could not be removed", state_root, name);
+}
+
+void sandbox_probe_remove_leftover(const struct fsrun_context *ctx, const char *id) {
+  cleanup_free char *name = xasprintf(SANDBOX_PROBE_DIR_PREFIX "%s", id);
+  cleanup_free char *state = xasprintf("%s/%s/state", ctx->state_root, name);
+  struct fsrun_context probe_ctx = *ctx;
+  cleanup_dir DIR *d = opendir(state);
+  struct dirent *e;
+  probe_ctx.state_root = state;
+  /* the probe's own watchdog deletes its container too; whichever comes first, the cgroup and
+   * the init go before the state that names them */
+  while (d != NULL && (e = readdir(d)) != NULL) {
+    cleanup_error fsrun_error_t err = NULL;
+    if (e->d_name[0] != '.')
+      (void)container_delete(&probe_ctx, e->d_name, true, &err);
+  }
+  remove_probe_dir(ctx->state_root, name);
 }
 
 enum sandbox_probe sandbox_probe_host(const struct fsrun_context *ctx, const oci_policy *policy,
-                                      int64_t deadline, char **why) {
-  char dir[] = "/tmp/fsrun-probe-XXXXXX";
+                                      const char *id, int64_t deadline, char **why) {
+  cleanup_free char *name = xasprintf(SANDBOX_PROBE_DIR_PREFIX "%s", id);
+  cleanup_free char *dir = xasprintf("%s/%s", ctx->state_root, name);
   cleanup_close int err_fd = -1;
   int64_t timeout_ms = 0;
   int status;
@@ -226,13 +249,10 @@ enum sandbox_probe sandbox_probe_host(const struct fsrun_context *ctx, const oci
     *why = xasprintf("the probe's stderr: %s", strerror(errno));
     return SANDBOX_PROBE_UNDECIDED;
   }
-  if (mkdtemp(dir) == NULL || mkdir_in(dir, "wt") < 0 || mkdir_in(dir, "state") < 0) {
-    *why = xasprintf("the probe's directory `%s`: %s", dir, strerror(errno));
-    remove_probe_dir(dir);
+  if (make_probe_dir(ctx->state_root, name, why) < 0)
     return SANDBOX_PROBE_UNDECIDED;
-  }
   status = run_probe(ctx, policy, dir, timeout_ms, err_fd, why);
-  remove_probe_dir(dir);
+  remove_probe_dir(ctx->state_root, name);
   if (status < 0)
     return SANDBOX_PROBE_UNDECIDED;
   if (WIFEXITED(status) && WEXITSTATUS(status) == 0)

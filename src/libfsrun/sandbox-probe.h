@@ -15,11 +15,19 @@ enum sandbox_probe {
   SANDBOX_PROBE_UNDECIDED, /* it could not be run or ended otherwise: nothing is known */
 };
 
+/* where the probe of run ID runs: `<state root>/SANDBOX_PROBE_DIR_PREFIX ID/{wt,state}` */
+#define SANDBOX_PROBE_DIR_PREFIX ".sandbox-probe."
+
 /* Runs `true` in a sandbox of the same binary, cgroup options, network profile and limits, but over
  * a fresh empty directory with a state root of its own and without the policy's paths, under
- * fail-hard, bounded by deadline (CLOCK_MONOTONIC ms, 0: none). Unless it works, *why (caller
- * frees) says what happened. Leaves nothing behind. */
+ * fail-hard, bounded by deadline (CLOCK_MONOTONIC ms, 0: none). Both are in a directory made for
+ * the probe of the run id (never one that existed: then the probe is undecided). Unless it works,
+ * *why (caller frees) says what happened. Leaves nothing behind. */
 enum sandbox_probe sandbox_probe_host(const struct fsrun_context *ctx, const oci_policy *policy,
-                                      int64_t deadline, char **why);
+                                      const char *id, int64_t deadline, char **why);
+
+/* What a probe of run id left when fsrun was killed during it: its container (as `delete --force`
+ * in the probe's state root) and its directory. */
+void sandbox_probe_remove_leftover(const struct fsrun_context *ctx, const char *id);
 
 #endif

@@ -766,10 +766,16 @@ enum fallback { FALLBACK_REFUSED, FALLBACK_NATIVE, FALLBACK_TIMED_OUT };
  * when the host cannot sandbox even a request without the worktree and the policy's paths
  * (sandbox-probe.h); *reason then says both. Otherwise it says that the sandbox works here. */
 static enum fallback fallback_decide(const struct fsrun_context *ctx, const oci_policy *policy,
-                                     int64_t deadline, char **reason) {
+                                     const char *id, int64_t deadline, char **reason) {
+  cleanup_error fsrun_error_t arm_err = NULL;
   cleanup_free char *host_why = NULL;
   char *said;
-  enum sandbox_probe probe = sandbox_probe_host(ctx, policy, deadline, &host_why);
+  enum sandbox_probe probe;
+  /* armed again (no deadline: the probe has its own) so that a fsrun killed during the probe has
+   * its watchdog remove the probe's directory and container (sandbox_watchdog_cleanup) */
+  (void)sandbox_watchdog_arm_container(id, 0, &arm_err);
+  probe = sandbox_probe_host(ctx, policy, id, deadline, &host_why);
+  (void)sandbox_watchdog_disarm();
   if (probe != SANDBOX_PROBE_WORKS && deadline > 0 && monotonic_ms() >= deadline)
     return FALLBACK_TIMED_OUT;
   if (probe == SANDBOX_PROBE_WORKS)
@@ -915,7 +921,7 @@ static int run_once(const struct fsrun_context *ctx, const struct sandbox_run_op
         free(git.run_dir);
         git.run_dir = NULL;
       }
-      fb = fallback_decide(ctx, policy, deadline, &reason);
+      fb = fallback_decide(ctx, policy, id, deadline, &reason);
     }
     if (fb == FALLBACK_TIMED_OUT) {
       result.timed_out = true;

@@ -19,6 +19,7 @@
 #include "clone.h"
 #include "container.h"
 #include "sandbox-git.h"
+#include "sandbox-probe.h"
 #include "sync.h"
 #include "tiny-init.h"
 #include "tiny-params.h"
@@ -420,5 +421,7 @@ int sandbox_watchdog_cleanup(const struct fsrun_context *ctx, const char *id) {
   int r = container_delete(ctx, id, true, &err);
   /* the run's git overlay dirs; nothing of them was applied to the repository */
   sandbox_git_remove_leftover(ctx->state_root, id);
+  /* a probe of the host it was killed during (fallback-native) */
+  sandbox_probe_remove_leftover(ctx, id);
   return r;
 }

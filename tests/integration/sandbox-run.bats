@@ -841,23 +841,22 @@ check_host_inability_falls_back() {
 }
 
 # check_undecided_probe_refuses root|user: a probe that cannot even be run (its directory cannot be
-# made: /tmp read-only in a private mount namespace, as a full disk would leave it) says nothing of
-# the host, so the command whose worktree broke the set-up is refused, not run natively
+# made: the state root read-only in a private mount namespace, as a full disk would leave it) says
+# nothing of the host, so the command whose worktree broke the set-up is refused, not run natively
 check_undecided_probe_refuses() {
   use_caller "$1"
-  # (a native touch would fail too, /tmp being read-only: the status and the line tell them apart)
   local wt=$DIR/plain marker=$DIR/host-marker
-  as_caller mkdir "$wt"
+  as_caller mkdir -p "$wt" "$STATE"
   as_caller sh -c 'echo "gitdir: /nonexistent" >"$1/.git"' sh "$wt"
-  CALLER_NS=(unshare -m sh -c 'mount --make-rprivate / && mount --bind /tmp /tmp &&
-    mount -o remount,bind,ro /tmp && exec "$@"' sh)
+  CALLER_NS=(unshare -m sh -c 'mount --make-rprivate / && mount --bind "$1" "$1" &&
+    mount -o remount,bind,ro "$1" && shift && exec "$@"' sh "$STATE")
   run as_caller "$FSRUN" --root "$STATE" sandbox --worktree "$wt" --task-id "$TASK" \
     --failure-mode fallback-native -- touch "$marker"
   CALLER_NS=()
   echo "$output"
   [ "$status" -eq 125 ]
   [ ! -e "$marker" ]
-  [[ $output == *"could not be probed"*"so the command was not run natively" ]]
+  [[ $output == *"could not be probed (the probe's directory \`$STATE/.sandbox-probe."*"Read-only file system)"*"so the command was not run natively" ]]
   assert_state_clean
 }
 
@@ -867,4 +866,74 @@ check_undecided_probe_refuses() {
 
 @test "sandbox-run: fallback-native refuses (125) where the host probe cannot be run (ordinary user)" {
   check_undecided_probe_refuses user
+}
+
+# check_killed_during_probe_leaves_nothing root|user: fsrun SIGKILLed during its host probe
+# (fallback-native after a worktree that breaks the set-up; the probe's egress helper says through
+# a fifo that it has started, then never gets ready: the probe's container exists, `creating`)
+# leaves nothing of the probe: no directory in the state root or /tmp, no container, cgroup, mount
+# or process. Its watchdog's clean-up removes them; the next such run probes again and leaves
+# nothing either.
+check_killed_during_probe_leaves_nothing() {
+  use_caller "$1"
+  local wt=$DIR/plain marker=1$RANDOM$RANDOM probes_before pid line=
+  probes_before=$(ls -d /tmp/fsrun-probe-* 2>/dev/null | sort)
+  as_caller mkdir "$wt"
+  as_caller sh -c 'echo "gitdir: /nonexistent" >"$1/.git"' sh "$wt"
+  as_caller mkfifo "$DIR/started"
+  printf '#!/bin/sh\necho started >%s\nexec sleep %s\n' "$DIR/started" "$marker" >"$DIR/slirp4netns"
+  chmod 755 "$DIR/slirp4netns"
+  echo '{"allowNetwork": true}' >"$DIR/policy.json"
+  # (read-write: opening the fifo never blocks, the read is bounded)
+  exec 5<>"$DIR/started"
+  # (no function in the way: $! is fsrun itself) an ordinary user's egress needs a 0666 tun node
+  local as=(env)
+  if [ "$CALLER" = user ]; then
+    tun_ns
+    as=("${WITH_TUN[@]}" setpriv --reuid="$SBX_UID" --regid="$SBX_GID" --init-groups env -i
+      PATH=/usr/bin:/bin HOME="$SBX_HOME")
+  fi
+  "${as[@]}" FSRUN_SLIRP4NETNS="$DIR/slirp4netns" "$FSRUN" --root "$STATE" sandbox \
+    --policy "$DIR/policy.json" --worktree "$wt" --task-id "$TASK" \
+    --failure-mode fallback-native -- touch "$DIR/host-marker" >/dev/null 2>"$DIR/stderr" 3>&- 5>&- &
+  pid=$!
+  BACKGROUND_PIDS="${BACKGROUND_PIDS:-} $pid"
+  LEFTOVER_SLEEP=$marker
+  read -r -t 60 -u 5 line || :
+  exec 5>&-
+  cat "$DIR/stderr"
+  [ "$line" = started ]
+  # the helper is the probe's: its directory is there, its fsrun runs
+  ls -d "$STATE/.sandbox-probe.sandbox-$TASK-"*
+  pgrep -f -- "--task-id fsrun-probe" >/dev/null
+  [[ $(tr '\0' ' ' <"/proc/$pid/cmdline") == *" sandbox "* ]]
+  kill -KILL "$pid"
+  wait "$pid" || :
+  no_process_left -f -- "--task-id fsrun-probe"
+  no_process_left -f "^sleep $marker"
+  no_process_left -f -- "fsrun-sandbox-cleanup --root $STATE"
+  wait_state_clean
+  [ ! -e "$DIR/host-marker" ]
+  [ -z "$(ls -A "$STATE" | grep -e probe)" ]
+  [ "$(ls -d /tmp/fsrun-probe-* 2>/dev/null | sort)" = "$probes_before" ]
+  [ -z "$(find /sys/fs/cgroup -type d -name '*fsrun-probe*' 2>/dev/null)" ]
+  [ -z "$(grep -F "$STATE/" /proc/self/mountinfo)" ]
+  # the next run: probed again (the sandbox works here), refused, nothing left
+  run as_caller "$FSRUN" --root "$STATE" sandbox --worktree "$wt" --task-id "$TASK" \
+    --failure-mode fallback-native -- touch "$DIR/host-marker"
+  echo "$output"
+  [ "$status" -eq 125 ]
+  [[ $output == *"the sandbox works on this host, so the command was not run natively" ]]
+  [ ! -e "$DIR/host-marker" ]
+  assert_state_clean
+  [ -z "$(ls -A "$STATE" | grep -e probe)" ]
+  no_process_left -f -- "--task-id fsrun-probe"
+}
+
+@test "sandbox-run: fsrun SIGKILLed during the fallback probe leaves no probe directory, container, cgroup, mount or process (root)" {
+  check_killed_during_probe_leaves_nothing root
+}
+
+@test "sandbox-run: fsrun SIGKILLed during the fallback probe leaves no probe directory, container, cgroup, mount or process (ordinary user)" {
+  check_killed_during_probe_leaves_nothing user
 }

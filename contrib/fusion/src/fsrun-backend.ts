@@ -283,10 +283,12 @@ export class FsrunBackend extends BackendBase implements SandboxBackend {
     if (parsed !== null && !raw.truncated) {
       const { result, error } = parsed;
       if (result.backend === "native") return { result: { ...result, fallbackReason: error ?? "fsrun could not set up the sandbox" } };
-      if (error !== null || raw.code === 125) {
+      // the set-up failed iff fsrun says so: every failure it reports in JSON carries `error`; a
+      // command's own exit 125 is the command's, with its tamper and gitDiscarded
+      if (error !== null) {
         const policyError = policyErrorFrom(stderr, what);
         if (policyError !== null) throw policyError;
-        throw new FsrunSetupError(`${what}: fsrun could not set up the sandbox: ${error ?? firstLines(stderr)}`, result, stderr);
+        throw new FsrunSetupError(`${what}: fsrun could not set up the sandbox: ${error}`, result, stderr);
       }
       return { result };
     }

@@ -363,6 +363,20 @@ test(`[${WHO}] one-shot: a nested git repository the run made comes back in tamp
   assert.deepEqual(events.find((e) => e.runId === r.runId && e.event === "sandbox:run")?.tamper, ["nested-repo/.git"]);
 });
 
+test(`[${WHO}] one-shot: a command's own exit 125 is its result, not a set-up failure: tamper and the run event are kept`, async (t) => {
+  const raw = await runCommand("/bin/sh", ["-c", `echo '{}' | "$0" --root "$1" sandbox --json --policy - --worktree "$2" -- true`, FSRUN, stateRoot, worktree]);
+  if (!/"tamper"/.test(raw.stdout)) return t.skip("this fsrun does not report tamper yet (json-contract.md: helper `git`)");
+  const b = await backend();
+  const r = await b.run("git init -q nested-125 && echo made && exit 125", opts());
+  await rm(join(worktree, "nested-125"), { recursive: true, force: true });
+  assert.equal(r.stdout, "made\n", r.stderr);
+  assert.equal(r.exitCode, 125);
+  assert.equal(r.backend, "fsrun");
+  assert.deepEqual(r.tamper, ["nested-125/.git"]);
+  assert.deepEqual(events.find((e) => e.runId === r.runId && e.event === "sandbox:run")?.tamper, ["nested-125/.git"]);
+  assert.equal(events.find((e) => e.runId === r.runId && e.event === "sandbox:failure"), undefined);
+});
+
 test(`[${WHO}] one-shot: what git left out (a write outside the allowlist) comes back in gitDiscarded; absent on a clean run`, async () => {
   const b = await backend();
   const clean = await b.run("echo clean", opts());

@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bind-identity.h"
 #include "bind-source.h"
 #include "cgroup.h"
 #include "clone.h"
@@ -430,6 +431,9 @@ static int create_check(struct create_job *j, fsrun_error_t *err) {
       oci_config_parse(j->config_json, j->config_len, "config.json", &j->config, &parse_err) < 0)
     return fsrun_error_take(err, EINVAL, parse_err);
   if (validate_config_with(j->config, j->bundle, &vopts, err) < 0)
+    return fsrun_error_code(err);
+  /* a task container's binds keep the identity `fsrun bundle` checked (bind-identity.h) */
+  if (bind_checks_from_annotations(j->config, err) < 0)
     return fsrun_error_code(err);
   proc = j->config->process;
   lx = j->config->linux_;

@@ -17,12 +17,13 @@ static const char *tree_at(const struct agent_trees *t, size_t i) {
   return i < 3 ? fixed[i] : t->writable->items[i - 3];
 }
 
-char *agent_tree_above(const struct agent_trees *t, const char *path) {
+/* the outermost agent tree above path (or_self: or path itself), or NULL */
+static char *outermost_tree(const struct agent_trees *t, const char *path, bool or_self) {
   cleanup_free char *clean = path_clean_abs(path);
   char *best = NULL;
   for (size_t i = 0; i < 3 + t->writable->len; i++) {
     char *tree = tree_at(t, i) ? path_clean_abs(tree_at(t, i)) : NULL;
-    if (tree != NULL && strcmp(clean, tree) != 0 && path_within(clean, tree) &&
+    if (tree != NULL && (or_self || strcmp(clean, tree) != 0) && path_within(clean, tree) &&
         (best == NULL || strlen(tree) < strlen(best))) {
       free(best);
       best = tree;
@@ -31,6 +32,14 @@ char *agent_tree_above(const struct agent_trees *t, const char *path) {
     }
   }
   return best;
+}
+
+char *agent_tree_above(const struct agent_trees *t, const char *path) {
+  return outermost_tree(t, path, false);
+}
+
+char *agent_tree_holding(const struct agent_trees *t, const char *path) {
+  return outermost_tree(t, path, true);
 }
 
 /* path (clean) below tree (clean), opened through no symbolic link from tree on */

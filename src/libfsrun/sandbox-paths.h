@@ -19,6 +19,8 @@ struct agent_trees {
 /* The outermost agent tree strictly above path (clean, caller frees), or NULL: path is no tree's
  * descendant, and links on its way are the host admin's (/bin -> usr/bin). */
 char *agent_tree_above(const struct agent_trees *t, const char *path);
+/* The same, where path may be the tree itself too. */
+char *agent_tree_holding(const struct agent_trees *t, const char *path);
 
 /* stat(2) of path, but reached through no symbolic link below the agent tree above it. 0, or -1
  * with errno (ELOOP: such a link). *inside: whether an agent tree is above path. */

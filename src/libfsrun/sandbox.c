@@ -2,6 +2,7 @@
  * Only the config is built here; the runtime does the rest (it creates the mount points in the
  * empty root, as it does for any bundle). */
 #include "sandbox.h"
+#include "bind-identity.h"
 #include "sandbox-etc.h"
 #include "exec-git.h"
 #include "sandbox-git.h"
@@ -91,6 +92,18 @@ bool path_within(const char *path, const char *dir) {
  * (cover_secret_files): root's /etc is sandbox_etc_mounts' allowlist, which has none of them. */
 static const char *const secret_files[] = {"/etc/shadow", "/etc/gshadow", "/etc/shadow-",
                                            "/etc/gshadow-", NULL};
+
+const char *sandbox_secret_cover(const char *below) {
+  if (below[0] == '\0')
+    return "";
+  for (const char *const *f = secret_files; *f; f++) {
+    if (strcmp(below, *f + 1) == 0)
+      return *f + 1;
+    if (strcmp(below, *f + strlen("/etc/")) == 0)
+      return *f + strlen("/etc/");
+  }
+  return NULL;
+}
 /* The host's system directories, bound read-only. On a merged-/usr host some are symlinks (/bin ->
  * usr/bin): the directory they lead to is bound there as well. */
 static const char *const system_dirs[] = {"/usr",   "/bin",    "/sbin", "/lib", "/lib32",
@@ -1067,6 +1080,79 @@ void sandbox_covers_as_entries(oci_config *c, bool all) {
   c->n_mounts = l.len;
 }
 
+/* A bind of c under a tree the command writes that carries no check yet (the git binds: the
+ * worktree's and each submodule's .git file, the common dir's config and hooks, ...) gets those
+ * of a caller bind: the task container's command can leave a link there before the next create
+ * of the bundle. A bundle-relative source (the empty hooks dir) gets the destination rule only. */
+static int pin_binds_in_agent_trees(oci_config *c, const struct agent_trees *t,
+                                    fsrun_error_t *err) {
+  for (size_t i = 0; i < c->n_mounts; i++) {
+    oci_mount *m = &c->mounts[i];
+    cleanup_free char *dest_tree = NULL;
+    cleanup_free char *source_tree = NULL;
+    struct stat st;
+    bool inside;
+    if (!mount_entry_is_bind(m) || m->needs_source_id || m->source == NULL)
+      continue;
+    dest_tree = agent_tree_above(t, m->destination);
+    m->dest_no_symlinks = m->dest_no_symlinks || dest_tree != NULL;
+    if (m->source[0] != '/' || (source_tree = agent_tree_above(t, m->source)) == NULL)
+      continue;
+    if (stat_caller_path(t, m->source, &st, &inside) < 0)
+      return fsrun_error_errno(err, "mounts[%zu]: `%s` in `%s`", i, m->source, source_tree);
+    m->needs_source_id = m->has_source_id = true;
+    m->source_dev = (uint64_t)st.st_dev;
+    m->source_ino = (uint64_t)st.st_ino;
+  }
+  return 0;
+}
+
+/* The bundle directory, resolved as far as it exists (its last component may not yet). */
+static char *resolve_out_dir(const char *out) {
+  cleanup_free char *copy = xstrdup(out);
+  cleanup_free char *parent = NULL;
+  char *resolved = realpath(out, NULL);
+  char *slash;
+  if (resolved != NULL)
+    return resolved;
+  slash = strrchr(copy, '/');
+  if (slash != NULL)
+    *slash = '\0';
+  parent = realpath(slash == NULL ? "." : (copy[0] ? copy : "/"), NULL);
+  if (parent == NULL)
+    return NULL;
+  return xasprintf("%s/%s", parent, slash == NULL ? out : slash + 1);
+}
+
+/* config.json decides everything the runtime does for the task container: the container's
+ * command must not be able to rewrite it, so the bundle is never in a tree the command writes. */
+static int check_out_dir(const char *out, const struct agent_trees *t, fsrun_error_t *err) {
+  cleanup_free char *resolved = resolve_out_dir(out);
+  cleanup_free char *tree = resolved ? agent_tree_holding(t, resolved) : NULL;
+  if (tree != NULL)
+    return fsrun_error_make(
+        err, 0, "bundle: --out `%s` is in `%s`, which the sandboxed command can write", out, tree);
+  return 0;
+}
+
+/* The checks of every bind under a tree the command writes, as annotations for the create of
+ * the task container, which reads the JSON (bind-identity.h); the bundle itself outside them. */
+static int bundle_bind_checks(oci_config *c, const oci_policy *p, const char *worktree,
+                              const char *out, fsrun_error_t *err) {
+  cleanup_free char *common_dir = NULL;
+  cleanup_free char *wt_git_dir = NULL;
+  struct agent_trees t;
+  if (sandbox_git_dirs(worktree, &common_dir, &wt_git_dir, err) < 0)
+    return fsrun_error_code(err);
+  t = (struct agent_trees){.worktree = worktree,
+                           .common_dir = common_dir,
+                           .wt_git_dir = wt_git_dir,
+                           .writable = &p->writable_paths};
+  if (check_out_dir(out, &t, err) < 0 || pin_binds_in_agent_trees(c, &t, err) < 0)
+    return fsrun_error_code(err);
+  return bind_checks_to_annotations(c, err);
+}
+
 int sandbox_bundle(const struct fsrun_context *ctx, const struct sandbox_bundle_opts *o,
                    fsrun_error_t *err) {
   oci_policy *policy = NULL;
@@ -1091,13 +1177,16 @@ int sandbox_bundle(const struct fsrun_context *ctx, const struct sandbox_bundle_
                                   err);
   if (r == 0) {
     bundle_limits_apply(policy, config);
-    sandbox_covers_as_entries(config, true);
+    sandbox_covers_as_entries(config, false);
   }
   /* each `fsrun exec` into the container gets the git overlay of a sandbox run (exec-git.c) */
   if (r == 0 && oci_map_set(&config->annotations, EXEC_GIT_ANNOTATION, worktree) < 0)
     r = fsrun_error_make(err, 0, "bundle: annotations: out of memory");
   if (r == 0)
     sandbox_git_read_only_config(worktree, config, geteuid() != 0);
+  /* the create of the task container, from the JSON, checks the binds as a run does */
+  if (r == 0)
+    r = bundle_bind_checks(config, policy, worktree, o->out_dir, err);
   if (r == 0)
     r = sandbox_write_bundle(o->out_dir, config, err);
   if (config != NULL)

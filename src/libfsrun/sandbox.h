@@ -49,6 +49,10 @@ int sandbox_config_from_policy(const struct sandbox_mapping_opts *o, oci_config 
  * else only those of a mount that is no longer a bind (the git common dir made an overlay). */
 void sandbox_covers_as_entries(oci_config *c, bool all);
 
+/* The secret file's place `below` a bind (oci_mount.covers: "" the file itself, "shadow" below
+ * /etc, "etc/shadow" below /) as the static string a cover points to; NULL: no such place. */
+const char *sandbox_secret_cover(const char *below);
+
 /* Creates dir (must not hold a config.json yet) with config.json, the (empty) root directory and
  * what the mounts take from the bundle. */
 int sandbox_write_bundle(const char *dir, const oci_config *config, fsrun_error_t *err);

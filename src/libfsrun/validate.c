@@ -17,6 +17,7 @@
 #include <sys/capability.h>
 #include <sys/stat.h>
 
+#include "bind-identity.h"
 #include "caps.h"
 #include "log.h"
 #include "sandbox.h"
@@ -1032,6 +1033,8 @@ int validate_bundle(const char *bundle_dir, const struct validate_options *opts,
   if (oci_config_parse_file(path, CONFIG_WHAT, &c, &parse_err) < 0)
     return fsrun_error_take(err, 0, parse_err);
   ret = validate_config_with(c, bundle_dir, opts, err);
+  if (ret == 0)
+    ret = bind_checks_from_annotations(c, err);
   if (ret < 0 || out == NULL)
     oci_config_free(c);
   else

@@ -1055,7 +1055,7 @@ assert_no_sleep() {
     "sandbox:prepare:fsrun,sandbox:fallback:native,sandbox:run:native" ]
 }
 
-@test "bundle: a link to /etc in allowedPaths gets its shadow files covered by entries of config.json; one in the worktree is refused" {
+@test "bundle: a link to /etc in allowedPaths gets its shadow files covered on its bind; one in the worktree is refused" {
   requires_fsrun_command bundle
   [ -f /etc/shadow ] || skip "the host has no /etc/shadow"
   local out=$DIR/bundle id=bundle-$TASK
@@ -1067,15 +1067,16 @@ assert_no_sleep() {
   [ "$status" -eq 1 ]
   [[ $stderr == *"policy: allowedPaths[0]: \`$WT/etclink\` passes through a symbolic link in \`$WT\`"* ]]
   [ ! -e "$out/config.json" ]
-  # one the host's admin made elsewhere is bound, its covers written as entries
+  # one the host's admin made elsewhere is bound, its covers carried by its bind
   ln -s /etc "$DIR/etclink"
   write_policy "{\"allowedPaths\": [\"$DIR/etclink\"]}"
   run fsrun bundle --policy "$POLICY" --worktree "$WT" --out "$out" -- /bin/sh -c \
     "cat '$DIR/etclink/shadow' >/dev/null 2>&1 && echo READ; echo looked"
   [ "$status" -eq 0 ]
-  # the covers a run attaches on the bind itself are written as entries: a task container is
-  # created by another process, from the JSON
-  jq -e --arg d "$DIR/etclink/shadow" '[.mounts[] | select(.destination == $d and .source == "unreadable")] | length == 1' "$out/config.json"
+  # a task container is created by another process, from the JSON: the covers a run attaches on
+  # the bind itself are in its annotation (bundle-binds.bats), never entries at their paths
+  jq -e --arg d "$DIR/etclink" '[.annotations[] | fromjson? | objects | select(.destination == $d) | .covers | index("shadow")] | length == 1' "$out/config.json"
+  jq -e --arg d "$DIR/etclink/shadow" '[.mounts[] | select(.destination == $d)] | length == 0' "$out/config.json"
   run fsrun run --bundle "$out" "$id"
   echo "$output"
   [ "$status" -eq 0 ]

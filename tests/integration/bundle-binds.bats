@@ -1,0 +1,298 @@
+#!/usr/bin/env bats
+# A `fsrun bundle` task container's binds keep what the bundle checked (docs/sandbox.md, "Paths the
+# command can re-point"): config.json carries each caller bind's source identity, the no-link rule
+# of its destination and its secret-file covers as `run.fsrun.mounts.N` annotations, and every later
+# `fsrun create` of the bundle honours them. The container's command writes the worktree, so a link
+# it leaves there (where a bind's source was, or on the way to a destination) must not make the next
+# create of the same bundle show another directory: that create is refused, leaving nothing. Root
+# and an ordinary user (uid 1000), each with a state root of its own.
+
+load helpers
+bats_require_minimum_version 1.5.0
+
+setup() {
+  requires_root
+  requires_fsrun_command bundle
+  requires_host_command git
+  requires_host_command jq
+  requires_host_command setpriv
+  TASK=binds-$RANDOM$RANDOM
+  DIR=$BATS_TEST_TMPDIR/binds
+  REPO=$DIR/repo
+  WT=$DIR/worktree
+  mkdir -p "$DIR/home"
+  git init -q "$REPO"
+  git -C "$REPO" -c user.email=binds@example.invalid -c user.name=binds commit -q --allow-empty -m first
+  git -C "$REPO" worktree add -q -b "$TASK" "$WT"
+}
+
+teardown() {
+  local uid id
+  for uid in 0 1000; do
+    for id in $(cat "$DIR/ids-$uid" 2>/dev/null); do
+      as_uid "$uid" "$FSRUN" --root "$(state_of "$uid")" delete --force "$id" >/dev/null 2>&1 || true
+    done
+  done
+  teardown_bundle
+  if grep -F -- "$DIR" /proc/self/mountinfo >&2; then
+    echo "leftover mount of $DIR" >&2
+    return 1
+  fi
+}
+
+# state_of UID: the state root of UID's containers (root's: the file's, which the harness sweeps)
+state_of() {
+  if [ "$1" = 0 ]; then echo "$FSRUN_ROOT"; else echo "$DIR/state-$1"; fi
+}
+
+# as_uid UID CMD...: CMD as root, or as the ordinary user UID
+as_uid() {
+  local uid=$1
+  shift
+  if [ "$uid" = 0 ]; then
+    "$@"
+  else
+    setpriv --reuid "$uid" --regid "$uid" --clear-groups env HOME="$DIR/home" "$@"
+  fi
+}
+
+# fsr UID ARGS...: fsrun ARGS as UID, on UID's state root
+fsr() {
+  local uid=$1
+  shift
+  as_uid "$uid" "$FSRUN" --root "$(state_of "$uid")" "$@"
+}
+
+# the test's files to UID (skips where UID gets no user namespace); 0: nothing to do
+files_to() {
+  [ "$1" = 0 ] && return 0
+  setpriv --reuid "$1" --regid "$1" --clear-groups unshare -U true 2>/dev/null ||
+    skip "an unprivileged user cannot create a user namespace on this host"
+  make_traversable "$DIR"
+  chown -R "$1:$1" "$DIR"
+}
+
+# files_and_secret UID: files_to UID, then $DIR/private/secret: root's, 0600, in a directory of
+# root's that others may search (so that what refuses a link to it is the identity check, not a
+# permission on the way)
+files_and_secret() {
+  files_to "$1"
+  mkdir -p "$DIR/private"
+  echo root-only-secret >"$DIR/private/secret"
+  chmod 600 "$DIR/private/secret"
+  chmod 755 "$DIR/private"
+  chown -R root:root "$DIR/private"
+}
+
+# plant_link UID PATH TARGET: what the container's command can leave for the next create: PATH
+# moved to PATH.real and, in its place, a link to TARGET (made as UID). unplant_link PATH undoes it.
+plant_link() {
+  as_uid "$1" mv "$2" "$2.real"
+  as_uid "$1" ln -s "$3" "$2"
+}
+unplant_link() {
+  rm "$1"
+  mv "$1.real" "$1"
+}
+
+# bundle_for UID POLICY OUT COMMAND...: `fsrun bundle` as UID
+bundle_for() {
+  local uid=$1 policy=$2 out=$3
+  shift 3
+  printf '%s\n' "$policy" >"$DIR/policy.json"
+  chmod 644 "$DIR/policy.json"
+  fsr "$uid" bundle --policy "$DIR/policy.json" --worktree "$WT" --out "$out" -- "$@"
+}
+
+# mount_index BUNDLE DEST: N of the bundle's run.fsrun.mounts.N annotation for destination DEST
+mount_index() {
+  jq -r --arg d "$2" '.annotations | to_entries[] | select(.key | startswith("run.fsrun.mounts."))
+    | select((.value | fromjson).destination == $d) | .key | ltrimstr("run.fsrun.mounts.")' \
+    "$1/config.json"
+}
+
+# assert_create_refused UID BUNDLE ID MESSAGE: `fsrun create` of BUNDLE as UID exits 1 with the one
+# line MESSAGE (a glob; `[` is literal), and nothing of ID is left: no state dir, cgroup, process or mount
+assert_create_refused() {
+  local uid=$1 bundle=$2 id=$3 message=$4 stderr
+  echo "$id" >>"$DIR/ids-$uid"
+  # not `run`: a create that goes through (a broken check) leaves an init holding its stdio, which
+  # `run` would wait on for ever; the test fails on the status instead
+  status=0
+  fsr "$uid" create --bundle "$bundle" "$id" </dev/null >/dev/null 2>"$DIR/create.err" || status=$?
+  stderr=$(cat "$DIR/create.err")
+  echo "uid $uid: status $status, stderr: $stderr"
+  [ "$status" -eq 1 ]
+  [ "$(grep -c . <<<"$stderr")" = 1 ]
+  # MESSAGE is a glob whose brackets (mounts[N]) are literal
+  message=${message//\[/\\[}
+  # shellcheck disable=SC2053
+  [[ $stderr == $message ]]
+  [ ! -e "$(state_of "$uid")/$id" ]
+  assert_no_leftovers "$id" "$bundle"
+}
+
+# task_flow UID BUNDLE ID PROBE: the adapter's flow (create, start, exec PROBE, delete) works;
+# prints the exec's output
+task_flow() {
+  local uid=$1 bundle=$2 id=$3
+  echo "$id" >>"$DIR/ids-$uid"
+  fsr "$uid" create --bundle "$bundle" "$id" >&2
+  fsr "$uid" start "$id" >&2
+  fsr "$uid" exec "$id" /bin/sh -c "$4"
+  fsr "$uid" delete --force "$id" >&2
+  assert_no_leftovers "$id" "$bundle" >&2
+}
+
+@test "bundle: a bind's source the command replaced by a link (to /etc, to a 0600 file's dir) is refused at the next create, naming the mount, nothing left (root and an ordinary user)" {
+  local uid out n target
+  for uid in 0 1000; do
+    files_and_secret "$uid"
+    for target in /etc "$DIR/private"; do
+      out=$DIR/bundle-$uid-${target##*/}
+      as_uid "$uid" mkdir "$WT/data"
+      as_uid "$uid" touch "$WT/data/mine"
+      bundle_for "$uid" "{\"allowedPaths\": [\"$WT/data\"]}" "$out" sleep infinity
+      n=$(mount_index "$out" "$WT/data")
+      [ -n "$n" ]
+      jq -e --arg n "run.fsrun.mounts.$n" '.annotations[$n] | fromjson | .sourceId | test("^[0-9]+:[0-9]+$")' \
+        "$out/config.json"
+      [ "$(task_flow "$uid" "$out" "flow-$uid-$TASK" "ls '$WT/data'")" = mine ]
+      plant_link "$uid" "$WT/data" "$target"
+      assert_create_refused "$uid" "$out" "again-$uid-$TASK" \
+        "fsrun: mounts[$n]: bind source \`$WT/data\` was replaced after the config was built*"
+      unplant_link "$WT/data"
+      rm -r "$WT/data"
+    done
+  done
+}
+
+@test "bundle: a bind's destination the command led through a link is refused at the next create (ELOOP), even where the source is still the same directory (root and an ordinary user)" {
+  local uid out n
+  for uid in 0 1000; do
+    files_to "$uid"
+    out=$DIR/bundle-$uid
+    as_uid "$uid" mkdir -p "$WT/x/b"
+    as_uid "$uid" touch "$WT/x/b/mine"
+    bundle_for "$uid" "{\"allowedPaths\": [\"$WT/x/b\"]}" "$out" sleep infinity
+    n=$(mount_index "$out" "$WT/x/b")
+    jq -e --arg n "run.fsrun.mounts.$n" '.annotations[$n] | fromjson | .destinationNoSymlinks == true' \
+      "$out/config.json"
+    [ "$(task_flow "$uid" "$out" "flow-$uid-$TASK" "ls '$WT/x/b'")" = mine ]
+    # the source path still leads to the same directory (its identity holds), but the way to the
+    # destination in the container now passes through the command's link
+    plant_link "$uid" "$WT/x" "$WT/x.real"
+    assert_create_refused "$uid" "$out" "again-$uid-$TASK" \
+      "fsrun: mounts[$n]: destination \`$WT/x/b\`: *: Too many levels of symbolic links"
+    unplant_link "$WT/x"
+    rm -r "$WT/x"
+  done
+}
+
+@test "bundle: the git binds in the worktree and the common dir (the .git file, hooks/) keep their identity too: a link there is refused at the next create (root and an ordinary user)" {
+  local uid out spec path target n
+  for uid in 0 1000; do
+    files_and_secret "$uid"
+    for spec in "$WT/.git $DIR/private/secret" "$REPO/.git/hooks $DIR/private"; do
+      path=${spec% *}
+      target=${spec#* }
+      out=$DIR/bundle-$uid-${path##*/}
+      bundle_for "$uid" '{}' "$out" sleep infinity
+      n=$(mount_index "$out" "$path")
+      [ -n "$n" ]
+      [ "$(task_flow "$uid" "$out" "flow-$uid-$TASK" "cat '$WT/.git'")" = "gitdir: $REPO/.git/worktrees/${WT##*/}" ]
+      plant_link "$uid" "$path" "$target"
+      assert_create_refused "$uid" "$out" "again-$uid-$TASK" \
+        "fsrun: mounts[$n]: bind source \`$path\` was replaced after the config was built*"
+      unplant_link "$path"
+    done
+  done
+}
+
+@test "bundle: the shadow files a bind shows are covered on the bind itself, not by entries at their paths (root and an ordinary user)" {
+  [ -f /etc/shadow ] || skip "the host has no /etc/shadow"
+  local uid out n cover seen
+  ln -s /etc "$DIR/etclink"
+  for uid in 0 1000; do
+    files_to "$uid"
+    out=$DIR/bundle-$uid
+    bundle_for "$uid" "{\"allowedPaths\": [\"$DIR/etclink\"]}" "$out" \
+      stat -L -c %d:%i "$DIR/etclink/shadow"
+    n=$(mount_index "$out" "$DIR/etclink")
+    jq -e --arg n "run.fsrun.mounts.$n" '.annotations[$n] | fromjson | .covers | index("shadow")' \
+      "$out/config.json"
+    jq -e '[.mounts[] | select(.source == "unreadable" and (.destination | endswith("shadow")))] | length == 0' \
+      "$out/config.json"
+    cover=$(stat -c %d:%i "$out/unreadable")
+    echo "run-$uid-$TASK" >>"$DIR/ids-$uid"
+    seen=$(fsr "$uid" run --bundle "$out" "run-$uid-$TASK")
+    echo "uid $uid: shadow is $seen, the cover $cover"
+    [ "$seen" = "$cover" ]
+  done
+}
+
+@test "bundle: a run.fsrun.mounts annotation is honoured in any config, never relaxes a check, and a malformed one is one line naming it; nothing left" {
+  local out=$DIR/bundle n dest id spec
+  mkdir -p "$WT/data"
+  bundle_for 0 "{\"allowedPaths\": [\"$WT/data\"]}" "$out" /bin/true
+  n=$(mount_index "$out" "$WT/data")
+  dest=$WT/data
+  cp "$out/config.json" "$DIR/good.json"
+  local cases=(
+    "{\"destination\": \"$dest\", \"sourceId\": \"1:2\"}|*mounts[$n]: bind source \`$dest\` was replaced after the config was built*"
+    "{\"destination\": \"$dest\", \"destinationNoSymlinks\": false}|*annotations[\"run.fsrun.mounts.$n\"]: destinationNoSymlinks: only true is allowed"
+    "{\"destination\": \"$dest\", \"sourceId\": \"12\"}|*annotations[\"run.fsrun.mounts.$n\"]: sourceId: not \"DEVICE:INODE\" (decimal)"
+    "{\"destination\": \"$dest\", \"covers\": [\"passwd\"]}|*annotations[\"run.fsrun.mounts.$n\"]: covers[0]: not the place of a secret file"
+    "{\"destination\": \"/elsewhere\"}|*annotations[\"run.fsrun.mounts.$n\"]: destination \"/elsewhere\" is not that of mounts[$n]"
+    "{\"destination\": \"$dest\", \"relax\": true}|*annotations[\"run.fsrun.mounts.$n\"]: unknown key \`relax\`*"
+    "{not json|*annotations[\"run.fsrun.mounts.$n\"]: invalid JSON*"
+  )
+  for spec in "${cases[@]}"; do
+    jq --arg k "run.fsrun.mounts.$n" --arg v "${spec%%|*}" '.annotations[$k] = $v' \
+      "$DIR/good.json" >"$out/config.json"
+    id=bad-$RANDOM-$TASK
+    assert_create_refused 0 "$out" "$id" "${spec#*|}"
+  done
+  # an index that names no mount, and one of a mount that is not a bind (the root's tmpfs)
+  jq '.annotations["run.fsrun.mounts.9999"] = "{}"' "$DIR/good.json" >"$out/config.json"
+  assert_create_refused 0 "$out" "bad-index-$TASK" \
+    "*annotations[\"run.fsrun.mounts.9999\"]: names no entry of mounts*"
+  jq '.annotations["run.fsrun.mounts.0"] = "{\"destination\": \"/\"}"' "$DIR/good.json" \
+    >"$out/config.json"
+  assert_create_refused 0 "$out" "bad-tmpfs-$TASK" \
+    "*annotations[\"run.fsrun.mounts.0\"]: mounts[0] is not a bind mount"
+  # fsrun validate says the same
+  run fsrun validate --bundle "$out"
+  [ "$status" -eq 1 ]
+  [[ $output == *"annotations[\"run.fsrun.mounts.0\"]: mounts[0] is not a bind mount"* ]]
+  # a config that did not come from `fsrun bundle` (the suite's busybox bundle) is held to one too
+  setup_bundle "$DIR/plain-bundle"
+  mkdir -p "$DIR/shared"
+  update_config '.mounts += [{"destination": "/shared", "type": "bind", "source": $s,
+      "options": ["bind", "ro"]}]
+    | .annotations["run.fsrun.mounts.\(.mounts | length - 1)"] = ({destination: "/shared",
+      sourceId: "1:2"} | tojson)' --arg s "$DIR/shared"
+  assert_create_refused 0 "$BUNDLE" "plain-$TASK" "*bind source \`$DIR/shared\` was replaced after the config was built*"
+}
+
+@test "bundle: an --out in a tree the command writes (the worktree, a writablePaths entry) is refused, 1, nothing written (root and an ordinary user)" {
+  local uid out
+  mkdir -p "$DIR/cache"
+  for uid in 0 1000; do
+    files_to "$uid"
+    for out in "$WT/bundle" "$WT" "$DIR/cache/bundle"; do
+      printf '{"writablePaths": ["%s"]}\n' "$DIR/cache" >"$DIR/policy.json"
+      run --separate-stderr fsr "$uid" bundle --policy "$DIR/policy.json" --worktree "$WT" \
+        --out "$out" -- /bin/true
+      echo "uid $uid, $out: $status $stderr"
+      [ "$status" -eq 1 ]
+      [ "$(grep -c . <<<"$stderr")" = 1 ]
+      [[ $stderr == *"bundle: --out \`$out\` is in \`"*"\`, which the sandboxed command can write" ]]
+      [ ! -e "$out/config.json" ]
+      [ ! -e "$WT/bundle" ] && [ ! -e "$DIR/cache/bundle" ]
+    done
+  done
+  # beside the worktree is fine
+  fsr 0 bundle --policy "$DIR/policy.json" --worktree "$WT" --out "$DIR/beside" -- /bin/true
+  [ -f "$DIR/beside/config.json" ]
+}

@@ -4,7 +4,8 @@
  *  - new loose objects and packs (an existing object is never overwritten nor deleted);
  *  - the checked-out branch and refs/stash: a 40/64-hex id written with git's lock-file + rename
  *    protocol, refused when the host's ref moved meanwhile, and their reflogs;
- *  - the task worktree's own admin files (index, HEAD, ORIG_HEAD, logs/HEAD, ...), never commondir,
+ *  - the task worktree's own admin files (index, HEAD, ORIG_HEAD, logs/HEAD, ...; the index only
+ *    when git can be handed it, sandbox-git-index-sync.c), never commondir,
  *    gitdir, config.worktree, nor the rebase/sequencer todo lists (they can hold `exec` lines).
  * Everything else is discarded and reported. */
 #include "sandbox-git.h"
@@ -392,6 +393,12 @@ static void sync_admin_file(struct sync *s, int upper_dir, const char *rel, cons
   }
   if (strcmp(name, "HEAD") == 0 && !head_ok(s, upper_dir, base)) {
     discard(s, rel);
+    return;
+  }
+  /* input to check, not a file to copy (sandbox-git-index-sync.c) */
+  if (strcmp(name, "index") == 0) {
+    if (!sandbox_git_index_apply(s->g, upper_dir, dir, base))
+      discard(s, rel);
     return;
   }
   if (copy_file(upper_dir, dir, base, false) < 0)

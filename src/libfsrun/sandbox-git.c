@@ -277,7 +277,7 @@ int sandbox_git_prepare(struct sandbox_git_run *g, const char *state_root, const
   if (g->branch != NULL)
     ref_watch(g, common_fd, g->branch);
   ref_watch(g, common_fd, "refs/stash");
-  g->gitlinks_before = sandbox_git_index_gitlinks(common_fd, g->admin);
+  sandbox_git_index_before(g);
   clock_gettime(CLOCK_REALTIME, &g->start);
   /* file times come from a coarse clock, up to a tick behind this one */
   if (g->start.tv_nsec >= 20000000)
@@ -383,7 +383,8 @@ void sandbox_git_run_free(struct sandbox_git_run *g) {
     free(g->refs[i].name);
     free(g->refs[i].before);
   }
-  sandbox_git_strv_free(g->gitlinks_before);
+  git_index_free(&g->index_before);
+  sandbox_git_strv_free(g->gitlinks_after);
   sandbox_git_strv_free(g->discarded);
   sandbox_git_strv_free(g->tamper);
   memset(g, 0, sizeof(*g));

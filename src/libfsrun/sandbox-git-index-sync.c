@@ -1,0 +1,120 @@
+/* The run's `index`, applied by the sync only when the host's git can be handed it
+ * (docs/sandbox.md, "Git"). Git trusts its index: an entry `../x` is read and written outside the
+ * worktree by the host's `git diff`/`restore .`/`checkout -- .`, and the assume-valid and
+ * skip-worktree bits, the untracked cache and fsmonitor's bits hide the run's edits from the host's
+ * `git status`. So the file is read once into memory, walked as git walks it
+ * (sandbox-git-index.c), checked against the host's index of before the run, and written from
+ * that memory: a process the command left behind cannot change it between the check and the
+ * write. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "sandbox-git-index.h"
+#include "sandbox-git.h"
+#include "utils.h"
+
+#define INDEX_MAX_BYTES (256u * 1024 * 1024)
+
+size_t sandbox_git_hash_size(int common_fd) {
+  cleanup_free char *config = NULL;
+  if (sandbox_git_read_nofollow(common_fd, "config", &config) < 0)
+    return 20;
+  return git_config_hash_size(config);
+}
+
+/* dir/path whole (a regular file, not followed, bounded); NULL when it cannot be */
+static unsigned char *read_index_file(int dir, const char *path, size_t *len, mode_t *mode) {
+  cleanup_close int fd = sandbox_git_open_beneath(dir, path, O_RDONLY | O_NONBLOCK, 0);
+  cleanup_free unsigned char *buf = NULL;
+  struct stat st;
+  if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
+      (uint64_t)st.st_size > INDEX_MAX_BYTES)
+    return NULL;
+  buf = xmalloc0((size_t)st.st_size + 1);
+  if (safe_read_all(fd, buf, (size_t)st.st_size) != (ssize_t)st.st_size)
+    return NULL;
+  *len = (size_t)st.st_size;
+  *mode = st.st_mode & 0666;
+  return steal_ptr(&buf);
+}
+
+void sandbox_git_index_before(struct sandbox_git_run *g) {
+  cleanup_free char *rel = g->admin[0] ? xasprintf("%s/index", g->admin) : xstrdup("index");
+  cleanup_free unsigned char *buf = NULL;
+  size_t len = 0;
+  mode_t mode;
+  const char *why;
+  g->hash_size = sandbox_git_hash_size(g->common_fd);
+  buf = read_index_file(g->common_fd, rel, &len, &mode);
+  if (buf != NULL)
+    (void)git_index_parse(buf, len, g->hash_size, &g->index_before, &why);
+}
+
+/* why the run's index must not be applied; NULL: it may */
+static char *refusal(const struct sandbox_git_run *g, const struct git_index *x) {
+  unsigned added = x->exts & ~g->index_before.exts;
+  if (x->unsafe != NULL)
+    return xstrdup(x->unsafe);
+  if (x->exts & GIT_INDEX_EXT_LINK)
+    return xstrdup("a split index (its shared part is not applied)");
+  if (x->exts & GIT_INDEX_EXT_SDIR)
+    return xstrdup("a sparse index");
+  if (added & GIT_INDEX_EXT_UNTR)
+    return xstrdup("an untracked cache the host's index did not have");
+  if (added & GIT_INDEX_EXT_FSMN)
+    return xstrdup("fsmonitor bits the host's index did not have");
+  for (size_t i = 0; i < x->n_hidden; i++)
+    if (!git_index_listed(g->index_before.hidden, g->index_before.n_hidden, x->hidden[i]))
+      return xasprintf("`%s` marked assume-unchanged or skip-worktree, which it was not",
+                       x->hidden[i]);
+  return NULL;
+}
+
+/* data to dir/name through a new temporary file */
+static int write_new(int dir, const char *name, const unsigned char *data, size_t len,
+                     mode_t mode) {
+  cleanup_free char *tmp = xasprintf(".fsrun-sync.%d.%s", (int)getpid(), name);
+  cleanup_close int fd =
+      openat(dir, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
+  if (fd < 0)
+    return -1;
+  if (safe_write_all(fd, data, len) < 0 || renameat(dir, tmp, dir, name) < 0) {
+    int saved = errno;
+    unlinkat(dir, tmp, 0);
+    errno = saved;
+    return -1;
+  }
+  return 0;
+}
+
+bool sandbox_git_index_apply(struct sandbox_git_run *g, int upper_dir, int dst_dir,
+                             const char *base) {
+  size_t len = 0;
+  mode_t mode = 0644;
+  cleanup_free unsigned char *buf = read_index_file(upper_dir, base, &len, &mode);
+  cleanup_free char *refused = NULL;
+  struct git_index x;
+  const char *why = "not a regular file of at most 256 MiB";
+  if (buf == NULL || git_index_parse(buf, len, g->hash_size, &x, &why) < 0) {
+    log_warning("sandbox: git: the run's index is left out: %s", why);
+    return false;
+  }
+  /* the tamper report lists its new gitlinks, applied or not */
+  g->index_written = true;
+  g->gitlinks_after = steal_ptr(&x.gitlinks);
+  refused = refusal(g, &x);
+  git_index_free(&x);
+  if (refused != NULL) {
+    log_warning("sandbox: git: the run's index is left out: %s", refused);
+    return false;
+  }
+  if (write_new(dst_dir, base, buf, len, mode) < 0)
+    log_warning("sandbox: git: write the index: %s", strerror(errno));
+  return true;
+}

@@ -15,6 +15,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "bind-identity.h"
 #include "cgroup.h"
 #include "criu.h"
 #include "landlock.h"
@@ -90,6 +91,7 @@ static const struct feature_row {
     {FEATURE_ANNOTATION, "run.fsrun.landlock", true},
     {FEATURE_ANNOTATION, "run.fsrun.init", true},
     {FEATURE_ANNOTATION, CGROUP_V1_ANNOTATION, true},
+    {FEATURE_ANNOTATION, BIND_CHECKS_ANNOTATION_PREFIX "N", true},
     /* not an annotation fsrun acts on: the criu that checkpoint/restore drive (criu.c) */
     {FEATURE_ANNOTATION, "org.fsrun.checkpoint", true},
     {FEATURE_ANNOTATION, "org.fsrun.checkpoint.lazy-pages", true},
@@ -319,6 +321,10 @@ int features_build(const char *state_root, oci_features **out, fsrun_error_t *er
   /* the v1 hierarchies a container's cgroup is made in (cgroup.h) */
   if (features_implemented(FEATURE_ANNOTATION, CGROUP_V1_ANNOTATION))
     annotate(f, CGROUP_V1_ANNOTATION, "CONTROLLER[,CONTROLLER...]");
+  /* a bind's checks, as `fsrun bundle` writes them (bind-identity.h): the keys of its object */
+  if (features_implemented(FEATURE_ANNOTATION, BIND_CHECKS_ANNOTATION_PREFIX "N"))
+    annotate(f, BIND_CHECKS_ANNOTATION_PREFIX "N",
+             "{destination, sourceId, destinationNoSymlinks, covers}");
   /* checkpoint and restore: the criu they drive, only when `criu check` passes on this kernel */
   if (features_implemented(FEATURE_ANNOTATION, "org.fsrun.checkpoint") &&
       (criu = criu_usable(state_root)) != NULL)

@@ -145,6 +145,8 @@ config_has() {
   jq -e '.ociVersionMin == "1.0.0" and .ociVersionMax == "1.3.0"' <<<"$output"
   jq -e --arg v "$version" '.annotations["org.fsrun.version"] == $v' <<<"$output"
   jq -e '.annotations["io.github.seccomp.libseccomp.version"] | test("^[0-9]+\\.[0-9]+\\.[0-9]+$")' <<<"$output"
+  # a bind's checks in config.json (bundle-binds.bats): the keys its object takes
+  jq -e '.annotations["run.fsrun.mounts.N"] == "{destination, sourceId, destinationNoSymlinks, covers}"' <<<"$output"
 }
 
 @test "features: lists only known namespaces, hooks and capabilities" {

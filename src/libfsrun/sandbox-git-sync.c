@@ -36,25 +36,32 @@
 
 /* --- fd-based paths ------------------------------------------------------------------------- */
 
+/* O_NONBLOCK: what the command leaves may be a fifo, whose open would wait for a writer forever
+ * (every process of the sandbox is dead by the sync); callers check S_ISREG after the open */
 int sandbox_git_open_beneath(int dirfd, const char *path, int flags, mode_t mode) {
-  struct open_how how = {.flags = (uint64_t)(flags | O_CLOEXEC | O_NOFOLLOW),
+  int nonblock = (flags & O_PATH) ? 0 : O_NONBLOCK;
+  struct open_how how = {.flags = (uint64_t)(flags | nonblock | O_CLOEXEC | O_NOFOLLOW),
                          .mode = (flags & O_CREAT) ? mode : 0,
                          .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS};
   return (int)openat2_compat(dirfd, path, &how);
 }
 
-int sandbox_git_read_nofollow(int dirfd, const char *path, char **out) {
+int sandbox_git_read_max(int dirfd, const char *path, uint64_t max, char **out) {
   cleanup_close int fd = sandbox_git_open_beneath(dirfd, path, O_RDONLY, 0);
   cleanup_free char *text = NULL;
   struct stat st;
   *out = NULL;
-  if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || (uint64_t)st.st_size > SYNC_MAX_TEXT)
+  if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || (uint64_t)st.st_size > max)
     return -1;
   text = xmalloc0((size_t)st.st_size + 1);
   if (safe_read_all(fd, text, (size_t)st.st_size) != (ssize_t)st.st_size)
     return -1;
   *out = steal_ptr(&text);
   return 0;
+}
+
+int sandbox_git_read_nofollow(int dirfd, const char *path, char **out) {
+  return sandbox_git_read_max(dirfd, path, SYNC_MAX_TEXT, out);
 }
 
 void sandbox_git_strv_push(char ***v, size_t *n, const char *s) {
@@ -121,7 +128,7 @@ void sandbox_git_remove_leftover(const char *state_root, const char *id) {
 /* src_dir/name (a regular file) to dst_dir/name through a temporary file; exclusive: never replace
  * what exists. 1 copied, 0 not (it exists), -1 failed. */
 static int copy_file(int src_dir, int dst_dir, const char *name, bool exclusive) {
-  cleanup_close int in = openat(src_dir, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  cleanup_close int in = openat(src_dir, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
   cleanup_close int out = -1;
   cleanup_free char *tmp = xasprintf(".fsrun-sync.%d.%s", (int)getpid(), name);
   struct stat st;

@@ -92,37 +92,52 @@ static void protect_modules(const char *modules, struct mount_list *l, int depth
   }
 }
 
-/* the `.git` file of each submodule checkout that DIR's .gitmodules lists, and theirs in turn */
-static void protect_submodule_git_files(const char *dir, struct mount_list *l, int depth) {
-  cleanup_free char *gitmodules = xasprintf("%s/.gitmodules", dir);
-  cleanup_file FILE *f = NULL;
-  cleanup_free char *line = NULL;
-  size_t cap = 0;
-  if (depth > GIT_PROTECT_MAX_DEPTH || (f = fopen(gitmodules, "re")) == NULL)
+/* git's own .gitmodules stays far below this; a bigger one is not read */
+#define GITMODULES_MAX (1024 * 1024)
+
+/* "path = SUB" of one .gitmodules line: SUB inside the checkout, else NULL */
+static const char *submodule_path(char *line) {
+  char *v = line + strspn(line, " \t");
+  size_t n;
+  if (strncmp(v, "path", 4) != 0)
+    return NULL;
+  v += 4 + strspn(v + 4, " \t");
+  if (*v != '=')
+    return NULL;
+  v += 1 + strspn(v + 1, " \t");
+  n = strcspn(v, "\r\n");
+  while (n > 0 && (v[n - 1] == ' ' || v[n - 1] == '\t'))
+    n--;
+  v[n] = '\0';
+  if (n == 0 || v[0] == '/' || strstr(v, "..") != NULL)
+    return NULL;
+  return v;
+}
+
+/* the `.git` file of each submodule checkout that DIR's .gitmodules lists, and theirs in turn.
+ * The command wrote .gitmodules: read beneath DIR's fd, through no link, a regular file of bounded
+ * size (a fifo there made every later set-up wait forever, a link to /dev/zero grew without end) */
+static void protect_submodule_git_files(int dir_fd, const char *dir, struct mount_list *l,
+                                        int depth) {
+  cleanup_free char *text = NULL;
+  char *rest, *line;
+  if (depth > GIT_PROTECT_MAX_DEPTH ||
+      sandbox_git_read_max(dir_fd, ".gitmodules", GITMODULES_MAX, &text) < 0)
     return;
-  while (getline(&line, &cap, f) > 0) {
+  rest = text;
+  while ((line = strsep(&rest, "\n")) != NULL) {
     cleanup_free char *sub = NULL;
     cleanup_free char *dot_git = NULL;
-    char *v = line + strspn(line, " \t");
-    size_t n;
-    /* path = SUB */
-    if (strncmp(v, "path", 4) != 0)
-      continue;
-    v += 4 + strspn(v + 4, " \t");
-    if (*v != '=')
-      continue;
-    v += 1 + strspn(v + 1, " \t");
-    n = strcspn(v, "\r\n");
-    while (n > 0 && (v[n - 1] == ' ' || v[n - 1] == '\t'))
-      n--;
-    v[n] = '\0';
-    /* inside the checkout only */
-    if (n == 0 || v[0] == '/' || strstr(v, "..") != NULL)
+    cleanup_close int sub_fd = -1;
+    const char *v = submodule_path(line);
+    if (v == NULL)
       continue;
     sub = xasprintf("%s/%s", dir, v);
     dot_git = xasprintf("%s/.git", sub);
     protect_file(dot_git, l);
-    protect_submodule_git_files(sub, l, depth + 1);
+    sub_fd = sandbox_git_open_beneath(dir_fd, v, O_PATH | O_DIRECTORY, 0);
+    if (sub_fd >= 0)
+      protect_submodule_git_files(sub_fd, sub, l, depth + 1);
   }
 }
 
@@ -159,6 +174,7 @@ static void protect_worktrees(const char *common_dir, struct mount_list *l) {
 void sandbox_git_protect(const char *worktree, const char *common_dir, const char *wt_git_dir,
                          struct mount_list *l) {
   cleanup_free char *dot_git = xasprintf("%s/.git", worktree);
+  cleanup_close int wt_fd = -1;
   struct stat st;
   protect_file(dot_git, l);
   /* a main checkout: its git dir is inside the worktree, and writable with it */
@@ -173,7 +189,9 @@ void sandbox_git_protect(const char *worktree, const char *common_dir, const cha
   /* a worktree git dir outside the common dir (bound on its own) */
   if (wt_git_dir != NULL)
     protect_worktree_git_dir(wt_git_dir, l);
-  protect_submodule_git_files(worktree, l, 0);
+  wt_fd = open(worktree, O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (wt_fd >= 0)
+    protect_submodule_git_files(wt_fd, worktree, l, 0);
 }
 
 /* --- the overlay over the common dir (a `fsrun sandbox` run) --------------------------------- */

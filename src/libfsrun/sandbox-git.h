@@ -93,6 +93,8 @@ bool sandbox_git_refname_ok(const char *ref);
 char *sandbox_git_ref_value(int common_fd, const char *ref);
 int sandbox_git_open_beneath(int dirfd, const char *path, int flags, mode_t mode);
 int sandbox_git_read_nofollow(int dirfd, const char *path, char **out);
+/* a regular file beneath dirfd, reached through no link, of at most max bytes, read whole */
+int sandbox_git_read_max(int dirfd, const char *path, uint64_t max, char **out);
 int sandbox_git_make_run_dir(struct sandbox_git_run *g, fsrun_error_t *err);
 void sandbox_git_remove_run_dir(struct sandbox_git_run *g);
 /* sandbox-git-index-sync.c: the object id size of the repository's config; the host's index

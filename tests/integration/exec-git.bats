@@ -174,6 +174,14 @@ route_exec_foreign_gitdir() {
   main_checkout user
 }
 
+@test "exec-git: a fifo at the branch's ref or .gitmodules, or .gitmodules linked to /dev/zero, hangs no exec (root)" {
+  route_fifo root
+}
+
+@test "exec-git: a fifo at the branch's ref or .gitmodules, or .gitmodules linked to /dev/zero, hangs no exec (ordinary user)" {
+  route_fifo user
+}
+
 route_daemon() {
   make_repo "$1"
   local task0

@@ -521,6 +521,38 @@ json_discarded() {
   json_discarded user
 }
 
+# route_fifo root|user: fifos the command leaves where fsrun reads after it (the branch's ref and
+# its reflog, read by the sync) or before the next command (.gitmodules, read by the set-up of the
+# git protections), and a .gitmodules that is a link to /dev/zero: the run ends with the command's
+# status, the ref stays what it was on the host, and the next runs set up and run (before: fsrun
+# waited forever in open(2) of the fifo, leaving its per-run tmpfs mounted on the host)
+route_fifo() {
+  make_repo "$1"
+  local head
+  head=$(hgit -C "$REPO" rev-parse task)
+  sbx -- 'common=$(git rev-parse --git-common-dir)
+    rm -f "$common/refs/heads/task" "$common/logs/refs/heads/task"
+    mkfifo "$common/refs/heads/task" "$common/logs/refs/heads/task" && echo made'
+  [ "$output" = made ]
+  [ -f "$REPO/.git/refs/heads/task" ]
+  [ "$(hgit -C "$REPO" rev-parse task)" = "$head" ]
+  sbx -- 'mkfifo .gitmodules && echo fifo'
+  [ "$output" = fifo ]
+  sbx -- 'rm .gitmodules && ln -s /dev/zero .gitmodules && echo link'
+  [ "$output" = link ]
+  sbx -- 'rm .gitmodules && echo next'
+  [ "$output" = next ]
+  hgit -C "$REPO" fsck --strict
+}
+
+@test "sandbox-git: a fifo at the branch's ref or .gitmodules, or .gitmodules linked to /dev/zero, hangs nothing (root)" {
+  route_fifo root
+}
+
+@test "sandbox-git: a fifo at the branch's ref or .gitmodules, or .gitmodules linked to /dev/zero, hangs nothing (ordinary user)" {
+  route_fifo user
+}
+
 task_work() {
   make_repo "$1"
   # main moves on the host first, so that the task has something to rebase onto

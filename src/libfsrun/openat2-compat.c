@@ -43,8 +43,16 @@ struct walk {
   uint64_t mnt_id; /* of the start directory, for RESOLVE_NO_XDEV */
 };
 
+/* Under RESOLVE_BENEATH or RESOLVE_IN_ROOT the kernel answers EAGAIN to a path with `..` when any
+ * rename or mount anywhere on the host happened during the lookup (openat2(2): "the caller may
+ * retry"); on a host busy with containers that is often. Bounded: a file lease's EAGAIN stays. */
+#define OPENAT2_EAGAIN_TRIES 64
+
 int openat2_compat(int dirfd, const char *path, const struct open_how *how) {
-  int fd = (int)syscall(SYS_openat2, dirfd, path, how, sizeof(*how));
+  int fd, tries = 0;
+  do
+    fd = (int)syscall(SYS_openat2, dirfd, path, how, sizeof(*how));
+  while (fd < 0 && errno == EAGAIN && ++tries < OPENAT2_EAGAIN_TRIES);
   if (fd < 0 && errno == ENOSYS)
     return openat2_walk(dirfd, path, how);
   return fd;

@@ -7,7 +7,8 @@
 
 #include <linux/openat2.h>
 
-/* openat2(2); on ENOSYS, openat2_walk. An fd, or -1 with errno. */
+/* openat2(2), tried again on the kernel's spurious EAGAIN (a `..` during a rename or a mount
+ * anywhere); on ENOSYS, openat2_walk. An fd, or -1 with errno. */
 int openat2_compat(int dirfd, const char *path, const struct open_how *how);
 
 /* The walk alone (the unit tests compare it with the kernel's openat2). It needs RESOLVE_BENEATH

@@ -47,8 +47,14 @@ static struct reached outcome(int fd) {
   return r;
 }
 
+/* the kernel's answer; its EAGAIN to a `..` while another process mounts or renames anywhere is
+ * spurious (openat2(2)), so asked again as openat2_compat does (which would walk on ENOSYS) */
 static struct reached kernel_open(int dirfd, const char *path, const struct open_how *how) {
-  return outcome((int)syscall(SYS_openat2, dirfd, path, how, sizeof(*how)));
+  int fd, tries = 0;
+  do
+    fd = (int)syscall(SYS_openat2, dirfd, path, how, sizeof(*how));
+  while (fd < 0 && errno == EAGAIN && ++tries < 64);
+  return outcome(fd);
 }
 
 static struct reached identity_of(int dirfd, const char *path) {

@@ -130,10 +130,30 @@ int exec_git_child_grab(const struct exec_git *g, const struct init_ns *init, bo
   return fd;
 }
 
-int exec_git_child_mount(const struct exec_git *g, int tree_fd, int proc_fds, fsrun_error_t *err) {
+/* The overlay over the checked common dir (lower): the lower layer and the mount point are that
+ * object, upper/ and work/ are in the per-run dir (host paths the container cannot name), all by
+ * fd, named in our fd dir of the host's procfs (the current directory). */
+static int mount_overlay(const struct exec_git *g, int lower, int tree_fd) {
   cleanup_free char *opts = NULL;
-  cleanup_close int lower = -1;
   char target[16];
+  int r;
+  snprintf(target, sizeof(target), "%d", lower);
+  opts = xasprintf("lowerdir=%d,upperdir=%d/upper,workdir=%d/work%s,volatile", lower, tree_fd,
+                   tree_fd, g->userns ? ",userxattr" : "");
+  r = mount("overlay", target, "overlay", MS_NOSUID | MS_NODEV, opts);
+  if (r == 0 || errno != EINVAL)
+    return r;
+  /* older overlayfs (Linux 6.1) takes no layer from a detached mount (EINVAL): the per-run dir is
+   * attached in our namespace first, at the common dir, where the overlay then goes over it (the
+   * lower layer is the fd's directory, under both) */
+  if (syscall(SYS_move_mount, tree_fd, "", lower, "",
+              MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
+    return -1;
+  return mount("overlay", target, "overlay", MS_NOSUID | MS_NODEV, opts);
+}
+
+int exec_git_child_mount(const struct exec_git *g, int tree_fd, int proc_fds, fsrun_error_t *err) {
+  cleanup_close int lower = -1;
   if (g->run_dir_fd < 0)
     return 0;
   if (unshare(CLONE_NEWNS) < 0)
@@ -146,14 +166,9 @@ int exec_git_child_mount(const struct exec_git *g, int tree_fd, int proc_fds, fs
   lower = overlay_lower_open(g->run.common_dir, g->run.common_dev, g->run.common_ino, err);
   if (lower < 0)
     return fsrun_error_wrap(err, "exec: git");
-  /* the lower layer and the mount point are that object, upper/ and work/ are in the per-run dir
-   * (host paths the container cannot name): all by fd, named in our fd dir */
   if (fchdir(proc_fds) < 0)
     return fsrun_error_errno(err, "exec: git: enter /proc/self/fd");
-  snprintf(target, sizeof(target), "%d", lower);
-  opts = xasprintf("lowerdir=%d,upperdir=%d/upper,workdir=%d/work%s,volatile", lower, tree_fd,
-                   tree_fd, g->userns ? ",userxattr" : "");
-  if (mount("overlay", target, "overlay", MS_NOSUID | MS_NODEV, opts) < 0)
+  if (mount_overlay(g, lower, tree_fd) < 0)
     return fsrun_error_errno(err, "exec: git: mount the overlay over `%s`", g->run.common_dir);
   if (chdir("/") < 0)
     return fsrun_error_errno(err, "exec: git: chdir /");

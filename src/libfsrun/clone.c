@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -61,25 +62,73 @@ long fsrun_clone(struct fsrun_clone_args *args) {
   return pid;
 }
 
-long clone_successor(int sync_fd, bool send_pidfd) {
-  int pidfd = -1;
+/* The caller: the sibling's pid to the runtime, then the word to the sibling (one byte on told; no
+ * SIGPIPE when the sibling has died). Returns the result of the first send. */
+static int report_successor(int sync_fd, long pid, int pidfd, int told) {
+  char buf[32];
+  int len = snprintf(buf, sizeof(buf), "%ld", pid);
+  int sent = sync_send(sync_fd, SYNC_INIT_PID, 0, buf, (size_t)len, pidfd);
+  ssize_t w;
+  if (sent == 0 && told >= 0)
+    do
+      w = send(told, "", 1, MSG_NOSIGNAL);
+    while (w < 0 && errno == EINTR);
+  return sent;
+}
+
+/* The sibling: nothing of ours may reach the runtime before our pid did (the runtime takes the
+ * first init's messages until SYNC_INIT_PID), so we wait for the caller's byte; EOF without it:
+ * the report failed, or the caller died. */
+static bool successor_reported(int told) {
+  char c;
+  ssize_t r;
+  do
+    r = read(told, &c, 1);
+  while (r < 0 && errno == EINTR);
+  return r == 1;
+}
+
+/* The sibling, from its start: dies with the runtime, and (with told) goes on only once its pid
+ * reached it */
+static void successor_start(int sync_fd, int told) {
+  if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || (told >= 0 && !successor_reported(told)) ||
+      sync_peer_gone(sync_fd))
+    _exit(1);
+  if (told >= 0)
+    close(told);
+}
+
+static void close_told(int *fd) {
+  if (*fd >= 0)
+    close(*fd);
+  *fd = -1;
+}
+
+long clone_successor(int sync_fd, bool send_pidfd, int told[2]) {
+  int pidfd = -1, sent = 0, saved, none[2] = {-1, -1};
   struct fsrun_clone_args args = {.flags = CLONE_PARENT | (send_pidfd ? CLONE_PIDFD : 0),
                                   .pidfd = (uint64_t)(uintptr_t)&pidfd};
-  char buf[32];
-  long pid = fsrun_clone(&args);
-  int len, sent;
-  if (pid > 0) {
-    len = snprintf(buf, sizeof(buf), "%ld", pid);
-    sent = sync_send(sync_fd, SYNC_INIT_PID, 0, buf, (size_t)len, pidfd);
-    if (pidfd >= 0)
-      close(pidfd);
-    if (sent < 0) {
-      errno = EPIPE;
-      return -1;
-    }
+  long pid;
+  if (told == NULL)
+    told = none;
+  pid = fsrun_clone(&args);
+  if (pid == 0) {
+    close_told(&told[1]);
+    successor_start(sync_fd, told[0]);
+    told[0] = -1;
+    return 0;
   }
-  if (pid == 0 && (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || sync_peer_gone(sync_fd)))
-    _exit(1);
+  saved = errno;
+  close_told(&told[0]);
+  if (pid > 0)
+    sent = report_successor(sync_fd, pid, pidfd, told[1]);
+  if (pidfd >= 0)
+    close(pidfd);
+  close_told(&told[1]);
+  if (pid < 0)
+    return (errno = saved, -1);
+  if (sent < 0)
+    return (errno = EPIPE, -1);
   return pid;
 }
 

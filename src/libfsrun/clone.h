@@ -44,8 +44,12 @@ long fsrun_clone(struct fsrun_clone_args *args);
  * (SYNC_INIT_PID on sync_fd), returns it; -1 with errno when the clone failed, EPIPE when the
  * runtime is gone. In the sibling, returns 0 once it dies with the runtime (PR_SET_PDEATHSIG;
  * it exits at once when the runtime is gone already). send_pidfd: the sibling's pidfd goes with its
- * pid (for a runtime without pidfd_open, pidfd-compat.h). */
-long clone_successor(int sync_fd, bool send_pidfd);
+ * pid (for a runtime without pidfd_open, pidfd-compat.h). told: NULL, or a connected pair of
+ * sockets (AF_UNIX, SOCK_STREAM, CLOEXEC) made before anything (a seccomp filter) could refuse
+ * socketpair; with it the sibling returns only once its pid has reached the runtime, so that none
+ * of its messages comes first (`create` takes the caller's until then), and dies when the caller
+ * did not report it. Both ends are closed. */
+long clone_successor(int sync_fd, bool send_pidfd, int told[2]);
 
 /* A pidfd on pid, only when it is our own child (a sibling cloned with CLONE_PARENT is): a pid
  * that a process of the container may have named is never taken for another process, which the

@@ -497,7 +497,8 @@ static void child_setup(struct exec_child *c, char **exe, char **home_env) {
  * It inherits our credentials, filter, Landlock domain, attributes, cwd and fds. */
 static void clone_into_pid_namespace(struct exec_child *c) {
   cleanup_error fsrun_error_t err = NULL;
-  long pid = clone_successor(c->sync_fd, c->send_successor_pidfd);
+  /* no told: exec_follow_setup takes our pid and the sibling's messages in either order */
+  long pid = clone_successor(c->sync_fd, c->send_successor_pidfd, NULL);
   if (pid < 0 && errno == EPIPE)
     _exit(1);
   if (pid < 0) {

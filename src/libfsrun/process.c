@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -244,11 +245,29 @@ static void drop_host_procfs(struct init_config *c, int own_instance) {
   c->procfs_fd = c->rootfs.procfs_fd = own;
 }
 
-/* Clones the init as our sibling (CLONE_PARENT: a child of the runtime) and reports its pid.
- * Returns its pid in the caller, 0 in the init. */
-static long clone_sibling(struct init_config *c, const char *where) {
+/* The sockets on which we tell the init we clone that its pid reached the runtime
+ * (clone_successor): made before a seccomp filter that may refuse socketpair */
+static void open_told(struct init_config *c, int told[2]) {
   cleanup_error fsrun_error_t err = NULL;
-  long pid = clone_successor(c->sync_fd, false);
+  if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, told) < 0) {
+    fsrun_error_errno(&err, "create the socket pair to the container init's clone");
+    fail(c, &err);
+  }
+}
+
+/* Clones the init as our sibling (CLONE_PARENT: a child of the runtime) and reports its pid; it
+ * goes on only after that report (told: open_told's, or NULL to make it here). Returns its
+ * pid in the caller, 0 in the init. */
+static long clone_sibling(struct init_config *c, int told_given[2], const char *where) {
+  cleanup_error fsrun_error_t err = NULL;
+  int own[2];
+  int *told = told_given;
+  long pid;
+  if (told == NULL) {
+    open_told(c, own);
+    told = own;
+  }
+  pid = clone_successor(c->sync_fd, false, told);
   if (pid < 0 && errno == EPIPE)
     _exit(1);
   if (pid < 0) {
@@ -268,7 +287,7 @@ static void clone_init_into_namespaces(struct init_config *c) {
     fsrun_error_errno(&err, "create namespaces (unshare 0x%x)", c->ns->intermediate_flags);
     fail(c, &err);
   }
-  if (clone_sibling(c, "its namespaces") > 0)
+  if (clone_sibling(c, NULL, "its namespaces") > 0)
     _exit(0);
 }
 
@@ -382,7 +401,7 @@ static int clone_init_into_joined_pidns(struct init_config *c, int mounter_mntns
     fail(c, &err);
   }
   close(c->ns->pid_join_fd);
-  if (clone_sibling(c, "the pid namespace") > 0)
+  if (clone_sibling(c, NULL, "the pid namespace") > 0)
     _exit(0);
   if (c->ns->pid_join_early)
     return mount_proc_by_runtime(c);
@@ -463,7 +482,7 @@ static void init_after_pivot(struct init_config *c, int own_procfs, int mounter_
                              char **home_env) {
   cleanup_error fsrun_error_t err = NULL;
   const oci_process *p = c->config->process;
-  int slave;
+  int slave, told[2] = {-1, -1};
 
   if (c->ns->pid_join_prepared)
     own_procfs = mount_proc_by_runtime(c);
@@ -502,9 +521,11 @@ static void init_after_pivot(struct init_config *c, int own_procfs, int mounter_
     drop_host_procfs(c, own_procfs);
   /* With no_new_privs the filter is the last step before execve (init_main), so that it never
    * has to allow what the init itself still does; take_credentials loads the others. */
+  if (c->ns->pid_join_prepared)
+    open_told(c, told);
   take_credentials(c);
   if (c->ns->pid_join_prepared) {
-    if (clone_sibling(c, "the pid namespace") > 0)
+    if (clone_sibling(c, told, "the pid namespace") > 0)
       _exit(0);
     make_session(c);
   }

@@ -414,18 +414,29 @@ EOF
   # In a private copy of the host's mount namespace, where no mount another process on the machine
   # makes arrives: no line is added to its mount table (one can go: a mount whose mount point
   # another run removes on the host goes in every namespace), and the fds of the shell that made
-  # them are the same.
+  # them are the same. The shell lists its fds itself (a glob): `$(ls /proc/$$/fd)` ran in a child
+  # that could list the shell before it closed that substitution's own pipe end (1 in 100 at load).
   run unshare -m --propagation private bash -c '
-    fds_before=$(ls /proc/$$/fd) mounts_before=$(cat /proc/self/mountinfo)
+    fsrun() { "$FSRUN" --root "$FSRUN_ROOT" "$@" || { echo "fsrun $1 ${*: -1}: exit status $?"; exit 1; }; }
+    fds_before=(/proc/$$/fd/*)
+    mounts_before=$(cat /proc/self/mountinfo)
     for i in $(seq "$1"); do
-      "$FSRUN" --root "$FSRUN_ROOT" run --bundle "$BUNDLE" "life-loop-$UNIQ-$i" || exit 1
+      fsrun run --bundle "$BUNDLE" "life-loop-$UNIQ-$i"
     done
     for i in $(seq 1 5 "$1"); do
-      "$FSRUN" --root "$FSRUN_ROOT" create --bundle "$BUNDLE" "life-cd-$UNIQ-$i" || exit 1
-      "$FSRUN" --root "$FSRUN_ROOT" delete --force "life-cd-$UNIQ-$i" || exit 1
+      fsrun create --bundle "$BUNDLE" "life-cd-$UNIQ-$i"
+      fsrun delete --force "life-cd-$UNIQ-$i"
     done
-    ! diff <(echo "$mounts_before") /proc/self/mountinfo | grep "^>" || exit 1
-    [ "$(ls /proc/$$/fd)" = "$fds_before" ]' bash "$n"
+    fds_after=(/proc/$$/fd/*)
+    if diff <(echo "$mounts_before") /proc/self/mountinfo | grep "^>"; then
+      echo "new mount lines (above)"
+      exit 1
+    fi
+    if [ "${fds_after[*]}" != "${fds_before[*]}" ]; then
+      echo "fds before: ${fds_before[*]##*/}; after: ${fds_after[*]##*/}"
+      ls -l /proc/$$/fd
+      exit 1
+    fi' bash "$n"
   echo "$output"
   [ "$status" -eq 0 ]
   [ -z "$(ls -A "$FSRUN_ROOT")" ]

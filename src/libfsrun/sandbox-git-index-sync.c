@@ -3,9 +3,9 @@
  * worktree by the host's `git diff`/`restore .`/`checkout -- .`, and the assume-valid and
  * skip-worktree bits, the untracked cache and fsmonitor's bits hide the run's edits from the host's
  * `git status`. So the file is read once into memory, walked as git walks it
- * (sandbox-git-index.c), checked against the host's index of before the run, and written from
- * that memory: a process the command left behind cannot change it between the check and the
- * write. */
+ * (sandbox-git-index.c), checked against the host's index of before the run, stripped of those
+ * two caches (git rebuilds them on the host), and written from that memory: a process the command
+ * left behind cannot change it between the check and the write. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -58,17 +58,12 @@ void sandbox_git_index_before(struct sandbox_git_run *g) {
 
 /* why the run's index must not be applied; NULL: it may */
 static char *refusal(const struct sandbox_git_run *g, const struct git_index *x) {
-  unsigned added = x->exts & ~g->index_before.exts;
   if (x->unsafe != NULL)
     return xstrdup(x->unsafe);
   if (x->exts & GIT_INDEX_EXT_LINK)
     return xstrdup("a split index (its shared part is not applied)");
   if (x->exts & GIT_INDEX_EXT_SDIR)
     return xstrdup("a sparse index");
-  if (added & GIT_INDEX_EXT_UNTR)
-    return xstrdup("an untracked cache the host's index did not have");
-  if (added & GIT_INDEX_EXT_FSMN)
-    return xstrdup("fsmonitor bits the host's index did not have");
   for (size_t i = 0; i < x->n_hidden; i++)
     if (!git_index_listed(g->index_before.hidden, g->index_before.n_hidden, x->hidden[i]))
       return xasprintf("`%s` marked assume-unchanged or skip-worktree, which it was not",
@@ -99,6 +94,7 @@ bool sandbox_git_index_apply(struct sandbox_git_run *g, int upper_dir, int dst_d
   mode_t mode = 0644;
   cleanup_free unsigned char *buf = read_index_file(upper_dir, base, &len, &mode);
   cleanup_free char *refused = NULL;
+  cleanup_free unsigned char *stripped = NULL;
   struct git_index x;
   const char *why = "not a regular file of at most 256 MiB";
   if (buf == NULL || git_index_parse(buf, len, g->hash_size, &x, &why) < 0) {
@@ -109,12 +105,15 @@ bool sandbox_git_index_apply(struct sandbox_git_run *g, int upper_dir, int dst_d
   g->index_written = true;
   g->gitlinks_after = steal_ptr(&x.gitlinks);
   refused = refusal(g, &x);
-  git_index_free(&x);
   if (refused != NULL) {
+    git_index_free(&x);
     log_warning("sandbox: git: the run's index is left out: %s", refused);
     return false;
   }
-  if (write_new(dst_dir, base, buf, len, mode) < 0)
+  /* the run's untracked cache and fsmonitor bits could say "nothing changed here": dropped */
+  stripped = git_index_strip_caches(buf, len, g->hash_size, &x, &len);
+  git_index_free(&x);
+  if (write_new(dst_dir, base, stripped ? stripped : buf, len, mode) < 0)
     log_warning("sandbox: git: write the index: %s", strerror(errno));
   return true;
 }

@@ -15,6 +15,8 @@
 #include <strings.h>
 
 #include "sandbox-git.h"
+#include "sha1.h"
+#include "sha256.h"
 #include "utils.h"
 
 #define ENTRY_STAT_BYTES    40 /* ctime, mtime, dev, ino, mode, uid, gid, size */
@@ -253,6 +255,7 @@ static const char *check_ieot(const unsigned char *d, size_t size, const size_t 
 static const char *read_extensions(struct walker *w, const unsigned char *p, const size_t *starts,
                                    const bool *fresh, size_t count) {
   size_t entries_end = (size_t)(p - w->buf);
+  w->out->ext_start = entries_end;
   while (p < w->end) {
     uint32_t size;
     const char *why = NULL;
@@ -329,6 +332,40 @@ int git_index_parse(const unsigned char *buf, size_t len, size_t hash, struct gi
   if (out->n_hidden > 1)
     qsort(out->hidden, out->n_hidden, sizeof(char *), cmp_str);
   return 0;
+}
+
+static bool dropped_extension(const unsigned char *sig) {
+  return memcmp(sig, "UNTR", 4) == 0 || memcmp(sig, "FSMN", 4) == 0 ||
+         memcmp(sig, "EOIE", 4) == 0 || memcmp(sig, "IEOT", 4) == 0;
+}
+
+unsigned char *git_index_strip_caches(const unsigned char *buf, size_t len, size_t hash,
+                                      const struct git_index *x, size_t *out_len) {
+  unsigned char *out;
+  size_t n = x->ext_start;
+  if (!(x->exts & (GIT_INDEX_EXT_UNTR | GIT_INDEX_EXT_FSMN)))
+    return NULL;
+  out = xmalloc0(len);
+  memcpy(out, buf, n);
+  /* the walk checked that the extensions end exactly at the checksum */
+  for (size_t p = x->ext_start; p < len - hash;) {
+    size_t size = 8 + be32(buf + p + 4);
+    if (!dropped_extension(buf + p)) {
+      memcpy(out + n, buf + p, size);
+      n += size;
+    }
+    p += size;
+  }
+  if (hash == 32) {
+    struct sha256_ctx c;
+    sha256_init(&c);
+    sha256_update(&c, out, n);
+    sha256_final(&c, out + n);
+  } else {
+    sha1_digest(out, n, out + n);
+  }
+  *out_len = n + hash;
+  return out;
 }
 
 bool git_index_listed(char *const *sorted, size_t n, const char *path) {

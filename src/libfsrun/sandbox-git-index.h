@@ -22,8 +22,9 @@ struct git_index {
   size_t n_gitlinks;
   char **hidden; /* the paths with assume-valid or skip-worktree set (sorted; NULL: none) */
   size_t n_hidden;
-  unsigned exts; /* GIT_INDEX_EXT_* present */
-  char *unsafe;  /* why an entry path is one git must not be handed (the first); NULL: none */
+  unsigned exts;    /* GIT_INDEX_EXT_* present */
+  char *unsafe;     /* why an entry path is one git must not be handed (the first); NULL: none */
+  size_t ext_start; /* the offset where the entries end and the extensions begin */
 };
 
 /* Walks buf (len bytes) with object ids of hash bytes (20 or 32). 0: walked exactly to the
@@ -31,6 +32,13 @@ struct git_index {
 int git_index_parse(const unsigned char *buf, size_t len, size_t hash, struct git_index *out,
                     const char **why);
 void git_index_free(struct git_index *x);
+
+/* buf (walked into x) without its untracked cache and fsmonitor extensions, and without EOIE and
+ * IEOT (they describe the extensions' layout), under a new checksum: git rebuilds those caches from
+ * the worktree on the host. NULL when x has neither UNTR nor FSMN; else *out_len set, caller
+ * frees. */
+unsigned char *git_index_strip_caches(const unsigned char *buf, size_t len, size_t hash,
+                                      const struct git_index *x, size_t *out_len);
 
 /* NULL when git's verify_path (and its NTFS/HFS `.git` rules) accepts path for an entry of that
  * mode; else why not (a static string). len: the path's length as the index gives it. */

@@ -418,7 +418,8 @@ discarded() {
 # review18 finding 1: an index entry `../../../victim-dir/victim` (outside the worktree) that the
 # host's `git restore .` would write and `git diff` read, and an assume-unchanged bit that would
 # hide an edit from the host's `git status`: each index is left out (discarded, the host's kept,
-# byte for byte), the victim is neither written nor shown; a plain `git add` still reaches the host.
+# byte for byte), the victim is neither written nor shown; a plain `git add` still reaches the host,
+# without the run's untracked cache.
 route_index_escape() {
   make_repo "$1"
   requires_host_command perl
@@ -450,6 +451,15 @@ route_index_escape() {
   sbx -- 'echo new >new && git add new README'
   [ "$(hgit -C "$WT" diff --cached --name-only)" = "$(printf 'README\nnew')" ]
   [ "$(sha256sum <"$REPO/.git/worktrees/task/index")" != "$before" ]
+  # the run's untracked cache (it could say a directory has nothing new) is dropped, its staging
+  # applied under a checksum the host's git fsck accepts, and the host sees the untracked file
+  sbx -- 'git update-index --untracked-cache && echo x >unseen && git status --porcelain >/dev/null &&
+          echo y >>new && git add new && grep -q UNTR "$(git rev-parse --git-dir)/index" && echo has-untr'
+  [ "$output" = has-untr ]
+  ! grep -q UNTR "$REPO/.git/worktrees/task/index" || false
+  hgit -C "$WT" fsck
+  hgit -C "$WT" status --porcelain | grep -qx '?? unseen'
+  [ "$(hgit -C "$WT" show :new)" = "$(printf 'new\ny')" ]
   [ "$(discarded)" = '["worktrees/task/index"]' ]
 }
 

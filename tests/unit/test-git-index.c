@@ -2,10 +2,12 @@
  * what git would read differently is refused, entry paths are checked as git's verify_path checks
  * what it adds, and the object format comes from `extensions.objectFormat`. */
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "sandbox-git-index.h"
+#include "sha1.h"
 #include "tap.h"
 
 struct idx {
@@ -286,6 +288,59 @@ static void test_sha256(void) {
   tap_ok(git_index_parse(b.d, b.n, 20, &x, &why) < 0, "and not with 20");
 }
 
+static bool sha1_is(const void *data, size_t len, const char *hex) {
+  uint8_t d[20];
+  char got[41];
+  sha1_digest(data, len, d);
+  for (int i = 0; i < 20; i++)
+    snprintf(got + 2 * i, 3, "%02x", d[i]);
+  return strcmp(got, hex) == 0;
+}
+
+static void test_sha1(void) {
+  static char million[1000000];
+  const char *two = "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq";
+  memset(million, 'a', sizeof(million));
+  tap_ok(sha1_is("", 0, "da39a3ee5e6b4b0d3255bfef95601890afd80709") &&
+             sha1_is("abc", 3, "a9993e364706816aba3e25717850c26c9cd0d89d") &&
+             sha1_is(two, strlen(two), "84983e441c3bd26ebaae4aa1f95129e5e54670f1") &&
+             sha1_is(million, sizeof(million), "34aa973cd4c4daa4f61eeb2bdbad27316534016f"),
+         "sha1: the FIPS 180 examples");
+}
+
+/* the run's untracked cache and fsmonitor bits are dropped, the rest kept, a new checksum */
+static void test_strip(void) {
+  struct idx b;
+  struct git_index x, y;
+  const char *why = NULL;
+  unsigned char *out;
+  size_t out_len = 0;
+  uint8_t sum[20];
+  start(&b, 2, 1, 20);
+  plain(&b, 0100644, "a");
+  ext(&b, "TREE", "t", 1);
+  ext(&b, "UNTR", "uu", 2);
+  ext(&b, "FSMN", "ff", 2);
+  finish(&b);
+  tap_ok(parse(&b, &x, &why) == 0, "an index with UNTR and FSMN is walked");
+  out = git_index_strip_caches(b.d, b.n, 20, &x, &out_len);
+  tap_ok(out != NULL && out_len == b.n - 20 && git_index_parse(out, out_len, 20, &y, &why) == 0 &&
+             y.exts == 0 && memcmp(out + 76, "TREE", 4) == 0,
+         "stripped: TREE kept, UNTR and FSMN gone");
+  sha1_digest(out, out_len - 20, sum);
+  tap_ok(out != NULL && memcmp(out + out_len - 20, sum, 20) == 0, "under a new SHA-1 checksum");
+  git_index_free(&x);
+  git_index_free(&y);
+  free(out);
+  start(&b, 2, 1, 20);
+  plain(&b, 0100644, "a");
+  ext(&b, "TREE", "t", 1);
+  finish(&b);
+  tap_ok(parse(&b, &x, &why) == 0 && git_index_strip_caches(b.d, b.n, 20, &x, &out_len) == NULL,
+         "nothing to strip: NULL (written as it is)");
+  git_index_free(&x);
+}
+
 static void test_config(void) {
   tap_ok(git_config_hash_size("[core]\n\tbare = false\n[extensions]\n\tobjectformat = sha256\n") ==
              32,
@@ -314,5 +369,7 @@ int main(void) {
   test_extensions();
   test_sha256();
   test_config();
+  test_sha1();
+  test_strip();
   return tap_done();
 }

@@ -2,11 +2,13 @@
  * [--max-buffer BYTES] [--max-buffer-kill] [--json] [--audit-log FILE] [--failure-mode MODE] --
  * COMMAND [ARG...] */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "commands.h"
 #include "sandbox.h"
@@ -63,6 +65,7 @@ FSRUN_COMMAND(sandbox) {
     OPT_AUDIT_LOG,
     OPT_FAILURE_MODE,
     OPT_MAX_BUFFER_KILL,
+    OPT_PROBE_REPORT_FD,
   };
   static const struct option options[] = {
       {"policy", required_argument, NULL, OPT_POLICY},
@@ -75,10 +78,12 @@ FSRUN_COMMAND(sandbox) {
       {"json", no_argument, NULL, OPT_JSON},
       {"audit-log", required_argument, NULL, OPT_AUDIT_LOG},
       {"failure-mode", required_argument, NULL, OPT_FAILURE_MODE},
+      /* not in --help: only the fallback probe's parent passes it (sandbox-probe.c) */
+      {"probe-report-fd", required_argument, NULL, OPT_PROBE_REPORT_FD},
       {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0},
   };
-  struct sandbox_run_opts o = {.max_buffer = SANDBOX_DEFAULT_MAX_BUFFER};
+  struct sandbox_run_opts o = {.max_buffer = SANDBOX_DEFAULT_MAX_BUFFER, .probe_report_fd = -1};
   uint64_t value;
   int opt;
 
@@ -119,6 +124,17 @@ FSRUN_COMMAND(sandbox) {
       break;
     case OPT_FAILURE_MODE:
       o.failure_mode = optarg;
+      break;
+    case OPT_PROBE_REPORT_FD:
+      if (parse_u64("--probe-report-fd", optarg, INT32_MAX, &value, err) < 0)
+        return -1;
+      if (value <= STDERR_FILENO)
+        return fsrun_error_make(
+            err, 0, "sandbox: --probe-report-fd: expected a descriptor above 2, got `%s`", optarg);
+      /* never the sandbox's: closed when its init execs the command */
+      if (fcntl((int)value, F_SETFD, FD_CLOEXEC) < 0)
+        return fsrun_error_errno(err, "sandbox: --probe-report-fd `%s`", optarg);
+      o.probe_report_fd = (int)value;
       break;
     case 'h':
       sandbox_usage(stdout);

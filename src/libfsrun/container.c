@@ -1377,6 +1377,8 @@ static int take_reported_status(int status_fd, int *exit_status, int *term_signa
       *exit_status = -1;
       r = fsrun_error_make(err, 0, "the container's init: %s",
                            msg.data ? msg.data : "set-up failed");
+      /* its errno (the message names it already): the fallback probe's class (sandbox-probe.h) */
+      (*err)->status = msg.errno_value > 0 ? msg.errno_value : 0;
     } else if (command_may_exist && msg.type == SYNC_EXIT_STATUS && msg.len == sizeof(int)) {
       take_wait_status(&msg, exit_status, term_signal);
       r = 1;

@@ -8,8 +8,11 @@
  * under fail-hard. Both are in a directory made for the probe in the run's state root and named
  * after the run (never one that existed), so that a fsrun killed during the probe leaves nothing:
  * its watchdog's clean-up removes it (sandbox_probe_remove_leftover). Only a host that
- * cannot run that either is a host the command may run natively on. A child process, not a second
- * set-up in this one: the run's watchdog, capture and deadline timer stay as they are. */
+ * cannot run that either is a host the command may run natively on, and only for want of a host
+ * capability (sandbox_probe_report, through a pipe only this parent holds): a disk or a limit the
+ * command filled, or anything written into the probe's directory meanwhile (it is checked after),
+ * leaves the host undecided. A child process, not a second set-up in this one: the run's watchdog,
+ * capture and deadline timer stay as they are. */
 #include "sandbox-probe.h"
 
 #include <errno.h>
@@ -28,11 +31,47 @@
 #include "container.h"
 #include "log.h"
 #include "remove-tree.h"
+#include "sandbox-internal.h"
 #include "utils.h"
 
 #define PROBE_REASON_MAX 1024
 /* the probe's tree: its state root, the shared bundle's and the container's few levels */
 #define PROBE_MAX_DEPTH 8
+/* what the probe says on its report pipe (sandbox_probe_report) */
+#define PROBE_CANNOT    "cannot\n"
+#define PROBE_UNDECIDED "undecided\n"
+
+/* the probe's directory as made: what it must still be after the probe */
+struct probe_dir {
+  dev_t dev;
+  ino_t dir, wt, state;
+  struct timespec dir_mtime, wt_mtime, wt_ctime;
+};
+
+static bool capability_errno(int errnum) {
+  return errnum == ENOSYS || errnum == EPERM || errnum == EINVAL || errnum == EOPNOTSUPP;
+}
+
+void sandbox_probe_report(int fd, bool in_container_setup, int errnum) {
+  const char *class =
+      in_container_setup && capability_errno(errnum) ? PROBE_CANNOT : PROBE_UNDECIDED;
+  (void)safe_write_all(fd, class, strlen(class));
+}
+
+/* The policy's writablePaths entry that holds the state root, or -1: a command of that policy could
+ * write the probe's directory. Both resolved (either may be named through a link); an entry that
+ * does not exist holds nothing. */
+static ssize_t writable_over_state_root(const oci_policy *p, const char *state_root) {
+  cleanup_free char *root = realpath(state_root, NULL);
+  if (root == NULL)
+    return -1;
+  for (size_t i = 0; i < p->writable_paths.len; i++) {
+    cleanup_free char *w = realpath(p->writable_paths.items[i], NULL);
+    if (w != NULL && path_within(root, w))
+      return (ssize_t)i;
+  }
+  return -1;
+}
 
 /* The caller's network profile, limits, ports, environment allowlist and seccomp choice; none of
  * the paths it names. */
@@ -65,7 +104,7 @@ static int text_memfd(const char *text, char **why) {
 /* The strings are borrowed: argv lives no longer than state_root and worktree. */
 static char **probe_argv(const struct fsrun_context *ctx, const char *state_root,
                          const char *worktree, int64_t timeout_ms, char *timeout_buf,
-                         size_t timeout_len) {
+                         size_t timeout_len, char *report_buf, size_t report_len, int report_fd) {
   char **argv = xmalloc0(24 * sizeof(char *));
   size_t n = 0;
   argv[n++] = "fsrun";
@@ -86,6 +125,9 @@ static char **probe_argv(const struct fsrun_context *ctx, const char *state_root
   argv[n++] = "fsrun-probe";
   argv[n++] = "--failure-mode";
   argv[n++] = "fail-hard";
+  snprintf(report_buf, report_len, "%d", report_fd);
+  argv[n++] = "--probe-report-fd";
+  argv[n++] = report_buf;
   if (timeout_ms > 0) {
     snprintf(timeout_buf, timeout_len, "%lld", (long long)timeout_ms);
     argv[n++] = "--timeout-ms";
@@ -97,10 +139,13 @@ static char **probe_argv(const struct fsrun_context *ctx, const char *state_root
 }
 
 /* In the child, async-signal-safe calls only (the run may have a reader thread). */
-static void exec_probe(char **argv, pid_t parent, int policy_fd, int null_fd, int err_fd) {
+static void exec_probe(char **argv, pid_t parent, int policy_fd, int null_fd, int err_fd,
+                       int report_fd) {
   sigset_t none;
   /* a parent killed before the prctl would leave the probe running over a removed directory */
   if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
+    _exit(127);
+  if (fcntl(report_fd, F_SETFD, 0) < 0)
     _exit(127);
   if (dup2(policy_fd, STDIN_FILENO) < 0 || dup2(null_fd, STDOUT_FILENO) < 0 ||
       dup2(err_fd, STDERR_FILENO) < 0)
@@ -134,10 +179,21 @@ static char *probe_reason(int err_fd, int status) {
   return xasprintf("the probe exited %d", WEXITSTATUS(status));
 }
 
+/* What the probe said on its report pipe: whether its set-up failed for want of a host capability.
+ * Read once it has exited (O_NONBLOCK: its watchdog may still hold the write end). */
+static bool probe_reported_cannot(int report_fd) {
+  char buf[16];
+  ssize_t n = read(report_fd, buf, sizeof(buf) - 1);
+  if (n <= 0)
+    return false;
+  buf[n] = '\0';
+  return strcmp(buf, PROBE_CANNOT) == 0;
+}
+
 /* Runs the probe over dir (dir/state its state root, dir/wt its worktree); its wait status, or -1
- * with *why set. */
+ * with *why set. *cannot: it said its set-up failed for want of a host capability. */
 static int run_probe(const struct fsrun_context *ctx, const oci_policy *policy, const char *dir,
-                     int64_t timeout_ms, int err_fd, char **why) {
+                     int64_t timeout_ms, int err_fd, bool *cannot, char **why) {
   cleanup_free char *json_err = NULL;
   cleanup_free char *json = probe_policy_json(policy, &json_err);
   cleanup_free char *state_root = xasprintf("%s/state", dir);
@@ -145,7 +201,10 @@ static int run_probe(const struct fsrun_context *ctx, const oci_policy *policy, 
   cleanup_free char **argv = NULL;
   cleanup_close int policy_fd = -1;
   cleanup_close int null_fd = -1;
-  char timeout_buf[24];
+  cleanup_close int report_r = -1;
+  cleanup_close int report_w = -1;
+  int report[2];
+  char timeout_buf[24], report_buf[24];
   int status = 0;
   pid_t parent = getpid(), child;
 
@@ -161,24 +220,49 @@ static int run_probe(const struct fsrun_context *ctx, const oci_policy *policy, 
     *why = xasprintf("the probe: /dev/null: %s", strerror(errno));
     return -1;
   }
-  argv = probe_argv(ctx, state_root, worktree, timeout_ms, timeout_buf, sizeof(timeout_buf));
+  if (pipe2(report, O_CLOEXEC | O_NONBLOCK) < 0) {
+    *why = xasprintf("the probe's report pipe: %s", strerror(errno));
+    return -1;
+  }
+  report_r = report[0];
+  report_w = report[1];
+  argv = probe_argv(ctx, state_root, worktree, timeout_ms, timeout_buf, sizeof(timeout_buf),
+                    report_buf, sizeof(report_buf), report_w);
   child = fork();
   if (child < 0) {
     *why = xasprintf("the probe: fork: %s", strerror(errno));
     return -1;
   }
   if (child == 0)
-    exec_probe(argv, parent, policy_fd, null_fd, err_fd);
+    exec_probe(argv, parent, policy_fd, null_fd, err_fd, report_w);
   while (waitpid(child, &status, 0) < 0 && errno == EINTR)
     ;
+  *cannot = probe_reported_cannot(report_r);
   return status;
+}
+
+/* Reads what make_probe_dir made: 0, or -1 with errno set. */
+static int probe_dir_record(int dir, struct probe_dir *made) {
+  struct stat d, wt, state;
+  if (fstat(dir, &d) < 0 || fstatat(dir, "wt", &wt, AT_SYMLINK_NOFOLLOW) < 0 ||
+      fstatat(dir, "state", &state, AT_SYMLINK_NOFOLLOW) < 0)
+    return -1;
+  *made = (struct probe_dir){.dev = d.st_dev,
+                             .dir = d.st_ino,
+                             .wt = wt.st_ino,
+                             .state = state.st_ino,
+                             .dir_mtime = d.st_mtim,
+                             .wt_mtime = wt.st_mtim,
+                             .wt_ctime = wt.st_ctim};
+  return 0;
 }
 
 /* The probe's directory: `<state root>/.sandbox-probe.<run's id>`, made here and never taken over
  * (mkdir fails on what exists), so nothing the run's command could have prepared is used. Named
  * after the run so that the clean-up of a killed run (sandbox_watchdog_cleanup) finds it. 0, or -1
  * with *why set. */
-static int make_probe_dir(const char *state_root, const char *name, char **why) {
+static int make_probe_dir(const char *state_root, const char *name, struct probe_dir *made,
+                          char **why) {
   cleanup_error fsrun_error_t err = NULL;
   cleanup_close int root = -1;
   cleanup_close int dir = -1;
@@ -192,12 +276,63 @@ static int make_probe_dir(const char *state_root, const char *name, char **why) 
     return -1;
   }
   dir = openat(root, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-  if (dir < 0 || mkdirat(dir, "wt", 0700) < 0 || mkdirat(dir, "state", 0700) < 0) {
+  if (dir < 0 || mkdirat(dir, "wt", 0700) < 0 || mkdirat(dir, "state", 0700) < 0 ||
+      probe_dir_record(dir, made) < 0) {
     *why = xasprintf("the probe's directory `%s/%s`: %s", state_root, name, strerror(errno));
     remove_tree_at(root, name, PROBE_MAX_DEPTH);
     return -1;
   }
   return 0;
+}
+
+static bool same_time(struct timespec a, struct timespec b) {
+  return a.tv_sec == b.tv_sec && a.tv_nsec == b.tv_nsec;
+}
+
+/* Whether the directory dirfd holds nothing but the entries named in keep (NULL-ended). */
+static bool holds_only(int dirfd, const char *const *keep) {
+  cleanup_dir DIR *d = NULL;
+  struct dirent *e;
+  int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0 || (d = fdopendir(fd)) == NULL) {
+    if (fd >= 0)
+      close(fd);
+    return false;
+  }
+  while ((e = readdir(d)) != NULL) {
+    const char *const *k = keep;
+    if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+      continue;
+    while (*k != NULL && strcmp(*k, e->d_name) != 0)
+      k++;
+    if (*k == NULL)
+      return false;
+  }
+  return true;
+}
+
+/* Whether the probe's directory is still what make_probe_dir made: the same directory holding the
+ * same `wt` and `state` and nothing else, `wt` empty and never written (its mtime and ctime: an
+ * entry made and removed again counts), nothing made or removed beside them. What someone else
+ * wrote there may be what failed the probe. */
+static bool probe_dir_untouched(const char *state_root, const char *name,
+                                const struct probe_dir *made) {
+  static const char *const top[] = {"wt", "state", NULL};
+  static const char *const none[] = {NULL};
+  cleanup_close int root = open(state_root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+  cleanup_close int dir = -1;
+  cleanup_close int wt = -1;
+  struct probe_dir now;
+  if (root < 0)
+    return false;
+  dir = openat(root, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (dir < 0 || probe_dir_record(dir, &now) < 0)
+    return false;
+  wt = openat(dir, "wt", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  return wt >= 0 && now.dev == made->dev && now.dir == made->dir && now.wt == made->wt &&
+         now.state == made->state && same_time(now.dir_mtime, made->dir_mtime) &&
+         same_time(now.wt_mtime, made->wt_mtime) && same_time(now.wt_ctime, made->wt_ctime) &&
+         holds_only(dir, top) && holds_only(wt, none);
 }
 
 /* Removes the probe's directory (never leaving its filesystem: what the probe's state root holds
@@ -233,7 +368,10 @@ enum sandbox_probe sandbox_probe_host(const struct fsrun_context *ctx, const oci
   cleanup_free char *name = xasprintf(SANDBOX_PROBE_DIR_PREFIX "%s", id);
   cleanup_free char *dir = xasprintf("%s/%s", ctx->state_root, name);
   cleanup_close int err_fd = -1;
+  struct probe_dir made;
   int64_t timeout_ms = 0;
+  bool cannot = false, untouched;
+  ssize_t writable;
   int status;
 
   *why = NULL;
@@ -249,17 +387,38 @@ enum sandbox_probe sandbox_probe_host(const struct fsrun_context *ctx, const oci
     *why = xasprintf("the probe's stderr: %s", strerror(errno));
     return SANDBOX_PROBE_UNDECIDED;
   }
-  if (make_probe_dir(ctx->state_root, name, why) < 0)
+  writable = writable_over_state_root(policy, ctx->state_root);
+  if (writable >= 0) {
+    *why = xasprintf("the state root `%s` is under policy writablePaths[%zd] `%s`, which the "
+                     "command can write, so it could have failed the probe",
+                     ctx->state_root, writable, policy->writable_paths.items[writable]);
     return SANDBOX_PROBE_UNDECIDED;
-  status = run_probe(ctx, policy, dir, timeout_ms, err_fd, why);
+  }
+  if (make_probe_dir(ctx->state_root, name, &made, why) < 0)
+    return SANDBOX_PROBE_UNDECIDED;
+  status = run_probe(ctx, policy, dir, timeout_ms, err_fd, &cannot, why);
+  untouched = status >= 0 && probe_dir_untouched(ctx->state_root, name, &made);
   remove_probe_dir(ctx->state_root, name);
   if (status < 0)
     return SANDBOX_PROBE_UNDECIDED;
+  if (!untouched) {
+    cleanup_free char *line = probe_reason(err_fd, status);
+    *why = xasprintf("the probe's directory `%s` was written by someone else during the probe (%s)",
+                     dir, line);
+    return SANDBOX_PROBE_UNDECIDED;
+  }
   if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
     return SANDBOX_PROBE_WORKS;
   *why = probe_reason(err_fd, status);
-  /* only a set-up failure of its own says the host cannot; an exec failure (127), bad options (1)
-   * or a kill say nothing of the host, and a disk the command filled must not count as one */
-  return WIFEXITED(status) && WEXITSTATUS(status) == 125 ? SANDBOX_PROBE_CANNOT
-                                                         : SANDBOX_PROBE_UNDECIDED;
+  /* only its container's set-up failing for want of a host capability says the host cannot; an
+   * exec failure (127), bad options (1), a kill, a timeout, a disk or a limit the command may
+   * have filled, a file in the way say nothing of the host */
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 125 && cannot)
+    return SANDBOX_PROBE_CANNOT;
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 125) {
+    char *said = xasprintf("its set-up failed, not for want of a host capability: %s", *why);
+    free(*why);
+    *why = said;
+  }
+  return SANDBOX_PROBE_UNDECIDED;
 }

@@ -113,6 +113,7 @@ struct run_result {
   char **discarded;         /* the common-dir paths it wrote outside the git allowlist */
   bool oom_killed;          /* the OOM killer killed a process of the sandbox's cgroup */
   bool cpu_budget_exceeded; /* cpuLimit.maxMs spent by the whole command: ended by the watchdog */
+  bool in_container_setup;  /* the set-up got as far as the container's own (container_run) */
   struct sandbox_limits limits;
   struct sandbox_net net; /* the egress helper: killed once the init is reaped, reaped last */
 };
@@ -740,6 +741,7 @@ static int run_in_sandbox(const struct fsrun_context *ctx, const struct sandbox_
       ro.create.on_namespaces_data = &res->net;
     }
     setup_deadline_disarm();
+    res->in_container_setup = true;
     r = container_run(ctx, &ro, &status, err);
     /* the sandbox has ended (or never started): its network helper goes with it, reaped last */
     sandbox_net_kill(&res->net);
@@ -910,7 +912,10 @@ static int run_once(const struct fsrun_context *ctx, const struct sandbox_run_op
   if (r < 0 && result.error != NULL) {
     result.exit_code = SANDBOX_EXIT_SETUP;
   } else if (r < 0) {
-    cleanup_free char *reason = xstrdup((*err)->msg);
+    cleanup_free char *reason = NULL;
+    if (o->probe_report_fd >= 0)
+      sandbox_probe_report(o->probe_report_fd, result.in_container_setup, (*err)->status);
+    reason = xstrdup((*err)->msg);
     fsrun_error_release(err);
     enum fallback fb = FALLBACK_REFUSED;
     if (strcmp(failure_mode, "fallback-native") == 0) {

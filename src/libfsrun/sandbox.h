@@ -92,6 +92,9 @@ struct sandbox_run_opts {
   bool json;
   const char *audit_log;
   const char *failure_mode; /* NULL: the policy's, then fail-hard */
+  /* the host probe's (sandbox-probe.h; -1: none): where a failed set-up says whether it was
+   * for want of a host capability */
+  int probe_report_fd;
   char *const *args;
   size_t n_args;
 };

@@ -225,6 +225,27 @@ check_exit_and_signal() {
   check_exit_and_signal user
 }
 
+# egress_stand_in FILE [FLAG STATE]: FILE, an egress helper for FSRUN_SLIRP4NETNS that only says it
+# is ready and waits for its exit fd to close, as slirp4netns does (the sandbox gets no network).
+# With FLAG and STATE, while the file FLAG exists it first writes `wt/.git` into every fallback
+# probe's directory in the state root STATE (and removes it again when FLAG holds plant-remove).
+egress_stand_in() {
+  printf '%s\n' '#!/bin/sh' \
+    'if [ -n "$1" ] && [ -e "$1" ]; then' \
+    '  for d in "$2"/.sandbox-probe.*/wt; do' \
+    '    [ -d "$d" ] || continue' \
+    '    echo "gitdir: /nonexistent" >"$d/.git"' \
+    '    [ "$(cat "$1")" = plant-remove ] && rm "$d/.git"' \
+    '  done' \
+    'fi' \
+    'shift 2' \
+    'for a; do case $a in --ready-fd=*) r=${a#*=} ;; --exit-fd=*) x=${a#*=} ;; esac; done' \
+    'eval "echo ready >&$r"' \
+    'eval "exec cat <&$x >/dev/null"' >"$1.sh"
+  printf '#!/bin/sh\nexec /bin/sh %s "%s" "%s" "$@"\n' "$1.sh" "${2:-}" "${3:-}" >"$1"
+  chmod 755 "$1" "$1.sh"
+}
+
 # --max-buffer-kill: a stream over --max-buffer kills the whole command, as Node's exec does; without
 # it the command runs on (the marker is written after the flood, then a sleep the kill cuts short).
 # check_max_buffer_kill CALLER [FAILURE_MODE [after-clone] [ENOSYS]]: ENOSYS, the calls
@@ -240,9 +261,13 @@ check_max_buffer_kill() {
     wrap=("${FSRUN%/*}/tests/noclone3" --enosys "$4")
   fi
   if [ "${3:-}" = after-clone ]; then
-    # a set-up that fails once the init is cloned (its egress helper is missing), run natively
+    # a set-up that fails once the init is cloned and its egress helper runs (pivot_root answers
+    # ENOSYS: the host probe fails too), run natively
+    [ -x "${FSRUN%/*}/tests/noclone3" ] || skip "tests/noclone3 is not built next to $FSRUN"
     echo '{"allowNetwork": true}' >"$DIR/policy.json"
-    env=(FSRUN_SLIRP4NETNS=/nonexistent/slirp4netns)
+    egress_stand_in "$DIR/helper"
+    env=(FSRUN_SLIRP4NETNS="$DIR/helper")
+    wrap=("${FSRUN%/*}/tests/noclone3" --enosys pivot_root)
     policy=(--policy "$DIR/policy.json" --failure-mode "$failure_mode")
   elif [ -n "$failure_mode" ]; then
     # a host that cannot sandbox (pivot_root answers ENOSYS: the host probe fails too), run natively
@@ -866,6 +891,155 @@ check_undecided_probe_refuses() {
 
 @test "sandbox-run: fallback-native refuses (125) where the host probe cannot be run (ordinary user)" {
   check_undecided_probe_refuses user
+}
+
+# check_full_disk_probe_refuses root|user: the command filled the disk the state root is on (a 2 MB
+# tmpfs on /tmp in a private mount namespace, standing for a host whose /tmp shares the worktree's
+# filesystem: Debian's default, and an ordinary user's state root /tmp/fsrun-UID there) and planted
+# a link at a policy path, so that the next set-up fails. The probe's own set-up then fails too,
+# with ENOSPC: not for want of a host capability, so fallback-native refuses (125, backend fsrun),
+# never runs the command natively, and leaves nothing in the state root.
+check_full_disk_probe_refuses() {
+  use_caller "$1"
+  local out
+  CALLER_NS=(unshare -m sh -c 'mount --make-rprivate / &&
+    mount -t tmpfs -o size=2m,mode=1777 tmpfs /tmp && exec "$@"' sh)
+  run as_caller sh -c 'mkdir /tmp/wt /tmp/state && cd /tmp/wt
+    echo "{\"allowedPaths\": [\"/tmp/wt/cache\"]}" >/tmp/policy.json
+    ln -s /nonexistent cache
+    dd if=/dev/zero of=big bs=64k 2>/dev/null; dd if=/dev/zero of=big2 bs=4k 2>/dev/null
+    rc=0
+    "$1" --root /tmp/state sandbox --policy /tmp/policy.json --worktree /tmp/wt --task-id "$2" \
+      --json --failure-mode fallback-native -- sh -c "echo RAN-NATIVELY" 2>&1 || rc=$?
+    echo "rc=$rc"
+    echo "left: $(ls -A /tmp/state | tr "\n" " ")"' sh "$FSRUN" "$TASK"
+  CALLER_NS=()
+  echo "$output"
+  [[ $output != *RAN-NATIVELY* ]]
+  [[ $output == *$'\nrc=125\n'* ]]
+  out=$(grep '^{' <<<"$output")
+  [ "$(jq -r '"\(.exitCode) \(.backend)"' <<<"$out")" = "125 fsrun" ]
+  [[ $(jq -r .error <<<"$out") == *"could not be probed (its set-up failed, not for want of a host capability: "*"No space left on device), so the command was not run natively" ]]
+  # the failed run's set-up and the probe's left nothing in the state root
+  [[ $output == *$'\nleft: ' ]] || [[ $output == *$'\nleft: .sandbox-bundle ' ]]
+  [ -z "$(find /sys/fs/cgroup -type d -name '*fsrun-probe*' 2>/dev/null)" ]
+  no_process_left -f -- "--task-id fsrun-probe"
+}
+
+@test "sandbox-run: fallback-native refuses (125) when the probe's set-up fails on a disk the command filled (root)" {
+  check_full_disk_probe_refuses root
+}
+
+@test "sandbox-run: fallback-native refuses (125) when the probe's set-up fails on a disk the command filled (ordinary user)" {
+  check_full_disk_probe_refuses user
+}
+
+# check_probe_dir_written_refuses root|user plant|plant-remove: where the host truly cannot sandbox
+# (pivot_root ENOSYS, tests/noclone3) the probe says so and the command runs natively; but a probe
+# whose directory someone else wrote during it says nothing. The probe's egress helper
+# (FSRUN_SLIRP4NETNS, a stand-in that only says it is ready and waits for its exit fd) stands for an
+# agent's process that can write the state root (writablePaths holding an ordinary user's
+# /tmp/fsrun-UID): it writes `wt/.git` into the probe's directory (plant-remove: and removes it
+# again). Then fallback-native refuses: 125, backend fsrun, the command not run; nothing left.
+check_probe_dir_written_refuses() {
+  use_caller "$1"
+  local noclone3=${FSRUN%/*}/tests/noclone3 json
+  [ -x "$noclone3" ] || skip "tests/noclone3 is not built next to $FSRUN"
+  # (the run's own helper runs before the probe's directory exists: only the probe's writes)
+  egress_stand_in "$DIR/helper" "$DIR/plant" "$STATE"
+  echo '{"allowNetwork": true}' >"$DIR/policy.json"
+  # an ordinary user's egress needs a 0666 tun node, even for the stand-in
+  local tun=()
+  [ "$CALLER" = user ] && tun_ns && tun=("${WITH_TUN[@]}")
+  sbx_nopivot_net() {
+    local CALLER_NS=("${tun[@]}")
+    as_caller env FSRUN_SLIRP4NETNS="$DIR/helper" "$noclone3" --enosys pivot_root "$FSRUN" \
+      --root "$STATE" sandbox --policy "$DIR/policy.json" --worktree "$WT" --task-id "$TASK" \
+      --json --failure-mode fallback-native -- sh -c 'echo RAN-NATIVELY' 2>"$DIR/stderr"
+  }
+  # nothing written: this host cannot sandbox, the command runs natively
+  run sbx_nopivot_net
+  echo "$output"
+  cat "$DIR/stderr"
+  [ "$status" -eq 0 ]
+  [ "$(jq -r '"\(.exitCode) \(.backend) \(.stdout)"' <<<"$output")" = "0 native RAN-NATIVELY" ]
+  # the probe's directory written during the probe
+  as_caller sh -c 'echo "$1" >"$2"' sh "$2" "$DIR/plant"
+  run sbx_nopivot_net
+  echo "$output"
+  cat "$DIR/stderr"
+  [ "$status" -eq 125 ]
+  json=$(grep '^{' <<<"$output")
+  [ "$(jq -r '"\(.exitCode) \(.backend) \(.stdout)"' <<<"$json")" = "125 fsrun " ]
+  [[ $(jq -r .error <<<"$json") == *"could not be probed (the probe's directory \`$STATE/.sandbox-probe."*"was written by someone else during the probe (pivot_root to "*"Function not implemented)), so the command was not run natively" ]]
+  assert_state_clean
+  [ -z "$(ls -A "$STATE" | grep probe)" ]
+  [ -z "$(find /sys/fs/cgroup -type d -name '*fsrun-probe*' 2>/dev/null)" ]
+  no_process_left -f -- "--task-id fsrun-probe"
+}
+
+@test "sandbox-run: fallback-native refuses (125) when the probe's directory was written during the probe (root)" {
+  check_probe_dir_written_refuses root plant
+}
+
+@test "sandbox-run: fallback-native refuses (125) when the probe's directory was written during the probe (ordinary user)" {
+  check_probe_dir_written_refuses user plant
+}
+
+@test "sandbox-run: fallback-native refuses (125) when a file was made and removed in the probe's directory during the probe (root)" {
+  check_probe_dir_written_refuses root plant-remove
+}
+
+@test "sandbox-run: fallback-native refuses (125) when a file was made and removed in the probe's directory during the probe (ordinary user)" {
+  check_probe_dir_written_refuses user plant-remove
+}
+
+# check_writable_state_root_refuses root|user: where the host truly cannot sandbox (pivot_root
+# ENOSYS), a policy whose writablePaths hold the state root (its commands could write the probe's
+# directory) gets no probe: the command is refused (125, backend fsrun), never run natively.
+check_writable_state_root_refuses() {
+  use_caller "$1"
+  local noclone3=${FSRUN%/*}/tests/noclone3 json
+  [ -x "$noclone3" ] || skip "tests/noclone3 is not built next to $FSRUN"
+  as_caller mkdir -p "$STATE"
+  echo "{\"writablePaths\": [\"$STATE\"]}" >"$DIR/policy.json"
+  run as_caller "$noclone3" --enosys pivot_root "$FSRUN" --root "$STATE" sandbox \
+    --policy "$DIR/policy.json" --worktree "$WT" --task-id "$TASK" --json \
+    --failure-mode fallback-native -- sh -c 'echo RAN-NATIVELY'
+  echo "$output"
+  [ "$status" -eq 125 ]
+  json=$(grep '^{' <<<"$output")
+  [ "$(jq -r '"\(.exitCode) \(.backend) \(.stdout)"' <<<"$json")" = "125 fsrun " ]
+  [[ $(jq -r .error <<<"$json") == *"could not be probed (the state root \`$STATE\` is under policy writablePaths[0] \`$STATE\`, which the command can write, so it could have failed the probe), so the command was not run natively" ]]
+  assert_state_clean
+  [ -z "$(ls -A "$STATE" | grep probe)" ]
+}
+
+@test "sandbox-run: fallback-native refuses (125) when the policy's writablePaths hold the state root (root)" {
+  check_writable_state_root_refuses root
+}
+
+@test "sandbox-run: fallback-native refuses (125) when the policy's writablePaths hold the state root (ordinary user)" {
+  check_writable_state_root_refuses user
+}
+
+# the probe's hidden --probe-report-fd: bad input is one line naming the option, exit 1, nothing
+# run or left (root and the ordinary user)
+@test "sandbox-run: --probe-report-fd (the probe's own option) refuses a descriptor that is not one: 1, one line" {
+  local who fd
+  for who in root user; do
+    use_caller "$who"
+    for fd in 1 77 x; do
+      run as_caller "$FSRUN" --root "$STATE" sandbox --worktree "$WT" \
+        --task-id "$TASK" --probe-report-fd "$fd" -- touch "$DIR/ran"
+      echo "$output"
+      [ "$status" -eq 1 ]
+      [ "$(wc -l <<<"$output")" -eq 1 ]
+      [[ $output == "fsrun: sandbox: --probe-report-fd"* ]]
+      [ ! -e "$DIR/ran" ]
+    done
+    assert_state_clean
+  done
 }
 
 # check_killed_during_probe_leaves_nothing root|user: fsrun SIGKILLed during its host probe

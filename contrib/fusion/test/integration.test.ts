@@ -256,6 +256,26 @@ test(`[${WHO}] fallback-native is no off switch: a worktree that breaks the set-
   await rm(plain, { recursive: true, force: true });
 });
 
+test(`[${WHO}] fallback-native at prepare: a full disk under the state root is FsrunSetupError, never a task that runs natively`, async (t) => {
+  // (a private mount namespace for the small tmpfs: an ordinary user cannot mount one; sandbox-run.bats covers the user)
+  if (!root) return t.skip("mounting the small full tmpfs needs root");
+  const full = join(work, `full-state-${++seq}`);
+  const marker = join(work, `host-marker-full-${seq}`);
+  await mkdir(full);
+  // fsrun with its state root on a filled 1 MB tmpfs, standing for a state root on the disk the
+  // agent's worktree shares (an ordinary user's /tmp/fsrun-UID on Debian's /tmp on /)
+  const fsrunPath = join(work, `full-disk-${seq}.sh`);
+  await writeFile(fsrunPath, `#!/bin/sh\nexec unshare -m sh -c 'mount --make-rprivate / && mount -t tmpfs -o size=1m tmpfs "$0" && { dd if=/dev/zero of="$0/fill" bs=4k 2>/dev/null; exec "$@"; }' '${full}' '${FSRUN}' "$@"\n`);
+  await chmod(fsrunPath, 0o755);
+  const b = new FsrunBackend({ fsrunPath, stateRoot: full, killGraceMs: 300, failureMode: "fallback-native", onAudit: (e) => events.push(e) });
+  backends.push(b);
+  // the probe's own set-up fails too (ENOSPC): no proof that this host cannot sandbox
+  await assert.rejects(b.prepare({ taskId: `it-${WHO}`, runId: `r${++seq}`, worktreePath: worktree, policy: basePolicy() }), (e: unknown) => e instanceof FsrunSetupError && /not for want of a host capability/.test(e.message) && /No space left on device/.test(e.message));
+  await assert.rejects(b.run(`touch '${marker}'`, opts()));
+  await assert.rejects(readFile(marker));
+  assert.deepEqual(await readdir(full), [], "nothing written under the state root outside the namespace");
+});
+
 test(`[${WHO}] fallback-native is no off switch in task-container mode either: a command that breaks the next exec never gets a native run`, async () => {
   const plain = join(work, `plain-tc-${seq}`);
   const marker = join(work, `host-marker-tc-${seq}`);

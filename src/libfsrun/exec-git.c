@@ -28,10 +28,12 @@
 
 #define EXEC_RUN_SUFFIX ".exec-"
 
-/* the per-run dirs `<state root>/.sandbox-git.<id>.exec-<pid>` whose fsrun is gone (all: every) */
-void exec_git_remove_leftovers(const char *state_root, const char *id, bool all) {
-  cleanup_free char *prefix = xasprintf(SANDBOX_GIT_RUN_DIR_PREFIX "%s" EXEC_RUN_SUFFIX, id);
-  cleanup_dir DIR *d = opendir(state_root);
+/* the entries `<dir>/<run prefix><id>.exec-<pid>` whose fsrun is gone (all: every): the per-run
+ * dirs of execs, removed in either place (sandbox_git_remove_leftover) */
+static void remove_dead_runs(const char *dir, const char *run_prefix, const char *state_root,
+                             const char *id, bool all) {
+  cleanup_free char *prefix = xasprintf("%s%s" EXEC_RUN_SUFFIX, run_prefix, id);
+  cleanup_dir DIR *d = opendir(dir);
   struct dirent *e;
   size_t n = strlen(prefix);
   while (d != NULL && (e = readdir(d)) != NULL) {
@@ -43,7 +45,19 @@ void exec_git_remove_leftovers(const char *state_root, const char *id, bool all)
     if (end == NULL || *end != '\0' || pid <= 0)
       continue;
     if (all || (kill((pid_t)pid, 0) < 0 && errno == ESRCH))
-      sandbox_git_remove_leftover(state_root, e->d_name + strlen(SANDBOX_GIT_RUN_DIR_PREFIX));
+      sandbox_git_remove_leftover(state_root, e->d_name + strlen(run_prefix));
+  }
+}
+
+/* the per-run dirs of `<id>.exec-<pid>` whose fsrun is gone (all: every): under the state root
+ * and, an ordinary user's, in /dev/shm (sandbox-git-shm.c) */
+void exec_git_remove_leftovers(const char *state_root, const char *id, bool all) {
+  cleanup_free char *shm = sandbox_git_shm_prefix(state_root);
+  remove_dead_runs(state_root, SANDBOX_GIT_RUN_DIR_PREFIX, state_root, id, all);
+  if (shm != NULL) {
+    char *name = strrchr(shm, '/');
+    *name++ = '\0';
+    remove_dead_runs(shm, name, state_root, id, all);
   }
 }
 

@@ -98,11 +98,16 @@ static void umount_run_tmpfs(const char *dir) {
     (void)umount2(dir, MNT_DETACH | UMOUNT_NOFOLLOW);
 }
 
-int sandbox_git_make_run_dir(struct sandbox_git_run *g, fsrun_error_t *err) {
+int sandbox_git_make_run_dir(struct sandbox_git_run *g, const char *state_root, const char *id,
+                             fsrun_error_t *err) {
   cleanup_close int fd = -1;
-  if (mkdir(g->run_dir, 0700) < 0)
-    return fsrun_error_errno(err, "sandbox: git: create `%s`", g->run_dir);
-  mount_run_tmpfs(g->run_dir);
+  g->run_dir = sandbox_git_shm_claim(state_root, id);
+  if (g->run_dir == NULL) {
+    g->run_dir = xasprintf("%s/" SANDBOX_GIT_RUN_DIR_PREFIX "%s", state_root, id);
+    if (mkdir(g->run_dir, 0700) < 0)
+      return fsrun_error_errno(err, "sandbox: git: create `%s`", g->run_dir);
+    mount_run_tmpfs(g->run_dir);
+  }
   fd = open(g->run_dir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (fd < 0 || mkdirat(fd, "upper", 0700) < 0 || mkdirat(fd, "work", 0700) < 0) {
     fsrun_error_errno(err, "sandbox: git: create `%s/upper`", g->run_dir);
@@ -119,8 +124,13 @@ void sandbox_git_remove_run_dir(struct sandbox_git_run *g) {
 
 void sandbox_git_remove_leftover(const char *state_root, const char *id) {
   cleanup_free char *dir = xasprintf("%s/" SANDBOX_GIT_RUN_DIR_PREFIX "%s", state_root, id);
+  cleanup_free char *shm = sandbox_git_shm_run_dir(state_root, id);
+  struct stat st;
   umount_run_tmpfs(dir);
   remove_tree_at(AT_FDCWD, dir, SYNC_MAX_DEPTH * 2);
+  /* only a directory of ours: the name may be another user's (sandbox-git-shm.c) */
+  if (shm != NULL && lstat(shm, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == geteuid())
+    remove_tree_at(AT_FDCWD, shm, SYNC_MAX_DEPTH * 2);
 }
 
 /* --- copies --------------------------------------------------------------------------------- */

@@ -302,8 +302,8 @@ int sandbox_git_prepare(struct sandbox_git_run *g, const char *state_root, const
     g->start.tv_nsec -= 20000000;
   else
     g->start.tv_sec -= 1, g->start.tv_nsec += 1000000000 - 20000000;
-  g->run_dir = xasprintf("%s/" SANDBOX_GIT_RUN_DIR_PREFIX "%s", state_root, id);
-  if (mkdir_p_at(AT_FDCWD, state_root, 0700, err) < 0 || sandbox_git_make_run_dir(g, err) < 0) {
+  if (mkdir_p_at(AT_FDCWD, state_root, 0700, err) < 0 ||
+      sandbox_git_make_run_dir(g, state_root, id, err) < 0) {
     sandbox_git_run_free(g);
     return fsrun_error_code(err);
   }

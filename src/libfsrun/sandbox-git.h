@@ -80,7 +80,15 @@ void sandbox_git_read_only_config(const char *worktree, oci_config *c, bool user
 void sandbox_git_finish(struct sandbox_git_run *g, const char *worktree);
 /* under the state root: <prefix><container id>, one run's overlay upper and work dirs */
 #define SANDBOX_GIT_RUN_DIR_PREFIX ".sandbox-git."
-/* The per-run dir of a run whose fsrun was killed (the watchdog's clean-up). */
+/* An ordinary user's per-run dir when the state root is not a tmpfs (sandbox-git-shm.c): made
+ * (mkdir) at sandbox_git_shm_run_dir's path, or NULL (root, a tmpfs state root, too little room in
+ * /dev/shm, the name taken: the state root's dir then). Caller frees. */
+char *sandbox_git_shm_claim(const char *state_root, const char *id);
+/* where sandbox_git_shm_claim puts the run id's dir, and the prefix of every such dir of this
+ * state root; NULL as root or when the state root is gone. Caller frees. */
+char *sandbox_git_shm_run_dir(const char *state_root, const char *id);
+char *sandbox_git_shm_prefix(const char *state_root);
+/* The per-run dir of a run whose fsrun was killed (the watchdog's clean-up), either place. */
 void sandbox_git_remove_leftover(const char *state_root, const char *id);
 
 /* Removes the per-run dir and frees. */
@@ -95,7 +103,8 @@ int sandbox_git_open_beneath(int dirfd, const char *path, int flags, mode_t mode
 int sandbox_git_read_nofollow(int dirfd, const char *path, char **out);
 /* a regular file beneath dirfd, reached through no link, of at most max bytes, read whole */
 int sandbox_git_read_max(int dirfd, const char *path, uint64_t max, char **out);
-int sandbox_git_make_run_dir(struct sandbox_git_run *g, fsrun_error_t *err);
+int sandbox_git_make_run_dir(struct sandbox_git_run *g, const char *state_root, const char *id,
+                             fsrun_error_t *err);
 void sandbox_git_remove_run_dir(struct sandbox_git_run *g);
 /* sandbox-git-index-sync.c: the object id size of the repository's config; the host's index
  * before the run (and the hash size) into g; the run's index upper_dir/base written to

@@ -52,8 +52,8 @@ sbx() {
   [ "$(jq -r .exitCode "$DIR/status.json")" -eq 0 ]
   jq -c '{event: "sandbox:tamper", paths: .tamper, discarded: .discarded}' "$DIR/status.json" \
     >>"$DIR/audit.jsonl"
-  # nothing of the exec is left in the state root
-  ! ls -A "$DIR/state" | grep '^\.sandbox-git\.' || false
+  # nothing of the exec is left in the state root (nor in /dev/shm: run_dirs)
+  [ -z "$(run_dirs)" ]
 }
 
 # route_exec_foreign_gitdir root|user: a task container on a plain-directory worktree; one exec
@@ -75,7 +75,7 @@ route_exec_foreign_gitdir() {
   as_owner "$FSRUN" --root "$DIR/state" exec --status-json "$DIR/status.json" "$id" /bin/sh -c \
     "cd '$fake' && echo '* * * * * root id' >index; echo x >ORIG_HEAD" || true
   diff <(echo "$before") <(fingerprint "$fake")
-  ! ls -A "$DIR/state" | grep '^\.sandbox-git\.' || false
+  [ -z "$(run_dirs)" ]
   status=0
   as_owner "$FSRUN" --root "$DIR/state" bundle --policy "$DIR/policy.json" --worktree "$plain" \
     --out "$DIR/bundle-forged" -- true 2>"$DIR/stderr" || status=$?
@@ -215,15 +215,16 @@ route_sigkill() {
     exec sleep 1000' </dev/null >/dev/null 2>&1 &
   job=$!
   wait_for_file "$WT/ready"
-  # the fsrun exec (the job's child under setpriv): its pid is in its per-run dir's name
-  run_dir=$(ls -A "$DIR/state" | grep "^\.sandbox-git\.$id\.exec-")
+  # the fsrun exec (the job's child under setpriv): its pid is in its per-run dir's name (under
+  # the state root, or an ordinary user's in /dev/shm)
+  run_dir=$(run_dirs | grep -- "\.$id\.exec-[0-9]*$")
   pid=${run_dir##*-}
   tr '\0' ' ' <"/proc/$pid/cmdline" | grep -q -- " exec $id "
   kill -KILL "$pid"
   wait "$job" || true
   # the killed exec applied nothing and left its per-run dir
   [ "$(hgit -C "$REPO" log -1 --format=%s task)" = first ]
-  [ -d "$DIR/state/$run_dir" ]
+  [ -d "$run_dir" ]
   if [ "${2:-exec}" = exec ]; then
     # the next exec removes it, and its own
     as_owner "$FSRUN" --root "$DIR/state" exec "$id" true
@@ -231,7 +232,7 @@ route_sigkill() {
     as_owner "$FSRUN" --root "$DIR/state" delete --force "$id"
     [ ! -e "$DIR/state/$id" ]
   fi
-  ! ls -A "$DIR/state" | grep '^\.sandbox-git\.' || false
+  [ -z "$(run_dirs)" ]
 }
 
 @test "exec-git: a SIGKILLed fsrun exec applies nothing; the next exec removes its per-run dir (root)" {

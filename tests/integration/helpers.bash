@@ -370,6 +370,17 @@ wait_for_file() {
   [ -e "$1" ]
 }
 
+# git_run_dirs STATE_ROOT [UID]: the per-run git dirs of the sandbox runs and execs of that state
+# root, one path a line: `STATE_ROOT/.sandbox-git.*`, and for an ordinary user (UID, not 0) on a
+# state root that is not a tmpfs the ones in /dev/shm (src/libfsrun/sandbox-git-shm.c).
+git_run_dirs() {
+  local key
+  find "$1" -mindepth 1 -maxdepth 1 -name '.sandbox-git.*' 2>/dev/null
+  [ "${2:-0}" != 0 ] && [ -d "$1" ] || return 0
+  key=$(stat -c '%d.%i' "$1")
+  find /dev/shm -mindepth 1 -maxdepth 1 -name "fsrun-git.$2.$key.*" 2>/dev/null
+}
+
 # no_process_left PGREP_ARGS...: nothing matches `pgrep PGREP_ARGS`. Waits up to 10 s for
 # processes already killed to finish exiting; one never killed stays, and fails, listed.
 no_process_left() {

@@ -41,6 +41,8 @@ setup() {
 
 teardown() {
   [ -n "${DIR:-}" ] || return 0
+  # the per-run dirs a failed test left in /dev/shm (an ordinary user's: run_dirs)
+  [ -z "${OWNER:-}" ] || run_dirs | grep '^/dev/shm/' | xargs -r rm -rf --one-file-system
   # a failed test must not leave the repository mounted anywhere
   if grep -F -- "$DIR" /proc/self/mountinfo >&2; then
     echo "leftover mount of $DIR" >&2
@@ -57,6 +59,11 @@ as_owner() {
   else
     setpriv --reuid "$TEST_UID" --regid "$TEST_GID" --clear-groups env HOME="$DIR/home" "$@"
   fi
+}
+
+# run_dirs: the per-run git dirs of this test's state root, wherever they are (git_run_dirs)
+run_dirs() {
+  git_run_dirs "$DIR/state" "$([ "$OWNER" = user ] && echo "$TEST_UID" || echo 0)"
 }
 
 # hgit ARGS...: the host's git, as the owner, with nothing of the caller's own config
@@ -652,65 +659,93 @@ main_checkout() {
 }
 
 # run_dir_fs OWNER: while a command waits in the sandbox, what the host sees of the run's per-run
-# git dir: as root on a state root that is not a tmpfs, a tmpfs of its own (the overlay's upper and
-# work dirs need not reach a disk); else a plain directory of the state root's filesystem. After
-# the run, no per-run dir and no mount are left (and teardown finds no mount under DIR).
+# git dir: on a state root that is not a tmpfs, as root a tmpfs of its own mounted on the state
+# root's directory, as an ordinary user a directory of its own in /dev/shm (a tmpfs: the overlay's
+# upper and work dirs need not reach a disk), mode 0700, and nothing of the run under the state root
+# but its container; on a tmpfs state root a plain directory there. After the run, no per-run dir
+# and no mount are left (and teardown finds no mount under DIR).
 run_dir_fs() {
   make_repo "$1"
-  local dir expect=tmpfs
-  [ "$1" = root ] && [ "$(stat -f -c %T "$DIR/state")" != tmpfs ] || expect=none
+  local dir expect=plain
+  # run_dir_fs OWNER tmpfs: the state root a tmpfs (as $XDG_RUNTIME_DIR is), unmounted at the end
+  [ "${2:-}" = tmpfs ] && mount -t tmpfs -o "mode=700,uid=$TEST_UID,gid=$TEST_GID" tmpfs "$DIR/state"
+  if [ "$(stat -f -c %T "$DIR/state")" != tmpfs ]; then
+    expect=own-tmpfs
+    [ "$1" = user ] && expect=shm
+  fi
   as_owner timeout -s KILL 120 "$FSRUN" --root "$DIR/state" sandbox --policy "$DIR/policy.json" \
     --worktree "$WT" -- /bin/sh -c 'echo two >>README && git commit -qam in-sandbox && touch ready
       i=0; while [ ! -e go ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); done' 2>"$DIR/stderr" &
   wait_for_file "$WT/ready"
-  dir=$(echo "$DIR"/state/.sandbox-git.*)
+  dir=$(run_dirs)
+  echo "per-run dir: $dir ($expect)"
   [ -d "$dir/upper" ]
-  if [ "$expect" = tmpfs ]; then
-    [ "$(findmnt -n -o FSTYPE --mountpoint "$dir")" = tmpfs ]
-  else
-    [ -z "$(findmnt -n --mountpoint "$dir")" ]
-  fi
+  case $expect in
+    own-tmpfs) [ "$(findmnt -n -o FSTYPE --mountpoint "$dir")" = tmpfs ] ;;
+    shm)
+      [ "${dir%/*}" = /dev/shm ]
+      [ "$(stat -f -c %T "$dir")" = tmpfs ]
+      [ "$(stat -c %u:%a "$dir")" = "$TEST_UID:700" ]
+      ! ls -A "$DIR/state" | grep '^\.sandbox-git\.' || false ;;
+    plain) [ -z "$(findmnt -n --mountpoint "$dir")" ] && [ "${dir%/*}" = "$DIR/state" ] ;;
+  esac
   touch "$WT/go"
   wait $!
   [ "$(hgit -C "$REPO" log -1 --format=%s task)" = in-sandbox ]
   [ "$(ls -A "$DIR/state")" = .sandbox-bundle ]
+  [ -z "$(run_dirs)" ]
   [ -z "$(grep -F -- "$DIR/state/" /proc/self/mountinfo)" ]
+  [ "${2:-}" != tmpfs ] || umount "$DIR/state"
 }
 
 @test "sandbox-git: the per-run git dir is a tmpfs as root on a disk state root, and goes after the run (root)" {
   run_dir_fs root
 }
 
-@test "sandbox-git: the per-run git dir is a plain directory for an ordinary user, and goes after the run (ordinary user)" {
+@test "sandbox-git: the per-run git dir is in /dev/shm for an ordinary user on a disk state root, and goes after the run (ordinary user)" {
   run_dir_fs user
 }
 
-@test "sandbox-git: a SIGKILLed fsrun sandbox leaves no per-run git dir, and applies nothing" {
-  make_repo root
-  local tries=300 pid
-  # a simple command: $! must be fsrun itself
-  "$FSRUN" --root "$DIR/state" sandbox --policy "$DIR/policy.json" --worktree "$WT" -- /bin/sh -c \
+@test "sandbox-git: on a tmpfs state root the per-run git dir is a directory of it (ordinary user)" {
+  run_dir_fs user tmpfs
+}
+
+# sigkilled OWNER: fsrun sandbox SIGKILLed while its command waits: the watchdog removes the
+# container and the per-run git dir (wherever it is: git_run_dirs), and nothing is applied
+sigkilled() {
+  make_repo "$1"
+  local tries pid as=()
+  [ "$1" = root ] || as=(setpriv --reuid "$TEST_UID" --regid "$TEST_GID" --clear-groups env HOME="$DIR/home")
+  # a simple command, not as_owner: $! must be fsrun itself (setpriv and env exec it)
+  "${as[@]}" "$FSRUN" --root "$DIR/state" sandbox --policy "$DIR/policy.json" --worktree "$WT" -- /bin/sh -c \
     'echo two >>README && git commit -qam in-sandbox && touch ready
      i=0; while [ ! -e go ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); done' 3>&- &
   pid=$!
-  while [ ! -e "$WT/ready" ] && [ "$tries" -gt 0 ]; do
-    sleep 0.1
-    tries=$((tries - 1))
-  done
-  [ -e "$WT/ready" ]
-  # the per-run dir of a root run on a disk is a tmpfs (run_dir_fs): the watchdog unmounts it too
-  [ "$(stat -f -c %T "$DIR/state")" = tmpfs ] ||
+  wait_for_file "$WT/ready" 30
+  # the per-run dir of a run on a disk is a tmpfs (run_dir_fs): the watchdog unmounts it too
+  [ -n "$(run_dirs)" ]
+  [ "$1" = user ] || [ "$(stat -f -c %T "$DIR/state")" = tmpfs ] ||
     [ "$(findmnt -n -o FSTYPE --mountpoint "$(echo "$DIR"/state/.sandbox-git.*)")" = tmpfs ]
   kill -KILL "$pid"
   wait "$pid" || true
   # the watchdog deletes the container and the run's git dir once it sees fsrun die
   tries=100
-  while ls -A "$DIR/state" | grep -q '^\.sandbox-git\.' && [ "$tries" -gt 0 ]; do
+  while [ -n "$(run_dirs)" ] && [ "$tries" -gt 0 ]; do
     sleep 0.1
     tries=$((tries - 1))
   done
+  run_dirs
+  [ -z "$(run_dirs)" ]
   ls -A "$DIR/state"
   [ "$(ls -A "$DIR/state")" = .sandbox-bundle ]
   [ "$(hgit -C "$REPO" rev-parse task)" = "$MAIN0" ]
-  touch "$WT/go"
+  as_owner touch "$WT/go"
+}
+
+@test "sandbox-git: a SIGKILLed fsrun sandbox leaves no per-run git dir, and applies nothing" {
+  sigkilled root
+}
+
+@test "sandbox-git: a SIGKILLed fsrun sandbox leaves no per-run git dir, and applies nothing (ordinary user)" {
+  sigkilled user
 }

@@ -136,7 +136,7 @@ teardown() {
   [ -n "${LEFTOVER_SLEEP:-}" ] && pkill -9 -f "^sleep $LEFTOVER_SLEEP"
   unpin_helpers
   # a SIGKILLed fsrun sandbox leaves its git run dir (not this file's concern; see sandbox-git)
-  rm -rf --one-file-system "$FSRUN_ROOT"/.sandbox-git.sandbox-"$TASK"-*
+  rm -rf --one-file-system "$FSRUN_ROOT"/.sandbox-git.sandbox-"$TASK"-* /dev/shm/fsrun-git.*.sandbox-"$TASK"-*
   rm -rf "$UDIR"
 }
 

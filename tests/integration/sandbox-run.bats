@@ -49,7 +49,7 @@ teardown() {
     done
     # the git dir of a run that fsrun and its watchdog both left (a binary without a working
     # watchdog, killed by timeout(1)): as the watchdog's clean-up removes it
-    for entry in "$STATE"/.sandbox-git.*"$TASK"*; do
+    for entry in "$STATE"/.sandbox-git.*"$TASK"* /dev/shm/fsrun-git.*"$TASK"*; do
       [ -e "$entry" ] || continue
       umount -R "$entry" 2>/dev/null || :
       rm -rf --one-file-system "$entry"

@@ -11,6 +11,8 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "unix-listen.h"
+
 static int receive_fd(int conn) {
   char data[256];
   union {
@@ -33,7 +35,6 @@ static int receive_fd(int conn) {
 }
 
 int main(int argc, char **argv) {
-  struct sockaddr_un addr = {.sun_family = AF_UNIX};
   const char *input = NULL;
   int timeout = 30, sock, conn, master;
   char buf[4096];
@@ -48,14 +49,8 @@ int main(int argc, char **argv) {
     else if (strcmp(argv[i], "--timeout") == 0)
       timeout = atoi(argv[i + 1]);
   }
-  if (strlen(argv[1]) >= sizeof(addr.sun_path)) {
-    fprintf(stderr, "recvtty: socket path too long\n");
-    return 2;
-  }
-  strcpy(addr.sun_path, argv[1]);
-  unlink(argv[1]);
-  sock = socket(AF_UNIX, SOCK_STREAM, 0);
-  if (sock < 0 || bind(sock, (struct sockaddr *)&addr, sizeof(addr)) < 0 || listen(sock, 1) < 0) {
+  sock = unix_listen_at(argv[1], SOCK_STREAM);
+  if (sock < 0) {
     perror("recvtty: listen");
     return 1;
   }

@@ -24,6 +24,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "unix-listen.h"
+
 static int die(const char *what) {
   fprintf(stderr, "seccomp-listener: %s: %s\n", what, strerror(errno));
   return 1;
@@ -67,19 +69,12 @@ int main(int argc, char **argv) {
   const char *socket_path = argv[1];
   int answer_errno = argc >= 5 ? atoi(argv[4]) : 0;
   const char *hold_path = argc == 6 ? argv[5] : NULL;
-  struct sockaddr_un addr = {.sun_family = AF_UNIX};
-  if (strlen(socket_path) >= sizeof(addr.sun_path)) {
-    fprintf(stderr, "seccomp-listener: socket path too long\n");
-    return 2;
-  }
-  strcpy(addr.sun_path, socket_path);
 
   int calls = open(argv[3], O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (calls < 0)
     return die("open CALLS_OUT");
-  unlink(socket_path);
-  int srv = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (srv < 0 || bind(srv, (struct sockaddr *)&addr, sizeof(addr)) < 0 || listen(srv, 1) < 0)
+  int srv = unix_listen_at(socket_path, SOCK_STREAM | SOCK_CLOEXEC);
+  if (srv < 0)
     return die("listen");
   int conn = accept4(srv, NULL, NULL, SOCK_CLOEXEC);
   if (conn < 0)

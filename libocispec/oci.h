@@ -15,7 +15,7 @@
 #include <stdint.h>
 
 #define OCI_VERSION          "1.3.0"
-#define OCI_MOUNT_MAX_COVERS 4
+#define OCI_MOUNT_MAX_COVERS 8
 
 typedef struct {
   char **keys;

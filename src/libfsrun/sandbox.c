@@ -86,24 +86,48 @@ bool path_within(const char *path, const char *dir) {
 
 /* --- the config ------------------------------------------------------------------------------ */
 
-/* uid 0 inside owns these (and an ordinary caller in group shadow may read them): not masked with
- * /dev/null (that reads as empty, so `cat` succeeds) but covered by an empty file of mode 0, which
- * nobody without CAP_DAC_OVERRIDE can open. Only where a bind brings the host's file in
- * (cover_secret_files): root's /etc is sandbox_etc_mounts' allowlist, which has none of them. */
-static const char *const secret_files[] = {"/etc/shadow", "/etc/gshadow", "/etc/shadow-",
-                                           "/etc/gshadow-", NULL};
+/* What holds password hashes: the shadow files, the backups shadow(8) tools leave beside them
+ * (`-`), Debian's daily backups (/var/backups, cron's passwd job) and pam_pwhistory's old hashes.
+ * Each is root's and mode 0600 or 0640 (group shadow), so uid 0 inside owns them (and an ordinary
+ * caller in group shadow may read them): not masked with /dev/null (that reads as empty, so `cat`
+ * succeeds) but covered by an empty file of mode 0, which nobody without CAP_DAC_OVERRIDE can
+ * open. Only where a bind brings the host's file in (cover_secret_files): root's /etc is
+ * sandbox_etc_mounts' allowlist, which has none of them. (/etc/.pwd.lock, 0600 too, is an empty
+ * lock file: nothing to hide.) */
+static const char *const secret_files[] = {"/etc/shadow",
+                                           "/etc/gshadow",
+                                           "/etc/shadow-",
+                                           "/etc/gshadow-",
+                                           "/etc/security/opasswd",
+                                           "/var/backups/shadow.bak",
+                                           "/var/backups/gshadow.bak",
+                                           NULL};
+/* The directories a bind of which shows a secret file (each above one, "/" included). */
+static const char *const secret_dirs[] = {"/", "/etc", "/etc/security", "/var", "/var/backups"};
+#define N_SECRET_DIRS (sizeof(secret_dirs) / sizeof(secret_dirs[0]))
+
+/* A secret file's place below a bind of dir (relative: "etc/shadow" below /, "shadow" below /etc),
+ * a static string; NULL where the file is not below dir. */
+static const char *secret_place_below(const char *file, const char *dir) {
+  if (strcmp(dir, "/") == 0)
+    return file + 1;
+  if (!path_within(file, dir) || file[strlen(dir)] != '/')
+    return NULL;
+  return file + strlen(dir) + 1;
+}
 
 const char *sandbox_secret_cover(const char *below) {
   if (below[0] == '\0')
     return "";
-  for (const char *const *f = secret_files; *f; f++) {
-    if (strcmp(below, *f + 1) == 0)
-      return *f + 1;
-    if (strcmp(below, *f + strlen("/etc/")) == 0)
-      return *f + strlen("/etc/");
-  }
+  for (const char *const *f = secret_files; *f; f++)
+    for (size_t i = 0; i < N_SECRET_DIRS; i++) {
+      const char *place = secret_place_below(*f, secret_dirs[i]);
+      if (place != NULL && strcmp(below, place) == 0)
+        return place;
+    }
   return NULL;
 }
+
 /* The host's system directories, bound read-only. On a merged-/usr host some are symlinks (/bin ->
  * usr/bin): the directory they lead to is bound there as well. */
 static const char *const system_dirs[] = {"/usr",   "/bin",    "/sbin", "/lib", "/lib32",
@@ -397,9 +421,11 @@ static bool has_destination(const struct mount_list *l, const char *dest) {
   return false;
 }
 
-/* The objects through which a bind can show a secret file: "/", "/etc" and the files. */
+/* The objects through which a bind can show a secret file: secret_dirs (where they exist) and the
+ * files. */
 struct secret_places {
-  struct stat root, etc;
+  struct stat dirs[N_SECRET_DIRS];
+  bool exists[N_SECRET_DIRS];
   bool ok;
 };
 
@@ -407,15 +433,22 @@ static bool same_object(const struct stat *a, const struct stat *b) {
   return a->st_dev == b->st_dev && a->st_ino == b->st_ino;
 }
 
-/* Where in a bind of the object st a secret file shows: "" (the file itself), its path below
- * /etc, its full path (st is "/"); NULL where it does not. */
+static void secret_places_take(struct secret_places *s) {
+  for (size_t i = 0; i < N_SECRET_DIRS; i++)
+    s->exists[i] = stat(secret_dirs[i], &s->dirs[i]) == 0 && S_ISDIR(s->dirs[i].st_mode);
+  s->ok = s->exists[0];
+}
+
+/* Where in a bind of the object st a secret file shows: "" (the file itself), its place below the
+ * directory st is (secret_place_below); NULL where it does not. */
 static const char *secret_file_place(const struct secret_places *s, const struct stat *st,
                                      const char *file) {
   struct stat f;
-  if (same_object(st, &s->root))
-    return file;
-  if (same_object(st, &s->etc))
-    return file + strlen("/etc");
+  for (size_t i = 0; i < N_SECRET_DIRS; i++) {
+    const char *place = secret_place_below(file, secret_dirs[i]);
+    if (s->exists[i] && same_object(st, &s->dirs[i]) && place != NULL)
+      return place;
+  }
   if (S_ISREG(st->st_mode) && lstat(file, &f) == 0 && same_object(st, &f))
     return "";
   return NULL;
@@ -432,7 +465,7 @@ static const char *secret_file_place(const struct secret_places *s, const struct
 static void cover_secret_files(oci_mount *m, const struct stat *st, struct secret_places *s) {
   size_t n = 0;
   if (!s->ok)
-    s->ok = stat("/", &s->root) == 0 && stat("/etc", &s->etc) == 0;
+    secret_places_take(s);
   m->has_source_id = true;
   m->source_dev = (uint64_t)st->st_dev;
   m->source_ino = (uint64_t)st->st_ino;
@@ -441,7 +474,7 @@ static void cover_secret_files(oci_mount *m, const struct stat *st, struct secre
     const char *rest = secret_file_place(s, st, *f);
     if (rest == NULL || lstat(*f, &fst) < 0 || !S_ISREG(fst.st_mode))
       continue;
-    m->covers[n++] = rest[0] == '/' ? rest + 1 : rest;
+    m->covers[n++] = rest;
     m->cover_source = SANDBOX_UNREADABLE_FILE;
   }
 }

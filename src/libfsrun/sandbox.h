@@ -50,7 +50,8 @@ int sandbox_config_from_policy(const struct sandbox_mapping_opts *o, oci_config 
 void sandbox_covers_as_entries(oci_config *c, bool all);
 
 /* The secret file's place `below` a bind (oci_mount.covers: "" the file itself, "shadow" below
- * /etc, "etc/shadow" below /) as the static string a cover points to; NULL: no such place. */
+ * /etc, "etc/shadow" below /, "backups/shadow.bak" below /var) as the static string a cover
+ * points to; NULL: no such place. */
 const char *sandbox_secret_cover(const char *below);
 
 /* Creates dir (must not hold a config.json yet) with config.json, the (empty) root directory and

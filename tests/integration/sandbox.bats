@@ -374,42 +374,76 @@ covered_probe() {
   "${runner[@]}" -- /bin/sh -c "$script" sh "$cover"
 }
 
-@test "sandbox: the shadow files stay covered through .., a bind of /, a link to / or to the file (root and an ordinary user)" {
-  [ -f /etc/shadow ] || skip "the host has no /etc/shadow"
-  requires_host_command setpriv
+# check_covered_cases: for each of COVER_CASES (`POLICY-KEY POLICY-PATH|PATH...`), a sandbox with
+# that one policy path, run by the prefix COVER_NS (an array, may be empty), as root and as uid
+# 1000, shows each PATH as the cover file (covered_probe), never the host's; as root a PATH may be
+# absent instead where ROOT_ABSENT_OK=1 (root's /etc is its allowlist's tmpfs over a bind of /)
+check_covered_cases() {
   local uid=1000 spec policy paths
-  ln -s / "$DIR/rootlink"
-  ln -s /etc/shadow "$DIR/shadowlink"
-  # POLICY-KEY POLICY-PATH|PATHS-INSIDE-THAT-MUST-BE-COVERED
-  local cases=("allowedPaths /tmp/../etc|/etc/shadow /etc/gshadow"
-    "allowedPaths /usr/./../etc/|/etc/shadow"
-    "allowedPaths $DIR/rootlink|$DIR/rootlink/etc/shadow $DIR/rootlink/etc/gshadow"
-    "allowedPaths /|/etc/shadow /etc/gshadow"
-    "allowedPaths $DIR/shadowlink|$DIR/shadowlink")
-  # (a link in the worktree is refused: "a policy path through a link ... is refused" below)
   mkdir -p "$DIR/home"
   give_dir_to_user "$uid"
-  for spec in "${cases[@]}"; do
+  for spec in "${COVER_CASES[@]}"; do
     policy=${spec%%|*}
     paths=${spec#*|}
     write_policy "{\"${policy%% *}\": [\"${policy#* }\"]}"
     # shellcheck disable=SC2086 # PATHS: one word each
-    run covered_probe "$FSRUN_ROOT" fsrun sandbox --policy "$POLICY" --worktree "$WT" \
-      --task-id "$TASK" -- $paths
+    run covered_probe "$FSRUN_ROOT" "${COVER_NS[@]}" "$FSRUN" --root "$FSRUN_ROOT" sandbox \
+      --policy "$POLICY" --worktree "$WT" --task-id "$TASK" -- $paths
     echo "root, $policy: $output"
     [ "$status" -eq 0 ]
-    # root's /etc is the allowlist's tmpfs, over a bind of /: its shadow files are not there
-    [[ $output == *covered* || $output == *absent* ]]
+    [[ $output == *covered* || ($ROOT_ABSENT_OK = 1 && $output == *absent*) ]]
     [[ $output != *SHOWN* ]]
+    [[ $ROOT_ABSENT_OK = 1 || $output != *absent* ]]
     # shellcheck disable=SC2086
-    run covered_probe "$DIR/state-$uid" setpriv --reuid "$uid" --regid "$uid" --clear-groups \
-      env HOME="$DIR/home" "$FSRUN" --root "$DIR/state-$uid" sandbox --policy "$POLICY" \
-      --worktree "$WT" --task-id "$TASK" -- $paths
+    run covered_probe "$DIR/state-$uid" "${COVER_NS[@]}" setpriv --reuid "$uid" --regid "$uid" \
+      --clear-groups env HOME="$DIR/home" "$FSRUN" --root "$DIR/state-$uid" sandbox \
+      --policy "$POLICY" --worktree "$WT" --task-id "$TASK" -- $paths
     echo "uid $uid, $policy: $output"
     [ "$status" -eq 0 ]
     [[ $output == *covered* ]]
     [[ $output != *SHOWN* ]]
   done
+}
+
+@test "sandbox: the shadow files stay covered through .., a bind of /, a link to / or to the file (root and an ordinary user)" {
+  [ -f /etc/shadow ] || skip "the host has no /etc/shadow"
+  requires_host_command setpriv
+  ln -s / "$DIR/rootlink"
+  ln -s /etc/shadow "$DIR/shadowlink"
+  COVER_CASES=("allowedPaths /tmp/../etc|/etc/shadow /etc/gshadow"
+    "allowedPaths /usr/./../etc/|/etc/shadow"
+    "allowedPaths $DIR/rootlink|$DIR/rootlink/etc/shadow $DIR/rootlink/etc/gshadow"
+    "allowedPaths /|/etc/shadow /etc/gshadow"
+    "allowedPaths $DIR/shadowlink|$DIR/shadowlink")
+  # (a link in the worktree is refused: "a policy path through a link ... is refused" below)
+  COVER_NS=()
+  ROOT_ABSENT_OK=1
+  check_covered_cases
+}
+
+# VAR_NS CMD...: CMD in a private mount namespace whose /var is a tmpfs holding Debian's daily
+# backups of the shadow files as its passwd cron job leaves them (/var/backups/shadow.bak and
+# gshadow.bak, root's, mode 0600). Nothing is written to the host's /var.
+VAR_NS=(unshare -m sh -c 'set -e
+  mount --make-rprivate /
+  mount -t tmpfs -o mode=755 tmpfs /var
+  mkdir -m 755 /var/backups
+  umask 077
+  echo "root:fsrun-test-backup-hash:19000:0:99999:7:::" >/var/backups/shadow.bak
+  echo "root:fsrun-test-gbackup-hash::" >/var/backups/gshadow.bak
+  exec "$@"' sh)
+
+@test "sandbox: Debian's /var/backups/shadow.bak and gshadow.bak and pam's /etc/security/opasswd are covered wherever a bind shows them (root and an ordinary user)" {
+  requires_host_command setpriv
+  COVER_CASES=("allowedPaths /var|/var/backups/shadow.bak /var/backups/gshadow.bak"
+    "allowedPaths /var/backups|/var/backups/shadow.bak /var/backups/gshadow.bak"
+    "allowedPaths /var/backups/shadow.bak|/var/backups/shadow.bak")
+  # pam_pwhistory's old hashes, where the host has the file (never made by this test: /etc)
+  [ -f /etc/security/opasswd ] && COVER_CASES+=("allowedPaths /etc|/etc/security/opasswd"
+    "allowedPaths /etc/security|/etc/security/opasswd")
+  COVER_NS=("${VAR_NS[@]}")
+  ROOT_ABSENT_OK=0
+  check_covered_cases
 }
 
 # swap_race COVER RUNNER...: 40 sandboxes (RUNNER its runner, ending in the binary's options) look

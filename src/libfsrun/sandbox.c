@@ -544,6 +544,25 @@ static int add_caller_binds(const struct sandbox_mapping_opts *o, const struct a
   return 0;
 }
 
+/* What the command writes to the sandbox's own tmpfs (/tmp, $HOME, /dev/shm) is memory that
+ * RLIMIT_DATA does not count and that, without a memory cgroup (an ordinary user on a host that
+ * delegates none), nothing else bounds: /tmp and $HOME each get half of memoryLimitMb (both full
+ * are the limit, so that under a memory cgroup a full tmpfs says ENOSPC before the OOM killer
+ * comes), SANDBOX_TMPFS_DEFAULT_MB each without one; /dev/shm 64 MiB, or that half if less. */
+#define SANDBOX_TMPFS_DEFAULT_MB 1024
+#define SANDBOX_SHM_MAX_MB       64
+
+static uint64_t tmpfs_size_mb(const oci_policy *p) {
+  if (!p->has_memory_limit_mb)
+    return SANDBOX_TMPFS_DEFAULT_MB;
+  return p->memory_limit_mb / 2 > 0 ? p->memory_limit_mb / 2 : 1;
+}
+
+/* "size=NNNm" (caller frees) */
+static char *tmpfs_size_option(uint64_t mb) {
+  return xasprintf("size=%llum", (unsigned long long)mb);
+}
+
 static int build_mounts(const struct sandbox_mapping_opts *o, const struct agent_trees *t,
                         struct mount_list *l, fsrun_error_t *err) {
   /* In a user namespace the mounts copied from the caller's namespace are locked together, and a
@@ -557,6 +576,10 @@ static int build_mounts(const struct sandbox_mapping_opts *o, const struct agent
   const char *const *ro_bind = o->userns ? ro_rbind : ro_plain;
   const char *const *rw_bind = o->userns ? rw_rbind : rw_plain;
   const oci_policy *p = o->policy;
+  uint64_t tmpfs_mb = tmpfs_size_mb(p);
+  cleanup_free char *tmpfs_size = tmpfs_size_option(tmpfs_mb);
+  cleanup_free char *shm_size =
+      tmpfs_size_option(tmpfs_mb < SANDBOX_SHM_MAX_MB ? tmpfs_mb : SANDBOX_SHM_MAX_MB);
 
   /* the root: a fresh tmpfs in the container's own mount namespace, so the mount points made for
    * the entries below are made there and vanish with it (the bundle's root stays empty, and
@@ -575,7 +598,7 @@ static int build_mounts(const struct sandbox_mapping_opts *o, const struct agent
               (const char *const[]){"nosuid", "noexec", "newinstance", "ptmxmode=0666", "mode=0620",
                                     "gid=5", NULL});
   add_mount(l, "/dev/shm", "tmpfs", "shm",
-            (const char *const[]){"nosuid", "noexec", "nodev", "mode=1777", "size=65536k", NULL});
+            (const char *const[]){"nosuid", "noexec", "nodev", "mode=1777", shm_size, NULL});
   /* sysfs shows the network namespace's devices; in the host's, an unprivileged caller binds it */
   if (o->userns && sandbox_network_profile(p) == SANDBOX_NET_HOST)
     add_mount(l, "/sys", "none", "/sys",
@@ -584,7 +607,7 @@ static int build_mounts(const struct sandbox_mapping_opts *o, const struct agent
     add_mount(l, "/sys", "sysfs", "sysfs",
               (const char *const[]){"nosuid", "noexec", "nodev", "ro", NULL});
   add_mount(l, "/tmp", "tmpfs", "tmpfs",
-            (const char *const[]){"nosuid", "nodev", "mode=1777", NULL});
+            (const char *const[]){"nosuid", "nodev", "mode=1777", tmpfs_size, NULL});
   for (const char *const *d = bound_system_dirs; *d; d++)
     if (host_dir_exists(*d))
       add_mount(l, *d, "bind", *d, ro_bind);
@@ -599,7 +622,7 @@ static int build_mounts(const struct sandbox_mapping_opts *o, const struct agent
     cleanup_free char *uid = xasprintf("uid=%u", (unsigned)o->uid);
     cleanup_free char *gid = xasprintf("gid=%u", (unsigned)o->gid);
     add_mount(l, o->home, "tmpfs", "tmpfs",
-              (const char *const[]){"nosuid", "nodev", "mode=700", uid, gid, NULL});
+              (const char *const[]){"nosuid", "nodev", "mode=700", uid, gid, tmpfs_size, NULL});
   }
   /* A secret file shows only through a bind whose real source is /etc, /, or the file itself.
    * The caller's paths (policy, worktree, git dirs: any spelling) and an ordinary user's /etc can

@@ -1111,3 +1111,52 @@ check_killed_during_probe_leaves_nothing() {
 @test "sandbox-run: fsrun SIGKILLed during the fallback probe leaves no probe directory, container, cgroup, mount or process (ordinary user)" {
   check_killed_during_probe_leaves_nothing user
 }
+
+# ---- the sandbox's tmpfs are bounded ------------------------------------------------------------
+
+# check_tmpfs_bounded root|user: /tmp, $HOME and /dev/shm each hold half of memoryLimitMb (64:
+# 32 MiB); a write within it goes through, one past it fails with ENOSPC (root's under a memory
+# cgroup too: one full tmpfs is half the limit). Without memoryLimitMb each says size=1024m.
+check_tmpfs_bounded() {
+  use_caller "$1"
+  local home=$HOME d
+  [ "$CALLER" = root ] || home=$SBX_HOME
+  echo '{"memoryLimitMb": 64}' >"$DIR/policy.json"
+  # shellcheck disable=SC2016 # expanded inside the sandbox
+  local fill='for d in /tmp "$1" /dev/shm; do
+      dd if=/dev/zero of="$d/small" bs=1M count=8 2>/dev/null && echo "$d 8M ok"
+      rm -f "$d/small"
+      # (its message kept in memory: the tmpfs is full)
+      err=$(dd if=/dev/zero of="$d/fill" bs=1M count=33 2>&1) ||
+        case $err in *"No space left on device"*)
+          echo "$d ENOSPC at $(($(stat -c %s "$d/fill") / 1048576))M" ;;
+        esac
+      rm -f "$d/fill"
+    done'
+  run as_caller "$FSRUN" --root "$STATE" sandbox --policy "$DIR/policy.json" --worktree "$WT" \
+    --task-id "$TASK" -- /bin/sh -c "$fill" sh "$home"
+  echo "$output"
+  [ "$status" -eq 0 ]
+  for d in /tmp "$home" /dev/shm; do
+    grep -qx "$d 8M ok" <<<"$output"
+    grep -qx "$d ENOSPC at 3[12]M" <<<"$output"
+  done
+  # no memoryLimitMb: the documented default, read from the mounts themselves
+  run as_caller "$FSRUN" --root "$STATE" sandbox --worktree "$WT" --task-id "$TASK" -- \
+    /bin/sh -c 'for d in /tmp "$1" /dev/shm; do
+        echo "$d $(grep " $d " /proc/self/mountinfo | grep -o "size=[0-9]*k")"; done' sh "$home"
+  echo "$output"
+  [ "$status" -eq 0 ]
+  grep -qx "/tmp size=1048576k" <<<"$output"
+  grep -qx "$home size=1048576k" <<<"$output"
+  grep -qx "/dev/shm size=65536k" <<<"$output"
+  assert_state_clean
+}
+
+@test "sandbox-run: /tmp, \$HOME and /dev/shm are bounded (half of memoryLimitMb each): a write past it gets ENOSPC (root)" {
+  check_tmpfs_bounded root
+}
+
+@test "sandbox-run: /tmp, \$HOME and /dev/shm are bounded (half of memoryLimitMb each): a write past it gets ENOSPC (ordinary user)" {
+  check_tmpfs_bounded user
+}

@@ -1,9 +1,10 @@
 /* An ordinary user's per-run git dir when the state root is not a tmpfs (fsrun's default
  * /tmp/fsrun-UID without $XDG_RUNTIME_DIR): a directory of its own in /dev/shm. Root mounts a tmpfs
  * over the per-run dir instead (sandbox-git-sync.c); a user cannot, and on a disk each directory
- * overlayfs and fsrun make there is an inode allocation, which on ext4 skips every inode of its
- * group freed in the last minute (`recently_deleted`): the cost grows with how many runs came just
- * before (tests/bench/README.md, "Session 18").
+ * overlayfs and fsrun make is an inode allocation and its journal work. On an ext4 without a
+ * journal the allocator also skips every inode of the group freed in the last minute
+ * (`recently_deleted`), so the cost grows with how many runs came just before
+ * (tests/bench/README.md, "Session 18").
  *
  * The name, /dev/shm/fsrun-git.<uid>.<state root's dev>.<its inode>.<id>, is derived from the run
  * so that the watchdog and the next exec find a leftover without a pointer on the disk. /dev/shm is

@@ -7,7 +7,7 @@ FSRUN_SRCDIR=${FSRUN_SRCDIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}
 
 # What a fresh Debian 12 needs to build fsrun.
 FSRUN_BUILD_PACKAGES=(build-essential autoconf automake libtool pkg-config git
-  libyajl-dev libseccomp-dev libcap-dev)
+  libyajl-dev libseccomp-dev libcap-dev zlib1g-dev)
 # What the test suites need on top: bats/jq/busybox for the integration tests, clang and its
 # runtime for the fuzzers, clang-format for `make format-check`, the other runtimes for
 # side-by-side tests and benchmarks, and the tools tests use from the host.

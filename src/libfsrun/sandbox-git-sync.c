@@ -1,9 +1,11 @@
 /* After a `fsrun sandbox` run: what the command wrote into the overlay over the git common dir (its
  * upper dir) is applied to the real repository through an allowlist, by fsrun with the caller's own
  * credentials, every path opened beneath a directory fd without following a symlink:
- *  - new loose objects and packs (an existing object is never overwritten nor deleted);
- *  - the checked-out branch and refs/stash: a 40/64-hex id written with git's lock-file + rename
- *    protocol, refused when the host's ref moved meanwhile, and their reflogs;
+ *  - new loose objects whose content hashes to their names, never a pack (sandbox-git-objects.c;
+ *    an existing object is never overwritten nor deleted);
+ *  - the checked-out branch and refs/stash: a 40/64-hex id of an object the repository has, written
+ *    with git's lock-file + rename protocol, refused when the host's ref moved meanwhile, and their
+ *    reflogs; the stash only by appending, and never from a linked worktree (sandbox-git-stash.c);
  *  - the task worktree's own admin files (index, HEAD, ORIG_HEAD, logs/HEAD, ...; the index only
  *    when git can be handed it, sandbox-git-index-sync.c), never commondir,
  *    gitdir, config.worktree, nor the rebase/sequencer todo lists (they can hold `exec` lines).
@@ -176,75 +178,14 @@ static void discard(struct sync *s, const char *rel) {
     sandbox_git_strv_push(&s->discarded, &s->n_discarded, rel);
 }
 
-static bool is_hex(const char *s, size_t n) {
-  for (size_t i = 0; i < n; i++)
-    if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
-      return false;
-  return true;
-}
+/* --- objects (sandbox-git-objects.c) ------------------------------------------------------- */
 
-/* an object id, 40 (sha1) or 64 (sha256) lowercase hex digits, and nothing else */
-static bool is_oid(const char *s) {
-  size_t n = strlen(s);
-  return (n == 40 || n == 64) && is_hex(s, n);
-}
-
-/* --- objects -------------------------------------------------------------------------------- */
-
-static bool is_pack_name(const char *name, const char *suffix) {
-  size_t n = strlen(name), sn = strlen(suffix), hex;
-  if (strncmp(name, "pack-", 5) != 0 || n <= 5 + sn || strcmp(name + n - sn, suffix) != 0)
-    return false;
-  hex = n - 5 - sn;
-  return (hex == 40 || hex == 64) && is_hex(name + 5, hex);
-}
-
-/* each entry of upper/objects/SUB that keep() accepts, copied when the host lacks it */
-static void copy_new_objects(struct sync *s, const char *sub, bool (*keep)(const char *, void *),
-                             void *arg) {
-  cleanup_free char *rel = xasprintf("objects/%s", sub);
-  cleanup_close int from = sandbox_git_open_beneath(s->upper, rel, O_RDONLY | O_DIRECTORY, 0);
-  cleanup_close int to = -1;
-  cleanup_dir DIR *d = NULL;
-  struct dirent *e;
-  if (from < 0 || (d = fdopendir(from)) == NULL)
-    return;
-  from = -1;
-  while ((e = readdir(d)) != NULL && s->entries++ < SYNC_MAX_ENTRIES) {
-    if (e->d_type != DT_REG || !keep(e->d_name, arg))
-      continue;
-    if (to < 0 && (mkdirat(s->common, rel, 0755) < 0 && errno != EEXIST))
-      return;
-    if (to < 0 && (to = sandbox_git_open_beneath(s->common, rel, O_PATH | O_DIRECTORY, 0)) < 0)
-      return;
-    if (copy_file(dirfd(d), to, e->d_name, true) < 0)
-      log_warning("sandbox: git: copy the new object `%s/%s`: %s", rel, e->d_name, strerror(errno));
-  }
-}
-
-static bool keep_loose(const char *name, void *arg) {
-  (void)arg;
-  return (strlen(name) == 38 || strlen(name) == 62) && is_hex(name, strlen(name));
-}
-
-static bool keep_pack(const char *name, void *suffix) {
-  return is_pack_name(name, suffix);
+static void discard_cb(void *arg, const char *rel) {
+  discard(arg, rel);
 }
 
 static void sync_objects(struct sync *s) {
-  cleanup_close int fd = sandbox_git_open_beneath(s->upper, "objects", O_RDONLY | O_DIRECTORY, 0);
-  cleanup_dir DIR *d = NULL;
-  struct dirent *e;
-  if (fd < 0 || (d = fdopendir(fd)) == NULL)
-    return;
-  fd = -1;
-  while ((e = readdir(d)) != NULL)
-    if (e->d_type == DT_DIR && strlen(e->d_name) == 2 && is_hex(e->d_name, 2))
-      copy_new_objects(s, e->d_name, keep_loose, NULL);
-  /* the pack before its index: an index never names a pack that is not there */
-  copy_new_objects(s, "pack", keep_pack, ".pack");
-  copy_new_objects(s, "pack", keep_pack, ".rev");
-  copy_new_objects(s, "pack", keep_pack, ".idx");
+  sandbox_git_sync_objects(s->upper, s->common, discard_cb, s);
 }
 
 /* --- refs ----------------------------------------------------------------------------------- */
@@ -291,14 +232,6 @@ static bool update_ref(struct sync *s, const struct sandbox_git_ref *r, const ch
                 r->name, r->before[0] ? r->before : "none", now[0] ? now : "none", value);
     return false;
   }
-  if (value[0] == '\0') {
-    /* refs/stash emptied: the loose ref goes (a packed one stays, as the packed-refs are the
-     * repository's) */
-    if (unlinkat(dir, base, 0) < 0 && errno != ENOENT)
-      log_warning("sandbox: git: delete %s: %s", r->name, strerror(errno));
-    unlinkat(dir, lock, 0);
-    return true;
-  }
   if (safe_write_all(fd, line, strlen(line)) < 0 || renameat(dir, lock, dir, base) < 0) {
     log_warning("sandbox: git: update %s: %s", r->name, strerror(errno));
     unlinkat(dir, lock, 0);
@@ -344,27 +277,74 @@ static void sync_reflog(struct sync *s, const struct sandbox_git_ref *r) {
               rel);
 }
 
+/* the run's reflog of r and the host's, "" when missing; false when the host's changed since the
+ * start (its size then differs) */
+static bool read_reflogs(struct sync *s, const struct sandbox_git_ref *r, char **mine,
+                         char **host) {
+  cleanup_free char *rel = xasprintf("logs/%s", r->name);
+  if (sandbox_git_read_nofollow(s->upper, rel, mine) < 0)
+    *mine = NULL;
+  if (sandbox_git_read_nofollow(s->common, rel, host) < 0)
+    *host = xstrdup("");
+  return (int64_t)strlen(*host) == (r->log_size < 0 ? 0 : r->log_size);
+}
+
+/* refs/stash (sandbox-git-stash.c): applied only when the run pushed on top of the host's entries
+ * in a main checkout; anything else the run did to it is reported */
+static void sync_stash(struct sync *s, const struct sandbox_git_ref *r, const char *value) {
+  cleanup_free char *mine = NULL;
+  cleanup_free char *host = NULL;
+  bool log_same, host_same = read_reflogs(s, r, &mine, &host);
+  bool moved = strcmp(value != NULL ? value : "", r->before) != 0;
+  log_same = mine == NULL ? !is_whiteout(s->upper, "logs/refs/stash") : strcmp(mine, host) == 0;
+  if (!moved && log_same)
+    return; /* untouched, or pushed and popped inside */
+  if (s->g->admin[0] == '\0' && value != NULL && moved && mine != NULL && host_same &&
+      sandbox_git_stash_pushed(host, mine, r->before, value) &&
+      sandbox_git_object_present(s->common, value)) {
+    if (update_ref(s, r, value))
+      sync_reflog(s, r);
+    return;
+  }
+  if (moved)
+    discard(s, r->name);
+  if (!log_same)
+    discard(s, "logs/refs/stash");
+}
+
 static void sync_ref(struct sync *s, const struct sandbox_git_ref *r) {
   cleanup_free char *value = NULL;
   bool deleted = is_whiteout(s->upper, r->name);
-  if (!deleted && sandbox_git_read_nofollow(s->upper, r->name, &value) < 0)
+  if (!deleted && sandbox_git_read_nofollow(s->upper, r->name, &value) < 0 &&
+      strcmp(r->name, "refs/stash") != 0)
     return; /* not written by the run (or packed: that part of a pack-refs is discarded) */
   if (value != NULL) {
     value[strcspn(value, "\n")] = '\0';
-    if (!is_oid(value)) {
+    if (!sandbox_git_is_oid(value)) {
       discard(s, r->name);
       return;
     }
   }
-  /* deleted: only refs/stash (`git stash pop` of its last entry), never the branch */
-  if (deleted && strcmp(r->name, "refs/stash") != 0) {
+  if (strcmp(r->name, "refs/stash") == 0) {
+    /* not rewritten: the host's value stands (a reflog may still have changed) */
+    if (!deleted && value == NULL && r->before[0] != '\0')
+      value = xstrdup(r->before);
+    sync_stash(s, r, value);
+    return;
+  }
+  /* the branch is never deleted, and never moved to an object the repository lacks (one the run
+   * packed: a pack is not adopted) */
+  if (deleted || (strcmp(value, r->before) != 0 && !sandbox_git_object_present(s->common, value))) {
+    if (!deleted)
+      log_warning("sandbox: git: %s: the run's %s is not in the repository (was it packed by a "
+                  "`git gc` or a `git fetch` inside?); not applied",
+                  r->name, value);
     discard(s, r->name);
     return;
   }
-  if (strcmp(deleted ? "" : value, r->before) != 0 && !update_ref(s, r, deleted ? "" : value))
+  if (strcmp(value, r->before) != 0 && !update_ref(s, r, value))
     return;
-  if (!deleted)
-    sync_reflog(s, r);
+  sync_reflog(s, r);
 }
 
 /* --- the task worktree's admin dir ---------------------------------------------------------- */
@@ -392,10 +372,23 @@ static bool head_ok(struct sync *s, int dir, const char *base) {
   if (sandbox_git_read_nofollow(dir, base, &text) < 0)
     return false;
   text[strcspn(text, "\n")] = '\0';
-  if (is_oid(text))
+  if (sandbox_git_is_oid(text))
     return true;
   return s->g->branch != NULL && strncmp(text, "ref: ", 5) == 0 &&
          strcmp(text + 5, s->g->branch) == 0;
+}
+
+/* logs/HEAD: the entries the run added name objects the repository has (not ones it packed) */
+static bool head_log_ok(struct sync *s, int upper_dir, int host_dir, const char *base) {
+  cleanup_free char *mine = NULL;
+  cleanup_free char *host = NULL;
+  size_t same = 0;
+  if (sandbox_git_read_nofollow(upper_dir, base, &mine) < 0)
+    return false;
+  if (sandbox_git_read_nofollow(host_dir, base, &host) == 0 &&
+      strncmp(mine, host, strlen(host)) == 0)
+    same = strlen(host);
+  return sandbox_git_reflog_present(s->common, mine + same);
 }
 
 static void sync_admin_file(struct sync *s, int upper_dir, const char *rel, const char *name) {
@@ -408,7 +401,8 @@ static void sync_admin_file(struct sync *s, int upper_dir, const char *rel, cons
       unlinkat(dir, base, 0);
     return;
   }
-  if (strcmp(name, "HEAD") == 0 && !head_ok(s, upper_dir, base)) {
+  if ((strcmp(name, "HEAD") == 0 && !head_ok(s, upper_dir, base)) ||
+      (strcmp(name, "logs/HEAD") == 0 && !head_log_ok(s, upper_dir, dir, base))) {
     discard(s, rel);
     return;
   }

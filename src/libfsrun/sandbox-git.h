@@ -116,5 +116,19 @@ bool sandbox_git_index_apply(struct sandbox_git_run *g, int upper_dir, int dst_d
 void sandbox_git_strv_push(char ***v, size_t *n, const char *s);
 void sandbox_git_strv_free(char **v);
 char **sandbox_git_tamper(const struct sandbox_git_run *g, const char *worktree);
+/* sandbox-git-objects.c: the run's new loose objects adopted once checked against their names;
+ * packs and the rest of upper/objects reported through discard (common-dir-relative paths) */
+void sandbox_git_sync_objects(int upper, int common, void (*discard)(void *arg, const char *rel),
+                              void *arg);
+/* sandbox-git-stash.c: the run's reflog of refs/stash is the host's (as at the start) with entries
+ * appended, the first on top of before ("" none), the last at value */
+bool sandbox_git_stash_pushed(const char *host_log, const char *run_log, const char *before,
+                              const char *value);
+/* an object id, 40 (SHA-1) or 64 (SHA-256) lowercase hex digits, and nothing else */
+bool sandbox_git_is_oid(const char *s);
+/* the repository has the object id, loose or in one of its packs */
+bool sandbox_git_object_present(int common, const char *id);
+/* every new id of the reflog text's lines is an object the repository has */
+bool sandbox_git_reflog_present(int common, const char *log);
 
 #endif

@@ -1,64 +1,62 @@
-/* SHA-1 as FIPS 180-4 section 6.1 gives it: 512-bit blocks, an 80-word schedule, four rounds. */
+/* SHA-1 as specified in FIPS 180-4, written from the standard's description. */
 #include "sha1.h"
 
 #include <string.h>
 
-static uint32_t rol(uint32_t x, int n) {
-  return x << n | x >> (32 - n);
+static uint32_t rotl(uint32_t x, unsigned n) {
+  return (x << n) | (x >> (32 - n));
 }
 
-static uint32_t load_be32(const uint8_t *p) {
-  return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
-
-static void sha1_block(uint32_t h[5], const uint8_t *p) {
-  uint32_t w[80], a = h[0], b = h[1], c = h[2], d = h[3], e = h[4];
-  for (int i = 0; i < 16; i++)
-    w[i] = load_be32(p + 4 * i);
-  for (int i = 16; i < 80; i++)
-    w[i] = rol(w[i - 3] ^ w[i - 8] ^ w[i - 14] ^ w[i - 16], 1);
-  for (int i = 0; i < 80; i++) {
-    uint32_t f, k, t;
-    if (i < 20)
-      f = (b & c) | (~b & d), k = 0x5a827999u;
-    else if (i < 40)
-      f = b ^ c ^ d, k = 0x6ed9eba1u;
-    else if (i < 60)
-      f = (b & c) | (b & d) | (c & d), k = 0x8f1bbcdcu;
-    else
-      f = b ^ c ^ d, k = 0xca62c1d6u;
-    t = rol(a, 5) + f + e + k + w[i];
-    e = d;
-    d = c;
-    c = rol(b, 30);
-    b = a;
-    a = t;
+/* f and K of the round's quarter (FIPS 180-4, 4.1.1 and 4.2.1) */
+static uint32_t round_mix(int i, uint32_t b, uint32_t c, uint32_t d, uint32_t *k) {
+  if (i < 20) {
+    *k = 0x5a827999;
+    return (b & c) | (~b & d);
   }
-  h[0] += a;
-  h[1] += b;
-  h[2] += c;
-  h[3] += d;
-  h[4] += e;
+  if (i < 40) {
+    *k = 0x6ed9eba1;
+    return b ^ c ^ d;
+  }
+  if (i < 60) {
+    *k = 0x8f1bbcdc;
+    return (b & c) | (b & d) | (c & d);
+  }
+  *k = 0xca62c1d6;
+  return b ^ c ^ d;
+}
+
+static void compress(uint32_t state[5], const uint8_t block[64]) {
+  uint32_t w[80], a = state[0], b = state[1], c = state[2], d = state[3], e = state[4];
+  for (int i = 0; i < 16; i++)
+    w[i] = (uint32_t)block[i * 4] << 24 | (uint32_t)block[i * 4 + 1] << 16 |
+           (uint32_t)block[i * 4 + 2] << 8 | (uint32_t)block[i * 4 + 3];
+  for (int i = 16; i < 80; i++)
+    w[i] = rotl(w[i - 3] ^ w[i - 8] ^ w[i - 14] ^ w[i - 16], 1);
+  for (int i = 0; i < 80; i++) {
+    uint32_t k, f = round_mix(i, b, c, d, &k);
+    uint32_t t = rotl(a, 5) + f + e + k + w[i];
+    e = d, d = c, c = rotl(b, 30), b = a, a = t;
+  }
+  state[0] += a, state[1] += b, state[2] += c, state[3] += d, state[4] += e;
+}
+
+void sha1_init(struct sha1_ctx *c) {
+  static const uint32_t initial[5] = {0x67452301, 0xefcdab89, 0x98badcfe, 0x10325476, 0xc3d2e1f0};
+  memcpy(c->state, initial, sizeof(initial));
+  hash_blocks_init(&c->blocks);
+}
+
+void sha1_update(struct sha1_ctx *c, const void *data, size_t len) {
+  hash_blocks_update(&c->blocks, c->state, compress, data, len);
+}
+
+void sha1_final(struct sha1_ctx *c, uint8_t digest[20]) {
+  hash_blocks_final(&c->blocks, c->state, compress, digest, 5);
 }
 
 void sha1_digest(const void *data, size_t len, uint8_t out[20]) {
-  uint32_t h[5] = {0x67452301u, 0xefcdab89u, 0x98badcfeu, 0x10325476u, 0xc3d2e1f0u};
-  const uint8_t *p = data;
-  uint8_t tail[128] = {0};
-  size_t full = len & ~(size_t)63, rest = len - full, tail_len = rest + 9 <= 64 ? 64 : 128;
-  uint64_t bits = (uint64_t)len * 8;
-  for (size_t i = 0; i < full; i += 64)
-    sha1_block(h, p + i);
-  memcpy(tail, p + full, rest);
-  tail[rest] = 0x80;
-  for (int i = 0; i < 8; i++)
-    tail[tail_len - 1 - i] = (uint8_t)(bits >> (8 * i));
-  for (size_t i = 0; i < tail_len; i += 64)
-    sha1_block(h, tail + i);
-  for (int i = 0; i < 5; i++) {
-    out[4 * i] = (uint8_t)(h[i] >> 24);
-    out[4 * i + 1] = (uint8_t)(h[i] >> 16);
-    out[4 * i + 2] = (uint8_t)(h[i] >> 8);
-    out[4 * i + 3] = (uint8_t)h[i];
-  }
+  struct sha1_ctx c;
+  sha1_init(&c);
+  sha1_update(&c, data, len);
+  sha1_final(&c, out);
 }

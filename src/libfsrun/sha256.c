@@ -48,48 +48,15 @@ void sha256_init(struct sha256_ctx *c) {
   static const uint32_t initial[8] = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
                                       0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
   memcpy(c->state, initial, sizeof(initial));
-  c->total_len = 0;
-  c->block_len = 0;
+  hash_blocks_init(&c->blocks);
 }
 
 void sha256_update(struct sha256_ctx *c, const void *data, size_t len) {
-  const uint8_t *p = data;
-  c->total_len += len;
-  while (len > 0) {
-    size_t take = 64 - c->block_len;
-    if (take > len)
-      take = len;
-    memcpy(c->block + c->block_len, p, take);
-    c->block_len += take;
-    p += take;
-    len -= take;
-    if (c->block_len == 64) {
-      compress(c->state, c->block);
-      c->block_len = 0;
-    }
-  }
+  hash_blocks_update(&c->blocks, c->state, compress, data, len);
 }
 
 void sha256_final(struct sha256_ctx *c, uint8_t digest[32]) {
-  uint64_t bits = c->total_len * 8;
-  /* padding: 0x80, zeros up to 56 mod 64, then the length in bits, big-endian */
-  c->block[c->block_len++] = 0x80;
-  if (c->block_len > 56) {
-    memset(c->block + c->block_len, 0, 64 - c->block_len);
-    compress(c->state, c->block);
-    c->block_len = 0;
-  }
-  memset(c->block + c->block_len, 0, 56 - c->block_len);
-  for (int i = 0; i < 8; i++)
-    c->block[56 + i] = (uint8_t)(bits >> (56 - 8 * i));
-  compress(c->state, c->block);
-  for (int i = 0; i < 8; i++) {
-    digest[i * 4] = (uint8_t)(c->state[i] >> 24);
-    digest[i * 4 + 1] = (uint8_t)(c->state[i] >> 16);
-    digest[i * 4 + 2] = (uint8_t)(c->state[i] >> 8);
-    digest[i * 4 + 3] = (uint8_t)c->state[i];
-  }
-  memset(c->block, 0, sizeof(c->block));
+  hash_blocks_final(&c->blocks, c->state, compress, digest, 8);
 }
 
 void sha256_hex(const void *data, size_t len, char out[65]) {

@@ -5,11 +5,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "hash-blocks.h"
+
 struct sha256_ctx {
   uint32_t state[8];
-  uint64_t total_len; /* bytes hashed so far */
-  uint8_t block[64];
-  size_t block_len;
+  struct hash_blocks blocks;
 };
 
 void sha256_init(struct sha256_ctx *c);

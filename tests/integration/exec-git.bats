@@ -166,6 +166,38 @@ route_exec_foreign_gitdir() {
   task_work user
 }
 
+@test "exec-git: a pack spoofing an existing object and a loose object under another content's id are discarded (root)" {
+  route_spoof_objects root
+}
+
+@test "exec-git: a pack spoofing an existing object and a loose object under another content's id are discarded (ordinary user)" {
+  route_spoof_objects user
+}
+
+@test "exec-git: loose commits and small fetches land; a gc'd or packed fetch's branch move does not (root)" {
+  route_objects_packed root
+}
+
+@test "exec-git: loose commits and small fetches land; a gc'd or packed fetch's branch move does not (ordinary user)" {
+  route_objects_packed user
+}
+
+@test "exec-git: a task worktree's stash clear and push leave the user's stash; push and pop inside work (root)" {
+  route_stash_task root
+}
+
+@test "exec-git: a task worktree's stash clear and push leave the user's stash; push and pop inside work (ordinary user)" {
+  route_stash_task user
+}
+
+@test "exec-git: in the main checkout the stash is only pushed on, never cleared or dropped (root)" {
+  route_stash_main root
+}
+
+@test "exec-git: in the main checkout the stash is only pushed on, never cleared or dropped (ordinary user)" {
+  route_stash_main user
+}
+
 @test "exec-git: on the main checkout, commits land and the routes are closed (root)" {
   main_checkout root
 }

@@ -583,23 +583,19 @@ task_work() {
     echo three >>README && git commit -qam third
     git reset -q --hard HEAD~1
     git rebase -q main
-    echo wip >>README && git stash -q
+    echo wip >>README && git stash -q && git stash pop -q
     git log --format=%s'
-  # on the host: the branch moved to what the sandbox made, the stash is there, the repo is sound
+  # on the host: the branch moved to what the sandbox made, the repo is sound
   [ "$(hgit -C "$REPO" log --format=%s task)" = "$(printf 'second-amended\nmain-2\nfirst')" ]
   [ "$(hgit -C "$WT" rev-parse HEAD)" = "$(hgit -C "$REPO" rev-parse task)" ]
-  [ "$(hgit -C "$REPO" stash list | wc -l)" = 1 ]
-  hgit -C "$REPO" cat-file -e "$(hgit -C "$REPO" rev-parse 'stash@{0}')"
   hgit -C "$REPO" fsck --strict
-  [ -z "$(hgit -C "$WT" status --porcelain)" ]
+  # the stash pushed and popped inside (route_stash_task: a task's stash stays in the run)
+  [ "$(hgit -C "$REPO" stash list | wc -l)" = 0 ]
+  [ "$(hgit -C "$WT" status --porcelain)" = " M README" ]
   [ "$(hgit -C "$REPO" rev-parse main)" = "$MAIN0" ]
   # the branch's reflog has the run's entries
   [ "$(hgit -C "$REPO" reflog show task | wc -l)" -ge 4 ]
   [ "$(tamper)" = '[]' ]
-  # stash pop inside: the host's stash is emptied too
-  sbx -- 'git stash pop -q && git status --porcelain'
-  [ "$(hgit -C "$REPO" stash list | wc -l)" = 0 ]
-  [ "$(hgit -C "$WT" status --porcelain)" = " M README" ]
 }
 
 @test "sandbox-git: add, commit, amend, stash, reset and rebase on the task branch reach the repository (root)" {
@@ -608,6 +604,204 @@ task_work() {
 
 @test "sandbox-git: add, commit, amend, stash, reset and rebase on the task branch reach the repository (ordinary user)" {
   task_work user
+}
+
+# spoof_pack ID DIR: a pack of one blob "EVIL CONTENT" in DIR whose index names it ID (the fan-out
+# and the index's own checksum made to match; the pack as git wrote it), the pack's base name out
+spoof_pack() {
+  local name scratch=$DIR/scratch
+  hgit init -q "$scratch"
+  name=$(printf 'EVIL CONTENT\n' | hgit -C "$scratch" hash-object --stdin -w)
+  name=$(echo "$name" | hgit -C "$scratch" pack-objects -q "$2/pack")
+  python3 - "$2/pack-$name.idx" "$1" <<'PY'
+import hashlib, struct, sys
+path, want = sys.argv[1], bytes.fromhex(sys.argv[2])
+idx = bytearray(open(path, "rb").read())
+assert idx[:8] == b"\377tOc\0\0\0\2" and struct.unpack(">I", idx[8 + 255 * 4:8 + 256 * 4])[0] == 1
+for i in range(256):  # one object: 0 before its first byte, 1 from there on
+    idx[8 + 4 * i:12 + 4 * i] = struct.pack(">I", 1 if i >= want[0] else 0)
+idx[1032:1052] = want
+idx[-20:] = hashlib.sha1(idx[:-20]).digest()
+open(path, "wb").write(idx)
+PY
+  echo "pack-$name"
+}
+
+# loose_object FILE TEXT: FILE holds the zlib'd loose object of the blob TEXT
+loose_object() {
+  python3 -c 'import sys, zlib; d = sys.argv[2].encode(); open(sys.argv[1], "wb").write(zlib.compress(b"blob %d\0" % len(d) + d))' "$1" "$2"
+}
+
+# route_spoof_objects root|user: the run copies into the common dir a pack whose index gives the
+# README blob other bytes, and a loose object under the id of content nobody has yet (a library
+# file the user adds later) holding other bytes. Both are discarded and reported; the host reads
+# README's own content and, once the user adds that file, its own bytes back.
+route_spoof_objects() {
+  make_repo "$1"
+  local readme future pack
+  readme=$(hgit -C "$REPO" rev-parse main:README)
+  future=$(printf 'GOOD-UPSTREAM-1.2.3\n' | hgit hash-object --stdin)
+  as_owner mkdir "$WT/evil"
+  pack=$(spoof_pack "$readme" "$WT/evil")
+  loose_object "$WT/evil/loose" 'EVIL-LIB'
+  chmod -R a+rX "$WT/evil"
+  # the index's lie as git reads it: the spoofed id is found in the pack
+  [ "$(hgit -C "$REPO" show-index <"$WT/evil/$pack.idx" | cut -d' ' -f2)" = "$readme" ]
+  sbx -- "set -e; o=\$(git rev-parse --git-common-dir)/objects
+    cp evil/$pack.pack evil/$pack.idx \$o/pack/
+    mkdir -p \$o/${future:0:2} && cp evil/loose \$o/${future:0:2}/${future:2}
+    git cat-file -p $readme"
+  # inside, the lie worked (so the test would see it land)
+  [ "$output" = "EVIL CONTENT" ]
+  [ "$(hgit -C "$REPO" show main:README)" = one ]
+  [ "$(hgit -C "$REPO" cat-file -p "$readme")" = one ]
+  [ ! -e "$REPO/.git/objects/pack/$pack.idx" ]
+  [ ! -e "$REPO/.git/objects/${future:0:2}/${future:2}" ]
+  [ "$(discarded)" = "[\"objects/${future:0:2}/${future:2}\",\"objects/pack/$pack.idx\",\"objects/pack/$pack.pack\"]" ]
+  grep -q "objects/${future:0:2}/${future:2}\` is not what its name says" "$DIR/stderr"
+  # the user vendors the real file: its bytes come back
+  as_owner sh -c 'printf "GOOD-UPSTREAM-1.2.3\n" >"$1/lib.js"' sh "$REPO"
+  hgit -C "$REPO" add lib.js
+  hgit -C "$REPO" commit -qm vendor
+  rm "$REPO/lib.js"
+  hgit -C "$REPO" checkout -- lib.js
+  [ "$(cat "$REPO/lib.js")" = GOOD-UPSTREAM-1.2.3 ]
+  hgit -C "$REPO" fsck --strict
+}
+
+# route_objects_packed root|user: a commit's loose objects land; a `git repack` inside packs the
+# next commit's, and a pack is never adopted: the branch stays at the last commit the host has
+# (reported with the pack); after a `git gc` too (its packed-refs is not applied either); a fetch of a few objects from a local repository arrives loose and
+# lands, one forced into a pack (fetch.unpackLimit=1) does not
+route_objects_packed() {
+  make_repo "$1"
+  local up=$DIR/up c1
+  hgit clone -q "$REPO" "$up"
+  hgit -C "$up" config user.email up@example.invalid
+  hgit -C "$up" config user.name up
+  as_owner sh -c 'echo upstream >"$1/UP"' sh "$up"
+  hgit -C "$up" add UP
+  hgit -C "$up" commit -qm upstream
+  jq -n --arg u "$up" '{allowedPaths: [$u]}' >"$DIR/policy.json"
+  sbx -- 'echo two >>README && git commit -qam loose-commit'
+  c1=$(hgit -C "$REPO" rev-parse task)
+  [ "$(hgit -C "$REPO" log -1 --format=%s task)" = loose-commit ]
+  [ "$(discarded)" = '[]' ]
+  sbx -- 'echo three >>README && git commit -qam packed-commit && git repack -adq && git log -1 --format=%s'
+  [ "$output" = packed-commit ]
+  [ "$(hgit -C "$REPO" rev-parse task)" = "$c1" ]
+  discarded | jq -e 'index("refs/heads/task") and (map(select(startswith("objects/pack/pack-"))) | length > 0)'
+  hgit -C "$REPO" fsck --strict
+  # the worktree's files are the run's: the host can commit them again
+  [ "$(tail -1 "$WT/README")" = three ]
+  hgit -C "$WT" reset -q --hard
+  rm -f "$DIR/audit.jsonl"
+  sbx -- 'echo four >>README && git commit -qam gc-commit && git gc -q'
+  [ "$(hgit -C "$REPO" rev-parse task)" = "$c1" ]
+  discarded | jq -e 'index("refs/heads/task")'
+  hgit -C "$REPO" fsck --strict
+  hgit -C "$WT" reset -q --hard
+  rm -f "$DIR/audit.jsonl"
+  sbx -- "git -c fetch.unpackLimit=1 fetch -q '$up' main && git reset -q --hard FETCH_HEAD"
+  [ "$(hgit -C "$REPO" rev-parse task)" = "$c1" ]
+  discarded | jq -e 'index("refs/heads/task")'
+  rm -f "$DIR/audit.jsonl"
+  sbx -- "git fetch -q '$up' main && git reset -q --hard FETCH_HEAD"
+  [ "$(hgit -C "$REPO" rev-parse task)" = "$(hgit -C "$up" rev-parse main)" ]
+  [ "$(hgit -C "$REPO" show task:UP)" = upstream ]
+  hgit -C "$REPO" fsck --strict
+}
+
+# a stash entry of the user's in the main checkout: WIP on README
+user_stash() {
+  as_owner sh -c 'echo user-wip >>"$1/README"' sh "$REPO"
+  hgit -C "$REPO" stash -q
+  USER_STASH=$(hgit -C "$REPO" rev-parse refs/stash)
+}
+
+# route_stash_task root|user: the stash is the repository's; a run in a task worktree keeps its
+# own: `git stash clear` and a push on top leave the user's entry where it was, a push and pop of
+# the run's own entry works inside
+route_stash_task() {
+  make_repo "$1"
+  user_stash
+  sbx -- 'git stash clear && git stash list | wc -l'
+  [ "$output" = 0 ]
+  [ "$(hgit -C "$REPO" stash list | wc -l)" = 1 ]
+  [ "$(hgit -C "$REPO" rev-parse 'stash@{0}')" = "$USER_STASH" ]
+  [ "$(discarded)" = '["logs/refs/stash","refs/stash"]' ]
+  rm -f "$DIR/audit.jsonl"
+  sbx -- 'echo agent >>README && git stash -q && git stash list | wc -l'
+  [ "$output" = 2 ]
+  [ "$(hgit -C "$REPO" rev-parse 'stash@{0}')" = "$USER_STASH" ]
+  [ "$(discarded)" = '["logs/refs/stash","refs/stash"]' ]
+  hgit -C "$WT" checkout -q -- README
+  rm -f "$DIR/audit.jsonl"
+  sbx -- 'echo mine >>README && git stash -q && git stash pop -q && tail -1 README'
+  [ "$output" = mine ]
+  [ "$(hgit -C "$REPO" rev-parse 'stash@{0}')" = "$USER_STASH" ]
+  [ "$(hgit -C "$REPO" stash list | wc -l)" = 1 ]
+  [ "$(discarded)" = '[]' ]
+  hgit -C "$REPO" stash pop -q
+  [ "$(tail -1 "$REPO/README")" = user-wip ]
+}
+
+# route_stash_main root|user: in the main checkout the stash is the run's to push on top of, never
+# to clear or drop from
+route_stash_main() {
+  make_repo "$1"
+  user_stash
+  sbx "$REPO" -- 'git stash clear'
+  [ "$(hgit -C "$REPO" rev-parse 'stash@{0}')" = "$USER_STASH" ]
+  [ "$(discarded)" = '["logs/refs/stash","refs/stash"]' ]
+  rm -f "$DIR/audit.jsonl"
+  sbx "$REPO" -- 'git stash drop -q stash@{0}'
+  [ "$(hgit -C "$REPO" rev-parse 'stash@{0}')" = "$USER_STASH" ]
+  [ "$(discarded)" = '["logs/refs/stash","refs/stash"]' ]
+  rm -f "$DIR/audit.jsonl"
+  sbx "$REPO" -- 'echo agent >>README && git stash -q'
+  [ "$(hgit -C "$REPO" stash list | wc -l)" = 2 ]
+  [ "$(hgit -C "$REPO" rev-parse 'stash@{1}')" = "$USER_STASH" ]
+  [ "$(discarded)" = '[]' ]
+  # dropping the older (the user's) entry rewrites the reflog below the top: not applied
+  sbx "$REPO" -- 'git stash drop -q stash@{1} && git stash list | wc -l'
+  [ "$output" = 1 ]
+  [ "$(hgit -C "$REPO" stash list | wc -l)" = 2 ]
+  [ "$(hgit -C "$REPO" rev-parse 'stash@{1}')" = "$USER_STASH" ]
+  [ "$(discarded)" = '["logs/refs/stash"]' ]
+  hgit -C "$REPO" fsck --strict
+}
+
+@test "sandbox-git: a pack spoofing an existing object and a loose object under another content's id are discarded (root)" {
+  route_spoof_objects root
+}
+
+@test "sandbox-git: a pack spoofing an existing object and a loose object under another content's id are discarded (ordinary user)" {
+  route_spoof_objects user
+}
+
+@test "sandbox-git: loose commits and small fetches land; a gc'd or packed fetch's branch move does not (root)" {
+  route_objects_packed root
+}
+
+@test "sandbox-git: loose commits and small fetches land; a gc'd or packed fetch's branch move does not (ordinary user)" {
+  route_objects_packed user
+}
+
+@test "sandbox-git: a task worktree's stash clear and push leave the user's stash; push and pop inside work (root)" {
+  route_stash_task root
+}
+
+@test "sandbox-git: a task worktree's stash clear and push leave the user's stash; push and pop inside work (ordinary user)" {
+  route_stash_task user
+}
+
+@test "sandbox-git: in the main checkout the stash is only pushed on, never cleared or dropped (root)" {
+  route_stash_main root
+}
+
+@test "sandbox-git: in the main checkout the stash is only pushed on, never cleared or dropped (ordinary user)" {
+  route_stash_main user
 }
 
 main_checkout() {

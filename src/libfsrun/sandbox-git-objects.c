@@ -1,0 +1,277 @@
+/* The objects a sandbox run wrote (docs/sandbox.md, "Git"): git trusts an object's name, never
+ * hashing what it reads again, so nothing the run named is adopted on its word.
+ *  - a new loose object is copied into the repository, and kept only when its content hashes to its
+ *    name (the copy is checked, not the run's file, which a process that outlives the run could
+ *    still change); a mismatch is discarded and reported;
+ *  - a pack is never adopted: its index maps ids to bytes and could give an existing id other
+ *    content. Packs (and everything else under objects/ that is not a loose object) are reported.
+ * And for the refs: a ref is moved only to an object the repository has, loose or in one of the
+ * host's own packs, so that a run whose objects were packed inside does not leave a ref to
+ * nothing. */
+#include "sandbox-git.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "git-object.h"
+#include "log.h"
+#include "utils.h"
+
+#define OBJECTS_MAX_ENTRIES 200000
+
+static bool is_hex(const char *s, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+      return false;
+  return true;
+}
+
+bool sandbox_git_is_oid(const char *s) {
+  size_t n = strlen(s);
+  return (n == 40 || n == 64) && is_hex(s, n);
+}
+
+static bool is_loose_name(const char *name) {
+  return (strlen(name) == 38 || strlen(name) == 62) && is_hex(name, strlen(name));
+}
+
+/* the run's `from/name` into `to/name` through a temporary file of ours, which is then checked: 1
+ * adopted, 0 already there, -1 failed (errno), -2 not the object its name says (*why) */
+static int adopt_loose(int from, int to, const char *name, const char *id, const char **why) {
+  cleanup_close int in = openat(from, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  cleanup_close int out = -1;
+  cleanup_free char *tmp = xasprintf(".fsrun-sync.%d.%s", (int)getpid(), name);
+  char buf[65536];
+  ssize_t n = 0;
+  int rc = 1;
+  if (in < 0)
+    return -1;
+  if (faccessat(to, name, F_OK, AT_SYMLINK_NOFOLLOW) == 0)
+    return 0;
+  /* read-only like git's own objects */
+  out = openat(to, tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0444);
+  if (out < 0)
+    return -1;
+  while ((n = read(in, buf, sizeof(buf))) > 0 && safe_write_all(out, buf, (size_t)n) == 0)
+    ;
+  if (n != 0)
+    rc = -1;
+  else if (lseek(out, 0, SEEK_SET) < 0)
+    rc = -1;
+  else if (git_loose_object_check(out, id, why) < 0)
+    rc = -2;
+  else if (renameat2(to, tmp, to, name, RENAME_NOREPLACE) < 0)
+    rc = errno == EEXIST ? 0 : -1;
+  if (rc != 1) {
+    int saved = errno;
+    unlinkat(to, tmp, 0);
+    errno = saved;
+  }
+  return rc;
+}
+
+struct objects_sync {
+  int upper, common;
+  size_t entries;
+  void (*discard)(void *arg, const char *rel);
+  void *arg;
+};
+
+/* upper/objects/XX: each loose object the host lacks, checked */
+static void sync_loose_dir(struct objects_sync *s, const char *sub) {
+  cleanup_free char *rel = xasprintf("objects/%s", sub);
+  cleanup_close int from = sandbox_git_open_beneath(s->upper, rel, O_RDONLY | O_DIRECTORY, 0);
+  cleanup_close int to = -1;
+  cleanup_dir DIR *d = NULL;
+  struct dirent *e;
+  if (from < 0 || (d = fdopendir(from)) == NULL)
+    return;
+  from = -1;
+  while ((e = readdir(d)) != NULL && s->entries++ < OBJECTS_MAX_ENTRIES) {
+    cleanup_free char *id = NULL;
+    cleanup_free char *file = NULL;
+    const char *why = NULL;
+    int rc;
+    if (e->d_type != DT_REG)
+      continue; /* a whiteout: git pruned a loose object inside; the host's stays */
+    file = xasprintf("%s/%s", rel, e->d_name);
+    if (!is_loose_name(e->d_name)) {
+      s->discard(s->arg, file);
+      continue;
+    }
+    if (to < 0 && (mkdirat(s->common, rel, 0755) < 0 && errno != EEXIST))
+      return;
+    if (to < 0 && (to = sandbox_git_open_beneath(s->common, rel, O_PATH | O_DIRECTORY, 0)) < 0)
+      return;
+    id = xasprintf("%s%s", sub, e->d_name);
+    rc = adopt_loose(dirfd(d), to, e->d_name, id, &why);
+    if (rc == -2) {
+      log_warning("sandbox: git: the object `%s` is not what its name says (%s): discarded", file,
+                  why);
+      s->discard(s->arg, file);
+    } else if (rc < 0) {
+      log_warning("sandbox: git: copy the new object `%s`: %s", file, strerror(errno));
+    }
+  }
+}
+
+/* every regular file beneath dir (relative path rel): reported, never adopted */
+static void report_files(struct objects_sync *s, int dir, const char *rel, int depth) {
+  cleanup_dir DIR *d = NULL;
+  struct dirent *e;
+  int fd = openat(dir, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0 || (d = fdopendir(fd)) == NULL) {
+    if (fd >= 0)
+      close(fd);
+    return;
+  }
+  while ((e = readdir(d)) != NULL && s->entries++ < OBJECTS_MAX_ENTRIES) {
+    cleanup_free char *path = xasprintf("%s/%s", rel, e->d_name);
+    if (e->d_type == DT_REG) {
+      s->discard(s->arg, path);
+    } else if (e->d_type == DT_DIR && depth < 4 && strcmp(e->d_name, ".") != 0 &&
+               strcmp(e->d_name, "..") != 0) {
+      cleanup_close int sub =
+          openat(dirfd(d), e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+      if (sub >= 0)
+        report_files(s, sub, path, depth + 1);
+    }
+  }
+}
+
+void sandbox_git_sync_objects(int upper, int common, void (*discard)(void *, const char *),
+                              void *arg) {
+  struct objects_sync s = {.upper = upper, .common = common, .discard = discard, .arg = arg};
+  cleanup_close int fd = sandbox_git_open_beneath(upper, "objects", O_RDONLY | O_DIRECTORY, 0);
+  cleanup_dir DIR *d = NULL;
+  struct dirent *e;
+  if (fd < 0 || (d = fdopendir(fd)) == NULL)
+    return;
+  fd = -1;
+  while ((e = readdir(d)) != NULL && s.entries < OBJECTS_MAX_ENTRIES) {
+    if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+      continue;
+    if (e->d_type == DT_DIR && strlen(e->d_name) == 2 && is_hex(e->d_name, 2)) {
+      sync_loose_dir(&s, e->d_name);
+    } else if (e->d_type == DT_DIR) {
+      cleanup_free char *rel = xasprintf("objects/%s", e->d_name);
+      cleanup_close int sub =
+          openat(dirfd(d), e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+      if (sub >= 0)
+        report_files(&s, sub, rel, 0);
+    } else if (e->d_type == DT_REG) {
+      cleanup_free char *rel = xasprintf("objects/%s", e->d_name);
+      discard(arg, rel);
+    }
+  }
+}
+
+/* --- is an object in the repository ---------------------------------------------------------- */
+
+static uint32_t be32(const unsigned char *p) {
+  return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+static void hex_to_bytes(const char *hex, unsigned char *out, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    char pair[3] = {hex[2 * i], hex[2 * i + 1], '\0'};
+    out[i] = (unsigned char)strtoul(pair, NULL, 16);
+  }
+}
+
+/* a binary search of one of the host's pack indexes (gitformat-pack(5): version 2, or version 1
+ * without its magic); names of hash_len bytes, sorted */
+static bool idx_has(int fd, const unsigned char *want, size_t hash_len) {
+  unsigned char head[8], fan[4], name[32];
+  off_t base = 0, stride = (off_t)hash_len, name_at = 0;
+  uint32_t lo = 0, hi;
+  if (pread(fd, head, 8, 0) != 8)
+    return false;
+  if (memcmp(head, "\377tOc", 4) == 0) {
+    if (be32(head + 4) != 2)
+      return false;
+    base = 8;
+  } else {
+    stride = 4 + (off_t)hash_len, name_at = 4; /* version 1: a 4-byte offset before each name */
+  }
+  if (want[0] > 0 && pread(fd, fan, 4, base + 4 * (want[0] - 1)) == 4)
+    lo = be32(fan);
+  if (pread(fd, fan, 4, base + 4 * want[0]) != 4)
+    return false;
+  hi = be32(fan);
+  while (lo < hi) {
+    uint32_t mid = lo + (hi - lo) / 2;
+    int cmp;
+    if (pread(fd, name, hash_len, base + 1024 + (off_t)mid * stride + name_at) != (ssize_t)hash_len)
+      return false;
+    cmp = memcmp(name, want, hash_len);
+    if (cmp == 0)
+      return true;
+    if (cmp < 0)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return false;
+}
+
+bool sandbox_git_object_present(int common, const char *id) {
+  size_t hash_len = strlen(id) / 2;
+  cleanup_free char *loose = xasprintf("objects/%.2s/%s", id, id + 2);
+  cleanup_close int packs = -1;
+  cleanup_dir DIR *d = NULL;
+  struct dirent *e;
+  unsigned char want[32];
+  struct stat st;
+  if (fstatat(common, loose, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode))
+    return true;
+  packs = sandbox_git_open_beneath(common, "objects/pack", O_RDONLY | O_DIRECTORY, 0);
+  if (packs < 0 || (d = fdopendir(packs)) == NULL)
+    return false;
+  packs = -1;
+  hex_to_bytes(id, want, hash_len);
+  while ((e = readdir(d)) != NULL) {
+    size_t n = strlen(e->d_name);
+    cleanup_close int fd = -1;
+    if (n < 4 || strcmp(e->d_name + n - 4, ".idx") != 0)
+      continue;
+    fd = openat(dirfd(d), e->d_name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd >= 0 && idx_has(fd, want, hash_len))
+      return true;
+  }
+  return false;
+}
+
+/* a reflog line's new id ("<old> <new> <who>\t<message>") into want; false when it has none, or
+ * zeros (the ref deleted) */
+static bool reflog_new_id(const char *line, size_t len, char want[65]) {
+  const char *id = memchr(line, ' ', len);
+  size_t n;
+  if (id == NULL)
+    return false;
+  id++;
+  n = strcspn(id, " \n");
+  if ((n != 40 && n != 64) || id + n > line + len || strspn(id, "0") >= n)
+    return false;
+  memcpy(want, id, n);
+  want[n] = '\0';
+  return true;
+}
+
+bool sandbox_git_reflog_present(int common, const char *log) {
+  const char *line = log;
+  char want[65];
+  while (*line != '\0') {
+    size_t len = strcspn(line, "\n");
+    if (reflog_new_id(line, len, want) && !sandbox_git_object_present(common, want))
+      return false;
+    line += len + (line[len] == '\n');
+  }
+  return true;
+}

@@ -2,8 +2,8 @@
 // has no "fsrun"); `name` is "fsrun". Mode "one-shot": each run() is one
 // `fsrun sandbox --json --policy - ... -- /bin/sh -c COMMAND`. Mode "task-container": prepare()
 // makes one container for the task and each run() is an `fsrun exec` into it (task-container.ts).
-import { mkdtemp, realpath, rm } from "node:fs/promises";
-import { constants as osConstants, tmpdir } from "node:os";
+import { realpath, rm } from "node:fs/promises";
+import { constants as osConstants } from "node:os";
 import { isAbsolute, join, resolve } from "node:path";
 
 import type { SandboxAuditEvent, SandboxAuditHook } from "./audit";
@@ -15,6 +15,7 @@ import type { SandboxBackend, SandboxCapabilities, SandboxPrepareContext } from 
 import { maxBufferOf, runNative } from "./native";
 import { checkPolicy, combinePolicies } from "./policy";
 import { runProc } from "./proc";
+import { privateDir } from "./private-dir";
 import { TaskContainer } from "./task-container";
 import type { FsrunPolicy, FsrunRunOptions, FsrunRunResult, LimitNotEnforced, SandboxFailureMode, SandboxLimits } from "./types";
 
@@ -165,7 +166,7 @@ export class FsrunBackend extends BackendBase implements SandboxBackend {
     // never falls back: only a host where fsrun can set up no sandbox at all does (the probe below,
     // under fallback-native, is fsrun's own judgement of that: docs/sandbox.md)
     let bundleError: FsrunSetupError | null = null;
-    const tmp = await mkdtemp(join(tmpdir(), "fsrun-fusion-"));
+    const tmp = await privateDir(task, "fsrun-fusion-");
     try {
       const b = await this.cli.bundle(task.policy, task.worktree, join(tmp, "bundle"));
       this.warnings.push(...b.warnings);

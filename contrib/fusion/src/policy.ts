@@ -81,7 +81,8 @@ export function checkPolicy(value: unknown, where: string): FsrunPolicy {
   return policy;
 }
 
-function under(path: string, dir: string): boolean {
+/** Is PATH at or under DIR (both absolute, normalised)? */
+export function under(path: string, dir: string): boolean {
   return path === dir || dir === "/" || path.startsWith(dir + "/");
 }
 

@@ -6,8 +6,8 @@
 // the command ended (exitCode or signal, oomKilled): fsrun's own exit status is the shell's 128+N.
 import { randomBytes } from "node:crypto";
 import { closeSync, openSync, readFileSync } from "node:fs";
-import { mkdtemp, readFile, rm } from "node:fs/promises";
-import { constants as osConstants, tmpdir } from "node:os";
+import { readFile, rm } from "node:fs/promises";
+import { constants as osConstants } from "node:os";
 import { join } from "node:path";
 import { spawn } from "node:child_process";
 
@@ -16,6 +16,7 @@ import { FsrunSetupError } from "./errors";
 import type { FsrunCli } from "./fsrun-cli";
 import { firstLines, fsrunOwnEnv } from "./fsrun-cli";
 import { maxBufferOf } from "./native";
+import { privateDir } from "./private-dir";
 import { runProc } from "./proc";
 import type { FsrunRunOptions, FsrunRunResult, LimitNotEnforced, SandboxLimits } from "./types";
 
@@ -68,7 +69,7 @@ export class TaskContainer {
   ) {}
 
   static async create(cli: FsrunCli, task: Task, killGraceMs: number, limits: SandboxLimits, notEnforced: LimitNotEnforced[]): Promise<TaskContainer> {
-    const dir = await mkdtemp(join(tmpdir(), "fsrun-fusion-task-"));
+    const dir = await privateDir(task, "fsrun-fusion-task-");
     const id = `fusion-${task.taskId.replace(/[^A-Za-z0-9_.-]/g, "_").slice(0, 100)}-${randomBytes(4).toString("hex")}`;
     const help = await cli.run(["exec", "--help"]);
     const container = new TaskContainer(cli, id, dir, killGraceMs, limits, notEnforced, /^\s*--status-json\b/m.test(help.stdout));

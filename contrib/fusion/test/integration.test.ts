@@ -4,7 +4,8 @@ import * as assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import type { SpawnOptions } from "node:child_process";
 import { constants as fsConstants } from "node:fs";
-import { chmod, mkdir, open, readFile, readdir, rm, stat, writeFile } from "node:fs/promises";
+import { chmod, mkdir, open, readFile, readdir, realpath, rm, stat, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { after, before, test } from "node:test";
 
@@ -442,6 +443,30 @@ test(`[${WHO}] task container: runs exec into one container; dispose deletes it`
   assert.deepEqual([(await b.run("exit 3", opts())).exitCode], [3]);
   await b.dispose();
   assert.deepEqual(await containers(id), []);
+});
+
+test(`[${WHO}] a policy that lets the command write TMPDIR: one-shot and task container prepare and run; no bundle is in TMPDIR`, async () => {
+  // a private TMPDIR of this process (os.tmpdir() reads it on each call), never the host's /tmp
+  const privateTmp = await tempDir("fsrun-fusion-tmpdir-");
+  const saved = process.env.TMPDIR;
+  process.env.TMPDIR = privateTmp;
+  try {
+    assert.equal(await realpath(tmpdir()), privateTmp);
+    const policy = { ...basePolicy(), writablePaths: [tmpdir()] };
+    const one = await backend({}, policy);
+    assert.equal((await one.run(`echo w > "${privateTmp}/w" && cat "${privateTmp}/w"`, opts())).stdout, "w\n");
+    await one.dispose();
+    const task = await backend({ mode: "task-container" }, policy);
+    assert.equal((await task.run("echo in-task", opts())).stdout, "in-task\n");
+    // while the task container lives, its bundle, pid files and logs are out of the command's reach
+    assert.deepEqual(await readdir(privateTmp), ["w"]);
+    await task.dispose();
+    await assert.rejects(backend({}, { ...basePolicy(), writablePaths: ["/"] }), (e: unknown) => e instanceof FsrunSetupError && /^prepare: ctx\.policy\.writablePaths /.test(e.message));
+  } finally {
+    if (saved === undefined) delete process.env.TMPDIR;
+    else process.env.TMPDIR = saved;
+    await rm(privateTmp, { recursive: true, force: true });
+  }
 });
 
 test(`[${WHO}] task container: exit 130 is an exit, kill -INT $$ a signal, as in one-shot mode`, async (t) => {

@@ -8,6 +8,7 @@
 #include "sandbox-git.h"
 #include "sandbox-limits.h"
 #include "sandbox-paths.h"
+#include "sandbox-spelling.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -1228,6 +1229,8 @@ int sandbox_bundle(const struct fsrun_context *ctx, const struct sandbox_bundle_
         "bundle: network egress needs `fsrun sandbox` to run its helper (slirp4netns): this "
         "bundle's network namespace has only lo");
   r = sandbox_resolve_worktree(o->worktree, &worktree, err);
+  if (r == 0)
+    r = sandbox_policy_respell(policy, worktree, err);
   if (r == 0)
     r = sandbox_config_for_caller(policy, worktree, o->args, o->n_args, geteuid() != 0, &config,
                                   err);

@@ -564,6 +564,179 @@ refused_probe() {
   [ "$output" = secret ]
 }
 
+# as_user UID ARGS... -- COMMAND: `fsrun sandbox` as the ordinary user UID (state and home its own)
+sbx_as_user() {
+  local uid=$1
+  shift
+  setpriv --reuid "$uid" --regid "$uid" --clear-groups env HOME="$DIR/home" \
+    "$FSRUN" --root "$DIR/state-$uid" sandbox --policy "$POLICY" --worktree "$WT" \
+    --task-id "$TASK" "$@"
+}
+
+@test "sandbox: a policy path that reaches the worktree by another name (a link above it) still meets the command's links there: refused, 125 (root and an ordinary user)" {
+  requires_host_command setpriv
+  local uid=1000 spec field path out
+  # fakeetc stands for /etc: a root-only file the command must never read, a dir it must not write
+  mkdir -p "$DIR/home" "$DIR/fakeetc"
+  echo root-only-secret >"$DIR/fakeetc/secret"
+  chmod 600 "$DIR/fakeetc/secret"
+  # the operator's other name for the worktree (~/code -> /data/code); the command's link in it
+  ln -s "$WT" "$DIR/wtlink"
+  ln -s "$DIR/fakeetc" "$WT/e"
+  local cases=("allowedPaths $DIR/wtlink/e" "allowedPaths $DIR/wtlink/e/secret"
+    "writablePaths $DIR/wtlink/e" "writablePaths $DIR/wtlink/./e/new")
+  for spec in "${cases[@]}"; do
+    field=${spec%% *}
+    path=${spec#* }
+    write_policy "{\"$field\": [\"$path\"]}"
+    run --separate-stderr sbx -- /bin/sh -c "cat '$path' '$path/secret'; touch '$path/pwned' '$DIR/ran'"
+    echo "root, $spec: $status $output $stderr"
+    [ "$status" -eq 125 ]
+    [[ $stderr == *"policy: $field[0]: \`$WT/e"*"\` passes through a symbolic link in \`$WT\`"* ]]
+    [ "$(grep -c . <<<"$stderr")" = 1 ]
+    [[ $output != *root-only* ]]
+    [ ! -e "$DIR/ran" ]
+    [ "$(ls "$DIR/fakeetc")" = secret ]
+  done
+  give_dir_to_user "$uid"
+  for spec in "${cases[@]}"; do
+    field=${spec%% *}
+    path=${spec#* }
+    write_policy "{\"$field\": [\"$path\"]}"
+    run --separate-stderr sbx_as_user "$uid" -- /bin/sh -c "touch '$path/pwned' '$DIR/ran'"
+    echo "uid $uid, $spec: $status $output $stderr"
+    [ "$status" -eq 125 ]
+    [[ $stderr == *"policy: $field[0]: \`$WT/e"*"\` passes through a symbolic link in \`$WT\`"* ]]
+    [ ! -e "$DIR/ran" ]
+    [ "$(ls "$DIR/fakeetc")" = secret ]
+  done
+}
+
+@test "sandbox: a writablePaths entry that is the repository by another name gets its git dir's protections, not a second read-write view (root and an ordinary user)" {
+  requires_host_command setpriv
+  local uid=1000 config_before who
+  mkdir -p "$DIR/home"
+  ln -s "$REPO" "$DIR/repolink"
+  write_policy "{\"writablePaths\": [\"$DIR/repolink\"]}"
+  config_before=$(cat "$REPO/.git/config")
+  for who in root user; do
+    # through either name, the host's git config and hooks are what the host's git runs
+    local cmd="for d in '$DIR/repolink' '$REPO'; do
+      printf '[core]\n\tfsmonitor = touch $DIR/pwned\n' >>\"\$d/.git/config\" 2>/dev/null && echo wrote-config
+      echo 'touch $DIR/pwned' >\"\$d/.git/hooks/pre-commit\" 2>/dev/null && echo wrote-hook
+    done; touch '$REPO/made'"
+    if [ "$who" = root ]; then
+      run --separate-stderr sbx -- /bin/sh -c "$cmd"
+    else
+      give_dir_to_user "$uid"
+      rm -f "$REPO/made"
+      run --separate-stderr sbx_as_user "$uid" -- /bin/sh -c "$cmd"
+    fi
+    echo "$who: $status $output $stderr"
+    [ "$status" -eq 0 ]
+    [[ $output != *wrote* ]]
+    [ "$(cat "$REPO/.git/config")" = "$config_before" ]
+    [ ! -e "$REPO/.git/hooks/pre-commit" ]
+    # the entry itself is still writable, at the repository's own path
+    [ -e "$REPO/made" ]
+    git -c safe.directory="*" -C "$WT" status --short >/dev/null
+    [ ! -e "$DIR/pwned" ]
+  done
+}
+
+@test "sandbox: a worktree and policy paths given through a linked parent (/home -> var/home) still work (root and an ordinary user)" {
+  requires_host_command setpriv
+  local uid=1000 who link=$BATS_TEST_TMPDIR/homelink
+  mkdir -p "$DIR/home" "$DIR/data" "$WT/cache"
+  echo data-file >"$DIR/data/f"
+  ln -s "$DIR" "$link"
+  write_policy "{\"allowedPaths\": [\"$link/data\"], \"writablePaths\": [\"$link/worktree/cache\", \"$link/worktree\"]}"
+  for who in root user; do
+    local cmd="cat '$link/data/f' && echo made >'$WT/cache/$who' && echo top >'$WT/top-$who' && pwd"
+    if [ "$who" = root ]; then
+      run --separate-stderr fsrun sandbox --policy "$POLICY" --worktree "$link/worktree" \
+        --task-id "$TASK" -- /bin/sh -c "$cmd"
+    else
+      give_dir_to_user "$uid"
+      chmod a+x "$BATS_TEST_TMPDIR"
+      run --separate-stderr setpriv --reuid "$uid" --regid "$uid" --clear-groups \
+        env HOME="$DIR/home" "$FSRUN" --root "$DIR/state-$uid" sandbox --policy "$POLICY" \
+        --worktree "$link/worktree" --task-id "$TASK" -- /bin/sh -c "$cmd"
+    fi
+    echo "$who: $status $output $stderr"
+    [ "$status" -eq 0 ]
+    [ "${lines[0]}" = data-file ]
+    [ "${lines[1]}" = "$WT" ]
+    [ "$(cat "$WT/cache/$who")" = made ]
+    [ "$(cat "$WT/top-$who")" = top ]
+  done
+}
+
+@test "sandbox: a writablePaths entry that holds the worktree under a bind mount's name is refused, 125; one through it into the worktree meets the command's links (root and an ordinary user)" {
+  requires_host_command setpriv
+  requires_host_command unshare
+  local uid=1000 alias=$BATS_TEST_TMPDIR/alias field path who
+  mkdir -p "$DIR/home" "$DIR/fakeetc" "$alias"
+  echo root-only-secret >"$DIR/fakeetc/secret"
+  chmod 600 "$DIR/fakeetc/secret"
+  ln -s "$DIR/fakeetc" "$WT/e"
+  give_dir_to_user "$uid"
+  chmod a+x "$BATS_TEST_TMPDIR"
+  for who in root user; do
+    local runner=""
+    [ "$who" = user ] && runner="setpriv --reuid $uid --regid $uid --clear-groups env HOME=$DIR/home"
+    for spec in "writablePaths $alias" "writablePaths $alias/worktree/e" "allowedPaths $alias/worktree/e"; do
+      field=${spec%% *}
+      path=${spec#* }
+      write_policy "{\"$field\": [\"$path\"]}"
+      # the bind in a mount namespace of the test's own (the host's mounts stay as they are)
+      run --separate-stderr unshare -m --propagation private /bin/sh -c "mount --bind '$DIR' '$alias' &&
+        exec $runner '$FSRUN' --root '$DIR/state-$who' sandbox --policy '$POLICY' --worktree '$WT' \
+        --task-id '$TASK' -- /bin/sh -c \"cat '$path/worktree/e/secret' '$path/secret'; touch '$DIR/ran'\""
+      echo "$who, $spec: $status $output $stderr"
+      [ "$status" -eq 125 ]
+      [ "$(grep -c . <<<"$stderr")" = 1 ]
+      if [ "$path" = "$alias" ]; then
+        [[ $stderr == *"policy: $field[0]: \`$alias\` holds \`$WT\`, which the sandboxed command writes, under another name"* ]]
+      else
+        [[ $stderr == *"policy: $field[0]: \`$WT/e\` passes through a symbolic link in \`$WT\`"* ]]
+      fi
+      [[ $output != *root-only* ]]
+      [ ! -e "$DIR/ran" ]
+    done
+  done
+}
+
+@test "bundle: a policy path that reaches the worktree by another name meets the command's links there; the worktree by that name is bound at its own path (root and an ordinary user)" {
+  requires_fsrun_command bundle
+  requires_host_command setpriv
+  local uid=1000 out=$DIR/bundle field who
+  mkdir -p "$DIR/home" "$DIR/fakeetc"
+  ln -s "$WT" "$DIR/wtlink"
+  ln -s "$DIR/fakeetc" "$WT/e"
+  give_dir_to_user "$uid"
+  for who in root user; do
+    local runner=()
+    [ "$who" = user ] && runner=(setpriv --reuid "$uid" --regid "$uid" --clear-groups env HOME="$DIR/home")
+    for field in allowedPaths writablePaths; do
+      write_policy "{\"$field\": [\"$DIR/wtlink/e\"]}"
+      run --separate-stderr "${runner[@]}" "$FSRUN" bundle --policy "$POLICY" --worktree "$WT" --out "$out" -- /bin/true
+      echo "$who, $field: $status $stderr"
+      [ "$status" -eq 1 ]
+      [[ $stderr == *"policy: $field[0]: \`$WT/e\` passes through a symbolic link in \`$WT\`"* ]]
+      [ ! -e "$out/config.json" ]
+    done
+    write_policy "{\"writablePaths\": [\"$DIR/wtlink\"]}"
+    run --separate-stderr "${runner[@]}" "$FSRUN" bundle --policy "$POLICY" --worktree "$DIR/wtlink" --out "$out" -- /bin/true
+    echo "$who: $status $stderr"
+    [ "$status" -eq 0 ]
+    jq -r '.mounts[].destination' "$out/config.json" | grep -qx "$WT"
+    run jq -r '.mounts[].destination' "$out/config.json"
+    [[ $output != *wtlink* ]]
+    rm -rf "$out"
+  done
+}
+
 @test "sandbox: a path the policy names twice has its shadow files covered on both binds (root and an ordinary user)" {
   [ -f /etc/shadow ] || skip "the host has no /etc/shadow"
   requires_host_command setpriv

@@ -211,6 +211,7 @@ task_flow() {
 
 @test "bundle: the shadow files a bind shows are covered on the bind itself, not by entries at their paths (root and an ordinary user)" {
   [ -f /etc/shadow ] || skip "the host has no /etc/shadow"
+  hold_passwd_lock
   local uid out n cover seen
   ln -s /etc "$DIR/etclink"
   for uid in 0 1000; do

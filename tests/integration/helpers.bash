@@ -21,6 +21,7 @@
 #   _fsrun_pids_in_dir DIR   pids of processes whose root or cwd is the bundle DIR or its rootfs
 #   requires_root, requires_cgroup_v2, requires_cgroup_v1, requires_fsrun_command NAME,
 #   requires_host_command NAME   (skip with a reason otherwise)
+#   hold_passwd_lock         hold the suites' lock on the host's user database for the test
 #
 # Rootfs regular files are private copies per bundle, except /bin/busybox, which is a hardlink to
 # one shared copy: replace it (rm, then write) rather than writing into it.
@@ -78,6 +79,23 @@ if [ -n "${FSRUN_SANITIZER_LOG_DIR:-}" ]; then
   export ASAN_OPTIONS="${FSRUN_ASAN_OPTIONS_BASE:+$FSRUN_ASAN_OPTIONS_BASE:}log_path=$FSRUN_SANITIZER_PREFIX"
   export UBSAN_OPTIONS="${FSRUN_UBSAN_OPTIONS_BASE:+$FSRUN_UBSAN_OPTIONS_BASE:}log_path=$FSRUN_SANITIZER_PREFIX"
 fi
+
+# The suites run side by side (plain and ASan), and their files make users with useradd, which
+# renames a new /etc/shadow over the old: the kernel detaches a mount on a dentry renamed over, so a
+# cover bind-mounted on the host's shadow file inside a running sandbox goes with it (docs/sandbox.md,
+# "What stays open"). Every change of the user database by a test takes this lock; a test that reads
+# through the covers holds it for its whole run (hold_passwd_lock).
+FSRUN_PASSWD_LOCK=/run/fsrun-tests-passwd.lock
+useradd() { flock "$FSRUN_PASSWD_LOCK" useradd "$@"; }
+userdel() { flock "$FSRUN_PASSWD_LOCK" userdel "$@"; }
+usermod() { flock "$FSRUN_PASSWD_LOCK" usermod "$@"; }
+groupadd() { flock "$FSRUN_PASSWD_LOCK" groupadd "$@"; }
+groupdel() { flock "$FSRUN_PASSWD_LOCK" groupdel "$@"; }
+
+hold_passwd_lock() {
+  exec {_fsrun_passwd_fd}>>"$FSRUN_PASSWD_LOCK"
+  flock "$_fsrun_passwd_fd"
+}
 
 fsrun() {
   "$FSRUN" --root "$FSRUN_ROOT" "$@"

@@ -283,6 +283,7 @@ shadow_probe() {
 
 @test "sandbox: the host's /etc/shadow, gshadow and their backups are never readable (root and an ordinary user)" {
   [ -f /etc/shadow ] || skip "the host has no /etc/shadow"
+  hold_passwd_lock
   requires_host_command setpriv
   local f host_files=0
   for f in /etc/shadow /etc/gshadow /etc/shadow- /etc/gshadow-; do
@@ -321,6 +322,7 @@ read_secrets() {
 
 @test "sandbox: no spelling of /etc in allowedPaths, nor a symlink to it, shows the host's /etc/shadow" {
   [ -f /etc/shadow ] || skip "the host has no /etc/shadow"
+  hold_passwd_lock
   ln -s /etc "$DIR/etclink"
   local spelling
   # the covers follow the bind's real source: every spelling names the same directory
@@ -337,6 +339,7 @@ read_secrets() {
 
 @test "sandbox: an ordinary user's symlink to /etc in allowedPaths has its shadow files covered" {
   [ -f /etc/shadow ] || skip "the host has no /etc/shadow"
+  hold_passwd_lock
   requires_host_command setpriv
   local uid=1000
   give_dir_to_user "$uid"
@@ -407,6 +410,7 @@ check_covered_cases() {
 
 @test "sandbox: the shadow files stay covered through .., a bind of /, a link to / or to the file (root and an ordinary user)" {
   [ -f /etc/shadow ] || skip "the host has no /etc/shadow"
+  hold_passwd_lock
   requires_host_command setpriv
   ln -s / "$DIR/rootlink"
   ln -s /etc/shadow "$DIR/shadowlink"
@@ -470,6 +474,7 @@ swap_race() {
 
 @test "sandbox: a path the policy names, swapped between a directory and a link to /etc while sandboxes start, never shows /etc/shadow (root and an ordinary user)" {
   [ -f /etc/shadow ] || skip "the host has no /etc/shadow"
+  hold_passwd_lock
   requires_host_command perl
   requires_host_command setpriv
   local uid=1000 swapper root_runs user_runs renameat2
@@ -739,6 +744,7 @@ sbx_as_user() {
 
 @test "sandbox: a path the policy names twice has its shadow files covered on both binds (root and an ordinary user)" {
   [ -f /etc/shadow ] || skip "the host has no /etc/shadow"
+  hold_passwd_lock
   requires_host_command setpriv
   local uid=1000 f host_files=0 probe
   for f in /etc/shadow /etc/gshadow /etc/shadow- /etc/gshadow-; do
@@ -1265,6 +1271,7 @@ assert_no_sleep() {
 @test "bundle: a link to /etc in allowedPaths gets its shadow files covered on its bind; one in the worktree is refused" {
   requires_fsrun_command bundle
   [ -f /etc/shadow ] || skip "the host has no /etc/shadow"
+  hold_passwd_lock
   local out=$DIR/bundle id=bundle-$TASK
   # the command of a task container writes the worktree: a link it leaves there is refused
   ln -s /etc "$WT/etclink"

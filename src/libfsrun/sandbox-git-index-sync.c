@@ -1,11 +1,12 @@
 /* The run's `index`, applied by the sync only when the host's git can be handed it
  * (docs/sandbox.md, "Git"). Git trusts its index: an entry `../x` is read and written outside the
  * worktree by the host's `git diff`/`restore .`/`checkout -- .`, and the assume-valid and
- * skip-worktree bits, the untracked cache and fsmonitor's bits hide the run's edits from the host's
- * `git status`. So the file is read once into memory, walked as git walks it
- * (sandbox-git-index.c), checked against the host's index of before the run, stripped of those
- * two caches (git rebuilds them on the host), and written from that memory: a process the command
- * left behind cannot change it between the check and the write. */
+ * skip-worktree bits hide the run's edits from the host's `git status`, and every extension is the
+ * run's word on what the entries mean (git_index_entries_only). So the file is read once into
+ * memory, walked as git walks it (sandbox-git-index.c), checked against the host's index of before
+ * the run, cut to its entries (git rebuilds its caches on the host), and written from that memory,
+ * with the host's index's permissions: a process the command left behind cannot change it between
+ * the check and the write. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -52,14 +53,18 @@ void sandbox_git_index_before(struct sandbox_git_run *g) {
   const char *why;
   g->hash_size = sandbox_git_hash_size(g->common_fd);
   buf = read_index_file(g->common_fd, rel, &len, &mode);
+  g->index_mode = buf != NULL ? mode : 0;
   if (buf != NULL)
     (void)git_index_parse(buf, len, g->hash_size, &g->index_before, &why);
 }
 
 /* why the run's index must not be applied; NULL: it may */
-static char *refusal(const struct sandbox_git_run *g, const struct git_index *x) {
+static char *refusal(const struct sandbox_git_run *g, const unsigned char *buf,
+                     const struct git_index *x) {
   if (x->unsafe != NULL)
     return xstrdup(x->unsafe);
+  if (git_index_entries_end_like_eoie(buf, g->hash_size, x))
+    return xstrdup("its entries end in what a threaded git reads as an EOIE extension");
   if (x->exts & GIT_INDEX_EXT_LINK)
     return xstrdup("a split index (its shared part is not applied)");
   if (x->exts & GIT_INDEX_EXT_SDIR)
@@ -94,7 +99,7 @@ bool sandbox_git_index_apply(struct sandbox_git_run *g, int upper_dir, int dst_d
   mode_t mode = 0644;
   cleanup_free unsigned char *buf = read_index_file(upper_dir, base, &len, &mode);
   cleanup_free char *refused = NULL;
-  cleanup_free unsigned char *stripped = NULL;
+  cleanup_free unsigned char *entries = NULL;
   struct git_index x;
   const char *why = "not a regular file of at most 256 MiB";
   if (buf == NULL || git_index_parse(buf, len, g->hash_size, &x, &why) < 0) {
@@ -104,16 +109,16 @@ bool sandbox_git_index_apply(struct sandbox_git_run *g, int upper_dir, int dst_d
   /* the tamper report lists its new gitlinks, applied or not */
   g->index_written = true;
   g->gitlinks_after = steal_ptr(&x.gitlinks);
-  refused = refusal(g, &x);
+  refused = refusal(g, buf, &x);
   if (refused != NULL) {
     git_index_free(&x);
     log_warning("sandbox: git: the run's index is left out: %s", refused);
     return false;
   }
-  /* the run's untracked cache and fsmonitor bits could say "nothing changed here": dropped */
-  stripped = git_index_strip_caches(buf, len, g->hash_size, &x, &len);
+  entries = git_index_entries_only(buf, g->hash_size, &x, &len);
   git_index_free(&x);
-  if (write_new(dst_dir, base, stripped ? stripped : buf, len, mode) < 0)
+  /* the mode the host's index had (git's 0644 where there was none), never the run's */
+  if (write_new(dst_dir, base, entries, len, g->index_mode ? g->index_mode : 0644) < 0)
     log_warning("sandbox: git: write the index: %s", strerror(errno));
   return true;
 }

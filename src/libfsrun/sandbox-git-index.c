@@ -334,28 +334,11 @@ int git_index_parse(const unsigned char *buf, size_t len, size_t hash, struct gi
   return 0;
 }
 
-static bool dropped_extension(const unsigned char *sig) {
-  return memcmp(sig, "UNTR", 4) == 0 || memcmp(sig, "FSMN", 4) == 0 ||
-         memcmp(sig, "EOIE", 4) == 0 || memcmp(sig, "IEOT", 4) == 0;
-}
-
-unsigned char *git_index_strip_caches(const unsigned char *buf, size_t len, size_t hash,
+unsigned char *git_index_entries_only(const unsigned char *buf, size_t hash,
                                       const struct git_index *x, size_t *out_len) {
-  unsigned char *out;
   size_t n = x->ext_start;
-  if (!(x->exts & (GIT_INDEX_EXT_UNTR | GIT_INDEX_EXT_FSMN)))
-    return NULL;
-  out = xmalloc0(len);
+  unsigned char *out = xmalloc0(n + hash);
   memcpy(out, buf, n);
-  /* the walk checked that the extensions end exactly at the checksum */
-  for (size_t p = x->ext_start; p < len - hash;) {
-    size_t size = 8 + be32(buf + p + 4);
-    if (!dropped_extension(buf + p)) {
-      memcpy(out + n, buf + p, size);
-      n += size;
-    }
-    p += size;
-  }
   if (hash == 32) {
     struct sha256_ctx c;
     sha256_init(&c);
@@ -366,6 +349,13 @@ unsigned char *git_index_strip_caches(const unsigned char *buf, size_t len, size
   }
   *out_len = n + hash;
   return out;
+}
+
+bool git_index_entries_end_like_eoie(const unsigned char *buf, size_t hash,
+                                     const struct git_index *x) {
+  /* EOIE: "EOIE", its size (4 + hash), an offset, a hash; then the file's checksum */
+  size_t eoie = 8 + 4 + hash;
+  return x->ext_start >= 12 + eoie && memcmp(buf + x->ext_start - eoie, "EOIE", 4) == 0;
 }
 
 bool git_index_listed(char *const *sorted, size_t n, const char *path) {

@@ -33,12 +33,19 @@ int git_index_parse(const unsigned char *buf, size_t len, size_t hash, struct gi
                     const char **why);
 void git_index_free(struct git_index *x);
 
-/* buf (walked into x) without its untracked cache and fsmonitor extensions, and without EOIE and
- * IEOT (they describe the extensions' layout), under a new checksum: git rebuilds those caches from
- * the worktree on the host. NULL when x has neither UNTR nor FSMN; else *out_len set, caller
- * frees. */
-unsigned char *git_index_strip_caches(const unsigned char *buf, size_t len, size_t hash,
+/* buf (walked into x) as its header and entries alone, under a new checksum: no extension of the
+ * run's reaches the host. git trusts them all: the cache-tree (`TREE`) names the tree a commit
+ * takes for an unchanged directory, the untracked cache and fsmonitor's bits hide changes from
+ * `git status`, EOIE/IEOT tell a threaded reader where the entries are; git rebuilds what it needs
+ * on the host. *out_len set; the caller frees. */
+unsigned char *git_index_entries_only(const unsigned char *buf, size_t hash,
                                       const struct git_index *x, size_t *out_len);
+
+/* true when the bytes just before where git_index_entries_only puts the checksum read as an EOIE
+ * extension's signature: git's threaded reader (index.threads) looks there alone for one, and would
+ * then read the entries from wherever it points */
+bool git_index_entries_end_like_eoie(const unsigned char *buf, size_t hash,
+                                     const struct git_index *x);
 
 /* NULL when git's verify_path (and its NTFS/HFS `.git` rules) accepts path for an entry of that
  * mode; else why not (a static string). len: the path's length as the index gives it. */

@@ -58,6 +58,7 @@ struct sandbox_git_run {
   size_t n_refs;
   struct git_index index_before; /* the host's index when the run began (empty: none, unwalkable) */
   size_t hash_size;              /* the repository's object id size, 20 or 32 */
+  mode_t index_mode;             /* the host's index's permission bits then (0: none) */
   bool index_written;            /* the run wrote an index git can walk (applied or not) */
   char **gitlinks_after;         /* then its gitlinks (NULL-terminated) */
   struct timespec start;         /* 20 ms before the run began (file times are coarse) */

@@ -460,10 +460,18 @@ route_index_escape() {
   [ "$(sha256sum <"$REPO/.git/worktrees/task/index")" != "$before" ]
   # the run's untracked cache (it could say a directory has nothing new) is dropped, its staging
   # applied under a checksum the host's git fsck accepts, and the host sees the untracked file
-  sbx -- 'git update-index --untracked-cache && echo x >unseen && git status --porcelain >/dev/null &&
-          echo y >>new && git add new && grep -q UNTR "$(git rev-parse --git-dir)/index" && echo has-untr'
-  [ "$output" = has-untr ]
+  # and so is every other extension (review18b #1, #3): the cache-tree (TREE) names the tree the
+  # host's next commit takes for a directory; the index keeps the host's mode, not the run's (#6)
+  local mode
+  mode=$(stat -c %a "$REPO/.git/worktrees/task/index")
+  sbx -- 'umask 000 && git update-index --untracked-cache && echo x >unseen &&
+          git status --porcelain >/dev/null && echo y >>new && git add new && git write-tree >/dev/null &&
+          grep -q UNTR "$(git rev-parse --git-dir)/index" && grep -q TREE "$(git rev-parse --git-dir)/index" &&
+          echo has-untr-tree'
+  [ "$output" = has-untr-tree ]
   ! grep -q UNTR "$REPO/.git/worktrees/task/index" || false
+  ! grep -q TREE "$REPO/.git/worktrees/task/index" || false
+  [ "$(stat -c %a "$REPO/.git/worktrees/task/index")" = "$mode" ]
   hgit -C "$WT" fsck
   hgit -C "$WT" status --porcelain | grep -qx '?? unseen'
   [ "$(hgit -C "$WT" show :new)" = "$(printf 'new\ny')" ]

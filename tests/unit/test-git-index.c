@@ -308,8 +308,9 @@ static void test_sha1(void) {
          "sha1: the FIPS 180 examples");
 }
 
-/* the run's untracked cache and fsmonitor bits are dropped, the rest kept, a new checksum */
-static void test_strip(void) {
+/* every extension of the run's is dropped (TREE names the tree a commit takes, UNTR and FSMN hide
+ * changes, EOIE/IEOT place the entries), the entries kept byte for byte, under a new checksum */
+static void test_entries_only(void) {
   struct idx b;
   struct git_index x, y;
   const char *why = NULL;
@@ -322,22 +323,32 @@ static void test_strip(void) {
   ext(&b, "UNTR", "uu", 2);
   ext(&b, "FSMN", "ff", 2);
   finish(&b);
-  tap_ok(parse(&b, &x, &why) == 0, "an index with UNTR and FSMN is walked");
-  out = git_index_strip_caches(b.d, b.n, 20, &x, &out_len);
-  tap_ok(out != NULL && out_len == b.n - 20 && git_index_parse(out, out_len, 20, &y, &why) == 0 &&
-             y.exts == 0 && memcmp(out + 76, "TREE", 4) == 0,
-         "stripped: TREE kept, UNTR and FSMN gone");
+  tap_ok(parse(&b, &x, &why) == 0, "an index with TREE, UNTR and FSMN is walked");
+  out = git_index_entries_only(b.d, 20, &x, &out_len);
+  tap_ok(out_len == x.ext_start + 20 && memcmp(out, b.d, x.ext_start) == 0 &&
+             git_index_parse(out, out_len, 20, &y, &why) == 0 && y.exts == 0 &&
+             y.ext_start == out_len - 20,
+         "entries only: TREE, UNTR and FSMN gone, the entries as they were");
   sha1_digest(out, out_len - 20, sum);
-  tap_ok(out != NULL && memcmp(out + out_len - 20, sum, 20) == 0, "under a new SHA-1 checksum");
+  tap_ok(memcmp(out + out_len - 20, sum, 20) == 0, "under a new SHA-1 checksum");
+  tap_ok(!git_index_entries_end_like_eoie(b.d, 20, &x), "plain entries do not end like an EOIE");
   git_index_free(&x);
   git_index_free(&y);
   free(out);
+}
+
+/* git's threaded reader looks for an EOIE only in the 32 bytes before the checksum (SHA-1): entries
+ * whose last bytes put "EOIE" there are refused */
+static void test_eoie_tail(void) {
+  struct idx b;
+  struct git_index x;
+  const char *why = NULL;
   start(&b, 2, 1, 20);
   plain(&b, 0100644, "a");
-  ext(&b, "TREE", "t", 1);
   finish(&b);
-  tap_ok(parse(&b, &x, &why) == 0 && git_index_strip_caches(b.d, b.n, 20, &x, &out_len) == NULL,
-         "nothing to strip: NULL (written as it is)");
+  tap_ok(parse(&b, &x, &why) == 0, "a one-entry index is walked");
+  memcpy(b.d + x.ext_start - 32, "EOIE", 4);
+  tap_ok(git_index_entries_end_like_eoie(b.d, 20, &x), "\"EOIE\" 32 bytes before the end: seen");
   git_index_free(&x);
 }
 
@@ -370,6 +381,7 @@ int main(void) {
   test_sha256();
   test_config();
   test_sha1();
-  test_strip();
+  test_entries_only();
+  test_eoie_tail();
   return tap_done();
 }

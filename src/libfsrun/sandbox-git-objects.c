@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "git-object.h"
+#include "oci.h"
 #include "log.h"
 #include "utils.h"
 
@@ -274,4 +275,37 @@ bool sandbox_git_reflog_present(int common, const char *log) {
     line += len + (line[len] == '\n');
   }
   return true;
+}
+
+/* --- keeping a run's objects loose ------------------------------------------------------------ */
+
+/* gc.auto=0 for the command's git, through GIT_CONFIG_COUNT (above every config file): git's
+ * automatic `gc --auto` after a commit, past 6700 loose objects (more likely here: the repository
+ * gets only loose objects from runs), would pack the run's new commits into a pack that is not
+ * adopted. After the caller's own GIT_CONFIG_COUNT entries when env has them. */
+void sandbox_git_env(oci_strv *env) {
+  unsigned long n = 0;
+  size_t at = env->len;
+  cleanup_free char *count = NULL;
+  cleanup_free char *key = NULL;
+  cleanup_free char *value = NULL;
+  for (size_t i = 0; i < env->len; i++)
+    if (strncmp(env->items[i], "GIT_CONFIG_COUNT=", 17) == 0) {
+      char *end = NULL;
+      n = strtoul(env->items[i] + 17, &end, 10);
+      if (end == env->items[i] + 17 || *end != '\0' || n > 1000)
+        return; /* git refuses it anyway */
+      at = i;
+    }
+  count = xasprintf("GIT_CONFIG_COUNT=%lu", n + 1);
+  key = xasprintf("GIT_CONFIG_KEY_%lu=gc.auto", n);
+  value = xasprintf("GIT_CONFIG_VALUE_%lu=0", n);
+  if (at < env->len) {
+    free(env->items[at]);
+    env->items[at] = xstrdup(count);
+  } else {
+    oci_strv_push(env, count);
+  }
+  oci_strv_push(env, key);
+  oci_strv_push(env, value);
 }

@@ -268,6 +268,7 @@ static void build_env(const struct sandbox_mapping_opts *o, oci_strv *env) {
     cleanup_free char *home = xasprintf("HOME=%s", o->home);
     oci_strv_push(env, home);
   }
+  sandbox_git_env(env);
 }
 
 static oci_process *build_process(const struct sandbox_mapping_opts *o) {

@@ -718,6 +718,21 @@ route_objects_packed() {
   [ "$(hgit -C "$REPO" rev-parse task)" = "$(hgit -C "$up" rev-parse main)" ]
   [ "$(hgit -C "$REPO" show task:UP)" = upstream ]
   hgit -C "$REPO" fsck --strict
+  # git's automatic gc is off inside (GIT_CONFIG_COUNT): a commit past gc.auto still lands loose.
+  # `gc --auto` estimates the loose objects from objects/17/: two blobs there pass gc.auto 1
+  python3 -c 'import hashlib
+n = 0
+for i in range(100000):
+    d = b"gc-%d\n" % i
+    if hashlib.sha1(b"blob %d\0" % len(d) + d).hexdigest().startswith("17"):
+        print(d.decode(), end="")
+        n += 1
+        if n == 2:
+            break' | while read -r line; do echo "$line" | hgit -C "$REPO" hash-object -w --stdin; done
+  [ "$(ls "$REPO/.git/objects/17" | wc -l)" -ge 2 ]
+  hgit -C "$REPO" config gc.auto 1
+  sbx -- 'echo five >>README && git commit -qam auto-gc-commit'
+  [ "$(hgit -C "$REPO" log -1 --format=%s task)" = auto-gc-commit ]
 }
 
 # a stash entry of the user's in the main checkout: WIP on README

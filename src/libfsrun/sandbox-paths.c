@@ -42,6 +42,15 @@ char *agent_tree_holding(const struct agent_trees *t, const char *path) {
   return outermost_tree(t, path, true);
 }
 
+char *agent_tree_holding_resolved(const struct agent_trees *t, const char *resolved) {
+  for (size_t i = 0; i < 3 + t->writable->len; i++) {
+    cleanup_free char *real = tree_at(t, i) ? realpath(tree_at(t, i), NULL) : NULL;
+    if (real != NULL && path_within(resolved, real))
+      return xstrdup(tree_at(t, i));
+  }
+  return NULL;
+}
+
 /* path (clean) below tree (clean), opened through no symbolic link from tree on */
 static int open_below(const char *tree, const char *path) {
   const struct open_how how = {.flags = O_PATH | O_CLOEXEC,

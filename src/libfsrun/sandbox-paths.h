@@ -21,6 +21,9 @@ struct agent_trees {
 char *agent_tree_above(const struct agent_trees *t, const char *path);
 /* The same, where path may be the tree itself too. */
 char *agent_tree_holding(const struct agent_trees *t, const char *path);
+/* the tree (as given) whose resolution holds resolved, a resolved path, or NULL: a tree named
+ * through a host link (`lnk/cache`) holds what the link leads to */
+char *agent_tree_holding_resolved(const struct agent_trees *t, const char *resolved);
 
 /* stat(2) of path, but reached through no symbolic link below the agent tree above it. 0, or -1
  * with errno (ELOOP: such a link). *inside: whether an agent tree is above path. */

@@ -1187,6 +1187,9 @@ static char *resolve_out_dir(const char *out) {
 static int check_out_dir(const char *out, const struct agent_trees *t, fsrun_error_t *err) {
   cleanup_free char *resolved = resolve_out_dir(out);
   cleanup_free char *tree = resolved ? agent_tree_holding(t, resolved) : NULL;
+  /* by the trees' resolutions too: an entry spelled through a link holds the bundle all the same */
+  if (tree == NULL && resolved != NULL)
+    tree = agent_tree_holding_resolved(t, resolved);
   if (tree != NULL)
     return fsrun_error_make(
         err, 0, "bundle: --out `%s` is in `%s`, which the sandboxed command can write", out, tree);

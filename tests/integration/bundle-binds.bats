@@ -293,7 +293,20 @@ task_flow() {
       [ ! -e "$WT/bundle" ] && [ ! -e "$DIR/cache/bundle" ]
     done
   done
+  # a writablePaths entry spelled through a host link holds the same directory (review18b #2)
+  ln -s "$DIR" "$DIR/lnk"
+  for uid in 0 1000; do
+    files_to "$uid"
+    printf '{"writablePaths": ["%s"]}\n' "$DIR/lnk/cache" >"$DIR/policy.json"
+    run --separate-stderr fsr "$uid" bundle --policy "$DIR/policy.json" --worktree "$WT" \
+      --out "$DIR/cache/bundle" -- /bin/true
+    echo "uid $uid, through lnk: $status $stderr"
+    [ "$status" -eq 1 ]
+    [[ $stderr == *"bundle: --out \`$DIR/cache/bundle\` is in \`$DIR/lnk/cache\`, which the sandboxed command can write" ]]
+    [ ! -e "$DIR/cache/bundle" ]
+  done
   # beside the worktree is fine
+  printf '{"writablePaths": ["%s"]}\n' "$DIR/cache" >"$DIR/policy.json"
   fsr 0 bundle --policy "$DIR/policy.json" --worktree "$WT" --out "$DIR/beside" -- /bin/true
   [ -f "$DIR/beside/config.json" ]
 }

@@ -124,14 +124,10 @@ static void sync_loose_dir(struct objects_sync *s, const char *sub) {
 
 /* every regular file beneath dir (relative path rel): reported, never adopted */
 static void report_files(struct objects_sync *s, int dir, const char *rel, int depth) {
-  cleanup_dir DIR *d = NULL;
+  cleanup_dir DIR *d = opendir_at(dir);
   struct dirent *e;
-  int fd = openat(dir, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0 || (d = fdopendir(fd)) == NULL) {
-    if (fd >= 0)
-      close(fd);
+  if (d == NULL)
     return;
-  }
   while ((e = readdir(d)) != NULL && s->entries++ < OBJECTS_MAX_ENTRIES) {
     cleanup_free char *path = xasprintf("%s/%s", rel, e->d_name);
     if (e->d_type == DT_REG) {

@@ -291,14 +291,10 @@ static bool same_time(struct timespec a, struct timespec b) {
 
 /* Whether the directory dirfd holds nothing but the entries named in keep (NULL-ended). */
 static bool holds_only(int dirfd, const char *const *keep) {
-  cleanup_dir DIR *d = NULL;
+  cleanup_dir DIR *d = opendir_at(dirfd);
   struct dirent *e;
-  int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0 || (d = fdopendir(fd)) == NULL) {
-    if (fd >= 0)
-      close(fd);
+  if (d == NULL)
     return false;
-  }
   while ((e = readdir(d)) != NULL) {
     const char *const *k = keep;
     if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)

@@ -38,6 +38,17 @@ void cleanup_dirp(void *d) {
   *dp = NULL;
 }
 
+DIR *opendir_at(int dirfd) {
+  int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  DIR *d = fd < 0 ? NULL : fdopendir(fd);
+  if (d == NULL && fd >= 0) {
+    int saved = errno;
+    close(fd);
+    errno = saved;
+  }
+  return d;
+}
+
 void *xmalloc0(size_t size) {
   void *p = calloc(1, size ? size : 1);
   if (p == NULL)

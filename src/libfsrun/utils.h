@@ -2,6 +2,7 @@
 #ifndef FSRUN_UTILS_H
 #define FSRUN_UTILS_H
 
+#include <dirent.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -16,6 +17,9 @@ void cleanup_freep(void *p);
 void cleanup_closep(int *fd);
 void cleanup_fclosep(void *f);
 void cleanup_dirp(void *d);
+/* A DIR stream of its own on the directory dirfd names (closedir leaves dirfd open); NULL with
+ * errno */
+DIR *opendir_at(int dirfd);
 
 #define cleanup_free  __attribute__((cleanup(cleanup_freep)))
 #define cleanup_close __attribute__((cleanup(cleanup_closep)))

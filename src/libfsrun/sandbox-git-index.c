@@ -329,8 +329,7 @@ int git_index_parse(const unsigned char *buf, size_t len, size_t hash, struct gi
     git_index_free(out);
     return -1;
   }
-  if (out->n_hidden > 1)
-    qsort(out->hidden, out->n_hidden, sizeof(char *), cmp_str);
+  git_index_sort_paths(out->hidden, out->n_hidden);
   return 0;
 }
 
@@ -356,6 +355,11 @@ bool git_index_entries_end_like_eoie(const unsigned char *buf, size_t hash,
   /* EOIE: "EOIE", its size (4 + hash), an offset, a hash; then the file's checksum */
   size_t eoie = 8 + 4 + hash;
   return x->ext_start >= 12 + eoie && memcmp(buf + x->ext_start - eoie, "EOIE", 4) == 0;
+}
+
+void git_index_sort_paths(char **paths, size_t n) {
+  if (n > 1)
+    qsort(paths, n, sizeof(char *), cmp_str);
 }
 
 bool git_index_listed(char *const *sorted, size_t n, const char *path) {

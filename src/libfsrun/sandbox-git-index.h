@@ -51,6 +51,8 @@ bool git_index_entries_end_like_eoie(const unsigned char *buf, size_t hash,
  * mode; else why not (a static string). len: the path's length as the index gives it. */
 const char *git_index_path_refused(const char *path, size_t len, unsigned mode);
 
+/* sorts a path list in place for git_index_listed */
+void git_index_sort_paths(char **paths, size_t n);
 /* true when a sorted path list holds path */
 bool git_index_listed(char *const *sorted, size_t n, const char *path);
 

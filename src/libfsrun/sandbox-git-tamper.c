@@ -24,13 +24,6 @@
 #define TAMPER_MAX_DEPTH 6
 #define TAMPER_MAX_DIRS  20000
 
-static bool listed(char **v, const char *s) {
-  for (; v != NULL && *v != NULL; v++)
-    if (strcmp(*v, s) == 0)
-      return true;
-  return false;
-}
-
 struct walk {
   char **found;
   size_t n_found, dirs;
@@ -130,12 +123,23 @@ static void walk_nested(struct walk *w, int dir, const char *prefix, int depth, 
   }
 }
 
+/* the run's gitlinks the host's index did not have, in the run's index order; the host's list is
+ * searched sorted (a copy of its pointers): both can hold millions, a linear search is quadratic */
+static void report_new_gitlinks(struct walk *w, const struct sandbox_git_run *g) {
+  size_t n = g->index_before.n_gitlinks;
+  cleanup_free char **before = n > 0 ? xmalloc0(n * sizeof(char *)) : NULL;
+  if (n > 0)
+    memcpy(before, g->index_before.gitlinks, n * sizeof(char *));
+  git_index_sort_paths(before, n);
+  for (char **l = g->gitlinks_after; l != NULL && *l != NULL; l++)
+    if (!git_index_listed(before, n, *l))
+      report(w, *l);
+}
+
 char **sandbox_git_tamper(const struct sandbox_git_run *g, const char *worktree) {
   cleanup_close int top = open(worktree, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   struct walk w = {.start = g->start};
-  for (char **l = g->gitlinks_after; l != NULL && *l != NULL; l++)
-    if (!listed(g->index_before.gitlinks, *l))
-      report(&w, *l);
+  report_new_gitlinks(&w, g);
   /* the top's own ctime is not the path's: any new file at the top changes it */
   if (top >= 0)
     walk_nested(&w, top, "", 0, false);

@@ -1,0 +1,120 @@
+/* sandbox-git-tamper.c: the tamper report lists the run's gitlinks the host's index did not have
+ * before, in the run's index order, at most SANDBOX_GIT_MAX_REPORTED of them, however many gitlinks
+ * both indexes hold and in whatever order the host's came. Content only: no timing. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "sandbox-git.h"
+#include "tap.h"
+
+#define MANY 100000
+
+static char *name(const char *prefix, size_t i) {
+  char *s = NULL;
+  if (asprintf(&s, "%s%07zu", prefix, i) < 0)
+    abort();
+  return s;
+}
+
+static void push(char ***v, size_t *n, const char *prefix, size_t i) {
+  char *s = name(prefix, i);
+  sandbox_git_strv_push(v, n, s);
+  free(s);
+}
+
+static size_t count(char **v) {
+  size_t n = 0;
+  while (v != NULL && v[n] != NULL)
+    n++;
+  return n;
+}
+
+/* the host's MANY gitlinks listed last-first (a list in no sorted order); the run's: all of them,
+ * first-first, with new ones `n<i>` after every step-th, so that new_count are new */
+static void fill(struct sandbox_git_run *g, size_t step, size_t *new_count) {
+  size_t n_after = 0;
+  *new_count = 0;
+  for (size_t i = MANY; i-- > 0;)
+    push(&g->index_before.gitlinks, &g->index_before.n_gitlinks, "g", i);
+  for (size_t i = 0; i < MANY; i++) {
+    push(&g->gitlinks_after, &n_after, "g", i);
+    if (i % step == 0) {
+      push(&g->gitlinks_after, &n_after, "n", i);
+      (*new_count)++;
+    }
+  }
+}
+
+/* reported holds exactly the first min(new_count, max) new names, in the run's order */
+static bool reported_in_order(char **reported, size_t step, size_t new_count) {
+  size_t want = new_count < SANDBOX_GIT_MAX_REPORTED ? new_count : SANDBOX_GIT_MAX_REPORTED;
+  if (count(reported) != want)
+    return false;
+  for (size_t k = 0; k < want; k++) {
+    char *s = name("n", k * step);
+    bool same = strcmp(reported[k], s) == 0;
+    free(s);
+    if (!same)
+      return false;
+  }
+  return true;
+}
+
+static void clear(struct sandbox_git_run *g) {
+  sandbox_git_strv_free(g->index_before.gitlinks);
+  sandbox_git_strv_free(g->gitlinks_after);
+  memset(g, 0, sizeof(*g));
+}
+
+static void test_many(const char *worktree, size_t step, const char *what) {
+  struct sandbox_git_run g = {0};
+  size_t new_count;
+  fill(&g, step, &new_count);
+  char **reported = sandbox_git_tamper(&g, worktree);
+  tap_ok(reported_in_order(reported, step, new_count), "%s: %zu new of %zu: %zu reported, in order",
+         what, new_count, (size_t)MANY + new_count, count(reported));
+  sandbox_git_strv_free(reported);
+  clear(&g);
+}
+
+static void test_none_new(const char *worktree) {
+  struct sandbox_git_run g = {0};
+  size_t n_after = 0;
+  for (size_t i = MANY; i-- > 0;)
+    push(&g.index_before.gitlinks, &g.index_before.n_gitlinks, "g", i);
+  for (size_t i = 0; i < MANY; i += 2)
+    push(&g.gitlinks_after, &n_after, "g", i);
+  char **reported = sandbox_git_tamper(&g, worktree);
+  tap_ok(count(reported) == 0, "the run kept half of the host's gitlinks and added none: none reported");
+  sandbox_git_strv_free(reported);
+  clear(&g);
+}
+
+static void test_no_host_index(const char *worktree) {
+  struct sandbox_git_run g = {0};
+  size_t n_after = 0;
+  push(&g.gitlinks_after, &n_after, "n", 1);
+  push(&g.gitlinks_after, &n_after, "n", 0);
+  char **reported = sandbox_git_tamper(&g, worktree);
+  tap_ok(count(reported) == 2 && strcmp(reported[0], "n0000001") == 0 &&
+             strcmp(reported[1], "n0000000") == 0,
+         "no host index: every gitlink of the run, in its order");
+  sandbox_git_strv_free(reported);
+  clear(&g);
+}
+
+int main(void) {
+  char worktree[] = "/tmp/fsrun-test-git-tamper.XXXXXX";
+  if (mkdtemp(worktree) == NULL) {
+    tap_ok(false, "mkdtemp: %m");
+    return tap_done();
+  }
+  test_many(worktree, 10000, "a few new gitlinks among many");
+  test_many(worktree, 7, "more new gitlinks than the report holds");
+  test_none_new(worktree);
+  test_no_host_index(worktree);
+  rmdir(worktree);
+  return tap_done();
+}

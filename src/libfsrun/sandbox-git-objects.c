@@ -275,33 +275,71 @@ bool sandbox_git_reflog_present(int common, const char *log) {
 
 /* --- keeping a run's objects loose ------------------------------------------------------------ */
 
-/* gc.auto=0 for the command's git, through GIT_CONFIG_COUNT (above every config file): git's
- * automatic `gc --auto` after a commit, past 6700 loose objects (more likely here: the repository
- * gets only loose objects from runs), would pack the run's new commits into a pack that is not
- * adopted. After the caller's own GIT_CONFIG_COUNT entries when env has them. */
+/* What the command's git is told through GIT_CONFIG_COUNT (the command-line scope, above every
+ * config file; only `git -c` outranks it): nothing it makes may end up in a pack, which is never
+ * adopted. gc.auto=0: git's automatic `gc --auto` after a commit, past 6700 loose objects (more
+ * likely here: the repository gets only loose objects from runs), would pack the run's new
+ * commits. The unpack limits: a fetch (or a push received) of 100 objects or more would be kept as
+ * a pack. All three, as the docs say fetch.* and receive.* outrank transfer.* (git 2.39's fetch
+ * reads transfer.* first: a `git -c fetch.unpackLimit=1` inside is unpacked all the same). INT_MAX
+ * is the largest value git's int parser takes; `git fetch --keep` still keeps a pack. */
+static const char *const loose_config[][2] = {
+    {"gc.auto", "0"},
+    {"transfer.unpackLimit", "2147483647"},
+    {"fetch.unpackLimit", "2147483647"},
+    {"receive.unpackLimit", "2147483647"},
+};
+
+/* env's GIT_CONFIG_COUNT and its GIT_CONFIG_KEY_<k>/GIT_CONFIG_VALUE_<k> with k >= from removed:
+ * entries past the caller's count, which git ignores, would otherwise shadow the ones added under
+ * the same names (getenv takes the first) */
+static void drop_git_config_env(oci_strv *env, unsigned long from) {
+  size_t kept = 0;
+  if (env->items == NULL)
+    return;
+  for (size_t i = 0; i < env->len; i++) {
+    const char *e = env->items[i];
+    const char *num = NULL;
+    char *end = NULL;
+    if (strncmp(e, "GIT_CONFIG_COUNT=", 17) == 0) {
+      free(env->items[i]);
+      continue;
+    }
+    if (strncmp(e, "GIT_CONFIG_KEY_", 15) == 0)
+      num = e + 15;
+    else if (strncmp(e, "GIT_CONFIG_VALUE_", 17) == 0)
+      num = e + 17;
+    if (num != NULL && *num >= '0' && *num <= '9' && strtoul(num, &end, 10) >= from &&
+        *end == '=') {
+      free(env->items[i]);
+      continue;
+    }
+    env->items[kept++] = env->items[i];
+  }
+  env->len = kept;
+  env->items[kept] = NULL;
+}
+
+/* loose_config appended after the caller's own GIT_CONFIG_COUNT entries when env has them (its
+ * count raised), so that the caller's settings are kept and these win over them */
 void sandbox_git_env(oci_strv *env) {
+  const size_t added = sizeof(loose_config) / sizeof(loose_config[0]);
   unsigned long n = 0;
-  size_t at = env->len;
   cleanup_free char *count = NULL;
-  cleanup_free char *key = NULL;
-  cleanup_free char *value = NULL;
   for (size_t i = 0; i < env->len; i++)
     if (strncmp(env->items[i], "GIT_CONFIG_COUNT=", 17) == 0) {
       char *end = NULL;
       n = strtoul(env->items[i] + 17, &end, 10);
       if (end == env->items[i] + 17 || *end != '\0' || n > 1000)
         return; /* git refuses it anyway */
-      at = i;
     }
-  count = xasprintf("GIT_CONFIG_COUNT=%lu", n + 1);
-  key = xasprintf("GIT_CONFIG_KEY_%lu=gc.auto", n);
-  value = xasprintf("GIT_CONFIG_VALUE_%lu=0", n);
-  if (at < env->len) {
-    free(env->items[at]);
-    env->items[at] = xstrdup(count);
-  } else {
-    oci_strv_push(env, count);
+  drop_git_config_env(env, n);
+  count = xasprintf("GIT_CONFIG_COUNT=%lu", n + added);
+  oci_strv_push(env, count);
+  for (size_t k = 0; k < added; k++) {
+    cleanup_free char *key = xasprintf("GIT_CONFIG_KEY_%lu=%s", n + k, loose_config[k][0]);
+    cleanup_free char *value = xasprintf("GIT_CONFIG_VALUE_%lu=%s", n + k, loose_config[k][1]);
+    oci_strv_push(env, key);
+    oci_strv_push(env, value);
   }
-  oci_strv_push(env, key);
-  oci_strv_push(env, value);
 }

@@ -121,8 +121,9 @@ char **sandbox_git_tamper(const struct sandbox_git_run *g, const char *worktree)
  * packs and the rest of upper/objects reported through discard (common-dir-relative paths) */
 void sandbox_git_sync_objects(int upper, int common, void (*discard)(void *arg, const char *rel),
                               void *arg);
-/* the command's environment: git's automatic gc off (GIT_CONFIG_COUNT), so that its objects stay
- * loose and reach the repository */
+/* the command's environment: git's automatic gc off and its unpack limits at the maximum
+ * (GIT_CONFIG_COUNT), so that a commit's and a fetch's objects stay loose and reach the repository
+ */
 void sandbox_git_env(oci_strv *env);
 /* sandbox-git-stash.c: the run's reflog of refs/stash is the host's (as at the start) with entries
  * appended, the first on top of before ("" none), the last at value */

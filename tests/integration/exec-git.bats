@@ -182,6 +182,14 @@ route_exec_foreign_gitdir() {
   route_objects_packed user
 }
 
+@test "exec-git: a fetch of 150 commits arrives loose and lands; the caller's GIT_CONFIG_COUNT is kept (root)" {
+  route_objects_fetch_many root
+}
+
+@test "exec-git: a fetch of 150 commits arrives loose and lands; the caller's GIT_CONFIG_COUNT is kept (ordinary user)" {
+  route_objects_fetch_many user
+}
+
 @test "exec-git: a task worktree's stash clear and push leave the user's stash; push and pop inside work (root)" {
   route_stash_task root
 }

@@ -679,8 +679,9 @@ route_spoof_objects() {
 
 # route_objects_packed root|user: a commit's loose objects land; a `git repack` inside packs the
 # next commit's, and a pack is never adopted: the branch stays at the last commit the host has
-# (reported with the pack); after a `git gc` too (its packed-refs is not applied either); a fetch of a few objects from a local repository arrives loose and
-# lands, one forced into a pack (fetch.unpackLimit=1) does not
+# (reported with the pack); after a `git gc` too (its packed-refs is not applied either); a fetch
+# of a few objects from a local repository arrives loose and lands, one kept as a pack
+# (`git fetch --keep`) does not
 route_objects_packed() {
   make_repo "$1"
   local up=$DIR/up c1
@@ -710,7 +711,7 @@ route_objects_packed() {
   hgit -C "$REPO" fsck --strict
   hgit -C "$WT" reset -q --hard
   rm -f "$DIR/audit.jsonl"
-  sbx -- "git -c fetch.unpackLimit=1 fetch -q '$up' main && git reset -q --hard FETCH_HEAD"
+  sbx -- "git fetch -q --keep '$up' main && git reset -q --hard FETCH_HEAD"
   [ "$(hgit -C "$REPO" rev-parse task)" = "$c1" ]
   discarded | jq -e 'index("refs/heads/task")'
   rm -f "$DIR/audit.jsonl"
@@ -733,6 +734,37 @@ for i in range(100000):
   hgit -C "$REPO" config gc.auto 1
   sbx -- 'echo five >>README && git commit -qam auto-gc-commit'
   [ "$(hgit -C "$REPO" log -1 --format=%s task)" = auto-gc-commit ]
+}
+
+# route_objects_fetch_many root|user: a fetch of 150 commits (450 new objects; git keeps a fetch of
+# 100 or more as a pack by default, and a pack is never adopted) from a second repository bound
+# read-only into the run arrives loose (the command's unpack limits) and lands: the host's git
+# log and cat-file see every commit. The caller's own GIT_CONFIG_COUNT entry, passed by
+# envAllowlist, is still in force inside beside fsrun's.
+route_objects_fetch_many() {
+  make_repo "$1"
+  local up=$DIR/up i
+  hgit clone -q "$REPO" "$up"
+  for i in $(seq 150); do
+    printf 'commit refs/heads/main\ncommitter up <up@example.invalid> %d +0000\n' $((1700000000 + i))
+    printf 'data <<E\nc%d\nE\n' "$i"
+    [ "$i" != 1 ] || echo 'from refs/heads/main^0'
+    printf 'M 644 inline UP\ndata <<E\nupstream %d\nE\n\n' "$i"
+  done | hgit -C "$up" fast-import --quiet
+  [ "$(hgit -C "$up" rev-list --objects main --not "$MAIN0" | wc -l)" -eq 450 ]
+  jq -n --arg u "$up" '{allowedPaths: [$u],
+    envAllowlist: ["GIT_CONFIG_COUNT", "GIT_CONFIG_KEY_0", "GIT_CONFIG_VALUE_0"]}' >"$DIR/policy.json"
+  GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=user.name GIT_CONFIG_VALUE_0=from-callers-env \
+    sbx -- "git config user.name && git fetch -q '$up' main && git reset -q --hard FETCH_HEAD"
+  [ "$output" = from-callers-env ]
+  [ "$(discarded)" = '[]' ]
+  [ "$(hgit -C "$REPO" rev-parse task)" = "$(hgit -C "$up" rev-parse main)" ]
+  [ "$(hgit -C "$REPO" log --format=%s task | head -3 | tr '\n' ' ')" = 'c150 c149 c148 ' ]
+  [ "$(hgit -C "$REPO" rev-list --count task)" -eq 151 ]
+  [ -z "$(hgit -C "$up" rev-list --objects main | cut -d' ' -f1 |
+    hgit -C "$REPO" cat-file --batch-check | grep -v ' \(commit\|tree\|blob\) ')" ]
+  [ "$(hgit -C "$REPO" show task:UP)" = 'upstream 150' ]
+  hgit -C "$REPO" fsck --strict
 }
 
 # a stash entry of the user's in the main checkout: WIP on README
@@ -809,6 +841,14 @@ route_stash_main() {
 
 @test "sandbox-git: loose commits and small fetches land; a gc'd or packed fetch's branch move does not (ordinary user)" {
   route_objects_packed user
+}
+
+@test "sandbox-git: a fetch of 150 commits arrives loose and lands; the caller's GIT_CONFIG_COUNT is kept (root)" {
+  route_objects_fetch_many root
+}
+
+@test "sandbox-git: a fetch of 150 commits arrives loose and lands; the caller's GIT_CONFIG_COUNT is kept (ordinary user)" {
+  route_objects_fetch_many user
 }
 
 @test "sandbox-git: a task worktree's stash clear and push leave the user's stash; push and pop inside work (root)" {

@@ -1,5 +1,6 @@
 /* sha1.c against the FIPS 180-4 example vectors, and git_loose_object_check against objects git
- * wrote (SHA-1 and SHA-256) and the ways one can lie about its name. */
+ * wrote (SHA-1 and SHA-256) and the ways one can lie about its name; sandbox_git_env's config
+ * entries merged with the caller's GIT_CONFIG_COUNT ones. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7,6 +8,7 @@
 #include <zlib.h>
 
 #include "git-object.h"
+#include "sandbox-git.h"
 #include "sha1.h"
 #include "tap.h"
 
@@ -51,6 +53,66 @@ static int verdict(const char *raw, size_t raw_len, const char *extra, const cha
   return rc;
 }
 
+/* sandbox_git_env over the given entries; the result joined with spaces */
+static char *git_env(const char *const *in) {
+  oci_strv env = {.items = calloc(1, sizeof(char *)), .len = 0};
+  size_t len = 1;
+  char *out;
+  for (; *in != NULL; in++)
+    oci_strv_push(&env, *in);
+  sandbox_git_env(&env);
+  for (size_t i = 0; i < env.len; i++)
+    len += strlen(env.items[i]) + 1;
+  out = calloc(1, len);
+  for (size_t i = 0; i < env.len; i++) {
+    strcat(out, i == 0 ? "" : " ");
+    strcat(out, env.items[i]);
+    free(env.items[i]);
+  }
+  free(env.items);
+  return out;
+}
+
+static void check_git_env(const char *what, const char *const *in, const char *want) {
+  char *got = git_env(in);
+  if (!tap_ok(strcmp(got, want) == 0, "command env: %s", what))
+    tap_diag("  got  %s\n#   want %s", got, want);
+  free(got);
+}
+
+#define LOOSE_CONFIG(n0, n1, n2, n3)                                                               \
+  "GIT_CONFIG_KEY_" n0 "=gc.auto GIT_CONFIG_VALUE_" n0 "=0 GIT_CONFIG_KEY_" n1                     \
+  "=transfer.unpackLimit GIT_CONFIG_VALUE_" n1 "=2147483647 GIT_CONFIG_KEY_" n2                    \
+  "=fetch.unpackLimit GIT_CONFIG_VALUE_" n2 "=2147483647 GIT_CONFIG_KEY_" n3                       \
+  "=receive.unpackLimit GIT_CONFIG_VALUE_" n3 "=2147483647"
+
+static void check_git_envs(void) {
+  static const char *const plain[] = {"PATH=/bin", NULL};
+  static const char *const callers[] = {"GIT_CONFIG_KEY_0=user.name", "GIT_CONFIG_COUNT=1",
+                                        "GIT_CONFIG_VALUE_0=me", "PATH=/bin", NULL};
+  static const char *const stale[] = {"GIT_CONFIG_KEY_0=gc.auto", "GIT_CONFIG_VALUE_0=1",
+                                      "GIT_CONFIG_KEY_12=x.y", NULL};
+  static const char *const shadow[] = {"GIT_CONFIG_COUNT=1",
+                                       "GIT_CONFIG_KEY_0=a.b",
+                                       "GIT_CONFIG_VALUE_0=1",
+                                       "GIT_CONFIG_KEY_1=gc.auto",
+                                       "GIT_CONFIG_VALUE_1=1",
+                                       "GIT_CONFIG_KEY_1X=k",
+                                       NULL};
+  static const char *const refused[] = {"GIT_CONFIG_COUNT=x", NULL};
+  check_git_env("no count of the caller's", plain,
+                "PATH=/bin GIT_CONFIG_COUNT=4 " LOOSE_CONFIG("0", "1", "2", "3"));
+  check_git_env("the caller's entries kept, ours after them", callers,
+                "GIT_CONFIG_KEY_0=user.name GIT_CONFIG_VALUE_0=me PATH=/bin "
+                "GIT_CONFIG_COUNT=5 " LOOSE_CONFIG("1", "2", "3", "4"));
+  check_git_env("slots git would ignore (no count) do not shadow ours", stale,
+                "GIT_CONFIG_COUNT=4 " LOOSE_CONFIG("0", "1", "2", "3"));
+  check_git_env("slots past the caller's count do not shadow ours", shadow,
+                "GIT_CONFIG_KEY_0=a.b GIT_CONFIG_VALUE_0=1 GIT_CONFIG_KEY_1X=k "
+                "GIT_CONFIG_COUNT=5 " LOOSE_CONFIG("1", "2", "3", "4"));
+  check_git_env("a count git refuses is left alone", refused, "GIT_CONFIG_COUNT=x");
+}
+
 int main(void) {
   /* printf 'GOOD CONTENT\n' | git hash-object --stdin [--object-format=sha256] */
   static const char good[] = "blob 13\0GOOD CONTENT\n";
@@ -80,5 +142,6 @@ int main(void) {
   tap_ok(verdict("blob 013\0GOOD CONTENT\n", 22, "", GOOD_SHA1) < 0, "a leading zero");
   tap_ok(verdict(good, sizeof(good) - 1, "x", GOOD_SHA1) < 0, "bytes after the stream");
   tap_ok(verdict(good, sizeof(good) - 1, "", "5e18") < 0, "not an id");
+  check_git_envs();
   return tap_done();
 }

@@ -158,6 +158,14 @@ route_exec_foreign_gitdir() {
   route_index_nul_moved_repo user
 }
 
+@test "exec-git: a conflict resolved inside reaches the host without its resolve-undo record (REUC); the merge can be finished there (root)" {
+  route_resolve_undo root
+}
+
+@test "exec-git: a conflict resolved inside reaches the host without its resolve-undo record (REUC); the merge can be finished there (ordinary user)" {
+  route_resolve_undo user
+}
+
 @test "exec-git: add, commit, amend, stash, reset and rebase on the task branch reach the repository (root)" {
   task_work root
 }

@@ -520,6 +520,39 @@ route_index_nul_moved_repo() {
   route_index_nul_moved_repo user
 }
 
+# route_resolve_undo root|user: pins a known loss (docs/sandbox.md, the index): the run merges
+# `other`, gets a conflict and resolves it with `git add`. The run's index had the resolve-undo
+# record (REUC, 3 stages of README); the host's has the resolved entry and no REUC, so the host's
+# `git checkout -m README` cannot re-create the conflict and leaves the resolution. The merge is
+# still the host's to finish: MERGE_HEAD landed, and `git commit` makes the two-parent merge.
+route_resolve_undo() {
+  make_repo "$1"
+  as_owner sh -c 'echo theirs >"$1/README"' sh "$OTHER"
+  hgit -C "$OTHER" commit -qam theirs
+  as_owner sh -c 'echo ours >"$1/README"' sh "$WT"
+  hgit -C "$WT" commit -qam ours
+  sbx -- 'git merge -q other >/dev/null 2>&1; echo resolved >README && git add README &&
+          git ls-files --resolve-undo | wc -l'
+  [ "$output" = 3 ]
+  [ "$(discarded)" = '[]' ]
+  [ -z "$(hgit -C "$WT" ls-files --resolve-undo)" ]
+  [ "$(hgit -C "$WT" ls-files -s README | cut -d' ' -f3 | cut -f1)" = 0 ]
+  hgit -C "$WT" checkout -m README
+  [ "$(cat "$WT/README")" = resolved ]
+  [ -z "$(hgit -C "$WT" ls-files -u)" ]
+  hgit -C "$WT" commit -q --no-edit
+  [ "$(hgit -C "$WT" rev-list --parents -1 task | wc -w)" = 3 ]
+  [ "$(hgit -C "$REPO" show task:README)" = resolved ]
+}
+
+@test "sandbox-git: a conflict resolved inside reaches the host without its resolve-undo record (REUC); the merge can be finished there (root)" {
+  route_resolve_undo root
+}
+
+@test "sandbox-git: a conflict resolved inside reaches the host without its resolve-undo record (REUC); the merge can be finished there (ordinary user)" {
+  route_resolve_undo user
+}
+
 # --json's discarded: what the run wrote outside the allowlist, as the owner; [] for a clean run
 json_discarded() {
   make_repo "$1"

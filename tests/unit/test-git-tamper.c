@@ -87,7 +87,8 @@ static void test_none_new(const char *worktree) {
   for (size_t i = 0; i < MANY; i += 2)
     push(&g.gitlinks_after, &n_after, "g", i);
   char **reported = sandbox_git_tamper(&g, worktree);
-  tap_ok(count(reported) == 0, "the run kept half of the host's gitlinks and added none: none reported");
+  tap_ok(count(reported) == 0,
+         "the run kept half of the host's gitlinks and added none: none reported");
   sandbox_git_strv_free(reported);
   clear(&g);
 }

@@ -32,6 +32,7 @@
 #include "log.h"
 #include "remove-tree.h"
 #include "sandbox-internal.h"
+#include "sandbox-state-root.h"
 #include "utils.h"
 
 #define PROBE_REASON_MAX 1024
@@ -56,21 +57,6 @@ void sandbox_probe_report(int fd, bool in_container_setup, int errnum) {
   const char *class =
       in_container_setup && capability_errno(errnum) ? PROBE_CANNOT : PROBE_UNDECIDED;
   (void)safe_write_all(fd, class, strlen(class));
-}
-
-/* The policy's writablePaths entry that holds the state root, or -1: a command of that policy could
- * write the probe's directory. Both resolved (either may be named through a link); an entry that
- * does not exist holds nothing. */
-static ssize_t writable_over_state_root(const oci_policy *p, const char *state_root) {
-  cleanup_free char *root = realpath(state_root, NULL);
-  if (root == NULL)
-    return -1;
-  for (size_t i = 0; i < p->writable_paths.len; i++) {
-    cleanup_free char *w = realpath(p->writable_paths.items[i], NULL);
-    if (w != NULL && path_within(root, w))
-      return (ssize_t)i;
-  }
-  return -1;
 }
 
 /* The caller's network profile, limits, ports, environment allowlist and seccomp choice; none of
@@ -383,9 +369,15 @@ enum sandbox_probe sandbox_probe_host(const struct fsrun_context *ctx, const oci
     *why = xasprintf("the probe's stderr: %s", strerror(errno));
     return SANDBOX_PROBE_UNDECIDED;
   }
-  writable = writable_over_state_root(policy, ctx->state_root);
+  /* a run refuses such a policy before its set-up (sandbox_check_state_root); the probe asks
+   * again so that it never runs over a state root someone's command could write */
+  if (sandbox_writable_over_state_root(policy, ctx->state_root, &writable) < 0) {
+    *why = xasprintf("whether policy writablePaths reach the state root `%s`: %s", ctx->state_root,
+                     strerror(errno));
+    return SANDBOX_PROBE_UNDECIDED;
+  }
   if (writable >= 0) {
-    *why = xasprintf("the state root `%s` is under policy writablePaths[%zd] `%s`, which the "
+    *why = xasprintf("the state root `%s` is reached by policy writablePaths[%zd] `%s`, which the "
                      "command can write, so it could have failed the probe",
                      ctx->state_root, writable, policy->writable_paths.items[writable]);
     return SANDBOX_PROBE_UNDECIDED;

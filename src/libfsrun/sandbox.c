@@ -9,6 +9,7 @@
 #include "sandbox-limits.h"
 #include "sandbox-paths.h"
 #include "sandbox-spelling.h"
+#include "sandbox-state-root.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -1221,7 +1222,6 @@ int sandbox_bundle(const struct fsrun_context *ctx, const struct sandbox_bundle_
   cleanup_free char *worktree = NULL;
   int r;
 
-  (void)ctx;
   if (o->out_dir == NULL)
     return fsrun_error_make(err, 0, "bundle: --out DIR is required");
   if (o->worktree == NULL)
@@ -1235,6 +1235,9 @@ int sandbox_bundle(const struct fsrun_context *ctx, const struct sandbox_bundle_
   r = sandbox_resolve_worktree(o->worktree, &worktree, err);
   if (r == 0)
     r = sandbox_policy_respell(policy, worktree, err);
+  /* the task container's create, start and exec use this state root too (the same --root) */
+  if (r == 0)
+    r = sandbox_check_state_root(policy, ctx->state_root, err);
   if (r == 0)
     r = sandbox_config_for_caller(policy, worktree, o->args, o->n_args, geteuid() != 0, &config,
                                   err);

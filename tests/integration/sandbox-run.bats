@@ -56,6 +56,7 @@ teardown() {
     done
   fi
   rm -rf --one-file-system "$BASE"
+  [ -z "${XDG_DIR:-}" ] || rm -rf --one-file-system "$XDG_DIR"
   teardown_bundle
 }
 
@@ -996,10 +997,10 @@ check_probe_dir_written_refuses() {
 
 # check_writable_state_root_refuses root|user: where the host truly cannot sandbox (pivot_root
 # ENOSYS), a policy whose writablePaths hold the state root (its commands could write the probe's
-# directory) gets no probe: the command is refused (125, backend fsrun), never run natively.
+# directory) is refused before any set-up, so there is no probe: 125, never run natively.
 check_writable_state_root_refuses() {
   use_caller "$1"
-  local noclone3=${FSRUN%/*}/tests/noclone3 json
+  local noclone3=${FSRUN%/*}/tests/noclone3
   [ -x "$noclone3" ] || skip "tests/noclone3 is not built next to $FSRUN"
   as_caller mkdir -p "$STATE"
   echo "{\"writablePaths\": [\"$STATE\"]}" >"$DIR/policy.json"
@@ -1008,9 +1009,8 @@ check_writable_state_root_refuses() {
     --failure-mode fallback-native -- sh -c 'echo RAN-NATIVELY'
   echo "$output"
   [ "$status" -eq 125 ]
-  json=$(grep '^{' <<<"$output")
-  [ "$(jq -r '"\(.exitCode) \(.backend) \(.stdout)"' <<<"$json")" = "125 fsrun " ]
-  [[ $(jq -r .error <<<"$json") == *"could not be probed (the state root \`$STATE\` is under policy writablePaths[0] \`$STATE\`, which the command can write, so it could have failed the probe), so the command was not run natively" ]]
+  [ "${#lines[@]}" -eq 1 ]
+  [[ $output == "fsrun: policy: writablePaths[0]: \`$STATE\` reaches fsrun's state root \`$STATE\`"* ]]
   assert_state_clean
   [ -z "$(ls -A "$STATE" | grep probe)" ]
 }
@@ -1021,6 +1021,173 @@ check_writable_state_root_refuses() {
 
 @test "sandbox-run: fallback-native refuses (125) when the policy's writablePaths hold the state root (ordinary user)" {
   check_writable_state_root_refuses user
+}
+
+# ---- writablePaths and the state root (review18b #7) --------------------------------------------
+# A command that writes the state root rewrites every container's state.json: the next `delete
+# --force` then kills the pid it wrote. Each check is as root and as the ordinary user, on a state
+# root of the test's own; the ordinary user's default (/tmp/fsrun-UID) is checked as well.
+
+# state_area root|user: $AREA, a directory a policy will make writable; $STATE in it, holding
+# another container's state.json ($VICTIM: what the attack rewrites)
+state_area() {
+  use_caller "$1"
+  AREA=$DIR/area
+  STATE=$AREA/state
+  VICTIM=$STATE/victim/state.json
+  as_caller mkdir -p "$STATE/victim" "$AREA/sub" "$DIR/x" "$DIR/real"
+  echo '{"pid":1}' >"$VICTIM"
+  [ "$CALLER" = root ] || chown -R "$SBX_UID:$SBX_GID" "$STATE"
+}
+
+# refused_before_run ROOT ENTRY [NAMED]: a run with --root ROOT whose writablePaths are [ENTRY]
+# and whose command rewrites $VICTIM: 125, one line naming the entry (as fsrun respelled it:
+# NAMED), the state root and the way out; the command never ran, the victim is as it was, nothing
+# was made in the state root.
+refused_before_run() {
+  local root=$1 entry=$2 named=${3:-$2} before
+  before=$(ls -A "$STATE")
+  printf '{"writablePaths": ["%s"]}\n' "$entry" >"$DIR/policy.json"
+  run as_caller "$FSRUN" --root "$root" sandbox --policy "$DIR/policy.json" \
+    --worktree "$WT" --task-id "$TASK" -- sh -c "echo '{\"pid\":$$}' >'$VICTIM'; touch '$DIR/ran'"
+  echo "$output"
+  [ "$status" -eq 125 ]
+  [ "${#lines[@]}" -eq 1 ]
+  [[ $output == "fsrun: policy: writablePaths[0]: \`$named\` reaches fsrun's state root \`$root\`"* ]]
+  [[ $output == *"set XDG_RUNTIME_DIR or --root to a directory outside it" ]]
+  [ ! -e "$DIR/ran" ]
+  [ "$(cat "$VICTIM")" = '{"pid":1}' ]
+  [ "$(ls -A "$STATE")" = "$before" ]
+  assert_state_clean
+}
+
+check_state_root_attack() {
+  state_area "$1"
+  refused_before_run "$STATE" "$AREA"
+  refused_before_run "$STATE" "$STATE"
+  refused_before_run "$STATE" "$DIR"
+}
+
+@test "sandbox-run: writablePaths holding the state root: the command that would rewrite another container's state.json is refused before it runs, 125 (root)" {
+  check_state_root_attack root
+}
+
+@test "sandbox-run: writablePaths holding the state root: the command that would rewrite another container's state.json is refused before it runs, 125 (ordinary user)" {
+  check_state_root_attack user
+}
+
+# the entry or the state root spelled through a link, or the state root through a `..` after one:
+# decided by the object
+check_state_root_spellings() {
+  state_area "$1"
+  as_caller ln -s "$AREA" "$DIR/lnk"
+  as_caller ln -s "$AREA/sub" "$DIR/x/up"
+  refused_before_run "$STATE" "$DIR/lnk"
+  # an entry's `..` is taken as the spelling of the path it is bound at (sandbox-spelling.c)
+  refused_before_run "$STATE" "$DIR/x/../area" "$AREA"
+  refused_before_run "$DIR/x/up/../state" "$AREA"
+  # a state root not made yet (a first run): where fsrun would make it decides
+  refused_before_run "$DIR/lnk/new/state" "$AREA"
+  [ ! -e "$AREA/new" ]
+  # an entry that lies in the state root: the command writes that container's state
+  refused_before_run "$STATE" "$DIR/lnk/state/victim"
+}
+
+@test "sandbox-run: writablePaths and the state root are compared by object: a link, a \`..\` after a link, an entry inside it (root)" {
+  check_state_root_spellings root
+}
+
+@test "sandbox-run: writablePaths and the state root are compared by object: a link, a \`..\` after a link, an entry inside it (ordinary user)" {
+  check_state_root_spellings user
+}
+
+# a bind mount of the area elsewhere (in a private mount namespace), and a state root whose own
+# way goes through a link the command could re-point: refused too
+check_state_root_alias_and_link() {
+  state_area "$1"
+  as_caller mkdir "$DIR/alias"
+  CALLER_NS=(unshare -m sh -c 'mount --bind "$1" "$2" && shift 2 && exec "$@"' sh "$AREA" "$DIR/alias")
+  refused_before_run "$STATE" "$DIR/alias"
+  CALLER_NS=()
+  # $DIR/l1 -> $AREA/l2 -> $DIR/real: the state root resolves outside the entry, but the command
+  # could point l2 at a state root of its own making
+  as_caller ln -s "$DIR/real" "$AREA/l2"
+  as_caller ln -s "$AREA/l2" "$DIR/l1"
+  refused_before_run "$DIR/l1/state" "$AREA"
+  [ -z "$(ls -A "$DIR/real")" ]
+}
+
+@test "sandbox-run: writablePaths reaching the state root by a bind mount, or holding a link on its way, are refused (root)" {
+  check_state_root_alias_and_link root
+}
+
+@test "sandbox-run: writablePaths reaching the state root by a bind mount, or holding a link on its way, are refused (ordinary user)" {
+  check_state_root_alias_and_link user
+}
+
+# with the state root elsewhere the same policy runs; an ordinary user's default state root
+# without XDG_RUNTIME_DIR is /tmp/fsrun-UID, refused with /tmp writable, and works with it set
+check_state_root_elsewhere() {
+  state_area "$1"
+  printf '{"writablePaths": ["%s", "/tmp"]}\n' "$AREA" >"$DIR/policy.json"
+  XDG_DIR=$(mktemp -d /run/fsrun-sbxrun-xdg.XXXXXX)
+  [ "$CALLER" = root ] || chown "$SBX_UID:$SBX_GID" "$XDG_DIR"
+  run as_caller "$FSRUN" --root "$XDG_DIR/state" sandbox --policy "$DIR/policy.json" \
+    --worktree "$WT" --task-id "$TASK" -- sh -c "echo written >'$AREA/w'"
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ "$(cat "$AREA/w")" = written ]
+  [ "$CALLER" = user ] || return 0
+  run as_caller env XDG_RUNTIME_DIR="$XDG_DIR" "$FSRUN" sandbox --policy "$DIR/policy.json" \
+    --worktree "$WT" --task-id "$TASK" -- sh -c "echo again >'$AREA/w'"
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ "$(cat "$AREA/w")" = again ]
+  [ -d "$XDG_DIR/fsrun/.sandbox-bundle" ]
+  local default=/tmp/fsrun-$SBX_UID had=absent
+  [ -e "$default" ] && had=$(ls -A "$default")
+  run as_caller "$FSRUN" sandbox --policy "$DIR/policy.json" --worktree "$WT" --task-id "$TASK" \
+    -- sh -c "touch '$DIR/ran'"
+  echo "$output"
+  [ "$status" -eq 125 ]
+  [[ $output == "fsrun: policy: writablePaths[1]: \`/tmp\` reaches fsrun's state root \`$default\`"* ]]
+  [ ! -e "$DIR/ran" ]
+  if [ "$had" = absent ]; then [ ! -e "$default" ]; else [ "$(ls -A "$default")" = "$had" ]; fi
+}
+
+@test "sandbox-run: a policy with /tmp writable runs with the state root elsewhere; an ordinary user's default /tmp/fsrun-UID is refused (root)" {
+  check_state_root_elsewhere root
+}
+
+@test "sandbox-run: a policy with /tmp writable runs with the state root elsewhere; an ordinary user's default /tmp/fsrun-UID is refused (ordinary user)" {
+  check_state_root_elsewhere user
+}
+
+# `fsrun bundle`: the task container's commands would write the state root its create uses
+check_state_root_bundle() {
+  state_area "$1"
+  as_caller ln -s "$AREA" "$DIR/lnk"
+  printf '{"writablePaths": ["%s"]}\n' "$DIR/lnk" >"$DIR/policy.json"
+  run as_caller "$FSRUN" --root "$STATE" bundle --policy "$DIR/policy.json" --worktree "$WT" \
+    --out "$DIR/bundle"
+  echo "$output"
+  [ "$status" -eq 1 ]
+  [ "${#lines[@]}" -eq 1 ]
+  [[ $output == "fsrun: policy: writablePaths[0]: \`$DIR/lnk\` reaches fsrun's state root \`$STATE\`"* ]]
+  [ ! -e "$DIR/bundle" ]
+  run as_caller "$FSRUN" --root "$DIR/real/state" bundle --policy "$DIR/policy.json" \
+    --worktree "$WT" --out "$DIR/bundle"
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ -f "$DIR/bundle/config.json" ]
+}
+
+@test "sandbox-run: fsrun bundle refuses writablePaths reaching its state root, 1, nothing written (root)" {
+  check_state_root_bundle root
+}
+
+@test "sandbox-run: fsrun bundle refuses writablePaths reaching its state root, 1, nothing written (ordinary user)" {
+  check_state_root_bundle user
 }
 
 # the probe's hidden --probe-report-fd: bad input is one line naming the option, exit 1, nothing

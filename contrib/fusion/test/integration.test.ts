@@ -445,6 +445,19 @@ test(`[${WHO}] task container: runs exec into one container; dispose deletes it`
   assert.deepEqual(await containers(id), []);
 });
 
+test(`[${WHO}] a policy whose writablePaths reach fsrun's state root is refused at prepare in both modes (FsrunPolicyError naming the entry); nothing is left`, async () => {
+  // the parent of the state root, which also holds the worktree: the command could rewrite every container's state.json
+  const policy = { ...basePolicy(), writablePaths: [dirname(stateRoot)] };
+  const before = await containers();
+  for (const mode of ["one-shot", "task-container"] as const) {
+    await assert.rejects(
+      backend({ mode }, policy),
+      (e: unknown) => e instanceof FsrunPolicyError && /writablePaths\[0\]: `[^`]+` reaches fsrun's state root `[^`]+`/.test(e.message),
+    );
+  }
+  assert.deepEqual(await containers(), before);
+});
+
 test(`[${WHO}] a policy that lets the command write TMPDIR: one-shot and task container prepare and run; no bundle is in TMPDIR`, async () => {
   // a private TMPDIR of this process (os.tmpdir() reads it on each call), never the host's /tmp
   const privateTmp = await tempDir("fsrun-fusion-tmpdir-");

@@ -1,0 +1,212 @@
+#include "sandbox-state-root.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "mounts.h"
+#include "sandbox-internal.h"
+#include "utils.h"
+
+/* the kernel's own limit on links followed in one lookup */
+#define MAX_LINKS 40
+/* more `..` steps than any directory has ancestors */
+#define MAX_DEPTH (PATH_MAX / 2)
+
+/* the writablePaths entries by identity, as their binds follow them (valid: the entry exists) */
+struct entry_ids {
+  struct stat *st;
+  bool *valid;
+  size_t len;
+};
+
+static bool same_inode(const struct stat *a, const struct stat *b) {
+  return a->st_dev == b->st_dev && a->st_ino == b->st_ino;
+}
+
+static ssize_t id_index(const struct entry_ids *ids, const struct stat *st) {
+  for (size_t i = 0; i < ids->len; i++)
+    if (ids->valid[i] && same_inode(&ids->st[i], st))
+      return (ssize_t)i;
+  return -1;
+}
+
+/* *hit: the first id that is dir or one of its ancestors, walked by `..` as the kernel does
+ * (across mount points, so a bind-mounted alias is met by what it shows), or -1. 0, or -1 with
+ * errno: nothing is known. */
+static int ancestor_among(int dir, const struct entry_ids *ids, ssize_t *hit) {
+  struct stat root, st;
+  cleanup_close int cur = openat(dir, ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+  *hit = -1;
+  if (cur < 0 || stat("/", &root) < 0)
+    return -1;
+  for (int depth = 0; depth < MAX_DEPTH; depth++) {
+    int up;
+    if (fstat(cur, &st) < 0)
+      return -1;
+    *hit = id_index(ids, &st);
+    if (*hit >= 0 || same_inode(&st, &root))
+      return 0;
+    up = openat(cur, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (up < 0)
+      return -1;
+    close(cur);
+    cur = up;
+  }
+  errno = ELOOP;
+  return -1;
+}
+
+/* pops the first component of *rest (NUL-terminated in place) */
+static char *pop_component(char **rest) {
+  char *comp = *rest + strspn(*rest, "/"), *slash = strchr(comp, '/');
+  *rest = slash ? slash + 1 : comp + strlen(comp);
+  if (slash)
+    *slash = '\0';
+  return comp;
+}
+
+/* *todo becomes the link comp (in cur) followed by rest; cur becomes `/` for an absolute one */
+static int splice_link(int *cur, const char *comp, const char *rest, char **todo) {
+  char target[PATH_MAX];
+  ssize_t n = readlinkat(*cur, comp, target, sizeof(target) - 1);
+  char *spliced;
+  if (n <= 0)
+    return -1;
+  target[n] = '\0';
+  if (target[0] == '/') {
+    int root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (root < 0)
+      return -1;
+    close(*cur);
+    *cur = root;
+  }
+  spliced = xasprintf("%s/%s", target, rest);
+  free(*todo);
+  *todo = spliced;
+  return 0;
+}
+
+/* Looks path up from `/` (or the working directory) as the kernel would, and checks against ids
+ * every directory the command could change that lookup in: each one a link is read in, and the
+ * last one reached (the state root, or where fsrun will make what is missing of it). *root: the
+ * state root's identity where it exists (st_ino 0: it does not). 0 with *hit, or -1 with errno. */
+static int walk_state_root(const char *path, const struct entry_ids *ids, ssize_t *hit,
+                           struct stat *root) {
+  cleanup_free char *todo = xstrdup(path);
+  cleanup_close int cur = open(path[0] == '/' ? "/" : ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+  size_t rest_at = 0;
+  int links = 0;
+  *root = (struct stat){0};
+  if (cur < 0)
+    return -1;
+  for (;;) {
+    char *rest = todo + rest_at, *comp;
+    struct stat st;
+    int next;
+    if (rest[strspn(rest, "/")] == '\0')
+      return fstat(cur, root) < 0 ? -1 : ancestor_among(cur, ids, hit);
+    comp = pop_component(&rest);
+    rest_at = (size_t)(rest - todo);
+    if (fstatat(cur, comp, &st, AT_SYMLINK_NOFOLLOW) < 0)
+      return errno == ENOENT ? ancestor_among(cur, ids, hit) : -1;
+    if (S_ISLNK(st.st_mode)) {
+      if (ancestor_among(cur, ids, hit) < 0 || *hit >= 0)
+        return *hit >= 0 ? 0 : -1;
+      if (++links > MAX_LINKS) {
+        errno = ELOOP;
+        return -1;
+      }
+      if (splice_link(&cur, comp, rest, &todo) < 0)
+        return -1;
+      rest_at = 0;
+      continue;
+    }
+    next = openat(cur, comp, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (next < 0)
+      return -1;
+    close(cur);
+    cur = next;
+  }
+}
+
+/* the first existing entry that lies in the state root (root), or -1 */
+static ssize_t entry_in_state_root(const oci_policy *p, const struct entry_ids *ids,
+                                   const struct stat *root) {
+  struct entry_ids root_id = {.st = (struct stat *)root, .valid = &(bool){true}, .len = 1};
+  for (size_t i = 0; i < ids->len && root->st_ino != 0; i++) {
+    cleanup_close int fd = -1;
+    ssize_t hit;
+    if (!ids->valid[i])
+      continue;
+    fd = open(p->writable_paths.items[i], O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (fd >= 0 && ancestor_among(fd, &root_id, &hit) == 0 && hit == 0)
+      return (ssize_t)i;
+  }
+  return -1;
+}
+
+/* the first entry whose spelling holds the state root's or lies in it (what does not exist yet
+ * is made there as spelled), or -1 */
+static ssize_t spelled_overlap(const oci_policy *p, const char *state_root) {
+  cleanup_free char *cwd = state_root[0] == '/' ? NULL : getcwd(NULL, 0);
+  cleanup_free char *joined = cwd ? xasprintf("%s/%s", cwd, state_root) : xstrdup(state_root);
+  cleanup_free char *root = path_clean_abs(joined);
+  for (size_t i = 0; i < p->writable_paths.len; i++) {
+    cleanup_free char *w = NULL;
+    if (p->writable_paths.items[i][0] != '/')
+      continue; /* refused, by name, where it is used */
+    w = path_clean_abs(p->writable_paths.items[i]);
+    if (path_within(root, w) || path_within(w, root))
+      return (ssize_t)i;
+  }
+  return -1;
+}
+
+static void entry_ids_load(const oci_policy *p, struct entry_ids *ids) {
+  ids->len = p->writable_paths.len;
+  ids->st = xmalloc0((ids->len + 1) * sizeof(*ids->st));
+  ids->valid = xmalloc0((ids->len + 1) * sizeof(*ids->valid));
+  for (size_t i = 0; i < ids->len; i++) {
+    const char *w = p->writable_paths.items[i];
+    ids->valid[i] = w[0] == '/' && stat(w, &ids->st[i]) == 0 && S_ISDIR(ids->st[i].st_mode);
+  }
+}
+
+int sandbox_writable_over_state_root(const oci_policy *p, const char *state_root, ssize_t *hit) {
+  struct entry_ids ids;
+  struct stat root;
+  int r = 0;
+  *hit = spelled_overlap(p, state_root);
+  if (*hit >= 0 || p->writable_paths.len == 0)
+    return 0;
+  entry_ids_load(p, &ids);
+  r = walk_state_root(state_root, &ids, hit, &root);
+  if (r == 0 && *hit < 0)
+    *hit = entry_in_state_root(p, &ids, &root);
+  free(ids.st);
+  free(ids.valid);
+  return r;
+}
+
+int sandbox_check_state_root(const oci_policy *p, const char *state_root, fsrun_error_t *err) {
+  ssize_t i;
+  /* what cannot be looked at may be reachable: refused rather than guessed */
+  if (sandbox_writable_over_state_root(p, state_root, &i) < 0)
+    return fsrun_error_errno(err,
+                             "policy: writablePaths: cannot tell whether they reach fsrun's "
+                             "state root `%s`",
+                             state_root);
+  if (i < 0)
+    return 0;
+  return fsrun_error_make(err, 0,
+                          "policy: writablePaths[%zd]: `%s` reaches fsrun's state root `%s` (every "
+                          "container's state), which the sandboxed command must not write: set "
+                          "XDG_RUNTIME_DIR or --root to a directory outside it",
+                          i, p->writable_paths.items[i], state_root);
+}

@@ -1,0 +1,22 @@
+/* fsrun's state root against the policy's writablePaths: a command that can write there rewrites
+ * every container's state.json and config.json, the shared bundle and the per-run git dirs, and
+ * the next `delete` or `create` acts on what it wrote (docs/sandbox.md, "The state root"). */
+#ifndef FSRUN_SANDBOX_STATE_ROOT_H
+#define FSRUN_SANDBOX_STATE_ROOT_H
+
+#include <sys/types.h>
+
+#include "error.h"
+#include "oci.h"
+
+/* *hit: the index of the first writablePaths entry the command could reach the state root
+ * through, or -1: an entry that is the state root, holds it, lies in it, or holds a directory in
+ * which a link on the state root's way is read (each by device and inode, so any spelling: links,
+ * `..`, bind mounts; a path that does not exist yet by its spelling). 0, or -1 with errno: a
+ * directory on the way could not be looked at. */
+int sandbox_writable_over_state_root(const oci_policy *p, const char *state_root, ssize_t *hit);
+
+/* 0, or the one-line refusal naming the writablePaths entry and the state root */
+int sandbox_check_state_root(const oci_policy *p, const char *state_root, fsrun_error_t *err);
+
+#endif

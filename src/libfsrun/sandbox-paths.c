@@ -51,6 +51,30 @@ char *agent_tree_holding_resolved(const struct agent_trees *t, const char *resol
   return NULL;
 }
 
+/* the tree (as given) that is the object st describes, or NULL */
+static const char *tree_that_is(const struct agent_trees *t, const struct stat *st) {
+  struct stat tree;
+  for (size_t i = 0; i < 3 + t->writable->len; i++)
+    if (tree_at(t, i) != NULL && stat(tree_at(t, i), &tree) == 0 && tree.st_dev == st->st_dev &&
+        tree.st_ino == st->st_ino)
+      return tree_at(t, i);
+  return NULL;
+}
+
+char *agent_tree_holding_by_identity(const struct agent_trees *t, const char *resolved) {
+  cleanup_free char *up = xstrdup(resolved);
+  for (;;) {
+    struct stat anc;
+    const char *tree = stat(up, &anc) == 0 ? tree_that_is(t, &anc) : NULL;
+    char *slash = strrchr(up, '/');
+    if (tree != NULL)
+      return xstrdup(tree);
+    if (slash == NULL || strcmp(up, "/") == 0)
+      return NULL;
+    slash[slash == up ? 1 : 0] = '\0';
+  }
+}
+
 /* path (clean) below tree (clean), opened through no symbolic link from tree on */
 static int open_below(const char *tree, const char *path) {
   const struct open_how how = {.flags = O_PATH | O_CLOEXEC,

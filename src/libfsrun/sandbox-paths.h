@@ -24,6 +24,9 @@ char *agent_tree_holding(const struct agent_trees *t, const char *path);
 /* the tree (as given) whose resolution holds resolved, a resolved path, or NULL: a tree named
  * through a host link (`lnk/cache`) holds what the link leads to */
 char *agent_tree_holding_resolved(const struct agent_trees *t, const char *resolved);
+/* the tree (as given) that resolved or one of its ancestors is, by device and inode, or NULL: a
+ * bind mount of a tree's parent names it under a path no string comparison relates to it */
+char *agent_tree_holding_by_identity(const struct agent_trees *t, const char *resolved);
 
 /* stat(2) of path, but reached through no symbolic link below the agent tree above it. 0, or -1
  * with errno (ELOOP: such a link). *inside: whether an agent tree is above path. */

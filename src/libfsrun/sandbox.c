@@ -1191,6 +1191,8 @@ static int check_out_dir(const char *out, const struct agent_trees *t, fsrun_err
   /* by the trees' resolutions too: an entry spelled through a link holds the bundle all the same */
   if (tree == NULL && resolved != NULL)
     tree = agent_tree_holding_resolved(t, resolved);
+  if (tree == NULL && resolved != NULL)
+    tree = agent_tree_holding_by_identity(t, resolved);
   if (tree != NULL)
     return fsrun_error_make(
         err, 0, "bundle: --out `%s` is in `%s`, which the sandboxed command can write", out, tree);

@@ -34,6 +34,7 @@ teardown() {
     done
   done
   teardown_bundle
+  if mountpoint -q "$DIR/alias" 2>/dev/null; then umount "$DIR/alias"; fi
   if grep -F -- "$DIR" /proc/self/mountinfo >&2; then
     echo "leftover mount of $DIR" >&2
     return 1
@@ -276,7 +277,7 @@ task_flow() {
   assert_create_refused 0 "$BUNDLE" "plain-$TASK" "*bind source \`$DIR/shared\` was replaced after the config was built*"
 }
 
-@test "bundle: an --out in a tree the command writes (the worktree, a writablePaths entry) is refused, 1, nothing written (root and an ordinary user)" {
+@test "bundle: an --out in a tree the command writes (the worktree, a writablePaths entry), by any path, is refused, 1, nothing written (root and an ordinary user)" {
   local uid out
   mkdir -p "$DIR/cache"
   for uid in 0 1000; do
@@ -305,6 +306,24 @@ task_flow() {
     [[ $stderr == *"bundle: --out \`$DIR/cache/bundle\` is in \`$DIR/lnk/cache\`, which the sandboxed command can write" ]]
     [ ! -e "$DIR/cache/bundle" ]
   done
+  # a bind mount of their parent names the same directories under another path (review19 #6):
+  # the root's alias, used by root and by the ordinary user
+  mkdir "$DIR/alias"
+  files_to 1000 # before the bind: chown -R would meet it as a cycle
+  mount --bind "$DIR" "$DIR/alias"
+  for uid in 0 1000; do
+    printf '{"writablePaths": ["%s"]}\n' "$DIR/lnk/cache" >"$DIR/policy.json"
+    for out in "$DIR/alias/cache/bundle" "$DIR/alias/worktree/bundle"; do
+      run --separate-stderr fsr "$uid" bundle --policy "$DIR/policy.json" --worktree "$WT" \
+        --out "$out" -- /bin/true
+      echo "uid $uid, through a bind: $out: $status $stderr"
+      [ "$status" -eq 1 ]
+      [ "$(grep -c . <<<"$stderr")" = 1 ]
+      [[ $stderr == *"bundle: --out \`$out\` is in \`"*"\`, which the sandboxed command can write" ]]
+      [ ! -e "$DIR/cache/bundle" ] && [ ! -e "$WT/bundle" ]
+    done
+  done
+  umount "$DIR/alias"
   # beside the worktree is fine
   printf '{"writablePaths": ["%s"]}\n' "$DIR/cache" >"$DIR/policy.json"
   fsr 0 bundle --policy "$DIR/policy.json" --worktree "$WT" --out "$DIR/beside" -- /bin/true

@@ -482,6 +482,32 @@ test(`[${WHO}] a policy that lets the command write TMPDIR: one-shot and task co
   }
 });
 
+test(`[${WHO}] TMPDIR a bind mount of a writablePaths entry: the task container's bundle is made elsewhere (review19 #6)`, async (t) => {
+  if (process.getuid?.() !== 0) return t.skip("a bind mount needs root; the ordinary user's own TMPDIR case is the test above");
+  const writable = await tempDir("fsrun-fusion-writable-");
+  const alias = await tempDir("fsrun-fusion-alias-");
+  assert.equal(spawnSync("mount", ["--bind", writable, alias]).status, 0);
+  // root's first choice is XDG_RUNTIME_DIR (fsrun's own state root stays /run/fsrun for root)
+  const saved = { TMPDIR: process.env.TMPDIR, XDG_RUNTIME_DIR: process.env.XDG_RUNTIME_DIR };
+  process.env.TMPDIR = alias;
+  process.env.XDG_RUNTIME_DIR = alias;
+  try {
+    const task = await backend({ mode: "task-container" }, { ...basePolicy(), writablePaths: [writable] });
+    assert.equal((await task.run("echo in-task", opts())).stdout, "in-task\n");
+    // nothing of the adapter's is in the directory the command writes, under either name
+    assert.deepEqual(await readdir(writable), []);
+    await task.dispose();
+  } finally {
+    for (const [name, value] of Object.entries(saved)) {
+      if (value === undefined) delete process.env[name];
+      else process.env[name] = value;
+    }
+    spawnSync("umount", [alias]);
+    await rm(alias, { recursive: true, force: true });
+    await rm(writable, { recursive: true, force: true });
+  }
+});
+
 test(`[${WHO}] task container: exit 130 is an exit, kill -INT $$ a signal, as in one-shot mode`, async (t) => {
   const tb = await taskBackend();
   if (tb === null) return t.skip("fsrun exec cannot join the task container as this user");

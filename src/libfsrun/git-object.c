@@ -9,6 +9,7 @@
 
 #include "sha1.h"
 #include "sha256.h"
+#include "utils.h"
 
 #define HEADER_MAX 32 /* "commit " and 20 digits and the NUL fit */
 #define CHUNK      65536
@@ -54,8 +55,13 @@ static bool parse_header(const char *h, uint64_t *size) {
       return false;
     *size = *size * 10 + (uint64_t)(*p - '0');
   }
-  return *p == '\0';
+  return *p == '\0' && *size <= GIT_OBJECT_MAX_SIZE;
 }
+
+struct object_stream {
+  int in, out;
+  uint64_t read, max_in;
+};
 
 struct object_reader {
   struct object_hash hash;
@@ -90,16 +96,33 @@ static bool take(struct object_reader *r, const char *p, size_t n, const char **
   return true;
 }
 
-static int inflate_all(int fd, z_stream *z, struct object_reader *r, const char **why) {
+/* the next chunk of the stream from s->in into buf, and to s->out (when >= 0) before it is
+ * inflated: what is written is what is checked, and at most one chunk past the first error */
+static ssize_t next_chunk(struct object_stream *s, unsigned char *buf, size_t size,
+                          const char **why) {
+  ssize_t n = read(s->in, buf, size);
+  if (n > 0 && (s->read += (uint64_t)n) > s->max_in) {
+    *why = "a larger file than an object may be";
+    return -1;
+  }
+  if (n > 0 && s->out >= 0 && safe_write_all(s->out, buf, (size_t)n) < 0) {
+    *why = "cannot be written";
+    return -1;
+  }
+  if (n <= 0)
+    *why = n < 0 ? "unreadable" : "a truncated zlib stream";
+  return n;
+}
+
+static int inflate_all(struct object_stream *s, z_stream *z, struct object_reader *r,
+                       const char **why) {
   unsigned char in[CHUNK], out[CHUNK];
   int rc = Z_OK;
   ssize_t n;
   while (rc != Z_STREAM_END) {
     if (z->avail_in == 0) {
-      if ((n = read(fd, in, sizeof(in))) <= 0) {
-        *why = n < 0 ? "unreadable" : "a truncated zlib stream";
+      if ((n = next_chunk(s, in, sizeof(in), why)) <= 0)
         return -1;
-      }
       z->next_in = in;
       z->avail_in = (uInt)n;
     }
@@ -113,14 +136,15 @@ static int inflate_all(int fd, z_stream *z, struct object_reader *r, const char 
     }
   }
   /* git refuses bytes after the stream */
-  if (z->avail_in > 0 || read(fd, in, 1) != 0) {
+  if (z->avail_in > 0 || read(s->in, in, 1) != 0) {
     *why = "garbage after the zlib stream";
     return -1;
   }
   return 0;
 }
 
-int git_loose_object_check(int fd, const char *id, const char **why) {
+int git_loose_object_copy(int in, int out, uint64_t max_in, const char *id, const char **why) {
+  struct object_stream s = {.in = in, .out = out, .max_in = max_in};
   struct object_reader r = {.hash.sha256 = strlen(id) == 64};
   z_stream z = {0};
   int rc;
@@ -137,7 +161,7 @@ int git_loose_object_check(int fd, const char *id, const char **why) {
     *why = "zlib: out of memory";
     return -1;
   }
-  rc = inflate_all(fd, &z, &r, why);
+  rc = inflate_all(&s, &z, &r, why);
   inflateEnd(&z);
   if (rc < 0)
     return -1;
@@ -150,4 +174,8 @@ int git_loose_object_check(int fd, const char *id, const char **why) {
     return -1;
   }
   return 0;
+}
+
+int git_loose_object_check(int fd, const char *id, const char **why) {
+  return git_loose_object_copy(fd, -1, UINT64_MAX, id, why);
 }

@@ -76,23 +76,6 @@ static char *refusal(const struct sandbox_git_run *g, const unsigned char *buf,
   return NULL;
 }
 
-/* data to dir/name through a new temporary file */
-static int write_new(int dir, const char *name, const unsigned char *data, size_t len,
-                     mode_t mode) {
-  cleanup_free char *tmp = xasprintf(".fsrun-sync.%d.%s", (int)getpid(), name);
-  cleanup_close int fd =
-      openat(dir, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
-  if (fd < 0)
-    return -1;
-  if (safe_write_all(fd, data, len) < 0 || renameat(dir, tmp, dir, name) < 0) {
-    int saved = errno;
-    unlinkat(dir, tmp, 0);
-    errno = saved;
-    return -1;
-  }
-  return 0;
-}
-
 bool sandbox_git_index_apply(struct sandbox_git_run *g, int upper_dir, int dst_dir,
                              const char *base) {
   size_t len = 0;
@@ -118,7 +101,7 @@ bool sandbox_git_index_apply(struct sandbox_git_run *g, int upper_dir, int dst_d
   entries = git_index_entries_only(buf, g->hash_size, &x, &len);
   git_index_free(&x);
   /* the mode the host's index had (git's 0644 where there was none), never the run's */
-  if (write_new(dst_dir, base, entries, len, g->index_mode ? g->index_mode : 0644) < 0)
+  if (sandbox_git_write_new(dst_dir, base, entries, len, g->index_mode ? g->index_mode : 0644) < 0)
     log_warning("sandbox: git: write the index: %s", strerror(errno));
   return true;
 }

@@ -1,8 +1,9 @@
 /* The objects a sandbox run wrote (docs/sandbox.md, "Git"): git trusts an object's name, never
  * hashing what it reads again, so nothing the run named is adopted on its word.
  *  - a new loose object is copied into the repository, and kept only when its content hashes to its
- *    name (the copy is checked, not the run's file, which a process that outlives the run could
- *    still change); a mismatch is discarded and reported;
+ *    name: the run's file is read once and the bytes copied are the bytes checked (a process that
+ *    outlives the run could still change the file), the copy stopping at the first error; a
+ *    mismatch, a sparse file, one too large or no regular file is discarded and reported;
  *  - a pack is never adopted: its index maps ids to bytes and could give an existing id other
  *    content. Packs (and everything else under objects/ that is not a loose object) are reported.
  * And for the refs: a ref is moved only to an object the repository has, loose or in one of the
@@ -25,6 +26,8 @@
 #include "utils.h"
 
 #define OBJECTS_MAX_ENTRIES 200000
+/* a loose object's file: git's zlib of the largest data accepted, with room for its overhead */
+#define OBJECT_MAX_BYTES (GIT_OBJECT_MAX_SIZE + (GIT_OBJECT_MAX_SIZE >> 8))
 
 static bool is_hex(const char *s, size_t n) {
   for (size_t i = 0; i < n; i++)
@@ -42,30 +45,40 @@ static bool is_loose_name(const char *name) {
   return (strlen(name) == 38 || strlen(name) == 62) && is_hex(name, strlen(name));
 }
 
-/* the run's `from/name` into `to/name` through a temporary file of ours, which is then checked: 1
- * adopted, 0 already there, -1 failed (errno), -2 not the object its name says (*why) */
+/* A file that has fewer blocks than its size is sparse: holes cost the run nothing (a tmpfs upper
+ * dir) and would be written out in full into the repository. 64 KiB: blocks are at least a page on
+ * tmpfs, but a small file may live in its inode on a disk (ext4's inline data). */
+static const char *not_an_object_file(const struct stat *st) {
+  if (!S_ISREG(st->st_mode))
+    return "not a regular file";
+  if ((uint64_t)st->st_size > OBJECT_MAX_BYTES)
+    return "a larger file than an object may be";
+  if (st->st_size > 65536 && (uint64_t)st->st_blocks * 512 < (uint64_t)st->st_size)
+    return "a sparse file";
+  return NULL;
+}
+
+/* the run's `from/name` into `to/name` through a temporary file of ours, checked while it is copied
+ * (the run's file is read once; a process that outlives the run may still change it): 1 adopted, 0
+ * already there, -1 failed (errno), -2 not the object its name says (*why). O_NONBLOCK: readdir's
+ * type is the run's word, and a fifo swapped in since would block the open for ever */
 static int adopt_loose(int from, int to, const char *name, const char *id, const char **why) {
-  cleanup_close int in = openat(from, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  cleanup_close int in = openat(from, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
   cleanup_close int out = -1;
   cleanup_free char *tmp = xasprintf(".fsrun-sync.%d.%s", (int)getpid(), name);
-  char buf[65536];
-  ssize_t n = 0;
+  struct stat st;
   int rc = 1;
-  if (in < 0)
+  if (in < 0 || fstat(in, &st) < 0)
     return -1;
+  if ((*why = not_an_object_file(&st)) != NULL)
+    return -2;
   if (faccessat(to, name, F_OK, AT_SYMLINK_NOFOLLOW) == 0)
     return 0;
   /* read-only like git's own objects */
-  out = openat(to, tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0444);
+  out = openat(to, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0444);
   if (out < 0)
     return -1;
-  while ((n = read(in, buf, sizeof(buf))) > 0 && safe_write_all(out, buf, (size_t)n) == 0)
-    ;
-  if (n != 0)
-    rc = -1;
-  else if (lseek(out, 0, SEEK_SET) < 0)
-    rc = -1;
-  else if (git_loose_object_check(out, id, why) < 0)
+  if (git_loose_object_copy(in, out, OBJECT_MAX_BYTES, id, why) < 0)
     rc = -2;
   else if (renameat2(to, tmp, to, name, RENAME_NOREPLACE) < 0)
     rc = errno == EEXIST ? 0 : -1;

@@ -35,6 +35,9 @@
 #define SYNC_MAX_DEPTH   16
 #define SYNC_MAX_ENTRIES 200000
 #define SYNC_MAX_TEXT    (64u * 1024 * 1024)
+/* what a run may write as an admin file (git's are a few KiB) or add to a reflog: a sparse file
+ * costs the run nothing, and would be written out in full on the host's disk */
+#define SYNC_MAX_NEW_TEXT (1024u * 1024)
 
 /* --- fd-based paths ------------------------------------------------------------------------- */
 
@@ -48,18 +51,28 @@ int sandbox_git_open_beneath(int dirfd, const char *path, int flags, mode_t mode
   return (int)openat2_compat(dirfd, path, &how);
 }
 
-int sandbox_git_read_max(int dirfd, const char *path, uint64_t max, char **out) {
+int sandbox_git_read_whole(int dirfd, const char *path, uint64_t max, char **out, size_t *len) {
   cleanup_close int fd = sandbox_git_open_beneath(dirfd, path, O_RDONLY, 0);
   cleanup_free char *text = NULL;
   struct stat st;
   *out = NULL;
-  if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || (uint64_t)st.st_size > max)
+  if (fd < 0 || fstat(fd, &st) < 0)
     return -1;
+  if (!S_ISREG(st.st_mode) || (uint64_t)st.st_size > max) {
+    errno = S_ISREG(st.st_mode) ? EFBIG : EINVAL;
+    return -1;
+  }
   text = xmalloc0((size_t)st.st_size + 1);
   if (safe_read_all(fd, text, (size_t)st.st_size) != (ssize_t)st.st_size)
     return -1;
+  *len = (size_t)st.st_size;
   *out = steal_ptr(&text);
   return 0;
+}
+
+int sandbox_git_read_max(int dirfd, const char *path, uint64_t max, char **out) {
+  size_t len;
+  return sandbox_git_read_whole(dirfd, path, max, out, &len);
 }
 
 int sandbox_git_read_nofollow(int dirfd, const char *path, char **out) {
@@ -135,34 +148,43 @@ void sandbox_git_remove_leftover(const char *state_root, const char *id) {
     remove_tree_at(AT_FDCWD, shm, SYNC_MAX_DEPTH * 2);
 }
 
-/* --- copies --------------------------------------------------------------------------------- */
+/* --- the run's files, read once --------------------------------------------------------- */
 
-/* src_dir/name (a regular file) to dst_dir/name through a temporary file; exclusive: never replace
- * what exists. 1 copied, 0 not (it exists), -1 failed. */
-static int copy_file(int src_dir, int dst_dir, const char *name, bool exclusive) {
-  cleanup_close int in = openat(src_dir, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-  cleanup_close int out = -1;
-  cleanup_free char *tmp = xasprintf(".fsrun-sync.%d.%s", (int)getpid(), name);
-  struct stat st;
-  char buf[65536];
-  ssize_t n;
-  if (in < 0 || fstat(in, &st) < 0 || !S_ISREG(st.st_mode))
+/* A text file of the upper dir, whole, into memory: it is checked and written from there, so that a
+ * process the command left behind (a task container's exec) cannot change it in between. -1 with
+ * errno EFBIG (above max), EILSEQ (a NUL: not git's text), or the open's. */
+static int read_run_text(int dirfd, const char *path, uint64_t max, char **out, size_t *len) {
+  if (sandbox_git_read_whole(dirfd, path, max, out, len) < 0)
     return -1;
-  if (exclusive && faccessat(dst_dir, name, F_OK, AT_SYMLINK_NOFOLLOW) == 0)
-    return 0;
-  out =
-      openat(dst_dir, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, st.st_mode & 0666);
-  if (out < 0)
+  if (memchr(*out, '\0', *len) != NULL) {
+    free(steal_ptr(out));
+    errno = EILSEQ;
     return -1;
-  while ((n = read(in, buf, sizeof(buf))) > 0)
-    if (safe_write_all(out, buf, (size_t)n) < 0)
-      break;
-  if (n != 0 || renameat2(dst_dir, tmp, dst_dir, name, exclusive ? RENAME_NOREPLACE : 0) < 0) {
-    int saved = errno;
-    unlinkat(dst_dir, tmp, 0);
-    return saved == EEXIST ? 0 : -1;
   }
-  return 1;
+  return 0;
+}
+
+int sandbox_git_write_new(int dir, const char *name, const void *data, size_t len, mode_t mode) {
+  cleanup_free char *tmp = xasprintf(".fsrun-sync.%d.%s", (int)getpid(), name);
+  cleanup_close int fd =
+      openat(dir, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
+  if (fd < 0)
+    return -1;
+  if (safe_write_all(fd, data, len) < 0 || renameat(dir, tmp, dir, name) < 0) {
+    int saved = errno;
+    unlinkat(dir, tmp, 0);
+    errno = saved;
+    return -1;
+  }
+  return 0;
+}
+
+/* the permission bits of the host's dir/name, git's 0644 when there is none: never the run's */
+static mode_t host_mode(int dir, const char *name) {
+  struct stat st;
+  if (fstatat(dir, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode))
+    return st.st_mode & 0666;
+  return 0644;
 }
 
 struct sync {
@@ -240,41 +262,44 @@ static bool update_ref(struct sync *s, const struct sandbox_git_ref *r, const ch
   return true;
 }
 
-/* the reflog: what the run appended is appended; a rewritten one (`git stash drop`) replaces the
- * host's when that did not change meanwhile */
-static void sync_reflog(struct sync *s, const struct sandbox_git_ref *r) {
+/* the run's reflog of r (NULL when it has none of its own) at most SYNC_MAX_NEW_TEXT longer than
+ * the host's was at the start; a larger one, or not text, is reported */
+static char *read_run_reflog(struct sync *s, const struct sandbox_git_ref *r) {
   cleanup_free char *rel = xasprintf("logs/%s", r->name);
-  cleanup_free char *mine = NULL;
+  uint64_t max = (uint64_t)(r->log_size < 0 ? 0 : r->log_size) + SYNC_MAX_NEW_TEXT;
+  char *mine = NULL;
+  size_t len;
+  if (read_run_text(s->upper, rel, max, &mine, &len) < 0 && (errno == EFBIG || errno == EILSEQ))
+    discard(s, rel);
+  return mine;
+}
+
+/* the run's reflog mine (as read once and checked): what the run appended is appended; a rewritten
+ * one (`git stash drop`) replaces the host's when that did not change meanwhile */
+static void sync_reflog(struct sync *s, const struct sandbox_git_ref *r, const char *mine) {
+  cleanup_free char *rel = xasprintf("logs/%s", r->name);
   cleanup_free char *host = NULL;
+  cleanup_close int dir = -1;
   cleanup_close int out = -1;
   const char *base;
-  size_t mine_len, host_len;
-  if (sandbox_git_read_nofollow(s->upper, rel, &mine) < 0)
-    return;
-  mine_len = strlen(mine);
+  size_t mine_len = strlen(mine), host_len;
   if (sandbox_git_read_nofollow(s->common, rel, &host) < 0)
     host = xstrdup("");
   host_len = strlen(host);
-  if (r->log_size >= 0 && (size_t)r->log_size == host_len && mine_len >= host_len &&
-      memcmp(mine, host, host_len) == 0) {
-    cleanup_close int dir = open_parent(s->common, rel, &base);
-    out = dir < 0 ? -1 : openat(dir, base, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
+  if ((int64_t)host_len != (r->log_size < 0 ? 0 : r->log_size)) {
+    log_warning("sandbox: git: %s changed on the host during the run; the sandbox's is not applied",
+                rel);
+    return;
+  }
+  dir = open_parent(s->common, rel, &base);
+  if (dir >= 0 && r->log_size >= 0 && mine_len >= host_len && memcmp(mine, host, host_len) == 0) {
+    out = openat(dir, base, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
     if (out < 0 || safe_write_all(out, mine + host_len, mine_len - host_len) < 0)
       log_warning("sandbox: git: append to %s: %s", rel, strerror(errno));
     return;
   }
-  if ((int64_t)host_len == (r->log_size < 0 ? 0 : r->log_size)) {
-    cleanup_close int dir = open_parent(s->common, rel, &base);
-    cleanup_close int from = -1;
-    cleanup_free char *parent = xstrdup(rel);
-    *strrchr(parent, '/') = '\0';
-    from = sandbox_git_open_beneath(s->upper, parent, O_PATH | O_DIRECTORY, 0);
-    if (dir < 0 || from < 0 || copy_file(from, dir, base, false) < 0)
-      log_warning("sandbox: git: replace %s: %s", rel, strerror(errno));
-    return;
-  }
-  log_warning("sandbox: git: %s changed on the host during the run; the sandbox's is not applied",
-              rel);
+  if (dir < 0 || sandbox_git_write_new(dir, base, mine, mine_len, host_mode(dir, base)) < 0)
+    log_warning("sandbox: git: replace %s: %s", rel, strerror(errno));
 }
 
 /* the run's reflog of r and the host's, "" when missing; false when the host's changed since the
@@ -282,8 +307,7 @@ static void sync_reflog(struct sync *s, const struct sandbox_git_ref *r) {
 static bool read_reflogs(struct sync *s, const struct sandbox_git_ref *r, char **mine,
                          char **host) {
   cleanup_free char *rel = xasprintf("logs/%s", r->name);
-  if (sandbox_git_read_nofollow(s->upper, rel, mine) < 0)
-    *mine = NULL;
+  *mine = read_run_reflog(s, r);
   if (sandbox_git_read_nofollow(s->common, rel, host) < 0)
     *host = xstrdup("");
   return (int64_t)strlen(*host) == (r->log_size < 0 ? 0 : r->log_size);
@@ -303,7 +327,7 @@ static void sync_stash(struct sync *s, const struct sandbox_git_ref *r, const ch
       sandbox_git_stash_pushed(host, mine, r->before, value) &&
       sandbox_git_object_present(s->common, value)) {
     if (update_ref(s, r, value))
-      sync_reflog(s, r);
+      sync_reflog(s, r, mine);
     return;
   }
   if (moved)
@@ -314,6 +338,7 @@ static void sync_stash(struct sync *s, const struct sandbox_git_ref *r, const ch
 
 static void sync_ref(struct sync *s, const struct sandbox_git_ref *r) {
   cleanup_free char *value = NULL;
+  cleanup_free char *log = NULL;
   bool deleted = is_whiteout(s->upper, r->name);
   if (!deleted && sandbox_git_read_nofollow(s->upper, r->name, &value) < 0 &&
       strcmp(r->name, "refs/stash") != 0)
@@ -344,7 +369,9 @@ static void sync_ref(struct sync *s, const struct sandbox_git_ref *r) {
   }
   if (strcmp(value, r->before) != 0 && !update_ref(s, r, value))
     return;
-  sync_reflog(s, r);
+  log = read_run_reflog(s, r);
+  if (log != NULL)
+    sync_reflog(s, r, log);
 }
 
 /* --- the task worktree's admin dir ---------------------------------------------------------- */
@@ -367,28 +394,39 @@ static bool is_admin_file(const struct sync *s, const char *rel, const char **na
 }
 
 /* HEAD: the branch it had, or detached at an id (a rebase in progress) */
-static bool head_ok(struct sync *s, int dir, const char *base) {
-  cleanup_free char *text = NULL;
-  if (sandbox_git_read_nofollow(dir, base, &text) < 0)
-    return false;
-  text[strcspn(text, "\n")] = '\0';
-  if (sandbox_git_is_oid(text))
+static bool head_ok(const struct sync *s, const char *text) {
+  cleanup_free char *line = xasprintf("%.*s", (int)strcspn(text, "\n"), text);
+  if (sandbox_git_is_oid(line))
     return true;
-  return s->g->branch != NULL && strncmp(text, "ref: ", 5) == 0 &&
-         strcmp(text + 5, s->g->branch) == 0;
+  return s->g->branch != NULL && strncmp(line, "ref: ", 5) == 0 &&
+         strcmp(line + 5, s->g->branch) == 0;
 }
 
 /* logs/HEAD: the entries the run added name objects the repository has (not ones it packed) */
-static bool head_log_ok(struct sync *s, int upper_dir, int host_dir, const char *base) {
-  cleanup_free char *mine = NULL;
-  cleanup_free char *host = NULL;
-  size_t same = 0;
-  if (sandbox_git_read_nofollow(upper_dir, base, &mine) < 0)
-    return false;
-  if (sandbox_git_read_nofollow(host_dir, base, &host) == 0 &&
-      strncmp(mine, host, strlen(host)) == 0)
-    same = strlen(host);
+static bool head_log_ok(const struct sync *s, const char *mine, const char *host) {
+  size_t same = strncmp(mine, host, strlen(host)) == 0 ? strlen(host) : 0;
   return sandbox_git_reflog_present(s->common, mine + same);
+}
+
+/* the run's admin file dir/base (read once, checked, written from memory), or false */
+static bool sync_admin_text(struct sync *s, int upper_dir, int dir, const char *base,
+                            const char *name) {
+  cleanup_free char *host = NULL;
+  cleanup_free char *text = NULL;
+  uint64_t max = SYNC_MAX_NEW_TEXT;
+  size_t len;
+  if (strcmp(name, "logs/HEAD") == 0) {
+    if (sandbox_git_read_nofollow(dir, base, &host) < 0)
+      host = xstrdup("");
+    max += strlen(host);
+  }
+  if (read_run_text(upper_dir, base, max, &text, &len) < 0 ||
+      (strcmp(name, "HEAD") == 0 && !head_ok(s, text)) ||
+      (host != NULL && !head_log_ok(s, text, host)))
+    return false;
+  if (sandbox_git_write_new(dir, base, text, len, host_mode(dir, base)) < 0)
+    log_warning("sandbox: git: write `%s`: %s", name, strerror(errno));
+  return true;
 }
 
 static void sync_admin_file(struct sync *s, int upper_dir, const char *rel, const char *name) {
@@ -401,19 +439,10 @@ static void sync_admin_file(struct sync *s, int upper_dir, const char *rel, cons
       unlinkat(dir, base, 0);
     return;
   }
-  if ((strcmp(name, "HEAD") == 0 && !head_ok(s, upper_dir, base)) ||
-      (strcmp(name, "logs/HEAD") == 0 && !head_log_ok(s, upper_dir, dir, base))) {
-    discard(s, rel);
-    return;
-  }
   /* input to check, not a file to copy (sandbox-git-index-sync.c) */
-  if (strcmp(name, "index") == 0) {
-    if (!sandbox_git_index_apply(s->g, upper_dir, dir, base))
-      discard(s, rel);
-    return;
-  }
-  if (copy_file(upper_dir, dir, base, false) < 0)
-    log_warning("sandbox: git: copy `%s`: %s", rel, strerror(errno));
+  if (strcmp(name, "index") == 0 ? !sandbox_git_index_apply(s->g, upper_dir, dir, base)
+                                 : !sync_admin_text(s, upper_dir, dir, base, name))
+    discard(s, rel);
 }
 
 static bool is_watched(const struct sync *s, const char *rel) {

@@ -104,6 +104,10 @@ int sandbox_git_open_beneath(int dirfd, const char *path, int flags, mode_t mode
 int sandbox_git_read_nofollow(int dirfd, const char *path, char **out);
 /* a regular file beneath dirfd, reached through no link, of at most max bytes, read whole */
 int sandbox_git_read_max(int dirfd, const char *path, uint64_t max, char **out);
+/* the same with its length (the text may hold a NUL); errno EFBIG when larger than max */
+int sandbox_git_read_whole(int dirfd, const char *path, uint64_t max, char **out, size_t *len);
+/* data to dir/name (replaced) through a new temporary file of mode; -1 with errno */
+int sandbox_git_write_new(int dir, const char *name, const void *data, size_t len, mode_t mode);
 int sandbox_git_make_run_dir(struct sandbox_git_run *g, const char *state_root, const char *id,
                              fsrun_error_t *err);
 void sandbox_git_remove_run_dir(struct sandbox_git_run *g);

@@ -238,6 +238,14 @@ route_exec_foreign_gitdir() {
   route_fifo user
 }
 
+@test "exec-git: a sparse 1 GiB object and MERGE_MSG are discarded, not written on the host (root)" {
+  route_sparse root
+}
+
+@test "exec-git: a sparse 1 GiB object and MERGE_MSG are discarded, not written on the host (ordinary user)" {
+  route_sparse user
+}
+
 route_daemon() {
   make_repo "$1"
   local task0

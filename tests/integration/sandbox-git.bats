@@ -710,6 +710,40 @@ route_spoof_objects() {
   hgit -C "$REPO" fsck --strict
 }
 
+# route_sparse root|user (review19 #3): sparse files cost the run nothing (its upper dir is a
+# tmpfs) and fsrun used to write them out in full into the repository: a 1 GiB object (then found
+# wrong and removed) and a 1 GiB MERGE_MSG (kept). Both are now refused before any of it is written
+# on the host, and reported; so is a 2 MiB COMMIT_EDITMSG (above the admin files' 1 MiB), while a
+# small SQUASH_MSG the run made 0666 lands as 0644. The repository grows by less than 1 MiB on disk.
+route_sparse() {
+  make_repo "$1"
+  local before after obj=objects/ab/0123456789abcdef0123456789abcdef012345
+  before=$(du -s -B1 "$REPO/.git" | cut -f1)
+  sbx -- "set -e; c=\$(git rev-parse --git-common-dir); a=\$(git rev-parse --git-dir)
+    mkdir -p \$c/objects/ab && truncate -s 1G \$c/$obj && truncate -s 1G \$a/MERGE_MSG
+    yes message | head -c 2097152 >\$a/COMMIT_EDITMSG
+    echo squash >\$a/SQUASH_MSG && chmod 666 \$a/SQUASH_MSG
+    du -s -k \$c/$obj \$a/MERGE_MSG"
+  after=$(du -s -B1 "$REPO/.git" | cut -f1)
+  echo "du of the repository's .git: $before, then $after bytes"
+  [ $((after - before)) -lt $((1024 * 1024)) ]
+  [ "$(discarded)" = "[\"$obj\",\"worktrees/task/COMMIT_EDITMSG\",\"worktrees/task/MERGE_MSG\"]" ]
+  [ ! -e "$REPO/.git/$obj" ] && [ ! -e "$REPO/.git/worktrees/task/MERGE_MSG" ]
+  grep -q "is not what its name says (a sparse file)" "$DIR/stderr"
+  [ "$(cat "$REPO/.git/worktrees/task/SQUASH_MSG")" = squash ]
+  [ "$(stat -c %a "$REPO/.git/worktrees/task/SQUASH_MSG")" = 644 ]
+  [ -z "$(find "$REPO/.git" -name '.fsrun-sync.*')" ]
+  hgit -C "$REPO" fsck --strict
+}
+
+@test "sandbox-git: a sparse 1 GiB object and MERGE_MSG are discarded, not written on the host (root)" {
+  route_sparse root
+}
+
+@test "sandbox-git: a sparse 1 GiB object and MERGE_MSG are discarded, not written on the host (ordinary user)" {
+  route_sparse user
+}
+
 # route_objects_packed root|user: a commit's loose objects land; a `git repack` inside packs the
 # next commit's, and a pack is never adopted: the branch stays at the last commit the host has
 # (reported with the pack); after a `git gc` too (its packed-refs is not applied either); a fetch

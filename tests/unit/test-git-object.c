@@ -1,6 +1,7 @@
 /* sha1.c against the FIPS 180-4 example vectors, and git_loose_object_check against objects git
- * wrote (SHA-1 and SHA-256) and the ways one can lie about its name; sandbox_git_env's config
- * entries merged with the caller's GIT_CONFIG_COUNT ones. */
+ * wrote (SHA-1 and SHA-256) and the ways one can lie about its name, git_loose_object_copy's
+ * bounds; sandbox_git_env's config entries merged with the caller's GIT_CONFIG_COUNT ones. */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,6 +44,8 @@ static int object_fd(const char *raw, size_t raw_len, const char *extra) {
   lseek(fd, 0, SEEK_SET);
   return fd;
 }
+
+#define GOOD_ID "5e181eb4e1f53b0ca82b32d98bb550d87d7996b0" /* `GOOD CONTENT\n` */
 
 static int verdict(const char *raw, size_t raw_len, const char *extra, const char *id) {
   const char *why = NULL;
@@ -113,6 +116,31 @@ static void check_git_envs(void) {
   check_git_env("a count git refuses is left alone", refused, "GIT_CONFIG_COUNT=x");
 }
 
+/* git_loose_object_copy of raw's stream refused, with why */
+static bool why_refused(const char *raw, size_t raw_len, uint64_t max_in, const char *want) {
+  const char *why = NULL;
+  int fd = object_fd(raw, raw_len, ""), rc = git_loose_object_copy(fd, -1, max_in, GOOD_ID, &why);
+  close(fd);
+  if (rc == 0 || why == NULL || strcmp(why, want) != 0)
+    tap_diag("  rc %d: %s", rc, why ? why : "(no reason)");
+  return rc < 0 && why != NULL && strcmp(why, want) == 0;
+}
+
+/* a good object copied: what was written is what the file holds */
+static bool copied_as_read(const char *raw, size_t raw_len) {
+  const char *why = NULL;
+  char a[4096], b[4096];
+  int in = object_fd(raw, raw_len, ""), out = object_fd("", 0, "");
+  ssize_t n_in, n_out;
+  bool ok =
+      ftruncate(out, 0) == 0 && git_loose_object_copy(in, out, UINT64_MAX, GOOD_ID, &why) == 0;
+  n_in = pread(in, a, sizeof(a), 0);
+  n_out = pread(out, b, sizeof(b), 0);
+  close(in);
+  close(out);
+  return ok && n_in > 0 && n_in == n_out && memcmp(a, b, (size_t)n_in) == 0;
+}
+
 int main(void) {
   /* printf 'GOOD CONTENT\n' | git hash-object --stdin [--object-format=sha256] */
   static const char good[] = "blob 13\0GOOD CONTENT\n";
@@ -142,6 +170,11 @@ int main(void) {
   tap_ok(verdict("blob 013\0GOOD CONTENT\n", 22, "", GOOD_SHA1) < 0, "a leading zero");
   tap_ok(verdict(good, sizeof(good) - 1, "x", GOOD_SHA1) < 0, "bytes after the stream");
   tap_ok(verdict(good, sizeof(good) - 1, "", "5e18") < 0, "not an id");
+  tap_ok(why_refused("blob 4294967297\0x", 17, UINT64_MAX, "a bad object header"),
+         "a header's size above 4 GiB: refused at the header");
+  tap_ok(why_refused(good, sizeof(good) - 1, 8, "a larger file than an object may be"),
+         "a stream longer than the caller's cap: refused");
+  tap_ok(copied_as_read(good, sizeof(good) - 1), "the copy is the stream, byte for byte");
   check_git_envs();
   return tap_done();
 }

@@ -1,0 +1,286 @@
+/* sandbox-git-sync.c and sandbox-git-objects.c against a run's upper dir that changes during the
+ * sync, as a process a task container's command left behind can change it (review19 #1, #2): the
+ * link wraps safe_read_all and readdir (-Wl,--wrap, this binary only), and the wrappers change the
+ * upper dir's file right after the sync read it or listed it. Deterministic: no timing. Also the
+ * bounds of review19 #3: sparse files are refused, never written out on the host. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "sandbox-git.h"
+#include "tap.h"
+#include "utils.h"
+
+#define ID_A  "5e181eb4e1f53b0ca82b32d98bb550d87d7996b0" /* `GOOD CONTENT\n` */
+#define ZEROS "0000000000000000000000000000000000000000"
+#define GIB   (1024ll * 1024 * 1024)
+/* a new object of the run: objects/ab/<38 hex> */
+#define NEW_REL "objects/ab/01234567890123456789012345678901234567"
+
+/* --- the changes made behind the sync's back ----------------------------------------------- */
+
+static const char *rewrite_suffix; /* an upper-dir file: rewritten to rewrite_text once read */
+static const char *rewrite_text;
+static const char *fifo_name;    /* an entry of upper/objects/XX: a fifo once listed */
+static long long sync_tmp_bytes; /* written to the sync's temporary files on the host */
+
+ssize_t __real_safe_read_all(int fd, void *buf, size_t len);
+int __real_safe_write_all(int fd, const void *buf, size_t len);
+struct dirent *__real_readdir(DIR *d);
+
+static bool fd_path_ends(int fd, const char *suffix, char *path, size_t size) {
+  cleanup_free char *link = xasprintf("/proc/self/fd/%d", fd);
+  ssize_t n = readlink(link, path, size - 1);
+  size_t k = strlen(suffix);
+  if (n < 0)
+    return false;
+  path[n] = '\0';
+  return (size_t)n >= k && strcmp(path + n - k, suffix) == 0;
+}
+
+ssize_t __wrap_safe_read_all(int fd, void *buf, size_t len) {
+  ssize_t n = __real_safe_read_all(fd, buf, len);
+  char path[PATH_MAX];
+  if (rewrite_suffix != NULL && fd_path_ends(fd, rewrite_suffix, path, sizeof(path))) {
+    int w = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
+    if (w < 0 || safe_write_all(w, rewrite_text, strlen(rewrite_text)) < 0)
+      abort();
+    close(w);
+    rewrite_suffix = NULL;
+  }
+  return n;
+}
+
+int __wrap_safe_write_all(int fd, const void *buf, size_t len) {
+  char path[PATH_MAX];
+  if (fd_path_ends(fd, "", path, sizeof(path)) && strstr(path, "/.fsrun-sync.") != NULL)
+    sync_tmp_bytes += (long long)len;
+  return __real_safe_write_all(fd, buf, len);
+}
+
+struct dirent *__wrap_readdir(DIR *d) {
+  struct dirent *e = __real_readdir(d);
+  if (e != NULL && fifo_name != NULL && strcmp(e->d_name, fifo_name) == 0) {
+    if (unlinkat(dirfd(d), e->d_name, 0) < 0 || mkfifoat(dirfd(d), e->d_name, 0644) < 0)
+      abort();
+    fifo_name = NULL;
+  }
+  return e;
+}
+
+/* --- a main checkout's repository and one run's upper dir ------------------------------------ */
+
+static char top[] = "/tmp/fsrun-test-git-sync.XXXXXX";
+
+static void put(const char *rel, const char *text) {
+  cleanup_free char *path = xasprintf("%s/%s", top, rel);
+  cleanup_free char *dir = xstrdup(path);
+  cleanup_error fsrun_error_t err = NULL;
+  cleanup_close int fd = -1;
+  *strrchr(dir, '/') = '\0';
+  if (mkdir_p_at(AT_FDCWD, dir, 0755, &err) < 0)
+    abort();
+  fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+  if (fd < 0 || safe_write_all(fd, text, strlen(text)) < 0)
+    abort();
+}
+
+static void sparse(const char *rel, off_t size) {
+  cleanup_free char *path = xasprintf("%s/%s", top, rel);
+  put(rel, "");
+  if (truncate(path, size) < 0)
+    abort();
+}
+
+static char *slurp(const char *rel) {
+  cleanup_free char *path = xasprintf("%s/%s", top, rel);
+  char *text = NULL;
+  size_t len = 0;
+  FILE *f = fopen(path, "re");
+  if (f == NULL)
+    return xstrdup("(none)");
+  if (getdelim(&text, &len, '\0', f) < 0) {
+    free(text);
+    text = xstrdup("");
+  }
+  fclose(f);
+  return text;
+}
+
+static bool same(const char *rel, const char *want) {
+  cleanup_free char *got = slurp(rel);
+  if (strcmp(got, want) == 0)
+    return true;
+  tap_diag("  %s: got `%s`, want `%s`", rel, got, want);
+  return false;
+}
+
+static bool listed(char **v, const char *s) {
+  for (; v != NULL && *v != NULL; v++)
+    if (strcmp(*v, s) == 0)
+      return true;
+  return false;
+}
+
+/* the host's `.git`: on branch main, no stash; a new run's dir with an empty upper dir */
+static void repo(struct sandbox_git_run *g) {
+  cleanup_free char *common = xasprintf("%s/wt/.git", top);
+  cleanup_free char *cmd = xasprintf("rm -rf '%s/wt' '%s/run'", top, top);
+  if (system(cmd) != 0)
+    abort();
+  put("wt/.git/HEAD", "ref: refs/heads/main\n");
+  put("wt/.git/refs/heads/main", ID_A "\n");
+  put("wt/.git/objects/5e/181eb4e1f53b0ca82b32d98bb550d87d7996b0", "");
+  put("run/upper/.keep", "");
+  *g = (struct sandbox_git_run){.common_dir = xstrdup(common), .admin = xstrdup("")};
+  g->common_fd = open(common, O_PATH | O_DIRECTORY | O_CLOEXEC);
+  g->branch = xstrdup("refs/heads/main");
+  g->run_dir = xasprintf("%s/run", top);
+  g->refs[0] = (struct sandbox_git_ref){xstrdup("refs/heads/main"), xstrdup(ID_A), -1};
+  g->refs[1] = (struct sandbox_git_ref){xstrdup("refs/stash"), xstrdup(""), -1};
+  g->n_refs = 2;
+  g->hash_size = 20;
+  clock_gettime(CLOCK_REALTIME, &g->start);
+}
+
+static void finish(struct sandbox_git_run *g) {
+  cleanup_free char *wt = xasprintf("%s/wt", top);
+  sandbox_git_finish(g, wt);
+}
+
+/* --- the cases ----------------------------------------------------------------------------- */
+
+static void head_rewritten_after_check(void) {
+  struct sandbox_git_run g;
+  repo(&g);
+  put("run/upper/HEAD", "ref: refs/heads/main\n");
+  rewrite_suffix = "/run/upper/HEAD";
+  rewrite_text = "ref: refs/heads/evil\n";
+  finish(&g);
+  tap_ok(rewrite_suffix == NULL, "HEAD: the run's file was read (and rewritten after)");
+  tap_ok(same("wt/.git/HEAD", "ref: refs/heads/main\n"),
+         "HEAD rewritten after its check: the host's names the branch that was checked");
+  sandbox_git_run_free(&g);
+}
+
+static void stash_log_rewritten_after_check(void) {
+  static const char pushed[] = ZEROS " " ID_A " A <a@b> 1 +0000\tWIP on main: x\n";
+  struct sandbox_git_run g;
+  repo(&g);
+  put("run/upper/refs/stash", ID_A "\n");
+  put("run/upper/logs/refs/stash", pushed);
+  rewrite_suffix = "/run/upper/logs/refs/stash";
+  rewrite_text = ZEROS " " ID_A " A <a@b> 1 +0000\tEVIL\n" ZEROS " " ID_A " A <a@b> 1 +0000\tX\n";
+  finish(&g);
+  tap_ok(same("wt/.git/refs/stash", ID_A "\n"), "stash: the pushed entry is applied");
+  tap_ok(same("wt/.git/logs/refs/stash", pushed),
+         "stash reflog rewritten after its check: the host's is the one checked");
+  sandbox_git_run_free(&g);
+}
+
+static void head_log_rewritten_after_check(void) {
+  static const char entry[] = ZEROS " " ID_A " A <a@b> 1 +0000\tcommit: x\n";
+  struct sandbox_git_run g;
+  repo(&g);
+  put("run/upper/logs/HEAD", entry);
+  rewrite_suffix = "/run/upper/logs/HEAD";
+  rewrite_text = ZEROS " " ZEROS "1 A <a@b> 1 +0000\tcommit: x\n";
+  finish(&g);
+  tap_ok(same("wt/.git/logs/HEAD", entry), "logs/HEAD rewritten after its check: the one checked");
+  sandbox_git_run_free(&g);
+}
+
+/* the sync would wait for a writer of the fifo for ever: SIGALRM ends the test as failed */
+static void object_swapped_for_fifo(void) {
+  struct sandbox_git_run g;
+  struct stat st;
+  cleanup_free char *host = NULL;
+  repo(&g);
+  put("run/upper/" NEW_REL, "junk");
+  fifo_name = strrchr(NEW_REL, '/') + 1;
+  alarm(60);
+  finish(&g);
+  alarm(0);
+  tap_ok(fifo_name == NULL && listed(g.discarded, NEW_REL),
+         "an object swapped for a fifo after readdir: the sync goes on, reports it");
+  host = xasprintf("%s/wt/.git/" NEW_REL, top);
+  tap_ok(lstat(host, &st) < 0 && errno == ENOENT, "  and the host has no such object");
+  sandbox_git_run_free(&g);
+}
+
+static long long blocks_under(const char *rel) {
+  cleanup_free char *cmd = xasprintf("du -s -B1 '%s/%s'", top, rel);
+  FILE *p = popen(cmd, "r");
+  long long n = -1;
+  if (p == NULL || fscanf(p, "%lld", &n) != 1)
+    n = -1;
+  if (p != NULL)
+    pclose(p);
+  return n;
+}
+
+/* 8 MiB of junk (not sparse): the copy stops at its first chunk, it is not copied whole and then
+ * found wrong */
+static void junk_object_not_copied_whole(void) {
+  struct sandbox_git_run g;
+  cleanup_free char *junk = xmalloc0(8 * 1024 * 1024 + 1);
+  memset(junk, 'j', 8 * 1024 * 1024);
+  repo(&g);
+  put("run/upper/" NEW_REL, junk);
+  sync_tmp_bytes = 0;
+  finish(&g);
+  tap_ok(listed(g.discarded, NEW_REL), "an 8 MiB junk object: discarded");
+  tap_ok(sync_tmp_bytes > 0 && sync_tmp_bytes <= 65536,
+         "  after at most 64 KiB of it was written on the host (%lld bytes)", sync_tmp_bytes);
+  sandbox_git_run_free(&g);
+}
+
+static void sparse_files_refused(void) {
+  struct sandbox_git_run g;
+  cleanup_free char *message = xmalloc0(2 * 1024 * 1024 + 1);
+  cleanup_free char *host_msg = NULL;
+  struct stat st = {0};
+  repo(&g);
+  sparse("run/upper/" NEW_REL, GIB);
+  sparse("run/upper/MERGE_MSG", GIB);
+  memset(message, 'm', 2 * 1024 * 1024);
+  put("run/upper/COMMIT_EDITMSG", message);
+  put("run/upper/SQUASH_MSG", "squash\n");
+  finish(&g);
+  tap_ok(listed(g.discarded, NEW_REL), "a sparse 1 GiB object: discarded");
+  tap_ok(listed(g.discarded, "MERGE_MSG"), "a sparse 1 GiB MERGE_MSG: discarded");
+  tap_ok(listed(g.discarded, "COMMIT_EDITMSG"), "a 2 MiB COMMIT_EDITMSG: discarded");
+  tap_ok(same("wt/.git/SQUASH_MSG", "squash\n"), "a SQUASH_MSG of 7 bytes: applied");
+  host_msg = xasprintf("%s/wt/.git/SQUASH_MSG", top);
+  if (stat(host_msg, &st) < 0)
+    st.st_mode = 0;
+  tap_ok((st.st_mode & 0777) == 0644, "  as 0644, not the run's 0666 (%o)", st.st_mode & 0777);
+  tap_ok(blocks_under("wt/.git") < 1024 * 1024, "the host's .git holds less than 1 MiB (%lld)",
+         blocks_under("wt/.git"));
+  sandbox_git_run_free(&g);
+}
+
+int main(void) {
+  cleanup_free char *cmd = NULL;
+  umask(0);
+  if (mkdtemp(top) == NULL)
+    abort();
+  head_rewritten_after_check();
+  stash_log_rewritten_after_check();
+  head_log_rewritten_after_check();
+  object_swapped_for_fifo();
+  junk_object_not_copied_whole();
+  sparse_files_refused();
+  cmd = xasprintf("rm -rf '%s'", top);
+  if (system(cmd) != 0)
+    tap_diag("cannot remove %s", top);
+  return tap_done();
+}

@@ -2,7 +2,9 @@
 #ifndef FSRUN_CRIU_INTERNAL_H
 #define FSRUN_CRIU_INTERNAL_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 #include "criu.h"
 #include "oci.h"
@@ -92,5 +94,33 @@ int criu_terminal_for_criu(const struct criu_terminal *t);
  * closed) when there is one; else it stays in t->master for a foreground restore to relay. */
 int criu_terminal_hand_over(struct criu_terminal *t, fsrun_error_t *err);
 void criu_terminal_clear(struct criu_terminal *t);
+
+/* Restore and the checks a task container's binds carry (criu-restore-binds.c, bind-identity.h) */
+struct criu_restore_bind {
+  bool checked; /* the bind carries checks, and they held */
+  char *source; /* its source's path */
+  dev_t dev;    /* the object the path showed when it was checked */
+  ino_t ino;
+  bool dir;
+  char *stage; /* where criu's child binds that object for criu (in the state dir), or NULL */
+};
+struct criu_restore_binds {
+  size_t n; /* the config's mounts */
+  struct criu_restore_bind *b;
+};
+/* Each bind that carries checks checked as create checks it (one line naming mounts[i]): its
+ * source the recorded object, its destination through no link; covers refused */
+int criu_restore_binds_check(const oci_config *c, const char *bundle, const char *rootfs,
+                             struct criu_restore_binds *out, fsrun_error_t *err);
+/* an empty directory or file in state_dir (absolute) for each checked source */
+int criu_restore_binds_stage(struct criu_restore_binds *b, const char *state_dir,
+                             fsrun_error_t *err);
+/* In criu's child, in its own mount namespace: each checked source opened again, refused unless it
+ * is the object checked, and bound onto its stage. -1 */
+int criu_restore_binds_mount(const struct criu_restore_binds *b);
+/* the path criu binds mounts[index] from: its stage, or NULL (the config's source) */
+const char *criu_restore_binds_source(const struct criu_restore_binds *b, size_t index);
+/* the fds closed, the stages removed */
+void criu_restore_binds_clear(struct criu_restore_binds *b);
 
 #endif

@@ -16,6 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "bind-identity.h"
 #include "cgroup.h"
 #include "container.h"
 #include "foreground.h"
@@ -32,11 +33,12 @@ struct restore_child {
   const struct fsrun_cgroup *cg;
   const char *rootfs;
   const struct criu_terminal *tty;
+  const struct criu_restore_binds *binds;
 };
 
 /* In the child that execs criu: into the container's cgroup (criu's children are born there), and
- * into a mount namespace of its own where the rootfs is a mount point (criu's --root), so that
- * nothing is left mounted on the host. */
+ * into a mount namespace of its own where the rootfs is a mount point (criu's --root) and the
+ * checked bind sources are bound onto their stages, so that nothing is left mounted on the host. */
 static int prepare_criu_child(void *data) {
   const struct restore_child *c = data;
   cleanup_error fsrun_error_t err = NULL;
@@ -58,7 +60,7 @@ static int prepare_criu_child(void *data) {
             strerror(errno));
     return -1;
   }
-  return 0;
+  return criu_restore_binds_mount(c->binds);
 }
 
 /* The checkpoint's fds 0-2 that were pipes (or sockets) get restore's own fds 0-2 in their place,
@@ -87,13 +89,18 @@ static void add_inherited_stdio(struct criu_argv *a, const char *image_dir,
   }
 }
 
-static void add_bind_mounts(struct criu_argv *a, const oci_config *config, const char *bundle) {
+/* a bind that carries checks from the stage its checked source is bound on in criu's namespace */
+static void add_bind_mounts(struct criu_argv *a, const oci_config *config, const char *bundle,
+                            const struct criu_restore_binds *binds) {
   for (size_t i = 0; i < config->n_mounts; i++) {
     const oci_mount *m = &config->mounts[i];
+    const char *stage = criu_restore_binds_source(binds, i);
     cleanup_free char *source = NULL;
     if (!mount_entry_is_bind(m) || m->source == NULL)
       continue;
-    source = m->source[0] == '/' ? xstrdup(m->source) : xasprintf("%s/%s", bundle, m->source);
+    source = stage != NULL         ? xstrdup(stage)
+             : m->source[0] == '/' ? xstrdup(m->source)
+                                   : xasprintf("%s/%s", bundle, m->source);
     criu_argv_add(a, "--ext-mount-map");
     criu_argv_addf(a, "%s:%s", m->destination, source);
   }
@@ -134,17 +141,21 @@ struct restore_ctx {
   int dirfd;
   struct container_status st;
   struct criu_terminal tty;
+  struct criu_restore_binds binds;
 };
 
 static int run_criu_restore(struct restore_ctx *r, fsrun_error_t *err) {
   __attribute__((cleanup(criu_argv_free))) struct criu_argv a = {0};
-  struct restore_child child = {.cg = r->cg, .rootfs = r->rootfs, .tty = &r->tty};
+  struct restore_child child = {
+      .cg = r->cg, .rootfs = r->rootfs, .tty = &r->tty, .binds = &r->binds};
   const struct criu_child run = {.before_exec = prepare_criu_child, .data = &child, .pass_fd = -1};
   criu_argv_common(&a, r->criu, "restore", r->image_dir, r->work_dir, &r->o->c);
   criu_argv_add(&a, "--root");
   criu_argv_add(&a, r->rootfs);
   criu_argv_add(&a, "--restore-detached");
   cleanup_free char *state_root = realpath(r->ctx->state_root, NULL);
+  cleanup_free char *state_dir = NULL;
+  int ret;
   if (state_root == NULL)
     return fsrun_error_errno(err, "restore: the state root `%s`", r->ctx->state_root);
   /* absolute: criu resolves a relative path from its work dir, not from ours */
@@ -154,10 +165,16 @@ static int run_criu_restore(struct restore_ctx *r, fsrun_error_t *err) {
     criu_argv_add(&a, "--cgroup-root");
     criu_argv_add(&a, cgroup_path(r->cg));
   }
-  add_bind_mounts(&a, r->config, r->bundle);
+  state_dir = xasprintf("%s/%s", state_root, r->o->id);
+  if (criu_restore_binds_stage(&r->binds, state_dir, err) < 0)
+    return fsrun_error_code(err);
+  add_bind_mounts(&a, r->config, r->bundle, &r->binds);
   add_inherited_stdio(&a, r->image_dir, &r->tty);
   criu_terminal_console(&a, &r->tty);
-  return criu_run(&a, "restore", r->work_dir, "restore", &run, err);
+  ret = criu_run(&a, "restore", r->work_dir, "restore", &run, err);
+  /* criu's binds hold the sources now; the state dir keeps only files (status_dir_remove) */
+  criu_restore_binds_clear(&r->binds);
+  return ret;
 }
 
 static int record_restored(struct restore_ctx *r, fsrun_error_t *err) {
@@ -228,6 +245,9 @@ static int load_bundle(struct restore_ctx *r, char **json, size_t *len, fsrun_er
     return fsrun_error_take(err, EINVAL, parse_err);
   if (validate_config_with(r->config, r->bundle, &vopts, err) < 0)
     return fsrun_error_code(err);
+  /* a task container's binds keep the identity `fsrun bundle` checked, as at create */
+  if (bind_checks_from_annotations(r->config, err) < 0)
+    return fsrun_error_code(err);
   if (r->config->root_path == NULL)
     return fsrun_error_make(err, 0, "config.json: root.path: required to restore");
   r->rootfs = r->config->root_path[0] == '/' ? realpath(r->config->root_path, NULL) : NULL;
@@ -237,7 +257,7 @@ static int load_bundle(struct restore_ctx *r, char **json, size_t *len, fsrun_er
   }
   if (r->rootfs == NULL)
     return fsrun_error_errno(err, "config.json: root.path `%s`", r->config->root_path);
-  return 0;
+  return criu_restore_binds_check(r->config, r->bundle, r->rootfs, &r->binds, err);
 }
 
 static int find_images(struct restore_ctx *r, fsrun_error_t *err) {
@@ -271,6 +291,7 @@ static void undo(struct restore_ctx *r) {
     log_warning("%s", e->msg);
     fsrun_error_release(&e);
   }
+  criu_restore_binds_clear(&r->binds);
   if (r->dirfd >= 0 && status_dir_remove(r->ctx->state_root, r->o->id, &e) < 0)
     log_warning("%s", e->msg);
 }
@@ -288,6 +309,7 @@ static void restore_ctx_clear(struct restore_ctx *r) {
   if (r->dirfd >= 0)
     close(r->dirfd);
   criu_terminal_clear(&r->tty);
+  criu_restore_binds_clear(&r->binds);
   status_clear(&r->st);
 }
 

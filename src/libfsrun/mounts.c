@@ -600,8 +600,8 @@ static int set_bind_attrs(int tree, const struct mount_options *o, uint64_t extr
 /* Is st the object the config's builder saw at the source (oci_mount.has_source_id)? The path
  * may have been swapped (a link to /etc for a directory) since: what was decided from it, a cover
  * over a secret file, would not hold for what the path shows now. checked may be NULL. */
-static int check_source_id(const oci_mount *checked, const struct stat *st, const char *source,
-                           size_t index, fsrun_error_t *err) {
+int mount_check_source_id(const oci_mount *checked, const struct stat *st, const char *source,
+                          size_t index, fsrun_error_t *err) {
   if (checked != NULL && checked->needs_source_id && !checked->has_source_id)
     return fsrun_error_make(err, ESTALE, "mounts[%zu]: bind source `%s` has no recorded identity",
                             index, source);
@@ -622,7 +622,7 @@ static int open_bind_target(const struct mount_env *env, int source_fd, const ch
   struct stat st;
   if (fstat(source_fd, &st) < 0)
     return fsrun_error_errno(err, "mounts[%zu]: stat bind source `%s`", index, source);
-  if (check_source_id(checked, &st, source, index, err) < 0)
+  if (mount_check_source_id(checked, &st, source, index, err) < 0)
     return fsrun_error_code(err);
   if (real_dir && !S_ISDIR(st.st_mode))
     return fsrun_error_make(err, 0, "mounts[%zu]: bind source `%s` for %s is not a directory",

@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/mount.h>
+#include <sys/stat.h>
 
 #include "error.h"
 #include "oci.h"
@@ -103,6 +104,10 @@ struct mount_env {
 
 /* True when the entry is a bind mount (type "bind", or a "bind"/"rbind" option). */
 bool mount_entry_is_bind(const oci_mount *m);
+/* st (the bind source `source` of mounts[index], opened) is the object checked records, when it
+ * records one (bind-identity.h); ESTALE otherwise. checked may be NULL. */
+int mount_check_source_id(const oci_mount *checked, const struct stat *st, const char *source,
+                          size_t index, fsrun_error_t *err);
 /* Performs mounts[index] inside the rootfs. Errors start with "mounts[INDEX]: ". */
 int mount_entry(const struct mount_env *env, const oci_mount *m, size_t index, fsrun_error_t *err);
 

@@ -91,12 +91,16 @@ int status_dir_remove(const char *root, const char *id, fsrun_error_t *err) {
     close(dfd);
     return fsrun_error_errno(err, "read the state directory of `%s`", id);
   }
-  /* only files live here: the state file, the exec fifo, temporary files */
+  /* only files live here: the state file, the exec fifo, temporary files; and, from a restore
+   * that was killed while criu ran, an empty stage directory (criu-restore-binds.c) */
   while ((de = readdir(dir)) != NULL) {
     if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
       continue;
-    if (unlinkat(dfd, de->d_name, 0) < 0 && errno != ENOENT)
-      return fsrun_error_errno(err, "remove `%s/%s/%s`", root, id, de->d_name);
+    if (unlinkat(dfd, de->d_name, 0) == 0 || errno == ENOENT)
+      continue;
+    if (errno == EISDIR && (unlinkat(dfd, de->d_name, AT_REMOVEDIR) == 0 || errno == ENOENT))
+      continue;
+    return fsrun_error_errno(err, "remove `%s/%s/%s`", root, id, de->d_name);
   }
   if (unlinkat(rootfd, id, AT_REMOVEDIR) < 0 && errno != ENOENT)
     return fsrun_error_errno(err, "remove the state directory `%s/%s`", root, id);

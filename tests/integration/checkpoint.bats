@@ -197,6 +197,67 @@ lazy_refused() {
   assert_no_leftovers tty-$UNIQ
 }
 
+# restore_bind_refused LINE: `fsrun restore` of $BUNDLE exits 1 with exactly LINE and makes no
+# container; `fsrun create` of it is refused too (the same checks)
+restore_bind_refused() {
+  run fsrun restore --bundle "$BUNDLE" --image-path "$BATS_TEST_TMPDIR" "$CONTAINER_ID"
+  [ "$status" -eq 1 ] || { echo "restore: exit $status: $output"; return 1; }
+  [ "$output" = "$1" ] || { echo "restore: got: $output"; echo "expected: $1"; return 1; }
+  [ ! -e "$FSRUN_ROOT/$CONTAINER_ID" ]
+  run fsrun create --bundle "$BUNDLE" "$CONTAINER_ID"
+  [ "$status" -ne 0 ]
+  [ ! -e "$FSRUN_ROOT/$CONTAINER_ID" ]
+}
+
+# A task container's binds carry checks in run.fsrun.mounts.N annotations (bind-identity.h);
+# criu makes the binds of a restore itself, so restore checks them first, as create does.
+@test "restore: a bind's run.fsrun.mounts checks hold as at create (a replaced source, a destination through a link, covers, a malformed annotation): one line, exit 1, nothing made" {
+  local shared=$BATS_TEST_TMPDIR/shared n
+  mkdir "$shared"
+  update_config '.mounts += [{"destination": "/shared", "type": "bind", "source": $s,
+      "options": ["bind", "ro"]}]' --arg s "$shared"
+  n=$(jq '.mounts | length - 1' "$BUNDLE/config.json")
+  cp "$BUNDLE/config.json" "$BATS_TEST_TMPDIR/plain.json"
+  annotate() {
+    jq --arg k "run.fsrun.mounts.$n" --arg v "$1" '.annotations[$k] = $v' \
+      "$BATS_TEST_TMPDIR/plain.json" >"$BUNDLE/config.json"
+  }
+  : >"$BATS_TEST_TMPDIR/inventory.img"
+  # as recorded: restore goes past the checks (and stops at criu, which cannot run here)
+  annotate "{\"destination\": \"/shared\", \"sourceId\": \"$(stat -c %d:%i "$shared")\"}"
+  run fsrun restore --bundle "$BUNDLE" --image-path "$BATS_TEST_TMPDIR" "$CONTAINER_ID"
+  [ "$status" -eq 1 ]
+  [[ "$output" == "fsrun: restore: "* ]]
+  [ ! -e "$FSRUN_ROOT/$CONTAINER_ID" ]
+  # the source replaced since the annotation was written (a rename and a new directory)
+  mv "$shared" "$shared.old"
+  mkdir "$shared"
+  restore_bind_refused "fsrun: mounts[$n]: bind source \`$shared\` was replaced after the config was built: Stale file handle"
+  # as the ordinary user too, before criu's need for root is even looked at
+  if [ -n "${TEST_USER:-}" ]; then
+    make_traversable "$BUNDLE"
+    chmod a+rx "$BUNDLE" "$BATS_TEST_TMPDIR"
+    run setpriv --reuid "$TEST_USER" --regid "$TEST_USER" --clear-groups \
+      env XDG_RUNTIME_DIR="$BATS_TEST_TMPDIR/xdg" "$FSRUN" --root "$BATS_TEST_TMPDIR/user-root" \
+      restore -d --bundle "$BUNDLE" --image-path "$BATS_TEST_TMPDIR" x
+    [ "$status" -eq 1 ]
+    [ "$output" = "fsrun: mounts[$n]: bind source \`$shared\` was replaced after the config was built: Stale file handle" ]
+    [ ! -e "$BATS_TEST_TMPDIR/user-root/x" ]
+  fi
+  # a destination reached through a link in the rootfs
+  ln -s tmp "$BUNDLE/rootfs/lnk"
+  jq --arg n "$n" '.mounts[$n | tonumber].destination = "/lnk/x"' "$BATS_TEST_TMPDIR/plain.json" \
+    >"$BATS_TEST_TMPDIR/lnk.json"
+  cp "$BATS_TEST_TMPDIR/lnk.json" "$BATS_TEST_TMPDIR/plain.json"
+  annotate '{"destination": "/lnk/x", "destinationNoSymlinks": true}'
+  restore_bind_refused "fsrun: mounts[$n]: destination \`/lnk/x\`: passes through a symbolic link"
+  # covers over secret files: mounts of their own, which criu cannot be trusted to re-make
+  annotate '{"destination": "/lnk/x", "covers": ["shadow"]}'
+  restore_bind_refused "fsrun: mounts[$n]: \`/lnk/x\` has covers over secret files, which a restore cannot re-apply: create the container again instead"
+  annotate '{"destination": "/lnk/x", "relax": true}'
+  restore_bind_refused "fsrun: annotations[\"run.fsrun.mounts.$n\"]: unknown key \`relax\` (known: destination, sourceId, destinationNoSymlinks, covers)"
+}
+
 @test "checkpoint: a container that is not running, or missing, is refused" {
   set_process_args /bin/sleep 1000
   fsrun create --bundle "$BUNDLE" "$CONTAINER_ID" </dev/null

@@ -2,7 +2,8 @@
 # counter their containers run.
 
 # criu_setup: root and criu or skip; a bundle whose container counts through a pipe into a tmpfs
-# (/t), with a read-only bind (/shared) and a seccomp filter; checkpoint images go to $IMAGES
+# (/t), with a read-only bind (/shared, with a run.fsrun.mounts annotation) and a seccomp filter;
+# checkpoint images go to $IMAGES
 criu_setup() {
   requires_root
   command -v criu >/dev/null || skip "needs criu"
@@ -15,11 +16,15 @@ criu_setup() {
   set_process_args /bin/sh -c 'exec </dev/null
     i=0; while :; do i=$((i+1)); echo $i; sleep 0.2; done |
     { exec 3>>/t/open; while read n; do echo $n >&3; echo $n >/t/c; echo out$n; done; }'
+  # /shared carries the checks of a task container's bind (bind-identity.h): its source's identity
+  # and a destination through no link, which create and restore both apply
   update_config '.mounts += [{"destination": "/t", "type": "tmpfs", "source": "tmpfs"},
     {"destination": "/shared", "type": "bind", "source": $s, "options": ["rbind", "ro"]}]
+    | .annotations["run.fsrun.mounts.\(.mounts | length - 1)"] = ({destination: "/shared",
+        sourceId: $id, destinationNoSymlinks: true} | tojson)
     | .linux.seccomp = {"defaultAction": "SCMP_ACT_ALLOW",
         "syscalls": [{"names": ["mkdir", "mkdirat"], "action": "SCMP_ACT_ERRNO", "errnoRet": 1}]}' \
-    --arg s "$BATS_TEST_TMPDIR/shared"
+    --arg s "$BATS_TEST_TMPDIR/shared" --arg id "$(stat -c %d:%i "$BATS_TEST_TMPDIR/shared")"
 }
 
 # start_counter ID: `run -d` with its stdout a pipe to $BATS_TEST_TMPDIR/ID.out; waits for count 3

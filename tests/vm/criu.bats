@@ -55,6 +55,17 @@ teardown() {
   [[ "$output" == *"does not exist"* ]]
   assert_no_leftovers one
 
+  # the bind's source replaced since its run.fsrun.mounts annotation was written: refused before
+  # criu runs, nothing made; the real one back, the restore below binds it from its checked fd
+  mv "$BATS_TEST_TMPDIR/shared" "$BATS_TEST_TMPDIR/shared.real"
+  mkdir "$BATS_TEST_TMPDIR/shared"
+  run fsrun restore --image-path "$IMAGES/one" --bundle "$BUNDLE" -d two
+  [ "$status" -eq 1 ]
+  [[ "$output" == *"bind source \`$BATS_TEST_TMPDIR/shared\` was replaced after the config was built: Stale file handle" ]]
+  assert_no_leftovers two
+  rmdir "$BATS_TEST_TMPDIR/shared"
+  mv "$BATS_TEST_TMPDIR/shared.real" "$BATS_TEST_TMPDIR/shared"
+
   # with a relative --root (criu runs in its work dir: its pid file must not be relative)
   (cd "${FSRUN_ROOT%/*}" && "$FSRUN" --root "./${FSRUN_ROOT##*/}" --log "$BUNDLE/log.json" \
     --log-format json restore --image-path "$IMAGES/one" --work-path "$BATS_TEST_TMPDIR/criu-work" \
@@ -81,6 +92,8 @@ teardown() {
   # namespaces, mounts (the bind, a masked path), cgroup and seccomp filter survived
   [ "$(readlink /proc/$pid/ns/pid)" != "$(readlink /proc/self/ns/pid)" ]
   [ "$(fsrun exec two cat /shared/hello)" = from-the-host ]
+  # criu's stage of the checked source is gone from the state dir
+  [ -z "$(find "$FSRUN_ROOT/two" -mindepth 1 -name 'bind-*')" ]
   [ "$(fsrun exec two wc -c /proc/kcore | awk '{print $1}')" = 0 ]
   [ "$(cat /proc/$pid/cgroup)" = "0::/fsrun/two" ]
   grep -q '^Seccomp:[[:space:]]*2' /proc/$pid/status

@@ -20,7 +20,9 @@
 #include <unistd.h>
 
 #include "bind-source.h"
+#include "cover-overlay.h"
 #include "idmap.h"
+#include "log.h"
 #include "mount-fallback.h"
 #include "openat2-compat.h"
 #include "overlay-lower.h"
@@ -673,14 +675,37 @@ static int attach_cover(const struct mount_env *env, int bind_root, const char *
   return finish_bind(mnt, -1, &o, 0, index, cover_source, dest, err);
 }
 
-/* The covers of the bind checked (may be NULL), attached onto bind_root */
+/* The covers of the bind checked (may be NULL), attached onto bind_root: overlays over the
+ * directories that hold them where the bind is read-only (cover-overlay.h: a rename on the host
+ * does not take those away), else, and where overlayfs refuses, the cover file bound over each. */
 static int attach_covers(const struct mount_env *env, int bind_root, const oci_mount *checked,
                          size_t index, const char *dest, fsrun_error_t *err) {
-  for (size_t i = 0; checked != NULL && i < OCI_MOUNT_MAX_COVERS && checked->covers[i]; i++)
-    if (attach_cover(env, bind_root, checked->covers[i], checked->cover_source, index, dest, err) <
-        0)
+  const char *covers[OCI_MOUNT_MAX_COVERS];
+  struct statvfs sv;
+  size_t n = 0, done = 0;
+  bool refused = false;
+  while (checked != NULL && n < OCI_MOUNT_MAX_COVERS && checked->covers[n]) {
+    covers[n] = checked->covers[n];
+    n++;
+  }
+  if (n > 0 && covers[0][0] != '\0' && fstatvfs(bind_root, &sv) == 0 && (sv.f_flag & ST_RDONLY) &&
+      cover_overlays_attach(bind_root, covers, n, &done, &refused, err) < 0) {
+    if (!refused)
+      return fsrun_error_wrap(err, "mounts[%zu]: `%s`", index, dest);
+    log_debug("mounts[%zu]: `%s`: %s; the cover file bound over each file instead", index, dest,
+              (*err)->msg);
+    fsrun_error_release(err);
+  }
+  for (size_t i = done; i < n; i++)
+    if (attach_cover(env, bind_root, covers[i], checked->cover_source, index, dest, err) < 0)
       return fsrun_error_code(err);
   return 0;
+}
+
+/* A bind of a secret file itself (its cover ""): the cover file is bound in its place, never the
+ * host's file under it, whose dentry a rename on the host would strip of a cover. */
+static bool covers_whole_source(const oci_mount *checked) {
+  return checked != NULL && checked->covers[0] != NULL && checked->covers[0][0] == '\0';
 }
 
 /* bind_tree where open_tree answers ENOSYS (mount-fallback.h): the bind is attached first and its
@@ -701,6 +726,8 @@ static int bind_tree_by_mount(const struct mount_env *env, int bundle_fd, const 
   target = open_bind_target(env, src, source, dest, real_dir, checked, index, err);
   if (target < 0)
     return target;
+  if (covers_whole_source(checked))
+    return attach_cover(env, target, "", checked->cover_source, index, dest, err);
   mnt = mount_fallback_bind(src, target, (o->flags & MS_REC) != 0);
   if (mnt < 0)
     return fsrun_error_errno(err, "mounts[%zu]: bind `%s` onto `%s`", index, source, dest);
@@ -749,6 +776,8 @@ static int bind_tree(const struct mount_env *env, const char *source, const char
   target = open_bind_target(env, tree, source, dest, real_dir, checked, index, err);
   if (target < 0)
     return target;
+  if (covers_whole_source(checked))
+    return attach_cover(env, target, "", checked->cover_source, index, dest, err);
   if (finish_bind(tree, target, o, extra_rec_set, index, source, dest, err) < 0)
     return fsrun_error_code(err);
   return attach_covers(env, tree, checked, index, dest, err);

@@ -213,23 +213,23 @@ task_flow() {
 @test "bundle: the shadow files a bind shows are covered on the bind itself, not by entries at their paths (root and an ordinary user)" {
   [ -f /etc/shadow ] || skip "the host has no /etc/shadow"
   hold_passwd_lock
-  local uid out n cover seen
+  local uid out n seen
   ln -s /etc "$DIR/etclink"
   for uid in 0 1000; do
     files_to "$uid"
     out=$DIR/bundle-$uid
+    # a cover is an empty file of mode 0 (the host's is neither)
     bundle_for "$uid" "{\"allowedPaths\": [\"$DIR/etclink\"]}" "$out" \
-      stat -L -c %d:%i "$DIR/etclink/shadow"
+      stat -L -c %s:%a "$DIR/etclink/shadow"
     n=$(mount_index "$out" "$DIR/etclink")
     jq -e --arg n "run.fsrun.mounts.$n" '.annotations[$n] | fromjson | .covers | index("shadow")' \
       "$out/config.json"
     jq -e '[.mounts[] | select(.source == "unreadable" and (.destination | endswith("shadow")))] | length == 0' \
       "$out/config.json"
-    cover=$(stat -c %d:%i "$out/unreadable")
     echo "run-$uid-$TASK" >>"$DIR/ids-$uid"
     seen=$(fsr "$uid" run --bundle "$out" "run-$uid-$TASK")
-    echo "uid $uid: shadow is $seen, the cover $cover"
-    [ "$seen" = "$cover" ]
+    echo "uid $uid: shadow is $seen (size:mode)"
+    [ "$seen" = 0:0 ]
   done
 }
 

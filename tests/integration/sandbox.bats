@@ -270,14 +270,22 @@ assert_sandbox_gone() {
   [ "$hung" -eq 0 ]
 }
 
-# shadow_probe RUNNER...: which of the host's shadow files the command reads (`read FILE`), then
-# how many mounts cover one of them
+# OVERLAYS_AT: (sh) defines `overlays_at DIR`: how many cover overlays are mounted at DIR (which
+# ends in a space), counted by their upper layers: each a tmpfs of 16 inodes at the same place
+# (overlays alone would count the host's own where its root is an overlay, as in the VM)
+# shellcheck disable=SC2016 # expanded in the sandbox
+OVERLAYS_AT='overlays_at() { grep -c -E "^([^ ]+ ){4}$1.* - tmpfs [^ ]+ [^ ]*nr_inodes=16[, ]" /proc/self/mountinfo; }; '
+
+# shadow_probe RUNNER...: which of the host's shadow files the command reads (`read FILE`), how
+# many of them are a cover (an empty file of mode 0), and how many cover overlays /etc has
 shadow_probe() {
-  run "$@" -- /bin/sh -c 'test -s /etc/passwd && echo passwd
+  run "$@" -- /bin/sh -c "$OVERLAYS_AT"'test -s /etc/passwd && echo passwd
+    n=0
     for f in /etc/shadow /etc/gshadow /etc/shadow- /etc/gshadow-; do
       cat "$f" >/dev/null 2>&1 && echo "read $f"
+      [ "$(stat -c %s:%a "$f" 2>/dev/null)" = 0:0 ] && n=$((n + 1))
     done
-    echo "covers $(grep -c " /etc/g\?shadow-\? " /proc/self/mountinfo)"'
+    echo "covers $n in $(overlays_at "/etc ")"'
   echo "$output"
 }
 
@@ -292,22 +300,22 @@ shadow_probe() {
   # root's /etc is the allowlist: no shadow file there, so nothing to cover
   shadow_probe sbx
   [ "$status" -eq 0 ]
-  [ "$output" = $'passwd\ncovers 0' ]
+  [ "$output" = $'passwd\ncovers 0 in 0' ]
   run sbx -- cat /etc/shadow
   [[ $output == *"No such file or directory"* ]]
   # an allowedPaths entry of /etc binds the host's over it: then each file is covered (root owns
-  # them, and owner permissions need no capability)
+  # them, and owner permissions need no capability), by one overlay over /etc
   write_policy '{"allowedPaths": ["/etc"]}'
   shadow_probe sbx
   [ "$status" -eq 0 ]
-  [ "$output" = "passwd"$'\n'"covers $host_files" ]
+  [ "$output" = "passwd"$'\n'"covers $host_files in 1" ]
   # an ordinary user gets the host's /etc: covered too (group shadow could read them), on both
   # binds, the user's /etc and allowedPaths': each bind carries its own covers, whatever lands over
   give_dir_to_user 1000
   shadow_probe setpriv --reuid 1000 --regid 1000 --clear-groups env HOME="$DIR/home" \
     "$FSRUN" --root "$DIR/state-1000" sandbox --policy "$POLICY" --worktree "$WT" --task-id "$TASK"
   [ "$status" -eq 0 ]
-  [ "$output" = "passwd"$'\n'"covers $((2 * host_files))" ]
+  [ "$output" = "passwd"$'\n'"covers $host_files in 2" ]
 }
 
 # read_secrets PATH...: runs the sandbox (policy already written) and reads each PATH's shadow and
@@ -349,19 +357,18 @@ read_secrets() {
   run setpriv --reuid "$uid" --regid "$uid" --clear-groups env HOME="$DIR/home" \
     "$FSRUN" --root "$DIR/user-state" sandbox --policy "$POLICY" --worktree "$WT" \
     --task-id "$TASK" -- /bin/sh -c \
-    "grep -c -e ' /etc/shadow ' -e ' $DIR/etclink/shadow ' /proc/self/mountinfo; cat '$DIR/etclink/shadow'"
+    "$OVERLAYS_AT echo \$((\$(overlays_at '/etc ') + \$(overlays_at '$DIR/etclink '))); cat '$DIR/etclink/shadow'"
   echo "$output"
   [[ $output != *"root:"* ]]
   [ "${lines[0]}" = 2 ]
 }
 
-# covered_probe STATE RUNNER... -- PATH...: the sandbox (the policy written, RUNNER its runner:
-# `sbx` or a setpriv line ending in the binary's options) shows each PATH as what? `PATH covered`
-# when it is the state root's unreadable cover file and cannot be read, `PATH absent` when it is
-# not there at all (root's /etc over a bind of /), `PATH SHOWN` otherwise
+# covered_probe RUNNER... -- PATH...: the sandbox (the policy written, RUNNER its runner: `sbx` or
+# a setpriv line ending in the binary's options) shows each PATH as what? `PATH covered` when it is
+# a cover (an empty file of mode 0: no host's secret file is) and cannot be read, `PATH absent`
+# when it is not there at all (root's /etc over a bind of /), `PATH SHOWN` otherwise
 covered_probe() {
-  local state=$1 cover script='' p
-  shift
+  local script='' p
   local runner=()
   while [ "$1" != -- ]; do
     runner+=("$1")
@@ -369,12 +376,9 @@ covered_probe() {
   done
   shift
   for p in "$@"; do
-    script+="if [ ! -e '$p' ] && [ ! -L '$p' ]; then echo '$p absent'; elif cat '$p' >/dev/null 2>&1; then echo '$p SHOWN'; elif [ \"\$(stat -L -c %d:%i '$p')\" = \"\$1\" ]; then echo '$p covered'; else echo '$p SHOWN'; fi; "
+    script+="if [ ! -e '$p' ] && [ ! -L '$p' ]; then echo '$p absent'; elif cat '$p' >/dev/null 2>&1; then echo '$p SHOWN'; elif [ \"\$(stat -L -c %s:%a '$p')\" = 0:0 ]; then echo '$p covered'; else echo '$p SHOWN'; fi; "
   done
-  # the cover file is made by the first run; its identity is what a covered path shows
-  "${runner[@]}" -- /bin/true
-  cover=$(stat -c %d:%i "$state/.sandbox-bundle/unreadable")
-  "${runner[@]}" -- /bin/sh -c "$script" sh "$cover"
+  "${runner[@]}" -- /bin/sh -c "$script"
 }
 
 # check_covered_cases: for each of COVER_CASES (`POLICY-KEY POLICY-PATH|PATH...`), a sandbox with
@@ -390,7 +394,7 @@ check_covered_cases() {
     paths=${spec#*|}
     write_policy "{\"${policy%% *}\": [\"${policy#* }\"]}"
     # shellcheck disable=SC2086 # PATHS: one word each
-    run covered_probe "$FSRUN_ROOT" "${COVER_NS[@]}" "$FSRUN" --root "$FSRUN_ROOT" sandbox \
+    run covered_probe "${COVER_NS[@]}" "$FSRUN" --root "$FSRUN_ROOT" sandbox \
       --policy "$POLICY" --worktree "$WT" --task-id "$TASK" -- $paths
     echo "root, $policy: $output"
     [ "$status" -eq 0 ]
@@ -398,7 +402,7 @@ check_covered_cases() {
     [[ $output != *SHOWN* ]]
     [[ $ROOT_ABSENT_OK = 1 || $output != *absent* ]]
     # shellcheck disable=SC2086
-    run covered_probe "$DIR/state-$uid" "${COVER_NS[@]}" setpriv --reuid "$uid" --regid "$uid" \
+    run covered_probe "${COVER_NS[@]}" setpriv --reuid "$uid" --regid "$uid" \
       --clear-groups env HOME="$DIR/home" "$FSRUN" --root "$DIR/state-$uid" sandbox \
       --policy "$POLICY" --worktree "$WT" --task-id "$TASK" -- $paths
     echo "uid $uid, $policy: $output"
@@ -448,6 +452,75 @@ VAR_NS=(unshare -m sh -c 'set -e
   COVER_NS=("${VAR_NS[@]}")
   ROOT_ABSENT_OK=0
   check_covered_cases
+}
+
+@test "sandbox: where overlayfs refuses a directory (an ordinary user's, with a mount below it), its secret files are covered all the same (root and an ordinary user)" {
+  requires_host_command setpriv
+  COVER_CASES=("allowedPaths /var|/var/backups/shadow.bak /var/backups/gshadow.bak"
+    "allowedPaths /var/backups|/var/backups/shadow.bak /var/backups/gshadow.bak")
+  # the user's binds are recursive: overlayfs refuses a layer with a (locked) mount below it, and
+  # each file gets a bind over it instead; root's binds show no mount below, so it gets the overlay
+  # shellcheck disable=SC2016 # expanded in the namespace
+  COVER_NS=("${VAR_NS[@]}" sh -c 'mkdir /var/backups/sub && mount -t tmpfs tmpfs /var/backups/sub &&
+    exec "$@"' sh)
+  ROOT_ABSENT_OK=0
+  check_covered_cases
+}
+
+# rename_probe RUNNER...: in VAR_NS, a sandbox (RUNNER its runner, ending in the binary's options)
+# looks at /var/backups/shadow.bak, then waits (fifos in the worktree) while the host renames a new
+# file over it, as useradd and passwd replace /etc/shadow, and over `other` (never looked at before),
+# and makes `made`; then it looks again. The new files are readable by anyone, so that only a cover
+# keeps them out. Prints what the command saw.
+rename_probe() {
+  # shellcheck disable=SC2016 # expanded in the sandbox
+  local inside='f=/var/backups/shadow.bak
+    cat "$f" 2>/dev/null && echo READ-BEFORE
+    echo >ready
+    read -r x <go
+    cat "$f" 2>/dev/null || echo "shadow.bak unreadable"
+    stat -c "shadow.bak size %s mode %a" "$f"
+    cat /var/backups/other /var/backups/made 2>&1 || true'
+  # shellcheck disable=SC2016 # expanded in the namespace
+  local host='"$@" -- /bin/sh -c "$0" &
+    pid=$!
+    timeout 60 cat ready >/dev/null || echo "the command never got ready"
+    umask 022
+    echo "root:fsrun-test-renamed-hash:19001:0:99999:7:::" >/var/backups/shadow.bak.new
+    mv -f /var/backups/shadow.bak.new /var/backups/shadow.bak
+    echo "other, renamed in" >/var/backups/other.new
+    mv -f /var/backups/other.new /var/backups/other
+    echo "made meanwhile" >/var/backups/made
+    timeout 60 sh -c "echo >go"
+    wait "$pid"'
+  (cd "$WT" && "${VAR_NS[@]}" sh -c "echo 'other, before' >/var/backups/other; $host" "$inside" "$@")
+}
+
+@test "sandbox: a cover holds when the host renames a new file over the covered one while the command runs (root and an ordinary user)" {
+  requires_host_command setpriv
+  local uid=1000 path out
+  mkdir -p "$DIR/home"
+  give_dir_to_user "$uid"
+  # the bind's directory holds the file, or a directory above does, or the bind is the file itself
+  for path in /var/backups /var /var/backups/shadow.bak; do
+    write_policy "{\"allowedPaths\": [\"$path\"]}"
+    rm -f "$WT/ready" "$WT/go"
+    mkfifo -m 666 "$WT/ready" "$WT/go"
+    out=$(rename_probe "$FSRUN" --root "$FSRUN_ROOT" sandbox --policy "$POLICY" --worktree "$WT" \
+      --task-id "$TASK")
+    echo "root, $path: $out"
+    [[ $out != *fsrun-test* && $out != *READ* && $out != *"never got ready"* ]]
+    [[ $out == *"shadow.bak unreadable"*"shadow.bak size 0 mode 0"* ]]
+    # what else the host changes still shows (allowedPaths of the file itself binds no other)
+    [[ $path == *.bak || $out == *"other, renamed in"*"made meanwhile"* ]]
+    out=$(rename_probe setpriv --reuid "$uid" --regid "$uid" --clear-groups env HOME="$DIR/home" \
+      "$FSRUN" --root "$DIR/state-$uid" sandbox --policy "$POLICY" --worktree "$WT" \
+      --task-id "$TASK")
+    echo "uid $uid, $path: $out"
+    [[ $out != *fsrun-test* && $out != *READ* && $out != *"never got ready"* ]]
+    [[ $out == *"shadow.bak unreadable"*"shadow.bak size 0 mode 0"* ]]
+    [[ $path == *.bak || $out == *"other, renamed in"*"made meanwhile"* ]]
+  done
 }
 
 # swap_race COVER RUNNER...: 40 sandboxes (RUNNER its runner, ending in the binary's options) look
@@ -746,26 +819,24 @@ sbx_as_user() {
   [ -f /etc/shadow ] || skip "the host has no /etc/shadow"
   hold_passwd_lock
   requires_host_command setpriv
-  local uid=1000 f host_files=0 probe
-  for f in /etc/shadow /etc/gshadow /etc/shadow- /etc/gshadow-; do
-    [ -f "$f" ] && [ ! -L "$f" ] && host_files=$((host_files + 1))
-  done
+  local uid=1000 probe
   mkdir -p "$DIR/home"
   give_dir_to_user "$uid"
   ln -s /etc "$DIR/etclink"
   # the second bind lands where its destination leads when it is mounted, which a link swapped in
-  # meanwhile can make another place than the first's: so the first keeps its covers too
+  # meanwhile can make another place than the first's: so the first keeps its covers too (an
+  # overlay over each)
   write_policy "{\"allowedPaths\": [\"$DIR/etclink\", \"$DIR/etclink\"]}"
-  probe="grep -c ' $DIR/etclink/g\\?shadow-\\? ' /proc/self/mountinfo; cat '$DIR/etclink/shadow'"
+  probe="$OVERLAYS_AT overlays_at '$DIR/etclink '; cat '$DIR/etclink/shadow'"
   run sbx -- /bin/sh -c "$probe"
   echo "root: $output"
-  [ "${lines[0]}" = $((2 * host_files)) ]
+  [ "${lines[0]}" = 2 ]
   [[ $output != *"root:"* ]]
   run setpriv --reuid "$uid" --regid "$uid" --clear-groups env HOME="$DIR/home" \
     "$FSRUN" --root "$DIR/state-$uid" sandbox --policy "$POLICY" --worktree "$WT" \
     --task-id "$TASK" -- /bin/sh -c "$probe"
   echo "uid $uid: $output"
-  [ "${lines[0]}" = $((2 * host_files)) ]
+  [ "${lines[0]}" = 2 ]
   [[ $output != *"root:"* ]]
 }
 

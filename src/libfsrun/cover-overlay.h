@@ -1,0 +1,25 @@
+/* Secret-file covers that a rename on the host does not take away (docs/sandbox.md, "What stays
+ * open"). A bind over a file sits on its dentry: when the host renames a new file over it (useradd
+ * and passwd replace /etc/shadow so), the kernel detaches that bind in every other mount namespace
+ * and the new file shows. An overlay looks each name up in its layers when it is asked: a layer
+ * that holds an empty mode-0 file under the secret's name hides whatever the host puts there. */
+#ifndef FSRUN_COVER_OVERLAY_H
+#define FSRUN_COVER_OVERLAY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "error.h"
+
+/* Over the directories below bind_root (the root of an attached read-only bind) that hold
+ * covers[0..n) (places relative to bind_root, none of them ""), read-only overlays of two layers:
+ * a tmpfs holding an empty mode-0 file under each covered name, over the directory itself. One
+ * overlay over the shallowest such directory covers those below it too (/etc's /etc/security).
+ * covers is put in the order they are made in. 0; or a negative errno with err set, and *refused
+ * true where overlayfs refused (a kernel before 5.11 in a user namespace, a directory with mounts
+ * below it there): nothing of that directory's is left mounted, covers[0..*done) are covered and
+ * the others are not. */
+int cover_overlays_attach(int bind_root, const char **covers, size_t n, size_t *done, bool *refused,
+                          fsrun_error_t *err);
+
+#endif

@@ -69,6 +69,7 @@ struct object_reader {
   size_t header_len;
   bool header_done;
   uint64_t size, seen; /* the data's size as the header says, and as inflated so far */
+  uint64_t max_size;   /* the most the header may say */
 };
 
 /* n inflated bytes: the header until its NUL, then data; false when the header is wrong or the data
@@ -85,6 +86,10 @@ static bool take(struct object_reader *r, const char *p, size_t n, const char **
     p++, n--;
     if (r->header_done && !parse_header(r->header, &r->size)) {
       *why = "a bad object header";
+      return false;
+    }
+    if (r->header_done && r->size > r->max_size) {
+      *why = "more data than the sync may still inflate";
       return false;
     }
   }
@@ -143,9 +148,11 @@ static int inflate_all(struct object_stream *s, z_stream *z, struct object_reade
   return 0;
 }
 
-int git_loose_object_copy(int in, int out, uint64_t max_in, const char *id, const char **why) {
+int git_loose_object_copy(int in, int out, uint64_t max_in, uint64_t *inflate_budget,
+                          const char *id, const char **why) {
   struct object_stream s = {.in = in, .out = out, .max_in = max_in};
-  struct object_reader r = {.hash.sha256 = strlen(id) == 64};
+  struct object_reader r = {.hash.sha256 = strlen(id) == 64,
+                            .max_size = inflate_budget ? *inflate_budget : GIT_OBJECT_MAX_SIZE};
   z_stream z = {0};
   int rc;
   *why = NULL;
@@ -163,6 +170,8 @@ int git_loose_object_copy(int in, int out, uint64_t max_in, const char *id, cons
   }
   rc = inflate_all(&s, &z, &r, why);
   inflateEnd(&z);
+  if (inflate_budget != NULL)
+    *inflate_budget -= r.seen < *inflate_budget ? r.seen : *inflate_budget;
   if (rc < 0)
     return -1;
   if (!r.header_done || r.seen != r.size) {
@@ -177,5 +186,5 @@ int git_loose_object_copy(int in, int out, uint64_t max_in, const char *id, cons
 }
 
 int git_loose_object_check(int fd, const char *id, const char **why) {
-  return git_loose_object_copy(fd, -1, UINT64_MAX, id, why);
+  return git_loose_object_copy(fd, -1, UINT64_MAX, NULL, id, why);
 }

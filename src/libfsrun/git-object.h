@@ -16,8 +16,11 @@
 int git_loose_object_check(int fd, const char *id, const char **why);
 /* The same check while every byte in reads is written to out (none when out < 0) before it is
  * inflated: the copy is the stream that was checked, read once. Stops at the first error, and
- * when in has more than max_in bytes, or the header's size is above GIT_OBJECT_MAX_SIZE, or the
- * data is longer than the header's size. */
-int git_loose_object_copy(int in, int out, uint64_t max_in, const char *id, const char **why);
+ * when in has more than max_in bytes, or the header's size is above GIT_OBJECT_MAX_SIZE or
+ * *inflate_budget, or the data is longer than the header's size. *inflate_budget (when not NULL)
+ * is then lowered by the data inflated, checked or not: the CPU a caller's series of checks may
+ * spend. */
+int git_loose_object_copy(int in, int out, uint64_t max_in, uint64_t *inflate_budget,
+                          const char *id, const char **why);
 
 #endif

@@ -28,6 +28,9 @@
 #define OBJECTS_MAX_ENTRIES 200000
 /* a loose object's file: git's zlib of the largest data accepted, with room for its overhead */
 #define OBJECT_MAX_BYTES (GIT_OBJECT_MAX_SIZE + (GIT_OBJECT_MAX_SIZE >> 8))
+/* the object data one sync inflates and hashes at most (about 30 s of CPU): a zlib bomb of the
+ * largest size costs the run ~4 MiB of memory and fsrun ~8 s, and 200000 of them would be days */
+#define SYNC_INFLATE_BUDGET (4 * GIT_OBJECT_MAX_SIZE)
 
 static bool is_hex(const char *s, size_t n) {
   for (size_t i = 0; i < n; i++)
@@ -62,7 +65,8 @@ static const char *not_an_object_file(const struct stat *st) {
  * (the run's file is read once; a process that outlives the run may still change it): 1 adopted, 0
  * already there, -1 failed (errno), -2 not the object its name says (*why). O_NONBLOCK: readdir's
  * type is the run's word, and a fifo swapped in since would block the open for ever */
-static int adopt_loose(int from, int to, const char *name, const char *id, const char **why) {
+static int adopt_loose(int from, int to, const char *name, const char *id, uint64_t *budget,
+                       const char **why) {
   cleanup_close int in = openat(from, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
   cleanup_close int out = -1;
   cleanup_free char *tmp = xasprintf(".fsrun-sync.%d.%s", (int)getpid(), name);
@@ -78,7 +82,7 @@ static int adopt_loose(int from, int to, const char *name, const char *id, const
   out = openat(to, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0444);
   if (out < 0)
     return -1;
-  if (git_loose_object_copy(in, out, OBJECT_MAX_BYTES, id, why) < 0)
+  if (git_loose_object_copy(in, out, OBJECT_MAX_BYTES, budget, id, why) < 0)
     rc = -2;
   else if (renameat2(to, tmp, to, name, RENAME_NOREPLACE) < 0)
     rc = errno == EEXIST ? 0 : -1;
@@ -93,6 +97,7 @@ static int adopt_loose(int from, int to, const char *name, const char *id, const
 struct objects_sync {
   int upper, common;
   size_t entries;
+  uint64_t inflate_left;
   void (*discard)(void *arg, const char *rel);
   void *arg;
 };
@@ -124,7 +129,7 @@ static void sync_loose_dir(struct objects_sync *s, const char *sub) {
     if (to < 0 && (to = sandbox_git_open_beneath(s->common, rel, O_PATH | O_DIRECTORY, 0)) < 0)
       return;
     id = xasprintf("%s%s", sub, e->d_name);
-    rc = adopt_loose(dirfd(d), to, e->d_name, id, &why);
+    rc = adopt_loose(dirfd(d), to, e->d_name, id, &s->inflate_left, &why);
     if (rc == -2) {
       log_warning("sandbox: git: the object `%s` is not what its name says (%s): discarded", file,
                   why);
@@ -157,7 +162,11 @@ static void report_files(struct objects_sync *s, int dir, const char *rel, int d
 
 void sandbox_git_sync_objects(int upper, int common, void (*discard)(void *, const char *),
                               void *arg) {
-  struct objects_sync s = {.upper = upper, .common = common, .discard = discard, .arg = arg};
+  struct objects_sync s = {.upper = upper,
+                           .common = common,
+                           .inflate_left = SYNC_INFLATE_BUDGET,
+                           .discard = discard,
+                           .arg = arg};
   cleanup_close int fd = sandbox_git_open_beneath(upper, "objects", O_RDONLY | O_DIRECTORY, 0);
   cleanup_dir DIR *d = NULL;
   struct dirent *e;

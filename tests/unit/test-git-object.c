@@ -116,10 +116,12 @@ static void check_git_envs(void) {
   check_git_env("a count git refuses is left alone", refused, "GIT_CONFIG_COUNT=x");
 }
 
-/* git_loose_object_copy of raw's stream refused, with why */
-static bool why_refused(const char *raw, size_t raw_len, uint64_t max_in, const char *want) {
+/* git_loose_object_copy of raw's stream with the caps given refused, with why */
+static bool why_refused(const char *raw, size_t raw_len, uint64_t max_in, uint64_t *budget,
+                        const char *want) {
   const char *why = NULL;
-  int fd = object_fd(raw, raw_len, ""), rc = git_loose_object_copy(fd, -1, max_in, GOOD_ID, &why);
+  int fd = object_fd(raw, raw_len, ""),
+      rc = git_loose_object_copy(fd, -1, max_in, budget, GOOD_ID, &why);
   close(fd);
   if (rc == 0 || why == NULL || strcmp(why, want) != 0)
     tap_diag("  rc %d: %s", rc, why ? why : "(no reason)");
@@ -132,8 +134,8 @@ static bool copied_as_read(const char *raw, size_t raw_len) {
   char a[4096], b[4096];
   int in = object_fd(raw, raw_len, ""), out = object_fd("", 0, "");
   ssize_t n_in, n_out;
-  bool ok =
-      ftruncate(out, 0) == 0 && git_loose_object_copy(in, out, UINT64_MAX, GOOD_ID, &why) == 0;
+  bool ok = ftruncate(out, 0) == 0 &&
+            git_loose_object_copy(in, out, UINT64_MAX, NULL, GOOD_ID, &why) == 0;
   n_in = pread(in, a, sizeof(a), 0);
   n_out = pread(out, b, sizeof(b), 0);
   close(in);
@@ -148,6 +150,8 @@ int main(void) {
 #define GOOD_SHA1   "5e181eb4e1f53b0ca82b32d98bb550d87d7996b0"
 #define GOOD_SHA256 "5d37cea72d5a2952f98a6682d14e65094beb97cd6ea4376ffa8834596c467f41"
   const char *million = NULL;
+  uint64_t budget;
+  bool spent;
   char *buf;
 
   check_sha1("empty input", "", 0, "da39a3ee5e6b4b0d3255bfef95601890afd80709");
@@ -170,10 +174,19 @@ int main(void) {
   tap_ok(verdict("blob 013\0GOOD CONTENT\n", 22, "", GOOD_SHA1) < 0, "a leading zero");
   tap_ok(verdict(good, sizeof(good) - 1, "x", GOOD_SHA1) < 0, "bytes after the stream");
   tap_ok(verdict(good, sizeof(good) - 1, "", "5e18") < 0, "not an id");
-  tap_ok(why_refused("blob 4294967297\0x", 17, UINT64_MAX, "a bad object header"),
+  tap_ok(why_refused("blob 4294967297\0x", 17, UINT64_MAX, NULL, "a bad object header"),
          "a header's size above 4 GiB: refused at the header");
-  tap_ok(why_refused(good, sizeof(good) - 1, 8, "a larger file than an object may be"),
+  tap_ok(why_refused(good, sizeof(good) - 1, 8, NULL, "a larger file than an object may be"),
          "a stream longer than the caller's cap: refused");
+  budget = 12;
+  tap_ok(why_refused(good, sizeof(good) - 1, UINT64_MAX, &budget,
+                     "more data than the sync may still inflate"),
+         "13 bytes of data with 12 left of the inflate budget: refused at the header");
+  budget = 100;
+  spent = why_refused(evil, sizeof(evil) - 1, UINT64_MAX, &budget, "its content has another id");
+  tap_ok(spent && budget == 87,
+         "a check that fails still spends its 13 bytes of the budget (%llu left)",
+         (unsigned long long)budget);
   tap_ok(copied_as_read(good, sizeof(good) - 1), "the copy is the stream, byte for byte");
   check_git_envs();
   return tap_done();

@@ -242,12 +242,29 @@ static int switch_to_init(pid_t init, struct created *out, fsrun_error_t *err) {
   return 0;
 }
 
+/* A message on our end of the sync socket (sync_pass_credentials) from a process other than the
+ * one we take for the init (out->pid: the first init until its SYNC_INIT_PID, then the pid it
+ * reported): a set-up failure. Whatever else holds the socket -- the late init of a joined pid
+ * namespace (ns_plan.pid_join_prepared), which the container can seize before its pid reached us
+ * -- must not pass for the first init. */
+static int foreign_sender(const struct sync_msg *msg, pid_t init, fsrun_error_t *err) {
+  return fsrun_error_make(err, EPROTO,
+                          "the container init's setup: message %u from pid %d, not the init "
+                          "(pid %d)",
+                          (unsigned)msg->type, (int)msg->sender, (int)init);
+}
+
 /* ns_plan.double_clone: the first message is the init's pid from the intermediate child */
 static int take_init_from_intermediate(int sync_fd, struct created *out, fsrun_error_t *err) {
   struct sync_msg msg;
   pid_t init = 0;
   int r = sync_recv(sync_fd, &msg);
 
+  if (r == 0 && msg.sender != out->pid) {
+    r = foreign_sender(&msg, out->pid, err);
+    sync_msg_clear(&msg);
+    return r;
+  }
   if (r == 0 && msg.type == SYNC_ERROR) {
     fsrun_error_take(err, msg.errno_value, steal_ptr(&msg.data));
     sync_msg_clear(&msg);
@@ -262,10 +279,12 @@ static int take_init_from_intermediate(int sync_fd, struct created *out, fsrun_e
 
 /* ns_plan.pid_join_early: the first init reports once it has entered or made its namespaces (the
  * id maps can be written then) */
-static int wait_init_namespaces(int sync_fd, fsrun_error_t *err) {
+static int wait_init_namespaces(int sync_fd, pid_t init, fsrun_error_t *err) {
   struct sync_msg msg = {.fd = -1};
   int r = sync_recv(sync_fd, &msg);
-  if (r == 0 && msg.type == SYNC_ERROR) {
+  if (r == 0 && msg.sender != init) {
+    r = foreign_sender(&msg, init, err);
+  } else if (r == 0 && msg.type == SYNC_ERROR) {
     fsrun_error_take(err, msg.errno_value, steal_ptr(&msg.data));
     r = fsrun_error_code(err);
   } else if (r < 0 || msg.type != SYNC_NAMESPACES) {
@@ -277,14 +296,14 @@ static int wait_init_namespaces(int sync_fd, fsrun_error_t *err) {
 
 /* The runtime's own setup can fail because the init has just failed and exited (its cgroup move
  * finds no process, GO finds no reader): the init's report, already queued on the sync socket, is
- * the error to give. Reads without blocking; keeps err when there is no report. */
-static void prefer_init_error(int sync_fd, fsrun_error_t *err) {
+ * the error to give. Reads without blocking; keeps err when there is no report (of the init's). */
+static void prefer_init_error(int sync_fd, pid_t init, fsrun_error_t *err) {
   for (;;) {
     struct pollfd p = {.fd = sync_fd, .events = POLLIN};
     struct sync_msg msg = {.fd = -1};
     if (poll(&p, 1, 0) <= 0 || !(p.revents & POLLIN) || sync_recv(sync_fd, &msg) < 0)
       return;
-    if (msg.type == SYNC_ERROR) {
+    if (msg.type == SYNC_ERROR && msg.sender == init) {
       fsrun_error_release(err);
       fsrun_error_take(err, msg.errno_value, steal_ptr(&msg.data));
       sync_msg_clear(&msg);
@@ -378,7 +397,7 @@ struct create_job {
   struct fsrun_landlock_rules *landlock;
   struct mount_cgroup_hierarchy *hierarchies;
   size_t n_hierarchies;
-  bool want_reaper, dir_created, new_userns, wait_go, late_init_taken;
+  bool want_reaper, dir_created, new_userns, wait_go, late_init_taken, got_listener;
   unsigned cg_joined; /* what the init does itself to join its cgroup (CGROUP_JOINED_*) */
   struct ns_plan plan;
   int fifo_fd, procfs_fd, console_fd, sync_fds[2];
@@ -547,7 +566,10 @@ static int create_prepare_clone(struct create_job *j, fsrun_error_t *err) {
     return fsrun_error_code(err);
   out->st.new_pidns = (j->plan.all_new & CLONE_NEWPID) != 0;
   j->new_userns = (j->plan.all_new & CLONE_NEWUSER) != 0;
-  return sync_socketpair(j->sync_fds, err);
+  if (sync_socketpair(j->sync_fds, err) < 0)
+    return fsrun_error_code(err);
+  /* before the clone: every message then names its sender */
+  return sync_pass_credentials(j->sync_fds[0], err);
 }
 
 /* Whether the init joins its v1 cgroup itself, writing 0 to each hierarchy's `tasks` once GO
@@ -685,7 +707,7 @@ static int create_clone(struct create_job *j, fsrun_error_t *err) {
   j->sync_fds[1] = -1;
   if (plan->double_clone && take_init_from_intermediate(j->sync_fds[0], out, err) < 0)
     return fsrun_error_code(err);
-  if (plan->pid_join_early && wait_init_namespaces(j->sync_fds[0], err) < 0)
+  if (plan->pid_join_early && wait_init_namespaces(j->sync_fds[0], out->pid, err) < 0)
     return fsrun_error_code(err);
   out->st.pid = out->pid;
   if (j->o->on_cloned != NULL &&
@@ -807,8 +829,9 @@ static int forward_listener(struct create_job *j, int fd, fsrun_error_t *err) {
 static int serve_seccomp_fd(struct create_job *j, struct sync_msg *msg, fsrun_error_t *err) {
   if (msg->fd < 0)
     return fsrun_error_make(err, 0, "linux.seccomp.listenerPath: the init sent no listener fd");
-  if (j->held_listener >= 0)
+  if (j->got_listener)
     return fsrun_error_make(err, EPROTO, "linux.seccomp.listenerPath: a second listener fd");
+  j->got_listener = true;
   if (!j->plan.pid_join_prepared || j->late_init_taken)
     return forward_listener(j, msg->fd, err);
   j->held_listener = steal_fd(&msg->fd);
@@ -869,6 +892,21 @@ static bool late_init_may_send(const struct create_job *j, uint32_t type) {
          type == SYNC_ERROR;
 }
 
+/* The sender of a message in create_serve_init: the init (foreign_sender), or for the one
+ * SYNC_SECCOMP_FD of a NOTIFY profile the courier of the process that loaded it
+ * (seccomp-handover.h), which sends from a pid of its own. That exception lets nothing of a
+ * seized late init's through: a filter is loaded before the late init is cloned
+ * (pid_join_prepared) and its courier has sent by then (the load waits for it), so a late init's
+ * SYNC_SECCOMP_FD would come second, and a second is refused. */
+static int check_sender(const struct create_job *j, const struct sync_msg *msg,
+                        fsrun_error_t *err) {
+  bool courier = msg->type == SYNC_SECCOMP_FD && !j->got_listener && j->seccomp != NULL &&
+                 seccomp_has_notify(j->seccomp);
+  if (msg->sender == j->out->pid || courier)
+    return 0;
+  return foreign_sender(msg, j->out->pid, err);
+}
+
 /* Step 7: serves the init's requests until it reports SYNC_CREATED (or an error). */
 static int create_serve_init(struct create_job *j, fsrun_error_t *err) {
   for (;;) {
@@ -879,6 +917,10 @@ static int create_serve_init(struct create_job *j, fsrun_error_t *err) {
     r = sync_recv(j->sync_fds[0], &msg);
     if (r < 0)
       return init_exit_error(j->out, err);
+    if (check_sender(j, &msg, err) < 0) {
+      sync_msg_clear(&msg);
+      return fsrun_error_code(err);
+    }
     if (!late_init_may_send(j, msg.type)) {
       sync_msg_clear(&msg);
       return fsrun_error_make(err, EPROTO, "the container init asked for setup after its clone");
@@ -959,7 +1001,7 @@ static int create_undo(struct create_job *j, fsrun_error_t *err) {
   struct created *out = j->out;
   int code;
   if (out->pidfd >= 0 && j->sync_fds[0] >= 0)
-    prefer_init_error(j->sync_fds[0], err);
+    prefer_init_error(j->sync_fds[0], out->pid, err);
   if (out->pidfd >= 0)
     kill_failed_init(j);
   if (out->cg != NULL) {

@@ -20,6 +20,13 @@ int sync_socketpair(int fds[2], fsrun_error_t *err) {
   return 0;
 }
 
+int sync_pass_credentials(int sock, fsrun_error_t *err) {
+  int on = 1;
+  if (setsockopt(sock, SOL_SOCKET, SO_PASSCRED, &on, sizeof(on)) < 0)
+    return fsrun_error_errno(err, "set SO_PASSCRED on the sync socket");
+  return 0;
+}
+
 int sync_sendv(int sock, struct iovec *iov, size_t iovcnt, int fd) {
   union {
     char buf[CMSG_SPACE(sizeof(int))];
@@ -70,10 +77,25 @@ int sync_recv_type(int sock, uint32_t *type) {
   return 0;
 }
 
+/* the fd (SCM_RIGHTS) and the sender (SCM_CREDENTIALS) of a received message */
+static void take_control(struct msghdr *mh, struct sync_msg *msg) {
+  for (struct cmsghdr *c = CMSG_FIRSTHDR(mh); c != NULL; c = CMSG_NXTHDR(mh, c)) {
+    if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS &&
+        c->cmsg_len == CMSG_LEN(sizeof(int)))
+      memcpy(&msg->fd, CMSG_DATA(c), sizeof(int));
+    if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_CREDENTIALS &&
+        c->cmsg_len == CMSG_LEN(sizeof(struct ucred))) {
+      struct ucred cred;
+      memcpy(&cred, CMSG_DATA(c), sizeof(cred));
+      msg->sender = cred.pid;
+    }
+  }
+}
+
 int sync_recv(int sock, struct sync_msg *msg) {
   struct sync_header h;
   union {
-    char buf[CMSG_SPACE(sizeof(int))];
+    char buf[CMSG_SPACE(sizeof(int)) + CMSG_SPACE(sizeof(struct ucred))];
     struct cmsghdr align;
   } control;
   struct iovec iov[2];
@@ -107,11 +129,7 @@ int sync_recv(int sock, struct sync_msg *msg) {
     return -errno;
   if (r != size)
     return -EPROTO;
-  for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c != NULL; c = CMSG_NXTHDR(&mh, c)) {
-    if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS &&
-        c->cmsg_len == CMSG_LEN(sizeof(int)))
-      memcpy(&msg->fd, CMSG_DATA(c), sizeof(int));
-  }
+  take_control(&mh, msg);
   msg->type = h.type;
   msg->errno_value = h.errno_value;
   msg->len = (size_t)size - sizeof(h);

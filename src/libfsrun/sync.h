@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include <sys/uio.h>
 
 #include "error.h"
@@ -33,10 +34,15 @@ struct sync_msg {
   char *data; /* NUL-terminated payload (malloc'd), NULL when empty */
   size_t len;
   int fd; /* received fd or -1 */
+  /* the sending process in our pid namespace (SCM_CREDENTIALS: the kernel's, never the sender's
+   * word) on a socket of sync_pass_credentials; 0 otherwise, or when it is not in our namespace */
+  pid_t sender;
 };
 
 /* Both ends are CLOEXEC. */
 int sync_socketpair(int fds[2], fsrun_error_t *err);
+/* Every message sock receives from now on names its sender (sync_msg.sender): SO_PASSCRED. */
+int sync_pass_credentials(int sock, fsrun_error_t *err);
 /* Sends one message; fd < 0 sends none. Returns 0 or -errno (EPIPE when the peer is gone; never
  * raises SIGPIPE). */
 int sync_send(int sock, sync_msg_type type, int errno_value, const void *data, size_t len, int fd);

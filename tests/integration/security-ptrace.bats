@@ -383,25 +383,32 @@ init_host_procfs_fds() {
   [ -z "$output" ]
 }
 
+# forge_setup FORGER.c ID: the forger built as $BATS_TEST_TMPDIR/forge, container ID (a sleeper)
+# running, and the bundle set to join its pid namespace and run /bin/true
+forge_setup() {
+  local pid
+  requires_host_command cc
+  cc -static -O2 -o "$BATS_TEST_TMPDIR/forge" "$FSRUN_TESTS_DIR/$1" || skip "needs cc -static"
+  set_process_args /bin/sleep 1000
+  copy run -d --bundle "$BUNDLE" "$2" </dev/null >/dev/null 2>&1
+  wait_for_status "$2" running
+  pid=$(copy state "$2" | jq -r .pid)
+  update_config '.linux.namespaces |= map(if .type == "pid" then .path = $p else . end)' \
+    --arg p "/proc/$pid/ns/pid"
+  set_process_args /bin/true
+}
+
 @test "security-ptrace: a message forged on the init's sync socket never makes create take and signal another process as the container's init" {
   # A process that takes the late init's sync socket (a watcher with CAP_SYS_PTRACE in the
   # joined pid namespace can, with pidfd_getfd) reports a host process as the init and then an
   # error. A prestart hook does it here, deterministically before the init's own report; before,
   # create took the victim as the container's init and SIGKILLed it while undoing the create.
-  local pid victim
-  requires_host_command cc
-  cc -static -O2 -o "$BATS_TEST_TMPDIR/forge" "$FSRUN_TESTS_DIR/forge-init-pid.c" ||
-    skip "needs cc -static"
-  set_process_args /bin/sleep 1000
-  copy run -d --bundle "$BUNDLE" $SEC-forge-a </dev/null >/dev/null 2>&1
-  wait_for_status $SEC-forge-a running
-  pid=$(copy state $SEC-forge-a | jq -r .pid)
+  local victim
+  forge_setup forge-init-pid.c $SEC-forge-a
   sleep 1000 </dev/null >/dev/null 2>&1 &
   victim=$!
-  update_config '.linux.namespaces |= map(if .type == "pid" then .path = $p else . end) |
-    .hooks.prestart = [{"path": $f, "args": ["forge", $v]}]' \
-    --arg p "/proc/$pid/ns/pid" --arg f "$BATS_TEST_TMPDIR/forge" --arg v "$victim"
-  set_process_args /bin/true
+  update_config '.hooks.prestart = [{"path": $f, "args": ["forge", $v]}]' \
+    --arg f "$BATS_TEST_TMPDIR/forge" --arg v "$victim"
   run copy create --bundle "$BUNDLE" $SEC-forge-b </dev/null
   echo "$output"
   alive=no
@@ -412,4 +419,20 @@ init_host_procfs_fds() {
   copy delete --force $SEC-forge-a
   [ "$status" -ne 0 ]
   [ "$alive" = yes ]
+}
+
+@test "security-ptrace: a message on the init's sync socket from another process fails create, with nothing left behind" {
+  # A process that took the init's sync socket (the late init of a joined pid namespace, seized
+  # before its pid reached create) queues "created" ahead of the init's own messages. A prestart
+  # hook does it here, deterministically while the first init waits for GO; before, create took it
+  # for the init's and returned 0 with the init half set up.
+  forge_setup forge-created.c $SEC-forgec-a
+  update_config '.hooks.prestart = [{"path": $f}]' --arg f "$BATS_TEST_TMPDIR/forge"
+  run copy create --bundle "$BUNDLE" $SEC-forgec-b </dev/null
+  echo "$output"
+  copy delete --force $SEC-forgec-a
+  [ "$status" = 1 ]
+  [[ $output == *"message 7 from pid "*", not the init (pid "* ]]
+  [ "${#lines[@]}" = 1 ]
+  assert_no_leftovers $SEC-forgec-b
 }

@@ -2,7 +2,9 @@
  * The caller is held at its report (sendmsg) by a seccomp listener we hold, while the sibling runs
  * on: it must first wait (read told), never send first. A `create` that took the
  * sibling's SYNC_CREATED for the first init's lost the container's output and status
- * (security-ptrace.bats, the ASan suite, session 18). Deterministic: no timing. */
+ * (security-ptrace.bats, the ASan suite, session 18). And the runtime's end (SO_PASSCRED) names
+ * each message's sender: the caller's report is the caller's, the sibling's message the
+ * sibling's, whatever either says. Deterministic: no timing. */
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/filter.h>
@@ -128,6 +130,10 @@ static void check_order(int sync_fd, const struct watch *w) {
   tap_ok(got && second.type == SYNC_GO && second.data != NULL &&
              strcmp(second.data, "sibling") == 0,
          "then the sibling's message");
+  if (!tap_ok(got && first.sender == w->caller && second.sender == w->sibling,
+              "the kernel names each sender: the report the caller's, the message the sibling's"))
+    tap_diag("  senders %d, %d; caller %d, sibling %d", (int)first.sender, (int)second.sender,
+             (int)w->caller, (int)w->sibling);
   sync_msg_clear(&first);
   sync_msg_clear(&second);
 }
@@ -137,7 +143,8 @@ int main(void) {
   int sync[2], info[2], listener_in_caller, listener, status, r;
   FILE *in;
 
-  if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sync) < 0 || pipe(info) < 0)
+  if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sync) < 0 || pipe(info) < 0 ||
+      sync_pass_credentials(sync[0], NULL) < 0)
     return 1;
   w.caller = fork();
   if (w.caller == 0) {

@@ -6,7 +6,8 @@
  * memory, walked as git walks it (sandbox-git-index.c), checked against the host's index of before
  * the run, cut to its entries (git rebuilds its caches on the host), and written from that memory,
  * with the host's index's permissions: a process the command left behind cannot change it between
- * the check and the write. */
+ * the check and the write. The stat data of an entry the host's index did not have byte for byte
+ * are zeroed on the way (sandbox-git-index-stat.h): git trusts them to say a file is unchanged. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -16,6 +17,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "sandbox-git-index-stat.h"
 #include "sandbox-git-index.h"
 #include "sandbox-git.h"
 #include "utils.h"
@@ -29,8 +31,10 @@ size_t sandbox_git_hash_size(int common_fd) {
   return git_config_hash_size(config);
 }
 
-/* dir/path whole (a regular file, not followed, bounded); NULL when it cannot be */
-static unsigned char *read_index_file(int dir, const char *path, size_t *len, mode_t *mode) {
+/* dir/path whole (a regular file, not followed, bounded), its mode and mtime; NULL when it cannot
+ * be */
+static unsigned char *read_index_file(int dir, const char *path, size_t *len, mode_t *mode,
+                                      int64_t *mtime) {
   cleanup_close int fd = sandbox_git_open_beneath(dir, path, O_RDONLY | O_NONBLOCK, 0);
   cleanup_free unsigned char *buf = NULL;
   struct stat st;
@@ -42,6 +46,7 @@ static unsigned char *read_index_file(int dir, const char *path, size_t *len, mo
     return NULL;
   *len = (size_t)st.st_size;
   *mode = st.st_mode & 0666;
+  *mtime = (int64_t)st.st_mtim.tv_sec;
   return steal_ptr(&buf);
 }
 
@@ -52,10 +57,14 @@ void sandbox_git_index_before(struct sandbox_git_run *g) {
   mode_t mode;
   const char *why;
   g->hash_size = sandbox_git_hash_size(g->common_fd);
-  buf = read_index_file(g->common_fd, rel, &len, &mode);
+  buf = read_index_file(g->common_fd, rel, &len, &mode, &g->index_kept.index_mtime);
   g->index_mode = buf != NULL ? mode : 0;
-  if (buf != NULL)
-    (void)git_index_parse(buf, len, g->hash_size, &g->index_before, &why);
+  if (buf == NULL)
+    return;
+  if (git_index_parse_each(buf, len, g->hash_size, &g->index_before, &why, git_index_kept_add,
+                           &g->index_kept) < 0)
+    git_index_kept_free(&g->index_kept);
+  git_index_kept_done(&g->index_kept);
 }
 
 /* why the run's index must not be applied; NULL: it may */
@@ -80,12 +89,15 @@ bool sandbox_git_index_apply(struct sandbox_git_run *g, int upper_dir, int dst_d
                              const char *base) {
   size_t len = 0;
   mode_t mode = 0644;
-  cleanup_free unsigned char *buf = read_index_file(upper_dir, base, &len, &mode);
+  int64_t mtime;
+  cleanup_free unsigned char *buf = read_index_file(upper_dir, base, &len, &mode, &mtime);
   cleanup_free char *refused = NULL;
   cleanup_free unsigned char *entries = NULL;
   struct git_index x;
+  struct git_index_smudge smudge = {.buf = buf, .kept = &g->index_kept};
   const char *why = "not a regular file of at most 256 MiB";
-  if (buf == NULL || git_index_parse(buf, len, g->hash_size, &x, &why) < 0) {
+  if (buf == NULL ||
+      git_index_parse_each(buf, len, g->hash_size, &x, &why, git_index_stat_smudge, &smudge) < 0) {
     log_warning("sandbox: git: the run's index is left out: %s", why);
     return false;
   }
@@ -100,6 +112,7 @@ bool sandbox_git_index_apply(struct sandbox_git_run *g, int upper_dir, int dst_d
   }
   entries = git_index_entries_only(buf, g->hash_size, &x, &len);
   git_index_free(&x);
+  log_debug("sandbox: git: the run's index: %zu entries' stat data zeroed", smudge.smudged);
   /* the mode the host's index had (git's 0644 where there was none), never the run's */
   if (sandbox_git_write_new(dst_dir, base, entries, len, g->index_mode ? g->index_mode : 0644) < 0)
     log_warning("sandbox: git: write the index: %s", strerror(errno));

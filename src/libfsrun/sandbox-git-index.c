@@ -150,6 +150,8 @@ struct walker {
   size_t name_len;
   size_t copied; /* v4: the bytes this entry's name took of the previous one */
   struct git_index *out;
+  git_index_entry_fn *each;
+  void *arg;
 };
 
 static bool mode_known(uint32_t mode) {
@@ -233,6 +235,8 @@ static const char *read_entry(struct walker *w, const unsigned char **p) {
     *p = e + size;
   }
   note_entry(w, mode, (flags & FLAG_ASSUME_VALID) || (xflags & XFLAG_SKIP_WORKTREE));
+  if (w->each != NULL)
+    w->each(w->arg, e, fixed, w->name, w->name_len);
   return NULL;
 }
 
@@ -310,7 +314,12 @@ static int cmp_str(const void *a, const void *b) {
 
 int git_index_parse(const unsigned char *buf, size_t len, size_t hash, struct git_index *out,
                     const char **why) {
-  struct walker w = {.buf = buf, .hash = hash, .out = out};
+  return git_index_parse_each(buf, len, hash, out, why, NULL, NULL);
+}
+
+int git_index_parse_each(const unsigned char *buf, size_t len, size_t hash, struct git_index *out,
+                         const char **why, git_index_entry_fn *each, void *arg) {
+  struct walker w = {.buf = buf, .hash = hash, .out = out, .each = each, .arg = arg};
   uint32_t count;
   memset(out, 0, sizeof(*out));
   *why = NULL;

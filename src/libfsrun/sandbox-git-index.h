@@ -31,6 +31,14 @@ struct git_index {
  * checksum, *out filled; -1: it cannot be (*why: a static string), *out freed. */
 int git_index_parse(const unsigned char *buf, size_t len, size_t hash, struct git_index *out,
                     const char **why);
+
+/* one entry as the walk reads it: entry is where it begins in buf (its stat data, then its object
+ * id and flags: fixed bytes in all), name its whole name (v4's prefix put back), name_len bytes */
+typedef void git_index_entry_fn(void *arg, const unsigned char *entry, size_t fixed,
+                                const char *name, size_t name_len);
+/* git_index_parse, calling each for every entry walked (also when the walk then fails) */
+int git_index_parse_each(const unsigned char *buf, size_t len, size_t hash, struct git_index *out,
+                         const char **why, git_index_entry_fn *each, void *arg);
 void git_index_free(struct git_index *x);
 
 /* buf (walked into x) as its header and entries alone, under a new checksum: no extension of the

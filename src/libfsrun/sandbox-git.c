@@ -402,6 +402,7 @@ void sandbox_git_run_free(struct sandbox_git_run *g) {
     free(g->refs[i].before);
   }
   git_index_free(&g->index_before);
+  git_index_kept_free(&g->index_kept);
   sandbox_git_strv_free(g->gitlinks_after);
   sandbox_git_strv_free(g->discarded);
   sandbox_git_strv_free(g->tamper);

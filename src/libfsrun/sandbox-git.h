@@ -12,6 +12,7 @@
 
 #include "error.h"
 #include "oci.h"
+#include "sandbox-git-index-stat.h"
 #include "sandbox-git-index.h"
 #include "sandbox-internal.h"
 
@@ -57,11 +58,12 @@ struct sandbox_git_run {
   struct sandbox_git_ref refs[2]; /* the branch, refs/stash */
   size_t n_refs;
   struct git_index index_before; /* the host's index when the run began (empty: none, unwalkable) */
-  size_t hash_size;              /* the repository's object id size, 20 or 32 */
-  mode_t index_mode;             /* the host's index's permission bits then (0: none) */
-  bool index_written;            /* the run wrote an index git can walk (applied or not) */
-  char **gitlinks_after;         /* then its gitlinks (NULL-terminated) */
-  struct timespec start;         /* 20 ms before the run began (file times are coarse) */
+  struct git_index_kept index_kept; /* its entries whose stat data the run's index may keep */
+  size_t hash_size;                 /* the repository's object id size, 20 or 32 */
+  mode_t index_mode;                /* the host's index's permission bits then (0: none) */
+  bool index_written;               /* the run wrote an index git can walk (applied or not) */
+  char **gitlinks_after;            /* then its gitlinks (NULL-terminated) */
+  struct timespec start;            /* 20 ms before the run began (file times are coarse) */
   /* after sandbox_git_finish, NULL-terminated, at most SANDBOX_GIT_MAX_REPORTED each: */
   char **discarded; /* the common-dir-relative paths of the run's changes that were left out */
   char **tamper;    /* the worktree-relative gitlinks and nested git dirs the run made */

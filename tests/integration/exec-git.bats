@@ -157,6 +157,14 @@ route_exec_foreign_gitdir() {
   route_index_escape user
 }
 
+@test "exec-git: an entry with the old id and the edited file's stat data does not hide the edit; git add still lands (root)" {
+  route_index_stat_forged root
+}
+
+@test "exec-git: an entry with the old id and the edited file's stat data does not hide the edit; git add still lands (ordinary user)" {
+  route_index_stat_forged user
+}
+
 @test "exec-git: a NUL-name index and a repository moved out of node_modules are reported; the host's git runs nothing (root)" {
   route_index_nul_moved_repo root
 }

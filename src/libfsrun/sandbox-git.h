@@ -87,6 +87,10 @@ void sandbox_git_finish(struct sandbox_git_run *g, const char *worktree);
  * (mkdir) at sandbox_git_shm_run_dir's path, or NULL (root, a tmpfs state root, too little room in
  * /dev/shm, the name taken: the state root's dir then). Caller frees. */
 char *sandbox_git_shm_claim(const char *state_root, const char *id);
+/* Whether this caller's per-run dirs may go to SANDBOX_GIT_SHM_DIR: an ordinary user whose state
+ * root (or, not made yet, the directory it will be made in) is not a tmpfs. */
+bool sandbox_git_shm_may_use(const char *state_root);
+#define SANDBOX_GIT_SHM_DIR "/dev/shm"
 /* where sandbox_git_shm_claim puts the run id's dir, and the prefix of every such dir of this
  * state root; NULL as root or when the state root is gone. Caller frees. */
 char *sandbox_git_shm_run_dir(const char *state_root, const char *id);

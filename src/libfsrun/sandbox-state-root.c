@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "mounts.h"
+#include "sandbox-git.h"
 #include "sandbox-internal.h"
 #include "utils.h"
 
@@ -94,10 +95,10 @@ static int splice_link(int *cur, const char *comp, const char *rest, char **todo
 
 /* Looks path up from `/` (or the working directory) as the kernel would, and checks against ids
  * every directory the command could change that lookup in: each one a link is read in, and the
- * last one reached (the state root, or where fsrun will make what is missing of it). *root: the
- * state root's identity where it exists (st_ino 0: it does not). 0 with *hit, or -1 with errno. */
-static int walk_state_root(const char *path, const struct entry_ids *ids, ssize_t *hit,
-                           struct stat *root) {
+ * last one reached (path, or where fsrun will make what is missing of it). *root: path's
+ * identity where it exists (st_ino 0: it does not). 0 with *hit, or -1 with errno. */
+static int walk_way(const char *path, const struct entry_ids *ids, ssize_t *hit,
+                    struct stat *root) {
   cleanup_free char *todo = xstrdup(path);
   cleanup_close int cur = open(path[0] == '/' ? "/" : ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
   size_t rest_at = 0;
@@ -135,9 +136,9 @@ static int walk_state_root(const char *path, const struct entry_ids *ids, ssize_
   }
 }
 
-/* the first existing entry that lies in the state root (root), or -1 */
-static ssize_t entry_in_state_root(const oci_policy *p, const struct entry_ids *ids,
-                                   const struct stat *root) {
+/* the first existing entry that lies in the directory root (the state root), or -1 */
+static ssize_t entry_in_dir(const oci_policy *p, const struct entry_ids *ids,
+                            const struct stat *root) {
   struct entry_ids root_id = {.st = (struct stat *)root, .valid = &(bool){true}, .len = 1};
   for (size_t i = 0; i < ids->len && root->st_ino != 0; i++) {
     cleanup_close int fd = -1;
@@ -151,18 +152,18 @@ static ssize_t entry_in_state_root(const oci_policy *p, const struct entry_ids *
   return -1;
 }
 
-/* the first entry whose spelling holds the state root's or lies in it (what does not exist yet
+/* the first entry whose spelling holds path's (or_inside: or lies in it; what does not exist yet
  * is made there as spelled), or -1 */
-static ssize_t spelled_overlap(const oci_policy *p, const char *state_root) {
-  cleanup_free char *cwd = state_root[0] == '/' ? NULL : getcwd(NULL, 0);
-  cleanup_free char *joined = cwd ? xasprintf("%s/%s", cwd, state_root) : xstrdup(state_root);
-  cleanup_free char *root = path_clean_abs(joined);
+static ssize_t spelled_overlap(const oci_policy *p, const char *path, bool or_inside) {
+  cleanup_free char *cwd = path[0] == '/' ? NULL : getcwd(NULL, 0);
+  cleanup_free char *joined = cwd ? xasprintf("%s/%s", cwd, path) : xstrdup(path);
+  cleanup_free char *clean = path_clean_abs(joined);
   for (size_t i = 0; i < p->writable_paths.len; i++) {
     cleanup_free char *w = NULL;
     if (p->writable_paths.items[i][0] != '/')
       continue; /* refused, by name, where it is used */
     w = path_clean_abs(p->writable_paths.items[i]);
-    if (path_within(root, w) || path_within(w, root))
+    if (path_within(clean, w) || (or_inside && path_within(w, clean)))
       return (ssize_t)i;
   }
   return -1;
@@ -178,20 +179,44 @@ static void entry_ids_load(const oci_policy *p, struct entry_ids *ids) {
   }
 }
 
-int sandbox_writable_over_state_root(const oci_policy *p, const char *state_root, ssize_t *hit) {
+/* *hit: the first entry that reaches the directory path (or_inside: lying in it counts too) */
+static int writable_over(const oci_policy *p, const char *path, bool or_inside, ssize_t *hit) {
   struct entry_ids ids;
-  struct stat root;
+  struct stat found;
   int r = 0;
-  *hit = spelled_overlap(p, state_root);
+  *hit = spelled_overlap(p, path, or_inside);
   if (*hit >= 0 || p->writable_paths.len == 0)
     return 0;
   entry_ids_load(p, &ids);
-  r = walk_state_root(state_root, &ids, hit, &root);
-  if (r == 0 && *hit < 0)
-    *hit = entry_in_state_root(p, &ids, &root);
+  r = walk_way(path, &ids, hit, &found);
+  if (r == 0 && *hit < 0 && or_inside)
+    *hit = entry_in_dir(p, &ids, &found);
   free(ids.st);
   free(ids.valid);
   return r;
+}
+
+int sandbox_writable_over_state_root(const oci_policy *p, const char *state_root, ssize_t *hit) {
+  return writable_over(p, state_root, true, hit);
+}
+
+/* An ordinary user's per-run git dirs may be in /dev/shm (sandbox-git-shm.c): an entry that holds
+ * it lets the command write them, its own run's overlay upper dir and other runs' alike. */
+static int check_shm(const oci_policy *p, const char *state_root, fsrun_error_t *err) {
+  ssize_t i;
+  if (!sandbox_git_shm_may_use(state_root))
+    return 0;
+  if (writable_over(p, SANDBOX_GIT_SHM_DIR, false, &i) < 0)
+    return fsrun_error_errno(err, "policy: writablePaths: cannot tell whether they reach `%s`",
+                             SANDBOX_GIT_SHM_DIR);
+  if (i < 0)
+    return 0;
+  return fsrun_error_make(err, 0,
+                          "policy: writablePaths[%zd]: `%s` reaches `%s`, where fsrun keeps this "
+                          "user's per-run git dirs while the state root `%s` is not on a tmpfs, "
+                          "which the sandboxed command must not write: set XDG_RUNTIME_DIR or "
+                          "--root to a tmpfs",
+                          i, p->writable_paths.items[i], SANDBOX_GIT_SHM_DIR, state_root);
 }
 
 int sandbox_check_state_root(const oci_policy *p, const char *state_root, fsrun_error_t *err) {
@@ -202,11 +227,11 @@ int sandbox_check_state_root(const oci_policy *p, const char *state_root, fsrun_
                              "policy: writablePaths: cannot tell whether they reach fsrun's "
                              "state root `%s`",
                              state_root);
-  if (i < 0)
-    return 0;
-  return fsrun_error_make(err, 0,
-                          "policy: writablePaths[%zd]: `%s` reaches fsrun's state root `%s` (every "
-                          "container's state), which the sandboxed command must not write: set "
-                          "XDG_RUNTIME_DIR or --root to a directory outside it",
-                          i, p->writable_paths.items[i], state_root);
+  if (i >= 0)
+    return fsrun_error_make(err, 0,
+                            "policy: writablePaths[%zd]: `%s` reaches fsrun's state root `%s` "
+                            "(every container's state), which the sandboxed command must not "
+                            "write: set XDG_RUNTIME_DIR or --root to a directory outside it",
+                            i, p->writable_paths.items[i], state_root);
+  return check_shm(p, state_root, err);
 }

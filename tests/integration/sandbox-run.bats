@@ -1049,13 +1049,13 @@ refused_before_run() {
   before=$(ls -A "$STATE")
   printf '{"writablePaths": ["%s"]}\n' "$entry" >"$DIR/policy.json"
   run as_caller "$FSRUN" --root "$root" sandbox --policy "$DIR/policy.json" \
-    --worktree "$WT" --task-id "$TASK" -- sh -c "echo '{\"pid\":$$}' >'$VICTIM'; touch '$DIR/ran'"
+    --worktree "$WT" --task-id "$TASK" -- sh -c "echo '{\"pid\":$$}' >'$VICTIM'; touch '$WT/ran'"
   echo "$output"
   [ "$status" -eq 125 ]
   [ "${#lines[@]}" -eq 1 ]
   [[ $output == "fsrun: policy: writablePaths[0]: \`$named\` reaches fsrun's state root \`$root\`"* ]]
   [[ $output == *"set XDG_RUNTIME_DIR or --root to a directory outside it" ]]
-  [ ! -e "$DIR/ran" ]
+  [ ! -e "$WT/ran" ]
   [ "$(cat "$VICTIM")" = '{"pid":1}' ]
   [ "$(ls -A "$STATE")" = "$before" ]
   assert_state_clean
@@ -1147,11 +1147,11 @@ check_state_root_elsewhere() {
   local default=/tmp/fsrun-$SBX_UID had=absent
   [ -e "$default" ] && had=$(ls -A "$default")
   run as_caller "$FSRUN" sandbox --policy "$DIR/policy.json" --worktree "$WT" --task-id "$TASK" \
-    -- sh -c "touch '$DIR/ran'"
+    -- sh -c "touch '$WT/ran'"
   echo "$output"
   [ "$status" -eq 125 ]
   [[ $output == "fsrun: policy: writablePaths[1]: \`/tmp\` reaches fsrun's state root \`$default\`"* ]]
-  [ ! -e "$DIR/ran" ]
+  [ ! -e "$WT/ran" ]
   if [ "$had" = absent ]; then [ ! -e "$default" ]; else [ "$(ls -A "$default")" = "$had" ]; fi
 }
 
@@ -1161,6 +1161,53 @@ check_state_root_elsewhere() {
 
 @test "sandbox-run: a policy with /tmp writable runs with the state root elsewhere; an ordinary user's default /tmp/fsrun-UID is refused (ordinary user)" {
   check_state_root_elsewhere user
+}
+
+# an ordinary user's per-run git dirs are in /dev/shm while its state root is not on a tmpfs: an
+# entry holding /dev/shm (named through a link too) is refused then; root's git dirs and those of
+# a state root on a tmpfs (one mounted in a private mount namespace) are not there: the same
+# policy runs
+check_state_root_shm() {
+  use_caller "$1"
+  local entry uid gid
+  as_caller ln -s /dev/shm "$DIR/shmlink"
+  as_caller mkdir -p "$DIR/disk" "$DIR/tmpfs"
+  [ "$(stat -f -c %T "$DIR/disk")" != tmpfs ] || skip "the test's directory is on a tmpfs here"
+  for entry in /dev/shm "$DIR/shmlink"; do
+    printf '{"writablePaths": ["%s"]}\n' "$entry" >"$DIR/policy.json"
+    run as_caller "$FSRUN" --root "$DIR/disk/state" sandbox --policy "$DIR/policy.json" \
+      --worktree "$WT" --task-id "$TASK" -- sh -c "touch '$WT/ran'"
+    echo "$output"
+    if [ "$CALLER" = root ]; then
+      [ "$status" -eq 0 ]
+      [ -e "$WT/ran" ]
+      rm "$WT/ran"
+      continue
+    fi
+    [ "$status" -eq 125 ]
+    [ "${#lines[@]}" -eq 1 ]
+    [[ $output == "fsrun: policy: writablePaths[0]: \`$entry\` reaches \`/dev/shm\`, where fsrun keeps this user's per-run git dirs while the state root \`$DIR/disk/state\` is not on a tmpfs"* ]]
+    [ ! -e "$WT/ran" ]
+    [ ! -e "$DIR/disk/state" ]
+  done
+  uid=$(as_caller id -u)
+  gid=$(as_caller id -g)
+  CALLER_NS=(unshare -m sh -c 'mount -t tmpfs -o "mode=0700,uid=$1,gid=$2" tmpfs "$3" && shift 3 &&
+    exec "$@"' sh "$uid" "$gid" "$DIR/tmpfs")
+  run as_caller "$FSRUN" --root "$DIR/tmpfs/state" sandbox --policy "$DIR/policy.json" \
+    --worktree "$WT" --task-id "$TASK" -- sh -c "touch '$WT/ran'"
+  CALLER_NS=()
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ -e "$WT/ran" ]
+}
+
+@test "sandbox-run: an ordinary user whose state root is not on a tmpfs cannot make /dev/shm (its per-run git dirs) writable (root)" {
+  check_state_root_shm root
+}
+
+@test "sandbox-run: an ordinary user whose state root is not on a tmpfs cannot make /dev/shm (its per-run git dirs) writable (ordinary user)" {
+  check_state_root_shm user
 }
 
 # `fsrun bundle`: the task container's commands would write the state root its create uses

@@ -124,6 +124,7 @@ size_t sandbox_git_hash_size(int common_fd);
 void sandbox_git_index_before(struct sandbox_git_run *g);
 bool sandbox_git_index_apply(struct sandbox_git_run *g, int upper_dir, int dst_dir,
                              const char *base);
+/* appends a copy of s to *v (NULL-terminated, *n items), a list made only by this function */
 void sandbox_git_strv_push(char ***v, size_t *n, const char *s);
 void sandbox_git_strv_free(char **v);
 char **sandbox_git_tamper(const struct sandbox_git_run *g, const char *worktree);

@@ -3,7 +3,9 @@
  * records the refs (sandbox_git_prepare); the exec child, inside the container's namespaces, takes
  * a mount namespace of its own with the overlay over the common dir (the container's read-write
  * bind of it is the lower layer) and the read-only binds over what the host's git executes on top;
- * after the reap the host side applies the allowlist and looks for nested repositories. */
+ * after the reap the host side applies the allowlist and looks for nested repositories: those made
+ * since the last walk of an exec into the container began (a process an exec left running may make
+ * one after that exec's walk), or since this exec began when it is the first. */
 #include "exec-git.h"
 
 #include <dirent.h>
@@ -24,9 +26,13 @@
 #include "log.h"
 #include "overlay-lower.h"
 #include "sandbox.h"
+#include "status.h"
 #include "utils.h"
 
 #define EXEC_RUN_SUFFIX ".exec-"
+/* in the container's state dir, which no process of the container reaches: when the last finished
+ * tamper walk of an exec into it began, "SECONDS NANOSECONDS\n" (CLOCK_REALTIME) */
+#define TAMPER_SINCE_FILE "git-tamper-since"
 
 /* the entries `<dir>/<run prefix><id>.exec-<pid>` whose fsrun is gone (all: every): the per-run
  * dirs of execs, removed in either place (sandbox_git_remove_leftover) */
@@ -61,6 +67,38 @@ void exec_git_remove_leftovers(const char *state_root, const char *id, bool all)
   }
 }
 
+/* The walk's cutoff (g->run.start): the time the last finished walk began when that is earlier
+ * (review19 #4: a repository planted after exec 1's walk has a ctime before exec 2's start). The
+ * times read are only ever ones an earlier walk began at, so every time since the container's first
+ * exec is some walk's to look at. */
+static void tamper_since_read(struct exec_git *g) {
+  cleanup_free char *text = NULL;
+  struct timespec *start = &g->run.start;
+  long long sec;
+  long nsec;
+  int end = -1;
+  if (sandbox_git_read_max(g->state_dir_fd, TAMPER_SINCE_FILE, 64, &text) < 0)
+    return;
+  if (sscanf(text, "%lld %ld\n%n", &sec, &nsec, &end) != 2 || end < 0 || text[end] != '\0' ||
+      nsec < 0 || nsec >= 1000000000) {
+    log_warning("exec: git: `%s` of the container is not a time; this walk starts at the exec's",
+                TAMPER_SINCE_FILE);
+    return;
+  }
+  if (sec < start->tv_sec || (sec == start->tv_sec && nsec < start->tv_nsec))
+    *start = (struct timespec){.tv_sec = (time_t)sec, .tv_nsec = nsec};
+}
+
+/* after the walk that began at since: the next exec's cutoff (a file changed in the same tick
+ * before the walk began is named by both walks: a false alarm, not a miss) */
+static void tamper_since_write(const struct exec_git *g, const struct timespec *since) {
+  cleanup_error fsrun_error_t err = NULL;
+  char text[48];
+  int n = snprintf(text, sizeof(text), "%lld %ld\n", (long long)since->tv_sec, since->tv_nsec);
+  if (status_write_file_atomic(g->state_dir_fd, TAMPER_SINCE_FILE, text, (size_t)n, 0600, &err) < 0)
+    log_warning("exec: git: %s: the next exec's tamper walk starts at its own start", err->msg);
+}
+
 int exec_git_prepare(struct exec_git *g, const struct fsrun_context *ctx, const char *id,
                      const oci_config *config, fsrun_error_t *err) {
   const char *worktree = oci_map_get(&config->annotations, EXEC_GIT_ANNOTATION);
@@ -72,6 +110,7 @@ int exec_git_prepare(struct exec_git *g, const struct fsrun_context *ctx, const 
 
   memset(g, 0, sizeof(*g));
   g->run_dir_fd = -1;
+  g->state_dir_fd = -1;
   if (worktree == NULL)
     return 0;
   exec_git_remove_leftovers(ctx->state_root, id, false);
@@ -103,6 +142,10 @@ int exec_git_prepare(struct exec_git *g, const struct fsrun_context *ctx, const 
   g->run_dir_fd = open(g->run.run_dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
   if (g->run_dir_fd < 0)
     return fsrun_error_errno(err, "exec: git: open `%s`", g->run.run_dir);
+  g->state_dir_fd = status_dir_open(ctx->state_root, id, err);
+  if (g->state_dir_fd < 0)
+    return fsrun_error_wrap(err, "exec: git");
+  tamper_since_read(g);
   return 0;
 }
 
@@ -213,6 +256,7 @@ char *exec_git_finish(struct exec_git *g) {
   if (g->run.run_dir == NULL)
     return NULL;
   sandbox_git_finish(&g->run, g->worktree);
+  tamper_since_write(g, &g->run.walk_began);
   warn_list("the command made nested git repositories (the host's git would enter them)",
             g->run.tamper);
   warn_list("git: left out what the command wrote outside the task's allowlist", g->run.discarded);
@@ -224,6 +268,8 @@ char *exec_git_finish(struct exec_git *g) {
 void exec_git_free(struct exec_git *g) {
   if (g->run_dir_fd >= 0)
     close(g->run_dir_fd);
+  if (g->state_dir_fd >= 0)
+    close(g->state_dir_fd);
   g->run_dir_fd = -1;
   sandbox_git_run_free(&g->run); /* removes the per-run dir when finish did not */
   for (size_t i = 0; i < g->protect.len; i++) {
@@ -236,4 +282,5 @@ void exec_git_free(struct exec_git *g) {
   free(g->worktree);
   memset(g, 0, sizeof(*g));
   g->run_dir_fd = -1;
+  g->state_dir_fd = -1;
 }

@@ -21,6 +21,7 @@ struct exec_git {
   char *worktree;
   struct mount_list protect; /* the read-only binds to remake over the overlay (host paths) */
   int run_dir_fd;            /* the per-run dir (upper/, work/), for the child; -1 */
+  int state_dir_fd;          /* the container's state dir (the tamper walk's cutoff); -1 */
   bool userns;               /* the container has a user namespace: `userxattr` */
 };
 

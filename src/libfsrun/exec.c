@@ -816,7 +816,7 @@ int container_exec(const struct fsrun_context *ctx, const struct exec_options *o
   cleanup_close int init_cgroup_fd = -1;
   cleanup_close int init_root_fd = -1;
   cleanup_exec_status struct exec_status status = {.fd = -1};
-  cleanup_exec_git struct exec_git git = {.run_dir_fd = -1};
+  cleanup_exec_git struct exec_git git = {.run_dir_fd = -1, .state_dir_fd = -1};
   const oci_linux *lx;
   oci_process *p;
   struct exec_child child_cfg;

@@ -136,9 +136,11 @@ static void report_new_gitlinks(struct walk *w, const struct sandbox_git_run *g)
       report(w, *l);
 }
 
-char **sandbox_git_tamper(const struct sandbox_git_run *g, const char *worktree) {
-  cleanup_close int top = open(worktree, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+char **sandbox_git_tamper(struct sandbox_git_run *g, const char *worktree) {
+  cleanup_close int top = -1;
   struct walk w = {.start = g->start};
+  clock_gettime(CLOCK_REALTIME_COARSE, &g->walk_began);
+  top = open(worktree, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   report_new_gitlinks(&w, g);
   /* the top's own ctime is not the path's: any new file at the top changes it */
   if (top >= 0)

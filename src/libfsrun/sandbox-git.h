@@ -63,7 +63,11 @@ struct sandbox_git_run {
   mode_t index_mode;                /* the host's index's permission bits then (0: none) */
   bool index_written;               /* the run wrote an index git can walk (applied or not) */
   char **gitlinks_after;            /* then its gitlinks (NULL-terminated) */
-  struct timespec start;            /* 20 ms before the run began (file times are coarse) */
+  /* the tamper walk's cutoff: 20 ms before the run began, or earlier for an exec (exec-git.c) */
+  struct timespec start;
+  /* when the tamper walk began, on the clock of file times (CLOCK_REALTIME_COARSE): a file changed
+   * later has a ctime not before it */
+  struct timespec walk_began;
   /* after sandbox_git_finish, NULL-terminated, at most SANDBOX_GIT_MAX_REPORTED each: */
   char **discarded; /* the common-dir-relative paths of the run's changes that were left out */
   char **tamper;    /* the worktree-relative gitlinks and nested git dirs the run made */
@@ -127,7 +131,7 @@ bool sandbox_git_index_apply(struct sandbox_git_run *g, int upper_dir, int dst_d
 /* appends a copy of s to *v (NULL-terminated, *n items), a list made only by this function */
 void sandbox_git_strv_push(char ***v, size_t *n, const char *s);
 void sandbox_git_strv_free(char **v);
-char **sandbox_git_tamper(const struct sandbox_git_run *g, const char *worktree);
+char **sandbox_git_tamper(struct sandbox_git_run *g, const char *worktree);
 /* sandbox-git-objects.c: the run's new loose objects adopted once checked against their names;
  * packs and the rest of upper/objects reported through discard (common-dir-relative paths) */
 void sandbox_git_sync_objects(int upper, int common, void (*discard)(void *arg, const char *rel),

@@ -278,6 +278,29 @@ route_daemon() {
   route_daemon user
 }
 
+# review19 finding 4: a process exec 1 left running makes a nested repository after exec 1 has
+# returned (fifos say when: no wait on time), i.e. after exec 1's tamper walk, with a ctime before
+# exec 2's start. Exec 2's walk looks at what changed since the last walk began, not since its own
+# start, and names it.
+route_late_nested() {
+  make_repo "$1"
+  sbx -- "mkfifo go planted && setsid sh -c 'read x <go; git init -q nested; echo >planted' \
+          </dev/null >/dev/null 2>&1 &"
+  [ "$(jq -c .tamper "$DIR/status.json")" = '[]' ]
+  as_owner timeout -s KILL 60 sh -c 'echo go >"$1" && cat "$2"' sh "$WT/go" "$WT/planted"
+  [ -d "$WT/nested/.git" ]
+  sbx -- 'echo second'
+  [ "$(jq -c .tamper "$DIR/status.json")" = '["nested/.git"]' ]
+}
+
+@test "exec-git: a nested repository a process left by one exec made after its walk is named by the next exec (root)" {
+  route_late_nested root
+}
+
+@test "exec-git: a nested repository a process left by one exec made after its walk is named by the next exec (ordinary user)" {
+  route_late_nested user
+}
+
 route_sigkill() {
   make_repo "$1"
   local id pid job run_dir

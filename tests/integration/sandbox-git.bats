@@ -121,9 +121,10 @@ sbx() {
   [ "$(ls -A "$DIR/state")" = .sandbox-bundle ]
 }
 
-# tamper: the paths of the run's sandbox:tamper audit event, sorted, as a JSON array
+# tamper: the paths of the runs' sandbox:tamper audit events, sorted, once each, as a JSON array (a
+# task container's next exec may name again what changed in the tick before the last walk began)
 tamper() {
-  jq -cs '[.[] | select(.event == "sandbox:tamper") | .paths[]] | sort' "$DIR/audit.jsonl"
+  jq -cs '[.[] | select(.event == "sandbox:tamper") | .paths[]] | sort | unique' "$DIR/audit.jsonl"
 }
 
 # the host's plain `git status` in DIR ran no planted script

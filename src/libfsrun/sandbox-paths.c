@@ -75,6 +75,34 @@ char *agent_tree_holding_by_identity(const struct agent_trees *t, const char *re
   }
 }
 
+/* path resolved as far as it exists (its last component may not yet), or NULL */
+static char *resolve_but_last(const char *path) {
+  cleanup_free char *copy = xstrdup(path);
+  cleanup_free char *parent = NULL;
+  char *resolved = realpath(path, NULL);
+  char *slash;
+  if (resolved != NULL)
+    return resolved;
+  slash = strrchr(copy, '/');
+  if (slash != NULL)
+    *slash = '\0';
+  parent = realpath(slash == NULL ? "." : (copy[0] ? copy : "/"), NULL);
+  if (parent == NULL)
+    return NULL;
+  return xasprintf("%s/%s", parent, slash == NULL ? path : slash + 1);
+}
+
+char *agent_tree_holding_any(const struct agent_trees *t, const char *path) {
+  cleanup_free char *resolved = resolve_but_last(path);
+  char *tree = resolved ? agent_tree_holding(t, resolved) : NULL;
+  /* by the trees' resolutions too: an entry spelled through a link holds it all the same */
+  if (tree == NULL && resolved != NULL)
+    tree = agent_tree_holding_resolved(t, resolved);
+  if (tree == NULL && resolved != NULL)
+    tree = agent_tree_holding_by_identity(t, resolved);
+  return tree;
+}
+
 /* path (clean) below tree (clean), opened through no symbolic link from tree on */
 static int open_below(const char *tree, const char *path) {
   const struct open_how how = {.flags = O_PATH | O_CLOEXEC,

@@ -27,6 +27,10 @@ char *agent_tree_holding_resolved(const struct agent_trees *t, const char *resol
 /* the tree (as given) that resolved or one of its ancestors is, by device and inode, or NULL: a
  * bind mount of a tree's parent names it under a path no string comparison relates to it */
 char *agent_tree_holding_by_identity(const struct agent_trees *t, const char *resolved);
+/* The tree (as given) that holds path, a caller's path that may not exist yet, by its spelling,
+ * its resolution or its identity (all three above), or NULL: where fsrun writes a file of its own
+ * (a bundle, an audit log) the command must not reach. */
+char *agent_tree_holding_any(const struct agent_trees *t, const char *path);
 
 /* stat(2) of path, but reached through no symbolic link below the agent tree above it. 0, or -1
  * with errno (ELOOP: such a link). *inside: whether an agent tree is above path. */

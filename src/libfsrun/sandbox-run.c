@@ -42,6 +42,7 @@
 #include "prefault.h"
 #include "sandbox-limits.h"
 #include "sandbox-net.h"
+#include "sandbox-paths.h"
 #include "sandbox-probe.h"
 #include "sandbox-spelling.h"
 #include "sandbox-state-root.h"
@@ -807,6 +808,39 @@ static int refuse_setup(fsrun_error_t *err, int *exit_status) {
   return 0;
 }
 
+/* The audit log is the caller's file, appended to after the run too: never in a tree the command
+ * writes (a link it leaves there would send the next run's records, agent-chosen strings in them,
+ * into ~/.bashrc), never through a final link, never a fifo that would block us. */
+static int open_audit_log(const char *path, const oci_policy *policy, const char *worktree,
+                          fsrun_error_t *err) {
+  cleanup_free char *common_dir = NULL, *wt_git_dir = NULL, *tree = NULL;
+  struct agent_trees t;
+  struct stat st;
+  int fd;
+  /* a worktree whose git dir is broken fails its set-up later, where fallback-native decides */
+  if (sandbox_git_dirs(worktree, &common_dir, &wt_git_dir, err) < 0)
+    fsrun_error_release(err);
+  t = (struct agent_trees){.worktree = worktree,
+                           .common_dir = common_dir,
+                           .wt_git_dir = wt_git_dir,
+                           .writable = &policy->writable_paths};
+  tree = agent_tree_holding_any(&t, path);
+  if (tree != NULL)
+    return fsrun_error_make(err, 0,
+                            "sandbox: --audit-log `%s` is in `%s`, which the sandboxed command "
+                            "can write",
+                            path, tree);
+  fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW | O_NONBLOCK,
+            0600);
+  if (fd < 0)
+    return fsrun_error_errno(err, "sandbox: --audit-log `%s`", path);
+  if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+    close(fd);
+    return fsrun_error_make(err, 0, "sandbox: --audit-log `%s`: not a regular file", path);
+  }
+  return fd;
+}
+
 static int run_once(const struct fsrun_context *ctx, const struct sandbox_run_opts *o,
                     int *exit_status, fsrun_error_t *err) {
   oci_policy *policy = NULL;
@@ -860,12 +894,10 @@ static int run_once(const struct fsrun_context *ctx, const struct sandbox_run_op
     oci_policy_free(policy);
     return refuse_setup(err, exit_status);
   }
-  if (o->audit_log != NULL) {
-    audit_fd = open(o->audit_log, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY, 0600);
-    if (audit_fd < 0) {
-      oci_policy_free(policy);
-      return fsrun_error_errno(err, "sandbox: --audit-log `%s`", o->audit_log);
-    }
+  if (o->audit_log != NULL &&
+      (audit_fd = open_audit_log(o->audit_log, policy, worktree, err)) < 0) {
+    oci_policy_free(policy);
+    return refuse_setup(err, exit_status);
   }
   audit = (struct audit){
       .fd = audit_fd, .task_id = o->task_id, .run_id = o->run_id, .policy_hash = hash};

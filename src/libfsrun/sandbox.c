@@ -1166,33 +1166,10 @@ static int pin_binds_in_agent_trees(oci_config *c, const struct agent_trees *t,
   return 0;
 }
 
-/* The bundle directory, resolved as far as it exists (its last component may not yet). */
-static char *resolve_out_dir(const char *out) {
-  cleanup_free char *copy = xstrdup(out);
-  cleanup_free char *parent = NULL;
-  char *resolved = realpath(out, NULL);
-  char *slash;
-  if (resolved != NULL)
-    return resolved;
-  slash = strrchr(copy, '/');
-  if (slash != NULL)
-    *slash = '\0';
-  parent = realpath(slash == NULL ? "." : (copy[0] ? copy : "/"), NULL);
-  if (parent == NULL)
-    return NULL;
-  return xasprintf("%s/%s", parent, slash == NULL ? out : slash + 1);
-}
-
 /* config.json decides everything the runtime does for the task container: the container's
  * command must not be able to rewrite it, so the bundle is never in a tree the command writes. */
 static int check_out_dir(const char *out, const struct agent_trees *t, fsrun_error_t *err) {
-  cleanup_free char *resolved = resolve_out_dir(out);
-  cleanup_free char *tree = resolved ? agent_tree_holding(t, resolved) : NULL;
-  /* by the trees' resolutions too: an entry spelled through a link holds the bundle all the same */
-  if (tree == NULL && resolved != NULL)
-    tree = agent_tree_holding_resolved(t, resolved);
-  if (tree == NULL && resolved != NULL)
-    tree = agent_tree_holding_by_identity(t, resolved);
+  cleanup_free char *tree = agent_tree_holding_any(t, out);
   if (tree != NULL)
     return fsrun_error_make(
         err, 0, "bundle: --out `%s` is in `%s`, which the sandboxed command can write", out, tree);

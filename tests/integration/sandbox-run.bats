@@ -400,6 +400,43 @@ check_bad_policy() {
   check_bad_policy user
 }
 
+# An --audit-log the command could re-point (review19 #13): one in the worktree or a writablePaths
+# entry (by any spelling: a link to it too), a final symlink, a fifo. Each: 125, one line naming
+# the option, nothing run, nothing appended where the link leads, nothing left.
+check_audit_log_refused() {
+  use_caller "$1"
+  local log
+  as_caller mkdir -p "$DIR/cache" "$DIR/elsewhere"
+  as_caller ln -s "$DIR/cache" "$DIR/cache-link"
+  as_caller touch "$DIR/elsewhere/bashrc"
+  as_caller ln -s "$DIR/elsewhere/bashrc" "$DIR/elsewhere/audit-link"
+  as_caller mkfifo "$DIR/elsewhere/audit-fifo"
+  echo "{\"writablePaths\": [\"$DIR/cache\"]}" >"$DIR/policy.json"
+  for log in "$WT/.audit.jsonl" "$DIR/cache/audit.jsonl" "$DIR/cache-link/audit.jsonl" \
+    "$DIR/elsewhere/audit-link" "$DIR/elsewhere/audit-fifo"; do
+    run sbx --policy "$DIR/policy.json" --audit-log "$log" --json -- /bin/sh -c "touch '$WT/ran'"
+    echo "$log: $status $output"
+    [ "$status" -eq 125 ]
+    [ "${#lines[@]}" -eq 1 ]
+    [[ $output == *"sandbox: --audit-log \`$log\`"* ]]
+    [ ! -e "$WT/ran" ] && [ ! -e "$WT/.audit.jsonl" ] && [ ! -e "$DIR/cache/audit.jsonl" ]
+    [ ! -s "$DIR/elsewhere/bashrc" ]
+    assert_state_clean
+  done
+  # beside the trees, a plain file: written
+  run sbx --policy "$DIR/policy.json" --audit-log "$DIR/elsewhere/audit.jsonl" -- /bin/true
+  [ "$status" -eq 0 ]
+  grep -q '"event":"sandbox:run"' "$DIR/elsewhere/audit.jsonl"
+}
+
+@test "sandbox-run: an --audit-log the command could re-point (in the worktree or a writablePaths entry, a link, a fifo) is refused: 125, one line (root)" {
+  check_audit_log_refused root
+}
+
+@test "sandbox-run: an --audit-log the command could re-point (in the worktree or a writablePaths entry, a link, a fifo) is refused: 125, one line (ordinary user)" {
+  check_audit_log_refused user
+}
+
 check_writable_path_created() {
   use_caller "$1"
   local store=$DIR/cache/pnpm/store uid

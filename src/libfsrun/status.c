@@ -107,22 +107,51 @@ int status_dir_remove(const char *root, const char *id, fsrun_error_t *err) {
   return 0;
 }
 
-int status_write_file_atomic(int dirfd, const char *name, const void *data, size_t len, mode_t mode,
-                             fsrun_error_t *err) {
+/* tmp in name's place. Over an existing name, an exchange and then the old file's unlink: ext4
+ * starts writing a file renamed over another to the disk at once (auto_da_alloc), and the unlink
+ * of that short-lived state file at delete then waits for the I/O; an exchanged file is dropped
+ * unwritten. A first write (ENOENT) and a filesystem without exchanges (EINVAL) rename; a
+ * directory at name is put back and refused, as a rename refuses it. */
+static int exchange_at(int dirfd, const char *tmp, const char *name) {
+  if (renameat2(dirfd, tmp, dirfd, name, RENAME_EXCHANGE) == 0) {
+    if (unlinkat(dirfd, tmp, 0) == 0 || errno != EISDIR)
+      return 0;
+    renameat2(dirfd, tmp, dirfd, name, RENAME_EXCHANGE);
+    errno = EISDIR;
+    return -1;
+  }
+  if (errno != ENOENT && errno != EINVAL && errno != ENOSYS)
+    return -1;
+  return renameat(dirfd, tmp, dirfd, name);
+}
+
+static int write_atomic(int dirfd, const char *name, const void *data, size_t len, mode_t mode,
+                        bool exchange, fsrun_error_t *err) {
   char tmp[PATH_MAX];
   cleanup_close int fd = -1;
   snprintf(tmp, sizeof(tmp), "%s.tmp.%d", name, (int)getpid());
   fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, mode);
   if (fd < 0)
     return fsrun_error_errno(err, "create `%s`", tmp);
-  /* no fsync: the state lives on /run (tmpfs) and means nothing after a reboot; the rename alone
-   * makes readers see the old or the new file, never a partial one */
-  if (safe_write_all(fd, data, len) < 0 || renameat(dirfd, tmp, dirfd, name) < 0) {
+  /* no fsync: the state means nothing after a reboot; the exchange or rename alone makes readers
+   * see the old or the new file, never a partial one nor none */
+  if (safe_write_all(fd, data, len) < 0 ||
+      (exchange ? exchange_at(dirfd, tmp, name) : renameat(dirfd, tmp, dirfd, name)) < 0) {
     int saved = errno;
     unlinkat(dirfd, tmp, 0);
     return fsrun_error_make(err, saved, "write `%s`", name);
   }
   return 0;
+}
+
+int status_write_file_atomic(int dirfd, const char *name, const void *data, size_t len, mode_t mode,
+                             fsrun_error_t *err) {
+  return write_atomic(dirfd, name, data, len, mode, false, err);
+}
+
+int status_replace_file(int dirfd, const char *name, const void *data, size_t len,
+                        fsrun_error_t *err) {
+  return write_atomic(dirfd, name, data, len, 0600, true, err);
 }
 
 /* --- the state file ----------------------------------------------------------------------------
@@ -255,7 +284,7 @@ int status_write(int dirfd, const struct container_status *st, fsrun_error_t *er
     yajl_gen_free(g);
     return fsrun_error_make(err, EINVAL, "serialise the state file");
   }
-  ret = status_write_file_atomic(dirfd, STATUS_FILE, buf, len, 0600, err);
+  ret = status_replace_file(dirfd, STATUS_FILE, buf, len, err);
   yajl_gen_free(g);
   if (ret == 0 && st->pid > 0)
     ret = write_init_record(dirfd, st, err);
@@ -263,7 +292,7 @@ int status_write(int dirfd, const struct container_status *st, fsrun_error_t *er
 }
 
 int status_write_config(int dirfd, const char *json, size_t len, fsrun_error_t *err) {
-  if (status_write_file_atomic(dirfd, STATUS_CONFIG_FILE, json, len, 0600, err) < 0)
+  if (status_replace_file(dirfd, STATUS_CONFIG_FILE, json, len, err) < 0)
     return fsrun_error_wrap(err, "keep a copy of config.json in the state directory");
   return 0;
 }

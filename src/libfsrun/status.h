@@ -53,9 +53,15 @@ int status_dir_open(const char *root, const char *id, fsrun_error_t *err);
 /* Removes ROOT/ID and everything in it; a missing directory is not an error. */
 int status_dir_remove(const char *root, const char *id, fsrun_error_t *err);
 
-/* write + rename in dirfd: readers see the old or the new content, never a partial file. */
+/* write + rename in dirfd: readers see the old or the new content, never a partial file (the pid
+ * files). */
 int status_write_file_atomic(int dirfd, const char *name, const void *data, size_t len, mode_t mode,
                              fsrun_error_t *err);
+/* The same for a file of the state directory (mode 0600), an existing one replaced by an
+ * exchange and an unlink (no writeback of a short-lived file on ext4); no temporary file is left,
+ * a directory at name is refused (EISDIR). */
+int status_replace_file(int dirfd, const char *name, const void *data, size_t len,
+                        fsrun_error_t *err);
 
 /* state.json, and STATUS_INIT_RECORD when st names an init (pid > 0). */
 int status_write(int dirfd, const struct container_status *st, fsrun_error_t *err);

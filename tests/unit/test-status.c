@@ -1,0 +1,130 @@
+/* Unit tests for status.c's atomic writes of the state files: what a reader of the state
+ * directory sees after a first write and after a replacement (the exchange, and the rename where
+ * the filesystem has no exchange). */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <libseccomp.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "status.h"
+#include "tap.h"
+#include "utils.h"
+
+/* the whole file, "" when it cannot be read */
+static char *read_fd(int fd) {
+  static char buf[256];
+  ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
+  buf[n > 0 ? n : 0] = '\0';
+  return buf;
+}
+
+static char *read_at(int dirfd, const char *name) {
+  cleanup_close int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC);
+  return fd < 0 ? "" : read_fd(fd);
+}
+
+/* the names in dirfd, space-separated and sorted */
+static char *listing(int dirfd) {
+  static char out[512];
+  struct dirent **names = NULL;
+  cleanup_free char *path = xasprintf("/proc/self/fd/%d", dirfd);
+  int n = scandir(path, &names, NULL, alphasort);
+  out[0] = '\0';
+  for (int i = 0; i < n; i++) {
+    if (strcmp(names[i]->d_name, ".") != 0 && strcmp(names[i]->d_name, "..") != 0) {
+      strncat(out, names[i]->d_name, sizeof(out) - strlen(out) - 2);
+      strcat(out, " ");
+    }
+    free(names[i]);
+  }
+  free(names);
+  return out;
+}
+
+static void write_file(int dirfd, const char *name, const char *text, const char *what) {
+  cleanup_error fsrun_error_t err = NULL;
+  int ret = status_replace_file(dirfd, name, text, strlen(text), &err);
+  tap_ok(ret == 0, "%s: written (%s)", what, err ? err->msg : "ok");
+}
+
+/* a reader holding the old file keeps reading it whole; the name shows the new one; nothing else
+ * is left in the directory */
+static void test_replace(int dirfd, const char *how) {
+  cleanup_close int old = -1;
+  struct stat before, after;
+  write_file(dirfd, "state.json", "one", how);
+  tap_ok(strcmp(read_at(dirfd, "state.json"), "one") == 0, "%s: the first write is read back", how);
+  old = openat(dirfd, "state.json", O_RDONLY | O_CLOEXEC);
+  fstat(old, &before);
+  write_file(dirfd, "state.json", "two", how);
+  tap_ok(strcmp(read_at(dirfd, "state.json"), "two") == 0, "%s: the replacement is read back", how);
+  tap_ok(strcmp(read_fd(old), "one") == 0, "%s: a reader of the old file still reads it whole",
+         how);
+  tap_ok(fstatat(dirfd, "state.json", &after, 0) == 0 && after.st_ino != before.st_ino &&
+             (after.st_mode & 07777) == 0600,
+         "%s: the name holds a new file, mode 0600", how);
+  tap_ok(strcmp(listing(dirfd), "state.json ") == 0, "%s: no temporary file is left (`%s`)", how,
+         listing(dirfd));
+  unlinkat(dirfd, "state.json", 0);
+}
+
+/* a directory where the state file goes is refused as a rename refuses it, and stays */
+static void test_directory_kept(int dirfd) {
+  cleanup_error fsrun_error_t err = NULL;
+  struct stat st;
+  int ret;
+  mkdirat(dirfd, "state.json", 0700);
+  ret = status_replace_file(dirfd, "state.json", "x", 1, &err);
+  tap_ok(ret < 0 && fsrun_error_code(&err) == -EISDIR, "a directory at the name: refused (%s)",
+         err ? err->msg : "accepted");
+  tap_ok(fstatat(dirfd, "state.json", &st, 0) == 0 && S_ISDIR(st.st_mode),
+         "a directory at the name: still there");
+  tap_ok(strcmp(listing(dirfd), "state.json ") == 0,
+         "a directory at the name: nothing else left (`%s`)", listing(dirfd));
+  unlinkat(dirfd, "state.json", AT_REMOVEDIR);
+}
+
+/* the pid files' write: a rename over the old file */
+static void test_pid_file(int dirfd) {
+  cleanup_error fsrun_error_t err = NULL;
+  int ret = status_write_file_atomic(dirfd, "pid", "1", 1, 0644, &err);
+  ret = ret < 0 ? ret : status_write_file_atomic(dirfd, "pid", "22", 2, 0644, &err);
+  tap_ok(ret == 0 && strcmp(read_at(dirfd, "pid"), "22") == 0 &&
+             strcmp(listing(dirfd), "pid ") == 0,
+         "a pid file written twice holds the second (`%s`, %s)", listing(dirfd),
+         err ? err->msg : "ok");
+  unlinkat(dirfd, "pid", 0);
+}
+
+/* renameat2 answers EINVAL from here on, as on a filesystem without RENAME_EXCHANGE */
+static bool deny_exchange(void) {
+  scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
+  bool ok = ctx != NULL && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0 &&
+            seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EINVAL), SCMP_SYS(renameat2), 0) == 0 &&
+            seccomp_load(ctx) == 0;
+  seccomp_release(ctx);
+  return ok;
+}
+
+int main(void) {
+  char dir[] = "/tmp/fsrun-test-status.XXXXXX";
+  cleanup_close int dirfd = -1;
+  if (mkdtemp(dir) == NULL || (dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
+    tap_ok(false, "make a scratch directory: %s", strerror(errno));
+    return tap_done();
+  }
+  test_replace(dirfd, "exchange");
+  test_directory_kept(dirfd);
+  test_pid_file(dirfd);
+  if (deny_exchange())
+    test_replace(dirfd, "rename (no RENAME_EXCHANGE)");
+  else
+    tap_skip("no seccomp filter here to deny renameat2");
+  rmdir(dir);
+  return tap_done();
+}

@@ -522,4 +522,5 @@ void sandbox_git_finish(struct sandbox_git_run *g, const char *worktree) {
   free(g->run_dir);
   g->run_dir = NULL;
   g->tamper = sandbox_git_tamper(g, worktree);
+  sandbox_git_config_tamper(g, worktree, &g->tamper);
 }

@@ -296,6 +296,7 @@ int sandbox_git_prepare(struct sandbox_git_run *g, const char *state_root, const
     ref_watch(g, common_fd, g->branch);
   ref_watch(g, common_fd, "refs/stash");
   sandbox_git_index_before(g);
+  sandbox_git_config_paths(g, worktree);
   clock_gettime(CLOCK_REALTIME, &g->start);
   /* file times come from a coarse clock, up to a tick behind this one */
   if (g->start.tv_nsec >= 20000000)
@@ -406,6 +407,7 @@ void sandbox_git_run_free(struct sandbox_git_run *g) {
   sandbox_git_strv_free(g->gitlinks_after);
   sandbox_git_strv_free(g->discarded);
   sandbox_git_strv_free(g->tamper);
+  sandbox_git_pointers_free(g);
   memset(g, 0, sizeof(*g));
   g->common_fd = -1;
 }

@@ -47,6 +47,15 @@ struct sandbox_git_ref {
   int64_t log_size;
 };
 
+/* a file or directory the repository's config has the host's git run or read (core.hooksPath, a
+ * filter's script, an included config), and the tamper entry naming it */
+struct sandbox_git_pointer {
+  char *entry;     /* "config:<key>=<value>" */
+  char *path;      /* absolute, as the host's git would reach it */
+  bool below_top;  /* relative to the worktree's top: the directories on the way count too */
+  uint64_t before; /* its digest before the run (sandbox-git-config-paths.c) */
+};
+
 /* One run's git state. common_dir NULL: no repository (or a layout the overlay does not cover). */
 struct sandbox_git_run {
   char *common_dir;
@@ -68,9 +77,12 @@ struct sandbox_git_run {
   /* when the tamper walk began, on the clock of file times (CLOCK_REALTIME_COARSE): a file changed
    * later has a ctime not before it */
   struct timespec walk_began;
+  struct sandbox_git_pointer *pointers; /* what the config names, read before the run */
+  size_t n_pointers;
   /* after sandbox_git_finish, NULL-terminated, at most SANDBOX_GIT_MAX_REPORTED each: */
   char **discarded; /* the common-dir-relative paths of the run's changes that were left out */
-  char **tamper;    /* the worktree-relative gitlinks and nested git dirs the run made */
+  char **tamper;    /* the worktree-relative gitlinks and nested git dirs the run made, and the
+                     * `config:<key>=<value>` entries whose files the run changed */
 };
 
 /* Before the run: the layout, the refs' values, and the per-run dir (owned by the caller). */
@@ -132,6 +144,12 @@ bool sandbox_git_index_apply(struct sandbox_git_run *g, int upper_dir, int dst_d
 void sandbox_git_strv_push(char ***v, size_t *n, const char *s);
 void sandbox_git_strv_free(char **v);
 char **sandbox_git_tamper(struct sandbox_git_run *g, const char *worktree);
+/* sandbox-git-config-paths.c: before the run, what the repository's config names (g->pointers);
+ * after it, those the run changed appended to tamper as their entries */
+void sandbox_git_config_paths(struct sandbox_git_run *g, const char *worktree);
+void sandbox_git_config_tamper(const struct sandbox_git_run *g, const char *worktree,
+                               char ***tamper);
+void sandbox_git_pointers_free(struct sandbox_git_run *g);
 /* sandbox-git-objects.c: the run's new loose objects adopted once checked against their names;
  * packs and the rest of upper/objects reported through discard (common-dir-relative paths) */
 void sandbox_git_sync_objects(int upper, int common, void (*discard)(void *arg, const char *rel),

@@ -187,7 +187,8 @@ static void audit_event(const struct audit *a, const char *event, const char *ba
     log_warning("sandbox: write the audit log: %s", strerror(errno));
 }
 
-/* sandbox:tamper: the nested repositories the run made, and its git changes that were left out */
+/* sandbox:tamper: the nested repositories the run made, the config-named files it changed, and
+ * its git changes that were left out */
 static void audit_tamper(const struct audit *a, const struct sandbox_git_run *g) {
   struct strbuf b = {0};
   cleanup_free char *time = NULL;
@@ -214,8 +215,8 @@ static void warn_tamper(const struct sandbox_git_run *g) {
   for (char **p = g->tamper; p != NULL && *p != NULL; p++)
     sb_printf(&b, "%s%s", p == g->tamper ? "" : ", ", *p);
   if (b.data != NULL)
-    log_warning("sandbox: the run made nested git repositories (the host's git would enter "
-                "them): %s",
+    log_warning("sandbox: the run made nested git repositories or changed files the repository's "
+                "config has the host's git run (do not trust the host's git with them): %s",
                 b.data);
   free(b.data);
   b = (struct strbuf){0};

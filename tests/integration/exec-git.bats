@@ -141,6 +141,22 @@ route_exec_foreign_gitdir() {
   route_info user
 }
 
+@test "exec-git: a command that changes the hooks of core.hooksPath=.husky is reported in --status-json (root)" {
+  route_husky root
+}
+
+@test "exec-git: a command that changes the hooks of core.hooksPath=.husky is reported in --status-json (ordinary user)" {
+  route_husky user
+}
+
+@test "exec-git: a command that writes the config file include.path names is reported in --status-json (root)" {
+  route_include root
+}
+
+@test "exec-git: a command that writes the config file include.path names is reported in --status-json (ordinary user)" {
+  route_include user
+}
+
 @test "exec-git: a gitlink and nested git dirs the command made are reported in --status-json (root)" {
   route_gitlink root
 }

@@ -397,6 +397,61 @@ route_gitlink() {
   route_gitlink user
 }
 
+# route_husky OWNER: husky's layout, `core.hooksPath=.husky` with the hook a worktree file (issue:
+# review19 #12). A run that leaves .husky alone reports nothing; one that rewrites .husky/pre-commit
+# (EROFS is no help: it is project content) is reported as `config:core.hooksPath=.husky`, on
+# stderr too. The documented host commit (`-c core.hooksPath=/dev/null`) runs nothing of it; a
+# plain one runs the run's hook: the hazard the entry names.
+route_husky() {
+  make_repo "$1"
+  hgit -C "$REPO" config core.hooksPath .husky
+  as_owner mkdir "$WT/.husky"
+  as_owner sh -c 'printf "#!/bin/sh\ntrue\n" >"$1" && chmod 755 "$1"' sh "$WT/.husky/pre-commit"
+  sbx -- 'echo two >>README'
+  [ "$(tamper)" = '[]' ]
+  sbx -- "printf '#!/bin/sh\\necho ran >>$MARKER\\n' >.husky/pre-commit && echo three >>README"
+  [ "$(tamper)" = '["config:core.hooksPath=.husky"]' ]
+  grep -q 'config:core.hooksPath=.husky' "$DIR/stderr"
+  hgit -C "$WT" -c core.hooksPath=/dev/null commit -qam 'auto: task step'
+  [ ! -e "$MARKER" ]
+  as_owner sh -c 'echo four >>"$1/README"' sh "$WT"
+  hgit -C "$WT" commit -qam plain
+  [ -e "$MARKER" ]
+}
+
+@test "sandbox-git: a run that changes the hooks of core.hooksPath=.husky is reported; one that does not, not (root)" {
+  route_husky root
+}
+
+@test "sandbox-git: a run that changes the hooks of core.hooksPath=.husky is reported; one that does not, not (ordinary user)" {
+  route_husky user
+}
+
+# route_include OWNER: `include.path=../.gitconfig` (relative to the common dir: a file of the main
+# checkout). A run there that writes `.gitconfig` (an fsmonitor of its choice) is reported as
+# `config:include.path=../.gitconfig`; the documented host `git status` runs nothing, a plain one
+# runs the fsmonitor.
+route_include() {
+  make_repo "$1"
+  hgit -C "$REPO" config include.path ../.gitconfig
+  sbx "$REPO" -- 'echo two >>README'
+  [ "$(tamper)" = '[]' ]
+  sbx "$REPO" -- "printf '[core]\\n\\tfsmonitor = $DIR/evil.sh\\n' >.gitconfig"
+  [ "$(tamper)" = '["config:include.path=../.gitconfig"]' ]
+  safe_git -C "$REPO" status >/dev/null
+  [ ! -e "$MARKER" ]
+  hgit -C "$REPO" status >/dev/null 2>&1 || true
+  [ -e "$MARKER" ]
+}
+
+@test "sandbox-git: a run that writes the config file include.path names is reported (root)" {
+  route_include root
+}
+
+@test "sandbox-git: a run that writes the config file include.path names is reported (ordinary user)" {
+  route_include user
+}
+
 @test "sandbox-git: the --json result's tamper lists the gitlink and the nested git dir, [] when none" {
   make_repo root
   run "$FSRUN" --root "$DIR/state" sandbox --json --policy "$DIR/policy.json" --worktree "$WT" -- true

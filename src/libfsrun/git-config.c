@@ -1,0 +1,153 @@
+/* git's config file syntax, read as git reads it (config.c's parser: get_base_var, get_value,
+ * parse_value), to find what a repository's config names. */
+#include "git-config.h"
+
+#include <ctype.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "utils.h"
+
+#define KEY_MAX   1024
+#define VALUE_MAX 4096
+
+struct cursor {
+  const char *p;
+};
+
+/* the character under the cursor, as an unsigned value for ctype */
+static int peek(const struct cursor *c) {
+  return (unsigned char)*c->p;
+}
+
+static void skip_line(struct cursor *c) {
+  while (*c->p && *c->p != '\n')
+    c->p++;
+}
+
+static void skip_blank(struct cursor *c) {
+  while (*c->p == ' ' || *c->p == '\t' || *c->p == '\r')
+    c->p++;
+}
+
+static bool key_char(int ch) {
+  return isalnum(ch) || ch == '-';
+}
+
+static void append(char *buf, size_t *n, size_t max, int ch) {
+  if (*n + 1 < max)
+    buf[(*n)++] = (char)ch;
+  buf[*n] = '\0';
+}
+
+/* `[section]`, `[section "sub"]` or `[section.sub]` into base ("section" or "section.sub") */
+static bool read_section(struct cursor *c, char *base, size_t max) {
+  size_t n = 0;
+  base[0] = '\0';
+  c->p++; /* '[' */
+  while (*c->p && (key_char(peek(c)) || *c->p == '.'))
+    append(base, &n, max, tolower(*c->p++));
+  skip_blank(c);
+  if (*c->p == ']') {
+    c->p++;
+    return n > 0;
+  }
+  if (*c->p != '"' || n == 0)
+    return false;
+  c->p++;
+  append(base, &n, max, '.');
+  while (*c->p && *c->p != '"' && *c->p != '\n') {
+    if (*c->p == '\\' && c->p[1] && c->p[1] != '\n')
+      c->p++;
+    append(base, &n, max, *c->p++);
+  }
+  if (*c->p != '"' || c->p[1] != ']')
+    return false;
+  c->p += 2;
+  return true;
+}
+
+/* the value after `=`: quotes dropped, escapes applied, a comment cut, outer blanks trimmed */
+static bool read_value(struct cursor *c, char *out, size_t max) {
+  size_t n = 0, kept = 0; /* kept: the length without trailing blanks outside quotes */
+  bool quoted = false;
+  out[0] = '\0';
+  skip_blank(c);
+  for (; *c->p && (*c->p != '\n' || quoted); c->p++) {
+    int ch = peek(c);
+    if (ch == '\n')
+      return false; /* a newline inside quotes */
+    if (ch == '\\') {
+      int e = (unsigned char)*++c->p;
+      if (e == '\n')
+        continue;
+      ch = e == 'n' ? '\n' : e == 't' ? '\t' : e == 'b' ? '\b' : e;
+      if (strchr("ntb\\\"", e) == NULL)
+        return false;
+      append(out, &n, max, ch);
+      kept = n;
+      continue;
+    }
+    if (ch == '"') {
+      quoted = !quoted;
+      continue;
+    }
+    if (!quoted && (ch == '#' || ch == ';')) {
+      skip_line(c);
+      break;
+    }
+    append(out, &n, max, ch);
+    if (quoted || (ch != ' ' && ch != '\t' && ch != '\r'))
+      kept = n;
+  }
+  out[kept < max ? kept : max - 1] = '\0';
+  return !quoted;
+}
+
+void git_config_each(const char *text, void (*fn)(void *arg, const char *key, const char *value),
+                     void *arg) {
+  struct cursor c = {.p = text};
+  cleanup_free char *base = xmalloc0(KEY_MAX);
+  cleanup_free char *key = xmalloc0(KEY_MAX + 64);
+  cleanup_free char *value = xmalloc0(VALUE_MAX);
+  if (text == NULL)
+    return;
+  while (*c.p) {
+    char name[64];
+    size_t n = 0;
+    skip_blank(&c);
+    if (*c.p == '\n') {
+      c.p++;
+      continue;
+    }
+    if (*c.p == '#' || *c.p == ';') {
+      skip_line(&c);
+      continue;
+    }
+    if (*c.p == '[') {
+      if (!read_section(&c, base, KEY_MAX))
+        return;
+      continue;
+    }
+    if (!isalpha(peek(&c)) || base[0] == '\0')
+      return;
+    name[0] = '\0';
+    while (key_char(peek(&c)))
+      append(name, &n, sizeof(name), tolower(*c.p++));
+    skip_blank(&c);
+    snprintf(key, KEY_MAX + 64, "%s.%s", base, name);
+    if (*c.p == '=') {
+      c.p++;
+      if (!read_value(&c, value, VALUE_MAX))
+        return;
+      fn(arg, key, value);
+    } else if (*c.p == '\n' || *c.p == '\0' || *c.p == '#' || *c.p == ';') {
+      skip_line(&c);
+      fn(arg, key, NULL);
+    } else {
+      return;
+    }
+  }
+}

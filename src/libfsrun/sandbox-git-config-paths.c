@@ -1,0 +1,328 @@
+/* The files the repository's own config has the host's git run or read as config, and whether a
+ * run changed them (docs/sandbox.md, "Git on the host"). fsrun keeps `config` and `hooks/`
+ * read-only, but the config may name paths in the worktree: husky's `core.hooksPath=.husky`, a
+ * `filter.<x>.clean=./scripts/x`, `core.fsmonitor=.git-fsmonitor`, `include.path=../.gitconfig`.
+ * That is project content the command may need to edit, so it is not bound away; a change to it is
+ * reported in `tamper` as `config:<key>=<value>`, since the host's next plain `git commit` or
+ * `git status` runs what the run wrote.
+ *
+ * Before the run: the common dir's `config` and `config.worktree` (and the task worktree's), with
+ * their includes followed (INCLUDE_MAX_DEPTH; `includeIf` conditions not evaluated: every one is
+ * taken), give a list of (entry, path) and a digest of what each path is (pointer_digest). After
+ * the run an entry whose digest changed is reported: no clock involved. Only changes are reported:
+ * a husky repository that the run leaves alone stays quiet. */
+#include <dirent.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "git-config.h"
+#include "sandbox-git.h"
+#include "utils.h"
+
+#define INCLUDE_MAX_DEPTH 5
+#define CONFIG_MAX_BYTES  (1024 * 1024)
+#define WALK_MAX_DEPTH    3
+#define WALK_MAX_ENTRIES  4096              /* per pointer */
+#define CONTENT_MAX_FILE  (64 * 1024)       /* a script, a hook, a config: read whole */
+#define CONTENT_MAX_BYTES (4 * 1024 * 1024) /* per pointer */
+#define POINTERS_MAX      256
+#define ENTRY_VALUE_MAX   200
+
+struct collect {
+  struct sandbox_git_run *g;
+  const char *worktree;
+  const char *config_dir; /* relative include paths are taken from the including file's dir */
+  int depth;
+};
+
+static void read_config_file(struct collect *c, const char *path);
+static uint64_t pointer_digest(const struct sandbox_git_pointer *p, const char *worktree);
+
+/* `config:<key>=<value>`, the value cut and its control characters shown as `?` (stderr, JSON) */
+static char *entry_of(const char *key, const char *value) {
+  char *e = xasprintf("config:%s=%.*s", key, ENTRY_VALUE_MAX, value);
+  for (char *p = e; *p; p++)
+    if ((unsigned char)*p < 0x20 || *p == 0x7f)
+      *p = '?';
+  return e;
+}
+
+/* path as git takes it: absolute, `~/` from HOME, else relative to base */
+static char *resolve(const char *base, const char *path) {
+  const char *home = getenv("HOME");
+  if (path[0] == '/')
+    return xstrdup(path);
+  if (strncmp(path, "~/", 2) == 0)
+    return home != NULL ? xasprintf("%s/%s", home, path + 2) : NULL;
+  return xasprintf("%s/%s", base, path);
+}
+
+static void add_pointer(struct collect *c, const char *key, const char *value, const char *base,
+                        const char *path) {
+  struct sandbox_git_run *g = c->g;
+  struct sandbox_git_pointer *p;
+  char *abs = resolve(base, path);
+  if (abs == NULL || g->n_pointers >= POINTERS_MAX) {
+    free(abs);
+    return;
+  }
+  p = realloc(g->pointers, (g->n_pointers + 1) * sizeof(*g->pointers));
+  if (p == NULL)
+    abort();
+  g->pointers = p;
+  p = &g->pointers[g->n_pointers++];
+  p->entry = entry_of(key, value);
+  p->path = abs;
+  /* below the worktree's top: the directories on the way are checked too */
+  p->below_top = base == c->worktree && path[0] != '/' && strncmp(path, "~/", 2) != 0;
+}
+
+static bool key_is(const char *key, const char *section, const char *name) {
+  size_t s = strlen(section), k = strlen(key), n = strlen(name);
+  return strncmp(key, section, s) == 0 && key[s] == '.' && k > s + n + 1 && key[k - n - 1] == '.' &&
+         strcmp(key + k - n, name) == 0;
+}
+
+/* a value git runs through the shell */
+static bool is_command(const char *key) {
+  return strcmp(key, "core.fsmonitor") == 0 || strcmp(key, "core.pager") == 0 ||
+         strcmp(key, "core.editor") == 0 || strcmp(key, "sequence.editor") == 0 ||
+         strcmp(key, "core.sshcommand") == 0 || key_is(key, "filter", "clean") ||
+         key_is(key, "filter", "smudge") || key_is(key, "filter", "process") ||
+         key_is(key, "diff", "textconv") || key_is(key, "diff", "command") ||
+         key_is(key, "merge", "driver");
+}
+
+static bool is_include(const char *key) {
+  return strcmp(key, "include.path") == 0 || key_is(key, "includeif", "path");
+}
+
+/* each word of a shell command that names a file by a path (has a `/`, no expansion) */
+static void add_command_words(struct collect *c, const char *key, const char *value) {
+  cleanup_free char *copy = xstrdup(value);
+  char *save = NULL;
+  for (char *w = strtok_r(copy, " \t\n;|&()<>'\"", &save); w != NULL;
+       w = strtok_r(NULL, " \t\n;|&()<>'\"", &save))
+    if (strchr(w, '/') != NULL && strpbrk(w, "$`*?[") == NULL)
+      add_pointer(c, key, value, c->worktree, w);
+}
+
+/* husky v9: core.hooksPath=.husky/_, whose stubs run .husky/<hook> */
+static void add_hooks_path(struct collect *c, const char *key, const char *value) {
+  size_t n = strlen(value);
+  add_pointer(c, key, value, c->worktree, value);
+  if (n > 2 && strcmp(value + n - 2, "/_") == 0) {
+    cleanup_free char *parent = xstrdup(value);
+    parent[n - 2] = '\0';
+    add_pointer(c, key, value, c->worktree, parent);
+  }
+}
+
+static void on_variable(void *arg, const char *key, const char *value) {
+  struct collect *c = arg;
+  if (value == NULL || value[0] == '\0')
+    return;
+  if (strcmp(key, "core.hookspath") == 0) {
+    add_hooks_path(c, "core.hooksPath", value);
+  } else if (is_command(key)) {
+    add_command_words(c, key, value);
+  } else if (is_include(key)) {
+    cleanup_free char *path = resolve(c->config_dir, value);
+    add_pointer(c, key, value, c->config_dir, value);
+    if (path != NULL && c->depth < INCLUDE_MAX_DEPTH) {
+      struct collect inner = *c;
+      cleanup_free char *dir = xstrdup(path);
+      char *slash = strrchr(dir, '/');
+      if (slash != NULL)
+        *slash = '\0';
+      inner.config_dir = dir;
+      inner.depth++;
+      read_config_file(&inner, path);
+    }
+  }
+}
+
+/* a regular file, links followed as git follows them, not blocking on a fifo, bounded */
+static char *read_text(const char *path) {
+  cleanup_close int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+  struct stat st;
+  char *text;
+  if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size > CONFIG_MAX_BYTES)
+    return NULL;
+  text = xmalloc0((size_t)st.st_size + 1);
+  if (safe_read_all(fd, text, (size_t)st.st_size) < 0) {
+    free(text);
+    return NULL;
+  }
+  return text;
+}
+
+static void read_config_file(struct collect *c, const char *path) {
+  cleanup_free char *text = read_text(path);
+  if (text != NULL)
+    git_config_each(text, on_variable, c);
+}
+
+void sandbox_git_config_paths(struct sandbox_git_run *g, const char *worktree) {
+  struct collect c = {.g = g, .worktree = worktree, .config_dir = g->common_dir};
+  cleanup_free char *config = xasprintf("%s/config", g->common_dir);
+  cleanup_free char *common_wt = xasprintf("%s/config.worktree", g->common_dir);
+  cleanup_free char *admin_wt =
+      g->admin[0] ? xasprintf("%s/%s/config.worktree", g->common_dir, g->admin) : NULL;
+  read_config_file(&c, config);
+  read_config_file(&c, admin_wt != NULL ? admin_wt : common_wt);
+  for (size_t i = 0; i < g->n_pointers; i++)
+    g->pointers[i].before = pointer_digest(&g->pointers[i], worktree);
+}
+
+/* --- what each path is, before and after ---------------------------------------------------- */
+
+/* A digest of a pointer's files' identities and change times: the path, not followed and followed,
+ * the directories on the way to it below the worktree's top (a directory renamed into place
+ * changes only its own ctime; not the top itself: any new file there changes it) and, a directory,
+ * everything in it up to WALK_MAX_DEPTH levels. A sum of each entry's hash: the same whatever order
+ * readdir gives. Any write, chmod, rename, link or replacement changes a ctime or an inode. */
+struct digest {
+  uint64_t sum;
+  size_t entries;
+  uint64_t bytes; /* of content read, at most CONTENT_MAX_BYTES */
+  bool content;   /* read contents: only in the worktree (not the caller's ~/.ssh, say) */
+};
+
+static uint64_t fnv(uint64_t h, const void *data, size_t len) {
+  const unsigned char *b = data;
+  for (size_t i = 0; i < len; i++)
+    h = (h ^ b[i]) * 1099511628211ULL;
+  return h;
+}
+
+/* the content of dir/name (followed or not), the regular file st says it is, when small: a
+ * rewrite within one tick of the coarse file clock keeps ctime, size and inode. Not blocking. */
+static uint64_t content_hash(struct digest *d, int dir, const char *name, bool follow,
+                             const struct stat *st) {
+  cleanup_close int fd = -1;
+  cleanup_free char *buf = NULL;
+  struct stat now;
+  size_t len = (size_t)st->st_size;
+  if (!d->content || !S_ISREG(st->st_mode) || len > CONTENT_MAX_FILE ||
+      d->bytes + len > CONTENT_MAX_BYTES)
+    return 0;
+  fd = openat(dir, name, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC | (follow ? 0 : O_NOFOLLOW));
+  if (fd < 0 || fstat(fd, &now) < 0 || now.st_ino != st->st_ino || now.st_dev != st->st_dev)
+    return 0;
+  buf = xmalloc0(len + 1);
+  if (safe_read_all(fd, buf, len) != (ssize_t)len)
+    return 0;
+  d->bytes += len;
+  return fnv(14695981039346656037ULL, buf, len);
+}
+
+/* name, what st says of it (NULL: it is not there), and its content when read */
+static void digest_add(struct digest *d, const char *where, const char *name, const struct stat *st,
+                       uint64_t content) {
+  uint64_t f[8] = {0};
+  uint64_t h = 14695981039346656037ULL;
+  if (st != NULL) {
+    f[0] = (uint64_t)st->st_dev, f[1] = (uint64_t)st->st_ino, f[2] = (uint64_t)st->st_mode;
+    f[3] = (uint64_t)st->st_size, f[4] = (uint64_t)st->st_ctim.tv_sec;
+    f[5] = (uint64_t)st->st_ctim.tv_nsec, f[6] = 1, f[7] = content;
+  }
+  h = fnv(h, where, strlen(where) + 1);
+  h = fnv(h, name, strlen(name) + 1);
+  d->sum += fnv(h, f, sizeof(f));
+  d->entries++;
+}
+
+static void digest_tree(struct digest *d, int dir, const char *where, int depth) {
+  cleanup_close int fd = dup(dir);
+  cleanup_dir DIR *stream = fd >= 0 ? fdopendir(fd) : NULL;
+  struct dirent *e;
+  if (stream == NULL)
+    return;
+  fd = -1; /* the stream owns it */
+  while ((e = readdir(stream)) != NULL && d->entries < WALK_MAX_ENTRIES) {
+    struct stat st;
+    cleanup_close int sub = -1;
+    cleanup_free char *sub_where = NULL;
+    if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+      continue;
+    if (fstatat(dirfd(stream), e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+      continue;
+    digest_add(d, where, e->d_name, &st, content_hash(d, dirfd(stream), e->d_name, false, &st));
+    if (!S_ISDIR(st.st_mode) || depth + 1 >= WALK_MAX_DEPTH)
+      continue;
+    sub = openat(dirfd(stream), e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    sub_where = xasprintf("%s/%s", where, e->d_name);
+    if (sub >= 0)
+      digest_tree(d, sub, sub_where, depth + 1);
+  }
+}
+
+static void digest_path(struct digest *d, const char *tag, const char *path, bool follow) {
+  struct stat st;
+  int r = follow ? stat(path, &st) : lstat(path, &st);
+  /* the path's own file, reached as git reaches it (links followed) */
+  uint64_t content = r == 0 && follow ? content_hash(d, AT_FDCWD, path, true, &st) : 0;
+  digest_add(d, tag, path, r == 0 ? &st : NULL, content);
+}
+
+static void digest_way(struct digest *d, const char *worktree, const char *path) {
+  cleanup_free char *p = xstrdup(path);
+  char *name = p + strlen(worktree) + 1;
+  for (char *s = name; (s = strchr(s, '/')) != NULL; name = ++s) {
+    size_t len = (size_t)(s - name);
+    /* `.` and `..` lead to the top or above it */
+    if ((len == 1 && name[0] == '.') || (len == 2 && strncmp(name, "..", 2) == 0))
+      continue;
+    *s = '\0';
+    digest_path(d, "way", p, false);
+    *s = '/';
+  }
+}
+
+static uint64_t pointer_digest(const struct sandbox_git_pointer *p, const char *worktree) {
+  size_t top = strlen(worktree);
+  struct digest d = {.content = strncmp(p->path, worktree, top) == 0 && p->path[top] == '/'};
+  cleanup_close int dir = -1;
+  digest_path(&d, "lstat", p->path, false);
+  digest_path(&d, "stat", p->path, true);
+  if (p->below_top)
+    digest_way(&d, worktree, p->path);
+  dir = open(p->path, O_RDONLY | O_DIRECTORY | O_NONBLOCK | O_CLOEXEC);
+  if (dir >= 0)
+    digest_tree(&d, dir, "", 0);
+  return d.sum;
+}
+
+static bool listed(char **v, const char *s) {
+  for (char **p = v; p != NULL && *p != NULL; p++)
+    if (strcmp(*p, s) == 0)
+      return true;
+  return false;
+}
+
+void sandbox_git_config_tamper(const struct sandbox_git_run *g, const char *worktree,
+                               char ***tamper) {
+  size_t n = 0;
+  while (*tamper != NULL && (*tamper)[n] != NULL)
+    n++;
+  for (size_t i = 0; i < g->n_pointers && n < SANDBOX_GIT_MAX_REPORTED; i++) {
+    const struct sandbox_git_pointer *p = &g->pointers[i];
+    if (!listed(*tamper, p->entry) && pointer_digest(p, worktree) != p->before)
+      sandbox_git_strv_push(tamper, &n, p->entry);
+  }
+}
+
+void sandbox_git_pointers_free(struct sandbox_git_run *g) {
+  for (size_t i = 0; i < g->n_pointers; i++) {
+    free(g->pointers[i].entry);
+    free(g->pointers[i].path);
+  }
+  free(g->pointers);
+  g->pointers = NULL;
+  g->n_pointers = 0;
+}

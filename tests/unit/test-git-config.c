@@ -1,0 +1,137 @@
+/* git-config.c and sandbox-git-config-paths.c: the config syntax read as git reads it (quoted and
+ * legacy subsections, escapes, comments, continuations, bare keys), and the entries a run's
+ * changes to config-named files produce: husky v9's `.husky/_` (its stubs run `.husky/<hook>`), a
+ * filter's script among its command's words, an included config. Content only: no timing (the
+ * check compares what the files are, not a clock). */
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "git-config.h"
+#include "sandbox-git.h"
+#include "tap.h"
+
+struct seen {
+  char text[2048];
+};
+
+static void record(void *arg, const char *key, const char *value) {
+  struct seen *s = arg;
+  size_t n = strlen(s->text);
+  snprintf(s->text + n, sizeof(s->text) - n, "%s=%s|", key, value ? value : "(bare)");
+}
+
+static void test_syntax(void) {
+  struct seen s = {""};
+  git_config_each("# comment\n"
+                  "[Core]\n"
+                  "\tHooksPath = .husky ; cut\n"
+                  "[filter \"My.Lfs\"] clean = \"./a b\" %f\n"
+                  "[diff.X]\n"
+                  "  textconv = one \\\n two\n"
+                  "  binary\n"
+                  "[merge \"m\"]\n driver = \"q\\\"x\\\\\"  \n",
+                  record, &s);
+  tap_ok(strcmp(s.text, "core.hookspath=.husky|filter.My.Lfs.clean=./a b %f|diff.x.textconv=one "
+                        " two|diff.x.binary=(bare)|merge.m.driver=q\"x\\|") == 0,
+         "sections, subsections, escapes, comments, continuations: %s", s.text);
+  memset(&s, 0, sizeof(s));
+  git_config_each("[core]\nhooksPath = .a\n[broken\nhooksPath = .b\n", record, &s);
+  tap_ok(strcmp(s.text, "core.hookspath=.a|") == 0, "stops at a line git refuses: %s", s.text);
+}
+
+static void write_file(const char *dir, const char *name, const char *text) {
+  char path[512];
+  FILE *f;
+  snprintf(path, sizeof(path), "%s/%s", dir, name);
+  f = fopen(path, "w");
+  if (f == NULL)
+    abort();
+  fputs(text, f);
+  fclose(f);
+}
+
+static size_t count(char **v) {
+  size_t n = 0;
+  while (v != NULL && v[n] != NULL)
+    n++;
+  return n;
+}
+
+/* one run: the config given, then change applied to the worktree; what tamper lists */
+static char **run_with(const char *top, const char *config, const char *change_name,
+                       const char *change_text) {
+  char common[512];
+  struct sandbox_git_run g = {0};
+  char **tamper = NULL;
+  snprintf(common, sizeof(common), "%s/.git", top);
+  write_file(common, "config", config);
+  g.common_dir = common;
+  g.admin = (char *)"";
+  sandbox_git_config_paths(&g, top);
+  if (change_name != NULL)
+    write_file(top, change_name, change_text);
+  sandbox_git_config_tamper(&g, top, &tamper);
+  sandbox_git_pointers_free(&g);
+  return tamper;
+}
+
+static void test_entries(const char *top) {
+  char path[512];
+  char **t;
+  snprintf(path, sizeof(path), "%s/.git", top);
+  mkdir(path, 0700);
+  snprintf(path, sizeof(path), "%s/.husky", top);
+  mkdir(path, 0700);
+  snprintf(path, sizeof(path), "%s/.husky/_", top);
+  mkdir(path, 0700);
+  snprintf(path, sizeof(path), "%s/scripts", top);
+  mkdir(path, 0700);
+  write_file(top, ".husky/pre-commit", "#!/bin/sh\ntrue\n");
+  write_file(top, "scripts/clean.sh", "#!/bin/sh\ncat\n");
+
+  const char *husky = "[core]\n\thooksPath = .husky/_\n";
+  t = run_with(top, husky, "README", "x\n");
+  tap_ok(count(t) == 0, "husky v9, the run leaves .husky alone: nothing reported");
+  sandbox_git_strv_free(t);
+  t = run_with(top, husky, ".husky/pre-commit", "#!/bin/sh\nevil\n");
+  tap_ok(count(t) == 1 && strcmp(t[0], "config:core.hooksPath=.husky/_") == 0,
+         "husky v9, the run rewrites .husky/pre-commit: %s", t ? t[0] : "(none)");
+  sandbox_git_strv_free(t);
+
+  const char *filter = "[filter \"x\"]\n\tclean = sh ./scripts/clean.sh %f\n";
+  t = run_with(top, filter, "scripts/clean.sh", "#!/bin/sh\nevil\n");
+  tap_ok(count(t) == 1 && strcmp(t[0], "config:filter.x.clean=sh ./scripts/clean.sh %f") == 0,
+         "a filter's script among its words: %s", t ? t[0] : "(none)");
+  sandbox_git_strv_free(t);
+
+  const char *include = "[include]\n\tpath = ../.gitconfig\n";
+  t = run_with(top, include, ".gitconfig", "[core]\n\tfsmonitor = ./evil\n");
+  tap_ok(count(t) == 1 && strcmp(t[0], "config:include.path=../.gitconfig") == 0,
+         "the run writes the included config: %s", t ? t[0] : "(none)");
+  sandbox_git_strv_free(t);
+  /* the included file (now there) names .husky: followed, its entry reported when .husky changes */
+  write_file(top, ".gitconfig", "[core]\n\thooksPath = .husky\n");
+  t = run_with(top, include, ".husky/pre-commit", "#!/bin/sh\nevil again\n");
+  tap_ok(count(t) == 1 && strcmp(t[0], "config:core.hooksPath=.husky") == 0,
+         "a hooksPath of the included config is followed: %s", t ? t[0] : "(none)");
+  sandbox_git_strv_free(t);
+}
+
+int main(void) {
+  char top[] = "/tmp/fsrun-test-git-config.XXXXXX";
+  char cmd[256];
+  test_syntax();
+  if (mkdtemp(top) == NULL) {
+    tap_ok(false, "mkdtemp: %m");
+    return tap_done();
+  }
+  test_entries(top);
+  snprintf(cmd, sizeof(cmd), "rm -rf '%s'", top);
+  if (system(cmd) != 0)
+    tap_diag("could not remove %s", top);
+  return tap_done();
+}

@@ -496,6 +496,26 @@ static void child_setup(struct exec_child *c, char **exe, char **home_env) {
   child_take_credentials(c);
 }
 
+/* With noNewPrivileges, a filter loaded before the clone into the pid namespace (pid_late), as
+ * one without it is (child_take_credentials): else the process would be in the container's pid
+ * namespace unfiltered, and with CAP_SYS_PTRACE (non-dumpable asks for it in the host's user
+ * namespace, which a container without a user namespace has) the container could seize it and
+ * run in it any system call its profile denies. The profile must then allow what is left before
+ * execve (docs/process-model.md). Not a NOTIFY one: its courier would be born in the pid
+ * namespace, where its parent (us) is not, and it checks its parent's pid (seccomp-handover.c). */
+static bool filter_before_clone(const struct exec_child *c) {
+  return c->pid_late && c->seccomp != NULL && c->p->no_new_privileges &&
+         !seccomp_has_notify(c->seccomp);
+}
+
+static void child_load_filter_before_clone(struct exec_child *c) {
+  cleanup_error fsrun_error_t err = NULL;
+  if (!filter_before_clone(c))
+    return;
+  if (child_load_filter(c, &err) < 0)
+    child_fail(c, &err);
+}
+
 /* pid_late: the process born in the pid namespace we joined becomes the parent's child
  * (CLONE_PARENT: its exit is the parent's to wait for); we report its pid and exit. Returns in it.
  * It inherits our credentials, filter, Landlock domain, attributes, cwd and fds. */
@@ -539,7 +559,7 @@ __attribute__((noreturn)) static void child_exec(struct exec_child *c, const cha
                                                  char *home_env) {
   cleanup_error fsrun_error_t err = NULL;
   const oci_process *p = c->p;
-  bool filter_last = c->seccomp != NULL && p->no_new_privileges;
+  bool filter_last = c->seccomp != NULL && p->no_new_privileges && !filter_before_clone(c);
   int notify_fd = -1;
   if (p->terminal && terminal_take_controlling(STDIN_FILENO, &err) < 0)
     child_fail(c, &err);
@@ -600,8 +620,10 @@ __attribute__((noreturn)) static void exec_child_main(struct exec_child *c) {
   child_setup(c, &exe, &home_env);
   c->exe = exe;
   c->home_env = home_env;
-  if (c->pid_late)
+  if (c->pid_late) {
+    child_load_filter_before_clone(c);
     clone_into_pid_namespace(c);
+  }
   child_exec(c, exe, home_env);
 }
 
@@ -873,9 +895,6 @@ int container_exec(const struct fsrun_context *ctx, const struct exec_options *o
     return ret;
   p = config->process;
   lx = config->linux_;
-  /* --env replaces the bundle's GIT_CONFIG_COUNT: fsrun's entries are merged in again */
-  if (oci_map_get(&config->annotations, EXEC_GIT_ANNOTATION) != NULL)
-    sandbox_git_env(&p->env);
   if (p->terminal && o->detach && o->console_socket == NULL)
     return fsrun_error_make(err, 0,
                             "exec: a terminal with --detach needs --console-socket to receive the "

@@ -445,11 +445,22 @@ static void make_session(struct init_config *c) {
   }
 }
 
+/* A filter with no_new_privs that is loaded with the credentials, not last (init_main): a NOTIFY
+ * one (its listener must reach the runtime before `create` returns), and any one with
+ * pid_join_prepared, whose late init is cloned into a pid namespace the container already sees:
+ * with CAP_SYS_PTRACE there (and no user namespace) it could seize the late init before the
+ * filter, until `start`, and run in it what the profile denies. The profile must then allow what
+ * the init does before execve (docs/process-model.md), as without no_new_privs. */
+static bool filter_before_late_init(const struct init_config *c) {
+  return c->seccomp != NULL && c->config->process->no_new_privileges &&
+         (seccomp_has_notify(c->seccomp) || c->ns->pid_join_prepared);
+}
+
 /* The process's credentials. A filter that needs CAP_SYS_ADMIN (no no_new_privs) is loaded before
  * the caps go; with pid_join_prepared the joined pid namespace is entered just before that load
  * (setns needs the caps, the filter may refuse setns, and a NOTIFY profile's courier, cloned
- * before it, would be born visible there with our privilege). A NOTIFY filter with no_new_privs
- * comes after them: its listener must reach the runtime before `create` returns. */
+ * before it, would be born visible there with our privilege). A filter with no_new_privs comes
+ * after them when filter_before_late_init, else last. */
 static void take_credentials(struct init_config *c) {
   cleanup_error fsrun_error_t err = NULL;
   const oci_process *p = c->config->process;
@@ -469,8 +480,7 @@ static void take_credentials(struct init_config *c) {
   }
   if (process_take_credentials(p, &err) < 0)
     fail(c, &err);
-  if (c->seccomp != NULL && p->no_new_privileges && seccomp_has_notify(c->seccomp) &&
-      load_filter(c, &err) < 0)
+  if (filter_before_late_init(c) && load_filter(c, &err) < 0)
     fail(c, &err);
 }
 
@@ -681,7 +691,7 @@ void init_main(struct init_config *c) {
   }
   /* the last opens are done: restrict paths, then the filter, right before execve */
   if ((c->landlock != NULL && landlock_apply(c->landlock, &err) < 0) ||
-      (c->seccomp != NULL && p->no_new_privileges && !seccomp_has_notify(c->seccomp) &&
+      (c->seccomp != NULL && p->no_new_privileges && !filter_before_late_init(c) &&
        seccomp_load_filter(c->seccomp, &notify_fd, &err) < 0)) {
     report_late_failure(c, err);
     /* memcheck follows the init this far (valgrind answers seccomp(2) with ENOSYS): nothing

@@ -115,12 +115,14 @@ recvtty_output() {
   [ "$(jq length <<<"$output")" -eq 1 ]
 }
 
-@test "exec-2: --detach --pid-file holds the running process even when the filter refuses what the runtime does last" {
-  # with noNewPrivileges the filter comes after the runtime's last steps (as for the init): a
-  # profile that refuses prctl(PR_SET_PDEATHSIG) must not make exec's own setup fail
+@test "exec-2: --detach --pid-file holds the running process even when the filter refuses what the runtime does before it" {
+  # with noNewPrivileges the filter is loaded after the runtime's setup, right before the clone
+  # into the pid namespace (review19 #5; before, it was the very last step, and a profile refusing
+  # prctl(PR_SET_PDEATHSIG) passed here): a profile that refuses prctl(PR_SET_DUMPABLE) must not
+  # make exec's own setup fail
   update_config '.process.noNewPrivileges = true
     | .linux.seccomp = {"defaultAction": "SCMP_ACT_ALLOW", "syscalls": [{"names": ["prctl"],
-        "action": "SCMP_ACT_ERRNO", "args": [{"index": 0, "value": 1, "op": "SCMP_CMP_EQ"}]}]}'
+        "action": "SCMP_ACT_ERRNO", "args": [{"index": 0, "value": 4, "op": "SCMP_CMP_EQ"}]}]}'
   start_container
   fsrun exec --detach --pid-file "$BATS_TEST_TMPDIR/p.pid" "$CONTAINER_ID" sleep 100000
   EXEC_PID=$(cat "$BATS_TEST_TMPDIR/p.pid")

@@ -607,6 +607,30 @@ write_passwd() {
   [ "$output" = "[/root]" ]
 }
 
+@test "exec: rootless (uid 1000): with noNewPrivileges the filter, loaded before the clone into the pid namespace, holds in the exec'd process" {
+  requires_host_command setpriv
+  setpriv --reuid=1000 --regid=1000 --clear-groups test -x "$FSRUN" ||
+    skip "uid 1000 cannot execute $FSRUN"
+  local dir=$BATS_TEST_TMPDIR/rootless
+  mkdir -p "$dir/state"
+  chown 1000:1000 "$dir" "$dir/state"
+  as_user spec --rootless --bundle "$dir"
+  jq --arg r "$ROOTFS" '.root.path = $r | .process.terminal = false | .process.args = ["sleep", "100000"]
+    | .process.noNewPrivileges = true
+    | .linux.seccomp = {"defaultAction": "SCMP_ACT_ALLOW",
+        "syscalls": [{"names": ["mkdir", "mkdirat"], "action": "SCMP_ACT_ERRNO"}]}' \
+    "$dir/config.json" >"$dir/config.new"
+  mv "$dir/config.new" "$dir/config.json"
+  ROOTLESS_ID=$CONTAINER_ID
+  as_user run -d --bundle "$dir" "$ROOTLESS_ID" </dev/null >/dev/null 2>&1
+  run as_user exec "$ROOTLESS_ID" sh -c 'grep Seccomp: /proc/self/status; mkdir /tmp/denied-rl'
+  echo "$output"
+  [ "$status" -eq 1 ]
+  [[ ${lines[0]} =~ Seccomp:[[:space:]]+2 ]]
+  [[ $output == *"Operation not permitted"* ]]
+  [ ! -e "$ROOTFS/tmp/denied-rl" ]
+}
+
 @test "exec: noNewPrivileges is inherited from config.json without --process; a process file decides with it" {
   update_config '.process.noNewPrivileges = true'
   start_container

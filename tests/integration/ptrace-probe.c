@@ -36,6 +36,10 @@
  *     fd or -errno, and what it runs: the runtime's image before its execve), and "escape PID
  *     TEXT" when the fd read the host file (through /proc/PID/fd/N). At the end "capwatched
  *     SEIZED INJECTED".
+ *   ptrace-probe inject-mkdir PID PATH OUT
+ *     (x86_64) Seizes PID (a runtime process the test holds still), and makes it run mkdir(PATH)
+ *     in place of its next system call, which it then runs. OUT: "mkdir PID RESULT SECCOMP" (0
+ *     or -errno, and the Seccomp mode of its status while seized), or "refused ERRNO-TEXT".
  *   ptrace-probe wait-injected OUT
  *     Exits 0 once OUT has an "injected" line for its own pid (1 after 120 s): a process the
  *     capwatch surely seizes, so that a test knows that the watcher works.
@@ -465,7 +469,48 @@ static int inject_open(long pid, int deliver) {
   replay(pid, &entry);
   return 1;
 }
+
+/* inject-mkdir: the path on pid's stack, below the red zone, then mkdir in place of its next
+ * system call */
+static int inject_mkdir(long pid, const char *path) {
+  struct user_regs_struct entry;
+  uint64_t held[N_HELD] = {0};
+  unsigned long addr;
+  size_t size = strlen(path) + 1;
+  long r;
+  int status;
+  if (ptrace(PTRACE_SEIZE, (pid_t)pid, NULL, (void *)PTRACE_O_TRACESYSGOOD) < 0 ||
+      ptrace(PTRACE_INTERRUPT, (pid_t)pid, NULL, NULL) < 0 ||
+      waitpid((pid_t)pid, &status, __WALL) < 0 || !WIFSTOPPED(status)) {
+    fprintf(out, "refused %s\n", strerror(errno));
+    return 1;
+  }
+  (void)read_held(pid, held);
+  if (to_syscall_entry(pid, 0) < 0 || ptrace(PTRACE_GETREGS, (pid_t)pid, NULL, &entry) < 0)
+    return 1;
+  addr = (entry.rsp - 1024 - size) & ~15UL;
+  for (size_t off = 0; off < size; off += sizeof(long)) {
+    long word = 0;
+    memcpy(&word, path + off, size - off < sizeof(long) ? size - off : sizeof(long));
+    if (ptrace(PTRACE_POKEDATA, (pid_t)pid, (void *)(addr + off), (void *)word) < 0)
+      return 1;
+  }
+  r = run_instead(pid, SYS_mkdir, (long)addr, 0755, 0);
+  if (r == LONG_MIN)
+    return 1;
+  fprintf(out, "mkdir %ld %ld %llu\n", pid, r, (unsigned long long)held[4]);
+  replay(pid, &entry);
+  ptrace(PTRACE_DETACH, (pid_t)pid, NULL, NULL);
+  return 0;
+}
 #else
+static int inject_mkdir(long pid, const char *path) {
+  (void)pid;
+  (void)path;
+  fprintf(out, "refused not x86_64\n");
+  return 1;
+}
+
 static int inject_open(long pid, int deliver) {
   (void)pid;
   (void)deliver;
@@ -559,9 +604,13 @@ int main(int argc, char **argv) {
   }
   if (argc == 3 && strcmp(argv[1], "wait-injected") == 0)
     return wait_injected(argv[2]);
+  if (argc == 5 && strcmp(argv[1], "inject-mkdir") == 0) {
+    out = fopen(argv[4], "w");
+    return out == NULL ? 1 : inject_mkdir(strtol(argv[2], NULL, 10), argv[3]);
+  }
   fprintf(stderr,
           "usage: ptrace-probe watch HOST_FILE STOP_FILE OUT | overwrite PID OUT | listener "
           "PID OUT | reach PID HOST_FILE OUT | handle FILE | capwatch TYPE HEX STOP_FILE OUT | "
-          "wait-injected OUT\n");
+          "wait-injected OUT | inject-mkdir PID PATH OUT\n");
   return 2;
 }

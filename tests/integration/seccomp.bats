@@ -365,3 +365,21 @@ probe_held_process() {
   fsrun delete --force "$CONTAINER_ID"
   [ "$HELD" = "owner 0 children []" ]
 }
+
+@test "seccomp: with noNewPrivileges exec's filter is loaded before the process enters the container's pid namespace: a profile refusing setsid fails the exec, naming it, nothing left (review19 #5)" {
+  # the init's filter is still its last step (after its setsid): the container runs
+  update_config '.process.noNewPrivileges = true'
+  set_seccomp '{"defaultAction": "SCMP_ACT_ALLOW",
+    "syscalls": [{"names": ["setsid"], "action": "SCMP_ACT_ERRNO", "errnoRet": 1}]}'
+  CONTAINER_ID=seccomp-exec-setsid-$UNIQ
+  start_sleeper
+  run fsrun exec --pid-file "$BATS_TEST_TMPDIR/pid" "$CONTAINER_ID" /bin/true
+  echo "$output"
+  [ "$status" -eq 1 ]
+  [ "${#lines[@]}" -eq 1 ]
+  [[ "$output" == *"setsid: Operation not permitted"* ]]
+  [ ! -e "$BATS_TEST_TMPDIR/pid" ]
+  # only the init is left in the container
+  [ "$(fsrun ps --format json "$CONTAINER_ID" | jq length)" -eq 1 ]
+  fsrun delete --force "$CONTAINER_ID"
+}

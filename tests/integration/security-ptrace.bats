@@ -36,6 +36,8 @@ setup() {
 }
 
 teardown() {
+  # a held exec (held_exec_start) of a test that failed before it let it go
+  [ -z "${HELD_PARENT:-}" ] || kill -9 "$HELD_PARENT" 2>/dev/null || true
   teardown_bundle
 }
 
@@ -435,4 +437,90 @@ forge_setup() {
   [[ $output == *"message 7 from pid "*", not the init (pid "* ]]
   [ "${#lines[@]}" = 1 ]
   assert_no_leftovers $SEC-forgec-b
+}
+
+# review19 #5: with noNewPrivileges the filter used to be loaded last, after the process became
+# visible in the container's pid namespace: a container with CAP_SYS_PTRACE (no user namespace)
+# seized it there and ran what its profile denies. These hold the runtime's process still at its
+# last wait before execve and inject mkdir, which the profile refuses.
+DENY_MKDIR='.process.noNewPrivileges = true | .linux.seccomp = {"defaultAction": "SCMP_ACT_ALLOW",
+  "syscalls": [{"names": ["mkdir", "mkdirat"], "action": "SCMP_ACT_ERRNO"}]}'
+
+# ns_pid HOST_PID: its pid in its innermost pid namespace
+ns_pid() {
+  awk '/^NSpid:/ { print $NF }' "/proc/$1/status"
+}
+
+# in_fifo_open PID: PID sleeps in open(2) of a fifo that has no reader
+in_fifo_open() {
+  case $(cat "/proc/$1/wchan" 2>/dev/null) in
+  fifo_open | wait_for_partner) return 0 ;;
+  esac
+  return 1
+}
+
+# held_exec_start ID PIDFILE: a foreground `exec --pid-file PIDFILE ID /bin/true` whose pid file's
+# temporary name is a fifo: it blocks opening it, after its process (pid_late) reported ready and
+# before that process's go (exec-follow.c). Sets HELD_PARENT and HELD_PID (in the container).
+held_exec_start() {
+  local hpid
+  sh -c 'mkfifo "$1.tmp.$$" && exec "$2" --root "$3" exec --pid-file "$1" "$4" /bin/true' \
+    sh "$2" "$FSRUN_COPY" "$FSRUN_ROOT" "$1" </dev/null 3>&- &
+  HELD_PARENT=$!
+  # a wait for a state, not for time: the parent is in the fifo's open
+  for _ in $(seq 600); do
+    in_fifo_open "$HELD_PARENT" && break
+    sleep 0.1
+  done
+  in_fifo_open "$HELD_PARENT"
+  hpid=$(cat /proc/"$HELD_PARENT"/task/*/children)
+  HELD_PID=$(ns_pid $hpid)
+}
+
+@test "security-ptrace: with CAP_SYS_PTRACE and noNewPrivileges, exec's process runs no system call its seccomp profile denies, even seized while the runtime holds it (review19 #5)" {
+  [ "$(uname -m)" = x86_64 ] || skip "the probe injects system calls on x86_64 only"
+  with_caps ptrace
+  update_config "$DENY_MKDIR"
+  set_process_args /bin/sleep 1000
+  copy run -d --bundle "$BUNDLE" $SEC-held </dev/null >/dev/null 2>&1
+  wait_for_status $SEC-held running
+  run copy exec $SEC-held /bin/mkdir /self-made
+  [ "$status" != 0 ]
+  held_exec_start $SEC-held "$BATS_TEST_TMPDIR/held.pid"
+  run copy exec $SEC-held /bin/ptrace-probe inject-mkdir "$HELD_PID" /bypass-exec /tmp/inject.out
+  # let it go: the parent writes the pid into the fifo, renames it, and lets the process exec
+  cat "$BATS_TEST_TMPDIR/held.pid.tmp.$HELD_PARENT" >/dev/null
+  wait "$HELD_PARENT"
+  cat "$ROOTFS/tmp/inject.out"
+  # seized and injected (the probe works), the profile refused it, and the filter was there
+  grep -qx "mkdir $HELD_PID -1 2" "$ROOTFS/tmp/inject.out"
+  [ ! -e "$ROOTFS/bypass-exec" ]
+  copy delete --force $SEC-held
+}
+
+@test "security-ptrace: with CAP_SYS_PTRACE and noNewPrivileges, the waiting init of a container joining the pid namespace runs no system call its profile denies (review19 #5)" {
+  local pid bpid
+  [ "$(uname -m)" = x86_64 ] || skip "the probe injects system calls on x86_64 only"
+  requires_procfs_pidns
+  with_caps ptrace
+  set_process_args /bin/sleep 1000
+  copy run -d --bundle "$BUNDLE" $SEC-heldj-a </dev/null >/dev/null 2>&1
+  wait_for_status $SEC-heldj-a running
+  pid=$(copy state $SEC-heldj-a | jq -r .pid)
+  update_config "$DENY_MKDIR"
+  update_config '.linux.namespaces |= map(if .type == "pid" then .path = $p else . end)' \
+    --arg p "/proc/$pid/ns/pid"
+  set_process_args /bin/true
+  # created: its init waits for `start` in A's pid namespace
+  copy create --bundle "$BUNDLE" $SEC-heldj-b </dev/null
+  bpid=$(copy state $SEC-heldj-b | jq -r .pid)
+  run copy exec $SEC-heldj-a /bin/ptrace-probe inject-mkdir "$(ns_pid "$bpid")" /bypass-join \
+    /tmp/inject.out
+  cat "$ROOTFS/tmp/inject.out"
+  grep -qx "mkdir $(ns_pid "$bpid") -1 2" "$ROOTFS/tmp/inject.out"
+  [ ! -e "$ROOTFS/bypass-join" ]
+  # the filter loaded before the init's last steps still lets it start and exec
+  copy start $SEC-heldj-b
+  copy delete --force $SEC-heldj-b
+  copy delete --force $SEC-heldj-a
 }

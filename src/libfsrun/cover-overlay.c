@@ -93,6 +93,10 @@ static int layer_dirs(int layer, int lower, const char *name) {
     snprintf(dir, sizeof(dir), "%.*s", (int)(slash - name), name);
     if (fstatat(lower, dir, &st, AT_SYMLINK_NOFOLLOW) < 0)
       return -1;
+    if (!S_ISDIR(st.st_mode)) { /* a link on the way, as a bind's RESOLVE_NO_SYMLINKS refuses */
+      errno = S_ISLNK(st.st_mode) ? ELOOP : ENOTDIR;
+      return -1;
+    }
     if (mkdirat(layer, dir, 0700) < 0 && errno != EEXIST)
       return -1;
     if (fchmodat(layer, dir, st.st_mode & 07777, 0) < 0) /* the layer's own: no link there */
@@ -102,13 +106,19 @@ static int layer_dirs(int layer, int lower, const char *name) {
 }
 
 /* An empty mode-0 file under each of covers[0..n)'s names below the directory of length top, whose
- * host's is lower */
+ * host's is lower. A cover only hides what is there: a name the host's directory lacks (or has as a
+ * link) fails, as a bind over it would (ENOENT, ELOOP), rather than show a file that is not. */
 static int fill_layer(int layer, int lower, const char *const *covers, size_t n, size_t top) {
   for (size_t i = 0; i < n; i++) {
     const char *name = covers[i] + top + (top ? 1 : 0);
+    struct stat st;
     int fd;
-    if (layer_dirs(layer, lower, name) < 0)
+    if (layer_dirs(layer, lower, name) < 0 || fstatat(lower, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
       return -1;
+    if (S_ISLNK(st.st_mode)) {
+      errno = ELOOP;
+      return -1;
+    }
     fd = openat(layer, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0);
     if (fd < 0 || fchmod(fd, 0) < 0) {
       if (fd >= 0)

@@ -895,6 +895,9 @@ int container_exec(const struct fsrun_context *ctx, const struct exec_options *o
     return ret;
   p = config->process;
   lx = config->linux_;
+  /* --env replaces the bundle's GIT_CONFIG_COUNT: fsrun's entries are merged in again */
+  if (oci_map_get(&config->annotations, EXEC_GIT_ANNOTATION) != NULL)
+    sandbox_git_env(&p->env);
   if (p->terminal && o->detach && o->console_socket == NULL)
     return fsrun_error_make(err, 0,
                             "exec: a terminal with --detach needs --console-socket to receive the "

@@ -97,10 +97,22 @@ static int adopt_loose(int from, int to, const char *name, const char *id, uint6
 struct objects_sync {
   int upper, common;
   size_t entries;
+  bool capped;     /* the walk stopped at OBJECTS_MAX_ENTRIES */
+  bool incomplete; /* an object the run wrote was not adopted */
+  size_t reported; /* files report_files reported */
   uint64_t inflate_left;
   void (*discard)(void *arg, const char *rel);
   void *arg;
 };
+
+/* one more entry of upper/objects walked; false (and s->capped) past OBJECTS_MAX_ENTRIES */
+static bool count_entry(struct objects_sync *s) {
+  if (s->entries >= OBJECTS_MAX_ENTRIES)
+    s->capped = true;
+  else
+    s->entries++;
+  return !s->capped;
+}
 
 /* upper/objects/XX: each loose object the host lacks, checked */
 static void sync_loose_dir(struct objects_sync *s, const char *sub) {
@@ -112,12 +124,14 @@ static void sync_loose_dir(struct objects_sync *s, const char *sub) {
   if (from < 0 || (d = fdopendir(from)) == NULL)
     return;
   from = -1;
-  while ((e = readdir(d)) != NULL && s->entries++ < OBJECTS_MAX_ENTRIES) {
+  while ((e = readdir(d)) != NULL && count_entry(s)) {
     cleanup_free char *id = NULL;
     cleanup_free char *file = NULL;
     const char *why = NULL;
     int rc;
-    if (e->d_type != DT_REG)
+    if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+      continue;
+    if (e->d_type == DT_CHR)
       continue; /* a whiteout: git pruned a loose object inside; the host's stays */
     file = xasprintf("%s/%s", rel, e->d_name);
     if (!is_loose_name(e->d_name)) {
@@ -130,6 +144,7 @@ static void sync_loose_dir(struct objects_sync *s, const char *sub) {
       return;
     id = xasprintf("%s%s", sub, e->d_name);
     rc = adopt_loose(dirfd(d), to, e->d_name, id, &s->inflate_left, &why);
+    s->incomplete |= rc < 0;
     if (rc == -2) {
       log_warning("sandbox: git: the object `%s` is not what its name says (%s): discarded", file,
                   why);
@@ -146,10 +161,11 @@ static void report_files(struct objects_sync *s, int dir, const char *rel, int d
   struct dirent *e;
   if (d == NULL)
     return;
-  while ((e = readdir(d)) != NULL && s->entries++ < OBJECTS_MAX_ENTRIES) {
+  while ((e = readdir(d)) != NULL && count_entry(s)) {
     cleanup_free char *path = xasprintf("%s/%s", rel, e->d_name);
     if (e->d_type == DT_REG) {
       s->discard(s->arg, path);
+      s->reported++;
     } else if (e->d_type == DT_DIR && depth < 4 && strcmp(e->d_name, ".") != 0 &&
                strcmp(e->d_name, "..") != 0) {
       cleanup_close int sub =
@@ -160,7 +176,7 @@ static void report_files(struct objects_sync *s, int dir, const char *rel, int d
   }
 }
 
-void sandbox_git_sync_objects(int upper, int common, void (*discard)(void *, const char *),
+bool sandbox_git_sync_objects(int upper, int common, void (*discard)(void *, const char *),
                               void *arg) {
   struct objects_sync s = {.upper = upper,
                            .common = common,
@@ -171,9 +187,9 @@ void sandbox_git_sync_objects(int upper, int common, void (*discard)(void *, con
   cleanup_dir DIR *d = NULL;
   struct dirent *e;
   if (fd < 0 || (d = fdopendir(fd)) == NULL)
-    return;
+    return errno == ENOENT; /* no objects/: the run wrote none */
   fd = -1;
-  while ((e = readdir(d)) != NULL && s.entries < OBJECTS_MAX_ENTRIES) {
+  while ((e = readdir(d)) != NULL && !s.capped) {
     if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
       continue;
     if (e->d_type == DT_DIR && strlen(e->d_name) == 2 && is_hex(e->d_name, 2)) {
@@ -182,13 +198,21 @@ void sandbox_git_sync_objects(int upper, int common, void (*discard)(void *, con
       cleanup_free char *rel = xasprintf("objects/%s", e->d_name);
       cleanup_close int sub =
           openat(dirfd(d), e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+      size_t before = s.reported;
       if (sub >= 0)
         report_files(&s, sub, rel, 0);
+      /* a pack is never adopted: a loose commit made on top of its objects would lack them */
+      s.incomplete |= strcmp(e->d_name, "pack") == 0 && s.reported > before;
     } else if (e->d_type == DT_REG) {
       cleanup_free char *rel = xasprintf("objects/%s", e->d_name);
       discard(arg, rel);
     }
   }
+  if (s.capped)
+    log_warning("sandbox: git: the run wrote more than %d entries under objects/: the rest were "
+                "not applied",
+                OBJECTS_MAX_ENTRIES);
+  return !s.capped && !s.incomplete;
 }
 
 /* --- is an object in the repository ---------------------------------------------------------- */
@@ -342,6 +366,26 @@ static void drop_git_config_env(oci_strv *env, unsigned long from) {
   env->items[kept] = NULL;
 }
 
+static bool env_has(const oci_strv *env, const char *entry) {
+  for (size_t i = 0; i < env->len; i++)
+    if (strcmp(env->items[i], entry) == 0)
+      return true;
+  return false;
+}
+
+/* the last `added` of env's n GIT_CONFIG_COUNT entries are loose_config already (an exec's env
+ * that kept the bundle's): merged again, they would only be repeated */
+static bool has_loose_config(const oci_strv *env, unsigned long n, size_t added) {
+  for (size_t k = 0; n >= added && k < added; k++) {
+    cleanup_free char *key = xasprintf("GIT_CONFIG_KEY_%lu=%s", n - added + k, loose_config[k][0]);
+    cleanup_free char *value =
+        xasprintf("GIT_CONFIG_VALUE_%lu=%s", n - added + k, loose_config[k][1]);
+    if (!env_has(env, key) || !env_has(env, value))
+      return false;
+  }
+  return n >= added;
+}
+
 /* loose_config appended after the caller's own GIT_CONFIG_COUNT entries when env has them (its
  * count raised), so that the caller's settings are kept and these win over them */
 void sandbox_git_env(oci_strv *env) {
@@ -355,6 +399,8 @@ void sandbox_git_env(oci_strv *env) {
       if (end == env->items[i] + 17 || *end != '\0' || n > 1000)
         return; /* git refuses it anyway */
     }
+  if (has_loose_config(env, n, added))
+    return;
   drop_git_config_env(env, n);
   count = xasprintf("GIT_CONFIG_COUNT=%lu", n + added);
   oci_strv_push(env, count);

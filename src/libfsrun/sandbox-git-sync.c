@@ -202,6 +202,7 @@ struct sync {
   struct sandbox_git_run *g;
   int upper, common;
   size_t entries;
+  bool objects_complete; /* every loose object the run wrote was adopted */
   char **discarded;
   size_t n_discarded;
 };
@@ -217,8 +218,28 @@ static void discard_cb(void *arg, const char *rel) {
   discard(arg, rel);
 }
 
+/* not every object of the run landed: `objects/` is reported, in the last slot if the list is full
+ * (past the walk's cap nothing else says so) */
 static void sync_objects(struct sync *s) {
-  sandbox_git_sync_objects(s->upper, s->common, discard_cb, s);
+  s->objects_complete = sandbox_git_sync_objects(s->upper, s->common, discard_cb, s);
+  if (s->objects_complete)
+    return;
+  if (s->n_discarded == SANDBOX_GIT_MAX_REPORTED) {
+    free(s->discarded[--s->n_discarded]);
+    s->discarded[s->n_discarded] = NULL;
+  }
+  discard(s, "objects/");
+}
+
+/* a ref, HEAD or the index may name what the run made only when all of it landed: a commit whose
+ * tree or parents are missing breaks every git command on the host ("bad tree object HEAD") */
+static bool objects_refused(const struct sync *s, const char *what) {
+  if (s->objects_complete)
+    return false;
+  log_warning("sandbox: git: %s: not applied, as some of the run's objects were not (see "
+              "`objects/`)",
+              what);
+  return true;
 }
 
 /* --- refs ----------------------------------------------------------------------------------- */
@@ -335,7 +356,7 @@ static void sync_stash(struct sync *s, const struct sandbox_git_ref *r, const ch
   if (!moved && log_same)
     return; /* untouched, or pushed and popped inside */
   if (s->g->admin[0] == '\0' && value != NULL && moved && mine != NULL && host_same &&
-      sandbox_git_stash_pushed(host, mine, r->before, value) &&
+      !objects_refused(s, r->name) && sandbox_git_stash_pushed(host, mine, r->before, value) &&
       sandbox_git_object_present(s->common, value)) {
     if (update_ref(s, r, value))
       sync_reflog(s, r, mine);
@@ -378,6 +399,10 @@ static void sync_ref(struct sync *s, const struct sandbox_git_ref *r) {
     discard(s, r->name);
     return;
   }
+  if (strcmp(value, r->before) != 0 && objects_refused(s, r->name)) {
+    discard(s, r->name);
+    return;
+  }
   if (strcmp(value, r->before) != 0 && !update_ref(s, r, value))
     return;
   log = read_run_reflog(s, r);
@@ -408,7 +433,7 @@ static bool is_admin_file(const struct sync *s, const char *rel, const char **na
 static bool head_ok(const struct sync *s, const char *text) {
   cleanup_free char *line = xasprintf("%.*s", (int)strcspn(text, "\n"), text);
   if (sandbox_git_is_oid(line))
-    return true;
+    return !objects_refused(s, "HEAD");
   return s->g->branch != NULL && strncmp(line, "ref: ", 5) == 0 &&
          strcmp(line + 5, s->g->branch) == 0;
 }
@@ -416,6 +441,8 @@ static bool head_ok(const struct sync *s, const char *text) {
 /* logs/HEAD: the entries the run added name objects the repository has (not ones it packed) */
 static bool head_log_ok(const struct sync *s, const char *mine, const char *host) {
   size_t same = strncmp(mine, host, strlen(host)) == 0 ? strlen(host) : 0;
+  if (mine[same] != '\0' && objects_refused(s, "logs/HEAD"))
+    return false;
   return sandbox_git_reflog_present(s->common, mine + same);
 }
 
@@ -450,9 +477,11 @@ static void sync_admin_file(struct sync *s, int upper_dir, const char *rel, cons
       unlinkat(dir, base, 0);
     return;
   }
-  /* input to check, not a file to copy (sandbox-git-index-sync.c) */
-  if (strcmp(name, "index") == 0 ? !sandbox_git_index_apply(s->g, upper_dir, dir, base)
-                                 : !sync_admin_text(s, upper_dir, dir, base, name))
+  /* input to check, not a file to copy (sandbox-git-index-sync.c); the index and a detached HEAD
+   * name objects too */
+  if (strcmp(name, "index") == 0
+          ? objects_refused(s, rel) || !sandbox_git_index_apply(s->g, upper_dir, dir, base)
+          : !sync_admin_text(s, upper_dir, dir, base, name))
     discard(s, rel);
 }
 

@@ -151,8 +151,10 @@ void sandbox_git_config_tamper(const struct sandbox_git_run *g, const char *work
                                char ***tamper);
 void sandbox_git_pointers_free(struct sandbox_git_run *g);
 /* sandbox-git-objects.c: the run's new loose objects adopted once checked against their names;
- * packs and the rest of upper/objects reported through discard (common-dir-relative paths) */
-void sandbox_git_sync_objects(int upper, int common, void (*discard)(void *arg, const char *rel),
+ * packs and the rest of upper/objects reported through discard (common-dir-relative paths). false
+ * when an object the run wrote was not adopted (a loose one discarded or not copied, a pack, or
+ * anything past the walk's cap): a commit the run made may then lack its tree or parents */
+bool sandbox_git_sync_objects(int upper, int common, void (*discard)(void *arg, const char *rel),
                               void *arg);
 /* the command's environment: git's automatic gc off and its unpack limits at the maximum
  * (GIT_CONFIG_COUNT), so that a commit's and a fetch's objects stay loose and reach the repository

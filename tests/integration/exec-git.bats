@@ -262,6 +262,42 @@ route_exec_foreign_gitdir() {
   route_fifo user
 }
 
+@test "exec-git: a commit whose tree was not applied moves no branch; objects/ is reported (root)" {
+  route_objects_incomplete root
+}
+
+@test "exec-git: a commit whose tree was not applied moves no branch; objects/ is reported (ordinary user)" {
+  route_objects_incomplete user
+}
+
+# route_exec_git_env root|user (review19, on 44427e5): the adapter passes an allowlisted
+# GIT_CONFIG_* as `fsrun exec --env`, which replaces the bundle's GIT_CONFIG_COUNT; fsrun's own
+# entries (gc.auto=0, the unpack limits) are merged in again after the caller's. An exec without
+# --env keeps the bundle's entries once (not appended a second time).
+route_exec_git_env() {
+  make_repo "$1"
+  local id
+  id=$(task_container "$WT")
+  output=$(as_owner "$FSRUN" --root "$DIR/state" exec --env GIT_CONFIG_COUNT=1 \
+    --env GIT_CONFIG_KEY_0=user.name --env GIT_CONFIG_VALUE_0=x "$id" \
+    /bin/sh -c 'git config gc.auto; git config user.name; git config fetch.unpackLimit')
+  echo "$output"
+  [ "$output" = "$(printf '0\nx\n2147483647')" ]
+  output=$(as_owner "$FSRUN" --root "$DIR/state" exec "$id" /bin/sh -c 'env | grep ^GIT_CONFIG_ | sort')
+  echo "$output"
+  [ "$(grep -c . <<<"$output")" -eq 9 ]
+  grep -qx GIT_CONFIG_COUNT=4 <<<"$output"
+  grep -qx GIT_CONFIG_KEY_0=gc.auto <<<"$output"
+}
+
+@test "exec-git: --env GIT_CONFIG_COUNT keeps the caller's entries and fsrun's gc.auto=0 (root)" {
+  route_exec_git_env root
+}
+
+@test "exec-git: --env GIT_CONFIG_COUNT keeps the caller's entries and fsrun's gc.auto=0 (ordinary user)" {
+  route_exec_git_env user
+}
+
 @test "exec-git: a sparse 1 GiB object and MERGE_MSG are discarded, not written on the host (root)" {
   route_sparse root
 }

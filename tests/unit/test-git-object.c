@@ -103,6 +103,19 @@ static void check_git_envs(void) {
                                        "GIT_CONFIG_KEY_1X=k",
                                        NULL};
   static const char *const refused[] = {"GIT_CONFIG_COUNT=x", NULL};
+  static const char *const merged[] = {"GIT_CONFIG_KEY_0=user.name",
+                                       "GIT_CONFIG_VALUE_0=me",
+                                       "PATH=/bin",
+                                       "GIT_CONFIG_COUNT=5",
+                                       "GIT_CONFIG_KEY_1=gc.auto",
+                                       "GIT_CONFIG_VALUE_1=0",
+                                       "GIT_CONFIG_KEY_2=transfer.unpackLimit",
+                                       "GIT_CONFIG_VALUE_2=2147483647",
+                                       "GIT_CONFIG_KEY_3=fetch.unpackLimit",
+                                       "GIT_CONFIG_VALUE_3=2147483647",
+                                       "GIT_CONFIG_KEY_4=receive.unpackLimit",
+                                       "GIT_CONFIG_VALUE_4=2147483647",
+                                       NULL};
   check_git_env("no count of the caller's", plain,
                 "PATH=/bin GIT_CONFIG_COUNT=4 " LOOSE_CONFIG("0", "1", "2", "3"));
   check_git_env("the caller's entries kept, ours after them", callers,
@@ -114,6 +127,10 @@ static void check_git_envs(void) {
                 "GIT_CONFIG_KEY_0=a.b GIT_CONFIG_VALUE_0=1 GIT_CONFIG_KEY_1X=k "
                 "GIT_CONFIG_COUNT=5 " LOOSE_CONFIG("1", "2", "3", "4"));
   check_git_env("a count git refuses is left alone", refused, "GIT_CONFIG_COUNT=x");
+  /* `fsrun exec` merges again over the bundle's env (review19, 44427e5) */
+  check_git_env("merged already (an exec's env that kept the bundle's): unchanged", merged,
+                "GIT_CONFIG_KEY_0=user.name GIT_CONFIG_VALUE_0=me PATH=/bin "
+                "GIT_CONFIG_COUNT=5 " LOOSE_CONFIG("1", "2", "3", "4"));
 }
 
 /* git_loose_object_copy of raw's stream with the caps given refused, with why */

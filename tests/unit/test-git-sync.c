@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,7 +30,10 @@
 
 static const char *rewrite_suffix; /* an upper-dir file: rewritten to rewrite_text once read */
 static const char *rewrite_text;
-static const char *fifo_name;    /* an entry of upper/objects/XX: a fifo once listed */
+static const char *fifo_name;   /* an entry of upper/objects/XX: a fifo once listed */
+static const char *repeat_name; /* an entry listed repeat_left times more once listed */
+static long repeat_left;
+static char repeat_buf[sizeof(struct dirent)];
 static long long sync_tmp_bytes; /* written to the sync's temporary files on the host */
 
 ssize_t __real_safe_read_all(int fd, void *buf, size_t len);
@@ -67,7 +71,17 @@ int __wrap_safe_write_all(int fd, const void *buf, size_t len) {
 }
 
 struct dirent *__wrap_readdir(DIR *d) {
-  struct dirent *e = __real_readdir(d);
+  struct dirent *e;
+  if (repeat_name == NULL && repeat_left > 0) {
+    repeat_left--;
+    return (struct dirent *)repeat_buf;
+  }
+  e = __real_readdir(d);
+  if (e != NULL && repeat_name != NULL && strcmp(e->d_name, repeat_name) == 0) {
+    /* glibc's record ends with its name: not a whole struct dirent */
+    memcpy(repeat_buf, e, offsetof(struct dirent, d_name) + strlen(e->d_name) + 1);
+    repeat_name = NULL;
+  }
   if (e != NULL && fifo_name != NULL && strcmp(e->d_name, fifo_name) == 0) {
     if (unlinkat(dirfd(d), e->d_name, 0) < 0 || mkfifoat(dirfd(d), e->d_name, 0644) < 0)
       abort();
@@ -268,6 +282,26 @@ static void sparse_files_refused(void) {
   sandbox_git_run_free(&g);
 }
 
+/* review19 #8: past the walk's cap (200,000 entries of upper/objects, here one object the host
+ * has, listed that often) the rest is not applied: `objects/` is reported and the branch, moved by
+ * the run to an object the host has, stays (the run's commits may lack their trees) */
+static void objects_past_cap(void) {
+  struct sandbox_git_run g;
+  repo(&g);
+  put("wt/.git/objects/ab/01234567890123456789012345678901234567", "");
+  put("run/upper/objects/5e/181eb4e1f53b0ca82b32d98bb550d87d7996b0", "");
+  put("run/upper/refs/heads/main", "ab01234567890123456789012345678901234567\n");
+  repeat_name = "181eb4e1f53b0ca82b32d98bb550d87d7996b0";
+  repeat_left = 199998; /* with `.` and `..`: 200,001 entries */
+  finish(&g);
+  tap_ok(repeat_name == NULL && listed(g.discarded, "objects/"),
+         "200,001 entries under objects/: `objects/` is reported");
+  tap_ok(same("wt/.git/refs/heads/main", ID_A "\n") && listed(g.discarded, "refs/heads/main"),
+         "  and the branch is not moved (reported)");
+  repeat_left = 0;
+  sandbox_git_run_free(&g);
+}
+
 int main(void) {
   cleanup_free char *cmd = NULL;
   umask(0);
@@ -279,6 +313,7 @@ int main(void) {
   object_swapped_for_fifo();
   junk_object_not_copied_whole();
   sparse_files_refused();
+  objects_past_cap();
   cmd = xasprintf("rm -rf '%s'", top);
   if (system(cmd) != 0)
     tap_diag("cannot remove %s", top);

@@ -219,19 +219,57 @@ static int check_shm(const oci_policy *p, const char *state_root, fsrun_error_t 
                           i, p->writable_paths.items[i], SANDBOX_GIT_SHM_DIR, state_root);
 }
 
-int sandbox_check_state_root(const oci_policy *p, const char *state_root, fsrun_error_t *err) {
+static int refuse_reach(const char *what, const char *path, const char *state_root,
+                        fsrun_error_t *err) {
+  return fsrun_error_make(err, 0,
+                          "%s: `%s` reaches fsrun's state root `%s` (every container's state), "
+                          "which the sandboxed command must not write: set XDG_RUNTIME_DIR or "
+                          "--root to a directory outside it",
+                          what, path, state_root);
+}
+
+/* The worktree is bound read-write and its git dirs are the overlay's lower dirs: a state root
+ * in either is the command's to list and write (review19 #14). */
+static int check_worktree(const char *worktree, const char *state_root, fsrun_error_t *err) {
+  cleanup_free char *common_dir = NULL;
+  cleanup_free char *wt_git_dir = NULL;
+  cleanup_error fsrun_error_t git_err = NULL;
+  char *items[3] = {(char *)worktree};
+  const char *names[3] = {"worktree"};
+  oci_policy trees = {.writable_paths = {.items = items, .len = 1}};
   ssize_t i;
+  /* a `.git` that cannot be followed is refused by the config's build, in the run's own order */
+  (void)sandbox_git_dirs(worktree, &common_dir, &wt_git_dir, &git_err);
+  if (common_dir != NULL) {
+    names[trees.writable_paths.len] = "worktree: git common dir";
+    items[trees.writable_paths.len++] = common_dir;
+  }
+  if (wt_git_dir != NULL) {
+    names[trees.writable_paths.len] = "worktree: git dir";
+    items[trees.writable_paths.len++] = wt_git_dir;
+  }
+  if (writable_over(&trees, state_root, true, &i) < 0)
+    return fsrun_error_errno(err,
+                             "worktree: cannot tell whether `%s` reaches fsrun's state root `%s`",
+                             worktree, state_root);
+  return i < 0 ? 0 : refuse_reach(names[i], items[i], state_root, err);
+}
+
+int sandbox_check_state_root(const oci_policy *p, const char *worktree, const char *state_root,
+                             fsrun_error_t *err) {
+  ssize_t i;
+  cleanup_free char *what = NULL;
   /* what cannot be looked at may be reachable: refused rather than guessed */
   if (sandbox_writable_over_state_root(p, state_root, &i) < 0)
     return fsrun_error_errno(err,
                              "policy: writablePaths: cannot tell whether they reach fsrun's "
                              "state root `%s`",
                              state_root);
-  if (i >= 0)
-    return fsrun_error_make(err, 0,
-                            "policy: writablePaths[%zd]: `%s` reaches fsrun's state root `%s` "
-                            "(every container's state), which the sandboxed command must not "
-                            "write: set XDG_RUNTIME_DIR or --root to a directory outside it",
-                            i, p->writable_paths.items[i], state_root);
+  if (i >= 0) {
+    what = xasprintf("policy: writablePaths[%zd]", i);
+    return refuse_reach(what, p->writable_paths.items[i], state_root, err);
+  }
+  if (check_worktree(worktree, state_root, err) < 0)
+    return -1;
   return check_shm(p, state_root, err);
 }

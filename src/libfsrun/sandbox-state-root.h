@@ -16,7 +16,9 @@
  * directory on the way could not be looked at. */
 int sandbox_writable_over_state_root(const oci_policy *p, const char *state_root, ssize_t *hit);
 
-/* 0, or the one-line refusal naming the writablePaths entry and the state root */
-int sandbox_check_state_root(const oci_policy *p, const char *state_root, fsrun_error_t *err);
+/* 0, or the one-line refusal naming the writablePaths entry, or the worktree or its git dir, that
+ * reaches the state root (worktree: resolved) */
+int sandbox_check_state_root(const oci_policy *p, const char *worktree, const char *state_root,
+                             fsrun_error_t *err);
 
 #endif

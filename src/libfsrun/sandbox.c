@@ -1216,7 +1216,7 @@ int sandbox_bundle(const struct fsrun_context *ctx, const struct sandbox_bundle_
     r = sandbox_policy_respell(policy, worktree, err);
   /* the task container's create, start and exec use this state root too (the same --root) */
   if (r == 0)
-    r = sandbox_check_state_root(policy, ctx->state_root, err);
+    r = sandbox_check_state_root(policy, worktree, ctx->state_root, err);
   if (r == 0)
     r = sandbox_config_for_caller(policy, worktree, o->args, o->n_args, geteuid() != 0, &config,
                                   err);

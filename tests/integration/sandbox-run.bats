@@ -1247,6 +1247,59 @@ check_state_root_shm() {
   check_state_root_shm user
 }
 
+# ---- the worktree and its git dirs and the state root (review19 #14) -----------------------------
+# The worktree is bound read-write and its git dirs are the overlay's lower dirs: a state root in
+# them (`--root repo/.st`) is the command's to list and write, as through writablePaths.
+
+# worktree_refused ROOT WHAT PATH: a run with --root ROOT whose command would write ROOT: 125, one
+# line naming WHAT (`worktree`, `worktree: git common dir`) and PATH, nothing run, ROOT not made
+worktree_refused() {
+  local root=$1 what=$2 path=$3
+  run as_caller "$FSRUN" --root "$root" sandbox --worktree "$WT" --task-id "$TASK" \
+    -- sh -c "mkdir -p '$root/.sandbox-bundle'; touch '$root/.sandbox-bundle/planted' '$DIR/ran'"
+  echo "$output"
+  [ "$status" -eq 125 ]
+  [ "${#lines[@]}" -eq 1 ]
+  [[ $output == "fsrun: $what: \`$path\` reaches fsrun's state root \`$root\`"* ]]
+  [[ $output == *"set XDG_RUNTIME_DIR or --root to a directory outside it" ]]
+  [ ! -e "$DIR/ran" ]
+  [ ! -e "$root" ]
+}
+
+check_state_root_in_worktree() {
+  local common
+  use_caller "$1"
+  common=$(as_caller git -C "$WT" rev-parse --path-format=absolute --git-common-dir)
+  worktree_refused "$WT/.st" worktree "$WT"
+  worktree_refused "$WT/sub/.st" worktree "$WT"
+  as_caller ln -s "$WT" "$DIR/wl"
+  worktree_refused "$DIR/wl/.st" worktree "$WT"
+  worktree_refused "$common/fsrun-state" "worktree: git common dir" "$common"
+  # `fsrun bundle`: the task container's exec would write it; 1, nothing written
+  echo '{}' >"$DIR/policy.json"
+  run as_caller "$FSRUN" --root "$WT/.st" bundle --policy "$DIR/policy.json" --worktree "$WT" \
+    --out "$DIR/bundle"
+  echo "$output"
+  [ "$status" -eq 1 ]
+  [ "${#lines[@]}" -eq 1 ]
+  [[ $output == "fsrun: worktree: \`$WT\` reaches fsrun's state root \`$WT/.st\`"* ]]
+  [ ! -e "$DIR/bundle" ] && [ ! -e "$WT/.st" ]
+  # a state root beside the worktree runs
+  run as_caller "$FSRUN" --root "$DIR/st" sandbox --worktree "$WT" --task-id "$TASK" -- true
+  echo "$output"
+  [ "$status" -eq 0 ]
+  STATE=$DIR/st
+  assert_state_clean
+}
+
+@test "sandbox-run: a state root inside the worktree or its git common dir is refused, 125 (run) / 1 (bundle), nothing made (root)" {
+  check_state_root_in_worktree root
+}
+
+@test "sandbox-run: a state root inside the worktree or its git common dir is refused, 125 (run) / 1 (bundle), nothing made (ordinary user)" {
+  check_state_root_in_worktree user
+}
+
 # `fsrun bundle`: the task container's commands would write the state root its create uses
 check_state_root_bundle() {
   state_area "$1"

@@ -10,7 +10,7 @@ import type { SandboxAuditEvent, SandboxAuditHook } from "./audit";
 import { BackendBase, checkContext, checkCwd } from "./backend-base";
 import type { Task } from "./backend-base";
 import { FsrunError, FsrunSetupError, FsrunUnavailableError, SandboxSettingsError } from "./errors";
-import { FsrunCli, firstLines, fsrunOwnEnv, policyErrorFrom } from "./fsrun-cli";
+import { FSRUN_OWN_ENV, FsrunCli, firstLines, fsrunOwnEnv, policyErrorFrom } from "./fsrun-cli";
 import type { SandboxBackend, SandboxCapabilities, SandboxPrepareContext } from "./fusion-types";
 import { maxBufferOf, runNative } from "./native";
 import { checkPolicy, combinePolicies } from "./policy";
@@ -254,6 +254,26 @@ export class FsrunBackend extends BackendBase implements SandboxBackend {
     return env;
   }
 
+  /**
+   * fsrun sandbox hands the command the envAllowlisted variables of its own environment, which
+   * also chooses fsrun's state root (XDG_RUNTIME_DIR), the tools it runs (PATH) and its buses: those
+   * are fsrunOwnEnv()'s only, the same the private dir's base and every other fsrun command see. The
+   * command's own values of those names are set by its shell (script), as exec would give them.
+   */
+  private oneShotEnv(task: Task, opts: FsrunRunOptions): { env: NodeJS.ProcessEnv; script: string } {
+    const command = this.commandEnv(task, opts);
+    const path = (opts.env ?? process.env).PATH;
+    if (path !== undefined) command.PATH = path;
+    const env: NodeJS.ProcessEnv = {};
+    let script = "";
+    for (const [name, value] of Object.entries(command)) if (!FSRUN_OWN_ENV.includes(name)) env[name] = value;
+    for (const name of FSRUN_OWN_ENV) {
+      if (command[name] !== undefined) script += `export ${name}='${command[name].replace(/'/g, `'\\''`)}'\n`;
+      else if (name !== "PATH" && (task.policy.envAllowlist ?? []).includes(name)) script += `unset ${name}\n`;
+    }
+    return { env: { ...env, ...fsrunOwnEnv() }, script };
+  }
+
   private async runOneShot(task: Task, command: string, opts: FsrunRunOptions, cwd: string, runId: string): Promise<{ result: FsrunRunResult; fsrunKilled?: boolean }> {
     const maxBuffer = maxBufferOf(opts);
     // fsrun has no --cwd: the directory is bound at its own path, so the shell goes there
@@ -262,10 +282,8 @@ export class FsrunBackend extends BackendBase implements SandboxBackend {
     args.push("--task-id", task.taskId, "--run-id", runId, "--max-buffer", String(maxBuffer), "--max-buffer-kill", "--failure-mode", this.failureMode);
     if (opts.timeoutMs > 0) args.push("--timeout-ms", String(Math.ceil(opts.timeoutMs)));
     if (this.auditLog !== undefined) args.push("--audit-log", this.auditLog);
-    args.push("--", "/bin/sh", "-c", script);
-    const env: NodeJS.ProcessEnv = { ...fsrunOwnEnv(), ...this.commandEnv(task, opts) };
-    const path = (opts.env ?? process.env).PATH;
-    if (path !== undefined) env.PATH = path;
+    const { env, script: own } = this.oneShotEnv(task, opts);
+    args.push("--", "/bin/sh", "-c", own + script);
     const raw = await runProc({
       file: this.cli.path,
       args,

@@ -8,8 +8,9 @@ import type { UnavailableReason } from "./errors";
 import { runProc } from "./proc";
 import type { FsrunPolicy, LimitNotEnforced, SandboxFailureMode, SandboxLimits } from "./types";
 
-/** What fsrun itself reads from its environment. */
-const FSRUN_OWN_ENV = ["PATH", "HOME", "XDG_RUNTIME_DIR", "DBUS_SYSTEM_BUS_ADDRESS"];
+/** What fsrun itself reads from its environment: its state root, the tools it runs, the buses its
+ * systemd cgroup driver asks. */
+export const FSRUN_OWN_ENV: readonly string[] = ["PATH", "HOME", "XDG_RUNTIME_DIR", "DBUS_SYSTEM_BUS_ADDRESS", "DBUS_SESSION_BUS_ADDRESS"];
 const SMALL_COMMAND_TIMEOUT_MS = 60_000;
 
 export interface Exited {

@@ -112,6 +112,33 @@ test(`[${WHO}] one-shot: output, a file in the worktree, exec-like env and cwd`,
   assert.notEqual(w.stdout, "0\n");
 });
 
+// review19 #14: fsrun sandbox gives the command the allowlisted variables of its own environment,
+// which also choose fsrun's state root (XDG_RUNTIME_DIR), the tools it runs (PATH) and its buses
+test(`[${WHO}] one-shot: the command's allowlisted XDG_RUNTIME_DIR, PATH and DBUS_* reach the command, never fsrun`, async () => {
+  const own = join(work, "xdg-own");
+  const theirs = join(work, "xdg-cmd");
+  await mkdir(own, { mode: 0o700 });
+  await mkdir(theirs, { mode: 0o700 });
+  const saved = process.env.XDG_RUNTIME_DIR;
+  process.env.XDG_RUNTIME_DIR = own;
+  try {
+    const policy = { ...basePolicy(), envAllowlist: ["VISIBLE", "XDG_RUNTIME_DIR", "DBUS_SESSION_BUS_ADDRESS"] };
+    const b = await backend({ stateRoot: undefined }, policy);
+    const env = { VISIBLE: "v'q", XDG_RUNTIME_DIR: theirs, DBUS_SESSION_BUS_ADDRESS: "unix:path=/nonexistent", PATH: `/cmd-first:${process.env.PATH}` };
+    const r = await b.run('printf "%s\\n" "$VISIBLE" "$XDG_RUNTIME_DIR" "$DBUS_SESSION_BUS_ADDRESS" "${PATH%%:*}"', opts({ env }));
+    assert.equal(r.stdout, `v'q\n${theirs}\nunix:path=/nonexistent\n/cmd-first\n`, r.stderr);
+    // fsrun's state root is its own environment's: the command's XDG_RUNTIME_DIR held none
+    assert.deepEqual(await readdir(theirs), []);
+    if (!root) assert.ok((await readdir(own)).includes("fsrun"), "the ordinary user's state root is $XDG_RUNTIME_DIR/fsrun of fsrun's own environment");
+    // allowlisted but not in opts.env: the command has none, not fsrun's
+    const unset = await b.run('echo "x=${XDG_RUNTIME_DIR-unset}"', opts({ env: { VISIBLE: "v" } }));
+    assert.equal(unset.stdout, "x=unset\n");
+  } finally {
+    if (saved === undefined) delete process.env.XDG_RUNTIME_DIR;
+    else process.env.XDG_RUNTIME_DIR = saved;
+  }
+});
+
 test(`[${WHO}] one-shot: exit status and signal come from fsrun's fields`, async () => {
   const b = await backend();
   const e3 = await b.run("exit 3", opts());

@@ -154,6 +154,13 @@ static const struct tree_id *tree_held(const struct tree_ids *ids, const char *d
   return NULL;
 }
 
+static bool has_dot_dot(const char *path) {
+  for (const char *p = strstr(path, ".."); p != NULL; p = strstr(p + 2, ".."))
+    if ((p == path || p[-1] == '/') && (p[2] == '\0' || p[2] == '/'))
+      return true;
+  return false;
+}
+
 /* A writablePaths entry that holds a tree is a second, read-write view of it (its git config and
  * hooks) unless it is bound where the tree's protections land; an allowedPaths one is read-only. */
 static int respell_one(const struct tree_ids *ids, const char *field, size_t i, char **item,
@@ -167,6 +174,12 @@ static int respell_one(const struct tree_ids *ids, const char *field, size_t i, 
   if (walk_spelling(ids, *item, &walked, &hit) < 0)
     return fsrun_error_errno(err, "policy: %s[%zu]: `%s`", field, i, *item);
   held = hit || !writable ? NULL : tree_held(ids, walked);
+  if (!hit && held == NULL && has_dot_dot(*item)) {
+    /* the admin's `..` goes where the kernel's does (after a link: not where the text says) */
+    free(*item);
+    *item = path_clean_abs(walked);
+    return 0;
+  }
   if (!hit && held == NULL)
     return 0; /* the admin's links only: bound where the policy says */
   if (held != NULL && !path_within(held->path, walked))

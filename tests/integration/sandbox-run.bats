@@ -1300,6 +1300,30 @@ check_state_root_in_worktree() {
   check_state_root_in_worktree user
 }
 
+# check_dot_dot_after_link root|user: a writablePaths entry `x/up/..` with `up` a link to
+# area/sub is the directory the kernel's `..` leads to (area), not the `x` its text names: the
+# command writes area, and x stays as it was
+check_dot_dot_after_link() {
+  use_caller "$1"
+  as_caller mkdir -p "$DIR/area/sub" "$DIR/x"
+  as_caller ln -s "$DIR/area/sub" "$DIR/x/up"
+  printf '{"writablePaths": ["%s"]}\n' "$DIR/x/up/.." >"$DIR/policy.json"
+  run sbx --policy "$DIR/policy.json" -- sh -c "touch '$DIR/area/made'; touch '$DIR/x/made'; true"
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ -f "$DIR/area/made" ]
+  [ ! -e "$DIR/x/made" ]
+  assert_state_clean
+}
+
+@test "sandbox-run: a writablePaths entry with a \`..\` after a link is the directory the kernel reaches (root)" {
+  check_dot_dot_after_link root
+}
+
+@test "sandbox-run: a writablePaths entry with a \`..\` after a link is the directory the kernel reaches (ordinary user)" {
+  check_dot_dot_after_link user
+}
+
 # `fsrun bundle`: the task container's commands would write the state root its create uses
 check_state_root_bundle() {
   state_area "$1"

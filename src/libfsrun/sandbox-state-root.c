@@ -129,8 +129,9 @@ static int walk_way(const char *path, const struct entry_ids *ids, ssize_t *hit,
       continue;
     }
     next = openat(cur, comp, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    /* a file on the way: no state root can be made there; cur is the last place the command has */
     if (next < 0)
-      return -1;
+      return errno == ENOTDIR ? ancestor_among(cur, ids, hit) : -1;
     close(cur);
     cur = next;
   }

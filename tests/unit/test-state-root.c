@@ -92,6 +92,14 @@ int main(void) {
          "neither made yet: compared by spelling");
   tap_ok(reach1(root, "relative/dir") == -1, "a relative entry (refused where it is used)");
   {
+    FILE *f = fopen(at("area/file"), "w");
+    tap_ok(f != NULL && fclose(f) == 0, "a file to put a state root under");
+    tap_ok(reach1(at("lnk/file/state"), at("area")) == 0,
+           "a state root under a file: the directory holding the file decides");
+    tap_ok(reach1(at("lnk/file/state"), at("other")) == -1, "and it is no error");
+    unlink(at("area/file"));
+  }
+  {
     const char *const two[] = {at("other"), at("lnk")};
     tap_ok(reach(root, two, 2) == 1, "the index of the entry that reaches it");
   }

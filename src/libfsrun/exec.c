@@ -347,11 +347,31 @@ static int child_enter_cwd(const char *cwd, fsrun_error_t *err) {
   return 0;
 }
 
+/* The most an exec waits for an init that `start` released to reach its execve (ms). */
+#define JOIN_WAIT_FOR_EXECVE_MS 5000
+
+/* setns on the init's pidfd asks for ptrace access to the init. Until its execve the init is
+ * non-dumpable with the runtime's memory, owned by the host's user namespace: a rootless caller
+ * gets EPERM there for an exec made right after `start` (or `run -d`) returned, which is before
+ * the init's execve, as with runc and crun. The init is dumpable from its execve on: wait for it,
+ * boundedly (a pidfd join is all or nothing, so a retry starts from where we were). */
+static int join_waiting_for_execve(struct exec_child *c, int flags) {
+  long waited_us = 0, pause_us = 500;
+  while (init_ns_join(c->init_ns, flags) < 0) {
+    if (errno != EPERM || c->init_ns->pidfd < 0 || waited_us >= JOIN_WAIT_FOR_EXECVE_MS * 1000L)
+      return -1;
+    usleep((useconds_t)pause_us);
+    waited_us += pause_us;
+    pause_us = pause_us < 64000 ? pause_us * 2 : pause_us;
+  }
+  return 0;
+}
+
 static int child_join_namespaces(struct exec_child *c, fsrun_error_t *err) {
   int flags = c->ns_flags;
   if (flags == 0)
     return 0;
-  if (init_ns_join(c->init_ns, flags) == 0)
+  if (join_waiting_for_execve(c, flags) == 0)
     return 0;
   /* a container that shares the caller's user namespace (joined by path): EINVAL for it alone */
   if (errno == EINVAL && c->join_user && init_ns_join(c->init_ns, flags & ~CLONE_NEWUSER) == 0)

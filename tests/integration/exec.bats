@@ -631,6 +631,34 @@ write_passwd() {
   [ ! -e "$ROOTFS/tmp/denied-rl" ]
 }
 
+@test "exec: rootless (uid 1000): an exec made before the init reached its execve waits for it (no EPERM)" {
+  # run -d returns once the init is released, before its execve (runc and crun too); until then
+  # the init is non-dumpable with the runtime's memory, and a rootless setns on its pidfd got
+  # EPERM. A startContainer hook (run by the init before its execve) holds it there on a fifo.
+  requires_host_command setpriv
+  setpriv --reuid=1000 --regid=1000 --clear-groups test -x "$FSRUN" ||
+    skip "uid 1000 cannot execute $FSRUN"
+  local dir=$BATS_TEST_TMPDIR/rootless
+  mkdir -p "$dir/state"
+  chown 1000:1000 "$dir" "$dir/state"
+  mkfifo -m 666 "$ROOTFS/hold"
+  as_user spec --rootless --bundle "$dir"
+  jq --arg r "$ROOTFS" '.root.path = $r | .process.terminal = false | .process.args = ["sleep", "100000"]
+    | .hooks.startContainer = [{"path": "/bin/sh", "args": ["sh", "-c", "read x </hold"]}]' \
+    "$dir/config.json" >"$dir/config.new"
+  mv "$dir/config.new" "$dir/config.json"
+  ROOTLESS_ID=$CONTAINER_ID
+  as_user run -d --bundle "$dir" "$ROOTLESS_ID" </dev/null >/dev/null 2>&1
+  as_user exec "$ROOTLESS_ID" sh -c 'echo joined' >"$dir/exec.out" 2>&1 &
+  local exec_pid=$!
+  timeout 30 sh -c 'echo go >"$1"' _ "$ROOTFS/hold"
+  local status=0
+  wait "$exec_pid" || status=$?
+  cat "$dir/exec.out"
+  [ "$status" -eq 0 ]
+  [ "$(cat "$dir/exec.out")" = joined ]
+}
+
 @test "exec: noNewPrivileges is inherited from config.json without --process; a process file decides with it" {
   update_config '.process.noNewPrivileges = true'
   start_container

@@ -127,6 +127,13 @@ tamper() {
   jq -cs '[.[] | select(.event == "sandbox:tamper") | .paths[]] | sort | unique' "$DIR/audit.jsonl"
 }
 
+# tamper's config: entries alone. A run on the main checkout right after make_repo may also report
+# the linked worktrees' .git files the host has just made: a walk reports what changed in the
+# last clock tick before it began (docs/sandbox.md), a false alarm these tests do not pin.
+config_tamper() {
+  tamper | jq -c 'map(select(startswith("config:")))'
+}
+
 # the host's plain `git status` in DIR ran no planted script
 assert_status_runs_nothing() {
   hgit -C "$1" status >/dev/null 2>&1 || true
@@ -435,9 +442,9 @@ route_include() {
   make_repo "$1"
   hgit -C "$REPO" config include.path ../.gitconfig
   sbx "$REPO" -- 'echo two >>README'
-  [ "$(tamper)" = '[]' ]
+  [ "$(config_tamper)" = '[]' ]
   sbx "$REPO" -- "printf '[core]\\n\\tfsmonitor = $DIR/evil.sh\\n' >.gitconfig"
-  [ "$(tamper)" = '["config:include.path=../.gitconfig"]' ]
+  [ "$(config_tamper)" = '["config:include.path=../.gitconfig"]' ]
   safe_git -C "$REPO" status >/dev/null
   [ ! -e "$MARKER" ]
   hgit -C "$REPO" status >/dev/null 2>&1 || true

@@ -29,6 +29,20 @@ as_user() {
     "$FSRUN" --root "$BATS_TEST_TMPDIR/rootless/state" "$@"
 }
 
+# start_rootless [JQ]: $ROOTLESS_ID runs `sleep` detached as uid 1000, from a `spec --rootless`
+# bundle in $BATS_TEST_TMPDIR/rootless over $ROOTFS whose config the jq filter JQ changes further
+start_rootless() {
+  local dir=$BATS_TEST_TMPDIR/rootless
+  mkdir -p "$dir/state"
+  chown 1000:1000 "$dir" "$dir/state"
+  as_user spec --rootless --bundle "$dir"
+  jq --arg r "$ROOTFS" '.root.path = $r | .process.terminal = false
+    | .process.args = ["sleep", "100000"] | '"${1:-.}" "$dir/config.json" >"$dir/config.new"
+  mv "$dir/config.new" "$dir/config.json"
+  ROOTLESS_ID=$CONTAINER_ID
+  as_user run -d --bundle "$dir" "$ROOTLESS_ID" </dev/null >/dev/null 2>&1
+}
+
 # start_container: $CONTAINER_ID runs `sleep` detached; sets INIT_PID (host pid of its init)
 start_container() {
   set_process_args sleep 100000
@@ -95,14 +109,7 @@ start_container() {
   setpriv --reuid=1000 --regid=1000 --clear-groups test -x "$FSRUN" ||
     skip "uid 1000 cannot execute $FSRUN"
   local dir=$BATS_TEST_TMPDIR/rootless
-  mkdir -p "$dir/state"
-  chown 1000:1000 "$dir" "$dir/state"
-  as_user spec --rootless --bundle "$dir"
-  jq --arg r "$ROOTFS" '.root.path = $r | .process.terminal = false | .process.args = ["sleep", "100000"]' \
-    "$dir/config.json" >"$dir/config.new"
-  mv "$dir/config.new" "$dir/config.json"
-  ROOTLESS_ID=$CONTAINER_ID
-  as_user run -d --bundle "$dir" "$ROOTLESS_ID" </dev/null >/dev/null 2>&1
+  start_rootless
   init=$(as_user state "$ROOTLESS_ID" | jq -r .pid)
   [ "$init" -gt 0 ]
   run as_user exec "$ROOTLESS_ID" sh -c 'id -u; cat /proc/1/cmdline | tr "\0" " "; echo; readlink /proc/self/ns/pid; readlink /proc/self/ns/user; exit 3'
@@ -593,15 +600,7 @@ write_passwd() {
   setpriv --reuid=1000 --regid=1000 --clear-groups test -x "$FSRUN" ||
     skip "uid 1000 cannot execute $FSRUN"
   write_passwd
-  local dir=$BATS_TEST_TMPDIR/rootless
-  mkdir -p "$dir/state"
-  chown 1000:1000 "$dir" "$dir/state"
-  as_user spec --rootless --bundle "$dir"
-  jq --arg r "$ROOTFS" '.root.path = $r | .process.terminal = false | .process.args = ["sleep", "100000"]
-    | .process.env |= map(select(startswith("HOME=") | not))' "$dir/config.json" >"$dir/config.new"
-  mv "$dir/config.new" "$dir/config.json"
-  ROOTLESS_ID=$CONTAINER_ID
-  as_user run -d --bundle "$dir" "$ROOTLESS_ID" </dev/null >/dev/null 2>&1
+  start_rootless '.process.env |= map(select(startswith("HOME=") | not))'
   run as_user exec "$ROOTLESS_ID" sh -c 'echo "[$HOME]"'
   [ "$status" -eq 0 ]
   [ "$output" = "[/root]" ]
@@ -611,18 +610,9 @@ write_passwd() {
   requires_host_command setpriv
   setpriv --reuid=1000 --regid=1000 --clear-groups test -x "$FSRUN" ||
     skip "uid 1000 cannot execute $FSRUN"
-  local dir=$BATS_TEST_TMPDIR/rootless
-  mkdir -p "$dir/state"
-  chown 1000:1000 "$dir" "$dir/state"
-  as_user spec --rootless --bundle "$dir"
-  jq --arg r "$ROOTFS" '.root.path = $r | .process.terminal = false | .process.args = ["sleep", "100000"]
-    | .process.noNewPrivileges = true
+  start_rootless '.process.noNewPrivileges = true
     | .linux.seccomp = {"defaultAction": "SCMP_ACT_ALLOW",
-        "syscalls": [{"names": ["mkdir", "mkdirat"], "action": "SCMP_ACT_ERRNO"}]}' \
-    "$dir/config.json" >"$dir/config.new"
-  mv "$dir/config.new" "$dir/config.json"
-  ROOTLESS_ID=$CONTAINER_ID
-  as_user run -d --bundle "$dir" "$ROOTLESS_ID" </dev/null >/dev/null 2>&1
+        "syscalls": [{"names": ["mkdir", "mkdirat"], "action": "SCMP_ACT_ERRNO"}]}'
   run as_user exec "$ROOTLESS_ID" sh -c 'grep Seccomp: /proc/self/status; mkdir /tmp/denied-rl'
   echo "$output"
   [ "$status" -eq 1 ]
@@ -639,16 +629,8 @@ write_passwd() {
   setpriv --reuid=1000 --regid=1000 --clear-groups test -x "$FSRUN" ||
     skip "uid 1000 cannot execute $FSRUN"
   local dir=$BATS_TEST_TMPDIR/rootless
-  mkdir -p "$dir/state"
-  chown 1000:1000 "$dir" "$dir/state"
   mkfifo -m 666 "$ROOTFS/hold"
-  as_user spec --rootless --bundle "$dir"
-  jq --arg r "$ROOTFS" '.root.path = $r | .process.terminal = false | .process.args = ["sleep", "100000"]
-    | .hooks.startContainer = [{"path": "/bin/sh", "args": ["sh", "-c", "read x </hold"]}]' \
-    "$dir/config.json" >"$dir/config.new"
-  mv "$dir/config.new" "$dir/config.json"
-  ROOTLESS_ID=$CONTAINER_ID
-  as_user run -d --bundle "$dir" "$ROOTLESS_ID" </dev/null >/dev/null 2>&1
+  start_rootless '.hooks.startContainer = [{"path": "/bin/sh", "args": ["sh", "-c", "read x </hold"]}]'
   as_user exec "$ROOTLESS_ID" sh -c 'echo joined' >"$dir/exec.out" 2>&1 &
   local exec_pid=$!
   timeout 30 sh -c 'echo go >"$1"' _ "$ROOTFS/hold"

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "git-config.h"
 #include "sandbox-git.h"
 #include "sha1.h"
 #include "sha256.h"
@@ -377,49 +378,17 @@ bool git_index_listed(char *const *sorted, size_t n, const char *path) {
 
 /* --- the repository's object format ---------------------------------------------------------- */
 
-/* the value of a config line after `=`: blanks trimmed, quotes dropped, a comment cut */
-static void config_value(const char *p, char *out, size_t max) {
-  size_t n = 0;
-  bool quoted = false;
-  while (*p == ' ' || *p == '\t')
-    p++;
-  for (; *p && *p != '\n' && n + 1 < max; p++) {
-    if (*p == '"') {
-      quoted = !quoted;
-      continue;
-    }
-    if (!quoted && (*p == '#' || *p == ';'))
-      break;
-    out[n++] = *p;
-  }
-  while (n > 0 && (out[n - 1] == ' ' || out[n - 1] == '\t' || out[n - 1] == '\r'))
-    n--;
-  out[n] = '\0';
+/* extensions.objectFormat's last value; a bare `objectformat` (git refuses it) changes nothing */
+static void on_object_format(void *arg, const char *key, const char *value) {
+  size_t *hash = arg;
+  if (value != NULL && strcmp(key, "extensions.objectformat") == 0)
+    *hash = strcasecmp(value, "sha256") == 0 ? 32 : 20;
 }
 
+/* git reads the repository's format from its own config alone, includes not followed
+ * (setup.c, read_repository_format), and so does this */
 size_t git_config_hash_size(const char *config) {
-  bool in_extensions = false;
   size_t hash = 20;
-  for (const char *line = config; line != NULL && *line;
-       line = strchr(line, '\n'), line = line ? line + 1 : NULL) {
-    const char *p = line + strspn(line, " \t");
-    if (*p == '[') {
-      size_t n = strcspn(p + 1, "]\n");
-      /* `[extensions]` only: not a subsection, not `[extensions.x]` */
-      in_extensions = n == 10 && strncasecmp(p + 1, "extensions", 10) == 0 && p[11] == ']';
-      if (p[1 + n] != ']')
-        continue;
-      p += 2 + n;
-      p += strspn(p, " \t");
-    }
-    if (in_extensions && strncasecmp(p, "objectformat", 12) == 0) {
-      const char *q = p + 12 + strspn(p + 12, " \t");
-      char value[16];
-      if (*q != '=')
-        continue;
-      config_value(q + 1, value, sizeof(value));
-      hash = strcasecmp(value, "sha256") == 0 ? 32 : 20;
-    }
-  }
+  git_config_each(config, on_object_format, &hash);
   return hash;
 }

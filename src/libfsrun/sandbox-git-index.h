@@ -65,8 +65,7 @@ void git_index_sort_paths(char **paths, size_t n);
 bool git_index_listed(char *const *sorted, size_t n, const char *path);
 
 /* The object id size a repository's config gives (`extensions.objectFormat`: sha256 -> 32, else
- * 20), read as git reads the key: section and key names case-insensitive, the value's quotes and
- * a trailing comment dropped. */
+ * 20), read by git-config.c as git reads the file; `include.path` is not followed. */
 size_t git_config_hash_size(const char *config);
 
 #endif

@@ -369,6 +369,19 @@ static void test_config(void) {
          "objectformat outside [extensions]: 20");
   tap_ok(git_config_hash_size("[extensions]\nobjectformat = sha256\nobjectformat = sha1\n") == 20,
          "the last value wins: 20");
+  tap_ok(git_config_hash_size("[include]\n\tpath = /x/sha256.cfg\n[includeIf \"gitdir:/\"]\n"
+                              "\tpath = sha256\n") == 20,
+         "include.path is not followed (git reads the format without includes): 20");
+  tap_ok(git_config_hash_size(
+             "[extensions]\nobjectformat = sha256\n[include]\npath = sha1.cfg\n") == 32,
+         "an include after the key changes nothing: 32");
+  tap_ok(git_config_hash_size("[extensions.x]\nobjectformat = sha256\n") == 20,
+         "objectformat in the legacy subsection [extensions.x]: 20");
+  tap_ok(git_config_hash_size("[extensions]\nobjectformat = sha256\nobjectformat\n") == 32,
+         "a bare objectformat (no value) changes nothing: 32");
+  tap_ok(git_config_hash_size("[extensions]\n\tobjectformat = \"sha\\\n256\"\n") == 32,
+         "a value continued on the next line: 32");
+  tap_ok(git_config_hash_size(NULL) == 20, "no config: 20");
 }
 
 /* stat32 at entry e's stat field (0: ctime, 8: mtime, 36: size) */

@@ -258,7 +258,7 @@ char *exec_git_finish(struct exec_git *g) {
   sandbox_git_finish(&g->run, g->worktree);
   tamper_since_write(g, &g->run.walk_began);
   warn_list("the command made nested git repositories or changed files the repository's config "
-            "has the host's git run (do not trust the host's git with them)",
+            "or its hooks have the host's git run (do not trust the host's git with them)",
             g->run.tamper);
   warn_list("git: left out what the command wrote outside the task's allowlist", g->run.discarded);
   sb_json_string_array(&json, "tamper", g->run.tamper);

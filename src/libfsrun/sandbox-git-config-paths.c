@@ -37,6 +37,7 @@ struct collect {
   const char *worktree;
   const char *config_dir; /* relative include paths are taken from the including file's dir */
   int depth;
+  char **hooks_dir; /* the last core.hooksPath, resolved as git does for a worktree's hooks */
 };
 
 static void read_config_file(struct collect *c, const char *path);
@@ -61,13 +62,11 @@ static char *resolve(const char *base, const char *path) {
   return xasprintf("%s/%s", base, path);
 }
 
-static void add_pointer(struct collect *c, const char *key, const char *value, const char *base,
-                        const char *path) {
-  struct sandbox_git_run *g = c->g;
+void sandbox_git_pointer_add(struct sandbox_git_run *g, char *entry, char *path, bool below_top) {
   struct sandbox_git_pointer *p;
-  char *abs = resolve(base, path);
-  if (abs == NULL || g->n_pointers >= POINTERS_MAX) {
-    free(abs);
+  if (g->n_pointers >= POINTERS_MAX) {
+    free(entry);
+    free(path);
     return;
   }
   p = realloc(g->pointers, (g->n_pointers + 1) * sizeof(*g->pointers));
@@ -75,10 +74,19 @@ static void add_pointer(struct collect *c, const char *key, const char *value, c
     abort();
   g->pointers = p;
   p = &g->pointers[g->n_pointers++];
-  p->entry = entry_of(key, value);
-  p->path = abs;
+  p->entry = entry;
+  p->path = path;
+  p->below_top = below_top;
+}
+
+static void add_pointer(struct collect *c, const char *key, const char *value, const char *base,
+                        const char *path) {
+  char *abs = resolve(base, path);
+  if (abs == NULL)
+    return;
   /* below the worktree's top: the directories on the way are checked too */
-  p->below_top = base == c->worktree && path[0] != '/' && strncmp(path, "~/", 2) != 0;
+  sandbox_git_pointer_add(c->g, entry_of(key, value), abs,
+                          base == c->worktree && path[0] != '/' && strncmp(path, "~/", 2) != 0);
 }
 
 static bool key_is(const char *key, const char *section, const char *name) {
@@ -128,6 +136,8 @@ static void on_variable(void *arg, const char *key, const char *value) {
     return;
   if (strcmp(key, "core.hookspath") == 0) {
     add_hooks_path(c, "core.hooksPath", value);
+    free(*c->hooks_dir);
+    *c->hooks_dir = resolve(c->worktree, value);
   } else if (is_command(key)) {
     add_command_words(c, key, value);
   } else if (is_include(key)) {
@@ -168,13 +178,18 @@ static void read_config_file(struct collect *c, const char *path) {
 }
 
 void sandbox_git_config_paths(struct sandbox_git_run *g, const char *worktree) {
-  struct collect c = {.g = g, .worktree = worktree, .config_dir = g->common_dir};
+  cleanup_free char *hooks_dir = NULL;
+  struct collect c = {
+      .g = g, .worktree = worktree, .config_dir = g->common_dir, .hooks_dir = &hooks_dir};
   cleanup_free char *config = xasprintf("%s/config", g->common_dir);
   cleanup_free char *common_wt = xasprintf("%s/config.worktree", g->common_dir);
   cleanup_free char *admin_wt =
       g->admin[0] ? xasprintf("%s/%s/config.worktree", g->common_dir, g->admin) : NULL;
   read_config_file(&c, config);
   read_config_file(&c, admin_wt != NULL ? admin_wt : common_wt);
+  if (hooks_dir == NULL)
+    hooks_dir = xasprintf("%s/hooks", g->common_dir);
+  sandbox_git_hook_managers(g, worktree, hooks_dir);
   for (size_t i = 0; i < g->n_pointers; i++)
     g->pointers[i].before = pointer_digest(&g->pointers[i], worktree);
 }
@@ -315,6 +330,7 @@ void sandbox_git_config_tamper(const struct sandbox_git_run *g, const char *work
     if (!listed(*tamper, p->entry) && pointer_digest(p, worktree) != p->before)
       sandbox_git_strv_push(tamper, &n, p->entry);
   }
+  sandbox_git_hook_managers_tamper(g, worktree, tamper, &n);
 }
 
 void sandbox_git_pointers_free(struct sandbox_git_run *g) {
@@ -325,4 +341,9 @@ void sandbox_git_pointers_free(struct sandbox_git_run *g) {
   free(g->pointers);
   g->pointers = NULL;
   g->n_pointers = 0;
+  sandbox_git_strv_free(g->hook_files_before);
+  g->hook_files_before = NULL;
+  free(g->hook_config_name);
+  g->hook_config_name = NULL;
+  g->hook_managers = 0;
 }

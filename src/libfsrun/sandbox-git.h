@@ -50,7 +50,7 @@ struct sandbox_git_ref {
 /* a file or directory the repository's config has the host's git run or read (core.hooksPath, a
  * filter's script, an included config), and the tamper entry naming it */
 struct sandbox_git_pointer {
-  char *entry;     /* "config:<key>=<value>" */
+  char *entry;     /* "config:<key>=<value>" or "hooks:<name>" */
   char *path;      /* absolute, as the host's git would reach it */
   bool below_top;  /* relative to the worktree's top: the directories on the way count too */
   uint64_t before; /* its digest before the run (sandbox-git-config-paths.c) */
@@ -79,10 +79,16 @@ struct sandbox_git_run {
   struct timespec walk_began;
   struct sandbox_git_pointer *pointers; /* what the config names, read before the run */
   size_t n_pointers;
+  /* the hook managers the installed hooks belong to (sandbox-git-hook-managers.c), their files at
+   * the worktree's top before the run (NULL-terminated), pre-commit's --config=<name> */
+  unsigned hook_managers;
+  char **hook_files_before;
+  char *hook_config_name;
   /* after sandbox_git_finish, NULL-terminated, at most SANDBOX_GIT_MAX_REPORTED each: */
   char **discarded; /* the common-dir-relative paths of the run's changes that were left out */
   char **tamper;    /* the worktree-relative gitlinks and nested git dirs the run made, and the
-                     * `config:<key>=<value>` entries whose files the run changed */
+                     * `config:<key>=<value>` and `hooks:<name>` entries whose files the run
+                     * changed */
 };
 
 /* Before the run: the layout, the refs' values, and the per-run dir (owned by the caller). */
@@ -150,6 +156,14 @@ void sandbox_git_config_paths(struct sandbox_git_run *g, const char *worktree);
 void sandbox_git_config_tamper(const struct sandbox_git_run *g, const char *worktree,
                                char ***tamper);
 void sandbox_git_pointers_free(struct sandbox_git_run *g);
+/* a pointer whose digest is taken with the config's (entry and path: taken over) */
+void sandbox_git_pointer_add(struct sandbox_git_run *g, char *entry, char *path, bool below_top);
+/* sandbox-git-hook-managers.c: before the run, the managers whose hooks hooks_dir holds and their
+ * files at the worktree's top (pointers `hooks:<name>`); after it, the files that appeared */
+void sandbox_git_hook_managers(struct sandbox_git_run *g, const char *worktree,
+                               const char *hooks_dir);
+void sandbox_git_hook_managers_tamper(const struct sandbox_git_run *g, const char *worktree,
+                                      char ***tamper, size_t *n);
 /* sandbox-git-objects.c: the run's new loose objects adopted once checked against their names;
  * packs and the rest of upper/objects reported through discard (common-dir-relative paths). false
  * when an object the run wrote was not adopted (a loose one discarded or not copied, a pack, or

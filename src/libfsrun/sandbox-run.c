@@ -216,7 +216,8 @@ static void warn_tamper(const struct sandbox_git_run *g) {
     sb_printf(&b, "%s%s", p == g->tamper ? "" : ", ", *p);
   if (b.data != NULL)
     log_warning("sandbox: the run made nested git repositories or changed files the repository's "
-                "config has the host's git run (do not trust the host's git with them): %s",
+                "config or its hooks have the host's git run (do not trust the host's git with "
+                "them): %s",
                 b.data);
   free(b.data);
   b = (struct strbuf){0};

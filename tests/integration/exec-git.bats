@@ -157,6 +157,14 @@ route_exec_foreign_gitdir() {
   route_include user
 }
 
+@test "exec-git: a command that edits the files installed lefthook and pre-commit hooks read is reported in --status-json (root)" {
+  route_hook_managers root
+}
+
+@test "exec-git: a command that edits the files installed lefthook and pre-commit hooks read is reported in --status-json (ordinary user)" {
+  route_hook_managers user
+}
+
 @test "exec-git: a gitlink and nested git dirs the command made are reported in --status-json (root)" {
   route_gitlink root
 }

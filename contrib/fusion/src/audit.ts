@@ -42,7 +42,7 @@ export interface SandboxAuditEvent {
   fsrunKilled?: boolean;
   oomKilled?: boolean;
   limitsNotEnforced?: LimitNotEnforced[];
-  /** Nested git dirs / gitlinks the run made and `config:<key>=<value>` entries (fsrun's sandbox:tamper, folded into the run's outcome). */
+  /** Nested git dirs / gitlinks the run made `config:<key>=<value>` and `hooks:<name>` entries (fsrun's sandbox:tamper, folded into the run's outcome). */
   tamper?: string[];
   /** Git changes the run made outside the task's allowlist, left out (RunResult.gitDiscarded). */
   gitDiscarded?: string[];

@@ -50,7 +50,7 @@ export interface FsrunRunResult extends SandboxRunResult {
   limits: SandboxLimits;
   limitsNotEnforced: LimitNotEnforced[];
   durationMs: number;
-  /** Worktree-relative paths of nested git dirs or gitlinks the run made, and `config:<key>=<value>` for each file the repository's config has the host's git run that the run changed (husky's `.husky/`, an included `.gitconfig`): fsrun's `tamper`, as it is; empty when none or not reported. Any entry: do not run the host's git in that worktree unreviewed. */
+  /** Worktree-relative paths of nested git dirs or gitlinks the run made, and `config:<key>=<value>` for each file the repository's config has the host's git run that the run changed (husky's `.husky/`, an included `.gitconfig`), and `hooks:<name>` for each file an installed hook manager's hooks read that the run changed (`hooks:lefthook.yml`, `hooks:.pre-commit-config.yaml`): fsrun's `tamper`, as it is; empty when none or not reported. Any entry: do not run the host's git in that worktree unreviewed. */
   tamper: string[];
   /** Common-dir-relative paths of git changes the run made outside the task's allowlist, left out (fsrun's `discarded`, both modes; absent when none). */
   gitDiscarded?: string[];

@@ -96,8 +96,8 @@ test("the result's exitCode and signal come from fsrun's fields, never from the 
   assert.equal(o.oomKilled, true);
   assert.deepEqual(r({ exitCode: 0, signal: null, tamper: ["sub/.git"] }).tamper, ["sub/.git"]);
   assert.deepEqual(r({ exitCode: 0, signal: null }).tamper, []);
-  // fsrun's config-named-file entries (docs/sandbox.md) pass through as they are, in order
-  const cfg = ["config:core.hooksPath=.husky", "sub/.git", "config:include.path=../.gitconfig"];
+  // fsrun's config-named-file and hook-manager-file entries (docs/sandbox.md) pass through as they are, in order
+  const cfg = ["config:core.hooksPath=.husky", "sub/.git", "config:include.path=../.gitconfig", "hooks:lefthook.yml"];
   assert.deepEqual(r({ exitCode: 0, signal: null, tamper: cfg }).tamper, cfg);
   assert.deepEqual(o.limitsNotEnforced, [{ limit: "memoryLimitMb", reason: "no cgroup" }]);
 });

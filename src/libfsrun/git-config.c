@@ -114,6 +114,9 @@ void git_config_each(const char *text, void (*fn)(void *arg, const char *key, co
   cleanup_free char *value = xmalloc0(VALUE_MAX);
   if (text == NULL)
     return;
+  /* git skips a UTF-8 byte-order mark at a file's start (what some Windows editors save) */
+  if (strncmp(c.p, "\xef\xbb\xbf", 3) == 0)
+    c.p += 3;
   while (*c.p) {
     char name[64];
     size_t n = 0;

@@ -41,6 +41,13 @@ static void test_syntax(void) {
   memset(&s, 0, sizeof(s));
   git_config_each("[core]\nhooksPath = .a\n[broken\nhooksPath = .b\n", record, &s);
   tap_ok(strcmp(s.text, "core.hookspath=.a|") == 0, "stops at a line git refuses: %s", s.text);
+  memset(&s, 0, sizeof(s));
+  git_config_each("\xef\xbb\xbf[core]\r\n\thooksPath = .githooks\r\n", record, &s);
+  tap_ok(strcmp(s.text, "core.hookspath=.githooks|") == 0, "a leading UTF-8 BOM is skipped: %s",
+         s.text);
+  memset(&s, 0, sizeof(s));
+  git_config_each("[core]\n\xef\xbb\xbf[x]\nhooksPath = .b\n", record, &s);
+  tap_ok(strcmp(s.text, "") == 0, "a BOM past the start is a line git refuses: %s", s.text);
 }
 
 static void write_file(const char *dir, const char *name, const char *text) {
@@ -118,6 +125,12 @@ static void test_entries(const char *top) {
   t = run_with(top, include, ".husky/pre-commit", "#!/bin/sh\nevil again\n");
   tap_ok(count(t) == 1 && strcmp(t[0], "config:core.hooksPath=.husky") == 0,
          "a hooksPath of the included config is followed: %s", t ? t[0] : "(none)");
+  sandbox_git_strv_free(t);
+  /* as a Windows editor saves it: git reads past the BOM, so must the check (review20 C) */
+  write_file(top, ".gitconfig", "\xef\xbb\xbf[core]\r\n\thooksPath = .husky\r\n");
+  t = run_with(top, include, ".husky/pre-commit", "#!/bin/sh\nevil, BOM\n");
+  tap_ok(count(t) == 1 && strcmp(t[0], "config:core.hooksPath=.husky") == 0,
+         "an included config starting with a BOM is followed: %s", t ? t[0] : "(none)");
   sandbox_git_strv_free(t);
 }
 

@@ -6,10 +6,12 @@
  *
  * slirp4netns runs as our child with a parent-death signal and an exit fd (it quits when our end
  * closes), so a SIGKILLed fsrun takes it along; otherwise sandbox_net_kill() kills it once the
- * container's init has been reaped and sandbox_net_reap() waits for it last: its death takes
- * milliseconds (closing its tap's fd unregisters the device, which waits for RCU grace periods
- * and an rcu_barrier), spent while the runtime removes the container, syncs git and reports.
- * Why not pasta: see docs/sandbox.md ("Network"). */
+ * container's init has been reaped and sandbox_net_reap() waits for it last. tap0 is made
+ * persistent before slirp4netns attaches to it: the last close of a tap that is not unregisters
+ * it, in the closing process, and that waits for an rcu_barrier (20-30 ms of every egress run's
+ * wall, in the helper's death we wait for). A persistent tap goes with the namespace instead, in
+ * the kernel's asynchronous clean-up of a namespace nothing holds (tests/bench/README.md, session
+ * 20). Why not pasta: see docs/sandbox.md ("Network"). */
 #include "sandbox-net.h"
 
 #include <errno.h>
@@ -26,6 +28,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <linux/if.h>
+#include <linux/if_tun.h>
+#include <sched.h>
+#include <sys/ioctl.h>
+
+#include "log.h"
 #include "pidfd-compat.h"
 #include "utils.h"
 
@@ -116,6 +124,35 @@ exec_helper(const char *path, char *const argv[], const int fds[CHILD_FIRST_UNUS
   sigprocmask(SIG_SETMASK, mask, NULL);
   execv(path, argv);
   _exit(127);
+}
+
+/* In the child of vfork: joins the sandbox's namespaces (its user namespace first, where it has
+ * one: only there may we add a device to its network namespace) and makes tap0 persistent, with
+ * the flags slirp4netns asks for. Exit status 0 when it did. */
+static void __attribute__((noreturn)) make_tap_in(int userns_fd, int netns_fd) {
+  struct ifreq ifr;
+  int fd;
+  if ((userns_fd >= 0 && setns(userns_fd, CLONE_NEWUSER) < 0) || setns(netns_fd, CLONE_NEWNET) < 0)
+    _exit(1);
+  fd = open("/dev/net/tun", O_RDWR | O_CLOEXEC);
+  memset(&ifr, 0, sizeof(ifr));
+  ifr.ifr_flags = IFF_TAP | IFF_NO_PI;
+  memcpy(ifr.ifr_name, SANDBOX_TAP_NAME, sizeof(SANDBOX_TAP_NAME));
+  if (fd < 0 || ioctl(fd, TUNSETIFF, &ifr) < 0 || ioctl(fd, TUNSETPERSIST, 1) < 0)
+    _exit(1);
+  _exit(0);
+}
+
+/* tap0, persistent, before slirp4netns attaches to it. Where it cannot be made, slirp4netns makes
+ * its own as before, and only its death is slower. */
+static void make_persistent_tap(int userns_fd, int netns_fd) {
+  int status = 0;
+  pid_t child = vfork();
+  if (child == 0)
+    make_tap_in(userns_fd, netns_fd);
+  if (child < 0 || waitpid(child, &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+    log_debug("sandbox: network egress: no persistent %s; slirp4netns makes its own",
+              SANDBOX_TAP_NAME);
 }
 
 /* fds kept above the numbers the child moves them to */
@@ -261,6 +298,7 @@ int sandbox_net_attach(pid_t init_pid, void *data, fsrun_error_t *err) {
     if (userns_fd < 0)
       return fsrun_error_code(err);
   }
+  make_persistent_tap(userns_fd, netns_fd);
   return start_helper(net, helper, userns_fd, netns_fd, err);
 }
 

@@ -379,13 +379,17 @@ unpin_helpers() {
 }
 
 # netns_holders NET:[INODE] PIN: the processes in that network namespace or holding an fd of it
-# but the pin, and the namespace's devices but lo (its tap0 unregistered with the helper's death)
+# but the pin, and the namespace's devices but lo and a tap0 no process holds (persistent, it goes
+# with the namespace; the pin keeps it, detached: no carrier, so no LOWER_UP among its flags)
 netns_holders() {
   local pattern=${1//[/\\[} fd=$3
   pattern=${pattern//]/\\]}
   find /proc/[0-9]*/ns/net /proc/[0-9]*/fd -maxdepth 1 -lname "$pattern" 2>/dev/null |
     grep -v "^/proc/$2/"
-  nsenter --net="/proc/$2/fd/$fd" ip -o link show | awk -F': ' '$2 != "lo" {print "device " $2}'
+  nsenter --net="/proc/$2/fd/$fd" ip -o link show |
+    awk -F': ' '$2 != "lo" && !($2 == "tap0" && $3 ~ /^<[^>]*>/ && $3 !~ /^<[^>]*LOWER_UP/) {
+      print "device " $2 ": " $3
+    }'
   return 0
 }
 

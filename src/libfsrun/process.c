@@ -102,7 +102,7 @@ __attribute__((noreturn)) static void fail(struct init_config *c, fsrun_error_t 
   _exit(1);
 }
 
-/* A set-up step after `start` (Landlock, the seccomp filter) failed, so the process never ran.
+/* A set-up step after `start` (Landlock) failed, so the process never ran.
  * fsrun's init still holds the sync socket: `run` (the sandbox) reads it there and reports a
  * set-up failure, not an exit status of the process's (trusted as sent before the marker of
  * announce_command). With nobody reading (create/start, or no fsrun init), the container's stderr
@@ -216,15 +216,23 @@ static void close_fds_from(int first, int keep_a, int keep_b, int keep_c) {
       close(fd);
 }
 
-static int open_exec_fifo(struct init_config *c) {
+/* self: our pid in c->procfs_fd's namespace, read before the filter (which need not allow
+ * readlinkat). Under the filter, a refused step is said on the container's stderr: `start` then
+ * finds the init gone. */
+static int open_exec_fifo(struct init_config *c, pid_t self) {
+  const char one = '0';
   char path[64];
-  pid_t self = procfs_self_pid(c->procfs_fd);
   int fd;
   snprintf(path, sizeof(path), "%d/fd/%d", (int)self, c->exec_fifo_fd);
   /* blocks until `start` opens the fifo for reading */
   do
     fd = openat(c->procfs_fd, path, O_WRONLY | O_CLOEXEC);
   while (fd < 0 && errno == EINTR);
+  if (fd < 0 || write(fd, &one, 1) != 1) {
+    dprintf(STDERR_FILENO, "fsrun: %s the exec fifo: %s\n", fd < 0 ? "open" : "write",
+            strerror(errno));
+    _exit(1);
+  }
   return fd;
 }
 
@@ -445,13 +453,13 @@ static void make_session(struct init_config *c) {
   }
 }
 
-/* A filter with no_new_privs that is loaded with the credentials, not last (init_main): a NOTIFY
- * one (its listener must reach the runtime before `create` returns), and any one with
- * pid_join_prepared, whose late init is cloned into a pid namespace the container already sees:
- * with CAP_SYS_PTRACE there (and no user namespace) it could seize the late init before the
- * filter, until `start`, and run in it what the profile denies. The profile must then allow what
- * the init does before execve (docs/process-model.md), as without no_new_privs. */
-static bool filter_before_late_init(const struct init_config *c) {
+/* A filter with no_new_privs that is loaded with the credentials, not when created
+ * (load_filter_when_created): a NOTIFY one (its listener must reach the runtime before `create`
+ * returns), and any one with pid_join_prepared, whose late init is cloned into a pid namespace the
+ * container already sees: with CAP_SYS_PTRACE there (and no user namespace) it could seize the late
+ * init before the filter, until `start`, and run in it what the profile denies. The profile must
+ * then allow what the init does before execve (docs/process-model.md), as without no_new_privs. */
+static bool filter_with_credentials(const struct init_config *c) {
   return c->seccomp != NULL && c->config->process->no_new_privileges &&
          (seccomp_has_notify(c->seccomp) || c->ns->pid_join_prepared);
 }
@@ -460,7 +468,7 @@ static bool filter_before_late_init(const struct init_config *c) {
  * the caps go; with pid_join_prepared the joined pid namespace is entered just before that load
  * (setns needs the caps, the filter may refuse setns, and a NOTIFY profile's courier, cloned
  * before it, would be born visible there with our privilege). A filter with no_new_privs comes
- * after them when filter_before_late_init, else last. */
+ * after them when filter_with_credentials, else when created (load_filter_when_created). */
 static void take_credentials(struct init_config *c) {
   cleanup_error fsrun_error_t err = NULL;
   const oci_process *p = c->config->process;
@@ -480,7 +488,7 @@ static void take_credentials(struct init_config *c) {
   }
   if (process_take_credentials(p, &err) < 0)
     fail(c, &err);
-  if (filter_before_late_init(c) && load_filter(c, &err) < 0)
+  if (filter_with_credentials(c) && load_filter(c, &err) < 0)
     fail(c, &err);
 }
 
@@ -529,8 +537,8 @@ static void init_after_pivot(struct init_config *c, int own_procfs, int mounter_
   }
   if (c->ns->pid_join_prepared)
     drop_host_procfs(c, own_procfs);
-  /* With no_new_privs the filter is the last step before execve (init_main), so that it never
-   * has to allow what the init itself still does; take_credentials loads the others. */
+  /* With no_new_privs the filter comes once the set-up is done (load_filter_when_created), so
+   * that it never has to allow the set-up; take_credentials loads the others. */
   if (c->ns->pid_join_prepared)
     open_told(c, told);
   take_credentials(c);
@@ -541,16 +549,54 @@ static void init_after_pivot(struct init_config *c, int own_procfs, int mounter_
   }
 }
 
+/* Our pid namespace's inode, to tell us from a process that takes our pid later (SYNC_CREATED);
+ * "" when procfs cannot say. */
+static void read_own_pidns(const struct init_config *c, pid_t self, char *out, size_t size) {
+  char path[48];
+  struct stat sb;
+  out[0] = '\0';
+  snprintf(path, sizeof(path), "%d/ns/pid", (int)self);
+  if (self > 0 && fstatat(c->procfs_fd, path, &sb, 0) == 0)
+    snprintf(out, size, "%llu", (unsigned long long)sb.st_ino);
+}
+
+/* With no_new_privs (and not loaded with the credentials), the filter comes here: once the set-up
+ * is done and before SYNC_CREATED. From `created` on a process exec'd into the container sees us
+ * (pid 1 of our pid namespace, waiting for `start`) and, with CAP_SYS_PTRACE and no user
+ * namespace, can seize us and run in us what the profile denies: we carry the filter before the
+ * runtime can write that state (review19 #5). Before SYNC_CREATED, not after it: a failure is
+ * create's. The profile must allow what follows: writev, close, openat and write of the exec fifo,
+ * close_range (or close), the startContainer hooks, Landlock's calls, execve. */
+static void load_filter_when_created(struct init_config *c) {
+  cleanup_error fsrun_error_t err = NULL;
+  if (c->seccomp == NULL || !c->config->process->no_new_privileges || filter_with_credentials(c))
+    return;
+  if (seccomp_load_filter(c->seccomp, NULL, &err) < 0)
+    fail(c, &err);
+}
+
+/* Tells the runtime that the container is created, under the filter: by writev, which any
+ * profile allows that lets its program write. A peer gone (EPIPE: the runtime died) reads
+ * nothing; anything else is the profile's refusal, said where it can be. */
+static void report_created(struct init_config *c, const char *pidns) {
+  int r = sync_send_by_write(c->sync_fd, SYNC_CREATED, pidns, strlen(pidns));
+  if (r == 0)
+    return;
+  if (r != -EPIPE)
+    dprintf(STDERR_FILENO, "fsrun: tell the runtime the container is created: %s\n", strerror(-r));
+  _exit(1);
+}
+
 void init_main(struct init_config *c) {
   cleanup_error fsrun_error_t err = NULL;
   const oci_process *p = c->config->process;
   struct sync_msg msg = {.fd = -1};
   char *hook_state_creating = NULL, *hook_state_created = NULL;
   cleanup_free char *exe = NULL;
-  char **argv, **envp, *home_env = NULL;
-  int notify_fd = -1, own_procfs, mounter_mntns = -1;
+  char **argv, **envp, *home_env = NULL, pidns[32];
+  int own_procfs, mounter_mntns = -1;
   struct hook_runner runner = {.sock = -1};
-  const char one = '0';
+  pid_t self;
   int fifo;
 
   /* no prefault_image() here: the init touches a few dozen windows of the image before its
@@ -648,20 +694,12 @@ void init_main(struct init_config *c) {
   /* create is about to succeed: from here the init outlives it */
   if (prctl(PR_SET_PDEATHSIG, 0, 0, 0, 0) < 0)
     _exit(1);
-  /* our pid namespace (we never leave it), to tell us from a process that takes our pid later:
-   * reported from here, since under `run` we may have exited (and lost our namespaces) before
-   * the parent looks */
-  {
-    char pidns[32] = "";
-    struct stat sb;
-    pid_t self = procfs_self_pid(c->procfs_fd);
-    char path[48];
-    snprintf(path, sizeof(path), "%d/ns/pid", (int)self);
-    if (self > 0 && fstatat(c->procfs_fd, path, &sb, 0) == 0)
-      snprintf(pidns, sizeof(pidns), "%llu", (unsigned long long)sb.st_ino);
-    if (sync_send(c->sync_fd, SYNC_CREATED, 0, pidns, strlen(pidns), -1) < 0)
-      _exit(1);
-  }
+  /* our pid namespace (we never leave it): reported from here, since under `run` we may have
+   * exited (and lost our namespaces) before the parent looks */
+  self = procfs_self_pid(c->procfs_fd);
+  read_own_pidns(c, self, pidns, sizeof(pidns));
+  load_filter_when_created(c);
+  report_created(c, pidns);
   /* fsrun's init keeps it, to report the process's wait status as it exits */
   if (!c->reaper)
     close(c->sync_fd);
@@ -669,12 +707,7 @@ void init_main(struct init_config *c) {
   /* `run` has no fifo: nothing to wait for. The write end stays open (CLOEXEC) until execve:
    * `start` reads until EOF, so that it returns only once the process can take a signal (a
    * signal to a pid namespace's init that has no handler yet is dropped, not queued). */
-  fifo = -1;
-  if (c->exec_fifo_fd >= 0) {
-    fifo = open_exec_fifo(c);
-    if (fifo < 0 || write(fifo, &one, 1) != 1)
-      _exit(1);
-  }
+  fifo = c->exec_fifo_fd >= 0 ? open_exec_fifo(c, self) : -1;
   /* CLOEXEC is not enough: execve resolves its path before it closes CLOEXEC fds, so an image
    * symlink through /proc/self/fd/N could reach a directory we still hold. Really close them
    * (all but the fifo, which leads nowhere: a path cannot go on through a fifo, and fsrun's
@@ -689,13 +722,10 @@ void init_main(struct init_config *c) {
     dprintf(STDERR_FILENO, "fsrun: %s\n", err->msg);
     _exit(1);
   }
-  /* the last opens are done: restrict paths, then the filter, right before execve */
-  if ((c->landlock != NULL && landlock_apply(c->landlock, &err) < 0) ||
-      (c->seccomp != NULL && p->no_new_privileges && !filter_before_late_init(c) &&
-       seccomp_load_filter(c->seccomp, &notify_fd, &err) < 0)) {
+  /* the last opens are done: restrict paths right before execve */
+  if (c->landlock != NULL && landlock_apply(c->landlock, &err) < 0) {
     report_late_failure(c, err);
-    /* memcheck follows the init this far (valgrind answers seccomp(2) with ENOSYS): nothing
-     * allocated here is left behind. envp's own strings follow the config's. */
+    /* nothing allocated here is left behind. envp's own strings follow the config's. */
     for (size_t i = p->env.len; envp[i] != NULL; i++)
       free(envp[i]);
     free(envp);

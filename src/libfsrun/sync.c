@@ -61,6 +61,17 @@ int sync_send(int sock, sync_msg_type type, int errno_value, const void *data, s
   return sync_sendv(sock, iov, 2, fd);
 }
 
+int sync_send_by_write(int sock, sync_msg_type type, const void *data, size_t len) {
+  struct sync_header h = {.type = type};
+  struct iovec iov[2] = {{.iov_base = &h, .iov_len = sizeof(h)},
+                         {.iov_base = (void *)data, .iov_len = data ? len : 0}};
+  ssize_t r;
+  do
+    r = writev(sock, iov, 2);
+  while (r < 0 && errno == EINTR);
+  return r < 0 ? -errno : 0;
+}
+
 int sync_recv_type(int sock, uint32_t *type) {
   struct sync_header h;
   ssize_t r;

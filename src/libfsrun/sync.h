@@ -46,6 +46,10 @@ int sync_pass_credentials(int sock, fsrun_error_t *err);
 /* Sends one message; fd < 0 sends none. Returns 0 or -errno (EPIPE when the peer is gone; never
  * raises SIGPIPE). */
 int sync_send(int sock, sync_msg_type type, int errno_value, const void *data, size_t len, int fd);
+/* sync_send without an fd, by writev(2) alone: for a process whose seccomp filter may refuse
+ * sendmsg (a profile that lists what its program needs). The receiver's SO_PASSCRED still names
+ * the sender. A peer gone gives EPIPE and SIGPIPE (no MSG_NOSIGNAL through writev). */
+int sync_send_by_write(int sock, sync_msg_type type, const void *data, size_t len);
 /* Sends one packet of iov[0..iovcnt) as it is (no header: another protocol on such a socket), with
  * fd (SCM_RIGHTS) when >= 0. Returns 0 or -errno, as sync_send. */
 int sync_sendv(int sock, struct iovec *iov, size_t iovcnt, int fd);

@@ -27,8 +27,9 @@ set_seccomp() {
 }
 
 # The syscalls busybox needs, for allow-list profiles (no mkdir).
-# With noNewPrivileges the filter is loaded right before execve: nothing of the runtime's own needs
-# to be listed.
+# With noNewPrivileges the filter is loaded once the init's set-up is done: of the runtime's own,
+# only what follows (writev, close, close_range, openat and write of the exec fifo, execve) must
+# be listed, and busybox needs those anyway.
 ALLOWED_SYSCALLS='[
   "access", "arch_prctl", "brk", "capget", "capset", "chdir", "clock_gettime", "clock_nanosleep",
   "clone", "clone3", "close", "close_range", "dup", "dup2", "dup3", "execve", "execveat", "exit",
@@ -87,13 +88,61 @@ ALLOWED_SYSCALLS='[
   [ ! -e "$ROOTFS/tmp/unlisted" ]
 }
 
-@test "seccomp: with noNewPrivileges the filter comes after the runtime's last steps (close_range, sendmsg, close, readlinkat)" {
+@test "seccomp: with noNewPrivileges the filter comes after the init's set-up: a profile killing its steps still runs the process" {
+  # the set-up's mounts, root change, credentials, pid namespace report and sync messages (not
+  # prctl: busybox itself asks PR_GET_NAME)
   update_config '.process.noNewPrivileges = true'
   set_seccomp '{"defaultAction": "SCMP_ACT_ALLOW",
-    "syscalls": [{"names": ["close_range", "sendmsg", "close", "readlinkat"], "action": "SCMP_ACT_KILL_PROCESS"}]}'
+    "syscalls": [{"names": ["mount", "umount2", "pivot_root", "open_tree", "move_mount",
+                            "mount_setattr", "fsopen", "fsconfig", "fsmount", "chdir", "capset",
+                            "sendmsg", "readlinkat", "newfstatat", "socketpair", "sethostname"],
+                  "action": "SCMP_ACT_KILL_PROCESS"}]}'
   run_in_container echo reached-exec
   [ "$status" -eq 0 ]
   [ "$output" = reached-exec ]
+}
+
+# create_logged ID: `create` of $BUNDLE as ID; the container's stdout and stderr (the init's too)
+# go to $BATS_TEST_TMPDIR/ID.out
+create_logged() {
+  fsrun create --bundle "$BUNDLE" "$1" </dev/null >"$BATS_TEST_TMPDIR/$1.out" 2>&1
+}
+
+@test "seccomp: with noNewPrivileges a created container's init carries its filter while it waits for start; close_range refused, it closes fds one by one" {
+  local pid
+  CONTAINER_ID=id-$RANDOM$RANDOM
+  update_config '.process.noNewPrivileges = true'
+  set_seccomp '{"defaultAction": "SCMP_ACT_ALLOW",
+    "syscalls": [{"names": ["mkdir", "mkdirat", "close_range"], "action": "SCMP_ACT_ERRNO",
+                  "errnoRet": 1}]}'
+  set_process_args sh -c 'mkdir /tmp/denied || echo refused'
+  create_logged "$CONTAINER_ID"
+  pid=$(fsrun state "$CONTAINER_ID" | jq -r .pid)
+  grep -qx 'Seccomp:[[:space:]]*2' "/proc/$pid/status"
+  fsrun start "$CONTAINER_ID"
+  wait_for_status "$CONTAINER_ID" stopped
+  cat "$BATS_TEST_TMPDIR/$CONTAINER_ID.out"
+  grep -q 'Operation not permitted' "$BATS_TEST_TMPDIR/$CONTAINER_ID.out"
+  [ "$(tail -n 1 "$BATS_TEST_TMPDIR/$CONTAINER_ID.out")" = refused ]
+  [ ! -e "$ROOTFS/tmp/denied" ]
+  fsrun delete "$CONTAINER_ID"
+  assert_no_leftovers "$CONTAINER_ID"
+}
+
+@test "seccomp: with noNewPrivileges a profile refusing what the init does after the load (openat of the exec fifo): the init says so and start fails, nothing left" {
+  CONTAINER_ID=id-$RANDOM$RANDOM
+  update_config '.process.noNewPrivileges = true'
+  set_seccomp '{"defaultAction": "SCMP_ACT_ALLOW",
+    "syscalls": [{"names": ["openat"], "action": "SCMP_ACT_ERRNO", "errnoRet": 1}]}'
+  set_process_args echo never
+  create_logged "$CONTAINER_ID"
+  run fsrun start "$CONTAINER_ID"
+  [ "$status" -eq 1 ]
+  [ "${#lines[@]}" -eq 1 ]
+  [[ "$output" == *"the container init exited before it was started"* || "$output" == *"not created: stopped"* ]]
+  [ "$(cat "$BATS_TEST_TMPDIR/$CONTAINER_ID.out")" = "fsrun: open the exec fifo: Operation not permitted" ]
+  fsrun delete "$CONTAINER_ID"
+  assert_no_leftovers "$CONTAINER_ID"
 }
 
 @test "seccomp: an argument filter (personality arg0 EQ PER_LINUX32) denies only that value" {
@@ -259,11 +308,11 @@ set_notify_profile() {
   grep -qx mkdir "$LISTENER_CALLS"
 }
 
-@test "seccomp: NOTIFY of the syscalls the init still makes (sendmsg, recvmsg, close, openat, execve) does not hang" {
+@test "seccomp: NOTIFY of the syscalls the init still makes (writev, sendmsg, recvmsg, close, openat, execve) does not hang" {
   start_listener 0
   set_seccomp "{\"defaultAction\": \"SCMP_ACT_ALLOW\", \"listenerPath\": \"$LISTENER_SOCKET\",
-    \"syscalls\": [{\"names\": [\"mkdir\", \"mkdirat\", \"sendmsg\", \"recvmsg\", \"close\", \"openat\",
-                                \"execve\"], \"action\": \"SCMP_ACT_NOTIFY\"}]}"
+    \"syscalls\": [{\"names\": [\"mkdir\", \"mkdirat\", \"writev\", \"sendmsg\", \"recvmsg\", \"close\",
+                                \"openat\", \"execve\"], \"action\": \"SCMP_ACT_NOTIFY\"}]}"
   set_process_args sh -c 'mkdir /tmp/faked && echo mkdir-succeeded'
   CONTAINER_ID=seccomp-nohang-$UNIQ
   # bounded: the previous binary waited forever in the init's sendmsg of the listener fd
@@ -273,8 +322,8 @@ set_notify_profile() {
   wait "$LISTENER_PID"
   LISTENER_PID=
   grep -qx mkdir "$LISTENER_CALLS"
-  # the init's own sendmsg (46 on x86_64) went through the listener too
-  [ "$(uname -m)" != x86_64 ] || grep -qx 46 "$LISTENER_CALLS"
+  # the init's own writev of SYNC_CREATED (20 on x86_64) went through the listener too
+  [ "$(uname -m)" != x86_64 ] || grep -qx 20 "$LISTENER_CALLS"
   assert_no_leftovers "$CONTAINER_ID"
 }
 

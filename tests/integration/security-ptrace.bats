@@ -524,3 +524,62 @@ held_exec_start() {
   copy delete --force $SEC-heldj-b
   copy delete --force $SEC-heldj-a
 }
+
+@test "security-ptrace: with CAP_SYS_PTRACE and noNewPrivileges, a created container's own init runs no system call its profile denies while it waits for start" {
+  local pid
+  [ "$(uname -m)" = x86_64 ] || skip "the probe injects system calls on x86_64 only"
+  with_caps ptrace
+  update_config "$DENY_MKDIR"
+  set_process_args /bin/sh -c 'echo started >/tmp/started'
+  # created: its init (pid 1 of its own pid namespace) waits for `start` on the exec fifo
+  copy create --bundle "$BUNDLE" $SEC-heldi </dev/null
+  pid=$(copy state $SEC-heldi | jq -r .pid)
+  run copy exec $SEC-heldi /bin/ptrace-probe inject-mkdir 1 /bypass-init /tmp/inject.out
+  cat "$ROOTFS/tmp/inject.out"
+  # seized and injected (the probe works), the profile refused it, and the filter was there
+  grep -qx "mkdir 1 -1 2" "$ROOTFS/tmp/inject.out"
+  [ ! -e "$ROOTFS/bypass-init" ]
+  # seen from the host as well
+  grep -qx 'Seccomp:[[:space:]]*2' "/proc/$pid/status"
+  # the filter loaded before the init's last steps still lets it start and exec
+  copy start $SEC-heldi
+  wait_for_status $SEC-heldi stopped
+  [ "$(cat "$ROOTFS/tmp/started")" = started ]
+  copy delete --force $SEC-heldi
+  assert_no_leftovers $SEC-heldi
+}
+
+# as_user ARGS: the copy of the runtime as uid 1000, with a state root of its own
+as_user() {
+  setpriv --reuid=1000 --regid=1000 --clear-groups env -u XDG_RUNTIME_DIR \
+    "$FSRUN_COPY" --root "$BATS_TEST_TMPDIR/rootless/state" "$@"
+}
+
+@test "security-ptrace: rootless, with CAP_SYS_PTRACE in its user namespace and noNewPrivileges, a created container's own init carries its filter and cannot be joined" {
+  local dir=$BATS_TEST_TMPDIR/rootless pid
+  requires_host_command setpriv
+  setpriv --reuid=1000 --regid=1000 --clear-groups test -x "$FSRUN_COPY" ||
+    skip "uid 1000 cannot execute $FSRUN_COPY"
+  mkdir -p "$dir/state"
+  chown 1000:1000 "$dir" "$dir/state" "$ROOTFS/tmp"
+  as_user spec --rootless --bundle "$dir"
+  jq --arg r "$ROOTFS" '.root.path = $r | .root.readonly = false | .process.terminal = false
+    | .process.args = ["/bin/sh", "-c", "echo started >/tmp/s.tmp && mv /tmp/s.tmp /tmp/started"]
+    | .process.capabilities |= with_entries(.value += ["CAP_SYS_PTRACE"]) | '"$DENY_MKDIR" \
+    "$dir/config.json" >"$dir/config.new"
+  mv "$dir/config.new" "$dir/config.json"
+  as_user create --bundle "$dir" $SEC-heldr </dev/null
+  pid=$(as_user state $SEC-heldr | jq -r .pid)
+  grep -qx 'Seccomp:[[:space:]]*2' "/proc/$pid/status"
+  # nothing of the container can reach it before its execve: the init is not dumpable and its
+  # memory is the host user namespace's, so an ordinary user's setns into it is refused
+  run as_user exec $SEC-heldr /bin/ptrace-probe inject-mkdir 1 /tmp/bypass-rootless /tmp/inject.out
+  [ "$status" -ne 0 ]
+  [[ "$output" == *"join the container's namespaces"*"Operation not permitted"* ]]
+  [ ! -e "$ROOTFS/tmp/inject.out" ] && [ ! -e "$ROOTFS/tmp/bypass-rootless" ]
+  as_user start $SEC-heldr
+  wait_for_file "$ROOTFS/tmp/started"
+  [ "$(cat "$ROOTFS/tmp/started")" = started ]
+  as_user delete --force $SEC-heldr
+  [ ! -e "$dir/state/$SEC-heldr" ]
+}

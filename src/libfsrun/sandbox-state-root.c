@@ -220,6 +220,56 @@ static int check_shm(const oci_policy *p, const char *state_root, fsrun_error_t 
                           i, p->writable_paths.items[i], SANDBOX_GIT_SHM_DIR, state_root);
 }
 
+/* The first of paths (absolute, existing) that is dir or lies in it, by its real path or, for a
+ * directory, by identity (a bind mount of dir elsewhere), or -1 */
+static ssize_t entry_within(const oci_strv *paths, const char *dir) {
+  cleanup_free char *real_dir = realpath(dir, NULL);
+  struct stat root;
+  struct entry_ids root_id = {.st = &root, .valid = &(bool){true}, .len = 1};
+  if (real_dir == NULL || stat(real_dir, &root) < 0)
+    return -1; /* nothing there yet to be shown */
+  for (size_t i = 0; i < paths->len; i++) {
+    cleanup_free char *real = paths->items[i][0] == '/' ? realpath(paths->items[i], NULL) : NULL;
+    cleanup_close int fd = -1;
+    ssize_t hit = -1;
+    if (real == NULL)
+      continue; /* missing: skipped where it is bound; relative: refused there */
+    if (path_within(real, real_dir))
+      return (ssize_t)i;
+    fd = open(real, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (fd >= 0 && ancestor_among(fd, &root_id, &hit) == 0 && hit == 0)
+      return (ssize_t)i;
+  }
+  return -1;
+}
+
+/* allowedPaths are bound read-only: one that is the state root or lies in it shows the other
+ * containers' configs (their env) and the other runs' git dirs (their objects and edits), and so
+ * does one in an ordinary user's per-run git dirs' /dev/shm. An entry that only holds them (`/`,
+ * `/run`, `/tmp`, `/dev`) is not refused: a read-only `/` is a policy fsrun supports
+ * (docs/sandbox.md, "fsrun's state root", what it shows). */
+static int check_allowed(const oci_policy *p, const char *state_root, fsrun_error_t *err) {
+  ssize_t i = entry_within(&p->allowed_paths, state_root);
+  if (i >= 0)
+    return fsrun_error_make(err, 0,
+                            "policy: allowedPaths[%zd]: `%s` is in fsrun's state root `%s` (every "
+                            "container's state), which the sandboxed command must not read: name a "
+                            "directory outside it",
+                            i, p->allowed_paths.items[i], state_root);
+  if (!sandbox_git_shm_may_use(state_root))
+    return 0;
+  i = entry_within(&p->allowed_paths, SANDBOX_GIT_SHM_DIR);
+  if (i < 0)
+    return 0;
+  return fsrun_error_make(
+      err, 0,
+      "policy: allowedPaths[%zd]: `%s` is in `%s`, where fsrun keeps this "
+      "user's per-run git dirs while the state root `%s` is not on a tmpfs, "
+      "which the sandboxed command must not read: set XDG_RUNTIME_DIR or --root "
+      "to a tmpfs",
+      i, p->allowed_paths.items[i], SANDBOX_GIT_SHM_DIR, state_root);
+}
+
 static int refuse_reach(const char *what, const char *path, const char *state_root,
                         fsrun_error_t *err) {
   return fsrun_error_make(err, 0,
@@ -270,7 +320,7 @@ int sandbox_check_state_root(const oci_policy *p, const char *worktree, const ch
     what = xasprintf("policy: writablePaths[%zd]", i);
     return refuse_reach(what, p->writable_paths.items[i], state_root, err);
   }
-  if (check_worktree(worktree, state_root, err) < 0)
+  if (check_worktree(worktree, state_root, err) < 0 || check_allowed(p, state_root, err) < 0)
     return -1;
   return check_shm(p, state_root, err);
 }

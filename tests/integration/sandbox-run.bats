@@ -1247,6 +1247,66 @@ check_state_root_shm() {
   check_state_root_shm user
 }
 
+# allowed_refused ROOT ENTRY TEXT: a run with --root ROOT and allowedPaths [ENTRY] is refused
+# before anything is made: 125, one line starting with TEXT, the command not run
+allowed_refused() {
+  printf '{"allowedPaths": ["%s"]}\n' "$2" >"$DIR/policy.json"
+  run as_caller "$FSRUN" --root "$1" sandbox --policy "$DIR/policy.json" --worktree "$WT" \
+    --task-id "$TASK" -- sh -c "touch '$DIR/ran'"
+  echo "$output"
+  [ "$status" -eq 125 ]
+  [ "${#lines[@]}" -eq 1 ]
+  [[ $output == "fsrun: policy: allowedPaths[0]: \`$2\` $3"* ]]
+  [ ! -e "$DIR/ran" ]
+}
+
+# An allowedPaths entry in the state root (named through a link too) would show the other
+# containers' configs and runs' git dirs read-only: refused. One that only holds it (`/`) runs.
+# An ordinary user's /dev/shm, where its per-run git dirs go while its state root is not on a
+# tmpfs, likewise; root's git dirs are not there, and the same policy runs.
+check_allowed_state_root() {
+  use_caller "$1"
+  as_caller mkdir -p "$STATE/.other" "$DIR/disk"
+  as_caller ln -s "$STATE/.other" "$DIR/otherlink"
+  allowed_refused "$STATE" "$STATE" "is in fsrun's state root \`$STATE\`"
+  allowed_refused "$STATE" "$STATE/.other" "is in fsrun's state root \`$STATE\`"
+  allowed_refused "$STATE" "$DIR/otherlink" "is in fsrun's state root \`$STATE\`"
+  # `fsrun bundle`: the task container would show it; 1, nothing written
+  run as_caller "$FSRUN" --root "$STATE" bundle --policy "$DIR/policy.json" --worktree "$WT" \
+    --out "$DIR/bundle"
+  echo "$output"
+  [ "$status" -eq 1 ] && [ "${#lines[@]}" -eq 1 ]
+  [[ $output == "fsrun: policy: allowedPaths[0]: \`$DIR/otherlink\` is in fsrun's state root"* ]]
+  [ ! -e "$DIR/bundle" ]
+  rmdir "$STATE/.other"
+  assert_state_clean
+  printf '{"allowedPaths": ["/"]}\n' >"$DIR/policy.json"
+  run as_caller "$FSRUN" --root "$STATE" sandbox --policy "$DIR/policy.json" --worktree "$WT" \
+    --task-id "$TASK" -- sh -c "touch '$WT/ran'"
+  echo "$output"
+  [ "$status" -eq 0 ] && [ -e "$WT/ran" ]
+  rm "$WT/ran"
+  [ "$(stat -f -c %T "$DIR/disk")" != tmpfs ] || skip "the test's directory is on a tmpfs here"
+  if [ "$CALLER" = user ]; then
+    allowed_refused "$DIR/disk/state" /dev/shm "is in \`/dev/shm\`, where fsrun keeps this user's per-run git dirs while the state root \`$DIR/disk/state\` is not on a tmpfs"
+    [ ! -e "$DIR/disk/state" ]
+    return
+  fi
+  printf '{"allowedPaths": ["/dev/shm"]}\n' >"$DIR/policy.json"
+  run as_caller "$FSRUN" --root "$DIR/disk/state" sandbox --policy "$DIR/policy.json" \
+    --worktree "$WT" --task-id "$TASK" -- sh -c "touch '$WT/ran'"
+  echo "$output"
+  [ "$status" -eq 0 ] && [ -e "$WT/ran" ]
+}
+
+@test "sandbox-run: allowedPaths in the state root, or an ordinary user's /dev/shm git dirs, are refused (125, one line, nothing made); a read-only / runs (root)" {
+  check_allowed_state_root root
+}
+
+@test "sandbox-run: allowedPaths in the state root, or an ordinary user's /dev/shm git dirs, are refused (125, one line, nothing made); a read-only / runs (ordinary user)" {
+  check_allowed_state_root user
+}
+
 # ---- the worktree and its git dirs and the state root (review19 #14) -----------------------------
 # The worktree is bound read-write and its git dirs are the overlay's lower dirs: a state root in
 # them (`--root repo/.st`) is the command's to list and write, as through writablePaths.

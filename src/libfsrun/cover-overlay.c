@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <linux/openat2.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +15,7 @@
 #include <unistd.h>
 
 #include "mount-fallback.h"
+#include "mountinfo.h"
 #include "openat2-compat.h"
 #include "utils.h"
 
@@ -180,11 +182,35 @@ static unsigned long bind_flags(int bind_root) {
   return flags;
 }
 
+/* Does a mount sit below dir (a directory fd) on dir's own mount? An overlay shows only the
+ * lower directory's own entries, so over such a directory it would uncover what the mount hides
+ * (an rbind's submount masking a key directory: review20 G). Cannot tell: true. */
+static bool holds_submount(int dir) {
+  cleanup_mountinfo struct mountinfo mi = {0};
+  char link[64], path[PATH_MAX];
+  struct statx stx;
+  ssize_t len;
+  snprintf(link, sizeof(link), "/proc/self/fd/%d", dir);
+  len = readlink(link, path, sizeof(path) - 1);
+  if (len <= 0 || path[0] != '/' ||
+      statx(dir, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW, STATX_MNT_ID, &stx) < 0 ||
+      !(stx.stx_mask & STATX_MNT_ID) || mountinfo_read_self(&mi) < 0)
+    return true;
+  path[len] = '\0';
+  if (len == 1)
+    len = 0; /* "/": every mount point is below */
+  for (size_t i = 0; i < mi.n; i++)
+    if (mi.lines[i].parent == stx.stx_mnt_id && strncmp(mi.lines[i].point, path, len) == 0 &&
+        mi.lines[i].point[len] == '/')
+      return true;
+  return false;
+}
+
 /* The overlay over the directory of length top that covers[0..n) share. Overlays never nest, so
  * the directory is the bind's own: opened here, it is both the lower layer and where the layer and
  * the overlay are mounted (each onto the top of what is mounted there). */
 static int overlay_one_dir(int bind_root, const char *const *covers, size_t n, size_t top,
-                           bool *refused, fsrun_error_t *err) {
+                           bool recursive, bool *refused, fsrun_error_t *err) {
   char data[160], lower_path[64], layer_path[64];
   const char *dir = top ? covers[0] : ".";
   int shown = top ? (int)top : 1;
@@ -192,6 +218,11 @@ static int overlay_one_dir(int bind_root, const char *const *covers, size_t n, s
   lower = open_dir_beneath(bind_root, covers[0], top);
   if (lower < 0)
     return fsrun_error_errno(err, "cover `%.*s`", shown, dir);
+  if (recursive && holds_submount(lower)) {
+    *refused = true;
+    return fsrun_error_make(err, EBUSY, "cover `%.*s`: a mount below it would be uncovered", shown,
+                            dir);
+  }
   layer = layer_onto(lower, covers, n, top);
   if (layer < 0)
     return fsrun_error_errno(err, "cover `%.*s`: its layer", shown, dir);
@@ -208,8 +239,8 @@ static int overlay_one_dir(int bind_root, const char *const *covers, size_t n, s
   return 0;
 }
 
-int cover_overlays_attach(int bind_root, const char **covers, size_t n, size_t *done, bool *refused,
-                          fsrun_error_t *err) {
+int cover_overlays_attach(int bind_root, const char **covers, size_t n, bool recursive,
+                          size_t *done, bool *refused, fsrun_error_t *err) {
   cleanup_free size_t *tops = xmalloc0(sizeof(*tops) * (n > 0 ? n : 1));
   *done = 0;
   *refused = false;
@@ -218,7 +249,8 @@ int cover_overlays_attach(int bind_root, const char **covers, size_t n, size_t *
     size_t start = *done, end = start + 1;
     while (end < n && same_top(covers[end], tops[end], covers[start], tops[start]))
       end++;
-    if (overlay_one_dir(bind_root, covers + start, end - start, tops[start], refused, err) < 0)
+    if (overlay_one_dir(bind_root, covers + start, end - start, tops[start], recursive, refused,
+                        err) < 0)
       return fsrun_error_code(err);
     *done = end;
   }

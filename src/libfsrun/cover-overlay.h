@@ -15,11 +15,12 @@
  * covers[0..n) (places relative to bind_root, none of them ""), read-only overlays of two layers:
  * a tmpfs holding an empty mode-0 file under each covered name, over the directory itself. One
  * overlay over the shallowest such directory covers those below it too (/etc's /etc/security).
- * covers is put in the order they are made in. 0; or a negative errno with err set, and *refused
- * true where overlayfs refused (a kernel before 5.11 in a user namespace, a directory with mounts
- * below it there): nothing of that directory's is left mounted, covers[0..*done) are covered and
- * the others are not. */
-int cover_overlays_attach(int bind_root, const char **covers, size_t n, size_t *done, bool *refused,
-                          fsrun_error_t *err);
+ * covers is put in the order they are made in. recursive: the bind is an rbind, whose submounts
+ * below such a directory an overlay would take away (and so uncover what they hide): refused then.
+ * 0; or a negative errno with err set, and *refused true where overlayfs refused (a kernel before
+ * 5.11 in a user namespace, a directory with mounts below it): nothing of that directory's is left
+ * mounted, covers[0..*done) are covered and the others are not. */
+int cover_overlays_attach(int bind_root, const char **covers, size_t n, bool recursive,
+                          size_t *done, bool *refused, fsrun_error_t *err);
 
 #endif

@@ -679,7 +679,7 @@ static int attach_cover(const struct mount_env *env, int bind_root, const char *
  * directories that hold them where the bind is read-only (cover-overlay.h: a rename on the host
  * does not take those away), else, and where overlayfs refuses, the cover file bound over each. */
 static int attach_covers(const struct mount_env *env, int bind_root, const oci_mount *checked,
-                         size_t index, const char *dest, fsrun_error_t *err) {
+                         bool recursive, size_t index, const char *dest, fsrun_error_t *err) {
   const char *covers[OCI_MOUNT_MAX_COVERS];
   struct statvfs sv;
   size_t n = 0, done = 0;
@@ -689,7 +689,7 @@ static int attach_covers(const struct mount_env *env, int bind_root, const oci_m
     n++;
   }
   if (n > 0 && covers[0][0] != '\0' && fstatvfs(bind_root, &sv) == 0 && (sv.f_flag & ST_RDONLY) &&
-      cover_overlays_attach(bind_root, covers, n, &done, &refused, err) < 0) {
+      cover_overlays_attach(bind_root, covers, n, recursive, &done, &refused, err) < 0) {
     if (!refused)
       return fsrun_error_wrap(err, "mounts[%zu]: `%s`", index, dest);
     log_debug("mounts[%zu]: `%s`: %s; the cover file bound over each file instead", index, dest,
@@ -733,7 +733,7 @@ static int bind_tree_by_mount(const struct mount_env *env, int bundle_fd, const 
     return fsrun_error_errno(err, "mounts[%zu]: bind `%s` onto `%s`", index, source, dest);
   if (finish_bind(mnt, -1, o, extra_rec_set, index, source, dest, err) < 0)
     return fsrun_error_code(err);
-  return attach_covers(env, mnt, checked, index, dest, err);
+  return attach_covers(env, mnt, checked, (o->flags & MS_REC) != 0, index, dest, err);
 }
 
 /* A detached clone of the host tree at source, with the options' attributes, attached onto the
@@ -780,7 +780,7 @@ static int bind_tree(const struct mount_env *env, const char *source, const char
     return attach_cover(env, target, "", checked->cover_source, index, dest, err);
   if (finish_bind(tree, target, o, extra_rec_set, index, source, dest, err) < 0)
     return fsrun_error_code(err);
-  return attach_covers(env, tree, checked, index, dest, err);
+  return attach_covers(env, tree, checked, (o->flags & MS_REC) != 0, index, dest, err);
 }
 
 static int mount_error(fsrun_error_t *err, int errnum, size_t index, const char *what,

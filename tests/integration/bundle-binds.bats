@@ -277,6 +277,30 @@ task_flow() {
   assert_create_refused 0 "$BUNDLE" "plain-$TASK" "*bind source \`$DIR/shared\` was replaced after the config was built*"
 }
 
+@test "bundle: covers on an rbind keep what a mount below the covered directory hides (review20 G)" {
+  # an admin's mask (a tmpfs over src/etc/private) under a recursive bind: an overlay over src/etc
+  # would show the directory's own entries, the key below the mask among them
+  mkdir -p "$DIR/src/etc/private"
+  echo TOP-SECRET-KEY >"$DIR/src/etc/private/key"
+  echo hash >"$DIR/src/etc/shadow"
+  chmod 600 "$DIR/src/etc/shadow"
+  setup_bundle "$DIR/rbind-bundle"
+  install -m 0 /dev/null "$BUNDLE/unreadable"
+  update_config '.mounts += [{"destination": "/hostsrc", "type": "bind", "source": $s,
+      "options": ["rbind", "ro"]}]
+    | .annotations["run.fsrun.mounts.\(.mounts | length - 1)"] = ({destination: "/hostsrc",
+      covers: ["etc/shadow"]} | tojson)
+    | .process.args = ["sh", "-c", "ls -A /hostsrc/etc/private; stat -c %s:%a /hostsrc/etc/shadow"]' \
+    --arg s "$DIR/src"
+  echo "rbind-$TASK" >>"$DIR/ids-0"
+  run --separate-stderr unshare -m --propagation private sh -c \
+    'mount -t tmpfs mask "$1/src/etc/private" && exec "$2" --root "$3" run --bundle "$4" "$5"' \
+    _ "$DIR" "$FSRUN" "$FSRUN_ROOT" "$BUNDLE" "rbind-$TASK"
+  echo "status $status, out: $output, err: $stderr"
+  [ "$status" -eq 0 ]
+  [ "$output" = 0:0 ]
+}
+
 @test "bundle: an --out in a tree the command writes (the worktree, a writablePaths entry), by any path, is refused, 1, nothing written (root and an ordinary user)" {
   local uid out
   mkdir -p "$DIR/cache"

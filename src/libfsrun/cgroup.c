@@ -1626,6 +1626,10 @@ static bool remove_empty_leaves(const struct fsrun_cgroup *cg) {
   return freezer == NULL || rmdir_gone(freezer, cg->path);
 }
 
+bool cgroup_remove_if_empty(const struct fsrun_cgroup *cg) {
+  return !cgroup_systemd_may_be_scope(cg) && remove_empty_leaves(cg);
+}
+
 int cgroup_destroy(const struct fsrun_cgroup *cg, fsrun_error_t *err) {
   cleanup_error fsrun_error_t kerr = NULL;
   long waited = 0, step = 1;
@@ -1634,7 +1638,7 @@ int cgroup_destroy(const struct fsrun_cgroup *cg, fsrun_error_t *err) {
 
   /* a systemd scope is stopped rather than removed (one opened from the state too: an rmdir of
    * its directory left the unit active, systemd.bats in the VM) */
-  if (!cgroup_systemd_may_be_scope(cg) && remove_empty_leaves(cg))
+  if (cgroup_remove_if_empty(cg))
     return 0;
   /* cgroup_pids lists the freezer cgroup's processes: one moved out of it must be there too */
   reclaim_strays(cg);

@@ -107,6 +107,10 @@ int cgroup_pids(const struct fsrun_cgroup *cg, pid_t **pids, size_t *n, fsrun_er
 int cgroup_kill_all(const struct fsrun_cgroup *cg, int signal, fsrun_error_t *err);
 /* Kills stragglers (cgroup.kill where present), waits for them, removes every directory. */
 int cgroup_destroy(const struct fsrun_cgroup *cg, fsrun_error_t *err);
+/* Removes every directory of cg when each is an empty leaf, signalling nothing; false (and the
+ * directories from the first busy one on kept) when a process or a sub-cgroup is there, or cg may
+ * be a systemd scope. */
+bool cgroup_remove_if_empty(const struct fsrun_cgroup *cg);
 /* The path of the container's cgroup relative to the hierarchy root ("/fsrun/ID"). */
 const char *cgroup_path(const struct fsrun_cgroup *cg);
 /* The host's hierarchies the cgroup spans, as found when it was made: the v1 ones, then on a

@@ -1264,11 +1264,31 @@ static struct unsent_kill no_pidfd_open(int pidfd) {
   return (struct unsent_kill){0};
 }
 
-/* delete --force of a container without a readable state file. What of it may still run: its
- * init, named by the record kept beside the state file (it may have left its cgroup), and its
- * cgroup, found from the id and the config kept at create. Without the record nobody can tell
- * whether an init lives on, so nothing is stopped and the state directory stays (unless the state
- * file was never written: a create that died before that made no process). */
+/* delete --force without the init's record (and without a readable state file): nobody can tell
+ * whether an init lives on, so nothing is signalled. The container's cgroup (from the id and the
+ * config kept at create) says the rest: empty, it and the state directory are removed; with a
+ * process in it, or none to be found, everything is kept. */
+static int destroy_without_init(const struct fsrun_context *ctx, int dirfd, const char *id,
+                                fsrun_error_t *why, fsrun_error_t *record_err, fsrun_error_t *err) {
+  cleanup_cgroup struct fsrun_cgroup *cg = NULL;
+  cleanup_error fsrun_error_t cerr = NULL;
+  if (status_open_cgroup(dirfd, id, NULL, &cg, &cerr) < 0 || cg == NULL ||
+      !cgroup_remove_if_empty(cg))
+    return fsrun_error_take(err, EIO,
+                            xasprintf("delete `%s`: %s, and %s: its init cannot be told, nothing "
+                                      "was stopped: the state directory %s/%s is kept",
+                                      id, (*why)->msg, (*record_err)->msg, ctx->state_root, id));
+  log_warning("delete `%s`: %s, and %s: nothing was signalled; its empty cgroup and the state "
+              "directory are removed",
+              id, (*why)->msg, (*record_err)->msg);
+  return status_dir_remove(ctx->state_root, id, err);
+}
+
+/* delete --force of a container without a readable state file; no pid the file holds is used.
+ * What of it may still run: its init, named by the record kept beside the state file (a symlink:
+ * a crash that empties state.json keeps it; the init may have left its cgroup), and its cgroup,
+ * found from the id and the config kept at create. A config that cannot be read (emptied by the
+ * same crash) leaves the cgroup alone, said in the warning: its path would be a guess. */
 static int destroy_without_state(const struct fsrun_context *ctx, int dirfd, const char *id,
                                  fsrun_error_t *why, fsrun_error_t *err) {
   cleanup_cgroup struct fsrun_cgroup *cg = NULL;
@@ -1279,14 +1299,13 @@ static int destroy_without_state(const struct fsrun_context *ctx, int dirfd, con
   struct unsent_kill unsent;
 
   if (!never_written && status_read_init_record(dirfd, &init, &cerr) < 0)
-    return fsrun_error_take(err, EIO,
-                            xasprintf("delete `%s`: %s, and %s: its init cannot be told, nothing "
-                                      "was stopped: the state directory %s/%s is kept",
-                                      id, (*why)->msg, cerr->msg, ctx->state_root, id));
+    return destroy_without_init(ctx, dirfd, id, why, &cerr, err);
   if (status_open_cgroup(dirfd, id, NULL, &cg, &cerr) < 0 && !never_written)
-    return fsrun_error_take(err, EIO,
-                            xasprintf("delete `%s`: %s, and %s: the state directory %s/%s is kept",
-                                      id, (*why)->msg, cerr->msg, ctx->state_root, id));
+    log_warning("delete `%s`: %s, and %s: its cgroup, if it has one, is left alone", id,
+                (*why)->msg, cerr->msg);
+  else if (!never_written)
+    log_warning("delete `%s`: %s: its init's record and its config were used instead", id,
+                (*why)->msg);
   pidfd = open_init_pidfd(&init);
   unsent = pidfd < 0 ? no_pidfd_open(pidfd) : kill_init(pidfd, cg);
   if (cg != NULL && cgroup_destroy(cg, err) < 0)
@@ -1367,7 +1386,7 @@ int container_delete(const struct fsrun_context *ctx, const char *id, bool force
       cleanup_error fsrun_error_t why = steal_ptr(err);
       return destroy_without_state(ctx, dirfd, id, &why, err);
     }
-    return r;
+    return fsrun_error_wrap(err, "delete `%s`", id);
   }
   status = status_derive(dirfd, &st, &pid);
   /* a created container is deleted without --force, as runc does: conmon and the shim rely on it */
@@ -1510,7 +1529,7 @@ int container_state(const struct fsrun_context *ctx, const char *id, FILE *out,
     st.id = xstrdup(id);
     st.status = xstrdup("stopped");
   } else if (r < 0) {
-    return r;
+    return fsrun_error_wrap(err, "state `%s`", id);
   }
   status = status_derive(dirfd, &st, &pid);
   owner = status_owner(dirfd);
@@ -1598,7 +1617,8 @@ int container_kill(const struct fsrun_context *ctx, const char *id, const char *
     }
     if (fsrun_error_code(err) == -ENOENT)
       return fsrun_error_take(err, ESRCH, xstrdup("container not running"));
-    return fsrun_error_code(err);
+    /* no pid of a corrupt file is signalled, not even through --all's cgroup */
+    return fsrun_error_wrap(err, "kill `%s`", id);
   }
   status = status_derive(dirfd, &st, &pid);
   if (all) {
@@ -1644,6 +1664,26 @@ static int compare_entries(const void *a, const void *b) {
   return strcmp(((const struct list_entry *)a)->id, ((const struct list_entry *)b)->id);
 }
 
+/* A container whose state file cannot be read is listed all the same: a corrupt one (said on
+ * stderr) by its init's record, so that a live init shows as the container's; a missing one (a
+ * create that died before its first state write) as stopped. */
+static void list_unreadable_state(int dirfd, const char *id, struct container_status *st,
+                                  fsrun_error_t *e) {
+  cleanup_error fsrun_error_t rerr = NULL;
+  bool corrupt = fsrun_error_code(e) != -ENOENT;
+  if (corrupt)
+    log_warning("list: `%s`: %s", id, (*e)->msg);
+  fsrun_error_release(e);
+  st->id = xstrdup(id);
+  /* the JSON listing requires the field: the entry is shown all the same */
+  st->bundle = xstrdup("");
+  st->status = xstrdup(corrupt ? "created" : "stopped");
+  if (corrupt && status_read_init_record(dirfd, st, &rerr) < 0) {
+    free(st->status);
+    st->status = xstrdup("stopped");
+  }
+}
+
 int container_list(const struct fsrun_context *ctx, const char *format, bool quiet, FILE *out,
                    fsrun_error_t *err) {
   cleanup_dir DIR *dir = opendir(ctx->state_root);
@@ -1666,11 +1706,8 @@ int container_list(const struct fsrun_context *ctx, const char *format, bool qui
     dirfd = status_dir_open(ctx->state_root, de->d_name, &e);
     if (dirfd < 0)
       continue;
-    if (status_read(dirfd, &st, &e) < 0) {
-      fsrun_error_release(&e);
-      st.id = xstrdup(de->d_name);
-      st.status = xstrdup("stopped");
-    }
+    if (status_read(dirfd, &st, &e) < 0)
+      list_unreadable_state(dirfd, de->d_name, &st, &e);
     if (n == cap) {
       cap = cap ? cap * 2 : 16;
       entries = realloc(entries, cap * sizeof(*entries));

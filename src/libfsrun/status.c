@@ -391,16 +391,23 @@ static void read_annotations(yajl_val obj, oci_map *out) {
 int status_read(int dirfd, struct container_status *st, fsrun_error_t *err) {
   cleanup_free char *text = NULL;
   char errbuf[256] = "";
+  size_t len = 0;
   yajl_val root, internal, annotations;
 
   memset(st, 0, sizeof(*st));
   /* a symlink is not followed: it could lead to another container's state */
-  if (read_file_at_nofollow(dirfd, STATUS_FILE, &text, NULL, err) < 0)
+  if (read_file_at_nofollow(dirfd, STATUS_FILE, &text, &len, err) < 0)
     return fsrun_error_code(err);
   root = yajl_tree_parse(text, errbuf, sizeof(errbuf));
   if (!YAJL_IS_OBJECT(root)) {
     yajl_tree_free(root);
-    return fsrun_error_make(err, EINVAL, "the state file is corrupt: %s", errbuf);
+    /* one line: yajl's message goes on to draw where it stopped */
+    errbuf[strcspn(errbuf, "\n")] = '\0';
+    return fsrun_error_take(err, EINVAL,
+                            xasprintf("the state file is corrupt: %s", len == 0 ? "empty"
+                                                                       : errbuf[0]
+                                                                           ? errbuf
+                                                                           : "not a JSON object"));
   }
   st->id = get_string(root, "id");
   st->status = get_string(root, "status");
@@ -431,7 +438,7 @@ int status_read(int dirfd, struct container_status *st, fsrun_error_t *err) {
   yajl_tree_free(root);
   if (st->id == NULL || st->status == NULL) {
     status_clear(st);
-    return fsrun_error_make(err, EINVAL, "the state file is corrupt: no id or status");
+    return fsrun_error_take(err, EINVAL, xstrdup("the state file is corrupt: no id or status"));
   }
   return 0;
 }

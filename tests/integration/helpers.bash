@@ -464,6 +464,7 @@ check_sanitizer_reports() {
 
 teardown_bundle() {
   local dir pid mnt
+  stop_witness
   for dir in "$FSRUN_ROOT"/*/; do
     [ -d "$dir" ] || continue
     dir=${dir%/}
@@ -521,6 +522,41 @@ _fsrun_pid_alive() {
   read -r stat <"/proc/$1/stat" 2>/dev/null || return 1
   stat=${stat##*) }
   [ "${stat:0:1}" != Z ] && [ "${stat:0:1}" != X ]
+}
+
+# start_witness DIR [RUNNER...]: a process of the test's (started through RUNNER, e.g. as_user)
+# that nothing under test may signal; WITNESS is its pid. It is ready (its SIGTERM trap set) when
+# this returns: its fifo in DIR said so. witness_unsignalled tells whether it was left alone.
+start_witness() {
+  local ready=$1/witness.ready
+  WITNESS_MARK=$1/witness.term
+  shift
+  mkfifo -m 0666 "$ready"
+  install -m 0666 /dev/null "$WITNESS_MARK"
+  # its output away from bats' pipes (fd 3 too): bats waits for whoever holds them. $! may be a
+  # subshell running RUNNER: the witness names itself.
+  "$@" sh -c 'sleep 1000 & s=$!; trap "kill \$s; echo term >\"\$2\"; exit 7" TERM; echo "$$ $s" >"$1"
+    wait' sh "$ready" "$WITNESS_MARK" </dev/null >/dev/null 2>&1 3>&- &
+  WITNESS_JOB=$!
+  read -r WITNESS WITNESS_SLEEP <"$ready"
+}
+
+# witness_unsignalled: the witness is stopped by a SIGTERM of the test's, which its trap marks:
+# without the mark, a signal it had been sent before ended it (a SIGKILL, or a SIGTERM untrapped)
+witness_unsignalled() {
+  kill -TERM "$WITNESS"
+  wait "$WITNESS_JOB" || true
+  kill "$WITNESS_SLEEP" 2>/dev/null || true
+  WITNESS='' WITNESS_SLEEP='' WITNESS_JOB=''
+  [ "$(cat "$WITNESS_MARK")" = term ] || { echo "the witness was signalled before the test's SIGTERM" >&2; false; }
+}
+
+# stop_witness: the witness of a test that failed before witness_unsignalled, and its sleep
+stop_witness() {
+  [ -n "${WITNESS_JOB:-}" ] || return 0
+  kill -9 ${WITNESS:-} ${WITNESS_SLEEP:-} 2>/dev/null || true
+  wait "$WITNESS_JOB" 2>/dev/null || true
+  WITNESS='' WITNESS_SLEEP='' WITNESS_JOB=''
 }
 
 # assert_no_leftovers ID [BUNDLE]: nothing of container ID remains on the host: no state directory,

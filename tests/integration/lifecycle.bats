@@ -251,6 +251,90 @@ state_field() {
 }
 
 # bats test_tags=cgroupv2
+# one_line_status STATUS TEXT: the last `run` exited STATUS with TEXT at the end of one line
+one_line_status() {
+  echo "$output"
+  [ "$status" -eq "$1" ]
+  [ "${#lines[@]}" -eq 1 ]
+  [[ $output == *"$2" ]]
+}
+
+@test "lifecycle: an emptied state.json (a crash while it was replaced): state, kill and delete say so in one line and signal nothing; list shows the live init; delete --force removes it all" {
+  # before: state, kill and delete printed yajl's three-line message naming no container, list
+  # showed the running init as stopped with pid 0
+  local dir pid
+  CONTAINER_ID=life-empty-$UNIQ
+  start_sleeper
+  pid=$(state_field "$CONTAINER_ID" pid)
+  dir=$FSRUN_ROOT/$CONTAINER_ID
+  : >"$dir/state.json"
+  # a crash between the exchange and the unlink leaves the old file under its temporary name
+  echo '{}' >"$dir/state.json.tmp.99999"
+  run fsrun state "$CONTAINER_ID"
+  one_line_status 1 "state \`$CONTAINER_ID\`: the state file is corrupt: empty"
+  run fsrun kill "$CONTAINER_ID" KILL
+  one_line_status 1 "kill \`$CONTAINER_ID\`: the state file is corrupt: empty"
+  run fsrun kill --all "$CONTAINER_ID" KILL
+  one_line_status 1 "kill \`$CONTAINER_ID\`: the state file is corrupt: empty"
+  run fsrun delete "$CONTAINER_ID"
+  one_line_status 1 "delete \`$CONTAINER_ID\`: the state file is corrupt: empty"
+  _fsrun_pid_alive "$pid"
+  fsrun list --format json >"$BATS_TEST_TMPDIR/list.json" 2>"$BATS_TEST_TMPDIR/list.err"
+  [ "$(jq -r --arg id "$CONTAINER_ID" '.[] | select(.id == $id) | "\(.status) \(.pid)"' \
+    "$BATS_TEST_TMPDIR/list.json")" = "running $pid" ]
+  [ "$(cat "$BATS_TEST_TMPDIR/list.err")" = "fsrun: warning: list: \`$CONTAINER_ID\`: the state file is corrupt: empty" ]
+  run fsrun delete --force "$CONTAINER_ID"
+  one_line_status 0 "delete \`$CONTAINER_ID\`: the state file is corrupt: empty: its init's record and its config were used instead"
+  ! _fsrun_pid_alive "$pid" || false
+  assert_no_leftovers "$CONTAINER_ID"
+}
+
+@test "lifecycle: delete --force of a truncated state.json never signals the pid it names; without the init's record, an empty cgroup goes with the state" {
+  # before: the second delete kept the state directory ("its init cannot be told")
+  local id dir
+  set_process_args /bin/true
+  start_witness "$BATS_TEST_TMPDIR"
+  for id in life-trunc-$UNIQ life-norec-$UNIQ; do
+    fsrun run --keep --bundle "$BUNDLE" "$id"
+    dir=$FSRUN_ROOT/$id
+    printf '{"id": "%s", "status": "created", "pid": %d, "bundle": "%s", "fsr' "$id" "$WITNESS" \
+      "$BUNDLE" >"$dir/state.json"
+    # the record names it too, with another start time: not the init, nothing is sent to it
+    ln -sfn "$WITNESS 1 0" "$dir/init"
+  done
+  CONTAINER_ID=life-trunc-$UNIQ
+  [ -d "$(dirname "$(container_cgroup_file pids cgroup.procs)")" ]
+  run fsrun delete --force "$CONTAINER_ID"
+  one_line_status 0 "its init's record and its config were used instead"
+  assert_no_leftovers "$CONTAINER_ID"
+
+  CONTAINER_ID=life-norec-$UNIQ
+  rm "$FSRUN_ROOT/$CONTAINER_ID/init"
+  [ -d "$(dirname "$(container_cgroup_file pids cgroup.procs)")" ]
+  run fsrun delete --force "$CONTAINER_ID"
+  one_line_status 0 "nothing was signalled; its empty cgroup and the state directory are removed"
+  assert_no_leftovers "$CONTAINER_ID"
+  witness_unsignalled
+}
+
+@test "lifecycle: delete --force with state.json and config.json both emptied kills the init its record names and leaves the cgroup it cannot place, saying so" {
+  # before: exit 1, everything kept ("find the cgroup ... the state directory is kept")
+  local pid
+  CONTAINER_ID=life-noconf-$UNIQ
+  start_sleeper
+  pid=$(state_field "$CONTAINER_ID" pid)
+  : >"$FSRUN_ROOT/$CONTAINER_ID/state.json"
+  : >"$FSRUN_ROOT/$CONTAINER_ID/config.json"
+  run fsrun delete --force "$CONTAINER_ID"
+  one_line_status 0 "config.json: empty document: expected JSON: its cgroup, if it has one, is left alone"
+  ! _fsrun_pid_alive "$pid" || false
+  [ ! -e "$FSRUN_ROOT/$CONTAINER_ID" ]
+  # the cgroup stays; empty (its init was its pid namespace's first process), removed here
+  [ -d "$(dirname "$(container_cgroup_file pids cgroup.procs)")" ]
+  find /sys/fs/cgroup -depth -type d -name "$CONTAINER_ID" -exec rmdir {} +
+  assert_no_leftovers "$CONTAINER_ID"
+}
+
 @test "lifecycle: list (table, json, -q) and ps (json, table)" {
   set_process_args /bin/sleep 100
   fsrun run --detach --bundle "$BUNDLE" life-l1-$UNIQ

@@ -315,6 +315,31 @@ all_capabilities_json() {
   assert_user_init_gone
 }
 
+@test "rootless: a truncated state.json: state and kill refuse in one line, list shows the live init, delete --force removes it all and never signals the pid the file names" {
+  # before: state and kill printed yajl's three-line message, list showed the init as stopped
+  local id=rl-trunc-$RANDOM dir
+  update_user_config '.process.args = ["sleep", "1000"]'
+  user_run_detached "$id"
+  dir=$UDIR/run/fsrun/$id
+  start_witness "$UDIR" as_user
+  printf '{"id": "%s", "status": "created", "pid": %d, "fsr' "$id" "$WITNESS" >"$dir/state.json"
+  user_run state "$id"
+  echo "$output"
+  [ "$status" -eq 1 ] && [ "${#lines[@]}" -eq 1 ]
+  [[ $output == *"state \`$id\`: the state file is corrupt: "* ]]
+  user_run kill "$id" KILL
+  [ "$status" -eq 1 ] && [ "${#lines[@]}" -eq 1 ]
+  as_user "$FSRUN" list --format json >"$UDIR/list.json" 2>/dev/null
+  [ "$(jq -r --arg id "$id" '.[] | select(.id == $id) | "\(.status) \(.pid)"' "$UDIR/list.json")" = "running $USER_INIT" ]
+  user_run delete --force "$id"
+  echo "$output"
+  [ "$status" -eq 0 ] && [ "${#lines[@]}" -eq 1 ]
+  [[ $output == *"delete \`$id\`: the state file is corrupt: "*": its init's record and its config were used instead" ]]
+  [ ! -e "$dir" ]
+  assert_user_init_gone
+  witness_unsignalled
+}
+
 @test "rootless: an init that moves to a mount namespace of its own is still the container; delete --force stops it" {
   # before: state said stopped after the init's `unshare -m`, and delete --force (no cgroup here)
   # exited 0 leaving it running

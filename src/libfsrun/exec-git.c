@@ -146,6 +146,7 @@ int exec_git_prepare(struct exec_git *g, const struct fsrun_context *ctx, const 
   if (g->state_dir_fd < 0)
     return fsrun_error_wrap(err, "exec: git");
   tamper_since_read(g);
+  exec_git_pointers_load(&g->run, g->state_dir_fd);
   return 0;
 }
 
@@ -257,6 +258,7 @@ char *exec_git_finish(struct exec_git *g) {
     return NULL;
   sandbox_git_finish(&g->run, g->worktree);
   tamper_since_write(g, &g->run.walk_began);
+  exec_git_pointers_save(&g->run, g->state_dir_fd);
   warn_list("the command made nested git repositories or changed files the repository's config "
             "or its hooks have the host's git run (do not trust the host's git with them)",
             g->run.tamper);

@@ -45,6 +45,10 @@ char *exec_git_finish(struct exec_git *g);
 /* `fsrun delete`: the per-run dirs of execs into `id` that were killed */
 void exec_git_remove_leftovers(const char *state_root, const char *id, bool all);
 void exec_git_free(struct exec_git *g);
+/* exec-git-pointers.c: the container's stored pointer digests become g's "before" (a hook
+ * manager's file without one: appeared); after the check, g's "after" are stored */
+void exec_git_pointers_load(struct sandbox_git_run *g, int state_dir_fd);
+void exec_git_pointers_save(const struct sandbox_git_run *g, int state_dir_fd);
 #define cleanup_exec_git __attribute__((cleanup(exec_git_free)))
 
 #endif

@@ -73,10 +73,8 @@ void sandbox_git_pointer_add(struct sandbox_git_run *g, char *entry, char *path,
   if (p == NULL)
     abort();
   g->pointers = p;
-  p = &g->pointers[g->n_pointers++];
-  p->entry = entry;
-  p->path = path;
-  p->below_top = below_top;
+  g->pointers[g->n_pointers++] =
+      (struct sandbox_git_pointer){.entry = entry, .path = path, .below_top = below_top};
 }
 
 static void add_pointer(struct collect *c, const char *key, const char *value, const char *base,
@@ -320,17 +318,21 @@ static bool listed(char **v, const char *s) {
   return false;
 }
 
-void sandbox_git_config_tamper(const struct sandbox_git_run *g, const char *worktree,
-                               char ***tamper) {
-  size_t n = 0;
+void sandbox_git_config_tamper(struct sandbox_git_run *g, const char *worktree, char ***tamper) {
+  size_t n = 0, known = g->n_pointers;
   while (*tamper != NULL && (*tamper)[n] != NULL)
     n++;
-  for (size_t i = 0; i < g->n_pointers && n < SANDBOX_GIT_MAX_REPORTED; i++) {
-    const struct sandbox_git_pointer *p = &g->pointers[i];
-    if (!listed(*tamper, p->entry) && pointer_digest(p, worktree) != p->before)
+  /* every digest is taken (a task container keeps them: exec-git-pointers.c), each once */
+  for (size_t i = 0; i < known; i++) {
+    struct sandbox_git_pointer *p = &g->pointers[i];
+    p->after = pointer_digest(p, worktree);
+    if ((p->appeared || p->after != p->before) && n < SANDBOX_GIT_MAX_REPORTED &&
+        !listed(*tamper, p->entry))
       sandbox_git_strv_push(tamper, &n, p->entry);
   }
   sandbox_git_hook_managers_tamper(g, worktree, tamper, &n);
+  for (size_t i = known; i < g->n_pointers; i++)
+    g->pointers[i].after = pointer_digest(&g->pointers[i], worktree);
 }
 
 void sandbox_git_pointers_free(struct sandbox_git_run *g) {

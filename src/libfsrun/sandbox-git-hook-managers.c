@@ -207,13 +207,13 @@ void sandbox_git_hook_managers(struct sandbox_git_run *g, const char *worktree,
     sandbox_git_pointer_add(g, xasprintf("hooks:%s", *p), xasprintf("%s/%s", worktree, *p), true);
 }
 
-void sandbox_git_hook_managers_tamper(const struct sandbox_git_run *g, const char *worktree,
+void sandbox_git_hook_managers_tamper(struct sandbox_git_run *g, const char *worktree,
                                       char ***tamper, size_t *n) {
   char **now;
   if (g->hook_managers == 0)
     return;
   now = present_files(g, worktree);
-  for (char **p = now; p != NULL && *p != NULL && *n < SANDBOX_GIT_MAX_REPORTED; p++) {
+  for (char **p = now; p != NULL && *p != NULL; p++) {
     cleanup_free char *entry = NULL;
     bool before = false;
     for (char **b = g->hook_files_before; b != NULL && *b != NULL; b++)
@@ -221,7 +221,9 @@ void sandbox_git_hook_managers_tamper(const struct sandbox_git_run *g, const cha
     if (before)
       continue; /* a pointer: reported when its digest changed */
     entry = xasprintf("hooks:%s", *p);
-    sandbox_git_strv_push(tamper, n, entry);
+    if (*n < SANDBOX_GIT_MAX_REPORTED)
+      sandbox_git_strv_push(tamper, n, entry);
+    sandbox_git_pointer_add(g, steal_ptr(&entry), xasprintf("%s/%s", worktree, *p), true);
   }
   sandbox_git_strv_free(now);
 }

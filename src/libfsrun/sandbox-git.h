@@ -54,6 +54,8 @@ struct sandbox_git_pointer {
   char *path;      /* absolute, as the host's git would reach it */
   bool below_top;  /* relative to the worktree's top: the directories on the way count too */
   uint64_t before; /* its digest before the run (sandbox-git-config-paths.c) */
+  uint64_t after;  /* and after it, once sandbox_git_config_tamper has looked */
+  bool appeared;   /* a hook manager's file that came since the container's last exec looked */
 };
 
 /* One run's git state. common_dir NULL: no repository (or a layout the overlay does not cover). */
@@ -153,16 +155,16 @@ char **sandbox_git_tamper(struct sandbox_git_run *g, const char *worktree);
 /* sandbox-git-config-paths.c: before the run, what the repository's config names (g->pointers);
  * after it, those the run changed appended to tamper as their entries */
 void sandbox_git_config_paths(struct sandbox_git_run *g, const char *worktree);
-void sandbox_git_config_tamper(const struct sandbox_git_run *g, const char *worktree,
-                               char ***tamper);
+void sandbox_git_config_tamper(struct sandbox_git_run *g, const char *worktree, char ***tamper);
 void sandbox_git_pointers_free(struct sandbox_git_run *g);
 /* a pointer whose digest is taken with the config's (entry and path: taken over) */
 void sandbox_git_pointer_add(struct sandbox_git_run *g, char *entry, char *path, bool below_top);
 /* sandbox-git-hook-managers.c: before the run, the managers whose hooks hooks_dir holds and their
- * files at the worktree's top (pointers `hooks:<name>`); after it, the files that appeared */
+ * files at the worktree's top (pointers `hooks:<name>`); after it, the files that appeared
+ * (reported, and added as pointers: their digests are the next exec's "before") */
 void sandbox_git_hook_managers(struct sandbox_git_run *g, const char *worktree,
                                const char *hooks_dir);
-void sandbox_git_hook_managers_tamper(const struct sandbox_git_run *g, const char *worktree,
+void sandbox_git_hook_managers_tamper(struct sandbox_git_run *g, const char *worktree,
                                       char ***tamper, size_t *n);
 /* sandbox-git-objects.c: the run's new loose objects adopted once checked against their names;
  * packs and the rest of upper/objects reported through discard (common-dir-relative paths). false

@@ -361,6 +361,43 @@ route_late_nested() {
   route_late_nested user
 }
 
+# review20 A: the same for the files the config and the installed hooks point at. A process exec 1
+# left running (held by a fifo: no wait on time) rewrites husky's `.husky/pre-commit` and
+# lefthook.yml, and makes lefthook-local.yml, after exec 1 looked; exec 2 compares with what exec 1
+# saw (kept in the container's state dir), not with its own start, and names all three; exec 3, with
+# nothing changed since, names none.
+route_late_pointers() {
+  make_repo "$1"
+  hgit -C "$REPO" config core.hooksPath .husky
+  as_owner mkdir "$WT/.husky"
+  as_owner sh -c 'printf "#!/bin/sh\ntrue\n" >"$1/pre-commit" && chmod 755 "$1/pre-commit"' sh \
+    "$WT/.husky"
+  # a stand-in for lefthook's installed hook: its marker makes lefthook's files watched
+  as_owner sh -c 'printf "#!/bin/sh\n# lefthook\ntrue\n" >"$1/commit-msg"' sh "$WT/.husky"
+  as_owner sh -c 'echo "pre-commit: {}" >"$1/lefthook.yml"' sh "$WT"
+  sbx -- "mkfifo go planted && setsid sh -c 'read x <go
+            printf \"#!/bin/sh\\necho ran >>$MARKER\\n\" >.husky/pre-commit
+            echo \"pre-commit: {commands: {x: {run: echo}}}\" >lefthook.yml
+            echo \"pre-commit: {}\" >lefthook-local.yml; echo >planted' \
+          </dev/null >/dev/null 2>&1 &"
+  [ "$(jq -c .tamper "$DIR/status.json")" = '[]' ]
+  as_owner timeout -s KILL 60 sh -c 'echo go >"$1" && cat "$2"' sh "$WT/go" "$WT/planted"
+  grep -q "$MARKER" "$WT/.husky/pre-commit"
+  sbx -- 'echo second'
+  [ "$(jq -c '.tamper | sort' "$DIR/status.json")" = \
+    '["config:core.hooksPath=.husky","hooks:lefthook-local.yml","hooks:lefthook.yml"]' ]
+  sbx -- 'echo third'
+  [ "$(jq -c .tamper "$DIR/status.json")" = '[]' ]
+}
+
+@test "exec-git: husky's hook and lefthook's files a process left by one exec rewrote after it looked are named by the next exec (root)" {
+  route_late_pointers root
+}
+
+@test "exec-git: husky's hook and lefthook's files a process left by one exec rewrote after it looked are named by the next exec (ordinary user)" {
+  route_late_pointers user
+}
+
 route_sigkill() {
   make_repo "$1"
   local id pid job run_dir

@@ -1,0 +1,92 @@
+/* The config's and hook managers' pointer digests of a task container, kept between its execs
+ * (review20 A): a process one exec leaves running may rewrite `.husky/pre-commit` or `lefthook.yml`
+ * after that exec looked; the next exec's own "before" would already hold the change, and no exec
+ * would ever name it. So each exec compares its "after" with the digests the last exec that looked
+ * left in the container's state dir (fsrun's, beside git-tamper-since, out of the command's reach),
+ * and leaves its own "after" there. A hook manager's file that is there now and was not when the
+ * last exec looked (the same managers installed) came in between: reported.
+ *
+ * The file: a first line `fsrun-git-pointers 1 MANAGERS`, then one `KEY DIGEST` line a pointer
+ * (hex), KEY a hash of its entry and path: a pointer the config names only now (the host changed
+ * the config) has no line and starts from its own exec's digest. */
+#include "exec-git.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+#include "status.h"
+#include "utils.h"
+
+#define POINTERS_FILE     "git-pointers"
+#define POINTERS_MAGIC    "fsrun-git-pointers 1"
+#define POINTERS_FILE_MAX (64 * 1024)
+
+static uint64_t pointer_key(const struct sandbox_git_pointer *p) {
+  uint64_t h = 14695981039346656037ULL;
+  const char *parts[2] = {p->entry, p->path};
+  for (size_t i = 0; i < 2; i++)
+    for (const unsigned char *c = (const unsigned char *)parts[i];; c++) {
+      h = (h ^ *c) * 1099511628211ULL;
+      if (*c == '\0')
+        break;
+    }
+  return h;
+}
+
+/* the digest stored for key in text (past its first line); false when there is none */
+static bool stored_digest(const char *text, uint64_t key, uint64_t *digest) {
+  for (const char *line = strchr(text, '\n'); line != NULL; line = strchr(line, '\n')) {
+    uint64_t k, d;
+    int end = -1;
+    line++;
+    if (sscanf(line, "%16" SCNx64 " %16" SCNx64 "%n", &k, &d, &end) == 2 && end > 0 &&
+        line[end] == '\n' && k == key) {
+      *digest = d;
+      return true;
+    }
+  }
+  return false;
+}
+
+void exec_git_pointers_load(struct sandbox_git_run *g, int state_dir_fd) {
+  cleanup_free char *text = NULL;
+  unsigned managers;
+  int end = -1;
+  if (sandbox_git_read_max(state_dir_fd, POINTERS_FILE, POINTERS_FILE_MAX, &text) < 0)
+    return; /* the container's first exec to look: its own "before" */
+  if (sscanf(text, POINTERS_MAGIC " %u%n", &managers, &end) != 1 || end < 0 || text[end] != '\n') {
+    log_warning("exec: git: `%s` of the container is not fsrun's; this exec's config and hook "
+                "files are compared with their state at its own start",
+                POINTERS_FILE);
+    return;
+  }
+  for (size_t i = 0; i < g->n_pointers; i++) {
+    struct sandbox_git_pointer *p = &g->pointers[i];
+    uint64_t digest;
+    if (stored_digest(text, pointer_key(p), &digest))
+      p->before = digest;
+    else if (strncmp(p->entry, "hooks:", 6) == 0 && managers == g->hook_managers)
+      p->appeared = true;
+  }
+}
+
+void exec_git_pointers_save(const struct sandbox_git_run *g, int state_dir_fd) {
+  cleanup_error fsrun_error_t err = NULL;
+  cleanup_free char *text = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&text, &len);
+  if (f == NULL)
+    abort();
+  fprintf(f, POINTERS_MAGIC " %u\n", g->hook_managers);
+  for (size_t i = 0; i < g->n_pointers; i++)
+    fprintf(f, "%016" PRIx64 " %016" PRIx64 "\n", pointer_key(&g->pointers[i]),
+            g->pointers[i].after);
+  fclose(f);
+  if (status_write_file_atomic(state_dir_fd, POINTERS_FILE, text, len, 0600, &err) < 0)
+    log_warning("exec: git: %s: the next exec compares the config's and hook managers' files "
+                "with their state at its own start",
+                err->msg);
+}

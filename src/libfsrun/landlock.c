@@ -70,7 +70,7 @@ struct ll_net_port_attr {
 
 /* The newest ABI whose rights fsrun knows; a newer kernel is used at this level. */
 #define LL_KNOWN_ABI 7
-#define LL_NET_ABI   4
+#define LL_NET_ABI   LANDLOCK_TCP_ABI
 
 /* Rights that make sense on a non-directory (the kernel refuses the others on a file rule). */
 #define LL_FS_FILE_RIGHTS                                                                          \

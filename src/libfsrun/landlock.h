@@ -70,6 +70,8 @@ struct fsrun_landlock_rules {
 /* The Landlock ABI version of the running kernel (1, 2, ...), or 0 when Landlock is not compiled in
  * or disabled at boot. */
 int landlock_abi_version(void);
+/* The first ABI that restricts TCP connect and bind (Linux 6.7; Debian 12's 6.1 has ABI 2). */
+#define LANDLOCK_TCP_ABI 4
 
 /* An empty rule set (nothing restricted) with the given origin for messages (copied; may be NULL).
  */

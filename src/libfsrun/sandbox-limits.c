@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "cgroup.h"
+#include "landlock.h"
 #include "log.h"
 #include "sandbox.h"
 #include "utils.h"
@@ -79,6 +80,19 @@ static void plan_unprivileged(const oci_policy *p, struct sandbox_limits *l) {
     l->nproc = p->has_pids_limit ? p->pids_limit : SANDBOX_DEFAULT_PIDS_LIMIT;
 }
 
+/* allowedTcpPorts: the init's Landlock rule set, which a kernel before ABI 4 (Debian 12's 6.1 has
+ * 2) loads without the TCP rules: every port is then reachable, for root and users alike */
+static void plan_tcp_ports(const oci_policy *p, struct sandbox_limits *l) {
+  int abi;
+  if (!p->allow_network || p->n_allowed_tcp_ports == 0)
+    return;
+  abi = landlock_abi_version();
+  if (abi < LANDLOCK_TCP_ABI)
+    add_gap(l, "allowedTcpPorts",
+            xasprintf("the kernel's Landlock ABI %d cannot restrict TCP (ABI %d, Linux 6.7)", abi,
+                      LANDLOCK_TCP_ABI));
+}
+
 void sandbox_limits_plan(const oci_policy *p, bool userns, bool native, struct sandbox_limits *l) {
   memset(l, 0, sizeof(*l));
   l->cpu_budget_ms = p->has_cpu_max_ms ? p->cpu_max_ms : 0;
@@ -94,11 +108,12 @@ void sandbox_limits_plan(const oci_policy *p, bool userns, bool native, struct s
   }
   if (userns) {
     plan_unprivileged(p, l);
-    return;
+  } else {
+    /* root: the sandbox's cgroup holds them all (a missing controller fails the set-up) */
+    l->memory_in_cgroup = l->pids_in_cgroup = l->cpu_in_cgroup = true;
+    l->cpu_budget = l->cpu_budget_ms > 0;
   }
-  /* root: the sandbox's cgroup holds them all (a missing controller fails the set-up) */
-  l->memory_in_cgroup = l->pids_in_cgroup = l->cpu_in_cgroup = true;
-  l->cpu_budget = l->cpu_budget_ms > 0;
+  plan_tcp_ports(p, l);
 }
 
 void sandbox_limits_clear(struct sandbox_limits *l) {

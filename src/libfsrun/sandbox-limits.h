@@ -3,7 +3,8 @@
  * or a delegated cgroup v2 subtree), cpuLimit.maxMs as a CPU budget of the whole command there.
  * Without a cgroup: RLIMIT_NPROC (counted in the sandbox's own user namespace) for pidsLimit,
  * RLIMIT_DATA per process as a memory bound, RLIMIT_CPU per process for maxMs, and the rest said
- * to be not enforced. limitsMode "require" turns a limit that cannot be enforced into an error. */
+ * to be not enforced. allowedTcpPorts is Landlock's, not enforced below Landlock ABI 4 (Linux 6.7).
+ * limitsMode "require" turns a limit that cannot be enforced into an error. */
 #ifndef FSRUN_SANDBOX_LIMITS_H
 #define FSRUN_SANDBOX_LIMITS_H
 
@@ -16,7 +17,8 @@
 #include "oci.h"
 
 struct sandbox_limit_gap {
-  const char *limit; /* the policy key: "memoryLimitMb", "cpuLimit.maxCores", "pidsLimit" */
+  /* the policy key: "memoryLimitMb", "cpuLimit.maxCores", "pidsLimit", "allowedTcpPorts" */
+  const char *limit;
   char *reason;
 };
 
@@ -26,7 +28,7 @@ struct sandbox_limits {
   uint64_t nproc;         /* RLIMIT_NPROC, 0: none */
   uint64_t data_bytes;    /* RLIMIT_DATA, 0: none */
   uint64_t cpu_budget_ms; /* cpuLimit.maxMs, 0: none */
-  struct sandbox_limit_gap gaps[3];
+  struct sandbox_limit_gap gaps[4];
   size_t n_gaps;
 };
 

@@ -15,6 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "procfs.h"
 #include "utils.h"
 
 void criu_argv_add(struct criu_argv *a, const char *s) {
@@ -154,19 +155,11 @@ static int run_capture(char *const argv[], char **output) {
 
 /* "BOOT_ID INODE MTIME SIZE": criu's verdict holds for this boot and this criu binary */
 static char *check_key(const char *criu) {
-  char boot[64] = "";
   struct stat st;
-  FILE *f = fopen("/proc/sys/kernel/random/boot_id", "re");
-  if (f != NULL) {
-    if (fgets(boot, sizeof(boot), f) == NULL)
-      boot[0] = '\0';
-    fclose(f);
-  }
-  boot[strcspn(boot, "\n")] = '\0';
   if (stat(criu, &st) < 0)
     return NULL;
-  return xasprintf("%s %lu %lld %lld", boot, (unsigned long)st.st_ino, (long long)st.st_mtime,
-                   (long long)st.st_size);
+  return xasprintf("%s %lu %lld %lld", procfs_boot_id(), (unsigned long)st.st_ino,
+                   (long long)st.st_mtime, (long long)st.st_size);
 }
 
 /* The cached verdict in FILE for this boot and criu: 1 and *why (NULL when it passed) when there

@@ -141,6 +141,20 @@ unsigned long long procfs_pid_pidns(pid_t pid) {
   return (unsigned long long)sb.st_ino;
 }
 
+const char *procfs_boot_id(void) {
+  static char id[40];
+  static bool read_once;
+  cleanup_close int fd = -1;
+  ssize_t n;
+  if (read_once)
+    return id;
+  read_once = true;
+  fd = open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC);
+  n = fd < 0 ? -1 : read(fd, id, sizeof(id) - 1);
+  id[n > 0 ? strcspn(id, "\n") : 0] = '\0';
+  return id;
+}
+
 int procfs_set_oom_score_adj(int procfs_fd, pid_t pid, int value, fsrun_error_t *err) {
   char path[64], buf[16];
   int len = snprintf(buf, sizeof(buf), "%d", value);

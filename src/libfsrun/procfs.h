@@ -45,4 +45,9 @@ int procfs_set_oom_score_adj(int procfs_fd, pid_t pid, int value, fsrun_error_t 
  * -m` in the container). */
 unsigned long long procfs_pid_pidns(pid_t pid);
 
+/* This boot's id (/proc/sys/kernel/random/boot_id, 36 characters), "" when it cannot be read. A
+ * start time counts clock ticks from boot: with the boot id it names one process across reboots
+ * (a state root on a disk outlives them). */
+const char *procfs_boot_id(void);
+
 #endif

@@ -207,10 +207,16 @@ static void gen_annotations(yajl_gen g, const oci_map *m) {
   yajl_gen_map_close(g);
 }
 
+/* The boot st's pids are of: the one it was read with, or this one for a state first written */
+static const char *boot_of(const struct container_status *st) {
+  return st->boot_id[0] ? st->boot_id : procfs_boot_id();
+}
+
 /* One symlinkat and a rename: a reader sees the old record or the new one, whole. */
 static int write_init_record(int dirfd, const struct container_status *st, fsrun_error_t *err) {
-  char target[96], tmp[64];
-  snprintf(target, sizeof(target), "%d %llu %llu", (int)st->pid, st->pid_start_time, st->pid_pidns);
+  char target[128], tmp[64];
+  snprintf(target, sizeof(target), "%d %llu %llu %s", (int)st->pid, st->pid_start_time,
+           st->pid_pidns, boot_of(st));
   snprintf(tmp, sizeof(tmp), "%s.tmp.%d", STATUS_INIT_RECORD, (int)getpid());
   if (symlinkat(target, dirfd, tmp) < 0 &&
       (errno != EEXIST || unlinkat(dirfd, tmp, 0) < 0 || symlinkat(target, dirfd, tmp) < 0))
@@ -224,20 +230,21 @@ static int write_init_record(int dirfd, const struct container_status *st, fsrun
 }
 
 int status_read_init_record(int dirfd, struct container_status *st, fsrun_error_t *err) {
-  char buf[128], extra;
-  int pid;
+  char buf[128], boot[40] = "", extra;
+  int pid, fields;
   unsigned long long start, pidns;
   ssize_t n = readlinkat(dirfd, STATUS_INIT_RECORD, buf, sizeof(buf) - 1);
   if (n < 0 && errno != EINVAL)
     return fsrun_error_errno(err, "read the init's record `%s`", STATUS_INIT_RECORD);
   buf[n > 0 ? n : 0] = '\0';
-  if (n < 0 || sscanf(buf, "%d %llu %llu%c", &pid, &start, &pidns, &extra) != 3 || pid <= 0 ||
-      start == 0)
+  fields = n < 0 ? 0 : sscanf(buf, "%d %llu %llu %39s%c", &pid, &start, &pidns, boot, &extra);
+  if ((fields != 3 && fields != 4) || pid <= 0 || start == 0)
     return fsrun_error_take(err, EINVAL,
                             xasprintf("the init's record `%s` is corrupt", STATUS_INIT_RECORD));
   st->pid = (pid_t)pid;
   st->pid_start_time = start;
   st->pid_pidns = pidns;
+  snprintf(st->boot_id, sizeof(st->boot_id), "%s", boot);
   return 0;
 }
 
@@ -265,6 +272,8 @@ int status_write(int dirfd, const struct container_status *st, fsrun_error_t *er
     gen_kv_int(g, "pidNamespace", (long long)st->pid_pidns);
   gen_kv_int(g, "creatorPid", st->creator_pid);
   gen_kv_int(g, "creatorStartTime", (long long)st->creator_start_time);
+  if (boot_of(st)[0] != '\0')
+    gen_kv_string(g, "bootId", boot_of(st));
   gen_kv_string(g, "cgroup", st->cgroup);
   gen_string(g, "newPidNamespace");
   yajl_gen_bool(g, st->new_pidns);
@@ -388,6 +397,12 @@ static void read_annotations(yajl_val obj, oci_map *out) {
   out->len = n;
 }
 
+static void read_boot_id(yajl_val internal, struct container_status *st) {
+  yajl_val v = get(internal, "bootId");
+  if (YAJL_IS_STRING(v))
+    snprintf(st->boot_id, sizeof(st->boot_id), "%s", YAJL_GET_STRING(v));
+}
+
 int status_read(int dirfd, struct container_status *st, fsrun_error_t *err) {
   cleanup_free char *text = NULL;
   char errbuf[256] = "";
@@ -424,6 +439,7 @@ int status_read(int dirfd, struct container_status *st, fsrun_error_t *err) {
     st->pid_pidns = (unsigned long long)get_int(internal, "pidNamespace");
     st->creator_pid = (pid_t)get_int(internal, "creatorPid");
     st->creator_start_time = (unsigned long long)get_int(internal, "creatorStartTime");
+    read_boot_id(internal, st);
     st->cgroup = get_string(internal, "cgroup");
     st->new_pidns = YAJL_IS_TRUE(get(internal, "newPidNamespace"));
     if (YAJL_IS_OBJECT(get(internal, "intelRdt"))) {
@@ -486,10 +502,16 @@ int status_open_cgroup(int dirfd, const char *id, const struct container_status 
 /* --- derived status ----------------------------------------------------------------------------
  */
 
+/* A state of another boot (a state root on a disk after a reboot) names no live process: its
+ * start times count from that boot */
+static bool of_this_boot(const struct container_status *st) {
+  return st->boot_id[0] == '\0' || strcmp(st->boot_id, procfs_boot_id()) == 0;
+}
+
 bool status_init_alive(const struct container_status *st) {
   bool zombie = false;
   unsigned long long start;
-  if (st->pid <= 0)
+  if (st->pid <= 0 || !of_this_boot(st))
     return false;
   start = procfs_pid_start_time(st->pid, &zombie);
   if (start == 0 || start != st->pid_start_time || zombie)
@@ -525,7 +547,7 @@ const char *status_derive_in(int dirfd, const struct container_status *st,
     bool zombie = false;
     unsigned long long start = procfs_pid_start_time(st->creator_pid, &zombie);
     /* a `create` that died half-way left a container that can only be deleted */
-    if (start == 0 || zombie || start != st->creator_start_time)
+    if (start == 0 || zombie || start != st->creator_start_time || !of_this_boot(st))
       return "stopped";
     *pid = st->pid;
     return "creating";

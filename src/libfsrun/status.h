@@ -17,7 +17,8 @@
 /* the bundle's config.json as `create` read it: `exec` and `update` need the container's config,
  * and the bundle may be changed or removed after create (containerd and podman do both) */
 #define STATUS_CONFIG_FILE "config.json"
-/* The init's identity apart from state.json: a symlink whose target is "PID START_TIME PID_NS",
+/* The init's identity apart from state.json: a symlink whose target is "PID START_TIME PID_NS
+ * BOOT_ID" (BOOT_ID absent in records of earlier fsrun),
  * written with state.json whenever that names an init. delete --force finds the init with it
  * when state.json is corrupt (the init may have left its cgroup). */
 #define STATUS_INIT_RECORD "init"
@@ -28,6 +29,7 @@ struct container_status {
   pid_t pid;    /* the init's host pid, 0 before it exists */
   unsigned long long pid_start_time;
   unsigned long long pid_pidns; /* the init's pid namespace inode, 0 when unknown */
+  char boot_id[40];             /* the boot the pids and start times are of, "" when unknown */
   pid_t creator_pid;            /* the `create` process while "creating" */
   unsigned long long creator_start_time;
   char *bundle;

@@ -335,6 +335,40 @@ one_line_status() {
   assert_no_leftovers "$CONTAINER_ID"
 }
 
+@test "lifecycle: a state of another boot (a disk state root after a reboot) names no live process: state says stopped; kill, and delete --force by state or by the init's record, signal nothing" {
+  # before: a process of this boot with the recorded pid, start tick and pid namespace was taken
+  # for the init (state: created, kill and delete --force signalled it)
+  local dir start ns other=00000000-0000-4000-8000-000000000000
+  CONTAINER_ID=life-boot-$UNIQ
+  set_process_args /bin/true
+  fsrun run --keep --bundle "$BUNDLE" "$CONTAINER_ID"
+  dir=$FSRUN_ROOT/$CONTAINER_ID
+  [ "$(jq -r .fsrun.bootId "$dir/state.json")" = "$(cat /proc/sys/kernel/random/boot_id)" ]
+  [[ "$(readlink "$dir/init")" == *" $(cat /proc/sys/kernel/random/boot_id)" ]]
+  start_witness "$BATS_TEST_TMPDIR"
+  start=$(sed 's/.*) //' "/proc/$WITNESS/stat" | cut -d' ' -f20)
+  ns=$(stat -L -c %i "/proc/$WITNESS/ns/pid")
+  jq --argjson p "$WITNESS" --argjson t "$start" --argjson n "$ns" --arg b "$other" \
+    '.pid = $p | .status = "created" | .fsrun.pidStartTime = $t | .fsrun.pidNamespace = $n |
+    .fsrun.bootId = $b' "$dir/state.json" >"$BATS_TEST_TMPDIR/state.json"
+  cp "$BATS_TEST_TMPDIR/state.json" "$dir/state.json"
+  ln -sfn "$WITNESS $start $ns $other" "$dir/init"
+  [ "$(state_field "$CONTAINER_ID" status)" = stopped ]
+  run fsrun kill "$CONTAINER_ID" KILL
+  [ "$status" -eq 1 ]
+  [[ $output == *"container not running"* ]]
+  # the crash emptied state.json: the record alone names the init
+  : >"$dir/state.json"
+  fsrun delete --force "$CONTAINER_ID"
+  assert_no_leftovers "$CONTAINER_ID"
+  # by the state
+  fsrun run --keep --bundle "$BUNDLE" "$CONTAINER_ID"
+  cp "$BATS_TEST_TMPDIR/state.json" "$dir/state.json"
+  fsrun delete --force "$CONTAINER_ID"
+  assert_no_leftovers "$CONTAINER_ID"
+  witness_unsignalled
+}
+
 @test "lifecycle: list (table, json, -q) and ps (json, table)" {
   set_process_args /bin/sleep 100
   fsrun run --detach --bundle "$BUNDLE" life-l1-$UNIQ

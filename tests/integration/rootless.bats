@@ -340,6 +340,33 @@ all_capabilities_json() {
   witness_unsignalled
 }
 
+@test "rootless: a state of another boot names no live process: state says stopped, kill and delete --force signal nothing" {
+  # before: a process of the user's with the recorded pid, start tick and pid namespace was taken
+  # for the init
+  local id=rl-boot-$RANDOM dir start ns other=00000000-0000-4000-8000-000000000000
+  update_user_config '.process.args = ["true"]'
+  user_run run --keep "$id"
+  [ "$status" -eq 0 ]
+  dir=$UDIR/run/fsrun/$id
+  start_witness "$UDIR" as_user
+  start=$(sed 's/.*) //' "/proc/$WITNESS/stat" | cut -d' ' -f20)
+  ns=$(stat -L -c %i "/proc/$WITNESS/ns/pid")
+  jq --argjson p "$WITNESS" --argjson t "$start" --argjson n "$ns" --arg b "$other" \
+    '.pid = $p | .status = "created" | .fsrun.pidStartTime = $t | .fsrun.pidNamespace = $n |
+    .fsrun.bootId = $b' "$dir/state.json" >"$UDIR/state.json"
+  cat "$UDIR/state.json" >"$dir/state.json"
+  as_user ln -sfn "$WITNESS $start $ns $other" "$dir/init"
+  user_run state "$id"
+  [ "$status" -eq 0 ]
+  [ "$(jq -r .status <<<"$output")" = stopped ]
+  user_run kill "$id" KILL
+  [ "$status" -eq 1 ]
+  user_run delete --force "$id"
+  [ "$status" -eq 0 ]
+  [ ! -e "$dir" ]
+  witness_unsignalled
+}
+
 @test "rootless: an init that moves to a mount namespace of its own is still the container; delete --force stops it" {
   # before: state said stopped after the init's `unshare -m`, and delete --force (no cgroup here)
   # exited 0 leaving it running

@@ -81,6 +81,8 @@ static bool read_value(struct cursor *c, char *out, size_t max) {
       return false; /* a newline inside quotes */
     if (ch == '\\') {
       int e = (unsigned char)*++c->p;
+      if (e == '\0')
+        break; /* git reads the file's end as a newline: a continuation, then the end */
       if (e == '\n')
         continue;
       ch = e == 'n' ? '\n' : e == 't' ? '\t' : e == 'b' ? '\b' : e;

@@ -10,7 +10,7 @@ case $seconds in '' | *[!0-9]*) echo "usage: $0 [SECONDS]" >&2; exit 2 ;; esac
 srcdir=$(cd "$(dirname "$0")/../.." && pwd)
 build=${FSRUN_FUZZ_BUILD:-/tmp/fsrun-fuzz-build}
 work=${FSRUN_FUZZ_WORK:-/tmp/fsrun-fuzz-work}
-targets="fuzz-config fuzz-policy fuzz-state"
+targets="fuzz-config fuzz-policy fuzz-state fuzz-git-config"
 
 command -v clang > /dev/null || { echo "run-fuzzers: clang is not installed" >&2; exit 2; }
 [ -x "$srcdir/configure" ] || (cd "$srcdir" && ./autogen.sh)
@@ -34,6 +34,7 @@ for t in $targets; do
   fuzz-config) seeds=config ;;
   fuzz-policy) seeds=policy ;;
   fuzz-state) seeds=state ;;
+  fuzz-git-config) seeds=git-config ;;
   esac
   # a scratch corpus, so that new inputs never land in the source tree
   corpus="$work/$t/corpus"

@@ -41,6 +41,14 @@ static void test_syntax(void) {
   memset(&s, 0, sizeof(s));
   git_config_each("[core]\nhooksPath = .a\n[broken\nhooksPath = .b\n", record, &s);
   tap_ok(strcmp(s.text, "core.hookspath=.a|") == 0, "stops at a line git refuses: %s", s.text);
+  /* a backslash as the text's last byte: in a buffer of its exact size, as read_text gives it
+   * (ASan: nothing read past it; review20 J) */
+  char *tail = strdup("[core]\n\thooksPath = x\\");
+  memset(&s, 0, sizeof(s));
+  git_config_each(tail, record, &s);
+  tap_ok(strcmp(s.text, "core.hookspath=x|") == 0, "a backslash at the very end ends the value: %s",
+         s.text);
+  free(tail);
   memset(&s, 0, sizeof(s));
   git_config_each("\xef\xbb\xbf[core]\r\n\thooksPath = .githooks\r\n", record, &s);
   tap_ok(strcmp(s.text, "core.hookspath=.githooks|") == 0, "a leading UTF-8 BOM is skipped: %s",

@@ -34,6 +34,7 @@
 #include "caps.h"
 #include "cgroup.h"
 #include "clone.h"
+#include "close-fds.h"
 #include "foreground.h"
 #include "landlock.h"
 #include "live.h"
@@ -293,8 +294,8 @@ struct exec_child {
    * processes (docs/process-model.md). The pid namespace (entered for our children only) is in
    * ns_flags, unless pid_after_courier. */
   bool pid_late;
-  /* a NOTIFY profile without noNewPrivileges: its courier is cloned before we enter the pid
-   * namespace (child_take_credentials), where it would be born visible with our privilege */
+  /* a NOTIFY profile: its courier is cloned before we enter the pid namespace
+   * (child_take_credentials*), where it would be born visible with our privilege or unfiltered */
   bool pid_after_courier;
   struct fsrun_cgroup *cg_join; /* v1/hybrid, no clone3: the child writes itself into it, or NULL */
   bool cg_join_v1_only;         /* hybrid: cloned into the cgroup2 directory already */
@@ -386,18 +387,7 @@ static int child_join_namespaces(struct exec_child *c, fsrun_error_t *err) {
 
 /* Closes every fd >= first except keep. No allocation, nothing that needs /proc. */
 static void close_fds_from(int first, int keep) {
-  int ret;
-  if (keep < first)
-    ret = (int)syscall(SYS_close_range, first, ~0U, 0);
-  else
-    ret = (keep > first ? (int)syscall(SYS_close_range, first, keep - 1, 0) : 0) |
-          (int)syscall(SYS_close_range, keep + 1, ~0U, 0);
-  if (ret == 0)
-    return;
-  /* no close_range (Linux < 5.9, or a seccomp profile that refuses it) */
-  for (int fd = first; fd < 65536; fd++)
-    if (fd != keep)
-      close(fd);
+  close_fds_except(first, &keep, 1);
 }
 
 static int child_join_cgroup(const struct exec_child *c, fsrun_error_t *err);
@@ -451,6 +441,34 @@ static void child_enter_pidns(struct exec_child *c) {
     fsrun_error_errno(&err, "join the container's pid namespace (setns)");
     child_fail(c, &err);
   }
+}
+
+/* A NOTIFY profile with noNewPrivileges and a pid namespace: loaded before the clone into it, as
+ * any other profile is (filter_before_clone). Its courier must be cloned before setns(pid) (it
+ * would be born visible there, unfiltered) and the load comes after the credentials, whose
+ * syscalls the profile need not allow; the listener's fd number is predicted at the courier's
+ * clone (seccomp-handover.h). So the fds are closed first, but for the init's namespace fds that
+ * the setns needs; those are closed under the filter, and Landlock (which opens fds) is applied
+ * there too: the profile must allow it, as for the init (docs/process-model.md). */
+static void child_take_credentials_notify(struct exec_child *c) {
+  cleanup_error fsrun_error_t err = NULL;
+  struct seccomp_handover handover = {0};
+  int keep[2 + INIT_NS_MAX] = {c->sync_fd, c->init_ns->pidfd};
+  size_t n = 2;
+  for (int i = 0; i < c->init_ns->n; i++)
+    keep[n++] = c->init_ns->fds[i];
+  close_fds_except(3 + c->preserve_fds, keep, n);
+  if (seccomp_handover_start(c->seccomp, c->sync_fd, &handover, &err) < 0)
+    child_fail(c, &err);
+  child_enter_pidns(c);
+  if (process_take_credentials(c->p, &err) < 0 ||
+      (c->attrs != NULL &&
+       process_attrs_apply_cpu_affinity(c->attrs, CPU_AFFINITY_FINAL, &err) < 0) ||
+      seccomp_handover_load(c->seccomp, &handover, &err) < 0)
+    child_fail(c, &err);
+  init_ns_close(c->init_ns);
+  if (c->landlock != NULL && landlock_apply(c->landlock, &err) < 0)
+    child_fail(c, &err);
 }
 
 /* The process's credentials and confinement, each step while we still have what it needs. */
@@ -513,7 +531,10 @@ static void child_setup(struct exec_child *c, char **exe, char **home_env) {
   if (c->procfs_fd >= 0)
     close(c->procfs_fd); /* the host's procfs */
   c->procfs_fd = -1;
-  child_take_credentials(c);
+  if (c->pid_after_courier && c->p->no_new_privileges)
+    child_take_credentials_notify(c);
+  else
+    child_take_credentials(c);
 }
 
 /* With noNewPrivileges, a filter loaded before the clone into the pid namespace (pid_late), as
@@ -521,16 +542,15 @@ static void child_setup(struct exec_child *c, char **exe, char **home_env) {
  * namespace unfiltered, and with CAP_SYS_PTRACE (non-dumpable asks for it in the host's user
  * namespace, which a container without a user namespace has) the container could seize it and
  * run in it any system call its profile denies. The profile must then allow what is left before
- * execve (docs/process-model.md). Not a NOTIFY one: its courier would be born in the pid
- * namespace, where its parent (us) is not, and it checks its parent's pid (seccomp-handover.c). */
+ * execve (docs/process-model.md). A NOTIFY one is loaded with the credentials
+ * (child_take_credentials_notify), the others here. */
 static bool filter_before_clone(const struct exec_child *c) {
-  return c->pid_late && c->seccomp != NULL && c->p->no_new_privileges &&
-         !seccomp_has_notify(c->seccomp);
+  return c->pid_late && c->seccomp != NULL && c->p->no_new_privileges;
 }
 
 static void child_load_filter_before_clone(struct exec_child *c) {
   cleanup_error fsrun_error_t err = NULL;
-  if (!filter_before_clone(c))
+  if (!filter_before_clone(c) || seccomp_has_notify(c->seccomp))
     return;
   if (child_load_filter(c, &err) < 0)
     child_fail(c, &err);
@@ -1008,8 +1028,7 @@ int container_exec(const struct fsrun_context *ctx, const struct exec_options *o
    * and clones the process that execs into the pid namespace from there. Joined here, the child
    * would be visible in the container while still in the host's mount namespace. */
   child_cfg.pid_late = (ns_flags & CLONE_NEWPID) != 0;
-  child_cfg.pid_after_courier =
-      child_cfg.pid_late && seccomp != NULL && !p->no_new_privileges && seccomp_has_notify(seccomp);
+  child_cfg.pid_after_courier = child_cfg.pid_late && seccomp_has_notify(seccomp);
   if (child_cfg.pid_late && !child_cfg.pid_after_courier)
     child_cfg.ns_flags |= CLONE_NEWPID;
   child = fsrun_clone(&args);

@@ -17,6 +17,7 @@
 #include "caps.h"
 #include "cgroup.h"
 #include "clone.h"
+#include "close-fds.h"
 #include "hook-runner.h"
 #include "hooks.h"
 #include "netlink.h"
@@ -188,37 +189,12 @@ static int enter_cwd(const char *cwd, fsrun_error_t *err) {
   return 0;
 }
 
-/* Closes every fd >= first except keep_a and keep_b (-1: none). No allocation, nothing that needs
- * /proc. */
 /* Closes every fd from `first` on but the (up to) three kept ones (-1: none). */
 static void close_fds_from(int first, int keep_a, int keep_b, int keep_c) {
-  int keep[3] = {keep_a, keep_b, keep_c};
-  int ret = 0, from = first;
-  /* in order, so that each gap between them is one close_range */
-  for (int i = 1; i < 3; i++)
-    for (int j = i; j > 0 && keep[j - 1] > keep[j]; j--) {
-      int t = keep[j];
-      keep[j] = keep[j - 1];
-      keep[j - 1] = t;
-    }
-  for (int i = 0; i < 3; i++) {
-    if (keep[i] < from)
-      continue;
-    if (keep[i] > from)
-      ret |= (int)syscall(SYS_close_range, from, keep[i] - 1, 0);
-    from = keep[i] + 1;
-  }
-  ret |= (int)syscall(SYS_close_range, from, ~0U, 0);
-  if (ret == 0)
-    return;
-  for (int fd = first; fd < 65536; fd++)
-    if (fd != keep_a && fd != keep_b && fd != keep_c)
-      close(fd);
+  const int keep[3] = {keep_a, keep_b, keep_c};
+  close_fds_except(first, keep, 3);
 }
 
-/* self: our pid in c->procfs_fd's namespace, read before the filter (which need not allow
- * readlinkat). Under the filter, a refused step is said on the container's stderr: `start` then
- * finds the init gone. */
 static int open_exec_fifo(struct init_config *c, pid_t self) {
   const char one = '0';
   char path[64];

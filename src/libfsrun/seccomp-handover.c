@@ -16,7 +16,10 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <sched.h>
+#include <linux/seccomp.h>
 #include <signal.h>
+#include <stdint.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -25,18 +28,24 @@
 #include "clone.h"
 #include "sync.h"
 
-/* The courier: waits for fd_number to appear in the shared table, sends it, exits. It dies with
- * us (its parent), and we kill it if the load fails, so the wait is bounded by our own. */
+/* fd is a seccomp listener: only a listener knows this ioctl, and for a notification id that is
+ * not pending it answers ENOENT (any other fd: ENOTTY, EBADF for none or an O_PATH one) */
+static bool is_listener(int fd) {
+  uint64_t id = 0;
+  return ioctl(fd, SECCOMP_IOCTL_NOTIF_ID_VALID, &id) == 0 || errno == ENOENT;
+}
+
+/* The courier: waits for the listener at fd_number in the shared table, sends it, exits. Another
+ * fd there (one our parent opens and closes again before its load, as the credentials' check of
+ * /proc/self/setgroups does) is not taken for it. It dies with us (its parent), and we kill it if
+ * the load fails, so the wait is bounded by our own. */
 __attribute__((noreturn)) static void courier_main(int sync_fd, int fd_number, pid_t parent) {
   /* ~20 us asked, the timer slack (50 us) on top: the load is a few syscalls away */
   const struct timespec step = {.tv_sec = 0, .tv_nsec = 20000};
   if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || getppid() != parent)
     _exit(1);
-  while (fcntl(fd_number, F_GETFD) < 0) {
-    if (errno != EBADF)
-      _exit(1);
+  while (!is_listener(fd_number))
     nanosleep(&step, NULL);
-  }
   _exit(sync_send(sync_fd, SYNC_SECCOMP_FD, 0, NULL, 0, fd_number) < 0 ? 1 : 0);
 }
 

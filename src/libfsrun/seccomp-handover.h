@@ -17,9 +17,11 @@ int seccomp_load_handing_over(const struct fsrun_seccomp *filter, int sync_fd, f
 
 /* The same in two steps, for a caller that must clone the courier before it enters a pid
  * namespace (its children are born there) and load after: the courier would otherwise be born
- * visible to the container, with the privilege the load needs. Nothing may open or close an fd
- * in between (the listener's fd number is predicted). start does nothing without a NOTIFY
- * profile; load kills and reaps the courier when it fails. */
+ * visible to the container, with the privilege the load needs (or, with no_new_privs, unfiltered).
+ * The listener's fd number is predicted: an fd opened in between must be closed again before the
+ * load, and none closed that was open at start (the courier takes only a listener at that
+ * number). start does nothing without a NOTIFY profile; load kills and reaps the courier when it
+ * fails. */
 struct seccomp_handover {
   long courier; /* its pid, or 0 */
   int fd_number;

@@ -351,6 +351,22 @@ probe_held_process() {
   echo "held $pid: $HELD"
 }
 
+# exec_held ID: container ID runs `sleep`, its init's listener apart; `exec ID true` runs in the
+# background (EXEC_PID) and the listener for the exec's filter holds its first notified call other
+# than mkdir, whose caller's pid goes to HELD_PID
+exec_held() {
+  start_listener 0
+  INIT_LISTENER_PID=$LISTENER_PID
+  CONTAINER_ID=$1
+  start_sleeper
+  start_listener 0 "$HOLD"
+  timeout -s KILL 60 "$FSRUN" --root "$FSRUN_ROOT" exec "$CONTAINER_ID" true \
+    </dev/null >"$BATS_TEST_TMPDIR/exec.out" 2>&1 3>&- &
+  EXEC_PID=$!
+  wait_for_file "$HOLD" || { touch "$HOLD.go"; return 1; }
+  HELD_PID=$(cat "$HOLD")
+}
+
 @test "seccomp: NOTIFY: the init is never dumpable while it hands the listener fd over, and its courier is gone" {
   # Held in its first prctl after the load: not dumpable (/proc/PID/environ is root's, not
   # 200000's), no child left. Root's runtime never made it dumpable: this guards the courier (seccomp-handover.c),
@@ -374,22 +390,14 @@ probe_held_process() {
   # namespace, and its next prctl (the capability drop) is held. The listener got the fd (the
   # runtime did not wait for the pid of the process that execs, which would never come), its state
   # names the child, and the child is not in the container's pid namespace.
-  local exec_pid pid
+  local pid
   notify_hold_setup
   update_config '.process.noNewPrivileges = false'
-  start_listener 0
-  INIT_LISTENER_PID=$LISTENER_PID
-  CONTAINER_ID=seccomp-hold-exec-nnp-$UNIQ
-  start_sleeper
-  start_listener 0 "$HOLD"
-  timeout -s KILL 60 "$FSRUN" --root "$FSRUN_ROOT" exec "$CONTAINER_ID" true \
-    </dev/null >"$BATS_TEST_TMPDIR/exec.out" 2>&1 3>&- &
-  exec_pid=$!
-  wait_for_file "$HOLD" || { touch "$HOLD.go"; false; }
-  pid=$(cat "$HOLD")
+  exec_held seccomp-hold-exec-nnp-$UNIQ
+  pid=$HELD_PID
   PIDNS="$(readlink "/proc/$pid/ns/pid") $(readlink "/proc/$(fsrun state "$CONTAINER_ID" | jq .pid)/ns/pid")"
   probe_held_process
-  wait "$exec_pid"
+  wait "$EXEC_PID"
   cat "$BATS_TEST_TMPDIR/exec.out"
   fsrun delete --force "$CONTAINER_ID"
   echo "$PIDNS"
@@ -415,8 +423,32 @@ probe_held_process() {
   [ "$HELD" = "owner 0 children []" ]
 }
 
+@test "seccomp: NOTIFY with noNewPrivileges: exec's process carries the filter from its first step in the container's pid namespace (review19 #5)" {
+  # The profile notifies setsid, the first system call of the process cloned into the pid
+  # namespace: the listener holds it there. Loaded after that clone (the previous order), the
+  # filter came after the setsid, which was never notified: no hold.
+  local pid
+  HOLD=$BATS_TEST_TMPDIR/held
+  update_config '.process.noNewPrivileges = true'
+  set_seccomp "{\"defaultAction\": \"SCMP_ACT_ALLOW\", \"listenerPath\": \"$BATS_TEST_TMPDIR/agent.sock\",
+    \"syscalls\": [{\"names\": [\"setsid\"], \"action\": \"SCMP_ACT_NOTIFY\"}]}"
+  exec_held seccomp-notify-nnp-exec-$UNIQ
+  pid=$HELD_PID
+  STATUS=$(grep -E '^(Seccomp|NoNewPrivs):' "/proc/$pid/status" | tr -s '\t' ' ' | paste -sd' ')
+  PIDNS="$(readlink "/proc/$pid/ns/pid") $(readlink "/proc/$(fsrun state "$CONTAINER_ID" | jq .pid)/ns/pid")"
+  touch "$HOLD.go"
+  wait "$EXEC_PID"
+  cat "$BATS_TEST_TMPDIR/exec.out"
+  fsrun delete --force "$CONTAINER_ID"
+  echo "held $pid: $STATUS; $PIDNS"
+  [ "$STATUS" = "NoNewPrivs: 1 Seccomp: 2" ]
+  [ "${PIDNS% *}" = "${PIDNS#* }" ]
+  # the held call was setsid (112 on x86_64)
+  [ "$(uname -m)" != x86_64 ] || grep -qx 112 "$LISTENER_CALLS"
+}
+
 @test "seccomp: with noNewPrivileges exec's filter is loaded before the process enters the container's pid namespace: a profile refusing setsid fails the exec, naming it, nothing left (review19 #5)" {
-  # the init's filter is still its last step (after its setsid): the container runs
+  # the init's setsid comes before its filter: the container runs
   update_config '.process.noNewPrivileges = true'
   set_seccomp '{"defaultAction": "SCMP_ACT_ALLOW",
     "syscalls": [{"names": ["setsid"], "action": "SCMP_ACT_ERRNO", "errnoRet": 1}]}'

@@ -15,7 +15,8 @@
 #              its stderr, which fails the test only if the test expected success.)
 #   valgrind   the CLI under valgrind's memcheck (tests/valgrind/cli.sh) on a dynamically linked build
 #              (build/dynamic: memcheck cannot follow a static binary's heap): no error, no leak
-#   vm         the cgroup-v2-tagged bats files inside the cgroup v2 VM (tests/vm/run.sh), started
+#   vm         the bats tests tagged cgroupv2 or kernel61 inside the cgroup v2 VM, which boots Debian
+#              12's kernel 6.1 (tests/vm/run.sh), started
 #              once the builds are done and run beside the other suites (it shares nothing with them);
 #              BATS_FILES and --bats-filter narrow it as they narrow bats
 #   fuzz       tests/fuzz/run-fuzzers.sh, FUZZ_SECONDS per target (default 20)
@@ -396,9 +397,9 @@ vm_collect() {
   elif [ -z "$vm_job" ]; then
     if [ "$(stat -fc %T /sys/fs/cgroup 2>/dev/null)" = cgroup2fs ]; then
       # a native cgroup v2 host: the cgroupv2-tagged files ran on it in the bats suites
-      skip vm "$(cat "$vm_log/locate.err"); this host has cgroup v2 itself, so the cgroupv2-tagged files ran on it in bats:plain and bats:asan; only tests/vm/vm-env.bats (the VM's own checks) did not run"
+      skip vm "$(cat "$vm_log/locate.err"); this host has cgroup v2 itself, so the cgroupv2-tagged files ran on it in bats:plain and bats:asan; only tests/vm/vm-env.bats (the VM's own checks) did not run, and the kernel61-tagged tests ran on this host's kernel, not on 6.1"
     else
-      skip vm "$(cat "$vm_log/locate.err"); the cgroup v2 tests (requires_cgroup_v2) were skipped on this $(stat -fc %T /sys/fs/cgroup 2>/dev/null | sed 's/tmpfs/v1 or hybrid/') host"
+      skip vm "$(cat "$vm_log/locate.err"); the cgroup v2 tests (requires_cgroup_v2) were skipped on this $(stat -fc %T /sys/fs/cgroup 2>/dev/null | sed 's/tmpfs/v1 or hybrid/') host, and the kernel61-tagged ones ran on its kernel, not on 6.1"
     fi
   else
     while [ ! -e "$vm_job/result" ] && [ "$SECONDS" -lt "$vm_deadline" ]; do sleep 1; done

@@ -5,9 +5,10 @@
 # (in --status-json). The routes of sandbox-git.bats are tried through such an exec, as root and as
 # an ordinary user, and checked from the host the same way.
 #
-# In the VM (kernel 6.1, tests/vm/run.sh: `test_tags=cgroupv2` selects a test there) two tests run:
-# the task's own git work as root and a route as the ordinary user, so that the overlay over the
-# common dir, the sync and the user's namespace are seen on that kernel too. Not the whole file:
+# In the VM (kernel 6.1, Debian 12's, tests/vm/run.sh: `test_tags=kernel61` selects a test there)
+# two tests run: the task's own git work as root and a route as the ordinary user, so that the
+# overlay over the common dir (attached first: 6.1's overlayfs refuses a detached upper dir), the
+# sync and the user's namespace are seen on that kernel too. Not the whole file:
 # measured in the VM, each test takes 13-43 s under software emulation (about 25 s on average, 46
 # tests: about 20 minutes), where the VM suite has about a minute to spare.
 
@@ -104,7 +105,7 @@ route_exec_foreign_gitdir() {
   route_commondir root
 }
 
-# bats test_tags=cgroupv2
+# bats test_tags=kernel61
 @test "exec-git: the task's commondir cannot be replaced (ordinary user)" {
   route_commondir user
 }
@@ -205,7 +206,7 @@ route_exec_foreign_gitdir() {
   route_resolve_undo user
 }
 
-# bats test_tags=cgroupv2
+# bats test_tags=kernel61
 @test "exec-git: add, commit, amend, stash, reset and rebase on the task branch reach the repository (root)" {
   task_work root
 }

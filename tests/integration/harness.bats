@@ -227,6 +227,20 @@ EOF
   [ -z "$output" ]
 }
 
+# tests/vm/run.sh selects tests by tag (cgroupv2, kernel61): a misspelt tag (`kernel6.1`) would
+# leave its test out of the VM without a word.
+@test "harness: bats tags are only cgroupv2, kernel61 and systemd" {
+  run awk '
+    /^#[[:space:]]*bats[[:space:]]+(file|test)_tags=/ {
+      sub(/^[^=]*=/, ""); n = split($0, tags, /[ ,]+/)
+      for (i = 1; i <= n; i++)
+        if (tags[i] != "" && tags[i] !~ /^(cgroupv2|kernel61|systemd)$/) print FILENAME ": " tags[i]
+    }' "$FSRUN_TESTS_DIR"/*.bats "$FSRUN_TESTS_DIR"/../vm/*.bats
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ -z "$output" ]
+}
+
 # Container ids are unique per test ("NAME-$UNIQ", $RANDOM, or a variable made of them): the cgroup
 # and assert_no_leftovers go by the id alone, so a fixed id is shared with a concurrent run of the
 # file (contrib/run-tests.sh runs files side by side) or with what an aborted run left. The

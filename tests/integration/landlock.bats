@@ -59,6 +59,7 @@ while True:
   [ -e "$ROOTFS/outside" ]
 }
 
+# bats test_tags=kernel61
 @test "landlock: a write outside readWrite fails with EACCES, inside works" {
   set_landlock '{"readOnly": ["/"], "readWrite": ["/tmp", "/dev/null"]}'
   run_in_container sh -c 'echo inside > /tmp/f && cat /tmp/f; echo x > /outside; echo "rc=$?"; cat /etc/passwd >/dev/null && echo read-ok'

@@ -5,7 +5,9 @@
 # `git worktree add` worktrees in Fusion's `.worktrees/<task>` layout, and checked from the host: the
 # refs and admin files are as they were, and a plain `git status` there runs no planted script (the
 # script writes a marker file). The task's own git work (add, commit, amend, stash, rebase, reset)
-# still reaches the repository.
+# still reaches the repository. In the VM (Debian 12's kernel 6.1, `test_tags=kernel61`) the
+# overlay over the common dir runs for root and the ordinary user (the `userxattr` one); exec-git.bats
+# has the task's own git work there.
 
 load helpers
 
@@ -279,10 +281,12 @@ route_lower_by_fd() {
   [ "$(hgit -C "$REPO" log -1 --format=%s task)" = inside ]
 }
 
+# bats test_tags=kernel61
 @test "sandbox-git: the overlay's lower layer is the common dir checked on the host, by fd (root)" {
   route_lower_by_fd root
 }
 
+# bats test_tags=kernel61
 @test "sandbox-git: the overlay's lower layer is the common dir checked on the host, by fd (ordinary user)" {
   route_lower_by_fd user
 }

@@ -25,12 +25,15 @@ mkdir -p "$FSRUN_TEST_STATE_BASE"
 filter=()
 [ -n "${VM_BATS_FILTER:-}" ] && filter=(--filter "$VM_BATS_FILTER")
 
-# VM_BATS_TAG: a tests/integration file that tags single tests with it runs only those (the rest
-# ran on the host); tests/vm/ files and files tagged as a whole run every test.
+# VM_BATS_TAGS: a tests/integration file that tags single tests with one of these tags (a
+# space-separated list) runs only those (the rest ran on the host); tests/vm/ files and files tagged
+# as a whole with one of them run every test.
+tag_line() { # tag_line KIND: a `# bats KIND_tags=` line naming one of VM_BATS_TAGS
+  echo "^#[[:space:]]*bats[[:space:]]+$1_tags=(.*[ ,])?(${VM_BATS_TAGS// /|})([ ,]|\$)"
+}
 tagged_tests_only() {
-  [ -n "${VM_BATS_TAG:-}" ] && [[ $1 != tests/vm/* ]] &&
-    grep -qE "^#[[:space:]]*bats[[:space:]]+test_tags=(.*[ ,])?$VM_BATS_TAG([ ,]|$)" "$1" &&
-    ! grep -qE "^#[[:space:]]*bats[[:space:]]+file_tags=(.*[ ,])?$VM_BATS_TAG([ ,]|$)" "$1"
+  [ -n "${VM_BATS_TAGS:-}" ] && [[ $1 != tests/vm/* ]] &&
+    grep -qE "$(tag_line test)" "$1" && ! grep -qE "$(tag_line file)" "$1"
 }
 
 failed=0
@@ -40,8 +43,8 @@ for file in "$@"; do
   start=$SECONDS
   tags=() scope=""
   if tagged_tests_only "$file"; then
-    tags=(--filter-tags "$VM_BATS_TAG")
-    scope=", tests tagged $VM_BATS_TAG"
+    for tag in $VM_BATS_TAGS; do tags+=(--filter-tags "$tag"); done
+    scope=", tests tagged ${VM_BATS_TAGS// / or }"
   fi
   fsrun_run_bats_file "$file" "$tap" "${filter[@]}" "${tags[@]}"
   ok=$(grep -c '^ok ' "$tap")

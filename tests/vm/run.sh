@@ -2,16 +2,19 @@
 # Runs the bats files tagged for cgroup v2 inside the cgroup v2 VM (shared/vm/run-in-vm), all in
 # one boot.
 #
-#   tests/vm/run.sh [--fsrun PATH] [--log-dir DIR] [--tag TAG] [--all] [--whole] [--filter REGEX]
+#   tests/vm/run.sh [--fsrun PATH] [--log-dir DIR] [--tag TAG]... [--all] [--whole] [--filter REGEX]
 #                   [--among "FILE.bats..."] [FILE.bats...]
 #   tests/vm/run.sh --locate      print the run-in-vm it would use (exit 3 with a reason if none)
 #
 # A file's `# vm-packages: PKG...` line names Debian packages installed on the host first when
 # missing. Files: the FILE arguments; otherwise tests/vm/*.bats plus every tests/integration/*.bats that has
-# a line `# bats file_tags=...` or `# bats test_tags=...` naming TAG (default cgroupv2); with --all,
+# a line `# bats file_tags=...` or `# bats test_tags=...` naming one of the TAGs (default: cgroupv2,
+# the tests whose result depends on cgroup v2, and kernel61, the ones whose code takes another branch
+# on the VM's Linux 6.1, Debian 12's kernel; each --tag replaces the default); with --all,
 # every tests/integration/*.bats. Tests: every test of tests/vm/ files and of files tagged as a
-# whole (file_tags); of a file that tags single tests (test_tags), only those (bats --filter-tags),
-# because the VM is slow and the others already ran on the host with the same result. --whole
+# whole (file_tags); of a file that tags single tests (test_tags), only those tagged with one of the
+# TAGs (bats --filter-tags, once per tag), because the VM is slow and the others already ran on the
+# host with the same result. --whole
 # (and --all) runs every test of each file. --filter passes a test-name regex to bats. --among keeps,
 # of the files chosen by tag, only those it names (run-tests.sh passes its BATS_FILES); exit 3 if none.
 # Each file's TAP goes to DIR/NAME.tap (default build/test-logs/vm) and one `vm: ...` line per file
@@ -25,7 +28,7 @@ cd "$repo" || exit 1
 
 fsrun=""
 log_dir=$repo/build/test-logs/vm
-tag=cgroupv2
+tags=()
 all=0
 whole=0
 filter=""
@@ -36,7 +39,7 @@ while [ $# -gt 0 ]; do
   case $1 in
     --fsrun) fsrun=$2; shift 2 ;;
     --log-dir) log_dir=$2; shift 2 ;;
-    --tag) tag=$2; shift 2 ;;
+    --tag) tags+=("$2"); shift 2 ;;
     --all) all=1; whole=1; shift ;;
     --whole) whole=1; shift ;;
     --filter) filter=$2; shift 2 ;;
@@ -61,19 +64,24 @@ if [ "$locate" = 1 ]; then
   exit 0
 fi
 
+[ ${#tags[@]} -gt 0 ] || tags=(cgroupv2 kernel61)
+# a `# bats file_tags=` or `test_tags=` line naming one of the tags
+tag_alternatives=$(IFS='|' && echo "${tags[*]}")
+tag_line="^#[[:space:]]*bats[[:space:]]+(file|test)_tags=(.*[ ,])?($tag_alternatives)([ ,]|\$)"
+
 if [ ${#files[@]} -eq 0 ]; then
   if [ "$all" = 1 ]; then
     files=(tests/integration/*.bats)
   else
     for f in tests/vm/*.bats tests/integration/*.bats; do
       [ -f "$f" ] || continue
-      if [[ $f == tests/vm/* ]] || grep -qE "^#[[:space:]]*bats[[:space:]]+(file|test)_tags=(.*[ ,])?$tag([ ,]|$)" "$f"; then
+      if [[ $f == tests/vm/* ]] || grep -qE "$tag_line" "$f"; then
         files+=("$f")
       fi
     done
   fi
 fi
-[ ${#files[@]} -gt 0 ] || cannot_run "no bats file is tagged for the VM (# bats file_tags=$tag or test_tags=$tag)"
+[ ${#files[@]} -gt 0 ] || cannot_run "no bats file is tagged for the VM (# bats file_tags= or test_tags= naming ${tags[*]})"
 if [ -n "$among" ]; then
   kept=()
   for f in "${files[@]}"; do
@@ -81,7 +89,7 @@ if [ -n "$among" ]; then
       [ "${g#"$repo"/}" = "${f#"$repo"/}" ] && kept+=("$f") && break
     done
   done
-  [ ${#kept[@]} -gt 0 ] || cannot_run "none of the files asked for ($among) is tagged for the VM ($tag)"
+  [ ${#kept[@]} -gt 0 ] || cannot_run "none of the files asked for ($among) is tagged for the VM (${tags[*]})"
   files=("${kept[@]}")
 fi
 for i in "${!files[@]}"; do
@@ -138,10 +146,10 @@ rm -f "$vm_logs"/*.tap
 
 echo "vm: ${#files[@]} file(s) in one VM: ${files[*]}"
 status=0
-vm_tag=$tag
-[ "$whole" = 1 ] && vm_tag=""
+vm_tags=${tags[*]}
+[ "$whole" = 1 ] && vm_tags=""
 "$runner" --timeout "${VM_TIMEOUT:-1800}" --env "FSRUN=$vm_fsrun" --env "VM_BATS_FILTER=$filter" \
-  --env "VM_BATS_TAG=$vm_tag" \
+  --env "VM_BATS_TAGS=$vm_tags" \
   --env "BATS_FILE_TIMEOUT=${BATS_FILE_TIMEOUT:-900}" \
   "$repo" -- bash tests/vm/in-vm.sh "$vm_logs" "${files[@]}" || status=$?
 [ "$vm_logs" = "$log_dir" ] || cp "$vm_logs"/*.tap "$log_dir/" 2>/dev/null

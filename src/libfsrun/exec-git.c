@@ -67,6 +67,17 @@ void exec_git_remove_leftovers(const char *state_root, const char *id, bool all)
   }
 }
 
+/* after the walk that began at since (or, for the first exec, at its start): the next exec's
+ * cutoff (a file changed in the same tick before the walk began is named by both walks: a false
+ * alarm, not a miss) */
+static void tamper_since_write(const struct exec_git *g, const struct timespec *since) {
+  cleanup_error fsrun_error_t err = NULL;
+  char text[48];
+  int n = snprintf(text, sizeof(text), "%lld %ld\n", (long long)since->tv_sec, since->tv_nsec);
+  if (status_write_file_atomic(g->state_dir_fd, TAMPER_SINCE_FILE, text, (size_t)n, 0600, &err) < 0)
+    log_warning("exec: git: %s: the next exec's tamper walk starts at its own start", err->msg);
+}
+
 /* The walk's cutoff (g->run.start): the time the last finished walk began when that is earlier
  * (review19 #4: a repository planted after exec 1's walk has a ctime before exec 2's start). The
  * times read are only ever ones an earlier walk began at, so every time since the container's first
@@ -77,8 +88,13 @@ static void tamper_since_read(struct exec_git *g) {
   long long sec;
   long nsec;
   int end = -1;
-  if (sandbox_git_read_max(g->state_dir_fd, TAMPER_SINCE_FILE, 64, &text) < 0)
+  if (sandbox_git_read_max(g->state_dir_fd, TAMPER_SINCE_FILE, 64, &text) < 0) {
+    /* the first exec: its own start, recorded now, so that the next exec's walk covers this one's
+     * when this one is killed before its walk is done (review19 #15) */
+    if (errno == ENOENT)
+      tamper_since_write(g, start);
     return;
+  }
   if (sscanf(text, "%lld %ld\n%n", &sec, &nsec, &end) != 2 || end < 0 || text[end] != '\0' ||
       nsec < 0 || nsec >= 1000000000) {
     log_warning("exec: git: `%s` of the container is not a time; this walk starts at the exec's",
@@ -87,16 +103,6 @@ static void tamper_since_read(struct exec_git *g) {
   }
   if (sec < start->tv_sec || (sec == start->tv_sec && nsec < start->tv_nsec))
     *start = (struct timespec){.tv_sec = (time_t)sec, .tv_nsec = nsec};
-}
-
-/* after the walk that began at since: the next exec's cutoff (a file changed in the same tick
- * before the walk began is named by both walks: a false alarm, not a miss) */
-static void tamper_since_write(const struct exec_git *g, const struct timespec *since) {
-  cleanup_error fsrun_error_t err = NULL;
-  char text[48];
-  int n = snprintf(text, sizeof(text), "%lld %ld\n", (long long)since->tv_sec, since->tv_nsec);
-  if (status_write_file_atomic(g->state_dir_fd, TAMPER_SINCE_FILE, text, (size_t)n, 0600, &err) < 0)
-    log_warning("exec: git: %s: the next exec's tamper walk starts at its own start", err->msg);
 }
 
 int exec_git_prepare(struct exec_git *g, const struct fsrun_context *ctx, const char *id,
@@ -252,16 +258,22 @@ static void warn_list(const char *what, char **v) {
   log_warning("exec: %s: %s", what, text);
 }
 
+/* sandbox_git_finish's tamper_found: before the sync, which a command can make take seconds (an
+ * exec killed during it has said the tamper) */
+static void tamper_found(const struct sandbox_git_run *run, void *arg) {
+  (void)arg;
+  sandbox_git_warn_tamper("exec", run->tamper);
+}
+
 char *exec_git_finish(struct exec_git *g) {
   struct strbuf json = {0};
   if (g->run.run_dir == NULL)
     return NULL;
-  sandbox_git_finish(&g->run, g->worktree);
+  sandbox_git_finish(&g->run, g->worktree, tamper_found, NULL);
+  /* only once the sync is done: an exec killed during it leaves the cutoff where it was, and the
+   * next exec's walk names again what this one found */
   tamper_since_write(g, &g->run.walk_began);
   exec_git_pointers_save(&g->run, g->state_dir_fd);
-  warn_list("the command made nested git repositories or changed files the repository's config "
-            "or its hooks have the host's git run (do not trust the host's git with them)",
-            g->run.tamper);
   warn_list("git: left out what the command wrote outside the task's allowlist", g->run.discarded);
   sb_json_string_array(&json, "tamper", g->run.tamper);
   sb_json_string_array(&json, "discarded", g->run.discarded);

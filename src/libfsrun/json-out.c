@@ -113,11 +113,16 @@ void sb_json_key_string(struct strbuf *b, const char *key, const char *value) {
     sb_json_string(b, value, strlen(value));
 }
 
-void sb_json_string_array(struct strbuf *b, const char *key, char **items) {
-  sb_printf(b, ",\"%s\":[", key);
+void sb_json_array(struct strbuf *b, char **items) {
+  sb_puts(b, "[");
   for (char **p = items; p != NULL && *p != NULL; p++) {
     sb_puts(b, p == items ? "" : ",");
     sb_json_string(b, *p, strlen(*p));
   }
   sb_puts(b, "]");
+}
+
+void sb_json_string_array(struct strbuf *b, const char *key, char **items) {
+  sb_printf(b, ",\"%s\":", key);
+  sb_json_array(b, items);
 }

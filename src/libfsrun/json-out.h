@@ -21,7 +21,9 @@ void sb_printf(struct strbuf *b, const char *fmt, ...) __attribute__((format(pri
 void sb_json_string(struct strbuf *b, const char *s, size_t n);
 /* `,"key":"value"`, or `,"key":null` when value is NULL */
 void sb_json_key_string(struct strbuf *b, const char *key, const char *value);
-/* `,"key":["item",...]` (items NULL-terminated; NULL: an empty array) */
+/* `["item",...]` (items NULL-terminated; NULL: an empty array) */
+void sb_json_array(struct strbuf *b, char **items);
+/* `,"key":["item",...]` */
 void sb_json_string_array(struct strbuf *b, const char *key, char **items);
 
 #endif

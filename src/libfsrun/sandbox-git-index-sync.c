@@ -67,6 +67,22 @@ void sandbox_git_index_before(struct sandbox_git_run *g) {
   git_index_kept_done(&g->index_kept);
 }
 
+void sandbox_git_index_gitlinks(struct sandbox_git_run *g, int upper) {
+  cleanup_free char *rel = g->admin[0] ? xasprintf("%s/index", g->admin) : xstrdup("index");
+  cleanup_free unsigned char *buf = NULL;
+  struct git_index x;
+  size_t len = 0;
+  mode_t mode;
+  int64_t mtime;
+  const char *why;
+  buf = read_index_file(upper, rel, &len, &mode, &mtime);
+  if (buf == NULL || git_index_parse_each(buf, len, g->hash_size, &x, &why, NULL, NULL) < 0)
+    return;
+  sandbox_git_strv_free(g->gitlinks_after);
+  g->gitlinks_after = steal_ptr(&x.gitlinks);
+  git_index_free(&x);
+}
+
 /* why the run's index must not be applied; NULL: it may */
 static char *refusal(const struct sandbox_git_run *g, const unsigned char *buf,
                      const struct git_index *x) {
@@ -103,6 +119,7 @@ bool sandbox_git_index_apply(struct sandbox_git_run *g, int upper_dir, int dst_d
   }
   /* the tamper report lists its new gitlinks, applied or not */
   g->index_written = true;
+  sandbox_git_strv_free(g->gitlinks_after);
   g->gitlinks_after = steal_ptr(&x.gitlinks);
   refused = refusal(g, buf, &x);
   if (refused != NULL) {

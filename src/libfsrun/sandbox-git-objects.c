@@ -28,9 +28,17 @@
 #define OBJECTS_MAX_ENTRIES 200000
 /* a loose object's file: git's zlib of the largest data accepted, with room for its overhead */
 #define OBJECT_MAX_BYTES (GIT_OBJECT_MAX_SIZE + (GIT_OBJECT_MAX_SIZE >> 8))
-/* the object data one sync inflates and hashes at most (about 30 s of CPU): a zlib bomb of the
- * largest size costs the run ~4 MiB of memory and fsrun ~8 s, and 200000 of them would be days */
-#define SYNC_INFLATE_BUDGET (4 * GIT_OBJECT_MAX_SIZE)
+/* The sync runs after the command, outside its --timeout-ms, and a caller kills a fsrun that
+ * overruns its grace (the Fusion adapter: 10 s): so it is bounded in time, by what a run of an
+ * honest agent never reaches (its commits are a few MiB, a fetch of a few hundred MiB gets near).
+ * The object data one sync inflates and hashes at most: a zlib bomb of 1 GiB (1 MiB of zeros' zlib)
+ * cost fsrun 9 s of wall time on the 2-core test machine, so this is about 4.5 s; the 16 GiB before
+ * it were about 150 s (review19 #15). An object larger than what is left is not adopted. */
+#define SYNC_INFLATE_BUDGET (512ull << 20)
+/* And the wall time the objects' walk may take: what is not reached by then is not adopted (200,000
+ * tiny wrong objects took 29 s). Checked between objects: one object takes at most the inflate
+ * budget's time on top. */
+#define SYNC_OBJECTS_MAX_MS 4000
 
 static bool is_hex(const char *s, size_t n) {
   for (size_t i = 0; i < n; i++)
@@ -97,16 +105,21 @@ static int adopt_loose(int from, int to, const char *name, const char *id, uint6
 struct objects_sync {
   int upper, common;
   size_t entries;
-  bool capped;     /* the walk stopped at OBJECTS_MAX_ENTRIES */
-  bool incomplete; /* an object the run wrote was not adopted */
-  size_t reported; /* files report_files reported */
+  bool capped;      /* the walk stopped at OBJECTS_MAX_ENTRIES or at the deadline */
+  bool late;        /* ... at the deadline */
+  int64_t deadline; /* CLOCK_MONOTONIC ms: SYNC_OBJECTS_MAX_MS after the walk began */
+  bool incomplete;  /* an object the run wrote was not adopted */
+  size_t reported;  /* files report_files reported */
   uint64_t inflate_left;
   void (*discard)(void *arg, const char *rel);
   void *arg;
 };
 
-/* one more entry of upper/objects walked; false (and s->capped) past OBJECTS_MAX_ENTRIES */
+/* one more entry of upper/objects walked; false (and s->capped) past OBJECTS_MAX_ENTRIES or the
+ * deadline */
 static bool count_entry(struct objects_sync *s) {
+  if (!s->capped && monotonic_ms() >= s->deadline)
+    s->capped = s->late = true;
   if (s->entries >= OBJECTS_MAX_ENTRIES)
     s->capped = true;
   else
@@ -181,6 +194,7 @@ bool sandbox_git_sync_objects(int upper, int common, void (*discard)(void *, con
   struct objects_sync s = {.upper = upper,
                            .common = common,
                            .inflate_left = SYNC_INFLATE_BUDGET,
+                           .deadline = monotonic_ms() + SYNC_OBJECTS_MAX_MS,
                            .discard = discard,
                            .arg = arg};
   cleanup_close int fd = sandbox_git_open_beneath(upper, "objects", O_RDONLY | O_DIRECTORY, 0);
@@ -208,7 +222,11 @@ bool sandbox_git_sync_objects(int upper, int common, void (*discard)(void *, con
       discard(arg, rel);
     }
   }
-  if (s.capped)
+  if (s.late)
+    log_warning("sandbox: git: the run's objects took more than %d ms to check: the rest were not "
+                "applied",
+                SYNC_OBJECTS_MAX_MS);
+  else if (s.capped)
     log_warning("sandbox: git: the run wrote more than %d entries under objects/: the rest were "
                 "not applied",
                 OBJECTS_MAX_ENTRIES);

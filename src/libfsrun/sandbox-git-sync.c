@@ -543,13 +543,28 @@ static void sync_all(struct sandbox_git_run *g, char ***discarded) {
   *discarded = s.discarded;
 }
 
-void sandbox_git_finish(struct sandbox_git_run *g, const char *worktree) {
+/* the tamper walk, the config-named files and the gitlinks of the run's index as it is now: cheap,
+ * and nothing of them depends on the sync */
+static void find_tamper(struct sandbox_git_run *g, const char *worktree) {
+  cleanup_free char *upper_path = xasprintf("%s/upper", g->run_dir);
+  cleanup_close int upper = open(upper_path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (upper >= 0)
+    sandbox_git_index_gitlinks(g, upper);
+  g->tamper = sandbox_git_tamper(g, worktree);
+  sandbox_git_config_tamper(g, worktree, &g->tamper);
+}
+
+void sandbox_git_finish(struct sandbox_git_run *g, const char *worktree,
+                        sandbox_git_tamper_fn *found, void *arg) {
   if (g->run_dir == NULL)
     return;
+  find_tamper(g, worktree);
+  if (found != NULL)
+    found(g, arg);
   sync_all(g, &g->discarded);
   sandbox_git_remove_run_dir(g);
   free(g->run_dir);
   g->run_dir = NULL;
-  g->tamper = sandbox_git_tamper(g, worktree);
-  sandbox_git_config_tamper(g, worktree, &g->tamper);
+  /* a process the command left behind (a task container's) may have changed the index since */
+  sandbox_git_tamper_add_gitlinks(g);
 }

@@ -19,6 +19,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "json-out.h"
+#include "log.h"
 #include "utils.h"
 
 #define TAMPER_MAX_DEPTH 6
@@ -36,8 +38,12 @@ static bool changed(const struct walk *w, const struct stat *st) {
 }
 
 static void report(struct walk *w, const char *rel) {
-  if (w->n_found < SANDBOX_GIT_MAX_REPORTED)
-    sandbox_git_strv_push(&w->found, &w->n_found, rel);
+  if (w->n_found >= SANDBOX_GIT_MAX_REPORTED)
+    return;
+  for (size_t i = 0; i < w->n_found; i++)
+    if (strcmp(w->found[i], rel) == 0)
+      return; /* a gitlink of the index read again after the sync, named before it */
+  sandbox_git_strv_push(&w->found, &w->n_found, rel);
 }
 
 /* dir/.git, reported when it or its path (path_changed) changed during the run */
@@ -136,6 +142,14 @@ static void report_new_gitlinks(struct walk *w, const struct sandbox_git_run *g)
       report(w, *l);
 }
 
+void sandbox_git_tamper_add_gitlinks(struct sandbox_git_run *g) {
+  struct walk w = {.found = g->tamper};
+  while (w.found != NULL && w.found[w.n_found] != NULL)
+    w.n_found++;
+  report_new_gitlinks(&w, g);
+  g->tamper = w.found;
+}
+
 char **sandbox_git_tamper(struct sandbox_git_run *g, const char *worktree) {
   cleanup_close int top = -1;
   struct walk w = {.start = g->start};
@@ -146,4 +160,16 @@ char **sandbox_git_tamper(struct sandbox_git_run *g, const char *worktree) {
   if (top >= 0)
     walk_nested(&w, top, "", 0, false);
   return w.found;
+}
+
+void sandbox_git_warn_tamper(const char *context, char **tamper) {
+  struct strbuf list = {0};
+  if (tamper == NULL || *tamper == NULL)
+    return;
+  sb_json_array(&list, tamper);
+  log_warning("%s: the command made nested git repositories or changed files the repository's "
+              "config or its hooks have the host's git run (do not trust the host's git with "
+              "them)" SANDBOX_GIT_TAMPER_LINE_TAG "%s",
+              context, list.data);
+  free(list.data);
 }

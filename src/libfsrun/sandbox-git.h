@@ -103,8 +103,14 @@ void sandbox_git_overlay_config(const struct sandbox_git_run *g, oci_config *c, 
  * namespace, where each `fsrun exec` mounts its overlay over it. Through `/proc/PID/root` of the
  * init, a process of the container reaches that namespace's view, not its exec's overlay. */
 void sandbox_git_read_only_config(const char *worktree, oci_config *c, bool userns);
-/* After the run: applies the allowlist, removes the per-run dir, finds the tamper. */
-void sandbox_git_finish(struct sandbox_git_run *g, const char *worktree);
+/* After the run: finds the tamper first (the walk, and the new gitlinks of the run's index as read
+ * then) and hands it to found (NULL: nobody), then applies the allowlist and removes the per-run
+ * dir. The sync may take seconds (each new object inflated and hashed), and a caller killed during
+ * it has said the tamper already (review19 #15). The index the sync applies is read again: its new
+ * gitlinks that the first read did not have are added to g->tamper after the sync. */
+typedef void sandbox_git_tamper_fn(const struct sandbox_git_run *g, void *arg);
+void sandbox_git_finish(struct sandbox_git_run *g, const char *worktree,
+                        sandbox_git_tamper_fn *found, void *arg);
 /* under the state root: <prefix><container id>, one run's overlay upper and work dirs */
 #define SANDBOX_GIT_RUN_DIR_PREFIX ".sandbox-git."
 /* An ordinary user's per-run dir when the state root is not a tmpfs (sandbox-git-shm.c): made
@@ -152,6 +158,15 @@ bool sandbox_git_index_apply(struct sandbox_git_run *g, int upper_dir, int dst_d
 void sandbox_git_strv_push(char ***v, size_t *n, const char *s);
 void sandbox_git_strv_free(char **v);
 char **sandbox_git_tamper(struct sandbox_git_run *g, const char *worktree);
+/* one warning line when tamper lists anything, ending in `; tamper: ` and the list as a JSON array
+ * (a caller killed afterwards has given the list in a form a program can read: the Fusion adapter
+ * takes it from a killed fsrun's stderr) */
+#define SANDBOX_GIT_TAMPER_LINE_TAG "; tamper: "
+void sandbox_git_warn_tamper(const char *context, char **tamper);
+/* the new gitlinks of g->gitlinks_after that g->tamper does not list yet, appended to it */
+void sandbox_git_tamper_add_gitlinks(struct sandbox_git_run *g);
+/* the run's index in upper (the upper dir's fd) read for its gitlinks alone, into gitlinks_after */
+void sandbox_git_index_gitlinks(struct sandbox_git_run *g, int upper);
 /* sandbox-git-config-paths.c: before the run, what the repository's config names (g->pointers);
  * after it, those the run changed appended to tamper as their entries */
 void sandbox_git_config_paths(struct sandbox_git_run *g, const char *worktree);

@@ -209,18 +209,16 @@ static void audit_tamper(const struct audit *a, const struct sandbox_git_run *g)
   free(b.data);
 }
 
-/* one line each on stderr: what the host's git must not be trusted with, what was left out */
-static void warn_tamper(const struct sandbox_git_run *g) {
+/* sandbox_git_finish's tamper_found: said on stderr before the sync, which a run can make slow
+ * enough for its caller to kill fsrun (review19 #15) */
+static void say_tamper(const struct sandbox_git_run *g, void *arg) {
+  (void)arg;
+  sandbox_git_warn_tamper("sandbox", g->tamper);
+}
+
+/* one line on stderr: what was left out */
+static void warn_discarded(const struct sandbox_git_run *g) {
   struct strbuf b = {0};
-  for (char **p = g->tamper; p != NULL && *p != NULL; p++)
-    sb_printf(&b, "%s%s", p == g->tamper ? "" : ", ", *p);
-  if (b.data != NULL)
-    log_warning("sandbox: the run made nested git repositories or changed files the repository's "
-                "config or its hooks have the host's git run (do not trust the host's git with "
-                "them): %s",
-                b.data);
-  free(b.data);
-  b = (struct strbuf){0};
   for (char **p = g->discarded; p != NULL && *p != NULL; p++)
     sb_printf(&b, "%s%s", p == g->discarded ? "" : ", ", *p);
   if (b.data != NULL)
@@ -750,10 +748,12 @@ static int run_in_sandbox(const struct fsrun_context *ctx, const struct sandbox_
     r = container_run(ctx, &ro, &status, err);
     /* the sandbox has ended (or never started): its network helper goes with it, reaped last */
     sandbox_net_kill(&res->net);
-    res->timed_out = sandbox_watchdog_disarm();
+    /* no deadline any more, but a fsrun killed during the git sync (seconds: objects inflated and
+     * hashed) still has its per-run dir unmounted and removed by the watchdog */
+    res->timed_out = sandbox_watchdog_cleanup_only(id);
     res->cpu_budget_exceeded = sandbox_watchdog_cpu_budget_spent();
     if (status >= 0)
-      sandbox_git_finish(git, worktree);
+      sandbox_git_finish(git, worktree, say_tamper, NULL);
     if (r < 0 && status >= 0) {
       /* the command ran; only the clean-up failed: say so, keep its status */
       log_warning("sandbox: %s", (*err)->msg);
@@ -957,8 +957,8 @@ static int run_once(const struct fsrun_context *ctx, const struct sandbox_run_op
     fsrun_error_release(err);
     enum fallback fb = FALLBACK_REFUSED;
     if (strcmp(failure_mode, "fallback-native") == 0) {
-      /* the failed run's git tmpfs goes before the probe: the watchdog is disarmed by now, so a
-       * fsrun killed during the probe would otherwise leave it mounted in the state root */
+      /* the failed run's git tmpfs goes before the probe: the probe's watchdog is disarmed after
+       * it, so a fsrun killed from there on would otherwise leave it mounted in the state root */
       if (git.run_dir != NULL) {
         sandbox_git_remove_run_dir(&git);
         free(git.run_dir);
@@ -1012,7 +1012,7 @@ static int run_once(const struct fsrun_context *ctx, const struct sandbox_run_op
   } else {
     audit_event(&audit, "sandbox:run", result.backend, NULL, &result);
     audit_tamper(&audit, &git);
-    warn_tamper(&git);
+    warn_discarded(&git);
   }
   if (o->json)
     print_result_json(&result, &cap, policy, o->timeout_ms);
@@ -1022,6 +1022,8 @@ static int run_once(const struct fsrun_context *ctx, const struct sandbox_run_op
   sandbox_limits_clear(&result.limits);
   free(result.error);
   sandbox_git_run_free(&git);
+  /* the per-run dir is gone: nothing is left for the watchdog to clean up */
+  (void)sandbox_watchdog_disarm();
   oci_policy_free(policy);
   *exit_status = result.exit_code;
   return 0;

@@ -380,14 +380,10 @@ void sandbox_watchdog_watch_cgroup(const struct fsrun_cgroup *cg) {
     (void)send_message(&msg, fd, &err);
 }
 
-bool sandbox_watchdog_disarm(void) {
-  struct tiny_watch_msg msg = {.kind = 'd'};
-  cleanup_error fsrun_error_t err = NULL;
+/* the watchdog's answers so far: true when the deadline fired (cpu_budget_spent: the budget) */
+static bool take_answers(void) {
   char byte;
   bool fired = false;
-  if (watchdog_pid < 0)
-    return false;
-  (void)send_message(&msg, -1, &err);
   cpu_budget_spent = false;
   while (recv(sock_fd, &byte, 1, MSG_DONTWAIT) == 1) {
     if (byte == 'c')
@@ -396,6 +392,24 @@ bool sandbox_watchdog_disarm(void) {
       fired = true;
   }
   return fired;
+}
+
+bool sandbox_watchdog_disarm(void) {
+  struct tiny_watch_msg msg = {.kind = 'd'};
+  cleanup_error fsrun_error_t err = NULL;
+  if (watchdog_pid < 0)
+    return false;
+  (void)send_message(&msg, -1, &err);
+  return take_answers();
+}
+
+bool sandbox_watchdog_cleanup_only(const char *id) {
+  cleanup_error fsrun_error_t err = NULL;
+  if (watchdog_pid < 0)
+    return false;
+  /* one message replaces the deadline: no instant in which a killed fsrun leaves it disarmed */
+  (void)sandbox_watchdog_arm_container(id, 0, &err);
+  return take_answers();
 }
 
 bool sandbox_watchdog_forked(void) {

@@ -49,9 +49,15 @@ void sandbox_watchdog_watch_init(int init_pidfd);
 void sandbox_watchdog_watch_cgroup(const struct fsrun_cgroup *cg);
 /* Stops watching; true when the deadline had passed. */
 bool sandbox_watchdog_disarm(void);
-/* After sandbox_watchdog_disarm: the container was ended because its CPU budget was spent. */
+/* The deadline and the CPU budget off, as sandbox_watchdog_disarm, but `id` stays watched for the
+ * clean-up alone: a fsrun killed from here on (the git sync after the command) still has the
+ * container deleted and the run's git dir unmounted and removed. True when the deadline had passed.
+ */
+bool sandbox_watchdog_cleanup_only(const char *id);
 /* The watchdog is a fork (no tiny program here), sharing our pages copy-on-write while it lives. */
 bool sandbox_watchdog_forked(void);
+/* After sandbox_watchdog_disarm or _cleanup_only: the container was ended because its CPU budget
+ * was spent. */
 bool sandbox_watchdog_cpu_budget_spent(void);
 /* Ends the watchdog (killed and reaped). */
 void sandbox_watchdog_end(void);

@@ -495,3 +495,35 @@ route_odd_name() {
 @test "exec-git: --status-json escapes a tamper path that is not UTF-8 (ordinary user)" {
   route_odd_name user
 }
+
+# route_sync_killed's fsrun is an exec into the task container
+killed_fsrun() {
+  local id
+  id=$(task_container "$WT")
+  KILLED_FSRUN=("$FSRUN" --root "$DIR/state" exec --status-json "$DIR/status.json" "$id")
+}
+
+# a SIGKILLed exec has no watchdog: its per-run dir (a tmpfs of its own as root) is left until the
+# next exec into the container removes it (its fsrun's pid is gone), and that exec's tamper walk
+# names again what the killed one found (its cutoff was not moved past it)
+after_sync_killed() {
+  [ -n "$(run_dirs)" ]
+  sbx -- true
+  [ "$(tamper)" = '["nested/.git"]' ]
+}
+
+@test "exec-git: fsrun exec SIGKILLed during a slow sync said the tamper first; the next exec removes its per-run dir and names it again (root)" {
+  route_sync_killed root
+}
+
+@test "exec-git: fsrun exec SIGKILLed during a slow sync said the tamper first; the next exec removes its per-run dir and names it again (ordinary user)" {
+  route_sync_killed user
+}
+
+@test "exec-git: an object past the sync's 512 MiB budget is not adopted and moves no branch (root)" {
+  route_sync_budget root
+}
+
+@test "exec-git: an object past the sync's 512 MiB budget is not adopted and moves no branch (ordinary user)" {
+  route_sync_budget user
+}

@@ -167,7 +167,7 @@ static void repo(struct sandbox_git_run *g) {
 
 static void finish(struct sandbox_git_run *g) {
   cleanup_free char *wt = xasprintf("%s/wt", top);
-  sandbox_git_finish(g, wt);
+  sandbox_git_finish(g, wt, NULL, NULL);
 }
 
 /* --- the cases ----------------------------------------------------------------------------- */
@@ -302,6 +302,33 @@ static void objects_past_cap(void) {
   sandbox_git_run_free(&g);
 }
 
+/* review19 #15: the tamper is found and handed over before the sync, which a run can make take
+ * seconds (a caller killed during it has said the tamper): the callback sees the nested repository
+ * while the host's branch is still where it was; the sync moves it afterwards */
+static bool tamper_seen_first;
+
+static void tamper_seen(const struct sandbox_git_run *g, void *arg) {
+  (void)arg;
+  tamper_seen_first = g->run_dir != NULL && listed(g->tamper, "nested/.git") &&
+                      same("wt/.git/refs/heads/main", ID_A "\n");
+}
+
+static void tamper_before_sync(void) {
+  struct sandbox_git_run g;
+  cleanup_free char *wt = xasprintf("%s/wt", top);
+  repo(&g);
+  g.start.tv_sec -= 1; /* file times come from a coarse clock, a tick behind */
+  put("wt/nested/.git/HEAD", "ref: refs/heads/x\n");
+  put("wt/.git/objects/ab/01234567890123456789012345678901234567", "");
+  put("run/upper/refs/heads/main", "ab01234567890123456789012345678901234567\n");
+  sandbox_git_finish(&g, wt, tamper_seen, NULL);
+  tap_ok(tamper_seen_first, "the tamper is handed over before the sync, with the branch unmoved");
+  tap_ok(same("wt/.git/refs/heads/main", "ab01234567890123456789012345678901234567\n") &&
+             listed(g.tamper, "nested/.git"),
+         "  and the sync ran after it; the result keeps the tamper");
+  sandbox_git_run_free(&g);
+}
+
 int main(void) {
   cleanup_free char *cmd = NULL;
   umask(0);
@@ -314,6 +341,7 @@ int main(void) {
   junk_object_not_copied_whole();
   sparse_files_refused();
   objects_past_cap();
+  tamper_before_sync();
   cmd = xasprintf("rm -rf '%s'", top);
   if (system(cmd) != 0)
     tap_diag("cannot remove %s", top);

@@ -10,7 +10,7 @@ import type { SandboxAuditEvent, SandboxAuditHook } from "./audit";
 import { BackendBase, checkContext, checkCwd } from "./backend-base";
 import type { Task } from "./backend-base";
 import { FsrunError, FsrunSetupError, FsrunUnavailableError, SandboxSettingsError } from "./errors";
-import { FSRUN_OWN_ENV, FsrunCli, firstLines, fsrunOwnEnv, policyErrorFrom } from "./fsrun-cli";
+import { FSRUN_OWN_ENV, FsrunCli, firstLines, fsrunOwnEnv, policyErrorFrom, tamperFromStderr } from "./fsrun-cli";
 import type { SandboxBackend, SandboxCapabilities, SandboxPrepareContext } from "./fusion-types";
 import { maxBufferOf, runNative } from "./native";
 import { checkPolicy, combinePolicies } from "./policy";
@@ -311,14 +311,17 @@ export class FsrunBackend extends BackendBase implements SandboxBackend {
       }
       return { result };
     }
-    if (raw.sentSignal === "SIGKILL" || raw.timedOut) {
-      // fsrun had to be killed: its watchdog kills the command's tree and removes the sandbox
+    const killed = raw.sentSignal === "SIGKILL" || raw.timedOut;
+    // an abort's SIGTERM ends fsrun itself once the command is gone (its git sync): ended by us too
+    if (killed || (raw.aborted && raw.signal !== null && raw.signal === raw.sentSignal)) {
+      // fsrun had to be killed: its watchdog kills the command's tree and removes the sandbox; the
+      // tamper line it wrote before its git sync is all there is of its result
       await this.waitSandboxGone(task.taskId, runId);
       return {
-        fsrunKilled: true,
+        fsrunKilled: killed,
         result: {
-          stdout: "", stderr: "", exitCode: null, signal: "SIGKILL", timedOut: raw.timedOut, truncated: false, oomKilled: false,
-          limits: {}, limitsNotEnforced: [], durationMs: raw.durationMs, tamper: [], backend: "fsrun", aborted: raw.aborted, runId,
+          stdout: "", stderr: "", exitCode: null, signal: killed ? "SIGKILL" : raw.signal, timedOut: raw.timedOut, truncated: false, oomKilled: false,
+          limits: {}, limitsNotEnforced: [], durationMs: raw.durationMs, tamper: tamperFromStderr(stderr), backend: "fsrun", aborted: raw.aborted, runId,
         },
       };
     }

@@ -34,6 +34,27 @@ export function firstLines(s: string): string {
   return text === "" ? "(nothing on stderr)" : text.split("\n").slice(0, 3).join("; ");
 }
 
+/**
+ * The tamper list of fsrun's own tamper lines on stderr (`fsrun: warning: sandbox: ...; tamper:
+ * ["nested/.git"]`, `exec:` for fsrun exec), each entry once: fsrun writes that line before its git
+ * sync, so a fsrun the adapter had to end during the sync has said it (review19 #15). In a task
+ * container the command's stderr is on the same stream and could add a line of its own: an entry
+ * more to review, never one less.
+ */
+export function tamperFromStderr(stderr: string): string[] {
+  const found = new Set<string>();
+  for (const m of stderr.matchAll(/^fsrun: warning: (?:sandbox|exec): .*; tamper: (\[.*\])$/gm)) {
+    let list: unknown;
+    try {
+      list = JSON.parse(m[1]);
+    } catch {
+      continue;
+    }
+    if (Array.isArray(list)) for (const p of list) if (typeof p === "string") found.add(p);
+  }
+  return [...found];
+}
+
 /** fsrun's policy complaints ("fsrun: policy (stdin): cpuLimit.maxCores: must be ..."), or null. */
 export function policyErrorFrom(stderr: string, what: string): FsrunPolicyError | null {
   const m = /^fsrun: (?:sandbox: )?policy(?: \(stdin\))?: (.*)$/m.exec(stderr);

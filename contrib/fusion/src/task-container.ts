@@ -14,7 +14,7 @@ import { spawn } from "node:child_process";
 import type { Task } from "./backend-base";
 import { FsrunSetupError } from "./errors";
 import type { FsrunCli } from "./fsrun-cli";
-import { firstLines, fsrunOwnEnv } from "./fsrun-cli";
+import { firstLines, fsrunOwnEnv, tamperFromStderr } from "./fsrun-cli";
 import { maxBufferOf } from "./native";
 import { privateDir } from "./private-dir";
 import { runProc } from "./proc";
@@ -186,7 +186,8 @@ export class TaskContainer {
         limits: { ...this.limits, ...(opts.timeoutMs > 0 ? { timeoutMs: opts.timeoutMs } : {}) },
         limitsNotEnforced: [...this.notEnforced],
         durationMs: r.durationMs,
-        tamper: status?.tamper ?? [],
+        // no status: fsrun exec was killed, and its tamper line (said before its git sync) is all
+        tamper: status?.tamper ?? tamperFromStderr(stderr),
         ...(status?.discarded !== undefined && status.discarded.length > 0 ? { gitDiscarded: status.discarded } : {}),
         backend: "fsrun",
         aborted: r.aborted,

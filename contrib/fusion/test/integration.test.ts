@@ -3,8 +3,11 @@
 import * as assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import type { SpawnOptions } from "node:child_process";
-import { constants as fsConstants } from "node:fs";
-import { chmod, mkdir, open, readFile, readdir, realpath, rm, stat, writeFile } from "node:fs/promises";
+import { constants as fsConstants, createWriteStream } from "node:fs";
+import { chmod, mkdir, open, readFile, readdir, readlink, realpath, rm, stat, writeFile } from "node:fs/promises";
+import { Readable } from "node:stream";
+import { pipeline } from "node:stream/promises";
+import { createDeflate } from "node:zlib";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { after, before, test } from "node:test";
@@ -50,6 +53,32 @@ async function fsrunPidOf(runId: string): Promise<number> {
     if (args.includes("sandbox") && i > 0 && args[i + 1] === runId && Number(await ppidOf(Number(entry))) === process.pid) return Number(entry);
   }
   throw new Error(`no fsrun sandbox with --run-id ${runId}`);
+}
+
+/** A loose object of `mib` MiB of zeros (its zlib: a thousandth of that) for a name it does not
+ * hash to: fsrun's git sync inflates and hashes all of it, seconds, before it finds that out. */
+async function writeBomb(path: string, mib: number): Promise<void> {
+  async function* data() {
+    yield Buffer.from(`blob ${mib << 20}\0`);
+    const zeros = Buffer.alloc(1 << 20);
+    for (let i = 0; i < mib; i++) yield zeros;
+  }
+  await pipeline(Readable.from(data()), createDeflate({ level: 9 }), createWriteStream(path));
+}
+
+/** pid has a file open whose path ends in suffix (false when pid or its fds cannot be read). */
+async function hasOpen(pid: number, suffix: string): Promise<boolean> {
+  const fds = await readdir(`/proc/${pid}/fd`).catch(() => [] as string[]);
+  for (const fd of fds) if ((await readlink(`/proc/${pid}/fd/${fd}`).catch(() => "")).endsWith(suffix)) return true;
+  return false;
+}
+
+/** The per-run git dirs of a run's sandbox: in the state root, or an ordinary user's in /dev/shm. */
+async function runDirsOf(runId: string): Promise<string[]> {
+  const id = containerIdPrefix(`it-${WHO}`, runId);
+  const here = (await readdir(stateRoot).catch(() => [] as string[])).filter((n) => n.startsWith(`.sandbox-git.${id}`));
+  const shm = (await readdir("/dev/shm").catch(() => [] as string[])).filter((n) => n.startsWith("fsrun-git.") && n.includes(`.${id}`));
+  return [...here, ...shm];
 }
 
 async function ppidOf(pid: number): Promise<string> {
@@ -359,6 +388,33 @@ test(`[${WHO}] one-shot: an fsrun SIGKILLed by someone else is an FsrunError and
   assert.deepEqual(mine.map((e) => e.event), ["sandbox:prepare", "sandbox:failure"]);
   assert.match(mine[1].reason ?? "", /SIGKILL/);
   await rm(join(worktree, "killed-started"));
+});
+
+test(`[${WHO}] one-shot: an abort during fsrun's slow git sync still reports the tamper; no per-run dir or mount is left`, async () => {
+  const b = await backend();
+  const runId = `r${seq}-1`; // the backend's first run
+  const bomb = `objects/ab/${"0".repeat(38)}`;
+  await writeBomb(join(worktree, ".bomb"), 448);
+  const c = new AbortController();
+  const run = b.run(`git init -q nested && o=$(git rev-parse --git-common-dir) && mkdir -p $o/objects/ab && cp .bomb $o/${bomb}`, opts({ signal: c.signal }));
+  // held there by the bomb's size: fsrun has it open only in its sync, after its tamper line
+  let pid = 0;
+  await waitFor("fsrun to be in its git sync", async () => {
+    pid = pid || (await fsrunPidOf(runId).catch(() => 0));
+    return pid > 0 && hasOpen(pid, `/upper/${bomb}`);
+  }, 60_000);
+  c.abort();
+  const r = await run;
+  assert.equal(r.aborted, true);
+  assert.deepEqual(r.tamper, ["nested/.git"]);
+  const outcome = events.filter((e) => e.runId === runId).at(-1);
+  assert.deepEqual([outcome?.event, outcome?.tamper], ["sandbox:run", ["nested/.git"]]);
+  // its watchdog unmounts and removes the per-run dir once fsrun is gone
+  await waitFor("the per-run git dir to go", async () => (await runDirsOf(runId)).length === 0, 60_000);
+  assert.equal((await readFile("/proc/self/mountinfo", "utf8")).includes(stateRoot), false);
+  assert.deepEqual(await containers(containerIdPrefix(`it-${WHO}`, runId)), []);
+  await rm(join(worktree, "nested"), { recursive: true, force: true });
+  await rm(join(worktree, ".bomb"));
 });
 
 test(`[${WHO}] a run's set-up failure (exit 125): fail-hard throws FsrunSetupError; fallback-native runs natively`, async () => {

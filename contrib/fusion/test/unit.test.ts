@@ -16,6 +16,7 @@ import {
   promptBackend,
 } from "../src/index";
 import type { SandboxAuditEvent } from "../src/index";
+import { tamperFromStderr } from "../src/fsrun-cli";
 import { assertOneOutcomeEach, tempDir, waitFor } from "./helpers";
 
 let work = "";
@@ -82,6 +83,19 @@ test("policy rule: the constructor's policy restricts ctx's, and ctx's restricts
   assert.deepEqual(combinePolicies(request, ceiling), both, "the rule is symmetric: neither side can widen the other");
   const net = combinePolicies({ allowNetwork: true, allowedPaths: [], allowedTcpPorts: [443, 80] }, { allowNetwork: true, allowedPaths: [], allowedTcpPorts: [22] });
   assert.equal(net.allowNetwork, false, "no port in common: no network");
+});
+
+test("a killed fsrun's tamper lines give its tamper list, each entry once; no other line does", () => {
+  const stderr = [
+    "fsrun: warning: sandbox: git: left out what the run wrote outside the task's allowlist: objects/",
+    'fsrun: warning: sandbox: the command made nested git repositories (...); tamper: ["nested/.git","config:core.hooksPath=.husky"]',
+    'fsrun: warning: exec: the command made nested git repositories (...); tamper: ["nested/.git","a, b/.git","x\\ny"]',
+    'fsrun: warning: sandbox: the command made (...); tamper: ["cut',
+    'tamper: ["not-fsrun"]',
+    'fsrun: warning: sandbox: (...); tamper: {"not":"a list"}',
+  ].join("\n");
+  assert.deepEqual(tamperFromStderr(stderr), ["nested/.git", "config:core.hooksPath=.husky", "a, b/.git", "x\ny"]);
+  assert.deepEqual(tamperFromStderr(""), []);
 });
 
 test("the result's exitCode and signal come from fsrun's fields, never from the number", () => {

@@ -156,10 +156,10 @@ static void on_variable(void *arg, const char *key, const char *value) {
 
 /* a regular file, links followed as git follows them, not blocking on a fifo, bounded */
 static char *read_text(const char *path) {
-  cleanup_close int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
   struct stat st;
+  cleanup_close int fd = open_regular_at(AT_FDCWD, path, true, &st);
   char *text;
-  if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size > CONFIG_MAX_BYTES)
+  if (fd < 0 || st.st_size > CONFIG_MAX_BYTES)
     return NULL;
   text = xmalloc0((size_t)st.st_size + 1);
   if (safe_read_all(fd, text, (size_t)st.st_size) < 0) {
@@ -224,8 +224,8 @@ static uint64_t content_hash(struct digest *d, int dir, const char *name, bool f
   if (!d->content || !S_ISREG(st->st_mode) || len > CONTENT_MAX_FILE ||
       d->bytes + len > CONTENT_MAX_BYTES)
     return 0;
-  fd = openat(dir, name, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC | (follow ? 0 : O_NOFOLLOW));
-  if (fd < 0 || fstat(fd, &now) < 0 || now.st_ino != st->st_ino || now.st_dev != st->st_dev)
+  fd = open_regular_at(dir, name, follow, &now);
+  if (fd < 0 || now.st_ino != st->st_ino || now.st_dev != st->st_dev)
     return 0;
   buf = xmalloc0(len + 1);
   if (safe_read_all(fd, buf, len) != (ssize_t)len)

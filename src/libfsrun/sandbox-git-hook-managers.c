@@ -120,12 +120,12 @@ static char *pre_commit_config(const char *head) {
 
 /* the managers marked in one hook's first bytes (links followed, as git runs it); not blocking */
 static unsigned hook_marks(struct sandbox_git_run *g, int dir, const char *name) {
-  cleanup_close int fd = openat(dir, name, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-  char head[HOOK_HEAD_BYTES + 1];
   struct stat st;
+  cleanup_close int fd = open_regular_at(dir, name, true, &st);
+  char head[HOOK_HEAD_BYTES + 1];
   ssize_t len;
   unsigned found = 0;
-  if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
+  if (fd < 0)
     return 0;
   len = read(fd, head, HOOK_HEAD_BYTES);
   if (len <= 0)

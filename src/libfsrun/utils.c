@@ -76,6 +76,19 @@ char *xasprintf(const char *fmt, ...) {
   return r;
 }
 
+int open_regular_at(int dirfd, const char *name, bool follow, struct stat *st) {
+  cleanup_close int path = openat(dirfd, name, O_PATH | O_CLOEXEC | (follow ? 0 : O_NOFOLLOW));
+  char self[64];
+  if (path < 0 || fstat(path, st) < 0)
+    return -1;
+  if (!S_ISREG(st->st_mode)) {
+    errno = EINVAL;
+    return -1;
+  }
+  snprintf(self, sizeof(self), "/proc/self/fd/%d", path);
+  return open(self, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+}
+
 ssize_t safe_read_all(int fd, void *buf, size_t len) {
   size_t done = 0;
   while (done < len) {

@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 #include <time.h>
 #include <unistd.h>
@@ -42,6 +43,13 @@ static inline void *steal_ptr(void *pp) {
 void *xmalloc0(size_t size);
 char *xstrdup(const char *s);
 char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* dirfd/name opened for reading only if it is a regular file: first as O_PATH (links followed
+ * unless follow is false), then, after fstat, reopened through /proc/self/fd. A fifo or a device
+ * (a link a sandboxed run left, to one of the host's) is never opened, so its open has no effect
+ * (a blocked writer released, a watchdog armed). st gets what fstat said. -1 with errno: EINVAL
+ * for anything but a regular file. */
+int open_regular_at(int dirfd, const char *name, bool follow, struct stat *st);
 
 /* Full read/write, restarting on EINTR and short transfers. */
 ssize_t safe_read_all(int fd, void *buf, size_t len);

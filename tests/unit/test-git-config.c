@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "git-config.h"
@@ -197,6 +198,52 @@ static void test_hook_managers(const char *top) {
   remove_at(top, "other-pc.yaml");
 }
 
+/* Is pid blocked opening a fifo (its wchan)? Waits up to 30 s for it to get there. */
+static bool blocked_in_fifo_open(pid_t pid) {
+  char path[64], wchan[64] = "";
+  snprintf(path, sizeof(path), "/proc/%d/wchan", (int)pid);
+  for (int i = 0; i < 30000; i++) {
+    FILE *f = fopen(path, "r");
+    size_t n = f ? fread(wchan, 1, sizeof(wchan) - 1, f) : 0;
+    if (f)
+      fclose(f);
+    wchan[n] = '\0';
+    if (strstr(wchan, "fifo") != NULL || strstr(wchan, "wait_for_partner") != NULL)
+      return true;
+    usleep(1000);
+  }
+  return false;
+}
+
+/* A link a run left in hooks/ or at an included config, to a fifo (or a device) of the host: the
+ * next set-up reads hooks and includes, and must never open it (review20 H: an open has effects
+ * before any fstat). The witness: a writer blocked in the fifo's open, released by any reader. */
+static void test_no_open_of_a_fifo(const char *top) {
+  char fifo[512], link[512];
+  int status;
+  snprintf(fifo, sizeof(fifo), "%s/witness.fifo", top);
+  mkfifo(fifo, 0600);
+  snprintf(link, sizeof(link), "%s/.git/hooks/post-merge", top);
+  symlink(fifo, link);
+  snprintf(link, sizeof(link), "%s/.gitconfig", top);
+  unlink(link);
+  symlink(fifo, link);
+  pid_t writer = fork();
+  if (writer == 0) {
+    int fd = open(fifo, O_WRONLY);
+    _exit(fd < 0 ? 1 : 0);
+  }
+  bool blocked = blocked_in_fifo_open(writer);
+  char **t = run_with(top, "[include]\n\tpath = ../.gitconfig\n", "README", "z\n");
+  sandbox_git_strv_free(t);
+  tap_ok(blocked && waitpid(writer, &status, WNOHANG) == 0,
+         "a hook and an include linked to a fifo are never opened (the writer is still blocked)");
+  close(open(fifo, O_RDONLY | O_NONBLOCK)); /* releases the writer */
+  waitpid(writer, &status, 0);
+  remove_at(top, ".git/hooks/post-merge");
+  remove_at(top, ".gitconfig");
+}
+
 int main(void) {
   char top[] = "/tmp/fsrun-test-git-config.XXXXXX";
   char cmd[256];
@@ -207,6 +254,7 @@ int main(void) {
   }
   test_entries(top);
   test_hook_managers(top);
+  test_no_open_of_a_fifo(top);
   snprintf(cmd, sizeof(cmd), "rm -rf '%s'", top);
   if (system(cmd) != 0)
     tap_diag("could not remove %s", top);

@@ -7,10 +7,10 @@
  * `git status` runs what the run wrote.
  *
  * Before the run: the common dir's `config` and `config.worktree` (and the task worktree's), with
- * their includes followed (INCLUDE_MAX_DEPTH; `includeIf` conditions not evaluated: every one is
- * taken), give a list of (entry, path) and a digest of what each path is (pointer_digest). After
- * the run an entry whose digest changed is reported: no clock involved. Only changes are reported:
- * a husky repository that the run leaves alone stays quiet. */
+ * their includes followed (INCLUDE_MAX_DEPTH, at most INCLUDE_MAX_READS files; `includeIf`
+ * conditions not evaluated: every one is taken), give a list of (entry, path) and a digest of what
+ * each path is (pointer_digest). After the run an entry whose digest changed is reported: no clock
+ * involved. Only changes are reported: a husky repository that the run leaves alone stays quiet. */
 #include <dirent.h>
 #include <fcntl.h>
 #include <stdint.h>
@@ -24,6 +24,8 @@
 #include "utils.h"
 
 #define INCLUDE_MAX_DEPTH 5
+/* included files read per set-up: a file that includes itself N times is N^depth reads */
+#define INCLUDE_MAX_READS 64
 #define CONFIG_MAX_BYTES  (1024 * 1024)
 #define WALK_MAX_DEPTH    3
 #define WALK_MAX_ENTRIES  4096              /* per pointer */
@@ -38,6 +40,7 @@ struct collect {
   const char *config_dir; /* relative include paths are taken from the including file's dir */
   int depth;
   char **hooks_dir; /* the last core.hooksPath, resolved as git does for a worktree's hooks */
+  size_t *reads;    /* included files read so far, by every level */
 };
 
 static void read_config_file(struct collect *c, const char *path);
@@ -141,7 +144,7 @@ static void on_variable(void *arg, const char *key, const char *value) {
   } else if (is_include(key)) {
     cleanup_free char *path = resolve(c->config_dir, value);
     add_pointer(c, key, value, c->config_dir, value);
-    if (path != NULL && c->depth < INCLUDE_MAX_DEPTH) {
+    if (path != NULL && c->depth < INCLUDE_MAX_DEPTH && *c->reads < INCLUDE_MAX_READS) {
       struct collect inner = *c;
       cleanup_free char *dir = xstrdup(path);
       char *slash = strrchr(dir, '/');
@@ -149,6 +152,7 @@ static void on_variable(void *arg, const char *key, const char *value) {
         *slash = '\0';
       inner.config_dir = dir;
       inner.depth++;
+      (*c->reads)++;
       read_config_file(&inner, path);
     }
   }
@@ -177,8 +181,12 @@ static void read_config_file(struct collect *c, const char *path) {
 
 void sandbox_git_config_paths(struct sandbox_git_run *g, const char *worktree) {
   cleanup_free char *hooks_dir = NULL;
-  struct collect c = {
-      .g = g, .worktree = worktree, .config_dir = g->common_dir, .hooks_dir = &hooks_dir};
+  size_t reads = 0;
+  struct collect c = {.g = g,
+                      .worktree = worktree,
+                      .config_dir = g->common_dir,
+                      .hooks_dir = &hooks_dir,
+                      .reads = &reads};
   cleanup_free char *config = xasprintf("%s/config", g->common_dir);
   cleanup_free char *common_wt = xasprintf("%s/config.worktree", g->common_dir);
   cleanup_free char *admin_wt =

@@ -198,6 +198,35 @@ static void test_hook_managers(const char *top) {
   remove_at(top, "other-pc.yaml");
 }
 
+/* this process's read system calls so far (/proc/self/io) */
+static unsigned long long read_calls(void) {
+  unsigned long long n = 0;
+  char line[128];
+  FILE *f = fopen("/proc/self/io", "r");
+  while (f != NULL && fgets(line, sizeof(line), f) != NULL)
+    if (sscanf(line, "syscr: %llu", &n) == 1)
+      break;
+  if (f != NULL)
+    fclose(f);
+  return n;
+}
+
+/* A .gitconfig that includes itself many times (a run may write one): git stops at its depth
+ * limit; the set-up reads a bounded number of files, not N^depth (review20 I) */
+static void test_include_budget(const char *top) {
+  char text[4096] = "[include]\n";
+  for (int i = 0; i < 12; i++)
+    strcat(text, "\tpath = .gitconfig\n");
+  write_file(top, ".gitconfig", text);
+  unsigned long long before = read_calls();
+  char **t = run_with(top, "[include]\n\tpath = ../.gitconfig\n", "README", "w\n");
+  unsigned long long reads = read_calls() - before;
+  sandbox_git_strv_free(t);
+  tap_ok(reads < 5000, "a config including itself 12 times: %llu reads (23135 without the budget)",
+         reads);
+  remove_at(top, ".gitconfig");
+}
+
 /* Is pid blocked opening a fifo (its wchan)? Waits up to 30 s for it to get there. */
 static bool blocked_in_fifo_open(pid_t pid) {
   char path[64], wchan[64] = "";
@@ -255,6 +284,7 @@ int main(void) {
   test_entries(top);
   test_hook_managers(top);
   test_no_open_of_a_fifo(top);
+  test_include_budget(top);
   snprintf(cmd, sizeof(cmd), "rm -rf '%s'", top);
   if (system(cmd) != 0)
     tap_diag("could not remove %s", top);

@@ -1338,7 +1338,8 @@ after_sync_killed() {
   [ "$(ls -A "$DIR/state")" = .sandbox-bundle ]
 }
 
-# route_sync_killed OWNER (review19 #15): the command plants a nested repository and a zlib bomb
+# route_sync_killed OWNER (review19 #15): the command plants a nested repository, edits the hook
+# core.hooksPath names, and a zlib bomb
 # within the sync's budget (448 MiB of zeros under a name it does not hash to), and fsrun is
 # SIGKILLed once its tamper line is out. That line named the nested repository before the sync
 # (none of the sync's own warnings had come: it was still inflating), and afterwards nothing of the
@@ -1349,9 +1350,12 @@ route_sync_killed() {
   local bomb_name
   bomb_name=ab/$(printf '%038d' 0)
   make_bomb "$WT/.bomb" 448
-  sbx_killed_in_sync "git init -q nested && o=\$(git rev-parse --git-common-dir)/objects &&
-    mkdir -p \$o/ab && cp .bomb \$o/$bomb_name"
-  grep -qF '; tamper: ["nested/.git"]' "$DIR/stderr"
+  hgit -C "$REPO" config core.hooksPath .husky
+  as_owner mkdir "$WT/.husky"
+  as_owner sh -c 'printf "#!/bin/sh\ntrue\n" >"$1" && chmod 755 "$1"' sh "$WT/.husky/pre-commit"
+  sbx_killed_in_sync "git init -q nested && echo 'echo ran' >>.husky/pre-commit &&
+    o=\$(git rev-parse --git-common-dir)/objects && mkdir -p \$o/ab && cp .bomb \$o/$bomb_name"
+  grep -qF '; tamper: ["nested/.git","config:core.hooksPath=.husky"]' "$DIR/stderr"
   ! grep -q 'is not what its name says\|left out what' "$DIR/stderr" || false
   after_sync_killed
   run_dirs

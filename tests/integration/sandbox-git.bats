@@ -511,6 +511,45 @@ HOOK
   route_hook_managers user
 }
 
+# route_interpreters OWNER (review20 B): drivers that run an interpreter with the worktree's top as
+# the current directory: nbstripout's own `"/usr/bin/python3" -m nbstripout` (Python imports a
+# planted nbstripout.py from there), `sh clean.sh` (an argument, not a path with a `/`), and
+# `diff.external=./d.sh` (a key that was not watched). A run writing an unrelated file reports
+# nothing; each of the others is reported by its entry. The host's `add -A` with the filter's
+# `-c` lines (docs/sandbox.md) runs nothing of the planted module; a plain one runs it.
+route_interpreters() {
+  make_repo "$1"
+  [ -x /usr/bin/python3 ] || skip "needs /usr/bin/python3"
+  hgit -C "$REPO" config filter.nbstripout.clean '"/usr/bin/python3" -m nbstripout'
+  hgit -C "$REPO" config filter.x.clean 'sh clean.sh'
+  hgit -C "$REPO" config diff.external ./d.sh
+  as_owner sh -c 'cd "$1" && echo "*.ipynb filter=nbstripout" >.gitattributes && echo "{}" >a.ipynb &&
+    echo cat >clean.sh && echo "#!/bin/sh" >d.sh' sh "$WT"
+  local nb='config:filter.nbstripout.clean="/usr/bin/python3" -m nbstripout'
+  sbx -- 'echo two >unrelated.txt'
+  [ "$(config_tamper)" = '[]' ]
+  sbx -- "printf 'import sys\\nopen(\"$MARKER\", \"a\").write(\"ran\\\\n\")\\nsys.stdout.write(sys.stdin.read())\\n' >nbstripout.py && echo '{ }' >a.ipynb"
+  [ "$(config_tamper)" = "$(jq -cn --arg nb "$nb" '[$nb]')" ]
+  grep -qF 'config:filter.nbstripout.clean=' "$DIR/stderr"
+  sbx -- 'echo "echo ran >>$MARKER; cat" >clean.sh && echo ran >>d.sh'
+  [ "$(config_tamper)" = "$(jq -cn --arg nb "$nb" '["config:diff.external=./d.sh", $nb, "config:filter.x.clean=sh clean.sh"]')" ]
+  hgit -C "$WT" -c core.fsmonitor=false -c core.hooksPath=/dev/null -c filter.nbstripout.clean= \
+    -c filter.nbstripout.smudge= -c filter.nbstripout.process= -c filter.nbstripout.required=false \
+    add a.ipynb
+  [ ! -e "$MARKER" ]
+  as_owner sh -c 'echo "{  }" >"$1/a.ipynb"' sh "$WT"
+  hgit -C "$WT" -c core.fsmonitor=false -c core.hooksPath=/dev/null add a.ipynb
+  [ "$(cat "$MARKER")" = ran ]
+}
+
+@test "sandbox-git: a run planting a module a -m driver imports, or rewriting an interpreter's script or diff.external's, is reported (root)" {
+  route_interpreters root
+}
+
+@test "sandbox-git: a run planting a module a -m driver imports, or rewriting an interpreter's script or diff.external's, is reported (ordinary user)" {
+  route_interpreters user
+}
+
 @test "sandbox-git: the --json result's tamper lists the gitlink and the nested git dir, [] when none" {
   make_repo root
   run "$FSRUN" --root "$DIR/state" sandbox --json --policy "$DIR/policy.json" --worktree "$WT" -- true

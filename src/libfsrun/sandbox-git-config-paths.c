@@ -46,13 +46,17 @@ struct collect {
 static void read_config_file(struct collect *c, const char *path);
 static uint64_t pointer_digest(const struct sandbox_git_pointer *p, const char *worktree);
 
-/* `config:<key>=<value>`, the value cut and its control characters shown as `?` (stderr, JSON) */
-static char *entry_of(const char *key, const char *value) {
-  char *e = xasprintf("config:%s=%.*s", key, ENTRY_VALUE_MAX, value);
+/* an entry's control characters shown as `?` (stderr, JSON) */
+static char *printable(char *e) {
   for (char *p = e; *p; p++)
     if ((unsigned char)*p < 0x20 || *p == 0x7f)
       *p = '?';
   return e;
+}
+
+/* `config:<key>=<value>`, the value cut */
+static char *entry_of(const char *key, const char *value) {
+  return printable(xasprintf("config:%s=%.*s", key, ENTRY_VALUE_MAX, value));
 }
 
 /* path as git takes it: absolute, `~/` from HOME, else relative to base */
@@ -255,6 +259,38 @@ static void read_config_file(struct collect *c, const char *path) {
     git_config_each(text, on_variable, c);
 }
 
+/* `config:global:<path>`: a file git reads as the user's own config, content digested too */
+static void add_global(struct sandbox_git_run *g, char *path) {
+  size_t n = g->n_pointers;
+  sandbox_git_pointer_add(g, printable(xasprintf("config:global:%.*s", ENTRY_VALUE_MAX, path)),
+                          path, false);
+  if (g->n_pointers > n)
+    g->pointers[n].global = true;
+}
+
+/* The user's global git config and attributes (GIT_CONFIG_GLOBAL too), and husky v9's init.sh,
+ * which every husky hook sources: a policy with ~/.config or $HOME writable lets the run write
+ * them, and the host's next git reads them (review20 E). Not parsed: what they name is the user's.
+ */
+static void add_globals(struct sandbox_git_run *g) {
+  const char *home = getenv("HOME"), *xdg = getenv("XDG_CONFIG_HOME");
+  const char *global = getenv("GIT_CONFIG_GLOBAL");
+  cleanup_free char *config_home = NULL;
+  if (home != NULL && home[0] == '/')
+    add_global(g, xasprintf("%s/.gitconfig", home));
+  if (xdg != NULL && xdg[0] == '/')
+    config_home = xstrdup(xdg);
+  else if (home != NULL && home[0] == '/')
+    config_home = xasprintf("%s/.config", home);
+  if (config_home != NULL) {
+    add_global(g, xasprintf("%s/git/config", config_home));
+    add_global(g, xasprintf("%s/git/attributes", config_home));
+    add_global(g, xasprintf("%s/husky/init.sh", config_home));
+  }
+  if (global != NULL && global[0] == '/' && strcmp(global, "/dev/null") != 0)
+    add_global(g, xstrdup(global));
+}
+
 void sandbox_git_config_paths(struct sandbox_git_run *g, const char *worktree) {
   cleanup_free char *hooks_dir = NULL;
   size_t reads = 0;
@@ -272,6 +308,7 @@ void sandbox_git_config_paths(struct sandbox_git_run *g, const char *worktree) {
   if (hooks_dir == NULL)
     hooks_dir = xasprintf("%s/hooks", g->common_dir);
   sandbox_git_hook_managers(g, worktree, hooks_dir);
+  add_globals(g);
   for (size_t i = 0; i < g->n_pointers; i++)
     g->pointers[i].before = pointer_digest(&g->pointers[i], worktree);
 }
@@ -383,7 +420,8 @@ static void digest_way(struct digest *d, const char *worktree, const char *path)
 
 static uint64_t pointer_digest(const struct sandbox_git_pointer *p, const char *worktree) {
   size_t top = strlen(worktree);
-  struct digest d = {.content = strncmp(p->path, worktree, top) == 0 && p->path[top] == '/'};
+  struct digest d = {.content = p->global ||
+                                (strncmp(p->path, worktree, top) == 0 && p->path[top] == '/')};
   cleanup_close int dir = -1;
   digest_path(&d, "lstat", p->path, false);
   digest_path(&d, "stat", p->path, true);

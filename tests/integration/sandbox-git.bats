@@ -550,6 +550,34 @@ route_interpreters() {
   route_interpreters user
 }
 
+# route_global OWNER (review20 E): a policy with the caller's ~/.config writable lets the run write
+# git's global config (and husky v9's init.sh, which every husky hook sources), which the host's
+# next git reads: a run that leaves them alone reports nothing; one that writes them is reported
+# as `config:global:<path>`, and the host's plain `git status` runs the fsmonitor it set.
+route_global() {
+  make_repo "$1"
+  local config=$DIR/home/.config
+  as_owner mkdir -p "$config/git"
+  printf '{"writablePaths":["%s"]}\n' "$config" >"$DIR/policy.json"
+  HOME=$DIR/home sbx -- 'echo two >>README'
+  [ "$(config_tamper)" = '[]' ]
+  HOME=$DIR/home sbx -- "printf '[core]\\n\\tfsmonitor = $DIR/evil.sh\\n' >$config/git/config &&
+    mkdir -p $config/husky && echo true >$config/husky/init.sh"
+  [ "$(config_tamper)" = "$(jq -cn --arg c "$config" \
+    '["config:global:\($c)/git/config", "config:global:\($c)/husky/init.sh"]')" ]
+  grep -qF "config:global:$config/git/config" "$DIR/stderr"
+  as_owner env HOME="$DIR/home" GIT_CONFIG_NOSYSTEM=1 git -C "$WT" status >/dev/null 2>&1 || true
+  [ -e "$MARKER" ]
+}
+
+@test "sandbox-git: a run that writes git's global config through a writable ~/.config is reported (root)" {
+  route_global root
+}
+
+@test "sandbox-git: a run that writes git's global config through a writable ~/.config is reported (ordinary user)" {
+  route_global user
+}
+
 @test "sandbox-git: the --json result's tamper lists the gitlink and the nested git dir, [] when none" {
   make_repo root
   run "$FSRUN" --root "$DIR/state" sandbox --json --policy "$DIR/policy.json" --worktree "$WT" -- true

@@ -62,7 +62,8 @@ static void test_syntax(void) {
 static void write_file(const char *dir, const char *name, const char *text) {
   char path[512];
   FILE *f;
-  snprintf(path, sizeof(path), "%s/%s", dir, name);
+  if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, name) >= sizeof(path))
+    abort();
   f = fopen(path, "w");
   if (f == NULL)
     abort();
@@ -322,19 +323,38 @@ static void test_interpreters(const char *top) {
   remove_at(top, "less");
 }
 
+/* review20 E: the user's global config (main points HOME at home), written by a run with a
+ * writable $HOME or ~/.config */
+static void test_global(const char *top, const char *home) {
+  char entry[600];
+  expect_entry(run_with(top, "[core]\n\tbare = false\n", "README", "g\n"), NULL,
+               "global config left alone");
+  snprintf(entry, sizeof(entry), "config:global:%s/.gitconfig", home);
+  expect_entry(run_with(top, "[core]\n\tbare = false\n", "h/.gitconfig", "[core]\n\tx = y\n"),
+               entry, "~/.gitconfig written");
+}
+
 int main(void) {
   char top[] = "/tmp/fsrun-test-git-config.XXXXXX";
+  char home[64];
   char cmd[256];
   test_syntax();
   if (mkdtemp(top) == NULL) {
     tap_ok(false, "mkdtemp: %m");
     return tap_done();
   }
+  /* the caller's own global config is no test's: another process may write it meanwhile */
+  snprintf(home, sizeof(home), "%s/h", top);
+  mkdir(home, 0700);
+  setenv("HOME", home, 1);
+  unsetenv("XDG_CONFIG_HOME");
+  unsetenv("GIT_CONFIG_GLOBAL");
   test_entries(top);
   test_hook_managers(top);
   test_no_open_of_a_fifo(top);
   test_include_budget(top);
   test_interpreters(top);
+  test_global(top, home);
   snprintf(cmd, sizeof(cmd), "rm -rf '%s'", top);
   if (system(cmd) != 0)
     tap_diag("could not remove %s", top);

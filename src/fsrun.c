@@ -20,6 +20,7 @@
 #include "sandbox-watchdog.h"
 #include "sealed-exe.h"
 #include "sealed-image.h"
+#include "state-root.h"
 #include "tiny-init.h"
 #include "oci.h"
 #include "runtime-features.h"
@@ -27,9 +28,11 @@
 
 /* One line per command, in lifecycle order; `fsrun --help` lists them in this order. */
 static const struct fsrun_command commands[] = {
-    {"spec", fsrun_cmd_spec, "write a default config.json into a bundle"},
-    {"validate", fsrun_cmd_validate, "check a bundle's config.json (or a sandbox policy)"},
-    {"features", fsrun_cmd_features, "print the OCI features this runtime supports (JSON)"},
+    {"spec", fsrun_cmd_spec, "write a default config.json into a bundle", NULL, true},
+    {"validate", fsrun_cmd_validate, "check a bundle's config.json (or a sandbox policy)", NULL,
+     true},
+    {"features", fsrun_cmd_features, "print the OCI features this runtime supports (JSON)", NULL,
+     true},
     {"create", fsrun_cmd_create, "create a container from a bundle (its init waits for start)"},
     {"start", fsrun_cmd_start, "start a created container's process"},
     {"run", fsrun_cmd_run, "create and start a container, wait for it and delete it"},
@@ -284,6 +287,11 @@ int main(int argc, char **argv) {
 
   if (ctx.state_root == NULL)
     ctx.state_root = root = default_state_root();
+  if (!cmd->stateless && state_root_check(ctx.state_root, &err) < 0) {
+    fsrun_log_error(err->msg);
+    /* `fsrun sandbox` says 125 for a run it could not set up (fsrun-sandbox.8) */
+    return cmd->fn == fsrun_cmd_sandbox ? 125 : 1;
+  }
 
   if (cmd->before_heap != NULL)
     cmd->before_heap(&ctx);

@@ -5,6 +5,7 @@
 #ifndef FSRUN_COMMANDS_H
 #define FSRUN_COMMANDS_H
 
+#include <stdbool.h>
 #include <stdio.h>
 
 #include "context.h"
@@ -19,6 +20,7 @@ struct fsrun_command {
   const char *summary; /* one line for `fsrun --help` */
   /* may be NULL: run before the heap is prefaulted, for a fork that should copy little */
   void (*before_heap)(const struct fsrun_context *ctx);
+  bool stateless; /* never reads nor writes the state root: not made, not checked */
 };
 
 /* Every command's argv starts at the command name (argv[0] == "create"), so getopt_long works with

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "sandbox.h"
+#include "state-root.h"
 #include "utils.h"
 
 /* --- git ------------------------------------------------------------------------------------- */
@@ -303,7 +304,7 @@ int sandbox_git_prepare(struct sandbox_git_run *g, const char *state_root, const
     g->start.tv_nsec -= 20000000;
   else
     g->start.tv_sec -= 1, g->start.tv_nsec += 1000000000 - 20000000;
-  if (mkdir_p_at(AT_FDCWD, state_root, 0700, err) < 0 ||
+  if (state_root_make(state_root, err) < 0 ||
       sandbox_git_make_run_dir(g, state_root, id, err) < 0) {
     sandbox_git_run_free(g);
     return fsrun_error_code(err);

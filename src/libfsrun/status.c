@@ -14,6 +14,7 @@
 #include "cgroup.h"
 #include "passwd.h"
 #include "procfs.h"
+#include "state-root.h"
 #include "utils.h"
 
 int status_validate_id(const char *id, fsrun_error_t *err) {
@@ -40,15 +41,15 @@ int status_validate_id(const char *id, fsrun_error_t *err) {
 }
 
 int status_dir_create(const char *root, const char *id, fsrun_error_t *err) {
-  cleanup_close int rootfd = open(root, O_DIRECTORY | O_CLOEXEC);
+  cleanup_close int rootfd = -1;
   int fd;
-  if (rootfd < 0 && errno == ENOENT) {
-    if (mkdir_p_at(AT_FDCWD, root, 0700, err) < 0)
-      return fsrun_error_wrap(err, "create the state root");
-    rootfd = open(root, O_DIRECTORY | O_CLOEXEC);
-  }
+  if (state_root_make(root, err) < 0)
+    return fsrun_error_code(err);
+  rootfd = open(root, O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (rootfd < 0)
     return fsrun_error_errno(err, "open the state root `%s`", root);
+  if (state_root_check_fd(rootfd, root, err) < 0)
+    return fsrun_error_code(err);
   if (mkdirat(rootfd, id, 0700) < 0) {
     if (errno == EEXIST)
       return fsrun_error_take(err, EEXIST, xasprintf("container `%s` already exists", id));

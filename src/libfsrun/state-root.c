@@ -42,17 +42,17 @@ int state_root_check_fd(int fd, const char *root, fsrun_error_t *err) {
 
 int state_root_check(const char *root, fsrun_error_t *err) {
   cleanup_close int fd = open(root, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  int open_errno = errno;
   struct stat st;
-  if (fd < 0 && errno == ENOENT)
+  if (fd >= 0)
+    return state_root_check_fd(fd, root, err);
+  if ((open_errno == ELOOP || open_errno == ENOTDIR) && lstat(root, &st) == 0 &&
+      S_ISLNK(st.st_mode))
+    return refuse(root, "is a symbolic link", err);
+  /* missing, a file, or below a file: nobody's state can be in it; what makes it says why not */
+  if (open_errno == ENOENT || open_errno == ENOTDIR)
     return 0;
-  if (fd < 0 && (errno == ELOOP || errno == ENOTDIR)) {
-    if (lstat(root, &st) == 0 && S_ISLNK(st.st_mode))
-      return refuse(root, "is a symbolic link", err);
-    return refuse(root, "is not a directory", err);
-  }
-  if (fd < 0)
-    return fsrun_error_errno(err, "open the state root `%s`", root);
-  return state_root_check_fd(fd, root, err);
+  return fsrun_error_make(err, open_errno, "open the state root `%s`", root);
 }
 
 int state_root_make(const char *root, fsrun_error_t *err) {

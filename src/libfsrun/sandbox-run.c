@@ -47,38 +47,18 @@
 #include "sandbox-spelling.h"
 #include "sandbox-state-root.h"
 #include "sandbox-git.h"
+#include "sandbox-id.h"
 #include "sandbox-watchdog.h"
 #include "utils.h"
 
 /* --- time, ids, files ----------------------------------------------------------------------- */
 
-static void append_id_part(struct strbuf *b, const char *s) {
-  for (; s != NULL && *s && b->len < 200; s++) {
-    char c = *s;
-    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-              c == '_' || c == '-' || c == '.';
-    char out = ok ? c : '_';
-    sb_append(b, &out, 1);
-  }
-}
-
-/* "sandbox-TASK-RUN-RANDOM": recognisable in `fsrun list` and cgroup names, never colliding. */
+/* the sandbox-id.h id, its random part from getrandom */
 static char *make_container_id(const char *task_id, const char *run_id) {
-  struct strbuf b = {0};
   uint32_t rnd = 0;
   if (getrandom(&rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd))
     rnd = (uint32_t)getpid() ^ (uint32_t)monotonic_ms();
-  sb_puts(&b, "sandbox");
-  if (task_id != NULL) {
-    sb_puts(&b, "-");
-    append_id_part(&b, task_id);
-  }
-  if (run_id != NULL) {
-    sb_puts(&b, "-");
-    append_id_part(&b, run_id);
-  }
-  sb_printf(&b, "-%08x", rnd);
-  return b.data;
+  return sandbox_container_id(task_id, run_id, rnd);
 }
 
 static char *read_memfd(int fd, size_t *len) {

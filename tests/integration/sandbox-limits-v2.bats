@@ -118,7 +118,7 @@ sbx() {
 
 # The sandbox's cgroup directory below PARENT (made for this test's task), one level down or two.
 sandbox_cgroup_under() {
-  find "$1" -mindepth 1 -maxdepth 2 -type d -name "sandbox-$TASK-*" | head -n 1
+  find "$1" -mindepth 1 -maxdepth 2 -type d -name "sandbox-${TASK}__*" | head -n 1
 }
 
 # A sandbox that waits for $WT/stop: its cgroup files are read from the host meanwhile.

@@ -136,7 +136,7 @@ teardown() {
   [ -n "${LEFTOVER_SLEEP:-}" ] && pkill -9 -f "^sleep $LEFTOVER_SLEEP"
   unpin_helpers
   # a SIGKILLed fsrun sandbox leaves its git run dir (not this file's concern; see sandbox-git)
-  rm -rf --one-file-system "$FSRUN_ROOT"/.sandbox-git.sandbox-"$TASK"-* /dev/shm/fsrun-git.*.sandbox-"$TASK"-*
+  rm -rf --one-file-system "$FSRUN_ROOT"/.sandbox-git.sandbox-"$TASK"__* /dev/shm/fsrun-git.*.sandbox-"$TASK"__*
   rm -rf "$UDIR"
 }
 
@@ -457,11 +457,11 @@ check_helper_dies() {
   # the watchdog kills the init and removes the container (its state dir) after the killed fsrun
   root=$(state_root_of "$1")
   tries=600
-  until ! compgen -G "$root/sandbox-$TASK-*" >/dev/null || [ "$tries" = 0 ]; do
+  until ! compgen -G "$root/sandbox-${TASK}__*" >/dev/null || [ "$tries" = 0 ]; do
     sleep 0.1
     tries=$((tries - 1))
   done
-  ! compgen -G "$root/sandbox-$TASK-*" || false
+  ! compgen -G "$root/sandbox-${TASK}__*" || false
   # the helper died of its parent-death signal; its orphaned zombie is reaped by another
   tries=600
   until [ -z "$(helpers_left)" ] || [ "$tries" = 0 ]; do

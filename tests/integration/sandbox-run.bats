@@ -763,7 +763,7 @@ check_killed_during_create_leaves_nothing() {
     tries=$((tries - 1))
   done
   [ -n "$(pgrep -f "^sleep $marker")" ]
-  state=$(cat "$STATE"/sandbox-"$TASK"-*/state.json)
+  state=$(cat "$STATE"/sandbox-"$TASK"__*/state.json)
   echo "$state"
   [ "$(jq -r .status <<<"$state")" = creating ]
   kill -KILL "$pid"
@@ -1466,7 +1466,7 @@ check_killed_during_probe_leaves_nothing() {
   cat "$DIR/stderr"
   [ "$line" = started ]
   # the helper is the probe's: its directory is there, its fsrun runs
-  ls -d "$STATE/.sandbox-probe.sandbox-$TASK-"*
+  ls -d "$STATE/.sandbox-probe.sandbox-${TASK}__"*
   pgrep -f -- "--task-id fsrun-probe" >/dev/null
   [[ $(tr '\0' ' ' <"/proc/$pid/cmdline") == *" sandbox "* ]]
   kill -KILL "$pid"

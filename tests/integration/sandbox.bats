@@ -1654,3 +1654,38 @@ assert_no_sleep() {
   echo "$output $stderr"
   [ "$(jq -j .stdout <<<"$output" | tr '\n' ' ')" = "0 0 1 " ]
 }
+
+# held_ids ROOT [PREFIX...]: two sandboxes at once (PREFIX runs fsrun: nothing for root, setpriv for
+# the user), the (task, run id) pairs ($TASK, b-c-1) and ($TASK-b, c-1), each held in its command
+# (fifos in the worktree) while `fsrun list` runs as the same caller; prints the ids listed, one a
+# line, sorted. (review19 #9: both ids began `sandbox-$TASK-b-c-1-`)
+held_ids() {
+  local root=$1 pids=() i
+  shift
+  local fsrun=("$@" "$FSRUN" --root "$root")
+  rm -f "$WT"/ready-* "$WT"/go-*
+  mkfifo -m 666 "$WT/ready-1" "$WT/go-1" "$WT/ready-2" "$WT/go-2"
+  "${fsrun[@]}" sandbox --policy "$POLICY" --worktree "$WT" --task-id "$TASK" --run-id b-c-1 \
+    -- /bin/sh -c 'echo >ready-1; read -r x <go-1' &
+  pids+=($!)
+  "${fsrun[@]}" sandbox --policy "$POLICY" --worktree "$WT" --task-id "$TASK-b" --run-id c-1 \
+    -- /bin/sh -c 'echo >ready-2; read -r x <go-2' &
+  pids+=($!)
+  for i in 1 2; do timeout 60 cat "$WT/ready-$i" >/dev/null || echo "sandbox $i never got ready"; done
+  "${fsrun[@]}" list --quiet | sort
+  for i in 1 2; do timeout 60 sh -c "echo >'$WT/go-$i'"; done
+  for i in 0 1; do wait "${pids[$i]}" || echo "sandbox $((i + 1)) failed"; done
+}
+
+@test "sandbox: the container ids of (task, run) = (T, b-c-1) and (T-b, c-1) share no stem (root and an ordinary user)" {
+  requires_host_command setpriv
+  local uid=1000 out hex='__[0-9a-f]{8}'
+  out=$(cd "$WT" && held_ids "$FSRUN_ROOT")
+  echo "root: $out"
+  [[ $out =~ ^sandbox-$TASK-b__c-1$hex$'\n'sandbox-${TASK}__b-c-1$hex$ ]]
+  give_dir_to_user "$uid"
+  out=$(cd "$WT" && held_ids "$DIR/user-state" setpriv --reuid "$uid" --regid "$uid" \
+    --clear-groups env HOME="$DIR/home")
+  echo "uid $uid: $out"
+  [[ $out =~ ^sandbox-$TASK-b__c-1$hex$'\n'sandbox-${TASK}__b-c-1$hex$ ]]
+}

@@ -16,6 +16,7 @@ import { maxBufferOf, runNative } from "./native";
 import { checkPolicy, combinePolicies } from "./policy";
 import { runProc } from "./proc";
 import { privateDir } from "./private-dir";
+import { isSandboxOf } from "./container-id";
 import { TaskContainer } from "./task-container";
 import type { FsrunPolicy, FsrunRunOptions, FsrunRunResult, LimitNotEnforced, SandboxFailureMode, SandboxLimits } from "./types";
 
@@ -335,10 +336,9 @@ export class FsrunBackend extends BackendBase implements SandboxBackend {
 
   /** After fsrun was killed: wait until its watchdog has deleted the container; delete it if not. */
   private async waitSandboxGone(taskId: string, runId: string): Promise<void> {
-    const prefix = containerIdPrefix(taskId, runId);
     const deadline = Date.now() + GONE_WAIT_MS;
     for (;;) {
-      const ids = await this.cli.ids(prefix);
+      const ids = await this.cli.ids((id) => isSandboxOf(id, taskId, runId));
       if (ids.length === 0) return;
       if (Date.now() >= deadline) {
         for (const id of ids) await this.cli.run(["delete", "--force", id]).catch(() => undefined);
@@ -396,19 +396,4 @@ export function parseResult(stdout: string, runId: string, aborted: boolean): { 
 function gitDiscardedOf(v: unknown): { gitDiscarded?: string[] } {
   const paths = Array.isArray(v) ? v.filter((p): p is string => typeof p === "string") : [];
   return paths.length > 0 ? { gitDiscarded: paths } : {};
-}
-
-/** The start of fsrun's container ids for a run (its make_container_id). */
-export function containerIdPrefix(taskId: string | undefined, runId: string): string {
-  let id = "sandbox";
-  for (const part of [taskId, runId]) {
-    if (part === undefined) continue;
-    id += "-";
-    for (const byte of Buffer.from(part, "utf8")) {
-      if (id.length >= 200) break;
-      const c = String.fromCharCode(byte);
-      id += /^[A-Za-z0-9_.-]$/.test(c) ? c : "_";
-    }
-  }
-  return id + "-";
 }

@@ -185,9 +185,10 @@ export class FsrunCli {
     }
   }
 
-  async ids(prefix: string): Promise<string[]> {
+  /** The ids of `fsrun list` that `wanted` takes: whole ids, never a prefix (review19 #9). */
+  async ids(wanted: (id: string) => boolean): Promise<string[]> {
     const r = await this.run(["list", "--quiet"]).catch(() => null);
     if (r === null || r.code !== 0) return [];
-    return r.stdout.split("\n").filter((id) => id !== "" && id.startsWith(prefix));
+    return r.stdout.split("\n").filter((id) => id !== "" && wanted(id));
   }
 }

@@ -12,7 +12,8 @@ export type { FsrunPolicy, FsrunRunOptions, FsrunRunResult, LimitNotEnforced, Ru
 export type { SandboxAuditEvent, SandboxAuditEventName, SandboxAuditHook } from "./audit";
 export { policyHash, policySummary } from "./audit";
 export { combinePolicies, checkPolicy } from "./policy";
-export { FsrunBackend, containerIdPrefix, parseResult } from "./fsrun-backend";
+export { FsrunBackend, parseResult } from "./fsrun-backend";
+export { encodeIdPart, isSandboxOf, sandboxIdStem, taskContainerId } from "./container-id";
 export type { FsrunBackendOptions, FsrunMode } from "./fsrun-backend";
 export { NativeBackend } from "./native-backend";
 export type { NativeBackendOptions } from "./native-backend";

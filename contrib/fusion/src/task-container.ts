@@ -12,6 +12,7 @@ import { join } from "node:path";
 import { spawn } from "node:child_process";
 
 import type { Task } from "./backend-base";
+import { taskContainerId } from "./container-id";
 import { FsrunSetupError } from "./errors";
 import type { FsrunCli } from "./fsrun-cli";
 import { firstLines, fsrunOwnEnv, tamperFromStderr } from "./fsrun-cli";
@@ -70,7 +71,7 @@ export class TaskContainer {
 
   static async create(cli: FsrunCli, task: Task, killGraceMs: number, limits: SandboxLimits, notEnforced: LimitNotEnforced[]): Promise<TaskContainer> {
     const dir = await privateDir(task, "fsrun-fusion-task-");
-    const id = `fusion-${task.taskId.replace(/[^A-Za-z0-9_.-]/g, "_").slice(0, 100)}-${randomBytes(4).toString("hex")}`;
+    const id = taskContainerId(task.taskId, randomBytes(4).toString("hex"));
     const help = await cli.run(["exec", "--help"]);
     const container = new TaskContainer(cli, id, dir, killGraceMs, limits, notEnforced, /^\s*--status-json\b/m.test(help.stdout));
     try {

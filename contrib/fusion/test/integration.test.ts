@@ -12,7 +12,7 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { after, before, test } from "node:test";
 
-import { FsrunBackend, FsrunError, FsrunPolicyError, FsrunSetupError, FsrunUnavailableError, containerIdPrefix } from "../src/index";
+import { FsrunBackend, FsrunError, FsrunPolicyError, FsrunSetupError, FsrunUnavailableError, isSandboxOf, sandboxIdStem } from "../src/index";
 import type { FsrunBackendOptions, FsrunRunOptions, SandboxAuditEvent, SandboxPolicy } from "../src/index";
 import { assertOneOutcomeEach, runCommand, tempDir, makeWorktree, processExists, waitFor, git } from "./helpers";
 
@@ -32,17 +32,20 @@ let seq = 0;
 const basePolicy = (): SandboxPolicy => ({ allowNetwork: false, allowedPaths: [readOnly], envAllowlist: ["VISIBLE"] });
 const opts = (extra: Partial<FsrunRunOptions> = {}): FsrunRunOptions => ({ cwd: worktree, timeoutMs: 0, maxBuffer: 1 << 20, ...extra });
 
-async function backend(options: FsrunBackendOptions = {}, policy: SandboxPolicy = basePolicy()): Promise<FsrunBackend> {
+async function backend(options: FsrunBackendOptions = {}, policy: SandboxPolicy = basePolicy(), ids = { taskId: `it-${WHO}`, runId: `r${++seq}` }): Promise<FsrunBackend> {
   const b = new FsrunBackend({ fsrunPath: FSRUN, stateRoot, killGraceMs: 300, onAudit: (e) => events.push(e), ...options });
   backends.push(b);
-  await b.prepare({ taskId: `it-${WHO}`, runId: `r${++seq}`, worktreePath: worktree, policy });
+  await b.prepare({ ...ids, worktreePath: worktree, policy });
   return b;
 }
 
-async function containers(prefix = ""): Promise<string[]> {
+async function containers(wanted: (id: string) => boolean = () => true): Promise<string[]> {
   const r = await runCommand(FSRUN, ["--root", stateRoot, "list", "--quiet"]);
-  return r.stdout.split("\n").filter((id) => id !== "" && id.startsWith(prefix));
+  return r.stdout.split("\n").filter((id) => id !== "" && wanted(id));
 }
+
+/** the containers of fsrun sandbox --task-id it-$WHO --run-id runId */
+const sandboxesOf = (runId: string, taskId = `it-${WHO}`) => containers((id) => isSandboxOf(id, taskId, runId));
 
 /** The pid of the `fsrun sandbox` of a run (this process's own descendant), found by its --run-id. */
 async function fsrunPidOf(runId: string): Promise<number> {
@@ -75,7 +78,7 @@ async function hasOpen(pid: number, suffix: string): Promise<boolean> {
 
 /** The per-run git dirs of a run's sandbox: in the state root, or an ordinary user's in /dev/shm. */
 async function runDirsOf(runId: string): Promise<string[]> {
-  const id = containerIdPrefix(`it-${WHO}`, runId);
+  const id = `${sandboxIdStem(`it-${WHO}`, runId)}__`; // the container id up to its random part
   const here = (await readdir(stateRoot).catch(() => [] as string[])).filter((n) => n.startsWith(`.sandbox-git.${id}`));
   const shm = (await readdir("/dev/shm").catch(() => [] as string[])).filter((n) => n.startsWith("fsrun-git.") && n.includes(`.${id}`));
   return [...here, ...shm];
@@ -188,7 +191,7 @@ test(`[${WHO}] one-shot: timeoutMs kills the whole sandbox`, async () => {
   const r = await b.run("sleep 60 & sleep 60", opts({ timeoutMs: 300 }));
   assert.equal(r.timedOut, true);
   assert.deepEqual([r.exitCode, r.signal], [null, "SIGKILL"]);
-  assert.deepEqual(await containers(containerIdPrefix(`it-${WHO}`, r.runId)), []);
+  assert.deepEqual(await sandboxesOf(r.runId), []);
 });
 
 test(`[${WHO}] one-shot: abort of a command that ignores SIGTERM kills it, with one outcome event`, async () => {
@@ -202,7 +205,7 @@ test(`[${WHO}] one-shot: abort of a command that ignores SIGTERM kills it, with 
   assert.equal(r.exitCode, null);
   assert.notEqual(r.signal, null);
   await assert.rejects(readFile(join(worktree, "survived")));
-  assert.deepEqual(await containers(containerIdPrefix(`it-${WHO}`, r.runId)), []);
+  assert.deepEqual(await sandboxesOf(r.runId), []);
   const mine = events.filter((e) => e.runId === r.runId).map((e) => `${e.event}:${e.aborted ?? ""}:${e.fsrunKilled ?? ""}`);
   assert.deepEqual(mine, ["sandbox:prepare::", "sandbox:run:true:true"]);
   await rm(join(worktree, "started"));
@@ -368,7 +371,7 @@ async function taskBackend(): Promise<FsrunBackend | null> {
     assert.equal(events.at(-1)?.event, "sandbox:ready");
     assert.match(events.at(-1)?.reason ?? "", /one-shot/);
     assert.equal((await b.run("echo still-sandboxed; ls /sys/class/net", opts())).stdout, "still-sandboxed\nlo\n");
-    assert.deepEqual(await containers(`fusion-it-${WHO}-`), [], "the container that exec could not join is gone");
+    assert.deepEqual(await containers((id) => id.startsWith(`fusion-it-${WHO}__`)), [], "the container that exec could not join is gone");
     return null;
   }
   assert.equal(b.effectiveMode, "task-container");
@@ -383,7 +386,7 @@ test(`[${WHO}] one-shot: an fsrun SIGKILLed by someone else is an FsrunError and
   const pid = await fsrunPidOf(runId);
   process.kill(pid, "SIGKILL");
   await assert.rejects(run, (e: unknown) => e instanceof FsrunError && /killed by SIGKILL/.test(e.message));
-  assert.deepEqual(await containers(containerIdPrefix(`it-${WHO}`, runId)), []);
+  assert.deepEqual(await sandboxesOf(runId), []);
   const mine = events.filter((e) => e.runId === runId);
   assert.deepEqual(mine.map((e) => e.event), ["sandbox:prepare", "sandbox:failure"]);
   assert.match(mine[1].reason ?? "", /SIGKILL/);
@@ -412,9 +415,37 @@ test(`[${WHO}] one-shot: an abort during fsrun's slow git sync still reports the
   // its watchdog unmounts and removes the per-run dir once fsrun is gone
   await waitFor("the per-run git dir to go", async () => (await runDirsOf(runId)).length === 0, 60_000);
   assert.equal((await readFile("/proc/self/mountinfo", "utf8")).includes(stateRoot), false);
-  assert.deepEqual(await containers(containerIdPrefix(`it-${WHO}`, runId)), []);
+  assert.deepEqual(await sandboxesOf(runId), []);
   await rm(join(worktree, "nested"), { recursive: true, force: true });
   await rm(join(worktree, ".bomb"));
+});
+
+// review19 #9: the ids of task T run b-c-1 and task T-b run c-1 (the adapter's runId is
+// `${ctx.runId}-N`) began with the same `sandbox-T-b-c-1-`, and after killing T's fsrun the adapter
+// deleted every container of that prefix: the other task's live sandbox too (it waited 10 s for
+// the watchdog, then `delete --force`d the other; its command never read `go`).
+test(`[${WHO}] one-shot: a killed fsrun's clean-up leaves another task's sandbox whose ids share its text`, async () => {
+  const task = `it-${WHO}-ids`;
+  const killed = await backend({}, basePolicy(), { taskId: task, runId: "b-c" });
+  const other = await backend({}, basePolicy(), { taskId: `${task}-b`, runId: "c" });
+  assert.notEqual(sandboxIdStem(task, "b-c-1"), sandboxIdStem(`${task}-b`, "c-1"));
+  const go = join(worktree, "ids-go");
+  spawnSync("mkfifo", ["-m", "666", go]);
+  const survivor = other.run("touch ids-other-started; read x < ids-go; echo other-finished", opts());
+  const victim = killed.run("touch ids-killed-started; sleep 60", opts());
+  for (const f of ["ids-other-started", "ids-killed-started"])
+    await waitFor(f, () => readFile(join(worktree, f)).then(() => true, () => false));
+  process.kill(await fsrunPidOf("b-c-1"), "SIGKILL");
+  await assert.rejects(victim, (e: unknown) => e instanceof FsrunError && /killed by SIGKILL/.test(e.message));
+  assert.deepEqual(await sandboxesOf("b-c-1", task), []);
+  assert.equal((await sandboxesOf("c-1", `${task}-b`)).length, 1, "the other task's sandbox is still there");
+  // O_RDWR: never blocks, even when no sandbox reads any more
+  const fifo = await open(go, fsConstants.O_RDWR);
+  await fifo.write("go\n");
+  const r = await survivor;
+  await fifo.close();
+  assert.deepEqual([r.exitCode, r.signal, r.stdout], [0, null, "other-finished\n"]);
+  for (const f of ["ids-go", "ids-other-started", "ids-killed-started"]) await rm(join(worktree, f));
 });
 
 test(`[${WHO}] a run's set-up failure (exit 125): fail-hard throws FsrunSetupError; fallback-native runs natively`, async () => {
@@ -519,13 +550,13 @@ test(`[${WHO}] task container: runs exec into one container; dispose deletes it`
   const b = await taskBackend();
   if (b === null) return t.skip("fsrun exec cannot join the task container as this user: checked that it runs one-shot instead");
   const id = b.containerId ?? "";
-  assert.deepEqual(await containers(id), [id]);
+  assert.deepEqual(await containers((c) => c === id), [id]);
   const r = await b.run('echo "v=$VISIBLE h=$HIDDEN"; pwd', opts({ cwd: join(worktree, "pkg"), env: { VISIBLE: "yes", HIDDEN: "no" } }));
   assert.equal(r.stdout, `v=yes h=\n${worktree}/pkg\n`);
   assert.deepEqual([r.exitCode, r.signal], [0, null]);
   assert.deepEqual([(await b.run("exit 3", opts())).exitCode], [3]);
   await b.dispose();
-  assert.deepEqual(await containers(id), []);
+  assert.deepEqual(await containers((c) => c === id), []);
 });
 
 test(`[${WHO}] a policy whose writablePaths reach fsrun's state root is refused at prepare in both modes (FsrunPolicyError naming the entry); nothing is left`, async () => {
@@ -745,7 +776,7 @@ test(`[${WHO}] task container: a command's background job ends with it; a setsid
   assert.equal(ps.stdout.match(/^sleep 60 $/gm)?.length, 1, ps.stdout);
   const id = b.containerId ?? "";
   await b.dispose();
-  assert.deepEqual(await containers(id), []);
+  assert.deepEqual(await containers((c) => c === id), []);
 });
 
 test(`[${WHO}] every prepare had exactly one outcome event`, () => {

@@ -12,8 +12,11 @@ import {
   SandboxSettingsError,
   combinePolicies,
   createSandboxBackend,
+  isSandboxOf,
   parseResult,
   promptBackend,
+  sandboxIdStem,
+  taskContainerId,
 } from "../src/index";
 import type { SandboxAuditEvent } from "../src/index";
 import { tamperFromStderr } from "../src/fsrun-cli";
@@ -147,4 +150,22 @@ test("NativeBackend runs as exec does and delivers audit events through an Event
   assert.deepEqual(events.slice(0, 4).map((e) => e.event), ["sandbox:prepare", "sandbox:ready", "sandbox:prepare", "sandbox:run"]);
   assert.equal(events[0].backend, "native");
   assert.match(events[0].policyHash, /^[0-9a-f]{64}$/);
+});
+
+// the same strings as fsrun's tests/unit/test-sandbox-id.c: the adapter computes fsrun's ids
+test("container ids: fsrun's stems, and a whole id of one (task, run) only (review19 #9)", () => {
+  assert.equal(sandboxIdStem("a", "b-c-1"), "sandbox-a__b-c-1");
+  assert.equal(sandboxIdStem("a-b", "c-1"), "sandbox-a-b__c-1");
+  assert.equal(sandboxIdStem("a_", "b"), "sandbox-a_5f__b");
+  assert.equal(sandboxIdStem("a", "_5fb"), "sandbox-a___5f5fb");
+  assert.equal(sandboxIdStem("t/é", "1"), "sandbox-t_2f_c3_a9__1");
+  assert.equal(sandboxIdStem(undefined, "r"), "sandbox-__r");
+  const long = "a".repeat(63) + "/" + "a".repeat(136);
+  assert.equal(sandboxIdStem(long, "1"), `sandbox-${"a".repeat(63)}_h3ce8ff3e241217f114375116ff73b035`);
+  assert.notEqual(sandboxIdStem("a".repeat(200), "1"), sandboxIdStem("a".repeat(201), "1"));
+  assert.equal(isSandboxOf("sandbox-a__b-c-1__1234abcd", "a", "b-c-1"), true);
+  assert.equal(isSandboxOf("sandbox-a__b-c-1__1234abcd", "a-b", "c-1"), false);
+  assert.equal(isSandboxOf("sandbox-a__b-c-1__1234abcd-x", "a", "b-c-1"), false);
+  assert.equal(isSandboxOf("sandbox-a__b-c-1__1234abc", "a", "b-c-1"), false);
+  assert.equal(taskContainerId("FN-12/x", "0011aabb"), "fusion-FN-12_2fx__0011aabb");
 });

@@ -1,29 +1,58 @@
-/* fsrun delete [--force] ID */
+/* fsrun delete [--force] [--tamper-json FILE] ID */
+#include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
 
 #include "commands.h"
 #include "container.h"
+#include "exec-git.h"
+#include "json-out.h"
+#include "utils.h"
 
 static void delete_usage(FILE *out) {
   fprintf(out,
-          "Usage: fsrun delete [--force] ID\n\n"
+          "Usage: fsrun delete [--force] [--tamper-json FILE] ID\n\n"
           "Delete the container ID: remove its cgroup and state and run its poststop hooks.\n"
           "A created or stopped container is deleted as it is; a running one needs --force.\n\n"
           "Options:\n"
-          "  -f, --force  kill the container's processes first (SIGKILL); a missing container\n"
-          "               is not an error\n"
-          "  -h, --help   print this help\n");
+          "  -f, --force           kill the container's processes first (SIGKILL); a missing\n"
+          "                        container is not an error\n"
+          "  --tamper-json FILE    write {\"walked\":BOOL,\"tamper\":[...]} to FILE: for a task\n"
+          "                        container of `fsrun bundle`, the nested git repositories made\n"
+          "                        in its worktree since the last exec's tamper walk, looked for\n"
+          "                        once its processes are dead\n"
+          "  -h, --help            print this help\n");
+}
+
+/* {"walked":BOOL,"tamper":[...]} in one write; a file left empty: the delete failed */
+static int write_tamper_json(int fd, const char *path, char **tamper, fsrun_error_t *err) {
+  struct strbuf b = {0};
+  ssize_t n;
+  sb_printf(&b, "{\"walked\":%s", tamper != NULL ? "true" : "false");
+  sb_json_string_array(&b, "tamper", tamper);
+  sb_puts(&b, "}\n");
+  n = write(fd, b.data, b.len);
+  free(b.data);
+  if (n < 0 || (size_t)n != b.len)
+    return fsrun_error_errno(err, "--tamper-json %s: write", path);
+  return 0;
 }
 
 FSRUN_COMMAND(delete) {
   static const struct option options[] = {
       {"force", no_argument, NULL, 'f'},
+      {"tamper-json", required_argument, NULL, 'T'},
       {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0},
   };
   bool force = false;
-  int opt;
+  const char *tamper_json = NULL;
+  cleanup_close int tamper_fd = -1;
+  char **tamper = NULL;
+  int opt, r;
 
   (void)exit_status;
   optind = 0;
@@ -32,6 +61,9 @@ FSRUN_COMMAND(delete) {
     switch (opt) {
     case 'f':
       force = true;
+      break;
+    case 'T':
+      tamper_json = optarg;
       break;
     case 'h':
       delete_usage(stdout);
@@ -43,5 +75,14 @@ FSRUN_COMMAND(delete) {
   if (optind + 1 != argc)
     return fsrun_error_make(err, 0,
                             "delete: expected exactly one container ID (see fsrun delete --help)");
-  return container_delete(ctx, argv[optind], force, err);
+  /* opened first: a bad path deletes nothing */
+  if (tamper_json != NULL &&
+      (tamper_fd = open(tamper_json, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOCTTY, 0644)) <
+          0)
+    return fsrun_error_errno(err, "--tamper-json %s: open", tamper_json);
+  r = container_delete_walked(ctx, argv[optind], force, &tamper, err);
+  if (r == 0 && tamper_fd >= 0)
+    r = write_tamper_json(tamper_fd, tamper_json, tamper, err);
+  sandbox_git_strv_free(tamper);
+  return r;
 }

@@ -1176,6 +1176,8 @@ struct destroy_hints {
   bool init_reaped;              /* the init is known to be gone */
   struct fsrun_cgroup *cg;       /* the open cgroup, or NULL to open it from the state */
   const oci_hook_list *poststop; /* NULL: the state's */
+  int state_dir_fd;              /* delete: the state dir, for a task container's last walk; -1 */
+  char ***final_tamper;          /* delete: where that walk's list goes (NULL: no walk) */
 };
 
 /* The cgroup the state names, when the container's config and id lead to it; a forged one is
@@ -1351,6 +1353,9 @@ static int destroy(const struct fsrun_context *ctx, const char *id,
       cleanup_free char *state = hook_state(st, "stopped", 0);
       hooks_run_warn(poststop, "poststop", state);
     }
+    /* every process is gone: nothing plants after this walk (exec-git-final.c) */
+    if (hints != NULL && hints->final_tamper != NULL)
+      *hints->final_tamper = exec_git_final_walk(hints->state_dir_fd, st);
   }
   /* a task container's execs killed before their git sync (a live one removes its own); only a
    * task container has them: the listing of the state root is not every delete's */
@@ -1361,7 +1366,16 @@ static int destroy(const struct fsrun_context *ctx, const char *id,
 
 int container_delete(const struct fsrun_context *ctx, const char *id, bool force,
                      fsrun_error_t *err) {
+  char **tamper = NULL;
+  int r = container_delete_walked(ctx, id, force, &tamper, err);
+  sandbox_git_strv_free(tamper);
+  return r;
+}
+
+int container_delete_walked(const struct fsrun_context *ctx, const char *id, bool force,
+                            char ***tamper, fsrun_error_t *err) {
   cleanup_close int dirfd = -1;
+  struct destroy_hints hints = {.pidfd = -1, .final_tamper = tamper};
   cleanup_status struct container_status st = {0};
   const char *status;
   pid_t pid;
@@ -1393,7 +1407,8 @@ int container_delete(const struct fsrun_context *ctx, const char *id, bool force
   if (!force && strcmp(status, "stopped") != 0 && strcmp(status, "created") != 0)
     return fsrun_error_make(err, 0, "cannot delete container `%s` that is not stopped: %s", id,
                             status);
-  return destroy(ctx, id, &st, true, NULL, err);
+  hints.state_dir_fd = dirfd;
+  return destroy(ctx, id, &st, true, &hints, err);
 }
 
 /* --- run ---------------------------------------------------------------------------------------

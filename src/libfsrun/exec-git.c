@@ -78,31 +78,40 @@ static void tamper_since_write(const struct exec_git *g, const struct timespec *
     log_warning("exec: git: %s: the next exec's tamper walk starts at its own start", err->msg);
 }
 
+bool exec_git_tamper_since(int state_dir_fd, struct timespec *since) {
+  cleanup_free char *text = NULL;
+  long long sec;
+  long nsec;
+  int end = -1;
+  if (sandbox_git_read_max(state_dir_fd, TAMPER_SINCE_FILE, 64, &text) < 0)
+    return false; /* errno says why: ENOENT before the first exec */
+  if (sscanf(text, "%lld %ld\n%n", &sec, &nsec, &end) != 2 || end < 0 || text[end] != '\0' ||
+      nsec < 0 || nsec >= 1000000000) {
+    log_warning("git: `%s` of the container is not a time; the walk starts later",
+                TAMPER_SINCE_FILE);
+    errno = EINVAL;
+    return false;
+  }
+  *since = (struct timespec){.tv_sec = (time_t)sec, .tv_nsec = nsec};
+  return true;
+}
+
 /* The walk's cutoff (g->run.start): the time the last finished walk began when that is earlier
  * (review19 #4: a repository planted after exec 1's walk has a ctime before exec 2's start). The
  * times read are only ever ones an earlier walk began at, so every time since the container's first
  * exec is some walk's to look at. */
 static void tamper_since_read(struct exec_git *g) {
-  cleanup_free char *text = NULL;
-  struct timespec *start = &g->run.start;
-  long long sec;
-  long nsec;
-  int end = -1;
-  if (sandbox_git_read_max(g->state_dir_fd, TAMPER_SINCE_FILE, 64, &text) < 0) {
+  struct timespec *start = &g->run.start, since;
+  if (!exec_git_tamper_since(g->state_dir_fd, &since)) {
     /* the first exec: its own start, recorded now, so that the next exec's walk covers this one's
      * when this one is killed before its walk is done (review19 #15) */
     if (errno == ENOENT)
       tamper_since_write(g, start);
     return;
   }
-  if (sscanf(text, "%lld %ld\n%n", &sec, &nsec, &end) != 2 || end < 0 || text[end] != '\0' ||
-      nsec < 0 || nsec >= 1000000000) {
-    log_warning("exec: git: `%s` of the container is not a time; this walk starts at the exec's",
-                TAMPER_SINCE_FILE);
-    return;
-  }
-  if (sec < start->tv_sec || (sec == start->tv_sec && nsec < start->tv_nsec))
-    *start = (struct timespec){.tv_sec = (time_t)sec, .tv_nsec = nsec};
+  if (since.tv_sec < start->tv_sec ||
+      (since.tv_sec == start->tv_sec && since.tv_nsec < start->tv_nsec))
+    *start = since;
 }
 
 int exec_git_prepare(struct exec_git *g, const struct fsrun_context *ctx, const char *id,
@@ -246,7 +255,7 @@ int exec_git_child_mount(const struct exec_git *g, int tree_fd, int proc_fds, fs
   return 0;
 }
 
-static void warn_list(const char *what, char **v) {
+void exec_git_warn_list(const char *what, char **v) {
   cleanup_free char *text = NULL;
   size_t len = 0;
   FILE *f;
@@ -274,7 +283,8 @@ char *exec_git_finish(struct exec_git *g) {
    * next exec's walk names again what this one found */
   tamper_since_write(g, &g->run.walk_began);
   exec_git_pointers_save(&g->run, g->state_dir_fd);
-  warn_list("git: left out what the command wrote outside the task's allowlist", g->run.discarded);
+  exec_git_warn_list("git: left out what the command wrote outside the task's allowlist",
+                     g->run.discarded);
   sb_json_string_array(&json, "tamper", g->run.tamper);
   sb_json_string_array(&json, "discarded", g->run.discarded);
   return json.data;

@@ -12,6 +12,7 @@
 #include "pidfd-compat.h"
 #include "sandbox-git.h"
 #include "sandbox-internal.h"
+#include "status.h"
 
 /* the annotation `fsrun bundle` writes: the worktree whose git dirs each exec protects */
 #define EXEC_GIT_ANNOTATION "run.fsrun.sandbox.worktree"
@@ -42,6 +43,16 @@ int exec_git_child_mount(const struct exec_git *g, int tree_fd, int proc_fds, fs
 /* After the exec'd process was reaped: the allowlist sync and the tamper walk, warnings on stderr.
  * Returns the JSON members `,"tamper":[...],"discarded":[...]` for --status-json (caller frees). */
 char *exec_git_finish(struct exec_git *g);
+/* The time the last finished tamper walk of an exec into the container began (its state dir's
+ * record); false when none is recorded (no exec finished) or the record is not a time. */
+bool exec_git_tamper_since(int state_dir_fd, struct timespec *since);
+/* `fsrun delete` of a task container (exec-git-final.c), once its processes are dead and before its
+ * state goes: the nested repositories made in the worktree since the last exec's walk began (or
+ * since the container was created), which no exec's walk will name any more. Warns on stderr.
+ * NULL-terminated (caller frees: sandbox_git_strv_free); NULL when st has no annotation. */
+char **exec_git_final_walk(int state_dir_fd, const struct container_status *st);
+/* "exec: WHAT: a, b" on stderr; nothing for an empty list */
+void exec_git_warn_list(const char *what, char **v);
 /* `fsrun delete`: the per-run dirs of execs into `id` that were killed */
 void exec_git_remove_leftovers(const char *state_root, const char *id, bool all);
 void exec_git_free(struct exec_git *g);

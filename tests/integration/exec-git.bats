@@ -399,6 +399,37 @@ route_late_pointers() {
   route_late_pointers user
 }
 
+# After the task's last exec: a process it left running plants a nested repository, which no exec's
+# walk will ever name. `fsrun delete --tamper-json` walks once more when the container's processes
+# are dead and names it (a bad --tamper-json path deletes nothing: one line naming the option).
+route_final_walk() {
+  make_repo "$1"
+  local id
+  sbx -- "mkfifo go planted && setsid sh -c 'read x <go; git init -q nested; echo >planted' \
+          </dev/null >/dev/null 2>&1 &"
+  [ "$(jq -c .tamper "$DIR/status.json")" = '[]' ]
+  as_owner timeout -s KILL 60 sh -c 'echo go >"$1" && cat "$2"' sh "$WT/go" "$WT/planted"
+  [ -d "$WT/nested/.git" ]
+  id=$(task_container "$WT")
+  run as_owner "$FSRUN" --root "$DIR/state" delete --force --tamper-json "$DIR/no/such/dir" "$id"
+  echo "$output"
+  [ "$status" = 1 ]
+  [[ $output == *"--tamper-json $DIR/no/such/dir: open: No such file or directory" ]]
+  [ -d "$DIR/state/$id" ]
+  as_owner "$FSRUN" --root "$DIR/state" delete --force --tamper-json "$DIR/final.json" "$id"
+  cat "$DIR/final.json"
+  [ "$(jq -c . "$DIR/final.json")" = '{"walked":true,"tamper":["nested/.git"]}' ]
+  [ ! -e "$DIR/state/$id" ]
+}
+
+@test "exec-git: delete names a nested repository a process left after the last exec made (root)" {
+  route_final_walk root
+}
+
+@test "exec-git: delete names a nested repository a process left after the last exec made (ordinary user)" {
+  route_final_walk user
+}
+
 route_sigkill() {
   make_repo "$1"
   local id pid job run_dir

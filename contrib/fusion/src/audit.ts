@@ -1,7 +1,8 @@
 // The in-process audit hook: every event the adapter records reaches Fusion's run-audit here.
 // Per run: one `sandbox:prepare`, then exactly one outcome (`sandbox:run`, `sandbox:failure` or
 // `sandbox:fallback`). prepare() is its own episode (scope "task") whose outcome is
-// `sandbox:ready`, `sandbox:failure` or `sandbox:fallback`.
+// `sandbox:ready`, `sandbox:failure` or `sandbox:fallback`. In task-container mode, dispose() adds
+// one `sandbox:dispose` (scope "task", outside the episodes) with the container's last tamper walk.
 import { createHash } from "node:crypto";
 import type { EventEmitter } from "node:events";
 
@@ -13,7 +14,9 @@ export type SandboxAuditEventName =
   | "sandbox:ready"
   | "sandbox:run"
   | "sandbox:failure"
-  | "sandbox:fallback";
+  | "sandbox:fallback"
+  /** task-container mode: dispose() deleted the container; its `tamper` is the last walk's */
+  | "sandbox:dispose";
 
 export interface SandboxAuditEvent {
   event: SandboxAuditEventName;

@@ -68,6 +68,12 @@ export class FsrunBackend extends BackendBase implements SandboxBackend {
   private readonly platform: string;
   private state: State | null = null;
   private container: TaskContainer | null = null;
+  /**
+   * Task-container mode, after dispose(): the nested repositories fsrun delete's last walk found in
+   * the worktree (made after the last command's walk by a process it left running), also in the
+   * `sandbox:dispose` event; null before dispose, in one-shot mode, or when no walk was made.
+   */
+  finalTamper: string[] | null = null;
   /** Why task-container mode fell back to one-shot, or null. */
   modeFallback: string | null = null;
 
@@ -353,7 +359,13 @@ export class FsrunBackend extends BackendBase implements SandboxBackend {
     await this.endRuns();
     const container = this.container;
     this.container = null;
-    if (container !== null) await container.remove();
+    if (container === null || this.task === null) return;
+    // the container's last tamper walk, after its processes are dead: what a process left by the
+    // last command planted in the worktree after that command's walk (no run reports it)
+    const tamper = await container.remove();
+    this.finalTamper = tamper;
+    const reason = tamper === null ? "fsrun delete made no last tamper walk (no --tamper-json, or the delete failed)" : undefined;
+    this.emit("task", this.task.runId, { event: "sandbox:dispose", tamper: tamper ?? [], ...(reason !== undefined ? { reason } : {}) });
   }
 }
 

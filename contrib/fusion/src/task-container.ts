@@ -67,13 +67,16 @@ export class TaskContainer {
     private readonly notEnforced: LimitNotEnforced[],
     /** this fsrun's exec has --status-json (an older one reports a signal only as 128+N) */
     private readonly statusJson: boolean,
+    /** this fsrun's delete has --tamper-json (the last tamper walk, once the container is dead) */
+    private readonly tamperJson: boolean,
   ) {}
 
   static async create(cli: FsrunCli, task: Task, killGraceMs: number, limits: SandboxLimits, notEnforced: LimitNotEnforced[]): Promise<TaskContainer> {
     const dir = await privateDir(task, "fsrun-fusion-task-");
     const id = taskContainerId(task.taskId, randomBytes(4).toString("hex"));
     const help = await cli.run(["exec", "--help"]);
-    const container = new TaskContainer(cli, id, dir, killGraceMs, limits, notEnforced, /^\s*--status-json\b/m.test(help.stdout));
+    const deleteHelp = await cli.run(["delete", "--help"]);
+    const container = new TaskContainer(cli, id, dir, killGraceMs, limits, notEnforced, /^\s*--status-json\b/m.test(help.stdout), /^\s*--tamper-json\b/m.test(deleteHelp.stdout));
     try {
       const b = await cli.bundle(task.policy, task.worktree, join(dir, "bundle"), ["sleep", "infinity"]);
       if (b.code !== 0) throw new FsrunSetupError(`fsrun bundle: ${firstLines(b.stderr)}`, null, b.stderr);
@@ -203,8 +206,27 @@ export class TaskContainer {
     return r.code === 0 ? null : `fsrun exec: ${firstLines(r.stderr)}`;
   }
 
-  async remove(): Promise<void> {
-    await this.cli.run(["delete", "--force", this.id]).catch(() => undefined);
+  /**
+   * Deletes the container and its directory. The tamper list of fsrun delete's last walk (what a
+   * process left by the last command planted after that command's walk: docs/sandbox.md, "Git in a
+   * task container"), or null when there was none (an fsrun without --tamper-json, a failed delete).
+   */
+  async remove(): Promise<string[] | null> {
+    const file = join(this.dir, "final-tamper.json");
+    const args = ["delete", "--force", ...(this.tamperJson ? ["--tamper-json", file] : []), this.id];
+    await this.cli.run(args).catch(() => undefined);
+    const tamper = this.tamperJson ? await readFinalTamper(file) : null;
     await rm(this.dir, { recursive: true, force: true });
+    return tamper;
+  }
+}
+
+/** fsrun delete --tamper-json's list; null when the file is not `{"walked":true,"tamper":[...]}`. */
+async function readFinalTamper(file: string): Promise<string[] | null> {
+  try {
+    const o = JSON.parse(await readFile(file, "utf8")) as { walked?: unknown; tamper?: unknown };
+    return o.walked === true ? (strings(o.tamper) ?? null) : null;
+  } catch {
+    return null;
   }
 }

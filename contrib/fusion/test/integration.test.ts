@@ -546,6 +546,23 @@ test(`[${WHO}] task container: git as in one-shot: the task's commit lands, main
   await b.dispose();
 });
 
+// review19 #4's tail: a process the last command left (setsid) plants a nested repository after that
+// command's tamper walk; no run names it. dispose()'s fsrun delete --tamper-json walks once the
+// container is dead: sandbox:dispose and finalTamper name it (fifos say when, no wait on time).
+test(`[${WHO}] task container: dispose names a nested repository a process left after the last command made`, async (t) => {
+  const b = await taskBackend();
+  if (b === null) return t.skip("fsrun exec cannot join the task container as this user: checked that it runs one-shot instead");
+  const r = await b.run("mkfifo late-go late-planted && setsid -w sh -c '(read x <late-go; git init -q late-nested; echo >late-planted) </dev/null >/dev/null 2>&1 &'", opts());
+  assert.deepEqual([r.exitCode, r.tamper], [0, []], r.stderr);
+  const plant = await runCommand("timeout", ["-s", "KILL", "60", "sh", "-c", 'echo go >"$1" && cat "$2"', "sh", join(worktree, "late-go"), join(worktree, "late-planted")]);
+  assert.equal(plant.code, 0, plant.stderr);
+  await b.dispose();
+  for (const f of ["late-go", "late-planted", "late-nested"]) await rm(join(worktree, f), { recursive: true, force: true });
+  assert.deepEqual(b.finalTamper, ["late-nested/.git"]);
+  const ev = events.filter((e) => e.event === "sandbox:dispose").at(-1);
+  assert.deepEqual([ev?.scope, ev?.tamper, ev?.reason], ["task", ["late-nested/.git"], undefined]);
+});
+
 test(`[${WHO}] task container: runs exec into one container; dispose deletes it`, async (t) => {
   const b = await taskBackend();
   if (b === null) return t.skip("fsrun exec cannot join the task container as this user: checked that it runs one-shot instead");

@@ -1,0 +1,50 @@
+/* The last tamper walk of a task container of `fsrun bundle`, at `fsrun delete`: a process an exec
+ * left running (a `setsid` daemon) may plant a nested repository after the last exec's walk, and
+ * no later walk names it (review19 #4's tail): the host's next plain `git add -A` would register it
+ * and `git status` run its core.fsmonitor. Run once the container's processes are dead, so that
+ * nothing plants after it; from the last exec's walk, or from the container's creation when no
+ * exec finished (its own process may have made one). */
+#include "exec-git.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "sandbox-git.h"
+#include "utils.h"
+
+/* st->created as fsrun writes it (rfc3339_format_time: `YYYY-MM-DDTHH:MM:SS.NNNNNNNNNZ`); the
+ * epoch (every nested repository named) when it is not that */
+static struct timespec created_time(const struct container_status *st) {
+  struct tm tm = {0};
+  long nsec = 0;
+  int end = -1;
+  if (st->created == NULL ||
+      sscanf(st->created, "%d-%d-%dT%d:%d:%d.%9ldZ%n", &tm.tm_year, &tm.tm_mon, &tm.tm_mday,
+             &tm.tm_hour, &tm.tm_min, &tm.tm_sec, &nsec, &end) != 7 ||
+      end < 0 || st->created[end] != '\0' || nsec < 0)
+    return (struct timespec){0};
+  tm.tm_year -= 1900;
+  tm.tm_mon -= 1;
+  return (struct timespec){.tv_sec = timegm(&tm), .tv_nsec = nsec};
+}
+
+char **exec_git_final_walk(int state_dir_fd, const struct container_status *st) {
+  const char *worktree = oci_map_get(&st->annotations, EXEC_GIT_ANNOTATION);
+  struct sandbox_git_run run = {0};
+  char **found;
+  if (worktree == NULL)
+    return NULL;
+  if (!exec_git_tamper_since(state_dir_fd, &run.start))
+    run.start = created_time(st);
+  /* no index before or after: what lands in the worktree only (a leftover's git dir writes stay
+   * in its exec's overlay); an empty list, never NULL, for a walk that found nothing */
+  found = sandbox_git_tamper(&run, worktree);
+  if (found == NULL)
+    found = xmalloc0(sizeof(char *));
+  exec_git_warn_list("delete: a process left in the task container made nested git repositories "
+                     "after the last exec's walk (do not trust the host's git with them)",
+                     found);
+  return found;
+}

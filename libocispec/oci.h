@@ -405,6 +405,9 @@ typedef struct {
   /* with allowNetwork: "egress" (NULL: the default, a network namespace of the sandbox's own with
    * user-mode networking to the outside) or "host" (the host's network namespace) */
   char *network;
+  /* egress: link-local (169.254.0.0/16, cloud metadata) stays reachable; RFC 1918 is made
+   * unreachable too (both default false) */
+  bool allow_link_local, block_private_networks;
   oci_strv allowed_paths;
   oci_strv writable_paths;
   oci_strv env_allowlist;

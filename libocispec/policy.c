@@ -33,6 +33,13 @@ static int validate_policy(decode_ctx *c, const void *obj) {
     decode_fail_at_key(c, "network", "only applies with \"allowNetwork\": true");
     return -1;
   }
+  /* the routes are the egress profile's network namespace's: the host's is not ours to change */
+  if ((p->allow_link_local || p->block_private_networks) &&
+      (!p->allow_network || (p->network != NULL && strcmp(p->network, "host") == 0))) {
+    decode_fail_at_key(c, p->allow_link_local ? "allowLinkLocal" : "blockPrivateNetworks",
+                       "only applies with \"allowNetwork\": true and the egress profile");
+    return -1;
+  }
   for (size_t i = 0; i < p->env_allowlist.len; i++) {
     const char *name = p->env_allowlist.items[i];
     if (name[0] == '\0' || strchr(name, '=') != NULL) {
@@ -47,10 +54,13 @@ static int validate_policy(decode_ctx *c, const void *obj) {
 
 /* keys in byte order: the serialisation is canonical (its sha256 is the audit's policyHash) */
 static const field_desc policy_fields[] = {
+    FIELD("allowLinkLocal", FK_BOOL, oci_policy, allow_link_local, .flags = F_OMIT_ZERO),
     FIELD("allowNetwork", FK_BOOL, oci_policy, allow_network),
     FIELD("allowedPaths", FK_STRV, oci_policy, allowed_paths, .flags = F_ABSPATH | F_OMIT_ZERO),
     FIELD("allowedTcpPorts", FK_U16_ARRAY, oci_policy, allowed_tcp_ports,
           COUNT(oci_policy, n_allowed_tcp_ports), URANGE(1, 65535)),
+    FIELD("blockPrivateNetworks", FK_BOOL, oci_policy, block_private_networks,
+          .flags = F_OMIT_ZERO),
     {.key = "cpuLimit", .kind = FK_INLINE, .sub = &cpu_limit_desc},
     FIELD("envAllowlist", FK_STRV, oci_policy, env_allowlist,
           .has_off = HAS(oci_policy, has_env_allowlist)),

@@ -20,6 +20,7 @@
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -443,6 +444,81 @@ int netlink_link_up(const char *ifname, fsrun_error_t *err) {
 
 int netlink_loopback_up(fsrun_error_t *err) {
   return netlink_link_up("lo", err);
+}
+
+/* --- unreachable routes
+ * ------------------------------------------------------------------------------ */
+
+/* "A.B.C.D/N" or "X::Y/N" into family, address and length; false when it is neither (bits set
+ * past the length are refused as the kernel would: EINVAL) */
+static bool parse_prefix(const char *text, unsigned char *family, unsigned char addr[16],
+                         unsigned char *len) {
+  char host[INET6_ADDRSTRLEN];
+  const char *slash = strchr(text, '/');
+  char *end = NULL;
+  long bits;
+  size_t n = slash != NULL ? (size_t)(slash - text) : 0;
+  if (n == 0 || n >= sizeof(host))
+    return false;
+  memcpy(host, text, n);
+  host[n] = '\0';
+  *family = strchr(host, ':') != NULL ? AF_INET6 : AF_INET;
+  if (inet_pton(*family, host, addr) != 1)
+    return false;
+  errno = 0;
+  bits = strtol(slash + 1, &end, 10);
+  if (errno != 0 || end == slash + 1 || *end != '\0' || bits < 0 ||
+      bits > (*family == AF_INET ? 32 : 128))
+    return false;
+  *len = (unsigned char)bits;
+  return true;
+}
+
+static int rtnl_add_unreachable(struct rtnl *s, unsigned char family, const unsigned char *addr,
+                                unsigned char len) {
+  char buf[RTNL_REQ_SIZE] __attribute__((aligned(8)));
+  struct nl_request req;
+  struct rtmsg *rtm = nl_request_init(&req, buf, sizeof(buf), RTM_NEWROUTE,
+                                      NLM_F_CREATE | NLM_F_EXCL, sizeof(*rtm));
+  if (rtm == NULL)
+    return -EMSGSIZE;
+  rtm->rtm_family = family;
+  rtm->rtm_dst_len = len;
+  rtm->rtm_table = RT_TABLE_MAIN;
+  rtm->rtm_protocol = RTPROT_STATIC;
+  rtm->rtm_scope = RT_SCOPE_UNIVERSE;
+  rtm->rtm_type = RTN_UNREACHABLE; /* connect(2): EHOSTUNREACH or ENETUNREACH, no packet sent */
+  nl_put_attr(&req, RTA_DST, addr, family == AF_INET ? 4 : 16);
+  return rtnl_talk(s, &req, NULL, NULL);
+}
+
+int netlink_add_unreachable_routes(const char *text, fsrun_error_t *err) {
+  cleanup_rtnl struct rtnl s = RTNL_CLOSED;
+  char prefix[INET6_ADDRSTRLEN + 8];
+  int ret;
+  while (text != NULL && *text != '\0') {
+    size_t n = strcspn(text, " ");
+    unsigned char family, addr[16], len;
+    if (n == 0) {
+      text++;
+      continue;
+    }
+    if (n >= sizeof(prefix))
+      return fsrun_error_make(err, EINVAL, NETLINK_UNREACHABLE_ANNOTATION ": not a prefix: `%.*s`",
+                              (int)n, text);
+    memcpy(prefix, text, n);
+    prefix[n] = '\0';
+    text += n;
+    if (!parse_prefix(prefix, &family, addr, &len))
+      return fsrun_error_make(err, EINVAL, NETLINK_UNREACHABLE_ANNOTATION ": not a prefix: `%s`",
+                              prefix);
+    if (s.fd < 0 && (ret = rtnl_open(&s, err)) < 0)
+      return ret;
+    ret = rtnl_add_unreachable(&s, family, addr, len);
+    if (ret < 0)
+      return fsrun_error_make(err, -ret, NETLINK_UNREACHABLE_ANNOTATION ": add `%s`", prefix);
+  }
+  return 0;
 }
 
 /* --- addresses

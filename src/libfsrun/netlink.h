@@ -33,6 +33,14 @@ int netlink_link_up(const char *ifname, fsrun_error_t *err);
 /* netlink_link_up("lo"). */
 int netlink_loopback_up(fsrun_error_t *err);
 
+/* An annotation that asks for `unreachable` routes in the container's new network namespace:
+ * prefixes separated by spaces ("169.254.0.0/16 fe80::/10"). `fsrun sandbox` sets it for the
+ * egress profile (docs/sandbox.md, "Network"); the init adds them with lo. */
+#define NETLINK_UNREACHABLE_ANNOTATION "run.fsrun.network.unreachable"
+/* Adds an `unreachable` route to the main table of the calling thread's network namespace for each
+ * prefix of text; errors name the annotation and the prefix. */
+int netlink_add_unreachable_routes(const char *text, fsrun_error_t *err);
+
 /* Opens /proc/PID/ns/net (O_RDONLY|O_CLOEXEC). With pidfd >= 0 the process is checked to be still
  * alive after the open, so a recycled pid is never used. Returns the fd or a negative code. */
 int netlink_open_netns_of(pid_t pid, int pidfd, fsrun_error_t *err);

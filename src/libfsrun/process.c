@@ -563,6 +563,17 @@ static void report_created(struct init_config *c, const char *pidns) {
   _exit(1);
 }
 
+/* A network namespace of our own starts with `lo` down; we still hold CAP_NET_ADMIN there. The
+ * sandbox's egress profile makes link-local (cloud metadata) unreachable before any process of the
+ * container runs, which holds no CAP_NET_ADMIN to take the routes away. */
+static int network_up(const struct init_config *c, fsrun_error_t *err) {
+  const char *unreachable =
+      oci_map_get(&c->rootfs.config->annotations, NETLINK_UNREACHABLE_ANNOTATION);
+  if (netlink_loopback_up(err) < 0)
+    return fsrun_error_code(err);
+  return unreachable != NULL ? netlink_add_unreachable_routes(unreachable, err) : 0;
+}
+
 void init_main(struct init_config *c) {
   cleanup_error fsrun_error_t err = NULL;
   const oci_process *p = c->config->process;
@@ -615,8 +626,7 @@ void init_main(struct init_config *c) {
   }
   if (set_names(c, &err) < 0)
     fail(c, &err);
-  /* a network namespace of our own starts with `lo` down; we still hold CAP_NET_ADMIN there */
-  if (c->rootfs.new_netns && netlink_loopback_up(&err) < 0)
+  if (c->rootfs.new_netns && network_up(c, &err) < 0)
     fail(c, &err);
   if (!c->no_new_keyring)
     (void)syscall(SYS_keyctl, KEYCTL_JOIN_SESSION_KEYRING, NULL, 0, 0, 0);

@@ -53,6 +53,20 @@ enum sandbox_network sandbox_network_profile(const oci_policy *p) {
   return SANDBOX_NET_EGRESS;
 }
 
+/* IPv4 only: slirp4netns runs without --enable-ipv6, so no IPv6 packet leaves the namespace. 10/8
+ * does not cover slirp4netns's own 10.0.2.0/24 (its gateway and DNS forwarder): tap0's connected
+ * route is the longer prefix. */
+#define LINK_LOCAL     "169.254.0.0/16"
+#define PRIVATE_RANGES "10.0.0.0/8 172.16.0.0/12 192.168.0.0/16"
+
+const char *sandbox_net_unreachable(const oci_policy *p) {
+  if (sandbox_network_profile(p) != SANDBOX_NET_EGRESS)
+    return NULL;
+  if (p->block_private_networks)
+    return p->allow_link_local ? PRIVATE_RANGES : LINK_LOCAL " " PRIVATE_RANGES;
+  return p->allow_link_local ? NULL : LINK_LOCAL;
+}
+
 const char *sandbox_network_name(enum sandbox_network n) {
   switch (n) {
   case SANDBOX_NET_EGRESS:

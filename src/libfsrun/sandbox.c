@@ -23,6 +23,7 @@
 #include "cgroup.h"
 #include "landlock.h"
 #include "reaper.h"
+#include "netlink.h"
 #include "sandbox-net.h"
 #include "log.h"
 #include "spec.h"
@@ -779,9 +780,12 @@ int sandbox_config_from_policy(const struct sandbox_mapping_opts *o, oci_config 
   if (oci_map_set(&c->annotations, REAPER_ANNOTATION, "true") < 0 ||
       oci_map_set(&c->annotations, CGROUP_V1_ANNOTATION, sandbox_v1_controllers(p)) < 0 ||
       (p->allow_network && p->n_allowed_tcp_ports > 0 &&
-       landlock_ports_annotation(p, &c->annotations) < 0)) {
+       landlock_ports_annotation(p, &c->annotations) < 0) ||
+      (sandbox_net_unreachable(p) != NULL &&
+       oci_map_set(&c->annotations, NETLINK_UNREACHABLE_ANNOTATION, sandbox_net_unreachable(p)) <
+           0)) {
     oci_config_free(c);
-    return fsrun_error_make(err, ENOMEM, "policy: allowedTcpPorts");
+    return fsrun_error_make(err, ENOMEM, "policy: annotations");
   }
   *out = c;
   return 0;

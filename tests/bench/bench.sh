@@ -25,7 +25,8 @@
 # Every sandbox runs in a linked worktree in Fusion's layout (<repo>/.worktrees/task), bwrap with the
 # worktree and the repository's .git bound read-write.
 # BENCH_ONLY=sandbox stops after the sandbox measures; BENCH_ONLY=runtime skips them;
-# BENCH_ONLY=exec measures exec only (exec/crun, exec/base).
+# BENCH_ONLY=exec measures exec only (exec/crun, exec/base); BENCH_ONLY=sandbox-egress the egress
+# profile only (sandbox-egress/bwrap-net, and sandbox-egress/base with FSRUN_BASE).
 # The runtime measures run in a private mount namespace where the host's /sys/fs/cgroup/unified is
 # unmounted (crun 1.8 refuses this hybrid host), state roots on a tmpfs. Needs root. A missing peer
 # skips its lines. FSRUN=path/to/fsrun (default: the build next to this tree). Not a pass/fail test.
@@ -83,12 +84,18 @@ if [ -z "${BENCH_INNER:-}" ]; then
       base) sbx "$FSRUN_BASE" b ;;
       bwrap) "$TIMEIT" bwrap "${bw[@]}" /bin/true ;;
       fsrun-egress) sbx "$FSRUN" s egress ;;
+      base-egress) sbx "$FSRUN_BASE" b egress ;;
       bwrap-net) "$TIMEIT" bwrap --share-net "${bw[@]}" /bin/true ;;
     esac
   }
   # bwrap's outer process exits before its sandbox's pid 1 is reaped: timeit reaps every
   # descendant (both sides), or that CPU time is never counted (timeit.c)
   export TIMEIT_DESCENDANTS=1
+  if [ "$only" = sandbox-egress ] && have slirp4netns; then
+    have bwrap && bench_pair sandbox-egress/bwrap-net fsrun-egress bwrap-net run_sandbox
+    [ -n "${FSRUN_BASE:-}" ] && bench_pair sandbox-egress/base fsrun-egress base-egress run_sandbox
+    exit 0
+  fi
   if sandboxes && have bwrap; then
     bench_pair sandbox/bwrap fsrun bwrap run_sandbox
     have slirp4netns && bench_pair sandbox-egress/bwrap-net fsrun-egress bwrap-net run_sandbox

@@ -39,6 +39,15 @@ setup_file() {
   ip netns exec "$NET_TAG" perl "$BATS_TEST_DIRNAME/sandbox-net-dns.pl" "$OUTSIDE" outside.test \
     "$OUTSIDE" >"$NET_DIR/dns.out" 2>&1 &
   echo $! >>"$NET_DIR/pids"
+  # a link-local and an RFC 1918 address of the host (/32s on its end of the veth, no route
+  # changed), each with a listener: where a cloud's metadata service and a LAN's services would be
+  export LINK_LOCAL=169.254.$(($$ % 200 + 20)).1 PRIVATE=10.254.$(($$ % 200 + 20)).1
+  ip addr add "$LINK_LOCAL/32" dev "${NET_TAG}h"
+  ip addr add "$PRIVATE/32" dev "${NET_TAG}h"
+  socat TCP-LISTEN:8082,bind="$LINK_LOCAL",fork,reuseaddr SYSTEM:'echo link-local-tcp' &
+  echo $! >>"$NET_DIR/pids"
+  socat TCP-LISTEN:8082,bind="$PRIVATE",fork,reuseaddr SYSTEM:'echo private-tcp' &
+  echo $! >>"$NET_DIR/pids"
   # the host's loopback services and an abstract unix socket: what the sandbox must not reach
   # (a stand-in for Fusion's dashboard on 4040, on a port of its own)
   export HOST_PORT=$((20000 + $$ % 20000))
@@ -48,7 +57,7 @@ setup_file() {
   echo $! >>"$NET_DIR/pids"
   socat ABSTRACT-LISTEN:"$NET_TAG",fork SYSTEM:'echo host-abstract' &
   echo $! >>"$NET_DIR/pids"
-  wait_listening "$NET_TAG" tcp 8080 && wait_listening "$NET_TAG" tcp 8081 &&
+  wait_listening "" tcp 8082 && wait_listening "$NET_TAG" tcp 8080 && wait_listening "$NET_TAG" tcp 8081 &&
     wait_listening "$NET_TAG" udp 5353 && wait_listening "$NET_TAG" udp 53 &&
     wait_listening "" tcp "$HOST_PORT" && wait_listening "" tcp6 "$HOST_PORT" &&
     wait_listening "" abstract "$NET_TAG"
@@ -340,6 +349,70 @@ check_allowed_tcp_ports() {
 
 @test "sandbox-net: egress keeps allowedTcpPorts (Landlock) on top (user)" {
   check_allowed_tcp_ports user
+}
+
+# review19 #10: egress went to link-local addresses (169.254.169.254: a cloud's metadata service and
+# its credentials) through slirp4netns's host sockets. The sandbox's network namespace now has an
+# `unreachable` route for 169.254.0.0/16 (connect fails at once: no packet leaves), unless
+# allowLinkLocal; blockPrivateNetworks adds RFC 1918. The outside (198.18/15), the sandbox's own
+# loopback and slirp4netns's 10.0.2.0/24 (DNS) still work. Seen to fail on the binary before:
+# `link-local reached: link-local-tcp`.
+reach_script() {
+  # shellcheck disable=SC2016 # expanded in the sandbox
+  echo 'try() { if out=$(socat -T30 -u "$2" - 2>&1); then echo "$1 reached: $out"; else
+      case $out in *"Network is unreachable"* | *"No route to host"*) echo "$1 unreachable" ;;
+      *) echo "$1 failed: $out" ;; esac; fi; }
+    # listening before the parent exits: the connect after it finds the socket
+    perl -MIO::Socket::INET -e "\$l = IO::Socket::INET->new(Listen => 1, LocalAddr => q(127.0.0.1:9999))
+      or die qq(listen: \$!\n); exit 0 if fork; print { \$l->accept } qq(inside-tcp\n)"
+    try loopback TCP:127.0.0.1:9999
+    try metadata TCP:169.254.169.254:80
+    try link-local TCP:'"$LINK_LOCAL"':8082
+    try private TCP:'"$PRIVATE"':8082
+    try outside TCP:svc.outside.test:8080'
+}
+
+check_link_local() {
+  local who=$1
+  run sbx_as "$who" -- /bin/sh -c "$(reach_script)"
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ "$output" = "loopback reached: inside-tcp
+metadata unreachable
+link-local unreachable
+private reached: private-tcp
+outside reached: outside-tcp" ]
+  write_policy '{"allowNetwork": true, "allowLinkLocal": true}'
+  run sbx_as "$who" -- /bin/sh -c "$(reach_script)"
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [[ $output == *"link-local reached: link-local-tcp"*"private reached: private-tcp"* ]]
+  write_policy '{"allowNetwork": true, "blockPrivateNetworks": true}'
+  run sbx_as "$who" -- /bin/sh -c "$(reach_script)"
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [[ $output == *"link-local unreachable"*"private unreachable"*"outside reached: outside-tcp" ]]
+  # bad input: for a network that is off, or the host's (whose routes are not the sandbox's)
+  for policy in '{"allowNetwork": false, "allowLinkLocal": true}' \
+    '{"allowNetwork": true, "network": "host", "blockPrivateNetworks": true}'; do
+    write_policy "$policy"
+    run sbx_as "$who" -- touch "$WT/ran"
+    echo "$output"
+    [ "$status" -eq 1 ] || [ "$status" -eq 125 ]
+    [ "${#lines[@]}" -eq 1 ]
+    [[ $output == *"Link"*"only applies with \"allowNetwork\": true and the egress profile"* ||
+      $output == *"blockPrivateNetworks: only applies with"* ]]
+  done
+  [ ! -e "$WT/ran" ]
+  assert_nothing_left "$who"
+}
+
+@test "sandbox-net: egress: link-local is unreachable unless allowLinkLocal, RFC 1918 with blockPrivateNetworks (root)" {
+  check_link_local root
+}
+
+@test "sandbox-net: egress: link-local is unreachable unless allowLinkLocal, RFC 1918 with blockPrivateNetworks (user)" {
+  check_link_local user
 }
 
 # record_helpers: FSRUN_SLIRP4NETNS becomes a wrapper that writes, per helper started, its pid,

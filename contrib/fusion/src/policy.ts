@@ -15,6 +15,8 @@ const KEYS = new Set([
   "allowedTcpPorts",
   "pidsLimit",
   "seccomp",
+  "allowLinkLocal",
+  "blockPrivateNetworks",
 ]);
 
 function bad(field: string, what: string): never {
@@ -78,6 +80,12 @@ export function checkPolicy(value: unknown, where: string): FsrunPolicy {
     if (o.seccomp !== "default" && o.seccomp !== "none") bad(`${where}.seccomp`, 'expected "default" or "none"');
     policy.seccomp = o.seccomp;
   }
+  // fsrun refuses them with the network off: only a `true` with it on is kept
+  for (const key of ["allowLinkLocal", "blockPrivateNetworks"] as const) {
+    if (o[key] !== undefined && typeof o[key] !== "boolean") bad(`${where}.${key}`, "expected true or false");
+    if (o[key] === true && !policy.allowNetwork) bad(`${where}.${key}`, 'only applies with "allowNetwork": true');
+    if (o[key] === true) policy[key] = true;
+  }
   return policy;
 }
 
@@ -111,7 +119,8 @@ function minimum(a: number | undefined, b: number | undefined): number | undefin
  * - envAllowlist: the names in both;
  * - memoryLimitMb, cpuLimit.maxCores, cpuLimit.maxMs, pidsLimit: the smaller where both set one,
  *   else the one that is set;
- * - seccomp "none" only when both say "none".
+ * - seccomp "none" only when both say "none";
+ * - allowLinkLocal only when both allow it; blockPrivateNetworks when either asks (network on).
  */
 export function combinePolicies(ceiling: FsrunPolicy | undefined, request: FsrunPolicy): FsrunPolicy {
   if (ceiling === undefined) return request;
@@ -142,6 +151,9 @@ export function combinePolicies(ceiling: FsrunPolicy | undefined, request: Fsrun
     if (ports !== undefined && ports.length === 0) out.allowNetwork = false;
     else if (ports !== undefined) out.allowedTcpPorts = ports;
   }
+  // the network's reach: link-local only when both allow it, RFC 1918 kept out when either says so
+  if (out.allowNetwork && ceiling.allowLinkLocal === true && request.allowLinkLocal === true) out.allowLinkLocal = true;
+  if (out.allowNetwork && (ceiling.blockPrivateNetworks === true || request.blockPrivateNetworks === true)) out.blockPrivateNetworks = true;
   if (ceiling.seccomp !== undefined || request.seccomp !== undefined)
     out.seccomp = ceiling.seccomp === "none" && request.seccomp === "none" ? "none" : "default";
   return out;

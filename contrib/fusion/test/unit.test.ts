@@ -10,6 +10,7 @@ import {
   FsrunPolicyError,
   NativeBackend,
   SandboxSettingsError,
+  checkPolicy,
   combinePolicies,
   createSandboxBackend,
   isSandboxOf,
@@ -168,4 +169,15 @@ test("container ids: fsrun's stems, and a whole id of one (task, run) only (revi
   assert.equal(isSandboxOf("sandbox-a__b-c-1__1234abcd-x", "a", "b-c-1"), false);
   assert.equal(isSandboxOf("sandbox-a__b-c-1__1234abc", "a", "b-c-1"), false);
   assert.equal(taskContainerId("FN-12/x", "0011aabb"), "fusion-FN-12_2fx__0011aabb");
+});
+
+test("policy rule: allowLinkLocal only when both allow it, blockPrivateNetworks when either asks (review19 #10)", () => {
+  const on = { allowNetwork: true, allowedPaths: [] };
+  assert.equal(combinePolicies({ ...on, allowLinkLocal: true }, { ...on }).allowLinkLocal, undefined);
+  assert.equal(combinePolicies({ ...on, allowLinkLocal: true }, { ...on, allowLinkLocal: true }).allowLinkLocal, true);
+  assert.equal(combinePolicies({ ...on }, { ...on, blockPrivateNetworks: true }).blockPrivateNetworks, true);
+  assert.equal(combinePolicies({ ...on, blockPrivateNetworks: true }, { allowNetwork: false, allowedPaths: [] }).blockPrivateNetworks, undefined);
+  assert.throws(() => checkPolicy({ allowNetwork: true, allowLinkLocal: "yes" }, "p"), (e: unknown) => e instanceof FsrunPolicyError && e.field === "p.allowLinkLocal");
+  assert.throws(() => checkPolicy({ blockPrivateNetworks: true }, "p"), (e: unknown) => e instanceof FsrunPolicyError && e.field === "p.blockPrivateNetworks");
+  assert.deepEqual(checkPolicy({ allowNetwork: true, allowLinkLocal: true, blockPrivateNetworks: false }, "p"), { allowNetwork: true, allowedPaths: [], allowLinkLocal: true });
 });

@@ -325,7 +325,7 @@ test(`[${WHO}] fallback-native at prepare: a full disk under the state root is F
   // fsrun with its state root on a filled 1 MB tmpfs, standing for a state root on the disk the
   // agent's worktree shares (an ordinary user's /tmp/fsrun-UID on Debian's /tmp on /)
   const fsrunPath = join(work, `full-disk-${seq}.sh`);
-  await writeFile(fsrunPath, `#!/bin/sh\nexec unshare -m sh -c 'mount --make-rprivate / && mount -t tmpfs -o size=1m tmpfs "$0" && { dd if=/dev/zero of="$0/fill" bs=4k 2>/dev/null; exec "$@"; }' '${full}' '${FSRUN}' "$@"\n`);
+  await writeFile(fsrunPath, `#!/bin/sh\nexec unshare -m sh -c 'mount --make-rprivate / && mount -t tmpfs -o size=1m,mode=0700 tmpfs "$0" && { dd if=/dev/zero of="$0/fill" bs=4k 2>/dev/null; exec "$@"; }' '${full}' '${FSRUN}' "$@"\n`);
   await chmod(fsrunPath, 0o755);
   const b = new FsrunBackend({ fsrunPath, stateRoot: full, killGraceMs: 300, failureMode: "fallback-native", onAudit: (e) => events.push(e) });
   backends.push(b);

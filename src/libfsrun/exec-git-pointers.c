@@ -11,6 +11,7 @@
  * the config) has no line and starts from its own exec's digest. */
 #include "exec-git.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -51,12 +52,36 @@ static bool stored_digest(const char *text, uint64_t key, uint64_t *digest) {
   return false;
 }
 
+/* each pointer's digest, its "before" or its "after", into the container's state dir */
+static void save_digests(const struct sandbox_git_run *g, int state_dir_fd, bool before) {
+  cleanup_error fsrun_error_t err = NULL;
+  cleanup_free char *text = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&text, &len);
+  if (f == NULL)
+    abort();
+  fprintf(f, POINTERS_MAGIC " %u\n", g->hook_managers);
+  for (size_t i = 0; i < g->n_pointers; i++)
+    fprintf(f, "%016" PRIx64 " %016" PRIx64 "\n", pointer_key(&g->pointers[i]),
+            before ? g->pointers[i].before : g->pointers[i].after);
+  fclose(f);
+  if (status_write_file_atomic(state_dir_fd, POINTERS_FILE, text, len, 0600, &err) < 0)
+    log_warning("exec: git: %s: the next exec compares the config's and hook managers' files "
+                "with their state at its own start",
+                err->msg);
+}
+
 void exec_git_pointers_load(struct sandbox_git_run *g, int state_dir_fd) {
   cleanup_free char *text = NULL;
   unsigned managers;
   int end = -1;
-  if (sandbox_git_read_max(state_dir_fd, POINTERS_FILE, POINTERS_FILE_MAX, &text) < 0)
-    return; /* the container's first exec to look: its own "before" */
+  if (sandbox_git_read_max(state_dir_fd, POINTERS_FILE, POINTERS_FILE_MAX, &text) < 0) {
+    /* the container's first exec to look: its own "before", kept now, so that the next exec
+     * compares with it when this one is killed before it saves its "after" (review19 #15) */
+    if (errno == ENOENT)
+      save_digests(g, state_dir_fd, true);
+    return;
+  }
   if (sscanf(text, POINTERS_MAGIC " %u%n", &managers, &end) != 1 || end < 0 || text[end] != '\n') {
     log_warning("exec: git: `%s` of the container is not fsrun's; this exec's config and hook "
                 "files are compared with their state at its own start",
@@ -74,19 +99,5 @@ void exec_git_pointers_load(struct sandbox_git_run *g, int state_dir_fd) {
 }
 
 void exec_git_pointers_save(const struct sandbox_git_run *g, int state_dir_fd) {
-  cleanup_error fsrun_error_t err = NULL;
-  cleanup_free char *text = NULL;
-  size_t len = 0;
-  FILE *f = open_memstream(&text, &len);
-  if (f == NULL)
-    abort();
-  fprintf(f, POINTERS_MAGIC " %u\n", g->hook_managers);
-  for (size_t i = 0; i < g->n_pointers; i++)
-    fprintf(f, "%016" PRIx64 " %016" PRIx64 "\n", pointer_key(&g->pointers[i]),
-            g->pointers[i].after);
-  fclose(f);
-  if (status_write_file_atomic(state_dir_fd, POINTERS_FILE, text, len, 0600, &err) < 0)
-    log_warning("exec: git: %s: the next exec compares the config's and hook managers' files "
-                "with their state at its own start",
-                err->msg);
+  save_digests(g, state_dir_fd, false);
 }

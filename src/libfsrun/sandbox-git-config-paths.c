@@ -46,13 +46,17 @@ struct collect {
 static void read_config_file(struct collect *c, const char *path);
 static uint64_t pointer_digest(const struct sandbox_git_pointer *p, const char *worktree);
 
-/* `config:<key>=<value>`, the value cut and its control characters shown as `?` (stderr, JSON) */
-static char *entry_of(const char *key, const char *value) {
-  char *e = xasprintf("config:%s=%.*s", key, ENTRY_VALUE_MAX, value);
+/* an entry's control characters shown as `?` (stderr, JSON) */
+static char *printable(char *e) {
   for (char *p = e; *p; p++)
     if ((unsigned char)*p < 0x20 || *p == 0x7f)
       *p = '?';
   return e;
+}
+
+/* `config:<key>=<value>`, the value cut */
+static char *entry_of(const char *key, const char *value) {
+  return printable(xasprintf("config:%s=%.*s", key, ENTRY_VALUE_MAX, value));
 }
 
 /* path as git takes it: absolute, `~/` from HOME, else relative to base */
@@ -96,28 +100,104 @@ static bool key_is(const char *key, const char *section, const char *name) {
          strcmp(key + k - n, name) == 0;
 }
 
-/* a value git runs through the shell */
+/* a value git runs through the shell (credential.helper: after its `!`; git runs the others as
+ * `git credential-<value>`, whose words are that command's arguments: watched all the same) */
 static bool is_command(const char *key) {
-  return strcmp(key, "core.fsmonitor") == 0 || strcmp(key, "core.pager") == 0 ||
-         strcmp(key, "core.editor") == 0 || strcmp(key, "sequence.editor") == 0 ||
-         strcmp(key, "core.sshcommand") == 0 || key_is(key, "filter", "clean") ||
-         key_is(key, "filter", "smudge") || key_is(key, "filter", "process") ||
-         key_is(key, "diff", "textconv") || key_is(key, "diff", "command") ||
-         key_is(key, "merge", "driver");
+  static const char *const plain[] = {"core.fsmonitor",
+                                      "core.pager",
+                                      "core.editor",
+                                      "sequence.editor",
+                                      "core.sshcommand",
+                                      "core.askpass",
+                                      "diff.external",
+                                      "gpg.program",
+                                      "interactive.difffilter",
+                                      "core.alternaterefscommand",
+                                      "credential.helper",
+                                      NULL};
+  static const char *const sub[][2] = {
+      {"filter", "clean"},      {"filter", "smudge"},         {"filter", "process"},
+      {"diff", "textconv"},     {"diff", "command"},          {"merge", "driver"},
+      {"gpg", "program"},       {"gpg", "defaultkeycommand"}, {"mergetool", "cmd"},
+      {"difftool", "cmd"},      {"credential", "helper"},     {"remote", "uploadpack"},
+      {"remote", "receivepack"}};
+  for (const char *const *k = plain; *k != NULL; k++)
+    if (strcmp(key, *k) == 0)
+      return true;
+  for (size_t i = 0; i < sizeof(sub) / sizeof(sub[0]); i++)
+    if (key_is(key, sub[i][0], sub[i][1]))
+      return true;
+  /* pager.<command>: two levels, the value a command or a boolean (one word: never a path) */
+  return strncmp(key, "pager.", 6) == 0 && strchr(key + 6, '.') == NULL;
 }
 
 static bool is_include(const char *key) {
   return strcmp(key, "include.path") == 0 || key_is(key, "includeif", "path");
 }
 
-/* each word of a shell command that names a file by a path (has a `/`, no expansion) */
+#define WORD_BREAK    " \t\n'\""
+#define COMMAND_BREAK ";|&()"
+
+/* `-m X`: python puts the current directory (git's: the worktree's top) first on sys.path, so the
+ * top package X (or module X.py) there is what runs */
+static void add_module(struct collect *c, const char *key, const char *value, const char *module) {
+  size_t n = strcspn(module, ".");
+  cleanup_free char *package = xasprintf("%.*s", (int)n, module);
+  cleanup_free char *file = xasprintf("%s.py", package);
+  if (n == 0 || strchr(package, '/') != NULL)
+    return;
+  add_pointer(c, key, value, c->worktree, package);
+  add_pointer(c, key, value, c->worktree, file);
+}
+
+/* one word of a command value: the command itself is a path only with a `/` (else found on PATH);
+ * any other word not an option may be a file an interpreter runs from the worktree's top (`sh
+ * clean.sh`, `node x.js`) */
+static void add_word(struct collect *c, const char *key, const char *value, const char *w,
+                     bool *at_command, bool *module_next) {
+  bool command = *at_command, module = *module_next;
+  *module_next = false;
+  if (command && w[0] != '=' && strchr(w, '=') != NULL)
+    return; /* VAR=value before the command */
+  *at_command = false;
+  if (strpbrk(w, "$`*?[%") != NULL)
+    return; /* an expansion, a glob, git's %f: not a name fsrun can know */
+  if (w[0] == '-') {
+    *module_next = strcmp(w, "-m") == 0;
+    if (strncmp(w, "-m", 2) == 0 && w[2] != '\0')
+      add_module(c, key, value, w + 2); /* `-mpre_commit` */
+    return;
+  }
+  if (module) {
+    add_module(c, key, value, w);
+    return;
+  }
+  if ((command && strchr(w, '/') == NULL) || strcmp(w, ".") == 0 || strcmp(w, "..") == 0 ||
+      strcmp(w, "./") == 0)
+    return; /* on PATH; or the top itself, whose every new file would be a change */
+  add_pointer(c, key, value, c->worktree, w);
+}
+
+/* each word of a shell command that may name a file (no expansion), as the shell splits it
+ * (roughly: quotes break words, `;|&()` start another command) */
 static void add_command_words(struct collect *c, const char *key, const char *value) {
-  cleanup_free char *copy = xstrdup(value);
-  char *save = NULL;
-  for (char *w = strtok_r(copy, " \t\n;|&()<>'\"", &save); w != NULL;
-       w = strtok_r(NULL, " \t\n;|&()<>'\"", &save))
-    if (strchr(w, '/') != NULL && strpbrk(w, "$`*?[") == NULL)
-      add_pointer(c, key, value, c->worktree, w);
+  bool at_command = true, module_next = false;
+  const char *s = value;
+  if (strcmp(key, "credential.helper") == 0 || key_is(key, "credential", "helper"))
+    s += s[0] == '!';
+  while (*s != '\0') {
+    size_t n = strcspn(s, WORD_BREAK COMMAND_BREAK);
+    cleanup_free char *w = NULL;
+    if (n == 0) {
+      if (strchr(COMMAND_BREAK, *s) != NULL)
+        at_command = true, module_next = false;
+      s++;
+      continue;
+    }
+    w = xasprintf("%.*s", (int)n, s);
+    s += n;
+    add_word(c, key, value, w, &at_command, &module_next);
+  }
 }
 
 /* husky v9: core.hooksPath=.husky/_, whose stubs run .husky/<hook> */
@@ -179,6 +259,38 @@ static void read_config_file(struct collect *c, const char *path) {
     git_config_each(text, on_variable, c);
 }
 
+/* `config:global:<path>`: a file git reads as the user's own config, content digested too */
+static void add_global(struct sandbox_git_run *g, char *path) {
+  size_t n = g->n_pointers;
+  sandbox_git_pointer_add(g, printable(xasprintf("config:global:%.*s", ENTRY_VALUE_MAX, path)),
+                          path, false);
+  if (g->n_pointers > n)
+    g->pointers[n].global = true;
+}
+
+/* The user's global git config and attributes (GIT_CONFIG_GLOBAL too), and husky v9's init.sh,
+ * which every husky hook sources: a policy with ~/.config or $HOME writable lets the run write
+ * them, and the host's next git reads them (review20 E). Not parsed: what they name is the user's.
+ */
+static void add_globals(struct sandbox_git_run *g) {
+  const char *home = getenv("HOME"), *xdg = getenv("XDG_CONFIG_HOME");
+  const char *global = getenv("GIT_CONFIG_GLOBAL");
+  cleanup_free char *config_home = NULL;
+  if (home != NULL && home[0] == '/')
+    add_global(g, xasprintf("%s/.gitconfig", home));
+  if (xdg != NULL && xdg[0] == '/')
+    config_home = xstrdup(xdg);
+  else if (home != NULL && home[0] == '/')
+    config_home = xasprintf("%s/.config", home);
+  if (config_home != NULL) {
+    add_global(g, xasprintf("%s/git/config", config_home));
+    add_global(g, xasprintf("%s/git/attributes", config_home));
+    add_global(g, xasprintf("%s/husky/init.sh", config_home));
+  }
+  if (global != NULL && global[0] == '/' && strcmp(global, "/dev/null") != 0)
+    add_global(g, xstrdup(global));
+}
+
 void sandbox_git_config_paths(struct sandbox_git_run *g, const char *worktree) {
   cleanup_free char *hooks_dir = NULL;
   size_t reads = 0;
@@ -196,6 +308,7 @@ void sandbox_git_config_paths(struct sandbox_git_run *g, const char *worktree) {
   if (hooks_dir == NULL)
     hooks_dir = xasprintf("%s/hooks", g->common_dir);
   sandbox_git_hook_managers(g, worktree, hooks_dir);
+  add_globals(g);
   for (size_t i = 0; i < g->n_pointers; i++)
     g->pointers[i].before = pointer_digest(&g->pointers[i], worktree);
 }
@@ -307,7 +420,8 @@ static void digest_way(struct digest *d, const char *worktree, const char *path)
 
 static uint64_t pointer_digest(const struct sandbox_git_pointer *p, const char *worktree) {
   size_t top = strlen(worktree);
-  struct digest d = {.content = strncmp(p->path, worktree, top) == 0 && p->path[top] == '/'};
+  struct digest d = {.content = p->global ||
+                                (strncmp(p->path, worktree, top) == 0 && p->path[top] == '/')};
   cleanup_close int dir = -1;
   digest_path(&d, "lstat", p->path, false);
   digest_path(&d, "stat", p->path, true);

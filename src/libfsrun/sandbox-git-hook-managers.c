@@ -52,7 +52,10 @@ static const char *const lefthook_exts[] = {"yml", "yaml", "toml", "json", "json
 static const char *const lefthook_stems[] = {"lefthook", ".lefthook", "lefthook-local",
                                              ".lefthook-local", NULL};
 static const char *const lefthook_names[] = {".lefthook", ".lefthook-local", NULL};
-static const char *const pre_commit_names[] = {".pre-commit-config.yaml", NULL};
+/* its hook runs `python -mpre_commit` from the top: a package or module there of that name is what
+ * runs (review20 B) */
+static const char *const pre_commit_names[] = {".pre-commit-config.yaml", "pre_commit",
+                                               "pre_commit.py", NULL};
 static const char *const overcommit_names[] = {".overcommit.yml", ".git-hooks", NULL};
 static const char *const husky4_exts[] = {"json", "yaml", "yml", "js", "cjs", NULL};
 static const char *const husky4_stems[] = {".huskyrc", NULL};

@@ -677,7 +677,8 @@ static int run_in_sandbox(const struct fsrun_context *ctx, const struct sandbox_
   int status = -1, r;
 
   res->timed_out = false;
-  if (sandbox_config_for_caller(policy, worktree, o->args, o->n_args, userns, &config, err) < 0)
+  if (sandbox_config_for_caller(policy, worktree, ctx->state_root, o->args, o->n_args, userns,
+                                &config, err) < 0)
     return fsrun_error_code(err);
   /* the git common dir as an overlay, its upper dir applied afterwards (sandbox-git-sync.c) */
   if (sandbox_git_prepare(git, ctx->state_root, id, worktree, err) < 0) {

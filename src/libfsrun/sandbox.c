@@ -8,6 +8,7 @@
 #include "sandbox-git.h"
 #include "sandbox-limits.h"
 #include "sandbox-paths.h"
+#include "sandbox-runmask.h"
 #include "sandbox-spelling.h"
 #include "sandbox-state-root.h"
 
@@ -514,10 +515,12 @@ static void add_caller_bind(struct mount_list *l, const struct agent_trees *t, c
 }
 
 /* The caller's binds: allowedPaths (a missing one skipped), writablePaths, the worktree and its
- * git dirs, each stat'ed once (the identity) through no link the command planted. */
+ * git dirs, each stat'ed once (the identity) through no link the command planted. *policy_end:
+ * where the policy's binds end (the trees' begin). */
 static int add_caller_binds(const struct sandbox_mapping_opts *o, const struct agent_trees *t,
                             const char *const *ro_bind, const char *const *rw_bind,
-                            struct mount_list *l, struct secret_places *s, fsrun_error_t *err) {
+                            struct mount_list *l, struct secret_places *s, size_t *policy_end,
+                            fsrun_error_t *err) {
   const oci_policy *p = o->policy;
   const char *const trees[] = {o->worktree, t->common_dir, t->wt_git_dir};
   const char *const tree_fields[] = {"worktree", "git common dir", "git dir"};
@@ -539,6 +542,7 @@ static int add_caller_binds(const struct sandbox_mapping_opts *o, const struct a
       return fsrun_error_code(err);
     add_caller_bind(l, t, path, rw_bind, &st, s);
   }
+  *policy_end = l->len;
   for (size_t i = 0; i < 3; i++) {
     if (trees[i] == NULL)
       continue;
@@ -638,8 +642,12 @@ static int build_mounts(const struct sandbox_mapping_opts *o, const struct agent
   struct secret_places secrets = {0};
   if (o->userns)
     cover_etc_binds(l, etc_first, etc_end, &secrets);
-  if (add_caller_binds(o, t, ro_bind, rw_bind, l, &secrets, err) < 0)
+  size_t policy_first = l->len, policy_end = l->len;
+  if (add_caller_binds(o, t, ro_bind, rw_bind, l, &secrets, &policy_end, err) < 0)
     return fsrun_error_code(err);
+  /* the worktree and git dirs cannot hold the state root (sandbox_check_state_root) */
+  const struct runmask_places places = {o->state_root, o->runtime_dir, o->uid};
+  sandbox_mask_private_places(l, policy_first, policy_end, &places, o->userns);
   sandbox_git_protect(o->worktree, t->common_dir, t->wt_git_dir, l);
   sort_mounts_by_depth(l);
   return 0;
@@ -676,8 +684,9 @@ static int landlock_ports_annotation(const oci_policy *p, oci_map *annotations) 
   return oci_map_set(annotations, LANDLOCK_ANNOTATION, json);
 }
 
-int sandbox_config_for_caller(const oci_policy *policy, const char *worktree, char *const *args,
-                              size_t n_args, bool userns, oci_config **out, fsrun_error_t *err) {
+int sandbox_config_for_caller(const oci_policy *policy, const char *worktree,
+                              const char *state_root, char *const *args, size_t n_args, bool userns,
+                              oci_config **out, fsrun_error_t *err) {
   extern char **environ;
   struct sandbox_mapping_opts m = {
       .policy = policy,
@@ -690,6 +699,8 @@ int sandbox_config_for_caller(const oci_policy *policy, const char *worktree, ch
       .home = getenv("HOME"),
       .root_path = "rootfs",
       .userns = userns,
+      .state_root = state_root,
+      .runtime_dir = getenv("XDG_RUNTIME_DIR"),
   };
   return sandbox_config_from_policy(&m, out, err);
 }
@@ -1223,8 +1234,8 @@ int sandbox_bundle(const struct fsrun_context *ctx, const struct sandbox_bundle_
   if (r == 0)
     r = sandbox_check_state_root(policy, worktree, ctx->state_root, err);
   if (r == 0)
-    r = sandbox_config_for_caller(policy, worktree, o->args, o->n_args, geteuid() != 0, &config,
-                                  err);
+    r = sandbox_config_for_caller(policy, worktree, ctx->state_root, o->args, o->n_args,
+                                  geteuid() != 0, &config, err);
   if (r == 0) {
     bundle_limits_apply(policy, config);
     sandbox_covers_as_entries(config, false);

@@ -31,17 +31,20 @@ struct sandbox_mapping_opts {
   char *const *environ; /* the caller's environment, filtered by envAllowlist */
   uid_t uid;            /* the caller's ids, kept inside */
   gid_t gid;
-  const char *home;      /* $HOME inside (a tmpfs); NULL = none */
-  const char *root_path; /* root.path of the config ("rootfs") */
-  bool userns;           /* not root: a user namespace mapping uid/gid to themselves */
+  const char *home;        /* $HOME inside (a tmpfs); NULL = none */
+  const char *root_path;   /* root.path of the config ("rootfs") */
+  bool userns;             /* not root: a user namespace mapping uid/gid to themselves */
+  const char *state_root;  /* masked where a bind shows it (sandbox-runmask.h); NULL: none */
+  const char *runtime_dir; /* the caller's $XDG_RUNTIME_DIR, masked likewise; NULL: unset */
 };
 
 /* Builds the config. Paths of allowedPaths/writablePaths that do not exist are skipped with a
  * warning. */
-/* sandbox_config_from_policy for the calling process: its environment, euid/egid and $HOME, the
- * root at "rootfs" in the bundle. */
-int sandbox_config_for_caller(const oci_policy *policy, const char *worktree, char *const *args,
-                              size_t n_args, bool userns, oci_config **out, fsrun_error_t *err);
+/* sandbox_config_from_policy for the calling process: its environment, euid/egid, $HOME and
+ * $XDG_RUNTIME_DIR, the root at "rootfs" in the bundle. */
+int sandbox_config_for_caller(const oci_policy *policy, const char *worktree,
+                              const char *state_root, char *const *args, size_t n_args, bool userns,
+                              oci_config **out, fsrun_error_t *err);
 int sandbox_config_from_policy(const struct sandbox_mapping_opts *o, oci_config **out,
                                fsrun_error_t *err);
 /* The covers of a secret file that a mount carries in memory (oci_mount.covers) made entries of

@@ -536,11 +536,12 @@ killed_fsrun() {
 
 # a SIGKILLed exec has no watchdog: its per-run dir (a tmpfs of its own as root) is left until the
 # next exec into the container removes it (its fsrun's pid is gone), and that exec's tamper walk
-# names again what the killed one found (its cutoff was not moved past it)
+# names again what the killed one found (its cutoff was not moved past it, and the hook's digest
+# it compares with is the killed exec's "before": the first exec keeps it before the command)
 after_sync_killed() {
   [ -n "$(run_dirs)" ]
   sbx -- true
-  [ "$(tamper)" = '["nested/.git"]' ]
+  [ "$(tamper)" = '["config:core.hooksPath=.husky","nested/.git"]' ]
 }
 
 @test "exec-git: fsrun exec SIGKILLed during a slow sync said the tamper first; the next exec removes its per-run dir and names it again (root)" {

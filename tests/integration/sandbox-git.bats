@@ -511,6 +511,73 @@ HOOK
   route_hook_managers user
 }
 
+# route_interpreters OWNER (review20 B): drivers that run an interpreter with the worktree's top as
+# the current directory: nbstripout's own `"/usr/bin/python3" -m nbstripout` (Python imports a
+# planted nbstripout.py from there), `sh clean.sh` (an argument, not a path with a `/`), and
+# `diff.external=./d.sh` (a key that was not watched). A run writing an unrelated file reports
+# nothing; each of the others is reported by its entry. The host's `add -A` with the filter's
+# `-c` lines (docs/sandbox.md) runs nothing of the planted module; a plain one runs it.
+route_interpreters() {
+  make_repo "$1"
+  [ -x /usr/bin/python3 ] || skip "needs /usr/bin/python3"
+  hgit -C "$REPO" config filter.nbstripout.clean '"/usr/bin/python3" -m nbstripout'
+  hgit -C "$REPO" config filter.x.clean 'sh clean.sh'
+  hgit -C "$REPO" config diff.external ./d.sh
+  as_owner sh -c 'cd "$1" && echo "*.ipynb filter=nbstripout" >.gitattributes && echo "{}" >a.ipynb &&
+    echo cat >clean.sh && echo "#!/bin/sh" >d.sh' sh "$WT"
+  local nb='config:filter.nbstripout.clean="/usr/bin/python3" -m nbstripout'
+  sbx -- 'echo two >unrelated.txt'
+  [ "$(config_tamper)" = '[]' ]
+  sbx -- "printf 'import sys\\nopen(\"$MARKER\", \"a\").write(\"ran\\\\n\")\\nsys.stdout.write(sys.stdin.read())\\n' >nbstripout.py && echo '{ }' >a.ipynb"
+  [ "$(config_tamper)" = "$(jq -cn --arg nb "$nb" '[$nb]')" ]
+  grep -qF 'config:filter.nbstripout.clean=' "$DIR/stderr"
+  sbx -- 'echo "echo ran >>$MARKER; cat" >clean.sh && echo ran >>d.sh'
+  [ "$(config_tamper)" = "$(jq -cn --arg nb "$nb" '["config:diff.external=./d.sh", $nb, "config:filter.x.clean=sh clean.sh"]')" ]
+  hgit -C "$WT" -c core.fsmonitor=false -c core.hooksPath=/dev/null -c filter.nbstripout.clean= \
+    -c filter.nbstripout.smudge= -c filter.nbstripout.process= -c filter.nbstripout.required=false \
+    add a.ipynb
+  [ ! -e "$MARKER" ]
+  as_owner sh -c 'echo "{  }" >"$1/a.ipynb"' sh "$WT"
+  hgit -C "$WT" -c core.fsmonitor=false -c core.hooksPath=/dev/null add a.ipynb
+  [ "$(cat "$MARKER")" = ran ]
+}
+
+@test "sandbox-git: a run planting a module a -m driver imports, or rewriting an interpreter's script or diff.external's, is reported (root)" {
+  route_interpreters root
+}
+
+@test "sandbox-git: a run planting a module a -m driver imports, or rewriting an interpreter's script or diff.external's, is reported (ordinary user)" {
+  route_interpreters user
+}
+
+# route_global OWNER (review20 E): a policy with the caller's ~/.config writable lets the run write
+# git's global config (and husky v9's init.sh, which every husky hook sources), which the host's
+# next git reads: a run that leaves them alone reports nothing; one that writes them is reported
+# as `config:global:<path>`, and the host's plain `git status` runs the fsmonitor it set.
+route_global() {
+  make_repo "$1"
+  local config=$DIR/home/.config
+  as_owner mkdir -p "$config/git"
+  printf '{"writablePaths":["%s"]}\n' "$config" >"$DIR/policy.json"
+  HOME=$DIR/home sbx -- 'echo two >>README'
+  [ "$(config_tamper)" = '[]' ]
+  HOME=$DIR/home sbx -- "printf '[core]\\n\\tfsmonitor = $DIR/evil.sh\\n' >$config/git/config &&
+    mkdir -p $config/husky && echo true >$config/husky/init.sh"
+  [ "$(config_tamper)" = "$(jq -cn --arg c "$config" \
+    '["config:global:\($c)/git/config", "config:global:\($c)/husky/init.sh"]')" ]
+  grep -qF "config:global:$config/git/config" "$DIR/stderr"
+  as_owner env HOME="$DIR/home" GIT_CONFIG_NOSYSTEM=1 git -C "$WT" status >/dev/null 2>&1 || true
+  [ -e "$MARKER" ]
+}
+
+@test "sandbox-git: a run that writes git's global config through a writable ~/.config is reported (root)" {
+  route_global root
+}
+
+@test "sandbox-git: a run that writes git's global config through a writable ~/.config is reported (ordinary user)" {
+  route_global user
+}
+
 @test "sandbox-git: the --json result's tamper lists the gitlink and the nested git dir, [] when none" {
   make_repo root
   run "$FSRUN" --root "$DIR/state" sandbox --json --policy "$DIR/policy.json" --worktree "$WT" -- true
@@ -1338,7 +1405,8 @@ after_sync_killed() {
   [ "$(ls -A "$DIR/state")" = .sandbox-bundle ]
 }
 
-# route_sync_killed OWNER (review19 #15): the command plants a nested repository and a zlib bomb
+# route_sync_killed OWNER (review19 #15): the command plants a nested repository, edits the hook
+# core.hooksPath names, and a zlib bomb
 # within the sync's budget (448 MiB of zeros under a name it does not hash to), and fsrun is
 # SIGKILLed once its tamper line is out. That line named the nested repository before the sync
 # (none of the sync's own warnings had come: it was still inflating), and afterwards nothing of the
@@ -1349,9 +1417,12 @@ route_sync_killed() {
   local bomb_name
   bomb_name=ab/$(printf '%038d' 0)
   make_bomb "$WT/.bomb" 448
-  sbx_killed_in_sync "git init -q nested && o=\$(git rev-parse --git-common-dir)/objects &&
-    mkdir -p \$o/ab && cp .bomb \$o/$bomb_name"
-  grep -qF '; tamper: ["nested/.git"]' "$DIR/stderr"
+  hgit -C "$REPO" config core.hooksPath .husky
+  as_owner mkdir "$WT/.husky"
+  as_owner sh -c 'printf "#!/bin/sh\ntrue\n" >"$1" && chmod 755 "$1"' sh "$WT/.husky/pre-commit"
+  sbx_killed_in_sync "git init -q nested && echo 'echo ran' >>.husky/pre-commit &&
+    o=\$(git rev-parse --git-common-dir)/objects && mkdir -p \$o/ab && cp .bomb \$o/$bomb_name"
+  grep -qF '; tamper: ["nested/.git","config:core.hooksPath=.husky"]' "$DIR/stderr"
   ! grep -q 'is not what its name says\|left out what' "$DIR/stderr" || false
   after_sync_killed
   run_dirs

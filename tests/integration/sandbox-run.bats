@@ -57,6 +57,7 @@ teardown() {
   fi
   rm -rf --one-file-system "$BASE"
   [ -z "${XDG_DIR:-}" ] || rm -rf --one-file-system "$XDG_DIR"
+  [ -z "${VAR_DIR:-}" ] || rm -rf --one-file-system "$VAR_DIR"
   teardown_bundle
 }
 
@@ -1305,6 +1306,98 @@ check_allowed_state_root() {
 
 @test "sandbox-run: allowedPaths in the state root, or an ordinary user's /dev/shm git dirs, are refused (125, one line, nothing made); a read-only / runs (ordinary user)" {
   check_allowed_state_root user
+}
+
+# places_unseen: the probe's output ($output): the bind shows the directory holding the places,
+# the places show nothing (no state root entry, no exec.fifo) and connect() fails
+places_unseen() {
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ "${lines[0]}" = marker-seen ]
+  [ "${#lines[@]}" -eq 2 ]
+  [[ ${lines[1]} == "connect: "* ]]
+  [ "${lines[1]}" != "connect: ConnectionRefusedError" ]
+}
+
+# A read-only bind still lets the command open a FIFO and connect() to a unix socket below it: a
+# policy bind that holds the state root (a created container's exec.fifo starts it) or the
+# caller's runtime dir (its agents' and the user bus's sockets) shows an empty read-only tmpfs
+# there. The places are on disk outside /tmp (the sandbox's own /tmp hides the host's): root binds
+# the directory holding both (not recursive: same mount), an ordinary user `/` (recursive).
+check_runtime_places_masked() {
+  local id entry pid
+  use_caller "$1"
+  VAR_DIR=$(mktemp -d /var/tmp/fsrun-runmask.XXXXXX)
+  chmod 755 "$VAR_DIR"
+  [ "$CALLER" = root ] || chown "$SBX_UID:$SBX_GID" "$VAR_DIR"
+  STATE=$VAR_DIR/state
+  entry=$VAR_DIR
+  [ "$CALLER" = root ] || entry=/
+  as_caller mkdir -m 700 "$VAR_DIR/xdg"
+  as_caller mkfifo "$VAR_DIR/ready"
+  as_caller touch "$VAR_DIR/marker"
+  # the agent: listening before the run (its ready fifo opened), killed by pid in teardown
+  as_caller python3 -c 'import signal, socket, sys
+s = socket.socket(socket.AF_UNIX)
+s.bind(sys.argv[1])
+s.listen(8)
+open(sys.argv[2], "w").write("listening\n")
+signal.pause()' "$VAR_DIR/xdg/agent.sock" "$VAR_DIR/ready" 3>&- &
+  BACKGROUND_PIDS=$!
+  read -r _ <"$VAR_DIR/ready"
+  id=created-$TASK
+  # a task container's bundle, written before the state root exists (placed by its spelling)
+  printf '{"allowedPaths": ["%s"]}\n' "$entry" >"$DIR/policy.json"
+  as_caller env XDG_RUNTIME_DIR="$VAR_DIR/xdg" "$FSRUN" --root "$STATE" bundle \
+    --policy "$DIR/policy.json" --worktree "$WT" --out "$DIR/task" -- sleep 1000
+  [ ! -e "$STATE" ]
+  printf '{}\n' >"$DIR/policy.json"
+  as_caller "$FSRUN" --root "$STATE" bundle --policy "$DIR/policy.json" --worktree "$WT" \
+    --out "$DIR/bundle" -- sleep 1000
+  as_caller "$FSRUN" --root "$STATE" create --bundle "$DIR/bundle" "$id" </dev/null
+  cat >"$VAR_DIR/probe.sh" <<'PROBE'
+[ -e "$1/marker" ] && echo marker-seen
+ls -A "$1/state" 2>/dev/null
+[ -e "$1/state/$2/exec.fifo" ] && echo fifo-seen
+cat "$1/state/$2/exec.fifo" 2>/dev/null && echo fifo-read
+python3 -c 'import socket, sys
+s = socket.socket(socket.AF_UNIX)
+try:
+    s.connect(sys.argv[1])
+    print("connected")
+except OSError as e:
+    print("connect:", type(e).__name__)' "$1/xdg/agent.sock"
+PROBE
+  printf '{"allowedPaths": ["%s"]}\n' "$entry" >"$DIR/policy.json"
+  run as_caller env XDG_RUNTIME_DIR="$VAR_DIR/xdg" "$FSRUN" --root "$STATE" sandbox \
+    --policy "$DIR/policy.json" --worktree "$WT" --task-id "$TASK" -- sh "$VAR_DIR/probe.sh" \
+    "$VAR_DIR" "$id"
+  places_unseen
+  as_caller "$FSRUN" --root "$STATE" create --bundle "$DIR/task" "task-$TASK" </dev/null
+  as_caller "$FSRUN" --root "$STATE" start "task-$TASK"
+  run as_caller "$FSRUN" --root "$STATE" exec "task-$TASK" sh "$VAR_DIR/probe.sh" "$VAR_DIR" "$id"
+  places_unseen
+  as_caller "$FSRUN" --root "$STATE" delete --force "task-$TASK"
+  # from the host: the container's init still waits on its fifo (state.json would say `created`
+  # either way), the agent is still listening
+  run as_caller "$FSRUN" --root "$STATE" state "$id"
+  [[ $output == *'"status": "created"'* ]]
+  pid=$(printf '%s\n' "$output" | sed -n 's/^ *"pid": \([0-9]*\).*/\1/p')
+  [ -n "$pid" ]
+  [ "$(tr '\0' ' ' <"/proc/$pid/cmdline")" != "sleep 1000 " ]
+  as_caller python3 -c 'import socket, sys; socket.socket(socket.AF_UNIX).connect(sys.argv[1])' \
+    "$VAR_DIR/xdg/agent.sock"
+  as_caller "$FSRUN" --root "$STATE" delete --force "$id"
+}
+
+@test "sandbox-run: a policy bind holding the state root or the runtime dir shows neither: no exec.fifo, no agent socket (root)" {
+  requires_fsrun_command bundle
+  check_runtime_places_masked root
+}
+
+@test "sandbox-run: a policy bind holding the state root or the runtime dir shows neither: no exec.fifo, no agent socket (ordinary user)" {
+  requires_fsrun_command bundle
+  check_runtime_places_masked user
 }
 
 # ---- the worktree and its git dirs and the state root (review19 #14) -----------------------------

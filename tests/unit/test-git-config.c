@@ -62,7 +62,8 @@ static void test_syntax(void) {
 static void write_file(const char *dir, const char *name, const char *text) {
   char path[512];
   FILE *f;
-  snprintf(path, sizeof(path), "%s/%s", dir, name);
+  if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, name) >= sizeof(path))
+    abort();
   f = fopen(path, "w");
   if (f == NULL)
     abort();
@@ -193,6 +194,10 @@ static void test_hook_managers(const char *top) {
              "pre-commit installed, its config edited");
   expect_run(top, "other-pc.yaml", "repos: [evil]\n", "hooks:other-pc.yaml",
              "pre-commit installed, the config its hook names (--config=) made");
+  install_hook(top, "commit-msg", "#!/bin/sh\nexec \"$INSTALL_PYTHON\" -mpre_commit hook-impl\n");
+  expect_run(top, "pre_commit.py", "import os\n", "hooks:pre_commit.py",
+             "pre-commit installed, a pre_commit module planted at the top");
+  remove_at(top, "pre_commit.py");
   remove_at(top, ".git/hooks/commit-msg");
   remove_at(top, ".git/hooks/pre-commit");
   remove_at(top, "other-pc.yaml");
@@ -273,18 +278,83 @@ static void test_no_open_of_a_fifo(const char *top) {
   remove_at(top, ".gitconfig");
 }
 
+/* run_with's tamper is exactly entry (NULL: nothing) */
+static void expect_entry(char **t, const char *entry, const char *what) {
+  bool ok = entry == NULL ? count(t) == 0 : count(t) == 1 && strcmp(t[0], entry) == 0;
+  tap_ok(ok, "%s: %s", what, count(t) > 0 ? t[0] : "(nothing)");
+  sandbox_git_strv_free(t);
+}
+
+/* review20 B: drivers that run an interpreter on a file of the top, and keys git runs that were
+ * not watched */
+static void test_interpreters(const char *top) {
+  const char *nb =
+      "[filter \"nbstripout\"]\n\tclean = \"\\\"/usr/bin/python3\\\" -m nbstripout\"\n";
+  const char *nb_entry = "config:filter.nbstripout.clean=\"/usr/bin/python3\" -m nbstripout";
+  expect_entry(run_with(top, nb, "README", "z\n"), NULL, "nbstripout, an unrelated file written");
+  expect_entry(run_with(top, nb, "nbstripout.py", "import os\n"), nb_entry,
+               "nbstripout, nbstripout.py planted at the top");
+  remove_at(top, "nbstripout.py");
+  expect_entry(run_with(top, "[diff \"ipynb\"]\n\ttextconv = python3 -mnbstripout -t\n",
+                        "nbstripout.py", "import os\n"),
+               "config:diff.ipynb.textconv=python3 -mnbstripout -t", "-mX, X.py planted");
+  remove_at(top, "nbstripout.py");
+  /* each config, a run that writes file: the config's one entry */
+  static const struct {
+    const char *config, *file, *entry;
+  } keys[] = {
+      {"[filter \"x\"]\n\tclean = sh clean.sh\n", "clean.sh", "config:filter.x.clean=sh clean.sh"},
+      {"[diff]\n\texternal = ./d.sh\n", "d.sh", "config:diff.external=./d.sh"},
+      {"[gpg]\n\tprogram = ./sign.sh\n", "sign.sh", "config:gpg.program=./sign.sh"},
+      {"[gpg \"ssh\"]\n\tprogram = node s.js\n", "s.js", "config:gpg.ssh.program=node s.js"},
+      {"[credential]\n\thelper = !sh cred.sh get\n", "cred.sh",
+       "config:credential.helper=!sh cred.sh get"},
+      {"[pager]\n\tlog = ./p.sh\n", "p.sh", "config:pager.log=./p.sh"},
+      {"[mergetool \"m\"]\n\tcmd = sh m.sh $BASE\n", "m.sh",
+       "config:mergetool.m.cmd=sh m.sh $BASE"},
+  };
+  write_file(top, "clean.sh", "cat\n"); /* there before the run: rewritten */
+  for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+    expect_entry(run_with(top, keys[i].config, keys[i].file, "evil\n"), keys[i].entry,
+                 keys[i].entry);
+  /* the command itself without a `/` is found on PATH; a word that is the top is not watched */
+  expect_entry(run_with(top, "[core]\n\tpager = less -R .\n", "less", "evil\n"), NULL,
+               "the command word without a / and `.`");
+  remove_at(top, "less");
+}
+
+/* review20 E: the user's global config (main points HOME at home), written by a run with a
+ * writable $HOME or ~/.config */
+static void test_global(const char *top, const char *home) {
+  char entry[600];
+  expect_entry(run_with(top, "[core]\n\tbare = false\n", "README", "g\n"), NULL,
+               "global config left alone");
+  snprintf(entry, sizeof(entry), "config:global:%s/.gitconfig", home);
+  expect_entry(run_with(top, "[core]\n\tbare = false\n", "h/.gitconfig", "[core]\n\tx = y\n"),
+               entry, "~/.gitconfig written");
+}
+
 int main(void) {
   char top[] = "/tmp/fsrun-test-git-config.XXXXXX";
+  char home[64];
   char cmd[256];
   test_syntax();
   if (mkdtemp(top) == NULL) {
     tap_ok(false, "mkdtemp: %m");
     return tap_done();
   }
+  /* the caller's own global config is no test's: another process may write it meanwhile */
+  snprintf(home, sizeof(home), "%s/h", top);
+  mkdir(home, 0700);
+  setenv("HOME", home, 1);
+  unsetenv("XDG_CONFIG_HOME");
+  unsetenv("GIT_CONFIG_GLOBAL");
   test_entries(top);
   test_hook_managers(top);
   test_no_open_of_a_fifo(top);
   test_include_budget(top);
+  test_interpreters(top);
+  test_global(top, home);
   snprintf(cmd, sizeof(cmd), "rm -rf '%s'", top);
   if (system(cmd) != 0)
     tap_diag("could not remove %s", top);

@@ -1337,14 +1337,16 @@ check_runtime_places_masked() {
   as_caller mkfifo "$VAR_DIR/ready"
   as_caller touch "$VAR_DIR/marker"
   # the agent: listening before the run (its ready fifo opened), killed by pid in teardown
-  as_caller python3 -c 'import signal, socket, sys
+  as_caller python3 -c 'import os, signal, socket, sys
 s = socket.socket(socket.AF_UNIX)
 s.bind(sys.argv[1])
 s.listen(8)
-open(sys.argv[2], "w").write("listening\n")
+open(sys.argv[2], "w").write("%d\n" % os.getpid())
 signal.pause()' "$VAR_DIR/xdg/agent.sock" "$VAR_DIR/ready" 3>&- &
   BACKGROUND_PIDS=$!
-  read -r _ <"$VAR_DIR/ready"
+  # $! is the subshell running as_caller: the agent itself says its pid, for teardown's kill
+  read -r pid <"$VAR_DIR/ready"
+  BACKGROUND_PIDS="$pid $BACKGROUND_PIDS"
   id=created-$TASK
   # a task container's bundle, written before the state root exists (placed by its spelling)
   printf '{"allowedPaths": ["%s"]}\n' "$entry" >"$DIR/policy.json"

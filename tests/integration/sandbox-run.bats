@@ -1033,6 +1033,14 @@ check_probe_dir_written_refuses() {
   check_probe_dir_written_refuses user plant-remove
 }
 
+# refused_reaching STATUS NAMED ROOT: $output (of `run`) is fsrun's one line, exit STATUS, saying
+# that NAMED (e.g. "policy: writablePaths[0]: `P`") reaches the state root ROOT
+refused_reaching() {
+  [ "$status" -eq "$1" ]
+  [ "${#lines[@]}" -eq 1 ]
+  [[ $output == "fsrun: $2 reaches fsrun's state root \`$3\`"* ]]
+}
+
 # check_writable_state_root_refuses root|user: where the host truly cannot sandbox (pivot_root
 # ENOSYS), a policy whose writablePaths hold the state root (its commands could write the probe's
 # directory) is refused before any set-up, so there is no probe: 125, never run natively.
@@ -1046,9 +1054,7 @@ check_writable_state_root_refuses() {
     --policy "$DIR/policy.json" --worktree "$WT" --task-id "$TASK" --json \
     --failure-mode fallback-native -- sh -c 'echo RAN-NATIVELY'
   echo "$output"
-  [ "$status" -eq 125 ]
-  [ "${#lines[@]}" -eq 1 ]
-  [[ $output == "fsrun: policy: writablePaths[0]: \`$STATE\` reaches fsrun's state root \`$STATE\`"* ]]
+  refused_reaching 125 "policy: writablePaths[0]: \`$STATE\`" "$STATE"
   assert_state_clean
   [ -z "$(ls -A "$STATE" | grep probe)" ]
 }
@@ -1089,9 +1095,7 @@ refused_before_run() {
   run as_caller "$FSRUN" --root "$root" sandbox --policy "$DIR/policy.json" \
     --worktree "$WT" --task-id "$TASK" -- sh -c "echo '{\"pid\":$$}' >'$VICTIM'; touch '$WT/ran'"
   echo "$output"
-  [ "$status" -eq 125 ]
-  [ "${#lines[@]}" -eq 1 ]
-  [[ $output == "fsrun: policy: writablePaths[0]: \`$named\` reaches fsrun's state root \`$root\`"* ]]
+  refused_reaching 125 "policy: writablePaths[0]: \`$named\`" "$root"
   [[ $output == *"set XDG_RUNTIME_DIR or --root to a directory outside it" ]]
   [ ! -e "$WT/ran" ]
   [ "$(cat "$VICTIM")" = '{"pid":1}' ]
@@ -1413,9 +1417,7 @@ worktree_refused() {
   run as_caller "$FSRUN" --root "$root" sandbox --worktree "$WT" --task-id "$TASK" \
     -- sh -c "mkdir -p '$root/.sandbox-bundle'; touch '$root/.sandbox-bundle/planted' '$DIR/ran'"
   echo "$output"
-  [ "$status" -eq 125 ]
-  [ "${#lines[@]}" -eq 1 ]
-  [[ $output == "fsrun: $what: \`$path\` reaches fsrun's state root \`$root\`"* ]]
+  refused_reaching 125 "$what: \`$path\`" "$root"
   [[ $output == *"set XDG_RUNTIME_DIR or --root to a directory outside it" ]]
   [ ! -e "$DIR/ran" ]
   [ ! -e "$root" ]
@@ -1435,9 +1437,7 @@ check_state_root_in_worktree() {
   run as_caller "$FSRUN" --root "$WT/.st" bundle --policy "$DIR/policy.json" --worktree "$WT" \
     --out "$DIR/bundle"
   echo "$output"
-  [ "$status" -eq 1 ]
-  [ "${#lines[@]}" -eq 1 ]
-  [[ $output == "fsrun: worktree: \`$WT\` reaches fsrun's state root \`$WT/.st\`"* ]]
+  refused_reaching 1 "worktree: \`$WT\`" "$WT/.st"
   [ ! -e "$DIR/bundle" ] && [ ! -e "$WT/.st" ]
   # a state root beside the worktree runs
   run as_caller "$FSRUN" --root "$DIR/st" sandbox --worktree "$WT" --task-id "$TASK" -- true
@@ -1487,9 +1487,7 @@ check_state_root_bundle() {
   run as_caller "$FSRUN" --root "$STATE" bundle --policy "$DIR/policy.json" --worktree "$WT" \
     --out "$DIR/bundle"
   echo "$output"
-  [ "$status" -eq 1 ]
-  [ "${#lines[@]}" -eq 1 ]
-  [[ $output == "fsrun: policy: writablePaths[0]: \`$DIR/lnk\` reaches fsrun's state root \`$STATE\`"* ]]
+  refused_reaching 1 "policy: writablePaths[0]: \`$DIR/lnk\`" "$STATE"
   [ ! -e "$DIR/bundle" ]
   run as_caller "$FSRUN" --root "$DIR/real/state" bundle --policy "$DIR/policy.json" \
     --worktree "$WT" --out "$DIR/bundle"

@@ -3,7 +3,9 @@
  * no later walk names it (review19 #4's tail): the host's next plain `git add -A` would register it
  * and `git status` run its core.fsmonitor. Run once the container's processes are dead, so that
  * nothing plants after it; from the last exec's walk, or from the container's creation when no
- * exec finished (its own process may have made one). */
+ * exec finished (its own process may have made one). The files the config and the installed hooks
+ * point at (`.husky/pre-commit`, `lefthook.yml`) are compared with the digests the last exec kept
+ * (exec-git-pointers.c): a rewrite after the last exec looked is named here too. */
 #include "exec-git.h"
 
 #include <stdio.h>
@@ -41,10 +43,12 @@ char **exec_git_final_walk(int state_dir_fd, const struct container_status *st) 
   /* no index before or after: what lands in the worktree only (a leftover's git dir writes stay
    * in its exec's overlay); an empty list, never NULL, for a walk that found nothing */
   found = sandbox_git_tamper(&run, worktree);
+  exec_git_pointers_final(worktree, state_dir_fd, &found);
   if (found == NULL)
     found = xmalloc0(sizeof(char *));
-  exec_git_warn_list("delete: a process left in the task container made nested git repositories "
-                     "after the last exec's walk (do not trust the host's git with them)",
+  exec_git_warn_list("delete: a process left in the task container made nested git repositories or "
+                     "changed what the host's git runs after the last exec looked (do not trust "
+                     "the host's git with them)",
                      found);
   return found;
 }

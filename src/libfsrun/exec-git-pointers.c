@@ -71,22 +71,19 @@ static void save_digests(const struct sandbox_git_run *g, int state_dir_fd, bool
                 err->msg);
 }
 
-void exec_git_pointers_load(struct sandbox_git_run *g, int state_dir_fd) {
+/* the stored digests become g's "before"; -1 with errno when none are (ENOENT: no exec looked) */
+static int apply_stored(struct sandbox_git_run *g, int state_dir_fd) {
   cleanup_free char *text = NULL;
   unsigned managers;
   int end = -1;
-  if (sandbox_git_read_max(state_dir_fd, POINTERS_FILE, POINTERS_FILE_MAX, &text) < 0) {
-    /* the container's first exec to look: its own "before", kept now, so that the next exec
-     * compares with it when this one is killed before it saves its "after" (review19 #15) */
-    if (errno == ENOENT)
-      save_digests(g, state_dir_fd, true);
-    return;
-  }
+  if (sandbox_git_read_max(state_dir_fd, POINTERS_FILE, POINTERS_FILE_MAX, &text) < 0)
+    return -1;
   if (sscanf(text, POINTERS_MAGIC " %u%n", &managers, &end) != 1 || end < 0 || text[end] != '\n') {
-    log_warning("exec: git: `%s` of the container is not fsrun's; this exec's config and hook "
-                "files are compared with their state at its own start",
+    log_warning("exec: git: `%s` of the container is not fsrun's; its config and hook files are "
+                "compared with their state at this exec's or delete's start",
                 POINTERS_FILE);
-    return;
+    errno = EINVAL;
+    return -1;
   }
   for (size_t i = 0; i < g->n_pointers; i++) {
     struct sandbox_git_pointer *p = &g->pointers[i];
@@ -96,6 +93,32 @@ void exec_git_pointers_load(struct sandbox_git_run *g, int state_dir_fd) {
     else if (strncmp(p->entry, "hooks:", 6) == 0 && managers == g->hook_managers)
       p->appeared = true;
   }
+  return 0;
+}
+
+void exec_git_pointers_load(struct sandbox_git_run *g, int state_dir_fd) {
+  /* the container's first exec to look: its own "before", kept now, so that the next exec
+   * compares with it when this one is killed before it saves its "after" (review19 #15) */
+  if (apply_stored(g, state_dir_fd) < 0 && errno == ENOENT)
+    save_digests(g, state_dir_fd, true);
+}
+
+void exec_git_pointers_final(const char *worktree, int state_dir_fd, char ***found) {
+  cleanup_error fsrun_error_t err = NULL;
+  struct sandbox_git_layout l;
+  struct sandbox_git_run g = {0};
+  if (sandbox_git_layout_find(worktree, &l, &err) < 0 || l.common_dir == NULL) {
+    sandbox_git_layout_free(&l);
+    return; /* no repository any more: nothing the host's git runs from it */
+  }
+  g.common_dir = l.common_dir;
+  g.admin = l.admin;
+  sandbox_git_config_paths(&g, worktree);
+  /* no exec looked (none ran): no digest from before to compare with */
+  if (apply_stored(&g, state_dir_fd) == 0)
+    sandbox_git_config_tamper(&g, worktree, found);
+  sandbox_git_pointers_free(&g);
+  sandbox_git_layout_free(&l);
 }
 
 void exec_git_pointers_save(const struct sandbox_git_run *g, int state_dir_fd) {

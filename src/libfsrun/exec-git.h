@@ -60,6 +60,9 @@ void exec_git_free(struct exec_git *g);
  * manager's file without one: appeared); after the check, g's "after" are stored */
 void exec_git_pointers_load(struct sandbox_git_run *g, int state_dir_fd);
 void exec_git_pointers_save(const struct sandbox_git_run *g, int state_dir_fd);
+/* `fsrun delete`: the `config:`/`hooks:` entries of worktree's repository whose files changed since
+ * the container's last exec looked, appended to *found (none when no exec looked) */
+void exec_git_pointers_final(const char *worktree, int state_dir_fd, char ***found);
 #define cleanup_exec_git __attribute__((cleanup(exec_git_free)))
 
 #endif

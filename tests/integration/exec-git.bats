@@ -362,12 +362,9 @@ route_late_nested() {
   route_late_nested user
 }
 
-# review20 A: the same for the files the config and the installed hooks point at. A process exec 1
-# left running (held by a fifo: no wait on time) rewrites husky's `.husky/pre-commit` and
-# lefthook.yml, and makes lefthook-local.yml, after exec 1 looked; exec 2 compares with what exec 1
-# saw (kept in the container's state dir), not with its own start, and names all three; exec 3, with
-# nothing changed since, names none.
-route_late_pointers() {
+# make_hook_repo root|user: make_repo with husky's hooks dir (core.hooksPath=.husky, a
+# pre-commit) and lefthook's lefthook.yml at the top, watched through a stand-in of its hook
+make_hook_repo() {
   make_repo "$1"
   hgit -C "$REPO" config core.hooksPath .husky
   as_owner mkdir "$WT/.husky"
@@ -376,6 +373,15 @@ route_late_pointers() {
   # a stand-in for lefthook's installed hook: its marker makes lefthook's files watched
   as_owner sh -c 'printf "#!/bin/sh\n# lefthook\ntrue\n" >"$1/commit-msg"' sh "$WT/.husky"
   as_owner sh -c 'echo "pre-commit: {}" >"$1/lefthook.yml"' sh "$WT"
+}
+
+# review20 A: the same for the files the config and the installed hooks point at. A process exec 1
+# left running (held by a fifo: no wait on time) rewrites husky's `.husky/pre-commit` and
+# lefthook.yml, and makes lefthook-local.yml, after exec 1 looked; exec 2 compares with what exec 1
+# saw (kept in the container's state dir), not with its own start, and names all three; exec 3, with
+# nothing changed since, names none.
+route_late_pointers() {
+  make_hook_repo "$1"
   sbx -- "mkfifo go planted && setsid sh -c 'read x <go
             printf \"#!/bin/sh\\necho ran >>$MARKER\\n\" >.husky/pre-commit
             echo \"pre-commit: {commands: {x: {run: echo}}}\" >lefthook.yml
@@ -428,6 +434,38 @@ route_final_walk() {
 
 @test "exec-git: delete names a nested repository a process left after the last exec made (ordinary user)" {
   route_final_walk user
+}
+
+# The same for the files the config and the installed hooks point at: a process the last exec left
+# (held by fifos: no wait on time) rewrites husky's `.husky/pre-commit` and lefthook.yml after that
+# exec looked; delete compares them with the digests the last exec kept and names both. The route
+# above (nothing of them touched) is the control: its list holds the nested repository alone.
+route_final_pointers() {
+  local id
+  make_hook_repo "$1"
+  sbx -- "mkfifo go planted && setsid sh -c 'read x <go
+            printf \"#!/bin/sh\\necho ran >>$MARKER\\n\" >.husky/pre-commit
+            echo \"pre-commit: {commands: {x: {run: echo}}}\" >lefthook.yml; echo >planted' \
+          </dev/null >/dev/null 2>&1 &"
+  [ "$(jq -c .tamper "$DIR/status.json")" = '[]' ]
+  as_owner timeout -s KILL 60 sh -c 'echo go >"$1" && cat "$2"' sh "$WT/go" "$WT/planted"
+  grep -q "$MARKER" "$WT/.husky/pre-commit"
+  id=$(task_container "$WT")
+  as_owner "$FSRUN" --root "$DIR/state" delete --force --tamper-json "$DIR/final.json" "$id" \
+    2>"$DIR/stderr"
+  cat "$DIR/final.json" "$DIR/stderr"
+  [ "$(jq -c '.walked, (.tamper | sort)' "$DIR/final.json" | paste -sd' ')" = \
+    'true ["config:core.hooksPath=.husky","hooks:lefthook.yml"]' ]
+  grep -q 'delete: .*changed what the host.s git runs.*config:core.hooksPath=.husky' "$DIR/stderr"
+  [ ! -e "$DIR/state/$id" ]
+}
+
+@test "exec-git: delete names husky's hook and lefthook's file a process left after the last exec rewrote (root)" {
+  route_final_pointers root
+}
+
+@test "exec-git: delete names husky's hook and lefthook's file a process left after the last exec rewrote (ordinary user)" {
+  route_final_pointers user
 }
 
 route_sigkill() {

@@ -176,6 +176,13 @@ static int sandbox_cleanup_main(struct fsrun_context *ctx, int argc, char **argv
   return sandbox_watchdog_cleanup(ctx, argv[0]) < 0 ? 1 : 0;
 }
 
+/* `fsrun COMMAND --help` (or -h): the command prints its usage and touches no state, so a refused
+ * state root does not stop it. Only as the command's first word: a later one may be the value of
+ * another option (`exec --cwd -h`), and that command would run unchecked. */
+static bool asks_help(int argc, char **argv) {
+  return argc > 1 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0);
+}
+
 int main(int argc, char **argv) {
   struct fsrun_context ctx = {.log_format = "text", .rootless = ROOTLESS_AUTO};
   cleanup_free char *usage_error = NULL;
@@ -287,7 +294,8 @@ int main(int argc, char **argv) {
 
   if (ctx.state_root == NULL)
     ctx.state_root = root = default_state_root();
-  if (!cmd->stateless && state_root_check(ctx.state_root, &err) < 0) {
+  if (!cmd->stateless && !asks_help(argc - optind, argv + optind) &&
+      state_root_check(ctx.state_root, &err) < 0) {
     fsrun_log_error(err->msg);
     /* `fsrun sandbox` says 125 for a run it could not set up (fsrun-sandbox.8) */
     return cmd->fn == fsrun_cmd_sandbox ? 125 : 1;

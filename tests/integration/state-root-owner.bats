@@ -150,3 +150,50 @@ assert_refused() {
   [ "$status" -eq 0 ]
   [[ ${lines[0]} == ID* ]]
 }
+
+# help and version touch no state: a refused root does not stop them. A command's -h/--help counts
+# only as its first argument: later, `-h` may be another option's value (`exec --cwd -h`), and that
+# command is still refused.
+@test "state root: --help, --version and a command's --help print whatever the state root (root and ordinary user)" {
+  run in_private_tmp '
+    mkdir -m 1777 /tmp/fsrun-$VICTIM
+    chown $ATTACKER:$ATTACKER /tmp/fsrun-$VICTIM
+    for args in "--help" "-h" "--version" "list --help" "list -h" "help list" "delete --help" \
+      "exec -h" "sandbox --help"; do
+      rc=0
+      out=$(as_victim "$BIN" $args 2>/dev/null) || rc=$?
+      echo "$args: rc=$rc $(printf "%s\n" "$out" | head -1)"
+    done
+    rc=0
+    as_victim "$BIN" exec --cwd -h evil true 2>&1 || rc=$?
+    echo "rc=$rc"
+    echo "left: $(ls -A /tmp/fsrun-$VICTIM)"'
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ "${lines[0]}" = "--help: rc=0 Usage: fsrun [GLOBAL OPTIONS] COMMAND [ARGS...]" ]
+  [ "${lines[1]}" = "-h: rc=0 Usage: fsrun [GLOBAL OPTIONS] COMMAND [ARGS...]" ]
+  [[ ${lines[2]} == "--version: rc=0 fsrun version "* ]]
+  [[ ${lines[3]} == "list --help: rc=0 Usage: fsrun list "* ]]
+  [[ ${lines[4]} == "list -h: rc=0 Usage: fsrun list "* ]]
+  [[ ${lines[5]} == "help list: rc=0 Usage: fsrun list "* ]]
+  [[ ${lines[6]} == "delete --help: rc=0 Usage: fsrun delete "* ]]
+  [[ ${lines[7]} == "exec -h: rc=0 Usage: fsrun exec "* ]]
+  [[ ${lines[8]} == "sandbox --help: rc=0 Usage: fsrun sandbox "* ]]
+  is_refusal "${lines[9]}" "/tmp/fsrun-$VICTIM" "is owned by uid $ATTACKER, not by this user (uid $VICTIM)"
+  [ "${lines[10]}" = rc=1 ]
+  [ "${lines[11]}" = "left: " ]
+  [ "${#lines[@]}" -eq 12 ]
+  mkdir -m 700 "$D/theirs"
+  chown "$ATTACKER:$ATTACKER" "$D/theirs"
+  run "$FSRUN" --root "$D/theirs" list --help
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [[ ${lines[0]} == "Usage: fsrun list "* ]]
+  run "$FSRUN" --root "$D/theirs" state --help
+  [ "$status" -eq 0 ]
+  [[ ${lines[0]} == "Usage: fsrun state "* ]]
+  run "$FSRUN" --root "$D/theirs" list
+  [ "$status" -eq 1 ]
+  assert_refused "$D/theirs" "is owned by uid $ATTACKER, not by this user (uid 0)"
+  [ -z "$(ls -A "$D/theirs")" ]
+}

@@ -48,8 +48,11 @@ static const struct fsrun_command commands[] = {
     {"events", fsrun_cmd_events, "print a container's stats and OOM events (JSON)"},
     {"checkpoint", fsrun_cmd_checkpoint, "save a running container's processes with CRIU"},
     {"restore", fsrun_cmd_restore, "restore a checkpoint as a new container with CRIU"},
-    {"sandbox", fsrun_cmd_sandbox, "run a command once in the Fusion sandbox over a worktree",
-     sandbox_watchdog_fork},
+    {.name = "sandbox",
+     .fn = fsrun_cmd_sandbox,
+     .summary = "run a command once in the Fusion sandbox over a worktree",
+     .before_heap = sandbox_watchdog_fork,
+     .prefault_image = true},
     {"bundle", fsrun_cmd_bundle, "write the Fusion sandbox's bundle for a policy and a worktree"},
 };
 
@@ -204,7 +207,6 @@ int main(int argc, char **argv) {
    * and makes it where it could not) */
   if (needs_protected_image(argc, argv) && sealed_exe_ensure(argv, &err) < 0)
     return fail(err->msg);
-  prefault_image();
   /* Keep going past a bad option so that --log/--log-format given anywhere still apply to the
    * error we report about it. */
   opterr = 0;
@@ -301,6 +303,8 @@ int main(int argc, char **argv) {
     return cmd->fn == fsrun_cmd_sandbox ? 125 : 1;
   }
 
+  if (cmd->prefault_image)
+    prefault_image();
   if (cmd->before_heap != NULL)
     cmd->before_heap(&ctx);
   prefault_heap(256 * 1024);

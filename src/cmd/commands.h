@@ -21,6 +21,8 @@ struct fsrun_command {
   /* may be NULL: run before the heap is prefaulted, for a fork that should copy little */
   void (*before_heap)(const struct fsrun_context *ctx);
   bool stateless; /* never reads nor writes the state root: not made, not checked */
+  /* runs most of the image: it is mapped at once before the command (prefault.h) */
+  bool prefault_image;
 };
 
 /* Every command's argv starts at the command name (argv[0] == "create"), so getopt_long works with

@@ -8,9 +8,9 @@
  * memory over ten, while madvise(MADV_POPULATE_*) maps hundreds of pages for the price of a few.
  * Best effort: without MADV_POPULATE_* (Linux < 5.14) nothing happens. */
 
-/* Maps fsrun's own code and read-only data at once. The runtime calls it first; the init does not
- * (a fork does not copy the page tables of file mappings, but the init runs too little of the
- * image before its execve for this to pay: tests/bench/README.md, session 17). */
+/* Maps fsrun's own code and read-only data at once. Only for a command that runs most of the image
+ * (`fsrun sandbox`): the others (create, run, exec, start, delete) and the init run too little of
+ * it for a populate of the whole to pay (tests/bench/README.md, sessions 17 and 21). */
 void prefault_image(void);
 
 /* Lets malloc's heap start with `bytes` already backed (taken before the first allocations). */

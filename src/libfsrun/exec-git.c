@@ -25,6 +25,7 @@
 #include "json-out.h"
 #include "log.h"
 #include "overlay-lower.h"
+#include "sandbox-watchdog.h"
 #include "sandbox.h"
 #include "status.h"
 #include "utils.h"
@@ -114,6 +115,27 @@ static void tamper_since_read(struct exec_git *g) {
     *start = since;
 }
 
+/* The sandbox's watchdog, for the clean-up alone (no deadline, nothing killed), from before the
+ * per-run dir is made: an exec SIGKILLed from here on has its per-run dir (as root a tmpfs mounted
+ * on the host) unmounted and removed at once, not at the next exec or delete. The id it is given,
+ * dot-led, is no container's (status_validate_id), so the clean-up deletes none. Best effort: no
+ * watchdog leaves it to the next exec, as before. */
+static void watch_run_dir(const struct fsrun_context *ctx, const char *run_id) {
+  cleanup_error fsrun_error_t err = NULL;
+  cleanup_free char *watch_id = xasprintf(EXEC_GIT_WATCH_MARK "%s", run_id);
+  sandbox_watchdog_fork(ctx);
+  if (sandbox_watchdog_arm_container(watch_id, 0, &err) < 0)
+    log_debug("exec: git: %s: a killed exec's per-run dir stays until the next exec", err->msg);
+}
+
+bool exec_git_watch_cleanup(const char *state_root, const char *watch_id) {
+  size_t n = strlen(EXEC_GIT_WATCH_MARK);
+  if (strncmp(watch_id, EXEC_GIT_WATCH_MARK, n) != 0)
+    return false;
+  sandbox_git_remove_leftover(state_root, watch_id + n);
+  return true;
+}
+
 int exec_git_prepare(struct exec_git *g, const struct fsrun_context *ctx, const char *id,
                      const oci_config *config, fsrun_error_t *err) {
   const char *worktree = oci_map_get(&config->annotations, EXEC_GIT_ANNOTATION);
@@ -130,10 +152,13 @@ int exec_git_prepare(struct exec_git *g, const struct fsrun_context *ctx, const 
     return 0;
   exec_git_remove_leftovers(ctx->state_root, id, false);
   run_id = xasprintf("%s" EXEC_RUN_SUFFIX "%d", id, (int)getpid());
+  watch_run_dir(ctx, run_id);
   if (sandbox_git_prepare(&g->run, ctx->state_root, run_id, worktree, err) < 0)
     return fsrun_error_code(err);
-  if (g->run.run_dir == NULL)
+  if (g->run.run_dir == NULL) {
+    sandbox_watchdog_end();
     return 0; /* not a repository, or a layout the overlay does not cover: the bundle's binds */
+  }
   g->worktree = xstrdup(worktree);
   if (sandbox_git_dirs(worktree, &common, &wt_git_dir, err) < 0)
     return fsrun_error_code(err);
@@ -297,6 +322,7 @@ void exec_git_free(struct exec_git *g) {
     close(g->state_dir_fd);
   g->run_dir_fd = -1;
   sandbox_git_run_free(&g->run); /* removes the per-run dir when finish did not */
+  sandbox_watchdog_end();        /* only now: a kill before the removal is still cleaned up */
   for (size_t i = 0; i < g->protect.len; i++) {
     free(g->protect.items[i].destination);
     free(g->protect.items[i].type);

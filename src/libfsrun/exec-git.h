@@ -53,6 +53,11 @@ bool exec_git_tamper_since(int state_dir_fd, struct timespec *since);
 char **exec_git_final_walk(int state_dir_fd, const struct container_status *st);
 /* "exec: WHAT: a, b" on stderr; nothing for an empty list */
 void exec_git_warn_list(const char *what, char **v);
+/* The watchdog of an exec (exec-git.c) is armed with the per-run dir's id after this mark: a
+ * dot-led id, which no container has. exec_git_watch_cleanup: false when watch_id is not such an
+ * id; else that per-run dir is removed (the watchdog's clean-up after the exec's fsrun died). */
+#define EXEC_GIT_WATCH_MARK ".exec-git:"
+bool exec_git_watch_cleanup(const char *state_root, const char *watch_id);
 /* `fsrun delete`: the per-run dirs of execs into `id` that were killed */
 void exec_git_remove_leftovers(const char *state_root, const char *id, bool all);
 void exec_git_free(struct exec_git *g);

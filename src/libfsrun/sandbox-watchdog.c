@@ -18,6 +18,7 @@
 #include "cgroup.h"
 #include "clone.h"
 #include "container.h"
+#include "exec-git.h"
 #include "sandbox-git.h"
 #include "sandbox-probe.h"
 #include "sync.h"
@@ -432,7 +433,11 @@ void sandbox_watchdog_end(void) {
 
 int sandbox_watchdog_cleanup(const struct fsrun_context *ctx, const char *id) {
   cleanup_error fsrun_error_t err = NULL;
-  int r = container_delete(ctx, id, true, &err);
+  int r;
+  /* a killed `fsrun exec`'s per-run git dir: no container to delete */
+  if (exec_git_watch_cleanup(ctx->state_root, id))
+    return 0;
+  r = container_delete(ctx, id, true, &err);
   /* the run's git overlay dirs; nothing of them was applied to the repository */
   sandbox_git_remove_leftover(ctx->state_root, id);
   /* a probe of the host it was killed during (fallback-native) */

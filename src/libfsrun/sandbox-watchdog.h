@@ -61,7 +61,8 @@ bool sandbox_watchdog_forked(void);
 bool sandbox_watchdog_cpu_budget_spent(void);
 /* Ends the watchdog (killed and reaped). */
 void sandbox_watchdog_end(void);
-/* After fsrun's death: deletes the container `id` (delete --force) and the run's git dir. */
+/* After fsrun's death: deletes the container `id` (delete --force) and the run's git dir; for an
+ * id of EXEC_GIT_WATCH_MARK (a killed `fsrun exec`, exec-git.c), only that exec's per-run dir. */
 int sandbox_watchdog_cleanup(const struct fsrun_context *ctx, const char *id);
 
 #endif

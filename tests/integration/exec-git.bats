@@ -468,26 +468,59 @@ route_final_pointers() {
   route_final_pointers user
 }
 
+# exec_watchdog PID: the watchdog of fsrun exec PID: its child that leads a session of its own and
+# still has fsrun's command line (a clone without an exec; the command's process has its own)
+exec_watchdog() {
+  local own
+  own=$(ps -o args= -p "$1")
+  ps -o pid=,sid=,args= --ppid "$1" | while read -r pid sid args; do
+    [ "$pid" != "$sid" ] || [ "$args" != "$own" ] || echo "$pid"
+  done
+}
+
+# route_sigkill OWNER [watchdog|exec|delete]: fsrun exec SIGKILLed while its command runs (a fifo
+# says when: it has committed) applies nothing. watchdog: its watchdog, seen to end, has unmounted
+# and removed the per-run dir (as root a tmpfs of its own on the host) and left no process.
+# exec/delete: the watchdog was SIGKILLed first (as a kill of every process of the caller would),
+# and the next exec, or delete of the container, removes the per-run dir.
 route_sigkill() {
   make_repo "$1"
-  local id pid job run_dir
+  local id pid job run_dir wd
   id=$(task_container "$WT")
+  as_owner mkfifo "$WT/ready"
   as_owner env GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null "$FSRUN" --root "$DIR/state" \
-    exec "$id" /bin/sh -c 'echo two >>README && git commit -qam killed && touch ready &&
+    exec "$id" /bin/sh -c 'echo two >>README && git commit -qam killed && echo >ready &&
     exec sleep 1000' </dev/null >/dev/null 2>&1 &
   job=$!
-  wait_for_file "$WT/ready"
+  timeout -s KILL 60 cat "$WT/ready"
   # the fsrun exec (the job's child under setpriv): its pid is in its per-run dir's name (under
   # the state root, or an ordinary user's in /dev/shm)
   run_dir=$(run_dirs | grep -- "\.$id\.exec-[0-9]*$")
   pid=${run_dir##*-}
   tr '\0' ' ' <"/proc/$pid/cmdline" | grep -q -- " exec $id "
-  kill -KILL "$pid"
+  wd=$(exec_watchdog "$pid")
+  echo "fsrun exec $pid, its watchdog $wd"
+  [ -n "$wd" ]
+  # as root on a state root that is not a tmpfs, the per-run dir is a tmpfs mounted on the host
+  [ "$1" = user ] || [ "$(stat -f -c %T "$DIR/state")" = tmpfs ] ||
+    [ "$(findmnt -n -o FSTYPE --mountpoint "$run_dir")" = tmpfs ]
+  if [ "${2:-watchdog}" = watchdog ]; then
+    kill -KILL "$pid"
+    wait "$job" || true
+    # the watchdog's clean-up ends with it (an event: the bound only ends a failure)
+    timeout -s KILL 30 tail --pid="$wd" -f /dev/null
+    [ ! -e "$run_dir" ]
+    ! grep -F -- "$run_dir" /proc/self/mountinfo || false
+    [ -z "$(run_dirs)" ]
+    [ "$(hgit -C "$REPO" log -1 --format=%s task)" = first ]
+    return
+  fi
+  kill -KILL "$wd" "$pid"
   wait "$job" || true
   # the killed exec applied nothing and left its per-run dir
   [ "$(hgit -C "$REPO" log -1 --format=%s task)" = first ]
   [ -d "$run_dir" ]
-  if [ "${2:-exec}" = exec ]; then
+  if [ "$2" = exec ]; then
     # the next exec removes it, and its own
     as_owner "$FSRUN" --root "$DIR/state" exec "$id" true
   else
@@ -495,21 +528,30 @@ route_sigkill() {
     [ ! -e "$DIR/state/$id" ]
   fi
   [ -z "$(run_dirs)" ]
+  ! grep -F -- "$run_dir" /proc/self/mountinfo || false
 }
 
-@test "exec-git: a SIGKILLed fsrun exec applies nothing; the next exec removes its per-run dir (root)" {
+@test "exec-git: a SIGKILLed fsrun exec applies nothing; its watchdog unmounts and removes its per-run dir (root)" {
   route_sigkill root
 }
 
-@test "exec-git: a SIGKILLed fsrun exec applies nothing; the next exec removes its per-run dir (ordinary user)" {
+@test "exec-git: a SIGKILLed fsrun exec applies nothing; its watchdog unmounts and removes its per-run dir (ordinary user)" {
   route_sigkill user
 }
 
-@test "exec-git: delete of the task container removes a SIGKILLed fsrun exec's per-run dir (root)" {
+@test "exec-git: a SIGKILLed fsrun exec whose watchdog was killed too: the next exec removes its per-run dir (root)" {
+  route_sigkill root exec
+}
+
+@test "exec-git: a SIGKILLed fsrun exec whose watchdog was killed too: the next exec removes its per-run dir (ordinary user)" {
+  route_sigkill user exec
+}
+
+@test "exec-git: delete of the task container removes the per-run dir of a SIGKILLed fsrun exec and its watchdog (root)" {
   route_sigkill root delete
 }
 
-@test "exec-git: delete of the task container removes a SIGKILLed fsrun exec's per-run dir (ordinary user)" {
+@test "exec-git: delete of the task container removes the per-run dir of a SIGKILLed fsrun exec and its watchdog (ordinary user)" {
   route_sigkill user delete
 }
 
@@ -572,21 +614,27 @@ killed_fsrun() {
   KILLED_FSRUN=("$FSRUN" --root "$DIR/state" exec --status-json "$DIR/status.json" "$id")
 }
 
-# a SIGKILLed exec has no watchdog: its per-run dir (a tmpfs of its own as root) is left until the
-# next exec into the container removes it (its fsrun's pid is gone), and that exec's tamper walk
-# names again what the killed one found (its cutoff was not moved past it, and the hook's digest
-# it compares with is the killed exec's "before": the first exec keeps it before the command)
+# a SIGKILLed exec's watchdog unmounts and removes its per-run dir (a tmpfs of its own as root; an
+# event: the bound only ends a failure), and the next exec's tamper walk names again what the
+# killed one found (its cutoff was not moved past it, and the hook's digest it compares with is the
+# killed exec's "before": the first exec keeps it before the command)
 after_sync_killed() {
-  [ -n "$(run_dirs)" ]
+  local tries=600
+  while [ -n "$(run_dirs)" ] && [ "$tries" -gt 0 ]; do
+    sleep 0.1
+    tries=$((tries - 1))
+  done
+  [ -z "$(run_dirs)" ]
+  ! grep -F -- "$DIR/state/.sandbox-git." /proc/self/mountinfo || false
   sbx -- true
   [ "$(tamper)" = '["config:core.hooksPath=.husky","nested/.git"]' ]
 }
 
-@test "exec-git: fsrun exec SIGKILLed during a slow sync said the tamper first; the next exec removes its per-run dir and names it again (root)" {
+@test "exec-git: fsrun exec SIGKILLed during a slow sync said the tamper first; its watchdog removes its per-run dir, the next exec names it again (root)" {
   route_sync_killed root
 }
 
-@test "exec-git: fsrun exec SIGKILLed during a slow sync said the tamper first; the next exec removes its per-run dir and names it again (ordinary user)" {
+@test "exec-git: fsrun exec SIGKILLed during a slow sync said the tamper first; its watchdog removes its per-run dir, the next exec names it again (ordinary user)" {
   route_sync_killed user
 }
 

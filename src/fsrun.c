@@ -52,7 +52,7 @@ static const struct fsrun_command commands[] = {
      .fn = fsrun_cmd_sandbox,
      .summary = "run a command once in the Fusion sandbox over a worktree",
      .before_heap = sandbox_watchdog_fork,
-     .prefault_image = true},
+     .prefault = true},
     {"bundle", fsrun_cmd_bundle, "write the Fusion sandbox's bundle for a policy and a worktree"},
 };
 
@@ -303,11 +303,12 @@ int main(int argc, char **argv) {
     return cmd->fn == fsrun_cmd_sandbox ? 125 : 1;
   }
 
-  if (cmd->prefault_image)
+  if (cmd->prefault)
     prefault_image();
   if (cmd->before_heap != NULL)
     cmd->before_heap(&ctx);
-  prefault_heap(256 * 1024);
+  if (cmd->prefault)
+    prefault_heap(256 * 1024);
   log_debug("running `%s` with state root `%s`", cmd->name, ctx.state_root);
   if (cmd->fn(&ctx, argc - optind, argv + optind, &exit_status, &err) < 0)
     return fail(err != NULL ? err->msg : "command failed without an error message");

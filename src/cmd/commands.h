@@ -21,8 +21,8 @@ struct fsrun_command {
   /* may be NULL: run before the heap is prefaulted, for a fork that should copy little */
   void (*before_heap)(const struct fsrun_context *ctx);
   bool stateless; /* never reads nor writes the state root: not made, not checked */
-  /* runs most of the image: it is mapped at once before the command (prefault.h) */
-  bool prefault_image;
+  /* runs most of the image and grows the heap: both are mapped at once (prefault.h) */
+  bool prefault;
 };
 
 /* Every command's argv starts at the command name (argv[0] == "create"), so getopt_long works with

@@ -13,7 +13,8 @@
  * it for a populate of the whole to pay (tests/bench/README.md, sessions 17 and 21). */
 void prefault_image(void);
 
-/* Lets malloc's heap start with `bytes` already backed (taken before the first allocations). */
+/* Lets malloc's heap start with `bytes` already backed (taken before the first allocations). Only
+ * `fsrun sandbox` asks: the other commands use less of it than the populate costs (session 21). */
 void prefault_heap(size_t bytes);
 
 /* Once a child that shared our memory copy-on-write (a clone without CLONE_VM) has exited or

@@ -1,12 +1,12 @@
 /* fsrun delete [--force] [--tamper-json FILE] ID */
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
 
 #include "commands.h"
+#include "caller-output.h"
 #include "container.h"
 #include "exec-git.h"
 #include "json-out.h"
@@ -77,9 +77,8 @@ FSRUN_COMMAND(delete) {
                             "delete: expected exactly one container ID (see fsrun delete --help)");
   /* opened first: a bad path deletes nothing */
   if (tamper_json != NULL &&
-      (tamper_fd = open(tamper_json, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOCTTY, 0644)) <
-          0)
-    return fsrun_error_errno(err, "--tamper-json %s: open", tamper_json);
+      (tamper_fd = caller_output_open("--tamper-json", tamper_json, err)) < 0)
+    return tamper_fd;
   r = container_delete_walked(ctx, argv[optind], force, &tamper, err);
   if (r == 0 && tamper_fd >= 0)
     r = write_tamper_json(tamper_fd, tamper_json, tamper, err);

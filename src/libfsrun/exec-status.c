@@ -1,19 +1,19 @@
 #include "exec-status.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "caller-output.h"
 #include "cgroup.h"
 #include "utils.h"
 
 int exec_status_open(struct exec_status *s, const char *path, const struct fsrun_cgroup *cg,
                      fsrun_error_t *err) {
-  s->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOCTTY, 0644);
+  s->fd = caller_output_open("--status-json", path, err);
   if (s->fd < 0)
-    return fsrun_error_errno(err, "--status-json %s: open", path);
+    return s->fd;
   s->oom_known = cg != NULL && cgroup_oom_kills(cg, &s->oom_before);
   return 0;
 }

@@ -19,8 +19,9 @@ struct exec_status {
   char *extra_json;    /* members appended to the object (`,"tamper":[...]`), owned, or NULL */
 };
 
-/* Opens (creates, truncates) FILE before anything runs, so a bad path fails the exec with
- * "--status-json FILE: ..." and nothing started; reads the OOM counter of cg (may be NULL). */
+/* Opens (creates, truncates; caller-output.h: no link, FIFO or device) FILE before anything runs,
+ * so a bad path fails the exec with "--status-json FILE: ..." and nothing started; reads the OOM
+ * counter of cg (may be NULL). */
 int exec_status_open(struct exec_status *s, const char *path, const struct fsrun_cgroup *cg,
                      fsrun_error_t *err);
 

@@ -131,7 +131,11 @@ static int write_atomic(int dirfd, const char *name, const void *data, size_t le
   char tmp[PATH_MAX];
   cleanup_close int fd = -1;
   snprintf(tmp, sizeof(tmp), "%s.tmp.%d", name, (int)getpid());
-  fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, mode);
+  /* a new file: never one left at the temporary name (a hard link, a FIFO) by whoever may write
+   * the directory (a --pid-file's); a stale one of a dead fsrun with our pid goes first */
+  if (unlinkat(dirfd, tmp, 0) < 0 && errno != ENOENT)
+    return fsrun_error_errno(err, "remove `%s`", tmp);
+  fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, mode);
   if (fd < 0)
     return fsrun_error_errno(err, "create `%s`", tmp);
   /* no fsync: the state means nothing after a reboot; the exchange or rename alone makes readers

@@ -173,8 +173,11 @@ int write_file_at(int dirfd, const char *path, const void *data, size_t len, fsr
 int write_file_atomic_at(int dirfd, const char *path, const void *data, size_t len, mode_t mode,
                          fsrun_error_t *err) {
   cleanup_free char *tmp = xasprintf("%s.tmp.%d", path, (int)getpid());
-  cleanup_close int fd =
-      openat(dirfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, mode);
+  cleanup_close int fd = -1;
+  /* a new file, as status.c's: nothing another left at the temporary name is written through */
+  if (unlinkat(dirfd, tmp, 0) < 0 && errno != ENOENT)
+    return fsrun_error_errno(err, "remove `%s`", tmp);
+  fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, mode);
   if (fd < 0)
     return fsrun_error_errno(err, "create `%s`", tmp);
   if (safe_write_all(fd, data, len) < 0 || fsync(fd) < 0) {

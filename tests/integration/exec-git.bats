@@ -407,7 +407,8 @@ route_late_pointers() {
 
 # After the task's last exec: a process it left running plants a nested repository, which no exec's
 # walk will ever name. `fsrun delete --tamper-json` walks once more when the container's processes
-# are dead and names it (a bad --tamper-json path deletes nothing: one line naming the option).
+# are dead and names it (a bad --tamper-json path, a link there too, deletes nothing: one line naming
+# the option).
 route_final_walk() {
   make_repo "$1"
   local id
@@ -422,6 +423,16 @@ route_final_walk() {
   [ "$status" = 1 ]
   [[ $output == *"--tamper-json $DIR/no/such/dir: open: No such file or directory" ]]
   [ -d "$DIR/state/$id" ]
+  # nor through a link left at the path (caller-output.h): the file it names unchanged
+  echo precious >"$DIR/precious"
+  ln -s "$DIR/precious" "$DIR/link.json"
+  run as_owner "$FSRUN" --root "$DIR/state" delete --force --tamper-json "$DIR/link.json" "$id"
+  echo "$output"
+  [ "$status" = 1 ]
+  [ "${#lines[@]}" -eq 1 ]
+  [[ $output == *"--tamper-json $DIR/link.json: a symbolic link (fsrun writes no file through one)" ]]
+  [ -d "$DIR/state/$id" ]
+  [ "$(cat "$DIR/precious")" = precious ]
   as_owner "$FSRUN" --root "$DIR/state" delete --force --tamper-json "$DIR/final.json" "$id"
   cat "$DIR/final.json"
   [ "$(jq -c . "$DIR/final.json")" = '{"walked":true,"tamper":["nested/.git"]}' ]

@@ -4,9 +4,9 @@
 # never will (the Fusion adapter's timeout relies on it). --detach keeps runc's order (the file
 # after execve: exec.bats, exec-2.bats). As root and as an ordinary user (uid 1000, rootless).
 #
-# The ordering is made, not waited for: the pid file's temporary name (PATH.tmp.PID, PID being
-# fsrun's) is a fifo made before fsrun starts, so fsrun blocks opening it, with no reader, at the
-# moment it writes the pid file (its wchan is then the kernel's wait_for_partner).
+# The ordering is made, not waited for: strace holds fsrun at its rename of the written temporary
+# file onto the pid file (helpers.bash, hold_pid_file). (A fifo at the temporary name held it before;
+# fsrun now makes that file new, O_EXCL, so nothing left there is written through.)
 
 load helpers
 
@@ -21,6 +21,7 @@ setup() {
 
 teardown() {
   [ -n "${EXEC_PID:-}" ] && kill -9 "$EXEC_PID" 2>/dev/null
+  [ -n "${HOLD_STRACE:-}" ] && kill "$HOLD_STRACE" 2>/dev/null
   [ -n "${ROOTLESS_ID:-}" ] && as_user "$FSRUN" --root "$USER_DIR/state" delete --force "$ROOTLESS_ID" >/dev/null 2>&1
   teardown_bundle
 }
@@ -80,29 +81,26 @@ only_init_left() {
 }
 
 # stalled_exec PIDFILE CMD...: fsrun exec --pid-file PIDFILE CMD in the background (EXEC_PID),
-# returned once it is blocked writing PIDFILE
+# returned once it is held writing PIDFILE
 stalled_exec() {
-  local pid_file=$1 tries=200
+  local pid_file=$1 held=0
   shift
-  "${RUN[@]}" sh -c 'mkfifo "$0.tmp.$$" && exec "$@"' "$pid_file" \
-    "${FS[@]}" exec --pid-file "$pid_file" "$CONTAINER_ID" "$@" </dev/null >/dev/null 2>"$BATS_TEST_TMPDIR/exec.err" &
-  EXEC_PID=$!
-  while [ "$(cat "/proc/$EXEC_PID/wchan" 2>/dev/null)" != wait_for_partner ] && [ "$tries" -gt 0 ]; do
-    sleep 0.05
-    tries=$((tries - 1))
-  done
+  hold_pid_file "$pid_file" "$DIR" "${RUN[@]}" "${FS[@]}" exec --pid-file "$pid_file" "$CONTAINER_ID" "$@" \
+    2>"$BATS_TEST_TMPDIR/exec.err" || held=$?
+  EXEC_PID=$HOLD_PID
   cat "$BATS_TEST_TMPDIR/exec.err"
-  [ "$(cat "/proc/$EXEC_PID/wchan")" = wait_for_partner ]
+  [ "$held" -eq 0 ]
 }
 
 check_killed_before_pid_file() {
-  requires_wchan # stalled_exec waits for wait_for_partner
   start_as "$1"
   stalled_exec "$DIR/x.pid" sleep 100001
   # fsrun is writing the pid file: the command has not run yet
   ran=$(in_pidns "$INIT_PID" | while read -r p; do tr '\0' ' ' <"/proc/$p/cmdline"; echo; done | grep -cx 'sleep 100001 ' || true)
   [ "$ran" -eq 0 ]
   kill -9 "$EXEC_PID"
+  # strace, asleep in its delay, lets go of the dead process only when it ends
+  kill "$HOLD_STRACE"
   wait "$EXEC_PID" || true
   EXEC_PID=
   # no pid file, and the command never runs: the process that waited for fsrun died with it

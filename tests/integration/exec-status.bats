@@ -144,6 +144,67 @@ check_exit_and_signal() {
   [ ! -e "$DIR/status.json" ]
 }
 
+# check_unfit_outputs FSRUN_PREFIX...: fsrun, root or not, writes no file it did not mean to
+# (caller-output.h): a symbolic link, a fifo or a second hard link at the --status-json path is
+# refused before anything runs (one line naming the option and why), and what it names is unchanged;
+# an existing regular file is truncated. A --pid-file at a link is replaced (runc's rename), and a
+# hard link left at its temporary name (PIDFILE.tmp.PID) is not written through.
+check_unfit_outputs() {
+  local f runner=() fs=("$FSRUN" --root "$FSRUN_ROOT")
+  if [ "$1" = as_user ]; then
+    runner=(as_user)
+    fs=("${@:2}")
+  fi
+  echo precious >"$DIR/target"
+  ln -s "$DIR/target" "$DIR/link.json"
+  mkfifo "$DIR/fifo.json"
+  ln "$DIR/target" "$DIR/hard.json"
+  [ -z "${TEST_UID:-}" ] || chown -h "$TEST_UID:$TEST_GID" "$DIR/target" "$DIR/link.json" "$DIR/fifo.json"
+  for f in link fifo hard; do
+    # a guard, not a measure: the fifo held an open with O_WRONLY for ever before
+    run "${runner[@]}" timeout -s KILL 60 "${fs[@]}" exec --status-json "$DIR/$f.json" "$ID" /bin/sh -c 'touch "$0"' "$WT/ran-$f"
+    echo "$output"
+    [ "$status" -eq 1 ]
+    [ "${#lines[@]}" -eq 1 ]
+    [ ! -e "$WT/ran-$f" ]
+  done
+  run "$@" exec --status-json "$DIR/link.json" "$ID" /bin/true
+  [[ $output == *"--status-json $DIR/link.json: a symbolic link (fsrun writes no file through one)" ]]
+  run "$@" exec --status-json "$DIR/fifo.json" "$ID" /bin/true
+  [[ $output == *"--status-json $DIR/fifo.json: not a regular file" ]]
+  run "$@" exec --status-json "$DIR/hard.json" "$ID" /bin/true
+  [[ $output == *"--status-json $DIR/hard.json: a file with another hard link"* ]]
+  [ "$(cat "$DIR/target")" = precious ] && [ -L "$DIR/link.json" ] && [ -p "$DIR/fifo.json" ]
+  # the caller's own regular file: truncated, one object
+  echo "an older and much longer content than the status" >"$DIR/own.json"
+  [ -z "${TEST_UID:-}" ] || chown "$TEST_UID:$TEST_GID" "$DIR/own.json"
+  "$@" exec --status-json "$DIR/own.json" "$ID" /bin/true
+  [ "$(jq -c '[.exitCode, .signal]' "$DIR/own.json")" = '[0,null]' ]
+  [ "$(wc -l <"$DIR/own.json")" = 1 ]
+  # --pid-file: the link replaced by a regular file naming the process, its target unchanged
+  ln -s "$DIR/target" "$DIR/link.pid"
+  [ -z "${TEST_UID:-}" ] || chown -h "$TEST_UID:$TEST_GID" "$DIR/link.pid"
+  "$@" exec --pid-file "$DIR/link.pid" "$ID" /bin/true
+  [ ! -L "$DIR/link.pid" ]
+  [[ $(cat "$DIR/link.pid") =~ ^[1-9][0-9]*$ ]]
+  # a hard link to the target at the temporary name of fsrun's pid (the sh that execs it)
+  "${runner[@]}" sh -c 'ln "$0" "$1.tmp.$$" && shift && exec "$@"' "$DIR/target" "$DIR/hard.pid" \
+    "${fs[@]}" exec --pid-file "$DIR/hard.pid" "$ID" /bin/true
+  [[ $(cat "$DIR/hard.pid") =~ ^[1-9][0-9]*$ ]]
+  [ "$(cat "$DIR/target")" = precious ]
+}
+
+@test "exec --status-json: a link, a fifo or a hard link at the path is refused, what it names unchanged; --pid-file replaces a link (root)" {
+  task_container fsrun
+  check_unfit_outputs fsrun
+}
+
+@test "exec --status-json: a link, a fifo or a hard link at the path is refused, what it names unchanged; --pid-file replaces a link (ordinary user)" {
+  as_test_user_or_skip
+  task_container as_user "$FSRUN" --root "$AS_USER_ROOT"
+  check_unfit_outputs as_user "$FSRUN" --root "$AS_USER_ROOT"
+}
+
 # fsrun's init becomes joinable (dumpable) before `start` returns: an ordinary user's exec right
 # after start got "join the container's user namespace: Operation not permitted" when it did so
 # only after starting the command (seen once in a full run of this file)

@@ -156,6 +156,46 @@ requires_wchan() {
     skip "/proc/PID/wchan reads '${wchan:-nothing}' for a sleeping process on this kernel: where a process blocks cannot be seen"
 }
 
+# hold_pid_file PIDFILE DIR CMD...: CMD (a command line that ends in fsrun writing PIDFILE, such as
+# `fsrun exec --pid-file PIDFILE ...`, possibly behind setpriv) in the background, held by strace at
+# its rename of the written temporary file (PIDFILE.tmp.PID) onto PIDFILE: the moment before the
+# pid file exists. DIR: a directory CMD's user can read (for the fifo that starts it once strace has
+# attached). Sets HOLD_PID (CMD's pid, fsrun's once it runs) and HOLD_STRACE (kill it to let fsrun
+# go on: strace detaches; after a kill -9 of fsrun too, or the wait for fsrun waits out the delay).
+# strace follows no child: others may trace fsrun's children.
+hold_pid_file() {
+  local pid_file=$1 go=$2/hold.go tries=600 nr state
+  shift 2
+  requires_host_command strace
+  case $(uname -m) in
+  x86_64) nr=' 82 264 316 ' ;;
+  aarch64) nr=' 38 276 ' ;;
+  *) skip "rename's system call numbers unknown on $(uname -m)" ;;
+  esac
+  mkfifo "$go"
+  chmod 0666 "$go"
+  sh -c 'read -r x <"$0" && exec "$@"' "$go" "$@" </dev/null 3>&- &
+  HOLD_PID=$!
+  strace -qq -o /dev/null -p "$HOLD_PID" -P "$pid_file.tmp.$HOLD_PID" \
+    -e trace=rename,renameat,renameat2 -e inject=rename,renameat,renameat2:delay_enter=600000000 3>&- &
+  HOLD_STRACE=$!
+  while ! grep -q '^TracerPid:[[:space:]]*[1-9]' "/proc/$HOLD_PID/status" && [ "$tries" -gt 0 ]; do
+    sleep 0.05
+    tries=$((tries - 1))
+  done
+  echo go >"$go"
+  # a state, not a time: stopped by the tracer in a rename, the temporary file written
+  while [ "$tries" -gt 0 ]; do
+    state=$(cut -d' ' -f3 "/proc/$HOLD_PID/stat" 2>/dev/null)
+    [ "$state" = t ] && [ -s "$pid_file.tmp.$HOLD_PID" ] &&
+      [[ $nr == *" $(cut -d' ' -f1 "/proc/$HOLD_PID/syscall" 2>/dev/null) "* ]] && return 0
+    sleep 0.05
+    tries=$((tries - 1))
+  done
+  echo "fsrun ($HOLD_PID) was not held at its pid file's rename: state ${state:-gone}" >&2
+  return 1
+}
+
 # WITH_BINDS SRC DEST [SRC DEST]... -- CMD...: CMD in a private mount namespace where each SRC is
 # bound over DEST (the host's own are left as they are). An array, so that timeout(1) or setpriv
 # can run it.

@@ -38,6 +38,7 @@ setup() {
 teardown() {
   # a held exec (held_exec_start) of a test that failed before it let it go
   [ -z "${HELD_PARENT:-}" ] || kill -9 "$HELD_PARENT" 2>/dev/null || true
+  [ -z "${HOLD_STRACE:-}" ] || kill "$HOLD_STRACE" 2>/dev/null || true
   teardown_bundle
 }
 
@@ -451,28 +452,13 @@ ns_pid() {
   awk '/^NSpid:/ { print $NF }' "/proc/$1/status"
 }
 
-# in_fifo_open PID: PID sleeps in open(2) of a fifo that has no reader
-in_fifo_open() {
-  case $(cat "/proc/$1/wchan" 2>/dev/null) in
-  fifo_open | wait_for_partner) return 0 ;;
-  esac
-  return 1
-}
-
-# held_exec_start ID PIDFILE: a foreground `exec --pid-file PIDFILE ID /bin/true` whose pid file's
-# temporary name is a fifo: it blocks opening it, after its process (pid_late) reported ready and
-# before that process's go (exec-follow.c). Sets HELD_PARENT and HELD_PID (in the container).
+# held_exec_start ID PIDFILE: a foreground `exec --pid-file PIDFILE ID /bin/true` held by strace at
+# its pid file's rename (helpers.bash, hold_pid_file): after its process (pid_late) reported ready
+# and before that process's go (exec-follow.c). Sets HELD_PARENT and HELD_PID (in the container).
 held_exec_start() {
   local hpid
-  sh -c 'mkfifo "$1.tmp.$$" && exec "$2" --root "$3" exec --pid-file "$1" "$4" /bin/true' \
-    sh "$2" "$FSRUN_COPY" "$FSRUN_ROOT" "$1" </dev/null 3>&- &
-  HELD_PARENT=$!
-  # a wait for a state, not for time: the parent is in the fifo's open
-  for _ in $(seq 600); do
-    in_fifo_open "$HELD_PARENT" && break
-    sleep 0.1
-  done
-  in_fifo_open "$HELD_PARENT"
+  hold_pid_file "$2" "$BATS_TEST_TMPDIR" "$FSRUN_COPY" --root "$FSRUN_ROOT" exec --pid-file "$2" "$1" /bin/true
+  HELD_PARENT=$HOLD_PID
   hpid=$(cat /proc/"$HELD_PARENT"/task/*/children)
   HELD_PID=$(ns_pid $hpid)
 }
@@ -488,8 +474,8 @@ held_exec_start() {
   [ "$status" != 0 ]
   held_exec_start $SEC-held "$BATS_TEST_TMPDIR/held.pid"
   run copy exec $SEC-held /bin/ptrace-probe inject-mkdir "$HELD_PID" /bypass-exec /tmp/inject.out
-  # let it go: the parent writes the pid into the fifo, renames it, and lets the process exec
-  cat "$BATS_TEST_TMPDIR/held.pid.tmp.$HELD_PARENT" >/dev/null
+  # let it go: strace detaches, the parent renames the pid file into place and lets the process exec
+  kill "$HOLD_STRACE"
   wait "$HELD_PARENT"
   cat "$ROOTFS/tmp/inject.out"
   # seized and injected (the probe works), the profile refused it, and the filter was there

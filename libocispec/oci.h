@@ -128,6 +128,10 @@ typedef struct {
    * that no path in the container, which a link swapped in could redirect, decides where. */
   const char *covers[OCI_MOUNT_MAX_COVERS];
   const char *cover_source;
+  /* In memory only too: a read-only bind of a directory shown through a read-only overlay over
+   * its root (its covers in the overlay's layer), so that a unix socket below it refuses
+   * connect() and a FIFO below it is a pipe of the overlay's own (cover-overlay.h). */
+  bool overlay_view;
 } oci_mount;
 
 typedef struct {

@@ -13,7 +13,8 @@
 #include "utils.h"
 
 static bool carries_checks(const oci_mount *m) {
-  return m->has_source_id || m->needs_source_id || m->dest_no_symlinks || m->covers[0] != NULL;
+  return m->has_source_id || m->needs_source_id || m->dest_no_symlinks || m->covers[0] != NULL ||
+         m->overlay_view;
 }
 
 /* mounts[i]'s checks as the annotation's JSON text (caller frees) */
@@ -27,6 +28,8 @@ static char *checks_json(const oci_mount *m) {
               m->has_source_id ? m->source_ino : 0);
   if (m->dest_no_symlinks)
     sb_puts(&b, ",\"destinationNoSymlinks\":true");
+  if (m->overlay_view)
+    sb_puts(&b, ",\"overlayView\":true");
   if (m->covers[0] != NULL) {
     sb_puts(&b, ",\"covers\":[");
     for (size_t k = 0; k < OCI_MOUNT_MAX_COVERS && m->covers[k]; k++) {
@@ -144,9 +147,15 @@ static int apply_key(oci_mount *m, const char *key, const json_value *v, const c
     m->dest_no_symlinks = true;
     return 0;
   }
+  if (strcmp(key, "overlayView") == 0) {
+    if (v->type != JSON_BOOL || !v->u.boolean)
+      return fsrun_error_make(err, 0, "%s: overlayView: only true is allowed", what);
+    m->overlay_view = true;
+    return 0;
+  }
   return fsrun_error_make(err, 0,
                           "%s: unknown key `%s` (known: destination, sourceId, "
-                          "destinationNoSymlinks, covers)",
+                          "destinationNoSymlinks, covers, overlayView)",
                           what, key);
 }
 

@@ -5,15 +5,18 @@
  * later, by another process, from the JSON, so they are written as annotations:
  *
  *   "run.fsrun.mounts.N": "{\"destination\": \"/w/x\", \"sourceId\": \"DEV:INO\",
- *                           \"destinationNoSymlinks\": true, \"covers\": [\"shadow\"]}"
+ *                           \"destinationNoSymlinks\": true, \"covers\": [\"shadow\"],
+ *                           \"overlayView\": true}"
  *
  * N is the index of the mount in `mounts`, whose destination must be the one named (a config
  * edited since is refused, not checked against another mount). Each key can only make a create
  * stricter (docs/sandbox.md, "Paths the command can re-point"), so any config may carry them: a
  * bind whose source shows another object is refused (ESTALE), a destination through a link is
- * refused (ELOOP), a cover hides a secret file with the bundle's empty mode-0 file. Nothing in them
- * turns a check off: `destinationNoSymlinks` is only `true`, and an identity that differs from one
- * the mount carries already is refused. A malformed annotation is one line naming it. */
+ * refused (ELOOP), a cover hides a secret file with the bundle's empty mode-0 file, an overlay view
+ * shows a read-only bind of a directory through an overlay (its sockets and FIFOs closed), as far
+ * as the kernel lets it (otherwise the bind as it is: cover-overlay.h). Nothing in them turns a
+ * check off: `destinationNoSymlinks` is only `true`, and an identity that differs from one the
+ * mount carries already is refused. A malformed annotation is one line naming it. */
 #ifndef FSRUN_BIND_IDENTITY_H
 #define FSRUN_BIND_IDENTITY_H
 

@@ -228,8 +228,13 @@ static int overlay_one_dir(int bind_root, const char *const *covers, size_t n, s
     return fsrun_error_errno(err, "cover `%.*s`: its layer", shown, dir);
   snprintf(layer_path, sizeof(layer_path), "/proc/self/fd/%d", layer);
   snprintf(lower_path, sizeof(lower_path), "/proc/self/fd/%d", lower);
-  /* /proc/self/fd/N names the fd's own mount and dentry: the host's directory, not the layer */
-  snprintf(data, sizeof(data), "lowerdir=%s:%s", layer_path, lower_path);
+  /* /proc/self/fd/N names the fd's own mount and dentry: the host's directory, not the layer.
+   * With nothing to hide the host's is the top layer: a directory shows the top layer's owner,
+   * mode and times, and the empty layer is there only because overlayfs wants two. */
+  if (n > 0)
+    snprintf(data, sizeof(data), "lowerdir=%s:%s", layer_path, lower_path);
+  else
+    snprintf(data, sizeof(data), "lowerdir=%s:%s", lower_path, layer_path);
   if (mount("overlay", lower_path, "overlay", bind_flags(bind_root), data) < 0) {
     int saved = errno;
     umount2(layer_path, MNT_DETACH);
@@ -255,4 +260,11 @@ int cover_overlays_attach(int bind_root, const char **covers, size_t n, bool rec
     *done = end;
   }
   return 0;
+}
+
+int cover_overlay_whole(int bind_root, const char *const *covers, size_t n, bool recursive,
+                        bool *refused, fsrun_error_t *err) {
+  static const char *const none[] = {""};
+  *refused = false;
+  return overlay_one_dir(bind_root, n > 0 ? covers : none, n, 0, recursive, refused, err);
 }

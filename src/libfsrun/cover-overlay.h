@@ -23,4 +23,12 @@
 int cover_overlays_attach(int bind_root, const char **covers, size_t n, bool recursive,
                           size_t *done, bool *refused, fsrun_error_t *err);
 
+/* One read-only overlay over bind_root itself, its layer holding covers[0..n) (n may be 0): the
+ * whole bind seen through overlayfs, whose sockets and FIFOs are its own inodes, not the host's
+ * (connect() is refused, a FIFO opened there is a pipe no host process shares). 0; or a negative
+ * errno with err set, *refused as above (then nothing is left mounted and the bind is as it was).
+ */
+int cover_overlay_whole(int bind_root, const char *const *covers, size_t n, bool recursive,
+                        bool *refused, fsrun_error_t *err);
+
 #endif

@@ -20,7 +20,8 @@
 
 static bool carries_checks(const oci_mount *m) {
   return mount_entry_is_bind(m) && m->source != NULL &&
-         (m->needs_source_id || m->has_source_id || m->dest_no_symlinks || m->covers[0] != NULL);
+         (m->needs_source_id || m->has_source_id || m->dest_no_symlinks || m->covers[0] != NULL ||
+          m->overlay_view);
 }
 
 /* the bind of c->mounts before index whose destination holds dest deepest (-1: none); *rest the
@@ -83,11 +84,12 @@ static int check_bind(const oci_config *c, size_t index, const char *bundle, con
   struct stat st;
   /* covers are mounts of their own below the bind, which criu would have to restore from the
    * checkpoint's images as they were: not checked, so not offered */
-  if (m->covers[0] != NULL)
+  if (m->covers[0] != NULL || m->overlay_view)
     return fsrun_error_make(err, 0,
-                            "mounts[%zu]: `%s` has covers over secret files, which a restore "
-                            "cannot re-apply: create the container again instead",
-                            index, m->destination);
+                            "mounts[%zu]: `%s` has %s, which a restore cannot re-apply: create the "
+                            "container again instead",
+                            index, m->destination,
+                            m->covers[0] != NULL ? "covers over secret files" : "an overlay view");
   b->source = m->source[0] == '/' ? xstrdup(m->source) : xasprintf("%s/%s", bundle, m->source);
   fd = open(b->source, O_PATH | O_CLOEXEC);
   if (fd < 0)

@@ -324,7 +324,7 @@ int features_build(const char *state_root, oci_features **out, fsrun_error_t *er
   /* a bind's checks, as `fsrun bundle` writes them (bind-identity.h): the keys of its object */
   if (features_implemented(FEATURE_ANNOTATION, BIND_CHECKS_ANNOTATION_PREFIX "N"))
     annotate(f, BIND_CHECKS_ANNOTATION_PREFIX "N",
-             "{destination, sourceId, destinationNoSymlinks, covers}");
+             "{destination, sourceId, destinationNoSymlinks, covers, overlayView}");
   /* checkpoint and restore: the criu they drive, only when `criu check` passes on this kernel */
   if (features_implemented(FEATURE_ANNOTATION, "org.fsrun.checkpoint") &&
       (criu = criu_usable(state_root)) != NULL)

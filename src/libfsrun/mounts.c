@@ -675,6 +675,27 @@ static int attach_cover(const struct mount_env *env, int bind_root, const char *
   return finish_bind(mnt, -1, &o, 0, index, cover_source, dest, err);
 }
 
+/* The bind checked (may be NULL) of a directory seen through one overlay over its root, its covers
+ * in that overlay's layer (oci_mount.overlay_view). 1: done; 0: not to be done, or overlayfs
+ * refused (a kernel before 5.11 in a user namespace, an rbind with mounts below: the bind stays
+ * as it is, its sockets and FIFOs with it, docs/sandbox.md); or the error. */
+static int attach_overlay_view(int bind_root, const oci_mount *checked, const char *const *covers,
+                               size_t n, bool recursive, size_t index, const char *dest,
+                               fsrun_error_t *err) {
+  struct stat st;
+  bool refused = false;
+  if (checked == NULL || !checked->overlay_view || fstat(bind_root, &st) < 0 ||
+      !S_ISDIR(st.st_mode))
+    return 0;
+  if (cover_overlay_whole(bind_root, covers, n, recursive, &refused, err) == 0)
+    return 1;
+  if (!refused)
+    return fsrun_error_wrap(err, "mounts[%zu]: `%s`", index, dest);
+  log_debug("mounts[%zu]: `%s`: %s; bound without an overlay", index, dest, (*err)->msg);
+  fsrun_error_release(err);
+  return 0;
+}
+
 /* The covers of the bind checked (may be NULL), attached onto bind_root: overlays over the
  * directories that hold them where the bind is read-only (cover-overlay.h: a rename on the host
  * does not take those away), else, and where overlayfs refuses, the cover file bound over each. */
@@ -683,12 +704,18 @@ static int attach_covers(const struct mount_env *env, int bind_root, const oci_m
   const char *covers[OCI_MOUNT_MAX_COVERS];
   struct statvfs sv;
   size_t n = 0, done = 0;
-  bool refused = false;
+  bool refused = false, read_only;
+  int viewed = 0;
   while (checked != NULL && n < OCI_MOUNT_MAX_COVERS && checked->covers[n]) {
     covers[n] = checked->covers[n];
     n++;
   }
-  if (n > 0 && covers[0][0] != '\0' && fstatvfs(bind_root, &sv) == 0 && (sv.f_flag & ST_RDONLY) &&
+  read_only = fstatvfs(bind_root, &sv) == 0 && (sv.f_flag & ST_RDONLY);
+  if (read_only && (n == 0 || covers[0][0] != '\0'))
+    viewed = attach_overlay_view(bind_root, checked, covers, n, recursive, index, dest, err);
+  if (viewed != 0)
+    return viewed < 0 ? viewed : 0;
+  if (n > 0 && covers[0][0] != '\0' && read_only &&
       cover_overlays_attach(bind_root, covers, n, recursive, &done, &refused, err) < 0) {
     if (!refused)
       return fsrun_error_wrap(err, "mounts[%zu]: `%s`", index, dest);

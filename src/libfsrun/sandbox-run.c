@@ -873,7 +873,8 @@ static int run_once(const struct fsrun_context *ctx, const struct sandbox_run_op
   if (sandbox_resolve_worktree(o->worktree, &worktree, err) < 0 ||
       sandbox_policy_hash(policy, hash, err) < 0 ||
       sandbox_policy_respell(policy, worktree, err) < 0 ||
-      sandbox_check_state_root(policy, worktree, ctx->state_root, err) < 0) {
+      sandbox_check_state_root(policy, worktree, ctx->state_root, err) < 0 ||
+      sandbox_check_runtime_dir(policy, err) < 0) {
     oci_policy_free(policy);
     return refuse_setup(err, exit_status);
   }

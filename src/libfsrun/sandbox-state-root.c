@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -323,4 +324,35 @@ int sandbox_check_state_root(const oci_policy *p, const char *worktree, const ch
   if (check_worktree(worktree, state_root, err) < 0 || check_allowed(p, state_root, err) < 0)
     return -1;
   return check_shm(p, state_root, err);
+}
+
+/* A writable entry that is or holds the caller's runtime dir, or a read-only one that is or lies
+ * in it: its sockets (the session bus, ssh and gpg agents, podman) answer connect() through a bind,
+ * and a writable one's mask (sandbox-runmask.c) moves with a directory renamed above it. */
+static int check_runtime_place(const oci_policy *p, const char *place, fsrun_error_t *err) {
+  static const char why[] = "the caller's runtime dir (its session bus's and agents' sockets, "
+                            "which a bind leaves open to connect()): name a directory outside it";
+  struct stat st;
+  ssize_t i;
+  if (place == NULL || place[0] != '/' || lstat(place, &st) < 0)
+    return 0; /* nothing there to be reached */
+  if (writable_over(p, place, false, &i) < 0)
+    return fsrun_error_errno(err, "policy: writablePaths: cannot tell whether they hold `%s`",
+                             place);
+  if (i >= 0)
+    return fsrun_error_make(err, 0, "policy: writablePaths[%zd]: `%s` is or holds `%s`, %s", i,
+                            p->writable_paths.items[i], place, why);
+  i = entry_within(&p->allowed_paths, place);
+  if (i >= 0)
+    return fsrun_error_make(err, 0, "policy: allowedPaths[%zd]: `%s` is in `%s`, %s", i,
+                            p->allowed_paths.items[i], place, why);
+  return 0;
+}
+
+int sandbox_check_runtime_dir(const oci_policy *p, fsrun_error_t *err) {
+  char user_run[64];
+  snprintf(user_run, sizeof(user_run), "/run/user/%u", (unsigned)geteuid());
+  if (check_runtime_place(p, getenv("XDG_RUNTIME_DIR"), err) < 0)
+    return -1;
+  return check_runtime_place(p, user_run, err);
 }

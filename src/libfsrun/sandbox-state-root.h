@@ -21,4 +21,11 @@ int sandbox_writable_over_state_root(const oci_policy *p, const char *state_root
 int sandbox_check_state_root(const oci_policy *p, const char *worktree, const char *state_root,
                              fsrun_error_t *err);
 
+/* 0, or the one-line refusal naming the first writablePaths entry that is or holds the caller's
+ * runtime dir ($XDG_RUNTIME_DIR, /run/user/EUID: by identity and spelling, as above), or the first
+ * allowedPaths entry that is it or lies in it. An allowedPaths entry that only holds it (`/`) gets
+ * an empty tmpfs over it (sandbox-runmask.h) instead. A place that does not exist is not looked
+ * for. */
+int sandbox_check_runtime_dir(const oci_policy *p, fsrun_error_t *err);
+
 #endif

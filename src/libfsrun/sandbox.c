@@ -534,7 +534,16 @@ static int add_caller_binds(const struct sandbox_mapping_opts *o, const struct a
       log_warning("sandbox: allowedPaths[%zu]: `%s` does not exist, skipped", i, path);
       continue;
     }
+    if (S_ISSOCK(st.st_mode) || S_ISFIFO(st.st_mode))
+      return fsrun_error_make(err, 0,
+                              "policy: allowedPaths[%zu]: `%s` is a %s, which a read-only bind "
+                              "leaves open to the command: name no such file",
+                              i, path,
+                              S_ISSOCK(st.st_mode) ? "unix socket (connect())"
+                                                   : "FIFO (open() to read or write)");
     add_caller_bind(l, t, path, ro_bind, &st, s);
+    /* its sockets and FIFOs the overlay's own, not the host's (cover-overlay.h) */
+    l->items[l->len - 1].overlay_view = S_ISDIR(st.st_mode);
   }
   for (size_t i = 0; i < p->writable_paths.len; i++) {
     const char *path = p->writable_paths.items[i];
@@ -1233,6 +1242,8 @@ int sandbox_bundle(const struct fsrun_context *ctx, const struct sandbox_bundle_
   /* the task container's create, start and exec use this state root too (the same --root) */
   if (r == 0)
     r = sandbox_check_state_root(policy, worktree, ctx->state_root, err);
+  if (r == 0)
+    r = sandbox_check_runtime_dir(policy, err);
   if (r == 0)
     r = sandbox_config_for_caller(policy, worktree, ctx->state_root, o->args, o->n_args,
                                   geteuid() != 0, &config, err);

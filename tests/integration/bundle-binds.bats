@@ -239,10 +239,14 @@ task_flow() {
   bundle_for 0 "{\"allowedPaths\": [\"$WT/data\"]}" "$out" /bin/true
   n=$(mount_index "$out" "$WT/data")
   dest=$WT/data
+  # an allowedPaths directory is shown through an overlay (its sockets and FIFOs its own)
+  jq -e --arg n "run.fsrun.mounts.$n" '.annotations[$n] | fromjson | .overlayView == true' \
+    "$out/config.json"
   cp "$out/config.json" "$DIR/good.json"
   local cases=(
     "{\"destination\": \"$dest\", \"sourceId\": \"1:2\"}|*mounts[$n]: bind source \`$dest\` was replaced after the config was built*"
     "{\"destination\": \"$dest\", \"destinationNoSymlinks\": false}|*annotations[\"run.fsrun.mounts.$n\"]: destinationNoSymlinks: only true is allowed"
+    "{\"destination\": \"$dest\", \"overlayView\": false}|*annotations[\"run.fsrun.mounts.$n\"]: overlayView: only true is allowed"
     "{\"destination\": \"$dest\", \"sourceId\": \"12\"}|*annotations[\"run.fsrun.mounts.$n\"]: sourceId: not \"DEVICE:INODE\" (decimal)"
     "{\"destination\": \"$dest\", \"covers\": [\"passwd\"]}|*annotations[\"run.fsrun.mounts.$n\"]: covers[0]: not the place of a secret file"
     "{\"destination\": \"/elsewhere\"}|*annotations[\"run.fsrun.mounts.$n\"]: destination \"/elsewhere\" is not that of mounts[$n]"

@@ -255,7 +255,7 @@ restore_bind_refused() {
   annotate '{"destination": "/lnk/x", "covers": ["shadow"]}'
   restore_bind_refused "fsrun: mounts[$n]: \`/lnk/x\` has covers over secret files, which a restore cannot re-apply: create the container again instead"
   annotate '{"destination": "/lnk/x", "relax": true}'
-  restore_bind_refused "fsrun: annotations[\"run.fsrun.mounts.$n\"]: unknown key \`relax\` (known: destination, sourceId, destinationNoSymlinks, covers)"
+  restore_bind_refused "fsrun: annotations[\"run.fsrun.mounts.$n\"]: unknown key \`relax\` (known: destination, sourceId, destinationNoSymlinks, covers, overlayView)"
 }
 
 @test "checkpoint: a container that is not running, or missing, is refused" {

@@ -1406,6 +1406,192 @@ PROBE
   check_runtime_places_masked user
 }
 
+# ---- unix sockets and FIFOs under allowedPaths (review20 F) ---------------------------------------
+# An allowedPaths directory is shown through a read-only overlay whose only layers are the host's
+# directory and an empty one: its files read as on the host (contents, mode, owner) and nothing in
+# it can be written, but its sockets and FIFOs are the overlay's own inodes. So connect() to a
+# daemon's socket there is refused (git's credential-cache daemon under ~/.cache handed out the
+# user's tokens through a read-only bind), and a FIFO there is a pipe no host process shares.
+
+# the server (SOCKET READY LOG): appends each connection's first line to LOG, answers "ok"
+SOCKET_SERVER='import os, socket, sys
+s = socket.socket(socket.AF_UNIX)
+s.bind(sys.argv[1])
+s.listen(8)
+open(sys.argv[2], "w").write("%d\n" % os.getpid())
+while True:
+    c, _ = s.accept()
+    line = c.makefile("rb").readline()
+    with open(sys.argv[3], "ab") as log:
+        log.write(line)
+    try:
+        c.sendall(b"ok\n")
+    except OSError:
+        pass  # a client that did not wait
+    c.close()'
+
+# the probe (DIR [stat]): what each entry of DIR is, then (without `stat`) what reading,
+# writing, connect() and the FIFO give
+SOCKET_PROBE='import errno, os, socket, sys
+d = sys.argv[1]
+for n in (".", "file", "sub", "sub/deep", "pipe", "agent.sock"):
+    st = os.lstat(os.path.join(d, n))
+    print(n, oct(st.st_mode), st.st_uid, st.st_gid, int(st.st_mtime), "-" if n in (".", "sub") else st.st_size)
+if sys.argv[2:] == ["stat"]:
+    sys.exit(0)
+def attempt(what, f):
+    try:
+        print(what + ":", f())
+    except OSError as e:
+        print(what + ":", errno.errorcode[e.errno])
+print(open(os.path.join(d, "file")).read().strip(), open(os.path.join(d, "sub/deep")).read().strip())
+attempt("write", lambda: open(os.path.join(d, "new"), "w") and "made")
+def connect():
+    s = socket.socket(socket.AF_UNIX)
+    s.connect(os.path.join(d, "agent.sock"))
+    s.sendall(b"from-sandbox\n")
+    return "connected"
+attempt("connect", connect)
+def fifo_write():
+    fd = os.open(os.path.join(d, "pipe"), os.O_WRONLY | os.O_NONBLOCK)
+    os.write(fd, b"from-sandbox\n")
+    return "written"
+attempt("fifo write", fifo_write)
+attempt("fifo read", lambda: os.read(os.open(os.path.join(d, "pipe"), os.O_RDONLY | os.O_NONBLOCK), 100))'
+
+# check_sockets_closed root|user
+check_sockets_closed() {
+  local ro pid host_view
+  use_caller "$1"
+  ro=$DIR/ro
+  as_caller mkdir -p "$ro/sub"
+  as_caller sh -c "echo data >'$ro/file' && chmod 640 '$ro/file' && echo deep >'$ro/sub/deep'"
+  as_caller mkfifo "$ro/pipe" "$DIR/ready"
+  # listening before the run (its ready fifo read), killed by pid in teardown
+  as_caller /usr/bin/python3 -c "$SOCKET_SERVER" "$ro/agent.sock" "$DIR/ready" "$DIR/got" 3>&- &
+  BACKGROUND_PIDS=$!
+  read -r pid <"$DIR/ready"
+  BACKGROUND_PIDS="$pid $BACKGROUND_PIDS"
+  # the directory's own owner and times are not the overlay's (an old mtime, and for root
+  # another owner): the overlay's root shows its top layer's
+  [ "$CALLER" = user ] || chown "$SBX_UID:$SBX_GID" "$ro"
+  touch -d @1000000000 "$ro"
+  # the host's pipe has a reader and a writer (fd 7), and the host writer's bytes in it
+  exec 7<>"$ro/pipe"
+  echo host-bytes >&7
+  host_view=$(as_caller /usr/bin/python3 -c "$SOCKET_PROBE" "$ro" stat 7>&-)
+  printf '{"allowedPaths": ["%s"]}\n' "$ro" >"$DIR/policy.json"
+  run sbx --policy "$DIR/policy.json" -- /usr/bin/python3 -c "$SOCKET_PROBE" "$ro" 7>&-
+  echo "$output"
+  [ "$status" -eq 0 ]
+  # contents, modes, owners, times and sizes as the host shows them (the entry's own directory
+  # too); nothing written
+  [ "$(printf '%s\n' "${lines[@]:0:6}")" = "$host_view" ]
+  [ "${lines[6]}" = "data deep" ]
+  [ "${lines[7]}" = "write: EROFS" ]
+  [ "${lines[8]}" = "connect: ECONNREFUSED" ]
+  # no reader on the overlay's pipe, and no writer: nothing to take
+  [ "${lines[9]}" = "fifo write: ENXIO" ]
+  [ "${lines[10]}" = "fifo read: b''" ]
+  [ ! -e "$ro/new" ]
+  # from the host: the pipe holds what the host wrote and nothing else; the server's first
+  # connection is the host's own
+  [ "$(/usr/bin/python3 -c 'import os; os.set_blocking(7, False); print(os.read(7, 100))')" = "b'host-bytes\\n'" ]
+  exec 7>&-
+  as_caller /usr/bin/python3 -c 'import socket, sys
+s = socket.socket(socket.AF_UNIX)
+s.connect(sys.argv[1])
+s.sendall(b"from-host\n")
+assert s.makefile("rb").readline() == b"ok\n"' "$ro/agent.sock"
+  [ "$(cat "$DIR/got")" = from-host ]
+  assert_state_clean
+}
+
+# bats test_tags=kernel61
+@test "sandbox-run: an allowedPaths dir's unix socket refuses connect(), its FIFO is not the host's, its files read as on the host (root)" {
+  check_sockets_closed root
+}
+
+# bats test_tags=kernel61
+@test "sandbox-run: an allowedPaths dir's unix socket refuses connect(), its FIFO is not the host's, its files read as on the host (ordinary user)" {
+  check_sockets_closed user
+}
+
+# An ordinary user's binds are recursive: a mount below an allowedPaths entry shows in the sandbox
+# as on the host, never the directory it hides (an overlay of the entry would show that one:
+# review20 G), so such an entry stays a bind (docs/sandbox.md). Root's binds are not recursive and
+# never showed a mount below an entry.
+# bats test_tags=kernel61
+@test "sandbox-run: a mount below an allowedPaths dir shows what the host shows, not what it hides (ordinary user)" {
+  use_caller user
+  as_caller mkdir -p "$DIR/ro/m" "$DIR/over"
+  as_caller sh -c "echo hidden >'$DIR/ro/m/what' && echo shown >'$DIR/over/what' && echo top >'$DIR/ro/top'"
+  CALLER_NS=("${WITH_BINDS[@]}" "$DIR/over" "$DIR/ro/m" --)
+  printf '{"allowedPaths": ["%s"]}\n' "$DIR/ro" >"$DIR/policy.json"
+  run sbx --policy "$DIR/policy.json" -- sh -c "cat '$DIR/ro/top' '$DIR/ro/m/what'; touch '$DIR/ro/m/x' 2>/dev/null || echo read-only"
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ "$output" = "$(printf 'top\nshown\nread-only')" ]
+  CALLER_NS=()
+  assert_state_clean
+}
+
+# refused_entry POLICY LINE: a run with POLICY (the caller's XDG_RUNTIME_DIR $DIR/area/xdg) is refused
+# before anything is made: 125, the one line LINE, the command never ran
+refused_entry() {
+  printf '%s\n' "$1" >"$DIR/policy.json"
+  run as_caller env XDG_RUNTIME_DIR="$DIR/area/xdg" "$FSRUN" --root "$STATE" sandbox \
+    --policy "$DIR/policy.json" --worktree "$WT" --task-id "$TASK" -- touch "$DIR/ran"
+  echo "$output"
+  [ "$status" -eq 125 ]
+  [ "${#lines[@]}" -eq 1 ]
+  [ "$output" = "fsrun: policy: $2" ]
+  [ ! -e "$DIR/ran" ]
+  assert_state_clean
+}
+
+# A writable entry that is or holds the caller's runtime dir ($XDG_RUNTIME_DIR, /run/user/UID),
+# or a read-only one that is or lies in it, would hand the command its bus's and agents' sockets;
+# an allowedPaths entry that is a socket or a FIFO itself would too.
+check_runtime_dir_entries_refused() {
+  local why="the caller's runtime dir (its session bus's and agents' sockets, which a bind leaves open to connect()): name a directory outside it"
+  local area
+  use_caller "$1"
+  area=$DIR/area
+  as_caller mkdir -m 700 -p "$area/xdg/sub"
+  as_caller mkfifo "$DIR/fifo"
+  as_caller ln -s xdg "$area/lnk"
+  refused_entry "{\"writablePaths\": [\"$area/xdg\"]}" \
+    "writablePaths[0]: \`$area/xdg\` is or holds \`$area/xdg\`, $why"
+  refused_entry "{\"writablePaths\": [\"$area/lnk\"]}" \
+    "writablePaths[0]: \`$area/lnk\` is or holds \`$area/xdg\`, $why"
+  refused_entry "{\"writablePaths\": [\"$area\"]}" \
+    "writablePaths[0]: \`$area\` is or holds \`$area/xdg\`, $why"
+  refused_entry "{\"allowedPaths\": [\"$area/xdg\"]}" \
+    "allowedPaths[0]: \`$area/xdg\` is in \`$area/xdg\`, $why"
+  refused_entry "{\"allowedPaths\": [\"$area/xdg/sub\"]}" \
+    "allowedPaths[0]: \`$area/xdg/sub\` is in \`$area/xdg\`, $why"
+  refused_entry "{\"allowedPaths\": [\"$DIR/fifo\"]}" \
+    "allowedPaths[0]: \`$DIR/fifo\` is a FIFO (open() to read or write), which a read-only bind leaves open to the command: name no such file"
+  # a read-only entry that only holds it runs, with an empty mode-0 tmpfs there (sandbox-runmask.c)
+  as_caller touch "$area/xdg/agent"
+  printf '{"allowedPaths": ["%s"]}\n' "$area" >"$DIR/policy.json"
+  run as_caller env XDG_RUNTIME_DIR="$area/xdg" "$FSRUN" --root "$STATE" sandbox \
+    --policy "$DIR/policy.json" --worktree "$WT" --task-id "$TASK" -- \
+    sh -c "ls -A '$area/xdg' 2>/dev/null; ls '$area'"
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ "$output" = "$(printf 'lnk\nxdg')" ]
+}
+
+@test "sandbox-run: an entry that is or holds the runtime dir (writable), is or lies in it (read-only), or is a FIFO is refused, 125, nothing made (root)" {
+  check_runtime_dir_entries_refused root
+}
+
+@test "sandbox-run: an entry that is or holds the runtime dir (writable), is or lies in it (read-only), or is a FIFO is refused, 125, nothing made (ordinary user)" {
+  check_runtime_dir_entries_refused user
+}
+
 # ---- the worktree and its git dirs and the state root (review19 #14) -----------------------------
 # The worktree is bound read-write and its git dirs are the overlay's lower dirs: a state root in
 # them (`--root repo/.st`) is the command's to list and write, as through writablePaths.

@@ -146,7 +146,7 @@ config_has() {
   jq -e --arg v "$version" '.annotations["org.fsrun.version"] == $v' <<<"$output"
   jq -e '.annotations["io.github.seccomp.libseccomp.version"] | test("^[0-9]+\\.[0-9]+\\.[0-9]+$")' <<<"$output"
   # a bind's checks in config.json (bundle-binds.bats): the keys its object takes
-  jq -e '.annotations["run.fsrun.mounts.N"] == "{destination, sourceId, destinationNoSymlinks, covers}"' <<<"$output"
+  jq -e '.annotations["run.fsrun.mounts.N"] == "{destination, sourceId, destinationNoSymlinks, covers, overlayView}"' <<<"$output"
 }
 
 @test "features: lists only known namespaces, hooks and capabilities" {

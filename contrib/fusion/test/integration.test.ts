@@ -14,6 +14,7 @@ import { after, before, test } from "node:test";
 
 import { FsrunBackend, FsrunError, FsrunPolicyError, FsrunSetupError, FsrunUnavailableError, isSandboxOf, sandboxIdStem } from "../src/index";
 import type { FsrunBackendOptions, FsrunRunOptions, SandboxAuditEvent, SandboxPolicy } from "../src/index";
+import { privateDir } from "../src/private-dir";
 import { assertOneOutcomeEach, runCommand, tempDir, makeWorktree, processExists, waitFor, git } from "./helpers";
 
 const FSRUN = process.env.FSRUN ?? "";
@@ -623,11 +624,18 @@ test(`[${WHO}] TMPDIR a bind mount of a writablePaths entry: the task container'
   process.env.TMPDIR = alias;
   process.env.XDG_RUNTIME_DIR = alias;
   try {
-    const task = await backend({ mode: "task-container" }, { ...basePolicy(), writablePaths: [writable] });
-    assert.equal((await task.run("echo in-task", opts())).stdout, "in-task\n");
-    // nothing of the adapter's is in the directory the command writes, under either name
+    const task = { taskId: `it-${WHO}`, runId: "alias", worktree, policy: { ...basePolicy(), writablePaths: [writable] } };
+    const dir = await privateDir(task, "fsrun-fusion-task-");
+    try {
+      // nothing of the adapter's is in the directory the command writes, under either name
+      assert.deepEqual(await readdir(writable), []);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+    // and fsrun refuses a writablePaths entry that is the caller's runtime dir (its sockets),
+    // before it writes anything (review20 F)
+    await assert.rejects(backend({ mode: "task-container" }, task.policy), /writablePaths\[0\]: .* is or holds .*runtime dir/);
     assert.deepEqual(await readdir(writable), []);
-    await task.dispose();
   } finally {
     for (const [name, value] of Object.entries(saved)) {
       if (value === undefined) delete process.env[name];

@@ -87,11 +87,12 @@ static int text_memfd(const char *text, char **why) {
   return fd;
 }
 
-/* The strings are borrowed: argv lives no longer than state_root and worktree. */
+/* The strings are borrowed: argv lives no longer than state_root, worktree and id. */
 static char **probe_argv(const struct fsrun_context *ctx, const char *state_root,
-                         const char *worktree, int64_t timeout_ms, char *timeout_buf,
-                         size_t timeout_len, char *report_buf, size_t report_len, int report_fd) {
-  char **argv = xmalloc0(24 * sizeof(char *));
+                         const char *worktree, const char *id, int64_t timeout_ms,
+                         char *timeout_buf, size_t timeout_len, char *report_buf, size_t report_len,
+                         int report_fd) {
+  char **argv = xmalloc0(28 * sizeof(char *));
   size_t n = 0;
   argv[n++] = "fsrun";
   argv[n++] = "--root";
@@ -109,6 +110,9 @@ static char **probe_argv(const struct fsrun_context *ctx, const char *state_root
   argv[n++] = (char *)worktree;
   argv[n++] = "--task-id";
   argv[n++] = "fsrun-probe";
+  /* the probe's container id (its cgroup's name) holds the id of the run it probes for */
+  argv[n++] = "--run-id";
+  argv[n++] = (char *)id;
   argv[n++] = "--failure-mode";
   argv[n++] = "fail-hard";
   snprintf(report_buf, report_len, "%d", report_fd);
@@ -179,7 +183,7 @@ static bool probe_reported_cannot(int report_fd) {
 /* Runs the probe over dir (dir/state its state root, dir/wt its worktree); its wait status, or -1
  * with *why set. *cannot: it said its set-up failed for want of a host capability. */
 static int run_probe(const struct fsrun_context *ctx, const oci_policy *policy, const char *dir,
-                     int64_t timeout_ms, int err_fd, bool *cannot, char **why) {
+                     const char *id, int64_t timeout_ms, int err_fd, bool *cannot, char **why) {
   cleanup_free char *json_err = NULL;
   cleanup_free char *json = probe_policy_json(policy, &json_err);
   cleanup_free char *state_root = xasprintf("%s/state", dir);
@@ -212,7 +216,7 @@ static int run_probe(const struct fsrun_context *ctx, const oci_policy *policy, 
   }
   report_r = report[0];
   report_w = report[1];
-  argv = probe_argv(ctx, state_root, worktree, timeout_ms, timeout_buf, sizeof(timeout_buf),
+  argv = probe_argv(ctx, state_root, worktree, id, timeout_ms, timeout_buf, sizeof(timeout_buf),
                     report_buf, sizeof(report_buf), report_w);
   child = fork();
   if (child < 0) {
@@ -384,7 +388,7 @@ enum sandbox_probe sandbox_probe_host(const struct fsrun_context *ctx, const oci
   }
   if (make_probe_dir(ctx->state_root, name, &made, why) < 0)
     return SANDBOX_PROBE_UNDECIDED;
-  status = run_probe(ctx, policy, dir, timeout_ms, err_fd, &cannot, why);
+  status = run_probe(ctx, policy, dir, id, timeout_ms, err_fd, &cannot, why);
   untouched = status >= 0 && probe_dir_untouched(ctx->state_root, name, &made);
   remove_probe_dir(ctx->state_root, name);
   if (status < 0)

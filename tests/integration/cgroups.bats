@@ -20,11 +20,6 @@ teardown() {
   # a process a test moved out of the container's cgroups
   [ -z "${STRAY:-}" ] || kill -9 "$STRAY" 2>/dev/null || true
   teardown_bundle
-  # the realtime budget a test gave fsrun's parent cgroup goes back (refused while another
-  # container still needs it)
-  if [ -n "${RT_PARENT_SAVED:-}" ]; then
-    echo "$RT_PARENT_SAVED" >/sys/fs/cgroup/cpu/fsrun/cpu.rt_runtime_us 2>/dev/null || true
-  fi
   local pattern d
   # parents made by tests that chose their own cgroupsPath (deepest first); the patterns are
   # globbed now, when the directories exist
@@ -121,13 +116,13 @@ FSRUN_GLOBAL_ARGS=()
 
 @test "v1: a container's cpuset has its parent's CPUs and memory nodes, in new and existing parents" {
   requires_cgroup_v1
-  local top=/sys/fs/cgroup/cpuset/fsrun-test-cpuset first second
+  local top=/sys/fs/cgroup/cpuset/fsrun-test-cpuset-$UNIQ first second
   [ -d /sys/fs/cgroup/cpuset ] || skip "no v1 cpuset hierarchy"
-  EXTRA_CGROUP_DIRS=('/sys/fs/cgroup/*/fsrun-test-cpuset/mid' '/sys/fs/cgroup/*/fsrun-test-cpuset')
+  EXTRA_CGROUP_DIRS=("/sys/fs/cgroup/*/fsrun-test-cpuset-$UNIQ/mid" "/sys/fs/cgroup/*/fsrun-test-cpuset-$UNIQ")
   # first container: both levels above it are new (each gets its parent's values)
   first=cg-cs1-$RANDOM$RANDOM
   CONTAINER_ID=$first
-  update_config '.linux.cgroupsPath = $p' --arg p "/fsrun-test-cpuset/mid/$first"
+  update_config '.linux.cgroupsPath = $p' --arg p "/fsrun-test-cpuset-$UNIQ/mid/$first"
   start_detached sleep 1000
   [ "$(cat "$top/mid/$first/cpuset.cpus")" = "$(cat /sys/fs/cgroup/cpuset/cpuset.cpus)" ]
   [ "$(cat "$top/mid/$first/cpuset.mems")" = "$(cat /sys/fs/cgroup/cpuset/cpuset.mems)" ]
@@ -137,11 +132,11 @@ FSRUN_GLOBAL_ARGS=()
   second=cg-cs2-$RANDOM$RANDOM
   CONTAINER_ID=$second
   update_config '.linux.cgroupsPath = $p | .linux.resources.cpu = {"cpus": "0"}' \
-    --arg p "/fsrun-test-cpuset/mid/$second"
+    --arg p "/fsrun-test-cpuset-$UNIQ/mid/$second"
   start_detached sleep 1000
   [ "$(cat "$top/mid/$second/cpuset.cpus")" = 0 ]
   [ "$(cat "$top/mid/$second/cpuset.mems")" = "$(cat /sys/fs/cgroup/cpuset/cpuset.mems)" ]
-  grep -q "cpuset:/fsrun-test-cpuset/mid/$second\$" "/proc/$INIT_PID/cgroup"
+  grep -q "cpuset:/fsrun-test-cpuset-$UNIQ/mid/$second\$" "/proc/$INIT_PID/cgroup"
   fsrun delete --force "$first"
   fsrun delete --force "$second"
   [ ! -e "$top/mid/$first" ] && [ ! -e "$top/mid/$second" ]
@@ -293,48 +288,50 @@ FSRUN_GLOBAL_ARGS=()
 # bats test_tags=cgroupv2
 @test "an absolute cgroupsPath is used as is" {
   CONTAINER_ID=cg-abs-$RANDOM$RANDOM
-  update_config '.linux.cgroupsPath = $p' --arg p "/fsrun-test-abs/$CONTAINER_ID"
+  update_config '.linux.cgroupsPath = $p' --arg p "/fsrun-test-abs-$UNIQ/$CONTAINER_ID"
   if [ "$(cgroup_mode)" = unified ]; then
-    EXTRA_CGROUP_DIRS=(/sys/fs/cgroup/fsrun-test-abs)
+    EXTRA_CGROUP_DIRS=(/sys/fs/cgroup/fsrun-test-abs-$UNIQ)
   else
-    EXTRA_CGROUP_DIRS=('/sys/fs/cgroup/*/fsrun-test-abs')
+    EXTRA_CGROUP_DIRS=("/sys/fs/cgroup/*/fsrun-test-abs-$UNIQ")
   fi
   start_detached sleep 1000
-  [ -d "$(cg_dir memory "/fsrun-test-abs/$CONTAINER_ID")" ]
-  [ -d "$(cg_dir pids "/fsrun-test-abs/$CONTAINER_ID")" ]
-  grep -q ":/fsrun-test-abs/$CONTAINER_ID\$" "/proc/$INIT_PID/cgroup"
+  [ -d "$(cg_dir memory "/fsrun-test-abs-$UNIQ/$CONTAINER_ID")" ]
+  [ -d "$(cg_dir pids "/fsrun-test-abs-$UNIQ/$CONTAINER_ID")" ]
+  grep -q ":/fsrun-test-abs-$UNIQ/$CONTAINER_ID\$" "/proc/$INIT_PID/cgroup"
   [ ! -e "$(cg_dir memory "/fsrun/$CONTAINER_ID")" ]
   fsrun delete --force "$CONTAINER_ID"
-  run cgroup_dirs_ending_in "/fsrun-test-abs/$CONTAINER_ID"
+  run cgroup_dirs_ending_in "/fsrun-test-abs-$UNIQ/$CONTAINER_ID"
   [ -z "$output" ]
 }
 
 # bats test_tags=cgroupv2
 @test "a relative cgroupsPath goes under /fsrun" {
   CONTAINER_ID=cg-rel-$RANDOM$RANDOM
-  update_config '.linux.cgroupsPath = $p' --arg p "reltest/$CONTAINER_ID"
+  update_config '.linux.cgroupsPath = $p' --arg p "reltest-$UNIQ/$CONTAINER_ID"
   if [ "$(cgroup_mode)" = unified ]; then
-    EXTRA_CGROUP_DIRS=(/sys/fs/cgroup/fsrun/reltest)
+    EXTRA_CGROUP_DIRS=(/sys/fs/cgroup/fsrun/reltest-$UNIQ)
   else
-    EXTRA_CGROUP_DIRS=('/sys/fs/cgroup/*/fsrun/reltest')
+    EXTRA_CGROUP_DIRS=("/sys/fs/cgroup/*/fsrun/reltest-$UNIQ")
   fi
   start_detached sleep 1000
-  [ -d "$(cg_dir memory "/fsrun/reltest/$CONTAINER_ID")" ]
-  grep -q ":/fsrun/reltest/$CONTAINER_ID\$" "/proc/$INIT_PID/cgroup"
+  [ -d "$(cg_dir memory "/fsrun/reltest-$UNIQ/$CONTAINER_ID")" ]
+  grep -q ":/fsrun/reltest-$UNIQ/$CONTAINER_ID\$" "/proc/$INIT_PID/cgroup"
   fsrun delete --force "$CONTAINER_ID"
-  run cgroup_dirs_ending_in "/reltest/$CONTAINER_ID"
+  run cgroup_dirs_ending_in "/reltest-$UNIQ/$CONTAINER_ID"
   [ -z "$output" ]
 }
 
 # bats test_tags=cgroupv2
 @test "--systemd-cgroup maps slice:prefix:name onto the cgroupfs path systemd would use" {
   CONTAINER_ID=cg-sd-$RANDOM$RANDOM
-  update_config '.linux.cgroupsPath = $p' --arg p "fsrunt-sub.slice:pfx:$CONTAINER_ID"
-  local scope=/fsrunt.slice/fsrunt-sub.slice/pfx-$CONTAINER_ID.scope
+  # this run's slice (another suite may run at once): no `-` in its name, which would nest it
+  local sl=fsrunt${UNIQ//-/}
+  update_config '.linux.cgroupsPath = $p' --arg p "$sl-sub.slice:pfx:$CONTAINER_ID"
+  local scope=/$sl.slice/$sl-sub.slice/pfx-$CONTAINER_ID.scope
   if [ "$(cgroup_mode)" = unified ]; then
-    EXTRA_CGROUP_DIRS=(/sys/fs/cgroup/fsrunt.slice/fsrunt-sub.slice /sys/fs/cgroup/fsrunt.slice)
+    EXTRA_CGROUP_DIRS=(/sys/fs/cgroup/$sl.slice/$sl-sub.slice /sys/fs/cgroup/$sl.slice)
   else
-    EXTRA_CGROUP_DIRS=('/sys/fs/cgroup/*/fsrunt.slice/fsrunt-sub.slice' '/sys/fs/cgroup/*/fsrunt.slice')
+    EXTRA_CGROUP_DIRS=("/sys/fs/cgroup/*/$sl.slice/$sl-sub.slice" "/sys/fs/cgroup/*/$sl.slice")
   fi
   FSRUN_GLOBAL_ARGS=(--systemd-cgroup)
   start_detached sleep 1000
@@ -532,21 +529,26 @@ FSRUN_GLOBAL_ARGS=()
   fsrun delete --force "$CONTAINER_ID"
 }
 
-@test "cgroups v1: cpu.realtimeRuntime works under fsrun's parent, which is given the budget the container asks for" {
+@test "cgroups v1: cpu.realtimeRuntime works under a parent without a budget (as fsrun's /fsrun), which is given the budget the container asks for" {
   requires_cgroup_v1
   [ -e /sys/fs/cgroup/cpu/fsrun/cpu.rt_runtime_us ] || [ -e /sys/fs/cgroup/cpu/cpu.rt_runtime_us ] ||
     skip "no realtime group scheduling (cpu.rt_runtime_us) on this host"
-  # the parent exists once any container ran; its budget before this test is restored in teardown
-  mkdir -p /sys/fs/cgroup/cpu/fsrun
-  RT_PARENT_SAVED=$(cat /sys/fs/cgroup/cpu/fsrun/cpu.rt_runtime_us)
+  # a parent of this test's own, there before with no budget, as /fsrun is once any container ran:
+  # /fsrun's budget is every root container's on the machine (CI runs two suites at once)
+  local parent=/fsrun-rt-$UNIQ
+  EXTRA_CGROUP_DIRS=("/sys/fs/cgroup/*$parent")
+  mkdir "/sys/fs/cgroup/cpu$parent"
+  [ "$(cat "/sys/fs/cgroup/cpu$parent/cpu.rt_runtime_us")" = 0 ]
   CONTAINER_ID=cg-rt-$RANDOM
+  update_config '.linux.cgroupsPath = $p' --arg p "$parent/$CONTAINER_ID"
   update_config '.linux.resources.cpu = {"realtimeRuntime": 10000, "realtimePeriod": 1000000}'
   start_sleeper
-  [ "$(cat "$(container_cgroup_file cpu cpu.rt_runtime_us)")" = 10000 ]
-  [ "$(cat "$(container_cgroup_file cpu cpu.rt_period_us)")" = 1000000 ]
-  [ "$(cat /sys/fs/cgroup/cpu/fsrun/cpu.rt_runtime_us)" -ge 10000 ]
+  [ "$(cat "$(cg_dir cpu "$parent/$CONTAINER_ID")/cpu.rt_runtime_us")" = 10000 ]
+  [ "$(cat "$(cg_dir cpu "$parent/$CONTAINER_ID")/cpu.rt_period_us")" = 1000000 ]
+  [ "$(cat "/sys/fs/cgroup/cpu$parent/cpu.rt_runtime_us")" -ge 10000 ]
   fsrun delete --force "$CONTAINER_ID"
-  assert_no_leftovers "$CONTAINER_ID"
+  run cgroup_dirs_ending_in "$parent/$CONTAINER_ID"
+  [ -z "$output" ]
 }
 
 # shared_cgroup_dirs PATH: every directory of cgroup PATH (one per v1 hierarchy, or the v2 one)

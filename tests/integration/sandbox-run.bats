@@ -136,6 +136,25 @@ start_load() {
 
 # Nothing of this test's sandboxes is in the state root (no `creating` state dir, no half-made
 # bundle) or in the cgroup tree.
+# probe_cgroups: the cgroups of this test's host probes (fallback-native): a probe's container id
+# holds the id of the run it probes for (--run-id), whose task id is this test's TASK. Only this
+# run's: CI runs the plain and the ASan suites at once, and other runs probe too.
+probe_cgroups() {
+  find /sys/fs/cgroup -type d -name "sandbox-fsrun-probe__*$TASK*" 2>/dev/null
+}
+
+# probe_processes: what a pgrep -f of this test's probes matches (their fsrun, its watchdog's clean-up):
+# the probe's state root is in this test's
+probe_processes() {
+  echo "--root $STATE/.sandbox-probe."
+}
+
+# no_probe_in_tmp: nothing in /tmp or /dev/shm names this run (a probe's directory is in the state
+# root: its id holds this test's TASK)
+no_probe_in_tmp() {
+  ! ls -d /tmp/*"$TASK"* /dev/shm/*"$TASK"* 2>/dev/null || false
+}
+
 assert_state_clean() {
   local entry problems=0
   for entry in "$STATE"/*"$TASK"* "$STATE"/.*"$TASK"* "$STATE"/.sandbox-bundle.*; do
@@ -790,8 +809,7 @@ check_killed_during_create_leaves_nothing() {
 # plain and --json; the marker it would touch on the host is never made.
 check_worktree_no_off_switch() {
   use_caller "$1"
-  local wt=$DIR/plain marker=$DIR/host-marker probes_before json
-  probes_before=$(ls -d /tmp/fsrun-probe-* 2>/dev/null | sort)
+  local wt=$DIR/plain marker=$DIR/host-marker json
   as_caller mkdir "$wt"
   sbx_plain() {
     as_caller "$FSRUN" --root "$STATE" sandbox --worktree "$wt" --task-id "$TASK" \
@@ -820,10 +838,10 @@ check_worktree_no_off_switch() {
   [[ $(jq -r .error <<<"$json") == *'git dir `/nonexistent`'*'the sandbox works on this host'* ]]
   # the probe left nothing: no state, cgroup, directory or process of its own
   assert_state_clean
-  [ -z "$(ls -A "$STATE" | grep fsrun-probe)" ]
-  [ -z "$(find /sys/fs/cgroup -type d -name '*fsrun-probe*' 2>/dev/null)" ]
-  [ "$(ls -d /tmp/fsrun-probe-* 2>/dev/null | sort)" = "$probes_before" ]
-  no_process_left -f -- "--task-id fsrun-probe"
+  [ -z "$(ls -A "$STATE" | grep probe)" ]
+  [ -z "$(probe_cgroups)" ]
+  no_probe_in_tmp
+  no_process_left -f -- "$(probe_processes)"
 }
 
 @test "sandbox-run: fallback-native does not run natively a command whose worktree broke the set-up (.git to nowhere): 125 (root)" {
@@ -850,8 +868,8 @@ check_state_root_no_off_switch() {
   [[ $output == *'.sandbox-bundle'*'the sandbox works on this host, so the command was not run natively'* ]]
   as_caller rm "$STATE/.sandbox-bundle"
   assert_state_clean
-  [ -z "$(find /sys/fs/cgroup -type d -name '*fsrun-probe*' 2>/dev/null)" ]
-  no_process_left -f -- "--task-id fsrun-probe"
+  [ -z "$(probe_cgroups)" ]
+  no_process_left -f -- "$(probe_processes)"
 }
 
 @test "sandbox-run: fallback-native does not run natively because the state root was written on: the probe has its own (root)" {
@@ -892,8 +910,8 @@ check_host_inability_falls_back() {
   [ "$(jq -r '"\(.exitCode) \(.backend)"' <<<"$json")" = "0 native" ]
   grep -q "$said" "$DIR/stderr"
   assert_state_clean
-  [ -z "$(ls -A "$STATE" | grep fsrun-probe)" ]
-  [ -z "$(find /sys/fs/cgroup -type d -name '*fsrun-probe*' 2>/dev/null)" ]
+  [ -z "$(ls -A "$STATE" | grep probe)" ]
+  [ -z "$(probe_cgroups)" ]
 }
 
 @test "sandbox-run: fallback-native still runs natively where the host cannot sandbox (pivot_root ENOSYS), saying why (root)" {
@@ -961,8 +979,8 @@ check_full_disk_probe_refuses() {
   [[ $(jq -r .error <<<"$out") == *"could not be probed (its set-up failed, not for want of a host capability: "*"No space left on device), so the command was not run natively" ]]
   # the failed run's set-up and the probe's left nothing in the state root
   [[ $output == *$'\nleft: ' ]] || [[ $output == *$'\nleft: .sandbox-bundle ' ]]
-  [ -z "$(find /sys/fs/cgroup -type d -name '*fsrun-probe*' 2>/dev/null)" ]
-  no_process_left -f -- "--task-id fsrun-probe"
+  [ -z "$(probe_cgroups)" ]
+  no_process_left -f -- "$(probe_processes)"
 }
 
 @test "sandbox-run: fallback-native refuses (125) when the probe's set-up fails on a disk the command filled (root)" {
@@ -1013,8 +1031,8 @@ check_probe_dir_written_refuses() {
   [[ $(jq -r .error <<<"$json") == *"could not be probed (the probe's directory \`$STATE/.sandbox-probe."*"was written by someone else during the probe (pivot_root to "*"Function not implemented)), so the command was not run natively" ]]
   assert_state_clean
   [ -z "$(ls -A "$STATE" | grep probe)" ]
-  [ -z "$(find /sys/fs/cgroup -type d -name '*fsrun-probe*' 2>/dev/null)" ]
-  no_process_left -f -- "--task-id fsrun-probe"
+  [ -z "$(probe_cgroups)" ]
+  no_process_left -f -- "$(probe_processes)"
 }
 
 @test "sandbox-run: fallback-native refuses (125) when the probe's directory was written during the probe (root)" {
@@ -1717,8 +1735,7 @@ check_state_root_bundle() {
 # nothing either.
 check_killed_during_probe_leaves_nothing() {
   use_caller "$1"
-  local wt=$DIR/plain marker=1$RANDOM$RANDOM probes_before pid line=
-  probes_before=$(ls -d /tmp/fsrun-probe-* 2>/dev/null | sort)
+  local wt=$DIR/plain marker=1$RANDOM$RANDOM pid line=
   as_caller mkdir "$wt"
   as_caller sh -c 'echo "gitdir: /nonexistent" >"$1/.git"' sh "$wt"
   as_caller mkfifo "$DIR/started"
@@ -1746,18 +1763,20 @@ check_killed_during_probe_leaves_nothing() {
   [ "$line" = started ]
   # the helper is the probe's: its directory is there, its fsrun runs
   ls -d "$STATE/.sandbox-probe.sandbox-${TASK}__"*
-  pgrep -f -- "--task-id fsrun-probe" >/dev/null
+  pgrep -f -- "$(probe_processes)" >/dev/null
+  # as root its cgroup is there, named after this run: probe_cgroups finds a probe's
+  [ "$CALLER" = user ] || [ -n "$(probe_cgroups)" ]
   [[ $(tr '\0' ' ' <"/proc/$pid/cmdline") == *" sandbox "* ]]
   kill -KILL "$pid"
   wait "$pid" || :
-  no_process_left -f -- "--task-id fsrun-probe"
+  no_process_left -f -- "$(probe_processes)"
   no_process_left -f "^sleep $marker"
   no_process_left -f -- "fsrun-sandbox-cleanup --root $STATE"
   wait_state_clean
   [ ! -e "$DIR/host-marker" ]
   [ -z "$(ls -A "$STATE" | grep -e probe)" ]
-  [ "$(ls -d /tmp/fsrun-probe-* 2>/dev/null | sort)" = "$probes_before" ]
-  [ -z "$(find /sys/fs/cgroup -type d -name '*fsrun-probe*' 2>/dev/null)" ]
+  no_probe_in_tmp
+  [ -z "$(probe_cgroups)" ]
   [ -z "$(grep -F "$STATE/" /proc/self/mountinfo)" ]
   # the next run: probed again (the sandbox works here), refused, nothing left
   run as_caller "$FSRUN" --root "$STATE" sandbox --worktree "$wt" --task-id "$TASK" \
@@ -1768,7 +1787,7 @@ check_killed_during_probe_leaves_nothing() {
   [ ! -e "$DIR/host-marker" ]
   assert_state_clean
   [ -z "$(ls -A "$STATE" | grep -e probe)" ]
-  no_process_left -f -- "--task-id fsrun-probe"
+  no_process_left -f -- "$(probe_processes)"
 }
 
 @test "sandbox-run: fsrun SIGKILLed during the fallback probe leaves no probe directory, container, cgroup, mount or process (root)" {

@@ -20,19 +20,24 @@ static void delete_usage(FILE *out) {
           "Options:\n"
           "  -f, --force           kill the container's processes first (SIGKILL); a missing\n"
           "                        container is not an error\n"
-          "  --tamper-json FILE    write {\"walked\":BOOL,\"tamper\":[...]} to FILE: for a task\n"
-          "                        container of `fsrun bundle`, the nested git repositories made\n"
-          "                        in its worktree since the last exec's tamper walk, looked for\n"
-          "                        once its processes are dead\n"
+          "  --tamper-json FILE    write {\"walked\":BOOL,\"tamper\":[...],\"hostGitArgs\":[...]}\n"
+          "                        to FILE: for a task container of `fsrun bundle`, what its\n"
+          "                        processes left in its worktree for the host's git since the\n"
+          "                        last exec's tamper walk, looked for once they are dead, and\n"
+          "                        the -c options under which the host's git runs none of it\n"
           "  -h, --help            print this help\n");
 }
 
-/* {"walked":BOOL,"tamper":[...]} in one write; a file left empty: the delete failed */
+/* {"walked":BOOL,"tamper":[...],"hostGitArgs":[...]} in one write; a file left empty: the delete
+ * failed */
 static int write_tamper_json(int fd, const char *path, char **tamper, fsrun_error_t *err) {
   struct strbuf b = {0};
   ssize_t n;
+  char **host_args = sandbox_git_host_args(NULL, tamper);
   sb_printf(&b, "{\"walked\":%s", tamper != NULL ? "true" : "false");
   sb_json_string_array(&b, "tamper", tamper);
+  sb_json_string_array(&b, "hostGitArgs", host_args);
+  sandbox_git_strv_free(host_args);
   sb_puts(&b, "}\n");
   n = write(fd, b.data, b.len);
   free(b.data);

@@ -297,6 +297,7 @@ void exec_git_warn_list(const char *what, char **v) {
 static void tamper_found(const struct sandbox_git_run *run, void *arg) {
   (void)arg;
   sandbox_git_warn_tamper("exec", run->tamper);
+  sandbox_git_warn_host_args("exec", run->host_git_args);
 }
 
 char *exec_git_finish(struct exec_git *g) {
@@ -311,6 +312,7 @@ char *exec_git_finish(struct exec_git *g) {
   exec_git_warn_list("git: left out what the command wrote outside the task's allowlist",
                      g->run.discarded);
   sb_json_string_array(&json, "tamper", g->run.tamper);
+  sb_json_string_array(&json, "hostGitArgs", g->run.host_git_args);
   sb_json_string_array(&json, "discarded", g->run.discarded);
   return json.data;
 }

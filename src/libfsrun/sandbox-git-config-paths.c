@@ -59,8 +59,7 @@ static char *entry_of(const char *key, const char *value) {
   return printable(xasprintf("config:%s=%.*s", key, ENTRY_VALUE_MAX, value));
 }
 
-/* path as git takes it: absolute, `~/` from HOME, else relative to base */
-static char *resolve(const char *base, const char *path) {
+char *sandbox_git_config_resolve(const char *base, const char *path) {
   const char *home = getenv("HOME");
   if (path[0] == '/')
     return xstrdup(path);
@@ -86,7 +85,7 @@ void sandbox_git_pointer_add(struct sandbox_git_run *g, char *entry, char *path,
 
 static void add_pointer(struct collect *c, const char *key, const char *value, const char *base,
                         const char *path) {
-  char *abs = resolve(base, path);
+  char *abs = sandbox_git_config_resolve(base, path);
   if (abs == NULL)
     return;
   /* below the worktree's top: the directories on the way are checked too */
@@ -94,45 +93,14 @@ static void add_pointer(struct collect *c, const char *key, const char *value, c
                           base == c->worktree && path[0] != '/' && strncmp(path, "~/", 2) != 0);
 }
 
-static bool key_is(const char *key, const char *section, const char *name) {
+bool sandbox_git_key_is(const char *key, const char *section, const char *name) {
   size_t s = strlen(section), k = strlen(key), n = strlen(name);
   return strncmp(key, section, s) == 0 && key[s] == '.' && k > s + n + 1 && key[k - n - 1] == '.' &&
          strcmp(key + k - n, name) == 0;
 }
 
-/* a value git runs through the shell (credential.helper: after its `!`; git runs the others as
- * `git credential-<value>`, whose words are that command's arguments: watched all the same) */
-static bool is_command(const char *key) {
-  static const char *const plain[] = {"core.fsmonitor",
-                                      "core.pager",
-                                      "core.editor",
-                                      "sequence.editor",
-                                      "core.sshcommand",
-                                      "core.askpass",
-                                      "diff.external",
-                                      "gpg.program",
-                                      "interactive.difffilter",
-                                      "core.alternaterefscommand",
-                                      "credential.helper",
-                                      NULL};
-  static const char *const sub[][2] = {
-      {"filter", "clean"},      {"filter", "smudge"},         {"filter", "process"},
-      {"diff", "textconv"},     {"diff", "command"},          {"merge", "driver"},
-      {"gpg", "program"},       {"gpg", "defaultkeycommand"}, {"mergetool", "cmd"},
-      {"difftool", "cmd"},      {"credential", "helper"},     {"remote", "uploadpack"},
-      {"remote", "receivepack"}};
-  for (const char *const *k = plain; *k != NULL; k++)
-    if (strcmp(key, *k) == 0)
-      return true;
-  for (size_t i = 0; i < sizeof(sub) / sizeof(sub[0]); i++)
-    if (key_is(key, sub[i][0], sub[i][1]))
-      return true;
-  /* pager.<command>: two levels, the value a command or a boolean (one word: never a path) */
-  return strncmp(key, "pager.", 6) == 0 && strchr(key + 6, '.') == NULL;
-}
-
-static bool is_include(const char *key) {
-  return strcmp(key, "include.path") == 0 || key_is(key, "includeif", "path");
+bool sandbox_git_key_includes(const char *key) {
+  return strcmp(key, "include.path") == 0 || sandbox_git_key_is(key, "includeif", "path");
 }
 
 #define WORD_BREAK    " \t\n'\""
@@ -183,7 +151,7 @@ static void add_word(struct collect *c, const char *key, const char *value, cons
 static void add_command_words(struct collect *c, const char *key, const char *value) {
   bool at_command = true, module_next = false;
   const char *s = value;
-  if (strcmp(key, "credential.helper") == 0 || key_is(key, "credential", "helper"))
+  if (strcmp(key, "credential.helper") == 0 || sandbox_git_key_is(key, "credential", "helper"))
     s += s[0] == '!';
   while (*s != '\0') {
     size_t n = strcspn(s, WORD_BREAK COMMAND_BREAK);
@@ -218,11 +186,11 @@ static void on_variable(void *arg, const char *key, const char *value) {
   if (strcmp(key, "core.hookspath") == 0) {
     add_hooks_path(c, "core.hooksPath", value);
     free(*c->hooks_dir);
-    *c->hooks_dir = resolve(c->worktree, value);
-  } else if (is_command(key)) {
+    *c->hooks_dir = sandbox_git_config_resolve(c->worktree, value);
+  } else if (sandbox_git_runs_key(key)) {
     add_command_words(c, key, value);
-  } else if (is_include(key)) {
-    cleanup_free char *path = resolve(c->config_dir, value);
+  } else if (sandbox_git_key_includes(key)) {
+    cleanup_free char *path = sandbox_git_config_resolve(c->config_dir, value);
     add_pointer(c, key, value, c->config_dir, value);
     if (path != NULL && c->depth < INCLUDE_MAX_DEPTH && *c->reads < INCLUDE_MAX_READS) {
       struct collect inner = *c;
@@ -238,8 +206,7 @@ static void on_variable(void *arg, const char *key, const char *value) {
   }
 }
 
-/* a regular file, links followed as git follows them, not blocking on a fifo, bounded */
-static char *read_text(const char *path) {
+char *sandbox_git_config_read_text(const char *path) {
   struct stat st;
   cleanup_close int fd = open_regular_at(AT_FDCWD, path, true, &st);
   char *text;
@@ -254,7 +221,7 @@ static char *read_text(const char *path) {
 }
 
 static void read_config_file(struct collect *c, const char *path) {
-  cleanup_free char *text = read_text(path);
+  cleanup_free char *text = sandbox_git_config_read_text(path);
   if (text != NULL)
     git_config_each(text, on_variable, c);
 }

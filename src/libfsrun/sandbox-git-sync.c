@@ -559,6 +559,7 @@ void sandbox_git_finish(struct sandbox_git_run *g, const char *worktree,
   if (g->run_dir == NULL)
     return;
   find_tamper(g, worktree);
+  g->host_git_args = sandbox_git_host_args(g, g->tamper);
   if (found != NULL)
     found(g, arg);
   sync_all(g, &g->discarded);
@@ -567,4 +568,6 @@ void sandbox_git_finish(struct sandbox_git_run *g, const char *worktree,
   g->run_dir = NULL;
   /* a process the command left behind (a task container's) may have changed the index since */
   sandbox_git_tamper_add_gitlinks(g);
+  sandbox_git_strv_free(g->host_git_args);
+  g->host_git_args = sandbox_git_host_args(g, g->tamper);
 }

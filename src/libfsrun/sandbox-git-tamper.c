@@ -162,14 +162,19 @@ char **sandbox_git_tamper(struct sandbox_git_run *g, const char *worktree) {
   return w.found;
 }
 
-void sandbox_git_warn_tamper(const char *context, char **tamper) {
-  struct strbuf list = {0};
-  if (tamper == NULL || *tamper == NULL)
+void sandbox_git_warn_json_list(const char *context, const char *said, char **list) {
+  struct strbuf text = {0};
+  if (list == NULL || *list == NULL)
     return;
-  sb_json_array(&list, tamper);
-  log_warning("%s: the command made nested git repositories or changed files the repository's "
-              "config or its hooks have the host's git run (do not trust the host's git with "
-              "them)" SANDBOX_GIT_TAMPER_LINE_TAG "%s",
-              context, list.data);
-  free(list.data);
+  sb_json_array(&text, list);
+  log_warning("%s: %s%s", context, said, text.data);
+  free(text.data);
+}
+
+void sandbox_git_warn_tamper(const char *context, char **tamper) {
+  sandbox_git_warn_json_list(context,
+                             "the command made nested git repositories or changed files the "
+                             "repository's config or its hooks have the host's git run (do not "
+                             "trust the host's git with them)" SANDBOX_GIT_TAMPER_LINE_TAG,
+                             tamper);
 }

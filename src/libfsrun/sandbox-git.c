@@ -408,6 +408,7 @@ void sandbox_git_run_free(struct sandbox_git_run *g) {
   sandbox_git_strv_free(g->gitlinks_after);
   sandbox_git_strv_free(g->discarded);
   sandbox_git_strv_free(g->tamper);
+  sandbox_git_strv_free(g->host_git_args);
   sandbox_git_pointers_free(g);
   memset(g, 0, sizeof(*g));
   g->common_fd = -1;

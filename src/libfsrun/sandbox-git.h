@@ -88,10 +88,11 @@ struct sandbox_git_run {
   char **hook_files_before;
   char *hook_config_name;
   /* after sandbox_git_finish, NULL-terminated, at most SANDBOX_GIT_MAX_REPORTED each: */
-  char **discarded; /* the common-dir-relative paths of the run's changes that were left out */
-  char **tamper;    /* the worktree-relative gitlinks and nested git dirs the run made, and the
-                     * `config:<key>=<value>` and `hooks:<name>` entries whose files the run
-                     * changed */
+  char **discarded;     /* the common-dir-relative paths of the run's changes that were left out */
+  char **tamper;        /* the worktree-relative gitlinks and nested git dirs the run made, and the
+                         * `config:<key>=<value>` and `hooks:<name>` entries whose files the run
+                         * changed */
+  char **host_git_args; /* sandbox_git_host_args of tamper, once it is known */
 };
 
 /* Before the run: the layout, the refs' values, and the per-run dir (owned by the caller). */
@@ -164,6 +165,8 @@ char **sandbox_git_tamper(struct sandbox_git_run *g, const char *worktree);
  * takes it from a killed fsrun's stderr) */
 #define SANDBOX_GIT_TAMPER_LINE_TAG "; tamper: "
 void sandbox_git_warn_tamper(const char *context, char **tamper);
+/* "CONTEXT: SAID[...]" (the list as a JSON array) as a warning; nothing for an empty list */
+void sandbox_git_warn_json_list(const char *context, const char *said, char **list);
 /* the new gitlinks of g->gitlinks_after that g->tamper does not list yet, appended to it */
 void sandbox_git_tamper_add_gitlinks(struct sandbox_git_run *g);
 /* the run's index in upper (the upper dir's fd) read for its gitlinks alone, into gitlinks_after */
@@ -173,6 +176,26 @@ void sandbox_git_index_gitlinks(struct sandbox_git_run *g, int upper);
 void sandbox_git_config_paths(struct sandbox_git_run *g, const char *worktree);
 void sandbox_git_config_tamper(struct sandbox_git_run *g, const char *worktree, char ***tamper);
 void sandbox_git_pointers_free(struct sandbox_git_run *g);
+/* `section.subsection.name` with that section and name (lower-case), any subsection */
+bool sandbox_git_key_is(const char *key, const char *section, const char *name);
+/* include.path, includeIf.<condition>.path */
+bool sandbox_git_key_includes(const char *key);
+/* a config's path as git takes it: absolute, `~/` from HOME (NULL without), else relative to base
+ * (caller frees) */
+char *sandbox_git_config_resolve(const char *base, const char *path);
+/* a regular file, links followed as git follows them, not blocking on a fifo, at most 1 MiB, read
+ * whole; NULL otherwise (caller frees) */
+char *sandbox_git_config_read_text(const char *path);
+/* sandbox-git-disarm.c: a key whose value git runs (a filter's command, core.fsmonitor, a pager;
+ * not core.hooksPath, which names a directory) */
+bool sandbox_git_runs_key(const char *key);
+/* hostGitArgs: the `-c key=value` options (argv words, "-c" then the option) under which the
+ * host's git runs nothing tamper's entries name: an empty list (never NULL) when there are none.
+ * g (may be NULL) gives the paths of the included and global configs the entries name. */
+char **sandbox_git_host_args(const struct sandbox_git_run *g, char **tamper);
+/* one warning line when args lists anything, ending in `; hostGitArgs: ` and the JSON array */
+#define SANDBOX_GIT_HOST_ARGS_LINE_TAG "; hostGitArgs: "
+void sandbox_git_warn_host_args(const char *context, char **args);
 /* a pointer whose digest is taken with the config's (entry and path: taken over) */
 void sandbox_git_pointer_add(struct sandbox_git_run *g, char *entry, char *path, bool below_top);
 /* sandbox-git-hook-managers.c: before the run, the managers whose hooks hooks_dir holds and their

@@ -93,6 +93,7 @@ struct run_result {
   int64_t duration_ms;
   char *error;              /* set-up failure under fail-hard */
   char **tamper;            /* the nested git dirs / gitlinks the run made */
+  char **host_git_args;     /* the `-c` options that keep the host's git from running them */
   char **discarded;         /* the common-dir paths it wrote outside the git allowlist */
   bool oom_killed;          /* the OOM killer killed a process of the sandbox's cgroup */
   bool cpu_budget_exceeded; /* cpuLimit.maxMs spent by the whole command: ended by the watchdog */
@@ -182,6 +183,7 @@ static void audit_tamper(const struct audit *a, const struct sandbox_git_run *g)
   sb_json_key_string(&b, "policyHash", a->policy_hash);
   sb_json_key_string(&b, "time", time);
   sb_json_string_array(&b, "paths", g->tamper);
+  sb_json_string_array(&b, "hostGitArgs", g->host_git_args);
   sb_json_string_array(&b, "discarded", g->discarded);
   sb_puts(&b, "}\n");
   if (safe_write_all(a->fd, b.data, b.len) < 0)
@@ -194,6 +196,7 @@ static void audit_tamper(const struct audit *a, const struct sandbox_git_run *g)
 static void say_tamper(const struct sandbox_git_run *g, void *arg) {
   (void)arg;
   sandbox_git_warn_tamper("sandbox", g->tamper);
+  sandbox_git_warn_host_args("sandbox", g->host_git_args);
 }
 
 /* one line on stderr: what was left out */
@@ -643,6 +646,7 @@ static void print_result_json(const struct run_result *r, const struct capture *
   if (r->error != NULL)
     sb_json_key_string(&b, "error", r->error);
   sb_json_string_array(&b, "tamper", r->tamper);
+  sb_json_string_array(&b, "hostGitArgs", r->host_git_args);
   sb_json_string_array(&b, "discarded", r->discarded);
   sb_puts(&b, "}\n");
   (void)safe_write_all(STDOUT_FILENO, b.data, b.len);
@@ -915,6 +919,7 @@ static int run_once(const struct fsrun_context *ctx, const struct sandbox_run_op
     sandbox_limits_warn(&result.limits);
     r = run_in_sandbox(ctx, o, policy, worktree, id, userns, deadline, &cap, &git, &result, err);
     result.tamper = git.tamper;
+    result.host_git_args = git.host_git_args;
     result.discarded = git.discarded;
   }
   setup_deadline_disarm();

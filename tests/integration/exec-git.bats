@@ -435,7 +435,9 @@ route_final_walk() {
   [ "$(cat "$DIR/precious")" = precious ]
   as_owner "$FSRUN" --root "$DIR/state" delete --force --tamper-json "$DIR/final.json" "$id"
   cat "$DIR/final.json"
-  [ "$(jq -c . "$DIR/final.json")" = '{"walked":true,"tamper":["nested/.git"]}' ]
+  [ "$(jq -c . "$DIR/final.json")" = "$(jq -c . <<<'{"walked":true,"tamper":["nested/.git"],
+    "hostGitArgs":["-c","core.fsmonitor=false","-c","submodule.recurse=false",
+    "-c","diff.ignoreSubmodules=all","-c","status.submoduleSummary=false"]}')" ]
   [ ! -e "$DIR/state/$id" ]
 }
 
@@ -467,6 +469,8 @@ route_final_pointers() {
   cat "$DIR/final.json" "$DIR/stderr"
   [ "$(jq -c '.walked, (.tamper | sort)' "$DIR/final.json" | paste -sd' ')" = \
     'true ["config:core.hooksPath=.husky","hooks:lefthook.yml"]' ]
+  # the options that keep the host's git from running them: no hooks (once for both)
+  [ "$(jq -c .hostGitArgs "$DIR/final.json")" = '["-c","core.hooksPath=/dev/null"]' ]
   grep -q 'delete: .*changed what the host.s git runs.*config:core.hooksPath=.husky' "$DIR/stderr"
   [ ! -e "$DIR/state/$id" ]
 }
@@ -477,6 +481,24 @@ route_final_pointers() {
 
 @test "exec-git: delete names husky's hook and lefthook's file a process left after the last exec rewrote (ordinary user)" {
   route_final_pointers user
+}
+
+# host_args: the last exec's hostGitArgs (--status-json), one word a line; the status must have the
+# list, and fsrun's stderr line (said before the git sync) the same words when there are any
+host_args() {
+  local said
+  jq -e '.hostGitArgs | type == "array"' "$DIR/status.json" >/dev/null
+  said=$(sed -n 's/^fsrun: warning: exec: .*; hostGitArgs: //p' "$DIR/stderr")
+  [ "$(jq -c .hostGitArgs "$DIR/status.json")" = "${said:-[]}" ]
+  jq -r '.hostGitArgs[]' "$DIR/status.json"
+}
+
+@test "exec-git: an exec planting what a driver runs gets hostGitArgs in --status-json, under which the host's git runs nothing of it (root)" {
+  route_disarm root
+}
+
+@test "exec-git: an exec planting what a driver runs gets hostGitArgs in --status-json, under which the host's git runs nothing of it (ordinary user)" {
+  route_disarm user
 }
 
 # exec_watchdog PID: the watchdog of fsrun exec PID: its child that leads a session of its own and

@@ -118,6 +118,7 @@ sbx() {
   [ "$status" -eq 0 ]
   [ -z "$json" ] || status=$(jq -r .exitCode <<<"$output")
   [ "$status" -eq 0 ]
+  result=$output # root: the --json result
   [ -z "$json" ] || output=$(jq -r .stdout <<<"$output")
   # nothing of the run is left in the state root but the shared bundle
   [ "$(ls -A "$DIR/state")" = .sandbox-bundle ]
@@ -548,6 +549,61 @@ route_interpreters() {
 
 @test "sandbox-git: a run planting a module a -m driver imports, or rewriting an interpreter's script or diff.external's, is reported (ordinary user)" {
   route_interpreters user
+}
+
+# host_args: the hostGitArgs fsrun's last run said on stderr (root and user alike), one word a line;
+# nothing when it said none. As root its --json result must say the same; so must its audit event.
+host_args() {
+  local said
+  said=$(sed -n 's/^fsrun: warning: sandbox: .*; hostGitArgs: //p' "$DIR/stderr")
+  [ -z "$said" ] || jq -r '.[]' <<<"$said"
+  [ -z "$said" ] || [ "$(jq -cs 'map(select(.event == "sandbox:tamper")) | last | .hostGitArgs' \
+    "$DIR/audit.jsonl")" = "$said" ]
+  if [ "$OWNER" = root ]; then
+    [ "$(jq -c .hostGitArgs <<<"$result")" = "${said:-[]}" ]
+  fi
+}
+
+# route_disarm OWNER (review20 B, the host side): a run that plants nbstripout.py (for nbstripout's
+# own `"/usr/bin/python3" -m nbstripout` filter) and rewrites diff.external's script gets the
+# options that disarm both (hostGitArgs); with them the host's `status`, `diff`, `add -A` and
+# `commit` succeed and run nothing the run planted; a plain `add -A` then runs the planted module
+# (the control). A run that changes nothing such has none.
+route_disarm() {
+  make_repo "$1"
+  [ -x /usr/bin/python3 ] || skip "needs /usr/bin/python3"
+  hgit -C "$REPO" config filter.nbstripout.clean '"/usr/bin/python3" -m nbstripout'
+  hgit -C "$REPO" config diff.external ./d.sh
+  as_owner sh -c 'cd "$1" && echo "*.ipynb filter=nbstripout" >.gitattributes && echo "{}" >a.ipynb &&
+    printf "#!/bin/sh\necho ran >>%s\n" "$2" >d.sh && chmod +x d.sh' sh "$WT" "$MARKER"
+  hgit -C "$WT" -c core.hooksPath=/dev/null add -A
+  hgit -C "$WT" -c core.hooksPath=/dev/null commit -qm "nbstripout, d.sh"
+  sbx -- 'echo two >unrelated.txt'
+  host_args >/dev/null
+  [ -z "$(host_args)" ]
+  sbx -- "printf 'import sys\\nopen(\"$MARKER\", \"a\").write(\"ran\\\\n\")\\nsys.stdout.write(sys.stdin.read())\\n' >nbstripout.py && echo '{ }' >a.ipynb && echo 'echo ran >>$MARKER' >>d.sh"
+  local args
+  host_args >/dev/null
+  mapfile -t args < <(host_args)
+  [ "$(printf '%s|' "${args[@]}")" = "-c|filter.nbstripout.clean=|-c|filter.nbstripout.smudge=|-c|filter.nbstripout.process=|-c|filter.nbstripout.required=false|-c|diff.external=f() { [ \$# -lt 7 ] || git --no-pager diff --no-index --no-ext-diff --no-textconv -- \"\$2\" \"\$5\"; [ \$? -le 1 ]; }; f|" ]
+  hgit -C "$WT" "${args[@]}" status --short
+  # git hands an external diff temporary files (in TMPDIR: the owner's own here)
+  TMPDIR=$DIR/home hgit -C "$WT" "${args[@]}" diff >"$DIR/diff"
+  grep -qxF '+{ }' "$DIR/diff"
+  hgit -C "$WT" "${args[@]}" add -A
+  hgit -C "$WT" "${args[@]}" -c core.hooksPath=/dev/null commit -qm "the run's"
+  [ ! -e "$MARKER" ]
+  as_owner sh -c 'echo "{  }" >"$1/a.ipynb"' sh "$WT"
+  hgit -C "$WT" add -A
+  [ "$(cat "$MARKER")" = ran ]
+}
+
+@test "sandbox-git: a run planting what a driver runs gets hostGitArgs, under which the host's git runs nothing of it (root)" {
+  route_disarm root
+}
+
+@test "sandbox-git: a run planting what a driver runs gets hostGitArgs, under which the host's git runs nothing of it (ordinary user)" {
+  route_disarm user
 }
 
 # route_global OWNER (review20 E): a policy with the caller's ~/.config writable lets the run write

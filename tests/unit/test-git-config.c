@@ -334,6 +334,64 @@ static void test_global(const char *top, const char *home) {
                entry, "~/.gitconfig written");
 }
 
+/* the argv words joined by `|`, for one comparison */
+static char *joined(char **v) {
+  static char text[2048];
+  text[0] = '\0';
+  for (char **p = v; p != NULL && *p != NULL; p++)
+    snprintf(text + strlen(text), sizeof(text) - strlen(text), "%s%s", p == v ? "" : "|", *p);
+  return text;
+}
+
+/* hostGitArgs: each kind of entry gives the options that keep the host's git from running it */
+static void test_host_args(const char *top) {
+  char *none[] = {NULL};
+  char *entries[] = {"config:filter.nbstripout.clean=\"/usr/bin/python3\" -m nbstripout",
+                     "config:diff.ipynb.textconv=python3 -mnbstripout -t",
+                     "config:core.hooksPath=.husky",
+                     "hooks:lefthook.yml",
+                     "config:merge.M.driver=./m.sh %O",
+                     "config:credential.https://x.invalid.helper=!sh c.sh",
+                     "config:pager.log=./p.sh",
+                     "config:gpg.ssh.program=node s.js",
+                     "config:core.fsmonitor=./f",
+                     "sub/.git",
+                     NULL};
+  char **a = sandbox_git_host_args(NULL, none);
+  tap_ok(a != NULL && a[0] == NULL, "nothing reported: an empty list");
+  sandbox_git_strv_free(a);
+  a = sandbox_git_host_args(NULL, entries);
+  tap_ok(strcmp(joined(a),
+                "-c|filter.nbstripout.clean=|-c|filter.nbstripout.smudge=|-c|filter.nbstripout."
+                "process=|-c|filter.nbstripout.required=false|-c|diff.ipynb.textconv=cat|-c|core."
+                "hooksPath=/dev/null|-c|merge.M.driver=false|-c|credential.https://x.invalid."
+                "helper=|-c|pager.log=false|-c|gpg.ssh.program=ssh-keygen|-c|core.fsmonitor=false|"
+                "-c|submodule.recurse=false|-c|diff.ignoreSubmodules=all|-c|status."
+                "submoduleSummary=false") == 0,
+         "each entry's options, once each: %s", joined(a));
+  sandbox_git_strv_free(a);
+
+  /* an included config the run wrote: what it sets now, its own include followed */
+  struct sandbox_git_run g = {0};
+  char common[512];
+  char **t = NULL;
+  snprintf(common, sizeof(common), "%s/.git", top);
+  write_file(common, "config", "[include]\n\tpath = ../inc.gitconfig\n");
+  g.common_dir = common;
+  g.admin = (char *)"";
+  sandbox_git_config_paths(&g, top);
+  write_file(top, "inc.gitconfig", "[filter \"y\"]\n\tsmudge = ./y\n[include]\n\tpath = inc2\n");
+  write_file(top, "inc2", "[core]\n\tfsmonitor = ./f\n\tbare = false\n");
+  sandbox_git_config_tamper(&g, top, &t);
+  a = sandbox_git_host_args(&g, t);
+  tap_ok(strcmp(joined(a), "-c|filter.y.clean=|-c|filter.y.smudge=|-c|filter.y.process=|-c|"
+                           "filter.y.required=false|-c|core.fsmonitor=false") == 0,
+         "an included config written by the run is read as it is now: %s", joined(a));
+  sandbox_git_strv_free(a);
+  sandbox_git_strv_free(t);
+  sandbox_git_pointers_free(&g);
+}
+
 int main(void) {
   char top[] = "/tmp/fsrun-test-git-config.XXXXXX";
   char home[64];
@@ -355,6 +413,7 @@ int main(void) {
   test_include_budget(top);
   test_interpreters(top);
   test_global(top, home);
+  test_host_args(top);
   snprintf(cmd, sizeof(cmd), "rm -rf '%s'", top);
   if (system(cmd) != 0)
     tap_diag("could not remove %s", top);

@@ -47,6 +47,8 @@ export interface SandboxAuditEvent {
   limitsNotEnforced?: LimitNotEnforced[];
   /** Nested git dirs / gitlinks the run made `config:<key>=<value>` and `hooks:<name>` entries (fsrun's sandbox:tamper, folded into the run's outcome). */
   tamper?: string[];
+  /** The `-c` options under which the host's git runs nothing of what `tamper` names (RunResult.hostGitArgs); absent when none. */
+  hostGitArgs?: string[];
   /** Git changes the run made outside the task's allowlist, left out (RunResult.gitDiscarded). */
   gitDiscarded?: string[];
   durationMs?: number;

@@ -39,6 +39,7 @@ export abstract class BackendBase {
   protected task: Task | null = null;
   protected disposed = false;
   private seq = 0;
+  private readonly disarm: string[] = [];
   private readonly inFlight = new Set<AbortController>();
 
   constructor(
@@ -47,6 +48,28 @@ export abstract class BackendBase {
   ) {}
 
   protected abstract mode(): SandboxAuditEvent["mode"];
+
+  /**
+   * The `-c key=value` options (argv words) of every run of this task so far and of dispose()'s last
+   * walk, each option once: prepend them to every git the host runs in this worktree (`git
+   * ...hostGitArgs status`, `add`, `commit`, `diff`, `merge`) until a person has reviewed what the
+   * runs changed (docs/sandbox.md, "Disarming the host's git"). Empty when no run reported anything
+   * they cover; no substitute for that review: a run's `tamper` without options (an older fsrun, a
+   * killed exec) still means "do not run the host's git unreviewed".
+   */
+  get hostGitArgs(): string[] {
+    return [...this.disarm];
+  }
+
+  protected addHostGitArgs(args: string[] | undefined): void {
+    for (let i = 0; i + 1 < (args ?? []).length; i += 2) {
+      const [flag, option] = [args![i], args![i + 1]];
+      if (flag !== "-c") continue;
+      let known = false;
+      for (let j = 1; j < this.disarm.length; j += 2) known ||= this.disarm[j] === option;
+      if (!known) this.disarm.push(flag, option);
+    }
+  }
 
   protected emit(scope: SandboxAuditEvent["scope"], runId: string, fields: AuditFields): void {
     const task = this.task;
@@ -131,6 +154,7 @@ export abstract class BackendBase {
   }
 
   protected outcome(runId: string, r: FsrunRunResult, fsrunKilled = false): void {
+    this.addHostGitArgs(r.hostGitArgs);
     const why = r.aborted ? (fsrunKilled ? "aborted; fsrun did not end on SIGTERM and was killed" : "aborted") : undefined;
     this.emit("command", runId, {
       event: r.backend === "native" && r.fallbackReason !== undefined ? "sandbox:fallback" : "sandbox:run",
@@ -143,6 +167,7 @@ export abstract class BackendBase {
       oomKilled: r.oomKilled,
       limitsNotEnforced: r.limitsNotEnforced,
       tamper: r.tamper,
+      ...(r.hostGitArgs !== undefined ? { hostGitArgs: r.hostGitArgs } : {}),
       ...(r.gitDiscarded !== undefined ? { gitDiscarded: r.gitDiscarded } : {}),
       durationMs: r.durationMs,
     });

@@ -10,7 +10,7 @@ import type { SandboxAuditEvent, SandboxAuditHook } from "./audit";
 import { BackendBase, checkContext, checkCwd } from "./backend-base";
 import type { Task } from "./backend-base";
 import { FsrunError, FsrunSetupError, FsrunUnavailableError, SandboxSettingsError } from "./errors";
-import { FSRUN_OWN_ENV, FsrunCli, firstLines, fsrunOwnEnv, policyErrorFrom, tamperFromStderr } from "./fsrun-cli";
+import { FSRUN_OWN_ENV, FsrunCli, firstLines, fsrunOwnEnv, hostGitArgsFromStderr, policyErrorFrom, tamperFromStderr } from "./fsrun-cli";
 import type { SandboxBackend, SandboxCapabilities, SandboxPrepareContext } from "./fusion-types";
 import { maxBufferOf, runNative } from "./native";
 import { checkPolicy, combinePolicies } from "./policy";
@@ -328,7 +328,7 @@ export class FsrunBackend extends BackendBase implements SandboxBackend {
         fsrunKilled: killed,
         result: {
           stdout: "", stderr: "", exitCode: null, signal: killed ? "SIGKILL" : raw.signal, timedOut: raw.timedOut, truncated: false, oomKilled: false,
-          limits: {}, limitsNotEnforced: [], durationMs: raw.durationMs, tamper: tamperFromStderr(stderr), backend: "fsrun", aborted: raw.aborted, runId,
+          limits: {}, limitsNotEnforced: [], durationMs: raw.durationMs, tamper: tamperFromStderr(stderr), ...hostGitArgsOf(hostGitArgsFromStderr(stderr)), backend: "fsrun", aborted: raw.aborted, runId,
         },
       };
     }
@@ -362,10 +362,17 @@ export class FsrunBackend extends BackendBase implements SandboxBackend {
     if (container === null || this.task === null) return;
     // the container's last tamper walk, after its processes are dead: what a process left by the
     // last command planted in the worktree after that command's walk (no run reports it)
-    const tamper = await container.remove();
+    const walk = await container.remove();
+    const tamper = walk?.tamper ?? null;
     this.finalTamper = tamper;
+    this.addHostGitArgs(walk?.hostGitArgs);
     const reason = tamper === null ? "fsrun delete made no last tamper walk (no --tamper-json, or the delete failed)" : undefined;
-    this.emit("task", this.task.runId, { event: "sandbox:dispose", tamper: tamper ?? [], ...(reason !== undefined ? { reason } : {}) });
+    this.emit("task", this.task.runId, {
+      event: "sandbox:dispose",
+      tamper: tamper ?? [],
+      ...hostGitArgsOf(walk?.hostGitArgs),
+      ...(reason !== undefined ? { reason } : {}),
+    });
   }
 }
 
@@ -396,12 +403,19 @@ export function parseResult(stdout: string, runId: string, aborted: boolean): { 
     limitsNotEnforced: Array.isArray(o.limitsNotEnforced) ? (o.limitsNotEnforced as LimitNotEnforced[]) : [],
     durationMs: typeof o.durationMs === "number" ? o.durationMs : 0,
     tamper: Array.isArray(o.tamper) ? o.tamper.filter((p): p is string => typeof p === "string") : [],
+    ...hostGitArgsOf(o.hostGitArgs),
     ...gitDiscardedOf(o.discarded),
     backend: o.backend === "native" ? "native" : "fsrun",
     aborted,
     runId,
   };
   return { result, error: typeof o.error === "string" ? o.error : null };
+}
+
+/** fsrun's `hostGitArgs` as RunResult.hostGitArgs: absent when none. */
+export function hostGitArgsOf(v: unknown): { hostGitArgs?: string[] } {
+  const args = Array.isArray(v) ? v.filter((p): p is string => typeof p === "string") : [];
+  return args.length > 0 ? { hostGitArgs: args } : {};
 }
 
 /** fsrun's `discarded` (what git left out) as RunResult.gitDiscarded: absent when none. */

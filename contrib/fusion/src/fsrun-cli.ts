@@ -42,17 +42,33 @@ export function firstLines(s: string): string {
  * more to review, never one less.
  */
 export function tamperFromStderr(stderr: string): string[] {
-  const found = new Set<string>();
-  for (const m of stderr.matchAll(/^fsrun: warning: (?:sandbox|exec): .*; tamper: (\[.*\])$/gm)) {
+  return [...new Set(listsOnStderr(stderr, /^fsrun: warning: (?:sandbox|exec): .*; tamper: (\[.*\])$/gm))];
+}
+
+/** The strings of the JSON arrays re's first group captures on stderr's lines, in order. */
+function listsOnStderr(stderr: string, re: RegExp): string[] {
+  const found: string[] = [];
+  for (const m of stderr.matchAll(re)) {
     let list: unknown;
     try {
       list = JSON.parse(m[1]);
     } catch {
       continue;
     }
-    if (Array.isArray(list)) for (const p of list) if (typeof p === "string") found.add(p);
+    if (Array.isArray(list)) for (const p of list) if (typeof p === "string") found.push(p);
   }
-  return [...found];
+  return found;
+}
+
+/**
+ * The hostGitArgs of fsrun sandbox's own line on stderr (`fsrun: warning: sandbox: ...;
+ * hostGitArgs: ["-c", ...]`), said with the tamper line before the git sync. One-shot mode only:
+ * there the command's streams go to fsrun's JSON, and stderr is fsrun's alone. A task container's
+ * exec shares its stderr with the command, which could write such a line: options the host's git
+ * would take are never read from there.
+ */
+export function hostGitArgsFromStderr(stderr: string): string[] {
+  return listsOnStderr(stderr, /^fsrun: warning: sandbox: .*; hostGitArgs: (\[.*\])$/gm);
 }
 
 /** fsrun's policy complaints ("fsrun: policy (stdin): cpuLimit.maxCores: must be ..."), or null. */

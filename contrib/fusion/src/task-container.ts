@@ -27,7 +27,14 @@ interface ExecStatus {
   oomKilled?: boolean;
   /** the git side of the exec (docs/sandbox.md, "Git in a task container") */
   tamper?: string[];
+  hostGitArgs?: string[];
   discarded?: string[];
+}
+
+/** fsrun delete --tamper-json's last walk */
+export interface FinalWalk {
+  tamper: string[];
+  hostGitArgs: string[];
 }
 
 function strings(v: unknown): string[] | undefined {
@@ -47,12 +54,14 @@ async function readStatus(file: string): Promise<ExecStatus | null> {
   const signal = typeof v.signal === "string" ? (v.signal as NodeJS.Signals) : null;
   if ((exitCode === null) === (signal === null)) return null;
   const tamper = strings(v.tamper);
+  const hostGitArgs = strings(v.hostGitArgs);
   const discarded = strings(v.discarded);
   return {
     exitCode,
     signal,
     ...(typeof v.oomKilled === "boolean" ? { oomKilled: v.oomKilled } : {}),
     ...(tamper !== undefined ? { tamper } : {}),
+    ...(hostGitArgs !== undefined ? { hostGitArgs } : {}),
     ...(discarded !== undefined ? { discarded } : {}),
   };
 }
@@ -192,6 +201,8 @@ export class TaskContainer {
         durationMs: r.durationMs,
         // no status: fsrun exec was killed, and its tamper line (said before its git sync) is all
         tamper: status?.tamper ?? tamperFromStderr(stderr),
+        // from the status only: the command writes to the same stderr
+        ...(status?.hostGitArgs !== undefined && status.hostGitArgs.length > 0 ? { hostGitArgs: status.hostGitArgs } : {}),
         ...(status?.discarded !== undefined && status.discarded.length > 0 ? { gitDiscarded: status.discarded } : {}),
         backend: "fsrun",
         aborted: r.aborted,
@@ -209,9 +220,10 @@ export class TaskContainer {
   /**
    * Deletes the container and its directory. The tamper list of fsrun delete's last walk (what a
    * process left by the last command planted after that command's walk: docs/sandbox.md, "Git in a
-   * task container"), or null when there was none (an fsrun without --tamper-json, a failed delete).
+   * task container") and its hostGitArgs (empty from an fsrun that gives none), or null when there
+   * was no walk (an fsrun without --tamper-json, a failed delete).
    */
-  async remove(): Promise<string[] | null> {
+  async remove(): Promise<FinalWalk | null> {
     const file = join(this.dir, "final-tamper.json");
     const args = ["delete", "--force", ...(this.tamperJson ? ["--tamper-json", file] : []), this.id];
     await this.cli.run(args).catch(() => undefined);
@@ -221,11 +233,12 @@ export class TaskContainer {
   }
 }
 
-/** fsrun delete --tamper-json's list; null when the file is not `{"walked":true,"tamper":[...]}`. */
-async function readFinalTamper(file: string): Promise<string[] | null> {
+/** fsrun delete --tamper-json's walk; null when the file is not `{"walked":true,"tamper":[...],...}`. */
+async function readFinalTamper(file: string): Promise<FinalWalk | null> {
   try {
-    const o = JSON.parse(await readFile(file, "utf8")) as { walked?: unknown; tamper?: unknown };
-    return o.walked === true ? (strings(o.tamper) ?? null) : null;
+    const o = JSON.parse(await readFile(file, "utf8")) as { walked?: unknown; tamper?: unknown; hostGitArgs?: unknown };
+    const tamper = strings(o.tamper);
+    return o.walked === true && tamper !== undefined ? { tamper, hostGitArgs: strings(o.hostGitArgs) ?? [] } : null;
   } catch {
     return null;
   }

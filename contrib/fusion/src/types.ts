@@ -56,6 +56,8 @@ export interface FsrunRunResult extends SandboxRunResult {
   durationMs: number;
   /** Worktree-relative paths of nested git dirs or gitlinks the run made, and `config:<key>=<value>` for each file the repository's config has the host's git run that the run changed (husky's `.husky/`, an included `.gitconfig`), and `hooks:<name>` for each file an installed hook manager's hooks read that the run changed (`hooks:lefthook.yml`, `hooks:.pre-commit-config.yaml`): fsrun's `tamper`, as it is; empty when none or not reported. Any entry: do not run the host's git in that worktree unreviewed. */
   tamper: string[];
+  /** The `-c key=value` options (argv words: `"-c", "filter.nbstripout.clean="`, ...) under which the host's git runs nothing of what this run's `tamper` names: an empty filter, `cat` as a textconv, no hooks, no fsmonitor (fsrun's `hostGitArgs`, docs/sandbox.md "Disarming the host's git"). Absent when none, natively, from an fsrun that does not give them, and after a task-container exec the adapter had to kill (its stderr is the command's too: a line there could be the command's). This run's entries only: what an earlier run planted stays planted, so use the backend's `hostGitArgs` (every run's so far) for the host's git. */
+  hostGitArgs?: string[];
   /** Common-dir-relative paths of git changes the run made outside the task's allowlist, left out (fsrun's `discarded`, both modes; absent when none). */
   gitDiscarded?: string[];
   backend: RunBackend;

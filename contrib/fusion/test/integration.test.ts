@@ -547,6 +547,45 @@ test(`[${WHO}] task container: git as in one-shot: the task's commit lands, main
   await b.dispose();
 });
 
+// review20 B, the host side: nbstripout's own filter (`"/usr/bin/python3" -m nbstripout`) and a run
+// that plants nbstripout.py: the run's hostGitArgs (result and run event) and the backend's (every
+// run's so far, after a later run that reported nothing) are the options under which the host's
+// `git add -A` runs nothing and succeeds; a plain one runs the planted module (the control). A run
+// that changes nothing such has none. Both modes (a user whose exec cannot join runs one-shot).
+test(`[${WHO}] both modes: a run planting nbstripout.py gets hostGitArgs; the host's git add -A runs nothing with them, the planted module without`, async (t) => {
+  if (!(await stat("/usr/bin/python3").then(() => true, () => false))) return t.skip("needs /usr/bin/python3");
+  const want = ["-c", "filter.nbstripout.clean=", "-c", "filter.nbstripout.smudge=", "-c", "filter.nbstripout.process=", "-c", "filter.nbstripout.required=false"];
+  for (const mode of ["one-shot", "task-container"] as const) {
+    const dir = join(work, `nb-${mode}`);
+    await mkdir(dir);
+    const wt = await makeWorktree(dir, "task-nb");
+    const marker = join(dir, "marker");
+    await git(join(dir, "repo"), ["config", "filter.nbstripout.clean", '"/usr/bin/python3" -m nbstripout']);
+    await writeFile(join(wt, ".gitattributes"), "*.ipynb filter=nbstripout\n");
+    await writeFile(join(wt, "a.ipynb"), "{}\n");
+    const b = new FsrunBackend({ fsrunPath: FSRUN, stateRoot, killGraceMs: 300, onAudit: (e) => events.push(e), mode });
+    backends.push(b);
+    await b.prepare({ taskId: `it-${WHO}`, runId: `r${++seq}`, worktreePath: wt, policy: basePolicy() });
+    const nothing = await b.run("echo two >unrelated.txt", opts({ cwd: wt }));
+    assert.deepEqual([nothing.exitCode, nothing.hostGitArgs], [0, undefined], nothing.stderr);
+    const module = `import sys\\nopen("${marker}", "a").write("ran\\\\n")\\nsys.stdout.write(sys.stdin.read())\\n`;
+    const planted = await b.run(`printf '${module}' >nbstripout.py && echo '{ }' >a.ipynb`, opts({ cwd: wt }));
+    assert.deepEqual([planted.exitCode, planted.hostGitArgs], [0, want], `${mode}: ${planted.stderr}`);
+    assert.deepEqual(events.find((e) => e.runId === planted.runId && e.event === "sandbox:run")?.hostGitArgs, want);
+    const later = await b.run("echo three >unrelated.txt", opts({ cwd: wt }));
+    assert.deepEqual([later.exitCode, later.hostGitArgs], [0, undefined], later.stderr);
+    await b.dispose();
+    assert.deepEqual(b.hostGitArgs, want, "every run's so far");
+    const disarmed = await runCommand("git", [...b.hostGitArgs, "add", "-A"], wt);
+    assert.equal(disarmed.code, 0, disarmed.stderr);
+    assert.equal(await stat(marker).then(() => true, () => false), false, `${mode}: the host's git ran the planted module under hostGitArgs`);
+    await writeFile(join(wt, "a.ipynb"), "{  }\n");
+    const plain = await runCommand("git", ["add", "-A"], wt);
+    assert.equal(plain.code, 0, plain.stderr);
+    assert.equal(await readFile(marker, "utf8"), "ran\n", "the control: a plain git add -A runs it");
+  }
+});
+
 // review19 #4's tail: a process the last command left (setsid) plants a nested repository after that
 // command's tamper walk; no run names it. dispose()'s fsrun delete --tamper-json walks once the
 // container is dead: sandbox:dispose and finalTamper name it (fifos say when, no wait on time).

@@ -55,16 +55,18 @@ enum sandbox_network sandbox_network_profile(const oci_policy *p) {
 
 /* IPv4 only: slirp4netns runs without --enable-ipv6, so no IPv6 packet leaves the namespace. 10/8
  * does not cover slirp4netns's own 10.0.2.0/24 (its gateway and DNS forwarder): tap0's connected
- * route is the longer prefix. */
-#define LINK_LOCAL     "169.254.0.0/16"
+ * route is the longer prefix. The cloud instance services: link-local (the metadata service of
+ * most clouds), Azure's WireServer (its firewall trusts host uid 0, which a root caller's
+ * slirp4netns is) and Alibaba's metadata service, both outside 169.254/16 (review21 L2). */
+#define CLOUD_SERVICES "169.254.0.0/16 168.63.129.16/32 100.100.100.200/32"
 #define PRIVATE_RANGES "10.0.0.0/8 172.16.0.0/12 192.168.0.0/16"
 
 const char *sandbox_net_unreachable(const oci_policy *p) {
   if (sandbox_network_profile(p) != SANDBOX_NET_EGRESS)
     return NULL;
   if (p->block_private_networks)
-    return p->allow_link_local ? PRIVATE_RANGES : LINK_LOCAL " " PRIVATE_RANGES;
-  return p->allow_link_local ? NULL : LINK_LOCAL;
+    return p->allow_link_local ? PRIVATE_RANGES : CLOUD_SERVICES " " PRIVATE_RANGES;
+  return p->allow_link_local ? NULL : CLOUD_SERVICES;
 }
 
 const char *sandbox_network_name(enum sandbox_network n) {

@@ -301,3 +301,21 @@ EOF
   [ "$status" -eq 0 ]
   [ -z "$output" ]
 }
+
+# review21 L5: the Fusion adapter starts fsrun with the adapter's own values of every variable fsrun
+# reads (FSRUN_OWN_ENV) or none (FSRUN_ENV_UNSET), never a command's; the two lists in
+# contrib/fusion/src/fsrun-cli.ts must name exactly what src/ reads. Seen to fail with
+# XDG_CONFIG_HOME taken out of FSRUN_OWN_ENV (`< XDG_CONFIG_HOME`), and with a getenv("X") added.
+@test "harness: the Fusion adapter's lists of fsrun's variables are exactly the names src/ reads" {
+  local src=$FSRUN_TESTS_DIR/../../src cli=$FSRUN_TESTS_DIR/../../contrib/fusion/src/fsrun-cli.ts
+  # a name out of a variable would escape the comparison
+  run grep -rnE '(secure_)?getenv\([^"]' "$src"
+  [ "$status" -eq 1 ]
+  grep -rhoE '(secure_)?getenv\("[^"]*"\)' "$src" | sed -E 's/.*\("(.*)"\)/\1/' | sort -u >"$BATS_TEST_TMPDIR/read"
+  awk '/^export const FSRUN_(OWN_ENV|ENV_UNSET)[^A-Z_]/ { on = 1 } on { print } on && /;/ { on = 0 }' "$cli" |
+    grep -oE '"[^"]*"' | tr -d '"' | sort -u >"$BATS_TEST_TMPDIR/listed"
+  run diff "$BATS_TEST_TMPDIR/read" "$BATS_TEST_TMPDIR/listed"
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ "$(wc -l <"$BATS_TEST_TMPDIR/read")" -ge 10 ]
+}

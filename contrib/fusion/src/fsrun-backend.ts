@@ -10,9 +10,11 @@ import type { SandboxAuditEvent, SandboxAuditHook } from "./audit";
 import { BackendBase, checkContext, checkCwd } from "./backend-base";
 import type { Task } from "./backend-base";
 import { FsrunError, FsrunSetupError, FsrunUnavailableError, SandboxSettingsError } from "./errors";
-import { FSRUN_OWN_ENV, FsrunCli, firstLines, fsrunOwnEnv, hostGitArgsFromStderr, policyErrorFrom, tamperFromStderr } from "./fsrun-cli";
+import { FsrunCli, firstLines, fsrunOwnEnv, hostGitArgsFromStderr, policyErrorFrom, tamperFromStderr } from "./fsrun-cli";
 import type { SandboxBackend, SandboxCapabilities, SandboxPrepareContext } from "./fusion-types";
 import { maxBufferOf, runNative } from "./native";
+import { oneShotEnv, withCarrier } from "./one-shot-env";
+import type { OneShotEnv } from "./one-shot-env";
 import { checkPolicy, combinePolicies } from "./policy";
 import { runProc } from "./proc";
 import { privateDir } from "./private-dir";
@@ -236,7 +238,8 @@ export class FsrunBackend extends BackendBase implements SandboxBackend {
       const container = this.container;
       return this.episode(runId, opts, (signal) => container.exec(command, { ...opts, signal }, cwd, runId, this.commandEnv(task, opts)));
     }
-    return this.episode(runId, opts, (signal) => this.runOneShot(task, command, { ...opts, signal }, cwd, runId));
+    const env = this.oneShotEnv(task, opts);
+    return this.episode(runId, opts, (signal) => this.runOneShot(task, command, { ...opts, signal }, cwd, runId, env));
   }
 
   /** The command's directory: the worktree or a path the policy binds; a relative cwd is the worktree's. */
@@ -261,27 +264,15 @@ export class FsrunBackend extends BackendBase implements SandboxBackend {
     return env;
   }
 
-  /**
-   * fsrun sandbox hands the command the envAllowlisted variables of its own environment, which
-   * also chooses fsrun's state root (XDG_RUNTIME_DIR), the tools it runs (PATH) and its buses: those
-   * are fsrunOwnEnv()'s only, the same the private dir's base and every other fsrun command see. The
-   * command's own values of those names are set by its shell (script), as exec would give them.
-   */
-  private oneShotEnv(task: Task, opts: FsrunRunOptions): { env: NodeJS.ProcessEnv; script: string } {
+  /** fsrun's environment is the adapter's own; the command's variables are set by its shell (one-shot-env.ts). */
+  private oneShotEnv(task: Task, opts: FsrunRunOptions): OneShotEnv {
     const command = this.commandEnv(task, opts);
     const path = (opts.env ?? process.env).PATH;
     if (path !== undefined) command.PATH = path;
-    const env: NodeJS.ProcessEnv = {};
-    let script = "";
-    for (const [name, value] of Object.entries(command)) if (!FSRUN_OWN_ENV.includes(name)) env[name] = value;
-    for (const name of FSRUN_OWN_ENV) {
-      if (command[name] !== undefined) script += `export ${name}='${command[name].replace(/'/g, `'\\''`)}'\n`;
-      else if (name !== "PATH" && (task.policy.envAllowlist ?? []).includes(name)) script += `unset ${name}\n`;
-    }
-    return { env: { ...env, ...fsrunOwnEnv() }, script };
+    return oneShotEnv(command, task.policy.envAllowlist ?? [], fsrunOwnEnv());
   }
 
-  private async runOneShot(task: Task, command: string, opts: FsrunRunOptions, cwd: string, runId: string): Promise<{ result: FsrunRunResult; fsrunKilled?: boolean }> {
+  private async runOneShot(task: Task, command: string, opts: FsrunRunOptions, cwd: string, runId: string, { env, prelude }: OneShotEnv): Promise<{ result: FsrunRunResult; fsrunKilled?: boolean }> {
     const maxBuffer = maxBufferOf(opts);
     // fsrun has no --cwd: the directory is bound at its own path, so the shell goes there
     const script = cwd === task.worktree ? command : `cd '${cwd.replace(/'/g, `'\\''`)}' || exit 1\n${command}`;
@@ -289,14 +280,13 @@ export class FsrunBackend extends BackendBase implements SandboxBackend {
     args.push("--task-id", task.taskId, "--run-id", runId, "--max-buffer", String(maxBuffer), "--max-buffer-kill", "--failure-mode", this.failureMode);
     if (opts.timeoutMs > 0) args.push("--timeout-ms", String(Math.ceil(opts.timeoutMs)));
     if (this.auditLog !== undefined) args.push("--audit-log", this.auditLog);
-    const { env, script: own } = this.oneShotEnv(task, opts);
-    args.push("--", "/bin/sh", "-c", own + script);
+    args.push("--", "/bin/sh", "-c", prelude + script);
     const raw = await runProc({
       file: this.cli.path,
       args,
       env,
       cwd: "/",
-      stdin: JSON.stringify(task.policy),
+      stdin: JSON.stringify(withCarrier(task.policy)),
       maxBuffer: 12 * maxBuffer + 1024 * 1024, // fsrun's JSON of both streams, escaped
       timeoutMs: opts.timeoutMs > 0 ? opts.timeoutMs + this.timeoutGraceMs : 0,
       signal: opts.signal,

@@ -8,9 +8,26 @@ import type { UnavailableReason } from "./errors";
 import { runProc } from "./proc";
 import type { FsrunPolicy, LimitNotEnforced, SandboxFailureMode, SandboxLimits } from "./types";
 
-/** What fsrun itself reads from its environment: its state root, the tools it runs, the buses its
- * systemd cgroup driver asks. */
-export const FSRUN_OWN_ENV: readonly string[] = ["PATH", "HOME", "XDG_RUNTIME_DIR", "DBUS_SYSTEM_BUS_ADDRESS", "DBUS_SESSION_BUS_ADDRESS"];
+/**
+ * What fsrun itself reads from its environment, passed with the adapter's own values, never a
+ * command's: its state root, the tools it runs, the buses its systemd cgroup driver asks, where
+ * the user's global git config is (the `config:global:` tamper watch), the slirp4netns it runs,
+ * tiny-init off. With FSRUN_ENV_UNSET, every name src/ reads (harness.bats compares them).
+ */
+export const FSRUN_OWN_ENV: readonly string[] = [
+  "PATH",
+  "HOME",
+  "XDG_RUNTIME_DIR",
+  "DBUS_SYSTEM_BUS_ADDRESS",
+  "DBUS_SESSION_BUS_ADDRESS",
+  "XDG_CONFIG_HOME",
+  "GIT_CONFIG_GLOBAL",
+  "FSRUN_SLIRP4NETNS",
+  "FSRUN_NO_TINY",
+];
+/** What fsrun also reads but no fsrun the adapter starts gets: systemd's socket-activation count is
+ * the adapter's process's (fsrun inherits none of those fds), podman's rootless marker is podman's. */
+export const FSRUN_ENV_UNSET: readonly string[] = ["LISTEN_FDS", "_CONTAINERS_ROOTLESS_UID"];
 const SMALL_COMMAND_TIMEOUT_MS = 60_000;
 
 export interface Exited {

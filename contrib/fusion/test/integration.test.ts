@@ -172,6 +172,51 @@ test(`[${WHO}] one-shot: the command's allowlisted XDG_RUNTIME_DIR, PATH and DBU
   }
 });
 
+// review21 L5: an allowlisted variable fsrun also reads (XDG_CONFIG_HOME, GIT_CONFIG_GLOBAL: where
+// the user's global git config is, which fsrun watches for tamper) or that the loader reads
+// (LD_LIBRARY_PATH) reaches the command only; fsrun's own environment is the adapter's. Seen to
+// fail with fsrun-cli.ts's FSRUN_OWN_ENV without XDG_CONFIG_HOME and one-shot-env.ts passing the
+// other names to fsrun as before: fsrun's environ held the decoys, and no `config:global:` tamper.
+test(`[${WHO}] one-shot: the command's allowlisted XDG_CONFIG_HOME, GIT_CONFIG_GLOBAL and LD_LIBRARY_PATH reach the command, never fsrun`, async () => {
+  const own = join(work, "config-own");
+  const decoy = join(work, "config-decoy");
+  await mkdir(join(own, "git"), { recursive: true });
+  await mkdir(decoy);
+  const saved = { XDG_CONFIG_HOME: process.env.XDG_CONFIG_HOME, GIT_CONFIG_GLOBAL: process.env.GIT_CONFIG_GLOBAL };
+  process.env.XDG_CONFIG_HOME = own;
+  process.env.GIT_CONFIG_GLOBAL = join(own, "global");
+  const go = join(worktree, "env-go");
+  try {
+    const names = ["VISIBLE", "XDG_CONFIG_HOME", "GIT_CONFIG_GLOBAL", "LD_LIBRARY_PATH"];
+    const b = await backend({}, { ...basePolicy(), writablePaths: [own], envAllowlist: names });
+    const runId = `r${seq}-1`; // the backend's first run
+    spawnSync("mkfifo", [go]);
+    const env = { VISIBLE: "v", XDG_CONFIG_HOME: decoy, GIT_CONFIG_GLOBAL: join(decoy, "global"), LD_LIBRARY_PATH: decoy };
+    const script = `printf '%s\\n' "$XDG_CONFIG_HOME" "$GIT_CONFIG_GLOBAL" "$LD_LIBRARY_PATH" "\${FUSION_SANDBOX_ENV-gone}"; printf '[core]\\n\\tfsmonitor = x\\n' >'${own}/git/config'; : >env-started; read x <env-go`;
+    const run = b.run(script, opts({ env }));
+    await waitFor("the command to start", () => readFile(join(worktree, "env-started")).then(() => true, () => false));
+    const pid = await fsrunPidOf(runId);
+    const environ = (await readFile(`/proc/${pid}/environ`, "utf8")).split("\0");
+    const cmdline = await readFile(`/proc/${pid}/cmdline`, "utf8");
+    await writeFile(go, "go\n");
+    const r = await run;
+    assert.equal(r.stdout, `${decoy}\n${decoy}/global\n${decoy}\ngone\n`, r.stderr);
+    // fsrun watched the user's real global config, the one the command wrote
+    assert.ok(r.tamper.includes(`config:global:${own}/git/config`), JSON.stringify(r.tamper));
+    assert.ok(environ.includes(`XDG_CONFIG_HOME=${own}`) && environ.includes(`GIT_CONFIG_GLOBAL=${own}/global`), environ.join(" "));
+    // the command's values only in the carrier, which nothing but the command's shell reads
+    assert.deepEqual(environ.filter((e) => /^(VISIBLE|LD_LIBRARY_PATH)=/.test(e) || (e.includes(decoy) && !e.startsWith("FUSION_SANDBOX_ENV="))), []);
+    assert.equal(cmdline.includes(decoy), false, "the values are not in fsrun's arguments, which any user can read");
+  } finally {
+    for (const [name, value] of Object.entries(saved)) {
+      if (value === undefined) delete process.env[name];
+      else process.env[name] = value;
+    }
+    await rm(go, { force: true });
+    await rm(join(worktree, "env-started"), { force: true });
+  }
+});
+
 test(`[${WHO}] one-shot: exit status and signal come from fsrun's fields`, async () => {
   const b = await backend();
   const e3 = await b.run("exit 3", opts());

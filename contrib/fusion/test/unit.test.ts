@@ -21,6 +21,7 @@ import {
 } from "../src/index";
 import type { SandboxAuditEvent } from "../src/index";
 import { hostGitArgsFromStderr, tamperFromStderr } from "../src/fsrun-cli";
+import { oneShotEnv, withCarrier } from "../src/one-shot-env";
 import { assertOneOutcomeEach, tempDir, waitFor } from "./helpers";
 
 let work = "";
@@ -196,4 +197,21 @@ test("policy rule: allowLinkLocal only when both allow it, blockPrivateNetworks 
   assert.throws(() => checkPolicy({ allowNetwork: true, allowLinkLocal: "yes" }, "p"), (e: unknown) => e instanceof FsrunPolicyError && e.field === "p.allowLinkLocal");
   assert.throws(() => checkPolicy({ blockPrivateNetworks: true }, "p"), (e: unknown) => e instanceof FsrunPolicyError && e.field === "p.blockPrivateNetworks");
   assert.deepEqual(checkPolicy({ allowNetwork: true, allowLinkLocal: true, blockPrivateNetworks: false }, "p"), { allowNetwork: true, allowedPaths: [], allowLinkLocal: true });
+});
+
+// review21 L5: fsrun's environment is the adapter's own; the command's variables come to its shell
+// in one carrier variable (not in fsrun's arguments, which any user can read)
+test("oneShotEnv: fsrun gets the adapter's environment, git's config entries and the carrier; the shell sets the rest", () => {
+  const own = { PATH: "/own/bin", HOME: "/own", XDG_CONFIG_HOME: "/own/.config", XDG_RUNTIME_DIR: "/run/user/7" };
+  const command = { PATH: "/cmd/bin", XDG_CONFIG_HOME: "/decoy", LD_PRELOAD: "/decoy/x.so", Q: "it's", GIT_CONFIG_COUNT: "1", GIT_CONFIG_KEY_0: "a.b", GIT_CONFIG_VALUE_0: "c" };
+  const allowlist = ["XDG_CONFIG_HOME", "LD_PRELOAD", "Q", "GIT_CONFIG_COUNT", "XDG_RUNTIME_DIR", "HOME", "UNSET_ELSEWHERE"];
+  const { env, prelude } = oneShotEnv(command, allowlist, own);
+  const script =
+    "unset FUSION_SANDBOX_ENV\nexport PATH='/cmd/bin'\nexport XDG_CONFIG_HOME='/decoy'\nexport LD_PRELOAD='/decoy/x.so'\nexport Q='it'\\''s'\n" +
+    // allowlisted, no value of the command's, one in fsrun's: not the adapter's value either
+    "unset XDG_RUNTIME_DIR\n";
+  assert.deepEqual(env, { ...own, GIT_CONFIG_COUNT: "1", GIT_CONFIG_KEY_0: "a.b", GIT_CONFIG_VALUE_0: "c", FUSION_SANDBOX_ENV: script });
+  assert.equal(prelude, 'eval "$FUSION_SANDBOX_ENV"\n');
+  assert.deepEqual(withCarrier({ allowNetwork: false, allowedPaths: [], envAllowlist: ["Q"] }).envAllowlist, ["Q", "FUSION_SANDBOX_ENV"]);
+  assert.throws(() => oneShotEnv({ "A.B": "x" }, ["A.B"], own), (e: unknown) => e instanceof SandboxSettingsError && e.field === "opts.env" && /`A\.B`/.test(e.message));
 });

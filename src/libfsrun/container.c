@@ -454,6 +454,9 @@ static int create_check(struct create_job *j, fsrun_error_t *err) {
   /* a task container's binds keep the identity `fsrun bundle` checked (bind-identity.h) */
   if (bind_checks_from_annotations(j->config, err) < 0)
     return fsrun_error_code(err);
+  /* the git overlay of each exec only where the config lets the command write the worktree */
+  if (exec_git_accept(j->config, err) < 0)
+    return fsrun_error_code(err);
   proc = j->config->process;
   lx = j->config->linux_;
   if (proc == NULL)

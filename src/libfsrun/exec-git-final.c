@@ -13,6 +13,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "log.h"
 #include "sandbox-git.h"
 #include "utils.h"
 
@@ -32,8 +33,26 @@ static struct timespec created_time(const struct container_status *st) {
   return (struct timespec){.tv_sec = timegm(&tm), .tv_nsec = nsec};
 }
 
+/* the worktree create accepted (exec-git-accept.c), looked at again in the config it kept */
+static char *accepted_worktree(int state_dir_fd, const struct container_status *st) {
+  cleanup_error fsrun_error_t err = NULL;
+  oci_config *config = NULL;
+  const char *worktree;
+  char *copy;
+  if (oci_map_get(&st->annotations, EXEC_GIT_ANNOTATION) == NULL)
+    return NULL;
+  if (status_read_config(state_dir_fd, st->bundle, &config, &err) < 0) {
+    log_warning("delete: git: %s; no last walk", err->msg);
+    return NULL;
+  }
+  worktree = exec_git_worktree(config, "delete");
+  copy = worktree != NULL ? xstrdup(worktree) : NULL;
+  oci_config_free(config);
+  return copy;
+}
+
 char **exec_git_final_walk(int state_dir_fd, const struct container_status *st) {
-  const char *worktree = oci_map_get(&st->annotations, EXEC_GIT_ANNOTATION);
+  cleanup_free char *worktree = accepted_worktree(state_dir_fd, st);
   struct sandbox_git_run run = {0};
   char **found;
   if (worktree == NULL)

@@ -137,8 +137,8 @@ bool exec_git_watch_cleanup(const char *state_root, const char *watch_id) {
 }
 
 int exec_git_prepare(struct exec_git *g, const struct fsrun_context *ctx, const char *id,
-                     const oci_config *config, fsrun_error_t *err) {
-  const char *worktree = oci_map_get(&config->annotations, EXEC_GIT_ANNOTATION);
+                     oci_config *config, fsrun_error_t *err) {
+  const char *worktree = exec_git_worktree(config, "exec");
   cleanup_free char *run_id = NULL;
   cleanup_free char *common = NULL;
   cleanup_free char *wt_git_dir = NULL;

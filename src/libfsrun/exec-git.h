@@ -17,6 +17,15 @@
 /* the annotation `fsrun bundle` writes: the worktree whose git dirs each exec protects */
 #define EXEC_GIT_ANNOTATION "run.fsrun.sandbox.worktree"
 
+/* exec-git-accept.c. create (after bind_checks_from_annotations): refuses the annotation, one line
+ * naming it, unless the config binds the worktree writable and its git dirs read-only, each onto
+ * itself with a sourceId, as `fsrun bundle` does (what the host's path shows now). */
+int exec_git_accept(const oci_config *c, fsrun_error_t *err);
+/* exec, delete: the annotation's worktree when the config create kept still binds it writable
+ * with the identity its host path shows now (c gets its run.fsrun.mounts.N checks); NULL (a
+ * warning starting with what) otherwise */
+const char *exec_git_worktree(oci_config *c, const char *what);
+
 struct exec_git {
   struct sandbox_git_run run; /* run.run_dir NULL: nothing to do for this exec */
   char *worktree;
@@ -30,7 +39,7 @@ struct exec_git {
  * annotation and the worktree is a repository the overlay covers. Removes the leftover per-run dirs
  * of execs into container `id` whose fsrun died. */
 int exec_git_prepare(struct exec_git *g, const struct fsrun_context *ctx, const char *id,
-                     const oci_config *config, fsrun_error_t *err);
+                     oci_config *config, fsrun_error_t *err);
 /* In the exec child, before it joins the container's namespaces (join_user: its user namespace is
  * joined here): a detached mount of the per-run dir, and in *proc_fds our /proc/self/fd of the
  * host's procfs. Returns the tree's fd, or -1 with err set. */

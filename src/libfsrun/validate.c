@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 
 #include "bind-identity.h"
+#include "exec-git.h"
 #include "caps.h"
 #include "log.h"
 #include "sandbox.h"
@@ -1035,6 +1036,8 @@ int validate_bundle(const char *bundle_dir, const struct validate_options *opts,
   ret = validate_config_with(c, bundle_dir, opts, err);
   if (ret == 0)
     ret = bind_checks_from_annotations(c, err);
+  if (ret == 0)
+    ret = exec_git_accept(c, err);
   if (ret < 0 || out == NULL)
     oci_config_free(c);
   else

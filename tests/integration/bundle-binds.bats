@@ -357,3 +357,88 @@ task_flow() {
   fsr 0 bundle --policy "$DIR/policy.json" --worktree "$WT" --out "$DIR/beside" -- /bin/true
   [ -f "$DIR/beside/config.json" ]
 }
+
+# refs_of: the host repository's refs and objects, to compare before and after
+refs_of() {
+  git -c safe.directory='*' -C "$REPO" for-each-ref --format='%(refname) %(objectname)'
+  find "$REPO/.git/objects" -type f | sort
+}
+
+@test "bundle: run.fsrun.sandbox.worktree is refused at create unless the config binds the worktree writable and its git dirs read-only, each with its sourceId, as fsrun bundle does; one line naming it, nothing left (review21 L4; root and an ordinary user)" {
+  local uid out n c id spec before key='annotations["run.fsrun.sandbox.worktree"]'
+  before=$(refs_of)
+  for uid in 0 1000; do
+    files_to "$uid"
+    out=$DIR/bundle-$uid
+    bundle_for "$uid" '{}' "$out" sleep infinity
+    cp "$out/config.json" "$DIR/good-$uid.json"
+    n=$(mount_index "$out" "$WT")
+    [ -n "$n" ]
+    # FILTER@@MESSAGE: each a config the annotation would give more than it grants
+    local cases=(
+      "(.mounts[] | select(.destination == \$wt) | .options) += [\"ro\"]@@fsrun: $key: \`$WT\` has no writable bind of itself with a sourceId in run.fsrun.mounts.N *"
+      "del(.annotations[\"run.fsrun.mounts.$n\"])@@fsrun: $key: \`$WT\` has no writable bind of itself*"
+      ".annotations[\"run.fsrun.sandbox.worktree\"] = \$repo@@fsrun: $key: \`$REPO\` has no writable bind of itself*"
+      "(.mounts[] | select(.destination == \$repo + \"/.git\") | .options) += [\"rw\", \"rrw\"]@@fsrun: $key: \`$REPO/.git\` has no read-only bind of itself with its sourceId in run.fsrun.mounts.N *"
+      "(.mounts[] | select(.destination == \$wt + \"/.git\") | .options) += [\"rw\", \"rrw\"]@@fsrun: $key: \`$WT/.git\` has no read-only bind of itself (as \`fsrun bundle\` binds a task's git dirs)"
+      ".annotations[\"run.fsrun.sandbox.worktree\"] = \"worktree\"@@fsrun: $key: \`worktree\` is not an absolute path"
+    )
+    for spec in "${cases[@]}"; do
+      c=${spec%%@@*}
+      jq --arg wt "$WT" --arg repo "$REPO" "$c" "$DIR/good-$uid.json" >"$out/config.json"
+      id=wt-$uid-$RANDOM-$TASK
+      echo "case: $c"
+      assert_create_refused "$uid" "$out" "$id" "${spec#*@@}"
+    done
+    # fsrun validate says the same
+    run --separate-stderr fsr "$uid" validate --bundle "$out"
+    [ "$status" -eq 1 ]
+    [[ $stderr == *"$key: \`worktree\` is not an absolute path"* ]]
+    # the bundle's own config still makes a task container whose exec gets the overlay
+    cp "$DIR/good-$uid.json" "$out/config.json"
+    [ -n "$(task_flow "$uid" "$out" "flow-$uid-$TASK" "grep ' $REPO/.git ' /proc/self/mountinfo | grep ' - overlay '")" ]
+  done
+  # the review's config: a plain bundle with a read-only rbind of a repository (root's)
+  setup_bundle "$DIR/plain-bundle"
+  update_config '.mounts += [{"destination": $r, "type": "bind", "source": $r, "options": ["rbind", "ro"]}]
+    | .annotations["run.fsrun.sandbox.worktree"] = $r' --arg r "$REPO"
+  assert_create_refused 0 "$BUNDLE" "plain-$TASK" "fsrun: $key: \`$REPO\` has no writable bind of itself*"
+  [ "$(refs_of)" = "$before" ]
+}
+
+@test "exec and delete of a container whose kept config carries run.fsrun.sandbox.worktree over a read-only bind (one created before the check) lay no overlay, write nothing to the repository and walk nothing (review21 L4)" {
+  local id=forged-$TASK main0 evil before state
+  main0=$(git -C "$REPO" rev-parse HEAD)
+  # a commit on top of main that the repository has (as the review's command copied its objects in)
+  evil=$(git -C "$REPO" commit-tree -p "$main0" -m evil "$main0^{tree}")
+  before=$(refs_of)
+  setup_bundle "$DIR/plain-bundle"
+  update_config '.mounts += [{"destination": $r, "type": "bind", "source": $r, "options": ["rbind", "ro"]}]
+    | .process.args = ["sleep", "infinity"]' --arg r "$REPO"
+  echo "$id" >>"$DIR/ids-0"
+  "$FSRUN" --root "$FSRUN_ROOT" create --bundle "$BUNDLE" "$id"
+  "$FSRUN" --root "$FSRUN_ROOT" start "$id"
+  # the annotation in the state create kept, as an fsrun without the create's check left it
+  state=$FSRUN_ROOT/$id
+  for f in config.json state.json; do
+    jq --arg r "$REPO" '.annotations["run.fsrun.sandbox.worktree"] = $r' "$state/$f" >"$DIR/$f"
+    cat "$DIR/$f" >"$state/$f"
+  done
+  run --separate-stderr "$FSRUN" --root "$FSRUN_ROOT" exec "$id" sh -c \
+    "grep ' $REPO/.git ' /proc/self/mountinfo | grep ' - overlay '; echo $evil >'$REPO/.git/refs/heads/$(git -C "$REPO" symbolic-ref --short HEAD)'"
+  echo "status $status, out: $output, err: $stderr"
+  [ "$status" -ne 0 ]
+  [ -z "$output" ]
+  [[ $stderr == *"exec: git: annotations[\"run.fsrun.sandbox.worktree\"]: \`$REPO\` has no writable bind of itself"*"; no git overlay, sync or walk"* ]]
+  [[ $stderr == *"Read-only file system"* ]]
+  [ "$(git -C "$REPO" rev-parse HEAD)" = "$main0" ]
+  [ "$(refs_of)" = "$before" ]
+  # a repository the host made in the tree since the create: a walk at delete would name it
+  git init -q "$REPO/nested"
+  run --separate-stderr "$FSRUN" --root "$FSRUN_ROOT" delete --force "$id"
+  echo "delete: status $status, err: $stderr"
+  [ "$status" -eq 0 ]
+  [[ $stderr == *"delete: git: annotations[\"run.fsrun.sandbox.worktree\"]: \`$REPO\` has no writable bind of itself"* ]]
+  [[ $stderr != *"nested"* ]]
+  assert_no_leftovers "$id"
+}

@@ -1,0 +1,146 @@
+/* Which configs may carry `run.fsrun.sandbox.worktree` (review21 L4). With it, each `fsrun exec`
+ * lays a read-write overlay over the worktree's git common dir and, as the caller (root for a
+ * root runtime), writes the command's branch and objects into the host's repository. A client that
+ * passes its users' annotations (podman/docker --annotation, a CRI allowlist) must not turn a
+ * read-only bind of a repository into that: the key is taken only in the shape `fsrun bundle`
+ * writes it, where the config already gives the command the worktree to write and binds the git
+ * dirs read-only for the overlay, each bind with the identity `fsrun bundle` recorded
+ * (run.fsrun.mounts.N sourceId, bind-identity.h). create refuses every other config; exec and
+ * delete look again at the worktree's bind in the config create kept, and at the object the host's
+ * path shows now, before they act on the tree. */
+#include "exec-git.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "bind-identity.h"
+#include "log.h"
+#include "mounts.h"
+#include "sandbox-git.h"
+#include "utils.h"
+
+#define WHAT "annotations[\"" EXEC_GIT_ANNOTATION "\"]"
+
+/* the options' last word on each read-only flag (OCI options apply in order): "ro"/"rw" on the
+ * bind's own mount, "rro"/"rrw" on it and every mount below; either leaves the bind read-only */
+static bool bind_read_only(const oci_mount *m) {
+  bool ro = false, rro = false;
+  for (size_t i = 0; i < m->options.len; i++) {
+    const char *o = m->options.items[i];
+    if (strcmp(o, "ro") == 0 || strcmp(o, "rw") == 0)
+      ro = o[1] == 'o';
+    else if (strcmp(o, "rro") == 0 || strcmp(o, "rrw") == 0)
+      rro = o[2] == 'o';
+  }
+  return ro || rro;
+}
+
+/* the last mount onto path (the one the container sees there), when it binds path itself */
+static const oci_mount *self_bind(const oci_config *c, const char *path) {
+  const oci_mount *found = NULL;
+  for (size_t i = 0; i < c->n_mounts; i++)
+    if (c->mounts[i].destination != NULL && strcmp(c->mounts[i].destination, path) == 0)
+      found = &c->mounts[i];
+  if (found == NULL || !mount_entry_is_bind(found) || found->source == NULL ||
+      strcmp(found->source, path) != 0)
+    return NULL;
+  return found;
+}
+
+/* the create checks the bind shows the object st is (bind-identity.h) */
+static bool pinned_to(const oci_mount *m, const struct stat *st) {
+  return m->has_source_id && m->source_dev == (uint64_t)st->st_dev &&
+         m->source_ino == (uint64_t)st->st_ino;
+}
+
+/* the config's bind of the worktree: itself, writable, with the identity of what the host's
+ * path shows now */
+static int check_worktree_bind(const oci_config *c, const char *worktree, fsrun_error_t *err) {
+  const oci_mount *m;
+  struct stat st;
+  if (worktree[0] != '/')
+    return fsrun_error_make(err, 0, "%s: `%s` is not an absolute path", WHAT, worktree);
+  m = self_bind(c, worktree);
+  if (m == NULL || !m->has_source_id || bind_read_only(m))
+    return fsrun_error_make(err, 0,
+                            "%s: `%s` has no writable bind of itself with a sourceId in "
+                            "run.fsrun.mounts.N (as `fsrun bundle` binds a task's worktree)",
+                            WHAT, worktree);
+  if (lstat(worktree, &st) < 0 || !S_ISDIR(st.st_mode) || !pinned_to(m, &st))
+    return fsrun_error_make(err, 0,
+                            "%s: `%s` is no longer the directory the config's bind of it names",
+                            WHAT, worktree);
+  return 0;
+}
+
+/* path's bind: itself, read-only; with the identity of st, when st is given */
+static int check_read_only_bind(const oci_config *c, const char *path, const struct stat *st,
+                                fsrun_error_t *err) {
+  const oci_mount *m = self_bind(c, path);
+  if (m == NULL || !bind_read_only(m) || (st != NULL && !pinned_to(m, st)))
+    return fsrun_error_make(err, 0,
+                            "%s: `%s` has no read-only bind of itself%s (as `fsrun bundle` binds "
+                            "a task's git dirs)",
+                            WHAT, path,
+                            st != NULL ? " with its sourceId in run.fsrun.mounts.N" : "");
+  return 0;
+}
+
+/* the git dirs as `fsrun bundle` binds them: the common dir read-only (the lower layer of each
+ * exec's overlay) and what the host's git executes outside it read-only (the worktree's `.git`
+ * file); a worktree that is no repository, or one the overlay does not cover, gets no overlay */
+static int check_git_binds(const oci_config *c, const char *worktree, fsrun_error_t *err) {
+  cleanup_error fsrun_error_t layout_err = NULL;
+  struct sandbox_git_layout l;
+  struct mount_list protect = {0};
+  struct stat st;
+  int r = 0;
+  if (sandbox_git_layout_find(worktree, &l, &layout_err) < 0 || l.common_dir == NULL ||
+      strpbrk(l.common_dir, ",:\\") != NULL) {
+    sandbox_git_layout_free(&l);
+    return 0;
+  }
+  if (fstat(l.common_fd, &st) < 0)
+    r = fsrun_error_errno(err, "%s: stat `%s`", WHAT, l.common_dir);
+  if (r == 0)
+    r = check_read_only_bind(c, l.common_dir, &st, err);
+  if (r == 0)
+    sandbox_git_protect(worktree, l.admin[0] ? l.common_dir : NULL, NULL, &protect);
+  for (size_t i = 0; i < protect.len; i++) {
+    oci_mount *m = &protect.items[i];
+    if (r == 0 && !path_within(m->destination, l.common_dir))
+      r = check_read_only_bind(c, m->destination, NULL, err);
+    free(m->destination);
+    free(m->type);
+    free(m->source);
+    oci_strv_free(&m->options);
+  }
+  free(protect.items);
+  sandbox_git_layout_free(&l);
+  return r;
+}
+
+int exec_git_accept(const oci_config *c, fsrun_error_t *err) {
+  const char *worktree = oci_map_get(&c->annotations, EXEC_GIT_ANNOTATION);
+  if (worktree == NULL)
+    return 0;
+  if (check_worktree_bind(c, worktree, err) < 0 || check_git_binds(c, worktree, err) < 0)
+    return fsrun_error_code(err);
+  return 0;
+}
+
+const char *exec_git_worktree(oci_config *c, const char *what) {
+  cleanup_error fsrun_error_t err = NULL;
+  const char *worktree = oci_map_get(&c->annotations, EXEC_GIT_ANNOTATION);
+  if (worktree == NULL)
+    return NULL;
+  /* the identities are in the annotations: the parsed config carries none yet */
+  if (bind_checks_from_annotations(c, &err) < 0 || check_worktree_bind(c, worktree, &err) < 0) {
+    log_warning("%s: git: %s; no git overlay, sync or walk", what, err->msg);
+    return NULL;
+  }
+  return worktree;
+}

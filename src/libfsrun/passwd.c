@@ -40,17 +40,25 @@ static char *read_regular_file(const char *path) {
   return steal_ptr(&buf);
 }
 
-/* line (NUL-terminated, no newline) is name:password:uid:gid:gecos:home:shell */
-static char *field_if_uid(char *line, uid_t uid, int field) {
-  char *fields[7] = {line};
+/* line (NUL-terminated, no newline), name:password:uid:gid:gecos:home:shell, split at its colons
+ * into fields (at most 7); their number */
+static int split_fields(char *line, char *fields[7]) {
   int n = 1;
-  char *end = NULL;
-  unsigned long v;
+  fields[0] = line;
   for (char *p = line; *p && n < 7; p++)
     if (*p == ':') {
       *p = '\0';
       fields[n++] = p + 1;
     }
+  return n;
+}
+
+static char *field_if_uid(char *line, const void *arg, int field) {
+  uid_t uid = *(const uid_t *)arg;
+  char *fields[7];
+  int n = split_fields(line, fields);
+  char *end = NULL;
+  unsigned long v;
   if (n < 3 || fields[2][0] < '0' || fields[2][0] > '9' || field >= n)
     return NULL;
   errno = 0;
@@ -60,7 +68,17 @@ static char *field_if_uid(char *line, uid_t uid, int field) {
   return xstrdup(fields[field]);
 }
 
-char *passwd_field_of(const char *path, uid_t uid, int field) {
+static char *field_if_name(char *line, const void *arg, int field) {
+  char *fields[7];
+  int n = split_fields(line, fields);
+  if (field >= n || strcmp(fields[0], (const char *)arg) != 0)
+    return NULL;
+  return xstrdup(fields[field]);
+}
+
+/* the first value match gives for a line of the passwd file at path */
+static char *first_match(const char *path, char *(*match)(char *, const void *, int),
+                         const void *arg, int field) {
   cleanup_free char *text = read_regular_file(path);
   char *line = text;
   while (line != NULL && *line != '\0') {
@@ -68,12 +86,22 @@ char *passwd_field_of(const char *path, uid_t uid, int field) {
     char *value;
     if (next != NULL)
       *next++ = '\0';
-    value = field_if_uid(line, uid, field);
+    value = match(line, arg, field);
     if (value != NULL)
       return value;
     line = next;
   }
   return NULL;
+}
+
+char *passwd_field_of(const char *path, uid_t uid, int field) {
+  return first_match(path, field_if_uid, &uid, field);
+}
+
+char *passwd_field_of_name(const char *path, const char *name, int field) {
+  if (name[0] == '\0')
+    return NULL;
+  return first_match(path, field_if_name, name, field);
 }
 
 char *passwd_home_env(const oci_strv *env, uid_t uid) {

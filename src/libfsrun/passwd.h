@@ -15,6 +15,8 @@
  * entry, or not a regular file (a FIFO or device an image puts there must not block or flood us;
  * files past 16 MiB are read that far). Caller frees. */
 char *passwd_field_of(const char *path, uid_t uid, int field);
+/* The same for the first entry named name (not empty). */
+char *passwd_field_of_name(const char *path, const char *name, int field);
 
 /* "HOME=..." for a process of uid whose env has no HOME (NULL when it has one): the home of uid
  * in /etc/passwd of the current root, or "/" when there is no entry, it is empty or the file

@@ -7,10 +7,15 @@
  * `git status` runs what the run wrote.
  *
  * Before the run: the common dir's `config` and `config.worktree` (and the task worktree's), with
- * their includes followed (INCLUDE_MAX_DEPTH, at most INCLUDE_MAX_READS files; `includeIf`
- * conditions not evaluated: every one is taken), give a list of (entry, path) and a digest of what
- * each path is (pointer_digest). After the run an entry whose digest changed is reported: no clock
- * involved. Only changes are reported: a husky repository that the run leaves alone stays quiet. */
+ * their includes followed (git's depth, at most INCLUDE_MAX_READS files; `includeIf` conditions
+ * not evaluated: every one is taken), give a list of (entry, path) and a digest of what each path
+ * is (pointer_digest). After the run an entry whose digest changed is reported: no clock involved.
+ * Only changes are reported: a husky repository that the run leaves alone stays quiet.
+ *
+ * What fsrun cannot read as git does (a config over CONFIG_MAX_BYTES, past INCLUDE_MAX_READS, a
+ * `~user/` /etc/passwd does not name, git's `%(prefix)/`, more than POINTERS_MAX paths) would be
+ * watched less than git runs: it is a standing entry `config:unread:...`, reported on every run,
+ * so that "cannot tell" never reads as "nothing changed". */
 #include <dirent.h>
 #include <fcntl.h>
 #include <stdint.h>
@@ -20,12 +25,12 @@
 #include <unistd.h>
 
 #include "git-config.h"
+#include "passwd.h"
 #include "sandbox-git.h"
 #include "utils.h"
 
-#define INCLUDE_MAX_DEPTH 5
-/* included files read per set-up: a file that includes itself N times is N^depth reads */
-#define INCLUDE_MAX_READS 64
+#define INCLUDE_MAX_DEPTH SANDBOX_GIT_INCLUDE_MAX_DEPTH
+#define INCLUDE_MAX_READS SANDBOX_GIT_INCLUDE_MAX_READS
 #define CONFIG_MAX_BYTES  (1024 * 1024)
 #define WALK_MAX_DEPTH    3
 #define WALK_MAX_ENTRIES  4096              /* per pointer */
@@ -59,18 +64,62 @@ static char *entry_of(const char *key, const char *value) {
   return printable(xasprintf("config:%s=%.*s", key, ENTRY_VALUE_MAX, value));
 }
 
-char *sandbox_git_config_resolve(const char *base, const char *path) {
+/* `~user/rest` (or `~user`) with user's home from /etc/passwd, as git's interpolate_path takes it
+ * from getpwnam; NULL when the file names no such user (NSS may: fsrun cannot tell) */
+static char *resolve_user(const char *path) {
+  size_t n = strcspn(path + 1, "/");
+  cleanup_free char *user = xasprintf("%.*s", (int)n, path + 1);
+  cleanup_free char *home = passwd_field_of_name("/etc/passwd", user, PASSWD_HOME);
+  if (home == NULL)
+    return NULL;
+  return xasprintf("%s%s", home, path + 1 + n);
+}
+
+/* path as git takes it: absolute, `~/` from HOME, `~user/` from /etc/passwd, else relative to
+ * base. NULL with *unread set: a path git may reach that fsrun cannot tell; NULL without: none
+ * (HOME unset: git refuses `~/`) */
+static char *resolve(const char *base, const char *path, const char **unread) {
   const char *home = getenv("HOME");
+  char *r;
+  *unread = NULL;
   if (path[0] == '/')
     return xstrdup(path);
-  if (strncmp(path, "~/", 2) == 0)
-    return home != NULL ? xasprintf("%s/%s", home, path + 2) : NULL;
+  if (path[0] == '~' && (path[1] == '/' || path[1] == '\0'))
+    return home != NULL ? xasprintf("%s%s", home, path + 1) : NULL;
+  if (path[0] == '~') {
+    if ((r = resolve_user(path)) == NULL)
+      *unread = "a user /etc/passwd does not name";
+    return r;
+  }
+  if (strncmp(path, "%(prefix)/", 10) == 0) {
+    *unread = "git's install prefix";
+    return NULL;
+  }
   return xasprintf("%s/%s", base, path);
+}
+
+char *sandbox_git_config_resolve(const char *base, const char *path) {
+  const char *unread;
+  return resolve(base, path, &unread);
+}
+
+static bool pointer_known(const struct sandbox_git_run *g, const char *entry, const char *path) {
+  for (size_t i = 0; i < g->n_pointers; i++)
+    if (strcmp(g->pointers[i].entry, entry) == 0 && strcmp(g->pointers[i].path, path) == 0)
+      return true;
+  return false;
 }
 
 void sandbox_git_pointer_add(struct sandbox_git_run *g, char *entry, char *path, bool below_top) {
   struct sandbox_git_pointer *p;
+  /* once each: a config that includes itself names the same paths again and again */
+  if (pointer_known(g, entry, path)) {
+    free(entry);
+    free(path);
+    return;
+  }
   if (g->n_pointers >= POINTERS_MAX) {
+    g->pointers_dropped = true; /* a standing entry of its own (sandbox_git_config_tamper) */
     free(entry);
     free(path);
     return;
@@ -83,14 +132,28 @@ void sandbox_git_pointer_add(struct sandbox_git_run *g, char *entry, char *path,
       (struct sandbox_git_pointer){.entry = entry, .path = path, .below_top = below_top};
 }
 
+/* `config:unread:<what> (<why>)`, reported on every run: what git reads or runs there fsrun cannot
+ * tell (the pointer's path: what, or "" when it is no path) */
+static void add_standing(struct sandbox_git_run *g, const char *what, const char *why) {
+  size_t n = g->n_pointers;
+  sandbox_git_pointer_add(
+      g, printable(xasprintf("config:unread:%.*s (%s)", ENTRY_VALUE_MAX, what, why)),
+      xstrdup(what[0] == '/' ? what : ""), false);
+  if (g->n_pointers > n)
+    g->pointers[n].standing = true;
+}
+
 static void add_pointer(struct collect *c, const char *key, const char *value, const char *base,
                         const char *path) {
-  char *abs = sandbox_git_config_resolve(base, path);
+  const char *unread;
+  char *abs = resolve(base, path, &unread);
+  if (unread != NULL)
+    add_standing(c->g, path, unread);
   if (abs == NULL)
     return;
   /* below the worktree's top: the directories on the way are checked too */
   sandbox_git_pointer_add(c->g, entry_of(key, value), abs,
-                          base == c->worktree && path[0] != '/' && strncmp(path, "~/", 2) != 0);
+                          base == c->worktree && path[0] != '/' && path[0] != '~');
 }
 
 bool sandbox_git_key_is(const char *key, const char *section, const char *name) {
@@ -183,16 +246,19 @@ static void on_variable(void *arg, const char *key, const char *value) {
   struct collect *c = arg;
   if (value == NULL || value[0] == '\0')
     return;
+  const char *unread;
   if (strcmp(key, "core.hookspath") == 0) {
     add_hooks_path(c, "core.hooksPath", value);
     free(*c->hooks_dir);
-    *c->hooks_dir = sandbox_git_config_resolve(c->worktree, value);
+    *c->hooks_dir = resolve(c->worktree, value, &unread);
   } else if (sandbox_git_runs_key(key)) {
     add_command_words(c, key, value);
   } else if (sandbox_git_key_includes(key)) {
-    cleanup_free char *path = sandbox_git_config_resolve(c->config_dir, value);
+    cleanup_free char *path = resolve(c->config_dir, value, &unread);
     add_pointer(c, key, value, c->config_dir, value);
-    if (path != NULL && c->depth < INCLUDE_MAX_DEPTH && *c->reads < INCLUDE_MAX_READS) {
+    if (path != NULL && c->depth < INCLUDE_MAX_DEPTH && *c->reads >= INCLUDE_MAX_READS)
+      add_standing(c->g, path, "more included files than fsrun reads");
+    else if (path != NULL && c->depth < INCLUDE_MAX_DEPTH) {
       struct collect inner = *c;
       cleanup_free char *dir = xstrdup(path);
       char *slash = strrchr(dir, '/');
@@ -206,24 +272,33 @@ static void on_variable(void *arg, const char *key, const char *value) {
   }
 }
 
-char *sandbox_git_config_read_text(const char *path) {
+char *sandbox_git_config_read_text(const char *path, size_t *len, bool *too_big) {
   struct stat st;
   cleanup_close int fd = open_regular_at(AT_FDCWD, path, true, &st);
   char *text;
-  if (fd < 0 || st.st_size > CONFIG_MAX_BYTES)
+  ssize_t n;
+  *too_big = fd >= 0 && st.st_size > CONFIG_MAX_BYTES;
+  if (fd < 0 || *too_big)
     return NULL;
+  /* as much as fstat said (a file that grew meanwhile: that far); the last byte stays NUL */
   text = xmalloc0((size_t)st.st_size + 1);
-  if (safe_read_all(fd, text, (size_t)st.st_size) < 0) {
+  n = safe_read_all(fd, text, (size_t)st.st_size);
+  if (n < 0) {
     free(text);
     return NULL;
   }
+  *len = (size_t)n;
   return text;
 }
 
 static void read_config_file(struct collect *c, const char *path) {
-  cleanup_free char *text = sandbox_git_config_read_text(path);
+  size_t len = 0;
+  bool too_big;
+  cleanup_free char *text = sandbox_git_config_read_text(path, &len, &too_big);
+  if (too_big)
+    add_standing(c->g, path, "larger than fsrun reads");
   if (text != NULL)
-    git_config_each(text, on_variable, c);
+    git_config_each(text, len, on_variable, c);
 }
 
 /* `config:global:<path>`: a file git reads as the user's own config, content digested too */
@@ -268,9 +343,13 @@ void sandbox_git_config_paths(struct sandbox_git_run *g, const char *worktree) {
                       .reads = &reads};
   cleanup_free char *config = xasprintf("%s/config", g->common_dir);
   cleanup_free char *common_wt = xasprintf("%s/config.worktree", g->common_dir);
+  cleanup_free char *admin_dir = g->admin[0] ? xasprintf("%s/%s", g->common_dir, g->admin) : NULL;
   cleanup_free char *admin_wt =
-      g->admin[0] ? xasprintf("%s/%s/config.worktree", g->common_dir, g->admin) : NULL;
+      admin_dir != NULL ? xasprintf("%s/config.worktree", admin_dir) : NULL;
   read_config_file(&c, config);
+  /* a relative include.path is taken from the including file's dir, this one's too (git does) */
+  if (admin_dir != NULL)
+    c.config_dir = admin_dir;
   read_config_file(&c, admin_wt != NULL ? admin_wt : common_wt);
   if (hooks_dir == NULL)
     hooks_dir = xasprintf("%s/hooks", g->common_dir);
@@ -415,10 +494,12 @@ void sandbox_git_config_tamper(struct sandbox_git_run *g, const char *worktree, 
   for (size_t i = 0; i < known; i++) {
     struct sandbox_git_pointer *p = &g->pointers[i];
     p->after = pointer_digest(p, worktree);
-    if ((p->appeared || p->after != p->before) && n < SANDBOX_GIT_MAX_REPORTED &&
+    if ((p->standing || p->appeared || p->after != p->before) && n < SANDBOX_GIT_MAX_REPORTED &&
         !listed(*tamper, p->entry))
       sandbox_git_strv_push(tamper, &n, p->entry);
   }
+  if (g->pointers_dropped && n < SANDBOX_GIT_MAX_REPORTED)
+    sandbox_git_strv_push(tamper, &n, "config:unread: (more paths named than fsrun watches)");
   sandbox_git_hook_managers_tamper(g, worktree, tamper, &n);
   for (size_t i = known; i < g->n_pointers; i++)
     g->pointers[i].after = pointer_digest(&g->pointers[i], worktree);
@@ -432,6 +513,7 @@ void sandbox_git_pointers_free(struct sandbox_git_run *g) {
   free(g->pointers);
   g->pointers = NULL;
   g->n_pointers = 0;
+  g->pointers_dropped = false;
   sandbox_git_strv_free(g->hook_files_before);
   g->hook_files_before = NULL;
   free(g->hook_config_name);

@@ -18,8 +18,8 @@
 #include "sandbox-git.h"
 #include "utils.h"
 
-#define INCLUDE_MAX_DEPTH 5
-#define INCLUDE_MAX_READS 64
+#define INCLUDE_MAX_DEPTH SANDBOX_GIT_INCLUDE_MAX_DEPTH
+#define INCLUDE_MAX_READS SANDBOX_GIT_INCLUDE_MAX_READS
 
 /* diff.external and diff.<x>.command: git runs an empty value as "" and dies; this is git's own
  * diff of the two files it hands an external driver (path old-file old-hex old-mode new-file
@@ -140,7 +140,9 @@ static void on_variable(void *arg, const char *key, const char *value) {
 
 /* a config file as it is after the run: every command key it (and what it includes) sets */
 static void reread_file(struct args *a, const char *path, int depth) {
-  cleanup_free char *text = sandbox_git_config_read_text(path);
+  size_t len = 0;
+  bool too_big;
+  cleanup_free char *text = sandbox_git_config_read_text(path, &len, &too_big);
   cleanup_free char *dir = xstrdup(path);
   char *slash = strrchr(dir, '/');
   struct reread r = {.a = a, .dir = dir, .depth = depth};
@@ -148,7 +150,7 @@ static void reread_file(struct args *a, const char *path, int depth) {
   if (slash != NULL)
     *slash = '\0';
   if (text != NULL)
-    git_config_each(text, on_variable, &r);
+    git_config_each(text, len, on_variable, &r);
 }
 
 /* the pointer an entry of g's names (an included or global config's path) */
@@ -188,6 +190,13 @@ static void disarm_config(struct args *a, const struct sandbox_git_run *g, const
   disarm_key(a, key);
 }
 
+/* `config:unread:`: a config fsrun could not read whole (sandbox-git-config-paths.c): what its
+ * drivers are named is not known, so only what needs no name (a person reviews the rest) */
+static void disarm_unread(struct args *a) {
+  push_option(a, "core.hooksPath", "/dev/null");
+  push_option(a, "core.fsmonitor", "false");
+}
+
 /* a nested repository or gitlink: git must not enter it (its own fsmonitor, its hooks on a
  * recursing checkout); the options of the documented status line */
 static void disarm_nested(struct args *a) {
@@ -204,6 +213,8 @@ char **sandbox_git_host_args(const struct sandbox_git_run *g, char **tamper) {
       push_option(&a, "core.hooksPath", "/dev/null");
     else if (strncmp(*t, "config:global:", 14) == 0)
       disarm_global(&a, g, *t);
+    else if (strncmp(*t, "config:unread:", 14) == 0)
+      disarm_unread(&a);
     else if (strncmp(*t, "config:", 7) == 0)
       disarm_config(&a, g, *t);
     else

@@ -389,6 +389,6 @@ static void on_object_format(void *arg, const char *key, const char *value) {
  * (setup.c, read_repository_format), and so does this */
 size_t git_config_hash_size(const char *config) {
   size_t hash = 20;
-  git_config_each(config, on_object_format, &hash);
+  git_config_each(config, config != NULL ? strlen(config) : 0, on_object_format, &hash);
   return hash;
 }

@@ -57,6 +57,7 @@ struct sandbox_git_pointer {
   uint64_t before; /* its digest before the run (sandbox-git-config-paths.c) */
   uint64_t after;  /* and after it, once sandbox_git_config_tamper has looked */
   bool appeared;   /* a hook manager's file that came since the container's last exec looked */
+  bool standing;   /* `config:unread:`: what git reads there fsrun cannot tell, said on every run */
 };
 
 /* One run's git state. common_dir NULL: no repository (or a layout the overlay does not cover). */
@@ -82,6 +83,7 @@ struct sandbox_git_run {
   struct timespec walk_began;
   struct sandbox_git_pointer *pointers; /* what the config names, read before the run */
   size_t n_pointers;
+  bool pointers_dropped; /* it named more than fsrun keeps: said on every run */
   /* the hook managers the installed hooks belong to (sandbox-git-hook-managers.c), their files at
    * the worktree's top before the run (NULL-terminated), pre-commit's --config=<name> */
   unsigned hook_managers;
@@ -180,12 +182,16 @@ void sandbox_git_pointers_free(struct sandbox_git_run *g);
 bool sandbox_git_key_is(const char *key, const char *section, const char *name);
 /* include.path, includeIf.<condition>.path */
 bool sandbox_git_key_includes(const char *key);
-/* a config's path as git takes it: absolute, `~/` from HOME (NULL without), else relative to base
- * (caller frees) */
+/* git's include depth (one more and git dies, running nothing) and the included files read per
+ * set-up (a file that includes itself N times is N^depth reads) */
+#define SANDBOX_GIT_INCLUDE_MAX_DEPTH 10
+#define SANDBOX_GIT_INCLUDE_MAX_READS 64
+/* a config's path as git takes it: absolute, `~/` from HOME (NULL without), `~user/` from
+ * /etc/passwd (NULL for a user it does not name), else relative to base (caller frees) */
 char *sandbox_git_config_resolve(const char *base, const char *path);
 /* a regular file, links followed as git follows them, not blocking on a fifo, at most 1 MiB, read
- * whole; NULL otherwise (caller frees) */
-char *sandbox_git_config_read_text(const char *path);
+ * whole, *len its length; NULL otherwise, *too_big when it was larger (caller frees) */
+char *sandbox_git_config_read_text(const char *path, size_t *len, bool *too_big);
 /* sandbox-git-disarm.c: a key whose value git runs (a filter's command, core.fsmonitor, a pager;
  * not core.hooksPath, which names a directory) */
 bool sandbox_git_runs_key(const char *key);

@@ -38,7 +38,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     return 0;
   memcpy(text, data, size);
   text[size] = '\0';
-  git_config_each(text, each, &n);
+  git_config_each(text, size, each, &n);
   free(text);
   return 0;
 }

@@ -470,6 +470,34 @@ route_include() {
   route_include user
 }
 
+# route_wt_include OWNER: the task worktree's own config (extensions.worktreeConfig,
+# `.git/worktrees/<name>/config.worktree`) includes `../wtinc`, which git takes from that file's
+# dir, i.e. `.git/worktrees/wtinc` (fsrun took it from the common dir: `.git/../wtinc`, not there;
+# review20 C). Its hooksPath .husky is the task worktree's: a run that rewrites .husky/pre-commit is
+# reported, and the host's plain commit there runs it.
+route_wt_include() {
+  make_repo "$1"
+  hgit -C "$REPO" config extensions.worktreeConfig true
+  hgit -C "$WT" config --worktree include.path ../wtinc
+  as_owner sh -c 'printf "[core]\n\thooksPath = .husky\n" >"$1"' sh "$REPO/.git/worktrees/wtinc"
+  [ "$(hgit -C "$WT" config core.hooksPath)" = .husky ]
+  as_owner mkdir "$WT/.husky"
+  as_owner sh -c 'printf "#!/bin/sh\ntrue\n" >"$1" && chmod 755 "$1"' sh "$WT/.husky/pre-commit"
+  sbx -- "printf '#!/bin/sh\\necho ran >>$MARKER\\n' >.husky/pre-commit"
+  [ "$(config_tamper)" = '["config:core.hooksPath=.husky"]' ]
+  as_owner sh -c 'echo four >>"$1/README"' sh "$WT"
+  hgit -C "$WT" commit -qam plain
+  [ -e "$MARKER" ]
+}
+
+@test "sandbox-git: a hooksPath the task worktree's config.worktree includes is watched from that file's dir (root)" {
+  route_wt_include root
+}
+
+@test "sandbox-git: a hooksPath the task worktree's config.worktree includes is watched from that file's dir (ordinary user)" {
+  route_wt_include user
+}
+
 # route_hook_managers OWNER: hooks a manager installed in hooks/ (read-only in the run) that read
 # worktree files (review19 #12): stand-ins for lefthook's (`lefthook run` reads lefthook.yml) and
 # the pre-commit framework's (reads .pre-commit-config.yaml), with their markers. Before they are

@@ -25,38 +25,50 @@ static void record(void *arg, const char *key, const char *value) {
   snprintf(s->text + n, sizeof(s->text) - n, "%s=%s|", key, value ? value : "(bare)");
 }
 
-static void test_syntax(void) {
+/* text[0, len) read: the keys and values seen are want */
+static void expect_parse(const char *text, size_t len, const char *want, const char *what) {
   struct seen s = {""};
-  git_config_each("# comment\n"
-                  "[Core]\n"
-                  "\tHooksPath = .husky ; cut\n"
-                  "[filter \"My.Lfs\"] clean = \"./a b\" %f\n"
-                  "[diff.X]\n"
-                  "  textconv = one \\\n two\n"
-                  "  binary\n"
-                  "[merge \"m\"]\n driver = \"q\\\"x\\\\\"  \n",
-                  record, &s);
-  tap_ok(strcmp(s.text, "core.hookspath=.husky|filter.My.Lfs.clean=./a b %f|diff.x.textconv=one "
-                        " two|diff.x.binary=(bare)|merge.m.driver=q\"x\\|") == 0,
-         "sections, subsections, escapes, comments, continuations: %s", s.text);
-  memset(&s, 0, sizeof(s));
-  git_config_each("[core]\nhooksPath = .a\n[broken\nhooksPath = .b\n", record, &s);
-  tap_ok(strcmp(s.text, "core.hookspath=.a|") == 0, "stops at a line git refuses: %s", s.text);
+  git_config_each(text, len, record, &s);
+  tap_ok(strcmp(s.text, want) == 0, "%s: %s", what, s.text);
+}
+
+/* a literal's bytes, NULs inside it too */
+#define EXPECT_PARSE(lit, want, what) expect_parse((lit), sizeof(lit) - 1, (want), (what))
+
+static void test_syntax(void) {
+  EXPECT_PARSE("# comment\n"
+               "[Core]\n"
+               "\tHooksPath = .husky ; cut\n"
+               "[filter \"My.Lfs\"] clean = \"./a b\" %f\n"
+               "[diff.X]\n"
+               "  textconv = one \\\n two\n"
+               "  binary\n"
+               "[merge \"m\"]\n driver = \"q\\\"x\\\\\"  \n",
+               "core.hookspath=.husky|filter.My.Lfs.clean=./a b %f|diff.x.textconv=one "
+               " two|diff.x.binary=(bare)|merge.m.driver=q\"x\\|",
+               "sections, subsections, escapes, comments, continuations");
+  EXPECT_PARSE("[core]\nhooksPath = .a\n[broken\nhooksPath = .b\n", "core.hookspath=.a|",
+               "stops at a line git refuses");
   /* a backslash as the text's last byte: in a buffer of its exact size, as read_text gives it
    * (ASan: nothing read past it; review20 J) */
   char *tail = strdup("[core]\n\thooksPath = x\\");
-  memset(&s, 0, sizeof(s));
-  git_config_each(tail, record, &s);
-  tap_ok(strcmp(s.text, "core.hookspath=x|") == 0, "a backslash at the very end ends the value: %s",
-         s.text);
+  expect_parse(tail, strlen(tail), "core.hookspath=x|",
+               "a backslash at the very end ends the value");
   free(tail);
-  memset(&s, 0, sizeof(s));
-  git_config_each("\xef\xbb\xbf[core]\r\n\thooksPath = .githooks\r\n", record, &s);
-  tap_ok(strcmp(s.text, "core.hookspath=.githooks|") == 0, "a leading UTF-8 BOM is skipped: %s",
-         s.text);
-  memset(&s, 0, sizeof(s));
-  git_config_each("[core]\n\xef\xbb\xbf[x]\nhooksPath = .b\n", record, &s);
-  tap_ok(strcmp(s.text, "") == 0, "a BOM past the start is a line git refuses: %s", s.text);
+  EXPECT_PARSE("\xef\xbb\xbf[core]\r\n\thooksPath = .githooks\r\n", "core.hookspath=.githooks|",
+               "a leading UTF-8 BOM is skipped");
+  EXPECT_PARSE("[core]\n\xef\xbb\xbf[x]\nhooksPath = .b\n", "",
+               "a BOM past the start is a line git refuses");
+  /* a NUL byte, as git 2.39 reads it (review20 C): nothing in a comment, the end of a value as
+   * git's callbacks see it (the line's rest still parsed), a refused line at a line's start */
+  EXPECT_PARSE("[core]\n# a\0b\n\thooksPath = .githooks\n", "core.hookspath=.githooks|",
+               "a NUL in a comment: read on");
+  EXPECT_PARSE("[core]\n\thooksPath = .gith\0o\"o;\"ks ; c\n\tfsmonitor = ./m\n",
+               "core.hookspath=.gith|core.fsmonitor=./m|",
+               "a NUL in a value ends it, the file read on");
+  EXPECT_PARSE("[core]\n\0hooksPath = .b\n", "", "a NUL at a line's start is a line git refuses");
+  EXPECT_PARSE("[core]\n\thooksPath = a\\\0b\n", "",
+               "a backslash before a NUL is no escape git knows");
 }
 
 static void write_file(const char *dir, const char *name, const char *text) {
@@ -71,12 +83,23 @@ static void write_file(const char *dir, const char *name, const char *text) {
   fclose(f);
 }
 
+static void make_dir(const char *top, const char *name) {
+  char path[512];
+  snprintf(path, sizeof(path), "%s/%s", top, name);
+  mkdir(path, 0700);
+}
+
 static size_t count(char **v) {
   size_t n = 0;
   while (v != NULL && v[n] != NULL)
     n++;
   return n;
 }
+
+/* the task worktree's admin dir run_with gives (relative to .git; "": a main checkout) */
+static const char *run_admin = "";
+
+static void expect_entry(char **t, const char *entry, const char *what);
 
 /* one run: the config given, then change applied to the worktree; what tamper lists */
 static char **run_with(const char *top, const char *config, const char *change_name,
@@ -87,7 +110,7 @@ static char **run_with(const char *top, const char *config, const char *change_n
   snprintf(common, sizeof(common), "%s/.git", top);
   write_file(common, "config", config);
   g.common_dir = common;
-  g.admin = (char *)"";
+  g.admin = (char *)run_admin;
   sandbox_git_config_paths(&g, top);
   if (change_name != NULL)
     write_file(top, change_name, change_text);
@@ -97,16 +120,11 @@ static char **run_with(const char *top, const char *config, const char *change_n
 }
 
 static void test_entries(const char *top) {
-  char path[512];
   char **t;
-  snprintf(path, sizeof(path), "%s/.git", top);
-  mkdir(path, 0700);
-  snprintf(path, sizeof(path), "%s/.husky", top);
-  mkdir(path, 0700);
-  snprintf(path, sizeof(path), "%s/.husky/_", top);
-  mkdir(path, 0700);
-  snprintf(path, sizeof(path), "%s/scripts", top);
-  mkdir(path, 0700);
+  make_dir(top, ".git");
+  make_dir(top, ".husky");
+  make_dir(top, ".husky/_");
+  make_dir(top, "scripts");
   write_file(top, ".husky/pre-commit", "#!/bin/sh\ntrue\n");
   write_file(top, "scripts/clean.sh", "#!/bin/sh\ncat\n");
 
@@ -229,7 +247,100 @@ static void test_include_budget(const char *top) {
   sandbox_git_strv_free(t);
   tap_ok(reads < 5000, "a config including itself 12 times: %llu reads (23135 without the budget)",
          reads);
+  /* past the budget, the rest is not read: said, on every run */
+  t = run_with(top, "[include]\n\tpath = ../.gitconfig\n", NULL, NULL);
+  bool said = false;
+  for (size_t i = 0; i < count(t); i++)
+    said = said || (strncmp(t[i], "config:unread:", 14) == 0 &&
+                    strstr(t[i], "(more included files than fsrun reads)") != NULL);
+  tap_ok(said, "past the budget, a standing entry (of %zu): %s", count(t),
+         count(t) ? t[0] : "(none)");
+  sandbox_git_strv_free(t);
   remove_at(top, ".gitconfig");
+}
+
+/* review20 C's rest: where fsrun read less than git 2.39 does, it reads as git does or says so */
+static void test_unread(const char *top) {
+  char entry[1024], name[32];
+  /* git follows 10 levels of includes (fsrun followed 5): .husky named at the 10th */
+  for (int i = 1; i <= 10; i++) {
+    char text[64];
+    snprintf(name, sizeof(name), "inc%d", i);
+    snprintf(text, sizeof(text), i < 10 ? "[include]\n\tpath = inc%d\n" : "[core]\n\tx = y\n",
+             i + 1);
+    write_file(top, name, text);
+  }
+  write_file(top, "inc10", "[core]\n\thooksPath = .husky\n");
+  expect_entry(run_with(top, "[include]\n\tpath = ../inc1\n", ".husky/pre-commit", "evil 10\n"),
+               "config:core.hooksPath=.husky", "a hooksPath 10 includes deep");
+  for (int i = 1; i <= 10; i++) {
+    snprintf(name, sizeof(name), "inc%d", i);
+    remove_at(top, name);
+  }
+  /* a config over 1 MiB (git reads it whole): not read, said on every run */
+  char *big = malloc(1100 * 1024);
+  memset(big, '#', 1100 * 1024 - 1);
+  big[0] = '[', big[1] = 'x', big[2] = ']', big[3] = '\n', big[1100 * 1024 - 1] = '\0';
+  write_file(top, "big.gitconfig", big);
+  free(big);
+  snprintf(entry, sizeof(entry), "config:unread:%s/.git/../big.gitconfig (larger than fsrun reads)",
+           top);
+  expect_entry(run_with(top, "[include]\n\tpath = ../big.gitconfig\n", "README", "b\n"), entry,
+               "an included config over 1 MiB, nothing changed");
+  remove_at(top, "big.gitconfig");
+  /* ~user/: a user /etc/passwd does not name (git asks NSS, fsrun cannot) */
+  expect_entry(run_with(top, "[include]\n\tpath = ~fsrun-no-such-user/x\n", "README", "u\n"),
+               "config:unread:~fsrun-no-such-user/x (a user /etc/passwd does not name)",
+               "~user/ of an unknown user");
+  expect_entry(run_with(top, "[include]\n\tpath = %(prefix)/etc/x\n", "README", "u\n"),
+               "config:unread:%(prefix)/etc/x (git's install prefix)", "%(prefix)/");
+  /* more paths than fsrun keeps */
+  char *many = malloc(64 * 1024);
+  strcpy(many, "[filter \"x\"]\n");
+  for (int i = 0; i < 300; i++)
+    sprintf(many + strlen(many), "\tclean = sh ./s%d.sh\n", i);
+  expect_entry(run_with(top, many, "README", "m\n"),
+               "config:unread: (more paths named than fsrun watches)", "300 paths named");
+  free(many);
+}
+
+/* ~user/ as git expands it: from that user's home (/etc/passwd), not relative to the config */
+static void test_tilde_user(const char *top) {
+  char common[512], want[600], home[512] = "", user[128] = "", line[1024];
+  struct sandbox_git_run g = {0};
+  bool found = false;
+  FILE *f = fopen("/etc/passwd", "r");
+  while (f != NULL && fgets(line, sizeof(line), f) != NULL)
+    if (sscanf(line, "%127[^:]:%*[^:]:0:%*[^:]:%*[^:]:%511[^:]", user, home) == 2 ||
+        sscanf(line, "%127[^:]:%*[^:]:0:%*[^:]::%511[^:]", user, home) == 2)
+      break;
+  if (f != NULL)
+    fclose(f);
+  snprintf(common, sizeof(common), "%s/.git", top);
+  snprintf(line, sizeof(line), "[include]\n\tpath = ~%s/fsrun-inc\n", user);
+  write_file(common, "config", line);
+  g.common_dir = common;
+  g.admin = (char *)"";
+  sandbox_git_config_paths(&g, top);
+  snprintf(want, sizeof(want), "%s/fsrun-inc", home);
+  for (size_t i = 0; i < g.n_pointers; i++)
+    found = found || strcmp(g.pointers[i].path, want) == 0;
+  tap_ok(user[0] != '\0' && found, "~%s/fsrun-inc is watched at %s", user, want);
+  sandbox_git_pointers_free(&g);
+}
+
+/* A linked worktree's config.worktree: its relative include.path from its own dir
+ * (.git/worktrees/<name>/), as git takes it, not from the common dir */
+static void test_linked_worktree(const char *top) {
+  make_dir(top, ".git/worktrees");
+  make_dir(top, ".git/worktrees/t");
+  write_file(top, ".git/worktrees/t/config.worktree", "[include]\n\tpath = ../wtinc\n");
+  write_file(top, ".git/worktrees/wtinc", "[core]\n\thooksPath = .husky\n");
+  run_admin = "worktrees/t";
+  expect_entry(
+      run_with(top, "[extensions]\n\tworktreeConfig = true\n", ".husky/pre-commit", "evil wt\n"),
+      "config:core.hooksPath=.husky", "a linked worktree's config.worktree include");
+  run_admin = "";
 }
 
 /* Is pid blocked opening a fifo (its wchan)? Waits up to 30 s for it to get there. */
@@ -360,6 +471,11 @@ static void test_host_args(const char *top) {
   char **a = sandbox_git_host_args(NULL, none);
   tap_ok(a != NULL && a[0] == NULL, "nothing reported: an empty list");
   sandbox_git_strv_free(a);
+  char *unread[] = {"config:unread:/x/big.gitconfig (larger than fsrun reads)", NULL};
+  a = sandbox_git_host_args(NULL, unread);
+  tap_ok(strcmp(joined(a), "-c|core.hooksPath=/dev/null|-c|core.fsmonitor=false") == 0,
+         "a config not read: the options that need no driver's name: %s", joined(a));
+  sandbox_git_strv_free(a);
   a = sandbox_git_host_args(NULL, entries);
   tap_ok(strcmp(joined(a),
                 "-c|filter.nbstripout.clean=|-c|filter.nbstripout.smudge=|-c|filter.nbstripout."
@@ -411,6 +527,9 @@ int main(void) {
   test_hook_managers(top);
   test_no_open_of_a_fifo(top);
   test_include_budget(top);
+  test_unread(top);
+  test_tilde_user(top);
+  test_linked_worktree(top);
   test_interpreters(top);
   test_global(top, home);
   test_host_args(top);

@@ -470,11 +470,19 @@ VAR_NS=(unshare -m sh -c 'set -e
   check_covered_cases
 }
 
+# the host's change rename_probe makes by default: a new file renamed over shadow.bak, as useradd
+# and passwd replace /etc/shadow, and over `other` (never looked at before), and `made` made
+RENAME_FILES='umask 022
+  echo "root:fsrun-test-renamed-hash:19001:0:99999:7:::" >/var/backups/shadow.bak.new
+  mv -f /var/backups/shadow.bak.new /var/backups/shadow.bak
+  echo "other, renamed in" >/var/backups/other.new
+  mv -f /var/backups/other.new /var/backups/other
+  echo "made meanwhile" >/var/backups/made'
+
 # rename_probe RUNNER...: in VAR_NS, a sandbox (RUNNER its runner, ending in the binary's options)
-# looks at /var/backups/shadow.bak, then waits (fifos in the worktree) while the host renames a new
-# file over it, as useradd and passwd replace /etc/shadow, and over `other` (never looked at before),
-# and makes `made`; then it looks again. The new files are readable by anyone, so that only a cover
-# keeps them out. Prints what the command saw.
+# looks at /var/backups/shadow.bak, then waits (fifos in the worktree) while the host makes the
+# change PROBE_CHANGE (default RENAME_FILES); then it looks again. The new files are readable by
+# anyone, so that only a cover keeps them out. Prints what the command saw.
 rename_probe() {
   # shellcheck disable=SC2016 # expanded in the sandbox
   local inside='f=/var/backups/shadow.bak
@@ -488,41 +496,65 @@ rename_probe() {
   local host='"$@" -- /bin/sh -c "$0" &
     pid=$!
     timeout 60 cat ready >/dev/null || echo "the command never got ready"
-    umask 022
-    echo "root:fsrun-test-renamed-hash:19001:0:99999:7:::" >/var/backups/shadow.bak.new
-    mv -f /var/backups/shadow.bak.new /var/backups/shadow.bak
-    echo "other, renamed in" >/var/backups/other.new
-    mv -f /var/backups/other.new /var/backups/other
-    echo "made meanwhile" >/var/backups/made
+    sh -ec "$PROBE_CHANGE"
     timeout 60 sh -c "echo >go"
     wait "$pid"'
-  (cd "$WT" && "${VAR_NS[@]}" sh -c "echo 'other, before' >/var/backups/other; $host" "$inside" "$@")
+  (cd "$WT" && PROBE_CHANGE=${PROBE_CHANGE:-$RENAME_FILES} "${VAR_NS[@]}" \
+    sh -c "echo 'other, before' >/var/backups/other; $host" "$inside" "$@")
+}
+
+# probe_as_both PATH: rename_probe with a policy of allowedPaths [PATH], as root and then as uid
+# 1000 (the fifos in the worktree, the test's dir given to that user), their outputs in ROOT_OUT
+# and USER_OUT; each showed the cover (size 0, mode 0) and none of the host's hashes
+probe_as_both() {
+  local uid=1000 out
+  write_policy "{\"allowedPaths\": [\"$1\"]}"
+  rm -f "$WT/ready" "$WT/go"
+  mkfifo -m 666 "$WT/ready" "$WT/go"
+  ROOT_OUT=$(rename_probe "$FSRUN" --root "$FSRUN_ROOT" sandbox --policy "$POLICY" --worktree "$WT" \
+    --task-id "$TASK")
+  USER_OUT=$(rename_probe setpriv --reuid "$uid" --regid "$uid" --clear-groups env HOME="$DIR/home" \
+    "$FSRUN" --root "$DIR/state-$uid" sandbox --policy "$POLICY" --worktree "$WT" \
+    --task-id "$TASK")
+  echo "root, $1: $ROOT_OUT"
+  echo "uid $uid, $1: $USER_OUT"
+  for out in "$ROOT_OUT" "$USER_OUT"; do
+    [[ $out != *fsrun-test* && $out != *READ* && $out != *"never got ready"* ]] || return 1
+    [[ $out == *"shadow.bak unreadable"*"shadow.bak size 0 mode 0"* ]] || return 1
+  done
 }
 
 @test "sandbox: a cover holds when the host renames a new file over the covered one while the command runs (root and an ordinary user)" {
   requires_host_command setpriv
-  local uid=1000 path out
+  local path
   mkdir -p "$DIR/home"
-  give_dir_to_user "$uid"
+  give_dir_to_user 1000
   # the bind's directory holds the file, or a directory above does, or the bind is the file itself
   for path in /var/backups /var /var/backups/shadow.bak; do
-    write_policy "{\"allowedPaths\": [\"$path\"]}"
-    rm -f "$WT/ready" "$WT/go"
-    mkfifo -m 666 "$WT/ready" "$WT/go"
-    out=$(rename_probe "$FSRUN" --root "$FSRUN_ROOT" sandbox --policy "$POLICY" --worktree "$WT" \
-      --task-id "$TASK")
-    echo "root, $path: $out"
-    [[ $out != *fsrun-test* && $out != *READ* && $out != *"never got ready"* ]]
-    [[ $out == *"shadow.bak unreadable"*"shadow.bak size 0 mode 0"* ]]
+    probe_as_both "$path"
     # what else the host changes still shows (allowedPaths of the file itself binds no other)
-    [[ $path == *.bak || $out == *"other, renamed in"*"made meanwhile"* ]]
-    out=$(rename_probe setpriv --reuid "$uid" --regid "$uid" --clear-groups env HOME="$DIR/home" \
-      "$FSRUN" --root "$DIR/state-$uid" sandbox --policy "$POLICY" --worktree "$WT" \
-      --task-id "$TASK")
-    echo "uid $uid, $path: $out"
-    [[ $out != *fsrun-test* && $out != *READ* && $out != *"never got ready"* ]]
-    [[ $out == *"shadow.bak unreadable"*"shadow.bak size 0 mode 0"* ]]
-    [[ $path == *.bak || $out == *"other, renamed in"*"made meanwhile"* ]]
+    [[ $path == *.bak || $ROOT_OUT == *"other, renamed in"*"made meanwhile"* ]]
+    [[ $path == *.bak || $USER_OUT == *"other, renamed in"*"made meanwhile"* ]]
+  done
+}
+
+# review20 D: the host replaces the covered *directory* (renamed away, a new one made in its place
+# with a new, world-readable shadow.bak). An allowedPaths directory is one overlay at the bind's
+# root whose layer holds backups/shadow.bak: names are looked up from there, so the new directory's
+# file is covered too (with the overlay on /var/backups itself, the mount went with the old
+# directory and the new file showed). A bind of /var/backups itself sits on the old directory.
+@test "sandbox: a cover holds when the host replaces the covered directory while the command runs (root and an ordinary user)" {
+  requires_host_command setpriv
+  local path
+  mkdir -p "$DIR/home"
+  give_dir_to_user 1000
+  # shellcheck disable=SC2016 # expanded in the namespace
+  PROBE_CHANGE='mv /var/backups /var/backups.old
+    mkdir -m 755 /var/backups
+    umask 022
+    echo "root:fsrun-test-replaced-dir-hash:19002:0:99999:7:::" >/var/backups/shadow.bak'
+  for path in /var /var/backups; do
+    probe_as_both "$path"
   done
 }
 

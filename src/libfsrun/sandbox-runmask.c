@@ -48,30 +48,49 @@ static void masks_for_level(struct mount_list *l, size_t first, size_t end, cons
   }
 }
 
+/* realpath of path's (absolute) longest existing part, cut at a '/', and *len that part's length
+ * in path: realpath looks `..` up as the kernel does (after a link: the link target's parent).
+ * NULL when not even `/` resolves. */
+static char *real_prefix(char *path, size_t *len) {
+  size_t n = strlen(path);
+  for (;;) {
+    char saved = path[n];
+    char *real;
+    path[n] = '\0';
+    real = realpath(n > 0 ? path : "/", NULL);
+    path[n] = saved;
+    if (real != NULL || n == 0) {
+      *len = n;
+      return real;
+    }
+    n = (size_t)((char *)memrchr(path, '/', n) - path);
+  }
+}
+
+/* path with its longest existing part resolved (real_prefix) and the rest as spelled */
+static char *resolved_spelling(char *path) {
+  size_t len;
+  cleanup_free char *real = real_prefix(path, &len);
+  return real != NULL ? xasprintf("%s%s", real, path + len) : NULL;
+}
+
 /* The place's real path: with may_be_made, its nearest existing ancestor's (a state root fsrun
  * makes at create is not there yet when a bundle is written) and the rest as spelled; *fd that
  * ancestor, *have the length of its part. NULL: not there (nothing to show), or not to be looked
- * at. */
+ * at. The existing part is resolved before the `..` of the rest are cleaned by text: cleaned
+ * first, `lnk/../sr` would name another place than the kernel's (review21 L3). */
 static char *real_place(const char *place, bool may_be_made, int *fd, size_t *have) {
   cleanup_free char *cwd = place[0] == '/' ? NULL : getcwd(NULL, 0);
   cleanup_free char *joined = cwd != NULL ? xasprintf("%s/%s", cwd, place) : xstrdup(place);
-  cleanup_free char *clean = path_clean_abs(joined);
-  size_t len = strlen(clean);
-  for (;;) {
-    char saved = clean[len];
-    cleanup_free char *real = NULL;
-    clean[len] = '\0';
-    real = realpath(len > 0 ? clean : "/", NULL);
-    clean[len] = saved;
-    if (real != NULL) {
-      *fd = open(real, O_PATH | O_DIRECTORY | O_CLOEXEC);
-      *have = strcmp(real, "/") == 0 ? 0 : strlen(real);
-      return *fd < 0 ? NULL : xasprintf("%.*s%s", (int)*have, real, clean + len);
-    }
-    if (len == 0 || !may_be_made)
-      return NULL;
-    len = (size_t)((char *)memrchr(clean, '/', len) - clean);
-  }
+  cleanup_free char *resolved = resolved_spelling(joined);
+  cleanup_free char *clean = resolved != NULL ? path_clean_abs(resolved) : NULL;
+  size_t len = 0;
+  cleanup_free char *real = clean != NULL ? real_prefix(clean, &len) : NULL;
+  if (real == NULL || (clean[len] != '\0' && !may_be_made))
+    return NULL;
+  *fd = open(real, O_PATH | O_DIRECTORY | O_CLOEXEC);
+  *have = strcmp(real, "/") == 0 ? 0 : strlen(real);
+  return *fd < 0 ? NULL : xasprintf("%.*s%s", (int)*have, real, clean + len);
 }
 
 /* Walks up from the place by `..` (as the kernel looks a path up, across mount points), so a bind

@@ -1683,6 +1683,38 @@ check_dot_dot_after_link() {
   check_dot_dot_after_link user
 }
 
+# check_state_root_dot_dot_masked root|user: a state root spelled `lnk/../sr` with lnk a link to
+# real/sub is made where the kernel's `..` leads (real/sr), and that is where the mask goes: the
+# command of a policy that lets it read real lists nothing of the state root (review21 L3: the
+# `..` cleaned by text masked DIR/sr, and real/sr showed the run's own state and git dirs)
+check_state_root_dot_dot_masked() {
+  use_caller "$1"
+  # on disk outside /tmp: the sandbox's own /tmp hides the host's
+  VAR_DIR=$(mktemp -d /var/tmp/fsrun-runmask.XXXXXX)
+  chmod 755 "$VAR_DIR"
+  [ "$CALLER" = root ] || chown "$SBX_UID:$SBX_GID" "$VAR_DIR"
+  as_caller mkdir -p "$VAR_DIR/real/sub"
+  as_caller ln -s "$VAR_DIR/real/sub" "$VAR_DIR/lnk"
+  STATE=$VAR_DIR/lnk/../sr
+  printf '{"allowedPaths": ["%s"]}\n' "$VAR_DIR/real" >"$DIR/policy.json"
+  run sbx --policy "$DIR/policy.json" -- sh -c "ls -A '$VAR_DIR/real/sr' 2>&1; echo rc=\$?"
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ "${lines[0]}" = "ls: cannot open directory '$VAR_DIR/real/sr': Permission denied" ]
+  [ "${lines[1]}" = rc=2 ]
+  [ "${#lines[@]}" -eq 2 ]
+  [ -d "$VAR_DIR/real/sr" ] && [ ! -e "$VAR_DIR/sr" ]
+  assert_state_clean
+}
+
+@test "sandbox-run: a state root spelled with a \`..\` after a link is masked where the kernel made it (root)" {
+  check_state_root_dot_dot_masked root
+}
+
+@test "sandbox-run: a state root spelled with a \`..\` after a link is masked where the kernel made it (ordinary user)" {
+  check_state_root_dot_dot_masked user
+}
+
 # `fsrun bundle`: the task container's commands would write the state root its create uses
 check_state_root_bundle() {
   state_area "$1"

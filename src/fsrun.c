@@ -187,7 +187,7 @@ static bool asks_help(int argc, char **argv) {
 }
 
 int main(int argc, char **argv) {
-  struct fsrun_context ctx = {.log_format = "text", .rootless = ROOTLESS_AUTO};
+  struct fsrun_context ctx = {.log_format = "text", .rootless = ROOTLESS_AUTO, .state_root_fd = -1};
   cleanup_free char *usage_error = NULL;
   cleanup_free char *root = NULL;
   cleanup_error fsrun_error_t err = NULL;
@@ -297,11 +297,12 @@ int main(int argc, char **argv) {
   if (ctx.state_root == NULL)
     ctx.state_root = root = default_state_root();
   if (!cmd->stateless && !asks_help(argc - optind, argv + optind) &&
-      state_root_check(ctx.state_root, &err) < 0) {
+      state_root_open(ctx.state_root, &ctx.state_root_fd, &err) < 0) {
     fsrun_log_error(err->msg);
     /* `fsrun sandbox` says 125 for a run it could not set up (fsrun-sandbox.8) */
     return cmd->fn == fsrun_cmd_sandbox ? 125 : 1;
   }
+  ctx.state_root_held = ctx.state_root_fd >= 0;
 
   if (cmd->prefault)
     prefault_image();

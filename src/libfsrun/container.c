@@ -516,7 +516,7 @@ static int create_state(struct create_job *j, fsrun_error_t *err) {
   struct container_status *st = &out->st;
   const oci_linux *lx = j->config->linux_;
 
-  out->dirfd = status_dir_create(j->ctx->state_root, j->o->id, err);
+  out->dirfd = status_dir_create(j->ctx, j->o->id, err);
   if (out->dirfd < 0)
     return fsrun_error_code(err);
   j->dir_created = true;
@@ -1019,7 +1019,7 @@ static int create_undo(struct create_job *j, fsrun_error_t *err) {
   }
   if (j->dir_created) {
     cleanup_error fsrun_error_t derr = NULL;
-    if (status_dir_remove(j->ctx->state_root, j->o->id, &derr) < 0)
+    if (status_dir_remove(j->ctx, j->o->id, &derr) < 0)
       log_warning("%s", derr->msg);
   }
   code = fsrun_error_code(err);
@@ -1143,7 +1143,7 @@ static int release_init(int dirfd, const struct container_status *st, int pidfd,
 }
 
 int container_start(const struct fsrun_context *ctx, const char *id, fsrun_error_t *err) {
-  cleanup_close int dirfd = status_dir_open(ctx->state_root, id, err);
+  cleanup_close int dirfd = status_dir_open(ctx, id, err);
   cleanup_status struct container_status st = {0};
   cleanup_close int pidfd = -1;
   const char *status;
@@ -1188,7 +1188,7 @@ struct destroy_hints {
 static void open_state_cgroup(const struct fsrun_context *ctx, const char *id,
                               const struct container_status *st, struct fsrun_cgroup **out) {
   cleanup_error fsrun_error_t cerr = NULL;
-  cleanup_close int dirfd = status_dir_open(ctx->state_root, id, &cerr);
+  cleanup_close int dirfd = status_dir_open(ctx, id, &cerr);
   if (dirfd < 0 || status_open_cgroup(dirfd, id, st, out, &cerr) == 0)
     return;
   if (fsrun_error_code(&cerr) == -EPERM) {
@@ -1286,7 +1286,7 @@ static int destroy_without_init(const struct fsrun_context *ctx, int dirfd, cons
   log_warning("delete `%s`: %s, and %s: nothing was signalled; its empty cgroup and the state "
               "directory are removed",
               id, (*why)->msg, (*record_err)->msg);
-  return status_dir_remove(ctx->state_root, id, err);
+  return status_dir_remove(ctx, id, err);
 }
 
 /* delete --force of a container without a readable state file; no pid the file holds is used.
@@ -1317,7 +1317,7 @@ static int destroy_without_state(const struct fsrun_context *ctx, int dirfd, con
     return fsrun_error_wrap(err, "delete `%s`", id);
   if (check_init_gone(unsent, &init, cg, id, err) < 0)
     return fsrun_error_code(err);
-  return status_dir_remove(ctx->state_root, id, err);
+  return status_dir_remove(ctx, id, err);
 }
 
 /* Kills whatever is left of the container, removes its cgroup, runs poststop hooks and removes the
@@ -1364,7 +1364,7 @@ static int destroy(const struct fsrun_context *ctx, const char *id,
    * task container has them: the listing of the state root is not every delete's */
   if (!have_state || oci_map_get(&st->annotations, EXEC_GIT_ANNOTATION) != NULL)
     exec_git_remove_leftovers(ctx->state_root, id, false);
-  return status_dir_remove(ctx->state_root, id, err);
+  return status_dir_remove(ctx, id, err);
 }
 
 int container_delete(const struct fsrun_context *ctx, const char *id, bool force,
@@ -1384,7 +1384,7 @@ int container_delete_walked(const struct fsrun_context *ctx, const char *id, boo
   pid_t pid;
   int r;
 
-  dirfd = status_dir_open(ctx->state_root, id, err);
+  dirfd = status_dir_open(ctx, id, err);
   if (dirfd < 0) {
     if (force && fsrun_error_code(err) == -ENOENT) {
       fsrun_error_release(err);
@@ -1530,7 +1530,7 @@ out:
 
 int container_state(const struct fsrun_context *ctx, const char *id, FILE *out,
                     fsrun_error_t *err) {
-  cleanup_close int dirfd = status_dir_open(ctx->state_root, id, err);
+  cleanup_close int dirfd = status_dir_open(ctx, id, err);
   cleanup_status struct container_status st = {0};
   cleanup_free char *owner = NULL;
   cleanup_free char *json = NULL;
@@ -1625,7 +1625,7 @@ int container_kill(const struct fsrun_context *ctx, const char *id, const char *
 
   if (signal_parse(signal, &sig, err) < 0)
     return fsrun_error_code(err);
-  dirfd = status_dir_open(ctx->state_root, id, err);
+  dirfd = status_dir_open(ctx, id, err);
   if (dirfd < 0)
     return dirfd;
   if (status_read(dirfd, &st, err) < 0) {
@@ -1704,7 +1704,8 @@ static void list_unreadable_state(int dirfd, const char *id, struct container_st
 
 int container_list(const struct fsrun_context *ctx, const char *format, bool quiet, FILE *out,
                    fsrun_error_t *err) {
-  cleanup_dir DIR *dir = opendir(ctx->state_root);
+  cleanup_dir DIR *dir = NULL;
+  int rootfd;
   struct list_entry *entries = NULL;
   size_t n = 0, cap = 0;
   bool json = format != NULL && strcmp(format, "json") == 0;
@@ -1712,8 +1713,15 @@ int container_list(const struct fsrun_context *ctx, const char *format, bool qui
 
   if (format != NULL && !json && strcmp(format, "table") != 0)
     return fsrun_error_make(err, EINVAL, "--format: expected table or json, got `%s`", format);
-  if (dir == NULL && errno != ENOENT)
-    return fsrun_error_errno(err, "open the state root `%s`", ctx->state_root);
+  rootfd = status_dir_root_open(ctx, err);
+  if (rootfd < 0 && (*err)->status != ENOENT)
+    return fsrun_error_code(err);
+  if (rootfd < 0)
+    fsrun_error_release(err); /* no root: nothing to list */
+  if (rootfd >= 0 && (dir = fdopendir(rootfd)) == NULL) {
+    close(rootfd);
+    return fsrun_error_errno(err, "read the state root `%s`", ctx->state_root);
+  }
   while (dir != NULL && (de = readdir(dir)) != NULL) {
     cleanup_error fsrun_error_t e = NULL;
     cleanup_close int dirfd = -1;
@@ -1721,7 +1729,7 @@ int container_list(const struct fsrun_context *ctx, const char *format, bool qui
     struct list_entry *le;
     if (de->d_name[0] == '.' || status_validate_id(de->d_name, &e) < 0)
       continue;
-    dirfd = status_dir_open(ctx->state_root, de->d_name, &e);
+    dirfd = status_dir_open(ctx, de->d_name, &e);
     if (dirfd < 0)
       continue;
     if (status_read(dirfd, &st, &e) < 0)
@@ -1890,7 +1898,7 @@ int container_ps(const struct fsrun_context *ctx, const char *id, const char *fo
 
   if (format != NULL && !json && strcmp(format, "table") != 0)
     return fsrun_error_make(err, EINVAL, "--format: expected table or json, got `%s`", format);
-  dirfd = status_dir_open(ctx->state_root, id, err);
+  dirfd = status_dir_open(ctx, id, err);
   if (dirfd < 0)
     return dirfd;
   if (status_read(dirfd, &st, err) < 0)

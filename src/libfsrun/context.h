@@ -8,6 +8,11 @@ typedef enum { ROOTLESS_AUTO = 0, ROOTLESS_TRUE, ROOTLESS_FALSE } fsrun_rootless
 
 struct fsrun_context {
   const char *state_root; /* --root, or /run/fsrun (root) / $XDG_RUNTIME_DIR/fsrun (not root) */
+  /* state_root as main checked it (state-root.h), held so that status.c reaches it by fd: a
+   * parent renamed since cannot swap another in. Not held: missing at the start, or a copy of
+   * the context for another root (the probe's). */
+  bool state_root_held;
+  int state_root_fd;
   const char *log_path;   /* --log, may be NULL */
   const char *log_format; /* "text" | "json" */
   bool debug;

@@ -194,7 +194,7 @@ int criu_checkpoint(const struct fsrun_context *ctx, const char *id,
 
   if (criu_check_lazy_checkpoint_opts(o, err) < 0)
     return fsrun_error_code(err);
-  dirfd = status_dir_open(ctx->state_root, id, err);
+  dirfd = status_dir_open(ctx, id, err);
   if (dirfd < 0)
     return dirfd;
   if (status_read(dirfd, &st, err) < 0)

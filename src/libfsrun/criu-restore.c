@@ -293,7 +293,7 @@ static void undo(struct restore_ctx *r) {
     fsrun_error_release(&e);
   }
   criu_restore_binds_clear(&r->binds);
-  if (r->dirfd >= 0 && status_dir_remove(r->ctx->state_root, r->o->id, &e) < 0)
+  if (r->dirfd >= 0 && status_dir_remove(r->ctx, r->o->id, &e) < 0)
     log_warning("%s", e->msg);
 }
 
@@ -343,7 +343,7 @@ int criu_restore(const struct fsrun_context *ctx, const struct criu_restore_opts
       criu_check_network_lock(r.config, "restore", err) < 0 ||
       criu_terminal_open(r.config, o->console_socket, &r.tty, err) < 0)
     return fsrun_error_code(err);
-  r.dirfd = status_dir_create(ctx->state_root, o->id, err);
+  r.dirfd = status_dir_create(ctx, o->id, err);
   if (r.dirfd < 0)
     return r.dirfd;
   if (status_write_config(r.dirfd, json, len, err) < 0 || make_container(&r, err) < 0)

@@ -182,7 +182,7 @@ int exec_git_prepare(struct exec_git *g, const struct fsrun_context *ctx, const 
   g->run_dir_fd = open(g->run.run_dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
   if (g->run_dir_fd < 0)
     return fsrun_error_errno(err, "exec: git: open `%s`", g->run.run_dir);
-  g->state_dir_fd = status_dir_open(ctx->state_root, id, err);
+  g->state_dir_fd = status_dir_open(ctx, id, err);
   if (g->state_dir_fd < 0)
     return fsrun_error_wrap(err, "exec: git");
   tamper_since_read(g);

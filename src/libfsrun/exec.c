@@ -918,7 +918,7 @@ int container_exec(const struct fsrun_context *ctx, const struct exec_options *o
   config = c.config;
   c.config = NULL;
   if (config == NULL) {
-    state_dir_fd = status_dir_open(ctx->state_root, o->id, err);
+    state_dir_fd = status_dir_open(ctx, o->id, err);
     if (state_dir_fd < 0)
       return state_dir_fd;
     ret = status_read_config(state_dir_fd, c.st.bundle, &config, err);

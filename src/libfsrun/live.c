@@ -18,7 +18,7 @@ int live_open(const struct fsrun_context *ctx, const char *id, struct live_conta
   int ret;
 
   memset(c, 0, sizeof(*c));
-  dirfd = status_dir_open(ctx->state_root, id, err);
+  dirfd = status_dir_open(ctx, id, err);
   if (dirfd < 0)
     return dirfd;
   ret = status_read(dirfd, &c->st, err);
@@ -179,7 +179,7 @@ int container_update(const struct fsrun_context *ctx, const char *id, const oci_
   if (r != NULL && r->n_devices > 0) {
     /* new device rules replace the old ones: the nodes config.json made must stay usable */
     __attribute__((cleanup(cleanup_configp))) oci_config *config = NULL;
-    cleanup_close int dirfd = status_dir_open(ctx->state_root, id, err);
+    cleanup_close int dirfd = status_dir_open(ctx, id, err);
     if (dirfd < 0 || status_read_config(dirfd, c.st.bundle, &config, err) < 0) {
       log_warning("update `%s`: the device rules replace the container's without the nodes of "
                   "linux.devices (%s)",

@@ -339,6 +339,7 @@ void sandbox_probe_remove_leftover(const struct fsrun_context *ctx, const char *
   cleanup_dir DIR *d = opendir(state);
   struct dirent *e;
   probe_ctx.state_root = state;
+  probe_ctx.state_root_held = false;
   /* the probe's own watchdog deletes its container too; whichever comes first, the cgroup and
    * the init go before the state that names them */
   while (d != NULL && (e = readdir(d)) != NULL) {

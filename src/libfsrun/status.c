@@ -40,16 +40,43 @@ int status_validate_id(const char *id, fsrun_error_t *err) {
   return 0;
 }
 
-int status_dir_create(const char *root, const char *id, fsrun_error_t *err) {
-  cleanup_close int rootfd = -1;
-  int fd;
-  if (state_root_make(root, err) < 0)
+/* The state root for one use: the one main checked and holds, or (made since, or another root)
+ * opened and checked now, closed by the caller through *own. 0 with *fd (-1: missing), or -1. */
+static int root_dir(const struct fsrun_context *ctx, int *fd, int *own, fsrun_error_t *err) {
+  *own = -1;
+  if (ctx->state_root_held) {
+    *fd = ctx->state_root_fd;
+    return 0;
+  }
+  if (state_root_open(ctx->state_root, own, err) < 0)
     return fsrun_error_code(err);
-  rootfd = open(root, O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  *fd = *own;
+  return 0;
+}
+
+int status_dir_root_open(const struct fsrun_context *ctx, fsrun_error_t *err) {
+  cleanup_close int own = -1;
+  int rootfd = -1, fd;
+  if (root_dir(ctx, &rootfd, &own, err) < 0)
+    return fsrun_error_code(err);
   if (rootfd < 0)
-    return fsrun_error_errno(err, "open the state root `%s`", root);
-  if (state_root_check_fd(rootfd, root, err) < 0)
+    return fsrun_error_take(err, ENOENT, xasprintf("no state root `%s`", ctx->state_root));
+  fd = openat(rootfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0)
+    return fsrun_error_errno(err, "open the state root `%s`", ctx->state_root);
+  return fd;
+}
+
+int status_dir_create(const struct fsrun_context *ctx, const char *id, fsrun_error_t *err) {
+  const char *root = ctx->state_root;
+  cleanup_close int own = -1;
+  int rootfd = -1, fd;
+  if (!ctx->state_root_held && state_root_make(root, err) < 0)
     return fsrun_error_code(err);
+  if (root_dir(ctx, &rootfd, &own, err) < 0)
+    return fsrun_error_code(err);
+  if (rootfd < 0)
+    return fsrun_error_make(err, ENOENT, "open the state root `%s`", root);
   if (mkdirat(rootfd, id, 0700) < 0) {
     if (errno == EEXIST)
       return fsrun_error_take(err, EEXIST, xasprintf("container `%s` already exists", id));
@@ -61,29 +88,31 @@ int status_dir_create(const char *root, const char *id, fsrun_error_t *err) {
   return fd;
 }
 
-int status_dir_open(const char *root, const char *id, fsrun_error_t *err) {
-  cleanup_free char *path = NULL;
-  int fd;
-  if (status_validate_id(id, err) < 0)
+int status_dir_open(const struct fsrun_context *ctx, const char *id, fsrun_error_t *err) {
+  cleanup_close int own = -1;
+  int rootfd = -1, fd;
+  if (status_validate_id(id, err) < 0 || root_dir(ctx, &rootfd, &own, err) < 0)
     return fsrun_error_code(err);
-  path = xasprintf("%s/%s", root, id);
-  fd = open(path, O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  fd = rootfd < 0 ? -1 : openat(rootfd, id, O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (fd < 0) {
-    if (errno == ENOENT)
+    if (rootfd < 0 || errno == ENOENT)
       return fsrun_error_take(err, ENOENT, xasprintf("container `%s` does not exist", id));
-    return fsrun_error_errno(err, "open the state directory `%s`", path);
+    return fsrun_error_errno(err, "open the state directory `%s/%s`", ctx->state_root, id);
   }
   return fd;
 }
 
-int status_dir_remove(const char *root, const char *id, fsrun_error_t *err) {
-  cleanup_close int rootfd = open(root, O_DIRECTORY | O_CLOEXEC);
+int status_dir_remove(const struct fsrun_context *ctx, const char *id, fsrun_error_t *err) {
+  const char *root = ctx->state_root;
+  cleanup_close int own = -1;
   cleanup_dir DIR *dir = NULL;
-  int dfd;
+  int rootfd = -1, dfd;
   struct dirent *de;
 
+  if (root_dir(ctx, &rootfd, &own, err) < 0)
+    return fsrun_error_code(err);
   if (rootfd < 0)
-    return errno == ENOENT ? 0 : fsrun_error_errno(err, "open the state root `%s`", root);
+    return 0;
   dfd = openat(rootfd, id, O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (dfd < 0)
     return errno == ENOENT ? 0 : fsrun_error_errno(err, "open the state directory of `%s`", id);

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <sys/types.h>
 
+#include "context.h"
 #include "error.h"
 #include "oci.h"
 
@@ -47,13 +48,18 @@ struct container_status {
 /* Container ids: 1-1024 characters of [A-Za-z0-9_+.-], not "." or "..". */
 int status_validate_id(const char *id, fsrun_error_t *err);
 
+/* ROOT below is ctx's state root: the directory main checked and holds (by fd, never by its path
+ * again), or, when it was missing then or ctx names another root, opened and checked now. */
+
 /* Makes ROOT (0700, when missing) and ROOT/ID (0700); "container `ID` already exists" on EEXIST.
  * Returns an O_DIRECTORY fd of ROOT/ID. */
-int status_dir_create(const char *root, const char *id, fsrun_error_t *err);
+int status_dir_create(const struct fsrun_context *ctx, const char *id, fsrun_error_t *err);
 /* Opens ROOT/ID; "container `ID` does not exist" (ENOENT) when missing. */
-int status_dir_open(const char *root, const char *id, fsrun_error_t *err);
+int status_dir_open(const struct fsrun_context *ctx, const char *id, fsrun_error_t *err);
 /* Removes ROOT/ID and everything in it; a missing directory is not an error. */
-int status_dir_remove(const char *root, const char *id, fsrun_error_t *err);
+int status_dir_remove(const struct fsrun_context *ctx, const char *id, fsrun_error_t *err);
+/* ROOT itself, readable (O_RDONLY|O_DIRECTORY) to list; ENOENT when missing. */
+int status_dir_root_open(const struct fsrun_context *ctx, fsrun_error_t *err);
 
 /* write + rename in dirfd: readers see the old or the new content, never a partial file (the pid
  * files). */

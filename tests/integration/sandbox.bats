@@ -788,7 +788,7 @@ sbx_as_user() {
 @test "sandbox: a writablePaths entry that holds the worktree under a bind mount's name is refused, 125; one through it into the worktree meets the command's links (root and an ordinary user)" {
   requires_host_command setpriv
   requires_host_command unshare
-  local uid=1000 alias=$BATS_TEST_TMPDIR/alias field path who
+  local uid=1000 alias=$BATS_TEST_TMPDIR/alias field path who state
   mkdir -p "$DIR/home" "$DIR/fakeetc" "$alias"
   echo root-only-secret >"$DIR/fakeetc/secret"
   chmod 600 "$DIR/fakeetc/secret"
@@ -798,13 +798,16 @@ sbx_as_user() {
   for who in root user; do
     local runner=""
     [ "$who" = user ] && runner="setpriv --reuid $uid --regid $uid --clear-groups env HOME=$DIR/home"
+    # root's state root not in the user's DIR: that user could swap it (state-root-owner.bats)
+    state=$BATS_TEST_TMPDIR/state-root
+    [ "$who" = user ] && state=$DIR/state-user
     for spec in "writablePaths $alias" "writablePaths $alias/worktree/e" "allowedPaths $alias/worktree/e"; do
       field=${spec%% *}
       path=${spec#* }
       write_policy "{\"$field\": [\"$path\"]}"
       # the bind in a mount namespace of the test's own (the host's mounts stay as they are)
       run --separate-stderr unshare -m --propagation private /bin/sh -c "mount --bind '$DIR' '$alias' &&
-        exec $runner '$FSRUN' --root '$DIR/state-$who' sandbox --policy '$POLICY' --worktree '$WT' \
+        exec $runner '$FSRUN' --root '$state' sandbox --policy '$POLICY' --worktree '$WT' \
         --task-id '$TASK' -- /bin/sh -c \"cat '$path/worktree/e/secret' '$path/secret'; touch '$DIR/ran'\""
       echo "$who, $spec: $status $output $stderr"
       [ "$status" -eq 125 ]

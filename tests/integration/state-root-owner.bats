@@ -18,6 +18,11 @@ setup() {
 }
 
 teardown() {
+  local pid
+  for pid in ${SWAPPER:-} ${WITNESS:-}; do
+    kill -KILL "$pid" 2>/dev/null
+    wait "$pid" 2>/dev/null
+  done
   [ -z "${BUNDLE:-}" ] || teardown_bundle
 }
 
@@ -196,4 +201,148 @@ assert_refused() {
   [ "$status" -eq 1 ]
   assert_refused "$D/theirs" "is owned by uid $ATTACKER, not by this user (uid 0)"
   [ -z "$(ls -A "$D/theirs")" ]
+}
+
+# ---- the root's parents (review21 L1) -------------------------------------------------------------
+# Whoever can rename in a parent of the root can swap a directory of theirs in after the check by
+# path. fsrun holds the root it checked (by fd), and refuses a root reached through a directory
+# another uid owns or that its group or others may write without the sticky bit.
+
+GROUP=4444
+
+# as UID CMD...: CMD as UID (0: root itself), both test uids also in GROUP
+as() {
+  local uid=$1
+  shift
+  if [ "$uid" = 0 ]; then
+    "$@"
+  else
+    setpriv --reuid="$uid" --regid="$uid" --groups="$GROUP" -- "$@"
+  fi
+}
+
+# the one line refusing ROOT reached through PARENT (a real path) for WHY, and nothing else
+assert_parent_refused() {
+  local root=$1 parent=$2 why=$3
+  [ "${#lines[@]}" -eq 1 ]
+  [[ ${lines[0]} == "fsrun: state root \`$root\` is reached through \`$parent\`, $why: "* ]]
+  [[ ${lines[0]} == *"name a directory whose parents only this user and root can write" ]]
+}
+
+@test "state root: a parent another uid owns or its group may write (not sticky) is refused, also through a link; a sticky one is not (root and ordinary user)" {
+  local uid real
+  mkdir -m 2775 "$D/pub" "$D/theirs"
+  chgrp "$GROUP" "$D/pub"
+  chown "$ATTACKER" "$D/theirs"
+  chmod 755 "$D/theirs"
+  mkdir -m 1777 "$D/sticky"
+  ln -s "$D/pub" "$D/lnk"
+  make_traversable "$D"
+  real=$(realpath "$D")
+  for uid in 0 "$VICTIM"; do
+    mkdir -m 700 "$D/pub/r$uid" "$D/theirs/r$uid" "$D/sticky/r$uid"
+    chown "$uid:$uid" "$D/pub/r$uid" "$D/theirs/r$uid" "$D/sticky/r$uid"
+    run as "$uid" "$FSRUN" --root "$D/pub/r$uid" kill evil KILL
+    echo "$output"
+    [ "$status" -eq 1 ]
+    assert_parent_refused "$D/pub/r$uid" "$real/pub" "writable by its group without the sticky bit (mode 2775)"
+    run as "$uid" "$FSRUN" --root "$D/lnk/r$uid" delete --force evil
+    echo "$output"
+    [ "$status" -eq 1 ]
+    assert_parent_refused "$D/lnk/r$uid" "$real/pub" "writable by its group without the sticky bit (mode 2775)"
+    run as "$uid" "$FSRUN" --root "$D/theirs/r$uid" list
+    echo "$output"
+    [ "$status" -eq 1 ]
+    assert_parent_refused "$D/theirs/r$uid" "$real/theirs" "owned by uid $ATTACKER"
+    run as "$uid" "$FSRUN" --root "$D/pub/r$uid" sandbox --worktree "$D" -- true
+    echo "$output"
+    [ "$status" -eq 125 ]
+    assert_parent_refused "$D/pub/r$uid" "$real/pub" "writable by its group without the sticky bit (mode 2775)"
+    run as "$uid" "$FSRUN" --root "$D/sticky/r$uid" list
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [[ ${lines[0]} == ID* ]]
+    [ -z "$(ls -A "$D/pub/r$uid" "$D/theirs/r$uid" "$D/sticky/r$uid" | grep -v '^/\|^$')" ]
+  done
+}
+
+# exchange_race UID: UID's own root `pub/root` in pub (GROUP may write it, not sticky), UID's
+# witness process, and in pub/fake the attacker's forged container `evil` naming the witness.
+# The attacker exchanges pub/root and pub/fake (renameat2 RENAME_EXCHANGE) in a loop while UID
+# runs `kill evil KILL` TRIES times: each kill is refused or finds no `evil` in UID's own root,
+# and the witness lives (review21 L1: it was SIGKILLed within 8-150 tries).
+exchange_race() {
+  local uid=$1 tries=300 pub=$D/pub st ns boot i out pid swap_out refused=0 missing=0
+  mkdir -m 2775 "$D/pub"
+  chgrp "$GROUP" "$D/pub"
+  make_traversable "$D"
+  mkdir -m 700 "$pub/root" "$D/ctl"
+  chown "$uid:$uid" "$pub/root" "$D/ctl"
+  # started directly (not through `as`): $! is the witness itself
+  if [ "$uid" = 0 ]; then
+    sleep 1000 </dev/null >/dev/null 2>&1 3>&- &
+  else
+    setpriv --reuid="$uid" --regid="$uid" --clear-groups -- sleep 1000 </dev/null >/dev/null 2>&1 3>&- &
+  fi
+  WITNESS=$!
+  st=$(awk '{print $22}' "/proc/$WITNESS/stat")
+  ns=$(stat -L -c %i "/proc/$WITNESS/ns/pid")
+  boot=$(cat /proc/sys/kernel/random/boot_id)
+  as "$ATTACKER" mkdir -m 755 "$pub/fake" "$pub/fake/evil"
+  printf '{"ociVersion":"1.3.0","id":"evil","status":"running","pid":%s,"bundle":"/","rootfs":"/","created":"2026-12-06T12:44:09Z","annotations":{},"fsrun":{"pidStartTime":%s,"pidNamespace":%s,"bootId":"%s","newPidNamespace":false,"poststart":[],"poststop":[]}}' \
+    "$WITNESS" "$st" "$ns" "$boot" >"$D/state.json"
+  as "$ATTACKER" cp "$D/state.json" "$pub/fake/evil/state.json"
+  as "$ATTACKER" ln -s "$WITNESS $st $ns $boot" "$pub/fake/evil/init"
+  # the control: in a root of UID's own the forgery is taken for a running container of the witness
+  cp -a "$pub/fake/evil" "$D/ctl/evil"
+  chown -R "$uid:$uid" "$D/ctl/evil"
+  run as "$uid" "$FSRUN" --root "$D/ctl" state evil
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [[ $output == *'"status": "running"'* ]] && [[ $output == *"\"pid\": $WITNESS,"* ]]
+  # the swapper: prints its pid after its first exchange (or why none), killed by pid after
+  exec {swap_out}< <(setpriv --reuid="$ATTACKER" --regid="$ATTACKER" --groups="$GROUP" -- \
+    env PATH=/usr/local/bin:/usr/bin:/bin \
+    python3 -c 'import ctypes, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+a, b = (p.encode() for p in sys.argv[1:3])
+def swap():
+    return libc.renameat2(-100, a, -100, b, 2) == 0
+print("swapping %d" % os.getpid() if swap() else "errno %d" % ctypes.get_errno(), flush=True)
+while swap():
+    pass' "$pub/root" "$pub/fake" </dev/null 2>&1 3>&-)
+  read -r out pid <&"$swap_out" || :
+  echo "swapper: $out $pid"
+  [ "$out" = swapping ]
+  SWAPPER=$pid
+  for ((i = 0; i < tries; i++)); do
+    if out=$(as "$uid" "$FSRUN" --root "$pub/root" kill evil KILL 2>&1); then
+      echo "kill $i acted on the forged root: $out"
+      return 1
+    fi
+    case $out in
+    "fsrun: state root \`$pub/root\` "*) refused=$((refused + 1)) ;;
+    *"container \`evil\` does not exist"*) missing=$((missing + 1)) ;;
+    *)
+      echo "kill $i: $out"
+      return 1
+      ;;
+    esac
+  done
+  kill -KILL "$SWAPPER"
+  exec {swap_out}<&-
+  echo "refused $refused, no evil in the own root $missing"
+  [ "$((refused + missing))" -eq "$tries" ]
+  [ "$(awk '{print $3}' "/proc/$WITNESS/stat")" != Z ]
+  kill -0 "$WITNESS"
+}
+
+@test "state root: another uid exchanging a forged root for the caller's in a parent both may write never has the caller's kill act on it (ordinary user)" {
+  requires_host_command python3
+  exchange_race "$VICTIM"
+}
+
+@test "state root: another uid exchanging a forged root for the caller's in a parent both may write never has the caller's kill act on it (root)" {
+  requires_host_command python3
+  exchange_race 0
 }

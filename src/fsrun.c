@@ -89,19 +89,6 @@ static const struct fsrun_command *find_command(const char *name) {
   return NULL;
 }
 
-/* Whether we are root only inside a user namespace that someone else set up (rootless podman runs
- * the runtime as uid 0 there): the full identity map means the initial user namespace. */
-static bool in_child_user_namespace(void) {
-  cleanup_error fsrun_error_t err = NULL;
-  cleanup_free char *map = NULL;
-  unsigned long inside, outside, count;
-  if (read_file_at(AT_FDCWD, "/proc/self/uid_map", &map, NULL, &err) < 0)
-    return false;
-  if (sscanf(map, "%lu %lu %lu", &inside, &outside, &count) != 3)
-    return true;
-  return !(inside == 0 && outside == 0 && count == 4294967295UL);
-}
-
 static char *default_state_root(void) {
   const char *xdg = getenv("XDG_RUNTIME_DIR");
   if (geteuid() == 0 && !(xdg && xdg[0] && in_child_user_namespace()))

@@ -54,6 +54,20 @@ struct walk {
   const char *root; /* for messages */
 };
 
+/* In a user namespace, what the host's root owns shows as the overflow uid, as does what any
+ * other uid outside the namespace's map owns: taken as the host's (`/`, `/run`, `/tmp`), since
+ * nothing here tells them apart. */
+static bool unmapped_owner(uid_t uid) {
+  cleanup_error fsrun_error_t err = NULL;
+  cleanup_free char *text = NULL;
+  unsigned long overflow = 65534;
+  if (!in_child_user_namespace())
+    return false;
+  if (read_file_at(AT_FDCWD, "/proc/sys/kernel/overflowuid", &text, NULL, &err) == 0)
+    sscanf(text, "%lu", &overflow);
+  return uid == (uid_t)overflow;
+}
+
 /* What the root's lookup passes through (fd, st: a directory it looks a name up in, or a link it
  * follows) may be swapped by whoever can rename in it: only the caller and uid 0 may own it, and
  * a directory others may write needs the sticky bit (/tmp: nobody renames another's entry). */
@@ -61,7 +75,7 @@ static int check_passed(const struct walk *w, int fd, const struct stat *st, fsr
   char path[64], where[PATH_MAX];
   cleanup_free char *why = NULL;
   ssize_t n;
-  if (st->st_uid != w->euid && st->st_uid != 0)
+  if (st->st_uid != w->euid && st->st_uid != 0 && !unmapped_owner(st->st_uid))
     why = xasprintf("owned by uid %u", (unsigned)st->st_uid);
   else if (S_ISDIR(st->st_mode) && (st->st_mode & (S_IWGRP | S_IWOTH)) && !(st->st_mode & S_ISVTX))
     why =

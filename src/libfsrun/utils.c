@@ -266,3 +266,15 @@ int64_t monotonic_ms(void) {
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
+
+/* the full identity map means the initial user namespace */
+bool in_child_user_namespace(void) {
+  cleanup_error fsrun_error_t err = NULL;
+  cleanup_free char *map = NULL;
+  unsigned long inside, outside, count;
+  if (read_file_at(AT_FDCWD, "/proc/self/uid_map", &map, NULL, &err) < 0)
+    return false;
+  if (sscanf(map, "%lu %lu %lu", &inside, &outside, &count) != 3)
+    return true;
+  return !(inside == 0 && outside == 0 && count == 4294967295UL);
+}

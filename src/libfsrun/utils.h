@@ -58,6 +58,9 @@ int safe_write_all(int fd, const void *buf, size_t len);
 /* Reads a whole (small) file relative to dirfd (AT_FDCWD for a path) into a NUL-terminated buffer.
  */
 int read_file_at(int dirfd, const char *path, char **out, size_t *len, fsrun_error_t *err);
+/* Whether we are in a user namespace other than the initial one (rootless podman runs the runtime
+ * as uid 0 of one it set up). */
+bool in_child_user_namespace(void);
 /* read_file_at, but a symlink at path is an error (ELOOP), not followed. */
 int read_file_at_nofollow(int dirfd, const char *path, char **out, size_t *len, fsrun_error_t *err);
 /* Writes len bytes to an existing file (O_WRONLY|O_CLOEXEC|O_NOFOLLOW) relative to dirfd. */

@@ -792,17 +792,19 @@ test(`[${WHO}] task container: a timeout and an abort kill their own command's t
 const childProcess = require("node:child_process") as { spawn: unknown };
 
 /** fn, with each `fsrun exec --pid-file` the adapter spawns held inside spawn() (the event loop
- * waits, so no timer fires) until that fsrun is blocked writing its pid file: the wrapper of
- * stallingFsrun() made the file's temporary name a fifo that nobody opens. `held` says, per exec,
- * whether it got there. */
+ * waits, so no timer fires) until that fsrun is held writing its pid file: the wrapper of
+ * stallingFsrun() has strace stop it at the rename onto the pid file, which strace's log
+ * (WRAPPER.hold.PID) then says. `held` says, per exec, whether it got there. */
 async function withExecHeldAtPidFile<T>(fn: () => Promise<T>): Promise<{ value: T; held: string[] }> {
   const real = childProcess.spawn as (file: string, args: readonly string[], options: SpawnOptions) => { pid?: number };
   const held: string[] = [];
-  const wait = 'while :; do [ "$(cat /proc/$0/wchan)" = wait_for_partner ] && exit 0; grep -q "^State:.*Z" /proc/$0/status && exit 1; sleep 0.01; done';
+  const logs: string[] = [];
+  const wait = 'while :; do grep -q "stopped by SIGSTOP" "$1" 2>/dev/null && exit 0; grep -q "^State:.*Z" /proc/$0/status && exit 1; sleep 0.01; done';
   childProcess.spawn = (file: string, args: readonly string[], options: SpawnOptions) => {
     const child = real(file, args, options);
     if (args.includes("exec") && args.includes("--pid-file")) {
-      const r = spawnSync("timeout", ["20", "sh", "-c", wait, String(child.pid)]);
+      logs.push(`${file}.hold.${child.pid}`);
+      const r = spawnSync("timeout", ["20", "sh", "-c", wait, String(child.pid), logs[logs.length - 1]]);
       held.push(r.status === 0 ? "held" : `not held (status ${r.status})`);
     }
     return child;
@@ -811,22 +813,27 @@ async function withExecHeldAtPidFile<T>(fn: () => Promise<T>): Promise<{ value: 
     return { value: await fn(), held };
   } finally {
     childProcess.spawn = real;
+    for (const log of logs) await rm(log, { force: true });
   }
 }
 
-/** Whether /proc/PID/wchan names the kernel function a sleeping process waits in, as
- * withExecHeldAtPidFile needs (it reads 0 where the kernel hides it): probed on a `sleep` seen
- * asleep (state S), so that a running process's 0 is never taken for a hidden wchan. */
-function wchanNamesWaits(): boolean {
-  const probe = 'sleep 1000 & p=$!; i=0; while [ "$(cut -d" " -f3 /proc/$p/stat)" != S ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i+1)); done; w=$(cat /proc/$p/wchan); kill $p; [ -n "$w" ] && [ "$w" != 0 ]';
-  return spawnSync("timeout", ["20", "sh", "-c", probe]).status === 0;
+/** Whether strace runs here (stallingFsrun's hold needs it). */
+function straceRuns(): boolean {
+  return spawnSync("strace", ["-V"]).status === 0;
 }
 
-/** A wrapper of $FSRUN whose `exec --pid-file F` blocks when it writes F: F's temporary name
- * (F.tmp.PID, PID being fsrun's, which the wrapper's exec keeps) is made a fifo first. */
+/** A wrapper of $FSRUN whose `exec --pid-file F` stops when it renames its written temporary file
+ * onto F: strace (-D: fsrun keeps the wrapper's pid, strace is no parent of it) fails that rename
+ * with a restart and a SIGSTOP, logged to WRAPPER.hold.PID. Nothing resumes it: the adapter's
+ * SIGKILL ends it, and strace, with nothing left to trace, ends too. (A fifo at the temporary name
+ * held fsrun before; fsrun now makes that file new, O_EXCL, so nothing left there is written.) */
 async function stallingFsrun(): Promise<string> {
   const wrapper = join(work, "fsrun-stalling-pid-file");
-  const script = `#!/bin/sh\nprev=\nfor a in "$@"; do\n  if [ "$prev" = --pid-file ]; then mkfifo "$a.tmp.$$" || exit 125; fi\n  prev=$a\ndone\nexec "$0.real" "$@"\n`;
+  const script =
+    `#!/bin/sh\nprev=\npf=\nfor a in "$@"; do\n  if [ "$prev" = --pid-file ]; then pf=$a; fi\n  prev=$a\ndone\n` +
+    `[ -n "$pf" ] || exec "$0.real" "$@"\n` +
+    `exec strace -D -qq -o "$0.hold.$$" -P "$pf" -e trace=rename,renameat,renameat2 ` +
+    `-e inject=rename,renameat,renameat2:error=ERESTARTNOINTR:signal=SIGSTOP "$0.real" "$@"\n`;
   await writeFile(wrapper, script, { mode: 0o755 });
   await runCommand("ln", ["-sf", FSRUN, `${wrapper}.real`]);
   return wrapper;
@@ -847,7 +854,7 @@ async function containerPids(id: string): Promise<number[]> {
 }
 
 test(`[${WHO}] task container: a timeout while fsrun exec writes the pid file leaves no command running`, async (t) => {
-  if (!wchanNamesWaits()) return t.skip("/proc/PID/wchan reads 0 for a sleeping process on this kernel: where fsrun exec blocks cannot be seen");
+  if (!straceRuns()) return t.skip("no strace here: fsrun exec cannot be held at its pid file");
   const b = await backend({ mode: "task-container", fsrunPath: await stallingFsrun() });
   if (b.effectiveMode !== "task-container") return t.skip("fsrun exec cannot join the task container as this user");
   const gate = join(worktree, "stall-gate");

@@ -16,6 +16,7 @@ FSRUN_TEST_PACKAGES=(bats jq python3 busybox-static clang clang-format libclang-
   slirp4netns passt # the sandbox's network egress helper, and the alternative it was measured against
   nodejs # the Fusion adapter (contrib/fusion); npm below
   man-db bsdextrautils # man and col: the man pages against --help (tests/integration/man.bats)
+  strace # holds fsrun at a chosen system call (hold_pid_file, the Fusion pid-file timeout test)
   criu iptables) # checkpoint/restore (tests/vm/criu.bats, tests/integration/checkpoint.bats);
   # criu locks a container's network namespace with iptables-restore
 # npm: contrib/fusion's `npm ci` installs TypeScript from its lockfile. Debian's nodejs lacks it;

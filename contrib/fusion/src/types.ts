@@ -10,7 +10,7 @@ export interface FsrunPolicy extends SandboxPolicy {
   pidsLimit?: number;
   /** "default" (fsrun's deny list for agents) or "none". */
   seccomp?: "default" | "none";
-  /** With the network on: link-local (169.254.0.0/16, a cloud's metadata service) stays reachable (fsrun's default: unreachable). */
+  /** With the network on: link-local (169.254.0.0/16) and the cloud services fsrun also blocks by default (Azure 168.63.129.16, Alibaba 100.100.100.200) stay reachable (fsrun's default: unreachable). */
   allowLinkLocal?: boolean;
   /** With the network on: the RFC 1918 ranges are made unreachable too. */
   blockPrivateNetworks?: boolean;

@@ -6,7 +6,7 @@
 // the command ended (exitCode or signal, oomKilled): fsrun's own exit status is the shell's 128+N.
 import { randomBytes } from "node:crypto";
 import { closeSync, openSync, readFileSync } from "node:fs";
-import { readFile, rm } from "node:fs/promises";
+import { readFile, rm, writeFile } from "node:fs/promises";
 import { constants as osConstants } from "node:os";
 import { join } from "node:path";
 import { spawn } from "node:child_process";
@@ -78,6 +78,8 @@ export class TaskContainer {
     private readonly statusJson: boolean,
     /** this fsrun's delete has --tamper-json (the last tamper walk, once the container is dead) */
     private readonly tamperJson: boolean,
+    /** config.json's process, read before the container ran anything: each exec's base */
+    private baseProcess: Record<string, unknown> = {},
   ) {}
 
   static async create(cli: FsrunCli, task: Task, killGraceMs: number, limits: SandboxLimits, notEnforced: LimitNotEnforced[]): Promise<TaskContainer> {
@@ -89,6 +91,7 @@ export class TaskContainer {
     try {
       const b = await cli.bundle(task.policy, task.worktree, join(dir, "bundle"), ["sleep", "infinity"]);
       if (b.code !== 0) throw new FsrunSetupError(`fsrun bundle: ${firstLines(b.stderr)}`, null, b.stderr);
+      container.baseProcess = await readBaseProcess(join(dir, "bundle", "config.json"));
       await container.lifecycle(["create", "--bundle", join(dir, "bundle"), id]);
       await container.lifecycle(["start", id]);
     } catch (e) {
@@ -130,10 +133,13 @@ export class TaskContainer {
       }
     };
     const statusFile = join(this.dir, `${runId.replace(/[^A-Za-z0-9_.-]/g, "_")}.status.json`);
-    const args = [...this.cli.globalArgs(), "exec", "--pid-file", pidFile, "--cwd", cwd];
+    const processFile = join(this.dir, `${runId.replace(/[^A-Za-z0-9_.-]/g, "_")}.process.json`);
+    // the variables (tokens) and the command go in a 0600 file of the adapter's 0700 dir: any
+    // local user reads an argument from /proc/PID/cmdline (review21 L7)
+    await writeFile(processFile, JSON.stringify(execProcess(this.baseProcess, command, cwd, env)), { mode: 0o600, flag: "wx" });
+    const args = [...this.cli.globalArgs(), "exec", "--pid-file", pidFile];
     if (this.statusJson) args.push("--status-json", statusFile);
-    for (const [name, value] of Object.entries(env)) args.push("--env", `${name}=${value}`);
-    args.push(this.id, "/bin/sh", "-c", command);
+    args.push("--process", processFile, this.id);
     const r = await runProc({
       file: this.cli.path,
       args,
@@ -166,6 +172,7 @@ export class TaskContainer {
     const status = this.statusJson ? await readStatus(statusFile) : null;
     await rm(pidFile, { force: true });
     await rm(statusFile, { force: true });
+    await rm(processFile, { force: true });
     const stderr = r.stderr.toString("utf8");
     if (!started && !r.aborted && !r.timedOut) {
       // fsrun exec could not start the command: the container is gone or broken. Never a native
@@ -231,6 +238,27 @@ export class TaskContainer {
     await rm(this.dir, { recursive: true, force: true });
     return tamper;
   }
+}
+
+/** The `process` of the bundle's config.json (fsrun exec's base without --process: docs/fsrun-exec.8). */
+async function readBaseProcess(configPath: string): Promise<Record<string, unknown>> {
+  const config = JSON.parse(await readFile(configPath, "utf8")) as { process?: unknown };
+  const p = config.process;
+  if (p === null || typeof p !== "object" || Array.isArray(p)) throw new FsrunSetupError(`fsrun bundle: ${configPath} has no process object`, null);
+  return p as Record<string, unknown>;
+}
+
+/** What `fsrun exec --cwd CWD --env K=V... ID /bin/sh -c COMMAND` runs, as a process object. */
+export function execProcess(base: Record<string, unknown>, command: string, cwd: string, env: Record<string, string>): Record<string, unknown> {
+  const vars = new Map<string, string>();
+  for (const entry of Array.isArray(base.env) ? (base.env as unknown[]) : []) {
+    if (typeof entry !== "string") continue;
+    const eq = entry.indexOf("=");
+    if (eq > 0) vars.set(entry.slice(0, eq), entry.slice(eq + 1));
+  }
+  for (const [name, value] of Object.entries(env)) vars.set(name, value);
+  // the container's terminal is its init's, as fsrun exec does without --process
+  return { ...base, terminal: false, args: ["/bin/sh", "-c", command], cwd, env: [...vars].map(([k, v]) => `${k}=${v}`) };
 }
 
 /** fsrun delete --tamper-json's walk; null when the file is not `{"walked":true,"tamper":[...],...}`. */

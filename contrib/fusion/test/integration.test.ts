@@ -661,6 +661,25 @@ test(`[${WHO}] task container: runs exec into one container; dispose deletes it`
   assert.deepEqual(await containers((c) => c === id), []);
 });
 
+// review21 L7: the command's variables (tokens) and its text are in no argument of fsrun exec,
+// which any local user reads in /proc/PID/cmdline; the command still gets them. Seen to fail with
+// task-container.ts passing them as `--env NAME=VALUE` again: the recorded argv held the token.
+test(`[${WHO}] task container: the command's variables are in no fsrun argument; the command gets them`, async (t) => {
+  const argvLog = join(work, "exec-argv.log");
+  const wrapper = join(work, "fsrun-argv");
+  await writeFile(wrapper, `#!/bin/sh\nprintf '%s\\n' "$*" >>'${argvLog}'\nexec '${FSRUN}' "$@"\n`, { mode: 0o755 });
+  const b = await backend({ mode: "task-container", fsrunPath: wrapper }, { ...basePolicy(), envAllowlist: ["VISIBLE", "NPM_TOKEN"] });
+  if (b.effectiveMode !== "task-container") return t.skip("fsrun exec cannot join the task container as this user (one-shot: its own test covers argv)");
+  const token = "npm_SECRET_l7";
+  const r = await b.run('printf "%s %s\\n" "$NPM_TOKEN" "$VISIBLE"; pwd', opts({ cwd: join(worktree, "pkg"), env: { NPM_TOKEN: token, VISIBLE: "v w", HIDDEN: "no" } }));
+  assert.equal(r.stdout, `${token} v w\n${worktree}/pkg\n`, r.stderr);
+  await b.dispose();
+  const argv = await readFile(argvLog, "utf8");
+  assert.match(argv, / exec .*--process /, argv);
+  assert.equal(argv.includes(token), false, argv);
+  assert.equal(argv.includes("VISIBLE"), false, argv);
+});
+
 test(`[${WHO}] a policy whose writablePaths reach fsrun's state root is refused at prepare in both modes (FsrunPolicyError naming the entry); nothing is left`, async () => {
   // the parent of the state root, which also holds the worktree: the command could rewrite every container's state.json
   const policy = { ...basePolicy(), writablePaths: [dirname(stateRoot)] };

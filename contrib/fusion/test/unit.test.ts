@@ -22,6 +22,7 @@ import {
 import type { SandboxAuditEvent } from "../src/index";
 import { hostGitArgsFromStderr, tamperFromStderr } from "../src/fsrun-cli";
 import { oneShotEnv, withCarrier } from "../src/one-shot-env";
+import { execProcess } from "../src/task-container";
 import { assertOneOutcomeEach, tempDir, waitFor } from "./helpers";
 
 let work = "";
@@ -214,4 +215,11 @@ test("oneShotEnv: fsrun gets the adapter's environment, git's config entries and
   assert.equal(prelude, 'eval "$FUSION_SANDBOX_ENV"\n');
   assert.deepEqual(withCarrier({ allowNetwork: false, allowedPaths: [], envAllowlist: ["Q"] }).envAllowlist, ["Q", "FUSION_SANDBOX_ENV"]);
   assert.throws(() => oneShotEnv({ "A.B": "x" }, ["A.B"], own), (e: unknown) => e instanceof SandboxSettingsError && e.field === "opts.env" && /`A\.B`/.test(e.message));
+});
+
+test("execProcess: config.json's process with the command, cwd and variables set as fsrun exec's --env sets them (review21 L7)", () => {
+  const base = { user: { uid: 0, gid: 0 }, terminal: true, args: ["sleep", "infinity"], cwd: "/w", env: ["PATH=/bin", "HOME=/root", "TOKEN=old"], noNewPrivileges: true };
+  const p = execProcess(base, "echo hi", "/w/pkg", { TOKEN: "new", EXTRA: "a=b" });
+  assert.deepEqual(p, { user: { uid: 0, gid: 0 }, terminal: false, args: ["/bin/sh", "-c", "echo hi"], cwd: "/w/pkg", env: ["PATH=/bin", "HOME=/root", "TOKEN=new", "EXTRA=a=b"], noNewPrivileges: true });
+  assert.deepEqual(base.env, ["PATH=/bin", "HOME=/root", "TOKEN=old"], "the base is not changed");
 });

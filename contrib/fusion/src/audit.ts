@@ -16,7 +16,9 @@ export type SandboxAuditEventName =
   | "sandbox:failure"
   | "sandbox:fallback"
   /** task-container mode: dispose() deleted the container; its `tamper` is the last walk's */
-  | "sandbox:dispose";
+  | "sandbox:dispose"
+  /** createSandboxBackend: a prompt's `**Sandbox:**` line chose the backend, or was refused (`reason`) */
+  | "sandbox:prompt-backend";
 
 export interface SandboxAuditEvent {
   event: SandboxAuditEventName;
@@ -28,7 +30,8 @@ export interface SandboxAuditEvent {
   backend: SandboxBackendId;
   /** "fsrun" or "native": what the id "custom" stands for. */
   backendName: string;
-  mode: "one-shot" | "task-container" | "native";
+  /** "other": a backend from createSandboxBackend's `backends` */
+  mode: "one-shot" | "task-container" | "native" | "other";
   /** sha256 (hex) of the effective policy as canonical JSON (keys sorted). */
   policyHash: string;
   /** e.g. "network=off ro=1 rw=1 env=2 memoryLimitMb=512". */
@@ -52,6 +55,8 @@ export interface SandboxAuditEvent {
   /** Git changes the run made outside the task's allowlist, left out (RunResult.gitDiscarded). */
   gitDiscarded?: string[];
   durationMs?: number;
+  /** sandbox:prompt-backend: the backend the prompt's line names, its line number, and whether it applied. */
+  promptBackend?: { requested: string; line: number; applied: boolean };
 }
 
 /** A callback, or an EventEmitter that gets emit("audit", e) and emit(e.event, e). */

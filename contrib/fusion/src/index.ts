@@ -17,8 +17,8 @@ export { encodeIdPart, isSandboxOf, sandboxIdStem, taskContainerId } from "./con
 export type { FsrunBackendOptions, FsrunMode } from "./fsrun-backend";
 export { NativeBackend } from "./native-backend";
 export type { NativeBackendOptions } from "./native-backend";
-export { createSandboxBackend, promptBackend, resolveSandboxSettings } from "./settings";
-export type { CreateBackendInput, FsrunSettings, ResolvedSandboxSettings, SandboxSettings, SandboxSettingsOverride } from "./settings";
+export { createSandboxBackend, findPromptBackend, promptBackend, resolveSandboxSettings } from "./settings";
+export type { CreateBackendInput, FsrunSettings, PromptChoice, ResolvedSandboxSettings, SandboxSettings, SandboxSettingsOverride } from "./settings";
 export {
   FsrunAbortError,
   FsrunError,

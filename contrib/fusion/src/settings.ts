@@ -1,9 +1,10 @@
 // The factory: Fusion's settings (global and project defaults, the task's override, the task
-// prompt's `**Sandbox:** NAME` line) in, a SandboxBackend out. Bad input is a SandboxSettingsError
-// naming the field, before anything runs.
+// prompt's `**Sandbox:** NAME` line where the settings let a prompt choose) in, a SandboxBackend
+// out. Bad input is a SandboxSettingsError naming the field, before anything runs.
 import { isAbsolute } from "node:path";
 
 import type { SandboxAuditHook } from "./audit";
+import { deliver, policyHash, policySummary } from "./audit";
 import { SandboxSettingsError } from "./errors";
 import { FsrunBackend } from "./fsrun-backend";
 import type { FsrunMode } from "./fsrun-backend";
@@ -32,6 +33,8 @@ export interface SandboxSettings {
     policy?: Partial<FsrunPolicy>;
     failureMode?: SandboxFailureMode;
     fsrun?: FsrunSettings;
+    /** The backends a prompt's `**Sandbox:** NAME` line may choose (default none but the configured one, or any sandbox when that is native). */
+    promptBackends?: (SandboxBackendId | "fsrun")[];
   };
 }
 
@@ -45,7 +48,7 @@ export interface CreateBackendInput {
   defaults: (SandboxSettings | SandboxSettingsOverride)[];
   /** The task's own settings override. */
   task?: SandboxSettingsOverride;
-  /** The task's prompt: a line `**Sandbox:** NAME` overrides the backend. */
+  /** The task's prompt: a line `**Sandbox:** NAME` in its header chooses the backend where sandbox.promptBackends allows it. */
   prompt?: string;
   onAudit?: SandboxAuditHook;
   /** Backends this package does not provide (docker, podman, ...), by id. */
@@ -59,10 +62,22 @@ export interface ResolvedSandboxSettings {
   policy: FsrunPolicy;
   failureMode: SandboxFailureMode;
   fsrun: FsrunSettings;
+  /** The prompt's `**Sandbox:**` line, when it has one, and whether it chose the backend. */
+  promptChoice?: PromptChoice;
+}
+
+export interface PromptChoice {
+  /** The backend the line names ("custom" for "fsrun"). */
+  requested: string;
+  /** The line's number in the prompt, from 1. */
+  line: number;
+  applied: boolean;
+  /** Why it did not apply. */
+  refused?: string;
 }
 
 const IDS: readonly string[] = ["native", "sandbox-exec", "bubblewrap", "docker", "podman", "custom"];
-const SANDBOX_KEYS = new Set(["backend", "policy", "failureMode", "fsrun"]);
+const SANDBOX_KEYS = new Set(["backend", "policy", "failureMode", "fsrun", "promptBackends"]);
 const FSRUN_KEYS = new Set(["path", "mode", "stateRoot", "auditLog", "killGraceMs"]);
 
 function object(value: unknown, field: string): Record<string, unknown> {
@@ -70,10 +85,58 @@ function object(value: unknown, field: string): Record<string, unknown> {
   return value as Record<string, unknown>;
 }
 
-/** The `**Sandbox:** NAME` line of a prompt, or null. */
+const SANDBOX_LINE = /^\s*\*\*Sandbox:\*\*\s*`?([A-Za-z-]+)`?\s*$/i;
+/** a line of a prompt's header: a `# title` or a `**Field:** value` line */
+const HEADER_LINE = /^\s*(#.*|\*\*[^*]+:\*\*.*)$/;
+
+/**
+ * The first `**Sandbox:** NAME` line anywhere in a prompt: its name, its number, and whether it is
+ * in the header: the prompt's first lines (blank ones before them skipped) while each is a
+ * `# title` or a `**Field:** value` line. The first line of text ends the header, so quoted text
+ * (an issue, a log, a web page) never is.
+ */
+export function findPromptBackend(prompt: string): { name: string; line: number; inHeader: boolean } | null {
+  const lines = prompt.split(/\r?\n/);
+  let inHeader = true;
+  let started = false;
+  for (let i = 0; i < lines.length; i++) {
+    const blank = lines[i].trim() === "";
+    if ((blank && started) || (!blank && !HEADER_LINE.test(lines[i]))) inHeader = false;
+    started ||= !blank;
+    const m = SANDBOX_LINE.exec(lines[i]);
+    if (m !== null) return { name: m[1].toLowerCase(), line: i + 1, inHeader };
+  }
+  return null;
+}
+
+/** The `**Sandbox:** NAME` line of a prompt's header, or null: one further down is quoted text (an issue, a log), not the task's author. */
 export function promptBackend(prompt: string): string | null {
-  const m = /^\s*\*\*Sandbox:\*\*\s*`?([A-Za-z-]+)`?\s*$/im.exec(prompt);
-  return m === null ? null : m[1].toLowerCase();
+  const found = findPromptBackend(prompt);
+  return found?.inHeader === true ? found.name : null;
+}
+
+/** The ids a prompt may choose: sandbox.promptBackends, else none but the configured one (any sandbox when that is native). */
+function promptAllowed(value: unknown, configured: unknown): string[] {
+  if (value === undefined) return configured === "native" ? IDS.filter((id) => id !== "native") : [String(configured)];
+  if (!Array.isArray(value)) throw new SandboxSettingsError("sandbox.promptBackends", "expected an array of backend ids");
+  return value.map((id, i) => {
+    const v = id === "fsrun" ? "custom" : id;
+    if (typeof v !== "string" || !IDS.includes(v)) throw new SandboxSettingsError(`sandbox.promptBackends[${i}]`, `expected one of ${IDS.join(", ")} (or "fsrun"), got ${JSON.stringify(id)}`);
+    return v;
+  });
+}
+
+/** The prompt's line, if any, against the settings: what it asks, and whether that applies. */
+function choose(prompt: string, configured: unknown, allowedSetting: unknown): PromptChoice | undefined {
+  const allowed = promptAllowed(allowedSetting, configured === "fsrun" ? "custom" : configured);
+  const found = findPromptBackend(prompt);
+  if (found === null) return undefined;
+  const requested = found.name === "fsrun" ? "custom" : found.name;
+  const at = { requested, line: found.line };
+  if (!found.inHeader) return { ...at, applied: false, refused: "the line is not in the prompt's header (its first lines, each a \`# title\` or \`**Field:** value\` line)" };
+  if (!IDS.includes(requested)) throw new SandboxSettingsError("prompt (**Sandbox:** line)", `expected one of ${IDS.join(", ")} (or "fsrun"), got ${JSON.stringify(found.name)}`);
+  if (requested !== configured && !allowed.includes(requested)) return { ...at, applied: false, refused: `"${requested}" is not in sandbox.promptBackends` };
+  return { ...at, applied: true };
 }
 
 function layer(value: unknown, field: string): Record<string, unknown> {
@@ -103,19 +166,18 @@ export function resolveSandboxSettings(input: Omit<CreateBackendInput, "onAudit"
     Object.assign(policy, l.policy ?? {});
     Object.assign(fsrun, l.fsrun ?? {});
   }
-  let backend = merged.backend;
-  let field = "sandbox.backend";
+  const configured = merged.backend === "fsrun" ? "custom" : merged.backend;
+  if (typeof configured !== "string" || !IDS.includes(configured))
+    throw new SandboxSettingsError("sandbox.backend", `expected one of ${IDS.join(", ")} (or "fsrun"), got ${JSON.stringify(merged.backend)}`);
+  let backend: string = configured;
+  let promptChoice: PromptChoice | undefined;
   if (input.prompt !== undefined) {
     if (typeof input.prompt !== "string") throw new SandboxSettingsError("prompt", "expected the task's prompt text");
-    const fromPrompt = promptBackend(input.prompt);
-    if (fromPrompt !== null) {
-      backend = fromPrompt;
-      field = "prompt (**Sandbox:** line)";
-    }
+    promptChoice = choose(input.prompt, backend, merged.promptBackends);
+    if (promptChoice?.applied === true) backend = promptChoice.requested;
+  } else if (merged.promptBackends !== undefined) {
+    promptAllowed(merged.promptBackends, backend);
   }
-  if (backend === "fsrun") backend = "custom";
-  if (typeof backend !== "string" || !IDS.includes(backend))
-    throw new SandboxSettingsError(field, `expected one of ${IDS.join(", ")} (or "fsrun"), got ${JSON.stringify(backend)}`);
   const failureMode = merged.failureMode ?? "fail-hard";
   if (failureMode !== "fail-hard" && failureMode !== "fallback-native")
     throw new SandboxSettingsError("sandbox.failureMode", `expected "fail-hard" or "fallback-native", got ${JSON.stringify(failureMode)}`);
@@ -136,12 +198,34 @@ export function resolveSandboxSettings(input: Omit<CreateBackendInput, "onAudit"
     policy: checkPolicy(policy, "sandbox.policy"),
     failureMode,
     fsrun: fsrun as FsrunSettings,
+    ...(promptChoice !== undefined ? { promptChoice } : {}),
   };
+}
+
+/** `sandbox:prompt-backend`: a prompt's line applied or refused (before prepare: no task or run id yet). */
+function auditPromptChoice(s: ResolvedSandboxSettings, hook: SandboxAuditHook | undefined): void {
+  const c = s.promptChoice;
+  if (c === undefined) return;
+  deliver(hook, {
+    event: "sandbox:prompt-backend",
+    scope: "task",
+    taskId: "",
+    runId: "",
+    backend: s.backend,
+    backendName: s.backendName,
+    mode: s.backend === "custom" ? (s.fsrun.mode ?? "one-shot") : s.backend === "native" ? "native" : "other",
+    policyHash: policyHash(s.policy),
+    policySummary: policySummary(s.policy),
+    time: new Date().toISOString(),
+    promptBackend: { requested: c.requested, line: c.line, applied: c.applied },
+    ...(c.refused !== undefined ? { reason: c.refused } : {}),
+  });
 }
 
 /** The backend Fusion's settings ask for. */
 export function createSandboxBackend(input: CreateBackendInput): SandboxBackend {
   const s = resolveSandboxSettings(input);
+  auditPromptChoice(s, input.onAudit);
   if (s.backend === "native") return new NativeBackend({ onAudit: input.onAudit, killGraceMs: s.fsrun.killGraceMs });
   if (s.backend === "custom")
     return new FsrunBackend({

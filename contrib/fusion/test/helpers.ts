@@ -61,7 +61,7 @@ export function assertOneOutcomeEach(events: SandboxAuditEvent[]): string | null
   const open = new Map<string, number>();
   for (const e of events) {
     const key = `${e.scope}:${e.runId}`;
-    if (e.event === "sandbox:dispose") continue; // no episode: dispose()'s report
+    if (e.event === "sandbox:dispose" || e.event === "sandbox:prompt-backend") continue; // no episode: dispose()'s report, the factory's choice
     if (e.event === "sandbox:prepare") {
       if (open.has(key)) return `a second sandbox:prepare for ${key}`;
       open.set(key, 0);

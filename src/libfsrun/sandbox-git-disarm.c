@@ -34,13 +34,37 @@ struct args {
   size_t reads; /* included configs read */
 };
 
-static void push_option(struct args *a, const char *key, const char *value) {
+/* what makes every git command fail at once (git 2.39: status, diff, add, credential, fetch die
+ * reading their config: "bad numeric config value 'fsrun-cannot-disarm' for 'core.abbrev'"), so
+ * that git run with the list runs nothing even when the caller misses what the value says */
+#define CANNOT_KEY   "core.abbrev"
+#define CANNOT_VALUE "fsrun-cannot-disarm"
+
+/* neutral_value's answer for a key whose command no -c option replaces */
+static const char CANNOT[] = "";
+
+static void cannot_disarm(struct args *a);
+
+/* git cuts `-c KEY=VALUE` at the first `=` and reads one line: a subsection holding `=` or a
+ * newline would name another key, with a value the run chose (review21 P1) */
+static bool expressible(const char *key) {
+  return key[0] != '\0' && strpbrk(key, "=\n") == NULL;
+}
+
+static void push_raw(struct args *a, const char *key, const char *value) {
   cleanup_free char *option = xasprintf("%s=%s", key, value);
   for (size_t i = 1; i < a->n; i += 2)
     if (strcmp(a->v[i], option) == 0)
       return;
   sandbox_git_strv_push(&a->v, &a->n, "-c");
   sandbox_git_strv_push(&a->v, &a->n, option);
+}
+
+static void push_option(struct args *a, const char *key, const char *value) {
+  if (expressible(key))
+    push_raw(a, key, value);
+  else
+    cannot_disarm(a);
 }
 
 /* filter.<x>.* : no clean, smudge or process command, and none required */
@@ -63,21 +87,24 @@ static const char *gpg_program(const char *key) {
   return "gpg";
 }
 
+/* keys of two levels and the value that keeps git from running what they name */
+static const char *const plain_keys[][2] = {{"core.fsmonitor", "false"},
+                                            {"core.hooksPath", "/dev/null"},
+                                            {"core.pager", "cat"},
+                                            {"core.editor", ":"},
+                                            {"sequence.editor", ":"},
+                                            {"core.sshCommand", "ssh"},
+                                            {"core.askPass", ""},
+                                            {"diff.external", OWN_DIFF},
+                                            {"interactive.diffFilter", "cat"},
+                                            {"core.alternateRefsCommand", "true"},
+                                            {"credential.helper", ""},
+                                            {"gpg.program", "gpg"}};
+
 /* key (section and name lower-cased, as git_config_each and the entries name it) to the value
- * that keeps git from running what it names; NULL: not a key git runs */
+ * that keeps git from running what it names; CANNOT: no value does (core.gitProxy: git takes the
+ * first that matches, the repository's before any -c); NULL: not a key git runs */
 static const char *neutral_value(const char *key) {
-  static const char *const plain[][2] = {{"core.fsmonitor", "false"},
-                                         {"core.hookspath", "/dev/null"},
-                                         {"core.pager", "cat"},
-                                         {"core.editor", ":"},
-                                         {"sequence.editor", ":"},
-                                         {"core.sshcommand", "ssh"},
-                                         {"core.askpass", ""},
-                                         {"diff.external", OWN_DIFF},
-                                         {"interactive.difffilter", "cat"},
-                                         {"core.alternaterefscommand", "true"},
-                                         {"credential.helper", ""},
-                                         {"gpg.program", "gpg"}};
   static const char *const sub[][3] = {{"diff", "textconv", "cat"},
                                        {"diff", "command", OWN_DIFF},
                                        {"merge", "driver", "false"},
@@ -86,10 +113,13 @@ static const char *neutral_value(const char *key) {
                                        {"credential", "helper", ""},
                                        {"gpg", "defaultkeycommand", "true"},
                                        {"remote", "uploadpack", "git-upload-pack"},
-                                       {"remote", "receivepack", "git-receive-pack"}};
-  for (size_t i = 0; i < sizeof(plain) / sizeof(plain[0]); i++)
-    if (strcasecmp(key, plain[i][0]) == 0) /* two levels: the entries' core.hooksPath too */
-      return plain[i][1];
+                                       {"remote", "receivepack", "git-receive-pack"},
+                                       {"submodule", "update", "checkout"}};
+  for (size_t i = 0; i < sizeof(plain_keys) / sizeof(plain_keys[0]); i++)
+    if (strcasecmp(key, plain_keys[i][0]) == 0) /* two levels: the entries' core.hooksPath too */
+      return plain_keys[i][1];
+  if (strcasecmp(key, "core.gitproxy") == 0)
+    return CANNOT;
   if (sandbox_git_key_is(key, "gpg", "program"))
     return gpg_program(key);
   for (size_t i = 0; i < sizeof(sub) / sizeof(sub[0]); i++)
@@ -113,6 +143,8 @@ static void disarm_key(struct args *a, const char *key) {
   const char *value = neutral_value(key);
   if (strncmp(key, "filter.", 7) == 0 && sandbox_git_runs_key(key))
     disarm_filter(a, key);
+  else if (value == CANNOT)
+    cannot_disarm(a);
   else if (value != NULL)
     push_option(a, key, value);
 }
@@ -168,26 +200,46 @@ static bool ends_with(const char *s, const char *tail) {
 }
 
 /* `config:global:<path>`: husky's init.sh is run by hooks; attributes name drivers only the
- * user's config defines; a config is read again */
+ * user's config defines; a config is read again (not known: not disarmed) */
 static void disarm_global(struct args *a, const struct sandbox_git_run *g, const char *entry) {
   const struct sandbox_git_pointer *p = pointer_of(g, entry);
   if (ends_with(entry, "/husky/init.sh"))
     push_option(a, "core.hooksPath", "/dev/null");
-  else if (p != NULL && !ends_with(entry, "/git/attributes"))
+  else if (ends_with(entry, "/git/attributes"))
+    return;
+  else if (p != NULL)
     reread_file(a, p->path, 0);
+  else
+    cannot_disarm(a);
 }
 
-/* `config:<key>=<value>`: the key's own options; an include's file read again */
+/* rest (`<key>=<value>`) cut at a later `=` names a key git runs or an include: the key's
+ * subsection holds `=`, which no -c option names (`[filter "a=b"] clean = ...`) */
+static bool key_holds_equals(const char *rest) {
+  for (const char *eq = strchr(rest, '='); eq != NULL && (eq = strchr(eq + 1, '=')) != NULL;) {
+    cleanup_free char *key = xasprintf("%.*s", (int)(eq - rest), rest);
+    if (sandbox_git_runs_key(key) || sandbox_git_key_includes(key))
+      return true;
+  }
+  return false;
+}
+
+/* `config:<key>=<value>`: the key's own options; an include's file read again (not known: not
+ * disarmed) */
 static void disarm_config(struct args *a, const struct sandbox_git_run *g, const char *entry) {
   const char *rest = entry + strlen("config:");
   cleanup_free char *key = xasprintf("%.*s", (int)strcspn(rest, "="), rest);
   const struct sandbox_git_pointer *p;
-  if (sandbox_git_key_includes(key)) {
+  if (key_holds_equals(rest)) {
+    cannot_disarm(a);
+  } else if (sandbox_git_key_includes(key)) {
     if ((p = pointer_of(g, entry)) != NULL)
       reread_file(a, p->path, 0);
-    return;
+    else
+      cannot_disarm(a);
+  } else {
+    disarm_key(a, key);
   }
-  disarm_key(a, key);
 }
 
 /* `config:unread:`: a config fsrun could not read whole (sandbox-git-config-paths.c): what its
@@ -204,6 +256,16 @@ static void disarm_nested(struct args *a) {
   push_option(a, "submodule.recurse", "false");
   push_option(a, "diff.ignoreSubmodules", "all");
   push_option(a, "status.submoduleSummary", "false");
+}
+
+/* what the run set cannot be named in -c options (a key holding `=`, core.gitProxy, a config
+ * fsrun no longer knows the path of): the option that makes the host's git fail at once, and every
+ * option that needs no driver's name; the caller must not run git in the worktree (docs) */
+static void cannot_disarm(struct args *a) {
+  push_raw(a, CANNOT_KEY, CANNOT_VALUE);
+  for (size_t i = 0; i < sizeof(plain_keys) / sizeof(plain_keys[0]); i++)
+    push_raw(a, plain_keys[i][0], plain_keys[i][1]);
+  disarm_nested(a);
 }
 
 char **sandbox_git_host_args(const struct sandbox_git_run *g, char **tamper) {

@@ -634,6 +634,43 @@ route_disarm() {
   route_disarm user
 }
 
+# route_disarm_equals OWNER (review21 P1): an included config the run writes with a subsection that
+# holds `=` (`[diff "external=touch X;"] textconv`): git cuts a -c option at its first `=`, so no
+# option may name that key (it would set diff.external, or credential.helper, to the run's
+# command). hostGitArgs says it cannot disarm (its first option makes every git command fail), and
+# the host's `git "${hostGitArgs[@]}" diff` and `credential approve` run nothing.
+route_disarm_equals() {
+  make_repo "$1"
+  hgit -C "$REPO" config include.path ../.gitconfig
+  sbx "$REPO" -- "printf '[diff \"external=touch $MARKER;\"]\\n\\ttextconv = x\\n[credential \"helper=!touch $DIR/cred #\"]\\n\\thelper = y\\n[submodule \"s\"]\\n\\tupdate = !touch $DIR/sub\\n' >.gitconfig && echo two >>README"
+  [ "$(config_tamper)" = '["config:include.path=../.gitconfig"]' ]
+  local args option
+  host_args >/dev/null
+  mapfile -t args < <(host_args)
+  [ "${args[0]}|${args[1]}" = "-c|core.abbrev=fsrun-cannot-disarm" ]
+  for option in "${args[@]}"; do
+    [ "$option" = -c ] || [[ "${option%%=*}" =~ ^[a-zA-Z.]+$ ]]
+    [[ "$option" != *touch* ]]
+  done
+  [[ " ${args[*]} " = *" submodule.s.update=checkout "* ]]
+  grep -qF 'hostGitArgs: ["-c","core.abbrev=fsrun-cannot-disarm"' "$DIR/stderr"
+  status=0
+  hgit -C "$REPO" "${args[@]}" diff >"$DIR/diff" 2>&1 || status=$?
+  [ "$status" = 128 ]
+  grep -qF "'fsrun-cannot-disarm' for 'core.abbrev'" "$DIR/diff"
+  printf 'protocol=https\nhost=x.invalid\nusername=a\npassword=b\n\n' |
+    hgit -C "$REPO" "${args[@]}" credential approve 2>/dev/null || true
+  [ ! -e "$MARKER" ] && [ ! -e "$DIR/cred" ] && [ ! -e "$DIR/sub" ]
+}
+
+@test "sandbox-git: a config key whose subsection holds = is no -c option: hostGitArgs cannot disarm, and say so (root)" {
+  route_disarm_equals root
+}
+
+@test "sandbox-git: a config key whose subsection holds = is no -c option: hostGitArgs cannot disarm, and say so (ordinary user)" {
+  route_disarm_equals user
+}
+
 # route_global OWNER (review20 E): a policy with the caller's ~/.config writable lets the run write
 # git's global config (and husky v9's init.sh, which every husky hook sources), which the host's
 # next git reads: a run that leaves them alone reports nothing; one that writes them is reported

@@ -505,7 +505,44 @@ static void test_host_args(const char *top) {
          "an included config written by the run is read as it is now: %s", joined(a));
   sandbox_git_strv_free(a);
   sandbox_git_strv_free(t);
+
+  /* review21 P1: a subsection holding `=` is no -c key (git cuts at the first `=`): no option
+   * but the ones fsrun names itself, and the one that makes git fail */
+  write_file(top, "inc.gitconfig",
+             "[diff \"external=touch X;\"]\n\ttextconv = x\n[credential \"helper=!touch Y #\"]\n"
+             "\thelper = y\n[submodule \"s\"]\n\tupdate = !touch Z\n");
+  t = NULL;
+  sandbox_git_config_tamper(&g, top, &t);
+  a = sandbox_git_host_args(&g, t);
+  bool whole = true;
+  for (size_t i = 1; a[0] != NULL && a[i - 1] != NULL; i += 2)
+    whole = whole && strstr(a[i], "touch") == NULL;
+  tap_ok(whole && strncmp(joined(a), "-c|core.abbrev=fsrun-cannot-disarm|", 35) == 0 &&
+             strstr(joined(a), "|-c|submodule.s.update=checkout") != NULL,
+         "a key holding `=` cannot be disarmed: git is made to fail: %s", joined(a));
+  sandbox_git_strv_free(a);
+  sandbox_git_strv_free(t);
   sandbox_git_pointers_free(&g);
+
+  char *eq[] = {"config:filter.a=b.clean=touch RAN", NULL};
+  a = sandbox_git_host_args(NULL, eq);
+  tap_ok(strncmp(joined(a), "-c|core.abbrev=fsrun-cannot-disarm|", 35) == 0 &&
+             strstr(joined(a), "filter.a") == NULL,
+         "an entry whose key holds `=`: cannot be disarmed: %s", joined(a));
+  sandbox_git_strv_free(a);
+  char *proxy[] = {"config:core.gitproxy=./p", NULL};
+  a = sandbox_git_host_args(NULL, proxy);
+  tap_ok(strncmp(joined(a), "-c|core.abbrev=fsrun-cannot-disarm|", 35) == 0,
+         "core.gitProxy (the first match wins): cannot be disarmed: %s", joined(a));
+  sandbox_git_strv_free(a);
+  /* review21 P3: an include whose file is not known: not an empty list */
+  char *inc[] = {"config:include.path=../.gitconfig", "config:global:/h/.config/git/config", NULL};
+  a = sandbox_git_host_args(NULL, inc);
+  tap_ok(strstr(joined(a), "-c|core.abbrev=fsrun-cannot-disarm|") != NULL &&
+             strstr(joined(a), "|-c|core.fsmonitor=false|") != NULL &&
+             strstr(joined(a), "|-c|core.hooksPath=/dev/null|") != NULL,
+         "an include or global config not known: the fixed list: %s", joined(a));
+  sandbox_git_strv_free(a);
 }
 
 int main(void) {

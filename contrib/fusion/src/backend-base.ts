@@ -21,6 +21,15 @@ export type AuditFields = Omit<
   "scope" | "taskId" | "runId" | "backend" | "backendName" | "mode" | "policyHash" | "policySummary" | "time"
 >;
 
+/** fsrun's "cannot disarm" option (docs/sandbox.md, "Disarming the host's git"). */
+export const HOST_GIT_CANNOT_DISARM = "core.abbrev=fsrun-cannot-disarm";
+
+/** Whether argv words `args` (hostGitArgs) hold fsrun's "cannot disarm" option. */
+export function cannotDisarm(args: readonly string[]): boolean {
+  for (let i = 0; i + 1 < args.length; i += 2) if (args[i] === "-c" && args[i + 1] === HOST_GIT_CANNOT_DISARM) return true;
+  return false;
+}
+
 /** Checks prepare()'s ctx; the policy is checked by the caller. */
 export async function checkContext(ctx: SandboxPrepareContext): Promise<void> {
   if (ctx === null || typeof ctx !== "object") throw new SandboxSettingsError("ctx", "expected {taskId, runId, worktreePath, policy}");
@@ -59,6 +68,16 @@ export abstract class BackendBase {
    */
   get hostGitArgs(): string[] {
     return [...this.disarm];
+  }
+
+  /**
+   * False when a run set what no `-c` option disarms (a config key whose subsection holds `=`,
+   * core.gitProxy): `hostGitArgs` then holds fsrun's `core.abbrev=fsrun-cannot-disarm`, which
+   * makes every git command fail. Fusion must not run the host's git in that worktree until a
+   * person has reviewed the change.
+   */
+  get hostGitDisarmed(): boolean {
+    return !cannotDisarm(this.disarm);
   }
 
   protected addHostGitArgs(args: string[] | undefined): void {

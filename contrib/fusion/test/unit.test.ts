@@ -21,6 +21,7 @@ import {
 } from "../src/index";
 import type { SandboxAuditEvent } from "../src/index";
 import { hostGitArgsFromStderr, tamperFromStderr } from "../src/fsrun-cli";
+import { cannotDisarm } from "../src/backend-base";
 import { oneShotEnv, withCarrier } from "../src/one-shot-env";
 import { execProcess } from "../src/task-container";
 import { assertOneOutcomeEach, tempDir, waitFor } from "./helpers";
@@ -155,6 +156,14 @@ test("hostGitArgs come from fsrun's JSON (absent when empty) and from fsrun sand
   ].join("\n");
   assert.deepEqual(hostGitArgsFromStderr(stderr), ["-c", "filter.x.clean="]);
   assert.deepEqual(hostGitArgsFromStderr(""), []);
+});
+
+test("hostGitArgs holding fsrun's cannot-disarm option say the host's git must not run there", () => {
+  assert.equal(cannotDisarm(["-c", "core.abbrev=fsrun-cannot-disarm", "-c", "core.fsmonitor=false"]), true);
+  assert.equal(cannotDisarm(["-c", "core.fsmonitor=false"]), false);
+  assert.equal(cannotDisarm([]), false);
+  // only as an option of its own, not as a value of another
+  assert.equal(cannotDisarm(["-c", "-c", "core.abbrev=fsrun-cannot-disarm"]), false);
 });
 
 test("the result's exitCode and signal come from fsrun's fields, never from the number", () => {

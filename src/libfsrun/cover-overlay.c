@@ -182,14 +182,13 @@ static unsigned long bind_flags(int bind_root) {
   return flags;
 }
 
-/* Does a mount sit below dir (a directory fd) on dir's own mount? An overlay shows only the
- * lower directory's own entries, so over such a directory it would uncover what the mount hides
- * (an rbind's submount masking a key directory: review20 G). Cannot tell: true. */
-static bool holds_submount(int dir) {
+bool cover_submount_below(int dir, char **point) {
   cleanup_mountinfo struct mountinfo mi = {0};
   char link[64], path[PATH_MAX];
   struct statx stx;
   ssize_t len;
+  if (point != NULL)
+    *point = NULL;
   snprintf(link, sizeof(link), "/proc/self/fd/%d", dir);
   len = readlink(link, path, sizeof(path) - 1);
   if (len <= 0 || path[0] != '/' ||
@@ -201,8 +200,11 @@ static bool holds_submount(int dir) {
     len = 0; /* "/": every mount point is below */
   for (size_t i = 0; i < mi.n; i++)
     if (mi.lines[i].parent == stx.stx_mnt_id && strncmp(mi.lines[i].point, path, len) == 0 &&
-        mi.lines[i].point[len] == '/')
+        mi.lines[i].point[len] == '/') {
+      if (point != NULL)
+        *point = xstrdup(mi.lines[i].point);
       return true;
+    }
   return false;
 }
 
@@ -218,7 +220,7 @@ static int overlay_one_dir(int bind_root, const char *const *covers, size_t n, s
   lower = open_dir_beneath(bind_root, covers[0], top);
   if (lower < 0)
     return fsrun_error_errno(err, "cover `%.*s`", shown, dir);
-  if (recursive && holds_submount(lower)) {
+  if (recursive && cover_submount_below(lower, NULL)) {
     *refused = true;
     return fsrun_error_make(err, EBUSY, "cover `%.*s`: a mount below it would be uncovered", shown,
                             dir);

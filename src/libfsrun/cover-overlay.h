@@ -31,4 +31,10 @@ int cover_overlays_attach(int bind_root, const char **covers, size_t n, bool rec
 int cover_overlay_whole(int bind_root, const char *const *covers, size_t n, bool recursive,
                         bool *refused, fsrun_error_t *err);
 
+/* Does a mount sit below dir (a directory fd) on dir's own mount? An overlay shows only the
+ * lower directory's own entries, so over such a directory it would uncover what the mount hides
+ * (an rbind's submount masking a key directory: review20 G). *point (may be NULL; caller frees):
+ * the first such mount point, NULL when it cannot tell (and then: true). */
+bool cover_submount_below(int dir, char **point);
+
 #endif

@@ -4,6 +4,8 @@
  * Without a cgroup: RLIMIT_NPROC (counted in the sandbox's own user namespace) for pidsLimit,
  * RLIMIT_DATA per process as a memory bound, RLIMIT_CPU per process for maxMs, and the rest said
  * to be not enforced. allowedTcpPorts is Landlock's, not enforced below Landlock ABI 4 (Linux 6.7).
+ * An ordinary user's allowedPaths directory with a mount below it keeps the plain rbind, without
+ * the overlay that hides its unix sockets and FIFOs: listed as "allowedPaths", naming it.
  * limitsMode "require" turns a limit that cannot be enforced into an error. */
 #ifndef FSRUN_SANDBOX_LIMITS_H
 #define FSRUN_SANDBOX_LIMITS_H
@@ -17,7 +19,8 @@
 #include "oci.h"
 
 struct sandbox_limit_gap {
-  /* the policy key: "memoryLimitMb", "cpuLimit.maxCores", "pidsLimit", "allowedTcpPorts" */
+  /* the policy key: "memoryLimitMb", "cpuLimit.maxCores", "pidsLimit", "allowedTcpPorts",
+   * "allowedPaths" (the reason names the entry) */
   const char *limit;
   char *reason;
 };
@@ -28,7 +31,7 @@ struct sandbox_limits {
   uint64_t nproc;         /* RLIMIT_NPROC, 0: none */
   uint64_t data_bytes;    /* RLIMIT_DATA, 0: none */
   uint64_t cpu_budget_ms; /* cpuLimit.maxMs, 0: none */
-  struct sandbox_limit_gap gaps[4];
+  struct sandbox_limit_gap *gaps; /* allowedPaths: one per entry */
   size_t n_gaps;
 };
 

@@ -1393,10 +1393,18 @@ except OSError as e:
     print("connect:", type(e).__name__)' "$1/xdg/agent.sock"
 PROBE
   printf '{"allowedPaths": ["%s"]}\n' "$entry" >"$DIR/policy.json"
-  run as_caller env XDG_RUNTIME_DIR="$VAR_DIR/xdg" "$FSRUN" --root "$STATE" sandbox \
-    --policy "$DIR/policy.json" --worktree "$WT" --task-id "$TASK" -- sh "$VAR_DIR/probe.sh" \
-    "$VAR_DIR" "$id"
+  run --separate-stderr as_caller env XDG_RUNTIME_DIR="$VAR_DIR/xdg" "$FSRUN" --root "$STATE" \
+    sandbox --policy "$DIR/policy.json" --worktree "$WT" --task-id "$TASK" -- \
+    sh "$VAR_DIR/probe.sh" "$VAR_DIR" "$id"
+  echo "$stderr"
   places_unseen
+  # the user's `/` holds mounts: no overlay over it, which the run says (its sockets elsewhere
+  # are the host's: check_submount_gap)
+  if [ "$CALLER" = root ]; then
+    [ -z "$stderr" ]
+  else
+    [[ $stderr == "fsrun: warning: sandbox: limits not enforced: allowedPaths (\`/\` has a mount below it"* ]]
+  fi
   as_caller "$FSRUN" --root "$STATE" create --bundle "$DIR/task" "task-$TASK" </dev/null
   as_caller "$FSRUN" --root "$STATE" start "task-$TASK"
   run as_caller "$FSRUN" --root "$STATE" exec "task-$TASK" sh "$VAR_DIR/probe.sh" "$VAR_DIR" "$id"
@@ -1546,12 +1554,77 @@ assert s.makefile("rb").readline() == b"ok\n"' "$ro/agent.sock"
   as_caller sh -c "echo hidden >'$DIR/ro/m/what' && echo shown >'$DIR/over/what' && echo top >'$DIR/ro/top'"
   CALLER_NS=("${WITH_BINDS[@]}" "$DIR/over" "$DIR/ro/m" --)
   printf '{"allowedPaths": ["%s"]}\n' "$DIR/ro" >"$DIR/policy.json"
-  run sbx --policy "$DIR/policy.json" -- sh -c "cat '$DIR/ro/top' '$DIR/ro/m/what'; touch '$DIR/ro/m/x' 2>/dev/null || echo read-only"
+  run --separate-stderr sbx --policy "$DIR/policy.json" -- sh -c "cat '$DIR/ro/top' '$DIR/ro/m/what'; touch '$DIR/ro/m/x' 2>/dev/null || echo read-only"
   echo "$output"
+  echo "$stderr"
   [ "$status" -eq 0 ]
   [ "$output" = "$(printf 'top\nshown\nread-only')" ]
+  # the plain bind, its sockets with it: said (the next test)
+  [[ $stderr == *"limits not enforced: allowedPaths (\`$DIR/ro\` has a mount below it"* ]]
   CALLER_NS=()
   assert_state_clean
+}
+
+# check_submount_gap root|user: an allowedPaths dir with a tmpfs below it (a private mount
+# namespace). An ordinary user's bind of it is an rbind, which keeps the plain bind: the host's
+# sockets and FIFOs there answer (review21 P2). Said on one stderr line and in limitsNotEnforced,
+# refused under limitsMode "require" (125, one line, nothing run or left); root's non-recursive
+# bind gets its overlay, and a dir without mounts below is never listed.
+check_submount_gap() {
+  local entry point reason
+  use_caller "$1"
+  entry=$DIR/cache
+  as_caller mkdir -p "$entry/m" "$DIR/plain"
+  point=$(realpath "$entry")/m
+  reason="\`$entry\` has a mount below it (\`$point\`), which an ordinary user's overlay cannot hold: its unix sockets and FIFOs are the host's"
+  CALLER_NS=(unshare -m sh -c 'mount --make-rprivate / && mount -t tmpfs -o size=1m tmpfs "$1" &&
+    shift && exec "$@"' sh "$entry/m")
+  printf '{"allowedPaths": ["%s", "%s"]}\n' "$DIR/plain" "$entry" >"$DIR/policy.json"
+  run --separate-stderr sbx --policy "$DIR/policy.json" --json -- true
+  echo "$output"
+  echo "$stderr"
+  [ "$status" -eq 0 ]
+  if [ "$1" = root ]; then
+    [ "$(jq -c .limitsNotEnforced <<<"$output")" = "[]" ]
+    [[ $stderr != *"limits not enforced"* ]]
+  else
+    [ "$(jq -c .limitsNotEnforced <<<"$output")" = "$(jq -cn --arg r "$reason" '[{limit: "allowedPaths", reason: $r}]')" ]
+    [ "$(grep -c 'limits not enforced' <<<"$stderr")" -eq 1 ]
+    [[ $stderr == *"fsrun: warning: sandbox: limits not enforced: allowedPaths ($reason)"* ]]
+  fi
+  printf '{"allowedPaths": ["%s", "%s"], "limitsMode": "require"}\n' "$DIR/plain" "$entry" >"$DIR/policy.json"
+  run --separate-stderr sbx --policy "$DIR/policy.json" -- touch "$WT/ran"
+  echo "$output"
+  echo "$stderr"
+  if [ "$1" = root ]; then
+    [ "$status" -eq 0 ]
+    [ -e "$WT/ran" ]
+  else
+    [ "$status" -eq 125 ]
+    [ "$stderr" = "fsrun: sandbox: limitsMode \"require\": cannot enforce allowedPaths ($reason)" ]
+    [ ! -e "$WT/ran" ]
+  fi
+  assert_state_clean
+  # without the mount below it: nothing to say, and "require" runs
+  CALLER_NS=()
+  as_caller rm -f "$WT/ran"
+  run --separate-stderr sbx --policy "$DIR/policy.json" --json -- touch "$WT/ran"
+  echo "$output"
+  echo "$stderr"
+  [ "$status" -eq 0 ]
+  [ "$(jq -c .limitsNotEnforced <<<"$output")" = "[]" ]
+  [[ $stderr != *"limits not enforced"* ]]
+  [ -e "$WT/ran" ]
+  assert_state_clean
+}
+
+# bats test_tags=kernel61
+@test "sandbox-run: an ordinary user's allowedPaths dir with a mount below it is a limit not enforced: said, in limitsNotEnforced, refused under limitsMode require (ordinary user)" {
+  check_submount_gap user
+}
+
+@test "sandbox-run: root's allowedPaths dir with a mount below it keeps its overlay: nothing said, limitsMode require runs (root)" {
+  check_submount_gap root
 }
 
 # refused_entry POLICY LINE: a run with POLICY (the caller's XDG_RUNTIME_DIR $DIR/area/xdg) is refused

@@ -82,12 +82,10 @@ static void test_printf_long(void) {
 /* the limits' reasons come from host paths: a control character or a byte that is not UTF-8 in
  * one must not break the result's JSON */
 static void test_limit_gaps(void) {
-  struct sandbox_limits l = {0};
-  struct strbuf b = {0};
-  l.gaps[0].limit = "memoryLimitMb";
   char reason[] = "no \"cgroup\"\n\x01\x7f \xff";
-  l.gaps[0].reason = reason;
-  l.n_gaps = 1;
+  struct sandbox_limit_gap gap = {.limit = "memoryLimitMb", .reason = reason};
+  struct sandbox_limits l = {.gaps = &gap, .n_gaps = 1};
+  struct strbuf b = {0};
   sandbox_limits_gaps_json(&b, &l);
   check_text("limitsNotEnforced escapes its reasons", b.data,
              "\"limitsNotEnforced\":[{\"limit\":\"memoryLimitMb\",\"reason\":"

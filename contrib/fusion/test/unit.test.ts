@@ -182,6 +182,9 @@ test("the result's exitCode and signal come from fsrun's fields, never from the 
   const cfg = ["config:core.hooksPath=.husky", "sub/.git", "config:include.path=../.gitconfig", "hooks:lefthook.yml"];
   assert.deepEqual(r({ exitCode: 0, signal: null, tamper: cfg }).tamper, cfg);
   assert.deepEqual(o.limitsNotEnforced, [{ limit: "memoryLimitMb", reason: "no cgroup" }]);
+  // an ordinary user's allowedPaths entry with a mount below it (its sockets the host's) is one like the others
+  const sock = [{ limit: "allowedPaths", reason: "`/home/u` has a mount below it (`/home/u/m`), ..." }];
+  assert.deepEqual(r({ exitCode: 0, signal: null, limitsNotEnforced: sock }).limitsNotEnforced, sock);
 });
 
 test("NativeBackend runs as exec does and delivers audit events through an EventEmitter", async () => {

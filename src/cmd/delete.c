@@ -30,14 +30,13 @@ static void delete_usage(FILE *out) {
 
 /* {"walked":BOOL,"tamper":[...],"hostGitArgs":[...]} in one write; a file left empty: the delete
  * failed */
-static int write_tamper_json(int fd, const char *path, char **tamper, fsrun_error_t *err) {
+static int write_tamper_json(int fd, const char *path, char **tamper, char **host_args,
+                             fsrun_error_t *err) {
   struct strbuf b = {0};
   ssize_t n;
-  char **host_args = sandbox_git_host_args(NULL, tamper);
   sb_printf(&b, "{\"walked\":%s", tamper != NULL ? "true" : "false");
   sb_json_string_array(&b, "tamper", tamper);
-  sb_json_string_array(&b, "hostGitArgs", host_args);
-  sandbox_git_strv_free(host_args);
+  sb_json_string_array(&b, "hostGitArgs", host_args); /* NULL: [] */
   sb_puts(&b, "}\n");
   n = write(fd, b.data, b.len);
   free(b.data);
@@ -56,7 +55,7 @@ FSRUN_COMMAND(delete) {
   bool force = false;
   const char *tamper_json = NULL;
   cleanup_close int tamper_fd = -1;
-  char **tamper = NULL;
+  char **tamper = NULL, **host_args = NULL;
   int opt, r;
 
   (void)exit_status;
@@ -84,9 +83,10 @@ FSRUN_COMMAND(delete) {
   if (tamper_json != NULL &&
       (tamper_fd = caller_output_open("--tamper-json", tamper_json, err)) < 0)
     return tamper_fd;
-  r = container_delete_walked(ctx, argv[optind], force, &tamper, err);
+  r = container_delete_walked(ctx, argv[optind], force, &tamper, &host_args, err);
   if (r == 0 && tamper_fd >= 0)
-    r = write_tamper_json(tamper_fd, tamper_json, tamper, err);
+    r = write_tamper_json(tamper_fd, tamper_json, tamper, host_args, err);
   sandbox_git_strv_free(tamper);
+  sandbox_git_strv_free(host_args);
   return r;
 }

@@ -1181,6 +1181,7 @@ struct destroy_hints {
   const oci_hook_list *poststop; /* NULL: the state's */
   int state_dir_fd;              /* delete: the state dir, for a task container's last walk; -1 */
   char ***final_tamper;          /* delete: where that walk's list goes (NULL: no walk) */
+  char ***final_host_args;       /* and its hostGitArgs */
 };
 
 /* The cgroup the state names, when the container's config and id lead to it; a forged one is
@@ -1358,7 +1359,7 @@ static int destroy(const struct fsrun_context *ctx, const char *id,
     }
     /* every process is gone: nothing plants after this walk (exec-git-final.c) */
     if (hints != NULL && hints->final_tamper != NULL)
-      *hints->final_tamper = exec_git_final_walk(hints->state_dir_fd, st);
+      *hints->final_tamper = exec_git_final_walk(hints->state_dir_fd, st, hints->final_host_args);
   }
   /* a task container's execs killed before their git sync (a live one removes its own); only a
    * task container has them: the listing of the state root is not every delete's */
@@ -1370,15 +1371,15 @@ static int destroy(const struct fsrun_context *ctx, const char *id,
 int container_delete(const struct fsrun_context *ctx, const char *id, bool force,
                      fsrun_error_t *err) {
   char **tamper = NULL;
-  int r = container_delete_walked(ctx, id, force, &tamper, err);
+  int r = container_delete_walked(ctx, id, force, &tamper, NULL, err);
   sandbox_git_strv_free(tamper);
   return r;
 }
 
 int container_delete_walked(const struct fsrun_context *ctx, const char *id, bool force,
-                            char ***tamper, fsrun_error_t *err) {
+                            char ***tamper, char ***host_args, fsrun_error_t *err) {
   cleanup_close int dirfd = -1;
-  struct destroy_hints hints = {.pidfd = -1, .final_tamper = tamper};
+  struct destroy_hints hints = {.pidfd = -1, .final_tamper = tamper, .final_host_args = host_args};
   cleanup_status struct container_status st = {0};
   const char *status;
   pid_t pid;

@@ -72,9 +72,10 @@ int container_kill(const struct fsrun_context *ctx, const char *id, const char *
 int container_delete(const struct fsrun_context *ctx, const char *id, bool force,
                      fsrun_error_t *err);
 /* The same; for a task container of `fsrun bundle` (exec-git.h's annotation) *tamper is then the
- * last tamper walk's list (exec_git_final_walk), else it stays NULL. */
+ * last tamper walk's list (exec_git_final_walk) and *host_args (when not NULL) its hostGitArgs,
+ * else they stay NULL. */
 int container_delete_walked(const struct fsrun_context *ctx, const char *id, bool force,
-                            char ***tamper, fsrun_error_t *err);
+                            char ***tamper, char ***host_args, fsrun_error_t *err);
 /* format: "table" (NULL) or "json". */
 int container_list(const struct fsrun_context *ctx, const char *format, bool quiet, FILE *out,
                    fsrun_error_t *err);

@@ -51,10 +51,10 @@ static char *accepted_worktree(int state_dir_fd, const struct container_status *
   return copy;
 }
 
-char **exec_git_final_walk(int state_dir_fd, const struct container_status *st) {
+char **exec_git_final_walk(int state_dir_fd, const struct container_status *st, char ***host_args) {
   cleanup_free char *worktree = accepted_worktree(state_dir_fd, st);
   struct sandbox_git_run run = {0};
-  char **found;
+  char **found, **args = NULL;
   if (worktree == NULL)
     return NULL;
   if (!exec_git_tamper_since(state_dir_fd, &run.start))
@@ -62,9 +62,12 @@ char **exec_git_final_walk(int state_dir_fd, const struct container_status *st) 
   /* no index before or after: what lands in the worktree only (a leftover's git dir writes stay
    * in its exec's overlay); an empty list, never NULL, for a walk that found nothing */
   found = sandbox_git_tamper(&run, worktree);
-  exec_git_pointers_final(worktree, state_dir_fd, &found);
+  exec_git_pointers_final(worktree, state_dir_fd, &found, &args);
   if (found == NULL)
     found = xmalloc0(sizeof(char *));
+  if (host_args != NULL)
+    *host_args = steal_ptr(&args);
+  sandbox_git_strv_free(args);
   exec_git_warn_list("delete: a process left in the task container made nested git repositories or "
                      "changed what the host's git runs after the last exec looked (do not trust "
                      "the host's git with them)",

@@ -103,12 +103,14 @@ void exec_git_pointers_load(struct sandbox_git_run *g, int state_dir_fd) {
     save_digests(g, state_dir_fd, true);
 }
 
-void exec_git_pointers_final(const char *worktree, int state_dir_fd, char ***found) {
+void exec_git_pointers_final(const char *worktree, int state_dir_fd, char ***found,
+                             char ***host_args) {
   cleanup_error fsrun_error_t err = NULL;
   struct sandbox_git_layout l;
   struct sandbox_git_run g = {0};
   if (sandbox_git_layout_find(worktree, &l, &err) < 0 || l.common_dir == NULL) {
     sandbox_git_layout_free(&l);
+    *host_args = sandbox_git_host_args(NULL, *found);
     return; /* no repository any more: nothing the host's git runs from it */
   }
   g.common_dir = l.common_dir;
@@ -117,6 +119,8 @@ void exec_git_pointers_final(const char *worktree, int state_dir_fd, char ***fou
   /* no exec looked (none ran): no digest from before to compare with */
   if (apply_stored(&g, state_dir_fd) == 0)
     sandbox_git_config_tamper(&g, worktree, found);
+  /* with the pointers: an include's or global config's file read as it is now (review21 P3) */
+  *host_args = sandbox_git_host_args(&g, *found);
   sandbox_git_pointers_free(&g);
   sandbox_git_layout_free(&l);
 }

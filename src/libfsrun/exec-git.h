@@ -59,7 +59,7 @@ bool exec_git_tamper_since(int state_dir_fd, struct timespec *since);
  * state goes: the nested repositories made in the worktree since the last exec's walk began (or
  * since the container was created), which no exec's walk will name any more. Warns on stderr.
  * NULL-terminated (caller frees: sandbox_git_strv_free); NULL when st has no annotation. */
-char **exec_git_final_walk(int state_dir_fd, const struct container_status *st);
+char **exec_git_final_walk(int state_dir_fd, const struct container_status *st, char ***host_args);
 /* "exec: WHAT: a, b" on stderr; nothing for an empty list */
 void exec_git_warn_list(const char *what, char **v);
 /* The watchdog of an exec (exec-git.c) is armed with the per-run dir's id after this mark: a
@@ -75,8 +75,10 @@ void exec_git_free(struct exec_git *g);
 void exec_git_pointers_load(struct sandbox_git_run *g, int state_dir_fd);
 void exec_git_pointers_save(const struct sandbox_git_run *g, int state_dir_fd);
 /* `fsrun delete`: the `config:`/`hooks:` entries of worktree's repository whose files changed since
- * the container's last exec looked, appended to *found (none when no exec looked) */
-void exec_git_pointers_final(const char *worktree, int state_dir_fd, char ***found);
+ * the container's last exec looked, appended to *found (none when no exec looked); *host_args:
+ * sandbox_git_host_args of *found with the repository's pointers */
+void exec_git_pointers_final(const char *worktree, int state_dir_fd, char ***found,
+                             char ***host_args);
 #define cleanup_exec_git __attribute__((cleanup(exec_git_free)))
 
 #endif

@@ -449,6 +449,19 @@ route_final_walk() {
   route_final_walk user
 }
 
+# release_and_delete WORKTREE: the process the last exec left writes once released (fifos `go`,
+# `planted`); then delete --force --tamper-json $DIR/final.json of WORKTREE's task container. Prints
+# its id; final.json and delete's stderr ($DIR/stderr) on stderr.
+release_and_delete() {
+  local id
+  as_owner timeout -s KILL 60 sh -c 'echo go >"$1" && cat "$2"' sh "$1/go" "$1/planted" >&2
+  id=$(task_container "$1")
+  as_owner "$FSRUN" --root "$DIR/state" delete --force --tamper-json "$DIR/final.json" "$id" \
+    2>"$DIR/stderr"
+  cat "$DIR/final.json" "$DIR/stderr" >&2
+  echo "$id"
+}
+
 # The same for the files the config and the installed hooks point at: a process the last exec left
 # (held by fifos: no wait on time) rewrites husky's `.husky/pre-commit` and lefthook.yml after that
 # exec looked; delete compares them with the digests the last exec kept and names both. The route
@@ -461,18 +474,46 @@ route_final_pointers() {
             echo \"pre-commit: {commands: {x: {run: echo}}}\" >lefthook.yml; echo >planted' \
           </dev/null >/dev/null 2>&1 &"
   [ "$(jq -c .tamper "$DIR/status.json")" = '[]' ]
-  as_owner timeout -s KILL 60 sh -c 'echo go >"$1" && cat "$2"' sh "$WT/go" "$WT/planted"
+  id=$(release_and_delete "$WT")
   grep -q "$MARKER" "$WT/.husky/pre-commit"
-  id=$(task_container "$WT")
-  as_owner "$FSRUN" --root "$DIR/state" delete --force --tamper-json "$DIR/final.json" "$id" \
-    2>"$DIR/stderr"
-  cat "$DIR/final.json" "$DIR/stderr"
   [ "$(jq -c '.walked, (.tamper | sort)' "$DIR/final.json" | paste -sd' ')" = \
     'true ["config:core.hooksPath=.husky","hooks:lefthook.yml"]' ]
   # the options that keep the host's git from running them: no hooks (once for both)
   [ "$(jq -c .hostGitArgs "$DIR/final.json")" = '["-c","core.hooksPath=/dev/null"]' ]
   grep -q 'delete: .*changed what the host.s git runs.*config:core.hooksPath=.husky' "$DIR/stderr"
   [ ! -e "$DIR/state/$id" ]
+}
+
+# review21 P3: a process the last exec left (held by fifos: no wait on time) writes the config file
+# include.path names (an fsmonitor of its own) after that exec looked. Delete's last walk names the
+# include, and its hostGitArgs come from that file as it is now (the repository's pointers):
+# core.fsmonitor=false, under which the host's `git status` succeeds and runs nothing; a plain one
+# runs the fsmonitor (the control).
+route_final_include() {
+  local args
+  make_repo "$1"
+  hgit -C "$REPO" config include.path ../.gitconfig
+  sbx "$REPO" -- "mkfifo go planted && setsid sh -c 'read x <go
+            printf \"[core]\\n\\tfsmonitor = $DIR/evil.sh\\n\" >.gitconfig; echo >planted' \
+          </dev/null >/dev/null 2>&1 &"
+  [ "$(jq -c .tamper "$DIR/status.json")" = '[]' ]
+  release_and_delete "$REPO" >/dev/null
+  grep -qF "$DIR/evil.sh" "$REPO/.gitconfig"
+  [ "$(jq -c .tamper "$DIR/final.json")" = '["config:include.path=../.gitconfig"]' ]
+  [ "$(jq -c .hostGitArgs "$DIR/final.json")" = '["-c","core.fsmonitor=false"]' ]
+  mapfile -t args < <(jq -r '.hostGitArgs[]' "$DIR/final.json")
+  hgit -C "$REPO" "${args[@]}" status --short
+  [ ! -e "$MARKER" ]
+  hgit -C "$REPO" status >/dev/null 2>&1 || true
+  [ -e "$MARKER" ]
+}
+
+@test "exec-git: delete's hostGitArgs disarm an included config a process left after the last exec wrote (root)" {
+  route_final_include root
+}
+
+@test "exec-git: delete's hostGitArgs disarm an included config a process left after the last exec wrote (ordinary user)" {
+  route_final_include user
 }
 
 @test "exec-git: delete names husky's hook and lefthook's file a process left after the last exec rewrote (root)" {

@@ -693,11 +693,7 @@ killed_fsrun() {
 # killed one found (its cutoff was not moved past it, and the hook's digest it compares with is the
 # killed exec's "before": the first exec keeps it before the command)
 after_sync_killed() {
-  local tries=600
-  while [ -n "$(run_dirs)" ] && [ "$tries" -gt 0 ]; do
-    sleep 0.1
-    tries=$((tries - 1))
-  done
+  wait_no_run_dirs
   [ -z "$(run_dirs)" ]
   ! grep -F -- "$DIR/state/.sandbox-git." /proc/self/mountinfo || false
   sbx -- true

@@ -68,6 +68,16 @@ run_dirs() {
   git_run_dirs "$DIR/state" "$([ "$OWNER" = user ] && echo "$TEST_UID" || echo 0)"
 }
 
+# wait_no_run_dirs: until run_dirs lists nothing (a killed fsrun's watchdog removing them: an
+# event, the 60 s bound only ends the wait; the caller asserts what is left)
+wait_no_run_dirs() {
+  local tries=600
+  while [ -n "$(run_dirs)" ] && [ "$tries" -gt 0 ]; do
+    sleep 0.1
+    tries=$((tries - 1))
+  done
+}
+
 # hgit ARGS...: the host's git, as the owner, with nothing of the caller's own config
 hgit() {
   as_owner env GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null git "$@"
@@ -1518,11 +1528,7 @@ sbx_killed_in_sync() {
 # after_sync_killed: the watchdog of the killed fsrun sandbox has removed its per-run dir (an
 # event: the bound only ends a failure)
 after_sync_killed() {
-  local tries=600
-  while [ -n "$(run_dirs)" ] && [ "$tries" -gt 0 ]; do
-    sleep 0.1
-    tries=$((tries - 1))
-  done
+  wait_no_run_dirs
   [ "$(ls -A "$DIR/state")" = .sandbox-bundle ]
 }
 

@@ -268,6 +268,18 @@ static void cannot_disarm(struct args *a) {
   disarm_nested(a);
 }
 
+/* the failing option goes first, whatever entry asked for it: the list "starts with" it (docs) */
+static void cannot_disarm_first(struct args *a) {
+  for (size_t i = 3; i < a->n; i += 2)
+    if (strcmp(a->v[i], CANNOT_KEY "=" CANNOT_VALUE) == 0) {
+      char *flag = a->v[i - 1], *option = a->v[i];
+      memmove(&a->v[2], &a->v[0], (i - 1) * sizeof(char *)); /* the pairs before it, one on */
+      a->v[0] = flag;
+      a->v[1] = option;
+      return;
+    }
+}
+
 char **sandbox_git_host_args(const struct sandbox_git_run *g, char **tamper) {
   struct args a = {0};
   for (char **t = tamper; t != NULL && *t != NULL; t++) {
@@ -282,6 +294,7 @@ char **sandbox_git_host_args(const struct sandbox_git_run *g, char **tamper) {
     else
       disarm_nested(&a);
   }
+  cannot_disarm_first(&a);
   return a.v != NULL ? a.v : xmalloc0(sizeof(char *));
 }
 

@@ -530,6 +530,13 @@ static void test_host_args(const char *top) {
              strstr(joined(a), "filter.a") == NULL,
          "an entry whose key holds `=`: cannot be disarmed: %s", joined(a));
   sandbox_git_strv_free(a);
+  /* a nested repository listed before it: the failing option still comes first */
+  char *nested_first[] = {"sub/.git", "config:filter.a=b.clean=touch RAN", NULL};
+  a = sandbox_git_host_args(NULL, nested_first);
+  const char *first = "-c|core.abbrev=fsrun-cannot-disarm|-c|core.fsmonitor=false|";
+  tap_ok(strncmp(joined(a), first, strlen(first)) == 0,
+         "after a nested repository's options: cannot-disarm first: %s", joined(a));
+  sandbox_git_strv_free(a);
   char *proxy[] = {"config:core.gitproxy=./p", NULL};
   a = sandbox_git_host_args(NULL, proxy);
   tap_ok(strncmp(joined(a), "-c|core.abbrev=fsrun-cannot-disarm|", 35) == 0,

@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "caller-output.h"
 #include "utils.h"
 
 /* Small enough for the stack of a cloned child; longer messages are truncated. */
@@ -74,9 +75,9 @@ int fsrun_log_init(const char *path, const char *format, const char *level, bool
     parsed_level = LOG_LEVEL_DEBUG;
 
   if (path != NULL && path[0] != '\0') {
-    fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOCTTY, 0644);
+    fd = caller_log_open(path, err);
     if (fd < 0)
-      return fsrun_error_errno(err, "open log file `%s`", path);
+      return fsrun_error_code(err);
   }
   if (log_fd >= 0)
     close(log_fd);

@@ -433,6 +433,17 @@ route_final_walk() {
   [[ $output == *"--tamper-json $DIR/link.json: a symbolic link (fsrun writes no file through one)" ]]
   [ -d "$DIR/state/$id" ]
   [ "$(cat "$DIR/precious")" = precious ]
+  # nor through a link in a parent that another uid owns (path-walk.h)
+  mkdir "$DIR/out"
+  ln -s "$DIR/out" "$DIR/plink"
+  chown -h 4343 "$DIR/plink"
+  run as_owner "$FSRUN" --root "$DIR/state" delete --force --tamper-json "$DIR/plink/t.json" "$id"
+  echo "$output"
+  [ "$status" = 1 ]
+  [ "${#lines[@]}" -eq 1 ]
+  [[ $output == *"--tamper-json $DIR/plink/t.json: reached through \`"*"/plink\`, owned by uid 4343: "* ]]
+  [ -d "$DIR/state/$id" ]
+  [ ! -e "$DIR/out/t.json" ]
   as_owner "$FSRUN" --root "$DIR/state" delete --force --tamper-json "$DIR/final.json" "$id"
   cat "$DIR/final.json"
   [ "$(jq -c . "$DIR/final.json")" = "$(jq -c . <<<'{"walked":true,"tamper":["nested/.git"],

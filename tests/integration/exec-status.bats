@@ -175,6 +175,21 @@ check_unfit_outputs() {
   run "$@" exec --status-json "$DIR/hard.json" "$ID" /bin/true
   [[ $output == *"--status-json $DIR/hard.json: a file with another hard link"* ]]
   [ "$(cat "$DIR/target")" = precious ] && [ -L "$DIR/link.json" ] && [ -p "$DIR/fifo.json" ]
+  # nor a parent another uid could change (path-walk.h): a link of theirs, a directory of theirs
+  mkdir "$DIR/out" "$DIR/theirs"
+  [ -z "${TEST_UID:-}" ] || chown "$TEST_UID:$TEST_GID" "$DIR/out"
+  ln -s "$DIR/out" "$DIR/plink"
+  chown -h 4343 "$DIR/plink"
+  chown 4343 "$DIR/theirs"
+  for f in plink theirs; do
+    run "${runner[@]}" "${fs[@]}" exec --status-json "$DIR/$f/s.json" "$ID" /bin/sh -c 'touch "$0"' "$WT/ran-$f"
+    echo "$output"
+    [ "$status" -eq 1 ]
+    [ "${#lines[@]}" -eq 1 ]
+    [[ $output == "fsrun: --status-json $DIR/$f/s.json: reached through \`"*"/$f\`, owned by uid 4343: "* ]]
+    [ ! -e "$WT/ran-$f" ]
+  done
+  [ -z "$(ls -A "$DIR/out" "$DIR/theirs" | grep -v :)" ]
   # the caller's own regular file: truncated, one object
   echo "an older and much longer content than the status" >"$DIR/own.json"
   [ -z "${TEST_UID:-}" ] || chown "$TEST_UID:$TEST_GID" "$DIR/own.json"

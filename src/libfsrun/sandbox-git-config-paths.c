@@ -98,9 +98,8 @@ static char *resolve(const char *base, const char *path, const char **unread) {
   return xasprintf("%s/%s", base, path);
 }
 
-char *sandbox_git_config_resolve(const char *base, const char *path) {
-  const char *unread;
-  return resolve(base, path, &unread);
+char *sandbox_git_config_resolve(const char *base, const char *path, const char **unread) {
+  return resolve(base, path, unread);
 }
 
 static bool pointer_known(const struct sandbox_git_run *g, const char *entry, const char *path) {

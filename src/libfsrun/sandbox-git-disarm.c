@@ -8,11 +8,14 @@
  * hand), no hooks, no fsmonitor. The filter, textconv, external diff and merge driver values were
  * run with git 2.39: the planted code did not run, and `status`, `add -A`, `commit`, `diff` did not
  * fail (the values git would try to run when empty are not empty). An included or global config the
- * run changed is read again as it is now, and each command key it sets is disarmed. No file is read
- * for a run that reported nothing. */
+ * run changed is read again as it is now, and each command key it sets is disarmed; what fsrun
+ * cannot read whole there, or any `config:unread:` entry, cannot be disarmed (cannot_disarm). No
+ * file is read for a run that reported nothing. */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 
 #include "git-config.h"
 #include "sandbox-git.h"
@@ -157,20 +160,33 @@ struct reread {
 
 static void reread_file(struct args *a, const char *path, int depth);
 
+/* an include fsrun does not follow (a `~user/` /etc/passwd does not name, git's prefix, past the
+ * depth or the budget) may set any driver: "cannot tell" is not "nothing set" */
 static void on_variable(void *arg, const char *key, const char *value) {
   struct reread *r = arg;
+  const char *unread;
   if (value == NULL || value[0] == '\0')
     return;
   if (sandbox_git_key_includes(key)) {
-    cleanup_free char *path = sandbox_git_config_resolve(r->dir, value);
-    if (path != NULL && r->depth < INCLUDE_MAX_DEPTH && r->a->reads < INCLUDE_MAX_READS)
+    cleanup_free char *path = sandbox_git_config_resolve(r->dir, value, &unread);
+    if (unread != NULL ||
+        (path != NULL && (r->depth >= INCLUDE_MAX_DEPTH || r->a->reads >= INCLUDE_MAX_READS)))
+      cannot_disarm(r->a);
+    else if (path != NULL)
       reread_file(r->a, path, r->depth + 1);
     return;
   }
   disarm_key(r->a, key);
 }
 
-/* a config file as it is after the run: every command key it (and what it includes) sets */
+/* something is at path (git reads it, or dies trying), not nothing (git skips a missing include) */
+static bool present(const char *path) {
+  struct stat st;
+  return stat(path, &st) == 0 || (errno != ENOENT && errno != ENOTDIR);
+}
+
+/* a config file as it is after the run: every command key it (and what it includes) sets; one
+ * fsrun cannot read whole (over 1 MiB, not a regular file) cannot be disarmed */
 static void reread_file(struct args *a, const char *path, int depth) {
   size_t len = 0;
   bool too_big;
@@ -183,6 +199,8 @@ static void reread_file(struct args *a, const char *path, int depth) {
     *slash = '\0';
   if (text != NULL)
     git_config_each(text, len, on_variable, &r);
+  else if (too_big || present(path))
+    cannot_disarm(a);
 }
 
 /* the pointer an entry of g's names (an included or global config's path) */
@@ -242,11 +260,12 @@ static void disarm_config(struct args *a, const struct sandbox_git_run *g, const
   }
 }
 
-/* `config:unread:`: a config fsrun could not read whole (sandbox-git-config-paths.c): what its
- * drivers are named is not known, so only what needs no name (a person reviews the rest) */
+/* `config:unread:`: a config fsrun could not read whole (sandbox-git-config-paths.c), reported on
+ * every run. Cannot disarm, changed or not: fsrun never read what it includes, so a file the run
+ * wrote may be behind it (a same digest of an unread file proves nothing of that), and what its
+ * drivers are named is not known (docs/sandbox.md) */
 static void disarm_unread(struct args *a) {
-  push_option(a, "core.hooksPath", "/dev/null");
-  push_option(a, "core.fsmonitor", "false");
+  cannot_disarm(a);
 }
 
 /* a nested repository or gitlink: git must not enter it (its own fsmonitor, its hooks on a
@@ -259,8 +278,9 @@ static void disarm_nested(struct args *a) {
 }
 
 /* what the run set cannot be named in -c options (a key holding `=`, core.gitProxy, a config
- * fsrun no longer knows the path of): the option that makes the host's git fail at once, and every
- * option that needs no driver's name; the caller must not run git in the worktree (docs) */
+ * fsrun no longer knows the path of or cannot read whole): the option that makes the host's git
+ * fail at once, and every option that needs no driver's name; the caller must not run git in the
+ * worktree (docs) */
 static void cannot_disarm(struct args *a) {
   push_raw(a, CANNOT_KEY, CANNOT_VALUE);
   for (size_t i = 0; i < sizeof(plain_keys) / sizeof(plain_keys[0]); i++)

@@ -187,8 +187,9 @@ bool sandbox_git_key_includes(const char *key);
 #define SANDBOX_GIT_INCLUDE_MAX_DEPTH 10
 #define SANDBOX_GIT_INCLUDE_MAX_READS 64
 /* a config's path as git takes it: absolute, `~/` from HOME (NULL without), `~user/` from
- * /etc/passwd (NULL for a user it does not name), else relative to base (caller frees) */
-char *sandbox_git_config_resolve(const char *base, const char *path);
+ * /etc/passwd, else relative to base (caller frees). NULL with *unread set (why): a path git may
+ * reach that fsrun cannot tell (a user /etc/passwd does not name, git's `%(prefix)/`) */
+char *sandbox_git_config_resolve(const char *base, const char *path, const char **unread);
 /* a regular file, links followed as git follows them, not blocking on a fifo, at most 1 MiB, read
  * whole, *len its length; NULL otherwise, *too_big when it was larger (caller frees) */
 char *sandbox_git_config_read_text(const char *path, size_t *len, bool *too_big);

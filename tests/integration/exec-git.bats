@@ -527,6 +527,41 @@ route_final_include() {
   route_final_include user
 }
 
+# gitunread: a process the last exec left (held by fifos) makes the included config one fsrun cannot
+# read whole after that exec looked (sandbox-git.bats's plant_unread big: over 1 MiB, a filter at
+# its end). Delete names it (and, reading the config again, the file as a standing
+# `config:unread:` entry); its hostGitArgs cannot disarm; with them the host's `git status` exits 128 and runs
+# nothing, a plain one runs the filter (the control).
+route_final_unread() {
+  local args
+  make_repo "$1"
+  hgit -C "$REPO" config include.path ../.gitconfig
+  plant_unread big | as_owner sh -c 'cat >"$1"' sh "$REPO/.plant.sh"
+  sbx "$REPO" -- "mkfifo go planted && setsid sh -c 'read x <go; sh .plant.sh $DIR/evil.sh
+            echo >planted' </dev/null >/dev/null 2>&1 &"
+  [ "$(jq -c .tamper "$DIR/status.json")" = '[]' ]
+  release_and_delete "$REPO" >/dev/null
+  # the last walk reads the repository's config again: the file is now a standing entry too
+  [ "$(jq -c .tamper "$DIR/final.json")" = "$(jq -cn --arg r "$REPO" '["config:include.path=../.gitconfig",
+    "config:unread:\($r)/.git/../.gitconfig (larger than fsrun reads)"]')" ]
+  mapfile -t args < <(jq -r '.hostGitArgs[]' "$DIR/final.json")
+  [ "${args[0]}|${args[1]}" = "-c|core.abbrev=fsrun-cannot-disarm" ]
+  status=0
+  hgit -C "$REPO" "${args[@]}" status >/dev/null 2>&1 || status=$?
+  [ "$status" = 128 ]
+  [ ! -e "$MARKER" ]
+  hgit -C "$REPO" status >/dev/null 2>&1 || true
+  [ -e "$MARKER" ]
+}
+
+@test "exec-git: delete's hostGitArgs cannot disarm an included config a process left over 1 MiB with a filter inside (root)" {
+  route_final_unread root
+}
+
+@test "exec-git: delete's hostGitArgs cannot disarm an included config a process left over 1 MiB with a filter inside (ordinary user)" {
+  route_final_unread user
+}
+
 @test "exec-git: delete names husky's hook and lefthook's file a process left after the last exec rewrote (root)" {
   route_final_pointers root
 }
@@ -551,6 +586,14 @@ host_args() {
 
 @test "exec-git: an exec planting what a driver runs gets hostGitArgs in --status-json, under which the host's git runs nothing of it (ordinary user)" {
   route_disarm user
+}
+
+@test "exec-git: an exec making the included config over 1 MiB with a filter inside gets hostGitArgs in --status-json that cannot disarm (root)" {
+  route_unread root big
+}
+
+@test "exec-git: an exec making the included config over 1 MiB with a filter inside gets hostGitArgs in --status-json that cannot disarm (ordinary user)" {
+  route_unread user big
 }
 
 # exec_watchdog PID: the watchdog of fsrun exec PID: its child that leads a session of its own and

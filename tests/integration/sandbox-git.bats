@@ -644,20 +644,27 @@ route_disarm() {
   route_disarm user
 }
 
+# include_cannot_disarm OWNER SCRIPT: the repository includes ../.gitconfig, which a run of SCRIPT at
+# its top rewrites: tamper names the include alone, and hostGitArgs (into the caller's `args`) start
+# with the cannot-disarm option
+include_cannot_disarm() {
+  make_repo "$1"
+  hgit -C "$REPO" config include.path ../.gitconfig
+  sbx "$REPO" -- "$2"
+  [ "$(config_tamper)" = '["config:include.path=../.gitconfig"]' ]
+  host_args >/dev/null
+  mapfile -t args < <(host_args)
+  [ "${args[0]}|${args[1]}" = "-c|core.abbrev=fsrun-cannot-disarm" ]
+}
+
 # route_disarm_equals OWNER (review21 P1): an included config the run writes with a subsection that
 # holds `=` (`[diff "external=touch X;"] textconv`): git cuts a -c option at its first `=`, so no
 # option may name that key (it would set diff.external, or credential.helper, to the run's
 # command). hostGitArgs says it cannot disarm (its first option makes every git command fail), and
 # the host's `git "${hostGitArgs[@]}" diff` and `credential approve` run nothing.
 route_disarm_equals() {
-  make_repo "$1"
-  hgit -C "$REPO" config include.path ../.gitconfig
-  sbx "$REPO" -- "printf '[diff \"external=touch $MARKER;\"]\\n\\ttextconv = x\\n[credential \"helper=!touch $DIR/cred #\"]\\n\\thelper = y\\n[submodule \"s\"]\\n\\tupdate = !touch $DIR/sub\\n' >.gitconfig && echo two >>README"
-  [ "$(config_tamper)" = '["config:include.path=../.gitconfig"]' ]
   local args option
-  host_args >/dev/null
-  mapfile -t args < <(host_args)
-  [ "${args[0]}|${args[1]}" = "-c|core.abbrev=fsrun-cannot-disarm" ]
+  include_cannot_disarm "$1" "printf '[diff \"external=touch $MARKER;\"]\\n\\ttextconv = x\\n[credential \"helper=!touch $DIR/cred #\"]\\n\\thelper = y\\n[submodule \"s\"]\\n\\tupdate = !touch $DIR/sub\\n' >.gitconfig && echo two >>README"
   for option in "${args[@]}"; do
     [ "$option" = -c ] || [[ "${option%%=*}" =~ ^[a-zA-Z.]+$ ]]
     [[ "$option" != *touch* ]]
@@ -679,6 +686,71 @@ route_disarm_equals() {
 
 @test "sandbox-git: a config key whose subsection holds = is no -c option: hostGitArgs cannot disarm, and say so (ordinary user)" {
   route_disarm_equals user
+}
+
+# plant_unread KIND: the script a run of route_unread runs at the repository's top ($1: the script
+# the host's git must not run), making the included .gitconfig one fsrun cannot read
+# whole: `big`, over 1 MiB with a filter at its end (.gitattributes names it for README, rewritten
+# at the same size: git's status runs the clean filter to compare); `many`, 65 includes with
+# diff.external in the last (fsrun reads 64 files; nested, git would die at its 11th level and run
+# nothing, so one file names them all); `user`, an include of ~fsrun-no-such-user/x
+plant_unread() {
+  case $1 in
+  big) echo '{ head -c 1100000 /dev/zero | tr "\0" "#"; printf "\n[filter \"x\"]\n\tclean = %s\n" "$1"; } >.gitconfig
+    echo "README filter=x" >.gitattributes' ;;
+  many) echo 'printf "[include]\n" >.gitconfig && i=1 && while [ $i -le 65 ]; do
+      printf "\tpath = inc/$i\n" >>.gitconfig; i=$((i + 1)); done
+    mkdir inc && i=1 && while [ $i -le 64 ]; do echo "[core]" >inc/$i; i=$((i + 1)); done
+    printf "[diff]\n\texternal = %s\n" "$1" >inc/65' ;;
+  user) echo 'printf "[include]\n\tpath = ~fsrun-no-such-user/x\n[core]\n\tfsmonitor = %s\n" "$1" >.gitconfig' ;;
+  esac
+  echo 'echo ONE >README'
+}
+
+# route_unread OWNER KIND (gitunread): a run makes the included config one fsrun cannot read whole
+# (plant_unread). What it sets is not known, so nothing names its drivers: hostGitArgs starts with
+# the cannot-disarm option (the --json result, the audit event, stderr alike), and with it the
+# host's `status` and `diff` exit 128 and run nothing the run planted; plain ones run it (big: the
+# filter, many: diff.external; git itself refuses the unknown user's include, which a user only
+# NSS knows would pass).
+route_unread() {
+  local args cmd
+  include_cannot_disarm "$1" "set -- $DIR/evil.sh; $(plant_unread "$2")"
+  for cmd in status diff; do
+    status=0
+    hgit -C "$REPO" "${args[@]}" "$cmd" >"$DIR/out" 2>&1 || status=$?
+    [ "$status" = 128 ]
+    # git dies at the unknown user's include before it reads the -c options
+    [ "$2" = user ] || grep -qF "'fsrun-cannot-disarm' for 'core.abbrev'" "$DIR/out"
+  done
+  [ ! -e "$MARKER" ]
+  [ "$2" != user ] || return 0
+  TMPDIR=$DIR/home hgit -C "$REPO" "$([ "$2" = big ] && echo status || echo diff)" >/dev/null 2>&1 || true
+  [ -e "$MARKER" ]
+}
+
+@test "sandbox-git: a run making the included config over 1 MiB with a filter inside gets hostGitArgs that cannot disarm (root)" {
+  route_unread root big
+}
+
+@test "sandbox-git: a run making the included config over 1 MiB with a filter inside gets hostGitArgs that cannot disarm (ordinary user)" {
+  route_unread user big
+}
+
+@test "sandbox-git: a run making the included config 65 includes with diff.external in the last gets hostGitArgs that cannot disarm (root)" {
+  route_unread root many
+}
+
+@test "sandbox-git: a run making the included config 65 includes with diff.external in the last gets hostGitArgs that cannot disarm (ordinary user)" {
+  route_unread user many
+}
+
+@test "sandbox-git: a run making the included config include ~<an unknown user>/ gets hostGitArgs that cannot disarm (root)" {
+  route_unread root user
+}
+
+@test "sandbox-git: a run making the included config include ~<an unknown user>/ gets hostGitArgs that cannot disarm (ordinary user)" {
+  route_unread user user
 }
 
 # route_global OWNER (review20 E): a policy with the caller's ~/.config writable lets the run write

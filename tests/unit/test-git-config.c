@@ -14,6 +14,7 @@
 #include "git-config.h"
 #include "sandbox-git.h"
 #include "tap.h"
+#include "utils.h"
 
 struct seen {
   char text[2048];
@@ -454,6 +455,71 @@ static char *joined(char **v) {
   return text;
 }
 
+#define CANNOT_FIRST "-c|core.abbrev=fsrun-cannot-disarm|"
+
+/* the included config inc.gitconfig of g rewritten as text (len bytes), read again by hostGitArgs:
+ * the list starts with the option that makes git fail (cannot), or does not */
+static void expect_reread(struct sandbox_git_run *g, const char *top, const char *text, size_t len,
+                          bool cannot, const char *what) {
+  char path[512];
+  char **t = NULL, **a;
+  snprintf(path, sizeof(path), "%s/inc.gitconfig", top);
+  FILE *f = fopen(path, "w");
+  bool written = f != NULL && fwrite(text, 1, len, f) == len;
+  if (f != NULL)
+    fclose(f);
+  sandbox_git_config_tamper(g, top, &t);
+  a = sandbox_git_host_args(g, t);
+  tap_ok(written && (strncmp(joined(a), CANNOT_FIRST, strlen(CANNOT_FIRST)) == 0) == cannot,
+         "%s: %s", what, joined(a));
+  sandbox_git_strv_free(a);
+  sandbox_git_strv_free(t);
+}
+
+/* what the run made of an included config that fsrun cannot read whole (over 1 MiB, past 64
+ * files, an unknown ~user/, a directory) cannot be disarmed; a missing include is nothing */
+static void test_host_args_unread(struct sandbox_git_run *g, const char *top) {
+  char name[32], text[512];
+  size_t big = 1100 * 1024;
+  char *s = malloc(big + 64);
+  memset(s, '#', big);
+  strcpy(s + big, "\n[filter \"x\"]\n\tclean = touch RAN\n");
+  expect_reread(g, top, s, strlen(s), true, "rewritten over 1 MiB with a filter at its end");
+  free(s);
+  /* 65 includes (nested, git dies at the 11th level: it runs nothing): the 64-file budget */
+  s = xasprintf("[include]\n");
+  for (int i = 1; i <= 65; i++) {
+    char *more = xasprintf("%s\tpath = i%d\n", s, i);
+    free(s);
+    s = more;
+    snprintf(name, sizeof(name), "i%d", i);
+    write_file(top, name, i < 65 ? "[core]\n\tbare = false\n" : "[diff]\n\texternal = ./RAN\n");
+  }
+  expect_reread(g, top, s, strlen(s), true, "65 includes, diff.external in the last");
+  free(s);
+  s = xasprintf("[include]\n\tpath = i1\n");
+  for (int i = 1; i <= 11; i++) {
+    snprintf(name, sizeof(name), "i%d", i);
+    snprintf(text, sizeof(text), "[include]\n\tpath = i%d\n", i + 1);
+    write_file(top, name, text);
+  }
+  expect_reread(g, top, s, strlen(s), true, "includes past git's depth");
+  free(s);
+  for (int i = 1; i <= 65; i++) {
+    snprintf(name, sizeof(name), "i%d", i);
+    remove_at(top, name);
+  }
+  static const char user[] = "[include]\n\tpath = ~fsrun-no-such-user/x\n[core]\n\tfsmonitor = f\n";
+  expect_reread(g, top, user, strlen(user), true, "an include of ~<a user not in /etc/passwd>/");
+  static const char dir[] = "[include]\n\tpath = incdir\n";
+  snprintf(text, sizeof(text), "%s/incdir", top);
+  mkdir(text, 0755);
+  expect_reread(g, top, dir, strlen(dir), true, "an include that is a directory");
+  rmdir(text);
+  static const char none[] = "[include]\n\tpath = no-such-file\n[core]\n\tfsmonitor = ./f\n";
+  expect_reread(g, top, none, strlen(none), false, "a missing include (git skips it): disarmed");
+}
+
 /* hostGitArgs: each kind of entry gives the options that keep the host's git from running it */
 static void test_host_args(const char *top) {
   char *none[] = {NULL};
@@ -473,8 +539,9 @@ static void test_host_args(const char *top) {
   sandbox_git_strv_free(a);
   char *unread[] = {"config:unread:/x/big.gitconfig (larger than fsrun reads)", NULL};
   a = sandbox_git_host_args(NULL, unread);
-  tap_ok(strcmp(joined(a), "-c|core.hooksPath=/dev/null|-c|core.fsmonitor=false") == 0,
-         "a config not read: the options that need no driver's name: %s", joined(a));
+  tap_ok(strncmp(joined(a), CANNOT_FIRST, strlen(CANNOT_FIRST)) == 0 &&
+             strstr(joined(a), "|-c|core.hooksPath=/dev/null|") != NULL,
+         "a config not read (standing, changed or not): cannot be disarmed: %s", joined(a));
   sandbox_git_strv_free(a);
   a = sandbox_git_host_args(NULL, entries);
   tap_ok(strcmp(joined(a),
@@ -522,6 +589,7 @@ static void test_host_args(const char *top) {
          "a key holding `=` cannot be disarmed: git is made to fail: %s", joined(a));
   sandbox_git_strv_free(a);
   sandbox_git_strv_free(t);
+  test_host_args_unread(&g, top);
   sandbox_git_pointers_free(&g);
 
   char *eq[] = {"config:filter.a=b.clean=touch RAN", NULL};

@@ -30,6 +30,18 @@ export function cannotDisarm(args: readonly string[]): boolean {
   return false;
 }
 
+/**
+ * A run's hostGitArgs as they must be for its `tamper`: with fsrun's "cannot disarm" option first
+ * when `tamper` names a config fsrun could not read whole (`config:unread:...`: what it sets is not
+ * known, so no option disarms it) and `args` lack it (an fsrun older than that rule gave only
+ * core.hooksPath and core.fsmonitor; a killed run may have said no list). "Cannot tell" is never
+ * "disarmed". `args` as they are otherwise.
+ */
+export function hostGitArgsFor(tamper: readonly string[], args: string[] | undefined): string[] | undefined {
+  if (!tamper.some((e) => e.startsWith("config:unread:")) || cannotDisarm(args ?? [])) return args;
+  return ["-c", HOST_GIT_CANNOT_DISARM, ...(args ?? [])];
+}
+
 /** Checks prepare()'s ctx; the policy is checked by the caller. */
 export async function checkContext(ctx: SandboxPrepareContext): Promise<void> {
   if (ctx === null || typeof ctx !== "object") throw new SandboxSettingsError("ctx", "expected {taskId, runId, worktreePath, policy}");
@@ -72,7 +84,8 @@ export abstract class BackendBase {
 
   /**
    * False when a run set what no `-c` option disarms (a config key whose subsection holds `=`,
-   * core.gitProxy): `hostGitArgs` then holds fsrun's `core.abbrev=fsrun-cannot-disarm`, which
+   * core.gitProxy, a config fsrun could not read whole: a `config:unread:` entry, or an included
+   * config the run made over 1 MiB, 65 files, an unknown `~user/`): `hostGitArgs` then holds fsrun's `core.abbrev=fsrun-cannot-disarm`, which
    * makes every git command fail. Fusion must not run the host's git in that worktree until a
    * person has reviewed the change.
    */
@@ -173,6 +186,8 @@ export abstract class BackendBase {
   }
 
   protected outcome(runId: string, r: FsrunRunResult, fsrunKilled = false): void {
+    const hostGitArgs = hostGitArgsFor(r.tamper, r.hostGitArgs);
+    if (hostGitArgs !== undefined) r.hostGitArgs = hostGitArgs; // the result and the event alike
     this.addHostGitArgs(r.hostGitArgs);
     const why = r.aborted ? (fsrunKilled ? "aborted; fsrun did not end on SIGTERM and was killed" : "aborted") : undefined;
     this.emit("command", runId, {

@@ -7,7 +7,7 @@ import { constants as osConstants } from "node:os";
 import { isAbsolute, join, resolve } from "node:path";
 
 import type { SandboxAuditEvent, SandboxAuditHook } from "./audit";
-import { BackendBase, checkContext, checkCwd } from "./backend-base";
+import { BackendBase, checkContext, checkCwd, hostGitArgsFor } from "./backend-base";
 import type { Task } from "./backend-base";
 import { FsrunError, FsrunSetupError, FsrunUnavailableError, SandboxSettingsError } from "./errors";
 import { FsrunCli, firstLines, fsrunOwnEnv, hostGitArgsFromStderr, policyErrorFrom, tamperFromStderr } from "./fsrun-cli";
@@ -355,12 +355,13 @@ export class FsrunBackend extends BackendBase implements SandboxBackend {
     const walk = await container.remove();
     const tamper = walk?.tamper ?? null;
     this.finalTamper = tamper;
-    this.addHostGitArgs(walk?.hostGitArgs);
+    const hostGitArgs = hostGitArgsFor(tamper ?? [], walk?.hostGitArgs);
+    this.addHostGitArgs(hostGitArgs);
     const reason = tamper === null ? "fsrun delete made no last tamper walk (no --tamper-json, or the delete failed)" : undefined;
     this.emit("task", this.task.runId, {
       event: "sandbox:dispose",
       tamper: tamper ?? [],
-      ...hostGitArgsOf(walk?.hostGitArgs),
+      ...hostGitArgsOf(hostGitArgs),
       ...(reason !== undefined ? { reason } : {}),
     });
   }

@@ -631,6 +631,41 @@ test(`[${WHO}] both modes: a run planting nbstripout.py gets hostGitArgs; the ho
   }
 });
 
+// gitunread: a run that makes a config the repository includes one fsrun cannot read whole (over
+// 1 MiB, a filter at its end that README's attribute names): the run's hostGitArgs (result, run
+// event) and the backend's start with fsrun's cannot-disarm option and hostGitDisarmed is false;
+// with them the host's `git status` exits 128 and runs nothing, a plain one runs the filter (the
+// control). Both modes (a user whose exec cannot join runs one-shot).
+test(`[${WHO}] both modes: a run making an included config over 1 MiB is not disarmed; the host's git with hostGitArgs runs nothing`, async () => {
+  for (const mode of ["one-shot", "task-container"] as const) {
+    const dir = join(work, `unread-${mode}`);
+    await mkdir(dir);
+    const wt = await makeWorktree(dir, "task-unread");
+    const [marker, evil] = [join(dir, "marker"), join(dir, "evil.sh")];
+    await writeFile(evil, `#!/bin/sh\necho ran >>${marker}\ncat\n`, { mode: 0o755 });
+    await git(join(dir, "repo"), ["config", "include.path", join(wt, ".gitconfig")]);
+    await writeFile(join(wt, "README"), "one\n");
+    await git(wt, ["add", "README"]);
+    await git(wt, ["commit", "-qm", "README"]);
+    const b = new FsrunBackend({ fsrunPath: FSRUN, stateRoot, killGraceMs: 300, onAudit: (e) => events.push(e), mode });
+    backends.push(b);
+    await b.prepare({ taskId: `it-${WHO}`, runId: `r${++seq}`, worktreePath: wt, policy: basePolicy() });
+    const plant = `{ head -c 1100000 /dev/zero | tr '\\0' '#'; printf '\\n[filter "x"]\\n\\tclean = ${evil}\\n'; } >.gitconfig`;
+    const r = await b.run(`${plant} && echo 'README filter=x' >.gitattributes && echo ONE >README`, opts({ cwd: wt }));
+    assert.equal(r.exitCode, 0, r.stderr);
+    assert.deepEqual(r.hostGitArgs?.slice(0, 2), ["-c", "core.abbrev=fsrun-cannot-disarm"], `${mode}: ${JSON.stringify(r)}`);
+    assert.deepEqual(events.find((e) => e.runId === r.runId && e.event === "sandbox:run")?.hostGitArgs, r.hostGitArgs);
+    assert.equal(b.hostGitDisarmed, false);
+    await b.dispose();
+    assert.equal(b.hostGitDisarmed, false);
+    const disarmed = await runCommand("git", [...b.hostGitArgs, "status"], wt);
+    assert.equal(disarmed.code, 128, disarmed.stderr);
+    assert.equal(await stat(marker).then(() => true, () => false), false, `${mode}: the host's git ran the planted filter under hostGitArgs`);
+    await runCommand("git", ["status"], wt);
+    assert.match(await readFile(marker, "utf8"), /^ran\n/, "the control: a plain git status runs it");
+  }
+});
+
 // review19 #4's tail: a process the last command left (setsid) plants a nested repository after that
 // command's tamper walk; no run names it. dispose()'s fsrun delete --tamper-json walks once the
 // container is dead: sandbox:dispose and finalTamper name it (fifos say when, no wait on time).

@@ -21,7 +21,7 @@ import {
 } from "../src/index";
 import type { SandboxAuditEvent } from "../src/index";
 import { hostGitArgsFromStderr, tamperFromStderr } from "../src/fsrun-cli";
-import { cannotDisarm } from "../src/backend-base";
+import { cannotDisarm, hostGitArgsFor } from "../src/backend-base";
 import { oneShotEnv, withCarrier } from "../src/one-shot-env";
 import { execProcess } from "../src/task-container";
 import { assertOneOutcomeEach, tempDir, waitFor } from "./helpers";
@@ -164,6 +164,19 @@ test("hostGitArgs holding fsrun's cannot-disarm option say the host's git must n
   assert.equal(cannotDisarm([]), false);
   // only as an option of its own, not as a value of another
   assert.equal(cannotDisarm(["-c", "-c", "core.abbrev=fsrun-cannot-disarm"]), false);
+});
+
+test("a run naming a config fsrun could not read whole is never disarmed, whatever fsrun's hostGitArgs said", () => {
+  const unread = ["config:unread:/r/.gitconfig (larger than fsrun reads)"];
+  const cannot = ["-c", "core.abbrev=fsrun-cannot-disarm"];
+  // an fsrun before the rule: the options that need no driver's name only; a killed run: none
+  assert.deepEqual(hostGitArgsFor(unread, ["-c", "core.fsmonitor=false"]), [...cannot, "-c", "core.fsmonitor=false"]);
+  assert.deepEqual(hostGitArgsFor(unread, undefined), cannot);
+  const said = [...cannot, "-c", "core.fsmonitor=false"];
+  assert.equal(hostGitArgsFor(unread, said), said, "already there: as fsrun said");
+  const other = ["-c", "core.hooksPath=/dev/null"];
+  assert.equal(hostGitArgsFor(["config:core.hooksPath=.husky"], other), other);
+  assert.equal(hostGitArgsFor([], undefined), undefined);
 });
 
 test("the result's exitCode and signal come from fsrun's fields, never from the number", () => {

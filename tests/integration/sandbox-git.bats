@@ -753,6 +753,36 @@ route_unread() {
   route_unread user user
 }
 
+# route_unread_standing OWNER (gitunread, the decision in docs/sandbox.md): the repository's
+# included config is over 1 MiB before the run (plant_unread big, made on the host). A run that
+# leaves it alone still names it (`config:unread:`, a standing entry) and its hostGitArgs start with
+# the cannot-disarm option: fsrun never read what that file includes, so its unchanged digest
+# proves nothing of what the run wrote; with them the host's `git status` exits 128.
+route_unread_standing() {
+  local args
+  make_repo "$1"
+  hgit -C "$REPO" config include.path ../.gitconfig
+  plant_unread big | as_owner sh -c 'cd "$1" && sh -s "$2"' sh "$REPO" "$DIR/evil.sh"
+  sbx "$REPO" -- 'echo two >unrelated.txt'
+  [ "$(config_tamper)" = "$(jq -cn --arg r "$REPO" \
+    '["config:unread:\($r)/.git/../.gitconfig (larger than fsrun reads)"]')" ]
+  host_args >/dev/null
+  mapfile -t args < <(host_args)
+  [ "${args[0]}|${args[1]}" = "-c|core.abbrev=fsrun-cannot-disarm" ]
+  status=0
+  hgit -C "$REPO" "${args[@]}" status >/dev/null 2>&1 || status=$?
+  [ "$status" = 128 ]
+  [ ! -e "$MARKER" ]
+}
+
+@test "sandbox-git: an included config over 1 MiB before the run: a run that leaves it alone still cannot disarm (root)" {
+  route_unread_standing root
+}
+
+@test "sandbox-git: an included config over 1 MiB before the run: a run that leaves it alone still cannot disarm (ordinary user)" {
+  route_unread_standing user
+}
+
 # route_global OWNER (review20 E): a policy with the caller's ~/.config writable lets the run write
 # git's global config (and husky v9's init.sh, which every husky hook sources), which the host's
 # next git reads: a run that leaves them alone reports nothing; one that writes them is reported

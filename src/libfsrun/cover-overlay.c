@@ -14,6 +14,7 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
+#include "mount-children.h"
 #include "mount-fallback.h"
 #include "mountinfo.h"
 #include "openat2-compat.h"
@@ -182,22 +183,13 @@ static unsigned long bind_flags(int bind_root) {
   return flags;
 }
 
-bool cover_submount_below(int dir, char **point) {
+/* cover_submount_below by the whole mount table, where the kernel cannot list one mount's */
+static bool submount_in_table(int dir, const char *path, size_t len, char **point) {
   cleanup_mountinfo struct mountinfo mi = {0};
-  char link[64], path[PATH_MAX];
   struct statx stx;
-  ssize_t len;
-  if (point != NULL)
-    *point = NULL;
-  snprintf(link, sizeof(link), "/proc/self/fd/%d", dir);
-  len = readlink(link, path, sizeof(path) - 1);
-  if (len <= 0 || path[0] != '/' ||
-      statx(dir, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW, STATX_MNT_ID, &stx) < 0 ||
+  if (statx(dir, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW, STATX_MNT_ID, &stx) < 0 ||
       !(stx.stx_mask & STATX_MNT_ID) || mountinfo_read_self(&mi) < 0)
     return true;
-  path[len] = '\0';
-  if (len == 1)
-    len = 0; /* "/": every mount point is below */
   for (size_t i = 0; i < mi.n; i++)
     if (mi.lines[i].parent == stx.stx_mnt_id && strncmp(mi.lines[i].point, path, len) == 0 &&
         mi.lines[i].point[len] == '/') {
@@ -206,6 +198,25 @@ bool cover_submount_below(int dir, char **point) {
       return true;
     }
   return false;
+}
+
+bool cover_submount_below(int dir, char **point) {
+  char link[64], path[PATH_MAX];
+  ssize_t len;
+  int listed;
+  if (point != NULL)
+    *point = NULL;
+  snprintf(link, sizeof(link), "/proc/self/fd/%d", dir);
+  len = readlink(link, path, sizeof(path) - 1);
+  if (len <= 0 || path[0] != '/')
+    return true;
+  path[len] = '\0';
+  if (len == 1)
+    len = 0; /* "/": every mount point is below */
+  listed = mount_child_below(dir, path, (size_t)len, point);
+  if (listed >= 0)
+    return listed == 1;
+  return submount_in_table(dir, path, (size_t)len, point);
 }
 
 /* The overlay over the directory of length top that covers[0..n) share. Overlays never nest, so

@@ -9,6 +9,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "mount-children.h"
 #include "sealed-image.h"
 #include "utils.h"
 
@@ -18,21 +19,11 @@
 #define RUNNING_ON_VALGRIND 0
 #endif
 
-#ifndef STATX_MNT_ID_UNIQUE
-#define STATX_MNT_ID_UNIQUE 0x4000U
-#endif
-#if !defined(SYS_statmount) && (defined(__x86_64__) || defined(__aarch64__))
-#define SYS_statmount 457
-#endif
-
 /* statmount(2) (Linux 6.8) of fd's mount in our mount namespace: 1 when it is there, 0 when it
  * is not (ENOENT), -1 when the kernel cannot say */
 static int statmount_attached(int fd) {
 #ifdef SYS_statmount
-  struct {
-    uint32_t size, spare;
-    uint64_t mnt_id, param;
-  } req = {.size = 24, .param = 1 /* STATMOUNT_SB_BASIC */};
+  struct mnt_id_request req = {.size = 24, .param = 1 /* STATMOUNT_SB_BASIC */};
   uint64_t buf[128];
   struct statx stx;
   if (statx(fd, "", AT_EMPTY_PATH, STATX_MNT_ID_UNIQUE, &stx) < 0 ||

@@ -1565,20 +1565,27 @@ assert s.makefile("rb").readline() == b"ok\n"' "$ro/agent.sock"
   assert_state_clean
 }
 
-# check_submount_gap root|user: an allowedPaths dir with a tmpfs below it (a private mount
-# namespace). An ordinary user's bind of it is an rbind, which keeps the plain bind: the host's
+# check_submount_gap root|user [nolistmount]: an allowedPaths dir with a tmpfs below it (a private
+# mount namespace). An ordinary user's bind of it is an rbind, which keeps the plain bind: the host's
 # sockets and FIFOs there answer (review21 P2). Said on one stderr line and in limitsNotEnforced,
 # refused under limitsMode "require" (125, one line, nothing run or left); root's non-recursive
-# bind gets its overlay, and a dir without mounts below is never listed.
+# bind gets its overlay, and a dir without mounts below is never listed. nolistmount: where
+# listmount(2) answers ENOSYS (before Linux 6.8; tests/noclone3), the mount table tells the same.
 check_submount_gap() {
-  local entry point reason
+  local entry point reason wrap=()
   use_caller "$1"
+  if [ "${2:-}" = nolistmount ]; then
+    [ -x "${FSRUN%/*}/tests/noclone3" ] || skip "tests/noclone3 is not built next to $FSRUN"
+    # listmount by number: Debian 12's libseccomp does not name it (458 on both)
+    case $(uname -m) in x86_64 | aarch64) ;; *) skip "listmount's number on $(uname -m)" ;; esac
+    wrap=("${FSRUN%/*}/tests/noclone3" --enosys 458)
+  fi
   entry=$DIR/cache
   as_caller mkdir -p "$entry/m" "$DIR/plain"
   point=$(realpath "$entry")/m
   reason="\`$entry\` has a mount below it (\`$point\`), which an ordinary user's overlay cannot hold: its unix sockets and FIFOs are the host's"
-  CALLER_NS=(unshare -m sh -c 'mount --make-rprivate / && mount -t tmpfs -o size=1m tmpfs "$1" &&
-    shift && exec "$@"' sh "$entry/m")
+  CALLER_NS=("${wrap[@]}" unshare -m sh -c 'mount --make-rprivate / &&
+    mount -t tmpfs -o size=1m tmpfs "$1" && shift && exec "$@"' sh "$entry/m")
   printf '{"allowedPaths": ["%s", "%s"]}\n' "$DIR/plain" "$entry" >"$DIR/policy.json"
   run --separate-stderr sbx --policy "$DIR/policy.json" --json -- true
   echo "$output"
@@ -1621,6 +1628,10 @@ check_submount_gap() {
 # bats test_tags=kernel61
 @test "sandbox-run: an ordinary user's allowedPaths dir with a mount below it is a limit not enforced: said, in limitsNotEnforced, refused under limitsMode require (ordinary user)" {
   check_submount_gap user
+}
+
+@test "sandbox-run: without listmount (ENOSYS, before Linux 6.8), an ordinary user's allowedPaths dir with a mount below it is said from the mount table (ordinary user)" {
+  check_submount_gap user nolistmount
 }
 
 @test "sandbox-run: root's allowedPaths dir with a mount below it keeps its overlay: nothing said, limitsMode require runs (root)" {

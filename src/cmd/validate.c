@@ -25,7 +25,7 @@ FSRUN_COMMAND(validate) {
       {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0},
   };
-  struct validate_options opts = {.systemd_cgroup = ctx->systemd_cgroup};
+  struct validate_options opts = {.systemd_cgroup = ctx->systemd_cgroup, .ctx = ctx};
   const char *bundle = NULL, *policy = NULL;
   int opt, ret;
 

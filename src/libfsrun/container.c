@@ -21,6 +21,7 @@
 
 #include "bind-identity.h"
 #include "bind-source.h"
+#include "bundle-mark.h"
 #include "cgroup.h"
 #include "clone.h"
 #include "exec-git.h"
@@ -398,6 +399,7 @@ struct create_job {
   struct mount_cgroup_hierarchy *hierarchies;
   size_t n_hierarchies;
   bool want_reaper, dir_created, new_userns, wait_go, late_init_taken, got_listener;
+  char mark[BUNDLE_MARK_NAME_MAX]; /* the bundle's mark, linked into the state dir; "": none */
   unsigned cg_joined; /* what the init does itself to join its cgroup (CGROUP_JOINED_*) */
   struct ns_plan plan;
   int fifo_fd, procfs_fd, console_fd, sync_fds[2];
@@ -421,6 +423,18 @@ static void create_job_release(struct create_job *j) {
   for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++)
     if (*fds[i] >= 0)
       close(*fds[i]);
+}
+
+/* run.fsrun.sandbox.worktree counts only on a config.json `fsrun bundle` marked in this state root
+ * (bundle-mark.h); a config handed over in memory (a sandbox run's) has no file to mark */
+static int check_task_container(struct create_job *j, fsrun_error_t *err) {
+  bool marked = false;
+  if (oci_map_get(&j->config->annotations, EXEC_GIT_ANNOTATION) != NULL &&
+      j->o->config_json == NULL)
+    marked = bundle_mark_find(j->ctx, j->bundle, j->config_json, j->config_len, j->mark);
+  if (!marked)
+    j->mark[0] = '\0';
+  return exec_git_accept(j->config, marked, "create", err);
 }
 
 /* Step 1: everything that can be checked is checked before anything is created. */
@@ -454,8 +468,9 @@ static int create_check(struct create_job *j, fsrun_error_t *err) {
   /* a task container's binds keep the identity `fsrun bundle` checked (bind-identity.h) */
   if (bind_checks_from_annotations(j->config, err) < 0)
     return fsrun_error_code(err);
-  /* the git overlay of each exec only where the config lets the command write the worktree */
-  if (exec_git_accept(j->config, err) < 0)
+  /* the git overlay of each exec only for fsrun bundle's config, which lets the command write the
+   * worktree */
+  if (check_task_container(j, err) < 0)
     return fsrun_error_code(err);
   proc = j->config->process;
   lx = j->config->linux_;
@@ -509,6 +524,15 @@ static int write_state_with_hooks(int dirfd, struct container_status *st, const 
   return ret;
 }
 
+/* A task container's state dir gets its bundle's mark (exec and delete look for it there), and the
+ * git state its first exec compares with: the state now, before its process runs. */
+static int take_task_mark(struct create_job *j, fsrun_error_t *err) {
+  if (bundle_mark_take(j->ctx, j->mark, j->out->dirfd, err) < 0)
+    return fsrun_error_code(err);
+  exec_git_created(oci_map_get(&j->config->annotations, EXEC_GIT_ANNOTATION), j->out->dirfd);
+  return 0;
+}
+
 /* Step 2: the state dir with the config, the cgroup (deferred), and state.json saying
  * `creating`: written at once, so that `delete --force` can clean up whatever happens next. */
 static int create_state(struct create_job *j, fsrun_error_t *err) {
@@ -521,6 +545,8 @@ static int create_state(struct create_job *j, fsrun_error_t *err) {
     return fsrun_error_code(err);
   j->dir_created = true;
   if (status_write_config(out->dirfd, j->config_json, j->config_len, err) < 0)
+    return fsrun_error_code(err);
+  if (j->mark[0] != '\0' && take_task_mark(j, err) < 0)
     return fsrun_error_code(err);
   {
     cgroup_create_opts copts = {

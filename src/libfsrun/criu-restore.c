@@ -247,7 +247,9 @@ static int load_bundle(struct restore_ctx *r, char **json, size_t *len, fsrun_er
   if (validate_config_with(r->config, r->bundle, &vopts, err) < 0)
     return fsrun_error_code(err);
   /* a task container's binds keep the identity `fsrun bundle` checked, as at create */
-  if (bind_checks_from_annotations(r->config, err) < 0 || exec_git_accept(r->config, err) < 0)
+  /* a restored container is no task container: the mark went with the create's state dir */
+  if (bind_checks_from_annotations(r->config, err) < 0 ||
+      exec_git_accept(r->config, false, "restore", err) < 0)
     return fsrun_error_code(err);
   if (r->config->root_path == NULL)
     return fsrun_error_make(err, 0, "config.json: root.path: required to restore");

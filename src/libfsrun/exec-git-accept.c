@@ -5,9 +5,12 @@
  * read-only bind of a repository into that: the key is taken only in the shape `fsrun bundle`
  * writes it, where the config already gives the command the worktree to write and binds the git
  * dirs read-only for the overlay, each bind with the identity `fsrun bundle` recorded
- * (run.fsrun.mounts.N sourceId, bind-identity.h). create refuses every other config; exec and
- * delete look again at the worktree's bind in the config create kept, and at the object the host's
- * path shows now, before they act on the tree. */
+ * (run.fsrun.mounts.N sourceId, bind-identity.h). The shape is binds and annotations, which a
+ * client's user can write too: the key counts only on a config.json `fsrun bundle` marked in the
+ * caller's state root (bundle-mark.h); create ignores it elsewhere, with a warning, and refuses a
+ * marked config without the shape (its host paths changed since). exec and delete look for the
+ * mark create took into the state dir, and again at the worktree's bind in the config create
+ * kept and at the object the host's path shows now, before they act on the tree. */
 #include "exec-git.h"
 
 #include <errno.h>
@@ -17,6 +20,7 @@
 #include <sys/stat.h>
 
 #include "bind-identity.h"
+#include "bundle-mark.h"
 #include "log.h"
 #include "mounts.h"
 #include "sandbox-git.h"
@@ -123,20 +127,35 @@ static int check_git_binds(const oci_config *c, const char *worktree, fsrun_erro
   return r;
 }
 
-int exec_git_accept(const oci_config *c, fsrun_error_t *err) {
+int exec_git_accept(const oci_config *c, bool marked, const char *what, fsrun_error_t *err) {
   const char *worktree = oci_map_get(&c->annotations, EXEC_GIT_ANNOTATION);
   if (worktree == NULL)
     return 0;
+  /* ignored, not refused: a client's config may carry any annotation its user wrote, and a key
+   * that grants nothing must not fail the container (the binds still say what it may write) */
+  if (!marked) {
+    log_warning("%s: %s: ignored: config.json is not one `fsrun bundle` wrote with this state "
+                "root (--root); no git overlay, sync or walk at exec and delete",
+                what, WHAT);
+    return 0;
+  }
   if (check_worktree_bind(c, worktree, err) < 0 || check_git_binds(c, worktree, err) < 0)
     return fsrun_error_code(err);
   return 0;
 }
 
-const char *exec_git_worktree(oci_config *c, const char *what) {
+const char *exec_git_worktree(oci_config *c, int state_dir_fd, const char *what) {
   cleanup_error fsrun_error_t err = NULL;
   const char *worktree = oci_map_get(&c->annotations, EXEC_GIT_ANNOTATION);
   if (worktree == NULL)
     return NULL;
+  /* create took the bundle's mark only for a config `fsrun bundle` wrote (bundle-mark.h) */
+  if (!bundle_mark_held(state_dir_fd)) {
+    log_warning("%s: git: the container was not created from a bundle `fsrun bundle` marked; %s "
+                "ignored: no git overlay, sync or walk",
+                what, WHAT);
+    return NULL;
+  }
   /* the identities are in the annotations: the parsed config carries none yet */
   if (bind_checks_from_annotations(c, &err) < 0 || check_worktree_bind(c, worktree, &err) < 0) {
     log_warning("%s: git: %s; no git overlay, sync or walk", what, err->msg);

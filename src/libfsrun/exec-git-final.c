@@ -45,7 +45,7 @@ static char *accepted_worktree(int state_dir_fd, const struct container_status *
     log_warning("delete: git: %s; no last walk", err->msg);
     return NULL;
   }
-  worktree = exec_git_worktree(config, "delete");
+  worktree = exec_git_worktree(config, state_dir_fd, "delete");
   copy = worktree != NULL ? xstrdup(worktree) : NULL;
   oci_config_free(config);
   return copy;

@@ -8,7 +8,9 @@
  *
  * The file: a first line `fsrun-git-pointers 1 MANAGERS`, then one `KEY DIGEST` line a pointer
  * (hex), KEY a hash of its entry and path: a pointer the config names only now (the host changed
- * the config) has no line and starts from its own exec's digest. */
+ * the config) has no line and starts from its own exec's digest. The create of the container
+ * writes the first file (the state at creation), so that what the container's process rewrites
+ * before the first exec is that exec's to report. */
 #include "exec-git.h"
 
 #include <errno.h>
@@ -127,4 +129,18 @@ void exec_git_pointers_final(const char *worktree, int state_dir_fd, char ***fou
 
 void exec_git_pointers_save(const struct sandbox_git_run *g, int state_dir_fd) {
   save_digests(g, state_dir_fd, false);
+}
+
+void exec_git_pointers_created(const char *worktree, int state_dir_fd) {
+  cleanup_error fsrun_error_t err = NULL;
+  struct sandbox_git_layout l;
+  struct sandbox_git_run g = {0};
+  if (sandbox_git_layout_find(worktree, &l, &err) == 0 && l.common_dir != NULL) {
+    g.common_dir = l.common_dir;
+    g.admin = l.admin;
+    sandbox_git_config_paths(&g, worktree);
+    save_digests(&g, state_dir_fd, true);
+    sandbox_git_pointers_free(&g);
+  }
+  sandbox_git_layout_free(&l);
 }

@@ -20,6 +20,7 @@
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "json-out.h"
@@ -71,11 +72,11 @@ void exec_git_remove_leftovers(const char *state_root, const char *id, bool all)
 /* after the walk that began at since (or, for the first exec, at its start): the next exec's
  * cutoff (a file changed in the same tick before the walk began is named by both walks: a false
  * alarm, not a miss) */
-static void tamper_since_write(const struct exec_git *g, const struct timespec *since) {
+static void tamper_since_write(int state_dir_fd, const struct timespec *since) {
   cleanup_error fsrun_error_t err = NULL;
   char text[48];
   int n = snprintf(text, sizeof(text), "%lld %ld\n", (long long)since->tv_sec, since->tv_nsec);
-  if (status_write_file_atomic(g->state_dir_fd, TAMPER_SINCE_FILE, text, (size_t)n, 0600, &err) < 0)
+  if (status_write_file_atomic(state_dir_fd, TAMPER_SINCE_FILE, text, (size_t)n, 0600, &err) < 0)
     log_warning("exec: git: %s: the next exec's tamper walk starts at its own start", err->msg);
 }
 
@@ -107,7 +108,7 @@ static void tamper_since_read(struct exec_git *g) {
     /* the first exec: its own start, recorded now, so that the next exec's walk covers this one's
      * when this one is killed before its walk is done (review19 #15) */
     if (errno == ENOENT)
-      tamper_since_write(g, start);
+      tamper_since_write(g->state_dir_fd, start);
     return;
   }
   if (since.tv_sec < start->tv_sec ||
@@ -136,9 +137,20 @@ bool exec_git_watch_cleanup(const char *state_root, const char *watch_id) {
   return true;
 }
 
+/* The container's process runs from its start on: what it plants in the worktree or rewrites in
+ * the git config before the first exec is compared with the state at creation, not at that exec's
+ * start (where it would already be the "before"). */
+void exec_git_created(const char *worktree, int state_dir_fd) {
+  struct timespec now;
+  /* the clock file times come from, as a walk's start (sandbox_git_tamper) */
+  clock_gettime(CLOCK_REALTIME_COARSE, &now);
+  tamper_since_write(state_dir_fd, &now);
+  exec_git_pointers_created(worktree, state_dir_fd);
+}
+
 int exec_git_prepare(struct exec_git *g, const struct fsrun_context *ctx, const char *id,
                      oci_config *config, fsrun_error_t *err) {
-  const char *worktree = exec_git_worktree(config, "exec");
+  const char *worktree;
   cleanup_free char *run_id = NULL;
   cleanup_free char *common = NULL;
   cleanup_free char *wt_git_dir = NULL;
@@ -148,6 +160,12 @@ int exec_git_prepare(struct exec_git *g, const struct fsrun_context *ctx, const 
   memset(g, 0, sizeof(*g));
   g->run_dir_fd = -1;
   g->state_dir_fd = -1;
+  if (oci_map_get(&config->annotations, EXEC_GIT_ANNOTATION) == NULL)
+    return 0;
+  g->state_dir_fd = status_dir_open(ctx, id, err);
+  if (g->state_dir_fd < 0)
+    return fsrun_error_wrap(err, "exec: git");
+  worktree = exec_git_worktree(config, g->state_dir_fd, "exec");
   if (worktree == NULL)
     return 0;
   exec_git_remove_leftovers(ctx->state_root, id, false);
@@ -182,9 +200,6 @@ int exec_git_prepare(struct exec_git *g, const struct fsrun_context *ctx, const 
   g->run_dir_fd = open(g->run.run_dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
   if (g->run_dir_fd < 0)
     return fsrun_error_errno(err, "exec: git: open `%s`", g->run.run_dir);
-  g->state_dir_fd = status_dir_open(ctx, id, err);
-  if (g->state_dir_fd < 0)
-    return fsrun_error_wrap(err, "exec: git");
   tamper_since_read(g);
   exec_git_pointers_load(&g->run, g->state_dir_fd);
   return 0;
@@ -307,7 +322,7 @@ char *exec_git_finish(struct exec_git *g) {
   sandbox_git_finish(&g->run, g->worktree, tamper_found, NULL);
   /* only once the sync is done: an exec killed during it leaves the cutoff where it was, and the
    * next exec's walk names again what this one found */
-  tamper_since_write(g, &g->run.walk_began);
+  tamper_since_write(g->state_dir_fd, &g->run.walk_began);
   exec_git_pointers_save(&g->run, g->state_dir_fd);
   exec_git_warn_list("git: left out what the command wrote outside the task's allowlist",
                      g->run.discarded);

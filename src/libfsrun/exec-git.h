@@ -17,14 +17,19 @@
 /* the annotation `fsrun bundle` writes: the worktree whose git dirs each exec protects */
 #define EXEC_GIT_ANNOTATION "run.fsrun.sandbox.worktree"
 
-/* exec-git-accept.c. create (after bind_checks_from_annotations): refuses the annotation, one line
- * naming it, unless the config binds the worktree writable and its git dirs read-only, each onto
- * itself with a sourceId, as `fsrun bundle` does (what the host's path shows now). */
-int exec_git_accept(const oci_config *c, fsrun_error_t *err);
-/* exec, delete: the annotation's worktree when the config create kept still binds it writable
- * with the identity its host path shows now (c gets its run.fsrun.mounts.N checks); NULL (a
- * warning starting with what) otherwise */
-const char *exec_git_worktree(oci_config *c, const char *what);
+/* exec-git-accept.c. create, restore, validate (after bind_checks_from_annotations): without
+ * marked (the bundle's record, bundle-mark.h) the annotation is ignored, a warning starting with
+ * what; with it, refused (one line naming it) unless the config binds the worktree writable and its
+ * git dirs read-only, each onto itself with a sourceId, as `fsrun bundle` does (what the host's
+ * path shows now). */
+int exec_git_accept(const oci_config *c, bool marked, const char *what, fsrun_error_t *err);
+/* exec, delete: the annotation's worktree when the state dir holds the bundle's mark and the
+ * config create kept still binds it writable with the identity its host path shows now (c gets its
+ * run.fsrun.mounts.N checks); NULL (a warning starting with what) otherwise */
+const char *exec_git_worktree(oci_config *c, int state_dir_fd, const char *what);
+/* create of a task container (the mark taken): the config's and hook managers' pointer digests
+ * and the tamper walk's cutoff, now, so that the first exec compares with the state at creation */
+void exec_git_created(const char *worktree, int state_dir_fd);
 
 struct exec_git {
   struct sandbox_git_run run; /* run.run_dir NULL: nothing to do for this exec */
@@ -74,6 +79,8 @@ void exec_git_free(struct exec_git *g);
  * manager's file without one: appeared); after the check, g's "after" are stored */
 void exec_git_pointers_load(struct sandbox_git_run *g, int state_dir_fd);
 void exec_git_pointers_save(const struct sandbox_git_run *g, int state_dir_fd);
+/* create: the digests of worktree's pointers now, as the "before" of the first exec */
+void exec_git_pointers_created(const char *worktree, int state_dir_fd);
 /* `fsrun delete`: the `config:`/`hooks:` entries of worktree's repository whose files changed since
  * the container's last exec looked, appended to *found (none when no exec looked); *host_args:
  * sandbox_git_host_args of *found with the repository's pointers */

@@ -3,6 +3,7 @@
  * empty root, as it does for any bundle). */
 #include "sandbox.h"
 #include "bind-identity.h"
+#include "bundle-mark.h"
 #include "sandbox-etc.h"
 #include "exec-git.h"
 #include "sandbox-git.h"
@@ -1026,14 +1027,17 @@ static int write_skeleton(int dirfd, const char *dir, const char *root_path, fsr
   return write_resolv_conf(dirfd, dir, err);
 }
 
-int sandbox_write_bundle(const char *dir, const oci_config *config, fsrun_error_t *err) {
+int sandbox_write_bundle(const struct fsrun_context *ctx, const char *dir, const oci_config *config,
+                         fsrun_error_t *err) {
   cleanup_free char *json_err = NULL;
-  cleanup_free char *json = oci_config_serialize(config, true, &json_err);
+  cleanup_free char *serialized = oci_config_serialize(config, true, &json_err);
+  cleanup_free char *json = NULL;
+  cleanup_free char *abs_dir = NULL;
   cleanup_close int dirfd = -1;
   cleanup_close int fd = -1;
   size_t len;
 
-  if (json == NULL)
+  if (serialized == NULL)
     return fsrun_error_take(err, 0, steal_ptr(&json_err));
   if (mkdir(dir, 0700) < 0 && errno != EEXIST)
     return fsrun_error_errno(err, "create the bundle directory `%s`", dir);
@@ -1048,11 +1052,21 @@ int sandbox_write_bundle(const char *dir, const oci_config *config, fsrun_error_
     return fsrun_error_make(err, 0, "config.json already exists in `%s`", dir);
   if (fd < 0)
     return fsrun_error_errno(err, "create `%s/config.json`", dir);
+  /* the bytes as the file holds them: the mark's digest is of these */
+  json = xasprintf("%s\n", serialized);
   len = strlen(json);
-  if (safe_write_all(fd, json, len) < 0 || safe_write_all(fd, "\n", 1) < 0) {
+  if (safe_write_all(fd, json, len) < 0) {
     int saved = errno;
     unlinkat(dirfd, "config.json", 0);
     return fsrun_error_make(err, saved, "write `%s/config.json`", dir);
+  }
+  /* create honours the annotation of this file only (bundle-mark.h) */
+  abs_dir = realpath(dir, NULL);
+  if (abs_dir == NULL || bundle_mark_write(ctx, abs_dir, dirfd, fd, json, len, err) < 0) {
+    if (abs_dir == NULL)
+      fsrun_error_errno(err, "bundle: resolve `%s`", dir);
+    unlinkat(dirfd, "config.json", 0);
+    return fsrun_error_code(err);
   }
   return 0;
 }
@@ -1260,7 +1274,7 @@ int sandbox_bundle(const struct fsrun_context *ctx, const struct sandbox_bundle_
   if (r == 0)
     r = bundle_bind_checks(config, policy, worktree, o->out_dir, err);
   if (r == 0)
-    r = sandbox_write_bundle(o->out_dir, config, err);
+    r = sandbox_write_bundle(ctx, o->out_dir, config, err);
   if (config != NULL)
     oci_config_free(config);
   oci_policy_free(policy);

@@ -58,8 +58,10 @@ void sandbox_covers_as_entries(oci_config *c, bool all);
 const char *sandbox_secret_cover(const char *below);
 
 /* Creates dir (must not hold a config.json yet) with config.json, the (empty) root directory and
- * what the mounts take from the bundle. */
-int sandbox_write_bundle(const char *dir, const oci_config *config, fsrun_error_t *err);
+ * what the mounts take from the bundle, and the bundle's mark in ctx's state root
+ * (bundle-mark.h). */
+int sandbox_write_bundle(const struct fsrun_context *ctx, const char *dir, const oci_config *config,
+                         fsrun_error_t *err);
 /* The bundle directory every `fsrun sandbox` run shares, made on first use under the state root:
  * an empty root, the empty directory and the unreadable file; no config.json (each run hands its
  * config to create in memory). Caller frees. */

@@ -13,11 +13,13 @@
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/capability.h>
 #include <sys/stat.h>
 
 #include "bind-identity.h"
+#include "bundle-mark.h"
 #include "exec-git.h"
 #include "caps.h"
 #include "log.h"
@@ -1024,20 +1026,34 @@ int validate_config(const oci_config *c, const char *bundle_dir, fsrun_error_t *
   return validate_config_with(c, bundle_dir, NULL, err);
 }
 
+/* whether create would find the bundle's mark (bundle-mark.h) in opts' state root */
+static bool bundle_marked(const char *bundle_dir, const struct validate_options *opts,
+                          const oci_config *c, const char *json, size_t len) {
+  cleanup_free char *abs_dir = NULL;
+  char name[BUNDLE_MARK_NAME_MAX];
+  if (opts->ctx == NULL || oci_map_get(&c->annotations, EXEC_GIT_ANNOTATION) == NULL)
+    return false;
+  abs_dir = realpath(bundle_dir ? bundle_dir : ".", NULL);
+  return abs_dir != NULL && bundle_mark_find(opts->ctx, abs_dir, json, len, name);
+}
+
 int validate_bundle(const char *bundle_dir, const struct validate_options *opts, oci_config **out,
                     fsrun_error_t *err) {
   cleanup_free char *path = xasprintf("%s/config.json", bundle_dir ? bundle_dir : ".");
+  cleanup_free char *json = NULL;
   char *parse_err = NULL;
   oci_config *c = NULL;
+  size_t len = 0;
   int ret;
 
-  if (oci_config_parse_file(path, CONFIG_WHAT, &c, &parse_err) < 0)
+  if (oci_read_file(path, &json, &len, &parse_err) < 0 ||
+      oci_config_parse(json, len, CONFIG_WHAT, &c, &parse_err) < 0)
     return fsrun_error_take(err, 0, parse_err);
   ret = validate_config_with(c, bundle_dir, opts, err);
   if (ret == 0)
     ret = bind_checks_from_annotations(c, err);
   if (ret == 0)
-    ret = exec_git_accept(c, err);
+    ret = exec_git_accept(c, bundle_marked(bundle_dir, opts, c, json, len), "validate", err);
   if (ret < 0 || out == NULL)
     oci_config_free(c);
   else

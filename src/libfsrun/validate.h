@@ -7,11 +7,15 @@
 
 #include <stdbool.h>
 
+#include "context.h"
 #include "error.h"
 #include "oci.h"
 
 struct validate_options {
   bool systemd_cgroup; /* --systemd-cgroup: linux.cgroupsPath must be slice:prefix:name */
+  /* validate_bundle: the state root where create would look for the bundle's mark (bundle-mark.h);
+   * NULL: none (the worktree annotation is ignored, as at create without the mark) */
+  const struct fsrun_context *ctx;
 };
 
 /* Checks c as `create` will use it. bundle_dir (NULL = the current directory) resolves a relative

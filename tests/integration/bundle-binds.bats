@@ -32,6 +32,9 @@ teardown() {
     for id in $(cat "$DIR/ids-$uid" 2>/dev/null); do
       as_uid "$uid" "$FSRUN" --root "$(state_of "$uid")" delete --force "$id" >/dev/null 2>&1 || true
     done
+    for id in $(cat "$DIR/other-ids-$uid" 2>/dev/null); do
+      as_uid "$uid" "$FSRUN" --root "$DIR/other-root-$uid" delete --force "$id" >/dev/null 2>&1 || true
+    done
   done
   teardown_bundle
   if mountpoint -q "$DIR/alias" 2>/dev/null; then umount "$DIR/alias"; fi
@@ -242,7 +245,8 @@ task_flow() {
   # an allowedPaths directory is shown through an overlay (its sockets and FIFOs its own)
   jq -e --arg n "run.fsrun.mounts.$n" '.annotations[$n] | fromjson | .overlayView == true' \
     "$out/config.json"
-  cp "$out/config.json" "$DIR/good.json"
+  # edited, the config is no task container's (its worktree key ignored, with a warning of its own)
+  jq 'del(.annotations["run.fsrun.sandbox.worktree"])' "$out/config.json" >"$DIR/good.json"
   local cases=(
     "{\"destination\": \"$dest\", \"sourceId\": \"1:2\"}|*mounts[$n]: bind source \`$dest\` was replaced after the config was built*"
     "{\"destination\": \"$dest\", \"destinationNoSymlinks\": false}|*annotations[\"run.fsrun.mounts.$n\"]: destinationNoSymlinks: only true is allowed"
@@ -364,49 +368,119 @@ refs_of() {
   find "$REPO/.git/objects" -type f | sort
 }
 
-@test "bundle: run.fsrun.sandbox.worktree is refused at create unless the config binds the worktree writable and its git dirs read-only, each with its sourceId, as fsrun bundle does; one line naming it, nothing left (review21 L4; root and an ordinary user)" {
-  local uid out n c id spec before key='annotations["run.fsrun.sandbox.worktree"]'
-  before=$(refs_of)
-  for uid in 0 1000; do
-    files_to "$uid"
-    out=$DIR/bundle-$uid
-    bundle_for "$uid" '{}' "$out" sleep infinity
-    cp "$out/config.json" "$DIR/good-$uid.json"
-    n=$(mount_index "$out" "$WT")
-    [ -n "$n" ]
-    # FILTER@@MESSAGE: each a config the annotation would give more than it grants
-    local cases=(
-      "(.mounts[] | select(.destination == \$wt) | .options) += [\"ro\"]@@fsrun: $key: \`$WT\` has no writable bind of itself with a sourceId in run.fsrun.mounts.N *"
-      "del(.annotations[\"run.fsrun.mounts.$n\"])@@fsrun: $key: \`$WT\` has no writable bind of itself*"
-      ".annotations[\"run.fsrun.sandbox.worktree\"] = \$repo@@fsrun: $key: \`$REPO\` has no writable bind of itself*"
-      "(.mounts[] | select(.destination == \$repo + \"/.git\") | .options) += [\"rw\", \"rrw\"]@@fsrun: $key: \`$REPO/.git\` has no read-only bind of itself with its sourceId in run.fsrun.mounts.N *"
-      "(.mounts[] | select(.destination == \$wt + \"/.git\") | .options) += [\"rw\", \"rrw\"]@@fsrun: $key: \`$WT/.git\` has no read-only bind of itself (as \`fsrun bundle\` binds a task's git dirs)"
-      ".annotations[\"run.fsrun.sandbox.worktree\"] = \"worktree\"@@fsrun: $key: \`worktree\` is not an absolute path"
-    )
-    for spec in "${cases[@]}"; do
-      c=${spec%%@@*}
-      jq --arg wt "$WT" --arg repo "$REPO" "$c" "$DIR/good-$uid.json" >"$out/config.json"
-      id=wt-$uid-$RANDOM-$TASK
-      echo "case: $c"
-      assert_create_refused "$uid" "$out" "$id" "${spec#*@@}"
-    done
-    # fsrun validate says the same
-    run --separate-stderr fsr "$uid" validate --bundle "$out"
-    [ "$status" -eq 1 ]
-    [[ $stderr == *"$key: \`worktree\` is not an absolute path"* ]]
-    # the bundle's own config still makes a task container whose exec gets the overlay
-    cp "$DIR/good-$uid.json" "$out/config.json"
-    [ -n "$(task_flow "$uid" "$out" "flow-$uid-$TASK" "grep ' $REPO/.git ' /proc/self/mountinfo | grep ' - overlay '")" ]
-  done
-  # the review's config: a plain bundle with a read-only rbind of a repository (root's)
-  setup_bundle "$DIR/plain-bundle"
-  update_config '.mounts += [{"destination": $r, "type": "bind", "source": $r, "options": ["rbind", "ro"]}]
-    | .annotations["run.fsrun.sandbox.worktree"] = $r' --arg r "$REPO"
-  assert_create_refused 0 "$BUNDLE" "plain-$TASK" "fsrun: $key: \`$REPO\` has no writable bind of itself*"
-  [ "$(refs_of)" = "$before" ]
+# mark_of BUNDLE: the name of the mark `fsrun bundle` left for BUNDLE's config.json (its device and
+# inode in hex, bundle-mark.h)
+mark_of() {
+  printf '%x-%x' "$(stat -c %d "$1/config.json")" "$(stat -c %i "$1/config.json")"
 }
 
-@test "exec and delete of a container whose kept config carries run.fsrun.sandbox.worktree over a read-only bind (one created before the check) lay no overlay, write nothing to the repository and walk nothing (review21 L4)" {
+# commit_probe: what an exec runs to commit on the task branch (exit 0 when the commit was made)
+commit_probe() {
+  echo "git -c user.email=p@example.invalid -c user.name=p commit -q --allow-empty -m probe-$1"
+}
+
+# assert_not_task UID BUNDLE ID [ROOT [PROBE]]: create of BUNDLE as UID (on ROOT, default UID's
+# state root) succeeds with the one warning that the annotation is ignored; an exec's commit (or
+# PROBE's write into the git dir) does not reach the repository (no overlay: the git dir is the
+# bundle's read-only bind); delete leaves nothing
+assert_not_task() {
+  local uid=$1 bundle=$2 id=$3 root=${4:-$(state_of "$1")} probe=${5:-$(commit_probe "$3")}
+  local before stderr
+  before=$(refs_of)
+  if [ "$root" = "$(state_of "$uid")" ]; then
+    echo "$id" >>"$DIR/ids-$uid"
+  else
+    echo "$id" >>"$DIR/other-ids-$uid"
+  fi
+  as_uid "$uid" "$FSRUN" --root "$root" create --bundle "$bundle" "$id" </dev/null >/dev/null \
+    2>"$DIR/create.err"
+  stderr=$(cat "$DIR/create.err")
+  echo "uid $uid, $bundle: create: $stderr"
+  [ "$stderr" = "fsrun: warning: create: $KEY: ignored: config.json is not one \`fsrun bundle\` wrote with this state root (--root); no git overlay, sync or walk at exec and delete" ]
+  as_uid "$uid" "$FSRUN" --root "$root" start "$id"
+  run --separate-stderr as_uid "$uid" "$FSRUN" --root "$root" exec "$id" /bin/sh -c \
+    "grep ' $REPO/.git ' /proc/self/mountinfo | grep ' - overlay '; $probe"
+  echo "exec: status $status, out: $output, err: $stderr"
+  [ "$status" -ne 0 ]
+  [ -z "$output" ]
+  [[ $stderr == *"exec: git: the container was not created from a bundle \`fsrun bundle\` marked; $KEY ignored"* ]]
+  [[ $stderr == *"Read-only file system"* ]]
+  [ "$(refs_of)" = "$before" ]
+  as_uid "$uid" "$FSRUN" --root "$root" delete --force "$id" 2>/dev/null
+  [ ! -e "$root/$id" ]
+  assert_no_leftovers "$id" "$bundle"
+}
+
+@test "bundle: run.fsrun.sandbox.worktree counts only on the config.json fsrun bundle wrote and marked in the caller's state root: a copy, an edit, another state root are ignored with one warning and commit nothing; the bundle's own is a task container, at each create (root and an ordinary user)" {
+  local uid out root n mark before stderr
+  KEY='annotations["run.fsrun.sandbox.worktree"]'
+  for uid in 0 1000; do
+    files_to "$uid"
+    root=$(state_of "$uid")
+    out=$DIR/bundle-$uid
+    bundle_for "$uid" '{}' "$out" sleep infinity
+    mark=$(mark_of "$out")
+    # the mark: the caller's, 0600 in a 0700 directory of the state root
+    [ "$(stat -c '%u %a' "$root/.bundle-marks")" = "$uid 700" ]
+    [ "$(stat -c '%u %a' "$root/.bundle-marks/$mark")" = "$uid 600" ]
+    # a copy of the bundle (config.json byte for byte): another file, no mark
+    as_uid "$uid" sh -c 'mkdir "$2" && cd "$1" && cp -a config.json empty resolv.conf rootfs "$2" &&
+      : >"$2/unreadable" && chmod 0 "$2/unreadable"' sh "$out" "$DIR/copy-$uid"
+    cmp "$out/config.json" "$DIR/copy-$uid/config.json"
+    assert_not_task "$uid" "$DIR/copy-$uid" "copy-$uid-$TASK"
+    # fsrun validate says what create would
+    run --separate-stderr fsr "$uid" validate --bundle "$DIR/copy-$uid"
+    [ "$status" -eq 0 ]
+    [[ $stderr == "fsrun: warning: validate: $KEY: ignored: "* ]]
+    # edited in place (the same file, other bytes): one variable more, and the shape refused before
+    # (the worktree bound read-only) now ignored too
+    bundle_for "$uid" '{}' "$DIR/edit-$uid" sleep infinity
+    as_uid "$uid" sh -c 'jq ".process.env += [\"EDITED=1\"]" "$1" >"$1.new" && cat "$1.new" >"$1"' \
+      sh "$DIR/edit-$uid/config.json"
+    assert_not_task "$uid" "$DIR/edit-$uid" "edit-$uid-$TASK"
+    bundle_for "$uid" '{}' "$DIR/ro-$uid" sleep infinity
+    as_uid "$uid" sh -c 'jq --arg wt "$2" "(.mounts[] | select(.destination == \$wt) | .options) += [\"ro\"]" "$1" >"$1.new" && cat "$1.new" >"$1"' \
+      sh "$DIR/ro-$uid/config.json" "$WT"
+    assert_not_task "$uid" "$DIR/ro-$uid" "ro-$uid-$TASK"
+    # the bundle itself, created on another state root (as a client's, with its own)
+    assert_not_task "$uid" "$out" "other-$uid-$TASK" "$DIR/other-root-$uid"
+    # the bundle's own create on the caller's root: a task container, whose exec's commit lands;
+    # its state dir holds a link to the mark (the record stays for the bundle's next create)
+    before=$(git -c safe.directory='*' -C "$REPO" rev-parse "$TASK")
+    echo "flow-$uid-$TASK" >>"$DIR/ids-$uid"
+    fsr "$uid" create --bundle "$out" "flow-$uid-$TASK" 2>"$DIR/create.err"
+    [ ! -s "$DIR/create.err" ]
+    [ "$(stat -c %i "$root/flow-$uid-$TASK/bundle-mark")" = "$(stat -c %i "$root/.bundle-marks/$mark")" ]
+    fsr "$uid" start "flow-$uid-$TASK"
+    fsr "$uid" exec "flow-$uid-$TASK" /bin/sh -c "$(commit_probe flow)"
+    [ "$(git -c safe.directory='*' -C "$REPO" log -1 --format=%s "$TASK")" = probe-flow ]
+    [ "$(git -c safe.directory='*' -C "$REPO" rev-parse "$TASK^")" = "$before" ]
+    fsr "$uid" delete --force "flow-$uid-$TASK"
+    assert_no_leftovers "flow-$uid-$TASK" "$out"
+    # the next create of the same bundle is a task container too
+    [ -e "$root/.bundle-marks/$mark" ]
+    [ -n "$(task_flow "$uid" "$out" "again-$uid-$TASK" "grep ' $REPO/.git ' /proc/self/mountinfo | grep ' - overlay '")" ]
+    # a bundle removed without a create (the adapter's policy check): its mark goes at the next
+    # `fsrun bundle` (the edited bundles' stay while their config.json does)
+    bundle_for "$uid" '{}' "$DIR/gone-$uid" sleep infinity
+    n=$(find "$root/.bundle-marks" -type f | wc -l)
+    rm -rf "$DIR/gone-$uid"
+    bundle_for "$uid" '{}' "$DIR/next-$uid" sleep infinity
+    [ -e "$root/.bundle-marks/$(mark_of "$DIR/next-$uid")" ]
+    [ "$(find "$root/.bundle-marks" -type f | wc -l)" = "$n" ]
+    find "$root/.bundle-marks" -type f -exec cat {} + | grep -qx "$DIR/next-$uid"
+    [ -z "$(find "$root/.bundle-marks" -type f -exec grep -lx "$DIR/gone-$uid" {} +)" ]
+  done
+  # the review's config: a plain bundle with a read-only rbind of a repository (root's) and the key
+  setup_bundle "$DIR/plain-bundle"
+  update_config '.mounts += [{"destination": $r, "type": "bind", "source": $r, "options": ["rbind", "ro"]}]
+    | .process.args = ["sleep", "infinity"] | .process.cwd = $r
+    | .annotations["run.fsrun.sandbox.worktree"] = $r' --arg r "$REPO"
+  assert_not_task 0 "$BUNDLE" "plain-$TASK" "$FSRUN_ROOT" ": >'$REPO/.git/probe'"
+  [ ! -e "$REPO/.git/probe" ]
+}
+
+@test "exec and delete of a container whose kept config carries run.fsrun.sandbox.worktree without the bundle's mark in its state dir (one created before the mark) lay no overlay, write nothing to the repository and walk nothing (review21 L4)" {
   local id=forged-$TASK main0 evil before state
   main0=$(git -C "$REPO" rev-parse HEAD)
   # a commit on top of main that the repository has (as the review's command copied its objects in)
@@ -429,7 +503,7 @@ refs_of() {
   echo "status $status, out: $output, err: $stderr"
   [ "$status" -ne 0 ]
   [ -z "$output" ]
-  [[ $stderr == *"exec: git: annotations[\"run.fsrun.sandbox.worktree\"]: \`$REPO\` has no writable bind of itself"*"; no git overlay, sync or walk"* ]]
+  [[ $stderr == *"exec: git: the container was not created from a bundle \`fsrun bundle\` marked; annotations[\"run.fsrun.sandbox.worktree\"] ignored: no git overlay, sync or walk"* ]]
   [[ $stderr == *"Read-only file system"* ]]
   [ "$(git -C "$REPO" rev-parse HEAD)" = "$main0" ]
   [ "$(refs_of)" = "$before" ]
@@ -438,7 +512,7 @@ refs_of() {
   run --separate-stderr "$FSRUN" --root "$FSRUN_ROOT" delete --force "$id"
   echo "delete: status $status, err: $stderr"
   [ "$status" -eq 0 ]
-  [[ $stderr == *"delete: git: annotations[\"run.fsrun.sandbox.worktree\"]: \`$REPO\` has no writable bind of itself"* ]]
+  [[ $stderr == *"delete: git: the container was not created from a bundle \`fsrun bundle\` marked; annotations[\"run.fsrun.sandbox.worktree\"] ignored"* ]]
   [[ $stderr != *"nested"* ]]
   assert_no_leftovers "$id"
 }

@@ -375,26 +375,37 @@ make_hook_repo() {
   as_owner sh -c 'echo "pre-commit: {}" >"$1/lefthook.yml"' sh "$WT"
 }
 
-# review20 A: the same for the files the config and the installed hooks point at. A process exec 1
-# left running (held by a fifo: no wait on time) rewrites husky's `.husky/pre-commit` and
-# lefthook.yml, and makes lefthook-local.yml, after exec 1 looked; exec 2 compares with what exec 1
-# saw (kept in the container's state dir), not with its own start, and names all three; exec 3, with
-# nothing changed since, names none.
-route_late_pointers() {
-  make_hook_repo "$1"
-  sbx -- "mkfifo go planted && setsid sh -c 'read x <go
-            printf \"#!/bin/sh\\necho ran >>$MARKER\\n\" >.husky/pre-commit
-            echo \"pre-commit: {commands: {x: {run: echo}}}\" >lefthook.yml
-            echo \"pre-commit: {}\" >lefthook-local.yml; echo >planted' \
-          </dev/null >/dev/null 2>&1 &"
-  [ "$(jq -c .tamper "$DIR/status.json")" = '[]' ]
+# rewrite_script: in the worktree, `.rewrite`: once `go` (a fifo) is read, it rewrites husky's
+# `.husky/pre-commit` and lefthook.yml, makes lefthook-local.yml, and says so in `planted` (a fifo)
+rewrite_script() {
+  as_owner mkfifo "$WT/go" "$WT/planted"
+  printf '%s\n' 'read x <go' \
+    "printf '#!/bin/sh\\necho ran >>$MARKER\\n' >.husky/pre-commit" \
+    "echo 'pre-commit: {commands: {x: {run: echo}}}' >lefthook.yml" \
+    "echo 'pre-commit: {}' >lefthook-local.yml; echo >planted" | as_owner sh -c 'cat >"$1"' sh "$WT/.rewrite"
+}
+
+# rewrite_named_next: lets the rewrite go (no wait on time: the fifos); the next exec names all
+# three, the one after it, with nothing changed since, none
+rewrite_named_next() {
   as_owner timeout -s KILL 60 sh -c 'echo go >"$1" && cat "$2"' sh "$WT/go" "$WT/planted"
   grep -q "$MARKER" "$WT/.husky/pre-commit"
-  sbx -- 'echo second'
+  sbx -- 'echo next'
   [ "$(jq -c '.tamper | sort' "$DIR/status.json")" = \
     '["config:core.hooksPath=.husky","hooks:lefthook-local.yml","hooks:lefthook.yml"]' ]
-  sbx -- 'echo third'
+  sbx -- 'echo again'
   [ "$(jq -c .tamper "$DIR/status.json")" = '[]' ]
+}
+
+# review20 A: the same for the files the config and the installed hooks point at. A process exec 1
+# left running rewrites them after exec 1 looked; exec 2 compares with what exec 1 saw (kept in the
+# container's state dir), not with its own start, and names all three; exec 3 names none.
+route_late_pointers() {
+  make_hook_repo "$1"
+  rewrite_script
+  sbx -- "setsid sh .rewrite </dev/null >/dev/null 2>&1 &"
+  [ "$(jq -c .tamper "$DIR/status.json")" = '[]' ]
+  rewrite_named_next
 }
 
 @test "exec-git: husky's hook and lefthook's files a process left by one exec rewrote after it looked are named by the next exec (root)" {
@@ -403,6 +414,30 @@ route_late_pointers() {
 
 @test "exec-git: husky's hook and lefthook's files a process left by one exec rewrote after it looked are named by the next exec (ordinary user)" {
   route_late_pointers user
+}
+
+# The same from the container's own process, before any exec: the bundle's command rewrites them
+# after create; the first exec compares with what create recorded, not with its own start, and
+# names all three; the second names none.
+route_created_pointers() {
+  make_hook_repo "$1"
+  local id
+  id=xgit-$(printf '%s' "$WT" | sha256sum | cut -c1-12)
+  rewrite_script
+  as_owner "$FSRUN" --root "$DIR/state" bundle --policy "$DIR/policy.json" --worktree "$WT" \
+    --out "$DIR/bundle-$id" -- /bin/sh -c "sh .rewrite; exec sleep infinity" >&2
+  as_owner "$FSRUN" --root "$DIR/state" create --bundle "$DIR/bundle-$id" "$id" >&2
+  echo "$id" >>"$DIR/containers"
+  as_owner "$FSRUN" --root "$DIR/state" start "$id" >&2
+  rewrite_named_next
+}
+
+@test "exec-git: husky's hook and lefthook's files the container's process rewrote between create and the first exec are named by that exec (root)" {
+  route_created_pointers root
+}
+
+@test "exec-git: husky's hook and lefthook's files the container's process rewrote between create and the first exec are named by that exec (ordinary user)" {
+  route_created_pointers user
 }
 
 # After the task's last exec: a process it left running plants a nested repository, which no exec's

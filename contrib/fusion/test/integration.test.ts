@@ -375,8 +375,9 @@ test(`[${WHO}] fallback-native at prepare: a full disk under the state root is F
   await chmod(fsrunPath, 0o755);
   const b = new FsrunBackend({ fsrunPath, stateRoot: full, killGraceMs: 300, failureMode: "fallback-native", onAudit: (e) => events.push(e) });
   backends.push(b);
-  // the probe's own set-up fails too (ENOSPC): no proof that this host cannot sandbox
-  await assert.rejects(b.prepare({ taskId: `it-${WHO}`, runId: `r${++seq}`, worktreePath: worktree, policy: basePolicy() }), (e: unknown) => e instanceof FsrunSetupError && /not for want of a host capability/.test(e.message) && /No space left on device/.test(e.message));
+  // fsrun bundle's mark in the state root fails (ENOSPC), and the probe's own set-up too: no proof
+  // that this host cannot sandbox, so the bundle's error stands
+  await assert.rejects(b.prepare({ taskId: `it-${WHO}`, runId: `r${++seq}`, worktreePath: worktree, policy: basePolicy() }), (e: unknown) => e instanceof FsrunSetupError && /fsrun cannot build a sandbox over .*the bundle's mark/.test(e.message) && /No space left on device/.test(e.message));
   await assert.rejects(b.run(`touch '${marker}'`, opts()));
   await assert.rejects(readFile(marker));
   assert.deepEqual(await readdir(full), [], "nothing written under the state root outside the namespace");

@@ -936,6 +936,18 @@ static int check_sender(const struct create_job *j, const struct sync_msg *msg,
   return foreign_sender(msg, j->out->pid, err);
 }
 
+/* SYNC_LIMIT_GAP: a limit the init's set-up could not put in place, for the caller to list and
+ * maybe refuse (fsrun sandbox), or said */
+static int serve_limit_gap(struct create_job *j, const struct sync_msg *msg, fsrun_error_t *err) {
+  const char *limit = msg->data != NULL ? msg->data : "";
+  size_t n = strlen(limit);
+  const char *why = n < msg->len ? limit + n + 1 : "";
+  if (j->o->on_limit_gap != NULL)
+    return j->o->on_limit_gap(limit, why, j->o->on_limit_gap_data, err);
+  log_warning("limits not enforced: %s (%s)", limit, why);
+  return 0;
+}
+
 /* Step 7: serves the init's requests until it reports SYNC_CREATED (or an error). */
 static int create_serve_init(struct create_job *j, fsrun_error_t *err) {
   for (;;) {
@@ -979,6 +991,9 @@ static int create_serve_init(struct create_job *j, fsrun_error_t *err) {
       break;
     case SYNC_PROCFS:
       r = serve_procfs(j, &msg, err);
+      break;
+    case SYNC_LIMIT_GAP:
+      r = serve_limit_gap(j, &msg, err);
       break;
     case SYNC_CREATED:
       /* the init's pid namespace, as it reported it (it may be gone by now under `run`) */

@@ -37,6 +37,11 @@ struct container_create_opts {
    * init is stuck in; --max-buffer-kill keeps the pidfd); a failure fails the create */
   int (*on_cloned)(pid_t init_pid, int init_pidfd, void *data, fsrun_error_t *err);
   void *on_cloned_data;
+  /* called for each limit the init's set-up could not put in place (limit: the policy's key, as
+   * "allowedPaths"; why: one line), before the container's process exists; a failure fails the
+   * create (fsrun sandbox's limitsMode "require"). NULL: said as a warning. */
+  int (*on_limit_gap)(const char *limit, const char *why, void *data, fsrun_error_t *err);
+  void *on_limit_gap_data;
 };
 
 struct container_run_opts {

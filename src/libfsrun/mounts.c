@@ -27,6 +27,7 @@
 #include "openat2-compat.h"
 #include "overlay-lower.h"
 #include "proc-mounter.h"
+#include "sync.h"
 #include "utils.h"
 
 /* --- options ---------------------------------------------------------------------------------- */
@@ -675,13 +676,31 @@ static int attach_cover(const struct mount_env *env, int bind_root, const char *
   return finish_bind(mnt, -1, &o, 0, index, cover_source, dest, err);
 }
 
+/* A limit this set-up cannot put in place (limit: the policy's key), told to the runtime, which
+ * says it and lists it (fsrun sandbox: limitsNotEnforced; under limitsMode "require" it ends the
+ * set-up); said here when there is no runtime to tell. */
+static int report_limit_gap(const struct mount_env *env, const char *limit, const char *why) {
+  size_t a = strlen(limit), b = strlen(why);
+  cleanup_free char *payload = xmalloc0(a + b + 2);
+  memcpy(payload, limit, a);
+  memcpy(payload + a + 1, why, b);
+  if (env->runtime_sync_fd >= 0 &&
+      sync_send(env->runtime_sync_fd, SYNC_LIMIT_GAP, 0, payload, a + b + 1, -1) == 0)
+    return 0;
+  log_warning("limits not enforced: %s (%s)", limit, why);
+  return 0;
+}
+
 /* The bind checked (may be NULL) of a directory seen through one overlay over its root, its covers
  * in that overlay's layer (oci_mount.overlay_view). 1: done; 0: not to be done, or overlayfs
- * refused (a kernel before 5.11 in a user namespace, an rbind with mounts below: the bind stays
- * as it is, its sockets and FIFOs with it, docs/sandbox.md); or the error. */
-static int attach_overlay_view(int bind_root, const oci_mount *checked, const char *const *covers,
-                               size_t n, bool recursive, size_t index, const char *dest,
-                               fsrun_error_t *err) {
+ * refused: the bind stays as it is, its sockets and FIFOs with it (docs/sandbox.md). An rbind
+ * with a mount below (EBUSY from cover-overlay.c) is what fsrun sandbox lists before the run; any
+ * other refusal (a kernel before 5.11 in a user namespace, a lower overlayfs will not stack on) is
+ * reported as a limit not enforced here. Or the error. */
+static int attach_overlay_view(const struct mount_env *env, int bind_root, const oci_mount *checked,
+                               const char *const *covers, size_t n, bool recursive, size_t index,
+                               const char *dest, fsrun_error_t *err) {
+  cleanup_free char *why = NULL;
   struct stat st;
   bool refused = false;
   if (checked == NULL || !checked->overlay_view || fstat(bind_root, &st) < 0 ||
@@ -692,8 +711,12 @@ static int attach_overlay_view(int bind_root, const oci_mount *checked, const ch
   if (!refused)
     return fsrun_error_wrap(err, "mounts[%zu]: `%s`", index, dest);
   log_debug("mounts[%zu]: `%s`: %s; bound without an overlay", index, dest, (*err)->msg);
+  if ((*err)->status != EBUSY)
+    why = xasprintf("`%s`: overlayfs refused the read-only overlay that hides its unix sockets "
+                    "and FIFOs (%s): they are the host's",
+                    dest, strerror((*err)->status));
   fsrun_error_release(err);
-  return 0;
+  return why != NULL ? report_limit_gap(env, "allowedPaths", why) : 0;
 }
 
 /* The covers of the bind checked (may be NULL), attached onto bind_root: overlays over the
@@ -712,7 +735,7 @@ static int attach_covers(const struct mount_env *env, int bind_root, const oci_m
   }
   read_only = fstatvfs(bind_root, &sv) == 0 && (sv.f_flag & ST_RDONLY);
   if (read_only && (n == 0 || covers[0][0] != '\0'))
-    viewed = attach_overlay_view(bind_root, checked, covers, n, recursive, index, dest, err);
+    viewed = attach_overlay_view(env, bind_root, checked, covers, n, recursive, index, dest, err);
   if (viewed != 0)
     return viewed < 0 ? viewed : 0;
   if (n > 0 && covers[0][0] != '\0' && read_only &&

@@ -1,5 +1,6 @@
 #include "sandbox-limits.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -170,6 +171,26 @@ int sandbox_limits_check(const oci_policy *p, const struct sandbox_limits *l, fs
     return 0;
   text = gaps_text(l);
   return fsrun_error_make(err, 0, "sandbox: limitsMode \"require\": cannot enforce %s", text);
+}
+
+int sandbox_limits_runtime_gap(const oci_policy *p, struct sandbox_limits *l, const char *limit,
+                               const char *why, fsrun_error_t *err) {
+  /* the gaps' keys are these strings, never the runtime's text */
+  static const char *const keys[] = {"allowedPaths"};
+  const char *key = NULL;
+  size_t before = l->n_gaps;
+  for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+    if (strcmp(limit, keys[i]) == 0)
+      key = keys[i];
+  if (key == NULL)
+    return fsrun_error_make(err, EPROTO, "the set-up named an unknown limit `%s`", limit);
+  add_gap(l, key, xstrdup(why));
+  if (sandbox_limits_check(p, l, err) < 0)
+    return fsrun_error_code(err);
+  /* said as the planned ones were, one line for this one */
+  log_warning("sandbox: limits not enforced: %s (%s)", l->gaps[before].limit,
+              l->gaps[before].reason);
+  return 0;
 }
 
 void sandbox_limits_warn(const struct sandbox_limits *l) {

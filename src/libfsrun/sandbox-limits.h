@@ -5,7 +5,8 @@
  * RLIMIT_DATA per process as a memory bound, RLIMIT_CPU per process for maxMs, and the rest said
  * to be not enforced. allowedTcpPorts is Landlock's, not enforced below Landlock ABI 4 (Linux 6.7).
  * An ordinary user's allowedPaths directory with a mount below it keeps the plain rbind, without
- * the overlay that hides its unix sockets and FIFOs: listed as "allowedPaths", naming it.
+ * the overlay that hides its unix sockets and FIFOs: listed as "allowedPaths", naming it; so is
+ * one whose overlay overlayfs refused at the set-up (sandbox_limits_runtime_gap).
  * limitsMode "require" turns a limit that cannot be enforced into an error. */
 #ifndef FSRUN_SANDBOX_LIMITS_H
 #define FSRUN_SANDBOX_LIMITS_H
@@ -40,6 +41,11 @@ void sandbox_limits_plan(const oci_policy *p, bool userns, bool native, struct s
 void sandbox_limits_clear(struct sandbox_limits *l);
 /* limitsMode "require": an error naming each limit that cannot be enforced, and why. */
 int sandbox_limits_check(const oci_policy *p, const struct sandbox_limits *l, fsrun_error_t *err);
+/* A limit the runtime found it could not put in place during the set-up (container.h's
+ * on_limit_gap: an allowedPaths overlay overlayfs refused): one more gap, said in one warning line
+ * as the planned ones are; under limitsMode "require" sandbox_limits_check's error instead. */
+int sandbox_limits_runtime_gap(const oci_policy *p, struct sandbox_limits *l, const char *limit,
+                               const char *why, fsrun_error_t *err);
 /* One warning line listing what is not enforced (fsrun's log: the caller's stderr, never the
  * captured output); nothing when everything holds. */
 void sandbox_limits_warn(const struct sandbox_limits *l);

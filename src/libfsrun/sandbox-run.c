@@ -670,6 +670,17 @@ static void command_ended(const struct fsrun_cgroup *cg, void *data) {
 /* Builds the config and runs it over the shared bundle. Returns < 0 when the sandbox could not be
  * set up (nothing ran); res->exit_code, signal and timed_out say how the command ended otherwise.
  */
+/* create's on_limit_gap: what the runtime could not put in place joins the planned gaps */
+struct runtime_gaps {
+  const oci_policy *policy;
+  struct sandbox_limits *limits;
+};
+
+static int runtime_gap(const char *limit, const char *why, void *data, fsrun_error_t *err) {
+  struct runtime_gaps *g = data;
+  return sandbox_limits_runtime_gap(g->policy, g->limits, limit, why, err);
+}
+
 static int run_in_sandbox(const struct fsrun_context *ctx, const struct sandbox_run_opts *o,
                           const oci_policy *policy, const char *worktree, const char *id,
                           bool userns, int64_t deadline, struct capture *cap,
@@ -711,6 +722,7 @@ static int run_in_sandbox(const struct fsrun_context *ctx, const struct sandbox_
     oci_config_free(config);
   if (r == 0) {
     struct started started = {.cap = cap, .cpu_budget = res->limits.cpu_budget};
+    struct runtime_gaps gaps = {.policy = policy, .limits = &res->limits};
     res->net.deadline = deadline;
     struct container_run_opts ro = {.create = {.id = id,
                                                .bundle = bundle,
@@ -718,7 +730,9 @@ static int run_in_sandbox(const struct fsrun_context *ctx, const struct sandbox_
                                                .config_len = strlen(json),
                                                .config = config, /* create frees it */
                                                .on_cloned = watch_init,
-                                               .on_cloned_data = cap},
+                                               .on_cloned_data = cap,
+                                               .on_limit_gap = runtime_gap,
+                                               .on_limit_gap_data = &gaps},
                                     .on_started = on_started,
                                     .on_started_arg = &started,
                                     .term_signal = &res->signal,

@@ -26,6 +26,8 @@ typedef enum {
   SYNC_NAMESPACES,  /* first init -> parent: in its namespaces (ns_plan.pid_join_early) */
   SYNC_PROCFS,      /* late init -> parent: a procfs of the joined pid namespace (proc-mounter.h) */
   SYNC_COMMAND_NEXT, /* fsrun's init -> parent: every filter loaded; the command may exist after */
+  SYNC_LIMIT_GAP,    /* child -> parent: a limit the set-up could not put in place (payload: the
+                        limit's key, NUL, why) */
 } sync_msg_type;
 
 struct sync_msg {

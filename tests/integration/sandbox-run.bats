@@ -1638,6 +1638,51 @@ check_submount_gap() {
   check_submount_gap root
 }
 
+# check_overlay_refused root|user: an allowedPaths dir on which overlayfs will not stack the
+# read-only overlay that hides its sockets: an overlay of an overlay (the kernel's stacking limit,
+# EINVAL), in a private mount namespace; a kernel before 5.11 refuses an ordinary user's overlay
+# in the same place. The runtime reports what it could not do (mounts.c attach_overlay_view; it
+# was a debug line only): one stderr line and limitsNotEnforced as for a mount below the entry,
+# and under limitsMode "require" 125 with that one line, nothing run or left.
+check_overlay_refused() {
+  local entry reason
+  use_caller "$1"
+  entry=$DIR/stacked
+  as_caller mkdir -p "$DIR/l1" "$DIR/l2" "$DIR/mid" "$entry"
+  as_caller sh -c "echo shown >'$DIR/l1/what'"
+  reason="\`$entry\`: overlayfs refused the read-only overlay that hides its unix sockets and FIFOs (Invalid argument): they are the host's"
+  CALLER_NS=(unshare -m sh -c 'mount --make-rprivate / &&
+    mount -t overlay fsrun-test -o "lowerdir=$1/l1:$1/l2" "$1/mid" &&
+    mount -t overlay fsrun-test -o "lowerdir=$1/mid:$1/l2" "$2" && shift 2 && exec "$@"' sh "$DIR" "$entry")
+  printf '{"allowedPaths": ["%s"]}\n' "$entry" >"$DIR/policy.json"
+  run --separate-stderr sbx --policy "$DIR/policy.json" --json -- cat "$entry/what"
+  echo "$output"
+  echo "$stderr"
+  [ "$status" -eq 0 ]
+  [ "$(jq -r .stdout <<<"$output")" = shown ]
+  [ "$(jq -c .limitsNotEnforced <<<"$output")" = "$(jq -cn --arg r "$reason" '[{limit: "allowedPaths", reason: $r}]')" ]
+  [ "$(grep -c 'limits not enforced' <<<"$stderr")" -eq 1 ]
+  [[ $stderr == *"fsrun: warning: sandbox: limits not enforced: allowedPaths ($reason)"* ]]
+  printf '{"allowedPaths": ["%s"], "limitsMode": "require"}\n' "$entry" >"$DIR/policy.json"
+  run --separate-stderr sbx --policy "$DIR/policy.json" -- touch "$WT/ran"
+  echo "$output"
+  echo "$stderr"
+  [ "$status" -eq 125 ]
+  [ "$stderr" = "fsrun: sandbox: limitsMode \"require\": cannot enforce allowedPaths ($reason)" ]
+  [ ! -e "$WT/ran" ]
+  CALLER_NS=()
+  assert_state_clean
+}
+
+@test "sandbox-run: an allowedPaths overlay that overlayfs refuses is a limit not enforced: said, in limitsNotEnforced, refused under limitsMode require (root)" {
+  check_overlay_refused root
+}
+
+# bats test_tags=kernel61
+@test "sandbox-run: an allowedPaths overlay that overlayfs refuses is a limit not enforced: said, in limitsNotEnforced, refused under limitsMode require (ordinary user)" {
+  check_overlay_refused user
+}
+
 # refused_entry POLICY LINE: a run with POLICY (the caller's XDG_RUNTIME_DIR $DIR/area/xdg) is refused
 # before anything is made: 125, the one line LINE, the command never ran
 refused_entry() {

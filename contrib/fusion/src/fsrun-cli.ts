@@ -56,10 +56,11 @@ export function firstLines(s: string): string {
  * ["nested/.git"]`, `exec:` for fsrun exec), each entry once: fsrun writes that line before its git
  * sync, so a fsrun the adapter had to end during the sync has said it (review19 #15). In a task
  * container the command's stderr is on the same stream and could add a line of its own: an entry
- * more to review, never one less.
+ * more to review, never one less. So fsrun's line is also found after a partial line of the
+ * command's (a process it left writing when fsrun exec said it), not only at a line's start.
  */
 export function tamperFromStderr(stderr: string): string[] {
-  return [...new Set(listsOnStderr(stderr, /^fsrun: warning: (?:sandbox|exec): .*; tamper: (\[.*\])$/gm))];
+  return [...new Set(listsOnStderr(stderr, /fsrun: warning: (?:sandbox|exec): .*; tamper: (\[.*\])$/gm))];
 }
 
 /** The strings of the JSON arrays re's first group captures on stderr's lines, in order. */

@@ -140,6 +140,9 @@ test("a killed fsrun's tamper lines give its tamper list, each entry once; no ot
   ].join("\n");
   assert.deepEqual(tamperFromStderr(stderr), ["nested/.git", "config:core.hooksPath=.husky", "a, b/.git", "x\ny"]);
   assert.deepEqual(tamperFromStderr(""), []);
+  // a process the command left wrote a partial line just before fsrun exec's: still read (review21)
+  const joined = 'progress 42%fsrun: warning: exec: the command made nested git repositories (...); tamper: ["late/.git"]\n';
+  assert.deepEqual(tamperFromStderr(joined), ["late/.git"]);
 });
 
 test("hostGitArgs come from fsrun's JSON (absent when empty) and from fsrun sandbox's own stderr line, never from exec's", () => {

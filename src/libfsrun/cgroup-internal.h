@@ -164,8 +164,6 @@ char *cgroup_v2_cpu_max(const oci_cpu *c, const char *current);
 int cgroup_v2_io_max_lines(const oci_block_io *b, char ***lines, size_t *n);
 /* "hugetlb.2MB.max" (v2) / "hugetlb.2MB.limit_in_bytes" (v1); NULL for a bad page size. */
 char *cgroup_hugetlb_file(const char *page_size, bool v2);
-/* A `unified` key is a file name in the cgroup directory: no '/', not "." or "..". */
-bool cgroup_v2_unified_key_valid(const char *key);
 
 /* Enables the controllers (NULL = every available one) in cgroup.subtree_control of every
  * ancestor of path, from the root down. Unavailable ones are skipped. */

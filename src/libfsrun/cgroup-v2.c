@@ -150,9 +150,30 @@ char *cgroup_hugetlb_file(const char *page_size, bool v2) {
   return xasprintf(v2 ? "hugetlb.%s.max" : "hugetlb.%s.limit_in_bytes", page_size);
 }
 
-bool cgroup_v2_unified_key_valid(const char *key) {
-  return key != NULL && key[0] != '\0' && strchr(key, '/') == NULL && strstr(key, "..") == NULL &&
-         strcmp(key, ".") != 0;
+/* the cgroup's own files a container may set: limits on its subtree. The others move processes
+ * in (procs, threads), kill them, freeze them behind fsrun's state, or reshape the tree. */
+static const char *const SETTABLE_CORE_FILES[] = {"cgroup.max.depth", "cgroup.max.descendants"};
+
+const char *cgroup_unified_key_refusal(const char *key) {
+  if (key == NULL || key[0] == '.' || strchr(key, '/') != NULL || strchr(key, '.') == NULL)
+    return "is not a cgroup file name like memory.max";
+  if (strncmp(key, "cgroup.", strlen("cgroup.")) != 0)
+    return NULL;
+  for (size_t i = 0; i < sizeof(SETTABLE_CORE_FILES) / sizeof(SETTABLE_CORE_FILES[0]); i++)
+    if (strcmp(key, SETTABLE_CORE_FILES[i]) == 0)
+      return NULL;
+  return "is a core file of the cgroup (its processes, kill, freeze, controllers, type): of "
+         "cgroup.*, only cgroup.max.depth and cgroup.max.descendants may be set";
+}
+
+int cgroup_unified_keys_check(const oci_map *unified, fsrun_error_t *err) {
+  for (size_t i = 0; i < unified->len; i++) {
+    const char *why = cgroup_unified_key_refusal(unified->keys[i]);
+    if (why != NULL)
+      return fsrun_error_make(err, EINVAL, "linux.resources.unified: `%s` %s",
+                              unified->keys[i] ? unified->keys[i] : "", why);
+  }
+  return 0;
 }
 
 /* --- controllers in the tree ------------------------------------------------------------------ */
@@ -336,13 +357,11 @@ int cgroup_v2_apply_io(const char *dir, const oci_block_io *b, fsrun_error_t *er
 }
 
 int cgroup_v2_apply_unified(const char *dir, const oci_map *unified, fsrun_error_t *err) {
+  int ret = cgroup_unified_keys_check(unified, err);
+  if (ret < 0)
+    return ret;
   for (size_t i = 0; i < unified->len; i++) {
     cleanup_free char *field = NULL;
-    int ret;
-    if (!cgroup_v2_unified_key_valid(unified->keys[i]))
-      return fsrun_error_make(err, EINVAL,
-                              "linux.resources.unified: `%s` is not a file name of the cgroup",
-                              unified->keys[i] ? unified->keys[i] : "");
     field = xasprintf("linux.resources.unified.%s", unified->keys[i]);
     ret = cgroup_write_field(dir, unified->keys[i], unified->values[i] ? unified->values[i] : "",
                              field, err);

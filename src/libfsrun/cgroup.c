@@ -917,6 +917,9 @@ static int apply_resources(const struct fsrun_cgroup *cg, const oci_resources *r
                            const device_rule *rules, size_t n_rules, bool update,
                            fsrun_error_t *err) {
   int ret;
+  /* before any controller: a refused key changes nothing */
+  if (r != NULL && (ret = cgroup_unified_keys_check(&r->unified, err)) < 0)
+    return ret;
   if (r != NULL) {
     struct {
       controller_kind k;

@@ -92,6 +92,13 @@ enum {
 int cgroup_enter_rest(const struct fsrun_cgroup *cg, pid_t pid, unsigned joined,
                       fsrun_error_t *err);
 int cgroup_update(const struct fsrun_cgroup *cg, const oci_resources *r, fsrun_error_t *err);
+/* Why key may not be set through linux.resources.unified, or NULL: it may. A key is a file name
+ * of the container's cgroup with a dot ("memory.max"); of the cgroup's core files only the subtree
+ * limits: a pid written to cgroup.procs would make a host process the container's (its kill, its
+ * delete). validate (create) and update ask this before anything changes. */
+const char *cgroup_unified_key_refusal(const char *key);
+/* The first refused key of unified as "linux.resources.unified: `KEY` <why>" (EINVAL). */
+int cgroup_unified_keys_check(const oci_map *unified, fsrun_error_t *err);
 /* cgroup_update for a container created with the nodes devices (linux.devices). When r has device
  * rules they replace the container's: the defaults and those nodes stay allowed unless r's rules,
  * applied after them with the last match winning, say otherwise. */

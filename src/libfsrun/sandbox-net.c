@@ -59,7 +59,11 @@ enum sandbox_network sandbox_network_profile(const oci_policy *p) {
  * most clouds), Azure's WireServer (its firewall trusts host uid 0, which a root caller's
  * slirp4netns is) and Alibaba's metadata service, both outside 169.254/16 (review21 L2). */
 #define CLOUD_SERVICES "169.254.0.0/16 168.63.129.16/32 100.100.100.200/32"
-#define PRIVATE_RANGES "10.0.0.0/8 172.16.0.0/12 192.168.0.0/16"
+/* RFC 1918, the shared address space of carrier-grade NAT (100.64.0.0/10: a Tailscale tailnet,
+ * its MagicDNS, carriers' and clouds' internal networks) and the benchmarking range (198.18.0.0/15:
+ * the fake-IP mode of Clash-like proxies) (review22 F3). 100.64/10 holds Alibaba's metadata
+ * service: blockPrivateNetworks keeps it out even with allowLinkLocal. */
+#define PRIVATE_RANGES "10.0.0.0/8 172.16.0.0/12 192.168.0.0/16 100.64.0.0/10 198.18.0.0/15"
 
 const char *sandbox_net_unreachable(const oci_policy *p) {
   if (sandbox_network_profile(p) != SANDBOX_NET_EGRESS)

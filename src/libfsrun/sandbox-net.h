@@ -27,7 +27,8 @@ enum sandbox_network {
 
 enum sandbox_network sandbox_network_profile(const oci_policy *p);
 /* The prefixes the egress profile makes unreachable inside (netlink.h's annotation): link-local
- * and the cloud services outside it unless allowLinkLocal, RFC 1918 with blockPrivateNetworks; NULL
+ * and the cloud services outside it unless allowLinkLocal, RFC 1918, 100.64.0.0/10 and
+ * 198.18.0.0/15 with blockPrivateNetworks; NULL
  * for none (another profile). */
 const char *sandbox_net_unreachable(const oci_policy *p);
 /* "none" | "egress" | "host" (the result's limits.network) */

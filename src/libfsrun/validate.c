@@ -22,6 +22,7 @@
 #include "bundle-mark.h"
 #include "exec-git.h"
 #include "caps.h"
+#include "cgroup.h"
 #include "log.h"
 #include "sandbox.h"
 #include "utils.h"
@@ -796,13 +797,10 @@ static int check_resources(const oci_resources *r, fsrun_error_t *err) {
       return config_error(err, "linux.resources.rdma.%s: needs hcaHandles or hcaObjects",
                           r->rdma[i].device ? r->rdma[i].device : "");
   for (size_t i = 0; i < r->unified.len; i++) {
-    const char *key = r->unified.keys[i];
-    /* a file of the container's own cgroup: "memory.max", never a path elsewhere */
-    if (key[0] == '.' || strchr(key, '/') != NULL || strchr(key, '.') == NULL)
-      return config_error(err,
-                          "linux.resources.unified: `%s` is not a cgroup file name like "
-                          "memory.max",
-                          key);
+    /* a file of the container's own cgroup: "memory.max", never a path elsewhere or cgroup.procs */
+    const char *why = cgroup_unified_key_refusal(r->unified.keys[i]);
+    if (why != NULL)
+      return config_error(err, "linux.resources.unified: `%s` %s", r->unified.keys[i], why);
   }
   return 0;
 }

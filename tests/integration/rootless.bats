@@ -129,6 +129,25 @@ user_run() {
   [ ! -e "$UDIR/run/fsrun/$id" ]
 }
 
+# review22 F5, as the user: unified's cgroup.procs naming the user's own process outside (a
+# delegated cgroup would take it in) is refused at create in one line naming the key; no state,
+# the witness stays in its cgroups, unsignalled. Seen to fail with the refusal removed: rc 0.
+@test "rootless: unified naming cgroup.procs (the pid of a process of the user's outside) is refused at create; nothing left" {
+  local id=rl-$RANDOM before
+  start_witness "$UDIR" as_user
+  before=$(cat "/proc/$WITNESS/cgroup")
+  update_user_config '.process.args = ["true"] | .linux.resources.unified = {"cgroup.procs": $pid}' \
+    --arg pid "$WITNESS"
+  user_run run "$id"
+  echo "$output"
+  [ "$status" -eq 1 ]
+  [ "${#lines[@]}" -eq 1 ]
+  [[ "$output" == *'linux.resources.unified: `cgroup.procs` is a core file of the cgroup'* ]]
+  [ ! -e "$UDIR/run/fsrun/$id" ]
+  [ "$(cat "/proc/$WITNESS/cgroup")" = "$before" ]
+  witness_unsignalled
+}
+
 @test "rootless: without a network namespace of its own, /sys is the host's sysfs bound read-only" {
   # `spec --rootless` asks for a netns; share the host's instead: a new sysfs mount is then refused
   update_user_config '.linux.namespaces |= map(select(.type != "network"))

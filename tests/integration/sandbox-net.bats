@@ -42,11 +42,20 @@ setup_file() {
   # a link-local and an RFC 1918 address of the host (/32s on its end of the veth, no route
   # changed), each with a listener: where a cloud's metadata service and a LAN's services would be
   export LINK_LOCAL=169.254.$(($$ % 200 + 20)).1 PRIVATE=10.254.$(($$ % 200 + 20)).1
+  # and (review22 F3) carrier-grade NAT's shared space (a Tailscale peer) and a public address
+  # (TEST-NET-3, documentation only): blockPrivateNetworks keeps the first out, never the second
+  export CGNAT=100.64.$(($$ % 200 + 20)).1 PUBLIC=203.0.113.$(($$ % 200 + 20))
   ip addr add "$LINK_LOCAL/32" dev "${NET_TAG}h"
   ip addr add "$PRIVATE/32" dev "${NET_TAG}h"
+  ip addr add "$CGNAT/32" dev "${NET_TAG}h"
+  ip addr add "$PUBLIC/32" dev "${NET_TAG}h"
   socat TCP-LISTEN:8082,bind="$LINK_LOCAL",fork,reuseaddr SYSTEM:'echo link-local-tcp' &
   echo $! >>"$NET_DIR/pids"
   socat TCP-LISTEN:8082,bind="$PRIVATE",fork,reuseaddr SYSTEM:'echo private-tcp' &
+  echo $! >>"$NET_DIR/pids"
+  socat TCP-LISTEN:8082,bind="$CGNAT",fork,reuseaddr SYSTEM:'echo cgnat-tcp' &
+  echo $! >>"$NET_DIR/pids"
+  socat TCP-LISTEN:8082,bind="$PUBLIC",fork,reuseaddr SYSTEM:'echo public-tcp' &
   echo $! >>"$NET_DIR/pids"
   # the host's loopback services and an abstract unix socket: what the sandbox must not reach
   # (a stand-in for Fusion's dashboard on 4040, on a port of its own)
@@ -354,9 +363,11 @@ check_allowed_tcp_ports() {
 # review19 #10: egress went to link-local addresses (169.254.169.254: a cloud's metadata service and
 # its credentials) through slirp4netns's host sockets. The sandbox's network namespace now has an
 # `unreachable` route for 169.254.0.0/16 (connect fails at once: no packet leaves), unless
-# allowLinkLocal; blockPrivateNetworks adds RFC 1918. The outside (198.18/15), the sandbox's own
-# loopback and slirp4netns's 10.0.2.0/24 (DNS) still work. Seen to fail on the binary before:
-# `link-local reached: link-local-tcp`.
+# allowLinkLocal; blockPrivateNetworks adds RFC 1918, 100.64.0.0/10 and (review22 F3) 198.18.0.0/15,
+# where the outside lives: a public address, the sandbox's own loopback and slirp4netns's
+# 10.0.2.0/24 (DNS) still work. Seen to fail on the binary before: `link-local reached:
+# link-local-tcp`; and with sandbox-net.c's PRIVATE_RANGES back to RFC 1918 only: `cgnat reached:
+# cgnat-tcp`, `outside reached: outside-tcp` under blockPrivateNetworks.
 reach_script() {
   # shellcheck disable=SC2016 # expanded in the sandbox
   echo 'try() { if out=$(socat -T30 -u "$2" - 2>&1); then echo "$1 reached: $out"; else
@@ -369,6 +380,8 @@ reach_script() {
     try metadata TCP:169.254.169.254:80
     try link-local TCP:'"$LINK_LOCAL"':8082
     try private TCP:'"$PRIVATE"':8082
+    try cgnat TCP:'"$CGNAT"':8082
+    try public TCP:'"$PUBLIC"':8082
     try outside TCP:svc.outside.test:8080'
 }
 
@@ -381,6 +394,8 @@ check_link_local() {
 metadata unreachable
 link-local unreachable
 private reached: private-tcp
+cgnat reached: cgnat-tcp
+public reached: public-tcp
 outside reached: outside-tcp" ]
   write_policy '{"allowNetwork": true, "allowLinkLocal": true}'
   run sbx_as "$who" -- /bin/sh -c "$(reach_script)"
@@ -391,7 +406,13 @@ outside reached: outside-tcp" ]
   run sbx_as "$who" -- /bin/sh -c "$(reach_script)"
   echo "$output"
   [ "$status" -eq 0 ]
-  [[ $output == *"link-local unreachable"*"private unreachable"*"outside reached: outside-tcp" ]]
+  [ "$output" = "loopback reached: inside-tcp
+metadata unreachable
+link-local unreachable
+private unreachable
+cgnat unreachable
+public reached: public-tcp
+outside unreachable" ]
   # bad input: for a network that is off, or the host's (whose routes are not the sandbox's)
   for policy in '{"allowNetwork": false, "allowLinkLocal": true}' \
     '{"allowNetwork": true, "network": "host", "blockPrivateNetworks": true}'; do
@@ -452,7 +473,17 @@ unreachable 169.254.0.0/16 proto static " ]
   run sbx_as "$who" -- /bin/sh -c "$(cloud_script)"
   echo "$output"
   [ "$status" -eq 0 ]
-  [[ $output == *"168.63.129.16 unreachable"*"100.100.100.200 unreachable"*"unreachable 168.63.129.16 "*"unreachable 169.254.0.0/16 "*"unreachable 192.168.0.0/16 "* ]]
+  [[ $output == *"168.63.129.16 unreachable"*"100.100.100.200 unreachable"*"unreachable 100.64.0.0/10 "*"unreachable 168.63.129.16 "*"unreachable 169.254.0.0/16 "*"unreachable 192.168.0.0/16 "*"unreachable 198.18.0.0/15 "* ]]
+  # the block wins over allowLinkLocal for 100.100.100.200, inside 100.64.0.0/10
+  write_policy '{"allowNetwork": true, "allowLinkLocal": true, "blockPrivateNetworks": true}'
+  # shellcheck disable=SC2016 # expanded in the sandbox
+  run sbx_as "$who" -- /bin/sh -c 'for a in 168.63.129.16 100.100.100.200; do
+      if ip -4 route get $a >/dev/null 2>&1; then echo "$a routed"; else echo "$a unreachable"; fi
+    done'
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ "$output" = "168.63.129.16 routed
+100.100.100.200 unreachable" ]
   assert_nothing_left "$who"
 }
 

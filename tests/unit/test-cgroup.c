@@ -208,11 +208,23 @@ static void test_v2_formats(void) {
     tap_ok(streq(b1, "hugetlb.1GB.limit_in_bytes"), "hugetlb v1 file %s", b1 ? b1 : "NULL");
     tap_ok(c == NULL, "hugetlb page size `../2MB` refused");
   }
-  tap_ok(cgroup_v2_unified_key_valid("memory.oom.group"), "unified key memory.oom.group accepted");
-  tap_ok(!cgroup_v2_unified_key_valid("../memory.max"), "unified key ../memory.max refused");
-  tap_ok(!cgroup_v2_unified_key_valid("a/b"), "unified key a/b refused");
-  tap_ok(!cgroup_v2_unified_key_valid("..") && !cgroup_v2_unified_key_valid(""),
+  tap_ok(cgroup_unified_key_refusal("memory.oom.group") == NULL,
+         "unified key memory.oom.group accepted");
+  tap_ok(cgroup_unified_key_refusal("../memory.max") != NULL, "unified key ../memory.max refused");
+  tap_ok(cgroup_unified_key_refusal("a/b.c") != NULL, "unified key a/b.c refused");
+  tap_ok(cgroup_unified_key_refusal("..") != NULL && cgroup_unified_key_refusal("") != NULL,
          "unified keys .. and empty refused");
+  {
+    /* review22 F5: a pid in cgroup.procs would make a host process the container's */
+    static const char *const refused[] = {
+        "cgroup.procs", "cgroup.threads", "cgroup.kill",     "cgroup.subtree_control",
+        "cgroup.type",  "cgroup.freeze",  "cgroup.pressure", "cgroup.events"};
+    for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++)
+      tap_ok(cgroup_unified_key_refusal(refused[i]) != NULL, "unified key %s refused", refused[i]);
+    tap_ok(cgroup_unified_key_refusal("cgroup.max.depth") == NULL &&
+               cgroup_unified_key_refusal("cgroup.max.descendants") == NULL,
+           "unified keys cgroup.max.depth and cgroup.max.descendants accepted");
+  }
   {
     cleanup_free char *a = cgroup_limit_string(-1);
     cleanup_free char *b2 = cgroup_limit_string(4096);

@@ -12,7 +12,7 @@ export interface FsrunPolicy extends SandboxPolicy {
   seccomp?: "default" | "none";
   /** With the network on: link-local (169.254.0.0/16) and the cloud services fsrun also blocks by default (Azure 168.63.129.16, Alibaba 100.100.100.200) stay reachable (fsrun's default: unreachable). */
   allowLinkLocal?: boolean;
-  /** With the network on: the RFC 1918 ranges are made unreachable too. */
+  /** With the network on: the RFC 1918 ranges, 100.64.0.0/10 (CGNAT: Tailscale) and 198.18.0.0/15 are made unreachable too. */
   blockPrivateNetworks?: boolean;
 }
 

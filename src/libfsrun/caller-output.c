@@ -63,7 +63,8 @@ static int reopen_checked(const struct path_walk *w, int obj, const struct stat 
 
 /* the existing object at last (in w->dir), checked through an O_PATH fd that follows no link
  * and opens no FIFO or device, then reopened for writing; *gone: no object there any more */
-static int open_existing(struct path_walk *w, const char *last, bool *gone, fsrun_error_t *err) {
+static int open_existing(struct path_walk *w, const char *last, int how, bool *gone,
+                         fsrun_error_t *err) {
   cleanup_close int obj = openat(w->dir, last, O_PATH | O_NOFOLLOW | O_CLOEXEC);
   struct stat st;
   *gone = obj < 0 && errno == ENOENT;
@@ -71,7 +72,7 @@ static int open_existing(struct path_walk *w, const char *last, bool *gone, fsru
     return -1;
   if (obj < 0 || fstat(obj, &st) < 0)
     return fsrun_error_errno(err, "%s %s: open", w->what, w->path);
-  return reopen_checked(w, obj, &st, unfit_output, O_TRUNC, err);
+  return reopen_checked(w, obj, &st, unfit_output, how, err);
 }
 
 /* w walked to path's last name: 0, or the error for a refusal or a missing directory */
@@ -82,7 +83,9 @@ static int walk_to_last(struct path_walk *w, char **last, fsrun_error_t *err) {
   return r;
 }
 
-int caller_output_open(const char *option, const char *path, fsrun_error_t *err) {
+/* caller_output_open and caller_output_append: how is O_TRUNC or O_APPEND */
+static int open_output(const char *option, const char *path, int how, mode_t mode,
+                       fsrun_error_t *err) {
   cleanup_free char *last = NULL;
   struct path_walk w;
   int fd = -1;
@@ -91,13 +94,14 @@ int caller_output_open(const char *option, const char *path, fsrun_error_t *err)
     goto out;
   for (int tries = 0; tries < NAME_TRIES; tries++) {
     bool gone;
-    fd = openat(w.dir, last, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, 0644);
+    fd = openat(w.dir, last, how | O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY,
+                mode);
     if (fd >= 0 || errno != EEXIST) {
       if (fd < 0)
         fsrun_error_errno(err, "%s %s: open", option, path);
       goto out;
     }
-    fd = open_existing(&w, last, &gone, err);
+    fd = open_existing(&w, last, how, &gone, err);
     if (!gone)
       goto out;
   }
@@ -105,6 +109,14 @@ int caller_output_open(const char *option, const char *path, fsrun_error_t *err)
 out:
   path_walk_end(&w);
   return fd;
+}
+
+int caller_output_open(const char *option, const char *path, fsrun_error_t *err) {
+  return open_output(option, path, O_TRUNC, 0644, err);
+}
+
+int caller_output_append(const char *option, const char *path, mode_t mode, fsrun_error_t *err) {
+  return open_output(option, path, O_APPEND, mode, err);
 }
 
 /* what makes st no place for fsrun's log, or NULL: a FIFO or a character device is fine

@@ -7,6 +7,8 @@
 #ifndef FSRUN_CALLER_OUTPUT_H
 #define FSRUN_CALLER_OUTPUT_H
 
+#include <sys/types.h>
+
 #include "error.h"
 
 /* Opens path for writing: a new file (0644 less the umask), or an existing regular file with no
@@ -15,6 +17,10 @@
  * another user's file in a directory others may write: "OPTION PATH: ..." in err. Returns the fd.
  */
 int caller_output_open(const char *option, const char *path, fsrun_error_t *err);
+
+/* caller_output_open, but appended to (a record kept across runs: sandbox --audit-log), and a
+ * new file made with mode (less the umask). */
+int caller_output_append(const char *option, const char *path, mode_t mode, fsrun_error_t *err);
 
 /* Opens path for appending fsrun's log (--log): a new file (0644 less the umask), an existing
  * regular file with no other hard link, a FIFO or a character device (/dev/null, /dev/stderr). A

@@ -34,6 +34,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "caller-output.h"
 #include "cgroup.h"
 #include "container.h"
 #include "json-out.h"
@@ -816,7 +817,6 @@ static int open_audit_log(const char *path, const oci_policy *policy, const char
                           fsrun_error_t *err) {
   cleanup_free char *common_dir = NULL, *wt_git_dir = NULL, *tree = NULL;
   struct agent_trees t;
-  struct stat st;
   int fd;
   /* a worktree whose git dir is broken fails its set-up later, where fallback-native decides */
   if (sandbox_git_dirs(worktree, &common_dir, &wt_git_dir, err) < 0)
@@ -831,15 +831,9 @@ static int open_audit_log(const char *path, const oci_policy *policy, const char
                             "sandbox: --audit-log `%s` is in `%s`, which the sandboxed command "
                             "can write",
                             path, tree);
-  fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW | O_NONBLOCK,
-            0600);
-  if (fd < 0)
-    return fsrun_error_errno(err, "sandbox: --audit-log `%s`", path);
-  if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-    close(fd);
-    return fsrun_error_make(err, 0, "sandbox: --audit-log `%s`: not a regular file", path);
-  }
-  return fd;
+  /* nor a link, FIFO or second hard link at it, nor a parent another user could change */
+  fd = caller_output_append("--audit-log", path, 0600, err);
+  return fd < 0 ? fsrun_error_wrap(err, "sandbox") : fd;
 }
 
 static int run_once(const struct fsrun_context *ctx, const struct sandbox_run_opts *o,

@@ -421,8 +421,9 @@ check_bad_policy() {
 }
 
 # An --audit-log the command could re-point (review19 #13): one in the worktree or a writablePaths
-# entry (by any spelling: a link to it too), a final symlink, a fifo. Each: 125, one line naming
-# the option, nothing run, nothing appended where the link leads, nothing left.
+# entry (by any spelling: a link to it too), a final symlink, a fifo, a second hard link; or that
+# another uid could (caller-output.h): a link of theirs in a parent. Each: 125, one line naming the
+# option, nothing run, nothing appended where the link leads, nothing left.
 check_audit_log_refused() {
   use_caller "$1"
   local log
@@ -430,17 +431,21 @@ check_audit_log_refused() {
   as_caller ln -s "$DIR/cache" "$DIR/cache-link"
   as_caller touch "$DIR/elsewhere/bashrc"
   as_caller ln -s "$DIR/elsewhere/bashrc" "$DIR/elsewhere/audit-link"
+  as_caller ln "$DIR/elsewhere/bashrc" "$DIR/elsewhere/audit-hard"
   as_caller mkfifo "$DIR/elsewhere/audit-fifo"
+  ln -s "$DIR/elsewhere" "$DIR/theirs-link"
+  chown -h 4343 "$DIR/theirs-link"
   echo "{\"writablePaths\": [\"$DIR/cache\"]}" >"$DIR/policy.json"
   for log in "$WT/.audit.jsonl" "$DIR/cache/audit.jsonl" "$DIR/cache-link/audit.jsonl" \
-    "$DIR/elsewhere/audit-link" "$DIR/elsewhere/audit-fifo"; do
+    "$DIR/elsewhere/audit-link" "$DIR/elsewhere/audit-fifo" "$DIR/theirs-link/audit.jsonl" \
+    "$DIR/elsewhere/audit-hard"; do
     run sbx --policy "$DIR/policy.json" --audit-log "$log" --json -- /bin/sh -c "touch '$WT/ran'"
     echo "$log: $status $output"
     [ "$status" -eq 125 ]
     [ "${#lines[@]}" -eq 1 ]
-    [[ $output == *"sandbox: --audit-log \`$log\`"* ]]
+    [[ $output == *"sandbox: --audit-log "*"$log"* ]]
     [ ! -e "$WT/ran" ] && [ ! -e "$WT/.audit.jsonl" ] && [ ! -e "$DIR/cache/audit.jsonl" ]
-    [ ! -s "$DIR/elsewhere/bashrc" ]
+    [ ! -s "$DIR/elsewhere/bashrc" ] && [ ! -e "$DIR/elsewhere/audit.jsonl" ]
     assert_state_clean
   done
   # beside the trees, a plain file: written

@@ -701,6 +701,7 @@ static int run_in_sandbox(const struct fsrun_context *ctx, const struct sandbox_
     oci_config_free(config);
     return fsrun_error_code(err);
   }
+  sandbox_git_tamper_cutoff_now(git);
   sandbox_git_overlay_config(git, config, userns);
   sandbox_covers_as_entries(config, false);
   sandbox_limits_apply(&res->limits, config);
@@ -745,6 +746,7 @@ static int run_in_sandbox(const struct fsrun_context *ctx, const struct sandbox_
     }
     setup_deadline_disarm();
     res->in_container_setup = true;
+    sandbox_git_tamper_cutoff_wait(git);
     r = container_run(ctx, &ro, &status, err);
     /* the sandbox has ended (or never started): its network helper goes with it, reaped last */
     sandbox_net_kill(&res->net);

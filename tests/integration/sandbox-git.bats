@@ -140,9 +140,11 @@ tamper() {
   jq -cs '[.[] | select(.event == "sandbox:tamper") | .paths[]] | sort | unique' "$DIR/audit.jsonl"
 }
 
-# tamper's config: entries alone. A run on the main checkout right after make_repo may also report
-# the linked worktrees' .git files the host has just made: a walk reports what changed in the
-# last clock tick before it began (docs/sandbox.md), a false alarm these tests do not pin.
+# tamper's config: entries alone. An exec into a task container (exec-git.bats runs these routes)
+# on the main checkout right after make_repo may also report the linked worktrees' .git files the
+# host has just made: its walk reports what changed in the last clock tick before it began
+# (docs/sandbox.md), a false alarm these tests do not pin. A one-shot run's cutoff is exact
+# (host_repo_before_run).
 config_tamper() {
   tamper | jq -c 'map(select(startswith("config:")))'
 }
@@ -781,6 +783,37 @@ route_unread_standing() {
 
 @test "sandbox-git: an included config over 1 MiB before the run: a run that leaves it alone still cannot disarm (ordinary user)" {
   route_unread_standing user
+}
+
+# run_after_worktree_add NAME SCRIPT: the host's `git worktree add` of .worktrees/NAME in the main
+# checkout, right before a one-shot run of SCRIPT there that blocks reading its policy from stdin
+# until the worktree is made
+run_after_worktree_add() {
+  rm -f "$DIR/audit.jsonl"
+  { hgit -C "$REPO" worktree add -q -b "$1" "$REPO/.worktrees/$1" && echo '{}'; } |
+    as_owner env GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null timeout -s KILL 120 \
+      "$FSRUN" --root "$DIR/state" sandbox --audit-log "$DIR/audit.jsonl" --policy - \
+      --worktree "$REPO" -- /bin/sh -c "$2"
+  [ -e "$REPO/.worktrees/$1/.git" ]
+}
+
+# host_repo_before_run OWNER: a run's cutoff 20 ms before its start named the linked worktrees the
+# host had just made (`.worktrees/task/.git`, `.worktrees/other/.git`: seen once in a full run):
+# the run names nothing of the host's; a repository the run makes is still named
+host_repo_before_run() {
+  make_repo "$1"
+  run_after_worktree_add third true
+  [ "$(tamper)" = '[]' ]
+  run_after_worktree_add fourth 'git init -q sub'
+  [ "$(tamper)" = '["sub/.git"]' ]
+}
+
+@test "sandbox-git: a linked worktree the host made right before a run is not the run's nested repository (root)" {
+  host_repo_before_run root
+}
+
+@test "sandbox-git: a linked worktree the host made right before a run is not the run's nested repository (ordinary user)" {
+  host_repo_before_run user
 }
 
 # route_global OWNER (review20 E): a policy with the caller's ~/.config writable lets the run write

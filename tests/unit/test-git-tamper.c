@@ -1,9 +1,12 @@
 /* sandbox-git-tamper.c: the tamper report lists the run's gitlinks the host's index did not have
  * before, in the run's index order, at most SANDBOX_GIT_MAX_REPORTED of them, however many gitlinks
- * both indexes hold and in whatever order the host's came. Content only: no timing. */
+ * both indexes hold and in whatever order the host's came. And a one-shot run's cutoff: a nested
+ * repository made right before it is not the run's, one made right after it is (no sleep: the
+ * cutoff's own wait orders them). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "sandbox-git.h"
@@ -106,6 +109,46 @@ static void test_no_host_index(const char *worktree) {
   clear(&g);
 }
 
+/* dir/name/.git made, and dir/name */
+static bool make_repo_dir(const char *dir, const char *name) {
+  char *path = NULL;
+  bool ok = asprintf(&path, "%s/%s", dir, name) >= 0 && mkdir(path, 0755) == 0;
+  free(path);
+  path = NULL;
+  ok = ok && asprintf(&path, "%s/%s/.git", dir, name) >= 0 && mkdir(path, 0755) == 0;
+  free(path);
+  return ok;
+}
+
+/* the host's `git worktree add` right before a one-shot run, the run's `git init` right after its
+ * cutoff: only the run's is named (a cutoff 20 ms before the run named both) */
+static void test_cutoff(const char *worktree) {
+  struct sandbox_git_run g = {.common_dir = (char *)"unused"};
+  char *dir = NULL, **reported = NULL;
+  bool made;
+  if (asprintf(&dir, "%s/cutoff", worktree) < 0 || mkdir(dir, 0755) < 0)
+    abort();
+  made = make_repo_dir(dir, "host");
+  sandbox_git_tamper_cutoff_now(&g);
+  sandbox_git_tamper_cutoff_wait(&g);
+  made = made && make_repo_dir(dir, "run");
+  reported = sandbox_git_tamper(&g, dir);
+  tap_ok(made && count(reported) == 1 && strcmp(reported[0], "run/.git") == 0,
+         "one-shot cutoff: the host's repository made right before is not named, the run's right "
+         "after is (%zu named: %s)",
+         count(reported), count(reported) > 0 ? reported[0] : "none");
+  sandbox_git_strv_free(reported);
+  static const char *const tree[] = {"run/.git", "run", "host/.git", "host"};
+  for (size_t i = 0; i < sizeof(tree) / sizeof(tree[0]); i++) {
+    char *path = NULL;
+    if (asprintf(&path, "%s/%s", dir, tree[i]) >= 0)
+      rmdir(path);
+    free(path);
+  }
+  rmdir(dir);
+  free(dir);
+}
+
 int main(void) {
   char worktree[] = "/tmp/fsrun-test-git-tamper.XXXXXX";
   if (mkdtemp(worktree) == NULL) {
@@ -116,6 +159,7 @@ int main(void) {
   test_many(worktree, 7, "more new gitlinks than the report holds");
   test_none_new(worktree);
   test_no_host_index(worktree);
+  test_cutoff(worktree);
   rmdir(worktree);
   return tap_done();
 }

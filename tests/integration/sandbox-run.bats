@@ -956,25 +956,28 @@ check_undecided_probe_refuses() {
 }
 
 # check_full_disk_probe_refuses root|user: the command filled the disk the state root is on (a 2 MB
-# tmpfs on /tmp in a private mount namespace, standing for a host whose /tmp shares the worktree's
-# filesystem: Debian's default, and an ordinary user's state root /tmp/fsrun-UID there) and planted
-# a link at a policy path, so that the next set-up fails. The probe's own set-up then fails too,
-# with ENOSPC: not for want of a host capability, so fallback-native refuses (125, backend fsrun),
-# never runs the command natively, and leaves nothing in the state root.
+# tmpfs holding the worktree, the state root and the policy, standing for a host whose /tmp shares
+# the worktree's filesystem: Debian's default, and an ordinary user's state root /tmp/fsrun-UID
+# there) and planted a link at a policy path, so that the next set-up fails. The probe's own set-up
+# then fails too, with ENOSPC: not for want of a host capability, so fallback-native refuses (125,
+# backend fsrun), never runs the command natively, and leaves nothing in the state root. The tmpfs
+# is on a directory of the test's own in a private mount namespace, never over /tmp itself, which
+# hid a tree (and fsrun) cloned under /tmp.
 check_full_disk_probe_refuses() {
   use_caller "$1"
-  local out
+  local disk=$DIR/disk out
+  mkdir "$disk"
   CALLER_NS=(unshare -m sh -c 'mount --make-rprivate / &&
-    mount -t tmpfs -o size=2m,mode=1777 tmpfs /tmp && exec "$@"' sh)
-  run as_caller sh -c 'mkdir /tmp/wt /tmp/state && cd /tmp/wt
-    echo "{\"allowedPaths\": [\"/tmp/wt/cache\"]}" >/tmp/policy.json
+    mount -t tmpfs -o size=2m,mode=1777 tmpfs "$1" && shift && exec "$@"' sh "$disk")
+  run as_caller sh -c 'disk=$1 && mkdir "$disk/wt" "$disk/state" && cd "$disk/wt"
+    echo "{\"allowedPaths\": [\"$disk/wt/cache\"]}" >"$disk/policy.json"
     ln -s /nonexistent cache
     dd if=/dev/zero of=big bs=64k 2>/dev/null; dd if=/dev/zero of=big2 bs=4k 2>/dev/null
     rc=0
-    "$1" --root /tmp/state sandbox --policy /tmp/policy.json --worktree /tmp/wt --task-id "$2" \
-      --json --failure-mode fallback-native -- sh -c "echo RAN-NATIVELY" 2>&1 || rc=$?
+    "$2" --root "$disk/state" sandbox --policy "$disk/policy.json" --worktree "$disk/wt" \
+      --task-id "$3" --json --failure-mode fallback-native -- sh -c "echo RAN-NATIVELY" 2>&1 || rc=$?
     echo "rc=$rc"
-    echo "left: $(ls -A /tmp/state | tr "\n" " ")"' sh "$FSRUN" "$TASK"
+    echo "left: $(ls -A "$disk/state" | tr "\n" " ")"' sh "$disk" "$FSRUN" "$TASK"
   CALLER_NS=()
   echo "$output"
   [[ $output != *RAN-NATIVELY* ]]

@@ -319,3 +319,26 @@ EOF
   [ "$status" -eq 0 ]
   [ "$(wc -l <"$BATS_TEST_TMPDIR/read")" -ge 10 ]
 }
+
+# A clone of a clone under another directory (`git clone /work/main /tmp/x`, then /tmp/x cloned
+# again) finds the VM's run-in-vm beside the first repository; a clone whose origin is no local
+# path says where it looked (the vm suite's named skip).
+@test "harness: tests/vm/run.sh --locate finds run-in-vm beside the local repository a clone (of a clone) was made from" {
+  requires_root
+  local t=$BATS_TEST_TMPDIR out
+  mkdir -p "$t/top/shared/vm" "$t/top/main/tests/vm" "$t/a" "$t/b"
+  printf '#!/bin/sh\n' >"$t/top/shared/vm/run-in-vm"
+  chmod 755 "$t/top/shared/vm/run-in-vm"
+  cp "$FSRUN_SRCDIR/tests/vm/run.sh" "$t/top/main/tests/vm/"
+  git -C "$t/top/main" init -q
+  git -C "$t/top/main" add tests
+  git -C "$t/top/main" -c user.email=h@example.invalid -c user.name=h commit -qm vm
+  git clone -q "$t/top/main" "$t/a/clone"
+  git clone -q "file://$t/a/clone/.git" "$t/b/clone"
+  env -u RUN_IN_VM "$t/b/clone/tests/vm/run.sh" --locate >"$t/out"
+  [ "$(cat "$t/out")" = "$t/top/shared/vm/run-in-vm" ]
+  git -C "$t/b/clone" remote set-url origin https://example.invalid/fsrun.git
+  run env -u RUN_IN_VM "$t/b/clone/tests/vm/run.sh" --locate
+  [ "$status" -eq 3 ]
+  [ "$output" = "run-in-vm not found (looked for ../shared/vm/run-in-vm beside the repo and the local repositories it was cloned from: $t/b/shared/vm/run-in-vm; set RUN_IN_VM)" ]
+}

@@ -20,7 +20,8 @@
 # Each file's TAP goes to DIR/NAME.tap (default build/test-logs/vm) and one `vm: ...` line per file
 # is printed. Exit status: 0 all passed, 1 something failed, 3 the VM cannot run here, otherwise
 # run-in-vm's own (124 timeout, 125 VM failure).
-# run-in-vm is found as $RUN_IN_VM, or ../shared/vm/run-in-vm beside the repository.
+# run-in-vm is found as $RUN_IN_VM, or ../shared/vm/run-in-vm beside the repository, or beside the
+# repository it was cloned from when its remote.origin.url is a local path (a clone of a clone too).
 set -uo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -56,8 +57,52 @@ cannot_run() {
   exit 3
 }
 
-runner=${RUN_IN_VM:-$repo/../shared/vm/run-in-vm}
-[ -x "$runner" ] || cannot_run "run-in-vm not found (looked for ${RUN_IN_VM:-../shared/vm/run-in-vm beside the repo}; set RUN_IN_VM)"
+# origin_of DIR: the local repository DIR was cloned from (its remote.origin.url when that is a
+# path or a file:// URL, read from the config file alone: no git run in a repository not ours),
+# as a directory that holds it (a `.git` named is its checkout); nothing when it has none
+origin_of() {
+  local config url
+  for config in "$1/.git/config" "$1/config"; do
+    [ -f "$config" ] || continue
+    url=$(git config --file "$config" --get remote.origin.url 2>/dev/null) || return 1
+    url=${url#file://}
+    case $url in
+      /*) ;;
+      *:*) return 1 ;; # another host's (ssh, https, scp-like host:path)
+      *) url=$1/$url ;;
+    esac
+    url=${url%/}
+    url=${url%/.git}
+    [ -d "$url" ] && (cd "$url" && pwd)
+    return
+  done
+  return 1
+}
+
+# locate_runner: $RUN_IN_VM; else ../shared/vm/run-in-vm beside the repository, or beside the
+# repository it was cloned from, and so on (a clone of a clone of /work/main under /tmp finds
+# /work/shared/vm); the places looked at in $looked
+locate_runner() {
+  local dir=$repo
+  if [ -n "${RUN_IN_VM:-}" ]; then
+    runner=$RUN_IN_VM
+    [ -x "$runner" ]
+    return
+  fi
+  looked=""
+  for _ in 1 2 3 4 5 6 7 8; do # a bound: a clone cycle (x cloned from y cloned from x)
+    runner=$(cd "$dir/.." && pwd)/shared/vm/run-in-vm
+    looked+="${looked:+, }$runner"
+    [ -x "$runner" ] && return 0
+    dir=$(origin_of "$dir") || return 1
+  done
+  return 1
+}
+
+if ! locate_runner; then
+  [ -z "${RUN_IN_VM:-}" ] || cannot_run "run-in-vm not found (RUN_IN_VM=$RUN_IN_VM is no executable)"
+  cannot_run "run-in-vm not found (looked for ../shared/vm/run-in-vm beside the repo and the local repositories it was cloned from: $looked; set RUN_IN_VM)"
+fi
 [ "$(id -u)" = 0 ] || cannot_run "the VM needs root"
 if [ "$locate" = 1 ]; then
   echo "$runner"

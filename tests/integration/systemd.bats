@@ -227,10 +227,12 @@ assert_unit_gone() {
   set_process_args cat /proc/self/cgroup
   local made_slice=0
   [ -d /sys/fs/cgroup/system.slice ] || made_slice=1
-  # /run/systemd/system exists (in a private /run), nothing listens on either socket
-  run --separate-stderr unshare -m bash -c 'mount -t tmpfs tmpfs /run && mkdir -p /run/systemd/system &&
-    exec "$FSRUN" --root /run/fsrun --debug --systemd-cgroup run --bundle "$1" "$2"' \
-    sh "$BUNDLE" "$CONTAINER_ID" </dev/null
+  # /run/systemd/system exists (in a private /run), nothing listens on either socket; fsrun is
+  # copied into it, as a tree under /run is hidden by it
+  run --separate-stderr unshare -m bash -c 'exec 9<"$FSRUN" && mount -t tmpfs tmpfs /run &&
+    mkdir -p /run/systemd/system && cp /proc/self/fd/9 /run/fsrun && chmod 755 /run/fsrun &&
+    exec 9<&- && exec /run/fsrun --root /run/fsrun-state --debug --systemd-cgroup run \
+    --bundle "$1" "$2"' sh "$BUNDLE" "$CONTAINER_ID" </dev/null
   [ "$made_slice" = 0 ] || rmdir /sys/fs/cgroup/system.slice 2>/dev/null || true
   [ "$status" -eq 0 ] || { echo "$output $stderr"; false; }
   [ "$output" = "0::/system.slice/fsrun-$CONTAINER_ID.scope" ]

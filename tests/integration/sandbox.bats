@@ -431,17 +431,29 @@ check_covered_cases() {
   check_covered_cases
 }
 
+# VAR_KEEP: the dirs right below /var that hold the tree, fsrun, its state or this run's files (a
+# tree cloned into /var/tmp), which VAR_NS binds back over its tmpfs so that they stay reachable
+VAR_KEEP=$(for p in "$FSRUN_SRCDIR" "$FSRUN" "${FSRUN_SANITIZER_LOG_DIR:-}" "$BATS_RUN_TMPDIR" \
+  "$FSRUN_ROOT"; do
+  p=$(realpath -m -- "$p") && [[ $p == /var/?* ]] && p=${p#/var/} && echo "${p%%/*}"
+done | sort -u | tr '\n' ' ')
+
 # VAR_NS CMD...: CMD in a private mount namespace whose /var is a tmpfs holding Debian's daily
 # backups of the shadow files as its passwd cron job leaves them (/var/backups/shadow.bak and
-# gshadow.bak, root's, mode 0600). Nothing is written to the host's /var.
+# gshadow.bak, root's, mode 0600), and VAR_KEEP's dirs of the host's /var. Nothing is written to
+# the host's /var.
 VAR_NS=(unshare -m sh -c 'set -e
   mount --make-rprivate /
+  exec 8</var
   mount -t tmpfs -o mode=755 tmpfs /var
+  for top in $1; do mkdir "/var/$top" && mount -c --rbind "/proc/self/fd/8/$top" "/var/$top"; done
+  exec 8<&-
+  shift
   mkdir -m 755 /var/backups
   umask 077
   echo "root:fsrun-test-backup-hash:19000:0:99999:7:::" >/var/backups/shadow.bak
   echo "root:fsrun-test-gbackup-hash::" >/var/backups/gshadow.bak
-  exec "$@"' sh)
+  exec "$@"' sh "$VAR_KEEP")
 
 @test "sandbox: Debian's /var/backups/shadow.bak and gshadow.bak and pam's /etc/security/opasswd are covered wherever a bind shows them (root and an ordinary user)" {
   requires_host_command setpriv

@@ -342,3 +342,20 @@ EOF
   [ "$status" -eq 3 ]
   [ "$output" = "run-in-vm not found (looked for ../shared/vm/run-in-vm beside the repo and the local repositories it was cloned from: $t/b/shared/vm/run-in-vm; set RUN_IN_VM)" ]
 }
+
+# A mount over a directory the tree, fsrun or bats' files may live below (/tmp, /var, /run, /work,
+# /home, /srv, /opt, /root, /mnt), in a test's own mount namespace, hides them from what runs there
+# (a clone under /tmp lost fsrun: rc 127). Such a mount opens what it needs first (`exec N<` on its
+# line or the 3 before), or the line before says `tree not used: WHY`.
+@test "harness: no test mounts over a directory that may hold the tree without keeping what it needs by fd" {
+  local bad
+  bad=$(cd "$FSRUN_TESTS_DIR" && awk '
+    FNR == 1 { delete last }
+    $0 !~ /^[[:space:]]*#/ && $0 ~ /mount [^|;&]*[ =]\/(tmp|var|run|work|home|srv|opt|root|mnt)([ ;&|\047")\\]|$)/ {
+      kept = $0 ~ /exec [0-9]+</ || last[1] ~ /tree not used: /
+      for (i = 1; i <= 3; i++) kept = kept || last[i] ~ /exec [0-9]+</
+      if (!kept) print FILENAME ":" FNR ": " $0
+    }
+    { last[3] = last[2]; last[2] = last[1]; last[1] = $0 }' ./*.bats ./*.bash)
+  [ -z "$bad" ] || { echo "$bad"; false; }
+}

@@ -1131,6 +1131,7 @@ EOF
 }
 
 @test "sandbox: mount fails with EPERM" {
+  # tree not used: the sandboxed command's mount, refused
   run sbx -- /bin/sh -c 'mount -t tmpfs none /tmp; echo "status $?"'
   echo "$output"
   [[ $output == *"status 32"* || $output == *"status 1"* ]]

@@ -34,8 +34,9 @@ _sd_boot_in_vm() {
     echo 0 >"$0/cgroup.procs" || exit 1
     exec unshare --cgroup bash -c "
       umount -l /sys/fs/cgroup && mount -t cgroup2 -o nsdelegate cgroup2 /sys/fs/cgroup || exit 1
-      mount -t proc proc /proc && mount -t tmpfs -o mode=0755 tmpfs /run || exit 1
-      mkdir -p /run/systemd/system && cp -r \"\$SD_UNITS\"/. /run/systemd/system/ || exit 1
+      exec 7<\"\$SD_UNITS\" && mount -t proc proc /proc && mount -t tmpfs -o mode=0755 tmpfs /run || exit 1
+      mkdir -p /run/systemd/system && cp -r /proc/self/fd/7/. /run/systemd/system/ || exit 1
+      exec 7<&-
       exec env -i container=other PATH=/usr/sbin:/usr/bin:/sbin:/bin \
         /lib/systemd/systemd --unit=fsrun-test.target --log-target=kmsg
     "' "$SD_CGROUP" </dev/null >"$BATS_FILE_TMPDIR/systemd-boot.log" 2>&1 3>&- &

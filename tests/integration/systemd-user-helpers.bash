@@ -50,6 +50,7 @@ setup_file() {
   chown "$UM_UID:$UM_GID" "$UM_CGDIR" "$UM_CGDIR"/cgroup.{procs,subtree_control,threads} \
     "$UM_CGDIR/driver" "$UM_CGDIR/driver/cgroup.procs"
   unshare -m --propagation private bash -c '
+    # tree not used: only systemd --user runs here, fsrun runs in the test namespace (in_manager)
     mount -t tmpfs tmpfs /run && mkdir -p /run/systemd/system || exit 1
     echo $$ >"$0/cgroup.procs" || exit 1
     exec setpriv --reuid="$1" --regid="$2" --init-groups env -i XDG_RUNTIME_DIR="$3" \

@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/if.h>
+#include <linux/fib_rules.h>
 #include <linux/if_addr.h>
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
@@ -518,6 +519,78 @@ int netlink_add_unreachable_routes(const char *text, fsrun_error_t *err) {
     if (ret < 0)
       return fsrun_error_make(err, -ret, NETLINK_UNREACHABLE_ANNOTATION ": add `%s`", prefix);
   }
+  return 0;
+}
+
+/* --- TCP only: policy rules
+ * -------------------------------------------------------------------------- */
+
+/* The rules' priorities: after `local` (0: the namespace's own addresses, loopback, answer
+ * first), before `main` (32766) */
+enum { RULE_PRIO_TCP = 100, RULE_PRIO_DNS, RULE_PRIO_REST };
+
+/* One IPv4 rule: ip_proto 0 = any; dst NULL = any; port 0 = any; action FR_ACT_TO_TBL (main)
+ * or FR_ACT_UNREACHABLE */
+static int rtnl_add_rule(struct rtnl *s, uint32_t prio, uint8_t ip_proto, const struct in_addr *dst,
+                         uint16_t port, uint8_t action) {
+  char buf[RTNL_REQ_SIZE] __attribute__((aligned(8)));
+  struct nl_request req;
+  struct fib_rule_hdr *frh =
+      nl_request_init(&req, buf, sizeof(buf), RTM_NEWRULE, NLM_F_CREATE | NLM_F_EXCL, sizeof(*frh));
+  uint32_t table = RT_TABLE_MAIN;
+  if (frh == NULL)
+    return -EMSGSIZE;
+  frh->family = AF_INET;
+  frh->action = action;
+  frh->table = action == FR_ACT_TO_TBL ? RT_TABLE_MAIN : RT_TABLE_UNSPEC;
+  nl_put_attr(&req, FRA_PRIORITY, &prio, sizeof(prio));
+  if (action == FR_ACT_TO_TBL)
+    nl_put_attr(&req, FRA_TABLE, &table, sizeof(table));
+  if (ip_proto != 0)
+    nl_put_attr(&req, FRA_IP_PROTO, &ip_proto, sizeof(ip_proto));
+  if (dst != NULL) {
+    frh->dst_len = 32;
+    nl_put_attr(&req, FRA_DST, dst, sizeof(*dst));
+  }
+  if (port != 0) {
+    struct fib_rule_port_range range = {.start = port, .end = port};
+    nl_put_attr(&req, FRA_DPORT_RANGE, &range, sizeof(range));
+  }
+  return rtnl_talk(s, &req, NULL, NULL);
+}
+
+int netlink_tcp_only(const char *udp_allowed, fsrun_error_t *err) {
+  cleanup_rtnl struct rtnl s = RTNL_CLOSED;
+  char host[INET_ADDRSTRLEN];
+  const char *colon = strchr(udp_allowed, ':');
+  struct in_addr dst;
+  char *end = NULL;
+  unsigned long port;
+  size_t n = colon != NULL ? (size_t)(colon - udp_allowed) : 0;
+  int ret;
+  if (n == 0 || n >= sizeof(host))
+    return fsrun_error_make(err, EINVAL, NETLINK_TCP_ONLY_ANNOTATION ": not ADDRESS:PORT: `%s`",
+                            udp_allowed);
+  memcpy(host, udp_allowed, n);
+  host[n] = '\0';
+  errno = 0;
+  port = strtoul(colon + 1, &end, 10);
+  if (inet_pton(AF_INET, host, &dst) != 1 || errno != 0 || end == colon + 1 || *end != '\0' ||
+      port == 0 || port > 65535)
+    return fsrun_error_make(err, EINVAL, NETLINK_TCP_ONLY_ANNOTATION ": not ADDRESS:PORT: `%s`",
+                            udp_allowed);
+  ret = rtnl_open(&s, err);
+  if (ret < 0)
+    return ret;
+  /* the selectors need Linux 4.17, which every kernel with Landlock (5.13) is; the catch-all
+   * comes last: a failure before it leaves the namespace as it was, never TCP unreachable */
+  ret = rtnl_add_rule(&s, RULE_PRIO_TCP, IPPROTO_TCP, NULL, 0, FR_ACT_TO_TBL);
+  if (ret == 0)
+    ret = rtnl_add_rule(&s, RULE_PRIO_DNS, IPPROTO_UDP, &dst, (uint16_t)port, FR_ACT_TO_TBL);
+  if (ret == 0)
+    ret = rtnl_add_rule(&s, RULE_PRIO_REST, 0, NULL, 0, FR_ACT_UNREACHABLE);
+  if (ret < 0)
+    return fsrun_error_make(err, -ret, NETLINK_TCP_ONLY_ANNOTATION ": add the policy rules");
   return 0;
 }
 

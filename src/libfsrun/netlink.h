@@ -41,6 +41,15 @@ int netlink_loopback_up(fsrun_error_t *err);
  * prefix of text; errors name the annotation and the prefix. */
 int netlink_add_unreachable_routes(const char *text, fsrun_error_t *err);
 
+/* An annotation that keeps the container's new network namespace to TCP (IPv4) and one UDP
+ * destination, "ADDRESS:PORT" (the egress profile's DNS forwarder): `fsrun sandbox` sets it with
+ * allowedTcpPorts, whose Landlock rules cover TCP only (review22 F13). Everything else (UDP,
+ * ICMP, raw) meets an `unreachable` policy rule: EHOSTUNREACH or ENETUNREACH, no packet sent. The
+ * namespace's own addresses (the local table) answer first. */
+#define NETLINK_TCP_ONLY_ANNOTATION "run.fsrun.network.tcp-only"
+/* Adds those rules to the calling thread's network namespace; errors name the annotation. */
+int netlink_tcp_only(const char *udp_allowed, fsrun_error_t *err);
+
 /* Opens /proc/PID/ns/net (O_RDONLY|O_CLOEXEC). With pidfd >= 0 the process is checked to be still
  * alive after the open, so a recycled pid is never used. Returns the fd or a negative code. */
 int netlink_open_netns_of(pid_t pid, int pidfd, fsrun_error_t *err);

@@ -569,9 +569,12 @@ static void report_created(struct init_config *c, const char *pidns) {
 static int network_up(const struct init_config *c, fsrun_error_t *err) {
   const char *unreachable =
       oci_map_get(&c->rootfs.config->annotations, NETLINK_UNREACHABLE_ANNOTATION);
+  const char *tcp_only = oci_map_get(&c->rootfs.config->annotations, NETLINK_TCP_ONLY_ANNOTATION);
   if (netlink_loopback_up(err) < 0)
     return fsrun_error_code(err);
-  return unreachable != NULL ? netlink_add_unreachable_routes(unreachable, err) : 0;
+  if (unreachable != NULL && netlink_add_unreachable_routes(unreachable, err) < 0)
+    return fsrun_error_code(err);
+  return tcp_only != NULL ? netlink_tcp_only(tcp_only, err) : 0;
 }
 
 void init_main(struct init_config *c) {

@@ -11,6 +11,7 @@
 #include "cover-overlay.h"
 #include "landlock.h"
 #include "log.h"
+#include "sandbox-net.h"
 #include "sandbox.h"
 #include "utils.h"
 
@@ -97,6 +98,11 @@ static void plan_tcp_ports(const oci_policy *p, struct sandbox_limits *l) {
     add_gap(l, "allowedTcpPorts",
             xasprintf("the kernel's Landlock ABI %d cannot restrict TCP (ABI %d, Linux 6.7)", abi,
                       LANDLOCK_TCP_ABI));
+  /* egress keeps its namespace to TCP and DNS (sandbox_net_tcp_only); the host's is not fsrun's */
+  else if (sandbox_network_profile(p) == SANDBOX_NET_HOST)
+    add_gap(
+        l, "allowedTcpPorts",
+        xstrdup("the host network restricts TCP only: UDP and ICMP reach any address and port"));
 }
 
 /* An ordinary user's binds are recursive, and overlayfs in a user namespace refuses a lower with

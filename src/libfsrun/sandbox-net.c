@@ -73,6 +73,12 @@ const char *sandbox_net_unreachable(const oci_policy *p) {
   return p->allow_link_local ? NULL : CLOUD_SERVICES;
 }
 
+const char *sandbox_net_tcp_only(const oci_policy *p) {
+  if (sandbox_network_profile(p) != SANDBOX_NET_EGRESS || p->n_allowed_tcp_ports == 0)
+    return NULL;
+  return SANDBOX_DNS_FORWARD ":53";
+}
+
 const char *sandbox_network_name(enum sandbox_network n) {
   switch (n) {
   case SANDBOX_NET_EGRESS:

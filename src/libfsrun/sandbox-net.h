@@ -31,6 +31,9 @@ enum sandbox_network sandbox_network_profile(const oci_policy *p);
  * 198.18.0.0/15 with blockPrivateNetworks; NULL
  * for none (another profile). */
 const char *sandbox_net_unreachable(const oci_policy *p);
+/* With allowedTcpPorts in the egress profile, the one UDP destination the namespace keeps
+ * (netlink.h's tcp-only annotation): the DNS forwarder, "10.0.2.3:53"; NULL otherwise. */
+const char *sandbox_net_tcp_only(const oci_policy *p);
 /* "none" | "egress" | "host" (the result's limits.network) */
 const char *sandbox_network_name(enum sandbox_network n);
 

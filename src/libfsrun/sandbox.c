@@ -804,7 +804,9 @@ int sandbox_config_from_policy(const struct sandbox_mapping_opts *o, oci_config 
        landlock_ports_annotation(p, &c->annotations) < 0) ||
       (sandbox_net_unreachable(p) != NULL &&
        oci_map_set(&c->annotations, NETLINK_UNREACHABLE_ANNOTATION, sandbox_net_unreachable(p)) <
-           0)) {
+           0) ||
+      (sandbox_net_tcp_only(p) != NULL &&
+       oci_map_set(&c->annotations, NETLINK_TCP_ONLY_ANNOTATION, sandbox_net_tcp_only(p)) < 0)) {
     oci_config_free(c);
     return fsrun_error_make(err, ENOMEM, "policy: annotations");
   }

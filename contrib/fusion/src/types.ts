@@ -4,7 +4,7 @@ import type { SandboxFailureMode, SandboxPolicy, SandboxRunOptions, SandboxRunRe
 
 /** Fusion's SandboxPolicy with fsrun's own optional keys (docs/sandbox.md). */
 export interface FsrunPolicy extends SandboxPolicy {
-  /** Outbound TCP ports allowed when allowNetwork is true (Landlock ABI 4 or later). */
+  /** Outbound TCP ports allowed when allowNetwork is true (Landlock ABI 4 or later); in the egress profile no UDP but DNS then (fsrun's policy rules), with network "host" UDP is a limit not enforced. */
   allowedTcpPorts?: number[];
   /** The most processes the sandbox may hold (cgroup; fsrun's default 4096). */
   pidsLimit?: number;

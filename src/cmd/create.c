@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "caller-output.h"
 #include "commands.h"
 #include "container.h"
 
@@ -84,5 +85,7 @@ FSRUN_COMMAND(create) {
     return fsrun_error_make(err, 0,
                             "create: expected exactly one container ID (see fsrun create --help)");
   o.id = argv[optind];
+  if (o.pid_file != NULL && caller_output_check_parents("--pid-file", o.pid_file, err) < 0)
+    return -1;
   return container_create(ctx, &o, err);
 }

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "caller-output.h"
 #include "commands.h"
 #include "exec.h"
 #include "utils.h"
@@ -155,5 +156,7 @@ FSRUN_COMMAND(exec) {
     return fsrun_error_make(err, 0,
                             "exec: expected a COMMAND after the container ID, or --process FILE "
                             "(see fsrun exec --help)");
+  if (o.pid_file != NULL && caller_output_check_parents("--pid-file", o.pid_file, err) < 0)
+    return -1;
   return container_exec(ctx, &o, exit_status, err);
 }

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "caller-output.h"
 #include "commands.h"
 #include "criu.h"
 
@@ -94,5 +95,7 @@ FSRUN_COMMAND(restore) {
     return fsrun_error_make(
         err, 0, "restore: expected exactly one container ID (see fsrun restore --help)");
   o.id = argv[optind];
+  if (o.pid_file != NULL && caller_output_check_parents("--pid-file", o.pid_file, err) < 0)
+    return -1;
   return criu_restore(ctx, &o, exit_status, err);
 }

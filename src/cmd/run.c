@@ -3,6 +3,7 @@
 #include <getopt.h>
 #include <stdio.h>
 
+#include "caller-output.h"
 #include "commands.h"
 #include "container.h"
 
@@ -91,5 +92,8 @@ FSRUN_COMMAND(run) {
     return fsrun_error_make(err, 0,
                             "run: expected exactly one container ID (see fsrun run --help)");
   o.create.id = argv[optind];
+  if (o.create.pid_file != NULL &&
+      caller_output_check_parents("--pid-file", o.create.pid_file, err) < 0)
+    return -1;
   return container_run(ctx, &o, exit_status, err);
 }

@@ -111,6 +111,16 @@ out:
   return fd;
 }
 
+int caller_output_check_parents(const char *option, const char *path, fsrun_error_t *err) {
+  cleanup_free char *last = NULL;
+  struct path_walk w;
+  int r;
+  path_walk_begin(&w, path, option, refuse_parent);
+  r = path_walk_parent(&w, &last, err);
+  path_walk_end(&w);
+  return r < 0 ? r : 0;
+}
+
 int caller_output_open(const char *option, const char *path, fsrun_error_t *err) {
   return open_output(option, path, O_TRUNC, 0644, err);
 }

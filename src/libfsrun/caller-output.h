@@ -22,6 +22,13 @@ int caller_output_open(const char *option, const char *path, fsrun_error_t *err)
  * new file made with mode (less the umask). */
 int caller_output_append(const char *option, const char *path, mode_t mode, fsrun_error_t *err);
 
+/* path's directories and the links on the way by the same rule, for a file fsrun writes later by
+ * path (--pid-file: a temporary file renamed over the name, runc's shape, so a link at the name
+ * is replaced): once nobody but the caller and root can change them, the path keeps naming what
+ * was checked. 0 (also when a directory is missing: the write says so), or the one-line refusal
+ * "OPTION PATH: reached through ...". */
+int caller_output_check_parents(const char *option, const char *path, fsrun_error_t *err);
+
 /* Opens path for appending fsrun's log (--log): a new file (0644 less the umask), an existing
  * regular file with no other hard link, a FIFO or a character device (/dev/null, /dev/stderr). A
  * link is followed when the caller or root owns it (in procfs: by the kernel, the caller's own

@@ -150,7 +150,7 @@ check_exit_and_signal() {
 # an existing regular file is truncated. A --pid-file at a link is replaced (runc's rename), and a
 # hard link left at its temporary name (PIDFILE.tmp.PID) is not written through.
 check_unfit_outputs() {
-  local f runner=() fs=("$FSRUN" --root "$FSRUN_ROOT")
+  local f opt runner=() fs=("$FSRUN" --root "$FSRUN_ROOT")
   if [ "$1" = as_user ]; then
     runner=(as_user)
     fs=("${@:2}")
@@ -181,13 +181,18 @@ check_unfit_outputs() {
   ln -s "$DIR/out" "$DIR/plink"
   chown -h 4343 "$DIR/plink"
   chown 4343 "$DIR/theirs"
-  for f in plink theirs; do
-    run "${runner[@]}" "${fs[@]}" exec --status-json "$DIR/$f/s.json" "$ID" /bin/sh -c 'touch "$0"' "$WT/ran-$f"
+  # (--pid-file's too, checked before anything runs: the write is runc's rename by path)
+  for f in plink/s.json theirs/s.json plink/p.pid; do
+    case $f in
+    *.pid) opt=--pid-file ;;
+    *) opt=--status-json ;;
+    esac
+    run "${runner[@]}" "${fs[@]}" exec "$opt" "$DIR/$f" "$ID" /bin/sh -c 'touch "$0"' "$WT/ran"
     echo "$output"
     [ "$status" -eq 1 ]
     [ "${#lines[@]}" -eq 1 ]
-    [[ $output == "fsrun: --status-json $DIR/$f/s.json: reached through \`"*"/$f\`, owned by uid 4343: "* ]]
-    [ ! -e "$WT/ran-$f" ]
+    [[ $output == "fsrun: $opt $DIR/$f: reached through \`"*"/${f%/*}\`, owned by uid 4343: "* ]]
+    [ ! -e "$WT/ran" ]
   done
   [ -z "$(ls -A "$DIR/out" "$DIR/theirs" | grep -v :)" ]
   # the caller's own regular file: truncated, one object

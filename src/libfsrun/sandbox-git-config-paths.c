@@ -17,6 +17,7 @@
  * watched less than git runs: it is a standing entry `config:unread:...`, reported on every run,
  * so that "cannot tell" never reads as "nothing changed". */
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -273,12 +274,12 @@ static void on_variable(void *arg, const char *key, const char *value) {
 
 char *sandbox_git_config_read_text(const char *path, size_t *len, bool *too_big) {
   struct stat st;
-  cleanup_close int fd = open_regular_at(AT_FDCWD, path, true, &st);
+  cleanup_close int fd = sandbox_git_config_open(path, &st);
   char *text;
   ssize_t n;
   *too_big = fd >= 0 && st.st_size > CONFIG_MAX_BYTES;
   if (fd < 0 || *too_big)
-    return NULL;
+    return NULL; /* errno: why (ENOENT: git skips it too) */
   /* as much as fstat said (a file that grew meanwhile: that far); the last byte stays NUL */
   text = xmalloc0((size_t)st.st_size + 1);
   n = safe_read_all(fd, text, (size_t)st.st_size);
@@ -296,8 +297,10 @@ static void read_config_file(struct collect *c, const char *path) {
   cleanup_free char *text = sandbox_git_config_read_text(path, &len, &too_big);
   if (too_big)
     add_standing(c->g, path, "larger than fsrun reads");
-  if (text != NULL)
-    git_config_each(text, len, on_variable, c);
+  else if (text == NULL && errno == ELOOP)
+    add_standing(c->g, path, "a link fsrun does not follow: git's own cwd or fds");
+  if (text != NULL && !git_config_each(text, len, on_variable, c))
+    add_standing(c->g, path, "a line git refuses: what follows it not read");
 }
 
 /* `config:global:<path>`: a file git reads as the user's own config, content digested too */
@@ -345,6 +348,8 @@ void sandbox_git_config_paths(struct sandbox_git_run *g, const char *worktree) {
   cleanup_free char *admin_dir = g->admin[0] ? xasprintf("%s/%s", g->common_dir, g->admin) : NULL;
   cleanup_free char *admin_wt =
       admin_dir != NULL ? xasprintf("%s/config.worktree", admin_dir) : NULL;
+  free(g->worktree);
+  g->worktree = xstrdup(worktree);
   read_config_file(&c, config);
   /* a relative include.path is taken from the including file's dir, this one's too (git does) */
   if (admin_dir != NULL)
@@ -512,6 +517,8 @@ void sandbox_git_pointers_free(struct sandbox_git_run *g) {
   free(g->pointers);
   g->pointers = NULL;
   g->n_pointers = 0;
+  free(g->worktree);
+  g->worktree = NULL;
   g->pointers_dropped = false;
   sandbox_git_strv_free(g->hook_files_before);
   g->hook_files_before = NULL;

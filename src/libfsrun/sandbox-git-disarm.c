@@ -15,7 +15,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/stat.h>
 
 #include "git-config.h"
 #include "sandbox-git.h"
@@ -34,7 +33,8 @@
 struct args {
   char **v;
   size_t n;
-  size_t reads; /* included configs read */
+  size_t reads;         /* included configs read */
+  const char *worktree; /* NULL: not known */
 };
 
 /* what makes every git command fail at once (git 2.39: status, diff, add, credential, fetch die
@@ -179,27 +179,29 @@ static void on_variable(void *arg, const char *key, const char *value) {
   disarm_key(r->a, key);
 }
 
-/* something is at path (git reads it, or dies trying), not nothing (git skips a missing include) */
-static bool present(const char *path) {
-  struct stat st;
-  return stat(path, &st) == 0 || (errno != ENOENT && errno != ENOTDIR);
+/* nothing is at path (git skips a missing include), not something fsrun could not open (git
+ * reads it, or dies trying; a magic link: git's cwd or fds) */
+static bool missing(int error) {
+  return error == ENOENT || error == ENOTDIR;
 }
 
 /* a config file as it is after the run: every command key it (and what it includes) sets; one
- * fsrun cannot read whole (over 1 MiB, not a regular file) cannot be disarmed */
+ * fsrun cannot read whole (over 1 MiB, not a regular file, a line git refuses, a magic link, a
+ * link the run made out of the worktree) cannot be disarmed */
 static void reread_file(struct args *a, const char *path, int depth) {
   size_t len = 0;
   bool too_big;
   cleanup_free char *text = sandbox_git_config_read_text(path, &len, &too_big);
+  int error = errno;
   cleanup_free char *dir = xstrdup(path);
   char *slash = strrchr(dir, '/');
   struct reread r = {.a = a, .dir = dir, .depth = depth};
   a->reads++;
   if (slash != NULL)
     *slash = '\0';
-  if (text != NULL)
-    git_config_each(text, len, on_variable, &r);
-  else if (too_big || present(path))
+  if (text != NULL ? sandbox_git_config_leads_out(path, a->worktree) ||
+                         !git_config_each(text, len, on_variable, &r)
+                   : too_big || !missing(error))
     cannot_disarm(a);
 }
 
@@ -301,7 +303,7 @@ static void cannot_disarm_first(struct args *a) {
 }
 
 char **sandbox_git_host_args(const struct sandbox_git_run *g, char **tamper) {
-  struct args a = {0};
+  struct args a = {.worktree = g != NULL ? g->worktree : NULL};
   for (char **t = tamper; t != NULL && *t != NULL; t++) {
     if (strncmp(*t, "hooks:", 6) == 0)
       push_option(&a, "core.hooksPath", "/dev/null");

@@ -7,6 +7,7 @@
 #define FSRUN_SANDBOX_GIT_H
 
 #include <stdint.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 #include <time.h>
 
@@ -84,6 +85,7 @@ struct sandbox_git_run {
   struct timespec walk_began;
   struct sandbox_git_pointer *pointers; /* what the config names, read before the run */
   size_t n_pointers;
+  char *worktree;        /* the one sandbox_git_config_paths was given (hostGitArgs' reread) */
   bool pointers_dropped; /* it named more than fsrun keeps: said on every run */
   /* the hook managers the installed hooks belong to (sandbox-git-hook-managers.c), their files at
    * the worktree's top before the run (NULL-terminated), pre-commit's --config=<name> */
@@ -200,6 +202,13 @@ char *sandbox_git_config_resolve(const char *base, const char *path, const char 
 /* a regular file, links followed as git follows them, not blocking on a fifo, at most 1 MiB, read
  * whole, *len its length; NULL otherwise, *too_big when it was larger (caller frees) */
 char *sandbox_git_config_read_text(const char *path, size_t *len, bool *too_big);
+/* sandbox-git-config-open.c: a regular config file at path (absolute) for reading, reached as git
+ * reaches it: -1 with ELOOP for a magic link on the way (`/proc/self/cwd`, `/dev/stdin`: git's
+ * own cwd and fds, not fsrun's), EINVAL for a relative path or what is not a regular file */
+int sandbox_git_config_open(const char *path, struct stat *st);
+/* whether path, written below worktree (where the run may write links), goes through a link to a
+ * file that is not in it (worktree NULL: not known) */
+bool sandbox_git_config_leads_out(const char *path, const char *worktree);
 /* sandbox-git-disarm.c: a key whose value git runs (a filter's command, core.fsmonitor, a pager;
  * not core.hooksPath, which names a directory) */
 bool sandbox_git_runs_key(const char *key);

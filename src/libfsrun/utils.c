@@ -76,17 +76,21 @@ char *xasprintf(const char *fmt, ...) {
   return r;
 }
 
-int open_regular_at(int dirfd, const char *name, bool follow, struct stat *st) {
-  cleanup_close int path = openat(dirfd, name, O_PATH | O_CLOEXEC | (follow ? 0 : O_NOFOLLOW));
+int open_regular_of(int path_fd, struct stat *st) {
   char self[64];
-  if (path < 0 || fstat(path, st) < 0)
+  if (path_fd < 0 || fstat(path_fd, st) < 0)
     return -1;
   if (!S_ISREG(st->st_mode)) {
     errno = EINVAL;
     return -1;
   }
-  snprintf(self, sizeof(self), "/proc/self/fd/%d", path);
+  snprintf(self, sizeof(self), "/proc/self/fd/%d", path_fd);
   return open(self, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+}
+
+int open_regular_at(int dirfd, const char *name, bool follow, struct stat *st) {
+  cleanup_close int path = openat(dirfd, name, O_PATH | O_CLOEXEC | (follow ? 0 : O_NOFOLLOW));
+  return open_regular_of(path, st);
 }
 
 ssize_t safe_read_all(int fd, void *buf, size_t len) {

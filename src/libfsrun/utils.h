@@ -50,6 +50,8 @@ char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * (a blocked writer released, a watchdog armed). st gets what fstat said. -1 with errno: EINVAL
  * for anything but a regular file. */
 int open_regular_at(int dirfd, const char *name, bool follow, struct stat *st);
+/* the same for an O_PATH fd already taken (-1: errno as its open left it) */
+int open_regular_of(int path_fd, struct stat *st);
 
 /* Full read/write, restarting on EINTR and short transfers. */
 ssize_t safe_read_all(int fd, void *buf, size_t len);

@@ -816,6 +816,83 @@ host_repo_before_run() {
   host_repo_before_run user
 }
 
+# plant_reader KIND: the script a run of route_reader runs at the repository's top ($1: the script
+# the host's git must not run), making the included .gitconfig one git 2.39 reads on where fsrun's
+# reader stopped or cut (review22 F4), with a textconv for README and an fsmonitor: `orphan`, a key
+# before any section first; `crlf`, a value a backslash before CR LF continues; `long`, a
+# subsection of 1100 bytes (cut at 1 KiB, it named a driver that does not exist); `cwdlink`, a link
+# through /proc/self/cwd (git's cwd, not fsrun's) to a file the run wrote
+plant_reader() {
+  local drivers='"[diff \"%s\"]\n\ttextconv = %s\n[core]\n\tfsmonitor = %s\n" "$D" "$1" "$1"'
+  echo 'D=x'
+  case $1 in
+  orphan) echo "{ echo 'orphan = 1'; printf $drivers; } >.gitconfig" ;;
+  crlf) echo "{ printf '[user]\r\n\tx = a\\\\\r\nb\r\n'; printf $drivers | sed 's/\$/\r/'; } >.gitconfig" ;;
+  long) echo "D=\$(head -c 1100 /dev/zero | tr '\0' d) && printf $drivers >.gitconfig" ;;
+  cwdlink) echo "mkdir sub && printf $drivers >sub/evil.cfg && ln -sf /proc/self/cwd/sub/evil.cfg .gitconfig" ;;
+  esac
+  echo 'echo "README diff=$D" >.gitattributes && echo ONE >README'
+}
+
+# route_reader OWNER KIND (review22 F4): a run makes the included config plant_reader's. hostGitArgs
+# either disarm the textconv and the fsmonitor git reads there, by their whole names, or start
+# with the cannot-disarm option (a magic link always); with them the host's `diff` and `status`
+# run nothing the run planted; a plain `diff` runs its textconv (the control).
+route_reader() {
+  local args joined driver=x
+  make_repo "$1"
+  hgit -C "$REPO" config include.path ../.gitconfig
+  sbx "$REPO" -- "set -- $DIR/evil.sh; $(plant_reader "$2")"
+  [ "$(config_tamper)" = '["config:include.path=../.gitconfig"]' ]
+  host_args >/dev/null
+  mapfile -t args < <(host_args)
+  TMPDIR=$DIR/home hgit -C "$REPO" "${args[@]}" diff >/dev/null 2>&1 || true
+  hgit -C "$REPO" "${args[@]}" status >/dev/null 2>&1 || true
+  [ ! -e "$MARKER" ]
+  joined="|$(printf '%s|' "${args[@]}")"
+  [ "$2" != long ] || driver=$(head -c 1100 /dev/zero | tr '\0' d)
+  if [ "$2" = cwdlink ] || [ "${args[1]}" = core.abbrev=fsrun-cannot-disarm ]; then
+    [ "${args[0]}|${args[1]}" = "-c|core.abbrev=fsrun-cannot-disarm" ]
+  else
+    [[ "$joined" = *"|-c|diff.$driver.textconv=cat|"* ]]
+    [[ "$joined" = *"|-c|core.fsmonitor=false|"* ]]
+  fi
+  TMPDIR=$DIR/home hgit -C "$REPO" diff >/dev/null 2>&1 || true
+  [ -e "$MARKER" ]
+}
+
+@test "sandbox-git: a run making the included config a key before any section then drivers gets hostGitArgs that disarm them (root)" {
+  route_reader root orphan
+}
+
+@test "sandbox-git: a run making the included config a key before any section then drivers gets hostGitArgs that disarm them (ordinary user)" {
+  route_reader user orphan
+}
+
+@test "sandbox-git: a run making the included config a backslash before CR LF then drivers gets hostGitArgs that disarm them (root)" {
+  route_reader root crlf
+}
+
+@test "sandbox-git: a run making the included config a backslash before CR LF then drivers gets hostGitArgs that disarm them (ordinary user)" {
+  route_reader user crlf
+}
+
+@test "sandbox-git: a run making the included config a driver of a 1100-byte name gets hostGitArgs that disarm it by its whole name (root)" {
+  route_reader root long
+}
+
+@test "sandbox-git: a run making the included config a driver of a 1100-byte name gets hostGitArgs that disarm it by its whole name (ordinary user)" {
+  route_reader user long
+}
+
+@test "sandbox-git: a run making the included config a link through /proc/self/cwd gets hostGitArgs that cannot disarm (root)" {
+  route_reader root cwdlink
+}
+
+@test "sandbox-git: a run making the included config a link through /proc/self/cwd gets hostGitArgs that cannot disarm (ordinary user)" {
+  route_reader user cwdlink
+}
+
 # route_global OWNER (review20 E): a policy with the caller's ~/.config writable lets the run write
 # git's global config (and husky v9's init.sh, which every husky hook sources), which the host's
 # next git reads: a run that leaves them alone reports nothing; one that writes them is reported

@@ -26,10 +26,18 @@ static void record(void *arg, const char *key, const char *value) {
   snprintf(s->text + n, sizeof(s->text) - n, "%s=%s|", key, value ? value : "(bare)");
 }
 
-/* text[0, len) read: the keys and values seen are want */
+/* the length of d.k's value */
+static void measure_value(void *arg, const char *key, const char *value) {
+  if (strcmp(key, "d.k") == 0 && value != NULL)
+    *(size_t *)arg = strlen(value);
+}
+
+/* text[0, len) read: the keys and values seen are want, then `(unread)` when the reader said it
+ * stopped before the end (a line git refuses) */
 static void expect_parse(const char *text, size_t len, const char *want, const char *what) {
   struct seen s = {""};
-  git_config_each(text, len, record, &s);
+  if (!git_config_each(text, len, record, &s))
+    strcat(s.text, "(unread)");
   tap_ok(strcmp(s.text, want) == 0, "%s: %s", what, s.text);
 }
 
@@ -48,8 +56,8 @@ static void test_syntax(void) {
                "core.hookspath=.husky|filter.My.Lfs.clean=./a b %f|diff.x.textconv=one "
                " two|diff.x.binary=(bare)|merge.m.driver=q\"x\\|",
                "sections, subsections, escapes, comments, continuations");
-  EXPECT_PARSE("[core]\nhooksPath = .a\n[broken\nhooksPath = .b\n", "core.hookspath=.a|",
-               "stops at a line git refuses");
+  EXPECT_PARSE("[core]\nhooksPath = .a\n[broken\nhooksPath = .b\n", "core.hookspath=.a|(unread)",
+               "stops at a line git refuses, and says so");
   /* a backslash as the text's last byte: in a buffer of its exact size, as read_text gives it
    * (ASan: nothing read past it; review20 J) */
   char *tail = strdup("[core]\n\thooksPath = x\\");
@@ -58,7 +66,7 @@ static void test_syntax(void) {
   free(tail);
   EXPECT_PARSE("\xef\xbb\xbf[core]\r\n\thooksPath = .githooks\r\n", "core.hookspath=.githooks|",
                "a leading UTF-8 BOM is skipped");
-  EXPECT_PARSE("[core]\n\xef\xbb\xbf[x]\nhooksPath = .b\n", "",
+  EXPECT_PARSE("[core]\n\xef\xbb\xbf[x]\nhooksPath = .b\n", "(unread)",
                "a BOM past the start is a line git refuses");
   /* a NUL byte, as git 2.39 reads it (review20 C): nothing in a comment, the end of a value as
    * git's callbacks see it (the line's rest still parsed), a refused line at a line's start */
@@ -67,9 +75,58 @@ static void test_syntax(void) {
   EXPECT_PARSE("[core]\n\thooksPath = .gith\0o\"o;\"ks ; c\n\tfsmonitor = ./m\n",
                "core.hookspath=.gith|core.fsmonitor=./m|",
                "a NUL in a value ends it, the file read on");
-  EXPECT_PARSE("[core]\n\0hooksPath = .b\n", "", "a NUL at a line's start is a line git refuses");
-  EXPECT_PARSE("[core]\n\thooksPath = a\\\0b\n", "",
+  EXPECT_PARSE("[core]\n\0hooksPath = .b\n", "(unread)",
+               "a NUL at a line's start is a line git refuses");
+  EXPECT_PARSE("[core]\n\thooksPath = a\\\0b\n", "(unread)",
                "a backslash before a NUL is no escape git knows");
+}
+
+/* a section or subsection of n times ch, then `]` and a variable (caller frees) */
+static char *long_section(const char *head, size_t n, char ch, const char *tail) {
+  char *s = xmalloc0(strlen(head) + n + strlen(tail) + 1);
+  strcpy(s, head);
+  memset(s + strlen(head), ch, n);
+  strcat(s, tail);
+  return s;
+}
+
+/* review22 F4: where the reader stopped or cut and git 2.39 read on (`git config -f F --list`
+ * gives these keys and values): the keys after them are seen */
+static void test_git_reads_on(void) {
+  EXPECT_PARSE("orphan = 1\n[diff \"x\"]\n\ttextconv = t\n", "orphan=1|diff.x.textconv=t|",
+               "a key before any section: its bare name, the rest read");
+  EXPECT_PARSE("[user]\r\n\tx = a\\\r\nb\r\n[diff \"x\"]\r\n\ttextconv = t\r\n",
+               "user.x=ab|diff.x.textconv=t|", "a backslash before CR LF continues the value");
+  EXPECT_PARSE("[d]\n\tk = a\rb \r\n\tq = \"a\r\"\n", "d.k=a b|d.q=a\r|",
+               "a CR alone: a blank outside quotes, kept inside");
+  EXPECT_PARSE("[ \"x\"]\n\tk = 1\n", ".x.k=1|",
+               "`[ \"x\"]`: git's section \"\" with a subsection");
+  EXPECT_PARSE("[d]\n\tk = \"\" x\n\tl = a \t b  \n\tm = \" a \"  b  ;c\n",
+               "d.k=x|d.l=a   b|d.m= a   b|", "blanks in a value, as git keeps them");
+  EXPECT_PARSE("[d \"a\0b\"]\n\tk = 1\n[e]\n\tl = 2\n", "d.a=1|e.l=2|",
+               "a NUL in a subsection ends the key there, as git's callbacks see it");
+  EXPECT_PARSE("[d]\n\tk # c\n", "(unread)", "a comment after a bare name: a line git refuses");
+  EXPECT_PARSE("[d\"x\"]\n\tk = 1\n", "(unread)", "no blank before a subsection: refused");
+  /* nothing cut: a subsection past the old 1 KiB, a name past 64, a value past 4 KiB */
+  char *s = long_section("[diff \"", 1100, 'd', "\"]\n\ttextconv = t\n");
+  struct seen seen = {""};
+  char *key = long_section("diff.", 1100, 'd', ".textconv=t|");
+  tap_ok(git_config_each(s, strlen(s), record, &seen) && strcmp(seen.text, key) == 0,
+         "a subsection of 1100 bytes: the whole name (%zu bytes seen)", strlen(seen.text));
+  free(s);
+  free(key);
+  s = long_section("[d]\n\t", 100, 'k', " = 1\n[e]\nl = 2\n");
+  key = long_section("d.", 100, 'k', "=1|e.l=2|");
+  seen.text[0] = '\0';
+  tap_ok(git_config_each(s, strlen(s), record, &seen) && strcmp(seen.text, key) == 0,
+         "a name of 100 bytes: whole");
+  free(s);
+  free(key);
+  s = long_section("[d]\n\tk = ", 5000, 'v', "\n[e]\nl = 2\n");
+  size_t value_len = 0;
+  bool whole = git_config_each(s, strlen(s), measure_value, &value_len);
+  tap_ok(whole && value_len == 5000, "a value of 5000 bytes: whole (%zu)", value_len);
+  free(s);
 }
 
 static void write_file(const char *dir, const char *name, const char *text) {
@@ -295,6 +352,16 @@ static void test_unread(const char *top) {
                "~user/ of an unknown user");
   expect_entry(run_with(top, "[include]\n\tpath = %(prefix)/etc/x\n", "README", "u\n"),
                "config:unread:%(prefix)/etc/x (git's install prefix)", "%(prefix)/");
+  /* review22 F4: a config git refuses a line of, an include through a magic link */
+  snprintf(entry, sizeof(entry),
+           "config:unread:%s/.git/config (a line git refuses: what follows it not read)", top);
+  expect_entry(run_with(top, "[core]\n\tbare = false\n[broken\n[core]\n\tfsmonitor = ./f\n",
+                        "README", "r\n"),
+               entry, "a line git refuses");
+  expect_entry(run_with(top, "[include]\n\tpath = /proc/self/cwd/x.cfg\n", "README", "l\n"),
+               "config:unread:/proc/self/cwd/x.cfg (a link fsrun does not follow: git's own cwd or "
+               "fds)",
+               "an include through /proc/self/cwd");
   /* more paths than fsrun keeps */
   char *many = malloc(64 * 1024);
   strcpy(many, "[filter \"x\"]\n");
@@ -520,6 +587,88 @@ static void test_host_args_unread(struct sandbox_git_run *g, const char *top) {
   expect_reread(g, top, none, strlen(none), false, "a missing include (git skips it): disarmed");
 }
 
+/* hostGitArgs of g with inc.gitconfig as the run left it (written by the caller) */
+static char *host_args_now(struct sandbox_git_run *g, const char *top) {
+  char **t = NULL, **a;
+  char *text;
+  sandbox_git_config_tamper(g, top, &t);
+  a = sandbox_git_host_args(g, t);
+  text = xstrdup(joined(a));
+  sandbox_git_strv_free(a);
+  sandbox_git_strv_free(t);
+  return text;
+}
+
+/* inc.gitconfig made a link to target */
+static void link_inc(const char *top, const char *target) {
+  char path[512];
+  snprintf(path, sizeof(path), "%s/inc.gitconfig", top);
+  unlink(path);
+  if (symlink(target, path) < 0)
+    tap_diag("symlink %s: %m", path);
+}
+
+/* review22 F4: the reread reads what git reads, or says it cannot */
+static void test_host_args_reread(struct sandbox_git_run *g, const char *top) {
+  static const char orphan[] = "orphan = 1\n[diff \"x\"]\n\ttextconv = ./t\n";
+  static const char crlf[] = "[user]\r\n\tx = a\\\r\nb\r\n[diff \"x\"]\r\n\ttextconv = ./t\r\n";
+  static const char refused[] = "[core]\n\tbare = false\n[broken\n[diff \"x\"]\n\ttextconv = ./t\n";
+  char path[512], outside[] = "/tmp/fsrun-test-git-out.XXXXXX", cwd[512];
+  char *a;
+  write_file(top, "inc.gitconfig", orphan);
+  a = host_args_now(g, top);
+  tap_ok(strcmp(a, "-c|diff.x.textconv=cat") == 0, "a key before any section: read on: %s", a);
+  free(a);
+  write_file(top, "inc.gitconfig", crlf);
+  a = host_args_now(g, top);
+  tap_ok(strcmp(a, "-c|diff.x.textconv=cat") == 0, "a backslash before CR LF: read on: %s", a);
+  free(a);
+  expect_reread(g, top, refused, strlen(refused), true, "a line git refuses: cannot be disarmed");
+  /* magic links: git's own cwd and fds, not fsrun's (cwd here: the worktree, as git's) */
+  write_file(top, "evil.cfg", "[core]\n\tfsmonitor = ./f\n");
+  if (getcwd(cwd, sizeof(cwd)) == NULL || chdir(top) < 0)
+    tap_diag("chdir %s: %m", top);
+  link_inc(top, "/proc/self/cwd/evil.cfg");
+  a = host_args_now(g, top);
+  tap_ok(strncmp(a, CANNOT_FIRST, strlen(CANNOT_FIRST)) == 0,
+         "a link through /proc/self/cwd: cannot be disarmed: %s", a);
+  free(a);
+  /* stdin a regular file with what git would read: fsrun's own, not git's */
+  int saved = dup(0), in = open("evil.cfg", O_RDONLY | O_CLOEXEC);
+  if (saved < 0 || in < 0 || dup2(in, 0) < 0)
+    tap_diag("stdin: %m");
+  link_inc(top, "/dev/stdin");
+  a = host_args_now(g, top);
+  tap_ok(strncmp(a, CANNOT_FIRST, strlen(CANNOT_FIRST)) == 0,
+         "a link to /dev/stdin: cannot be disarmed: %s", a);
+  free(a);
+  if (saved >= 0 && dup2(saved, 0) < 0)
+    tap_diag("stdin back: %m");
+  close(saved);
+  close(in);
+  if (chdir(cwd) < 0)
+    tap_diag("chdir %s: %m", cwd);
+  /* a link the run made that leads out of the worktree; one to a file in it reads that file */
+  link_inc(top, "evil.cfg");
+  a = host_args_now(g, top);
+  tap_ok(strcmp(a, "-c|core.fsmonitor=false") == 0, "a link within the worktree: read: %s", a);
+  free(a);
+  if (mkdtemp(outside) == NULL)
+    tap_diag("mkdtemp: %m");
+  write_file(outside, "out.cfg", "[core]\n\tfsmonitor = ./f\n");
+  snprintf(path, sizeof(path), "%s/out.cfg", outside);
+  link_inc(top, path);
+  a = host_args_now(g, top);
+  tap_ok(strncmp(a, CANNOT_FIRST, strlen(CANNOT_FIRST)) == 0,
+         "a link out of the worktree: cannot be disarmed: %s", a);
+  free(a);
+  unlink(path);
+  rmdir(outside);
+  snprintf(path, sizeof(path), "%s/inc.gitconfig", top);
+  unlink(path);
+  remove_at(top, "evil.cfg");
+}
+
 /* hostGitArgs: each kind of entry gives the options that keep the host's git from running it */
 static void test_host_args(const char *top) {
   char *none[] = {NULL};
@@ -590,6 +739,7 @@ static void test_host_args(const char *top) {
   sandbox_git_strv_free(a);
   sandbox_git_strv_free(t);
   test_host_args_unread(&g, top);
+  test_host_args_reread(&g, top);
   sandbox_git_pointers_free(&g);
 
   char *eq[] = {"config:filter.a=b.clean=touch RAN", NULL};
@@ -625,6 +775,7 @@ int main(void) {
   char home[64];
   char cmd[256];
   test_syntax();
+  test_git_reads_on();
   if (mkdtemp(top) == NULL) {
     tap_ok(false, "mkdtemp: %m");
     return tap_done();

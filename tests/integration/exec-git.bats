@@ -631,6 +631,38 @@ host_args() {
   route_unread user big
 }
 
+@test "exec-git: an exec making the included config a key before any section then drivers gets hostGitArgs in --status-json that disarm them (root)" {
+  route_reader root orphan
+}
+
+@test "exec-git: an exec making the included config a key before any section then drivers gets hostGitArgs in --status-json that disarm them (ordinary user)" {
+  route_reader user orphan
+}
+
+@test "exec-git: an exec making the included config a backslash before CR LF then drivers gets hostGitArgs in --status-json that disarm them (root)" {
+  route_reader root crlf
+}
+
+@test "exec-git: an exec making the included config a backslash before CR LF then drivers gets hostGitArgs in --status-json that disarm them (ordinary user)" {
+  route_reader user crlf
+}
+
+@test "exec-git: an exec making the included config a driver of a 1100-byte name gets hostGitArgs in --status-json that disarm it by its whole name (root)" {
+  route_reader root long
+}
+
+@test "exec-git: an exec making the included config a driver of a 1100-byte name gets hostGitArgs in --status-json that disarm it by its whole name (ordinary user)" {
+  route_reader user long
+}
+
+@test "exec-git: an exec making the included config a link through /proc/self/cwd gets hostGitArgs in --status-json that cannot disarm (root)" {
+  route_reader root cwdlink
+}
+
+@test "exec-git: an exec making the included config a link through /proc/self/cwd gets hostGitArgs in --status-json that cannot disarm (ordinary user)" {
+  route_reader user cwdlink
+}
+
 # exec_watchdog PID: the watchdog of fsrun exec PID: its child that leads a session of its own and
 # still has fsrun's command line (a clone without an exec; the command's process has its own)
 exec_watchdog() {

@@ -798,14 +798,36 @@ host_mounts() {
   user_processes_gone
 }
 
-# mntns_holder DIR [CMD...]: HOLDER, a process in a mount namespace of its own (private propagation, so
-# the host's mounts do not change its table), running once it is in it; started through CMD
-# (another unshare, for a user namespace); the fifo that says so is made in DIR
+# HOLDER_PERL FIFO: pivots into its working directory (a tmpfs: pivot_root(".", ".") stacks the old
+# root on it) and lets go of the old root and every mount under it (umount2 MNT_DETACH of "."),
+# says "in" on FIFO, and sleeps. Its namespace then holds no mount of anyone else: a
+# copy of the host's table would lose each mount another test rmdirs the mount point of on the host
+# (the kernel detaches it in every namespace; propagation being private does not keep it), which
+# failed the comparison while other suites ran beside this one (their per-run git tmpfs mounts)
+# shellcheck disable=SC2016 # perl's
+HOLDER_PERL='require "syscall.ph";
+  open(my $said, "+<", $ARGV[0]) or die "open $ARGV[0]: $!\n";
+  $said->autoflush(1);
+  my $here = ".";
+  syscall(&SYS_pivot_root, $here, $here) == 0 or die "pivot_root: $!\n";
+  syscall(&SYS_umount2, $here, 2) == 0 or die "umount2(MNT_DETACH): $!\n";
+  chdir "/" or die "chdir: $!\n";
+  print $said "in\n";
+  sleep'
+
+# mntns_holder DIR [CMD...]: HOLDER, a process in a mount namespace of its own whose only mount is
+# a tmpfs made for it (HOLDER_PERL), running once it is in it; started through CMD (another
+# unshare, for a user namespace); the fifo that says so, the tmpfs's mount point and what the
+# holder said on failure are in DIR
 mntns_holder() {
-  local fifo=$1/holder
+  local dir=$1 fifo=$1/holder
   shift
+  requires_host_command perl
   mkfifo -m 666 "$fifo"
-  "$@" unshare --mount sh -c 'echo in >"$1"; exec sleep 1000' sh "$fifo" </dev/null >/dev/null 2>&1 3>&- &
+  mkdir -m 755 "$dir/holder-root"
+  "$@" unshare --mount sh -c 'mount -t tmpfs -o mode=0755 fsrun-holder "$2" && cd "$2" &&
+    exec perl -e "$3" "$1"' sh "$fifo" "$dir/holder-root" "$HOLDER_PERL" \
+    </dev/null >/dev/null 2>"$dir/holder.err" 3>&- &
   HOLDER=$!
   # opened read-write, the fifo never waits for a writer; a holder that died before it wrote
   # (unshare refused) then fails the test after the bound instead of hanging the suite
@@ -814,7 +836,10 @@ mntns_holder() {
   read -t 30 -r _ <&"$fd" && said=0 || said=$?
   exec {fd}>&-
   rm "$fifo"
-  [ "$said" -eq 0 ]
+  [ "$said" -eq 0 ] || { cat "$dir/holder.err"; false; }
+  # its table is the tmpfs alone
+  [ "$(awk '{ split($0, fs, " - "); split(fs[2], t, " "); print $5, t[1] }' "/proc/$HOLDER/mountinfo")" = "/ tmpfs" ] ||
+    { cat "/proc/$HOLDER/mountinfo"; false; }
 }
 
 # join_holder_mntns CONFIG: CONFIG's mount namespace is HOLDER's, joined by path
@@ -825,7 +850,8 @@ join_holder_mntns() {
 }
 
 # mount_ids PID: PID's mounts, id, parent and mount point (what a mount made there would add to;
-# the options are left out: a superblock's change elsewhere on the host shows in them too)
+# the options are left out: a superblock's change elsewhere on the host shows in them too). For a
+# holder made by mntns_holder, nothing but fsrun could change them.
 mount_ids() {
   awk '{ print $1, $2, $5 }' "/proc/$1/mountinfo"
 }

@@ -6,11 +6,12 @@
  * reported in `tamper` as `config:<key>=<value>`, since the host's next plain `git commit` or
  * `git status` runs what the run wrote.
  *
- * Before the run: the common dir's `config` and `config.worktree` (and the task worktree's), with
- * their includes followed (git's depth, at most INCLUDE_MAX_READS files; `includeIf` conditions
- * not evaluated: every one is taken), give a list of (entry, path) and a digest of what each path
- * is (pointer_digest). After the run an entry whose digest changed is reported: no clock involved.
- * Only changes are reported: a husky repository that the run leaves alone stays quiet.
+ * Before the run: the system's and the user's configs (read_user_configs: what they name runs in
+ * every repository), the common dir's `config` and `config.worktree` (and the task worktree's),
+ * with their includes followed (git's depth, at most INCLUDE_MAX_READS files; `includeIf`
+ * conditions not evaluated: every one is taken), give a list of (entry, path) and a digest of what
+ * each path is (pointer_digest). After the run an entry whose digest changed is reported: no clock
+ * involved. Only changes are reported: a husky repository that the run leaves alone stays quiet.
  *
  * What fsrun cannot read as git does (a config over CONFIG_MAX_BYTES, past INCLUDE_MAX_READS, a
  * `~user/` /etc/passwd does not name, git's `%(prefix)/`, more than POINTERS_MAX paths) would be
@@ -169,50 +170,97 @@ bool sandbox_git_key_includes(const char *key) {
 #define WORD_BREAK    " \t\n'\""
 #define COMMAND_BREAK ";|&()"
 
+/* a dir Python imports from before its own library (review22 F8): a `-m` driver's and a bare
+ * `python3`'s current directory (git's: the worktree's top), a script's dir. Watched as what may be
+ * imported there: a planted `X.pyc`, `X.*.so` or `argparse.py` runs as well as `X.py` */
+static void add_python_dir(struct collect *c, const char *key, const char *value, const char *dir) {
+  size_t n = c->g->n_pointers;
+  sandbox_git_pointer_add(c->g, entry_of(key, value), xstrdup(dir), false);
+  if (c->g->n_pointers > n)
+    c->g->pointers[n].python_top = true;
+}
+
 /* `-m X`: python puts the current directory (git's: the worktree's top) first on sys.path, so the
- * top package X (or module X.py) there is what runs */
+ * top package X (or module X.py) there is what runs; the rest of the top is what X imports */
 static void add_module(struct collect *c, const char *key, const char *value, const char *module) {
   size_t n = strcspn(module, ".");
   cleanup_free char *package = xasprintf("%.*s", (int)n, module);
   cleanup_free char *file = xasprintf("%s.py", package);
+  add_python_dir(c, key, value, c->worktree);
   if (n == 0 || strchr(package, '/') != NULL)
     return;
   add_pointer(c, key, value, c->worktree, package);
   add_pointer(c, key, value, c->worktree, file);
 }
 
+/* `python`, `python3`, `/usr/bin/python3.11`: an interpreter that imports from a dir of the run's
+ */
+static bool python_word(const char *w) {
+  const char *base = strrchr(w, '/');
+  base = base != NULL ? base + 1 : w;
+  return strncmp(base, "python", 6) == 0 && strspn(base + 6, "0123456789.") == strlen(base + 6);
+}
+
+/* `python3 [options] script.py`: the script's dir comes first on sys.path */
+static void add_python_script(struct collect *c, const char *key, const char *value,
+                              const char *script) {
+  const char *unread;
+  cleanup_free char *path = resolve(c->worktree, script, &unread);
+  char *slash = path != NULL ? strrchr(path, '/') : NULL;
+  if (slash == NULL)
+    return;
+  *slash = '\0';
+  add_python_dir(c, key, value, path[0] != '\0' ? path : "/");
+}
+
+/* where add_command_words is in one command */
+struct words {
+  bool at_command;  /* the next word is the command (after VAR=value words) */
+  bool module_next; /* the next word is `-m`'s module */
+  bool python;      /* the command is a Python interpreter whose script has not come yet */
+};
+
 /* one word of a command value: the command itself is a path only with a `/` (else found on PATH);
  * any other word not an option may be a file an interpreter runs from the worktree's top (`sh
  * clean.sh`, `node x.js`) */
 static void add_word(struct collect *c, const char *key, const char *value, const char *w,
-                     bool *at_command, bool *module_next) {
-  bool command = *at_command, module = *module_next;
-  *module_next = false;
+                     struct words *s) {
+  bool command = s->at_command, module = s->module_next;
+  s->module_next = false;
   if (command && w[0] != '=' && strchr(w, '=') != NULL)
     return; /* VAR=value before the command */
-  *at_command = false;
+  s->at_command = false;
+  if (python_word(w)) { /* the command, or env's */
+    s->python = true;
+    add_python_dir(c, key, value, c->worktree); /* `-c`, stdin: the current directory */
+  }
   if (strpbrk(w, "$`*?[%") != NULL)
     return; /* an expansion, a glob, git's %f: not a name fsrun can know */
   if (w[0] == '-') {
-    *module_next = strcmp(w, "-m") == 0;
+    s->module_next = strcmp(w, "-m") == 0;
     if (strncmp(w, "-m", 2) == 0 && w[2] != '\0')
       add_module(c, key, value, w + 2); /* `-mpre_commit` */
     return;
   }
   if (module) {
+    s->python = false;
     add_module(c, key, value, w);
     return;
   }
   if ((command && strchr(w, '/') == NULL) || strcmp(w, ".") == 0 || strcmp(w, "..") == 0 ||
       strcmp(w, "./") == 0)
     return; /* on PATH; or the top itself, whose every new file would be a change */
+  if (s->python && !python_word(w)) {
+    s->python = false;
+    add_python_script(c, key, value, w);
+  }
   add_pointer(c, key, value, c->worktree, w);
 }
 
 /* each word of a shell command that may name a file (no expansion), as the shell splits it
  * (roughly: quotes break words, `;|&()` start another command) */
 static void add_command_words(struct collect *c, const char *key, const char *value) {
-  bool at_command = true, module_next = false;
+  struct words state = {.at_command = true};
   const char *s = value;
   if (strcmp(key, "credential.helper") == 0 || sandbox_git_key_is(key, "credential", "helper"))
     s += s[0] == '!';
@@ -221,13 +269,13 @@ static void add_command_words(struct collect *c, const char *key, const char *va
     cleanup_free char *w = NULL;
     if (n == 0) {
       if (strchr(COMMAND_BREAK, *s) != NULL)
-        at_command = true, module_next = false;
+        state = (struct words){.at_command = true};
       s++;
       continue;
     }
     w = xasprintf("%.*s", (int)n, s);
     s += n;
-    add_word(c, key, value, w, &at_command, &module_next);
+    add_word(c, key, value, w, &state);
   }
 }
 
@@ -312,27 +360,61 @@ static void add_global(struct sandbox_git_run *g, char *path) {
     g->pointers[n].global = true;
 }
 
+/* git's `${XDG_CONFIG_HOME:-$HOME/.config}`; NULL without either */
+static char *config_home(void) {
+  const char *home = getenv("HOME"), *xdg = getenv("XDG_CONFIG_HOME");
+  if (xdg != NULL && xdg[0] == '/')
+    return xstrdup(xdg);
+  return home != NULL && home[0] == '/' ? xasprintf("%s/.config", home) : NULL;
+}
+
 /* The user's global git config and attributes (GIT_CONFIG_GLOBAL too), and husky v9's init.sh,
  * which every husky hook sources: a policy with ~/.config or $HOME writable lets the run write
- * them, and the host's next git reads them (review20 E). Not parsed: what they name is the user's.
- */
+ * them, and the host's next git reads them (review20 E). What they name: read_user_configs. */
 static void add_globals(struct sandbox_git_run *g) {
-  const char *home = getenv("HOME"), *xdg = getenv("XDG_CONFIG_HOME");
-  const char *global = getenv("GIT_CONFIG_GLOBAL");
-  cleanup_free char *config_home = NULL;
+  const char *home = getenv("HOME"), *global = getenv("GIT_CONFIG_GLOBAL");
+  cleanup_free char *xdg = config_home();
   if (home != NULL && home[0] == '/')
     add_global(g, xasprintf("%s/.gitconfig", home));
-  if (xdg != NULL && xdg[0] == '/')
-    config_home = xstrdup(xdg);
-  else if (home != NULL && home[0] == '/')
-    config_home = xasprintf("%s/.config", home);
-  if (config_home != NULL) {
-    add_global(g, xasprintf("%s/git/config", config_home));
-    add_global(g, xasprintf("%s/git/attributes", config_home));
-    add_global(g, xasprintf("%s/husky/init.sh", config_home));
+  if (xdg != NULL) {
+    add_global(g, xasprintf("%s/git/config", xdg));
+    add_global(g, xasprintf("%s/git/attributes", xdg));
+    add_global(g, xasprintf("%s/husky/init.sh", xdg));
   }
   if (global != NULL && global[0] == '/' && strcmp(global, "/dev/null") != 0)
     add_global(g, xstrdup(global));
+}
+
+/* one config git reads besides the repository's, includes from its own dir */
+static void read_user_config(struct collect *c, const char *path) {
+  struct collect user = *c;
+  cleanup_free char *dir = xstrdup(path);
+  *strrchr(dir, '/') = '\0';
+  user.config_dir = dir[0] != '\0' ? dir : "/";
+  read_config_file(&user, path);
+}
+
+/* What the system's and the user's configs name, with the worktree as the base as for the
+ * repository's (review22 F6): nbstripout `--install --global` runs `-m nbstripout` in every
+ * repository. Each file git may read (fsrun's environment need not be the host git's: all of
+ * them), before the repository's config as git reads them (its core.hooksPath wins). */
+static void read_user_configs(struct collect *c) {
+  const char *home = getenv("HOME"), *global = getenv("GIT_CONFIG_GLOBAL");
+  const char *system = getenv("GIT_CONFIG_SYSTEM");
+  cleanup_free char *xdg = config_home();
+  read_user_config(c, "/etc/gitconfig");
+  if (system != NULL && system[0] == '/')
+    read_user_config(c, system);
+  if (xdg != NULL) {
+    cleanup_free char *path = xasprintf("%s/git/config", xdg);
+    read_user_config(c, path);
+  }
+  if (home != NULL && home[0] == '/') {
+    cleanup_free char *path = xasprintf("%s/.gitconfig", home);
+    read_user_config(c, path);
+  }
+  if (global != NULL && global[0] == '/')
+    read_user_config(c, global);
 }
 
 void sandbox_git_config_paths(struct sandbox_git_run *g, const char *worktree) {
@@ -350,6 +432,10 @@ void sandbox_git_config_paths(struct sandbox_git_run *g, const char *worktree) {
       admin_dir != NULL ? xasprintf("%s/config.worktree", admin_dir) : NULL;
   free(g->worktree);
   g->worktree = xstrdup(worktree);
+  size_t user_reads = 0;
+  struct collect user = c;
+  user.reads = &user_reads; /* the repository's includes keep their own budget */
+  read_user_configs(&user);
   read_config_file(&c, config);
   /* a relative include.path is taken from the including file's dir, this one's too (git does) */
   if (admin_dir != NULL)
@@ -468,11 +554,92 @@ static void digest_way(struct digest *d, const char *worktree, const char *path)
   }
 }
 
+/* --- what Python may import from a dir ------------------------------------------------------ */
+
+/* a module name: Python's identifiers (a byte over 0x7f taken as a letter: PEP 3131's) */
+static bool python_name(const char *s, size_t n) {
+  if (n == 0 || (s[0] >= '0' && s[0] <= '9'))
+    return false;
+  for (size_t i = 0; i < n; i++)
+    if (!(s[i] == '_' || (s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z') ||
+          (s[i] >= '0' && s[i] <= '9') || (unsigned char)s[i] > 0x7f))
+      return false;
+  return true;
+}
+
+/* `X.py`, `X.pyc` (sourceless), `X.so`, `X.<abi>.so`: a file Python imports as module X */
+static bool python_module_file(const char *name) {
+  const char *dot = strchr(name, '.');
+  size_t len = strlen(name);
+  if (dot == NULL || !python_name(name, (size_t)(dot - name)))
+    return false;
+  return strcmp(dot, ".py") == 0 || strcmp(dot, ".pyc") == 0 ||
+         (len >= 3 && strcmp(name + len - 3, ".so") == 0);
+}
+
+/* a package's `__init__.*`, everything in `__pycache__`: in full */
+static void digest_package(struct digest *d, int parent, const char *name) {
+  cleanup_close int fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NONBLOCK | O_CLOEXEC);
+  cleanup_dir DIR *stream = NULL;
+  struct dirent *e;
+  bool cache = strcmp(name, "__pycache__") == 0;
+  if (fd < 0 || (stream = fdopendir(fd)) == NULL)
+    return;
+  fd = -1; /* the stream owns it */
+  while ((e = readdir(stream)) != NULL) {
+    struct stat st;
+    if ((!cache && strncmp(e->d_name, "__init__.", 9) != 0) || strcmp(e->d_name, ".") == 0 ||
+        strcmp(e->d_name, "..") == 0 ||
+        fstatat(dirfd(stream), e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+      continue;
+    digest_add(d, name, e->d_name, &st, content_hash(d, dirfd(stream), e->d_name, false, &st));
+  }
+}
+
+/* a directory's identity without its ctime and size, which move with every entry made in it */
+static const struct stat *identity(struct stat *st) {
+  if (S_ISDIR(st->st_mode))
+    *st = (struct stat){.st_dev = st->st_dev, .st_ino = st->st_ino, .st_mode = st->st_mode};
+  return st;
+}
+
+/* Each entry of dir Python may import (review22 F8): modules' files in full (followed too), each
+ * package-named directory's identity and `__init__.*`, `__pycache__`. Not a new `build/`'s content
+ * or a directory's ctime: a file written in `src/` is no import of the top. Any change is the
+ * driver's: a repo editing its own top-level `setup.py` is a false alarm, cheaper than a miss. */
+static void digest_python_dir(struct digest *d, const char *path) {
+  cleanup_close int fd = open(path, O_RDONLY | O_DIRECTORY | O_NONBLOCK | O_CLOEXEC);
+  cleanup_dir DIR *stream = NULL;
+  struct dirent *e;
+  if (fd < 0 || (stream = fdopendir(fd)) == NULL)
+    return;
+  fd = -1; /* the stream owns it */
+  while ((e = readdir(stream)) != NULL) {
+    struct stat st, now;
+    int dir = dirfd(stream);
+    bool module = python_module_file(e->d_name);
+    if ((!module && !python_name(e->d_name, strlen(e->d_name))) ||
+        fstatat(dir, e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+        (!module && !S_ISDIR(st.st_mode) && !S_ISLNK(st.st_mode)))
+      continue; /* a file `README` is no module */
+    digest_add(d, "py", e->d_name, identity(&st), content_hash(d, dir, e->d_name, false, &st));
+    if (S_ISLNK(st.st_mode) && fstatat(dir, e->d_name, &now, 0) == 0)
+      digest_add(d, "py-followed", e->d_name, identity(&now),
+                 content_hash(d, dir, e->d_name, true, &now));
+    if (!module)
+      digest_package(d, dir, e->d_name);
+  }
+}
+
 static uint64_t pointer_digest(const struct sandbox_git_pointer *p, const char *worktree) {
   size_t top = strlen(worktree);
-  struct digest d = {.content = p->global ||
-                                (strncmp(p->path, worktree, top) == 0 && p->path[top] == '/')};
+  struct digest d = {.content = p->global || (strncmp(p->path, worktree, top) == 0 &&
+                                              (p->path[top] == '/' || p->path[top] == '\0'))};
   cleanup_close int dir = -1;
+  if (p->python_top) {
+    digest_python_dir(&d, p->path);
+    return d.sum;
+  }
   digest_path(&d, "lstat", p->path, false);
   digest_path(&d, "stat", p->path, true);
   if (p->below_top)

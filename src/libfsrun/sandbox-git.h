@@ -55,6 +55,7 @@ struct sandbox_git_pointer {
   char *path;      /* absolute, as the host's git would reach it */
   bool below_top;  /* relative to the worktree's top: the directories on the way count too */
   bool global;     /* the user's git config (outside the worktree, its content read all the same) */
+  bool python_top; /* a dir Python imports from first (sys.path[0]): what it may import there */
   uint64_t before; /* its digest before the run (sandbox-git-config-paths.c) */
   uint64_t after;  /* and after it, once sandbox_git_config_tamper has looked */
   bool appeared;   /* a hook manager's file that came since the container's last exec looked */

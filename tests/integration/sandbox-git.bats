@@ -591,6 +591,113 @@ route_interpreters() {
   route_interpreters user
 }
 
+# the module a route plants (at PATH): it leaves the marker, then passes its input through
+plant_module() {
+  printf 'import sys\nopen("%s", "a").write("ran\\n")\nsys.stdout.write(sys.stdin.read())\n' \
+    "$MARKER" | as_owner sh -c 'cat >"$1"' sh "$1"
+}
+
+# write_as NAME FILE: a command for sbx that writes FILE's bytes (the host's: the sandbox has its
+# own /tmp) to NAME
+write_as() {
+  echo "echo $(base64 -w0 "$2") | base64 -d >$1"
+}
+
+# route_python_imports OWNER (review22 F8): Python imports from the worktree's top before its own
+# library, so a -m driver runs more of the run's than X.py: `nbstripout.pyc` (bytecode, no source)
+# for nbstripout's filter, `argparse.py` for a `-m json.tool` textconv (json.tool imports it) are
+# reported by the drivers' keys; a file written in a directory at the top, or a README, is not.
+# The host's `add -A` and `diff` under hostGitArgs run nothing planted; plain, they run both.
+route_python_imports() {
+  make_repo "$1"
+  [ -x /usr/bin/python3 ] || skip "needs /usr/bin/python3"
+  hgit -C "$REPO" config filter.nbstripout.clean '"/usr/bin/python3" -m nbstripout'
+  hgit -C "$REPO" config diff.pj.textconv '"/usr/bin/python3" -m json.tool'
+  as_owner sh -c 'cd "$1" && printf "*.ipynb filter=nbstripout\n*.json diff=pj\n" >.gitattributes &&
+    echo "{}" >a.ipynb && echo "{}" >b.json && mkdir src' sh "$WT"
+  hgit -C "$WT" -c core.hooksPath=/dev/null add -A
+  hgit -C "$WT" -c core.hooksPath=/dev/null commit -qm "nbstripout, json.tool"
+  as_owner mkdir "$DIR/evil"
+  plant_module "$DIR/evil/nbstripout.py"
+  as_owner /usr/bin/python3 -c 'import py_compile, sys; py_compile.compile(sys.argv[1], cfile=sys.argv[2], doraise=True)' \
+    "$DIR/evil/nbstripout.py" "$DIR/evil/nbstripout.pyc"
+  plant_module "$DIR/evil/argparse.py"
+  local nb='config:filter.nbstripout.clean="/usr/bin/python3" -m nbstripout'
+  local pj='config:diff.pj.textconv="/usr/bin/python3" -m json.tool'
+  sbx -- 'echo two >unrelated.txt && echo "import os" >src/tool.py && echo x >README.md'
+  [ "$(config_tamper)" = '[]' ]
+  sbx -- "$(write_as nbstripout.pyc "$DIR/evil/nbstripout.pyc") && echo '{ }' >a.ipynb"
+  # both: what either imports from the top is watched as a whole (docs/sandbox.md)
+  [ "$(config_tamper)" = "$(jq -cn --arg nb "$nb" --arg pj "$pj" '[$pj, $nb]')" ]
+  grep -qF 'config:filter.nbstripout.clean=' "$DIR/stderr"
+  python_host_git
+  sbx -- "rm nbstripout.pyc && $(write_as argparse.py "$DIR/evil/argparse.py") && echo '{\"a\": 1}' >b.json && echo '{  }' >a.ipynb"
+  [ "$(config_tamper)" = "$(jq -cn --arg nb "$nb" --arg pj "$pj" '[$pj, $nb]')" ]
+  python_host_git
+}
+
+# python_host_git: the host's `diff`, `add -A` and `reset` (which refreshes: the filter runs)
+# under the last run's hostGitArgs leave no marker; plain, `diff` and `add -A` leave it (the
+# control). Git hands textconv temporary files (TMPDIR: the owner's own here).
+python_host_git() {
+  local args
+  host_args >/dev/null
+  mapfile -t args < <(host_args)
+  [ "${#args[@]}" -gt 0 ]
+  TMPDIR=$DIR/home hgit -C "$WT" "${args[@]}" diff >/dev/null
+  hgit -C "$WT" "${args[@]}" -c core.hooksPath=/dev/null add -A
+  hgit -C "$WT" "${args[@]}" reset -q
+  [ ! -e "$MARKER" ]
+  TMPDIR=$DIR/home hgit -C "$WT" diff >/dev/null 2>&1 || true
+  hgit -C "$WT" -c core.hooksPath=/dev/null add -A 2>/dev/null
+  [ -e "$MARKER" ]
+  hgit -C "$WT" "${args[@]}" reset -q
+  rm "$MARKER"
+}
+
+@test "sandbox-git: a run planting X.pyc or a module a -m driver imports (argparse.py) is reported, and hostGitArgs disarm it (root)" {
+  route_python_imports root
+}
+
+@test "sandbox-git: a run planting X.pyc or a module a -m driver imports (argparse.py) is reported, and hostGitArgs disarm it (ordinary user)" {
+  route_python_imports user
+}
+
+# route_python_global OWNER (review22 F6): nbstripout installed with --global (its per-user
+# install: the filter in ~/.gitconfig) imports nbstripout from every worktree's top; a run that
+# plants nbstripout.py is reported by the filter's key, and the host's `add -A` (HOME the test's)
+# runs nothing of it under hostGitArgs; plain, it runs it.
+route_python_global() {
+  make_repo "$1"
+  [ -x /usr/bin/python3 ] || skip "needs /usr/bin/python3"
+  as_owner git config -f "$DIR/home/.gitconfig" filter.nbstripout.clean '"/usr/bin/python3" -m nbstripout'
+  as_owner sh -c 'cd "$1" && echo "*.ipynb filter=nbstripout" >.gitattributes && echo "{}" >a.ipynb' \
+    sh "$WT"
+  plant_module "$DIR/nbstripout.py"
+  HOME=$DIR/home sbx -- 'echo two >unrelated.txt'
+  [ "$(config_tamper)" = '[]' ]
+  HOME=$DIR/home sbx -- "$(write_as nbstripout.py "$DIR/nbstripout.py") && echo '{ }' >a.ipynb"
+  [ "$(config_tamper)" = "$(jq -cn '["config:filter.nbstripout.clean=\"/usr/bin/python3\" -m nbstripout"]')" ]
+  local args
+  host_args >/dev/null
+  mapfile -t args < <(host_args)
+  [ "$(printf '%s|' "${args[@]}")" = "-c|filter.nbstripout.clean=|-c|filter.nbstripout.smudge=|-c|filter.nbstripout.process=|-c|filter.nbstripout.required=false|" ]
+  as_owner env HOME="$DIR/home" GIT_CONFIG_NOSYSTEM=1 git -C "$WT" "${args[@]}" \
+    -c core.hooksPath=/dev/null add -A
+  [ ! -e "$MARKER" ]
+  hgit -C "$WT" reset -q
+  as_owner env HOME="$DIR/home" GIT_CONFIG_NOSYSTEM=1 git -C "$WT" -c core.hooksPath=/dev/null add -A
+  [ "$(cat "$MARKER")" = ran ]
+}
+
+@test "sandbox-git: with nbstripout installed --global, a run planting nbstripout.py is reported, and hostGitArgs disarm it (root)" {
+  route_python_global root
+}
+
+@test "sandbox-git: with nbstripout installed --global, a run planting nbstripout.py is reported, and hostGitArgs disarm it (ordinary user)" {
+  route_python_global user
+}
+
 # host_args: the hostGitArgs fsrun's last run said on stderr (root and user alike), one word a line;
 # nothing when it said none. As root its --json result must say the same; so must its audit event.
 host_args() {

@@ -229,6 +229,12 @@ static void install_hook(const char *top, const char *name, const char *text) {
   write_file(top, path, text);
 }
 
+static void rmdir_at(const char *top, const char *name) {
+  char path[512];
+  snprintf(path, sizeof(path), "%s/%s", top, name);
+  rmdir(path);
+}
+
 static void remove_at(const char *top, const char *name) {
   char path[512];
   snprintf(path, sizeof(path), "%s/%s", top, name);
@@ -464,6 +470,37 @@ static void expect_entry(char **t, const char *entry, const char *what) {
   sandbox_git_strv_free(t);
 }
 
+/* review22 F8: what Python imports from the top besides X.py is the driver's too; a file in a
+ * directory there that is no package, a README, a `build/` dir's content are not */
+static void test_python_imports(const char *top, const char *nb, const char *nb_entry) {
+  static const char *const planted[] = {
+      "nbstripout.pyc",  "nbstripout.cpython-311-x86_64-linux-gnu.so",
+      "argparse.py",     "json/__init__.py",
+      "src/__init__.py", "__pycache__/argparse.cpython-311.pyc"};
+  make_dir(top, "src");
+  make_dir(top, "json");
+  make_dir(top, "__pycache__");
+  expect_entry(run_with(top, nb, "src/tool.py", "import os\n"), NULL,
+               "nbstripout, a module written in a directory that is no package");
+  expect_entry(run_with(top, nb, "Makefile", "all:\n"), NULL, "nbstripout, a Makefile written");
+  for (size_t i = 0; i < sizeof(planted) / sizeof(planted[0]); i++) {
+    expect_entry(run_with(top, nb, planted[i], "evil\n"), nb_entry, planted[i]);
+    remove_at(top, planted[i]);
+  }
+  expect_entry(run_with(top, "[diff \"j\"]\n\ttextconv = python3 tool.py\n", "argparse.py", "x\n"),
+               "config:diff.j.textconv=python3 tool.py", "python3 tool.py, argparse.py planted");
+  remove_at(top, "argparse.py");
+  expect_entry(
+      run_with(top, "[diff \"j\"]\n\ttextconv = python3 src/t.py\n", "src/argparse.py", "x\n"),
+      "config:diff.j.textconv=python3 src/t.py", "python3 src/t.py, src/argparse.py planted");
+  remove_at(top, "src/argparse.py");
+  remove_at(top, "src/tool.py");
+  remove_at(top, "Makefile");
+  rmdir_at(top, "src");
+  rmdir_at(top, "json");
+  rmdir_at(top, "__pycache__");
+}
+
 /* review20 B: drivers that run an interpreter on a file of the top, and keys git runs that were
  * not watched */
 static void test_interpreters(const char *top) {
@@ -474,6 +511,7 @@ static void test_interpreters(const char *top) {
   expect_entry(run_with(top, nb, "nbstripout.py", "import os\n"), nb_entry,
                "nbstripout, nbstripout.py planted at the top");
   remove_at(top, "nbstripout.py");
+  test_python_imports(top, nb, nb_entry);
   expect_entry(run_with(top, "[diff \"ipynb\"]\n\ttextconv = python3 -mnbstripout -t\n",
                         "nbstripout.py", "import os\n"),
                "config:diff.ipynb.textconv=python3 -mnbstripout -t", "-mX, X.py planted");
@@ -506,6 +544,12 @@ static void test_interpreters(const char *top) {
  * writable $HOME or ~/.config */
 static void test_global(const char *top, const char *home) {
   char entry[600];
+  /* review22 F6: what the global config names is watched as the repository's */
+  write_file(home, ".gitconfig", "[filter \"nb\"]\n\tclean = python3 -m nbstripout\n");
+  expect_entry(run_with(top, "[core]\n\tbare = false\n", "nbstripout.py", "evil\n"),
+               "config:filter.nb.clean=python3 -m nbstripout", "nbstripout --global, X.py planted");
+  remove_at(top, "nbstripout.py");
+  remove_at(home, ".gitconfig");
   expect_entry(run_with(top, "[core]\n\tbare = false\n", "README", "g\n"), NULL,
                "global config left alone");
   snprintf(entry, sizeof(entry), "config:global:%s/.gitconfig", home);

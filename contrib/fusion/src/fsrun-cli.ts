@@ -11,7 +11,8 @@ import type { FsrunPolicy, LimitNotEnforced, SandboxFailureMode, SandboxLimits }
 /**
  * What fsrun itself reads from its environment, passed with the adapter's own values, never a
  * command's: its state root, the tools it runs, the buses its systemd cgroup driver asks, where
- * the user's global git config is (the `config:global:` tamper watch), the slirp4netns it runs,
+ * the user's global and the system's git config are (the `config:global:` tamper watch, the
+ * drivers they name), the slirp4netns it runs,
  * tiny-init off. With FSRUN_ENV_UNSET, every name src/ reads (harness.bats compares them).
  */
 export const FSRUN_OWN_ENV: readonly string[] = [
@@ -22,6 +23,7 @@ export const FSRUN_OWN_ENV: readonly string[] = [
   "DBUS_SESSION_BUS_ADDRESS",
   "XDG_CONFIG_HOME",
   "GIT_CONFIG_GLOBAL",
+  "GIT_CONFIG_SYSTEM",
   "FSRUN_SLIRP4NETNS",
   "FSRUN_NO_TINY",
 ];

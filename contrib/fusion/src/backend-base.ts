@@ -24,6 +24,9 @@ export type AuditFields = Omit<
 /** fsrun's "cannot disarm" option (docs/sandbox.md, "Disarming the host's git"). */
 export const HOST_GIT_CANNOT_DISARM = "core.abbrev=fsrun-cannot-disarm";
 
+/** What `hostGitEnv` adds to the host git's environment (Python 3.11's "no cwd on sys.path"). */
+export const HOST_GIT_ENV: Readonly<Record<string, string>> = Object.freeze({ PYTHONSAFEPATH: "1" });
+
 /** Whether argv words `args` (hostGitArgs) hold fsrun's "cannot disarm" option. */
 export function cannotDisarm(args: readonly string[]): boolean {
   for (let i = 0; i + 1 < args.length; i += 2) if (args[i] === "-c" && args[i + 1] === HOST_GIT_CANNOT_DISARM) return true;
@@ -80,6 +83,16 @@ export abstract class BackendBase {
    */
   get hostGitArgs(): string[] {
     return [...this.disarm];
+  }
+
+  /**
+   * The environment to add to every git the host runs in this worktree, with `hostGitArgs`:
+   * `PYTHONSAFEPATH=1` keeps the worktree's top off a Python driver's `sys.path` (Python 3.11+), so
+   * what a run planted there (`nbstripout.pyc`, an `argparse.py` that `-m json.tool` imports) is
+   * never imported by the user's drivers, reported or not (docs/sandbox.md, review22 F8).
+   */
+  get hostGitEnv(): Record<string, string> {
+    return { ...HOST_GIT_ENV };
   }
 
   /**

@@ -19,9 +19,9 @@ export async function waitFor(what: string, check: () => Promise<boolean>, limit
   }
 }
 
-export function runCommand(command: string, args: string[], cwd = "/"): Promise<{ code: number | null; stdout: string; stderr: string }> {
+export function runCommand(command: string, args: string[], cwd = "/", env: NodeJS.ProcessEnv = process.env): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolveRun, rejectRun) => {
-    const child = spawn(command, args, { cwd, env: process.env, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(command, args, { cwd, env, stdio: ["ignore", "pipe", "pipe"] });
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (c) => (stdout += c.toString("utf8")));

@@ -598,7 +598,7 @@ test(`[${WHO}] task container: git as in one-shot: the task's commit lands, main
 // run's so far, after a later run that reported nothing) are the options under which the host's
 // `git add -A` runs nothing and succeeds; a plain one runs the planted module (the control). A run
 // that changes nothing such has none. Both modes (a user whose exec cannot join runs one-shot).
-test(`[${WHO}] both modes: a run planting nbstripout.py gets hostGitArgs; the host's git add -A runs nothing with them, the planted module without`, async (t) => {
+test(`[${WHO}] both modes: a run planting nbstripout.py gets hostGitArgs; the host's git add -A runs nothing with them or with hostGitEnv, the planted module without`, async (t) => {
   if (!(await stat("/usr/bin/python3").then(() => true, () => false))) return t.skip("needs /usr/bin/python3");
   const want = ["-c", "filter.nbstripout.clean=", "-c", "filter.nbstripout.smudge=", "-c", "filter.nbstripout.process=", "-c", "filter.nbstripout.required=false"];
   for (const mode of ["one-shot", "task-container"] as const) {
@@ -625,6 +625,10 @@ test(`[${WHO}] both modes: a run planting nbstripout.py gets hostGitArgs; the ho
     const disarmed = await runCommand("git", [...b.hostGitArgs, "add", "-A"], wt);
     assert.equal(disarmed.code, 0, disarmed.stderr);
     assert.equal(await stat(marker).then(() => true, () => false), false, `${mode}: the host's git ran the planted module under hostGitArgs`);
+    await writeFile(join(wt, "a.ipynb"), "{   }\n");
+    const safe = await runCommand("git", ["add", "-A"], wt, { ...process.env, ...b.hostGitEnv });
+    assert.equal(safe.code, 0, safe.stderr);
+    assert.equal(await stat(marker).then(() => true, () => false), false, `${mode}: the host's git ran the planted module under hostGitEnv alone`);
     await writeFile(join(wt, "a.ipynb"), "{  }\n");
     const plain = await runCommand("git", ["add", "-A"], wt);
     assert.equal(plain.code, 0, plain.stderr);

@@ -307,19 +307,26 @@ void exec_git_warn_list(const char *what, char **v) {
   log_warning("exec: %s: %s", what, text);
 }
 
-/* sandbox_git_finish's tamper_found: before the sync, which a command can make take seconds (an
- * exec killed during it has said the tamper) */
+/* sandbox_git_finish's said: before hostGitArgs and the sync, which a command can make take
+ * seconds (an exec killed during either has said the tamper) */
 static void tamper_found(const struct sandbox_git_run *run, void *arg) {
   (void)arg;
   sandbox_git_warn_tamper("exec", run->tamper);
+}
+
+static void host_args_found(const struct sandbox_git_run *run, void *arg) {
+  (void)arg;
   sandbox_git_warn_host_args("exec", run->host_git_args);
 }
+
+static const struct sandbox_git_said say_git = {.tamper = tamper_found,
+                                                .host_args = host_args_found};
 
 char *exec_git_finish(struct exec_git *g) {
   struct strbuf json = {0};
   if (g->run.run_dir == NULL)
     return NULL;
-  sandbox_git_finish(&g->run, g->worktree, tamper_found, NULL);
+  sandbox_git_finish(&g->run, g->worktree, &say_git);
   /* only once the sync is done: an exec killed during it leaves the cutoff where it was, and the
    * next exec's walk names again what this one found */
   tamper_since_write(g->state_dir_fd, &g->run.walk_began);

@@ -8,10 +8,12 @@
  * hand), no hooks, no fsmonitor. The filter, textconv, external diff and merge driver values were
  * run with git 2.39: the planted code did not run, and `status`, `add -A`, `commit`, `diff` did not
  * fail (the values git would try to run when empty are not empty). An included or global config the
- * run changed is read again as it is now, and each command key it sets is disarmed; what fsrun
- * cannot read whole there, or any `config:unread:` entry, cannot be disarmed (cannot_disarm). No
- * file is read for a run that reported nothing. */
+ * run changed is read again as it is now, and each command key it sets is disarmed; a key there
+ * that is neither such a key nor on a short list of inert ones (inert_key), what fsrun cannot read
+ * whole there, any `config:unread:` entry, and a list too long for one warning line cannot be
+ * disarmed (cannot_disarm). No file is read for a run that reported nothing. */
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -30,11 +32,24 @@
   "f() { [ $# -lt 7 ] || git --no-pager diff --no-index --no-ext-diff --no-textconv -- \"$2\" "    \
   "\"$5\"; [ $? -le 1 ]; }; f"
 
+/* The list as a JSON array fits one warning line (log.c cuts a message at 2,048 bytes; this with
+ * the line's own text), so a caller that kills fsrun after that line has the whole list (the Fusion
+ * adapter reads it there). Past it the list is "cannot disarm" alone and takes nothing more: a
+ * config with that many drivers needs a person anyway, and the list's cost stays bounded whatever
+ * a run writes (review22 F7: 20,000 filter sections were 160,000 options and half a minute). */
+#define LIST_JSON_MAX 1536
+/* the options' hash set: a power of two, above what LIST_JSON_MAX holds (at least 8 bytes each) */
+#define SEEN_SLOTS 512
+
 struct args {
   char **v;
   size_t n;
-  size_t reads;         /* included configs read */
-  const char *worktree; /* NULL: not known */
+  size_t json;                  /* bytes of v as a JSON array (json_cost) */
+  size_t reads;                 /* included configs read */
+  const char *worktree;         /* NULL: not known */
+  const char *seen[SEEN_SLOTS]; /* each option of v once, by its hash */
+  bool cannot;                  /* cannot_disarm's options are in v */
+  bool full;                    /* past LIST_JSON_MAX: cannot disarm alone, nothing more added */
 };
 
 /* what makes every git command fail at once (git 2.39: status, diff, add, credential, fetch die
@@ -54,13 +69,61 @@ static bool expressible(const char *key) {
   return key[0] != '\0' && strpbrk(key, "=\n") == NULL;
 }
 
-static void push_raw(struct args *a, const char *key, const char *value) {
-  cleanup_free char *option = xasprintf("%s=%s", key, value);
-  for (size_t i = 1; i < a->n; i += 2)
-    if (strcmp(a->v[i], option) == 0)
+/* FNV-1a */
+static size_t option_hash(const char *s) {
+  uint64_t h = 14695981039346656037ULL;
+  for (; *s != '\0'; s++)
+    h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+  return (size_t)h;
+}
+
+/* at most what a word adds to a JSON array (sb_json_string): its escapes, the quotes, a comma */
+static size_t json_cost(const char *word) {
+  size_t n = 3;
+  for (const unsigned char *c = (const unsigned char *)word; *c != '\0'; c++)
+    n += *c == '"' || *c == '\\' ? 2 : *c < 0x20 || *c >= 0x7f ? 6 : 1;
+  return n;
+}
+
+/* `-c option` appended unless the list has it: O(1), whatever the list's length */
+static void add_option(struct args *a, const char *option) {
+  size_t i = option_hash(option) & (SEEN_SLOTS - 1);
+  for (; a->seen[i] != NULL; i = (i + 1) & (SEEN_SLOTS - 1))
+    if (strcmp(a->seen[i], option) == 0)
       return;
   sandbox_git_strv_push(&a->v, &a->n, "-c");
   sandbox_git_strv_push(&a->v, &a->n, option);
+  a->seen[i] = a->v[a->n - 1];
+  a->json += json_cost("-c") + json_cost(option);
+}
+
+static void add_pair(struct args *a, const char *key, const char *value) {
+  cleanup_free char *option = xasprintf("%s=%s", key, value);
+  add_option(a, option);
+}
+
+/* the list emptied, to hold cannot_disarm's options alone from now on */
+static void drop_all(struct args *a) {
+  sandbox_git_strv_free(a->v);
+  a->v = NULL;
+  a->n = a->json = 0;
+  memset(a->seen, 0, sizeof(a->seen));
+  a->cannot = false;
+  a->full = true;
+}
+
+/* one more option; past LIST_JSON_MAX "cannot disarm" alone */
+static void push_raw(struct args *a, const char *key, const char *value) {
+  cleanup_free char *option = NULL;
+  if (a->full)
+    return;
+  option = xasprintf("%s=%s", key, value);
+  if (a->json + json_cost("-c") + json_cost(option) <= LIST_JSON_MAX) {
+    add_option(a, option);
+    return;
+  }
+  drop_all(a);
+  cannot_disarm(a);
 }
 
 static void push_option(struct args *a, const char *key, const char *value) {
@@ -142,14 +205,63 @@ bool sandbox_git_runs_key(const char *key) {
              : strcasecmp(key, "core.hookspath") != 0 && neutral_value(key) != NULL;
 }
 
+/* filter.<x>.required too: the filter's options make it not required */
+static bool filter_key(const char *key) {
+  return strncmp(key, "filter.", 7) == 0 &&
+         (sandbox_git_runs_key(key) || sandbox_git_key_is(key, "filter", "required"));
+}
+
 static void disarm_key(struct args *a, const char *key) {
   const char *value = neutral_value(key);
-  if (strncmp(key, "filter.", 7) == 0 && sandbox_git_runs_key(key))
+  if (filter_key(key))
     disarm_filter(a, key);
   else if (value == CANNOT)
     cannot_disarm(a);
   else if (value != NULL)
     push_option(a, key, value);
+}
+
+/* Keys an included or global config the run wrote may set with no option at all: whatever their
+ * value, git runs no program for them and sends nothing anywhere (review22 F1: every other key of
+ * such a config is "cannot disarm"). Two levels, any case. Not here, on purpose: alias.* (`!cmd`),
+ * core.excludesFile, status.showUntrackedFiles, core.fileMode (they hide a planted file or a mode
+ * change from the person reviewing), push.*, remote.*, url.*, http.*, protocol.*, trailer.*. */
+static const char *const inert_keys[] = {"user.name",       "user.email",        "author.name",
+                                         "author.email",    "committer.name",    "committer.email",
+                                         "core.autocrlf",   "core.eol",          "core.safecrlf",
+                                         "core.whitespace", "init.defaultbranch"};
+
+/* <section>.<driver>.<name>: what a diff or merge driver is called and how its hunks are read,
+ * never what it runs */
+static const char *const inert_driver_keys[][2] = {{"diff", "binary"},
+                                                   {"diff", "xfuncname"},
+                                                   {"diff", "funcname"},
+                                                   {"diff", "wordregex"},
+                                                   {"merge", "name"}};
+
+static bool inert_key(const char *key) {
+  for (size_t i = 0; i < sizeof(inert_keys) / sizeof(inert_keys[0]); i++)
+    if (strcasecmp(key, inert_keys[i]) == 0)
+      return true;
+  /* color.ui, color.diff, ...: on or off. Not color.<slot>.<x>: black on black hides the lines
+   * of a diff from the person who reviews it */
+  if (strncmp(key, "color.", 6) == 0 && key[6] != '\0' && strchr(key + 6, '.') == NULL)
+    return true;
+  for (size_t i = 0; i < sizeof(inert_driver_keys) / sizeof(inert_driver_keys[0]); i++)
+    if (sandbox_git_key_is(key, inert_driver_keys[i][0], inert_driver_keys[i][1]))
+      return true;
+  return false;
+}
+
+/* a key of a config read again: its options when git runs what it names, nothing when it is
+ * inert, else "cannot disarm" (protocol.ext.allow with url.<ext::cmd>.insteadOf,
+ * trailer.<t>.command, remote.<r>.pushurl, http.proxy: a denylist of program keys would keep
+ * missing some) */
+static void reread_key(struct args *a, const char *key) {
+  if (filter_key(key) || neutral_value(key) != NULL)
+    disarm_key(a, key);
+  else if (!inert_key(key))
+    cannot_disarm(a);
 }
 
 struct reread {
@@ -165,18 +277,20 @@ static void reread_file(struct args *a, const char *path, int depth);
 static void on_variable(void *arg, const char *key, const char *value) {
   struct reread *r = arg;
   const char *unread;
-  if (value == NULL || value[0] == '\0')
+  if (r->a->full)
     return;
-  if (sandbox_git_key_includes(key)) {
-    cleanup_free char *path = sandbox_git_config_resolve(r->dir, value, &unread);
-    if (unread != NULL ||
-        (path != NULL && (r->depth >= INCLUDE_MAX_DEPTH || r->a->reads >= INCLUDE_MAX_READS)))
-      cannot_disarm(r->a);
-    else if (path != NULL)
-      reread_file(r->a, path, r->depth + 1);
+  if (!sandbox_git_key_includes(key)) {
+    reread_key(r->a, key);
     return;
   }
-  disarm_key(r->a, key);
+  if (value == NULL || value[0] == '\0')
+    return;
+  cleanup_free char *path = sandbox_git_config_resolve(r->dir, value, &unread);
+  if (unread != NULL ||
+      (path != NULL && (r->depth >= INCLUDE_MAX_DEPTH || r->a->reads >= INCLUDE_MAX_READS)))
+    cannot_disarm(r->a);
+  else if (path != NULL)
+    reread_file(r->a, path, r->depth + 1);
 }
 
 /* nothing is at path (git skips a missing include), not something fsrun could not open (git
@@ -191,6 +305,8 @@ static bool missing(int error) {
 static void reread_file(struct args *a, const char *path, int depth) {
   size_t len = 0;
   bool too_big;
+  if (a->full)
+    return;
   cleanup_free char *text = sandbox_git_config_read_text(path, &len, &too_big);
   int error = errno;
   cleanup_free char *dir = xstrdup(path);
@@ -272,22 +388,33 @@ static void disarm_unread(struct args *a) {
 
 /* a nested repository or gitlink: git must not enter it (its own fsmonitor, its hooks on a
  * recursing checkout); the options of the documented status line */
+static const char *const nested_keys[][2] = {{"core.fsmonitor", "false"},
+                                             {"submodule.recurse", "false"},
+                                             {"diff.ignoreSubmodules", "all"},
+                                             {"status.submoduleSummary", "false"}};
+
 static void disarm_nested(struct args *a) {
-  push_option(a, "core.fsmonitor", "false");
-  push_option(a, "submodule.recurse", "false");
-  push_option(a, "diff.ignoreSubmodules", "all");
-  push_option(a, "status.submoduleSummary", "false");
+  for (size_t i = 0; i < sizeof(nested_keys) / sizeof(nested_keys[0]); i++)
+    push_raw(a, nested_keys[i][0], nested_keys[i][1]);
 }
 
-/* what the run set cannot be named in -c options (a key holding `=`, core.gitProxy, a config
- * fsrun no longer knows the path of or cannot read whole): the option that makes the host's git
- * fail at once, and every option that needs no driver's name; the caller must not run git in the
- * worktree (docs) */
+/* what the run set cannot be named in -c options (a key holding `=`, core.gitProxy, a key off
+ * the inert list, a config fsrun no longer knows the path of or cannot read whole, a list past
+ * LIST_JSON_MAX): the option that makes the host's git fail at once, and every option that needs
+ * no driver's name (these alone past LIST_JSON_MAX); the caller must not run git there (docs) */
 static void cannot_disarm(struct args *a) {
-  push_raw(a, CANNOT_KEY, CANNOT_VALUE);
+  if (a->cannot)
+    return;
+  add_pair(a, CANNOT_KEY, CANNOT_VALUE);
   for (size_t i = 0; i < sizeof(plain_keys) / sizeof(plain_keys[0]); i++)
-    push_raw(a, plain_keys[i][0], plain_keys[i][1]);
-  disarm_nested(a);
+    add_pair(a, plain_keys[i][0], plain_keys[i][1]);
+  for (size_t i = 0; i < sizeof(nested_keys) / sizeof(nested_keys[0]); i++)
+    add_pair(a, nested_keys[i][0], nested_keys[i][1]);
+  a->cannot = true;
+  if (a->json > LIST_JSON_MAX) { /* the drivers' options before them and these: too long */
+    drop_all(a);
+    cannot_disarm(a);
+  }
 }
 
 /* the failing option goes first, whatever entry asked for it: the list "starts with" it (docs) */

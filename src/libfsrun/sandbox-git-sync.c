@@ -555,13 +555,15 @@ static void find_tamper(struct sandbox_git_run *g, const char *worktree) {
 }
 
 void sandbox_git_finish(struct sandbox_git_run *g, const char *worktree,
-                        sandbox_git_tamper_fn *found, void *arg) {
+                        const struct sandbox_git_said *said) {
   if (g->run_dir == NULL)
     return;
   find_tamper(g, worktree);
+  if (said != NULL && said->tamper != NULL)
+    said->tamper(g, said->arg);
   g->host_git_args = sandbox_git_host_args(g, g->tamper);
-  if (found != NULL)
-    found(g, arg);
+  if (said != NULL && said->host_args != NULL)
+    said->host_args(g, said->arg);
   sync_all(g, &g->discarded);
   sandbox_git_remove_run_dir(g);
   free(g->run_dir);

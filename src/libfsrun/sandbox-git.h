@@ -112,13 +112,20 @@ void sandbox_git_overlay_config(const struct sandbox_git_run *g, oci_config *c, 
  * init, a process of the container reaches that namespace's view, not its exec's overlay. */
 void sandbox_git_read_only_config(const char *worktree, oci_config *c, bool userns);
 /* After the run: finds the tamper first (the walk, and the new gitlinks of the run's index as read
- * then) and hands it to found (NULL: nobody), then applies the allowlist and removes the per-run
- * dir. The sync may take seconds (each new object inflated and hashed), and a caller killed during
- * it has said the tamper already (review19 #15). The index the sync applies is read again: its new
- * gitlinks that the first read did not have are added to g->tamper after the sync. */
+ * then) and hands it to said->tamper, then computes hostGitArgs and hands them to
+ * said->host_args (said or either NULL: nobody), then applies the allowlist and removes the
+ * per-run dir. hostGitArgs read the run's configs again and the sync may take seconds (each new
+ * object inflated and hashed): a caller killed during either has said the tamper already
+ * (review19 #15, review22 F7). The index the sync applies is read again: its new gitlinks that the
+ * first read did not have are added to g->tamper after the sync. */
 typedef void sandbox_git_tamper_fn(const struct sandbox_git_run *g, void *arg);
+struct sandbox_git_said {
+  sandbox_git_tamper_fn *tamper;    /* g->tamper is known, g->host_git_args not yet */
+  sandbox_git_tamper_fn *host_args; /* g->host_git_args too */
+  void *arg;
+};
 void sandbox_git_finish(struct sandbox_git_run *g, const char *worktree,
-                        sandbox_git_tamper_fn *found, void *arg);
+                        const struct sandbox_git_said *said);
 /* under the state root: <prefix><container id>, one run's overlay upper and work dirs */
 #define SANDBOX_GIT_RUN_DIR_PREFIX ".sandbox-git."
 /* An ordinary user's per-run dir when the state root is not a tmpfs (sandbox-git-shm.c): made

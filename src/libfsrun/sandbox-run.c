@@ -192,13 +192,19 @@ static void audit_tamper(const struct audit *a, const struct sandbox_git_run *g)
   free(b.data);
 }
 
-/* sandbox_git_finish's tamper_found: said on stderr before the sync, which a run can make slow
- * enough for its caller to kill fsrun (review19 #15) */
+/* sandbox_git_finish's said: on stderr before hostGitArgs and the sync, which a run can make
+ * slow enough for its caller to kill fsrun (review19 #15, review22 F7) */
 static void say_tamper(const struct sandbox_git_run *g, void *arg) {
   (void)arg;
   sandbox_git_warn_tamper("sandbox", g->tamper);
+}
+
+static void say_host_args(const struct sandbox_git_run *g, void *arg) {
+  (void)arg;
   sandbox_git_warn_host_args("sandbox", g->host_git_args);
 }
+
+static const struct sandbox_git_said say_git = {.tamper = say_tamper, .host_args = say_host_args};
 
 /* one line on stderr: what was left out */
 static void warn_discarded(const struct sandbox_git_run *g) {
@@ -755,7 +761,7 @@ static int run_in_sandbox(const struct fsrun_context *ctx, const struct sandbox_
     res->timed_out = sandbox_watchdog_cleanup_only(id);
     res->cpu_budget_exceeded = sandbox_watchdog_cpu_budget_spent();
     if (status >= 0)
-      sandbox_git_finish(git, worktree, say_tamper, NULL);
+      sandbox_git_finish(git, worktree, &say_git);
     if (r < 0 && status >= 0) {
       /* the command ran; only the clean-up failed: say so, keep its status */
       log_warning("sandbox: %s", (*err)->msg);

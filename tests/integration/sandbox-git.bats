@@ -753,16 +753,21 @@ route_disarm() {
   route_disarm user
 }
 
-# include_cannot_disarm OWNER SCRIPT: the repository includes ../.gitconfig, which a run of SCRIPT at
-# its top rewrites: tamper names the include alone, and hostGitArgs (into the caller's `args`) start
-# with the cannot-disarm option
-include_cannot_disarm() {
+# include_rewritten OWNER SCRIPT: the repository includes ../.gitconfig, which a run of SCRIPT at
+# its top rewrites: tamper names the include alone; hostGitArgs into the caller's `args`
+include_rewritten() {
   make_repo "$1"
   hgit -C "$REPO" config include.path ../.gitconfig
   sbx "$REPO" -- "$2"
   [ "$(config_tamper)" = '["config:include.path=../.gitconfig"]' ]
   host_args >/dev/null
   mapfile -t args < <(host_args)
+}
+
+# include_cannot_disarm OWNER SCRIPT: include_rewritten, and the list starts with the cannot-disarm
+# option
+include_cannot_disarm() {
+  include_rewritten "$@"
   [ "${args[0]}|${args[1]}" = "-c|core.abbrev=fsrun-cannot-disarm" ]
 }
 
@@ -795,6 +800,103 @@ route_disarm_equals() {
 
 @test "sandbox-git: a config key whose subsection holds = is no -c option: hostGitArgs cannot disarm, and say so (ordinary user)" {
   route_disarm_equals user
+}
+
+# git_dies ARGS...: the host's git in the repository with ARGS exits 128 at the cannot-disarm
+# option, before it runs anything
+git_dies() {
+  status=0
+  hgit -C "$REPO" "$@" >"$DIR/out" 2>&1 || status=$?
+  [ "$status" = 128 ]
+  grep -qF "'fsrun-cannot-disarm' for 'core.abbrev'" "$DIR/out"
+}
+
+# route_disarm_other_keys OWNER (review22 F1): the run's included .gitconfig sets keys through which
+# git runs a program but that no driver's row names: trailer.<t>.command (`commit --trailer`), and
+# protocol.ext.allow with url.<ext::cmd>.insteadOf (`fetch`, `push` of a github.com remote). Any key
+# there off the inert list makes the list cannot-disarm; with it the host's commit --trailer, fetch
+# and push exit 128 and make no witness; without it each makes its witness (the control).
+route_disarm_other_keys() {
+  local args trailer='Co-authored-by: f <f@x.invalid>'
+  include_cannot_disarm "$1" "printf '[trailer \"ev\"]\\n\\tcommand = \"touch $DIR/pwn-trailer\"\\n[protocol \"ext\"]\\n\\tallow = always\\n[url \"ext::sh -c touch%% $DIR/pwn-ext;%% :\"]\\n\\tinsteadOf = https://github.com/\\n[user]\\n\\tname = an inert key\\n' >.gitconfig && echo two >>README"
+  grep -qF 'hostGitArgs: ["-c","core.abbrev=fsrun-cannot-disarm"' "$DIR/stderr"
+  hgit -C "$REPO" remote add origin https://github.com/example/x.git
+  git_dies "${args[@]}" -c core.hooksPath=/dev/null commit -qam x --trailer "$trailer"
+  git_dies "${args[@]}" fetch origin
+  git_dies "${args[@]}" push origin main
+  [ ! -e "$DIR/pwn-trailer" ] && [ ! -e "$DIR/pwn-ext" ]
+  hgit -C "$REPO" -c core.hooksPath=/dev/null commit -qam x --trailer "$trailer" || true
+  [ -e "$DIR/pwn-trailer" ]
+  hgit -C "$REPO" fetch origin >/dev/null 2>&1 || true
+  [ -e "$DIR/pwn-ext" ]
+  rm "$DIR/pwn-ext"
+  hgit -C "$REPO" push origin main >/dev/null 2>&1 || true
+  [ -e "$DIR/pwn-ext" ]
+}
+
+@test "sandbox-git: an included config setting trailer.<t>.command or an ext:: insteadOf cannot be disarmed; the host's commit --trailer, fetch, push run nothing (root)" {
+  route_disarm_other_keys root
+}
+
+@test "sandbox-git: an included config setting trailer.<t>.command or an ext:: insteadOf cannot be disarmed; the host's commit --trailer, fetch, push run nothing (ordinary user)" {
+  route_disarm_other_keys user
+}
+
+# route_disarm_inert OWNER (review22 F1): an included .gitconfig the run rewrites with inert keys
+# (user.name, core.autocrlf, color.ui, a driver's xfuncname) and a textconv: a working list, that
+# textconv's option alone; with it the host's diff succeeds and runs nothing, a plain one runs it
+route_disarm_inert() {
+  local args
+  include_rewritten "$1" "printf '[user]\\n\\tname = n\\n[core]\\n\\tautocrlf = input\\n[color]\\n\\tui = never\\n[diff \"x\"]\\n\\txfuncname = ^f\\n\\ttextconv = $DIR/evil.sh\\n' >.gitconfig && echo 'README diff=x' >.gitattributes && echo two >>README"
+  [ "$(printf '%s|' "${args[@]}")" = "-c|diff.x.textconv=cat|" ]
+  # git hands a textconv a temporary file (in TMPDIR: the owner's own here)
+  TMPDIR=$DIR/home hgit -C "$REPO" "${args[@]}" diff >"$DIR/diff"
+  grep -qxF '+two' "$DIR/diff"
+  [ ! -e "$MARKER" ]
+  TMPDIR=$DIR/home hgit -C "$REPO" diff >/dev/null 2>&1 || true
+  [ -e "$MARKER" ]
+}
+
+@test "sandbox-git: an included config with inert keys and a textconv gets that textconv's option alone, under which the host's diff runs nothing (root)" {
+  route_disarm_inert root
+}
+
+@test "sandbox-git: an included config with inert keys and a textconv gets that textconv's option alone, under which the host's diff runs nothing (ordinary user)" {
+  route_disarm_inert user
+}
+
+# route_many_sections OWNER (review22 F7): the run's included .gitconfig holds 20,000 filter
+# sections (0.5 MB) then a textconv. The list had 160,000 options (half a minute of fsrun after the
+# command, a kill then left no tamper line); past what one stderr line holds it is the cannot-disarm
+# list alone (no driver's option; 16 options, 17 allowed), said whole after the tamper line, and with
+# it the host's diff runs nothing; a plain one runs the textconv
+route_many_sections() {
+  local args plant
+  plant=$(
+    cat <<EOF
+awk 'BEGIN { for (i = 0; i < 20000; i++) printf "[filter \"f%d\"]\n\tclean = x\n", i
+  printf "[diff \"x\"]\n\ttextconv = %s\n", "$DIR/evil.sh" }' >.gitconfig
+echo 'README diff=x' >.gitattributes
+echo two >>README
+EOF
+  )
+  include_cannot_disarm "$1" "$plant"
+  [ "${#args[@]}" -le $((2 * 17)) ]
+  [[ " ${args[*]} " != *" filter."* ]] && [[ " ${args[*]} " != *" diff.x.textconv=cat "* ]]
+  [ "$(grep -n '; tamper: \[' "$DIR/stderr" | cut -d: -f1)" -lt \
+    "$(grep -n '; hostGitArgs: \[' "$DIR/stderr" | cut -d: -f1)" ]
+  git_dies "${args[@]}" diff
+  [ ! -e "$MARKER" ]
+  TMPDIR=$DIR/home hgit -C "$REPO" diff >/dev/null 2>&1 || true
+  [ -e "$MARKER" ]
+}
+
+@test "sandbox-git: an included config with 20,000 filter sections gets a bounded list that cannot disarm (root)" {
+  route_many_sections root
+}
+
+@test "sandbox-git: an included config with 20,000 filter sections gets a bounded list that cannot disarm (ordinary user)" {
+  route_many_sections user
 }
 
 # plant_unread KIND: the script a run of route_unread runs at the repository's top ($1: the script

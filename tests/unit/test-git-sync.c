@@ -167,7 +167,7 @@ static void repo(struct sandbox_git_run *g) {
 
 static void finish(struct sandbox_git_run *g) {
   cleanup_free char *wt = xasprintf("%s/wt", top);
-  sandbox_git_finish(g, wt, NULL, NULL);
+  sandbox_git_finish(g, wt, NULL);
 }
 
 /* --- the cases ----------------------------------------------------------------------------- */
@@ -305,12 +305,19 @@ static void objects_past_cap(void) {
 /* review19 #15: the tamper is found and handed over before the sync, which a run can make take
  * seconds (a caller killed during it has said the tamper): the callback sees the nested repository
  * while the host's branch is still where it was; the sync moves it afterwards */
-static bool tamper_seen_first;
+static bool tamper_seen_first, host_args_seen_next;
 
+/* review22 F7: before hostGitArgs too, whose reread of the run's configs a run can make long */
 static void tamper_seen(const struct sandbox_git_run *g, void *arg) {
   (void)arg;
   tamper_seen_first = g->run_dir != NULL && listed(g->tamper, "nested/.git") &&
-                      same("wt/.git/refs/heads/main", ID_A "\n");
+                      g->host_git_args == NULL && same("wt/.git/refs/heads/main", ID_A "\n");
+}
+
+static void host_args_seen(const struct sandbox_git_run *g, void *arg) {
+  (void)arg;
+  host_args_seen_next =
+      tamper_seen_first && g->host_git_args != NULL && same("wt/.git/refs/heads/main", ID_A "\n");
 }
 
 static void tamper_before_sync(void) {
@@ -321,8 +328,11 @@ static void tamper_before_sync(void) {
   put("wt/nested/.git/HEAD", "ref: refs/heads/x\n");
   put("wt/.git/objects/ab/01234567890123456789012345678901234567", "");
   put("run/upper/refs/heads/main", "ab01234567890123456789012345678901234567\n");
-  sandbox_git_finish(&g, wt, tamper_seen, NULL);
-  tap_ok(tamper_seen_first, "the tamper is handed over before the sync, with the branch unmoved");
+  struct sandbox_git_said said = {.tamper = tamper_seen, .host_args = host_args_seen};
+  sandbox_git_finish(&g, wt, &said);
+  tap_ok(tamper_seen_first,
+         "the tamper is handed over before hostGitArgs and the sync, with the branch unmoved");
+  tap_ok(host_args_seen_next, "  then hostGitArgs, still before the sync");
   tap_ok(same("wt/.git/refs/heads/main", "ab01234567890123456789012345678901234567\n") &&
              listed(g.tamper, "nested/.git"),
          "  and the sync ran after it; the result keeps the tamper");

@@ -45,6 +45,17 @@ export function hostGitArgsFor(tamper: readonly string[], args: string[] | undef
   return ["-c", HOST_GIT_CANNOT_DISARM, ...(args ?? [])];
 }
 
+/**
+ * The hostGitArgs of a run whose fsrun did not give its whole report (one-shot: the adapter had to
+ * kill fsrun; a task container: its exec left no status): fsrun's list when it said one (fsrun
+ * says it whole on a line of its own, after the tamper line, before its git sync), else "cannot
+ * tell", which is never "disarmed": the cannot-disarm option. A fsrun killed while it read the
+ * run's configs again has said no list, perhaps no tamper line either (review22 F7).
+ */
+export function hostGitArgsUntold(said: string[] | undefined): string[] {
+  return said !== undefined && said.length > 0 ? said : ["-c", HOST_GIT_CANNOT_DISARM];
+}
+
 /** Checks prepare()'s ctx; the policy is checked by the caller. */
 export async function checkContext(ctx: SandboxPrepareContext): Promise<void> {
   if (ctx === null || typeof ctx !== "object") throw new SandboxSettingsError("ctx", "expected {taskId, runId, worktreePath, policy}");
@@ -98,7 +109,10 @@ export abstract class BackendBase {
   /**
    * False when a run set what no `-c` option disarms (a config key whose subsection holds `=`,
    * core.gitProxy, a config fsrun could not read whole: a `config:unread:` entry, or an included
-   * config the run made over 1 MiB, 65 files, an unknown `~user/`): `hostGitArgs` then holds fsrun's `core.abbrev=fsrun-cannot-disarm`, which
+   * config the run made over 1 MiB, 65 files, an unknown `~user/`; a key there off fsrun's inert
+   * list, such as trailer.<t>.command or url.<u>.insteadOf), or when the adapter cannot tell (it
+   * had to kill fsrun before fsrun said its list; an exec left no status): `hostGitArgs` then
+   * holds fsrun's `core.abbrev=fsrun-cannot-disarm`, which
    * makes every git command fail. Fusion must not run the host's git in that worktree until a
    * person has reviewed the change.
    */

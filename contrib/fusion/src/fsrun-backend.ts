@@ -7,7 +7,7 @@ import { constants as osConstants } from "node:os";
 import { isAbsolute, join, resolve } from "node:path";
 
 import type { SandboxAuditEvent, SandboxAuditHook } from "./audit";
-import { BackendBase, checkContext, checkCwd, hostGitArgsFor } from "./backend-base";
+import { BackendBase, checkContext, checkCwd, hostGitArgsFor, hostGitArgsUntold } from "./backend-base";
 import type { Task } from "./backend-base";
 import { FsrunError, FsrunSetupError, FsrunUnavailableError, SandboxSettingsError } from "./errors";
 import { FsrunCli, firstLines, fsrunOwnEnv, hostGitArgsFromStderr, policyErrorFrom, tamperFromStderr } from "./fsrun-cli";
@@ -312,13 +312,14 @@ export class FsrunBackend extends BackendBase implements SandboxBackend {
     // an abort's SIGTERM ends fsrun itself once the command is gone (its git sync): ended by us too
     if (killed || (raw.aborted && raw.signal !== null && raw.signal === raw.sentSignal)) {
       // fsrun had to be killed: its watchdog kills the command's tree and removes the sandbox; the
-      // tamper line it wrote before its git sync is all there is of its result
+      // tamper and hostGitArgs lines it wrote before its git sync are all there is of its result,
+      // and without the second what the command left is not known to be disarmed
       await this.waitSandboxGone(task.taskId, runId);
       return {
         fsrunKilled: killed,
         result: {
           stdout: "", stderr: "", exitCode: null, signal: killed ? "SIGKILL" : raw.signal, timedOut: raw.timedOut, truncated: false, oomKilled: false,
-          limits: {}, limitsNotEnforced: [], durationMs: raw.durationMs, tamper: tamperFromStderr(stderr), ...hostGitArgsOf(hostGitArgsFromStderr(stderr)), backend: "fsrun", aborted: raw.aborted, runId,
+          limits: {}, limitsNotEnforced: [], durationMs: raw.durationMs, tamper: tamperFromStderr(stderr), hostGitArgs: hostGitArgsUntold(hostGitArgsFromStderr(stderr)), backend: "fsrun", aborted: raw.aborted, runId,
         },
       };
     }

@@ -11,6 +11,7 @@ import { constants as osConstants } from "node:os";
 import { join } from "node:path";
 import { spawn } from "node:child_process";
 
+import { hostGitArgsUntold } from "./backend-base";
 import type { Task } from "./backend-base";
 import { taskContainerId } from "./container-id";
 import { FsrunSetupError } from "./errors";
@@ -208,8 +209,13 @@ export class TaskContainer {
         durationMs: r.durationMs,
         // no status: fsrun exec was killed, and its tamper line (said before its git sync) is all
         tamper: status?.tamper ?? tamperFromStderr(stderr),
-        // from the status only: the command writes to the same stderr
-        ...(status?.hostGitArgs !== undefined && status.hostGitArgs.length > 0 ? { hostGitArgs: status.hostGitArgs } : {}),
+        // from the status only: the command writes to the same stderr. A command that started with
+        // no status after it (fsrun exec killed) left what is not known to be disarmed
+        ...(status?.hostGitArgs !== undefined && status.hostGitArgs.length > 0
+          ? { hostGitArgs: status.hostGitArgs }
+          : status === null && this.statusJson && started
+            ? { hostGitArgs: hostGitArgsUntold(undefined) }
+            : {}),
         ...(status?.discarded !== undefined && status.discarded.length > 0 ? { gitDiscarded: status.discarded } : {}),
         backend: "fsrun",
         aborted: r.aborted,

@@ -467,6 +467,69 @@ test(`[${WHO}] one-shot: an abort during fsrun's slow git sync still reports the
   await rm(join(worktree, ".bomb"));
 });
 
+/**
+ * A wrapper of $FSRUN whose `sandbox` of a run (not prepare's probe) runs the real one to its end,
+ * then hangs as a fsrun whose work after the command ran long (review22 F7: seconds of
+ * hostGitArgs), having said of fsrun's stderr only the lines `keep` names; SIGTERM does not end
+ * it, so the adapter's abort ends in its SIGKILL.
+ * Its `exec` (a task container's) runs the real one, then removes the status file when `keep` is
+ * "nothing": an exec killed before it wrote one. WRAPPER.done says that the real fsrun has ended.
+ */
+async function hangingFsrun(keep: "nothing" | "tamper" | "both"): Promise<string> {
+  const wrapper = join(work, `fsrun-hanging-${keep}`);
+  const lines = { nothing: "^$", tamper: "; tamper: \\[", both: "; (tamper|hostGitArgs): \\[" }[keep];
+  const script =
+    `#!/bin/sh\nstatus=\nprev=\nfor a in "$@"; do\n  [ "$prev" = --status-json ] && status=$a\n  prev=$a\ndone\n` +
+    `case " $* " in\n*" sandbox "*" --run-id "*)\n  "$0.real" "$@" >/dev/null 2>"$0.err"\n  grep -E '${lines}' "$0.err" >&2\n` +
+    `  touch "$0.done"\n  trap '' TERM\n  exec sleep 600 ;;\n` +
+    `*" exec "*)\n  "$0.real" "$@"\n  code=$?\n  [ ${keep} != nothing ] || [ -z "$status" ] || rm -f "$status"\n  exit $code ;;\n` +
+    `esac\nexec "$0.real" "$@"\n`;
+  await writeFile(wrapper, script, { mode: 0o755 });
+  await runCommand("ln", ["-sf", FSRUN, `${wrapper}.real`]);
+  await rm(`${wrapper}.done`, { force: true });
+  return wrapper;
+}
+
+// review22 F7 (c): a run whose fsrun the adapter had to kill after the command ended, before fsrun
+// said its hostGitArgs line (with no tamper line at all, or the tamper line alone), cannot tell:
+// hostGitArgs hold the cannot-disarm option and hostGitDisarmed is false. With both lines said,
+// fsrun's list (the control: the test can tell).
+test(`[${WHO}] one-shot: a fsrun killed before its hostGitArgs line leaves a run that cannot tell, never disarmed`, async () => {
+  const cannot = ["-c", "core.abbrev=fsrun-cannot-disarm"];
+  const nested = ["-c", "core.fsmonitor=false", "-c", "submodule.recurse=false", "-c", "diff.ignoreSubmodules=all", "-c", "status.submoduleSummary=false"];
+  const want = { nothing: [[], cannot, false], tamper: [["hang-nested/.git"], cannot, false], both: [["hang-nested/.git"], nested, true] };
+  for (const keep of ["nothing", "tamper", "both"] as const) {
+    const wrapper = await hangingFsrun(keep);
+    const b = await backend({ fsrunPath: wrapper });
+    const c = new AbortController();
+    const run = b.run("git init -q hang-nested", opts({ signal: c.signal }));
+    await waitFor("the real fsrun to end", () => stat(`${wrapper}.done`).then(() => true, () => false), 60_000);
+    c.abort();
+    const r = await run;
+    assert.equal(r.aborted, true, keep);
+    assert.deepEqual([r.tamper, r.hostGitArgs, b.hostGitDisarmed], want[keep], `${keep}: ${JSON.stringify(r)}`);
+    const outcome = events.filter((e) => e.runId === r.runId).at(-1);
+    assert.deepEqual([outcome?.event, outcome?.fsrunKilled, outcome?.hostGitArgs], ["sandbox:run", true, want[keep][1]], keep);
+    await b.dispose();
+    await rm(join(worktree, "hang-nested"), { recursive: true, force: true });
+  }
+});
+
+// review22 F7 (c), a task container: an exec whose command started and that left no status (fsrun
+// exec killed) cannot tell; with its status, fsrun's list (the control)
+test(`[${WHO}] task container: an exec that left no status after its command cannot tell, never disarmed`, async (t) => {
+  for (const keep of ["nothing", "both"] as const) {
+    const b = await backend({ mode: "task-container", fsrunPath: await hangingFsrun(keep) });
+    if (b.effectiveMode !== "task-container") return t.skip("fsrun exec cannot join the task container as this user");
+    const r = await b.run("git init -q hang-nested", opts());
+    assert.equal(r.exitCode, 0, r.stderr);
+    const want = keep === "nothing" ? ["-c", "core.abbrev=fsrun-cannot-disarm"] : ["-c", "core.fsmonitor=false", "-c", "submodule.recurse=false", "-c", "diff.ignoreSubmodules=all", "-c", "status.submoduleSummary=false"];
+    assert.deepEqual([r.hostGitArgs, b.hostGitDisarmed], [want, keep !== "nothing"], `${keep}: ${JSON.stringify(r)}`);
+    await b.dispose();
+    await rm(join(worktree, "hang-nested"), { recursive: true, force: true });
+  }
+});
+
 // review19 #9: the ids of task T run b-c-1 and task T-b run c-1 (the adapter's runId is
 // `${ctx.runId}-N`) began with the same `sandbox-T-b-c-1-`, and after killing T's fsrun the adapter
 // deleted every container of that prefix: the other task's live sandbox too (it waited 10 s for

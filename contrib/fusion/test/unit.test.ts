@@ -21,7 +21,7 @@ import {
 } from "../src/index";
 import type { SandboxAuditEvent } from "../src/index";
 import { hostGitArgsFromStderr, tamperFromStderr } from "../src/fsrun-cli";
-import { cannotDisarm, hostGitArgsFor } from "../src/backend-base";
+import { cannotDisarm, hostGitArgsFor, hostGitArgsUntold } from "../src/backend-base";
 import { oneShotEnv, withCarrier } from "../src/one-shot-env";
 import { execProcess } from "../src/task-container";
 import { assertOneOutcomeEach, tempDir, waitFor } from "./helpers";
@@ -180,6 +180,16 @@ test("a run naming a config fsrun could not read whole is never disarmed, whatev
   const other = ["-c", "core.hooksPath=/dev/null"];
   assert.equal(hostGitArgsFor(["config:core.hooksPath=.husky"], other), other);
   assert.equal(hostGitArgsFor([], undefined), undefined);
+});
+
+test("a run whose fsrun said no hostGitArgs line before it was killed cannot tell: never disarmed", () => {
+  const cannot = ["-c", "core.abbrev=fsrun-cannot-disarm"];
+  // review22 F7: killed while it read the run's configs again, before either line, or between them
+  assert.deepEqual(hostGitArgsUntold(undefined), cannot);
+  assert.deepEqual(hostGitArgsUntold([]), cannot);
+  assert.equal(cannotDisarm(hostGitArgsUntold([])), true);
+  const said = ["-c", "core.fsmonitor=false"];
+  assert.equal(hostGitArgsUntold(said), said, "its line said whole: as fsrun said");
 });
 
 test("the result's exitCode and signal come from fsrun's fields, never from the number", () => {

@@ -42,7 +42,10 @@ setup() {
   chmod 755 "$DIR"
   WT=$DIR/worktree
   POLICY=$DIR/policy.json
-  AUDIT=$DIR/audit.jsonl
+  # root's audit log in a directory of root's own: fsrun refuses to append, as root, below the test
+  # user's $DIR (a85d562)
+  AUDIT=$BATS_TEST_TMPDIR/audit.jsonl
+  USER_AUDIT=$DIR/audit.jsonl
   git init -q "$DIR/repo"
   git -C "$DIR/repo" -c user.email=l@example.invalid -c user.name=l commit -q --allow-empty -m first
   git -C "$DIR/repo" worktree add -q -b "$TASK" "$WT"
@@ -196,7 +199,7 @@ assert_nothing_left() {
 @test "sandbox-limits: user without a cgroup: what is not enforced is said on one stderr line, in limitsNotEnforced and in the audit event" {
   requires_user_without_cgroup
   write_policy '{"memoryLimitMb": 128, "pidsLimit": 50, "cpuLimit": {"maxCores": 1, "maxMs": 60000}}'
-  run --separate-stderr user_sbx --json --audit-log "$AUDIT" -- /bin/true
+  run --separate-stderr user_sbx --json --audit-log "$USER_AUDIT" -- /bin/true
   echo "$output"
   echo "$stderr"
   [ "$status" -eq 0 ]
@@ -206,7 +209,7 @@ assert_nothing_left() {
   [ "$(jq -r '.limitsNotEnforced[0].reason' <<<"$output")" != "" ]
   # limits lists only what held, and says maxMs is per process
   [ "$(jq -c '.limits | [has("memoryLimitMb"), has("cpuMaxCores"), .pidsLimit, .cpuMaxMsScope]' <<<"$output")" = '[false,false,50,"process"]' ]
-  [ "$(jq -c 'select(.event == "sandbox:run") | [.limitsNotEnforced[].limit]' "$AUDIT")" = '["memoryLimitMb","cpuLimit.maxCores"]' ]
+  [ "$(jq -c 'select(.event == "sandbox:run") | [.limitsNotEnforced[].limit]' "$USER_AUDIT")" = '["memoryLimitMb","cpuLimit.maxCores"]' ]
   # nothing unenforceable asked for: nothing said
   write_policy '{"pidsLimit": 50}'
   run --separate-stderr user_sbx --json -- /bin/true
@@ -217,13 +220,13 @@ assert_nothing_left() {
 @test "sandbox-limits: user without a cgroup: limitsMode require with an unenforceable limit exits 125, runs nothing, logs the reason and leaves nothing" {
   requires_user_without_cgroup
   write_policy '{"memoryLimitMb": 128, "limitsMode": "require"}'
-  run --separate-stderr user_sbx --audit-log "$AUDIT" -- /bin/sh -c 'touch ran'
+  run --separate-stderr user_sbx --audit-log "$USER_AUDIT" -- /bin/sh -c 'touch ran'
   echo "$stderr"
   [ "$status" -eq 125 ]
   [ ! -e "$WT/ran" ]
   [[ $stderr == *'limitsMode "require": cannot enforce memoryLimitMb'* ]]
-  [ "$(jq -r 'select(.event == "sandbox:failure") | .reason' "$AUDIT")" = "$(tail -n 1 <<<"$stderr" | sed 's/^fsrun: //')" ]
-  [ "$(jq -r 'select(.event == "sandbox:run") | .event' "$AUDIT")" = "" ]
+  [ "$(jq -r 'select(.event == "sandbox:failure") | .reason' "$USER_AUDIT")" = "$(tail -n 1 <<<"$stderr" | sed 's/^fsrun: //')" ]
+  [ "$(jq -r 'select(.event == "sandbox:run") | .event' "$USER_AUDIT")" = "" ]
   # --json: the same, as a result; not run natively either under fallback-native
   run --separate-stderr user_sbx --json --failure-mode fallback-native -- /bin/sh -c 'touch ran'
   echo "$output"

@@ -28,23 +28,6 @@ static void delete_usage(FILE *out) {
           "  -h, --help            print this help\n");
 }
 
-/* {"walked":BOOL,"tamper":[...],"hostGitArgs":[...]} in one write; a file left empty: the delete
- * failed */
-static int write_tamper_json(int fd, const char *path, char **tamper, char **host_args,
-                             fsrun_error_t *err) {
-  struct strbuf b = {0};
-  ssize_t n;
-  sb_printf(&b, "{\"walked\":%s", tamper != NULL ? "true" : "false");
-  sb_json_string_array(&b, "tamper", tamper);
-  sb_json_string_array(&b, "hostGitArgs", host_args); /* NULL: [] */
-  sb_puts(&b, "}\n");
-  n = write(fd, b.data, b.len);
-  free(b.data);
-  if (n < 0 || (size_t)n != b.len)
-    return fsrun_error_errno(err, "--tamper-json %s: write", path);
-  return 0;
-}
-
 FSRUN_COMMAND(delete) {
   static const struct option options[] = {
       {"force", no_argument, NULL, 'f'},
@@ -85,7 +68,7 @@ FSRUN_COMMAND(delete) {
     return tamper_fd;
   r = container_delete_walked(ctx, argv[optind], force, &tamper, &host_args, err);
   if (r == 0 && tamper_fd >= 0)
-    r = write_tamper_json(tamper_fd, tamper_json, tamper, host_args, err);
+    r = exec_git_walk_json_write(tamper_fd, tamper_json, tamper, host_args, err);
   sandbox_git_strv_free(tamper);
   sandbox_git_strv_free(host_args);
   return r;

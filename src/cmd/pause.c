@@ -1,23 +1,67 @@
-/* fsrun pause ID */
+/* fsrun pause [--tamper-json FILE] ID */
+#include <getopt.h>
 #include <stdio.h>
+#include <unistd.h>
 
+#include "caller-output.h"
 #include "commands.h"
+#include "exec-git.h"
 #include "live.h"
+#include "sandbox-git.h"
+#include "utils.h"
 
 static void pause_usage(FILE *out) {
   fprintf(out,
-          "Usage: fsrun pause ID\n\n"
+          "Usage: fsrun pause [--tamper-json FILE] ID\n\n"
           "Freeze every process of the running container ID (the v1 freezer, or cgroup.freeze\n"
           "on cgroup v2). `fsrun state` then says \"paused\"; `fsrun resume` continues it.\n\n"
           "Options:\n"
-          "  -h, --help   print this help\n");
+          "  --tamper-json FILE    once frozen, write {\"walked\":BOOL,\"tamper\":[...],\n"
+          "                        \"hostGitArgs\":[...]} to FILE: for a task container of\n"
+          "                        `fsrun bundle`, what its processes left in its worktree for\n"
+          "                        the host's git since the last exec's tamper walk, and the -c\n"
+          "                        options under which the host's git runs none of it; it holds\n"
+          "                        until the container is resumed\n"
+          "  -h, --help            print this help\n");
 }
 
 FSRUN_COMMAND(pause) {
-  const char *id = NULL;
-  int ret = fsrun_command_parse_single_id("pause", pause_usage, argc, argv, &id, err);
+  static const struct option options[] = {
+      {"tamper-json", required_argument, NULL, 'T'},
+      {"help", no_argument, NULL, 'h'},
+      {NULL, 0, NULL, 0},
+  };
+  const char *tamper_json = NULL;
+  cleanup_close int tamper_fd = -1;
+  char **tamper = NULL, **host_args = NULL;
+  int opt, r;
+
   (void)exit_status;
-  if (ret != 0)
-    return ret < 0 ? ret : 0;
-  return container_pause(ctx, id, err);
+  optind = 0;
+  opterr = 0;
+  while ((opt = getopt_long(argc, argv, ":h", options, NULL)) != -1) {
+    switch (opt) {
+    case 'T':
+      tamper_json = optarg;
+      break;
+    case 'h':
+      pause_usage(stdout);
+      return 0;
+    default:
+      return fsrun_command_option_error("pause", opt, argv, err);
+    }
+  }
+  if (optind + 1 != argc)
+    return fsrun_error_make(err, 0,
+                            "pause: expected exactly one container ID (see fsrun pause --help)");
+  /* opened first: a bad path freezes nothing */
+  if (tamper_json != NULL &&
+      (tamper_fd = caller_output_open("--tamper-json", tamper_json, err)) < 0)
+    return tamper_fd;
+  r = container_pause(ctx, argv[optind], tamper_fd >= 0 ? &tamper : NULL, &host_args, err);
+  if (r == 0 && tamper_fd >= 0)
+    r = exec_git_walk_json_write(tamper_fd, tamper_json, tamper, host_args, err);
+  sandbox_git_strv_free(tamper);
+  sandbox_git_strv_free(host_args);
+  return r;
 }

@@ -5,14 +5,19 @@
  * nothing plants after it; from the last exec's walk, or from the container's creation when no
  * exec finished (its own process may have made one). The files the config and the installed hooks
  * point at (`.husky/pre-commit`, `lefthook.yml`) are compared with the digests the last exec kept
- * (exec-git-pointers.c): a rewrite after the last exec looked is named here too. */
+ * (exec-git-pointers.c): a rewrite after the last exec looked is named here too. `fsrun pause
+ * --tamper-json` walks the same way once the container is frozen (review22 F2: a leftover plants
+ * between an exec's walk and the host's git; frozen, it cannot until the resume). */
 #include "exec-git.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
+#include "json-out.h"
 #include "log.h"
 #include "sandbox-git.h"
 #include "utils.h"
@@ -34,7 +39,8 @@ static struct timespec created_time(const struct container_status *st) {
 }
 
 /* the worktree create accepted (exec-git-accept.c), looked at again in the config it kept */
-static char *accepted_worktree(int state_dir_fd, const struct container_status *st) {
+static char *accepted_worktree(int state_dir_fd, const struct container_status *st,
+                               const char *who) {
   cleanup_error fsrun_error_t err = NULL;
   oci_config *config = NULL;
   const char *worktree;
@@ -42,17 +48,21 @@ static char *accepted_worktree(int state_dir_fd, const struct container_status *
   if (oci_map_get(&st->annotations, EXEC_GIT_ANNOTATION) == NULL)
     return NULL;
   if (status_read_config(state_dir_fd, st->bundle, &config, &err) < 0) {
-    log_warning("delete: git: %s; no last walk", err->msg);
+    log_warning("%s: git: %s; no walk", who, err->msg);
     return NULL;
   }
-  worktree = exec_git_worktree(config, state_dir_fd, "delete");
+  worktree = exec_git_worktree(config, state_dir_fd, who);
   copy = worktree != NULL ? xstrdup(worktree) : NULL;
   oci_config_free(config);
   return copy;
 }
 
-char **exec_git_final_walk(int state_dir_fd, const struct container_status *st, char ***host_args) {
-  cleanup_free char *worktree = accepted_worktree(state_dir_fd, st);
+/* The walk of a container whose processes cannot write (dead: delete; frozen: pause); `who` is
+ * the command that says it. */
+static char **walk_quiet_container(int state_dir_fd, const struct container_status *st,
+                                   char ***host_args, const char *who) {
+  cleanup_free char *worktree = accepted_worktree(state_dir_fd, st, who);
+  cleanup_free char *what = NULL;
   struct sandbox_git_run run = {0};
   char **found, **args = NULL;
   if (worktree == NULL)
@@ -68,9 +78,36 @@ char **exec_git_final_walk(int state_dir_fd, const struct container_status *st, 
   if (host_args != NULL)
     *host_args = steal_ptr(&args);
   sandbox_git_strv_free(args);
-  exec_git_warn_list("delete: a process left in the task container made nested git repositories or "
-                     "changed what the host's git runs after the last exec looked (do not trust "
-                     "the host's git with them)",
-                     found);
+  what = xasprintf("%s: a process left in the task container made nested git repositories or "
+                   "changed what the host's git runs after the last exec looked (do not trust "
+                   "the host's git with them)",
+                   who);
+  exec_git_warn_list(what, found);
   return found;
+}
+
+char **exec_git_final_walk(int state_dir_fd, const struct container_status *st, char ***host_args) {
+  return walk_quiet_container(state_dir_fd, st, host_args, "delete");
+}
+
+/* The frozen container's state is left as it is (no cutoff, no digests saved): the next exec's
+ * walk names again what this one found (a repeat, never a miss). */
+char **exec_git_paused_walk(int state_dir_fd, const struct container_status *st,
+                            char ***host_args) {
+  return walk_quiet_container(state_dir_fd, st, host_args, "pause");
+}
+
+int exec_git_walk_json_write(int fd, const char *path, char **tamper, char **host_args,
+                             fsrun_error_t *err) {
+  struct strbuf b = {0};
+  ssize_t n;
+  sb_printf(&b, "{\"walked\":%s", tamper != NULL ? "true" : "false");
+  sb_json_string_array(&b, "tamper", tamper);
+  sb_json_string_array(&b, "hostGitArgs", host_args); /* NULL: [] */
+  sb_puts(&b, "}\n");
+  n = write(fd, b.data, b.len);
+  free(b.data);
+  if (n < 0 || (size_t)n != b.len)
+    return fsrun_error_errno(err, "--tamper-json %s: write", path);
+  return 0;
 }

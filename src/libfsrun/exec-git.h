@@ -65,6 +65,13 @@ bool exec_git_tamper_since(int state_dir_fd, struct timespec *since);
  * since the container was created), which no exec's walk will name any more. Warns on stderr.
  * NULL-terminated (caller frees: sandbox_git_strv_free); NULL when st has no annotation. */
 char **exec_git_final_walk(int state_dir_fd, const struct container_status *st, char ***host_args);
+/* `fsrun pause --tamper-json` (exec-git-final.c): the same walk of a frozen container, whose
+ * processes cannot write until it is resumed, so the list holds while it stays paused. */
+char **exec_git_paused_walk(int state_dir_fd, const struct container_status *st, char ***host_args);
+/* {"walked":BOOL,"tamper":[...],"hostGitArgs":[...]} to fd in one write (walked: tamper not NULL);
+ * errors name `--tamper-json PATH` */
+int exec_git_walk_json_write(int fd, const char *path, char **tamper, char **host_args,
+                             fsrun_error_t *err);
 /* "exec: WHAT: a, b" on stderr; nothing for an empty list */
 void exec_git_warn_list(const char *what, char **v);
 /* The watchdog of an exec (exec-git.c) is armed with the per-run dir's id after this mark: a

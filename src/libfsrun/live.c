@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "exec-git.h"
 #include "log.h"
 #include "utils.h"
 
@@ -63,7 +64,20 @@ void live_close(struct live_container *c) {
 
 /* --- pause, resume ------------------------------------------------------------------------- */
 
-int container_pause(const struct fsrun_context *ctx, const char *id, fsrun_error_t *err) {
+/* The tamper walk of a task container just frozen (exec-git-final.c); *tamper NULL for a container
+ * that is not one. A state dir that cannot be opened now leaves it frozen and says why. */
+static int walk_frozen(const struct fsrun_context *ctx, const char *id,
+                       const struct container_status *st, char ***tamper, char ***host_args,
+                       fsrun_error_t *err) {
+  cleanup_close int dirfd = status_dir_open(ctx, id, err);
+  if (dirfd < 0)
+    return fsrun_error_wrap(err, "pause `%s`: frozen, but its tamper walk", id);
+  *tamper = exec_git_paused_walk(dirfd, st, host_args);
+  return 0;
+}
+
+int container_pause(const struct fsrun_context *ctx, const char *id, char ***tamper,
+                    char ***host_args, fsrun_error_t *err) {
   cleanup_live struct live_container c = {0};
   int ret = live_open(ctx, id, &c, err);
   if (ret < 0)
@@ -76,6 +90,8 @@ int container_pause(const struct fsrun_context *ctx, const char *id, fsrun_error
   ret = cgroup_freeze(c.cg, true, err);
   if (ret < 0)
     return fsrun_error_wrap(err, "pause `%s`", id);
+  if (tamper != NULL)
+    return walk_frozen(ctx, id, &c.st, tamper, host_args, err);
   return 0;
 }
 

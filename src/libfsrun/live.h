@@ -13,8 +13,11 @@
 #include "oci.h"
 #include "status.h"
 
-/* Freezes every process of a running container ("container `ID` is not running" otherwise). */
-int container_pause(const struct fsrun_context *ctx, const char *id, fsrun_error_t *err);
+/* Freezes every process of a running container ("container `ID` is not running" otherwise). With
+ * tamper not NULL, then walks a task container's worktree (`--tamper-json`): *tamper (NULL for a
+ * container that is not one) and *host_args, caller frees (sandbox_git_strv_free). */
+int container_pause(const struct fsrun_context *ctx, const char *id, char ***tamper,
+                    char ***host_args, fsrun_error_t *err);
 /* Thaws a paused container ("container `ID` is not paused" otherwise). */
 int container_resume(const struct fsrun_context *ctx, const char *id, fsrun_error_t *err);
 /* Reads a linux.resources JSON object from path, or from stdin when path is "-". */

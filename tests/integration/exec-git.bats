@@ -530,6 +530,18 @@ route_final_pointers() {
   [ ! -e "$DIR/state/$id" ]
 }
 
+# leave_include_writer OWNER: a repository whose config includes ../.gitconfig, and an exec that
+# leaves a process (setsid) writing that file (an fsmonitor of its own) once released (fifos `go`,
+# `planted` in $REPO): the exec's own walk names nothing
+leave_include_writer() {
+  make_repo "$1"
+  hgit -C "$REPO" config include.path ../.gitconfig
+  sbx "$REPO" -- "mkfifo go planted && setsid sh -c 'read x <go
+            printf \"[core]\\n\\tfsmonitor = $DIR/evil.sh\\n\" >.gitconfig; echo >planted' \
+          </dev/null >/dev/null 2>&1 &"
+  [ "$(jq -c .tamper "$DIR/status.json")" = '[]' ]
+}
+
 # review21 P3: a process the last exec left (held by fifos: no wait on time) writes the config file
 # include.path names (an fsmonitor of its own) after that exec looked. Delete's last walk names the
 # include, and its hostGitArgs come from that file as it is now (the repository's pointers):
@@ -537,12 +549,7 @@ route_final_pointers() {
 # runs the fsmonitor (the control).
 route_final_include() {
   local args
-  make_repo "$1"
-  hgit -C "$REPO" config include.path ../.gitconfig
-  sbx "$REPO" -- "mkfifo go planted && setsid sh -c 'read x <go
-            printf \"[core]\\n\\tfsmonitor = $DIR/evil.sh\\n\" >.gitconfig; echo >planted' \
-          </dev/null >/dev/null 2>&1 &"
-  [ "$(jq -c .tamper "$DIR/status.json")" = '[]' ]
+  leave_include_writer "$1"
   release_and_delete "$REPO" >/dev/null
   grep -qF "$DIR/evil.sh" "$REPO/.gitconfig"
   [ "$(jq -c .tamper "$DIR/final.json")" = '["config:include.path=../.gitconfig"]' ]
@@ -595,6 +602,55 @@ route_final_unread() {
 
 @test "exec-git: delete's hostGitArgs cannot disarm an included config a process left over 1 MiB with a filter inside (ordinary user)" {
   route_final_unread user
+}
+
+# review22 F2: a process an exec left (held by fifos: no wait on time) writes the config file
+# include.path names (an fsmonitor of its own) after that exec's walk and before the host's git runs.
+# `fsrun pause --tamper-json` freezes the container and walks it: it names the include and gives
+# the option under which the host's `git status` runs nothing, and nothing plants more while it is
+# paused; a plain `git status` runs the fsmonitor (the control). A bad path pauses nothing. An ordinary
+# user without a delegated cgroup cannot pause: one line, the container still running.
+route_pause_walk() {
+  local id args
+  leave_include_writer "$1"
+  as_owner timeout -s KILL 60 sh -c 'echo go >"$1" && cat "$2"' sh "$REPO/go" "$REPO/planted"
+  grep -qF "$DIR/evil.sh" "$REPO/.gitconfig"
+  id=$(task_container "$REPO")
+  run as_owner "$FSRUN" --root "$DIR/state" pause --tamper-json "$DIR/no/such/dir" "$id"
+  echo "$output"
+  [ "$status" = 1 ]
+  [ "${#lines[@]}" -eq 1 ]
+  [[ $output == *"--tamper-json $DIR/no/such/dir: open: No such file or directory" ]]
+  [ "$(as_owner "$FSRUN" --root "$DIR/state" state "$id" | jq -r .status)" = running ]
+  run as_owner "$FSRUN" --root "$DIR/state" pause --tamper-json "$DIR/paused.json" "$id"
+  echo "$output"
+  if [ "$1" = user ] && [[ $output == *"no cgroup was delegated to this user"* ]]; then
+    [ "$status" = 1 ]
+    [ "${#lines[@]}" -eq 1 ]
+    [ "$(as_owner "$FSRUN" --root "$DIR/state" state "$id" | jq -r .status)" = running ]
+    return
+  fi
+  [ "$status" = 0 ]
+  cat "$DIR/paused.json"
+  [ "$(as_owner "$FSRUN" --root "$DIR/state" state "$id" | jq -r .status)" = paused ]
+  [ "$(jq -c '.walked, .tamper' "$DIR/paused.json" | paste -sd' ')" = \
+    'true ["config:include.path=../.gitconfig"]' ]
+  [ "$(jq -c .hostGitArgs "$DIR/paused.json")" = '["-c","core.fsmonitor=false"]' ]
+  mapfile -t args < <(jq -r '.hostGitArgs[]' "$DIR/paused.json")
+  hgit -C "$REPO" "${args[@]}" status --short
+  [ ! -e "$MARKER" ]
+  as_owner "$FSRUN" --root "$DIR/state" resume "$id"
+  [ "$(as_owner "$FSRUN" --root "$DIR/state" state "$id" | jq -r .status)" = running ]
+  hgit -C "$REPO" status >/dev/null 2>&1 || true
+  [ -e "$MARKER" ]
+}
+
+@test "exec-git: pause --tamper-json walks the frozen container: what a process left planted after the exec's walk is named and disarmed (root)" {
+  route_pause_walk root
+}
+
+@test "exec-git: pause --tamper-json walks the frozen container: what a process left planted after the exec's walk is named and disarmed (ordinary user)" {
+  route_pause_walk user
 }
 
 @test "exec-git: delete names husky's hook and lefthook's file a process left after the last exec rewrote (root)" {

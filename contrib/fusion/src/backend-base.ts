@@ -27,6 +27,29 @@ export const HOST_GIT_CANNOT_DISARM = "core.abbrev=fsrun-cannot-disarm";
 /** What `hostGitEnv` adds to the host git's environment (Python 3.11's "no cwd on sys.path"). */
 export const HOST_GIT_ENV: Readonly<Record<string, string>> = Object.freeze({ PYTHONSAFEPATH: "1" });
 
+/**
+ * The line docs/sandbox.md ("Git on the host after a run") says the host's git needs in that
+ * worktree whatever the runs reported: no fsmonitor, no hooks, no submodule recursion or summary.
+ * Every git the host runs there: `git ...hostGitArgs ...HOST_GIT_SAFE_ARGS COMMAND`, and
+ * `--ignore-submodules=all` for status and diff, `--no-ext-diff --no-textconv` for diff, log, show.
+ */
+export const HOST_GIT_SAFE_ARGS: readonly string[] = [
+  "-c",
+  "core.fsmonitor=false",
+  "-c",
+  "core.hooksPath=/dev/null",
+  "-c",
+  "submodule.recurse=false",
+  "-c",
+  "diff.ignoreSubmodules=all",
+  "-c",
+  "status.submoduleSummary=false",
+];
+
+/** The tamper entry for a tamper line of fsrun's on stderr that does not parse whole (review22
+ * F11): what the run made is not known, so nothing disarms it. */
+export const TAMPER_UNREADABLE = "unread:fsrun's tamper line";
+
 /** Whether argv words `args` (hostGitArgs) hold fsrun's "cannot disarm" option. */
 export function cannotDisarm(args: readonly string[]): boolean {
   for (let i = 0; i + 1 < args.length; i += 2) if (args[i] === "-c" && args[i + 1] === HOST_GIT_CANNOT_DISARM) return true;
@@ -36,12 +59,12 @@ export function cannotDisarm(args: readonly string[]): boolean {
 /**
  * A run's hostGitArgs as they must be for its `tamper`: with fsrun's "cannot disarm" option first
  * when `tamper` names a config fsrun could not read whole (`config:unread:...`: what it sets is not
- * known, so no option disarms it) and `args` lack it (an fsrun older than that rule gave only
+ * known, so no option disarms it) or TAMPER_UNREADABLE, and `args` lack it (an fsrun older than that rule gave only
  * core.hooksPath and core.fsmonitor; a killed run may have said no list). "Cannot tell" is never
  * "disarmed". `args` as they are otherwise.
  */
 export function hostGitArgsFor(tamper: readonly string[], args: string[] | undefined): string[] | undefined {
-  if (!tamper.some((e) => e.startsWith("config:unread:")) || cannotDisarm(args ?? [])) return args;
+  if (!tamper.some((e) => e.startsWith("config:unread:") || e === TAMPER_UNREADABLE) || cannotDisarm(args ?? [])) return args;
   return ["-c", HOST_GIT_CANNOT_DISARM, ...(args ?? [])];
 }
 
@@ -93,7 +116,19 @@ export abstract class BackendBase {
    * killed exec) still means "do not run the host's git unreviewed".
    */
   get hostGitArgs(): string[] {
-    return [...this.disarm];
+    if (this.reportHolds() || cannotDisarm(this.disarm)) return [...this.disarm];
+    return ["-c", HOST_GIT_CANNOT_DISARM, ...this.disarm];
+  }
+
+  /**
+   * Whether the runs' reports still hold now (review22 F2): false while a run of this task is in
+   * flight (what it plants after another run's walk is in no report yet: one-shot and task
+   * container alike), and in a task container after a command that left no walk of its frozen
+   * state (a process it left running may plant at any time). Then `hostGitArgs` starts with the
+   * cannot-disarm option and `hostGitDisarmed` is false: "cannot tell".
+   */
+  protected reportHolds(): boolean {
+    return this.inFlight.size === 0;
   }
 
   /**
@@ -111,13 +146,14 @@ export abstract class BackendBase {
    * core.gitProxy, a config fsrun could not read whole: a `config:unread:` entry, or an included
    * config the run made over 1 MiB, 65 files, an unknown `~user/`; a key there off fsrun's inert
    * list, such as trailer.<t>.command or url.<u>.insteadOf), or when the adapter cannot tell (it
-   * had to kill fsrun before fsrun said its list; an exec left no status): `hostGitArgs` then
-   * holds fsrun's `core.abbrev=fsrun-cannot-disarm`, which
-   * makes every git command fail. Fusion must not run the host's git in that worktree until a
-   * person has reviewed the change.
+   * had to kill fsrun before fsrun said its list; an exec left no status; a run in flight; a task
+   * container not frozen since its last command: reportHolds): `hostGitArgs` then holds fsrun's
+   * `core.abbrev=fsrun-cannot-disarm`, which makes every git command fail. Fusion must not run the
+   * host's git in that worktree then (until a person has reviewed the change, or, for a run in
+   * flight, until no run is).
    */
   get hostGitDisarmed(): boolean {
-    return !cannotDisarm(this.disarm);
+    return !cannotDisarm(this.hostGitArgs);
   }
 
   protected addHostGitArgs(args: string[] | undefined): void {

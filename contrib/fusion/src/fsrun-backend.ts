@@ -43,6 +43,13 @@ export interface FsrunBackendOptions {
   killGraceMs?: number;
   /** How long past timeoutMs the adapter waits for fsrun's own timeout before it kills fsrun (default 10000 ms). */
   timeoutGraceMs?: number;
+  /**
+   * Task-container mode: freeze the container between runs (`fsrun pause`, resumed at the next
+   * run) and walk it frozen, so that `hostGitArgs` holds while Fusion's git runs (default true).
+   * false: a process a command leaves running (a dev server) keeps running between runs, and
+   * `hostGitDisarmed` is false after every run until dispose() (review22 F2).
+   */
+  pauseBetweenRuns?: boolean;
   /** For tests: the platform to assume (default process.platform). */
   platform?: string;
 }
@@ -68,6 +75,7 @@ export class FsrunBackend extends BackendBase implements SandboxBackend {
   private readonly auditLog?: string;
   private readonly timeoutGraceMs: number;
   private readonly platform: string;
+  private readonly pauseBetweenRuns: boolean;
   private state: State | null = null;
   private container: TaskContainer | null = null;
   /**
@@ -96,6 +104,12 @@ export class FsrunBackend extends BackendBase implements SandboxBackend {
     this.auditLog = options.auditLog;
     this.timeoutGraceMs = options.timeoutGraceMs ?? 10_000;
     this.platform = options.platform ?? process.platform;
+    if (options.pauseBetweenRuns !== undefined && typeof options.pauseBetweenRuns !== "boolean") throw new SandboxSettingsError("pauseBetweenRuns", "expected true or false");
+    this.pauseBetweenRuns = options.pauseBetweenRuns ?? true;
+  }
+
+  protected reportHolds(): boolean {
+    return super.reportHolds() && (this.container === null || this.container.holds);
   }
 
   protected mode(): SandboxAuditEvent["mode"] {
@@ -202,7 +216,7 @@ export class FsrunBackend extends BackendBase implements SandboxBackend {
         const asked = (l: LimitNotEnforced) =>
           (l.limit !== "memoryLimitMb" || task.policy.memoryLimitMb !== undefined) &&
           (l.limit !== "cpuLimit.maxCores" || task.policy.cpuLimit?.maxCores !== undefined);
-        this.container = await TaskContainer.create(this.cli, task, this.killGraceMs, limits, p.limitsNotEnforced.filter(asked));
+        this.container = await TaskContainer.create(this.cli, task, this.killGraceMs, limits, p.limitsNotEnforced.filter(asked), this.pauseBetweenRuns);
       } catch (e) {
         if (this.failureMode !== "fallback-native") throw e instanceof FsrunError ? e : new FsrunSetupError(`prepare: ${(e as Error).message}`, null);
         // the one-shot sandbox has just run here: this host can sandbox, so the task runs one-shot

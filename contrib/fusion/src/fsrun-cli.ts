@@ -3,6 +3,7 @@
 import { access, constants as fsConstants } from "node:fs/promises";
 import { delimiter, join } from "node:path";
 
+import { HOST_GIT_CANNOT_DISARM, TAMPER_UNREADABLE } from "./backend-base";
 import { FsrunPolicyError } from "./errors";
 import type { UnavailableReason } from "./errors";
 import { runProc } from "./proc";
@@ -59,23 +60,28 @@ export function firstLines(s: string): string {
  * sync, so a fsrun the adapter had to end during the sync has said it (review19 #15). In a task
  * container the command's stderr is on the same stream and could add a line of its own: an entry
  * more to review, never one less. So fsrun's line is also found after a partial line of the
- * command's (a process it left writing when fsrun exec said it), not only at a line's start.
+ * command's (a process it left writing when fsrun exec said it), not only at a line's start. The
+ * list is what follows the line's first `; tamper: ` (fsrun's text before it names no entry),
+ * parsed whole: an entry that holds `; tamper: [` stays an entry (review22 F11); a line that does
+ * not parse whole gives TAMPER_UNREADABLE ("cannot tell").
  */
 export function tamperFromStderr(stderr: string): string[] {
-  return [...new Set(listsOnStderr(stderr, /fsrun: warning: (?:sandbox|exec): .*; tamper: (\[.*\])$/gm))];
+  return [...new Set(listsOnStderr(stderr, /fsrun: warning: (?:sandbox|exec): .*?; tamper: (.*)$/gm, [TAMPER_UNREADABLE]))];
 }
 
-/** The strings of the JSON arrays re's first group captures on stderr's lines, in order. */
-function listsOnStderr(stderr: string, re: RegExp): string[] {
+/** The strings of the JSON arrays re's first group captures on stderr's lines, in order; a capture
+ * that is not an array of strings gives `unreadable`. */
+function listsOnStderr(stderr: string, re: RegExp, unreadable: readonly string[]): string[] {
   const found: string[] = [];
   for (const m of stderr.matchAll(re)) {
     let list: unknown;
     try {
       list = JSON.parse(m[1]);
     } catch {
-      continue;
+      list = null;
     }
-    if (Array.isArray(list)) for (const p of list) if (typeof p === "string") found.push(p);
+    if (Array.isArray(list) && list.every((p): p is string => typeof p === "string")) found.push(...list);
+    else found.push(...unreadable);
   }
   return found;
 }
@@ -85,10 +91,11 @@ function listsOnStderr(stderr: string, re: RegExp): string[] {
  * hostGitArgs: ["-c", ...]`), said with the tamper line before the git sync. One-shot mode only:
  * there the command's streams go to fsrun's JSON, and stderr is fsrun's alone. A task container's
  * exec shares its stderr with the command, which could write such a line: options the host's git
- * would take are never read from there.
+ * would take are never read from there. A line that does not parse whole gives the cannot-disarm
+ * option.
  */
 export function hostGitArgsFromStderr(stderr: string): string[] {
-  return listsOnStderr(stderr, /^fsrun: warning: sandbox: .*; hostGitArgs: (\[.*\])$/gm);
+  return listsOnStderr(stderr, /^fsrun: warning: sandbox: .*?; hostGitArgs: (.*)$/gm, ["-c", HOST_GIT_CANNOT_DISARM]);
 }
 
 /** fsrun's policy complaints ("fsrun: policy (stdin): cpuLimit.maxCores: must be ..."), or null. */

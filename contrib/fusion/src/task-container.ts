@@ -79,16 +79,41 @@ export class TaskContainer {
     private readonly statusJson: boolean,
     /** this fsrun's delete has --tamper-json (the last tamper walk, once the container is dead) */
     private readonly tamperJson: boolean,
+    /** this fsrun's pause has --tamper-json and the backend freezes the container between runs */
+    private readonly pauseWalk: boolean,
     /** config.json's process, read before the container ran anything: each exec's base */
     private baseProcess: Record<string, unknown> = {},
   ) {}
 
-  static async create(cli: FsrunCli, task: Task, killGraceMs: number, limits: SandboxLimits, notEnforced: LimitNotEnforced[]): Promise<TaskContainer> {
+  /** execs started and not yet ended */
+  private active = 0;
+  /** frozen by `fsrun pause` after the last exec ended; resumed before the next */
+  private paused = false;
+  /**
+   * Whether the last walk still holds (review22 F2): true before any command ran, and while the
+   * container is frozen with the walk of its frozen state taken; false once a command ran and no
+   * such walk was made (no freezer, an fsrun whose pause has no --tamper-json, pauses off, an exec
+   * in flight): a process a command left running (`setsid`) may plant after any walk.
+   */
+  holds = true;
+  /** pause/resume and an exec's start, one at a time */
+  private gate: Promise<unknown> = Promise.resolve();
+
+  private serial<T>(fn: () => Promise<T>): Promise<T> {
+    const next = this.gate.then(fn, fn);
+    this.gate = next.catch(() => undefined);
+    return next;
+  }
+
+  static async create(cli: FsrunCli, task: Task, killGraceMs: number, limits: SandboxLimits, notEnforced: LimitNotEnforced[], pauseBetweenRuns = true): Promise<TaskContainer> {
     const dir = await privateDir(task, "fsrun-fusion-task-");
     const id = taskContainerId(task.taskId, randomBytes(4).toString("hex"));
     const help = await cli.run(["exec", "--help"]);
     const deleteHelp = await cli.run(["delete", "--help"]);
-    const container = new TaskContainer(cli, id, dir, killGraceMs, limits, notEnforced, /^\s*--status-json\b/m.test(help.stdout), /^\s*--tamper-json\b/m.test(deleteHelp.stdout));
+    const pauseHelp = await cli.run(["pause", "--help"]);
+    const tamperJson = (h: string) => /^\s*--tamper-json\b/m.test(h);
+    const pauseWalk = pauseBetweenRuns && tamperJson(pauseHelp.stdout);
+    const container = new TaskContainer(cli, id, dir, killGraceMs, limits, notEnforced, /^\s*--status-json\b/m.test(help.stdout), tamperJson(deleteHelp.stdout), pauseWalk);
     try {
       const b = await cli.bundle(task.policy, task.worktree, join(dir, "bundle"), ["sleep", "infinity"]);
       if (b.code !== 0) throw new FsrunSetupError(`fsrun bundle: ${firstLines(b.stderr)}`, null, b.stderr);
@@ -117,7 +142,58 @@ export class TaskContainer {
     }
   }
 
+  /**
+   * One command (execOnce), then, when no other exec is in flight, the container frozen and its
+   * frozen state walked (`fsrun pause --tamper-json`): what a process the command left running
+   * planted after the exec's own walk is in this run's `tamper` and `hostGitArgs`, and nothing
+   * plants more until the next exec resumes it, so the list holds when the host's git runs
+   * between runs (review22 F2). Without that walk, `holds` stays false: "cannot tell".
+   */
   async exec(
+    command: string,
+    opts: FsrunRunOptions,
+    cwd: string,
+    runId: string,
+    env: Record<string, string>,
+  ): Promise<{ result: FsrunRunResult }> {
+    await this.serial(async () => {
+      this.active++;
+      this.holds = false;
+      if (this.paused) await this.resume();
+    });
+    let out: { result: FsrunRunResult } | undefined;
+    try {
+      out = await this.execOnce(command, opts, cwd, runId, env);
+    } finally {
+      this.active--;
+      const walk = await this.serial(() => this.settle());
+      if (out !== undefined && walk !== null) mergeWalk(out.result, walk);
+    }
+    return out!;
+  }
+
+  /** Freezes the container and walks it when no exec is in flight; the walk, or null (cannot tell). */
+  private async settle(): Promise<FinalWalk | null> {
+    if (this.active > 0 || !this.pauseWalk || this.paused) return null;
+    const file = join(this.dir, "paused-tamper.json");
+    await rm(file, { force: true });
+    const r = await this.cli.run(["pause", "--tamper-json", file, this.id]).catch(() => null);
+    if (r === null || r.code !== 0) return null;
+    this.paused = true;
+    const walk = await readFinalTamper(file);
+    await rm(file, { force: true });
+    this.holds = walk !== null;
+    return walk;
+  }
+
+  /** Thaws a container settle() froze; a container that is no longer paused is not an error here
+   * (the exec or delete that follows says what is wrong with it). */
+  private async resume(): Promise<void> {
+    await this.cli.run(["resume", this.id]).catch(() => null);
+    this.paused = false;
+  }
+
+  private async execOnce(
     command: string,
     opts: FsrunRunOptions,
     cwd: string,
@@ -237,6 +313,10 @@ export class TaskContainer {
    * was no walk (an fsrun without --tamper-json, a failed delete).
    */
   async remove(): Promise<FinalWalk | null> {
+    // thawed first: a v1 freezer holds a SIGKILLed process until then; delete's walk comes after
+    // every process is dead, so what one plants in between is still named
+    if (this.paused) await this.serial(() => this.resume());
+    this.holds = true;
     const file = join(this.dir, "final-tamper.json");
     const args = ["delete", "--force", ...(this.tamperJson ? ["--tamper-json", file] : []), this.id];
     await this.cli.run(args).catch(() => undefined);
@@ -276,4 +356,16 @@ async function readFinalTamper(file: string): Promise<FinalWalk | null> {
   } catch {
     return null;
   }
+}
+
+/** A frozen container's walk added to the run that ended before it: its entries and options, each once. */
+function mergeWalk(r: FsrunRunResult, walk: FinalWalk): void {
+  r.tamper = [...new Set([...r.tamper, ...walk.tamper])];
+  const args = [...(r.hostGitArgs ?? [])];
+  for (let i = 0; i + 1 < walk.hostGitArgs.length; i += 2) {
+    let known = false;
+    for (let j = 1; j < args.length; j += 2) known ||= args[j] === walk.hostGitArgs[i + 1];
+    if (!known) args.push(walk.hostGitArgs[i], walk.hostGitArgs[i + 1]);
+  }
+  if (args.length > 0) r.hostGitArgs = args;
 }

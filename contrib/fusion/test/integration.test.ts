@@ -12,7 +12,7 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { after, before, test } from "node:test";
 
-import { FsrunBackend, FsrunError, FsrunPolicyError, FsrunSetupError, FsrunUnavailableError, isSandboxOf, sandboxIdStem } from "../src/index";
+import { FsrunBackend, FsrunError, FsrunPolicyError, FsrunSetupError, FsrunUnavailableError, HOST_GIT_CANNOT_DISARM, HOST_GIT_SAFE_ARGS, isSandboxOf, sandboxIdStem } from "../src/index";
 import type { FsrunBackendOptions, FsrunRunOptions, SandboxAuditEvent, SandboxPolicy } from "../src/index";
 import { privateDir } from "../src/private-dir";
 import { assertOneOutcomeEach, runCommand, tempDir, makeWorktree, processExists, waitFor, git } from "./helpers";
@@ -387,7 +387,8 @@ test(`[${WHO}] fallback-native is no off switch in task-container mode either: a
   const plain = join(work, `plain-tc-${seq}`);
   const marker = join(work, `host-marker-tc-${seq}`);
   await mkdir(plain);
-  const b = new FsrunBackend({ fsrunPath: FSRUN, stateRoot, killGraceMs: 300, mode: "task-container", failureMode: "fallback-native", onAudit: (e) => events.push(e) });
+  // pauseBetweenRuns false: the daemon must run between the two runs (frozen, it holds nothing yet)
+  const b = new FsrunBackend({ fsrunPath: FSRUN, stateRoot, killGraceMs: 300, mode: "task-container", failureMode: "fallback-native", onAudit: (e) => events.push(e), pauseBetweenRuns: false });
   backends.push(b);
   const policy = { ...basePolicy(), pidsLimit: 16 };
   await b.prepare({ taskId: `it-${WHO}`, runId: `r${++seq}`, worktreePath: plain, policy });
@@ -410,8 +411,8 @@ test(`[${WHO}] fallback-native is no off switch in task-container mode either: a
 });
 
 /** A task-container backend, or null (and the downgrade checked) where fsrun exec cannot join it. */
-async function taskBackend(): Promise<FsrunBackend | null> {
-  const b = await backend({ mode: "task-container" });
+async function taskBackend(options: FsrunBackendOptions = {}): Promise<FsrunBackend | null> {
+  const b = await backend({ mode: "task-container", ...options });
   if (b.effectiveMode === "one-shot") {
     assert.ok(!root, "as root the task container works");
     assert.match(b.modeFallback ?? "", /fsrun exec/);
@@ -524,7 +525,12 @@ test(`[${WHO}] task container: an exec that left no status after its command can
     const r = await b.run("git init -q hang-nested", opts());
     assert.equal(r.exitCode, 0, r.stderr);
     const want = keep === "nothing" ? ["-c", "core.abbrev=fsrun-cannot-disarm"] : ["-c", "core.fsmonitor=false", "-c", "submodule.recurse=false", "-c", "diff.ignoreSubmodules=all", "-c", "status.submoduleSummary=false"];
-    assert.deepEqual([r.hostGitArgs, b.hostGitDisarmed], [want, keep !== "nothing"], `${keep}: ${JSON.stringify(r)}`);
+    // the frozen container's walk after the run may name the repository again (made in the tick
+    // its walk began: a repeat) and add its options after these; not frozen (no cgroup to freeze
+    // for this user): the reports cannot hold between runs (review22 F2)
+    const state = await runCommand(FSRUN, ["--root", stateRoot, "state", b.containerId ?? ""]);
+    const frozen = (JSON.parse(state.stdout) as { status: string }).status === "paused";
+    assert.deepEqual([r.hostGitArgs?.slice(0, want.length), b.hostGitDisarmed], [want, keep !== "nothing" && frozen], `${keep}: ${JSON.stringify(r)}`);
     await b.dispose();
     await rm(join(worktree, "hang-nested"), { recursive: true, force: true });
   }
@@ -737,11 +743,15 @@ test(`[${WHO}] both modes: a run making an included config over 1 MiB is not dis
 // review19 #4's tail: a process the last command left (setsid) plants a nested repository after that
 // command's tamper walk; no run names it. dispose()'s fsrun delete --tamper-json walks once the
 // container is dead: sandbox:dispose and finalTamper name it (fifos say when, no wait on time).
+// With pauseBetweenRuns false (the leftover runs on between runs), the runs' reports cannot hold
+// once a command ran: hostGitDisarmed false and the cannot-disarm option first (review22 F2).
 test(`[${WHO}] task container: dispose names a nested repository a process left after the last command made`, async (t) => {
-  const b = await taskBackend();
+  const b = await taskBackend({ pauseBetweenRuns: false });
   if (b === null) return t.skip("fsrun exec cannot join the task container as this user: checked that it runs one-shot instead");
+  assert.equal(b.hostGitDisarmed, true, "no command ran yet");
   const r = await b.run("mkfifo late-go late-planted && setsid -w sh -c '(read x <late-go; git init -q late-nested; echo >late-planted) </dev/null >/dev/null 2>&1 &'", opts());
   assert.deepEqual([r.exitCode, r.tamper], [0, []], r.stderr);
+  assert.deepEqual([b.hostGitDisarmed, b.hostGitArgs], [false, ["-c", HOST_GIT_CANNOT_DISARM]], "not frozen: cannot tell");
   const plant = await runCommand("timeout", ["-s", "KILL", "60", "sh", "-c", 'echo go >"$1" && cat "$2"', "sh", join(worktree, "late-go"), join(worktree, "late-planted")]);
   assert.equal(plant.code, 0, plant.stderr);
   await b.dispose();
@@ -749,6 +759,82 @@ test(`[${WHO}] task container: dispose names a nested repository a process left 
   assert.deepEqual(b.finalTamper, ["late-nested/.git"]);
   const ev = events.filter((e) => e.event === "sandbox:dispose").at(-1);
   assert.deepEqual([ev?.scope, ev?.tamper, ev?.reason], ["task", ["late-nested/.git"], undefined]);
+});
+
+// review22 F2, nb.sh through the adapter: nbstripout's own filter, and a command that leaves a
+// process (setsid) which plants nbstripout.py once the host releases it (fifo `go`) after the run
+// returned. The run freezes the container and walks it (fsrun pause --tamper-json): the leftover
+// cannot plant before Fusion's git, and the host's `git add -A` with hostGitArgs and the safe line
+// runs nothing. Where the container is not frozen (the fix broken), the host waits for the plant
+// (fifo `planted`) and the same add runs the planted module: the witness tells. The next run
+// resumes it, the plant lands, that run names it with the filter's options: with them the add runs
+// nothing; a plain add runs it (the control). An ordinary user without a cgroup cannot freeze: the
+// list then starts with the cannot-disarm option (the add exits 128 and runs nothing) until dispose.
+test(`[${WHO}] task container: a process a command left cannot plant between the run and the host's git; what it plants later is named before the host's git runs`, async (t) => {
+  if (!(await stat("/usr/bin/python3").then(() => true, () => false))) return t.skip("needs /usr/bin/python3");
+  const dir = join(work, "window");
+  await mkdir(dir);
+  const wt = await makeWorktree(dir, "task-window");
+  const witness = join(dir, "witness");
+  await git(join(dir, "repo"), ["config", "filter.nbstripout.clean", '"/usr/bin/python3" -m nbstripout']);
+  await writeFile(join(wt, ".gitattributes"), "*.ipynb filter=nbstripout\n");
+  await writeFile(join(wt, "a.ipynb"), "{}\n");
+  await git(wt, ["add", "-A"]);
+  await git(wt, ["commit", "-qm", "nb"]);
+  const b = new FsrunBackend({ fsrunPath: FSRUN, stateRoot, killGraceMs: 300, onAudit: (e) => events.push(e), mode: "task-container" });
+  backends.push(b);
+  await b.prepare({ taskId: `it-${WHO}`, runId: `r${++seq}`, worktreePath: wt, policy: basePolicy() });
+  if (b.effectiveMode !== "task-container") return t.skip("fsrun exec cannot join the task container as this user");
+  const module = `import sys\\nopen("${witness}", "a").write("ran\\\\n")\\nsys.stdout.write(sys.stdin.read())\\n`;
+  // the leftover holds `go` open (read-write: no wait for a writer) before the run ends, so the
+  // host's write never waits, frozen or not
+  const leave = `mkfifo go planted ready && setsid -w sh -c '(exec 3<>go; echo >ready; read x <&3; printf '"'"'${module}'"'"' >nbstripout.py; echo x >>a.ipynb; echo >planted) </dev/null >/dev/null 2>&1 &' && cat ready >/dev/null`;
+  const r1 = await b.run(leave, opts({ cwd: wt }));
+  assert.deepEqual([r1.exitCode, r1.tamper], [0, []], r1.stderr);
+  const git2 = (args: string[]) => runCommand("git", [...b.hostGitArgs, ...HOST_GIT_SAFE_ARGS, ...args], wt);
+  // release the leftover
+  assert.equal((await runCommand("sh", ["-c", 'echo go >"$1"', "sh", join(wt, "go")])).code, 0);
+  const state = await runCommand(FSRUN, ["--root", stateRoot, "state", b.containerId ?? ""]);
+  const frozen = (JSON.parse(state.stdout) as { status: string }).status === "paused";
+  if (root) assert.equal(frozen, true, "as root the container is frozen between runs");
+  if (!frozen) await runCommand("cat", [join(wt, "planted")]); // nb.sh's wait: the plant is done
+  const want = ["-c", "filter.nbstripout.clean=", "-c", "filter.nbstripout.smudge=", "-c", "filter.nbstripout.process=", "-c", "filter.nbstripout.required=false"];
+  const cannot = ["-c", HOST_GIT_CANNOT_DISARM];
+  // frozen: nothing planted yet, and nothing can plant; not (no cgroup to freeze): cannot tell
+  assert.deepEqual([b.hostGitDisarmed, b.hostGitArgs], frozen ? [true, []] : [false, cannot]);
+  const add1 = await git2(["add", "-A"]);
+  assert.equal(add1.code, frozen ? 0 : 128, add1.stderr);
+  assert.equal(await stat(witness).then(() => true, () => false), false, "the host's git ran what the leftover planted after the run's walk");
+  // the next run thaws it; its command waits for the plant (inside the container)
+  const r2 = await b.run(frozen ? "cat planted >/dev/null" : "true", opts({ cwd: wt }));
+  assert.deepEqual([r2.exitCode, r2.tamper, r2.hostGitArgs], [0, ['config:filter.nbstripout.clean="/usr/bin/python3" -m nbstripout'], want], r2.stderr);
+  assert.deepEqual([b.hostGitDisarmed, b.hostGitArgs], frozen ? [true, want] : [false, [...cannot, ...want]]);
+  const add2 = await git2(["add", "-A"]);
+  assert.equal(add2.code, frozen ? 0 : 128, add2.stderr);
+  assert.equal(await stat(witness).then(() => true, () => false), false, "the host's git ran the planted module under hostGitArgs");
+  await b.dispose();
+  assert.deepEqual([b.hostGitDisarmed, b.hostGitArgs], [true, want], "dispose's last walk holds: every process is dead");
+  await writeFile(join(wt, "a.ipynb"), "{  }\n");
+  assert.equal((await runCommand("git", ["add", "-A"], wt)).code, 0);
+  assert.equal(await readFile(witness, "utf8"), "ran\n", "the control: a plain git add -A runs it");
+});
+
+// review22 F2, one-shot: while a run of the task is in flight, what it plants after another run's
+// walk is in no report yet: hostGitDisarmed false, the cannot-disarm option first (fifos hold the
+// run; no wait on time).
+test(`[${WHO}] one-shot: while a run is in flight the host's git is not disarmed`, async () => {
+  const b = await backend();
+  assert.equal(b.hostGitDisarmed, true);
+  await runCommand("mkfifo", [join(worktree, "hold-1"), join(worktree, "hold-2")]);
+  await runCommand("chmod", ["666", join(worktree, "hold-1"), join(worktree, "hold-2")]);
+  const run = b.run("cat hold-1 >/dev/null; cat hold-2 >/dev/null", opts());
+  assert.equal((await runCommand("sh", ["-c", 'echo >"$1"', "sh", join(worktree, "hold-1")])).code, 0);
+  assert.deepEqual([b.hostGitDisarmed, b.hostGitArgs], [false, ["-c", HOST_GIT_CANNOT_DISARM]], "a run is in flight");
+  assert.equal((await runCommand("sh", ["-c", 'echo >"$1"', "sh", join(worktree, "hold-2")])).code, 0);
+  assert.equal((await run).exitCode, 0);
+  assert.deepEqual([b.hostGitDisarmed, b.hostGitArgs], [true, []], "none is");
+  await rm(join(worktree, "hold-1"));
+  await rm(join(worktree, "hold-2"));
 });
 
 test(`[${WHO}] task container: runs exec into one container; dispose deletes it`, async (t) => {

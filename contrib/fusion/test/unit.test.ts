@@ -21,7 +21,7 @@ import {
 } from "../src/index";
 import type { SandboxAuditEvent } from "../src/index";
 import { hostGitArgsFromStderr, tamperFromStderr } from "../src/fsrun-cli";
-import { cannotDisarm, hostGitArgsFor, hostGitArgsUntold } from "../src/backend-base";
+import { HOST_GIT_CANNOT_DISARM, TAMPER_UNREADABLE, cannotDisarm, hostGitArgsFor, hostGitArgsUntold } from "../src/backend-base";
 import { oneShotEnv, withCarrier } from "../src/one-shot-env";
 import { execProcess } from "../src/task-container";
 import { assertOneOutcomeEach, tempDir, waitFor } from "./helpers";
@@ -129,7 +129,7 @@ test("policy rule: the constructor's policy restricts ctx's, and ctx's restricts
   assert.equal(net.allowNetwork, false, "no port in common: no network");
 });
 
-test("a killed fsrun's tamper lines give its tamper list, each entry once; no other line does", () => {
+test("a killed fsrun's tamper lines give its tamper list, each entry once; no other line does; a line cut short is \"cannot tell\"", () => {
   const stderr = [
     "fsrun: warning: sandbox: git: left out what the run wrote outside the task's allowlist: objects/",
     'fsrun: warning: sandbox: the command made nested git repositories (...); tamper: ["nested/.git","config:core.hooksPath=.husky"]',
@@ -138,11 +138,27 @@ test("a killed fsrun's tamper lines give its tamper list, each entry once; no ot
     'tamper: ["not-fsrun"]',
     'fsrun: warning: sandbox: (...); tamper: {"not":"a list"}',
   ].join("\n");
-  assert.deepEqual(tamperFromStderr(stderr), ["nested/.git", "config:core.hooksPath=.husky", "a, b/.git", "x\ny"]);
+  assert.deepEqual(tamperFromStderr(stderr), ["nested/.git", "config:core.hooksPath=.husky", "a, b/.git", "x\ny", TAMPER_UNREADABLE]);
   assert.deepEqual(tamperFromStderr(""), []);
   // a process the command left wrote a partial line just before fsrun exec's: still read (review21)
   const joined = 'progress 42%fsrun: warning: exec: the command made nested git repositories (...); tamper: ["late/.git"]\n';
   assert.deepEqual(tamperFromStderr(joined), ["late/.git"]);
+});
+
+// review22 F11: the reviewer's payload, fsrun's real lines for a run that made a nested repository
+// named `x; tamper: [` (and a driver named `x; hostGitArgs: [`): every entry is read, none dropped
+const F11_TAMPER = "fsrun: warning: exec: the command made nested git repositories or changed files the repository's config or its hooks have the host's git run (do not trust the host's git with them); tamper: ";
+test("a tamper or hostGitArgs entry that holds the line's own tag changes nothing the adapter reads (review22 F11)", () => {
+  const tamper = ["x; tamper: [/.git", "real-nested/.git"];
+  for (const ctx of ["exec", "sandbox"])
+    assert.deepEqual(tamperFromStderr(F11_TAMPER.replace("exec:", `${ctx}:`) + JSON.stringify(tamper)), tamper);
+  const args = ["-c", "filter.x; hostGitArgs: [.clean=", "-c", "filter.y.clean="];
+  const line = "fsrun: warning: sandbox: until a person has reviewed the change, run the host's git in this worktree as `git ARGS ...`; hostGitArgs: ";
+  assert.deepEqual(hostGitArgsFromStderr(line + JSON.stringify(args)), args);
+  // a line that starts as fsrun's and does not parse whole: "cannot tell", never [] or a part
+  assert.deepEqual(tamperFromStderr(`${F11_TAMPER}["x; tamper: [/.git","real-nested/.git"`), [TAMPER_UNREADABLE]);
+  assert.deepEqual(hostGitArgsFromStderr(`${line}["-c","filter.y.clean="`), ["-c", HOST_GIT_CANNOT_DISARM]);
+  assert.deepEqual(hostGitArgsFor([TAMPER_UNREADABLE], undefined), ["-c", HOST_GIT_CANNOT_DISARM]);
 });
 
 test("hostGitArgs come from fsrun's JSON (absent when empty) and from fsrun sandbox's own stderr line, never from exec's", () => {

@@ -60,7 +60,7 @@ static int check_passed(const struct path_walk *w, int fd, const struct stat *st
   char path[64], where[PATH_MAX];
   cleanup_free char *why = NULL;
   ssize_t n;
-  if (!path_walk_trusted_owner(w, st->st_uid))
+  if (!path_walk_trusted_owner(w, st->st_uid) && !(w->others_dirs && S_ISDIR(st->st_mode)))
     why = xasprintf("owned by uid %u", (unsigned)st->st_uid);
   else if (S_ISDIR(st->st_mode) && (st->st_mode & (S_IWGRP | S_IWOTH)) && !(st->st_mode & S_ISVTX))
     why =

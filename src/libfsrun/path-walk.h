@@ -27,6 +27,7 @@ struct path_walk {
   uid_t euid;
   const char *path; /* as the caller gave it, for messages */
   const char *what; /* whose path (an option's name), for the refusal */
+  bool others_dirs; /* another uid's directory passes (not its link, nor a shared directory) */
   path_walk_refuse_fn *refuse;
 };
 

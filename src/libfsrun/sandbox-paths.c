@@ -9,6 +9,7 @@
 #include "mounts.h"
 #include "openat2-compat.h"
 #include "sandbox-internal.h"
+#include "sandbox-path-owners.h"
 #include "utils.h"
 
 /* the i-th tree of t (NULL: none there), i < 3 + writable->len */
@@ -131,9 +132,9 @@ int check_caller_path(const struct agent_trees *t, const char *field, size_t i, 
                       bool missing_ok, struct stat *st, fsrun_error_t *err) {
   bool inside;
   if (stat_caller_path(t, path, st, &inside) == 0)
-    return 0;
+    return check_policy_path_owners(field, i, path, err);
   if (missing_ok && errno == ENOENT)
-    return 1;
+    return check_policy_path_owners(field, i, path, err) < 0 ? fsrun_error_code(err) : 1;
   if (errno == ELOOP && inside) {
     cleanup_free char *tree = agent_tree_above(t, path);
     return fsrun_error_make(err, 0,

@@ -37,7 +37,8 @@ char *agent_tree_holding_any(const struct agent_trees *t, const char *path);
 int stat_caller_path(const struct agent_trees *t, const char *path, struct stat *st, bool *inside);
 
 /* 0 with *st (stat_caller_path), 1 where path is missing and missing_ok, or the one-line refusal
- * of `field[i]` = path (a link in an agent tree, any other failure) */
+ * of `field[i]` = path (a link in an agent tree, another user's link or directory on its way:
+ * sandbox-path-owners.h, any other failure) */
 int check_caller_path(const struct agent_trees *t, const char *field, size_t i, const char *path,
                       bool missing_ok, struct stat *st, fsrun_error_t *err);
 

@@ -342,6 +342,7 @@ task_flow() {
   # the root's alias, used by root and by the ordinary user
   mkdir "$DIR/alias"
   files_to 1000 # before the bind: chown -R would meet it as a cycle
+  chown -h 0:0 "$DIR/lnk" # the host admin's link: root follows no other user's
   mount --bind "$DIR" "$DIR/alias"
   for uid in 0 1000; do
     printf '{"writablePaths": ["%s"]}\n' "$DIR/lnk/cache" >"$DIR/policy.json"

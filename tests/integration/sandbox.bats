@@ -391,6 +391,8 @@ check_covered_cases() {
   local uid=1000 spec policy paths
   mkdir -p "$DIR/home"
   give_dir_to_user "$uid"
+  # the links the cases name stay root's: the host admin's (another uid's link is refused)
+  find "$DIR" -maxdepth 1 -type l -exec chown -h 0:0 {} +
   for spec in "${COVER_CASES[@]}"; do
     policy=${spec%%|*}
     paths=${spec#*|}
@@ -658,6 +660,13 @@ refused_probe() {
   ln -s /nonexistent-fsrun-test "$WT/dangling"
   ln -s "$DIR" "$WT/real/mid"
   ln -s "$DIR/outside" "$WT/outlink"
+  # a link the host's admin made outside the trees the command writes stays allowed (root's, in
+  # root's directory: before the directory is the user's)
+  ln -s "$DIR/private" "$DIR/adminlink"
+  write_policy "{\"allowedPaths\": [\"$DIR/adminlink\"]}"
+  run sbx -- ls "$DIR/adminlink/"
+  [ "$status" -eq 0 ]
+  [ "$output" = secret ]
   give_dir_to_user "$uid"
   local cases=("allowedPaths $WT/etclink" "allowedPaths $WT/rootlink/" "allowedPaths $WT/privlink"
     "allowedPaths $WT/dangling" "allowedPaths $WT/real/mid/private" "writablePaths $WT/etclink/"
@@ -681,12 +690,57 @@ refused_probe() {
     [ ! -e "$DIR/ran" ]
     [ ! -e "$DIR/outside/made" ]
   done
-  # a link the host's admin made outside the trees the command writes stays allowed
-  ln -s "$DIR/private" "$DIR/adminlink"
-  write_policy "{\"allowedPaths\": [\"$DIR/adminlink\"]}"
-  run sbx -- ls "$DIR/adminlink/"
-  [ "$status" -eq 0 ]
-  [ "$output" = secret ]
+}
+
+# shared_link OWNER TARGET: $DIR/shared/cache, a link to TARGET owned by uid OWNER in a directory
+# anyone may write (sticky, as /tmp)
+shared_link() {
+  mkdir -p "$DIR/shared"
+  chmod 1777 "$DIR/shared"
+  rm -f "$DIR/shared/cache"
+  ln -s "$2" "$DIR/shared/cache"
+  chown -h "$1:$1" "$DIR/shared/cache"
+}
+
+@test "sandbox: a policy path through another user's link in a shared sticky directory is refused, 125, naming the entry; the caller's own link is followed (root and an ordinary user)" {
+  requires_host_command setpriv
+  local uid=1000 other=4343 field out
+  mkdir -p "$DIR/rootdir" "$DIR/home"
+  echo root-only-secret >"$DIR/rootdir/secret"
+  chmod 600 "$DIR/rootdir/secret"
+  for field in writablePaths allowedPaths; do
+    shared_link "$other" "$DIR/rootdir"
+    write_policy "{\"$field\": [\"$DIR/shared/cache\"]}"
+    run --separate-stderr sbx -- /bin/sh -c "cat '$DIR/shared/cache/secret'; echo planted >'$DIR/shared/cache/planted'"
+    echo "root, $field: $status $output $stderr"
+    [ "$status" -eq 125 ]
+    [ "$stderr" = "fsrun: policy: $field[0]: \`$DIR/shared/cache\` is reached through \`$DIR/shared/cache\`, owned by uid $other: whoever can change it decides what the sandbox binds; name a path whose directories and links only this user and root own" ]
+    [[ $output != *root-only* ]]
+    [ "$(ls "$DIR/rootdir")" = secret ]
+    # the caller's own link there is followed
+    shared_link 0 "$DIR/rootdir"
+    run sbx -- /bin/sh -c "cat '$DIR/shared/cache/secret'"
+    [ "$status" -eq 0 ]
+    [ "$output" = root-only-secret ]
+  done
+  give_dir_to_user "$uid"
+  mkdir "$DIR/userdir"
+  chown "$uid:$uid" "$DIR/userdir"
+  for field in writablePaths allowedPaths; do
+    shared_link "$other" "$DIR/userdir"
+    write_policy "{\"$field\": [\"$DIR/shared/cache\"]}"
+    run --separate-stderr sbx_as_user "$uid" -- /bin/sh -c "echo planted >'$DIR/shared/cache/planted'"
+    echo "uid $uid, $field: $status $output $stderr"
+    [ "$status" -eq 125 ]
+    [[ $stderr == *"policy: $field[0]: \`$DIR/shared/cache\` is reached through \`$DIR/shared/cache\`, owned by uid $other: "* ]]
+    [ "$(grep -c . <<<"$stderr")" = 1 ]
+    [ -z "$(ls "$DIR/userdir")" ]
+    shared_link "$uid" "$DIR/userdir"
+    run sbx_as_user "$uid" -- /bin/sh -c "ls '$DIR/shared/cache/'"
+    echo "uid $uid, own link, $field: $status $output"
+    [ "$status" -eq 0 ]
+    [ -z "$output" ]
+  done
 }
 
 # as_user UID ARGS... -- COMMAND: `fsrun sandbox` as the ordinary user UID (state and home its own)

@@ -290,12 +290,19 @@ static void add_hooks_path(struct collect *c, const char *key, const char *value
   }
 }
 
+static void add_global(struct sandbox_git_run *g, char *path);
+
 static void on_variable(void *arg, const char *key, const char *value) {
   struct collect *c = arg;
   if (value == NULL || value[0] == '\0')
     return;
   const char *unread;
-  if (strcmp(key, "core.hookspath") == 0) {
+  if (strcmp(key, "core.excludesfile") == 0) {
+    /* the global ignore file it names (relative: from the top, git's usual cwd) */
+    char *path = resolve(c->worktree, value, &unread);
+    if (path != NULL)
+      add_global(c->g, path);
+  } else if (strcmp(key, "core.hookspath") == 0) {
     add_hooks_path(c, "core.hooksPath", value);
     free(*c->hooks_dir);
     *c->hooks_dir = resolve(c->worktree, value, &unread);
@@ -368,9 +375,10 @@ static char *config_home(void) {
   return home != NULL && home[0] == '/' ? xasprintf("%s/.config", home) : NULL;
 }
 
-/* The user's global git config and attributes (GIT_CONFIG_GLOBAL too), and husky v9's init.sh,
- * which every husky hook sources: a policy with ~/.config or $HOME writable lets the run write
- * them, and the host's next git reads them (review20 E). What they name: read_user_configs. */
+/* The user's global git config and attributes (GIT_CONFIG_GLOBAL too), git's global ignore file
+ * (the one core.excludesFile names: on_variable), and husky v9's init.sh, which every husky hook
+ * sources: a policy with ~/.config or $HOME writable lets the run write them, and the host's next
+ * git reads them (review20 E, review22 F14). What they name: read_user_configs. */
 static void add_globals(struct sandbox_git_run *g) {
   const char *home = getenv("HOME"), *global = getenv("GIT_CONFIG_GLOBAL");
   cleanup_free char *xdg = config_home();
@@ -379,6 +387,8 @@ static void add_globals(struct sandbox_git_run *g) {
   if (xdg != NULL) {
     add_global(g, xasprintf("%s/git/config", xdg));
     add_global(g, xasprintf("%s/git/attributes", xdg));
+    /* git's global ignore file: what it names drops out of the host's `git status` review */
+    add_global(g, xasprintf("%s/git/ignore", xdg));
     add_global(g, xasprintf("%s/husky/init.sh", xdg));
   }
   if (global != NULL && global[0] == '/' && strcmp(global, "/dev/null") != 0)

@@ -120,7 +120,8 @@ sbx() {
   shift
   [ "$OWNER" = root ] || json=
   status=0
-  output=$(as_owner env GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null timeout -s KILL 120 \
+  output=$(as_owner env GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL="${SBX_GIT_GLOBAL:-/dev/null}" \
+    timeout -s KILL 120 \
     "$FSRUN" --root "$DIR/state" sandbox $json --audit-log "$DIR/audit.jsonl" \
     --policy "$DIR/policy.json" --worktree "$wt" -- /bin/sh -c "$1" 2>"$DIR/stderr") || status=$?
   cat "$DIR/stderr"
@@ -1128,6 +1129,37 @@ route_global() {
 
 @test "sandbox-git: a run that writes git's global config through a writable ~/.config is reported (ordinary user)" {
   route_global user
+}
+
+# route_global_ignore OWNER (review22 F14): with ~/.config writable the run writes git's global
+# ignore file (the XDG one, or core.excludesFile's target) to hide a file it planted from the
+# host's `git status` review: reported as `config:global:<path>`
+route_global_ignore() {
+  make_repo "$1"
+  local config=$DIR/home/.config
+  as_owner mkdir -p "$config/git"
+  printf '{"writablePaths":["%s"]}\n' "$config" >"$DIR/policy.json"
+  HOME=$DIR/home sbx -- "echo payload.sh >$config/git/ignore && echo 'echo pwned' >payload.sh &&
+    echo '. ./payload.sh' >>README"
+  as_owner env HOME="$DIR/home" GIT_CONFIG_NOSYSTEM=1 git -C "$WT" status --porcelain
+  [ "$(config_tamper)" = "$(jq -cn --arg c "$config" '["config:global:\($c)/git/ignore"]')" ]
+  # core.excludesFile in the user's global config names another file (`~/` is $HOME)
+  printf '[core]\n\texcludesFile = ~/.config/my-ignore\n' | as_owner sh -c 'cat >"$1"' sh \
+    "$DIR/home/.gitconfig"
+  rm "$DIR/audit.jsonl"
+  HOME=$DIR/home SBX_GIT_GLOBAL=$DIR/home/.gitconfig sbx -- 'echo two >>README'
+  [ "$(config_tamper)" = '[]' ]
+  HOME=$DIR/home SBX_GIT_GLOBAL=$DIR/home/.gitconfig sbx -- \
+    "echo payload2.sh >$config/my-ignore && echo 'echo pwned' >payload2.sh"
+  [ "$(config_tamper)" = "$(jq -cn --arg c "$config" '["config:global:\($c)/my-ignore"]')" ]
+}
+
+@test "sandbox-git: a run that writes git's global ignore file through a writable ~/.config is reported (root)" {
+  route_global_ignore root
+}
+
+@test "sandbox-git: a run that writes git's global ignore file through a writable ~/.config is reported (ordinary user)" {
+  route_global_ignore user
 }
 
 @test "sandbox-git: the --json result's tamper lists the gitlink and the nested git dir, [] when none" {

@@ -15,6 +15,16 @@ if [ "$(stat -fc %T /sys/fs/cgroup)" != cgroup2fs ]; then
   exit 1
 fi
 
+# The VM's / is the host's over 9p under a tmpfs overlay, so the lock files the host's own suites
+# make in /etc while they run (useradd, userdel: /etc/passwd.lock) show through, and a useradd here
+# then fails ("cannot lock /etc/passwd; try again later"). A copy of /etc on tmpfs, bound over it,
+# keeps the VM's user database apart from the host's.
+vm_etc=$(mktemp -d /run/vm-etc.XXXXXX)
+if ! cp -a /etc/. "$vm_etc/" || ! mount --bind "$vm_etc" /etc; then
+  echo "vm: cannot give the VM an /etc of its own"
+  exit 1
+fi
+
 # State, bundles and the rootfs cache on tmpfs: mknod, mkfifo and unix sockets fail on the 9p share.
 export TMPDIR=/tmp FSRUN_TEST_STATE_BASE=/run/fsrun-tests/vm FSRUN
 # for the few tests that bound CPU time: this VM's CPU is emulated in software (TCG)

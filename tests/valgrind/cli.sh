@@ -269,9 +269,9 @@ else
   sed 's/^/# /' "$work/out.$((count - 1))" "$work/audit.log"
 fi
 # the sandboxes left no state (the shared bundle stays, by design, and so does the CRIU
-# check's cache that `features` writes)
+# check's cache that `features` writes, and `fsrun bundle`'s marks, 1902824)
 count=$((count + 1))
-if [ -z "$(ls -A "$root" | grep -vx -e .sandbox-bundle -e .criu-check)" ]; then
+if [ -z "$(ls -A "$root" | grep -vx -e .sandbox-bundle -e .criu-check -e .bundle-marks)" ]; then
   echo "ok $count - nothing of the sandboxes is left in the state root"
 else
   failures=$((failures + 1))

@@ -20,6 +20,7 @@
 #include "criu.h"
 #include "landlock.h"
 #include "process-attrs.h"
+#include "root-links.h"
 #include "utils.h"
 #include <libseccomp.h>
 
@@ -92,6 +93,7 @@ static const struct feature_row {
     {FEATURE_ANNOTATION, "run.fsrun.init", true},
     {FEATURE_ANNOTATION, CGROUP_V1_ANNOTATION, true},
     {FEATURE_ANNOTATION, BIND_CHECKS_ANNOTATION_PREFIX "N", true},
+    {FEATURE_ANNOTATION, ROOT_LINKS_ANNOTATION, true},
     /* not an annotation fsrun acts on: the criu that checkpoint/restore drive (criu.c) */
     {FEATURE_ANNOTATION, "org.fsrun.checkpoint", true},
     {FEATURE_ANNOTATION, "org.fsrun.checkpoint.lazy-pages", true},
@@ -325,6 +327,9 @@ int features_build(const char *state_root, oci_features **out, fsrun_error_t *er
   if (features_implemented(FEATURE_ANNOTATION, BIND_CHECKS_ANNOTATION_PREFIX "N"))
     annotate(f, BIND_CHECKS_ANNOTATION_PREFIX "N",
              "{destination, sourceId, destinationNoSymlinks, covers, overlayView}");
+  /* links at the top of a root the config mounts a tmpfs onto (root-links.h) */
+  if (features_implemented(FEATURE_ANNOTATION, ROOT_LINKS_ANNOTATION))
+    annotate(f, ROOT_LINKS_ANNOTATION, "NAME=TARGET[,NAME=TARGET...]");
   /* checkpoint and restore: the criu they drive, only when `criu check` passes on this kernel */
   if (features_implemented(FEATURE_ANNOTATION, "org.fsrun.checkpoint") &&
       (criu = criu_usable(state_root)) != NULL)

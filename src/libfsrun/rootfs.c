@@ -17,6 +17,7 @@
 #include "mount-fallback.h"
 #include "mounts.h"
 #include "procfs.h"
+#include "root-links.h"
 #include "utils.h"
 
 static void restore_umask(mode_t *old) {
@@ -286,7 +287,8 @@ int rootfs_mount_all(const struct rootfs_ctx *ctx, fsrun_error_t *err) {
           dev_is_bind = true;
         /* a mount onto / replaces the root (a fresh tmpfs, say): the later ones go into it */
         if (strcmp(dest, "/") == 0) {
-          if (reopen_rootfs(ctx->rootfs, &rootfs_fd, i, err) < 0)
+          if (reopen_rootfs(ctx->rootfs, &rootfs_fd, i, err) < 0 ||
+              root_links_make(c, rootfs_fd, err) < 0)
             return fsrun_error_code(err);
           env.rootfs_fd = rootfs_fd;
         }

@@ -12,6 +12,7 @@
 #include "sandbox-runmask.h"
 #include "sandbox-spelling.h"
 #include "sandbox-state-root.h"
+#include "sandbox-system-dirs.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -138,9 +139,6 @@ const char *sandbox_secret_cover(const char *below) {
  * usr/bin): the directory they lead to is bound there as well. */
 static const char *const system_dirs[] = {"/usr",   "/bin",    "/sbin", "/lib", "/lib32",
                                           "/lib64", "/libx32", "/etc",  NULL};
-/* bound as they are; /etc is sandbox_etc_mounts' */
-static const char *const bound_system_dirs[] = {"/usr",   "/bin",   "/sbin",   "/lib",
-                                                "/lib32", "/lib64", "/libx32", NULL};
 
 /* Denied with EPERM: the kernel surface an agent's build or test never needs (design.md, "always").
  * unshare and setns are denied whole: without capabilities the only namespace unshare can still
@@ -583,7 +581,7 @@ static char *tmpfs_size_option(uint64_t mb) {
 }
 
 static int build_mounts(const struct sandbox_mapping_opts *o, const struct agent_trees *t,
-                        struct mount_list *l, fsrun_error_t *err) {
+                        struct mount_list *l, struct root_links *links, fsrun_error_t *err) {
   /* In a user namespace the mounts copied from the caller's namespace are locked together, and a
    * bind of a directory that has a mount below it (/usr/local, /usr/lib/modules, a worktree with a
    * mount in it) fails with EINVAL: it would uncover what that mount hides. So an ordinary caller's
@@ -627,9 +625,7 @@ static int build_mounts(const struct sandbox_mapping_opts *o, const struct agent
               (const char *const[]){"nosuid", "noexec", "nodev", "ro", NULL});
   add_mount(l, "/tmp", "tmpfs", "tmpfs",
             (const char *const[]){"nosuid", "nodev", "mode=1777", tmpfs_size, NULL});
-  for (const char *const *d = bound_system_dirs; *d; d++)
-    if (host_dir_exists(*d))
-      add_mount(l, *d, "bind", *d, ro_bind);
+  sandbox_system_dirs(l, ro_bind, links);
   size_t etc_first = l->len;
   sandbox_etc_mounts(o->userns, sandbox_network_profile(p) == SANDBOX_NET_EGRESS, l);
   size_t etc_end = l->len;
@@ -659,6 +655,7 @@ static int build_mounts(const struct sandbox_mapping_opts *o, const struct agent
   const struct runmask_places places = {o->state_root, o->runtime_dir, o->uid};
   sandbox_mask_private_places(l, policy_first, policy_end, &places, o->userns);
   sandbox_git_protect(o->worktree, t->common_dir, t->wt_git_dir, l);
+  sandbox_system_links_settle(l, ro_bind, links);
   sort_mounts_by_depth(l);
   return 0;
 }
@@ -758,6 +755,7 @@ int sandbox_config_from_policy(const struct sandbox_mapping_opts *o, oci_config 
   cleanup_free char *wt_git_dir = NULL;
   struct sandbox_mapping_opts opts = *o;
   struct mount_list mounts = {0};
+  struct root_links links = {0};
   struct agent_trees trees;
   const oci_policy *p = o->policy;
   int r;
@@ -790,7 +788,7 @@ int sandbox_config_from_policy(const struct sandbox_mapping_opts *o, oci_config 
     oci_seccomp_free(c->linux_->seccomp);
     c->linux_->seccomp = steal_ptr(&profile);
   }
-  r = build_mounts(&opts, &trees, &mounts, err);
+  r = build_mounts(&opts, &trees, &mounts, &links, err);
   c->mounts = mounts.items;
   c->n_mounts = mounts.len;
   if (r < 0) {
@@ -800,6 +798,7 @@ int sandbox_config_from_policy(const struct sandbox_mapping_opts *o, oci_config 
   /* pid 1 of its own: signals reach the command, orphans are reaped */
   if (oci_map_set(&c->annotations, REAPER_ANNOTATION, "true") < 0 ||
       oci_map_set(&c->annotations, CGROUP_V1_ANNOTATION, sandbox_v1_controllers(p)) < 0 ||
+      sandbox_system_links_annotate(&links, &c->annotations) < 0 ||
       (p->allow_network && p->n_allowed_tcp_ports > 0 &&
        landlock_ports_annotation(p, &c->annotations) < 0) ||
       (sandbox_net_unreachable(p) != NULL &&

@@ -24,6 +24,7 @@
 #include "caps.h"
 #include "cgroup.h"
 #include "log.h"
+#include "root-links.h"
 #include "sandbox.h"
 #include "utils.h"
 #include <libseccomp.h>
@@ -985,6 +986,11 @@ static int check_linux(const oci_config *c, const struct ns_summary *ns,
 
 /* --- entry points ----------------------------------------------------------------------------- */
 
+static int check_root_links(const oci_config *c, fsrun_error_t *err) {
+  struct root_links links;
+  return root_links_from_config(c, &links, err);
+}
+
 int validate_config_with(const oci_config *c, const char *bundle_dir,
                          const struct validate_options *opts, fsrun_error_t *err) {
   static const struct validate_options defaults = {0};
@@ -1006,6 +1012,8 @@ int validate_config_with(const oci_config *c, const char *bundle_dir,
   if ((ret = check_process(c->process, err)) < 0)
     return ret;
   if ((ret = check_mounts(c, err)) < 0)
+    return ret;
+  if ((ret = check_root_links(c, err)) < 0)
     return ret;
   if ((ret = check_hooks(c->hooks, err)) < 0)
     return ret;

@@ -435,6 +435,57 @@ add_mount() { # add_mount JSON
   assert_no_leftovers "$CONTAINER_ID-np"
 }
 
+# run.fsrun.rootfs.symlinks (the sandbox's merged-/usr links): links made at the top of a tmpfs the
+# config mounts onto /, read by the process; the image is untouched. Bad values, a config without
+# that tmpfs, and a mount through a link are refused, one line naming the annotation.
+tmpfs_root_with_usr() {
+  update_config '.root.readonly = true'
+  update_config '.mounts = [{"destination": "/", "type": "tmpfs", "source": "tmpfs", "options": ["mode=755", "size=1m"]}] + .mounts'
+  mkdir -p "$HOSTDIR/usr"
+  cp -a "$ROOTFS/bin" "$HOSTDIR/usr/bin"
+  add_mount "{\"destination\": \"/usr\", \"type\": \"bind\", \"source\": \"$HOSTDIR/usr\", \"options\": [\"bind\", \"ro\"]}"
+}
+
+@test "rootfs: run.fsrun.rootfs.symlinks makes its links in the tmpfs root; the process runs through them" {
+  local before
+  before=$(find "$ROOTFS" | sort | md5sum)
+  tmpfs_root_with_usr
+  update_config '.annotations["run.fsrun.rootfs.symlinks"] = "bin=usr/bin,sbin=usr/bin"'
+  run_in_container /bin/sh -c 'readlink /bin; readlink /sbin; /sbin/sh -c "echo ran"; cat /proc/self/mountinfo'
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ "${lines[0]}" = usr/bin ]
+  [ "${lines[1]}" = usr/bin ]
+  [ "${lines[2]}" = ran ]
+  [ "$(fstype /)" = tmpfs ]
+  [ -z "$(fstype /bin)" ]
+  [ "$(find "$ROOTFS" | sort | md5sum)" = "$before" ]
+  assert_no_leftovers "$CONTAINER_ID"
+}
+
+@test "rootfs: run.fsrun.rootfs.symlinks: a bad link, no tmpfs root, a mount through a link: refused, one line" {
+  local bad
+  # no tmpfs onto /: the links would land in the image
+  update_config '.annotations["run.fsrun.rootfs.symlinks"] = "bin=usr/bin"'
+  run_in_container /bin/true
+  echo "$output"
+  [ "$status" -eq 1 ]
+  [ "${#lines[@]}" -eq 1 ]
+  [[ $output == *'annotations["run.fsrun.rootfs.symlinks"]: the links are made only in a tmpfs'* ]]
+  assert_no_leftovers "$CONTAINER_ID"
+  tmpfs_root_with_usr
+  for bad in "bin=/usr/bin" "bin=usr/../etc" "bin=usr//bin" "bin/x=usr/bin" "..=usr" "bin" \
+    "bin=usr/bin,bin=usr/sbin" "usr=usr/bin" "proc=usr/bin"; do
+    update_config '.annotations["run.fsrun.rootfs.symlinks"] = $v' --arg v "$bad"
+    run_in_container /bin/true
+    echo "$bad: $output"
+    [ "$status" -eq 1 ]
+    [ "${#lines[@]}" -eq 1 ]
+    [[ $output == *'annotations["run.fsrun.rootfs.symlinks"]: '* ]]
+    assert_no_leftovers "$CONTAINER_ID"
+  done
+}
+
 @test "rootfs: a cgroup2 mount asked for by name is cgroup2 on any host" {
   add_mount '{"destination": "/mnt/c2", "type": "cgroup2", "source": "cgroup", "options": ["nosuid", "nodev", "noexec"]}'
   run_in_container sh -c 'cat /proc/self/mountinfo; ls /mnt/c2'

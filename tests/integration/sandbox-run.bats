@@ -393,6 +393,47 @@ EOS
   check_system_dir_submount user
 }
 
+# The host's merged-/usr links (/bin -> usr/bin, Debian 12) are the same links in the sandbox, made
+# in its root tmpfs (run.fsrun.rootfs.symlinks) instead of a bind each: the command reads the host's
+# link, runs /bin/sh through it, and finds no mount there. A policy path below a link (/lib64 here)
+# keeps that dir a bind: the runtime places no mount through a link.
+check_system_links() {
+  use_caller "$1"
+  local d host=() links=0
+  for d in /bin /sbin /lib /lib32 /lib64 /libx32; do
+    host+=("$d=$(readlink "$d" || echo -)")
+    [ -L "$d" ] && links=$((links + 1))
+  done
+  [ "$links" -gt 0 ] || skip "no merged-/usr link on this host"
+  local show='for d in /bin /sbin /lib /lib32 /lib64 /libx32; do echo "$d=$(readlink "$d" || echo -)"; done
+    /bin/sh -c "echo sh-ran"
+    awk '"'"'$5 ~ "^/(s?bin|lib[0-9x]*)$" { print "mounted", $5 }'"'"' /proc/self/mountinfo'
+  run sbx -- /bin/sh -c "$show"
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ "${lines[*]}" = "${host[*]} sh-ran" ]
+  # a policy path at a link: that dir is bound (the host's directory there), the rest stay links
+  [ -L /lib64 ] || { assert_state_clean; return 0; }
+  echo '{"allowedPaths":["/lib64"]}' >"$DIR/policy.json"
+  chmod 644 "$DIR/policy.json"
+  run sbx --policy "$DIR/policy.json" -- /bin/sh -c \
+    'readlink /lib64 || echo not-a-link; ls /lib64 | head -1; readlink /bin'
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ "${lines[0]}" = not-a-link ]
+  [ "${lines[1]}" = "$(ls /lib64 | head -1)" ]
+  [ "${lines[2]}" = "$(readlink /bin)" ]
+  assert_state_clean
+}
+
+@test "sandbox-run: the host's merged-/usr links are the same links in the sandbox, no mount there (root)" {
+  check_system_links root
+}
+
+@test "sandbox-run: the host's merged-/usr links are the same links in the sandbox, no mount there (ordinary user)" {
+  check_system_links user
+}
+
 # ---- section 5 ----------------------------------------------------------------------------------
 
 check_bad_policy() {

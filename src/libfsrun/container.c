@@ -25,6 +25,7 @@
 #include "cgroup.h"
 #include "clone.h"
 #include "exec-git.h"
+#include "file-time.h"
 #include "foreground.h"
 #include "hooks.h"
 #include "idmap.h"
@@ -690,6 +691,8 @@ static void create_init_config(struct create_job *j) {
   ic->listen_fds = listen_fds_from_env();
   ic->no_new_keyring = o->no_new_keyring;
   ic->sigmask = j->sigmask;
+  if (o->exec_not_before != NULL)
+    ic->exec_not_before = *o->exec_not_before;
 }
 
 /* Step 5: clone the init (into its cgroup and new namespaces; a pid namespace joined by path is
@@ -948,6 +951,21 @@ static int serve_limit_gap(struct create_job *j, const struct sync_msg *msg, fsr
   return 0;
 }
 
+/* SYNC_CREATED: the init's pid namespace, as it reported it (it may be gone by now under `run`);
+ * after a NUL, the cutoff it lowered (container_create_opts.exec_not_before): one it cannot read
+ * lowered to 0, which names everything (a false alarm, never a miss) */
+static void take_created_report(struct create_job *j, const struct sync_msg *msg) {
+  struct timespec *not_before = j->o->exec_not_before;
+  size_t n = msg->data != NULL ? strlen(msg->data) : 0;
+  if (msg->data != NULL)
+    j->out->st.pid_pidns = strtoull(msg->data, NULL, 10);
+  if (not_before == NULL || n >= msg->len)
+    return;
+  if (!file_time_parse(msg->data + n + 1, not_before))
+    *not_before = (struct timespec){0};
+  log_debug("the container init went on before the cutoff's time: the clock was set back");
+}
+
 /* Step 7: serves the init's requests until it reports SYNC_CREATED (or an error). */
 static int create_serve_init(struct create_job *j, fsrun_error_t *err) {
   for (;;) {
@@ -996,9 +1014,7 @@ static int create_serve_init(struct create_job *j, fsrun_error_t *err) {
       r = serve_limit_gap(j, &msg, err);
       break;
     case SYNC_CREATED:
-      /* the init's pid namespace, as it reported it (it may be gone by now under `run`) */
-      if (msg.data != NULL)
-        j->out->st.pid_pidns = strtoull(msg.data, NULL, 10);
+      take_created_report(j, &msg);
       sync_msg_clear(&msg);
       return 0;
     default:

@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <sys/types.h>
+#include <time.h>
 
 #include "context.h"
 #include "error.h"
@@ -42,6 +43,12 @@ struct container_create_opts {
    * create (fsrun sandbox's limitsMode "require"). NULL: said as a warning. */
   int (*on_limit_gap)(const char *limit, const char *why, void *data, fsrun_error_t *err);
   void *on_limit_gap_data;
+  /* when not NULL: the process is exec'd only once file times have reached it (file-time.h; fsrun
+   * sandbox's tamper cutoff): its init waits for the coarse clock at the end of its set-up, so
+   * that the wait overlaps the set-up, after the prestart, createRuntime and createContainer
+   * hooks (the sandbox has none) and before any seccomp filter. Lowered to the coarse time the
+   * init went on at when the clock was set back (file_time_wait_floor). */
+  struct timespec *exec_not_before;
 };
 
 struct container_run_opts {

@@ -18,6 +18,7 @@
 #include "cgroup.h"
 #include "clone.h"
 #include "close-fds.h"
+#include "file-time.h"
 #include "hook-runner.h"
 #include "hooks.h"
 #include "netlink.h"
@@ -468,6 +469,15 @@ static void take_credentials(struct init_config *c) {
     fail(c, &err);
 }
 
+/* The set-up is done and the command is next: once file times have reached the caller's cutoff
+ * (fsrun sandbox's tamper walk: what the command changes is not before it), the wait overlapping
+ * the set-up. A clock set back meanwhile: the cutoff the init went on at, for SYNC_CREATED. */
+static void wait_exec_not_before(struct init_config *c) {
+  if (c->exec_not_before.tv_sec != 0 &&
+      file_time_wait_floor(&c->exec_not_before, FILE_TIME_WAIT_MAX_MS) < 0)
+    c->exec_not_before_lowered = true;
+}
+
 /* After pivot_root: the proc entries of a joined pid namespace, the pty, /dev/console, sysctls,
  * masked and read-only paths, the cwd, the executable, rlimits and attributes, then the
  * credentials. With ns_plan.pid_join_prepared all of it before the late init is cloned, which then
@@ -517,6 +527,8 @@ static void init_after_pivot(struct init_config *c, int own_procfs, int mounter_
    * that it never has to allow the set-up; take_credentials loads the others. */
   if (c->ns->pid_join_prepared)
     open_told(c, told);
+  /* before any filter (take_credentials loads the first): a profile need not allow the sleep */
+  wait_exec_not_before(c);
   take_credentials(c);
   if (c->ns->pid_join_prepared) {
     if (clone_sibling(c, told, "the pid namespace") > 0)
@@ -555,7 +567,16 @@ static void load_filter_when_created(struct init_config *c) {
  * profile allows that lets its program write. A peer gone (EPIPE: the runtime died) reads
  * nothing; anything else is the profile's refusal, said where it can be. */
 static void report_created(struct init_config *c, const char *pidns) {
-  int r = sync_send_by_write(c->sync_fd, SYNC_CREATED, pidns, strlen(pidns));
+  char payload[32 + FILE_TIME_TEXT_MAX];
+  size_t len = strlen(pidns);
+  int r;
+  memcpy(payload, pidns, len + 1);
+  /* and after a NUL, a lowered cutoff (container_create_opts.exec_not_before) */
+  if (c->exec_not_before_lowered) {
+    file_time_format(payload + len + 1, FILE_TIME_TEXT_MAX, &c->exec_not_before);
+    len += 1 + strlen(payload + len + 1);
+  }
+  r = sync_send_by_write(c->sync_fd, SYNC_CREATED, payload, len);
   if (r == 0)
     return;
   if (r != -EPIPE)

@@ -45,6 +45,10 @@ struct init_config {
   int listen_fds; /* LISTEN_FDS passed through from our environment, 0 when none */
   bool no_new_keyring;
   const sigset_t *sigmask; /* the caller's signal mask, restored before exec */
+  /* container_create_opts.exec_not_before (tv_sec 0: none); lowered to the coarse time the init
+   * went on at when the clock was set back (exec_not_before_lowered), which SYNC_CREATED reports */
+  struct timespec exec_not_before;
+  bool exec_not_before_lowered;
 };
 
 /* Runs in the cloned child. Never returns: execs the process or _exit()s after reporting the error

@@ -17,17 +17,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "file-time.h"
 #include "json-out.h"
 #include "log.h"
 #include "utils.h"
 
 #define TAMPER_MAX_DEPTH 6
 #define TAMPER_MAX_DIRS  20000
-/* a coarse clock still behind the cutoff after this long was stepped back */
-#define CUTOFF_WAIT_MAX_MS 1000
 
 struct walk {
   char **found;
@@ -35,41 +33,18 @@ struct walk {
   struct timespec start;
 };
 
-static bool before(const struct timespec *a, const struct timespec *b) {
-  return a->tv_sec < b->tv_sec || (a->tv_sec == b->tv_sec && a->tv_nsec < b->tv_nsec);
-}
-
 static bool changed(const struct walk *w, const struct stat *st) {
-  return !before(&st->st_ctim, &w->start);
+  return !file_time_before(&st->st_ctim, &w->start);
 }
 
-/* A file time is the coarse clock (or, for a ctime someone has read, since Linux 6.13, a
- * fine-grained time, which is never behind it), so every one set so far is at most CLOCK_REALTIME
- * now. A cutoff of 20 ms before (sandbox_git_prepare's, kept for exec) named the linked worktrees
- * the host's `git worktree add` had just made as the run's. */
-void sandbox_git_tamper_cutoff_now(struct sandbox_git_run *g) {
+/* A cutoff of 20 ms before the run (sandbox_git_prepare's, kept for exec) named the linked
+ * worktrees the host's `git worktree add` had just made as the run's. */
+struct timespec *sandbox_git_tamper_cutoff(struct sandbox_git_run *g,
+                                           const struct timespec *began) {
   if (g->common_dir == NULL)
-    return; /* no repository: no walk */
-  clock_gettime(CLOCK_REALTIME, &g->start);
-  if (++g->start.tv_nsec == 1000000000)
-    g->start.tv_sec++, g->start.tv_nsec = 0;
-}
-
-/* Until the coarse clock, the floor of every file time set from then on, has reached the cutoff:
- * at most one clock tick (4 ms at HZ=250), none when the set-up took longer. A clock stepped back
- * meanwhile gets the coarse time as the cutoff: false alarms, never a miss. */
-void sandbox_git_tamper_cutoff_wait(struct sandbox_git_run *g) {
-  struct timespec coarse;
-  if (g->common_dir == NULL)
-    return;
-  for (int ms = 0; ms < CUTOFF_WAIT_MAX_MS; ms++) {
-    clock_gettime(CLOCK_REALTIME_COARSE, &coarse);
-    if (!before(&coarse, &g->start))
-      return;
-    nanosleep(&(struct timespec){.tv_nsec = 1000000}, NULL);
-  }
-  log_debug("sandbox: git: the clock was set back: the tamper walk's cutoff is the coarse clock");
-  g->start = coarse;
+    return NULL; /* no repository: no walk */
+  g->start = *began;
+  return &g->start;
 }
 
 static void report(struct walk *w, const char *rel) {

@@ -79,7 +79,7 @@ struct sandbox_git_run {
   bool index_written;               /* the run wrote an index git can walk (applied or not) */
   char **gitlinks_after;            /* then its gitlinks (NULL-terminated) */
   /* the tamper walk's cutoff: 20 ms before the run began, or earlier for an exec (exec-git.c); a
-   * one-shot run's is exact (sandbox_git_tamper_cutoff_now) */
+   * one-shot run's is exact (sandbox_git_tamper_cutoff) */
   struct timespec start;
   /* when the tamper walk began, on the clock of file times (CLOCK_REALTIME_COARSE): a file changed
    * later has a ctime not before it */
@@ -173,12 +173,12 @@ bool sandbox_git_index_apply(struct sandbox_git_run *g, int upper_dir, int dst_d
 void sandbox_git_strv_push(char ***v, size_t *n, const char *s);
 void sandbox_git_strv_free(char **v);
 char **sandbox_git_tamper(struct sandbox_git_run *g, const char *worktree);
-/* A one-shot run's exact cutoff, for a run none of whose processes exists before its command: g's
- * start is set just after every file time set so far (a nested repository the host made just
- * before the run is not the run's), and cutoff_wait, called before the command is started, waits
- * until file times have reached it (whatever the run changes is). */
-void sandbox_git_tamper_cutoff_now(struct sandbox_git_run *g);
-void sandbox_git_tamper_cutoff_wait(struct sandbox_git_run *g);
+/* A one-shot run's exact cutoff, for a run none of whose processes exists before its command:
+ * began, taken just after every file time set before the run (file_time_after_now: a nested
+ * repository the host made just before the run is not the run's), as g's start. Returns it (NULL:
+ * no walk) for container_create_opts' exec_not_before: the command is exec'd once file times have
+ * reached it (whatever the run changes is named). */
+struct timespec *sandbox_git_tamper_cutoff(struct sandbox_git_run *g, const struct timespec *began);
 /* one warning line when tamper lists anything, ending in `; tamper: ` and the list as a JSON array
  * (a caller killed afterwards has given the list in a form a program can read: the Fusion adapter
  * takes it from a killed fsrun's stderr) */

@@ -37,6 +37,7 @@
 #include "caller-output.h"
 #include "cgroup.h"
 #include "container.h"
+#include "file-time.h"
 #include "json-out.h"
 #include "log.h"
 #include "pidfd-compat.h"
@@ -99,6 +100,9 @@ struct run_result {
   bool oom_killed;          /* the OOM killer killed a process of the sandbox's cgroup */
   bool cpu_budget_exceeded; /* cpuLimit.maxMs spent by the whole command: ended by the watchdog */
   bool in_container_setup;  /* the set-up got as far as the container's own (container_run) */
+  /* just after every file time set before the run (its inputs read): a one-shot run's tamper
+   * cutoff (sandbox_git_tamper_cutoff) */
+  struct timespec began;
   struct sandbox_limits limits;
   struct sandbox_net net; /* the egress helper: killed once the init is reaped, reaped last */
 };
@@ -696,6 +700,7 @@ static int run_in_sandbox(const struct fsrun_context *ctx, const struct sandbox_
   cleanup_free char *json = NULL;
   cleanup_free char *json_err = NULL;
   oci_config *config = NULL;
+  struct timespec *cutoff;
   int status = -1, r;
 
   res->timed_out = false;
@@ -707,7 +712,7 @@ static int run_in_sandbox(const struct fsrun_context *ctx, const struct sandbox_
     oci_config_free(config);
     return fsrun_error_code(err);
   }
-  sandbox_git_tamper_cutoff_now(git);
+  cutoff = sandbox_git_tamper_cutoff(git, &res->began);
   sandbox_git_overlay_config(git, config, userns);
   sandbox_covers_as_entries(config, false);
   sandbox_limits_apply(&res->limits, config);
@@ -740,7 +745,8 @@ static int run_in_sandbox(const struct fsrun_context *ctx, const struct sandbox_
                                                .on_cloned = watch_init,
                                                .on_cloned_data = cap,
                                                .on_limit_gap = runtime_gap,
-                                               .on_limit_gap_data = &gaps},
+                                               .on_limit_gap_data = &gaps,
+                                               .exec_not_before = cutoff},
                                     .on_started = on_started,
                                     .on_started_arg = &started,
                                     .term_signal = &res->signal,
@@ -752,7 +758,6 @@ static int run_in_sandbox(const struct fsrun_context *ctx, const struct sandbox_
     }
     setup_deadline_disarm();
     res->in_container_setup = true;
-    sandbox_git_tamper_cutoff_wait(git);
     r = container_run(ctx, &ro, &status, err);
     /* the sandbox has ended (or never started): its network helper goes with it, reaped last */
     sandbox_net_kill(&res->net);
@@ -907,6 +912,9 @@ static int run_once(const struct fsrun_context *ctx, const struct sandbox_run_op
       .fd = audit_fd, .task_id = o->task_id, .run_id = o->run_id, .policy_hash = hash};
 
   audit_event(&audit, "sandbox:prepare", "fsrun", NULL, NULL);
+  /* the run begins: what the caller did before it (the host's `git worktree add` right before)
+   * is not the run's, and the wait for file times to reach it overlaps the set-up from here */
+  file_time_after_now(&result.began);
   /* the event a set-up that times out from here gives */
   if (audit_fd >= 0 && setup_deadline.armed) {
     cleanup_free char *why = xstrdup(setup_deadline.line + strlen("fsrun: "));

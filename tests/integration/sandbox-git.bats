@@ -1026,6 +1026,62 @@ host_repo_before_run() {
   host_repo_before_run user
 }
 
+# repo_at_once OWNER: the wait for file times to reach a one-shot run's cutoff overlaps the
+# container's set-up (the init waits before its command, cutoff23); a command whose first act is to
+# make a nested repository (mkdir, no shell: as soon after its exec as it can) has it named, in
+# each of 30 runs (with the wait left out, runs where the set-up took less than the coarse clock's
+# lag missed it)
+repo_at_once() {
+  make_repo "$1"
+  for i in $(seq 30); do
+    rm -f "$DIR/audit.jsonl"
+    as_owner env GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null timeout -s KILL 120 \
+      "$FSRUN" --root "$DIR/state" sandbox --audit-log "$DIR/audit.jsonl" \
+      --policy "$DIR/policy.json" --worktree "$WT" -- /bin/mkdir -p "n$i/.git" 2>"$DIR/stderr" ||
+      { cat "$DIR/stderr"; return 1; }
+    [ "$(tamper)" = "[\"n$i/.git\"]" ] || { echo "run $i named $(tamper)"; return 1; }
+  done
+}
+
+# init_waits OWNER: the wait is the container's init's, before its command; a one-shot run's set-up
+# mostly outlasts the coarse clock's lag, so that repo_at_once passes even without it. Here the time
+# to wait for is 300 ms past the start (tests/exec-not-before: no option of the CLI sets it), far
+# past the set-up: the directory the command makes has a time not before it.
+init_waits() {
+  local enb=${FSRUN%/*}/tests/exec-not-before sec nsec ctime spec=
+  [ -x "$enb" ] || skip "tests/exec-not-before is not built next to $FSRUN"
+  make_repo "$1"
+  [ "$OWNER" = root ] || spec=--rootless
+  setup_bundle "$DIR/bundle"
+  mkdir "$ROOTFS/out"
+  as_owner mkdir "$DIR/out"
+  chown "$(stat -c %u:%g "$DIR")" "$BUNDLE" # not the rootfs: its files are the cache's hardlinks
+  as_owner sh -c 'cd "$1" && rm config.json && "$2" spec $3' sh "$BUNDLE" "$FSRUN" "$spec"
+  update_config '.process.terminal = false | .process.args = ["/bin/mkdir", "/out/made"]
+    | .mounts += [{"destination": "/out", "type": "bind", "source": $out, "options": ["rbind", "rw"]}]' \
+    --arg out "$DIR/out"
+  read -r sec nsec < <(as_owner "$enb" "$DIR/state" "$BUNDLE" "enb-$UNIQ-$1" 300)
+  ctime=$(stat -c %.9Z "$DIR/out/made")
+  echo "waited for $sec $nsec; made at $ctime"
+  [ "${ctime%.*}" -gt "$sec" ] || { [ "${ctime%.*}" -eq "$sec" ] && [ $((10#${ctime#*.})) -ge "$nsec" ]; }
+}
+
+@test "sandbox-git: the container's init waits for file times to reach the cutoff before the command (root)" {
+  init_waits root
+}
+
+@test "sandbox-git: the container's init waits for file times to reach the cutoff before the command (ordinary user)" {
+  init_waits user
+}
+
+@test "sandbox-git: a nested repository a run's command makes at once is named, in every run (root)" {
+  repo_at_once root
+}
+
+@test "sandbox-git: a nested repository a run's command makes at once is named, in every run (ordinary user)" {
+  repo_at_once user
+}
+
 # plant_reader KIND: the script a run of route_reader runs at the repository's top ($1: the script
 # the host's git must not run), making the included .gitconfig one git 2.39 reads on where fsrun's
 # reader stopped or cut (review22 F4), with a textconv for README and an fsmonitor: `orphan`, a key

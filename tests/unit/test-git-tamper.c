@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "file-time.h"
 #include "sandbox-git.h"
 #include "tap.h"
 
@@ -124,13 +125,14 @@ static bool make_repo_dir(const char *dir, const char *name) {
  * cutoff: only the run's is named (a cutoff 20 ms before the run named both) */
 static void test_cutoff(const char *worktree) {
   struct sandbox_git_run g = {.common_dir = (char *)"unused"};
+  struct timespec began;
   char *dir = NULL, **reported = NULL;
   bool made;
   if (asprintf(&dir, "%s/cutoff", worktree) < 0 || mkdir(dir, 0755) < 0)
     abort();
   made = make_repo_dir(dir, "host");
-  sandbox_git_tamper_cutoff_now(&g);
-  sandbox_git_tamper_cutoff_wait(&g);
+  file_time_after_now(&began);
+  file_time_wait_floor(sandbox_git_tamper_cutoff(&g, &began), FILE_TIME_WAIT_MAX_MS);
   made = made && make_repo_dir(dir, "run");
   reported = sandbox_git_tamper(&g, dir);
   tap_ok(made && count(reported) == 1 && strcmp(reported[0], "run/.git") == 0,

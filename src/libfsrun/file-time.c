@@ -1,0 +1,80 @@
+/* File times against the clock (file-time.h). */
+#include "file-time.h"
+
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define NSEC_PER_SEC 1000000000L
+/* a tick due but not yet seen: it comes within microseconds; a step this short looks again */
+#define LATE_TICK_STEP_NS 200000L
+
+bool file_time_before(const struct timespec *a, const struct timespec *b) {
+  return a->tv_sec < b->tv_sec || (a->tv_sec == b->tv_sec && a->tv_nsec < b->tv_nsec);
+}
+
+void file_time_after_now(struct timespec *t) {
+  clock_gettime(CLOCK_REALTIME, t);
+  if (++t->tv_nsec == NSEC_PER_SEC) {
+    t->tv_sec++;
+    t->tv_nsec = 0;
+  }
+}
+
+static int64_t ns_of(const struct timespec *t) {
+  return (int64_t)t->tv_sec * NSEC_PER_SEC + t->tv_nsec;
+}
+
+static int64_t clock_ns(clockid_t clock) {
+  struct timespec ts;
+  clock_gettime(clock, &ts);
+  return ns_of(&ts);
+}
+
+/* The coarse clock moves at the timer tick by whole resolutions, to a time the fine clock has
+ * passed (it may lag by more than a tick: what a tick has not accumulated yet): it cannot show t
+ * before the fine clock has reached its first step at or past t. Sleeps until then, at most a
+ * resolution, or a short step when that is past; a relative sleep, which a clock set back does not
+ * stretch. */
+static void sleep_towards(int64_t coarse_ns, int64_t t_ns, int64_t resolution_ns) {
+  int64_t reach =
+      coarse_ns + (t_ns - coarse_ns + resolution_ns - 1) / resolution_ns * resolution_ns;
+  int64_t left = reach - clock_ns(CLOCK_REALTIME);
+  if (left <= 0)
+    left = LATE_TICK_STEP_NS;
+  else if (left > resolution_ns)
+    left = resolution_ns;
+  (void)nanosleep(&(struct timespec){.tv_sec = 0, .tv_nsec = (long)left}, NULL);
+}
+
+int file_time_wait_floor(struct timespec *t, int max_ms) {
+  struct timespec coarse, res = {.tv_nsec = 0};
+  int64_t give_up = clock_ns(CLOCK_MONOTONIC) + (int64_t)max_ms * 1000000;
+  if (clock_getres(CLOCK_REALTIME_COARSE, &res) < 0 || res.tv_sec > 0 || res.tv_nsec <= 0)
+    res.tv_nsec = LATE_TICK_STEP_NS;
+  for (;;) {
+    clock_gettime(CLOCK_REALTIME_COARSE, &coarse);
+    if (!file_time_before(&coarse, t))
+      return 0;
+    if (clock_ns(CLOCK_MONOTONIC) >= give_up)
+      break;
+    sleep_towards(ns_of(&coarse), ns_of(t), res.tv_nsec);
+  }
+  *t = coarse;
+  return -ETIMEDOUT;
+}
+
+void file_time_format(char *buf, size_t size, const struct timespec *t) {
+  snprintf(buf, size, "%lld %ld", (long long)t->tv_sec, (long)t->tv_nsec);
+}
+
+bool file_time_parse(const char *text, struct timespec *t) {
+  long long sec;
+  long nsec;
+  int end = -1;
+  if (text == NULL || sscanf(text, "%lld %ld%n", &sec, &nsec, &end) != 2 || end < 0 ||
+      text[end] != '\0' || sec < 0 || nsec < 0 || nsec >= NSEC_PER_SEC)
+    return false;
+  *t = (struct timespec){.tv_sec = (time_t)sec, .tv_nsec = nsec};
+  return true;
+}

@@ -1,0 +1,30 @@
+/* File times against the clock, for a cutoff that tells what changed before a moment from what
+ * changed after it. A file time is CLOCK_REALTIME_COARSE when it is set (or, for a ctime someone
+ * has read, since Linux 6.13, a finer time, never behind it), so every file time set so far is at
+ * most CLOCK_REALTIME now, and every one set once the coarse clock has reached T is not before T.
+ */
+#ifndef FSRUN_FILE_TIME_H
+#define FSRUN_FILE_TIME_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <time.h>
+
+/* a coarse clock still behind after this long was set back */
+#define FILE_TIME_WAIT_MAX_MS 1000
+/* "SEC NSEC" of a time as file_time_format writes it, with its NUL */
+#define FILE_TIME_TEXT_MAX 32
+
+bool file_time_before(const struct timespec *a, const struct timespec *b);
+/* Just after every file time set so far: CLOCK_REALTIME now plus 1 ns. */
+void file_time_after_now(struct timespec *t);
+/* Returns once the coarse clock has reached *t (0: from then on a changed file's time is not
+ * before *t). When it has not after max_ms (the clock was set back), *t becomes the coarse clock
+ * and -ETIMEDOUT is returned: a cutoff that early names more, never less. Sleeps until the coarse
+ * clock's next tick (its resolution after its last), not in steps. */
+int file_time_wait_floor(struct timespec *t, int max_ms);
+/* t as "SEC NSEC" in buf (FILE_TIME_TEXT_MAX bytes); and back: false when text is no such time */
+void file_time_format(char *buf, size_t size, const struct timespec *t);
+bool file_time_parse(const char *text, struct timespec *t);
+
+#endif

@@ -940,15 +940,17 @@ static int check_sender(const struct create_job *j, const struct sync_msg *msg,
 }
 
 /* SYNC_LIMIT_GAP: a limit the init's set-up could not put in place, for the caller to list and
- * maybe refuse (fsrun sandbox), or said */
+ * maybe refuse (fsrun sandbox), or said. The init waits for GO: a refusal leaves it waiting until
+ * the failed create kills it, so its command never runs. */
 static int serve_limit_gap(struct create_job *j, const struct sync_msg *msg, fsrun_error_t *err) {
   const char *limit = msg->data != NULL ? msg->data : "";
   size_t n = strlen(limit);
   const char *why = n < msg->len ? limit + n + 1 : "";
-  if (j->o->on_limit_gap != NULL)
-    return j->o->on_limit_gap(limit, why, j->o->on_limit_gap_data, err);
-  log_warning("limits not enforced: %s (%s)", limit, why);
-  return 0;
+  if (j->o->on_limit_gap == NULL)
+    log_warning("limits not enforced: %s (%s)", limit, why);
+  else if (j->o->on_limit_gap(limit, why, j->o->on_limit_gap_data, err) < 0)
+    return fsrun_error_code(err);
+  return send_go(j, NULL, 0, -1, err);
 }
 
 /* SYNC_CREATED: the init's pid namespace, as it reported it (it may be gone by now under `run`);

@@ -171,8 +171,7 @@ static int layer_onto(int lower, const char *const *covers, size_t n, size_t top
   return steal_fd(&mnt);
 }
 
-/* the flags of the bind that the overlay over part of it keeps: read-only always */
-static unsigned long bind_flags(int bind_root) {
+unsigned long cover_bind_flags(int bind_root) {
   struct statvfs sv;
   unsigned long flags = MS_RDONLY;
   if (fstatvfs(bind_root, &sv) < 0)
@@ -248,7 +247,7 @@ static int overlay_one_dir(int bind_root, const char *const *covers, size_t n, s
     snprintf(data, sizeof(data), "lowerdir=%s:%s", layer_path, lower_path);
   else
     snprintf(data, sizeof(data), "lowerdir=%s:%s", lower_path, layer_path);
-  if (mount("overlay", lower_path, "overlay", bind_flags(bind_root), data) < 0) {
+  if (mount("overlay", lower_path, "overlay", cover_bind_flags(bind_root), data) < 0) {
     int saved = errno;
     umount2(layer_path, MNT_DETACH);
     *refused = true;

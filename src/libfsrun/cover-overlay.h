@@ -37,4 +37,8 @@ int cover_overlay_whole(int bind_root, const char *const *covers, size_t n, bool
  * the first such mount point, NULL when it cannot tell (and then: true). */
 bool cover_submount_below(int dir, char **point);
 
+/* The mount(2) flags of the bind at bind_root that an overlay over part of it keeps: MS_RDONLY
+ * always, and the bind's MS_NOSUID, MS_NODEV and MS_NOEXEC. */
+unsigned long cover_bind_flags(int bind_root);
+
 #endif

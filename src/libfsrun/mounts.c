@@ -21,6 +21,7 @@
 
 #include "bind-source.h"
 #include "cover-overlay.h"
+#include "overlay-spine.h"
 #include "idmap.h"
 #include "log.h"
 #include "mount-fallback.h"
@@ -678,25 +679,64 @@ static int attach_cover(const struct mount_env *env, int bind_root, const char *
 
 /* A limit this set-up cannot put in place (limit: the policy's key), told to the runtime, which
  * says it and lists it (fsrun sandbox: limitsNotEnforced; under limitsMode "require" it ends the
- * set-up); said here when there is no runtime to tell. */
-static int report_limit_gap(const struct mount_env *env, const char *limit, const char *why) {
+ * set-up); said here when there is no runtime to tell. The runtime's GO is awaited: under `run`
+ * the init execs the command right after its last message, which must not be before the runtime
+ * has refused (it kills the init instead of answering). */
+static int report_limit_gap(const struct mount_env *env, const char *limit, const char *why,
+                            fsrun_error_t *err) {
   size_t a = strlen(limit), b = strlen(why);
   cleanup_free char *payload = xmalloc0(a + b + 2);
+  struct sync_msg msg;
+  bool go;
   memcpy(payload, limit, a);
   memcpy(payload + a + 1, why, b);
-  if (env->runtime_sync_fd >= 0 &&
-      sync_send(env->runtime_sync_fd, SYNC_LIMIT_GAP, 0, payload, a + b + 1, -1) == 0)
+  if (env->runtime_sync_fd < 0) {
+    log_warning("limits not enforced: %s (%s)", limit, why);
     return 0;
-  log_warning("limits not enforced: %s (%s)", limit, why);
+  }
+  if (sync_send(env->runtime_sync_fd, SYNC_LIMIT_GAP, 0, payload, a + b + 1, -1) < 0 ||
+      sync_recv(env->runtime_sync_fd, &msg) < 0)
+    return fsrun_error_make(err, 0, "limits not enforced: %s: the runtime is gone", limit);
+  go = msg.type == SYNC_GO;
+  sync_msg_clear(&msg);
+  if (!go)
+    return fsrun_error_make(err, EPROTO, "limits not enforced: %s: the runtime did not answer",
+                            limit);
   return 0;
+}
+
+/* An rbind in a user namespace with mounts below its root (EBUSY from cover-overlay.c), without
+ * covers: the view of overlays per directory and mount (overlay-spine.h). 1: done; 0: refused,
+ * with *why (the caller frees) the limit not enforced. */
+static int attach_spine_view(int bind_root, size_t index, const char *dest, char **why) {
+  fsrun_error_t err = NULL;
+  if (overlay_spine_attach(bind_root, &err) == 0)
+    return 1;
+  log_debug("mounts[%zu]: `%s`: %s; bound without an overlay", index, dest, err->msg);
+  *why = xasprintf("`%s`: %s; its unix sockets and FIFOs are the host's", dest, err->msg);
+  fsrun_error_release(&err);
+  return 0;
+}
+
+/* Why dest stays the plain bind, its overlay refused with errnum (EBUSY: a mount below it) */
+static char *overlay_refusal(const char *dest, int errnum) {
+  if (errnum == EBUSY)
+    return xasprintf("`%s` has a mount below it, which the read-only overlay that hides its unix "
+                     "sockets and FIFOs would take away: they are the host's",
+                     dest);
+  return xasprintf("`%s`: overlayfs refused the read-only overlay that hides its unix sockets and "
+                   "FIFOs (%s): they are the host's",
+                   dest, strerror(errnum));
 }
 
 /* The bind checked (may be NULL) of a directory seen through one overlay over its root, its covers
  * in that overlay's layer (oci_mount.overlay_view). 1: done; 0: not to be done, or overlayfs
  * refused: the bind stays as it is, its sockets and FIFOs with it (docs/sandbox.md). An rbind
- * with a mount below (EBUSY from cover-overlay.c) is what fsrun sandbox lists before the run; any
- * other refusal (a kernel before 5.11 in a user namespace, a lower overlayfs will not stack on) is
- * reported as a limit not enforced here. Or the error. */
+ * with a mount below (EBUSY from cover-overlay.c) gets an overlay per directory and mount in a user
+ * namespace without covers (attach_spine_view). What stays the plain bind (the view refused, a
+ * kernel before 5.11 in a user namespace, a lower overlayfs will not stack on, an rbind with covers
+ * or outside a user namespace with a mount below) is reported as a limit not enforced here. Or the
+ * error. */
 static int attach_overlay_view(const struct mount_env *env, int bind_root, const oci_mount *checked,
                                const char *const *covers, size_t n, bool recursive, size_t index,
                                const char *dest, fsrun_error_t *err) {
@@ -710,13 +750,16 @@ static int attach_overlay_view(const struct mount_env *env, int bind_root, const
     return 1;
   if (!refused)
     return fsrun_error_wrap(err, "mounts[%zu]: `%s`", index, dest);
+  if ((*err)->status == EBUSY && env->userns && n == 0) {
+    fsrun_error_release(err);
+    if (attach_spine_view(bind_root, index, dest, &why) == 1)
+      return 1;
+    return report_limit_gap(env, "allowedPaths", why, err);
+  }
   log_debug("mounts[%zu]: `%s`: %s; bound without an overlay", index, dest, (*err)->msg);
-  if ((*err)->status != EBUSY)
-    why = xasprintf("`%s`: overlayfs refused the read-only overlay that hides its unix sockets "
-                    "and FIFOs (%s): they are the host's",
-                    dest, strerror((*err)->status));
+  why = overlay_refusal(dest, (*err)->status);
   fsrun_error_release(err);
-  return why != NULL ? report_limit_gap(env, "allowedPaths", why) : 0;
+  return report_limit_gap(env, "allowedPaths", why, err);
 }
 
 /* The covers of the bind checked (may be NULL), attached onto bind_root: overlays over the

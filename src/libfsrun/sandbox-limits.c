@@ -8,7 +8,6 @@
 #include <unistd.h>
 
 #include "cgroup.h"
-#include "cover-overlay.h"
 #include "landlock.h"
 #include "log.h"
 #include "sandbox-net.h"
@@ -105,30 +104,6 @@ static void plan_tcp_ports(const oci_policy *p, struct sandbox_limits *l) {
         xstrdup("the host network restricts TCP only: UDP and ICMP reach any address and port"));
 }
 
-/* An ordinary user's binds are recursive, and overlayfs in a user namespace refuses a lower with
- * mounts below it (mounts.c attach_overlay_view then keeps the plain bind): such an allowedPaths
- * directory's unix sockets and FIFOs are the host's. The caller's mount table is the one the
- * sandbox's mount namespace copies. Root's binds are not recursive: no such case. */
-static void plan_overlay_views(const oci_policy *p, struct sandbox_limits *l) {
-  for (size_t i = 0; i < p->allowed_paths.len; i++) {
-    const char *path = p->allowed_paths.items[i];
-    cleanup_close int dir = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
-    cleanup_free char *point = NULL;
-    if (dir < 0 || !cover_submount_below(dir, &point))
-      continue; /* missing (skipped with a warning), or a file: no overlay is asked for */
-    if (point == NULL)
-      add_gap(l, "allowedPaths",
-              xasprintf("`%s`: the mount table could not be read to tell whether a mount is below "
-                        "it; without its overlay, its unix sockets and FIFOs are the host's",
-                        path));
-    else
-      add_gap(l, "allowedPaths",
-              xasprintf("`%s` has a mount below it (`%s`), which an ordinary user's overlay cannot "
-                        "hold: its unix sockets and FIFOs are the host's",
-                        path, point));
-  }
-}
-
 void sandbox_limits_plan(const oci_policy *p, bool userns, bool native, struct sandbox_limits *l) {
   memset(l, 0, sizeof(*l));
   l->cpu_budget_ms = p->has_cpu_max_ms ? p->cpu_max_ms : 0;
@@ -144,7 +119,6 @@ void sandbox_limits_plan(const oci_policy *p, bool userns, bool native, struct s
   }
   if (userns) {
     plan_unprivileged(p, l);
-    plan_overlay_views(p, l);
   } else {
     /* root: the sandbox's cgroup holds them all (a missing controller fails the set-up) */
     l->memory_in_cgroup = l->pids_in_cgroup = l->cpu_in_cgroup = true;

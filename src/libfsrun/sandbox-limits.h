@@ -4,9 +4,10 @@
  * Without a cgroup: RLIMIT_NPROC (counted in the sandbox's own user namespace) for pidsLimit,
  * RLIMIT_DATA per process as a memory bound, RLIMIT_CPU per process for maxMs, and the rest said
  * to be not enforced. allowedTcpPorts is Landlock's, not enforced below Landlock ABI 4 (Linux 6.7).
- * An ordinary user's allowedPaths directory with a mount below it keeps the plain rbind, without
- * the overlay that hides its unix sockets and FIFOs: listed as "allowedPaths", naming it; so is
- * one whose overlay overlayfs refused at the set-up (sandbox_limits_runtime_gap).
+ * An allowedPaths directory whose read-only overlay (or, for an ordinary user's with a mount below
+ * it, the overlays of its pieces: overlay-spine.h) overlayfs refused at the set-up keeps the plain
+ * bind, its unix sockets and FIFOs the host's: listed as "allowedPaths", naming it
+ * (sandbox_limits_runtime_gap).
  * limitsMode "require" turns a limit that cannot be enforced into an error. */
 #ifndef FSRUN_SANDBOX_LIMITS_H
 #define FSRUN_SANDBOX_LIMITS_H

@@ -27,7 +27,7 @@ typedef enum {
   SYNC_PROCFS,      /* late init -> parent: a procfs of the joined pid namespace (proc-mounter.h) */
   SYNC_COMMAND_NEXT, /* fsrun's init -> parent: every filter loaded; the command may exist after */
   SYNC_LIMIT_GAP,    /* child -> parent: a limit the set-up could not put in place (payload: the
-                        limit's key, NUL, why) */
+                        limit's key, NUL, why); the parent answers GO, or ends the set-up */
 } sync_msg_type;
 
 struct sync_msg {

@@ -1448,12 +1448,12 @@ PROBE
     sh "$VAR_DIR/probe.sh" "$VAR_DIR" "$id"
   echo "$stderr"
   places_unseen
-  # the user's `/` holds mounts: no overlay over it, which the run says (its sockets elsewhere
-  # are the host's: check_submount_gap)
+  # the user's `/` holds mounts and secret-file covers: no overlay over it, which the run says (its
+  # sockets elsewhere are the host's)
   if [ "$CALLER" = root ]; then
     [ -z "$stderr" ]
   else
-    [[ $stderr == "fsrun: warning: sandbox: limits not enforced: allowedPaths (\`/\` has a mount below it"* ]]
+    [ "$stderr" = "fsrun: warning: sandbox: limits not enforced: allowedPaths (\`/\` has a mount below it, which the read-only overlay that hides its unix sockets and FIFOs would take away: they are the host's)" ]
   fi
   as_caller "$FSRUN" --root "$STATE" create --bundle "$DIR/task" "task-$TASK" </dev/null
   as_caller "$FSRUN" --root "$STATE" start "task-$TASK"
@@ -1595,8 +1595,8 @@ assert s.makefile("rb").readline() == b"ok\n"' "$ro/agent.sock"
 
 # An ordinary user's binds are recursive: a mount below an allowedPaths entry shows in the sandbox
 # as on the host, never the directory it hides (an overlay of the entry would show that one:
-# review20 G), so such an entry stays a bind (docs/sandbox.md). Root's binds are not recursive and
-# never showed a mount below an entry.
+# review20 G), so such an entry's overlay view is one overlay per mount (overlay-spine.h). Root's
+# binds are not recursive and never showed a mount below an entry.
 # bats test_tags=kernel61
 @test "sandbox-run: a mount below an allowedPaths dir shows what the host shows, not what it hides (ordinary user)" {
   use_caller user
@@ -1609,20 +1609,20 @@ assert s.makefile("rb").readline() == b"ok\n"' "$ro/agent.sock"
   echo "$stderr"
   [ "$status" -eq 0 ]
   [ "$output" = "$(printf 'top\nshown\nread-only')" ]
-  # the plain bind, its sockets with it: said (the next test)
-  [[ $stderr == *"limits not enforced: allowedPaths (\`$DIR/ro\` has a mount below it"* ]]
+  [ -z "$stderr" ]
   CALLER_NS=()
   assert_state_clean
 }
 
-# check_submount_gap root|user [nolistmount]: an allowedPaths dir with a tmpfs below it (a private
-# mount namespace). An ordinary user's bind of it is an rbind, which keeps the plain bind: the host's
-# sockets and FIFOs there answer (review21 P2). Said on one stderr line and in limitsNotEnforced,
-# refused under limitsMode "require" (125, one line, nothing run or left); root's non-recursive
-# bind gets its overlay, and a dir without mounts below is never listed. nolistmount: where
-# listmount(2) answers ENOSYS (before Linux 6.8; tests/noclone3), the mount table tells the same.
-check_submount_gap() {
-  local entry point reason wrap=()
+# check_submount_view root|user [nolistmount]: an allowedPaths dir with a tmpfs below it (a private
+# mount namespace). An ordinary user's bind of it is an rbind, whose overlay view is an overlay per
+# mount and per directory holding a mount point (overlay-spine.h; review21 P2 was the plain bind,
+# the host's sockets answering, said as a limit not enforced): nothing said, limitsMode "require"
+# runs, and the mount shows what it holds. Root's bind is not recursive and gets the one overlay.
+# nolistmount: where listmount(2) answers ENOSYS (before Linux 6.8; tests/noclone3), the mount
+# table tells which directories hold a mount point.
+check_submount_view() {
+  local entry wrap=()
   use_caller "$1"
   if [ "${2:-}" = nolistmount ]; then
     [ -x "${FSRUN%/*}/tests/noclone3" ] || skip "tests/noclone3 is not built next to $FSRUN"
@@ -1632,60 +1632,147 @@ check_submount_gap() {
   fi
   entry=$DIR/cache
   as_caller mkdir -p "$entry/m" "$DIR/plain"
-  point=$(realpath "$entry")/m
-  reason="\`$entry\` has a mount below it (\`$point\`), which an ordinary user's overlay cannot hold: its unix sockets and FIFOs are the host's"
+  as_caller sh -c "echo top >'$entry/top'"
   CALLER_NS=("${wrap[@]}" unshare -m sh -c 'mount --make-rprivate / &&
-    mount -t tmpfs -o size=1m tmpfs "$1" && shift && exec "$@"' sh "$entry/m")
-  printf '{"allowedPaths": ["%s", "%s"]}\n' "$DIR/plain" "$entry" >"$DIR/policy.json"
-  run --separate-stderr sbx --policy "$DIR/policy.json" --json -- true
-  echo "$output"
-  echo "$stderr"
-  [ "$status" -eq 0 ]
-  if [ "$1" = root ]; then
-    [ "$(jq -c .limitsNotEnforced <<<"$output")" = "[]" ]
-    [[ $stderr != *"limits not enforced"* ]]
-  else
-    [ "$(jq -c .limitsNotEnforced <<<"$output")" = "$(jq -cn --arg r "$reason" '[{limit: "allowedPaths", reason: $r}]')" ]
-    [ "$(grep -c 'limits not enforced' <<<"$stderr")" -eq 1 ]
-    [[ $stderr == *"fsrun: warning: sandbox: limits not enforced: allowedPaths ($reason)"* ]]
-  fi
+    mount -t tmpfs -o size=1m tmpfs "$1" && echo in-mount >"$1/what" && shift && exec "$@"' sh "$entry/m")
   printf '{"allowedPaths": ["%s", "%s"], "limitsMode": "require"}\n' "$DIR/plain" "$entry" >"$DIR/policy.json"
-  run --separate-stderr sbx --policy "$DIR/policy.json" -- touch "$WT/ran"
-  echo "$output"
-  echo "$stderr"
-  if [ "$1" = root ]; then
-    [ "$status" -eq 0 ]
-    [ -e "$WT/ran" ]
-  else
-    [ "$status" -eq 125 ]
-    [ "$stderr" = "fsrun: sandbox: limitsMode \"require\": cannot enforce allowedPaths ($reason)" ]
-    [ ! -e "$WT/ran" ]
-  fi
-  assert_state_clean
-  # without the mount below it: nothing to say, and "require" runs
-  CALLER_NS=()
-  as_caller rm -f "$WT/ran"
-  run --separate-stderr sbx --policy "$DIR/policy.json" --json -- touch "$WT/ran"
+  run --separate-stderr sbx --policy "$DIR/policy.json" --json -- sh -c "cat '$entry/top'; cat '$entry/m/what' 2>/dev/null || :"
   echo "$output"
   echo "$stderr"
   [ "$status" -eq 0 ]
+  [ -z "$stderr" ]
   [ "$(jq -c .limitsNotEnforced <<<"$output")" = "[]" ]
-  [[ $stderr != *"limits not enforced"* ]]
-  [ -e "$WT/ran" ]
+  if [ "$1" = root ]; then
+    [ "$(jq -r .stdout <<<"$output")" = top ] # the directory under the mount: empty
+  else
+    [ "$(jq -r .stdout <<<"$output")" = "$(printf 'top\nin-mount')" ]
+  fi
+  CALLER_NS=()
   assert_state_clean
 }
 
 # bats test_tags=kernel61
-@test "sandbox-run: an ordinary user's allowedPaths dir with a mount below it is a limit not enforced: said, in limitsNotEnforced, refused under limitsMode require (ordinary user)" {
-  check_submount_gap user
+@test "sandbox-run: an ordinary user's allowedPaths dir with a mount below it gets its overlay view: nothing said, limitsMode require runs, the mount shown (ordinary user)" {
+  check_submount_view user
 }
 
-@test "sandbox-run: without listmount (ENOSYS, before Linux 6.8), an ordinary user's allowedPaths dir with a mount below it is said from the mount table (ordinary user)" {
-  check_submount_gap user nolistmount
+@test "sandbox-run: without listmount (ENOSYS, before Linux 6.8), an ordinary user's allowedPaths dir with a mount below it gets its overlay view from the mount table (ordinary user)" {
+  check_submount_view user nolistmount
 }
 
 @test "sandbox-run: root's allowedPaths dir with a mount below it keeps its overlay: nothing said, limitsMode require runs (root)" {
-  check_submount_gap root
+  check_submount_view root
+}
+
+# submount_ns_start ENTRY: a private mount namespace, held by a process of this test (killed by pid
+# in teardown), in which a tmpfs owned by the caller is mounted on ENTRY/m; CALLER_NS then runs
+# the caller's commands in it, and NS_ROOT is its root as the test's shell reaches it.
+submount_ns_start() {
+  local holder
+  as_caller mkdir -p "$1/m"
+  mkfifo "$DIR/ns-ready"
+  unshare -m sh -c 'mount --make-rprivate / && mount -t tmpfs -o size=1m,mode=755 tmpfs "$1/m" &&
+    chown "$2" "$1/m" && echo up >"$3" && exec sleep infinity' sh "$1" "$SBX_UID:$SBX_GID" \
+    "$DIR/ns-ready" 3>&- &
+  holder=$!
+  BACKGROUND_PIDS="${BACKGROUND_PIDS:-} $holder"
+  read -r _ <"$DIR/ns-ready"
+  CALLER_NS=(nsenter -t "$holder" -m --)
+  NS_ROOT=/proc/$holder/root
+}
+
+# probe_layout D TAG: in D (seen in CALLER_NS), what SOCKET_PROBE looks at: a file, a
+# subdirectory, a FIFO and a listening unix socket (a server of the caller's, in CALLER_NS, killed
+# by pid in teardown) whose accepted lines go to $DIR/TAG.got
+probe_layout() {
+  local pid
+  as_caller mkdir -p "$1/sub"
+  as_caller sh -c "echo data >'$1/file' && chmod 640 '$1/file' && echo deep >'$1/sub/deep' &&
+    mkfifo '$1/pipe'"
+  as_caller mkfifo "$DIR/$2.ready"
+  as_caller /usr/bin/python3 -c "$SOCKET_SERVER" "$1/agent.sock" "$DIR/$2.ready" "$DIR/$2.got" 3>&- &
+  BACKGROUND_PIDS="${BACKGROUND_PIDS:-} $!"
+  read -r pid <"$DIR/$2.ready"
+  BACKGROUND_PIDS="$pid $BACKGROUND_PIDS"
+}
+
+# check_submount_sockets root|user: an allowedPaths dir with a tmpfs mounted below it, each with a
+# listening unix socket, a FIFO the host holds open, a file and a subdirectory (a private mount
+# namespace). An ordinary user's bind is an rbind: its overlay view is one overlay per mount and
+# per directory holding a mount point (overlay-spine.h): inside, neither socket answers connect()
+# (ECONNREFUSED), neither FIFO is the host's (ENXIO: no reader), the files read as on the host and
+# writes fail with EROFS; nothing is said to be not enforced, and "require" runs. Root's bind is not
+# recursive: the mount is not shown (the directory under it is), and the entry's own overlay holds.
+check_submount_sockets() {
+  local ro host_top host_m
+  use_caller "$1"
+  ro=$DIR/ro
+  as_caller mkdir -p "$ro"
+  submount_ns_start "$ro"
+  probe_layout "$ro" top
+  probe_layout "$ro/m" m
+  # the directories' own owner and times are not the view's: for root another owner, old mtimes
+  [ "$CALLER" = user ] || chown "$SBX_UID:$SBX_GID" "$ro"
+  touch -d @1000000000 "$NS_ROOT$ro" "$NS_ROOT$ro/m"
+  exec 7<>"$NS_ROOT$ro/pipe" 8<>"$NS_ROOT$ro/m/pipe"
+  echo host-bytes >&7
+  echo host-bytes >&8
+  host_top=$(as_caller /usr/bin/python3 -c "$SOCKET_PROBE" "$ro" stat 7>&- 8>&-)
+  host_m=$(as_caller /usr/bin/python3 -c "$SOCKET_PROBE" "$ro/m" stat 7>&- 8>&-)
+  printf '{"allowedPaths": ["%s"], "limitsMode": "require"}\n' "$ro" >"$DIR/policy.json"
+  run --separate-stderr sbx --policy "$DIR/policy.json" --json -- sh -c '
+    /usr/bin/python3 -c "$1" "$2" && echo --- && /usr/bin/python3 -c "$1" "$2/m"; ls -A "$2/m"' \
+    sh "$SOCKET_PROBE" "$ro" 7>&- 8>&-
+  echo "$output"
+  echo "$stderr"
+  [ "$status" -eq 0 ]
+  [ -z "$stderr" ]
+  [ "$(jq -c .limitsNotEnforced <<<"$output")" = "[]" ]
+  [ "$(jq -r .exitCode <<<"$output")" = 0 ]
+  mapfile -t lines < <(jq -j .stdout <<<"$output")
+  # the entry's own directory: contents, modes, owners, times as the host shows them, nothing
+  # written, its socket refused, its FIFO not the host's
+  [ "$(printf '%s\n' "${lines[@]:0:6}")" = "$host_top" ]
+  [ "$(printf '%s\n' "${lines[@]:6:5}")" = "$(printf '%s\n' 'data deep' 'write: EROFS' \
+    'connect: ECONNREFUSED' 'fifo write: ENXIO' "fifo read: b''")" ]
+  [ "${lines[11]}" = --- ]
+  if [ "$CALLER" = user ]; then
+    # the mount below it, the same
+    [ "$(printf '%s\n' "${lines[@]:12:6}")" = "$host_m" ]
+    [ "$(printf '%s\n' "${lines[@]:18:5}")" = "$(printf '%s\n' 'data deep' 'write: EROFS' \
+      'connect: ECONNREFUSED' 'fifo write: ENXIO' "fifo read: b''")" ]
+  else
+    # root's bind shows the directory under the mount: nothing in it (the probe stops there)
+    [ "${#lines[@]}" -eq 13 ]
+    [[ ${lines[12]} == ". "* ]]
+  fi
+  # from the host: each pipe holds what the host wrote and nothing else; each server's first
+  # connection is the host's own
+  [ "$(/usr/bin/python3 -c 'import os
+for fd in (7, 8):
+    os.set_blocking(fd, False)
+    print(os.read(fd, 100))')" = "$(printf "%s\n" "b'host-bytes\\n'" "b'host-bytes\\n'")" ]
+  exec 7>&- 8>&-
+  for sock in "$ro/agent.sock" "$ro/m/agent.sock"; do
+    as_caller /usr/bin/python3 -c 'import socket, sys
+s = socket.socket(socket.AF_UNIX)
+s.connect(sys.argv[1])
+s.sendall(b"from-host\n")
+assert s.makefile("rb").readline() == b"ok\n"' "$sock"
+  done
+  [ "$(cat "$DIR/top.got")" = from-host ]
+  [ "$(cat "$DIR/m.got")" = from-host ]
+  CALLER_NS=()
+  assert_state_clean
+}
+
+# bats test_tags=kernel61
+@test "sandbox-run: an ordinary user's allowedPaths dir with a mount below it: neither's unix socket answers connect(), neither's FIFO is the host's, files read as on the host, nothing said (ordinary user)" {
+  check_submount_sockets user
+}
+
+@test "sandbox-run: root's allowedPaths dir with a mount below it: its socket refuses connect(), the mount is not shown (root)" {
+  check_submount_sockets root
 }
 
 # check_overlay_refused root|user: an allowedPaths dir on which overlayfs will not stack the
@@ -1693,19 +1780,26 @@ check_submount_gap() {
 # EINVAL), in a private mount namespace; a kernel before 5.11 refuses an ordinary user's overlay
 # in the same place. The runtime reports what it could not do (mounts.c attach_overlay_view; it
 # was a debug line only): one stderr line and limitsNotEnforced as for a mount below the entry,
-# and under limitsMode "require" 125 with that one line, nothing run or left.
+# and under limitsMode "require" 125 with that one line, nothing run or left. below: that overlay
+# is mounted below the entry (an ordinary user's, whose overlay view is then an overlay per piece:
+# overlay-spine.h), and the piece overlayfs refused is named.
 check_overlay_refused() {
-  local entry reason
+  local entry at reason
   use_caller "$1"
   entry=$DIR/stacked
-  as_caller mkdir -p "$DIR/l1" "$DIR/l2" "$DIR/mid" "$entry"
-  as_caller sh -c "echo shown >'$DIR/l1/what'"
+  at=$entry
   reason="\`$entry\`: overlayfs refused the read-only overlay that hides its unix sockets and FIFOs (Invalid argument): they are the host's"
+  if [ "${2:-}" = below ]; then
+    at=$entry/m
+    reason="\`$entry\`: overlayfs refused the overlay of \`m\`: Invalid argument; its unix sockets and FIFOs are the host's"
+  fi
+  as_caller mkdir -p "$DIR/l1" "$DIR/l2" "$DIR/mid" "$at"
+  as_caller sh -c "echo shown >'$DIR/l1/what'"
   CALLER_NS=(unshare -m sh -c 'mount --make-rprivate / &&
     mount -t overlay fsrun-test -o "lowerdir=$1/l1:$1/l2" "$1/mid" &&
-    mount -t overlay fsrun-test -o "lowerdir=$1/mid:$1/l2" "$2" && shift 2 && exec "$@"' sh "$DIR" "$entry")
+    mount -t overlay fsrun-test -o "lowerdir=$1/mid:$1/l2" "$2" && shift 2 && exec "$@"' sh "$DIR" "$at")
   printf '{"allowedPaths": ["%s"]}\n' "$entry" >"$DIR/policy.json"
-  run --separate-stderr sbx --policy "$DIR/policy.json" --json -- cat "$entry/what"
+  run --separate-stderr sbx --policy "$DIR/policy.json" --json -- cat "$at/what"
   echo "$output"
   echo "$stderr"
   [ "$status" -eq 0 ]
@@ -1731,6 +1825,11 @@ check_overlay_refused() {
 # bats test_tags=kernel61
 @test "sandbox-run: an allowedPaths overlay that overlayfs refuses is a limit not enforced: said, in limitsNotEnforced, refused under limitsMode require (ordinary user)" {
   check_overlay_refused user
+}
+
+# bats test_tags=kernel61
+@test "sandbox-run: an ordinary user's allowedPaths dir with a mount below it that overlayfs refuses is a limit not enforced: said, in limitsNotEnforced, refused under limitsMode require (ordinary user)" {
+  check_overlay_refused user below
 }
 
 # refused_entry POLICY LINE: a run with POLICY (the caller's XDG_RUNTIME_DIR $DIR/area/xdg) is refused

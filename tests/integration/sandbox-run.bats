@@ -1620,7 +1620,8 @@ assert s.makefile("rb").readline() == b"ok\n"' "$ro/agent.sock"
 # the host's sockets answering, said as a limit not enforced): nothing said, limitsMode "require"
 # runs, and the mount shows what it holds. Root's bind is not recursive and gets the one overlay.
 # nolistmount: where listmount(2) answers ENOSYS (before Linux 6.8; tests/noclone3), the mount
-# table tells which directories hold a mount point.
+# table tells which directories hold a mount point. stacked: a second tmpfs on the first: the top
+# one shows, as on the host.
 check_submount_view() {
   local entry wrap=()
   use_caller "$1"
@@ -1634,7 +1635,9 @@ check_submount_view() {
   as_caller mkdir -p "$entry/m" "$DIR/plain"
   as_caller sh -c "echo top >'$entry/top'"
   CALLER_NS=("${wrap[@]}" unshare -m sh -c 'mount --make-rprivate / &&
-    mount -t tmpfs -o size=1m tmpfs "$1" && echo in-mount >"$1/what" && shift && exec "$@"' sh "$entry/m")
+    mount -t tmpfs -o size=1m tmpfs "$1" && echo hidden >"$1/what" &&
+    { [ "$2" != stacked ] || mount -t tmpfs -o size=1m tmpfs "$1"; } &&
+    echo in-mount >"$1/what" && shift 2 && exec "$@"' sh "$entry/m" "${2:-}")
   printf '{"allowedPaths": ["%s", "%s"], "limitsMode": "require"}\n' "$DIR/plain" "$entry" >"$DIR/policy.json"
   run --separate-stderr sbx --policy "$DIR/policy.json" --json -- sh -c "cat '$entry/top'; cat '$entry/m/what' 2>/dev/null || :"
   echo "$output"
@@ -1662,6 +1665,11 @@ check_submount_view() {
 
 @test "sandbox-run: root's allowedPaths dir with a mount below it keeps its overlay: nothing said, limitsMode require runs (root)" {
   check_submount_view root
+}
+
+# bats test_tags=kernel61
+@test "sandbox-run: an ordinary user's allowedPaths dir with a mount stacked on another below it shows the top one through its overlay view (ordinary user)" {
+  check_submount_view user stacked
 }
 
 # submount_ns_start ENTRY: a private mount namespace, held by a process of this test (killed by pid

@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "sandbox-paths.h"
 #include "utils.h"
 
 #define GIT_FILE_MAX 4096
@@ -168,6 +169,8 @@ int sandbox_git_layout_find(const char *worktree, struct sandbox_git_layout *out
   wt_fd = open(worktree, O_PATH | O_DIRECTORY | O_CLOEXEC);
   if (wt_fd < 0)
     return fsrun_error_errno(err, "worktree `%s`", worktree);
+  if (sandbox_worktree_check(worktree, wt_fd, err) < 0)
+    return fsrun_error_code(err);
   dotgit_fd = openat(wt_fd, ".git", O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
   if (dotgit_fd < 0 && (errno == ENOENT || errno == ELOOP))
     return 0; /* a plain directory (a `.git` link is no repository either) */

@@ -3,10 +3,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "path-walk.h"
 #include "utils.h"
+
+#define PATH_MAKE_DEPTH_MAX 64 /* directories one writablePaths entry may need made */
 
 struct policy_entry {
   struct path_walk walk; /* first: the refusal gets the walk */
@@ -45,17 +48,82 @@ static int follow_last_links(struct path_walk *w, char **last, fsrun_error_t *er
   }
 }
 
-int check_policy_path_owners(const char *field, size_t i, const char *path, fsrun_error_t *err) {
-  struct policy_entry e = {.field = field, .index = i};
-  cleanup_free char *last = NULL;
+/* the entry walked: 0 with w->dir the checked directory of its (link-free) last name *last, 1
+ * where a directory on the way is missing, or the refusal (the caller ends the walk) */
+static int walk_policy_path(struct policy_entry *e, const char *path, char **last,
+                            fsrun_error_t *err) {
   int r;
-  path_walk_begin(&e.walk, path, field, refuse_policy_path);
+  path_walk_begin(&e->walk, path, e->field, refuse_policy_path);
   /* a root caller may name a user's directory (their worktree): what the user can swap in there
    * is a link of theirs, which is refused, or a directory of their own */
-  e.walk.others_dirs = true;
-  r = path_walk_parent(&e.walk, &last, err);
+  e->walk.others_dirs = true;
+  r = path_walk_parent(&e->walk, last, err);
   if (r == 0)
-    r = follow_last_links(&e.walk, &last, err);
+    r = follow_last_links(&e->walk, last, err);
+  return r;
+}
+
+int open_policy_path(const char *field, size_t i, const char *path, int *fd, fsrun_error_t *err) {
+  struct policy_entry e = {.field = field, .index = i};
+  cleanup_free char *last = NULL;
+  int r = walk_policy_path(&e, path, &last, err);
+  *fd = -1;
+  if (r == 0) {
+    /* in procfs the kernel's own link is followed: what it names, not a path anyone re-points */
+    *fd = openat(e.walk.dir, last,
+                 O_PATH | O_CLOEXEC | (path_walk_in_proc(&e.walk) ? 0 : O_NOFOLLOW));
+    if (*fd < 0 && (errno == ENOENT || errno == ENOTDIR))
+      r = 1;
+    else if (*fd < 0)
+      r = fsrun_error_errno(err, "policy: %s[%zu]: look up `%s`", field, i, path);
+  }
   path_walk_end(&e.walk);
-  return r < 0 ? r : 0;
+  return r;
+}
+
+int check_policy_path_owners(const char *field, size_t i, const char *path, struct stat *st,
+                             fsrun_error_t *err) {
+  cleanup_close int fd = -1;
+  int r = open_policy_path(field, i, path, &fd, err);
+  if (r == 0 && fstat(fd, st) < 0)
+    return fsrun_error_errno(err, "policy: %s[%zu]: `%s`", field, i, path);
+  return r;
+}
+
+/* path's text cut before its last name: NULL for `/` or a bare name */
+static char *text_parent(const char *path) {
+  size_t len = strlen(path);
+  while (len > 1 && path[len - 1] == '/')
+    len--;
+  while (len > 0 && path[len - 1] != '/')
+    len--;
+  if (len == 0 || strspn(path, "/") >= strlen(path))
+    return NULL;
+  while (len > 1 && path[len - 1] == '/')
+    len--;
+  return xasprintf("%.*s", (int)len, path);
+}
+
+static int make_policy_path_depth(const char *field, size_t i, const char *path, int depth,
+                                  fsrun_error_t *err) {
+  struct policy_entry e = {.field = field, .index = i};
+  cleanup_free char *last = NULL;
+  cleanup_free char *parent = NULL;
+  int r = walk_policy_path(&e, path, &last, err);
+  if (r == 0 && mkdirat(e.walk.dir, last, 0755) < 0 && errno != EEXIST)
+    r = fsrun_error_errno(err, "policy: %s[%zu]: create `%s`", field, i, path);
+  path_walk_end(&e.walk);
+  if (r != 1)
+    return r < 0 ? r : 0;
+  /* a directory on the way is missing: made first, by the same walk */
+  parent = text_parent(path);
+  if (parent == NULL || depth >= PATH_MAKE_DEPTH_MAX)
+    return fsrun_error_make(err, ENOENT, "policy: %s[%zu]: create `%s`", field, i, path);
+  if (make_policy_path_depth(field, i, parent, depth + 1, err) < 0)
+    return fsrun_error_code(err);
+  return make_policy_path_depth(field, i, path, depth + 1, err);
+}
+
+int make_policy_path(const char *field, size_t i, const char *path, fsrun_error_t *err) {
+  return make_policy_path_depth(field, i, path, 0, err);
 }

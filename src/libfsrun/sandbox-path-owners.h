@@ -9,12 +9,23 @@
 #define FSRUN_SANDBOX_PATH_OWNERS_H
 
 #include <stddef.h>
+#include <sys/stat.h>
 
 #include "error.h"
 
 /* 0 when every directory and link on the way to path (its own links followed) is the caller's or
- * root's (a missing name ends the walk: nothing past it is reached), or the one-line refusal of
- * `field[i]` = path */
-int check_policy_path_owners(const char *field, size_t i, const char *path, fsrun_error_t *err);
+ * root's, with *st the fstat of the object that walk reached (the identity the bind is held to:
+ * no second lookup of the name decides it); 1 where a name is missing (nothing past it is
+ * reached); or the one-line refusal of `field[i]` = path */
+int check_policy_path_owners(const char *field, size_t i, const char *path, struct stat *st,
+                             fsrun_error_t *err);
+
+/* the same walk, ending on an O_PATH fd (*fd, the caller's) of what it reached: 0, 1 (missing,
+ * *fd -1), or the refusal */
+int open_policy_path(const char *field, size_t i, const char *path, int *fd, fsrun_error_t *err);
+
+/* mkdir -p of path, each directory made (0755) in the directory that walk checked, never through
+ * a name looked up again: 0, or the refusal or error */
+int make_policy_path(const char *field, size_t i, const char *path, fsrun_error_t *err);
 
 #endif

@@ -2,6 +2,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -128,13 +130,30 @@ int stat_caller_path(const struct agent_trees *t, const char *path, struct stat 
   return fd < 0 ? -1 : fstat(fd, st);
 }
 
-int check_caller_path(const struct agent_trees *t, const char *field, size_t i, const char *path,
-                      bool missing_ok, struct stat *st, fsrun_error_t *err) {
-  bool inside;
-  if (stat_caller_path(t, path, st, &inside) == 0)
-    return check_policy_path_owners(field, i, path, err);
-  if (missing_ok && errno == ENOENT)
-    return check_policy_path_owners(field, i, path, err) < 0 ? fsrun_error_code(err) : 1;
+static bool same_identity(const struct stat *a, const struct stat *b) {
+  return a->st_dev == b->st_dev && a->st_ino == b->st_ino;
+}
+
+/* the name showed two objects: someone renamed on the way between two lookups */
+static int refuse_changed(const char *field, size_t i, const char *path, fsrun_error_t *err) {
+  return fsrun_error_make(err, 0,
+                          "policy: %s[%zu]: `%s` changed while it was checked (two lookups of "
+                          "it reached different objects): name a path that only this user and "
+                          "root can rename",
+                          field, i, path);
+}
+
+int caller_path_agree(const char *field, size_t i, const char *path, bool looked_missing,
+                      const struct stat *st, int walked, const struct stat *walked_st,
+                      fsrun_error_t *err) {
+  if (looked_missing)
+    return walked == 1 ? 1 : refuse_changed(field, i, path, err);
+  return walked == 0 && same_identity(st, walked_st) ? 0 : refuse_changed(field, i, path, err);
+}
+
+/* the lookup of path failed (errno): a link in the tree above it, or the error */
+static int refuse_lookup(const struct agent_trees *t, const char *field, size_t i, const char *path,
+                         bool inside, fsrun_error_t *err) {
   if (errno == ELOOP && inside) {
     cleanup_free char *tree = agent_tree_above(t, path);
     return fsrun_error_make(err, 0,
@@ -143,4 +162,63 @@ int check_caller_path(const struct agent_trees *t, const char *field, size_t i, 
                             field, i, path, tree);
   }
   return fsrun_error_errno(err, "policy: %s[%zu]: `%s`", field, i, path);
+}
+
+int check_caller_path(const struct agent_trees *t, const char *field, size_t i, const char *path,
+                      bool missing_ok, struct stat *st, fsrun_error_t *err) {
+  struct stat walked_st;
+  bool inside, missing = false;
+  int walked;
+  if (stat_caller_path(t, path, st, &inside) < 0) {
+    if (!missing_ok || errno != ENOENT)
+      return refuse_lookup(t, field, i, path, inside, err);
+    missing = true;
+  }
+  /* the walk's object is the one bound: the lookup above must have reached it too */
+  walked = check_policy_path_owners(field, i, path, &walked_st, err);
+  if (walked < 0)
+    return walked;
+  return caller_path_agree(field, i, path, missing, st, walked, &walked_st, err);
+}
+
+/* --- the worktree, pinned to the object its walk reached ------------------------------------ */
+
+/* no heap: nothing to free at exit (memcheck counts a still-reachable block) */
+static struct {
+  bool set;
+  char path[PATH_MAX];
+  struct stat st;
+} pinned_worktree;
+
+int sandbox_worktree_pin(const char *given, char **resolved, fsrun_error_t *err) {
+  cleanup_close int fd = -1;
+  char link[64], real[PATH_MAX];
+  struct stat by_fd, by_path;
+  ssize_t n;
+  int r = open_policy_path("worktree", 0, given, &fd, err);
+  if (r < 0)
+    return r;
+  if (r == 1)
+    return fsrun_error_make(err, ENOENT, "--worktree `%s`: %s", given, strerror(ENOENT));
+  /* the real path of that object, and the name must still show it */
+  snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+  n = readlink(link, real, sizeof(real) - 1);
+  real[n > 0 ? n : 0] = '\0';
+  if (n <= 0 || real[0] != '/' || fstat(fd, &by_fd) < 0 || stat(real, &by_path) < 0 ||
+      !same_identity(&by_fd, &by_path))
+    return refuse_changed("worktree", 0, given, err);
+  memcpy(pinned_worktree.path, real, sizeof(real));
+  pinned_worktree.st = by_fd;
+  pinned_worktree.set = true;
+  *resolved = xstrdup(real);
+  return 0;
+}
+
+int sandbox_worktree_check(const char *path, int fd, fsrun_error_t *err) {
+  struct stat st;
+  if (!pinned_worktree.set || strcmp(path, pinned_worktree.path) != 0)
+    return 0;
+  if (fstat(fd, &st) < 0 || !same_identity(&st, &pinned_worktree.st))
+    return refuse_changed("worktree", 0, path, err);
+  return 0;
 }

@@ -41,5 +41,18 @@ int stat_caller_path(const struct agent_trees *t, const char *path, struct stat 
  * sandbox-path-owners.h, any other failure) */
 int check_caller_path(const struct agent_trees *t, const char *field, size_t i, const char *path,
                       bool missing_ok, struct stat *st, fsrun_error_t *err);
+/* The lookup of path (looked_missing, or *st) and its owner walk (walked 0 with *walked_st, 1
+ * missing) reached the same object: 0, 1 (missing to both); else someone renamed on the way
+ * between them: the refusal. */
+int caller_path_agree(const char *field, size_t i, const char *path, bool looked_missing,
+                      const struct stat *st, int walked, const struct stat *walked_st,
+                      fsrun_error_t *err);
+
+/* The worktree named once: walked as a policy path is, *resolved the real path of the object
+ * that walk reached (its identity pinned for sandbox_worktree_check), or the refusal. */
+int sandbox_worktree_pin(const char *given, char **resolved, fsrun_error_t *err);
+/* fd, opened at path: 0 unless path is the pinned worktree's and fd another object (renamed on
+ * the way since it was pinned): the refusal */
+int sandbox_worktree_check(const char *path, int fd, fsrun_error_t *err);
 
 #endif

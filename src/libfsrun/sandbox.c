@@ -8,6 +8,7 @@
 #include "exec-git.h"
 #include "sandbox-git.h"
 #include "sandbox-limits.h"
+#include "sandbox-path-owners.h"
 #include "sandbox-paths.h"
 #include "sandbox-runmask.h"
 #include "sandbox-spelling.h"
@@ -406,15 +407,16 @@ static int create_writable_paths(const oci_policy *p, const struct agent_trees *
   for (size_t i = 0; i < p->writable_paths.len; i++) {
     const char *path = p->writable_paths.items[i];
     struct stat st;
+    int r;
     if (path[0] != '/')
       return fsrun_error_make(err, 0, "policy: writablePaths[%zu]: `%s` is not an absolute path", i,
                               path);
-    if (check_caller_path(t, "writablePaths", i, path, true, &st, err) < 0)
+    r = check_caller_path(t, "writablePaths", i, path, true, &st, err);
+    if (r < 0)
+      return r;
+    /* made by the walk's own directory fds: a name swapped to a link meanwhile is refused */
+    if (r == 1 && make_policy_path("writablePaths", i, path, err) < 0)
       return fsrun_error_code(err);
-    if (host_dir_exists(path))
-      continue;
-    if (mkdir_p_at(AT_FDCWD, path, 0755, err) < 0)
-      return fsrun_error_wrap(err, "policy: writablePaths[%zu]: create `%s`", i, path);
   }
   return 0;
 }
@@ -939,10 +941,11 @@ int sandbox_policy_hash(const oci_policy *p, char out[65], fsrun_error_t *err) {
 
 int sandbox_resolve_worktree(const char *path, char **out, fsrun_error_t *err) {
   struct stat st;
-  char *resolved = realpath(path ? path : ".", NULL);
+  char *resolved = NULL;
   *out = NULL;
-  if (resolved == NULL)
-    return fsrun_error_errno(err, "--worktree `%s`", path ? path : ".");
+  /* one lookup decides the object: every later use of the path is checked to still be it */
+  if (sandbox_worktree_pin(path ? path : ".", &resolved, err) < 0)
+    return fsrun_error_code(err);
   if (stat(resolved, &st) < 0 || !S_ISDIR(st.st_mode)) {
     free(resolved);
     return fsrun_error_make(err, 0, "--worktree `%s`: not a directory", path ? path : ".");

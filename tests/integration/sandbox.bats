@@ -752,6 +752,147 @@ shared_link() {
   done
 }
 
+# race_fixture OWNER_DIR TARGET: uid 4343 (another user) owns OWNER_DIR, a git repository `cache`
+# in it and a link `x` -> TARGET (a directory of the caller's it must never reach)
+race_fixture() {
+  mkdir -p "$1"
+  git init -q "$1/cache"
+  git -C "$1/cache" -c user.email=u@example.invalid -c user.name=u commit -q --allow-empty -m user
+  ln -s "$2" "$1/x"
+  chown -R 4343:4343 "$1"
+  chown -h 4343:4343 "$1/x"
+  make_traversable "$1"
+}
+
+# start_swapper OWNER_DIR: uid 4343 exchanges `cache` and `x` there (renameat2 RENAME_EXCHANGE: the
+# name always exists, a directory or a link) in a loop until stop_swapper
+start_swapper() {
+  local renameat2
+  case $(uname -m) in
+    x86_64) renameat2=316 ;;
+    aarch64) renameat2=276 ;;
+    *) skip "renameat2's system call number here is not known to this test" ;;
+  esac
+  setpriv --reuid 4343 --regid 4343 --clear-groups perl -e \
+    '($n, $a, $b) = @ARGV; while (1) { syscall($n, -100, $a, -100, $b, 2) == 0 or die "$!" }' \
+    "$renameat2" "$1/cache" "$1/x" &
+  SWAPPER=$!
+  BACKGROUND_PIDS=$SWAPPER
+}
+
+# stop_swapper OWNER_DIR: the loop stopped by its pid (alive until then: the runs were raced), and
+# `cache` the directory again
+stop_swapper() {
+  kill -0 "$SWAPPER"
+  kill "$SWAPPER"
+  wait "$SWAPPER" || true
+  BACKGROUND_PIDS=
+  if [ -L "$1/cache" ]; then
+    mv "$1/cache" "$1/link" && mv "$1/x" "$1/cache" && mv "$1/link" "$1/x"
+  fi
+  [ -d "$1/cache" ] && [ ! -L "$1/cache" ]
+}
+
+# race_runs RUNNER...: SWAP_RUNS (30) sandboxes each with writablePaths, allowedPaths, a missing
+# writablePaths entry below it and --worktree naming $OWN/cache while the swapper runs; every output
+# line appended to $DIR/race-out
+race_runs() {
+  local field i
+  for field in writablePaths allowedPaths; do
+    write_policy "{\"$field\": [\"$OWN/cache\"]}"
+    for i in $(seq "${SWAP_RUNS:-30}"); do
+      "$@" --worktree "$WT" -- /bin/sh -c "cat '$OWN/cache/secret'; echo pwn >'$OWN/cache/PWN-$field-$i'" \
+        >>"$DIR/race-out" 2>/dev/null || true
+    done
+  done
+  # a missing entry is made (mkdir -p) before the bind: never where the link leads
+  for i in $(seq "${SWAP_RUNS:-30}"); do
+    write_policy "{\"writablePaths\": [\"$OWN/cache/PWN-made-$i/sub\"]}"
+    "$@" --worktree "$WT" -- /bin/true >>"$DIR/race-out" 2>/dev/null || true
+  done
+  write_policy '{}'
+  for i in $(seq "${SWAP_RUNS:-30}"); do
+    "$@" --worktree "$OWN/cache" -- /bin/sh -c "cat secret; echo pwn >PWN-wt-$i
+      git -c user.email=p@example.invalid -c user.name=p commit -q --allow-empty -m pwn-$i" \
+      >>"$DIR/race-out" 2>/dev/null || true
+  done
+}
+
+# assert_untouched REPO HEAD: from the host: REPO holds its one committed file, nothing else, its
+# branch at HEAD; no run printed its secret
+assert_untouched() {
+  echo "runs printed: $(sort "$DIR/race-out" | uniq -c)"
+  ls -A "$1"
+  [ "$(ls "$1")" = secret ]
+  [ -z "$(git -c safe.directory='*' -C "$1" status --porcelain)" ]
+  [ "$(git -c safe.directory='*' -C "$1" rev-parse HEAD)" = "$2" ]
+  ! grep -q only-secret "$DIR/race-out" || false
+}
+
+@test "sandbox: writablePaths, allowedPaths, --worktree and bundle --worktree naming another user's directory that it swaps with its link to root's repository: nothing of root's is ever written, read or bound, root's branch never moves (root)" {
+  requires_host_command perl
+  requires_host_command setpriv
+  local rootrepo=$DIR/rootrepo head i ids=() out
+  OWN=$DIR/race
+  git init -q "$rootrepo"
+  echo root-only-secret >"$rootrepo/secret"
+  git -C "$rootrepo" add secret
+  git -C "$rootrepo" -c user.email=r@example.invalid -c user.name=r commit -q -m root
+  head=$(git -C "$rootrepo" rev-parse HEAD)
+  race_fixture "$OWN" "$rootrepo"
+  start_swapper "$OWN"
+  race_runs fsrun sandbox --policy "$POLICY" --task-id "$TASK"
+  for i in $(seq "${SWAP_RUNS:-30}"); do
+    rm -rf "$DIR/bundle"
+    fsrun bundle --policy "$POLICY" --worktree "$OWN/cache" --out "$DIR/bundle" -- /bin/true \
+      >/dev/null 2>&1 || continue
+    jq -r '.annotations | to_entries[] | select(.key | startswith("run.fsrun.mounts.")) |
+      .value | fromjson | .sourceId' "$DIR/bundle/config.json" >>"$DIR/bundle-ids"
+    jq -r '.mounts[].source' "$DIR/bundle/config.json" >>"$DIR/bundle-sources"
+  done
+  stop_swapper "$OWN"
+  assert_untouched "$rootrepo" "$head"
+  # no bundle binds root's repository, by its identity or its path
+  ids=(-e "$(stat -c %d:%i "$rootrepo")" -e "$(stat -c %d:%i "$rootrepo/.git")")
+  ! grep -qx "${ids[@]}" "$DIR/bundle-ids" 2>/dev/null || false
+  ! grep -q "^$rootrepo" "$DIR/bundle-sources" 2>/dev/null || false
+  # the runs looked: unraced, each kind binds 4343's directory (an unraced run passes the rest)
+  write_policy "{\"allowedPaths\": [\"$OWN/cache\"]}"
+  run sbx -- /bin/sh -c "test -d '$OWN/cache/.git' && echo seen"
+  [ "$status" -eq 0 ] && [ "$output" = seen ]
+  write_policy '{}'
+  run fsrun sandbox --policy "$POLICY" --worktree "$OWN/cache" --task-id "$TASK" -- /bin/true
+  [ "$status" -eq 0 ]
+  rm -rf "$DIR/bundle"
+  fsrun bundle --policy "$POLICY" --worktree "$OWN/cache" --out "$DIR/bundle" -- /bin/true
+  out=$(jq -r '.annotations | to_entries[] | .value' "$DIR/bundle/config.json")
+  [[ $out == *"\"sourceId\":\"$(stat -c %d:%i "$OWN/cache")\""* ]]
+}
+
+@test "sandbox: writablePaths, allowedPaths and --worktree naming another user's directory that it swaps with its link to the caller's own repository: nothing of the caller's is ever written or read, its branch never moves (an ordinary user)" {
+  requires_host_command perl
+  requires_host_command setpriv
+  local uid=1000 userrepo=$DIR/userrepo head
+  OWN=$DIR/race
+  git init -q "$userrepo"
+  echo user-only-secret >"$userrepo/secret"
+  chmod 600 "$userrepo/secret"
+  git -C "$userrepo" add secret
+  git -C "$userrepo" -c user.email=r@example.invalid -c user.name=r commit -q -m user
+  head=$(git -C "$userrepo" rev-parse HEAD)
+  mkdir -p "$DIR/home"
+  give_dir_to_user "$uid"
+  race_fixture "$OWN" "$userrepo"
+  start_swapper "$OWN"
+  race_runs setpriv --reuid "$uid" --regid "$uid" --clear-groups env HOME="$DIR/home" \
+    "$FSRUN" --root "$DIR/state-$uid" sandbox --policy "$POLICY" --task-id "$TASK"
+  stop_swapper "$OWN"
+  assert_untouched "$userrepo" "$head"
+  write_policy "{\"allowedPaths\": [\"$OWN/cache\"]}"
+  run sbx_as_user "$uid" -- /bin/sh -c "test -d '$OWN/cache/.git' && echo seen"
+  [ "$status" -eq 0 ] && [ "$output" = seen ]
+}
+
 # as_user UID ARGS... -- COMMAND: `fsrun sandbox` as the ordinary user UID (state and home its own)
 sbx_as_user() {
   local uid=$1
@@ -905,10 +1046,13 @@ sbx_as_user() {
   mkdir -p "$DIR/home" "$DIR/fakeetc"
   ln -s "$WT" "$DIR/wtlink"
   ln -s "$DIR/fakeetc" "$WT/e"
-  give_dir_to_user "$uid"
   for who in root user; do
     local runner=()
-    [ "$who" = user ] && runner=(setpriv --reuid "$uid" --regid "$uid" --clear-groups env HOME="$DIR/home")
+    # the links the caller's own (another user's link on the worktree's way is refused)
+    if [ "$who" = user ]; then
+      give_dir_to_user "$uid"
+      runner=(setpriv --reuid "$uid" --regid "$uid" --clear-groups env HOME="$DIR/home")
+    fi
     for field in allowedPaths writablePaths; do
       write_policy "{\"$field\": [\"$DIR/wtlink/e\"]}"
       run --separate-stderr "${runner[@]}" "$FSRUN" bundle --policy "$POLICY" --worktree "$WT" --out "$out" -- /bin/true

@@ -15,8 +15,9 @@
 #define CGROUP_DEFAULT_PARENT "/fsrun"
 
 typedef struct {
-  char *mountpoint;  /* "/sys/fs/cgroup/memory" */
-  char *controllers; /* "memory", "cpu,cpuacct", "name=systemd" */
+  char *mountpoint;       /* "/sys/fs/cgroup/memory" */
+  char *controllers;      /* "memory", "cpu,cpuacct", "name=systemd" */
+  unsigned long long dev; /* the superblock's, from the mount table; 0 when taken from a record */
 } cgroup_hierarchy;
 
 struct fsrun_cgroup {
@@ -36,6 +37,12 @@ struct fsrun_cgroup {
   device_rule *pending_rules;
   size_t n_pending_rules;
 };
+
+/* --- cgroup-record.c ----------------------------------------------------------------------- */
+
+/* cg->v1 from a cgroup_hierarchy_record() whose every mount still holds: 0, or -1 with cg
+ * untouched (the caller then reads the mount table) */
+int cgroup_hierarchies_from_record(struct fsrun_cgroup *cg, const char *record);
 
 /* --- cgroup.c: shared plumbing ----------------------------------------------------------- */
 

@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/vfs.h>
 #include <time.h>
 
@@ -198,6 +199,14 @@ static void unescape_octal(char *s) {
   *w = '\0';
 }
 
+/* mountinfo's "MAJOR:MINOR" */
+static unsigned long long dev_of(const char *field) {
+  unsigned int major = 0, minor = 0;
+  if (sscanf(field, "%u:%u", &major, &minor) != 2)
+    return 0;
+  return makedev(major, minor);
+}
+
 /* Every mounted v1 hierarchy, once each (a hierarchy mounted twice has one superblock). */
 static int discover_v1_hierarchies(struct fsrun_cgroup *cg, fsrun_error_t *err) {
   cleanup_free char *mountinfo = NULL, *subsystems = NULL, *seen = xstrdup(" ");
@@ -275,6 +284,7 @@ static int discover_v1_hierarchies(struct fsrun_cgroup *cg, fsrun_error_t *err) 
       abort();
     cg->v1[cg->n_v1].mountpoint = xstrdup(fields[4]);
     cg->v1[cg->n_v1].controllers = steal_ptr(&controllers);
+    cg->v1[cg->n_v1].dev = dev_of(fields[2]);
     cg->n_v1++;
   }
   return 0;
@@ -334,7 +344,8 @@ static void keep_v1_hierarchies(struct fsrun_cgroup *cg, const char *list) {
   cg->v1_only = xstrdup(list);
 }
 
-static int cgroup_new(cgroup_mode_t mode, struct fsrun_cgroup **out, fsrun_error_t *err) {
+static int cgroup_new(cgroup_mode_t mode, const char *record, struct fsrun_cgroup **out,
+                      fsrun_error_t *err) {
   cleanup_cgroup struct fsrun_cgroup *cg = xmalloc0(sizeof(*cg));
   int ret;
   cg->mode = mode;
@@ -343,7 +354,8 @@ static int cgroup_new(cgroup_mode_t mode, struct fsrun_cgroup **out, fsrun_error
     cg->unified_mount = xstrdup(CGROUP_ROOT);
   else if (mode == CGROUP_MODE_HYBRID)
     cg->unified_mount = xstrdup(CGROUP_HYBRID_UNIFIED);
-  if (mode != CGROUP_MODE_UNIFIED) {
+  if (mode != CGROUP_MODE_UNIFIED &&
+      (record == NULL || cgroup_hierarchies_from_record(cg, record) < 0)) {
     ret = discover_v1_hierarchies(cg, err);
     if (ret < 0)
       return ret;
@@ -400,7 +412,7 @@ char *cgroup_v1_own_dir(const char *controller) {
   cgroup_mode_t mode;
   const char *mount;
   if (cgroup_detect_mode(&mode, &err) < 0 || mode == CGROUP_MODE_UNIFIED ||
-      cgroup_new(mode, &cg, &err) < 0 || (mount = cgroup_v1_mount(cg, controller)) == NULL ||
+      cgroup_new(mode, NULL, &cg, &err) < 0 || (mount = cgroup_v1_mount(cg, controller)) == NULL ||
       read_file_at(AT_FDCWD, "/proc/self/cgroup", &own, NULL, &err) < 0 ||
       (path = cgroup_v1_path_in(own, controller)) == NULL)
     return NULL;
@@ -990,7 +1002,7 @@ static int create_cgroup(const cgroup_create_opts *o, bool deferred, struct fsru
   ret = cgroup_detect_mode(&mode, err);
   if (ret < 0)
     return ret;
-  ret = cgroup_new(mode, &cg, err);
+  ret = cgroup_new(mode, NULL, &cg, err);
   if (ret < 0)
     return ret;
   if (o->v1_controllers != NULL && mode != CGROUP_MODE_UNIFIED && !o->systemd)
@@ -1096,7 +1108,8 @@ char *cgroup_describe(const struct fsrun_cgroup *cg) {
   return xasprintf("%s:%s", mode_name(cg->mode), cg->path);
 }
 
-int cgroup_open(const char *description, struct fsrun_cgroup **out, fsrun_error_t *err) {
+int cgroup_open(const char *description, const char *record, struct fsrun_cgroup **out,
+                fsrun_error_t *err) {
   cleanup_cgroup struct fsrun_cgroup *cg = NULL;
   const char *colon = description ? strchr(description, ':') : NULL;
   const char *bracket = NULL;
@@ -1131,7 +1144,7 @@ int cgroup_open(const char *description, struct fsrun_cgroup **out, fsrun_error_
   if (host != mode)
     return fsrun_error_make(err, EINVAL, "the cgroup `%s` was made on a %s host, this one is %s",
                             description, mode_name(mode), mode_name(host));
-  ret = cgroup_new(mode, &cg, err);
+  ret = cgroup_new(mode, record, &cg, err);
   if (ret < 0)
     return ret;
   if (v1_only != NULL && mode != CGROUP_MODE_UNIFIED)
@@ -1189,8 +1202,8 @@ bool cgroup_path_is_containers(const char *id, const char *cgroups_path, const c
   return found || cgroup_systemd_user_scope_matches(id, cgroups_path, path);
 }
 
-int cgroup_open_checked(const char *description, const char *id, const char *cgroups_path,
-                        struct fsrun_cgroup **out, fsrun_error_t *err) {
+int cgroup_open_checked(const char *description, const char *record, const char *id,
+                        const char *cgroups_path, struct fsrun_cgroup **out, fsrun_error_t *err) {
   const char *colon = description ? strchr(description, ':') : NULL;
   *out = NULL;
   if (colon == NULL || !cgroup_path_is_containers(id, cgroups_path, colon + 1))
@@ -1199,7 +1212,7 @@ int cgroup_open_checked(const char *description, const char *id, const char *cgr
         xasprintf("the cgroup `%s` of the state file is not one that the container's id and "
                   "linux.cgroupsPath lead to",
                   description ? description : ""));
-  return cgroup_open(description, out, err);
+  return cgroup_open(description, record, out, err);
 }
 
 static bool exists_in_some_hierarchy(const struct fsrun_cgroup *cg) {
@@ -1220,7 +1233,7 @@ int cgroup_find(const char *id, const char *cgroups_path, struct fsrun_cgroup **
   for (size_t i = 0; ret == 0 && paths[i] != NULL && *out == NULL; i++) {
     cleanup_free char *description = xasprintf("%s:%s", mode_name(mode), paths[i]);
     struct fsrun_cgroup *cg = NULL;
-    ret = cgroup_open(description, &cg, err);
+    ret = cgroup_open(description, NULL, &cg, err);
     if (ret == 0 && exists_in_some_hierarchy(cg))
       *out = cg;
     else

@@ -48,15 +48,18 @@ int cgroup_create(const cgroup_create_opts *o, struct fsrun_cgroup **out, fsrun_
 int cgroup_create_deferred(const cgroup_create_opts *o, struct fsrun_cgroup **out,
                            fsrun_error_t *err);
 int cgroup_finish(struct fsrun_cgroup *cg, fsrun_error_t *err);
-/* Re-opens a cgroup from the string cgroup_describe() returned (stored in the state dir). */
-int cgroup_open(const char *description, struct fsrun_cgroup **out, fsrun_error_t *err);
+/* Re-opens a cgroup from the string cgroup_describe() returned (stored in the state dir), with the
+ * v1 hierarchies of record (cgroup_hierarchy_record(), may be NULL) where that still holds and
+ * from the mount table otherwise. */
+int cgroup_open(const char *description, const char *record, struct fsrun_cgroup **out,
+                fsrun_error_t *err);
 /* Whether path ("/fsrun/ID") is one that a container's id and linux.cgroupsPath lead to (with or
  * without --systemd-cgroup, or below the caller's delegated subtree). */
 bool cgroup_path_is_containers(const char *id, const char *cgroups_path, const char *path);
 /* cgroup_open, only for a description whose path cgroup_path_is_containers (EPERM otherwise): a
  * forged state file must not make fsrun kill in or remove a cgroup of the host's. */
-int cgroup_open_checked(const char *description, const char *id, const char *cgroups_path,
-                        struct fsrun_cgroup **out, fsrun_error_t *err);
+int cgroup_open_checked(const char *description, const char *record, const char *id,
+                        const char *cgroups_path, struct fsrun_cgroup **out, fsrun_error_t *err);
 /* The container's cgroup found from its id and linux.cgroupsPath alone (the first of the paths
  * they lead to that exists on this host), for a container whose state file is lost; *out NULL
  * when there is none. */
@@ -64,6 +67,10 @@ int cgroup_find(const char *id, const char *cgroups_path, struct fsrun_cgroup **
                 fsrun_error_t *err);
 /* A self-contained string that cgroup_open() accepts (e.g. JSON or "mode:path"). Caller frees. */
 char *cgroup_describe(const struct fsrun_cgroup *cg);
+/* The mounts of cg's v1 hierarchies, for cgroup_open() to check instead of reading the whole
+ * mount table again (cgroup-record.c); NULL on a unified host or where the kernel cannot identify
+ * a mount for good (before Linux 6.8). Caller frees. */
+char *cgroup_hierarchy_record(const struct fsrun_cgroup *cg);
 /* O_PATH|O_DIRECTORY fd of the v2 cgroup for clone3's CLONE_INTO_CGROUP, or -1 (v1/hybrid, a
  * systemd scope, no clone3: the process is then moved by cgroup_enter()).
  * Owned by cg (closed by cgroup_free): do not close it. */

@@ -573,6 +573,7 @@ static int create_state(struct create_job *j, fsrun_error_t *err) {
   if (oci_map_copy(&st->annotations, &j->config->annotations) < 0)
     abort(); /* out of memory, as xmalloc */
   st->cgroup = out->cg ? cgroup_describe(out->cg) : NULL;
+  st->cgroup_record = out->cg ? cgroup_hierarchy_record(out->cg) : NULL;
   return write_state_with_hooks(out->dirfd, st, j->config, err);
 }
 

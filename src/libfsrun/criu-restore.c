@@ -226,6 +226,7 @@ static int make_container(struct restore_ctx *r, fsrun_error_t *err) {
   if (oci_map_copy(&r->st.annotations, &r->config->annotations) < 0)
     abort();
   r->st.cgroup = r->cg ? cgroup_describe(r->cg) : NULL;
+  r->st.cgroup_record = r->cg ? cgroup_hierarchy_record(r->cg) : NULL;
   for (size_t i = 0; lx != NULL && i < lx->n_namespaces; i++)
     if (strcmp(lx->namespaces[i].type, "pid") == 0)
       r->st.new_pidns = true;

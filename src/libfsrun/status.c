@@ -309,6 +309,8 @@ int status_write(int dirfd, const struct container_status *st, fsrun_error_t *er
   if (boot_of(st)[0] != '\0')
     gen_kv_string(g, "bootId", boot_of(st));
   gen_kv_string(g, "cgroup", st->cgroup);
+  if (st->cgroup_record != NULL)
+    gen_kv_string(g, "cgroupHierarchies", st->cgroup_record);
   gen_string(g, "newPidNamespace");
   yajl_gen_bool(g, st->new_pidns);
   if (st->intel_rdt) {
@@ -475,6 +477,7 @@ int status_read(int dirfd, struct container_status *st, fsrun_error_t *err) {
     st->creator_start_time = (unsigned long long)get_int(internal, "creatorStartTime");
     read_boot_id(internal, st);
     st->cgroup = get_string(internal, "cgroup");
+    st->cgroup_record = get_string(internal, "cgroupHierarchies");
     st->new_pidns = YAJL_IS_TRUE(get(internal, "newPidNamespace"));
     if (YAJL_IS_OBJECT(get(internal, "intelRdt"))) {
       yajl_val rdt = get(internal, "intelRdt");
@@ -500,6 +503,7 @@ void status_clear(struct container_status *st) {
   free(st->rootfs);
   free(st->created);
   free(st->cgroup);
+  free(st->cgroup_record);
   free(st->intel_rdt_clos_id);
   oci_map_free(&st->annotations);
   free_hooks(&st->poststart);
@@ -524,7 +528,7 @@ int status_open_cgroup_config(int dirfd, const char *id, const struct container_
   cgroups_path = (*config)->linux_ ? (*config)->linux_->cgroups_path : NULL;
   if (st == NULL)
     return cgroup_find(id, cgroups_path, out, err);
-  return cgroup_open_checked(st->cgroup, id, cgroups_path, out, err);
+  return cgroup_open_checked(st->cgroup, st->cgroup_record, id, cgroups_path, out, err);
 }
 
 int status_open_cgroup(int dirfd, const char *id, const struct container_status *st,
@@ -563,7 +567,8 @@ static bool is_frozen(const struct container_status *st, const struct fsrun_cgro
   cleanup_error fsrun_error_t err = NULL;
   cleanup_cgroup struct fsrun_cgroup *cg = NULL;
   bool frozen = false;
-  if (open == NULL && (st->cgroup == NULL || cgroup_open(st->cgroup, &cg, &err) < 0 || cg == NULL))
+  if (open == NULL && (st->cgroup == NULL ||
+                       cgroup_open(st->cgroup, st->cgroup_record, &cg, &err) < 0 || cg == NULL))
     return false;
   if (cgroup_is_frozen(open != NULL ? open : cg, &frozen, &err) < 0)
     return false;

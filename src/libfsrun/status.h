@@ -37,7 +37,8 @@ struct container_status {
   char *rootfs;
   char *created; /* RFC 3339 */
   oci_map annotations;
-  char *cgroup; /* cgroup_describe(), NULL when there is none */
+  char *cgroup;        /* cgroup_describe(), NULL when there is none */
+  char *cgroup_record; /* cgroup_hierarchy_record(), NULL when there is none */
   bool new_pidns;
   bool intel_rdt; /* linux.intelRdt was applied: delete removes its groups */
   char *intel_rdt_clos_id;

@@ -631,3 +631,72 @@ shared_cgroup_dirs() {
   [ "$output" = ran ]
   [ -z "$(shared_cgroup_dirs "$parent/cg")" ]
 }
+
+# exec_after_pids_change HOW ID PIDFILE: `fsrun exec -d` in a private mount namespace in which the
+# pids hierarchy was unmounted and mounted again at its point (HOW remounted), or mounted elsewhere
+# with the memory hierarchy mounted at its old point (HOW moved)
+exec_after_pids_change() {
+  local moved=$BATS_TEST_TMPDIR/pids
+  mkdir -p "$moved"
+  unshare -m --propagation private sh -c '
+    umount /sys/fs/cgroup/pids || exit
+    if [ "$1" = remounted ]; then
+      mount -t cgroup -o pids cgroup /sys/fs/cgroup/pids || exit
+    else
+      mount -t cgroup -o pids cgroup "$2" && mount -t cgroup -o memory cgroup /sys/fs/cgroup/pids &&
+        grep " /sys/fs/cgroup/pids .* - cgroup cgroup rw,memory" /proc/self/mountinfo || exit
+    fi
+    exec "$3" --root "$4" exec -d --pid-file "$5" "$6" sleep 1000' \
+    sh "$1" "$moved" "$FSRUN" "$FSRUN_ROOT" "$3" "$2"
+}
+
+# pid_in_hierarchy CONTROLLER PID: the pid is in the container's cgroup of that host hierarchy
+pid_in_hierarchy() {
+  grep -qx "$2" "$(cg_dir "$1")/cgroup.procs"
+}
+
+@test "v1: exec joins the hierarchies create recorded without reading the mount table, and finds them again when one was moved (a private mount namespace)" {
+  requires_cgroup_v1
+  requires_host_command strace
+  requires_host_command unshare
+  local trace=$BATS_TEST_TMPDIR/trace record pid how
+  start_detached sleep 1000
+  record=$(jq -r '.fsrun.cgroupHierarchies // empty' "$FSRUN_ROOT/$CONTAINER_ID/state.json")
+  echo "record: $record"
+  # unique mount ids are Linux 6.8's: before it there is no record, and exec reads the table
+  if [ -z "$record" ]; then
+    [ "$(printf '%s\n' 6.8 "$(uname -r)" | sort -V | head -1)" != 6.8 ]
+    skip "no unique mount ids on this kernel"
+  fi
+  echo "$record" | grep -q " pids /sys/fs/cgroup/pids$"
+  # the record holds: no read of /proc/self/mountinfo (strace -f waits for every process it
+  # follows: a foreground exec), and every hierarchy joined
+  ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 \
+    run strace -f -qq -e trace=openat -o "$trace" "$FSRUN" --root "$FSRUN_ROOT" \
+    exec "$CONTAINER_ID" true
+  echo "$output"
+  [ "$status" -eq 0 ]
+  run grep mountinfo "$trace"
+  echo "$output"
+  [ "$status" -eq 1 ]
+  # (a detached process keeps what it was given open: its output goes to a file, not to `run`)
+  fsrun exec -d --pid-file "$BATS_TEST_TMPDIR/a.pid" "$CONTAINER_ID" sleep 1000 </dev/null \
+    >"$BATS_TEST_TMPDIR/a.out" 2>&1 || { cat "$BATS_TEST_TMPDIR/a.out"; false; }
+  pid=$(cat "$BATS_TEST_TMPDIR/a.pid")
+  pid_in_hierarchy pids "$pid"
+  pid_in_hierarchy memory "$pid"
+  # a new mount at the point (unmounted and mounted again), or the pids hierarchy moved and the
+  # memory one mounted at its point: the record's mount is not there, so exec reads the table and
+  # joins the pids hierarchy where it is now, never the memory one through the old point
+  for how in remounted moved; do
+    exec_after_pids_change "$how" "$CONTAINER_ID" "$BATS_TEST_TMPDIR/$how.pid" </dev/null \
+      >"$BATS_TEST_TMPDIR/$how.out" 2>&1 || { cat "$BATS_TEST_TMPDIR/$how.out"; false; }
+    pid=$(cat "$BATS_TEST_TMPDIR/$how.pid")
+    pid_in_hierarchy pids "$pid"
+    pid_in_hierarchy memory "$pid"
+    grep -q ":pids:/fsrun/$CONTAINER_ID$" "/proc/$pid/cgroup"
+  done
+  run fsrun delete --force "$CONTAINER_ID"
+  [ "$status" -eq 0 ]
+  assert_no_leftovers "$CONTAINER_ID"
+}

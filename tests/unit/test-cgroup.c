@@ -514,6 +514,45 @@ static int child_checks(const char *path, int fork_count) {
   return status;
 }
 
+static bool same_hierarchies(const struct fsrun_cgroup *a, const struct fsrun_cgroup *b) {
+  if (a->n_v1 != b->n_v1)
+    return false;
+  for (size_t i = 0; i < a->n_v1; i++)
+    if (!streq(a->v1[i].mountpoint, b->v1[i].mountpoint) ||
+        !streq(a->v1[i].controllers, b->v1[i].controllers))
+      return false;
+  return true;
+}
+
+/* A record of create's hierarchies gives the same ones back; a record whose mount is not the one
+ * at its point now (a stale id) is refused as a whole, and the caller reads the mount table */
+static void check_record(const struct fsrun_cgroup *made, const struct fsrun_cgroup *discovered) {
+  cleanup_free char *record = cgroup_hierarchy_record(made);
+  cleanup_free char *stale = NULL;
+  struct fsrun_cgroup from = {0}, refused = {0};
+  if (made->mode == CGROUP_MODE_UNIFIED) {
+    tap_ok(record == NULL, "unified: no hierarchy record");
+    return;
+  }
+  if (record == NULL) {
+    tap_skip("no unique mount ids on this kernel (Linux 6.8)");
+    return;
+  }
+  tap_ok(cgroup_hierarchies_from_record(&from, record) == 0 && same_hierarchies(&from, discovered),
+         "the record gives the discovered hierarchies back");
+  stale = xasprintf("1%s", record); /* another id on the first line */
+  tap_ok(cgroup_hierarchies_from_record(&refused, stale) < 0 && refused.n_v1 == 0,
+         "a record whose first mount is not the one at its point is refused");
+  tap_ok(cgroup_hierarchies_from_record(&refused, "") < 0 &&
+             cgroup_hierarchies_from_record(&refused, "12 memory") < 0,
+         "an empty or malformed record is refused");
+  for (size_t i = 0; i < from.n_v1; i++) {
+    free(from.v1[i].mountpoint);
+    free(from.v1[i].controllers);
+  }
+  free(from.v1);
+}
+
 static void test_live(void) {
   cleanup_error fsrun_error_t err = NULL;
   cleanup_cgroup struct fsrun_cgroup *cg = NULL;
@@ -606,8 +645,10 @@ static void test_live(void) {
   {
     cleanup_free char *desc = cgroup_describe(cg);
     cleanup_cgroup struct fsrun_cgroup *again = NULL;
-    ret = cgroup_open(desc, &again, &err);
+    ret = cgroup_open(desc, NULL, &again, &err);
     tap_ok(ret == 0 && streq(cgroup_path(again), path), "describe `%s` -> open -> same path", desc);
+    if (ret == 0)
+      check_record(cg, again);
   }
 
   /* a child: joins, then reports what it can and cannot do */

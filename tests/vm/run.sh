@@ -171,12 +171,12 @@ mkdir -p "$repo/build"
 stage=$(mktemp -d "$repo/build/vm-stage.XXXXXX") || exit 1
 trap 'rm -rf "$stage"' EXIT
 # The binary and the test helper programs the bats files find beside it (tests/recvtty,
-# tests/seccomp-listener, tests/noclone3) are always staged, mode 0755 in a 0755 folder: the build folder may be
+# tests/seccomp-listener, tests/noclone3, tests/exec-not-before) are always staged, mode 0755 in a 0755 folder: the build folder may be
 # invisible in the VM (/tmp) or closed to the unprivileged uid 1000 that the rootless tests use.
 chmod 0755 "$stage" || exit 1
 install -m 0755 "$fsrun" "$stage/fsrun" || exit 1
 mkdir -m 0755 "$stage/tests"
-for helper in recvtty seccomp-listener noclone3; do
+for helper in recvtty seccomp-listener noclone3 exec-not-before; do
   if [ -x "${fsrun%/*}/tests/$helper" ]; then
     install -m 0755 "${fsrun%/*}/tests/$helper" "$stage/tests/$helper" || exit 1
   else

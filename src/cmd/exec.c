@@ -39,6 +39,8 @@ static void exec_usage(FILE *out) {
           "                           resume)\n"
           "  --status-json FILE       write how the process ended to FILE as JSON: exitCode and\n"
           "                           signal (its name, exitCode null), oomKilled when known\n"
+          "  --kill-group             when the process ends, SIGKILL what is left in its\n"
+          "                           process group (before it is reaped)\n"
           "  -h, --help               print this help\n");
 }
 
@@ -53,6 +55,7 @@ FSRUN_COMMAND(exec) {
     OPT_APPARMOR,
     OPT_IGNORE_PAUSED,
     OPT_STATUS_JSON,
+    OPT_KILL_GROUP,
   };
   static const struct option options[] = {
       {"process", required_argument, NULL, 'p'},
@@ -71,6 +74,7 @@ FSRUN_COMMAND(exec) {
       {"apparmor", required_argument, NULL, OPT_APPARMOR},
       {"ignore-paused", no_argument, NULL, OPT_IGNORE_PAUSED},
       {"status-json", required_argument, NULL, OPT_STATUS_JSON},
+      {"kill-group", no_argument, NULL, OPT_KILL_GROUP},
       {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0},
   };
@@ -137,6 +141,9 @@ FSRUN_COMMAND(exec) {
       break;
     case OPT_STATUS_JSON:
       o.status_json = optarg;
+      break;
+    case OPT_KILL_GROUP:
+      o.kill_group = true;
       break;
     case 'h':
       exec_usage(stdout);

@@ -896,6 +896,8 @@ int container_exec(const struct fsrun_context *ctx, const struct exec_options *o
     return fsrun_error_make(err, 0, "--preserve-fds: must not be negative");
   if (o->status_json != NULL && o->detach)
     return fsrun_error_make(err, 0, "--status-json: cannot be used with --detach (nothing waits)");
+  if (o->kill_group && o->detach)
+    return fsrun_error_make(err, 0, "--kill-group: cannot be used with --detach (nothing waits)");
 
   /* --- the container ---------------------------------------------------------------------- */
   ret = live_open(ctx, o->id, &c, err);
@@ -1071,7 +1073,11 @@ int container_exec(const struct fsrun_context *ctx, const struct exec_options *o
   ret = 0;
   if (!o->detach) {
     siginfo_t info;
-    *exit_status = foreground_wait_info(child_pidfd, relay_master, &blocked, &info);
+    /* --kill-group: killed here while the pid still names the command's group; a caller killing
+     * it later by the pid file's number could hit a group that took the number since (review23
+     * A4) */
+    pid_t group = o->kill_group ? follow.child : 0;
+    *exit_status = foreground_wait_group(child_pidfd, group, relay_master, &blocked, &info);
     status.extra_json = exec_git_finish(&git);
     ret = exec_status_write(&status, &info, c.cg, err);
   }

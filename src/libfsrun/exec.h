@@ -38,6 +38,7 @@ struct exec_options {
   const char *apparmor;      /* process.apparmorProfile */
   bool ignore_paused;
   const char *status_json; /* --status-json: how the process ended, as JSON (exec-status.h) */
+  bool kill_group; /* --kill-group: SIGKILL the process's group when it ends, before reaping it */
 };
 
 /* Runs the process. Foreground: waits for it (forwarding signals, relaying the pty when it has one

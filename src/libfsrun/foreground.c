@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <string.h>
 #include <sys/signalfd.h>
@@ -55,6 +56,22 @@ int foreground_wait(int pidfd, int master, const sigset_t *forwarded) {
 }
 
 int foreground_wait_info(int pidfd, int master, const sigset_t *forwarded, siginfo_t *info) {
+  return foreground_wait_group(pidfd, 0, master, forwarded, info);
+}
+
+/* Only once the process is a zombie of ours: a wait that failed early leaves it running. */
+static void end_group(int pidfd, pid_t group) {
+  siginfo_t info;
+  memset(&info, 0, sizeof(info));
+  if (group <= 0 ||
+      waitid((idtype_t)P_PIDFD, (id_t)pidfd, &info, WEXITED | WNOWAIT | WNOHANG) < 0 ||
+      info.si_pid == 0)
+    return;
+  (void)kill(-group, SIGKILL);
+}
+
+int foreground_wait_group(int pidfd, pid_t group, int master, const sigset_t *forwarded,
+                          siginfo_t *info) {
   cleanup_close int sfd = signalfd(-1, forwarded, SFD_CLOEXEC | SFD_NONBLOCK);
   struct terminal_relay relay;
   bool relaying = master >= 0;
@@ -92,6 +109,7 @@ int foreground_wait_info(int pidfd, int master, const sigset_t *forwarded, sigin
   }
   if (relaying)
     terminal_relay_finish(&relay);
+  end_group(pidfd, group);
   if (foreground_reap(pidfd, info) < 0) {
     memset(info, 0, sizeof(*info));
     return 255;

@@ -2,6 +2,7 @@
 #define FSRUN_FOREGROUND_H
 
 #include <signal.h>
+#include <sys/types.h>
 
 /* A process the caller runs in the foreground (`run`, `exec` without --detach): the caller blocks
  * the signals of foreground_signals() before it starts the process, and foreground_wait() hands
@@ -17,6 +18,11 @@ void foreground_signals(sigset_t *set);
 int foreground_wait(int pidfd, int master, const sigset_t *forwarded);
 /* The same; *info says how the process ended (si_code 0 when it could not be reaped). */
 int foreground_wait_info(int pidfd, int master, const sigset_t *forwarded, siginfo_t *info);
+/* The same, and once the process has ended, before it is reaped (its pid, and so its process group
+ * `group`, cannot be another's until then), SIGKILLs what is left in that group; none when group
+ * <= 0. */
+int foreground_wait_group(int pidfd, pid_t group, int master, const sigset_t *forwarded,
+                          siginfo_t *info);
 
 /* waitid on pidfd, again after EINTR: 0, or a negative errno. */
 int foreground_reap(int pidfd, siginfo_t *info);

@@ -339,6 +339,47 @@ route_daemon() {
   route_daemon user
 }
 
+# review23 A4: with --kill-group, what a command left in its own process group (`cmd &`) ends with
+# the command, killed by fsrun exec before it reaps the command (so that a caller, the adapter,
+# never has to kill the group by a number that may be another's by then); without it, it lives on
+# (runc's exec; the control). Each leftover holds a fifo open: opened without blocking (no writer
+# may be left to wait for), a read ends (EOF) once no process holds it for writing, i.e. once the
+# leftover is dead, and says EAGAIN while one does; the timeout only keeps a broken fix from
+# hanging. --kill-group with --detach is refused (one line), the command never ran.
+route_group_end() {
+  make_repo "$1"
+  local id
+  id=$(task_container "$WT")
+  fifo_read() {
+    as_owner timeout -s KILL 60 python3 -c 'import os, sys
+fd = os.open(sys.argv[1], os.O_RDONLY | os.O_NONBLOCK)
+os.set_blocking(fd, sys.argv[2] == "blocking")
+try:
+    print("eof" if os.read(fd, 1) == b"" else "data")
+except BlockingIOError:
+    print("held")' "$WT/$1" "$2"
+  }
+  as_owner "$FSRUN" --root "$DIR/state" exec "$id" /bin/sh -c \
+    'mkfifo lives && { sleep 1000 3<>lives </dev/null >/dev/null 2>&1 & }'
+  [ "$(fifo_read lives nonblocking)" = held ]
+  as_owner "$FSRUN" --root "$DIR/state" exec --kill-group "$id" /bin/sh -c \
+    'mkfifo held && { sleep 1000 3<>held </dev/null >/dev/null 2>&1 & }'
+  [ "$(fifo_read held blocking)" = eof ]
+  [ "$(fifo_read lives nonblocking)" = held ]
+  run as_owner "$FSRUN" --root "$DIR/state" exec --detach --kill-group "$id" /bin/sh -c 'touch ran'
+  [ "$status" -eq 1 ]
+  [ "$output" = "fsrun: --kill-group: cannot be used with --detach (nothing waits)" ]
+  [ ! -e "$WT/ran" ]
+}
+
+@test "exec-git: with --kill-group, what a command left in its process group ends with it (root)" {
+  route_group_end root
+}
+
+@test "exec-git: with --kill-group, what a command left in its process group ends with it (ordinary user)" {
+  route_group_end user
+}
+
 # review19 finding 4: a process exec 1 left running makes a nested repository after exec 1 has
 # returned (fifos say when: no wait on time), i.e. after exec 1's tamper walk, with a ctime before
 # exec 2's start. Exec 2's walk looks at what changed since the last walk began, not since its own

@@ -15,6 +15,7 @@ import { hostGitArgsUntold } from "./backend-base";
 import type { Task } from "./backend-base";
 import { taskContainerId } from "./container-id";
 import { FsrunSetupError } from "./errors";
+import { commandGroupInContainer, commandGroupWhileExec, pidNamespaceOf } from "./exec-group";
 import type { FsrunCli } from "./fsrun-cli";
 import { firstLines, fsrunOwnEnv, tamperFromStderr } from "./fsrun-cli";
 import { maxBufferOf } from "./native";
@@ -81,6 +82,8 @@ export class TaskContainer {
     private readonly tamperJson: boolean,
     /** this fsrun's pause has --tamper-json and the backend freezes the container between runs */
     private readonly pauseWalk: boolean,
+    /** this fsrun's exec has --kill-group (it ends what the command left in its group) */
+    private readonly killGroup: boolean,
     /** config.json's process, read before the container ran anything: each exec's base */
     private baseProcess: Record<string, unknown> = {},
   ) {}
@@ -113,7 +116,7 @@ export class TaskContainer {
     const pauseHelp = await cli.run(["pause", "--help"]);
     const tamperJson = (h: string) => /^\s*--tamper-json\b/m.test(h);
     const pauseWalk = pauseBetweenRuns && tamperJson(pauseHelp.stdout);
-    const container = new TaskContainer(cli, id, dir, killGraceMs, limits, notEnforced, /^\s*--status-json\b/m.test(help.stdout), tamperJson(deleteHelp.stdout), pauseWalk);
+    const container = new TaskContainer(cli, id, dir, killGraceMs, limits, notEnforced, /^\s*--status-json\b/m.test(help.stdout), tamperJson(deleteHelp.stdout), pauseWalk, /^\s*--kill-group\b/m.test(help.stdout));
     try {
       const b = await cli.bundle(task.policy, task.worktree, join(dir, "bundle"), ["sleep", "infinity"]);
       if (b.code !== 0) throw new FsrunSetupError(`fsrun bundle: ${firstLines(b.stderr)}`, null, b.stderr);
@@ -216,6 +219,7 @@ export class TaskContainer {
     await writeFile(processFile, JSON.stringify(execProcess(this.baseProcess, command, cwd, env)), { mode: 0o600, flag: "wx" });
     const args = [...this.cli.globalArgs(), "exec", "--pid-file", pidFile];
     if (this.statusJson) args.push("--status-json", statusFile);
+    if (this.killGroup) args.push("--kill-group");
     args.push("--process", processFile, this.id);
     const r = await runProc({
       file: this.cli.path,
@@ -226,27 +230,23 @@ export class TaskContainer {
       timeoutMs: opts.timeoutMs,
       signal: opts.signal,
       killGraceMs: this.killGraceMs,
-      // the command's group (its pid is the group's id); before the pid file, fsrun exec forwards
-      // (a SIGKILL ends fsrun exec, and the command, which runs only once the pid file is written,
-      // never runs: docs/process-model.md, "The pid file of a foreground exec")
+      // the command's group (its pid is the group's id) while it is still fsrun exec's child;
+      // before the pid file, fsrun exec forwards (a SIGKILL ends fsrun exec, and the command, which
+      // runs only once the pid file is written, never runs: docs/process-model.md, "The pid file
+      // of a foreground exec"). Once fsrun exec reaped the command it ended the group itself, and
+      // the number may be another's (review23 A4): nothing is sent then.
       killTree: (child, sig) => {
         const pid = leader();
-        if (pid !== null) process.kill(-pid, sig);
-        else child.kill(sig);
-      },
-      // what the command left in its group (`cmd &`) ends with it; and a command whose pid file
-      // appeared while fsrun exec was being killed
-      onExit: () => {
-        const pid = leader();
-        try {
-          if (pid !== null) process.kill(-pid, "SIGKILL");
-        } catch {
-          /* ESRCH: nothing left */
-        }
+        if (pid === null) child.kill(sig);
+        else if (commandGroupWhileExec(pid, child.pid)) process.kill(-pid, sig);
       },
     });
     const started = leader() !== null;
     const status = this.statusJson ? await readStatus(statusFile) : null;
+    // what the command left in its group (`cmd &`) fsrun exec ended with it (--kill-group; an
+    // older fsrun leaves it until dispose); fsrun exec killed before it said how the command
+    // ended (a command whose pid file appeared as it was being killed) left it to us
+    if (r.signal !== null && status === null) await this.endOrphanedGroup(leader());
     await rm(pidFile, { force: true });
     await rm(statusFile, { force: true });
     await rm(processFile, { force: true });
@@ -298,6 +298,24 @@ export class TaskContainer {
         runId,
       },
     };
+  }
+
+  /** SIGKILLs the group of a command whose fsrun exec died, if it is still the command's. */
+  private async endOrphanedGroup(pid: number | null): Promise<void> {
+    if (pid === null) return;
+    const r = await this.cli.run(["state", this.id]).catch(() => null);
+    let init: unknown;
+    try {
+      init = r !== null && r.code === 0 ? (JSON.parse(r.stdout) as { pid?: unknown }).pid : undefined;
+    } catch {
+      return;
+    }
+    if (typeof init !== "number" || !commandGroupInContainer(pid, pidNamespaceOf(init))) return;
+    try {
+      process.kill(-pid, "SIGKILL");
+    } catch {
+      /* ESRCH: it ended since */
+    }
   }
 
   /** null when an exec into the container works, else fsrun's reason. */

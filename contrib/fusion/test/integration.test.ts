@@ -1,7 +1,7 @@
 // The adapter against the real fsrun ($FSRUN) over a linked git worktree. run-tests.sh runs this
 // file as root and again as an ordinary user it makes (FUSION_TEST_AS names which).
 import * as assert from "node:assert/strict";
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import type { SpawnOptions } from "node:child_process";
 import { constants as fsConstants, createWriteStream } from "node:fs";
 import { chmod, mkdir, open, readFile, readdir, readlink, realpath, rm, stat, writeFile } from "node:fs/promises";
@@ -1101,6 +1101,48 @@ test(`[${WHO}] task container: a command's background job ends with it; a setsid
   const id = b.containerId ?? "";
   await b.dispose();
   assert.deepEqual(await containers((c) => c === id), []);
+});
+
+/**
+ * A wrapper of $FSRUN whose `exec --pid-file F` runs the real one, then writes `decoy` into F: the
+ * command's number, free once fsrun exec reaped it, taken by a host process that leads a group of
+ * its own (review23 A4). With `die`, it then removes the status file and SIGKILLs itself: an fsrun
+ * exec killed before it said how the command ended.
+ */
+async function reusingFsrun(decoy: number, die: boolean): Promise<string> {
+  const wrapper = join(work, `fsrun-reusing-${die ? "dies" : "exits"}`);
+  const script =
+    `#!/bin/sh\npf=\nstatus=\nprev=\nfor a in "$@"; do\n  [ "$prev" = --pid-file ] && pf=$a\n` +
+    `  [ "$prev" = --status-json ] && status=$a\n  prev=$a\ndone\n[ -n "$pf" ] || exec "$0.real" "$@"\n` +
+    `"$0.real" "$@"\ncode=$?\necho ${decoy} >"$pf"\n` +
+    (die ? `rm -f "$status"\nkill -KILL $$\n` : "") +
+    `exit $code\n`;
+  await writeFile(wrapper, script, { mode: 0o755 });
+  await runCommand("ln", ["-sf", FSRUN, `${wrapper}.real`]);
+  return wrapper;
+}
+
+// review23 A4: after fsrun exec said how the command ended, the adapter kills no group by the pid
+// file's number (fsrun exec ended the command's group itself); after an fsrun exec that died
+// without saying, only a group it can tell is the command's (in the container's pid namespace).
+// The decoy, a host process leading its own group, stands for a host group that took the number:
+// it must be alive after each run (our own SIGTERM, not the adapter's SIGKILL, ends it).
+test(`[${WHO}] task container: no group is killed by a pid file's number another process may hold`, async (t) => {
+  for (const die of [false, true]) {
+    const decoy = spawn("sleep", ["600"], { detached: true, stdio: "ignore" });
+    const ended = new Promise<NodeJS.Signals | null>((done) => decoy.on("exit", (_code: number | null, sig: NodeJS.Signals | null) => done(sig)));
+    const b = await backend({ mode: "task-container", fsrunPath: await reusingFsrun(decoy.pid ?? 0, die) });
+    if (b.effectiveMode !== "task-container") {
+      decoy.kill("SIGTERM");
+      return t.skip("fsrun exec cannot join the task container as this user");
+    }
+    const r = await b.run("echo ran", opts());
+    assert.equal(r.stdout, "ran\n", JSON.stringify(r));
+    assert.equal(r.signal, die ? "SIGKILL" : null, JSON.stringify(r));
+    decoy.kill("SIGTERM");
+    assert.equal(await ended, "SIGTERM", die ? "a died fsrun exec's pid file" : "a reported exec's pid file");
+    await b.dispose();
+  }
 });
 
 test(`[${WHO}] every prepare had exactly one outcome event`, () => {

@@ -60,23 +60,35 @@ static int copy_attrs(int place, const char *name, const struct stat *st) {
   return utimensat(place, name[0] ? name : ".", times, name[0] ? AT_SYMLINK_NOFOLLOW : 0);
 }
 
-/* A read-only bind of the host's file (or device node) name onto an empty file in place */
-static int bind_file(int host, int place, const char *name) {
+/* A read-only bind of the host's file (or device node) entry, an O_PATH fd of type st, onto name,
+ * an empty file in place. The clone is of the fd, not of a name looked up again (review23 A5: a
+ * socket renamed over the file between two lookups was bound); its own type and inode are checked
+ * too, so only a file or device node can be bound here. ESTALE where they are not the entry's. */
+static int bind_file(int entry, const struct stat *st, int place, const char *name) {
   struct mount_attr attr = {.attr_set = MOUNT_ATTR_RDONLY};
   cleanup_close int file = -1, mnt = -1;
+  struct stat bound;
   file = openat(place, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0);
   if (file < 0)
     return -1;
-  mnt = open_tree(host, name, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_SYMLINK_NOFOLLOW);
-  if (mnt < 0 || mount_setattr(mnt, "", AT_EMPTY_PATH, &attr, sizeof(attr)) < 0)
+  mnt = open_tree(entry, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH);
+  if (mnt < 0 || fstat(mnt, &bound) < 0)
+    return -1;
+  if ((bound.st_mode & S_IFMT) != (st->st_mode & S_IFMT) || bound.st_dev != st->st_dev ||
+      bound.st_ino != st->st_ino ||
+      !(S_ISREG(bound.st_mode) || S_ISCHR(bound.st_mode) || S_ISBLK(bound.st_mode))) {
+    errno = ESTALE;
+    return -1;
+  }
+  if (mount_setattr(mnt, "", AT_EMPTY_PATH, &attr, sizeof(attr)) < 0)
     return -1;
   return move_mount(mnt, "", place, name, MOVE_MOUNT_F_EMPTY_PATH);
 }
 
-/* A copy of the host's symbolic link name in place */
-static int copy_link(int host, int place, const char *name) {
+/* A copy of the host's symbolic link entry (an O_PATH fd of it) as name in place */
+static int copy_link(int entry, int place, const char *name) {
   char target[PATH_MAX];
-  ssize_t len = readlinkat(host, name, target, sizeof(target) - 1);
+  ssize_t len = readlinkat(entry, "", target, sizeof(target) - 1);
   if (len < 0)
     return -1;
   target[len] = '\0';
@@ -85,33 +97,36 @@ static int copy_link(int host, int place, const char *name) {
 
 static int view_dir(struct spine *s, int host, int place, fsrun_error_t *err);
 
-/* The host's directory name (perhaps a mount point: opened, it is the mount's root) in place */
-static int view_subdir(struct spine *s, int host, int place, const char *name, fsrun_error_t *err) {
-  cleanup_close int sub_host = -1, sub_place = -1;
+/* The host's directory entry (an O_PATH fd of it; a mount point's is the mount's root) as name
+ * in place */
+static int view_subdir(struct spine *s, int entry, int place, const char *name,
+                       fsrun_error_t *err) {
+  cleanup_close int sub_place = -1;
   if (mkdirat(place, name, 0700) < 0)
     return spine_error(s, err, errno, "make the directory");
-  sub_host = openat(host, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   sub_place = openat(place, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-  if (sub_host < 0 || sub_place < 0)
+  if (sub_place < 0)
     return spine_error(s, err, errno, "open");
-  return view_dir(s, sub_host, sub_place, err);
+  return view_dir(s, entry, sub_place, err);
 }
 
-/* One entry of a spine directory, of the host's type st, made in place */
-static int view_entry(struct spine *s, int host, int place, const char *name, const struct stat *st,
-                      fsrun_error_t *err) {
+/* One entry of a spine directory, entry (an O_PATH fd of it, of the host's type st), made as name
+ * in place. Everything is done through entry: the name is looked up once. */
+static int view_entry(struct spine *s, int entry, int place, const char *name,
+                      const struct stat *st, fsrun_error_t *err) {
   int r = 0;
   switch (st->st_mode & S_IFMT) {
   case S_IFDIR:
-    return view_subdir(s, host, place, name, err);
+    return view_subdir(s, entry, place, name, err);
   case S_IFREG:
   case S_IFCHR:
   case S_IFBLK:
-    if (bind_file(host, place, name) < 0)
-      return spine_error(s, err, errno, "bind");
+    if (bind_file(entry, st, place, name) < 0)
+      return spine_error(s, err, errno,
+                         errno == ESTALE ? "refused to bind a changed entry, at" : "bind");
     return 0; /* the bind shows the host's inode, its mode, owner and times */
   case S_IFLNK:
-    r = copy_link(host, place, name);
+    r = copy_link(entry, place, name);
     break;
   case S_IFSOCK: /* the tmpfs's own: no listener, connect() is refused */
   case S_IFIFO:  /* the tmpfs's own: a pipe no host process shares */
@@ -125,6 +140,19 @@ static int view_entry(struct spine *s, int host, int place, const char *name, co
   return 0;
 }
 
+/* The host's entry name of the directory host, looked up once (an O_PATH fd that is not followed
+ * if a link), typed by that fd and made in place from it */
+static int view_named(struct spine *s, int host, int place, const char *name, fsrun_error_t *err) {
+  cleanup_close int entry = -1;
+  struct stat st;
+  entry = openat(host, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+  if (entry < 0)
+    return errno == ENOENT ? 0 : spine_error(s, err, errno, "open"); /* gone since: not shown */
+  if (fstat(entry, &st) < 0)
+    return spine_error(s, err, errno, "stat");
+  return view_entry(s, entry, place, name, &st, err);
+}
+
 /* The entries of the host's directory host (a spine directory) made in place */
 static int view_entries(struct spine *s, int host, int place, fsrun_error_t *err) {
   char host_path[32];
@@ -136,17 +164,14 @@ static int view_entries(struct spine *s, int host, int place, fsrun_error_t *err
   if (dir == NULL)
     return spine_error(s, err, errno, "read the directory");
   while (r == 0 && (errno = 0, d = readdir(dir)) != NULL) {
-    struct stat st;
     size_t old;
     if (strcmp(d->d_name, ".") == 0 || strcmp(d->d_name, "..") == 0)
       continue;
     old = rel_push(s, d->d_name);
     if (++s->entries > SPINE_MAX_ENTRIES)
       r = spine_error(s, err, E2BIG, "too many entries beside its mounts, at");
-    else if (fstatat(host, d->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-      r = errno == ENOENT ? 0 : spine_error(s, err, errno, "stat"); /* gone since: not shown */
     else
-      r = view_entry(s, host, place, d->d_name, &st, err);
+      r = view_named(s, host, place, d->d_name, err);
     s->rel[old] = '\0';
   }
   if (r == 0 && errno != 0)

@@ -1783,6 +1783,74 @@ assert s.makefile("rb").readline() == b"ok\n"' "$sock"
   check_submount_sockets root
 }
 
+# the swapper (A B READY): exchanges the names A and B (renameat2 RENAME_EXCHANGE) until killed
+SWAP_LOOP='import ctypes, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+a, b = os.fsencode(sys.argv[1]), os.fsencode(sys.argv[2])
+open(sys.argv[3], "w").write("%d\n" % os.getpid())
+while True:
+    libc.renameat2(-100, a, -100, b, 2)'
+
+# check_spine_swap root|user RUNS: an allowedPaths dir with a tmpfs below it (the overlay view of an
+# ordinary user's entry is then made entry by entry: overlay-spine.c), holding a regular file f and
+# a host socket s with a listener, whose names the caller's own process exchanges in a loop while
+# RUNS sandboxes start (review23 A5: typed by one lookup, bound by another, the socket was bound
+# and answered the sandbox in 2 of 40 runs). Each run: neither name answers connect() inside, the
+# run is 0 with nothing said to be not enforced; the listener, from the host, accepted nothing.
+check_spine_swap() {
+  local ro pid round out runs=$2 hits=0
+  use_caller "$1"
+  ro=$DIR/ro
+  as_caller mkdir -p "$ro"
+  submount_ns_start "$ro"
+  as_caller sh -c "echo reg >'$ro/f'"
+  as_caller mkfifo "$DIR/listen.ready" "$DIR/swap.ready"
+  as_caller /usr/bin/python3 -c "$SOCKET_SERVER" "$ro/s" "$DIR/listen.ready" "$DIR/got" 3>&- &
+  BACKGROUND_PIDS="${BACKGROUND_PIDS:-} $!"
+  read -r pid <"$DIR/listen.ready"
+  BACKGROUND_PIDS="$pid $BACKGROUND_PIDS"
+  as_caller /usr/bin/python3 -c "$SWAP_LOOP" "$ro/f" "$ro/s" "$DIR/swap.ready" 3>&- &
+  BACKGROUND_PIDS="${BACKGROUND_PIDS:-} $!"
+  read -r pid <"$DIR/swap.ready"
+  BACKGROUND_PIDS="$pid $BACKGROUND_PIDS"
+  printf '{"allowedPaths": ["%s"]}\n' "$ro" >"$DIR/policy.json"
+  for ((round = 0; round < runs; round++)); do
+    run --separate-stderr sbx --policy "$DIR/policy.json" --json -- /usr/bin/python3 -c '
+import socket, sys
+for p in sys.argv[1:]:
+    s = socket.socket(socket.AF_UNIX)
+    try:
+        s.connect(p)
+        s.sendall(b"from-sandbox\n")
+        print("CONNECTED")
+    except OSError as e:
+        print(e.errno)' "$ro/f" "$ro/s"
+    out=$(jq -r .stdout <<<"$output")
+    if [ "$status" -ne 0 ] || [ -n "$stderr" ] || [[ $out == *CONNECTED* ]] ||
+      [ "$(jq -c .limitsNotEnforced <<<"$output")" != "[]" ]; then
+      echo "run $round: $status $output $stderr"
+      hits=$((hits + 1))
+    fi
+  done
+  # the swapper stopped (the test's own process, by pid) before the host looks
+  kill -KILL "$pid"
+  wait "$pid" 2>/dev/null || :
+  echo "runs with a host connect or not as wanted: $hits of $runs"
+  [ "$hits" -eq 0 ]
+  [ ! -s "$DIR/got" ]
+  CALLER_NS=()
+  assert_state_clean
+}
+
+# bats test_tags=kernel61
+@test "sandbox-run: an ordinary user's allowedPaths dir with a mount below it: a host socket renamed over a file's name while sandboxes start is never the sandbox's (ordinary user)" {
+  check_spine_swap user "${SPINE_SWAP_RUNS:-40}"
+}
+
+@test "sandbox-run: root's allowedPaths dir with a mount below it: a host socket renamed over a file's name while sandboxes start is never the sandbox's (root)" {
+  check_spine_swap root 10
+}
+
 # check_overlay_refused root|user: an allowedPaths dir on which overlayfs will not stack the
 # read-only overlay that hides its sockets: an overlay of an overlay (the kernel's stacking limit,
 # EINVAL), in a private mount namespace; a kernel before 5.11 refuses an ordinary user's overlay

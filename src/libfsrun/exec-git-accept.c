@@ -24,6 +24,7 @@
 #include "log.h"
 #include "mounts.h"
 #include "sandbox-git.h"
+#include "sandbox-paths.h"
 #include "utils.h"
 
 #define WHAT "annotations[\"" EXEC_GIT_ANNOTATION "\"]"
@@ -77,6 +78,8 @@ static int check_worktree_bind(const oci_config *c, const char *worktree, fsrun_
     return fsrun_error_make(err, 0,
                             "%s: `%s` is no longer the directory the config's bind of it names",
                             WHAT, worktree);
+  /* the git layout's later open of it must be that directory too (sandbox_worktree_check) */
+  sandbox_worktree_pin_as(worktree, &st);
   return 0;
 }
 

@@ -207,11 +207,15 @@ int sandbox_worktree_pin(const char *given, char **resolved, fsrun_error_t *err)
   if (n <= 0 || real[0] != '/' || fstat(fd, &by_fd) < 0 || stat(real, &by_path) < 0 ||
       !same_identity(&by_fd, &by_path))
     return refuse_changed("worktree", 0, given, err);
-  memcpy(pinned_worktree.path, real, sizeof(real));
-  pinned_worktree.st = by_fd;
-  pinned_worktree.set = true;
+  sandbox_worktree_pin_as(real, &by_fd);
   *resolved = xstrdup(real);
   return 0;
+}
+
+void sandbox_worktree_pin_as(const char *path, const struct stat *st) {
+  snprintf(pinned_worktree.path, sizeof(pinned_worktree.path), "%s", path);
+  pinned_worktree.st = *st;
+  pinned_worktree.set = strlen(path) < sizeof(pinned_worktree.path);
 }
 
 int sandbox_worktree_check(const char *path, int fd, fsrun_error_t *err) {

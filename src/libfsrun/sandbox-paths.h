@@ -51,6 +51,9 @@ int caller_path_agree(const char *field, size_t i, const char *path, bool looked
 /* The worktree named once: walked as a policy path is, *resolved the real path of the object
  * that walk reached (its identity pinned for sandbox_worktree_check), or the refusal. */
 int sandbox_worktree_pin(const char *given, char **resolved, fsrun_error_t *err);
+/* path (a real path) pinned to the object st is: a task container's worktree, checked against
+ * its bind's identity */
+void sandbox_worktree_pin_as(const char *path, const struct stat *st);
 /* fd, opened at path: 0 unless path is the pinned worktree's and fd another object (renamed on
  * the way since it was pinned): the refusal */
 int sandbox_worktree_check(const char *path, int fd, fsrun_error_t *err);

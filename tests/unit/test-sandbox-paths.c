@@ -60,6 +60,7 @@ static void test_missing(const struct agent_trees *t, const char *base) {
 static void test_worktree_pin(const char *a, const char *b) {
   fsrun_error_t err = NULL;
   char *resolved = NULL;
+  struct stat st;
   int r;
   int fd_a = open(a, O_PATH | O_DIRECTORY), fd_b = open(b, O_PATH | O_DIRECTORY);
   tap_ok(sandbox_worktree_pin(a, &resolved, &err) == 0 && strcmp(resolved, a) == 0,
@@ -68,6 +69,11 @@ static void test_worktree_pin(const char *a, const char *b) {
   r = sandbox_worktree_check(resolved, fd_b, &err);
   tap_ok(refused_as_changed(r, err), "another object at the worktree's path later: refused");
   tap_ok(sandbox_worktree_check(b, fd_a, &err) == 0, "another path is not the worktree's: 0");
+  fstat(fd_b, &st);
+  sandbox_worktree_pin_as(b, &st);
+  r = sandbox_worktree_check(b, fd_a, &err);
+  tap_ok(refused_as_changed(r, err), "a worktree pinned by its bind's identity: another refused");
+  tap_ok(sandbox_worktree_check(b, fd_b, &err) == 0, "and that object passes");
   close(fd_a);
   close(fd_b);
   free(resolved);

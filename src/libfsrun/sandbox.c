@@ -1192,8 +1192,9 @@ static int pin_binds_in_agent_trees(oci_config *c, const struct agent_trees *t,
     oci_mount *m = &c->mounts[i];
     cleanup_free char *dest_tree = NULL;
     cleanup_free char *source_tree = NULL;
-    struct stat st;
+    struct stat st, walked_st;
     bool inside;
+    int walked;
     if (!mount_entry_is_bind(m) || m->needs_source_id || m->source == NULL)
       continue;
     dest_tree = agent_tree_above(t, m->destination);
@@ -1202,6 +1203,11 @@ static int pin_binds_in_agent_trees(oci_config *c, const struct agent_trees *t,
       continue;
     if (stat_caller_path(t, m->source, &st, &inside) < 0)
       return fsrun_error_errno(err, "mounts[%zu]: `%s` in `%s`", i, m->source, source_tree);
+    /* the tree's own name was looked up again: the owner walk must reach the same object */
+    walked = check_policy_path_owners("mounts", i, m->source, &walked_st, err);
+    if (walked < 0 ||
+        caller_path_agree("mounts", i, m->source, false, &st, walked, &walked_st, err) < 0)
+      return fsrun_error_code(err);
     m->needs_source_id = m->has_source_id = true;
     m->source_dev = (uint64_t)st.st_dev;
     m->source_ino = (uint64_t)st.st_ino;

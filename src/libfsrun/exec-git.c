@@ -322,6 +322,10 @@ static void host_args_found(const struct sandbox_git_run *run, void *arg) {
 static const struct sandbox_git_said say_git = {.tamper = tamper_found,
                                                 .host_args = host_args_found};
 
+bool exec_git_active(const struct exec_git *g) {
+  return g->run.run_dir != NULL;
+}
+
 char *exec_git_finish(struct exec_git *g) {
   struct strbuf json = {0};
   if (g->run.run_dir == NULL)
@@ -336,6 +340,7 @@ char *exec_git_finish(struct exec_git *g) {
   sb_json_string_array(&json, "tamper", g->run.tamper);
   sb_json_string_array(&json, "hostGitArgs", g->run.host_git_args);
   sb_json_string_array(&json, "discarded", g->run.discarded);
+  sb_puts(&json, g->left_running ? ",\"leftRunning\":true" : ",\"leftRunning\":false");
   return json.data;
 }
 

@@ -38,6 +38,7 @@ struct exec_git {
   int run_dir_fd;            /* the per-run dir (upper/, work/), for the child; -1 */
   int state_dir_fd;          /* the container's state dir (the tamper walk's cutoff); -1 */
   bool userns;               /* the container has a user namespace: `userxattr` */
+  bool left_running;         /* a process of the exec was left before the walk (exec-leftovers.h) */
 };
 
 /* Host side, before the clone: nothing to do (g->run_dir_fd -1) unless config carries the
@@ -54,8 +55,11 @@ int exec_git_child_grab(const struct exec_git *g, const struct init_ns *init, bo
  * with the overlay over the common dir (the object checked on the host, refused with ESTALE when
  * the path shows another; upper/ and work/ in tree_fd) and the protection binds. */
 int exec_git_child_mount(const struct exec_git *g, int tree_fd, int proc_fds, fsrun_error_t *err);
+/* Whether this exec has a sync and a walk to do (exec_git_finish). */
+bool exec_git_active(const struct exec_git *g);
 /* After the exec'd process was reaped: the allowlist sync and the tamper walk, warnings on stderr.
- * Returns the JSON members `,"tamper":[...],"discarded":[...]` for --status-json (caller frees). */
+ * Returns the JSON members `,"tamper":[...],"hostGitArgs":[...],"discarded":[...],
+ * "leftRunning":BOOL` for --status-json (caller frees). */
 char *exec_git_finish(struct exec_git *g);
 /* The time the last finished tamper walk of an exec into the container began (its state dir's
  * record); false when none is recorded (no exec finished) or the record is not a time. */

@@ -49,6 +49,7 @@
 #include "seccomp.h"
 #include "exec-follow.h"
 #include "exec-git.h"
+#include "exec-leftovers.h"
 #include "exec-status.h"
 #include "openat2-compat.h"
 #include "status.h"
@@ -862,6 +863,20 @@ static void child_cfg_set_attrs(struct exec_child *child_cfg, const struct fsrun
   child_cfg->attrs = rest;
 }
 
+/* A task container's exec runs in a Landlock domain of its own (landlock.h, isolate), so that none
+ * of its processes can write the memory of the container's init or of config.json's process and
+ * run there after the exec's walk (exec-leftovers.h). Whether it does: only then can an exec's
+ * walk be final. */
+static bool exec_isolate(const oci_config *config, struct fsrun_landlock_rules **landlock) {
+  if (oci_map_get(&config->annotations, EXEC_GIT_ANNOTATION) == NULL ||
+      !config->process->no_new_privileges || landlock_abi_version() <= 0)
+    return false;
+  if (*landlock == NULL)
+    *landlock = landlock_rules_new("exec: task container");
+  (*landlock)->isolate = true;
+  return true;
+}
+
 int container_exec(const struct fsrun_context *ctx, const struct exec_options *o, int *exit_status,
                    fsrun_error_t *err) {
   cleanup_live struct live_container c = {0};
@@ -889,7 +904,7 @@ int container_exec(const struct fsrun_context *ctx, const struct exec_options *o
   int sync_fds[2] = {-1, -1};
   int ns_flags, ret;
   long child;
-  bool has_container_oom;
+  bool has_container_oom, isolated;
   int container_oom;
 
   if (o->preserve_fds < 0)
@@ -954,6 +969,7 @@ int container_exec(const struct fsrun_context *ctx, const struct exec_options *o
     return fsrun_error_code(err);
   if (landlock_rules_from_config(config, &landlock, err) < 0)
     return fsrun_error_code(err);
+  isolated = exec_isolate(config, &landlock);
   ns_flags = container_namespace_flags(config);
 
   if (o->console_socket != NULL) {
@@ -1078,6 +1094,11 @@ int container_exec(const struct fsrun_context *ctx, const struct exec_options *o
      * A4) */
     pid_t group = o->kill_group ? follow.child : 0;
     *exit_status = foreground_wait_group(child_pidfd, group, relay_master, &blocked, &info);
+    /* before the walk: when nothing of an exec is left, nothing plants after it (a count of
+     * about 1.5 ms, said only in --status-json) */
+    if (exec_git_active(&git))
+      git.left_running =
+          o->status_json == NULL || !isolated || exec_left_running(&init_ns, c.st.pid, ns_flags);
     status.extra_json = exec_git_finish(&git);
     ret = exec_status_write(&status, &info, c.cg, err);
   }

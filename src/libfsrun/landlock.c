@@ -307,6 +307,10 @@ static bool rules_restrict_anything(const struct fsrun_landlock_rules *r) {
   return r->restrict_fs || r->restrict_tcp_connect || r->restrict_tcp_bind;
 }
 
+static bool rules_make_domain(const struct fsrun_landlock_rules *r) {
+  return rules_restrict_anything(r) || r->isolate;
+}
+
 int landlock_check_kernel(const struct fsrun_landlock_rules *r, fsrun_error_t *err) {
   const char *missing[4];
   int abi;
@@ -389,10 +393,12 @@ int landlock_apply(const struct fsrun_landlock_rules *r, fsrun_error_t *err) {
   bool net;
   int abi, ret;
 
-  if (r == NULL || !rules_restrict_anything(r))
+  if (r == NULL || !rules_make_domain(r))
     return 0;
 
   abi = landlock_abi_version();
+  if (abi <= 0 && !rules_restrict_anything(r))
+    return 0; /* isolate alone: the caller knows */
   n_missing = missing_features(r, abi, missing);
   if (n_missing > 0 && r->strict)
     return fsrun_error_make(err, 0, "%s: strict: kernel Landlock ABI %d: %s", origin_of(r), abi,
@@ -416,6 +422,8 @@ int landlock_apply(const struct fsrun_landlock_rules *r, fsrun_error_t *err) {
     if (r->restrict_tcp_bind)
       attr.handled_access_net |= LL_NET_BIND_TCP;
   }
+  if (r->isolate && attr.handled_access_fs == 0)
+    attr.handled_access_fs = LL_FS_MAKE_BLOCK; /* a domain that denies what no one here may do */
   if (attr.handled_access_fs == 0 && attr.handled_access_net == 0)
     return 0; /* only TCP rules, on a kernel without TCP support: already warned */
   /* A kernel before ABI 4 rejects a bigger struct only when the extra bytes are not zero; sending

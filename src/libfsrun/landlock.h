@@ -63,6 +63,13 @@ struct fsrun_landlock_rules {
   /* Set PR_SET_NO_NEW_PRIVS before restricting (the Fusion sandbox wants it anyway). */
   bool set_no_new_privs;
 
+  /* A domain of its own even when nothing above is restricted (it then handles only the making of
+   * block devices, which a process without CAP_MKNOD cannot do anyway): a process in it cannot
+   * ptrace, or open /proc/PID/mem of, a process outside it, such as the container's init (a task
+   * container's exec: exec-leftovers.h). Nothing on a kernel without Landlock, without a warning:
+   * the caller asks landlock_abi_version(). */
+  bool isolate;
+
   /* Prefix for messages: `annotations["run.fsrun.landlock"]` for the annotation; owned. */
   char *origin;
 };

@@ -694,6 +694,47 @@ route_pause_walk() {
   route_pause_walk user
 }
 
+# Without a freezer (an ordinary user here): an exec after which nothing is left in the container but
+# its own processes (the init and config.json's `sleep`, whose memory no exec may write) says
+# `"leftRunning":false` in --status-json, so its walk holds until the next exec. One whose command left a `setsid` process (reparented to the
+# init; held on a fifo: no wait on time) says true, and so does the next exec while it is there; so
+# does one while a process of an earlier exec forks and exits in a loop (never one pid for long).
+route_left_running() {
+  make_repo "$1"
+  if [ "$("$FSRUN" features | jq -r '.annotations["run.fsrun.landlock"] // "0"')" -le 0 ]; then
+    sbx "$REPO" -- true
+    [ "$(jq -c .leftRunning "$DIR/status.json")" = true ]
+    skip "no Landlock here: no exec can be kept from the init's memory, leftRunning is always true"
+  fi
+  # the init and `sleep` run no code of a command's: no exec may write their memory (a Landlock
+  # domain of its own; the same uid without it could), which also needs no wait
+  sbx "$REPO" -- 'for p in 1 2; do
+      err=$( (exec 3<>/proc/$p/mem) 2>&1) && { echo "opened /proc/$p/mem"; exit 1; }
+      case $err in *"Permission denied"*) ;; *) echo "$err"; exit 1 ;; esac
+    done'
+  [ "$(jq -c .leftRunning "$DIR/status.json")" = false ]
+  sbx "$REPO" -- true
+  [ "$(jq -c .leftRunning "$DIR/status.json")" = false ]
+  sbx "$REPO" -- "mkfifo hold && setsid sh -c 'read x <hold' </dev/null >/dev/null 2>&1 &"
+  [ "$(jq -c .leftRunning "$DIR/status.json")" = true ]
+  sbx "$REPO" -- true
+  [ "$(jq -c .leftRunning "$DIR/status.json")" = true ]
+  as_owner timeout -s KILL 60 sh -c 'echo go >"$1"' sh "$REPO/hold"
+  # a hop: each process starts the next and exits, until the file stop is there
+  sbx "$REPO" -- "printf '[ -e stop ] || sh ./hop.sh &\n' >hop.sh && setsid sh ./hop.sh </dev/null >/dev/null 2>&1"
+  sbx "$REPO" -- true
+  as_owner touch "$REPO/stop"
+  [ "$(jq -c .leftRunning "$DIR/status.json")" = true ]
+}
+
+@test "exec-git: an exec that leaves no process says leftRunning false; a setsid leftover or a hopping process makes it true (root)" {
+  route_left_running root
+}
+
+@test "exec-git: an exec that leaves no process says leftRunning false; a setsid leftover or a hopping process makes it true (ordinary user)" {
+  route_left_running user
+}
+
 @test "exec-git: delete names husky's hook and lefthook's file a process left after the last exec rewrote (root)" {
   route_final_pointers root
 }

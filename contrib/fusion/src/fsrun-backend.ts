@@ -47,7 +47,7 @@ export interface FsrunBackendOptions {
    * Task-container mode: freeze the container between runs (`fsrun pause`, resumed at the next
    * run) and walk it frozen, so that `hostGitArgs` holds while Fusion's git runs (default true).
    * false: a process a command leaves running (a dev server) keeps running between runs, and
-   * `hostGitDisarmed` is false after every run until dispose() (review22 F2).
+   * while one is there `hostGitDisarmed` is false after every run until dispose() (review22 F2).
    */
   pauseBetweenRuns?: boolean;
   /** For tests: the platform to assume (default process.platform). */

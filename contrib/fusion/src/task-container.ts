@@ -31,6 +31,8 @@ interface ExecStatus {
   tamper?: string[];
   hostGitArgs?: string[];
   discarded?: string[];
+  /** false: nothing of any exec was left in the container before the exec's walk, which then holds */
+  leftRunning?: boolean;
 }
 
 /** fsrun delete --tamper-json's last walk */
@@ -65,6 +67,7 @@ async function readStatus(file: string): Promise<ExecStatus | null> {
     ...(tamper !== undefined ? { tamper } : {}),
     ...(hostGitArgs !== undefined ? { hostGitArgs } : {}),
     ...(discarded !== undefined ? { discarded } : {}),
+    ...(typeof v.leftRunning === "boolean" ? { leftRunning: v.leftRunning } : {}),
   };
 }
 
@@ -90,13 +93,16 @@ export class TaskContainer {
 
   /** execs started and not yet ended */
   private active = 0;
+  /** execs started so far: an exec's number tells whether another started after it */
+  private started = 0;
   /** frozen by `fsrun pause` after the last exec ended; resumed before the next */
   private paused = false;
   /**
    * Whether the last walk still holds (review22 F2): true before any command ran, and while the
-   * container is frozen with the walk of its frozen state taken; false once a command ran and no
-   * such walk was made (no freezer, an fsrun whose pause has no --tamper-json, pauses off, an exec
-   * in flight): a process a command left running (`setsid`) may plant after any walk.
+   * container is frozen with the walk of its frozen state taken, or after an exec that found
+   * nothing of any exec left before its walk (`leftRunning` false: that walk is final); false
+   * otherwise once a command ran (no freezer, an fsrun whose pause has no --tamper-json, pauses
+   * off, an exec in flight): a process a command left running (`setsid`) may plant after any walk.
    */
   holds = true;
   /** pause/resume and an exec's start, one at a time */
@@ -150,7 +156,8 @@ export class TaskContainer {
    * frozen state walked (`fsrun pause --tamper-json`): what a process the command left running
    * planted after the exec's own walk is in this run's `tamper` and `hostGitArgs`, and nothing
    * plants more until the next exec resumes it, so the list holds when the host's git runs
-   * between runs (review22 F2). Without that walk, `holds` stays false: "cannot tell".
+   * between runs (review22 F2). Without that walk, `holds` is true only when the exec left nothing
+   * running (fsrun exec's `leftRunning` false) and no exec started after it, else "cannot tell".
    */
   async exec(
     command: string,
@@ -159,25 +166,41 @@ export class TaskContainer {
     runId: string,
     env: Record<string, string>,
   ): Promise<{ result: FsrunRunResult }> {
+    let number = 0;
     await this.serial(async () => {
       this.active++;
+      number = ++this.started;
       this.holds = false;
       if (this.paused) await this.resume();
     });
-    let out: { result: FsrunRunResult } | undefined;
+    let out: { result: FsrunRunResult; leftRunning: boolean } | undefined;
     try {
       out = await this.execOnce(command, opts, cwd, runId, env);
     } finally {
       this.active--;
-      const walk = await this.serial(() => this.settle());
+      // the exec's own walk is final when nothing of any exec was left before it and no exec
+      // started since (one that did may have left a process after that count)
+      const final = out?.leftRunning === false && number === this.started;
+      const walk = await this.serial(() => this.settle(final));
       if (out !== undefined && walk !== null) mergeWalk(out.result, walk);
     }
-    return out!;
+    return { result: out!.result };
   }
 
-  /** Freezes the container and walks it when no exec is in flight; the walk, or null (cannot tell). */
-  private async settle(): Promise<FinalWalk | null> {
-    if (this.active > 0 || !this.pauseWalk || this.paused) return null;
+  /**
+   * Freezes the container and walks it when no exec is in flight; the walk, or null. Without that
+   * walk (no freezer, pauses off, a failed pause), the list holds only when the last exec's own
+   * walk is final (`final`: fsrun exec's `leftRunning` false), else "cannot tell".
+   */
+  private async settle(final: boolean): Promise<FinalWalk | null> {
+    if (this.active > 0 || this.paused) return null;
+    const walk = this.pauseWalk ? await this.pauseAndWalk() : null;
+    if (walk === null) this.holds = final;
+    return walk;
+  }
+
+  /** `fsrun pause --tamper-json`: the frozen container's walk, or null (not paused, or no walk). */
+  private async pauseAndWalk(): Promise<FinalWalk | null> {
     const file = join(this.dir, "paused-tamper.json");
     await rm(file, { force: true });
     const r = await this.cli.run(["pause", "--tamper-json", file, this.id]).catch(() => null);
@@ -202,7 +225,7 @@ export class TaskContainer {
     cwd: string,
     runId: string,
     env: Record<string, string>,
-  ): Promise<{ result: FsrunRunResult }> {
+  ): Promise<{ result: FsrunRunResult; leftRunning: boolean }> {
     const pidFile = join(this.dir, `${runId.replace(/[^A-Za-z0-9_.-]/g, "_")}.pid`);
     const leader = (): number | null => {
       try {
@@ -297,6 +320,8 @@ export class TaskContainer {
         aborted: r.aborted,
         runId,
       },
+      // a killed fsrun exec, or an older one, says nothing: as if something were left
+      leftRunning: status?.leftRunning !== false,
     };
   }
 

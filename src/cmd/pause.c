@@ -1,4 +1,5 @@
 /* fsrun pause [--tamper-json FILE] ID */
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <unistd.h>
@@ -34,6 +35,7 @@ FSRUN_COMMAND(pause) {
   const char *tamper_json = NULL;
   cleanup_close int tamper_fd = -1;
   char **tamper = NULL, **host_args = NULL;
+  bool created = false;
   int opt, r;
 
   (void)exit_status;
@@ -54,13 +56,17 @@ FSRUN_COMMAND(pause) {
   if (optind + 1 != argc)
     return fsrun_error_make(err, 0,
                             "pause: expected exactly one container ID (see fsrun pause --help)");
-  /* opened first: a bad path freezes nothing */
+  /* opened first: a bad path freezes nothing; kept as it was until there is something to write */
   if (tamper_json != NULL &&
-      (tamper_fd = caller_output_open("--tamper-json", tamper_json, err)) < 0)
+      (tamper_fd = caller_output_open_kept("--tamper-json", tamper_json, &created, err)) < 0)
     return tamper_fd;
   r = container_pause(ctx, argv[optind], tamper_fd >= 0 ? &tamper : NULL, &host_args, err);
+  if (r == 0 && tamper_fd >= 0 && ftruncate(tamper_fd, 0) < 0)
+    r = fsrun_error_errno(err, "--tamper-json %s: truncate", tamper_json);
   if (r == 0 && tamper_fd >= 0)
     r = exec_git_walk_json_write(tamper_fd, tamper_json, tamper, host_args, err);
+  else if (r < 0 && created) /* a failed pause leaves no empty file behind */
+    caller_output_remove_created("--tamper-json", tamper_json, tamper_fd);
   sandbox_git_strv_free(tamper);
   sandbox_git_strv_free(host_args);
   return r;

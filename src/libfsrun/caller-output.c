@@ -83,8 +83,9 @@ static int walk_to_last(struct path_walk *w, char **last, fsrun_error_t *err) {
   return r;
 }
 
-/* caller_output_open and caller_output_append: how is O_TRUNC or O_APPEND */
-static int open_output(const char *option, const char *path, int how, mode_t mode,
+/* caller_output_open and caller_output_append: how is O_TRUNC, O_APPEND or 0; *created (or NULL)
+ * says whether this open made the file */
+static int open_output(const char *option, const char *path, int how, mode_t mode, bool *created,
                        fsrun_error_t *err) {
   cleanup_free char *last = NULL;
   struct path_walk w;
@@ -96,6 +97,8 @@ static int open_output(const char *option, const char *path, int how, mode_t mod
     bool gone;
     fd = openat(w.dir, last, how | O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY,
                 mode);
+    if (created != NULL)
+      *created = fd >= 0;
     if (fd >= 0 || errno != EEXIST) {
       if (fd < 0)
         fsrun_error_errno(err, "%s %s: open", option, path);
@@ -122,11 +125,30 @@ int caller_output_check_parents(const char *option, const char *path, fsrun_erro
 }
 
 int caller_output_open(const char *option, const char *path, fsrun_error_t *err) {
-  return open_output(option, path, O_TRUNC, 0644, err);
+  return open_output(option, path, O_TRUNC, 0644, NULL, err);
+}
+
+int caller_output_open_kept(const char *option, const char *path, bool *created,
+                            fsrun_error_t *err) {
+  return open_output(option, path, 0, 0644, created, err);
+}
+
+void caller_output_remove_created(const char *option, const char *path, int fd) {
+  cleanup_error fsrun_error_t err = NULL;
+  cleanup_free char *last = NULL;
+  struct stat ours, now;
+  struct path_walk w;
+  path_walk_begin(&w, path, option, refuse_parent);
+  /* unlinkat follows no link at the last name: only the file we made, if it is still there */
+  if (fstat(fd, &ours) == 0 && walk_to_last(&w, &last, &err) == 0 &&
+      fstatat(w.dir, last, &now, AT_SYMLINK_NOFOLLOW) == 0 && now.st_ino == ours.st_ino &&
+      now.st_dev == ours.st_dev)
+    (void)unlinkat(w.dir, last, 0);
+  path_walk_end(&w);
 }
 
 int caller_output_append(const char *option, const char *path, mode_t mode, fsrun_error_t *err) {
-  return open_output(option, path, O_APPEND, mode, err);
+  return open_output(option, path, O_APPEND, mode, NULL, err);
 }
 
 /* what makes st no place for fsrun's log, or NULL: a FIFO or a character device is fine

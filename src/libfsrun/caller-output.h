@@ -7,6 +7,7 @@
 #ifndef FSRUN_CALLER_OUTPUT_H
 #define FSRUN_CALLER_OUTPUT_H
 
+#include <stdbool.h>
 #include <sys/types.h>
 
 #include "error.h"
@@ -17,6 +18,15 @@
  * another user's file in a directory others may write: "OPTION PATH: ..." in err. Returns the fd.
  */
 int caller_output_open(const char *option, const char *path, fsrun_error_t *err);
+
+/* caller_output_open, but an existing file is kept as it is (the caller truncates it once it has
+ * something to write), and *created says whether this open made the file. */
+int caller_output_open_kept(const char *option, const char *path, bool *created,
+                            fsrun_error_t *err);
+
+/* Removes the file caller_output_open_kept made at path (fd) when nothing was written to it: by
+ * the same walk, and only while the last name is still that file (never through a link). */
+void caller_output_remove_created(const char *option, const char *path, int fd);
 
 /* caller_output_open, but appended to (a record kept across runs: sandbox --audit-log), and a
  * new file made with mode (less the umask). */

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -175,35 +176,53 @@ static size_t format_record(char *line, size_t cap, fsrun_log_level level, const
 }
 
 /* "fsrun: MSG" (errors) or "fsrun: LEVEL: MSG" on stderr, with embedded newlines flattened so that
- * a message is always exactly one line. */
-static void write_stderr_line(fsrun_log_level level, const char *msg) {
-  char line[LOG_MSG_MAX + 64];
+ * a message is always exactly one line; built in line[cap]. */
+static void write_stderr_line(fsrun_log_level level, const char *msg, char *line, size_t cap) {
   size_t pos = 0;
-  append_str(line, sizeof(line), &pos, "fsrun: ");
+  append_str(line, cap, &pos, "fsrun: ");
   if (level != LOG_LEVEL_ERROR) {
-    append_str(line, sizeof(line), &pos, level_names[level]);
-    append_str(line, sizeof(line), &pos, ": ");
+    append_str(line, cap, &pos, level_names[level]);
+    append_str(line, cap, &pos, ": ");
   }
-  append_one_line(line, sizeof(line), &pos, msg);
+  append_one_line(line, cap, &pos, msg);
   line[pos++] = '\n';
-  (void)!write(stderr_fd, line, pos);
+  (void)safe_write_all(stderr_fd, line, pos);
 }
 
 void fsrun_log_to_stderr_fd(int fd) {
   stderr_fd = fd >= 0 ? fd : STDERR_FILENO;
 }
 
-static void log_message(fsrun_log_level level, const char *msg) {
+/* msg's record, built in line[cap] (room for msg escaped, or it is cut) */
+static void log_message_in(fsrun_log_level level, const char *msg, char *line, size_t cap) {
   int saved_errno = errno;
   if (log_fd >= 0) {
-    char line[LOG_LINE_MAX];
-    size_t len = format_record(line, sizeof(line), level, msg);
+    size_t len = format_record(line, cap, level, msg);
     (void)safe_write_all(log_fd, line, len);
   }
   /* Errors always reach stderr; other levels only when there is no log file to hold them. */
   if (log_fd < 0 || (level == LOG_LEVEL_ERROR && !log_fd_is_stderr))
-    write_stderr_line(level, msg);
+    write_stderr_line(level, msg, line, cap);
   errno = saved_errno;
+}
+
+static void log_message(fsrun_log_level level, const char *msg) {
+  char line[LOG_LINE_MAX];
+  log_message_in(level, msg, line, sizeof(line));
+}
+
+void fsrun_log_whole(fsrun_log_level level, const char *msg) {
+  /* a JSON escape is at most 6 bytes (\u00XX) */
+  size_t cap = strlen(msg) * 6 + 256;
+  cleanup_free char *line = NULL;
+  if (level > log_level)
+    return;
+  line = malloc(cap);
+  if (line == NULL) {
+    log_message(level, msg); /* cut, as any record */
+    return;
+  }
+  log_message_in(level, msg, line, cap);
 }
 
 void fsrun_log(fsrun_log_level level, const char *fmt, ...) {

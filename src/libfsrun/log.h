@@ -20,13 +20,16 @@ typedef enum {
  * Where records go: with a log file, every record goes there and errors also go to stderr (as
  * "fsrun: MSG", once); without one, records go to stderr ("fsrun: warning: MSG" for warnings).
  * Every record is one write(2) from stack buffers (no malloc of its own, messages longer than 2 KiB
- * are cut), so a forked child may log before exec. */
+ * are cut), so a forked child may log before exec; fsrun_log_whole is the exception. */
 int fsrun_log_init(const char *path, const char *format, const char *level, bool debug,
                    fsrun_error_t *err);
 void fsrun_log(fsrun_log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 #define log_debug(...)   fsrun_log(LOG_LEVEL_DEBUG, __VA_ARGS__)
 #define log_info(...)    fsrun_log(LOG_LEVEL_INFO, __VA_ARGS__)
 #define log_warning(...) fsrun_log(LOG_LEVEL_WARNING, __VA_ARGS__)
+/* fsrun_log of msg as it is, never cut (its buffers on the heap): for a list a reader parses
+ * whole, such as sandbox's and exec's tamper line. Not for a forked child before exec. */
+void fsrun_log_whole(fsrun_log_level level, const char *msg);
 /* The final error of a command: "fsrun: MSG" on stderr (text) and an error line in the log file. */
 void fsrun_log_error(const char *msg);
 bool fsrun_log_debug_enabled(void);

@@ -176,8 +176,10 @@ void sandbox_git_warn_json_list(const char *context, const char *said, char **li
   struct strbuf text = {0};
   if (list == NULL || *list == NULL)
     return;
+  /* whole, however long: a reader of a cut list cannot tell what it held */
+  sb_printf(&text, "%s: %s", context, said);
   sb_json_array(&text, list);
-  log_warning("%s: %s%s", context, said, text.data);
+  fsrun_log_whole(LOG_LEVEL_WARNING, text.data);
   free(text.data);
 }
 

@@ -649,8 +649,10 @@ route_final_unread() {
 # include.path names (an fsmonitor of its own) after that exec's walk and before the host's git runs.
 # `fsrun pause --tamper-json` freezes the container and walks it: it names the include and gives
 # the option under which the host's `git status` runs nothing, and nothing plants more while it is
-# paused; a plain `git status` runs the fsmonitor (the control). A bad path pauses nothing. An ordinary
-# user without a delegated cgroup cannot pause: one line, the container still running.
+# paused; a plain `git status` runs the fsmonitor (the control). A bad path pauses nothing; a pause
+# that fails (no such container) leaves no file behind and a file that was there untouched. An
+# ordinary user without a delegated cgroup cannot pause: one line, the container still running, no
+# file.
 route_pause_walk() {
   local id args
   leave_include_writer "$1"
@@ -663,11 +665,22 @@ route_pause_walk() {
   [ "${#lines[@]}" -eq 1 ]
   [[ $output == *"--tamper-json $DIR/no/such/dir: open: No such file or directory" ]]
   [ "$(as_owner "$FSRUN" --root "$DIR/state" state "$id" | jq -r .status)" = running ]
+  # a pause that fails leaves no file it made, and a file that was there as it was
+  run as_owner "$FSRUN" --root "$DIR/state" pause --tamper-json "$DIR/paused.json" no-such-id
+  echo "$output"
+  [ "$status" = 1 ]
+  [ "${#lines[@]}" -eq 1 ]
+  [ ! -e "$DIR/paused.json" ]
+  as_owner sh -c 'echo kept >"$1"' sh "$DIR/kept.json"
+  run as_owner "$FSRUN" --root "$DIR/state" pause --tamper-json "$DIR/kept.json" no-such-id
+  [ "$status" = 1 ]
+  [ "$(cat "$DIR/kept.json")" = kept ]
   run as_owner "$FSRUN" --root "$DIR/state" pause --tamper-json "$DIR/paused.json" "$id"
   echo "$output"
   if [ "$1" = user ] && [[ $output == *"no cgroup was delegated to this user"* ]]; then
     [ "$status" = 1 ]
     [ "${#lines[@]}" -eq 1 ]
+    [ ! -e "$DIR/paused.json" ]
     [ "$(as_owner "$FSRUN" --root "$DIR/state" state "$id" | jq -r .status)" = running ]
     return
   fi

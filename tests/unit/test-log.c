@@ -56,6 +56,24 @@ static void log_nothing(void) {
   log_info("info is below the default level");
 }
 
+/* a 10,000-byte list of the kind the tamper line holds, whole and cut */
+static char *long_list(void) {
+  char *list = xmalloc0(10001);
+  memset(list, 'x', 10000);
+  list[0] = '[', list[9999] = ']';
+  return list;
+}
+
+static void log_long_whole(void) {
+  cleanup_free char *list = long_list();
+  fsrun_log_whole(LOG_LEVEL_WARNING, list);
+}
+
+static void log_long_cut(void) {
+  cleanup_free char *list = long_list();
+  log_warning("%s", list);
+}
+
 /* rfc3339_format_time against glibc's gmtime_r (which the runtime no longer calls: its first call
  * reads /etc/localtime) over the calendar's corners and a day's every hour. */
 static void test_rfc3339(void) {
@@ -183,6 +201,27 @@ int main(void) {
   stderr_text = capture_stderr(log_nothing);
   tap_ok(stderr_text[0] == '\0', "info is filtered at the default level");
   free(stderr_text);
+
+  /* fsrun_log_whole: a list over LOG_MSG_MAX stays whole (a reader parses it); fsrun_log cuts */
+  {
+    cleanup_free char *list = long_list();
+    cleanup_free char *want = xasprintf("fsrun: warning: %s\n", list);
+    stderr_text = capture_stderr(log_long_whole);
+    tap_ok(strcmp(stderr_text, want) == 0,
+           "fsrun_log_whole: a 10,000-byte message is one whole line");
+    free(stderr_text);
+    stderr_text = capture_stderr(log_long_cut);
+    tap_ok(strlen(stderr_text) < 2100 && count_lines(stderr_text) == 1,
+           "log_warning cuts the same message at 2 KiB (the control)");
+    free(stderr_text);
+  }
+  tap_ok(fsrun_log_init(log_path, "json", NULL, false, &err) == 0, "json log file again");
+  free(capture_stderr(log_long_whole));
+  log_text = slurp(log_path);
+  tap_ok(strlen(log_text) > 10000 && strstr(log_text, "x]\",\"time\":\"") != NULL,
+         "fsrun_log_whole: the JSON record holds the whole message");
+  free(log_text);
+  fsrun_log_init(NULL, "text", NULL, false, &err);
 
   {
     cleanup_free char *cmd = xasprintf("rm -rf %s", tmpdir);

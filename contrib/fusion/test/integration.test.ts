@@ -535,6 +535,21 @@ test(`[${WHO}] task container: an exec that left no status after its command can
   }
 });
 
+// fsrun's tamper line is whole however long (fsrun_log_whole; it was cut at 2 KiB and read as
+// "cannot tell"): 24 nested repositories of 120-byte names, about 3 KiB of list, read from the
+// exec's stderr line when it left no status.
+test(`[${WHO}] task container: a tamper line over 2 KiB is read whole from stderr when the exec left no status`, async (t) => {
+  const b = await backend({ mode: "task-container", fsrunPath: await hangingFsrun("nothing") });
+  if (b.effectiveMode !== "task-container") return t.skip("fsrun exec cannot join the task container as this user");
+  const names = Array.from({ length: 24 }, (_, i) => `long-${String(i).padStart(2, "0")}-${"n".repeat(112)}`);
+  assert.ok(JSON.stringify(names.map((n) => `${n}/.git`)).length > 2048);
+  const r = await b.run(names.map((n) => `git init -q ${n}`).join(" && "), opts());
+  assert.equal(r.exitCode, 0, r.stderr);
+  assert.deepEqual([...r.tamper].sort(), names.map((n) => `${n}/.git`).sort(), r.stderr);
+  await b.dispose();
+  for (const n of names) await rm(join(worktree, n), { recursive: true, force: true });
+});
+
 // review19 #9: the ids of task T run b-c-1 and task T-b run c-1 (the adapter's runId is
 // `${ctx.runId}-N`) began with the same `sandbox-T-b-c-1-`, and after killing T's fsrun the adapter
 // deleted every container of that prefix: the other task's live sandbox too (it waited 10 s for

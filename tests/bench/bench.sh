@@ -63,10 +63,13 @@ if [ -z "${BENCH_INNER:-}" ]; then
   user=fsbench$$
   state=$(mktemp -d /run/fsrun-bench.XXXXXX)
   uid=
+  # set -e holds in the EXIT trap too: a step that fails there ends the clean-up (the umount of a
+  # tmpfs that only the ordinary user's part mounts ended every other run before its rm, leaving
+  # /run/fsrun-bench.* and /tmp/fsrun-bench.*, and made the script exit 32)
   cleanup() {
-    umount "$work/u/run" 2>/dev/null
-    rm -rf --one-file-system "$work" "$state" ${uid:+"/tmp/fsrun-$uid"}
-    id "$user" >/dev/null 2>&1 && userdel "$user" 2>/dev/null
+    if [ -n "$uid" ]; then umount "$work/u/run" 2>/dev/null || true; fi
+    rm -rf --one-file-system "$work" "$state" ${uid:+"/tmp/fsrun-$uid"} || true
+    if id "$user" >/dev/null 2>&1; then userdel "$user" 2>/dev/null || true; fi
     return 0
   }
   trap cleanup EXIT

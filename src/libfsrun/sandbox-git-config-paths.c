@@ -367,12 +367,32 @@ static void add_global(struct sandbox_git_run *g, char *path) {
     g->pointers[n].global = true;
 }
 
-/* git's `${XDG_CONFIG_HOME:-$HOME/.config}`; NULL without either */
-static char *config_home(void) {
+/* The user's own git config files, from fsrun's environment, each NULL where it has none: one
+ * list for what is watched (add_globals) and what is read (read_user_configs). */
+struct user_configs {
+  char *config_home; /* git's `${XDG_CONFIG_HOME:-$HOME/.config}` */
+  char *xdg;         /* its git/config */
+  char *home;        /* ~/.gitconfig */
+  char *global;      /* GIT_CONFIG_GLOBAL, absolute */
+};
+
+static void user_configs_find(struct user_configs *u) {
   const char *home = getenv("HOME"), *xdg = getenv("XDG_CONFIG_HOME");
-  if (xdg != NULL && xdg[0] == '/')
-    return xstrdup(xdg);
-  return home != NULL && home[0] == '/' ? xasprintf("%s/.config", home) : NULL;
+  const char *global = getenv("GIT_CONFIG_GLOBAL");
+  bool has_home = home != NULL && home[0] == '/';
+  u->config_home = xdg != NULL && xdg[0] == '/' ? xstrdup(xdg)
+                   : has_home                   ? xasprintf("%s/.config", home)
+                                                : NULL;
+  u->xdg = u->config_home != NULL ? xasprintf("%s/git/config", u->config_home) : NULL;
+  u->home = has_home ? xasprintf("%s/.gitconfig", home) : NULL;
+  u->global = global != NULL && global[0] == '/' ? xstrdup(global) : NULL;
+}
+
+static void user_configs_free(struct user_configs *u) {
+  free(u->config_home);
+  free(u->xdg);
+  free(u->home);
+  free(u->global);
 }
 
 /* The user's global git config and attributes (GIT_CONFIG_GLOBAL too), git's global ignore file
@@ -380,19 +400,19 @@ static char *config_home(void) {
  * sources: a policy with ~/.config or $HOME writable lets the run write them, and the host's next
  * git reads them (review20 E, review22 F14). What they name: read_user_configs. */
 static void add_globals(struct sandbox_git_run *g) {
-  const char *home = getenv("HOME"), *global = getenv("GIT_CONFIG_GLOBAL");
-  cleanup_free char *xdg = config_home();
-  if (home != NULL && home[0] == '/')
-    add_global(g, xasprintf("%s/.gitconfig", home));
-  if (xdg != NULL) {
-    add_global(g, xasprintf("%s/git/config", xdg));
-    add_global(g, xasprintf("%s/git/attributes", xdg));
+  __attribute__((cleanup(user_configs_free))) struct user_configs u = {0};
+  user_configs_find(&u);
+  if (u.home != NULL)
+    add_global(g, xstrdup(u.home));
+  if (u.config_home != NULL) {
+    add_global(g, xstrdup(u.xdg));
+    add_global(g, xasprintf("%s/git/attributes", u.config_home));
     /* git's global ignore file: what it names drops out of the host's `git status` review */
-    add_global(g, xasprintf("%s/git/ignore", xdg));
-    add_global(g, xasprintf("%s/husky/init.sh", xdg));
+    add_global(g, xasprintf("%s/git/ignore", u.config_home));
+    add_global(g, xasprintf("%s/husky/init.sh", u.config_home));
   }
-  if (global != NULL && global[0] == '/' && strcmp(global, "/dev/null") != 0)
-    add_global(g, xstrdup(global));
+  if (u.global != NULL && strcmp(u.global, "/dev/null") != 0)
+    add_global(g, xstrdup(u.global));
 }
 
 /* one config git reads besides the repository's, includes from its own dir */
@@ -409,22 +429,17 @@ static void read_user_config(struct collect *c, const char *path) {
  * repository. Each file git may read (fsrun's environment need not be the host git's: all of
  * them), before the repository's config as git reads them (its core.hooksPath wins). */
 static void read_user_configs(struct collect *c) {
-  const char *home = getenv("HOME"), *global = getenv("GIT_CONFIG_GLOBAL");
+  __attribute__((cleanup(user_configs_free))) struct user_configs u = {0};
   const char *system = getenv("GIT_CONFIG_SYSTEM");
-  cleanup_free char *xdg = config_home();
+  user_configs_find(&u);
   read_user_config(c, "/etc/gitconfig");
   if (system != NULL && system[0] == '/')
     read_user_config(c, system);
-  if (xdg != NULL) {
-    cleanup_free char *path = xasprintf("%s/git/config", xdg);
-    read_user_config(c, path);
-  }
-  if (home != NULL && home[0] == '/') {
-    cleanup_free char *path = xasprintf("%s/.gitconfig", home);
-    read_user_config(c, path);
-  }
-  if (global != NULL && global[0] == '/')
-    read_user_config(c, global);
+  /* git's order: the XDG one, ~/.gitconfig, then GIT_CONFIG_GLOBAL */
+  const char *const user[] = {u.xdg, u.home, u.global};
+  for (size_t i = 0; i < sizeof(user) / sizeof(user[0]); i++)
+    if (user[i] != NULL)
+      read_user_config(c, user[i]);
 }
 
 void sandbox_git_config_paths(struct sandbox_git_run *g, const char *worktree) {

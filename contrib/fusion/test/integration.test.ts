@@ -472,7 +472,8 @@ test(`[${WHO}] one-shot: an abort during fsrun's slow git sync still reports the
  * A wrapper of $FSRUN whose `sandbox` of a run (not prepare's probe) runs the real one to its end,
  * then hangs as a fsrun whose work after the command ran long (review22 F7: seconds of
  * hostGitArgs), having said of fsrun's stderr only the lines `keep` names; SIGTERM does not end
- * it, so the adapter's abort ends in its SIGKILL.
+ * it (ignored before WRAPPER.done appears: an abort right after it once ended the shell in
+ * between, fsrunKilled false), so the adapter's abort ends in its SIGKILL.
  * Its `exec` (a task container's) runs the real one, then removes the status file when `keep` is
  * "nothing": an exec killed before it wrote one. WRAPPER.done says that the real fsrun has ended.
  */
@@ -482,7 +483,7 @@ async function hangingFsrun(keep: "nothing" | "tamper" | "both"): Promise<string
   const script =
     `#!/bin/sh\nstatus=\nprev=\nfor a in "$@"; do\n  [ "$prev" = --status-json ] && status=$a\n  prev=$a\ndone\n` +
     `case " $* " in\n*" sandbox "*" --run-id "*)\n  "$0.real" "$@" >/dev/null 2>"$0.err"\n  grep -E '${lines}' "$0.err" >&2\n` +
-    `  touch "$0.done"\n  trap '' TERM\n  exec sleep 600 ;;\n` +
+    `  trap '' TERM\n  touch "$0.done"\n  exec sleep 600 ;;\n` +
     `*" exec "*)\n  "$0.real" "$@"\n  code=$?\n  [ ${keep} != nothing ] || [ -z "$status" ] || rm -f "$status"\n  exit $code ;;\n` +
     `esac\nexec "$0.real" "$@"\n`;
   await writeFile(wrapper, script, { mode: 0o755 });

@@ -13,6 +13,31 @@ bool file_time_before(const struct timespec *a, const struct timespec *b) {
   return a->tv_sec < b->tv_sec || (a->tv_sec == b->tv_sec && a->tv_nsec < b->tv_nsec);
 }
 
+long long file_time_grain_ns(const struct timespec *t) {
+  long long grain = 1;
+  if (t->tv_nsec == 0) /* FAT's 2 s: whole seconds of an even count */
+    return t->tv_sec % 2 == 0 ? 2 * NSEC_PER_SEC : NSEC_PER_SEC;
+  while (grain < NSEC_PER_SEC / 10 && t->tv_nsec % (grain * 10) == 0)
+    grain *= 10;
+  return grain;
+}
+
+void file_time_floor(struct timespec *t, long long grain_ns) {
+  if (grain_ns >= NSEC_PER_SEC) {
+    long long secs = grain_ns / NSEC_PER_SEC;
+    t->tv_sec -= (time_t)(((long long)t->tv_sec % secs + secs) % secs);
+    t->tv_nsec = 0;
+  } else if (grain_ns > 1) {
+    t->tv_nsec -= (long)(t->tv_nsec % grain_ns);
+  }
+}
+
+bool file_time_reached(const struct timespec *t, const struct timespec *cutoff) {
+  struct timespec floored = *cutoff;
+  file_time_floor(&floored, file_time_grain_ns(t));
+  return !file_time_before(t, &floored);
+}
+
 void file_time_after_now(struct timespec *t) {
   clock_gettime(CLOCK_REALTIME, t);
   if (++t->tv_nsec == NSEC_PER_SEC) {

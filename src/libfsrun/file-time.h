@@ -16,6 +16,17 @@
 #define FILE_TIME_TEXT_MAX 32
 
 bool file_time_before(const struct timespec *a, const struct timespec *b);
+/* The step a file time was stored at, as far as the time itself shows it (ns): a filesystem that
+ * keeps whole seconds (ext2/3, ext4 with 128-byte inodes, some NFS/FUSE) stores multiples of 1 s,
+ * FAT of 2 s, exFAT of 10 ms; the largest of 2 s, 1 s and the powers of ten below that t is a
+ * multiple of. On a fine filesystem that is a few ns, or more for 1 time in 10^k. */
+long long file_time_grain_ns(const struct timespec *t);
+/* t rounded down to a multiple of grain_ns (1 ns .. 2 s) */
+void file_time_floor(struct timespec *t, long long grain_ns);
+/* Whether a file time t was set at or after cutoff, compared at t's grain: the cutoff floored to
+ * it, as the filesystem floored the time it stored. A change made before the cutoff in the same
+ * grain is named too (a false alarm, never a miss). */
+bool file_time_reached(const struct timespec *t, const struct timespec *cutoff);
 /* Just after every file time set so far: CLOCK_REALTIME now plus 1 ns. */
 void file_time_after_now(struct timespec *t);
 /* Returns once the coarse clock has reached *t (0: from then on a changed file's time is not

@@ -5,7 +5,8 @@
  *    have before (walked as git walks it, sandbox-git-index.c; listed even when the sync left that
  *    index out);
  *  - nested git dirs: a `.git` (file or directory) below the top when it, or a directory on its
- *    path below the top, has a ctime not before the run's start (a repository made elsewhere and
+ *    path below the top, has a ctime not before the run's start at that ctime's grain (a whole
+ *    second on ext2/3 and 128-byte-inode ext4, file-time.h) (a repository made elsewhere and
  *    renamed into place changes only the renamed directory's ctime), found by a bounded walk
  *    (TAMPER_MAX_DEPTH levels, TAMPER_MAX_DIRS directories, not into `.git`) that looks into a
  *    `node_modules` only for `node_modules/X/.git` and `node_modules/@S/X/.git`. */
@@ -33,8 +34,10 @@ struct walk {
   struct timespec start;
 };
 
+/* at the ctime's own grain: a filesystem of whole seconds stores a change made in the cutoff's
+ * second at that second's start, before the cutoff (review23 A3) */
 static bool changed(const struct walk *w, const struct stat *st) {
-  return !file_time_before(&st->st_ctim, &w->start);
+  return file_time_reached(&st->st_ctim, &w->start);
 }
 
 /* A cutoff of 20 ms before the run (sandbox_git_prepare's, kept for exec) named the linked

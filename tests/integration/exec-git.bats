@@ -403,6 +403,31 @@ route_late_nested() {
   route_late_nested user
 }
 
+# coarse_exec_runs OWNER (run by coarse_fs, review23 A3): on a filesystem of whole-second times,
+# five execs into one task container each make a nested repository at once: each is named (with
+# the earlier execs' of the same second: a false alarm). With the exec's 20 ms margin alone, 5 of 5
+# were missed.
+coarse_exec_runs() {
+  local id
+  make_repo "$1"
+  id=$(task_container "$WT")
+  for i in $(seq 5); do
+    sbx -- "mkdir -p n$i/.git"
+    jq -e --arg own "n$i/.git" \
+      '.tamper | index($own) != null and all(.[]; test("^n[0-9]+/\\.git$"))' "$DIR/status.json" \
+      >/dev/null || { echo "exec $i named $(jq -c .tamper "$DIR/status.json")"; return 1; }
+  done
+  as_owner "$FSRUN" --root "$DIR/state" delete --force "$id"
+}
+
+@test "exec-git: on a filesystem of whole-second times a nested repository an exec makes at once is named (root)" {
+  coarse_fs root coarse_exec_runs sbx task_container run_dirs git_run_dirs
+}
+
+@test "exec-git: on a filesystem of whole-second times a nested repository an exec makes at once is named (ordinary user)" {
+  coarse_fs user coarse_exec_runs sbx task_container run_dirs git_run_dirs
+}
+
 # make_hook_repo root|user: make_repo with husky's hooks dir (core.hooksPath=.husky, a
 # pre-commit) and lefthook's lefthook.yml at the top, watched through a stand-in of its hook
 make_hook_repo() {

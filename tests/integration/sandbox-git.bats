@@ -1031,6 +1031,16 @@ host_repo_before_run() {
   host_repo_before_run user
 }
 
+# mkdir_run PATH: a one-shot run of `mkdir -p PATH` on the task's worktree, as the owner, with an
+# audit log of its own
+mkdir_run() {
+  rm -f "$DIR/audit.jsonl"
+  as_owner env GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null timeout -s KILL 120 \
+    "$FSRUN" --root "$DIR/state" sandbox --audit-log "$DIR/audit.jsonl" \
+    --policy "$DIR/policy.json" --worktree "$WT" -- /bin/mkdir -p "$1" 2>"$DIR/stderr" ||
+    { cat "$DIR/stderr"; return 1; }
+}
+
 # repo_at_once OWNER: the wait for file times to reach a one-shot run's cutoff overlaps the
 # container's set-up (the init waits before its command, cutoff23); a command whose first act is to
 # make a nested repository (mkdir, no shell: as soon after its exec as it can) has it named, in
@@ -1039,13 +1049,76 @@ host_repo_before_run() {
 repo_at_once() {
   make_repo "$1"
   for i in $(seq 30); do
-    rm -f "$DIR/audit.jsonl"
-    as_owner env GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null timeout -s KILL 120 \
-      "$FSRUN" --root "$DIR/state" sandbox --audit-log "$DIR/audit.jsonl" \
-      --policy "$DIR/policy.json" --worktree "$WT" -- /bin/mkdir -p "n$i/.git" 2>"$DIR/stderr" ||
-      { cat "$DIR/stderr"; return 1; }
+    mkdir_run "n$i/.git"
     [ "$(tamper)" = "[\"n$i/.git\"]" ] || { echo "run $i named $(tamper)"; return 1; }
   done
+}
+
+# coarse_fs_runs OWNER (run by coarse_fs): ten runs each make a nested repository at once: each is
+# named (with the earlier runs' of the same second). Then the host's `git worktree add` right
+# before a run: within the cutoff's second the new `.worktrees` directory's ctime names every `.git`
+# below it (a false alarm of a whole-second filesystem, docs/sandbox.md), nothing else; a repository
+# the run makes is named.
+coarse_fs_runs() {
+  make_repo "$1"
+  for i in $(seq 10); do
+    mkdir_run "n$i/.git"
+    # its own, and maybe an earlier run's of the same second (a false alarm)
+    tamper | jq -e --arg own "n$i/.git" 'index($own) != null and all(.[]; test("^n[0-9]+/\\.git$"))' \
+      >/dev/null || { echo "run $i named $(tamper)"; return 1; }
+  done
+  run_after_worktree_add third true
+  echo "worktree add, then a run: $(tamper)"
+  tamper | jq -e 'all(.[]; test("^\\.worktrees/.*\\.git$"))' >/dev/null
+  run_after_worktree_add fourth 'git init -q sub'
+  echo "worktree add, then a run making sub: $(tamper)"
+  tamper | jq -e 'index("sub/.git") != null and all(.[]; test("^(\\.worktrees/.*|sub/)\\.git$"))' \
+    >/dev/null
+}
+
+# coarse_fs OWNER BODY FUNCTION... (review23 A3): BODY OWNER, in a mount namespace of the test's
+# own, on an ext4 of 128-byte inodes (whole-second file times: a change made in the cutoff's second
+# is stored before the cutoff) loop-mounted at $REPO, owned by OWNER; the FUNCTIONs are the ones
+# BODY calls. Unmounted after BODY; its loop device goes then (autoclear, once the runs' mount
+# namespaces are gone: waited for, 10 s at most).
+coarse_fs() {
+  local owner=$1 owner_id=0:0 body=$2 tries=100
+  requires_host_command mkfs.ext4
+  requires_host_command unshare
+  [ -e /dev/loop-control ] || skip "needs loop devices (/dev/loop-control)"
+  if [ "$1" = user ]; then
+    [ -n "${TEST_USER:-}" ] || skip "needs useradd and setpriv"
+    owner_id=$(id -u "$TEST_USER"):$(id -g "$TEST_USER")
+    setpriv --reuid "${owner_id%:*}" --regid "${owner_id#*:}" --clear-groups unshare -U true \
+      2>/dev/null || skip "an unprivileged user cannot create a user namespace"
+  fi
+  # as make_repo sets them in BODY's shell: the teardown's clean-up runs as the owner
+  OWNER=$owner TEST_UID=${owner_id%:*} TEST_GID=${owner_id#*:}
+  truncate -s 16M "$DIR/img"
+  mkfs.ext4 -q -F -I 128 "$DIR/img"
+  mkdir "$REPO"
+  export DIR REPO WT OTHER MARKER FSRUN TEST_USER
+  shift 2
+  export -f "$body" make_owner make_repo as_owner hgit tamper "$@"
+  unshare -m --propagation private bash -ec 'mount -o loop "$DIR/img" "$REPO"
+    rmdir "$REPO/lost+found"
+    chown "$3" "$REPO"
+    [[ $(stat -c %.9Z "$REPO") == *.000000000 ]] || { echo "not whole seconds"; exit 1; }
+    "$2" "$1"
+    umount "$REPO"' _ "$owner" "$body" "$owner_id"
+  while [ -n "$(losetup -j "$DIR/img")" ] && [ "$tries" -gt 0 ]; do
+    sleep 0.1
+    tries=$((tries - 1))
+  done
+  [ -z "$(losetup -j "$DIR/img")" ]
+}
+
+@test "sandbox-git: on a filesystem of whole-second times a nested repository a run makes at once is named (root)" {
+  coarse_fs root coarse_fs_runs run_after_worktree_add mkdir_run
+}
+
+@test "sandbox-git: on a filesystem of whole-second times a nested repository a run makes at once is named (ordinary user)" {
+  coarse_fs user coarse_fs_runs run_after_worktree_add mkdir_run
 }
 
 # init_waits OWNER: the wait is the container's init's, before its command; a one-shot run's set-up

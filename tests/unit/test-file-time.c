@@ -1,7 +1,8 @@
 /* file-time.c: a cutoff taken now is after every file time set so far; once file_time_wait_floor
  * has returned, a file changed has a time not before it; a clock that never reaches the cutoff (as
  * one set back) lowers it to the coarse clock instead of waiting on; the text form the container's
- * init reports a lowered cutoff in reads back exactly, and nothing else reads as a time. Content
+ * init reports a lowered cutoff in reads back exactly, and nothing else reads as a time; a file
+ * time is compared with a cutoff at its own grain (whole seconds, FAT's 2 s, 10 ms). Content
  * only: no assertion on how long anything took. */
 #include <errno.h>
 #include <stdio.h>
@@ -50,6 +51,50 @@ static void test_never_reached(void) {
          (long long)cutoff.tv_sec);
 }
 
+static struct timespec ts(time_t sec, long nsec) {
+  return (struct timespec){.tv_sec = sec, .tv_nsec = nsec};
+}
+
+/* the grain a time shows: whole even seconds (FAT), whole seconds (ext2/3, 128-byte-inode ext4),
+ * 10 ms (exFAT), a fine time's few ns */
+static void test_grain(void) {
+  struct timespec t = ts(1796583609, 987654321);
+  tap_ok(file_time_grain_ns(&(struct timespec){1796583610, 0}) == 2000000000LL &&
+             file_time_grain_ns(&(struct timespec){1796583609, 0}) == 1000000000LL &&
+             file_time_grain_ns(&(struct timespec){1796583609, 120000000}) == 10000000LL &&
+             file_time_grain_ns(&(struct timespec){1796583609, 100000000}) == 100000000LL &&
+             file_time_grain_ns(&t) == 1,
+         "a time's grain: 2 s, 1 s, 10 ms, 100 ms, 1 ns");
+  file_time_floor(&t, 2000000000LL);
+  tap_ok(t.tv_sec == 1796583608 && t.tv_nsec == 0, "floored to 2 s: the even second before");
+  t = ts(1796583609, 987654321);
+  file_time_floor(&t, 10000000LL);
+  tap_ok(t.tv_sec == 1796583609 && t.tv_nsec == 980000000, "floored to 10 ms");
+}
+
+/* a change the filesystem stored at its grain's start, made at or after the cutoff, is reached;
+ * one of an earlier grain is not; on a fine filesystem the cutoff stays exact */
+static void test_reached(void) {
+  const struct timespec odd = ts(1796583609, 500000001), even = ts(1796583610, 250000000);
+  tap_ok(file_time_reached(&(struct timespec){1796583609, 0}, &odd) &&
+             !file_time_reached(&(struct timespec){1796583607, 0}, &odd),
+         "whole seconds: the cutoff's own second is reached, the one before not");
+  tap_ok(file_time_reached(&(struct timespec){1796583608, 0}, &odd) &&
+             !file_time_reached(&(struct timespec){1796583606, 0}, &odd),
+         "FAT's 2 s: the even second the cutoff's odd one is stored at is reached");
+  tap_ok(file_time_reached(&(struct timespec){1796583610, 0}, &even) &&
+             file_time_reached(&(struct timespec){1796583610, 250000000}, &even) &&
+             !file_time_reached(&(struct timespec){1796583609, 0}, &even),
+         "the cutoff's even second is reached, the odd one before it not");
+  tap_ok(file_time_reached(&(struct timespec){1796583609, 500000000}, &odd) &&
+             !file_time_reached(&(struct timespec){1796583609, 490000000}, &odd),
+         "10 ms: the cutoff's 10 ms is reached, the one before not");
+  tap_ok(file_time_reached(&(struct timespec){1796583609, 500000001}, &odd) &&
+             !file_time_reached(&(struct timespec){1796583609, 500000000 - 3}, &odd) &&
+             !file_time_reached(&(struct timespec){1796583609, 499999999}, &odd),
+         "a fine time: exact");
+}
+
 static void test_text(void) {
   static const char *const bad[] = {"", "1", "1 1000000000", "-1 0", "1 -1", "1 2 3", "1 2x", "x"};
   char buf[FILE_TIME_TEXT_MAX];
@@ -76,6 +121,8 @@ int main(void) {
   test_floor(dir);
   test_never_reached();
   test_text();
+  test_grain();
+  test_reached();
   snprintf(path, sizeof(path), "%s/before", dir);
   rmdir(path);
   snprintf(path, sizeof(path), "%s/after", dir);

@@ -26,6 +26,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "file-time.h"
 #include "git-config.h"
 #include "passwd.h"
 #include "sandbox-git.h"
@@ -495,15 +496,22 @@ static uint64_t fnv(uint64_t h, const void *data, size_t len) {
   return h;
 }
 
+/* a change time of a grain of 1 ms or more (whole seconds, FAT's 2 s, exFAT's 10 ms: file-time.h):
+ * a rewrite of the same size within it, long after the digest before the run, keeps the ctime */
+static bool coarse_time(const struct stat *st) {
+  return file_time_grain_ns(&st->st_ctim) >= 1000000;
+}
+
 /* the content of dir/name (followed or not), the regular file st says it is, when small: a
- * rewrite within one tick of the coarse file clock keeps ctime, size and inode. Not blocking. */
+ * rewrite within one tick of the coarse file clock keeps ctime, size and inode; read in the
+ * worktree, and anywhere when the time is coarse (review23 A3). Not blocking. */
 static uint64_t content_hash(struct digest *d, int dir, const char *name, bool follow,
                              const struct stat *st) {
   cleanup_close int fd = -1;
   cleanup_free char *buf = NULL;
   struct stat now;
   size_t len = (size_t)st->st_size;
-  if (!d->content || !S_ISREG(st->st_mode) || len > CONTENT_MAX_FILE ||
+  if ((!d->content && !coarse_time(st)) || !S_ISREG(st->st_mode) || len > CONTENT_MAX_FILE ||
       d->bytes + len > CONTENT_MAX_BYTES)
     return 0;
   fd = open_regular_at(dir, name, follow, &now);

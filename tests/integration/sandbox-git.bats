@@ -1113,6 +1113,34 @@ coarse_fs() {
   [ -z "$(losetup -j "$DIR/img")" ]
 }
 
+# coarse_hook_runs OWNER (run by coarse_fs): core.hooksPath names a hooks dir outside the task's
+# worktree that the policy makes writable, on the whole-second filesystem; each of 5 runs rewrites
+# its pre-commit in place with one of the same size (same inode, ctime in the digest's second): each
+# is named, and hostGitArgs disarm it. Without the content read there: 9 of 10 runs named nothing.
+coarse_hook_runs() {
+  local hooks=$REPO/out/hooks
+  make_repo "$1"
+  as_owner mkdir -p "$hooks"
+  as_owner sh -c 'printf "#!/bin/sh\necho AAAA\n" >"$1/pre-commit" && chmod 755 "$1/pre-commit"' \
+    sh "$hooks"
+  hgit -C "$WT" config core.hooksPath "$hooks"
+  jq -n --arg w "$REPO/out" '{writablePaths: [$w]}' >"$DIR/policy.json"
+  for i in $(seq 5); do
+    rm -f "$DIR/audit.jsonl"
+    sbx -- "printf '#!/bin/sh\necho BBB$i\n' >'$hooks/pre-commit'" >/dev/null
+    [ "$(cat "$hooks/pre-commit")" = "$(printf '#!/bin/sh\necho BBB%s' "$i")" ]
+    [ "$(tamper)" = "[\"config:core.hooksPath=$hooks\"]" ] || { echo "run $i: $(tamper)"; return 1; }
+  done
+}
+
+@test "sandbox-git: on a filesystem of whole-second times a hook outside the worktree rewritten at once is named (root)" {
+  coarse_fs root coarse_hook_runs sbx run_dirs git_run_dirs
+}
+
+@test "sandbox-git: on a filesystem of whole-second times a hook outside the worktree rewritten at once is named (ordinary user)" {
+  coarse_fs user coarse_hook_runs sbx run_dirs git_run_dirs
+}
+
 @test "sandbox-git: on a filesystem of whole-second times a nested repository a run makes at once is named (root)" {
   coarse_fs root coarse_fs_runs run_after_worktree_add mkdir_run
 }

@@ -773,6 +773,63 @@ route_left_running() {
   route_left_running user
 }
 
+# review23 A2: besides /proc/PID/mem (route_left_running), process_vm_writev and process_vm_readv
+# on the init and `sleep` are refused (EPERM: Landlock's ptrace hook; the sandbox's seccomp filter
+# also denies writev, not readv, which without the domain reads, or fails with EFAULT at this
+# bogus address), while signals still reach them (`kill -0`: Landlock's signal scope is not asked
+# for, so that a command may still stop a server an earlier exec left).
+route_exec_isolated() {
+  make_repo "$1"
+  if [ "$("$FSRUN" features | jq -r '.annotations["run.fsrun.landlock"] // "0"')" -le 0 ]; then
+    skip "no Landlock here"
+  fi
+  sbx "$REPO" -- 'python3 -c "
+import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+class iovec(ctypes.Structure):
+    _fields_ = [(\"base\", ctypes.c_void_p), (\"len\", ctypes.c_size_t)]
+buf = ctypes.create_string_buffer(8)
+local, remote = iovec(ctypes.addressof(buf), 8), iovec(0x1000, 8)
+for pid in (1, 2):
+    for call in (libc.process_vm_writev, libc.process_vm_readv):
+        r = call(pid, ctypes.byref(local), 1, ctypes.byref(remote), 1, 0)
+        err = ctypes.get_errno()
+        assert r == -1 and err == 1, (pid, r, os.strerror(err))
+    os.kill(pid, 0)
+print(\"refused\")
+"'
+  [[ "$output" == *refused* ]]
+}
+
+@test "exec-git: an exec cannot process_vm_writev or process_vm_readv the init or sleep, kill -0 still reaches them (root)" {
+  route_exec_isolated root
+}
+
+@test "exec-git: an exec cannot process_vm_writev or process_vm_readv the init or sleep, kill -0 still reaches them (ordinary user)" {
+  route_exec_isolated user
+}
+
+# review23 A2 (lowfix23's count): a leftover whose /proc/PID/ns/pid the counter may not read (it
+# exec'd root's program of mode 0711, which the container's user may run but not read: its memory
+# belongs to the initial user namespace then, so the ordinary user's helper gets EACCES) is still
+# counted: found by its number in the container's pid namespace, leftRunning true (was false).
+route_unreadable_leftover() {
+  make_repo "$1"
+  install -m 0711 -o root -g root "$(command -v sleep)" "$REPO/xsleep"
+  # the command waits until the leftover runs xsleep (its comm), spinning: no wait on time
+  sbx "$REPO" -- 'setsid -f ./xsleep 1000 </dev/null >/dev/null 2>&1
+    until grep -qx xsleep /proc/[0-9]*/comm 2>/dev/null; do :; done'
+  [ "$(jq -c .leftRunning "$DIR/status.json")" = true ]
+}
+
+@test "exec-git: a leftover whose pid namespace the count may not read makes leftRunning true (root)" {
+  route_unreadable_leftover root
+}
+
+@test "exec-git: a leftover whose pid namespace the count may not read makes leftRunning true (ordinary user)" {
+  route_unreadable_leftover user
+}
+
 @test "exec-git: delete names husky's hook and lefthook's file a process left after the last exec rewrote (root)" {
   route_final_pointers root
 }

@@ -795,6 +795,61 @@ test(`[${WHO}] task container without a freeze: a run that leaves no process is 
   assert.deepEqual([b.hostGitDisarmed, b.hostGitArgs], [true, []], "dispose's last walk holds");
 });
 
+/**
+ * review23 A2's injection (x86_64): writes an execve of `sh -c CMD` over the `syscall` instruction
+ * that pid PID is stopped at (read from /proc/PID/syscall), through /proc/PID/mem, then stops and
+ * continues PID so that the restarted call runs it, and waits (spinning) until PID runs sh. Prints
+ * `refused: ERRNO` and exits 0 when /proc/PID/mem cannot be opened for writing.
+ */
+const INJECT_PY = [
+  "import errno, os, signal, struct, sys",
+  "pid, cmd = int(sys.argv[1]), sys.argv[2].encode()",
+  "try:",
+  "    mem = open(f'/proc/{pid}/mem', 'r+b', buffering=0)",
+  "except OSError as e:",
+  "    print('refused:', errno.errorcode[e.errno]); sys.exit(0)",
+  "a = int(open(f'/proc/{pid}/syscall').read().split()[-1], 16) - 2",
+  "code_len = 29; data_off = (code_len + 7) & ~7",
+  "strs = b'/bin/sh\\0-c\\0' + cmd + b'\\0'",
+  "p_sh = a + data_off; p_c = p_sh + 8; p_cmd = p_c + 3",
+  "argv_off = (data_off + len(strs) + 7) & ~7",
+  "code = b'\\x48\\xbf' + struct.pack('<Q', p_sh) + b'\\x48\\xbe' + struct.pack('<Q', a + argv_off) + b'\\x31\\xd2\\xb8\\x3b\\x00\\x00\\x00\\x0f\\x05'",
+  "blob = (code.ljust(data_off, b'\\x90') + strs).ljust(argv_off, b'\\0') + struct.pack('<4Q', p_sh, p_c, p_cmd, 0)",
+  "mem.seek(a); mem.write(blob)",
+  "os.kill(pid, signal.SIGSTOP); os.kill(pid, signal.SIGCONT)",
+  "while not open(f'/proc/{pid}/cmdline', 'rb').read().startswith(b'/bin/sh'): pass",
+  "print('injected')",
+].join("\n");
+
+// review23 A2 through the adapter: without a freezer the no-leftover count leaves out the
+// container's own processes (the init and config.json's `sleep`); a command that writes code into
+// `sleep` through /proc/2/mem would leave a planter there, after the walk, in a run said disarmed.
+// The exec's Landlock domain refuses the open (EACCES), so no planter exists after the run: a
+// non-blocking open of its fifo for writing finds no reader (ENXIO). The fix broken, pid 2 waits
+// on that fifo to plant while the run is disarmed, and the open finds it.
+test(`[${WHO}] task container without a freeze: a command cannot hide a planter in the container's sleep`, async (t) => {
+  if (process.arch !== "x64") return t.skip("the injected code is x86_64's");
+  if (!(await stat("/usr/bin/python3").then(() => true, () => false))) return t.skip("needs /usr/bin/python3");
+  const b = await taskBackend({ pauseBetweenRuns: false });
+  if (b === null) return t.skip("fsrun exec cannot join the task container as this user: checked that it runs one-shot instead");
+  const go = join(worktree, "a2-go");
+  await writeFile(join(worktree, "a2-inject.py"), INJECT_PY);
+  await runCommand("mkfifo", ["-m", "666", go]);
+  const r = await b.run(`python3 a2-inject.py 2 "read x < ${go}; touch ${worktree}/a2-planted"`, opts());
+  const planter = await open(go, fsConstants.O_WRONLY | fsConstants.O_NONBLOCK).then(
+    async (f) => {
+      await f.write("go\n");
+      await f.close();
+      return "a planter waits";
+    },
+    (e: NodeJS.ErrnoException) => e.code,
+  );
+  assert.deepEqual([r.exitCode, r.stdout, planter], [0, "refused: EACCES\n", "ENXIO"], `hostGitDisarmed ${b.hostGitDisarmed}: ${r.stderr}`);
+  assert.equal(b.hostGitDisarmed, true, "nothing could plant: the run's walk is final");
+  await b.dispose();
+  for (const f of ["a2-go", "a2-inject.py", "a2-planted"]) await rm(join(worktree, f), { force: true });
+});
+
 // review22 F2, nb.sh through the adapter: nbstripout's own filter, and a command that leaves a
 // process (setsid) which plants nbstripout.py once the host releases it (fifo `go`) after the run
 // returned. The run freezes the container and walks it (fsrun pause --tamper-json): the leftover

@@ -582,6 +582,37 @@ static char *tmpfs_size_option(uint64_t mb) {
   return xasprintf("size=%llum", (unsigned long long)mb);
 }
 
+/* A bind m (mounts[i]) under a tree the command writes that carries no check yet (the git binds:
+ * the worktree's and each submodule's .git file, the common dir's config and hooks, ...) gets those
+ * of a caller bind: the command can leave a link there before the bind is made (a bundle's next
+ * create), and the name can be swapped while it is looked up. A bundle-relative source (the empty
+ * hooks dir) gets the destination rule only. */
+static int pin_bind_in_agent_tree(oci_mount *m, size_t i, const struct agent_trees *t,
+                                  fsrun_error_t *err) {
+  cleanup_free char *dest_tree = NULL;
+  cleanup_free char *source_tree = NULL;
+  struct stat st, walked_st;
+  bool inside;
+  int walked;
+  if (!mount_entry_is_bind(m) || m->needs_source_id || m->source == NULL)
+    return 0;
+  dest_tree = agent_tree_above(t, m->destination);
+  m->dest_no_symlinks = m->dest_no_symlinks || dest_tree != NULL;
+  if (m->source[0] != '/' || (source_tree = agent_tree_above(t, m->source)) == NULL)
+    return 0;
+  if (stat_caller_path(t, m->source, &st, &inside) < 0)
+    return fsrun_error_errno(err, "mounts[%zu]: `%s` in `%s`", i, m->source, source_tree);
+  /* the tree's own name was looked up again: the owner walk must reach the same object */
+  walked = check_policy_path_owners("mounts", i, m->source, &walked_st, err);
+  if (walked < 0 ||
+      caller_path_agree("mounts", i, m->source, false, &st, walked, &walked_st, err) < 0)
+    return fsrun_error_code(err);
+  m->needs_source_id = m->has_source_id = true;
+  m->source_dev = (uint64_t)st.st_dev;
+  m->source_ino = (uint64_t)st.st_ino;
+  return 0;
+}
+
 static int build_mounts(const struct sandbox_mapping_opts *o, const struct agent_trees *t,
                         struct mount_list *l, struct root_links *links, fsrun_error_t *err) {
   /* In a user namespace the mounts copied from the caller's namespace are locked together, and a
@@ -656,7 +687,12 @@ static int build_mounts(const struct sandbox_mapping_opts *o, const struct agent
   /* the worktree and git dirs cannot hold the state root (sandbox_check_state_root) */
   const struct runmask_places places = {o->state_root, o->runtime_dir, o->uid};
   sandbox_mask_private_places(l, policy_first, policy_end, &places, o->userns);
+  size_t git_first = l->len;
   sandbox_git_protect(o->worktree, t->common_dir, t->wt_git_dir, l);
+  /* .git/config, hooks, ...: bound as the objects the owner walk reached, not by name */
+  for (size_t i = git_first; i < l->len; i++)
+    if (pin_bind_in_agent_tree(&l->items[i], i, t, err) < 0)
+      return fsrun_error_code(err);
   sandbox_system_links_settle(l, ro_bind, links);
   sort_mounts_by_depth(l);
   return 0;
@@ -1182,36 +1218,13 @@ void sandbox_covers_as_entries(oci_config *c, bool all) {
   c->n_mounts = l.len;
 }
 
-/* A bind of c under a tree the command writes that carries no check yet (the git binds: the
- * worktree's and each submodule's .git file, the common dir's config and hooks, ...) gets those
- * of a caller bind: the task container's command can leave a link there before the next create
- * of the bundle. A bundle-relative source (the empty hooks dir) gets the destination rule only. */
+/* The binds of c under a tree the command writes (pin_bind_in_agent_tree): a bundle's task
+ * container is created later, after its command may have left links there. */
 static int pin_binds_in_agent_trees(oci_config *c, const struct agent_trees *t,
                                     fsrun_error_t *err) {
-  for (size_t i = 0; i < c->n_mounts; i++) {
-    oci_mount *m = &c->mounts[i];
-    cleanup_free char *dest_tree = NULL;
-    cleanup_free char *source_tree = NULL;
-    struct stat st, walked_st;
-    bool inside;
-    int walked;
-    if (!mount_entry_is_bind(m) || m->needs_source_id || m->source == NULL)
-      continue;
-    dest_tree = agent_tree_above(t, m->destination);
-    m->dest_no_symlinks = m->dest_no_symlinks || dest_tree != NULL;
-    if (m->source[0] != '/' || (source_tree = agent_tree_above(t, m->source)) == NULL)
-      continue;
-    if (stat_caller_path(t, m->source, &st, &inside) < 0)
-      return fsrun_error_errno(err, "mounts[%zu]: `%s` in `%s`", i, m->source, source_tree);
-    /* the tree's own name was looked up again: the owner walk must reach the same object */
-    walked = check_policy_path_owners("mounts", i, m->source, &walked_st, err);
-    if (walked < 0 ||
-        caller_path_agree("mounts", i, m->source, false, &st, walked, &walked_st, err) < 0)
+  for (size_t i = 0; i < c->n_mounts; i++)
+    if (pin_bind_in_agent_tree(&c->mounts[i], i, t, err) < 0)
       return fsrun_error_code(err);
-    m->needs_source_id = m->has_source_id = true;
-    m->source_dev = (uint64_t)st.st_dev;
-    m->source_ino = (uint64_t)st.st_ino;
-  }
   return 0;
 }
 

@@ -812,21 +812,32 @@ race_runs() {
   done
   write_policy '{}'
   for i in $(seq "${SWAP_RUNS:-30}"); do
-    "$@" --worktree "$OWN/cache" -- /bin/sh -c "cat secret; echo pwn >PWN-wt-$i
+    "$@" --worktree "$OWN/cache" -- /bin/sh -c "cat secret .git/config; ls .git/hooks; echo pwn >PWN-wt-$i
       git -c user.email=p@example.invalid -c user.name=p commit -q --allow-empty -m pwn-$i" \
       >>"$DIR/race-out" 2>/dev/null || true
   done
 }
 
+# repo_secrets REPO WHOSE: REPO gets a secret file (committed), a config key and a hook whose
+# names or contents say WHOSE-only-
+repo_secrets() {
+  echo "$2-only-secret" >"$1/secret"
+  chmod 600 "$1/secret"
+  git -C "$1" add secret
+  git -C "$1" -c user.email=r@example.invalid -c user.name=r commit -q -m "$2"
+  git -C "$1" config fsrun.marker "$2-only-config"
+  echo exit 0 >"$1/.git/hooks/$2-only-hook"
+}
+
 # assert_untouched REPO HEAD: from the host: REPO holds its one committed file, nothing else, its
-# branch at HEAD; no run printed its secret
+# branch at HEAD; no run printed its secret, its git config or the name of its hook
 assert_untouched() {
   echo "runs printed: $(sort "$DIR/race-out" | uniq -c)"
   ls -A "$1"
   [ "$(ls "$1")" = secret ]
   [ -z "$(git -c safe.directory='*' -C "$1" status --porcelain)" ]
   [ "$(git -c safe.directory='*' -C "$1" rev-parse HEAD)" = "$2" ]
-  ! grep -q only-secret "$DIR/race-out" || false
+  ! grep -e only-secret -e only-config -e only-hook "$DIR/race-out" || false
 }
 
 @test "sandbox: writablePaths, allowedPaths, --worktree and bundle --worktree naming another user's directory that it swaps with its link to root's repository: nothing of root's is ever written, read or bound, root's branch never moves (root)" {
@@ -835,9 +846,7 @@ assert_untouched() {
   local rootrepo=$DIR/rootrepo head i ids=() out
   OWN=$DIR/race
   git init -q "$rootrepo"
-  echo root-only-secret >"$rootrepo/secret"
-  git -C "$rootrepo" add secret
-  git -C "$rootrepo" -c user.email=r@example.invalid -c user.name=r commit -q -m root
+  repo_secrets "$rootrepo" root
   head=$(git -C "$rootrepo" rev-parse HEAD)
   race_fixture "$OWN" "$rootrepo"
   start_swapper "$OWN"
@@ -861,8 +870,9 @@ assert_untouched() {
   run sbx -- /bin/sh -c "test -d '$OWN/cache/.git' && echo seen"
   [ "$status" -eq 0 ] && [ "$output" = seen ]
   write_policy '{}'
-  run fsrun sandbox --policy "$POLICY" --worktree "$OWN/cache" --task-id "$TASK" -- /bin/true
-  [ "$status" -eq 0 ]
+  run fsrun sandbox --policy "$POLICY" --worktree "$OWN/cache" --task-id "$TASK" -- \
+    /bin/sh -c 'cat .git/config; ls .git/hooks'
+  [ "$status" -eq 0 ] && [[ $output == *"[core]"* ]] && [[ $output != *only-* ]]
   rm -rf "$DIR/bundle"
   fsrun bundle --policy "$POLICY" --worktree "$OWN/cache" --out "$DIR/bundle" -- /bin/true
   out=$(jq -r '.annotations | to_entries[] | .value' "$DIR/bundle/config.json")
@@ -875,10 +885,7 @@ assert_untouched() {
   local uid=1000 userrepo=$DIR/userrepo head
   OWN=$DIR/race
   git init -q "$userrepo"
-  echo user-only-secret >"$userrepo/secret"
-  chmod 600 "$userrepo/secret"
-  git -C "$userrepo" add secret
-  git -C "$userrepo" -c user.email=r@example.invalid -c user.name=r commit -q -m user
+  repo_secrets "$userrepo" user
   head=$(git -C "$userrepo" rev-parse HEAD)
   mkdir -p "$DIR/home"
   give_dir_to_user "$uid"

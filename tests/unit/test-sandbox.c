@@ -295,20 +295,30 @@ int main(void) {
     tap_ok(p != NULL && sandbox_config_from_policy(&o, &c, &err) == 0,
            "a dangling link outside the trees is skipped");
     if (c != NULL) {
-      size_t caller = 0, ided = 0, etc_binds = 0, covered = 0;
+      size_t caller = 0, ided = 0, etc_binds = 0, covered = 0, git_binds = 0;
+      const oci_mount *dotgit_bind = find_mount(c, dotgit);
       for (size_t i = 0; i < c->n_mounts; i++) {
         const oci_mount *m = &c->mounts[i];
         if (!m->needs_source_id)
           continue;
-        caller++;
         ided += m->has_source_id;
+        /* the git protection binds (.git, the common dir's config, ...) are pinned as well */
+        if (strcmp(m->source, dotgit) == 0 ||
+            (strncmp(m->source, common, strlen(common)) == 0 && m->source[strlen(common)] == '/')) {
+          git_binds++;
+          continue;
+        }
+        caller++;
         if (strncmp(m->source, "/etc", 4) == 0) {
           etc_binds++;
           covered += m->covers[0] != NULL;
         }
       }
-      tap_ok(caller == 5 && ided == caller,
+      tap_ok(caller == 5 && ided == caller + git_binds,
              "each caller bind (2 of /etc, sub, worktree, git dir) has the identity checked");
+      tap_ok(dotgit_bind != NULL && dotgit_bind->has_source_id && git_binds >= 1,
+             "the git protection binds (%zu: the worktree's .git, ...) have the identity too",
+             git_binds);
       tap_ok(etc_binds == 2 && covered == (host_shadow ? 2u : 0u),
              "both binds of /etc have their covers, though one is at the other's destination");
       tap_ok(find_mount(c, outside) == NULL, "the dangling link is not bound");

@@ -23,6 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "file-time.h"
 #include "json-out.h"
 #include "log.h"
 #include "overlay-lower.h"
@@ -74,27 +75,27 @@ void exec_git_remove_leftovers(const char *state_root, const char *id, bool all)
  * alarm, not a miss) */
 static void tamper_since_write(int state_dir_fd, const struct timespec *since) {
   cleanup_error fsrun_error_t err = NULL;
-  char text[48];
-  int n = snprintf(text, sizeof(text), "%lld %ld\n", (long long)since->tv_sec, since->tv_nsec);
-  if (status_write_file_atomic(state_dir_fd, TAMPER_SINCE_FILE, text, (size_t)n, 0600, &err) < 0)
+  char text[FILE_TIME_TEXT_MAX + 1];
+  file_time_format(text, FILE_TIME_TEXT_MAX, since);
+  strcat(text, "\n");
+  if (status_write_file_atomic(state_dir_fd, TAMPER_SINCE_FILE, text, strlen(text), 0600, &err) < 0)
     log_warning("exec: git: %s: the next exec's tamper walk starts at its own start", err->msg);
 }
 
 bool exec_git_tamper_since(int state_dir_fd, struct timespec *since) {
   cleanup_free char *text = NULL;
-  long long sec;
-  long nsec;
-  int end = -1;
+  char *newline;
   if (sandbox_git_read_max(state_dir_fd, TAMPER_SINCE_FILE, 64, &text) < 0)
     return false; /* errno says why: ENOENT before the first exec */
-  if (sscanf(text, "%lld %ld\n%n", &sec, &nsec, &end) != 2 || end < 0 || text[end] != '\0' ||
-      nsec < 0 || nsec >= 1000000000) {
+  newline = strchr(text, '\n');
+  if (newline != NULL && newline[1] == '\0')
+    *newline = '\0'; /* the file ends in one */
+  if (!file_time_parse(text, since)) {
     log_warning("git: `%s` of the container is not a time; the walk starts later",
                 TAMPER_SINCE_FILE);
     errno = EINVAL;
     return false;
   }
-  *since = (struct timespec){.tv_sec = (time_t)sec, .tv_nsec = nsec};
   return true;
 }
 
@@ -111,8 +112,7 @@ static void tamper_since_read(struct exec_git *g) {
       tamper_since_write(g->state_dir_fd, start);
     return;
   }
-  if (since.tv_sec < start->tv_sec ||
-      (since.tv_sec == start->tv_sec && since.tv_nsec < start->tv_nsec))
+  if (file_time_before(&since, start))
     *start = since;
 }
 

@@ -1161,29 +1161,28 @@ int cgroup_open(const char *description, const char *record, struct fsrun_cgroup
   return 0;
 }
 
-/* The paths a container's cgroup can have for its id and linux.cgroupsPath: as cgroupfs, as a
- * systemd scope (--systemd-cgroup is a flag of each command, so either), and, for a path under
- * fsrun's default parent and for the scope, below this user's delegated subtree (the user
- * manager's usual cgroup). NULL-terminated; caller frees. */
+/* The paths a container's cgroup can have for its id and linux.cgroupsPath as cgroupfs or, with
+ * systemd, as a systemd scope (--systemd-cgroup is a flag of each command, so either), each also
+ * below this user's delegated subtree (the user manager's usual cgroup; for cgroupfs only for a
+ * path under fsrun's default parent). Appended at paths[*n]: two at most. */
+static void add_candidates(char **paths, size_t *n, const char *id, const char *cgroups_path,
+                           bool systemd) {
+  cleanup_error fsrun_error_t ignored = NULL;
+  char *p = NULL;
+  if (cgroup_resolve_path(id, cgroups_path, systemd, &p, &ignored) < 0)
+    return;
+  paths[(*n)++] = p;
+  if (systemd || cgroups_path == NULL || cgroups_path[0] != '/')
+    paths[(*n)++] = xasprintf("/user.slice/user-%u.slice/user@%u.service%s", (unsigned)getuid(),
+                              (unsigned)getuid(), p);
+}
+
+/* Every candidate, cgroupfs first. NULL-terminated; caller frees. */
 static char **candidate_paths(const char *id, const char *cgroups_path) {
   char **paths = xmalloc0(5 * sizeof(char *));
   size_t n = 0;
-  cleanup_error fsrun_error_t ignored = NULL;
-  char *p = NULL;
-  if (cgroup_resolve_path(id, cgroups_path, false, &p, &ignored) == 0) {
-    paths[n++] = p;
-    if (cgroups_path == NULL || cgroups_path[0] != '/')
-      paths[n++] = xasprintf("/user.slice/user-%u.slice/user@%u.service%s", (unsigned)getuid(),
-                             (unsigned)getuid(), p);
-  }
-  fsrun_error_release(&ignored);
-  p = NULL;
-  if (cgroup_resolve_path(id, cgroups_path, true, &p, &ignored) == 0) {
-    paths[n++] = p;
-    /* the scope of a user manager where systemd usually runs it */
-    paths[n++] = xasprintf("/user.slice/user-%u.slice/user@%u.service%s", (unsigned)getuid(),
-                           (unsigned)getuid(), p);
-  }
+  add_candidates(paths, &n, id, cgroups_path, false);
+  add_candidates(paths, &n, id, cgroups_path, true);
   return paths;
 }
 
@@ -1193,13 +1192,27 @@ static void free_paths(char **paths) {
   free(paths);
 }
 
-bool cgroup_path_is_containers(const char *id, const char *cgroups_path, const char *path) {
-  char **paths = candidate_paths(id, cgroups_path);
+/* Whether path is one of the cgroupfs (systemd false) or the systemd candidates. */
+static bool among_candidates(const char *id, const char *cgroups_path, bool systemd,
+                             const char *path) {
+  char *paths[3] = {NULL};
+  size_t n = 0;
   bool found = false;
-  for (size_t i = 0; paths[i] != NULL && !found; i++)
-    found = strcmp(paths[i], path) == 0;
-  free_paths(paths);
-  return found || cgroup_systemd_user_scope_matches(id, cgroups_path, path);
+  add_candidates(paths, &n, id, cgroups_path, systemd);
+  for (size_t i = 0; i < n; i++) {
+    found = found || strcmp(paths[i], path) == 0;
+    free(paths[i]);
+  }
+  return found;
+}
+
+/* The cgroupfs candidates first: a systemd path asks the kernel which user namespace we are in
+ * (a stat of /proc/self/ns/user, ~25 us), which a container made without --systemd-cgroup, the
+ * usual one, never needs (issue 15) */
+bool cgroup_path_is_containers(const char *id, const char *cgroups_path, const char *path) {
+  return among_candidates(id, cgroups_path, false, path) ||
+         among_candidates(id, cgroups_path, true, path) ||
+         cgroup_systemd_user_scope_matches(id, cgroups_path, path);
 }
 
 int cgroup_open_checked(const char *description, const char *record, const char *id,

@@ -91,6 +91,41 @@ static void test_paths(void) {
   }
 }
 
+/* A state file's cgroup is accepted only where the id and linux.cgroupsPath lead: as cgroupfs or
+ * as a systemd scope, each also below the user manager's subtree (cgroup_path_is_containers looks
+ * at the cgroupfs paths first and the systemd ones only then: both must still be accepted). */
+static void check_containers(const char *id, const char *cgpath, const char *path, bool want) {
+  tap_ok(cgroup_path_is_containers(id, cgpath, path) == want, "cgroup %s %s for id %s, path %s",
+         path, want ? "accepted" : "refused", id, cgpath ? cgpath : "(none)");
+}
+
+static void test_containers_paths(void) {
+  cleanup_free char *user = xasprintf("/user.slice/user-%u.slice/user@%u.service",
+                                      (unsigned)getuid(), (unsigned)getuid());
+  cleanup_free char *user_fs = xasprintf("%s/fsrun/abc", user);
+  cleanup_free char *user_scope = NULL, *scope = NULL, *user_abs = NULL;
+  cleanup_error fsrun_error_t err = NULL;
+  if (cgroup_resolve_path("abc", NULL, true, &scope, &err) < 0) {
+    tap_ok(false, "systemd path of abc: %s", err->msg);
+    return;
+  }
+  user_scope = xasprintf("%s%s", user, scope);
+  user_abs = xasprintf("%s/libpod_parent/libpod-abc", user);
+  check_containers("abc", NULL, "/fsrun/abc", true);
+  check_containers("abc", NULL, user_fs, true);
+  check_containers("abc", NULL, scope, true);
+  check_containers("abc", NULL, user_scope, true);
+  check_containers("abc", "/libpod_parent/libpod-abc", "/libpod_parent/libpod-abc", true);
+  check_containers("abc", "machine.slice:libpod:abc", "/machine.slice/libpod-abc.scope", true);
+  check_containers("abc", NULL, "/fsrun/abd", false);
+  check_containers("abc", NULL, "/fsrun", false);
+  check_containers("abc", NULL, "/", false);
+  check_containers("abc", NULL, "/system.slice", false);
+  check_containers("abc", "/libpod_parent/libpod-abc", "/libpod_parent", false);
+  if (geteuid() == 0 && in_initial_user_namespace())
+    check_containers("abc", "/libpod_parent/libpod-abc", user_abs, false);
+}
+
 /* --- conversions ---------------------------------------------------------------------------------
  */
 
@@ -905,6 +940,7 @@ static void test_v1_own_dir(void) {
 
 int main(void) {
   test_paths();
+  test_containers_paths();
   test_v1_own_dir();
   test_conversions();
   test_v2_formats();

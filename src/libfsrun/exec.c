@@ -889,6 +889,7 @@ int container_exec(const struct fsrun_context *ctx, const struct exec_options *o
   __attribute__((cleanup(init_ns_close))) struct init_ns init_ns = {.pidfd = -1};
   cleanup_close int procfs_fd = -1;
   cleanup_close int child_pidfd = -1;
+  cleanup_close int init_pidfd = -1;
   cleanup_close int relay_master = -1;
   cleanup_close int init_cgroup_fd = -1;
   cleanup_close int init_root_fd = -1;
@@ -915,7 +916,7 @@ int container_exec(const struct fsrun_context *ctx, const struct exec_options *o
     return fsrun_error_make(err, 0, "--kill-group: cannot be used with --detach (nothing waits)");
 
   /* --- the container ---------------------------------------------------------------------- */
-  ret = live_open(ctx, o->id, &c, err);
+  ret = live_open_pinned(ctx, o->id, &c, &init_pidfd, err);
   if (ret < 0)
     return ret;
   if (strcmp(c.status, "stopped") == 0)
@@ -977,7 +978,7 @@ int container_exec(const struct fsrun_context *ctx, const struct exec_options *o
     if (console_fd < 0)
       return console_fd;
   }
-  ret = init_ns_open(&init_ns, &c.st, ns_flags, err);
+  ret = init_ns_open(&init_ns, &c.st, ns_flags, steal_fd(&init_pidfd), err);
   if (ret < 0)
     return ret;
   if (!(ns_flags & CLONE_NEWNS)) {

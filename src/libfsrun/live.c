@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "exec-git.h"
@@ -15,10 +16,18 @@
 
 int live_open(const struct fsrun_context *ctx, const char *id, struct live_container *c,
               fsrun_error_t *err) {
+  return live_open_pinned(ctx, id, c, NULL, err);
+}
+
+int live_open_pinned(const struct fsrun_context *ctx, const char *id, struct live_container *c,
+                     int *init_pidfd, fsrun_error_t *err) {
   cleanup_close int dirfd = -1;
+  cleanup_close int pidfd = -1;
   int ret;
 
   memset(c, 0, sizeof(*c));
+  if (init_pidfd != NULL)
+    *init_pidfd = -1;
   dirfd = status_dir_open(ctx, id, err);
   if (dirfd < 0)
     return dirfd;
@@ -41,7 +50,12 @@ int live_open(const struct fsrun_context *ctx, const char *id, struct live_conta
       return fsrun_error_wrap(err, "container `%s`", id);
     }
   }
+  /* before the status's liveness check, which then tells whether it pinned the init */
+  if (init_pidfd != NULL && c->st.pid > 0)
+    pidfd = (int)syscall(SYS_pidfd_open, c->st.pid, 0);
   c->status = status_derive_in(dirfd, &c->st, c->cg, &c->pid);
+  if (init_pidfd != NULL && pidfd >= 0 && status_init_alive_derived(c->status))
+    *init_pidfd = steal_fd(&pidfd);
   return 0;
 }
 

@@ -51,6 +51,11 @@ struct live_container {
 /* "container `ID` does not exist" when there is no such container. */
 int live_open(const struct fsrun_context *ctx, const char *id, struct live_container *c,
               fsrun_error_t *err);
+/* live_open, and in *init_pidfd a pidfd on the init opened before the status's liveness check, so
+ * that the check confirmed it (init_ns_open need not check again); -1 when the status is not one
+ * of a live init (created, running, paused) or pidfd_open failed. The caller closes it. */
+int live_open_pinned(const struct fsrun_context *ctx, const char *id, struct live_container *c,
+                     int *init_pidfd, fsrun_error_t *err);
 /* "container `ID` has no cgroup ...: cannot ACTION" ("pause it") when c has none; 0 otherwise. */
 int live_require_cgroup(const struct live_container *c, const char *action, fsrun_error_t *err);
 void live_close(struct live_container *c);

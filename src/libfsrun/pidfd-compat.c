@@ -43,11 +43,15 @@ static int open_ns_files(struct init_ns *ns, int dir, int flags, fsrun_error_t *
   return 0;
 }
 
-int init_ns_open(struct init_ns *ns, const struct container_status *st, int flags,
+int init_ns_open(struct init_ns *ns, const struct container_status *st, int flags, int pinned,
                  fsrun_error_t *err) {
-  cleanup_free char *path = xasprintf("/proc/%d/ns", (int)st->pid);
+  cleanup_free char *path = NULL;
   cleanup_close int dir = -1;
-  *ns = (struct init_ns){.pidfd = -1};
+  *ns = (struct init_ns){.pidfd = pinned};
+  /* checked already: a second read of /proc/PID/stat and PID/ns/pid would say the same */
+  if (pinned >= 0)
+    return 0;
+  path = xasprintf("/proc/%d/ns", (int)st->pid);
   if (st->pid <= 0)
     return stopped(st, err);
   ns->pidfd = (int)syscall(SYS_pidfd_open, st->pid, 0);

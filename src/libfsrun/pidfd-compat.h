@@ -20,8 +20,10 @@ struct init_ns {
 };
 
 /* Opens ns on st's init for the namespaces of flags (CLONE_NEW*). ESRCH when that process is
- * gone or its pid is another's; a namespace file that cannot be opened is an error of its own. */
-int init_ns_open(struct init_ns *ns, const struct container_status *st, int flags,
+ * gone or its pid is another's; a namespace file that cannot be opened is an error of its own.
+ * pinned: a pidfd on the init that a liveness check made after its opening confirmed
+ * (live_open_pinned), taken (closed on failure), or -1 to open and check one here. */
+int init_ns_open(struct init_ns *ns, const struct container_status *st, int flags, int pinned,
                  fsrun_error_t *err);
 
 /* setns(2) into those of flags: 0, or -1 with errno (EINVAL for a user namespace that is ours

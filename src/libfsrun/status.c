@@ -601,6 +601,11 @@ const char *status_derive_in(int dirfd, const struct container_status *st,
   return "running";
 }
 
+bool status_init_alive_derived(const char *status) {
+  return strcmp(status, "created") == 0 || strcmp(status, "running") == 0 ||
+         strcmp(status, "paused") == 0;
+}
+
 char *status_state_json(const struct container_status *st, const char *status, pid_t pid,
                         const char *owner, bool pretty, fsrun_error_t *err) {
   oci_state s = {

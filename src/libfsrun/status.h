@@ -109,6 +109,9 @@ const char *status_derive_in(int dirfd, const struct container_status *st,
                              const struct fsrun_cgroup *cg, pid_t *pid);
 /* Whether the stored init is still the live process (start time matches, not a zombie). */
 bool status_init_alive(const struct container_status *st);
+/* Whether a status status_derive_in returned came from a positive status_init_alive ("created",
+ * "running", "paused"; "creating" checks the creator, "stopped" found no init). */
+bool status_init_alive_derived(const char *status);
 
 /* The OCI state JSON (runc's fields included) for a status and pid. owner may be NULL. */
 char *status_state_json(const struct container_status *st, const char *status, pid_t pid,

@@ -58,7 +58,7 @@ teardown() {
   fsrun delete sec-pidfd-$UNIQ
 }
 
-@test "security-state: a reused pid is never taken for the init (state, kill, delete leave it alone)" {
+@test "security-state: a reused pid is never taken for the init (state, kill, exec, delete leave it alone)" {
   set_process_args /bin/true
   fsrun run --keep --bundle "$BUNDLE" sec-reuse-$UNIQ
   # pretend the init's pid now belongs to an unrelated process
@@ -77,6 +77,11 @@ teardown() {
   run fsrun kill sec-reuse-$UNIQ KILL
   [ "$status" -eq 1 ]
   [[ $output == *"container not running"* ]]
+  # exec's pidfd on the init is kept only when the liveness check after its opening passed: never
+  # the bystander's namespaces (a host shell's here: the exec would run on the host)
+  run fsrun exec sec-reuse-$UNIQ /bin/true
+  [ "$status" -eq 1 ]
+  [[ $output == *"cannot exec in a stopped container"* ]]
   fsrun delete --force sec-reuse-$UNIQ
   _fsrun_pid_alive "$BYSTANDER"
 }

@@ -152,10 +152,6 @@ int exec_git_prepare(struct exec_git *g, const struct fsrun_context *ctx, const 
                      oci_config *config, fsrun_error_t *err) {
   const char *worktree;
   cleanup_free char *run_id = NULL;
-  cleanup_free char *common = NULL;
-  cleanup_free char *wt_git_dir = NULL;
-  static const char *const no_options[] = {NULL};
-  struct mount_list all = {0};
 
   memset(g, 0, sizeof(*g));
   g->run_dir_fd = -1;
@@ -178,20 +174,10 @@ int exec_git_prepare(struct exec_git *g, const struct fsrun_context *ctx, const 
     return 0; /* not a repository, or a layout the overlay does not cover: the bundle's binds */
   }
   g->worktree = xstrdup(worktree);
-  if (sandbox_git_dirs(worktree, &common, &wt_git_dir, err) < 0)
-    return fsrun_error_code(err);
-  sandbox_git_protect(worktree, common, wt_git_dir, &all);
-  /* only what the overlay hides: the binds outside the common dir are the container's already */
-  for (size_t i = 0; i < all.len; i++) {
-    oci_mount *m = &all.items[i];
-    if (path_within(m->destination, g->run.common_dir))
-      add_mount(&g->protect, m->destination, m->type, m->source, no_options);
-    free(m->destination);
-    free(m->type);
-    free(m->source);
-    oci_strv_free(&m->options);
-  }
-  free(all.items);
+  /* only what the overlay hides (the binds outside the common dir are the container's already),
+   * listed in the common dir sandbox_git_prepare checked, by its fd: a second lookup of the layout
+   * or the dir's name could reach another repository's (review23 A1) */
+  sandbox_git_protect_checked(g->run.common_dir, g->run.common_fd, &g->protect);
   g->userns = false;
   if (config->linux_ != NULL)
     for (size_t i = 0; i < config->linux_->n_namespaces; i++)

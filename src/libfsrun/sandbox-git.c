@@ -195,6 +195,30 @@ void sandbox_git_protect(const char *worktree, const char *common_dir, const cha
     protect_submodule_git_files(wt_fd, worktree, l, 0);
 }
 
+/* *path, when it begins with the directory from, begins with to instead */
+static void replace_top(char **path, const char *from, const char *to) {
+  size_t n = strlen(from);
+  char *replaced;
+  if (strncmp(*path, from, n) != 0 || ((*path)[n] != '/' && (*path)[n] != '\0'))
+    return;
+  replaced = xasprintf("%s%s", to, *path + n);
+  free(*path);
+  *path = replaced;
+}
+
+void sandbox_git_protect_checked(const char *common_dir, int common_fd, struct mount_list *l) {
+  char by_fd[32];
+  size_t first = l->len;
+  /* our fd's name in the host's procfs leads to that object whatever its path shows now */
+  snprintf(by_fd, sizeof(by_fd), "/proc/self/fd/%d", common_fd);
+  protect_git_dir(by_fd, l, 0);
+  protect_worktrees(by_fd, l);
+  for (size_t i = first; i < l->len; i++) {
+    replace_top(&l->items[i].destination, by_fd, common_dir);
+    replace_top(&l->items[i].source, by_fd, common_dir);
+  }
+}
+
 /* --- the overlay over the common dir (a `fsrun sandbox` run) --------------------------------- */
 
 /* a refname of ours to touch: refs/..., no "..", no empty or dot-led component, no odd bytes */

@@ -41,6 +41,11 @@ int sandbox_git_dirs(const char *worktree, char **common_dir, char **worktree_gi
 void sandbox_git_protect(const char *worktree, const char *common_dir, const char *wt_git_dir,
                          struct mount_list *l);
 
+/* The same mounts inside a common dir already checked and held by common_fd (an `fsrun exec`'s
+ * overlay): listed through that object, never through common_dir's name again, and named by
+ * common_dir (destination and source) for the mounts over the overlay at that path. */
+void sandbox_git_protect_checked(const char *common_dir, int common_fd, struct mount_list *l);
+
 /* a ref the run may move: its value when the run began ("" none) and its reflog's size (-1 none) */
 struct sandbox_git_ref {
   char *name;

@@ -23,6 +23,7 @@
 #include "file-time.h"
 #include "json-out.h"
 #include "log.h"
+#include "sandbox-paths.h"
 #include "utils.h"
 
 #define TAMPER_MAX_DEPTH 6
@@ -163,11 +164,25 @@ void sandbox_git_tamper_add_gitlinks(struct sandbox_git_run *g) {
   g->tamper = w.found;
 }
 
+/* the worktree's top, when it is the object checked before the run (sandbox_worktree_check: the
+ * one-shot run's --worktree, a task container's bind); -1 and "." reported when its name leads
+ * elsewhere now: a walk of that tree says nothing of this one's (review23 A1) */
+static int open_top(struct walk *w, const char *worktree) {
+  cleanup_error fsrun_error_t err = NULL;
+  int top = open(worktree, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (top < 0 || sandbox_worktree_check(worktree, top, &err) == 0)
+    return top;
+  close(top);
+  log_warning("git: %s: the walk for nested repositories cannot tell", err->msg);
+  report(w, ".");
+  return -1;
+}
+
 char **sandbox_git_tamper(struct sandbox_git_run *g, const char *worktree) {
   cleanup_close int top = -1;
   struct walk w = {.start = g->start};
   clock_gettime(CLOCK_REALTIME_COARSE, &g->walk_began);
-  top = open(worktree, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  top = open_top(&w, worktree);
   report_new_gitlinks(&w, g);
   /* the top's own ctime is not the path's: any new file at the top changes it */
   if (top >= 0)

@@ -18,6 +18,10 @@ load exec-git-helpers
 
 teardown() {
   local id
+  if [ -n "${SWAPPER:-}" ]; then
+    kill "$SWAPPER" 2>/dev/null
+    wait "$SWAPPER" 2>/dev/null
+  fi
   for id in $(cat "$DIR/containers" 2>/dev/null); do
     as_owner "$FSRUN" --root "$DIR/state" delete --force "$id" >/dev/null 2>&1 || true
   done
@@ -401,6 +405,114 @@ route_late_nested() {
 
 @test "exec-git: a nested repository a process left by one exec made after its walk is named by the next exec (ordinary user)" {
   route_late_nested user
+}
+
+# swap_fixture OWNER: uid 4343 owns $DIR/race (a cache dir it may rename entries of) holding the
+# task's worktree `cache`, the owner's main checkout, and `x`, 4343's link to the owner's other
+# repository $DIR/other (a config key and a hook named other-only-*, a file committed); OWN=$DIR/race
+swap_fixture() {
+  make_owner "$1"
+  OWN=$DIR/race
+  mkdir -p "$OWN/cache"
+  [ "$OWNER" = root ] || chown "$TEST_UID:$TEST_GID" "$OWN/cache"
+  hgit init -q -b main "$OWN/cache"
+  hgit -C "$OWN/cache" -c user.email=u@example.invalid -c user.name=u commit -q --allow-empty -m wt
+  hgit init -q -b main "$DIR/other"
+  as_owner sh -c 'echo other-only-secret >"$1/secret"; echo exit 0 >"$1/.git/hooks/other-only-hook"' \
+    sh "$DIR/other"
+  hgit -C "$DIR/other" add secret
+  hgit -C "$DIR/other" -c user.email=u@example.invalid -c user.name=u commit -q -m other
+  hgit -C "$DIR/other" config fsrun.marker other-only-config
+  ln -s "$DIR/other" "$OWN/x"
+  chown 4343:4343 "$OWN"
+  chown -h 4343:4343 "$OWN/x"
+}
+
+# pause_walks_swapped ID: `late`, a nested repository made in the worktree after the last exec's
+# walk, is named by every `pause --tamper-json` walk while the worktree's name is swapped (the
+# container frozen, the walk's cutoff kept), or the walk could not tell ("."); never the other's.
+# An ordinary user without a delegated cgroup cannot pause (route_pause_walk): nothing to walk.
+# Its window (the bind's check to the walk's open) is microseconds: with the walk's check off, 0
+# of 30 pauses were raced here; the exec's spans the command and catches that (route_exec_swap).
+pause_walks_swapped() {
+  local i
+  as_owner mkdir -p "$OWN/cache/late/.git"
+  start_swapper "$OWN"
+  for i in $(seq "${EXEC_SWAP_RUNS:-30}"); do
+    rm -f "$DIR/paused.json"
+    as_owner "$FSRUN" --root "$DIR/state" pause --tamper-json "$DIR/paused.json" "$1" \
+      2>>"$DIR/pause-err" || break
+    jq -c . "$DIR/paused.json" >>"$DIR/pause-walks"
+    as_owner "$FSRUN" --root "$DIR/state" resume "$1"
+  done
+  stop_swapper "$OWN"
+  echo "pause: $(sort "$DIR/pause-err" | uniq -c)"
+  cat "$DIR/pause-walks" 2>/dev/null || true
+  if [ "$OWNER" = user ] && grep -q "no cgroup was delegated to this user" "$DIR/pause-err"; then
+    return 0
+  fi
+  [ "$(wc -l <"$DIR/pause-walks")" -eq "${EXEC_SWAP_RUNS:-30}" ]
+  jq -se 'all(.[] | select(.walked); .tamper | index("late/.git") != null or index(".") != null)' \
+    "$DIR/pause-walks"
+  ! grep -q othernested "$DIR/pause-walks" "$DIR/pause-err" || false
+  [ "$(as_owner "$FSRUN" --root "$DIR/state" state "$1" | jq -r .status)" = running ]
+}
+
+# route_exec_swap root|user (review23 A1, for exec): while uid 4343 swaps the worktree's name with
+# its link to the owner's other repository, EXEC_SWAP_RUNS (30) execs into the worktree's task
+# container each make a nested repository n<i>, print .git/config and hooks/ and try to write the
+# config. The other repository holds a nested repository made after the create, which a walk of it
+# would name. Checked: no exec showed the other's config or hook or wrote a config; every exec that
+# walked named its own n<i>/.git or "." (its walk could not tell: the worktree's name led elsewhere),
+# never the other's; the other is as it was; pause --tamper-json's walks the same
+# (pause_walks_swapped). Then, the swap stopped, an exec names its own.
+route_exec_swap() {
+  requires_host_command perl
+  requires_host_command setpriv
+  swap_fixture "$1"
+  local id head i
+  id=$(task_container "$OWN/cache")
+  head=$(hgit -C "$DIR/other" rev-parse HEAD)
+  as_owner mkdir -p "$DIR/other/othernested/.git"
+  start_swapper "$OWN"
+  for i in $(seq "${EXEC_SWAP_RUNS:-30}"); do
+    rm -f "$DIR/status.json"
+    as_owner env GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null timeout -s KILL 120 \
+      "$FSRUN" --root "$DIR/state" exec --status-json "$DIR/status.json" "$id" /bin/sh -c \
+      "mkdir -p n$i/.git; cat .git/config; ls .git/hooks
+       echo '[core] fsmonitor = x' >>.git/config && echo CONFIG-WRITTEN" \
+      >>"$DIR/race-out" 2>>"$DIR/race-err" || true
+    [ ! -s "$DIR/status.json" ] ||
+      jq -c --arg n "n$i/.git" '{n: $n, tamper}' "$DIR/status.json" >>"$DIR/race-status"
+  done
+  stop_swapper "$OWN"
+  echo "printed: $(sort "$DIR/race-out" | uniq -c)"
+  echo "stderr: $(sort "$DIR/race-err" | uniq -c)"
+  cat "$DIR/race-status"
+  ! grep -e other-only -e CONFIG-WRITTEN "$DIR/race-out" || false
+  # each walk named its own repository or could not tell; none named the other's
+  jq -se 'all(.[] | select(.tamper != null); . as $r | $r.tamper |
+    index($r.n) != null or index(".") != null)' "$DIR/race-status"
+  ! grep -q othernested "$DIR/race-status" "$DIR/race-err" || false
+  [ -z "$(hgit -C "$DIR/other" status --porcelain)" ]
+  [ "$(hgit -C "$DIR/other" rev-parse HEAD)" = "$head" ]
+  [ "$(ls "$DIR/other")" = "$(printf 'othernested\nsecret')" ]
+  [ -z "$(hgit -C "$OWN/cache" config core.fsmonitor)" ]
+  [ -z "$(run_dirs)" ]
+  pause_walks_swapped "$id"
+  # the execs looked: unswapped, one names its own repository and shows its own config
+  sbx "$OWN/cache" -- "mkdir -p final/.git; cat .git/config"
+  [[ $output == *"[core]"* ]] && [[ $output != *other-only* ]]
+  jq -e '.tamper | index("final/.git") != null and all(.[]; test("^(n[0-9]+|late|final)/\\.git$"))' \
+    "$DIR/status.json"
+}
+
+@test "exec-git: an exec while the worktree's name is swapped with a link to another repository walks, shows and binds only the task's (root)" {
+  route_exec_swap root
+}
+
+@test "exec-git: an exec while the worktree's name is swapped with a link to another repository walks, shows and binds only the task's (ordinary user)" {
+  route_exec_swap user
 }
 
 # coarse_exec_runs OWNER (run by coarse_fs, review23 A3): on a filesystem of whole-second times,

@@ -22,6 +22,7 @@
 #   requires_root, requires_cgroup_v2, requires_cgroup_v1, requires_fsrun_command NAME,
 #   requires_host_command NAME   (skip with a reason otherwise)
 #   hold_passwd_lock         hold the suites' lock on the host's user database for the test
+#   start_swapper DIR, stop_swapper DIR   uid 4343 swaps DIR/cache and DIR/x in a loop; stopped
 #
 # Rootfs regular files are private copies per bundle, except /bin/busybox, which is a hardlink to
 # one shared copy: replace it (rm, then write) rather than writing into it.
@@ -637,4 +638,34 @@ assert_no_leftovers() {
     done
     return 1
   fi
+}
+
+# start_swapper OWNER_DIR: uid 4343 exchanges `cache` and `x` there (renameat2 RENAME_EXCHANGE: the
+# name always exists, a directory or a link) in a loop until stop_swapper (sandbox.bats,
+# exec-git.bats: a name swapped between fsrun's check of a path and its use)
+start_swapper() {
+  local renameat2
+  case $(uname -m) in
+    x86_64) renameat2=316 ;;
+    aarch64) renameat2=276 ;;
+    *) skip "renameat2's system call number here is not known to this test" ;;
+  esac
+  setpriv --reuid 4343 --regid 4343 --clear-groups perl -e \
+    '($n, $a, $b) = @ARGV; while (1) { syscall($n, -100, $a, -100, $b, 2) == 0 or die "$!" }' \
+    "$renameat2" "$1/cache" "$1/x" &
+  SWAPPER=$!
+  BACKGROUND_PIDS=$SWAPPER
+}
+
+# stop_swapper OWNER_DIR: the loop stopped by its pid (alive until then: the runs were raced), and
+# `cache` the directory again
+stop_swapper() {
+  kill -0 "$SWAPPER"
+  kill "$SWAPPER"
+  wait "$SWAPPER" || true
+  BACKGROUND_PIDS=
+  if [ -L "$1/cache" ]; then
+    mv "$1/cache" "$1/link" && mv "$1/x" "$1/cache" && mv "$1/link" "$1/x"
+  fi
+  [ -d "$1/cache" ] && [ ! -L "$1/cache" ]
 }

@@ -764,35 +764,6 @@ race_fixture() {
   make_traversable "$1"
 }
 
-# start_swapper OWNER_DIR: uid 4343 exchanges `cache` and `x` there (renameat2 RENAME_EXCHANGE: the
-# name always exists, a directory or a link) in a loop until stop_swapper
-start_swapper() {
-  local renameat2
-  case $(uname -m) in
-    x86_64) renameat2=316 ;;
-    aarch64) renameat2=276 ;;
-    *) skip "renameat2's system call number here is not known to this test" ;;
-  esac
-  setpriv --reuid 4343 --regid 4343 --clear-groups perl -e \
-    '($n, $a, $b) = @ARGV; while (1) { syscall($n, -100, $a, -100, $b, 2) == 0 or die "$!" }' \
-    "$renameat2" "$1/cache" "$1/x" &
-  SWAPPER=$!
-  BACKGROUND_PIDS=$SWAPPER
-}
-
-# stop_swapper OWNER_DIR: the loop stopped by its pid (alive until then: the runs were raced), and
-# `cache` the directory again
-stop_swapper() {
-  kill -0 "$SWAPPER"
-  kill "$SWAPPER"
-  wait "$SWAPPER" || true
-  BACKGROUND_PIDS=
-  if [ -L "$1/cache" ]; then
-    mv "$1/cache" "$1/link" && mv "$1/x" "$1/cache" && mv "$1/link" "$1/x"
-  fi
-  [ -d "$1/cache" ] && [ ! -L "$1/cache" ]
-}
-
 # race_runs RUNNER...: SWAP_RUNS (30) sandboxes each with writablePaths, allowedPaths, a missing
 # writablePaths entry below it and --worktree naming $OWN/cache while the swapper runs; every output
 # line appended to $DIR/race-out

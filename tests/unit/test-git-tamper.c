@@ -2,7 +2,8 @@
  * before, in the run's index order, at most SANDBOX_GIT_MAX_REPORTED of them, however many gitlinks
  * both indexes hold and in whatever order the host's came. And a one-shot run's cutoff: a nested
  * repository made right before it is not the run's, one made right after it is (no sleep: the
- * cutoff's own wait orders them). */
+ * cutoff's own wait orders them). A worktree whose name leads to another object than the one
+ * pinned before the run is walked as "cannot tell" ("."), not as that object's tree. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +12,7 @@
 
 #include "file-time.h"
 #include "sandbox-git.h"
+#include "sandbox-paths.h"
 #include "tap.h"
 
 #define MANY 100000
@@ -121,6 +123,21 @@ static bool make_repo_dir(const char *dir, const char *name) {
   return ok;
 }
 
+/* reported names name and nothing else */
+static bool only(char **reported, const char *name) {
+  return count(reported) == 1 && strcmp(reported[0], name) == 0;
+}
+
+/* dir/NAME for each name of names (NULL-ended), removed in that order */
+static void remove_dirs(const char *dir, const char *const *names) {
+  for (; *names != NULL; names++) {
+    char *path = NULL;
+    if (asprintf(&path, "%s/%s", dir, *names) >= 0)
+      rmdir(path);
+    free(path);
+  }
+}
+
 /* the host's `git worktree add` right before a one-shot run, the run's `git init` right after its
  * cutoff: only the run's is named (a cutoff 20 ms before the run named both) */
 static void test_cutoff(const char *worktree) {
@@ -135,20 +152,43 @@ static void test_cutoff(const char *worktree) {
   file_time_wait_floor(sandbox_git_tamper_cutoff(&g, &began), FILE_TIME_WAIT_MAX_MS);
   made = made && make_repo_dir(dir, "run");
   reported = sandbox_git_tamper(&g, dir);
-  tap_ok(made && count(reported) == 1 && strcmp(reported[0], "run/.git") == 0,
+  tap_ok(made && only(reported, "run/.git"),
          "one-shot cutoff: the host's repository made right before is not named, the run's right "
          "after is (%zu named: %s)",
          count(reported), count(reported) > 0 ? reported[0] : "none");
   sandbox_git_strv_free(reported);
-  static const char *const tree[] = {"run/.git", "run", "host/.git", "host"};
-  for (size_t i = 0; i < sizeof(tree) / sizeof(tree[0]); i++) {
-    char *path = NULL;
-    if (asprintf(&path, "%s/%s", dir, tree[i]) >= 0)
-      rmdir(path);
-    free(path);
-  }
+  static const char *const tree[] = {"run/.git", "run", "host/.git", "host", NULL};
+  remove_dirs(dir, tree);
   rmdir(dir);
   free(dir);
+}
+
+/* the worktree pinned to another object (its name swapped after the check): the walk reports "."
+ * (cannot tell), not what the other tree holds; pinned to its own: the run's repository named */
+static void test_pinned_top(const char *worktree) {
+  struct sandbox_git_run g = {.common_dir = (char *)"unused"};
+  char *dir = NULL, *other = NULL, **reported = NULL;
+  struct stat st_dir, st_other;
+  bool made;
+  if (asprintf(&dir, "%s/pinned", worktree) < 0 || mkdir(dir, 0755) < 0 ||
+      asprintf(&other, "%s/other", worktree) < 0 || mkdir(other, 0755) < 0)
+    abort();
+  made = make_repo_dir(dir, "run") && stat(dir, &st_dir) == 0 && stat(other, &st_other) == 0;
+  sandbox_worktree_pin_as(dir, &st_other);
+  reported = sandbox_git_tamper(&g, dir);
+  tap_ok(made && only(reported, "."),
+         "the worktree's name shows another object than the pinned one: \".\" alone (%zu named)",
+         count(reported));
+  sandbox_git_strv_free(reported);
+  sandbox_worktree_pin_as(dir, &st_dir);
+  reported = sandbox_git_tamper(&g, dir);
+  tap_ok(only(reported, "run/.git"), "the pinned object: its repository named (%zu named)",
+         count(reported));
+  sandbox_git_strv_free(reported);
+  static const char *const tree[] = {"pinned/run/.git", "pinned/run", "pinned", "other", NULL};
+  remove_dirs(worktree, tree);
+  free(dir);
+  free(other);
 }
 
 int main(void) {
@@ -162,6 +202,7 @@ int main(void) {
   test_none_new(worktree);
   test_no_host_index(worktree);
   test_cutoff(worktree);
+  test_pinned_top(worktree);
   rmdir(worktree);
   return tap_done();
 }

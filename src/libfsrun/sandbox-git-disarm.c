@@ -436,8 +436,8 @@ char **sandbox_git_host_args(const struct sandbox_git_run *g, char **tamper) {
       push_option(&a, "core.hooksPath", "/dev/null");
     else if (strncmp(*t, "config:global:", 14) == 0)
       disarm_global(&a, g, *t);
-    else if (strncmp(*t, "config:unread:", 14) == 0)
-      disarm_unread(&a);
+    else if (strncmp(*t, "config:unread:", 14) == 0 || strcmp(*t, SANDBOX_GIT_TAMPER_UNWALKED) == 0)
+      disarm_unread(&a); /* unwalked: neither the worktree nor what its config names was read */
     else if (strncmp(*t, "config:", 7) == 0)
       disarm_config(&a, g, *t);
     else

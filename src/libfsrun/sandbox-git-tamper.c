@@ -174,7 +174,7 @@ static int open_top(struct walk *w, const char *worktree) {
     return top;
   close(top);
   log_warning("git: %s: the walk for nested repositories cannot tell", err->msg);
-  report(w, ".");
+  report(w, SANDBOX_GIT_TAMPER_UNWALKED);
   return -1;
 }
 

@@ -152,6 +152,8 @@ void sandbox_git_remove_leftover(const char *state_root, const char *id);
 void sandbox_git_run_free(struct sandbox_git_run *g);
 
 #define SANDBOX_GIT_MAX_REPORTED 64
+/* the tamper entry of a walk that could not look: the worktree's name led elsewhere by then */
+#define SANDBOX_GIT_TAMPER_UNWALKED "."
 
 /* shared between the sandbox-git*.c files */
 bool sandbox_git_refname_ok(const char *ref);

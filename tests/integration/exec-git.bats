@@ -454,6 +454,8 @@ pause_walks_swapped() {
   [ "$(wc -l <"$DIR/pause-walks")" -eq "${EXEC_SWAP_RUNS:-30}" ]
   jq -se 'all(.[] | select(.walked); .tamper | index("late/.git") != null or index(".") != null)' \
     "$DIR/pause-walks"
+  jq -se 'all(.[] | select(.walked and (.tamper | index(".") != null));
+    .hostGitArgs[0:2] == ["-c", "core.abbrev=fsrun-cannot-disarm"])' "$DIR/pause-walks"
   ! grep -q othernested "$DIR/pause-walks" "$DIR/pause-err" || false
   [ "$(as_owner "$FSRUN" --root "$DIR/state" state "$1" | jq -r .status)" = running ]
 }
@@ -464,8 +466,9 @@ pause_walks_swapped() {
 # config. The other repository holds a nested repository made after the create, which a walk of it
 # would name. Checked: no exec showed the other's config or hook or wrote a config; every exec that
 # walked named its own n<i>/.git or "." (its walk could not tell: the worktree's name led elsewhere),
-# never the other's; the other is as it was; pause --tamper-json's walks the same
-# (pause_walks_swapped). Then, the swap stopped, an exec names its own.
+# never the other's, and "." came with "cannot disarm" in hostGitArgs; the other is as it was;
+# pause --tamper-json's walks the same (pause_walks_swapped). Then, the swap stopped, an exec
+# names its own.
 route_exec_swap() {
   requires_host_command perl
   requires_host_command setpriv
@@ -483,7 +486,8 @@ route_exec_swap() {
        echo '[core] fsmonitor = x' >>.git/config && echo CONFIG-WRITTEN" \
       >>"$DIR/race-out" 2>>"$DIR/race-err" || true
     [ ! -s "$DIR/status.json" ] ||
-      jq -c --arg n "n$i/.git" '{n: $n, tamper}' "$DIR/status.json" >>"$DIR/race-status"
+      jq -c --arg n "n$i/.git" '{n: $n, tamper, hostGitArgs}' "$DIR/status.json" \
+        >>"$DIR/race-status"
   done
   stop_swapper "$OWN"
   echo "printed: $(sort "$DIR/race-out" | uniq -c)"
@@ -493,6 +497,9 @@ route_exec_swap() {
   # each walk named its own repository or could not tell; none named the other's
   jq -se 'all(.[] | select(.tamper != null); . as $r | $r.tamper |
     index($r.n) != null or index(".") != null)' "$DIR/race-status"
+  # and one that could not tell leaves the host's git nothing to run: "cannot disarm"
+  jq -se 'all(.[] | select(.tamper != null and (.tamper | index(".") != null));
+    .hostGitArgs[0:2] == ["-c", "core.abbrev=fsrun-cannot-disarm"])' "$DIR/race-status"
   ! grep -q othernested "$DIR/race-status" "$DIR/race-err" || false
   [ -z "$(hgit -C "$DIR/other" status --porcelain)" ]
   [ "$(hgit -C "$DIR/other" rev-parse HEAD)" = "$head" ]

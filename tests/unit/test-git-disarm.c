@@ -162,6 +162,16 @@ static void test_drivers(struct sandbox_git_run *g) {
          "a driver's key set bare (true: git's own fsmonitor daemon): disarmed: %s", bare);
 }
 
+/* a walk that could not look at the worktree (its name led elsewhere): what the run changed there
+ * is not known, so no list of options can be: cannot disarm, as for a config it could not read */
+static void test_unwalked(struct sandbox_git_run *g) {
+  char *tamper[] = {(char *)SANDBOX_GIT_TAMPER_UNWALKED, NULL};
+  char **a = sandbox_git_host_args(g, tamper);
+  cleanup_free char *list = joined(a);
+  tap_ok(cannot_first(list), "tamper \".\" (nothing walked): cannot disarm first: %.60s", list);
+  sandbox_git_strv_free(a);
+}
+
 /* each option once, in the order first asked for (a hash set, not a scan of the list) */
 static void test_dedupe_order(struct sandbox_git_run *g) {
   cleanup_free char *list = host_args_after(
@@ -268,6 +278,7 @@ int main(void) {
   test_other_keys(&g);
   test_inert_keys(&g);
   test_drivers(&g);
+  test_unwalked(&g);
   test_dedupe_order(&g);
   test_bounded(&g);
   sandbox_git_pointers_free(&g);

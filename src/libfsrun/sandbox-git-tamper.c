@@ -68,7 +68,8 @@ static void check_dotgit(struct walk *w, int dir, const char *prefix, bool path_
     report(w, rel);
 }
 
-/* dir/name, a directory (not followed): its fd, whether it changed; -1 when it is none */
+/* dir/name, a directory (not followed): its fd, whether it changed; -1 when it is none (a file
+ * whose readdir type was DT_UNKNOWN: ENOTDIR, skipped like a typed one) */
 static int open_sub(struct walk *w, int dir, const char *name, bool *sub_changed) {
   struct stat st;
   int fd = openat(dir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -77,6 +78,13 @@ static int open_sub(struct walk *w, int dir, const char *name, bool *sub_changed
   if (fd >= 0)
     w->dirs++;
   return fd;
+}
+
+/* what readdir says may be a directory: DT_UNKNOWN too, on filesystems that give no types (ext4
+ * without `filetype`, XFS ftype=0, NFSv3's READDIR, many FUSE): skipping it there missed every
+ * nested repository (review24 B2); open_sub's O_DIRECTORY|O_NOFOLLOW refuses what is not one */
+static bool may_be_dir(const struct dirent *e) {
+  return e->d_type == DT_DIR || e->d_type == DT_UNKNOWN;
 }
 
 /* a stream of dir's entries (its own fd: dir stays the caller's) */
@@ -99,7 +107,7 @@ static void walk_packages(struct walk *w, int dir, const char *prefix, bool path
     cleanup_free char *rel = NULL;
     cleanup_close int sub = -1;
     bool sub_changed = false;
-    if (e->d_type != DT_DIR || e->d_name[0] == '.')
+    if (!may_be_dir(e) || e->d_name[0] == '.')
       continue;
     rel = xasprintf("%s/%s", prefix, e->d_name);
     sub = open_sub(w, dirfd(d), e->d_name, &sub_changed);
@@ -131,7 +139,7 @@ static void walk_nested(struct walk *w, int dir, const char *prefix, int depth, 
         report(w, rel);
       continue;
     }
-    if (e->d_type != DT_DIR || depth + 1 >= TAMPER_MAX_DEPTH)
+    if (!may_be_dir(e) || depth + 1 >= TAMPER_MAX_DEPTH)
       continue;
     sub = open_sub(w, dirfd(d), e->d_name, &sub_changed);
     if (sub < 0)

@@ -547,6 +547,23 @@ coarse_exec_runs() {
   coarse_fs user coarse_exec_runs sbx task_container run_dirs git_run_dirs
 }
 
+# untyped_exec_runs OWNER (run by loop_ext4 on an ext4 without `filetype`, review24 B2):
+# sandbox-git.bats's untyped_runs through an exec into a task container
+untyped_exec_runs() {
+  untyped_runs "$1"
+  as_owner "$FSRUN" --root "$DIR/state" delete --force "$(task_container "$WT")"
+}
+
+@test "exec-git: on a filesystem whose readdir gives no types the nested repositories an exec makes are named (root)" {
+  loop_ext4 "-O ^filetype" no_filetype root untyped_exec_runs untyped_runs sbx host_args \
+    task_container run_dirs git_run_dirs
+}
+
+@test "exec-git: on a filesystem whose readdir gives no types the nested repositories an exec makes are named (ordinary user)" {
+  loop_ext4 "-O ^filetype" no_filetype user untyped_exec_runs untyped_runs sbx host_args \
+    task_container run_dirs git_run_dirs
+}
+
 # make_hook_repo root|user: make_repo with husky's hooks dir (core.hooksPath=.husky, a
 # pre-commit) and lefthook's lefthook.yml at the top, watched through a stand-in of its hook
 make_hook_repo() {

@@ -1076,17 +1076,17 @@ coarse_fs_runs() {
     >/dev/null
 }
 
-# coarse_fs OWNER BODY FUNCTION... (review23 A3): BODY OWNER, in a mount namespace of the test's
-# own, on an ext4 of 128-byte inodes (whole-second file times: a change made in the cutoff's second
-# is stored before the cutoff) loop-mounted at $REPO, owned by OWNER; the FUNCTIONs are the ones
-# BODY calls. Unmounted after BODY; its loop device goes then (autoclear, once the runs' mount
+# loop_ext4 MKFS_OPTIONS CHECK OWNER BODY FUNCTION...: BODY OWNER, in a mount namespace of the
+# test's own, on an ext4 made with MKFS_OPTIONS loop-mounted at $REPO, owned by OWNER; CHECK (run
+# on the mounted image) says it has the property the test needs; the FUNCTIONs are the ones BODY
+# calls. Unmounted after BODY; its loop device goes then (autoclear, once the runs' mount
 # namespaces are gone: waited for, 10 s at most).
-coarse_fs() {
-  local owner=$1 owner_id=0:0 body=$2 tries=100
+loop_ext4() {
+  local options=$1 check=$2 owner=$3 owner_id=0:0 body=$4 tries=100
   requires_host_command mkfs.ext4
   requires_host_command unshare
   [ -e /dev/loop-control ] || skip "needs loop devices (/dev/loop-control)"
-  if [ "$1" = user ]; then
+  if [ "$owner" = user ]; then
     [ -n "${TEST_USER:-}" ] || skip "needs useradd and setpriv"
     owner_id=$(id -u "$TEST_USER"):$(id -g "$TEST_USER")
     setpriv --reuid "${owner_id%:*}" --regid "${owner_id#*:}" --clear-groups unshare -U true \
@@ -1095,22 +1095,33 @@ coarse_fs() {
   # as make_repo sets them in BODY's shell: the teardown's clean-up runs as the owner
   OWNER=$owner TEST_UID=${owner_id%:*} TEST_GID=${owner_id#*:}
   truncate -s 16M "$DIR/img"
-  mkfs.ext4 -q -F -I 128 "$DIR/img"
+  # shellcheck disable=SC2086 # the options are words
+  mkfs.ext4 -q -F $options "$DIR/img"
   mkdir "$REPO"
   export DIR REPO WT OTHER MARKER FSRUN TEST_USER
-  shift 2
-  export -f "$body" make_owner make_repo as_owner hgit tamper "$@"
+  shift 4
+  export -f "$check" "$body" make_owner make_repo as_owner hgit tamper "$@"
   unshare -m --propagation private bash -ec 'mount -o loop "$DIR/img" "$REPO"
     rmdir "$REPO/lost+found"
     chown "$3" "$REPO"
-    [[ $(stat -c %.9Z "$REPO") == *.000000000 ]] || { echo "not whole seconds"; exit 1; }
+    "$4"
     "$2" "$1"
-    umount "$REPO"' _ "$owner" "$body" "$owner_id"
+    umount "$REPO"' _ "$owner" "$body" "$owner_id" "$check"
   while [ -n "$(losetup -j "$DIR/img")" ] && [ "$tries" -gt 0 ]; do
     sleep 0.1
     tries=$((tries - 1))
   done
   [ -z "$(losetup -j "$DIR/img")" ]
+}
+
+whole_seconds() {
+  [[ $(stat -c %.9Z "$REPO") == *.000000000 ]] || { echo "not whole seconds"; return 1; }
+}
+
+# coarse_fs OWNER BODY FUNCTION... (review23 A3): loop_ext4 on an ext4 of 128-byte inodes
+# (whole-second file times: a change made in the cutoff's second is stored before the cutoff)
+coarse_fs() {
+  loop_ext4 "-I 128" whole_seconds "$@"
 }
 
 # coarse_hook_runs OWNER (run by coarse_fs): core.hooksPath names a hooks dir outside the task's
@@ -1147,6 +1158,34 @@ coarse_hook_runs() {
 
 @test "sandbox-git: on a filesystem of whole-second times a nested repository a run makes at once is named (ordinary user)" {
   coarse_fs user coarse_fs_runs run_after_worktree_add mkdir_run
+}
+
+no_filetype() {
+  [[ $(tune2fs -l "$DIR/img" | grep '^Filesystem features:') != *" filetype"* ]] ||
+    { echo "the ext4 has the filetype feature"; return 1; }
+}
+
+# untyped_runs OWNER (review24 B2, run by loop_ext4 on an ext4 without `filetype`: readdir gives
+# DT_UNKNOWN for every entry): the nested repositories a run makes, at the top, deeper and as a
+# package in node_modules, are named, and hostGitArgs carry the nested options. Skipping
+# DT_UNKNOWN as "no directory": `tamper: []`, no hostGitArgs.
+untyped_runs() {
+  make_repo "$1"
+  sbx -- 'git init -q n1 && mkdir -p deep/a/b node_modules/x && git init -q deep/a/b &&
+    git init -q node_modules/x && echo file >deep/a/f'
+  echo "named: $(tamper)"
+  [ "$(tamper)" = '["deep/a/b/.git","n1/.git","node_modules/x/.git"]' ]
+  host_args >/dev/null
+  host_args | grep -qx core.fsmonitor=false
+  host_args | grep -qx submodule.recurse=false
+}
+
+@test "sandbox-git: on a filesystem whose readdir gives no types the nested repositories a run makes are named (root)" {
+  loop_ext4 "-O ^filetype" no_filetype root untyped_runs sbx host_args run_dirs git_run_dirs
+}
+
+@test "sandbox-git: on a filesystem whose readdir gives no types the nested repositories a run makes are named (ordinary user)" {
+  loop_ext4 "-O ^filetype" no_filetype user untyped_runs sbx host_args run_dirs git_run_dirs
 }
 
 # init_waits OWNER: the wait is the container's init's, before its command; a one-shot run's set-up

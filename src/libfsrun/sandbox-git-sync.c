@@ -565,6 +565,9 @@ void sandbox_git_finish(struct sandbox_git_run *g, const char *worktree,
   if (said != NULL && said->host_args != NULL)
     said->host_args(g, said->arg);
   sync_all(g, &g->discarded);
+  /* after the sync: an index it applied keeps the stat data of the entries git trusted */
+  if (g->times_miss_mmap)
+    sandbox_git_index_racy(g);
   sandbox_git_remove_run_dir(g);
   free(g->run_dir);
   g->run_dir = NULL;

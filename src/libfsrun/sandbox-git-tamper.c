@@ -191,6 +191,7 @@ char **sandbox_git_tamper(struct sandbox_git_run *g, const char *worktree) {
   struct walk w = {.start = g->start};
   clock_gettime(CLOCK_REALTIME_COARSE, &g->walk_began);
   top = open_top(&w, worktree);
+  g->times_miss_mmap = top < 0 || sandbox_git_times_miss_mmap(top);
   report_new_gitlinks(&w, g);
   /* the top's own ctime is not the path's: any new file at the top changes it */
   if (top >= 0)

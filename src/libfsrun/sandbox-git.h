@@ -104,6 +104,7 @@ struct sandbox_git_run {
                          * `config:<key>=<value>` and `hooks:<name>` entries whose files the run
                          * changed */
   char **host_git_args; /* sandbox_git_host_args of tamper, once it is known */
+  bool times_miss_mmap; /* the walked worktree's file times may miss writes (a tmpfs, ramfs) */
 };
 
 /* Before the run: the layout, the refs' values, and the per-run dir (owned by the caller). */
@@ -243,6 +244,12 @@ void sandbox_git_hook_managers(struct sandbox_git_run *g, const char *worktree,
                                const char *hooks_dir);
 void sandbox_git_hook_managers_tamper(struct sandbox_git_run *g, const char *worktree,
                                       char ***tamper, size_t *n);
+/* sandbox-git-index-times.c: whether fd's filesystem may change a file through a shared mapping
+ * without moving its times (tmpfs, ramfs; true when it cannot tell); the host's index (of g's
+ * admin dir, beneath g's common dir) made racily clean, so that its next `git status` hashes
+ * every tracked file (nothing when there is no index) */
+bool sandbox_git_times_miss_mmap(int fd);
+void sandbox_git_index_racy(const struct sandbox_git_run *g);
 /* sandbox-git-objects.c: the run's new loose objects adopted once checked against their names;
  * packs and the rest of upper/objects reported through discard (common-dir-relative paths). false
  * when an object the run wrote was not adopted (a loose one discarded or not copied, a pack, or

@@ -564,6 +564,23 @@ untyped_exec_runs() {
     task_container run_dirs git_run_dirs
 }
 
+# mmap_exec_runs OWNER (run by private_fs on a tmpfs, review24 B3): sandbox-git.bats's mmap_runs
+# through an exec into a task container
+mmap_exec_runs() {
+  mmap_runs "$1"
+  as_owner "$FSRUN" --root "$DIR/state" delete --force "$(task_container "$WT")"
+}
+
+@test "exec-git: on a tmpfs worktree a tracked file an exec rewrote through a shared mapping shows in the host's git status (root)" {
+  private_fs mount_tmpfs is_tmpfs root mmap_exec_runs mmap_runs sbx task_container run_dirs \
+    git_run_dirs
+}
+
+@test "exec-git: on a tmpfs worktree a tracked file an exec rewrote through a shared mapping shows in the host's git status (ordinary user)" {
+  private_fs mount_tmpfs is_tmpfs user mmap_exec_runs mmap_runs sbx task_container run_dirs \
+    git_run_dirs
+}
+
 # make_hook_repo root|user: make_repo with husky's hooks dir (core.hooksPath=.husky, a
 # pre-commit) and lefthook's lefthook.yml at the top, watched through a stand-in of its hook
 make_hook_repo() {

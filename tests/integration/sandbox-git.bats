@@ -1076,16 +1076,12 @@ coarse_fs_runs() {
     >/dev/null
 }
 
-# loop_ext4 MKFS_OPTIONS CHECK OWNER BODY FUNCTION...: BODY OWNER, in a mount namespace of the
-# test's own, on an ext4 made with MKFS_OPTIONS loop-mounted at $REPO, owned by OWNER; CHECK (run
-# on the mounted image) says it has the property the test needs; the FUNCTIONs are the ones BODY
-# calls. Unmounted after BODY; its loop device goes then (autoclear, once the runs' mount
-# namespaces are gone: waited for, 10 s at most).
-loop_ext4() {
-  local options=$1 check=$2 owner=$3 owner_id=0:0 body=$4 tries=100
-  requires_host_command mkfs.ext4
+# private_fs MOUNT CHECK OWNER BODY FUNCTION...: BODY OWNER, in a mount namespace of the test's
+# own where MOUNT has mounted a filesystem at $REPO, owned by OWNER; CHECK says it has the
+# property the test needs; the FUNCTIONs are the ones BODY calls. Unmounted after BODY.
+private_fs() {
+  local mount=$1 check=$2 owner=$3 owner_id=0:0 body=$4
   requires_host_command unshare
-  [ -e /dev/loop-control ] || skip "needs loop devices (/dev/loop-control)"
   if [ "$owner" = user ]; then
     [ -n "${TEST_USER:-}" ] || skip "needs useradd and setpriv"
     owner_id=$(id -u "$TEST_USER"):$(id -g "$TEST_USER")
@@ -1094,19 +1090,34 @@ loop_ext4() {
   fi
   # as make_repo sets them in BODY's shell: the teardown's clean-up runs as the owner
   OWNER=$owner TEST_UID=${owner_id%:*} TEST_GID=${owner_id#*:}
-  truncate -s 16M "$DIR/img"
-  # shellcheck disable=SC2086 # the options are words
-  mkfs.ext4 -q -F $options "$DIR/img"
   mkdir "$REPO"
   export DIR REPO WT OTHER MARKER FSRUN TEST_USER
   shift 4
-  export -f "$check" "$body" make_owner make_repo as_owner hgit tamper "$@"
-  unshare -m --propagation private bash -ec 'mount -o loop "$DIR/img" "$REPO"
-    rmdir "$REPO/lost+found"
+  export -f "$mount" "$check" "$body" make_owner make_repo as_owner hgit tamper "$@"
+  unshare -m --propagation private bash -ec '"$5"
     chown "$3" "$REPO"
     "$4"
     "$2" "$1"
-    umount "$REPO"' _ "$owner" "$body" "$owner_id" "$check"
+    umount "$REPO"' _ "$owner" "$body" "$owner_id" "$check" "$mount"
+}
+
+mount_image() {
+  mount -o loop "$DIR/img" "$REPO"
+  rmdir "$REPO/lost+found"
+}
+
+# loop_ext4 MKFS_OPTIONS CHECK OWNER BODY FUNCTION...: private_fs on an ext4 made with
+# MKFS_OPTIONS, loop-mounted; its loop device goes after BODY (autoclear, once the runs' mount
+# namespaces are gone: waited for, 10 s at most).
+loop_ext4() {
+  local options=$1 tries=100
+  requires_host_command mkfs.ext4
+  [ -e /dev/loop-control ] || skip "needs loop devices (/dev/loop-control)"
+  truncate -s 16M "$DIR/img"
+  # shellcheck disable=SC2086 # the options are words
+  mkfs.ext4 -q -F $options "$DIR/img"
+  shift
+  private_fs mount_image "$@"
   while [ -n "$(losetup -j "$DIR/img")" ] && [ "$tries" -gt 0 ]; do
     sleep 0.1
     tries=$((tries - 1))
@@ -1186,6 +1197,50 @@ untyped_runs() {
 
 @test "sandbox-git: on a filesystem whose readdir gives no types the nested repositories a run makes are named (ordinary user)" {
   loop_ext4 "-O ^filetype" no_filetype user untyped_runs sbx host_args run_dirs git_run_dirs
+}
+
+mount_tmpfs() {
+  mount -t tmpfs -o size=64m,mode=0755 tmpfs "$REPO"
+}
+
+is_tmpfs() {
+  [ "$(stat -f -c %T "$REPO")" = tmpfs ] || { echo "not a tmpfs"; return 1; }
+}
+
+# mmap_runs OWNER (review24 B3, run by private_fs on a tmpfs): a run rewrites the tracked README
+# through a shared mapping it read first (no write fault on a tmpfs: its mtime and ctime do not
+# move, checked); the host's `git status --porcelain` and `git diff` show it modified. Without the
+# host's index made racily clean after the run: both showed nothing.
+mmap_runs() {
+  local before
+  make_repo "$1"
+  # README older than the index, which the status rewrites: git trusts its stat data
+  as_owner touch -d 2020-01-01 "$WT/README"
+  hgit -C "$WT" status --porcelain >/dev/null
+  [ -z "$(hgit -C "$WT" status --porcelain)" ]
+  before=$(stat -c '%i %s %.9Y %.9Z' "$WT/README")
+  sbx -- 'python3 -c "
+import mmap
+with open(\"README\", \"r+b\") as f:
+    m = mmap.mmap(f.fileno(), 0)
+    assert m[0:3] == b\"one\"
+    m[0:3] = b\"TWO\"
+    m.close()
+"'
+  [ "$(cat "$WT/README")" = TWO ]
+  [ "$(stat -c '%i %s %.9Y %.9Z' "$WT/README")" = "$before" ] ||
+    { echo "the mapping's write moved README's times: nothing to show"; return 1; }
+  echo "status: $(hgit -C "$WT" status --porcelain)"
+  [ "$(hgit -C "$WT" status --porcelain)" = " M README" ]
+  hgit -C "$WT" diff | grep -qx '+TWO'
+}
+
+@test "sandbox-git: on a tmpfs worktree a tracked file a run rewrote through a shared mapping shows in the host's git status (root)" {
+  private_fs mount_tmpfs is_tmpfs root mmap_runs sbx
+}
+
+@test "sandbox-git: on a tmpfs worktree a tracked file a run rewrote through a shared mapping shows in the host's git status (ordinary user)" {
+  private_fs mount_tmpfs is_tmpfs user mmap_runs sbx
 }
 
 # init_waits OWNER: the wait is the container's init's, before its command; a one-shot run's set-up

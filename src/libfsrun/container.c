@@ -534,6 +534,16 @@ static int take_task_mark(struct create_job *j, fsrun_error_t *err) {
   return 0;
 }
 
+/* the compiled filter beside the config it came from: each exec loads it instead of compiling
+ * the profile again (exec_seccomp) */
+static int keep_seccomp_program(int dirfd, const struct fsrun_seccomp *f, fsrun_error_t *err) {
+  size_t len = 0;
+  cleanup_free char *bytes = seccomp_serialize(f, &len);
+  if (status_replace_file(dirfd, STATUS_SECCOMP_FILE, bytes, len, err) < 0)
+    return fsrun_error_wrap(err, "keep the compiled seccomp filter in the state directory");
+  return 0;
+}
+
 /* Step 2: the state dir with the config, the cgroup (deferred), and state.json saying
  * `creating`: written at once, so that `delete --force` can clean up whatever happens next. */
 static int create_state(struct create_job *j, fsrun_error_t *err) {
@@ -546,6 +556,8 @@ static int create_state(struct create_job *j, fsrun_error_t *err) {
     return fsrun_error_code(err);
   j->dir_created = true;
   if (status_write_config(out->dirfd, j->config_json, j->config_len, err) < 0)
+    return fsrun_error_code(err);
+  if (j->seccomp != NULL && keep_seccomp_program(out->dirfd, j->seccomp, err) < 0)
     return fsrun_error_code(err);
   if (j->mark[0] != '\0' && take_task_mark(j, err) < 0)
     return fsrun_error_code(err);

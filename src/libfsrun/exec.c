@@ -704,6 +704,22 @@ static int open_init_root(const struct container_status *st, fsrun_error_t *err)
 
 /* CLONE_NEW* of every namespace config.json gives the container: those the init has that the
  * host does not. The others are shared with the host, so there is nothing to join. */
+/* The filter create compiled and kept beside the config exec reads; compiled from the config
+ * where there is none (a state of an earlier fsrun) or it is not one this fsrun wrote. */
+static int exec_seccomp(const struct fsrun_context *ctx, const char *id, const oci_seccomp *s,
+                        struct fsrun_seccomp **out, fsrun_error_t *err) {
+  cleanup_error fsrun_error_t ignored = NULL;
+  cleanup_free char *bytes = NULL;
+  cleanup_close int dirfd = status_dir_open(ctx, id, &ignored);
+  size_t len = 0;
+  *out = NULL;
+  if (dirfd >= 0 && read_file_at_nofollow(dirfd, STATUS_SECCOMP_FILE, &bytes, &len, &ignored) == 0)
+    *out = seccomp_deserialize(bytes, len);
+  if (*out != NULL)
+    return 0;
+  return seccomp_compile(s, out, err);
+}
+
 static int container_namespace_flags(const oci_config *config) {
   int flags = 0;
   for (size_t i = 0; config->linux_ != NULL && i < config->linux_->n_namespaces; i++)
@@ -964,7 +980,7 @@ int container_exec(const struct fsrun_context *ctx, const struct exec_options *o
     return fsrun_error_make(err, 0,
                             "exec: --console-socket given but the process has no terminal (add "
                             "--tty)");
-  if (lx != NULL && lx->seccomp != NULL && seccomp_compile(lx->seccomp, &seccomp, err) < 0)
+  if (lx != NULL && lx->seccomp != NULL && exec_seccomp(ctx, o->id, lx->seccomp, &seccomp, err) < 0)
     return fsrun_error_code(err);
   if (process_attrs_prepare(p, NULL, &attrs, err) < 0)
     return fsrun_error_code(err);

@@ -378,6 +378,54 @@ int seccomp_compile(const oci_seccomp *s, struct fsrun_seccomp **out, fsrun_erro
   return 0;
 }
 
+/* --- the program kept for exec ------------------------------------------------------------
+ * create keeps the compiled program in the state dir: libseccomp's compile of a runtime's usual
+ * profile (some 300 syscalls, three architectures) is most of an exec's CPU otherwise (issue 15).
+ * Native layout: the file never leaves this machine, and a version or size that does not match is
+ * compiled afresh from the config. */
+
+#define SAVED_MAGIC   "fsrunbpf"
+#define SAVED_VERSION 1u
+
+struct saved_header {
+  char magic[8];
+  uint32_t version;
+  uint32_t flags;
+  uint32_t has_notify;
+  uint32_t len; /* instructions */
+};
+
+char *seccomp_serialize(const struct fsrun_seccomp *f, size_t *len) {
+  struct saved_header h = {
+      .version = SAVED_VERSION, .flags = f->flags, .has_notify = f->has_notify, .len = f->prog.len};
+  size_t body = (size_t)f->prog.len * sizeof(struct sock_filter);
+  char *buf = xmalloc0(sizeof(h) + body);
+  memcpy(h.magic, SAVED_MAGIC, sizeof(h.magic));
+  memcpy(buf, &h, sizeof(h));
+  memcpy(buf + sizeof(h), f->prog.filter, body);
+  *len = sizeof(h) + body;
+  return buf;
+}
+
+struct fsrun_seccomp *seccomp_deserialize(const char *buf, size_t len) {
+  struct saved_header h;
+  struct fsrun_seccomp *f;
+  if (len < sizeof(h))
+    return NULL;
+  memcpy(&h, buf, sizeof(h));
+  if (memcmp(h.magic, SAVED_MAGIC, sizeof(h.magic)) != 0 || h.version != SAVED_VERSION ||
+      h.len == 0 || h.len > BPF_MAXINSNS || h.has_notify > 1 ||
+      len != sizeof(h) + (size_t)h.len * sizeof(struct sock_filter))
+    return NULL;
+  f = xmalloc0(sizeof(*f));
+  f->prog.len = (unsigned short)h.len;
+  f->prog.filter = xmalloc0(len - sizeof(h));
+  memcpy(f->prog.filter, buf + sizeof(h), len - sizeof(h));
+  f->flags = h.flags;
+  f->has_notify = h.has_notify != 0;
+  return f;
+}
+
 /* --- load (in the container process)
  * -------------------------------------------------------------- */
 

@@ -13,6 +13,10 @@ struct fsrun_seccomp; /* a compiled filter: BPF program + flags */
 /* Validates and compiles linux.seccomp; unknown syscalls are skipped (debug log), unknown
  * actions/arches/flags/operators are errors naming the field. *out NULL when s is NULL. */
 int seccomp_compile(const oci_seccomp *s, struct fsrun_seccomp **out, fsrun_error_t *err);
+/* The compiled program as bytes for the state dir (create), and back (exec): NULL for bytes this
+ * fsrun did not write (another version, a short or damaged file); the caller compiles then. */
+char *seccomp_serialize(const struct fsrun_seccomp *f, size_t *len);
+struct fsrun_seccomp *seccomp_deserialize(const char *buf, size_t len);
 /* Loads the filter into the calling thread (seccomp(2) with the flags); returns the notify fd in
  * *notify_fd when the profile has SCMP_ACT_NOTIFY, else -1. Safe to call after fork (no malloc).
  * (Not named seccomp_load: libseccomp exports that symbol.) */

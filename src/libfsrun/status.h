@@ -18,6 +18,8 @@
 /* the bundle's config.json as `create` read it: `exec` and `update` need the container's config,
  * and the bundle may be changed or removed after create (containerd and podman do both) */
 #define STATUS_CONFIG_FILE "config.json"
+/* the compiled seccomp program of linux.seccomp (seccomp_serialize), for exec */
+#define STATUS_SECCOMP_FILE "seccomp.bpf"
 /* The init's identity apart from state.json: a symlink whose target is "PID START_TIME PID_NS
  * BOOT_ID" (BOOT_ID absent in records of earlier fsrun),
  * written with state.json whenever that names an init. delete --force finds the init with it

@@ -406,6 +406,38 @@ EOF
   [[ $output =~ Seccomp:[[:space:]]+2 ]]
 }
 
+@test "exec: the filter create compiled and kept is the one exec loads; a damaged or missing one is compiled again" {
+  update_config '.linux.seccomp = {"defaultAction": "SCMP_ACT_ALLOW",
+    "syscalls": [{"names": ["mkdir", "mkdirat"], "action": "SCMP_ACT_ERRNO", "errnoRet": 1}]}'
+  start_container
+  kept=$FSRUN_ROOT/$CONTAINER_ID/seccomp.bpf
+  [ -s "$kept" ]
+  [ "$(stat -c %a "$kept")" = 600 ]
+  cp "$kept" "$BATS_TEST_TMPDIR/compiled"
+  # a program of one instruction that allows everything, with the kept header (magic, version,
+  # flags, no listener): exec runs that, not the config's profile compiled afresh
+  { head -c 20 "$BATS_TEST_TMPDIR/compiled"; printf '\x01\x00\x00\x00\x06\x00\x00\x00\x00\x00\xff\x7f'; } >"$kept"
+  run fsrun exec "$CONTAINER_ID" mkdir /tmp/kept-allows
+  [ "$status" -eq 0 ]
+  [ -d "$ROOTFS/tmp/kept-allows" ]
+  # damaged (a size that does not match its count): compiled from the config, mkdir refused
+  head -c 30 "$BATS_TEST_TMPDIR/compiled" >"$kept"
+  run fsrun exec "$CONTAINER_ID" mkdir /tmp/damaged
+  [ "$status" -eq 1 ]
+  [[ $output == *"Operation not permitted"* ]]
+  [ ! -e "$ROOTFS/tmp/damaged" ]
+  rm "$kept"
+  run fsrun exec "$CONTAINER_ID" mkdir /tmp/missing
+  [ "$status" -eq 1 ]
+  [ ! -e "$ROOTFS/tmp/missing" ]
+  cp "$BATS_TEST_TMPDIR/compiled" "$kept"
+  run fsrun exec "$CONTAINER_ID" mkdir /tmp/compiled
+  [ "$status" -eq 1 ]
+  [ ! -e "$ROOTFS/tmp/compiled" ]
+  run fsrun exec "$CONTAINER_ID" grep Seccomp: /proc/self/status
+  [[ $output =~ Seccomp:[[:space:]]+2 ]]
+}
+
 @test "exec: a NOTIFY profile hands the exec'd process's own notify fd to the listener" {
   LISTENER=${FSRUN%/*}/tests/seccomp-listener
   [ -x "$LISTENER" ] || skip "no $LISTENER (build it with make)"

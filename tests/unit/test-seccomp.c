@@ -20,6 +20,7 @@
 
 #include "error.h"
 #include "seccomp.h"
+#include "utils.h"
 
 static int test_count, failures;
 
@@ -186,6 +187,62 @@ static int recv_fd_and_text(int conn, char *text, size_t size, int *fd) {
     return -1;
   memcpy(fd, CMSG_DATA(cmsg), sizeof(int));
   return 0;
+}
+
+/* Forks, loads f with no_new_privs and runs check(); the child's wait status. */
+static int run_loaded(const struct fsrun_seccomp *f, int (*check)(void)) {
+  int status = 0;
+  fflush(stdout);
+  pid_t pid = fork();
+  if (pid == 0) {
+    fsrun_error_t err = NULL;
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 || seccomp_load_filter(f, NULL, &err) < 0)
+      _exit(99);
+    _exit(check());
+  }
+  if (pid < 0 || waitpid(pid, &status, 0) < 0)
+    return -1;
+  return status;
+}
+
+/* The program create keeps for exec: the same filter back, and nothing from bytes it did not
+ * write (exec compiles from the config then). */
+static void test_saved(void) {
+  oci_seccomp_syscall rules[] = {{.names = STRV("mkdir", "mkdirat"),
+                                  .action = "SCMP_ACT_ERRNO",
+                                  .has_errno_ret = true,
+                                  .errno_ret = 13}};
+  oci_seccomp s = {.default_action = "SCMP_ACT_ALLOW", .syscalls = rules, .n_syscalls = 1};
+  struct fsrun_seccomp *f = NULL, *back = NULL;
+  fsrun_error_t err = NULL;
+  char *bytes, *bad;
+  size_t len = 0;
+  if (seccomp_compile(&s, &f, &err) < 0) {
+    ok(0, "compile for the kept program: %s", err->msg);
+    fsrun_error_release(&err);
+    return;
+  }
+  bytes = seccomp_serialize(f, &len);
+  back = seccomp_deserialize(bytes, len);
+  ok(back != NULL && exited_zero(run_loaded(back, check_mkdir_eacces)),
+     "the kept program read back is the filter: mkdir fails with EACCES");
+  seccomp_free(back);
+  ok(seccomp_deserialize(bytes, len - 1) == NULL, "a program one byte short is not taken");
+  ok(seccomp_deserialize(bytes, 10) == NULL, "a header cut short is not taken");
+  bad = xmalloc0(len);
+  for (size_t at = 0; at < 24; at += 4) {
+    if (at == 12 || at == 16) /* flags and has_notify 0 are the filter's own */
+      continue;
+    memcpy(bad, bytes, len);
+    bad[at] ^= 0x55;
+    ok(seccomp_deserialize(bad, len) == NULL, "a header changed at byte %zu is not taken", at);
+  }
+  memcpy(bad, bytes, len);
+  bad[16] = 2;
+  ok(seccomp_deserialize(bad, len) == NULL, "a listener flag other than 0 or 1 is not taken");
+  free(bad);
+  free(bytes);
+  seccomp_free(f);
 }
 
 static void test_notify(void) {
@@ -419,6 +476,7 @@ int main(void) {
   }
 
   test_notify();
+  test_saved();
   printf("1..%d\n", test_count);
   return failures ? 1 : 0;
 }

@@ -57,6 +57,17 @@ static char *accepted_worktree(int state_dir_fd, const struct container_status *
   return copy;
 }
 
+/* on a tmpfs worktree, what a process of the container wrote through a shared mapping since the
+ * last exec's sync (after the host's git rewrote the index that exec set back): set back again
+ * (sandbox-git-index-times.c); the layout of the worktree checked at create */
+static void index_racy(const char *worktree) {
+  cleanup_error fsrun_error_t err = NULL;
+  struct sandbox_git_layout l;
+  if (sandbox_git_layout_find(worktree, &l, &err) == 0 && l.common_dir != NULL)
+    sandbox_git_index_racy(l.common_fd, l.common_dir, l.admin);
+  sandbox_git_layout_free(&l);
+}
+
 /* The walk of a container whose processes cannot write (dead: delete; frozen: pause); `who` is
  * the command that says it. */
 static char **walk_quiet_container(int state_dir_fd, const struct container_status *st,
@@ -72,6 +83,8 @@ static char **walk_quiet_container(int state_dir_fd, const struct container_stat
   /* no index before or after: what lands in the worktree only (a leftover's git dir writes stay
    * in its exec's overlay); an empty list, never NULL, for a walk that found nothing */
   found = sandbox_git_tamper(&run, worktree);
+  if (run.times_miss_mmap)
+    index_racy(worktree);
   exec_git_pointers_final(worktree, state_dir_fd, &found, &args);
   if (found == NULL)
     found = xmalloc0(sizeof(char *));

@@ -41,9 +41,9 @@ static int set_back(int common_fd, const char *rel) {
   return futimens(fd, times);
 }
 
-void sandbox_git_index_racy(const struct sandbox_git_run *g) {
-  cleanup_free char *rel = g->admin[0] ? xasprintf("%s/index", g->admin) : xstrdup("index");
-  if (set_back(g->common_fd, rel) == 0) {
+void sandbox_git_index_racy(int common_fd, const char *common_dir, const char *admin) {
+  cleanup_free char *rel = admin[0] ? xasprintf("%s/index", admin) : xstrdup("index");
+  if (set_back(common_fd, rel) == 0) {
     log_info("sandbox: git: the worktree is on a tmpfs or ramfs (file times do not show writes "
              "through a "
              "shared mapping): the host's index is made racily clean, its next `git status` "
@@ -51,6 +51,6 @@ void sandbox_git_index_racy(const struct sandbox_git_run *g) {
   } else if (errno != ENOENT) { /* no index: git trusts no stat data */
     log_warning("sandbox: git: `%s/%s`: %s; on this tmpfs worktree the host's `git status` may "
                 "not show a file the run wrote through a shared mapping",
-                g->common_dir, rel, strerror(errno));
+                common_dir, rel, strerror(errno));
   }
 }

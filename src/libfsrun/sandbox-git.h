@@ -245,11 +245,11 @@ void sandbox_git_hook_managers(struct sandbox_git_run *g, const char *worktree,
 void sandbox_git_hook_managers_tamper(struct sandbox_git_run *g, const char *worktree,
                                       char ***tamper, size_t *n);
 /* sandbox-git-index-times.c: whether fd's filesystem may change a file through a shared mapping
- * without moving its times (tmpfs, ramfs; true when it cannot tell); the host's index (of g's
- * admin dir, beneath g's common dir) made racily clean, so that its next `git status` hashes
- * every tracked file (nothing when there is no index) */
+ * without moving its times (tmpfs, ramfs; true when it cannot tell); the host's index (of the
+ * admin dir, beneath common_fd, named common_dir) made racily clean, so that its next `git
+ * status` hashes every tracked file (nothing when there is no index) */
 bool sandbox_git_times_miss_mmap(int fd);
-void sandbox_git_index_racy(const struct sandbox_git_run *g);
+void sandbox_git_index_racy(int common_fd, const char *common_dir, const char *admin);
 /* sandbox-git-objects.c: the run's new loose objects adopted once checked against their names;
  * packs and the rest of upper/objects reported through discard (common-dir-relative paths). false
  * when an object the run wrote was not adopted (a loose one discarded or not copied, a pack, or

@@ -581,6 +581,53 @@ mmap_exec_runs() {
     git_run_dirs
 }
 
+# mmap_pause_runs OWNER (run by private_fs on a tmpfs, review24 B3): a process an exec left (held
+# by fifos: no wait on time) rewrites README through a shared mapping it read first after the
+# host's `git status` rewrote the index the exec had set back; `fsrun pause --tamper-json` sets it
+# back again: the host's `git status --porcelain` shows README modified. Without that: nothing.
+mmap_pause_runs() {
+  local id index=$REPO/.git/worktrees/task/index
+  make_repo "$1"
+  as_owner touch -d 2020-01-01 "$WT/README"
+  printf '/go\n/done\n' | as_owner tee -a "$REPO/.git/info/exclude" >/dev/null
+  sbx -- 'mkfifo go done && setsid python3 -c "
+import mmap
+open(\"go\").read()
+with open(\"README\", \"r+b\") as f:
+    m = mmap.mmap(f.fileno(), 0)
+    assert m[0:3] == b\"one\"
+    m[0:3] = b\"TWO\"
+    m.close()
+open(\"done\", \"w\").write(\"x\")
+" </dev/null >/dev/null 2>&1 &'
+  id=$(task_container "$WT")
+  hgit -C "$WT" update-index -q --refresh || true
+  [ -z "$(hgit -C "$WT" status --porcelain)" ]
+  [ "$(stat -c %Y "$index")" != 1 ]
+  as_owner timeout -s KILL 60 sh -c 'echo go >"$1" && cat "$2"' sh "$WT/go" "$WT/done" >/dev/null
+  [ "$(cat "$WT/README")" = TWO ]
+  status=0
+  output=$(as_owner "$FSRUN" --root "$DIR/state" pause --tamper-json "$DIR/paused.json" "$id" 2>&1) ||
+    status=$?
+  echo "$output"
+  if [ "$1" = user ] && [[ $output == *"no cgroup was delegated to this user"* ]]; then
+    as_owner "$FSRUN" --root "$DIR/state" delete --force "$id"
+    return 0 # an ordinary user without a delegated cgroup cannot pause (route_pause_walk)
+  fi
+  [ "$status" = 0 ]
+  echo "status: $(hgit -C "$WT" status --porcelain)"
+  [ "$(hgit -C "$WT" status --porcelain)" = " M README" ]
+  as_owner "$FSRUN" --root "$DIR/state" delete --force "$id"
+}
+
+@test "exec-git: on a tmpfs worktree pause --tamper-json makes a leftover's write through a shared mapping show in the host's git status (root)" {
+  private_fs mount_tmpfs is_tmpfs root mmap_pause_runs sbx task_container run_dirs git_run_dirs
+}
+
+@test "exec-git: on a tmpfs worktree pause --tamper-json makes a leftover's write through a shared mapping show in the host's git status (ordinary user)" {
+  private_fs mount_tmpfs is_tmpfs user mmap_pause_runs sbx task_container run_dirs git_run_dirs
+}
+
 # make_hook_repo root|user: make_repo with husky's hooks dir (core.hooksPath=.husky, a
 # pre-commit) and lefthook's lefthook.yml at the top, watched through a stand-in of its hook
 make_hook_repo() {

@@ -18,10 +18,14 @@
 #   run/crun, run/runc       `run /bin/true` of a busybox bundle (create+start+wait+delete)
 #   create/crun, start/crun, delete/crun   each step alone
 #   exec/crun                `exec /bin/true` into a running container
+#   exec-seccomp/crun        the same into a container whose profile, as Docker's and Podman's
+#                            defaults do, allows a list of ~300 syscall names (every name of this
+#                            architecture's unistd_64.h but those below; errno for the rest)
 #   run-par/crun             100 `run`s, 20 at a time (wall of the whole batch)
 #   rss-run/crun             the peak resident set of a `run` (the runtime, its init, the process)
 #   */base                   with FSRUN_BASE=path/to/another/fsrun: the same fsrun measure against
-#                            that binary (sandbox, sandbox-user, sandbox-user-disk, run, exec)
+#                            that binary (sandbox, sandbox-user, sandbox-user-disk, run, exec,
+#                            exec-seccomp)
 # Every sandbox runs in a linked worktree in Fusion's layout (<repo>/.worktrees/task), bwrap with the
 # worktree and the repository's .git bound read-write.
 # BENCH_ONLY=sandbox stops after the sandbox measures; BENCH_ONLY=runtime skips them;
@@ -157,6 +161,17 @@ if [ -z "${BENCH_INNER:-}" ]; then
   mkdir "$work/sleeper"
   ln -s ../bundle/rootfs "$work/sleeper/rootfs"
   jq '.process.args = ["/bin/sleep", "100000"]' "$work/bundle/config.json" >"$work/sleeper/config.json"
+  unistd=$(ls /usr/include/*/asm/unistd_64.h 2>/dev/null | head -n 1)
+  if [ -n "$unistd" ]; then
+    mkdir "$work/sleeper-seccomp"
+    ln -s ../bundle/rootfs "$work/sleeper-seccomp/rootfs"
+    denied='kexec_.*|.*init_module|delete_module|reboot|swapo.*|acct|bpf|perf_event_open|ptrace|mount|umount2|pivot_root|unshare|setns|open_by_handle_at|keyctl|add_key|request_key|userfaultfd|iopl|ioperm|quotactl|kcmp|process_vm_.*|settimeofday|clock_settime|clock_adjtime|adjtimex|syslog|open_tree|move_mount|fs(open|config|mount|pick)|mount_setattr'
+    grep -oP '#define __NR_\K\w+' "$unistd" | grep -vxE "$denied" | jq -R . | jq -s . >"$work/names.json"
+    jq --slurpfile n "$work/names.json" '.linux.seccomp = {defaultAction: "SCMP_ACT_ERRNO",
+      architectures: ["SCMP_ARCH_X86_64", "SCMP_ARCH_X86", "SCMP_ARCH_X32"],
+      syscalls: [{names: $n[0], action: "SCMP_ACT_ALLOW"}]}' \
+      "$work/sleeper/config.json" >"$work/sleeper-seccomp/config.json"
+  fi
   export BENCH_INNER=1 FSRUN FSRUN_BASE=${FSRUN_BASE:-} WORK=$work TIMEIT
   unshare -m --propagation private "$0" "$rounds"
   exit 0
@@ -189,6 +204,7 @@ phase_runtime() {
   esac
 }
 exec_runtime() { "$TIMEIT" $(rt "$1") exec "keep-$1" /bin/true; }
+exec_seccomp_runtime() { "$TIMEIT" $(rt "$1") exec "keepsc-$1" /bin/true; }
 par_runtime() {
   local r=$1 i=$2
   # shellcheck disable=SC2046
@@ -213,6 +229,16 @@ if have crun; then
   for r in fsrun crun ${FSRUN_BASE:+base}; do
     $(rt "$r") delete --force "keep-$r" >/dev/null 2>&1 || true
   done
+  if [ -d "$WORK/sleeper-seccomp" ]; then
+    for r in fsrun crun ${FSRUN_BASE:+base}; do
+      $(rt "$r") run --detach --bundle "$WORK/sleeper-seccomp" "keepsc-$r" >/dev/null 2>&1 </dev/null
+    done
+    bench_pair exec-seccomp/crun fsrun crun exec_seccomp_runtime
+    [ -n "$FSRUN_BASE" ] && bench_pair exec-seccomp/base fsrun base exec_seccomp_runtime
+    for r in fsrun crun ${FSRUN_BASE:+base}; do
+      $(rt "$r") delete --force "keepsc-$r" >/dev/null 2>&1 || true
+    done
+  fi
   [ "$only" = exec ] && exit 0
   rounds_all=$rounds
   rounds=$(((rounds + 4) / 5))

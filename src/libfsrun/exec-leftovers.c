@@ -4,10 +4,11 @@
  * after a walk that begins now, until the next exec, and the exec's walk holds without a freezer.
  *
  * The count is taken in a helper that lives in the container's pid namespace: there the kernel's
- * ns_last_pid is the namespace's own (nested namespaces included), read before and after a pass
- * over the host's /proc. The same value twice means no process was made in the namespace during
- * the pass, so every process alive at its end was alive throughout it and was seen: one that forks
- * and exits in a loop, or is reparented to the init, cannot slip through. A zombie counts. */
+ * ns_last_pid is the namespace's own (nested namespaces included), read before and after two
+ * passes over the host's /proc. The same value throughout means no process was made in the
+ * namespace during them, so every process alive at the second's end was alive throughout it and
+ * was seen: one that forks and exits in a loop, or is reparented to the init, cannot slip through
+ * (nor a fork begun before the first pass: PASSES). A zombie counts. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -26,7 +27,13 @@
 #include "utils.h"
 
 enum { LEFT_NONE = 0, LEFT_SOME = 1, LEFT_UNKNOWN = 2 };
-#define PASSES 3
+/* Two clean passes in a row with no process made from the first's start to the second's end: a
+ * fork whose pid was taken before the first pass may join /proc behind it (a pid lower than the
+ * pass has reached, once the numbers wrapped) while its parent exits ahead of it; the parent
+ * exits only once the child is in /proc, so by the second pass every process there was there
+ * throughout. The second looks only at the pids the first did not find not ours (pid_list). At
+ * most PASSES in all. */
+#define PASSES 4
 
 /* The start of dir_fd's path (one read, NUL-terminated) in buf: false when gone or empty. */
 static bool read_text_at(int dir_fd, const char *path, char *buf, size_t size) {
@@ -143,17 +150,67 @@ static int in_our_namespaces(int proc_fd, long pid, const struct namespaces *ns)
   if (same_file(&st, &ns->runtime))
     return 0;
   cleanup_close int fd = openat(proc_fd, path, O_RDONLY | O_CLOEXEC);
-  parent = fd < 0 ? -1 : ioctl(fd, NS_GET_PARENT);
-  if (parent < 0)
-    return 0;
+  if (fd < 0)
+    return errno == EACCES || errno == EPERM   ? in_ours_by_number(proc_fd, pid, ns->level)
+           : errno == ENOENT || errno == ESRCH ? 0
+                                               : -1;
+  parent = ioctl(fd, NS_GET_PARENT);
+  if (parent < 0) /* EPERM: the parent is not ours nor below ours */
+    return errno == EPERM ? 0 : -1;
   close(parent);
   return 1;
 }
 
+/* The pids a pass found not ours (or gone), ascending as /proc lists them. The pass after a clean
+ * one, under the same ns_last_pid, looks only at the others: such a pid is still not ours, or its
+ * number is a process made since (in ours, or below it, that moves ns_last_pid). */
+struct pid_list {
+  long *v;
+  size_t n, cap;
+  bool whole; /* every such pid is in v: false after a failed allocation or out of order */
+};
+
+static void pid_list_add(struct pid_list *l, long pid) {
+  if (!l->whole)
+    return;
+  if (l->n > 0 && l->v[l->n - 1] >= pid) {
+    l->whole = false;
+    return;
+  }
+  if (l->n == l->cap) {
+    size_t cap = l->cap > 0 ? l->cap * 2 : 256;
+    long *v = realloc(l->v, cap * sizeof(*v));
+    if (v == NULL) {
+      l->whole = false;
+      return;
+    }
+    l->v = v;
+    l->cap = cap;
+  }
+  l->v[l->n++] = pid;
+}
+
+static int compare_pid(const void *a, const void *b) {
+  long x = *(const long *)a, y = *(const long *)b;
+  return (x > y) - (x < y);
+}
+
+static bool pid_list_has(const struct pid_list *l, long pid) {
+  return l != NULL && l->whole && l->n > 0 &&
+         bsearch(&pid, l->v, l->n, sizeof(*l->v), compare_pid) != NULL;
+}
+
+static void pid_list_free(struct pid_list *l) {
+  free(l->v);
+  *l = (struct pid_list){.whole = true};
+}
+
 /* One pass: LEFT_SOME when a process of the namespace other than the init and its session is
- * there, else LEFT_NONE (the caller checks that no process was made during it). */
+ * there, else LEFT_NONE (the caller checks that no process was made during it). The pids in
+ * known (NULL: none) are passed over; those found not ours go to seen. */
 static int one_pass(int proc_fd, long self, long init_pid, long init_sid,
-                    const struct namespaces *ns) {
+                    const struct namespaces *ns, const struct pid_list *known,
+                    struct pid_list *seen) {
   cleanup_close int dir_fd = openat(proc_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   DIR *dir = dir_fd < 0 ? NULL : fdopendir(dir_fd);
   struct dirent *d;
@@ -164,15 +221,43 @@ static int one_pass(int proc_fd, long self, long init_pid, long init_sid,
   while (left == LEFT_NONE && (d = readdir(dir)) != NULL) {
     char *end;
     long pid = strtol(d->d_name, &end, 10);
-    if (*end != '\0' || pid <= 0 || pid == self || pid == init_pid)
+    if (*end != '\0' || pid <= 0 || pid == self || pid == init_pid || pid_list_has(known, pid))
       continue;
     int ours = in_our_namespaces(proc_fd, pid, ns);
-    if (ours < 0)
+    if (ours == 0)
+      pid_list_add(seen, pid);
+    else if (ours < 0)
       left = LEFT_UNKNOWN;
     else if (ours && session_of(proc_fd, pid) != init_sid)
       left = LEFT_SOME;
   }
   closedir(dir);
+  return left;
+}
+
+/* Up to PASSES passes until two clean ones in a row under one ns_last_pid (the second passes over
+ * what the first found not ours). */
+static int count_passes(int proc_fd, long self, long init_pid, long init_sid,
+                        const struct namespaces *ns) {
+  struct pid_list known = {.whole = true}, seen = {.whole = true};
+  long quiet_from = -1;    /* ns_last_pid before the first of the clean passes in a row */
+  int left = LEFT_UNKNOWN; /* something kept making processes there */
+  for (int i = 0; i < PASSES; i++) {
+    long before = read_long_at(proc_fd, "sys/kernel/ns_last_pid");
+    int pass = one_pass(proc_fd, self, init_pid, init_sid, ns,
+                        quiet_from > 0 && quiet_from == before ? &known : NULL, &seen);
+    long after = read_long_at(proc_fd, "sys/kernel/ns_last_pid");
+    if (pass != LEFT_NONE || (quiet_from > 0 && quiet_from == before && before == after)) {
+      left = pass;
+      break;
+    }
+    pid_list_free(&known);
+    quiet_from = before > 0 && before == after ? before : -1;
+    known = seen; /* the next pass's, when this one was clean */
+    seen = (struct pid_list){.whole = true};
+  }
+  pid_list_free(&known);
+  pid_list_free(&seen);
   return left;
 }
 
@@ -188,16 +273,7 @@ static int count_in_namespace(long init_pid, struct namespaces *ns) {
   init_sid = session_of(proc_fd, init_pid);
   if (self <= 0 || init_sid <= 0)
     return LEFT_UNKNOWN;
-  for (int i = 0; i < PASSES; i++) {
-    long before = read_long_at(proc_fd, "sys/kernel/ns_last_pid");
-    int left = one_pass(proc_fd, self, init_pid, init_sid, ns);
-    long after = read_long_at(proc_fd, "sys/kernel/ns_last_pid");
-    if (left != LEFT_NONE)
-      return left;
-    if (before > 0 && before == after)
-      return LEFT_NONE;
-  }
-  return LEFT_UNKNOWN; /* something kept making processes there */
+  return count_passes(proc_fd, self, init_pid, init_sid, ns);
 }
 
 static int wait_status(pid_t pid) {

@@ -5,10 +5,16 @@
 #   native          NativeBackend: /bin/sh -c true on the host (the floor)
 #   one-shot        FsrunBackend, a fresh `fsrun sandbox --json` per command
 #   task-container  FsrunBackend, one container per task and an `fsrun exec` per command
-# Rounds alternate (the order rotates each round). Also prints the CLI-level medians of the same
-# two fsrun commands (timeit, no node). Run it as root and as an ordinary user (e.g. through
-# setpriv; the tree and FSRUN must be readable by it); the task-container line says what it really
-# ran as. FSRUN=path/to/fsrun (default: the build next to this tree). Not a pass/fail test.
+#   task-container, one left   the same, in a container where a process was left in a session of
+#                   its own (`setsid -w`, a `sleep`): each run is followed by a pause and a resume
+# Each with the median wall time and the mean CPU time (node's and the fsrun processes it reaped).
+# Rounds alternate (the order rotates each round). Also prints the CLI-level medians (timeit, no
+# node) of `sandbox --json`, `exec`, `exec --status-json` (the adapter's: it also counts what the
+# exec left, for leftRunning) and `pause --tamper-json` + `resume` added (what the adapter runs
+# after a run that left a process; only where the container can be frozen). Run it as root and as
+# an ordinary user (e.g. through setpriv; the tree and FSRUN must be readable by it); the
+# task-container line says what it really ran as. FSRUN=path/to/fsrun (default: the build next to
+# this tree). Not a pass/fail test.
 set -eu
 
 rounds=${1:-30}
@@ -35,6 +41,8 @@ git -C "$wt" -c user.name=b -c user.email=b@b commit -q --allow-empty -m init
 
 cat >"$work/bench.js" <<'JS'
 const { FsrunBackend, NativeBackend } = require(process.argv[2]);
+const { readFileSync } = require("node:fs");
+const { execSync } = require("node:child_process");
 const [fsrun, state, wt, rounds] = process.argv.slice(3);
 const median = (a) => { const s = [...a].sort((x, y) => x - y); const n = s.length; return n % 2 ? s[(n - 1) / 2] : (s[n / 2 - 1] + s[n / 2]) / 2; };
 (async () => {
@@ -43,27 +51,40 @@ const median = (a) => { const s = [...a].sort((x, y) => x - y); const n = s.leng
     native: () => new NativeBackend(),
     "one-shot": () => new FsrunBackend({ fsrunPath: fsrun, stateRoot: state }),
     "task-container": () => new FsrunBackend({ fsrunPath: fsrun, stateRoot: state, mode: "task-container" }),
+    "task-container, one left": () => new FsrunBackend({ fsrunPath: fsrun, stateRoot: state, mode: "task-container" }),
   };
   const names = Object.keys(make);
   const backends = {};
+  const opts = { cwd: wt, timeoutMs: 0, maxBuffer: 1 << 20 };
   for (const n of names) {
     backends[n] = make[n]();
-    await backends[n].prepare({ taskId: "bench", runId: n, worktreePath: wt, policy });
+    await backends[n].prepare({ taskId: "bench", runId: n.replace(/\W+/g, "-"), worktreePath: wt, policy });
   }
-  const opts = { cwd: wt, timeoutMs: 0, maxBuffer: 1 << 20 };
+  // a process in a session of its own stays (a dev server): every run of that task is followed by
+  // a pause (fsrun exec says leftRunning true) and the next one by a resume
+  const left = backends["task-container, one left"];
+  await left.run("setsid -w sh -c 'sleep 100000 </dev/null >/dev/null 2>&1 &'", opts);
+  const comms = await left.run("cat /proc/[0-9]*/comm", opts);
+  if (comms.stdout.split("\n").filter((c) => c === "sleep").length < 2) throw new Error(`no process was left: ${comms.stdout}`);
+  // CPU: node's own and its reaped children's (fsrun and what it waited for), in clock ticks
+  const cpuTicks = () => readFileSync("/proc/self/stat", "utf8").split(") ")[1].split(" ").slice(11, 15).reduce((a, t) => a + Number(t), 0);
+  const tick = 1000 / Number(execSync("getconf CLK_TCK").toString().trim());
   const samples = Object.fromEntries(names.map((n) => [n, []]));
+  const cpu = Object.fromEntries(names.map((n) => [n, 0]));
   for (const n of names) await backends[n].run("true", opts); // warm-up
   for (let i = 0; i < Number(rounds); i++)
     for (let k = 0; k < names.length; k++) {
       const n = names[(i + k) % names.length];
-      const t0 = process.hrtime.bigint();
+      const [t0, c0] = [process.hrtime.bigint(), cpuTicks()];
       const r = await backends[n].run("true", opts);
       const ms = Number(process.hrtime.bigint() - t0) / 1e6;
+      cpu[n] += cpuTicks() - c0;
       if (r.exitCode !== 0) throw new Error(`${n}: exit ${r.exitCode} ${r.stderr}`);
       samples[n].push(ms);
     }
-  const modes = names.map((n) => `${n}${n === "task-container" ? ` (runs as ${backends[n].effectiveMode})` : ""}`);
-  for (const [i, n] of names.entries()) console.log(`  ${modes[i].padEnd(42)} ${median(samples[n]).toFixed(1).padStart(7)} ms per run()`);
+  const modes = names.map((n) => `${n}${n.startsWith("task-container") ? ` (runs as ${backends[n].effectiveMode})` : ""}`);
+  for (const [i, n] of names.entries())
+    console.log(`  ${modes[i].padEnd(50)} ${median(samples[n]).toFixed(1).padStart(7)} ms per run()  ${((cpu[n] * tick) / Number(rounds)).toFixed(1).padStart(6)} ms cpu (mean)`);
   for (const n of names) await backends[n].dispose();
 })().catch((e) => { console.error(e); process.exit(1); });
 JS
@@ -77,7 +98,12 @@ echo '{}' >"$work/policy.json"
 "$FSRUN" --root "$state" bundle --policy "$work/policy.json" --worktree "$wt" --out "$work/kept" -- /bin/sleep 100000 >/dev/null
 if "$FSRUN" --root "$state" run --detach --bundle "$work/kept" bench-fusion-kept >/dev/null 2>&1 &&
   "$FSRUN" --root "$state" exec bench-fusion-kept true >/dev/null 2>&1; then
-  runners=(sandbox-json exec)
+  runners=(sandbox-json exec exec-status)
+  # what the adapter adds after a run that left a process (a freezer: root, a delegated cgroup)
+  if "$FSRUN" --root "$state" pause bench-fusion-kept >/dev/null 2>&1 &&
+    "$FSRUN" --root "$state" resume bench-fusion-kept >/dev/null 2>&1; then
+    runners+=(pause-resume)
+  fi
 else
   runners=(sandbox-json) # exec cannot join the container (an fsrun before e55b6e3, as a user)
 fi
@@ -87,6 +113,12 @@ run_one() {
   case $1 in
     sandbox-json) "$work/timeit" "$FSRUN" --root "$state" sandbox --json --policy "$work/policy.json" --worktree "$wt" -- /bin/sh -c true ;;
     exec) "$work/timeit" "$FSRUN" --root "$state" exec --cwd "$wt" bench-fusion-kept /bin/sh -c true ;;
+    exec-status) "$work/timeit" "$FSRUN" --root "$state" exec --status-json "$work/status.json" --cwd "$wt" bench-fusion-kept /bin/sh -c true ;;
+    pause-resume) # the two commands' times added
+      {
+        "$work/timeit" "$FSRUN" --root "$state" pause --tamper-json "$work/paused.json" bench-fusion-kept
+        "$work/timeit" "$FSRUN" --root "$state" resume bench-fusion-kept
+      } | awk '{ w += $1; c += $2; s += $3 } END { print w, c, s }' ;;
   esac
 }
 bench_rounds "$rounds" run_one "${runners[@]}"

@@ -808,23 +808,29 @@ leave_include_writer() {
   [ "$(jq -c .tamper "$DIR/status.json")" = '[]' ]
 }
 
+# host_git_disarmed_by FILE: the host's git status under FILE's hostGitArgs runs nothing (no
+# $MARKER), a plain one runs the fsmonitor (the control)
+host_git_disarmed_by() {
+  local args
+  mapfile -t args < <(jq -r '.hostGitArgs[]' "$1")
+  hgit -C "$REPO" "${args[@]}" status --short
+  [ ! -e "$MARKER" ]
+  hgit -C "$REPO" status >/dev/null 2>&1 || true
+  [ -e "$MARKER" ]
+}
+
 # review21 P3: a process the last exec left (held by fifos: no wait on time) writes the config file
 # include.path names (an fsmonitor of its own) after that exec looked. Delete's last walk names the
 # include, and its hostGitArgs come from that file as it is now (the repository's pointers):
 # core.fsmonitor=false, under which the host's `git status` succeeds and runs nothing; a plain one
 # runs the fsmonitor (the control).
 route_final_include() {
-  local args
   leave_include_writer "$1"
   release_and_delete "$REPO" >/dev/null
   grep -qF "$DIR/evil.sh" "$REPO/.gitconfig"
   [ "$(jq -c .tamper "$DIR/final.json")" = '["config:include.path=../.gitconfig"]' ]
   [ "$(jq -c .hostGitArgs "$DIR/final.json")" = '["-c","core.fsmonitor=false"]' ]
-  mapfile -t args < <(jq -r '.hostGitArgs[]' "$DIR/final.json")
-  hgit -C "$REPO" "${args[@]}" status --short
-  [ ! -e "$MARKER" ]
-  hgit -C "$REPO" status >/dev/null 2>&1 || true
-  [ -e "$MARKER" ]
+  host_git_disarmed_by "$DIR/final.json"
 }
 
 @test "exec-git: delete's hostGitArgs disarm an included config a process left after the last exec wrote (root)" {
@@ -971,6 +977,56 @@ route_left_running() {
 
 @test "exec-git: an exec that leaves no process says leftRunning false; a setsid leftover or a hopping process makes it true (ordinary user)" {
   route_left_running user
+}
+
+# walk_adds_nothing FILE: FILE's walk (pause's or delete's --tamper-json) names nothing and asks
+# for no option that the last exec's status.json did not (a repeat at most)
+walk_adds_nothing() {
+  [ "$(jq -c .walked "$1")" = true ]
+  jq -en --slurpfile s "$DIR/status.json" --slurpfile w "$1" '
+    def pairs: [range(0; length; 2) as $i | .[$i:$i + 2]];
+    ($w[0].tamper - $s[0].tamper) == [] and ($w[0].hostGitArgs | pairs) - ($s[0].hostGitArgs | pairs) == []'
+}
+
+# pauseskip24: the adapter skips its pause when an exec says leftRunning false, because that
+# exec's walk is final. From the host: an exec that plants itself (a nested repository, an
+# fsmonitor in an included config) and leaves nothing has both in its own status, and a walk of
+# the quiet container after it (pause --tamper-json where a freezer exists, then delete's last
+# walk) adds nothing to that list or its options: the host's git under the status's hostGitArgs
+# runs nothing (a plain git status runs it: the control). route_pause_walk is the other side: a
+# leftover that plants after the walk, which only the frozen walk names.
+route_quiet_walk_adds_nothing() {
+  local id
+  make_repo "$1"
+  if [ "$("$FSRUN" features | jq -r '.annotations["run.fsrun.landlock"] // "0"')" -le 0 ]; then
+    skip "no Landlock here: leftRunning is always true and the adapter always pauses"
+  fi
+  hgit -C "$REPO" config include.path ../.gitconfig
+  sbx "$REPO" -- "git init -q quiet-nested && printf '[core]\\n\\tfsmonitor = $DIR/evil.sh\\n' >.gitconfig"
+  [ "$(jq -c .leftRunning "$DIR/status.json")" = false ]
+  [ "$(jq -c '.tamper | sort' "$DIR/status.json")" = \
+    '["config:include.path=../.gitconfig","quiet-nested/.git"]' ]
+  id=$(task_container "$REPO")
+  run as_owner "$FSRUN" --root "$DIR/state" pause --tamper-json "$DIR/paused.json" "$id"
+  echo "$output"
+  if [ "$1" = root ] || [ "$status" = 0 ]; then
+    [ "$status" = 0 ]
+    cat "$DIR/paused.json"
+    walk_adds_nothing "$DIR/paused.json"
+    as_owner "$FSRUN" --root "$DIR/state" resume "$id"
+  fi
+  as_owner "$FSRUN" --root "$DIR/state" delete --force --tamper-json "$DIR/final.json" "$id"
+  cat "$DIR/final.json"
+  walk_adds_nothing "$DIR/final.json"
+  host_git_disarmed_by "$DIR/status.json"
+}
+
+@test "exec-git: after an exec that leaves nothing, a walk of the quiet container adds nothing to its status (root)" {
+  route_quiet_walk_adds_nothing root
+}
+
+@test "exec-git: after an exec that leaves nothing, a walk of the quiet container adds nothing to its status (ordinary user)" {
+  route_quiet_walk_adds_nothing user
 }
 
 # review23 A2: besides /proc/PID/mem (route_left_running), process_vm_writev and process_vm_readv

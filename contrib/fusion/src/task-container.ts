@@ -152,12 +152,13 @@ export class TaskContainer {
   }
 
   /**
-   * One command (execOnce), then, when no other exec is in flight, the container frozen and its
-   * frozen state walked (`fsrun pause --tamper-json`): what a process the command left running
-   * planted after the exec's own walk is in this run's `tamper` and `hostGitArgs`, and nothing
-   * plants more until the next exec resumes it, so the list holds when the host's git runs
-   * between runs (review22 F2). Without that walk, `holds` is true only when the exec left nothing
-   * running (fsrun exec's `leftRunning` false) and no exec started after it, else "cannot tell".
+   * One command (execOnce), then, when no other exec is in flight: when the exec left nothing
+   * running (fsrun exec's `leftRunning` false, counted before its walk) and no exec started after
+   * it, that walk is final and the list holds with no pause (nothing is there to freeze);
+   * otherwise the container frozen and its frozen state walked (`fsrun pause --tamper-json`): what
+   * a process the command left running planted after the exec's own walk is in this run's `tamper`
+   * and `hostGitArgs`, and nothing plants more until the next exec resumes it, so the list holds
+   * when the host's git runs between runs (review22 F2). Neither: "cannot tell".
    */
   async exec(
     command: string,
@@ -188,14 +189,19 @@ export class TaskContainer {
   }
 
   /**
-   * Freezes the container and walks it when no exec is in flight; the walk, or null. Without that
-   * walk (no freezer, pauses off, a failed pause), the list holds only when the last exec's own
-   * walk is final (`final`: fsrun exec's `leftRunning` false), else "cannot tell".
+   * When no exec is in flight: the last exec's own walk when it is final (`final`: fsrun exec's
+   * `leftRunning` false and no exec started since), with no pause, since nothing is left that could
+   * plant before the next exec; else the container frozen and walked, the walk or null. Without
+   * that walk (no freezer, pauses off, a failed pause) the list does not hold ("cannot tell").
    */
   private async settle(final: boolean): Promise<FinalWalk | null> {
     if (this.active > 0 || this.paused) return null;
+    if (final) {
+      this.holds = true;
+      return null;
+    }
     const walk = this.pauseWalk ? await this.pauseAndWalk() : null;
-    if (walk === null) this.holds = final;
+    if (walk === null) this.holds = false;
     return walk;
   }
 

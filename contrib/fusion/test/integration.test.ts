@@ -795,6 +795,73 @@ test(`[${WHO}] task container without a freeze: a run that leaves no process is 
   assert.deepEqual([b.hostGitDisarmed, b.hostGitArgs], [true, []], "dispose's last walk holds");
 });
 
+/** An fsrun that logs its arguments (a line a call) to LOG, then runs the real one. */
+async function loggingFsrun(name: string): Promise<{ path: string; calls: (cmd: string) => Promise<number> }> {
+  const log = join(work, `${name}.log`);
+  const path = join(work, name);
+  await writeFile(path, `#!/bin/sh\nprintf '%s\\n' "$*" >>'${log}'\nexec '${FSRUN}' "$@"\n`, { mode: 0o755 });
+  const calls = async (cmd: string) => (await readFile(log, "utf8").catch(() => "")).split("\n").filter((l) => l.split(" ").includes(cmd) && !l.includes("--help")).length;
+  return { path, calls };
+}
+
+const containerStatus = async (b: FsrunBackend) => (JSON.parse((await runCommand(FSRUN, ["--root", stateRoot, "state", b.containerId ?? ""])).stdout) as { status: string }).status;
+
+// pauseskip24: after a run that leaves nothing of any run in the container (fsrun exec's
+// leftRunning false, counted before its walk), that walk is final and there is nothing to freeze:
+// the adapter neither pauses nor resumes (a wrapper logs fsrun's arguments; the container stays
+// running) and the run holds as it did frozen, with the exec's own list. Seen to fail with no
+// leftRunning test in settle(): the pauses were there.
+test(`[${WHO}] task container: a run that leaves nothing is not paused and holds with its own walk`, async (t) => {
+  const fsrun = await loggingFsrun("fsrun-no-pause");
+  const b = await backend({ mode: "task-container", fsrunPath: fsrun.path });
+  if (b.effectiveMode !== "task-container") return t.skip("fsrun exec cannot join the task container as this user");
+  const nested = ["-c", "core.fsmonitor=false", "-c", "submodule.recurse=false", "-c", "diff.ignoreSubmodules=all", "-c", "status.submoduleSummary=false"];
+  const r1 = await b.run("git init -q skip-nested", opts());
+  assert.deepEqual([r1.exitCode, r1.tamper, r1.hostGitArgs], [0, ["skip-nested/.git"], nested], r1.stderr);
+  assert.deepEqual([b.hostGitDisarmed, b.hostGitArgs], [true, nested], "nothing is left: the run's walk is final");
+  assert.equal(await containerStatus(b), "running");
+  // the next walk starts where the last one began: it may name the repository again (made in
+  // the tick that walk began: a repeat), nothing else
+  const r2 = await b.run("true", opts());
+  assert.deepEqual([r2.exitCode, r2.tamper.filter((p) => p !== "skip-nested/.git"), b.hostGitDisarmed], [0, [], true], r2.stderr);
+  assert.deepEqual([await fsrun.calls("pause"), await fsrun.calls("resume")], [0, 0], "no pause, no resume");
+  await b.dispose();
+  await rm(join(worktree, "skip-nested"), { recursive: true, force: true });
+});
+
+// pauseskip24, the other side: a run that leaves a process is paused as before (where a freezer
+// exists: root here; an ordinary user without a delegated cgroup has none, the pause is tried and
+// fails, and the run cannot hold), and so is the next run while it is there. Three leftovers that
+// fsrun exec's --kill-group does not end: a background job in a process group of its own, a
+// double-forked daemon (fork, setsid, fork), a process setsid'd into a new session. Each says it
+// runs through a fifo the command reads before it ends (no wait on time). A plain `sleep &` is
+// not here: --kill-group SIGKILLs it, and whether its zombie is reaped before the count decides
+// whether a pause follows (either is safe). Seen to fail with settle() skipping the pause always.
+test(`[${WHO}] task container: a run that leaves a process is paused as before`, async (t) => {
+  if (!(await stat("/usr/bin/python3").then(() => true, () => false))) return t.skip("needs /usr/bin/python3");
+  const leave = {
+    "own group": `mkfifo k-ready && { python3 -c 'import os; os.setpgid(0, 0); open("k-ready", "w").write("x\\n"); os.execvp("sleep", ["sleep", "1000"])' </dev/null >/dev/null 2>&1 & } && read x <k-ready`,
+    daemon: `mkfifo k-ready && sh -c 'setsid sh -c "(echo >k-ready; exec sleep 1000) &" &' </dev/null >/dev/null 2>&1 && read x <k-ready`,
+    setsid: `mkfifo k-ready && setsid -f sh -c 'echo >k-ready; exec sleep 1000' </dev/null >/dev/null 2>&1 && read x <k-ready`,
+  };
+  for (const [kind, command] of Object.entries(leave)) {
+    const fsrun = await loggingFsrun(`fsrun-pause-${kind.replace(" ", "-")}`);
+    const b = await backend({ mode: "task-container", fsrunPath: fsrun.path });
+    if (b.effectiveMode !== "task-container") return t.skip("fsrun exec cannot join the task container as this user");
+    const r = await b.run(command, opts());
+    assert.equal(r.exitCode, 0, `${kind}: ${r.stderr}`);
+    const frozen = (await containerStatus(b)) === "paused";
+    assert.equal(await fsrun.calls("pause"), 1, `${kind}: a pause after the run`);
+    if (root) assert.equal(frozen, true, `${kind}: as root the container is frozen`);
+    assert.equal(b.hostGitDisarmed, frozen, `${kind}: frozen, the walk holds; not, cannot tell`);
+    const again = await b.run("true", opts());
+    assert.equal(again.exitCode, 0, again.stderr);
+    assert.deepEqual([await fsrun.calls("pause"), await fsrun.calls("resume")], frozen ? [2, 1] : [2, 0], `${kind}: the leftover is still there`);
+    await b.dispose();
+    await rm(join(worktree, "k-ready"), { force: true });
+  }
+});
+
 /**
  * review23 A2's injection (x86_64): writes an execve of `sh -c CMD` over the `syscall` instruction
  * that pid PID is stopped at (read from /proc/PID/syscall), through /proc/PID/mem, then stops and

@@ -13,6 +13,7 @@
 #include "cmd/commands.h"
 #include "context.h"
 #include "error.h"
+#include "file-time.h"
 #include "fsrun-commit.h"
 #include "log.h"
 #include "prefault.h"
@@ -173,6 +174,20 @@ static bool asks_help(int argc, char **argv) {
   return argc > 1 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0);
 }
 
+/* Set by fsrun_entry (src/prefault-entry-x86_64.S) before the C library starts; zero in a build
+ * without that entry. */
+struct timespec fsrun_entry_realtime __attribute__((visibility("hidden")));
+
+/* Just after every file time set before this process began: fsrun_entry's time, or now */
+static void process_started(struct timespec *t) {
+  if (fsrun_entry_realtime.tv_sec == 0) {
+    file_time_after_now(t);
+    return;
+  }
+  *t = fsrun_entry_realtime;
+  file_time_just_after(t);
+}
+
 int main(int argc, char **argv) {
   struct fsrun_context ctx = {.log_format = "text", .rootless = ROOTLESS_AUTO, .state_root_fd = -1};
   cleanup_free char *usage_error = NULL;
@@ -183,6 +198,8 @@ int main(int argc, char **argv) {
   bool want_help = false, want_version = false;
   int exit_status = 0, opt;
 
+  /* first: the earlier the sandbox's tamper cutoff, the sooner the coarse clock has reached it */
+  process_started(&ctx.started);
   /* A SIGCHLD our caller left ignored would have the kernel reap our children behind our back:
    * their pids free for reuse while we still signal them as our own (slirp4netns, a hook, the
    * native command's group), and no SIGCHLD for the inits that wait for one. Its default, as

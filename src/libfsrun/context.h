@@ -3,6 +3,7 @@
 #define FSRUN_CONTEXT_H
 
 #include <stdbool.h>
+#include <time.h>
 
 typedef enum { ROOTLESS_AUTO = 0, ROOTLESS_TRUE, ROOTLESS_FALSE } fsrun_rootless_mode;
 
@@ -18,6 +19,9 @@ struct fsrun_context {
   bool debug;
   bool systemd_cgroup;
   fsrun_rootless_mode rootless;
+  /* CLOCK_REALTIME just after this process began (fsrun_entry's read, else main's first): every
+   * file time the caller set before it ran us is earlier. `fsrun sandbox`'s tamper cutoff. */
+  struct timespec started;
 };
 
 #endif

@@ -38,12 +38,16 @@ bool file_time_reached(const struct timespec *t, const struct timespec *cutoff) 
   return !file_time_before(t, &floored);
 }
 
-void file_time_after_now(struct timespec *t) {
-  clock_gettime(CLOCK_REALTIME, t);
+void file_time_just_after(struct timespec *t) {
   if (++t->tv_nsec == NSEC_PER_SEC) {
     t->tv_sec++;
     t->tv_nsec = 0;
   }
+}
+
+void file_time_after_now(struct timespec *t) {
+  clock_gettime(CLOCK_REALTIME, t);
+  file_time_just_after(t);
 }
 
 static int64_t ns_of(const struct timespec *t) {

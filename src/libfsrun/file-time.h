@@ -29,6 +29,8 @@ void file_time_floor(struct timespec *t, long long grain_ns);
 bool file_time_reached(const struct timespec *t, const struct timespec *cutoff);
 /* Just after every file time set so far: CLOCK_REALTIME now plus 1 ns. */
 void file_time_after_now(struct timespec *t);
+/* *t plus 1 ns: just after every file time set by then, for a time read from CLOCK_REALTIME */
+void file_time_just_after(struct timespec *t);
 /* Returns once the coarse clock has reached *t (0: from then on a changed file's time is not
  * before *t). When it has not after max_ms (the clock was set back), *t becomes the coarse clock
  * and -ETIMEDOUT is returned: a cutoff that early names more, never less. Sleeps until the coarse

@@ -1031,6 +1031,38 @@ host_repo_before_run() {
   host_repo_before_run user
 }
 
+# run_after_worktree_add_file NAME SCRIPT: the host's `git worktree add` of .worktrees/NAME in the
+# main checkout, then at once a one-shot run of SCRIPT there whose policy is a regular file: the run
+# begins at fsrun's start (perfidle24), with nothing to wait for
+run_after_worktree_add_file() {
+  rm -f "$DIR/audit.jsonl"
+  hgit -C "$REPO" worktree add -q -b "$1" "$REPO/.worktrees/$1"
+  as_owner env GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null timeout -s KILL 120 \
+    "$FSRUN" --root "$DIR/state" sandbox --audit-log "$DIR/audit.jsonl" --policy "$DIR/policy.json" \
+    --worktree "$REPO" -- /bin/sh -c "$2"
+}
+
+# host_repo_before_file_run OWNER: with the policy in a file, the run begins when fsrun starts (not
+# once it has read its input): the worktree the host made just before is still not the run's (a
+# start 20 ms early named it), and a repository the run makes is, in each of ten runs
+host_repo_before_file_run() {
+  make_repo "$1"
+  for i in $(seq 10); do
+    run_after_worktree_add_file "w$i" true
+    [ "$(tamper)" = '[]' ] || { echo "run $i named $(tamper)"; return 1; }
+  done
+  run_after_worktree_add_file last 'mkdir -p n/.git'
+  [ "$(tamper)" = '["n/.git"]' ]
+}
+
+@test "sandbox-git: a linked worktree the host made right before a run with a policy file is not the run's nested repository (root)" {
+  host_repo_before_file_run root
+}
+
+@test "sandbox-git: a linked worktree the host made right before a run with a policy file is not the run's nested repository (ordinary user)" {
+  host_repo_before_file_run user
+}
+
 # mkdir_run PATH: a one-shot run of `mkdir -p PATH` on the task's worktree, as the owner, with an
 # audit log of its own
 mkdir_run() {

@@ -117,12 +117,13 @@ static int open_init_pidfd(const struct container_status *st) {
   return fd;
 }
 
+/* the message names ENOSYS already: taken as it is, not followed by strerror's text of it */
 static int no_pidfd_error(const char *what, fsrun_error_t *err) {
-  return fsrun_error_make(err, ENOSYS,
-                          "%s: pidfd_open answers ENOSYS here (valgrind 3.19, a seccomp profile): "
-                          "fsrun signals a container's init only through a pidfd, never by a pid "
-                          "that may be reused by then",
-                          what);
+  return fsrun_error_take(err, ENOSYS,
+                          xasprintf("%s: pidfd_open answers ENOSYS here (valgrind 3.19, a seccomp "
+                                    "profile): fsrun signals a container's init only through a "
+                                    "pidfd, never by a pid that may be reused by then",
+                                    what));
 }
 
 /* Waits until the process behind pidfd has exited; reaps it when it is our child. false when it
@@ -1323,16 +1324,17 @@ static int check_init_gone(struct unsent_kill unsent, const struct container_sta
     nanosleep(&tick, NULL);
   if (unsent.call == NULL || !status_init_alive(st))
     return 0;
+  /* the messages name the error mid-sentence: taken as they are, not followed by it again */
   if (unsent.code != ENOSYS)
-    return fsrun_error_make(err, unsent.code,
-                            "delete `%s`: its init (pid %d) is not in %s, and its SIGKILL through "
-                            "%s failed: %s; the state is kept",
-                            id, (int)st->pid, where, unsent.call, strerror(unsent.code));
-  return fsrun_error_make(
-      err, ENOSYS,
-      "delete `%s`: its init (pid %d) is not in %s, and %s answers "
-      "ENOSYS here: fsrun kills an init only through a pidfd; the state is kept",
-      id, (int)st->pid, where, unsent.call);
+    return fsrun_error_take(err, unsent.code,
+                            xasprintf("delete `%s`: its init (pid %d) is not in %s, and its "
+                                      "SIGKILL through %s failed: %s; the state is kept",
+                                      id, (int)st->pid, where, unsent.call, strerror(unsent.code)));
+  return fsrun_error_take(err, ENOSYS,
+                          xasprintf("delete `%s`: its init (pid %d) is not in %s, and %s answers "
+                                    "ENOSYS here: fsrun kills an init only through a pidfd; the "
+                                    "state is kept",
+                                    id, (int)st->pid, where, unsent.call));
 }
 
 /* For open_init_pidfd's -1 (errno as it left it): pidfd_open when that call answers ENOSYS */

@@ -587,8 +587,10 @@ static void child_wait_go(struct exec_child *c) {
   if (r == -EPIPE)
     _exit(1);
   if (r < 0 || type != SYNC_GO) {
-    fsrun_error_make(&err, r < 0 ? -r : 0, "exec: wait for the runtime's go: %s",
-                     r < 0 ? strerror(-r) : "unexpected message");
+    if (r < 0)
+      fsrun_error_make(&err, -r, "exec: wait for the runtime's go");
+    else
+      fsrun_error_make(&err, 0, "exec: wait for the runtime's go: unexpected message");
     child_fail(c, &err);
   }
 }

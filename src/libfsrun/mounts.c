@@ -809,10 +809,10 @@ static int bind_tree_by_mount(const struct mount_env *env, int bundle_fd, const 
                               size_t index, fsrun_error_t *err) {
   cleanup_close int src = -1, target = -1, mnt = -1;
   if (o->idmap)
-    return fsrun_error_make(err, ENOSYS,
-                            "mounts[%zu]: an idmapped bind of `%s` needs open_tree and "
-                            "mount_setattr, which answer ENOSYS here",
-                            index, source);
+    return fsrun_error_take(err, ENOSYS,
+                            xasprintf("mounts[%zu]: an idmapped bind of `%s` needs open_tree and "
+                                      "mount_setattr, which answer ENOSYS here",
+                                      index, source));
   src = openat(bundle_fd >= 0 ? bundle_fd : AT_FDCWD, source, O_PATH | O_CLOEXEC);
   if (src < 0)
     return fsrun_error_errno(err, "mounts[%zu]: bind source `%s`", index, source);

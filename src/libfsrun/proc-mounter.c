@@ -69,8 +69,7 @@ int proc_mounter_mount(int sock, const char *data, unsigned int attrs, fsrun_err
   if (reply.type != SYNC_GO || reply.fd < 0) {
     int e = reply.errno_value ? reply.errno_value : EIO;
     sync_msg_clear(&reply);
-    return fsrun_error_make(err, e, "mount the procfs (in the first init's mount namespace): %s",
-                            strerror(e));
+    return fsrun_error_make(err, e, "mount the procfs (in the first init's mount namespace)");
   }
   return reply.fd; /* the message's data is NULL: nothing else to clear */
 }
@@ -131,8 +130,7 @@ int proc_runtime_serve(int pidns_fd, int *context, const char *request, int *fd_
     int saved = errno;
     close(*context);
     *context = -1;
-    return fsrun_error_make(err, saved, "make a procfs of the joined pid namespace: %s",
-                            strerror(saved));
+    return fsrun_error_make(err, saved, "make a procfs of the joined pid namespace");
   }
   close(*context);
   *context = -1;

@@ -199,7 +199,7 @@ int sandbox_worktree_pin(const char *given, char **resolved, fsrun_error_t *err)
   if (r < 0)
     return r;
   if (r == 1)
-    return fsrun_error_make(err, ENOENT, "--worktree `%s`: %s", given, strerror(ENOENT));
+    return fsrun_error_make(err, ENOENT, "--worktree `%s`", given);
   /* the real path of that object, and the name must still show it */
   snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
   n = readlink(link, real, sizeof(real) - 1);

@@ -1524,10 +1524,41 @@ assert_no_sleep() {
   [ "$status" -eq 0 ]
 }
 
-@test "sandbox: a worktree that does not exist is refused (exit 125)" {
-  run fsrun sandbox --policy "$POLICY" --worktree "$DIR/nope" -- true
-  [ "$status" -eq 125 ]
-  [[ $output == *"$DIR/nope"* ]]
+# Before, the error named the errno twice: "--worktree `x`: No such file or directory: No such
+# file or directory".
+@test "sandbox: a worktree that does not exist is refused in one line naming it (sandbox 125, bundle 1), nothing made (root and an ordinary user)" {
+  local uid=1000 who given home runner
+  make_traversable "$DIR"
+  for who in root user; do
+    # each caller's own directory: its cwd, its state root, its home
+    home=$DIR/$who
+    mkdir -p "$home"
+    runner=()
+    [ "$who" = root ] || { chown "$uid:$uid" "$home" && runner=(setpriv --reuid "$uid" --regid "$uid" --clear-groups); }
+    for given in relative/missing "$home/nope"; do
+      run --separate-stderr in_dir "$home" "${runner[@]}" env HOME="$home" \
+        "$FSRUN" --root "$home/state" sandbox --policy "$POLICY" --worktree "$given" \
+        --task-id "$TASK" -- touch "$DIR/ran"
+      echo "$who, $given: $status [$output] [$stderr]"
+      [ "$status" -eq 125 ]
+      [ "$stderr" = "fsrun: --worktree \`$given\`: No such file or directory" ]
+      [ -z "$output" ]
+      run --separate-stderr in_dir "$home" "${runner[@]}" env HOME="$home" \
+        "$FSRUN" --root "$home/state" bundle --policy "$POLICY" --worktree "$given" \
+        --out "$home/bundle" -- touch "$DIR/ran"
+      echo "bundle, $who, $given: $status [$output] [$stderr]"
+      [ "$status" -eq 1 ]
+      [ "$stderr" = "fsrun: --worktree \`$given\`: No such file or directory" ]
+      [ -z "$output" ]
+      [ ! -e "$DIR/ran" ]
+      [ -z "$(ls -A "$home")" ]
+    done
+  done
+}
+
+# in_dir DIR COMMAND...: COMMAND run in DIR (a relative path it is given is DIR's)
+in_dir() {
+  cd "$1" && shift && "$@"
 }
 
 @test "sandbox: the audit log has prepare and run, with the canonical policy's sha256" {

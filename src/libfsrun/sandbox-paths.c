@@ -164,6 +164,11 @@ static int refuse_lookup(const struct agent_trees *t, const char *field, size_t 
   return fsrun_error_errno(err, "policy: %s[%zu]: `%s`", field, i, path);
 }
 
+/* Two lookups, not the walk alone. Below an agent tree the walk passes the command's links (it
+ * runs as the caller, so they are the caller's), which only stat_caller_path's lookup through no
+ * link refuses. Outside every tree that lookup is a plain stat the walk could stand in for, but
+ * its errno is the one-line refusal naming the field (EACCES; ENOTDIR, not taken for missing as
+ * the walk's 1 is), for one stat(2) an entry. The walk's object is what is bound either way. */
 int check_caller_path(const struct agent_trees *t, const char *field, size_t i, const char *path,
                       bool missing_ok, struct stat *st, fsrun_error_t *err) {
   struct stat walked_st;

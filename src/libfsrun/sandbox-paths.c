@@ -188,7 +188,9 @@ int check_caller_path(const struct agent_trees *t, const char *field, size_t i, 
 
 /* --- the worktree, pinned to the object its walk reached ------------------------------------ */
 
-/* no heap: nothing to free at exit (memcheck counts a still-reachable block) */
+/* process-global, not passed down: the worktree reaches sandbox_git_layout_find as a path through
+ * a dozen callers in eight files (the run, the bundle, the spelling, exec's git), and one process
+ * pins one worktree. No heap: nothing to free at exit (memcheck counts a still-reachable block). */
 static struct {
   bool set;
   char path[PATH_MAX];

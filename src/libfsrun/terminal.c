@@ -109,29 +109,10 @@ int terminal_connect_console_socket(const char *path, fsrun_error_t *err) {
 }
 
 int terminal_send_fd(int sock, int fd, const char *name, fsrun_error_t *err) {
-  union {
-    char buf[CMSG_SPACE(sizeof(int))];
-    struct cmsghdr align;
-  } control;
   struct iovec iov = {.iov_base = (void *)name, .iov_len = strlen(name)};
-  struct msghdr mh = {.msg_iov = &iov,
-                      .msg_iovlen = 1,
-                      .msg_control = control.buf,
-                      .msg_controllen = sizeof(control.buf)};
-  struct cmsghdr *c;
-  ssize_t r;
-
-  memset(&control, 0, sizeof(control));
-  c = CMSG_FIRSTHDR(&mh);
-  c->cmsg_level = SOL_SOCKET;
-  c->cmsg_type = SCM_RIGHTS;
-  c->cmsg_len = CMSG_LEN(sizeof(int));
-  memcpy(CMSG_DATA(c), &fd, sizeof(int));
-  do
-    r = sendmsg(sock, &mh, MSG_NOSIGNAL);
-  while (r < 0 && errno == EINTR);
+  int r = sync_sendv(sock, &iov, 1, fd);
   if (r < 0)
-    return fsrun_error_errno(err, "send the pty master over the console socket");
+    return fsrun_error_make(err, -r, "send the pty master over the console socket");
   return 0;
 }
 

@@ -272,3 +272,9 @@ void oci_config_free(oci_config *c) {
   model_free_fields(&oci_config_desc, c);
   free(c);
 }
+
+void oci_config_freep(oci_config **c) {
+  if (*c != NULL)
+    oci_config_free(*c);
+  *c = NULL;
+}

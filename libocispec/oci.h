@@ -446,6 +446,9 @@ int oci_config_parse(const char *json, size_t len, const char *what, oci_config 
 int oci_config_parse_file(const char *path, const char *what, oci_config **out, char **err);
 char *oci_config_serialize(const oci_config *c, bool pretty, char **err);
 void oci_config_free(oci_config *c);
+/* oci_config_free(*c) unless it is NULL, *c then NULL */
+void oci_config_freep(oci_config **c);
+#define cleanup_oci_config __attribute__((cleanup(oci_config_freep)))
 
 /* exec's process.json: the `process` object on its own */
 int oci_process_parse(const char *json, size_t len, const char *what, oci_process **out,

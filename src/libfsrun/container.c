@@ -54,29 +54,10 @@
 #define P_PIDFD 3
 #endif
 
-static void cleanup_configp(oci_config **c) {
-  if (*c != NULL)
-    oci_config_free(*c);
-  *c = NULL;
-}
-#define cleanup_config __attribute__((cleanup(cleanup_configp)))
-
 static void cleanup_statusp(struct container_status *st) {
   status_clear(st);
 }
 #define cleanup_status __attribute__((cleanup(cleanup_statusp)))
-
-static void cleanup_seccompp(struct fsrun_seccomp **s) {
-  if (*s != NULL)
-    seccomp_free(*s);
-  *s = NULL;
-}
-
-static void cleanup_attrsp(struct fsrun_process_attrs **a) {
-  if (*a != NULL)
-    process_attrs_free(*a);
-  *a = NULL;
-}
 
 static int pidfd_open_(pid_t pid) {
   return (int)syscall(SYS_pidfd_open, pid, 0);
@@ -411,12 +392,12 @@ struct create_job {
 };
 
 static void create_job_release(struct create_job *j) {
-  cleanup_configp(&j->config);
+  oci_config_freep(&j->config);
   free(j->bundle);
   free(j->rootfs);
   free(j->config_json);
-  cleanup_seccompp(&j->seccomp);
-  cleanup_attrsp(&j->attrs);
+  seccomp_freep(&j->seccomp);
+  process_attrs_freep(&j->attrs);
   landlock_rules_freep(&j->landlock);
   free(j->hierarchies);
   namespaces_plan_clear(&j->plan);

@@ -21,11 +21,6 @@
 static void cleanup_statusp(struct container_status *st) {
   status_clear(st);
 }
-static void cleanup_configp(oci_config **c) {
-  if (*c != NULL)
-    oci_config_free(*c);
-}
-
 /* DIR made (0700, with its parents, as runc does) when missing and returned absolute (criu
  * resolves relative paths from its work dir, the caller's are from the current directory). */
 char *criu_prepare_dir(const char *what, const char *option, const char *dir, fsrun_error_t *err) {
@@ -181,7 +176,7 @@ int criu_checkpoint(const struct fsrun_context *ctx, const char *id,
                     const struct criu_checkpoint_opts *o, fsrun_error_t *err) {
   const char *what = o->pre_dump ? "checkpoint --pre-dump" : "checkpoint";
   __attribute__((cleanup(cleanup_statusp))) struct container_status st = {0};
-  __attribute__((cleanup(cleanup_configp))) oci_config *config = NULL;
+  cleanup_oci_config oci_config *config = NULL;
   __attribute__((cleanup(criu_argv_free))) struct criu_argv a = {0};
   const struct criu_child child = {.pass_fd = o->status_fd};
   cleanup_close int dirfd = -1;

@@ -672,24 +672,6 @@ __attribute__((noreturn)) static void exec_child_main(struct exec_child *c) {
 
 /* --- the parent ------------------------------------------------------------------------------ */
 
-static void cleanup_configp(oci_config **c) {
-  if (*c != NULL)
-    oci_config_free(*c);
-  *c = NULL;
-}
-
-static void cleanup_seccompp(struct fsrun_seccomp **s) {
-  if (*s != NULL)
-    seccomp_free(*s);
-  *s = NULL;
-}
-
-static void cleanup_attrsp(struct fsrun_process_attrs **a) {
-  if (*a != NULL)
-    process_attrs_free(*a);
-  *a = NULL;
-}
-
 /* The init's root (a container without a mount namespace of its own has only that, its chroot):
  * the start time is checked after the open. */
 static int open_init_root(const struct container_status *st, fsrun_error_t *err) {
@@ -898,9 +880,9 @@ static bool exec_isolate(const oci_config *config, struct fsrun_landlock_rules *
 int container_exec(const struct fsrun_context *ctx, const struct exec_options *o, int *exit_status,
                    fsrun_error_t *err) {
   cleanup_live struct live_container c = {0};
-  __attribute__((cleanup(cleanup_configp))) oci_config *config = NULL;
-  __attribute__((cleanup(cleanup_seccompp))) struct fsrun_seccomp *seccomp = NULL;
-  __attribute__((cleanup(cleanup_attrsp))) struct fsrun_process_attrs *attrs = NULL;
+  cleanup_oci_config oci_config *config = NULL;
+  cleanup_seccomp struct fsrun_seccomp *seccomp = NULL;
+  cleanup_process_attrs struct fsrun_process_attrs *attrs = NULL;
   cleanup_landlock_rules struct fsrun_landlock_rules *landlock = NULL;
   cleanup_close int state_dir_fd = -1;
   cleanup_close int console_fd = -1;

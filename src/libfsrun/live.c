@@ -127,11 +127,6 @@ int container_resume(const struct fsrun_context *ctx, const char *id, fsrun_erro
 
 /* --- update -------------------------------------------------------------------------------- */
 
-static void cleanup_configp(oci_config **config) {
-  oci_config_free(*config);
-  *config = NULL;
-}
-
 #define RESOURCES_MAX_BYTES (64u << 20)
 
 static int read_stdin(char **out, size_t *len, fsrun_error_t *err) {
@@ -208,7 +203,7 @@ int container_update(const struct fsrun_context *ctx, const char *id, const oci_
     return ret;
   if (r != NULL && r->n_devices > 0) {
     /* new device rules replace the old ones: the nodes config.json made must stay usable */
-    __attribute__((cleanup(cleanup_configp))) oci_config *config = NULL;
+    cleanup_oci_config oci_config *config = NULL;
     cleanup_close int dirfd = status_dir_open(ctx, id, err);
     if (dirfd < 0 || status_read_config(dirfd, c.st.bundle, &config, err) < 0) {
       log_warning("update `%s`: the device rules replace the container's without the nodes of "

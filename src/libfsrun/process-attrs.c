@@ -223,8 +223,9 @@ void process_attrs_free(struct fsrun_process_attrs *a) {
   free(a);
 }
 
-static void process_attrs_freep(struct fsrun_process_attrs **a) {
+void process_attrs_freep(struct fsrun_process_attrs **a) {
   process_attrs_free(*a);
+  *a = NULL;
 }
 
 static int prepare_io_priority(const oci_io_priority *io, struct fsrun_process_attrs *a,
@@ -385,8 +386,7 @@ static int prepare_memory_policy(const oci_memory_policy *mp, struct fsrun_proce
 
 int process_attrs_prepare(const oci_process *p, const oci_linux *l,
                           struct fsrun_process_attrs **out, fsrun_error_t *err) {
-  __attribute__((cleanup(process_attrs_freep))) struct fsrun_process_attrs *a =
-      xmalloc0(sizeof(*a));
+  cleanup_process_attrs struct fsrun_process_attrs *a = xmalloc0(sizeof(*a));
   int ret = 0;
 
   *out = NULL;

@@ -89,6 +89,9 @@ struct fsrun_process_attrs {
 int process_attrs_prepare(const oci_process *p, const oci_linux *l,
                           struct fsrun_process_attrs **out, fsrun_error_t *err);
 void process_attrs_free(struct fsrun_process_attrs *a);
+/* process_attrs_free(*a), *a then NULL */
+void process_attrs_freep(struct fsrun_process_attrs **a);
+#define cleanup_process_attrs __attribute__((cleanup(process_attrs_freep)))
 
 /* In the init (or exec child): memory policy, scheduler, I/O priority, personality, then the LSM
  * exec labels (written to /proc/thread-self/attr/... through procfs_fd, a handle on a procfs root

@@ -462,6 +462,11 @@ void seccomp_free(struct fsrun_seccomp *f) {
   free(f);
 }
 
+void seccomp_freep(struct fsrun_seccomp **f) {
+  seccomp_free(*f);
+  *f = NULL;
+}
+
 /* --- listener
  * --------------------------------------------------------------------------------------- */
 

@@ -23,6 +23,9 @@ struct fsrun_seccomp *seccomp_deserialize(const char *buf, size_t len);
 int seccomp_load_filter(const struct fsrun_seccomp *f, int *notify_fd, fsrun_error_t *err);
 bool seccomp_has_notify(const struct fsrun_seccomp *f);
 void seccomp_free(struct fsrun_seccomp *f);
+/* seccomp_free(*f), *f then NULL */
+void seccomp_freep(struct fsrun_seccomp **f);
+#define cleanup_seccomp __attribute__((cleanup(seccomp_freep)))
 /* Sends the notify fd (SCM_RIGHTS) with the spec's containerProcessState JSON to listenerPath:
  * {"ociVersion", "fds": ["seccompFd"], "pid": pid (the process that loaded the filter),
  * "metadata": listener_metadata (linux.seccomp.listenerMetadata, may be NULL), "state":

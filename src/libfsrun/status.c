@@ -511,11 +511,6 @@ void status_clear(struct container_status *st) {
   memset(st, 0, sizeof(*st));
 }
 
-static void cleanup_configp(oci_config **c) {
-  oci_config_free(*c);
-  *c = NULL;
-}
-
 int status_open_cgroup_config(int dirfd, const char *id, const struct container_status *st,
                               struct fsrun_cgroup **out, oci_config **config, fsrun_error_t *err) {
   const char *cgroups_path;
@@ -533,7 +528,7 @@ int status_open_cgroup_config(int dirfd, const char *id, const struct container_
 
 int status_open_cgroup(int dirfd, const char *id, const struct container_status *st,
                        struct fsrun_cgroup **out, fsrun_error_t *err) {
-  __attribute__((cleanup(cleanup_configp))) oci_config *config = NULL;
+  cleanup_oci_config oci_config *config = NULL;
   return status_open_cgroup_config(dirfd, id, st, out, &config, err);
 }
 

@@ -392,19 +392,39 @@ static void gen_memory(yajl_gen g, const live_stats *s) {
   yajl_gen_map_close(g);
 }
 
-char *live_stats_event_json(const char *id, const live_stats *s, fsrun_error_t *err) {
+/* a generator with an event's object open: {"type": TYPE, "id": ID, ... */
+static yajl_gen event_open(const char *type, const char *id) {
   yajl_gen g = yajl_gen_alloc(NULL);
-  const unsigned char *buf;
-  size_t len;
-  char *json;
-
   if (g == NULL)
     abort();
   yajl_gen_map_open(g);
   gen_key(g, "type");
-  gen_key(g, "stats");
+  gen_key(g, type);
   gen_key(g, "id");
   gen_key(g, id);
+  return g;
+}
+
+/* the event's object closed and its text (the caller frees it), g freed; NULL when yajl refused
+ * what was generated */
+static char *event_close(yajl_gen g) {
+  const unsigned char *buf;
+  size_t len;
+  char *json = NULL;
+  yajl_gen_map_close(g);
+  if (yajl_gen_get_buf(g, &buf, &len) == yajl_gen_status_ok) {
+    json = strndup((const char *)buf, len);
+    if (json == NULL)
+      abort();
+  }
+  yajl_gen_free(g);
+  return json;
+}
+
+char *live_stats_event_json(const char *id, const live_stats *s, fsrun_error_t *err) {
+  yajl_gen g = event_open("stats", id);
+  char *json;
+
   gen_key(g, "data");
   yajl_gen_map_open(g);
   gen_cpu(g, s);
@@ -431,37 +451,16 @@ char *live_stats_event_json(const char *id, const live_stats *s, fsrun_error_t *
   }
   yajl_gen_map_close(g);
   yajl_gen_map_close(g);
-  yajl_gen_map_close(g);
-  if (yajl_gen_get_buf(g, &buf, &len) != yajl_gen_status_ok) {
-    yajl_gen_free(g);
-    fsrun_error_make(err, EINVAL, "serialise the stats of `%s`", id);
-    return NULL;
-  }
-  json = strndup((const char *)buf, len);
-  yajl_gen_free(g);
+  json = event_close(g);
   if (json == NULL)
-    abort();
+    fsrun_error_make(err, EINVAL, "serialise the stats of `%s`", id);
   return json;
 }
 
 static char *oom_event_json(const char *id) {
-  yajl_gen g = yajl_gen_alloc(NULL);
-  const unsigned char *buf;
-  size_t len;
-  char *json;
-  if (g == NULL)
-    abort();
-  yajl_gen_map_open(g);
-  gen_key(g, "type");
-  gen_key(g, "oom");
-  gen_key(g, "id");
-  gen_key(g, id);
-  yajl_gen_map_close(g);
-  yajl_gen_get_buf(g, &buf, &len);
-  json = strndup((const char *)buf, len);
-  yajl_gen_free(g);
+  char *json = event_close(event_open("oom", id));
   if (json == NULL)
-    abort();
+    abort(); /* two string members: nothing yajl refuses */
   return json;
 }
 

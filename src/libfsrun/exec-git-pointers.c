@@ -6,13 +6,16 @@
  * and leaves its own "after" there. A hook manager's file that is there now and was not when the
  * last exec looked (the same managers installed) came in between: reported.
  *
- * The file: a first line `fsrun-git-pointers 1 MANAGERS`, then one `KEY DIGEST` line a pointer
- * (hex), KEY a hash of its entry and path: a pointer the config names only now (the host changed
- * the config) has no line and starts from its own exec's digest. The create of the container
+ * The file: a first line `fsrun-git-pointers 2 MANAGERS`, then one `KEY DIGEST` line a pointer,
+ * KEY a hash of its entry and path (hex), DIGEST its SHA-256 digest (64 hex) or `-` (unknown: never
+ * the same). A pointer the config names only now (the host changed the config) has no line and
+ * starts from its own exec's digest. Version 1's digests (64-bit, not collision resistant: review24
+ * B0) are not compared: each pointer they name counts as changed once. The create of the container
  * writes the first file (the state at creation), so that what the container's process rewrites
  * before the first exec is that exec's to report. */
 #include "exec-git.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -24,7 +27,8 @@
 #include "utils.h"
 
 #define POINTERS_FILE     "git-pointers"
-#define POINTERS_MAGIC    "fsrun-git-pointers 1"
+#define POINTERS_MAGIC    "fsrun-git-pointers"
+#define POINTERS_VERSION  2u
 #define POINTERS_FILE_MAX (64 * 1024)
 
 static uint64_t pointer_key(const struct sandbox_git_pointer *p) {
@@ -39,17 +43,47 @@ static uint64_t pointer_key(const struct sandbox_git_pointer *p) {
   return h;
 }
 
-/* the digest stored for key in text (past its first line); false when there is none */
-static bool stored_digest(const char *text, uint64_t key, uint64_t *digest) {
+/* a digest as text: 64 hex digits, or `-` when unknown */
+static void digest_format(const struct sandbox_git_digest *d, char out[65]) {
+  if (d->unknown) {
+    strcpy(out, "-");
+    return;
+  }
+  for (size_t i = 0; i < sizeof(d->sum); i++)
+    snprintf(out + 2 * i, 3, "%02x", d->sum[i]);
+}
+
+static bool digest_parse(const char *text, struct sandbox_git_digest *d) {
+  *d = (struct sandbox_git_digest){.unknown = true};
+  if (text[0] == '-')
+    return text[1] == '\n';
+  for (size_t i = 0; i < sizeof(d->sum); i++) {
+    unsigned byte;
+    if (sscanf(text + 2 * i, "%2x", &byte) != 1 || !isxdigit((unsigned char)text[2 * i]) ||
+        !isxdigit((unsigned char)text[2 * i + 1]))
+      return false;
+    d->sum[i] = (uint8_t)byte;
+  }
+  d->unknown = false;
+  return text[2 * sizeof(d->sum)] == '\n';
+}
+
+/* the digest stored for key in text (past its first line); false when there is none. Version 1's
+ * line is there but its digest is unknown. */
+static bool stored_digest(const char *text, unsigned version, uint64_t key,
+                          struct sandbox_git_digest *digest) {
   for (const char *line = strchr(text, '\n'); line != NULL; line = strchr(line, '\n')) {
-    uint64_t k, d;
+    uint64_t k;
     int end = -1;
     line++;
-    if (sscanf(line, "%16" SCNx64 " %16" SCNx64 "%n", &k, &d, &end) == 2 && end > 0 &&
-        line[end] == '\n' && k == key) {
-      *digest = d;
+    if (sscanf(line, "%16" SCNx64 " %n", &k, &end) != 1 || end <= 0 || k != key)
+      continue;
+    if (version == 1) {
+      *digest = (struct sandbox_git_digest){.unknown = true};
       return true;
     }
+    if (digest_parse(line + end, digest))
+      return true;
   }
   return false;
 }
@@ -62,10 +96,12 @@ static void save_digests(const struct sandbox_git_run *g, int state_dir_fd, bool
   FILE *f = open_memstream(&text, &len);
   if (f == NULL)
     abort();
-  fprintf(f, POINTERS_MAGIC " %u\n", g->hook_managers);
-  for (size_t i = 0; i < g->n_pointers; i++)
-    fprintf(f, "%016" PRIx64 " %016" PRIx64 "\n", pointer_key(&g->pointers[i]),
-            before ? g->pointers[i].before : g->pointers[i].after);
+  fprintf(f, POINTERS_MAGIC " %u %u\n", POINTERS_VERSION, g->hook_managers);
+  for (size_t i = 0; i < g->n_pointers; i++) {
+    char hex[65];
+    digest_format(before ? &g->pointers[i].before : &g->pointers[i].after, hex);
+    fprintf(f, "%016" PRIx64 " %s\n", pointer_key(&g->pointers[i]), hex);
+  }
   fclose(f);
   if (status_write_file_atomic(state_dir_fd, POINTERS_FILE, text, len, 0600, &err) < 0)
     log_warning("exec: git: %s: the next exec compares the config's and hook managers' files "
@@ -76,11 +112,12 @@ static void save_digests(const struct sandbox_git_run *g, int state_dir_fd, bool
 /* the stored digests become g's "before"; -1 with errno when none are (ENOENT: no exec looked) */
 static int apply_stored(struct sandbox_git_run *g, int state_dir_fd) {
   cleanup_free char *text = NULL;
-  unsigned managers;
+  unsigned managers, version;
   int end = -1;
   if (sandbox_git_read_max(state_dir_fd, POINTERS_FILE, POINTERS_FILE_MAX, &text) < 0)
     return -1;
-  if (sscanf(text, POINTERS_MAGIC " %u%n", &managers, &end) != 1 || end < 0 || text[end] != '\n') {
+  if (sscanf(text, POINTERS_MAGIC " %u %u%n", &version, &managers, &end) != 2 || end < 0 ||
+      text[end] != '\n' || version < 1 || version > POINTERS_VERSION) {
     log_warning("exec: git: `%s` of the container is not fsrun's; its config and hook files are "
                 "compared with their state at this exec's or delete's start",
                 POINTERS_FILE);
@@ -89,8 +126,8 @@ static int apply_stored(struct sandbox_git_run *g, int state_dir_fd) {
   }
   for (size_t i = 0; i < g->n_pointers; i++) {
     struct sandbox_git_pointer *p = &g->pointers[i];
-    uint64_t digest;
-    if (stored_digest(text, pointer_key(p), &digest))
+    struct sandbox_git_digest digest;
+    if (stored_digest(text, version, pointer_key(p), &digest))
       p->before = digest;
     else if (strncmp(p->entry, "hooks:", 6) == 0 && managers == g->hook_managers)
       p->appeared = true;

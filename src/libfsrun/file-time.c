@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/vfs.h>
 
 #define NSEC_PER_SEC 1000000000L
 /* a tick due but not yet seen: it comes within microseconds; a step this short looks again */
@@ -91,6 +92,26 @@ int file_time_wait_floor(struct timespec *t, int max_ms) {
   }
   *t = coarse;
   return -ETIMEDOUT;
+}
+
+bool file_time_fs_stamps_writes(unsigned long f_type) {
+  static const unsigned long stamping[] = {
+      0xEF53,     /* ext2, ext3, ext4 */
+      0x58465342, /* XFS */
+      0x9123683E, /* Btrfs */
+      0xF2F52010, /* F2FS */
+      0x2FC12FC1, /* ZFS */
+      0xCA451A4E, /* bcachefs */
+  };
+  for (size_t i = 0; i < sizeof(stamping) / sizeof(stamping[0]); i++)
+    if (f_type == stamping[i])
+      return true;
+  return false;
+}
+
+bool file_time_fd_stamps_writes(int fd) {
+  struct statfs fs;
+  return fstatfs(fd, &fs) == 0 && file_time_fs_stamps_writes((unsigned long)fs.f_type);
 }
 
 void file_time_format(char *buf, size_t size, const struct timespec *t) {

@@ -37,6 +37,16 @@ void file_time_just_after(struct timespec *t);
  * clock's next tick (its resolution after its last), not in steps. */
 int file_time_wait_floor(struct timespec *t, int max_ms);
 /* t as "SEC NSEC" in buf (FILE_TIME_TEXT_MAX bytes); and back: false when text is no such time */
+/* Whether a filesystem (statfs f_type) stamps a file's mtime and ctime on every write to its
+ * content, a write through a shared mapping too: the block filesystems whose mapped pages are
+ * write-protected until page_mkwrite, which updates the times on the first write of each page
+ * (ext2/3/4, XFS, Btrfs, F2FS, ZFS, bcachefs). Not tmpfs or ramfs (a page read first is mapped
+ * writable: later writes move no time, review24 B0), not FUSE or network filesystems (the times
+ * are the daemon's or the server's, and may be put back: review24 B1), nor any other: unknown
+ * ones count as not stamping. */
+bool file_time_fs_stamps_writes(unsigned long f_type);
+/* the same for the filesystem of an open fd; false when fstatfs fails */
+bool file_time_fd_stamps_writes(int fd);
 void file_time_format(char *buf, size_t size, const struct timespec *t);
 bool file_time_parse(const char *text, struct timespec *t);
 

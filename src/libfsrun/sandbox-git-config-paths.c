@@ -29,18 +29,20 @@
 #include "file-time.h"
 #include "git-config.h"
 #include "passwd.h"
+#include "sha256.h"
 #include "sandbox-git.h"
 #include "utils.h"
 
-#define INCLUDE_MAX_DEPTH SANDBOX_GIT_INCLUDE_MAX_DEPTH
-#define INCLUDE_MAX_READS SANDBOX_GIT_INCLUDE_MAX_READS
-#define CONFIG_MAX_BYTES  (1024 * 1024)
-#define WALK_MAX_DEPTH    3
-#define WALK_MAX_ENTRIES  4096              /* per pointer */
-#define CONTENT_MAX_FILE  (64 * 1024)       /* a script, a hook, a config: read whole */
-#define CONTENT_MAX_BYTES (4 * 1024 * 1024) /* per pointer */
-#define POINTERS_MAX      256
-#define ENTRY_VALUE_MAX   200
+#define INCLUDE_MAX_DEPTH       SANDBOX_GIT_INCLUDE_MAX_DEPTH
+#define INCLUDE_MAX_READS       SANDBOX_GIT_INCLUDE_MAX_READS
+#define CONFIG_MAX_BYTES        (1024 * 1024)
+#define WALK_MAX_DEPTH          3
+#define WALK_MAX_ENTRIES        4096               /* per pointer */
+#define CONTENT_MAX_FILE        (64 * 1024)        /* a script, a hook, a config: read whole */
+#define CONTENT_MAX_BYTES       (4 * 1024 * 1024)  /* per pointer, small files */
+#define CONTENT_WHOLE_MAX_BYTES (32 * 1024 * 1024) /* per pointer, every file read */
+#define POINTERS_MAX            256
+#define ENTRY_VALUE_MAX         200
 
 struct collect {
   struct sandbox_git_run *g;
@@ -52,7 +54,8 @@ struct collect {
 };
 
 static void read_config_file(struct collect *c, const char *path);
-static uint64_t pointer_digest(const struct sandbox_git_pointer *p, const char *worktree);
+static struct sandbox_git_digest pointer_digest(const struct sandbox_git_pointer *p,
+                                                const char *worktree);
 
 /* an entry's control characters shown as `?` (stderr, JSON) */
 static char *printable(char *e) {
@@ -480,20 +483,25 @@ void sandbox_git_config_paths(struct sandbox_git_run *g, const char *worktree) {
 /* A digest of a pointer's files' identities and change times: the path, not followed and followed,
  * the directories on the way to it below the worktree's top (a directory renamed into place
  * changes only its own ctime; not the top itself: any new file there changes it) and, a directory,
- * everything in it up to WALK_MAX_DEPTH levels. A sum of each entry's hash: the same whatever order
- * readdir gives. Any write, chmod, rename, link or replacement changes a ctime or an inode. */
+ * everything in it up to WALK_MAX_DEPTH levels. SHA-256 of each entry's, sorted: the same whatever
+ * order readdir gives, and no sum a run could aim at. Any write, chmod, rename, link or
+ * replacement changes a ctime or an inode where the filesystem stamps writes; where it may not
+ * (file_time_fs_stamps_writes: tmpfs, FUSE, network filesystems) or its clock is coarse, a file's
+ * content is read whole, up to CONTENT_WHOLE_MAX_BYTES a pointer; past that the digest is unknown,
+ * never "unchanged" (review24 B0, B1). On ext4/XFS/Btrfs a file over CONTENT_MAX_FILE is taken by
+ * identity and ctime: their page_mkwrite stamps the first write to each mapped page too. */
 struct digest {
-  uint64_t sum;
-  size_t entries;
-  uint64_t bytes; /* of content read, at most CONTENT_MAX_BYTES */
-  bool content;   /* read contents: only in the worktree (not the caller's ~/.ssh, say) */
+  uint8_t (*sums)[32]; /* each entry's */
+  size_t entries, room;
+  uint64_t bytes; /* of content read: CONTENT_MAX_BYTES small files, CONTENT_WHOLE_MAX_BYTES all */
+  bool content;   /* read small files: only in the worktree (not the caller's ~/.ssh, say) */
+  bool unknown;   /* a file whose content had to be read was not: past the budget */
+  dev_t fs_dev;   /* the last filesystem seen, and whether it stamps writes (fs_known) */
+  bool fs_known, fs_stamps;
 };
 
-static uint64_t fnv(uint64_t h, const void *data, size_t len) {
-  const unsigned char *b = data;
-  for (size_t i = 0; i < len; i++)
-    h = (h ^ b[i]) * 1099511628211ULL;
-  return h;
+static void digest_free(struct digest *d) {
+  free(d->sums);
 }
 
 /* a change time of a grain of 1 ms or more (whole seconds, FAT's 2 s, exFAT's 10 ms: file-time.h):
@@ -502,42 +510,105 @@ static bool coarse_time(const struct stat *st) {
   return file_time_grain_ns(&st->st_ctim) >= 1000000;
 }
 
-/* the content of dir/name (followed or not), the regular file st says it is, when small: a
- * rewrite within one tick of the coarse file clock keeps ctime, size and inode; read in the
- * worktree, and anywhere when the time is coarse (review23 A3). Not blocking. */
-static uint64_t content_hash(struct digest *d, int dir, const char *name, bool follow,
-                             const struct stat *st) {
+/* whether a write to st's file moves its ctime: its filesystem's kind, learnt from fd once a dev */
+static bool times_stamped(struct digest *d, int fd, const struct stat *st) {
+  if (!d->fs_known || d->fs_dev != st->st_dev) {
+    d->fs_stamps = file_time_fd_stamps_writes(fd);
+    d->fs_dev = st->st_dev;
+    d->fs_known = true;
+  }
+  return d->fs_stamps && !coarse_time(st);
+}
+
+/* SHA-256 of fd's content into out, at most max bytes (false: more, or a read failed) */
+static bool hash_stream(int fd, uint64_t max, uint64_t *read_bytes, uint8_t out[32]) {
+  struct sha256_ctx c;
+  cleanup_free char *buf = xmalloc0(CONTENT_MAX_FILE);
+  uint64_t total = 0;
+  ssize_t r;
+  sha256_init(&c);
+  while ((r = read(fd, buf, CONTENT_MAX_FILE)) != 0) {
+    if (r < 0 && errno == EINTR)
+      continue;
+    if (r < 0 || (total += (uint64_t)r) > max)
+      return false;
+    sha256_update(&c, buf, (size_t)r);
+  }
+  sha256_final(&c, out);
+  *read_bytes = total;
+  return true;
+}
+
+/* The content of dir/name (followed or not), the regular file st says it is, into out (zeros:
+ * not read). Small files in the worktree, and anywhere when the time is coarse (review23 A3):
+ * a rewrite within one tick of the file clock keeps ctime, size and inode. Every file whose
+ * filesystem may not stamp a write, whole (review24 B0/B1). Not blocking. */
+static void content_hash(struct digest *d, int dir, const char *name, bool follow,
+                         const struct stat *st, uint8_t out[32]) {
   cleanup_close int fd = -1;
-  cleanup_free char *buf = NULL;
   struct stat now;
-  size_t len = (size_t)st->st_size;
-  if ((!d->content && !coarse_time(st)) || !S_ISREG(st->st_mode) || len > CONTENT_MAX_FILE ||
-      d->bytes + len > CONTENT_MAX_BYTES)
-    return 0;
+  uint64_t len = (uint64_t)st->st_size, got = 0;
+  bool small = (d->content || coarse_time(st)) && len <= CONTENT_MAX_FILE &&
+               d->bytes + len <= CONTENT_MAX_BYTES;
+  memset(out, 0, 32);
+  if (!S_ISREG(st->st_mode) ||
+      (!small && d->fs_known && d->fs_dev == st->st_dev && d->fs_stamps && !coarse_time(st)))
+    return; /* identity and ctime tell */
   fd = open_regular_at(dir, name, follow, &now);
   if (fd < 0 || now.st_ino != st->st_ino || now.st_dev != st->st_dev)
-    return 0;
-  buf = xmalloc0(len + 1);
-  if (safe_read_all(fd, buf, len) != (ssize_t)len)
-    return 0;
-  d->bytes += len;
-  return fnv(14695981039346656037ULL, buf, len);
+    return;
+  if (!small && times_stamped(d, fd, st))
+    return;
+  if (!hash_stream(fd, CONTENT_WHOLE_MAX_BYTES - d->bytes, &got, out)) {
+    d->unknown = true;
+    memset(out, 0, 32);
+    return;
+  }
+  d->bytes += got;
 }
 
 /* name, what st says of it (NULL: it is not there), and its content when read */
 static void digest_add(struct digest *d, const char *where, const char *name, const struct stat *st,
-                       uint64_t content) {
-  uint64_t f[8] = {0};
-  uint64_t h = 14695981039346656037ULL;
+                       const uint8_t content[32]) {
+  uint64_t f[7] = {0};
+  struct sha256_ctx c;
   if (st != NULL) {
     f[0] = (uint64_t)st->st_dev, f[1] = (uint64_t)st->st_ino, f[2] = (uint64_t)st->st_mode;
     f[3] = (uint64_t)st->st_size, f[4] = (uint64_t)st->st_ctim.tv_sec;
-    f[5] = (uint64_t)st->st_ctim.tv_nsec, f[6] = 1, f[7] = content;
+    f[5] = (uint64_t)st->st_ctim.tv_nsec, f[6] = 1;
   }
-  h = fnv(h, where, strlen(where) + 1);
-  h = fnv(h, name, strlen(name) + 1);
-  d->sum += fnv(h, f, sizeof(f));
-  d->entries++;
+  if (d->entries == d->room) {
+    d->room = d->room ? d->room * 2 : 64;
+    d->sums = realloc(d->sums, d->room * sizeof(d->sums[0]));
+    if (d->sums == NULL)
+      abort();
+  }
+  sha256_init(&c);
+  sha256_update(&c, where, strlen(where) + 1);
+  sha256_update(&c, name, strlen(name) + 1);
+  sha256_update(&c, f, sizeof(f));
+  sha256_update(&c, content, 32);
+  sha256_final(&c, d->sums[d->entries++]);
+}
+
+static int sum_cmp(const void *a, const void *b) {
+  return memcmp(a, b, 32);
+}
+
+static struct sandbox_git_digest digest_end(struct digest *d) {
+  struct sandbox_git_digest out = {.unknown = d->unknown};
+  struct sha256_ctx c;
+  if (d->entries > 0)
+    qsort(d->sums, d->entries, sizeof(d->sums[0]), sum_cmp);
+  sha256_init(&c);
+  sha256_update(&c, d->sums, d->entries * sizeof(d->sums[0]));
+  sha256_final(&c, out.sum);
+  return out;
+}
+
+bool sandbox_git_digest_same(const struct sandbox_git_digest *a,
+                             const struct sandbox_git_digest *b) {
+  return !a->unknown && !b->unknown && memcmp(a->sum, b->sum, sizeof(a->sum)) == 0;
 }
 
 static void digest_tree(struct digest *d, int dir, const char *where, int depth) {
@@ -555,7 +626,9 @@ static void digest_tree(struct digest *d, int dir, const char *where, int depth)
       continue;
     if (fstatat(dirfd(stream), e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
       continue;
-    digest_add(d, where, e->d_name, &st, content_hash(d, dirfd(stream), e->d_name, false, &st));
+    uint8_t content[32];
+    content_hash(d, dirfd(stream), e->d_name, false, &st, content);
+    digest_add(d, where, e->d_name, &st, content);
     if (!S_ISDIR(st.st_mode) || depth + 1 >= WALK_MAX_DEPTH)
       continue;
     sub = openat(dirfd(stream), e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -568,8 +641,10 @@ static void digest_tree(struct digest *d, int dir, const char *where, int depth)
 static void digest_path(struct digest *d, const char *tag, const char *path, bool follow) {
   struct stat st;
   int r = follow ? stat(path, &st) : lstat(path, &st);
+  uint8_t content[32] = {0};
   /* the path's own file, reached as git reaches it (links followed) */
-  uint64_t content = r == 0 && follow ? content_hash(d, AT_FDCWD, path, true, &st) : 0;
+  if (r == 0 && follow)
+    content_hash(d, AT_FDCWD, path, true, &st, content);
   digest_add(d, tag, path, r == 0 ? &st : NULL, content);
 }
 
@@ -625,7 +700,9 @@ static void digest_package(struct digest *d, int parent, const char *name) {
         strcmp(e->d_name, "..") == 0 ||
         fstatat(dirfd(stream), e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
       continue;
-    digest_add(d, name, e->d_name, &st, content_hash(d, dirfd(stream), e->d_name, false, &st));
+    uint8_t content[32];
+    content_hash(d, dirfd(stream), e->d_name, false, &st, content);
+    digest_add(d, name, e->d_name, &st, content);
   }
 }
 
@@ -655,23 +732,28 @@ static void digest_python_dir(struct digest *d, const char *path) {
         fstatat(dir, e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
         (!module && !S_ISDIR(st.st_mode) && !S_ISLNK(st.st_mode)))
       continue; /* a file `README` is no module */
-    digest_add(d, "py", e->d_name, identity(&st), content_hash(d, dir, e->d_name, false, &st));
-    if (S_ISLNK(st.st_mode) && fstatat(dir, e->d_name, &now, 0) == 0)
-      digest_add(d, "py-followed", e->d_name, identity(&now),
-                 content_hash(d, dir, e->d_name, true, &now));
+    uint8_t content[32];
+    content_hash(d, dir, e->d_name, false, &st, content);
+    digest_add(d, "py", e->d_name, identity(&st), content);
+    if (S_ISLNK(st.st_mode) && fstatat(dir, e->d_name, &now, 0) == 0) {
+      content_hash(d, dir, e->d_name, true, &now, content);
+      digest_add(d, "py-followed", e->d_name, identity(&now), content);
+    }
     if (!module)
       digest_package(d, dir, e->d_name);
   }
 }
 
-static uint64_t pointer_digest(const struct sandbox_git_pointer *p, const char *worktree) {
+static struct sandbox_git_digest pointer_digest(const struct sandbox_git_pointer *p,
+                                                const char *worktree) {
   size_t top = strlen(worktree);
-  struct digest d = {.content = p->global || (strncmp(p->path, worktree, top) == 0 &&
-                                              (p->path[top] == '/' || p->path[top] == '\0'))};
+  __attribute__((cleanup(digest_free))) struct digest d = {
+      .content = p->global || (strncmp(p->path, worktree, top) == 0 &&
+                               (p->path[top] == '/' || p->path[top] == '\0'))};
   cleanup_close int dir = -1;
   if (p->python_top) {
     digest_python_dir(&d, p->path);
-    return d.sum;
+    return digest_end(&d);
   }
   digest_path(&d, "lstat", p->path, false);
   digest_path(&d, "stat", p->path, true);
@@ -680,7 +762,7 @@ static uint64_t pointer_digest(const struct sandbox_git_pointer *p, const char *
   dir = open(p->path, O_RDONLY | O_DIRECTORY | O_NONBLOCK | O_CLOEXEC);
   if (dir >= 0)
     digest_tree(&d, dir, "", 0);
-  return d.sum;
+  return digest_end(&d);
 }
 
 static bool listed(char **v, const char *s) {
@@ -698,8 +780,8 @@ void sandbox_git_config_tamper(struct sandbox_git_run *g, const char *worktree, 
   for (size_t i = 0; i < known; i++) {
     struct sandbox_git_pointer *p = &g->pointers[i];
     p->after = pointer_digest(p, worktree);
-    if ((p->standing || p->appeared || p->after != p->before) && n < SANDBOX_GIT_MAX_REPORTED &&
-        !listed(*tamper, p->entry))
+    if ((p->standing || p->appeared || !sandbox_git_digest_same(&p->before, &p->after)) &&
+        n < SANDBOX_GIT_MAX_REPORTED && !listed(*tamper, p->entry))
       sandbox_git_strv_push(tamper, &n, p->entry);
   }
   if (g->pointers_dropped && n < SANDBOX_GIT_MAX_REPORTED)

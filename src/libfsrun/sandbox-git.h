@@ -53,6 +53,16 @@ struct sandbox_git_ref {
   int64_t log_size;
 };
 
+/* What a pointer's files are (SHA-256 of their identities, change times and contents). unknown:
+ * content fsrun would need to read to tell and did not (past the budget, on a filesystem whose
+ * times a write may not move): never the same as anything, so the pointer is reported. */
+struct sandbox_git_digest {
+  uint8_t sum[32];
+  bool unknown;
+};
+bool sandbox_git_digest_same(const struct sandbox_git_digest *a,
+                             const struct sandbox_git_digest *b);
+
 /* a file or directory the repository's config has the host's git run or read (core.hooksPath, a
  * filter's script, an included config), and the tamper entry naming it */
 struct sandbox_git_pointer {
@@ -61,10 +71,10 @@ struct sandbox_git_pointer {
   bool below_top;  /* relative to the worktree's top: the directories on the way count too */
   bool global;     /* the user's git config (outside the worktree, its content read all the same) */
   bool python_top; /* a dir Python imports from first (sys.path[0]): what it may import there */
-  uint64_t before; /* its digest before the run (sandbox-git-config-paths.c) */
-  uint64_t after;  /* and after it, once sandbox_git_config_tamper has looked */
-  bool appeared;   /* a hook manager's file that came since the container's last exec looked */
-  bool standing;   /* `config:unread:`: what git reads there fsrun cannot tell, said on every run */
+  struct sandbox_git_digest before; /* its digest before the run (sandbox-git-config-paths.c) */
+  struct sandbox_git_digest after;  /* and after it, once sandbox_git_config_tamper has looked */
+  bool appeared; /* a hook manager's file that came since the container's last exec looked */
+  bool standing; /* `config:unread:`: what git reads there fsrun cannot tell, said on every run */
 };
 
 /* One run's git state. common_dir NULL: no repository (or a layout the overlay does not cover). */

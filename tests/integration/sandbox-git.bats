@@ -759,6 +759,84 @@ route_disarm() {
   route_disarm user
 }
 
+# dir_on_tmpfs: this test's $DIR (repository, state root, marker) on a tmpfs: /dev/shm (/tmp is a
+# disk on some hosts and a tmpfs on others)
+dir_on_tmpfs() {
+  rm -rf --one-file-system "$DIR"
+  DIR=$(mktemp -d /dev/shm/fsrun-sbxgit.XXXXXX)
+  chmod 755 "$DIR"
+  [ "$(stat -f -c %T "$DIR")" = tmpfs ] || skip "/dev/shm is no tmpfs here"
+  REPO=$DIR/repo WT=$DIR/repo/.worktrees/task OTHER=$DIR/repo/.worktrees/other MARKER=$DIR/marker
+  echo '{}' >"$DIR/policy.json"
+}
+
+# MMAP_WRITE FILE TEXT: TEXT written over FILE's first bytes through a shared mapping, read first:
+# on a tmpfs the page is then mapped writable, and the write moves neither mtime nor ctime
+MMAP_WRITE='import mmap, os, sys
+fd = os.open(sys.argv[1], os.O_RDWR)
+m = mmap.mmap(fd, 0)
+new = sys.argv[2].encode()
+_ = m[0:len(new)]
+m[0:len(new)] = new
+m.close()'
+
+# route_tmpfs_mmap OWNER driver|include (review24 B0): on a tmpfs worktree a committed file over
+# 64 KiB that the config has the host's git run (a 70 KB filter driver) or read (an 88 KB included
+# config defining the filter) is rewritten through a mapping after a read: same size, inode, mtime
+# and ctime. The content is hashed whole there, so the run is reported by the entry and the filter
+# disarmed in hostGitArgs; the host's `add -A` with them runs nothing, a plain one runs the payload.
+route_tmpfs_mmap() {
+  local pad entry payload
+  dir_on_tmpfs
+  make_repo "$1"
+  [ -x /usr/bin/python3 ] || skip "needs /usr/bin/python3"
+  pad=$(head -c "$([ "$2" = driver ] && echo 70000 || echo 88000)" /dev/zero | tr '\0' '#')
+  if [ "$2" = driver ]; then
+    as_owner sh -c 'mkdir "$1/tools" && printf "#!/bin/sh\ncat\nexit 0\n%s\n" "$2" >"$1/tools/clean" &&
+      chmod +x "$1/tools/clean"' sh "$WT" "$pad"
+    hgit -C "$REPO" config filter.x.clean ./tools/clean
+    entry=config:filter.x.clean=./tools/clean
+    payload=$(printf '#!/bin/sh\necho ran >>%s\ncat\nexit 0\n' "$MARKER")
+    set -- "$1" tools/clean
+  else
+    as_owner sh -c 'printf "[filter \"x\"]\n\tclean = cat\n%s\n" "$2" >"$1/cfg"' sh "$WT" "$pad"
+    hgit -C "$REPO" config include.path "$WT/cfg"
+    entry=config:include.path=$WT/cfg
+    payload=$(printf '[filter "x"]\n\tclean = echo ran >>%s; cat\n' "$MARKER")
+    set -- "$1" cfg
+  fi
+  as_owner sh -c 'cd "$1" && echo "*.txt filter=x" >.gitattributes && echo one >a.txt' sh "$WT"
+  hgit -C "$WT" add -A
+  hgit -C "$WT" commit -qm tools
+  sbx -- "python3 -c '$MMAP_WRITE' $2 '$payload
+' && echo two >>a.txt"
+  [ "$(head -c "${#payload}" "$WT/$2")" = "$payload" ]
+  [ "$(config_tamper)" = "$(jq -cn --arg e "$entry" '[$e]')" ]
+  mapfile -t args < <(host_args)
+  [[ " ${args[*]} " == *" filter.x.clean= "* ]]
+  hgit -C "$WT" "${args[@]}" -c core.fsmonitor=false -c core.hooksPath=/dev/null add -A
+  [ ! -e "$MARKER" ]
+  as_owner sh -c 'echo three >>"$1/a.txt"' sh "$WT"
+  hgit -C "$WT" add -A
+  [ "$(cat "$MARKER")" = ran ]
+}
+
+@test "sandbox-git: a 70 KB driver rewritten through a mapping on a tmpfs worktree is reported and disarmed (root)" {
+  route_tmpfs_mmap root driver
+}
+
+@test "sandbox-git: a 70 KB driver rewritten through a mapping on a tmpfs worktree is reported and disarmed (ordinary user)" {
+  route_tmpfs_mmap user driver
+}
+
+@test "sandbox-git: an 88 KB included config rewritten through a mapping on a tmpfs worktree is reported and disarmed (root)" {
+  route_tmpfs_mmap root include
+}
+
+@test "sandbox-git: an 88 KB included config rewritten through a mapping on a tmpfs worktree is reported and disarmed (ordinary user)" {
+  route_tmpfs_mmap user include
+}
+
 # include_rewritten OWNER SCRIPT: the repository includes ../.gitconfig, which a run of SCRIPT at
 # its top rewrites: tamper names the include alone; hostGitArgs into the caller's `args`
 include_rewritten() {

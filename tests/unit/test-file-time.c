@@ -5,6 +5,7 @@
  * time is compared with a cutoff at its own grain (whole seconds, FAT's 2 s, 10 ms). Content
  * only: no assertion on how long anything took. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -111,6 +112,34 @@ static void test_text(void) {
   tap_ok(none && !file_time_parse(NULL, &back), "what is not `SEC NSEC` is no time");
 }
 
+/* the filesystems whose times a write may not move (review24 B0/B1), and the disks that stamp
+ * every first write to a mapped page; a file on /dev/shm (a tmpfs) and on /proc decided by fd */
+static void test_fs_stamps(void) {
+  static const unsigned long stamping[] = {0xEF53, 0x58465342, 0x9123683E, 0xF2F52010};
+  static const unsigned long not_stamping[] = {0x01021994 /* tmpfs */,     0x858458f6 /* ramfs */,
+                                               0x65735546 /* FUSE */,      0x6969 /* NFS */,
+                                               0xFE534D42 /* SMB2 */,      0xFF534D42 /* CIFS */,
+                                               0x01021997 /* 9p */,        0x00c36400 /* Ceph */,
+                                               0x794c7630 /* overlayfs */, 0 /* unknown */};
+  bool all = true;
+  int fd;
+  for (size_t i = 0; i < sizeof(stamping) / sizeof(stamping[0]); i++)
+    all = all && file_time_fs_stamps_writes(stamping[i]);
+  tap_ok(all, "ext4, XFS, Btrfs and F2FS stamp every write");
+  all = true;
+  for (size_t i = 0; i < sizeof(not_stamping) / sizeof(not_stamping[0]); i++)
+    if (file_time_fs_stamps_writes(not_stamping[i])) {
+      tap_diag("f_type %#lx taken as stamping every write", not_stamping[i]);
+      all = false;
+    }
+  tap_ok(all, "tmpfs, ramfs, FUSE, NFS, SMB, 9p, Ceph, overlayfs and an unknown one do not");
+  fd = open("/dev/shm", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  tap_ok(fd >= 0 && !file_time_fd_stamps_writes(fd), "/dev/shm (a tmpfs) by its fd: does not");
+  if (fd >= 0)
+    close(fd);
+  tap_ok(!file_time_fd_stamps_writes(-1), "no fd: does not");
+}
+
 int main(void) {
   char dir[] = "/tmp/fsrun-test-file-time.XXXXXX";
   char path[sizeof(dir) + 16];
@@ -123,6 +152,7 @@ int main(void) {
   test_text();
   test_grain();
   test_reached();
+  test_fs_stamps();
   snprintf(path, sizeof(path), "%s/before", dir);
   rmdir(path);
   snprintf(path, sizeof(path), "%s/after", dir);

@@ -40,7 +40,7 @@
 #define WALK_MAX_ENTRIES        4096               /* per pointer */
 #define CONTENT_MAX_FILE        (64 * 1024)        /* a script, a hook, a config: read whole */
 #define CONTENT_MAX_BYTES       (4 * 1024 * 1024)  /* per pointer, small files */
-#define CONTENT_WHOLE_MAX_BYTES (32 * 1024 * 1024) /* per pointer, every file read */
+#define CONTENT_WHOLE_MAX_BYTES (16 * 1024 * 1024) /* per pointer, every file read */
 #define POINTERS_MAX            256
 #define ENTRY_VALUE_MAX         200
 

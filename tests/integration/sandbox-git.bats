@@ -837,6 +837,32 @@ route_tmpfs_mmap() {
   route_tmpfs_mmap user include
 }
 
+# route_tmpfs_over_budget OWNER: on a tmpfs worktree a driver over the 16 MiB fsrun reads a pointer
+# cannot be told unchanged: a run that writes only an unrelated file still names it, and
+# hostGitArgs disarms it (never "unchanged"); a 70 KB driver left alone is not named.
+route_tmpfs_over_budget() {
+  dir_on_tmpfs
+  make_repo "$1"
+  as_owner sh -c 'mkdir "$1/tools" && { printf "#!/bin/sh\ncat\n"; head -c 17000000 /dev/zero |
+    tr "\0" "#"; echo; } >"$1/tools/big" && head -c 70000 "$1/tools/big" >"$1/tools/small" &&
+    chmod +x "$1/tools/big" "$1/tools/small"' sh "$WT"
+  hgit -C "$REPO" config filter.big.clean ./tools/big
+  hgit -C "$REPO" config filter.small.clean ./tools/small
+  sbx -- 'echo two >unrelated.txt'
+  [ "$(config_tamper)" = '["config:filter.big.clean=./tools/big"]' ]
+  mapfile -t args < <(host_args)
+  [[ " ${args[*]} " == *" filter.big.clean= "* ]]
+  [[ " ${args[*]} " != *" filter.small.clean= "* ]]
+}
+
+@test "sandbox-git: a driver over 16 MiB on a tmpfs worktree is named on every run, never taken as unchanged (root)" {
+  route_tmpfs_over_budget root
+}
+
+@test "sandbox-git: a driver over 16 MiB on a tmpfs worktree is named on every run, never taken as unchanged (ordinary user)" {
+  route_tmpfs_over_budget user
+}
+
 # include_rewritten OWNER SCRIPT: the repository includes ../.gitconfig, which a run of SCRIPT at
 # its top rewrites: tamper names the include alone; hostGitArgs into the caller's `args`
 include_rewritten() {

@@ -4,7 +4,7 @@ import * as assert from "node:assert/strict";
 import { spawn, spawnSync } from "node:child_process";
 import type { SpawnOptions } from "node:child_process";
 import { constants as fsConstants, createWriteStream } from "node:fs";
-import { chmod, mkdir, open, readFile, readdir, readlink, realpath, rm, stat, writeFile } from "node:fs/promises";
+import { chmod, mkdir, mkdtemp, open, readFile, readdir, readlink, realpath, rm, stat, writeFile } from "node:fs/promises";
 import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { createDeflate } from "node:zlib";
@@ -717,6 +717,50 @@ test(`[${WHO}] both modes: a run planting nbstripout.py gets hostGitArgs; the ho
     const plain = await runCommand("git", ["add", "-A"], wt);
     assert.equal(plain.code, 0, plain.stderr);
     assert.equal(await readFile(marker, "utf8"), "ran\n", "the control: a plain git add -A runs it");
+  }
+});
+
+// review24 B0: on a tmpfs worktree (/dev/shm) a committed 70 KB filter driver rewritten through a
+// shared mapping after a read keeps its size, inode, mtime and ctime; fsrun hashes such a file's
+// content whole, so the run names the filter and hostGitArgs disarm it: the host's `git add -A`
+// with them and HOST_GIT_SAFE_ARGS runs nothing of the payload, a plain one runs it (the control).
+// Both modes (a user whose exec cannot join runs one-shot).
+test(`[${WHO}] both modes: a 70 KB driver rewritten through a mapping on a tmpfs worktree is named, and the host's git add -A runs nothing with hostGitArgs`, async (t) => {
+  if (!(await stat("/usr/bin/python3").then(() => true, () => false))) return t.skip("needs /usr/bin/python3");
+  const want = ["-c", "filter.x.clean=", "-c", "filter.x.smudge=", "-c", "filter.x.process=", "-c", "filter.x.required=false"];
+  const mmapWrite = "import mmap, os, sys\nfd = os.open(sys.argv[1], os.O_RDWR)\nm = mmap.mmap(fd, 0)\nnew = sys.argv[2].encode()\n_ = m[0:len(new)]\nm[0:len(new)] = new\nm.close()\n";
+  for (const mode of ["one-shot", "task-container"] as const) {
+    const dir = await realpath(await mkdtemp("/dev/shm/fsrun-fusion-tm-"));
+    try {
+      const wt = await makeWorktree(dir, "task-tm");
+      const marker = join(dir, "marker");
+      await git(join(dir, "repo"), ["config", "filter.x.clean", "./tools/clean"]);
+      await mkdir(join(wt, "tools"));
+      await writeFile(join(wt, "tools", "clean"), `#!/bin/sh\ncat\nexit 0\n${"#".repeat(70_000)}\n`, { mode: 0o755 });
+      await writeFile(join(wt, ".mm.py"), mmapWrite);
+      await writeFile(join(wt, ".gitattributes"), "*.txt filter=x\n");
+      await writeFile(join(wt, "a.txt"), "one\n");
+      await git(wt, ["add", "-A"]);
+      await git(wt, ["commit", "-qm", "driver"]);
+      const b = new FsrunBackend({ fsrunPath: FSRUN, stateRoot, killGraceMs: 300, onAudit: (e) => events.push(e), mode });
+      backends.push(b);
+      await b.prepare({ taskId: `it-${WHO}`, runId: `r${++seq}`, worktreePath: wt, policy: basePolicy() });
+      const payload = `#!/bin/sh\necho ran >>${marker}\ncat\nexit 0\n`;
+      const r = await b.run(`python3 .mm.py tools/clean '${payload}' && echo two >>a.txt`, opts({ cwd: wt }));
+      assert.deepEqual([r.exitCode, r.tamper, r.hostGitArgs], [0, ["config:filter.x.clean=./tools/clean"], want], `${mode}: ${r.stderr}`);
+      assert.equal((await readFile(join(wt, "tools", "clean"), "utf8")).startsWith(payload), true, "the run rewrote the driver");
+      await b.dispose();
+      assert.deepEqual([b.hostGitDisarmed, b.hostGitArgs], [true, want], mode);
+      const disarmed = await runCommand("git", [...b.hostGitArgs, ...HOST_GIT_SAFE_ARGS, "add", "-A"], wt, { ...process.env, ...b.hostGitEnv });
+      assert.equal(disarmed.code, 0, disarmed.stderr);
+      assert.equal(await stat(marker).then(() => true, () => false), false, `${mode}: the host's git ran the rewritten driver under hostGitArgs`);
+      await writeFile(join(wt, "a.txt"), "three\n");
+      const plain = await runCommand("git", ["add", "-A"], wt);
+      assert.equal(plain.code, 0, plain.stderr);
+      assert.equal(await readFile(marker, "utf8"), "ran\n", "the control: a plain git add -A runs it");
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   }
 });
 

@@ -108,17 +108,21 @@ char *sandbox_git_config_resolve(const char *base, const char *path, const char 
   return resolve(base, path, unread);
 }
 
-static bool pointer_known(const struct sandbox_git_run *g, const char *entry, const char *path) {
+/* python_top: a dir's Python imports and the dir's whole tree (a script's dir) are two pointers */
+static bool pointer_known(const struct sandbox_git_run *g, const char *entry, const char *path,
+                          bool python_top) {
   for (size_t i = 0; i < g->n_pointers; i++)
-    if (strcmp(g->pointers[i].entry, entry) == 0 && strcmp(g->pointers[i].path, path) == 0)
+    if (strcmp(g->pointers[i].entry, entry) == 0 && strcmp(g->pointers[i].path, path) == 0 &&
+        g->pointers[i].python_top == python_top)
       return true;
   return false;
 }
 
-void sandbox_git_pointer_add(struct sandbox_git_run *g, char *entry, char *path, bool below_top) {
+static void pointer_add(struct sandbox_git_run *g, char *entry, char *path, bool below_top,
+                        bool python_top) {
   struct sandbox_git_pointer *p;
   /* once each: a config that includes itself names the same paths again and again */
-  if (pointer_known(g, entry, path)) {
+  if (pointer_known(g, entry, path, python_top)) {
     free(entry);
     free(path);
     return;
@@ -133,8 +137,12 @@ void sandbox_git_pointer_add(struct sandbox_git_run *g, char *entry, char *path,
   if (p == NULL)
     abort();
   g->pointers = p;
-  g->pointers[g->n_pointers++] =
-      (struct sandbox_git_pointer){.entry = entry, .path = path, .below_top = below_top};
+  g->pointers[g->n_pointers++] = (struct sandbox_git_pointer){
+      .entry = entry, .path = path, .below_top = below_top, .python_top = python_top};
+}
+
+void sandbox_git_pointer_add(struct sandbox_git_run *g, char *entry, char *path, bool below_top) {
+  pointer_add(g, entry, path, below_top, false);
 }
 
 /* `config:unread:<what> (<why>)`, reported on every run: what git reads or runs there fsrun cannot
@@ -178,10 +186,7 @@ bool sandbox_git_key_includes(const char *key) {
  * `python3`'s current directory (git's: the worktree's top), a script's dir. Watched as what may be
  * imported there: a planted `X.pyc`, `X.*.so` or `argparse.py` runs as well as `X.py` */
 static void add_python_dir(struct collect *c, const char *key, const char *value, const char *dir) {
-  size_t n = c->g->n_pointers;
-  sandbox_git_pointer_add(c->g, entry_of(key, value), xstrdup(dir), false);
-  if (c->g->n_pointers > n)
-    c->g->pointers[n].python_top = true;
+  pointer_add(c->g, entry_of(key, value), xstrdup(dir), false, true);
 }
 
 /* `-m X`: python puts the current directory (git's: the worktree's top) first on sys.path, so the
@@ -224,6 +229,25 @@ struct words {
   bool python;      /* the command is a Python interpreter whose script has not come yet */
 };
 
+/* The dir of a worktree file a command names (`tools/clean.sh`: `tools/`), watched as a pointer of
+ * the same entry (review24 N1): what such a script loads beside it (`. tools/lib.sh`, Python's
+ * imports from the script's own dir, a package there, node's `./lib`) is the driver's too. Not the
+ * top itself (`./clean.sh`), whose every new file would be a change, nor a dir outside it. */
+static void add_script_dir(struct collect *c, const char *key, const char *value, const char *w) {
+  const char *unread;
+  size_t top = strlen(c->worktree);
+  cleanup_free char *path = resolve(c->worktree, w, &unread);
+  char *slash = path != NULL ? strrchr(path, '/') : NULL;
+  if (slash == NULL)
+    return;
+  *slash = '\0';
+  while (strlen(path) >= 2 && strcmp(path + strlen(path) - 2, "/.") == 0)
+    path[strlen(path) - 2] = '\0'; /* `./tools/x`'s `.` steps */
+  if (strncmp(path, c->worktree, top) != 0 || path[top] != '/' || strstr(path + top, "/..") != NULL)
+    return;
+  add_pointer(c, key, value, c->worktree, path + top + 1);
+}
+
 /* one word of a command value: the command itself is a path only with a `/` (else found on PATH);
  * any other word not an option may be a file an interpreter runs from the worktree's top (`sh
  * clean.sh`, `node x.js`) */
@@ -259,6 +283,7 @@ static void add_word(struct collect *c, const char *key, const char *value, cons
     add_python_script(c, key, value, w);
   }
   add_pointer(c, key, value, c->worktree, w);
+  add_script_dir(c, key, value, w);
 }
 
 /* each word of a shell command that may name a file (no expansion), as the shell splits it

@@ -843,13 +843,13 @@ route_tmpfs_mmap() {
 route_tmpfs_over_budget() {
   dir_on_tmpfs
   make_repo "$1"
-  as_owner sh -c 'mkdir "$1/tools" && { printf "#!/bin/sh\ncat\n"; head -c 17000000 /dev/zero |
-    tr "\0" "#"; echo; } >"$1/tools/big" && head -c 70000 "$1/tools/big" >"$1/tools/small" &&
-    chmod +x "$1/tools/big" "$1/tools/small"' sh "$WT"
-  hgit -C "$REPO" config filter.big.clean ./tools/big
+  as_owner sh -c 'mkdir "$1/big" "$1/tools" && { printf "#!/bin/sh\ncat\n"; head -c 17000000 /dev/zero |
+    tr "\0" "#"; echo; } >"$1/big/clean" && head -c 70000 "$1/big/clean" >"$1/tools/small" &&
+    chmod +x "$1/big/clean" "$1/tools/small"' sh "$WT"
+  hgit -C "$REPO" config filter.big.clean ./big/clean
   hgit -C "$REPO" config filter.small.clean ./tools/small
   sbx -- 'echo two >unrelated.txt'
-  [ "$(config_tamper)" = '["config:filter.big.clean=./tools/big"]' ]
+  [ "$(config_tamper)" = '["config:filter.big.clean=./big/clean"]' ]
   mapfile -t args < <(host_args)
   [[ " ${args[*]} " == *" filter.big.clean= "* ]]
   [[ " ${args[*]} " != *" filter.small.clean= "* ]]
@@ -861,6 +861,59 @@ route_tmpfs_over_budget() {
 
 @test "sandbox-git: a driver over 16 MiB on a tmpfs worktree is named on every run, never taken as unchanged (ordinary user)" {
   route_tmpfs_over_budget user
+}
+
+# route_script_loads OWNER sh|py (review24 N1): a driver that runs a worktree script which loads
+# another file beside it (`sh tools/clean.sh` sourcing `. tools/lib.sh`; `python3 tools/clean.py`
+# putting its own dir on sys.path and importing `filt.core`, a package's module). The script's dir
+# is watched with it: a run writing an unrelated file reports nothing; a run rewriting the loaded
+# file names the filter, and the host's `add -A` with hostGitArgs runs nothing, a plain one does.
+route_script_loads() {
+  local cmd
+  make_repo "$1"
+  if [ "$2" = sh ]; then
+    cmd='sh tools/clean.sh'
+    as_owner sh -c 'mkdir "$1/tools" && printf ". tools/lib.sh\ncat\n" >"$1/tools/clean.sh" &&
+      echo ": lib" >"$1/tools/lib.sh"' sh "$WT"
+    set -- "$1" tools/lib.sh "echo ran >>$MARKER"
+  else
+    [ -x /usr/bin/python3 ] || skip "needs /usr/bin/python3"
+    cmd='python3 tools/clean.py'
+    as_owner sh -c 'mkdir -p "$1/tools/filt" && : >"$1/tools/filt/__init__.py" &&
+      printf "import os, sys\nsys.path.insert(0, os.path.dirname(__file__))\nfrom filt import core\nsys.stdout.write(sys.stdin.read())\n" >"$1/tools/clean.py" &&
+      echo "x = 1" >"$1/tools/filt/core.py"' sh "$WT"
+    set -- "$1" tools/filt/core.py "open(\"$MARKER\", \"a\").write(\"ran\\n\")"
+  fi
+  hgit -C "$REPO" config filter.x.clean "$cmd"
+  as_owner sh -c 'cd "$1" && echo "*.txt filter=x" >.gitattributes && echo one >a.txt' sh "$WT"
+  sbx -- 'echo two >unrelated'
+  [ "$(config_tamper)" = '[]' ]
+  sbx -- "printf '%s\n' '$3' >$2 && echo two >>a.txt"
+  [ "$(config_tamper)" = "$(jq -cn --arg e "config:filter.x.clean=$cmd" '[$e]')" ]
+  mapfile -t args < <(host_args)
+  [[ " ${args[*]} " == *" filter.x.clean= "* ]]
+  hgit -C "$WT" "${args[@]}" -c core.fsmonitor=false -c core.hooksPath=/dev/null add -A
+  [ ! -e "$MARKER" ]
+  as_owner sh -c 'echo three >>"$1/a.txt"' sh "$WT"
+  hgit -C "$WT" add -A
+  # a.txt's filter (a racily clean file git hashes again may add a line)
+  grep -qx ran "$MARKER"
+}
+
+@test "sandbox-git: a run rewriting what a driver's worktree script sources beside it is reported and disarmed (root)" {
+  route_script_loads root sh
+}
+
+@test "sandbox-git: a run rewriting what a driver's worktree script sources beside it is reported and disarmed (ordinary user)" {
+  route_script_loads user sh
+}
+
+@test "sandbox-git: a run rewriting a module a Python driver imports from a package beside it is reported and disarmed (root)" {
+  route_script_loads root py
+}
+
+@test "sandbox-git: a run rewriting a module a Python driver imports from a package beside it is reported and disarmed (ordinary user)" {
+  route_script_loads user py
 }
 
 # include_rewritten OWNER SCRIPT: the repository includes ../.gitconfig, which a run of SCRIPT at

@@ -1325,3 +1325,27 @@ after_sync_killed() {
 @test "exec-git: an object past the sync's 512 MiB budget is not adopted and moves no branch (ordinary user)" {
   route_sync_budget user
 }
+
+@test "exec-git: a 70 KB driver rewritten through a mapping on a tmpfs worktree is reported in --status-json and disarmed (root)" {
+  route_tmpfs_mmap root driver
+}
+
+@test "exec-git: a 70 KB driver rewritten through a mapping on a tmpfs worktree is reported in --status-json and disarmed (ordinary user)" {
+  route_tmpfs_mmap user driver
+}
+
+@test "exec-git: an 88 KB included config rewritten through a mapping on a tmpfs worktree is reported in --status-json and disarmed (root)" {
+  route_tmpfs_mmap root include
+}
+
+@test "exec-git: an 88 KB included config rewritten through a mapping on a tmpfs worktree is reported in --status-json and disarmed (ordinary user)" {
+  route_tmpfs_mmap user include
+}
+
+@test "exec-git: a command rewriting what a driver's worktree script sources beside it is reported in --status-json and disarmed (root)" {
+  route_script_loads root sh
+}
+
+@test "exec-git: a command rewriting what a driver's worktree script sources beside it is reported in --status-json and disarmed (ordinary user)" {
+  route_script_loads user sh
+}

@@ -1349,3 +1349,33 @@ after_sync_killed() {
 @test "exec-git: a command rewriting what a driver's worktree script sources beside it is reported in --status-json and disarmed (ordinary user)" {
   route_script_loads user sh
 }
+
+# route_pointers_v1 OWNER (review24 B0): a container whose git-pointers file an older fsrun wrote
+# (version 1: 64-bit sums, not collision resistant) is never compared with it: the next exec names
+# each pointer the file lists once, as changed (the filter's, the user's git files'), and writes
+# version 2; the exec after it names nothing
+route_pointers_v1() {
+  local file
+  make_repo "$1"
+  as_owner sh -c 'echo cat >"$1/clean.sh"' sh "$WT"
+  hgit -C "$REPO" config filter.x.clean 'sh clean.sh'
+  sbx -- true
+  [ "$(jq -c '.tamper | map(select(startswith("config:")))' "$DIR/status.json")" = '[]' ]
+  file=$(find "$DIR/state" -name git-pointers)
+  [ "$(head -c 21 "$file")" = 'fsrun-git-pointers 2 ' ]
+  sed -i '1s/^fsrun-git-pointers 2 /fsrun-git-pointers 1 /; 2,$s/ .*/ 0123456789abcdef/' "$file"
+  sbx -- true
+  # the filter among them (the user's own git files are pointers of the file too)
+  [ "$(jq '.tamper | index("config:filter.x.clean=sh clean.sh") != null' "$DIR/status.json")" = true ]
+  [ "$(head -c 21 "$file")" = 'fsrun-git-pointers 2 ' ]
+  sbx -- true
+  [ "$(jq -c '.tamper | map(select(startswith("config:")))' "$DIR/status.json")" = '[]' ]
+}
+
+@test "exec-git: a version-1 git-pointers file is never compared: each pointer it lists is named once (root)" {
+  route_pointers_v1 root
+}
+
+@test "exec-git: a version-1 git-pointers file is never compared: each pointer it lists is named once (ordinary user)" {
+  route_pointers_v1 user
+}

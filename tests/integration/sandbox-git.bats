@@ -818,7 +818,8 @@ route_tmpfs_mmap() {
   [ ! -e "$MARKER" ]
   as_owner sh -c 'echo three >>"$1/a.txt"' sh "$WT"
   hgit -C "$WT" add -A
-  [ "$(cat "$MARKER")" = ran ]
+  # a.txt's filter (a racily clean file git hashes again may add a line)
+  grep -qx ran "$MARKER"
 }
 
 @test "sandbox-git: a 70 KB driver rewritten through a mapping on a tmpfs worktree is reported and disarmed (root)" {

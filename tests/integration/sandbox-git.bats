@@ -759,6 +759,20 @@ route_disarm() {
   route_disarm user
 }
 
+# filter_x_named_and_disarmed ENTRY: the runs named ENTRY alone; hostGitArgs disarm filter x, so the
+# host's `add -A` with them runs nothing of a.txt's filter, and a plain one runs it (the control)
+filter_x_named_and_disarmed() {
+  [ "$(config_tamper)" = "$(jq -cn --arg e "$1" '[$e]')" ]
+  mapfile -t args < <(host_args)
+  [[ " ${args[*]} " == *" filter.x.clean= "* ]]
+  hgit -C "$WT" "${args[@]}" -c core.fsmonitor=false -c core.hooksPath=/dev/null add -A
+  [ ! -e "$MARKER" ]
+  as_owner sh -c 'echo three >>"$1/a.txt"' sh "$WT"
+  hgit -C "$WT" add -A
+  # a.txt's filter (a racily clean file git hashes again may add a line)
+  grep -qx ran "$MARKER"
+}
+
 # dir_on_tmpfs: this test's $DIR (repository, state root, marker) on a tmpfs: /dev/shm (/tmp is a
 # disk on some hosts and a tmpfs on others)
 dir_on_tmpfs() {
@@ -811,15 +825,7 @@ route_tmpfs_mmap() {
   sbx -- "python3 -c '$MMAP_WRITE' $2 '$payload
 ' && echo two >>a.txt"
   [ "$(head -c "${#payload}" "$WT/$2")" = "$payload" ]
-  [ "$(config_tamper)" = "$(jq -cn --arg e "$entry" '[$e]')" ]
-  mapfile -t args < <(host_args)
-  [[ " ${args[*]} " == *" filter.x.clean= "* ]]
-  hgit -C "$WT" "${args[@]}" -c core.fsmonitor=false -c core.hooksPath=/dev/null add -A
-  [ ! -e "$MARKER" ]
-  as_owner sh -c 'echo three >>"$1/a.txt"' sh "$WT"
-  hgit -C "$WT" add -A
-  # a.txt's filter (a racily clean file git hashes again may add a line)
-  grep -qx ran "$MARKER"
+  filter_x_named_and_disarmed "$entry"
 }
 
 @test "sandbox-git: a 70 KB driver rewritten through a mapping on a tmpfs worktree is reported and disarmed (root)" {
@@ -890,15 +896,7 @@ route_script_loads() {
   sbx -- 'echo two >unrelated'
   [ "$(config_tamper)" = '[]' ]
   sbx -- "printf '%s\n' '$3' >$2 && echo two >>a.txt"
-  [ "$(config_tamper)" = "$(jq -cn --arg e "config:filter.x.clean=$cmd" '[$e]')" ]
-  mapfile -t args < <(host_args)
-  [[ " ${args[*]} " == *" filter.x.clean= "* ]]
-  hgit -C "$WT" "${args[@]}" -c core.fsmonitor=false -c core.hooksPath=/dev/null add -A
-  [ ! -e "$MARKER" ]
-  as_owner sh -c 'echo three >>"$1/a.txt"' sh "$WT"
-  hgit -C "$WT" add -A
-  # a.txt's filter (a racily clean file git hashes again may add a line)
-  grep -qx ran "$MARKER"
+  filter_x_named_and_disarmed "config:filter.x.clean=$cmd"
 }
 
 @test "sandbox-git: a run rewriting what a driver's worktree script sources beside it is reported and disarmed (root)" {

@@ -239,14 +239,19 @@ fsrun_run_bats_file() {
   rm -rf --one-file-system "$state_root"
 
   # Leftover processes: root or cwd under the tmp dir (before pivot_root), or, in another mount
-  # namespace, a mount table that shows a bundle under it (a container's root mount does).
-  local pid mnt own_ns pids
+  # namespace, a mount table that shows a bundle under it (a container's root mount does). A
+  # process whose root is still the host's has not pivoted: it is no container, but a copy of the
+  # host's mount table taken while this file's mounts existed (another suite's `unshare -m`, run in
+  # parallel by run-tests.sh), and killing it failed that suite.
+  local pid mnt own_ns host_root pids
   own_ns=$(readlink /proc/self/ns/mnt)
+  host_root=$(stat -L -c %d:%i /proc/self/root)
   pids=$({
     find /proc -mindepth 2 -maxdepth 2 \( -name root -o -name cwd \) -lname "$tmp/*" -printf '%h\n'
     grep -lF "$tmp/" /proc/[0-9]*/mountinfo | while read -r f; do
       f=${f%/mountinfo}
-      [ "$(readlink "$f/ns/mnt")" != "$own_ns" ] && echo "$f"
+      [ "$(readlink "$f/ns/mnt")" != "$own_ns" ] || continue
+      [ "$(stat -L -c %d:%i "$f/root")" != "$host_root" ] && echo "$f"
     done
   } 2>/dev/null | cut -d/ -f3 | sort -u)
   for pid in $pids; do

@@ -271,6 +271,12 @@ int64_t monotonic_ms(void) {
   return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+int64_t process_cpu_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
 /* the full identity map means the initial user namespace */
 bool in_child_user_namespace(void) {
   cleanup_error fsrun_error_t err = NULL;

@@ -80,6 +80,9 @@ bool in_initial_user_namespace(void);
 
 /* CLOCK_MONOTONIC in milliseconds (deadlines and durations). */
 int64_t monotonic_ms(void);
+/* The CPU time (user and system) this process has used, in milliseconds: work done, whatever the
+ * load (a wall-clock limit is reached sooner on a busy machine). */
+int64_t process_cpu_ms(void);
 
 /* Current time as RFC 3339 with nanoseconds, UTC ("2026-11-29T19:35:41.123456789Z"). */
 char *rfc3339_now(void);

@@ -2511,3 +2511,38 @@ route_sync_budget() {
 @test "sandbox-git: an object past the sync's 512 MiB budget is not adopted and moves no branch (ordinary user)" {
   route_sync_budget user
 }
+
+# route_sync_walk_bound OWNER (flake24): a commit, and 200,001 more entries under objects/ than one
+# sync walks (200,000; the walk's other bound, 4 s of CPU time, is the unit test's: a test's machine
+# cannot be made to reach it exactly). The entries are empty files under names no object has
+# (objects/junk/N): each costs the sync a readdir, not a file on the host, so the walk reaches its
+# entry bound and not its CPU time. Past the bound nothing more is checked: `objects/` is reported,
+# the branch is not moved (said on stderr: the report's 64 paths are the junk's) (were the junk walked whole, the commit's objects would land and the
+# branch move); the worktree keeps the change and the host gets none of the entries.
+route_sync_walk_bound() {
+  make_repo "$1"
+  [ -x /usr/bin/python3 ] || skip "needs /usr/bin/python3"
+  sbx -- "set -e; echo two >>README; git commit -qam small
+    /usr/bin/python3 -c 'import os, sys
+os.mkdir(sys.argv[1])
+for i in range(200001):
+    os.close(os.open(\"%s/%d\" % (sys.argv[1], i), os.O_WRONLY | os.O_CREAT, 0o644))' \
+      \$(git rev-parse --git-common-dir)/objects/junk"
+  grep -q 'the run wrote more than 200000 entries under objects/: the rest were not applied' \
+    "$DIR/stderr"
+  grep -q '^fsrun: warning: sandbox: git: refs/heads/task: .*; not applied$' "$DIR/stderr"
+  # the report is full of the junk (64 paths): `objects/` takes the last slot
+  discarded | jq -e 'length == 64 and index("objects/") != null'
+  [ "$(hgit -C "$REPO" rev-parse task)" = "$MAIN0" ]
+  [ ! -e "$REPO/.git/objects/junk" ]
+  hgit -C "$WT" status --porcelain | grep -qx ' M README'
+  hgit -C "$REPO" fsck --strict
+}
+
+@test "sandbox-git: a run past the 200,000 entries one sync walks is reported and moves no branch (root)" {
+  route_sync_walk_bound root
+}
+
+@test "sandbox-git: a run past the 200,000 entries one sync walks is reported and moves no branch (ordinary user)" {
+  route_sync_walk_bound user
+}

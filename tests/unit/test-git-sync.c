@@ -26,6 +26,8 @@
 /* a new object of the run: objects/ab/<38 hex> */
 #define NEW_REL "objects/ab/01234567890123456789012345678901234567"
 
+#define ID_NEW "3e757656cf36eca53338e520d134963a44f793f8" /* `new\n`, a valid object of the run */
+
 /* --- the changes made behind the sync's back ----------------------------------------------- */
 
 static const char *rewrite_suffix; /* an upper-dir file: rewritten to rewrite_text once read */
@@ -36,7 +38,12 @@ static long repeat_left;
 static char repeat_buf[sizeof(struct dirent)];
 static long long sync_tmp_bytes; /* written to the sync's temporary files on the host */
 
+/* the clocks the sync may read, each stepped by this much at every read when set */
+static int64_t cpu_step_ms, wall_step_ms, cpu_now_ms, wall_now_ms;
+
 ssize_t __real_safe_read_all(int fd, void *buf, size_t len);
+int64_t __real_process_cpu_ms(void);
+int64_t __real_monotonic_ms(void);
 int __real_safe_write_all(int fd, const void *buf, size_t len);
 struct dirent *__real_readdir(DIR *d);
 
@@ -68,6 +75,14 @@ int __wrap_safe_write_all(int fd, const void *buf, size_t len) {
   if (fd_path_ends(fd, "", path, sizeof(path)) && strstr(path, "/.fsrun-sync.") != NULL)
     sync_tmp_bytes += (long long)len;
   return __real_safe_write_all(fd, buf, len);
+}
+
+int64_t __wrap_process_cpu_ms(void) {
+  return cpu_step_ms > 0 ? (cpu_now_ms += cpu_step_ms) : __real_process_cpu_ms();
+}
+
+int64_t __wrap_monotonic_ms(void) {
+  return wall_step_ms > 0 ? (wall_now_ms += wall_step_ms) : __real_monotonic_ms();
 }
 
 struct dirent *__wrap_readdir(DIR *d) {
@@ -104,6 +119,23 @@ static void put(const char *rel, const char *text) {
     abort();
   fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
   if (fd < 0 || safe_write_all(fd, text, strlen(text)) < 0)
+    abort();
+}
+
+/* the run's loose object ID_NEW, zlib'd as git writes it */
+static void put_new_object(void) {
+  static const char raw[] = "blob 4\0new\n";
+  unsigned char packed[128];
+  uLongf len = sizeof(packed);
+  cleanup_free char *dir = xasprintf("%s/run/upper/objects/3e", top);
+  cleanup_free char *path = xasprintf("%s/%s", dir, ID_NEW + 2);
+  cleanup_error fsrun_error_t err = NULL;
+  cleanup_close int fd = -1;
+  if (mkdir_p_at(AT_FDCWD, dir, 0755, &err) < 0 ||
+      compress(packed, &len, (const unsigned char *)raw, sizeof(raw) - 1) != Z_OK)
+    abort();
+  fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0444);
+  if (fd < 0 || safe_write_all(fd, packed, len) < 0)
     abort();
 }
 
@@ -302,6 +334,37 @@ static void objects_past_cap(void) {
   sandbox_git_run_free(&g);
 }
 
+/* a run that wrote ID_NEW and moved main to it, synced with *clock_step set to ms */
+static void sync_new_object(struct sandbox_git_run *g, int64_t *clock_step, int64_t ms) {
+  repo(g);
+  put_new_object();
+  put("run/upper/refs/heads/main", ID_NEW "\n");
+  *clock_step = ms;
+  finish(g);
+  *clock_step = 0;
+}
+
+/* flake24: the walk's time limit is CPU time, not wall time. A clock stepped past the limit at its
+ * first read after the start: the CPU clock stops the walk (nothing adopted, `objects/` reported,
+ * the branch stays); the wall clock does not (a loaded machine waits for a core, it does no more
+ * work: the object lands and the branch moves). */
+static void objects_past_cpu_time(void) {
+  struct sandbox_git_run g;
+  struct stat st;
+  cleanup_free char *host = xasprintf("%s/wt/.git/objects/3e/%s", top, ID_NEW + 2);
+  sync_new_object(&g, &cpu_step_ms, 4000);
+  tap_ok(listed(g.discarded, "objects/") && lstat(host, &st) < 0 && errno == ENOENT,
+         "past the walk's 4 s of CPU time: the new object is not adopted, `objects/` is reported");
+  tap_ok(same("wt/.git/refs/heads/main", ID_A "\n") && listed(g.discarded, "refs/heads/main"),
+         "  and the branch is not moved (reported)");
+  sandbox_git_run_free(&g);
+  sync_new_object(&g, &wall_step_ms, 60000);
+  tap_ok(!listed(g.discarded, "objects/") && lstat(host, &st) == 0,
+         "a minute of wall time a call, little CPU time: the new object is adopted");
+  tap_ok(same("wt/.git/refs/heads/main", ID_NEW "\n"), "  and the branch moves to it");
+  sandbox_git_run_free(&g);
+}
+
 /* review19 #15: the tamper is found and handed over before the sync, which a run can make take
  * seconds (a caller killed during it has said the tamper): the callback sees the nested repository
  * while the host's branch is still where it was; the sync moves it afterwards */
@@ -351,6 +414,7 @@ int main(void) {
   junk_object_not_copied_whole();
   sparse_files_refused();
   objects_past_cap();
+  objects_past_cpu_time();
   tamper_before_sync();
   cmd = xasprintf("rm -rf '%s'", top);
   if (system(cmd) != 0)

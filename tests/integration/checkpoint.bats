@@ -184,7 +184,7 @@ lazy_refused() {
   set_process_args /bin/sleep 100000
   "$recvtty" "$sock" >/dev/null 2>&1 3>&- &
   pid=$!
-  for _ in $(seq 50); do [ -S "$sock" ] && break; sleep 0.1; done
+  wait_until test -S "$sock"
   fsrun run --detach --bundle "$BUNDLE" --console-socket "$sock" tty-$UNIQ </dev/null
   run fsrun checkpoint --image-path "$BATS_TEST_TMPDIR/images" tty-$UNIQ
   kill "$pid" 2>/dev/null || true

@@ -49,7 +49,7 @@ teardown() {
     fsrun create --bundle "$BUNDLE" "seq-sig-$sig-$UNIQ" </dev/null
     fsrun start "seq-sig-$sig-$UNIQ"
     fsrun kill "seq-sig-$sig-$UNIQ" "$sig"
-    wait_for_status "seq-sig-$sig-$UNIQ" stopped 10
+    wait_for_status "seq-sig-$sig-$UNIQ" stopped
     fsrun delete "seq-sig-$sig-$UNIQ"
     assert_no_leftovers "seq-sig-$sig-$UNIQ"
   done

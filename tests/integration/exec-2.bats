@@ -38,8 +38,7 @@ start_recvtty() {
   SOCK=$BATS_TEST_TMPDIR/console.sock
   "$RECVTTY" "$SOCK" "$@" >"$BATS_TEST_TMPDIR/tty.out" 2>"$BATS_TEST_TMPDIR/tty.err" &
   RECV_PID=$!
-  for _ in $(seq 50); do [ -S "$SOCK" ] && return 0; sleep 0.1; done
-  return 1
+  wait_until test -S "$SOCK"
 }
 
 # recvtty_output: what the container wrote to the pty, without the pty's \r

@@ -170,7 +170,7 @@ start_container() {
   # the binary itself in the background (the fsrun function would put a subshell in between)
   "$FSRUN" --root "$FSRUN_ROOT" exec "$CONTAINER_ID" sh -c 'trap "exit 42" TERM; touch /tmp/trap-ready; while :; do sleep 0.1; done' &
   EXEC_PID=$!
-  for _ in $(seq 100); do [ -e "$ROOTFS/tmp/trap-ready" ] && break; sleep 0.1; done
+  wait_until test -e "$ROOTFS/tmp/trap-ready"
   [ -e "$ROOTFS/tmp/trap-ready" ]
   kill -TERM "$EXEC_PID"
   status=0
@@ -299,7 +299,7 @@ EOF
   [ "$(ls "$BATS_TEST_TMPDIR" | grep -c '^d\.pid')" -eq 1 ]
   # the container's init is unaffected and the process dies with the container
   fsrun delete --force "$CONTAINER_ID"
-  for _ in $(seq 50); do _fsrun_pid_alive "$EXEC_PID" || break; sleep 0.1; done
+  wait_until pid_gone "$EXEC_PID"
   run _fsrun_pid_alive "$EXEC_PID"
   [ "$status" -ne 0 ]
   EXEC_PID=
@@ -313,7 +313,7 @@ EOF
   SOCK=$BATS_TEST_TMPDIR/console.sock
   "$RECVTTY" "$SOCK" --input $'typed-input\n' >"$BATS_TEST_TMPDIR/tty.out" 2>"$BATS_TEST_TMPDIR/tty.err" &
   RECV_PID=$!
-  for _ in $(seq 50); do [ -S "$SOCK" ] && break; sleep 0.1; done
+  wait_until test -S "$SOCK"
   fsrun exec --tty --detach --console-socket "$SOCK" --pid-file "$BATS_TEST_TMPDIR/t.pid" "$CONTAINER_ID" \
     sh -c 'tty; read line; echo "got:$line"; echo "stat $(cut -d" " -f6,7 /proc/self/stat)"'
   wait "$RECV_PID"
@@ -447,8 +447,7 @@ EOF
     rm -f "$SOCK"
     "$LISTENER" "$SOCK" "$BATS_TEST_TMPDIR/state$1.json" "$BATS_TEST_TMPDIR/calls$1" "$2" 3>&- &
     AGENT_PIDS+=" $!"
-    for _ in $(seq 100); do [ -S "$SOCK" ] && return 0; sleep 0.05; done
-    return 1
+    wait_until test -S "$SOCK"
   }
   update_config '.linux.seccomp = {"defaultAction": "SCMP_ACT_ALLOW", "listenerPath": $s,
     "syscalls": [{"names": ["mkdir", "mkdirat"], "action": "SCMP_ACT_NOTIFY"}]}' --arg s "$SOCK"
@@ -473,8 +472,7 @@ EOF
     rm -f "$SOCK"
     "$LISTENER" "$SOCK" "$BATS_TEST_TMPDIR/state$1.json" "$BATS_TEST_TMPDIR/calls$1" "$2" 3>&- &
     AGENT_PIDS+=" $!"
-    for _ in $(seq 100); do [ -S "$SOCK" ] && return 0; sleep 0.05; done
-    return 1
+    wait_until test -S "$SOCK"
   }
   update_config '.linux.seccomp = {"defaultAction": "SCMP_ACT_ALLOW", "listenerPath": $s,
     "syscalls": [{"names": ["mkdir", "mkdirat", "sendmsg", "recvmsg", "close"], "action": "SCMP_ACT_NOTIFY"}]}' --arg s "$SOCK"

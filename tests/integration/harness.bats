@@ -113,13 +113,10 @@ EOF
 @test "harness: assert_no_leftovers finds a process inside the bundle" {
   (cd "$ROOTFS" && exec sleep 100) &
   local pid=$!
-  # wait until the child has changed directory
-  local tries=50
-  until [ "$(readlink "/proc/$pid/cwd")" = "$ROOTFS" ] || [ $tries -eq 0 ]; do
-    sleep 0.1
-    tries=$((tries - 1))
-  done
-  run assert_no_leftovers "x-$RANDOM"
+  in_rootfs() { [ "$(readlink "/proc/$pid/cwd")" = "$ROOTFS" ]; }
+  wait_until in_rootfs
+  # the sleep lives on: the wait for it to be gone ends at the bound
+  WAIT_MAX_S=1 run assert_no_leftovers "x-$RANDOM"
   kill "$pid"
   wait "$pid" || true
   [ "$status" -ne 0 ]
@@ -184,7 +181,7 @@ EOF
   set_process_args /bin/sleep 100
   local id=ref-live-$RANDOM
   runc --root "$BATS_TEST_TMPDIR/runc" run --detach --bundle "$BUNDLE" "$id"
-  run assert_no_leftovers "$id"
+  WAIT_MAX_S=1 run assert_no_leftovers "$id"
   runc --root "$BATS_TEST_TMPDIR/runc" delete --force "$id"
   [ "$status" -ne 0 ]
   [[ "$output" == *"cgroup directory /sys/fs/cgroup/"*"$id"* ]]
@@ -268,6 +265,17 @@ EOF
 # Bash ignores errexit for a pipeline inverted with `!` (and for an and-or list that ends in one),
 # so a bare `! cmd` in a test body asserts nothing: the test goes on when cmd succeeds. The idiom
 # of this tree is `! cmd || false`, whose `false` is an ordinary command that errexit does see.
+@test "harness: wait_until returns once the command succeeds, and fails at its bound when it never does" {
+  local f=$BATS_TEST_TMPDIR/later
+  (sleep 0.3 && touch "$f") &
+  wait_until test -e "$f"
+  WAIT_MAX_S=1 run wait_until test -e "$BATS_TEST_TMPDIR/never"
+  [ "$status" -eq 1 ]
+  pid_gone 999999999
+  run pid_gone $$
+  [ "$status" -eq 1 ]
+}
+
 @test "harness: '! cmd || false' fails when cmd succeeds, where a bare '! cmd' does not" {
   run bash -ec '! true; echo went-on'
   [ "$status" -eq 0 ]

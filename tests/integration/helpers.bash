@@ -142,7 +142,7 @@ requires_host_command() {
 # get_wchan was mended), which a test that waits for a process to block in one relies on. Probed on
 # a `sleep` known to be asleep (state S), so that a running process's 0 is never taken for it.
 requires_wchan() {
-  local pid state= wchan= tries=100
+  local pid state= wchan= tries=$((WAIT_MAX_S * 20))
   sleep 1000 3>&- &
   pid=$!
   while [ "$state" != S ] && [ "$tries" -gt 0 ]; do
@@ -406,8 +406,27 @@ container_cgroup_file() {
 }
 
 # wait_for_status ID STATUS [SECONDS]: poll `fsrun state` until .status is STATUS.
+# The bound of the waits for an event below (seconds): it only ends a failure, so it is far from
+# what a loaded 2-core machine or the slow VM takes (a 5 s bound was reached at load 15-27)
+WAIT_MAX_S=${WAIT_MAX_S:-60}
+
+# wait_until CMD [ARG...]: until CMD succeeds, polled every 0.1 s; fails past WAIT_MAX_S
+wait_until() {
+  local tries=$((WAIT_MAX_S * 10))
+  until "$@"; do
+    tries=$((tries - 1))
+    [ "$tries" -gt 0 ] || return 1
+    sleep 0.1
+  done
+}
+
+# pid_gone PID: PID has exited (or is a zombie), for wait_until
+pid_gone() {
+  if _fsrun_pid_alive "$1"; then return 1; fi
+}
+
 wait_for_status() {
-  local id=$1 want=$2 tries=$((${3:-10} * 10)) got=""
+  local id=$1 want=$2 tries=$((${3:-$WAIT_MAX_S} * 10)) got=""
   while [ "$tries" -gt 0 ]; do
     got=$(fsrun state "$id" 2>/dev/null | jq -r .status 2>/dev/null)
     [ "$got" = "$want" ] && return 0
@@ -418,10 +437,10 @@ wait_for_status() {
   return 1
 }
 
-# wait_for_file PATH [SECONDS]: until PATH exists (an event, not a timing: the bound, default 60 s
-# for the slow VM, only ends a failure)
+# wait_for_file PATH [SECONDS]: until PATH exists (an event, not a timing: the bound, default
+# WAIT_MAX_S, only ends a failure)
 wait_for_file() {
-  local tries=$((${2:-60} * 10))
+  local tries=$((${2:-$WAIT_MAX_S} * 10))
   while [ ! -e "$1" ] && [ "$tries" -gt 0 ]; do
     sleep 0.1
     tries=$((tries - 1))
@@ -443,7 +462,7 @@ git_run_dirs() {
 # no_process_left PGREP_ARGS...: nothing matches `pgrep PGREP_ARGS`. Waits up to 10 s for
 # processes already killed to finish exiting; one never killed stays, and fails, listed.
 no_process_left() {
-  local tries=100
+  local tries=$((WAIT_MAX_S * 10))
   while pgrep "$@" >/dev/null && [ "$tries" -gt 0 ]; do
     sleep 0.1
     tries=$((tries - 1))
@@ -455,7 +474,7 @@ no_process_left() {
 # that returns once its CLOEXEC sync fd closes returns inside the process's execve, before the
 # kernel has set the new arguments (cmdline reads empty then): wait for them, bounded.
 cmdline_of() {
-  local tries=100 args=""
+  local tries=$((WAIT_MAX_S * 10)) args=""
   while [ "$tries" -gt 0 ]; do
     args=$(tr '\0' ' ' <"/proc/$1/cmdline") || return 1
     [ -n "$args" ] && break
@@ -602,9 +621,10 @@ stop_witness() {
 
 # assert_no_leftovers ID [BUNDLE]: nothing of container ID remains on the host: no state directory,
 # no mount mentioning the bundle, no cgroup directory named after ID, no live process in the bundle
-# or in such a cgroup (a killed process gets up to 2 s to be gone).
+# or in such a cgroup (a killed process gets up to WAIT_MAX_S to be gone: 2 s were a loaded machine's
+# reach).
 assert_no_leftovers() {
-  local id=$1 bundle=${2:-${BUNDLE:-}} problems=() line pid tries=20
+  local id=$1 bundle=${2:-${BUNDLE:-}} problems=() line pid tries=$((WAIT_MAX_S * 10))
   local -A pids=()
   [ -e "$FSRUN_ROOT/$id" ] && problems+=("state directory $FSRUN_ROOT/$id exists")
   if [ -n "$bundle" ]; then

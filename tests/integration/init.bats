@@ -48,7 +48,7 @@ teardown() {
   fsrun run -d --bundle "$BUNDLE" with-init-$UNIQ </dev/null
   wait_for_status with-init-$UNIQ running
   fsrun kill with-init-$UNIQ TERM
-  wait_for_status with-init-$UNIQ stopped 5
+  wait_for_status with-init-$UNIQ stopped
 
   # the same container as pid 1 itself: SIGTERM is ignored
   update_config 'del(.annotations["run.fsrun.init"])'

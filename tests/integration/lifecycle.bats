@@ -73,7 +73,7 @@ state_field() {
   set_process_args /bin/sleep 100
   "$FSRUN" --root "$FSRUN_ROOT" run --bundle "$BUNDLE" --pid-file "$BATS_TEST_TMPDIR/pid" life-k9-$UNIQ &
   runner=$!
-  for _ in $(seq 50); do [ -s "$BATS_TEST_TMPDIR/pid" ] && break; sleep 0.1; done
+  wait_until test -s "$BATS_TEST_TMPDIR/pid"
   wait_for_status life-k9-$UNIQ running
   kill -9 "$(cat "$BATS_TEST_TMPDIR/pid")"
   status=0
@@ -243,7 +243,7 @@ state_field() {
   [ "$(wc -w <<<"$pids")" -eq 3 ]
   fsrun kill --all life-all-$UNIQ KILL
   for p in $pids; do
-    for _ in $(seq 30); do _fsrun_pid_alive "$p" || break; sleep 0.1; done
+    wait_until pid_gone "$p"
     ! _fsrun_pid_alive "$p" || false
   done
   fsrun delete life-all-$UNIQ

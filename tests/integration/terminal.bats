@@ -23,8 +23,7 @@ teardown() {
 start_recvtty() {
   "$RECVTTY" "$SOCK" "$@" >"$BATS_TEST_TMPDIR/tty.out" 2>"$BATS_TEST_TMPDIR/tty.err" &
   RECV_PID=$!
-  for _ in $(seq 50); do [ -S "$SOCK" ] && return 0; sleep 0.1; done
-  return 1
+  wait_until test -S "$SOCK"
 }
 
 @test "terminal: --console-socket hands over a working pty (output, input, size, controlling tty)" {

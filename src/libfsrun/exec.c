@@ -686,8 +686,6 @@ static int open_init_root(const struct container_status *st, fsrun_error_t *err)
   return fd;
 }
 
-/* CLONE_NEW* of every namespace config.json gives the container: those the init has that the
- * host does not. The others are shared with the host, so there is nothing to join. */
 /* The filter create compiled and kept beside the config exec reads; compiled from the config
  * where there is none (a state of an earlier fsrun) or it is not one this fsrun wrote. */
 static int exec_seccomp(const struct fsrun_context *ctx, const char *id, const oci_seccomp *s,
@@ -704,6 +702,8 @@ static int exec_seccomp(const struct fsrun_context *ctx, const char *id, const o
   return seccomp_compile(s, out, err);
 }
 
+/* CLONE_NEW* of every namespace config.json gives the container: those the init has that the
+ * host does not. The others are shared with the host, so there is nothing to join. */
 static int container_namespace_flags(const oci_config *config) {
   int flags = 0;
   for (size_t i = 0; config->linux_ != NULL && i < config->linux_->n_namespaces; i++)

@@ -620,6 +620,14 @@ static int sum_cmp(const void *a, const void *b) {
   return memcmp(a, b, 32);
 }
 
+/* an entry of a dir the digest walks (not followed), its content where content_hash reads it */
+static void digest_entry(struct digest *d, int dir, const char *where, const char *name,
+                         const struct stat *st) {
+  uint8_t content[32];
+  content_hash(d, dir, name, false, st, content);
+  digest_add(d, where, name, st, content);
+}
+
 static struct sandbox_git_digest digest_end(struct digest *d) {
   struct sandbox_git_digest out = {.unknown = d->unknown};
   struct sha256_ctx c;
@@ -651,9 +659,7 @@ static void digest_tree(struct digest *d, int dir, const char *where, int depth)
       continue;
     if (fstatat(dirfd(stream), e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
       continue;
-    uint8_t content[32];
-    content_hash(d, dirfd(stream), e->d_name, false, &st, content);
-    digest_add(d, where, e->d_name, &st, content);
+    digest_entry(d, dirfd(stream), where, e->d_name, &st);
     if (!S_ISDIR(st.st_mode) || depth + 1 >= WALK_MAX_DEPTH)
       continue;
     sub = openat(dirfd(stream), e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -725,9 +731,7 @@ static void digest_package(struct digest *d, int parent, const char *name) {
         strcmp(e->d_name, "..") == 0 ||
         fstatat(dirfd(stream), e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
       continue;
-    uint8_t content[32];
-    content_hash(d, dirfd(stream), e->d_name, false, &st, content);
-    digest_add(d, name, e->d_name, &st, content);
+    digest_entry(d, dirfd(stream), name, e->d_name, &st);
   }
 }
 

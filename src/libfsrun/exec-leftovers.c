@@ -8,12 +8,15 @@
  * passes over the host's /proc. The same value throughout means no process was made in the
  * namespace during them, so every process alive at the second's end was alive throughout it and
  * was seen: one that forks and exits in a loop, or is reparented to the init, cannot slip through
- * (nor a fork begun before the first pass: PASSES). A zombie counts. */
+ * (nor a fork begun before the first pass: PASSES). A zombie counts. In a user namespace of its
+ * own (an ordinary user's container), the processes of the host's other users are passed over by
+ * the owner of /proc/PID alone (owned_by_mapped_id). */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/nsfs.h>
 #include <sched.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -66,11 +69,50 @@ static long session_of(int proc_fd, long pid) {
   return sid;
 }
 
+/* The user ids the counter's user namespace maps (the first and third columns of its uid_map). */
+#define ID_RANGES 64
+struct mapped_ids {
+  uint64_t first[ID_RANGES], count[ID_RANGES];
+  int n; /* 0: every id, or not known: no process is judged by its owner */
+};
+
 struct namespaces {
   struct stat ours;    /* the container's pid namespace (the counter's own) */
   struct stat runtime; /* fsrun's, an ancestor of it: most of the host's processes are there */
   int level;           /* how many pid namespaces ours is below the procfs's (-1: not known) */
+  struct mapped_ids ids;
 };
+
+/* ids from the counter's own uid_map; n = 0 in the initial user namespace (it maps every id) or
+ * when the map cannot be read whole. */
+static void read_mapped_ids(int proc_fd, struct mapped_ids *ids) {
+  char buf[4096], *p = buf, *end;
+  ids->n = 0;
+  if (!read_text_at(proc_fd, "thread-self/uid_map", buf, sizeof(buf)) ||
+      strlen(buf) >= sizeof(buf) - 1)
+    return;
+  for (int n = 0; *p != '\0'; n++) {
+    uint64_t first = strtoull(p, &end, 10), count;
+    if (end == p || n == ID_RANGES)
+      return;
+    (void)strtoull(end, &p, 10); /* the id outside */
+    count = strtoull(p, &end, 10);
+    if (end == p || first > UINT32_MAX || count > (uint64_t)UINT32_MAX - first + 1)
+      return;
+    ids->first[n] = first;
+    ids->count[n] = count;
+    p = end + strspn(end, " \n");
+    if (*p == '\0')
+      ids->n = first == 0 && count >= UINT32_MAX ? 0 : n + 1; /* (uid_t)-1 is no id */
+  }
+}
+
+static bool id_mapped(const struct mapped_ids *ids, uint64_t id) {
+  for (int i = 0; i < ids->n; i++)
+    if (id >= ids->first[i] && id - ids->first[i] < ids->count[i])
+      return true;
+  return false;
+}
 
 static bool same_file(const struct stat *a, const struct stat *b) {
   return a->st_ino == b->st_ino && a->st_dev == b->st_dev;
@@ -132,6 +174,23 @@ static int in_ours_by_number(int proc_fd, long pid, int level) {
   return host < 0 ? -1 : host == pid;
 }
 
+/* 0 when pid is gone or its effective uid (the owner of /proc/PID, even for a task that is not
+ * dumpable) is not one our user namespace maps, so that it is in none of our pid namespaces (a
+ * task there is in our user namespace or one below it: its ids are mapped in ours, as setuid,
+ * exec of a set-user-ID file and a nested map allow no other; the host's root entering is
+ * trusted); 1 when it may be ours; -1 when that cannot be told. One stat: the other users'
+ * processes are passed over without the lookup by number (userleft25). */
+static int owned_by_mapped_id(int proc_fd, long pid, const struct mapped_ids *ids) {
+  char path[24];
+  struct stat st;
+  if (ids->n == 0)
+    return 1;
+  snprintf(path, sizeof(path), "%ld", pid);
+  if (fstatat(proc_fd, path, &st, 0) < 0)
+    return errno == ENOENT || errno == ESRCH ? 0 : -1;
+  return id_mapped(ids, st.st_uid);
+}
+
 /* 1 when pid is in our pid namespace or one below it, 0 when not or gone, -1 when that cannot be
  * told. One stat for most processes; NS_GET_PARENT (it answers only for a namespace whose parent
  * is ours or below ours) for those of a third namespace; its number in ours for one whose
@@ -140,6 +199,9 @@ static int in_our_namespaces(int proc_fd, long pid, const struct namespaces *ns)
   char path[32];
   struct stat st;
   int parent;
+  int owner = owned_by_mapped_id(proc_fd, pid, &ns->ids);
+  if (owner <= 0)
+    return owner;
   snprintf(path, sizeof(path), "%ld/ns/pid", pid);
   if (fstatat(proc_fd, path, &st, 0) < 0)
     return errno == EACCES || errno == EPERM   ? in_ours_by_number(proc_fd, pid, ns->level)
@@ -269,6 +331,7 @@ static int count_in_namespace(long init_pid, struct namespaces *ns) {
     return LEFT_UNKNOWN;
   long own_pids[32];
   ns->level = nspids(proc_fd, "thread-self", own_pids, 32) - 1;
+  read_mapped_ids(proc_fd, &ns->ids);
   self = read_long_at(proc_fd, "self/stat"); /* our pid as the host's procfs numbers it */
   init_sid = session_of(proc_fd, init_pid);
   if (self <= 0 || init_sid <= 0)

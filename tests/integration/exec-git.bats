@@ -1086,6 +1086,61 @@ route_unreadable_leftover() {
   route_unreadable_leftover user
 }
 
+# userleft25: every kind of process an exec can leave counts, as root and as an ordinary user
+# (whose count passes over the other users' processes by the owner of /proc/PID, without reading
+# their status): in the background, double-forked, in a session of its own, in a pid and user
+# namespace of its own (the container maps one uid, the caller's, and a nested namespace is the
+# only other name it has: uid 0 there for the user; root without CAP_SETFCAP may not map root, so
+# unmapped, nobody there; the policy's seccomp is "none" for unshare), and not dumpable (its /proc/PID/status is then owned by its namespace's root, which the user's container
+# does not map). Each leftover signals a fifo once in place and holds on another; released, an exec
+# says false again (polled: the init reaps it when it likes).
+route_left_kinds() {
+  local kind map=-r
+  [ "$1" = user ] || map=
+  local -A leave=(
+    [background]='sh ./held.sh &'
+    [double-forked]='(sh ./held.sh &)'
+    [setsid]='setsid -f sh ./held.sh'
+    [nested-namespaces]="unshare -Up $map sh -c 'sh ./held.sh &'"
+    [not-dumpable]='python3 ./undumpable.py &'
+  )
+  make_repo "$1"
+  if [ "$("$FSRUN" features | jq -r '.annotations["run.fsrun.landlock"] // "0"')" -le 0 ]; then
+    skip "no Landlock here: leftRunning is always true"
+  fi
+  echo '{"seccomp":"none"}' >"$DIR/policy.json"
+  as_owner sh -c 'printf "echo in >ready\nread x <hold\n" >"$1/held.sh"' sh "$REPO"
+  as_owner sh -c 'cat >"$1/undumpable.py"' sh "$REPO" <<'PY'
+import ctypes
+libc = ctypes.CDLL(None)
+assert libc.prctl(4, 0, 0, 0, 0) == 0 and libc.prctl(3, 0, 0, 0, 0) == 0  # PR_SET/GET_DUMPABLE
+open("ready", "w").write("in\n")
+open("hold").read()
+PY
+  for kind in background double-forked setsid nested-namespaces not-dumpable; do
+    echo "# $kind"
+    sbx "$REPO" -- "rm -f ready hold && mkfifo ready hold && {
+        ${leave[$kind]}
+      } </dev/null >/dev/null 2>&1 && read x <ready"
+    [ "$(jq -c .leftRunning "$DIR/status.json")" = true ]
+    as_owner timeout -s KILL 60 sh -c 'echo go >"$1"' sh "$REPO/hold"
+    wait_until left_none
+  done
+}
+
+# left_none: an exec into the task container of $REPO says leftRunning false (for wait_until)
+left_none() {
+  sbx "$REPO" -- true >/dev/null && [ "$(jq -c .leftRunning "$DIR/status.json")" = false ]
+}
+
+@test "exec-git: a process left in the background, double-forked, setsid, in namespaces of its own or not dumpable makes leftRunning true (root)" {
+  route_left_kinds root
+}
+
+@test "exec-git: a process left in the background, double-forked, setsid, in namespaces of its own or not dumpable makes leftRunning true (ordinary user)" {
+  route_left_kinds user
+}
+
 @test "exec-git: delete names husky's hook and lefthook's file a process left after the last exec rewrote (root)" {
   route_final_pointers root
 }

@@ -80,10 +80,15 @@ static char **walk_quiet_container(int state_dir_fd, const struct container_stat
     return NULL;
   if (!exec_git_tamper_since(state_dir_fd, &run.start))
     run.start = created_time(st);
+  /* what the last exec's walk found, where times are not trusted: the next exec's walk names
+   * again what this one finds (nothing is saved) */
+  exec_git_dotgits_load(&run, state_dir_fd);
   /* no index before or after: what lands in the worktree only (a leftover's git dir writes stay
    * in its exec's overlay); an empty list, never NULL, for a walk that found nothing */
   found = sandbox_git_tamper(&run, worktree);
-  if (run.times_miss_mmap)
+  sandbox_git_dotgits_free(&run.dotgits_before);
+  sandbox_git_dotgits_free(&run.dotgits_after);
+  if (run.times_untrusted)
     index_racy(worktree);
   exec_git_pointers_final(worktree, state_dir_fd, &found, &args);
   if (found == NULL)

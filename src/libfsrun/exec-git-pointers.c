@@ -23,7 +23,6 @@
 #include <string.h>
 
 #include "log.h"
-#include "status.h"
 #include "utils.h"
 
 #define POINTERS_FILE     "git-pointers"
@@ -43,8 +42,7 @@ static uint64_t pointer_key(const struct sandbox_git_pointer *p) {
   return h;
 }
 
-/* a digest as text: 64 hex digits, or `-` when unknown */
-static void digest_format(const struct sandbox_git_digest *d, char out[65]) {
+void exec_git_digest_format(const struct sandbox_git_digest *d, char out[65]) {
   if (d->unknown) {
     strcpy(out, "-");
     return;
@@ -53,10 +51,10 @@ static void digest_format(const struct sandbox_git_digest *d, char out[65]) {
     snprintf(out + 2 * i, 3, "%02x", d->sum[i]);
 }
 
-static bool digest_parse(const char *text, struct sandbox_git_digest *d) {
+bool exec_git_digest_parse(const char *text, char end, struct sandbox_git_digest *d) {
   *d = (struct sandbox_git_digest){.unknown = true};
   if (text[0] == '-')
-    return text[1] == '\n';
+    return text[1] == end;
   for (size_t i = 0; i < sizeof(d->sum); i++) {
     unsigned byte;
     if (sscanf(text + 2 * i, "%2x", &byte) != 1 || !isxdigit((unsigned char)text[2 * i]) ||
@@ -65,7 +63,7 @@ static bool digest_parse(const char *text, struct sandbox_git_digest *d) {
     d->sum[i] = (uint8_t)byte;
   }
   d->unknown = false;
-  return text[2 * sizeof(d->sum)] == '\n';
+  return text[2 * sizeof(d->sum)] == end;
 }
 
 /* the digest stored for key in text (past its first line); false when there is none. Version 1's
@@ -82,7 +80,7 @@ static bool stored_digest(const char *text, unsigned version, uint64_t key,
       *digest = (struct sandbox_git_digest){.unknown = true};
       return true;
     }
-    if (digest_parse(line + end, digest))
+    if (exec_git_digest_parse(line + end, '\n', digest))
       return true;
   }
   return false;
@@ -90,7 +88,6 @@ static bool stored_digest(const char *text, unsigned version, uint64_t key,
 
 /* each pointer's digest, its "before" or its "after", into the container's state dir */
 static void save_digests(const struct sandbox_git_run *g, int state_dir_fd, bool before) {
-  cleanup_error fsrun_error_t err = NULL;
   cleanup_free char *text = NULL;
   size_t len = 0;
   FILE *f = open_memstream(&text, &len);
@@ -99,14 +96,13 @@ static void save_digests(const struct sandbox_git_run *g, int state_dir_fd, bool
   fprintf(f, POINTERS_MAGIC " %u %u\n", POINTERS_VERSION, g->hook_managers);
   for (size_t i = 0; i < g->n_pointers; i++) {
     char hex[65];
-    digest_format(before ? &g->pointers[i].before : &g->pointers[i].after, hex);
+    exec_git_digest_format(before ? &g->pointers[i].before : &g->pointers[i].after, hex);
     fprintf(f, "%016" PRIx64 " %s\n", pointer_key(&g->pointers[i]), hex);
   }
   fclose(f);
-  if (status_write_file_atomic(state_dir_fd, POINTERS_FILE, text, len, 0600, &err) < 0)
-    log_warning("exec: git: %s: the next exec compares the config's and hook managers' files "
-                "with their state at its own start",
-                err->msg);
+  exec_git_state_write(state_dir_fd, POINTERS_FILE, text, len,
+                       "the next exec compares the config's and hook managers' files with their "
+                       "state at its own start");
 }
 
 /* the stored digests become g's "before"; -1 with errno when none are (ENOENT: no exec looked) */

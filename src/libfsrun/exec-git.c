@@ -74,12 +74,18 @@ void exec_git_remove_leftovers(const char *state_root, const char *id, bool all)
  * cutoff (a file changed in the same tick before the walk began is named by both walks: a false
  * alarm, not a miss) */
 static void tamper_since_write(int state_dir_fd, const struct timespec *since) {
-  cleanup_error fsrun_error_t err = NULL;
   char text[FILE_TIME_TEXT_MAX + 1];
   file_time_format(text, FILE_TIME_TEXT_MAX, since);
   strcat(text, "\n");
-  if (status_write_file_atomic(state_dir_fd, TAMPER_SINCE_FILE, text, strlen(text), 0600, &err) < 0)
-    log_warning("exec: git: %s: the next exec's tamper walk starts at its own start", err->msg);
+  exec_git_state_write(state_dir_fd, TAMPER_SINCE_FILE, text, strlen(text),
+                       "the next exec's tamper walk starts at its own start");
+}
+
+void exec_git_state_write(int state_dir_fd, const char *name, const char *text, size_t len,
+                          const char *if_not) {
+  cleanup_error fsrun_error_t err = NULL;
+  if (status_write_file_atomic(state_dir_fd, name, text, len, 0600, &err) < 0)
+    log_warning("exec: git: %s: %s", err->msg, if_not);
 }
 
 bool exec_git_tamper_since(int state_dir_fd, struct timespec *since) {
@@ -146,6 +152,7 @@ void exec_git_created(const char *worktree, int state_dir_fd) {
   clock_gettime(CLOCK_REALTIME_COARSE, &now);
   tamper_since_write(state_dir_fd, &now);
   exec_git_pointers_created(worktree, state_dir_fd);
+  exec_git_dotgits_created(worktree, state_dir_fd);
 }
 
 int exec_git_prepare(struct exec_git *g, const struct fsrun_context *ctx, const char *id,
@@ -188,6 +195,7 @@ int exec_git_prepare(struct exec_git *g, const struct fsrun_context *ctx, const 
     return fsrun_error_errno(err, "exec: git: open `%s`", g->run.run_dir);
   tamper_since_read(g);
   exec_git_pointers_load(&g->run, g->state_dir_fd);
+  exec_git_dotgits_load(&g->run, g->state_dir_fd);
   return 0;
 }
 
@@ -321,6 +329,7 @@ char *exec_git_finish(struct exec_git *g) {
    * next exec's walk names again what this one found */
   tamper_since_write(g->state_dir_fd, &g->run.walk_began);
   exec_git_pointers_save(&g->run, g->state_dir_fd);
+  exec_git_dotgits_save(&g->run, g->state_dir_fd);
   exec_git_warn_list("git: left out what the command wrote outside the task's allowlist",
                      g->run.discarded);
   sb_json_string_array(&json, "tamper", g->run.tamper);

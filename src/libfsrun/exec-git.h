@@ -64,6 +64,10 @@ char *exec_git_finish(struct exec_git *g);
 /* The time the last finished tamper walk of an exec into the container began (its state dir's
  * record); false when none is recorded (no exec finished) or the record is not a time. */
 bool exec_git_tamper_since(int state_dir_fd, struct timespec *since);
+/* text into the container's state dir as name (atomically, mode 0600); a failure is a warning
+ * ending in if_not (what the next exec does without it) */
+void exec_git_state_write(int state_dir_fd, const char *name, const char *text, size_t len,
+                          const char *if_not);
 /* `fsrun delete` of a task container (exec-git-final.c), once its processes are dead and before its
  * state goes: the nested repositories made in the worktree since the last exec's walk began (or
  * since the container was created), which no exec's walk will name any more. Warns on stderr.
@@ -92,6 +96,15 @@ void exec_git_pointers_load(struct sandbox_git_run *g, int state_dir_fd);
 void exec_git_pointers_save(const struct sandbox_git_run *g, int state_dir_fd);
 /* create: the digests of worktree's pointers now, as the "before" of the first exec */
 void exec_git_pointers_created(const char *worktree, int state_dir_fd);
+/* a digest as text: 64 hex digits, or `-` when unknown; and back, the text ending in end */
+void exec_git_digest_format(const struct sandbox_git_digest *d, char out[65]);
+bool exec_git_digest_parse(const char *text, char end, struct sandbox_git_digest *d);
+/* exec-git-dotgits.c: the `.git` entries the last walk found on a worktree whose file times are
+ * not trusted, kept in the state dir: loaded as g's "before", saved from its "after"; create's
+ * (the first exec's "before") taken from the worktree */
+void exec_git_dotgits_load(struct sandbox_git_run *g, int state_dir_fd);
+void exec_git_dotgits_save(const struct sandbox_git_run *g, int state_dir_fd);
+void exec_git_dotgits_created(const char *worktree, int state_dir_fd);
 /* `fsrun delete`: the `config:`/`hooks:` entries of worktree's repository whose files changed since
  * the container's last exec looked, appended to *found (none when no exec looked); *host_args:
  * sandbox_git_host_args of *found with the repository's pointers */

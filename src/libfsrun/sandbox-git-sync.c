@@ -566,7 +566,7 @@ void sandbox_git_finish(struct sandbox_git_run *g, const char *worktree,
     said->host_args(g, said->arg);
   sync_all(g, &g->discarded);
   /* after the sync: an index it applied keeps the stat data of the entries git trusted */
-  if (g->times_miss_mmap)
+  if (g->times_untrusted)
     sandbox_git_index_racy(g->common_fd, g->common_dir, g->admin);
   sandbox_git_remove_run_dir(g);
   free(g->run_dir);

@@ -9,7 +9,9 @@
  *    second on ext2/3 and 128-byte-inode ext4, file-time.h) (a repository made elsewhere and
  *    renamed into place changes only the renamed directory's ctime), found by a bounded walk
  *    (TAMPER_MAX_DEPTH levels, TAMPER_MAX_DIRS directories, not into `.git`) that looks into a
- *    `node_modules` only for `node_modules/X/.git` and `node_modules/@S/X/.git`. */
+ *    `node_modules` only for `node_modules/X/.git` and `node_modules/@S/X/.git`; where the top's
+ *    file times are not trusted (a ctime may be put back), also when the walk before the run did
+ *    not find it as it is now (sandbox-git-dotgits.c). */
 #include "sandbox-git.h"
 
 #include <dirent.h>
@@ -33,6 +35,12 @@ struct walk {
   char **found;
   size_t n_found, dirs;
   struct timespec start;
+  dev_t top_dev, asked_dev; /* the top's filesystem; the last other one asked about its times */
+  bool below_untrusted;     /* a filesystem mounted below the top whose times may miss writes */
+  /* where the top's times are not trusted: the entries found before the run, and those found now
+   * (NULL: times decide alone) */
+  const struct sandbox_git_dotgits *before;
+  struct sandbox_git_dotgits *seen;
 };
 
 /* at the ctime's own grain: a filesystem of whole seconds stores a change made in the cutoff's
@@ -60,12 +68,32 @@ static void report(struct walk *w, const char *rel) {
   sandbox_git_strv_push(&w->found, &w->n_found, rel);
 }
 
-/* dir/.git, reported when it or its path (path_changed) changed during the run */
-static void check_dotgit(struct walk *w, int dir, const char *prefix, bool path_changed) {
+/* dir/.git (rel), reported when it or its path (path_changed) changed during the run, or where
+ * times are not trusted when the walk before the run did not find it so */
+static void check_dotgit(struct walk *w, int dir, const char *rel, bool path_changed) {
   struct stat st;
-  cleanup_free char *rel = xasprintf("%s/.git", prefix);
-  if (fstatat(dir, ".git", &st, AT_SYMLINK_NOFOLLOW) == 0 && (path_changed || changed(w, &st)))
+  struct sandbox_git_dotgit e;
+  bool named;
+  if (fstatat(dir, ".git", &st, AT_SYMLINK_NOFOLLOW) < 0)
+    return;
+  named = path_changed || changed(w, &st);
+  if (w->seen != NULL) {
+    sandbox_git_dotgit_of(&e, dir, rel, &st);
+    named = named || !sandbox_git_dotgits_has(w->before, &e);
+    sandbox_git_dotgits_push(w->seen, &e);
+  }
+  if (named)
     report(w, rel);
+}
+
+/* a directory on another filesystem than the top's (a tmpfs at `node_modules` of a disk
+ * worktree): the host's index is made racily clean after the run when that one's times may miss
+ * writes (review24 B3; the top's own are asked by sandbox_git_tamper) */
+static void ask_times(struct walk *w, int fd, const struct stat *st) {
+  if (st->st_dev == w->top_dev || st->st_dev == w->asked_dev || w->below_untrusted)
+    return;
+  w->asked_dev = st->st_dev;
+  w->below_untrusted = sandbox_git_times_untrusted(fd);
 }
 
 /* dir/name, a directory (not followed): its fd, whether it changed; -1 when it is none (a file
@@ -73,8 +101,10 @@ static void check_dotgit(struct walk *w, int dir, const char *prefix, bool path_
 static int open_sub(struct walk *w, int dir, const char *name, bool *sub_changed) {
   struct stat st;
   int fd = openat(dir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-  if (fd >= 0 && fstat(fd, &st) == 0)
+  if (fd >= 0 && fstat(fd, &st) == 0) {
     *sub_changed = changed(w, &st);
+    ask_times(w, fd, &st);
+  }
   if (fd >= 0)
     w->dirs++;
   return fd;
@@ -113,10 +143,12 @@ static void walk_packages(struct walk *w, int dir, const char *prefix, bool path
     sub = open_sub(w, dirfd(d), e->d_name, &sub_changed);
     if (sub < 0)
       continue;
-    if (!scoped && e->d_name[0] == '@')
+    if (!scoped && e->d_name[0] == '@') {
       walk_packages(w, sub, rel, path_changed || sub_changed, true);
-    else
-      check_dotgit(w, sub, rel, path_changed || sub_changed);
+    } else {
+      cleanup_free char *dotgit = xasprintf("%s/.git", rel);
+      check_dotgit(w, sub, dotgit, path_changed || sub_changed);
+    }
   }
 }
 
@@ -131,12 +163,11 @@ static void walk_nested(struct walk *w, int dir, const char *prefix, int depth, 
     bool sub_changed = false;
     if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
       continue;
-    rel = prefix[0] ? xasprintf("%s/%s", prefix, e->d_name) : xstrdup(e->d_name);
     if (strcmp(e->d_name, ".git") == 0) {
-      struct stat st;
-      if (depth > 0 && fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-          (path_changed || changed(w, &st)))
-        report(w, rel);
+      if (depth > 0) {
+        rel = xasprintf("%s/.git", prefix);
+        check_dotgit(w, dirfd(d), rel, path_changed);
+      }
       continue;
     }
     if (!may_be_dir(e) || depth + 1 >= TAMPER_MAX_DEPTH)
@@ -144,6 +175,8 @@ static void walk_nested(struct walk *w, int dir, const char *prefix, int depth, 
     sub = open_sub(w, dirfd(d), e->d_name, &sub_changed);
     if (sub < 0)
       continue;
+    /* only now: a walk meets mostly files (a name each would be an allocation each) */
+    rel = prefix[0] ? xasprintf("%s/%s", prefix, e->d_name) : xstrdup(e->d_name);
     if (strcmp(e->d_name, "node_modules") == 0)
       walk_packages(w, sub, rel, path_changed || sub_changed, false);
     else
@@ -186,17 +219,50 @@ static int open_top(struct walk *w, const char *worktree) {
   return -1;
 }
 
+static void walk_top(struct walk *w, int top) {
+  struct stat st;
+  if (fstat(top, &st) == 0)
+    w->top_dev = w->asked_dev = st.st_dev;
+  /* the top's own ctime is not the path's: any new file at the top changes it */
+  walk_nested(w, top, "", 0, false);
+}
+
 char **sandbox_git_tamper(struct sandbox_git_run *g, const char *worktree) {
   cleanup_close int top = -1;
-  struct walk w = {.start = g->start};
+  struct walk w = {.start = g->start, .before = &g->dotgits_before};
   clock_gettime(CLOCK_REALTIME_COARSE, &g->walk_began);
   top = open_top(&w, worktree);
-  g->times_miss_mmap = top < 0 || sandbox_git_times_miss_mmap(top);
+  g->times_untrusted = top < 0 || sandbox_git_times_untrusted(top);
   report_new_gitlinks(&w, g);
-  /* the top's own ctime is not the path's: any new file at the top changes it */
-  if (top >= 0)
-    walk_nested(&w, top, "", 0, false);
+  if (top < 0)
+    return w.found;
+  if (g->times_untrusted) {
+    sandbox_git_dotgits_free(&g->dotgits_after);
+    w.seen = &g->dotgits_after;
+  }
+  walk_top(&w, top);
+  g->dotgits_after.taken = w.seen != NULL;
+  g->times_untrusted = g->times_untrusted || w.below_untrusted;
   return w.found;
+}
+
+void sandbox_git_dotgits_before(struct sandbox_git_run *g, const char *worktree) {
+  cleanup_close int top = -1;
+  /* nothing changed since a start in the far future: the walk only lists */
+  struct walk w = {.start = {.tv_sec = (time_t)INT64_MAX}, .before = &g->dotgits_before};
+  sandbox_git_dotgits_free(&g->dotgits_before);
+  if (g->common_dir == NULL)
+    return; /* no repository: no walk after the run either */
+  top = open_top(&w, worktree);
+  if (top >= 0 && sandbox_git_times_untrusted(top)) {
+    struct sandbox_git_dotgits seen = {0};
+    w.seen = &seen;
+    walk_top(&w, top);
+    sandbox_git_dotgits_sort(&seen);
+    seen.taken = true;
+    g->dotgits_before = seen;
+  }
+  sandbox_git_strv_free(w.found);
 }
 
 void sandbox_git_warn_json_list(const char *context, const char *said, char **list) {

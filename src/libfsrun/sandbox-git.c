@@ -434,6 +434,8 @@ void sandbox_git_run_free(struct sandbox_git_run *g) {
   sandbox_git_strv_free(g->tamper);
   sandbox_git_strv_free(g->host_git_args);
   sandbox_git_pointers_free(g);
+  sandbox_git_dotgits_free(&g->dotgits_before);
+  sandbox_git_dotgits_free(&g->dotgits_after);
   memset(g, 0, sizeof(*g));
   g->common_fd = -1;
 }

@@ -77,6 +77,33 @@ struct sandbox_git_pointer {
   bool standing; /* `config:unread:`: what git reads there fsrun cannot tell, said on every run */
 };
 
+/* A `.git` entry the nested-repository walk met (sandbox-git-dotgits.c): where (relative to the
+ * worktree's top), what (identity, file type) and, a regular file's, its content */
+struct sandbox_git_dotgit {
+  char *rel;
+  uint64_t dev, ino;
+  unsigned type; /* st_mode & S_IFMT */
+  struct sandbox_git_digest digest;
+};
+/* The entries one walk met, on a worktree whose file times are not trusted (taken: a walk made
+ * it; else nothing is known, and every entry is the run's) */
+struct sandbox_git_dotgits {
+  struct sandbox_git_dotgit *items;
+  size_t n, cap;
+  bool taken;
+};
+/* dir/.git as e (rel its worktree-relative path; st its lstat) */
+void sandbox_git_dotgit_of(struct sandbox_git_dotgit *e, int dir, const char *rel,
+                           const struct stat *st);
+/* moves e into inv (e is left empty) */
+void sandbox_git_dotgits_push(struct sandbox_git_dotgits *inv, struct sandbox_git_dotgit *e);
+/* by rel, for sandbox_git_dotgits_has */
+void sandbox_git_dotgits_sort(struct sandbox_git_dotgits *inv);
+/* whether sorted before holds e as it is: same path, identity, type and content */
+bool sandbox_git_dotgits_has(const struct sandbox_git_dotgits *before,
+                             const struct sandbox_git_dotgit *e);
+void sandbox_git_dotgits_free(struct sandbox_git_dotgits *inv);
+
 /* One run's git state. common_dir NULL: no repository (or a layout the overlay does not cover). */
 struct sandbox_git_run {
   char *common_dir;
@@ -114,7 +141,12 @@ struct sandbox_git_run {
                          * `config:<key>=<value>` and `hooks:<name>` entries whose files the run
                          * changed */
   char **host_git_args; /* sandbox_git_host_args of tamper, once it is known */
-  bool times_miss_mmap; /* the walked worktree's file times may miss writes (a tmpfs, ramfs) */
+  /* the file times of the walked worktree, or of a filesystem mounted below its top that the walk
+   * entered, may not show writes (file-time.h: a tmpfs, FUSE, NFS...) */
+  bool times_untrusted;
+  /* where the worktree's top's times are not trusted: the `.git` entries before the run (sorted;
+   * a task container's as its last exec's walk left them) and as the walk after it found them */
+  struct sandbox_git_dotgits dotgits_before, dotgits_after;
 };
 
 /* Before the run: the layout, the refs' values, and the per-run dir (owned by the caller). */
@@ -191,6 +223,10 @@ bool sandbox_git_index_apply(struct sandbox_git_run *g, int upper_dir, int dst_d
 void sandbox_git_strv_push(char ***v, size_t *n, const char *s);
 void sandbox_git_strv_free(char **v);
 char **sandbox_git_tamper(struct sandbox_git_run *g, const char *worktree);
+/* Before a run on a worktree whose top's file times are not trusted: its `.git` entries, as the
+ * tamper walk finds them, into g->dotgits_before (nothing where they are trusted, or without a
+ * repository). */
+void sandbox_git_dotgits_before(struct sandbox_git_run *g, const char *worktree);
 /* A one-shot run's exact cutoff, for a run none of whose processes exists before its command:
  * began, taken just after every file time set before the run (file_time_after_now: a nested
  * repository the host made just before the run is not the run's), as g's start. Returns it (NULL:
@@ -258,7 +294,7 @@ void sandbox_git_hook_managers_tamper(struct sandbox_git_run *g, const char *wor
  * without moving its times (tmpfs, ramfs; true when it cannot tell); the host's index (of the
  * admin dir, beneath common_fd, named common_dir) made racily clean, so that its next `git
  * status` hashes every tracked file (nothing when there is no index) */
-bool sandbox_git_times_miss_mmap(int fd);
+bool sandbox_git_times_untrusted(int fd);
 void sandbox_git_index_racy(int common_fd, const char *common_dir, const char *admin);
 /* sandbox-git-objects.c: the run's new loose objects adopted once checked against their names;
  * packs and the rest of upper/objects reported through discard (common-dir-relative paths). false

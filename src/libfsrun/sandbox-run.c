@@ -713,6 +713,8 @@ static int run_in_sandbox(const struct fsrun_context *ctx, const struct sandbox_
     return fsrun_error_code(err);
   }
   cutoff = sandbox_git_tamper_cutoff(git, &res->began);
+  /* before the command exists: what it may backdate is compared with this too */
+  sandbox_git_dotgits_before(git, worktree);
   sandbox_git_overlay_config(git, config, userns);
   sandbox_covers_as_entries(config, false);
   sandbox_limits_apply(&res->limits, config);

@@ -572,13 +572,91 @@ mmap_exec_runs() {
 }
 
 @test "exec-git: on a tmpfs worktree a tracked file an exec rewrote through a shared mapping shows in the host's git status (root)" {
-  private_fs mount_tmpfs is_tmpfs root mmap_exec_runs mmap_runs sbx task_container run_dirs \
-    git_run_dirs
+  private_fs mount_tmpfs is_tmpfs root mmap_exec_runs mmap_runs mmap_rewrite_shows sbx \
+    task_container run_dirs git_run_dirs
 }
 
 @test "exec-git: on a tmpfs worktree a tracked file an exec rewrote through a shared mapping shows in the host's git status (ordinary user)" {
-  private_fs mount_tmpfs is_tmpfs user mmap_exec_runs mmap_runs sbx task_container run_dirs \
-    git_run_dirs
+  private_fs mount_tmpfs is_tmpfs user mmap_exec_runs mmap_runs mmap_rewrite_shows sbx \
+    task_container run_dirs git_run_dirs
+}
+
+# submount_exec_runs OWNER (run by private_fs on a disk filesystem, review24 B3): sandbox-git.bats's
+# submount_mmap_runs through an exec into a task container
+submount_exec_runs() {
+  submount_mmap_runs "$1"
+  as_owner "$FSRUN" --root "$DIR/state" delete --force "$(task_container "$WT")"
+}
+
+@test "exec-git: a tracked file on a tmpfs mounted below a disk worktree, rewritten through a shared mapping by an exec, shows in the host's git status (root)" {
+  on_disk "$DIR" || skip "$DIR is not on a disk filesystem"
+  private_fs mount_disk on_disk root submount_exec_runs submount_mmap_runs mmap_rewrite_shows sbx \
+    task_container run_dirs git_run_dirs
+}
+
+@test "exec-git: a tracked file on a tmpfs mounted below a disk worktree, rewritten through a shared mapping by an exec, shows in the host's git status (ordinary user)" {
+  on_disk "$DIR" || skip "$DIR is not on a disk filesystem"
+  private_fs mount_disk on_disk user submount_exec_runs submount_mmap_runs mmap_rewrite_shows sbx \
+    task_container run_dirs git_run_dirs
+}
+
+# dotgit_mmap_exec_runs OWNER (run by private_fs on a tmpfs, review24 B1): sandbox-git.bats's
+# dotgit_mmap_runs through an exec into a task container (whose `.git` entries were listed at its
+# create, where `sub/.git` was already there); the next exec names nothing
+dotgit_mmap_exec_runs() {
+  dotgit_mmap_runs "$1"
+  rm -f "$DIR/audit.jsonl"
+  sbx -- true
+  [ "$(tamper)" = '[]' ]
+  as_owner "$FSRUN" --root "$DIR/state" delete --force "$(task_container "$WT")"
+}
+
+@test "exec-git: on a tmpfs worktree a .git file an exec rewrote through a shared mapping into a nested repository is named (root)" {
+  private_fs mount_tmpfs is_tmpfs root dotgit_mmap_exec_runs dotgit_mmap_runs sbx host_args \
+    task_container run_dirs git_run_dirs
+}
+
+@test "exec-git: on a tmpfs worktree a .git file an exec rewrote through a shared mapping into a nested repository is named (ordinary user)" {
+  private_fs mount_tmpfs is_tmpfs user dotgit_mmap_exec_runs dotgit_mmap_runs sbx host_args \
+    task_container run_dirs git_run_dirs
+}
+
+# dotgit_delete_runs OWNER (run by private_fs on a tmpfs, review24 B1): after the last exec's walk,
+# a process it left (held by fifos: no wait on time) rewrites `sub/.git` through a shared mapping
+# into a pointer at the repository that exec made (dotgit_mmap_runs' route): `fsrun delete
+# --tamper-json` names it, comparing with the list the exec's walk kept. Without the list:
+# `"tamper":[]`.
+dotgit_delete_runs() {
+  local id
+  make_repo "$1"
+  as_owner mkdir "$WT/sub"
+  as_owner sh -c 'echo "gitdir: ../../.git/modules/sub-not-here" >"$1"' sh "$WT/sub/.git"
+  sbx -- 'git init -q --bare .r && git --git-dir=.r config core.bare false && mkfifo go done &&
+    setsid python3 -c "
+import mmap
+open(\"go\").read()
+with open(\"sub/.git\", \"r+b\") as f:
+    m = mmap.mmap(f.fileno(), 0)
+    assert m[0:8] == b\"gitdir: \"
+    m[:] = b\"gitdir: ../.r\".ljust(len(m), b\"\\n\")
+    m.close()
+open(\"done\", \"w\").write(\"x\")
+" </dev/null >/dev/null 2>&1 &'
+  [ "$(jq -c .tamper "$DIR/status.json")" = '[]' ]
+  id=$(task_container "$WT")
+  as_owner timeout -s KILL 60 sh -c 'echo go >"$1" && cat "$2"' sh "$WT/go" "$WT/done" >/dev/null
+  [ "$(hgit -C "$WT/sub" rev-parse --absolute-git-dir)" = "$WT/.r" ]
+  as_owner "$FSRUN" --root "$DIR/state" delete --force --tamper-json "$DIR/final.json" "$id"
+  echo "delete: $(cat "$DIR/final.json")"
+  [ "$(jq -c .tamper "$DIR/final.json")" = '["sub/.git"]' ]
+}
+
+@test "exec-git: on a tmpfs worktree delete names a .git file a process left after the last exec rewrote through a shared mapping (root)" {
+  private_fs mount_tmpfs is_tmpfs root dotgit_delete_runs sbx task_container run_dirs git_run_dirs
+}
+
+@test "exec-git: on a tmpfs worktree delete names a .git file a process left after the last exec rewrote through a shared mapping (ordinary user)" {
+  private_fs mount_tmpfs is_tmpfs user dotgit_delete_runs sbx task_container run_dirs git_run_dirs
 }
 
 # mmap_pause_runs OWNER (run by private_fs on a tmpfs, review24 B3): a process an exec left (held

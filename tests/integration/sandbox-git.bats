@@ -1395,40 +1395,126 @@ is_tmpfs() {
   [ "$(stat -f -c %T "$REPO")" = tmpfs ] || { echo "not a tmpfs"; return 1; }
 }
 
-# mmap_runs OWNER (review24 B3, run by private_fs on a tmpfs): a run rewrites the tracked README
-# through a shared mapping it read first (no write fault on a tmpfs: its mtime and ctime do not
-# move, checked); the host's `git status --porcelain` and `git diff` show it modified. Without the
-# host's index made racily clean after the run: both showed nothing.
-mmap_runs() {
+# mmap_rewrite_shows REL: a run rewrites REL, a tracked file of the task's worktree that holds
+# `one`, through a shared mapping it read first (no write fault on a tmpfs: its mtime and ctime do
+# not move, checked); the host's `git status --porcelain` and `git diff` show it modified
+mmap_rewrite_shows() {
   local before
-  make_repo "$1"
-  # README older than the index, which the status rewrites: git trusts its stat data
-  as_owner touch -d 2020-01-01 "$WT/README"
+  # older than the index, which the status rewrites: git trusts its stat data
+  as_owner touch -d 2020-01-01 "$WT/$1"
   hgit -C "$WT" status --porcelain >/dev/null
   [ -z "$(hgit -C "$WT" status --porcelain)" ]
-  before=$(stat -c '%i %s %.9Y %.9Z' "$WT/README")
-  sbx -- 'python3 -c "
-import mmap
-with open(\"README\", \"r+b\") as f:
+  before=$(stat -c '%i %s %.9Y %.9Z' "$WT/$1")
+  sbx -- "python3 -c '
+import mmap, sys
+with open(sys.argv[1], \"r+b\") as f:
     m = mmap.mmap(f.fileno(), 0)
     assert m[0:3] == b\"one\"
     m[0:3] = b\"TWO\"
     m.close()
-"'
-  [ "$(cat "$WT/README")" = TWO ]
-  [ "$(stat -c '%i %s %.9Y %.9Z' "$WT/README")" = "$before" ] ||
-    { echo "the mapping's write moved README's times: nothing to show"; return 1; }
+' '$1'"
+  [ "$(cat "$WT/$1")" = TWO ]
+  [ "$(stat -c '%i %s %.9Y %.9Z' "$WT/$1")" = "$before" ] ||
+    { echo "the mapping's write moved $1's times: nothing to show"; return 1; }
   echo "status: $(hgit -C "$WT" status --porcelain)"
-  [ "$(hgit -C "$WT" status --porcelain)" = " M README" ]
+  [ "$(hgit -C "$WT" status --porcelain)" = " M $1" ]
   hgit -C "$WT" diff | grep -qx '+TWO'
 }
 
+# mmap_runs OWNER (review24 B3, run by private_fs on a tmpfs): mmap_rewrite_shows README. Without
+# the host's index made racily clean after the run: status and diff showed nothing.
+mmap_runs() {
+  make_repo "$1"
+  mmap_rewrite_shows README
+}
+
 @test "sandbox-git: on a tmpfs worktree a tracked file a run rewrote through a shared mapping shows in the host's git status (root)" {
-  private_fs mount_tmpfs is_tmpfs root mmap_runs sbx
+  private_fs mount_tmpfs is_tmpfs root mmap_runs mmap_rewrite_shows sbx
 }
 
 @test "sandbox-git: on a tmpfs worktree a tracked file a run rewrote through a shared mapping shows in the host's git status (ordinary user)" {
-  private_fs mount_tmpfs is_tmpfs user mmap_runs sbx
+  private_fs mount_tmpfs is_tmpfs user mmap_runs mmap_rewrite_shows sbx
+}
+
+mount_disk() {
+  mkdir "$DIR/disk"
+  mount --bind "$DIR/disk" "$REPO"
+}
+
+# on_disk [PATH]: PATH's ($REPO's) filesystem is one whose file times fsrun trusts (file-time.c:
+# ext2/3/4, XFS, Btrfs, F2FS)
+on_disk() {
+  case $(stat -f -c %t "${1:-$REPO}") in
+  ef53 | 58465342 | 9123683e | f2f52010) ;;
+  *) return 1 ;;
+  esac
+}
+
+# submount_mmap_runs OWNER (review24 B3, run by private_fs on a disk filesystem): a tmpfs mounted at
+# node_modules below the worktree's top holds a tracked file; as the ordinary user (whose binds are
+# recursive) mmap_rewrite_shows it: with only the top's filesystem asked (a disk's, whose times
+# are trusted), status and diff showed nothing. Root's binds are not recursive (docs/sandbox.md):
+# its run sees the disk's directory below the mount point, not the file.
+submount_mmap_runs() {
+  make_repo "$1"
+  as_owner mkdir "$WT/node_modules"
+  mount -t tmpfs -o "size=8m,mode=0755,$(stat -c uid=%u,gid=%g "$WT")" tmpfs "$WT/node_modules"
+  as_owner mkdir "$WT/node_modules/x"
+  as_owner sh -c 'echo one >"$1"' sh "$WT/node_modules/x/index.js"
+  hgit -C "$WT" add -f node_modules/x/index.js
+  hgit -C "$WT" commit -qm vendored
+  if [ "$1" = root ]; then
+    sbx -- 'test ! -e node_modules/x/index.js'
+  else
+    mmap_rewrite_shows node_modules/x/index.js
+  fi
+  umount "$WT/node_modules"
+}
+
+@test "sandbox-git: a tracked file on a tmpfs mounted below a disk worktree, rewritten through a shared mapping, shows in the host's git status (root)" {
+  on_disk "$DIR" || skip "$DIR is not on a disk filesystem"
+  private_fs mount_disk on_disk root submount_mmap_runs mmap_rewrite_shows sbx
+}
+
+@test "sandbox-git: a tracked file on a tmpfs mounted below a disk worktree, rewritten through a shared mapping, shows in the host's git status (ordinary user)" {
+  on_disk "$DIR" || skip "$DIR is not on a disk filesystem"
+  private_fs mount_disk on_disk user submount_mmap_runs mmap_rewrite_shows sbx
+}
+
+# dotgit_mmap_runs OWNER (review24 B1, run by private_fs on a tmpfs): the worktree's `sub`, no
+# repository, holds a `.git` file (a submodule's pointer whose module is not there). A run makes a
+# repository at the top (`.r`, no `.git` entry of its own) and rewrites `sub/.git` through a shared
+# mapping it read first to point at it: no time of `sub` or `sub/.git` moves (checked), and the
+# host's git now takes `sub` as a nested repository. Named, with the nested options in hostGitArgs.
+# By ctime alone (no inventory of the `.git` entries before the run): `tamper: []`.
+dotgit_mmap_runs() {
+  local before
+  make_repo "$1"
+  as_owner mkdir "$WT/sub"
+  as_owner sh -c 'echo "gitdir: ../../.git/modules/sub-not-here" >"$1"' sh "$WT/sub/.git"
+  before=$(stat -c '%i %s %.9Y %.9Z' "$WT/sub" "$WT/sub/.git")
+  sbx -- "git init -q --bare .r && git --git-dir=.r config core.bare false && python3 -c '
+import mmap
+with open(\"sub/.git\", \"r+b\") as f:
+    m = mmap.mmap(f.fileno(), 0)
+    assert m[0:8] == b\"gitdir: \"
+    m[:] = b\"gitdir: ../.r\".ljust(len(m), b\"\\n\")
+    m.close()
+'"
+  [ "$(stat -c '%i %s %.9Y %.9Z' "$WT/sub" "$WT/sub/.git")" = "$before" ] ||
+    { echo "the mapping's write moved a time: the ctime names it"; return 1; }
+  [ "$(hgit -C "$WT/sub" rev-parse --absolute-git-dir)" = "$WT/.r" ]
+  echo "named: $(tamper)"
+  [ "$(tamper)" = '["sub/.git"]' ]
+  host_args | grep -qx core.fsmonitor=false
+}
+
+@test "sandbox-git: on a tmpfs worktree a .git file a run rewrote through a shared mapping into a nested repository is named (root)" {
+  private_fs mount_tmpfs is_tmpfs root dotgit_mmap_runs sbx host_args
+}
+
+@test "sandbox-git: on a tmpfs worktree a .git file a run rewrote through a shared mapping into a nested repository is named (ordinary user)" {
+  private_fs mount_tmpfs is_tmpfs user dotgit_mmap_runs sbx host_args
 }
 
 # init_waits OWNER: the wait is the container's init's, before its command; a one-shot run's set-up

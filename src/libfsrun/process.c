@@ -677,7 +677,7 @@ void init_main(struct init_config *c) {
    * the host's /proc still is, so that a config without /proc does not keep the host's handle.
    * A pid namespace joined late is entered only after pivot_root: its instance is made there. */
   own_procfs = c->ns->pid_join_late ? -1 : procfs_open_instance();
-  if (rootfs_pivot(&c->rootfs, &err) < 0)
+  if (rootfs_pivot(&c->rootfs, own_procfs, &err) < 0)
     fail(c, &err);
   init_after_pivot(c, own_procfs, mounter_mntns, &exe, &home_env);
 

@@ -51,8 +51,9 @@ struct rootfs_ctx {
  * /proc. */
 int rootfs_mount_all(const struct rootfs_ctx *ctx, fsrun_error_t *err);
 /* Phase 2: pivot_root into the rootfs (or MS_MOVE + chroot under --no-pivot), detach the old root.
- */
-int rootfs_pivot(const struct rootfs_ctx *ctx, fsrun_error_t *err);
+ * detached (or -1): a mount made with fsmount and attached nowhere, which the caller keeps using
+ * by fd: unmounted with the old root (pivot_root only), so that its close waits for nothing. */
+int rootfs_pivot(const struct rootfs_ctx *ctx, int detached, fsrun_error_t *err);
 /* Phase 2b (after pivot, with defer_proc): the proc entries of `mounts`, in their order. */
 int rootfs_mount_deferred(const struct rootfs_ctx *ctx, fsrun_error_t *err);
 /* Phase 3 (after pivot): /dev/console (bind of console_slave_fd), sysctl, readonlyPaths,

@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/random.h>
@@ -105,6 +106,7 @@ struct run_result {
   struct timespec began;
   struct sandbox_limits limits;
   struct sandbox_net net; /* the egress helper: killed once the init is reaped, reaped last */
+  int mntns_fd; /* the container's mount namespace while the command runs (mntns_hold), or -1 */
 };
 
 /* `,"oomKilled":...,"cpuBudgetExceeded":...,"limitsNotEnforced":[...]`: the result's and the
@@ -398,14 +400,37 @@ static void capture_start_reader(struct capture *c) {
 struct started {
   struct capture *cap;
   bool cpu_budget;
+  int init_pidfd; /* a copy of create's pidfd on the init (watch_init), or -1 */
+  int *mntns_fd;  /* where mntns_hold puts its fd */
 };
 
-/* container_run_opts.on_started: the output reader, and the cgroup's CPU time for the budget */
+#ifndef PIDFD_GET_MNT_NAMESPACE
+#define PIDFD_GET_MNT_NAMESPACE _IO(0xFF, 3) /* linux/pidfd.h, Linux 6.11 */
+#endif
+
+/* The init's mount namespace, held from here until the init is reaped (-1 where the kernel has no
+ * such ioctl, or the init is gone already): the init's exit then only drops a reference instead
+ * of tearing the namespace down, which waits for expedited RCU grace periods (its own, and one for
+ * each overlay's superblock: ~0.3 ms of a quiet ordinary user's run, several ms each on a loaded
+ * machine; tests/bench/README.md, session 25). The runtime waits for that exit before its
+ * clean-up; the watchdog does the teardown beside it (sandbox_watchdog_drop_mntns). Nothing is
+ * left to write the upper dir or the worktree meanwhile: the init's pidfd turns readable only once
+ * every process of its pid namespace is gone (the kernel kills them and waits, in the init's
+ * exit), and nobody else holds the namespace. After the start: pid 1 is the tiny init by then,
+ * exec'd in the container's user namespace, whose owner may read it (before, an ordinary user's
+ * runtime may not). */
+static int mntns_hold(int init_pidfd) {
+  return init_pidfd < 0 ? -1 : ioctl(init_pidfd, PIDFD_GET_MNT_NAMESPACE, 0);
+}
+
+/* container_run_opts.on_started: the output reader, the cgroup's CPU time for the budget, and the
+ * mount namespace held for its teardown beside ours */
 static void on_started(const struct fsrun_cgroup *cg, void *arg) {
   struct started *st = arg;
   if (st->cpu_budget)
     sandbox_watchdog_watch_cgroup(cg);
   capture_start_reader(st->cap);
+  *st->mntns_fd = mntns_hold(st->init_pidfd);
 }
 
 /* Puts our stdio back (closing our ends of the pipes), then waits for the reader: at most a grace
@@ -588,14 +613,17 @@ static void setup_deadline_disarm(void) {
   setup_deadline.json = setup_deadline.line = setup_deadline.audit = NULL;
 }
 
-/* container_create_opts.on_cloned (data: the capture). The watchdog and --max-buffer-kill each
- * get a copy of create's own pidfd on the init (from CLONE_PIDFD): a pidfd_open of their own could
- * answer ENOSYS and leave the kill without a target. The reader is not started yet: nothing reads
- * kill_pidfd meanwhile. */
+/* container_create_opts.on_cloned (data: the struct started). The watchdog, --max-buffer-kill and
+ * mntns_hold each get a copy of create's own pidfd on the init (from CLONE_PIDFD): a pidfd_open of
+ * their own could answer ENOSYS and leave the kill without a target. The reader is not started
+ * yet: nothing reads kill_pidfd meanwhile. */
 static int watch_init(pid_t pid, int pidfd, void *data, fsrun_error_t *err) {
-  struct capture *cap = data;
+  struct started *st = data;
+  struct capture *cap = st->cap;
   (void)pid;
   sandbox_watchdog_watch_init(pidfd);
+  if (st->init_pidfd < 0)
+    st->init_pidfd = fcntl(pidfd, F_DUPFD_CLOEXEC, 0);
   if (!cap->active || !cap->kill_on_overflow || cap->kill_pidfd >= 0)
     return 0;
   cap->kill_pidfd = fcntl(pidfd, F_DUPFD_CLOEXEC, 0);
@@ -676,6 +704,7 @@ static void command_ended(const struct fsrun_cgroup *cg, void *data) {
     prefault_after_child();
   res->oom_killed = cg != NULL && cgroup_oom_kills(cg, &kills) && kills > 0;
   sandbox_net_kill(&res->net);
+  sandbox_watchdog_drop_mntns(&res->mntns_fd);
 }
 
 /* Builds the config and runs it over the shared bundle. Returns < 0 when the sandbox could not be
@@ -736,7 +765,10 @@ static int run_in_sandbox(const struct fsrun_context *ctx, const struct sandbox_
   if (r < 0)
     oci_config_free(config);
   if (r == 0) {
-    struct started started = {.cap = cap, .cpu_budget = res->limits.cpu_budget};
+    struct started started = {.cap = cap,
+                              .cpu_budget = res->limits.cpu_budget,
+                              .init_pidfd = -1,
+                              .mntns_fd = &res->mntns_fd};
     struct runtime_gaps gaps = {.policy = policy, .limits = &res->limits};
     res->net.deadline = deadline;
     struct container_run_opts ro = {.create = {.id = id,
@@ -745,7 +777,7 @@ static int run_in_sandbox(const struct fsrun_context *ctx, const struct sandbox_
                                                .config_len = strlen(json),
                                                .config = config, /* create frees it */
                                                .on_cloned = watch_init,
-                                               .on_cloned_data = cap,
+                                               .on_cloned_data = &started,
                                                .on_limit_gap = runtime_gap,
                                                .on_limit_gap_data = &gaps,
                                                .exec_not_before = cutoff},
@@ -761,6 +793,9 @@ static int run_in_sandbox(const struct fsrun_context *ctx, const struct sandbox_
     setup_deadline_disarm();
     res->in_container_setup = true;
     r = container_run(ctx, &ro, &status, err);
+    /* a run that failed before its command ended never dropped it */
+    close_fd(&res->mntns_fd);
+    close_fd(&started.init_pidfd);
     /* the sandbox has ended (or never started): its network helper goes with it, reaped last */
     sandbox_net_kill(&res->net);
     /* no deadline any more, but a fsrun killed during the git sync (seconds: objects inflated and
@@ -885,7 +920,7 @@ static int run_once(const struct fsrun_context *ctx, const struct sandbox_run_op
   cleanup_close int audit_fd = -1;
   char hash[65];
   const char *failure_mode;
-  struct run_result result = {.backend = "fsrun"};
+  struct run_result result = {.backend = "fsrun", .mntns_fd = -1};
   struct capture cap = CAPTURE_IDLE;
   struct audit audit;
   struct sandbox_git_run git = {0};

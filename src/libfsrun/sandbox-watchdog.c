@@ -115,6 +115,9 @@ static bool read_messages(int sock, struct watch *w) {
         w->init_pidfd = fd;
         fd = -1;
       }
+    } else if (msg.kind == 'm') {
+      close(fd); /* as the tiny watchdog: the mount namespace's teardown, here */
+      fd = -1;
     } else if (msg.kind == 'u') {
       if (w->usage_fd >= 0)
         close(w->usage_fd);
@@ -379,6 +382,18 @@ void sandbox_watchdog_watch_cgroup(const struct fsrun_cgroup *cg) {
   msg.usage_v2 = v2;
   if (fd >= 0)
     (void)send_message(&msg, fd, &err);
+}
+
+void sandbox_watchdog_drop_mntns(int *mntns_fd) {
+  struct tiny_watch_msg msg = {.kind = 'm'};
+  cleanup_error fsrun_error_t err = NULL;
+  if (*mntns_fd < 0)
+    return;
+  /* in flight, the fd keeps the namespace until the watchdog takes it; unsent, our close below
+   * is the last and tears it down here, as the init's exit would have */
+  (void)send_message(&msg, *mntns_fd, &err);
+  close(*mntns_fd);
+  *mntns_fd = -1;
 }
 
 /* the watchdog's answers so far: true when the deadline fired (cpu_budget_spent: the budget) */

@@ -47,6 +47,12 @@ int sandbox_watchdog_arm_native(pid_t pgid, int64_t deadline, fsrun_error_t *err
 void sandbox_watchdog_watch_init(int init_pidfd);
 /* The container's cgroup, once it runs: its CPU time is what the budget is counted against. */
 void sandbox_watchdog_watch_cgroup(const struct fsrun_cgroup *cg);
+/* The container's mount namespace (*mntns_fd, closed and set to -1), once its init is reaped: the
+ * watchdog closes it at once, so that its teardown (expedited RCU grace periods: the namespace's,
+ * each overlay's) runs beside the runtime's clean-up and git sync instead of in the init's exit,
+ * which the runtime waits for. sandbox_watchdog_end reaps the watchdog after that close, so none
+ * of it outlives fsrun. Without a watchdog the close is ours. */
+void sandbox_watchdog_drop_mntns(int *mntns_fd);
 /* Stops watching; true when the deadline had passed. */
 bool sandbox_watchdog_disarm(void);
 /* The deadline and the CPU budget off, as sandbox_watchdog_disarm, but `id` stays watched for the

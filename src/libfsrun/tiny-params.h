@@ -31,7 +31,8 @@ struct tiny_init_params {
 struct tiny_watch_msg {
   char kind;     /* 'c' a container, 'n' a native process group, 'i' the container's init (create's
                   * pidfd on it attached), 'u' its cgroup's CPU time (the file's fd attached),
-                  * 'd' disarm */
+                  * 'd' disarm, 'm' the ended container's mount namespace (its fd attached), to
+                  * close at once: its teardown then overlaps the runtime's clean-up */
   char usage_v2; /* 'u': cgroup v2's cpu.stat (usage_usec), else v1's cpuacct.usage (ns) */
   char reserved[2];
   int32_t pid;           /* 'n': the group */

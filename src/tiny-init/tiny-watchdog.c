@@ -100,6 +100,10 @@ static int read_messages(int sock, struct watch *w) {
       w->usage_fd = fd;
       w->usage_v2 = msg.usage_v2;
       fd = -1;
+    } else if (msg.kind == 'm') {
+      /* the last reference: the namespace's teardown (its grace periods) runs here, in this
+       * close, while the runtime syncs; the runtime reaps us before it exits */
+      close_fd(&fd);
     } else if (msg.kind == 'c' || msg.kind == 'n') {
       msg.id[sizeof(msg.id) - 1] = '\0';
       w->what = msg;

@@ -40,6 +40,9 @@ teardown() {
     kill -KILL "$pid" 2>/dev/null
     wait "$pid" 2>/dev/null
   done
+  for entry in ${LOOP_DEVS:-}; do
+    losetup -d "$entry" 2>/dev/null || :
+  done
   # a command a test's sandbox left running (named by its `sleep` argument)
   [ -n "${LEFTOVER_SLEEP:-}" ] && { pkill -KILL -f "^sleep $LEFTOVER_SLEEP" || :; }
   # containers a failed test left, deleted as the caller that made them
@@ -712,6 +715,57 @@ check_killed_fsrun_leaves_nothing() {
 
 @test "sandbox-run: a SIGKILLed fsrun sandbox (its whole process group, or during set-up) leaves nothing (ordinary user)" {
   check_killed_fsrun_leaves_nothing user
+}
+
+# outlives_body (in a private mount namespace, so that the loop mount reaches no other one): the
+# command leaves a process running in a session of its own, deaf to SIGHUP and SIGTERM, that
+# writes into the worktree and reads the allowedPaths ext4 on DEV; once fsrun has returned, no
+# process of the sandbox is left, and the host unmounts that ext4 and opens DEV exclusively:
+# nothing of the sandbox's mount namespace still holds it (its teardown runs beside the git sync,
+# in the watchdog, which fsrun reaps before it exits: tests/bench/README.md, session 25)
+outlives_body() {
+  set -e
+  mount "$DEV" "$MNT"
+  chmod 755 "$MNT"
+  echo data >"$MNT/f"
+  printf '{"allowedPaths": ["%s"]}\n' "$MNT" >"$DIR/policy.json"
+  chmod 644 "$DIR/policy.json"
+  # shellcheck disable=SC2016 # expanded by the sandbox's shells
+  sbx --policy "$DIR/policy.json" -- sh -c 'setsid sh -c '\''trap "" HUP TERM
+      while :; do echo x >>bg.log; cat "$1/f" >/dev/null; done'\'' "bg$2" "$1" </dev/null >/dev/null 2>&1 &
+    while [ ! -s bg.log ]; do :; done' sh "$MNT" "$MARKER" 3>&-
+  [ -s "$WT/bg.log" ]
+  if pgrep -f "bg$MARKER" >&2; then
+    echo "a process of the sandbox outlived fsrun" >&2
+    return 1
+  fi
+  umount "$MNT"
+  python3 -c 'import os, sys; os.close(os.open(sys.argv[1], os.O_RDONLY | os.O_EXCL))' "$DEV" ||
+    { echo "the sandbox's mounts of $DEV outlived fsrun" >&2; return 1; }
+}
+
+check_nothing_outlives() {
+  use_caller "$1"
+  requires_host_command mkfs.ext4
+  requires_host_command python3
+  [ -e /dev/loop-control ] || skip "needs loop devices (/dev/loop-control)"
+  truncate -s 16M "$DIR/img"
+  mkfs.ext4 -q -F "$DIR/img"
+  mkdir "$DIR/fs"
+  DEV=$(losetup -f --show "$DIR/img")
+  LOOP_DEVS="${LOOP_DEVS:-} $DEV"
+  MNT=$DIR/fs MARKER=$RANDOM$RANDOM
+  export DEV MNT MARKER DIR WT STATE TASK FSRUN CALLER SBX_UID SBX_GID SBX_HOME
+  unshare -m --propagation private bash -c "CALLER_NS=(); $(declare -f as_caller sbx outlives_body)
+    outlives_body"
+}
+
+@test "sandbox-run: what the command leaves running, and the sandbox's mounts, are gone when fsrun returns (root)" {
+  check_nothing_outlives root
+}
+
+@test "sandbox-run: what the command leaves running, and the sandbox's mounts, are gone when fsrun returns (ordinary user)" {
+  check_nothing_outlives user
 }
 
 # without the tiny program (another architecture, memfds that may not be executed): the watchdog is

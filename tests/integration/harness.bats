@@ -8,6 +8,8 @@ setup() {
 }
 
 teardown() {
+  # shellcheck disable=SC2086 # pids, split on purpose
+  [ -z "${SWEEP_LEFT:-}" ] || kill -9 $SWEEP_LEFT 2>/dev/null || true
   teardown_bundle
 }
 
@@ -136,6 +138,40 @@ EOF
   [ ! -e "$BUNDLE" ]
   [ "$(cat "$outside/sentinel")" = keep ]
   ! grep -qF "$ROOTFS" /proc/self/mountinfo || false
+}
+
+# check_sweep WHO: the sweep after a bats file (fsrun_run_bats_file) kills and reports the process
+# tests/data/sweep/leave.bats leaves pivoted into a root under the file's tmp dir, and spares its
+# copy of the host's mount table, whose root is the host's (another suite's `unshare -m`: d201ff5)
+check_sweep() {
+  local pids=$BATS_TEST_TMPDIR/pids tap=$BATS_TEST_TMPDIR/leave.tap copy pivot
+  : >"$pids"
+  # shellcheck disable=SC2016 # expanded by that bash
+  run env LEAVE_WHO="$1" LEAVE_PIDS="$pids" LEAVE_BUSYBOX="$(fsrun_static_busybox)" \
+    FSRUN_TEST_STATE_BASE="$BATS_TEST_TMPDIR/state" bash -c \
+    '. "$1/contrib/lib.sh" && fsrun_run_bats_file "$1/tests/data/sweep/leave.bats" "$2"' sh "$FSRUN_SRCDIR" "$tap"
+  cat "$tap"
+  copy=$(awk '$1 == "copy" { print $2 }' "$pids")
+  pivot=$(awk '$1 == "pivot" { print $2 }' "$pids")
+  SWEEP_LEFT="$copy $pivot"
+  [ "$status" -eq 0 ]
+  [ -n "$copy" ] && [ -n "$pivot" ]
+  grep -qx "not ok - leave: process $pivot (/bin/busybox sleep 1000 ) was left running" "$tap"
+  [ "$(grep -c '^not ok' "$tap")" = 1 ]
+  wait_until pid_gone "$pivot"
+  _fsrun_pid_alive "$copy"
+}
+
+@test "harness: the sweep after a bats file kills a pivoted process it left, never a copy of the host's mount table (root)" {
+  requires_root
+  check_sweep root
+}
+
+@test "harness: the sweep after a bats file kills a pivoted process it left, never a copy of the host's mount table (ordinary user)" {
+  requires_root
+  setpriv --reuid=1000 --regid=1000 --clear-groups unshare -U -r -m true 2>/dev/null ||
+    skip "uid 1000 cannot make a user namespace on this host"
+  check_sweep user
 }
 
 @test "harness: a sanitizer report fails the test that caused it" {

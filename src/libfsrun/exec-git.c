@@ -290,15 +290,8 @@ int exec_git_child_mount(const struct exec_git *g, int tree_fd, int proc_fds, fs
 }
 
 void exec_git_warn_list(const char *what, char **v) {
-  cleanup_free char *text = NULL;
-  size_t len = 0;
-  FILE *f;
-  if (v == NULL || *v == NULL || (f = open_memstream(&text, &len)) == NULL)
-    return;
-  for (char **p = v; *p != NULL; p++)
-    fprintf(f, "%s%s", p == v ? "" : ", ", *p);
-  fclose(f);
-  log_warning("exec: %s: %s", what, text);
+  cleanup_free char *said = xasprintf("%s: ", what);
+  sandbox_git_warn_json_list("exec", said, v);
 }
 
 /* sandbox_git_finish's said: before hostGitArgs and the sync, which a command can make take

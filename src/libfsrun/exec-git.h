@@ -80,7 +80,7 @@ char **exec_git_paused_walk(int state_dir_fd, const struct container_status *st,
  * errors name `--tamper-json PATH` */
 int exec_git_walk_json_write(int fd, const char *path, char **tamper, char **host_args,
                              fsrun_error_t *err);
-/* "exec: WHAT: a, b" on stderr; nothing for an empty list */
+/* "exec: WHAT: [\"a\",\"b\"]" on stderr (JSON: the names may be a run's); none when empty */
 void exec_git_warn_list(const char *what, char **v);
 /* The watchdog of an exec (exec-git.c) is armed with the per-run dir's id after this mark: a
  * dot-led id, which no container has. exec_git_watch_cleanup: false when watch_id is not such an

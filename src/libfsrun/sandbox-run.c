@@ -212,15 +212,11 @@ static void say_host_args(const struct sandbox_git_run *g, void *arg) {
 
 static const struct sandbox_git_said say_git = {.tamper = say_tamper, .host_args = say_host_args};
 
-/* one line on stderr: what was left out */
+/* one line on stderr: what was left out, as a JSON list: the names are the run's, and a raw one
+ * could pass for a list of fsrun's own on that line (review25 C2) */
 static void warn_discarded(const struct sandbox_git_run *g) {
-  struct strbuf b = {0};
-  for (char **p = g->discarded; p != NULL && *p != NULL; p++)
-    sb_printf(&b, "%s%s", p == g->discarded ? "" : ", ", *p);
-  if (b.data != NULL)
-    log_warning("sandbox: git: left out what the run wrote outside the task's allowlist: %s",
-                b.data);
-  free(b.data);
+  sandbox_git_warn_json_list(
+      "sandbox", "git: left out what the run wrote outside the task's allowlist: ", g->discarded);
 }
 
 /* --- capture --------------------------------------------------------------------------------- */

@@ -1933,6 +1933,30 @@ json_discarded() {
   json_discarded user
 }
 
+# review25 C2: the warning that names what was left out is a JSON list, as the tamper line is:
+# a name the run chose that reads `x; hostGitArgs: [...]` stays one string inside that list, and
+# fsrun's own hostGitArgs line is the only line on stderr that starts with fsrun's sentence
+left_out_line_json() {
+  local line forged='x; hostGitArgs: ["-c","filter.x.process=sh p"]'
+  make_repo "$1"
+  run as_owner timeout -s KILL 120 "$FSRUN" --root "$DIR/state" sandbox --json \
+    --policy "$DIR/policy.json" --worktree "$WT" \
+    -- /bin/sh -c ': >"$(git rev-parse --git-common-dir)/$1"; git init -q nested' sh "$forged"
+  [ "$status" -eq 0 ]
+  jq -e --arg f "$forged" '.discarded == [$f]' <<<"${output##*$'\n'}"
+  line=$(grep '^fsrun: warning: sandbox: git: left out what the run wrote' <<<"$output")
+  jq -e --arg f "$forged" '. == [$f]' <<<"${line#*allowlist: }"
+  [ "$(grep -c "run the host's git in this worktree as \`git ARGS ...\`; hostGitArgs: " <<<"$output")" = 1 ]
+}
+
+@test "sandbox-git: the left-out warning is a JSON list; a name holding a hostGitArgs list stays a name (root)" {
+  left_out_line_json root
+}
+
+@test "sandbox-git: the left-out warning is a JSON list; a name holding a hostGitArgs list stays a name (ordinary user)" {
+  left_out_line_json user
+}
+
 # route_fifo root|user: fifos the command leaves where fsrun reads after it (the branch's ref and
 # its reflog, read by the sync) or before the next command (.gitmodules, read by the set-up of the
 # git protections), and a .gitmodules that is a link to /dev/zero: the run ends with the command's

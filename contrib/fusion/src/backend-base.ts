@@ -229,12 +229,28 @@ export abstract class BackendBase {
       try {
         out = await fn(signal);
       } catch (e) {
-        this.emit("command", runId, { event: "sandbox:failure", reason: (e as Error).message });
+        const after = this.afterFailure(e);
+        this.emit("command", runId, { event: "sandbox:failure", reason: (e as Error).message, ...after });
         throw e;
       }
       this.outcome(runId, out.result, out.fsrunKilled === true);
       return out.result;
     });
+  }
+
+  /**
+   * A run that rejected (review25 C1, C4): once its command may have run, no way of ending leaves
+   * the list of before "disarmed". What fsrun said of the run is added (`afterCommand`, through
+   * hostGitArgsFor), and an error the adapter did not expect (its own bug, an fs error) is "cannot
+   * tell". An FsrunError without `afterCommand` was thrown before anything ran: nothing is added.
+   * Returns the fields for the failure event.
+   */
+  private afterFailure(e: unknown): { tamper?: string[]; hostGitArgs?: string[] } {
+    const after = e instanceof FsrunError ? e.afterCommand : { tamper: [], hostGitArgs: ["-c", HOST_GIT_CANNOT_DISARM] };
+    if (after === undefined) return {};
+    const hostGitArgs = hostGitArgsFor(after.tamper, after.hostGitArgs) ?? [];
+    this.addHostGitArgs(hostGitArgs);
+    return { tamper: after.tamper, hostGitArgs };
   }
 
   /** Ends every run in flight, as an abort of its signal would (Fusion's watchdog). */

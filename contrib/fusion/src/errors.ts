@@ -1,10 +1,22 @@
 // Typed errors. Each has a `reason` (one line, what went wrong) so that Fusion can record it.
 import type { FsrunRunResult } from "./types";
 
+/**
+ * What a run that rejects after its command may have run left for the host's git (review25 C1,
+ * C4): fsrun's tamper list and hostGitArgs when it said them whole, else the cannot-disarm option
+ * ("cannot tell"). The backend adds `hostGitArgs` to its own before the error reaches the caller.
+ */
+export interface AfterCommand {
+  tamper: string[];
+  hostGitArgs: string[];
+}
+
 /** Anything fsrun or the adapter could not do. `stderr` is fsrun's own, when it ran. */
 export class FsrunError extends Error {
   readonly reason: string;
   readonly stderr: string;
+  /** Set when the command may have run before this error; absent when nothing ran. */
+  afterCommand?: AfterCommand;
   constructor(message: string, stderr = "") {
     super(message);
     this.name = new.target.name;
@@ -43,7 +55,8 @@ export class FsrunUnavailableError extends FsrunError {
   }
 }
 
-/** The sandbox could not be set up (fsrun's exit 125) under fail-hard; nothing ran. */
+/** The sandbox could not be set up (fsrun's exit 125) under fail-hard; nothing ran (a task
+ * container's exec that could not start: what a leftover the resume thawed did is `afterCommand`). */
 export class FsrunSetupError extends FsrunError {
   readonly result: FsrunRunResult | null;
   constructor(message: string, result: FsrunRunResult | null, stderr = "") {
@@ -58,4 +71,10 @@ export class FsrunAbortError extends FsrunError {
     super(message);
     this.name = "AbortError";
   }
+}
+
+/** `e` with what the command may have left (`afterCommand`), for the backend to add. */
+export function withAfterCommand<E extends FsrunError>(e: E, tamper: string[], hostGitArgs: string[]): E {
+  e.afterCommand = { tamper, hostGitArgs };
+  return e;
 }

@@ -9,7 +9,7 @@ import { isAbsolute, join, resolve } from "node:path";
 import type { SandboxAuditEvent, SandboxAuditHook } from "./audit";
 import { BackendBase, checkContext, checkCwd, hostGitArgsFor, hostGitArgsUntold } from "./backend-base";
 import type { Task } from "./backend-base";
-import { FsrunError, FsrunSetupError, FsrunUnavailableError, SandboxSettingsError } from "./errors";
+import { FsrunError, FsrunSetupError, FsrunUnavailableError, SandboxSettingsError, withAfterCommand } from "./errors";
 import { FsrunCli, firstLines, fsrunOwnEnv, hostGitArgsFromStderr, policyErrorFrom, tamperFromStderr } from "./fsrun-cli";
 import type { SandboxBackend, SandboxCapabilities, SandboxPrepareContext } from "./fusion-types";
 import { maxBufferOf, runNative } from "./native";
@@ -317,14 +317,16 @@ export class FsrunBackend extends BackendBase implements SandboxBackend {
       // command's own exit 125 is the command's, with its tamper and gitDiscarded
       if (error !== null) {
         const policyError = policyErrorFrom(stderr, what);
-        if (policyError !== null) throw policyError;
-        throw new FsrunSetupError(`${what}: fsrun could not set up the sandbox: ${error}`, result, stderr);
+        const setUp = policyError ?? new FsrunSetupError(`${what}: fsrun could not set up the sandbox: ${error}`, result, stderr);
+        throw withAfterCommand(setUp, result.tamper, result.hostGitArgs ?? []);
       }
       return { result };
     }
     const killed = raw.sentSignal === "SIGKILL" || raw.timedOut;
-    // an abort's SIGTERM ends fsrun itself once the command is gone (its git sync): ended by us too
-    if (killed || (raw.aborted && raw.signal !== null && raw.signal === raw.sentSignal)) {
+    // an abort's SIGTERM ends fsrun itself once the command is gone (its git sync): ended by us too;
+    // so does the SIGTERM of a JSON past the buffer: fsrun's lists of the run's own names can make
+    // it so (review25 C1), and the JSON's end (its hostGitArgs) is then lost
+    if (killed || raw.truncated || (raw.aborted && raw.signal !== null && raw.signal === raw.sentSignal)) {
       // fsrun had to be killed: its watchdog kills the command's tree and removes the sandbox; the
       // tamper and hostGitArgs lines it wrote before its git sync are all there is of its result,
       // and without the second what the command left is not known to be disarmed
@@ -332,8 +334,8 @@ export class FsrunBackend extends BackendBase implements SandboxBackend {
       return {
         fsrunKilled: killed,
         result: {
-          stdout: "", stderr: "", exitCode: null, signal: killed ? "SIGKILL" : raw.signal, timedOut: raw.timedOut, truncated: false, oomKilled: false,
-          limits: {}, limitsNotEnforced: [], durationMs: raw.durationMs, tamper: tamperFromStderr(stderr), hostGitArgs: hostGitArgsUntold(hostGitArgsFromStderr(stderr)), backend: "fsrun", aborted: raw.aborted, runId,
+          stdout: "", stderr: "", exitCode: null, signal: killed ? "SIGKILL" : raw.signal, timedOut: raw.timedOut, truncated: raw.truncated, oomKilled: false,
+          limits: {}, limitsNotEnforced: [], durationMs: raw.durationMs, ...untold(stderr), backend: "fsrun", aborted: raw.aborted, runId,
         },
       };
     }
@@ -342,7 +344,9 @@ export class FsrunBackend extends BackendBase implements SandboxBackend {
     // killed by someone else: its watchdog removes the sandbox; the run fails once that is done
     if (raw.signal !== null) await this.waitSandboxGone(task.taskId, runId);
     const how = raw.signal !== null ? `was killed by ${raw.signal}` : `exited with status ${raw.code}`;
-    throw new FsrunError(`${what}: fsrun sandbox ${how} without a result: ${firstLines(stderr)}`, stderr);
+    // the command may have run: what fsrun said of it on stderr, or "cannot tell"
+    const { tamper, hostGitArgs } = untold(stderr);
+    throw withAfterCommand(new FsrunError(`${what}: fsrun sandbox ${how} without a result: ${firstLines(stderr)}`, stderr), tamper, hostGitArgs);
   }
 
   /** After fsrun was killed: wait until its watchdog has deleted the container; delete it if not. */
@@ -380,6 +384,12 @@ export class FsrunBackend extends BackendBase implements SandboxBackend {
       ...(reason !== undefined ? { reason } : {}),
     });
   }
+}
+
+/** A run without fsrun's whole JSON: the tamper and hostGitArgs lines fsrun said on stderr, and
+ * "cannot tell" without the second. */
+function untold(stderr: string): { tamper: string[]; hostGitArgs: string[] } {
+  return { tamper: tamperFromStderr(stderr), hostGitArgs: hostGitArgsUntold(hostGitArgsFromStderr(stderr)) };
 }
 
 /** fsrun's one JSON object, typed, and its set-up error if any; null when stdout is not that. */

@@ -73,29 +73,39 @@ export function tamperFromStderr(stderr: string): string[] {
  * that is not an array of strings gives `unreadable`. */
 function listsOnStderr(stderr: string, re: RegExp, unreadable: readonly string[]): string[] {
   const found: string[] = [];
-  for (const m of stderr.matchAll(re)) {
-    let list: unknown;
-    try {
-      list = JSON.parse(m[1]);
-    } catch {
-      list = null;
-    }
-    if (Array.isArray(list) && list.every((p): p is string => typeof p === "string")) found.push(...list);
-    else found.push(...unreadable);
-  }
+  for (const m of stderr.matchAll(re)) found.push(...(stringList(m[1]) ?? unreadable));
   return found;
 }
 
+/** text as a JSON array of strings, or null when it is not one, whole. */
+function stringList(text: string): string[] | null {
+  let list: unknown;
+  try {
+    list = JSON.parse(text);
+  } catch {
+    return null;
+  }
+  return Array.isArray(list) && list.every((p): p is string => typeof p === "string") ? list : null;
+}
+
+/** fsrun sandbox's own hostGitArgs line up to its list (src/libfsrun/sandbox-git-disarm.c). */
+export const HOST_GIT_ARGS_LINE = "fsrun: warning: sandbox: until a person has reviewed the change, run the host's git in this worktree as `git ARGS ...`; hostGitArgs: ";
+
 /**
- * The hostGitArgs of fsrun sandbox's own line on stderr (`fsrun: warning: sandbox: ...;
- * hostGitArgs: ["-c", ...]`), said with the tamper line before the git sync. One-shot mode only:
- * there the command's streams go to fsrun's JSON, and stderr is fsrun's alone. A task container's
- * exec shares its stderr with the command, which could write such a line: options the host's git
- * would take are never read from there. A line that does not parse whole gives the cannot-disarm
- * option.
+ * The hostGitArgs of fsrun sandbox's own line on stderr (HOST_GIT_ARGS_LINE and a JSON list),
+ * said with the tamper line before the git sync. One-shot mode only: there the command's streams
+ * go to fsrun's JSON, and stderr is fsrun's alone. A task container's exec shares its stderr with
+ * the command, which could write such a line: options the host's git would take are never read
+ * from there. Only a line that starts with fsrun's whole sentence counts: another of fsrun's lines
+ * may end in names the run chose (review25 C2: a file `.git/x; hostGitArgs: [...]` in the "left
+ * out" line, whose later `-c` would win). fsrun says one such line: a second, or a line that does
+ * not parse whole, gives the cannot-disarm option ("cannot tell").
  */
 export function hostGitArgsFromStderr(stderr: string): string[] {
-  return listsOnStderr(stderr, /^fsrun: warning: sandbox: .*?; hostGitArgs: (.*)$/gm, ["-c", HOST_GIT_CANNOT_DISARM]);
+  const lines = stderr.split("\n").filter((line) => line.startsWith(HOST_GIT_ARGS_LINE));
+  if (lines.length === 0) return [];
+  const list = lines.length === 1 ? stringList(lines[0].slice(HOST_GIT_ARGS_LINE.length)) : null;
+  return list ?? ["-c", HOST_GIT_CANNOT_DISARM];
 }
 
 /** fsrun's policy complaints ("fsrun: policy (stdin): cpuLimit.maxCores: must be ..."), or null. */

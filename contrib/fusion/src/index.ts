@@ -28,4 +28,4 @@ export {
   FsrunUnavailableError,
   SandboxSettingsError,
 } from "./errors";
-export type { UnavailableReason } from "./errors";
+export type { AfterCommand, UnavailableReason } from "./errors";

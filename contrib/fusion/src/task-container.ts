@@ -14,7 +14,7 @@ import { spawn } from "node:child_process";
 import { hostGitArgsUntold } from "./backend-base";
 import type { Task } from "./backend-base";
 import { taskContainerId } from "./container-id";
-import { FsrunSetupError } from "./errors";
+import { FsrunError, FsrunSetupError, withAfterCommand } from "./errors";
 import { commandGroupInContainer, commandGroupWhileExec, pidNamespaceOf } from "./exec-group";
 import type { FsrunCli } from "./fsrun-cli";
 import { firstLines, fsrunOwnEnv, tamperFromStderr } from "./fsrun-cli";
@@ -175,17 +175,20 @@ export class TaskContainer {
       if (this.paused) await this.resume();
     });
     let out: { result: FsrunRunResult; leftRunning: boolean } | undefined;
+    let failure: unknown;
     try {
       out = await this.execOnce(command, opts, cwd, runId, env);
-    } finally {
-      this.active--;
-      // the exec's own walk is final when nothing of any exec was left before it and no exec
-      // started since (one that did may have left a process after that count)
-      const final = out?.leftRunning === false && number === this.started;
-      const walk = await this.serial(() => this.settle(final));
-      if (out !== undefined && walk !== null) mergeWalk(out.result, walk);
+    } catch (e) {
+      failure = e;
     }
-    return { result: out!.result };
+    this.active--;
+    // the exec's own walk is final when nothing of any exec was left before it and no exec
+    // started since (one that did may have left a process after that count)
+    const final = out?.leftRunning === false && number === this.started;
+    const walk = await this.serial(() => this.settle(final));
+    if (out === undefined) throw afterFailedExec(failure, walk);
+    if (walk !== null) mergeWalk(out.result, walk);
+    return { result: out.result };
   }
 
   /**
@@ -405,6 +408,18 @@ async function readFinalTamper(file: string): Promise<FinalWalk | null> {
   } catch {
     return null;
   }
+}
+
+/**
+ * The error of an exec that failed after the resume (review25 C4: a leftover that keeps the pids
+ * limit full and plants once thawed): what it planted is in the frozen container's walk, which
+ * goes with the error to the backend's list (the walk holds); with no walk, "cannot tell". An
+ * error that is not the adapter's own is "cannot tell" in the backend's episode.
+ */
+function afterFailedExec(failure: unknown, walk: FinalWalk | null): unknown {
+  if (!(failure instanceof FsrunError)) return failure;
+  if (walk !== null) return withAfterCommand(failure, walk.tamper, walk.hostGitArgs);
+  return withAfterCommand(failure, tamperFromStderr(failure.stderr), hostGitArgsUntold(undefined));
 }
 
 /** A frozen container's walk added to the run that ended before it: its entries and options, each once. */

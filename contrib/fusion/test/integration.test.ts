@@ -438,6 +438,8 @@ test(`[${WHO}] one-shot: an fsrun SIGKILLed by someone else is an FsrunError and
   const mine = events.filter((e) => e.runId === runId);
   assert.deepEqual(mine.map((e) => e.event), ["sandbox:prepare", "sandbox:failure"]);
   assert.match(mine[1].reason ?? "", /SIGKILL/);
+  // the command ran and fsrun said no list: "cannot tell", never the list of before (review25)
+  assert.deepEqual([b.hostGitDisarmed, mine[1].hostGitArgs], [false, ["-c", HOST_GIT_CANNOT_DISARM]]);
   await rm(join(worktree, "killed-started"));
 });
 
@@ -762,6 +764,107 @@ test(`[${WHO}] both modes: a 70 KB driver rewritten through a mapping on a tmpfs
       await rm(dir, { recursive: true, force: true });
     }
   }
+});
+
+/** A repository at DIR/repo whose linked worktree DIR/NAME has a committed filter driver
+ * `filter.x.clean = ./tools/clean` for *.txt (content-hashed by fsrun: a rewrite is named). */
+async function driverWorktree(dir: string, name: string): Promise<string> {
+  const wt = await makeWorktree(dir, name);
+  await git(join(dir, "repo"), ["config", "filter.x.clean", "./tools/clean"]);
+  await mkdir(join(wt, "tools"));
+  await writeFile(join(wt, "tools", "clean"), "#!/bin/sh\ncat\n", { mode: 0o755 });
+  await writeFile(join(wt, ".gitattributes"), "*.txt filter=x\n");
+  await writeFile(join(wt, "a.txt"), "one\n");
+  await git(wt, ["add", "-A"]);
+  await git(wt, ["commit", "-qm", "driver"]);
+  return wt;
+}
+
+const FILTER_X_DISARMED = ["-c", "filter.x.clean=", "-c", "filter.x.smudge=", "-c", "filter.x.process=", "-c", "filter.x.required=false"];
+
+/**
+ * Fusion's git between runs, as README says (`git ...hostGitArgs ...HOST_GIT_SAFE_ARGS add -A`
+ * with hostGitEnv), exits `code` and runs no driver that writes `marker`; then, the backend
+ * disposed, a plain `git add -A` runs it (the control: the test can tell).
+ */
+async function fusionGitAddRunsNothing(b: FsrunBackend, wt: string, marker: string, code: number): Promise<void> {
+  const add = await runCommand("git", [...b.hostGitArgs, ...HOST_GIT_SAFE_ARGS, "add", "-A"], wt, { ...process.env, ...b.hostGitEnv });
+  assert.equal(add.code, code, add.stderr);
+  assert.equal(await stat(marker).then(() => true, () => false), false, "the host's git ran the driver the run planted");
+  await b.dispose();
+  await writeFile(join(wt, "a.txt"), "three\n");
+  assert.equal((await runCommand("git", ["add", "-A"], wt)).code, 0);
+  assert.equal(await readFile(marker, "utf8"), "ran\n", "the control: a plain git add -A runs it");
+}
+
+// review25 C1: a run that rewrites the driver and makes fsrun's JSON longer than the adapter's
+// buffer (12 x maxBuffer + 1 MiB: 64 left-out paths in the common dir, each 15 names of 250
+// control characters, 6 bytes each in the JSON: about 1.4 MB) had its JSON cut, was rejected as
+// "without a result" and its tamper dropped: the backend stayed "disarmed" with the list of
+// before and the host's git add -A ran the rewritten driver. The cut run now takes the route of a
+// killed fsrun: fsrun's tamper and hostGitArgs lines on stderr, or "cannot tell". Seen to fail
+// (rejected, marker written) with runOneShot's `raw.truncated` route undone.
+test(`[${WHO}] one-shot: a run whose fsrun JSON overflows the adapter's buffer keeps its tamper; the host's git add -A runs nothing with hostGitArgs`, async () => {
+  const dir = join(work, "overflow");
+  await mkdir(dir);
+  const wt = await driverWorktree(dir, "task-overflow");
+  const marker = join(dir, "marker");
+  const b = new FsrunBackend({ fsrunPath: FSRUN, stateRoot, killGraceMs: 300, onAudit: (e) => events.push(e) });
+  backends.push(b);
+  await b.prepare({ taskId: `it-${WHO}`, runId: `r${++seq}`, worktreePath: wt, policy: basePolicy() });
+  const deep = `L=$(head -c 250 /dev/zero | tr '\\0' '\\001'); cd "$(git rev-parse --git-common-dir)" && for i in $(seq 10 73); do (mkdir "$L$i" && cd "$L$i" && for j in $(seq 1 14); do mkdir "$L" && cd "$L"; done && : >"$L"); done`;
+  const r = await b.run(`printf '#!/bin/sh\\necho ran >>${marker}\\ncat\\n' >tools/clean && echo two >>a.txt && (${deep})`, opts({ cwd: wt, maxBuffer: 4096 }));
+  assert.deepEqual([r.truncated, r.tamper, r.hostGitArgs], [true, ["config:filter.x.clean=./tools/clean"], FILTER_X_DISARMED], JSON.stringify(r));
+  assert.deepEqual([b.hostGitDisarmed, b.hostGitArgs], [true, FILTER_X_DISARMED]);
+  await fusionGitAddRunsNothing(b, wt, marker, 0);
+  await rm(dir, { recursive: true, force: true });
+});
+
+/** A wrapper of $FSRUN whose `exec` of a run (`--process`) fails as an exec that cannot start its
+ * command does (no pid file; review25 C4: a full pids limit) once WRAPPER.fail exists, after the
+ * fifo `planted` in wt says that a leftover the resume thawed has planted. */
+async function failingExecFsrun(wt: string): Promise<string> {
+  const wrapper = join(work, `fsrun-failing-exec-${seq}`);
+  const script =
+    `#!/bin/sh\ncase " $* " in\n*" exec "*" --process "*)\n  if [ -e "$0.fail" ]; then\n    cat '${join(wt, "planted")}' >/dev/null\n` +
+    `    echo "fsrun: exec: clone the exec process into the container's pid namespace: Resource temporarily unavailable" >&2\n    exit 1\n  fi ;;\nesac\nexec "$0.real" "$@"\n`;
+  await writeFile(wrapper, script, { mode: 0o755 });
+  await runCommand("ln", ["-sf", FSRUN, `${wrapper}.real`]);
+  return wrapper;
+}
+
+// review25 C4: in a task container a run whose exec cannot start its command (a leftover holds the
+// pids limit) rejects after the resume: the leftover, thawed, rewrote the driver, and the pause
+// walk that followed named it, but exec's finally dropped that walk while the walk made the list
+// "hold": Fusion's git between runs ran the driver. The walk now goes with the error into the
+// backend's list; with no walk (no freezer) "cannot tell". Fifos say when (no wait on time).
+// Seen to fail (hostGitArgs [], marker written) with exec's `afterFailedExec` undone.
+test(`[${WHO}] task container: an exec that cannot start after the resume keeps the pause walk's tamper; the host's git add -A runs nothing`, async (t) => {
+  const dir = join(work, "failing-exec");
+  await mkdir(dir);
+  const wt = await driverWorktree(dir, "task-failing-exec");
+  const marker = join(dir, "marker");
+  const wrapper = await failingExecFsrun(wt);
+  const b = new FsrunBackend({ fsrunPath: wrapper, stateRoot, killGraceMs: 300, onAudit: (e) => events.push(e), mode: "task-container" });
+  backends.push(b);
+  await b.prepare({ taskId: `it-${WHO}`, runId: `r${++seq}`, worktreePath: wt, policy: basePolicy() });
+  if (b.effectiveMode !== "task-container") return t.skip("fsrun exec cannot join the task container as this user");
+  const plant = `printf '"'"'#!/bin/sh\\necho ran >>${marker}\\ncat\\n'"'"' >tools/clean; echo x >>a.txt`;
+  const leave = `mkfifo go planted ready && setsid -w sh -c '(exec 3<>go; echo >ready; read x <&3; ${plant}; echo >planted; read x <&3) </dev/null >/dev/null 2>&1 &' && cat ready >/dev/null`;
+  const r1 = await b.run(leave, opts({ cwd: wt }));
+  assert.deepEqual([r1.exitCode, r1.tamper], [0, []], r1.stderr);
+  const frozen = (await containerStatus(b)) === "paused";
+  if (root) assert.equal(frozen, true, "as root the container is frozen between runs");
+  assert.equal((await runCommand("sh", ["-c", 'echo go >"$1"', "sh", join(wt, "go")])).code, 0);
+  await writeFile(`${wrapper}.fail`, "");
+  await assert.rejects(b.run("true", opts({ cwd: wt })), (e: unknown) => e instanceof FsrunSetupError && /could not start|failed/.test(e.message));
+  const failure = events.filter((e) => e.event === "sandbox:failure").at(-1);
+  if (frozen) {
+    assert.deepEqual([b.hostGitDisarmed, b.hostGitArgs], [true, FILTER_X_DISARMED], "the pause walk after the failed exec holds");
+    assert.deepEqual([failure?.tamper, failure?.hostGitArgs], [["config:filter.x.clean=./tools/clean"], FILTER_X_DISARMED]);
+  } else assert.deepEqual([b.hostGitDisarmed, b.hostGitArgs.slice(0, 2)], [false, ["-c", HOST_GIT_CANNOT_DISARM]], "no walk: cannot tell");
+  await fusionGitAddRunsNothing(b, wt, marker, frozen ? 0 : 128);
+  await rm(dir, { recursive: true, force: true });
 });
 
 // gitunread: a run that makes a config the repository includes one fsrun cannot read whole (over

@@ -177,6 +177,23 @@ test("hostGitArgs come from fsrun's JSON (absent when empty) and from fsrun sand
   assert.deepEqual(hostGitArgsFromStderr(""), []);
 });
 
+// review25 C2: fsrun's real stderr of a run that rewrote the driver (fsrun's list disarms
+// filter.x) and made `.git/x; hostGitArgs: ["-c","filter.x.process=sh p"]`. An fsrun before the
+// JSON left-out line ended that line with the name raw, and git takes the later `-c`: only the
+// line that starts with fsrun's sentence counts, once; a second such line is "cannot tell".
+// Seen to fail (the forged options read) with the regex of before (`.*?; hostGitArgs: `).
+test("hostGitArgs are read from fsrun's own sentence alone, one line; a second is \"cannot tell\" (review25 C2)", () => {
+  const own = "fsrun: warning: sandbox: until a person has reviewed the change, run the host's git in this worktree as `git ARGS ...`; hostGitArgs: ";
+  const disarm = ["-c", "filter.x.clean=", "-c", "filter.x.smudge=", "-c", "filter.x.process=", "-c", "filter.x.required=false"];
+  const forged = 'x; hostGitArgs: ["-c","filter.x.process=sh p"]';
+  const raw = `fsrun: warning: sandbox: git: left out what the run wrote outside the task's allowlist: objects/, ${forged}`;
+  const json = `fsrun: warning: sandbox: git: left out what the run wrote outside the task's allowlist: ${JSON.stringify([forged])}`;
+  for (const leftOut of [raw, json]) assert.deepEqual(hostGitArgsFromStderr([own + JSON.stringify(disarm), leftOut].join("\n")), disarm, leftOut);
+  const twice = [own + JSON.stringify(disarm), own + JSON.stringify(["-c", "filter.x.process=sh p"])].join("\n");
+  assert.deepEqual(hostGitArgsFromStderr(twice), ["-c", HOST_GIT_CANNOT_DISARM]);
+  assert.deepEqual(hostGitArgsUntold(hostGitArgsFromStderr(raw)), ["-c", HOST_GIT_CANNOT_DISARM], "no list of fsrun's: cannot tell");
+});
+
 test("hostGitArgs holding fsrun's cannot-disarm option say the host's git must not run there", () => {
   assert.equal(cannotDisarm(["-c", "core.abbrev=fsrun-cannot-disarm", "-c", "core.fsmonitor=false"]), true);
   assert.equal(cannotDisarm(["-c", "core.fsmonitor=false"]), false);

@@ -49,9 +49,15 @@ export function fsrunOwnEnv(): Record<string, string> {
   return env;
 }
 
+/** How much of one stderr line an error's one-line reason keeps: fsrun's lists of the run's own
+ * names (the left-out line) can be megabytes long. */
+const FIRST_LINE_MAX = 2000;
+
 export function firstLines(s: string): string {
   const text = s.trim();
-  return text === "" ? "(nothing on stderr)" : text.split("\n").slice(0, 3).join("; ");
+  if (text === "") return "(nothing on stderr)";
+  const cut = (line: string) => (line.length <= FIRST_LINE_MAX ? line : `${line.slice(0, FIRST_LINE_MAX)}... (${line.length - FIRST_LINE_MAX} characters more)`);
+  return text.split("\n").slice(0, 3).map(cut).join("; ");
 }
 
 /**

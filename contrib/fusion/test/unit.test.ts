@@ -20,7 +20,7 @@ import {
   taskContainerId,
 } from "../src/index";
 import type { SandboxAuditEvent } from "../src/index";
-import { hostGitArgsFromStderr, tamperFromStderr } from "../src/fsrun-cli";
+import { firstLines, hostGitArgsFromStderr, tamperFromStderr } from "../src/fsrun-cli";
 import { HOST_GIT_CANNOT_DISARM, TAMPER_UNREADABLE, cannotDisarm, hostGitArgsFor, hostGitArgsUntold } from "../src/backend-base";
 import { oneShotEnv, withCarrier } from "../src/one-shot-env";
 import { execProcess } from "../src/task-container";
@@ -192,6 +192,17 @@ test("hostGitArgs are read from fsrun's own sentence alone, one line; a second i
   const twice = [own + JSON.stringify(disarm), own + JSON.stringify(["-c", "filter.x.process=sh p"])].join("\n");
   assert.deepEqual(hostGitArgsFromStderr(twice), ["-c", HOST_GIT_CANNOT_DISARM]);
   assert.deepEqual(hostGitArgsUntold(hostGitArgsFromStderr(raw)), ["-c", HOST_GIT_CANNOT_DISARM], "no list of fsrun's: cannot tell");
+});
+
+// an error's reason quotes fsrun's first stderr lines; a left-out line of 64 deep names of control
+// characters is megabytes of JSON (review25 C1's run): each line is cut, and says so. Seen to fail
+// (a reason of 1 MB) with the cut undone.
+test("an error's reason keeps at most 2000 characters of each of fsrun's first three lines", () => {
+  const long = `fsrun: warning: sandbox: git: left out what the run wrote outside the task's allowlist: ["${"\\u0001".repeat(200_000)}"]`;
+  const reason = firstLines(["fsrun: warning: one", long, "three", "four"].join("\n"));
+  assert.ok(reason.length < 2100, `${reason.length} characters`);
+  assert.match(reason, /^fsrun: warning: one; fsrun: warning: sandbox: git: left out .*\.\.\. \(\d+ characters more\); three$/);
+  assert.equal(firstLines(" \n"), "(nothing on stderr)");
 });
 
 test("hostGitArgs holding fsrun's cannot-disarm option say the host's git must not run there", () => {

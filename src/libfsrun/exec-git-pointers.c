@@ -17,6 +17,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -138,7 +139,7 @@ void exec_git_pointers_load(struct sandbox_git_run *g, int state_dir_fd) {
     save_digests(g, state_dir_fd, true);
 }
 
-void exec_git_pointers_final(const char *worktree, int state_dir_fd, char ***found,
+void exec_git_pointers_final(const char *worktree, int top, int state_dir_fd, char ***found,
                              char ***host_args) {
   cleanup_error fsrun_error_t err = NULL;
   struct sandbox_git_layout l;
@@ -149,7 +150,10 @@ void exec_git_pointers_final(const char *worktree, int state_dir_fd, char ***fou
     return; /* no repository any more: nothing the host's git runs from it */
   }
   g.common_dir = l.common_dir;
+  g.common_fd = l.common_fd;
   g.admin = l.admin;
+  /* the walk's top: one object for the config's reads, the digests and hostGitArgs' reread */
+  sandbox_git_top_hold(&g, top >= 0 ? fcntl(top, F_DUPFD_CLOEXEC, 0) : -1);
   sandbox_git_config_paths(&g, worktree);
   /* no exec looked (none ran): no digest from before to compare with */
   if (apply_stored(&g, state_dir_fd) == 0)
@@ -170,6 +174,7 @@ void exec_git_pointers_created(const char *worktree, int state_dir_fd) {
   struct sandbox_git_run g = {0};
   if (sandbox_git_layout_find(worktree, &l, &err) == 0 && l.common_dir != NULL) {
     g.common_dir = l.common_dir;
+    g.common_fd = l.common_fd;
     g.admin = l.admin;
     sandbox_git_config_paths(&g, worktree);
     save_digests(&g, state_dir_fd, true);

@@ -3,7 +3,8 @@
  * not fsrun's (run from `/`, as the adapter runs it), so fsrun follows no magic link and says it
  * cannot tell. A link the run put in the worktree that leads out of it names a file the run's
  * leftovers, or anyone, may change between fsrun's read and git's: not a file fsrun can vouch for.
- */
+ * A path below the worktree's top or the common dir is reached from the object fsrun checked
+ * (sandbox-git-pins.c), not through their names again. */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -34,8 +35,20 @@ static int open_path(const char *path, uint64_t resolve) {
   return openat2_compat(root, path + strspn(path, "/"), &how);
 }
 
-int sandbox_git_config_open(const char *path, struct stat *st) {
-  cleanup_close int fd = open_path(path, RESOLVE_NO_MAGICLINKS);
+/* the same, from the pinned dir path is below (an absolute link there resolves from `/`, as
+ * git's open of the path does) */
+static int open_pinned(const struct sandbox_git_pins *pins, const char *path, uint64_t resolve) {
+  struct open_how how = {.flags = O_PATH | O_CLOEXEC, .resolve = resolve};
+  const char *rest;
+  int at = sandbox_git_pinned_at(pins, path, &rest);
+  if (at == AT_FDCWD)
+    return open_path(path, resolve);
+  return at < 0 ? -1 : openat2_compat(at, rest, &how);
+}
+
+int sandbox_git_config_open(const struct sandbox_git_pins *pins, const char *path,
+                            struct stat *st) {
+  cleanup_close int fd = open_pinned(pins, path, RESOLVE_NO_MAGICLINKS);
   return open_regular_of(fd, st);
 }
 
@@ -45,27 +58,34 @@ static bool beneath(const char *dir, const char *path) {
   return strncmp(path, dir, n) == 0 && (path[n] == '/' || path[n] == '\0' || strcmp(dir, "/") == 0);
 }
 
-bool sandbox_git_config_leads_out(const char *path, const char *worktree) {
-  cleanup_close int fd = -1;
-  cleanup_free char *top = NULL;
-  char self[64], real[PATH_MAX];
+/* where fd's object is now (its real path), false when it cannot be told */
+static bool real_path_of(int fd, char real[PATH_MAX]) {
+  char self[64];
   ssize_t n;
+  snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
+  n = readlink(self, real, PATH_MAX - 1);
+  if (n < 0)
+    return false;
+  real[n] = '\0';
+  return true;
+}
+
+bool sandbox_git_config_leads_out(const struct sandbox_git_pins *pins, const char *path) {
+  struct sandbox_git_pins top_only = {.worktree = pins->worktree, .top = pins->top, .common = -1};
+  cleanup_close int fd = -1;
+  char top[PATH_MAX], real[PATH_MAX];
   /* a path elsewhere (the main checkout's top for a task's worktree, the user's home): its links
    * are not the run's */
-  if (worktree == NULL || !beneath(worktree, path))
+  if (pins->worktree == NULL || !beneath(pins->worktree, path))
     return false;
+  if (pins->top < 0)
+    return true; /* the worktree's name led elsewhere: cannot tell */
   /* no link on the way: the path as written is the file */
-  fd = open_path(path, RESOLVE_NO_SYMLINKS);
+  fd = open_pinned(&top_only, path, RESOLVE_NO_SYMLINKS);
   if (fd >= 0 || errno != ELOOP)
     return false;
-  fd = open_path(path, RESOLVE_NO_MAGICLINKS);
-  top = realpath(worktree, NULL);
-  if (fd < 0 || top == NULL)
-    return fd >= 0; /* no file: nothing read; no worktree any more: cannot tell */
-  snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
-  n = readlink(self, real, sizeof(real) - 1);
-  if (n < 0)
-    return true;
-  real[n] = '\0';
-  return !beneath(top, real);
+  fd = open_pinned(&top_only, path, RESOLVE_NO_MAGICLINKS);
+  if (fd < 0)
+    return false; /* no file: nothing read */
+  return !real_path_of(pins->top, top) || !real_path_of(fd, real) || !beneath(top, real);
 }

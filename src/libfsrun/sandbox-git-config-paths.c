@@ -28,6 +28,7 @@
 
 #include "file-time.h"
 #include "git-config.h"
+#include "log.h"
 #include "passwd.h"
 #include "sha256.h"
 #include "sandbox-git.h"
@@ -46,6 +47,7 @@
 
 struct collect {
   struct sandbox_git_run *g;
+  const struct sandbox_git_pins *pins; /* what a config below the top or common dir is read by */
   const char *worktree;
   const char *config_dir; /* relative include paths are taken from the including file's dir */
   int depth;
@@ -55,7 +57,7 @@ struct collect {
 
 static void read_config_file(struct collect *c, const char *path);
 static struct sandbox_git_digest pointer_digest(const struct sandbox_git_pointer *p,
-                                                const char *worktree);
+                                                const struct sandbox_git_pins *pins);
 
 /* an entry's control characters shown as `?` (stderr, JSON) */
 static char *printable(char *e) {
@@ -356,9 +358,10 @@ static void on_variable(void *arg, const char *key, const char *value) {
   }
 }
 
-char *sandbox_git_config_read_text(const char *path, size_t *len, bool *too_big) {
+char *sandbox_git_config_read_text(const struct sandbox_git_pins *pins, const char *path,
+                                   size_t *len, bool *too_big) {
   struct stat st;
-  cleanup_close int fd = sandbox_git_config_open(path, &st);
+  cleanup_close int fd = sandbox_git_config_open(pins, path, &st);
   char *text;
   ssize_t n;
   *too_big = fd >= 0 && st.st_size > CONFIG_MAX_BYTES;
@@ -378,11 +381,13 @@ char *sandbox_git_config_read_text(const char *path, size_t *len, bool *too_big)
 static void read_config_file(struct collect *c, const char *path) {
   size_t len = 0;
   bool too_big;
-  cleanup_free char *text = sandbox_git_config_read_text(path, &len, &too_big);
+  cleanup_free char *text = sandbox_git_config_read_text(c->pins, path, &len, &too_big);
   if (too_big)
     add_standing(c->g, path, "larger than fsrun reads");
   else if (text == NULL && errno == ELOOP)
     add_standing(c->g, path, "a link fsrun does not follow: git's own cwd or fds");
+  else if (text == NULL && errno == ESTALE)
+    add_standing(c->g, path, "below a worktree whose name led elsewhere");
   if (text != NULL && !git_config_each(text, len, on_variable, c))
     add_standing(c->g, path, "a line git refuses: what follows it not read");
 }
@@ -471,10 +476,25 @@ static void read_user_configs(struct collect *c) {
       read_user_config(c, user[i]);
 }
 
+/* the worktree's top for the reads of config_paths: the one held (the walk's, for a final walk),
+ * else one checked now and held until its end (not through the run: an fd of the host's tree) */
+static bool hold_top(struct sandbox_git_run *g, const char *worktree) {
+  cleanup_error fsrun_error_t err = NULL;
+  if (g->top_held)
+    return false;
+  sandbox_git_top_hold(g, sandbox_git_top_checked(worktree, &err));
+  if (err != NULL)
+    log_warning("git: %s: what the config names below it is not read", err->msg);
+  return true;
+}
+
 void sandbox_git_config_paths(struct sandbox_git_run *g, const char *worktree) {
   cleanup_free char *hooks_dir = NULL;
   size_t reads = 0;
+  bool held_here = hold_top(g, worktree);
+  struct sandbox_git_pins pins = sandbox_git_pins_of(g, worktree);
   struct collect c = {.g = g,
+                      .pins = &pins,
                       .worktree = worktree,
                       .config_dir = g->common_dir,
                       .hooks_dir = &hooks_dir,
@@ -497,10 +517,12 @@ void sandbox_git_config_paths(struct sandbox_git_run *g, const char *worktree) {
   read_config_file(&c, admin_wt != NULL ? admin_wt : common_wt);
   if (hooks_dir == NULL)
     hooks_dir = xasprintf("%s/hooks", g->common_dir);
-  sandbox_git_hook_managers(g, worktree, hooks_dir);
+  sandbox_git_hook_managers(g, &pins, hooks_dir);
   add_globals(g);
   for (size_t i = 0; i < g->n_pointers; i++)
-    g->pointers[i].before = pointer_digest(&g->pointers[i], worktree);
+    g->pointers[i].before = pointer_digest(&g->pointers[i], &pins);
+  if (held_here)
+    sandbox_git_top_drop(g);
 }
 
 /* --- what each path is, before and after ---------------------------------------------------- */
@@ -669,26 +691,29 @@ static void digest_tree(struct digest *d, int dir, const char *where, int depth)
   }
 }
 
-static void digest_path(struct digest *d, const char *tag, const char *path, bool follow) {
+static void digest_path(struct digest *d, const struct sandbox_git_pins *pins, const char *tag,
+                        const char *path, bool follow) {
   struct stat st;
-  int r = follow ? stat(path, &st) : lstat(path, &st);
+  const char *rest;
+  int at = sandbox_git_pinned_at(pins, path, &rest);
+  int r = at != -1 ? fstatat(at, rest, &st, follow ? 0 : AT_SYMLINK_NOFOLLOW) : -1;
   uint8_t content[32] = {0};
   /* the path's own file, reached as git reaches it (links followed) */
   if (r == 0 && follow)
-    content_hash(d, AT_FDCWD, path, true, &st, content);
+    content_hash(d, at, rest, true, &st, content);
   digest_add(d, tag, path, r == 0 ? &st : NULL, content);
 }
 
-static void digest_way(struct digest *d, const char *worktree, const char *path) {
+static void digest_way(struct digest *d, const struct sandbox_git_pins *pins, const char *path) {
   cleanup_free char *p = xstrdup(path);
-  char *name = p + strlen(worktree) + 1;
+  char *name = p + strlen(pins->worktree) + 1;
   for (char *s = name; (s = strchr(s, '/')) != NULL; name = ++s) {
     size_t len = (size_t)(s - name);
     /* `.` and `..` lead to the top or above it */
     if ((len == 1 && name[0] == '.') || (len == 2 && strncmp(name, "..", 2) == 0))
       continue;
     *s = '\0';
-    digest_path(d, "way", p, false);
+    digest_path(d, pins, "way", p, false);
     *s = '/';
   }
 }
@@ -746,8 +771,9 @@ static const struct stat *identity(struct stat *st) {
  * package-named directory's identity and `__init__.*`, `__pycache__`. Not a new `build/`'s content
  * or a directory's ctime: a file written in `src/` is no import of the top. Any change is the
  * driver's: a repo editing its own top-level `setup.py` is a false alarm, cheaper than a miss. */
-static void digest_python_dir(struct digest *d, const char *path) {
-  cleanup_close int fd = open(path, O_RDONLY | O_DIRECTORY | O_NONBLOCK | O_CLOEXEC);
+static void digest_python_dir(struct digest *d, const struct sandbox_git_pins *pins,
+                              const char *path) {
+  cleanup_close int fd = sandbox_git_pinned_open_dir(pins, path);
   cleanup_dir DIR *stream = NULL;
   struct dirent *e;
   if (fd < 0 || (stream = fdopendir(fd)) == NULL)
@@ -773,22 +799,29 @@ static void digest_python_dir(struct digest *d, const char *path) {
   }
 }
 
+/* The digest of p's files, reached through pins: below a top not held (its name led elsewhere),
+ * unknown, reported; never what another tree has at that name. */
 static struct sandbox_git_digest pointer_digest(const struct sandbox_git_pointer *p,
-                                                const char *worktree) {
-  size_t top = strlen(worktree);
+                                                const struct sandbox_git_pins *pins) {
+  size_t top = strlen(pins->worktree);
+  const char *rest;
   __attribute__((cleanup(digest_free))) struct digest d = {
-      .content = p->global || (strncmp(p->path, worktree, top) == 0 &&
+      .content = p->global || (strncmp(p->path, pins->worktree, top) == 0 &&
                                (p->path[top] == '/' || p->path[top] == '\0'))};
   cleanup_close int dir = -1;
-  if (p->python_top) {
-    digest_python_dir(&d, p->path);
+  if (sandbox_git_pinned_at(pins, p->path, &rest) == -1) {
+    d.unknown = true;
     return digest_end(&d);
   }
-  digest_path(&d, "lstat", p->path, false);
-  digest_path(&d, "stat", p->path, true);
+  if (p->python_top) {
+    digest_python_dir(&d, pins, p->path);
+    return digest_end(&d);
+  }
+  digest_path(&d, pins, "lstat", p->path, false);
+  digest_path(&d, pins, "stat", p->path, true);
   if (p->below_top)
-    digest_way(&d, worktree, p->path);
-  dir = open(p->path, O_RDONLY | O_DIRECTORY | O_NONBLOCK | O_CLOEXEC);
+    digest_way(&d, pins, p->path);
+  dir = sandbox_git_pinned_open_dir(pins, p->path);
   if (dir >= 0)
     digest_tree(&d, dir, "", 0);
   return digest_end(&d);
@@ -803,21 +836,25 @@ static bool listed(char **v, const char *s) {
 
 void sandbox_git_config_tamper(struct sandbox_git_run *g, const char *worktree, char ***tamper) {
   size_t n = 0, known = g->n_pointers;
+  struct sandbox_git_pins pins;
+  /* the walk's top (sandbox_git_tamper), else one checked now: kept for hostGitArgs' reread */
+  hold_top(g, worktree);
+  pins = sandbox_git_pins_of(g, worktree);
   while (*tamper != NULL && (*tamper)[n] != NULL)
     n++;
   /* every digest is taken (a task container keeps them: exec-git-pointers.c), each once */
   for (size_t i = 0; i < known; i++) {
     struct sandbox_git_pointer *p = &g->pointers[i];
-    p->after = pointer_digest(p, worktree);
+    p->after = pointer_digest(p, &pins);
     if ((p->standing || p->appeared || !sandbox_git_digest_same(&p->before, &p->after)) &&
         n < SANDBOX_GIT_MAX_REPORTED && !listed(*tamper, p->entry))
       sandbox_git_strv_push(tamper, &n, p->entry);
   }
   if (g->pointers_dropped && n < SANDBOX_GIT_MAX_REPORTED)
     sandbox_git_strv_push(tamper, &n, "config:unread: (more paths named than fsrun watches)");
-  sandbox_git_hook_managers_tamper(g, worktree, tamper, &n);
+  sandbox_git_hook_managers_tamper(g, &pins, tamper, &n);
   for (size_t i = known; i < g->n_pointers; i++)
-    g->pointers[i].after = pointer_digest(&g->pointers[i], worktree);
+    g->pointers[i].after = pointer_digest(&g->pointers[i], &pins);
 }
 
 void sandbox_git_pointers_free(struct sandbox_git_run *g) {
@@ -836,4 +873,5 @@ void sandbox_git_pointers_free(struct sandbox_git_run *g) {
   free(g->hook_config_name);
   g->hook_config_name = NULL;
   g->hook_managers = 0;
+  sandbox_git_top_drop(g);
 }

@@ -46,7 +46,7 @@ struct args {
   size_t n;
   size_t json;                  /* bytes of v as a JSON array (json_cost) */
   size_t reads;                 /* included configs read */
-  const char *worktree;         /* NULL: not known */
+  struct sandbox_git_pins pins; /* what a config is read through; worktree NULL: not known */
   const char *seen[SEEN_SLOTS]; /* each option of v once, by its hash */
   bool cannot;                  /* cannot_disarm's options are in v */
   bool full;                    /* past LIST_JSON_MAX: cannot disarm alone, nothing more added */
@@ -307,7 +307,7 @@ static void reread_file(struct args *a, const char *path, int depth) {
   bool too_big;
   if (a->full)
     return;
-  cleanup_free char *text = sandbox_git_config_read_text(path, &len, &too_big);
+  cleanup_free char *text = sandbox_git_config_read_text(&a->pins, path, &len, &too_big);
   int error = errno;
   cleanup_free char *dir = xstrdup(path);
   char *slash = strrchr(dir, '/');
@@ -315,7 +315,7 @@ static void reread_file(struct args *a, const char *path, int depth) {
   a->reads++;
   if (slash != NULL)
     *slash = '\0';
-  if (text != NULL ? sandbox_git_config_leads_out(path, a->worktree) ||
+  if (text != NULL ? sandbox_git_config_leads_out(&a->pins, path) ||
                          !git_config_each(text, len, on_variable, &r)
                    : too_big || !missing(error))
     cannot_disarm(a);
@@ -430,7 +430,14 @@ static void cannot_disarm_first(struct args *a) {
 }
 
 char **sandbox_git_host_args(const struct sandbox_git_run *g, char **tamper) {
-  struct args a = {.worktree = g != NULL ? g->worktree : NULL};
+  struct args a = {.pins = {.top = -1, .common = -1}};
+  cleanup_error fsrun_error_t err = NULL;
+  cleanup_close int top = -1;
+  if (g != NULL)
+    a.pins = sandbox_git_pins_of(g, g->worktree);
+  /* no walk held the top: one checked now (another object: what is below it cannot disarm) */
+  if (g != NULL && !g->top_held && g->worktree != NULL)
+    a.pins.top = top = sandbox_git_top_checked(g->worktree, &err);
   for (char **t = tamper; t != NULL && *t != NULL; t++) {
     if (strncmp(*t, "hooks:", 6) == 0)
       push_option(&a, "core.hooksPath", "/dev/null");

@@ -149,8 +149,9 @@ static bool may_be_hook(const char *name) {
   return strchr(name, '.') == NULL;
 }
 
-static unsigned managers_of(struct sandbox_git_run *g, const char *hooks_dir) {
-  cleanup_close int fd = open(hooks_dir, O_RDONLY | O_DIRECTORY | O_NONBLOCK | O_CLOEXEC);
+static unsigned managers_of(struct sandbox_git_run *g, const struct sandbox_git_pins *pins,
+                            const char *hooks_dir) {
+  cleanup_close int fd = sandbox_git_pinned_open_dir(pins, hooks_dir);
   cleanup_dir DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
   struct dirent *e;
   unsigned found = 0, read_n = 0, seen = 0;
@@ -184,8 +185,8 @@ static void list_files(const struct sandbox_git_run *g, int dir, const char *pre
 
 /* the manager files of the worktree's top (and of its `.config/`, links followed as lefthook
  * follows them), as a NULL-terminated list of names relative to the top */
-static char **present_files(const struct sandbox_git_run *g, const char *worktree) {
-  cleanup_close int top = open(worktree, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+static char **present_files(const struct sandbox_git_run *g, const struct sandbox_git_pins *pins) {
+  int top = pins->top; /* the checked top, held by the caller */
   cleanup_close int config = -1;
   char **names = NULL;
   size_t n = 0;
@@ -200,22 +201,24 @@ static char **present_files(const struct sandbox_git_run *g, const char *worktre
   return names;
 }
 
-void sandbox_git_hook_managers(struct sandbox_git_run *g, const char *worktree,
+void sandbox_git_hook_managers(struct sandbox_git_run *g, const struct sandbox_git_pins *pins,
                                const char *hooks_dir) {
-  g->hook_managers = managers_of(g, hooks_dir);
+  g->hook_managers = managers_of(g, pins, hooks_dir);
   if (g->hook_managers == 0)
     return;
-  g->hook_files_before = present_files(g, worktree);
+  g->hook_files_before = present_files(g, pins);
   for (char **p = g->hook_files_before; p != NULL && *p != NULL; p++)
-    sandbox_git_pointer_add(g, xasprintf("hooks:%s", *p), xasprintf("%s/%s", worktree, *p), true);
+    sandbox_git_pointer_add(g, xasprintf("hooks:%s", *p), xasprintf("%s/%s", pins->worktree, *p),
+                            true);
 }
 
-void sandbox_git_hook_managers_tamper(struct sandbox_git_run *g, const char *worktree,
-                                      char ***tamper, size_t *n) {
+void sandbox_git_hook_managers_tamper(struct sandbox_git_run *g,
+                                      const struct sandbox_git_pins *pins, char ***tamper,
+                                      size_t *n) {
   char **now;
   if (g->hook_managers == 0)
     return;
-  now = present_files(g, worktree);
+  now = present_files(g, pins);
   for (char **p = now; p != NULL && *p != NULL; p++) {
     cleanup_free char *entry = NULL;
     bool before = false;
@@ -226,7 +229,7 @@ void sandbox_git_hook_managers_tamper(struct sandbox_git_run *g, const char *wor
     entry = xasprintf("hooks:%s", *p);
     if (*n < SANDBOX_GIT_MAX_REPORTED)
       sandbox_git_strv_push(tamper, n, entry);
-    sandbox_git_pointer_add(g, steal_ptr(&entry), xasprintf("%s/%s", worktree, *p), true);
+    sandbox_git_pointer_add(g, steal_ptr(&entry), xasprintf("%s/%s", pins->worktree, *p), true);
   }
   sandbox_git_strv_free(now);
 }

@@ -575,4 +575,5 @@ void sandbox_git_finish(struct sandbox_git_run *g, const char *worktree,
   sandbox_git_tamper_add_gitlinks(g);
   sandbox_git_strv_free(g->host_git_args);
   g->host_git_args = sandbox_git_host_args(g, g->tamper);
+  sandbox_git_top_drop(g); /* the walk's, held for the reads above */
 }

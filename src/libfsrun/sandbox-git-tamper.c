@@ -210,10 +210,9 @@ void sandbox_git_tamper_add_gitlinks(struct sandbox_git_run *g) {
  * elsewhere now: a walk of that tree says nothing of this one's (review23 A1) */
 static int open_top(struct walk *w, const char *worktree) {
   cleanup_error fsrun_error_t err = NULL;
-  int top = open(worktree, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (top < 0 || sandbox_worktree_check(worktree, top, &err) == 0)
+  int top = sandbox_git_top_checked(worktree, &err);
+  if (err == NULL)
     return top;
-  close(top);
   log_warning("git: %s: the walk for nested repositories cannot tell", err->msg);
   report(w, SANDBOX_GIT_TAMPER_UNWALKED);
   return -1;
@@ -228,10 +227,12 @@ static void walk_top(struct walk *w, int top) {
 }
 
 char **sandbox_git_tamper(struct sandbox_git_run *g, const char *worktree) {
-  cleanup_close int top = -1;
+  int top;
   struct walk w = {.start = g->start, .before = &g->dotgits_before};
   clock_gettime(CLOCK_REALTIME_COARSE, &g->walk_began);
-  top = open_top(&w, worktree);
+  /* held: the config's digests and hostGitArgs' reread go through the top walked */
+  sandbox_git_top_hold(g, open_top(&w, worktree));
+  top = g->top_fd;
   g->times_untrusted = top < 0 || sandbox_git_times_untrusted(top);
   report_new_gitlinks(&w, g);
   if (top < 0)

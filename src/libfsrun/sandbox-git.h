@@ -103,6 +103,27 @@ void sandbox_git_dotgits_sort(struct sandbox_git_dotgits *inv);
 bool sandbox_git_dotgits_has(const struct sandbox_git_dotgits *before,
                              const struct sandbox_git_dotgit *e);
 void sandbox_git_dotgits_free(struct sandbox_git_dotgits *inv);
+/* The worktree's top and the common dir as fsrun checked them, held open (sandbox-git-pins.c): a
+ * path below either is reached from its fd, never through that name again, which a rename since
+ * the check may have led to another tree (review23 A1). worktree NULL: no top; top -1: it was not
+ * the checked object (a path below it reads as ESTALE); common -1: no common dir held. */
+struct sandbox_git_pins {
+  const char *worktree;
+  int top;
+  const char *common_dir;
+  int common;
+};
+/* worktree opened, -1 with *err set when it is not the object checked before the run
+ * (sandbox_worktree_check), -1 without when it could not be opened (errno) */
+int sandbox_git_top_checked(const char *worktree, fsrun_error_t *err);
+/* the fd to reach path from and, in *rest, the rest of it ("." the dir itself): a pinned dir's
+ * for a path below it, else AT_FDCWD and path; -1 with ESTALE below a top not held */
+int sandbox_git_pinned_at(const struct sandbox_git_pins *p, const char *path, const char **rest);
+/* stat (follow) or lstat of path, reached from its pinned dir: 0, or -1 with errno */
+int sandbox_git_pinned_stat(const struct sandbox_git_pins *p, const char *path, bool follow,
+                            struct stat *st);
+/* path, a directory, opened for reading (not blocking) from its pinned dir; -1 with errno */
+int sandbox_git_pinned_open_dir(const struct sandbox_git_pins *p, const char *path);
 
 /* One run's git state. common_dir NULL: no repository (or a layout the overlay does not cover). */
 struct sandbox_git_run {
@@ -128,7 +149,11 @@ struct sandbox_git_run {
   struct timespec walk_began;
   struct sandbox_git_pointer *pointers; /* what the config names, read before the run */
   size_t n_pointers;
-  char *worktree;        /* the one sandbox_git_config_paths was given (hostGitArgs' reread) */
+  char *worktree; /* the one sandbox_git_config_paths was given (hostGitArgs' reread) */
+  /* with top_held: the worktree's top as checked (sandbox_git_top_checked; -1: its name led to
+   * another object), which the reads of the config and the digests go through (pins) */
+  int top_fd;
+  bool top_held;
   bool pointers_dropped; /* it named more than fsrun keeps: said on every run */
   /* the hook managers the installed hooks belong to (sandbox-git-hook-managers.c), their files at
    * the worktree's top before the run (NULL-terminated), pre-commit's --config=<name> */
@@ -249,6 +274,11 @@ void sandbox_git_index_gitlinks(struct sandbox_git_run *g, int upper);
 void sandbox_git_config_paths(struct sandbox_git_run *g, const char *worktree);
 void sandbox_git_config_tamper(struct sandbox_git_run *g, const char *worktree, char ***tamper);
 void sandbox_git_pointers_free(struct sandbox_git_run *g);
+/* sandbox-git-pins.c: top becomes g's held top (the one held before closed); dropped: closed,
+ * none held. The pins of g for worktree: its held top (-1 none), its common dir's fd. */
+void sandbox_git_top_hold(struct sandbox_git_run *g, int top);
+void sandbox_git_top_drop(struct sandbox_git_run *g);
+struct sandbox_git_pins sandbox_git_pins_of(const struct sandbox_git_run *g, const char *worktree);
 /* `section.subsection.name` with that section and name (lower-case), any subsection */
 bool sandbox_git_key_is(const char *key, const char *section, const char *name);
 /* include.path, includeIf.<condition>.path */
@@ -263,14 +293,15 @@ bool sandbox_git_key_includes(const char *key);
 char *sandbox_git_config_resolve(const char *base, const char *path, const char **unread);
 /* a regular file, links followed as git follows them, not blocking on a fifo, at most 1 MiB, read
  * whole, *len its length; NULL otherwise, *too_big when it was larger (caller frees) */
-char *sandbox_git_config_read_text(const char *path, size_t *len, bool *too_big);
+char *sandbox_git_config_read_text(const struct sandbox_git_pins *pins, const char *path,
+                                   size_t *len, bool *too_big);
 /* sandbox-git-config-open.c: a regular config file at path (absolute) for reading, reached as git
  * reaches it: -1 with ELOOP for a magic link on the way (`/proc/self/cwd`, `/dev/stdin`: git's
  * own cwd and fds, not fsrun's), EINVAL for a relative path or what is not a regular file */
-int sandbox_git_config_open(const char *path, struct stat *st);
-/* whether path, written below worktree (where the run may write links), goes through a link to a
- * file that is not in it (worktree NULL: not known) */
-bool sandbox_git_config_leads_out(const char *path, const char *worktree);
+int sandbox_git_config_open(const struct sandbox_git_pins *pins, const char *path, struct stat *st);
+/* whether path, written below the pinned worktree (where the run may write links), goes through
+ * a link to a file that is not in it, or cannot be told (the top not held) */
+bool sandbox_git_config_leads_out(const struct sandbox_git_pins *pins, const char *path);
 /* sandbox-git-disarm.c: a key whose value git runs (a filter's command, core.fsmonitor, a pager;
  * not core.hooksPath, which names a directory) */
 bool sandbox_git_runs_key(const char *key);
@@ -286,10 +317,11 @@ void sandbox_git_pointer_add(struct sandbox_git_run *g, char *entry, char *path,
 /* sandbox-git-hook-managers.c: before the run, the managers whose hooks hooks_dir holds and their
  * files at the worktree's top (pointers `hooks:<name>`); after it, the files that appeared
  * (reported, and added as pointers: their digests are the next exec's "before") */
-void sandbox_git_hook_managers(struct sandbox_git_run *g, const char *worktree,
+void sandbox_git_hook_managers(struct sandbox_git_run *g, const struct sandbox_git_pins *pins,
                                const char *hooks_dir);
-void sandbox_git_hook_managers_tamper(struct sandbox_git_run *g, const char *worktree,
-                                      char ***tamper, size_t *n);
+void sandbox_git_hook_managers_tamper(struct sandbox_git_run *g,
+                                      const struct sandbox_git_pins *pins, char ***tamper,
+                                      size_t *n);
 /* sandbox-git-index-times.c: whether fd's filesystem may change a file through a shared mapping
  * without moving its times (tmpfs, ramfs; true when it cannot tell); the host's index (of the
  * admin dir, beneath common_fd, named common_dir) made racily clean, so that its next `git

@@ -522,6 +522,112 @@ route_exec_swap() {
   route_exec_swap user
 }
 
+# start_swap_on_open N MARKED [BACK...]: tests/integration/swap-on-open exchanges `cache` with
+# 4343's link to the other repository (swap_fixture) at the first open of MARKED by another
+# process, and back at the first open of a BACK path after it; its lines in $DIR/swap-out<N>
+start_swap_on_open() {
+  local n=$1 ready
+  shift
+  rm -f "$DIR/ready"
+  mkfifo "$DIR/ready"
+  exec {ready}<>"$DIR/ready"
+  timeout -s KILL "$WAIT_MAX_S" "$DIR/swap-on-open" "$1" "$OWN/cache" "$OWN/x" "$DIR/ready" \
+    "${@:2}" >"$DIR/swap-out$n" &
+  SWAPPER=$!
+  read -r -t "$WAIT_MAX_S" _ <&"$ready"
+  exec {ready}<&-
+}
+
+# wait_swap_on_open N: it has made its exchanges (and exited); `cache` the worktree again
+wait_swap_on_open() {
+  wait "$SWAPPER"
+  SWAPPER=
+  cat "$DIR/swap-out$1"
+  grep -q '^swapped on the open by pid' "$DIR/swap-out$1"
+  if [ -L "$OWN/cache" ]; then
+    mv "$OWN/cache" "$OWN/link" && mv "$OWN/x" "$OWN/cache" && mv "$OWN/link" "$OWN/x"
+  fi
+}
+
+# swapped_exec ID N SCRIPT: `fsrun exec` of SCRIPT into ID, its status in $DIR/swapped<N>.json
+swapped_exec() {
+  as_owner env GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null timeout -s KILL 120 \
+    "$FSRUN" --root "$DIR/state" exec --status-json "$DIR/swapped$2.json" "$1" /bin/sh -c "$3"
+}
+
+# filter_fixture OWNER: swap_fixture's, its worktree `cache` with a committed `tools/clean.sh`,
+# `filter.x.clean = sh tools/clean.sh` and `sub/`; the other repository has no such script;
+# tests/integration/swap-on-open built
+filter_fixture() {
+  requires_host_command cc
+  swap_fixture "$1"
+  cc -O2 -o "$DIR/swap-on-open" "$FSRUN_TESTS_DIR/swap-on-open.c"
+  as_owner mkdir "$OWN/cache/tools" "$OWN/cache/sub"
+  as_owner sh -c 'echo cat >"$1"' sh "$OWN/cache/tools/clean.sh"
+  hgit -C "$OWN/cache" add tools
+  hgit -C "$OWN/cache" -c user.email=u@example.invalid -c user.name=u commit -q -m tools
+  hgit -C "$OWN/cache" config filter.x.clean "sh tools/clean.sh"
+}
+
+# route_exec_digest_swap root|user (review23 A1, the config's digests): in two execs the
+# worktree's name leads to the other repository from just after the walk's check of the top (at
+# the walk's open of `sub/`) to the exec's end (filter_fixture, swap-on-open: no race). The first
+# leaves the script alone: nothing named; the second rewrites it: named and disarmed. Broken (the
+# digests read by path, as before this test): the first named the other's missing script (a false
+# alarm, the digest the container keeps), the second `tamper: []` and `hostGitArgs: []` (the
+# other's missing script again: a rewrite the host's next `git add` runs, not named).
+route_exec_digest_swap() {
+  filter_fixture "$1"
+  local id
+  id=$(task_container "$OWN/cache")
+  start_swap_on_open 1 "$OWN/cache/sub"
+  swapped_exec "$id" 1 true
+  wait_swap_on_open 1
+  jq -c '{tamper, hostGitArgs}' "$DIR/swapped1.json"
+  jq -e '.tamper == []' "$DIR/swapped1.json"
+  start_swap_on_open 2 "$OWN/cache/sub"
+  swapped_exec "$id" 2 "echo 'touch /tmp/fsrun-pwned; cat' >tools/clean.sh"
+  wait_swap_on_open 2
+  jq -c '{tamper, hostGitArgs}' "$DIR/swapped2.json"
+  jq -e '.tamper == ["config:filter.x.clean=sh tools/clean.sh"]' "$DIR/swapped2.json"
+  jq -e '.hostGitArgs | index("filter.x.clean=") != null' "$DIR/swapped2.json"
+}
+
+@test "exec-git: the config's digests read the worktree checked by the walk while its name leads to another repository (root)" {
+  route_exec_digest_swap root
+}
+
+@test "exec-git: the config's digests read the worktree checked by the walk while its name leads to another repository (ordinary user)" {
+  route_exec_digest_swap user
+}
+
+# route_exec_config_swap root|user (review23 A1, a main checkout's config read at the set-up): an
+# exec rewrites the filter's script (filter_fixture) while the worktree's name leads to the other
+# repository from the set-up's read of `.git/index` (through the common dir held, after the
+# layout's check) to fsrun's next open of the other's top or its `.git/hooks` (swap-on-open: no
+# race): the script named and disarmed. Broken (the config read by its path, as before this
+# test): the other's config was read, which names no script: `tamper: []`, `hostGitArgs: []`.
+route_exec_config_swap() {
+  filter_fixture "$1"
+  local id
+  id=$(task_container "$OWN/cache")
+  start_swap_on_open 1 "$OWN/cache/.git/index" "$DIR/other" "$DIR/other/.git/hooks"
+  swapped_exec "$id" 1 "echo 'touch /tmp/fsrun-pwned; cat' >tools/clean.sh"
+  wait_swap_on_open 1
+  grep -q '^swapped back on the open by pid' "$DIR/swap-out1"
+  jq -c '{tamper, hostGitArgs}' "$DIR/swapped1.json"
+  jq -e '.tamper | index("config:filter.x.clean=sh tools/clean.sh") != null' "$DIR/swapped1.json"
+  jq -e '.hostGitArgs | index("filter.x.clean=") != null' "$DIR/swapped1.json"
+}
+
+@test "exec-git: a main checkout's config is read through the common dir checked while the worktree's name leads to another repository (root)" {
+  route_exec_config_swap root
+}
+
+@test "exec-git: a main checkout's config is read through the common dir checked while the worktree's name leads to another repository (ordinary user)" {
+  route_exec_config_swap user
+}
+
 # coarse_exec_runs OWNER (run by coarse_fs, review23 A3): on a filesystem of whole-second times,
 # five execs into one task container each make a nested repository at once: each is named (with
 # the earlier execs' of the same second: a false alarm). With the exec's 20 ms margin alone, 5 of 5

@@ -168,6 +168,7 @@ static char **run_with(const char *top, const char *config, const char *change_n
   snprintf(common, sizeof(common), "%s/.git", top);
   write_file(common, "config", config);
   g.common_dir = common;
+  g.common_fd = -1; /* no fd held: the common dir read by name */
   g.admin = (char *)run_admin;
   sandbox_git_config_paths(&g, top);
   if (change_name != NULL)
@@ -394,6 +395,7 @@ static void test_tilde_user(const char *top) {
   snprintf(line, sizeof(line), "[include]\n\tpath = ~%s/fsrun-inc\n", user);
   write_file(common, "config", line);
   g.common_dir = common;
+  g.common_fd = -1; /* no fd held: the common dir read by name */
   g.admin = (char *)"";
   sandbox_git_config_paths(&g, top);
   snprintf(want, sizeof(want), "%s/fsrun-inc", home);
@@ -757,6 +759,7 @@ static void test_host_args(const char *top) {
   snprintf(common, sizeof(common), "%s/.git", top);
   write_file(common, "config", "[include]\n\tpath = ../inc.gitconfig\n");
   g.common_dir = common;
+  g.common_fd = -1; /* no fd held: the common dir read by name */
   g.admin = (char *)"";
   sandbox_git_config_paths(&g, top);
   write_file(top, "inc.gitconfig", "[filter \"y\"]\n\tsmudge = ./y\n[include]\n\tpath = inc2\n");

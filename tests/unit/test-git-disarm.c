@@ -61,7 +61,8 @@ static void repository(struct sandbox_git_run *g) {
   mkdir(common, 0755);
   write_at(".git/config", "[include]\n\tpath = ../inc.gitconfig\n");
   write_at("inc.gitconfig", "[user]\n\tname = before\n");
-  *g = (struct sandbox_git_run){.common_dir = xstrdup(common), .admin = (char *)""};
+  *g =
+      (struct sandbox_git_run){.common_dir = xstrdup(common), .common_fd = -1, .admin = (char *)""};
   sandbox_git_config_paths(g, top);
 }
 

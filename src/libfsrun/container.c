@@ -42,6 +42,7 @@
 #include "tiny-init.h"
 #include "process-attrs.h"
 #include "process.h"
+#include "sealed-image.h"
 #include "seccomp-handover.h"
 #include "seccomp.h"
 #include "status.h"
@@ -401,7 +402,12 @@ static void create_job_release(struct create_job *j) {
   landlock_rules_freep(&j->landlock);
   free(j->hierarchies);
   namespaces_plan_clear(&j->plan);
-  int *fds[] = {&j->fifo_fd,     &j->procfs_fd,      &j->console_fd,   &j->sync_fds[0],
+  /* our procfs instance, a mount attached nowhere: dissolved by the kernel's collector, so that
+   * `create` (and `run` before its wait) does not wait for its RCU grace period */
+  if (j->procfs_fd >= 0)
+    sealed_close_mounts_later(j->procfs_fd, -1);
+  j->procfs_fd = -1;
+  int *fds[] = {&j->fifo_fd,     &j->console_fd,     &j->sync_fds[0],
                 &j->sync_fds[1], &j->procfs_context, &j->held_listener};
   for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++)
     if (*fds[i] >= 0)

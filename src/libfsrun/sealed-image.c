@@ -169,7 +169,7 @@ EARLY static bool same_file(int fd, const struct statx *exe) {
  * mounts there. A kernel that collects in the closing process costs what a close does. Nothing
  * can reach the fds in between (no end of the socket is left open); on any failure they are
  * simply closed. */
-EARLY static void close_mounts_later(int a, int b) {
+EARLY void sealed_close_mounts_later(int a, int b) {
   union {
     struct cmsghdr h;
     char bytes[CMSG_SPACE(3 * sizeof(int))];
@@ -254,7 +254,7 @@ EARLY static int open_through_overlay(const struct statx *exe) {
   }
   if (mnt >= 0)
     fd = (int)SC3(openat, mnt, slash + 1, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-  close_mounts_later(mnt, empty);
+  sealed_close_mounts_later(mnt, empty);
   /* the same file as the one we run, read-only */
   if (fd >= 0 && !(same_file(fd, exe) && sealed_image_kind(fd) == SEALED_OVERLAY)) {
     close_fd(fd);

@@ -29,4 +29,10 @@ int sealed_exe_exec(int exe_fd, char **argv, char **envp, const char **step);
  * envp, NULL, auxv). */
 void sealed_exe_early(long *sp);
 
+/* Closes a and b (-1: none), fds of mounts that are attached nowhere (fsmount), handing them to the
+ * kernel's collector of unix-socket cycles: the mounts are dissolved by a kernel worker, whose
+ * expedited RCU grace period the caller then does not wait for. Falls back to close(2). System
+ * calls only: callable before and after libc starts. */
+void sealed_close_mounts_later(int a, int b);
+
 #endif

@@ -448,6 +448,15 @@ wait_for_file() {
   [ -e "$1" ]
 }
 
+# procfs_dirs_of PID: the fds of PID that are procfs directories, " /proc/PID/fd/N" each, on one line
+procfs_dirs_of() {
+  local fd
+  for fd in /proc/"$1"/fd/*; do
+    if [ -d "$fd/" ] && [ "$(stat -f -c %T "$fd/")" = proc ]; then printf ' %s' "$fd"; fi
+  done
+  echo
+}
+
 # git_run_dirs STATE_ROOT [UID]: the per-run git dirs of the sandbox runs and execs of that state
 # root, one path a line: `STATE_ROOT/.sandbox-git.*`, and for an ordinary user (UID, not 0) on a
 # state root that is not a tmpfs the ones in /dev/shm (src/libfsrun/sandbox-git-shm.c).

@@ -98,6 +98,29 @@ state_field() {
   grep -q got-usr1 "$BATS_TEST_TMPDIR/out"
 }
 
+@test "lifecycle: a foreground run waits holding no procfs instance of its own; the process holds only stdio" {
+  # create hands its procfs instance (a mount attached nowhere) to the kernel's collector instead
+  # of closing it, and the init its own (perfexec25): neither is left with the runtime or the process
+  local hold=$BATS_TEST_TMPDIR/hold runner found
+  mkdir "$hold"
+  mkfifo "$hold/go"
+  update_config '.mounts += [{"destination": "/hold", "type": "bind", "source": $h,
+    "options": ["rbind", "rw"]}]' --arg h "$hold"
+  set_process_args /bin/sh -c 'echo up >/hold/up; read x </hold/go; ls /proc/self/fd'
+  "$FSRUN" --root "$FSRUN_ROOT" run --bundle "$BUNDLE" life-procfs-$UNIQ </dev/null \
+    >"$BATS_TEST_TMPDIR/out" 2>&1 &
+  runner=$!
+  wait_for_file "$hold/up"
+  found=$(procfs_dirs_of "$runner")
+  echo >"$hold/go"
+  wait "$runner"
+  echo "the runtime's procfs fds:$found"
+  cat "$BATS_TEST_TMPDIR/out"
+  [ -z "$found" ]
+  # stdio and ls's own directory
+  [ "$(tr '\n' ' ' <"$BATS_TEST_TMPDIR/out")" = "0 1 2 3 " ]
+}
+
 @test "lifecycle: run --detach returns with the container running; --keep keeps a stopped one" {
   set_process_args /bin/sleep 100
   fsrun run --detach --bundle "$BUNDLE" life-d-$UNIQ

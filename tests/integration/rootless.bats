@@ -510,6 +510,27 @@ all_capabilities_json() {
   grep -qx mkdir "$UDIR/agent-calls"
 }
 
+@test "rootless: a foreground run waits holding no procfs instance of its own; the process holds only stdio" {
+  # as lifecycle.bats's test of the same name, as the user (perfexec25)
+  local runner found
+  as_user mkdir "$UDIR/hold"
+  as_user mkfifo "$UDIR/hold/go"
+  update_user_config '.process.args = ["sh", "-c", "echo up >/hold/up; read x </hold/go; ls /proc/self/fd"]
+    | .mounts += [{"destination": "/hold", "type": "bind", "source": $h, "options": ["rbind", "rw"]}]' \
+    --arg h "$UDIR/hold"
+  as_user /bin/sh -c 'cd "$1" && shift && exec "$@"' sh "$UDIR/bundle" "$FSRUN" run "rl-procfs-$UNIQ" \
+    </dev/null >"$UDIR/out" 2>&1 &
+  runner=$!
+  wait_for_file "$UDIR/hold/up"
+  found=$(procfs_dirs_of "$runner")
+  echo >"$UDIR/hold/go"
+  wait "$runner"
+  echo "the runtime's procfs fds:$found"
+  cat "$UDIR/out"
+  [ -z "$found" ]
+  [ "$(tr '\n' ' ' <"$UDIR/out")" = "0 1 2 3 " ]
+}
+
 @test "rootless: with a config that mounts no /proc, the waiting init holds no host procfs" {
   # checked from the host: a procfs directory the init holds open in which this (host) shell's
   # "self" resolves is the host's; before, the init kept the one its ordinary-user runtime opened

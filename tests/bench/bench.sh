@@ -32,7 +32,8 @@
 # BENCH_ONLY=exec measures exec only (exec/crun, exec/base); BENCH_ONLY=sandbox-egress the egress
 # profile only (sandbox-egress/bwrap-net, and sandbox-egress/base with FSRUN_BASE).
 # The runtime measures run in a private mount namespace where the host's /sys/fs/cgroup/unified is
-# unmounted (crun 1.8 refuses this hybrid host), state roots on a tmpfs. Needs root. A missing peer
+# unmounted (crun 1.8 refuses this hybrid host), and under `chrt` the v1 cpu hierarchy too (a
+# real-time process cannot join a cpu cgroup without a real-time budget), state roots on a tmpfs. Needs root. A missing peer
 # skips its lines. FSRUN=path/to/fsrun (default: the build next to this tree). Not a pass/fail test.
 set -eu
 
@@ -179,6 +180,12 @@ fi
 
 # inside the private mount namespace: the runtimes
 umount /sys/fs/cgroup/unified 2>/dev/null || true
+# Under a real-time policy (`chrt -f 10 bench.sh`: no other process takes a CPU from the runs) no
+# runtime can join a v1 cpu cgroup whose cpu.rt_runtime_us is 0, as a new one's is (EINVAL, crun
+# and fsrun alike): the cpu hierarchy goes too, for both
+if chrt -p $$ 2>/dev/null | grep -qE 'SCHED_(FIFO|RR)' && umount /sys/fs/cgroup/cpu 2>/dev/null; then
+  echo "bench note: real-time policy, the v1 cpu hierarchy unmounted for the runtime measures"
+fi
 mkdir -p "$WORK/state"
 mount -t tmpfs tmpfs "$WORK/state"
 cd "$WORK/bundle"

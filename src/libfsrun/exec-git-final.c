@@ -90,7 +90,7 @@ static char **walk_quiet_container(int state_dir_fd, const struct container_stat
   sandbox_git_dotgits_free(&run.dotgits_after);
   if (run.times_untrusted)
     index_racy(worktree);
-  exec_git_pointers_final(worktree, run.top_fd, state_dir_fd, &found, &args);
+  exec_git_pointers_final(worktree, run.top_fd, state_dir_fd, run.nested_seen, &found, &args);
   sandbox_git_top_drop(&run);
   if (found == NULL)
     found = xmalloc0(sizeof(char *));

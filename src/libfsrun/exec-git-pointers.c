@@ -139,11 +139,12 @@ void exec_git_pointers_load(struct sandbox_git_run *g, int state_dir_fd) {
     save_digests(g, state_dir_fd, true);
 }
 
-void exec_git_pointers_final(const char *worktree, int top, int state_dir_fd, char ***found,
-                             char ***host_args) {
+void exec_git_pointers_final(const char *worktree, int top, int state_dir_fd, bool nested_seen,
+                             char ***found, char ***host_args) {
   cleanup_error fsrun_error_t err = NULL;
   struct sandbox_git_layout l;
-  struct sandbox_git_run g = {0};
+  struct sandbox_git_run g = {.nested_seen = nested_seen};
+  sandbox_git_tamper_settle(found); /* the walk's own cut said, whatever follows */
   if (sandbox_git_layout_find(worktree, &l, &err) < 0 || l.common_dir == NULL) {
     sandbox_git_layout_free(&l);
     *host_args = sandbox_git_host_args(NULL, *found);

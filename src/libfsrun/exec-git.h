@@ -108,9 +108,10 @@ void exec_git_dotgits_created(const char *worktree, int state_dir_fd);
 /* `fsrun delete`: the `config:`/`hooks:` entries of worktree's repository whose files changed since
  * the container's last exec looked, appended to *found (none when no exec looked); *host_args:
  * sandbox_git_host_args of *found with the repository's pointers. Read through top, the worktree's
- * top the walk checked (-1: its name led elsewhere), and the common dir the layout checked. */
-void exec_git_pointers_final(const char *worktree, int top, int state_dir_fd, char ***found,
-                             char ***host_args);
+ * top the walk checked (-1: its name led elsewhere), and the common dir the layout checked.
+ * nested_seen: the walk met a nested `.git` dir, whose repository's options they then hold. */
+void exec_git_pointers_final(const char *worktree, int top, int state_dir_fd, bool nested_seen,
+                             char ***found, char ***host_args);
 #define cleanup_exec_git __attribute__((cleanup(exec_git_free)))
 
 #endif

@@ -530,13 +530,14 @@ void sandbox_git_config_paths(struct sandbox_git_run *g, const char *worktree) {
 /* A digest of a pointer's files' identities and change times: the path, not followed and followed,
  * the directories on the way to it below the worktree's top (a directory renamed into place
  * changes only its own ctime; not the top itself: any new file there changes it) and, a directory,
- * everything in it up to WALK_MAX_DEPTH levels. SHA-256 of each entry's, sorted: the same whatever
- * order readdir gives, and no sum a run could aim at. Any write, chmod, rename, link or
- * replacement changes a ctime or an inode where the filesystem stamps writes; where it may not
- * (file_time_fs_stamps_writes: tmpfs, FUSE, network filesystems) or its clock is coarse, a file's
- * content is read whole, up to CONTENT_WHOLE_MAX_BYTES a pointer; past that the digest is unknown,
- * never "unchanged" (review24 B0, B1). On ext4/XFS/Btrfs a file over CONTENT_MAX_FILE is taken by
- * identity and ctime: their page_mkwrite stamps the first write to each mapped page too. */
+ * everything in it up to WALK_MAX_DEPTH levels (more than WALK_MAX_ENTRIES: unknown). SHA-256 of
+ * each entry's, sorted: the same whatever order readdir gives, and no sum a run could aim at. Any
+ * write, chmod, rename, link or replacement changes a ctime or an inode where the filesystem stamps
+ * writes; where it may not (file_time_fs_stamps_writes: tmpfs, FUSE, network filesystems) or its
+ * clock is coarse, a file's content is read whole, up to CONTENT_WHOLE_MAX_BYTES a pointer; past
+ * that the digest is unknown, never "unchanged" (review24 B0, B1). On ext4/XFS/Btrfs a file over
+ * CONTENT_MAX_FILE is taken by identity and ctime: their page_mkwrite stamps the first write to
+ * each mapped page too. */
 struct digest {
   uint8_t (*sums)[32]; /* each entry's */
   size_t entries, room;
@@ -673,12 +674,17 @@ static void digest_tree(struct digest *d, int dir, const char *where, int depth)
   if (stream == NULL)
     return;
   fd = -1; /* the stream owns it */
-  while ((e = readdir(stream)) != NULL && d->entries < WALK_MAX_ENTRIES) {
+  while ((e = readdir(stream)) != NULL) {
     struct stat st;
     cleanup_close int sub = -1;
     cleanup_free char *sub_where = NULL;
     if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
       continue;
+    if (d->entries >= WALK_MAX_ENTRIES) {
+      /* an entry past the bound is never compared: unknown, never "unchanged" (review25 C6) */
+      d->unknown = true;
+      return;
+    }
     if (fstatat(dirfd(stream), e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
       continue;
     digest_entry(d, dirfd(stream), where, e->d_name, &st);
@@ -846,15 +852,17 @@ void sandbox_git_config_tamper(struct sandbox_git_run *g, const char *worktree, 
   for (size_t i = 0; i < known; i++) {
     struct sandbox_git_pointer *p = &g->pointers[i];
     p->after = pointer_digest(p, &pins);
+    /* uncapped here (at most POINTERS_MAX): the settle puts them before the nested paths */
     if ((p->standing || p->appeared || !sandbox_git_digest_same(&p->before, &p->after)) &&
-        n < SANDBOX_GIT_MAX_REPORTED && !listed(*tamper, p->entry))
+        !listed(*tamper, p->entry))
       sandbox_git_strv_push(tamper, &n, p->entry);
   }
-  if (g->pointers_dropped && n < SANDBOX_GIT_MAX_REPORTED)
+  if (g->pointers_dropped)
     sandbox_git_strv_push(tamper, &n, "config:unread: (more paths named than fsrun watches)");
   sandbox_git_hook_managers_tamper(g, &pins, tamper, &n);
   for (size_t i = known; i < g->n_pointers; i++)
     g->pointers[i].after = pointer_digest(&g->pointers[i], &pins);
+  sandbox_git_tamper_settle(tamper);
 }
 
 void sandbox_git_pointers_free(struct sandbox_git_run *g) {

@@ -227,8 +227,7 @@ void sandbox_git_hook_managers_tamper(struct sandbox_git_run *g,
     if (before)
       continue; /* a pointer: reported when its digest changed */
     entry = xasprintf("hooks:%s", *p);
-    if (*n < SANDBOX_GIT_MAX_REPORTED)
-      sandbox_git_strv_push(tamper, n, entry);
+    sandbox_git_strv_push(tamper, n, entry); /* at most NAMES_MAX: the settle cuts the list */
     sandbox_git_pointer_add(g, steal_ptr(&entry), xasprintf("%s/%s", pins->worktree, *p), true);
   }
   sandbox_git_strv_free(now);

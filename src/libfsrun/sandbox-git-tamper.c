@@ -41,12 +41,20 @@ struct walk {
    * (NULL: times decide alone) */
   const struct sandbox_git_dotgits *before;
   struct sandbox_git_dotgits *seen;
+  bool nested_seen; /* a `.git` dir below the top, new or not (own_git_dir) */
 };
 
 /* at the ctime's own grain: a filesystem of whole seconds stores a change made in the cutoff's
  * second at that second's start, before the cutoff (review23 A3) */
 static bool changed(const struct walk *w, const struct stat *st) {
   return file_time_reached(&st->st_ctim, &w->start);
+}
+
+/* a nested `.git` that holds its repository's config and hooks (a directory, or a link), not a
+ * `.git` file: a linked worktree's or an absorbed submodule's, whose git dir is most often in
+ * the common dir (read-only to a run; a gitdir elsewhere in the worktree is not seen: docs) */
+static bool own_git_dir(const struct stat *st) {
+  return !S_ISREG(st->st_mode);
 }
 
 /* A cutoff of 20 ms before the run (sandbox_git_prepare's, kept for exec) named the linked
@@ -59,9 +67,10 @@ struct timespec *sandbox_git_tamper_cutoff(struct sandbox_git_run *g,
   return &g->start;
 }
 
+/* past the cap, the list says it was cut (sandbox_git_tamper_settle), never nothing */
 static void report(struct walk *w, const char *rel) {
   if (w->n_found >= SANDBOX_GIT_MAX_REPORTED)
-    return;
+    rel = SANDBOX_GIT_TAMPER_MORE;
   for (size_t i = 0; i < w->n_found; i++)
     if (strcmp(w->found[i], rel) == 0)
       return; /* a gitlink of the index read again after the sync, named before it */
@@ -76,6 +85,7 @@ static void check_dotgit(struct walk *w, int dir, const char *rel, bool path_cha
   bool named;
   if (fstatat(dir, ".git", &st, AT_SYMLINK_NOFOLLOW) < 0)
     return;
+  w->nested_seen = w->nested_seen || own_git_dir(&st);
   named = path_changed || changed(w, &st);
   if (w->seen != NULL) {
     sandbox_git_dotgit_of(&e, dir, rel, &st);
@@ -203,6 +213,7 @@ void sandbox_git_tamper_add_gitlinks(struct sandbox_git_run *g) {
     w.n_found++;
   report_new_gitlinks(&w, g);
   g->tamper = w.found;
+  sandbox_git_tamper_settle(&g->tamper);
 }
 
 /* the worktree's top, when it is the object checked before the run (sandbox_worktree_check: the
@@ -244,6 +255,7 @@ char **sandbox_git_tamper(struct sandbox_git_run *g, const char *worktree) {
   walk_top(&w, top);
   g->dotgits_after.taken = w.seen != NULL;
   g->times_untrusted = g->times_untrusted || w.below_untrusted;
+  g->nested_seen = w.nested_seen;
   return w.found;
 }
 

@@ -172,6 +172,9 @@ struct sandbox_git_run {
   /* where the worktree's top's times are not trusted: the `.git` entries before the run (sorted;
    * a task container's as its last exec's walk left them) and as the walk after it found them */
   struct sandbox_git_dotgits dotgits_before, dotgits_after;
+  /* the walk met a `.git` below the top, new or not: hostGitArgs keep git out of every nested
+   * repository, since a write inside an existing one moves no ctime the walk reads (review25 C3) */
+  bool nested_seen;
 };
 
 /* Before the run: the layout, the refs' values, and the per-run dir (owned by the caller). */
@@ -220,6 +223,13 @@ void sandbox_git_remove_leftover(const char *state_root, const char *id);
 void sandbox_git_run_free(struct sandbox_git_run *g);
 
 #define SANDBOX_GIT_MAX_REPORTED 64
+/* the standing entry of a list that had more than SANDBOX_GIT_MAX_REPORTED: "cannot disarm", as
+ * every `config:unread:` entry is, since what was left out is not in hostGitArgs (review25 C5) */
+#define SANDBOX_GIT_TAMPER_MORE "config:unread: (more tamper entries than fsrun reports)"
+/* sandbox-git-tamper-cap.c: tamper's config, hook and standing entries first, the nested paths
+ * after, cut to SANDBOX_GIT_MAX_REPORTED with SANDBOX_GIT_TAMPER_MORE last when anything was left
+ * out (by this cut or by the walk's own) */
+void sandbox_git_tamper_settle(char ***tamper);
 /* the tamper entry of a walk that could not look: the worktree's name led elsewhere by then */
 #define SANDBOX_GIT_TAMPER_UNWALKED "."
 

@@ -180,7 +180,9 @@ static void audit_event(const struct audit *a, const char *event, const char *ba
 static void audit_tamper(const struct audit *a, const struct sandbox_git_run *g) {
   struct strbuf b = {0};
   cleanup_free char *time = NULL;
-  if (a->fd < 0 || (g->tamper == NULL && g->discarded == NULL))
+  /* hostGitArgs alone: the walk met a nested repository that was there before (review25 C3) */
+  bool args = g->host_git_args != NULL && g->host_git_args[0] != NULL;
+  if (a->fd < 0 || (g->tamper == NULL && g->discarded == NULL && !args))
     return;
   time = rfc3339_now();
   sb_puts(&b, "{\"event\":\"sandbox:tamper\"");

@@ -980,6 +980,36 @@ route_final_pointers() {
   [ ! -e "$DIR/state/$id" ]
 }
 
+# review25 C5 at delete: a process the last exec left makes 64 nested repositories and rewrites
+# the filter driver once released (fifos); delete's walk names the driver, says the list was cut,
+# and its hostGitArgs cannot disarm
+route_final_many_nested() {
+  local id
+  make_repo "$1"
+  as_owner sh -c 'cd "$1" && mkdir tools && printf "#!/bin/sh\ncat\n" >tools/clean &&
+    chmod +x tools/clean' sh "$WT"
+  hgit -C "$REPO" config filter.x.clean ./tools/clean
+  sbx -- "mkfifo go planted && setsid sh -c 'read x <go
+            for i in \$(seq 1 64); do mkdir -p n\$i/.git; done
+            printf \"#!/bin/sh\\necho ran >>$MARKER; cat\\n\" >tools/clean; echo >planted' \
+          </dev/null >/dev/null 2>&1 &"
+  [ "$(jq -c .tamper "$DIR/status.json")" = '[]' ]
+  id=$(release_and_delete "$WT")
+  [ "$(jq -c '.tamper | length, .[0], .[1]' "$DIR/final.json" | paste -sd' ')" = \
+    '64 "config:unread: (more tamper entries than fsrun reports)" "config:filter.x.clean=./tools/clean"' ]
+  [ "$(jq -r '.hostGitArgs[1]' "$DIR/final.json")" = core.abbrev=fsrun-cannot-disarm ]
+  jq -e '.hostGitArgs | index("filter.x.clean=") != null' "$DIR/final.json"
+  [ ! -e "$DIR/state/$id" ]
+}
+
+@test "exec-git: delete names the filter driver a process left rewrote beside 64 nested repositories; hostGitArgs cannot disarm (root)" {
+  route_final_many_nested root
+}
+
+@test "exec-git: delete names the filter driver a process left rewrote beside 64 nested repositories; hostGitArgs cannot disarm (ordinary user)" {
+  route_final_many_nested user
+}
+
 # leave_include_writer OWNER: a repository whose config includes ../.gitconfig, and an exec that
 # leaves a process (setsid) writing that file (an fsmonitor of its own) once released (fifos `go`,
 # `planted` in $REPO): the exec's own walk names nothing
@@ -1341,6 +1371,30 @@ host_args() {
   said=$(sed -n 's/^fsrun: warning: exec: .*; hostGitArgs: //p' "$DIR/stderr")
   [ "$(jq -c .hostGitArgs "$DIR/status.json")" = "${said:-[]}" ]
   jq -r '.hostGitArgs[]' "$DIR/status.json"
+}
+
+@test "exec-git: an exec making 64 nested repositories and rewriting the filter driver still names it; hostGitArgs cannot disarm (root)" {
+  route_many_nested root
+}
+
+@test "exec-git: an exec making 64 nested repositories and rewriting the filter driver still names it; hostGitArgs cannot disarm (ordinary user)" {
+  route_many_nested user
+}
+
+@test "exec-git: a driver's script dir past the digest's 4,096 entries is named on every exec, never taken as unchanged (root)" {
+  route_wide_script_dir root
+}
+
+@test "exec-git: a driver's script dir past the digest's 4,096 entries is named on every exec, never taken as unchanged (ordinary user)" {
+  route_wide_script_dir user
+}
+
+@test "exec-git: an exec arming an existing nested repository's config in place gets hostGitArgs that keep git out of it (root)" {
+  route_nested_in_place root
+}
+
+@test "exec-git: an exec arming an existing nested repository's config in place gets hostGitArgs that keep git out of it (ordinary user)" {
+  route_nested_in_place user
 }
 
 @test "exec-git: an exec planting what a driver runs gets hostGitArgs in --status-json, under which the host's git runs nothing of it (root)" {

@@ -915,6 +915,105 @@ route_script_loads() {
   route_script_loads user py
 }
 
+# last_tamper: the last run's tamper list as it was reported (not sorted, not merged)
+last_tamper() {
+  jq -cs 'map(select(.event == "sandbox:tamper")) | last | .paths' "$DIR/audit.jsonl"
+}
+
+# route_many_nested OWNER (review25 C5): a run that makes 64 nested repositories (the walk's
+# entries come first and the list holds 64) and rewrites the filter driver. The list still names
+# the driver, says that it was cut (a standing `config:unread:` entry, first), and holds 64; its
+# hostGitArgs cannot disarm (git fails at once) and have the driver's options; with them the host's
+# `add` runs nothing, a plain one runs the driver.
+route_many_nested() {
+  local more='config:unread: (more tamper entries than fsrun reports)'
+  make_repo "$1"
+  as_owner sh -c 'cd "$1" && mkdir tools && printf "#!/bin/sh\ncat\n" >tools/clean &&
+    chmod +x tools/clean && echo "*.txt filter=x" >.gitattributes && echo one >a.txt' sh "$WT"
+  hgit -C "$REPO" config filter.x.clean ./tools/clean
+  sbx -- "for i in \$(seq 1 64); do git init -q n\$i || exit 1; done &&
+    printf '#!/bin/sh\necho ran >>$MARKER; cat\n' >tools/clean && echo two >>a.txt"
+  last_tamper
+  [ "$(last_tamper | jq length)" = 64 ]
+  [ "$(last_tamper | jq -r '.[0]')" = "$more" ]
+  last_tamper | jq -e 'index("config:filter.x.clean=./tools/clean") == 1'
+  [ "$(last_tamper | jq '[.[] | select(test("^n[0-9]+/[.]git$"))] | length')" = 62 ]
+  mapfile -t args < <(host_args)
+  [ "${args[0]} ${args[1]}" = "-c core.abbrev=fsrun-cannot-disarm" ]
+  [[ " ${args[*]} " == *" filter.x.clean= "* ]]
+  run hgit -C "$WT" "${args[@]}" -c core.fsmonitor=false -c core.hooksPath=/dev/null add a.txt
+  [ "$status" -ne 0 ]
+  [ ! -e "$MARKER" ]
+  as_owner sh -c 'echo three >>"$1/a.txt"' sh "$WT"
+  hgit -C "$WT" add a.txt
+  grep -qx ran "$MARKER"
+}
+
+@test "sandbox-git: a run making 64 nested repositories and rewriting the filter driver still names it; hostGitArgs cannot disarm (root)" {
+  route_many_nested root
+}
+
+@test "sandbox-git: a run making 64 nested repositories and rewriting the filter driver still names it; hostGitArgs cannot disarm (ordinary user)" {
+  route_many_nested user
+}
+
+# route_wide_script_dir OWNER (review25 C6): the driver's script dir holds more than the digest's
+# 4,096 entries (a committed `tools/data/` of 5,000 files beside `tools/lib/zz.sh`, which the
+# script sources). What lies past the bound was never compared: the digest is unknown, so the
+# driver is named on every run (an unrelated one too), and a run rewriting zz.sh is disarmed.
+route_wide_script_dir() {
+  make_repo "$1"
+  as_owner sh -c 'cd "$1" && mkdir -p tools/lib tools/data &&
+    printf ". tools/lib/zz.sh\nfilter\n" >tools/clean.sh && echo "filter() { cat; }" >tools/lib/zz.sh &&
+    (cd tools/data && seq 1 5000 | xargs touch) && echo "*.txt filter=x" >.gitattributes &&
+    echo one >a.txt' sh "$WT"
+  hgit -C "$REPO" config filter.x.clean 'sh tools/clean.sh'
+  sbx -- 'echo two >unrelated'
+  [ "$(config_tamper)" = '["config:filter.x.clean=sh tools/clean.sh"]' ]
+  sbx -- "echo 'filter() { echo ran >>$MARKER; cat; }' >tools/lib/zz.sh && echo two >>a.txt"
+  last_tamper | jq -e 'index("config:filter.x.clean=sh tools/clean.sh") != null'
+  filter_x_named_and_disarmed "config:filter.x.clean=sh tools/clean.sh"
+}
+
+@test "sandbox-git: a driver's script dir past the digest's 4,096 entries is named on every run, never taken as unchanged (root)" {
+  route_wide_script_dir root
+}
+
+@test "sandbox-git: a driver's script dir past the digest's 4,096 entries is named on every run, never taken as unchanged (ordinary user)" {
+  route_wide_script_dir user
+}
+
+# route_nested_in_place OWNER (review25 C3): an embedded repository committed as a gitlink before
+# the run (`sub`, its own `.git` dir); the run appends a core.fsmonitor to sub/.git/config, a
+# write inside an existing `.git` that moves no ctime the walk reads. hostGitArgs keep the host's
+# git out of every nested repository the walk met: with them `status` runs nothing; a plain one
+# recurses into sub and runs its fsmonitor.
+route_nested_in_place() {
+  make_repo "$1"
+  hgit init -q "$WT/sub"
+  as_owner sh -c 'echo s >"$1/sub/s"' sh "$WT"
+  hgit -C "$WT/sub" add s
+  hgit -C "$WT/sub" -c user.email=s@example.invalid -c user.name=s commit -qm s
+  hgit -C "$WT" add sub 2>/dev/null
+  hgit -C "$WT" commit -qm sub
+  sbx -- "printf '[core]\n\tfsmonitor = $DIR/evil.sh\n' >>sub/.git/config && echo t >>sub/s"
+  mapfile -t args < <(host_args)
+  [[ " ${args[*]} " == *" diff.ignoreSubmodules=all "* ]]
+  [[ " ${args[*]} " == *" core.fsmonitor=false "* ]]
+  hgit -C "$WT" "${args[@]}" status
+  [ ! -e "$MARKER" ]
+  hgit -C "$WT" status >/dev/null 2>&1 || true
+  grep -qx ran "$MARKER"
+}
+
+@test "sandbox-git: a run arming an existing nested repository's config in place gets hostGitArgs that keep git out of it (root)" {
+  route_nested_in_place root
+}
+
+@test "sandbox-git: a run arming an existing nested repository's config in place gets hostGitArgs that keep git out of it (ordinary user)" {
+  route_nested_in_place user
+}
+
 # include_rewritten OWNER SCRIPT: the repository includes ../.gitconfig, which a run of SCRIPT at
 # its top rewrites: tamper names the include alone; hostGitArgs into the caller's `args`
 include_rewritten() {
@@ -2543,7 +2642,7 @@ after_sync_killed() {
 }
 
 # route_sync_killed OWNER (review19 #15): the command plants a nested repository, edits the hook
-# core.hooksPath names, and a zlib bomb
+# core.hooksPath names, and a zlib bomb (the tamper line names the config entry first: review25 C5)
 # within the sync's budget (448 MiB of zeros under a name it does not hash to), and fsrun is
 # SIGKILLed once its tamper line is out. That line named the nested repository before the sync
 # (none of the sync's own warnings had come: it was still inflating), and afterwards nothing of the
@@ -2559,7 +2658,7 @@ route_sync_killed() {
   as_owner sh -c 'printf "#!/bin/sh\ntrue\n" >"$1" && chmod 755 "$1"' sh "$WT/.husky/pre-commit"
   sbx_killed_in_sync "git init -q nested && echo 'echo ran' >>.husky/pre-commit &&
     o=\$(git rev-parse --git-common-dir)/objects && mkdir -p \$o/ab && cp .bomb \$o/$bomb_name"
-  grep -qF '; tamper: ["nested/.git","config:core.hooksPath=.husky"]' "$DIR/stderr"
+  grep -qF '; tamper: ["config:core.hooksPath=.husky","nested/.git"]' "$DIR/stderr"
   ! grep -q 'is not what its name says\|left out what' "$DIR/stderr" || false
   after_sync_killed
   run_dirs

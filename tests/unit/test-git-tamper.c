@@ -53,10 +53,13 @@ static void fill(struct sandbox_git_run *g, size_t step, size_t *new_count) {
   }
 }
 
-/* reported holds exactly the first min(new_count, max) new names, in the run's order */
+/* reported holds exactly the first min(new_count, max) new names, in the run's order, then the
+ * standing entry that says the list was cut when there were more (review25 C5) */
 static bool reported_in_order(char **reported, size_t step, size_t new_count) {
   size_t want = new_count < SANDBOX_GIT_MAX_REPORTED ? new_count : SANDBOX_GIT_MAX_REPORTED;
-  if (count(reported) != want)
+  bool cut = new_count > SANDBOX_GIT_MAX_REPORTED;
+  if (count(reported) != want + cut ||
+      (cut && strcmp(reported[want], SANDBOX_GIT_TAMPER_MORE) != 0))
     return false;
   for (size_t k = 0; k < want; k++) {
     char *s = name("n", k * step);
@@ -194,6 +197,35 @@ static void test_pinned_top(const char *worktree) {
   free(other);
 }
 
+/* the settled list: config entries before nested paths, 64 at most, the cut said first */
+static void test_settle(void) {
+  char **v = NULL;
+  size_t n = 0;
+  for (size_t i = 0; i < 70; i++) {
+    char *s = name("n", i);
+    sandbox_git_strv_push(&v, &n, s);
+    free(s);
+  }
+  sandbox_git_strv_push(&v, &n, "config:filter.x.clean=./x");
+  sandbox_git_tamper_settle(&v);
+  tap_ok(count(v) == SANDBOX_GIT_MAX_REPORTED && strcmp(v[0], SANDBOX_GIT_TAMPER_MORE) == 0 &&
+             strcmp(v[1], "config:filter.x.clean=./x") == 0 && strcmp(v[2], "n0000000") == 0,
+         "71 entries settled: the cut said first, the config entry next, 62 nested paths");
+  sandbox_git_tamper_settle(&v);
+  tap_ok(count(v) == SANDBOX_GIT_MAX_REPORTED && strcmp(v[0], SANDBOX_GIT_TAMPER_MORE) == 0 &&
+             strcmp(v[1], "config:filter.x.clean=./x") == 0,
+         "settled again: the same list");
+  sandbox_git_strv_free(v);
+  v = NULL;
+  n = 0;
+  sandbox_git_strv_push(&v, &n, "a/.git");
+  sandbox_git_strv_push(&v, &n, "hooks:lefthook.yml");
+  sandbox_git_tamper_settle(&v);
+  tap_ok(count(v) == 2 && strcmp(v[0], "hooks:lefthook.yml") == 0 && strcmp(v[1], "a/.git") == 0,
+         "a short list: the hook entry first, nothing said cut");
+  sandbox_git_strv_free(v);
+}
+
 int main(void) {
   char worktree[] = "/tmp/fsrun-test-git-tamper.XXXXXX";
   if (mkdtemp(worktree) == NULL) {
@@ -202,6 +234,7 @@ int main(void) {
   }
   test_many(worktree, 10000, "a few new gitlinks among many");
   test_many(worktree, 7, "more new gitlinks than the report holds");
+  test_settle();
   test_none_new(worktree);
   test_no_host_index(worktree);
   test_cutoff(worktree);

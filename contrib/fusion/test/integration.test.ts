@@ -867,6 +867,43 @@ test(`[${WHO}] task container: an exec that cannot start after the resume keeps 
   await rm(dir, { recursive: true, force: true });
 });
 
+// review25 C5: a run that makes 64 nested repositories (the walk's entries used to fill fsrun's
+// 64-entry list first) and rewrites the filter driver: the driver is still named, the list says it
+// was cut (a `config:unread:` entry), and the run's and the backend's hostGitArgs start with the
+// cannot-disarm option (hostGitDisarmed false); with them the host's `git add` exits 128 and runs
+// nothing, a plain one runs the driver (the control). Both modes.
+test(`[${WHO}] both modes: 64 nested repositories and a rewritten driver: still named, and the host's git with hostGitArgs runs nothing`, async () => {
+  for (const mode of ["one-shot", "task-container"] as const) {
+    const dir = join(work, `many-nested-${mode}`);
+    await mkdir(dir);
+    const wt = await makeWorktree(dir, "task-many");
+    const marker = join(dir, "marker");
+    await git(join(dir, "repo"), ["config", "filter.x.clean", "./tools/clean"]);
+    await mkdir(join(wt, "tools"));
+    await writeFile(join(wt, "tools", "clean"), "#!/bin/sh\ncat\n", { mode: 0o755 });
+    await writeFile(join(wt, ".gitattributes"), "*.txt filter=x\n");
+    await writeFile(join(wt, "a.txt"), "one\n");
+    await git(wt, ["add", "-A"]);
+    await git(wt, ["commit", "-qm", "driver"]);
+    const b = new FsrunBackend({ fsrunPath: FSRUN, stateRoot, killGraceMs: 300, onAudit: (e) => events.push(e), mode });
+    backends.push(b);
+    await b.prepare({ taskId: `it-${WHO}`, runId: `r${++seq}`, worktreePath: wt, policy: basePolicy() });
+    const plant = `for i in $(seq 1 64); do mkdir -p n$i/.git; done; printf '#!/bin/sh\\necho ran >>${marker}\\ncat\\n' >tools/clean`;
+    const r = await b.run(`${plant} && echo two >>a.txt`, opts({ cwd: wt }));
+    assert.equal(r.exitCode, 0, r.stderr);
+    assert.deepEqual([r.tamper.length, r.tamper[0], r.tamper[1]], [64, "config:unread: (more tamper entries than fsrun reports)", "config:filter.x.clean=./tools/clean"], `${mode}: ${JSON.stringify(r.tamper)}`);
+    assert.deepEqual(r.hostGitArgs?.slice(0, 2), ["-c", "core.abbrev=fsrun-cannot-disarm"], `${mode}: ${JSON.stringify(r)}`);
+    assert.equal(b.hostGitDisarmed, false);
+    await b.dispose();
+    assert.equal(b.hostGitDisarmed, false);
+    const disarmed = await runCommand("git", [...b.hostGitArgs, ...HOST_GIT_SAFE_ARGS, "add", "a.txt"], wt, { ...process.env, ...b.hostGitEnv });
+    assert.equal(disarmed.code, 128, disarmed.stderr);
+    assert.equal(await stat(marker).then(() => true, () => false), false, `${mode}: the host's git ran the rewritten driver under hostGitArgs`);
+    await runCommand("git", ["add", "a.txt"], wt);
+    assert.match(await readFile(marker, "utf8"), /^ran\n/, "the control: a plain git add runs it");
+  }
+});
+
 // gitunread: a run that makes a config the repository includes one fsrun cannot read whole (over
 // 1 MiB, a filter at its end that README's attribute names): the run's hostGitArgs (result, run
 // event) and the backend's start with fsrun's cannot-disarm option and hostGitDisarmed is false;

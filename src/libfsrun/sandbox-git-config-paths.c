@@ -16,7 +16,8 @@
  * What fsrun cannot read as git does (a config over CONFIG_MAX_BYTES, past INCLUDE_MAX_READS, a
  * `~user/` /etc/passwd does not name, git's `%(prefix)/`, more than POINTERS_MAX paths) would be
  * watched less than git runs: it is a standing entry `config:unread:...`, reported on every run,
- * so that "cannot tell" never reads as "nothing changed". */
+ * so that "cannot tell" never reads as "nothing changed". So is a command key whose command names
+ * what it runs through an expansion or a glob (add_unknown_command). */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -250,6 +251,17 @@ static void add_script_dir(struct collect *c, const char *key, const char *value
   add_pointer(c, key, value, c->worktree, path + top + 1);
 }
 
+/* A word with an expansion or a glob (`"$(git rev-parse --show-toplevel)/tools/clean.sh"`,
+ * `$GIT_DIR/x`, a glob of `tools/`): what the key runs is not a name fsrun can know, so no digest
+ * can say it is unchanged (review25 C9). The key's own entry stands: reported on every run, so that
+ * hostGitArgs disarm the key every time (or cannot disarm, where no option does) */
+static void add_unknown_command(struct sandbox_git_run *g, const char *key, const char *value) {
+  size_t n = g->n_pointers;
+  sandbox_git_pointer_add(g, entry_of(key, value), xstrdup(""), false);
+  if (g->n_pointers > n)
+    g->pointers[n].standing = true;
+}
+
 /* one word of a command value: the command itself is a path only with a `/` (else found on PATH);
  * any other word not an option may be a file an interpreter runs from the worktree's top (`sh
  * clean.sh`, `node x.js`) */
@@ -264,8 +276,12 @@ static void add_word(struct collect *c, const char *key, const char *value, cons
     s->python = true;
     add_python_dir(c, key, value, c->worktree); /* `-c`, stdin: the current directory */
   }
-  if (strpbrk(w, "$`*?[%") != NULL)
-    return; /* an expansion, a glob, git's %f: not a name fsrun can know */
+  if (strpbrk(w, "$`*?[") != NULL) {
+    add_unknown_command(c->g, key, value);
+    return;
+  }
+  if (strchr(w, '%') != NULL)
+    return; /* git's own placeholders (%f, %O, ...): the file it hands the driver, not code */
   if (w[0] == '-') {
     s->module_next = strcmp(w, "-m") == 0;
     if (strncmp(w, "-m", 2) == 0 && w[2] != '\0')

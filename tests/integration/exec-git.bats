@@ -1643,6 +1643,14 @@ after_sync_killed() {
   route_script_loads user sh
 }
 
+@test "exec-git: a driver naming its script through \$(...) is named in --status-json on every exec and disarmed (root)" {
+  route_expansion root
+}
+
+@test "exec-git: a driver naming its script through \$(...) is named in --status-json on every exec and disarmed (ordinary user)" {
+  route_expansion user
+}
+
 # route_pointers_v1 OWNER (review24 B0): a container whose git-pointers file an older fsrun wrote
 # (version 1: 64-bit sums, not collision resistant) is never compared with it: the next exec names
 # each pointer the file lists once, as changed (the filter's, the user's git files'), and writes

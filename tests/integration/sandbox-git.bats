@@ -1014,6 +1014,34 @@ route_nested_in_place() {
   route_nested_in_place user
 }
 
+# route_expansion OWNER (review25 C9): a driver that names its worktree script through an expansion
+# (`sh "$(git rev-parse --show-toplevel)/tools/clean.sh"`) runs what fsrun cannot name, so no digest
+# says it is unchanged: a run that changes nothing still names the filter (a standing entry) and
+# hostGitArgs disarm it; a run rewriting the script is named the same, and the host's `add -A` with
+# hostGitArgs runs nothing of it, a plain one does (filter_x_named_and_disarmed).
+route_expansion() {
+  local cmd='sh "$(git rev-parse --show-toplevel)/tools/clean.sh"'
+  make_repo "$1"
+  hgit -C "$REPO" config filter.x.clean "$cmd"
+  as_owner sh -c 'cd "$1" && mkdir tools && printf "cat\n" >tools/clean.sh &&
+    echo "*.txt filter=x" >.gitattributes && echo one >a.txt' sh "$WT"
+  sbx -- 'echo two >unrelated'
+  [ "$(config_tamper)" = "$(jq -cn --arg e "config:filter.x.clean=$cmd" '[$e]')" ]
+  host_args >/dev/null
+  mapfile -t args < <(host_args)
+  [[ " ${args[*]} " == *" filter.x.clean= "* ]]
+  sbx -- "printf 'echo ran >>$MARKER; cat\n' >tools/clean.sh && echo two >>a.txt"
+  filter_x_named_and_disarmed "config:filter.x.clean=$cmd"
+}
+
+@test "sandbox-git: a driver naming its script through \$(...) is named on every run and disarmed (root)" {
+  route_expansion root
+}
+
+@test "sandbox-git: a driver naming its script through \$(...) is named on every run and disarmed (ordinary user)" {
+  route_expansion user
+}
+
 # include_rewritten OWNER SCRIPT: the repository includes ../.gitconfig, which a run of SCRIPT at
 # its top rewrites: tamper names the include alone; hostGitArgs into the caller's `args`
 include_rewritten() {

@@ -374,9 +374,14 @@ export class FsrunBackend extends BackendBase implements SandboxBackend {
     const walk = await container.remove();
     const tamper = walk?.tamper ?? null;
     this.finalTamper = tamper;
-    const hostGitArgs = hostGitArgsFor(tamper ?? [], walk?.hostGitArgs);
+    // no last walk after a process may have run since the one that held (a leftover that filled
+    // the disk the walk file is on, review25 C7): cannot tell, never the list of before
+    const hostGitArgs = container.holds ? hostGitArgsFor(tamper ?? [], walk?.hostGitArgs) : hostGitArgsUntold(undefined);
     this.addHostGitArgs(hostGitArgs);
-    const reason = tamper === null ? "fsrun delete made no last tamper walk (no --tamper-json, or the delete failed)" : undefined;
+    const reason =
+      tamper === null
+        ? `fsrun delete made no last tamper walk (no --tamper-json, or the delete failed)${container.holds ? "" : " after a process may have run since the last walk: cannot tell"}`
+        : undefined;
     this.emit("task", this.task.runId, {
       event: "sandbox:dispose",
       tamper: tamper ?? [],

@@ -362,17 +362,21 @@ export class TaskContainer {
    * Deletes the container and its directory. The tamper list of fsrun delete's last walk (what a
    * process left by the last command planted after that command's walk: docs/sandbox.md, "Git in a
    * task container") and its hostGitArgs (empty from an fsrun that gives none), or null when there
-   * was no walk (an fsrun without --tamper-json, a failed delete).
+   * was no walk (an fsrun without --tamper-json, a failed delete, a walk file it could not write).
+   * `holds` after it: whether the runs' reports hold with that walk, or without it when nothing
+   * could run since the last walk that held (review25 C7: "cannot tell" is never "disarmed").
    */
   async remove(): Promise<FinalWalk | null> {
+    // running unfrozen since a walk that holds: nothing of any command was left after it
+    const quiet = this.holds && !this.paused;
     // thawed first: a v1 freezer holds a SIGKILLed process until then; delete's walk comes after
     // every process is dead, so what one plants in between is still named
     if (this.paused) await this.serial(() => this.resume());
-    this.holds = true;
     const file = join(this.dir, "final-tamper.json");
     const args = ["delete", "--force", ...(this.tamperJson ? ["--tamper-json", file] : []), this.id];
     await this.cli.run(args).catch(() => undefined);
     const tamper = this.tamperJson ? await readFinalTamper(file) : null;
+    this.holds = tamper !== null || quiet;
     await rm(this.dir, { recursive: true, force: true });
     return tamper;
   }

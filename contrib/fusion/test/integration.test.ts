@@ -904,6 +904,50 @@ test(`[${WHO}] both modes: 64 nested repositories and a rewritten driver: still 
   }
 });
 
+/** A wrapper of $FSRUN whose `delete --tamper-json FILE` deletes and walks, then fails as fsrun
+ * does when it cannot write FILE (review25 C7: a disk full): FILE empty, exit 1, one line. */
+async function fullWalkFsrun(): Promise<string> {
+  const wrapper = join(work, "fsrun-full-walk");
+  const script =
+    `#!/bin/sh\nfile= prev=\nfor a; do [ "$prev" = --tamper-json ] && file=$a; prev=$a; done\n` +
+    `case " $* " in\n*" delete "*)\n  if [ -n "$file" ]; then\n    "$0.real" "$@" || exit\n    : >"$file"\n` +
+    `    echo "fsrun: --tamper-json $file: write: No space left on device" >&2\n    exit 1\n  fi ;;\nesac\nexec "$0.real" "$@"\n`;
+  await writeFile(wrapper, script, { mode: 0o755 });
+  await runCommand("ln", ["-sf", FSRUN, `${wrapper}.real`]);
+  return wrapper;
+}
+
+// review25 C7: a process the last command left (setsid, no freeze) rewrites the driver after that
+// command's walk; dispose()'s fsrun delete kills it and walks, but cannot write its walk (ENOSPC:
+// a leftover that fills the disk the adapter's dir is on). dispose() then ended "disarmed" with the
+// list of before, and Fusion's git add -A ran the driver. A missing last walk after a process may
+// have run since the last walk that held is now "cannot tell". Fifos say when (no wait on time).
+// Seen to fail (hostGitDisarmed true, hostGitArgs []) with dispose()'s `container.holds` test undone.
+test(`[${WHO}] task container: dispose whose fsrun delete cannot write its last walk after a leftover ran cannot tell, never disarmed`, async (t) => {
+  const dir = join(work, "final-enospc");
+  await mkdir(dir);
+  const wt = await driverWorktree(dir, "task-final-enospc");
+  const marker = join(dir, "marker");
+  const b = new FsrunBackend({ fsrunPath: await fullWalkFsrun(), stateRoot, killGraceMs: 300, onAudit: (e) => events.push(e), mode: "task-container", pauseBetweenRuns: false });
+  backends.push(b);
+  await b.prepare({ taskId: `it-${WHO}`, runId: `r${++seq}`, worktreePath: wt, policy: basePolicy() });
+  if (b.effectiveMode !== "task-container") return t.skip("fsrun exec cannot join the task container as this user");
+  const plant = `printf '"'"'#!/bin/sh\\necho ran >>${marker}\\ncat\\n'"'"' >tools/clean; echo x >>a.txt`;
+  const leave = `mkfifo go planted && setsid -w sh -c '(read x <go; ${plant}; echo >planted) </dev/null >/dev/null 2>&1 &'`;
+  const r1 = await b.run(leave, opts({ cwd: wt }));
+  assert.deepEqual([r1.exitCode, r1.tamper, b.hostGitDisarmed], [0, [], false], r1.stderr);
+  const planted = await runCommand("timeout", ["-s", "KILL", "60", "sh", "-c", 'echo go >"$1" && cat "$2"', "sh", join(wt, "go"), join(wt, "planted")]);
+  assert.equal(planted.code, 0, planted.stderr);
+  await b.dispose();
+  assert.deepEqual([b.finalTamper, b.hostGitDisarmed, b.hostGitArgs], [null, false, ["-c", HOST_GIT_CANNOT_DISARM]], "no last walk after the leftover ran: cannot tell");
+  const ev = events.filter((e) => e.event === "sandbox:dispose").at(-1);
+  assert.deepEqual(ev?.hostGitArgs, ["-c", HOST_GIT_CANNOT_DISARM]);
+  assert.match(String(ev?.reason), /cannot tell/);
+  for (const f of ["go", "planted"]) await rm(join(wt, f), { force: true });
+  await fusionGitAddRunsNothing(b, wt, marker, 128);
+  await rm(dir, { recursive: true, force: true });
+});
+
 // gitunread: a run that makes a config the repository includes one fsrun cannot read whole (over
 // 1 MiB, a filter at its end that README's attribute names): the run's hostGitArgs (result, run
 // event) and the backend's start with fsrun's cannot-disarm option and hostGitDisarmed is false;

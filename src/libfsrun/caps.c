@@ -125,8 +125,12 @@ int caps_from_name(const char *name) {
   cap_value_t value;
   if (name == NULL || strncasecmp(name, "CAP_", 4) != 0 || name[4] == '\0')
     return -1;
-  /* cap_from_name also takes bare numbers; the spec only knows names. */
+  /* cap_from_name also takes bare numbers, and a name followed by a delimiter and anything
+   * (`CAP_A,CAP_B`, `CAP_A junk`, `CAP_A+ep`) as the first name alone; the spec knows names. */
   if (name[4] >= '0' && name[4] <= '9')
+    return -1;
+  if (strspn(name + 4, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_") !=
+      strlen(name + 4))
     return -1;
   if (cap_from_name(name, &value) < 0 || value < 0 || value > caps_last_cap())
     return -1;

@@ -269,6 +269,13 @@ EOF
   run fsrun exec --cap CAP_NOT_A_CAP "$CONTAINER_ID" true
   [ "$status" -eq 1 ]
   [[ $output == *"--cap"*"CAP_NOT_A_CAP"* ]]
+  # libcap takes the first name of `A,B` or `A junk`: refused whole, never fewer than asked silently
+  for cap in 'CAP_SYS_ADMIN,CAP_NET_ADMIN' 'CAP_NET_ADMIN junk' 'CAP_NET_ADMIN+ep'; do
+    run fsrun exec --cap "$cap" "$CONTAINER_ID" sh -c 'echo RAN'
+    [ "$status" -eq 1 ]
+    [[ $output == *"--cap: unknown capability \`$cap\`"* ]]
+    [[ $output != *RAN* ]]
+  done
 }
 
 @test "exec: --apparmor and --process-label are refused clearly where that LSM is off" {

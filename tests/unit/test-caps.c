@@ -41,6 +41,9 @@ static void test_names(void) {
   tap_ok(caps_from_name("SYS_ADMIN") == -1, "a name without CAP_ is -1");
   tap_ok(caps_from_name("CAP_") == -1, "CAP_ alone is -1");
   tap_ok(caps_from_name("CAP_12") == -1, "a number is not a name");
+  tap_ok(caps_from_name("CAP_SYS_ADMIN,CAP_NET_ADMIN") == -1, "a list is not a name");
+  tap_ok(caps_from_name("CAP_NET_ADMIN junk") == -1 && caps_from_name("CAP_NET_ADMIN+ep") == -1,
+         "a name followed by anything is not a name");
   tap_ok(caps_from_name("") == -1 && caps_from_name(NULL) == -1, "empty and NULL are -1");
 
   FILE *f = fopen("/proc/sys/kernel/cap_last_cap", "re");

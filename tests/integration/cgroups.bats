@@ -273,12 +273,7 @@ FSRUN_GLOBAL_ARGS=()
   run fsrun delete "$CONTAINER_ID"
   echo "$output"
   [ "$status" -eq 0 ]
-  for _ in $(seq 50); do
-    _fsrun_pid_alive "$STRAY" || break
-    sleep 0.1
-  done
-  run _fsrun_pid_alive "$STRAY"
-  [ "$status" -ne 0 ]
+  wait_until pid_gone "$STRAY"
   run cgroup_dirs_ending_in "/fsrun/$CONTAINER_ID"
   echo "$output"
   [ -z "$output" ]

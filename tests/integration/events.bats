@@ -36,9 +36,10 @@ start_detached() {
   wait_for_status "$CONTAINER_ID" running
 }
 
-# wait_lines FILE N: FILE (made before the writer starts) has at least N lines within 20 s
+# wait_lines FILE N: FILE (made before the writer starts) has at least N lines (the bound,
+# WAIT_MAX_S, only ends a failure)
 wait_lines() {
-  local tries=200
+  local tries=$((WAIT_MAX_S * 10))
   while [ "$(wc -l <"$1")" -lt "$2" ] && [ $tries -gt 0 ]; do
     sleep 0.1
     tries=$((tries - 1))
@@ -64,12 +65,7 @@ wait_exit() {
   # some CPU time and two more processes, then a sign that all is in place
   start_detached /bin/sh -c 'i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done
     sleep 1000 & sleep 1000 & touch /shared/ready; wait'
-  local tries=100
-  while [ ! -e "$SHARED/ready" ] && [ $tries -gt 0 ]; do
-    sleep 0.1
-    tries=$((tries - 1))
-  done
-  [ -e "$SHARED/ready" ]
+  wait_for_file "$SHARED/ready"
   run --separate-stderr fsrun events --stats "$CONTAINER_ID"
   [ "$status" -eq 0 ]
   [ "${#lines[@]}" -eq 1 ]
@@ -117,7 +113,7 @@ wait_exit() {
     "$BATS_TEST_TMPDIR/events"
 
   fsrun kill "$CONTAINER_ID" KILL
-  wait_exit "$EVENTS_PID" 20
+  wait_exit "$EVENTS_PID" "$WAIT_MAX_S"
   cat "$BATS_TEST_TMPDIR/events.err"
   [ "$EXIT_STATUS" -eq 0 ]
 }
@@ -134,7 +130,7 @@ wait_exit() {
   # the first stats event: the watch is in place
   wait_lines "$BATS_TEST_TMPDIR/events" 1
   touch "$SHARED/go"
-  wait_exit "$EVENTS_PID" 30
+  wait_exit "$EVENTS_PID" "$WAIT_MAX_S"
   cat "$BATS_TEST_TMPDIR/events" "$BATS_TEST_TMPDIR/events.err"
   [ "$EXIT_STATUS" -eq 0 ]
   jq -e -s --arg id "$CONTAINER_ID" 'map(select(.type == "oom")) | length == 1 and .[0].id == $id and (.[0] | has("data") | not)' \

@@ -69,9 +69,9 @@ in_pidns() {
 }
 
 # only_init_left: the init is the only process in its pid namespace (a killed process gets up to
-# 10 s to finish exiting)
+# WAIT_MAX_S to finish exiting)
 only_init_left() {
-  local tries=100
+  local tries=$((WAIT_MAX_S * 10))
   while [ "$(in_pidns "$INIT_PID" | wc -l)" -ne 1 ] && [ "$tries" -gt 0 ]; do
     sleep 0.1
     tries=$((tries - 1))

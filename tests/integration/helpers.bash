@@ -425,6 +425,16 @@ pid_gone() {
   if _fsrun_pid_alive "$1"; then return 1; fi
 }
 
+# comm_is PID NAME: PID's command name is NAME (it has exec'd NAME), for wait_until
+comm_is() {
+  [ "$(cat "/proc/$1/comm" 2>/dev/null)" = "$2" ]
+}
+
+# has_line FILE REGEX: FILE (which may not exist yet) has a line matching REGEX, for wait_until
+has_line() {
+  grep -q -- "$2" "$1" 2>/dev/null
+}
+
 wait_for_status() {
   local id=$1 want=$2 tries=$((${3:-$WAIT_MAX_S} * 10)) got=""
   while [ "$tries" -gt 0 ]; do

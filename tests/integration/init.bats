@@ -54,8 +54,12 @@ teardown() {
   update_config 'del(.annotations["run.fsrun.init"])'
   fsrun run -d --bundle "$BUNDLE" without-init-$UNIQ </dev/null
   wait_for_status without-init-$UNIQ running
+  pid=$(fsrun state without-init-$UNIQ | jq -r .pid)
   fsrun kill without-init-$UNIQ TERM
-  sleep 0.5
+  # kill(2) has returned: a fatal signal would have marked the process dying by now (SIGKILL
+  # pending in it, or gone); an ignored one was dropped. Nothing pending: it was ignored.
+  grep -E '^(SigPnd|ShdPnd):' "/proc/$pid/status"
+  [ "$(grep -cE '^(SigPnd|ShdPnd):\s+0+$' "/proc/$pid/status")" = 2 ]
   [ "$(fsrun state without-init-$UNIQ | jq -r .status)" = running ]
   fsrun delete --force with-init-$UNIQ
   fsrun delete --force without-init-$UNIQ
@@ -72,8 +76,13 @@ teardown() {
 }
 
 @test "init: orphans are reaped, no zombie is left in the container" {
-  # the subshell's sleep is orphaned at once and reparented to pid 1; its exit must be reaped
-  run_in_container sh -c '(sleep 0.2 &); sleep 1; grep -l "^[0-9]* ([^)]*) Z" /proc/[0-9]*/stat || echo no-zombie'
+  # the subshell's sleep is orphaned at once and reparented to pid 1; its exit must be reaped: its
+  # /proc entry (there while it is a zombie) goes (bounded: a failure ends with the zombie listed)
+  # shellcheck disable=SC2016 # expanded in the container
+  run_in_container sh -c 'o=$( (sleep 0 >/dev/null &
+      echo $!) ); i=0
+    while [ -e "/proc/$o" ] && [ $i -lt $(($1 * 10)) ]; do sleep 0.1; i=$((i + 1)); done
+    grep -l "^[0-9]* ([^)]*) Z" /proc/[0-9]*/stat || echo no-zombie' sh "$WAIT_MAX_S"
   echo "$output"
   [ "$status" -eq 0 ]
   [ "$output" = no-zombie ]

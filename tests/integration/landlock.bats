@@ -31,7 +31,7 @@ set_landlock() {
 # listen_loopback VAR: starts a TCP listener on 127.0.0.1 that accepts forever (stopped in
 # teardown) and sets VAR to its port. Not in $(...): the listener would hold the substitution open.
 listen_loopback() {
-  local portfile=$BATS_TEST_TMPDIR/port.$RANDOM tries=100
+  local portfile=$BATS_TEST_TMPDIR/port.$RANDOM
   python3 -c '
 import os, socket, sys
 s = socket.socket()
@@ -45,10 +45,7 @@ while True:
     c.close()
 ' "$portfile" </dev/null >/dev/null 2>&1 &
   LISTENER_PIDS="${LISTENER_PIDS:-} $!"
-  while [ ! -s "$portfile" ] && [ "$tries" -gt 0 ]; do
-    sleep 0.05
-    tries=$((tries - 1))
-  done
+  wait_for_file "$portfile"
   read -r "$1" <"$portfile"
 }
 

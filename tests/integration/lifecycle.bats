@@ -219,8 +219,7 @@ state_field() {
   fsrun run -d --bundle "$BUNDLE" "$id" </dev/null
   pid=$(jq -r .pid "$FSRUN_ROOT/$id/state.json")
   # the init is sleep itself, in a mount namespace that is not the one create made
-  for _ in $(seq 50); do [ "$(cat "/proc/$pid/comm")" = sleep ] && break; sleep 0.1; done
-  [ "$(cat "/proc/$pid/comm")" = sleep ]
+  wait_until comm_is "$pid" sleep
   run fsrun state "$id"
   [ "$(jq -r .status <<<"$output")" = running ]
   [ "$(jq -r .pid <<<"$output")" = "$pid" ]
@@ -241,7 +240,8 @@ state_field() {
   for sig in USR1 SIGUSR1 usr1 10; do
     fsrun kill life-names-$UNIQ "$sig"
     n=$((n + 1))
-    for _ in $(seq 50); do [ "$(grep -c usr1 "/proc/$pid/root/dev/shm/log" 2>/dev/null)" = $n ] && break; sleep 0.1; done
+    # shellcheck disable=SC2016 # expanded by that shell
+    wait_until sh -c '[ "$(grep -c usr1 "$1" 2>/dev/null)" = "$2" ]' sh "/proc/$pid/root/dev/shm/log" $n || :
     [ "$(grep -c usr1 "/proc/$pid/root/dev/shm/log")" = $n ]
   done
   run fsrun kill life-names-$UNIQ NOSUCHSIG
@@ -534,7 +534,7 @@ EOF
   kill -9 "$creator"
   wait "$creator" || true
   # the hook outlives its creator: let it go
-  timeout 10 sh -c 'echo go >"$1"' sh "$go"
+  timeout "$WAIT_MAX_S" sh -c 'echo go >"$1"' sh "$go"
   [ -d "$FSRUN_ROOT/life-sk-$UNIQ" ]
   run fsrun state life-sk-$UNIQ
   [ "$status" -eq 0 ]
@@ -542,8 +542,7 @@ EOF
   fsrun delete --force life-sk-$UNIQ
   assert_no_leftovers life-sk-$UNIQ
   # the orphaned init died with its creator (PR_SET_PDEATHSIG; bounded, not timed)
-  for _ in $(seq 600); do _fsrun_pid_alive "$init" || break; sleep 0.1; done
-  ! _fsrun_pid_alive "$init" || false
+  wait_until pid_gone "$init"
 }
 
 # bats test_tags=cgroupv2

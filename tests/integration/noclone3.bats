@@ -429,15 +429,10 @@ forged_failure_all() {
   "$NOCLONE3" --enosys "$NO_PIDFD" "$FSRUN" --root "$FSRUN_ROOT" exec "$CONTAINER_ID" \
     sh -c 'trap "exit 9" TERM; touch /dev/shm/ready; while :; do sleep 1; done' </dev/null 3>&- &
   fg=$!
-  timeout 10 sh -c 'until [ -e "$1" ]; do sleep 0.1; done' sh "/proc/$init/root/dev/shm/ready"
+  wait_for_file "/proc/$init/root/dev/shm/ready"
   kill -TERM "$fg"
   # bounded: a signal that is not forwarded leaves the command running (fsrun is then killed)
-  tries=100
-  while _fsrun_pid_alive "$fg" && [ $tries -gt 0 ]; do
-    sleep 0.1
-    tries=$((tries - 1))
-  done
-  ! _fsrun_pid_alive "$fg" || kill -KILL "$fg"
+  wait_until pid_gone "$fg" || kill -KILL "$fg"
   st=0
   wait "$fg" || st=$?
   [ "$st" = 9 ]

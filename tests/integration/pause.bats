@@ -29,11 +29,8 @@ teardown() {
   fi
   teardown_bundle
   if [ -n "${FOREIGN:-}" ]; then
-    for _ in $(seq 50); do
-      [ -d "$FOREIGN" ] || break
-      rmdir "$FOREIGN" 2>/dev/null || sleep 0.1
-    done
-    [ ! -d "$FOREIGN" ]
+    # shellcheck disable=SC2016 # expanded by that shell
+    wait_until sh -c '[ ! -d "$1" ] || rmdir "$1" 2>/dev/null' sh "$FOREIGN"
   fi
 }
 
@@ -56,14 +53,34 @@ ticks() {
   echo "$n"
 }
 
-# wait_ticks_above N: the counter passes N within 10 s
+# wait_ticks_above N: the counter passes N (the bound, WAIT_MAX_S, only ends a failure)
 wait_ticks_above() {
-  local tries=100
+  local tries=$((WAIT_MAX_S * 10))
   while [ "$(ticks)" -le "$1" ] && [ $tries -gt 0 ]; do
     sleep 0.1
     tries=$((tries - 1))
   done
   [ "$(ticks)" -gt "$1" ] || { echo "the counter stays at $(ticks), expected more than $1" >&2; return 1; }
+}
+
+# all_frozen: the kernel says the container's cgroup is frozen (cgroup.events' frozen 1,
+# freezer.state FROZEN: not FREEZING) and every process of the container's pid namespace is in it:
+# none of them can run until the thaw
+all_frozen() {
+  local dir ns p
+  if [ "$(cgroup_mode)" = unified ]; then
+    dir=/sys/fs/cgroup/fsrun/$CONTAINER_ID
+    grep -x 'frozen 1' "$dir/cgroup.events"
+  else
+    dir=/sys/fs/cgroup/freezer/fsrun/$CONTAINER_ID
+    grep -x FROZEN "$dir/freezer.state"
+  fi
+  ns=$(readlink "/proc/$(fsrun state "$CONTAINER_ID" | jq -r .pid)/ns/pid")
+  [ -n "$ns" ]
+  for p in /proc/[0-9]*; do
+    [ "$(readlink "$p/ns/pid" 2>/dev/null)" = "$ns" ] || continue
+    grep -qx "${p#/proc/}" "$dir/cgroup.procs" || { echo "process ${p#/proc/} is not in $dir" >&2; return 1; }
+  done
 }
 
 # freezer_file: the file that says whether the container's cgroup is frozen, and its frozen value
@@ -85,9 +102,10 @@ freezer_file() {
   [ -z "$output" ]
   [ "$(fsrun state "$CONTAINER_ID" | jq -r .status)" = paused ]
 
+  # not a wait that nothing moves: the kernel's word that no process of it can run
+  all_frozen
   local before after
   before=$(ticks)
-  sleep 1
   after=$(ticks)
   echo "ticks while paused: $before -> $after"
   [ "$before" -eq "$after" ]
@@ -181,11 +199,7 @@ freezer_file() {
   echo FROZEN >"$FOREIGN/freezer.state"
   run fsrun delete --force "$CONTAINER_ID"
   [ "$status" -eq 0 ]
-  for _ in $(seq 50); do
-    _fsrun_pid_alive "$pid" || break
-    sleep 0.1
-  done
-  ! _fsrun_pid_alive "$pid" || false
+  wait_until pid_gone "$pid"
   assert_no_leftovers "$CONTAINER_ID"
   # the foreign cgroup was never written to: still frozen, now empty
   [ "$(cat "$FOREIGN/freezer.state")" = FROZEN ]

@@ -663,10 +663,8 @@ sysfs_rw_in_netns() {
   # a network namespace of another process, as podman's bridge or another container's
   unshare --net sleep 1000 &
   NETNS_PID=$!
-  for _ in $(seq 50); do
-    [ "$(readlink "/proc/$NETNS_PID/ns/net")" != "$(readlink /proc/self/ns/net)" ] && break
-    sleep 0.1
-  done
+  # shellcheck disable=SC2016 # expanded by that shell
+  wait_until sh -c '[ "$(readlink "/proc/$1/ns/net")" != "$(readlink /proc/self/ns/net)" ]' sh "$NETNS_PID"
   base=$(jq . "$BUNDLE/config.json")
   sysfs_rw_in_netns "/proc/$NETNS_PID/ns/net"
   run_in_container cat /proc/self/mountinfo

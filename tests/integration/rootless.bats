@@ -230,14 +230,10 @@ test_user_subids() {
   fi
 }
 
-# assert_user_init_gone: USER_INIT is dead within 5 s (a killed init may take a moment to be
-# reaped); then teardown has nothing left to kill
+# assert_user_init_gone: USER_INIT is dead (a killed init may take a moment to be reaped: up to
+# WAIT_MAX_S); then teardown has nothing left to kill
 assert_user_init_gone() {
-  for _ in $(seq 50); do
-    _fsrun_pid_alive "$USER_INIT" || break
-    sleep 0.1
-  done
-  ! _fsrun_pid_alive "$USER_INIT" || return 1
+  wait_until pid_gone "$USER_INIT" || return 1
   USER_INIT=''
 }
 
@@ -291,7 +287,7 @@ all_capabilities_json() {
   # in the background, without bats' own fds (a failing test would wait for them to close)
   USER_PATH=$UDIR/bin:/usr/local/bin:/usr/bin:/bin as_user /bin/sh -c 'cd "$1" && exec "$2" create "$3"' \
     sh "$UDIR/bundle" "$FSRUN" "$b" </dev/null >"$UDIR/create.log" 2>&1 3>&- 4>&- &
-  for _ in $(seq 300); do [ -e "$UDIR/held" ] && break; sleep 0.1; done
+  wait_for_file "$UDIR/held"
   pid=$(cat "$UDIR/held")
   # in the window: dumpable (/proc/PID is the user's), in a user namespace of its own
   [ "$(stat -c %u "/proc/$pid")" = "$TEST_UID" ]
@@ -393,8 +389,7 @@ all_capabilities_json() {
   update_user_config '.process.capabilities |= with_entries(.value += ["CAP_SYS_ADMIN"])
     | .process.args = ["/bin/busybox", "unshare", "-m", "/bin/sleep", "1000"]'
   user_run_detached "$id"
-  for _ in $(seq 50); do [ "$(cat "/proc/$USER_INIT/comm")" = sleep ] && break; sleep 0.1; done
-  [ "$(cat "/proc/$USER_INIT/comm")" = sleep ]
+  wait_until comm_is "$USER_INIT" sleep
   user_run state "$id"
   [ "$(jq -r .status <<<"$output")" = running ]
   user_run delete --force "$id"
@@ -483,19 +478,15 @@ all_capabilities_json() {
 }
 
 @test "rootless: a seccomp NOTIFY profile of the init's own syscalls (sendmsg, recvmsg, close) with listenerPath does not hang" {
-  local listener=${FSRUN%/*}/tests/seccomp-listener tries=100
+  local listener=${FSRUN%/*}/tests/seccomp-listener
   [ -x "$listener" ] || skip "no $listener (build it with make)"
   cp "$listener" "$UDIR/listener"
   chown "$TEST_UID:$TEST_GID" "$UDIR/listener"
   # the listener's own pid (a background shell function would give the subshell's), for teardown
   as_user /bin/sh -c 'echo $$ >"$1/listener.pid" && exec "$1/listener" "$1/agent.sock" \
     "$1/agent-state" "$1/agent-calls" 0' sh "$UDIR" 3>&- &
-  while [ ! -S "$UDIR/agent.sock" ] && [ $tries -gt 0 ]; do
-    sleep 0.05
-    tries=$((tries - 1))
-  done
+  wait_until test -S "$UDIR/agent.sock"
   LISTENER_PID=$(cat "$UDIR/listener.pid")
-  [ -S "$UDIR/agent.sock" ]
   update_user_config '.root.readonly = false
     | .process.args = ["sh", "-c", "mkdir /tmp/faked && echo mkdir-succeeded"]
     | .linux.seccomp = {"defaultAction": "SCMP_ACT_ALLOW", "listenerPath": $sock,
@@ -555,16 +546,11 @@ all_capabilities_json() {
 # start_user_listener [HOLD]: tests/seccomp-listener as the user on $UDIR/agent.sock, its pid in
 # LISTENER_PID; with HOLD, it holds the first syscall it lets through (see seccomp-listener.c)
 start_user_listener() {
-  local tries=100
   rm -f "$UDIR/listener.pid"
   as_user /bin/sh -c 'echo $$ >"$1/listener.pid" && exec "$1/listener" "$1/agent.sock" \
     "$1/agent-state" "$1/agent-calls" 0 $2' sh "$UDIR" "${1:-}" 3>&- &
-  while { [ ! -S "$UDIR/agent.sock" ] || [ ! -s "$UDIR/listener.pid" ]; } && [ $tries -gt 0 ]; do
-    sleep 0.05
-    tries=$((tries - 1))
-  done
+  wait_until test -S "$UDIR/agent.sock" -a -s "$UDIR/listener.pid"
   LISTENER_PID=$(cat "$UDIR/listener.pid")
-  [ -S "$UDIR/agent.sock" ]
 }
 
 @test "rootless: exec with a seccomp NOTIFY profile of its own syscalls (sendmsg, recvmsg, close) with listenerPath does not hang" {
@@ -763,7 +749,7 @@ probe_held_process() {
   [ "${lines[1]}" = "$(readlink "/proc/$pid/ns/pid")" ]
   [ "${lines[2]}" = 0 ]
   wait_for_file "$UDIR/bundle/rootfs/tmp/watch.out"
-  for _ in $(seq 100); do grep -q '^watched' "$UDIR/bundle/rootfs/tmp/watch.out" && break; sleep 0.1; done
+  wait_until has_line "$UDIR/bundle/rootfs/tmp/watch.out" '^watched' || :
   cat "$UDIR/bundle/rootfs/tmp/watch.out"
   grep -q '^watched [1-9]' "$UDIR/bundle/rootfs/tmp/watch.out"
   [ -z "$(grep '^root-escape' "$UDIR/bundle/rootfs/tmp/watch.out")" ]
@@ -797,7 +783,7 @@ probe_held_process() {
   FSRUN=$copy user_run state "$ida"
   a=$(jq -r .pid <<<"$output")
   # the watcher: the grandchild of A's init (sh forked unshare, which forked it)
-  for _ in $(seq 100); do
+  for _ in $(seq $((WAIT_MAX_S * 10))); do
     watcher=$(cat "/proc/$a/task/$a/children" 2>/dev/null | tr -d ' ')
     [ -n "$watcher" ] && watcher=$(cat "/proc/$watcher/task/$watcher/children" 2>/dev/null | tr -d ' ')
     [ -n "$watcher" ] && [ -e "$out" ] && break
@@ -821,7 +807,7 @@ probe_held_process() {
     [ "${lines[2]}" = "$(readlink "/proc/$a/ns/user")" ]
   done
   : >"$UDIR/bundle/rootfs/tmp/stop"
-  for _ in $(seq 100); do grep -q '^watched' "$out" && break; sleep 0.1; done
+  wait_until has_line "$out" '^watched' || :
   cat "$out"
   # it saw B's processes (the late inits among them) and reached none
   grep -q '^watched [1-9]' "$out"

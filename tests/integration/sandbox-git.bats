@@ -71,7 +71,7 @@ run_dirs() {
 # wait_no_run_dirs: until run_dirs lists nothing (a killed fsrun's watchdog removing them: an
 # event, the 60 s bound only ends the wait; the caller asserts what is left)
 wait_no_run_dirs() {
-  local tries=600
+  local tries=$((WAIT_MAX_S * 10))
   while [ -n "$(run_dirs)" ] && [ "$tries" -gt 0 ]; do
     sleep 0.1
     tries=$((tries - 1))
@@ -1423,9 +1423,9 @@ mount_image() {
 
 # loop_ext4 MKFS_OPTIONS CHECK OWNER BODY FUNCTION...: private_fs on an ext4 made with
 # MKFS_OPTIONS, loop-mounted; its loop device goes after BODY (autoclear, once the runs' mount
-# namespaces are gone: waited for, 10 s at most).
+# namespaces are gone: waited for, WAIT_MAX_S at most).
 loop_ext4() {
-  local options=$1 tries=100
+  local options=$1 tries=$((WAIT_MAX_S * 10))
   requires_host_command mkfs.ext4
   [ -e /dev/loop-control ] || skip "needs loop devices (/dev/loop-control)"
   truncate -s 16M "$DIR/img"
@@ -2504,11 +2504,11 @@ main_checkout() {
 
 @test "sandbox-git: a branch moved on the host during the run is not overwritten" {
   make_repo root
-  local tries=300 host_value
+  local tries=$((WAIT_MAX_S * 10)) host_value
   # the command commits, says so, and waits (bounded) until the host has moved the branch
   as_owner "$FSRUN" --root "$DIR/state" sandbox --json --policy "$DIR/policy.json" \
     --worktree "$WT" -- /bin/sh -c 'echo two >>README && git commit -qam in-sandbox && touch ready
-      i=0; while [ ! -e go ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); done' \
+      i=0; while [ ! -e go ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done' \
     >"$DIR/out.json" 2>"$DIR/stderr" &
   while [ ! -e "$WT/ready" ] && [ "$tries" -gt 0 ]; do
     sleep 0.1
@@ -2541,7 +2541,7 @@ run_dir_fs() {
   fi
   as_owner timeout -s KILL 120 "$FSRUN" --root "$DIR/state" sandbox --policy "$DIR/policy.json" \
     --worktree "$WT" -- /bin/sh -c 'echo two >>README && git commit -qam in-sandbox && touch ready
-      i=0; while [ ! -e go ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); done' 2>"$DIR/stderr" &
+      i=0; while [ ! -e go ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done' 2>"$DIR/stderr" &
   wait_for_file "$WT/ready"
   dir=$(run_dirs)
   echo "per-run dir: $dir ($expect)"
@@ -2585,7 +2585,7 @@ sigkilled() {
   # a simple command, not as_owner: $! must be fsrun itself (setpriv and env exec it)
   "${as[@]}" "$FSRUN" --root "$DIR/state" sandbox --policy "$DIR/policy.json" --worktree "$WT" -- /bin/sh -c \
     'echo two >>README && git commit -qam in-sandbox && touch ready
-     i=0; while [ ! -e go ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); done' 3>&- &
+     i=0; while [ ! -e go ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done' 3>&- &
   pid=$!
   wait_for_file "$WT/ready" 30
   # the per-run dir of a run on a disk is a tmpfs (run_dir_fs): the watchdog unmounts it too
@@ -2595,7 +2595,7 @@ sigkilled() {
   kill -KILL "$pid"
   wait "$pid" || true
   # the watchdog deletes the container and the run's git dir once it sees fsrun die
-  tries=100
+  tries=$((WAIT_MAX_S * 10))
   while [ -n "$(run_dirs)" ] && [ "$tries" -gt 0 ]; do
     sleep 0.1
     tries=$((tries - 1))

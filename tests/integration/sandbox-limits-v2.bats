@@ -77,7 +77,7 @@ delegate_subtree() {
 
 # Kills what this test left in its delegated subtree (by pid), then removes it, deepest first.
 remove_delegation() {
-  local pid dir tries=50
+  local pid dir tries=$((WAIT_MAX_S * 10))
   [ -n "${DELEG:-}" ] && [ -d "$DELEG" ] || return 0
   while [ "$tries" -gt 0 ]; do
     local left=0

@@ -18,7 +18,7 @@ setup_file() {
 }
 
 teardown_file() {
-  local tries=100
+  local tries=$((WAIT_MAX_S * 10))
   if [ -n "${LIMITS_USER:-}" ] && id "$LIMITS_USER" >/dev/null 2>&1; then
     # the user is this file's own, so all its processes are the tests' (the background sleeps run
     # under a subshell whose kill does not reach them): userdel refuses a user that still has any

@@ -83,9 +83,10 @@ setup_file() {
   make_tun_node "$NET_DIR"
 }
 
-# wait_listening NETNS|"" tcp|tcp6|udp|abstract PORT|NAME: waits (30 s at most) until a socket listens there
+# wait_listening NETNS|"" tcp|tcp6|udp|abstract PORT|NAME: waits (WAIT_MAX_S at most) until a socket
+# listens there
 wait_listening() {
-  local ns=$1 proto=$2 port=$3 tries=300 flags
+  local ns=$1 proto=$2 port=$3 tries=$((WAIT_MAX_S * 10)) flags
   case $proto in tcp) flags=-4tln ;; tcp6) flags=-6tln ;; udp) flags=-4uln ;; esac
   while [ "$tries" -gt 0 ]; do
     if [ "$proto" = abstract ]; then
@@ -290,7 +291,7 @@ check_bind_stays_inside() {
   # the sandbox listens on every address of its own, says so, and waits (bounded) for our verdict
   sbx_as "$1" -- /bin/sh -c '
     socat TCP-LISTEN:'"$port"',bind=0.0.0.0,fork,reuseaddr SYSTEM:"echo inside" & l=$!
-    i=0; until socat -T30 -u TCP:127.0.0.1:'"$port"' - >/dev/null 2>&1 || [ $i -ge 100 ]; do sleep 0.1; i=$((i+1)); done
+    i=0; until socat -T30 -u TCP:127.0.0.1:'"$port"' - >/dev/null 2>&1 || [ $i -ge 600 ]; do sleep 0.1; i=$((i+1)); done
     echo listening > "$PWD/sig/listening"
     i=0; until [ -e "$PWD/sig/done" ] || [ $i -ge 600 ]; do sleep 0.1; i=$((i+1)); done
     kill $l' >"$UDIR/sbx.out" 2>&1 &
@@ -628,7 +629,7 @@ check_helper_dies() {
   # a SIGKILL of fsrun while the command runs: the helper goes with it
   sbx_as "$1" -- sleep "$LEFTOVER_SLEEP" &
   FSRUN_BG=$!
-  tries=600
+  tries=$((WAIT_MAX_S * 10))
   until [ -n "$(marked_helpers)" ] && pgrep -f "^sleep $LEFTOVER_SLEEP" >/dev/null || [ "$tries" = 0 ]; do
     sleep 0.1
     tries=$((tries - 1))
@@ -643,14 +644,14 @@ check_helper_dies() {
   FSRUN_BG=
   # the watchdog kills the init and removes the container (its state dir) after the killed fsrun
   root=$(state_root_of "$1")
-  tries=600
+  tries=$((WAIT_MAX_S * 10))
   until ! compgen -G "$root/sandbox-${TASK}__*" >/dev/null || [ "$tries" = 0 ]; do
     sleep 0.1
     tries=$((tries - 1))
   done
   ! compgen -G "$root/sandbox-${TASK}__*" || false
   # the helper died of its parent-death signal; its orphaned zombie is reaped by another
-  tries=600
+  tries=$((WAIT_MAX_S * 10))
   until [ -z "$(helpers_left)" ] || [ "$tries" = 0 ]; do
     sleep 0.1
     tries=$((tries - 1))

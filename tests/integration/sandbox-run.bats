@@ -623,9 +623,9 @@ wait_processes_gone() {
   no_process_left -f -- "$TASK"
 }
 
-# waits (10 s at most) until the state root holds nothing of this test's sandboxes
+# waits (WAIT_MAX_S at most) until the state root holds nothing of this test's sandboxes
 wait_state_clean() {
-  local tries=100
+  local tries=$((WAIT_MAX_S * 10))
   while ! assert_state_clean 2>/dev/null && [ "$tries" -gt 0 ]; do
     sleep 0.1
     tries=$((tries - 1))
@@ -664,7 +664,7 @@ check_setup_stall_times_out() {
 # sandbox_sleeping MARKER CMD...: `CMD... -- sleep MARKER` in the background, CMD a chain of
 # commands that exec fsrun (SANDBOX_PID: its pid); waits (10 s at most) for the sleep to run
 sandbox_sleeping() {
-  local marker=$1 tries=100
+  local marker=$1 tries=$((WAIT_MAX_S * 10))
   shift
   "$@" -- sleep "$marker" >/dev/null 2>&1 3>&- &
   SANDBOX_PID=$!
@@ -678,7 +678,7 @@ sandbox_sleeping() {
 
 check_killed_fsrun_leaves_nothing() {
   use_caller "$1"
-  local marker=1$RANDOM$RANDOM pid tries=100 fifo=$DIR/policy.fifo
+  local marker=1$RANDOM$RANDOM pid tries fifo=$DIR/policy.fifo
   # the whole process group of a running sandbox SIGKILLed, as timeout(1) or a caller ending the
   # group does: the watchdog (a session of its own) still removes the container
   local as=(env ${NO_TINY:+FSRUN_NO_TINY=1})
@@ -697,7 +697,7 @@ check_killed_fsrun_leaves_nothing() {
   "${as[@]}" "$FSRUN" --root "$STATE" sandbox --policy "$fifo" --worktree "$WT" --task-id "$TASK" \
     -- true >/dev/null 2>&1 3>&- &
   pid=$!
-  tries=100
+  tries=$((WAIT_MAX_S * 10))
   # blocked in openat(2) of the FIFO (syscall 257 on x86-64, 56 on arm64)
   while ! grep -qE '^(257|56) ' "/proc/$pid/syscall" 2>/dev/null && [ "$tries" -gt 0 ]; do
     sleep 0.1
@@ -865,7 +865,7 @@ check_helper_stall_times_out() {
 
 check_killed_during_create_leaves_nothing() {
   use_caller "$1"
-  local marker=1$RANDOM$RANDOM pid tries=100 state=
+  local marker=1$RANDOM$RANDOM pid tries=$((WAIT_MAX_S * 10)) state=
   # create waits for an egress helper that never says it is ready: the container's state dir
   # exists and says `creating` when fsrun is SIGKILLed
   printf '#!/bin/sh\nexec sleep %s\n' "$marker" >"$DIR/slirp4netns"

@@ -50,9 +50,10 @@ sbx() {
   fsrun sandbox --policy "$POLICY" --worktree "$WT" --task-id "$TASK" "$@"
 }
 
-# wait_for_sleep MARKER: waits (10 s at most) until `sleep MARKER` runs; fails when it never does.
+# wait_for_sleep MARKER: waits (WAIT_MAX_S at most) until `sleep MARKER` runs; fails when it never
+# does.
 wait_for_sleep() {
-  local tries=100
+  local tries=$((WAIT_MAX_S * 10))
   while [ -z "$(pgrep -f "^sleep $1")" ] && [ "$tries" -gt 0 ]; do
     sleep 0.1
     tries=$((tries - 1))
@@ -1325,14 +1326,11 @@ EOF
 
 @test "sandbox: memoryLimitMb and the default pids limit are in the container's cgroup" {
   write_policy '{"memoryLimitMb": 96}'
-  local out=$WT/cgroup release=$WT/release tries=100 mem_path pids_path
+  local out=$WT/cgroup release=$WT/release mem_path pids_path
   sbx -- /bin/sh -c "cat /proc/self/cgroup > '$out.tmp'; mv '$out.tmp' '$out'
     while [ ! -e '$release' ]; do sleep 0.05; done" 3>&- &
   BACKGROUND_PIDS=$!
-  while [ ! -e "$out" ] && [ "$tries" -gt 0 ]; do
-    sleep 0.1
-    tries=$((tries - 1))
-  done
+  wait_for_file "$out"
   cat "$out"
   if [ "$(cgroup_mode)" = unified ]; then
     mem_path=/sys/fs/cgroup$(sed -n 's/^0:://p' "$out")
@@ -1756,7 +1754,7 @@ in_dir() {
 }
 
 @test "sandbox: a SIGKILLed fsrun sandbox leaves no container, process or bundle behind" {
-  local marker=1$RANDOM$RANDOM tries=100
+  local marker=1$RANDOM$RANDOM tries
   # a simple command, not the fsrun function: $! must be fsrun itself, not a subshell
   "$FSRUN" --root "$FSRUN_ROOT" sandbox --policy "$POLICY" --worktree "$WT" --task-id "$TASK" -- sleep "$marker" 3>&- &
   BACKGROUND_PIDS=$!
@@ -1765,7 +1763,7 @@ in_dir() {
   wait "$BACKGROUND_PIDS" || true
   BACKGROUND_PIDS=
   # the watchdog deletes the container once it sees fsrun die
-  tries=100
+  tries=$((WAIT_MAX_S * 10))
   while { [ -n "$(pgrep -f "^sleep $marker")" ] || ls -A "$FSRUN_ROOT" | grep -qF -- "$TASK"; } &&
     [ "$tries" -gt 0 ]; do
     sleep 0.1

@@ -223,12 +223,7 @@ start_listener() {
   rm -f "$LISTENER_SOCKET"
   "$LISTENER" "$LISTENER_SOCKET" "$LISTENER_STATE" "$LISTENER_CALLS" "$1" ${2:+"$2"} 3>&- &
   LISTENER_PID=$!
-  local tries=100
-  while [ ! -S "$LISTENER_SOCKET" ] && [ $tries -gt 0 ]; do
-    sleep 0.05
-    tries=$((tries - 1))
-  done
-  [ -S "$LISTENER_SOCKET" ]
+  wait_until test -S "$LISTENER_SOCKET"
 }
 
 # listenerMetadata as JSON text, and what it says: a quote, a backslash, DEL and a letter outside

@@ -118,12 +118,12 @@ assert_overlay_image() {
   run unshare -n bash -c '
     for i in 1 2 3; do "$1" --root "$FSRUN_ROOT" exec "nosuch-$2" true 2>/dev/null; done
     "$1" --root "$FSRUN_ROOT" create --bundle "$BUNDLE" "sec-gc-$2" </dev/null >/dev/null 2>&1 || exit 1
-    for i in $(seq 100); do
+    for i in $(seq $(($3 * 10))); do
       [ "$(grep -c . /proc/net/unix)" -eq 1 ] && exit 0
       sleep 0.1
     done
     cat /proc/net/unix
-    exit 1' bash "$FSRUN" "$UNIQ"
+    exit 1' bash "$FSRUN" "$UNIQ" "$WAIT_MAX_S"
   echo "$output"
   "$FSRUN" --root "$FSRUN_ROOT" delete --force sec-gc-$UNIQ
   [ "$status" -eq 0 ]

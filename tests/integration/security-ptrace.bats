@@ -69,7 +69,7 @@ exec_attack() {
     copy exec $SEC-ptrace /bin/true
   done
   : >"$ROOTFS/tmp/stop"
-  for _ in $(seq 100); do grep -q '^watched' "$ROOTFS/tmp/watch.out" 2>/dev/null && break; sleep 0.1; done
+  wait_until has_line "$ROOTFS/tmp/watch.out" '^watched' || :
   cat "$ROOTFS/tmp/watch.out"
   grep -q '^watched [1-9]' "$ROOTFS/tmp/watch.out"
   [ -z "$(grep '^root-escape' "$ROOTFS/tmp/watch.out")" ]
@@ -114,7 +114,7 @@ capwatch_start() {
 capwatch_check() {
   timeout -s KILL 150 "$FSRUN_COPY" --root "$FSRUN_ROOT" exec "$1" /bin/ptrace-probe wait-injected /tmp/cap.out
   : >"$ROOTFS/tmp/stop"
-  for _ in $(seq 100); do grep -q '^capwatched' "$ROOTFS/tmp/cap.out" 2>/dev/null && break; sleep 0.1; done
+  wait_until has_line "$ROOTFS/tmp/cap.out" '^capwatched' || :
   grep -v '^injected' "$ROOTFS/tmp/cap.out"
   echo "injected into, by executable:"
   grep '^injected' "$ROOTFS/tmp/cap.out" | cut -d' ' -f4- | sort | uniq -c
@@ -194,7 +194,7 @@ exe_attack() {
   init_exe=$(readlink "/proc/$pid/exe")
   copy exec $SEC-exe2 /bin/ptrace-probe overwrite 1 /tmp/overwrite.out
   copy start $SEC-exe2
-  for _ in $(seq 300); do [ -s "$ROOTFS/tmp/overwrite.out" ] && break; sleep 0.1; done
+  wait_until test -s "$ROOTFS/tmp/overwrite.out" || :
   cat "$ROOTFS/tmp/overwrite.out"
   [ -s "$ROOTFS/tmp/overwrite.out" ]
   [ -z "$(grep overwritten "$ROOTFS/tmp/overwrite.out")" ]
@@ -307,7 +307,7 @@ join_attack() {
     [ "${lines[2]}" = 0 ]
   fi
   : >"$ROOTFS/tmp/stop"
-  for _ in $(seq 100); do grep -q '^watched' "$ROOTFS/tmp/watch.out" 2>/dev/null && break; sleep 0.1; done
+  wait_until has_line "$ROOTFS/tmp/watch.out" '^watched' || :
   cat "$ROOTFS/tmp/watch.out"
   grep -q '^watched [1-9]' "$ROOTFS/tmp/watch.out"
   [ -z "$(grep '^root-escape' "$ROOTFS/tmp/watch.out")" ]

@@ -91,14 +91,9 @@ init_pid_of() {
   fsrun state "$1" | jq -r .pid
 }
 
-# wait_pid_gone PID: up to 5 s for PID to be gone (or a zombie).
+# wait_pid_gone PID: until PID is gone (or a zombie); fails past WAIT_MAX_S.
 wait_pid_gone() {
-  local tries=50
-  while _fsrun_pid_alive "$1" && [ $tries -gt 0 ]; do
-    sleep 0.1
-    tries=$((tries - 1))
-  done
-  ! _fsrun_pid_alive "$1" || false
+  wait_until pid_gone "$1"
 }
 
 @test "security-state: delete --force with a corrupt state.json kills the container and removes it all" {

@@ -119,7 +119,7 @@ while True:
 ' "$UM_DIR/norun/systemd/private" "$UM_DIR/norun/fake.pid" </dev/null >/dev/null 2>&1 3>&- &
   local i starter=$!
   # its pid, once it wrote it (the background job is the shell running as_user, not python)
-  for i in $(seq 300); do
+  for i in $(seq $((WAIT_MAX_S * 10))); do
     [ -S "$UM_DIR/norun/systemd/private" ] && break
     kill -0 "$starter" 2>/dev/null || break
     sleep 0.1

@@ -80,7 +80,7 @@ unit_prop() {
 
 # the unit is gone or inactive, and its cgroup directory is gone
 assert_unit_gone() {
-  local unit=$1 dir=$2 state tries=50
+  local unit=$1 dir=$2 state tries=$((WAIT_MAX_S * 5))
   # an empty scope ends on its own; give systemd (slow under emulation) a moment to notice
   while state=$(unit_prop "$unit" ActiveState) && [ -n "$state" ] && [ "$state" != inactive ] &&
     [ $tries -gt 0 ]; do
@@ -195,7 +195,7 @@ assert_unit_gone() {
   local unit=fsrun-$CONTAINER_ID.scope i
   sd_run_detached "$CONTAINER_ID" || { echo "$output"; false; }
   in_sd systemctl stop "$unit"
-  for ((i = 0; i < 100; i++)); do
+  for ((i = 0; i < WAIT_MAX_S * 10; i++)); do
     [ "$(sd_fsrun state "$CONTAINER_ID" | jq -r .status)" = stopped ] && break
     sleep 0.1
   done

@@ -10,8 +10,11 @@ export async function tempDir(prefix: string): Promise<string> {
   return realpath(await mkdtemp(join(tmpdir(), prefix)));
 }
 
+/** The bound of a wait for an event: it only ends a failure, so it is far from what a loaded 2-core machine takes. */
+export const WAIT_MAX_MS = 60_000;
+
 /** Polls until check() is true (a synchronisation point with a bound, not a timing assertion). */
-export async function waitFor(what: string, check: () => Promise<boolean>, limitMs = 20_000): Promise<void> {
+export async function waitFor(what: string, check: () => Promise<boolean>, limitMs = WAIT_MAX_MS): Promise<void> {
   const deadline = Date.now() + limitMs;
   while (!(await check())) {
     if (Date.now() > deadline) throw new Error(`waited ${limitMs} ms for ${what}`);

@@ -670,7 +670,7 @@ write_passwd() {
   start_rootless '.hooks.startContainer = [{"path": "/bin/sh", "args": ["sh", "-c", "read x </hold"]}]'
   as_user exec "$ROOTLESS_ID" sh -c 'echo joined' >"$dir/exec.out" 2>&1 &
   local exec_pid=$!
-  timeout 30 sh -c 'echo go >"$1"' _ "$ROOTFS/hold"
+  timeout "$WAIT_MAX_S" sh -c 'echo go >"$1"' _ "$ROOTFS/hold"
   local status=0
   wait "$exec_pid" || status=$?
   cat "$dir/exec.out"

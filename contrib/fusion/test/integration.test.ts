@@ -876,15 +876,8 @@ test(`[${WHO}] both modes: 64 nested repositories and a rewritten driver: still 
   for (const mode of ["one-shot", "task-container"] as const) {
     const dir = join(work, `many-nested-${mode}`);
     await mkdir(dir);
-    const wt = await makeWorktree(dir, "task-many");
+    const wt = await driverWorktree(dir, "task-many");
     const marker = join(dir, "marker");
-    await git(join(dir, "repo"), ["config", "filter.x.clean", "./tools/clean"]);
-    await mkdir(join(wt, "tools"));
-    await writeFile(join(wt, "tools", "clean"), "#!/bin/sh\ncat\n", { mode: 0o755 });
-    await writeFile(join(wt, ".gitattributes"), "*.txt filter=x\n");
-    await writeFile(join(wt, "a.txt"), "one\n");
-    await git(wt, ["add", "-A"]);
-    await git(wt, ["commit", "-qm", "driver"]);
     const b = new FsrunBackend({ fsrunPath: FSRUN, stateRoot, killGraceMs: 300, onAudit: (e) => events.push(e), mode });
     backends.push(b);
     await b.prepare({ taskId: `it-${WHO}`, runId: `r${++seq}`, worktreePath: wt, policy: basePolicy() });

@@ -5,8 +5,8 @@
  *     teardown ends it sooner: 120 s was close to the 77 s exec_attack took under ASan at load
  *     12-17), watches the pid the namespace allocates next; each new process is tried at once:
  *     HOST_FILE through /proc/PID/root (it exists only on the host), PTRACE_SEIZE, and
- *     /proc/PID/exe. Lines to OUT: "root-escape PID", "seized PID EXE", "exe PID EXE", and
- *     "watched N" (how many new processes it saw) at the end.
+ *     /proc/PID/exe. Lines to OUT: "root-escape PID", "seized PID EXE", "exe PID EXE", "tried
+ *     PID" once PID was tried, and "watched N" (how many new processes it saw) at the end.
  *   ptrace-probe overwrite PID OUT
  *     Opens /proc/PID/exe, then (in a child that outlives the caller) tries, for at most 60 s,
  *     to reopen it for writing and write to it. OUT gets "overwritten", or "refused ERRNO-TEXT",
@@ -43,6 +43,9 @@
  *   ptrace-probe wait-injected OUT
  *     Exits 0 once OUT has an "injected" line for its own pid (1 after 120 s): a process the
  *     capwatch surely seizes, so that a test knows that the watcher works.
+ *   ptrace-probe wait-tried OUT
+ *     The same for watch's "tried" line: a process the watcher surely tries, however late the
+ *     scheduler lets it run (the 20 short execs can all end while it waits for a core).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -126,6 +129,8 @@ static int watch(const char *host_file, const char *stop_file) {
       if (access(proc, F_OK) != 0)
         continue;
       attack(pid, host_file);
+      fprintf(out, "tried %ld\n", pid);
+      fflush(out);
       watched++;
       seen = pid;
     }
@@ -562,13 +567,14 @@ static int capwatch(const char *stop_file) {
   return 0;
 }
 
-static int wait_injected(const char *path) {
+/* Exits 0 once the file at path has the line "WORD OWN-PID" or "WORD OWN-PID ..." */
+static int wait_own_line(const char *path, const char *word) {
   char want[64], line[256];
-  snprintf(want, sizeof(want), "injected %ld ", (long)getpid());
+  snprintf(want, sizeof(want), "%s %ld", word, (long)getpid());
   for (int i = 0; i < 1200; i++) {
     FILE *f = fopen(path, "r");
     while (f != NULL && fgets(line, sizeof(line), f) != NULL)
-      if (strncmp(line, want, strlen(want)) == 0) {
+      if (strncmp(line, want, strlen(want)) == 0 && strchr(" \n", line[strlen(want)]) != NULL) {
         fclose(f);
         return 0;
       }
@@ -603,7 +609,9 @@ int main(int argc, char **argv) {
     return out == NULL || parse_handle(argv[2], argv[3]) < 0 ? 1 : capwatch(argv[4]);
   }
   if (argc == 3 && strcmp(argv[1], "wait-injected") == 0)
-    return wait_injected(argv[2]);
+    return wait_own_line(argv[2], "injected");
+  if (argc == 3 && strcmp(argv[1], "wait-tried") == 0)
+    return wait_own_line(argv[2], "tried");
   if (argc == 5 && strcmp(argv[1], "inject-mkdir") == 0) {
     out = fopen(argv[4], "w");
     return out == NULL ? 1 : inject_mkdir(strtol(argv[2], NULL, 10), argv[3]);
@@ -611,6 +619,6 @@ int main(int argc, char **argv) {
   fprintf(stderr,
           "usage: ptrace-probe watch HOST_FILE STOP_FILE OUT | overwrite PID OUT | listener "
           "PID OUT | reach PID HOST_FILE OUT | handle FILE | capwatch TYPE HEX STOP_FILE OUT | "
-          "wait-injected OUT | inject-mkdir PID PATH OUT\n");
+          "wait-injected OUT | wait-tried OUT | inject-mkdir PID PATH OUT\n");
   return 2;
 }

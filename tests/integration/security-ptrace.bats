@@ -59,7 +59,7 @@ with_caps() {
   fi
 }
 
-# exec_attack CAPS: a watcher in the container tries every new process during 20 execs
+# exec_attack CAPS: a watcher in the container tries every new process during 21 execs
 exec_attack() {
   with_caps "$1"
   set_process_args /bin/ptrace-probe watch "$HOST_FILE" /tmp/stop /tmp/watch.out
@@ -68,6 +68,8 @@ exec_attack() {
   for _ in $(seq 20); do
     copy exec $SEC-ptrace /bin/true
   done
+  # one exec the watcher surely tries: the 20 short ones can all end while it waits for a core
+  timeout -s KILL 150 "$FSRUN_COPY" --root "$FSRUN_ROOT" exec $SEC-ptrace /bin/ptrace-probe wait-tried /tmp/watch.out
   : >"$ROOTFS/tmp/stop"
   wait_until has_line "$ROOTFS/tmp/watch.out" '^watched' || :
   cat "$ROOTFS/tmp/watch.out"

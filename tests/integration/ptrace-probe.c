@@ -3,10 +3,11 @@
  *   ptrace-probe watch HOST_FILE STOP_FILE OUT
  *     Until STOP_FILE exists (at most 900 s, run-tests.sh's limit for a whole file; the test's
  *     teardown ends it sooner: 120 s was close to the 77 s exec_attack took under ASan at load
- *     12-17), watches the pid the namespace allocates next; each new process is tried at once:
- *     HOST_FILE through /proc/PID/root (it exists only on the host), PTRACE_SEIZE, and
- *     /proc/PID/exe. Lines to OUT: "root-escape PID", "seized PID EXE", "exe PID EXE", "tried
- *     PID" once PID was tried, and "watched N" (how many new processes it saw) at the end.
+ *     12-17), watches the pids the namespace allocates; each new process is tried as soon as it
+ *     is in /proc (the newest pids are looked for again until they are): HOST_FILE through
+ *     /proc/PID/root (it exists only on the host), PTRACE_SEIZE, and /proc/PID/exe. Lines to
+ *     OUT: "root-escape PID", "seized PID EXE", "exe PID EXE", "tried PID" once PID was tried,
+ *     and "watched N" (how many new processes it saw) at the end.
  *   ptrace-probe overwrite PID OUT
  *     Opens /proc/PID/exe, then (in a child that outlives the caller) tries, for at most 60 s,
  *     to reopen it for writing and write to it. OUT gets "overwritten", or "refused ERRNO-TEXT",
@@ -117,25 +118,37 @@ static int attack(long pid, const char *host_file) {
   return n > 0 || fd >= 0;
 }
 
+#define WATCH_PIDS 65536
+/* How many of the newest pids are looked for again each round: ns_last_pid names a pid as soon as
+ * it is allocated, and its process is in /proc only once attached a little later (under load,
+ * after a preemption). Skipping such a pid as "gone already" lost the one exec a test held until
+ * the watcher had tried it. */
+#define WATCH_RECHECK 16
+
 static int watch(const char *host_file, const char *stop_file) {
+  static unsigned char done[WATCH_PIDS];
   time_t deadline = time(NULL) + 900;
-  long seen = getpid(), watched = 0;
+  long low = getpid() + 1, watched = 0;
   while (access(stop_file, F_OK) != 0 && time(NULL) < deadline) {
-    long next = last_pid();
+    long next = last_pid() + 1;
     char proc[64];
-    /* the newest pid and the next one: each is tried as soon as it exists */
-    for (long pid = seen + 1; pid <= next + 1; pid++) {
-      snprintf(proc, sizeof(proc), "/proc/%ld", pid);
-      if (access(proc, F_OK) != 0)
+    /* each new pid is tried as soon as it exists; one not in /proc below the newest is gone */
+    for (long pid = low; pid <= next && pid < WATCH_PIDS; pid++) {
+      if (done[pid])
         continue;
+      snprintf(proc, sizeof(proc), "/proc/%ld", pid);
+      if (access(proc, F_OK) != 0) {
+        done[pid] = pid < next - WATCH_RECHECK;
+        continue;
+      }
       attack(pid, host_file);
       fprintf(out, "tried %ld\n", pid);
       fflush(out);
       watched++;
-      seen = pid;
+      done[pid] = 1;
     }
-    if (next > seen + 1)
-      seen = next; /* missed: gone already */
+    while (low < WATCH_PIDS && done[low])
+      low++;
   }
   fprintf(out, "watched %ld\n", watched);
   return 0;

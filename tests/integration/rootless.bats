@@ -742,13 +742,19 @@ probe_held_process() {
   update_user_config '.process.args = ["/bin/sh", "-c",
     "cat /proc/1/comm; readlink /proc/self/ns/pid; wc -c </proc/timer_list"]'
   FSRUN=$copy user_run run "rl-join-run-$UNIQ"
-  : >"$UDIR/bundle/rootfs/tmp/stop"
   echo "$output"
   [ "$status" = 0 ]
   [ "${lines[0]}" = ptrace-probe ]
   [ "${lines[1]}" = "$(readlink "/proc/$pid/ns/pid")" ]
   [ "${lines[2]}" = 0 ]
-  wait_for_file "$UDIR/bundle/rootfs/tmp/watch.out"
+  # one container the watcher surely tries: the short-lived ones above can all come and go while
+  # it waits for a core (watched 0 on a correct run)
+  update_user_config '.process.args = ["/bin/ptrace-probe", "wait-tried", "/tmp/watch.out"]'
+  run as_user /bin/sh -c 'cd "$1" && shift && exec "$@"' sh "$UDIR/bundle" \
+    timeout -s KILL 150 "$copy" run "rl-join-tried-$UNIQ"
+  echo "$output"
+  [ "$status" = 0 ]
+  : >"$UDIR/bundle/rootfs/tmp/stop"
   wait_until has_line "$UDIR/bundle/rootfs/tmp/watch.out" '^watched' || :
   cat "$UDIR/bundle/rootfs/tmp/watch.out"
   grep -q '^watched [1-9]' "$UDIR/bundle/rootfs/tmp/watch.out"
@@ -806,6 +812,12 @@ probe_held_process() {
     [ "${lines[1]}" = "$(readlink "/proc/$watcher/ns/pid")" ]
     [ "${lines[2]}" = "$(readlink "/proc/$a/ns/user")" ]
   done
+  # one B the watcher surely tries: the five short runs can all end while it waits for a core
+  update_user_config '.process.args = ["/bin/ptrace-probe", "wait-tried", "/tmp/watch.out"]'
+  run as_user /bin/sh -c 'cd "$1" && shift && exec "$@"' sh "$UDIR/bundle" \
+    timeout -s KILL 150 "$copy" run "rl-anc-tried-$UNIQ"
+  echo "$output"
+  [ "$status" -eq 0 ]
   : >"$UDIR/bundle/rootfs/tmp/stop"
   wait_until has_line "$out" '^watched' || :
   cat "$out"

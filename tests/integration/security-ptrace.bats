@@ -246,7 +246,8 @@ USERNS_MAPS='.linux.uidMappings = [{"containerID": 0, "hostID": 0, "size": 65536
   .linux.gidMappings = [{"containerID": 0, "hostID": 0, "size": 65536}]'
 
 # join_attack CAPS [MODE]: a watcher in container A tries every new pid while 10 containers are
-# created in A's pid namespace (each a new mount namespace). MODE: none (no user namespace),
+# created in A's pid namespace (each a new mount namespace), and one more runs until it has been
+# tried (ptrace-probe wait-tried). MODE: none (no user namespace),
 # userns-both (A in a user namespace of its own, B joining A's user and pid namespaces), userns-new
 # (A in none, B in a new one; no proc mount: the config the binary before could create),
 # userns-new-proc (the same with the proc mount), userns-other (A in none, B joining the user
@@ -308,6 +309,10 @@ join_attack() {
     [ "${lines[1]}" = "$(readlink "/proc/$pid/ns/pid")" ]
     [ "${lines[2]}" = 0 ]
   fi
+  # one container the watcher surely tries: the short-lived inits above can all come and go while
+  # it waits for a core (watched 0 on a correct run)
+  set_process_args /bin/ptrace-probe wait-tried /tmp/watch.out
+  timeout -s KILL 150 "$FSRUN_COPY" --root "$FSRUN_ROOT" run --bundle "$BUNDLE" $SEC-join-tried </dev/null
   : >"$ROOTFS/tmp/stop"
   wait_until has_line "$ROOTFS/tmp/watch.out" '^watched' || :
   cat "$ROOTFS/tmp/watch.out"

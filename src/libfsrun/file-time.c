@@ -2,13 +2,21 @@
 #include "file-time.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/vfs.h>
+#include <unistd.h>
+
+#include "utils.h"
 
 #define NSEC_PER_SEC 1000000000L
 /* a tick due but not yet seen: it comes within microseconds; a step this short looks again */
 #define LATE_TICK_STEP_NS 200000L
+/* a tick of the coarse clock between a read and a change is rare; two in a row need a preemption */
+#define RAISE_TRIES 3
 
 bool file_time_before(const struct timespec *a, const struct timespec *b) {
   return a->tv_sec < b->tv_sec || (a->tv_sec == b->tv_sec && a->tv_nsec < b->tv_nsec);
@@ -92,6 +100,54 @@ int file_time_wait_floor(struct timespec *t, int max_ms) {
   }
   *t = coarse;
   return -ETIMEDOUT;
+}
+
+/* a file of our own on the kernel's internal tmpfs, and its ctime, read as statx reads it: which
+ * marks the ctime read */
+static int own_file(struct timespec *ctime) {
+  struct statx stx;
+  int fd = memfd_create("fsrun-file-time", MFD_CLOEXEC);
+  if (fd < 0)
+    return -1;
+  if (statx(fd, "", AT_EMPTY_PATH, STATX_CTIME, &stx) < 0 || !(stx.stx_mask & STATX_CTIME)) {
+    close(fd);
+    return -1;
+  }
+  *ctime = (struct timespec){.tv_sec = (time_t)stx.stx_ctime.tv_sec,
+                             .tv_nsec = (long)stx.stx_ctime.tv_nsec};
+  return fd;
+}
+
+/* One try: a file's ctime read, then changed in the same tick of the coarse clock, takes a fine
+ * time and raises the floor to it (a tick in between gives it the coarse time: try again) */
+static bool raise_once(const struct timespec *cutoff) {
+  struct timespec made, fresh;
+  cleanup_close int read_one = own_file(&made);
+  if (read_one < 0 || fchmod(read_one, 0600) < 0)
+    return false;
+  cleanup_close int later = own_file(&fresh);
+  return later >= 0 && !file_time_before(&fresh, cutoff);
+}
+
+bool file_time_raise_floor(const struct timespec *cutoff) {
+  for (int i = 0; i < RAISE_TRIES; i++)
+    if (raise_once(cutoff))
+      return true;
+  return false;
+}
+
+bool file_time_fs_kernel_clock(unsigned long f_type) {
+  /* the filesystems Linux 6.13 made multigrain (FS_MGTIME): their times are its helpers' */
+  static const unsigned long kernel_clock[] = {
+      0xEF53,     /* ext2, ext3, ext4 */
+      0x58465342, /* XFS */
+      0x9123683E, /* Btrfs */
+      0x01021994, /* tmpfs */
+  };
+  for (size_t i = 0; i < sizeof(kernel_clock) / sizeof(kernel_clock[0]); i++)
+    if (f_type == kernel_clock[i])
+      return true;
+  return false;
 }
 
 bool file_time_fs_stamps_writes(unsigned long f_type) {

@@ -36,6 +36,22 @@ void file_time_just_after(struct timespec *t);
  * and -ETIMEDOUT is returned: a cutoff that early names more, never less. Sleeps until the coarse
  * clock's next tick (its resolution after its last), not in steps. */
 int file_time_wait_floor(struct timespec *t, int max_ms);
+/* Whether every file time set from now on is not before *cutoff already, so that nothing need
+ * wait for the coarse clock (file_time_wait_floor): since Linux 6.13 a change of a file whose ctime
+ * was read, in the coarse clock's tick that stamped it, gets a fine time and raises the kernel's
+ * floor of file times to it, and every time a filesystem then sets through the kernel's clock
+ * (current_time, inode_set_ctime_current), fine or coarse, of every inode, is at least that floor.
+ * Made so with a memfd (tmpfs: multigrain), and confirmed with a second one made after it, whose
+ * ctime nobody read: its time is the coarse clock or the floor, the later, so when it is not
+ * before *cutoff neither is any later time. On an older kernel that second time is the coarse
+ * clock (false unless it has passed *cutoff). A clock set back after the call lowers both, as it
+ * lowers the coarse clock after a wait. */
+bool file_time_raise_floor(const struct timespec *cutoff);
+/* Whether a filesystem (statfs f_type) takes its file times from the kernel's clock when a file
+ * changes, through the helpers that honour that floor: ext2/3/4, XFS, Btrfs and tmpfs (the ones
+ * Linux 6.13 made multigrain). Not FUSE or network filesystems (the daemon's or the server's
+ * times), nor ZFS or bcachefs (their own reads of the coarse clock), nor any unknown one. */
+bool file_time_fs_kernel_clock(unsigned long f_type);
 /* t as "SEC NSEC" in buf (FILE_TIME_TEXT_MAX bytes); and back: false when text is no such time */
 /* Whether a filesystem (statfs f_type) stamps a file's mtime and ctime on every write to its
  * content, a write through a shared mapping too: the block filesystems whose mapped pages are

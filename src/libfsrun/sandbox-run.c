@@ -31,6 +31,7 @@
 #include <sys/random.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -719,6 +720,20 @@ static int runtime_gap(const char *limit, const char *why, void *data, fsrun_err
   return sandbox_limits_runtime_gap(g->policy, g->limits, limit, why, err);
 }
 
+/* What the init waits for before the command (container_create_opts.exec_not_before): the coarse
+ * clock to reach the cutoff, unless file times are past it already (the kernel's floor of file
+ * times raised, Linux 6.13: file_time_raise_floor) and the worktree's filesystem takes its times
+ * from that clock. Nothing to wait for then: nothing the command changes can look older than the
+ * cutoff. */
+static struct timespec *init_waits_for(const char *worktree, struct timespec *cutoff) {
+  struct statfs fs;
+  if (cutoff == NULL || statfs(worktree, &fs) < 0 ||
+      !file_time_fs_kernel_clock((unsigned long)fs.f_type) || !file_time_raise_floor(cutoff))
+    return cutoff;
+  log_debug("file times are past the tamper cutoff already: the init does not wait");
+  return NULL;
+}
+
 static int run_in_sandbox(const struct fsrun_context *ctx, const struct sandbox_run_opts *o,
                           const oci_policy *policy, const char *worktree, const char *id,
                           bool userns, int64_t deadline, struct capture *cap,
@@ -739,7 +754,7 @@ static int run_in_sandbox(const struct fsrun_context *ctx, const struct sandbox_
     oci_config_free(config);
     return fsrun_error_code(err);
   }
-  cutoff = sandbox_git_tamper_cutoff(git, &res->began);
+  cutoff = init_waits_for(worktree, sandbox_git_tamper_cutoff(git, &res->began));
   /* before the command exists: what it may backdate is compared with this too */
   sandbox_git_dotgits_before(git, worktree);
   sandbox_git_overlay_config(git, config, userns);

@@ -2,14 +2,16 @@
  * has returned, a file changed has a time not before it; a clock that never reaches the cutoff (as
  * one set back) lowers it to the coarse clock instead of waiting on; the text form the container's
  * init reports a lowered cutoff in reads back exactly, and nothing else reads as a time; a file
- * time is compared with a cutoff at its own grain (whole seconds, FAT's 2 s, 10 ms). Content
- * only: no assertion on how long anything took. */
+ * time is compared with a cutoff at its own grain (whole seconds, FAT's 2 s, 10 ms); the kernel's
+ * floor of file times raised past a cutoff taken now holds every time made after it (Linux 6.13).
+ * Content only: no assertion on how long anything took. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include "file-time.h"
@@ -140,10 +142,50 @@ static void test_fs_stamps(void) {
   tap_ok(!file_time_fd_stamps_writes(-1), "no fd: does not");
 }
 
+/* the kernel has multigrain file times and their floor (Linux 6.13) */
+static bool kernel_has_floor(void) {
+  struct utsname u;
+  int major = 0, minor = 0;
+  return uname(&u) == 0 && sscanf(u.release, "%d.%d", &major, &minor) == 2 &&
+         (major > 6 || (major == 6 && minor >= 13));
+}
+
+/* a cutoff taken now is passed by the kernel's floor of file times once raised (with a memfd): a
+ * directory made right after on two filesystems (a disk's and a tmpfs) is not before it, where the
+ * coarse clock is still behind it. A cutoff an hour ahead is never reached (the floor only ever
+ * takes a time the clock has shown). */
+static void test_raise_floor(const char *dir, const char *other) {
+  struct timespec cutoff, here, there, coarse;
+  bool raised, made;
+  file_time_after_now(&cutoff);
+  raised = file_time_raise_floor(&cutoff);
+  made = make_and_stat(dir, "raised", &here) && make_and_stat(other, "raised", &there);
+  clock_gettime(CLOCK_REALTIME_COARSE, &coarse);
+  tap_diag("raised %d; the coarse clock %lld us behind the cutoff", raised,
+           ((long long)(cutoff.tv_sec - coarse.tv_sec) * 1000000000LL + cutoff.tv_nsec -
+            coarse.tv_nsec) /
+               1000);
+  if (kernel_has_floor())
+    tap_ok(raised, "Linux 6.13 and later: the floor passes a cutoff taken now");
+  else
+    tap_skip("before Linux 6.13: no floor of file times to raise");
+  tap_ok(made &&
+             (!raised || (!file_time_before(&here, &cutoff) && !file_time_before(&there, &cutoff))),
+         "once raised, directories made on a disk and on a tmpfs are not before it");
+  clock_gettime(CLOCK_REALTIME, &cutoff);
+  cutoff.tv_sec += 3600;
+  tap_ok(!file_time_raise_floor(&cutoff), "a cutoff an hour ahead is not reached");
+  tap_ok(file_time_fs_kernel_clock(0xEF53) && file_time_fs_kernel_clock(0x01021994) &&
+             !file_time_fs_kernel_clock(0x65735546) && !file_time_fs_kernel_clock(0x6969) &&
+             !file_time_fs_kernel_clock(0x2FC12FC1) && !file_time_fs_kernel_clock(0),
+         "ext4 and tmpfs take the kernel's times; FUSE, NFS, ZFS and an unknown one do not");
+}
+
 int main(void) {
   char dir[] = "/tmp/fsrun-test-file-time.XXXXXX";
-  char path[sizeof(dir) + 16];
-  if (mkdtemp(dir) == NULL) {
+  char shm[] = "/dev/shm/fsrun-test-file-time.XXXXXX";
+  char path[sizeof(shm) + 16];
+  if (mkdtemp(dir) == NULL || mkdtemp(shm) == NULL) {
     perror("mkdtemp");
     return 1;
   }
@@ -153,6 +195,12 @@ int main(void) {
   test_grain();
   test_reached();
   test_fs_stamps();
+  test_raise_floor(dir, shm);
+  snprintf(path, sizeof(path), "%s/raised", dir);
+  rmdir(path);
+  snprintf(path, sizeof(path), "%s/raised", shm);
+  rmdir(path);
+  rmdir(shm);
   snprintf(path, sizeof(path), "%s/before", dir);
   rmdir(path);
   snprintf(path, sizeof(path), "%s/after", dir);

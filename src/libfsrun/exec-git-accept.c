@@ -14,10 +14,12 @@
 #include "exec-git.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "bind-identity.h"
 #include "bundle-mark.h"
@@ -61,9 +63,16 @@ static bool pinned_to(const oci_mount *m, const struct stat *st) {
          m->source_ino == (uint64_t)st->st_ino;
 }
 
-/* the config's bind of the worktree: itself, writable, with the identity of what the host's
- * path shows now */
-static int check_worktree_bind(const oci_config *c, const char *worktree, fsrun_error_t *err) {
+/* the worktree's top for the checks, opened once: the object they look at is the one the caller
+ * goes on with (no second lookup of the name); O_RDONLY, as the pinned reads take it */
+static int open_worktree(const char *worktree) {
+  return open(worktree, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+}
+
+/* the config's bind of the worktree: itself, writable, with the identity of top, the worktree's
+ * top opened by its host path now (-1: it could not be) */
+static int check_worktree_bind(const oci_config *c, const char *worktree, int top,
+                               fsrun_error_t *err) {
   const oci_mount *m;
   struct stat st;
   if (worktree[0] != '/')
@@ -74,11 +83,11 @@ static int check_worktree_bind(const oci_config *c, const char *worktree, fsrun_
                             "%s: `%s` has no writable bind of itself with a sourceId in "
                             "run.fsrun.mounts.N (as `fsrun bundle` binds a task's worktree)",
                             WHAT, worktree);
-  if (lstat(worktree, &st) < 0 || !S_ISDIR(st.st_mode) || !pinned_to(m, &st))
+  if (top < 0 || fstat(top, &st) < 0 || !S_ISDIR(st.st_mode) || !pinned_to(m, &st))
     return fsrun_error_make(err, 0,
                             "%s: `%s` is no longer the directory the config's bind of it names",
                             WHAT, worktree);
-  /* the git layout's later open of it must be that directory too (sandbox_worktree_check) */
+  /* the git layout's later opens of it must be that directory too (sandbox_worktree_check) */
   sandbox_worktree_pin_as(worktree, &st);
   return 0;
 }
@@ -96,16 +105,17 @@ static int check_read_only_bind(const oci_config *c, const char *path, const str
   return 0;
 }
 
-/* the git dirs as `fsrun bundle` binds them: the common dir read-only (the lower layer of each
- * exec's overlay) and what the host's git executes outside it read-only (the worktree's `.git`
- * file); a worktree that is no repository, or one the overlay does not cover, gets no overlay */
-static int check_git_binds(const oci_config *c, const char *worktree, fsrun_error_t *err) {
+/* the git dirs as `fsrun bundle` binds them (found below top, the worktree checked): the common dir
+ * read-only (the lower layer of each exec's overlay) and what the host's git executes outside it
+ * read-only (the worktree's `.git` file); a worktree that is no repository, or one the overlay does
+ * not cover, gets no overlay */
+static int check_git_binds(const oci_config *c, const char *worktree, int top, fsrun_error_t *err) {
   cleanup_error fsrun_error_t layout_err = NULL;
   struct sandbox_git_layout l;
   struct mount_list protect = {0};
   struct stat st;
   int r = 0;
-  if (sandbox_git_layout_find(worktree, &l, &layout_err) < 0 || l.common_dir == NULL ||
+  if (sandbox_git_layout_find_at(worktree, top, &l, &layout_err) < 0 || l.common_dir == NULL ||
       strpbrk(l.common_dir, ",:\\") != NULL) {
     sandbox_git_layout_free(&l);
     return 0;
@@ -132,6 +142,7 @@ static int check_git_binds(const oci_config *c, const char *worktree, fsrun_erro
 
 int exec_git_accept(const oci_config *c, bool marked, const char *what, fsrun_error_t *err) {
   const char *worktree = oci_map_get(&c->annotations, EXEC_GIT_ANNOTATION);
+  cleanup_close int top = -1;
   if (worktree == NULL)
     return 0;
   /* ignored, not refused: a client's config may carry any annotation its user wrote, and a key
@@ -142,13 +153,15 @@ int exec_git_accept(const oci_config *c, bool marked, const char *what, fsrun_er
                 what, WHAT);
     return 0;
   }
-  if (check_worktree_bind(c, worktree, err) < 0 || check_git_binds(c, worktree, err) < 0)
+  top = open_worktree(worktree);
+  if (check_worktree_bind(c, worktree, top, err) < 0 || check_git_binds(c, worktree, top, err) < 0)
     return fsrun_error_code(err);
   return 0;
 }
 
-const char *exec_git_worktree(oci_config *c, int state_dir_fd, const char *what) {
-  cleanup_error fsrun_error_t err = NULL;
+/* the annotation's worktree when the state dir holds the bundle's mark; NULL otherwise (a
+ * warning starting with what when the config has the annotation) */
+static const char *marked_worktree(const oci_config *c, int state_dir_fd, const char *what) {
   const char *worktree = oci_map_get(&c->annotations, EXEC_GIT_ANNOTATION);
   if (worktree == NULL)
     return NULL;
@@ -159,8 +172,36 @@ const char *exec_git_worktree(oci_config *c, int state_dir_fd, const char *what)
                 what, WHAT);
     return NULL;
   }
+  return worktree;
+}
+
+int exec_git_worktree_open(oci_config *c, int state_dir_fd, const char **worktree, int *top,
+                           fsrun_error_t *err) {
+  cleanup_close int fd = -1;
+  *worktree = marked_worktree(c, state_dir_fd, "exec");
+  *top = -1;
+  if (*worktree == NULL)
+    return 0;
+  fd = open_worktree(*worktree);
   /* the identities are in the annotations: the parsed config carries none yet */
-  if (bind_checks_from_annotations(c, &err) < 0 || check_worktree_bind(c, worktree, &err) < 0) {
+  if (bind_checks_from_annotations(c, err) < 0 || check_worktree_bind(c, *worktree, fd, err) < 0) {
+    *worktree = NULL;
+    return fsrun_error_code(err);
+  }
+  *top = steal_fd(&fd);
+  return 0;
+}
+
+const char *exec_git_worktree(oci_config *c, int state_dir_fd, const char *what) {
+  cleanup_error fsrun_error_t err = NULL;
+  cleanup_close int top = -1;
+  const char *worktree = marked_worktree(c, state_dir_fd, what);
+  if (worktree == NULL)
+    return NULL;
+  top = open_worktree(worktree);
+  /* the identities are in the annotations: the parsed config carries none yet */
+  if (bind_checks_from_annotations(c, &err) < 0 ||
+      check_worktree_bind(c, worktree, top, &err) < 0) {
     log_warning("%s: git: %s; no git overlay, sync or walk", what, err->msg);
     return NULL;
   }

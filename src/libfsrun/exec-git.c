@@ -155,10 +155,23 @@ void exec_git_created(const char *worktree, int state_dir_fd) {
   exec_git_dotgits_created(worktree, state_dir_fd);
 }
 
+/* An exec into a task container whose worktree is not the one create accepted, or whose git
+ * layout cannot be found now, is refused, not run without the overlay, sync and walk and without
+ * a word in --status-json (review25 C11): one line, exit 1, nothing started. */
+static int refuse_unprotected(fsrun_error_t *err) {
+  cleanup_free char *why = xstrdup((*err)->msg);
+  return fsrun_error_make(err, 0,
+                          "exec: git: %s; the command is not run without the git overlay, sync "
+                          "and walk",
+                          why);
+}
+
 int exec_git_prepare(struct exec_git *g, const struct fsrun_context *ctx, const char *id,
                      oci_config *config, fsrun_error_t *err) {
   const char *worktree;
   cleanup_free char *run_id = NULL;
+  cleanup_close int top = -1;
+  struct sandbox_git_layout layout;
 
   memset(g, 0, sizeof(*g));
   g->run_dir_fd = -1;
@@ -168,18 +181,23 @@ int exec_git_prepare(struct exec_git *g, const struct fsrun_context *ctx, const 
   g->state_dir_fd = status_dir_open(ctx, id, err);
   if (g->state_dir_fd < 0)
     return fsrun_error_wrap(err, "exec: git");
-  worktree = exec_git_worktree(config, g->state_dir_fd, "exec");
+  if (exec_git_worktree_open(config, g->state_dir_fd, &worktree, &top, err) < 0)
+    return refuse_unprotected(err);
   if (worktree == NULL)
-    return 0;
+    return 0; /* not a task container */
+  /* below the top just checked, not by the worktree's name again, which others may swap in
+   * between (review23 A1) */
+  if (sandbox_git_layout_find_at(worktree, top, &layout, err) < 0) {
+    sandbox_git_layout_free(&layout);
+    return refuse_unprotected(err);
+  }
+  if (layout.common_dir == NULL)
+    return 0; /* not a repository: the bundle's binds */
   exec_git_remove_leftovers(ctx->state_root, id, false);
   run_id = xasprintf("%s" EXEC_RUN_SUFFIX "%d", id, (int)getpid());
   watch_run_dir(ctx, run_id);
-  if (sandbox_git_prepare(&g->run, ctx->state_root, run_id, worktree, err) < 0)
+  if (sandbox_git_prepare_at(&g->run, ctx->state_root, run_id, worktree, top, &layout, err) < 0)
     return fsrun_error_code(err);
-  if (g->run.run_dir == NULL) {
-    sandbox_watchdog_end();
-    return 0; /* not a repository, or a layout the overlay does not cover: the bundle's binds */
-  }
   g->worktree = xstrdup(worktree);
   /* only what the overlay hides (the binds outside the common dir are the container's already),
    * listed in the common dir sandbox_git_prepare checked, by its fd: a second lookup of the layout

@@ -23,7 +23,13 @@
  * git dirs read-only, each onto itself with a sourceId, as `fsrun bundle` does (what the host's
  * path shows now). */
 int exec_git_accept(const oci_config *c, bool marked, const char *what, fsrun_error_t *err);
-/* exec, delete: the annotation's worktree when the state dir holds the bundle's mark and the
+/* exec: the annotation's worktree (*worktree, NULL when the config has none or the state dir no
+ * bundle mark: a warning then) and in *top its top, opened once and checked to be the object the
+ * config's bind of it names (pinned for sandbox_worktree_check); -1 with err (one line naming the
+ * annotation) when it is not, or cannot be opened. */
+int exec_git_worktree_open(oci_config *c, int state_dir_fd, const char **worktree, int *top,
+                           fsrun_error_t *err);
+/* delete, pause: the annotation's worktree when the state dir holds the bundle's mark and the
  * config create kept still binds it writable with the identity its host path shows now (c gets its
  * run.fsrun.mounts.N checks); NULL (a warning starting with what) otherwise */
 const char *exec_git_worktree(oci_config *c, int state_dir_fd, const char *what);
@@ -42,8 +48,10 @@ struct exec_git {
 };
 
 /* Host side, before the clone: nothing to do (g->run_dir_fd -1) unless config carries the
- * annotation and the worktree is a repository the overlay covers. Removes the leftover per-run dirs
- * of execs into container `id` whose fsrun died. */
+ * annotation (with the bundle's mark) and the worktree is a repository. Refused (-1, one line):
+ * a worktree that is no longer the object create accepted, or whose git layout, found below the
+ * top just checked, is not git's. Removes the leftover per-run dirs of execs into container `id`
+ * whose fsrun died. */
 int exec_git_prepare(struct exec_git *g, const struct fsrun_context *ctx, const char *id,
                      oci_config *config, fsrun_error_t *err);
 /* In the exec child, before it joins the container's namespaces (join_user: its user namespace is

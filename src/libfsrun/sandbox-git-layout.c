@@ -140,15 +140,18 @@ static int linked_layout(const char *worktree, int dotgit_fd, struct sandbox_git
   return 0;
 }
 
-/* a `.git` directory: the main checkout, its own common dir */
-static int main_layout(const char *worktree, int wt_fd, struct sandbox_git_layout *out,
-                       fsrun_error_t *err) {
+/* a `.git` directory: the main checkout, its own common dir; its path checked to name that object,
+ * unless the caller checked wt_fd (exec: the path is then the one the container binds, where the
+ * overlay's lower layer is looked up and checked again; on the host, reads go through the fd) */
+static int main_layout(const char *worktree, int wt_fd, bool checked,
+                       struct sandbox_git_layout *out, fsrun_error_t *err) {
   cleanup_free char *path = xasprintf("%s/.git", worktree);
   cleanup_close int fd = openat(wt_fd, ".git", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   struct stat by_fd, by_path;
-  char *real = realpath(path, NULL);
-  if (fd < 0 || real == NULL || fstat(fd, &by_fd) < 0 || stat(real, &by_path) < 0 ||
-      !same_inode(&by_fd, &by_path)) {
+  char *real = checked ? steal_ptr(&path) : realpath(path, NULL);
+  bool named = checked || (real != NULL && fd >= 0 && fstat(fd, &by_fd) == 0 &&
+                           stat(real, &by_path) == 0 && same_inode(&by_fd, &by_path));
+  if (fd < 0 || real == NULL || !named) {
     free(real);
     return fsrun_error_make(err, 0, "worktree `%s`: .git changed while it was looked at", worktree);
   }
@@ -158,19 +161,14 @@ static int main_layout(const char *worktree, int wt_fd, struct sandbox_git_layou
   return 0;
 }
 
-int sandbox_git_layout_find(const char *worktree, struct sandbox_git_layout *out,
-                            fsrun_error_t *err) {
-  cleanup_close int wt_fd = -1;
+/* the layout below wt_fd, the worktree's top (checked: by the caller) */
+static int layout_at(const char *worktree, int wt_fd, bool checked, struct sandbox_git_layout *out,
+                     fsrun_error_t *err) {
   cleanup_close int dotgit_fd = -1;
   struct stat st;
 
   memset(out, 0, sizeof(*out));
   out->common_fd = -1;
-  wt_fd = open(worktree, O_PATH | O_DIRECTORY | O_CLOEXEC);
-  if (wt_fd < 0)
-    return fsrun_error_errno(err, "worktree `%s`", worktree);
-  if (sandbox_worktree_check(worktree, wt_fd, err) < 0)
-    return fsrun_error_code(err);
   dotgit_fd = openat(wt_fd, ".git", O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
   if (dotgit_fd < 0 && (errno == ENOENT || errno == ELOOP))
     return 0; /* a plain directory (a `.git` link is no repository either) */
@@ -179,10 +177,33 @@ int sandbox_git_layout_find(const char *worktree, struct sandbox_git_layout *out
   if (fstat(dotgit_fd, &st) < 0)
     return fsrun_error_errno(err, "worktree `%s`: .git", worktree);
   if (S_ISDIR(st.st_mode))
-    return main_layout(worktree, wt_fd, out, err);
+    return main_layout(worktree, wt_fd, checked, out, err);
   if (!S_ISREG(st.st_mode))
     return 0;
   return linked_layout(worktree, dotgit_fd, out, err);
+}
+
+int sandbox_git_layout_find(const char *worktree, struct sandbox_git_layout *out,
+                            fsrun_error_t *err) {
+  cleanup_close int wt_fd = -1;
+
+  memset(out, 0, sizeof(*out));
+  out->common_fd = -1;
+  wt_fd = open(worktree, O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (wt_fd < 0)
+    return fsrun_error_errno(err, "worktree `%s`", worktree);
+  if (sandbox_worktree_check(worktree, wt_fd, err) < 0)
+    return fsrun_error_code(err);
+  return layout_at(worktree, wt_fd, false, out, err);
+}
+
+int sandbox_git_layout_find_at(const char *worktree, int top, struct sandbox_git_layout *out,
+                               fsrun_error_t *err) {
+  memset(out, 0, sizeof(*out));
+  out->common_fd = -1;
+  if (sandbox_worktree_check(worktree, top, err) < 0)
+    return fsrun_error_code(err);
+  return layout_at(worktree, top, true, out, err);
 }
 
 void sandbox_git_layout_free(struct sandbox_git_layout *l) {

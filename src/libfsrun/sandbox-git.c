@@ -283,20 +283,48 @@ static bool overlay_path_ok(const char *path) {
 
 int sandbox_git_prepare(struct sandbox_git_run *g, const char *state_root, const char *id,
                         const char *worktree, fsrun_error_t *err) {
-  cleanup_free char *head = NULL;
-  cleanup_free char *head_path = NULL;
   struct sandbox_git_layout l;
+  if (!git_layout(worktree, &l)) {
+    memset(g, 0, sizeof(*g));
+    g->common_fd = -1;
+    return 0;
+  }
+  return sandbox_git_prepare_at(g, state_root, id, worktree, -1, &l, err);
+}
+
+/* the refs and the config's pointers now, through the checked common dir and top (-1: a top
+ * checked now, sandbox_git_config_paths) */
+static void record_before(struct sandbox_git_run *g, const char *worktree, int top) {
+  cleanup_free char *head = NULL;
+  cleanup_free char *head_path = g->admin[0] ? xasprintf("%s/HEAD", g->admin) : xstrdup("HEAD");
+  if (sandbox_git_read_nofollow(g->common_fd, head_path, &head) == 0 &&
+      strncmp(head, "ref: refs/heads/", 16) == 0) {
+    head[strcspn(head, "\r\n")] = '\0';
+    if (sandbox_git_refname_ok(head + 5))
+      g->branch = xstrdup(head + 5);
+  }
+  if (g->branch != NULL)
+    ref_watch(g, g->common_fd, g->branch);
+  ref_watch(g, g->common_fd, "refs/stash");
+  sandbox_git_index_before(g);
+  /* held for the reads alone, not through the run: an fd of the host's tree */
+  if (top >= 0)
+    sandbox_git_top_hold(g, fcntl(top, F_DUPFD_CLOEXEC, 0));
+  sandbox_git_config_paths(g, worktree);
+  sandbox_git_top_drop(g);
+}
+
+int sandbox_git_prepare_at(struct sandbox_git_run *g, const char *state_root, const char *id,
+                           const char *worktree, int top, struct sandbox_git_layout *l,
+                           fsrun_error_t *err) {
   struct stat st;
-  int common_fd;
 
   memset(g, 0, sizeof(*g));
-  g->common_fd = -1;
-  if (!git_layout(worktree, &l))
-    return 0;
-  g->common_dir = steal_ptr(&l.common_dir);
-  g->admin = steal_ptr(&l.admin);
-  g->common_fd = common_fd = steal_fd(&l.common_fd);
-  if (fstat(common_fd, &st) < 0) {
+  g->common_dir = steal_ptr(&l->common_dir);
+  g->admin = steal_ptr(&l->admin);
+  g->common_fd = steal_fd(&l->common_fd);
+  sandbox_git_layout_free(l);
+  if (fstat(g->common_fd, &st) < 0) {
     fsrun_error_errno(err, "sandbox: git: stat the common dir `%s`", g->common_dir);
     sandbox_git_run_free(g);
     return fsrun_error_code(err);
@@ -310,18 +338,7 @@ int sandbox_git_prepare(struct sandbox_git_run *g, const char *state_root, const
                             "git dir or the state root cannot be given to overlayfs",
                             g->common_dir ? g->common_dir : state_root);
   }
-  head_path = g->admin[0] ? xasprintf("%s/HEAD", g->admin) : xstrdup("HEAD");
-  if (sandbox_git_read_nofollow(common_fd, head_path, &head) == 0 &&
-      strncmp(head, "ref: refs/heads/", 16) == 0) {
-    head[strcspn(head, "\r\n")] = '\0';
-    if (sandbox_git_refname_ok(head + 5))
-      g->branch = xstrdup(head + 5);
-  }
-  if (g->branch != NULL)
-    ref_watch(g, common_fd, g->branch);
-  ref_watch(g, common_fd, "refs/stash");
-  sandbox_git_index_before(g);
-  sandbox_git_config_paths(g, worktree);
+  record_before(g, worktree, top);
   clock_gettime(CLOCK_REALTIME, &g->start);
   /* file times come from a coarse clock, up to a tick behind this one */
   if (g->start.tv_nsec >= 20000000)

@@ -28,6 +28,11 @@ struct sandbox_git_layout {
 };
 int sandbox_git_layout_find(const char *worktree, struct sandbox_git_layout *out,
                             fsrun_error_t *err);
+/* The same below top, the worktree's top the caller opened and checked (exec: the object its
+ * bind names), with no lookup of the worktree's name: a main checkout's common dir is then
+ * `<worktree>/.git` by name and that `.git` by fd. */
+int sandbox_git_layout_find_at(const char *worktree, int top, struct sandbox_git_layout *out,
+                               fsrun_error_t *err);
 void sandbox_git_layout_free(struct sandbox_git_layout *l);
 
 /* The git common directory of a worktree whose `.git` is a file in git's linked-worktree layout
@@ -180,6 +185,11 @@ struct sandbox_git_run {
 /* Before the run: the layout, the refs' values, and the per-run dir (owned by the caller). */
 int sandbox_git_prepare(struct sandbox_git_run *g, const char *state_root, const char *id,
                         const char *worktree, fsrun_error_t *err);
+/* The same with the layout l the caller found (taken: l is emptied) below top, the worktree's top
+ * it checked, through which the config's paths below the worktree are read. */
+int sandbox_git_prepare_at(struct sandbox_git_run *g, const char *state_root, const char *id,
+                           const char *worktree, int top, struct sandbox_git_layout *l,
+                           fsrun_error_t *err);
 /* The common dir's read-write bind (or, for a main checkout, a new mount at `.git`) becomes the
  * overlay; userns: `userxattr`. */
 void sandbox_git_overlay_config(const struct sandbox_git_run *g, oci_config *c, bool userns);

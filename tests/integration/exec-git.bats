@@ -466,7 +466,8 @@ pause_walks_swapped() {
 # config. The other repository holds a nested repository made after the create, which a walk of it
 # would name. Checked: no exec showed the other's config or hook or wrote a config; every exec that
 # walked named its own n<i>/.git or "." (its walk could not tell: the worktree's name led elsewhere),
-# never the other's, and "." came with "cannot disarm" in hostGitArgs; the other is as it was;
+# never the other's, and "." came with "cannot disarm" in hostGitArgs; an exec that ran always
+# said its tamper (one that met the link at its look was refused); the other is as it was;
 # pause --tamper-json's walks the same (pause_walks_swapped). Then, the swap stopped, an exec
 # names its own.
 route_exec_swap() {
@@ -494,6 +495,9 @@ route_exec_swap() {
   echo "stderr: $(sort "$DIR/race-err" | uniq -c)"
   cat "$DIR/race-status"
   ! grep -e other-only -e CONFIG-WRITTEN "$DIR/race-out" || false
+  # an exec that ran said its tamper (one whose look at the worktree met the link was refused, its
+  # status empty): none ran with no overlay, sync or walk and said nothing (review25 C11)
+  jq -se 'all(.[]; .tamper != null)' "$DIR/race-status"
   # each walk named its own repository or could not tell; none named the other's
   jq -se 'all(.[] | select(.tamper != null); . as $r | $r.tamper |
     index($r.n) != null or index(".") != null)' "$DIR/race-status"
@@ -523,16 +527,17 @@ route_exec_swap() {
 }
 
 # start_swap_on_open N MARKED [BACK...]: tests/integration/swap-on-open exchanges `cache` with
-# 4343's link to the other repository (swap_fixture) at the first open of MARKED by another
-# process, and back at the first open of a BACK path after it; its lines in $DIR/swap-out<N>
+# 4343's link to the other repository (swap_fixture; SWAP_A and SWAP_B: another pair) at the first
+# open of MARKED by another process, and back at the first open of a BACK path after it; its lines
+# in $DIR/swap-out<N>
 start_swap_on_open() {
   local n=$1 ready
   shift
   rm -f "$DIR/ready"
   mkfifo "$DIR/ready"
   exec {ready}<>"$DIR/ready"
-  timeout -s KILL "$WAIT_MAX_S" "$DIR/swap-on-open" "$1" "$OWN/cache" "$OWN/x" "$DIR/ready" \
-    "${@:2}" >"$DIR/swap-out$n" &
+  timeout -s KILL "$WAIT_MAX_S" "$DIR/swap-on-open" "$1" "${SWAP_A:-$OWN/cache}" \
+    "${SWAP_B:-$OWN/x}" "$DIR/ready" "${@:2}" >"$DIR/swap-out$n" &
   SWAPPER=$!
   read -r -t "$WAIT_MAX_S" _ <&"$ready"
   exec {ready}<&-
@@ -626,6 +631,127 @@ route_exec_config_swap() {
 
 @test "exec-git: a main checkout's config is read through the common dir checked while the worktree's name leads to another repository (ordinary user)" {
   route_exec_config_swap user
+}
+
+# exchange A B: the names of A and B exchanged back (mv: neither is the other's parent)
+exchange() {
+  mv "$1" "$1.swap" && mv "$2" "$1" && mv "$1.swap" "$2"
+}
+
+# refused_exec ID: `fsrun exec --status-json` of a command that would leave `ran` in its worktree,
+# into ID; its status in $status, its stderr in $DIR/refused-err
+refused_exec() {
+  status=0
+  as_owner env GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null timeout -s KILL 120 \
+    "$FSRUN" --root "$DIR/state" exec --status-json "$DIR/refused.json" "$1" /bin/sh -c \
+    'echo >ran' 2>"$DIR/refused-err" || status=$?
+  echo "exit $status"
+  cat "$DIR/refused-err"
+}
+
+# refused_said WHY: the exec was refused as docs/fsrun-exec.8 says (exit 1, one line ending in
+# the refusal, no status, nothing left in the state root); WHY a part of that line
+refused_said() {
+  [ "$status" -eq 1 ]
+  [ "$(wc -l <"$DIR/refused-err")" -eq 1 ]
+  grep -q "exec: git: .*$1.*; the command is not run without the git overlay, sync and walk" \
+    "$DIR/refused-err"
+  [ ! -s "$DIR/refused.json" ]
+  [ -z "$(run_dirs)" ]
+}
+
+# route_exec_swapped_after_check root|user (review25 C11): the worktree's name leads to the other
+# repository from the exec's first open of its state root (its clean-up of killed execs' dirs,
+# after the worktree's check; swap-on-open: no race) to its end. The layout is found below the
+# worktree checked, not by its name again: the command runs with the overlay (its commit lands in
+# the task's repository) and the walk, which cannot tell through the swapped name, says "."
+# (cannot disarm). Broken (the layout looked up by the name again, as before this test): no
+# overlay (the commit fails: EROFS), and --status-json had no tamper at all.
+route_exec_swapped_after_check() {
+  requires_host_command cc
+  swap_fixture "$1"
+  cc -O2 -o "$DIR/swap-on-open" "$FSRUN_TESTS_DIR/swap-on-open.c"
+  local id head
+  id=$(task_container "$OWN/cache")
+  head=$(hgit -C "$DIR/other" rev-parse HEAD)
+  start_swap_on_open 1 "$DIR/state"
+  swapped_exec "$id" 1 "mkdir -p n/.git
+    git -c user.email=u@example.invalid -c user.name=u commit -q --allow-empty -m inside" || true
+  wait_swap_on_open 1
+  cat "$DIR/swapped1.json"
+  jq -e '.exitCode == 0 and (.tamper | index(".") != null)' "$DIR/swapped1.json"
+  jq -e '.hostGitArgs[0:2] == ["-c", "core.abbrev=fsrun-cannot-disarm"]' "$DIR/swapped1.json"
+  [ "$(hgit -C "$OWN/cache" log -1 --format=%s main)" = inside ]
+  [ "$(hgit -C "$DIR/other" rev-parse HEAD)" = "$head" ]
+  [ -z "$(run_dirs)" ]
+}
+
+@test "exec-git: an exec whose worktree's name is swapped after its check runs with the overlay of the worktree checked and says it cannot tell (root)" {
+  route_exec_swapped_after_check root
+}
+
+@test "exec-git: an exec whose worktree's name is swapped after its check runs with the overlay of the worktree checked and says it cannot tell (ordinary user)" {
+  route_exec_swapped_after_check user
+}
+
+# route_exec_worktree_gone root|user (review25 C11): the worktree's name shows another directory
+# when the exec looks (4343's link to the other repository, swapped in for good): the exec is
+# refused (refused_said), the command never ran, the other repository is as it was; with the
+# name back, the next exec runs with its overlay. Broken (the exec ran with a warning, as before
+# this test): exit 0, `ran` written, and --status-json had no tamper at all.
+route_exec_worktree_gone() {
+  swap_fixture "$1"
+  local id head
+  id=$(task_container "$OWN/cache")
+  head=$(hgit -C "$DIR/other" rev-parse HEAD)
+  exchange "$OWN/cache" "$OWN/x"
+  refused_exec "$id"
+  exchange "$OWN/cache" "$OWN/x"
+  refused_said "\`$OWN/cache\` is no longer the directory the config's bind of it names"
+  [ ! -e "$OWN/cache/ran" ] && [ ! -e "$DIR/other/ran" ]
+  [ "$(hgit -C "$DIR/other" rev-parse HEAD)" = "$head" ]
+  sbx "$OWN/cache" -- "git -c user.email=u@example.invalid -c user.name=u commit -q --allow-empty -m after"
+  [ "$(hgit -C "$OWN/cache" log -1 --format=%s main)" = after ]
+}
+
+@test "exec-git: an exec into a task container whose worktree's name shows another directory is refused (root)" {
+  route_exec_worktree_gone root
+}
+
+@test "exec-git: an exec into a task container whose worktree's name shows another directory is refused (ordinary user)" {
+  route_exec_worktree_gone user
+}
+
+# route_exec_layout_lost root|user (review25 C11): a linked worktree whose name is exchanged with
+# the other task's at the exec's open of its `.git` (after the worktree's check; swap-on-open: no
+# race): the admin dir's gitdir file then names the other's `.git`, so git's layout cannot be
+# found: the exec is refused (refused_said), nothing ran. Broken (a layout not found was taken
+# for "no repository", as before this test): exit 0, `ran` written, no overlay, sync or walk, and
+# --status-json had no tamper at all.
+route_exec_layout_lost() {
+  requires_host_command cc
+  make_repo "$1"
+  cc -O2 -o "$DIR/swap-on-open" "$FSRUN_TESTS_DIR/swap-on-open.c"
+  local id
+  id=$(task_container "$WT")
+  SWAP_A=$WT SWAP_B=$OTHER start_swap_on_open 1 "$WT/.git"
+  refused_exec "$id"
+  wait "$SWAPPER"
+  SWAPPER=
+  cat "$DIR/swap-out1"
+  grep -q '^swapped on the open by pid' "$DIR/swap-out1"
+  exchange "$WT" "$OTHER"
+  refused_said "has no gitdir file naming this worktree's .git"
+  [ ! -e "$WT/ran" ] && [ ! -e "$OTHER/ran" ]
+  [ "$(hgit -C "$REPO" rev-parse task)" = "$MAIN0" ]
+}
+
+@test "exec-git: an exec into a linked worktree whose git layout cannot be found after the check is refused (root)" {
+  route_exec_layout_lost root
+}
+
+@test "exec-git: an exec into a linked worktree whose git layout cannot be found after the check is refused (ordinary user)" {
+  route_exec_layout_lost user
 }
 
 # coarse_exec_runs OWNER (run by coarse_fs, review23 A3): on a filesystem of whole-second times,

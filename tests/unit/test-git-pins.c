@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "sandbox-git.h"
+#include "sandbox-paths.h"
 #include "tap.h"
 
 #define FILTER  "config:filter.x.clean=sh tools/clean.sh"
@@ -196,6 +197,38 @@ static void test_config_by_fd(void) {
   free(wt);
 }
 
+/* exec's layout (review25 C11): found below the top the exec checked, the worktree pinned to it,
+ * while the name shows the other tree: the task's `.git`, named as the container names it; the
+ * lookup by the name refuses (it would have been taken for "no repository") */
+static void test_layout_at(void) {
+  cleanup_error fsrun_error_t err = NULL;
+  struct sandbox_git_layout l;
+  struct stat top_st, by_fd, task_git;
+  char *wt = make_case("layout"), *common = path_of(wt, ".git"), *real, *real_git;
+  int r, top = open(wt, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (top < 0 || fstat(top, &top_st) < 0)
+    abort();
+  sandbox_worktree_pin_as(wt, &top_st);
+  real = rename_away(wt);
+  real_git = path_of(real, ".git");
+  r = sandbox_git_layout_find_at(wt, top, &l, &err);
+  tap_ok(r == 0 && l.common_dir != NULL && strcmp(l.common_dir, common) == 0 &&
+             fstat(l.common_fd, &by_fd) == 0 && stat(real_git, &task_git) == 0 &&
+             by_fd.st_ino == task_git.st_ino && by_fd.st_dev == task_git.st_dev,
+         "below the top checked, renamed since: the task's .git as `%s` (%s)",
+         l.common_dir != NULL ? l.common_dir : "none", err != NULL ? err->msg : "no error");
+  sandbox_git_layout_free(&l);
+  r = sandbox_git_layout_find(wt, &l, &err);
+  tap_ok(r < 0 && l.common_dir == NULL, "by the name: refused, not taken for no repository (%s)",
+         err != NULL ? err->msg : "no error");
+  sandbox_git_layout_free(&l);
+  close(top);
+  free(real_git);
+  free(real);
+  free(common);
+  free(wt);
+}
+
 int main(void) {
   char cmd[128];
   if (mkdtemp(base) == NULL)
@@ -208,6 +241,7 @@ int main(void) {
   test_changed();
   test_lost_top();
   test_config_by_fd();
+  test_layout_at();
   snprintf(cmd, sizeof(cmd), "rm -rf '%s'", base);
   return system(cmd) == 0 ? tap_done() : 1;
 }

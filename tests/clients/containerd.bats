@@ -130,7 +130,7 @@ start_containerd() {
   containerd --config "$CTRD_DIR/config.toml" >>"$CTRD_DIR/containerd.log" 2>&1 3>&- &
   echo $! >"$CTRD_DIR/containerd.pid"
   local i
-  for i in $(seq 100); do
+  for i in $(seq $((WAIT_MAX_S * 5))); do
     ctr --address "$CTRD_SOCK" version >/dev/null 2>&1 && break
     kill -0 "$(cat "$CTRD_DIR/containerd.pid")" 2>/dev/null || break
     sleep 0.2
@@ -252,10 +252,10 @@ task_field() {
   ctrd tasks ls | awk -v id="$1" -v col="$2" '$1 == id { print (col == "PID" ? $2 : $3) }'
 }
 
-# wait_task_status ID STATUS: up to 20 s
+# wait_task_status ID STATUS: (the bound, WAIT_MAX_S, only ends a failure)
 wait_task_status() {
   local i
-  for i in $(seq 100); do
+  for i in $(seq $((WAIT_MAX_S * 5))); do
     [ "$(task_field "$1" STATUS)" = "$2" ] && return 0
     sleep 0.2
   done
@@ -263,14 +263,14 @@ wait_task_status() {
   return 1
 }
 
-# wait_file FILE: up to 20 s for it to exist and be non-empty
+# wait_file FILE: until it exists and is not empty (the bound, WAIT_MAX_S, only ends a failure)
 wait_file() {
   local i
-  for i in $(seq 100); do
+  for i in $(seq $((WAIT_MAX_S * 5))); do
     [ -s "$1" ] && return 0
     sleep 0.2
   done
-  echo "no $1 after 20 s" >&2
+  echo "no $1 after ${WAIT_MAX_S} s" >&2
   return 1
 }
 
@@ -393,7 +393,7 @@ assert_gone_from_host() {
     sh -c 'trap "echo TERM >>/out/init" TERM; sleep 100000 & sleep 100000 & wait; wait; wait; sleep 100000'
   local procs pids pid init i
   procs=$(cgroup_file pids cgroup.procs cgroup.procs "/$CTRD_NS/killall")
-  for i in $(seq 100); do
+  for i in $(seq $((WAIT_MAX_S * 5))); do
     [ "$(wc -l <"$procs")" -eq 3 ] && break
     sleep 0.2
   done
@@ -406,7 +406,7 @@ assert_gone_from_host() {
   wait_file "$CTRD_DIR/out-all/init"
   for pid in $pids; do
     [ "$pid" = "$init" ] && continue
-    for _ in $(seq 100); do
+    for _ in $(seq $((WAIT_MAX_S * 5))); do
       kill -0 "$pid" 2>/dev/null || break
       sleep 0.2
     done
@@ -747,7 +747,7 @@ pod_config() {
 }
 
 @test "no shim of this containerd is left once every task is deleted" {
-  for _ in $(seq 50); do
+  for _ in $(seq $((WAIT_MAX_S * 5))); do
     [ -z "$(ctrd_shim_pids)" ] && break
     sleep 0.2
   done

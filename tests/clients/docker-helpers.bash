@@ -152,7 +152,7 @@ dk_start_daemon() {
   echo "$DK_DAEMON_PID" >"$DK_DIR/dockerd.started-pid"
 
   local i
-  for i in $(seq 150); do
+  for i in $(seq $((WAIT_MAX_S * 5))); do
     dk version >/dev/null 2>&1 && break
     if ! kill -0 "$DK_DAEMON_PID" 2>/dev/null; then
       echo "dockerd exited during start-up:" >&2

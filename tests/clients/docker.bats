@@ -143,7 +143,7 @@ status_field() {
   # docker top asks the runtime (`ps`) which processes belong to the container
   dk exec -d e1 sleep 777
   local i
-  for i in $(seq 50); do
+  for i in $(seq $((WAIT_MAX_S * 10))); do
     dk top e1 -o pid,args | grep -q 'sleep 777' && break
     sleep 0.1
   done
@@ -157,7 +157,7 @@ status_field() {
 @test "docker stop: SIGTERM first, SIGKILL after the timeout" {
   dk_detached st1 "$DK_IMAGE" sh -c 'trap "echo got-term; exit 7" TERM; echo ready; while :; do sleep 0.1; done'
   local i
-  for i in $(seq 50); do
+  for i in $(seq $((WAIT_MAX_S * 10))); do
     [ "$(dk logs st1 2>&1)" = ready ] && break
     sleep 0.1
   done
@@ -188,13 +188,13 @@ status_field() {
 @test "docker kill: a chosen signal reaches the process, the default one kills" {
   dk_detached k1 "$DK_IMAGE" sh -c 'trap "echo got-usr1" USR1; echo ready; while :; do sleep 0.1; done'
   local i
-  for i in $(seq 50); do
+  for i in $(seq $((WAIT_MAX_S * 10))); do
     [ "$(dk logs k1 2>&1)" = ready ] && break
     sleep 0.1
   done
   run dk kill -s USR1 k1
   [ "$status" -eq 0 ]
-  for i in $(seq 50); do
+  for i in $(seq $((WAIT_MAX_S * 10))); do
     dk logs k1 2>&1 | grep -q got-usr1 && break
     sleep 0.1
   done
@@ -233,7 +233,7 @@ status_field() {
   # it runs again: the counter moves
   local before after i
   before=$(dk exec p1 cat /tmp/count)
-  for i in $(seq 50); do
+  for i in $(seq $((WAIT_MAX_S * 10))); do
     after=$(dk exec p1 cat /tmp/count)
     [ "$after" -gt "$before" ] && break
     sleep 0.1
@@ -458,7 +458,7 @@ status_field() {
   [[ $output != *"/netns/"* ]]
   # no cgroups, no processes, no veth on the bridge, no shims left (the shims exit on their own)
   local i shims
-  for i in $(seq 50); do
+  for i in $(seq $((WAIT_MAX_S * 5))); do
     shims=$(dk_pids_matching "$DK_DIR/exec/containerd/containerd.sock")
     [ -z "$shims" ] && break
     sleep 0.2

@@ -22,6 +22,8 @@ PM_IMAGE=localhost/fsrun-busybox:test
 PM_USER=fsrun-podman-test
 PM_USER_COMMENT="fsrun podman client tests" # marks a user this suite created (and may remove)
 PM_TIMEOUT=${PM_TIMEOUT:-90} # one podman call; a hang must not eat the whole file's budget
+# the bound of a wait for an event (as tests/integration/helpers.bash's): it only ends a failure
+WAIT_MAX_S=${WAIT_MAX_S:-60}
 
 # pm_write_confs DIR RUNTIME_PATH: containers.conf and storage.conf for a podman whose every
 # directory is under DIR. No network of podman's own (netns "none"): nothing touches the host's

@@ -128,7 +128,7 @@ cap_bit() {
   pm run -d --name pm-kill "$PM_IMAGE" sleep 1000
   pid=$(pm inspect -f '{{.State.Pid}}' pm-kill)
   [ "$pid" -gt 0 ]
-  for _ in $(seq 50); do pm logs pm-term | grep -q ready && break; sleep 0.1; done
+  for _ in $(seq $((WAIT_MAX_S * 10))); do pm logs pm-term | grep -q ready && break; sleep 0.1; done
 
   run pm stop -t 20 pm-term
   [ "$status" -eq 0 ]
@@ -153,10 +153,10 @@ cap_bit() {
 
 @test "podman kill: a chosen signal reaches the process; the default kills it" {
   pm run -d --name pm-sig "$PM_IMAGE" sh -c 'trap "echo got-usr1" USR1; echo ready; while :; do sleep 0.1; done'
-  for _ in $(seq 50); do pm logs pm-sig | grep -q ready && break; sleep 0.1; done
+  for _ in $(seq $((WAIT_MAX_S * 10))); do pm logs pm-sig | grep -q ready && break; sleep 0.1; done
   run pm kill --signal USR1 pm-sig
   [ "$status" -eq 0 ]
-  for _ in $(seq 50); do pm logs pm-sig | grep -q got-usr1 && break; sleep 0.1; done
+  for _ in $(seq $((WAIT_MAX_S * 10))); do pm logs pm-sig | grep -q got-usr1 && break; sleep 0.1; done
   run pm logs pm-sig
   [[ "$output" == *got-usr1* ]]
   run pm inspect -f '{{.State.Status}}' pm-sig

@@ -609,7 +609,7 @@ shared_cgroup_dirs() {
   CONTAINER_ID=cg-frozen-$RANDOM$RANDOM
   # into a file: the init the binary before left behind, frozen, kept its output open
   status=0
-  timeout -k 5 30 "$FSRUN" --root "$FSRUN_ROOT" run --bundle "$BUNDLE" "$CONTAINER_ID" </dev/null \
+  timeout -k 5 "$WAIT_MAX_S" "$FSRUN" --root "$FSRUN_ROOT" run --bundle "$BUNDLE" "$CONTAINER_ID" </dev/null \
     >"$BATS_TEST_TMPDIR/run.out" 2>&1 || status=$?
   output=$(<"$BATS_TEST_TMPDIR/run.out")
   echo "$output"

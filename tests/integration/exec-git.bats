@@ -1611,7 +1611,7 @@ route_sigkill() {
     kill -KILL "$pid"
     wait "$job" || true
     # the watchdog's clean-up ends with it (an event: the bound only ends a failure)
-    timeout -s KILL 30 tail --pid="$wd" -f /dev/null
+    timeout -s KILL "$WAIT_MAX_S" tail --pid="$wd" -f /dev/null
     [ ! -e "$run_dir" ]
     ! grep -F -- "$run_dir" /proc/self/mountinfo || false
     [ -z "$(run_dirs)" ]

@@ -292,7 +292,7 @@ check_sweep() {
 @test "harness: wait_for_file returns once the file exists, and fails at its bound when it never does" {
   local f=$BATS_TEST_TMPDIR/appears
   (sleep 0.3 && touch "$f") &
-  wait_for_file "$f" 10
+  wait_for_file "$f"
   wait
   run wait_for_file "$BATS_TEST_TMPDIR/never" 1
   [ "$status" -eq 1 ]

@@ -2587,7 +2587,7 @@ sigkilled() {
     'echo two >>README && git commit -qam in-sandbox && touch ready
      i=0; while [ ! -e go ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done' 3>&- &
   pid=$!
-  wait_for_file "$WT/ready" 30
+  wait_for_file "$WT/ready"
   # the per-run dir of a run on a disk is a tmpfs (run_dir_fs): the watchdog unmounts it too
   [ -n "$(run_dirs)" ]
   [ "$1" = user ] || [ "$(stat -f -c %T "$DIR/state")" = tmpfs ] ||

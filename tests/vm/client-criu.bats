@@ -85,10 +85,10 @@ log_in_order() {
 }
 
 # wait_count ROOTFS N: until the counter in the container's root filesystem, read from the host
-# (cheaper than a client's exec under emulation), is at least N (bounded: 150 polls)
+# (cheaper than a client's exec under emulation), is at least N (bounded: WAIT_MAX_S, a failure only)
 wait_count() {
   local n
-  for _ in $(seq 150); do
+  for _ in $(seq $((WAIT_MAX_S * 5))); do
     n=$(cat "$1/count" 2>/dev/null) && [ "${n:-0}" -ge "$2" ] && return 0
     sleep 0.2
   done
@@ -169,7 +169,7 @@ disabled_plugins = ["io.containerd.grpc.v1.cri"]
 EOF
   containerd --config "$dir/config.toml" >>"$dir/containerd.log" 2>&1 3>&- &
   echo $! >"$dir/containerd.pid"
-  for _ in $(seq 150); do
+  for _ in $(seq $((WAIT_MAX_S * 5))); do
     ctrd version >/dev/null 2>&1 && break
     kill -0 "$(cat "$dir/containerd.pid")" 2>/dev/null || break
     sleep 0.2
@@ -250,7 +250,7 @@ ctr_rootfs() {
 
   run ctrd tasks kill -s SIGKILL second
   [ "$status" -eq 0 ]
-  for _ in $(seq 100); do
+  for _ in $(seq $((WAIT_MAX_S * 5))); do
     [[ $(ctrd tasks ls) == *second*STOPPED* ]] && break
     sleep 0.2
   done

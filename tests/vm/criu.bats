@@ -83,10 +83,7 @@ teardown() {
   [ "${#lines[@]}" -ge $((at_dump + 3)) ]
   [ -z "$(awk 'NR != $1 { print NR ": " $0; exit }' <<<"$output")" ]
   # the restored process writes to restore's stdout (its old pipe died with the checkpoint)
-  for ((n = 0; n < 100; n++)); do
-    grep -q '^out' "$BATS_TEST_TMPDIR/two.out" && break
-    sleep 0.1
-  done
+  wait_until has_line "$BATS_TEST_TMPDIR/two.out" '^out' || :
   n=$(grep -m1 '^out' "$BATS_TEST_TMPDIR/two.out")
   [ "${n#out}" -gt "$at_dump" ]
   # namespaces, mounts (the bind, a masked path), cgroup and seccomp filter survived
@@ -148,16 +145,12 @@ teardown() {
 # on the 9p share), the pty's output in $BATS_TEST_TMPDIR/NAME.out; its pid in RECVTTY_PID.
 # Bounded by its own alarm (criu calls take a minute here); it ends when the pty's last slave closes.
 start_recvtty() {
-  local name=$1 i
+  local name=$1
   shift
   rm -f "/tmp/$name.sock"
   "$RECVTTY" "/tmp/$name.sock" --timeout 600 "$@" >"$BATS_TEST_TMPDIR/$name.out" 2>/dev/null 3>&- &
   RECVTTY_PID=$!
-  for ((i = 0; i < 100; i++)); do
-    [ -S "/tmp/$name.sock" ] && return 0
-    sleep 0.1
-  done
-  return 1
+  wait_until test -S "/tmp/$name.sock"
 }
 
 # wait_for_tty_line NAME REGEX: until the pty's output in NAME.out has a line matching REGEX
@@ -206,7 +199,7 @@ wait_for_tty_line() {
   [ -z "$(awk 'NR != $1 { print NR ": " $0; exit }' <<<"$output")" ]
   # the value restored from memory was printed to the old pty; the next is printed to the new one
   wait_for_tty_line tty2 "^tick$(($(count tty2) + 1))\$"
-  for ((i = 0; i < 100; i++)); do
+  for ((i = 0; i < WAIT_MAX_S * 5; i++)); do
     [ "$(fsrun exec tty2 cat /t/in)" = typed-after-restore ] && break
     sleep 0.2
   done

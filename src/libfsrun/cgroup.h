@@ -157,9 +157,19 @@ bool cgroup_oom_kills(const struct fsrun_cgroup *cg, uint64_t *count);
  * it may make cgroups (the parent of its own cgroup when delegated to it, else systemd's
  * user@UID.service when that is), or NULL. Caller frees. */
 char *cgroup_rootless_delegated_base(void);
-/* path (relative to /sys/fs/cgroup) is owned by the caller as systemd delegates it: the directory,
- * cgroup.procs, cgroup.subtree_control and cgroup.threads. */
+/* path (relative to /sys/fs/cgroup) is owned by the caller as systemd delegates it, and writable
+ * by it: the directory, cgroup.procs, cgroup.subtree_control and cgroup.threads. */
 bool cgroup_is_delegated(const char *path);
+/* Where an ordinary user's create put the container's cgroup below its delegated subtree, path is
+ * BASE followed by what id and linux.cgroupsPath (none or relative) lead to: that BASE when path
+ * has that shape and BASE is plain (absolute, no `.`, `..` or empty component), else NULL. Strings
+ * only. Caller frees. */
+char *cgroup_delegated_base_of(const char *id, const char *cgroups_path, const char *path);
+/* base is delegated to owner, an ordinary user (never root), as cgroup_is_delegated checks the
+ * ownership, whoever asks: any caller, root too, finds a user's container's cgroup again. */
+bool cgroup_is_delegated_to(const char *base, uid_t owner);
+/* Whether pid's cgroup v2 (the 0:: line of /proc/PID/cgroup) is path or below it. */
+bool cgroup_pid_is_in(pid_t pid, const char *path);
 
 /* The calling process's own cgroup directory in the v1 hierarchy of controller, wherever the host
  * mounts it ("/sys/fs/cgroup/pids/user.slice"), or NULL: a unified host, no such hierarchy.

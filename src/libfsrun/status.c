@@ -511,6 +511,36 @@ void status_clear(struct container_status *st) {
   memset(st, 0, sizeof(*st));
 }
 
+/* path (the state's, not one of the fixed candidates) is where an ordinary user's create put the
+ * container's cgroup below its delegated subtree (the parent of its own cgroup:
+ * cgroup_rootless_delegated_base), which neither the id nor linux.cgroupsPath names. It is taken
+ * when that subtree is delegated to the owner of the state directory (the user who made the
+ * container: a forged state file leads to no cgroup that user could not empty or remove itself)
+ * and, while the init lives, the init is in it. */
+static bool delegated_cgroup_holds(int dirfd, const char *base, const char *path,
+                                   const struct container_status *st) {
+  struct stat dir;
+  if (fstat(dirfd, &dir) < 0 || !cgroup_is_delegated_to(base, dir.st_uid))
+    return false;
+  return !status_init_alive(st) || cgroup_pid_is_in(st->pid, path);
+}
+
+/* The state's cgroup, when the id and linux.cgroupsPath lead to it (cgroup_open_checked: EPERM
+ * otherwise). A path of the shape a delegated subtree gives, only that, is checked further, so the
+ * usual container costs no more than before. */
+static int open_state_cgroup(int dirfd, const char *id, const char *cgroups_path,
+                             const struct container_status *st, struct fsrun_cgroup **out,
+                             fsrun_error_t *err) {
+  const char *colon = strchr(st->cgroup, ':');
+  cleanup_free char *base = NULL;
+  if (colon != NULL && strncmp(st->cgroup, "unified:", 8) == 0 &&
+      (base = cgroup_delegated_base_of(id, cgroups_path, colon + 1)) != NULL &&
+      !cgroup_path_is_containers(id, cgroups_path, colon + 1) &&
+      delegated_cgroup_holds(dirfd, base, colon + 1, st))
+    return cgroup_open(st->cgroup, st->cgroup_record, out, err);
+  return cgroup_open_checked(st->cgroup, st->cgroup_record, id, cgroups_path, out, err);
+}
+
 int status_open_cgroup_config(int dirfd, const char *id, const struct container_status *st,
                               struct fsrun_cgroup **out, oci_config **config, fsrun_error_t *err) {
   const char *cgroups_path;
@@ -523,7 +553,7 @@ int status_open_cgroup_config(int dirfd, const char *id, const struct container_
   cgroups_path = (*config)->linux_ ? (*config)->linux_->cgroups_path : NULL;
   if (st == NULL)
     return cgroup_find(id, cgroups_path, out, err);
-  return cgroup_open_checked(st->cgroup, st->cgroup_record, id, cgroups_path, out, err);
+  return open_state_cgroup(dirfd, id, cgroups_path, st, out, err);
 }
 
 int status_open_cgroup(int dirfd, const char *id, const struct container_status *st,

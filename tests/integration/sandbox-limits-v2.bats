@@ -8,6 +8,7 @@
 # told what is not enforced (sandbox-limits.bats has the rest of that case).
 
 load helpers
+load cgroup-delegation
 bats_require_minimum_version 1.5.0
 
 setup_file() {
@@ -62,37 +63,6 @@ write_policy() {
   chmod 644 "$POLICY"
 }
 
-# As systemd delegates a subtree to user@UID.service: the user owns DELEG and the three files that
-# let it manage processes and controllers below, the parent enables the controllers for it, and the
-# user's processes start in a leaf of their own (no process may sit in a cgroup whose children have
-# controllers).
-delegate_subtree() {
-  DELEG=/sys/fs/cgroup/fsrun-deleg-$TASK
-  mkdir "$DELEG"
-  chown "$LIMITS_USER:$LIMITS_USER" "$DELEG" "$DELEG/cgroup.procs" \
-    "$DELEG/cgroup.subtree_control" "$DELEG/cgroup.threads"
-  echo "+memory +pids +cpu" >/sys/fs/cgroup/cgroup.subtree_control
-  as_user mkdir "$DELEG/leaf"
-}
-
-# Kills what this test left in its delegated subtree (by pid), then removes it, deepest first.
-remove_delegation() {
-  local pid dir tries=$((WAIT_MAX_S * 10))
-  [ -n "${DELEG:-}" ] && [ -d "$DELEG" ] || return 0
-  while [ "$tries" -gt 0 ]; do
-    local left=0
-    while read -r pid; do
-      kill -9 "$pid" 2>/dev/null
-      left=1
-    done < <(find "$DELEG" -name cgroup.procs -exec cat {} + 2>/dev/null)
-    [ "$left" = 0 ] && break
-    sleep 0.1
-    tries=$((tries - 1))
-  done
-  find "$DELEG" -depth -type d -exec rmdir {} + 2>/dev/null
-  [ ! -d "$DELEG" ] || { echo "teardown: $DELEG is left" >&2; return 1; }
-}
-
 as_user() {
   setpriv --reuid="$LIMITS_USER" --regid="$LIMITS_USER" --clear-groups \
     env -i PATH=/usr/local/bin:/usr/bin:/bin HOME="$DIR/home" "$@"
@@ -100,8 +70,7 @@ as_user() {
 
 # deleg_sbx ARGS... -- COMMAND...: `fsrun sandbox` as the user, started in the leaf of its subtree
 deleg_sbx() {
-  sh -c 'echo $$ >"$1/cgroup.procs" && shift && exec "$@"' sh "$DELEG/leaf" \
-    setpriv --reuid="$LIMITS_USER" --regid="$LIMITS_USER" --clear-groups \
+  in_delegated_leaf setpriv --reuid="$LIMITS_USER" --regid="$LIMITS_USER" --clear-groups \
     env -i PATH=/usr/local/bin:/usr/bin:/bin HOME="$DIR/home" \
     "$FSRUN" --root "$USER_ROOT" sandbox --policy "$POLICY" --worktree "$WT" --task-id "$TASK" "$@"
 }
@@ -138,7 +107,7 @@ stop_waiting_sandbox() {
 # --- a delegated subtree ------------------------------------------------------------------------
 
 @test "sandbox-limits-v2: delegated user: the sandbox's cgroup is made in the subtree, with memory.max, pids.max and cpu.max from the policy" {
-  delegate_subtree
+  delegate_subtree "$LIMITS_USER" "$TASK"
   write_policy '{"memoryLimitMb": 96, "pidsLimit": 40, "cpuLimit": {"maxCores": 0.5}, "limitsMode": "require"}'
   start_waiting_sandbox deleg_sbx --json
   local cg
@@ -156,7 +125,7 @@ stop_waiting_sandbox() {
 }
 
 @test "sandbox-limits-v2: delegated user: a memory hog under memoryLimitMb is OOM-killed and reported oomKilled" {
-  delegate_subtree
+  delegate_subtree "$LIMITS_USER" "$TASK"
   write_policy '{"memoryLimitMb": 64}'
   run --separate-stderr deleg_sbx --json --audit-log "$AUDIT" -- python3 probe.py touch-memory 400
   echo "$output"
@@ -169,7 +138,7 @@ stop_waiting_sandbox() {
 }
 
 @test "sandbox-limits-v2: delegated user: a fork loop under pidsLimit stops at the limit (the cgroup's pids.max)" {
-  delegate_subtree
+  delegate_subtree "$LIMITS_USER" "$TASK"
   write_policy '{"pidsLimit": 20}'
   run --separate-stderr deleg_sbx --json -- python3 probe.py fork-loop 60
   echo "$output"
@@ -180,7 +149,7 @@ stop_waiting_sandbox() {
 }
 
 @test "sandbox-limits-v2: delegated user: cpuLimit.maxMs is a budget of the whole command (cpu.stat)" {
-  delegate_subtree
+  delegate_subtree "$LIMITS_USER" "$TASK"
   write_policy '{"cpuLimit": {"maxMs": 1000}}'
   run --separate-stderr deleg_sbx --json -- /bin/sh -c \
     'for i in 1 2 3 4 5 6 7 8 9 10; do python3 probe.py burn-cpu 400 || exit 3; done; echo all-done'

@@ -126,6 +126,30 @@ static void test_containers_paths(void) {
     check_containers("abc", "/libpod_parent/libpod-abc", user_abs, false);
 }
 
+/* Where an ordinary user's create put the cgroup below its delegated subtree: BASE + what the id
+ * and a relative linux.cgroupsPath lead to; BASE is given back only when plain (review25 C10). */
+static void check_base(const char *id, const char *cgpath, const char *path, const char *want) {
+  cleanup_free char *base = cgroup_delegated_base_of(id, cgpath, path);
+  tap_ok((base == NULL && want == NULL) || (base != NULL && want != NULL && streq(base, want)),
+         "delegated base of %s for id %s, cgroupsPath %s: %s", path, id, cgpath ? cgpath : "(none)",
+         base ? base : "none");
+}
+
+static void test_delegated_base(void) {
+  check_base("abc", NULL, "/deleg/fsrun/abc", "/deleg");
+  check_base("abc", "", "/a/b/fsrun/abc", "/a/b");
+  check_base("abc", "rel/x", "/deleg/fsrun/rel/x", "/deleg");
+  check_base("abc", NULL, "/fsrun/abc", NULL);       /* the root's own: no base */
+  check_base("abc", NULL, "/deleg/fsrun/abd", NULL); /* another id */
+  check_base("abc", NULL, "/delegfsrun/abc", NULL);  /* not at a component */
+  check_base("abc", NULL, "/deleg/../fsrun/abc", NULL);
+  check_base("abc", NULL, "/deleg/./fsrun/abc", NULL);
+  check_base("abc", NULL, "//fsrun/abc", NULL);
+  check_base("abc", NULL, "deleg/fsrun/abc", NULL);
+  check_base("abc", "/abs/path", "/deleg/abs/path", NULL); /* an absolute path is never moved */
+  check_base("a/b", NULL, "/deleg/fsrun/a/b", NULL);       /* an id that names no cgroup */
+}
+
 /* --- conversions ---------------------------------------------------------------------------------
  */
 
@@ -941,6 +965,7 @@ static void test_v1_own_dir(void) {
 int main(void) {
   test_paths();
   test_containers_paths();
+  test_delegated_base();
   test_v1_own_dir();
   test_conversions();
   test_v2_formats();

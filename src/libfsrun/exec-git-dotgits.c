@@ -93,16 +93,11 @@ void exec_git_dotgits_save(const struct sandbox_git_run *g, int state_dir_fd) {
     save(&g->dotgits_after, state_dir_fd);
 }
 
-void exec_git_dotgits_created(const char *worktree, int state_dir_fd) {
-  cleanup_error fsrun_error_t err = NULL;
-  struct sandbox_git_layout l;
-  struct sandbox_git_run g = {0};
-  if (sandbox_git_layout_find(worktree, &l, &err) == 0 && l.common_dir != NULL) {
-    g.common_dir = l.common_dir;
-    sandbox_git_dotgits_before(&g, worktree);
-    if (g.dotgits_before.taken)
-      save(&g.dotgits_before, state_dir_fd);
-    sandbox_git_dotgits_free(&g.dotgits_before);
-  }
-  sandbox_git_layout_free(&l);
+void exec_git_dotgits_created(const char *worktree, const struct sandbox_git_layout *l,
+                              int state_dir_fd) {
+  struct sandbox_git_run g = {.common_dir = l->common_dir};
+  sandbox_git_dotgits_before(&g, worktree);
+  if (g.dotgits_before.taken)
+    save(&g.dotgits_before, state_dir_fd);
+  sandbox_git_dotgits_free(&g.dotgits_before);
 }

@@ -169,17 +169,11 @@ void exec_git_pointers_save(const struct sandbox_git_run *g, int state_dir_fd) {
   save_digests(g, state_dir_fd, false);
 }
 
-void exec_git_pointers_created(const char *worktree, int state_dir_fd) {
-  cleanup_error fsrun_error_t err = NULL;
-  struct sandbox_git_layout l;
-  struct sandbox_git_run g = {0};
-  if (sandbox_git_layout_find(worktree, &l, &err) == 0 && l.common_dir != NULL) {
-    g.common_dir = l.common_dir;
-    g.common_fd = l.common_fd;
-    g.admin = l.admin;
-    sandbox_git_config_paths(&g, worktree);
-    save_digests(&g, state_dir_fd, true);
-    sandbox_git_pointers_free(&g);
-  }
-  sandbox_git_layout_free(&l);
+void exec_git_pointers_created(const char *worktree, const struct sandbox_git_layout *l,
+                               int state_dir_fd) {
+  struct sandbox_git_run g = {
+      .common_dir = l->common_dir, .common_fd = l->common_fd, .admin = l->admin};
+  sandbox_git_config_paths(&g, worktree);
+  save_digests(&g, state_dir_fd, true);
+  sandbox_git_pointers_free(&g);
 }

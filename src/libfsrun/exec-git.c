@@ -147,12 +147,18 @@ bool exec_git_watch_cleanup(const char *state_root, const char *watch_id) {
  * the git config before the first exec is compared with the state at creation, not at that exec's
  * start (where it would already be the "before"). */
 void exec_git_created(const char *worktree, int state_dir_fd) {
+  cleanup_error fsrun_error_t err = NULL;
+  struct sandbox_git_layout l;
   struct timespec now;
   /* the clock file times come from, as a walk's start (sandbox_git_tamper) */
   clock_gettime(CLOCK_REALTIME_COARSE, &now);
   tamper_since_write(state_dir_fd, &now);
-  exec_git_pointers_created(worktree, state_dir_fd);
-  exec_git_dotgits_created(worktree, state_dir_fd);
+  /* one lookup of the layout for both records: each is of the same common dir */
+  if (sandbox_git_layout_find(worktree, &l, &err) == 0 && l.common_dir != NULL) {
+    exec_git_pointers_created(worktree, &l, state_dir_fd);
+    exec_git_dotgits_created(worktree, &l, state_dir_fd);
+  }
+  sandbox_git_layout_free(&l);
 }
 
 /* An exec into a task container whose worktree is not the one create accepted, or whose git

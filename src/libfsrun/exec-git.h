@@ -102,8 +102,10 @@ void exec_git_free(struct exec_git *g);
  * manager's file without one: appeared); after the check, g's "after" are stored */
 void exec_git_pointers_load(struct sandbox_git_run *g, int state_dir_fd);
 void exec_git_pointers_save(const struct sandbox_git_run *g, int state_dir_fd);
-/* create: the digests of worktree's pointers now, as the "before" of the first exec */
-void exec_git_pointers_created(const char *worktree, int state_dir_fd);
+/* create: the digests of worktree's pointers now, as the "before" of the first exec (l: its
+ * layout, a repository's, found once for this and exec_git_dotgits_created) */
+void exec_git_pointers_created(const char *worktree, const struct sandbox_git_layout *l,
+                               int state_dir_fd);
 /* a digest as text: 64 hex digits, or `-` when unknown; and back, the text ending in end */
 void exec_git_digest_format(const struct sandbox_git_digest *d, char out[65]);
 bool exec_git_digest_parse(const char *text, char end, struct sandbox_git_digest *d);
@@ -112,7 +114,8 @@ bool exec_git_digest_parse(const char *text, char end, struct sandbox_git_digest
  * (the first exec's "before") taken from the worktree */
 void exec_git_dotgits_load(struct sandbox_git_run *g, int state_dir_fd);
 void exec_git_dotgits_save(const struct sandbox_git_run *g, int state_dir_fd);
-void exec_git_dotgits_created(const char *worktree, int state_dir_fd);
+void exec_git_dotgits_created(const char *worktree, const struct sandbox_git_layout *l,
+                              int state_dir_fd);
 /* `fsrun delete`: the `config:`/`hooks:` entries of worktree's repository whose files changed since
  * the container's last exec looked, appended to *found (none when no exec looked); *host_args:
  * sandbox_git_host_args of *found with the repository's pointers. Read through top, the worktree's

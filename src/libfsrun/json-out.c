@@ -105,6 +105,15 @@ void sb_json_string(struct strbuf *b, const char *s, size_t n) {
   sb_puts(b, "\"");
 }
 
+size_t json_string_size(const char *s) {
+  struct strbuf b = {0};
+  size_t n;
+  sb_json_string(&b, s, strlen(s));
+  n = b.len;
+  free(b.data);
+  return n;
+}
+
 void sb_json_key_string(struct strbuf *b, const char *key, const char *value) {
   sb_printf(b, ",\"%s\":", key);
   if (value == NULL)

@@ -19,6 +19,8 @@ void sb_printf(struct strbuf *b, const char *fmt, ...) __attribute__((format(pri
 
 /* n bytes of s as a JSON string literal */
 void sb_json_string(struct strbuf *b, const char *s, size_t n);
+/* the bytes sb_json_string makes of s (NUL-terminated), quotes included */
+size_t json_string_size(const char *s);
 /* `,"key":"value"`, or `,"key":null` when value is NULL */
 void sb_json_key_string(struct strbuf *b, const char *key, const char *value);
 /* `["item",...]` (items NULL-terminated; NULL: an empty array) */

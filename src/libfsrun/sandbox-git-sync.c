@@ -205,11 +205,29 @@ struct sync {
   bool objects_complete; /* every loose object the run wrote was adopted */
   char **discarded;
   size_t n_discarded;
+  struct room_left room; /* the list's bounds, less the two slots of its standing entries */
+  bool cut;              /* an entry was left out */
 };
 
 static void discard(struct sync *s, const char *rel) {
-  if (s->n_discarded < SANDBOX_GIT_MAX_REPORTED)
+  if (sandbox_git_room_take(&s->room, rel))
     sandbox_git_strv_push(&s->discarded, &s->n_discarded, rel);
+  else
+    s->cut = true;
+}
+
+/* a list that left anything out says so, first (SANDBOX_GIT_DISCARDED_MORE) */
+static void say_cut(struct sync *s) {
+  char **v = NULL;
+  size_t n = 0;
+  if (!s->cut)
+    return;
+  sandbox_git_strv_push(&v, &n, SANDBOX_GIT_DISCARDED_MORE);
+  for (size_t i = 0; i < s->n_discarded; i++)
+    sandbox_git_strv_push(&v, &n, s->discarded[i]);
+  sandbox_git_strv_free(s->discarded);
+  s->discarded = v;
+  s->n_discarded = n;
 }
 
 /* --- objects (sandbox-git-objects.c) ------------------------------------------------------- */
@@ -218,17 +236,12 @@ static void discard_cb(void *arg, const char *rel) {
   discard(arg, rel);
 }
 
-/* not every object of the run landed: `objects/` is reported, in the last slot if the list is full
- * (past the walk's cap nothing else says so) */
+/* not every object of the run landed: `objects/` is reported, in a slot of its own however full
+ * the list is (past the walk's cap nothing else says so) */
 static void sync_objects(struct sync *s) {
   s->objects_complete = sandbox_git_sync_objects(s->upper, s->common, discard_cb, s);
-  if (s->objects_complete)
-    return;
-  if (s->n_discarded == SANDBOX_GIT_MAX_REPORTED) {
-    free(s->discarded[--s->n_discarded]);
-    s->discarded[s->n_discarded] = NULL;
-  }
-  discard(s, "objects/");
+  if (!s->objects_complete)
+    sandbox_git_strv_push(&s->discarded, &s->n_discarded, "objects/");
 }
 
 /* a ref, HEAD or the index may name what the run made only when all of it landed: a commit whose
@@ -530,7 +543,10 @@ static void sync_all(struct sandbox_git_run *g, char ***discarded) {
   cleanup_close int upper = open(upper_path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   /* the fd of the common dir checked before the run, never its path again */
   int common = g->common_fd;
-  struct sync s = {.g = g, .upper = upper, .common = common};
+  struct sync s = {.g = g,
+                   .upper = upper,
+                   .common = common,
+                   .room = {SANDBOX_GIT_MAX_REPORTED - 2, SANDBOX_GIT_REPORTED_BYTES}};
   if (upper < 0 || common < 0) {
     log_warning("sandbox: git: open `%s`: %s; nothing of the run's git changes is applied",
                 upper < 0 ? upper_path : g->common_dir, strerror(errno));
@@ -540,6 +556,7 @@ static void sync_all(struct sandbox_git_run *g, char ***discarded) {
   for (size_t i = 0; i < g->n_refs; i++)
     sync_ref(&s, &g->refs[i]);
   walk_rest(&s, upper, "", 0);
+  say_cut(&s);
   *discarded = s.discarded;
 }
 

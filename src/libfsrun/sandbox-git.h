@@ -165,7 +165,8 @@ struct sandbox_git_run {
   unsigned hook_managers;
   char **hook_files_before;
   char *hook_config_name;
-  /* after sandbox_git_finish, NULL-terminated, at most SANDBOX_GIT_MAX_REPORTED each: */
+  /* after sandbox_git_finish, NULL-terminated, within SANDBOX_GIT_MAX_REPORTED and
+   * SANDBOX_GIT_REPORTED_BYTES each (a cut said by a standing entry): */
   char **discarded;     /* the common-dir-relative paths of the run's changes that were left out */
   char **tamper;        /* the worktree-relative gitlinks and nested git dirs the run made, and the
                          * `config:<key>=<value>` and `hooks:<name>` entries whose files the run
@@ -233,12 +234,25 @@ void sandbox_git_remove_leftover(const char *state_root, const char *id);
 void sandbox_git_run_free(struct sandbox_git_run *g);
 
 #define SANDBOX_GIT_MAX_REPORTED 64
+/* what a reported list (tamper, discarded) holds at most as a JSON array besides its standing
+ * entries: the names are the run's, a control character costs 6 bytes escaped, and 64 of them
+ * (PATH_MAX long, or longer below the walk's top) made megabytes, past the adapter's buffer */
+#define SANDBOX_GIT_REPORTED_BYTES (32 * 1024)
+/* what is left of a list's bounds; an entry's cost (its JSON string and a comma); whether entry
+ * fits in what is left of r (then taken from it) */
+struct room_left {
+  size_t entries, bytes;
+};
+size_t sandbox_git_reported_size(const char *entry);
+bool sandbox_git_room_take(struct room_left *r, const char *entry);
+/* discarded's standing entry, first, when anything was left out of it */
+#define SANDBOX_GIT_DISCARDED_MORE "(more left out than fsrun reports)"
 /* the standing entry of a list that had more than SANDBOX_GIT_MAX_REPORTED: "cannot disarm", as
  * every `config:unread:` entry is, since what was left out is not in hostGitArgs (review25 C5) */
 #define SANDBOX_GIT_TAMPER_MORE "config:unread: (more tamper entries than fsrun reports)"
 /* sandbox-git-tamper-cap.c: tamper's config, hook and standing entries first, the nested paths
- * after, cut to SANDBOX_GIT_MAX_REPORTED with SANDBOX_GIT_TAMPER_MORE last when anything was left
- * out (by this cut or by the walk's own) */
+ * after, cut to SANDBOX_GIT_MAX_REPORTED entries and SANDBOX_GIT_REPORTED_BYTES with
+ * SANDBOX_GIT_TAMPER_MORE first when anything was left out (by this cut or by the walk's own) */
 void sandbox_git_tamper_settle(char ***tamper);
 /* the tamper entry of a walk that could not look: the worktree's name led elsewhere by then */
 #define SANDBOX_GIT_TAMPER_UNWALKED "."

@@ -1507,6 +1507,14 @@ host_args() {
   route_many_nested user
 }
 
+@test "exec-git: an exec's tamper and discarded lists of names escaped 6 bytes a character stay within 32 KiB and say they were cut (root)" {
+  route_wide_names root
+}
+
+@test "exec-git: an exec's tamper and discarded lists of names escaped 6 bytes a character stay within 32 KiB and say they were cut (ordinary user)" {
+  route_wide_names user
+}
+
 @test "exec-git: a driver's script dir past the digest's 4,096 entries is named on every exec, never taken as unchanged (root)" {
   route_wide_script_dir root
 }

@@ -957,6 +957,50 @@ route_many_nested() {
   route_many_nested user
 }
 
+# last_discarded: the last run's discarded list as it was reported
+last_discarded() {
+  jq -cs 'map(select(.event == "sandbox:tamper")) | last | .discarded' "$DIR/audit.jsonl"
+}
+
+# route_wide_names OWNER (session 25's left, the lists' bytes): a run whose names cost 6 bytes a
+# character as JSON, 40 nested repositories and 40 files in the common dir's info/ (outside the
+# allowlist) each named by 250 control characters (each list ~61 KB as JSON; at PATH_MAX, 64 such
+# names were megabytes, past the adapter's buffer), beside a rewritten filter driver. Each list
+# stays within fsrun's 32 KiB and says first that it was cut: tamper's standing `config:unread:`
+# entry, the driver's entry next and hostGitArgs "cannot disarm"; discarded's own. Broken (no byte
+# bound): 41 and 40 entries of ~61 KB each, neither said cut.
+route_wide_names() {
+  local more='config:unread: (more tamper entries than fsrun reports)' max=$((32 * 1024 + 64))
+  make_repo "$1"
+  as_owner sh -c 'cd "$1" && mkdir tools && printf "#!/bin/sh\ncat\n" >tools/clean &&
+    chmod +x tools/clean && echo "*.txt filter=x" >.gitattributes && echo one >a.txt' sh "$WT"
+  hgit -C "$REPO" config filter.x.clean ./tools/clean
+  sbx -- "c=\$(printf '\\001'); s=; while [ \${#s} -lt 250 ]; do s=\$s\$c; done
+    info=\$(git rev-parse --git-common-dir)/info; mkdir -p \"\$info\" || exit 1
+    for i in \$(seq 10 49); do mkdir -p \"n\$i\$s/.git\" && echo x >\"\$info/f\$i\$s\" || exit 1; done
+    printf '#!/bin/sh\necho ran >>$MARKER; cat\n' >tools/clean && echo two >>a.txt" >/dev/null
+  echo "tamper: $(last_tamper | wc -c) bytes, $(last_tamper | jq length) entries"
+  echo "discarded: $(last_discarded | wc -c) bytes, $(last_discarded | jq length) entries"
+  [ "$(last_tamper | jq -r '.[0]')" = "$more" ]
+  last_tamper | jq -e 'index("config:filter.x.clean=./tools/clean") == 1 and
+    (.[2:] | length > 0 and all(test("^n[0-9]+\u0001+/[.]git$")))'
+  [ "$(last_tamper | wc -c)" -le "$max" ]
+  mapfile -t args < <(host_args)
+  [ "${args[0]} ${args[1]}" = "-c core.abbrev=fsrun-cannot-disarm" ]
+  [[ " ${args[*]} " == *" filter.x.clean= "* ]]
+  [ "$(last_discarded | jq -r '.[0]')" = "(more left out than fsrun reports)" ]
+  last_discarded | jq -e '.[1:] | length > 0 and all(test("^info/f[0-9]+\u0001+$"))'
+  [ "$(last_discarded | wc -c)" -le "$max" ]
+}
+
+@test "sandbox-git: a run's tamper and discarded lists of names escaped 6 bytes a character stay within 32 KiB and say they were cut (root)" {
+  route_wide_names root
+}
+
+@test "sandbox-git: a run's tamper and discarded lists of names escaped 6 bytes a character stay within 32 KiB and say they were cut (ordinary user)" {
+  route_wide_names user
+}
+
 # route_wide_script_dir OWNER (review25 C6): the driver's script dir holds more than the digest's
 # 4,096 entries (a committed `tools/data/` of 5,000 files beside `tools/lib/zz.sh`, which the
 # script sources). What lies past the bound was never compared: the digest is unknown, so the

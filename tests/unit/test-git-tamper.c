@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "file-time.h"
+#include "json-out.h"
 #include "sandbox-git.h"
 #include "sandbox-paths.h"
 #include "tap.h"
@@ -226,6 +227,47 @@ static void test_settle(void) {
   sandbox_git_strv_free(v);
 }
 
+/* the entries' JSON as sb_json_array writes it */
+static size_t json_bytes(char **v) {
+  struct strbuf b = {0};
+  size_t n;
+  sb_json_array(&b, v);
+  n = b.len;
+  free(b.data);
+  return n;
+}
+
+/* names of control characters (6 bytes each as JSON): 40 of 255 bytes were 60 KiB in the list */
+static void test_settle_bytes(void) {
+  char **v = NULL, big[256], huge[8000];
+  size_t n = 0, bytes;
+  memset(huge, '\x01', sizeof(huge) - 1);
+  huge[sizeof(huge) - 1] = '\0';
+  memcpy(huge, "config:x=", 9);
+  sandbox_git_strv_push(&v, &n, huge);
+  for (size_t i = 0; i < 40; i++) {
+    memset(big, '\x01', sizeof(big) - 1);
+    big[sizeof(big) - 1] = '\0';
+    snprintf(big, 8, "n%04zu", i);
+    big[5] = '\x01';
+    sandbox_git_strv_push(&v, &n, big);
+  }
+  sandbox_git_strv_push(&v, &n, "config:filter.x.clean=./x");
+  sandbox_git_tamper_settle(&v);
+  bytes = json_bytes(v);
+  tap_ok(strcmp(v[0], SANDBOX_GIT_TAMPER_MORE) == 0 &&
+             strcmp(v[1], "config:filter.x.clean=./x") == 0 && strncmp(v[2], "n0000", 5) == 0 &&
+             count(v) < 40 &&
+             bytes <= SANDBOX_GIT_REPORTED_BYTES + 2 + sizeof(SANDBOX_GIT_TAMPER_MORE),
+         "42 entries of 60 KiB as JSON settled to %zu bytes (%zu entries): the cut said first, the "
+         "config entry that fits next, the 48 KB one passed over",
+         bytes, count(v));
+  sandbox_git_tamper_settle(&v);
+  tap_ok(json_bytes(v) == bytes && strcmp(v[0], SANDBOX_GIT_TAMPER_MORE) == 0,
+         "settled again: the same list");
+  sandbox_git_strv_free(v);
+}
+
 int main(void) {
   char worktree[] = "/tmp/fsrun-test-git-tamper.XXXXXX";
   if (mkdtemp(worktree) == NULL) {
@@ -235,6 +277,7 @@ int main(void) {
   test_many(worktree, 10000, "a few new gitlinks among many");
   test_many(worktree, 7, "more new gitlinks than the report holds");
   test_settle();
+  test_settle_bytes();
   test_none_new(worktree);
   test_no_host_index(worktree);
   test_cutoff(worktree);

@@ -66,6 +66,11 @@ static void test_members(void) {
   free(b.data);
 }
 
+static void test_string_size(void) {
+  tap_ok(json_string_size("a\x01\"\n") == 2 + 1 + 6 + 2 + 2 && json_string_size("") == 2,
+         "json_string_size: the escaped string's bytes, quotes included");
+}
+
 static void test_printf_long(void) {
   struct strbuf b = {0};
   char *big = malloc(5001);
@@ -109,6 +114,7 @@ static void test_exec_status(void) {
 int main(void) {
   test_strings();
   test_members();
+  test_string_size();
   test_printf_long();
   test_limit_gaps();
   test_exec_status();

@@ -941,6 +941,53 @@ test(`[${WHO}] task container: dispose whose fsrun delete cannot write its last 
   await rm(dir, { recursive: true, force: true });
 });
 
+/** fullWalkFsrun's wrapper whose `delete` first lets a process of the container go (a line into the
+ * fifo `go`, held open until the process said it is done through the fifo `planted`), so that the
+ * process runs after dispose()'s thaw and before delete kills it. */
+async function thawedLeftoverFsrun(wt: string): Promise<string> {
+  const wrapper = join(work, "fsrun-thawed-leftover");
+  const [go, planted] = [join(wt, "go"), join(wt, "planted")];
+  const script =
+    `#!/bin/sh\ncase " $* " in\n*" delete "*)\n  if [ -p '${go}' ]; then\n` +
+    `    exec 3<>'${go}' && echo go >&3 && timeout -s KILL 60 cat '${planted}' >/dev/null || exit 1\n` +
+    `    exec 3>&-\n  fi ;;\nesac\nexec '${await fullWalkFsrun()}' "$@"\n`;
+  await writeFile(wrapper, script, { mode: 0o755 });
+  return wrapper;
+}
+
+// review25 C7's frozen case: the container frozen between runs with its walk taken (the list holds),
+// a process the last command left waiting in it; dispose() thaws it before fsrun delete, the process
+// rewrites the driver, and delete's last walk, which would name it, is lost (ENOSPC, as above).
+// dispose() cannot tell, never "disarmed": the walk that held was of the frozen state, and a process
+// ran since. Fifos say when (no wait on time). Seen to fail with remove()'s `quiet` taking a paused
+// container as quiet (`this.holds` alone): [null, true, []].
+test(`[${WHO}] task container: dispose whose fsrun delete cannot write its last walk after a frozen leftover was thawed cannot tell, never disarmed`, async (t) => {
+  const dir = join(work, "final-frozen");
+  await mkdir(dir);
+  const wt = await driverWorktree(dir, "task-final-frozen");
+  const marker = join(dir, "marker");
+  const b = new FsrunBackend({ fsrunPath: await thawedLeftoverFsrun(wt), stateRoot, killGraceMs: 300, onAudit: (e) => events.push(e), mode: "task-container" });
+  backends.push(b);
+  await b.prepare({ taskId: `it-${WHO}`, runId: `r${++seq}`, worktreePath: wt, policy: basePolicy() });
+  if (b.effectiveMode !== "task-container") return t.skip("fsrun exec cannot join the task container as this user");
+  const plant = `printf '"'"'#!/bin/sh\\necho ran >>${marker}\\ncat\\n'"'"' >tools/clean; echo x >>a.txt`;
+  const leave = `mkfifo go planted && setsid -w sh -c '(read x <go; ${plant}; echo >planted) </dev/null >/dev/null 2>&1 &'`;
+  const r1 = await b.run(leave, opts({ cwd: wt }));
+  assert.deepEqual([r1.exitCode, r1.tamper], [0, []], r1.stderr);
+  // frozen and walked: the list holds (without a freezer for this user it cannot, and there is no
+  // frozen case to try)
+  if (!b.hostGitDisarmed) return t.skip("the container was not frozen between runs (no freezer for this user)");
+  await b.dispose();
+  assert.deepEqual([b.finalTamper, b.hostGitDisarmed, b.hostGitArgs], [null, false, ["-c", HOST_GIT_CANNOT_DISARM]], "no last walk after the thawed leftover ran: cannot tell");
+  assert.match(await readFile(join(wt, "tools", "clean"), "utf8"), /echo ran/, "the leftover rewrote the driver");
+  const ev = events.filter((e) => e.event === "sandbox:dispose").at(-1);
+  assert.deepEqual(ev?.hostGitArgs, ["-c", HOST_GIT_CANNOT_DISARM]);
+  assert.match(String(ev?.reason), /cannot tell/);
+  for (const f of ["go", "planted"]) await rm(join(wt, f), { force: true });
+  await fusionGitAddRunsNothing(b, wt, marker, 128);
+  await rm(dir, { recursive: true, force: true });
+});
+
 // gitunread: a run that makes a config the repository includes one fsrun cannot read whole (over
 // 1 MiB, a filter at its end that README's attribute names): the run's hostGitArgs (result, run
 // event) and the backend's start with fsrun's cannot-disarm option and hostGitDisarmed is false;

@@ -246,11 +246,31 @@ static const char *boot_of(const struct container_status *st) {
   return st->boot_id[0] ? st->boot_id : procfs_boot_id();
 }
 
-/* One symlinkat and a rename: a reader sees the old record or the new one, whole. */
+/* The record's target: "xPID START PIDNS BOOT", the numbers in hex and the boot id without its
+ * dashes, so that it stays under the 60 bytes ext4 keeps in the inode: a longer symlink gets a
+ * block, which a disk state root allocates at create and frees (a synchronous discard on a
+ * `discard` mount) at delete. Decimal with the dashes took 60-65 bytes on a host up for a day. */
+int status_format_init_record(const struct container_status *st, char *buf, size_t size) {
+  char boot[40];
+  size_t n = 0;
+  for (const char *b = boot_of(st); *b != '\0' && n + 1 < sizeof(boot); b++)
+    if (*b != '-')
+      boot[n++] = *b;
+  boot[n] = '\0';
+  return snprintf(buf, size, "x%x %llx %llx %s", (unsigned)st->pid, st->pid_start_time,
+                  st->pid_pidns, boot);
+}
+
+/* One symlinkat, and a rename when a record is there already: a reader sees the old record or the
+ * new one, whole. */
 static int write_init_record(int dirfd, const struct container_status *st, fsrun_error_t *err) {
   char target[128], tmp[64];
-  snprintf(target, sizeof(target), "%d %llu %llu %s", (int)st->pid, st->pid_start_time,
-           st->pid_pidns, boot_of(st));
+  status_format_init_record(st, target, sizeof(target));
+  /* the first record (create's): a symlink appears whole, no temporary name is needed */
+  if (symlinkat(target, dirfd, STATUS_INIT_RECORD) == 0)
+    return 0;
+  if (errno != EEXIST)
+    return fsrun_error_errno(err, "write `%s`", STATUS_INIT_RECORD);
   snprintf(tmp, sizeof(tmp), "%s.tmp.%d", STATUS_INIT_RECORD, (int)getpid());
   if (symlinkat(target, dirfd, tmp) < 0 &&
       (errno != EEXIST || unlinkat(dirfd, tmp, 0) < 0 || symlinkat(target, dirfd, tmp) < 0))
@@ -263,22 +283,54 @@ static int write_init_record(int dirfd, const struct container_status *st, fsrun
   return 0;
 }
 
-int status_read_init_record(int dirfd, struct container_status *st, fsrun_error_t *err) {
-  char buf[128], boot[40] = "", extra;
-  int pid, fields;
+/* A boot id written without its dashes gets them back (8-4-4-4-12), as procfs_boot_id has them */
+static void boot_id_dashed(const char *in, char *out, size_t size) {
+  static const int cuts[] = {8, 12, 16, 20};
+  size_t n = 0, k = 0;
+  if (strlen(in) != 32) {
+    snprintf(out, size, "%s", in);
+    return;
+  }
+  for (size_t i = 0; i < 32 && n + 2 < size; i++) {
+    if (k < 4 && (int)i == cuts[k]) {
+      out[n++] = '-';
+      k++;
+    }
+    out[n++] = in[i];
+  }
+  out[n] = '\0';
+}
+
+int status_parse_init_record(const char *text, struct container_status *st) {
+  char boot[40] = "", extra;
+  unsigned hexpid = 0;
+  int pid = 0, fields;
   unsigned long long start, pidns;
+  if (text[0] == 'x') {
+    fields = sscanf(text, "x%x %llx %llx %39s%c", &hexpid, &start, &pidns, boot, &extra);
+    pid = hexpid > (unsigned)INT_MAX ? -1 : (int)hexpid;
+  } else {
+    /* the decimal form of earlier fsrun */
+    fields = sscanf(text, "%d %llu %llu %39s%c", &pid, &start, &pidns, boot, &extra);
+  }
+  if ((fields != 3 && fields != 4) || pid <= 0 || start == 0)
+    return -1;
+  st->pid = (pid_t)pid;
+  st->pid_start_time = start;
+  st->pid_pidns = pidns;
+  boot_id_dashed(boot, st->boot_id, sizeof(st->boot_id));
+  return 0;
+}
+
+int status_read_init_record(int dirfd, struct container_status *st, fsrun_error_t *err) {
+  char buf[128];
   ssize_t n = readlinkat(dirfd, STATUS_INIT_RECORD, buf, sizeof(buf) - 1);
   if (n < 0 && errno != EINVAL)
     return fsrun_error_errno(err, "read the init's record `%s`", STATUS_INIT_RECORD);
   buf[n > 0 ? n : 0] = '\0';
-  fields = n < 0 ? 0 : sscanf(buf, "%d %llu %llu %39s%c", &pid, &start, &pidns, boot, &extra);
-  if ((fields != 3 && fields != 4) || pid <= 0 || start == 0)
+  if (status_parse_init_record(buf, st) < 0)
     return fsrun_error_take(err, EINVAL,
                             xasprintf("the init's record `%s` is corrupt", STATUS_INIT_RECORD));
-  st->pid = (pid_t)pid;
-  st->pid_start_time = start;
-  st->pid_pidns = pidns;
-  snprintf(st->boot_id, sizeof(st->boot_id), "%s", boot);
   return 0;
 }
 

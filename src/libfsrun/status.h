@@ -20,10 +20,11 @@
 #define STATUS_CONFIG_FILE "config.json"
 /* the compiled seccomp program of linux.seccomp (seccomp_serialize), for exec */
 #define STATUS_SECCOMP_FILE "seccomp.bpf"
-/* The init's identity apart from state.json: a symlink whose target is "PID START_TIME PID_NS
- * BOOT_ID" (BOOT_ID absent in records of earlier fsrun),
- * written with state.json whenever that names an init. delete --force finds the init with it
- * when state.json is corrupt (the init may have left its cgroup). */
+/* The init's identity apart from state.json: a symlink whose target is "xPID START_TIME PID_NS
+ * BOOT_ID", the numbers in hex and the boot id without its dashes (at most 59 bytes: ext4 keeps it
+ * in the inode); earlier fsrun wrote "PID START_TIME PID_NS BOOT_ID" in decimal (BOOT_ID absent in
+ * the oldest), which is still read. Written with state.json whenever that names an init. delete
+ * --force finds the init with it when state.json is corrupt (the init may have left its cgroup). */
 #define STATUS_INIT_RECORD "init"
 
 struct container_status {
@@ -86,6 +87,10 @@ int status_read(int dirfd, struct container_status *st, fsrun_error_t *err);
 /* Fills st's pid, pid_start_time and pid_pidns from STATUS_INIT_RECORD (EINVAL when it is not
  * one). */
 int status_read_init_record(int dirfd, struct container_status *st, fsrun_error_t *err);
+/* The record's target for st into buf (status_format_init_record's length, as snprintf), and
+ * the fields of a target of either form into st (-1 when it is not one). */
+int status_format_init_record(const struct container_status *st, char *buf, size_t size);
+int status_parse_init_record(const char *text, struct container_status *st);
 void status_clear(struct container_status *st);
 
 struct fsrun_cgroup;

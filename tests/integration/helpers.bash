@@ -638,6 +638,26 @@ stop_witness() {
   WITNESS='' WITNESS_SLEEP='' WITNESS_JOB=''
 }
 
+# assert_init_record DIR PID: the init's record in the state directory DIR names PID (its start
+# tick, pid namespace and this boot) in the compact form, at most 59 bytes, and where DIR is on
+# ext4 the symlink takes no block (one the delete would free, with a synchronous discard on a
+# `discard` mount)
+assert_init_record() {
+  local dir=$1 pid=$2 rec start ns boot
+  rec=$(readlink "$dir/init")
+  echo "record: $rec (${#rec} bytes)" >&2
+  [ "${#rec}" -le 59 ]
+  [[ $rec =~ ^x([0-9a-f]+)\ ([0-9a-f]+)\ ([0-9a-f]+)\ ([0-9a-f]{32})$ ]]
+  start=$(sed 's/.*) //' "/proc/$pid/stat" | cut -d' ' -f20)
+  ns=$(stat -L -c %i "/proc/$pid/ns/pid")
+  boot=$(tr -d '\n-' </proc/sys/kernel/random/boot_id)
+  [ "$((16#${BASH_REMATCH[1]})) $((16#${BASH_REMATCH[2]})) $((16#${BASH_REMATCH[3]}))" = "$pid $start $ns" ]
+  [ "${BASH_REMATCH[4]}" = "$boot" ]
+  if [ "$(stat -f -c %T "$dir")" = ext2/ext3 ]; then
+    [ "$(stat -c %b "$dir/init")" = 0 ]
+  fi
+}
+
 # assert_no_leftovers ID [BUNDLE]: nothing of container ID remains on the host: no state directory,
 # no mount mentioning the bundle, no cgroup directory named after ID, no live process in the bundle
 # or in such a cgroup (a killed process gets up to WAIT_MAX_S to be gone: 2 s were a loaded machine's

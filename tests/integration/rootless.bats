@@ -355,6 +355,23 @@ all_capabilities_json() {
   witness_unsignalled
 }
 
+@test "rootless: the init's record names the init in at most 59 bytes: no disk block for it on an ext4 state root" {
+  local id=rl-rec-$RANDOM pid
+  update_user_config '.process.args = ["sleep", "100"]'
+  # not through `run`: the init would keep its output pipe open
+  as_user /bin/sh -c 'cd "$1" && exec "$2" create "$3"' sh "$UDIR/bundle" "$FSRUN" "$id" \
+    </dev/null >/dev/null 2>&1
+  user_run state "$id"
+  pid=$(jq -r .pid <<<"$output")
+  assert_init_record "$UDIR/run/fsrun/$id" "$pid"
+  user_run start "$id"
+  [ "$status" -eq 0 ]
+  assert_init_record "$UDIR/run/fsrun/$id" "$pid"
+  user_run delete --force "$id"
+  [ "$status" -eq 0 ]
+  [ ! -e "$UDIR/run/fsrun/$id" ]
+}
+
 @test "rootless: a state of another boot names no live process: state says stopped, kill and delete --force signal nothing" {
   # before: a process of the user's with the recorded pid, start tick and pid namespace was taken
   # for the init

@@ -101,6 +101,63 @@ static void test_pid_file(int dirfd) {
   unlinkat(dirfd, "pid", 0);
 }
 
+/* The init's record at the largest values a Linux host gives (pid below PID_MAX_LIMIT, 2^36
+ * clock ticks: 21 years up at 100 Hz, a 32-bit procfs inode) is under the 60 bytes ext4 keeps in
+ * the inode, and reads back whole; the decimal form of earlier fsrun is still read. */
+static void test_init_record_format(void) {
+  struct container_status st = {
+      .pid = 4194303, .pid_start_time = (1ULL << 36) - 1, .pid_pidns = 0xffffffffULL};
+  struct container_status back = {0}, old = {0};
+  char text[128];
+  int n, parsed;
+  snprintf(st.boot_id, sizeof(st.boot_id), "9e1dcad6-4935-4b9b-b6c0-d365e9c4e5c9");
+  n = status_format_init_record(&st, text, sizeof(text));
+  tap_ok(n > 0 && n <= 59, "the largest record takes %d bytes (`%s`), at most 59", n, text);
+  parsed = status_parse_init_record(text, &back);
+  tap_ok(parsed == 0 && back.pid == st.pid && back.pid_start_time == st.pid_start_time &&
+             back.pid_pidns == st.pid_pidns && strcmp(back.boot_id, st.boot_id) == 0,
+         "it reads back whole (pid %d, boot `%s`)", (int)back.pid, back.boot_id);
+  tap_ok(status_parse_init_record("4194303 68719476735 4294967295 "
+                                  "9e1dcad6-4935-4b9b-b6c0-d365e9c4e5c9",
+                                  &old) == 0 &&
+             old.pid == st.pid && old.pid_start_time == st.pid_start_time &&
+             old.pid_pidns == st.pid_pidns && strcmp(old.boot_id, st.boot_id) == 0,
+         "the decimal record of earlier fsrun reads the same");
+  tap_ok(status_parse_init_record("x0 1 1 ab", &old) < 0 &&
+             status_parse_init_record("x-1 1 1", &old) < 0 &&
+             status_parse_init_record("x1 0 1", &old) < 0 &&
+             status_parse_init_record("x1 1 1 ab junk", &old) < 0 &&
+             status_parse_init_record("garbage", &old) < 0 &&
+             status_parse_init_record("", &old) < 0,
+         "a record with pid 0, a negative pid, start 0, a fifth field or none is refused");
+}
+
+/* the record written into the directory: the first as itself, a second by a rename over it;
+ * nothing else is left */
+static void test_init_record_write(int dirfd) {
+  cleanup_error fsrun_error_t err = NULL;
+  struct container_status st = {.id = "c",
+                                .status = "created",
+                                .pid = 123456,
+                                .pid_start_time = 987654321,
+                                .pid_pidns = 4026532248ULL};
+  struct container_status back = {0};
+  char link[128];
+  ssize_t n;
+  int ret = status_write(dirfd, &st, &err), got;
+  st.pid = 654321;
+  ret = ret < 0 ? ret : status_write(dirfd, &st, &err);
+  n = readlinkat(dirfd, STATUS_INIT_RECORD, link, sizeof(link) - 1);
+  link[n > 0 ? n : 0] = '\0';
+  got = status_read_init_record(dirfd, &back, NULL);
+  tap_ok(ret == 0 && got == 0 && back.pid == 654321 &&
+             strcmp(listing(dirfd), "init state.json ") == 0,
+         "a record written twice names the second init (`%s`; `%s`, %s)", link, listing(dirfd),
+         err ? err->msg : "ok");
+  unlinkat(dirfd, STATUS_INIT_RECORD, 0);
+  unlinkat(dirfd, STATUS_FILE, 0);
+}
+
 /* renameat2 answers EINVAL from here on, as on a filesystem without RENAME_EXCHANGE */
 static bool deny_exchange(void) {
   scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
@@ -121,6 +178,8 @@ int main(void) {
   test_replace(dirfd, "exchange");
   test_directory_kept(dirfd);
   test_pid_file(dirfd);
+  test_init_record_format();
+  test_init_record_write(dirfd);
   if (deny_exchange())
     test_replace(dirfd, "rename (no RENAME_EXCHANGE)");
   else

@@ -1242,6 +1242,7 @@ struct destroy_hints {
   int state_dir_fd;              /* delete: the state dir, for a task container's last walk; -1 */
   char ***final_tamper;          /* delete: where that walk's list goes (NULL: no walk) */
   char ***final_host_args;       /* and its hostGitArgs */
+  int *dir_fd; /* the caller's fd of the state dir, closed (-1) before its removal */
 };
 
 /* The cgroup the state names, when the container's config and id lead to it; a forged one is
@@ -1426,6 +1427,11 @@ static int destroy(const struct fsrun_context *ctx, const char *id,
    * task container has them: the listing of the state root is not every delete's */
   if (!have_state || oci_map_get(&st->annotations, EXEC_GIT_ANNOTATION) != NULL)
     exec_git_remove_leftovers(ctx->state_root, id, false);
+  /* so that the removal's own fd is the directory's last (close_removed_dir_later) */
+  if (hints != NULL && hints->dir_fd != NULL && *hints->dir_fd >= 0) {
+    close(*hints->dir_fd);
+    *hints->dir_fd = -1;
+  }
   return status_dir_remove(ctx, id, err);
 }
 
@@ -1473,6 +1479,7 @@ int container_delete_walked(const struct fsrun_context *ctx, const char *id, boo
     return fsrun_error_make(err, 0, "cannot delete container `%s` that is not stopped: %s", id,
                             status);
   hints.state_dir_fd = dirfd;
+  hints.dir_fd = &dirfd;
   return destroy(ctx, id, &st, true, &hints, err);
 }
 
@@ -1556,7 +1563,8 @@ int container_run(const struct fsrun_context *ctx, const struct container_run_op
     goto out;
   {
     const oci_hook_list *poststop = c.config->hooks ? &c.config->hooks->poststop : NULL;
-    struct destroy_hints hints = {.pidfd = c.pidfd, .cg = c.cg, .poststop = poststop};
+    struct destroy_hints hints = {
+        .pidfd = c.pidfd, .cg = c.cg, .poststop = poststop, .dir_fd = &c.dirfd};
     if (c.config->hooks != NULL && hooks_any(&c.config->hooks->poststart)) {
       cleanup_free char *state = hook_state(&c.st, "running", c.pid);
       hooks_run_warn(&c.config->hooks->poststart, "poststart", state);

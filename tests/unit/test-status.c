@@ -8,9 +8,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <linux/magic.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include "context.h"
 #include "status.h"
 #include "tap.h"
 #include "utils.h"
@@ -158,6 +163,57 @@ static void test_init_record_write(int dirfd) {
   unlinkat(dirfd, STATUS_FILE, 0);
 }
 
+/* How status_dir_remove in a child whose filter kills socketpair ends: SIGSYS when it handed the
+ * removed directory's last fd to the kernel's collector (a socket cycle), 0 when it closed it;
+ * the directory's name is gone either way. */
+static int dir_remove_under_filter(int rootfd, const char *root, bool *gone) {
+  struct fsrun_context ctx = {.state_root = root, .state_root_held = true, .state_root_fd = rootfd};
+  cleanup_error fsrun_error_t err = NULL;
+  int status = -1, fd = status_dir_create(&ctx, "c", &err);
+  pid_t pid;
+  if (fd < 0)
+    return -1;
+  close(fd);
+  pid = fork();
+  if (pid == 0) {
+    scmp_filter_ctx f = seccomp_init(SCMP_ACT_ALLOW);
+    if (f == NULL || prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 ||
+        seccomp_rule_add(f, SCMP_ACT_KILL_PROCESS, SCMP_SYS(socketpair), 0) != 0 ||
+        seccomp_load(f) != 0)
+      _exit(2);
+    _exit(status_dir_remove(&ctx, "c", NULL) == 0 ? 0 : 1);
+  }
+  if (pid < 0 || waitpid(pid, &status, 0) != pid)
+    return -1;
+  *gone = faccessat(rootfd, "c", F_OK, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT;
+  return WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status) + 1000;
+}
+
+/* A removed state directory on a disk filesystem is closed for the last time by the kernel's
+ * collector, not by the command (its block's free waits for a discard on a `discard` mount); on
+ * a tmpfs it is simply closed. */
+static void test_dir_remove_last_close(const char *base, bool disk) {
+  char dir[64];
+  struct statfs fs;
+  cleanup_close int rootfd = -1;
+  bool gone = false;
+  int how;
+  snprintf(dir, sizeof(dir), "%s/fsrun-test-status.XXXXXX", base);
+  if (mkdtemp(dir) == NULL || (rootfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0 ||
+      fstatfs(rootfd, &fs) < 0 || (fs.f_type == TMPFS_MAGIC) == disk) {
+    tap_skip(disk ? "no scratch directory on a disk filesystem (/var/tmp)"
+                  : "no scratch directory on a tmpfs (/dev/shm)");
+    if (rootfd >= 0)
+      rmdir(dir);
+    return;
+  }
+  how = dir_remove_under_filter(rootfd, dir, &gone);
+  tap_ok(gone && how == (disk ? SIGSYS : 1000),
+         "%s: the removed state directory's last fd %s (child: %d, gone: %d)", base,
+         disk ? "goes to the kernel's collector" : "is closed", how, gone);
+  rmdir(dir);
+}
+
 /* renameat2 answers EINVAL from here on, as on a filesystem without RENAME_EXCHANGE */
 static bool deny_exchange(void) {
   scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
@@ -180,6 +236,8 @@ int main(void) {
   test_pid_file(dirfd);
   test_init_record_format();
   test_init_record_write(dirfd);
+  test_dir_remove_last_close("/var/tmp", true);
+  test_dir_remove_last_close("/dev/shm", false);
   if (deny_exchange())
     test_replace(dirfd, "rename (no RENAME_EXCHANGE)");
   else

@@ -21,11 +21,13 @@
 #   exec-seccomp/crun        the same into a container whose profile, as Docker's and Podman's
 #                            defaults do, allows a list of ~300 syscall names (every name of this
 #                            architecture's unistd_64.h but those below; errno for the rest)
+#   run-disk/crun            `run /bin/true` with both state roots on the disk (/var/tmp) instead
+#                            of a tmpfs: what a disk state root adds (issue 15)
 #   run-par/crun             100 `run`s, 20 at a time (wall of the whole batch)
 #   rss-run/crun             the peak resident set of a `run` (the runtime, its init, the process)
 #   */base                   with FSRUN_BASE=path/to/another/fsrun: the same fsrun measure against
-#                            that binary (sandbox, sandbox-user, sandbox-user-disk, run, exec,
-#                            exec-seccomp)
+#                            that binary (sandbox, sandbox-user, sandbox-user-disk, run, run-disk,
+#                            exec, exec-seccomp)
 # Every sandbox runs in a linked worktree in Fusion's layout (<repo>/.worktrees/task), bwrap with the
 # worktree and the repository's .git bound read-write.
 # BENCH_ONLY=sandbox stops after the sandbox measures; BENCH_ONLY=runtime skips them;
@@ -33,7 +35,8 @@
 # profile only (sandbox-egress/bwrap-net, and sandbox-egress/base with FSRUN_BASE).
 # The runtime measures run in a private mount namespace where the host's /sys/fs/cgroup/unified is
 # unmounted (crun 1.8 refuses this hybrid host), and under `chrt` the v1 cpu hierarchy too (a
-# real-time process cannot join a cpu cgroup without a real-time budget), state roots on a tmpfs. Needs root. A missing peer
+# real-time process cannot join a cpu cgroup without a real-time budget), state roots on a tmpfs
+# (run-disk: on /var/tmp). Needs root. A missing peer
 # skips its lines. FSRUN=path/to/fsrun (default: the build next to this tree). Not a pass/fail test.
 set -eu
 
@@ -67,13 +70,14 @@ if [ -z "${BENCH_INNER:-}" ]; then
   work=$(mktemp -d /tmp/fsrun-bench.XXXXXX)
   user=fsbench$$
   state=$(mktemp -d /run/fsrun-bench.XXXXXX)
+  disk=$(mktemp -d /var/tmp/fsrun-bench.XXXXXX)
   uid=
   # set -e holds in the EXIT trap too: a step that fails there ends the clean-up (the umount of a
   # tmpfs that only the ordinary user's part mounts ended every other run before its rm, leaving
   # /run/fsrun-bench.* and /tmp/fsrun-bench.*, and made the script exit 32)
   cleanup() {
     if [ -n "$uid" ]; then umount "$work/u/run" 2>/dev/null || true; fi
-    rm -rf --one-file-system "$work" "$state" ${uid:+"/tmp/fsrun-$uid"} || true
+    rm -rf --one-file-system "$work" "$state" "$disk" ${uid:+"/tmp/fsrun-$uid"} || true
     if id "$user" >/dev/null 2>&1; then userdel "$user" 2>/dev/null || true; fi
     return 0
   }
@@ -173,7 +177,7 @@ if [ -z "${BENCH_INNER:-}" ]; then
       syscalls: [{names: $n[0], action: "SCMP_ACT_ALLOW"}]}' \
       "$work/sleeper/config.json" >"$work/sleeper-seccomp/config.json"
   fi
-  export BENCH_INNER=1 FSRUN FSRUN_BASE=${FSRUN_BASE:-} WORK=$work TIMEIT
+  export BENCH_INNER=1 FSRUN FSRUN_BASE=${FSRUN_BASE:-} WORK=$work TIMEIT DISK=$disk
   unshare -m --propagation private "$0" "$rounds"
   exit 0
 fi
@@ -197,6 +201,8 @@ rt() { # rt NAME: the runtime's command and its state root
   esac
 }
 run_runtime() { "$TIMEIT" $(rt "$1") run "r-$1-$2"; }
+# the same with the state root on the disk
+run_disk_runtime() { "$TIMEIT" $(rt "$1" | sed "s|$WORK/state/|$DISK/|") run "d-$1-$2"; }
 # create, start and delete of one container, each timed: the step named by STEP
 phase_runtime() {
   local id=p-$1-$2-$STEP
@@ -223,6 +229,10 @@ if [ "$only" != exec ]; then
   have crun && bench_pair run/crun fsrun crun run_runtime
   have runc && bench_pair run/runc fsrun runc run_runtime
   [ -n "$FSRUN_BASE" ] && bench_pair run/base fsrun base run_runtime
+  if [ "$(stat -f -c %T "$DISK")" != tmpfs ]; then
+    have crun && bench_pair run-disk/crun fsrun crun run_disk_runtime
+    [ -n "$FSRUN_BASE" ] && bench_pair run-disk/base fsrun base run_disk_runtime
+  fi
 fi
 if have crun; then
   for STEP in create start delete; do

@@ -215,13 +215,13 @@ EOF
 # sweep what it left behind and append a `not ok` line to TAPFILE for each leftover: containers in
 # its state root, mounts or processes under its temporary directory. Bats' own cleanup is
 # replaced by one that never deletes through a leaked mount.
-# Needs FSRUN and FSRUN_TEST_STATE_BASE; BATS_FILE_TIMEOUT (seconds, default 900).
+# Needs FSRUN and FSRUN_TEST_STATE_BASE; BATS_FILE_TIMEOUT (seconds, default 2400).
 fsrun_run_bats_file() {
   local file=$1 tap=$2
   shift 2
   local name=${file##*/}
   name=${name%.bats}
-  local tmp rc=0 limit=${BATS_FILE_TIMEOUT:-900}
+  local tmp rc=0 limit=${BATS_FILE_TIMEOUT:-2400}
   tmp=$(mktemp -d "${TMPDIR:-/tmp}/fsrun-bats.XXXXXX") || return 1
   chmod 755 "$tmp" # container users must reach bundles under it
   TMPDIR=$tmp timeout -k 10 "$limit" bats --tap --timing --print-output-on-failure \

@@ -1,7 +1,7 @@
 /* The attacker inside a container for security-ptrace.bats (built there with cc -static).
  *
  *   ptrace-probe watch HOST_FILE STOP_FILE OUT
- *     Until STOP_FILE exists (at most 900 s, run-tests.sh's limit for a whole file; the test's
+ *     Until STOP_FILE exists (at most 900 s, far past what a whole test takes; the test's
  *     teardown ends it sooner: 120 s was close to the 77 s exec_attack took under ASan at load
  *     12-17), watches the pids the namespace allocates; each new process is tried as soon as it
  *     is in /proc (the newest pids are looked for again until they are): HOST_FILE through

@@ -1177,11 +1177,28 @@ static void add_candidates(char **paths, size_t *n, const char *id, const char *
                               (unsigned)getuid(), p);
 }
 
-/* Every candidate, cgroupfs first. NULL-terminated; caller frees. */
+/* Where an ordinary caller's create on a unified host puts the cgroup: below the caller's own
+ * delegated subtree (cgroup_rootless_delegated_base, looked at now), or NULL. */
+static char *own_delegated_candidate(const char *id, const char *cgroups_path) {
+  cleanup_error fsrun_error_t ignored = NULL;
+  cleanup_free char *own = NULL, *base = NULL;
+  cgroup_mode_t mode;
+  if (geteuid() == 0 || (cgroups_path != NULL && cgroups_path[0] == '/') ||
+      cgroup_detect_mode(&mode, &ignored) < 0 || mode != CGROUP_MODE_UNIFIED ||
+      cgroup_resolve_path(id, cgroups_path, false, &own, &ignored) < 0 ||
+      (base = cgroup_rootless_delegated_base()) == NULL)
+    return NULL;
+  return xasprintf("%s%s", base, own);
+}
+
+/* Every candidate, cgroupfs first, then the caller's delegated subtree's. NULL-terminated; caller
+ * frees. */
 static char **candidate_paths(const char *id, const char *cgroups_path) {
-  char **paths = xmalloc0(5 * sizeof(char *));
+  char **paths = xmalloc0(6 * sizeof(char *));
   size_t n = 0;
   add_candidates(paths, &n, id, cgroups_path, false);
+  if ((paths[n] = own_delegated_candidate(id, cgroups_path)) != NULL)
+    n++;
   add_candidates(paths, &n, id, cgroups_path, true);
   return paths;
 }

@@ -61,8 +61,8 @@ bool cgroup_path_is_containers(const char *id, const char *cgroups_path, const c
 int cgroup_open_checked(const char *description, const char *record, const char *id,
                         const char *cgroups_path, struct fsrun_cgroup **out, fsrun_error_t *err);
 /* The container's cgroup found from its id and linux.cgroupsPath alone (the first of the paths
- * they lead to that exists on this host), for a container whose state file is lost; *out NULL
- * when there is none. */
+ * they lead to that exists on this host, the one below the caller's own delegated subtree among
+ * them), for a container whose state file is lost; *out NULL when there is none. */
 int cgroup_find(const char *id, const char *cgroups_path, struct fsrun_cgroup **out,
                 fsrun_error_t *err);
 /* A self-contained string that cgroup_open() accepts (e.g. JSON or "mode:path"). Caller frees. */

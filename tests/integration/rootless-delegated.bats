@@ -219,3 +219,26 @@ forge_cgroup() {
 in_cgroup() {
   sh -c 'echo $$ >"$1/cgroup.procs" && shift && exec "$@"' sh "$@"
 }
+
+# bats test_tags=cgroupv2
+@test "rootless-delegated: delete --force with an emptied state file finds the cgroup below the user's subtree, kills what is in it and removes it" {
+  start_container
+  leaf_fsrun exec --detach --pid-file "$UDIR/run/exec.pid" "$ID" sleep 1000 </dev/null \
+    >"$UDIR/exec.out" 2>&1 || {
+    cat "$UDIR/exec.out"
+    false
+  }
+  local pid
+  pid=$(cat "$UDIR/run/exec.pid")
+  grep -qx "$pid" "$CG/cgroup.procs"
+  # what a crash can leave: the state file empty, the init's record and the config beside it
+  as_user sh -c ': >"$1"' sh "$UDIR/state/$ID/state.json"
+  run leaf_fsrun delete --force "$ID"
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"its init's record and its config were used instead"* ]]
+  [ ! -e "$CG" ]
+  wait_until pid_gone "$INIT"
+  wait_until pid_gone "$pid"
+  assert_no_leftovers "$ID" "$UDIR/bundle"
+}

@@ -107,8 +107,10 @@ static int check_read_only_bind(const oci_config *c, const char *path, const str
 
 /* the git dirs as `fsrun bundle` binds them (found below top, the worktree checked): the common dir
  * read-only (the lower layer of each exec's overlay) and what the host's git executes outside it
- * read-only (the worktree's `.git` file); a worktree that is no repository, or one the overlay does
- * not cover, gets no overlay */
+ * read-only (the worktree's `.git` file, a submodule's); a worktree that is no repository, or one
+ * the overlay does not cover, gets no overlay. The list is taken through top and the common dir as
+ * checked, never their names again: a name swapped after the check showed a decoy without the
+ * submodule, and a config without its `.git` file's bind was taken. */
 static int check_git_binds(const oci_config *c, const char *worktree, int top, fsrun_error_t *err) {
   cleanup_error fsrun_error_t layout_err = NULL;
   struct sandbox_git_layout l;
@@ -125,7 +127,7 @@ static int check_git_binds(const oci_config *c, const char *worktree, int top, f
   if (r == 0)
     r = check_read_only_bind(c, l.common_dir, &st, err);
   if (r == 0)
-    sandbox_git_protect(worktree, l.admin[0] ? l.common_dir : NULL, NULL, &protect);
+    sandbox_git_protect_all_checked(worktree, top, l.common_dir, l.common_fd, &protect);
   for (size_t i = 0; i < protect.len; i++) {
     oci_mount *m = &protect.items[i];
     if (r == 0 && !path_within(m->destination, l.common_dir))

@@ -206,6 +206,14 @@ static void replace_top(char **path, const char *from, const char *to) {
   *path = replaced;
 }
 
+/* the items of l from first on named by from (our fd's name) are named by to instead */
+static void rename_items(struct mount_list *l, size_t first, const char *from, const char *to) {
+  for (size_t i = first; i < l->len; i++) {
+    replace_top(&l->items[i].destination, from, to);
+    replace_top(&l->items[i].source, from, to);
+  }
+}
+
 void sandbox_git_protect_checked(const char *common_dir, int common_fd, struct mount_list *l) {
   char by_fd[32];
   size_t first = l->len;
@@ -213,10 +221,19 @@ void sandbox_git_protect_checked(const char *common_dir, int common_fd, struct m
   snprintf(by_fd, sizeof(by_fd), "/proc/self/fd/%d", common_fd);
   protect_git_dir(by_fd, l, 0);
   protect_worktrees(by_fd, l);
-  for (size_t i = first; i < l->len; i++) {
-    replace_top(&l->items[i].destination, by_fd, common_dir);
-    replace_top(&l->items[i].source, by_fd, common_dir);
-  }
+  rename_items(l, first, by_fd, common_dir);
+}
+
+void sandbox_git_protect_all_checked(const char *worktree, int top_fd, const char *common_dir,
+                                     int common_fd, struct mount_list *l) {
+  char top[32], common[32];
+  size_t first = l->len;
+  snprintf(top, sizeof(top), "/proc/self/fd/%d", top_fd);
+  snprintf(common, sizeof(common), "/proc/self/fd/%d", common_fd);
+  /* a main checkout's common dir is its `.git`: listed once, as the common dir */
+  sandbox_git_protect(top, common, NULL, l);
+  rename_items(l, first, top, worktree);
+  rename_items(l, first, common, common_dir);
 }
 
 /* --- the overlay over the common dir (a `fsrun sandbox` run) --------------------------------- */

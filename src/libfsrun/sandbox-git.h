@@ -51,6 +51,11 @@ void sandbox_git_protect(const char *worktree, const char *common_dir, const cha
  * common_dir (destination and source) for the mounts over the overlay at that path. */
 void sandbox_git_protect_checked(const char *common_dir, int common_fd, struct mount_list *l);
 
+/* sandbox_git_protect's whole list of a worktree whose top (top_fd) and common dir (common_fd) were
+ * checked: listed through those objects, named by worktree and common_dir */
+void sandbox_git_protect_all_checked(const char *worktree, int top_fd, const char *common_dir,
+                                     int common_fd, struct mount_list *l);
+
 /* a ref the run may move: its value when the run began ("" none) and its reflog's size (-1 none) */
 struct sandbox_git_ref {
   char *name;

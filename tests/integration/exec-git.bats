@@ -754,6 +754,66 @@ route_exec_layout_lost() {
   route_exec_layout_lost user
 }
 
+# route_accept_swap root|user (gitpin25's left: exec-git-accept.c listed the binds a task container
+# must have by the worktree's name): a submodule `sub` (.gitmodules and the `sub/.git` file) appears
+# in the worktree after `fsrun bundle`, whose config then has no read-only bind of `sub/.git`:
+# create is refused, naming it. Then again while the worktree's name leads to a decoy (an empty
+# .gitmodules) from create's first open of the common dir's worktrees/ (after the layout's check)
+# to its first open of the decoy's .gitmodules (swap-on-open: no race): still refused, naming
+# `sub/.git`. Broken (the list by name, as before this test): the decoy's .gitmodules was read, the
+# config was taken without the bind, and the container was created with `sub/.git` writable.
+route_accept_swap() {
+  requires_host_command cc
+  make_repo "$1"
+  local id=xacc-$$ decoy=$REPO/.worktrees/decoy
+  cc -O2 -o "$DIR/swap-on-open" "$FSRUN_TESTS_DIR/swap-on-open.c"
+  as_owner "$FSRUN" --root "$DIR/state" bundle --policy "$DIR/policy.json" --worktree "$WT" \
+    --out "$DIR/bundle" -- true
+  as_owner sh -c 'printf "[submodule \"sub\"]\n\tpath = sub\n" >"$1/.gitmodules" &&
+    mkdir "$1/sub" && echo "gitdir: ../.git/modules/sub" >"$1/sub/.git" &&
+    mkdir "$2" && : >"$2/.gitmodules"' sh "$WT" "$decoy"
+  status=0
+  as_owner "$FSRUN" --root "$DIR/state" create --bundle "$DIR/bundle" "$id" >"$DIR/create.out" \
+    2>&1 || status=$?
+  output=$(cat "$DIR/create.out")
+  [ "$status" -ne 0 ] || echo "$id" >>"$DIR/containers"
+  echo "unswapped: $status $output"
+  [ "$status" -eq 1 ] && [[ $output == *"\`$WT/sub/.git\` has no read-only bind"* ]]
+  rm -f "$DIR/ready"
+  mkfifo "$DIR/ready"
+  exec {ready}<>"$DIR/ready"
+  timeout -s KILL "$WAIT_MAX_S" "$DIR/swap-on-open" "$REPO/.git/worktrees" "$WT" "$decoy" \
+    "$DIR/ready" "$WT/.gitmodules" >"$DIR/swap-out" &
+  SWAPPER=$!
+  read -r -t "$WAIT_MAX_S" _ <&"$ready"
+  exec {ready}<&-
+  # not through a pipe: a container created holds create's stdio
+  status=0
+  as_owner "$FSRUN" --root "$DIR/state" create --bundle "$DIR/bundle" "$id" >"$DIR/create.out" \
+    2>&1 || status=$?
+  output=$(cat "$DIR/create.out")
+  [ "$status" -ne 0 ] || echo "$id" >>"$DIR/containers"
+  kill "$SWAPPER" 2>/dev/null || true
+  wait "$SWAPPER" || true
+  SWAPPER=
+  echo "swapped: $status $output"
+  cat "$DIR/swap-out"
+  # names back as they were: the swap's back mark is not met when the list is not taken by name
+  if [ ! -e "$WT/sub/.git" ]; then
+    mv "$WT" "$DIR/x" && mv "$decoy" "$WT" && mv "$DIR/x" "$decoy"
+  fi
+  grep -q '^swapped on the open by pid' "$DIR/swap-out"
+  [ "$status" -eq 1 ] && [[ $output == *"\`$WT/sub/.git\` has no read-only bind"* ]]
+}
+
+@test "exec-git: create lists the binds a task container must have through the worktree it checked, not its name swapped to a decoy (root)" {
+  route_accept_swap root
+}
+
+@test "exec-git: create lists the binds a task container must have through the worktree it checked, not its name swapped to a decoy (ordinary user)" {
+  route_accept_swap user
+}
+
 # coarse_exec_runs OWNER (run by coarse_fs, review23 A3): on a filesystem of whole-second times,
 # five execs into one task container each make a nested repository at once: each is named (with
 # the earlier execs' of the same second: a false alarm). With the exec's 20 ms margin alone, 5 of 5

@@ -162,6 +162,29 @@ static void walk_packages(struct walk *w, int dir, const char *prefix, bool path
   }
 }
 
+/* the files git opens by name in every directory it reads (a FIFO there: its open waits forever) */
+static bool git_reads_by_name(const char *name) {
+  return strcmp(name, ".gitignore") == 0 || strcmp(name, ".gitattributes") == 0 ||
+         strcmp(name, ".gitmodules") == 0 || strcmp(name, ".mailmap") == 0;
+}
+
+/* dir/name that git would open and block on or fail to read (a FIFO, a device, a socket, a link
+ * to one): named on every walk while it is there, as a config fsrun cannot read (review26 D2:
+ * no -c option keeps git from opening it, so "cannot disarm" makes the host's git fail at once
+ * instead of hanging). A link to nothing or to a regular file is git's to refuse or read. */
+static void check_read_by_name(struct walk *w, int dir, const char *prefix,
+                               const struct dirent *e) {
+  struct stat st;
+  if (e->d_type == DT_REG || e->d_type == DT_DIR || !git_reads_by_name(e->d_name))
+    return;
+  if (fstatat(dir, e->d_name, &st, 0) < 0 || S_ISREG(st.st_mode) || S_ISDIR(st.st_mode))
+    return; /* stat does not open: a FIFO's stat never waits */
+  cleanup_free char *entry = xasprintf("config:unread:%s%s%s (not a regular file: git's open of "
+                                       "it would wait or fail)",
+                                       prefix, prefix[0] ? "/" : "", e->d_name);
+  report(w, entry);
+}
+
 static void walk_nested(struct walk *w, int dir, const char *prefix, int depth, bool path_changed) {
   cleanup_dir DIR *d = dir_stream(dir);
   struct dirent *e;
@@ -180,6 +203,7 @@ static void walk_nested(struct walk *w, int dir, const char *prefix, int depth, 
       }
       continue;
     }
+    check_read_by_name(w, dirfd(d), prefix, e);
     if (!may_be_dir(e) || depth + 1 >= TAMPER_MAX_DEPTH)
       continue;
     sub = open_sub(w, dirfd(d), e->d_name, &sub_changed);

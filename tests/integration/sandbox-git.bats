@@ -1297,6 +1297,44 @@ route_unread() {
   route_unread user user
 }
 
+# route_fifo_by_name OWNER (review26 D2): a run making FIFOs of files git opens by name in every
+# directory it reads (src/.gitignore, a top-level .gitattributes) gets them named as configs fsrun
+# cannot read, on every run while they are there, and hostGitArgs that cannot disarm: with them the
+# host's `status` and `add -A` fail at once (128), where a plain one waits in open() for ever (the
+# control, ended by `timeout`: it never returns on its own).
+route_fifo_by_name() {
+  local args want rc=0
+  make_repo "$1"
+  sbx -- 'mkdir -p src && mkfifo src/.gitignore .gitattributes'
+  want=$(jq -cn '["config:unread:.gitattributes (not a regular file: git'"'"'s open of it would wait or fail)",
+    "config:unread:src/.gitignore (not a regular file: git'"'"'s open of it would wait or fail)"]')
+  [ "$(config_tamper | jq -c sort)" = "$want" ]
+  sbx -- 'echo two >unrelated.txt'
+  [ "$(config_tamper | jq -c sort)" = "$want" ]
+  host_args >/dev/null
+  mapfile -t args < <(host_args)
+  [ "${args[0]}|${args[1]}" = "-c|core.abbrev=fsrun-cannot-disarm" ]
+  for cmd in status "add -A"; do
+    rc=0
+    # shellcheck disable=SC2086 # cmd is two words on purpose
+    as_owner timeout 600 env GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null \
+      git -C "$WT" "${args[@]}" $cmd >/dev/null 2>&1 || rc=$?
+    [ "$rc" = 128 ]
+  done
+  rc=0
+  as_owner timeout 2 env GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null \
+    git -C "$WT" status >/dev/null 2>&1 || rc=$?
+  [ "$rc" = 124 ]
+}
+
+@test "sandbox-git: a FIFO named .gitignore or .gitattributes is named on every run; hostGitArgs make the host's git fail, not hang (root)" {
+  route_fifo_by_name root
+}
+
+@test "sandbox-git: a FIFO named .gitignore or .gitattributes is named on every run; hostGitArgs make the host's git fail, not hang (ordinary user)" {
+  route_fifo_by_name user
+}
+
 # route_unread_standing OWNER (gitunread, the decision in docs/sandbox.md): the repository's
 # included config is over 1 MiB before the run (plant_unread big, made on the host). A run that
 # leaves it alone still names it (`config:unread:`, a standing entry) and its hostGitArgs start with

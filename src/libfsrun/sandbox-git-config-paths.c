@@ -262,6 +262,27 @@ static void add_unknown_command(struct sandbox_git_run *g, const char *key, cons
     g->pointers[n].standing = true;
 }
 
+/* a word that may be a file the command runs or loads: it and its script dir */
+static void add_file_word(struct collect *c, const char *key, const char *value, const char *w) {
+  add_pointer(c, key, value, c->worktree, w);
+  add_script_dir(c, key, value, w);
+}
+
+/* An option with its value attached names a file as well as a word does (review26 D3 c):
+ * `--require=./hook.js`, `--rcfile=tools/rc`, `-rtools/x`, `-Ilib`, `-ftools/x.awk`. The value is
+ * watched like a file word; a short option's letters (`-rf`) watched as a top-level name cost one
+ * digest of an absent path, a false alarm only if such a file changes. */
+static void add_option_value(struct collect *c, const char *key, const char *value, const char *w) {
+  const char *v = NULL;
+  if (w[1] == '-')
+    v = strchr(w, '=') != NULL ? strchr(w, '=') + 1 : NULL;
+  else if (w[1] != '\0' && w[2] != '\0')
+    v = w + 2;
+  if (v != NULL && v[0] != '\0' && strcmp(v, ".") != 0 && strcmp(v, "./") != 0 &&
+      strcmp(v, "..") != 0)
+    add_file_word(c, key, value, v);
+}
+
 /* one word of a command value: the command itself is a path only with a `/` (else found on PATH);
  * any other word not an option may be a file an interpreter runs from the worktree's top (`sh
  * clean.sh`, `node x.js`) */
@@ -286,6 +307,8 @@ static void add_word(struct collect *c, const char *key, const char *value, cons
     s->module_next = strcmp(w, "-m") == 0;
     if (strncmp(w, "-m", 2) == 0 && w[2] != '\0')
       add_module(c, key, value, w + 2); /* `-mpre_commit` */
+    else
+      add_option_value(c, key, value, w);
     return;
   }
   if (module) {
@@ -300,8 +323,7 @@ static void add_word(struct collect *c, const char *key, const char *value, cons
     s->python = false;
     add_python_script(c, key, value, w);
   }
-  add_pointer(c, key, value, c->worktree, w);
-  add_script_dir(c, key, value, w);
+  add_file_word(c, key, value, w);
 }
 
 /* each word of a shell command that may name a file (no expansion), as the shell splits it

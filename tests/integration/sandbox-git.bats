@@ -915,6 +915,65 @@ route_script_loads() {
   route_script_loads user py
 }
 
+# route_attached_value OWNER node|awk|perl (review26 D3 c): a driver whose option carries its
+# file attached (`node --require=./hook.js`, `awk -ftools/x.awk`, `perl -Itools -MFilt`): that file
+# (and its dir) is watched as a word is. A run writing an unrelated file reports nothing; a run
+# rewriting it names the filter, and the host's `add -A` with hostGitArgs runs nothing, a plain one
+# runs the payload.
+route_attached_value() {
+  local cmd
+  make_repo "$1"
+  case $2 in
+  node)
+    command -v node >/dev/null || skip "needs node"
+    cmd='node --require=./hook.js clean.js'
+    as_owner sh -c 'cd "$1" && echo "// hook" >hook.js &&
+      echo "process.stdin.pipe(process.stdout)" >clean.js' sh "$WT"
+    set -- "$1" hook.js "require(\"fs\").appendFileSync(\"$MARKER\", \"ran\\n\")"
+    ;;
+  awk)
+    cmd='awk -ftools/x.awk'
+    as_owner sh -c 'mkdir "$1/tools" && echo "{ print }" >"$1/tools/x.awk"' sh "$WT"
+    set -- "$1" tools/x.awk "BEGIN { print \"ran\" >>\"$MARKER\" } { print }"
+    ;;
+  perl)
+    cmd='perl -Itools -MFilt -pe 1'
+    as_owner sh -c 'mkdir "$1/tools" && echo "package Filt; 1;" >"$1/tools/Filt.pm"' sh "$WT"
+    set -- "$1" tools/Filt.pm "package Filt; open(my \$f, \">>$MARKER\"); print \$f \"ran\\n\"; 1;"
+    ;;
+  esac
+  hgit -C "$REPO" config filter.x.clean "$cmd"
+  as_owner sh -c 'cd "$1" && echo "*.txt filter=x" >.gitattributes && echo one >a.txt' sh "$WT"
+  sbx -- 'echo two >unrelated'
+  [ "$(config_tamper)" = '[]' ]
+  sbx -- "printf '%s\n' '$3' >$2 && echo two >>a.txt"
+  filter_x_named_and_disarmed "config:filter.x.clean=$cmd"
+}
+
+@test "sandbox-git: a driver's file given attached to an option (--require=./hook.js) is watched and disarmed (root)" {
+  route_attached_value root node
+}
+
+@test "sandbox-git: a driver's file given attached to an option (--require=./hook.js) is watched and disarmed (ordinary user)" {
+  route_attached_value user node
+}
+
+@test "sandbox-git: a driver's file given attached to a short option (-ftools/x.awk) is watched and disarmed (root)" {
+  route_attached_value root awk
+}
+
+@test "sandbox-git: a driver's file given attached to a short option (-ftools/x.awk) is watched and disarmed (ordinary user)" {
+  route_attached_value user awk
+}
+
+@test "sandbox-git: a driver's file given attached to a short option (-Itools -MFilt) is watched and disarmed (root)" {
+  route_attached_value root perl
+}
+
+@test "sandbox-git: a driver's file given attached to a short option (-Itools -MFilt) is watched and disarmed (ordinary user)" {
+  route_attached_value user perl
+}
+
 # last_tamper: the last run's tamper list as it was reported (not sorted, not merged)
 last_tamper() {
   jq -cs 'map(select(.event == "sandbox:tamper")) | last | .paths' "$DIR/audit.jsonl"

@@ -230,6 +230,7 @@ struct words {
   bool at_command;  /* the next word is the command (after VAR=value words) */
   bool module_next; /* the next word is `-m`'s module */
   bool python;      /* the command is a Python interpreter whose script has not come yet */
+  bool node;        /* the command resolves its file words as node does (`node clean`) */
 };
 
 /* The dir of a worktree file a command names (`tools/clean.sh`: `tools/`), watched as a pointer of
@@ -262,17 +263,52 @@ static void add_unknown_command(struct sandbox_git_run *g, const char *key, cons
     g->pointers[n].standing = true;
 }
 
-/* a word that may be a file the command runs or loads: it and its script dir */
-static void add_file_word(struct collect *c, const char *key, const char *value, const char *w) {
+/* node, bun, deno, tsx, ts-node (a path to one too): a file word is a module name they resolve */
+static bool node_word(const char *w) {
+  static const char *const names[] = {"node", "nodejs", "bun", "deno", "tsx", "ts-node"};
+  const char *base = strrchr(w, '/');
+  base = base != NULL ? base + 1 : w;
+  for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+    if (strcmp(base, names[i]) == 0)
+      return true;
+  return false;
+}
+
+/* the names node's and the TypeScript runners' resolution tries for `X` besides X itself, whose
+ * digest already takes X/ whole (review26 D3 a: `node clean` runs a top-level `clean.js`) */
+static const char *const node_suffixes[] = {".js", ".mjs", ".cjs", ".json", ".node",
+                                            ".ts", ".mts", ".cts", ".tsx"};
+
+static bool has_node_suffix(const char *w) {
+  size_t n = strlen(w);
+  for (size_t i = 0; i < sizeof(node_suffixes) / sizeof(node_suffixes[0]); i++) {
+    size_t k = strlen(node_suffixes[i]);
+    if (n > k && strcmp(w + n - k, node_suffixes[i]) == 0)
+      return true;
+  }
+  return false;
+}
+
+/* a word that may be a file the command runs or loads: it and its script dir; after a node-style
+ * command, the names it resolves the word to too, unless it names one already (`node x.js`: nine
+ * more pointers a word would spend POINTERS_MAX on names tried only when x.js is gone) */
+static void add_file_word(struct collect *c, const char *key, const char *value, const char *w,
+                          bool node) {
   add_pointer(c, key, value, c->worktree, w);
   add_script_dir(c, key, value, w);
+  node = node && !has_node_suffix(w);
+  for (size_t i = 0; node && i < sizeof(node_suffixes) / sizeof(node_suffixes[0]); i++) {
+    cleanup_free char *name = xasprintf("%s%s", w, node_suffixes[i]);
+    add_pointer(c, key, value, c->worktree, name);
+  }
 }
 
 /* An option with its value attached names a file as well as a word does (review26 D3 c):
  * `--require=./hook.js`, `--rcfile=tools/rc`, `-rtools/x`, `-Ilib`, `-ftools/x.awk`. The value is
  * watched like a file word; a short option's letters (`-rf`) watched as a top-level name cost one
  * digest of an absent path, a false alarm only if such a file changes. */
-static void add_option_value(struct collect *c, const char *key, const char *value, const char *w) {
+static void add_option_value(struct collect *c, const char *key, const char *value, const char *w,
+                             bool node) {
   const char *v = NULL;
   if (w[1] == '-')
     v = strchr(w, '=') != NULL ? strchr(w, '=') + 1 : NULL;
@@ -280,7 +316,7 @@ static void add_option_value(struct collect *c, const char *key, const char *val
     v = w + 2;
   if (v != NULL && v[0] != '\0' && strcmp(v, ".") != 0 && strcmp(v, "./") != 0 &&
       strcmp(v, "..") != 0)
-    add_file_word(c, key, value, v);
+    add_file_word(c, key, value, v, node);
 }
 
 /* one word of a command value: the command itself is a path only with a `/` (else found on PATH);
@@ -293,7 +329,8 @@ static void add_word(struct collect *c, const char *key, const char *value, cons
   if (command && w[0] != '=' && strchr(w, '=') != NULL)
     return; /* VAR=value before the command */
   s->at_command = false;
-  if (python_word(w)) { /* the command, or env's */
+  s->node = s->node || node_word(w); /* the command, or env's, npx's */
+  if (python_word(w)) {              /* the command, or env's */
     s->python = true;
     add_python_dir(c, key, value, c->worktree); /* `-c`, stdin: the current directory */
   }
@@ -308,7 +345,7 @@ static void add_word(struct collect *c, const char *key, const char *value, cons
     if (strncmp(w, "-m", 2) == 0 && w[2] != '\0')
       add_module(c, key, value, w + 2); /* `-mpre_commit` */
     else
-      add_option_value(c, key, value, w);
+      add_option_value(c, key, value, w, s->node);
     return;
   }
   if (module) {
@@ -323,7 +360,7 @@ static void add_word(struct collect *c, const char *key, const char *value, cons
     s->python = false;
     add_python_script(c, key, value, w);
   }
-  add_file_word(c, key, value, w);
+  add_file_word(c, key, value, w, s->node);
 }
 
 /* each word of a shell command that may name a file (no expansion), as the shell splits it

@@ -974,6 +974,30 @@ route_attached_value() {
   route_attached_value user perl
 }
 
+# route_node_resolved OWNER (review26 D3 a): `node clean` runs a top-level `clean.js` (node's
+# resolution of a name without its extension), which a run rewrites: the filter is named, the
+# host's `add -A` with hostGitArgs runs nothing, a plain one runs the payload. A run writing an
+# unrelated file reports nothing.
+route_node_resolved() {
+  make_repo "$1"
+  command -v node >/dev/null || skip "needs node"
+  as_owner sh -c 'echo "process.stdin.pipe(process.stdout)" >"$1/clean.js"' sh "$WT"
+  hgit -C "$REPO" config filter.x.clean 'node clean'
+  as_owner sh -c 'cd "$1" && echo "*.txt filter=x" >.gitattributes && echo one >a.txt' sh "$WT"
+  sbx -- 'echo two >unrelated'
+  [ "$(config_tamper)" = '[]' ]
+  sbx -- "printf '%s\n' 'require(\"fs\").appendFileSync(\"$MARKER\", \"ran\\n\"); process.stdin.pipe(process.stdout)' >clean.js && echo two >>a.txt"
+  filter_x_named_and_disarmed "config:filter.x.clean=node clean"
+}
+
+@test "sandbox-git: a node driver's file named without its extension (node clean: clean.js) is watched and disarmed (root)" {
+  route_node_resolved root
+}
+
+@test "sandbox-git: a node driver's file named without its extension (node clean: clean.js) is watched and disarmed (ordinary user)" {
+  route_node_resolved user
+}
+
 # last_tamper: the last run's tamper list as it was reported (not sorted, not merged)
 last_tamper() {
   jq -cs 'map(select(.event == "sandbox:tamper")) | last | .paths' "$DIR/audit.jsonl"

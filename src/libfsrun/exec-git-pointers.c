@@ -153,6 +153,11 @@ void exec_git_pointers_final(const char *worktree, int top, int state_dir_fd, bo
   g.common_dir = l.common_dir;
   g.common_fd = l.common_fd;
   g.admin = l.admin;
+  /* the host's index: a gitlink whose checkout is a repository of its own past the walk's reach
+   * is entered by the host's `git add` (review26 D1) */
+  g.hash_size = sandbox_git_hash_size(g.common_fd);
+  sandbox_git_index_gitlinks(&g, g.common_fd);
+  g.nested_seen = nested_seen || sandbox_git_gitlinks_own_repository(&g, top);
   /* the walk's top: one object for the config's reads, the digests and hostGitArgs' reread */
   sandbox_git_top_hold(&g, top >= 0 ? fcntl(top, F_DUPFD_CLOEXEC, 0) : -1);
   sandbox_git_config_paths(&g, worktree);
@@ -162,6 +167,7 @@ void exec_git_pointers_final(const char *worktree, int top, int state_dir_fd, bo
   /* with the pointers: an include's or global config's file read as it is now (review21 P3) */
   *host_args = sandbox_git_host_args(&g, *found);
   sandbox_git_pointers_free(&g);
+  sandbox_git_strv_free(g.gitlinks_after);
   sandbox_git_layout_free(&l);
 }
 

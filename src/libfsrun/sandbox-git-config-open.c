@@ -58,8 +58,7 @@ static bool beneath(const char *dir, const char *path) {
   return strncmp(path, dir, n) == 0 && (path[n] == '/' || path[n] == '\0' || strcmp(dir, "/") == 0);
 }
 
-/* where fd's object is now (its real path), false when it cannot be told */
-static bool real_path_of(int fd, char real[PATH_MAX]) {
+bool sandbox_git_real_path_of(int fd, char real[PATH_MAX]) {
   char self[64];
   ssize_t n;
   snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
@@ -87,5 +86,6 @@ bool sandbox_git_config_leads_out(const struct sandbox_git_pins *pins, const cha
   fd = open_pinned(&top_only, path, RESOLVE_NO_MAGICLINKS);
   if (fd < 0)
     return false; /* no file: nothing read */
-  return !real_path_of(pins->top, top) || !real_path_of(fd, real) || !beneath(top, real);
+  return !sandbox_git_real_path_of(pins->top, top) || !sandbox_git_real_path_of(fd, real) ||
+         !beneath(top, real);
 }

@@ -438,9 +438,12 @@ char **sandbox_git_host_args(const struct sandbox_git_run *g, char **tamper) {
   /* no walk held the top: one checked now (another object: what is below it cannot disarm) */
   if (g != NULL && !g->top_held && g->worktree != NULL)
     a.pins.top = top = sandbox_git_top_checked(g->worktree, &err);
-  /* a repository that was there before: the walk sees no write inside its `.git` (review25 C3) */
+  /* a repository of its own below the top, new or not: its config is the run's to write (a write
+   * inside its `.git` moves no time the walk reads: review25 C3), and the host's `git add` runs
+   * `git status` inside a gitlink's checkout, which runs the filters that config names; no option
+   * keeps `add` out (review26 D1): cannot disarm */
   if (g != NULL && g->nested_seen)
-    disarm_nested(&a);
+    cannot_disarm(&a);
   for (char **t = tamper; t != NULL && *t != NULL; t++) {
     if (strncmp(*t, "hooks:", 6) == 0)
       push_option(&a, "core.hooksPath", "/dev/null");

@@ -42,6 +42,8 @@ struct walk {
   const struct sandbox_git_dotgits *before;
   struct sandbox_git_dotgits *seen;
   bool nested_seen; /* a `.git` dir below the top, new or not (own_git_dir) */
+  /* the run: its common dir, where a nested `.git` file's git dir may be (NULL: not looked at) */
+  const struct sandbox_git_run *g;
 };
 
 /* at the ctime's own grain: a filesystem of whole seconds stores a change made in the cutoff's
@@ -77,6 +79,14 @@ static void report(struct walk *w, const char *rel) {
   sandbox_git_strv_push(&w->found, &w->n_found, rel);
 }
 
+/* a nested `.git` file naming a git dir outside the common dir: a repository of the run's making
+ * that git run in that directory (a host git with it as cwd) discovers, with its config (review26
+ * D4); not looked at where the common dir is not known (delete's and pause's walks: docs) */
+static bool gitfile_elsewhere(const struct walk *w, int dir, const struct stat *st) {
+  return S_ISREG(st->st_mode) && w->g != NULL && w->g->common_dir != NULL &&
+         sandbox_git_gitfile_elsewhere(dir, w->g);
+}
+
 /* dir/.git (rel), reported when it or its path (path_changed) changed during the run, or where
  * times are not trusted when the walk before the run did not find it so */
 static void check_dotgit(struct walk *w, int dir, const char *rel, bool path_changed) {
@@ -85,7 +95,7 @@ static void check_dotgit(struct walk *w, int dir, const char *rel, bool path_cha
   bool named;
   if (fstatat(dir, ".git", &st, AT_SYMLINK_NOFOLLOW) < 0)
     return;
-  w->nested_seen = w->nested_seen || own_git_dir(&st);
+  w->nested_seen = w->nested_seen || own_git_dir(&st) || gitfile_elsewhere(w, dir, &st);
   named = path_changed || changed(w, &st);
   if (w->seen != NULL) {
     sandbox_git_dotgit_of(&e, dir, rel, &st);
@@ -263,7 +273,7 @@ static void walk_top(struct walk *w, int top) {
 
 char **sandbox_git_tamper(struct sandbox_git_run *g, const char *worktree) {
   int top;
-  struct walk w = {.start = g->start, .before = &g->dotgits_before};
+  struct walk w = {.start = g->start, .before = &g->dotgits_before, .g = g};
   clock_gettime(CLOCK_REALTIME_COARSE, &g->walk_began);
   /* held: the config's digests and hostGitArgs' reread go through the top walked */
   sandbox_git_top_hold(g, open_top(&w, worktree));
@@ -279,7 +289,12 @@ char **sandbox_git_tamper(struct sandbox_git_run *g, const char *worktree) {
   walk_top(&w, top);
   g->dotgits_after.taken = w.seen != NULL;
   g->times_untrusted = g->times_untrusted || w.below_untrusted;
-  g->nested_seen = w.nested_seen;
+  g->nested_seen = w.nested_seen || sandbox_git_gitlinks_own_repository(g, top);
+  if (g->nested_seen)
+    log_warning("git: the worktree holds a repository of its own below its top (a `.git` "
+                "directory or link, or a `.git` file naming a git dir outside the common dir): "
+                "the host's git runs its config, which the command could write; hostGitArgs "
+                "cannot disarm (docs/sandbox.md)");
   return w.found;
 }
 

@@ -6,6 +6,7 @@
 #ifndef FSRUN_SANDBOX_GIT_H
 #define FSRUN_SANDBOX_GIT_H
 
+#include <limits.h>
 #include <stdint.h>
 #include <sys/stat.h>
 #include <sys/types.h>
@@ -306,6 +307,15 @@ void sandbox_git_warn_tamper(const char *context, char **tamper);
 void sandbox_git_warn_json_list(const char *context, const char *said, char **list);
 /* the new gitlinks of g->gitlinks_after that g->tamper does not list yet, appended to it */
 void sandbox_git_tamper_add_gitlinks(struct sandbox_git_run *g);
+/* where fd's object is now (its real path, the kernel's name for it), false when it cannot be told
+ */
+bool sandbox_git_real_path_of(int fd, char real[PATH_MAX]);
+/* a gitlink of g's index lists (before the run, and gitlinks_after) whose checkout below top holds
+ * a repository of its own, which the host's `git add` enters (sandbox-git-tamper.c) */
+bool sandbox_git_gitlinks_own_repository(const struct sandbox_git_run *g, int top);
+/* the `.git` file in dir names a git dir that exists outside g's common dir (or g's is not known)
+ */
+bool sandbox_git_gitfile_elsewhere(int dir, const struct sandbox_git_run *g);
 /* the run's index in upper (the upper dir's fd) read for its gitlinks alone, into gitlinks_after */
 void sandbox_git_index_gitlinks(struct sandbox_git_run *g, int upper);
 /* sandbox-git-config-paths.c: before the run, what the repository's config names (g->pointers);

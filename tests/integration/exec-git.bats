@@ -1117,9 +1117,10 @@ route_final_walk() {
   [ ! -e "$DIR/out/t.json" ]
   as_owner "$FSRUN" --root "$DIR/state" delete --force --tamper-json "$DIR/final.json" "$id"
   cat "$DIR/final.json"
-  [ "$(jq -c . "$DIR/final.json")" = "$(jq -c . <<<'{"walked":true,"tamper":["nested/.git"],
-    "hostGitArgs":["-c","core.fsmonitor=false","-c","submodule.recurse=false",
-    "-c","diff.ignoreSubmodules=all","-c","status.submoduleSummary=false"]}')" ]
+  # a repository of its own below the top: cannot disarm (review26 D1)
+  [ "$(jq -c '{walked, tamper, cannot: .hostGitArgs[0:2]}' "$DIR/final.json")" = \
+    '{"walked":true,"tamper":["nested/.git"],"cannot":["-c","core.abbrev=fsrun-cannot-disarm"]}' ]
+  jq -e '.hostGitArgs | index("diff.ignoreSubmodules=all")' "$DIR/final.json"
   [ ! -e "$DIR/state/$id" ]
 }
 
@@ -1583,12 +1584,55 @@ host_args() {
   route_wide_script_dir user
 }
 
-@test "exec-git: an exec arming an existing nested repository's config in place gets hostGitArgs that keep git out of it (root)" {
+@test "exec-git: an exec arming an existing nested repository's config in place cannot be disarmed: the host's add -A with hostGitArgs runs nothing (root)" {
   route_nested_in_place root
 }
 
-@test "exec-git: an exec arming an existing nested repository's config in place gets hostGitArgs that keep git out of it (ordinary user)" {
+@test "exec-git: an exec arming an existing nested repository's config in place cannot be disarmed: the host's add -A with hostGitArgs runs nothing (ordinary user)" {
   route_nested_in_place user
+}
+
+@test "exec-git: a nested .git file an exec made naming a git dir it made in the worktree cannot be disarmed (root)" {
+  route_gitfile_subdir root
+}
+
+@test "exec-git: a nested .git file an exec made naming a git dir it made in the worktree cannot be disarmed (ordinary user)" {
+  route_gitfile_subdir user
+}
+
+# route_nested_deep_delete OWNER: the deep one at delete too, whose walk does not reach it either:
+# delete reads the host's index for its gitlinks (review26 D1)
+route_nested_deep_delete() {
+  local id
+  route_nested_in_place "$1" deep
+  id=$(task_container "$WT")
+  as_owner "$FSRUN" --root "$DIR/state" delete --force --tamper-json "$DIR/final.json" "$id"
+  cat "$DIR/final.json"
+  [ "$(jq -c '.hostGitArgs[0:2]' "$DIR/final.json")" = '["-c","core.abbrev=fsrun-cannot-disarm"]' ]
+}
+
+@test "exec-git: delete's hostGitArgs cannot disarm a nested repository 7 levels down (root)" {
+  route_nested_deep_delete root
+}
+
+@test "exec-git: delete's hostGitArgs cannot disarm a nested repository 7 levels down (ordinary user)" {
+  route_nested_deep_delete user
+}
+
+@test "exec-git: an exec arming the config of an existing nested repository 7 levels down cannot be disarmed (root)" {
+  route_nested_in_place root deep
+}
+
+@test "exec-git: an exec arming the config of an existing nested repository 7 levels down cannot be disarmed (ordinary user)" {
+  route_nested_in_place user deep
+}
+
+@test "exec-git: an exec arming the config of a gitlink's git dir that its .git file names in the worktree cannot be disarmed (root)" {
+  route_nested_in_place root gitfile
+}
+
+@test "exec-git: an exec arming the config of a gitlink's git dir that its .git file names in the worktree cannot be disarmed (ordinary user)" {
+  route_nested_in_place user gitfile
 }
 
 @test "exec-git: an exec planting what a driver runs gets hostGitArgs in --status-json, under which the host's git runs nothing of it (root)" {

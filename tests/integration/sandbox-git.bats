@@ -1110,35 +1110,90 @@ route_wide_script_dir() {
   route_wide_script_dir user
 }
 
-# route_nested_in_place OWNER (review25 C3): an embedded repository committed as a gitlink before
-# the run (`sub`, its own `.git` dir); the run appends a core.fsmonitor to sub/.git/config, a
-# write inside an existing `.git` that moves no ctime the walk reads. hostGitArgs keep the host's
-# git out of every nested repository the walk met: with them `status` runs nothing; a plain one
-# recurses into sub and runs its fsmonitor.
+# route_nested_in_place OWNER [deep|gitfile] (review25 C3, review26 D1): an embedded repository
+# committed as a gitlink before the run (`sub`, its own `.git` dir; deep: 7 levels down, past the
+# walk's 6; gitfile: `sub/.git` a file naming a git dir elsewhere in the worktree, `.g`); the run
+# arms its config in place (a filter in its config, the attribute in its info/attributes, `s`
+# backdated so that a status there must hash it), writes inside an existing git dir that move no
+# ctime the walk reads. The host's `git add -A` runs `git status` inside a gitlink's checkout,
+# which runs that filter whatever -c options it gets (the four nested options of before did not
+# stop it). So hostGitArgs cannot disarm, on every run: with them `add -A` runs nothing and fails
+# at once; with the documented options of before (safe_git) it runs the planted filter.
 route_nested_in_place() {
+  local sub=sub gitdir
   make_repo "$1"
-  hgit init -q "$WT/sub"
-  as_owner sh -c 'echo s >"$1/sub/s"' sh "$WT"
-  hgit -C "$WT/sub" add s
-  hgit -C "$WT/sub" -c user.email=s@example.invalid -c user.name=s commit -qm s
-  hgit -C "$WT" add sub 2>/dev/null
+  case ${2:-} in
+    deep) sub=a/b/c/d/e/f/sub ;;
+    gitfile) hgit init -q --separate-git-dir "$WT/.g" "$WT/sub" ;;
+  esac
+  [ -e "$WT/$sub/.git" ] || hgit init -q "$WT/$sub"
+  as_owner sh -c 'echo s >"$1/s"' sh "$WT/$sub"
+  hgit -C "$WT/$sub" add s
+  hgit -C "$WT/$sub" -c user.email=s@example.invalid -c user.name=s commit -qm s
+  hgit -C "$WT" add "$sub" 2>/dev/null
   hgit -C "$WT" commit -qm sub
-  sbx -- "printf '[core]\n\tfsmonitor = $DIR/evil.sh\n' >>sub/.git/config && echo t >>sub/s"
+  gitdir=$(hgit -C "$WT/$sub" rev-parse --absolute-git-dir)
+  sbx -- "printf '[filter \"x\"]\n\tclean = $DIR/evil.sh; cat\n' >>$gitdir/config &&
+          echo 's filter=x' >$gitdir/info/attributes && touch -d 2001-01-01 $sub/s"
   mapfile -t args < <(host_args)
+  [ "${args[0]} ${args[1]}" = "-c core.abbrev=fsrun-cannot-disarm" ]
   [[ " ${args[*]} " == *" diff.ignoreSubmodules=all "* ]]
-  [[ " ${args[*]} " == *" core.fsmonitor=false "* ]]
-  hgit -C "$WT" "${args[@]}" status
+  ! hgit -C "$WT" "${args[@]}" add -A 2>/dev/null || false
   [ ! -e "$MARKER" ]
-  hgit -C "$WT" status >/dev/null 2>&1 || true
+  safe_git -C "$WT" add -A
   grep -qx ran "$MARKER"
 }
 
-@test "sandbox-git: a run arming an existing nested repository's config in place gets hostGitArgs that keep git out of it (root)" {
+@test "sandbox-git: a run arming an existing nested repository's config in place cannot be disarmed: the host's add -A with hostGitArgs runs nothing (root)" {
   route_nested_in_place root
 }
 
-@test "sandbox-git: a run arming an existing nested repository's config in place gets hostGitArgs that keep git out of it (ordinary user)" {
+@test "sandbox-git: a run arming an existing nested repository's config in place cannot be disarmed: the host's add -A with hostGitArgs runs nothing (ordinary user)" {
   route_nested_in_place user
+}
+
+# route_gitfile_subdir OWNER (review26 D4 b): a run makes `pkg/.git`, a file naming a git dir it
+# made elsewhere in the worktree (`.h`, a filter in its config, a backdated tracked file): a host
+# git run with `pkg` as its cwd discovers that repository and runs its filter whatever -c options
+# it gets. hostGitArgs cannot disarm; a `.git` file naming no git dir changes nothing (the control).
+route_gitfile_subdir() {
+  make_repo "$1"
+  sbx -- "mkdir -p plain && echo gitdir: /nonexistent >plain/.git"
+  mapfile -t args < <(host_args)
+  [ "${args[0]} ${args[1]}" = "-c core.fsmonitor=false" ]
+  sbx -- "git init -q --separate-git-dir .h pkg && cd pkg && echo f >f && git add f &&
+          printf '[filter \"x\"]\n\tclean = $DIR/evil.sh; cat\n' >>../.h/config &&
+          echo 'f filter=x' >../.h/info/attributes && touch -d 2001-01-01 f"
+  mapfile -t args < <(host_args)
+  [ "${args[0]} ${args[1]}" = "-c core.abbrev=fsrun-cannot-disarm" ]
+  ! hgit -C "$WT/pkg" "${args[@]}" status --porcelain 2>/dev/null || false
+  [ ! -e "$MARKER" ]
+  safe_git -C "$WT/pkg" status --porcelain
+  grep -qx ran "$MARKER"
+}
+
+@test "sandbox-git: a nested .git file a run made naming a git dir it made in the worktree cannot be disarmed (root)" {
+  route_gitfile_subdir root
+}
+
+@test "sandbox-git: a nested .git file a run made naming a git dir it made in the worktree cannot be disarmed (ordinary user)" {
+  route_gitfile_subdir user
+}
+
+@test "sandbox-git: a run arming the config of an existing nested repository 7 levels down cannot be disarmed (root)" {
+  route_nested_in_place root deep
+}
+
+@test "sandbox-git: a run arming the config of an existing nested repository 7 levels down cannot be disarmed (ordinary user)" {
+  route_nested_in_place user deep
+}
+
+@test "sandbox-git: a run arming the config of a gitlink's git dir that its .git file names in the worktree cannot be disarmed (root)" {
+  route_nested_in_place root gitfile
+}
+
+@test "sandbox-git: a run arming the config of a gitlink's git dir that its .git file names in the worktree cannot be disarmed (ordinary user)" {
+  route_nested_in_place user gitfile
 }
 
 # route_expansion OWNER (review25 C9): a driver that names its worktree script through an expansion

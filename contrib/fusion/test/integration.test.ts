@@ -449,7 +449,7 @@ test(`[${WHO}] one-shot: an abort during fsrun's slow git sync still reports the
   const bomb = `objects/ab/${"0".repeat(38)}`;
   await writeBomb(join(worktree, ".bomb"), 448);
   const c = new AbortController();
-  const run = b.run(`git init -q nested && o=$(git rev-parse --git-common-dir) && mkdir -p $o/objects/ab && cp .bomb $o/${bomb}`, opts({ signal: c.signal }));
+  const run = b.run(`mkdir -p nested && echo gitdir: /nonexistent >nested/.git && o=$(git rev-parse --git-common-dir) && mkdir -p $o/objects/ab && cp .bomb $o/${bomb}`, opts({ signal: c.signal }));
   // held there by the bomb's size: fsrun has it open only in its sync, after its tamper line
   let pid = 0;
   await waitFor("fsrun to be in its git sync", async () => {
@@ -506,7 +506,7 @@ test(`[${WHO}] one-shot: a fsrun killed before its hostGitArgs line leaves a run
     const wrapper = await hangingFsrun(keep);
     const b = await backend({ fsrunPath: wrapper });
     const c = new AbortController();
-    const run = b.run("git init -q hang-nested", opts({ signal: c.signal }));
+    const run = b.run("mkdir -p hang-nested && echo gitdir: /nonexistent >hang-nested/.git", opts({ signal: c.signal }));
     await waitFor("the real fsrun to end", () => stat(`${wrapper}.done`).then(() => true, () => false), 60_000);
     c.abort();
     const r = await run;
@@ -525,7 +525,7 @@ test(`[${WHO}] task container: an exec that left no status after its command can
   for (const keep of ["nothing", "both"] as const) {
     const b = await backend({ mode: "task-container", fsrunPath: await hangingFsrun(keep) });
     if (b.effectiveMode !== "task-container") return t.skip("fsrun exec cannot join the task container as this user");
-    const r = await b.run("git init -q hang-nested", opts());
+    const r = await b.run("mkdir -p hang-nested && echo gitdir: /nonexistent >hang-nested/.git", opts());
     assert.equal(r.exitCode, 0, r.stderr);
     const want = keep === "nothing" ? ["-c", "core.abbrev=fsrun-cannot-disarm"] : ["-c", "core.fsmonitor=false", "-c", "submodule.recurse=false", "-c", "diff.ignoreSubmodules=all", "-c", "status.submoduleSummary=false"];
     // the frozen container's walk after the run may name the repository again (made in the tick
@@ -546,7 +546,7 @@ test(`[${WHO}] task container: a tamper line over 2 KiB is read whole from stder
   if (b.effectiveMode !== "task-container") return t.skip("fsrun exec cannot join the task container as this user");
   const names = Array.from({ length: 24 }, (_, i) => `long-${String(i).padStart(2, "0")}-${"n".repeat(112)}`);
   assert.ok(JSON.stringify(names.map((n) => `${n}/.git`)).length > 2048);
-  const r = await b.run(names.map((n) => `git init -q ${n}`).join(" && "), opts());
+  const r = await b.run(names.map((n) => `mkdir -p ${n} && echo gitdir: /nonexistent >${n}/.git`).join(" && "), opts());
   assert.equal(r.exitCode, 0, r.stderr);
   assert.deepEqual([...r.tamper].sort(), names.map((n) => `${n}/.git`).sort(), r.stderr);
   await b.dispose();
@@ -624,7 +624,7 @@ test(`[${WHO}] one-shot: a nested git repository the run made comes back in tamp
   const raw = await runCommand("/bin/sh", ["-c", `echo '{}' | "$0" --root "$1" sandbox --json --policy - --worktree "$2" -- true`, FSRUN, stateRoot, worktree]);
   if (!/"tamper"/.test(raw.stdout)) return t.skip("this fsrun does not report tamper yet (json-contract.md: helper `git`)");
   const b = await backend();
-  const r = await b.run("git init -q nested-repo && echo made", opts());
+  const r = await b.run("mkdir -p nested-repo && echo gitdir: /nonexistent >nested-repo/.git && echo made", opts());
   await rm(join(worktree, "nested-repo"), { recursive: true, force: true });
   assert.equal(r.stdout, "made\n", r.stderr);
   assert.deepEqual(r.tamper, ["nested-repo/.git"]);
@@ -635,7 +635,7 @@ test(`[${WHO}] one-shot: a command's own exit 125 is its result, not a set-up fa
   const raw = await runCommand("/bin/sh", ["-c", `echo '{}' | "$0" --root "$1" sandbox --json --policy - --worktree "$2" -- true`, FSRUN, stateRoot, worktree]);
   if (!/"tamper"/.test(raw.stdout)) return t.skip("this fsrun does not report tamper yet (json-contract.md: helper `git`)");
   const b = await backend();
-  const r = await b.run("git init -q nested-125 && echo made && exit 125", opts());
+  const r = await b.run("mkdir -p nested-125 && echo gitdir: /nonexistent >nested-125/.git && echo made && exit 125", opts());
   await rm(join(worktree, "nested-125"), { recursive: true, force: true });
   assert.equal(r.stdout, "made\n", r.stderr);
   assert.equal(r.exitCode, 125);
@@ -664,7 +664,7 @@ test(`[${WHO}] task container: git as in one-shot: the task's commit lands, main
   const main0 = await git(repo, ["rev-parse", "HEAD"]);
   const r = await b.run(
     "git -c user.name=t -c user.email=t@example.com commit -q --allow-empty -m in-task && " +
-      "git update-ref refs/heads/master HEAD && git update-ref refs/heads/main HEAD; git init -q nested-task-repo && echo made",
+      "git update-ref refs/heads/master HEAD && git update-ref refs/heads/main HEAD; mkdir -p nested-task-repo && echo gitdir: /nonexistent >nested-task-repo/.git && echo made",
     opts(),
   );
   await rm(join(worktree, "nested-task-repo"), { recursive: true, force: true });
@@ -1032,7 +1032,7 @@ test(`[${WHO}] task container: dispose names a nested repository a process left 
   const b = await taskBackend({ pauseBetweenRuns: false });
   if (b === null) return t.skip("fsrun exec cannot join the task container as this user: checked that it runs one-shot instead");
   assert.equal(b.hostGitDisarmed, true, "no command ran yet");
-  const r = await b.run("mkfifo late-go late-planted && setsid -w sh -c '(read x <late-go; git init -q late-nested; echo >late-planted) </dev/null >/dev/null 2>&1 &'", opts());
+  const r = await b.run("mkfifo late-go late-planted && setsid -w sh -c '(read x <late-go; mkdir -p late-nested && echo gitdir: /nonexistent >late-nested/.git; echo >late-planted) </dev/null >/dev/null 2>&1 &'", opts());
   assert.deepEqual([r.exitCode, r.tamper], [0, []], r.stderr);
   assert.deepEqual([b.hostGitDisarmed, b.hostGitArgs], [false, ["-c", HOST_GIT_CANNOT_DISARM]], "not frozen: cannot tell");
   const plant = await runCommand("timeout", ["-s", "KILL", "60", "sh", "-c", 'echo go >"$1" && cat "$2"', "sh", join(worktree, "late-go"), join(worktree, "late-planted")]);
@@ -1084,7 +1084,7 @@ test(`[${WHO}] task container: a run that leaves nothing is not paused and holds
   const b = await backend({ mode: "task-container", fsrunPath: fsrun.path });
   if (b.effectiveMode !== "task-container") return t.skip("fsrun exec cannot join the task container as this user");
   const nested = ["-c", "core.fsmonitor=false", "-c", "submodule.recurse=false", "-c", "diff.ignoreSubmodules=all", "-c", "status.submoduleSummary=false"];
-  const r1 = await b.run("git init -q skip-nested", opts());
+  const r1 = await b.run("mkdir -p skip-nested && echo gitdir: /nonexistent >skip-nested/.git", opts());
   assert.deepEqual([r1.exitCode, r1.tamper, r1.hostGitArgs], [0, ["skip-nested/.git"], nested], r1.stderr);
   assert.deepEqual([b.hostGitDisarmed, b.hostGitArgs], [true, nested], "nothing is left: the run's walk is final");
   assert.equal(await containerStatus(b), "running");
@@ -1556,17 +1556,19 @@ test(`[${WHO}] task container: no group is killed by a pid file's number another
   for (const die of [false, true]) {
     const decoy = spawn("sleep", ["600"], { detached: true, stdio: "ignore" });
     const ended = new Promise<NodeJS.Signals | null>((done) => decoy.on("exit", (_code: number | null, sig: NodeJS.Signals | null) => done(sig)));
-    const b = await backend({ mode: "task-container", fsrunPath: await reusingFsrun(decoy.pid ?? 0, die) });
-    if (b.effectiveMode !== "task-container") {
+    // a failed assertion must not leave the decoy holding the test file's process for 600 s
+    try {
+      const b = await backend({ mode: "task-container", fsrunPath: await reusingFsrun(decoy.pid ?? 0, die) });
+      if (b.effectiveMode !== "task-container") return t.skip("fsrun exec cannot join the task container as this user");
+      const r = await b.run("echo ran", opts());
+      assert.equal(r.stdout, "ran\n", JSON.stringify(r));
+      assert.equal(r.signal, die ? "SIGKILL" : null, JSON.stringify(r));
       decoy.kill("SIGTERM");
-      return t.skip("fsrun exec cannot join the task container as this user");
+      assert.equal(await ended, "SIGTERM", die ? "a died fsrun exec's pid file" : "a reported exec's pid file");
+      await b.dispose();
+    } finally {
+      if (decoy.exitCode === null && decoy.signalCode === null) decoy.kill("SIGKILL");
     }
-    const r = await b.run("echo ran", opts());
-    assert.equal(r.stdout, "ran\n", JSON.stringify(r));
-    assert.equal(r.signal, die ? "SIGKILL" : null, JSON.stringify(r));
-    decoy.kill("SIGTERM");
-    assert.equal(await ended, "SIGTERM", die ? "a died fsrun exec's pid file" : "a reported exec's pid file");
-    await b.dispose();
   }
 });
 

@@ -198,6 +198,10 @@ static int writable_over(const oci_policy *p, const char *path, bool or_inside, 
   return r;
 }
 
+int sandbox_writable_reaches(const oci_policy *p, const char *path, ssize_t *hit) {
+  return writable_over(p, path, false, hit);
+}
+
 int sandbox_writable_over_state_root(const oci_policy *p, const char *state_root, ssize_t *hit) {
   return writable_over(p, state_root, true, hit);
 }

@@ -15,6 +15,8 @@
  * `..`, bind mounts; a path that does not exist yet by its spelling). 0, or -1 with errno: a
  * directory on the way could not be looked at. */
 int sandbox_writable_over_state_root(const oci_policy *p, const char *state_root, ssize_t *hit);
+/* the same for any directory path, counting entries that are or hold it (not those in it) */
+int sandbox_writable_reaches(const oci_policy *p, const char *path, ssize_t *hit);
 
 /* 0, or the one-line refusal naming the writablePaths entry, or the worktree or its git dir, that
  * reaches the state root (worktree: resolved) */

@@ -12,6 +12,7 @@
 #include "sandbox-paths.h"
 #include "sandbox-runmask.h"
 #include "sandbox-spelling.h"
+#include "sandbox-checkouts.h"
 #include "sandbox-state-root.h"
 #include "sandbox-system-dirs.h"
 
@@ -1281,6 +1282,8 @@ int sandbox_bundle(const struct fsrun_context *ctx, const struct sandbox_bundle_
     r = sandbox_check_state_root(policy, worktree, ctx->state_root, err);
   if (r == 0)
     r = sandbox_check_runtime_dir(policy, err);
+  if (r == 0)
+    r = sandbox_check_other_checkouts(policy, worktree, err);
   if (r == 0)
     r = sandbox_config_for_caller(policy, worktree, ctx->state_root, o->args, o->n_args,
                                   geteuid() != 0, &config, err);

@@ -1110,6 +1110,45 @@ route_wide_script_dir() {
   route_wide_script_dir user
 }
 
+# route_other_checkouts OWNER (review26 D6): a writablePaths entry that reaches another checkout of
+# the worktree's repository (is or holds the main checkout or the other task's worktree) is refused:
+# the command rewrote a driver's script there (`tamper: []`) and the host's git in that checkout
+# ran it. `sandbox` exits 125 with one line naming the entry, `bundle` 1, nothing left behind; an
+# entry in the worktree or beside the repository is accepted.
+route_other_checkouts() {
+  local entry ok=$DIR/beside
+  make_repo "$1"
+  as_owner mkdir -p "$REPO/tools" "$WT/cache" "$ok"
+  for entry in "$REPO" "$OTHER" "$REPO/.worktrees"; do
+    jq -n --arg w "$entry" '{writablePaths: [$w]}' >"$DIR/policy.json"
+    run as_owner "$FSRUN" --root "$DIR/state" sandbox --policy "$DIR/policy.json" --worktree "$WT" \
+      -- sh -c 'echo planted >"$1/tools/clean.sh"' sh "$REPO"
+    echo "$output"
+    [ "$status" -eq 125 ]
+    [ "${#lines[@]}" -eq 1 ]
+    [[ $output == *"policy: writablePaths[0]: \`$entry\` reaches \`"*"\`, another checkout of the worktree's repository, "* ]]
+    [ ! -e "$REPO/tools/clean.sh" ]
+    run as_owner "$FSRUN" --root "$DIR/state" bundle --policy "$DIR/policy.json" --worktree "$WT" \
+      --out "$DIR/bundle" -- true
+    [ "$status" -eq 1 ]
+    [[ $output == *"another checkout of the worktree's repository"* ]]
+    [ ! -e "$DIR/bundle" ]
+  done
+  [ -z "$(ls -A "$DIR/state" 2>/dev/null)" ]
+  jq -n --arg a "$WT/cache" --arg b "$ok" '{writablePaths: [$a, $b]}' >"$DIR/policy.json"
+  as_owner "$FSRUN" --root "$DIR/state" sandbox --policy "$DIR/policy.json" --worktree "$WT" \
+    -- sh -c 'echo x >"$1/f" && echo y >"$2/f"' sh "$WT/cache" "$ok"
+  [ "$(cat "$ok/f")" = x ] || [ "$(cat "$ok/f")" = y ]
+}
+
+@test "sandbox-git: writablePaths reaching another checkout of the repository are refused (root)" {
+  route_other_checkouts root
+}
+
+@test "sandbox-git: writablePaths reaching another checkout of the repository are refused (ordinary user)" {
+  route_other_checkouts user
+}
+
 # route_nested_in_place OWNER [deep|gitfile] (review25 C3, review26 D1): an embedded repository
 # committed as a gitlink before the run (`sub`, its own `.git` dir; deep: 7 levels down, past the
 # walk's 6; gitfile: `sub/.git` a file naming a git dir elsewhere in the worktree, `.g`); the run

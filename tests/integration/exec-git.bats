@@ -1403,7 +1403,9 @@ route_quiet_walk_adds_nothing() {
     skip "no Landlock here: leftRunning is always true and the adapter always pauses"
   fi
   hgit -C "$REPO" config include.path ../.gitconfig
-  sbx "$REPO" -- "git init -q quiet-nested && printf '[core]\\n\\tfsmonitor = $DIR/evil.sh\\n' >.gitconfig"
+  # a nested `.git` file naming nothing: named, and disarmable (a repository of its own is not)
+  sbx "$REPO" -- "mkdir quiet-nested && echo gitdir: /nonexistent >quiet-nested/.git &&
+                  printf '[core]\\n\\tfsmonitor = $DIR/evil.sh\\n' >.gitconfig"
   [ "$(jq -c .leftRunning "$DIR/status.json")" = false ]
   [ "$(jq -c '.tamper | sort' "$DIR/status.json")" = \
     '["config:include.path=../.gitconfig","quiet-nested/.git"]' ]

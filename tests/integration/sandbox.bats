@@ -923,7 +923,11 @@ sbx_as_user() {
   done
 }
 
-@test "sandbox: a writablePaths entry that is the repository by another name gets its git dir's protections, not a second read-write view (root and an ordinary user)" {
+# A writablePaths entry that is the repository's main checkout by another name (a link): before
+# review26 D6 it was bound with the git dir's protections; it is another checkout of the worktree's
+# repository, whose files the host's git runs, so it is refused now, by any name (125, one line
+# naming the entry and the checkout), and the command never runs.
+@test "sandbox: a writablePaths entry that is the repository by another name is refused as another checkout (root and an ordinary user)" {
   requires_host_command setpriv
   local uid=1000 config_before who
   mkdir -p "$DIR/home"
@@ -931,26 +935,19 @@ sbx_as_user() {
   write_policy "{\"writablePaths\": [\"$DIR/repolink\"]}"
   config_before=$(cat "$REPO/.git/config")
   for who in root user; do
-    # through either name, the host's git config and hooks are what the host's git runs
-    local cmd="for d in '$DIR/repolink' '$REPO'; do
-      printf '[core]\n\tfsmonitor = touch $DIR/pwned\n' >>\"\$d/.git/config\" 2>/dev/null && echo wrote-config
-      echo 'touch $DIR/pwned' >\"\$d/.git/hooks/pre-commit\" 2>/dev/null && echo wrote-hook
-    done; touch '$REPO/made'"
+    local cmd="touch '$REPO/made'; printf '[core]\n\tfsmonitor = touch $DIR/pwned\n' >>'$REPO/.git/config'"
     if [ "$who" = root ]; then
       run --separate-stderr sbx -- /bin/sh -c "$cmd"
     else
       give_dir_to_user "$uid"
-      rm -f "$REPO/made"
       run --separate-stderr sbx_as_user "$uid" -- /bin/sh -c "$cmd"
     fi
     echo "$who: $status $output $stderr"
-    [ "$status" -eq 0 ]
-    [[ $output != *wrote* ]]
+    [ "$status" -eq 125 ]
+    # named as the respelled entry (the repository's own path: "Paths the command can re-point")
+    [[ $stderr == *"writablePaths[0]: \`"*"\` reaches \`"*"\`, another checkout of the worktree's repository"* ]]
     [ "$(cat "$REPO/.git/config")" = "$config_before" ]
-    [ ! -e "$REPO/.git/hooks/pre-commit" ]
-    # the entry itself is still writable, at the repository's own path
-    [ -e "$REPO/made" ]
-    git -c safe.directory="*" -C "$WT" status --short >/dev/null
+    [ ! -e "$REPO/made" ]
     [ ! -e "$DIR/pwned" ]
   done
 }

@@ -94,18 +94,24 @@ state_of() {
   user_fsrun state "$ID" | jq -r .status
 }
 
-# bats test_tags=cgroupv2
-@test "rootless-delegated: exec, pause and resume work on the container's cgroup in the delegated subtree (as the user, from its leaf)" {
-  start_container
-  # an exec'd process lands in the container's cgroup, seen from the host
+# exec_sleeper: `sleep 1000` exec'd into the container, detached, from the user's leaf; its pid
+# in the caller's $pid, seen from the host in the container's cgroup
+exec_sleeper() {
   leaf_fsrun exec --detach --pid-file "$UDIR/run/exec.pid" "$ID" sleep 1000 </dev/null \
     >"$UDIR/exec.out" 2>&1 || {
     cat "$UDIR/exec.out"
     false
   }
-  local pid
   pid=$(cat "$UDIR/run/exec.pid")
   grep -qx "$pid" "$CG/cgroup.procs"
+}
+
+# bats test_tags=cgroupv2
+@test "rootless-delegated: exec, pause and resume work on the container's cgroup in the delegated subtree (as the user, from its leaf)" {
+  start_container
+  # an exec'd process lands in the container's cgroup, seen from the host
+  local pid
+  exec_sleeper
   grep -qx "0::${CG#/sys/fs/cgroup}" "/proc/$pid/cgroup"
 
   run leaf_fsrun pause "$ID"
@@ -223,14 +229,8 @@ in_cgroup() {
 # bats test_tags=cgroupv2
 @test "rootless-delegated: delete --force with an emptied state file finds the cgroup below the user's subtree, kills what is in it and removes it" {
   start_container
-  leaf_fsrun exec --detach --pid-file "$UDIR/run/exec.pid" "$ID" sleep 1000 </dev/null \
-    >"$UDIR/exec.out" 2>&1 || {
-    cat "$UDIR/exec.out"
-    false
-  }
   local pid
-  pid=$(cat "$UDIR/run/exec.pid")
-  grep -qx "$pid" "$CG/cgroup.procs"
+  exec_sleeper
   # what a crash can leave: the state file empty, the init's record and the config beside it
   as_user sh -c ': >"$1"' sh "$UDIR/state/$ID/state.json"
   run leaf_fsrun delete --force "$ID"

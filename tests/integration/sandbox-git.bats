@@ -870,6 +870,18 @@ route_tmpfs_over_budget() {
   route_tmpfs_over_budget user
 }
 
+# filter_rewrite_named CMD FILE TEXT: filter x's clean is CMD on *.txt; a run writing an unrelated
+# file reports nothing; a run writing TEXT to FILE (and a.txt) names the filter, and the host's
+# `add -A` with hostGitArgs runs nothing, a plain one does (filter_x_named_and_disarmed)
+filter_rewrite_named() {
+  hgit -C "$REPO" config filter.x.clean "$1"
+  as_owner sh -c 'cd "$1" && echo "*.txt filter=x" >.gitattributes && echo one >a.txt' sh "$WT"
+  sbx -- 'echo two >unrelated'
+  [ "$(config_tamper)" = '[]' ]
+  sbx -- "printf '%s\n' '$3' >$2 && echo two >>a.txt"
+  filter_x_named_and_disarmed "config:filter.x.clean=$1"
+}
+
 # route_script_loads OWNER sh|py (review24 N1): a driver that runs a worktree script which loads
 # another file beside it (`sh tools/clean.sh` sourcing `. tools/lib.sh`; `python3 tools/clean.py`
 # putting its own dir on sys.path and importing `filt.core`, a package's module). The script's dir
@@ -891,12 +903,7 @@ route_script_loads() {
       echo "x = 1" >"$1/tools/filt/core.py"' sh "$WT"
     set -- "$1" tools/filt/core.py "open(\"$MARKER\", \"a\").write(\"ran\\n\")"
   fi
-  hgit -C "$REPO" config filter.x.clean "$cmd"
-  as_owner sh -c 'cd "$1" && echo "*.txt filter=x" >.gitattributes && echo one >a.txt' sh "$WT"
-  sbx -- 'echo two >unrelated'
-  [ "$(config_tamper)" = '[]' ]
-  sbx -- "printf '%s\n' '$3' >$2 && echo two >>a.txt"
-  filter_x_named_and_disarmed "config:filter.x.clean=$cmd"
+  filter_rewrite_named "$cmd" "$2" "$3"
 }
 
 @test "sandbox-git: a run rewriting what a driver's worktree script sources beside it is reported and disarmed (root)" {
@@ -942,12 +949,7 @@ route_attached_value() {
     set -- "$1" tools/Filt.pm "package Filt; open(my \$f, \">>$MARKER\"); print \$f \"ran\\n\"; 1;"
     ;;
   esac
-  hgit -C "$REPO" config filter.x.clean "$cmd"
-  as_owner sh -c 'cd "$1" && echo "*.txt filter=x" >.gitattributes && echo one >a.txt' sh "$WT"
-  sbx -- 'echo two >unrelated'
-  [ "$(config_tamper)" = '[]' ]
-  sbx -- "printf '%s\n' '$3' >$2 && echo two >>a.txt"
-  filter_x_named_and_disarmed "config:filter.x.clean=$cmd"
+  filter_rewrite_named "$cmd" "$2" "$3"
 }
 
 @test "sandbox-git: a driver's file given attached to an option (--require=./hook.js) is watched and disarmed (root)" {
@@ -982,12 +984,8 @@ route_node_resolved() {
   make_repo "$1"
   command -v node >/dev/null || skip "needs node"
   as_owner sh -c 'echo "process.stdin.pipe(process.stdout)" >"$1/clean.js"' sh "$WT"
-  hgit -C "$REPO" config filter.x.clean 'node clean'
-  as_owner sh -c 'cd "$1" && echo "*.txt filter=x" >.gitattributes && echo one >a.txt' sh "$WT"
-  sbx -- 'echo two >unrelated'
-  [ "$(config_tamper)" = '[]' ]
-  sbx -- "printf '%s\n' 'require(\"fs\").appendFileSync(\"$MARKER\", \"ran\\n\"); process.stdin.pipe(process.stdout)' >clean.js && echo two >>a.txt"
-  filter_x_named_and_disarmed "config:filter.x.clean=node clean"
+  filter_rewrite_named 'node clean' clean.js \
+    "require(\"fs\").appendFileSync(\"$MARKER\", \"ran\\n\"); process.stdin.pipe(process.stdout)"
 }
 
 @test "sandbox-git: a node driver's file named without its extension (node clean: clean.js) is watched and disarmed (root)" {

@@ -797,23 +797,33 @@ async function fusionGitAddRunsNothing(b: FsrunBackend, wt: string, marker: stri
   assert.equal(await readFile(marker, "utf8"), "ran\n", "the control: a plain git add -A runs it");
 }
 
-// review25 C1: a run that rewrites the driver and makes fsrun's JSON longer than the adapter's
-// buffer (12 x maxBuffer + 1 MiB: 64 left-out paths in the common dir, each 15 names of 250
-// control characters, 6 bytes each in the JSON: about 1.4 MB) had its JSON cut, was rejected as
-// "without a result" and its tamper dropped: the backend stayed "disarmed" with the list of
-// before and the host's git add -A ran the rewritten driver. The cut run now takes the route of a
-// killed fsrun: fsrun's tamper and hostGitArgs lines on stderr, or "cannot tell". Seen to fail
-// (rejected, marker written) with runOneShot's `raw.truncated` route undone.
+/** $FSRUN with 1.2 MB of blanks after what it prints on stdout: a result past the adapter's buffer
+ * (fsrun bounds its own lists at 32 KiB since 72595c7, so a run can no longer make it that long;
+ * an older fsrun's could) */
+async function paddedFsrun(): Promise<string> {
+  const wrapper = join(work, "fsrun-padded");
+  // the run only (its command rewrites tools/clean): the probes' output stays as it is
+  const pad = `case "$*" in *tools/clean*) head -c 1200000 /dev/zero | tr '\\0' ' ' ;; esac`;
+  await writeFile(wrapper, `#!/bin/sh\n'${FSRUN}' "$@"\nrc=$?\n${pad}\nexit $rc\n`, { mode: 0o755 });
+  return wrapper;
+}
+
+// review25 C1: a run that rewrites the driver and whose fsrun JSON is longer than the adapter's
+// buffer (12 x maxBuffer + 1 MiB; then 64 left-out paths of control characters, about 1.4 MB; now
+// fsrun's output padded, paddedFsrun) had its JSON cut, was rejected as "without a result" and its
+// tamper dropped: the backend stayed "disarmed" with the list of before and the host's git add -A
+// ran the rewritten driver. The cut run now takes the route of a killed fsrun: fsrun's tamper and
+// hostGitArgs lines on stderr, or "cannot tell". Seen to fail (rejected, marker written) with
+// runOneShot's `raw.truncated` route undone.
 test(`[${WHO}] one-shot: a run whose fsrun JSON overflows the adapter's buffer keeps its tamper; the host's git add -A runs nothing with hostGitArgs`, async () => {
   const dir = join(work, "overflow");
   await mkdir(dir);
   const wt = await driverWorktree(dir, "task-overflow");
   const marker = join(dir, "marker");
-  const b = new FsrunBackend({ fsrunPath: FSRUN, stateRoot, killGraceMs: 300, onAudit: (e) => events.push(e) });
+  const b = new FsrunBackend({ fsrunPath: await paddedFsrun(), stateRoot, killGraceMs: 300, onAudit: (e) => events.push(e) });
   backends.push(b);
   await b.prepare({ taskId: `it-${WHO}`, runId: `r${++seq}`, worktreePath: wt, policy: basePolicy() });
-  const deep = `L=$(head -c 250 /dev/zero | tr '\\0' '\\001'); cd "$(git rev-parse --git-common-dir)" && for i in $(seq 10 73); do (mkdir "$L$i" && cd "$L$i" && for j in $(seq 1 14); do mkdir "$L" && cd "$L"; done && : >"$L"); done`;
-  const r = await b.run(`printf '#!/bin/sh\\necho ran >>${marker}\\ncat\\n' >tools/clean && echo two >>a.txt && (${deep})`, opts({ cwd: wt, maxBuffer: 4096 }));
+  const r = await b.run(`printf '#!/bin/sh\\necho ran >>${marker}\\ncat\\n' >tools/clean && echo two >>a.txt`, opts({ cwd: wt, maxBuffer: 4096 }));
   assert.deepEqual([r.truncated, r.tamper, r.hostGitArgs], [true, ["config:filter.x.clean=./tools/clean"], FILTER_X_DISARMED], JSON.stringify(r));
   assert.deepEqual([b.hostGitDisarmed, b.hostGitArgs], [true, FILTER_X_DISARMED]);
   await fusionGitAddRunsNothing(b, wt, marker, 0);
@@ -910,6 +920,24 @@ async function fullWalkFsrun(): Promise<string> {
   return wrapper;
 }
 
+/** The final-walk tests' command: it leaves a process waiting on the fifo `go`, which then rewrites
+ * the driver (tools/clean, which appends to `marker` when it runs) and says so through `planted`. */
+function leftPlanter(marker: string): string {
+  const plant = `printf '"'"'#!/bin/sh\\necho ran >>${marker}\\ncat\\n'"'"' >tools/clean; echo x >>a.txt`;
+  return `mkfifo go planted && setsid -w sh -c '(read x <go; ${plant}; echo >planted) </dev/null >/dev/null 2>&1 &'`;
+}
+
+/** After such a dispose(): its audit event said "cannot tell", and the host's `add -A` with the
+ * backend's list runs nothing of the rewritten driver (git exits 128). */
+async function cannotTellAtDispose(b: FsrunBackend, wt: string, marker: string, dir: string): Promise<void> {
+  const ev = events.filter((e) => e.event === "sandbox:dispose").at(-1);
+  assert.deepEqual(ev?.hostGitArgs, ["-c", HOST_GIT_CANNOT_DISARM]);
+  assert.match(String(ev?.reason), /cannot tell/);
+  for (const f of ["go", "planted"]) await rm(join(wt, f), { force: true });
+  await fusionGitAddRunsNothing(b, wt, marker, 128);
+  await rm(dir, { recursive: true, force: true });
+}
+
 // review25 C7: a process the last command left (setsid, no freeze) rewrites the driver after that
 // command's walk; dispose()'s fsrun delete kills it and walks, but cannot write its walk (ENOSPC:
 // a leftover that fills the disk the adapter's dir is on). dispose() then ended "disarmed" with the
@@ -925,20 +953,13 @@ test(`[${WHO}] task container: dispose whose fsrun delete cannot write its last 
   backends.push(b);
   await b.prepare({ taskId: `it-${WHO}`, runId: `r${++seq}`, worktreePath: wt, policy: basePolicy() });
   if (b.effectiveMode !== "task-container") return t.skip("fsrun exec cannot join the task container as this user");
-  const plant = `printf '"'"'#!/bin/sh\\necho ran >>${marker}\\ncat\\n'"'"' >tools/clean; echo x >>a.txt`;
-  const leave = `mkfifo go planted && setsid -w sh -c '(read x <go; ${plant}; echo >planted) </dev/null >/dev/null 2>&1 &'`;
-  const r1 = await b.run(leave, opts({ cwd: wt }));
+  const r1 = await b.run(leftPlanter(marker), opts({ cwd: wt }));
   assert.deepEqual([r1.exitCode, r1.tamper, b.hostGitDisarmed], [0, [], false], r1.stderr);
   const planted = await runCommand("timeout", ["-s", "KILL", "60", "sh", "-c", 'echo go >"$1" && cat "$2"', "sh", join(wt, "go"), join(wt, "planted")]);
   assert.equal(planted.code, 0, planted.stderr);
   await b.dispose();
   assert.deepEqual([b.finalTamper, b.hostGitDisarmed, b.hostGitArgs], [null, false, ["-c", HOST_GIT_CANNOT_DISARM]], "no last walk after the leftover ran: cannot tell");
-  const ev = events.filter((e) => e.event === "sandbox:dispose").at(-1);
-  assert.deepEqual(ev?.hostGitArgs, ["-c", HOST_GIT_CANNOT_DISARM]);
-  assert.match(String(ev?.reason), /cannot tell/);
-  for (const f of ["go", "planted"]) await rm(join(wt, f), { force: true });
-  await fusionGitAddRunsNothing(b, wt, marker, 128);
-  await rm(dir, { recursive: true, force: true });
+  await cannotTellAtDispose(b, wt, marker, dir);
 });
 
 /** fullWalkFsrun's wrapper whose `delete` first lets a process of the container go (a line into the
@@ -970,9 +991,7 @@ test(`[${WHO}] task container: dispose whose fsrun delete cannot write its last 
   backends.push(b);
   await b.prepare({ taskId: `it-${WHO}`, runId: `r${++seq}`, worktreePath: wt, policy: basePolicy() });
   if (b.effectiveMode !== "task-container") return t.skip("fsrun exec cannot join the task container as this user");
-  const plant = `printf '"'"'#!/bin/sh\\necho ran >>${marker}\\ncat\\n'"'"' >tools/clean; echo x >>a.txt`;
-  const leave = `mkfifo go planted && setsid -w sh -c '(read x <go; ${plant}; echo >planted) </dev/null >/dev/null 2>&1 &'`;
-  const r1 = await b.run(leave, opts({ cwd: wt }));
+  const r1 = await b.run(leftPlanter(marker), opts({ cwd: wt }));
   assert.deepEqual([r1.exitCode, r1.tamper], [0, []], r1.stderr);
   // frozen and walked: the list holds (without a freezer for this user it cannot, and there is no
   // frozen case to try)
@@ -980,12 +999,7 @@ test(`[${WHO}] task container: dispose whose fsrun delete cannot write its last 
   await b.dispose();
   assert.deepEqual([b.finalTamper, b.hostGitDisarmed, b.hostGitArgs], [null, false, ["-c", HOST_GIT_CANNOT_DISARM]], "no last walk after the thawed leftover ran: cannot tell");
   assert.match(await readFile(join(wt, "tools", "clean"), "utf8"), /echo ran/, "the leftover rewrote the driver");
-  const ev = events.filter((e) => e.event === "sandbox:dispose").at(-1);
-  assert.deepEqual(ev?.hostGitArgs, ["-c", HOST_GIT_CANNOT_DISARM]);
-  assert.match(String(ev?.reason), /cannot tell/);
-  for (const f of ["go", "planted"]) await rm(join(wt, f), { force: true });
-  await fusionGitAddRunsNothing(b, wt, marker, 128);
-  await rm(dir, { recursive: true, force: true });
+  await cannotTellAtDispose(b, wt, marker, dir);
 });
 
 // gitunread: a run that makes a config the repository includes one fsrun cannot read whole (over

@@ -1293,30 +1293,36 @@ check_state_root_alias_and_link() {
 # with the state root elsewhere the same policy runs; an ordinary user's default state root
 # without XDG_RUNTIME_DIR is /tmp/fsrun-UID, refused with /tmp writable, and works with it set
 check_state_root_elsewhere() {
+  local wt
   state_area "$1"
+  wt=$DIR/solo
+  # a repository of its own: /tmp, writable here, holds the suite's repository and its linked
+  # worktree, another checkout of it, which fsrun refuses to make writable (review26 D6)
+  as_caller git init -q "$wt"
+  as_caller git -C "$wt" -c user.name=t -c user.email=t@example.invalid commit -q --allow-empty -m t
   printf '{"writablePaths": ["%s", "/tmp"]}\n' "$AREA" >"$DIR/policy.json"
   XDG_DIR=$(mktemp -d /run/fsrun-sbxrun-xdg.XXXXXX)
   [ "$CALLER" = root ] || chown "$SBX_UID:$SBX_GID" "$XDG_DIR"
   run as_caller "$FSRUN" --root "$XDG_DIR/state" sandbox --policy "$DIR/policy.json" \
-    --worktree "$WT" --task-id "$TASK" -- sh -c "echo written >'$AREA/w'"
+    --worktree "$wt" --task-id "$TASK" -- sh -c "echo written >'$AREA/w'"
   echo "$output"
   [ "$status" -eq 0 ]
   [ "$(cat "$AREA/w")" = written ]
   [ "$CALLER" = user ] || return 0
   run as_caller env XDG_RUNTIME_DIR="$XDG_DIR" "$FSRUN" sandbox --policy "$DIR/policy.json" \
-    --worktree "$WT" --task-id "$TASK" -- sh -c "echo again >'$AREA/w'"
+    --worktree "$wt" --task-id "$TASK" -- sh -c "echo again >'$AREA/w'"
   echo "$output"
   [ "$status" -eq 0 ]
   [ "$(cat "$AREA/w")" = again ]
   [ -d "$XDG_DIR/fsrun/.sandbox-bundle" ]
   local default=/tmp/fsrun-$SBX_UID had=absent
   [ -e "$default" ] && had=$(ls -A "$default")
-  run as_caller "$FSRUN" sandbox --policy "$DIR/policy.json" --worktree "$WT" --task-id "$TASK" \
-    -- sh -c "touch '$WT/ran'"
+  run as_caller "$FSRUN" sandbox --policy "$DIR/policy.json" --worktree "$wt" --task-id "$TASK" \
+    -- sh -c "touch '$wt/ran'"
   echo "$output"
   [ "$status" -eq 125 ]
   [[ $output == "fsrun: policy: writablePaths[1]: \`/tmp\` reaches fsrun's state root \`$default\`"* ]]
-  [ ! -e "$WT/ran" ]
+  [ ! -e "$wt/ran" ]
   if [ "$had" = absent ]; then [ ! -e "$default" ]; else [ "$(ls -A "$default")" = "$had" ]; fi
 }
 

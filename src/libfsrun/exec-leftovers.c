@@ -5,15 +5,24 @@
  *
  * The count is taken in a helper that lives in the container's pid namespace: there the kernel's
  * ns_last_pid is the namespace's own (nested namespaces included), read before and after two
- * passes over the host's /proc. The same value throughout means no process was made in the
- * namespace during them, so every process alive at the second's end was alive throughout it and
- * was seen: one that forks and exits in a loop, or is reparented to the init, cannot slip through
- * (nor a fork begun before the first pass: PASSES). A zombie counts. In a user namespace of its
- * own (an ordinary user's container), the processes of the host's other users are passed over by
- * the owner of /proc/PID alone (owned_by_mapped_id). */
+ * passes over a procfs. The same value throughout means no process was made in the namespace
+ * during them, so every process alive at the second's end was alive throughout it and was seen:
+ * one that forks and exits in a loop, or is reparented to the init, cannot slip through (nor a
+ * fork begun before the first pass: PASSES). A zombie counts.
+ *
+ * The procfs is an instance of the container's pid namespace that the helper mounts for itself
+ * (detached; in a mount namespace of its own in a user namespace): it lists every process of that
+ * namespace and of the namespaces below it, whatever its uid, cgroup or dumpability, and no other,
+ * so a pass costs what the container runs, not what the host runs (rootleft26). Where it cannot be
+ * made (no new mount API, a kernel before 5.8 whose procfs options are not the mount's own, no
+ * procfs fully visible to a user namespace), the passes go over the host's /proc, telling the
+ * container's processes by their pid namespace; in a user namespace of its own (an ordinary
+ * user's container), the processes of the host's other users are passed over by the owner of
+ * /proc/PID alone (owned_by_mapped_id). */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/mount.h>
 #include <linux/nsfs.h>
 #include <sched.h>
 #include <stdint.h>
@@ -77,6 +86,7 @@ struct mapped_ids {
 };
 
 struct namespaces {
+  bool own_procfs;     /* the passes' procfs is our pid namespace's: every pid there is ours */
   struct stat ours;    /* the container's pid namespace (the counter's own) */
   struct stat runtime; /* fsrun's, an ancestor of it: most of the host's processes are there */
   int level;           /* how many pid namespaces ours is below the procfs's (-1: not known) */
@@ -140,19 +150,25 @@ static int nspids(int proc_fd, const char *what, long *out, int max) {
   return n;
 }
 
-/* The host pid (as the procfs numbers it) that the pid `nr` of our own pid namespace names, 0
- * when none: a pidfd on it, and its fdinfo (numbered as the procfs is). */
-static long host_pid_of(int proc_fd, long nr) {
+/* The pid of the process pidfd names, as the procfs numbers it (its fdinfo's Pid): 0 when it is
+ * gone or has no number there, -1 when that cannot be read. */
+static long pidfd_number(int proc_fd, int pidfd) {
   char path[48], buf[512];
   const char *field;
-  cleanup_close int pidfd = (int)syscall(SYS_pidfd_open, (pid_t)nr, 0);
-  if (pidfd < 0)
-    return errno == ESRCH ? 0 : -1;
   snprintf(path, sizeof(path), "thread-self/fdinfo/%d", pidfd);
   if (!read_text_at(proc_fd, path, buf, sizeof(buf)))
     return -1;
   field = strstr(buf, "\nPid:");
   return field == NULL ? -1 : strtol(field + strlen("\nPid:"), NULL, 10);
+}
+
+/* The host pid (as the procfs numbers it) that the pid `nr` of our own pid namespace names, 0
+ * when none: a pidfd on it, and its fdinfo (numbered as the procfs is). */
+static long host_pid_of(int proc_fd, long nr) {
+  cleanup_close int pidfd = (int)syscall(SYS_pidfd_open, (pid_t)nr, 0);
+  if (pidfd < 0)
+    return errno == ESRCH ? 0 : -1;
+  return pidfd_number(proc_fd, pidfd);
 }
 
 /* pid's ns/pid we may not read (another user's process; or one of ours that exec'd a program it
@@ -192,14 +208,16 @@ static int owned_by_mapped_id(int proc_fd, long pid, const struct mapped_ids *id
 }
 
 /* 1 when pid is in our pid namespace or one below it, 0 when not or gone, -1 when that cannot be
- * told. One stat for most processes; NS_GET_PARENT (it answers only for a namespace whose parent
- * is ours or below ours) for those of a third namespace; its number in ours for one whose
- * namespace we may not see. */
+ * told. Every pid of our own procfs is. On the host's: one stat for most processes; NS_GET_PARENT
+ * (it answers only for a namespace whose parent is ours or below ours) for those of a third
+ * namespace; its number in ours for one whose namespace we may not see. */
 static int in_our_namespaces(int proc_fd, long pid, const struct namespaces *ns) {
   char path[32];
   struct stat st;
-  int parent;
-  int owner = owned_by_mapped_id(proc_fd, pid, &ns->ids);
+  int parent, owner;
+  if (ns->own_procfs)
+    return 1;
+  owner = owned_by_mapped_id(proc_fd, pid, &ns->ids);
   if (owner <= 0)
     return owner;
   snprintf(path, sizeof(path), "%ld/ns/pid", pid);
@@ -323,8 +341,52 @@ static int count_passes(int proc_fd, long self, long init_pid, long init_sid,
   return left;
 }
 
+/* fsopen of a procfs for our own pid namespace, configured (hidepid=off) and not yet made. */
+static int procfs_context(void) {
+  cleanup_close int fs = (int)syscall(SYS_fsopen, "proc", FSOPEN_CLOEXEC);
+  if (fs < 0 || syscall(SYS_fsconfig, fs, FSCONFIG_SET_STRING, "hidepid", "off", 0) < 0)
+    return -1;
+  return steal_fd(&fs);
+}
+
+/* A procfs instance of our own pid namespace (the container's), detached: -1 where the kernel
+ * makes none. hidepid=off as a word is taken only since Linux 5.8, where each mount is an instance
+ * of its own with its own options; before, the mounts of a pid namespace shared the options one
+ * of them had set (hidepid=2 hides the other users' processes). Refused in fsrun's mount namespace
+ * (EPERM: an ordinary user, whose helper is in the container's user namespace), it is made in a
+ * mount namespace of our own, a copy of fsrun's, where that namespace's root may mount a procfs
+ * (the host's /proc is fully visible there). */
+static int own_procfs_open(void) {
+  cleanup_close int fs = procfs_context();
+  if (fs < 0 && errno == EPERM && unshare(CLONE_NEWNS) == 0)
+    fs = procfs_context();
+  if (fs < 0 || syscall(SYS_fsconfig, fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
+    return -1;
+  return (int)syscall(SYS_fsmount, fs, FSMOUNT_CLOEXEC,
+                      MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
+}
+
+/* The passes over our own procfs: the init by its number there (its pidfd's), -1 (the host's
+ * /proc then) where that is not known. */
+static int count_in_own_procfs(const struct init_ns *ins, struct namespaces *ns) {
+  cleanup_close int proc_fd = ins->pidfd < 0 ? -1 : own_procfs_open();
+  long self, init_nr, init_sid;
+  if (proc_fd < 0)
+    return -1;
+  init_nr = pidfd_number(proc_fd, ins->pidfd);
+  self = read_long_at(proc_fd, "self/stat"); /* our pid there (getpid's, in this namespace) */
+  init_sid = init_nr > 0 ? session_of(proc_fd, init_nr) : -1;
+  if (self <= 0 || init_sid <= 0)
+    return -1;
+  ns->own_procfs = true;
+  return count_passes(proc_fd, self, init_nr, init_sid, ns);
+}
+
 /* In the helper that lives in the container's pid namespace: its exit status. */
-static int count_in_namespace(long init_pid, struct namespaces *ns) {
+static int count_in_namespace(const struct init_ns *ins, long init_pid, struct namespaces *ns) {
+  int left = count_in_own_procfs(ins, ns);
+  if (left >= 0)
+    return left;
   cleanup_close int proc_fd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   long self, init_sid;
   if (proc_fd < 0 || fstatat(proc_fd, "thread-self/ns/pid", &ns->ours, 0) < 0)
@@ -362,7 +424,7 @@ __attribute__((noreturn)) static void join_and_count(const struct init_ns *ns, l
     _exit(LEFT_UNKNOWN);
   child = fork();
   if (child == 0)
-    _exit(count_in_namespace(init_pid, &own));
+    _exit(count_in_namespace(ns, init_pid, &own));
   _exit(child < 0 ? LEFT_UNKNOWN : wait_status(child));
 }
 

@@ -10,8 +10,10 @@
 /* After the exec's process was reaped: false when no process is in the container's pid namespace
  * (or one below it) but its init (init_pid, the state's pid) and the init's session (config.json's
  * process); true when one is, or when that cannot be told (no pid namespace of its own, a helper
- * that could not join it, processes made there during every count). ns_flags: the container's
- * CLONE_NEW* flags, as init_ns_open took them. */
+ * that could not join it, processes made there during every count). Counted over a procfs of
+ * that namespace, else over the host's /proc. ns: the init's, its pidfd (to number the init in
+ * that procfs) and namespaces to join; ns_flags: the container's CLONE_NEW* flags, as
+ * init_ns_open took them. */
 bool exec_left_running(const struct init_ns *ns, pid_t init_pid, int ns_flags);
 
 #endif

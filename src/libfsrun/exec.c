@@ -1095,8 +1095,8 @@ int container_exec(const struct fsrun_context *ctx, const struct exec_options *o
      * A4) */
     pid_t group = o->kill_group ? follow.child : 0;
     *exit_status = foreground_wait_group(child_pidfd, group, relay_master, &blocked, &info);
-    /* before the walk: when nothing of an exec is left, nothing plants after it (a count of
-     * about 1.5 ms, said only in --status-json) */
+    /* before the walk: when nothing of an exec is left, nothing plants after it (a count over a
+     * procfs of the container's pid namespace, said only in --status-json) */
     if (exec_git_active(&git))
       git.left_running =
           o->status_json == NULL || !isolated || exec_left_running(&init_ns, c.st.pid, ns_flags);

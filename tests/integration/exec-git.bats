@@ -1489,30 +1489,38 @@ route_unreadable_leftover() {
   route_unreadable_leftover user
 }
 
-# userleft25: every kind of process an exec can leave counts, as root and as an ordinary user
-# (whose count passes over the other users' processes by the owner of /proc/PID, without reading
-# their status): in the background, double-forked, in a session of its own, in a pid and user
-# namespace of its own (the container maps one uid, the caller's, and a nested namespace is the
-# only other name it has: uid 0 there for the user; root without CAP_SETFCAP may not map root, so
-# unmapped, nobody there; the policy's seccomp is "none" for unshare), and not dumpable (its /proc/PID/status is then owned by its namespace's root, which the user's container
-# does not map). Each leftover signals a fifo once in place and holds on another; released, an exec
-# says false again (polled: the init reaps it when it likes).
+# userleft25: every kind of process an exec can leave counts, as root and as an ordinary user: in
+# the background, double-forked, in a session of its own, in a pid and user namespace of its own
+# (the container maps one uid, the caller's, and a nested namespace is the only other name it has:
+# uid 0 there for the user; root without CAP_SETFCAP may not map root, so unmapped, nobody there;
+# the policy's seccomp is "none" for unshare), and not dumpable (its /proc/PID/status is then owned
+# by its namespace's root, which the user's container does not map). rootleft26: one that took
+# another uid in a user namespace of its own (a command has no other way to change it; 4242 for
+# the user, unmapped for root, who may not map root: the leftover says which), and one the host
+# moved out of the container's cgroups into the root cgroup of every hierarchy (as a delegated
+# user or a container's root could move its own processes: the container's cgroup bounds nothing
+# the count sees), counted by the exec after the move. Each leftover signals a fifo once in place
+# and holds on another; released, an exec says false again (polled: the init reaps it when it
+# likes).
 route_left_kinds() {
-  local kind map=-r
+  local kind map=-r other_map='--map-user=4242 --map-group=4242' other_uid=4242
   [ "$1" = user ] || map=
+  [ "$1" = user ] || other_map= other_uid=65534
   local -A leave=(
     [background]='sh ./held.sh &'
     [double-forked]='(sh ./held.sh &)'
     [setsid]='setsid -f sh ./held.sh'
     [nested-namespaces]="unshare -Up $map sh -c 'sh ./held.sh &'"
     [not-dumpable]='python3 ./undumpable.py &'
+    [other-uid]="unshare -U $other_map sh -c 'sh ./held.sh &'"
+    [moved-cgroup]='sh ./held.sh &'
   )
   make_repo "$1"
   if [ "$("$FSRUN" features | jq -r '.annotations["run.fsrun.landlock"] // "0"')" -le 0 ]; then
     skip "no Landlock here: leftRunning is always true"
   fi
   echo '{"seccomp":"none"}' >"$DIR/policy.json"
-  as_owner sh -c 'printf "echo in >ready\nread x <hold\n" >"$1/held.sh"' sh "$REPO"
+  as_owner sh -c 'printf "echo in \$(id -u) >ready\nread x <hold\n" >"$1/held.sh"' sh "$REPO"
   as_owner sh -c 'cat >"$1/undumpable.py"' sh "$REPO" <<'PY'
 import ctypes
 libc = ctypes.CDLL(None)
@@ -1520,15 +1528,116 @@ assert libc.prctl(4, 0, 0, 0, 0) == 0 and libc.prctl(3, 0, 0, 0, 0) == 0  # PR_S
 open("ready", "w").write("in\n")
 open("hold").read()
 PY
-  for kind in background double-forked setsid nested-namespaces not-dumpable; do
+  for kind in background double-forked setsid nested-namespaces not-dumpable other-uid \
+    moved-cgroup; do
     echo "# $kind"
     sbx "$REPO" -- "rm -f ready hold && mkfifo ready hold && {
         ${leave[$kind]}
-      } </dev/null >/dev/null 2>&1 && read x <ready"
+      } </dev/null >/dev/null 2>&1 && read x <ready && echo \"\$x\""
+    [ "$kind" != other-uid ] || [ "$output" = "in $other_uid" ]
     [ "$(jq -c .leftRunning "$DIR/status.json")" = true ]
+    if [ "$kind" = moved-cgroup ]; then
+      move_to_root_cgroups "$(held_host_pid)"
+      sbx "$REPO" -- true
+      [ "$(jq -c .leftRunning "$DIR/status.json")" = true ]
+    fi
     as_owner timeout -s KILL 60 sh -c 'echo go >"$1"' sh "$REPO/hold"
     wait_until left_none
   done
+}
+
+# held_host_pid: the host pid of the one `sh ./held.sh` in the task container of $REPO (found by
+# its pid namespace, the init's, and its command line)
+held_host_pid() {
+  local init ns p found=
+  init=$(as_owner "$FSRUN" --root "$DIR/state" state "$(task_container "$REPO")" | jq -r .pid)
+  ns=$(readlink "/proc/$init/ns/pid")
+  for p in /proc/[0-9]*; do
+    [ "$(readlink "$p/ns/pid" 2>/dev/null)" = "$ns" ] || continue
+    [ "$(tr '\0' ' ' <"$p/cmdline" 2>/dev/null)" = "sh ./held.sh " ] || continue
+    [ -z "$found" ] || return 1
+    found=${p#/proc/}
+  done
+  [ -n "$found" ] && echo "$found"
+}
+
+# move_to_root_cgroups PID: PID into the root cgroup of every hierarchy (cgroup v2 alone, or each
+# v1 hierarchy and the hybrid's unified one), checked in /proc/PID/cgroup
+move_to_root_cgroups() {
+  local dir
+  if [ -e /sys/fs/cgroup/cgroup.procs ]; then
+    echo "$1" >/sys/fs/cgroup/cgroup.procs
+  else
+    for dir in /sys/fs/cgroup/*/; do
+      if mountpoint -q "$dir" && [ -e "$dir/cgroup.procs" ]; then
+        echo "$1" >"$dir/cgroup.procs"
+      fi
+    done
+  fi
+  cat "/proc/$1/cgroup"
+  [ -z "$(awk -F: '$3 != "/"' "/proc/$1/cgroup")" ]
+}
+
+# rootleft26: where the counter can make no procfs of the container's pid namespace (fsopen answers
+# ENOSYS: strace injects it into fsrun and every process it starts, as a kernel without the new
+# mount API or a seccomp profile would), the count passes over the host's /proc as before: an exec
+# that leaves nothing says false, a setsid leftover and one in namespaces of its own make it true.
+# The trace shows that route taken: the counter's fsopen of a procfs, then the host's /proc.
+route_left_fallback() {
+  local kind tracer map=-r
+  [ "$1" = user ] || map=
+  local -A leave=(
+    [setsid]='setsid -f sh ./held.sh'
+    [nested-namespaces]="unshare -Up $map sh -c 'sh ./held.sh &'"
+  )
+  command -v strace >/dev/null || skip "no strace"
+  make_repo "$1"
+  if [ "$("$FSRUN" features | jq -r '.annotations["run.fsrun.landlock"] // "0"')" -le 0 ]; then
+    skip "no Landlock here: leftRunning is always true"
+  fi
+  echo '{"seccomp":"none"}' >"$DIR/policy.json"
+  as_owner sh -c 'printf "echo in >ready\nread x <hold\n" >"$1/held.sh"' sh "$REPO"
+  sbx_no_fsopen true
+  [ "$(jq -c .leftRunning "$DIR/status.json")" = false ]
+  # the line after the last refused fsopen of a procfs, of the process that asked (the counter)
+  awk '/fsopen\("proc", .* ENOSYS/ { pid = $1; next } pid != "" && $1 == pid { next_line = $0; pid = "" }
+    END { print next_line }' "$DIR/trace" |
+    grep -F 'openat(AT_FDCWD, "/proc", O_RDONLY|O_CLOEXEC|O_DIRECTORY)'
+  for kind in setsid nested-namespaces; do
+    echo "# $kind"
+    # strace ends once the leftover it follows does: in the background until the status is out
+    rm -f "$DIR/status.json"
+    sbx_no_fsopen "rm -f ready hold && mkfifo ready hold && {
+        ${leave[$kind]}
+      } </dev/null >/dev/null 2>&1 && read x <ready" >"$DIR/traced.out" 2>&1 &
+    tracer=$!
+    wait_until has_line "$DIR/status.json" '"leftRunning":.*}' # one write
+    cat "$DIR/status.json"
+    [ "$(jq -c .leftRunning "$DIR/status.json")" = true ]
+    as_owner timeout -s KILL 60 sh -c 'echo go >"$1"' sh "$REPO/hold"
+    wait "$tracer" || { cat "$DIR/traced.out"; false; }
+    wait_until left_none
+  done
+}
+
+# sbx_no_fsopen SCRIPT: `fsrun exec --status-json` of SCRIPT into the task container of $REPO
+# under strace, every fsopen answered ENOSYS (the trace of fsopen and openat in $DIR/trace)
+sbx_no_fsopen() {
+  local id
+  id=$(task_container "$REPO")
+  as_owner env GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null timeout -s KILL 120 \
+    strace -f -qq -o "$DIR/trace" -e trace=fsopen,openat -e inject=fsopen:error=ENOSYS \
+    "$FSRUN" --root "$DIR/state" exec --status-json "$DIR/status.json" "$id" /bin/sh -c "$1"
+  cat "$DIR/status.json"
+  [ "$(jq -r .exitCode "$DIR/status.json")" -eq 0 ]
+}
+
+@test "exec-git: where no procfs of the container's own can be made, the count over the host's /proc still finds a leftover (root)" {
+  route_left_fallback root
+}
+
+@test "exec-git: where no procfs of the container's own can be made, the count over the host's /proc still finds a leftover (ordinary user)" {
+  route_left_fallback user
 }
 
 # left_none: an exec into the task container of $REPO says leftRunning false (for wait_until)
@@ -1536,11 +1645,11 @@ left_none() {
   sbx "$REPO" -- true >/dev/null && [ "$(jq -c .leftRunning "$DIR/status.json")" = false ]
 }
 
-@test "exec-git: a process left in the background, double-forked, setsid, in namespaces of its own or not dumpable makes leftRunning true (root)" {
+@test "exec-git: a process left in the background, double-forked, setsid, in namespaces of its own, not dumpable, under another uid or moved out of the container's cgroups makes leftRunning true (root)" {
   route_left_kinds root
 }
 
-@test "exec-git: a process left in the background, double-forked, setsid, in namespaces of its own or not dumpable makes leftRunning true (ordinary user)" {
+@test "exec-git: a process left in the background, double-forked, setsid, in namespaces of its own, not dumpable, under another uid or moved out of the container's cgroups makes leftRunning true (ordinary user)" {
   route_left_kinds user
 }
 

@@ -73,8 +73,11 @@ static bool holds_repository(int common_fd) {
          fstatat(common_fd, "refs", &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode);
 }
 
-/* admin_fd's `gitdir` names the file whose stat is dotgit (relative paths: to the admin dir) */
-static bool points_back(int admin_fd, const char *gitdir, const struct stat *dotgit) {
+/* admin_fd's `gitdir` names the file whose stat is dotgit (relative paths: to the admin dir).
+ * own: `<worktree>/.git` when the caller checked the worktree's top, which dotgit was opened
+ * from: naming it is naming dotgit, whatever the host's name shows by now (else NULL) */
+static bool points_back(int admin_fd, const char *gitdir, const struct stat *dotgit,
+                        const char *own) {
   cleanup_free char *back = NULL;
   cleanup_free char *path = NULL;
   cleanup_close int fd = -1;
@@ -82,14 +85,18 @@ static bool points_back(int admin_fd, const char *gitdir, const struct stat *dot
   if (sandbox_git_read_nofollow(admin_fd, "gitdir", &back) < 0)
     return false;
   back[strcspn(back, "\r\n")] = '\0';
+  if (own != NULL && strcmp(back, own) == 0)
+    return true;
   path = back[0] == '/' ? xstrdup(back) : xasprintf("%s/%s", gitdir, back);
   fd = open(path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
   return fd >= 0 && fstat(fd, &st) == 0 && same_inode(&st, dotgit);
 }
 
-/* a `.git` file: its gitdir must be git's admin dir of this worktree */
-static int linked_layout(const char *worktree, int dotgit_fd, struct sandbox_git_layout *out,
-                         fsrun_error_t *err) {
+/* a `.git` file: its gitdir must be git's admin dir of this worktree (checked: the caller's fd of
+ * the worktree's top, which dotgit_fd was opened from) */
+static int linked_layout(const char *worktree, int dotgit_fd, bool checked,
+                         struct sandbox_git_layout *out, fsrun_error_t *err) {
+  cleanup_free char *own = checked ? xasprintf("%s/.git", worktree) : NULL;
   cleanup_free char *line = first_line_fd(dotgit_fd);
   cleanup_free char *gitdir = NULL;
   cleanup_free char *common = NULL;
@@ -131,7 +138,7 @@ static int linked_layout(const char *worktree, int dotgit_fd, struct sandbox_git
   if (!holds_repository(common_fd))
     return not_linked_layout(worktree, gitdir, "is not in a repository (HEAD, objects/, refs/)",
                              err);
-  if (!points_back(admin_fd, gitdir, &dotgit))
+  if (!points_back(admin_fd, gitdir, &dotgit, own))
     return not_linked_layout(worktree, gitdir, "has no gitdir file naming this worktree's .git",
                              err);
   out->common_dir = steal_ptr(&common);
@@ -180,7 +187,7 @@ static int layout_at(const char *worktree, int wt_fd, bool checked, struct sandb
     return main_layout(worktree, wt_fd, checked, out, err);
   if (!S_ISREG(st.st_mode))
     return 0;
-  return linked_layout(worktree, dotgit_fd, out, err);
+  return linked_layout(worktree, dotgit_fd, checked, out, err);
 }
 
 int sandbox_git_layout_find(const char *worktree, struct sandbox_git_layout *out,

@@ -638,13 +638,13 @@ exchange() {
   mv "$1" "$1.swap" && mv "$2" "$1" && mv "$1.swap" "$2"
 }
 
-# refused_exec ID: `fsrun exec --status-json` of a command that would leave `ran` in its worktree,
-# into ID; its status in $status, its stderr in $DIR/refused-err
+# refused_exec ID [SCRIPT]: `fsrun exec --status-json` into ID of SCRIPT (default: one that leaves
+# `ran` in its worktree); its exit status in $status, its stderr in $DIR/refused-err
 refused_exec() {
   status=0
   as_owner env GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null timeout -s KILL 120 \
     "$FSRUN" --root "$DIR/state" exec --status-json "$DIR/refused.json" "$1" /bin/sh -c \
-    'echo >ran' 2>"$DIR/refused-err" || status=$?
+    "${2:-echo >ran}" 2>"$DIR/refused-err" || status=$?
   echo "exit $status"
   cat "$DIR/refused-err"
 }
@@ -722,25 +722,58 @@ route_exec_worktree_gone() {
   route_exec_worktree_gone user
 }
 
-# route_exec_layout_lost root|user (review25 C11): a linked worktree whose name is exchanged with
-# the other task's at the exec's open of its `.git` (after the worktree's check; swap-on-open: no
-# race): the admin dir's gitdir file then names the other's `.git`, so git's layout cannot be
-# found: the exec is refused (refused_said), nothing ran. Broken (a layout not found was taken
-# for "no repository", as before this test): exit 0, `ran` written, no overlay, sync or walk, and
-# --status-json had no tamper at all.
-route_exec_layout_lost() {
+# linked_swap_on_open A B COMMAND: in make_repo's task container, A and B exchanged at the exec's
+# open of the task worktree's `.git` (after the worktree's check; swap-on-open: no race) while
+# COMMAND runs through refused_exec (its status in $DIR/refused.json), then exchanged back
+linked_swap_on_open() {
   requires_host_command cc
-  make_repo "$1"
   cc -O2 -o "$DIR/swap-on-open" "$FSRUN_TESTS_DIR/swap-on-open.c"
   local id
   id=$(task_container "$WT")
-  SWAP_A=$WT SWAP_B=$OTHER start_swap_on_open 1 "$WT/.git"
-  refused_exec "$id"
+  SWAP_A=$1 SWAP_B=$2 start_swap_on_open 1 "$WT/.git"
+  refused_exec "$id" "$3"
   wait "$SWAPPER"
   SWAPPER=
-  cat "$DIR/swap-out1"
+  cat "$DIR/swap-out1" "$DIR/refused.json"
   grep -q '^swapped on the open by pid' "$DIR/swap-out1"
-  exchange "$WT" "$OTHER"
+  exchange "$1" "$2"
+}
+
+# route_exec_linked_swapped root|user (review25 C11): a linked worktree's name exchanged with the
+# other task's right after the exec's check (linked_swap_on_open): the layout is found below the
+# worktree checked (its admin dir's back-pointer names `<worktree>/.git`, the `.git` read from the
+# checked top), so the command runs with the overlay (its commit lands on the task's branch) and
+# the walk, through the swapped name, says "."; the other task's branch is unchanged. Broken (the
+# back-pointer's `.git` opened by the name, as before this test): refused; before that, exit 0, no
+# overlay and no tamper at all.
+route_exec_linked_swapped() {
+  make_repo "$1"
+  linked_swap_on_open "$WT" "$OTHER" \
+    'git -c user.email=u@example.invalid -c user.name=u commit -q --allow-empty -m inside'
+  [ "$status" -eq 0 ]
+  jq -e '.exitCode == 0 and (.tamper | index(".") != null)' "$DIR/refused.json"
+  [ "$(hgit -C "$REPO" log -1 --format=%s task)" = inside ]
+  [ "$(hgit -C "$REPO" rev-parse other)" = "$MAIN0" ]
+  [ -z "$(run_dirs)" ]
+}
+
+@test "exec-git: an exec whose linked worktree's name is swapped after its check runs with the overlay of the worktree checked and says it cannot tell (root)" {
+  route_exec_linked_swapped root
+}
+
+@test "exec-git: an exec whose linked worktree's name is swapped after its check runs with the overlay of the worktree checked and says it cannot tell (ordinary user)" {
+  route_exec_linked_swapped user
+}
+
+# route_exec_layout_lost root|user (review25 C11): the two tasks' admin dirs in the common dir
+# exchanged at the exec's open of the task worktree's `.git` (linked_swap_on_open): its gitdir then
+# leads to the other's admin dir, whose back-pointer names the other's `.git`, so git's layout
+# cannot be found: the exec is refused (refused_said), nothing ran. Broken (a layout not found was
+# taken for "no repository", as before this test): exit 0, `ran` written, no overlay, sync or
+# walk, and --status-json had no tamper at all.
+route_exec_layout_lost() {
+  make_repo "$1"
+  linked_swap_on_open "$REPO/.git/worktrees/task" "$REPO/.git/worktrees/other" 'echo >ran'
   refused_said "has no gitdir file naming this worktree's .git"
   [ ! -e "$WT/ran" ] && [ ! -e "$OTHER/ran" ]
   [ "$(hgit -C "$REPO" rev-parse task)" = "$MAIN0" ]

@@ -5,6 +5,7 @@
  * what such a repository's config runs (sandbox-git-disarm.c). */
 #include "sandbox-git.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <string.h>
@@ -22,12 +23,31 @@
  * Resolved by the kernel, links and `..` as git follows them, compared by the fd's real path. */
 enum gitfile_target { GITFILE_NONE, GITFILE_COMMON, GITFILE_ELSEWHERE };
 
+/* dir/.git opened for reading, -1 when it is no regular file now: O_NONBLOCK, since the callers'
+ * look saw a regular file but a process the run left may have put a FIFO there since, whose open
+ * would wait for a writer for ever (and hang the walk, and the host's Fusion with it). *own: what
+ * is there now is a directory, link, FIFO... (a repository of its own, as the callers' look counts
+ * such a `.git`), not gone or unreadable */
+static int open_gitfile(int dir, bool *own) {
+  struct stat st;
+  int fd = openat(dir, ".git", O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+  *own = fd < 0 ? errno != ENOENT && errno != EACCES : fstat(fd, &st) < 0 || !S_ISREG(st.st_mode);
+  if (fd >= 0 && *own) {
+    close(fd);
+    return -1;
+  }
+  return fd;
+}
+
 static enum gitfile_target gitfile_target(int dir, const struct sandbox_git_run *g) {
   char buf[4096], target[PATH_MAX], common[PATH_MAX];
-  cleanup_close int file = openat(dir, ".git", O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  bool own;
+  cleanup_close int file = open_gitfile(dir, &own);
   cleanup_close int gitdir = -1;
   ssize_t n = file < 0 ? -1 : read(file, buf, sizeof(buf) - 1);
   size_t len;
+  if (own)
+    return GITFILE_ELSEWHERE;
   if (n <= 8 || strncmp(buf, "gitdir: ", 8) != 0)
     return GITFILE_NONE;
   buf[n] = '\0';

@@ -313,8 +313,9 @@ bool sandbox_git_real_path_of(int fd, char real[PATH_MAX]);
 /* a gitlink of g's index lists (before the run, and gitlinks_after) whose checkout below top holds
  * a repository of its own, which the host's `git add` enters (sandbox-git-tamper.c) */
 bool sandbox_git_gitlinks_own_repository(const struct sandbox_git_run *g, int top);
-/* the `.git` file in dir names a git dir that exists outside g's common dir (or g's is not known)
- */
+/* the `.git` file in dir names a git dir that exists outside g's common dir (or g's is not known),
+ * or what is at `.git` when it is opened is no regular file (a FIFO put there since the caller's
+ * look: read without waiting, a repository of its own as that look counts one) */
 bool sandbox_git_gitfile_elsewhere(int dir, const struct sandbox_git_run *g);
 /* the run's index in upper (the upper dir's fd) read for its gitlinks alone, into gitlinks_after */
 void sandbox_git_index_gitlinks(struct sandbox_git_run *g, int upper);

@@ -532,6 +532,15 @@ static int keep_seccomp_program(int dirfd, const struct fsrun_seccomp *f, fsrun_
   return 0;
 }
 
+/* whether the config gives the container a pid namespace of its own (an entry without a path),
+ * as namespaces_plan finds it: known before the first state.json, which a one-shot create keeps */
+static bool new_pid_namespace(const oci_linux *lx) {
+  for (size_t i = 0; lx != NULL && i < lx->n_namespaces; i++)
+    if (lx->namespaces[i].type != NULL && strcmp(lx->namespaces[i].type, "pid") == 0)
+      return lx->namespaces[i].path == NULL || lx->namespaces[i].path[0] == '\0';
+  return false;
+}
+
 /* Step 2: the state dir with the config, the cgroup (deferred), and state.json saying
  * `creating`: written at once, so that `delete --force` can clean up whatever happens next. */
 static int create_state(struct create_job *j, fsrun_error_t *err) {
@@ -545,11 +554,12 @@ static int create_state(struct create_job *j, fsrun_error_t *err) {
   j->dir_created = true;
   if (status_write_config(out->dirfd, j->config_json, j->config_len, err) < 0)
     return fsrun_error_code(err);
-  if (j->seccomp != NULL && keep_seccomp_program(out->dirfd, j->seccomp, err) < 0)
+  if (j->seccomp != NULL && !j->o->one_shot &&
+      keep_seccomp_program(out->dirfd, j->seccomp, err) < 0)
     return fsrun_error_code(err);
   if (j->mark[0] != '\0' && take_task_mark(j, err) < 0)
     return fsrun_error_code(err);
-  {
+  if (!j->o->no_cgroup) {
     cgroup_create_opts copts = {
         .id = j->o->id,
         .cgroups_path = lx ? lx->cgroups_path : NULL,
@@ -574,6 +584,7 @@ static int create_state(struct create_job *j, fsrun_error_t *err) {
     abort(); /* out of memory, as xmalloc */
   st->cgroup = out->cg ? cgroup_describe(out->cg) : NULL;
   st->cgroup_record = out->cg ? cgroup_hierarchy_record(out->cg) : NULL;
+  st->new_pidns = new_pid_namespace(lx);
   return write_state_with_hooks(out->dirfd, st, j->config, err);
 }
 
@@ -595,7 +606,6 @@ static int create_prepare_clone(struct create_job *j, fsrun_error_t *err) {
     return fsrun_error_code(err);
   if (namespaces_plan(lx, out->cg != NULL && cgroup_clone_fd(out->cg) < 0, &j->plan, err) < 0)
     return fsrun_error_code(err);
-  out->st.new_pidns = (j->plan.all_new & CLONE_NEWPID) != 0;
   j->new_userns = (j->plan.all_new & CLONE_NEWUSER) != 0;
   if (sync_socketpair(j->sync_fds, err) < 0)
     return fsrun_error_code(err);
@@ -1029,13 +1039,20 @@ static int create_serve_init(struct create_job *j, fsrun_error_t *err) {
   }
 }
 
-/* Step 8: state.json says `created`; the pid file. */
+/* A one-shot create says `created` by the init's record alone, while state.json holds everything
+ * else as `creating` wrote it (Intel RDT, applied since, is only in a second state.json) */
+static bool created_once(const struct create_job *j) {
+  return j->o->one_shot && !j->out->st.intel_rdt;
+}
+
+/* Step 8: state.json says `created` (or the init's record does); the pid file. */
 static int create_mark_created(struct create_job *j, fsrun_error_t *err) {
   struct created *out = j->out;
   free(out->st.status);
   out->st.status = xstrdup("created");
   out->st.pid_start_time = procfs_pid_start_time(out->pid, NULL);
-  if (write_state_with_hooks(out->dirfd, &out->st, j->config, err) < 0)
+  if (created_once(j) ? status_write_created(out->dirfd, &out->st, err) < 0
+                      : write_state_with_hooks(out->dirfd, &out->st, j->config, err) < 0)
     return fsrun_error_code(err);
   if (j->o->pid_file != NULL && write_pid_file(j->o->pid_file, out->pid, err) < 0)
     return fsrun_error_code(err);

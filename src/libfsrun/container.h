@@ -49,6 +49,16 @@ struct container_create_opts {
    * hooks (the sandbox has none) and before any seccomp filter. Lowered to the coarse time the
    * init went on at when the clock was set back (file_time_wait_floor). */
   struct timespec *exec_not_before;
+  /* fsrun sandbox's one-shot run: its process starts at once, and nothing but this fsrun runs the
+   * container. Create writes less to the state dir, each file a new inode (ext4 without a journal
+   * scans the recently deleted ones for each): no compiled seccomp filter (an exec into it compiles
+   * the profile, exec_seccomp), and state.json once, at `creating`; the init's record alone then
+   * says `created` (status_write_created). */
+  bool one_shot;
+  /* the caller decided that the container has no cgroup (fsrun sandbox as an ordinary user without
+   * a delegated cgroup v2 subtree: its limits are rlimits, docs/sandbox.md "Limits"); create does
+   * not look for the hierarchies nor try to make directories it may not make */
+  bool no_cgroup;
 };
 
 struct container_run_opts {

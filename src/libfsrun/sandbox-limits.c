@@ -52,6 +52,9 @@ static void plan_unprivileged(const oci_policy *p, struct sandbox_limits *l) {
 
   if (cgroup_detect_mode(&mode, &err) == 0 && mode == CGROUP_MODE_UNIFIED)
     base = cgroup_rootless_delegated_base();
+  /* no limit would be in a cgroup of its (a v1 directory an administrator gave the user included:
+   * the table in docs/sandbox.md), so none is looked for */
+  l->no_cgroup = base == NULL;
   if (base != NULL) {
     cleanup_free char *dir = xasprintf("/sys/fs/cgroup%s", base);
     cleanup_free char *path = xasprintf("%s/cgroup.controllers", dir);

@@ -28,6 +28,9 @@ struct sandbox_limit_gap {
 };
 
 struct sandbox_limits {
+  /* an ordinary caller without a delegated cgroup v2 subtree: the sandbox gets no cgroup at all
+   * (create is told so: container_create_opts.no_cgroup) */
+  bool no_cgroup;
   bool memory_in_cgroup, pids_in_cgroup, cpu_in_cgroup;
   bool cpu_budget;        /* cpuLimit.maxMs is a budget of the whole command (the watchdog's) */
   uint64_t nproc;         /* RLIMIT_NPROC, 0: none */

@@ -404,6 +404,10 @@ int status_write(int dirfd, const struct container_status *st, fsrun_error_t *er
   return ret;
 }
 
+int status_write_created(int dirfd, const struct container_status *st, fsrun_error_t *err) {
+  return write_init_record(dirfd, st, err);
+}
+
 int status_write_config(int dirfd, const char *json, size_t len, fsrun_error_t *err) {
   if (status_replace_file(dirfd, STATUS_CONFIG_FILE, json, len, err) < 0)
     return fsrun_error_wrap(err, "keep a copy of config.json in the state directory");
@@ -507,6 +511,24 @@ static void read_boot_id(yajl_val internal, struct container_status *st) {
     snprintf(st->boot_id, sizeof(st->boot_id), "%s", YAJL_GET_STRING(v));
 }
 
+/* A one-shot create (status_write_created) leaves state.json at `creating` and says `created` by
+ * the init's record alone: where the record is there, the container was created, and the record
+ * names its init. A create that writes state.json twice never has both (it writes the record with
+ * the second), and a record that cannot be read leaves the state as it was. */
+static void created_by_record(int dirfd, struct container_status *st) {
+  struct container_status init = {0};
+  cleanup_error fsrun_error_t ignored = NULL;
+  if (strcmp(st->status, "creating") != 0 || st->pid != 0 ||
+      status_read_init_record(dirfd, &init, &ignored) < 0)
+    return;
+  free(st->status);
+  st->status = xstrdup("created");
+  st->pid = init.pid;
+  st->pid_start_time = init.pid_start_time;
+  st->pid_pidns = init.pid_pidns;
+  memcpy(st->boot_id, init.boot_id, sizeof(st->boot_id));
+}
+
 int status_read(int dirfd, struct container_status *st, fsrun_error_t *err) {
   cleanup_free char *text = NULL;
   char errbuf[256] = "";
@@ -561,6 +583,7 @@ int status_read(int dirfd, struct container_status *st, fsrun_error_t *err) {
     status_clear(st);
     return fsrun_error_take(err, EINVAL, xstrdup("the state file is corrupt: no id or status"));
   }
+  created_by_record(dirfd, st);
   return 0;
 }
 

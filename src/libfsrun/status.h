@@ -77,12 +77,18 @@ int status_replace_file(int dirfd, const char *name, const void *data, size_t le
 
 /* state.json, and STATUS_INIT_RECORD when st names an init (pid > 0). */
 int status_write(int dirfd, const struct container_status *st, fsrun_error_t *err);
+/* A one-shot create's `created` (container_create_opts.one_shot): STATUS_INIT_RECORD alone, over a
+ * state.json that still says `creating` and names no init. status_read then gives `created` and
+ * the record's init: one new file in the state dir instead of a second state.json and the record.
+ * Nothing else of state.json may differ from what `creating` wrote. */
+int status_write_created(int dirfd, const struct container_status *st, fsrun_error_t *err);
 /* Stores config.json's bytes (as read at create, not re-serialised) in the state dir, 0600. */
 int status_write_config(int dirfd, const char *json, size_t len, fsrun_error_t *err);
 /* The config stored at create. A state dir written before the copy existed has none: then the
  * bundle's config.json is read (bundle may be NULL: no fallback). */
 int status_read_config(int dirfd, const char *bundle, oci_config **out, fsrun_error_t *err);
-/* ENOENT when there is no state file (yet). */
+/* ENOENT when there is no state file (yet). A state.json at `creating` beside an init record
+ * (status_write_created) is read as `created`, with the record's init. */
 int status_read(int dirfd, struct container_status *st, fsrun_error_t *err);
 /* Fills st's pid, pid_start_time and pid_pidns from STATUS_INIT_RECORD (EINVAL when it is not
  * one). */

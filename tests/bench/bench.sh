@@ -30,7 +30,8 @@
 #                            exec, exec-seccomp)
 # Every sandbox runs in a linked worktree in Fusion's layout (<repo>/.worktrees/task), bwrap with the
 # worktree and the repository's .git bound read-write.
-# BENCH_ONLY=sandbox stops after the sandbox measures; BENCH_ONLY=runtime skips them;
+# BENCH_ONLY=sandbox stops after the sandbox measures (sandbox-user: the ordinary user's only);
+# BENCH_ONLY=runtime skips them;
 # BENCH_ONLY=exec measures exec only (exec/crun, exec/base); BENCH_ONLY=sandbox-egress the egress
 # profile only (sandbox-egress/bwrap-net, and sandbox-egress/base with FSRUN_BASE).
 # The runtime measures run in a private mount namespace where the host's /sys/fs/cgroup/unified is
@@ -108,11 +109,12 @@ if [ -z "${BENCH_INNER:-}" ]; then
     [ -n "${FSRUN_BASE:-}" ] && bench_pair sandbox-egress/base fsrun-egress base-egress run_sandbox
     exit 0
   fi
-  if sandboxes && have bwrap; then
+  if sandboxes && [ "$only" != sandbox-user ] && have bwrap; then
     bench_pair sandbox/bwrap fsrun bwrap run_sandbox
     have slirp4netns && bench_pair sandbox-egress/bwrap-net fsrun-egress bwrap-net run_sandbox
   fi
-  sandboxes && [ -n "${FSRUN_BASE:-}" ] && bench_pair sandbox/base fsrun base run_sandbox
+  sandboxes && [ "$only" != sandbox-user ] && [ -n "${FSRUN_BASE:-}" ] &&
+    bench_pair sandbox/base fsrun base run_sandbox
 
   # an ordinary user: its own worktree, fsrun's default state root; bwrap unprivileged
   if sandboxes && have bwrap && useradd -M -d /nonexistent -s /usr/sbin/nologin "$user" 2>/dev/null; then
@@ -153,7 +155,7 @@ if [ -z "${BENCH_INNER:-}" ]; then
     fi
   fi
   unset TIMEIT_DESCENDANTS # from here a timed `create` leaves its init running
-  [ "$only" = sandbox ] && exit 0
+  [ "$only" = sandbox ] || [ "$only" = sandbox-user ] && exit 0
 
   # shellcheck source=../../contrib/lib.sh
   source "$srcdir/contrib/lib.sh"

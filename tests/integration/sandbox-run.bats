@@ -718,6 +718,56 @@ check_killed_fsrun_leaves_nothing() {
   check_killed_fsrun_leaves_nothing user
 }
 
+# A running one-shot sandbox seen from the host, by its caller: its state dir holds config.json,
+# state.json and the init's record, and no compiled seccomp filter (nothing but an exec would read
+# it: the exec compiles the profile and runs under it); `state` and `list` say `running` with the
+# init as pid (state.json was written once, at `creating`: the record says that it was created);
+# a SIGKILL of the whole group then leaves nothing (the watchdog's delete finds the init by the
+# record). As an ordinary user on a cgroup v1 or hybrid host (no delegated subtree), create tries
+# no cgroup (its limits are rlimits there): the debug log says no attempt.
+check_running_one_shot() {
+  use_caller "$1"
+  local marker=1$RANDOM$RANDOM dir id pid sleeper log=$DIR/debug.log
+  local as=(env)
+  [ "$CALLER" = root ] || as=(setpriv --reuid="$SBX_UID" --regid="$SBX_GID" --init-groups env -i PATH=/usr/bin:/bin HOME="$SBX_HOME")
+  sandbox_sleeping "$marker" "${as[@]}" setsid "$FSRUN" --debug --log "$log" --root "$STATE" \
+    sandbox --worktree "$WT" --task-id "$TASK"
+  dir=$(echo "$STATE"/sandbox-"$TASK"__*)
+  id=${dir##*/}
+  # the command may run before create has written the record (the init execs it once it reported)
+  wait_until test -L "$dir/init"
+  [ "$(ls "$dir" | tr '\n' ' ')" = "config.json init state.json " ]
+  run as_caller "$FSRUN" --root "$STATE" state "$id"
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ "$(jq -r .status <<<"$output")" = running ]
+  pid=$(jq -r .pid <<<"$output")
+  sleeper=$(pgrep -f "^sleep $marker")
+  [ "$(ps -o ppid= -p "$sleeper" | tr -d ' ')" = "$pid" ]
+  run as_caller "$FSRUN" --root "$STATE" list --format json
+  [ "$(jq -r --arg id "$id" '.[] | select(.id == $id) | "\(.status) \(.pid)"' <<<"$output")" = "running $pid" ]
+  run as_caller "$FSRUN" --root "$STATE" exec "$id" sh -c 'grep "^Seccomp:" /proc/self/status'
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [[ $output == *"Seccomp:"*2 ]]
+  if [ "$CALLER" = user ] && [ "$(cgroup_mode)" != unified ]; then
+    cat "$log"
+    ! grep -F "cgroup" "$log" || false
+  fi
+  kill -KILL -- "-$SANDBOX_PID"
+  wait "$SANDBOX_PID" || :
+  wait_state_clean
+  wait_processes_gone
+}
+
+@test "sandbox-run: a running one-shot sandbox: state dir without seccomp.bpf, \`state\` and \`list\` say running with its init, exec runs filtered, a SIGKILL leaves nothing (root)" {
+  check_running_one_shot root
+}
+
+@test "sandbox-run: a running one-shot sandbox: state dir without seccomp.bpf, \`state\` and \`list\` say running with its init, exec runs filtered, a SIGKILL leaves nothing; no cgroup tried without a delegated subtree (ordinary user)" {
+  check_running_one_shot user
+}
+
 # outlives_body (in a private mount namespace, so that the loop mount reaches no other one): the
 # command leaves a process running in a session of its own, deaf to SIGHUP and SIGTERM, that
 # writes into the worktree and reads the allowedPaths ext4 on DEV; once fsrun has returned, no

@@ -163,6 +163,44 @@ static void test_init_record_write(int dirfd) {
   unlinkat(dirfd, STATUS_FILE, 0);
 }
 
+/* A one-shot create's state: state.json at `creating` (no init), then the record alone. Read
+ * before the record: `creating`; after it: `created` with the record's init; one state.json was
+ * ever written. A `creating` state that names an init already is not touched by a record. */
+static void test_created_by_record(int dirfd) {
+  cleanup_error fsrun_error_t err = NULL;
+  struct container_status st = {.id = "c", .status = "creating", .creator_pid = 77};
+  struct container_status before = {0}, after = {0}, other = {0};
+  int ret = status_write(dirfd, &st, &err), r1, r2, r3;
+  r1 = ret < 0 ? ret : status_read(dirfd, &before, &err);
+  st.status = "created";
+  st.pid = 4242;
+  st.pid_start_time = 99;
+  st.pid_pidns = 4026531836ULL;
+  ret = ret < 0 ? ret : status_write_created(dirfd, &st, &err);
+  r2 = ret < 0 ? ret : status_read(dirfd, &after, &err);
+  tap_ok(r1 == 0 && strcmp(before.status, "creating") == 0 && before.pid == 0,
+         "one-shot: `creating` until the record is there (%s, pid %d)",
+         before.status ? before.status : "-", (int)before.pid);
+  tap_ok(r2 == 0 && strcmp(after.status, "created") == 0 && after.pid == 4242 &&
+             after.pid_start_time == 99 && after.pid_pidns == 4026531836ULL &&
+             after.creator_pid == 77 && strcmp(listing(dirfd), "init state.json ") == 0,
+         "one-shot: `created` with the record's init once it is (%s, pid %d; `%s`, %s)",
+         after.status ? after.status : "-", (int)after.pid, listing(dirfd), err ? err->msg : "ok");
+  {
+    static const char naming[] = "{\"id\":\"c\",\"status\":\"creating\",\"pid\":1}";
+    ret = status_replace_file(dirfd, STATUS_FILE, naming, strlen(naming), &err);
+  }
+  r3 = ret < 0 ? ret : status_read(dirfd, &other, &err);
+  tap_ok(r3 == 0 && strcmp(other.status, "creating") == 0 && other.pid == 1,
+         "a `creating` state naming an init is read as it is (%s, pid %d)",
+         other.status ? other.status : "-", (int)other.pid);
+  status_clear(&before);
+  status_clear(&after);
+  status_clear(&other);
+  unlinkat(dirfd, STATUS_INIT_RECORD, 0);
+  unlinkat(dirfd, STATUS_FILE, 0);
+}
+
 /* How status_dir_remove in a child whose filter kills socketpair ends: SIGSYS when it handed the
  * removed directory's last fd to the kernel's collector (a socket cycle), 0 when it closed it;
  * the directory's name is gone either way. */
@@ -236,6 +274,7 @@ int main(void) {
   test_pid_file(dirfd);
   test_init_record_format();
   test_init_record_write(dirfd);
+  test_created_by_record(dirfd);
   test_dir_remove_last_close("/var/tmp", true);
   test_dir_remove_last_close("/dev/shm", false);
   if (deny_exchange())

@@ -231,6 +231,8 @@ struct words {
   bool module_next; /* the next word is `-m`'s module */
   bool python;      /* the command is a Python interpreter whose script has not come yet */
   bool node;        /* the command resolves its file words as node does (`node clean`) */
+  bool runner;      /* the command runs the next word as a command (`env`, `exec`) */
+  bool skip_next;   /* the next word is a runner's option's value (`env -u NAME`) */
 };
 
 /* The dir of a worktree file a command names (`tools/clean.sh`: `tools/`), watched as a pointer of
@@ -303,6 +305,41 @@ static void add_file_word(struct collect *c, const char *key, const char *value,
   }
 }
 
+/* A command word without a `/` is looked up on PATH, and an empty, `.` or relative entry of it is
+ * taken from the cwd, which for the host's git running a driver is the worktree's top (review26
+ * D3 b: with `PATH=:/usr/bin` a run planting a top-level `myfilt` had `filter.x.clean = myfilt`
+ * run it; `./node_modules/.bin` first in PATH the same). So the word is watched in each such
+ * entry, as git's and the shell's lookup would reach it there. The PATH is fsrun's own: the host
+ * git's when both come from one environment (Fusion's adapter passes its process's to both); an
+ * absolute entry is the host's to keep. */
+static void add_path_command(struct collect *c, const char *key, const char *value, const char *w) {
+  const char *path = getenv("PATH");
+  if (path == NULL)
+    return; /* the default search path: absolute */
+  for (const char *p = path;; p++) {
+    size_t n = strcspn(p, ":");
+    if (n == 0 || p[0] != '/') {
+      cleanup_free char *name = n == 0 ? xstrdup(w) : xasprintf("%.*s/%s", (int)n, p, w);
+      add_pointer(c, key, value, c->worktree, name);
+    }
+    p += n;
+    if (*p == '\0')
+      return;
+  }
+}
+
+/* `env`, `exec`, `command`, `nohup`: the next word that is no option (nor, after env, VAR=value)
+ * is a command looked up on PATH as well */
+static bool runner_word(const char *w) {
+  static const char *const names[] = {"env", "exec", "command", "nohup"};
+  const char *base = strrchr(w, '/');
+  base = base != NULL ? base + 1 : w;
+  for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+    if (strcmp(base, names[i]) == 0)
+      return true;
+  return false;
+}
+
 /* An option with its value attached names a file as well as a word does (review26 D3 c):
  * `--require=./hook.js`, `--rcfile=tools/rc`, `-rtools/x`, `-Ilib`, `-ftools/x.awk`. The value is
  * watched like a file word; a short option's letters (`-rf`) watched as a top-level name cost one
@@ -326,9 +363,21 @@ static void add_word(struct collect *c, const char *key, const char *value, cons
                      struct words *s) {
   bool command = s->at_command, module = s->module_next;
   s->module_next = false;
+  if (s->skip_next) {
+    s->skip_next = false;
+    return;
+  }
   if (command && w[0] != '=' && strchr(w, '=') != NULL)
     return; /* VAR=value before the command */
+  if (command && s->runner && w[0] == '-') {
+    s->skip_next = strcmp(w, "-u") == 0 || strcmp(w, "--unset") == 0;
+    return; /* a runner's option: the command comes after it */
+  }
   s->at_command = false;
+  if (command) {
+    s->runner = runner_word(w);
+    s->at_command = s->runner;
+  }
   s->node = s->node || node_word(w); /* the command, or env's, npx's */
   if (python_word(w)) {              /* the command, or env's */
     s->python = true;
@@ -353,9 +402,12 @@ static void add_word(struct collect *c, const char *key, const char *value, cons
     add_module(c, key, value, w);
     return;
   }
-  if ((command && strchr(w, '/') == NULL) || strcmp(w, ".") == 0 || strcmp(w, "..") == 0 ||
-      strcmp(w, "./") == 0)
-    return; /* on PATH; or the top itself, whose every new file would be a change */
+  if (command && strchr(w, '/') == NULL) {
+    add_path_command(c, key, value, w);
+    return;
+  }
+  if (strcmp(w, ".") == 0 || strcmp(w, "..") == 0 || strcmp(w, "./") == 0)
+    return; /* the top itself, whose every new file would be a change */
   if (s->python && !python_word(w)) {
     s->python = false;
     add_python_script(c, key, value, w);

@@ -996,6 +996,41 @@ route_node_resolved() {
   route_node_resolved user
 }
 
+# route_path_command OWNER empty|relative (review26 D3 b): `filter.x.clean = myfilt`, a command
+# word without a `/`, found through an empty PATH entry (the top's `myfilt`) or a relative one
+# (`./node_modules/.bin/myfilt`): git looks it up from the worktree's top, so a run rewriting it
+# chose what the host's `add -A` runs. fsrun and the host's git share the PATH here, as they do
+# under Fusion's adapter. The filter is named, `add -A` with hostGitArgs runs nothing, a plain one
+# runs the payload; a run writing an unrelated file reports nothing.
+route_path_command() {
+  local dir=. entry=
+  make_repo "$1"
+  [ "$2" = empty ] || dir=node_modules/.bin entry=./node_modules/.bin
+  as_owner sh -c 'mkdir -p "$1/$2" && printf "#!/bin/sh\ncat\n" >"$1/$2/myfilt" &&
+    chmod 755 "$1/$2/myfilt"' sh "$WT" "$dir"
+  # appended: the suite's own commands are found as before
+  PATH=$PATH:$entry
+  filter_rewrite_named myfilt "$dir/myfilt" "#!/bin/sh
+echo ran >>$MARKER
+cat"
+}
+
+@test "sandbox-git: a driver's command found through an empty PATH entry (the top's myfilt) is watched and disarmed (root)" {
+  route_path_command root empty
+}
+
+@test "sandbox-git: a driver's command found through an empty PATH entry (the top's myfilt) is watched and disarmed (ordinary user)" {
+  route_path_command user empty
+}
+
+@test "sandbox-git: a driver's command found through a relative PATH entry (./node_modules/.bin) is watched and disarmed (root)" {
+  route_path_command root relative
+}
+
+@test "sandbox-git: a driver's command found through a relative PATH entry (./node_modules/.bin) is watched and disarmed (ordinary user)" {
+  route_path_command user relative
+}
+
 # last_tamper: the last run's tamper list as it was reported (not sorted, not merged)
 last_tamper() {
   jq -cs 'map(select(.event == "sandbox:tamper")) | last | .paths' "$DIR/audit.jsonl"

@@ -542,6 +542,47 @@ static void test_interpreters(const char *top) {
   remove_at(top, "less");
 }
 
+#define TEST_PATH "/usr/sbin:/usr/bin:/sbin:/bin"
+
+/* review26 D3 b: a command word without a `/` is looked up on PATH; an empty, `.` or relative entry
+ * is taken from git's cwd, the top, and the word is watched there (and only there) */
+static void test_path_lookup(const char *top) {
+  const char *filt = "[filter \"x\"]\n\tclean = myfilt --in %f\n";
+  const char *entry = "config:filter.x.clean=myfilt --in %f";
+  const char *env = "[filter \"x\"]\n\tclean = env -i -u HOME LANG=C myfilt\n";
+  make_dir(top, "node_modules");
+  make_dir(top, "node_modules/.bin");
+  write_file(top, "myfilt", "cat\n");
+  write_file(top, "node_modules/.bin/myfilt", "cat\n");
+  write_file(top, "node_modules/.bin/HOME", "cat\n"); /* rewritten: no new name on the way */
+  setenv("PATH", "/usr/bin:/bin", 1);
+  expect_entry(run_with(top, filt, "myfilt", "evil\n"), NULL, "an absolute PATH: the top's myfilt");
+  setenv("PATH", ":/usr/bin:/bin", 1);
+  expect_entry(run_with(top, filt, "README", "y\n"), NULL, "PATH=:..., an unrelated file written");
+  expect_entry(run_with(top, filt, "myfilt", "evil 2\n"), entry, "PATH=:..., the top's myfilt");
+  setenv("PATH", "/usr/bin:.", 1);
+  expect_entry(run_with(top, filt, "myfilt", "evil 3\n"), entry, "PATH=...:., the top's myfilt");
+  setenv("PATH", "", 1);
+  expect_entry(run_with(top, filt, "myfilt", "evil 4\n"), entry, "PATH empty, the top's myfilt");
+  setenv("PATH", "./node_modules/.bin:/usr/bin", 1);
+  expect_entry(run_with(top, filt, "myfilt", "evil 5\n"), NULL,
+               "PATH=./node_modules/.bin:..., the top's myfilt");
+  expect_entry(run_with(top, filt, "node_modules/.bin/myfilt", "evil 6\n"), entry,
+               "PATH=./node_modules/.bin:..., node_modules/.bin/myfilt");
+  setenv("PATH", "node_modules/.bin:/usr/bin", 1);
+  expect_entry(run_with(top, env, "node_modules/.bin/myfilt", "evil 7\n"),
+               "config:filter.x.clean=env -i -u HOME LANG=C myfilt",
+               "env's command after its options and a VAR=value");
+  expect_entry(run_with(top, env, "node_modules/.bin/HOME", "evil 8\n"), NULL,
+               "env -u's NAME is no command");
+  remove_at(top, "myfilt");
+  remove_at(top, "node_modules/.bin/myfilt");
+  remove_at(top, "node_modules/.bin/HOME");
+  rmdir_at(top, "node_modules/.bin");
+  rmdir_at(top, "node_modules");
+  setenv("PATH", TEST_PATH, 1);
+}
+
 /* review20 E: the user's global config (main points HOME at home), written by a run with a
  * writable $HOME or ~/.config */
 static void test_global(const char *top, const char *home) {
@@ -836,6 +877,8 @@ int main(void) {
   setenv("HOME", home, 1);
   unsetenv("XDG_CONFIG_HOME");
   unsetenv("GIT_CONFIG_GLOBAL");
+  /* a caller's relative PATH entry would have the tests' command words watched (review26 D3 b) */
+  setenv("PATH", TEST_PATH, 1);
   test_entries(top);
   test_hook_managers(top);
   test_no_open_of_a_fifo(top);
@@ -844,6 +887,7 @@ int main(void) {
   test_tilde_user(top);
   test_linked_worktree(top);
   test_interpreters(top);
+  test_path_lookup(top);
   test_global(top, home);
   test_host_args(top);
   snprintf(cmd, sizeof(cmd), "rm -rf '%s'", top);

@@ -230,9 +230,10 @@ struct words {
   bool at_command;  /* the next word is the command (after VAR=value words) */
   bool module_next; /* the next word is `-m`'s module */
   bool python;      /* the command is a Python interpreter whose script has not come yet */
-  bool node;        /* the command resolves its file words as node does (`node clean`) */
-  bool runner;      /* the command runs the next word as a command (`env`, `exec`) */
-  bool skip_next;   /* the next word is a runner's option's value (`env -u NAME`) */
+  /* the names the command resolves a file word to (`node clean`: clean.js...); NULL: none */
+  const char *const *suffixes;
+  bool runner;    /* the command runs the next word as a command (`env`, `exec`) */
+  bool skip_next; /* the next word is a runner's option's value (`env -u NAME`) */
 };
 
 /* The dir of a worktree file a command names (`tools/clean.sh`: `tools/`), watched as a pointer of
@@ -265,42 +266,60 @@ static void add_unknown_command(struct sandbox_git_run *g, const char *key, cons
     g->pointers[n].standing = true;
 }
 
-/* node, bun, deno, tsx, ts-node (a path to one too): a file word is a module name they resolve */
-static bool node_word(const char *w) {
-  static const char *const names[] = {"node", "nodejs", "bun", "deno", "tsx", "ts-node"};
+/* Interpreters that take a file word (or an option's value: `ruby -rx`, `lua -lx`) as a name they
+ * add a suffix to (review26 D3): `node clean` runs a top-level `clean.js`, `ruby -I. -rx` a `x.rb`,
+ * `lua -l x` a `x.lua` (its default package.path starts with `./?.lua`), `perl -I. -MFilt` a
+ * `Filt.pm`. The word itself, a directory, is digested whole already (index.js, x/init.lua). */
+static const char *const node_suffixes[] = {".js", ".mjs", ".cjs", ".json", ".node",
+                                            ".ts", ".mts", ".cts", ".tsx",  NULL};
+static const char *const ruby_suffixes[] = {".rb", ".so", NULL};
+static const char *const lua_suffixes[] = {".lua", ".so", NULL};
+static const char *const perl_suffixes[] = {".pm", ".pl", NULL};
+
+static const struct {
+  const char *name;
+  const char *const *suffixes;
+} interpreters[] = {{"node", node_suffixes}, {"nodejs", node_suffixes}, {"bun", node_suffixes},
+                    {"deno", node_suffixes}, {"tsx", node_suffixes},    {"ts-node", node_suffixes},
+                    {"ruby", ruby_suffixes}, {"lua", lua_suffixes},     {"luajit", lua_suffixes},
+                    {"perl", perl_suffixes}};
+
+/* w's suffixes when it names one of those (a path to one too; `ruby3.1`, `lua5.4` by their
+ * version's digits and dots); NULL when none */
+static const char *const *interpreter_suffixes(const char *w) {
   const char *base = strrchr(w, '/');
   base = base != NULL ? base + 1 : w;
-  for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-    if (strcmp(base, names[i]) == 0)
-      return true;
-  return false;
+  for (size_t i = 0; i < sizeof(interpreters) / sizeof(interpreters[0]); i++) {
+    size_t n = strlen(interpreters[i].name);
+    if (strncmp(base, interpreters[i].name, n) == 0 &&
+        strspn(base + n, "0123456789.") == strlen(base + n))
+      return interpreters[i].suffixes;
+  }
+  return NULL;
 }
 
-/* the names node's and the TypeScript runners' resolution tries for `X` besides X itself, whose
- * digest already takes X/ whole (review26 D3 a: `node clean` runs a top-level `clean.js`) */
-static const char *const node_suffixes[] = {".js", ".mjs", ".cjs", ".json", ".node",
-                                            ".ts", ".mts", ".cts", ".tsx"};
-
-static bool has_node_suffix(const char *w) {
+static bool has_suffix(const char *w, const char *const *suffixes) {
   size_t n = strlen(w);
-  for (size_t i = 0; i < sizeof(node_suffixes) / sizeof(node_suffixes[0]); i++) {
-    size_t k = strlen(node_suffixes[i]);
-    if (n > k && strcmp(w + n - k, node_suffixes[i]) == 0)
+  for (const char *const *x = suffixes; *x != NULL; x++) {
+    size_t k = strlen(*x);
+    if (n > k && strcmp(w + n - k, *x) == 0)
       return true;
   }
   return false;
 }
 
-/* a word that may be a file the command runs or loads: it and its script dir; after a node-style
- * command, the names it resolves the word to too, unless it names one already (`node x.js`: nine
- * more pointers a word would spend POINTERS_MAX on names tried only when x.js is gone) */
+/* a word that may be a file the command runs or loads: it and its script dir; after an
+ * interpreter above, the names it resolves the word to too, unless it names one already (`node
+ * x.js`: nine more pointers a word would spend POINTERS_MAX on names tried only when x.js is gone)
+ */
 static void add_file_word(struct collect *c, const char *key, const char *value, const char *w,
-                          bool node) {
+                          const char *const *suffixes) {
   add_pointer(c, key, value, c->worktree, w);
   add_script_dir(c, key, value, w);
-  node = node && !has_node_suffix(w);
-  for (size_t i = 0; node && i < sizeof(node_suffixes) / sizeof(node_suffixes[0]); i++) {
-    cleanup_free char *name = xasprintf("%s%s", w, node_suffixes[i]);
+  if (suffixes == NULL || has_suffix(w, suffixes))
+    return;
+  for (const char *const *x = suffixes; *x != NULL; x++) {
+    cleanup_free char *name = xasprintf("%s%s", w, *x);
     add_pointer(c, key, value, c->worktree, name);
   }
 }
@@ -345,7 +364,7 @@ static bool runner_word(const char *w) {
  * watched like a file word; a short option's letters (`-rf`) watched as a top-level name cost one
  * digest of an absent path, a false alarm only if such a file changes. */
 static void add_option_value(struct collect *c, const char *key, const char *value, const char *w,
-                             bool node) {
+                             const char *const *suffixes) {
   const char *v = NULL;
   if (w[1] == '-')
     v = strchr(w, '=') != NULL ? strchr(w, '=') + 1 : NULL;
@@ -353,7 +372,29 @@ static void add_option_value(struct collect *c, const char *key, const char *val
     v = w + 2;
   if (v != NULL && v[0] != '\0' && strcmp(v, ".") != 0 && strcmp(v, "./") != 0 &&
       strcmp(v, "..") != 0)
-    add_file_word(c, key, value, v, node);
+    add_file_word(c, key, value, v, suffixes);
+}
+
+/* `VAR=value` before the command: the value names where the command loads code from as often as
+ * a word does (review26 D3 d): `PYTHONPATH=tools python3 -m filt`, `NODE_PATH=lib`,
+ * `NODE_OPTIONS=--require=./x.js`, `PATH=./bin:$PATH`. Each `:`-separated part is watched as a
+ * file word (an option as an option's value); an expansion names what fsrun cannot know (a
+ * standing entry, as a word's); `.` is the top itself. */
+static void add_assignment(struct collect *c, const char *key, const char *value, const char *v) {
+  if (strpbrk(v, "$`") != NULL) {
+    add_unknown_command(c->g, key, value);
+    return;
+  }
+  while (*v != '\0') {
+    size_t n = strcspn(v, ":");
+    cleanup_free char *part = xasprintf("%.*s", (int)n, v);
+    v += n + (v[n] == ':');
+    if (part[0] == '-')
+      add_option_value(c, key, value, part, NULL);
+    else if (part[0] != '\0' && strchr(part, '%') == NULL && strcmp(part, ".") != 0 &&
+             strcmp(part, "./") != 0 && strcmp(part, "..") != 0)
+      add_file_word(c, key, value, part, NULL);
+  }
 }
 
 /* one word of a command value: the command itself is a path only with a `/` (else found on PATH);
@@ -367,8 +408,10 @@ static void add_word(struct collect *c, const char *key, const char *value, cons
     s->skip_next = false;
     return;
   }
-  if (command && w[0] != '=' && strchr(w, '=') != NULL)
+  if (command && w[0] != '=' && strchr(w, '=') != NULL) {
+    add_assignment(c, key, value, strchr(w, '=') + 1);
     return; /* VAR=value before the command */
+  }
   if (command && s->runner && w[0] == '-') {
     s->skip_next = strcmp(w, "-u") == 0 || strcmp(w, "--unset") == 0;
     return; /* a runner's option: the command comes after it */
@@ -378,8 +421,9 @@ static void add_word(struct collect *c, const char *key, const char *value, cons
     s->runner = runner_word(w);
     s->at_command = s->runner;
   }
-  s->node = s->node || node_word(w); /* the command, or env's, npx's */
-  if (python_word(w)) {              /* the command, or env's */
+  if (s->suffixes == NULL)
+    s->suffixes = interpreter_suffixes(w); /* the command, or env's, npx's */
+  if (python_word(w)) {                    /* the command, or env's */
     s->python = true;
     add_python_dir(c, key, value, c->worktree); /* `-c`, stdin: the current directory */
   }
@@ -394,7 +438,7 @@ static void add_word(struct collect *c, const char *key, const char *value, cons
     if (strncmp(w, "-m", 2) == 0 && w[2] != '\0')
       add_module(c, key, value, w + 2); /* `-mpre_commit` */
     else
-      add_option_value(c, key, value, w, s->node);
+      add_option_value(c, key, value, w, s->suffixes);
     return;
   }
   if (module) {
@@ -412,7 +456,7 @@ static void add_word(struct collect *c, const char *key, const char *value, cons
     s->python = false;
     add_python_script(c, key, value, w);
   }
-  add_file_word(c, key, value, w, s->node);
+  add_file_word(c, key, value, w, s->suffixes);
 }
 
 /* each word of a shell command that may name a file (no expansion), as the shell splits it

@@ -1031,6 +1031,65 @@ cat"
   route_path_command user relative
 }
 
+# route_assignment OWNER py|node|perl (review26 D3 d, and the interpreters that add a suffix): a
+# driver whose code comes from a `VAR=value` before its command (`PYTHONPATH=tools python3 -m
+# filt`: tools/filt.py; `NODE_OPTIONS=--require=./x.js`) or from a name its interpreter adds a
+# suffix to (`perl -I. -MFilt`: Filt.pm at the top). A run writing an unrelated file reports
+# nothing; a run rewriting that file names the filter, the host's `add -A` with hostGitArgs runs
+# nothing, a plain one runs the payload.
+route_assignment() {
+  local cmd
+  make_repo "$1"
+  case $2 in
+  py)
+    [ -x /usr/bin/python3 ] || skip "needs /usr/bin/python3"
+    cmd='PYTHONPATH=tools /usr/bin/python3 -m filt'
+    as_owner sh -c 'mkdir "$1/tools" && printf "import sys\nsys.stdout.write(sys.stdin.read())\n" \
+      >"$1/tools/filt.py"' sh "$WT"
+    set -- "$1" tools/filt.py "import sys
+open(\"$MARKER\", \"a\").write(\"ran\\n\")
+sys.stdout.write(sys.stdin.read())"
+    ;;
+  node)
+    command -v node >/dev/null || skip "needs node"
+    cmd='NODE_OPTIONS=--require=./x.js node f.js'
+    as_owner sh -c 'cd "$1" && echo "// x" >x.js && echo "process.stdin.pipe(process.stdout)" >f.js' \
+      sh "$WT"
+    set -- "$1" x.js "require(\"fs\").appendFileSync(\"$MARKER\", \"ran\\n\")"
+    ;;
+  perl)
+    cmd='perl -I. -MFilt -pe 1'
+    as_owner sh -c 'echo "package Filt; 1;" >"$1/Filt.pm"' sh "$WT"
+    set -- "$1" Filt.pm "package Filt; open(my \$f, \">>$MARKER\"); print \$f \"ran\\n\"; 1;"
+    ;;
+  esac
+  filter_rewrite_named "$cmd" "$2" "$3"
+}
+
+@test "sandbox-git: a driver's PYTHONPATH=tools before its command is watched and disarmed (root)" {
+  route_assignment root py
+}
+
+@test "sandbox-git: a driver's PYTHONPATH=tools before its command is watched and disarmed (ordinary user)" {
+  route_assignment user py
+}
+
+@test "sandbox-git: a driver's NODE_OPTIONS=--require=./x.js before its command is watched and disarmed (root)" {
+  route_assignment root node
+}
+
+@test "sandbox-git: a driver's NODE_OPTIONS=--require=./x.js before its command is watched and disarmed (ordinary user)" {
+  route_assignment user node
+}
+
+@test "sandbox-git: a perl driver's -I. -MFilt (Filt.pm at the top) is watched and disarmed (root)" {
+  route_assignment root perl
+}
+
+@test "sandbox-git: a perl driver's -I. -MFilt (Filt.pm at the top) is watched and disarmed (ordinary user)" {
+  route_assignment user perl
+}
+
 # last_tamper: the last run's tamper list as it was reported (not sorted, not merged)
 last_tamper() {
   jq -cs 'map(select(.event == "sandbox:tamper")) | last | .paths' "$DIR/audit.jsonl"

@@ -583,6 +583,51 @@ static void test_path_lookup(const char *top) {
   setenv("PATH", TEST_PATH, 1);
 }
 
+/* review26 D3 d: a `VAR=value` before the command names where it loads code from; and the
+ * interpreters that add a suffix to a name (`ruby -rx`: x.rb, `lua -l x`: x.lua, `-MFilt`) */
+static void test_assignments(const char *top) {
+  static const struct {
+    const char *clean, *file;
+  } cases[] = {
+      {"PYTHONPATH=tools python3 -m filt", "tools/filt.py"},
+      {"NODE_OPTIONS=--require=./x.js node f.js", "x.js"},
+      {"NODE_PATH=/nowhere:lib node f.js", "lib/m.js"},
+      {"env NODE_PATH=lib node f.js", "lib/m.js"},
+      {"ruby -I. -rx -pe 1", "x.rb"},
+      {"lua -l x f.lua", "x.lua"},
+      {"lua5.4 -lx f.lua", "x.lua"},
+      {"perl -I. -MFilt -pe 1", "Filt.pm"},
+  };
+  char config[256], entry[256];
+  make_dir(top, "tools");
+  make_dir(top, "lib");
+  write_file(top, "tools/filt.py", "import sys\n");
+  write_file(top, "lib/m.js", "//\n");
+  write_file(top, "x.js", "//\n");
+  write_file(top, "x.rb", "#\n");
+  write_file(top, "x.lua", "--\n");
+  write_file(top, "Filt.pm", "1;\n");
+  for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+    snprintf(config, sizeof(config), "[filter \"x\"]\n\tclean = %s\n", cases[i].clean);
+    snprintf(entry, sizeof(entry), "config:filter.x.clean=%s", cases[i].clean);
+    expect_entry(run_with(top, config, "README", "a\n"), NULL, cases[i].clean);
+    expect_entry(run_with(top, config, cases[i].file, "evil\n"), entry, cases[i].file);
+  }
+  /* the value's expansion: what it names is not known, on every run */
+  expect_entry(
+      run_with(top, "[filter \"x\"]\n\tclean = PATH=./bin:$PATH myfilt\n", "README", "b\n"),
+      "config:filter.x.clean=PATH=./bin:$PATH myfilt", "PATH=./bin:$PATH, standing");
+  /* a value that names no worktree file: nothing */
+  expect_entry(run_with(top, "[filter \"x\"]\n\tclean = LC_ALL=C.UTF-8 sort\n", "README", "c\n"),
+               NULL, "LC_ALL=C.UTF-8");
+  static const char *const files[] = {"tools/filt.py", "lib/m.js", "x.js",
+                                      "x.rb",          "x.lua",    "Filt.pm"};
+  for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++)
+    remove_at(top, files[i]);
+  rmdir_at(top, "tools");
+  rmdir_at(top, "lib");
+}
+
 /* review20 E: the user's global config (main points HOME at home), written by a run with a
  * writable $HOME or ~/.config */
 static void test_global(const char *top, const char *home) {
@@ -888,6 +933,7 @@ int main(void) {
   test_linked_worktree(top);
   test_interpreters(top);
   test_path_lookup(top);
+  test_assignments(top);
   test_global(top, home);
   test_host_args(top);
   snprintf(cmd, sizeof(cmd), "rm -rf '%s'", top);

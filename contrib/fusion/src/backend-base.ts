@@ -1,7 +1,7 @@
 // What NativeBackend and FsrunBackend share: the task's ids, the audit hook, input checks, the
 // runs in flight (abort(), dispose()).
 import { stat } from "node:fs/promises";
-import { isAbsolute } from "node:path";
+import { isAbsolute, resolve } from "node:path";
 
 import { deliver, policyHash, policySummary } from "./audit";
 import type { SandboxAuditEvent, SandboxAuditHook } from "./audit";
@@ -24,8 +24,63 @@ export type AuditFields = Omit<
 /** fsrun's "cannot disarm" option (docs/sandbox.md, "Disarming the host's git"). */
 export const HOST_GIT_CANNOT_DISARM = "core.abbrev=fsrun-cannot-disarm";
 
-/** What `hostGitEnv` adds to the host git's environment (Python 3.11's "no cwd on sys.path"). */
-export const HOST_GIT_ENV: Readonly<Record<string, string>> = Object.freeze({ PYTHONSAFEPATH: "1" });
+/**
+ * What `hostGitEnv` sets in the host git's environment whatever Fusion's own holds: Python 3.11's
+ * "no cwd on sys.path", and, empty (each reader takes an empty value as unset), the variables
+ * through which the interpreters a driver runs take code or options at start from a name Fusion's
+ * environment chose, resolved from git's cwd, the worktree's top (review26 D5: `NODE_OPTIONS=
+ * --require ts-node/register` loads the worktree's `node_modules/ts-node`, `BASH_ENV=./x.sh`).
+ */
+export const HOST_GIT_ENV: Readonly<Record<string, string>> = Object.freeze({
+  PYTHONSAFEPATH: "1",
+  NODE_OPTIONS: "",
+  BASH_ENV: "",
+  ENV: "",
+  PYTHONSTARTUP: "",
+  RUBYOPT: "",
+  PERL5OPT: "",
+  LUA_INIT: "",
+});
+
+/** Search paths of Fusion's environment and the separators of their entries: an empty, `.` or
+ * relative entry is taken from the cwd (the worktree's top for the host's git and its drivers;
+ * `PATH=:/usr/bin` has `git` itself and a driver's bare command found there), so `hostGitEnv`
+ * keeps only their absolute entries outside the task's worktree. */
+const HOST_GIT_SEARCH_PATHS: Readonly<Record<string, RegExp>> = Object.freeze({
+  PATH: /:/,
+  NODE_PATH: /:/,
+  PYTHONPATH: /:/,
+  RUBYLIB: /:/,
+  PERL5LIB: /:/,
+  PERLLIB: /:/,
+  LD_LIBRARY_PATH: /[:;]/,
+  LD_PRELOAD: /[: ]/,
+});
+
+/** PATH when none of Fusion's entries is kept: glibc's default search path (an empty PATH would be the cwd). */
+const HOST_GIT_DEFAULT_PATH = "/usr/local/bin:/usr/bin:/bin";
+
+/**
+ * The variables to set over `env` (Fusion's environment for the host's git) so that neither git
+ * nor the drivers it runs load code from the worktree by a relative name (review26 D5):
+ * HOST_GIT_ENV, and each search path of HOST_GIT_SEARCH_PATHS that `env` sets with its empty,
+ * relative and `worktree` entries left out (LD_PRELOAD keeps a bare library name: the loader
+ * searches it in its own directories).
+ */
+export function hostGitEnvFor(env: NodeJS.ProcessEnv, worktree?: string): Record<string, string> {
+  const out: Record<string, string> = { ...HOST_GIT_ENV };
+  const top = worktree !== undefined ? resolve(worktree) : undefined;
+  const inWorktree = (p: string) => top !== undefined && (resolve(p) === top || resolve(p).startsWith(`${top}/`));
+  for (const [name, separator] of Object.entries(HOST_GIT_SEARCH_PATHS)) {
+    const value = env[name];
+    if (value === undefined) continue;
+    const bareName = (e: string) => name === "LD_PRELOAD" && e !== "" && !e.includes("/");
+    const kept = value.split(separator).filter((e) => bareName(e) || (isAbsolute(e) && !inWorktree(e)));
+    out[name] = kept.join(name === "LD_PRELOAD" ? " " : ":");
+    if (name === "PATH" && kept.length === 0) out[name] = HOST_GIT_DEFAULT_PATH;
+  }
+  return out;
+}
 
 /**
  * The line docs/sandbox.md ("Git on the host after a run") says the host's git needs in that
@@ -132,13 +187,22 @@ export abstract class BackendBase {
   }
 
   /**
-   * The environment to add to every git the host runs in this worktree, with `hostGitArgs`:
-   * `PYTHONSAFEPATH=1` keeps the worktree's top off a Python driver's `sys.path` (Python 3.11+), so
-   * what a run planted there (`nbstripout.pyc`, an `argparse.py` that `-m json.tool` imports) is
-   * never imported by the user's drivers, reported or not (docs/sandbox.md, review22 F8).
+   * The environment to add over this process's to every git the host runs in this worktree, with
+   * `hostGitArgs` (`{ ...process.env, ...backend.hostGitEnv }`): `PYTHONSAFEPATH=1` keeps the
+   * worktree's top off a Python driver's `sys.path` (Python 3.11+), so what a run planted there
+   * (`nbstripout.pyc`, an `argparse.py` that `-m json.tool` imports) is never imported by the
+   * user's drivers, reported or not (docs/sandbox.md, review22 F8); `NODE_OPTIONS`, `BASH_ENV` and
+   * the like empty, and `PATH`, `NODE_PATH`, `PYTHONPATH`... without their empty, relative and
+   * worktree entries, so that neither git itself nor a driver loads code a run planted by a
+   * relative name (review26 D5). `hostGitEnvFor(env)` for an environment other than this process's.
    */
   get hostGitEnv(): Record<string, string> {
-    return { ...HOST_GIT_ENV };
+    return this.hostGitEnvFor(process.env);
+  }
+
+  /** `hostGitEnv` over `env`, Fusion's environment for the host's git. */
+  hostGitEnvFor(env: NodeJS.ProcessEnv): Record<string, string> {
+    return hostGitEnvFor(env, this.task?.worktree);
   }
 
   /**

@@ -13,7 +13,7 @@ export type { SandboxAuditEvent, SandboxAuditEventName, SandboxAuditHook } from 
 export { policyHash, policySummary } from "./audit";
 export { combinePolicies, checkPolicy } from "./policy";
 export { FsrunBackend, parseResult } from "./fsrun-backend";
-export { HOST_GIT_CANNOT_DISARM, HOST_GIT_ENV, HOST_GIT_SAFE_ARGS, TAMPER_UNREADABLE, cannotDisarm, hostGitArgsFor, hostGitArgsUntold } from "./backend-base";
+export { HOST_GIT_CANNOT_DISARM, HOST_GIT_ENV, HOST_GIT_SAFE_ARGS, TAMPER_UNREADABLE, cannotDisarm, hostGitArgsFor, hostGitArgsUntold, hostGitEnvFor } from "./backend-base";
 export { encodeIdPart, isSandboxOf, sandboxIdStem, taskContainerId } from "./container-id";
 export type { FsrunBackendOptions, FsrunMode } from "./fsrun-backend";
 export { NativeBackend } from "./native-backend";

@@ -722,6 +722,54 @@ test(`[${WHO}] both modes: a run planting nbstripout.py gets hostGitArgs; the ho
   }
 });
 
+// review26 D5: Fusion's own environment may hold what has git, or a driver it runs, load code from
+// the worktree by a relative name: an empty PATH entry (the top's `git` and a bare `myfilt`),
+// NODE_OPTIONS=--require=./x.js, BASH_ENV=./env.sh. None of them is a file a driver's config names,
+// so fsrun's report is clean (hostGitDisarmed true) after a run that plants all four; Fusion's git
+// with hostGitArgs, HOST_GIT_SAFE_ARGS and that environment ran the run's `git` (and, the real git,
+// every planted payload). With hostGitEnv over that environment: the real git, no payload.
+test(`[${WHO}] hostGitEnv: a relative PATH entry, NODE_OPTIONS and BASH_ENV of Fusion's environment load nothing a run planted (review26 D5)`, async () => {
+  const dir = join(work, "d5");
+  await mkdir(dir);
+  const wt = await makeWorktree(dir, "task-d5");
+  const marker = join(dir, "marker");
+  const repo = join(dir, "repo");
+  await git(repo, ["config", "filter.x.clean", "myfilt"]);
+  await git(repo, ["config", "filter.y.clean", "node f.js"]);
+  await git(repo, ["config", "filter.z.clean", "bash tools/z.sh"]);
+  await mkdir(join(wt, "tools"));
+  await writeFile(join(wt, "tools", "z.sh"), "cat\n");
+  await writeFile(join(wt, "f.js"), "process.stdin.pipe(process.stdout)\n");
+  await writeFile(join(wt, ".gitattributes"), "a.txt filter=x\nb.txt filter=y\nc.txt filter=z\n");
+  const stage = join(readOnly, `d5-${WHO}`);
+  await mkdir(stage);
+  await writeFile(join(stage, "git"), `#!/bin/sh\necho git >>${marker}\n`, { mode: 0o755 });
+  await writeFile(join(stage, "myfilt"), `#!/bin/sh\necho myfilt >>${marker}\ncat\n`, { mode: 0o755 });
+  await writeFile(join(stage, "x.js"), `require("fs").appendFileSync(${JSON.stringify(marker)}, "node\\n");\n`);
+  await writeFile(join(stage, "env.sh"), `echo bash >>${marker}\n`);
+  const b2 = new FsrunBackend({ fsrunPath: FSRUN, stateRoot, killGraceMs: 300, onAudit: (e) => events.push(e) });
+  backends.push(b2);
+  await b2.prepare({ taskId: `it-${WHO}`, runId: `r${++seq}`, worktreePath: wt, policy: basePolicy() });
+  const r = await b2.run(`cp -p ${stage}/* . && for f in a b c; do echo one >$f.txt; done`, opts({ cwd: wt }));
+  assert.equal(r.exitCode, 0, r.stderr);
+  assert.deepEqual([r.tamper, b2.hostGitDisarmed, b2.hostGitArgs], [[], true, []], "fsrun's report is clean");
+  const fusionEnv = { ...process.env, PATH: `:${process.env.PATH}`, NODE_OPTIONS: "--require=./x.js", BASH_ENV: "./env.sh" };
+  const safe = await runCommand("git", [...b2.hostGitArgs, ...HOST_GIT_SAFE_ARGS, "add", "-A"], wt, { ...fusionEnv, ...b2.hostGitEnvFor(fusionEnv) });
+  assert.equal(safe.code, 0, safe.stderr);
+  assert.equal(await stat(marker).then(() => true, () => false), false, "the host's git (or git itself) ran what the run planted under hostGitEnv");
+  assert.match(await git(wt, ["ls-files", "--", "a.txt"]), /a\.txt/, "the real git staged the files");
+  assert.deepEqual(b2.hostGitEnv, b2.hostGitEnvFor(process.env));
+  // the controls: Fusion's environment alone runs the run's `git`; the real git under it, each payload
+  const planted = await runCommand("git", [...HOST_GIT_SAFE_ARGS, "add", "-A"], wt, fusionEnv);
+  assert.equal(await readFile(marker, "utf8"), "git\n", planted.stderr);
+  await rm(marker);
+  for (const f of ["a", "b", "c"]) await writeFile(join(wt, `${f}.txt`), "two\n");
+  const realGit = spawnSync("sh", ["-c", "command -v git"], { encoding: "utf8" }).stdout.trim();
+  const drivers = await runCommand(realGit, [...HOST_GIT_SAFE_ARGS, "add", "-A"], wt, fusionEnv);
+  assert.equal(drivers.code, 0, drivers.stderr);
+  assert.deepEqual((await readFile(marker, "utf8")).split("\n").filter((l) => l !== "").sort(), ["bash", "myfilt", "node"]);
+});
+
 // review24 B0: on a tmpfs worktree (/dev/shm) a committed 70 KB filter driver rewritten through a
 // shared mapping after a read keeps its size, inode, mtime and ctime; fsrun hashes such a file's
 // content whole, so the run names the filter and hostGitArgs disarm it: the host's `git add -A`

@@ -21,7 +21,7 @@ import {
 } from "../src/index";
 import type { SandboxAuditEvent } from "../src/index";
 import { firstLines, hostGitArgsFromStderr, tamperFromStderr } from "../src/fsrun-cli";
-import { HOST_GIT_CANNOT_DISARM, TAMPER_UNREADABLE, cannotDisarm, hostGitArgsFor, hostGitArgsUntold } from "../src/backend-base";
+import { HOST_GIT_CANNOT_DISARM, HOST_GIT_ENV, TAMPER_UNREADABLE, cannotDisarm, hostGitArgsFor, hostGitArgsUntold, hostGitEnvFor } from "../src/backend-base";
 import { oneShotEnv, withCarrier } from "../src/one-shot-env";
 import { execProcess } from "../src/task-container";
 import { assertOneOutcomeEach, tempDir, waitFor } from "./helpers";
@@ -203,6 +203,31 @@ test("an error's reason keeps at most 2000 characters of each of fsrun's first t
   assert.ok(reason.length < 2100, `${reason.length} characters`);
   assert.match(reason, /^fsrun: warning: one; fsrun: warning: sandbox: git: left out .*\.\.\. \(\d+ characters more\); three$/);
   assert.equal(firstLines(" \n"), "(nothing on stderr)");
+});
+
+test("hostGitEnvFor: code-at-start variables empty, search paths without empty, relative or worktree entries (review26 D5)", () => {
+  const env = {
+    PATH: ":/usr/bin:./node_modules/.bin:.:~/bin:/wt/task/bin:/bin:",
+    NODE_PATH: "lib:/opt/node",
+    PYTHONPATH: "/wt/task",
+    LD_LIBRARY_PATH: "/opt/lib;;x",
+    LD_PRELOAD: "libfake.so ./x.so /opt/y.so",
+    NODE_OPTIONS: "--require ts-node/register",
+    BASH_ENV: "./env.sh",
+    HOME: "/home/u",
+  };
+  const got = hostGitEnvFor(env, "/wt/task/");
+  assert.deepEqual([got.NODE_OPTIONS, got.BASH_ENV, got.ENV, got.PYTHONSAFEPATH], ["", "", "", "1"]);
+  assert.deepEqual(got, {
+    ...HOST_GIT_ENV,
+    PATH: "/usr/bin:/bin",
+    NODE_PATH: "/opt/node",
+    PYTHONPATH: "",
+    LD_LIBRARY_PATH: "/opt/lib",
+    LD_PRELOAD: "libfake.so /opt/y.so",
+  });
+  assert.equal(hostGitEnvFor({ PATH: "::." }).PATH, "/usr/local/bin:/usr/bin:/bin", "an empty PATH would be the cwd");
+  assert.equal("RUBYLIB" in hostGitEnvFor({}), false, "a variable Fusion's environment does not set is not set");
 });
 
 test("hostGitArgs holding fsrun's cannot-disarm option say the host's git must not run there", () => {

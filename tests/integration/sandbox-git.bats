@@ -1090,6 +1090,61 @@ sys.stdout.write(sys.stdin.read())"
   route_assignment user perl
 }
 
+# route_worktree_remove OWNER disarmed|cannot (review26 D4 a): the task worktree's committed
+# filter script a run rewrote, and a.txt it made stat-dirty (git's status hashes it through the
+# filter), removed from the main checkout. A plain `worktree remove` there runs `git status` inside
+# the task worktree (its clean check), and with it the rewritten script (the control: it refuses,
+# the tree being dirty, after running it). The documented removal runs nothing: `git <hostGitArgs>
+# <safe line> worktree remove --force` when disarmed; when the run also made a repository of its
+# own (cannot disarm), that line fails at once and removes nothing, and `git <safe line> worktree
+# remove --force` removes it, running nothing either.
+route_worktree_remove() {
+  local plant=
+  make_repo "$1"
+  hgit -C "$REPO" config filter.x.clean 'sh tools/clean.sh'
+  as_owner sh -c 'cd "$1" && mkdir tools && echo cat >tools/clean.sh &&
+    echo "a.txt filter=x" >.gitattributes && echo one >a.txt' sh "$WT"
+  hgit -C "$WT" add -A
+  hgit -C "$WT" -c core.hooksPath=/dev/null commit -qm driver
+  [ "$2" = disarmed ] || plant='git init -q sub && '
+  sbx -- "$plant printf 'echo ran >>%s; cat\n' $MARKER >tools/clean.sh && touch -d 2001-01-01 a.txt"
+  mapfile -t args < <(host_args)
+  [[ " ${args[*]} " == *" filter.x.clean= "* ]]
+  safe_git -C "$REPO" worktree remove "$WT" && false
+  [ -d "$WT" ]
+  grep -qx ran "$MARKER"
+  rm "$MARKER"
+  if [ "$2" = disarmed ]; then
+    [[ " ${args[*]} " != *" core.abbrev=fsrun-cannot-disarm "* ]]
+  else
+    [ "${args[1]}" = core.abbrev=fsrun-cannot-disarm ]
+    run safe_git -C "$REPO" "${args[@]}" worktree remove --force "$WT"
+    [ "$status" -eq 128 ]
+    [ -d "$WT" ]
+    args=()
+  fi
+  safe_git -C "$REPO" "${args[@]}" worktree remove --force "$WT"
+  [ ! -e "$WT" ]
+  [ ! -e "$MARKER" ]
+  [ "$(hgit -C "$REPO" worktree list | wc -l)" -eq 2 ]
+}
+
+@test "sandbox-git: the documented removal of a task's worktree from the main checkout runs nothing of the run's (root)" {
+  route_worktree_remove root disarmed
+}
+
+@test "sandbox-git: the documented removal of a task's worktree from the main checkout runs nothing of the run's (ordinary user)" {
+  route_worktree_remove user disarmed
+}
+
+@test "sandbox-git: a task worktree that cannot be disarmed is removed with the safe line and --force alone, running nothing (root)" {
+  route_worktree_remove root cannot
+}
+
+@test "sandbox-git: a task worktree that cannot be disarmed is removed with the safe line and --force alone, running nothing (ordinary user)" {
+  route_worktree_remove user cannot
+}
+
 # last_tamper: the last run's tamper list as it was reported (not sorted, not merged)
 last_tamper() {
   jq -cs 'map(select(.event == "sandbox:tamper")) | last | .paths' "$DIR/audit.jsonl"
@@ -1343,7 +1398,7 @@ route_expansion() {
   host_args >/dev/null
   mapfile -t args < <(host_args)
   [[ " ${args[*]} " == *" filter.x.clean= "* ]]
-  sbx -- "printf 'echo ran >>$MARKER; cat\n' >tools/clean.sh && echo two >>a.txt"
+  sbx -- "printf 'echo ran >>$MARKER; cat\n' >tools/clean.sh && touch -d 2001-01-01 a.txt"
   filter_x_named_and_disarmed "config:filter.x.clean=$cmd"
 }
 

@@ -79,12 +79,38 @@ static void report(struct walk *w, const char *rel) {
   sandbox_git_strv_push(&w->found, &w->n_found, rel);
 }
 
+/* rel, a file git would open and block on or fail to read (a FIFO, a device, a socket, a link
+ * to one): named on every walk while it is there, as a config fsrun cannot read (review26 D2:
+ * no -c option keeps git from opening it, so "cannot disarm" makes the host's git fail at once
+ * instead of hanging) */
+static void report_not_regular(struct walk *w, const char *rel) {
+  cleanup_free char *entry =
+      xasprintf("config:unread:%s (not a regular file: git's open of it would wait or fail)", rel);
+  report(w, entry);
+}
+
 /* a nested `.git` file naming a git dir outside the common dir: a repository of the run's making
  * that git run in that directory (a host git with it as cwd) discovers, with its config (review26
  * D4); not looked at where the common dir is not known (delete's and pause's walks: docs) */
 static bool gitfile_elsewhere(const struct walk *w, int dir, const struct stat *st) {
   return S_ISREG(st->st_mode) && w->g != NULL && w->g->common_dir != NULL &&
          sandbox_git_gitfile_elsewhere(dir, w->g);
+}
+
+/* A nested git dir's files that git opens by name when it meets the repository (its discovery's
+ * is_git_directory reads HEAD, and commondir where there is one): a FIFO there made the host's
+ * `status` and `add -A` wait in open() for ever, as a FIFO `.gitignore` does (review26 D2, the
+ * reviewer's t7). stat, never open: a FIFO's stat does not wait. */
+static void check_git_dir_files(struct walk *w, int dir, const char *rel) {
+  static const char *const names[] = {"HEAD", "commondir"};
+  for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+    struct stat st;
+    cleanup_free char *name = xasprintf(".git/%s", names[i]);
+    if (fstatat(dir, name, &st, 0) < 0 || S_ISREG(st.st_mode))
+      continue; /* none (git's to refuse), or one git reads */
+    cleanup_free char *path = xasprintf("%s/%s", rel, names[i]);
+    report_not_regular(w, path);
+  }
 }
 
 /* dir/.git (rel), reported when it or its path (path_changed) changed during the run, or where
@@ -96,6 +122,8 @@ static void check_dotgit(struct walk *w, int dir, const char *rel, bool path_cha
   if (fstatat(dir, ".git", &st, AT_SYMLINK_NOFOLLOW) < 0)
     return;
   w->nested_seen = w->nested_seen || own_git_dir(&st) || gitfile_elsewhere(w, dir, &st);
+  if (own_git_dir(&st))
+    check_git_dir_files(w, dir, rel);
   named = path_changed || changed(w, &st);
   if (w->seen != NULL) {
     sandbox_git_dotgit_of(&e, dir, rel, &st);
@@ -178,10 +206,8 @@ static bool git_reads_by_name(const char *name) {
          strcmp(name, ".gitmodules") == 0 || strcmp(name, ".mailmap") == 0;
 }
 
-/* dir/name that git would open and block on or fail to read (a FIFO, a device, a socket, a link
- * to one): named on every walk while it is there, as a config fsrun cannot read (review26 D2:
- * no -c option keeps git from opening it, so "cannot disarm" makes the host's git fail at once
- * instead of hanging). A link to nothing or to a regular file is git's to refuse or read. */
+/* dir/name of the names git opens in every directory it reads, when it is no regular file; a
+ * link to nothing or to a regular file is git's to refuse or read */
 static void check_read_by_name(struct walk *w, int dir, const char *prefix,
                                const struct dirent *e) {
   struct stat st;
@@ -189,10 +215,8 @@ static void check_read_by_name(struct walk *w, int dir, const char *prefix,
     return;
   if (fstatat(dir, e->d_name, &st, 0) < 0 || S_ISREG(st.st_mode) || S_ISDIR(st.st_mode))
     return; /* stat does not open: a FIFO's stat never waits */
-  cleanup_free char *entry = xasprintf("config:unread:%s%s%s (not a regular file: git's open of "
-                                       "it would wait or fail)",
-                                       prefix, prefix[0] ? "/" : "", e->d_name);
-  report(w, entry);
+  cleanup_free char *rel = xasprintf("%s%s%s", prefix, prefix[0] ? "/" : "", e->d_name);
+  report_not_regular(w, rel);
 }
 
 static void walk_nested(struct walk *w, int dir, const char *prefix, int depth, bool path_changed) {

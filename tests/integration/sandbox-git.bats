@@ -1659,6 +1659,44 @@ route_fifo_by_name() {
   route_fifo_by_name user
 }
 
+# route_fifo_git_dir OWNER (review26 D2, the reviewer's t7): a nested `.git` directory whose
+# `HEAD` (or, HEAD valid, `commondir`) is a FIFO: git's discovery of the untracked repository opens
+# them and waits for ever. The walk names each (stat, never open) on every run, as the top-level
+# FIFOs; hostGitArgs cannot disarm (a repository of its own already says so), so the host's
+# `status` and `add -A` with them exit 128; a plain `status` never returns (the control).
+route_fifo_git_dir() {
+  local args want rc=0
+  make_repo "$1"
+  sbx -- 'mkdir -p a/.git/objects a/.git/refs b/c/.git/objects b/c/.git/refs && mkfifo a/.git/HEAD &&
+    echo "ref: refs/heads/main" >b/c/.git/HEAD && mkfifo b/c/.git/commondir'
+  want=$(jq -cn '["config:unread:a/.git/HEAD (not a regular file: git'"'"'s open of it would wait or fail)",
+    "config:unread:b/c/.git/commondir (not a regular file: git'"'"'s open of it would wait or fail)"]')
+  [ "$(config_tamper | jq -c sort)" = "$want" ]
+  sbx -- 'echo two >unrelated.txt'
+  [ "$(config_tamper | jq -c sort)" = "$want" ]
+  mapfile -t args < <(host_args)
+  [ "${args[0]}|${args[1]}" = "-c|core.abbrev=fsrun-cannot-disarm" ]
+  for cmd in status "add -A"; do
+    rc=0
+    # shellcheck disable=SC2086 # cmd is two words on purpose
+    as_owner timeout 600 env GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null \
+      git -C "$WT" "${args[@]}" $cmd >/dev/null 2>&1 || rc=$?
+    [ "$rc" = 128 ]
+  done
+  rc=0
+  as_owner timeout 2 env GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null \
+    git -C "$WT" status >/dev/null 2>&1 || rc=$?
+  [ "$rc" = 124 ]
+}
+
+@test "sandbox-git: a nested .git dir's HEAD or commondir that is a FIFO is named on every run; hostGitArgs make the host's git fail, not hang (root)" {
+  route_fifo_git_dir root
+}
+
+@test "sandbox-git: a nested .git dir's HEAD or commondir that is a FIFO is named on every run; hostGitArgs make the host's git fail, not hang (ordinary user)" {
+  route_fifo_git_dir user
+}
+
 # route_unread_standing OWNER (gitunread, the decision in docs/sandbox.md): the repository's
 # included config is over 1 MiB before the run (plant_unread big, made on the host). A run that
 # leaves it alone still names it (`config:unread:`, a standing entry) and its hostGitArgs start with

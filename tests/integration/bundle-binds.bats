@@ -16,7 +16,7 @@ setup() {
   requires_host_command git
   requires_host_command jq
   requires_host_command setpriv
-  TASK=binds-$RANDOM$RANDOM
+  TASK=binds-$$-$RANDOM$RANDOM
   DIR=$BATS_TEST_TMPDIR/binds
   REPO=$DIR/repo
   WT=$DIR/worktree
@@ -260,7 +260,7 @@ task_flow() {
   for spec in "${cases[@]}"; do
     jq --arg k "run.fsrun.mounts.$n" --arg v "${spec%%|*}" '.annotations[$k] = $v' \
       "$DIR/good.json" >"$out/config.json"
-    id=bad-$RANDOM-$TASK
+    id=bad-$$-$RANDOM$RANDOM-$TASK
     assert_create_refused 0 "$out" "$id" "${spec#*|}"
   done
   # an index that names no mount, and one of a mount that is not a bind (the root's tmpfs)

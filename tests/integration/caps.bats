@@ -170,7 +170,7 @@ assert_host_view() {
   update_config '.mounts |= map(select(.destination != "/proc"))'
   fake_procfs_files "$ROOTFS"
   set_process_args /bin/sleep 1000
-  CONTAINER_ID=id-$RANDOM$RANDOM
+  CONTAINER_ID=id-$$-$RANDOM$RANDOM
   # the runtime with a supplementary group of its own
   setpriv --groups 4242 -- "$FSRUN" --root "$FSRUN_ROOT" run -d --bundle "$BUNDLE" "$CONTAINER_ID" \
     </dev/null

@@ -48,7 +48,7 @@ cg_read() {
 # start_detached CMD...: `run -d` with process.args = CMD; sets CONTAINER_ID and INIT_PID.
 start_detached() {
   set_process_args "$@" || return 1
-  CONTAINER_ID=${CONTAINER_ID:-cg-$RANDOM$RANDOM}
+  CONTAINER_ID=${CONTAINER_ID:-cg-$$-$RANDOM$RANDOM}
   if ! fsrun "${FSRUN_GLOBAL_ARGS[@]}" run -d --bundle "$BUNDLE" "$CONTAINER_ID" </dev/null \
     >"$BATS_TEST_TMPDIR/run.out" 2>&1; then
     cat "$BATS_TEST_TMPDIR/run.out"
@@ -120,7 +120,7 @@ FSRUN_GLOBAL_ARGS=()
   [ -d /sys/fs/cgroup/cpuset ] || skip "no v1 cpuset hierarchy"
   EXTRA_CGROUP_DIRS=("/sys/fs/cgroup/*/fsrun-test-cpuset-$UNIQ/mid" "/sys/fs/cgroup/*/fsrun-test-cpuset-$UNIQ")
   # first container: both levels above it are new (each gets its parent's values)
-  first=cg-cs1-$RANDOM$RANDOM
+  first=cg-cs1-$$-$RANDOM$RANDOM
   CONTAINER_ID=$first
   update_config '.linux.cgroupsPath = $p' --arg p "/fsrun-test-cpuset-$UNIQ/mid/$first"
   start_detached sleep 1000
@@ -129,7 +129,7 @@ FSRUN_GLOBAL_ARGS=()
   # the levels fsrun made hand their values to new children themselves from now on
   [ "$(cat "$top/mid/cgroup.clone_children")" = 1 ]
   # second container: the parent exists; a container's own values still win over inherited ones
-  second=cg-cs2-$RANDOM$RANDOM
+  second=cg-cs2-$$-$RANDOM$RANDOM
   CONTAINER_ID=$second
   update_config '.linux.cgroupsPath = $p | .linux.resources.cpu = {"cpus": "0"}' \
     --arg p "/fsrun-test-cpuset-$UNIQ/mid/$second"
@@ -212,7 +212,7 @@ FSRUN_GLOBAL_ARGS=()
     # without a cgroup namespace the process sees its host paths
     cp "$BUNDLE/config.json" "$BATS_TEST_TMPDIR/with-cgroupns.json"
     update_config '.linux.namespaces |= map(select(.type != "cgroup"))'
-    CONTAINER_ID=cg-join-$variant-$RANDOM$RANDOM
+    CONTAINER_ID=cg-join-$variant-$$-$RANDOM$RANDOM
     # (LeakSanitizer cannot run under ptrace: off for this command of a sanitizer build)
     ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 \
       run strace -f -qq -e trace=openat,clone3 -o "$trace" \
@@ -282,7 +282,7 @@ FSRUN_GLOBAL_ARGS=()
 
 # bats test_tags=cgroupv2
 @test "an absolute cgroupsPath is used as is" {
-  CONTAINER_ID=cg-abs-$RANDOM$RANDOM
+  CONTAINER_ID=cg-abs-$$-$RANDOM$RANDOM
   update_config '.linux.cgroupsPath = $p' --arg p "/fsrun-test-abs-$UNIQ/$CONTAINER_ID"
   if [ "$(cgroup_mode)" = unified ]; then
     EXTRA_CGROUP_DIRS=(/sys/fs/cgroup/fsrun-test-abs-$UNIQ)
@@ -301,7 +301,7 @@ FSRUN_GLOBAL_ARGS=()
 
 # bats test_tags=cgroupv2
 @test "a relative cgroupsPath goes under /fsrun" {
-  CONTAINER_ID=cg-rel-$RANDOM$RANDOM
+  CONTAINER_ID=cg-rel-$$-$RANDOM$RANDOM
   update_config '.linux.cgroupsPath = $p' --arg p "reltest-$UNIQ/$CONTAINER_ID"
   if [ "$(cgroup_mode)" = unified ]; then
     EXTRA_CGROUP_DIRS=(/sys/fs/cgroup/fsrun/reltest-$UNIQ)
@@ -318,7 +318,7 @@ FSRUN_GLOBAL_ARGS=()
 
 # bats test_tags=cgroupv2
 @test "--systemd-cgroup maps slice:prefix:name onto the cgroupfs path systemd would use" {
-  CONTAINER_ID=cg-sd-$RANDOM$RANDOM
+  CONTAINER_ID=cg-sd-$$-$RANDOM$RANDOM
   # this run's slice (another suite may run at once): no `-` in its name, which would nest it
   local sl=fsrunt${UNIQ//-/}
   update_config '.linux.cgroupsPath = $p' --arg p "$sl-sub.slice:pfx:$CONTAINER_ID"
@@ -339,7 +339,7 @@ FSRUN_GLOBAL_ARGS=()
 
 @test "--systemd-cgroup refuses a cgroupsPath that is not slice:prefix:name" {
   update_config '.linux.cgroupsPath = "not-a-systemd-path"'
-  CONTAINER_ID=cg-sdbad-$RANDOM$RANDOM
+  CONTAINER_ID=cg-sdbad-$$-$RANDOM$RANDOM
   run fsrun --systemd-cgroup run --bundle "$BUNDLE" "$CONTAINER_ID"
   echo "$output"
   [ "$status" -eq 1 ]
@@ -534,7 +534,7 @@ FSRUN_GLOBAL_ARGS=()
   EXTRA_CGROUP_DIRS=("/sys/fs/cgroup/*$parent")
   mkdir "/sys/fs/cgroup/cpu$parent"
   [ "$(cat "/sys/fs/cgroup/cpu$parent/cpu.rt_runtime_us")" = 0 ]
-  CONTAINER_ID=cg-rt-$RANDOM
+  CONTAINER_ID=cg-rt-$$-$RANDOM$RANDOM
   update_config '.linux.cgroupsPath = $p' --arg p "$parent/$CONTAINER_ID"
   update_config '.linux.resources.cpu = {"realtimeRuntime": 10000, "realtimePeriod": 1000000}'
   start_sleeper
@@ -571,7 +571,7 @@ shared_cgroup_dirs() {
   update_config '.linux.cgroupsPath = $p' --arg p "$parent/cg"
   start_detached sleep 1000
   first=$CONTAINER_ID first_pid=$INIT_PID
-  second=cg-second-$RANDOM$RANDOM
+  second=cg-second-$$-$RANDOM$RANDOM
   # into a file: a created init (the binary before) keeps its output open until it execs
   status=0
   fsrun create --bundle "$BUNDLE" "$second" </dev/null >"$BATS_TEST_TMPDIR/second.out" 2>&1 || status=$?
@@ -606,7 +606,7 @@ shared_cgroup_dirs() {
   fi
   update_config '.linux.cgroupsPath = $p' --arg p "$parent/cg"
   set_process_args echo ran
-  CONTAINER_ID=cg-frozen-$RANDOM$RANDOM
+  CONTAINER_ID=cg-frozen-$$-$RANDOM$RANDOM
   # into a file: the init the binary before left behind, frozen, kept its output open
   status=0
   timeout -k 5 "$WAIT_MAX_S" "$FSRUN" --root "$FSRUN_ROOT" run --bundle "$BUNDLE" "$CONTAINER_ID" </dev/null \

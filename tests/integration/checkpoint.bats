@@ -22,7 +22,7 @@ teardown_file() {
 setup() {
   requires_root
   setup_bundle
-  CONTAINER_ID=ck-$RANDOM$RANDOM
+  CONTAINER_ID=ck-$$-$RANDOM$RANDOM
   cd "$BATS_TEST_TMPDIR"
 }
 

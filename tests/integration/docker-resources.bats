@@ -12,7 +12,7 @@ load helpers
 setup() {
   requires_root
   setup_bundle
-  CONTAINER_ID=dkres-$RANDOM$RANDOM
+  CONTAINER_ID=dkres-$$-$RANDOM$RANDOM
 }
 
 teardown() {

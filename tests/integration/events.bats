@@ -18,7 +18,7 @@ setup() {
     "options": ["rbind", "rw"]}]
     | .linux.resources.memory = {"limit": 67108864}
     | .linux.resources.pids = {"limit": 20}' --arg s "$SHARED"
-  CONTAINER_ID=ev-$RANDOM$RANDOM
+  CONTAINER_ID=ev-$$-$RANDOM$RANDOM
   EVENTS_PID=""
 }
 
@@ -148,7 +148,7 @@ wait_exit() {
   run fsrun events "$CONTAINER_ID"
   [ "$status" -eq 1 ]
   [[ "$output" == *"is not running"* ]]
-  run fsrun events --stats nosuch-$RANDOM
+  run fsrun events --stats nosuch-$$-$RANDOM$RANDOM
   [ "$status" -eq 1 ]
   [[ "$output" == *"does not exist"* ]]
   run fsrun events --interval 0s "$CONTAINER_ID"

@@ -13,7 +13,7 @@ setup() {
   requires_fsrun_command exec
   setup_bundle
   update_config '.root.readonly = false'
-  CONTAINER_ID=exec2-$RANDOM$RANDOM
+  CONTAINER_ID=exec2-$$-$RANDOM$RANDOM
 }
 
 teardown() {

@@ -9,7 +9,7 @@ setup() {
   requires_root
   requires_fsrun_command exec
   setup_bundle
-  CONTAINER_ID=exec-oom-$RANDOM$RANDOM
+  CONTAINER_ID=exec-oom-$$-$RANDOM$RANDOM
 }
 
 teardown() {

@@ -15,7 +15,7 @@ setup() {
   requires_fsrun_command exec
   requires_host_command setpriv
   setup_bundle
-  CONTAINER_ID=execpid-$RANDOM$RANDOM
+  CONTAINER_ID=execpid-$$-$RANDOM$RANDOM
   USER_DIR=$BATS_TEST_TMPDIR/rootless
 }
 

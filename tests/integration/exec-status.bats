@@ -28,7 +28,7 @@ setup() {
   requires_host_command jq
   DIR=$BATS_TEST_TMPDIR/xst
   WT=$DIR/worktree
-  ID=xst-$RANDOM$RANDOM
+  ID=xst-$$-$RANDOM$RANDOM
   mkdir -p "$DIR"
   git init -q "$WT"
   printf '{"allowNetwork": false}\n' >"$DIR/policy.json"

@@ -13,7 +13,7 @@ setup() {
   setup_bundle
   # a writable root: tests leave marks in /tmp for the host to read
   update_config '.root.readonly = false'
-  CONTAINER_ID=exec-$RANDOM$RANDOM
+  CONTAINER_ID=exec-$$-$RANDOM$RANDOM
 }
 
 teardown() {
@@ -365,7 +365,7 @@ EOF
   [[ $output != *RAN* ]]
   [ "$(echo "$output" | wc -l)" -eq 1 ]
 
-  run fsrun exec no-such-container-$RANDOM true
+  run fsrun exec no-such-container-$$-$RANDOM$RANDOM true
   [ "$status" -eq 1 ]
   [[ $output == *"does not exist"* ]]
 }

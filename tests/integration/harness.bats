@@ -100,11 +100,11 @@ EOF
 }
 
 @test "harness: assert_no_leftovers passes when nothing is left" {
-  assert_no_leftovers "never-created-$RANDOM"
+  assert_no_leftovers "never-created-$$-$RANDOM$RANDOM"
 }
 
 @test "harness: assert_no_leftovers finds a state directory" {
-  local id=leftover-state-$RANDOM
+  local id=leftover-state-$$-$RANDOM$RANDOM
   mkdir -p "$FSRUN_ROOT/$id"
   run assert_no_leftovers "$id"
   rm -rf "${FSRUN_ROOT:?}/$id"
@@ -118,7 +118,7 @@ EOF
   in_rootfs() { [ "$(readlink "/proc/$pid/cwd")" = "$ROOTFS" ]; }
   wait_until in_rootfs
   # the sleep lives on: the wait for it to be gone ends at the bound
-  WAIT_MAX_S=1 run assert_no_leftovers "x-$RANDOM"
+  WAIT_MAX_S=1 run assert_no_leftovers "x-$$-$RANDOM$RANDOM"
   kill "$pid"
   wait "$pid" || true
   [ "$status" -ne 0 ]
@@ -131,7 +131,7 @@ EOF
   mkdir -p "$outside"
   echo keep >"$outside/sentinel"
   mount --bind "$outside" "$ROOTFS/tmp"
-  run assert_no_leftovers "x-$RANDOM"
+  run assert_no_leftovers "x-$$-$RANDOM$RANDOM"
   [ "$status" -ne 0 ]
   [[ "$output" == *"mount:"* ]]
   run teardown_bundle
@@ -202,7 +202,7 @@ check_sweep() {
   requires_host_command runc
   _fsrun_builtin_config >"$BUNDLE/config.json"
   set_process_args /bin/sh -c 'echo "hello from $(hostname)"; id -u'
-  local id=ref-$RANDOM
+  local id=ref-$$-$RANDOM$RANDOM
   run runc --root "$BATS_TEST_TMPDIR/runc" run --bundle "$BUNDLE" "$id"
   [ "$status" -eq 0 ]
   [ "${lines[0]}" = "hello from fsrun" ]
@@ -215,7 +215,7 @@ check_sweep() {
   requires_host_command runc
   _fsrun_builtin_config >"$BUNDLE/config.json"
   set_process_args /bin/sleep 100
-  local id=ref-live-$RANDOM
+  local id=ref-live-$$-$RANDOM$RANDOM
   runc --root "$BATS_TEST_TMPDIR/runc" run --detach --bundle "$BUNDLE" "$id"
   WAIT_MAX_S=1 run assert_no_leftovers "$id"
   runc --root "$BATS_TEST_TMPDIR/runc" delete --force "$id"
@@ -274,7 +274,7 @@ check_sweep() {
   [ -z "$output" ]
 }
 
-# Container ids are unique per test ("NAME-$UNIQ", $RANDOM, or a variable made of them): the cgroup
+# Container ids are unique per test ("NAME-$UNIQ", "NAME-$$-$RANDOM$RANDOM", or a variable made of them): the cgroup
 # and assert_no_leftovers go by the id alone, so a fixed id is shared with a concurrent run of the
 # file (contrib/run-tests.sh runs files side by side) or with what an aborted run left. The
 # ordinary user's runs (rootless.bats) go from the bundle directory, without --bundle: through
@@ -287,6 +287,19 @@ check_sweep() {
     -e "\buser_run_detached $word( |\$)" -e '\bid=[A-Za-z][A-Za-z0-9_.-]*( |$)' "$FSRUN_TESTS_DIR"/*.bats
   echo "$output"
   [ "$status" -eq 1 ]
+}
+
+# A single $RANDOM in an id (a container's, a task's: the cgroup, the state, a netns) meets another
+# run's once in 32768: the files of both suites and of other checkouts run side by side. An id
+# takes the bats process's pid ($$, unique among the runs alive) and two $RANDOMs
+# ("NAME-$$-$RANDOM$RANDOM"), or $UNIQ. (Seen to fail on "rl-$RANDOM" and the others before.)
+@test "harness: no id is made of a single \$RANDOM" {
+  run grep -nE '[^$]-\$RANDOM' "$FSRUN_TESTS_DIR"/*.bats "$FSRUN_TESTS_DIR"/*.bash \
+    "$FSRUN_TESTS_DIR"/../vm/*.bats
+  # (comments aside)
+  run grep -vE '^[^:]+:[0-9]+:[[:space:]]*#' <<<"$output"
+  echo "$output"
+  [ -z "$output" ]
 }
 
 @test "harness: wait_for_file returns once the file exists, and fails at its bound when it never does" {

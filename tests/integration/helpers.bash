@@ -384,7 +384,7 @@ set_process_args() {
 # run_in_container CMD...: sets $CONTAINER_ID, $status, $output, $lines (bats `run`).
 run_in_container() {
   set_process_args "$@" || return 1
-  CONTAINER_ID=id-$RANDOM$RANDOM
+  CONTAINER_ID=id-$$-$RANDOM$RANDOM
   run fsrun run --bundle "$BUNDLE" "$CONTAINER_ID"
 }
 

@@ -59,7 +59,7 @@ next_mount_index() {
 # expect_refused SUBSTRING: `fsrun run` fails with exit 1 and one stderr line naming SUBSTRING, and
 # leaves nothing behind.
 expect_refused() {
-  CONTAINER_ID=idmap-bad-$RANDOM$RANDOM
+  CONTAINER_ID=idmap-bad-$$-$RANDOM$RANDOM
   set_process_args sh -c 'echo RAN'
   run --separate-stderr fsrun run --bundle "$BUNDLE" "$CONTAINER_ID"
   echo "exit $status, stdout '$output', stderr: $stderr" >&2
@@ -251,7 +251,7 @@ expect_refused() {
   add_idmapped_bind /mnt/idm '["bind", "idmap"]' "$ONE_1000_TO_0" "$ONE_1000_TO_0"
   update_config '.process.terminal = false | .process.args = ["sh", "-c", "echo RAN"]'
   mkdir -p "$ROOTFS/mnt/idm"
-  CONTAINER_ID=idmap-rootless-$RANDOM
+  CONTAINER_ID=idmap-rootless-$$-$RANDOM$RANDOM
   run --separate-stderr setpriv --reuid=1000 --regid=1000 --clear-groups \
     env XDG_RUNTIME_DIR="$root" "$FSRUN" --root "$root" run --bundle "$BUNDLE" "$CONTAINER_ID"
   echo "exit $status, stdout '$output', stderr: $stderr" >&2

@@ -26,7 +26,7 @@ host_has_selinux() {
 # expect_refused SUBSTRING: `fsrun run` exits 1 with one stderr line naming SUBSTRING; nothing ran
 # and nothing is left.
 expect_refused() {
-  CONTAINER_ID=lsm-$RANDOM$RANDOM
+  CONTAINER_ID=lsm-$$-$RANDOM$RANDOM
   set_process_args sh -c 'echo RAN'
   run --separate-stderr fsrun run --bundle "$BUNDLE" "$CONTAINER_ID"
   echo "exit $status, stdout '$output', stderr: $stderr" >&2
@@ -65,7 +65,7 @@ expect_refused() {
   # in strict mode, and is refused exactly when the reported ABI is lower
   update_config '.process.noNewPrivileges = true
     | .annotations["run.fsrun.landlock"] = ({"tcpConnect": [1], "strict": true} | tojson)'
-  CONTAINER_ID=lsm-ll-$RANDOM
+  CONTAINER_ID=lsm-ll-$$-$RANDOM$RANDOM
   run_in_container true
   if [ "$abi" -ge 4 ]; then
     [ "$status" -eq 0 ]

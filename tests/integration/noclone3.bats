@@ -29,7 +29,7 @@ setup() {
   NOCLONE3=${FSRUN%/*}/tests/noclone3
   [ -x "$NOCLONE3" ] || skip "tests/noclone3 is not built next to $FSRUN"
   setup_bundle
-  CONTAINER_ID=nest-$RANDOM$RANDOM
+  CONTAINER_ID=nest-$$-$RANDOM$RANDOM
 }
 
 teardown() {

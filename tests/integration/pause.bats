@@ -15,7 +15,7 @@ setup() {
   mkdir -p "$SHARED"
   update_config '.mounts += [{"destination": "/shared", "type": "bind", "source": $s,
     "options": ["rbind", "rw"]}] | .root.readonly = false' --arg s "$SHARED"
-  CONTAINER_ID=pause-$RANDOM$RANDOM
+  CONTAINER_ID=pause-$$-$RANDOM$RANDOM
 }
 
 teardown() {
@@ -169,7 +169,7 @@ freezer_file() {
   [ "$(fsrun state "$CONTAINER_ID" | jq -r .status)" = created ]
   fsrun delete --force "$CONTAINER_ID"
 
-  run fsrun pause nosuch-$RANDOM
+  run fsrun pause nosuch-$$-$RANDOM$RANDOM
   [ "$status" -eq 1 ]
   [[ "$output" == *"does not exist"* ]]
   run fsrun pause

@@ -403,7 +403,7 @@ add_mount() { # add_mount JSON
 # new root, and nothing of it reaches the bundle's rootfs on the host.
 @test "rootfs: a tmpfs mounted onto / becomes the root; later mounts and writes stay in it" {
   local before
-  CONTAINER_ID=tmpfs-root-$RANDOM$RANDOM
+  CONTAINER_ID=tmpfs-root-$$-$RANDOM$RANDOM
   before=$(find "$ROOTFS" | sort | md5sum)
   update_config '.root.readonly = false'
   update_config '.mounts = [{"destination": "/", "type": "tmpfs", "source": "tmpfs", "options": ["mode=755", "size=1m"]}] + .mounts'

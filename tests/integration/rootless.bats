@@ -90,7 +90,7 @@ user_run() {
 
 @test "rootless: id -u is 0 inside, uid_map is '0 <uid> 1', a file made in a bind belongs to the user" {
   update_user_config '.process.args = ["sh", "-c", "id -u; cat /proc/self/uid_map; echo made >/data/file"]'
-  user_run run rl-$RANDOM
+  user_run run rl-$$-$RANDOM$RANDOM
   [ "$status" -eq 0 ]
   [ "${lines[0]}" = 0 ]
   read -r -a map <<<"${lines[1]}"
@@ -101,7 +101,7 @@ user_run() {
 
 @test "rootless: the default devices are the host's nodes bound in (no mknod in a user namespace)" {
   update_user_config '.process.args = ["sh", "-c", "stat -c \"%t:%T %F\" /dev/null /dev/zero; grep -c \" /dev/null \" /proc/self/mountinfo; echo x >/dev/null && head -c 4 /dev/zero | wc -c"]'
-  user_run run rl-$RANDOM
+  user_run run rl-$$-$RANDOM$RANDOM
   [ "$status" -eq 0 ]
   # the host's char devices 1:3 and 1:5, each a mount of its own, and they work
   [ "${lines[0]}" = "1:3 character special file" ]
@@ -113,7 +113,7 @@ user_run() {
 @test "rootless: a linux.devices node the host lacks is a one-line error naming it; nothing is left" {
   # an ordinary user has CAP_MKNOD nowhere and there is no host node to bind; a host node is still
   # bound in (/dev/full, also in linux.devices, in the control run)
-  local node=/dev/fsrun-test-null-$$ id=rl-$RANDOM
+  local node=/dev/fsrun-test-null-$$ id=rl-$$-$RANDOM$RANDOM
   update_user_config '.linux.devices = [{"path": "/dev/full", "type": "c", "major": 1, "minor": 7}]
     | .process.args = ["sh", "-c", "head -c 2 /dev/full | wc -c"]'
   user_run run "$id-ok"
@@ -133,7 +133,7 @@ user_run() {
 # delegated cgroup would take it in) is refused at create in one line naming the key; no state,
 # the witness stays in its cgroups, unsignalled. Seen to fail with the refusal removed: rc 0.
 @test "rootless: unified naming cgroup.procs (the pid of a process of the user's outside) is refused at create; nothing left" {
-  local id=rl-$RANDOM before
+  local id=rl-$$-$RANDOM$RANDOM before
   start_witness "$UDIR" as_user
   before=$(cat "/proc/$WITNESS/cgroup")
   update_user_config '.process.args = ["true"] | .linux.resources.unified = {"cgroup.procs": $pid}' \
@@ -152,7 +152,7 @@ user_run() {
   # `spec --rootless` asks for a netns; share the host's instead: a new sysfs mount is then refused
   update_user_config '.linux.namespaces |= map(select(.type != "network"))
     | .process.args = ["sh", "-c", "awk '"'"'$5 == \"/sys\" { print $3, $6, $(NF-2) }'"'"' /proc/self/mountinfo; touch /sys/x 2>&1 || echo refused"]'
-  user_run run rl-$RANDOM
+  user_run run rl-$$-$RANDOM$RANDOM
   [ "$status" -eq 0 ]
   # the host's sysfs superblock (same device as the host's /sys), mounted read-only, refusing writes
   read -r dev opts fstype <<<"${lines[0]}"
@@ -163,7 +163,7 @@ user_run() {
 }
 
 @test "rootless: state lives under \$XDG_RUNTIME_DIR/fsrun, and no cgroup is created (said in the debug log)" {
-  local id=rl-$RANDOM$RANDOM
+  local id=rl-$$-$RANDOM$RANDOM
   update_user_config '.process.args = ["sleep", "100"]'
   # the init keeps create's stdio until it execs: a file, not bats' pipe
   as_user /bin/sh -c 'cd "$1" && shift && exec "$@"' sh "$UDIR/bundle" "$FSRUN" --debug create "$id" \
@@ -195,14 +195,14 @@ user_run() {
     | .linux.gidMappings = [{"containerID": 0, "hostID": $gid, "size": 1},
                             {"containerID": 1, "hostID": $subgid, "size": 1000}]' \
     --argjson uid "$TEST_UID" --argjson gid "$TEST_GID" --argjson subuid "$subuid" --argjson subgid "$subgid"
-  user_run run rl-$RANDOM
+  user_run run rl-$$-$RANDOM$RANDOM
   [ "$status" -eq 0 ]
   [ "$(echo "${lines[1]}" | tr -s ' ' | sed 's/^ //')" = "1 $subuid 1000" ]
   [ "$(echo "${lines[3]}" | tr -s ' ' | sed 's/^ //')" = "1 $subgid 1000" ]
 }
 
 @test "rootless: a multi-range map without newgidmap in PATH fails naming the tool, leaving nothing" {
-  local id=rl-$RANDOM
+  local id=rl-$$-$RANDOM$RANDOM
   update_user_config '.linux.gidMappings += [{"containerID": 1, "hostID": 3000000, "size": 10}]'
   USER_PATH=$UDIR/emptybin user_run run "$id"
   [ "$status" -eq 1 ]
@@ -319,7 +319,7 @@ all_capabilities_json() {
 
 @test "rootless: delete --force with a corrupt state.json and no cgroup kills the init its record names" {
   # before: no cgroup to look into, so it failed and kept the state (the init lived on)
-  local id=rl-corrupt-$RANDOM
+  local id=rl-corrupt-$$-$RANDOM$RANDOM
   update_user_config '.process.args = ["sleep", "1000"]'
   user_run_detached "$id"
   printf '{"id": ' >"$UDIR/run/fsrun/$id/state.json"
@@ -332,7 +332,7 @@ all_capabilities_json() {
 
 @test "rootless: a truncated state.json: state and kill refuse in one line, list shows the live init, delete --force removes it all and never signals the pid the file names" {
   # before: state and kill printed yajl's three-line message, list showed the init as stopped
-  local id=rl-trunc-$RANDOM dir
+  local id=rl-trunc-$$-$RANDOM$RANDOM dir
   update_user_config '.process.args = ["sleep", "1000"]'
   user_run_detached "$id"
   dir=$UDIR/run/fsrun/$id
@@ -356,7 +356,7 @@ all_capabilities_json() {
 }
 
 @test "rootless: the init's record names the init in at most 59 bytes: no disk block for it on an ext4 state root" {
-  local id=rl-rec-$RANDOM pid
+  local id=rl-rec-$$-$RANDOM$RANDOM pid
   update_user_config '.process.args = ["sleep", "100"]'
   # not through `run`: the init would keep its output pipe open
   as_user /bin/sh -c 'cd "$1" && exec "$2" create "$3"' sh "$UDIR/bundle" "$FSRUN" "$id" \
@@ -375,7 +375,7 @@ all_capabilities_json() {
 @test "rootless: a state of another boot names no live process: state says stopped, kill and delete --force signal nothing" {
   # before: a process of the user's with the recorded pid, start tick and pid namespace was taken
   # for the init
-  local id=rl-boot-$RANDOM dir start ns other=00000000-0000-4000-8000-000000000000
+  local id=rl-boot-$$-$RANDOM$RANDOM dir start ns other=00000000-0000-4000-8000-000000000000
   update_user_config '.process.args = ["true"]'
   user_run run --keep "$id"
   [ "$status" -eq 0 ]
@@ -402,7 +402,7 @@ all_capabilities_json() {
 @test "rootless: an init that moves to a mount namespace of its own is still the container; delete --force stops it" {
   # before: state said stopped after the init's `unshare -m`, and delete --force (no cgroup here)
   # exited 0 leaving it running
-  local id=rl-unshare-$RANDOM
+  local id=rl-unshare-$$-$RANDOM$RANDOM
   update_user_config '.process.capabilities |= with_entries(.value += ["CAP_SYS_ADMIN"])
     | .process.args = ["/bin/busybox", "unshare", "-m", "/bin/sleep", "1000"]'
   user_run_detached "$id"
@@ -415,7 +415,7 @@ all_capabilities_json() {
 }
 
 @test "rootless: delete --force with state.json and the init's record both corrupt stops nothing, keeps the state, says why" {
-  local id=rl-blind-$RANDOM state
+  local id=rl-blind-$$-$RANDOM$RANDOM state
   update_user_config '.process.args = ["sleep", "1000"]'
   user_run_detached "$id"
   state=$UDIR/run/fsrun/$id/state.json
@@ -464,7 +464,7 @@ all_capabilities_json() {
   chown "$TEST_UID:$TEST_GID" "$UDIR/bundle/rootfs/t712"
   update_user_config '.process.args = ["sh", "-c", "stat -c %a /t712; grep -c \" /t712 .* tmpfs \" /proc/self/mountinfo"]
     | .mounts += [{"destination": "/t712", "type": "tmpfs", "source": "tmpfs", "options": ["nosuid"]}]'
-  user_run run rl-$RANDOM
+  user_run run rl-$$-$RANDOM$RANDOM
   [ "$status" -eq 0 ]
   [ "${lines[0]}" = 712 ]
   [ "${lines[1]}" = 1 ]
@@ -472,7 +472,7 @@ all_capabilities_json() {
 
 @test "rootless: a missing process.cwd on a read-only root is created before the root is made read-only" {
   update_user_config '.root.readonly = true | .process.cwd = "/work/dir" | .process.args = ["pwd"]'
-  user_run run rl-$RANDOM
+  user_run run rl-$$-$RANDOM$RANDOM
   [ "$status" -eq 0 ]
   [ "$output" = /work/dir ]
 }
@@ -480,14 +480,14 @@ all_capabilities_json() {
 @test "rootless: rootfsPropagation unbindable runs, and the root is unbindable" {
   update_user_config '.linux.rootfsPropagation = "unbindable"
     | .process.args = ["sh", "-c", "awk '"'"'$5 == \"/\" { for (i = 7; $i != \"-\"; i++) print $i }'"'"' /proc/self/mountinfo"]'
-  user_run run rl-$RANDOM
+  user_run run rl-$$-$RANDOM$RANDOM
   [ "$status" -eq 0 ]
   [[ " ${lines[*]} " == *" unbindable "* ]]
 }
 
 @test "rootless: the default devices are bound nosuid,noexec" {
   update_user_config '.process.args = ["sh", "-c", "grep \" /dev/null \" /proc/self/mountinfo"]'
-  user_run run rl-$RANDOM
+  user_run run rl-$$-$RANDOM$RANDOM
   [ "$status" -eq 0 ]
   read -r _ _ _ _ _ opts _ <<<"$output"
   [[ ",$opts," == *,nosuid,* ]]
@@ -850,7 +850,7 @@ probe_held_process() {
   update_user_config '.mounts |= map(select(.destination != "/proc"))
     | .process.args = ["/bin/sleep", "1000"]'
   as_user sh -c "$(declare -f fake_procfs_files); fake_procfs_files \"\$1\"" sh "$UDIR/bundle/rootfs"
-  local id=rl-bnd-$RANDOM want pid
+  local id=rl-bnd-$$-$RANDOM$RANDOM want pid
   want=$(jq -r '.process.capabilities.bounding[]' "$UDIR/bundle/config.json" | sort | paste -sd, -)
   # detached: nothing of theirs may hold bats' output open
   as_user /bin/sh -c 'cd "$1" && shift && exec "$@"' sh "$UDIR/bundle" "$FSRUN" run -d "$id" \

@@ -32,7 +32,7 @@ setup() {
   requires_host_command jq
   requires_host_command python3
   [ -n "${LIMITS_USER:-}" ] || skip "needs useradd and setpriv"
-  TASK=limitsv2-$RANDOM$RANDOM
+  TASK=limitsv2-$$-$RANDOM$RANDOM
   DIR=$(mktemp -d /tmp/fsrun-limits.XXXXXX)
   chmod 755 "$DIR"
   WT=$DIR/worktree

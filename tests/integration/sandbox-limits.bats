@@ -37,7 +37,7 @@ setup() {
   requires_host_command git
   requires_host_command jq
   requires_host_command python3
-  TASK=limits-$RANDOM$RANDOM
+  TASK=limits-$$-$RANDOM$RANDOM
   DIR=$(mktemp -d /tmp/fsrun-limits.XXXXXX)
   chmod 755 "$DIR"
   WT=$DIR/worktree

@@ -127,9 +127,9 @@ setup() {
   requires_host_command jq
   [ -n "${NET_TAG:-}" ] || skip "needs ip, socat and perl"
   requires_host_command slirp4netns
-  TASK=net-$RANDOM$RANDOM
+  TASK=net-$$-$RANDOM$RANDOM
   SBX_PREFIX=() # what runs fsrun (it execs it)
-  MARK=fsnet-$$-$RANDOM
+  MARK=fsnet-$$-$RANDOM$RANDOM
   # the worktree (a real `git worktree add` one), the policy and the user's state root, all owned
   # by the test user so that either caller can use them
   UDIR=$(mktemp -d /tmp/fsrun-net.XXXXXX)
@@ -154,7 +154,7 @@ teardown() {
   for pid in $(marked_helpers); do
     kill -9 "$pid" 2>/dev/null
   done
-  [ -n "${LEFTOVER_SLEEP:-}" ] && pkill -9 -f "^sleep $LEFTOVER_SLEEP"
+  [ -n "${LEFTOVER_SLEEP:-}" ] && pkill -9 -f "^sleep $LEFTOVER_SLEEP\$"
   unpin_helpers
   # a SIGKILLed fsrun sandbox leaves its git run dir (not this file's concern; see sandbox-git)
   rm -rf --one-file-system "$FSRUN_ROOT"/.sandbox-git.sandbox-"$TASK"__* /dev/shm/fsrun-git.*.sandbox-"$TASK"__*
@@ -621,7 +621,7 @@ check_helper_dies() {
   [ "$status" -eq 3 ]
   [ "$(jq -r .exitCode <<<"$output")" = 3 ]
   assert_helpers_gone 3
-  LEFTOVER_SLEEP=6$RANDOM
+  LEFTOVER_SLEEP=1$$$RANDOM$RANDOM
   run sbx_as "$1" --timeout-ms 2000 -- sleep "$LEFTOVER_SLEEP"
   [ "$status" -eq 124 ]
   assert_helpers_gone 4
@@ -630,7 +630,7 @@ check_helper_dies() {
   sbx_as "$1" -- sleep "$LEFTOVER_SLEEP" &
   FSRUN_BG=$!
   tries=$((WAIT_MAX_S * 10))
-  until [ -n "$(marked_helpers)" ] && pgrep -f "^sleep $LEFTOVER_SLEEP" >/dev/null || [ "$tries" = 0 ]; do
+  until [ -n "$(marked_helpers)" ] && pgrep -f "^sleep $LEFTOVER_SLEEP\$" >/dev/null || [ "$tries" = 0 ]; do
     sleep 0.1
     tries=$((tries - 1))
   done

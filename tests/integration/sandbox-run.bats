@@ -29,7 +29,7 @@ setup() {
   SBX_UID=$(id -u "$SBX_USER")
   SBX_GID=$(id -g "$SBX_USER")
   SBX_HOME=$(getent passwd "$SBX_USER" | cut -d: -f6)
-  TASK=task-$RANDOM$RANDOM
+  TASK=task-$$-$RANDOM$RANDOM
   BASE=$(mktemp -d /tmp/fsrun-sbxrun.XXXXXX)
   chmod 755 "$BASE"
 }
@@ -44,7 +44,7 @@ teardown() {
     losetup -d "$entry" 2>/dev/null || :
   done
   # a command a test's sandbox left running (named by its `sleep` argument)
-  [ -n "${LEFTOVER_SLEEP:-}" ] && { pkill -KILL -f "^sleep $LEFTOVER_SLEEP" || :; }
+  [ -n "${LEFTOVER_SLEEP:-}" ] && { pkill -KILL -f "^sleep $LEFTOVER_SLEEP\$" || :; }
   # containers a failed test left, deleted as the caller that made them
   if [ -n "${STATE:-}" ]; then
     for entry in "$STATE"/*"$TASK"*; do
@@ -670,11 +670,11 @@ sandbox_sleeping() {
   "$@" -- sleep "$marker" >/dev/null 2>&1 3>&- &
   SANDBOX_PID=$!
   BACKGROUND_PIDS="${BACKGROUND_PIDS:-} $SANDBOX_PID"
-  while [ -z "$(pgrep -f "^sleep $marker")" ] && [ "$tries" -gt 0 ]; do
+  while [ -z "$(pgrep -f "^sleep $marker\$")" ] && [ "$tries" -gt 0 ]; do
     sleep 0.1
     tries=$((tries - 1))
   done
-  [ -n "$(pgrep -f "^sleep $marker")" ]
+  [ -n "$(pgrep -f "^sleep $marker\$")" ]
 }
 
 check_killed_fsrun_leaves_nothing() {
@@ -843,20 +843,20 @@ check_watchdog_without_pidfd_open() {
     "$FSRUN" --root "$STATE" sandbox --worktree "$WT" --task-id "$TASK")
   # --timeout-ms: the sleeping command is killed at the deadline, 124 (timeout(1) bounds a run
   # that no watchdog ends)
-  LEFTOVER_SLEEP=1$RANDOM$RANDOM
+  LEFTOVER_SLEEP=1$$$RANDOM$RANDOM
   timeout -s KILL "$WAIT_MAX_S" "${as[@]}" --json --timeout-ms 300 -- sleep "$LEFTOVER_SLEEP" \
     >"$DIR/out" 2>"$DIR/err" 3>&- || rc=$?
   cat "$DIR/out" "$DIR/err"
   [ "$rc" -eq 124 ]
   [ "$(jq -r '"\(.exitCode) \(.signal) \(.timedOut) \(.backend)"' "$DIR/out")" = "null SIGKILL true fsrun" ]
-  no_process_left -f -- "^sleep $LEFTOVER_SLEEP"
+  no_process_left -f -- "^sleep $LEFTOVER_SLEEP\$"
   assert_state_clean
   # fsrun SIGKILLed while the command runs: the whole tree goes, and the container with it
-  LEFTOVER_SLEEP=1$RANDOM$RANDOM
+  LEFTOVER_SLEEP=1$$$RANDOM$RANDOM
   sandbox_sleeping "$LEFTOVER_SLEEP" "${as[@]}"
   kill -KILL "$SANDBOX_PID"
   wait "$SANDBOX_PID" || :
-  no_process_left -f -- "^sleep $LEFTOVER_SLEEP"
+  no_process_left -f -- "^sleep $LEFTOVER_SLEEP\$"
   wait_state_clean
   wait_processes_gone
 }
@@ -901,7 +901,7 @@ check_helper_stall_times_out() {
   # reported as the deadline's too, so its message tells them apart, not the time it took)
   [[ $(jq -r .error "$DIR/out") != *"in 30000 ms"* ]]
   [ ! -e "$WT/ran" ]
-  [ -z "$(pgrep -f "^sleep $marker")" ]
+  [ -z "$(pgrep -f "^sleep $marker\$")" ]
   wait_processes_gone
   # a deadline reached before create (ASan, load) ends fsrun at once: its watchdog cleans after it
   wait_state_clean
@@ -930,11 +930,11 @@ check_killed_during_create_leaves_nothing() {
     --policy "$DIR/policy.json" --worktree "$WT" --task-id "$TASK" -- true >/dev/null 2>&1 3>&- &
   pid=$!
   BACKGROUND_PIDS="${BACKGROUND_PIDS:-} $pid"
-  while [ -z "$(pgrep -f "^sleep $marker")" ] && [ "$tries" -gt 0 ]; do
+  while [ -z "$(pgrep -f "^sleep $marker\$")" ] && [ "$tries" -gt 0 ]; do
     sleep 0.1
     tries=$((tries - 1))
   done
-  [ -n "$(pgrep -f "^sleep $marker")" ]
+  [ -n "$(pgrep -f "^sleep $marker\$")" ]
   state=$(cat "$STATE"/sandbox-"$TASK"__*/state.json)
   echo "$state"
   [ "$(jq -r .status <<<"$state")" = creating ]
@@ -942,7 +942,7 @@ check_killed_during_create_leaves_nothing() {
   wait "$pid" || :
   wait_state_clean
   wait_processes_gone
-  [ -z "$(pgrep -f "^sleep $marker")" ]
+  [ -z "$(pgrep -f "^sleep $marker\$")" ]
 }
 
 @test "sandbox-run: fsrun SIGKILLed while create waits (state \`creating\`) leaves nothing (root)" {
@@ -2272,7 +2272,7 @@ check_killed_during_probe_leaves_nothing() {
   kill -KILL "$pid"
   wait "$pid" || :
   no_process_left -f -- "$(probe_processes)"
-  no_process_left -f "^sleep $marker"
+  no_process_left -f "^sleep $marker\$"
   no_process_left -f -- "fsrun-sandbox-cleanup --root $STATE"
   wait_state_clean
   [ ! -e "$DIR/host-marker" ]

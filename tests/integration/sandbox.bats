@@ -12,7 +12,7 @@ setup() {
   requires_fsrun_command sandbox
   requires_host_command git
   requires_host_command jq
-  TASK=task-$RANDOM$RANDOM
+  TASK=task-$$-$RANDOM$RANDOM
   DIR=$BATS_TEST_TMPDIR/sbx
   REPO=$DIR/repo
   WT=$DIR/worktree
@@ -35,7 +35,7 @@ teardown() {
     kill "$pid" 2>/dev/null
     wait "$pid" 2>/dev/null
   done
-  [ -n "${LEFTOVER_SLEEP:-}" ] && pkill -f "^sleep $LEFTOVER_SLEEP"
+  [ -n "${LEFTOVER_SLEEP:-}" ] && pkill -f "^sleep $LEFTOVER_SLEEP\$"
   teardown_bundle
   # a failed test must not leave the worktree mounted anywhere before bats removes its tmp dir
   assert_sandbox_gone
@@ -54,11 +54,11 @@ sbx() {
 # does.
 wait_for_sleep() {
   local tries=$((WAIT_MAX_S * 10))
-  while [ -z "$(pgrep -f "^sleep $1")" ] && [ "$tries" -gt 0 ]; do
+  while [ -z "$(pgrep -f "^sleep $1\$")" ] && [ "$tries" -gt 0 ]; do
     sleep 0.1
     tries=$((tries - 1))
   done
-  [ -n "$(pgrep -f "^sleep $1")" ]
+  [ -n "$(pgrep -f "^sleep $1\$")" ]
 }
 
 # Nothing of this test's sandboxes remains: no state or temp dir, mount, cgroup or process.
@@ -1742,7 +1742,7 @@ in_dir() {
   cat "$BATS_TEST_TMPDIR/out"
   [ "$rc" -eq 143 ]
   ! grep -q not-ended "$BATS_TEST_TMPDIR/out" || false
-  [ -z "$(pgrep -f "^sleep $marker")" ]
+  [ -z "$(pgrep -f "^sleep $marker\$")" ]
   assert_sandbox_gone
 }
 
@@ -1761,7 +1761,7 @@ in_dir() {
   [ "$rc" -eq 7 ]
   [ "$(jq -r .exitCode "$BATS_TEST_TMPDIR/out")" = 7 ]
   [ "$(jq -r .stdout "$BATS_TEST_TMPDIR/out")" = "$(printf 'started\ngot-term')" ]
-  [ -z "$(pgrep -f "^sleep $marker")" ]
+  [ -z "$(pgrep -f "^sleep $marker\$")" ]
   assert_sandbox_gone
 }
 
@@ -1776,12 +1776,12 @@ in_dir() {
   BACKGROUND_PIDS=
   # the watchdog deletes the container once it sees fsrun die
   tries=$((WAIT_MAX_S * 10))
-  while { [ -n "$(pgrep -f "^sleep $marker")" ] || ls -A "$FSRUN_ROOT" | grep -qF -- "$TASK"; } &&
+  while { [ -n "$(pgrep -f "^sleep $marker\$")" ] || ls -A "$FSRUN_ROOT" | grep -qF -- "$TASK"; } &&
     [ "$tries" -gt 0 ]; do
     sleep 0.1
     tries=$((tries - 1))
   done
-  [ -z "$(pgrep -f "^sleep $marker")" ]
+  [ -z "$(pgrep -f "^sleep $marker\$")" ]
   assert_sandbox_gone
 }
 

@@ -110,7 +110,7 @@ create_logged() {
 
 @test "seccomp: with noNewPrivileges a created container's init carries its filter while it waits for start; close_range refused, it closes fds one by one" {
   local pid
-  CONTAINER_ID=id-$RANDOM$RANDOM
+  CONTAINER_ID=id-$$-$RANDOM$RANDOM
   update_config '.process.noNewPrivileges = true'
   set_seccomp '{"defaultAction": "SCMP_ACT_ALLOW",
     "syscalls": [{"names": ["mkdir", "mkdirat", "close_range"], "action": "SCMP_ACT_ERRNO",
@@ -130,7 +130,7 @@ create_logged() {
 }
 
 @test "seccomp: with noNewPrivileges a profile refusing what the init does after the load (openat of the exec fifo): the init says so and start fails, nothing left" {
-  CONTAINER_ID=id-$RANDOM$RANDOM
+  CONTAINER_ID=id-$$-$RANDOM$RANDOM
   update_config '.process.noNewPrivileges = true'
   set_seccomp '{"defaultAction": "SCMP_ACT_ALLOW",
     "syscalls": [{"names": ["openat"], "action": "SCMP_ACT_ERRNO", "errnoRet": 1}]}'

@@ -34,7 +34,7 @@ teardown() {
   for cwd in /deep /../../.. /a/../../../up /deep/a; do
     update_config '.process.cwd = $c' --arg c "$cwd"
     set_process_args /bin/sh -c 'echo "pwd=$(pwd -P)"; [ -e /inside-marker ] && echo marker-here'
-    run fsrun run --bundle "$BUNDLE" "sec-cwd-$RANDOM"
+    run fsrun run --bundle "$BUNDLE" "sec-cwd-$$-$RANDOM$RANDOM"
     [ "$status" -eq 0 ]
     [[ ${lines[0]} == pwd=/* ]]
     [ "${lines[1]}" = marker-here ]

@@ -27,7 +27,7 @@ probe_init() {
     (: >>/proc/1/exe) 2>/dev/null && echo exe-writable || echo exe-not-writable
     cat /proc/1/environ >/dev/null 2>&1 && echo environ-readable || echo environ-denied
     readlink /proc/1/fd/0 >/dev/null 2>&1 && echo fds-readable || echo fds-denied'
-  run fsrun run --bundle "$BUNDLE" "probe-$RANDOM"
+  run fsrun run --bundle "$BUNDLE" "probe-$$-$RANDOM$RANDOM"
   cp "$BATS_TEST_TMPDIR/config.saved" "$BUNDLE/config.json"
 }
 

@@ -59,7 +59,7 @@ assert_host_untouched() {
 
 @test "security-rootfs: a bind onto /etc through mnt -> /etc never touches the host's /etc" {
   ln -s /etc "$ROOTFS/mnt/etc"
-  name=fsrun-escape-$$-$RANDOM
+  name=fsrun-escape-$$-$RANDOM$RANDOM
   echo evil >"$BATS_TEST_TMPDIR/evil"
   update_config ".mounts += [{\"destination\": \"/mnt/etc/$name\", \"type\": \"bind\", \"source\": \"$BATS_TEST_TMPDIR/evil\", \"options\": [\"bind\"]}]"
   run_in_container cat "/etc/$name"

@@ -139,7 +139,7 @@ requires_manager() {
 setup() {
   [ "$UM_MODE" != none ] || skip "${UM_SKIP:-needs root, useradd, setpriv, unshare, jq and python3}"
   requires_fsrun_command run
-  ID=su-$RANDOM$RANDOM
+  ID=su-$$-$RANDOM$RANDOM
   UNIT=fsrun-$ID.scope
   # the user's bundle: a private copy of the rootfs, a rootless config, a scope in user.slice
   setup_bundle

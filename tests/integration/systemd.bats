@@ -59,7 +59,7 @@ requires_systemd() {
 setup() {
   requires_root
   setup_bundle
-  CONTAINER_ID=sd-$RANDOM$RANDOM
+  CONTAINER_ID=sd-$$-$RANDOM$RANDOM
   IDS=("$CONTAINER_ID")
 }
 

@@ -12,7 +12,7 @@ setup() {
   requires_root
   requires_fsrun_command update
   setup_bundle
-  CONTAINER_ID=upd-$RANDOM$RANDOM
+  CONTAINER_ID=upd-$$-$RANDOM$RANDOM
 }
 
 teardown() {
@@ -191,7 +191,7 @@ cg_read() {
   [ "$(cat "/proc/$WITNESS/cgroup")" = "$before" ]
 
   # the same at create: one line, no state, no cgroup
-  CONTAINER_ID=upd-$RANDOM$RANDOM
+  CONTAINER_ID=upd-$$-$RANDOM$RANDOM
   update_config '.linux.resources.unified = {"cgroup.procs": $pid}' --arg pid "$WITNESS"
   run --separate-stderr fsrun create --bundle "$BUNDLE" "$CONTAINER_ID"
   echo "$stderr"
@@ -210,7 +210,7 @@ cg_read() {
   run fsrun update --memory 64m "$CONTAINER_ID"
   [ "$status" -eq 1 ]
   [[ "$output" == *"is stopped"* ]]
-  run fsrun update --memory 64m nosuch-$RANDOM
+  run fsrun update --memory 64m nosuch-$$-$RANDOM$RANDOM
   [ "$status" -eq 1 ]
   [[ "$output" == *"does not exist"* ]]
 }

@@ -41,7 +41,7 @@ setup() {
     | (.mounts[] | select(.type == "devpts") | .options) |= map(select(startswith("gid=") | not))' \
     "$BUNDLE/config.json" >"$UDIR/bundle/config.json"
   chown -R "$TEST_UID:$TEST_GID" "$UDIR"
-  ID=userns-$RANDOM$RANDOM
+  ID=userns-$$-$RANDOM$RANDOM
 }
 
 teardown() {

@@ -42,7 +42,7 @@ teardown() {
   requires_host_command crun
   _fsrun_builtin_config >"$BUNDLE/config.json"
   set_process_args /bin/sh -c 'cat /proc/self/cgroup; cat /sys/fs/cgroup/cgroup.controllers'
-  local id=ref-$RANDOM
+  local id=ref-$$-$RANDOM$RANDOM
   run crun --root "$BATS_TEST_TMPDIR/crun" run --bundle "$BUNDLE" "$id"
   [ "$status" -eq 0 ]
   [ "${lines[0]}" = "0::/" ] # cgroup namespace: the container sees its own cgroup as the root

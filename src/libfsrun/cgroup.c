@@ -1573,6 +1573,26 @@ int cgroup_thaw_all(const struct fsrun_cgroup *cg, fsrun_error_t *err) {
   return ret;
 }
 
+/* SIGKILL through the cgroup2 directory's cgroup.kill: true when that killed every process. A
+ * file that cannot be written (not the caller's: systemd's Delegate=yes hands over cgroup.procs,
+ * not cgroup.kill) is no reason to give up: the caller then signals each process. */
+static bool killed_through_file(const struct fsrun_cgroup *cg) {
+  cleanup_error fsrun_error_t err = NULL;
+  cleanup_free char *dir = NULL;
+  if (!cg->unified_dir)
+    return false;
+  dir = cgroup_join(cg->unified_mount, cg->path);
+  if (!cgroup_file_exists(dir, "cgroup.kill"))
+    return false;
+  if (cgroup_write(dir, "cgroup.kill", "1", &err) < 0) {
+    log_debug("kill: %s: signalling each process instead", err->msg);
+    return false;
+  }
+  /* hybrid: a process that joined only the v1 hierarchies, and tasks frozen by the v1 freezer
+   * (they die only once thawed), are left to the signal to each */
+  return cg->mode == CGROUP_MODE_UNIFIED;
+}
+
 int cgroup_kill_all(const struct fsrun_cgroup *cg, int signal, fsrun_error_t *err) {
   cleanup_free pid_t *pids = NULL;
   cleanup_error fsrun_error_t ferr = NULL;
@@ -1580,18 +1600,8 @@ int cgroup_kill_all(const struct fsrun_cgroup *cg, int signal, fsrun_error_t *er
   size_t n = 0;
   int ret;
 
-  if (signal == SIGKILL && cg->unified_dir) {
-    cleanup_free char *dir = cgroup_join(cg->unified_mount, cg->path);
-    if (cgroup_file_exists(dir, "cgroup.kill")) {
-      ret = cgroup_write(dir, "cgroup.kill", "1", err);
-      if (ret < 0)
-        return ret;
-      if (cg->mode == CGROUP_MODE_UNIFIED)
-        return 0;
-      /* hybrid: go on below, for a process that joined only the v1 hierarchies and for tasks
-       * frozen by the v1 freezer, which die only once thawed */
-    }
-  }
+  if (signal == SIGKILL && killed_through_file(cg))
+    return 0;
 
   /* freeze so that nothing forks past the signal, then signal every process */
   if (cgroup_is_frozen(cg, &was_frozen, &ferr) < 0)

@@ -242,3 +242,31 @@ in_cgroup() {
   wait_until pid_gone "$pid"
   assert_no_leftovers "$ID" "$UDIR/bundle"
 }
+
+# A cgroup.kill that is not the user's (systemd's Delegate=yes hands over cgroup.procs,
+# cgroup.subtree_control and cgroup.threads, not cgroup.kill) is no reason to give up: delete
+# --force freezes, signals each process of the cgroup and thaws (kill --all takes the same path:
+# cgroups.bats, as root on the host). Without a pid namespace a process outlives the init, and
+# only the cgroup's kill reaches it. Seen to fail before (cgroup_kill_all returned cgroup.kill's
+# error): in the VM, kill --all exit 1 "open `cgroup.kill` ...: Permission denied", delete --force
+# exit 1 after 10 s, the sleep alive.
+# bats test_tags=cgroupv2
+@test "rootless-delegated: delete --force kills each process of the cgroup when its cgroup.kill is not the user's" {
+  local stray
+  jq '.linux.namespaces |= map(select(.type != "pid")) | .mounts |= map(select(.destination != "/proc"))
+    | .process.args = ["sh", "-c", "sleep 1000 & exec sleep 1001"]' "$UDIR/config.json" >"$UDIR/nopid.json"
+  install -o "$DELEG_USER" -g "$DELEG_USER" -m 644 "$UDIR/nopid.json" "$UDIR/bundle/config.json"
+  start_container
+  stray=$(pgrep -P "$INIT" sleep)
+  [ -n "$stray" ]
+  grep -qx "$stray" "$CG/cgroup.procs"
+  chown root:root "$CG/cgroup.kill"
+  ! as_user sh -c 'echo 1 >"$1"' sh "$CG/cgroup.kill" 2>/dev/null || false
+  run leaf_fsrun delete --force "$ID"
+  echo "$output"
+  [ "$status" -eq 0 ]
+  wait_until pid_gone "$stray"
+  wait_until pid_gone "$INIT"
+  [ ! -e "$CG" ]
+  assert_no_leftovers "$ID" "$UDIR/bundle"
+}

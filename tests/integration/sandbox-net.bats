@@ -18,11 +18,16 @@ setup_file() {
   [ "$EUID" = 0 ] || return 0
   command -v ip >/dev/null && command -v socat >/dev/null && command -v perl >/dev/null || return 0
   export NET_TAG=fsn$$
-  # a /24 of 198.18.0.0/15 of our own, so that parallel runs do not collide
-  export NET_PREFIX=198.18.$(($$ % 200 + 20))
-  export OUTSIDE=$NET_PREFIX.2
   export NET_DIR=$BATS_FILE_TMPDIR/net
   mkdir -p "$NET_DIR"
+  # the host's addresses below are this run's while the lock is held: parallel runs (the other
+  # suite, another checkout's) each take a number that no interface of the host has
+  exec {net_lock}>>"$SANDBOX_NET_LOCK"
+  flock "$net_lock"
+  NET_N=$(free_net_number) || return 1
+  # a /24 of 198.18.0.0/15 of our own
+  export NET_PREFIX=198.18.$NET_N
+  export OUTSIDE=$NET_PREFIX.2
   ip netns add "$NET_TAG"
   ip link add "${NET_TAG}h" type veth peer name "${NET_TAG}p"
   ip link set "${NET_TAG}p" netns "$NET_TAG"
@@ -43,14 +48,16 @@ setup_file() {
   echo $! >>"$NET_DIR/pids"
   # a link-local and an RFC 1918 address of the host (/32s on its end of the veth, no route
   # changed), each with a listener: where a cloud's metadata service and a LAN's services would be
-  export LINK_LOCAL=169.254.$(($$ % 200 + 20)).1 PRIVATE=10.254.$(($$ % 200 + 20)).1
+  export LINK_LOCAL=169.254.$NET_N.1 PRIVATE=10.254.$NET_N.1
   # and (review22 F3) carrier-grade NAT's shared space (a Tailscale peer) and a public address
   # (TEST-NET-3, documentation only): blockPrivateNetworks keeps the first out, never the second
-  export CGNAT=100.64.$(($$ % 200 + 20)).1 PUBLIC=203.0.113.$(($$ % 200 + 20))
+  export CGNAT=100.64.$NET_N.1 PUBLIC=203.0.113.$NET_N
   ip addr add "$LINK_LOCAL/32" dev "${NET_TAG}h"
   ip addr add "$PRIVATE/32" dev "${NET_TAG}h"
   ip addr add "$CGNAT/32" dev "${NET_TAG}h"
   ip addr add "$PUBLIC/32" dev "${NET_TAG}h"
+  flock -u "$net_lock"
+  exec {net_lock}>&-
   socat TCP-LISTEN:8082,bind="$LINK_LOCAL",fork,reuseaddr SYSTEM:'echo link-local-tcp' &
   echo $! >>"$NET_DIR/pids"
   socat TCP-LISTEN:8082,bind="$PRIVATE",fork,reuseaddr SYSTEM:'echo private-tcp' &
@@ -60,17 +67,29 @@ setup_file() {
   socat TCP-LISTEN:8082,bind="$PUBLIC",fork,reuseaddr SYSTEM:'echo public-tcp' &
   echo $! >>"$NET_DIR/pids"
   # the host's loopback services and an abstract unix socket: what the sandbox must not reach
-  # (a stand-in for Fusion's dashboard on 4040, on a port of its own)
-  export HOST_PORT=$((20000 + $$ % 20000))
-  socat TCP-LISTEN:$HOST_PORT,bind=127.0.0.1,fork,reuseaddr SYSTEM:'echo host-loopback' &
+  # (a stand-in for Fusion's dashboard on 4040). Their ports are the kernel's choice: a fixed one
+  # may be held by any connection of the host (the ephemeral range), or by another run.
+  socat TCP-LISTEN:0,bind=127.0.0.1,fork,reuseaddr SYSTEM:'echo host-loopback' &
   echo $! >>"$NET_DIR/pids"
-  socat TCP6-LISTEN:$HOST_PORT,bind=[::1],fork,reuseaddr SYSTEM:'echo host-loopback6' &
+  HOST_PORT=$(wait_listening_port $!) || return 1
+  socat TCP6-LISTEN:0,bind=[::1],fork,reuseaddr SYSTEM:'echo host-loopback6' &
   echo $! >>"$NET_DIR/pids"
+  HOST_PORT6=$(wait_listening_port $!) || return 1
+  # and a port held with no listener, for a sandbox to listen on inside: the host refuses a
+  # connection to it. Bound with SO_REUSEADDR: no connection of the host takes it, and yet a
+  # listener of the host's network (reuseaddr, on 0.0.0.0) could, so that a sandbox on the host's
+  # network would still be caught answering there.
+  perl -MIO::Socket::INET -e '$s = IO::Socket::INET->new(LocalAddr => "127.0.0.1",
+    LocalPort => 0, Proto => "tcp", ReuseAddr => 1) or die "bind: $@\n"; print $s->sockport, "\n";
+    close STDOUT; sleep' >"$NET_DIR/held-port" &
+  echo $! >>"$NET_DIR/pids"
+  wait_until test -s "$NET_DIR/held-port" || return 1
+  HELD_PORT=$(cat "$NET_DIR/held-port")
+  export HOST_PORT HOST_PORT6 HELD_PORT
   socat ABSTRACT-LISTEN:"$NET_TAG",fork SYSTEM:'echo host-abstract' &
   echo $! >>"$NET_DIR/pids"
   wait_listening "" tcp 8082 && wait_listening "$NET_TAG" tcp 8080 && wait_listening "$NET_TAG" tcp 8081 &&
     wait_listening "$NET_TAG" udp 5353 && wait_listening "$NET_TAG" udp 53 &&
-    wait_listening "" tcp "$HOST_PORT" && wait_listening "" tcp6 "$HOST_PORT" &&
     wait_listening "" abstract "$NET_TAG"
   # the user before the copy of /etc, so that the copy knows it
   if command -v useradd >/dev/null && command -v setpriv >/dev/null; then
@@ -81,6 +100,35 @@ setup_file() {
   cp -a /etc "$NET_DIR/etc" 2>/dev/null || [ -s "$NET_DIR/etc/passwd" ]
   printf 'nameserver %s\n' "$OUTSIDE" >"$NET_DIR/etc/resolv.conf"
   make_tun_node "$NET_DIR"
+}
+
+SANDBOX_NET_LOCK=/run/fsrun-tests-sandbox-net.lock
+
+# free_net_number: N in 20..219 such that no address of the host is in 198.18.N.0/24,
+# 169.254.N.0/24, 10.254.N.0/24, 100.64.N.0/24 or 203.0.113.N; the first from this run's pid
+free_net_number() {
+  local i n
+  for ((i = 0; i < 200; i++)); do
+    n=$((($$ + i) % 200 + 20))
+    [ -z "$(ip -o addr show to "198.18.$n.0/24"; ip -o addr show to "169.254.$n.0/24"
+      ip -o addr show to "10.254.$n.0/24"; ip -o addr show to "100.64.$n.0/24"
+      ip -o addr show to "203.0.113.$n/32")" ] && echo "$n" && return 0
+  done
+  echo "no free 198.18.N.0/24 for this run" >&2
+  return 1
+}
+
+# wait_listening_port PID: the TCP port process PID listens on, once it does (WAIT_MAX_S at most)
+wait_listening_port() {
+  local tries=$((WAIT_MAX_S * 10)) port
+  while [ "$tries" -gt 0 ]; do
+    port=$(ss -Htlnp | sed -n "s/^LISTEN .*:\([0-9]*\) .*pid=$1,.*/\1/p" | head -1)
+    [ -n "$port" ] && echo "$port" && return 0
+    sleep 0.1
+    tries=$((tries - 1))
+  done
+  echo "process $1 does not listen" >&2
+  return 1
 }
 
 # wait_listening NETNS|"" tcp|tcp6|udp|abstract PORT|NAME: waits (WAIT_MAX_S at most) until a socket
@@ -255,12 +303,12 @@ check_egress_reaches_outside() {
 check_host_out_of_reach() {
   # controls: the host's services answer on the host
   [ "$(socat -T30 -u TCP:127.0.0.1:$HOST_PORT -)" = host-loopback ]
-  [ "$(socat -T30 -u TCP6:[::1]:$HOST_PORT -)" = host-loopback6 ]
+  [ "$(socat -T30 -u TCP6:[::1]:$HOST_PORT6 -)" = host-loopback6 ]
   [ "$(socat -T30 -u ABSTRACT-CONNECT:"$NET_TAG" -)" = host-abstract ]
   run sbx_as "$1" -- /bin/sh -c '
     try() { if out=$(socat -T30 -u "$2" - 2>&1); then echo "$1 reached: $out"; else echo "$1 refused"; fi; }
     try loopback TCP:127.0.0.1:'"$HOST_PORT"'
-    try loopback6 TCP6:[::1]:'"$HOST_PORT"'
+    try loopback6 TCP6:[::1]:'"$HOST_PORT6"'
     try abstract ABSTRACT-CONNECT:'"$NET_TAG"'
     try gateway TCP:10.0.2.2:'"$HOST_PORT"'
     try host-address TCP:'"$NET_PREFIX.1:$HOST_PORT"
@@ -285,7 +333,7 @@ check_host_out_of_reach() {
 }
 
 check_bind_stays_inside() {
-  local port=$((HOST_PORT + 1)) result
+  local port=$HELD_PORT result
   # where either caller's sandbox can tell us it listens, and we tell it we are done
   mkdir -m 777 "$WT/sig"
   # the sandbox listens on every address of its own, says so, and waits (bounded) for our verdict

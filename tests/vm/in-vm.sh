@@ -18,9 +18,23 @@ fi
 # The VM's / is the host's over 9p under a tmpfs overlay, so the lock files the host's own suites
 # make in /etc while they run (useradd, userdel: /etc/passwd.lock) show through, and a useradd here
 # then fails ("cannot lock /etc/passwd; try again later"). A copy of /etc on tmpfs, bound over it,
-# keeps the VM's user database apart from the host's.
+# keeps the VM's user database apart from the host's. The host's lock is not ours to take (an fcntl
+# lock does not cross 9p), so the copy leaves shadow-utils' lock files out (NAME.lock, and the
+# NAME.PID it links one from): copied while a host useradd held them, they would lock the VM's
+# database for good. A file that vanishes mid-copy (such a lock released) is no error; the files
+# themselves are replaced by rename, so each is copied whole, old or new.
+copy_etc() {
+  local err
+  if ! err=$(cp -a /etc/. "$1/" 2>&1) && grep -v 'No such file or directory$' <<<"$err" | grep -q .; then
+    echo "$err"
+    return 1
+  fi
+  rm -f "$1"/{passwd,shadow,group,gshadow,subuid,subgid}.lock \
+    "$1"/{passwd,shadow,group,gshadow,subuid,subgid}.[0-9]*
+  [ -s "$1/passwd" ] && [ -s "$1/group" ]
+}
 vm_etc=$(mktemp -d /run/vm-etc.XXXXXX)
-if ! cp -a /etc/. "$vm_etc/" || ! mount --bind "$vm_etc" /etc; then
+if ! copy_etc "$vm_etc" || ! mount --bind "$vm_etc" /etc; then
   echo "vm: cannot give the VM an /etc of its own"
   exit 1
 fi

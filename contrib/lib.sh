@@ -216,6 +216,19 @@ EOF
 # its state root, mounts or processes under its temporary directory. Bats' own cleanup is
 # replaced by one that never deletes through a leaked mount.
 # Needs FSRUN and FSRUN_TEST_STATE_BASE; BATS_FILE_TIMEOUT (seconds, default 2400).
+# fsrun_report_leftover PID NAME: a "not ok" line for PID, left running after the file NAME
+# ended, and PID killed. A process that has ended since it was found (gone, or a zombie: its exit
+# was under way, e.g. a teardown's SIGKILL) is left out: it was not left running, and naming it
+# failed a whole file ("process 8172 () was left running", the command line already gone).
+fsrun_report_leftover() {
+  local pid=$1 cmd stat
+  { read -r stat <"/proc/$pid/stat" && cmd=$(tr '\0' ' ' <"/proc/$pid/cmdline"); } 2>/dev/null || return 0
+  stat=${stat##*) }
+  case ${stat:0:1} in Z | X) return 0 ;; esac
+  echo "not ok - $2: process $pid ($cmd) was left running"
+  kill -9 "$pid" 2>/dev/null
+}
+
 fsrun_run_bats_file() {
   local file=$1 tap=$2
   shift 2
@@ -256,8 +269,7 @@ fsrun_run_bats_file() {
   } 2>/dev/null | cut -d/ -f3 | sort -u)
   for pid in $pids; do
     [ "$pid" = $$ ] && continue
-    echo "not ok - $name: process $pid ($(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null)) was left running" >>"$tap"
-    kill -9 "$pid" 2>/dev/null
+    fsrun_report_leftover "$pid" "$name" >>"$tap"
   done
   for mnt in $(awk -v dir="$tmp/" 'index($5, dir) == 1 { print $5 }' /proc/self/mountinfo | sort -r); do
     echo "not ok - $name: mount $mnt was left behind" >>"$tap"

@@ -3,6 +3,7 @@
  * ourselves (rather than with seccomp_load) also lets us pass kernel flags that the linked
  * libseccomp may not know, such as SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV. */
 #include "seccomp.h"
+#include "seccomp-compact.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -372,6 +373,13 @@ int seccomp_compile(const oci_seccomp *s, struct fsrun_seccomp **out, fsrun_erro
   r = export_program(ctx, &f->prog, err);
   if (r < 0)
     return r;
+  {
+    /* the kernel converts and JIT-compiles every instruction at each load (each exec) */
+    unsigned short before = f->prog.len;
+    if (seccomp_compact(&f->prog))
+      log_debug("seccomp: the filter in %u instructions instead of libseccomp's %u", f->prog.len,
+                before);
+  }
   f->flags = flags;
   f->has_notify = has_notify;
   *out = steal_ptr(&f);

@@ -8,6 +8,9 @@
 #include "sandbox-checkouts.h"
 
 #include <dirent.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <strings.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -16,38 +19,93 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "mounts.h"
 #include "sandbox-git.h"
 #include "sandbox-internal.h"
 #include "sandbox-state-root.h"
 #include "utils.h"
 
-/* the linked worktree <common>/worktrees/<name> points back to (its `gitdir` file: the path of
- * that worktree's `.git`), or NULL */
-static char *linked_checkout(int worktrees, const char *name) {
-  char buf[PATH_MAX + 1];
-  cleanup_free char *rel = xasprintf("%s/gitdir", name);
-  cleanup_close int fd = openat(worktrees, rel, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-  ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
-  char *slash;
-  if (n <= 0)
+/* the whole of a small file (below PATH_MAX bytes) as git reads it: trailing CR/LF cut, nothing
+ * else; NULL when it is not a regular file, too long, or holds a NUL or another control byte */
+static char *read_pointer_file(int dir, const char *name, char buf[PATH_MAX + 1]) {
+  cleanup_close int fd = openat(dir, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  struct stat st;
+  ssize_t n;
+  if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
     return NULL;
+  n = read(fd, buf, PATH_MAX + 1);
+  if (n <= 0 || n > PATH_MAX)
+    return NULL;
+  while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == '\r'))
+    n--;
   buf[n] = '\0';
-  buf[strcspn(buf, "\r\n")] = '\0';
-  slash = strrchr(buf, '/');
-  if (buf[0] != '/' || slash == NULL || strcmp(slash, "/.git") != 0)
-    return NULL;
-  *slash = '\0';
-  return buf[0] ? xstrdup(buf) : NULL;
+  for (ssize_t i = 0; i < n; i++)
+    if ((unsigned char)buf[i] < 0x20)
+      return NULL;
+  return buf;
 }
 
-/* the checkouts of l's repository: the main one (a common dir named `.git`: its parent) and
- * every linked worktree, NULL-terminated */
+/* the linked worktree <common>/worktrees/<name> points back to (its `gitdir` file: the path of
+ * that worktree's `.git`, absolute or, as git 2.48's worktree.useRelativePaths writes it,
+ * relative to that admin dir), or NULL */
+static char *linked_checkout(const char *common_dir, int worktrees, const char *name) {
+  char buf[PATH_MAX + 1];
+  cleanup_free char *rel = xasprintf("%s/gitdir", name);
+  cleanup_free char *joined = NULL, *clean = NULL;
+  char *slash;
+  if (read_pointer_file(worktrees, rel, buf) == NULL)
+    return NULL;
+  joined = buf[0] == '/' ? xstrdup(buf) : xasprintf("%s/worktrees/%s/%s", common_dir, name, buf);
+  clean = path_clean_abs(joined);
+  slash = clean == NULL ? NULL : strrchr(clean, '/');
+  if (slash == NULL || strcmp(slash, "/.git") != 0 || slash == clean)
+    return NULL;
+  *slash = '\0';
+  return xstrdup(clean);
+}
+
+/* core.worktree of the common dir's own config, as an absolute path, or NULL (read plainly: a
+ * `[core]` section's `worktree = VALUE`, quotes dropped; relative to the git dir) */
+static char *config_worktree(const struct sandbox_git_layout *l) {
+  cleanup_close int fd =
+      openat(l->common_fd, "config", O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  cleanup_file FILE *f = NULL;
+  cleanup_free char *line = NULL, *found = NULL;
+  size_t cap = 0;
+  bool in_core = false;
+  struct stat st;
+  if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || (f = fdopen(fd, "r")) == NULL)
+    return NULL;
+  fd = -1;
+  while (getline(&line, &cap, f) > 0) {
+    char *w = line + strspn(line, " \t"), *v;
+    w[strcspn(w, "\r\n")] = '\0';
+    if (*w == '[') {
+      in_core = strncasecmp(w, "[core]", 6) == 0;
+      continue;
+    }
+    if (!in_core || strncasecmp(w, "worktree", 8) != 0 || strchr(" \t=", w[8]) == NULL)
+      continue;
+    v = strchr(w, '=');
+    if (v == NULL)
+      continue;
+    v += 1 + strspn(v + 1, " \t\"");
+    v[strcspn(v, "\"")] = '\0';
+    free(found);
+    found = v[0] == '/' ? xstrdup(v) : xasprintf("%s/%s", l->common_dir, v);
+  }
+  return found == NULL ? NULL : path_clean_abs(found);
+}
+
+/* the checkouts of l's repository: the main one (a common dir named `.git`: its parent; the
+ * config's core.worktree) and every linked worktree, NULL-terminated */
 static char **checkouts_of(const struct sandbox_git_layout *l) {
   char **v = NULL;
   size_t n = 0;
   const char *base = strrchr(l->common_dir, '/');
   int fd = openat(l->common_fd, "worktrees", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   cleanup_dir DIR *d = fd < 0 ? NULL : fdopendir(fd);
+  cleanup_free char *configured = config_worktree(l);
   struct dirent *e;
   if (d == NULL && fd >= 0)
     close(fd);
@@ -56,8 +114,11 @@ static char **checkouts_of(const struct sandbox_git_layout *l) {
     main[base - l->common_dir] = '\0';
     sandbox_git_strv_push(&v, &n, main);
   }
+  if (configured != NULL)
+    sandbox_git_strv_push(&v, &n, configured);
   while (d != NULL && (e = readdir(d)) != NULL) {
-    cleanup_free char *path = e->d_name[0] == '.' ? NULL : linked_checkout(dirfd(d), e->d_name);
+    cleanup_free char *path =
+        e->d_name[0] == '.' ? NULL : linked_checkout(l->common_dir, dirfd(d), e->d_name);
     if (path != NULL)
       sandbox_git_strv_push(&v, &n, path);
   }
@@ -83,9 +144,115 @@ static int check_checkout(const oci_policy *p, const char *checkout, const char 
                           i, p->writable_paths.items[i], real);
 }
 
+/* A main checkout of a separate git dir (`git init --separate-git-dir`: a common dir not named
+ * `.git`, no core.worktree) is known from the repository only by its `.git` file naming the common
+ * dir (review27 E3): each writablePaths entry outside the worktree is walked for one, SCAN_DEPTH
+ * levels and SCAN_DIRS directories at most; past that it cannot be told and is refused. */
+#define SCAN_DEPTH 4
+#define SCAN_DIRS  4096
+
+struct scan {
+  const char *common_real;
+  size_t dirs;
+};
+
+static bool names_common(int dir, const struct scan *s) {
+  char buf[PATH_MAX + 1], real[PATH_MAX];
+  char *t = read_pointer_file(dir, ".git", buf);
+  cleanup_close int target = -1;
+  if (t == NULL || strncmp(t, "gitdir:", 7) != 0)
+    return false;
+  t += 7 + strspn(t + 7, " \t");
+  target = openat(dir, t, O_PATH | O_DIRECTORY | O_CLOEXEC);
+  return target >= 0 && sandbox_git_real_path_of(target, real) && strcmp(real, s->common_real) == 0;
+}
+
+/* 1: a checkout of the common dir is dir or below it; 0: none; -1: past the walk's bounds */
+static int scan_for_checkout(int dir, int depth, struct scan *s) {
+  int fd = openat(dir, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  cleanup_dir DIR *d = fd < 0 ? NULL : fdopendir(fd);
+  struct dirent *e;
+  int r = 0;
+  if (names_common(dir, s))
+    return 1;
+  if (d == NULL) {
+    if (fd >= 0)
+      close(fd);
+    return 0; /* unreadable: the caller's own files cannot be there either */
+  }
+  while (r == 0 && depth < SCAN_DEPTH && (e = readdir(d)) != NULL) {
+    cleanup_close int sub = -1;
+    if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0 ||
+        strcmp(e->d_name, ".git") == 0 || (e->d_type != DT_DIR && e->d_type != DT_UNKNOWN))
+      continue;
+    sub = openat(dirfd(d), e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (sub < 0)
+      continue;
+    r = ++s->dirs > SCAN_DIRS ? -1 : scan_for_checkout(sub, depth + 1, s);
+  }
+  return r;
+}
+
+static int check_separate_main(const oci_policy *p, const struct sandbox_git_layout *l,
+                               const char *worktree, fsrun_error_t *err) {
+  char common_real[PATH_MAX];
+  for (size_t i = 0; i < p->writable_paths.len; i++) {
+    const char *w = p->writable_paths.items[i];
+    cleanup_free char *real = w[0] == '/' ? realpath(w, NULL) : NULL;
+    cleanup_close int fd = real ? open(real, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
+    struct scan s = {.common_real = common_real};
+    int r;
+    if (fd < 0 || path_within(real, worktree))
+      continue; /* missing (made empty), relative (refused where bound), or the run's own tree */
+    if (!sandbox_git_real_path_of(l->common_fd, common_real))
+      return fsrun_error_make(err, 0, "worktree: cannot tell where its git common dir is");
+    r = scan_for_checkout(fd, 0, &s);
+    if (r > 0)
+      return fsrun_error_make(err, 0,
+                              "policy: writablePaths[%zu]: `%s` holds a checkout of the "
+                              "worktree's repository (a `.git` file naming its git dir `%s`), "
+                              "whose files the host's git runs: name a directory outside it",
+                              i, w, common_real);
+    if (r < 0)
+      return fsrun_error_make(err, 0,
+                              "policy: writablePaths[%zu]: `%s` holds more than %d directories "
+                              "within %d levels: cannot tell whether it holds the main checkout "
+                              "of the worktree's repository, whose git dir `%s` is not named "
+                              "`.git`: name a smaller directory",
+                              i, w, SCAN_DIRS, SCAN_DEPTH, common_real);
+  }
+  return 0;
+}
+
+/* An entry that is the common dir or lies in it (refs, objects, info/, hooks, other worktrees'
+ * admin dirs) would be bound over the overlay the run's git writes through, its writes never
+ * seen by the sync's allowlist (review27 E8); one that holds it likewise, unless the common dir
+ * is in the worktree (a main checkout's `.git`: the worktree's bind over the entry's keeps the
+ * overlay). */
+static int check_common_dir(const oci_policy *p, const struct sandbox_git_layout *l,
+                            const char *worktree, fsrun_error_t *err) {
+  for (size_t i = 0; i < p->writable_paths.len; i++) {
+    oci_policy one = {.writable_paths = {.items = &p->writable_paths.items[i], .len = 1}};
+    ssize_t hit = sandbox_writable_within(&one, l->common_dir);
+    if (hit < 0 && !path_within(l->common_dir, worktree) &&
+        sandbox_writable_reaches(&one, l->common_dir, &hit) < 0)
+      return fsrun_error_errno(err, "policy: writablePaths: cannot tell whether they reach `%s`",
+                               l->common_dir);
+    if (hit >= 0)
+      return fsrun_error_make(err, 0,
+                              "policy: writablePaths[%zu]: `%s` is, holds or lies in `%s`, the git "
+                              "dir of the worktree's repository (its refs, objects, attributes and "
+                              "the other checkouts' admin dirs), which the run writes only through "
+                              "its overlay: name a directory outside it",
+                              i, p->writable_paths.items[i], l->common_dir);
+  }
+  return 0;
+}
+
 int sandbox_check_other_checkouts(const oci_policy *p, const char *worktree, fsrun_error_t *err) {
   cleanup_error fsrun_error_t ignored = NULL;
   struct sandbox_git_layout l;
+  const char *base;
   char **checkouts;
   int r = 0;
   if (p->writable_paths.len == 0)
@@ -98,6 +265,11 @@ int sandbox_check_other_checkouts(const oci_policy *p, const char *worktree, fsr
   for (char **c = checkouts; r == 0 && c != NULL && *c != NULL; c++)
     r = check_checkout(p, *c, worktree, err);
   sandbox_git_strv_free(checkouts);
+  if (r == 0)
+    r = check_common_dir(p, &l, worktree, err);
+  base = strrchr(l.common_dir, '/');
+  if (r == 0 && (base == NULL || strcmp(base, "/.git") != 0))
+    r = check_separate_main(p, &l, worktree, err);
   sandbox_git_layout_free(&l);
   return r;
 }

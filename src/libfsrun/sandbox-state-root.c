@@ -248,6 +248,10 @@ static ssize_t entry_within(const oci_strv *paths, const char *dir) {
   return -1;
 }
 
+ssize_t sandbox_writable_within(const oci_policy *p, const char *dir) {
+  return entry_within(&p->writable_paths, dir);
+}
+
 /* allowedPaths are bound read-only: one that is the state root or lies in it shows the other
  * containers' configs (their env) and the other runs' git dirs (their objects and edits), and so
  * does one in an ordinary user's per-run git dirs' /dev/shm. An entry that only holds them (`/`,

@@ -17,6 +17,9 @@
 int sandbox_writable_over_state_root(const oci_policy *p, const char *state_root, ssize_t *hit);
 /* the same for any directory path, counting entries that are or hold it (not those in it) */
 int sandbox_writable_reaches(const oci_policy *p, const char *path, ssize_t *hit);
+/* the first writablePaths entry that is the directory dir or lies in it (by real path, or by
+ * identity for a bind mount of it elsewhere), or -1; nothing there yet: -1 */
+ssize_t sandbox_writable_within(const oci_policy *p, const char *dir);
 
 /* 0, or the one-line refusal naming the writablePaths entry, or the worktree or its git dir, that
  * reaches the state root (worktree: resolved) */

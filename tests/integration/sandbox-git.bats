@@ -1296,6 +1296,112 @@ route_other_checkouts() {
   route_other_checkouts user
 }
 
+# refused_entry ENTRY WORKTREE WHAT: a policy whose writablePaths is ENTRY is refused over WORKTREE
+# by `sandbox` (125, one line naming writablePaths[0] and WHAT; the command never ran: no $DIR/ran)
+# and by `bundle` (1, no bundle)
+refused_entry() {
+  jq -n --arg w "$1" '{writablePaths: [$w]}' >"$DIR/policy.json"
+  run as_owner "$FSRUN" --root "$DIR/state" sandbox --policy "$DIR/policy.json" --worktree "$2" \
+    -- sh -c 'echo ran >"$1/ran"' sh "$DIR"
+  echo "$output"
+  [ "$status" -eq 125 ]
+  [ "${#lines[@]}" -eq 1 ]
+  [[ $output == *"policy: writablePaths[0]: \`$1\` "*"$3"* ]]
+  [ ! -e "$DIR/ran" ]
+  run as_owner "$FSRUN" --root "$DIR/state" bundle --policy "$DIR/policy.json" --worktree "$2" \
+    --out "$DIR/bundle" -- true
+  [ "$status" -eq 1 ]
+  [[ $output == *"$3"* ]]
+  [ ! -e "$DIR/bundle" ]
+}
+
+# route_common_dir_entries OWNER (review27 E8): an entry that is the repository's git dir or lies in
+# it was bound read-write over the overlay the run's git writes through: the run moved `main` and
+# the other task's branch and wrote info/attributes on the host, `tamper: []`, nothing left out.
+# Refused now, like the state root; the worktree itself (a main checkout's `.git` inside it keeps
+# its protections) is accepted and what its run writes to `.git` is left out.
+route_common_dir_entries() {
+  local entry
+  make_repo "$1"
+  for entry in "$REPO/.git" "$REPO/.git/refs" "$REPO/.git/info" "$REPO/.git/worktrees/other"; do
+    refused_entry "$entry" "$WT" "the git dir of the worktree's repository"
+  done
+  [ "$(hgit -C "$REPO" rev-parse main)" = "$MAIN0" ]
+  [ -z "$(ls -A "$DIR/state" 2>/dev/null)" ]
+  # a main checkout without linked worktrees, named as the worktree and as the entry
+  hgit init -q -b main "$DIR/solo"
+  hgit -C "$DIR/solo" -c user.name=a -c user.email=a@x commit -q --allow-empty -m first
+  jq -n --arg w "$DIR/solo" '{writablePaths: [$w]}' >"$DIR/policy.json"
+  as_owner "$FSRUN" --root "$DIR/state" sandbox --policy "$DIR/policy.json" --worktree "$DIR/solo" \
+    -- sh -c 'echo x >.git/info/PLANT && echo y >f'
+  [ ! -e "$DIR/solo/.git/info/PLANT" ]
+  [ "$(cat "$DIR/solo/f")" = y ]
+}
+
+@test "sandbox-git: writablePaths that are or lie in the repository's git dir are refused (root)" {
+  route_common_dir_entries root
+}
+
+@test "sandbox-git: writablePaths that are or lie in the repository's git dir are refused (ordinary user)" {
+  route_common_dir_entries user
+}
+
+# route_separate_git_dir OWNER (review27 E3): the main checkout of a repository made with
+# --separate-git-dir (its `.git` a file; the git dir not named `.git`) and a linked worktree whose
+# `gitdir` file is relative (git 2.48's worktree.useRelativePaths) were not known as checkouts: an
+# entry reaching them was accepted and the run rewrote a script there, `tamper: []`. Refused now.
+route_separate_git_dir() {
+  local main=$DIR/proj gd=$DIR/gd/proj.git wt=$DIR/wts/task1 other=$DIR/wts/task2
+  make_owner "$1"
+  as_owner mkdir -p "$DIR/gd" "$DIR/wts" "$DIR/cache"
+  hgit init -q -b main --separate-git-dir="$gd" "$main"
+  hgit -C "$main" -c user.name=a -c user.email=a@x commit -q --allow-empty -m first
+  hgit -C "$main" worktree add -q -b task1 "$wt"
+  hgit -C "$main" worktree add -q -b task2 "$other"
+  refused_entry "$main" "$wt" "holds a checkout of the worktree's repository"
+  refused_entry "$DIR/gd" "$wt" "the git dir of the worktree's repository"
+  # task2's back-pointer as git 2.48 writes it with worktree.useRelativePaths
+  as_owner sh -c 'echo ../../../../wts/task2/.git >"$1/worktrees/task2/gitdir"' sh "$gd"
+  refused_entry "$other" "$wt" "another checkout of the worktree's repository"
+  [ -z "$(ls -A "$DIR/state" 2>/dev/null)" ]
+  jq -n --arg w "$DIR/cache" '{writablePaths: [$w]}' >"$DIR/policy.json"
+  as_owner "$FSRUN" --root "$DIR/state" sandbox --policy "$DIR/policy.json" --worktree "$wt" \
+    -- sh -c 'echo x >"$1/f"' sh "$DIR/cache"
+  [ "$(cat "$DIR/cache/f")" = x ]
+}
+
+@test "sandbox-git: writablePaths reaching a separate git dir's main checkout or a relative worktree are refused (root)" {
+  route_separate_git_dir root
+}
+
+@test "sandbox-git: writablePaths reaching a separate git dir's main checkout or a relative worktree are refused (ordinary user)" {
+  route_separate_git_dir user
+}
+
+# route_device_entries OWNER (review27 E9): root's command owns the host's device nodes under a
+# writable /dev (`nodev` stops only opening them) and chmodded the host's /dev/null. Refused now,
+# for root and the ordinary user alike (the terminals' devpts too); the sandbox has its own /dev.
+# /dev/shm, a tmpfs of its own, stays a writable entry (for root: sandbox-run.bats). The refused command only
+# writes a file of the test's (a regression runs it, never a chmod of the host's nodes).
+route_device_entries() {
+  local entry
+  make_repo "$1"
+  for entry in /dev/null /dev/pts; do
+    refused_entry "$entry" "$WT" "device nodes"
+  done
+  # an ordinary user's /dev holds /dev/shm, where its per-run git dirs may be: refused for that first
+  refused_entry /dev "$WT" "$([ "$OWNER" = root ] && echo "device nodes" || echo /dev/shm)"
+  [ "$(stat -c %a /dev/null)" = 666 ]
+}
+
+@test "sandbox-git: writablePaths that are, hold or lie in the host's /dev are refused (root)" {
+  route_device_entries root
+}
+
+@test "sandbox-git: writablePaths that are, hold or lie in the host's /dev are refused (ordinary user)" {
+  route_device_entries user
+}
+
 # route_nested_in_place OWNER [deep|gitfile] (review25 C3, review26 D1): an embedded repository
 # committed as a gitlink before the run (`sub`, its own `.git` dir; deep: 7 levels down, past the
 # walk's 6; gitfile: `sub/.git` a file naming a git dir elsewhere in the worktree, `.g`); the run

@@ -8,9 +8,10 @@
 
 #include "utils.h"
 
-#define MAX_WORDS 4     /* distinct seccomp_data words a program may read */
+#define MAX_WORDS 8     /* distinct inputs: a seccomp_data word, or a word under an AND mask */
 #define MAX_BOXES 20000 /* paths of a program followed before giving up */
 #define MAX_JUMP  255   /* a conditional jump's reach */
+#define MIN_LEN   256   /* shorter programs load fast enough: not worth the rewrite's time */
 
 /* The inputs that take one path: an interval per word read (in the order of words[]). */
 struct box {
@@ -18,10 +19,17 @@ struct box {
   uint32_t verdict;
 };
 
+/* An input of the program: the word of seccomp_data at offset, ANDed with mask (all ones for a
+ * plain load). The masked word is taken as an input of its own: boxes may then hold pairs of
+ * values that no input gives, which only makes the check ask more. */
+struct input {
+  uint32_t offset, mask;
+};
+
 struct walk {
   const struct sock_filter *insns;
   size_t len;
-  const uint32_t *words; /* the offsets of the words read */
+  const struct input *words; /* the inputs read */
   unsigned n_words;
   struct box *boxes; /* collected paths, or NULL when checking */
   size_t n_boxes, cap;
@@ -29,9 +37,9 @@ struct walk {
   bool failed;
 };
 
-static int word_index(const struct walk *w, uint32_t offset) {
-  for (unsigned i = 0; i < w->n_words; i++)
-    if (w->words[i] == offset)
+static int input_index(const struct input *words, unsigned n, uint32_t offset, uint32_t mask) {
+  for (unsigned i = 0; i < n; i++)
+    if (words[i].offset == offset && words[i].mask == mask)
       return (int)i;
   return -1;
 }
@@ -116,7 +124,16 @@ static void walk_from(struct walk *w, size_t pc, int acc, struct box b) {
     in = &w->insns[pc];
     switch (in->code) {
     case BPF_LD | BPF_W | BPF_ABS:
-      acc = word_index(w, in->k);
+      acc = input_index(w->words, w->n_words, in->k, UINT32_MAX);
+      if (acc < 0)
+        w->failed = true;
+      pc++;
+      break;
+    case BPF_ALU | BPF_AND | BPF_K:
+      /* only right after a plain load (as libseccomp writes a masked comparison) */
+      acc = acc < 0 || w->words[acc].mask != UINT32_MAX
+                ? -1
+                : input_index(w->words, w->n_words, w->words[acc].offset, in->k);
       if (acc < 0)
         w->failed = true;
       pc++;
@@ -154,23 +171,30 @@ static struct box whole_space(void) {
   return b;
 }
 
-/* The offsets of the words prog reads, in the order of their first load (the new program
- * decides on them in that order: libseccomp's on the architecture first); false for more than
- * MAX_WORDS words. */
-static bool words_read(const struct sock_fprog *prog, uint32_t *words, unsigned *n) {
+static bool add_input(struct input *words, unsigned *n, uint32_t offset, uint32_t mask) {
+  if (input_index(words, *n, offset, mask) >= 0)
+    return true;
+  if (*n == MAX_WORDS)
+    return false;
+  words[(*n)++] = (struct input){offset, mask};
+  return true;
+}
+
+/* The inputs prog reads (a load, an AND right after one), in the order of their first use (the
+ * new program decides on them in that order: libseccomp's on the architecture first); false for
+ * more than MAX_WORDS. */
+static bool words_read(const struct sock_fprog *prog, struct input *words, unsigned *n) {
   *n = 0;
   for (size_t i = 0; i < prog->len; i++) {
     const struct sock_filter *in = &prog->filter[i];
-    unsigned j;
-    if (in->code != (BPF_LD | BPF_W | BPF_ABS))
-      continue;
-    for (j = 0; j < *n && words[j] != in->k; j++)
-      ;
-    if (j < *n)
-      continue;
-    if (*n == MAX_WORDS)
+    bool ok = true;
+    if (in->code == (BPF_LD | BPF_W | BPF_ABS))
+      ok = add_input(words, n, in->k, UINT32_MAX);
+    else if (in->code == (BPF_ALU | BPF_AND | BPF_K) && i > 0 &&
+             prog->filter[i - 1].code == (BPF_LD | BPF_W | BPF_ABS))
+      ok = add_input(words, n, prog->filter[i - 1].k, in->k);
+    if (!ok)
       return false;
-    words[(*n)++] = in->k;
   }
   return true;
 }
@@ -200,7 +224,7 @@ static bool code_same(const struct code *a, const struct code *b) {
 struct gen {
   const struct box *boxes;
   unsigned n_words;
-  const uint32_t *words;
+  const struct input *words;
   bool failed;
 };
 
@@ -319,9 +343,10 @@ static struct code gen_split(struct gen *g, const size_t *in, size_t n, struct b
     out = subs[0];
     subs[0].v = NULL;
   } else if (!g->failed && n_subs > 1) {
-    struct sock_filter load = BPF_STMT(BPF_LD | BPF_W | BPF_ABS, g->words[dim]);
+    struct sock_filter load[2] = {BPF_STMT(BPF_LD | BPF_W | BPF_ABS, g->words[dim].offset),
+                                  BPF_STMT(BPF_ALU | BPF_AND | BPF_K, g->words[dim].mask)};
     struct code search = gen_search(g, starts, subs, 0, n_subs - 1);
-    code_put(&out, &load, 1);
+    code_put(&out, load, g->words[dim].mask == UINT32_MAX ? 1 : 2);
     code_put(&out, search.v, search.n);
     free(search.v);
   }
@@ -360,7 +385,7 @@ static bool same_verdicts(const struct walk *old, const struct code *cand) {
 }
 
 bool seccomp_compact(struct sock_fprog *prog) {
-  uint32_t words[MAX_WORDS];
+  struct input words[MAX_WORDS];
   unsigned n_words;
   struct walk w = {.insns = prog->filter, .len = prog->len, .words = words};
   struct gen g = {.words = words};
@@ -368,7 +393,7 @@ bool seccomp_compact(struct sock_fprog *prog) {
   struct code cand = {0};
   bool ok;
 
-  if (prog->len == 0 || !words_read(prog, words, &n_words))
+  if (prog->len < MIN_LEN || !words_read(prog, words, &n_words))
     return false;
   w.n_words = g.n_words = n_words;
   w.boxes = xmalloc0(sizeof(*w.boxes));
@@ -406,6 +431,10 @@ bool seccomp_compact_eval(const struct sock_fprog *prog, const unsigned *offsets
       for (unsigned i = 0; i < n; i++)
         if (offsets[i] == in->k)
           a = values[i];
+      pc++;
+      continue;
+    case BPF_ALU | BPF_AND | BPF_K:
+      a &= in->k;
       pc++;
       continue;
     case BPF_JMP | BPF_JA:

@@ -6,12 +6,15 @@
  * what the profile adds to it). Neighbouring numbers mostly share a verdict, so a search over
  * ranges says the same in a fraction of the instructions.
  *
- * The rewrite understands programs made of loads of seccomp_data words (BPF_LD|BPF_W|BPF_ABS),
- * comparisons of the accumulator with constants (JEQ, JGT, JGE, JA) and returns of constants, as
- * libseccomp writes them; anything else is left as it is. Its result is checked before it is
- * used: both programs are cut into the boxes of inputs (one interval per word read) that take one
- * path each, and every box of the new program must meet only boxes of the old one with its own
- * verdict. A program that cannot be checked within bounds, or that would not be shorter, is kept.
+ * The rewrite understands programs made of loads of seccomp_data words (BPF_LD|BPF_W|BPF_ABS), an
+ * AND of a loaded word with a constant (libseccomp's masked comparison: a flag mask on clone's
+ * first argument, as Docker's and Podman's profiles have), comparisons of the accumulator with
+ * constants (JEQ, JGT, JGE, JA) and returns of constants; anything else is left as it is, and so
+ * are programs under 256 instructions (their load is cheap: the sandbox's deny list). Its result
+ * is checked before it is used: the old program is cut into the boxes of inputs (one interval per
+ * word or masked word read) that take one path each, and every input of every box must reach that
+ * box's verdict in the new program. A program that cannot be checked within bounds, or that would
+ * not be shorter, is kept.
  */
 #ifndef FSRUN_SECCOMP_COMPACT_H
 #define FSRUN_SECCOMP_COMPACT_H

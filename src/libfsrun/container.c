@@ -513,6 +513,26 @@ static int write_state_with_hooks(int dirfd, struct container_status *st, const 
   return ret;
 }
 
+/* A one-shot create without a cgroup keeps its config in state.json, one file fewer: delete
+ * --force of a state it cannot read looks for a cgroup with it, and there is none */
+static bool config_in_state(const struct create_job *j) {
+  return j->o->one_shot && j->o->no_cgroup;
+}
+
+/* state.json as write_state_with_hooks writes it, with the config where config_in_state */
+static int write_state(struct create_job *j, fsrun_error_t *err) {
+  struct container_status *st = &j->out->st;
+  int ret;
+  if (config_in_state(j)) {
+    st->config_json = j->config_json;
+    st->config_len = j->config_len;
+  }
+  ret = write_state_with_hooks(j->out->dirfd, st, j->config, err);
+  st->config_json = NULL;
+  st->config_len = 0;
+  return ret;
+}
+
 /* A task container's state dir gets its bundle's mark (exec and delete look for it there), and the
  * git state its first exec compares with: the state now, before its process runs. */
 static int take_task_mark(struct create_job *j, fsrun_error_t *err) {
@@ -552,7 +572,8 @@ static int create_state(struct create_job *j, fsrun_error_t *err) {
   if (out->dirfd < 0)
     return fsrun_error_code(err);
   j->dir_created = true;
-  if (status_write_config(out->dirfd, j->config_json, j->config_len, err) < 0)
+  if (!config_in_state(j) &&
+      status_write_config(out->dirfd, j->config_json, j->config_len, err) < 0)
     return fsrun_error_code(err);
   if (j->seccomp != NULL && !j->o->one_shot &&
       keep_seccomp_program(out->dirfd, j->seccomp, err) < 0)
@@ -585,7 +606,7 @@ static int create_state(struct create_job *j, fsrun_error_t *err) {
   st->cgroup = out->cg ? cgroup_describe(out->cg) : NULL;
   st->cgroup_record = out->cg ? cgroup_hierarchy_record(out->cg) : NULL;
   st->new_pidns = new_pid_namespace(lx);
-  return write_state_with_hooks(out->dirfd, st, j->config, err);
+  return write_state(j, err);
 }
 
 /* Step 3: the exec fifo (the init blocks opening it for writing until `start` opens it for
@@ -1052,7 +1073,7 @@ static int create_mark_created(struct create_job *j, fsrun_error_t *err) {
   out->st.status = xstrdup("created");
   out->st.pid_start_time = procfs_pid_start_time(out->pid, NULL);
   if (created_once(j) ? status_write_created(out->dirfd, &out->st, err) < 0
-                      : write_state_with_hooks(out->dirfd, &out->st, j->config, err) < 0)
+                      : write_state(j, err) < 0)
     return fsrun_error_code(err);
   if (j->o->pid_file != NULL && write_pid_file(j->o->pid_file, out->pid, err) < 0)
     return fsrun_error_code(err);

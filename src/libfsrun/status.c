@@ -391,6 +391,10 @@ int status_write(int dirfd, const struct container_status *st, fsrun_error_t *er
   }
   gen_hooks(g, "poststart", &st->poststart);
   gen_hooks(g, "poststop", &st->poststop);
+  if (st->config_json != NULL) {
+    gen_string(g, "config");
+    yajl_gen_string(g, (const unsigned char *)st->config_json, st->config_len);
+  }
   yajl_gen_map_close(g);
   yajl_gen_map_close(g);
   if (yajl_gen_get_buf(g, &buf, &len) != yajl_gen_status_ok) {
@@ -414,19 +418,44 @@ int status_write_config(int dirfd, const char *json, size_t len, fsrun_error_t *
   return 0;
 }
 
+/* The config's bytes state.json holds (status_write's "config"), NULL when it holds none */
+static char *config_in_state(int dirfd, size_t *len) {
+  cleanup_error fsrun_error_t ignored = NULL;
+  cleanup_free char *text = NULL;
+  const char *path[] = {"fsrun", "config", NULL};
+  size_t text_len = 0;
+  char *copy = NULL;
+  yajl_val root, v;
+  if (read_file_at_nofollow(dirfd, STATUS_FILE, &text, &text_len, &ignored) < 0)
+    return NULL;
+  root = yajl_tree_parse(text, NULL, 0);
+  v = root != NULL ? yajl_tree_get(root, path, yajl_t_string) : NULL;
+  if (v != NULL) {
+    copy = xstrdup(YAJL_GET_STRING(v));
+    *len = strlen(copy);
+  }
+  yajl_tree_free(root);
+  return copy;
+}
+
 int status_read_config(int dirfd, const char *bundle, oci_config **out, fsrun_error_t *err) {
   cleanup_free char *text = NULL;
   char *msg = NULL;
   size_t len = 0;
   *out = NULL;
   if (read_file_at_nofollow(dirfd, STATUS_CONFIG_FILE, &text, &len, err) < 0) {
-    cleanup_free char *path = NULL;
-    if (fsrun_error_code(err) != -ENOENT || bundle == NULL)
+    if (fsrun_error_code(err) != -ENOENT)
       return fsrun_error_code(err);
+    text = config_in_state(dirfd, &len);
+    if (text == NULL) {
+      cleanup_free char *path = NULL;
+      if (bundle == NULL)
+        return fsrun_error_code(err);
+      path = xasprintf("%s/config.json", bundle);
+      if (oci_read_file(path, &text, &len, &msg) < 0)
+        return fsrun_error_take(err, ENOENT, msg);
+    }
     fsrun_error_release(err);
-    path = xasprintf("%s/config.json", bundle);
-    if (oci_read_file(path, &text, &len, &msg) < 0)
-      return fsrun_error_take(err, ENOENT, msg);
   }
   if (oci_config_parse(text, len, "config.json", out, &msg) < 0)
     return fsrun_error_take(err, EINVAL, msg);

@@ -47,6 +47,11 @@ struct container_status {
   char *intel_rdt_clos_id;
   bool intel_rdt_monitoring;
   oci_hook_list poststart, poststop;
+  /* written only (borrowed, never read back into it): config.json's bytes kept in state.json
+   * instead of a file of their own (a one-shot create without a cgroup: status_read_config reads
+   * them there) */
+  const char *config_json;
+  size_t config_len;
 };
 
 /* Container ids: 1-1024 characters of [A-Za-z0-9_+.-], not "." or "..". */
@@ -84,8 +89,9 @@ int status_write(int dirfd, const struct container_status *st, fsrun_error_t *er
 int status_write_created(int dirfd, const struct container_status *st, fsrun_error_t *err);
 /* Stores config.json's bytes (as read at create, not re-serialised) in the state dir, 0600. */
 int status_write_config(int dirfd, const char *json, size_t len, fsrun_error_t *err);
-/* The config stored at create. A state dir written before the copy existed has none: then the
- * bundle's config.json is read (bundle may be NULL: no fallback). */
+/* The config stored at create: config.json, else the copy state.json holds (config_json above).
+ * A state dir written before the copy existed has neither: then the bundle's config.json is read
+ * (bundle may be NULL: no fallback). */
 int status_read_config(int dirfd, const char *bundle, oci_config **out, fsrun_error_t *err);
 /* ENOENT when there is no state file (yet). A state.json at `creating` beside an init record
  * (status_write_created) is read as `created`, with the record's init. */

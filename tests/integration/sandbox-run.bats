@@ -718,9 +718,10 @@ check_killed_fsrun_leaves_nothing() {
   check_killed_fsrun_leaves_nothing user
 }
 
-# A running one-shot sandbox seen from the host, by its caller: its state dir holds config.json,
-# state.json and the init's record, and no compiled seccomp filter (nothing but an exec would read
-# it: the exec compiles the profile and runs under it); `state` and `list` say `running` with the
+# A running one-shot sandbox seen from the host, by its caller: its state dir holds config.json
+# (in state.json for a caller without a cgroup), state.json and the init's record, and no compiled
+# seccomp filter (nothing but an exec would read it: the exec compiles the profile and runs under
+# it, with the config's process as its base); `state` and `list` say `running` with the
 # init as pid (state.json was written once, at `creating`: the record says that it was created);
 # a SIGKILL of the whole group then leaves nothing (the watchdog's delete finds the init by the
 # record). As an ordinary user on a cgroup v1 or hybrid host (no delegated subtree), create tries
@@ -736,7 +737,13 @@ check_running_one_shot() {
   id=${dir##*/}
   # the command may run before create has written the record (the init execs it once it reported)
   wait_until test -L "$dir/init"
-  [ "$(ls "$dir" | tr '\n' ' ')" = "config.json init state.json " ]
+  # a caller without a cgroup (the ordinary user here, no delegated subtree) has its config in
+  # state.json; root's config.json is what delete --force finds its cgroup with
+  if [ "$CALLER" = user ] && [ "$(cgroup_mode)" != unified ]; then
+    [ "$(ls "$dir" | tr '\n' ' ')" = "init state.json " ]
+  else
+    [ "$(ls "$dir" | tr '\n' ' ')" = "config.json init state.json " ]
+  fi
   run as_caller "$FSRUN" --root "$STATE" state "$id"
   echo "$output"
   [ "$status" -eq 0 ]
@@ -746,10 +753,11 @@ check_running_one_shot() {
   [ "$(ps -o ppid= -p "$sleeper" | tr -d ' ')" = "$pid" ]
   run as_caller "$FSRUN" --root "$STATE" list --format json
   [ "$(jq -r --arg id "$id" '.[] | select(.id == $id) | "\(.status) \(.pid)"' <<<"$output")" = "running $pid" ]
-  run as_caller "$FSRUN" --root "$STATE" exec "$id" sh -c 'grep "^Seccomp:" /proc/self/status'
+  run as_caller "$FSRUN" --root "$STATE" exec "$id" sh -c 'pwd; grep "^Seccomp:" /proc/self/status'
   echo "$output"
   [ "$status" -eq 0 ]
-  [[ $output == *"Seccomp:"*2 ]]
+  [ "${lines[0]}" = "$WT" ]
+  [[ ${lines[1]} == "Seccomp:"*2 ]]
   if [ "$CALLER" = user ] && [ "$(cgroup_mode)" != unified ]; then
     cat "$log"
     ! grep -F "cgroup" "$log" || false

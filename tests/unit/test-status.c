@@ -201,6 +201,37 @@ static void test_created_by_record(int dirfd) {
   unlinkat(dirfd, STATUS_FILE, 0);
 }
 
+/* A config kept in state.json (a one-shot create without a cgroup) is read back as config.json
+ * would be; config.json, where there is one, comes first. */
+static void test_config_in_state(int dirfd) {
+  static const char json[] = "{\"ociVersion\":\"1.0.2\",\"root\":{\"path\":\"r\"},"
+                             "\"process\":{\"args\":[\"a\\\"b\"],\"cwd\":\"/in\"}}";
+  static const char file[] = "{\"ociVersion\":\"1.0.2\",\"root\":{\"path\":\"r\"},"
+                             "\"process\":{\"args\":[\"x\"],\"cwd\":\"/file\"}}";
+  cleanup_error fsrun_error_t err = NULL;
+  struct container_status st = {.id = "c", .status = "creating"};
+  oci_config *in_state = NULL, *from_file = NULL;
+  int ret, r1, r2;
+  st.config_json = json;
+  st.config_len = strlen(json);
+  ret = status_write(dirfd, &st, &err);
+  r1 = ret < 0 ? ret : status_read_config(dirfd, NULL, &in_state, &err);
+  tap_ok(r1 == 0 && in_state->process != NULL && strcmp(in_state->process->cwd, "/in") == 0 &&
+             in_state->process->args.len == 1 &&
+             strcmp(in_state->process->args.items[0], "a\"b") == 0 &&
+             strcmp(listing(dirfd), "state.json ") == 0,
+         "a config kept in state.json is read back whole (`%s`, %s)", listing(dirfd),
+         err ? err->msg : "ok");
+  ret = status_write_config(dirfd, file, strlen(file), &err);
+  r2 = ret < 0 ? ret : status_read_config(dirfd, NULL, &from_file, &err);
+  tap_ok(r2 == 0 && strcmp(from_file->process->cwd, "/file") == 0,
+         "config.json comes before the copy in state.json (%s)", err ? err->msg : "ok");
+  oci_config_free(in_state);
+  oci_config_free(from_file);
+  unlinkat(dirfd, STATUS_CONFIG_FILE, 0);
+  unlinkat(dirfd, STATUS_FILE, 0);
+}
+
 /* How status_dir_remove in a child whose filter kills socketpair ends: SIGSYS when it handed the
  * removed directory's last fd to the kernel's collector (a socket cycle), 0 when it closed it;
  * the directory's name is gone either way. */
@@ -275,6 +306,7 @@ int main(void) {
   test_init_record_format();
   test_init_record_write(dirfd);
   test_created_by_record(dirfd);
+  test_config_in_state(dirfd);
   test_dir_remove_last_close("/var/tmp", true);
   test_dir_remove_last_close("/dev/shm", false);
   if (deny_exchange())

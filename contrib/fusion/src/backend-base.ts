@@ -1,7 +1,7 @@
 // What NativeBackend and FsrunBackend share: the task's ids, the audit hook, input checks, the
 // runs in flight (abort(), dispose()).
 import { stat } from "node:fs/promises";
-import { isAbsolute, resolve } from "node:path";
+import { isAbsolute, join, resolve } from "node:path";
 
 import { deliver, policyHash, policySummary } from "./audit";
 import type { SandboxAuditEvent, SandboxAuditHook } from "./audit";
@@ -184,6 +184,18 @@ export abstract class BackendBase {
    */
   protected reportHolds(): boolean {
     return this.inFlight.size === 0;
+  }
+
+  /**
+   * `["--git-dir=<top>/.git", "--work-tree=<top>"]` (the task's worktree, real path): put them
+   * before every other word of every git the host runs in this worktree, and run it with cwd = the
+   * top. Git then discovers nothing: a directory a run made into a git dir of its own (`git init
+   * --bare .` with core.bare=false and core.worktree, no `.git` entry that fsrun's walk looks at) is
+   * never taken for the repository, whatever git's cwd (review27 E4). Throws before prepare().
+   */
+  get hostGitWorktreeArgs(): string[] {
+    if (this.task === null) throw new FsrunError("hostGitWorktreeArgs: the backend has no worktree before prepare()");
+    return [`--git-dir=${join(this.task.worktree, ".git")}`, `--work-tree=${this.task.worktree}`];
   }
 
   /**

@@ -50,6 +50,11 @@ export interface FsrunBackendOptions {
    * while one is there `hostGitDisarmed` is false after every run until dispose() (review22 F2).
    */
   pauseBetweenRuns?: boolean;
+  /**
+   * One-shot mode: how long dispose()'s last walk (a sandboxed `true`) may take, in ms, before the
+   * adapter ends it (after timeoutGraceMs more) and the task "cannot tell" (default 30000).
+   */
+  lastWalkTimeoutMs?: number;
   /** For tests: the platform to assume (default process.platform). */
   platform?: string;
 }
@@ -76,12 +81,16 @@ export class FsrunBackend extends BackendBase implements SandboxBackend {
   private readonly timeoutGraceMs: number;
   private readonly platform: string;
   private readonly pauseBetweenRuns: boolean;
+  private readonly lastWalkTimeoutMs: number;
+  /** One-shot runs started: dispose() walks last only after one (no run, nothing of a run's to find). */
+  private oneShotRuns = 0;
   private state: State | null = null;
   private container: TaskContainer | null = null;
   /**
-   * Task-container mode, after dispose(): the nested repositories fsrun delete's last walk found in
-   * the worktree (made after the last command's walk by a process it left running), also in the
-   * `sandbox:dispose` event; null before dispose, in one-shot mode, or when no walk was made.
+   * After dispose(): what its last walk found in the worktree, also in the `sandbox:dispose` event.
+   * Task container: fsrun delete's walk (what a process left running planted after the last
+   * command's walk). One-shot: a sandboxed `true`'s walk over the worktree and the host's index as
+   * the host's git left them (review27 E7). Null before dispose, natively, or when no walk was made.
    */
   finalTamper: string[] | null = null;
   /** Why task-container mode fell back to one-shot, or null. */
@@ -106,6 +115,9 @@ export class FsrunBackend extends BackendBase implements SandboxBackend {
     this.platform = options.platform ?? process.platform;
     if (options.pauseBetweenRuns !== undefined && typeof options.pauseBetweenRuns !== "boolean") throw new SandboxSettingsError("pauseBetweenRuns", "expected true or false");
     this.pauseBetweenRuns = options.pauseBetweenRuns ?? true;
+    const lastWalk = options.lastWalkTimeoutMs ?? 30_000;
+    if (typeof lastWalk !== "number" || !(lastWalk > 0)) throw new SandboxSettingsError("lastWalkTimeoutMs", "expected a number of ms above 0");
+    this.lastWalkTimeoutMs = lastWalk;
   }
 
   protected reportHolds(): boolean {
@@ -253,6 +265,7 @@ export class FsrunBackend extends BackendBase implements SandboxBackend {
       return this.episode(runId, opts, (signal) => container.exec(command, { ...opts, signal }, cwd, runId, this.commandEnv(task, opts)));
     }
     const env = this.oneShotEnv(task, opts);
+    this.oneShotRuns++;
     return this.episode(runId, opts, (signal) => this.runOneShot(task, command, { ...opts, signal }, cwd, runId, env));
   }
 
@@ -363,12 +376,40 @@ export class FsrunBackend extends BackendBase implements SandboxBackend {
     }
   }
 
+  /**
+   * One-shot mode's last walk (review27 E7): a sandboxed `true` whose walk reads the host's index
+   * as it is now, after the host's git may have run since the task's last run. A host `add -A`
+   * makes a nested repository past the walk's reach a gitlink; this walk then finds its checkout
+   * and says cannot disarm, so a second `add` after dispose() is never run with the last run's
+   * "disarmed". A walk that gives no whole report is "cannot tell".
+   */
+  private async oneShotLastWalk(task: Task): Promise<void> {
+    const runId = `${task.runId}-last`;
+    const opts: FsrunRunOptions = { cwd: task.worktree, timeoutMs: this.lastWalkTimeoutMs, maxBuffer: 1 << 20 };
+    let tamper: string[] | null = null;
+    let hostGitArgs: string[];
+    let reason: string | undefined;
+    try {
+      const { result } = await this.runOneShot(task, LAST_WALK_COMMAND, opts, task.worktree, runId, this.oneShotEnv(task, opts));
+      tamper = result.tamper;
+      hostGitArgs = result.exitCode === 0 ? (hostGitArgsFor(result.tamper, result.hostGitArgs) ?? []) : hostGitArgsUntold(undefined);
+      if (result.exitCode !== 0) reason = `the last walk's \`${LAST_WALK_COMMAND}\` ended with ${result.signal ?? `status ${result.exitCode}`}: cannot tell`;
+    } catch (e) {
+      hostGitArgs = hostGitArgsUntold(undefined);
+      reason = `fsrun made no last tamper walk: ${(e as Error).message}: cannot tell`;
+    }
+    this.finalTamper = tamper;
+    this.addHostGitArgs(hostGitArgs);
+    this.emit("task", task.runId, { event: "sandbox:dispose", tamper: tamper ?? [], ...hostGitArgsOf(hostGitArgs), ...(reason !== undefined ? { reason } : {}) });
+  }
+
   async dispose(): Promise<void> {
     this.disposed = true;
     await this.endRuns();
     const container = this.container;
     this.container = null;
-    if (container === null || this.task === null) return;
+    if (this.task === null) return;
+    if (container === null) return this.state?.kind === "fsrun" && this.oneShotRuns > 0 ? this.oneShotLastWalk(this.task) : undefined;
     // the container's last tamper walk, after its processes are dead: what a process left by the
     // last command planted in the worktree after that command's walk (no run reports it)
     const walk = await container.remove();
@@ -390,6 +431,9 @@ export class FsrunBackend extends BackendBase implements SandboxBackend {
     });
   }
 }
+
+/** The command of dispose()'s last walk in one-shot mode. */
+const LAST_WALK_COMMAND = "true";
 
 /** A run without fsrun's whole JSON: the tamper and hostGitArgs lines fsrun said on stderr, and
  * "cannot tell" without the second. */

@@ -504,7 +504,7 @@ test(`[${WHO}] one-shot: a fsrun killed before its hostGitArgs line leaves a run
   const want = { nothing: [[], cannot, false], tamper: [["hang-nested/.git"], cannot, false], both: [["hang-nested/.git"], nested, true] };
   for (const keep of ["nothing", "tamper", "both"] as const) {
     const wrapper = await hangingFsrun(keep);
-    const b = await backend({ fsrunPath: wrapper });
+    const b = await backend({ fsrunPath: wrapper, lastWalkTimeoutMs: 100, timeoutGraceMs: 200 });
     const c = new AbortController();
     const run = b.run("mkdir -p hang-nested && echo gitdir: /nonexistent >hang-nested/.git", opts({ signal: c.signal }));
     await waitFor("the real fsrun to end", () => stat(`${wrapper}.done`).then(() => true, () => false), 60_000);
@@ -515,6 +515,7 @@ test(`[${WHO}] one-shot: a fsrun killed before its hostGitArgs line leaves a run
     const outcome = events.filter((e) => e.runId === r.runId).at(-1);
     assert.deepEqual([outcome?.event, outcome?.fsrunKilled, outcome?.hostGitArgs], ["sandbox:run", true, want[keep][1]], keep);
     await b.dispose();
+    assert.deepEqual([b.hostGitDisarmed, b.finalTamper], [false, []], `${keep}: dispose()'s last walk, killed as well, cannot tell`);
     await rm(join(worktree, "hang-nested"), { recursive: true, force: true });
   }
 });
@@ -1322,6 +1323,86 @@ test(`[${WHO}] one-shot: while a run is in flight the host's git is not disarmed
   assert.deepEqual([b.hostGitDisarmed, b.hostGitArgs], [true, []], "none is");
   await rm(join(worktree, "hold-1"));
   await rm(join(worktree, "hold-2"));
+});
+
+/** The README's host git line: the worktree's explicit git dir and work tree, hostGitArgs, the safe line, hostGitEnv. */
+const hostGit = (b: FsrunBackend, cwd: string, args: string[]) =>
+  runCommand("git", [...b.hostGitWorktreeArgs, ...b.hostGitArgs, ...HOST_GIT_SAFE_ARGS, "-c", "user.name=fusion", "-c", "user.email=fusion@example.com", ...args], cwd, { ...process.env, ...b.hostGitEnv });
+
+// review27 E7: a repository 8 levels down (past the walk's 6) with a filter in its own config; the
+// run's walk cannot see it (no gitlink yet), so the run is "disarmed". The README's host cycle:
+// `add -A` makes it a gitlink (runs nothing), `commit` fails (the safe line sees a gitlink-only
+// change as nothing to commit). dispose()'s last walk (one-shot: a sandboxed `true`) reads the
+// host's index, finds the gitlink's repository and says cannot disarm: the second `add -A` a
+// Fusion would run fails at once. The control: the same `add -A` without hostGitArgs runs the filter.
+test(`[${WHO}] one-shot: after the host's add -A made a deep repository a gitlink, dispose()'s last walk cannot disarm; a second add runs nothing`, async () => {
+  const dir = join(work, "deep-gitlink");
+  await mkdir(dir);
+  const wt = await makeWorktree(dir, "task-deep");
+  const marker = join(dir, "marker");
+  const b = new FsrunBackend({ fsrunPath: FSRUN, stateRoot, killGraceMs: 300, onAudit: (e) => events.push(e), mode: "one-shot" });
+  backends.push(b);
+  await b.prepare({ taskId: `it-${WHO}`, runId: `r${++seq}`, worktreePath: wt, policy: basePolicy() });
+  const deep = [
+    "set -e; d=a/b/c/d/e/f/g/deep; mkdir -p $d && cd $d && git init -q && git config user.name a && git config user.email a@x",
+    "echo a >f && git add f && git commit -qm s",
+    `printf '[filter "x"]\\n\\tclean = "touch ${marker}; cat"\\n' >>.git/config`,
+    "echo 'f filter=x' >.git/info/attributes && touch -d 2001-01-01 f",
+  ].join("\n");
+  const r = await b.run(deep, opts({ cwd: wt }));
+  assert.deepEqual([r.exitCode, r.tamper, b.hostGitDisarmed], [0, [], true], `past the walk's reach, no gitlink yet: ${r.stderr}`);
+  assert.equal((await hostGit(b, wt, ["status", "--porcelain", "--ignore-submodules=all"])).code, 0);
+  const add = await hostGit(b, wt, ["add", "-A"]);
+  assert.equal(add.code, 0, add.stderr);
+  const commit = await hostGit(b, wt, ["commit", "-q", "-m", "task"]);
+  assert.equal(commit.code, 1, `the safe line sees a gitlink-only change as nothing to commit: ${commit.stdout}`);
+  assert.equal(await stat(marker).then(() => true, () => false), false, "the first add ran the deep repository's filter");
+  await b.dispose();
+  assert.equal(b.hostGitDisarmed, false, "dispose()'s last walk after the host's add");
+  assert.deepEqual(b.hostGitArgs.slice(0, 2), ["-c", HOST_GIT_CANNOT_DISARM]);
+  assert.deepEqual(b.finalTamper, []);
+  const ev = events.filter((e) => e.event === "sandbox:dispose").at(-1);
+  assert.deepEqual(ev?.hostGitArgs?.slice(0, 2), ["-c", HOST_GIT_CANNOT_DISARM], "the sandbox:dispose event");
+  const second = await hostGit(b, wt, ["add", "-A"]);
+  assert.notEqual(second.code, 0, "the cannot-disarm option makes git fail at once");
+  assert.equal(await stat(marker).then(() => true, () => false), false, "the second add ran the deep repository's filter");
+  const plain = await runCommand("git", [...b.hostGitWorktreeArgs, ...HOST_GIT_SAFE_ARGS, "add", "-A"], wt);
+  assert.equal(plain.code, 0, plain.stderr);
+  assert.equal(await stat(marker).then(() => true, () => false), true, "the control: a second add without hostGitArgs runs it");
+});
+
+// review27 E4: the run makes `packages/foo` a git dir of its own (`git init --bare .`, core.bare
+// false, core.worktree = the top; no `.git` entry for fsrun's walk to look at), with a filter and a
+// stat-dirty file in its index. The host's git run from `packages/foo` with the worktree's explicit
+// --git-dir/--work-tree (hostGitWorktreeArgs) discovers nothing and runs nothing of it; the control:
+// the same line without them, from there, discovers `packages/foo` and runs the filter.
+test(`[${WHO}] one-shot: a subdirectory the run made a git dir is not the host's repository with hostGitWorktreeArgs, whatever git's cwd`, async () => {
+  const dir = join(work, "bare-subdir");
+  await mkdir(dir);
+  const wt = await makeWorktree(dir, "task-bare");
+  const marker = join(dir, "marker");
+  await writeFile(join(wt, "a.txt"), "a\n");
+  const b = new FsrunBackend({ fsrunPath: FSRUN, stateRoot, killGraceMs: 300, onAudit: (e) => events.push(e), mode: "one-shot" });
+  backends.push(b);
+  await b.prepare({ taskId: `it-${WHO}`, runId: `r${++seq}`, worktreePath: wt, policy: basePolicy() });
+  const bare = [
+    'set -e; top=$(pwd); mkdir -p packages/foo && cd packages/foo && git init -q --bare .',
+    'git config core.bare false && git config core.worktree "$top"',
+    `printf '[filter "y"]\\n\\tclean = "touch ${marker}; cat"\\n' >>config && echo '*.txt filter=y' >info/attributes`,
+    'cd "$top" && git --git-dir=packages/foo --work-tree="$top" add a.txt && touch -d 2001-01-01 a.txt',
+  ].join("\n");
+  const r = await b.run(bare, opts({ cwd: wt }));
+  assert.equal(r.exitCode, 0, r.stderr);
+  const sub = join(wt, "packages", "foo");
+  for (const args of [["status", "--porcelain", "--ignore-submodules=all"], ["add", "-A"]]) {
+    const g = await hostGit(b, sub, args);
+    if (b.hostGitDisarmed) assert.equal(g.code, 0, g.stderr);
+    assert.equal(await stat(marker).then(() => true, () => false), false, `git ${args[0]} from packages/foo ran the run's filter`);
+  }
+  assert.deepEqual(b.hostGitWorktreeArgs, [`--git-dir=${wt}/.git`, `--work-tree=${wt}`]);
+  const plain = await runCommand("git", [...HOST_GIT_SAFE_ARGS, "status", "--porcelain", "--ignore-submodules=all"], sub);
+  assert.equal(plain.code, 0, plain.stderr);
+  assert.equal(await stat(marker).then(() => true, () => false), true, "the control: git's discovery from packages/foo runs it");
 });
 
 test(`[${WHO}] task container: runs exec into one container; dispose deletes it`, async (t) => {

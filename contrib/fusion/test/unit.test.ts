@@ -7,6 +7,7 @@ import { after, before, test } from "node:test";
 
 import {
   FsrunBackend,
+  FsrunError,
   FsrunPolicyError,
   NativeBackend,
   SandboxSettingsError,
@@ -110,6 +111,11 @@ test("prepare names a missing worktree, a relative one, and a missing id, before
   await assert.rejects(b.prepare({ taskId: "t", runId: "r", worktreePath: "wt", policy }), field("ctx.worktreePath"));
   await assert.rejects(b.prepare({ taskId: "", runId: "r", worktreePath: work, policy }), field("ctx.taskId"));
   assert.deepEqual(events, []);
+});
+
+test("hostGitWorktreeArgs: none before prepare() (no worktree to name), never an empty list git would discover from", () => {
+  const b = new FsrunBackend({ fsrunPath: "/nonexistent" });
+  assert.throws(() => b.hostGitWorktreeArgs, (e: unknown) => e instanceof FsrunError && /before prepare/.test((e as Error).message));
 });
 
 test("policy rule: the constructor's policy restricts ctx's, and ctx's restricts the constructor's", () => {

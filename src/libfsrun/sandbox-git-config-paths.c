@@ -647,6 +647,43 @@ static void read_user_configs(struct collect *c) {
       read_user_config(c, user[i]);
 }
 
+/* path is dir or below it, as strings */
+static bool at_or_below(const char *dir, const char *path) {
+  size_t n = strlen(dir);
+  return strncmp(path, dir, n) == 0 && (path[n] == '/' || path[n] == '\0');
+}
+
+bool sandbox_git_module_names_files(const struct sandbox_git_run *g, const char *module,
+                                    const char *checkout) {
+  struct sandbox_git_run found = {0};
+  cleanup_free char *hooks_dir = NULL;
+  cleanup_free char *config = xasprintf("%s/config", module);
+  cleanup_free char *config_wt = xasprintf("%s/config.worktree", module);
+  size_t user_reads = 0, reads = 0, n_user;
+  struct sandbox_git_pins pins = {
+      .worktree = NULL, .top = -1, .common_dir = g->common_dir, .common = g->common_fd};
+  /* relative words resolve from the checkout: git runs a submodule's drivers there */
+  struct collect c = {.g = &found,
+                      .pins = &pins,
+                      .worktree = checkout,
+                      .config_dir = module,
+                      .hooks_dir = &hooks_dir,
+                      .reads = &user_reads};
+  bool names;
+  read_user_configs(&c);
+  n_user = found.n_pointers;
+  c.reads = &reads;
+  read_config_file(&c, config);
+  read_config_file(&c, config_wt);
+  /* the module's own: fsrun watches none of what they name, from anywhere */
+  names = found.pointers_dropped || found.n_pointers > n_user;
+  /* the system's and user's: from the top (config_paths), not from this checkout */
+  for (size_t i = 0; !names && i < n_user; i++)
+    names = found.pointers[i].path[0] != '\0' && at_or_below(checkout, found.pointers[i].path);
+  sandbox_git_pointers_free(&found);
+  return names;
+}
+
 /* the worktree's top for the reads of config_paths: the one held (the walk's, for a final walk),
  * else one checked now and held until its end (not through the run: an fd of the host's tree) */
 static bool hold_top(struct sandbox_git_run *g, const char *worktree) {

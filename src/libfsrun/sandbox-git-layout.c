@@ -23,19 +23,19 @@ static bool same_inode(const struct stat *a, const struct stat *b) {
   return a->st_dev == b->st_dev && a->st_ino == b->st_ino;
 }
 
-/* the first line of the file at fd, trimmed; NULL when it is no short regular file */
-static char *first_line_fd(int fd) {
+/* the path a `.git` file at fd names, read as git reads it (sandbox_git_gitfile_parse); NULL when
+ * it is no short regular file or no path git and fsrun both read the same (review27 E2) */
+static char *gitfile_path_fd(int fd) {
   struct stat st;
-  char *text;
+  cleanup_free char *text = NULL;
+  const char *path;
   if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size > GIT_FILE_MAX)
     return NULL;
   text = xmalloc0((size_t)st.st_size + 1);
-  if (safe_read_all(fd, text, (size_t)st.st_size) != (ssize_t)st.st_size) {
-    free(text);
+  if (safe_read_all(fd, text, (size_t)st.st_size) != (ssize_t)st.st_size ||
+      sandbox_git_gitfile_parse(text, (size_t)st.st_size, &path) != SANDBOX_GIT_GITFILE_PATH)
     return NULL;
-  }
-  text[strcspn(text, "\r\n")] = '\0';
-  return text;
+  return xstrdup(path);
 }
 
 /* path, relative to base when it is not absolute, resolved */
@@ -73,18 +73,28 @@ static bool holds_repository(int common_fd) {
          fstatat(common_fd, "refs", &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode);
 }
 
-/* admin_fd's `gitdir` names the file whose stat is dotgit (relative paths: to the admin dir).
- * own: `<worktree>/.git` when the caller checked the worktree's top, which dotgit was opened
- * from: naming it is naming dotgit, whatever the host's name shows by now (else NULL) */
-static bool points_back(int admin_fd, const char *gitdir, const struct stat *dotgit,
-                        const char *own) {
+/* an admin file's path as git reads it (commondir: trailing LF and CR stripped, the rest is the
+ * path); false when what is left holds a line break or other control character (review27 E2) */
+static bool git_line(char *text) {
+  size_t n = strlen(text);
+  while (n > 0 && (text[n - 1] == '\n' || text[n - 1] == '\r'))
+    text[--n] = '\0';
+  for (size_t i = 0; i < n; i++)
+    if ((unsigned char)text[i] < 0x20 || text[i] == 0x7f)
+      return false;
+  return true;
+}
+
+bool sandbox_git_points_back(int admin_fd, const char *gitdir, const struct stat *dotgit,
+                             const char *own) {
   cleanup_free char *back = NULL;
   cleanup_free char *path = NULL;
   cleanup_close int fd = -1;
   struct stat st;
   if (sandbox_git_read_nofollow(admin_fd, "gitdir", &back) < 0)
     return false;
-  back[strcspn(back, "\r\n")] = '\0';
+  if (!git_line(back))
+    return false;
   if (own != NULL && strcmp(back, own) == 0)
     return true;
   path = back[0] == '/' ? xstrdup(back) : xasprintf("%s/%s", gitdir, back);
@@ -97,7 +107,7 @@ static bool points_back(int admin_fd, const char *gitdir, const struct stat *dot
 static int linked_layout(const char *worktree, int dotgit_fd, bool checked,
                          struct sandbox_git_layout *out, fsrun_error_t *err) {
   cleanup_free char *own = checked ? xasprintf("%s/.git", worktree) : NULL;
-  cleanup_free char *line = first_line_fd(dotgit_fd);
+  cleanup_free char *named = gitfile_path_fd(dotgit_fd);
   cleanup_free char *gitdir = NULL;
   cleanup_free char *common = NULL;
   cleanup_free char *commondir = NULL;
@@ -106,15 +116,12 @@ static int linked_layout(const char *worktree, int dotgit_fd, bool checked,
   cleanup_close int common_fd = -1;
   cleanup_close int beneath_fd = -1;
   struct stat dotgit, admin, beneath;
-  const char *p;
 
-  if (line == NULL || strncmp(line, "gitdir:", 7) != 0 || fstat(dotgit_fd, &dotgit) < 0)
+  if (named == NULL || fstat(dotgit_fd, &dotgit) < 0)
     return fsrun_error_make(err, 0, "worktree `%s`: .git is a file but not `gitdir: PATH`",
                             worktree);
-  for (p = line + 7; *p == ' ' || *p == '\t'; p++)
-    ;
-  if ((gitdir = resolve_against(worktree, p)) == NULL)
-    return fsrun_error_errno(err, "worktree `%s`: git dir `%s`", worktree, p);
+  if ((gitdir = resolve_against(worktree, named)) == NULL)
+    return fsrun_error_errno(err, "worktree `%s`: git dir `%s`", worktree, named);
   if (path_within(gitdir, worktree))
     return not_linked_layout(worktree, gitdir, "is inside the worktree", err);
   if ((common = common_of_admin(gitdir)) == NULL)
@@ -130,15 +137,14 @@ static int linked_layout(const char *worktree, int dotgit_fd, bool checked,
     return not_linked_layout(worktree, gitdir, "is not COMMON/worktrees/NAME", err);
   if (sandbox_git_read_nofollow(admin_fd, "commondir", &commondir) < 0)
     return not_linked_layout(worktree, gitdir, "has no commondir file", err);
-  commondir[strcspn(commondir, "\r\n")] = '\0';
-  via_commondir = commondir[0] ? resolve_against(gitdir, commondir) : NULL;
+  via_commondir = git_line(commondir) && commondir[0] ? resolve_against(gitdir, commondir) : NULL;
   if (via_commondir == NULL || strcmp(via_commondir, common) != 0)
     return not_linked_layout(worktree, gitdir, "has a commondir that does not lead to `..`/`..`",
                              err);
   if (!holds_repository(common_fd))
     return not_linked_layout(worktree, gitdir, "is not in a repository (HEAD, objects/, refs/)",
                              err);
-  if (!points_back(admin_fd, gitdir, &dotgit, own))
+  if (!sandbox_git_points_back(admin_fd, gitdir, &dotgit, own))
     return not_linked_layout(worktree, gitdir, "has no gitdir file naming this worktree's .git",
                              err);
   out->common_dir = steal_ptr(&common);

@@ -89,9 +89,10 @@ static void report_not_regular(struct walk *w, const char *rel) {
   report(w, entry);
 }
 
-/* a nested `.git` file naming a git dir outside the common dir: a repository of the run's making
- * that git run in that directory (a host git with it as cwd) discovers, with its config (review26
- * D4); not looked at where the common dir is not known (delete's and pause's walks: docs) */
+/* a nested `.git` file naming a git dir other than a submodule's in the common dir: a repository
+ * that git run in that directory (a host git with it as cwd) discovers, with a config the run
+ * wrote (review26 D4) or one that runs the run's files there (review27 E1); not looked at where
+ * the common dir is not known (delete's and pause's walks: docs) */
 static bool gitfile_elsewhere(const struct walk *w, int dir, const struct stat *st) {
   return S_ISREG(st->st_mode) && w->g != NULL && w->g->common_dir != NULL &&
          sandbox_git_gitfile_elsewhere(dir, w->g);
@@ -316,9 +317,10 @@ char **sandbox_git_tamper(struct sandbox_git_run *g, const char *worktree) {
   g->nested_seen = w.nested_seen || sandbox_git_gitlinks_own_repository(g, top);
   if (g->nested_seen)
     log_warning("git: the worktree holds a repository of its own below its top (a `.git` "
-                "directory or link, or a `.git` file naming a git dir outside the common dir): "
-                "the host's git runs its config, which the command could write; hostGitArgs "
-                "cannot disarm (docs/sandbox.md)");
+                "directory or link, or a `.git` file naming a git dir but a submodule's in the "
+                "common dir whose configs name no file): the host's git runs its config, which "
+                "the command could write or which runs the command's files; hostGitArgs cannot "
+                "disarm (docs/sandbox.md)");
   return w.found;
 }
 

@@ -313,10 +313,35 @@ bool sandbox_git_real_path_of(int fd, char real[PATH_MAX]);
 /* a gitlink of g's index lists (before the run, and gitlinks_after) whose checkout below top holds
  * a repository of its own, which the host's `git add` enters (sandbox-git-tamper.c) */
 bool sandbox_git_gitlinks_own_repository(const struct sandbox_git_run *g, int top);
-/* the `.git` file in dir names a git dir that exists outside g's common dir (or g's is not known),
- * or what is at `.git` when it is opened is no regular file (a FIFO put there since the caller's
- * look: read without waiting, a repository of its own as that look counts one) */
+/* the `.git` file in dir names a git dir that is a repository of its own: outside g's common dir
+ * (or g's is not known), the common dir itself or anything in it but a linked worktree's admin dir
+ * that names this `.git` back (git's own layout: a main checkout holding `.worktrees/`) and a
+ * submodule's whose configs name no file (sandbox_git_module_names_files) (review27 E1), or a
+ * path fsrun does not read as git does (review27 E2); or what is at `.git` when it is opened is
+ * no regular file (a FIFO put there since the caller's look: read without waiting, a repository
+ * of its own as that look counts one) */
 bool sandbox_git_gitfile_elsewhere(int dir, const struct sandbox_git_run *g);
+/* sandbox-git-layout.c: the `gitdir` file of a worktree's admin dir (admin_fd, named gitdir)
+ * names the `.git` whose stat is dotgit (relative paths: to the admin dir): git's own layout.
+ * own: `<worktree>/.git` when the caller checked the worktree's top, which dotgit was opened
+ * from: naming it is naming dotgit, whatever the host's name shows by now (else NULL) */
+bool sandbox_git_points_back(int admin_fd, const char *gitdir, const struct stat *dotgit,
+                             const char *own);
+/* sandbox-git-gitfile.c: a `.git` file's text (len bytes, room for one more) as git reads it:
+ * PATH (*path, NUL-terminated in text), NONE (git finds no repository through it: no `gitdir: `,
+ * no path) or ODD (a path with a control character or NUL in it: not read) */
+enum sandbox_git_gitfile {
+  SANDBOX_GIT_GITFILE_NONE,
+  SANDBOX_GIT_GITFILE_ODD,
+  SANDBOX_GIT_GITFILE_PATH
+};
+enum sandbox_git_gitfile sandbox_git_gitfile_parse(char *text, size_t len, const char **path);
+/* sandbox-git-config-paths.c: the configs git reads in checkout (a real path), an absorbed
+ * submodule's checkout whose git dir is module (below g's common dir), name a file: its own
+ * config (and config.worktree, their includes) any, or what fsrun cannot read; the system's and
+ * the user's one relative to the checkout, where git runs its drivers (review27 E1) */
+bool sandbox_git_module_names_files(const struct sandbox_git_run *g, const char *module,
+                                    const char *checkout);
 /* the run's index in upper (the upper dir's fd) read for its gitlinks alone, into gitlinks_after */
 void sandbox_git_index_gitlinks(struct sandbox_git_run *g, int upper);
 /* sandbox-git-config-paths.c: before the run, what the repository's config names (g->pointers);

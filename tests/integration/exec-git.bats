@@ -1757,6 +1757,46 @@ host_args() {
   route_gitfile_subdir user
 }
 
+@test "exec-git: a nested .git file naming the common dir itself cannot be disarmed: the host's add -A runs nothing of the exec's (root)" {
+  route_gitfile_common root common
+}
+
+@test "exec-git: a nested .git file naming the common dir itself cannot be disarmed: the host's add -A runs nothing of the exec's (ordinary user)" {
+  route_gitfile_common user common
+}
+
+@test "exec-git: a nested .git file naming another worktree's admin dir cannot be disarmed: the host's add -A runs nothing of the exec's (root)" {
+  route_gitfile_common root worktree
+}
+
+@test "exec-git: a nested .git file naming another worktree's admin dir cannot be disarmed: the host's add -A runs nothing of the exec's (ordinary user)" {
+  route_gitfile_common user worktree
+}
+
+@test "exec-git: an exec over the main checkout making the other task's worktree a gitlink cannot be disarmed: the host's add -A runs nothing of the exec's (root)" {
+  route_gitfile_checkout root
+}
+
+@test "exec-git: an exec over the main checkout making the other task's worktree a gitlink cannot be disarmed: the host's add -A runs nothing of the exec's (ordinary user)" {
+  route_gitfile_checkout user
+}
+
+@test "exec-git: a nested .git file with a line break inside its path cannot be disarmed: the host's add -A runs nothing of the exec's (root)" {
+  route_gitfile_newline root
+}
+
+@test "exec-git: a nested .git file with a line break inside its path cannot be disarmed: the host's add -A runs nothing of the exec's (ordinary user)" {
+  route_gitfile_newline user
+}
+
+@test "exec-git: an absorbed submodule stays disarmable until its own config names a driver's file, which its checkout holds (root)" {
+  route_absorbed_submodule root
+}
+
+@test "exec-git: an absorbed submodule stays disarmable until its own config names a driver's file, which its checkout holds (ordinary user)" {
+  route_absorbed_submodule user
+}
+
 # route_nested_deep_delete OWNER: the deep one at delete too, whose walk does not reach it either:
 # delete reads the host's index for its gitlinks (review26 D1)
 route_nested_deep_delete() {

@@ -1472,6 +1472,159 @@ route_gitfile_subdir() {
   route_gitfile_subdir user
 }
 
+# host_sequence WORKTREE ARGS...: the Fusion adapter's git on the host after a run
+# (contrib/fusion/README.md: status, add -A, commit) in WORKTREE, each under ARGS (hostGitArgs) and
+# the documented options; a command that fails (the cannot-disarm option) fails for the adapter too
+host_sequence() {
+  local wt=$1
+  shift
+  safe_git -C "$wt" "$@" status --porcelain --ignore-submodules=all >/dev/null 2>&1 || true
+  safe_git -C "$wt" "$@" add -A >/dev/null 2>&1 || true
+  safe_git -C "$wt" "$@" commit -qm host >/dev/null 2>&1 || true
+}
+
+# assert_add_cannot_be_disarmed [WORKTREE]: the last run's hostGitArgs cannot disarm (the failing
+# option first, the four nested options kept); the host's sequence under them in WORKTREE (the
+# task's) runs nothing the run planted; the documented options alone let `add -A` run it (the
+# control: the attack is live)
+assert_add_cannot_be_disarmed() {
+  local args wt=${1:-$WT}
+  mapfile -t args < <(host_args)
+  [ "${args[0]} ${args[1]}" = "-c core.abbrev=fsrun-cannot-disarm" ]
+  [[ " ${args[*]} " == *" diff.ignoreSubmodules=all "* ]]
+  host_sequence "$wt" "${args[@]}"
+  [ ! -e "$MARKER" ]
+  safe_git -C "$wt" add -A 2>/dev/null || true
+  grep -qx ran "$MARKER"
+}
+
+# route_gitfile_common OWNER common|worktree|checkout (review27 E1): the repository's own filter
+# runs a worktree script by a relative word (`sh tools/clean.sh`, watched at the top). A run makes
+# `sub/` with a `.git` file naming the common dir itself (worktree: the other task's admin dir in
+# it, which names another `.git` back), a `sub/tools/clean.sh` of its own, `*.txt filter=x` and a
+# backdated `sub/a.txt`, and commits `sub` as a gitlink at that git dir's HEAD. The host's `add -A`
+# runs `git status` in `sub/`, which takes the repository's config there and runs
+# `sub/tools/clean.sh`, which nothing watches. git never writes such a `.git`: a repository of its
+# own, cannot disarm. checkout: a run over the main checkout, which holds the tasks' worktrees (a
+# layout fsrun accepts: their files are the run's to write), plants the other task's
+# `tools/clean.sh` and makes `.worktrees/other`, git's own linked worktree, a gitlink: the host's
+# `add -A` in the main checkout enters it the same way.
+route_gitfile_setup() {
+  make_repo "$1"
+  as_owner sh -c 'cd "$1" && mkdir tools && echo cat >tools/clean.sh &&
+    echo "*.txt filter=x" >.gitattributes && echo one >a.txt && echo .worktrees/ >.gitignore' sh "$REPO"
+  hgit -C "$REPO" config filter.x.clean 'sh tools/clean.sh'
+  hgit -C "$REPO" add tools .gitattributes a.txt .gitignore
+  hgit -C "$REPO" commit -qm filter
+  hgit -C "$WT" reset -q --hard main
+  hgit -C "$OTHER" reset -q --hard main
+}
+
+route_gitfile_common() {
+  local target='$c'
+  [ "$2" = common ] || target='$c/worktrees/other'
+  route_gitfile_setup "$1"
+  sbx -- "c=\$(cd \"\$(git rev-parse --git-common-dir)\" && pwd) && mkdir -p sub/tools &&
+          printf 'echo ran >>$MARKER; cat\n' >sub/tools/clean.sh && echo \"gitdir: $target\" >sub/.git &&
+          echo one >sub/a.txt && touch -d 2001-01-01 sub/a.txt && echo '*.txt filter=x' >sub/.gitattributes &&
+          git update-index --add --cacheinfo 160000,\$(git rev-parse main),sub && git commit -qm sub"
+  assert_add_cannot_be_disarmed
+}
+
+route_gitfile_checkout() {
+  route_gitfile_setup "$1"
+  sbx "$REPO" -- 'echo two >unrelated'
+  host_args >/dev/null
+  [ -z "$(host_args)" ]
+  sbx "$REPO" -- "printf 'echo ran >>$MARKER; cat\n' >.worktrees/other/tools/clean.sh &&
+          touch -d 2001-01-01 .worktrees/other/a.txt &&
+          git update-index --add --cacheinfo 160000,\$(git rev-parse other),.worktrees/other &&
+          git commit -qm other"
+  assert_add_cannot_be_disarmed "$REPO"
+}
+
+@test "sandbox-git: a nested .git file naming the common dir itself cannot be disarmed: the host's add -A runs nothing of the run's (root)" {
+  route_gitfile_common root common
+}
+
+@test "sandbox-git: a nested .git file naming the common dir itself cannot be disarmed: the host's add -A runs nothing of the run's (ordinary user)" {
+  route_gitfile_common user common
+}
+
+@test "sandbox-git: a nested .git file naming another worktree's admin dir cannot be disarmed: the host's add -A runs nothing of the run's (root)" {
+  route_gitfile_common root worktree
+}
+
+@test "sandbox-git: a nested .git file naming another worktree's admin dir cannot be disarmed: the host's add -A runs nothing of the run's (ordinary user)" {
+  route_gitfile_common user worktree
+}
+
+# route_gitfile_newline OWNER (review27 E2): a gitlink's `.git` file reads `gitdir: cd<LF>x`. git
+# reads the whole file and strips only trailing line breaks: its git dir is `sub/cd<LF>x`, one the
+# run made with a filter in its config; a reader cutting at the first line break took `sub/cd`, a
+# link to the common dir (disarmable, `tamper` naming only `sub` and `sub/.git`). A path with a
+# line break in it is not read: a repository of its own, cannot disarm.
+route_gitfile_newline() {
+  make_repo "$1"
+  sbx -- "git init -q -b main /tmp/e && cd /tmp/e && echo one >a.txt && git add a.txt &&
+          git -c user.name=e -c user.email=e@x commit -qm e && h=\$(git rev-parse HEAD) &&
+          printf '[filter \"y\"]\n\tclean = $DIR/evil.sh; cat\n' >>.git/config &&
+          echo 'a.txt filter=y' >.git/info/attributes && cd \"\$OLDPWD\" && mkdir sub &&
+          cp -a /tmp/e/.git \"sub/cd\$(printf '\\nx')\" && cp /tmp/e/a.txt sub/a.txt &&
+          touch -d 2001-01-01 sub/a.txt && ln -s \"\$(cd \"\$(git rev-parse --git-common-dir)\" && pwd)\" sub/cd &&
+          printf 'gitdir: cd\\nx\\n' >sub/.git &&
+          git update-index --add --cacheinfo 160000,\$h,sub && git commit -qm sub"
+  [ "$(od -An -c "$WT/sub/.git" | tr -d ' \n')" = 'gitdir:cd\nx\n' ]
+  assert_add_cannot_be_disarmed
+}
+
+@test "sandbox-git: a run over the main checkout making the other task's worktree a gitlink cannot be disarmed: the host's add -A runs nothing of the run's (root)" {
+  route_gitfile_checkout root
+}
+
+@test "sandbox-git: a run over the main checkout making the other task's worktree a gitlink cannot be disarmed: the host's add -A runs nothing of the run's (ordinary user)" {
+  route_gitfile_checkout user
+}
+
+@test "sandbox-git: a nested .git file with a line break inside its path cannot be disarmed: the host's add -A runs nothing of the run's (root)" {
+  route_gitfile_newline root
+}
+
+@test "sandbox-git: a nested .git file with a line break inside its path cannot be disarmed: the host's add -A runs nothing of the run's (ordinary user)" {
+  route_gitfile_newline user
+}
+
+# route_absorbed_submodule OWNER (review27 E1): a submodule made with `git submodule add` (its git
+# dir in the repository's, read-only to a run) stays disarmable: a run leaving it alone gets no
+# hostGitArgs. Once its own config names a driver by a relative word (`sh tools/y.sh`, which git
+# runs from the submodule's checkout, where fsrun watches nothing), no run is disarmable: one
+# rewriting `lib/tools/y.sh` and backdating `lib/l` has the host's `add -A` run it.
+route_absorbed_submodule() {
+  make_repo "$1"
+  hgit init -q -b main "$DIR/lib"
+  as_owner sh -c 'cd "$1" && mkdir tools && echo cat >tools/y.sh && echo "l filter=y" >.gitattributes &&
+    echo l >l' sh "$DIR/lib"
+  hgit -C "$DIR/lib" add -A
+  hgit -C "$DIR/lib" -c user.name=l -c user.email=l@x commit -qm lib
+  hgit -C "$WT" -c protocol.file.allow=always submodule add -q "$DIR/lib" lib
+  hgit -C "$WT" commit -qm lib
+  [ -f "$WT/lib/.git" ]
+  sbx -- 'echo two >unrelated'
+  host_args >/dev/null
+  [ -z "$(host_args)" ]
+  hgit -C "$WT/lib" config filter.y.clean 'sh tools/y.sh'
+  sbx -- "echo 'echo ran >>$MARKER; cat' >lib/tools/y.sh && touch -d 2001-01-01 lib/l"
+  assert_add_cannot_be_disarmed
+}
+
+@test "sandbox-git: an absorbed submodule stays disarmable until its own config names a driver's file, which its checkout holds (root)" {
+  route_absorbed_submodule root
+}
+
+@test "sandbox-git: an absorbed submodule stays disarmable until its own config names a driver's file, which its checkout holds (ordinary user)" {
+  route_absorbed_submodule user
+}
+
 @test "sandbox-git: a run arming the config of an existing nested repository 7 levels down cannot be disarmed (root)" {
   route_nested_in_place root deep
 }

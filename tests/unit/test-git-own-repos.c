@@ -71,9 +71,10 @@ static unsigned run_cases(const struct fixture *f) {
   ok |= (unsigned)elsewhere(f, "dir") << 1;     /* a directory */
   ok |= (unsigned)elsewhere(f, "link") << 2;    /* a link */
   ok |= (unsigned)elsewhere(f, "other") << 3;   /* names a git dir in the worktree */
-  ok |= (unsigned)!elsewhere(f, "common") << 4; /* names the common dir */
+  ok |= (unsigned)elsewhere(f, "common") << 4;  /* names the common dir itself (review27 E1) */
   ok |= (unsigned)!elsewhere(f, "text") << 5;   /* no gitdir: line */
   ok |= (unsigned)!elsewhere(f, "gone") << 6;   /* nothing there */
+  ok |= (unsigned)!elsewhere(f, "module") << 7; /* names a submodule's git dir in the common dir */
   return ok;
 }
 
@@ -83,38 +84,50 @@ static const char *const case_names[] = {
     "a directory there now: a repository of its own",
     "a link there now: a repository of its own",
     "a `.git` file naming a git dir in the worktree: elsewhere",
-    "a `.git` file naming the common dir: not a repository of its own",
+    "a `.git` file naming the common dir itself: a repository of its own (review27 E1)",
     "a `.git` file without a gitdir line: none",
-    "no `.git` there now: none"};
+    "no `.git` there now: none",
+    "a `.git` file naming a submodule's git dir whose config names nothing: not a repository of "
+    "its own"};
 
 static void report(unsigned ok, const char *who) {
   for (size_t i = 0; i < sizeof(case_names) / sizeof(case_names[0]); i++)
     tap_ok(ok & (1u << i), "%s: %s", who, case_names[i]);
 }
 
-/* the cases in a child that runs as 65534 (no supplementary groups); its exit status the bits */
+/* the cases in a child that runs as 65534 (no supplementary groups); its exit status the bits
+ * (eight: all of them), a failure to become 65534 a signal */
 static void as_ordinary_user(const struct fixture *f) {
   int status;
   pid_t pid = fork();
   if (pid == 0) {
     if (setgroups(0, NULL) < 0 || setresgid(65534, 65534, 65534) < 0 ||
         setresuid(65534, 65534, 65534) < 0 || prctl(PR_SET_DUMPABLE, 1) < 0)
-      _exit(255); /* dumpable: its /proc/self/fd is its own again, as an ordinary fsrun's is */
+      abort(); /* dumpable: its /proc/self/fd is its own again, as an ordinary fsrun's is */
     _exit((int)run_cases(f));
   }
-  if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
-      WEXITSTATUS(status) == 255) {
+  if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status)) {
     tap_ok(false, "ordinary user: the child ran the cases (status %d)", status);
     return;
   }
   report((unsigned)WEXITSTATUS(status), "ordinary user");
 }
 
-/* top: gitcommon (the common dir), gd (a git dir elsewhere), and a directory per case with the
- * `.git` the case finds */
+/* top: gitcommon (the common dir, with a submodule's git dir modules/m), gd (a git dir
+ * elsewhere), and a directory per case with the `.git` the case finds */
 static bool setup(struct fixture *f) {
-  static const char *const dirs[] = {"gitcommon", "gd",     "fifo", "dir", "link",
-                                     "other",     "common", "text", "gone"};
+  static const char *const dirs[] = {"gitcommon",
+                                     "gitcommon/modules",
+                                     "gitcommon/modules/m",
+                                     "gd",
+                                     "fifo",
+                                     "dir",
+                                     "link",
+                                     "other",
+                                     "common",
+                                     "text",
+                                     "gone",
+                                     "module"};
   char names_common[160], link[160];
   bool made = chmod(f->top, 0755) == 0;
   snprintf(names_common, sizeof(names_common), "gitdir: %s/gitcommon\n", f->top);
@@ -123,7 +136,8 @@ static bool setup(struct fixture *f) {
     made = made && make(f, dirs[i], S_IFDIR, NULL);
   return made && make(f, "fifo/.git", S_IFIFO, NULL) && make(f, "dir/.git", S_IFDIR, NULL) &&
          symlink("../gd", link) == 0 && make(f, "other/.git", S_IFREG, "gitdir: ../gd\n") &&
-         make(f, "common/.git", S_IFREG, names_common) && make(f, "text/.git", S_IFREG, "x\n");
+         make(f, "common/.git", S_IFREG, names_common) && make(f, "text/.git", S_IFREG, "x\n") &&
+         make(f, "module/.git", S_IFREG, "gitdir: ../gitcommon/modules/m\n");
 }
 
 int main(void) {

@@ -50,7 +50,7 @@
 #include "sandbox-probe.h"
 #include "sandbox-spelling.h"
 #include "sandbox-checkouts.h"
-#include "sandbox-device-paths.h"
+#include "sandbox-kernel-paths.h"
 #include "sandbox-state-root.h"
 #include "sandbox-git.h"
 #include "sandbox-id.h"
@@ -981,7 +981,7 @@ static int run_once(const struct fsrun_context *ctx, const struct sandbox_run_op
       sandbox_check_state_root(policy, worktree, ctx->state_root, err) < 0 ||
       sandbox_check_runtime_dir(policy, err) < 0 ||
       sandbox_check_other_checkouts(policy, worktree, err) < 0 ||
-      sandbox_check_device_paths(policy, err) < 0) {
+      sandbox_check_kernel_paths(policy, err) < 0) {
     oci_policy_free(policy);
     return refuse_setup(err, exit_status);
   }

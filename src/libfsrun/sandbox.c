@@ -13,7 +13,7 @@
 #include "sandbox-runmask.h"
 #include "sandbox-spelling.h"
 #include "sandbox-checkouts.h"
-#include "sandbox-device-paths.h"
+#include "sandbox-kernel-paths.h"
 #include "sandbox-state-root.h"
 #include "sandbox-system-dirs.h"
 
@@ -1286,7 +1286,7 @@ int sandbox_bundle(const struct fsrun_context *ctx, const struct sandbox_bundle_
   if (r == 0)
     r = sandbox_check_other_checkouts(policy, worktree, err);
   if (r == 0)
-    r = sandbox_check_device_paths(policy, err);
+    r = sandbox_check_kernel_paths(policy, err);
   if (r == 0)
     r = sandbox_config_for_caller(policy, worktree, ctx->state_root, o->args, o->n_args,
                                   geteuid() != 0, &config, err);

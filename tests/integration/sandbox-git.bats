@@ -1378,27 +1378,30 @@ route_separate_git_dir() {
   route_separate_git_dir user
 }
 
-# route_device_entries OWNER (review27 E9): root's command owns the host's device nodes under a
-# writable /dev (`nodev` stops only opening them) and chmodded the host's /dev/null. Refused now,
-# for root and the ordinary user alike (the terminals' devpts too); the sandbox has its own /dev.
-# /dev/shm, a tmpfs of its own, stays a writable entry (for root: sandbox-run.bats). The refused command only
+# route_device_entries OWNER (review27 E9, E10): root's command owns the host's device nodes under
+# a writable /dev (`nodev` stops only opening them) and chmodded the host's /dev/null; under a
+# writable /sys it owns every attribute (`/sys/power/state` suspends the host). Refused now, for
+# root and the ordinary user alike (the terminals' devpts, cgroupfs too); the sandbox has its own
+# /dev and a read-only /sys. /dev/shm, a tmpfs of its own, stays a writable entry (for root:
+# sandbox-run.bats). The refused command only
 # writes a file of the test's (a regression runs it, never a chmod of the host's nodes).
 route_device_entries() {
   local entry
   make_repo "$1"
-  for entry in /dev/null /dev/pts; do
-    refused_entry "$entry" "$WT" "device nodes"
+  for entry in /dev/null /dev/pts /sys /sys/power /sys/kernel/mm /sys/fs/cgroup/pids; do
+    [ -e "$entry" ] || continue
+    refused_entry "$entry" "$WT" "device nodes or kernel interfaces"
   done
   # an ordinary user's /dev holds /dev/shm, where its per-run git dirs may be: refused for that first
-  refused_entry /dev "$WT" "$([ "$OWNER" = root ] && echo "device nodes" || echo /dev/shm)"
+  refused_entry /dev "$WT" "$([ "$OWNER" = root ] && echo "kernel interfaces" || echo /dev/shm)"
   [ "$(stat -c %a /dev/null)" = 666 ]
 }
 
-@test "sandbox-git: writablePaths that are, hold or lie in the host's /dev are refused (root)" {
+@test "sandbox-git: writablePaths that are, hold or lie in the host's /dev, /sys or kernel filesystems are refused (root)" {
   route_device_entries root
 }
 
-@test "sandbox-git: writablePaths that are, hold or lie in the host's /dev are refused (ordinary user)" {
+@test "sandbox-git: writablePaths that are, hold or lie in the host's /dev, /sys or kernel filesystems are refused (ordinary user)" {
   route_device_entries user
 }
 

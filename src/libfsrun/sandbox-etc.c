@@ -1,17 +1,22 @@
 /* The sandbox's /etc. The caller's uid is kept inside and capabilities are dropped, so the modes of
  * the host's files decide what the command reads: for an ordinary user the host's /etc is bound
  * read-only as it is. Root owns the root-only files (a mode 0600 /etc/docker/key.json, TLS keys
- * under /etc/ssl/private), and owner permissions need no capability: as root, /etc is a tmpfs
- * holding only what programs need, each entry bound read-only from the host, and within the
- * directories among them, what is not world-readable is covered. */
+ * under /etc/ssl/private), and owner permissions need no capability: as root, /etc holds only what
+ * programs need, and within the directories among them, what is not world-readable is covered.
+ * `fsrun sandbox` binds the shared bundle's view of those entries (sandbox-etc-view.c: the
+ * regular files copied, the rest bound over its mount points); a bundle (`fsrun bundle`), or a
+ * run whose view cannot be made, gets a tmpfs with each entry bound read-only from the host. */
 #include "sandbox-etc.h"
 
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 
+#include "log.h"
+#include "sandbox-etc-view.h"
 #include "sandbox.h"
 #include "utils.h"
 
@@ -90,14 +95,74 @@ static void cover_private_entries(const char *dir, struct mount_list *l) {
   }
 }
 
-void sandbox_etc_mounts(bool userns, bool own_resolv_conf, struct mount_list *l) {
-  static const char *const ro_bind[] = {"bind", "ro", "nosuid", "nodev", NULL};
+static const char *const ro_bind[] = {"bind", "ro", "nosuid", "nodev", NULL};
+
+#define N_ETC_ENTRIES (sizeof(etc_entries) / sizeof(etc_entries[0]) - 1)
+
+/* What the view holds for an entry whose stat (links followed) is st, found or not. resolv.conf
+ * is always bound over a mount point: an egress run binds its own there (the view is shared). */
+static enum etc_view_kind view_kind(const char *name, bool found, const struct stat *st) {
+  if (strcmp(name, "resolv.conf") == 0)
+    return found ? ETC_VIEW_FILE : ETC_VIEW_ABSENT;
+  if (!found || !world_readable(st))
+    return ETC_VIEW_ABSENT;
+  if (S_ISDIR(st->st_mode))
+    return ETC_VIEW_DIR;
+  if (S_ISREG(st->st_mode) && st->st_size <= ETC_VIEW_COPY_MAX)
+    return ETC_VIEW_COPY;
+  return ETC_VIEW_FILE;
+}
+
+/* root's /etc as the view in the bundle (one read-only bind), each entry that is not a copy bound
+ * over its mount point; -1 when the view cannot be made */
+static int etc_view_mounts(const char *bundle, bool own_resolv_conf, struct mount_list *l,
+                           bool *has_resolv_conf) {
+  struct etc_view_entry e[N_ETC_ENTRIES];
+  cleanup_close int bundle_fd = open(bundle, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  cleanup_close int etc_fd = open("/etc", O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (bundle_fd < 0 || etc_fd < 0)
+    return -1;
+  for (size_t i = 0; i < N_ETC_ENTRIES; i++) {
+    e[i].name = etc_entries[i];
+    /* what a symlink leads to is what is there; a dangling one is left out */
+    bool found = fstatat(etc_fd, e[i].name, &e[i].st, 0) == 0;
+    e[i].kind = view_kind(e[i].name, found, &e[i].st);
+  }
+  if (etc_view_sync(bundle_fd, etc_fd, e, N_ETC_ENTRIES) < 0)
+    return -1;
+  add_mount(l, "/etc", "bind", ETC_VIEW_NAME, ro_bind);
+  for (size_t i = 0; i < N_ETC_ENTRIES; i++) {
+    cleanup_free char *path = xasprintf("/etc/%s", e[i].name);
+    if (e[i].kind != ETC_VIEW_DIR && e[i].kind != ETC_VIEW_FILE)
+      continue;
+    /* the mount point of resolv.conf stays as it is (empty, mode 0) where the host's is not
+     * world-readable */
+    bool resolv_conf = strcmp(e[i].name, "resolv.conf") == 0;
+    *has_resolv_conf = *has_resolv_conf || resolv_conf;
+    if (resolv_conf && (own_resolv_conf || !world_readable(&e[i].st)))
+      continue;
+    add_mount(l, path, "bind", path, ro_bind);
+    if (e[i].kind == ETC_VIEW_DIR)
+      cover_private_entries(path, l);
+  }
+  return 0;
+}
+
+bool sandbox_etc_mounts(bool userns, bool own_resolv_conf, const char *view_bundle,
+                        struct mount_list *l) {
   struct stat st;
+  bool has_resolv_conf = false;
   if (userns) {
     /* recursive: a bind of /etc with a mount below it fails in a user namespace (sandbox.c) */
     add_mount(l, "/etc", "bind", "/etc",
               (const char *const[]){"rbind", "rro", "rnosuid", "rnodev", NULL});
-    return;
+    return stat("/etc/resolv.conf", &st) == 0;
+  }
+  if (view_bundle != NULL) {
+    if (etc_view_mounts(view_bundle, own_resolv_conf, l, &has_resolv_conf) == 0)
+      return has_resolv_conf;
+    log_debug("sandbox: /etc: the view in `%s` cannot be made (%s): a tmpfs instead", view_bundle,
+              strerror(errno));
   }
   /* read-only once its entries are bound (linux.readonlyPaths, sandbox_etc_readonly) */
   add_mount(l, "/etc", "tmpfs", "tmpfs",
@@ -113,4 +178,5 @@ void sandbox_etc_mounts(bool userns, bool own_resolv_conf, struct mount_list *l)
     if (S_ISDIR(st.st_mode))
       cover_private_entries(path, l);
   }
+  return stat("/etc/resolv.conf", &st) == 0;
 }

@@ -748,8 +748,11 @@ static int run_in_sandbox(const struct fsrun_context *ctx, const struct sandbox_
   int status = -1, r;
 
   res->timed_out = false;
+  bundle = sandbox_shared_bundle(ctx->state_root, err);
+  if (bundle == NULL)
+    return fsrun_error_code(err);
   if (sandbox_config_for_caller(policy, worktree, ctx->state_root, o->args, o->n_args, userns,
-                                &config, err) < 0)
+                                userns ? NULL : bundle, &config, err) < 0)
     return fsrun_error_code(err);
   /* the git common dir as an overlay, its upper dir applied afterwards (sandbox-git-sync.c) */
   if (sandbox_git_prepare(git, ctx->state_root, id, worktree, err) < 0) {
@@ -769,11 +772,6 @@ static int run_in_sandbox(const struct fsrun_context *ctx, const struct sandbox_
   if (json == NULL) {
     oci_config_free(config);
     return fsrun_error_take(err, 0, steal_ptr(&json_err));
-  }
-  bundle = sandbox_shared_bundle(ctx->state_root, err);
-  if (bundle == NULL) {
-    oci_config_free(config);
-    return fsrun_error_code(err);
   }
   r = sandbox_watchdog_arm_container_budget(
       id, deadline, res->limits.cpu_budget ? (int64_t)res->limits.cpu_budget_ms : 0, err);

@@ -395,9 +395,25 @@ static oci_linux *build_linux(const struct sandbox_mapping_opts *o) {
   return l;
 }
 
-static bool host_dir_exists(const char *path) {
-  struct stat st;
-  return stat(path, &st) == 0;
+static bool below_etc(const char *path) {
+  return path != NULL && strncmp(path, "/etc/", 5) == 0;
+}
+
+/* whether a mount the request adds after /etc's (a policy path, the worktree, its git dirs,
+ * $HOME, and what is masked or bound below them) lands below /etc */
+static bool caller_binds_below_etc(const struct sandbox_mapping_opts *o,
+                                   const struct agent_trees *t) {
+  const oci_policy *p = o->policy;
+  if (below_etc(o->worktree) || below_etc(t->common_dir) || below_etc(t->wt_git_dir) ||
+      below_etc(o->home))
+    return true;
+  for (size_t i = 0; i < p->allowed_paths.len; i++)
+    if (below_etc(p->allowed_paths.items[i]))
+      return true;
+  for (size_t i = 0; i < p->writable_paths.len; i++)
+    if (below_etc(p->writable_paths.items[i]))
+      return true;
+  return false;
 }
 
 /* A writablePaths entry that does not exist (pnpm's store on a fresh machine) is created, with its
@@ -662,10 +678,14 @@ static int build_mounts(const struct sandbox_mapping_opts *o, const struct agent
             (const char *const[]){"nosuid", "nodev", "mode=1777", tmpfs_size, NULL});
   sandbox_system_dirs(l, ro_bind, links);
   size_t etc_first = l->len;
-  sandbox_etc_mounts(o->userns, sandbox_network_profile(p) == SANDBOX_NET_EGRESS, l);
+  bool egress = sandbox_network_profile(p) == SANDBOX_NET_EGRESS;
+  /* root's view of /etc is read-only: a caller's bind below /etc needs the tmpfs, where the
+   * runtime makes its mount point */
+  const char *etc_view = caller_binds_below_etc(o, t) ? NULL : o->etc_view;
+  bool has_resolv_conf = sandbox_etc_mounts(o->userns, egress, etc_view, l);
   size_t etc_end = l->len;
   /* egress: the resolver is slirp4netns's forwarder (the host's may be on its own loopback) */
-  if (sandbox_network_profile(p) == SANDBOX_NET_EGRESS && host_dir_exists("/etc/resolv.conf"))
+  if (egress && has_resolv_conf)
     add_mount(l, "/etc/resolv.conf", "bind", SANDBOX_RESOLV_CONF,
               (const char *const[]){"bind", "ro", "nosuid", "nodev", "noexec", NULL});
   if (o->home != NULL) {
@@ -733,7 +753,7 @@ static int landlock_ports_annotation(const oci_policy *p, oci_map *annotations) 
 
 int sandbox_config_for_caller(const oci_policy *policy, const char *worktree,
                               const char *state_root, char *const *args, size_t n_args, bool userns,
-                              oci_config **out, fsrun_error_t *err) {
+                              const char *etc_view, oci_config **out, fsrun_error_t *err) {
   extern char **environ;
   struct sandbox_mapping_opts m = {
       .policy = policy,
@@ -748,6 +768,7 @@ int sandbox_config_for_caller(const oci_policy *policy, const char *worktree,
       .userns = userns,
       .state_root = state_root,
       .runtime_dir = getenv("XDG_RUNTIME_DIR"),
+      .etc_view = etc_view,
   };
   return sandbox_config_from_policy(&m, out, err);
 }
@@ -1289,7 +1310,7 @@ int sandbox_bundle(const struct fsrun_context *ctx, const struct sandbox_bundle_
     r = sandbox_check_kernel_paths(policy, err);
   if (r == 0)
     r = sandbox_config_for_caller(policy, worktree, ctx->state_root, o->args, o->n_args,
-                                  geteuid() != 0, &config, err);
+                                  geteuid() != 0, NULL, &config, err);
   if (r == 0) {
     bundle_limits_apply(policy, config);
     sandbox_covers_as_entries(config, false);

@@ -36,6 +36,7 @@ struct sandbox_mapping_opts {
   bool userns;             /* not root: a user namespace mapping uid/gid to themselves */
   const char *state_root;  /* masked where a bind shows it (sandbox-runmask.h); NULL: none */
   const char *runtime_dir; /* the caller's $XDG_RUNTIME_DIR, masked likewise; NULL: unset */
+  const char *etc_view;    /* root: the bundle that keeps the view of /etc; NULL: a tmpfs */
 };
 
 /* Builds the config. Paths of allowedPaths/writablePaths that do not exist are skipped with a
@@ -44,7 +45,7 @@ struct sandbox_mapping_opts {
  * $XDG_RUNTIME_DIR, the root at "rootfs" in the bundle. */
 int sandbox_config_for_caller(const oci_policy *policy, const char *worktree,
                               const char *state_root, char *const *args, size_t n_args, bool userns,
-                              oci_config **out, fsrun_error_t *err);
+                              const char *etc_view, oci_config **out, fsrun_error_t *err);
 int sandbox_config_from_policy(const struct sandbox_mapping_opts *o, oci_config **out,
                                fsrun_error_t *err);
 /* The covers of a secret file that a mount carries in memory (oci_mount.covers) made entries of

@@ -33,7 +33,9 @@
 # BENCH_ONLY=sandbox stops after the sandbox measures (sandbox-user: the ordinary user's only);
 # BENCH_ONLY=runtime skips them;
 # BENCH_ONLY=exec measures exec only (exec/crun, exec/base); BENCH_ONLY=sandbox-egress the egress
-# profile only (sandbox-egress/bwrap-net, and sandbox-egress/base with FSRUN_BASE).
+# profile only (sandbox-egress/bwrap-net, and sandbox-egress/base with FSRUN_BASE);
+# BENCH_ONLY=sandbox-root root's default sandbox only (sandbox/bwrap, and sandbox/base with
+# FSRUN_BASE): an A/B of a change to root's sandbox, more rounds in the same time.
 # The runtime measures run in a private mount namespace where the host's /sys/fs/cgroup/unified is
 # unmounted (crun 1.8 refuses this hybrid host), and under `chrt` the v1 cpu hierarchy too (a
 # real-time process cannot join a cpu cgroup without a real-time budget), state roots on a tmpfs
@@ -107,6 +109,11 @@ if [ -z "${BENCH_INNER:-}" ]; then
   if [ "$only" = sandbox-egress ] && have slirp4netns; then
     have bwrap && bench_pair sandbox-egress/bwrap-net fsrun-egress bwrap-net run_sandbox
     [ -n "${FSRUN_BASE:-}" ] && bench_pair sandbox-egress/base fsrun-egress base-egress run_sandbox
+    exit 0
+  fi
+  if [ "$only" = sandbox-root ]; then
+    have bwrap && bench_pair sandbox/bwrap fsrun bwrap run_sandbox
+    [ -n "${FSRUN_BASE:-}" ] && bench_pair sandbox/base fsrun base run_sandbox
     exit 0
   fi
   if sandboxes && [ "$only" != sandbox-user ] && have bwrap; then

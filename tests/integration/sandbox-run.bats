@@ -616,6 +616,45 @@ check_etc() {
   check_etc user
 }
 
+# etc_then_cat SCRIPT: SCRIPT run in the test's /etc namespace (ETC_NS: its /etc an overlay whose
+# upper dir stays from one call to the next), then root's sandbox there prints /etc/locale.conf
+etc_then_cat() {
+  run as_caller sh -c "umask 022; $1"'; exec "$@"' sh \
+    "$FSRUN" --root "$STATE" sandbox --worktree "$WT" --task-id "$TASK" \
+    -- sh -c 'cat /etc/locale.conf 2>&1; cat /etc/fsrun-test-planted 2>&1; :'
+  echo "$output"
+  [ "$status" -eq 0 ]
+}
+
+# Root's /etc is a view of the allowlist kept in the shared bundle, whose copies are made again
+# only when the host's stat changed (sandbox-etc-view.c): each run sees the host's files as they
+# are at its start, and only the allowlist's names.
+@test "sandbox-run: as root /etc shows each run the host's allowlisted files as they are then (rewritten in place, made root-only, removed), nothing planted" {
+  use_caller root
+  CALLER_NS=("${ETC_NS[@]}" "$DIR/etc-ns" --)
+  # in the allowlist, and not on Debian: made in the namespace's overlay only
+  [ ! -e /etc/locale.conf ] || skip "this host has an /etc/locale.conf"
+  etc_then_cat 'echo LANG=first >/etc/locale.conf'
+  [[ $output == *LANG=first* ]]
+  # the same size, written in place
+  etc_then_cat 'echo LANG=again >/etc/locale.conf'
+  [[ $output == *LANG=again* ]]
+  [[ $output != *LANG=first* ]]
+  etc_then_cat 'chmod 600 /etc/locale.conf'
+  [[ $output == *"/etc/locale.conf: No such file"* ]]
+  [[ $output != *LANG=* ]]
+  # a name outside the allowlist put into the view is not shown
+  echo planted >"$STATE/.sandbox-bundle/etc/fsrun-test-planted"
+  etc_then_cat 'chmod 644 /etc/locale.conf'
+  [[ $output == *LANG=again* ]]
+  [[ $output == *"/etc/fsrun-test-planted: No such file"* ]]
+  ! grep -qx planted <<<"$output"
+  etc_then_cat 'rm /etc/locale.conf'
+  [[ $output == *"/etc/locale.conf: No such file"* ]]
+  # the host's /etc was never written
+  [ ! -e /etc/locale.conf ]
+}
+
 # ---- --timeout-ms bounds the set-up; a killed fsrun leaves nothing ---------------------------------
 
 # no process of this test's sandboxes (fsrun, its watchdog, the command) is left; waits 10 s at most

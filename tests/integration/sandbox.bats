@@ -202,9 +202,9 @@ assert_sandbox_gone() {
   [[ $output == *"/new-file"*"Read-only file system"* ]]
   [[ $output == *bin-runs* ]]
   # what every run shares: an empty root (the mount points were made in the tmpfs), the empty
-  # directory, the unreadable file and the egress profile's resolv.conf; no config.json (each
-  # run's config goes to create in memory)
-  [ "$(ls -A "$FSRUN_ROOT/.sandbox-bundle" | sort | tr '\n' ' ')" = "empty resolv.conf rootfs unreadable " ]
+  # directory, the unreadable file, the egress profile's resolv.conf and root's view of /etc
+  # with its record; no config.json (each run's config goes to create in memory)
+  [ "$(ls -A "$FSRUN_ROOT/.sandbox-bundle" | sort | tr '\n' ' ')" = "empty etc etc.stamps resolv.conf rootfs unreadable " ]
   [ -z "$(find "$FSRUN_ROOT/.sandbox-bundle/rootfs" -mindepth 1)" ]
   [ ! -e "$FSRUN_ROOT/.sandbox" ]
   # the next run reuses it as it is
@@ -216,11 +216,14 @@ assert_sandbox_gone() {
   # and makes again what someone removed from it
   rmdir "$FSRUN_ROOT/.sandbox-bundle/rootfs"
   rm -f "$FSRUN_ROOT/.sandbox-bundle/unreadable"
-  run sbx -- /bin/sh -c 'cat /etc/shadow || echo refused'
+  # (the view of /etc too: a copy removed from it is made again, though the host's is unchanged)
+  rm "$FSRUN_ROOT/.sandbox-bundle/etc/passwd"
+  run sbx -- /bin/sh -c 'cat /etc/shadow || echo refused; head -n 1 /etc/passwd'
   echo "$output"
   [ "$status" -eq 0 ]
   [[ $output == *refused* ]]
-  [ "$(ls -A "$FSRUN_ROOT/.sandbox-bundle" | sort | tr '\n' ' ')" = "empty resolv.conf rootfs unreadable " ]
+  [ "${lines[-1]}" = "$(head -n 1 /etc/passwd)" ]
+  [ "$(ls -A "$FSRUN_ROOT/.sandbox-bundle" | sort | tr '\n' ' ')" = "empty etc etc.stamps resolv.conf rootfs unreadable " ]
 }
 
 @test "sandbox: eight runs at once on a fresh state root: each its own container; one shared bundle made" {
@@ -251,7 +254,8 @@ assert_sandbox_gone() {
   done
   # the bundle was made once and renamed into place: no run's half-made copy is left
   [ "$(ls -A "$FSRUN_ROOT")" = .sandbox-bundle ]
-  [ "$(ls -A "$FSRUN_ROOT/.sandbox-bundle" | sort | tr '\n' ' ')" = "empty resolv.conf rootfs unreadable " ]
+  # nor any run's half-made copy of an /etc file (the view is made under a lock)
+  [ "$(ls -A "$FSRUN_ROOT/.sandbox-bundle" | sort | tr '\n' ' ')" = "empty etc etc.stamps resolv.conf rootfs unreadable " ]
   [ -z "$(find "$FSRUN_ROOT/.sandbox-bundle/rootfs" -mindepth 1)" ]
 }
 

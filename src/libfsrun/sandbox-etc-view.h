@@ -1,0 +1,33 @@
+/* Root's /etc as one directory kept in the shared bundle (see sandbox-etc-view.c). */
+#ifndef FSRUN_SANDBOX_ETC_VIEW_H
+#define FSRUN_SANDBOX_ETC_VIEW_H
+
+#include <stddef.h>
+#include <sys/stat.h>
+
+/* the view's directory in the bundle, and the record of what it was made from */
+#define ETC_VIEW_NAME   "etc"
+#define ETC_VIEW_STAMPS "etc.stamps"
+/* a larger regular file is bound, not copied */
+#define ETC_VIEW_COPY_MAX (1024 * 1024)
+
+enum etc_view_kind {
+  ETC_VIEW_ABSENT, /* not in the view */
+  ETC_VIEW_COPY,   /* a copy of the host's regular file */
+  ETC_VIEW_DIR,    /* an empty directory, a bind's mount point */
+  ETC_VIEW_FILE,   /* an empty file, a bind's mount point */
+};
+
+struct etc_view_entry {
+  const char *name;
+  enum etc_view_kind kind;
+  struct stat st; /* the host's entry, links followed (ETC_VIEW_COPY: what the copy is of) */
+};
+
+/* Brings bundle_fd's ETC_VIEW_NAME to entries[0..n): nothing is written when ETC_VIEW_STAMPS says
+ * it already is (the steady state: one read); otherwise, under a lock on the view, each entry whose
+ * record differs is made again (a copy from etc_fd's entry of that name) and every other name is
+ * removed. 0, or -1 with errno. */
+int etc_view_sync(int bundle_fd, int etc_fd, const struct etc_view_entry *entries, size_t n);
+
+#endif

@@ -29,8 +29,9 @@
 #
 # Environment: FSRUN_BUILD_ROOT (default: build/ in the repo), FUZZ_SECONDS, BATS_FILES (a list of
 # .bats files instead of tests/integration/*.bats), BATS_FILE_TIMEOUT (default 2400 s per file on
-# the host: under ASan at load 25-30 exec-git.bats took 1273 s and sandbox-git.bats 1081 s; a file
-# past half of its limit is named in the summary, to be split; the VM keeps its own 900 s),
+# the host: under ASan at load 25-30 exec-git.bats took 1273 s and sandbox-git.bats 1081 s, each
+# split in three since; a file past half of its limit is named in the summary, to be split; the VM
+# keeps its own 900 s),
 # FSRUN_TEST_STATE_PREFIX (default /run/fsrun-tests: where the bats state roots go, so that two runs
 # at once on one machine keep apart), FSRUN_TEST_TIME_BUDGET (default 4800 s: past it, the suites
 # not yet started are skipped, so that the summary still comes out before CI's 90-minute limit).

@@ -1,9 +1,14 @@
-# Shared by exec-git.bats and security-exec-git.bats (git in a task container of `fsrun bundle`):
-# sandbox-git.bats's helpers and routes (make_repo, as_owner, hgit, route_*; its @test blocks left
-# out), an ordinary user made for the file, and setup/teardown around sandbox-git.bats's own.
+# Shared by the exec-git files and security-exec-git.bats (git in a task container of `fsrun
+# bundle`): the sandbox-git files' helpers and routes (sandbox-git-helpers.bash: make_repo,
+# as_owner, hgit; each sandbox-git*.bats's route_* and the like, its @test blocks left out), an
+# ordinary user made for the file, and setup/teardown around sandbox-git's own.
 # The file sets EXEC_GIT_USER_PREFIX before loading this (the user is PREFIX<pid>).
 
-eval "$(sed '/^@test/,/^}/d; /^load helpers/d' "$BATS_TEST_DIRNAME/sandbox-git.bats")"
+load sandbox-git-helpers
+for _sandbox_git_file in "$BATS_TEST_DIRNAME"/sandbox-git*.bats; do
+  eval "$(sed '/^@test/,/^}/d; /^load /d' "$_sandbox_git_file")"
+done
+unset _sandbox_git_file
 
 setup_file() {
   [ "$EUID" = 0 ] || return 0

@@ -701,7 +701,7 @@ assert_no_leftovers() {
 
 # start_swapper OWNER_DIR: uid 4343 exchanges `cache` and `x` there (renameat2 RENAME_EXCHANGE: the
 # name always exists, a directory or a link) in a loop until stop_swapper (sandbox.bats,
-# exec-git.bats: a name swapped between fsrun's check of a path and its use)
+# exec-git-walk.bats: a name swapped between fsrun's check of a path and its use)
 start_swapper() {
   local renameat2
   case $(uname -m) in

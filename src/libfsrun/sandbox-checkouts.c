@@ -146,9 +146,10 @@ static int check_checkout(const oci_policy *p, const char *checkout, const char 
 
 /* A main checkout of a separate git dir (`git init --separate-git-dir`: a common dir not named
  * `.git`, no core.worktree) is known from the repository only by its `.git` file naming the common
- * dir (review27 E3): each writablePaths entry outside the worktree is walked for one, SCAN_DEPTH
- * levels and SCAN_DIRS directories at most; past that it cannot be told and is refused. */
-#define SCAN_DEPTH 4
+ * dir (review27 E3), or a `.git` link to it: each writablePaths entry outside the worktree is
+ * walked for one, SCAN_DEPTH levels and SCAN_DIRS directories at most; an entry with more, not all
+ * looked at, cannot be told and is refused. */
+#define SCAN_DEPTH 6
 #define SCAN_DIRS  4096
 
 struct scan {
@@ -156,18 +157,23 @@ struct scan {
   size_t dirs;
 };
 
+/* dir's `.git` is a file naming the common dir, or a link to it (review27: both are what git
+ * takes as this checkout's git dir) */
 static bool names_common(int dir, const struct scan *s) {
   char buf[PATH_MAX + 1], real[PATH_MAX];
   char *t = read_pointer_file(dir, ".git", buf);
   cleanup_close int target = -1;
-  if (t == NULL || strncmp(t, "gitdir:", 7) != 0)
-    return false;
-  t += 7 + strspn(t + 7, " \t");
-  target = openat(dir, t, O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (t != NULL && strncmp(t, "gitdir:", 7) == 0) {
+    t += 7 + strspn(t + 7, " \t");
+    target = openat(dir, t, O_PATH | O_DIRECTORY | O_CLOEXEC);
+  } else if (t == NULL) {
+    target = openat(dir, ".git", O_PATH | O_DIRECTORY | O_CLOEXEC);
+  }
   return target >= 0 && sandbox_git_real_path_of(target, real) && strcmp(real, s->common_real) == 0;
 }
 
-/* 1: a checkout of the common dir is dir or below it; 0: none; -1: past the walk's bounds */
+/* 1: a checkout of the common dir is dir or below it; 0: none; -1: past the walk's bounds (more
+ * directories than SCAN_DIRS, or one below SCAN_DEPTH levels: not looked at, so not known) */
 static int scan_for_checkout(int dir, int depth, struct scan *s) {
   int fd = openat(dir, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   cleanup_dir DIR *d = fd < 0 ? NULL : fdopendir(fd);
@@ -180,7 +186,7 @@ static int scan_for_checkout(int dir, int depth, struct scan *s) {
       close(fd);
     return 0; /* unreadable: the caller's own files cannot be there either */
   }
-  while (r == 0 && depth < SCAN_DEPTH && (e = readdir(d)) != NULL) {
+  while (r == 0 && (e = readdir(d)) != NULL) {
     cleanup_close int sub = -1;
     if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0 ||
         strcmp(e->d_name, ".git") == 0 || (e->d_type != DT_DIR && e->d_type != DT_UNKNOWN))
@@ -188,7 +194,7 @@ static int scan_for_checkout(int dir, int depth, struct scan *s) {
     sub = openat(dirfd(d), e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (sub < 0)
       continue;
-    r = ++s->dirs > SCAN_DIRS ? -1 : scan_for_checkout(sub, depth + 1, s);
+    r = ++s->dirs > SCAN_DIRS || depth == SCAN_DEPTH ? -1 : scan_for_checkout(sub, depth + 1, s);
   }
   return r;
 }
@@ -214,12 +220,13 @@ static int check_separate_main(const oci_policy *p, const struct sandbox_git_lay
                               "whose files the host's git runs: name a directory outside it",
                               i, w, common_real);
     if (r < 0)
-      return fsrun_error_make(err, 0,
-                              "policy: writablePaths[%zu]: `%s` holds more than %d directories "
-                              "within %d levels: cannot tell whether it holds the main checkout "
-                              "of the worktree's repository, whose git dir `%s` is not named "
-                              "`.git`: name a smaller directory",
-                              i, w, SCAN_DIRS, SCAN_DEPTH, common_real);
+      return fsrun_error_make(
+          err, 0,
+          "policy: writablePaths[%zu]: `%s` holds more than %d directories "
+          "or more than %d levels: cannot tell whether it holds the main checkout "
+          "of the worktree's repository, whose git dir `%s` is not named "
+          "`.git`: name a smaller directory",
+          i, w, SCAN_DIRS, SCAN_DEPTH, common_real);
   }
   return 0;
 }

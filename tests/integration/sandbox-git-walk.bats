@@ -118,6 +118,12 @@ route_separate_git_dir() {
   hgit -C "$main" worktree add -q -b task2 "$other"
   refused_entry "$main" "$wt" "holds a checkout of the worktree's repository"
   refused_entry "$DIR/gd" "$wt" "the git dir of the worktree's repository"
+  # a checkout whose `.git` is a link to the git dir, and one below the walk's 6 levels
+  as_owner mkdir -p "$DIR/lk" "$DIR/deep/a/b/c/d/e/f/g"
+  as_owner ln -s "$gd" "$DIR/lk/.git"
+  refused_entry "$DIR/lk" "$wt" "holds a checkout of the worktree's repository"
+  as_owner mv "$main" "$DIR/deep/a/b/c/d/e/f/g/proj"
+  refused_entry "$DIR/deep" "$wt" "cannot tell whether it holds the main checkout"
   # task2's back-pointer as git 2.48 writes it with worktree.useRelativePaths
   as_owner sh -c 'echo ../../../../wts/task2/.git >"$1/worktrees/task2/gitdir"' sh "$gd"
   refused_entry "$other" "$wt" "another checkout of the worktree's repository"

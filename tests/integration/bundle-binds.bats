@@ -323,7 +323,8 @@ task_flow() {
       [ "$(grep -c . <<<"$stderr")" = 1 ]
       [[ $stderr == *"bundle: --out \`$out\` is in \`"*"\`, which the sandboxed command can write" ]]
       [ ! -e "$out/config.json" ]
-      [ ! -e "$WT/bundle" ] && [ ! -e "$DIR/cache/bundle" ]
+      [ ! -e "$WT/bundle" ]
+      [ ! -e "$DIR/cache/bundle" ]
     done
   done
   # a writablePaths entry spelled through a host link holds the same directory (review18b #2)
@@ -353,7 +354,8 @@ task_flow() {
       [ "$status" -eq 1 ]
       [ "$(grep -c . <<<"$stderr")" = 1 ]
       [[ $stderr == *"bundle: --out \`$out\` is in \`"*"\`, which the sandboxed command can write" ]]
-      [ ! -e "$DIR/cache/bundle" ] && [ ! -e "$WT/bundle" ]
+      [ ! -e "$DIR/cache/bundle" ]
+      [ ! -e "$WT/bundle" ]
     done
   done
   umount "$DIR/alias"

@@ -139,7 +139,8 @@ FSRUN_GLOBAL_ARGS=()
   grep -q "cpuset:/fsrun-test-cpuset-$UNIQ/mid/$second\$" "/proc/$INIT_PID/cgroup"
   fsrun delete --force "$first"
   fsrun delete --force "$second"
-  [ ! -e "$top/mid/$first" ] && [ ! -e "$top/mid/$second" ]
+  [ ! -e "$top/mid/$first" ]
+  [ ! -e "$top/mid/$second" ]
 }
 
 # bats test_tags=cgroupv2

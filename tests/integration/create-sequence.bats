@@ -102,7 +102,9 @@ no_mount_namespace() {
     unshare -m --propagation private "$FSRUN" --root "$FSRUN_ROOT" create --bundle "$BUNDLE" \
       seq-refuse-$UNIQ </dev/null >/dev/null 2>"$BATS_TEST_TMPDIR/err" || status=$?
     output=$(cat "$BATS_TEST_TMPDIR/err")
-    [ "$status" -eq 1 ] && [ "$(wc -l <"$BATS_TEST_TMPDIR/err")" -eq 1 ] && [ ! -e "$FSRUN_ROOT/seq-refuse-$UNIQ" ]
+    [ "$status" -eq 1 ]
+    [ "$(wc -l <"$BATS_TEST_TMPDIR/err")" -eq 1 ]
+    [ ! -e "$FSRUN_ROOT/seq-refuse-$UNIQ" ]
   }
   refused_without_mntns
   [[ $output == *"config.json: mounts: needs a mount namespace"* ]]

@@ -123,7 +123,8 @@ route_exec_swap() {
   pause_walks_swapped "$id"
   # the execs looked: unswapped, one names its own repository and shows its own config
   sbx "$OWN/cache" -- "mkdir -p final/.git; cat .git/config"
-  [[ $output == *"[core]"* ]] && [[ $output != *other-only* ]]
+  [[ $output == *"[core]"* ]]
+  [[ $output != *other-only* ]]
   jq -e '.tamper | index("final/.git") != null and all(.[]; test("^(n[0-9]+|late|final)/\\.git$"))' \
     "$DIR/status.json"
 }
@@ -318,7 +319,8 @@ route_exec_worktree_gone() {
   refused_exec "$id"
   exchange "$OWN/cache" "$OWN/x"
   refused_said "\`$OWN/cache\` is no longer the directory the config's bind of it names"
-  [ ! -e "$OWN/cache/ran" ] && [ ! -e "$DIR/other/ran" ]
+  [ ! -e "$OWN/cache/ran" ]
+  [ ! -e "$DIR/other/ran" ]
   [ "$(hgit -C "$DIR/other" rev-parse HEAD)" = "$head" ]
   sbx "$OWN/cache" -- "git -c user.email=u@example.invalid -c user.name=u commit -q --allow-empty -m after"
   [ "$(hgit -C "$OWN/cache" log -1 --format=%s main)" = after ]
@@ -385,7 +387,8 @@ route_exec_layout_lost() {
   make_repo "$1"
   linked_swap_on_open "$REPO/.git/worktrees/task" "$REPO/.git/worktrees/other" 'echo >ran'
   refused_said "has no gitdir file naming this worktree's .git"
-  [ ! -e "$WT/ran" ] && [ ! -e "$OTHER/ran" ]
+  [ ! -e "$WT/ran" ]
+  [ ! -e "$OTHER/ran" ]
   [ "$(hgit -C "$REPO" rev-parse task)" = "$MAIN0" ]
 }
 
@@ -421,7 +424,8 @@ route_accept_swap() {
   output=$(cat "$DIR/create.out")
   [ "$status" -ne 0 ] || echo "$id" >>"$DIR/containers"
   echo "unswapped: $status $output"
-  [ "$status" -eq 1 ] && [[ $output == *"\`$WT/sub/.git\` has no read-only bind"* ]]
+  [ "$status" -eq 1 ]
+  [[ $output == *"\`$WT/sub/.git\` has no read-only bind"* ]]
   rm -f "$DIR/ready"
   mkfifo "$DIR/ready"
   exec {ready}<>"$DIR/ready"
@@ -446,7 +450,8 @@ route_accept_swap() {
     mv "$WT" "$DIR/x" && mv "$decoy" "$WT" && mv "$DIR/x" "$decoy"
   fi
   grep -q '^swapped on the open by pid' "$DIR/swap-out"
-  [ "$status" -eq 1 ] && [[ $output == *"\`$WT/sub/.git\` has no read-only bind"* ]]
+  [ "$status" -eq 1 ]
+  [[ $output == *"\`$WT/sub/.git\` has no read-only bind"* ]]
 }
 
 @test "exec-git: create lists the binds a task container must have through the worktree it checked, not its name swapped to a decoy (root)" {

@@ -174,7 +174,9 @@ check_unfit_outputs() {
   [[ $output == *"--status-json $DIR/fifo.json: not a regular file" ]]
   run "$@" exec --status-json "$DIR/hard.json" "$ID" /bin/true
   [[ $output == *"--status-json $DIR/hard.json: a file with another hard link"* ]]
-  [ "$(cat "$DIR/target")" = precious ] && [ -L "$DIR/link.json" ] && [ -p "$DIR/fifo.json" ]
+  [ "$(cat "$DIR/target")" = precious ]
+  [ -L "$DIR/link.json" ]
+  [ -p "$DIR/fifo.json" ]
   # nor a parent another uid could change (path-walk.h): a link of theirs, a directory of theirs
   mkdir "$DIR/out" "$DIR/theirs"
   [ -z "${TEST_UID:-}" ] || chown "$TEST_UID:$TEST_GID" "$DIR/out"

@@ -36,7 +36,8 @@ EOF
   [ "${lines[3]}" = 3 ]
   [[ "${lines[4]}" == drwxrwxrwt* ]]
   for dir in proc sys dev tmp etc; do
-    [ -d "$ROOTFS/$dir" ] && [ ! -L "$ROOTFS/$dir" ]
+    [ -d "$ROOTFS/$dir" ]
+    [ ! -L "$ROOTFS/$dir" ]
   done
   [ "$(readlink "$ROOTFS/bin/sh")" = /bin/busybox ]
 }
@@ -155,7 +156,8 @@ check_sweep() {
   pivot=$(awk '$1 == "pivot" { print $2 }' "$pids")
   SWEEP_LEFT="$copy $pivot"
   [ "$status" -eq 0 ]
-  [ -n "$copy" ] && [ -n "$pivot" ]
+  [ -n "$copy" ]
+  [ -n "$pivot" ]
   grep -qx "not ok - leave: process $pivot (/bin/busybox sleep 1000 ) was left running" "$tap"
   [ "$(grep -c '^not ok' "$tap")" = 1 ]
   wait_until pid_gone "$pivot"

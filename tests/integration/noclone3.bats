@@ -655,7 +655,8 @@ host_untouched() {
   [ "$status" = 0 ] || { echo "$output"; false; }
   [ "${lines[0]}" = "$HOSTDIR/file $HOSTDIR/newdir $HOSTDIR/t $HOSTDIR/u " ]
   [ "${lines[1]}" = 0 ]
-  [ -d "$ROOTFS/$HOSTDIR/t" ] && [ -d "$ROOTFS/$HOSTDIR/newdir" ]
+  [ -d "$ROOTFS/$HOSTDIR/t" ]
+  [ -d "$ROOTFS/$HOSTDIR/newdir" ]
   host_untouched
   assert_no_leftovers "$CONTAINER_ID"
 

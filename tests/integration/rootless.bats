@@ -340,15 +340,18 @@ all_capabilities_json() {
   printf '{"id": "%s", "status": "created", "pid": %d, "fsr' "$id" "$WITNESS" >"$dir/state.json"
   user_run state "$id"
   echo "$output"
-  [ "$status" -eq 1 ] && [ "${#lines[@]}" -eq 1 ]
+  [ "$status" -eq 1 ]
+  [ "${#lines[@]}" -eq 1 ]
   [[ $output == *"state \`$id\`: the state file is corrupt: "* ]]
   user_run kill "$id" KILL
-  [ "$status" -eq 1 ] && [ "${#lines[@]}" -eq 1 ]
+  [ "$status" -eq 1 ]
+  [ "${#lines[@]}" -eq 1 ]
   as_user "$FSRUN" list --format json >"$UDIR/list.json" 2>/dev/null
   [ "$(jq -r --arg id "$id" '.[] | select(.id == $id) | "\(.status) \(.pid)"' "$UDIR/list.json")" = "running $USER_INIT" ]
   user_run delete --force "$id"
   echo "$output"
-  [ "$status" -eq 0 ] && [ "${#lines[@]}" -eq 1 ]
+  [ "$status" -eq 0 ]
+  [ "${#lines[@]}" -eq 1 ]
   [[ $output == *"delete \`$id\`: the state file is corrupt: "*": its init's record and its config were used instead" ]]
   [ ! -e "$dir" ]
   assert_user_init_gone

@@ -474,7 +474,9 @@ route_disarm_equals() {
   grep -qF "'fsrun-cannot-disarm' for 'core.abbrev'" "$DIR/diff"
   printf 'protocol=https\nhost=x.invalid\nusername=a\npassword=b\n\n' |
     hgit -C "$REPO" "${args[@]}" credential approve 2>/dev/null || true
-  [ ! -e "$MARKER" ] && [ ! -e "$DIR/cred" ] && [ ! -e "$DIR/sub" ]
+  [ ! -e "$MARKER" ]
+  [ ! -e "$DIR/cred" ]
+  [ ! -e "$DIR/sub" ]
 }
 
 @test "sandbox-git: a config key whose subsection holds = is no -c option: hostGitArgs cannot disarm, and say so (root)" {
@@ -507,7 +509,8 @@ route_disarm_other_keys() {
   git_dies "${args[@]}" -c core.hooksPath=/dev/null commit -qam x --trailer "$trailer"
   git_dies "${args[@]}" fetch origin
   git_dies "${args[@]}" push origin main
-  [ ! -e "$DIR/pwn-trailer" ] && [ ! -e "$DIR/pwn-ext" ]
+  [ ! -e "$DIR/pwn-trailer" ]
+  [ ! -e "$DIR/pwn-ext" ]
   hgit -C "$REPO" -c core.hooksPath=/dev/null commit -qam x --trailer "$trailer" || true
   [ -e "$DIR/pwn-trailer" ]
   hgit -C "$REPO" fetch origin >/dev/null 2>&1 || true
@@ -565,7 +568,8 @@ EOF
   )
   include_cannot_disarm "$1" "$plant"
   [ "${#args[@]}" -le $((2 * 17)) ]
-  [[ " ${args[*]} " != *" filter."* ]] && [[ " ${args[*]} " != *" diff.x.textconv=cat "* ]]
+  [[ " ${args[*]} " != *" filter."* ]]
+  [[ " ${args[*]} " != *" diff.x.textconv=cat "* ]]
   [ "$(grep -n '; tamper: \[' "$DIR/stderr" | cut -d: -f1)" -lt \
     "$(grep -n '; hostGitArgs: \[' "$DIR/stderr" | cut -d: -f1)" ]
   git_dies "${args[@]}" diff

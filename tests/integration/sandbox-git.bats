@@ -73,7 +73,8 @@ route_foreign_gitdir() {
     2>"$DIR/stderr" || status=$?
   cat "$DIR/stderr"
   diff <(echo "$before") <(fingerprint "$fake")
-  [ ! -e "$plain/ran" ] && [ ! -e "$plain/seen" ]
+  [ ! -e "$plain/ran" ]
+  [ ! -e "$plain/seen" ]
   [ "$status" -eq 125 ]
   [ "$(wc -l <"$DIR/stderr")" -eq 1 ]
   grep -q "git dir \`$target\`.*linked-worktree layout" "$DIR/stderr"
@@ -700,7 +701,8 @@ route_sparse() {
   echo "du of the repository's .git: $before, then $after bytes"
   [ $((after - before)) -lt $((1024 * 1024)) ]
   [ "$(discarded)" = "[\"objects/\",\"$obj\",\"worktrees/task/COMMIT_EDITMSG\",\"worktrees/task/MERGE_MSG\"]" ]
-  [ ! -e "$REPO/.git/$obj" ] && [ ! -e "$REPO/.git/worktrees/task/MERGE_MSG" ]
+  [ ! -e "$REPO/.git/$obj" ]
+  [ ! -e "$REPO/.git/worktrees/task/MERGE_MSG" ]
   grep -q "is not what its name says (a sparse file)" "$DIR/stderr"
   [ "$(cat "$REPO/.git/worktrees/task/SQUASH_MSG")" = squash ]
   [ "$(stat -c %a "$REPO/.git/worktrees/task/SQUASH_MSG")" = 644 ]

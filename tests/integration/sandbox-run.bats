@@ -197,7 +197,8 @@ hang_free_runs() {
     fi
   done
   echo "runs: $i, hung: $hung, failed: $failed"
-  [ "$hung" = 0 ] && [ "$failed" = 0 ]
+  [ "$hung" = 0 ]
+  [ "$failed" = 0 ]
 }
 
 @test "sandbox-run: 100 ordinary-user --json runs under load, none hangs (no thread exists when the init is cloned)" {
@@ -488,8 +489,11 @@ check_audit_log_refused() {
     [ "$status" -eq 125 ]
     [ "${#lines[@]}" -eq 1 ]
     [[ $output == *"sandbox: --audit-log "*"$log"* ]]
-    [ ! -e "$WT/ran" ] && [ ! -e "$WT/.audit.jsonl" ] && [ ! -e "$DIR/cache/audit.jsonl" ]
-    [ ! -s "$DIR/elsewhere/bashrc" ] && [ ! -e "$DIR/elsewhere/audit.jsonl" ]
+    [ ! -e "$WT/ran" ]
+    [ ! -e "$WT/.audit.jsonl" ]
+    [ ! -e "$DIR/cache/audit.jsonl" ]
+    [ ! -s "$DIR/elsewhere/bashrc" ]
+    [ ! -e "$DIR/elsewhere/audit.jsonl" ]
     assert_state_clean
   done
   # beside the trees, a plain file: written
@@ -574,7 +578,8 @@ check_etc() {
   local secret=/etc/fsrun-test-secret secret_in_dir=/etc/default/fsrun-test-secret
   CALLER_NS=("${ETC_NS[@]}" "$DIR/etc-ns" --)
   # the host's /etc is never written: the files are in the namespace's overlay only
-  [ ! -e "$secret" ] && [ ! -e "$secret_in_dir" ]
+  [ ! -e "$secret" ]
+  [ ! -e "$secret_in_dir" ]
   run sbx -- /bin/sh -c "
     for f in passwd group hosts nsswitch.conf ld.so.cache localtime ssl/certs alternatives; do
       [ -e /etc/\$f ] && echo \"has \$f\" || echo \"lacks \$f\"
@@ -600,7 +605,8 @@ check_etc() {
   [[ $output == *"$secret"*"No such file"* || $output == *"$secret"*"Permission denied"* ]]
   # the files were there for the caller (the overlay's upper dir holds them), not on the host
   [ "$(cat "$DIR/etc-ns/upper/fsrun-test-secret")" = root-only-secret ]
-  [ ! -e "$secret" ] && [ ! -e "$secret_in_dir" ]
+  [ ! -e "$secret" ]
+  [ ! -e "$secret_in_dir" ]
   # /etc stays read-only: a write would land in the upper dir
   run sbx -- /bin/sh -c 'echo x > /etc/new-file'
   [ "$status" -ne 0 ]
@@ -1506,7 +1512,8 @@ check_allowed_state_root() {
   run as_caller "$FSRUN" --root "$STATE" bundle --policy "$DIR/policy.json" --worktree "$WT" \
     --out "$DIR/bundle"
   echo "$output"
-  [ "$status" -eq 1 ] && [ "${#lines[@]}" -eq 1 ]
+  [ "$status" -eq 1 ]
+  [ "${#lines[@]}" -eq 1 ]
   [[ $output == "fsrun: policy: allowedPaths[0]: \`$DIR/otherlink\` is in fsrun's state root"* ]]
   [ ! -e "$DIR/bundle" ]
   rmdir "$STATE/.other"
@@ -1515,7 +1522,8 @@ check_allowed_state_root() {
   run as_caller "$FSRUN" --root "$STATE" sandbox --policy "$DIR/policy.json" --worktree "$WT" \
     --task-id "$TASK" -- sh -c "touch '$WT/ran'"
   echo "$output"
-  [ "$status" -eq 0 ] && [ -e "$WT/ran" ]
+  [ "$status" -eq 0 ]
+  [ -e "$WT/ran" ]
   rm "$WT/ran"
   [ "$(stat -f -c %T "$DIR/disk")" != tmpfs ] || skip "the test's directory is on a tmpfs here"
   if [ "$CALLER" = user ]; then
@@ -1527,7 +1535,8 @@ check_allowed_state_root() {
   run as_caller "$FSRUN" --root "$DIR/disk/state" sandbox --policy "$DIR/policy.json" \
     --worktree "$WT" --task-id "$TASK" -- sh -c "touch '$WT/ran'"
   echo "$output"
-  [ "$status" -eq 0 ] && [ -e "$WT/ran" ]
+  [ "$status" -eq 0 ]
+  [ -e "$WT/ran" ]
 }
 
 @test "sandbox-run: allowedPaths in the state root, or an ordinary user's /dev/shm git dirs, are refused (125, one line, nothing made); a read-only / runs (root)" {
@@ -2159,7 +2168,8 @@ check_state_root_in_worktree() {
     --out "$DIR/bundle"
   echo "$output"
   refused_reaching 1 "worktree: \`$WT\`" "$WT/.st"
-  [ ! -e "$DIR/bundle" ] && [ ! -e "$WT/.st" ]
+  [ ! -e "$DIR/bundle" ]
+  [ ! -e "$WT/.st" ]
   # a state root beside the worktree runs
   run as_caller "$FSRUN" --root "$DIR/st" sandbox --worktree "$WT" --task-id "$TASK" -- true
   echo "$output"
@@ -2220,7 +2230,8 @@ check_state_root_dot_dot_masked() {
   [ "${lines[0]}" = "ls: cannot open directory '$VAR_DIR/real/sr': Permission denied" ]
   [ "${lines[1]}" = rc=2 ]
   [ "${#lines[@]}" -eq 2 ]
-  [ -d "$VAR_DIR/real/sr" ] && [ ! -e "$VAR_DIR/sr" ]
+  [ -d "$VAR_DIR/real/sr" ]
+  [ ! -e "$VAR_DIR/sr" ]
   assert_state_clean
 }
 

@@ -647,7 +647,8 @@ swap_race() {
   # the path a directory again: it runs and sees the shadow file covered or absent
   [ ! -L "$WT/swap" ] || perl -e 'syscall($ARGV[0], -100, $ARGV[1], -100, $ARGV[2], 2) == 0 or die "$!"' \
     "$renameat2" "$WT/swap" "$WT/swap-link"
-  [ -d "$WT/swap" ] && [ ! -L "$WT/swap" ]
+  [ -d "$WT/swap" ]
+  [ ! -L "$WT/swap" ]
   root_runs=$(SWAP_RUNS=1 swap_race "$(stat -c %d:%i "$FSRUN_ROOT/.sandbox-bundle/unreadable")" sbx)
   user_runs=$(SWAP_RUNS=1 swap_race "$(stat -c %d:%i "$DIR/state-$uid/.sandbox-bundle/unreadable")" \
     "${user[@]}")
@@ -847,11 +848,14 @@ assert_untouched() {
   # the runs looked: unraced, each kind binds 4343's directory (an unraced run passes the rest)
   write_policy "{\"allowedPaths\": [\"$OWN/cache\"]}"
   run sbx -- /bin/sh -c "test -d '$OWN/cache/.git' && echo seen"
-  [ "$status" -eq 0 ] && [ "$output" = seen ]
+  [ "$status" -eq 0 ]
+  [ "$output" = seen ]
   write_policy '{}'
   run fsrun sandbox --policy "$POLICY" --worktree "$OWN/cache" --task-id "$TASK" -- \
     /bin/sh -c 'cat .git/config; ls .git/hooks'
-  [ "$status" -eq 0 ] && [[ $output == *"[core]"* ]] && [[ $output != *only-* ]]
+  [ "$status" -eq 0 ]
+  [[ $output == *"[core]"* ]]
+  [[ $output != *only-* ]]
   rm -rf "$DIR/bundle"
   fsrun bundle --policy "$POLICY" --worktree "$OWN/cache" --out "$DIR/bundle" -- /bin/true
   out=$(jq -r '.annotations | to_entries[] | .value' "$DIR/bundle/config.json")
@@ -876,7 +880,8 @@ assert_untouched() {
   assert_untouched "$userrepo" "$head"
   write_policy "{\"allowedPaths\": [\"$OWN/cache\"]}"
   run sbx_as_user "$uid" -- /bin/sh -c "test -d '$OWN/cache/.git' && echo seen"
-  [ "$status" -eq 0 ] && [ "$output" = seen ]
+  [ "$status" -eq 0 ]
+  [ "$output" = seen ]
 }
 
 # as_user UID ARGS... -- COMMAND: `fsrun sandbox` as the ordinary user UID (state and home its own)

@@ -201,7 +201,8 @@ create_from_attached_overlay() {
   pid=$(fsrun state "$id" | jq -r .pid)
   readlink "/proc/$pid/exe"
   # another overlay than the mounted one, holding the same bytes
-  [ -n "$mounted_dev" ] && [ "$(stat -L -c %d "/proc/$pid/exe")" != "$mounted_dev" ]
+  [ -n "$mounted_dev" ]
+  [ "$(stat -L -c %d "/proc/$pid/exe")" != "$mounted_dev" ]
   cmp "$FSRUN" "/proc/$pid/exe"
   fsrun delete --force "$id"
   assert_no_leftovers "$id"

@@ -569,7 +569,8 @@ as_user() {
   run as_user exec $SEC-heldr /bin/ptrace-probe inject-mkdir 1 /tmp/bypass-rootless /tmp/inject.out
   [ "$status" -ne 0 ]
   [[ "$output" == *"join the container's namespaces"*"Operation not permitted"* ]]
-  [ ! -e "$ROOTFS/tmp/inject.out" ] && [ ! -e "$ROOTFS/tmp/bypass-rootless" ]
+  [ ! -e "$ROOTFS/tmp/inject.out" ]
+  [ ! -e "$ROOTFS/tmp/bypass-rootless" ]
   as_user start $SEC-heldr
   wait_for_file "$ROOTFS/tmp/started"
   [ "$(cat "$ROOTFS/tmp/started")" = started ]

@@ -29,7 +29,8 @@ config_has() {
 @test "spec: writes config.json into --bundle, the same container as runc spec" {
   run --separate-stderr fsrun spec --bundle "$DIR"
   [ "$status" -eq 0 ]
-  [ -z "$output" ] && [ -z "$stderr" ]
+  [ -z "$output" ]
+  [ -z "$stderr" ]
   config_has '.ociVersion == "1.3.0"'
   config_has '.process.terminal == true and .process.user.uid == 0 and .process.user.gid == 0'
   config_has '.process.args == ["sh"] and .process.cwd == "/"'
@@ -65,14 +66,16 @@ config_has() {
   [ "$status" -eq 0 ]
   run --separate-stderr fsrun validate --bundle "$DIR"
   [ "$status" -eq 0 ]
-  [ -z "$output" ] && [ -z "$stderr" ]
+  [ -z "$output" ]
+  [ -z "$stderr" ]
 
   rm "$CONFIG"
   run fsrun spec --rootless --bundle "$DIR"
   [ "$status" -eq 0 ]
   run --separate-stderr fsrun validate --bundle "$DIR"
   [ "$status" -eq 0 ]
-  [ -z "$output" ] && [ -z "$stderr" ]
+  [ -z "$output" ]
+  [ -z "$stderr" ]
 }
 
 @test "spec --rootless: a user namespace mapping root to the caller, no network namespace" {

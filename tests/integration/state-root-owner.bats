@@ -45,7 +45,8 @@ in_private_tmp() {
 # LINE is the refusal of ROOT for WHY, whole
 is_refusal() {
   local line=$1 root=$2 why=$3
-  [[ $line == "fsrun: state root \`$root\` $why: "* ]] && [[ $line == *"of your own (mode 0700)" ]]
+  [[ $line == "fsrun: state root \`$root\` $why: "* ]]
+  [[ $line == *"of your own (mode 0700)" ]]
 }
 
 # the one line a refusal of ROOT for WHY prints, and nothing else
@@ -299,7 +300,8 @@ exchange_race() {
   run as "$uid" "$FSRUN" --root "$D/ctl" state evil
   echo "$output"
   [ "$status" -eq 0 ]
-  [[ $output == *'"status": "running"'* ]] && [[ $output == *"\"pid\": $WITNESS,"* ]]
+  [[ $output == *'"status": "running"'* ]]
+  [[ $output == *"\"pid\": $WITNESS,"* ]]
   # the swapper: prints its pid after its first exchange (or why none), killed by pid after
   exec {swap_out}< <(setpriv --reuid="$ATTACKER" --regid="$ATTACKER" --groups="$GROUP" -- \
     env PATH=/usr/local/bin:/usr/bin:/bin \

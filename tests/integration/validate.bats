@@ -402,7 +402,8 @@ expect_valid() {
   jq -n --arg dir "$BATS_TEST_TMPDIR" '{allowNetwork: false, allowedPaths: ["/usr"], writablePaths: [$dir], envAllowlist: ["PATH", "CI"], cpuLimit: {maxCores: 2, maxMs: 600000}, memoryLimitMb: 2048}' >"$policy"
   run --separate-stderr fsrun validate --policy "$policy"
   [ "$status" -eq 0 ]
-  [ -z "$output" ] && [ -z "$stderr" ]
+  [ -z "$output" ]
+  [ -z "$stderr" ]
   # the Fusion settings wrapper too
   jq '{sandbox: {backend: "fsrun", policy: ., failureMode: "fail-hard"}}' "$policy" >"$policy.wrapped"
   run --separate-stderr fsrun validate --policy "$policy.wrapped"

@@ -106,21 +106,13 @@ static long long ns_of(const struct timespec *t) {
 
 /* the whole of fd, whose stat is st, into buf (st->st_size bytes); the same stat after */
 static int read_exactly(int fd, const struct stat *st, char *buf) {
-  size_t n = 0, size = (size_t)st->st_size;
+  size_t size = (size_t)st->st_size;
   struct stat after;
-  for (;;) {
-    ssize_t r = read(fd, buf + n, size - n + 1);
-    if (r < 0 && errno == EINTR)
-      continue;
-    if (r < 0)
-      return -1;
-    if (r == 0)
-      break;
-    n += (size_t)r;
-    if (n > size)
-      break;
-  }
-  if (n != size || fstat(fd, &after) < 0 || !same_file(st, &after))
+  /* one byte more than the stat says: a file grown since reads long */
+  ssize_t n = safe_read_all(fd, buf, size + 1);
+  if (n < 0)
+    return -1;
+  if ((size_t)n != size || fstat(fd, &after) < 0 || !same_file(st, &after))
     return errno = ESTALE, -1;
   return 0;
 }

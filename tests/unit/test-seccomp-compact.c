@@ -19,21 +19,7 @@
 #include <libseccomp.h>
 
 #include "seccomp-compact.h"
-
-static int test_count, failures;
-
-static void ok(int cond, const char *fmt, ...) {
-  va_list ap;
-  test_count++;
-  if (!cond)
-    failures++;
-  printf("%sok %d - ", cond ? "" : "not ", test_count);
-  va_start(ap, fmt);
-  vprintf(fmt, ap);
-  va_end(ap);
-  printf("\n");
-  fflush(stdout);
-}
+#include "tap.h"
 
 /* what bench.sh's exec-seccomp profile denies; everything else of x86_64 is allowed */
 static const char *const denied[] = {"kexec_load",
@@ -167,12 +153,12 @@ static void test_allow_list(void) {
   char where[160] = "";
   bool done = seccomp_compact(&prog);
   long diff;
-  ok(done, "an allow-list profile (x86_64, x86, x32) is rewritten");
-  ok(prog.len * 2 < orig.len, "in less than half the instructions: %u of libseccomp's %u", prog.len,
-     orig.len);
+  tap_ok(done, "an allow-list profile (x86_64, x86, x32) is rewritten");
+  tap_ok(prog.len * 2 < orig.len, "in less than half the instructions: %u of libseccomp's %u",
+         prog.len, orig.len);
   diff = differences(&orig, &prog, where, sizeof(where));
-  ok(diff == 0, "the same verdict for every input tried (%ld differ%s%s)", diff,
-     diff ? ", first: " : "", where);
+  tap_ok(diff == 0, "the same verdict for every input tried (%ld differ%s%s)", diff,
+         diff ? ", first: " : "", where);
   free(orig.filter);
   free(prog.filter);
 }
@@ -182,11 +168,11 @@ static void test_deny_list(void) {
   char where[160] = "";
   long diff;
   bool done = seccomp_compact(&prog);
-  ok(done || prog.len == orig.len, "a deny-list profile: rewritten or kept (%u -> %u)", orig.len,
-     prog.len);
+  tap_ok(done || prog.len == orig.len, "a deny-list profile: rewritten or kept (%u -> %u)",
+         orig.len, prog.len);
   diff = differences(&orig, &prog, where, sizeof(where));
-  ok(diff == 0, "a deny-list profile: the same verdicts (%ld differ%s%s)", diff,
-     diff ? ", first: " : "", where);
+  tap_ok(diff == 0, "a deny-list profile: the same verdicts (%ld differ%s%s)", diff,
+         diff ? ", first: " : "", where);
   free(orig.filter);
   free(prog.filter);
 }
@@ -197,12 +183,12 @@ static void test_masked_argument(void) {
   char where[160] = "";
   long diff;
   bool done = seccomp_compact(&prog);
-  ok(done && prog.len * 2 < orig.len,
-     "an allow list with clone allowed under a flag mask is rewritten: %u of %u", prog.len,
-     orig.len);
+  tap_ok(done && prog.len * 2 < orig.len,
+         "an allow list with clone allowed under a flag mask is rewritten: %u of %u", prog.len,
+         orig.len);
   diff = differences(&orig, &prog, where, sizeof(where));
-  ok(diff == 0, "with the mask: the same verdicts (%ld differ%s%s)", diff, diff ? ", first: " : "",
-     where);
+  tap_ok(diff == 0, "with the mask: the same verdicts (%ld differ%s%s)", diff,
+         diff ? ", first: " : "", where);
   free(orig.filter);
   free(prog.filter);
 }
@@ -239,16 +225,18 @@ static void test_kept(void) {
   memcpy(small.filter, one, sizeof(one));
   good.filter[301].jt = 0; /* the same chain, its last jump in bounds */
   short_chain.filter[199].jt = 0;
-  ok(!seccomp_compact(&prog) && prog.len == orig.len &&
-         memcmp(prog.filter, orig.filter, orig.len * sizeof(*orig.filter)) == 0,
-     "a program with an instruction the rewrite does not know (JSET) is kept as it is");
-  ok(!seccomp_compact(&small) && small.len == 1, "a one-instruction program is kept");
-  ok(!seccomp_compact(&short_chain) && short_chain.len == 202,
-     "a program under 256 instructions is kept (its load is cheap), even a chain of 202 that a "
-     "search says in 4");
-  ok(!seccomp_compact(&broken) && broken.len == 304, "a program that jumps past its end is kept");
+  tap_ok(!seccomp_compact(&prog) && prog.len == orig.len &&
+             memcmp(prog.filter, orig.filter, orig.len * sizeof(*orig.filter)) == 0,
+         "a program with an instruction the rewrite does not know (JSET) is kept as it is");
+  tap_ok(!seccomp_compact(&small) && small.len == 1, "a one-instruction program is kept");
+  tap_ok(!seccomp_compact(&short_chain) && short_chain.len == 202,
+         "a program under 256 instructions is kept (its load is cheap), even a chain of 202 that a "
+         "search says in 4");
+  tap_ok(!seccomp_compact(&broken) && broken.len == 304,
+         "a program that jumps past its end is kept");
   done = seccomp_compact(&good);
-  ok(done && good.len < 304, "the same program in bounds is rewritten (%u instructions)", good.len);
+  tap_ok(done && good.len < 304, "the same program in bounds is rewritten (%u instructions)",
+         good.len);
   free(orig.filter);
   free(prog.filter);
   free(broken.filter);
@@ -262,6 +250,5 @@ int main(void) {
   test_deny_list();
   test_masked_argument();
   test_kept();
-  printf("1..%d\n", test_count);
-  return failures ? 1 : 0;
+  return tap_done();
 }

@@ -391,6 +391,40 @@ time.sleep(1000)' >"$BATS_TEST_TMPDIR/zombie" &
   [ -z "$output" ]
 }
 
+# Only the last command of an && list stops a test under errexit: in `[ a ] && [ b ]` a false `a`
+# goes by unseen (45a929a split 43 such lines). A line of tests joined by && (and no ||) is
+# wrong unless it ends a function or a { } group (the next line is `}`), whose status is that
+# line's: a predicate such as `in_rootfs() { ...; }` for wait_until. Checked first on a sample.
+@test "harness: no test file has an assertion line '[ a ] && [ b ]', whose false 'a' errexit ignores" {
+  local rule='
+    function flush() { if (cand != "") print cand; cand = "" }
+    FNR == 1 { flush() }
+    /^[[:space:]]*(#|$)/ { next }
+    /^[[:space:]]*}[[:space:]]*$/ { cand = ""; next }
+    {
+      flush()
+      line = $0
+      sub(/^[[:space:]]+/, "", line)
+      sub(/[[:space:]]+$/, "", line)
+      if (line !~ /&&/ || line ~ /\|\|/) next
+      n = split(line, part, /[[:space:]]*&&[[:space:]]*/)
+      for (i = 1; i <= n; i++)
+        if (part[i] !~ /^\[\[ .* \]\]$/ && part[i] !~ /^\[ .* \]$/) next
+      cand = FILENAME ":" FNR ": " $0
+    }
+    END { flush() }'
+  local sample=$BATS_TEST_TMPDIR/sample.bats
+  printf '%s\n' 'ready() {' '  [ -e a ] && [ -e b ]' '}' '@test "t" {' '  [ 1 = 2 ] && [[ x == x ]]' \
+    '  [ 1 = 2 ] && [ 1 = 1 ] || false' '  for i in 1; do' '    [ -e a ] && [ -e b ]' '  done' '}' >"$sample"
+  run awk "$rule" "$sample"
+  [ "$output" = "$sample:5:   [ 1 = 2 ] && [[ x == x ]]"$'\n'"$sample:8:     [ -e a ] && [ -e b ]" ]
+  run find "$FSRUN_TESTS_DIR" "$FSRUN_TESTS_DIR/../vm" "$FSRUN_TESTS_DIR/../clients" "$FSRUN_TESTS_DIR/../package" \
+    -maxdepth 1 \( -name '*.bats' -o -name '*.bash' \) -exec awk "$rule" {} +
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ -z "$output" ]
+}
+
 # review21 L5: the Fusion adapter starts fsrun with the adapter's own values of every variable fsrun
 # reads (FSRUN_OWN_ENV) or none (FSRUN_ENV_UNSET), never a command's; the two lists in
 # contrib/fusion/src/fsrun-cli.ts must name exactly what src/ reads. Seen to fail with

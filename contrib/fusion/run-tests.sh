@@ -10,6 +10,10 @@
 # a missing tool, a failed install or build, or a missing FSRUN is a failure. Prints TAP with one
 # line per test (node's nested results flattened; a failure's diagnostics become `#` lines).
 # FSRUN_FUSION_OUT: where tsc writes (default contrib/fusion/dist). Exit status 1 when anything failed.
+# Each node run has a TMPDIR and an XDG_RUNTIME_DIR of its own in this script's temporary directory,
+# where the tests and the adapter make everything (work dirs, bundles, task containers' dirs): what
+# is left there when the tests end is one failure naming it. A TERM or INT is passed to node, whose
+# handlers delete what the tests made; what they could not is deleted here on the way out.
 set -uo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -17,16 +21,61 @@ out=${FSRUN_FUSION_OUT:-$here/dist}
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/fusion-tests.XXXXXX") || exit 1
 chmod 755 "$tmp"
 user=""
+fsrun=""
+# the runs' own TMPDIRs and XDG_RUNTIME_DIRs (root's and the ordinary user's)
+scopes=("$tmp/root-tmp" "$tmp/root-run" "$tmp/user-tmp" "$tmp/run")
+
+# sweep: what the tests left in the scopes deleted: the containers of a state root there (thawed
+# first), then the mounts under $tmp; the user's processes are killed with the user
+sweep() {
+  local root id mnt
+  if [ -n "$fsrun" ]; then
+    for root in $(find "${scopes[@]}" -mindepth 2 -maxdepth 2 -name state -type d 2>/dev/null); do
+      for id in $("$fsrun" --root "$root" list --quiet 2>/dev/null); do
+        "$fsrun" --root "$root" resume "$id" >/dev/null 2>&1
+        "$fsrun" --root "$root" delete --force "$id" >/dev/null 2>&1
+      done
+    done
+  fi
+  for mnt in $(awk -v dir="$tmp/" 'index($5, dir) == 1 { print $5 }' /proc/self/mountinfo | sort -r); do
+    umount -l "$mnt" 2>/dev/null
+  done
+}
+
 cleanup() {
   if [ -n "$user" ] && id "$user" >/dev/null 2>&1; then
     left=$(pgrep -u "$user" 2>/dev/null | tr '\n' ' ')
     [ -n "$left" ] && kill -KILL $left 2>/dev/null
+  fi
+  sweep
+  if [ -n "$user" ] && id "$user" >/dev/null 2>&1; then
     userdel -r "$user" >/dev/null 2>&1
     sed -i "/^$user:/d" /etc/subuid /etc/subgid 2>/dev/null
   fi
-  rm -rf "$tmp"
+  rm -rf --one-file-system "$tmp"
 }
 trap cleanup EXIT
+
+# node runs in the background and is waited for: a TERM or INT to this script reaches it at once
+# (as TERM: an asynchronous command ignores INT) and its handlers run before this script goes on
+child="" stopped=""
+stop() {
+  stopped=$1
+  [ -z "$child" ] || kill -TERM "$child" 2>/dev/null
+}
+trap 'stop TERM' TERM
+trap 'stop INT' INT
+wait_child() { # wait_child: node's exit status, once it has ended
+  local rc
+  while :; do
+    wait "$child"
+    rc=$?
+    kill -0 "$child" 2>/dev/null || break
+  done
+  child=""
+  [ -z "$stopped" ] || exit 1
+  return "$rc"
+}
 
 die() { # die NAME LOG: one failed result, the log's end as diagnostics
   echo "not ok 1 - $1"
@@ -51,7 +100,11 @@ rm -rf "$out/src" "$out/test"
 
 reporter=(--test-reporter=tap)
 status=0
-FSRUN=$fsrun FUSION_PACKAGE_DIR=$here node --test "${reporter[@]}" "$out"/test/*.test.js >"$tmp/raw.tap" 2>&1 </dev/null || status=$?
+mkdir -m 700 "$tmp/root-tmp" "$tmp/root-run"
+FSRUN=$fsrun FUSION_PACKAGE_DIR=$here TMPDIR=$tmp/root-tmp XDG_RUNTIME_DIR=$tmp/root-run \
+  node --test "${reporter[@]}" "$out"/test/*.test.js >"$tmp/raw.tap" 2>&1 </dev/null &
+child=$!
+wait_child || status=$?
 
 # --- the integration tests again as an ordinary user ---
 if [ "$(id -u)" = 0 ]; then
@@ -62,13 +115,25 @@ if [ "$(id -u)" = 0 ]; then
   else
     # the user's copy of the build (the tests run from where it can read)
     cp -r "$out" "$tmp/dist" && chmod -R a+rX "$tmp/dist"
-    mkdir -m 700 "$tmp/run" && chown "$user:" "$tmp/run"
+    mkdir -m 700 "$tmp/run" "$tmp/user-tmp" && chown "$user:" "$tmp/run" "$tmp/user-tmp"
     setpriv --reuid="$user" --regid="$user" --init-groups \
       env -i PATH=/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin HOME="/home/$user" XDG_RUNTIME_DIR="$tmp/run" \
-      FSRUN="$fsrun" FUSION_TEST_AS=user node --test "${reporter[@]}" "$tmp/dist/test/integration.test.js" \
-      >>"$tmp/raw.tap" 2>&1 </dev/null || status=$?
+      TMPDIR="$tmp/user-tmp" FSRUN="$fsrun" FUSION_TEST_AS=user node --test "${reporter[@]}" \
+      "$tmp/dist/test/integration.test.js" >>"$tmp/raw.tap" 2>&1 </dev/null &
+    child=$!
+    wait_child || status=$?
   fi
 fi
+
+# --- what the tests left: each entry of the runs' TMPDIRs and XDG_RUNTIME_DIRs (fsrun's own
+# empty state root aside) is a failure that names it; then deleted ---
+n_left=0
+while read -r entry; do
+  [ -n "$entry" ] || continue
+  n_left=$((n_left + 1))
+  echo "not ok $((900 + n_left)) - fusion: $entry was left behind by the tests" >>"$tmp/raw.tap"
+done < <(find "${scopes[@]}" -mindepth 1 -maxdepth 1 ! \( -name fsrun -type d -empty \) 2>/dev/null | sed "s|^$tmp/||")
+sweep
 
 # --- flatten: a result line whose predecessor is more indented is a parent (its subtests came
 # first); parents count only when they failed without a failing subtest (a hook, a crash) ---

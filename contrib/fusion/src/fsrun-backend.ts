@@ -178,9 +178,14 @@ export class FsrunBackend extends BackendBase implements SandboxBackend {
     this.emit("task", ctx.runId, { event: "sandbox:prepare" });
     try {
       this.state = await this.checkFsrun(this.task);
+      // dispose() while the task container was being made found none to delete
+      if (this.disposed) throw new FsrunError("prepare: the backend was disposed");
     } catch (e) {
       this.emit("task", ctx.runId, { event: "sandbox:failure", reason: (e as Error).message });
       this.task = null;
+      const made = this.container;
+      this.container = null;
+      await made?.remove();
       throw e;
     }
     if (this.state.kind === "native") this.emit("task", ctx.runId, { event: "sandbox:fallback", reason: this.state.reason });
@@ -404,6 +409,9 @@ export class FsrunBackend extends BackendBase implements SandboxBackend {
   }
 
   async dispose(): Promise<void> {
+    // once: a second call would walk again, a sandbox over a policy whose paths may be gone (fsrun
+    // made a missing writablePaths entry again: a leftover directory of every run of the tests)
+    if (this.disposed) return;
     this.disposed = true;
     await this.endRuns();
     const container = this.container;

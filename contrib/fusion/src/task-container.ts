@@ -117,12 +117,19 @@ export class TaskContainer {
   static async create(cli: FsrunCli, task: Task, killGraceMs: number, limits: SandboxLimits, notEnforced: LimitNotEnforced[], pauseBetweenRuns = true): Promise<TaskContainer> {
     const dir = await privateDir(task, "fsrun-fusion-task-");
     const id = taskContainerId(task.taskId, randomBytes(4).toString("hex"));
-    const help = await cli.run(["exec", "--help"]);
-    const deleteHelp = await cli.run(["delete", "--help"]);
-    const pauseHelp = await cli.run(["pause", "--help"]);
-    const tamperJson = (h: string) => /^\s*--tamper-json\b/m.test(h);
-    const pauseWalk = pauseBetweenRuns && tamperJson(pauseHelp.stdout);
-    const container = new TaskContainer(cli, id, dir, killGraceMs, limits, notEnforced, /^\s*--status-json\b/m.test(help.stdout), tamperJson(deleteHelp.stdout), pauseWalk, /^\s*--kill-group\b/m.test(help.stdout));
+    let container: TaskContainer;
+    try {
+      const help = await cli.run(["exec", "--help"]);
+      const deleteHelp = await cli.run(["delete", "--help"]);
+      const pauseHelp = await cli.run(["pause", "--help"]);
+      const tamperJson = (h: string) => /^\s*--tamper-json\b/m.test(h);
+      const pauseWalk = pauseBetweenRuns && tamperJson(pauseHelp.stdout);
+      container = new TaskContainer(cli, id, dir, killGraceMs, limits, notEnforced, /^\s*--status-json\b/m.test(help.stdout), tamperJson(deleteHelp.stdout), pauseWalk, /^\s*--kill-group\b/m.test(help.stdout));
+    } catch (e) {
+      // fsrun did not start: no container, but the directory is ours to remove
+      await rm(dir, { recursive: true, force: true });
+      throw e;
+    }
     try {
       const b = await cli.bundle(task.policy, task.worktree, join(dir, "bundle"), ["sleep", "infinity"]);
       if (b.code !== 0) throw new FsrunSetupError(`fsrun bundle: ${firstLines(b.stderr)}`, null, b.stderr);

@@ -3,13 +3,13 @@
 import * as assert from "node:assert/strict";
 import { spawn, spawnSync } from "node:child_process";
 import type { SpawnOptions } from "node:child_process";
-import { constants as fsConstants, createWriteStream } from "node:fs";
+import { constants as fsConstants, createWriteStream, rmSync } from "node:fs";
 import { chmod, mkdir, mkdtemp, open, readFile, readdir, readlink, realpath, rm, stat, writeFile } from "node:fs/promises";
 import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { createDeflate } from "node:zlib";
-import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
+import { constants as osConstants, tmpdir } from "node:os";
+import { basename, dirname, join } from "node:path";
 import { after, before, test } from "node:test";
 
 import { FsrunBackend, FsrunError, FsrunPolicyError, FsrunSetupError, FsrunUnavailableError, HOST_GIT_CANNOT_DISARM, HOST_GIT_SAFE_ARGS, isSandboxOf, sandboxIdStem } from "../src/index";
@@ -105,11 +105,45 @@ before(async () => {
   await writeFile(join(readOnly, "file"), "ro-content");
 });
 
+/**
+ * Deletes the containers left in the state root (thawed first) and a task container's own
+ * directory (its bundle's parent): what a failed test or an interrupted run would leave running
+ * once `work` is gone. Synchronous, for a signal's handler too. Returns their ids.
+ */
+function sweepContainers(): string[] {
+  if (stateRoot === "") return [];
+  const fsrun = (...args: string[]) => spawnSync(FSRUN, ["--root", stateRoot, ...args], { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] });
+  const ids = (fsrun("list", "--quiet").stdout ?? "").split("\n").filter((id) => id !== "");
+  for (const id of ids) {
+    let bundle = "";
+    try {
+      bundle = (JSON.parse(fsrun("state", id).stdout ?? "") as { bundle?: string }).bundle ?? "";
+    } catch {
+      /* no state to read: delete it all the same */
+    }
+    fsrun("resume", id);
+    fsrun("delete", "--force", id);
+    if (basename(dirname(bundle)).startsWith("fsrun-fusion-task-")) rmSync(dirname(bundle), { recursive: true, force: true });
+  }
+  return ids;
+}
+
+// a run stopped by its time limit or by hand (SIGTERM, SIGINT) runs no after(): what it made goes here
+for (const sig of ["SIGTERM", "SIGINT"] as const) {
+  process.prependListener(sig, () => {
+    sweepContainers();
+    if (work !== "") rmSync(work, { recursive: true, force: true });
+    process.exit(128 + osConstants.signals[sig]);
+  });
+}
+
 after(async () => {
-  for (const b of backends) await b.dispose();
-  const left = await containers();
+  const failed: string[] = [];
+  for (const b of backends) await b.dispose().catch((e: unknown) => failed.push((e as Error).message));
+  const left = sweepContainers();
   await rm(work, { recursive: true, force: true });
   assert.deepEqual(left, [], "containers left in the state root");
+  assert.deepEqual(failed, [], "dispose() failed");
 });
 
 test(`[${WHO}] capabilities are the seed's shape and truthful for this caller`, async () => {
@@ -1504,6 +1538,54 @@ test(`[${WHO}] TMPDIR a bind mount of a writablePaths entry: the task container'
     spawnSync("umount", [alias]);
     await rm(alias, { recursive: true, force: true });
     await rm(writable, { recursive: true, force: true });
+  }
+});
+
+// dispose() once more (after() disposes every backend of the file again) walked again: a sandbox
+// over a policy whose writablePaths entry the test had removed, which fsrun made again (an empty
+// fsrun-fusion-tmpdir-* in /tmp from every run of this file). Seen to fail without the early
+// return in FsrunBackend.dispose: two sandbox:dispose events, and the directory back.
+test(`[${WHO}] one-shot: a second dispose() walks nothing and says nothing`, async () => {
+  const gone = await tempDir("fsrun-fusion-gone-");
+  const runId = `r${++seq}`;
+  const b = await backend({}, { ...basePolicy(), writablePaths: [gone] }, { taskId: `it-${WHO}`, runId });
+  assert.equal((await b.run("true", opts())).exitCode, 0);
+  const disposals = () => events.filter((e) => e.event === "sandbox:dispose" && e.runId === runId).length;
+  await b.dispose();
+  assert.equal(disposals(), 1);
+  await rm(gone, { recursive: true, force: true });
+  await b.dispose();
+  assert.equal(disposals(), 1);
+  await assert.rejects(stat(gone), { code: "ENOENT" });
+});
+
+// A task container made while dispose() ran (prepare's `fsrun start` held until dispose returned)
+// is deleted with its directory, and prepare fails: before, dispose found no container yet and
+// both were left (the adapter's 0700 directory under XDG_RUNTIME_DIR, /run for root, and the
+// container). Seen to fail without the disposed check in FsrunBackend.prepare.
+test(`[${WHO}] task container: dispose() during prepare leaves no container and no directory`, async () => {
+  const runtime = await tempDir("fsrun-fusion-runtime-");
+  const wrapper = join(work, `fsrun-held-start-${++seq}`);
+  await writeFile(wrapper, `#!/bin/sh\nif [ "$3" = start ]; then\n  : >"$0.started"\n  while [ ! -e "$0.go" ]; do sleep 0.05; done\nfi\nexec '${FSRUN}' "$@"\n`, { mode: 0o755 });
+  const saved = process.env.XDG_RUNTIME_DIR;
+  process.env.XDG_RUNTIME_DIR = runtime;
+  try {
+    const b = new FsrunBackend({ fsrunPath: wrapper, stateRoot, killGraceMs: 300, onAudit: (e) => events.push(e), mode: "task-container" });
+    backends.push(b);
+    const before = await containers();
+    const prepared = b.prepare({ taskId: `it-${WHO}`, runId: `r${++seq}`, worktreePath: worktree, policy: basePolicy() });
+    const failed = assert.rejects(prepared, /prepare: the backend was disposed/);
+    await waitFor("prepare's fsrun start", () => stat(`${wrapper}.started`).then(() => true, () => false));
+    await b.dispose();
+    await writeFile(`${wrapper}.go`, "");
+    await failed;
+    assert.deepEqual(await containers(), before);
+    assert.deepEqual((await readdir(runtime)).filter((n) => n.startsWith("fsrun-fusion-")), []);
+  } finally {
+    if (saved === undefined) delete process.env.XDG_RUNTIME_DIR;
+    else process.env.XDG_RUNTIME_DIR = saved;
+    await writeFile(`${wrapper}.go`, "");
+    await rm(runtime, { recursive: true, force: true });
   }
 });
 

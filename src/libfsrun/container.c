@@ -682,7 +682,8 @@ static void create_init_config(struct create_job *j) {
                 o->on_namespaces == NULL;
   ic->stay_dumpable = j->new_userns && geteuid() != 0;
   ic->in_userns = j->new_userns || (plan->n_joins > 0 && plan->joins[0].flag == CLONE_NEWUSER);
-  ic->hooks_after_mounts = has_hooks(config, true);
+  ic->hooks_after_mounts = has_hooks(config, true) || o->on_mounts_done != NULL;
+  ic->network_after_mounts = o->on_mounts_done != NULL;
   ic->reaper = j->want_reaper;
   ic->tiny_init_fd = j->want_reaper ? tiny_init_image_fd() : -1;
   ic->seccomp = j->seccomp;
@@ -837,18 +838,17 @@ static int send_go(struct create_job *j, const char *payload, size_t len, int fd
 
 /* SYNC_MOUNTS_DONE: the prestart and createRuntime hooks, then GO with the states for
  * createContainer and startContainer (NUL-separated). */
-static int serve_mounts_done(struct create_job *j, fsrun_error_t *err) {
+static int serve_hooks_after_mounts(struct create_job *j, fsrun_error_t *err) {
   const oci_hooks *hooks = j->config->hooks;
   struct container_status *st = &j->out->st;
   cleanup_free char *creating = hook_state(st, "creating", j->out->pid);
   cleanup_free char *payload = NULL;
   size_t len = 0;
 
-  if (hooks != NULL && (hooks_run(&hooks->prestart, "prestart", creating, err) < 0 ||
-                        hooks_run(&hooks->create_runtime, "createRuntime", creating, err) < 0))
+  if (hooks_run(&hooks->prestart, "prestart", creating, err) < 0 ||
+      hooks_run(&hooks->create_runtime, "createRuntime", creating, err) < 0)
     return fsrun_error_code(err);
-  if (hooks != NULL &&
-      (hooks_any(&hooks->create_container) || hooks_any(&hooks->start_container))) {
+  if (hooks_any(&hooks->create_container) || hooks_any(&hooks->start_container)) {
     cleanup_free char *created = hook_state(st, "created", j->out->pid);
     size_t a = strlen(creating), b = strlen(created);
     payload = xmalloc0(a + b + 2);
@@ -857,6 +857,16 @@ static int serve_mounts_done(struct create_job *j, fsrun_error_t *err) {
     len = a + b + 1;
   }
   return send_go(j, payload, len, -1, err);
+}
+
+/* SYNC_MOUNTS_DONE: the caller's on_mounts_done first (it waits for what it started while the init
+ * mounted), then the hooks */
+static int serve_mounts_done(struct create_job *j, fsrun_error_t *err) {
+  if (j->o->on_mounts_done != NULL && j->o->on_mounts_done(j->o->on_namespaces_data, err) < 0)
+    return fsrun_error_code(err);
+  if (!has_hooks(j->config, true))
+    return send_go(j, NULL, 0, -1, err);
+  return serve_hooks_after_mounts(j, err);
 }
 
 /* SYNC_PTY: the pty master, to the console socket or kept for `run` to relay */

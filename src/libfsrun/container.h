@@ -30,8 +30,12 @@ struct container_create_opts {
    * which frees it whatever happens, and config_json is not parsed again */
   oci_config *config;
   /* called with the init's pid once its namespaces exist and its id maps are written, while it
-   * waits for GO (fsrun sandbox attaches its network helper there); a failure fails the create */
+   * waits for GO (fsrun sandbox starts its network helper there); a failure fails the create */
   int (*on_namespaces)(pid_t init_pid, void *data, fsrun_error_t *err);
+  /* when not NULL: called (with on_namespaces_data) once the init has made its mounts, before its
+   * pivot_root and the process, the init stopped there; what on_namespaces started runs while the
+   * init mounts, and is waited for here (fsrun sandbox: its network helper's ready byte) */
+  int (*on_mounts_done)(void *data, fsrun_error_t *err);
   void *on_namespaces_data;
   /* called with the init's pid and create's pidfd on it (borrowed: dup it to keep it) as soon as
    * it is cloned (fsrun sandbox's watchdog pins it, so that its deadline can end a set-up the

@@ -650,7 +650,7 @@ void init_main(struct init_config *c) {
   }
   if (set_names(c, &err) < 0)
     fail(c, &err);
-  if (c->rootfs.new_netns && network_up(c, &err) < 0)
+  if (c->rootfs.new_netns && !c->network_after_mounts && network_up(c, &err) < 0)
     fail(c, &err);
   if (!c->no_new_keyring)
     (void)syscall(SYS_keyctl, KEYCTL_JOIN_SESSION_KEYRING, NULL, 0, 0, 0);
@@ -670,6 +670,8 @@ void init_main(struct init_config *c) {
     }
     sync_msg_clear(&msg);
   }
+  if (c->rootfs.new_netns && c->network_after_mounts && network_up(c, &err) < 0)
+    fail(c, &err);
   if (run_create_container_hooks(c, &runner, hook_state_creating, &err) < 0)
     fail(c, &err);
 

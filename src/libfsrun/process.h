@@ -31,7 +31,7 @@ struct init_config {
                               mount (rootfs_ctx.join_cgroup), mounting in parallel until then */
   bool stay_dumpable;      /* an unprivileged parent writes our id maps: non-dumpable after GO */
   bool in_userns;          /* a new or joined user namespace */
-  bool hooks_after_mounts; /* report SYNC_MOUNTS_DONE and wait for GO (hooks run in between) */
+  bool hooks_after_mounts; /* report SYNC_MOUNTS_DONE, wait for GO (hooks, on_mounts_done) */
   bool reaper;             /* run.fsrun.init: stay as pid 1 and run the process as our child */
   int tiny_init_fd;        /* with reaper: the tiny init's sealed image (tiny-init.h), or -1 */
   const struct fsrun_seccomp *seccomp;
@@ -49,6 +49,10 @@ struct init_config {
    * went on at when the clock was set back (exec_not_before_lowered), which SYNC_CREATED reports */
   struct timespec exec_not_before;
   bool exec_not_before_lowered;
+  /* with hooks_after_mounts: the caller configures our network namespace while we mount (fsrun
+   * sandbox's helper: tap0's address and default route); lo, the routes and the policy rules
+   * come after that GO (a catch-all unreachable rule before the helper's route made it fail) */
+  bool network_after_mounts;
 };
 
 /* Runs in the cloned child. Never returns: execs the process or _exit()s after reporting the error

@@ -4,6 +4,11 @@
  * abstract unix socket of the host (those belong to a network namespace), and none of the host's
  * ports: no port is forwarded in either direction and the gateway does not lead to the host.
  *
+ * slirp4netns starts while the container init waits for GO (sandbox_net_attach) and configures
+ * the network while the init makes its mounts; the init stops after them, and the command runs
+ * only once slirp4netns has said it is ready (sandbox_net_wait_ready): its 3-5 ms start overlaps
+ * the mounts instead of coming before them.
+ *
  * slirp4netns runs as our child with a parent-death signal and an exit fd (it quits when our end
  * closes), so a SIGKILLed fsrun takes it along; otherwise sandbox_net_kill() kills it once the
  * container's init has been reaped and sandbox_net_reap() waits for it last. tap0 is made
@@ -152,32 +157,48 @@ exec_helper(const char *path, char *const argv[], const int fds[CHILD_FIRST_UNUS
   _exit(127);
 }
 
+/* what make_tap_in() did, as its exit status */
+enum { TAP_MADE = 0, TAP_NOT_MADE = 1, TAP_MADE_WITH_IPV6 = 2 };
+
 /* In the child of vfork: joins the sandbox's namespaces (its user namespace first, where it has
  * one: only there may we add a device to its network namespace) and makes tap0 persistent, with
- * the flags slirp4netns asks for. Exit status 0 when it did. */
+ * the flags slirp4netns asks for, and without IPv6: egress is IPv4 only (slirp4netns runs without
+ * --enable-ipv6), so the link-local address, the duplicate address detection and the router
+ * solicitations and multicast reports that bringing tap0 up would start are work for the kernel
+ * and for slirp4netns (which reads each packet and drops it) that nothing uses. The sysctl of
+ * the namespace we joined: /proc/sys/net follows the opener's network namespace. */
 static void __attribute__((noreturn)) make_tap_in(int userns_fd, int netns_fd) {
   struct ifreq ifr;
-  int fd;
+  int fd, v6;
   if ((userns_fd >= 0 && setns(userns_fd, CLONE_NEWUSER) < 0) || setns(netns_fd, CLONE_NEWNET) < 0)
-    _exit(1);
+    _exit(TAP_NOT_MADE);
   fd = open("/dev/net/tun", O_RDWR | O_CLOEXEC);
   memset(&ifr, 0, sizeof(ifr));
   ifr.ifr_flags = IFF_TAP | IFF_NO_PI;
   memcpy(ifr.ifr_name, SANDBOX_TAP_NAME, sizeof(SANDBOX_TAP_NAME));
   if (fd < 0 || ioctl(fd, TUNSETIFF, &ifr) < 0 || ioctl(fd, TUNSETPERSIST, 1) < 0)
-    _exit(1);
-  _exit(0);
+    _exit(TAP_NOT_MADE);
+  v6 = open("/proc/sys/net/ipv6/conf/" SANDBOX_TAP_NAME "/disable_ipv6", O_WRONLY | O_CLOEXEC);
+  if (v6 < 0 || write(v6, "1", 1) != 1)
+    _exit(TAP_MADE_WITH_IPV6);
+  _exit(TAP_MADE);
 }
 
-/* tap0, persistent, before slirp4netns attaches to it. Where it cannot be made, slirp4netns makes
- * its own as before, and only its death is slower. */
+/* tap0, persistent and IPv4 only, before slirp4netns attaches to it. Where it cannot be made,
+ * slirp4netns makes its own as before, and only its death is slower. */
 static void make_persistent_tap(int userns_fd, int netns_fd) {
   int status = 0;
   pid_t child = vfork();
   if (child == 0)
     make_tap_in(userns_fd, netns_fd);
-  if (child < 0 || waitpid(child, &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+  if (child < 0 || waitpid(child, &status, 0) < 0 || !WIFEXITED(status))
+    status = W_EXITCODE(TAP_NOT_MADE, 0);
+  if (WEXITSTATUS(status) == TAP_NOT_MADE)
     log_debug("sandbox: network egress: no persistent %s; slirp4netns makes its own",
+              SANDBOX_TAP_NAME);
+  else if (WEXITSTATUS(status) == TAP_MADE_WITH_IPV6)
+    log_debug("sandbox: network egress: IPv6 could not be turned off on %s (no route leads "
+              "anywhere: slirp4netns answers no IPv6)",
               SANDBOX_TAP_NAME);
 }
 
@@ -202,12 +223,13 @@ static int open_ns(pid_t pid, const char *type, fsrun_error_t *err) {
 }
 
 /* Waits for the helper's byte on the ready pipe (written once the namespace is configured). */
-static int wait_ready(struct sandbox_net *net, int ready_fd, int stderr_fd, fsrun_error_t *err) {
-  int64_t start = monotonic_ms(), deadline = start + HELPER_READY_TIMEOUT_MS;
+static int wait_ready(struct sandbox_net *net, fsrun_error_t *err) {
+  int64_t deadline = net->started + HELPER_READY_TIMEOUT_MS;
   if (net->deadline > 0 && net->deadline < deadline)
     deadline = net->deadline; /* fsrun sandbox's --timeout-ms bounds the set-up too */
   for (;;) {
-    struct pollfd p[2] = {{.fd = ready_fd, .events = POLLIN}, {.fd = net->pidfd, .events = POLLIN}};
+    struct pollfd p[2] = {{.fd = net->ready_fd, .events = POLLIN},
+                          {.fd = net->pidfd, .events = POLLIN}};
     int64_t left = deadline - monotonic_ms();
     char buf[32];
     int r;
@@ -215,36 +237,49 @@ static int wait_ready(struct sandbox_net *net, int ready_fd, int stderr_fd, fsru
       return fsrun_error_make(err, ETIMEDOUT,
                               "sandbox: network egress: slirp4netns did not configure the network "
                               "in %lld ms",
-                              (long long)(deadline - start));
+                              (long long)(deadline - net->started));
     r = poll(p, 2, (int)left);
     if (r < 0 && errno == EINTR)
       continue;
     if (r < 0)
       return fsrun_error_errno(err, "sandbox: network egress: wait for slirp4netns");
     if (p[0].revents & POLLIN) {
-      ssize_t n = read(ready_fd, buf, sizeof(buf));
+      ssize_t n = read(net->ready_fd, buf, sizeof(buf));
       if (n > 0)
         return 0;
     }
     if (p[0].revents & (POLLIN | POLLHUP) || p[1].revents & POLLIN) {
-      cleanup_free char *why = helper_failure(stderr_fd);
+      cleanup_free char *why = helper_failure(net->stderr_fd);
       return fsrun_error_make(err, 0, "sandbox: network egress: slirp4netns failed: %s", why);
     }
   }
+}
+
+int sandbox_net_wait_ready(void *data, fsrun_error_t *err) {
+  struct sandbox_net *net = data;
+  int r;
+  if (net->ready_fd < 0)
+    return 0;
+  r = wait_ready(net, err);
+  cleanup_closep(&net->ready_fd);
+  cleanup_closep(&net->stderr_fd);
+  if (r == 0)
+    log_debug("sandbox: network egress: %s configured the network %lld ms after its start",
+              net->path, (long long)(monotonic_ms() - net->started));
+  return r;
 }
 
 static int start_helper(struct sandbox_net *net, const char *path, int userns_fd, int netns_fd,
                         fsrun_error_t *err) {
   char netns_arg[32], userns_arg[48], ready_arg[32], exit_arg[32];
   cleanup_close int null_fd = high_fd(open("/dev/null", O_RDWR | O_CLOEXEC));
-  cleanup_close int stderr_fd = high_fd(memfd_create("fsrun-slirp4netns-stderr", MFD_CLOEXEC));
+  int stderr_fd = net->stderr_fd = high_fd(memfd_create("fsrun-slirp4netns-stderr", MFD_CLOEXEC));
   int ready[2] = {-1, -1}, exit_pipe[2] = {-1, -1};
   int fds[CHILD_FIRST_UNUSED_FD];
   sigset_t empty;
   const char *argv[24];
   size_t n = 0;
   pid_t parent = getpid(), child;
-  int r;
 
   if (null_fd < 0 || stderr_fd < 0 || pipe2(ready, O_CLOEXEC) < 0)
     return fsrun_error_errno(err, "sandbox: network egress: set up the helper's pipes");
@@ -252,7 +287,7 @@ static int start_helper(struct sandbox_net *net, const char *path, int userns_fd
     close(ready[0]), close(ready[1]);
     return fsrun_error_errno(err, "sandbox: network egress: set up the helper's pipes");
   }
-  ready[0] = high_fd(ready[0]);
+  ready[0] = net->ready_fd = high_fd(ready[0]);
   ready[1] = high_fd(ready[1]);
   exit_pipe[0] = high_fd(exit_pipe[0]);
   net->exit_fd = high_fd(exit_pipe[1]);
@@ -287,25 +322,21 @@ static int start_helper(struct sandbox_net *net, const char *path, int userns_fd
   fds[CHILD_READY_FD] = ready[1];
   fds[CHILD_EXIT_FD] = exit_pipe[0];
   sigemptyset(&empty);
+  net->path = path;
+  net->started = monotonic_ms();
   /* vfork: a fork made every page of ours copy-on-write for the rest of the run */
   child = vfork();
   if (child == 0)
     exec_helper(path, (char *const *)argv, fds, parent, &empty);
   close(ready[1]);
   close(exit_pipe[0]);
-  if (child < 0) {
-    close(ready[0]);
+  if (child < 0)
     return fsrun_error_errno(err, "sandbox: network egress: fork slirp4netns");
-  }
   net->pid = child;
   net->pidfd = (int)syscall(SYS_pidfd_open, child, 0);
-  if (net->pidfd < 0) {
-    close(ready[0]);
+  if (net->pidfd < 0)
     return fsrun_error_errno(err, "sandbox: network egress: pidfd_open slirp4netns");
-  }
-  r = wait_ready(net, ready[0], stderr_fd, err);
-  close(ready[0]);
-  return r;
+  return 0;
 }
 
 int sandbox_net_attach(pid_t init_pid, void *data, fsrun_error_t *err) {
@@ -341,6 +372,8 @@ void sandbox_net_kill(struct sandbox_net *net) {
 }
 
 void sandbox_net_reap(struct sandbox_net *net) {
+  cleanup_closep(&net->ready_fd);
+  cleanup_closep(&net->stderr_fd);
   if (net->pid <= 0)
     return;
   sandbox_net_kill(net);

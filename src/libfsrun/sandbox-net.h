@@ -44,15 +44,23 @@ struct sandbox_net {
   bool killed; /* SIGKILLed, not yet reaped */
   int pidfd;
   int exit_fd;      /* our end of its --exit-fd pipe: when it closes, slirp4netns quits */
+  int ready_fd;     /* our end of its --ready-fd pipe until the byte came, else -1 */
+  int stderr_fd;    /* its stderr (a memfd) until then: the last line says what failed */
+  const char *path; /* the helper that runs (the debug log names it) */
+  int64_t started;  /* when it was started (CLOCK_MONOTONIC ms) */
   int64_t deadline; /* --timeout-ms (CLOCK_MONOTONIC ms): the wait for it ends there too; 0: none */
 };
 #define SANDBOX_NET_INIT(user_ns)                                                                  \
-  ((struct sandbox_net){.userns = (user_ns), .pid = 0, .pidfd = -1, .exit_fd = -1})
+  ((struct sandbox_net){                                                                           \
+      .userns = (user_ns), .pid = 0, .pidfd = -1, .exit_fd = -1, .ready_fd = -1, .stderr_fd = -1})
 
 /* container_create_opts.on_namespaces for the egress profile (data: a struct sandbox_net): starts
- * slirp4netns on the namespaces of the init (still waiting for GO) and returns once it has
- * configured the network. */
+ * slirp4netns on the namespaces of the init (still waiting for GO) and returns without waiting
+ * for it: it configures the network while the init mounts. */
 int sandbox_net_attach(pid_t init_pid, void *data, fsrun_error_t *err);
+/* container_create_opts.on_mounts_done for the egress profile: waits until slirp4netns has
+ * configured the network (its ready byte), before the init goes on to its command. */
+int sandbox_net_wait_ready(void *data, fsrun_error_t *err);
 /* SIGKILLs the helper (once) without waiting for its death; nothing when it was not started. */
 void sandbox_net_kill(struct sandbox_net *net);
 /* Kills it if that was not done, and reaps it: the last thing before fsrun exits. */

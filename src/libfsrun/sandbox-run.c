@@ -803,6 +803,7 @@ static int run_in_sandbox(const struct fsrun_context *ctx, const struct sandbox_
                                     .on_exit_data = res};
     if (sandbox_network_profile(policy) == SANDBOX_NET_EGRESS) {
       ro.create.on_namespaces = sandbox_net_attach;
+      ro.create.on_mounts_done = sandbox_net_wait_ready;
       ro.create.on_namespaces_data = &res->net;
     }
     setup_deadline_disarm();

@@ -8,7 +8,8 @@
 # rss-* lines are peak resident sets in KB instead.
 #   sandbox/bwrap            `sandbox -- /bin/true` as root, default policy, vs bwrap --unshare-all
 #                            with ro /usr /etc, the worktree rw, tmpfs /tmp, proc, dev
-#   sandbox-egress/bwrap-net the egress network profile vs bwrap --share-net (when slirp4netns)
+#   sandbox-egress/bwrap-net the egress network profile vs bwrap --share-net (when slirp4netns); its
+#                            line ends in helper=NAME-VERSION, the helper fsrun's --debug log named
 #   sandbox-user/bwrap-user  the same as an ordinary user (made here, removed at the end) the way the
 #                            Fusion adapter runs it: fsrun's own environment only (PATH, HOME,
 #                            XDG_RUNTIME_DIR), no --root, so fsrun's default state root
@@ -54,14 +55,15 @@ FSRUN=$(realpath "$FSRUN")
 # shellcheck source=lib.sh
 source "$here/lib.sh"
 
-# bench_pair NAME A B RUN: ROUNDS rounds of `RUN A` and `RUN B` alternating; prints the line
+# bench_pair NAME A B RUN [EXTRA]: ROUNDS rounds of `RUN A` and `RUN B` alternating; prints the
+# line (EXTRA at its end)
 bench_pair() {
   local name=$1 a=$2 b=$3 run=$4
   bench_rounds "$rounds" "$run" "$a" "$b"
   bench_report 1 "$a" "$b" >/dev/null
-  printf 'bench %s fsrun=%.2f peer=%.2f ratio=%.2f cpu_fsrun=%.2f cpu_peer=%.2f cpu_ratio=%.2f\n' \
+  printf 'bench %s fsrun=%.2f peer=%.2f ratio=%.2f cpu_fsrun=%.2f cpu_peer=%.2f cpu_ratio=%.2f%s\n' \
     "$name" "${mwall[$a]}" "${mwall[$b]}" "$(bc -l <<<"${mwall[$a]} / ${mwall[$b]}")" \
-    "${mcpu[$a]}" "${mcpu[$b]}" "$(bc -l <<<"${mcpu[$a]} / ${mcpu[$b]}")"
+    "${mcpu[$a]}" "${mcpu[$b]}" "$(bc -l <<<"${mcpu[$a]} / ${mcpu[$b]}")" "${5:+ $5}"
 }
 
 have() { command -v "$1" >/dev/null; }
@@ -106,9 +108,18 @@ if [ -z "${BENCH_INNER:-}" ]; then
   # bwrap's outer process exits before its sandbox's pid 1 is reaped: timeit reaps every
   # descendant (both sides), or that CPU time is never counted (timeit.c)
   export TIMEIT_DESCENDANTS=1
+  # the egress lines' helper=: the one fsrun's debug log says ran, and its version
+  egress_helper() {
+    local path
+    path=$("$1" --debug --root "$state/h" sandbox --policy "$work/egress.json" \
+      --worktree "$work/repo/.worktrees/task" -- /bin/true 2>&1 |
+      sed -n 's/.*network egress: \([^ ]*\) configured the network.*/\1/p')
+    [ -n "$path" ] || { echo helper=unknown; return 0; }
+    echo "helper=${path##*/}-$("$path" --version 2>/dev/null | awk 'NR == 1 { print $NF }')"
+  }
   if [ "$only" = sandbox-egress ] && have slirp4netns; then
-    have bwrap && bench_pair sandbox-egress/bwrap-net fsrun-egress bwrap-net run_sandbox
-    [ -n "${FSRUN_BASE:-}" ] && bench_pair sandbox-egress/base fsrun-egress base-egress run_sandbox
+    have bwrap && bench_pair sandbox-egress/bwrap-net fsrun-egress bwrap-net run_sandbox "$(egress_helper "$FSRUN")"
+    [ -n "${FSRUN_BASE:-}" ] && bench_pair sandbox-egress/base fsrun-egress base-egress run_sandbox "$(egress_helper "$FSRUN")"
     exit 0
   fi
   if [ "$only" = sandbox-root ]; then
@@ -118,7 +129,7 @@ if [ -z "${BENCH_INNER:-}" ]; then
   fi
   if sandboxes && [ "$only" != sandbox-user ] && have bwrap; then
     bench_pair sandbox/bwrap fsrun bwrap run_sandbox
-    have slirp4netns && bench_pair sandbox-egress/bwrap-net fsrun-egress bwrap-net run_sandbox
+    have slirp4netns && bench_pair sandbox-egress/bwrap-net fsrun-egress bwrap-net run_sandbox "$(egress_helper "$FSRUN")"
   fi
   sandboxes && [ "$only" != sandbox-user ] && [ -n "${FSRUN_BASE:-}" ] &&
     bench_pair sandbox/base fsrun base run_sandbox

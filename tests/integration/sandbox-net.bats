@@ -300,6 +300,34 @@ check_egress_reaches_outside() {
   check_egress_reaches_outside user
 }
 
+# tap0 is IPv4 only (egress has no IPv6: slirp4netns runs without --enable-ipv6): fsrun turns
+# IPv6 off on it before slirp4netns brings it up, so the kernel starts no link-local address,
+# duplicate address detection or router solicitation there. And the command starts with the
+# network configured: tap0's default route is there at its first instruction.
+check_tap_ipv4_only() {
+  run sbx_as "$1" --json -- /bin/sh -c '
+    awk '"'"'$1 == "tap0" && $2 == "00000000" { print "default route via " $3 }'"'"' /proc/net/route
+    echo "disable_ipv6=$(cat /proc/sys/net/ipv6/conf/tap0/disable_ipv6)"
+    echo "tap0 IPv6 addresses: $(grep -c " tap0$" /proc/net/if_inet6)"'
+  echo "$output"
+  [ "$status" -eq 0 ]
+  jq -r .stdout <<<"$output" >"$UDIR/out"
+  cat "$UDIR/out"
+  # 10.0.2.2, slirp4netns's gateway (little-endian hex as /proc/net/route writes it)
+  grep -qx "default route via 0202000A" "$UDIR/out"
+  grep -qx "disable_ipv6=1" "$UDIR/out"
+  grep -qx "tap0 IPv6 addresses: 0" "$UDIR/out"
+  assert_nothing_left "$1"
+}
+
+@test "sandbox-net: egress: tap0 is IPv4 only (IPv6 off before it is up) and configured before the command starts (root)" {
+  check_tap_ipv4_only root
+}
+
+@test "sandbox-net: egress: tap0 is IPv4 only (IPv6 off before it is up) and configured before the command starts (user)" {
+  check_tap_ipv4_only user
+}
+
 check_host_out_of_reach() {
   # controls: the host's services answer on the host
   [ "$(socat -T30 -u TCP:127.0.0.1:$HOST_PORT -)" = host-loopback ]

@@ -51,6 +51,7 @@ FSRUN_COMMAND(create) {
   int opt;
 
   (void)exit_status;
+  o.seccomp_cache = true;
   optind = 0;
   opterr = 0;
   while ((opt = getopt_long(argc, argv, ":b:h", options, NULL)) != -1) {

@@ -52,6 +52,7 @@ FSRUN_COMMAND(run) {
   struct container_run_opts o = {0};
   int opt;
 
+  o.create.seccomp_cache = true;
   optind = 0;
   opterr = 0;
   while ((opt = getopt_long(argc, argv, ":b:dh", options, NULL)) != -1) {

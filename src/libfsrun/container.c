@@ -426,6 +426,12 @@ static int check_task_container(struct create_job *j, fsrun_error_t *err) {
   return exec_git_accept(j->config, marked, "create", err);
 }
 
+/* The state root whose cache of compiled seccomp programs create uses, -1 for none: a root made
+ * by this create (not held) has none yet. */
+static int seccomp_cache_root(const struct create_job *j) {
+  return j->o->seccomp_cache && j->ctx->state_root_held ? j->ctx->state_root_fd : -1;
+}
+
 /* Step 1: everything that can be checked is checked before anything is created. */
 static int create_check(struct create_job *j, fsrun_error_t *err) {
   const struct container_create_opts *o = j->o;
@@ -476,7 +482,8 @@ static int create_check(struct create_job *j, fsrun_error_t *err) {
   j->rootfs = resolve_rootfs(j->bundle, j->config->root_path, err);
   if (j->rootfs == NULL)
     return fsrun_error_code(err);
-  if (lx != NULL && lx->seccomp != NULL && seccomp_compile(lx->seccomp, &j->seccomp, err) < 0)
+  if (lx != NULL && lx->seccomp != NULL &&
+      seccomp_compile_cached(lx->seccomp, seccomp_cache_root(j), &j->seccomp, err) < 0)
     return fsrun_error_code(err);
   if (process_attrs_prepare(proc, lx, &j->attrs, err) < 0)
     return fsrun_error_code(err);
@@ -578,6 +585,9 @@ static int create_state(struct create_job *j, fsrun_error_t *err) {
   if (j->seccomp != NULL && !j->o->one_shot &&
       keep_seccomp_program(out->dirfd, j->seccomp, err) < 0)
     return fsrun_error_code(err);
+  /* the config passed every check: a program compiled afresh may serve the next create */
+  if (j->seccomp != NULL && seccomp_cache_root(j) >= 0)
+    seccomp_keep_compiled(seccomp_cache_root(j), j->seccomp);
   if (j->mark[0] != '\0' && take_task_mark(j, err) < 0)
     return fsrun_error_code(err);
   if (!j->o->no_cgroup) {

@@ -22,6 +22,9 @@ struct container_create_opts {
   int preserve_fds;
   bool no_pivot;
   bool no_new_keyring;
+  /* linux.seccomp's compiled program is looked up in, and kept in, the state root's cache
+   * (seccomp-cache.h): `fsrun create` and `run`; not the sandbox, whose filter is short */
+  bool seccomp_cache;
   /* the config as JSON text, in place of the bundle's config.json (fsrun sandbox builds it in
    * memory: no file is written and read back on every run) */
   const char *config_json;

@@ -22,6 +22,10 @@
 #include <linux/filter.h>
 #include <stdbool.h>
 
+/* Changed with any change of what seccomp_compact makes of a program: the cache of compiled
+ * programs (seccomp-cache.h) keys on it. */
+#define SECCOMP_COMPACT_VERSION 2
+
 /* Replaces prog->filter (malloc'd) with an equivalent shorter program; false when prog is kept. */
 bool seccomp_compact(struct sock_fprog *prog);
 

@@ -3,6 +3,7 @@
  * ourselves (rather than with seccomp_load) also lets us pass kernel flags that the linked
  * libseccomp may not know, such as SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV. */
 #include "seccomp.h"
+#include "seccomp-cache.h"
 #include "seccomp-compact.h"
 
 #include <errno.h>
@@ -34,6 +35,9 @@ struct fsrun_seccomp {
   struct sock_fprog prog;
   unsigned int flags; /* SECCOMP_FILTER_FLAG_*, without NEW_LISTENER */
   bool has_notify;
+  /* seccomp_compile_cached: read from the cache; compiled, for seccomp_keep_compiled to store */
+  bool from_cache, to_cache;
+  uint8_t cache_key[32];
 };
 
 /* --- names ---------------------------------------------------------------------------------------
@@ -316,38 +320,39 @@ static int export_program(scmp_filter_ctx ctx, struct sock_fprog *prog, fsrun_er
   return 0;
 }
 
-int seccomp_compile(const oci_seccomp *s, struct fsrun_seccomp **out, fsrun_error_t *err) {
-  __attribute__((cleanup(cleanup_filter_ctx))) scmp_filter_ctx ctx = NULL;
+/* What the profile asks of the kernel, checked before any compile (and before the cache). */
+struct profile_head {
   uint32_t default_action;
-  bool has_notify = false;
-  int r;
+  bool has_notify;
+  unsigned int flags;
+};
 
-  *out = NULL;
-  if (s == NULL)
-    return 0;
-
-  r = parse_action(s->default_action, s->has_default_errno_ret, s->default_errno_ret,
-                   "linux.seccomp", "defaultAction", "defaultErrnoRet", &default_action, err);
+static int profile_head(const oci_seccomp *s, struct profile_head *h, fsrun_error_t *err) {
+  int r =
+      parse_action(s->default_action, s->has_default_errno_ret, s->default_errno_ret,
+                   "linux.seccomp", "defaultAction", "defaultErrnoRet", &h->default_action, err);
   if (r < 0)
     return r;
-  if (default_action == SCMP_ACT_NOTIFY)
+  if (h->default_action == SCMP_ACT_NOTIFY)
     return fsrun_error_make(err, 0,
                             "linux.seccomp.defaultAction: SCMP_ACT_NOTIFY cannot be the "
                             "default action");
-
+  h->has_notify = false;
   for (size_t i = 0; i < s->n_syscalls; i++)
     if (s->syscalls[i].action != NULL && strcmp(s->syscalls[i].action, "SCMP_ACT_NOTIFY") == 0)
-      has_notify = true;
-  if (has_notify && (s->listener_path == NULL || s->listener_path[0] == '\0'))
+      h->has_notify = true;
+  if (h->has_notify && (s->listener_path == NULL || s->listener_path[0] == '\0'))
     return fsrun_error_make(err, 0,
                             "linux.seccomp.listenerPath: required when SCMP_ACT_NOTIFY is used");
+  return parse_flags(s, h->has_notify, &h->flags, err);
+}
 
-  unsigned int flags = 0;
-  r = parse_flags(s, has_notify, &flags, err);
-  if (r < 0)
-    return r;
-
-  ctx = seccomp_init(default_action);
+/* libseccomp's compile of the profile, rewritten shorter (seccomp-compact.h) */
+static int build_program(const oci_seccomp *s, const struct profile_head *h,
+                         struct sock_fprog *prog, fsrun_error_t *err) {
+  __attribute__((cleanup(cleanup_filter_ctx))) scmp_filter_ctx ctx =
+      seccomp_init(h->default_action);
+  int r;
   if (ctx == NULL)
     return fsrun_error_make(err, 0,
                             "linux.seccomp.defaultAction: %s is not supported by libseccomp or the "
@@ -365,25 +370,62 @@ int seccomp_compile(const oci_seccomp *s, struct fsrun_seccomp **out, fsrun_erro
   r = add_architectures(ctx, s, err);
   if (r < 0)
     return r;
-  r = add_syscalls(ctx, s, default_action, err);
+  r = add_syscalls(ctx, s, h->default_action, err);
   if (r < 0)
     return r;
+  r = export_program(ctx, prog, err);
+  if (r < 0)
+    return r;
+  /* the kernel converts and JIT-compiles every instruction at each load (each exec) */
+  unsigned short before = prog->len;
+  if (seccomp_compact(prog))
+    log_debug("seccomp: the filter in %u instructions instead of libseccomp's %u", prog->len,
+              before);
+  return 0;
+}
 
-  cleanup_free struct fsrun_seccomp *f = xmalloc0(sizeof(*f));
-  r = export_program(ctx, &f->prog, err);
+int seccomp_compile_cached(const oci_seccomp *s, int rootfd, struct fsrun_seccomp **out,
+                           fsrun_error_t *err) {
+  struct profile_head h;
+  int r;
+
+  *out = NULL;
+  if (s == NULL)
+    return 0;
+  r = profile_head(s, &h, err);
   if (r < 0)
     return r;
-  {
-    /* the kernel converts and JIT-compiles every instruction at each load (each exec) */
-    unsigned short before = f->prog.len;
-    if (seccomp_compact(&f->prog))
-      log_debug("seccomp: the filter in %u instructions instead of libseccomp's %u", f->prog.len,
-                before);
+  cleanup_free struct fsrun_seccomp *f = xmalloc0(sizeof(*f));
+  f->flags = h.flags;
+  f->has_notify = h.has_notify;
+  /* `FSRUN_NO_SECCOMP_CACHE=1 fsrun run ...`: neither read nor written */
+  const char *off = getenv("FSRUN_NO_SECCOMP_CACHE");
+  bool cached = rootfd >= 0 && (off == NULL || off[0] == '\0') &&
+                seccomp_cache_key(s, h.flags, h.has_notify, f->cache_key);
+  if (cached && seccomp_cache_load(rootfd, f->cache_key, &f->prog)) {
+    log_debug("seccomp: the compiled filter (%u instructions) from the cache", f->prog.len);
+    f->from_cache = true;
+  } else {
+    r = build_program(s, &h, &f->prog, err);
+    if (r < 0)
+      return r;
+    f->to_cache = cached;
   }
-  f->flags = flags;
-  f->has_notify = has_notify;
   *out = steal_ptr(&f);
   return 0;
+}
+
+int seccomp_compile(const oci_seccomp *s, struct fsrun_seccomp **out, fsrun_error_t *err) {
+  return seccomp_compile_cached(s, -1, out, err);
+}
+
+void seccomp_keep_compiled(int rootfd, const struct fsrun_seccomp *f) {
+  if (f != NULL && f->to_cache)
+    seccomp_cache_store(rootfd, f->cache_key, &f->prog);
+}
+
+bool seccomp_from_cache(const struct fsrun_seccomp *f) {
+  return f != NULL && f->from_cache;
 }
 
 /* --- the program kept for exec ------------------------------------------------------------

@@ -13,6 +13,16 @@ struct fsrun_seccomp; /* a compiled filter: BPF program + flags */
 /* Validates and compiles linux.seccomp; unknown syscalls are skipped (debug log), unknown
  * actions/arches/flags/operators are errors naming the field. *out NULL when s is NULL. */
 int seccomp_compile(const oci_seccomp *s, struct fsrun_seccomp **out, fsrun_error_t *err);
+/* seccomp_compile through the cache of compiled programs in the state root rootfd
+ * (seccomp-cache.h; -1: none, as with FSRUN_NO_SECCOMP_CACHE set): every check of the profile
+ * is made either way. A program compiled afresh goes to the cache with seccomp_keep_compiled. */
+int seccomp_compile_cached(const oci_seccomp *s, int rootfd, struct fsrun_seccomp **out,
+                           fsrun_error_t *err);
+/* Stores f in rootfd's cache when seccomp_compile_cached compiled it afresh (create calls it
+ * once the config has passed every check, so that a refused config leaves nothing). */
+void seccomp_keep_compiled(int rootfd, const struct fsrun_seccomp *f);
+/* whether f was read from the cache (the tests' and the debug log's) */
+bool seccomp_from_cache(const struct fsrun_seccomp *f);
 /* The compiled program as bytes for the state dir (create), and back (exec): NULL for bytes this
  * fsrun did not write (another version, a short or damaged file); the caller compiles then. */
 char *seccomp_serialize(const struct fsrun_seccomp *f, size_t *len);

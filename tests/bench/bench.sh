@@ -22,18 +22,21 @@
 #   exec-seccomp/crun        the same into a container whose profile, as Docker's and Podman's
 #                            defaults do, allows a list of ~300 syscall names (every name of this
 #                            architecture's unistd_64.h but those below; errno for the rest)
+#   run-seccomp/crun         `run /bin/true` of a bundle with exec-seccomp's profile: the compile of
+#                            a Docker-like profile at each create (fsrun: its cache's hit after the
+#                            first run, seccomp-cache.h; crun compiles each time)
 #   run-disk/crun            `run /bin/true` with both state roots on the disk (/var/tmp) instead
 #                            of a tmpfs: what a disk state root adds (issue 15)
 #   run-par/crun             100 `run`s, 20 at a time (wall of the whole batch)
 #   rss-run/crun             the peak resident set of a `run` (the runtime, its init, the process)
 #   */base                   with FSRUN_BASE=path/to/another/fsrun: the same fsrun measure against
 #                            that binary (sandbox, sandbox-user, sandbox-user-disk, run, run-disk,
-#                            exec, exec-seccomp)
+#                            run-seccomp, exec, exec-seccomp)
 # Every sandbox runs in a linked worktree in Fusion's layout (<repo>/.worktrees/task), bwrap with the
 # worktree and the repository's .git bound read-write.
 # BENCH_ONLY=sandbox stops after the sandbox measures (sandbox-user: the ordinary user's only);
 # BENCH_ONLY=runtime skips them;
-# BENCH_ONLY=exec measures exec only (exec/crun, exec/base); BENCH_ONLY=sandbox-egress the egress
+# BENCH_ONLY=exec measures exec only (exec/crun, exec/base); BENCH_ONLY=run-seccomp run-seccomp only; BENCH_ONLY=sandbox-egress the egress
 # profile only (sandbox-egress/bwrap-net, and sandbox-egress/base with FSRUN_BASE);
 # BENCH_ONLY=sandbox-root root's default sandbox only (sandbox/bwrap, and sandbox/base with
 # FSRUN_BASE): an A/B of a change to root's sandbox, more rounds in the same time.
@@ -69,7 +72,7 @@ bench_pair() {
 have() { command -v "$1" >/dev/null; }
 only=${BENCH_ONLY:-}
 # the sandbox measures are wanted
-sandboxes() { [ "$only" != runtime ] && [ "$only" != exec ]; }
+sandboxes() { [ "$only" != runtime ] && [ "$only" != exec ] && [ "$only" != run-seccomp ]; }
 
 if [ -z "${BENCH_INNER:-}" ]; then
   work=$(mktemp -d /tmp/fsrun-bench.XXXXXX)
@@ -196,6 +199,10 @@ if [ -z "${BENCH_INNER:-}" ]; then
       architectures: ["SCMP_ARCH_X86_64", "SCMP_ARCH_X86", "SCMP_ARCH_X32"],
       syscalls: [{names: $n[0], action: "SCMP_ACT_ALLOW"}]}' \
       "$work/sleeper/config.json" >"$work/sleeper-seccomp/config.json"
+    mkdir "$work/bundle-seccomp"
+    ln -s ../bundle/rootfs "$work/bundle-seccomp/rootfs"
+    jq '.process.args = ["/bin/true"]' "$work/sleeper-seccomp/config.json" \
+      >"$work/bundle-seccomp/config.json"
   fi
   export BENCH_INNER=1 FSRUN FSRUN_BASE=${FSRUN_BASE:-} WORK=$work TIMEIT DISK=$disk
   unshare -m --propagation private "$0" "$rounds"
@@ -243,8 +250,14 @@ par_runtime() {
   # shellcheck disable=SC2046
   "$TIMEIT" bash -c "seq 100 | xargs -P 20 -I{} $(rt "$r") run --bundle '$WORK/bundle' par-$i-{}"
 }
+run_seccomp_runtime() { "$TIMEIT" $(rt "$1") run --bundle "$WORK/bundle-seccomp" "rs-$1-$2"; }
 rss_runtime() { "$TIMEIT" $(rt "$1") run "rss-$1-$2" | awk '{print $4, $4, $3}'; }
 
+if [ -d "$WORK/bundle-seccomp" ] && { [ "$only" = run-seccomp ] || [ "$only" != exec ]; }; then
+  have crun && bench_pair run-seccomp/crun fsrun crun run_seccomp_runtime
+  [ -n "$FSRUN_BASE" ] && bench_pair run-seccomp/base fsrun base run_seccomp_runtime
+fi
+[ "$only" = run-seccomp ] && exit 0
 if [ "$only" != exec ]; then
   have crun && bench_pair run/crun fsrun crun run_runtime
   have runc && bench_pair run/runc fsrun runc run_runtime

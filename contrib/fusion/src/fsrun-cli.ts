@@ -14,7 +14,7 @@ import type { FsrunPolicy, LimitNotEnforced, SandboxFailureMode, SandboxLimits }
  * command's: its state root, the tools it runs, the buses its systemd cgroup driver asks, where
  * the user's global and the system's git config are (the `config:global:` tamper watch, the
  * drivers they name), the slirp4netns it runs,
- * tiny-init off. With FSRUN_ENV_UNSET, every name src/ reads (harness.bats compares them).
+ * tiny-init off, the cache of compiled seccomp programs off. With FSRUN_ENV_UNSET, every name src/ reads (harness.bats compares them).
  */
 export const FSRUN_OWN_ENV: readonly string[] = [
   "PATH",
@@ -27,6 +27,7 @@ export const FSRUN_OWN_ENV: readonly string[] = [
   "GIT_CONFIG_SYSTEM",
   "FSRUN_SLIRP4NETNS",
   "FSRUN_NO_TINY",
+  "FSRUN_NO_SECCOMP_CACHE",
 ];
 /** What fsrun also reads but no fsrun the adapter starts gets: systemd's socket-activation count is
  * the adapter's process's (fsrun inherits none of those fds), podman's rootless marker is podman's. */

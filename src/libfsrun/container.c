@@ -791,6 +791,15 @@ static int create_clone(struct create_job *j, fsrun_error_t *err) {
   return 0;
 }
 
+/* The caller's on_namespaces. Without a user namespace of the init's own it comes first, before
+ * the cgroup's limits and moves: what it starts (fsrun sandbox's network helper, 3-5 ms to ready)
+ * then runs while they are written; with one, after its id maps, which it needs. */
+static int call_on_namespaces(const struct create_job *j, bool after_id_maps, fsrun_error_t *err) {
+  if (j->o->on_namespaces == NULL || j->new_userns != after_id_maps)
+    return 0;
+  return j->o->on_namespaces(j->out->pid, j->o->on_namespaces_data, err);
+}
+
 /* Step 6: the parent's share of the setup while the init waits for GO: cgroup move, Intel RDT, id
  * maps, oom_score_adj, scheduler, network devices, the caller's callback; then GO. */
 static int create_parent_setup(struct create_job *j, fsrun_error_t *err) {
@@ -798,6 +807,8 @@ static int create_parent_setup(struct create_job *j, fsrun_error_t *err) {
   const oci_linux *lx = j->config->linux_;
   const oci_process *proc = j->config->process;
 
+  if (call_on_namespaces(j, false, err) < 0)
+    return fsrun_error_code(err);
   /* what the init does not do itself (its v1 hierarchies after GO, init_joins_cgroup) */
   if (out->cg != NULL && cgroup_clone_fd(out->cg) < 0 &&
       (cgroup_finish(out->cg, err) < 0 ||
@@ -826,8 +837,7 @@ static int create_parent_setup(struct create_job *j, fsrun_error_t *err) {
     if (netns_fd < 0 || netlink_move_net_devices(lx, netns_fd, err) < 0)
       return fsrun_error_code(err);
   }
-  if (j->o->on_namespaces != NULL &&
-      j->o->on_namespaces(out->pid, j->o->on_namespaces_data, err) < 0)
+  if (call_on_namespaces(j, true, err) < 0)
     return fsrun_error_code(err);
   if (j->wait_go && sync_send(j->sync_fds[0], SYNC_GO, 0, NULL, 0, -1) < 0)
     return fsrun_error_make(err, 0, "the container init exited during setup");

@@ -33,7 +33,8 @@ struct container_create_opts {
    * which frees it whatever happens, and config_json is not parsed again */
   oci_config *config;
   /* called with the init's pid once its namespaces exist and its id maps are written, while it
-   * waits for GO (fsrun sandbox starts its network helper there); a failure fails the create */
+   * waits for GO (fsrun sandbox starts its network helper there); without a user namespace of
+   * its own, before its cgroup's limits are written; a failure fails the create */
   int (*on_namespaces)(pid_t init_pid, void *data, fsrun_error_t *err);
   /* when not NULL: called (with on_namespaces_data) once the init has made its mounts, before its
    * pivot_root and the process, the init stopped there; what on_namespaces started runs while the

@@ -488,6 +488,16 @@ static const device_rule default_device_rules[] = {
     {true, 'c', 136, -1, DEVICE_ACCESS_ALL}, /* /dev/pts/N */
 };
 
+bool cgroup_device_allowed_by_default(char type, unsigned int major, unsigned int minor) {
+  for (size_t i = 0; i < sizeof(default_device_rules) / sizeof(default_device_rules[0]); i++) {
+    const device_rule *r = &default_device_rules[i];
+    if ((r->access & DEVICE_ACCESS_READ) && r->type == type && r->major == (int64_t)major &&
+        (r->minor < 0 || r->minor == (int64_t)minor))
+      return true;
+  }
+  return false;
+}
+
 static void push_rule(device_rule **v, size_t *n, device_rule r) {
   *v = realloc(*v, (*n + 1) * sizeof(**v));
   if (*v == NULL)
@@ -996,8 +1006,8 @@ static int create_cgroup(const cgroup_create_opts *o, bool deferred, struct fsru
 
   *out = NULL;
   /* validate before anything exists */
-  ret = cgroup_device_rules(o->resources, o->devices, o->n_devices, &rules, &n_rules, err);
-  if (ret < 0)
+  if (!o->no_device_rules && (ret = cgroup_device_rules(o->resources, o->devices, o->n_devices,
+                                                        &rules, &n_rules, err)) < 0)
     return ret;
   ret = cgroup_detect_mode(&mode, err);
   if (ret < 0)

@@ -29,7 +29,15 @@ typedef struct {
   /* v1 and hybrid hosts: only the hierarchies carrying one of these controllers (a comma list,
    * e.g. "memory,pids,freezer"); NULL: every mounted hierarchy. Kept in cgroup_describe(). */
   const char *v1_controllers;
+  /* no device allow-list at all (no v1 devices rules, no v2 program): the caller keeps device
+   * nodes out of its process's reach by other means (fsrun sandbox's one-shot run as root:
+   * sandbox-devices.h) */
+  bool no_device_rules;
 } cgroup_create_opts;
+
+/* Whether the default device allow-list (what every container may open: null, zero, full, random,
+ * urandom, tty, console, ptmx, pts) lets a node of this type ('c' or 'b') and number be opened. */
+bool cgroup_device_allowed_by_default(char type, unsigned int major, unsigned int minor);
 
 /* The annotation a config names its v1 controllers with (cgroup_create_opts.v1_controllers). */
 #define CGROUP_V1_ANNOTATION "run.fsrun.cgroup.v1Controllers"

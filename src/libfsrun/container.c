@@ -604,6 +604,7 @@ static int create_state(struct create_job *j, fsrun_error_t *err) {
         .devices = lx ? lx->devices : NULL,
         .n_devices = lx ? lx->n_devices : 0,
         .v1_controllers = oci_map_get(&j->config->annotations, CGROUP_V1_ANNOTATION),
+        .no_device_rules = j->o->no_device_rules,
     };
     if (cgroup_create_deferred(&copts, &out->cg, err) < 0)
       return fsrun_error_code(err);

@@ -67,6 +67,10 @@ struct container_create_opts {
    * a delegated cgroup v2 subtree: its limits are rlimits, docs/sandbox.md "Limits"); create does
    * not look for the hierarchies nor try to make directories it may not make */
   bool no_cgroup;
+  /* the container's cgroup gets no device allow-list (cgroup_create_opts.no_device_rules): fsrun
+   * sandbox's one-shot run as root, whose command cannot reach a device node outside the default
+   * ones by other means (sandbox-devices.h) */
+  bool no_device_rules;
 };
 
 struct container_run_opts {

@@ -50,6 +50,7 @@
 #include "sandbox-probe.h"
 #include "sandbox-spelling.h"
 #include "sandbox-checkouts.h"
+#include "sandbox-devices.h"
 #include "sandbox-kernel-paths.h"
 #include "sandbox-state-root.h"
 #include "sandbox-git.h"
@@ -746,13 +747,16 @@ static int run_in_sandbox(const struct fsrun_context *ctx, const struct sandbox_
   oci_config *config = NULL;
   struct timespec *cutoff;
   int status = -1, r;
+  /* an ordinary user's command is in a user namespace, where no device node opens anyway */
+  const struct sandbox_one_shot one_shot = {.no_device_rules =
+                                                !userns && !sandbox_device_rules_needed()};
 
   res->timed_out = false;
   bundle = sandbox_shared_bundle(ctx->state_root, err);
   if (bundle == NULL)
     return fsrun_error_code(err);
   if (sandbox_config_for_caller(policy, worktree, ctx->state_root, o->args, o->n_args, userns,
-                                userns ? NULL : bundle, &config, err) < 0)
+                                userns ? NULL : bundle, &one_shot, &config, err) < 0)
     return fsrun_error_code(err);
   /* the git common dir as an overlay, its upper dir applied afterwards (sandbox-git-sync.c) */
   if (sandbox_git_prepare(git, ctx->state_root, id, worktree, err) < 0) {
@@ -795,7 +799,8 @@ static int run_in_sandbox(const struct fsrun_context *ctx, const struct sandbox_
                                                .on_limit_gap_data = &gaps,
                                                .exec_not_before = cutoff,
                                                .one_shot = true,
-                                               .no_cgroup = res->limits.no_cgroup},
+                                               .no_cgroup = res->limits.no_cgroup,
+                                               .no_device_rules = one_shot.no_device_rules},
                                     .on_started = on_started,
                                     .on_started_arg = &started,
                                     .term_signal = &res->signal,

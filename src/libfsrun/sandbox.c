@@ -313,19 +313,21 @@ static oci_process *build_process(const struct sandbox_mapping_opts *o) {
 
 /* On a v1 or hybrid host, the hierarchies the command's cgroup is made in: what the limits write
  * (memory, pids, cpu), what the runtime reads (cpuacct: only the watchdog, for cpuLimit.maxMs;
- * memory: oomKilled) and needs (freezer: kill the whole cgroup at once; devices: the device
- * allow-list). Not cpuset, blkio, net_cls, perf_event, hugetlb, name=systemd ...: nothing is
- * limited there, and each directory is a mkdir, a join and an rmdir more per run. */
-static const char *sandbox_v1_controllers(const oci_policy *p) {
-  static const char *const by_limits[2][2] = {
-      {"memory,pids,freezer,devices", "memory,pids,freezer,devices,cpuacct"},
-      {"memory,pids,freezer,devices,cpu", "memory,pids,freezer,devices,cpu,cpuacct"}};
-  return by_limits[p->has_cpu_max_cores][p->has_cpu_max_ms];
+ * memory: oomKilled) and, for a task container, needs (freezer: `fsrun pause` and exec-git's
+ * disarm freeze it; devices: the device allow-list). Not cpuset, blkio, net_cls, perf_event,
+ * hugetlb, name=systemd ...: nothing is limited there, and each directory is a mkdir, a join and
+ * an rmdir more per run. A one-shot run has no freezer: its pid namespace ends every process of
+ * it when its init dies (docs/sandbox.md, "A killed `fsrun sandbox`"), and nothing pauses it;
+ * nor devices where it has no allow-list (sandbox-devices.h). Caller frees. */
+static char *sandbox_v1_controllers(const oci_policy *p, const struct sandbox_one_shot *one_shot) {
+  return xasprintf("memory,pids%s%s%s%s", one_shot == NULL ? ",freezer" : "",
+                   one_shot == NULL || !one_shot->no_device_rules ? ",devices" : "",
+                   p->has_cpu_max_cores ? ",cpu" : "", p->has_cpu_max_ms ? ",cpuacct" : "");
 }
 
-static oci_resources *build_resources(const oci_policy *p, bool userns) {
+static oci_resources *build_resources(const oci_policy *p, bool userns, bool no_device_rules) {
   oci_resources *r = xmalloc0(sizeof(*r));
-  if (!userns) {
+  if (!userns && !no_device_rules) {
     /* deny every device; the runtime adds the default ones (null, zero, tty, ...) */
     r->devices = xmalloc0(sizeof(oci_device_cgroup));
     r->n_devices = 1;
@@ -378,7 +380,8 @@ static oci_linux *build_linux(const struct sandbox_mapping_opts *o) {
     l->gid_mappings = identity_mapping((uint32_t)o->gid);
     l->n_gid_mappings = 1;
   }
-  l->resources = build_resources(o->policy, o->userns);
+  l->resources =
+      build_resources(o->policy, o->userns, o->one_shot != NULL && o->one_shot->no_device_rules);
   if (o->policy->seccomp == NULL || strcmp(o->policy->seccomp, "none") != 0)
     l->seccomp = default_seccomp();
   strv_init_empty(&l->masked_paths);
@@ -753,7 +756,8 @@ static int landlock_ports_annotation(const oci_policy *p, oci_map *annotations) 
 
 int sandbox_config_for_caller(const oci_policy *policy, const char *worktree,
                               const char *state_root, char *const *args, size_t n_args, bool userns,
-                              const char *etc_view, oci_config **out, fsrun_error_t *err) {
+                              const char *etc_view, const struct sandbox_one_shot *one_shot,
+                              oci_config **out, fsrun_error_t *err) {
   extern char **environ;
   struct sandbox_mapping_opts m = {
       .policy = policy,
@@ -769,6 +773,7 @@ int sandbox_config_for_caller(const oci_policy *policy, const char *worktree,
       .state_root = state_root,
       .runtime_dir = getenv("XDG_RUNTIME_DIR"),
       .etc_view = etc_view,
+      .one_shot = one_shot,
   };
   return sandbox_config_from_policy(&m, out, err);
 }
@@ -857,8 +862,9 @@ int sandbox_config_from_policy(const struct sandbox_mapping_opts *o, oci_config 
     return r;
   }
   /* pid 1 of its own: signals reach the command, orphans are reaped */
+  cleanup_free char *v1_controllers = sandbox_v1_controllers(p, o->one_shot);
   if (oci_map_set(&c->annotations, REAPER_ANNOTATION, "true") < 0 ||
-      oci_map_set(&c->annotations, CGROUP_V1_ANNOTATION, sandbox_v1_controllers(p)) < 0 ||
+      oci_map_set(&c->annotations, CGROUP_V1_ANNOTATION, v1_controllers) < 0 ||
       sandbox_system_links_annotate(&links, &c->annotations) < 0 ||
       (p->allow_network && p->n_allowed_tcp_ports > 0 &&
        landlock_ports_annotation(p, &c->annotations) < 0) ||
@@ -1310,7 +1316,7 @@ int sandbox_bundle(const struct fsrun_context *ctx, const struct sandbox_bundle_
     r = sandbox_check_kernel_paths(policy, err);
   if (r == 0)
     r = sandbox_config_for_caller(policy, worktree, ctx->state_root, o->args, o->n_args,
-                                  geteuid() != 0, NULL, &config, err);
+                                  geteuid() != 0, NULL, NULL, &config, err);
   if (r == 0) {
     bundle_limits_apply(policy, config);
     sandbox_covers_as_entries(config, false);

@@ -23,6 +23,13 @@
 #define SANDBOX_SHARED_BUNDLE ".sandbox-bundle"
 #define SANDBOX_DEFAULT_PATH  "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
+/* What a `fsrun sandbox` run (one command, then the container is gone) leaves out of its cgroup,
+ * which a `fsrun bundle` task container keeps (NULL in sandbox_mapping_opts: a task container). */
+struct sandbox_one_shot {
+  /* root: no device allow-list (sandbox_device_rules_needed() said no) */
+  bool no_device_rules;
+};
+
 struct sandbox_mapping_opts {
   const oci_policy *policy;
   const char *worktree; /* absolute, symlinks resolved */
@@ -37,6 +44,7 @@ struct sandbox_mapping_opts {
   const char *state_root;  /* masked where a bind shows it (sandbox-runmask.h); NULL: none */
   const char *runtime_dir; /* the caller's $XDG_RUNTIME_DIR, masked likewise; NULL: unset */
   const char *etc_view;    /* root: the bundle that keeps the view of /etc; NULL: a tmpfs */
+  const struct sandbox_one_shot *one_shot; /* fsrun sandbox; NULL: fsrun bundle */
 };
 
 /* Builds the config. Paths of allowedPaths/writablePaths that do not exist are skipped with a
@@ -45,7 +53,8 @@ struct sandbox_mapping_opts {
  * $XDG_RUNTIME_DIR, the root at "rootfs" in the bundle. */
 int sandbox_config_for_caller(const oci_policy *policy, const char *worktree,
                               const char *state_root, char *const *args, size_t n_args, bool userns,
-                              const char *etc_view, oci_config **out, fsrun_error_t *err);
+                              const char *etc_view, const struct sandbox_one_shot *one_shot,
+                              oci_config **out, fsrun_error_t *err);
 int sandbox_config_from_policy(const struct sandbox_mapping_opts *o, oci_config **out,
                                fsrun_error_t *err);
 /* The covers of a secret file that a mount carries in memory (oci_mount.covers) made entries of

@@ -45,6 +45,8 @@ teardown() {
   done
   # a command a test's sandbox left running (named by its `sleep` argument)
   [ -n "${LEFTOVER_SLEEP:-}" ] && { pkill -KILL -f "^sleep $LEFTOVER_SLEEP\$" || :; }
+  # every process whose command line holds a test's marker (a fork loop with its sleeps)
+  [ -n "${LEFTOVER_MARKER:-}" ] && { pkill -KILL -f -- "$LEFTOVER_MARKER" || :; }
   # containers a failed test left, deleted as the caller that made them
   if [ -n "${STATE:-}" ]; then
     for entry in "$STATE"/*"$TASK"*; do
@@ -761,6 +763,72 @@ check_killed_fsrun_leaves_nothing() {
 
 @test "sandbox-run: a SIGKILLed fsrun sandbox (its whole process group, or during set-up) leaves nothing (ordinary user)" {
   check_killed_fsrun_leaves_nothing user
+}
+
+# A one-shot sandbox's cgroup has no freezer (issue 15, session 28): its pid namespace ends the
+# whole tree when its init dies, and no process can leave a pid namespace. The command leaves a
+# process that double-forked into a session of its own and ignores HUP and TERM, and one that forks
+# in a loop (30 `sleep` children kept, then short-lived ones for ever: bounded by itself, so that
+# a binary that enforced no pids limit would not make it a fork bomb); once the host sees both,
+# fsrun is SIGKILLed alone (its watchdog kills the init), or the command exits: no process whose command
+# line holds the run's marker (the loop, the sleeps, the command, fsrun) is left in /proc, and
+# nothing of the run in the state root or the cgroup tree. check_tree_dies_with_init CALLER
+# kill|exit
+check_tree_dies_with_init() {
+  use_caller "$1"
+  local marker=1$$$RANDOM pid rc=0
+  local as=(env)
+  [ "$CALLER" = root ] || as=(setpriv --reuid="$SBX_UID" --regid="$SBX_GID" --init-groups env -i PATH=/usr/bin:/bin HOME="$SBX_HOME")
+  LEFTOVER_MARKER=$marker
+  # the loop's children are `sleep ${marker}2`; after the leftovers, the command waits for `go`
+  # or sleeps as `sleep ${marker}3`
+  local script="(setsid sh -c 'trap \"\" HUP TERM; exec sleep ${marker}1' &)
+    sh -c 'n=0; while :; do
+      if [ \$n -lt 30 ]; then sleep ${marker}2 & n=\$((n + 1)); else (:); fi; done' &
+    if [ $2 = exit ]; then while [ ! -e go ]; do sleep 0.05; done; exit 0; fi
+    exec sleep ${marker}3"
+  "${as[@]}" "$FSRUN" --root "$STATE" sandbox --worktree "$WT" --task-id "$TASK" \
+    -- sh -c "$script" >"$DIR/out" 2>&1 3>&- &
+  pid=$!
+  BACKGROUND_PIDS="${BACKGROUND_PIDS:-} $pid"
+  wait_until pgrep -f "^sleep ${marker}1\$"
+  # all 30: the loop is past them, forking short-lived children
+  wait_until test "$(pgrep -c -f "^sleep ${marker}2\$")" -eq 30
+  if [ "$2" = kill ]; then
+    wait_until pgrep -f "^sleep ${marker}3\$"
+    kill -KILL "$pid"
+    wait "$pid" || :
+    no_process_left -f -- "$marker"
+    wait_state_clean
+  else
+    as_caller touch "$WT/go"
+    wait "$pid" || rc=$?
+    cat "$DIR/out"
+    [ "$rc" -eq 0 ]
+    # gone when fsrun returns: it waits for the init, whose pidfd turns readable once the kernel
+    # has killed and reaped every other process of its pid namespace
+    ! pgrep -a -f -- "$marker" || false
+    assert_state_clean
+  fi
+  wait_processes_gone
+}
+
+# bats test_tags=cgroupv2
+@test "sandbox-run: without a freezer, fsrun SIGKILLed ends the whole tree: a double-forked setsid process and a fork loop leave nothing (root)" {
+  check_tree_dies_with_init root kill
+}
+
+@test "sandbox-run: without a freezer, fsrun SIGKILLed ends the whole tree: a double-forked setsid process and a fork loop leave nothing (ordinary user)" {
+  check_tree_dies_with_init user kill
+}
+
+# bats test_tags=cgroupv2
+@test "sandbox-run: without a freezer, the command's exit ends the whole tree: a double-forked setsid process and a fork loop are gone when fsrun returns (root)" {
+  check_tree_dies_with_init root exit
+}
+
+@test "sandbox-run: without a freezer, the command's exit ends the whole tree: a double-forked setsid process and a fork loop are gone when fsrun returns (ordinary user)" {
+  check_tree_dies_with_init user exit
 }
 
 # A running one-shot sandbox seen from the host, by its caller: its state dir holds config.json

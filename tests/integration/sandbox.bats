@@ -1367,13 +1367,14 @@ v1_line() { grep -E "^[0-9]+:([^:]*,)?$2(,[^:]*)?:" <<<"$1" || :; }
   run sbx -- cat /proc/self/cgroup
   echo "$output"
   [ "$status" -eq 0 ]
-  # memory and pids (the limits), cpuacct (cpuLimit.maxMs), freezer (the kill), devices: its own
-  for c in memory pids cpuacct freezer devices; do
+  # memory and pids (the limits), cpuacct (cpuLimit.maxMs): its own
+  for c in memory pids cpuacct; do
     [ -n "$(v1_line "$output" "$c")" ]
     [ "$(v1_line "$output" "$c")" != "$(v1_line "$mine" "$c")" ]
   done
-  # the others: the caller's cgroup, no directory made and removed there
-  for c in cpuset blkio; do
+  # the others: the caller's cgroup, no directory made and removed there; a one-shot run needs no
+  # freezer (its pid namespace ends the tree) and no device allow-list (no node within its reach)
+  for c in cpuset blkio freezer devices; do
     [ "$(v1_line "$output" "$c")" = "$(v1_line "$mine" "$c")" ]
   done
   # without a cpuLimit nothing reads or limits the CPU: cpu and cpuacct stay the caller's too
@@ -1381,12 +1382,61 @@ v1_line() { grep -E "^[0-9]+:([^:]*,)?$2(,[^:]*)?:" <<<"$1" || :; }
   run sbx -- cat /proc/self/cgroup
   echo "$output"
   [ "$status" -eq 0 ]
-  for c in memory pids freezer devices; do
+  for c in memory pids; do
     [ "$(v1_line "$output" "$c")" != "$(v1_line "$mine" "$c")" ]
   done
-  for c in cpu cpuacct cpuset blkio; do
+  for c in cpu cpuacct cpuset blkio freezer devices; do
     [ "$(v1_line "$output" "$c")" = "$(v1_line "$mine" "$c")" ]
   done
+  # a task container (fsrun bundle) keeps both: `fsrun pause` and exec-git's disarm freeze it
+  fsrun bundle --policy "$POLICY" --worktree "$WT" --out "$DIR/bundle" -- true
+  [ "$(jq -r '.annotations["run.fsrun.cgroup.v1Controllers"]' "$DIR/bundle/config.json")" = memory,pids,freezer,devices ]
+  [ "$(jq -r '.linux.resources.devices[0] | "\(.allow) \(.access)"' "$DIR/bundle/config.json")" = "false rwm" ]
+  assert_sandbox_gone
+}
+
+# Root's one-shot sandbox runs without a device allow-list in its cgroup (issue 15, session 28):
+# nothing else lets its command open a device node (no capability, every mount it reaches `nodev`
+# but its own /dev). The host places a block and a character node outside the default list in the
+# worktree and in a writablePaths dir, nodes it can open itself; the command tries to open them
+# there and through /proc/self/root and /proc/1/root, and to make one in every writable place.
+# All refused. A node outside the list on the command's stdin keeps the allow-list: reopening it
+# through /proc/self/fd/0 for writing is refused, and the run has a devices cgroup of its own.
+# bats test_tags=cgroupv2
+@test "sandbox: as root without a device allow-list, no device node outside the default ones opens or is made; one on stdin keeps the list" {
+  [ -e /dev/loop0 ] && [ -e /dev/loop-control ] || skip "needs /dev/loop0 and /dev/loop-control"
+  local wp=$DIR/wp n mine
+  mkdir "$wp"
+  write_policy "{\"writablePaths\": [\"$wp\"]}"
+  for n in "$WT/blk" "$wp/blk" "$DIR/stdin-blk"; do mknod -m 666 "$n" b 7 0; done
+  # /dev/loop-control: not a default, and opened without a capability
+  for n in "$WT/chr" "$wp/chr"; do mknod -m 666 "$n" c 10 237; done
+  # the host opens them (its /tmp is not nodev here), so only the sandbox can refuse them
+  for n in "$WT/blk" "$wp/chr"; do
+    (exec 3<"$n") 2>/dev/null || skip "the host cannot open $n here"
+  done
+  run sbx -- sh -c '
+    for n in "$1/blk" "$1/chr" "$2/blk" "$2/chr" "/proc/self/root$1/blk" "/proc/1/root$2/chr"; do
+      if (exec 3<"$n") 2>/dev/null; then echo "OPENED $n"; else echo "refused $n"; fi
+    done
+    for d in /tmp /dev /dev/shm "$1" "$2" "$HOME"; do
+      if mknod "$d/made" b 7 0 2>/dev/null; then echo "MADE $d"; else echo "no mknod $d"; fi
+    done' sh "$WT" "$wp"
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ "$(grep -c '^refused ' <<<"$output")" -eq 6 ]
+  [ "$(grep -c '^no mknod ' <<<"$output")" -eq 6 ]
+  # a node on stdin: the allow-list stays
+  mine=$(cat /proc/self/cgroup)
+  run sbx -- sh -c 'if (exec 3<>/proc/self/fd/0) 2>/dev/null; then echo REOPENED; else echo refused; fi
+    cat /proc/self/cgroup' <"$DIR/stdin-blk"
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ "${lines[0]}" = refused ]
+  if [ "$(cgroup_mode)" != unified ]; then
+    [ -n "$(v1_line "$output" devices)" ]
+    [ "$(v1_line "$output" devices)" != "$(v1_line "$mine" devices)" ]
+  fi
   assert_sandbox_gone
 }
 

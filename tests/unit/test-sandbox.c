@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cgroup.h"
 #include "sandbox.h"
 #include "tap.h"
 
@@ -170,6 +171,47 @@ int main(void) {
            "the default seccomp profile");
     oci_config_free(c);
     c = NULL;
+  }
+  /* a task container (no one_shot) keeps the freezer and the device allow-list; a one-shot run
+   * has no freezer, and no allow-list where its caller found no device on its stdio */
+  if (p != NULL) {
+    static const struct sandbox_one_shot with_rules = {.no_device_rules = false};
+    static const struct sandbox_one_shot without_rules = {.no_device_rules = true};
+    static const struct {
+      const struct sandbox_one_shot *one_shot;
+      const char *v1;
+      const char *what;
+    } shapes[] = {
+        {NULL, "memory,pids,freezer,devices,cpu,cpuacct", "a task container"},
+        {&with_rules, "memory,pids,devices,cpu,cpuacct", "a one-shot run with device rules"},
+        {&without_rules, "memory,pids,cpu,cpuacct", "a one-shot run without device rules"},
+    };
+    for (size_t i = 0; i < sizeof(shapes) / sizeof(shapes[0]); i++) {
+      struct sandbox_mapping_opts o = {.policy = p,
+                                       .worktree = wt,
+                                       .args = args,
+                                       .n_args = 2,
+                                       .environ = env,
+                                       .home = home,
+                                       .root_path = "rootfs",
+                                       .one_shot = shapes[i].one_shot};
+      const char *v1;
+      bool deny_all;
+      c = NULL;
+      if (sandbox_config_from_policy(&o, &c, &err) < 0) {
+        tap_ok(false, "%s maps", shapes[i].what);
+        fsrun_error_release(&err);
+        continue;
+      }
+      v1 = oci_map_get(&c->annotations, CGROUP_V1_ANNOTATION);
+      deny_all = c->linux_->resources->n_devices == 1 && !c->linux_->resources->devices[0].allow;
+      tap_ok(v1 != NULL && strcmp(v1, shapes[i].v1) == 0, "%s: v1 hierarchies %s", shapes[i].what,
+             shapes[i].v1);
+      tap_ok(deny_all == (i < 2), "%s: %s", shapes[i].what,
+             i < 2 ? "every device denied but the defaults" : "no device rule");
+      oci_config_free(c);
+      c = NULL;
+    }
   }
   oci_policy_free(p);
 

@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "json-out.h"
+#include "sandbox-etc-covers.h"
 #include "utils.h"
 
 #define STAMPS_HEADER "fsrun etc view 1"
@@ -230,16 +231,19 @@ static int sync_entry(int bundle_fd, int view_fd, int etc_fd, const struct etc_v
 }
 
 /* the temporary files of a sync killed midway (ETC_VIEW_STAMPS.*): only a sync holding the lock
- * makes them, so none is in use */
+ * makes them, so none is in use; and those of a run killed while it wrote the covers' record
+ * (ETC_COVERS_RECORD.*, written without the lock: one removed in use only leaves that run's record
+ * unwritten) */
 static void remove_leftovers(int bundle_fd) {
   int fd = openat(bundle_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   cleanup_dir DIR *d = fd < 0 ? NULL : fdopendir(fd);
   struct dirent *de;
-  size_t len = strlen(ETC_VIEW_STAMPS);
+  size_t len = strlen(ETC_VIEW_STAMPS), covers_len = strlen(ETC_COVERS_RECORD);
   if (d == NULL && fd >= 0)
     close(fd);
   while (d != NULL && (de = readdir(d)) != NULL)
-    if (strncmp(de->d_name, ETC_VIEW_STAMPS ".", len + 1) == 0)
+    if (strncmp(de->d_name, ETC_VIEW_STAMPS ".", len + 1) == 0 ||
+        strncmp(de->d_name, ETC_COVERS_RECORD ".", covers_len + 1) == 0)
       unlinkat(bundle_fd, de->d_name, 0);
 }
 

@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 
 #include "log.h"
+#include "sandbox-etc-covers.h"
 #include "sandbox-etc-view.h"
 #include "sandbox.h"
 #include "utils.h"
@@ -73,26 +74,42 @@ static bool world_readable(const struct stat *st) {
   return (st->st_mode & S_IROTH) != 0 && (!S_ISDIR(st->st_mode) || (st->st_mode & S_IXOTH) != 0);
 }
 
+/* dir/name (name directly in dir_fd, bound at the same path) covered when it is not world-readable
+ */
+static void cover_entry(const char *dir, int dir_fd, const char *name, struct mount_list *l) {
+  static const char *const cover[] = {"bind", "ro", "nosuid", "nodev", "noexec", NULL};
+  cleanup_free char *path = NULL;
+  struct stat st;
+  if (fstatat(dir_fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 || S_ISLNK(st.st_mode) ||
+      world_readable(&st))
+    return;
+  path = xasprintf("%s/%s", dir, name);
+  if (S_ISDIR(st.st_mode))
+    add_mount(l, path, "bind", SANDBOX_EMPTY_DIR, cover);
+  else if (S_ISREG(st.st_mode))
+    add_mount(l, path, "bind", SANDBOX_UNREADABLE_FILE, cover);
+}
+
 /* what is not world-readable directly under dir (bound at the same path) is covered */
 static void cover_private_entries(const char *dir, struct mount_list *l) {
-  static const char *const cover[] = {"bind", "ro", "nosuid", "nodev", "noexec", NULL};
   cleanup_dir DIR *d = opendir(dir);
   struct dirent *e;
   while (d != NULL && (e = readdir(d)) != NULL) {
-    cleanup_free char *path = NULL;
-    struct stat st;
     /* a symlink is never covered: no stat for it (/etc/alternatives holds hundreds) */
     if (e->d_type == DT_LNK || strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
       continue;
-    if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || S_ISLNK(st.st_mode) ||
-        world_readable(&st))
-      continue;
-    path = xasprintf("%s/%s", dir, e->d_name);
-    if (S_ISDIR(st.st_mode))
-      add_mount(l, path, "bind", SANDBOX_EMPTY_DIR, cover);
-    else if (S_ISREG(st.st_mode))
-      add_mount(l, path, "bind", SANDBOX_UNREADABLE_FILE, cover);
+    cover_entry(dir, dirfd(d), e->d_name, l);
   }
+}
+
+struct view_cover {
+  const char *dir;
+  struct mount_list *l;
+};
+
+static void cover_view_entry(int dir_fd, const char *name, void *arg) {
+  const struct view_cover *v = arg;
+  cover_entry(v->dir, dir_fd, name, v->l);
 }
 
 static const char *const ro_bind[] = {"bind", "ro", "nosuid", "nodev", NULL};
@@ -131,6 +148,8 @@ static int etc_view_mounts(const char *bundle, bool own_resolv_conf, struct moun
   if (etc_view_sync(bundle_fd, etc_fd, e, N_ETC_ENTRIES) < 0)
     return -1;
   add_mount(l, "/etc", "bind", ETC_VIEW_NAME, ro_bind);
+  struct etc_covers covers;
+  etc_covers_begin(bundle_fd, &covers);
   for (size_t i = 0; i < N_ETC_ENTRIES; i++) {
     cleanup_free char *path = xasprintf("/etc/%s", e[i].name);
     if (e[i].kind != ETC_VIEW_DIR && e[i].kind != ETC_VIEW_FILE)
@@ -143,8 +162,10 @@ static int etc_view_mounts(const char *bundle, bool own_resolv_conf, struct moun
       continue;
     add_mount(l, path, "bind", path, ro_bind);
     if (e[i].kind == ETC_VIEW_DIR)
-      cover_private_entries(path, l);
+      etc_covers_each(&covers, etc_fd, e[i].name, &e[i].st, cover_view_entry,
+                      &(struct view_cover){.dir = path, .l = l});
   }
+  etc_covers_end(bundle_fd, &covers);
   return 0;
 }
 

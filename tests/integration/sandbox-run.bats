@@ -616,6 +616,38 @@ check_etc() {
   [ ! -e /etc/new-file ]
 }
 
+# Root's view covers what in its directories is not world-readable; the names to look at are kept
+# between runs against each directory's ctime (sandbox-etc-covers.c). In the test's /etc namespace
+# (one overlay for the whole test), /etc/ssl's files are copied up first and the directory left
+# more than a second old, so that the record is trusted: a file then made root-only (no change to
+# the directory) and a root-only file added (a change) are both covered at the next run.
+@test "sandbox-run: as root a file of an /etc directory made root-only, or added root-only, is covered at the next run" {
+  use_caller root
+  [ -f /etc/ssl/openssl.cnf ] || skip "this host has no /etc/ssl/openssl.cnf"
+  cat >"$DIR/steps" <<'STEPS'
+set -e
+fsrun() { "$FSRUN" --root "$STATE" sandbox --worktree "$WT" --task-id "$TASK" -- sh -c 'cat /etc/ssl/openssl.cnf /etc/ssl/fsrun-test-added 2>&1 | grep -v "^#" | head -3; :'; }
+chmod 644 /etc/ssl/openssl.cnf
+ctime=$(stat -c %Z /etc/ssl)
+while [ "$(date +%s)" -le $((ctime + 1)) ]; do sleep 0.1; done
+echo "== first"; fsrun
+grep -q "^ssl " "$STATE/.sandbox-bundle/etc.covers" && echo recorded
+chmod 600 /etc/ssl/openssl.cnf
+echo "== made root-only"; fsrun
+(umask 077; echo root-only-added >/etc/ssl/fsrun-test-added)
+echo "== added"; fsrun
+STEPS
+  run "${ETC_NS[@]}" "$DIR/etc-ns" -- env FSRUN="$FSRUN" STATE="$STATE" WT="$WT" TASK="$TASK" \
+    sh "$DIR/steps"
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ "$(sed -n '/== first/,/== made/p' <<<"$output" | grep -c "Permission denied")" -eq 0 ]
+  [[ $output == *recorded* ]]
+  [[ "$(sed -n '/== made root-only/,/== added/p' <<<"$output")" == *"openssl.cnf: Permission denied"* ]]
+  [[ "$(sed -n '/== added/,$p' <<<"$output")" == *"fsrun-test-added: Permission denied"* ]]
+  [[ $output != *root-only-added* ]]
+}
+
 @test "sandbox-run: as root /etc holds what programs need and not a root-only (0600) file" {
   check_etc root
 }

@@ -204,7 +204,7 @@ assert_sandbox_gone() {
   # what every run shares: an empty root (the mount points were made in the tmpfs), the empty
   # directory, the unreadable file, the egress profile's resolv.conf and root's view of /etc
   # with its record; no config.json (each run's config goes to create in memory)
-  [ "$(ls -A "$FSRUN_ROOT/.sandbox-bundle" | sort | tr '\n' ' ')" = "empty etc etc.stamps resolv.conf rootfs unreadable " ]
+  [ "$(ls -A "$FSRUN_ROOT/.sandbox-bundle" | sort | tr '\n' ' ')" = "empty etc etc.covers etc.stamps resolv.conf rootfs unreadable " ]
   [ -z "$(find "$FSRUN_ROOT/.sandbox-bundle/rootfs" -mindepth 1)" ]
   [ ! -e "$FSRUN_ROOT/.sandbox" ]
   # the next run reuses it as it is
@@ -223,7 +223,7 @@ assert_sandbox_gone() {
   [ "$status" -eq 0 ]
   [[ $output == *refused* ]]
   [ "${lines[-1]}" = "$(head -n 1 /etc/passwd)" ]
-  [ "$(ls -A "$FSRUN_ROOT/.sandbox-bundle" | sort | tr '\n' ' ')" = "empty etc etc.stamps resolv.conf rootfs unreadable " ]
+  [ "$(ls -A "$FSRUN_ROOT/.sandbox-bundle" | sort | tr '\n' ' ')" = "empty etc etc.covers etc.stamps resolv.conf rootfs unreadable " ]
 }
 
 @test "sandbox: eight runs at once on a fresh state root: each its own container; one shared bundle made" {
@@ -255,7 +255,7 @@ assert_sandbox_gone() {
   # the bundle was made once and renamed into place: no run's half-made copy is left
   [ "$(ls -A "$FSRUN_ROOT")" = .sandbox-bundle ]
   # nor any run's half-made copy of an /etc file (the view is made under a lock)
-  [ "$(ls -A "$FSRUN_ROOT/.sandbox-bundle" | sort | tr '\n' ' ')" = "empty etc etc.stamps resolv.conf rootfs unreadable " ]
+  [ "$(ls -A "$FSRUN_ROOT/.sandbox-bundle" | sort | tr '\n' ' ')" = "empty etc etc.covers etc.stamps resolv.conf rootfs unreadable " ]
   [ -z "$(find "$FSRUN_ROOT/.sandbox-bundle/rootfs" -mindepth 1)" ]
 }
 

@@ -487,78 +487,71 @@ coarse_exec_runs() {
   coarse_fs user coarse_exec_runs sbx task_container run_dirs git_run_dirs
 }
 
-# untyped_exec_runs OWNER (run by loop_ext4 on an ext4 without `filetype`, review24 B2):
-# sandbox-git.bats's untyped_runs through an exec into a task container
-untyped_exec_runs() {
-  untyped_runs "$1"
+# through_exec OWNER (the body private_fs or loop_ext4 runs): sandbox-git.bats's runs $EXEC_RUNS
+# OWNER, each sbx an exec into the task container, then that container deleted
+through_exec() {
+  "$EXEC_RUNS" "$1"
   as_owner "$FSRUN" --root "$DIR/state" delete --force "$(task_container "$WT")"
 }
 
+# exec_on FS OWNER RUNS FUNCTION...: through_exec of RUNS (FUNCTIONs: what RUNS calls) on a worktree
+# on FS: tmpfs, disk (private_fs), or untyped (loop_ext4: an ext4 without `filetype`)
+exec_on() {
+  local fs=$1 owner=$2 runs=$3
+  shift 3
+  local with=(through_exec "$runs" "$@" sbx task_container run_dirs git_run_dirs)
+  case $fs in
+    tmpfs) EXEC_RUNS=$runs private_fs mount_tmpfs is_tmpfs "$owner" "${with[@]}" ;;
+    disk) EXEC_RUNS=$runs private_fs mount_disk on_disk "$owner" "${with[@]}" ;;
+    untyped) EXEC_RUNS=$runs loop_ext4 "-O ^filetype" no_filetype "$owner" "${with[@]}" ;;
+  esac
+}
+
+# review24 B2: sandbox-git.bats's untyped_runs through an exec
 @test "exec-git: on a filesystem whose readdir gives no types the nested repositories an exec makes are named (root)" {
-  loop_ext4 "-O ^filetype" no_filetype root untyped_exec_runs untyped_runs sbx host_args \
-    task_container run_dirs git_run_dirs
+  exec_on untyped root untyped_runs host_args
 }
 
 @test "exec-git: on a filesystem whose readdir gives no types the nested repositories an exec makes are named (ordinary user)" {
-  loop_ext4 "-O ^filetype" no_filetype user untyped_exec_runs untyped_runs sbx host_args \
-    task_container run_dirs git_run_dirs
+  exec_on untyped user untyped_runs host_args
 }
 
-# mmap_exec_runs OWNER (run by private_fs on a tmpfs, review24 B3): sandbox-git.bats's mmap_runs
-# through an exec into a task container
-mmap_exec_runs() {
-  mmap_runs "$1"
-  as_owner "$FSRUN" --root "$DIR/state" delete --force "$(task_container "$WT")"
-}
-
+# review24 B3: sandbox-git.bats's mmap_runs through an exec
 @test "exec-git: on a tmpfs worktree a tracked file an exec rewrote through a shared mapping shows in the host's git status (root)" {
-  private_fs mount_tmpfs is_tmpfs root mmap_exec_runs mmap_runs mmap_rewrite_shows sbx \
-    task_container run_dirs git_run_dirs
+  exec_on tmpfs root mmap_runs mmap_rewrite_shows
 }
 
 @test "exec-git: on a tmpfs worktree a tracked file an exec rewrote through a shared mapping shows in the host's git status (ordinary user)" {
-  private_fs mount_tmpfs is_tmpfs user mmap_exec_runs mmap_runs mmap_rewrite_shows sbx \
-    task_container run_dirs git_run_dirs
+  exec_on tmpfs user mmap_runs mmap_rewrite_shows
 }
 
-# submount_exec_runs OWNER (run by private_fs on a disk filesystem, review24 B3): sandbox-git.bats's
-# submount_mmap_runs through an exec into a task container
-submount_exec_runs() {
-  submount_mmap_runs "$1"
-  as_owner "$FSRUN" --root "$DIR/state" delete --force "$(task_container "$WT")"
-}
-
+# review24 B3: sandbox-git.bats's submount_mmap_runs through an exec
 @test "exec-git: a tracked file on a tmpfs mounted below a disk worktree, rewritten through a shared mapping by an exec, shows in the host's git status (root)" {
   on_disk "$DIR" || skip "$DIR is not on a disk filesystem"
-  private_fs mount_disk on_disk root submount_exec_runs submount_mmap_runs mmap_rewrite_shows sbx \
-    task_container run_dirs git_run_dirs
+  exec_on disk root submount_mmap_runs mmap_rewrite_shows
 }
 
 @test "exec-git: a tracked file on a tmpfs mounted below a disk worktree, rewritten through a shared mapping by an exec, shows in the host's git status (ordinary user)" {
   on_disk "$DIR" || skip "$DIR is not on a disk filesystem"
-  private_fs mount_disk on_disk user submount_exec_runs submount_mmap_runs mmap_rewrite_shows sbx \
-    task_container run_dirs git_run_dirs
+  exec_on disk user submount_mmap_runs mmap_rewrite_shows
 }
 
-# dotgit_mmap_exec_runs OWNER (run by private_fs on a tmpfs, review24 B1): sandbox-git.bats's
-# dotgit_mmap_runs through an exec into a task container (whose `.git` entries were listed at its
-# create, where `sub/.git` was already there); the next exec names nothing
-dotgit_mmap_exec_runs() {
+# dotgit_quiet_runs OWNER (review24 B1): sandbox-git.bats's dotgit_mmap_runs (through an exec: the
+# task container's `.git` entries were listed at its create, where `sub/.git` was already there);
+# the next exec names nothing
+dotgit_quiet_runs() {
   dotgit_mmap_runs "$1"
   rm -f "$DIR/audit.jsonl"
   sbx -- true
   [ "$(tamper)" = '[]' ]
-  as_owner "$FSRUN" --root "$DIR/state" delete --force "$(task_container "$WT")"
 }
 
 @test "exec-git: on a tmpfs worktree a .git file an exec rewrote through a shared mapping into a nested repository is named (root)" {
-  private_fs mount_tmpfs is_tmpfs root dotgit_mmap_exec_runs dotgit_mmap_runs sbx host_args \
-    task_container run_dirs git_run_dirs
+  exec_on tmpfs root dotgit_quiet_runs dotgit_mmap_runs host_args
 }
 
 @test "exec-git: on a tmpfs worktree a .git file an exec rewrote through a shared mapping into a nested repository is named (ordinary user)" {
-  private_fs mount_tmpfs is_tmpfs user dotgit_mmap_exec_runs dotgit_mmap_runs sbx host_args \
-    task_container run_dirs git_run_dirs
+  exec_on tmpfs user dotgit_quiet_runs dotgit_mmap_runs host_args
 }
 
 # dotgit_delete_runs OWNER (run by private_fs on a tmpfs, review24 B1): after the last exec's walk,

@@ -169,6 +169,21 @@ HOOK
   route_hook_managers user
 }
 
+# nbstripout_repo OWNER: make_repo with nbstripout's own filter (`"/usr/bin/python3" -m
+# nbstripout`: Python imports nbstripout.py from the worktree's top) and diff.external=./d.sh
+nbstripout_repo() {
+  make_repo "$1"
+  [ -x /usr/bin/python3 ] || skip "needs /usr/bin/python3"
+  hgit -C "$REPO" config filter.nbstripout.clean '"/usr/bin/python3" -m nbstripout'
+  hgit -C "$REPO" config diff.external ./d.sh
+}
+
+# plant_nbstripout: a run's script that plants nbstripout.py (it leaves the marker, then passes its
+# input through) and changes a.ipynb
+plant_nbstripout() {
+  printf '%s' "printf 'import sys\\nopen(\"$MARKER\", \"a\").write(\"ran\\\\n\")\\nsys.stdout.write(sys.stdin.read())\\n' >nbstripout.py && echo '{ }' >a.ipynb"
+}
+
 # route_interpreters OWNER (review20 B): drivers that run an interpreter with the worktree's top as
 # the current directory: nbstripout's own `"/usr/bin/python3" -m nbstripout` (Python imports a
 # planted nbstripout.py from there), `sh clean.sh` (an argument, not a path with a `/`), and
@@ -176,17 +191,14 @@ HOOK
 # nothing; each of the others is reported by its entry. The host's `add -A` with the filter's
 # `-c` lines (docs/sandbox.md) runs nothing of the planted module; a plain one runs it.
 route_interpreters() {
-  make_repo "$1"
-  [ -x /usr/bin/python3 ] || skip "needs /usr/bin/python3"
-  hgit -C "$REPO" config filter.nbstripout.clean '"/usr/bin/python3" -m nbstripout'
+  nbstripout_repo "$1"
   hgit -C "$REPO" config filter.x.clean 'sh clean.sh'
-  hgit -C "$REPO" config diff.external ./d.sh
   as_owner sh -c 'cd "$1" && echo "*.ipynb filter=nbstripout" >.gitattributes && echo "{}" >a.ipynb &&
     echo cat >clean.sh && echo "#!/bin/sh" >d.sh' sh "$WT"
   local nb='config:filter.nbstripout.clean="/usr/bin/python3" -m nbstripout'
   sbx -- 'echo two >unrelated.txt'
   [ "$(config_tamper)" = '[]' ]
-  sbx -- "printf 'import sys\\nopen(\"$MARKER\", \"a\").write(\"ran\\\\n\")\\nsys.stdout.write(sys.stdin.read())\\n' >nbstripout.py && echo '{ }' >a.ipynb"
+  sbx -- "$(plant_nbstripout)"
   [ "$(config_tamper)" = "$(jq -cn --arg nb "$nb" '[$nb]')" ]
   grep -qF 'config:filter.nbstripout.clean=' "$DIR/stderr"
   sbx -- 'echo "echo ran >>$MARKER; cat" >clean.sh && echo ran >>d.sh'
@@ -321,10 +333,7 @@ route_python_global() {
 # `commit` succeed and run nothing the run planted; a plain `add -A` then runs the planted module
 # (the control). A run that changes nothing such has none.
 route_disarm() {
-  make_repo "$1"
-  [ -x /usr/bin/python3 ] || skip "needs /usr/bin/python3"
-  hgit -C "$REPO" config filter.nbstripout.clean '"/usr/bin/python3" -m nbstripout'
-  hgit -C "$REPO" config diff.external ./d.sh
+  nbstripout_repo "$1"
   as_owner sh -c 'cd "$1" && echo "*.ipynb filter=nbstripout" >.gitattributes && echo "{}" >a.ipynb &&
     printf "#!/bin/sh\necho ran >>%s\n" "$2" >d.sh && chmod +x d.sh' sh "$WT" "$MARKER"
   hgit -C "$WT" -c core.hooksPath=/dev/null add -A
@@ -332,7 +341,7 @@ route_disarm() {
   sbx -- 'echo two >unrelated.txt'
   host_args >/dev/null
   [ -z "$(host_args)" ]
-  sbx -- "printf 'import sys\\nopen(\"$MARKER\", \"a\").write(\"ran\\\\n\")\\nsys.stdout.write(sys.stdin.read())\\n' >nbstripout.py && echo '{ }' >a.ipynb && echo 'echo ran >>$MARKER' >>d.sh"
+  sbx -- "$(plant_nbstripout) && echo 'echo ran >>$MARKER' >>d.sh"
   local args
   host_args >/dev/null
   mapfile -t args < <(host_args)

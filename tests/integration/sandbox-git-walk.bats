@@ -651,21 +651,18 @@ route_unread() {
   route_unread user user
 }
 
-# route_fifo_by_name OWNER (review26 D2): a run making FIFOs of files git opens by name in every
-# directory it reads (src/.gitignore, a top-level .gitattributes) gets them named as configs fsrun
-# cannot read, on every run while they are there, and hostGitArgs that cannot disarm: with them the
-# host's `status` and `add -A` fail at once (128), where a plain one waits in open() for ever (the
-# control, ended by `timeout`: it never returns on its own).
-route_fifo_by_name() {
-  local args want rc=0
-  make_repo "$1"
-  sbx -- 'mkdir -p src && mkfifo src/.gitignore .gitattributes'
-  want=$(jq -cn '["config:unread:.gitattributes (not a regular file: git'"'"'s open of it would wait or fail)",
-    "config:unread:src/.gitignore (not a regular file: git'"'"'s open of it would wait or fail)"]')
-  [ "$(config_tamper | jq -c sort)" = "$want" ]
+# fifos_named_on_every_run WANT: the last run's config entries (sorted) are WANT, and again after
+# a run that writes an unrelated file
+fifos_named_on_every_run() {
+  [ "$(config_tamper | jq -c sort)" = "$1" ]
   sbx -- 'echo two >unrelated.txt'
-  [ "$(config_tamper | jq -c sort)" = "$want" ]
-  host_args >/dev/null
+  [ "$(config_tamper | jq -c sort)" = "$1" ]
+}
+
+# host_git_fails_not_hangs: the last run's hostGitArgs cannot disarm, and with them the host's
+# `status` and `add -A` exit 128 at once; a plain `status` waits in open() until `timeout` ends it
+host_git_fails_not_hangs() {
+  local args rc cmd
   mapfile -t args < <(host_args)
   [ "${args[0]}|${args[1]}" = "-c|core.abbrev=fsrun-cannot-disarm" ]
   for cmd in status "add -A"; do
@@ -679,6 +676,22 @@ route_fifo_by_name() {
   as_owner timeout 2 env GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null \
     git -C "$WT" status >/dev/null 2>&1 || rc=$?
   [ "$rc" = 124 ]
+}
+
+# route_fifo_by_name OWNER (review26 D2): a run making FIFOs of files git opens by name in every
+# directory it reads (src/.gitignore, a top-level .gitattributes) gets them named as configs fsrun
+# cannot read, on every run while they are there, and hostGitArgs that cannot disarm: with them the
+# host's `status` and `add -A` fail at once (128), where a plain one waits in open() for ever (the
+# control, ended by `timeout`: it never returns on its own).
+route_fifo_by_name() {
+  local want
+  make_repo "$1"
+  sbx -- 'mkdir -p src && mkfifo src/.gitignore .gitattributes'
+  want=$(jq -cn '["config:unread:.gitattributes (not a regular file: git'"'"'s open of it would wait or fail)",
+    "config:unread:src/.gitignore (not a regular file: git'"'"'s open of it would wait or fail)"]')
+  fifos_named_on_every_run "$want"
+  host_args >/dev/null
+  host_git_fails_not_hangs
 }
 
 @test "sandbox-git: a FIFO named .gitignore or .gitattributes is named on every run; hostGitArgs make the host's git fail, not hang (root)" {
@@ -695,28 +708,14 @@ route_fifo_by_name() {
 # FIFOs; hostGitArgs cannot disarm (a repository of its own already says so), so the host's
 # `status` and `add -A` with them exit 128; a plain `status` never returns (the control).
 route_fifo_git_dir() {
-  local args want rc=0
+  local want
   make_repo "$1"
   sbx -- 'mkdir -p a/.git/objects a/.git/refs b/c/.git/objects b/c/.git/refs && mkfifo a/.git/HEAD &&
     echo "ref: refs/heads/main" >b/c/.git/HEAD && mkfifo b/c/.git/commondir'
   want=$(jq -cn '["config:unread:a/.git/HEAD (not a regular file: git'"'"'s open of it would wait or fail)",
     "config:unread:b/c/.git/commondir (not a regular file: git'"'"'s open of it would wait or fail)"]')
-  [ "$(config_tamper | jq -c sort)" = "$want" ]
-  sbx -- 'echo two >unrelated.txt'
-  [ "$(config_tamper | jq -c sort)" = "$want" ]
-  mapfile -t args < <(host_args)
-  [ "${args[0]}|${args[1]}" = "-c|core.abbrev=fsrun-cannot-disarm" ]
-  for cmd in status "add -A"; do
-    rc=0
-    # shellcheck disable=SC2086 # cmd is two words on purpose
-    as_owner timeout 600 env GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null \
-      git -C "$WT" "${args[@]}" $cmd >/dev/null 2>&1 || rc=$?
-    [ "$rc" = 128 ]
-  done
-  rc=0
-  as_owner timeout 2 env GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null \
-    git -C "$WT" status >/dev/null 2>&1 || rc=$?
-  [ "$rc" = 124 ]
+  fifos_named_on_every_run "$want"
+  host_git_fails_not_hangs
 }
 
 @test "sandbox-git: a nested .git dir's HEAD or commondir that is a FIFO is named on every run; hostGitArgs make the host's git fail, not hang (root)" {

@@ -229,6 +229,40 @@ fsrun_report_leftover() {
   kill -9 "$pid" 2>/dev/null
 }
 
+# fsrun_wait_child PID: waits for PID (a child of this shell) to end, through the trapped signals
+# that interrupt `wait`, and returns its exit status. FSRUN_CHILD is PID meanwhile: a TERM or INT
+# trap (contrib/run-tests.sh's) passes the signal on to it.
+fsrun_wait_child() {
+  local rc
+  FSRUN_CHILD=$1
+  while :; do
+    wait "$1"
+    rc=$?
+    kill -0 "$1" 2>/dev/null || break
+  done
+  FSRUN_CHILD=""
+  return "$rc"
+}
+
+# fsrun_pids_under DIR: the processes whose root or cwd is under DIR, or, in another mount
+# namespace, whose mount table shows a mount under DIR and whose root is not the host's. A process
+# whose root is still the host's has not pivoted: it is no container, but a copy of the host's
+# mount table taken while DIR's mounts existed (another suite's `unshare -m`, run in parallel by
+# run-tests.sh), and killing it failed that suite.
+fsrun_pids_under() {
+  local dir=$1 own_ns host_root
+  own_ns=$(readlink /proc/self/ns/mnt)
+  host_root=$(stat -L -c %d:%i /proc/self/root)
+  {
+    find /proc -mindepth 2 -maxdepth 2 \( -name root -o -name cwd \) -lname "$dir/*" -printf '%h\n'
+    grep -lF "$dir/" /proc/[0-9]*/mountinfo | while read -r f; do
+      f=${f%/mountinfo}
+      [ "$(readlink "$f/ns/mnt")" != "$own_ns" ] || continue
+      [ "$(stat -L -c %d:%i "$f/root")" != "$host_root" ] && echo "$f"
+    done
+  } 2>/dev/null | cut -d/ -f3 | sort -u | grep -vx "$$"
+}
+
 fsrun_run_bats_file() {
   local file=$1 tap=$2
   shift 2
@@ -237,8 +271,13 @@ fsrun_run_bats_file() {
   local tmp rc=0 limit=${BATS_FILE_TIMEOUT:-2400}
   tmp=$(mktemp -d "${TMPDIR:-/tmp}/fsrun-bats.XXXXXX") || return 1
   chmod 755 "$tmp" # container users must reach bundles under it
-  TMPDIR=$tmp timeout -k 10 "$limit" bats --tap --timing --print-output-on-failure \
-    --no-tempdir-cleanup "$@" "$file" >"$tap" 2>&1 </dev/null || rc=$?
+  # (contrib/run-tests.sh's check after all suites looks here for what the sweep below missed)
+  [ -z "${FSRUN_BATS_TMP_LIST:-}" ] || echo "$tmp" >>"$FSRUN_BATS_TMP_LIST"
+  # in the background, waited for: a TERM or INT trapped by the caller stops bats (its teardowns
+  # run) and the sweep below still runs
+  TMPDIR=$tmp FSRUN_SWEEP_CGROUPS=$tmp/sweep-cgroups timeout -k 10 "$limit" bats --tap --timing --print-output-on-failure \
+    --no-tempdir-cleanup "$@" "$file" >"$tap" 2>&1 </dev/null &
+  fsrun_wait_child $! || rc=$?
   [ "$rc" = 124 ] && echo "not ok - $name: timed out after ${limit}s (whole file)" >>"$tap"
 
   local dir id state_root="$FSRUN_TEST_STATE_BASE/$name"
@@ -251,30 +290,28 @@ fsrun_run_bats_file() {
   done
   rm -rf --one-file-system "$state_root"
 
-  # Leftover processes: root or cwd under the tmp dir (before pivot_root), or, in another mount
-  # namespace, a mount table that shows a bundle under it (a container's root mount does). A
-  # process whose root is still the host's has not pivoted: it is no container, but a copy of the
-  # host's mount table taken while this file's mounts existed (another suite's `unshare -m`, run in
-  # parallel by run-tests.sh), and killing it failed that suite.
-  local pid mnt own_ns host_root pids
-  own_ns=$(readlink /proc/self/ns/mnt)
-  host_root=$(stat -L -c %d:%i /proc/self/root)
-  pids=$({
-    find /proc -mindepth 2 -maxdepth 2 \( -name root -o -name cwd \) -lname "$tmp/*" -printf '%h\n'
-    grep -lF "$tmp/" /proc/[0-9]*/mountinfo | while read -r f; do
-      f=${f%/mountinfo}
-      [ "$(readlink "$f/ns/mnt")" != "$own_ns" ] || continue
-      [ "$(stat -L -c %d:%i "$f/root")" != "$host_root" ] && echo "$f"
-    done
-  } 2>/dev/null | cut -d/ -f3 | sort -u)
-  for pid in $pids; do
-    [ "$pid" = $$ ] && continue
+  # Leftover processes: root or cwd under the tmp dir (before pivot_root), or a mount table that
+  # shows a bundle under it (a container's root mount does)
+  local pid mnt cg
+  for pid in $(fsrun_pids_under "$tmp"); do
     fsrun_report_leftover "$pid" "$name" >>"$tap"
   done
   for mnt in $(awk -v dir="$tmp/" 'index($5, dir) == 1 { print $5 }' /proc/self/mountinfo | sort -r); do
     echo "not ok - $name: mount $mnt was left behind" >>"$tap"
     umount -l "$mnt" 2>/dev/null
   done
+  # cgroups the file made outside fsrun/ (their names, one a line, in $FSRUN_SWEEP_CGROUPS: a
+  # docker daemon's cgroup parent), removed once empty
+  if [ -s "$tmp/sweep-cgroups" ]; then
+    while read -r cg; do
+      [[ $cg =~ ^[A-Za-z0-9_.-]+$ && $cg != .* ]] || continue
+      for dir in /sys/fs/cgroup/"$cg" /sys/fs/cgroup/*/"$cg"; do
+        [ -d "$dir" ] || continue
+        echo "not ok - $name: cgroup $dir was left behind" >>"$tap"
+        find "$dir" -depth -type d -exec rmdir {} + 2>/dev/null
+      done
+    done <"$tmp/sweep-cgroups"
+  fi
   rm -rf --one-file-system "$tmp"
   return "$rc"
 }

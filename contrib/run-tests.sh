@@ -37,6 +37,12 @@
 # not yet started are skipped, so that the summary still comes out before CI's 90-minute limit).
 # Logs: $FSRUN_BUILD_ROOT/test-logs. The last line is `N passed, N failed, N skipped`; the exit
 # status is 1 when anything failed.
+# After all suites, a check lists what they left, each a failure by name, and removes it: only what
+# this run made (its state dirs under FSRUN_TEST_STATE_PREFIX, its bats files' and the fusion
+# suite's temporary dirs with their mounts and the processes in them, those processes' cgroups,
+# test users made during the run by a process that has ended). A TERM or INT stops the bats file
+# or the fusion suite that is running (their teardowns and sweeps run), skips the rest, and still
+# runs that check and the summary.
 set -uo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -79,6 +85,20 @@ rm -rf "$LOG_DIR"
 mkdir -p "$LOG_DIR"
 PLAIN=$BUILD_ROOT/plain
 ASAN=$BUILD_ROOT/asan
+# what the run makes outside the build root, for the check after all suites
+export FSRUN_BATS_TMP_LIST=$LOG_DIR/bats-tmp-dirs
+state_bases=() # the suites' state dirs under FSRUN_TEST_STATE_PREFIX
+other_tmps=()  # TEST_CACHE dirs, the fusion suite's TMPDIR
+users_before=$(cut -d: -f1 /etc/passwd | sort)
+# a TERM or INT: the bats file or fusion suite that runs is stopped (fsrun_wait_child), the rest
+# skipped; the leftover check and the summary still run
+interrupted="" FSRUN_CHILD=""
+on_signal() {
+  interrupted=$1
+  [ -z "$FSRUN_CHILD" ] || kill -TERM "$FSRUN_CHILD" 2>/dev/null
+}
+trap 'on_signal TERM' TERM
+trap 'on_signal INT' INT
 DYNAMIC=$BUILD_ROOT/dynamic # the plain build, linked dynamically: valgrind cannot follow a static one
 FUZZ_SECONDS=${FUZZ_SECONDS:-20}
 export FUZZ_SECONDS
@@ -114,6 +134,10 @@ out_of_time() {
 # runnable SUITE: asked for, and time left (otherwise the suite is a named skip).
 runnable() {
   wanted "$1" || return 1
+  if [ -n "$interrupted" ]; then
+    skip "$1" "the run was stopped by SIG$interrupted"
+    return 1
+  fi
   if [ "$(budget_left)" -lt 180 ]; then
     out_of_time "$1"
     return 1
@@ -278,10 +302,16 @@ run_bats_suite() {
   export FSRUN=$binary
   export FSRUN_TEST_STATE_BASE=${FSRUN_TEST_STATE_PREFIX:-/run/fsrun-tests}/${suite//:/-}
   mkdir -p "$FSRUN_TEST_STATE_BASE"
+  state_bases+=("$FSRUN_TEST_STATE_BASE")
   export TEST_CACHE
   TEST_CACHE=$(mktemp -d /tmp/fsrun-test-cache.XXXXXX)
+  other_tmps+=("$TEST_CACHE")
   while read -r file; do
     [ -n "$file" ] || continue
+    if [ -n "$interrupted" ]; then
+      skip "$suite: ${file#tests/}" "the run was stopped by SIG$interrupted"
+      continue
+    fi
     label=${file#tests/}
     tap=$out/$(basename "$file" .bats).tap
     if [ "$(budget_left)" -lt 120 ]; then
@@ -309,6 +339,8 @@ run_bats_suite() {
     fail "$suite: sanitizer reports from fsrun runs outside the test helpers" "$(rel "$san_dir")"
   fi
   rm -rf "$TEST_CACHE"
+  # (each file's state root went with its sweep)
+  rmdir "$FSRUN_TEST_STATE_BASE" 2>/dev/null
   unset FSRUN TEST_CACHE FSRUN_TEST_STATE_BASE
 }
 
@@ -605,8 +637,12 @@ if runnable fusion; then
   if [ "$plain_ok" != 1 ]; then
     skip fusion "build:plain failed"
   else
-    FSRUN_FUSION_OUT=$BUILD_ROOT/fusion timeout -k 10 "$(limit 900)" \
-      contrib/fusion/run-tests.sh "$PLAIN/fsrun" >"$LOG_DIR/fusion.tap" 2>&1 </dev/null
+    # its TMPDIR: one of this run's, for the check after all suites (the ordinary user's runs in it)
+    fusion_tmp=$(mktemp -d /tmp/fsrun-fusion-run.XXXXXX) && chmod 755 "$fusion_tmp"
+    other_tmps+=("$fusion_tmp")
+    TMPDIR=$fusion_tmp FSRUN_FUSION_OUT=$BUILD_ROOT/fusion timeout -k 10 "$(limit 900)" \
+      contrib/fusion/run-tests.sh "$PLAIN/fsrun" >"$LOG_DIR/fusion.tap" 2>&1 </dev/null &
+    fsrun_wait_child $!
     parse_tap fusion contrib/fusion "$LOG_DIR/fusion.tap"
   fi
   suite_end
@@ -622,6 +658,59 @@ if runnable package; then
   fi
   suite_end
 fi
+
+# ---- leftovers: what the suites made and left (this run's own only) -----------------------------
+# left NAME: one failure per leftover
+left() { fail "leftovers: $1 was left after all suites"; }
+leftover_check() {
+  local base dir id pid cg mnt user said
+  for base in "${state_bases[@]}"; do
+    for dir in "$base"/*/*/; do # SUITE/FILE/ID: a container's state
+      [ -d "$dir" ] || continue
+      dir=${dir%/}
+      id=${dir##*/}
+      left "container $id (state in ${dir%/*})"
+      "$PLAIN/fsrun" --root "${dir%/*}" delete --force "$id" >/dev/null 2>&1
+    done
+    [ -d "$base" ] || continue
+    left "state dir $base"
+    rm -rf --one-file-system "$base"
+  done
+  local dirs=("${other_tmps[@]}")
+  [ -s "$FSRUN_BATS_TMP_LIST" ] && mapfile -t -O "${#dirs[@]}" dirs <"$FSRUN_BATS_TMP_LIST"
+  for dir in "${dirs[@]}"; do
+    [ -e "$dir" ] || continue
+    for pid in $(fsrun_pids_under "$dir"); do
+      for cg in $(awk -F: '$3 ~ /\/fsrun\// { print $3 }' "/proc/$pid/cgroup" 2>/dev/null | sort -u); do
+        left "cgroup $cg (of process $pid)"
+      done
+      said=$(fsrun_report_leftover "$pid" leftovers) # (killed; nothing said of one that has ended)
+      [ -z "$said" ] || fail "leftovers: ${said#not ok - leftovers: } after all suites"
+    done
+    for mnt in $(awk -v d="$dir/" 'index($5, d) == 1 { print $5 }' /proc/self/mountinfo | sort -r); do
+      left "mount $mnt"
+      umount -l "$mnt" 2>/dev/null
+    done
+    # (a fusion TMPDIR is left empty by its suite; a TEST_CACHE's content is the cache)
+    [[ $dir == */fsrun-fusion-run.* ]] && [ -z "$(ls -A "$dir")" ] || [[ $dir == */fsrun-test-cache.* ]] ||
+      left "directory $dir"
+    rm -rf --one-file-system "$dir"
+  done
+  # a test user made during the run (named PREFIX<pid of its maker>) whose maker has ended
+  for user in $(comm -13 <(echo "$users_before") <(cut -d: -f1 /etc/passwd | sort)); do
+    [[ $user =~ [a-z]([0-9]+)$ ]] || continue
+    [ -e "/proc/${BASH_REMATCH[1]}" ] && continue
+    id "$user" >/dev/null 2>&1 || continue
+    left "test user $user"
+  done
+}
+if wanted bats || wanted asan || wanted clients || wanted fusion || wanted package; then
+  suite_start leftovers
+  leftover_check
+  [ "$failed" != "$suite_f0" ] || pass # one check: nothing was left
+  suite_end
+fi
+[ -z "$interrupted" ] || fail "the run was stopped by SIG$interrupted: the suites after it did not run"
 
 # ================================================================================================
 echo

@@ -91,6 +91,8 @@ _dk_image_tar() {
 dk_start_daemon() {
   DK_DIR=$(mktemp -d "${TMPDIR:-/tmp}/fsrun-docker.XXXXXX")
   DK_CGPARENT=/fsrun-docker-${DK_DIR##*.}
+  # removed by the sweep after the file (contrib/lib.sh) if dk_stop_daemon could not (bats stopped)
+  [ -z "${FSRUN_SWEEP_CGROUPS:-}" ] || echo "${DK_CGPARENT#/}" >>"$FSRUN_SWEEP_CGROUPS"
   DK_BRIDGE="" DK_SUBNET=""
   export DK_DIR DK_CGPARENT DK_BRIDGE DK_SUBNET
   mkdir -p "$DK_DIR/client"

@@ -176,6 +176,33 @@ check_sweep() {
   check_sweep user
 }
 
+# contrib/run-tests.sh traps TERM and INT and passes them on to the bats file that runs
+# (FSRUN_CHILD): the file stops at once, its teardown_file runs, and the sweep after it still runs.
+# Seen to fail with bats in the foreground of fsrun_run_bats_file again: the caller's trap waited
+# for the file's end (here the sleep's 1000 s): no rc by the bound.
+@test "harness: a TERM to the caller of fsrun_run_bats_file stops the file; its teardown_file and the sweep run" {
+  local d=$BATS_TEST_TMPDIR caller
+  # shellcheck disable=SC2016 # expanded by that bash
+  HOLD_DIR=$d FSRUN_TEST_STATE_BASE=$d/state FSRUN_BATS_TMP_LIST=$d/tmps bash -c '
+    . "$1/contrib/lib.sh"
+    trap "[ -z \"\$FSRUN_CHILD\" ] || kill -TERM \"\$FSRUN_CHILD\"" TERM
+    rc=0
+    fsrun_run_bats_file "$1/tests/data/sweep/hold.bats" "$2/hold.tap" || rc=$?
+    echo "$rc" >"$2/rc"' sh "$FSRUN_SRCDIR" "$d" </dev/null >/dev/null 2>&1 &
+  caller=$!
+  wait_for_file "$d/holding"
+  SWEEP_LEFT=$(cat "$d/sleep.pid")
+  kill -TERM "$caller"
+  wait_until test -s "$d/rc"
+  wait "$caller"
+  cat "$d/hold.tap"
+  [ "$(cat "$d/rc")" != 0 ]
+  [ -e "$d/teardown_file" ]
+  wait_until pid_gone "$SWEEP_LEFT"
+  [ "$(wc -l <"$d/tmps")" = 1 ]
+  [ ! -e "$(cat "$d/tmps")" ]
+}
+
 @test "harness: a sanitizer report fails the test that caused it" {
   FSRUN_SANITIZER_PREFIX=$BATS_TEST_TMPDIR/san.1
   check_sanitizer_reports

@@ -25,12 +25,20 @@ fsrun=""
 # the runs' own TMPDIRs and XDG_RUNTIME_DIRs (root's and the ordinary user's)
 scopes=("$tmp/root-tmp" "$tmp/root-run" "$tmp/user-tmp" "$tmp/run")
 
+# state_roots: the tests' state roots (WORK/state) and fsrun's default one in an XDG_RUNTIME_DIR
+# (DIR/fsrun: fsrun makes it for the ordinary user whatever --root says, and keeps its own files
+# there, so only a container in it is a leftover)
+state_roots() {
+  find "${scopes[@]}" -mindepth 2 -maxdepth 2 -name state -type d 2>/dev/null
+  find "$tmp/run" "$tmp/root-run" -mindepth 1 -maxdepth 1 -name fsrun -type d 2>/dev/null
+}
+
 # sweep: what the tests left in the scopes deleted: the containers of a state root there (thawed
 # first), then the mounts under $tmp; the user's processes are killed with the user
 sweep() {
   local root id mnt
   if [ -n "$fsrun" ]; then
-    for root in $(find "${scopes[@]}" -mindepth 2 -maxdepth 2 -name state -type d 2>/dev/null); do
+    for root in $(state_roots); do
       for id in $("$fsrun" --root "$root" list --quiet 2>/dev/null); do
         "$fsrun" --root "$root" resume "$id" >/dev/null 2>&1
         "$fsrun" --root "$root" delete --force "$id" >/dev/null 2>&1
@@ -126,13 +134,19 @@ if [ "$(id -u)" = 0 ]; then
 fi
 
 # --- what the tests left: each entry of the runs' TMPDIRs and XDG_RUNTIME_DIRs (fsrun's own
-# empty state root aside) is a failure that names it; then deleted ---
+# state root aside) and each container in fsrun's own state root is a failure that names it; then
+# deleted ---
 n_left=0
 while read -r entry; do
   [ -n "$entry" ] || continue
   n_left=$((n_left + 1))
   echo "not ok $((900 + n_left)) - fusion: $entry was left behind by the tests" >>"$tmp/raw.tap"
-done < <(find "${scopes[@]}" -mindepth 1 -maxdepth 1 ! \( -name fsrun -type d -empty \) 2>/dev/null | sed "s|^$tmp/||")
+done < <(
+  find "${scopes[@]}" -mindepth 1 -maxdepth 1 ! \( -name fsrun -type d \) 2>/dev/null | sed "s|^$tmp/||"
+  for root in $(find "$tmp/run" "$tmp/root-run" -mindepth 1 -maxdepth 1 -name fsrun -type d 2>/dev/null); do
+    "$fsrun" --root "$root" list --quiet 2>/dev/null | sed "s|^|container |; s|\$| (in ${root#"$tmp"/})|"
+  done
+)
 sweep
 
 # --- flatten: a result line whose predecessor is more indented is a parent (its subtests came

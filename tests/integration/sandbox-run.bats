@@ -845,7 +845,6 @@ check_tree_dies_with_init() {
   wait_processes_gone
 }
 
-# bats test_tags=cgroupv2
 @test "sandbox-run: without a freezer, fsrun SIGKILLed ends the whole tree: a double-forked setsid process and a fork loop leave nothing (root)" {
   check_tree_dies_with_init root kill
 }
@@ -854,7 +853,6 @@ check_tree_dies_with_init() {
   check_tree_dies_with_init user kill
 }
 
-# bats test_tags=cgroupv2
 @test "sandbox-run: without a freezer, the command's exit ends the whole tree: a double-forked setsid process and a fork loop are gone when fsrun returns (root)" {
   check_tree_dies_with_init root exit
 }

@@ -1402,7 +1402,6 @@ v1_line() { grep -E "^[0-9]+:([^:]*,)?$2(,[^:]*)?:" <<<"$1" || :; }
 # there and through /proc/self/root and /proc/1/root, and to make one in every writable place.
 # All refused. A node outside the list on the command's stdin keeps the allow-list: reopening it
 # through /proc/self/fd/0 for writing is refused, and the run has a devices cgroup of its own.
-# bats test_tags=cgroupv2
 @test "sandbox: as root without a device allow-list, no device node outside the default ones opens or is made; one on stdin keeps the list" {
   [ -e /dev/loop0 ] && [ -e /dev/loop-control ] || skip "needs /dev/loop0 and /dev/loop-control"
   local wp=$DIR/wp n mine

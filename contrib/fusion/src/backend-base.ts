@@ -1,7 +1,8 @@
 // What NativeBackend and FsrunBackend share: the task's ids, the audit hook, input checks, the
 // runs in flight (abort(), dispose()).
+import { realpathSync, statSync } from "node:fs";
 import { stat } from "node:fs/promises";
-import { isAbsolute, join, resolve } from "node:path";
+import { basename, dirname, isAbsolute, join, resolve } from "node:path";
 
 import { deliver, policyHash, policySummary } from "./audit";
 import type { SandboxAuditEvent, SandboxAuditHook } from "./audit";
@@ -44,8 +45,12 @@ export const HOST_GIT_ENV: Readonly<Record<string, string>> = Object.freeze({
 
 /** Search paths of Fusion's environment and the separators of their entries: an empty, `.` or
  * relative entry is taken from the cwd (the worktree's top for the host's git and its drivers;
- * `PATH=:/usr/bin` has `git` itself and a driver's bare command found there), so `hostGitEnv`
- * keeps only their absolute entries outside the task's worktree. */
+ * `PATH=:/usr/bin` has `git` itself and a driver's bare command found there), and an entry at or
+ * below the worktree or a writablePaths entry holds what the run wrote (review27 E6: `git` planted
+ * in a writable `~/.npm-global/bin`), so `hostGitEnv` keeps only their absolute entries outside
+ * those trees. GIT_EXEC_PATH: git puts it first on the PATH of everything it runs; GCONV_PATH: the
+ * iconv modules git loads for a `working-tree-encoding` attribute; LD_AUDIT: libraries the loader
+ * runs in every process. */
 const HOST_GIT_SEARCH_PATHS: Readonly<Record<string, RegExp>> = Object.freeze({
   PATH: /:/,
   NODE_PATH: /:/,
@@ -53,31 +58,101 @@ const HOST_GIT_SEARCH_PATHS: Readonly<Record<string, RegExp>> = Object.freeze({
   RUBYLIB: /:/,
   PERL5LIB: /:/,
   PERLLIB: /:/,
+  GEM_PATH: /:/,
   LD_LIBRARY_PATH: /[:;]/,
   LD_PRELOAD: /[: ]/,
+  LD_AUDIT: /:/,
+  GCONV_PATH: /:/,
+  GIT_EXEC_PATH: /:/,
 });
+
+/** Libraries the loader takes by a bare name too, searched in its own directories (not the cwd). */
+const HOST_GIT_LIBRARY_LISTS = new Set(["LD_PRELOAD", "LD_AUDIT"]);
+
+/** Directories whose one value names where an interpreter takes code (its standard library, the
+ * user's site-packages and their .pth files, cached .pyc, gems): kept whole or emptied (an empty
+ * value is unset for each reader). */
+const HOST_GIT_CODE_DIRS: readonly string[] = ["PYTHONHOME", "PYTHONUSERBASE", "PYTHONPYCACHEPREFIX", "GEM_HOME"];
 
 /** PATH when none of Fusion's entries is kept: glibc's default search path (an empty PATH would be the cwd). */
 const HOST_GIT_DEFAULT_PATH = "/usr/local/bin:/usr/bin:/bin";
 
+/** The real path of p, or that of its nearest existing ancestor with the rest of p after it: a
+ * directory the run may still make is judged by where it would be made. */
+function nearestRealPath(p: string): string {
+  const rest: string[] = [];
+  for (let at = resolve(p); ; at = dirname(at)) {
+    try {
+      return join(realpathSync(at), ...rest.reverse());
+    } catch {
+      if (at === dirname(at)) return resolve(p);
+      rest.push(basename(at));
+    }
+  }
+}
+
+function identityOf(p: string): string | null {
+  try {
+    const st = statSync(p, { bigint: true });
+    return `${st.dev}:${st.ino}`;
+  } catch {
+    return null;
+  }
+}
+
+/** Whether p is at or under dir (both absolute and normalised). */
+function atOrUnder(p: string, dir: string): boolean {
+  return p === dir || dir === "/" || p.startsWith(`${dir}/`);
+}
+
+/**
+ * A test of whether an absolute path is the run's: at or below one of `trees` (the worktree, the
+ * policy's writablePaths) by its spelling, by real path (a link on the way counts) or by identity
+ * (an ancestor that is one of the trees under another name: a bind mount), or the directory that
+ * holds a writable entry itself (`~/bin/git` named writable makes `~/bin` the run's for PATH).
+ */
+function runsTrees(worktree: string | undefined, writable: readonly string[]): (p: string) => boolean {
+  const trees = [...(worktree !== undefined ? [worktree] : []), ...writable].map((t) => resolve(t));
+  const reals = trees.map(nearestRealPath);
+  const ids = new Set(trees.map(identityOf).filter((id) => id !== null));
+  const parents = new Set(writable.flatMap((w) => [dirname(resolve(w)), dirname(nearestRealPath(w))]));
+  return (p: string) => {
+    const real = nearestRealPath(p);
+    if (trees.some((t) => atOrUnder(resolve(p), t)) || reals.some((t) => atOrUnder(real, t))) return true;
+    if (parents.has(resolve(p)) || parents.has(real)) return true;
+    for (let up = real; ids.size > 0; up = dirname(up)) {
+      const id = identityOf(up);
+      if (id !== null && ids.has(id)) return true;
+      if (up === dirname(up)) return false;
+    }
+    return false;
+  };
+}
+
 /**
  * The variables to set over `env` (Fusion's environment for the host's git) so that neither git
- * nor the drivers it runs load code from the worktree by a relative name (review26 D5):
- * HOST_GIT_ENV, and each search path of HOST_GIT_SEARCH_PATHS that `env` sets with its empty,
- * relative and `worktree` entries left out (LD_PRELOAD keeps a bare library name: the loader
- * searches it in its own directories).
+ * nor the drivers it runs load code from the worktree by a relative name (review26 D5) or from a
+ * tree the run could write (review27 E6): HOST_GIT_ENV; each search path of HOST_GIT_SEARCH_PATHS
+ * that `env` sets with its empty, relative entries and those of the run's trees (runsTrees: the
+ * worktree, `writablePaths`) left out (LD_PRELOAD and LD_AUDIT keep a bare library name: the
+ * loader searches it in its own directories); each of HOST_GIT_CODE_DIRS emptied when it is
+ * relative or the run's.
  */
-export function hostGitEnvFor(env: NodeJS.ProcessEnv, worktree?: string): Record<string, string> {
+export function hostGitEnvFor(env: NodeJS.ProcessEnv, worktree?: string, writablePaths: readonly string[] = []): Record<string, string> {
   const out: Record<string, string> = { ...HOST_GIT_ENV };
-  const top = worktree !== undefined ? resolve(worktree) : undefined;
-  const inWorktree = (p: string) => top !== undefined && (resolve(p) === top || resolve(p).startsWith(`${top}/`));
+  const theRuns = runsTrees(worktree, writablePaths);
+  const kept = (e: string) => isAbsolute(e) && !theRuns(e);
   for (const [name, separator] of Object.entries(HOST_GIT_SEARCH_PATHS)) {
     const value = env[name];
     if (value === undefined) continue;
-    const bareName = (e: string) => name === "LD_PRELOAD" && e !== "" && !e.includes("/");
-    const kept = value.split(separator).filter((e) => bareName(e) || (isAbsolute(e) && !inWorktree(e)));
-    out[name] = kept.join(name === "LD_PRELOAD" ? " " : ":");
-    if (name === "PATH" && kept.length === 0) out[name] = HOST_GIT_DEFAULT_PATH;
+    const bareName = (e: string) => HOST_GIT_LIBRARY_LISTS.has(name) && e !== "" && !e.includes("/");
+    const entries = value.split(separator).filter((e) => bareName(e) || kept(e));
+    out[name] = entries.join(name === "LD_PRELOAD" ? " " : ":");
+    if (name === "PATH" && entries.length === 0) out[name] = HOST_GIT_DEFAULT_PATH;
+  }
+  for (const name of HOST_GIT_CODE_DIRS) {
+    const value = env[name];
+    if (value !== undefined) out[name] = value.split(":").every(kept) ? value : "";
   }
   return out;
 }
@@ -212,9 +287,10 @@ export abstract class BackendBase {
     return this.hostGitEnvFor(process.env);
   }
 
-  /** `hostGitEnv` over `env`, Fusion's environment for the host's git. */
+  /** `hostGitEnv` over `env`, Fusion's environment for the host's git: with the task's worktree
+   * and its policy's writablePaths as the run's trees. */
   hostGitEnvFor(env: NodeJS.ProcessEnv): Record<string, string> {
-    return hostGitEnvFor(env, this.task?.worktree);
+    return hostGitEnvFor(env, this.task?.worktree, this.task?.policy.writablePaths ?? []);
   }
 
   /**

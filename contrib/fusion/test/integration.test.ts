@@ -4,7 +4,7 @@ import * as assert from "node:assert/strict";
 import { spawn, spawnSync } from "node:child_process";
 import type { SpawnOptions } from "node:child_process";
 import { constants as fsConstants, createWriteStream, rmSync } from "node:fs";
-import { chmod, mkdir, mkdtemp, open, readFile, readdir, readlink, realpath, rm, stat, writeFile } from "node:fs/promises";
+import { chmod, mkdir, mkdtemp, open, readFile, readdir, readlink, realpath, rm, stat, symlink, writeFile } from "node:fs/promises";
 import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { createDeflate } from "node:zlib";
@@ -803,6 +803,52 @@ test(`[${WHO}] hostGitEnv: a relative PATH entry, NODE_OPTIONS and BASH_ENV of F
   const drivers = await runCommand(realGit, [...HOST_GIT_SAFE_ARGS, "add", "-A"], wt, fusionEnv);
   assert.equal(drivers.code, 0, drivers.stderr);
   assert.deepEqual((await readFile(marker, "utf8")).split("\n").filter((l) => l !== "").sort(), ["bash", "myfilt", "node"]);
+});
+
+// review27 E6: a PATH entry that leads (here through a link) into a writablePaths entry is the
+// run's as much as the worktree is (`~/.npm-global/bin` first on PATH, `~/.npm-global` writable):
+// the run plants `git` there, and LD_AUDIT=./audit.so names a library it plants at the top; fsrun's
+// report is clean. Fusion's git under its own environment ran the planted `git` (PATH) and the
+// planted library (LD_AUDIT, the real git); with hostGitEnv over it (the task's writablePaths
+// known to the backend), neither. Seen to fail with the writablePaths not passed to hostGitEnvFor
+// (the planted `git` ran) and with LD_AUDIT off the cleaned list (the library ran).
+test(`[${WHO}] hostGitEnv: a PATH entry into a writablePaths entry and a relative LD_AUDIT load nothing a run planted (review27 E6)`, async (t) => {
+  const cc = spawnSync("sh", ["-c", "command -v cc"], { encoding: "utf8" }).stdout.trim();
+  if (cc === "") return t.skip("needs a C compiler for the audit library");
+  const dir = join(work, "e6");
+  await mkdir(dir);
+  const wt = await makeWorktree(dir, "task-e6");
+  const marker = join(dir, "marker");
+  const npmGlobal = join(dir, "npm-global");
+  await mkdir(npmGlobal);
+  await symlink(join(npmGlobal, "bin"), join(dir, "linkbin")); // bin/ is made by the run
+  const stage = join(readOnly, `e6-${WHO}`);
+  await mkdir(stage);
+  await writeFile(join(stage, "git"), `#!/bin/sh\necho git >>${marker}\n`, { mode: 0o755 });
+  const audit = `#include <stdio.h>\n__attribute__((constructor)) static void mark(void) { FILE *f = fopen(${JSON.stringify(marker)}, "a"); if (f) { fputs("audit\\n", f); fclose(f); } }\nunsigned la_version(unsigned v) { return v; }\n`;
+  await writeFile(join(stage, "audit.c"), audit);
+  const built = await runCommand(cc, ["-shared", "-fPIC", "-o", join(stage, "audit.so"), join(stage, "audit.c")]);
+  assert.equal(built.code, 0, built.stderr);
+  const b = new FsrunBackend({ fsrunPath: FSRUN, stateRoot, killGraceMs: 300, onAudit: (e) => events.push(e) });
+  backends.push(b);
+  await b.prepare({ taskId: `it-${WHO}`, runId: `r${++seq}`, worktreePath: wt, policy: { ...basePolicy(), writablePaths: [npmGlobal] } });
+  const r = await b.run(`mkdir -p ${npmGlobal}/bin && cp -p ${stage}/git ${npmGlobal}/bin/ && cp ${stage}/audit.so .`, opts({ cwd: wt }));
+  assert.equal(r.exitCode, 0, r.stderr);
+  assert.deepEqual([r.tamper, b.hostGitDisarmed], [[], true], "fsrun's report is clean");
+  const fusionEnv = { ...process.env, PATH: `${join(dir, "linkbin")}:${process.env.PATH}`, LD_AUDIT: "./audit.so" };
+  const hostGit = (env: NodeJS.ProcessEnv, command = "git") =>
+    runCommand(command, [...b.hostGitWorktreeArgs, ...b.hostGitArgs, ...HOST_GIT_SAFE_ARGS, "status", "--porcelain"], wt, env);
+  const safe = await hostGit({ ...fusionEnv, ...b.hostGitEnvFor(fusionEnv) });
+  assert.equal(safe.code, 0, safe.stderr);
+  assert.match(safe.stdout, /audit\.so/, "the real git ran");
+  assert.equal(await stat(marker).then(() => true, () => false), false, "the host's git (or git itself) loaded what the run planted under hostGitEnv");
+  // the controls: Fusion's PATH alone runs the planted `git`; its LD_AUDIT alone, the planted library
+  await hostGit({ ...process.env, PATH: fusionEnv.PATH });
+  assert.equal(await readFile(marker, "utf8"), "git\n");
+  await rm(marker);
+  const realGit = spawnSync("sh", ["-c", "command -v git"], { encoding: "utf8" }).stdout.trim();
+  await hostGit({ ...process.env, LD_AUDIT: fusionEnv.LD_AUDIT }, realGit);
+  assert.match(await readFile(marker, "utf8"), /^audit\n/);
 });
 
 // review24 B0: on a tmpfs worktree (/dev/shm) a committed 70 KB filter driver rewritten through a

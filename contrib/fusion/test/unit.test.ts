@@ -1,7 +1,7 @@
 // What needs no fsrun: the settings factory, the policy rule, the result parser, NativeBackend.
 import * as assert from "node:assert/strict";
 import { EventEmitter } from "node:events";
-import { readFile, rm } from "node:fs/promises";
+import { mkdir, readFile, rm, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
 
@@ -234,6 +234,47 @@ test("hostGitEnvFor: code-at-start variables empty, search paths without empty, 
   });
   assert.equal(hostGitEnvFor({ PATH: "::." }).PATH, "/usr/local/bin:/usr/bin:/bin", "an empty PATH would be the cwd");
   assert.equal("RUBYLIB" in hostGitEnvFor({}), false, "a variable Fusion's environment does not set is not set");
+});
+
+// review27 E6: an absolute entry at or below a writablePaths entry is the run's as much as the
+// worktree: by its spelling, by real path (a link on the way, a directory not made yet) and the
+// directory that holds a writable entry. LD_AUDIT is cleaned as LD_PRELOAD is (its bare names are
+// the loader's), GCONV_PATH and GIT_EXEC_PATH as PATH; Python's and Ruby's code dirs kept whole or
+// emptied. Seen to fail with the writable trees not passed (every `w` entry kept).
+test("hostGitEnvFor: entries at or below a writablePaths entry, by spelling, real path or the dir holding one, are left out (review27 E6)", async () => {
+  const d = join(work, "e6");
+  const w = join(d, "npm-global");
+  await mkdir(join(w, "bin"), { recursive: true });
+  await mkdir(join(d, "tools"), { recursive: true });
+  await writeFile(join(d, "tools", "git"), "");
+  await symlink(join(w, "bin"), join(d, "linkbin"));
+  await symlink(w, join(d, "linkw"));
+  const env = {
+    PATH: `${w}/bin:${d}/linkbin:${d}/linkw/not-made-yet:${d}/tools:${d}/npm-globalx/bin:/usr/bin`,
+    NODE_PATH: `${w}/lib/node_modules:/opt/node`,
+    LD_LIBRARY_PATH: `${d}/linkw/lib:/opt/lib`,
+    LD_AUDIT: `libaudit.so:./a.so:${w}/a.so:/opt/a.so:`,
+    GCONV_PATH: `.:${w}/gconv:/usr/lib/gconv`,
+    GIT_EXEC_PATH: `${d}/linkw/git-core`,
+    PYTHONHOME: `${w}/py`,
+    PYTHONUSERBASE: "/opt/pyuser",
+    GEM_HOME: "gems",
+  };
+  const got = hostGitEnvFor(env, "/wt/task", [w, join(d, "tools", "git")]);
+  assert.deepEqual(got, {
+    ...HOST_GIT_ENV,
+    PATH: `${d}/npm-globalx/bin:/usr/bin`,
+    NODE_PATH: "/opt/node",
+    LD_LIBRARY_PATH: "/opt/lib",
+    LD_AUDIT: "libaudit.so:/opt/a.so",
+    GCONV_PATH: "/usr/lib/gconv",
+    GIT_EXEC_PATH: "",
+    PYTHONHOME: "",
+    PYTHONUSERBASE: "/opt/pyuser",
+    GEM_HOME: "",
+  });
+  const worktreeOnly = hostGitEnvFor({ PATH: `${d}/linkbin:/usr/bin` }, w);
+  assert.equal(worktreeOnly.PATH, "/usr/bin", "a link into the worktree is the worktree's");
 });
 
 test("hostGitArgs holding fsrun's cannot-disarm option say the host's git must not run there", () => {

@@ -178,6 +178,7 @@ int exec_git_prepare(struct exec_git *g, const struct fsrun_context *ctx, const 
   cleanup_free char *run_id = NULL;
   cleanup_close int top = -1;
   struct sandbox_git_layout layout;
+  int r;
 
   memset(g, 0, sizeof(*g));
   g->run_dir_fd = -1;
@@ -202,7 +203,9 @@ int exec_git_prepare(struct exec_git *g, const struct fsrun_context *ctx, const 
   exec_git_remove_leftovers(ctx->state_root, id, false);
   run_id = xasprintf("%s" EXEC_RUN_SUFFIX "%d", id, (int)getpid());
   watch_run_dir(ctx, run_id);
-  if (sandbox_git_prepare_at(&g->run, ctx->state_root, run_id, worktree, top, &layout, err) < 0)
+  /* the container's writablePaths are not known here: PATH entries in the worktree are watched */
+  r = sandbox_git_prepare_at(&g->run, ctx->state_root, run_id, worktree, NULL, top, &layout, err);
+  if (r < 0)
     return fsrun_error_code(err);
   g->worktree = xstrdup(worktree);
   /* only what the overlay hides (the binds outside the common dir are the container's already),

@@ -21,7 +21,9 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -33,6 +35,8 @@
 #include "passwd.h"
 #include "sha256.h"
 #include "sandbox-git.h"
+#include "mounts.h"
+#include "sandbox-internal.h"
 #include "utils.h"
 
 #define INCLUDE_MAX_DEPTH       SANDBOX_GIT_INCLUDE_MAX_DEPTH
@@ -46,6 +50,20 @@
 #define POINTERS_MAX            256
 #define ENTRY_VALUE_MAX         200
 
+/* The absolute entries of fsrun's PATH at or below the worktree or a writablePaths entry, where a
+ * bare command word is the run's to plant: each relative to the top (in_worktree) or as written. */
+struct run_path_dir {
+  char *dir;
+  bool in_worktree;
+};
+
+struct run_path {
+  const char *top; /* the task worktree's top (a submodule's config is read from its checkout) */
+  bool found;
+  size_t n;
+  struct run_path_dir *dirs;
+};
+
 struct collect {
   struct sandbox_git_run *g;
   const struct sandbox_git_pins *pins; /* what a config below the top or common dir is read by */
@@ -54,6 +72,7 @@ struct collect {
   int depth;
   char **hooks_dir; /* the last core.hooksPath, resolved as git does for a worktree's hooks */
   size_t *reads;    /* included files read so far, by every level */
+  struct run_path *run_path; /* PATH's absolute entries the run writes, found once a read */
 };
 
 static void read_config_file(struct collect *c, const char *path);
@@ -225,6 +244,16 @@ static void add_python_script(struct collect *c, const char *key, const char *va
   add_python_dir(c, key, value, path[0] != '\0' ? path : "/");
 }
 
+/* Commands that run another command given as a word (review27: `xargs myfilt`, `timeout 5 myfilt`,
+ * `nice -n 5 myfilt`, `sh -c 'myfilt ...'`): that word is looked up on PATH as the command is. */
+enum runner {
+  RUNNER_NONE,
+  RUNNER_PLAIN,   /* env, exec, command, nohup, setsid: options, then the command */
+  RUNNER_XARGS,   /* options (some with a value), then the command */
+  RUNNER_TIMEOUT, /* options (some with a value), a duration, then the command */
+  RUNNER_NICE,    /* `-n N` or `-N`, then the command */
+};
+
 /* where add_command_words is in one command */
 struct words {
   bool at_command;  /* the next word is the command (after VAR=value words) */
@@ -232,8 +261,10 @@ struct words {
   bool python;      /* the command is a Python interpreter whose script has not come yet */
   /* the names the command resolves a file word to (`node clean`: clean.js...); NULL: none */
   const char *const *suffixes;
-  bool runner;    /* the command runs the next word as a command (`env`, `exec`) */
-  bool skip_next; /* the next word is a runner's option's value (`env -u NAME`) */
+  enum runner runner; /* the command runs the next word as a command (`env`, `exec`) */
+  bool skip_next;     /* the next word is a runner's option's value (`env -u NAME`) */
+  bool duration_seen; /* timeout's duration came */
+  bool shell;         /* the command is a shell whose first word has not come (`-c` may) */
 };
 
 /* The dir of a worktree file a command names (`tools/clean.sh`: `tools/`), watched as a pointer of
@@ -324,13 +355,139 @@ static void add_file_word(struct collect *c, const char *key, const char *value,
   }
 }
 
+/* path's real path, and in *st what it is; NULL where it cannot be opened. By an O_PATH fd and
+ * its /proc link: three calls whatever its depth (realpath(3) reads each component's link) */
+static char *real_of(const char *path, struct stat *st) {
+  cleanup_close int fd = open(path, O_PATH | O_CLOEXEC);
+  char proc[64], buf[PATH_MAX];
+  ssize_t n;
+  if (fd < 0 || fstat(fd, st) < 0)
+    return NULL;
+  snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+  n = readlink(proc, buf, sizeof(buf) - 1);
+  if (n <= 0 || buf[0] != '/')
+    return NULL;
+  buf[n] = '\0';
+  return xstrdup(buf);
+}
+
+/* an absolute PATH entry (clean) resolved as far as it exists, the rest as written: a directory
+ * the run may still make is judged by where it would be made; *st: the part that exists */
+static char *resolve_entry(const char *entry, struct stat *st) {
+  cleanup_free char *up = xstrdup(entry);
+  for (;;) {
+    cleanup_free char *real = real_of(up[0] != '\0' ? up : "/", st);
+    char *slash;
+    if (real != NULL && strcmp(real, "/") == 0 && entry[strlen(up)] != '\0')
+      return xstrdup(entry + strlen(up));
+    if (real != NULL)
+      return xasprintf("%s%s", real, entry + strlen(up));
+    if ((slash = strrchr(up, '/')) == NULL)
+      return NULL;
+    *slash = '\0';
+  }
+}
+
+/* path is dir or below it, as strings */
+static bool at_or_below(const char *dir, const char *path) {
+  size_t n = strlen(dir);
+  return strncmp(path, dir, n) == 0 && (path[n] == '/' || path[n] == '\0');
+}
+
+/* a tree the run writes (the worktree, a writablePaths entry): as given, its real path, its
+ * identity, each found once a read */
+struct run_tree {
+  char *given, *real;
+  struct stat st;
+};
+
+static size_t run_trees_find(const char *top, const oci_strv *writable, struct run_tree *t) {
+  size_t n = 0;
+  for (size_t i = 0; i <= (writable != NULL ? writable->len : 0); i++) {
+    t[n].given = path_clean_abs(i == 0 ? top : writable->items[i - 1]);
+    t[n].real = real_of(t[n].given, &t[n].st);
+    if (t[n].real == NULL)
+      t[n].st = (struct stat){0}; /* no identity: not there (yet) */
+    n++;
+  }
+  return n;
+}
+
+/* Whether the entry (clean; resolved: as resolve_entry made it, st its existing part's) is at or
+ * below one of the trees: by its spelling, its real path (a link on the way counts) or identity
+ * (an ancestor that is a tree under another name, a bind mount; looked for only on a tree's
+ * filesystem, one stat a level) */
+static bool run_writes(const struct run_tree *t, size_t n, const char *entry, const char *resolved,
+                       const struct stat *st) {
+  bool same_fs = false;
+  for (size_t i = 0; i < n; i++) {
+    if (path_within(entry, t[i].given) || (resolved != NULL && path_within(resolved, t[i].given)) ||
+        (resolved != NULL && t[i].real != NULL && path_within(resolved, t[i].real)))
+      return true;
+    same_fs |= t[i].real != NULL && st != NULL && t[i].st.st_dev == st->st_dev;
+  }
+  if (!same_fs || resolved == NULL)
+    return false;
+  cleanup_free char *up = xstrdup(resolved);
+  for (char *slash; (slash = strrchr(up, '/')) != NULL; *slash = '\0') {
+    struct stat a;
+    if (stat(up, &a) < 0)
+      continue;
+    for (size_t i = 0; i < n; i++)
+      if (t[i].real != NULL && t[i].st.st_dev == a.st_dev && t[i].st.st_ino == a.st_ino)
+        return true;
+  }
+  return false;
+}
+
+/* run_path's entries, once a config read: each absolute entry of fsrun's PATH the run writes */
+static void run_path_find(struct collect *c) {
+  const char *path = getenv("PATH");
+  struct run_path *r = c->run_path;
+  const oci_strv *writable = c->g->writable;
+  size_t room = 1 + (writable != NULL ? writable->len : 0);
+  cleanup_free struct run_tree *t = xmalloc0(room * sizeof(*t));
+  size_t n = run_trees_find(r->top, writable, t);
+  r->found = true;
+  for (const char *p = path; p != NULL && *p != '\0'; p += *p == ':') {
+    size_t len = strcspn(p, ":");
+    struct stat st;
+    cleanup_free char *entry = p[0] == '/' ? xasprintf("%.*s", (int)len, p) : NULL;
+    cleanup_free char *clean = entry != NULL ? path_clean_abs(entry) : NULL;
+    cleanup_free char *resolved = clean != NULL ? resolve_entry(clean, &st) : NULL;
+    p += len;
+    if (clean == NULL || !run_writes(t, n, clean, resolved, resolved != NULL ? &st : NULL))
+      continue;
+    r->dirs = realloc(r->dirs, (r->n + 1) * sizeof(r->dirs[0]));
+    if (r->dirs == NULL)
+      abort();
+    /* below the top: watched from it, the directories on the way too */
+    bool in_worktree = resolved != NULL && at_or_below(c->worktree, resolved);
+    r->dirs[r->n++] = (struct run_path_dir){
+        .dir = in_worktree ? xstrdup(resolved + strlen(c->worktree)) : xstrdup(clean),
+        .in_worktree = in_worktree};
+  }
+  for (size_t i = 0; i < n; i++) {
+    free(t[i].given);
+    free(t[i].real);
+  }
+}
+
+static void run_path_free(struct run_path *r) {
+  for (size_t i = 0; i < r->n; i++)
+    free(r->dirs[i].dir);
+  free(r->dirs);
+}
+
 /* A command word without a `/` is looked up on PATH, and an empty, `.` or relative entry of it is
  * taken from the cwd, which for the host's git running a driver is the worktree's top (review26
  * D3 b: with `PATH=:/usr/bin` a run planting a top-level `myfilt` had `filter.x.clean = myfilt`
  * run it; `./node_modules/.bin` first in PATH the same). So the word is watched in each such
- * entry, as git's and the shell's lookup would reach it there. The PATH is fsrun's own: the host
- * git's when both come from one environment (Fusion's adapter passes its process's to both); an
- * absolute entry is the host's to keep. */
+ * entry, as git's and the shell's lookup would reach it there, and in each absolute entry at or
+ * below the worktree or a writablePaths entry (review27 E6: `<top>/bin`, `~/.npm-global/bin` with
+ * `~/.npm-global` writable). The PATH is fsrun's own: the host git's when both come from one
+ * environment (Fusion's adapter passes its process's to both); any other absolute entry is the
+ * host's to keep. */
 static void add_path_command(struct collect *c, const char *key, const char *value, const char *w) {
   const char *path = getenv("PATH");
   if (path == NULL)
@@ -343,20 +500,92 @@ static void add_path_command(struct collect *c, const char *key, const char *val
     }
     p += n;
     if (*p == '\0')
-      return;
+      break;
+  }
+  if (c->run_path == NULL)
+    return;
+  if (!c->run_path->found)
+    run_path_find(c);
+  for (size_t i = 0; i < c->run_path->n; i++) {
+    const struct run_path_dir *d = &c->run_path->dirs[i];
+    cleanup_free char *name =
+        d->in_worktree ? xasprintf("%s%s%s", d->dir[0] ? d->dir + 1 : "", d->dir[0] ? "/" : "", w)
+                       : xasprintf("%s/%s", d->dir, w);
+    add_pointer(c, key, value, c->worktree, name);
   }
 }
 
-/* `env`, `exec`, `command`, `nohup`: the next word that is no option (nor, after env, VAR=value)
- * is a command looked up on PATH as well */
-static bool runner_word(const char *w) {
-  static const char *const names[] = {"env", "exec", "command", "nohup"};
+/* the runner w names, by its base name */
+static enum runner runner_of(const char *w) {
+  static const struct {
+    const char *name;
+    enum runner runner;
+  } names[] = {{"env", RUNNER_PLAIN},   {"exec", RUNNER_PLAIN},     {"command", RUNNER_PLAIN},
+               {"nohup", RUNNER_PLAIN}, {"setsid", RUNNER_PLAIN},   {"xargs", RUNNER_XARGS},
+               {"nice", RUNNER_NICE},   {"timeout", RUNNER_TIMEOUT}};
+  const char *base = strrchr(w, '/');
+  base = base != NULL ? base + 1 : w;
+  for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+    if (strcmp(base, names[i].name) == 0)
+      return names[i].runner;
+  return RUNNER_NONE;
+}
+
+/* sh, bash, dash, zsh, ksh: with `-c` their first word starts a command string */
+static bool shell_word(const char *w) {
+  static const char *const names[] = {"sh", "bash", "dash", "zsh", "ksh"};
   const char *base = strrchr(w, '/');
   base = base != NULL ? base + 1 : w;
   for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
     if (strcmp(base, names[i]) == 0)
       return true;
   return false;
+}
+
+/* a runner's option w whose value is the next word (`env -u NAME`, `xargs -I {}`, `timeout -s
+ * KILL`, `nice -n 5`, bash's `exec -a NAME`) */
+static bool option_takes_value(enum runner r, const char *w) {
+  static const char *const plain[] = {"-u", "--unset", "-C", "--chdir", "-a", NULL};
+  static const char *const xargs[] = {"-a", "-d", "-E", "-I", "-L", "-n", "-P", "-s", NULL};
+  static const char *const timeout[] = {"-k", "-s", NULL};
+  static const char *const nice[] = {"-n", NULL};
+  const char *const *list = r == RUNNER_PLAIN     ? plain
+                            : r == RUNNER_XARGS   ? xargs
+                            : r == RUNNER_TIMEOUT ? timeout
+                                                  : nice;
+  for (const char *const *o = list; *o != NULL; o++)
+    if (strcmp(w, *o) == 0)
+      return true;
+  return false;
+}
+
+/* A runner's word before its command: an option (its value skipped) or timeout's duration; true
+ * when w was one (the command is still to come). */
+static bool runner_word_before_command(struct words *s, const char *w) {
+  if (w[0] == '-') {
+    s->skip_next = option_takes_value(s->runner, w);
+    return true;
+  }
+  if (s->runner == RUNNER_TIMEOUT && !s->duration_seen) {
+    s->duration_seen = true;
+    return true;
+  }
+  return false;
+}
+
+/* A shell's word before its first operand: `-c` (or `-ec`, `-lc`) makes the next word a command
+ * (the quoted string's first word: quotes break words here); true when w was that. Any other
+ * first operand is a script file (`sh tools/x.sh`), watched as a file word. */
+static bool shell_command_option(struct words *s, const char *w) {
+  if (w[0] != '-') {
+    s->shell = false;
+    return false;
+  }
+  if (w[1] == '-' || strchr(w + 1, 'c') == NULL)
+    return false; /* another option: its value may name a file (`--rcfile=tools/rc`) */
+  s->shell = false;
+  s->at_command = true;
+  return true;
 }
 
 /* An option with its value attached names a file as well as a word does (review26 D3 c):
@@ -408,18 +637,20 @@ static void add_word(struct collect *c, const char *key, const char *value, cons
     s->skip_next = false;
     return;
   }
-  if (command && w[0] != '=' && strchr(w, '=') != NULL) {
+  if (command && w[0] != '=' && w[0] != '-' && strchr(w, '=') != NULL) {
     add_assignment(c, key, value, strchr(w, '=') + 1);
     return; /* VAR=value before the command */
   }
-  if (command && s->runner && w[0] == '-') {
-    s->skip_next = strcmp(w, "-u") == 0 || strcmp(w, "--unset") == 0;
-    return; /* a runner's option: the command comes after it */
-  }
+  if (command && s->runner != RUNNER_NONE && runner_word_before_command(s, w))
+    return; /* a runner's option or duration: the command comes after it */
+  if (!command && s->shell && shell_command_option(s, w))
+    return; /* `sh -c`: the next word is a command */
   s->at_command = false;
   if (command) {
-    s->runner = runner_word(w);
-    s->at_command = s->runner;
+    s->runner = runner_of(w);
+    s->duration_seen = false;
+    s->at_command = s->runner != RUNNER_NONE;
+    s->shell = shell_word(w);
   }
   if (s->suffixes == NULL)
     s->suffixes = interpreter_suffixes(w); /* the command, or env's, npx's */
@@ -647,15 +878,11 @@ static void read_user_configs(struct collect *c) {
       read_user_config(c, user[i]);
 }
 
-/* path is dir or below it, as strings */
-static bool at_or_below(const char *dir, const char *path) {
-  size_t n = strlen(dir);
-  return strncmp(path, dir, n) == 0 && (path[n] == '/' || path[n] == '\0');
-}
-
 bool sandbox_git_module_names_files(const struct sandbox_git_run *g, const char *module,
                                     const char *checkout) {
-  struct sandbox_git_run found = {0};
+  struct sandbox_git_run found = {.writable = g->writable};
+  __attribute__((cleanup(run_path_free))) struct run_path run_path = {
+      .top = g->worktree != NULL ? g->worktree : checkout};
   cleanup_free char *hooks_dir = NULL;
   cleanup_free char *config = xasprintf("%s/config", module);
   cleanup_free char *config_wt = xasprintf("%s/config.worktree", module);
@@ -668,7 +895,8 @@ bool sandbox_git_module_names_files(const struct sandbox_git_run *g, const char 
                       .worktree = checkout,
                       .config_dir = module,
                       .hooks_dir = &hooks_dir,
-                      .reads = &user_reads};
+                      .reads = &user_reads,
+                      .run_path = &run_path};
   bool names;
   read_user_configs(&c);
   n_user = found.n_pointers;
@@ -698,6 +926,7 @@ static bool hold_top(struct sandbox_git_run *g, const char *worktree) {
 
 void sandbox_git_config_paths(struct sandbox_git_run *g, const char *worktree) {
   cleanup_free char *hooks_dir = NULL;
+  __attribute__((cleanup(run_path_free))) struct run_path run_path = {.top = worktree};
   size_t reads = 0;
   bool held_here = hold_top(g, worktree);
   struct sandbox_git_pins pins = sandbox_git_pins_of(g, worktree);
@@ -706,7 +935,8 @@ void sandbox_git_config_paths(struct sandbox_git_run *g, const char *worktree) {
                       .worktree = worktree,
                       .config_dir = g->common_dir,
                       .hooks_dir = &hooks_dir,
-                      .reads = &reads};
+                      .reads = &reads,
+                      .run_path = &run_path};
   cleanup_free char *config = xasprintf("%s/config", g->common_dir);
   cleanup_free char *common_wt = xasprintf("%s/config.worktree", g->common_dir);
   cleanup_free char *admin_dir = g->admin[0] ? xasprintf("%s/%s", g->common_dir, g->admin) : NULL;

@@ -299,14 +299,14 @@ static bool overlay_path_ok(const char *path) {
 }
 
 int sandbox_git_prepare(struct sandbox_git_run *g, const char *state_root, const char *id,
-                        const char *worktree, fsrun_error_t *err) {
+                        const char *worktree, const oci_strv *writable, fsrun_error_t *err) {
   struct sandbox_git_layout l;
   if (!git_layout(worktree, &l)) {
     memset(g, 0, sizeof(*g));
     g->common_fd = -1;
     return 0;
   }
-  return sandbox_git_prepare_at(g, state_root, id, worktree, -1, &l, err);
+  return sandbox_git_prepare_at(g, state_root, id, worktree, writable, -1, &l, err);
 }
 
 /* the refs and the config's pointers now, through the checked common dir and top (-1: a top
@@ -332,11 +332,12 @@ static void record_before(struct sandbox_git_run *g, const char *worktree, int t
 }
 
 int sandbox_git_prepare_at(struct sandbox_git_run *g, const char *state_root, const char *id,
-                           const char *worktree, int top, struct sandbox_git_layout *l,
-                           fsrun_error_t *err) {
+                           const char *worktree, const oci_strv *writable, int top,
+                           struct sandbox_git_layout *l, fsrun_error_t *err) {
   struct stat st;
 
   memset(g, 0, sizeof(*g));
+  g->writable = writable;
   g->common_dir = steal_ptr(&l->common_dir);
   g->admin = steal_ptr(&l->admin);
   g->common_fd = steal_fd(&l->common_fd);

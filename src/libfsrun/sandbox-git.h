@@ -161,6 +161,9 @@ struct sandbox_git_run {
   struct sandbox_git_pointer *pointers; /* what the config names, read before the run */
   size_t n_pointers;
   char *worktree; /* the one sandbox_git_config_paths was given (hostGitArgs' reread) */
+  /* the policy's writablePaths (borrowed; NULL: none known, as in a task container's exec): a
+   * driver's bare command is watched in PATH's entries at or below them (config-paths) */
+  const oci_strv *writable;
   /* with top_held: the worktree's top as checked (sandbox_git_top_checked; -1: its name led to
    * another object), which the reads of the config and the digests go through (pins) */
   int top_fd;
@@ -189,14 +192,15 @@ struct sandbox_git_run {
   bool nested_seen;
 };
 
-/* Before the run: the layout, the refs' values, and the per-run dir (owned by the caller). */
+/* Before the run: the layout, the refs' values, and the per-run dir (owned by the caller).
+ * writable: the policy's writablePaths (kept as g->writable, borrowed; NULL: none known). */
 int sandbox_git_prepare(struct sandbox_git_run *g, const char *state_root, const char *id,
-                        const char *worktree, fsrun_error_t *err);
+                        const char *worktree, const oci_strv *writable, fsrun_error_t *err);
 /* The same with the layout l the caller found (taken: l is emptied) below top, the worktree's top
  * it checked, through which the config's paths below the worktree are read. */
 int sandbox_git_prepare_at(struct sandbox_git_run *g, const char *state_root, const char *id,
-                           const char *worktree, int top, struct sandbox_git_layout *l,
-                           fsrun_error_t *err);
+                           const char *worktree, const oci_strv *writable, int top,
+                           struct sandbox_git_layout *l, fsrun_error_t *err);
 /* The common dir's read-write bind (or, for a main checkout, a new mount at `.git`) becomes the
  * overlay; userns: `userxattr`. */
 void sandbox_git_overlay_config(const struct sandbox_git_run *g, oci_config *c, bool userns);

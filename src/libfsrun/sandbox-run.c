@@ -759,7 +759,7 @@ static int run_in_sandbox(const struct fsrun_context *ctx, const struct sandbox_
                                 userns ? NULL : bundle, &one_shot, &config, err) < 0)
     return fsrun_error_code(err);
   /* the git common dir as an overlay, its upper dir applied afterwards (sandbox-git-sync.c) */
-  if (sandbox_git_prepare(git, ctx->state_root, id, worktree, err) < 0) {
+  if (sandbox_git_prepare(git, ctx->state_root, id, worktree, &policy->writable_paths, err) < 0) {
     oci_config_free(config);
     return fsrun_error_code(err);
   }

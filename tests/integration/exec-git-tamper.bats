@@ -577,3 +577,30 @@ route_pointers_v1() {
 @test "exec-git: a version-1 git-pointers file is never compared: each pointer it lists is named once (ordinary user)" {
   route_pointers_v1 user
 }
+
+# route_path_absolute OWNER (review27, D3 b's watch): `filter.x.clean = myfilt` found through an
+# absolute PATH entry in the worktree (`<worktree>/bin`, a direnv setup) is the run's: an exec that
+# rewrites `bin/myfilt` names the filter in --status-json, hostGitArgs disarm it, a plain `add -A`
+# runs the payload; an exec writing an unrelated file names nothing. (A task container's
+# writablePaths are not known to exec: sandbox-git-tamper.bats tries them one-shot.) Seen to fail
+# with the absolute entries not looked at (tamper `[]`).
+route_path_absolute() {
+  make_repo "$1"
+  hgit -C "$REPO" config filter.x.clean myfilt
+  as_owner sh -c 'cd "$1" && mkdir bin && printf "#!/bin/sh\ncat\n" >bin/myfilt && chmod 755 bin/myfilt &&
+    echo "*.txt filter=x" >.gitattributes && echo one >a.txt' sh "$WT"
+  # appended: the suite's own commands are found as before
+  PATH=$PATH:$WT/bin
+  sbx -- 'echo two >unrelated'
+  [ "$(config_tamper)" = '[]' ]
+  sbx -- "printf '#!/bin/sh\\necho ran >>$MARKER\\ncat\\n' >bin/myfilt && echo two >>a.txt"
+  filter_x_named_and_disarmed "config:filter.x.clean=myfilt"
+}
+
+@test "exec-git: a driver's command found through an absolute PATH entry in the worktree is named in --status-json and disarmed (root)" {
+  route_path_absolute root
+}
+
+@test "exec-git: a driver's command found through an absolute PATH entry in the worktree is named in --status-json and disarmed (ordinary user)" {
+  route_path_absolute user
+}

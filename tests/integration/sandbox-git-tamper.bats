@@ -624,6 +624,70 @@ cat"
   route_path_command user relative
 }
 
+# route_path_absolute OWNER worktree|writable (review27 E6, D3 b's watch): `filter.x.clean = myfilt`
+# found through an ABSOLUTE PATH entry the run writes: `<worktree>/bin` (a direnv setup), or
+# `$DIR/lnk` leading to `$DIR/npm/bin` with `$DIR/npm` a writablePaths entry (`~/.npm-global/bin`
+# with `~/.npm-global` writable; a link on the way). The filter is named, `add -A` with
+# hostGitArgs runs nothing, a plain one runs the payload; a run writing an unrelated file reports
+# nothing. Seen to fail with the absolute entries not looked at (tamper `[]`).
+route_path_absolute() {
+  local dir
+  make_repo "$1"
+  if [ "$2" = worktree ]; then
+    dir=$WT/bin
+  else
+    dir=$DIR/npm/bin
+    echo "{\"writablePaths\":[\"$DIR/npm\"]}" >"$DIR/policy.json"
+    ln -s npm/bin "$DIR/lnk"
+  fi
+  as_owner sh -c 'mkdir -p "$1" && printf "#!/bin/sh\ncat\n" >"$1/myfilt" && chmod 755 "$1/myfilt"' sh "$dir"
+  # appended: the suite's own commands are found as before
+  PATH=$PATH:$([ "$2" = worktree ] && echo "$dir" || echo "$DIR/lnk")
+  filter_rewrite_named myfilt "$dir/myfilt" "#!/bin/sh
+echo ran >>$MARKER
+cat"
+}
+
+@test "sandbox-git: a driver's command found through an absolute PATH entry in the worktree is watched and disarmed (root)" {
+  route_path_absolute root worktree
+}
+
+@test "sandbox-git: a driver's command found through an absolute PATH entry in the worktree is watched and disarmed (ordinary user)" {
+  route_path_absolute user worktree
+}
+
+@test "sandbox-git: a driver's command found through a PATH entry leading into a writablePaths entry is watched and disarmed (root)" {
+  route_path_absolute root writable
+}
+
+@test "sandbox-git: a driver's command found through a PATH entry leading into a writablePaths entry is watched and disarmed (ordinary user)" {
+  route_path_absolute user writable
+}
+
+# route_path_runners OWNER (review27, D3 b's runners): the PATH-searched command comes after
+# runners: `sh -c '...'`, `nice -n 5`, `timeout 60`, `xargs -0` (each takes the next word, after its
+# options and timeout's duration, as the command), found through a relative PATH entry
+# (`./node_modules/.bin/myfilt`; not the top, where a file word `myfilt` is watched anyway). The
+# filter is named and disarmed as the bare `myfilt` is. Seen to fail with each runner undone in
+# turn (sh -c, nice, timeout, xargs: tamper `[]`).
+route_path_runners() {
+  make_repo "$1"
+  as_owner sh -c 'mkdir -p "$1/node_modules/.bin" && printf "#!/bin/sh\ncat\n" >"$1/node_modules/.bin/myfilt" &&
+    chmod 755 "$1/node_modules/.bin/myfilt"' sh "$WT"
+  PATH=$PATH:./node_modules/.bin
+  filter_rewrite_named "sh -c 'nice -n 5 timeout 60 xargs -0 myfilt'" node_modules/.bin/myfilt "#!/bin/sh
+echo ran >>$MARKER
+cat"
+}
+
+@test "sandbox-git: a driver's command after sh -c, nice -n, timeout and xargs is watched and disarmed (root)" {
+  route_path_runners root
+}
+
+@test "sandbox-git: a driver's command after sh -c, nice -n, timeout and xargs is watched and disarmed (ordinary user)" {
+  route_path_runners user
+}
+
 # route_assignment OWNER py|node|perl (review26 D3 d, and the interpreters that add a suffix): a
 # driver whose code comes from a `VAR=value` before its command (`PYTHONPATH=tools python3 -m
 # filt`: tools/filt.py; `NODE_OPTIONS=--require=./x.js`) or from a name its interpreter adds a

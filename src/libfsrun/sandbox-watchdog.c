@@ -21,7 +21,6 @@
 #include "exec-git.h"
 #include "sandbox-git.h"
 #include "sandbox-probe.h"
-#include "status-kept.h"
 #include "sync.h"
 #include "tiny-init.h"
 #include "tiny-params.h"
@@ -454,8 +453,6 @@ int sandbox_watchdog_cleanup(const struct fsrun_context *ctx, const char *id) {
   if (exec_git_watch_cleanup(ctx->state_root, id))
     return 0;
   r = container_delete(ctx, id, true, &err);
-  /* killed between a kept state dir's claim and its rename to the id (status-kept.h) */
-  status_kept_remove_hidden(ctx, id);
   /* the run's git overlay dirs; nothing of them was applied to the repository */
   sandbox_git_remove_leftover(ctx->state_root, id);
   /* a probe of the host it was killed during (fallback-native) */

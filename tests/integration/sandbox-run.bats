@@ -868,32 +868,21 @@ check_tree_dies_with_init() {
 # init as pid (state.json was written once, at `creating`: the record says that it was created);
 # a SIGKILL of the whole group then leaves nothing (the watchdog's delete finds the init by the
 # record). As an ordinary user on a cgroup v1 or hybrid host (no delegated subtree), create tries
-# no cgroup (its limits are rlimits there): the debug log says no attempt. Its state root on a disk
-# (/tmp here) keeps state dirs (check_kept_state_dir): no record there, a second state.json says
-# `created`, beside the spare it is exchanged with.
+# no cgroup (its limits are rlimits there): the debug log says no attempt.
 check_running_one_shot() {
   use_caller "$1"
-  local marker=1$RANDOM$RANDOM dir id pid sleeper log=$DIR/debug.log kept=
+  local marker=1$RANDOM$RANDOM dir id pid sleeper log=$DIR/debug.log
   local as=(env)
   [ "$CALLER" = root ] || as=(setpriv --reuid="$SBX_UID" --regid="$SBX_GID" --init-groups env -i PATH=/usr/bin:/bin HOME="$SBX_HOME")
-  if [ "$CALLER" = user ] && [ "$(cgroup_mode)" != unified ] && [ "$(stat -f -c %T "$DIR")" != tmpfs ]; then
-    kept=1
-  fi
   sandbox_sleeping "$marker" "${as[@]}" setsid "$FSRUN" --debug --log "$log" --root "$STATE" \
     sandbox --worktree "$WT" --task-id "$TASK"
   dir=$(echo "$STATE"/sandbox-"$TASK"__*)
   id=${dir##*/}
   # the command may run before create has written the record (the init execs it once it reported)
-  if [ -n "$kept" ]; then
-    wait_until jq -e '.status == "created"' "$dir/state.json"
-  else
-    wait_until test -L "$dir/init"
-  fi
+  wait_until test -L "$dir/init"
   # a caller without a cgroup (the ordinary user here, no delegated subtree) has its config in
   # state.json; root's config.json is what delete --force finds its cgroup with
-  if [ -n "$kept" ]; then
-    [ "$(ls "$dir" | tr '\n' ' ')" = "state.json state.json.spare " ]
-  elif [ "$CALLER" = user ] && [ "$(cgroup_mode)" != unified ]; then
+  if [ "$CALLER" = user ] && [ "$(cgroup_mode)" != unified ]; then
     [ "$(ls "$dir" | tr '\n' ' ')" = "init state.json " ]
   else
     [ "$(ls "$dir" | tr '\n' ' ')" = "config.json init state.json " ]
@@ -928,77 +917,6 @@ check_running_one_shot() {
 
 @test "sandbox-run: a running one-shot sandbox: state dir without seccomp.bpf, \`state\` and \`list\` say running with its init, exec runs filtered, a SIGKILL leaves nothing; no cgroup tried without a delegated subtree (ordinary user)" {
   check_running_one_shot user
-}
-
-# kept_inodes DIR: the inode numbers of DIR, its state.json and its spare
-kept_inodes() {
-  stat -c %i "$1" "$1/state.json" "$1/state.json.spare" | tr '\n' ' '
-}
-
-# A state root on a disk keeps an ordinary user's one-shot state dir (no cgroup) for the next run
-# (status-kept.h): after a run it is `.sandbox-kept-0` (the user's, 0700, state.json and its spare
-# alone); the next run's state dir is that very directory with those very files (no inode made or
-# freed), and it is back there afterwards; `list` never shows a kept dir. A kept dir someone wrote
-# into is not reused (removed: the planted file never reaches a state dir nor a slot again); a run
-# while another holds the kept dir makes its own, and both are kept. Root's sandbox (a cgroup: its
-# config.json) keeps nothing.
-check_kept_state_dir() {
-  use_caller "$1"
-  local marker=1$RANDOM$RANDOM dir ino kept
-  local as=(env)
-  [ "$CALLER" = root ] || as=(setpriv --reuid="$SBX_UID" --regid="$SBX_GID" --init-groups env -i PATH=/usr/bin:/bin HOME="$SBX_HOME")
-  [ "$(stat -f -c %T "$DIR")" != tmpfs ] || skip "$DIR is on a tmpfs: no disk state root here"
-  STATE=$DIR/disk-state
-  kept=$STATE/.sandbox-kept-0
-  run sbx -- true
-  [ "$status" -eq 0 ]
-  if [ "$CALLER" = root ] || [ "$(cgroup_mode)" = unified ]; then
-    [ "$(ls -A "$STATE")" = .sandbox-bundle ]
-    return 0
-  fi
-  [ "$(ls -A "$STATE" | tr '\n' ' ')" = ".sandbox-bundle .sandbox-kept-0 " ]
-  [ "$(ls -A "$kept" | tr '\n' ' ')" = "state.json state.json.spare " ]
-  [ "$(stat -c '%U %a' "$kept")" = "$SBX_USER 700" ]
-  ino=$(kept_inodes "$kept")
-  run as_caller "$FSRUN" --root "$STATE" list -q
-  [ "$status" -eq 0 ]
-  [ -z "$output" ]
-  # the next run's state dir is the kept one
-  sandbox_sleeping "$marker" "${as[@]}" setsid "$FSRUN" --root "$STATE" sandbox --worktree "$WT" \
-    --task-id "$TASK"
-  dir=$(echo "$STATE"/sandbox-"$TASK"__*)
-  [ ! -e "$kept" ]
-  [ "$(kept_inodes "$dir")" = "$ino" ]
-  wait_until jq -e '.status == "created"' "$dir/state.json"
-  run as_caller "$FSRUN" --root "$STATE" state "${dir##*/}"
-  [ "$status" -eq 0 ]
-  [ "$(jq -r .status <<<"$output")" = running ]
-  # a run while that one holds it: a state dir of its own, kept too
-  run sbx -- true
-  [ "$status" -eq 0 ]
-  [ -d "$kept" ]
-  [ "$(kept_inodes "$kept")" != "$ino" ]
-  kill -KILL -- "-$SANDBOX_PID"
-  wait "$SANDBOX_PID" || :
-  wait_state_clean
-  wait_processes_gone
-  [ "$(kept_inodes "$STATE/.sandbox-kept-1")" = "$ino" ]
-  # a file planted in both kept dirs: neither is reused, and no slot keeps the file
-  as_caller touch "$kept/planted" "$STATE/.sandbox-kept-1/planted"
-  run sbx -- sh -c 'echo ran'
-  [ "$status" -eq 0 ]
-  [ "$output" = ran ]
-  [ "$(ls -A "$STATE" | tr '\n' ' ')" = ".sandbox-bundle .sandbox-kept-0 " ]
-  [ "$(ls -A "$kept" | tr '\n' ' ')" = "state.json state.json.spare " ]
-  [ -z "$(find "$STATE" -name planted)" ]
-}
-
-@test "sandbox-run: a disk state root keeps an ordinary user's one-shot state dir for the next run, never one written into; list never shows it; root's keeps nothing (root)" {
-  check_kept_state_dir root
-}
-
-@test "sandbox-run: a disk state root keeps an ordinary user's one-shot state dir for the next run, never one written into; list never shows it; root's keeps nothing (ordinary user)" {
-  check_kept_state_dir user
 }
 
 # outlives_body (in a private mount namespace, so that the loop mount reaches no other one): the

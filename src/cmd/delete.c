@@ -3,6 +3,7 @@
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "commands.h"
@@ -10,6 +11,7 @@
 #include "container.h"
 #include "exec-git.h"
 #include "json-out.h"
+#include "sandbox-watchdog.h"
 #include "utils.h"
 
 static void delete_usage(FILE *out) {
@@ -67,6 +69,9 @@ FSRUN_COMMAND(delete) {
       (tamper_fd = caller_output_open("--tamper-json", tamper_json, err)) < 0)
     return tamper_fd;
   r = container_delete_walked(ctx, argv[optind], force, &tamper, &host_args, err);
+  /* a one-shot sandbox run whose fsrun and watchdog were both killed (review28 F1) */
+  if (r == 0 && strncmp(argv[optind], "sandbox-", strlen("sandbox-")) == 0)
+    sandbox_run_leftovers_remove(ctx, argv[optind]);
   if (r == 0 && tamper_fd >= 0)
     r = exec_git_walk_json_write(tamper_fd, tamper_json, tamper, host_args, err);
   sandbox_git_strv_free(tamper);

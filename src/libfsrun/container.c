@@ -696,6 +696,7 @@ static void create_init_config(struct create_job *j) {
   ic->hooks_after_mounts = has_hooks(config, true) || o->on_mounts_done != NULL;
   ic->network_after_mounts = o->on_mounts_done != NULL;
   ic->reaper = j->want_reaper;
+  ic->dies_with_runtime = o->one_shot;
   ic->tiny_init_fd = j->want_reaper ? tiny_init_image_fd() : -1;
   ic->seccomp = j->seccomp;
   ic->attrs = j->attrs;

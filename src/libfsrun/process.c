@@ -703,8 +703,11 @@ void init_main(struct init_config *c) {
     envp[n] = home_env;
   }
 
-  /* create is about to succeed: from here the init outlives it */
-  if (prctl(PR_SET_PDEATHSIG, 0, 0, 0, 0) < 0)
+  /* create is about to succeed: from here the init outlives it, but a one-shot run's init dies
+   * with the runtime (armed again: a change of credentials since the first prctl cleared it; the
+   * peer check closes the window in which the runtime died before it was armed) */
+  if (prctl(PR_SET_PDEATHSIG, c->dies_with_runtime ? SIGKILL : 0, 0, 0, 0) < 0 ||
+      (c->dies_with_runtime && sync_peer_gone(c->sync_fd)))
     _exit(1);
   /* our pid namespace (we never leave it): reported from here, since under `run` we may have
    * exited (and lost our namespaces) before the parent looks */

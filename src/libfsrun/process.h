@@ -34,6 +34,9 @@ struct init_config {
   bool hooks_after_mounts; /* report SYNC_MOUNTS_DONE, wait for GO (hooks, on_mounts_done) */
   bool reaper;             /* run.fsrun.init: stay as pid 1 and run the process as our child */
   int tiny_init_fd;        /* with reaper: the tiny init's sealed image (tiny-init.h), or -1 */
+  /* container_create_opts.one_shot: the init keeps dying with the runtime after create (its pid
+   * namespace, and so the whole tree, ends with it even when the watchdog dies too) */
+  bool dies_with_runtime;
   const struct fsrun_seccomp *seccomp;
   const struct fsrun_process_attrs *attrs;     /* may be NULL */
   const struct fsrun_landlock_rules *landlock; /* may be NULL */

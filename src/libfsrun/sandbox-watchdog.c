@@ -453,9 +453,13 @@ int sandbox_watchdog_cleanup(const struct fsrun_context *ctx, const char *id) {
   if (exec_git_watch_cleanup(ctx->state_root, id))
     return 0;
   r = container_delete(ctx, id, true, &err);
+  sandbox_run_leftovers_remove(ctx, id);
+  return r;
+}
+
+void sandbox_run_leftovers_remove(const struct fsrun_context *ctx, const char *id) {
   /* the run's git overlay dirs; nothing of them was applied to the repository */
   sandbox_git_remove_leftover(ctx->state_root, id);
   /* a probe of the host it was killed during (fallback-native) */
   sandbox_probe_remove_leftover(ctx, id);
-  return r;
 }

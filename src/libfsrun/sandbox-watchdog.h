@@ -70,5 +70,9 @@ void sandbox_watchdog_end(void);
 /* After fsrun's death: deletes the container `id` (delete --force) and the run's git dir; for an
  * id of EXEC_GIT_WATCH_MARK (a killed `fsrun exec`, exec-git.c), only that exec's per-run dir. */
 int sandbox_watchdog_cleanup(const struct fsrun_context *ctx, const char *id);
+/* What a one-shot run `id` keeps outside its state dir (its git dir, either place, and a probe's
+ * container): removed after `fsrun delete` of a `sandbox-` id too, for a run whose fsrun and
+ * watchdog were both killed (nothing else would). */
+void sandbox_run_leftovers_remove(const struct fsrun_context *ctx, const char *id);
 
 #endif

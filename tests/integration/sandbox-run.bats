@@ -861,6 +861,48 @@ check_tree_dies_with_init() {
   check_tree_dies_with_init user exit
 }
 
+# fsrun and its watchdog SIGKILLed together (a unit's control-group kill, the OOM killer, a
+# supervisor killing every pid it knows): nothing is left to clean up, but the init dies with fsrun
+# (its parent-death signal, kept for a one-shot run) and so does its whole pid namespace: a command
+# that left a process in a session of its own leaves nothing running (review28 F1). The stopped
+# container and the run's git dir stay until `fsrun delete` of the id, which removes both.
+check_fsrun_and_watchdog_killed() {
+  use_caller "$1"
+  local marker=1$$$RANDOM pid watchdog dir
+  local as=(env ${NO_TINY:+FSRUN_NO_TINY=1})
+  [ "$CALLER" = root ] || as=(setpriv --reuid="$SBX_UID" --regid="$SBX_GID" --init-groups env -i PATH=/usr/bin:/bin HOME="$SBX_HOME" ${NO_TINY:+FSRUN_NO_TINY=1})
+  LEFTOVER_MARKER=$marker
+  "${as[@]}" setsid "$FSRUN" --root "$STATE" sandbox --worktree "$WT" --task-id "$TASK" -- \
+    sh -c "(setsid sh -c 'exec sleep ${marker}1' &); exec sleep ${marker}2" >/dev/null 2>&1 3>&- &
+  pid=$!
+  BACKGROUND_PIDS="${BACKGROUND_PIDS:-} $pid"
+  wait_until pgrep -f "^sleep ${marker}1\$"
+  wait_until pgrep -f "^sleep ${marker}2\$"
+  # fsrun's children: its init (fsrun-init) and its watchdog (fsrun, tiny or forked)
+  watchdog=$(ps --ppid "$pid" -o pid=,comm= | awk '$2 != "fsrun-init" {print $1}')
+  [ -n "$watchdog" ]
+  # stopped first, so that it cannot see fsrun die before its own SIGKILL lands
+  kill -STOP "$watchdog"
+  kill -KILL "$pid" "$watchdog"
+  wait "$pid" || :
+  no_process_left -f -- "^sleep ${marker}[12]\$"
+  no_process_left -f -- "$TASK"
+  dir=$(echo "$STATE"/sandbox-"$TASK"__*)
+  [ -d "$dir" ]
+  as_caller "$FSRUN" --root "$STATE" delete --force "${dir##*/}"
+  assert_state_clean
+  no_probe_in_tmp
+  [ -z "$(grep -F "$TASK" /proc/self/mountinfo)" ]
+}
+
+@test "sandbox-run: fsrun and its watchdog SIGKILLed together: the command's whole tree dies with fsrun; delete removes the stopped run and its git dir (root)" {
+  check_fsrun_and_watchdog_killed root
+}
+
+@test "sandbox-run: fsrun and its watchdog SIGKILLed together: the command's whole tree dies with fsrun; delete removes the stopped run and its git dir (ordinary user)" {
+  check_fsrun_and_watchdog_killed user
+}
+
 # A running one-shot sandbox seen from the host, by its caller: its state dir holds config.json
 # (in state.json for a caller without a cgroup), state.json and the init's record, and no compiled
 # seccomp filter (nothing but an exec would read it: the exec compiles the profile and runs under

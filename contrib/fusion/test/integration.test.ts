@@ -1301,9 +1301,9 @@ const INJECT_PY = [
 
 // review23 A2 through the adapter: without a freezer the no-leftover count leaves out the
 // container's own processes (the init and config.json's `sleep`); a command that writes code into
-// `sleep` through /proc/2/mem would leave a planter there, after the walk, in a run said disarmed.
+// `sleep` through /proc/PID/mem would leave a planter there, after the walk, in a run said disarmed.
 // The exec's Landlock domain refuses the open (EACCES), so no planter exists after the run: a
-// non-blocking open of its fifo for writing finds no reader (ENXIO). The fix broken, pid 2 waits
+// non-blocking open of its fifo for writing finds no reader (ENXIO). The fix broken, the sleep waits
 // on that fifo to plant while the run is disarmed, and the open finds it.
 test(`[${WHO}] task container without a freeze: a command cannot hide a planter in the container's sleep`, async (t) => {
   if (process.arch !== "x64") return t.skip("the injected code is x86_64's");
@@ -1313,7 +1313,11 @@ test(`[${WHO}] task container without a freeze: a command cannot hide a planter 
   const go = join(worktree, "a2-go");
   await writeFile(join(worktree, "a2-inject.py"), INJECT_PY);
   await runCommand("mkfifo", ["-m", "666", go]);
-  const r = await b.run(`python3 a2-inject.py 2 "read x < ${go}; touch ${worktree}/a2-planted"`, opts());
+  // the container's `sleep` by its command line, not by a pid number: `start` returns once the
+  // tiny init has replaced fsrun's init, before it forks the process, so root's first exec may
+  // join first and take pid 2 (a run under load once found /proc/2 gone: ENOENT)
+  const sleeper = "p=; for i in $(seq 200); do p=$(pgrep -xf 'sleep infinity') && break; sleep 0.05; done";
+  const r = await b.run(`${sleeper}; python3 a2-inject.py "$p" "read x < ${go}; touch ${worktree}/a2-planted"`, opts());
   const planter = await open(go, fsConstants.O_WRONLY | fsConstants.O_NONBLOCK).then(
     async (f) => {
       await f.write("go\n");

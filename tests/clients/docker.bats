@@ -450,8 +450,9 @@ status_field() {
   # shellcheck disable=SC2086
   [ -z "$ids" ] || dk rm -f $ids >/dev/null
   [ -z "$(dk ps -aq)" ]
-  # no fsrun state dirs
-  [ -z "$(ls -A "$(dk_state_root)")" ]
+  # no fsrun state dirs (the state root's cache of compiled seccomp programs is fsrun's: Docker
+  # passes its default profile to every container)
+  [ -z "$(ls -A "$(dk_state_root)" | grep -vx '\.seccomp-cache')" ]
   # no container rootfs or network namespace mounted
   run dk_mounts
   [[ $output != *"/merged"* ]]

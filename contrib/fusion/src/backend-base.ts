@@ -78,12 +78,15 @@ const HOST_GIT_CODE_DIRS: readonly string[] = ["PYTHONHOME", "PYTHONUSERBASE", "
 const HOST_GIT_DEFAULT_PATH = "/usr/local/bin:/usr/bin:/bin";
 
 /** The real path of p, or that of its nearest existing ancestor with the rest of p after it: a
- * directory the run may still make is judged by where it would be made. */
+ * directory the run may still make is judged by where it would be made. p as spelled, not
+ * normalised first, and realpath(3) (node's own realpathSync resolves `..` by spelling):
+ * `lnk/../x` is where the kernel (and fsrun's bind) takes it, beside the link's target, not
+ * beside `lnk` (review28 F3). */
 function nearestRealPath(p: string): string {
   const rest: string[] = [];
-  for (let at = resolve(p); ; at = dirname(at)) {
+  for (let at = isAbsolute(p) ? p : `${process.cwd()}/${p}`; ; at = dirname(at)) {
     try {
-      return join(realpathSync(at), ...rest.reverse());
+      return join(realpathSync.native(at), ...rest.reverse());
     } catch {
       if (at === dirname(at)) return resolve(p);
       rest.push(basename(at));
@@ -112,8 +115,9 @@ function atOrUnder(p: string, dir: string): boolean {
  * holds a writable entry itself (`~/bin/git` named writable makes `~/bin` the run's for PATH).
  */
 function runsTrees(worktree: string | undefined, writable: readonly string[]): (p: string) => boolean {
-  const trees = [...(worktree !== undefined ? [worktree] : []), ...writable].map((t) => resolve(t));
-  const reals = trees.map(nearestRealPath);
+  const spelled = [...(worktree !== undefined ? [worktree] : []), ...writable];
+  const trees = spelled.map((t) => resolve(t));
+  const reals = spelled.map(nearestRealPath);
   const ids = new Set(trees.map(identityOf).filter((id) => id !== null));
   const parents = new Set(writable.flatMap((w) => [dirname(resolve(w)), dirname(nearestRealPath(w))]));
   return (p: string) => {

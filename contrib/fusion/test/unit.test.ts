@@ -277,6 +277,23 @@ test("hostGitEnvFor: entries at or below a writablePaths entry, by spelling, rea
   assert.equal(worktreeOnly.PATH, "/usr/bin", "a link into the worktree is the worktree's");
 });
 
+// review28 F3: a writablePaths entry spelled `lnk/../wpx` is bound by fsrun where the kernel takes
+// it (beside lnk's target), not where a lexical resolve() puts it (beside lnk): a PATH entry into
+// the real directory is the run's. Seen to fail with the entry normalised before realpath (kept).
+test("hostGitEnvFor: a writablePaths entry with `..` after a link is the directory the kernel resolves (review28 F3)", async () => {
+  const d = join(work, "f3");
+  await mkdir(join(d, "dd", "sub"), { recursive: true });
+  await mkdir(join(d, "dd", "wpx", "bin"), { recursive: true });
+  await symlink(join(d, "dd", "sub"), join(d, "lnk"));
+  const entry = `${d}/lnk/../wpx`;
+  const got = hostGitEnvFor({ PATH: `${d}/dd/wpx/bin:${d}/wpx/bin:/usr/bin` }, "/wt/task", [entry]);
+  // the real directory's entry goes; the lexical one too (by its spelling: the safe side)
+  assert.equal(got.PATH, "/usr/bin");
+  // not made yet: judged where it would be made
+  const later = `${d}/lnk/../later`;
+  assert.equal(hostGitEnvFor({ PATH: `${d}/dd/later/bin:/usr/bin` }, "/wt/task", [later]).PATH, "/usr/bin");
+});
+
 test("hostGitArgs holding fsrun's cannot-disarm option say the host's git must not run there", () => {
   assert.equal(cannotDisarm(["-c", "core.abbrev=fsrun-cannot-disarm", "-c", "core.fsmonitor=false"]), true);
   assert.equal(cannotDisarm(["-c", "core.fsmonitor=false"]), false);

@@ -22,6 +22,7 @@
 #   requires_root, requires_cgroup_v2, requires_cgroup_v1, requires_fsrun_command NAME,
 #   requires_host_command NAME   (skip with a reason otherwise)
 #   hold_passwd_lock         hold the suites' lock on the host's user database for the test
+#   file_test_user_add PREFIX, file_test_user_remove   a bats file's own ordinary TEST_USER
 #   start_swapper DIR, stop_swapper DIR   uid 4343 swaps DIR/cache and DIR/x in a loop; stopped
 #
 # Rootfs regular files are private copies per bundle, except /bin/busybox, which is a hardlink to
@@ -96,6 +97,24 @@ groupdel() { flock "$FSRUN_PASSWD_LOCK" groupdel "$@"; }
 hold_passwd_lock() {
   exec {_fsrun_passwd_fd}>>"$FSRUN_PASSWD_LOCK"
   flock "$_fsrun_passwd_fd"
+}
+
+# file_test_user_add PREFIX (a file's setup_file): as root, where useradd and setpriv exist, makes
+# the ordinary user PREFIX<pid> for the file's tests and exports TEST_USER; otherwise TEST_USER
+# stays unset (the tests skip). file_test_user_remove (its teardown_file) removes the user and its
+# subordinate id ranges.
+file_test_user_add() {
+  [ "$EUID" = 0 ] || return 0
+  command -v useradd >/dev/null && command -v setpriv >/dev/null || return 0
+  export TEST_USER=$1$$
+  useradd -m "$TEST_USER"
+}
+
+file_test_user_remove() {
+  if [ -n "${TEST_USER:-}" ] && id "$TEST_USER" >/dev/null 2>&1; then
+    userdel -r "$TEST_USER" >/dev/null 2>&1 || true
+    sed -i "/^$TEST_USER:/d" /etc/subuid /etc/subgid 2>/dev/null || true
+  fi
 }
 
 fsrun() {

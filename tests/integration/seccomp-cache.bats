@@ -9,17 +9,11 @@
 load helpers
 
 setup_file() {
-  [ "$EUID" = 0 ] || return 0
-  command -v useradd >/dev/null && command -v setpriv >/dev/null || return 0
-  export TEST_USER=fsrscc$$
-  useradd -m "$TEST_USER"
+  file_test_user_add fsrscc
 }
 
 teardown_file() {
-  if [ -n "${TEST_USER:-}" ] && id "$TEST_USER" >/dev/null 2>&1; then
-    userdel -r "$TEST_USER" >/dev/null 2>&1 || true
-    sed -i "/^$TEST_USER:/d" /etc/subuid /etc/subgid 2>/dev/null || true
-  fi
+  file_test_user_remove
 }
 
 setup() {

@@ -452,6 +452,31 @@ time.sleep(1000)' >"$BATS_TEST_TMPDIR/zombie" &
   [ -z "$output" ]
 }
 
+# wait_until polls its command, but the shell expands the command's arguments once, before the
+# first poll: `wait_until test "$(pgrep -c x)" -eq 30` compares one count for ever (stop 36's
+# flaky sandbox-run test). A command substitution in wait_until's arguments belongs inside the
+# single-quoted script of a `sh -c` (or a function). Checked first on a sample.
+@test "harness: no wait_until takes a command substitution in its arguments, which is expanded once" {
+  local rule='
+    /^[[:space:]]*#/ { next }
+    match($0, /wait_until[[:space:]]/) {
+      rest = substr($0, RSTART + RLENGTH)
+      gsub(/'"'"'[^'"'"']*'"'"'/, "", rest)
+      if (rest ~ /\$\(|`/) print FILENAME ":" FNR ": " $0
+    }'
+  local sample=$BATS_TEST_TMPDIR/sample.bats
+  printf '%s\n' '  wait_until test "$(pgrep -c x)" -eq 3' \
+    "  wait_until sh -c '[ \"\$(pgrep -c x)\" -eq 3 ]'" '  wait_until pgrep -f "^x$y"' \
+    '  wait_until test `cat f` = 1' >"$sample"
+  run awk "$rule" "$sample"
+  [ "$output" = "$sample:1:   wait_until test \"\$(pgrep -c x)\" -eq 3"$'\n'"$sample:4:   wait_until test \`cat f\` = 1" ]
+  run find "$FSRUN_TESTS_DIR" "$FSRUN_TESTS_DIR/../vm" "$FSRUN_TESTS_DIR/../clients" "$FSRUN_TESTS_DIR/../package" \
+    -maxdepth 1 \( -name '*.bats' -o -name '*.bash' \) ! -name harness.bats -exec awk "$rule" {} +
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ -z "$output" ]
+}
+
 # review21 L5: the Fusion adapter starts fsrun with the adapter's own values of every variable fsrun
 # reads (FSRUN_OWN_ENV) or none (FSRUN_ENV_UNSET), never a command's; the two lists in
 # contrib/fusion/src/fsrun-cli.ts must name exactly what src/ reads. Seen to fail with

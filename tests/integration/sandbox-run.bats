@@ -825,7 +825,8 @@ check_tree_dies_with_init() {
   BACKGROUND_PIDS="${BACKGROUND_PIDS:-} $pid"
   wait_until pgrep -f "^sleep ${marker}1\$"
   # all 30: the loop is past them, forking short-lived children
-  wait_until test "$(pgrep -c -f "^sleep ${marker}2\$")" -eq 30
+  # (counted by the predicate at each poll: a count in wait_until's own arguments is taken once)
+  wait_until sh -c '[ "$(pgrep -c -f "^sleep $1\$")" -eq 30 ]' sh "${marker}2"
   if [ "$2" = kill ]; then
     wait_until pgrep -f "^sleep ${marker}3\$"
     kill -KILL "$pid"

@@ -241,8 +241,10 @@ assert_sandbox_gone() {
     pids+=($!)
   done
   # all eight wait at the lock: a blocked flock shows in /proc/locks as a "->" line on its inode
+  local inode
+  inode=$(stat -c %i "$DIR/go")
   # shellcheck disable=SC2016 # expanded by that shell
-  wait_until sh -c '[ "$(grep -c -- "-> FLOCK .*:$1 " /proc/locks)" -ge 8 ]' sh "$(stat -c %i "$DIR/go")"
+  wait_until sh -c '[ "$(grep -c -- "-> FLOCK .*:$1 " /proc/locks)" -ge 8 ]' sh "$inode"
   flock -u 9
   exec 9>&-
   for i in 1 2 3 4 5 6 7 8; do

@@ -207,7 +207,12 @@ int sandbox_git_layout_find(const char *worktree, struct sandbox_git_layout *out
     return fsrun_error_errno(err, "worktree `%s`", worktree);
   if (sandbox_worktree_check(worktree, wt_fd, err) < 0)
     return fsrun_error_code(err);
-  return layout_at(worktree, wt_fd, false, out, err);
+  if (sandbox_git_layout_memo_take(worktree, wt_fd, out))
+    return 0; /* the set-up's first walk, its objects unchanged (sandbox-git-layout-memo.c) */
+  if (layout_at(worktree, wt_fd, false, out, err) < 0)
+    return fsrun_error_code(err);
+  sandbox_git_layout_memo_keep(worktree, wt_fd, out);
+  return 0;
 }
 
 int sandbox_git_layout_find_at(const char *worktree, int top, struct sandbox_git_layout *out,

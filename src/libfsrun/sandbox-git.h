@@ -35,6 +35,16 @@ int sandbox_git_layout_find(const char *worktree, struct sandbox_git_layout *out
 int sandbox_git_layout_find_at(const char *worktree, int top, struct sandbox_git_layout *out,
                                fsrun_error_t *err);
 void sandbox_git_layout_free(struct sandbox_git_layout *l);
+/* A run's set-up (sandbox-git-layout-memo.c): from _begin to _end, sandbox_git_layout_find keeps
+ * its first walk's answer and hands it out again while the worktree's top, its `.git` and the
+ * common dir are the objects that walk judged (the fd: the common dir opened again). _hits: how
+ * many lookups it answered (for the tests). _take and _keep: sandbox_git_layout_find's. */
+void sandbox_git_layout_memo_begin(void);
+void sandbox_git_layout_memo_end(void);
+unsigned sandbox_git_layout_memo_hits(void);
+bool sandbox_git_layout_memo_take(const char *worktree, int wt_fd, struct sandbox_git_layout *out);
+void sandbox_git_layout_memo_keep(const char *worktree, int wt_fd,
+                                  const struct sandbox_git_layout *l);
 
 /* The git common directory of a worktree whose `.git` is a file in git's linked-worktree layout
  * (worktree_git_dir: always NULL now, its admin dir is inside the common dir). NULL when `.git` is

@@ -759,7 +759,10 @@ static int run_in_sandbox(const struct fsrun_context *ctx, const struct sandbox_
                                 userns ? NULL : bundle, &one_shot, &config, err) < 0)
     return fsrun_error_code(err);
   /* the git common dir as an overlay, its upper dir applied afterwards (sandbox-git-sync.c) */
-  if (sandbox_git_prepare(git, ctx->state_root, id, worktree, &policy->writable_paths, err) < 0) {
+  r = sandbox_git_prepare(git, ctx->state_root, id, worktree, &policy->writable_paths, err);
+  /* the set-up's last layout lookup: from here a command exists, and any lookup walks again */
+  sandbox_git_layout_memo_end();
+  if (r < 0) {
     oci_config_free(config);
     return fsrun_error_code(err);
   }
@@ -1028,6 +1031,7 @@ static int run_once(const struct fsrun_context *ctx, const struct sandbox_run_op
   } else {
     sandbox_limits_warn(&result.limits);
     r = run_in_sandbox(ctx, o, policy, worktree, id, userns, deadline, &cap, &git, &result, err);
+    sandbox_git_layout_memo_end(); /* a set-up that failed before its git prepare */
     result.tamper = git.tamper;
     result.host_git_args = git.host_git_args;
     result.discarded = git.discarded;
@@ -1128,7 +1132,11 @@ static int run_once(const struct fsrun_context *ctx, const struct sandbox_run_op
 
 int sandbox_run(const struct fsrun_context *ctx, const struct sandbox_run_opts *o, int *exit_status,
                 fsrun_error_t *err) {
-  int r = run_once(ctx, o, exit_status, err);
+  int r;
+  /* the worktree's git layout, walked once for the set-up's lookups (sandbox-git-layout-memo.c) */
+  sandbox_git_layout_memo_begin();
+  r = run_once(ctx, o, exit_status, err);
+  sandbox_git_layout_memo_end();
   setup_deadline_disarm();
   /* on every path, bad input included: no watchdog outlives us */
   sandbox_watchdog_end();

@@ -1,8 +1,10 @@
-/* Root's /etc view binds 9 directories of the host's (ssl, alternatives, ...) and covers what in
- * them is not world-readable; finding that took a readdir of each every run, /etc/alternatives's
- * hundreds of links among them (~3 % of a root run's CPU). The set of names in a directory and
- * their types change only with the directory's ctime, which nothing but the clock sets, so the
- * names that are not links are kept in the bundle against (device, inode, ctime): a run whose
+/* Root's /etc view binds directories of the host's (ssl, alternatives, ...) and covers what in them
+ * is not world-readable, at any depth (sandbox-etc-walk.c); finding that took a readdir of each
+ * every run, /etc/alternatives's hundreds of links among them (~3 % of a root run's CPU). The set
+ * of names in a directory and their types change only with the directory's ctime, which nothing
+ * but the clock sets, so the names that are not links are kept in the bundle against the
+ * directory's path under /etc and its (device, inode, ctime), each directory walked on its own
+ * (a change two levels down moves that directory's ctime, not its parents'): a run whose
  * directory still has that stat stats only those names (their modes may have changed), and reads
  * the directory again otherwise. The record is root's, in its mode 0700 state root. */
 #include "sandbox-etc-covers.h"
@@ -14,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -21,15 +24,10 @@
 
 #define NS_PER_S 1000000000LL
 
-static void dir_header(struct strbuf *b, const char *name, const struct stat *st) {
-  sb_printf(b, "%s %llu %llu %lld %ld\n", name, (unsigned long long)st->st_dev,
+static void dir_header(struct strbuf *b, const char *path, const struct stat *st) {
+  sb_printf(b, "%s %llu %llu %lld %ld\n", path, (unsigned long long)st->st_dev,
             (unsigned long long)st->st_ino, (long long)st->st_ctim.tv_sec,
             (long)st->st_ctim.tv_nsec);
-}
-
-static bool same_dir(const struct stat *a, const struct stat *b) {
-  return a->st_dev == b->st_dev && a->st_ino == b->st_ino &&
-         a->st_ctim.tv_sec == b->st_ctim.tv_sec && a->st_ctim.tv_nsec == b->st_ctim.tv_nsec;
 }
 
 /* changed within the last second (or in the future): its ctime may not move for a change yet */
@@ -53,50 +51,95 @@ static const char *recorded_entries(const char *record, const char *header) {
   return NULL;
 }
 
-static void visit_recorded(struct etc_covers *c, int dir_fd, const char *entries,
-                           void (*visit)(int, const char *, void *), void *arg) {
+static int add_name(struct etc_names *out, const char *name, size_t max) {
+  if (out->n == max)
+    return errno = E2BIG, -1;
+  sb_append(&out->text, name, strlen(name) + 1);
+  out->n++;
+  return 0;
+}
+
+static bool dot_or_dotdot(const char *name) {
+  return strcmp(name, ".") == 0 || strcmp(name, "..") == 0;
+}
+
+static int names_recorded(const char *entries, size_t max, struct etc_names *out) {
   while (*entries == '\t') {
     const char *end = strchr(entries, '\n');
     if (end == NULL)
-      return;
+      return 0;
     size_t len = (size_t)(end - entries - 1);
-    cleanup_free char *entry = xmalloc0(len + 1);
-    memcpy(entry, entries + 1, len);
+    cleanup_free char *name = xmalloc0(len + 1);
+    memcpy(name, entries + 1, len);
     entries = end + 1;
     /* a name readdir gave; anything else in the record is not one */
-    if (len == 0 || strchr(entry, '/') != NULL || strcmp(entry, ".") == 0 ||
-        strcmp(entry, "..") == 0)
+    if (len == 0 || strchr(name, '/') != NULL || dot_or_dotdot(name))
       continue;
-    visit(dir_fd, entry, arg);
-    sb_printf(&c->next, "\t%s\n", entry);
+    if (add_name(out, name, max) < 0)
+      return -1;
   }
+  return 0;
 }
 
-/* the directory read; its entries recorded when they can be told apart and trusted */
-static void visit_read(struct etc_covers *c, int dir_fd, const char *name, const struct stat *st,
-                       void (*visit)(int, const char *, void *), void *arg) {
-  int fd = dup(dir_fd);
-  cleanup_dir DIR *d = fd < 0 ? NULL : fdopendir(fd);
-  struct strbuf block = {0};
-  bool keep = !racy(st);
+/* *recordable: no name has a newline (the record's separator) */
+static int names_read(int dir_fd, size_t max, struct etc_names *out, bool *recordable) {
+  cleanup_dir DIR *d = opendir_at(dir_fd);
   struct dirent *e;
-  if (d == NULL) {
-    if (fd >= 0)
-      close(fd);
-    return;
-  }
-  dir_header(&block, name, st);
-  while ((e = readdir(d)) != NULL) {
+  if (d == NULL)
+    return -1;
+  while ((errno = 0, e = readdir(d)) != NULL) {
     /* a symlink is never covered: no stat for it (/etc/alternatives holds hundreds) */
-    if (e->d_type == DT_LNK || strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+    if (e->d_type == DT_LNK || dot_or_dotdot(e->d_name))
       continue;
-    visit(dir_fd, e->d_name, arg);
-    keep = keep && strchr(e->d_name, '\n') == NULL;
-    sb_printf(&block, "\t%s\n", e->d_name);
+    if (add_name(out, e->d_name, max) < 0)
+      return -1;
+    *recordable = *recordable && strchr(e->d_name, '\n') == NULL;
   }
-  if (keep)
-    sb_append(&c->next, block.data, block.len);
-  free(block.data);
+  return errno != 0 ? -1 : 0;
+}
+
+static void record(struct etc_covers *c, const char *path, const struct stat *st,
+                   const struct etc_names *names) {
+  dir_header(&c->next, path, st);
+  for (const char *n = etc_names_next(names, NULL); n != NULL; n = etc_names_next(names, n))
+    sb_printf(&c->next, "\t%s\n", n);
+}
+
+int etc_covers_names(struct etc_covers *c, int dir_fd, const char *path, size_t max,
+                     struct etc_names *out) {
+  struct stat st;
+  const char *entries = NULL;
+  bool recordable = true;
+  int r;
+  memset(out, 0, sizeof(*out));
+  if (fstat(dir_fd, &st) < 0)
+    return -1;
+  if (c != NULL && c->old != NULL) {
+    struct strbuf header = {0};
+    dir_header(&header, path, &st);
+    entries = recorded_entries(c->old, header.data);
+    free(header.data);
+  }
+  r = entries != NULL ? names_recorded(entries, max, out)
+                      : names_read(dir_fd, max, out, &recordable);
+  if (r < 0) {
+    int saved = errno;
+    etc_names_free(out);
+    return errno = saved, -1;
+  }
+  if (c != NULL && (entries != NULL || (recordable && !racy(&st))))
+    record(c, path, &st, out);
+  return 0;
+}
+
+const char *etc_names_next(const struct etc_names *names, const char *name) {
+  const char *p = name == NULL ? names->text.data : name + strlen(name) + 1;
+  return p != NULL && p < names->text.data + names->text.len ? p : NULL;
+}
+
+void etc_names_free(struct etc_names *names) {
+  free(names->text.data);
+  memset(names, 0, sizeof(*names));
 }
 
 void etc_covers_begin(int bundle_fd, struct etc_covers *c) {
@@ -108,25 +151,6 @@ void etc_covers_begin(int bundle_fd, struct etc_covers *c) {
     free(c->old);
     c->old = NULL;
   }
-}
-
-void etc_covers_each(struct etc_covers *c, int etc_fd, const char *name, const struct stat *st,
-                     void (*visit)(int dir_fd, const char *entry, void *arg), void *arg) {
-  cleanup_close int dir_fd = openat(etc_fd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  struct strbuf header = {0};
-  struct stat now;
-  const char *entries;
-  if (dir_fd < 0 || fstat(dir_fd, &now) < 0)
-    return;
-  dir_header(&header, name, &now);
-  /* the directory opened is the one stat'ed (else read, and the record made of what it is now) */
-  entries = same_dir(&now, st) && c->old != NULL ? recorded_entries(c->old, header.data) : NULL;
-  free(header.data);
-  if (entries != NULL) {
-    dir_header(&c->next, name, &now);
-    visit_recorded(c, dir_fd, entries, visit, arg);
-  } else
-    visit_read(c, dir_fd, name, &now, visit, arg);
 }
 
 void etc_covers_end(int bundle_fd, struct etc_covers *c) {

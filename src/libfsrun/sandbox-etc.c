@@ -2,13 +2,13 @@
  * the host's files decide what the command reads: for an ordinary user the host's /etc is bound
  * read-only as it is. Root owns the root-only files (a mode 0600 /etc/docker/key.json, TLS keys
  * under /etc/ssl/private), and owner permissions need no capability: as root, /etc holds only what
- * programs need, and within the directories among them, what is not world-readable is covered.
+ * programs need, and within the directories among them, what is not world-readable is covered at
+ * any depth (sandbox-etc-walk.c).
  * `fsrun sandbox` binds the shared bundle's view of those entries (sandbox-etc-view.c: the
  * regular files copied, the rest bound over its mount points); a bundle (`fsrun bundle`), or a
  * run whose view cannot be made, gets a tmpfs with each entry bound read-only from the host. */
 #include "sandbox-etc.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -18,6 +18,7 @@
 #include "log.h"
 #include "sandbox-etc-covers.h"
 #include "sandbox-etc-view.h"
+#include "sandbox-etc-walk.h"
 #include "sandbox.h"
 #include "utils.h"
 
@@ -71,45 +72,7 @@ static const char *const etc_entries[] = {"passwd",
                                           NULL};
 
 static bool world_readable(const struct stat *st) {
-  return (st->st_mode & S_IROTH) != 0 && (!S_ISDIR(st->st_mode) || (st->st_mode & S_IXOTH) != 0);
-}
-
-/* dir/name (name directly in dir_fd, bound at the same path) covered when it is not world-readable
- */
-static void cover_entry(const char *dir, int dir_fd, const char *name, struct mount_list *l) {
-  static const char *const cover[] = {"bind", "ro", "nosuid", "nodev", "noexec", NULL};
-  cleanup_free char *path = NULL;
-  struct stat st;
-  if (fstatat(dir_fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 || S_ISLNK(st.st_mode) ||
-      world_readable(&st))
-    return;
-  path = xasprintf("%s/%s", dir, name);
-  if (S_ISDIR(st.st_mode))
-    add_mount(l, path, "bind", SANDBOX_EMPTY_DIR, cover);
-  else if (S_ISREG(st.st_mode))
-    add_mount(l, path, "bind", SANDBOX_UNREADABLE_FILE, cover);
-}
-
-/* what is not world-readable directly under dir (bound at the same path) is covered */
-static void cover_private_entries(const char *dir, struct mount_list *l) {
-  cleanup_dir DIR *d = opendir(dir);
-  struct dirent *e;
-  while (d != NULL && (e = readdir(d)) != NULL) {
-    /* a symlink is never covered: no stat for it (/etc/alternatives holds hundreds) */
-    if (e->d_type == DT_LNK || strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-      continue;
-    cover_entry(dir, dirfd(d), e->d_name, l);
-  }
-}
-
-struct view_cover {
-  const char *dir;
-  struct mount_list *l;
-};
-
-static void cover_view_entry(int dir_fd, const char *name, void *arg) {
-  const struct view_cover *v = arg;
-  cover_entry(v->dir, dir_fd, name, v->l);
+  return etc_world_readable(st->st_mode);
 }
 
 static const char *const ro_bind[] = {"bind", "ro", "nosuid", "nodev", NULL};
@@ -150,6 +113,7 @@ static int etc_view_mounts(const char *bundle, bool own_resolv_conf, struct moun
   add_mount(l, "/etc", "bind", ETC_VIEW_NAME, ro_bind);
   struct etc_covers covers;
   etc_covers_begin(bundle_fd, &covers);
+  struct etc_walk walk = {.covers = &covers, .l = l, .names_left = ETC_WALK_NAMES_MAX};
   for (size_t i = 0; i < N_ETC_ENTRIES; i++) {
     cleanup_free char *path = xasprintf("/etc/%s", e[i].name);
     if (e[i].kind != ETC_VIEW_DIR && e[i].kind != ETC_VIEW_FILE)
@@ -162,8 +126,7 @@ static int etc_view_mounts(const char *bundle, bool own_resolv_conf, struct moun
       continue;
     add_mount(l, path, "bind", path, ro_bind);
     if (e[i].kind == ETC_VIEW_DIR)
-      etc_covers_each(&covers, etc_fd, e[i].name, &e[i].st, cover_view_entry,
-                      &(struct view_cover){.dir = path, .l = l});
+      etc_walk_covers(&walk, etc_fd, e[i].name);
   }
   etc_covers_end(bundle_fd, &covers);
   return 0;
@@ -185,6 +148,8 @@ bool sandbox_etc_mounts(bool userns, bool own_resolv_conf, const char *view_bund
     log_debug("sandbox: /etc: the view in `%s` cannot be made (%s): a tmpfs instead", view_bundle,
               strerror(errno));
   }
+  cleanup_close int etc_fd = open("/etc", O_PATH | O_DIRECTORY | O_CLOEXEC);
+  struct etc_walk walk = {.covers = NULL, .l = l, .names_left = ETC_WALK_NAMES_MAX};
   /* read-only once its entries are bound (linux.readonlyPaths, sandbox_etc_readonly) */
   add_mount(l, "/etc", "tmpfs", "tmpfs",
             (const char *const[]){"nosuid", "nodev", "noexec", "mode=755", "size=64k", NULL});
@@ -197,7 +162,7 @@ bool sandbox_etc_mounts(bool userns, bool own_resolv_conf, const char *view_bund
       continue;
     add_mount(l, path, "bind", path, ro_bind);
     if (S_ISDIR(st.st_mode))
-      cover_private_entries(path, l);
+      etc_walk_covers(&walk, etc_fd, *e);
   }
   return stat("/etc/resolv.conf", &st) == 0;
 }

@@ -648,6 +648,102 @@ STEPS
   [[ $output != *root-only-added* ]]
 }
 
+# Root's command runs as uid 0 without capabilities, so owner permissions let it read a root-only
+# file anywhere below a directory the view binds (RHEL's /etc/pki/tls/private/localhost.key, 0600,
+# three levels down; review29 G1: only the first level was covered). The walk covers each entry
+# that is not world-readable at any depth, covers whole a directory past its depth (8 levels) or
+# its names (4096), binds a mount point met from the host and walks it, and keeps each
+# directory's names against that directory's own ctime. In a private mount namespace, /etc/ssl is a tmpfs copy of the host's (the host's /etc is never
+# written). An ordinary user is not tested here: its /etc is the host's, whose root-only files
+# need owner permissions it does not have (check_etc user).
+@test "sandbox-run: as root a root-only file or directory two and three levels down an /etc directory is covered; past the walk's limits a directory is covered whole; a change there is seen at the next run" {
+  use_caller root
+  [ -d /etc/ssl ] || skip "this host has no /etc/ssl"
+  cat >"$DIR/steps" <<'STEPS'
+set -e
+mount --make-rprivate /
+mkdir "$D/ssl"
+mount -t tmpfs -o mode=755 tmpfs "$D/ssl"
+cp -a /etc/ssl/. "$D/ssl/"
+mount --bind "$D/ssl" /etc/ssl
+cd /etc/ssl
+umask 022
+mkdir -p certs tls/private deep/l2/l3/l4/l5/l6/l7/l8/l9 many
+echo open-depth2 >certs/fsrun-open.pem
+echo open-depth3 >tls/private/fsrun-open.pem
+echo open-at-depth8 >deep/l2/l3/l4/l5/l6/l7/l8/at8
+echo SECRET-past-depth >deep/l2/l3/l4/l5/l6/l7/l8/l9/at9
+(cd many && seq 4100 | xargs touch)
+(umask 077
+  echo SECRET-file-depth2 >certs/fsrun-nested.key
+  echo SECRET-file-depth3 >tls/private/fsrun-localhost.key
+  mkdir certs/fsrun-private tls/private/fsrun-CA)
+# a mount below a bound directory (the view's bind does not carry it): bound and walked in its turn
+mkdir fsrun-mnt
+mount -t tmpfs -o mode=755 tmpfs fsrun-mnt
+echo open-in-mount >fsrun-mnt/open
+(umask 077; echo SECRET-in-mount >fsrun-mnt/secret.key)
+# world-readable files in the root-only directories: only the directory's cover hides them
+echo SECRET-dir-depth2 >certs/fsrun-private/inner.pem
+echo SECRET-dir-depth3 >tls/private/fsrun-CA/ca.pem
+checks='
+    cd /etc/ssl
+    for f in certs/fsrun-open.pem tls/private/fsrun-open.pem certs/fsrun-nested.key \
+      tls/private/fsrun-localhost.key certs/fsrun-private/inner.pem tls/private/fsrun-CA/ca.pem \
+      deep/l2/l3/l4/l5/l6/l7/l8/at8 deep/l2/l3/l4/l5/l6/l7/l8/l9/at9 \
+      fsrun-mnt/open fsrun-mnt/secret.key certs/fsrun-added.key tls/private/fsrun-added.key; do
+      cat "$f" 2>&1 || :
+    done
+    echo "many holds $(ls -A many | wc -l)"'
+fsrun() { "$FSRUN" --root "$STATE" sandbox --worktree "$WT" --task-id "$TASK" -- sh -c "$checks"; }
+# every directory more than a second old, so that the record keeps each
+touch "$D/made-last"
+ctime=$(stat -c %Z "$D/made-last")
+while [ "$(date +%s)" -le $((ctime + 1)) ]; do sleep 0.1; done
+echo "== first"; fsrun
+grep "^ssl/certs \|^ssl/tls/private " "$STATE/.sandbox-bundle/etc.covers" | cut -d' ' -f1
+(umask 077
+  echo SECRET-added-depth2 >certs/fsrun-added.key
+  echo SECRET-added-depth3 >tls/private/fsrun-added.key)
+echo "== added"; fsrun
+# a bundle's /etc (a tmpfs with each entry bound, nothing kept between runs) is walked the same
+echo {} >"$D/policy.json"
+"$FSRUN" bundle --policy "$D/policy.json" --worktree "$WT" --out "$D/bundle" -- sh -c "$checks"
+echo "== bundle"; "$FSRUN" --root "$STATE" run --bundle "$D/bundle" "etcwalk-$TASK"
+STEPS
+  run unshare -m env D="$DIR" FSRUN="$FSRUN" STATE="$STATE" WT="$WT" TASK="$TASK" sh "$DIR/steps"
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [[ $output != *SECRET* ]]
+  local first added bundle
+  first=$(sed -n '/== first/,/== added/p' <<<"$output")
+  added=$(sed -n '/== added/,/== bundle/p' <<<"$output")
+  bundle=$(sed -n '/== bundle/,$p' <<<"$output")
+  [[ $first == *open-depth2* ]]
+  [[ $first == *open-depth3* ]]
+  [[ $first == *open-at-depth8* ]]
+  [[ $first == *"certs/fsrun-nested.key: Permission denied"* ]]
+  [[ $first == *"tls/private/fsrun-localhost.key: Permission denied"* ]]
+  [[ $first == *"certs/fsrun-private/inner.pem: No such file"* ]]
+  [[ $first == *"tls/private/fsrun-CA/ca.pem: No such file"* ]]
+  [[ $first == *"l9/at9: No such file"* ]]
+  [[ $first == *"many holds 0"* ]]
+  [[ $first == *open-in-mount* ]]
+  [[ $first == *"fsrun-mnt/secret.key: Permission denied"* ]]
+  # the record keeps the directories two and three levels down, each on its own
+  [[ $first == *$'\nssl/certs\n'* ]]
+  [[ $first == *$'\nssl/tls/private\n'* ]]
+  [[ $added == *"certs/fsrun-added.key: Permission denied"* ]]
+  [[ $added == *"tls/private/fsrun-added.key: Permission denied"* ]]
+  [[ $added == *open-depth3* ]]
+  [[ $bundle == *open-depth3* ]]
+  [[ $bundle == *open-in-mount* ]]
+  [[ $bundle == *"tls/private/fsrun-added.key: Permission denied"* ]]
+  [[ $bundle == *"tls/private/fsrun-CA/ca.pem: No such file"* ]]
+  [[ $bundle == *"l9/at9: No such file"* ]]
+  [[ $bundle == *"many holds 0"* ]]
+}
+
 @test "sandbox-run: as root /etc holds what programs need and not a root-only (0600) file" {
   check_etc root
 }

@@ -18,22 +18,24 @@
 static int etc_fd, bundle_fd;
 static char visited[256];
 
-static void visit(int dir_fd, const char *entry, void *arg) {
-  (void)dir_fd, (void)arg;
-  strncat(visited, entry, sizeof(visited) - strlen(visited) - 2);
-  strcat(visited, " ");
-}
-
-/* one run's pass over the directory d: the names visited, in order */
+/* one run's pass over the directory d: the names listed, in order */
 static const char *run(void) {
   struct etc_covers c;
-  struct stat st;
+  struct etc_names names;
+  int fd = openat(etc_fd, "d", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   visited[0] = '\0';
-  if (fstatat(etc_fd, "d", &st, 0) < 0)
+  if (fd < 0)
     return "(no d)";
   etc_covers_begin(bundle_fd, &c);
-  etc_covers_each(&c, etc_fd, "d", &st, visit, NULL);
+  if (etc_covers_names(&c, fd, "d", 64, &names) == 0) {
+    for (const char *n = etc_names_next(&names, NULL); n; n = etc_names_next(&names, n)) {
+      strncat(visited, n, sizeof(visited) - strlen(visited) - 2);
+      strcat(visited, " ");
+    }
+    etc_names_free(&names);
+  }
   etc_covers_end(bundle_fd, &c);
+  close(fd);
   return visited;
 }
 

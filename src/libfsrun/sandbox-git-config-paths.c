@@ -35,6 +35,7 @@
 #include "passwd.h"
 #include "sha256.h"
 #include "sandbox-git.h"
+#include "sandbox-git-runner.h"
 #include "mounts.h"
 #include "sandbox-internal.h"
 #include "utils.h"
@@ -244,16 +245,6 @@ static void add_python_script(struct collect *c, const char *key, const char *va
   add_python_dir(c, key, value, path[0] != '\0' ? path : "/");
 }
 
-/* Commands that run another command given as a word (review27: `xargs myfilt`, `timeout 5 myfilt`,
- * `nice -n 5 myfilt`, `sh -c 'myfilt ...'`): that word is looked up on PATH as the command is. */
-enum runner {
-  RUNNER_NONE,
-  RUNNER_PLAIN,   /* env, exec, command, nohup, setsid: options, then the command */
-  RUNNER_XARGS,   /* options (some with a value), then the command */
-  RUNNER_TIMEOUT, /* options (some with a value), a duration, then the command */
-  RUNNER_NICE,    /* `-n N` or `-N`, then the command */
-};
-
 /* where add_command_words is in one command */
 struct words {
   bool at_command;  /* the next word is the command (after VAR=value words) */
@@ -261,10 +252,10 @@ struct words {
   bool python;      /* the command is a Python interpreter whose script has not come yet */
   /* the names the command resolves a file word to (`node clean`: clean.js...); NULL: none */
   const char *const *suffixes;
-  enum runner runner; /* the command runs the next word as a command (`env`, `exec`) */
-  bool skip_next;     /* the next word is a runner's option's value (`env -u NAME`) */
-  bool duration_seen; /* timeout's duration came */
-  bool shell;         /* the command is a shell whose first word has not come (`-c` may) */
+  /* the command runs the next word as a command (`env`, `nice -n 5`, sandbox-git-runner.c): its
+   * word is looked up on PATH as the command is */
+  struct git_runner_state runner;
+  bool shell; /* the command is a shell whose first word has not come (`-c` may) */
 };
 
 /* The dir of a worktree file a command names (`tools/clean.sh`: `tools/`), watched as a pointer of
@@ -515,22 +506,6 @@ static void add_path_command(struct collect *c, const char *key, const char *val
   }
 }
 
-/* the runner w names, by its base name */
-static enum runner runner_of(const char *w) {
-  static const struct {
-    const char *name;
-    enum runner runner;
-  } names[] = {{"env", RUNNER_PLAIN},   {"exec", RUNNER_PLAIN},     {"command", RUNNER_PLAIN},
-               {"nohup", RUNNER_PLAIN}, {"setsid", RUNNER_PLAIN},   {"xargs", RUNNER_XARGS},
-               {"nice", RUNNER_NICE},   {"timeout", RUNNER_TIMEOUT}};
-  const char *base = strrchr(w, '/');
-  base = base != NULL ? base + 1 : w;
-  for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-    if (strcmp(base, names[i].name) == 0)
-      return names[i].runner;
-  return RUNNER_NONE;
-}
-
 /* sh, bash, dash, zsh, ksh: with `-c` their first word starts a command string */
 static bool shell_word(const char *w) {
   static const char *const names[] = {"sh", "bash", "dash", "zsh", "ksh"};
@@ -542,33 +517,18 @@ static bool shell_word(const char *w) {
   return false;
 }
 
-/* a runner's option w whose value is the next word (`env -u NAME`, `xargs -I {}`, `timeout -s
- * KILL`, `nice -n 5`, bash's `exec -a NAME`) */
-static bool option_takes_value(enum runner r, const char *w) {
-  static const char *const plain[] = {"-u", "--unset", "-C", "--chdir", "-a", NULL};
-  static const char *const xargs[] = {"-a", "-d", "-E", "-I", "-L", "-n", "-P", "-s", NULL};
-  static const char *const timeout[] = {"-k", "-s", NULL};
-  static const char *const nice[] = {"-n", NULL};
-  const char *const *list = r == RUNNER_PLAIN     ? plain
-                            : r == RUNNER_XARGS   ? xargs
-                            : r == RUNNER_TIMEOUT ? timeout
-                                                  : nice;
-  for (const char *const *o = list; *o != NULL; o++)
-    if (strcmp(w, *o) == 0)
-      return true;
-  return false;
-}
-
-/* A runner's word before its command: an option (its value skipped) or timeout's duration; true
- * when w was one (the command is still to come). */
+/* A runner's word before its command: true when w was one (an option, its value, an operand), or
+ * says that no command comes (`taskset -p`: the words after it are arguments). */
 static bool runner_word_before_command(struct words *s, const char *w) {
-  if (w[0] == '-') {
-    s->skip_next = option_takes_value(s->runner, w);
+  switch (git_runner_word(&s->runner, w)) {
+  case GIT_RUNNER_BEFORE:
     return true;
-  }
-  if (s->runner == RUNNER_TIMEOUT && !s->duration_seen) {
-    s->duration_seen = true;
+  case GIT_RUNNER_NO_COMMAND:
+    s->runner.runner = NULL;
+    s->at_command = false;
     return true;
+  case GIT_RUNNER_COMMAND:
+    break;
   }
   return false;
 }
@@ -633,23 +593,22 @@ static void add_word(struct collect *c, const char *key, const char *value, cons
                      struct words *s) {
   bool command = s->at_command, module = s->module_next;
   s->module_next = false;
-  if (s->skip_next) {
-    s->skip_next = false;
-    return;
+  if (command && s->runner.runner != NULL && s->runner.skip_next) {
+    git_runner_word(&s->runner, w);
+    return; /* a runner's option's value (`env -u NAME`) */
   }
   if (command && w[0] != '=' && w[0] != '-' && strchr(w, '=') != NULL) {
     add_assignment(c, key, value, strchr(w, '=') + 1);
     return; /* VAR=value before the command */
   }
-  if (command && s->runner != RUNNER_NONE && runner_word_before_command(s, w))
-    return; /* a runner's option or duration: the command comes after it */
+  if (command && s->runner.runner != NULL && runner_word_before_command(s, w))
+    return; /* a runner's option, its value or operand: the command comes after it */
   if (!command && s->shell && shell_command_option(s, w))
     return; /* `sh -c`: the next word is a command */
   s->at_command = false;
   if (command) {
-    s->runner = runner_of(w);
-    s->duration_seen = false;
-    s->at_command = s->runner != RUNNER_NONE;
+    s->runner = (struct git_runner_state){.runner = git_runner_of(w)};
+    s->at_command = s->runner.runner != NULL;
     s->shell = shell_word(w);
   }
   if (s->suffixes == NULL)

@@ -688,6 +688,61 @@ cat"
   route_path_runners user
 }
 
+# The runners of session 29 (sandbox-git-runner.c), each before a command found through PATH's
+# ./node_modules/.bin with its options, their values and its operand: `sudo` is not installed
+# here, so none of these is run; fsrun reads the words.
+MORE_RUNNERS=('stdbuf -o L -e0' 'ionice -c 3 -n 7 -t' 'chrt -f 10' 'taskset -c 0-3'
+  'flock -w 5 x.lock' 'flock x.lock -c' 'time -p' 'sudo -u nobody -E --')
+
+# route_more_runners OWNER: a filter per runner, each `RUNNER... myfilt`. A run writing an
+# unrelated file reports nothing; a run rewriting node_modules/.bin/myfilt names every filter
+# (one not followed to myfilt watches a top-level `myfilt` instead, and is missing).
+route_more_runners() {
+  local i want=()
+  make_repo "$1"
+  as_owner sh -c 'mkdir -p "$1/node_modules/.bin" && printf "#!/bin/sh\ncat\n" >"$1/node_modules/.bin/myfilt" &&
+    chmod 755 "$1/node_modules/.bin/myfilt"' sh "$WT"
+  PATH=$PATH:./node_modules/.bin
+  for i in "${!MORE_RUNNERS[@]}"; do
+    hgit -C "$REPO" config "filter.r$i.clean" "${MORE_RUNNERS[$i]} myfilt"
+    want+=("config:filter.r$i.clean=${MORE_RUNNERS[$i]} myfilt")
+  done
+  sbx -- 'echo two >unrelated'
+  [ "$(config_tamper)" = '[]' ]
+  sbx -- 'printf "#!/bin/sh\nexit 1\n" >node_modules/.bin/myfilt'
+  [ "$(config_tamper | jq -c sort)" = "$(printf '%s\n' "${want[@]}" | jq -Rsc 'split("\n")[:-1] | sort')" ]
+}
+
+@test "sandbox-git: a driver's command after stdbuf, ionice, chrt, taskset, flock, time and sudo is watched (root)" {
+  route_more_runners root
+}
+
+@test "sandbox-git: a driver's command after stdbuf, ionice, chrt, taskset, flock, time and sudo is watched (ordinary user)" {
+  route_more_runners user
+}
+
+# route_runner_chain OWNER: the runners the host's git can run as any user, one after another, before
+# ./node_modules/.bin/myfilt: the run rewriting it is reported, hostGitArgs disarm the filter, and
+# the host's plain `add -A` runs what the run wrote through every runner.
+route_runner_chain() {
+  make_repo "$1"
+  as_owner sh -c 'mkdir -p "$1/node_modules/.bin" && printf "#!/bin/sh\ncat\n" >"$1/node_modules/.bin/myfilt" &&
+    chmod 755 "$1/node_modules/.bin/myfilt"' sh "$WT"
+  PATH=$PATH:./node_modules/.bin
+  filter_rewrite_named "stdbuf -oL ionice -c 3 -t chrt -o 0 taskset 0xffffffff flock -w 60 $DIR/x.lock time -p myfilt" \
+    node_modules/.bin/myfilt "#!/bin/sh
+echo ran >>$MARKER
+cat"
+}
+
+@test "sandbox-git: a driver's command after a chain of stdbuf, ionice, chrt, taskset, flock and time is watched and disarmed (root)" {
+  route_runner_chain root
+}
+
+@test "sandbox-git: a driver's command after a chain of stdbuf, ionice, chrt, taskset, flock and time is watched and disarmed (ordinary user)" {
+  route_runner_chain user
+}
+
 # route_assignment OWNER py|node|perl (review26 D3 d, and the interpreters that add a suffix): a
 # driver whose code comes from a `VAR=value` before its command (`PYTHONPATH=tools python3 -m
 # filt`: tools/filt.py; `NODE_OPTIONS=--require=./x.js`) or from a name its interpreter adds a

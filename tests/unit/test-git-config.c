@@ -583,6 +583,61 @@ static void test_path_lookup(const char *top) {
   setenv("PATH", TEST_PATH, 1);
 }
 
+/* session 29: the runners read on to the command they run, as each reads its arguments: a run
+ * rewriting node_modules/.bin/myfilt (PATH's first entry) names the driver; where the runner's
+ * option says it runs no command (`taskset -p`, `sudo -l`), `myfilt` is an argument, and nothing */
+static void test_runners(const char *top) {
+  static const struct {
+    const char *clean;
+    bool runs;
+  } cases[] = {
+      {"stdbuf -o L -e0 myfilt", true},
+      {"stdbuf -oL --error 0 --input=0 myfilt", true},
+      {"ionice -c 3 -n 7 -t myfilt", true},
+      {"ionice -c2 -n7 myfilt", true},
+      {"chrt -f 10 myfilt", true},
+      {"chrt -R --idle 0 myfilt", true},
+      {"chrt -T 100 -P 200 -D 200 -d 0 myfilt", true},
+      {"chrt --batch myfilt", true}, /* newer chrt: no priority for a policy without one */
+      {"taskset 0x3 myfilt", true},
+      {"taskset -c 0-3,5 myfilt", true},
+      {"flock -w 5 -E 3 /tmp/x.lock myfilt", true},
+      {"flock -n x.lock -c 'myfilt --x'", true},
+      {"flock x.lock --command myfilt", true},
+      {"time -p myfilt", true},
+      {"time -f x -o t.log myfilt", true},
+      {"sudo -u nobody -g nogroup -E -- myfilt", true},
+      {"sudo -nEu nobody --chdir /fsrun-none --preserve-env=A,B myfilt", true},
+      {"sudo -s myfilt", true},
+      {"nice -n 5 chrt -b 0 stdbuf -oL taskset 1 myfilt", true},
+      {"chrt -p 10 myfilt", false},
+      {"chrt --pid 10 myfilt", false},
+      {"taskset -p 3 myfilt", false},
+      {"taskset -apc 0 myfilt", false},
+      {"ionice -p myfilt", false},
+      {"sudo -l myfilt", false},
+      {"sudo -i", false},
+  };
+  char config[256], entry[256];
+  make_dir(top, "node_modules");
+  make_dir(top, "node_modules/.bin");
+  /* no new name on the way from the top in the loop: each run rewrites what is there */
+  write_file(top, "README", "r\n");
+  write_file(top, "node_modules/.bin/myfilt", "cat\n");
+  setenv("PATH", "node_modules/.bin:/usr/bin", 1);
+  for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+    snprintf(config, sizeof(config), "[filter \"x\"]\n\tclean = %s\n", cases[i].clean);
+    snprintf(entry, sizeof(entry), "config:filter.x.clean=%s", cases[i].clean);
+    expect_entry(run_with(top, config, "README", "r\n"), NULL, cases[i].clean);
+    expect_entry(run_with(top, config, "node_modules/.bin/myfilt", cases[i].clean),
+                 cases[i].runs ? entry : NULL, cases[i].clean);
+  }
+  remove_at(top, "node_modules/.bin/myfilt");
+  rmdir_at(top, "node_modules/.bin");
+  rmdir_at(top, "node_modules");
+  setenv("PATH", TEST_PATH, 1);
+}
+
 /* review26 D3 d: a `VAR=value` before the command names where it loads code from; and the
  * interpreters that add a suffix to a name (`ruby -rx`: x.rb, `lua -l x`: x.lua, `-MFilt`) */
 static void test_assignments(const char *top) {
@@ -933,6 +988,7 @@ int main(void) {
   test_linked_worktree(top);
   test_interpreters(top);
   test_path_lookup(top);
+  test_runners(top);
   test_assignments(top);
   test_global(top, home);
   test_host_args(top);

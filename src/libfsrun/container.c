@@ -46,6 +46,7 @@
 #include "seccomp-handover.h"
 #include "seccomp.h"
 #include "status.h"
+#include "status-kept.h"
 #include "sync.h"
 #include "terminal.h"
 #include "utils.h"
@@ -575,10 +576,13 @@ static int create_state(struct create_job *j, fsrun_error_t *err) {
   struct container_status *st = &out->st;
   const oci_linux *lx = j->config->linux_;
 
-  out->dirfd = status_dir_create(j->ctx, j->o->id, err);
+  /* one-shot, no cgroup: a kept state dir where the state root keeps them (status-kept.h) */
+  out->dirfd = config_in_state(j) ? status_kept_create(j->ctx, j->o->id, &st->spare, err)
+                                  : status_dir_create(j->ctx, j->o->id, err);
   if (out->dirfd < 0)
     return fsrun_error_code(err);
-  j->dir_created = true;
+  /* a kept one is named ID once state.json is written (status_kept_reveal) */
+  j->dir_created = !st->spare;
   if (!config_in_state(j) &&
       status_write_config(out->dirfd, j->config_json, j->config_len, err) < 0)
     return fsrun_error_code(err);
@@ -617,7 +621,16 @@ static int create_state(struct create_job *j, fsrun_error_t *err) {
   st->cgroup = out->cg ? cgroup_describe(out->cg) : NULL;
   st->cgroup_record = out->cg ? cgroup_hierarchy_record(out->cg) : NULL;
   st->new_pidns = new_pid_namespace(lx);
-  return write_state(j, err);
+  if (!st->spare)
+    return write_state(j, err);
+  if (write_state(j, err) < 0) {
+    status_kept_remove_hidden(j->ctx, j->o->id);
+    return fsrun_error_code(err);
+  }
+  if (status_kept_reveal(j->ctx, j->o->id, err) < 0)
+    return fsrun_error_code(err);
+  j->dir_created = true;
+  return 0;
 }
 
 /* Step 3: the exec fifo (the init blocks opening it for writing until `start` opens it for
@@ -1095,7 +1108,7 @@ static int create_serve_init(struct create_job *j, fsrun_error_t *err) {
 /* A one-shot create says `created` by the init's record alone, while state.json holds everything
  * else as `creating` wrote it (Intel RDT, applied since, is only in a second state.json) */
 static bool created_once(const struct create_job *j) {
-  return j->o->one_shot && !j->out->st.intel_rdt;
+  return j->o->one_shot && !j->out->st.intel_rdt && !j->out->st.spare;
 }
 
 /* Step 8: state.json says `created` (or the init's record does); the pid file. */
@@ -1497,6 +1510,11 @@ static int destroy(const struct fsrun_context *ctx, const char *id,
    * task container has them: the listing of the state root is not every delete's */
   if (!have_state || oci_map_get(&st->annotations, EXEC_GIT_ANNOTATION) != NULL)
     exec_git_remove_leftovers(ctx->state_root, id, false);
+  /* the run's own, the init reaped: its state dir (open, locked) may be kept (status-kept.h);
+   * only here, so that no dir whose init may live ever reaches a slot */
+  if (have_state && st->spare && hints != NULL && hints->init_reaped && hints->dir_fd != NULL &&
+      *hints->dir_fd >= 0)
+    return status_kept_release(ctx, id, hints->dir_fd, err);
   /* so that the removal's own fd is the directory's last (close_removed_dir_later) */
   if (hints != NULL && hints->dir_fd != NULL && *hints->dir_fd >= 0) {
     close(*hints->dir_fd);

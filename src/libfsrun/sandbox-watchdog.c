@@ -21,6 +21,7 @@
 #include "exec-git.h"
 #include "sandbox-git.h"
 #include "sandbox-probe.h"
+#include "status-kept.h"
 #include "sync.h"
 #include "tiny-init.h"
 #include "tiny-params.h"
@@ -458,6 +459,8 @@ int sandbox_watchdog_cleanup(const struct fsrun_context *ctx, const char *id) {
 }
 
 void sandbox_run_leftovers_remove(const struct fsrun_context *ctx, const char *id) {
+  /* killed between a kept state dir's claim and its rename to the id (status-kept.h) */
+  status_kept_remove_hidden(ctx, id);
   /* the run's git overlay dirs; nothing of them was applied to the repository */
   sandbox_git_remove_leftover(ctx->state_root, id);
   /* a probe of the host it was killed during (fallback-native) */

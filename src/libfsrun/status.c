@@ -18,6 +18,7 @@
 #include "procfs.h"
 #include "sealed-image.h"
 #include "state-root.h"
+#include "status-kept.h"
 #include "utils.h"
 
 int status_validate_id(const char *id, fsrun_error_t *err) {
@@ -117,24 +118,34 @@ static void close_removed_dir_later(int dfd) {
     sealed_close_mounts_later(fcntl(dfd, F_DUPFD_CLOEXEC, 0), -1);
 }
 
-int status_dir_remove(const struct fsrun_context *ctx, const char *id, fsrun_error_t *err) {
-  const char *root = ctx->state_root;
-  cleanup_close int own = -1;
+/* rootfd's entry name and the files in it removed. guard: a kept dir (status-kept.h) is removed
+ * under the state root's lock, so that its run's own release (status_kept_release) never moves it
+ * into a slot half-way; one that run moved there since our open (the run is over) is left. */
+static int remove_dir_at(int rootfd, const char *root, const char *name, bool guard,
+                         fsrun_error_t *err) {
   cleanup_dir DIR *dir = NULL;
-  int rootfd = -1, dfd;
+  cleanup_close int root_lock = -1;
   struct dirent *de;
-
-  if (root_dir(ctx, &rootfd, &own, err) < 0)
-    return fsrun_error_code(err);
-  if (rootfd < 0)
-    return 0;
-  dfd = openat(rootfd, id, O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  struct stat named, opened;
+  int dfd = openat(rootfd, name, O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (dfd < 0)
-    return errno == ENOENT ? 0 : fsrun_error_errno(err, "open the state directory of `%s`", id);
+    return errno == ENOENT ? 0 : fsrun_error_errno(err, "open the state directory of `%s`", name);
+  if (guard && status_kept_dir(dfd)) {
+    root_lock = status_kept_lock_root(rootfd);
+    if (root_lock < 0) {
+      close(dfd);
+      return fsrun_error_errno(err, "lock the state root to remove `%s`", name);
+    }
+    if (fstat(dfd, &opened) < 0 || fstatat(rootfd, name, &named, AT_SYMLINK_NOFOLLOW) < 0 ||
+        opened.st_ino != named.st_ino || opened.st_dev != named.st_dev) {
+      close(dfd);
+      return 0;
+    }
+  }
   dir = fdopendir(dfd);
   if (dir == NULL) {
     close(dfd);
-    return fsrun_error_errno(err, "read the state directory of `%s`", id);
+    return fsrun_error_errno(err, "read the state directory of `%s`", name);
   }
   /* only files live here: the state file, the exec fifo, temporary files; and, from a restore
    * that was killed while criu ran, an empty stage directory (criu-restore-binds.c) */
@@ -145,12 +156,30 @@ int status_dir_remove(const struct fsrun_context *ctx, const char *id, fsrun_err
       continue;
     if (errno == EISDIR && (unlinkat(dfd, de->d_name, AT_REMOVEDIR) == 0 || errno == ENOENT))
       continue;
-    return fsrun_error_errno(err, "remove `%s/%s/%s`", root, id, de->d_name);
+    return fsrun_error_errno(err, "remove `%s/%s/%s`", root, name, de->d_name);
   }
-  if (unlinkat(rootfd, id, AT_REMOVEDIR) < 0 && errno != ENOENT)
-    return fsrun_error_errno(err, "remove the state directory `%s/%s`", root, id);
+  if (unlinkat(rootfd, name, AT_REMOVEDIR) < 0 && errno != ENOENT)
+    return fsrun_error_errno(err, "remove the state directory `%s/%s`", root, name);
   close_removed_dir_later(dfd);
   return 0;
+}
+
+int status_dir_remove(const struct fsrun_context *ctx, const char *id, fsrun_error_t *err) {
+  cleanup_close int own = -1;
+  int rootfd = -1;
+  if (root_dir(ctx, &rootfd, &own, err) < 0)
+    return fsrun_error_code(err);
+  if (rootfd < 0)
+    return 0;
+  return remove_dir_at(rootfd, ctx->state_root, id, true, err);
+}
+
+int status_dir_remove_name(int rootfd, const char *name, fsrun_error_t *err) {
+  return remove_dir_at(rootfd, ".", name, false, err);
+}
+
+int status_root_dir(const struct fsrun_context *ctx, int *fd, int *own, fsrun_error_t *err) {
+  return root_dir(ctx, fd, own, err);
 }
 
 /* tmp in name's place. Over an existing name, an exchange and then the old file's unlink: ext4
@@ -401,9 +430,10 @@ int status_write(int dirfd, const struct container_status *st, fsrun_error_t *er
     yajl_gen_free(g);
     return fsrun_error_make(err, EINVAL, "serialise the state file");
   }
-  ret = status_replace_file(dirfd, STATUS_FILE, buf, len, err);
+  ret = st->spare ? status_kept_replace(dirfd, buf, len, err)
+                  : status_replace_file(dirfd, STATUS_FILE, buf, len, err);
   yajl_gen_free(g);
-  if (ret == 0 && st->pid > 0)
+  if (ret == 0 && st->pid > 0 && !st->spare)
     ret = write_init_record(dirfd, st, err);
   return ret;
 }

@@ -52,6 +52,9 @@ struct container_status {
    * them there) */
   const char *config_json;
   size_t config_len;
+  /* written only: the state dir is a kept one's (status-kept.h): state.json is replaced through
+   * its spare, and no init record is written (`created` is a second state.json) */
+  bool spare;
 };
 
 /* Container ids: 1-1024 characters of [A-Za-z0-9_+.-], not "." or "..". */
@@ -65,8 +68,13 @@ int status_validate_id(const char *id, fsrun_error_t *err);
 int status_dir_create(const struct fsrun_context *ctx, const char *id, fsrun_error_t *err);
 /* Opens ROOT/ID; "container `ID` does not exist" (ENOENT) when missing. */
 int status_dir_open(const struct fsrun_context *ctx, const char *id, fsrun_error_t *err);
-/* Removes ROOT/ID and everything in it; a missing directory is not an error. */
+/* Removes ROOT/ID and everything in it, never keeping it (status_kept_release is the run's own);
+ * a missing directory is not an error. */
 int status_dir_remove(const struct fsrun_context *ctx, const char *id, fsrun_error_t *err);
+/* rootfd's entry NAME and the files in it removed, never kept (status-kept.c's own). */
+int status_dir_remove_name(int rootfd, const char *name, fsrun_error_t *err);
+/* ROOT as the functions above reach it: *fd (-1 when missing), *own to close, or -1. */
+int status_root_dir(const struct fsrun_context *ctx, int *fd, int *own, fsrun_error_t *err);
 /* ROOT itself, readable (O_RDONLY|O_DIRECTORY) to list; ENOENT when missing. */
 int status_dir_root_open(const struct fsrun_context *ctx, fsrun_error_t *err);
 

@@ -334,7 +334,7 @@ seccomp_failure_seen() {
   seccomp_failure_seen "$UDIR/wt" "$task"
   [ "$(jq -r .exitCode <<<"$output")" = 125 ]
   [[ $(jq -r .error <<<"$output") == *"load the seccomp filter: Function not implemented" ]]
-  [ -z "$(ls -A "$UDIR/run/fsrun" | grep -v '^\.sandbox-bundle$')" ]
+  [ -z "$(ls -A "$UDIR/run/fsrun" | grep -v -e '^\.sandbox-bundle$' -e '^\.sandbox-kept-[0-3]$')" ]
   user_processes_gone
   run seccomp_enosys_sandbox "$UDIR/wt" "$UDIR/policy.json" "$task" --failure-mode fallback-native
   [ "$status" = 0 ]

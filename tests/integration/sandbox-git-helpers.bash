@@ -127,8 +127,9 @@ sbx() {
   [ "$status" -eq 0 ]
   result=$output # root: the --json result
   [ -z "$json" ] || output=$(jq -r .stdout <<<"$output")
-  # nothing of the run is left in the state root but the shared bundle
-  [ "$(ls -A "$DIR/state")" = .sandbox-bundle ]
+  # nothing of the run is left in the state root but the shared bundle (and, an ordinary user's
+  # on a disk, the state dirs it keeps for the next runs: status-kept.h)
+  [ "$(ls -A "$DIR/state" | grep -v '^\.sandbox-kept-[0-3]$')" = .sandbox-bundle ]
 }
 
 # tamper: the paths of the runs' sandbox:tamper audit events, sorted, once each, as a JSON array (a

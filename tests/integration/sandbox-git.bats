@@ -1027,7 +1027,7 @@ run_dir_fs() {
   touch "$WT/go"
   wait $!
   [ "$(hgit -C "$REPO" log -1 --format=%s task)" = in-sandbox ]
-  [ "$(ls -A "$DIR/state")" = .sandbox-bundle ]
+  [ "$(ls -A "$DIR/state" | grep -v '^\.sandbox-kept-[0-3]$')" = .sandbox-bundle ]
   [ -z "$(run_dirs)" ]
   [ -z "$(grep -F -- "$DIR/state/" /proc/self/mountinfo)" ]
   [ "${2:-}" != tmpfs ] || umount "$DIR/state"
@@ -1072,7 +1072,7 @@ sigkilled() {
   run_dirs
   [ -z "$(run_dirs)" ]
   ls -A "$DIR/state"
-  [ "$(ls -A "$DIR/state")" = .sandbox-bundle ]
+  [ "$(ls -A "$DIR/state" | grep -v '^\.sandbox-kept-[0-3]$')" = .sandbox-bundle ]
   [ "$(hgit -C "$REPO" rev-parse task)" = "$MAIN0" ]
   as_owner touch "$WT/go"
 }
@@ -1135,7 +1135,7 @@ sbx_killed_in_sync() {
 # event: the bound only ends a failure)
 after_sync_killed() {
   wait_no_run_dirs
-  [ "$(ls -A "$DIR/state")" = .sandbox-bundle ]
+  [ "$(ls -A "$DIR/state" | grep -v '^\.sandbox-kept-[0-3]$')" = .sandbox-bundle ]
 }
 
 # route_sync_killed OWNER (review19 #15): the command plants a nested repository, edits the hook

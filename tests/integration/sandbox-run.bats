@@ -1007,21 +1007,32 @@ check_fsrun_and_watchdog_killed() {
 # init as pid (state.json was written once, at `creating`: the record says that it was created);
 # a SIGKILL of the whole group then leaves nothing (the watchdog's delete finds the init by the
 # record). As an ordinary user on a cgroup v1 or hybrid host (no delegated subtree), create tries
-# no cgroup (its limits are rlimits there): the debug log says no attempt.
+# no cgroup (its limits are rlimits there): the debug log says no attempt. Its state root on a disk
+# (/tmp here) keeps state dirs (check_kept_state_dir): no record there, a second state.json says
+# `created`, beside the spare it is exchanged with.
 check_running_one_shot() {
   use_caller "$1"
-  local marker=1$RANDOM$RANDOM dir id pid sleeper log=$DIR/debug.log
+  local marker=1$RANDOM$RANDOM dir id pid sleeper log=$DIR/debug.log kept=
   local as=(env)
   [ "$CALLER" = root ] || as=(setpriv --reuid="$SBX_UID" --regid="$SBX_GID" --init-groups env -i PATH=/usr/bin:/bin HOME="$SBX_HOME")
+  if [ "$CALLER" = user ] && [ "$(cgroup_mode)" != unified ] && [ "$(stat -f -c %T "$DIR")" != tmpfs ]; then
+    kept=1
+  fi
   sandbox_sleeping "$marker" "${as[@]}" setsid "$FSRUN" --debug --log "$log" --root "$STATE" \
     sandbox --worktree "$WT" --task-id "$TASK"
   dir=$(echo "$STATE"/sandbox-"$TASK"__*)
   id=${dir##*/}
   # the command may run before create has written the record (the init execs it once it reported)
-  wait_until test -L "$dir/init"
+  if [ -n "$kept" ]; then
+    wait_until jq -e '.status == "created"' "$dir/state.json"
+  else
+    wait_until test -L "$dir/init"
+  fi
   # a caller without a cgroup (the ordinary user here, no delegated subtree) has its config in
   # state.json; root's config.json is what delete --force finds its cgroup with
-  if [ "$CALLER" = user ] && [ "$(cgroup_mode)" != unified ]; then
+  if [ -n "$kept" ]; then
+    [ "$(ls "$dir" | tr '\n' ' ')" = "state.json state.json.spare " ]
+  elif [ "$CALLER" = user ] && [ "$(cgroup_mode)" != unified ]; then
     [ "$(ls "$dir" | tr '\n' ' ')" = "init state.json " ]
   else
     [ "$(ls "$dir" | tr '\n' ' ')" = "config.json init state.json " ]
@@ -1056,6 +1067,256 @@ check_running_one_shot() {
 
 @test "sandbox-run: a running one-shot sandbox: state dir without seccomp.bpf, \`state\` and \`list\` say running with its init, exec runs filtered, a SIGKILL leaves nothing; no cgroup tried without a delegated subtree (ordinary user)" {
   check_running_one_shot user
+}
+
+# kept_inodes DIR: the inode numbers of DIR, its state.json and its spare
+kept_inodes() {
+  stat -c %i "$1" "$1/state.json" "$1/state.json.spare" | tr '\n' ' '
+}
+
+# kept_slot_inodes: the inode number of each kept dir of $STATE, one a line
+kept_slot_inodes() {
+  local k
+  for k in "$STATE"/.sandbox-kept-*; do
+    [ -d "$k" ] && stat -c %i "$k"
+  done
+  return 0
+}
+
+# A state root on a disk keeps an ordinary user's one-shot state dir (no cgroup) for the next run
+# (status-kept.h): after a run it is `.sandbox-kept-0` (the user's, 0700, state.json and its spare
+# alone); the next run's state dir is that very directory with those very files (no inode made or
+# freed), and it is back there afterwards; `list` never shows a kept dir. A `delete --force` of the
+# running sandbox from outside ends it and leaves nothing listed. A kept dir someone wrote into is
+# not reused (removed: the planted file never reaches a state dir nor a slot again); a kept dir
+# whose lock someone holds is not taken (flock(1) on it: the run makes its own, kept beside it); a
+# run while another holds the kept dir makes its own; a killed run's hidden dir is swept, a locked
+# one is not. Root's sandbox (a cgroup: its config.json) keeps nothing.
+check_kept_state_dir() {
+  use_caller "$1"
+  local marker=1$RANDOM$RANDOM dir ino kept
+  local as=(env)
+  [ "$CALLER" = root ] || as=(setpriv --reuid="$SBX_UID" --regid="$SBX_GID" --init-groups env -i PATH=/usr/bin:/bin HOME="$SBX_HOME")
+  [ "$(stat -f -c %T "$DIR")" != tmpfs ] || skip "$DIR is on a tmpfs: no disk state root here"
+  STATE=$DIR/disk-state
+  kept=$STATE/.sandbox-kept-0
+  run sbx -- true
+  [ "$status" -eq 0 ]
+  if [ "$CALLER" = root ] || [ "$(cgroup_mode)" = unified ]; then
+    [ "$(ls -A "$STATE")" = .sandbox-bundle ]
+    return 0
+  fi
+  [ "$(ls -A "$STATE" | tr '\n' ' ')" = ".sandbox-bundle .sandbox-kept-0 " ]
+  [ "$(ls -A "$kept" | tr '\n' ' ')" = "state.json state.json.spare " ]
+  [ "$(stat -c '%U %a' "$kept")" = "$SBX_USER 700" ]
+  ino=$(kept_inodes "$kept")
+  run as_caller "$FSRUN" --root "$STATE" list -q
+  [ "$status" -eq 0 ]
+  [ -z "$output" ]
+  # the next run's state dir is the kept one
+  sandbox_sleeping "$marker" "${as[@]}" setsid "$FSRUN" --root "$STATE" sandbox --worktree "$WT" \
+    --task-id "$TASK"
+  dir=$(echo "$STATE"/sandbox-"$TASK"__*)
+  [ ! -e "$kept" ]
+  [ "$(kept_inodes "$dir")" = "$ino" ]
+  wait_until jq -e '.status == "created"' "$dir/state.json"
+  run as_caller "$FSRUN" --root "$STATE" state "${dir##*/}"
+  [ "$status" -eq 0 ]
+  [ "$(jq -r .status <<<"$output")" = running ]
+  # a run while that one holds it: a state dir of its own, kept
+  run sbx -- true
+  [ "$status" -eq 0 ]
+  [ -d "$kept" ]
+  [ "$(kept_inodes "$kept")" != "$ino" ]
+  # deleted from outside while it runs: its init killed, its dir removed (or kept by its own fsrun,
+  # which reaped the init first: the delete-while-creating test tells them apart)
+  run as_caller "$FSRUN" --root "$STATE" delete --force "${dir##*/}"
+  [ "$status" -eq 0 ]
+  wait "$SANDBOX_PID" || :
+  wait_state_clean
+  wait_processes_gone
+  run as_caller "$FSRUN" --root "$STATE" list -q
+  [ -z "$output" ]
+  for dir in "$STATE"/.sandbox-kept-*; do
+    [ "$(ls -A "$dir" | tr '\n' ' ')" = "state.json state.json.spare " ]
+  done
+  # a kept dir whose lock someone holds (flock(1) holds it, not the run): never taken; in a state
+  # root of its own, whose one kept dir is that one
+  STATE=$DIR/disk-state2
+  kept=$STATE/.sandbox-kept-0
+  run sbx -- true
+  [ "$status" -eq 0 ]
+  [ "$(ls -A "$STATE" | tr '\n' ' ')" = ".sandbox-bundle .sandbox-kept-0 " ]
+  ino=$(kept_inodes "$kept")
+  run as_caller flock -o "$kept" "$FSRUN" --root "$STATE" sandbox --worktree "$WT" --task-id "$TASK" -- true
+  [ "$status" -eq 0 ]
+  [ "$(kept_inodes "$kept")" = "$ino" ]
+  [ "$(ls -A "$STATE" | tr '\n' ' ')" = ".sandbox-bundle .sandbox-kept-0 .sandbox-kept-1 " ]
+  # a run's hidden dir that fsrun and its watchdog, killed together between the claim and the
+  # reveal, left (review29 G4): removed by the next claim; one whose lock is held: left alone
+  as_caller mkdir -m 700 "$STATE/.sandbox-new-sandbox-dead" "$STATE/.sandbox-new-sandbox-held"
+  as_caller touch "$STATE/.sandbox-new-sandbox-dead/state.json" "$STATE/.sandbox-new-sandbox-dead/state.json.spare"
+  run as_caller flock -o "$STATE/.sandbox-new-sandbox-held" "$FSRUN" --root "$STATE" sandbox --worktree "$WT" --task-id "$TASK" -- true
+  [ "$status" -eq 0 ]
+  [ ! -e "$STATE/.sandbox-new-sandbox-dead" ]
+  [ -d "$STATE/.sandbox-new-sandbox-held" ]
+  rmdir "$STATE/.sandbox-new-sandbox-held"
+  [ "$(ls -A "$STATE" | tr '\n' ' ')" = ".sandbox-bundle .sandbox-kept-0 .sandbox-kept-1 " ]
+  # a file planted in both kept dirs: neither is reused, and no slot keeps the file
+  as_caller touch "$kept/planted" "$STATE/.sandbox-kept-1/planted"
+  run sbx -- sh -c 'echo ran'
+  [ "$status" -eq 0 ]
+  [ "$output" = ran ]
+  [ "$(ls -A "$STATE" | tr '\n' ' ')" = ".sandbox-bundle .sandbox-kept-0 " ]
+  [ "$(ls -A "$kept" | tr '\n' ' ')" = "state.json state.json.spare " ]
+  [ -z "$(find "$STATE" -name planted)" ]
+}
+
+@test "sandbox-run: a disk state root keeps an ordinary user's one-shot state dir for the next run, never one written into, locked or deleted from outside; list never shows it; root's keeps nothing (root)" {
+  check_kept_state_dir root
+}
+
+@test "sandbox-run: a disk state root keeps an ordinary user's one-shot state dir for the next run, never one written into, locked or deleted from outside; list never shows it; root's keeps nothing (ordinary user)" {
+  check_kept_state_dir user
+}
+
+# delete_listed_until_gone PID...: as the caller, `delete --force` of every id `list -q` shows, over
+# and over, until each PID (a one-shot fsrun) has exited; 1 when one still runs after WAIT_MAX_S
+delete_listed_until_gone() {
+  local end=$((SECONDS + WAIT_MAX_S)) id pid alive=1
+  while [ "$alive" = 1 ]; do
+    alive=0
+    for pid in "$@"; do
+      _fsrun_pid_alive "$pid" && alive=1
+    done
+    [ "$alive" = 0 ] && return 0
+    [ "$SECONDS" -lt "$end" ] || return 1
+    for id in $(as_caller "$FSRUN" --root "$STATE" list -q 2>/dev/null); do
+      as_caller "$FSRUN" --root "$STATE" delete --force "$id" >/dev/null 2>&1 || :
+    done
+  done
+}
+
+# race_report PID: what a one-shot fsrun that outlived the deletes holds (for the failure's log)
+race_report() {
+  echo "fsrun $1 still runs; list: [$(as_caller "$FSRUN" --root "$STATE" list -q | tr '\n' ' ')];" \
+    "state root: $(ls -A "$STATE" | tr '\n' ' '); its fds there:" \
+    "$(readlink /proc/"$1"/fd/* 2>/dev/null | grep -F "$STATE" | sort -u | tr '\n' ' ')" >&2
+}
+
+# review28 F4: `delete --force` of every listed id, in a loop, while one-shot sandboxes start (two
+# at a time, 6 rounds): each sandbox is ended by the deletes (its fsrun exits and nothing of its
+# command is left) or is still listed, never running unlisted (a state dir moved into a kept slot
+# while its init lived: invisible to list and delete, and a dir the next run could take, two
+# containers in one state dir). Afterwards the state root holds the bundle and kept dirs alone,
+# each as a run keeps it and locked by nobody. Root's state root is a tmpfs (nothing kept); the
+# ordinary user's is on a disk.
+check_delete_race() {
+  use_caller "$1"
+  local i a b marker
+  local as=(env)
+  [ "$CALLER" = root ] || as=(setpriv --reuid="$SBX_UID" --regid="$SBX_GID" --init-groups env -i PATH=/usr/bin:/bin HOME="$SBX_HOME")
+  if [ "$CALLER" = user ]; then
+    [ "$(stat -f -c %T "$DIR")" != tmpfs ] || skip "$DIR is on a tmpfs: no disk state root here"
+    STATE=$DIR/disk-state
+  fi
+  marker=1$RANDOM$RANDOM
+  LEFTOVER_MARKER="sleep $marker"
+  for i in $(seq 6); do
+    "${as[@]}" setsid "$FSRUN" --root "$STATE" sandbox --worktree "$WT" --task-id "$TASK-a$i" \
+      -- sleep "${marker}1$i" >/dev/null 2>&1 3>&- &
+    a=$!
+    "${as[@]}" setsid "$FSRUN" --root "$STATE" sandbox --worktree "$WT" --task-id "$TASK-b$i" \
+      -- sleep "${marker}2$i" >/dev/null 2>&1 3>&- &
+    b=$!
+    BACKGROUND_PIDS="${BACKGROUND_PIDS:-} $a $b"
+    delete_listed_until_gone "$a" "$b" || { race_report "$a"; race_report "$b"; }
+    pid_gone "$a"
+    pid_gone "$b"
+    wait "$a" "$b" || :
+  done
+  wait_processes_gone
+  no_process_left -f -- "sleep $marker"
+  run as_caller "$FSRUN" --root "$STATE" list -q
+  [ "$status" -eq 0 ]
+  [ -z "$output" ]
+  [ -z "$(ls -A "$STATE" | grep -vx -e .sandbox-bundle -e '\.sandbox-kept-[0-3]')" ]
+  for i in "$STATE"/.sandbox-kept-*; do
+    [ -e "$i" ] || continue
+    [ "$(ls -A "$i" | tr '\n' ' ')" = "state.json state.json.spare " ]
+    as_caller flock -n "$i" true
+  done
+}
+
+@test "sandbox-run: delete --force of every listed id while one-shot sandboxes start: each is ended or still listed, never running unlisted; nothing but kept dirs left (root)" {
+  check_delete_race root
+}
+
+@test "sandbox-run: delete --force of every listed id while one-shot sandboxes start: each is ended or still listed, never running unlisted; nothing but kept dirs left (ordinary user)" {
+  check_delete_race user
+}
+
+# listed_creating: this test's sandbox is listed, in state `creating`; its id in CREATING_ID
+listed_creating() {
+  CREATING_ID=$(as_caller "$FSRUN" --root "$STATE" list -q 2>/dev/null | grep -F -- "$TASK") || return 1
+  [ "$(as_caller "$FSRUN" --root "$STATE" state "$CREATING_ID" 2>/dev/null | jq -r .status)" = creating ]
+}
+
+# review28 F4, made certain: a one-shot sandbox is held in `creating` (a stand-in egress helper says
+# the network is ready only when the test lets it: its state dir is made and listed, its init
+# cloned, `created` not yet written), `delete --force` of it returns, and then the helper lets it
+# go on. Its state dir was removed under it, so it ends with an error and its command never runs
+# on (a dir moved into a kept slot instead would let it run for ever, unlisted, with `created` in
+# a slot the next run may claim); no kept slot holds that dir. Root (tmpfs, a cgroup) and the
+# ordinary user (a disk state root, kept dirs).
+check_delete_while_creating() {
+  use_caller "$1"
+  local marker=1$RANDOM$RANDOM ino rc=0
+  if [ "$CALLER" = user ]; then
+    [ "$(stat -f -c %T "$DIR")" != tmpfs ] || skip "$DIR is on a tmpfs: no disk state root here"
+    STATE=$DIR/disk-state
+  fi
+  mkfifo "$DIR/release"
+  printf '#!/bin/sh\nread go <"%s"\nprintf 1 >&5\nexec sleep %s\n' "$DIR/release" "${marker}9" \
+    >"$DIR/slirp4netns"
+  chmod 755 "$DIR/slirp4netns"
+  [ "$CALLER" = root ] || chown "$SBX_UID:$SBX_GID" "$DIR/release"
+  echo '{"allowNetwork": true}' >"$DIR/policy.json"
+  tun_ns
+  LEFTOVER_MARKER="sleep $marker"
+  "${WITH_TUN[@]}" setpriv --reuid="$(as_caller id -u)" --regid="$(as_caller id -g)" --clear-groups \
+    env -i PATH=/usr/bin:/bin HOME="$DIR" FSRUN_SLIRP4NETNS="$DIR/slirp4netns" \
+    "$FSRUN" --root "$STATE" sandbox --policy "$DIR/policy.json" --worktree "$WT" \
+    --task-id "$TASK" -- sleep "$marker" >"$DIR/out" 2>"$DIR/err" 3>&- &
+  SANDBOX_PID=$!
+  BACKGROUND_PIDS="${BACKGROUND_PIDS:-} $SANDBOX_PID"
+  wait_until listed_creating
+  ino=$(stat -c %i "$STATE/$CREATING_ID")
+  run as_caller "$FSRUN" --root "$STATE" delete --force "$CREATING_ID"
+  echo "$output"
+  [ "$status" -eq 0 ]
+  # the helper says ready: the run goes on, with its state dir removed (opened read-write: never
+  # blocks, whether the helper still waits on its end or not)
+  echo go 1<>"$DIR/release"
+  wait_until pid_gone "$SANDBOX_PID" || { race_report "$SANDBOX_PID"; false; }
+  wait "$SANDBOX_PID" || rc=$?
+  cat "$DIR/out" "$DIR/err"
+  [ "$rc" -ne 0 ]
+  no_process_left -f -- "^sleep $marker"
+  run as_caller "$FSRUN" --root "$STATE" list -q
+  [ "$status" -eq 0 ]
+  [ -z "$output" ]
+  ! kept_slot_inodes | grep -qx "$ino" || false
+  wait_processes_gone
+  wait_state_clean
+}
+
+@test "sandbox-run: delete --force of a one-shot sandbox held in \`creating\`: its state dir is removed, never kept; the run then ends with an error, nothing of it runs on (root)" {
+  check_delete_while_creating root
+}
+
+@test "sandbox-run: delete --force of a one-shot sandbox held in \`creating\`: its state dir is removed, never kept; the run then ends with an error, nothing of it runs on (ordinary user)" {
+  check_delete_while_creating user
 }
 
 # outlives_body (in a private mount namespace, so that the loop mount reaches no other one): the

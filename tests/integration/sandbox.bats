@@ -1888,8 +1888,9 @@ in_dir() {
   [ "${lines[3]}" = "CapEff:	0000000000000000" ]
   [ "$(git -c safe.directory="*" -C "$REPO" log -1 --format=%s "$TASK")" = "user exec" ]
   # the bundle's mark stays while the bundle does (docs/sandbox.md, "Git in a task container")
-  # (a seccomp profile's compiled program is cached, seccomp-cache.h)
-  [ -z "$(ls -A "$DIR/user-state" | grep -v -e '^\.sandbox-bundle$' -e '^\.bundle-marks$' -e '^\.seccomp-cache$')" ]
+  # (a disk state root keeps the one-shot sandbox's state dir for the next, status-kept.h; a
+  # seccomp profile's compiled program is cached, seccomp-cache.h)
+  [ -z "$(ls -A "$DIR/user-state" | grep -v -e '^\.sandbox-bundle$' -e '^\.bundle-marks$' -e '^\.sandbox-kept-[0-3]$' -e '^\.seccomp-cache$')" ]
 }
 
 @test "bundle: an ordinary user's task container holds what its one-shot sandbox would: RLIMIT_DATA and RLIMIT_NPROC in every exec" {
@@ -1922,8 +1923,9 @@ in_dir() {
   [[ ${lines[0]} == "Max data size"*" 33554432 "*" 33554432 "* ]]
   [[ ${lines[1]} == "Max processes"*" 64 "*" 64 "* ]]
   [ "${lines[2]}" = "tail 1" ]
-  # (a seccomp profile's compiled program is cached, seccomp-cache.h)
-  [ -z "$(ls -A "$DIR/user-state" | grep -v -e '^\.sandbox-bundle$' -e '^\.bundle-marks$' -e '^\.seccomp-cache$')" ]
+  # (a disk state root keeps the one-shot sandbox's state dir for the next, status-kept.h; a
+  # seccomp profile's compiled program is cached, seccomp-cache.h)
+  [ -z "$(ls -A "$DIR/user-state" | grep -v -e '^\.sandbox-bundle$' -e '^\.bundle-marks$' -e '^\.sandbox-kept-[0-3]$' -e '^\.seccomp-cache$')" ]
 }
 
 # On a kernel whose Landlock cannot restrict TCP (before ABI 4, Linux 6.7: Debian 12's 6.1 has 2)

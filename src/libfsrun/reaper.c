@@ -119,44 +119,81 @@ static void reaper_make_joinable(void) {
     (void)prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
 }
 
-/* When the tiny init cannot be exec'd (a seccomp profile that denies execveat, a host whose
- * memfds may not be executed): this process stays pid 1, a clone of the runtime. */
-static _Noreturn void reap_in_place(const char *exe, char *const argv[], char *const envp[],
-                                    const sigset_t *child_mask, bool terminal, int status_fd) {
-  pid_t child;
-  /* vfork: the child shares our memory until its execve, so there is no copy of the init's
-   * address space to make, fault in and tear down again. It calls only what it needs and never
-   * returns from here. */
-  child = vfork();
+/* The process, in the child: its own process group (signals the terminal sends reach it once,
+ * not also pid 1, which would forward them a second time), its signal mask, its execve. */
+static _Noreturn void exec_child(const char *exe, char *const argv[], char *const envp[],
+                                 const sigset_t *child_mask, bool terminal) {
+  (void)setpgid(0, 0);
+  if (terminal)
+    (void)tcsetpgrp(STDIN_FILENO, getpid());
+  sigprocmask(SIG_SETMASK, child_mask, NULL);
+  process_exec(exe, argv, envp);
+}
+
+/* With the exec fifo (create's `start`): the process forked now, while we are not dumpable (it
+ * inherits that until its execve, which closes the CLOEXEC fifo before it sets the new program's
+ * dumpability), held until a SIGCONT. We close our end right after: pid 1 never holds the fifo
+ * once it is dumpable (then a process exec'd into the container could take it with pidfd_getfd
+ * and keep `start` waiting). Whoever becomes pid 1's program lets it go once it is joinable: the
+ * process's execve closes the fifo and `start` returns, with the process there and pid 1
+ * joinable. */
+static pid_t fork_held(const char *exe, char *const argv[], char *const envp[],
+                       const sigset_t *child_mask, bool terminal, int exec_fifo) {
+  pid_t child = fork();
   if (child == 0) {
-    /* its own process group: signals the terminal sends reach the process once, not also pid 1
-     * (which would forward them a second time) */
-    (void)setpgid(0, 0);
-    if (terminal)
-      (void)tcsetpgrp(STDIN_FILENO, getpid());
-    sigprocmask(SIG_SETMASK, child_mask, NULL);
-    process_exec(exe, argv, envp);
+    sigset_t go;
+    sigemptyset(&go);
+    sigaddset(&go, SIGCONT);
+    while (sigwaitinfo(&go, NULL) < 0)
+      ;
+    exec_child(exe, argv, envp, child_mask, terminal);
   }
+  close(exec_fifo);
   if (child < 0) {
     dprintf(STDERR_FILENO, "fsrun: annotations[\"%s\"]: fork the process: %s\n", REAPER_ANNOTATION,
             strerror(errno));
     _exit(1);
   }
+  return child;
+}
+
+/* When the tiny init cannot be exec'd (a seccomp profile that denies execveat, a host whose
+ * memfds may not be executed): this process stays pid 1, a clone of the runtime. `held`: the
+ * process fork_held made, let go now that we are joinable. */
+static _Noreturn void reap_in_place(const char *exe, char *const argv[], char *const envp[],
+                                    const sigset_t *child_mask, bool terminal, int status_fd,
+                                    pid_t held) {
+  pid_t child = held;
+  /* vfork: the child shares our memory until its execve, so there is no copy of the init's
+   * address space to make, fault in and tear down again. It calls only what it needs and never
+   * returns from here. */
+  if (child <= 0)
+    child = vfork();
+  if (child == 0)
+    exec_child(exe, argv, envp, child_mask, terminal);
+  if (child < 0) {
+    dprintf(STDERR_FILENO, "fsrun: annotations[\"%s\"]: fork the process: %s\n", REAPER_ANNOTATION,
+            strerror(errno));
+    _exit(1);
+  }
+  if (held > 0)
+    (void)kill(held, SIGCONT);
   reap_until(child, status_fd);
 }
 
 void reaper_exec(const char *exe, char *const argv[], char *const envp[],
                  const sigset_t *child_mask, bool terminal, int status_fd, int image_fd,
                  int exec_fifo) {
+  pid_t held = 0;
   sigset_t all;
   /* blocked from before the fork, so that none is lost before the init waits for them */
   sigfillset(&all);
   sigprocmask(SIG_SETMASK, &all, NULL);
-  /* the fifo is CLOEXEC: `start` returns once the tiny init has replaced us, exec'd inside the
-   * container's user namespace and so joinable by its owner */
-  tiny_init_exec(image_fd, exe, argv, envp, child_mask, terminal, status_fd);
-  reaper_make_joinable();
+  /* with the exec fifo, the process is forked first and holds it (fork_held); ours closes before
+   * the exec makes pid 1 dumpable. Without (`run`, the sandbox) the tiny init forks it. */
   if (exec_fifo >= 0)
-    close(exec_fifo);
-  reap_in_place(exe, argv, envp, child_mask, terminal, status_fd);
+    held = fork_held(exe, argv, envp, child_mask, terminal, exec_fifo);
+  tiny_init_exec(image_fd, exe, argv, envp, child_mask, terminal, status_fd, held);
+  reaper_make_joinable();
+  reap_in_place(exe, argv, envp, child_mask, terminal, status_fd, held);
 }

@@ -32,7 +32,7 @@ void reaper_note_env_block(char *const envp[]);
  * exec is reported on stderr (127 for a missing file, 126 otherwise). The init first becomes the
  * tiny init from image_fd (tiny-init.h); only when that exec fails does it stay a clone of the
  * runtime to do the same. `exec_fifo` (CLOEXEC, or -1) closes once the init can be joined by
- * `exec`: `start` returns then. Never returns. */
+ * `exec` and the process has exec'd (or died): `start` returns then. Never returns. */
 _Noreturn void reaper_exec(const char *exe, char *const argv[], char *const envp[],
                            const sigset_t *child_mask, bool terminal, int status_fd, int image_fd,
                            int exec_fifo);

@@ -87,7 +87,7 @@ static void put_strings(char *block, size_t *off, uint64_t *ptrs, char *const v[
 
 /* The parameter block (tiny-params.h) in a memfd the exec keeps (no CLOEXEC). */
 static int write_params(const char *exe, char *const argv[], char *const envp[],
-                        const sigset_t *child_mask, bool terminal, int status_fd) {
+                        const sigset_t *child_mask, bool terminal, int status_fd, pid_t child) {
   size_t argc = strv_count(argv), envc = strv_count(envp), size, off;
   struct tiny_init_params *p;
   cleanup_free char *block = NULL;
@@ -107,6 +107,7 @@ static int write_params(const char *exe, char *const argv[], char *const envp[],
                                  .terminal = terminal,
                                  .argc = (uint32_t)argc,
                                  .envc = (uint32_t)envc,
+                                 .child = (int32_t)child,
                                  .child_mask = kernel_sigmask(child_mask)};
   off = sizeof(*p) + (argc + 1 + envc + 1) * sizeof(uint64_t);
   p->exe = off;
@@ -133,7 +134,7 @@ static int keep_across_exec(int fd, bool keep) {
 }
 
 void tiny_init_exec(int image_fd, const char *exe, char *const argv[], char *const envp[],
-                    const sigset_t *child_mask, bool terminal, int status_fd) {
+                    const sigset_t *child_mask, bool terminal, int status_fd, pid_t child) {
   char fd_arg[16];
   char *init_argv[] = {"fsrun-init", fd_arg, NULL};
   char *init_envp[] = {NULL};
@@ -145,7 +146,7 @@ void tiny_init_exec(int image_fd, const char *exe, char *const argv[], char *con
   }
   if (status_fd >= 0 && keep_across_exec(status_fd, true) < 0)
     return;
-  params = write_params(exe, argv, envp, child_mask, terminal, status_fd);
+  params = write_params(exe, argv, envp, child_mask, terminal, status_fd, child);
   if (params >= 0) {
     snprintf(fd_arg, sizeof(fd_arg), "%d", params);
     syscall(SYS_execveat, image_fd, "", init_argv, init_envp, AT_EMPTY_PATH);

@@ -8,6 +8,7 @@
 #include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 /* The image (generated at build time from src/tiny-init; absent on other architectures). */
 extern const unsigned char tiny_init_image[];
@@ -22,9 +23,11 @@ int tiny_init_image_fd(void);
 /* Replaces the calling init with the tiny init from image_fd, which forks the process (`exe` with
  * argv and envp, in its own process group, the terminal's foreground group when `terminal`, with
  * child_mask as its signal mask), forwards signals to it, reaps, and exits with its status after
- * sending its wait status on status_fd (>= 0) as a SYNC_EXIT_STATUS message. Every signal must be
- * blocked. Returns only when the exec failed (errno set). */
+ * sending its wait status on status_fd (>= 0) as a SYNC_EXIT_STATUS message. With child > 0 the
+ * process was forked already (reaper.c: it holds the exec fifo and waits for a SIGCONT): the tiny
+ * init sends it that once it is dumpable, instead of forking. Every signal must be blocked.
+ * Returns only when the exec failed (errno set). */
 void tiny_init_exec(int image_fd, const char *exe, char *const argv[], char *const envp[],
-                    const sigset_t *child_mask, bool terminal, int status_fd);
+                    const sigset_t *child_mask, bool terminal, int status_fd, pid_t child);
 
 #endif

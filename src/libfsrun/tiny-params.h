@@ -6,7 +6,7 @@
 #include <stdint.h>
 
 #define TINY_INIT_MAGIC   0x49525346u /* "FSRI" */
-#define TINY_INIT_VERSION 1u
+#define TINY_INIT_VERSION 2u
 
 /* The block: this header, then argc + 1 + envc + 1 offsets (uint64_t, from the start of the
  * block; 0 ends each list), then the NUL-terminated strings they point to. The tiny init turns
@@ -19,7 +19,8 @@ struct tiny_init_params {
   uint32_t terminal;        /* 1: make the process the terminal's foreground group */
   uint32_t argc;
   uint32_t envc;
-  uint32_t reserved;
+  int32_t child;       /* > 0: the process, forked by fsrun's init and held (it waits for a
+                        * SIGCONT before its execve); 0: the tiny init forks it */
   uint64_t child_mask; /* the process's signal mask (signal N is bit N-1) */
   uint64_t exe;        /* offset of the executable's path */
   uint64_t ptrs[];     /* argv offsets, 0, envp offsets, 0 */

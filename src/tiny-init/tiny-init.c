@@ -104,9 +104,31 @@ static _Noreturn void reap_until(const struct tiny_init_params *p, int child) {
   }
 }
 
+/* The process: forked here, or (create's `start`) forked by fsrun's init before its exec of us,
+ * held until a SIGCONT: it holds the exec fifo until its execve (`start` then returns), so it is
+ * let go only once we are dumpable, and `exec` right after `start` can join pid 1. We never hold
+ * the fifo: dumpable, we are open to the container's processes, one of which could take it
+ * (pidfd_getfd) and keep `start` waiting. */
+static int start_process(const struct tiny_init_params *p) {
+  long child = p->child;
+  if (child <= 0)
+    child = SYS(__NR_fork, 0, 0, 0);
+  if (child == 0)
+    start_child(p);
+  if (child < 0) {
+    report("annotations[\"run.fsrun.init\"]: fork the process", NULL, -child);
+    die(1);
+  }
+  /* `exec` joins the container through pid 1 (setns on its pidfd), which the kernel allows only
+   * to whoever may ptrace-read it; it is all inside now and holds nothing of the runtime's */
+  SYS(__NR_prctl, PR_SET_DUMPABLE, 1, 0);
+  if (p->child > 0)
+    SYS(__NR_kill, child, T_SIGCONT, 0);
+  return (int)child;
+}
+
 _Noreturn void tiny_init_main(long argc, char **argv) {
   struct tiny_init_params *p;
-  long child;
 
   SYS(__NR_prctl, PR_SET_NAME, "fsrun-init", 0);
   p = argc == 2 ? load_params(parse_int(argv[1])) : NULL;
@@ -119,15 +141,5 @@ _Noreturn void tiny_init_main(long argc, char **argv) {
     *c = '\0';
   if (p->status_fd >= 0)
     SYS(__NR_fcntl, p->status_fd, T_F_SETFD, T_FD_CLOEXEC); /* the process never holds it */
-  child = SYS(__NR_fork, 0, 0, 0);
-  if (child == 0)
-    start_child(p);
-  if (child < 0) {
-    report("annotations[\"run.fsrun.init\"]: fork the process", NULL, -child);
-    die(1);
-  }
-  /* `exec` joins the container through pid 1 (setns on its pidfd), which the kernel allows only
-   * to whoever may ptrace-read it; it is all inside now and holds nothing of the runtime's */
-  SYS(__NR_prctl, PR_SET_DUMPABLE, 1, 0);
-  reap_until(p, (int)child);
+  reap_until(p, start_process(p));
 }

@@ -32,6 +32,7 @@
 #define T_SFD_NONBLOCK     04000    /* O_NONBLOCK */
 #define T_SFD_CLOEXEC      02000000 /* O_CLOEXEC */
 #define T_SIGCHLD          17
+#define T_SIGCONT          18
 #define T_ENOENT           2
 #define T_EAGAIN           11
 #define T_POLLIN           0x1

@@ -216,6 +216,81 @@ hold_pid_file() {
   return 1
 }
 
+# start_waits_for_the_process ID FSRUN...: ID is a created container of fsrun's init
+# (run.fsrun.init) whose process is `sleep`; FSRUN... runs fsrun (its state root, its user). The
+# init's fork of the process is held (strace injects a delay at any fork of pid 1, kept until
+# strace is killed), and `start` must wait meanwhile, asleep reading the exec fifo; without that
+# wait it read EOF before the fork came (the fifo closed with the tiny init's exec) and is never
+# seen reading again. $START_WHILE_HELD, when set, is run then. Let go, start returns with the
+# process forked: the init has its child, and a first `exec` never takes pid 2. Sets HOLD_STRACE and
+# START_PID (the teardown kills strace: start then ends).
+start_waits_for_the_process() {
+  local id=$1 init nr read_nr children
+  shift
+  requires_host_command strace
+  case $(uname -m) in
+  x86_64) nr=' 56 57 58 435 ' read_nr=0 ;;
+  aarch64) nr=' 220 435 ' read_nr=63 ;;
+  *) skip "fork's and read's system call numbers unknown on $(uname -m)" ;;
+  esac
+  init=$("$@" state "$id" | jq -r .pid)
+  strace -qq -o /dev/null -p "$init" -e trace=fork,vfork,clone,clone3 \
+    -e inject=fork,vfork,clone,clone3:delay_enter=600000000 3>&- &
+  HOLD_STRACE=$!
+  wait_until _fsrun_traced "$init"
+  "$@" start "$id" 3>&- &
+  START_PID=$!
+  wait_until _fsrun_held_in "$init" "$nr"
+  wait_until _fsrun_reading_fifo "$START_PID" "$read_nr"
+  [ -z "${START_WHILE_HELD:-}" ] || "$START_WHILE_HELD"
+  kill "$HOLD_STRACE"
+  wait "$HOLD_STRACE" || true
+  HOLD_STRACE=
+  # bounded: a start that never returns fails here, not at the file's limit
+  wait_until pid_gone "$START_PID"
+  wait "$START_PID"
+  START_PID=
+  children=$(pgrep -P "$init")
+  echo "the init's children once start returned: ${children:-none}"
+  [ -n "$children" ]
+  run "$@" exec "$id" sh -c 'echo $$'
+  echo "exec: $output"
+  [ "$status" -eq 0 ]
+  [[ $output =~ ^[0-9]+$ ]]
+  [ "$output" != 2 ]
+}
+
+# _fsrun_traced PID: PID has a tracer
+_fsrun_traced() {
+  grep -q '^TracerPid:[[:space:]]*[1-9]' "/proc/$1/status"
+}
+
+# _fsrun_held_in PID " NR... ": PID is stopped by its tracer in one of the system calls NR
+_fsrun_held_in() {
+  local state sc
+  state=$(cut -d' ' -f3 "/proc/$1/stat" 2>/dev/null)
+  [ "$state" = t ] || return 1
+  read -r sc _ <"/proc/$1/syscall" || return 1
+  [[ $2 == *" $sc "* ]]
+}
+
+# _fsrun_reading_fifo PID READ_NR: PID, or a process below it (FSRUN... may be a shell function
+# or setpriv), is blocked in read(2) (READ_NR) of a fifo
+_fsrun_reading_fifo() {
+  local pids=("$1") pid sc fd
+  while [ ${#pids[@]} -gt 0 ]; do
+    pid=${pids[0]}
+    pids=("${pids[@]:1}")
+    if read -r sc fd _ 2>/dev/null <"/proc/$pid/syscall" && [ "$sc" = "$2" ] &&
+      [ -p "/proc/$pid/fd/$((fd))" ]; then
+      return 0
+    fi
+    # shellcheck disable=SC2207 # pids, one a line
+    pids+=($(pgrep -P "$pid"))
+  done
+  return 1
+}
+
 # WITH_BINDS SRC DEST [SRC DEST]... -- CMD...: CMD in a private mount namespace where each SRC is
 # bound over DEST (the host's own are left as they are). An array, so that timeout(1) or setpriv
 # can run it.

@@ -14,6 +14,8 @@ setup() {
 }
 
 teardown() {
+  # a start_waits_for_the_process that failed half-way: strace let go, start ends with the delete
+  [ -z "${HOLD_STRACE:-}" ] || kill "$HOLD_STRACE" 2>/dev/null || true
   teardown_bundle
 }
 
@@ -65,6 +67,60 @@ teardown() {
   fsrun delete --force without-init-$UNIQ
   assert_no_leftovers with-init-$UNIQ
   assert_no_leftovers without-init-$UNIQ
+}
+
+# `start` returns once the process is forked and has exec'd, not once pid 1 is the tiny init
+# (before, root's first `exec` after `start` could take pid 2: 67f82a8). Held at its fork, the
+# init keeps start waiting. Seen to fail with the fifo closed at the tiny init's exec again (no
+# fork before it; main 7088681 too): start was never seen reading the fifo while the fork was held.
+# The same with FSRUN_NO_TINY (the init stays a clone of the runtime; the fifo closed before its
+# vfork) and in rootless.bats as an ordinary user.
+@test "init: start returns once the process is forked: with the init's fork held, start waits; a first exec never takes pid 2" {
+  set_process_args sleep 1000
+  fsrun create --bundle "$BUNDLE" start-fork-$UNIQ </dev/null >/dev/null 2>&1
+  start_waits_for_the_process start-fork-$UNIQ fsrun
+  fsrun delete --force start-fork-$UNIQ
+  assert_no_leftovers start-fork-$UNIQ
+}
+
+@test "init: start returns once the process is forked, without the tiny init (FSRUN_NO_TINY)" {
+  set_process_args sleep 1000
+  FSRUN_NO_TINY=1 fsrun create --bundle "$BUNDLE" start-fork-nt-$UNIQ </dev/null >/dev/null 2>&1
+  start_waits_for_the_process start-fork-nt-$UNIQ fsrun
+  # the init stayed a clone of the runtime (its /proc/1/exe is not the tiny init's memfd)
+  run fsrun exec start-fork-nt-$UNIQ readlink /proc/1/exe
+  [ "$status" -eq 0 ]
+  [ "$output" != "/memfd:fsrun-init (deleted)" ]
+  fsrun delete --force start-fork-nt-$UNIQ
+  assert_no_leftovers start-fork-nt-$UNIQ
+}
+
+# review29 G2: pid 1 is dumpable once it is the tiny init (an `exec` right after `start` joins
+# through it), so it must never hold the exec fifo then: a process exec'd into the created
+# container (root's, without CAP_SYS_PTRACE) would take it with pidfd_getfd and keep `start`
+# waiting as long as it liked. The thief tries pid 1's fds while the init's fork of the process is
+# held; start returns once let go, and nothing was taken. Seen to fail with the fifo held by the
+# tiny init until its own fork (the first version of the change): "taken 3", start never returned.
+@test "init: a process exec'd into the created container cannot take the exec fifo from pid 1 and hold start" {
+  cc -static -O2 -o "$ROOTFS/bin/ptrace-probe" "$FSRUN_TESTS_DIR/ptrace-probe.c" || skip "needs cc -static"
+  update_config '.root.readonly = false'
+  set_process_args sleep 1000
+  fsrun create --bundle "$BUNDLE" start-thief-$UNIQ </dev/null >/dev/null 2>&1
+  fsrun exec -d start-thief-$UNIQ /bin/ptrace-probe steal-fifo 1 /tmp/thief </dev/null >/dev/null 2>&1
+  wait_for_file "$ROOTFS/tmp/thief.rounds"
+  START_WHILE_HELD=thief_tried_while_held start_waits_for_the_process start-thief-$UNIQ fsrun
+  cat "$ROOTFS/tmp/thief"
+  [ ! -s "$ROOTFS/tmp/thief" ]
+  fsrun delete --force start-thief-$UNIQ
+  assert_no_leftovers start-thief-$UNIQ
+}
+
+# thief_tried_while_held: two more rounds of the thief's, one of them wholly while held
+thief_tried_while_held() {
+  local rounds
+  read -r rounds <"$ROOTFS/tmp/thief.rounds"
+  rounds=$((rounds + 2))
+  wait_until sh -c 'read -r n <"$1" && [ "$n" -ge "$2" ]' sh "$ROOTFS/tmp/thief.rounds" "$rounds"
 }
 
 @test "init: run exits with the process's status, 128+N when signal N ends it" {

@@ -47,6 +47,11 @@
  *   ptrace-probe wait-tried OUT
  *     The same for watch's "tried" line: a process the watcher surely tries, however late the
  *     scheduler lets it run (the 20 short execs can all end while it waits for a core).
+ *   ptrace-probe steal-fifo PID OUT
+ *     Until it is killed (at most 900 s), takes each fd 3-63 of PID through pidfd_getfd, round
+ *     after round: a FIFO (the exec fifo's write end, which `start` reads to EOF) is kept for good
+ *     and "taken FD" goes to OUT; after each round OUT.rounds is replaced (a rename) with the
+ *     number of rounds done.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -598,6 +603,37 @@ static int wait_own_line(const char *path, const char *word) {
   return 1;
 }
 
+/* steal-fifo: a FIFO of pid's kept for good (written to out once), rounds counted in rounds */
+static int steal_fifo(long pid, const char *rounds) {
+  char tmp[PATH_MAX];
+  int kept = -1;
+  snprintf(tmp, sizeof(tmp), "%s.tmp", rounds);
+  for (long round = 1; round < 900L * 1000; round++) {
+    int pidfd = (int)syscall(SYS_pidfd_open, (pid_t)pid, 0);
+    for (int n = 3; pidfd >= 0 && kept < 0 && n < 64; n++) {
+      struct stat st;
+      int fd = (int)syscall(SYS_pidfd_getfd, pidfd, n, 0);
+      if (fd >= 0 && fstat(fd, &st) == 0 && S_ISFIFO(st.st_mode)) {
+        kept = fd;
+        fprintf(out, "taken %d\n", n);
+        fflush(out);
+      } else if (fd >= 0) {
+        close(fd);
+      }
+    }
+    if (pidfd >= 0)
+      close(pidfd);
+    FILE *f = fopen(tmp, "w");
+    if (f != NULL) {
+      fprintf(f, "%ld\n", round);
+      if (fclose(f) == 0)
+        rename(tmp, rounds); /* whole, never seen half-written */
+    }
+    sleep_ms(1);
+  }
+  return 0;
+}
+
 int main(int argc, char **argv) {
   if (argc == 5 && strcmp(argv[1], "watch") == 0) {
     out = fopen(argv[4], "w");
@@ -629,9 +665,15 @@ int main(int argc, char **argv) {
     out = fopen(argv[4], "w");
     return out == NULL ? 1 : inject_mkdir(strtol(argv[2], NULL, 10), argv[3]);
   }
+  if (argc == 4 && strcmp(argv[1], "steal-fifo") == 0) {
+    char rounds[PATH_MAX];
+    out = fopen(argv[3], "w");
+    snprintf(rounds, sizeof(rounds), "%s.rounds", argv[3]);
+    return out == NULL ? 1 : steal_fifo(strtol(argv[2], NULL, 10), rounds);
+  }
   fprintf(stderr,
           "usage: ptrace-probe watch HOST_FILE STOP_FILE OUT | overwrite PID OUT | listener "
           "PID OUT | reach PID HOST_FILE OUT | handle FILE | capwatch TYPE HEX STOP_FILE OUT | "
-          "wait-injected OUT | wait-tried OUT | inject-mkdir PID PATH OUT\n");
+          "wait-injected OUT | wait-tried OUT | inject-mkdir PID PATH OUT | steal-fifo PID OUT\n");
   return 2;
 }

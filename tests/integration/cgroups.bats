@@ -257,8 +257,9 @@ FSRUN_GLOBAL_ARGS=()
   local h first=() moved=()
   update_config '.linux.namespaces |= map(select(.type != "pid"))'
   start_detached sh -c 'sleep 1000 & exec sleep 1001'
-  STRAY=$(pgrep -P "$INIT_PID" sleep)
-  [ -n "$STRAY" ]
+  # `run -d` returns before the init has exec'd the shell, let alone its fork: the stray is waited for
+  wait_until pgrep -P "$INIT_PID" -x sleep
+  STRAY=$(pgrep -P "$INIT_PID" -x sleep)
   # the first two hierarchies in mount order and the freezer's: back to their roots
   for h in $(awk '{ for (i = 7; i < NF; i++) if ($i == "-") { if ($(i + 1) == "cgroup") print $5; break } }' /proc/self/mountinfo); do
     [ -d "$h/fsrun/$CONTAINER_ID" ] && [ "${#first[@]}" -lt 2 ] && first+=("$h")
@@ -298,8 +299,9 @@ FSRUN_GLOBAL_ARGS=()
   for how in "kill --all" "delete --force"; do
     CONTAINER_ID=cg-rokill-${how%% *}-$UNIQ
     start_detached sh -c 'sleep 1000 & exec sleep 1001'
-    STRAY=$(pgrep -P "$INIT_PID" sleep)
-    [ -n "$STRAY" ]
+    # `run -d` returns before the shell has forked (or even run): the stray is waited for
+    wait_until pgrep -P "$INIT_PID" -x sleep
+    STRAY=$(pgrep -P "$INIT_PID" -x sleep)
     cg2=/sys/fs/cgroup/fsrun/$CONTAINER_ID
     [ "$mode" = unified ] || cg2=/sys/fs/cgroup/unified/fsrun/$CONTAINER_ID
     [ -f "$cg2/cgroup.kill" ] || skip "no cgroup.kill on this kernel"

@@ -477,6 +477,36 @@ time.sleep(1000)' >"$BATS_TEST_TMPDIR/zombie" &
   [ -z "$output" ]
 }
 
+# A process looked for once, right after it was started, may not be there yet: `run -d` returns
+# before the init has exec'd the process, `start` before a shell has forked (cgroups.bats' and
+# rootless-delegated.bats' `STRAY=$(pgrep -P "$INIT" sleep)` then `[ -n "$STRAY" ]`; a startContainer
+# hook that sleeps made them fail). A pgrep into a variable whose next line asserts it is not empty
+# follows a `wait_until pgrep` (the process is waited for, then named). Checked first on a sample.
+@test "harness: no test asserts a process exists by one pgrep (it is waited for with wait_until first)" {
+  local rule='
+    FNR == 1 { prev = ""; prev2 = "" }
+    /^[[:space:]]*#/ { next }
+    match($0, /^[[:space:]]*\[ -n "\$[A-Za-z_][A-Za-z_0-9]*" \][[:space:]]*$/) {
+      name = $0
+      sub(/^[[:space:]]*\[ -n "\$/, "", name)
+      sub(/" \].*/, "", name)
+      if (prev ~ ("^[[:space:]]*(local )?" name "=\\$\\(pgrep ") && prev2 !~ /wait_until[[:space:]]+pgrep/)
+        print FILENAME ":" FNR ": " $0
+    }
+    { prev2 = prev; prev = $0 }'
+  local sample=$BATS_TEST_TMPDIR/sample.bats
+  printf '%s\n' '  STRAY=$(pgrep -P "$INIT" sleep)' '  [ -n "$STRAY" ]' \
+    '  wait_until pgrep -P "$INIT" -x sleep' '  s=$(pgrep -P "$INIT" -x sleep)' '  [ -n "$s" ]' \
+    '  local p' '  p=$(pgrep -f x)' '  [ -n "$p" ]' '  q=$(cat f)' '  [ -n "$q" ]' >"$sample"
+  run awk "$rule" "$sample"
+  [ "$output" = "$sample:2:   [ -n \"\$STRAY\" ]"$'\n'"$sample:8:   [ -n \"\$p\" ]" ]
+  run find "$FSRUN_TESTS_DIR" "$FSRUN_TESTS_DIR/../vm" "$FSRUN_TESTS_DIR/../clients" "$FSRUN_TESTS_DIR/../package" \
+    -maxdepth 1 \( -name '*.bats' -o -name '*.bash' \) ! -name harness.bats -exec awk "$rule" {} +
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ -z "$output" ]
+}
+
 # review21 L5: the Fusion adapter starts fsrun with the adapter's own values of every variable fsrun
 # reads (FSRUN_OWN_ENV) or none (FSRUN_ENV_UNSET), never a command's; the two lists in
 # contrib/fusion/src/fsrun-cli.ts must name exactly what src/ reads. Seen to fail with

@@ -49,6 +49,11 @@ teardown() {
   set_process_args sh -c 'sleep 100'
   fsrun run -d --bundle "$BUNDLE" with-init-$UNIQ </dev/null
   wait_for_status with-init-$UNIQ running
+  # `run -d` returns once the init reported, before it holds its signals: a TERM sent then is
+  # dropped (pid 1 of a pid namespace, no handler; a startContainer hook in that window made this
+  # test fail). Once it has forked the process, they are held and forwarded.
+  init=$(fsrun state with-init-$UNIQ | jq -r .pid)
+  wait_until pgrep -P "$init"
   fsrun kill with-init-$UNIQ TERM
   wait_for_status with-init-$UNIQ stopped
 

@@ -257,8 +257,9 @@ in_cgroup() {
     | .process.args = ["sh", "-c", "sleep 1000 & exec sleep 1001"]' "$UDIR/config.json" >"$UDIR/nopid.json"
   install -o "$DELEG_USER" -g "$DELEG_USER" -m 644 "$UDIR/nopid.json" "$UDIR/bundle/config.json"
   start_container
-  stray=$(pgrep -P "$INIT" sleep)
-  [ -n "$stray" ]
+  # `start` returns once the shell is exec'd, before its fork: the stray is waited for
+  wait_until pgrep -P "$INIT" -x sleep
+  stray=$(pgrep -P "$INIT" -x sleep)
   grep -qx "$stray" "$CG/cgroup.procs"
   chown root:root "$CG/cgroup.kill"
   ! as_user sh -c 'echo 1 >"$1"' sh "$CG/cgroup.kill" 2>/dev/null || false

@@ -71,11 +71,14 @@ as_root_in_userns() {
     cd "$1" || exit 1
     "$2" run -d --bundle . "$3" </dev/null >/dev/null 2>"$4/run.err" || { cat "$4/run.err"; exit 1; }
     ls "$4/run/fsrun"
+    # `run -d` returns before the init runs sleep: waited for (bounded, failure only)
+    pid=$("$2" state "$3" | jq -r .pid) i=0
+    until [ "$(cat "/proc/$pid/comm")" = sleep ] || [ $i -ge $(($5 * 10)) ]; do sleep 0.1; i=$((i + 1)); done
     "$2" exec "$3" sh -c "echo pid=\$\$; ps -o pid,comm | grep -c sleep; exit 3"
     echo "exec=$?"
     "$2" exec --detach --pid-file "$4/exec.pid" "$3" sleep 1 && echo detached
     "$2" delete --force "$3" && echo deleted' \
-    sh "$UDIR/bundle" "$FSRUN" "$ID" "$UDIR"
+    sh "$UDIR/bundle" "$FSRUN" "$ID" "$UDIR" "$WAIT_MAX_S"
   [ "$status" -eq 0 ]
   [ "${lines[0]}" = "$ID" ]
   # the exec'd shell is a small pid in the container's pid namespace and sees the init there

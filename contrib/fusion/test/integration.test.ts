@@ -15,7 +15,7 @@ import { after, before, test } from "node:test";
 import { FsrunBackend, FsrunError, FsrunPolicyError, FsrunSetupError, FsrunUnavailableError, HOST_GIT_CANNOT_DISARM, HOST_GIT_SAFE_ARGS, isSandboxOf, sandboxIdStem } from "../src/index";
 import type { FsrunBackendOptions, FsrunRunOptions, SandboxAuditEvent, SandboxPolicy } from "../src/index";
 import { privateDir } from "../src/private-dir";
-import { assertOneOutcomeEach, runCommand, tempDir, makeWorktree, processExists, waitFor, git } from "./helpers";
+import { assertOneOutcomeEach, runCommand, tempDir, makeWorktree, processExists, waitFor, git, WAIT_MAX_MS } from "./helpers";
 
 const FSRUN = process.env.FSRUN ?? "";
 const WHO = process.env.FUSION_TEST_AS ?? (process.getuid?.() === 0 ? "root" : "user");
@@ -1793,11 +1793,18 @@ test(`[${WHO}] task container: a command's background job ends with it; a setsid
   if (b === null) return t.skip("fsrun exec cannot join the task container as this user");
   const r = await b.run("sleep 60 & echo $!", opts());
   assert.equal(r.exitCode, 0);
+  const job = r.stdout.trim();
+  assert.match(job, /^[0-9]+$/);
   const d = await b.run("setsid -w sh -c 'sleep 60 > /dev/null 2>&1 < /dev/null &'; echo started", opts());
   assert.equal(d.stdout, "started\n");
-  // the background job is gone, the daemon is there (one `sleep 60`, and no other)
-  const ps = await b.run("for p in /proc/[0-9]*; do tr '\\0' ' ' < $p/cmdline; echo; done", opts());
-  assert.equal(ps.stdout.match(/^sleep 60 $/gm)?.length, 1, ps.stdout);
+  // the background job is gone, the daemon is there: one `sleep 60`, not the job. Polled (bounded,
+  // failure only): the job was SIGKILLed but may not have run its exit yet, and the daemon's fork
+  // may not have exec'd `sleep` yet (its command line is the shell's until then)
+  const sleeps = `sleeps() { for p in /proc/[0-9]*; do [ "$(tr '\\0' ' ' 2>/dev/null < $p/cmdline)" = "sleep 60 " ] && echo \${p#/proc/}; done; }`;
+  const ps = await b.run(`${sleeps}; i=0; while [ "$(sleeps | grep -cvx ${job})" != 1 ] || sleeps | grep -qx ${job}; do [ $i -lt ${WAIT_MAX_MS / 100} ] || break; sleep 0.1; i=$((i+1)); done; sleeps`, opts());
+  const pids = ps.stdout.split("\n").filter((l) => l !== "");
+  assert.equal(pids.length, 1, ps.stdout);
+  assert.notEqual(pids[0], job, ps.stdout);
   const id = b.containerId ?? "";
   await b.dispose();
   assert.deepEqual(await containers((c) => c === id), []);

@@ -25,13 +25,12 @@ bool etc_world_readable(mode_t mode) {
   return (mode & S_IROTH) != 0 && (!S_ISDIR(mode) || (mode & S_IXOTH) != 0);
 }
 
-/* /etc/rel covered: a directory by an empty one, a regular file by an unreadable one */
+/* /etc/rel covered: a directory by an empty one, anything else by an unreadable file (a FIFO
+ * would open, a unix socket would answer connect(): a bind does not stop either) */
 static void cover(struct etc_walk *w, const char *rel, mode_t mode) {
   cleanup_free char *path = xasprintf("/etc/%s", rel);
-  if (S_ISDIR(mode))
-    add_mount(w->l, path, "bind", SANDBOX_EMPTY_DIR, cover_options);
-  else if (S_ISREG(mode))
-    add_mount(w->l, path, "bind", SANDBOX_UNREADABLE_FILE, cover_options);
+  add_mount(w->l, path, "bind", S_ISDIR(mode) ? SANDBOX_EMPTY_DIR : SANDBOX_UNREADABLE_FILE,
+            cover_options);
 }
 
 static bool mount_root(const struct statx *stx) {

@@ -27,11 +27,11 @@ struct etc_walk {
 bool etc_world_readable(mode_t mode);
 
 /* Covers of etc_fd's directory name (bound at /etc/NAME) added to w->l: over each entry at any
- * depth below it that is not world-readable (a file: an unreadable one, a directory: an empty
- * one; a symbolic link never), over each directory past the walk's limits or that cannot be
- * read (an empty one: never left open), and a read-only bind of the host's over each mount point
- * met (a bind of the directory does not carry the mounts below it: this shows what the host
- * shows there, and walks it). */
+ * depth below it that is not world-readable (a directory: an empty one, anything else: an
+ * unreadable file; a symbolic link never), over each directory past the walk's limits or that
+ * cannot be read (an empty one: never left open), and a read-only bind of the host's over each
+ * mount point met (a bind of the directory does not carry the mounts below it: this shows what the
+ * host shows there, and walks it). */
 void etc_walk_covers(struct etc_walk *w, int etc_fd, const char *name);
 
 #endif

@@ -677,7 +677,8 @@ echo SECRET-past-depth >deep/l2/l3/l4/l5/l6/l7/l8/l9/at9
 (umask 077
   echo SECRET-file-depth2 >certs/fsrun-nested.key
   echo SECRET-file-depth3 >tls/private/fsrun-localhost.key
-  mkdir certs/fsrun-private tls/private/fsrun-CA)
+  mkdir certs/fsrun-private tls/private/fsrun-CA
+  mkfifo tls/private/fsrun.fifo)
 # a mount below a bound directory (the view's bind does not carry it): bound and walked in its turn
 mkdir fsrun-mnt
 mount -t tmpfs -o mode=755 tmpfs fsrun-mnt
@@ -694,6 +695,7 @@ checks='
       fsrun-mnt/open fsrun-mnt/secret.key certs/fsrun-added.key tls/private/fsrun-added.key; do
       cat "$f" 2>&1 || :
     done
+    [ -p tls/private/fsrun.fifo ] && echo "a root-only FIFO shown" || echo "a root-only FIFO covered"
     echo "many holds $(ls -A many | wc -l)"'
 fsrun() { "$FSRUN" --root "$STATE" sandbox --worktree "$WT" --task-id "$TASK" -- sh -c "$checks"; }
 # every directory more than a second old, so that the record keeps each
@@ -728,6 +730,7 @@ STEPS
   [[ $first == *"tls/private/fsrun-CA/ca.pem: No such file"* ]]
   [[ $first == *"l9/at9: No such file"* ]]
   [[ $first == *"many holds 0"* ]]
+  [[ $first == *"a root-only FIFO covered"* ]]
   [[ $first == *open-in-mount* ]]
   [[ $first == *"fsrun-mnt/secret.key: Permission denied"* ]]
   # the record keeps the directories two and three levels down, each on its own

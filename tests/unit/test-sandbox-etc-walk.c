@@ -1,6 +1,6 @@
 /* sandbox-etc-walk.c: the covers below a directory of root's /etc view. Each entry that is not
- * world-readable is covered at any depth (a file by an unreadable one, a directory by an empty
- * one), links never; world-readable neighbours are not; a directory deeper than
+ * world-readable is covered at any depth (a directory by an empty one, a file or a FIFO by an
+ * unreadable file), links never; world-readable neighbours are not; a directory deeper than
  * ETC_WALK_DEPTH_MAX, or one whose names would go past what is left of the walk's names, is
  * covered whole; what the record keeps of a directory two levels down is dropped when that
  * directory changes. A scratch directory stands for /etc (its "d" for /etc/ssl). */
@@ -126,6 +126,8 @@ int main(void) {
   put("d/tls/private/open.pem", 0644);
   dir("d/tls/private/CA", 0711); /* searchable, not listable: not world-readable */
   symlinkat("../top.key", etc_fd, "d/certs/link.key");
+  if (mkfifoat(etc_fd, "d/certs/fifo", 0600) < 0)
+    perror("mkfifoat");
   deep_chain();
 
   walk(&l, NULL, ETC_WALK_NAMES_MAX);
@@ -144,6 +146,8 @@ int main(void) {
              *source_at(&l, "/etc/d/tls/private/open.pem") == '\0',
          "world-readable neighbours are not covered");
   tap_ok(*source_at(&l, "/etc/d/certs/link.key") == '\0', "a link is never covered");
+  tap_ok(strcmp(source_at(&l, "/etc/d/certs/fifo"), SANDBOX_UNREADABLE_FILE) == 0,
+         "a 0600 FIFO at depth 2 is covered by an unreadable file (a bind does not stop its open)");
   tap_ok(*source_at(&l, "/etc/d/certs/private/inner") == '\0',
          "nothing below a covered directory is walked");
   {

@@ -546,7 +546,8 @@ static int write_state(struct create_job *j, fsrun_error_t *err) {
 static int take_task_mark(struct create_job *j, fsrun_error_t *err) {
   if (bundle_mark_take(j->ctx, j->mark, j->out->dirfd, err) < 0)
     return fsrun_error_code(err);
-  exec_git_created(oci_map_get(&j->config->annotations, EXEC_GIT_ANNOTATION), j->out->dirfd);
+  exec_git_created(j->config, oci_map_get(&j->config->annotations, EXEC_GIT_ANNOTATION),
+                   j->out->dirfd);
   return 0;
 }
 

@@ -57,6 +57,16 @@ static const oci_mount *self_bind(const oci_config *c, const char *path) {
   return found;
 }
 
+void exec_git_writable(const oci_config *c, const char *worktree, oci_strv *out) {
+  for (size_t i = 0; i < c->n_mounts; i++) {
+    const oci_mount *m = &c->mounts[i];
+    if (m->destination == NULL || strcmp(m->destination, worktree) == 0 || !m->has_source_id ||
+        bind_read_only(m) || self_bind(c, m->destination) != m)
+      continue;
+    oci_strv_push(out, m->destination);
+  }
+}
+
 /* the create checks the bind shows the object st is (bind-identity.h) */
 static bool pinned_to(const oci_mount *m, const struct stat *st) {
   return m->has_source_id && m->source_dev == (uint64_t)st->st_dev &&

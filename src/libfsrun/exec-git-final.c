@@ -38,9 +38,10 @@ static struct timespec created_time(const struct container_status *st) {
   return (struct timespec){.tv_sec = timegm(&tm), .tv_nsec = nsec};
 }
 
-/* the worktree create accepted (exec-git-accept.c), looked at again in the config it kept */
-static char *accepted_worktree(int state_dir_fd, const struct container_status *st,
-                               const char *who) {
+/* the worktree create accepted (exec-git-accept.c), looked at again in the config it kept; the
+ * config's writable binds in *writable (exec_git_writable) */
+static char *accepted_worktree(int state_dir_fd, const struct container_status *st, const char *who,
+                               oci_strv *writable) {
   cleanup_error fsrun_error_t err = NULL;
   oci_config *config = NULL;
   const char *worktree;
@@ -53,6 +54,8 @@ static char *accepted_worktree(int state_dir_fd, const struct container_status *
   }
   worktree = exec_git_worktree(config, state_dir_fd, who);
   copy = worktree != NULL ? xstrdup(worktree) : NULL;
+  if (worktree != NULL)
+    exec_git_writable(config, worktree, writable);
   oci_config_free(config);
   return copy;
 }
@@ -72,7 +75,8 @@ static void index_racy(const char *worktree) {
  * the command that says it. */
 static char **walk_quiet_container(int state_dir_fd, const struct container_status *st,
                                    char ***host_args, const char *who) {
-  cleanup_free char *worktree = accepted_worktree(state_dir_fd, st, who);
+  oci_strv writable = {0};
+  cleanup_free char *worktree = accepted_worktree(state_dir_fd, st, who, &writable);
   cleanup_free char *what = NULL;
   struct sandbox_git_run run = {0};
   char **found, **args = NULL;
@@ -90,7 +94,9 @@ static char **walk_quiet_container(int state_dir_fd, const struct container_stat
   sandbox_git_dotgits_free(&run.dotgits_after);
   if (run.times_untrusted)
     index_racy(worktree);
-  exec_git_pointers_final(worktree, run.top_fd, state_dir_fd, run.nested_seen, &found, &args);
+  exec_git_pointers_final(worktree, &writable, run.top_fd, state_dir_fd, run.nested_seen, &found,
+                          &args);
+  oci_strv_free(&writable);
   sandbox_git_top_drop(&run);
   if (found == NULL)
     found = xmalloc0(sizeof(char *));

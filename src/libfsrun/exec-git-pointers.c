@@ -139,11 +139,11 @@ void exec_git_pointers_load(struct sandbox_git_run *g, int state_dir_fd) {
     save_digests(g, state_dir_fd, true);
 }
 
-void exec_git_pointers_final(const char *worktree, int top, int state_dir_fd, bool nested_seen,
-                             char ***found, char ***host_args) {
+void exec_git_pointers_final(const char *worktree, const oci_strv *writable, int top,
+                             int state_dir_fd, bool nested_seen, char ***found, char ***host_args) {
   cleanup_error fsrun_error_t err = NULL;
   struct sandbox_git_layout l;
-  struct sandbox_git_run g = {.nested_seen = nested_seen};
+  struct sandbox_git_run g = {.nested_seen = nested_seen, .writable = writable};
   sandbox_git_tamper_settle(found); /* the walk's own cut said, whatever follows */
   if (sandbox_git_layout_find(worktree, &l, &err) < 0 || l.common_dir == NULL) {
     sandbox_git_layout_free(&l);
@@ -175,10 +175,12 @@ void exec_git_pointers_save(const struct sandbox_git_run *g, int state_dir_fd) {
   save_digests(g, state_dir_fd, false);
 }
 
-void exec_git_pointers_created(const char *worktree, const struct sandbox_git_layout *l,
-                               int state_dir_fd) {
-  struct sandbox_git_run g = {
-      .common_dir = l->common_dir, .common_fd = l->common_fd, .admin = l->admin};
+void exec_git_pointers_created(const char *worktree, const oci_strv *writable,
+                               const struct sandbox_git_layout *l, int state_dir_fd) {
+  struct sandbox_git_run g = {.common_dir = l->common_dir,
+                              .common_fd = l->common_fd,
+                              .admin = l->admin,
+                              .writable = writable};
   sandbox_git_config_paths(&g, worktree);
   save_digests(&g, state_dir_fd, true);
   sandbox_git_pointers_free(&g);

@@ -146,18 +146,21 @@ bool exec_git_watch_cleanup(const char *state_root, const char *watch_id) {
 /* The container's process runs from its start on: what it plants in the worktree or rewrites in
  * the git config before the first exec is compared with the state at creation, not at that exec's
  * start (where it would already be the "before"). */
-void exec_git_created(const char *worktree, int state_dir_fd) {
+void exec_git_created(const oci_config *config, const char *worktree, int state_dir_fd) {
   cleanup_error fsrun_error_t err = NULL;
   struct sandbox_git_layout l;
   struct timespec now;
+  oci_strv writable = {0};
   /* the clock file times come from, as a walk's start (sandbox_git_tamper) */
   clock_gettime(CLOCK_REALTIME_COARSE, &now);
   tamper_since_write(state_dir_fd, &now);
   /* one lookup of the layout for both records: each is of the same common dir */
   if (sandbox_git_layout_find(worktree, &l, &err) == 0 && l.common_dir != NULL) {
-    exec_git_pointers_created(worktree, &l, state_dir_fd);
+    exec_git_writable(config, worktree, &writable);
+    exec_git_pointers_created(worktree, &writable, &l, state_dir_fd);
     exec_git_dotgits_created(worktree, &l, state_dir_fd);
   }
+  oci_strv_free(&writable);
   sandbox_git_layout_free(&l);
 }
 
@@ -203,8 +206,10 @@ int exec_git_prepare(struct exec_git *g, const struct fsrun_context *ctx, const 
   exec_git_remove_leftovers(ctx->state_root, id, false);
   run_id = xasprintf("%s" EXEC_RUN_SUFFIX "%d", id, (int)getpid());
   watch_run_dir(ctx, run_id);
-  /* the container's writablePaths are not known here: PATH entries in the worktree are watched */
-  r = sandbox_git_prepare_at(&g->run, ctx->state_root, run_id, worktree, NULL, top, &layout, err);
+  /* the PATH entries in the container's writable binds are watched as in its worktree */
+  exec_git_writable(config, worktree, &g->writable);
+  r = sandbox_git_prepare_at(&g->run, ctx->state_root, run_id, worktree, &g->writable, top, &layout,
+                             err);
   if (r < 0)
     return fsrun_error_code(err);
   g->worktree = xstrdup(worktree);
@@ -375,6 +380,7 @@ void exec_git_free(struct exec_git *g) {
   }
   free(g->protect.items);
   free(g->worktree);
+  oci_strv_free(&g->writable);
   memset(g, 0, sizeof(*g));
   g->run_dir_fd = -1;
   g->state_dir_fd = -1;

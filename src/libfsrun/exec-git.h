@@ -33,13 +33,21 @@ int exec_git_worktree_open(oci_config *c, int state_dir_fd, const char **worktre
  * config create kept still binds it writable with the identity its host path shows now (c gets its
  * run.fsrun.mounts.N checks); NULL (a warning starting with what) otherwise */
 const char *exec_git_worktree(oci_config *c, int state_dir_fd, const char *what);
+/* The trees a task container's command writes on the host besides the worktree: each writable
+ * bind of a host path onto itself with a sourceId in c (`fsrun bundle`'s writablePaths binds), the
+ * last mount onto its path, appended to *out. create, each exec and delete take it from the config
+ * create kept, so that the PATH entries each watches in them are the same (their digests are
+ * compared with one another's). */
+void exec_git_writable(const oci_config *c, const char *worktree, oci_strv *out);
 /* create of a task container (the mark taken): the config's and hook managers' pointer digests
- * and the tamper walk's cutoff, now, so that the first exec compares with the state at creation */
-void exec_git_created(const char *worktree, int state_dir_fd);
+ * and the tamper walk's cutoff, now, so that the first exec compares with the state at creation
+ * (config: the container's, for exec_git_writable) */
+void exec_git_created(const oci_config *config, const char *worktree, int state_dir_fd);
 
 struct exec_git {
   struct sandbox_git_run run; /* run.run_dir NULL: nothing to do for this exec */
   char *worktree;
+  oci_strv writable;         /* the container's writable binds (exec_git_writable), run.writable */
   struct mount_list protect; /* the read-only binds to remake over the overlay (host paths) */
   int run_dir_fd;            /* the per-run dir (upper/, work/), for the child; -1 */
   int state_dir_fd;          /* the container's state dir (the tamper walk's cutoff); -1 */
@@ -104,8 +112,8 @@ void exec_git_pointers_load(struct sandbox_git_run *g, int state_dir_fd);
 void exec_git_pointers_save(const struct sandbox_git_run *g, int state_dir_fd);
 /* create: the digests of worktree's pointers now, as the "before" of the first exec (l: its
  * layout, a repository's, found once for this and exec_git_dotgits_created) */
-void exec_git_pointers_created(const char *worktree, const struct sandbox_git_layout *l,
-                               int state_dir_fd);
+void exec_git_pointers_created(const char *worktree, const oci_strv *writable,
+                               const struct sandbox_git_layout *l, int state_dir_fd);
 /* a digest as text: 64 hex digits, or `-` when unknown; and back, the text ending in end */
 void exec_git_digest_format(const struct sandbox_git_digest *d, char out[65]);
 bool exec_git_digest_parse(const char *text, char end, struct sandbox_git_digest *d);
@@ -120,9 +128,11 @@ void exec_git_dotgits_created(const char *worktree, const struct sandbox_git_lay
  * the container's last exec looked, appended to *found (none when no exec looked); *host_args:
  * sandbox_git_host_args of *found with the repository's pointers. Read through top, the worktree's
  * top the walk checked (-1: its name led elsewhere), and the common dir the layout checked.
- * nested_seen: the walk met a nested `.git` dir, whose repository's options they then hold. */
-void exec_git_pointers_final(const char *worktree, int top, int state_dir_fd, bool nested_seen,
-                             char ***found, char ***host_args);
+ * nested_seen: the walk met a nested `.git` dir, whose repository's options they then hold.
+ * writable: the container's writable binds (exec_git_writable), as create and each exec had them.
+ */
+void exec_git_pointers_final(const char *worktree, const oci_strv *writable, int top,
+                             int state_dir_fd, bool nested_seen, char ***found, char ***host_args);
 #define cleanup_exec_git __attribute__((cleanup(exec_git_free)))
 
 #endif

@@ -581,8 +581,8 @@ route_pointers_v1() {
 # route_path_absolute OWNER (review27, D3 b's watch): `filter.x.clean = myfilt` found through an
 # absolute PATH entry in the worktree (`<worktree>/bin`, a direnv setup) is the run's: an exec that
 # rewrites `bin/myfilt` names the filter in --status-json, hostGitArgs disarm it, a plain `add -A`
-# runs the payload; an exec writing an unrelated file names nothing. (A task container's
-# writablePaths are not known to exec: sandbox-git-tamper.bats tries them one-shot.) Seen to fail
+# runs the payload; an exec writing an unrelated file names nothing (a writablePaths entry's:
+# route_path_writable below). Seen to fail
 # with the absolute entries not looked at (tamper `[]`).
 route_path_absolute() {
   make_repo "$1"
@@ -603,4 +603,56 @@ route_path_absolute() {
 
 @test "exec-git: a driver's command found through an absolute PATH entry in the worktree is named in --status-json and disarmed (ordinary user)" {
   route_path_absolute user
+}
+
+# route_path_writable OWNER (session 29): `filter.x.clean = myfilt` found through a PATH entry in
+# the task container's writablePaths entry ($DIR/npm/bin: `~/.npm-global/bin` with `~/.npm-global`
+# writable), which exec, create and delete take from the container's config (its writable binds).
+# The container's own process rewrites myfilt between create and the first exec: that exec names
+# the filter (create's digest); an exec writing an unrelated file names nothing; an exec rewriting
+# myfilt names it in --status-json, hostGitArgs disarm it, a plain `add -A` runs the payload; a
+# process the last exec left rewrites it after that exec looked: delete names it. Processes are
+# held by fifos (no wait on time).
+route_path_writable() {
+  local id
+  make_repo "$1"
+  echo "{\"writablePaths\":[\"$DIR/npm\"]}" >"$DIR/policy.json"
+  hgit -C "$REPO" config filter.x.clean myfilt
+  as_owner sh -c 'mkdir -p "$1/bin" && printf "#!/bin/sh\ncat\n" >"$1/bin/myfilt" &&
+    chmod 755 "$1/bin/myfilt" && mkfifo "$1/go" "$1/planted"' sh "$DIR/npm"
+  as_owner sh -c 'cd "$1" && echo "*.txt filter=x" >.gitattributes && echo one >a.txt' sh "$WT"
+  # appended: the suite's own commands are found as before
+  PATH=$PATH:$DIR/npm/bin
+  id=xgit-$(printf '%s' "$WT" | sha256sum | cut -c1-12)
+  as_owner "$FSRUN" --root "$DIR/state" bundle --policy "$DIR/policy.json" --worktree "$WT" \
+    --out "$DIR/bundle-$id" -- /bin/sh -c "read x <$DIR/npm/go; printf '#!/bin/sh\\ncat\\n\\n' \
+      >$DIR/npm/bin/myfilt; echo >$DIR/npm/planted; exec sleep infinity" >&2
+  as_owner "$FSRUN" --root "$DIR/state" create --bundle "$DIR/bundle-$id" "$id" >&2
+  echo "$id" >>"$DIR/containers"
+  as_owner "$FSRUN" --root "$DIR/state" start "$id" >&2
+  as_owner timeout -s KILL 60 sh -c 'echo go >"$1" && cat "$2"' sh "$DIR/npm/go" "$DIR/npm/planted"
+  sbx -- 'echo first'
+  [ "$(config_tamper)" = '["config:filter.x.clean=myfilt"]' ]
+  : >"$DIR/audit.jsonl" # config_tamper: the execs' from here on
+  sbx -- 'echo two >unrelated'
+  [ "$(config_tamper)" = '[]' ]
+  sbx -- "printf '#!/bin/sh\\necho ran >>$MARKER\\ncat\\n' >$DIR/npm/bin/myfilt && echo two >>a.txt"
+  filter_x_named_and_disarmed "config:filter.x.clean=myfilt"
+  : >"$DIR/audit.jsonl"
+  sbx -- "setsid sh -c 'read x <$DIR/npm/go; echo \"#!/bin/sh\" >$DIR/npm/bin/myfilt; echo >$DIR/npm/planted' \
+          </dev/null >/dev/null 2>&1 &"
+  [ "$(config_tamper)" = '[]' ]
+  as_owner timeout -s KILL 60 sh -c 'echo go >"$1" && cat "$2"' sh "$DIR/npm/go" "$DIR/npm/planted"
+  as_owner "$FSRUN" --root "$DIR/state" delete --force --tamper-json "$DIR/final.json" "$id"
+  cat "$DIR/final.json"
+  [ "$(jq -c .tamper "$DIR/final.json")" = '["config:filter.x.clean=myfilt"]' ]
+  [ ! -e "$DIR/state/$id" ]
+}
+
+@test "exec-git: a driver's command in the task container's writablePaths entry is named by create's first exec, an exec and delete (root)" {
+  route_path_writable root
+}
+
+@test "exec-git: a driver's command in the task container's writablePaths entry is named by create's first exec, an exec and delete (ordinary user)" {
+  route_path_writable user
 }

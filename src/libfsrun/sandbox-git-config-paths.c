@@ -255,7 +255,11 @@ struct words {
   /* the command runs the next word as a command (`env`, `nice -n 5`, sandbox-git-runner.c): its
    * word is looked up on PATH as the command is */
   struct git_runner_state runner;
-  bool shell; /* the command is a shell whose first word has not come (`-c` may) */
+  bool shell;       /* the command is a shell whose first operand has not come */
+  bool shell_c;     /* that shell had `-c`: its first operand is a command string */
+  bool shell_value; /* the next word is a shell option's value (`-o errexit`) */
+  bool git;         /* the command is git, whose subcommand has not come */
+  bool git_value;   /* the next word is git's `-c`/`-C` value */
 };
 
 /* The dir of a worktree file a command names (`tools/clean.sh`: `tools/`), watched as a pointer of
@@ -533,19 +537,52 @@ static bool runner_word_before_command(struct words *s, const char *w) {
   return false;
 }
 
-/* A shell's word before its first operand: `-c` (or `-ec`, `-lc`) makes the next word a command
- * (the quoted string's first word: quotes break words here); true when w was that. Any other
- * first operand is a script file (`sh tools/x.sh`), watched as a file word. */
-static bool shell_command_option(struct words *s, const char *w) {
-  if (w[0] != '-') {
-    s->shell = false;
+/* What a shell's word before its first operand is (review29 G3: `sh -o errexit -c X`) */
+enum shell_word {
+  SHELL_OPTION,  /* an option (`-e`, `-c`, `+o`), or `-o`'s value: nothing to watch */
+  SHELL_COMMAND, /* the operand after `-c`: a command string, whose first word is a command */
+  SHELL_SCRIPT,  /* the operand without `-c`: a script file (`sh tools/x.sh`), a file word */
+  SHELL_LONG,    /* `--rcfile=tools/rc`: an option whose value may name a file */
+};
+
+/* sh/bash options are read as the shell reads them: letters bundled, `-o`/`+o`/`-O`/`+O` take the
+ * next word, `-c` anywhere among them makes the first operand a command string (quotes break
+ * words here: its first word) */
+static enum shell_word shell_word_kind(struct words *s, const char *w) {
+  if (s->shell_value) {
+    s->shell_value = false;
+    return SHELL_OPTION;
+  }
+  if (w[0] == '-' && w[1] == '-')
+    return w[2] == '\0' ? SHELL_OPTION : SHELL_LONG;
+  if ((w[0] == '-' || w[0] == '+') && w[1] != '\0') {
+    s->shell_c = s->shell_c || (w[0] == '-' && strchr(w + 1, 'c') != NULL);
+    s->shell_value = strpbrk(w + 1, "oO") != NULL;
+    return SHELL_OPTION;
+  }
+  s->shell = false;
+  return s->shell_c ? SHELL_COMMAND : SHELL_SCRIPT;
+}
+
+/* git's own dispatch (review29 G3): `git WORD` runs `git-WORD` from git's exec path, then PATH,
+ * so the subcommand after git's options is watched on PATH as that command; true when w was
+ * `-c`/`-C`'s value */
+static bool git_subcommand(struct collect *c, const char *key, const char *value, const char *w,
+                           struct words *s) {
+  if (s->git_value) {
+    s->git_value = false;
+    return true;
+  }
+  if (w[0] == '-') {
+    s->git_value = strcmp(w, "-c") == 0 || strcmp(w, "-C") == 0;
     return false;
   }
-  if (w[1] == '-' || strchr(w + 1, 'c') == NULL)
-    return false; /* another option: its value may name a file (`--rcfile=tools/rc`) */
-  s->shell = false;
-  s->at_command = true;
-  return true;
+  s->git = false;
+  if (strpbrk(w, "/$`*?[%") == NULL) {
+    cleanup_free char *name = xasprintf("git-%s", w);
+    add_path_command(c, key, value, name);
+  }
+  return false;
 }
 
 /* An option with its value attached names a file as well as a word does (review26 D3 c):
@@ -603,13 +640,28 @@ static void add_word(struct collect *c, const char *key, const char *value, cons
   }
   if (command && s->runner.runner != NULL && runner_word_before_command(s, w))
     return; /* a runner's option, its value or operand: the command comes after it */
-  if (!command && s->shell && shell_command_option(s, w))
-    return; /* `sh -c`: the next word is a command */
+  if (!command && s->shell) {
+    switch (shell_word_kind(s, w)) {
+    case SHELL_OPTION:
+      return;
+    case SHELL_COMMAND: /* `sh -c 'X ...'`: X read as a command (its runner, VAR=value...) */
+      s->at_command = true;
+      add_word(c, key, value, w, s);
+      return;
+    case SHELL_SCRIPT:
+    case SHELL_LONG:
+      break;
+    }
+  }
+  if (!command && s->git && git_subcommand(c, key, value, w, s))
+    return;
   s->at_command = false;
   if (command) {
     s->runner = (struct git_runner_state){.runner = git_runner_of(w)};
     s->at_command = s->runner.runner != NULL;
     s->shell = shell_word(w);
+    s->shell_c = s->shell_value = false;
+    s->git = strcmp(strrchr(w, '/') != NULL ? strrchr(w, '/') + 1 : w, "git") == 0;
   }
   if (s->suffixes == NULL)
     s->suffixes = interpreter_suffixes(w); /* the command, or env's, npx's */
@@ -649,13 +701,27 @@ static void add_word(struct collect *c, const char *key, const char *value, cons
   add_file_word(c, key, value, w, s->suffixes);
 }
 
+/* a credential helper that is neither `!shell` nor an absolute path: git runs `git
+ * credential-NAME`, found as `git-credential-NAME` in git's exec path, then PATH
+ * (gitcredentials(7), review29 G3) */
+static void add_credential_helper(struct collect *c, const char *key, const char *value) {
+  size_t n = strcspn(value, WORD_BREAK COMMAND_BREAK);
+  cleanup_free char *name = xasprintf("git-credential-%.*s", (int)n, value);
+  if (n > 0 && strcspn(value, "/$`*?[%") >= n)
+    add_path_command(c, key, value, name);
+}
+
 /* each word of a shell command that may name a file (no expansion), as the shell splits it
  * (roughly: quotes break words, `;|&()` start another command) */
 static void add_command_words(struct collect *c, const char *key, const char *value) {
   struct words state = {.at_command = true};
   const char *s = value;
-  if (strcmp(key, "credential.helper") == 0 || sandbox_git_key_is(key, "credential", "helper"))
-    s += s[0] == '!';
+  if (strcmp(key, "credential.helper") == 0 || sandbox_git_key_is(key, "credential", "helper")) {
+    if (s[0] == '!')
+      s++;
+    else if (s[0] != '/')
+      add_credential_helper(c, key, value);
+  }
   while (*s != '\0') {
     size_t n = strcspn(s, WORD_BREAK COMMAND_BREAK);
     cleanup_free char *w = NULL;

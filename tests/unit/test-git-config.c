@@ -583,6 +583,37 @@ static void test_path_lookup(const char *top) {
   setenv("PATH", TEST_PATH, 1);
 }
 
+/* review29 G3: git's own dispatch: `git WORD` runs git-WORD, a bare credential.helper NAME runs
+ * git-credential-NAME, each found on PATH (node_modules/.bin first here) */
+static void test_git_dispatch(const char *top) {
+  static const struct {
+    const char *config, *entry, *file;
+  } cases[] = {
+      {"[filter \"x\"]\n\tclean = git myhelper\n", "config:filter.x.clean=git myhelper",
+       "node_modules/.bin/git-myhelper"},
+      {"[filter \"x\"]\n\tclean = git -c a.b=c -C . myhelper --x\n",
+       "config:filter.x.clean=git -c a.b=c -C . myhelper --x", "node_modules/.bin/git-myhelper"},
+      {"[credential]\n\thelper = myhelp --y\n", "config:credential.helper=myhelp --y",
+       "node_modules/.bin/git-credential-myhelp"},
+      {"[credential \"https://x.invalid\"]\n\thelper = myhelp\n",
+       "config:credential.https://x.invalid.helper=myhelp",
+       "node_modules/.bin/git-credential-myhelp"},
+  };
+  write_file(top, "node_modules/.bin/git-myhelper", "cat\n");
+  write_file(top, "node_modules/.bin/git-credential-myhelp", "cat\n");
+  for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+    expect_entry(run_with(top, cases[i].config, "README", "r\n"), NULL, cases[i].entry);
+    expect_entry(run_with(top, cases[i].config, cases[i].file, cases[i].entry), cases[i].entry,
+                 cases[i].file);
+  }
+  /* `!cmd` is a shell snippet, an absolute path runs as it is: no git-credential- name */
+  expect_entry(run_with(top, "[credential]\n\thelper = /usr/bin/myhelp\n",
+                        "node_modules/.bin/git-credential-myhelp", "z\n"),
+               NULL, "credential.helper = /usr/bin/myhelp");
+  remove_at(top, "node_modules/.bin/git-myhelper");
+  remove_at(top, "node_modules/.bin/git-credential-myhelp");
+}
+
 /* session 29: the runners read on to the command they run, as each reads its arguments: a run
  * rewriting node_modules/.bin/myfilt (PATH's first entry) names the driver; where the runner's
  * option says it runs no command (`taskset -p`, `sudo -l`), `myfilt` is an argument, and nothing */
@@ -617,6 +648,10 @@ static void test_runners(const char *top) {
       {"ionice -p myfilt", false},
       {"sudo -l myfilt", false},
       {"sudo -i", false},
+      /* review29 G3: a shell's option with a value before -c, options after it */
+      {"sh -o errexit -c myfilt", true},
+      {"bash +o posix -O extglob -c -e 'myfilt --x'", true},
+      {"sh -eo pipefail tools/x.sh myfilt", false},
   };
   char config[256], entry[256];
   make_dir(top, "node_modules");
@@ -632,6 +667,7 @@ static void test_runners(const char *top) {
     expect_entry(run_with(top, config, "node_modules/.bin/myfilt", cases[i].clean),
                  cases[i].runs ? entry : NULL, cases[i].clean);
   }
+  test_git_dispatch(top);
   remove_at(top, "node_modules/.bin/myfilt");
   rmdir_at(top, "node_modules/.bin");
   rmdir_at(top, "node_modules");

@@ -418,6 +418,18 @@ time.sleep(1000)' >"$BATS_TEST_TMPDIR/zombie" &
   [ -z "$output" ]
 }
 
+# rule_holds_in_test_files AWK_RULE [FIND_TEST...]: the rule prints no line of the suites' .bats
+# and .bash files (FIND_TESTs narrow which), the check the rules below share
+rule_holds_in_test_files() {
+  local rule=$1
+  shift
+  run find "$FSRUN_TESTS_DIR" "$FSRUN_TESTS_DIR/../vm" "$FSRUN_TESTS_DIR/../clients" "$FSRUN_TESTS_DIR/../package" \
+    -maxdepth 1 \( -name '*.bats' -o -name '*.bash' \) "$@" -exec awk "$rule" {} +
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [ -z "$output" ]
+}
+
 # Only the last command of an && list stops a test under errexit: in `[ a ] && [ b ]` a false `a`
 # goes by unseen (45a929a split 43 such lines). A line of tests joined by && (and no ||) is
 # wrong unless it ends a function or a { } group (the next line is `}`), whose status is that
@@ -445,11 +457,7 @@ time.sleep(1000)' >"$BATS_TEST_TMPDIR/zombie" &
     '  [ 1 = 2 ] && [ 1 = 1 ] || false' '  for i in 1; do' '    [ -e a ] && [ -e b ]' '  done' '}' >"$sample"
   run awk "$rule" "$sample"
   [ "$output" = "$sample:5:   [ 1 = 2 ] && [[ x == x ]]"$'\n'"$sample:8:     [ -e a ] && [ -e b ]" ]
-  run find "$FSRUN_TESTS_DIR" "$FSRUN_TESTS_DIR/../vm" "$FSRUN_TESTS_DIR/../clients" "$FSRUN_TESTS_DIR/../package" \
-    -maxdepth 1 \( -name '*.bats' -o -name '*.bash' \) -exec awk "$rule" {} +
-  echo "$output"
-  [ "$status" -eq 0 ]
-  [ -z "$output" ]
+  rule_holds_in_test_files "$rule"
 }
 
 # wait_until polls its command, but the shell expands the command's arguments once, before the
@@ -470,11 +478,7 @@ time.sleep(1000)' >"$BATS_TEST_TMPDIR/zombie" &
     '  wait_until test `cat f` = 1' >"$sample"
   run awk "$rule" "$sample"
   [ "$output" = "$sample:1:   wait_until test \"\$(pgrep -c x)\" -eq 3"$'\n'"$sample:4:   wait_until test \`cat f\` = 1" ]
-  run find "$FSRUN_TESTS_DIR" "$FSRUN_TESTS_DIR/../vm" "$FSRUN_TESTS_DIR/../clients" "$FSRUN_TESTS_DIR/../package" \
-    -maxdepth 1 \( -name '*.bats' -o -name '*.bash' \) ! -name harness.bats -exec awk "$rule" {} +
-  echo "$output"
-  [ "$status" -eq 0 ]
-  [ -z "$output" ]
+  rule_holds_in_test_files "$rule" ! -name harness.bats
 }
 
 # A process looked for once, right after it was started, may not be there yet: `run -d` returns
@@ -500,11 +504,7 @@ time.sleep(1000)' >"$BATS_TEST_TMPDIR/zombie" &
     '  local p' '  p=$(pgrep -f x)' '  [ -n "$p" ]' '  q=$(cat f)' '  [ -n "$q" ]' >"$sample"
   run awk "$rule" "$sample"
   [ "$output" = "$sample:2:   [ -n \"\$STRAY\" ]"$'\n'"$sample:8:   [ -n \"\$p\" ]" ]
-  run find "$FSRUN_TESTS_DIR" "$FSRUN_TESTS_DIR/../vm" "$FSRUN_TESTS_DIR/../clients" "$FSRUN_TESTS_DIR/../package" \
-    -maxdepth 1 \( -name '*.bats' -o -name '*.bash' \) ! -name harness.bats -exec awk "$rule" {} +
-  echo "$output"
-  [ "$status" -eq 0 ]
-  [ -z "$output" ]
+  rule_holds_in_test_files "$rule" ! -name harness.bats
 }
 
 # review21 L5: the Fusion adapter starts fsrun with the adapter's own values of every variable fsrun

@@ -335,9 +335,21 @@ int fsrun_command_parse_single_id(const char *name, void (*usage)(FILE *), int a
     usage(stdout);
     return 1;
   }
+  return fsrun_command_take_id(name, argc, argv, id, err);
+}
+
+int fsrun_command_take_id(const char *name, int argc, char **argv, const char **id,
+                          fsrun_error_t *err) {
   if (optind + 1 != argc)
     return fsrun_error_make(err, 0, "%s: expected exactly one container ID (see fsrun %s --help)",
                             name, name);
   *id = argv[optind];
+  return 0;
+}
+
+int fsrun_command_no_operands(const char *name, int argc, char **argv, fsrun_error_t *err) {
+  if (optind < argc)
+    return fsrun_error_make(err, 0, "%s: unexpected argument `%s` (see fsrun %s --help)", name,
+                            argv[optind], name);
   return 0;
 }

@@ -121,6 +121,7 @@ FSRUN_COMMAND(checkpoint) {
   };
   struct option options[sizeof(own) / sizeof(own[0]) + FSRUN_CRIU_OPTIONS_MAX + 1];
   struct criu_checkpoint_opts o = {.status_fd = -1};
+  const char *id;
   int opt, r;
 
   fsrun_criu_options_merge(options, own, sizeof(own) / sizeof(own[0]));
@@ -158,8 +159,7 @@ FSRUN_COMMAND(checkpoint) {
       return fsrun_command_option_error("checkpoint", opt, argv, err);
     }
   }
-  if (optind + 1 != argc)
-    return fsrun_error_make(
-        err, 0, "checkpoint: expected exactly one container ID (see fsrun checkpoint --help)");
-  return criu_checkpoint(ctx, argv[optind], &o, err);
+  if (fsrun_command_take_id("checkpoint", argc, argv, &id, err) < 0)
+    return -1;
+  return criu_checkpoint(ctx, id, &o, err);
 }

@@ -55,10 +55,21 @@ FSRUN_COMMAND(restore);
 /* For a command's getopt_long loop (optstring starting with "+:", opterr = 0): turns the ':' or
  * '?' result into "NAME: unknown option `-x` (see fsrun NAME --help)". Returns -1 with *err set. */
 int fsrun_command_option_error(const char *name, int opt, char **argv, fsrun_error_t *err);
+/* After a command's getopt loop: argv[optind] must be the one container ID and the last argument
+ * ("NAME: expected exactly one container ID (see fsrun NAME --help)"). Returns 0 with *id set, or
+ * -1 with *err set. */
+int fsrun_command_take_id(const char *name, int argc, char **argv, const char **id,
+                          fsrun_error_t *err);
+/* After a command's getopt loop: no argument may follow the options ("NAME: unexpected argument
+ * `X` (see fsrun NAME --help)"). Returns 0, or -1 with *err set. */
+int fsrun_command_no_operands(const char *name, int argc, char **argv, fsrun_error_t *err);
 /* Parses `NAME [-h|--help] ID` for commands that take only a container id. Returns 1 after printing
  * the usage (for --help), 0 with *id set, or a negative code with *err set. */
 int fsrun_command_parse_single_id(const char *name, void (*usage)(FILE *), int argc, char **argv,
                                   const char **id, fsrun_error_t *err);
+
+/* create.c, for run.c and exec.c: "--preserve-fds" takes a non-negative number. */
+int fsrun_parse_preserve_fds(const char *arg, int *out, fsrun_error_t *err);
 
 /* checkpoint.c, for restore.c: the CRIU options both commands take (struct criu_opts). */
 struct criu_opts;

@@ -23,8 +23,6 @@ static void create_usage(FILE *out) {
       "  -h, --help               print this help\n");
 }
 
-/* Shared by create and run: "--preserve-fds" takes a non-negative number. */
-int fsrun_parse_preserve_fds(const char *arg, int *out, fsrun_error_t *err);
 int fsrun_parse_preserve_fds(const char *arg, int *out, fsrun_error_t *err) {
   char *end;
   long n = strtol(arg, &end, 10);
@@ -82,10 +80,8 @@ FSRUN_COMMAND(create) {
       return fsrun_command_option_error("create", opt, argv, err);
     }
   }
-  if (optind + 1 != argc)
-    return fsrun_error_make(err, 0,
-                            "create: expected exactly one container ID (see fsrun create --help)");
-  o.id = argv[optind];
+  if (fsrun_command_take_id("create", argc, argv, &o.id, err) < 0)
+    return -1;
   if (o.pid_file != NULL && caller_output_check_parents("--pid-file", o.pid_file, err) < 0)
     return -1;
   return container_create(ctx, &o, err);

@@ -38,7 +38,7 @@ FSRUN_COMMAND(delete) {
       {NULL, 0, NULL, 0},
   };
   bool force = false;
-  const char *tamper_json = NULL;
+  const char *tamper_json = NULL, *id;
   cleanup_close int tamper_fd = -1;
   char **tamper = NULL, **host_args = NULL;
   int opt, r;
@@ -61,17 +61,16 @@ FSRUN_COMMAND(delete) {
       return fsrun_command_option_error("delete", opt, argv, err);
     }
   }
-  if (optind + 1 != argc)
-    return fsrun_error_make(err, 0,
-                            "delete: expected exactly one container ID (see fsrun delete --help)");
+  if (fsrun_command_take_id("delete", argc, argv, &id, err) < 0)
+    return -1;
   /* opened first: a bad path deletes nothing */
   if (tamper_json != NULL &&
       (tamper_fd = caller_output_open("--tamper-json", tamper_json, err)) < 0)
     return tamper_fd;
-  r = container_delete_walked(ctx, argv[optind], force, &tamper, &host_args, err);
+  r = container_delete_walked(ctx, id, force, &tamper, &host_args, err);
   /* a one-shot sandbox run whose fsrun and watchdog were both killed (review28 F1) */
-  if (r == 0 && strncmp(argv[optind], "sandbox-", strlen("sandbox-")) == 0)
-    sandbox_run_leftovers_remove(ctx, argv[optind]);
+  if (r == 0 && strncmp(id, "sandbox-", strlen("sandbox-")) == 0)
+    sandbox_run_leftovers_remove(ctx, id);
   if (r == 0 && tamper_fd >= 0)
     r = exec_git_walk_json_write(tamper_fd, tamper_json, tamper, host_args, err);
   sandbox_git_strv_free(tamper);

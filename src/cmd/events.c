@@ -31,6 +31,7 @@ FSRUN_COMMAND(events) {
       {NULL, 0, NULL, 0},
   };
   struct container_events_opts o = {0};
+  const char *id;
   int opt;
 
   (void)exit_status;
@@ -52,8 +53,7 @@ FSRUN_COMMAND(events) {
       return fsrun_command_option_error("events", opt, argv, err);
     }
   }
-  if (optind + 1 != argc)
-    return fsrun_error_make(err, 0,
-                            "events: expected exactly one container ID (see fsrun events --help)");
-  return container_events(ctx, argv[optind], &o, stdout, err);
+  if (fsrun_command_take_id("events", argc, argv, &id, err) < 0)
+    return -1;
+  return container_events(ctx, id, &o, stdout, err);
 }

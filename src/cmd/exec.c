@@ -8,8 +8,6 @@
 #include "exec.h"
 #include "utils.h"
 
-int fsrun_parse_preserve_fds(const char *arg, int *out, fsrun_error_t *err);
-
 static void exec_usage(FILE *out) {
   fprintf(out,
           "Usage: fsrun exec [OPTIONS] ID [COMMAND [ARG...]]\n\n"

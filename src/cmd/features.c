@@ -34,9 +34,8 @@ FSRUN_COMMAND(features) {
     features_usage(stdout);
     return 0;
   }
-  if (optind < argc)
-    return fsrun_error_make(
-        err, 0, "features: unexpected argument `%s` (see fsrun features --help)", argv[optind]);
+  if (fsrun_command_no_operands("features", argc, argv, err) < 0)
+    return -1;
   json = features_json(ctx->state_root, err);
   if (json == NULL)
     return fsrun_error_code(err);

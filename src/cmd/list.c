@@ -45,8 +45,7 @@ FSRUN_COMMAND(list) {
       return fsrun_command_option_error("list", opt, argv, err);
     }
   }
-  if (optind != argc)
-    return fsrun_error_make(err, 0, "list: unexpected argument `%s` (see fsrun list --help)",
-                            argv[optind]);
+  if (fsrun_command_no_operands("list", argc, argv, err) < 0)
+    return -1;
   return container_list(ctx, format, quiet, stdout, err);
 }

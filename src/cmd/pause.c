@@ -32,7 +32,7 @@ FSRUN_COMMAND(pause) {
       {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0},
   };
-  const char *tamper_json = NULL;
+  const char *tamper_json = NULL, *id;
   cleanup_close int tamper_fd = -1;
   char **tamper = NULL, **host_args = NULL;
   bool created = false;
@@ -53,14 +53,13 @@ FSRUN_COMMAND(pause) {
       return fsrun_command_option_error("pause", opt, argv, err);
     }
   }
-  if (optind + 1 != argc)
-    return fsrun_error_make(err, 0,
-                            "pause: expected exactly one container ID (see fsrun pause --help)");
+  if (fsrun_command_take_id("pause", argc, argv, &id, err) < 0)
+    return -1;
   /* opened first: a bad path freezes nothing; kept as it was until there is something to write */
   if (tamper_json != NULL &&
       (tamper_fd = caller_output_open_kept("--tamper-json", tamper_json, &created, err)) < 0)
     return tamper_fd;
-  r = container_pause(ctx, argv[optind], tamper_fd >= 0 ? &tamper : NULL, &host_args, err);
+  r = container_pause(ctx, id, tamper_fd >= 0 ? &tamper : NULL, &host_args, err);
   if (r == 0 && tamper_fd >= 0 && ftruncate(tamper_fd, 0) < 0)
     r = fsrun_error_errno(err, "--tamper-json %s: truncate", tamper_json);
   if (r == 0 && tamper_fd >= 0)

@@ -91,10 +91,8 @@ FSRUN_COMMAND(restore) {
       return fsrun_command_option_error("restore", opt, argv, err);
     }
   }
-  if (optind + 1 != argc)
-    return fsrun_error_make(
-        err, 0, "restore: expected exactly one container ID (see fsrun restore --help)");
-  o.id = argv[optind];
+  if (fsrun_command_take_id("restore", argc, argv, &o.id, err) < 0)
+    return -1;
   if (o.pid_file != NULL && caller_output_check_parents("--pid-file", o.pid_file, err) < 0)
     return -1;
   return criu_restore(ctx, &o, exit_status, err);

@@ -7,8 +7,6 @@
 #include "commands.h"
 #include "container.h"
 
-int fsrun_parse_preserve_fds(const char *arg, int *out, fsrun_error_t *err);
-
 static void run_usage(FILE *out) {
   fprintf(
       out,
@@ -89,10 +87,8 @@ FSRUN_COMMAND(run) {
       return fsrun_command_option_error("run", opt, argv, err);
     }
   }
-  if (optind + 1 != argc)
-    return fsrun_error_make(err, 0,
-                            "run: expected exactly one container ID (see fsrun run --help)");
-  o.create.id = argv[optind];
+  if (fsrun_command_take_id("run", argc, argv, &o.create.id, err) < 0)
+    return -1;
   if (o.create.pid_file != NULL &&
       caller_output_check_parents("--pid-file", o.create.pid_file, err) < 0)
     return -1;

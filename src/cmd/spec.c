@@ -46,8 +46,7 @@ FSRUN_COMMAND(spec) {
       return fsrun_command_option_error("spec", opt, argv, err);
     }
   }
-  if (optind < argc)
-    return fsrun_error_make(err, 0, "spec: unexpected argument `%s` (see fsrun spec --help)",
-                            argv[optind]);
+  if (fsrun_command_no_operands("spec", argc, argv, err) < 0)
+    return -1;
   return spec_write_default(bundle, rootless, err);
 }

@@ -230,7 +230,7 @@ static int apply_flag(oci_resources *r, int opt, const char *text, fsrun_error_t
 
 FSRUN_COMMAND(update) {
   const char *flags[N_FLAGS] = {0};
-  const char *resources_path = NULL;
+  const char *resources_path = NULL, *id;
   oci_resources *r = NULL;
   bool any_flag = false;
   int opt, ret = 0;
@@ -255,9 +255,8 @@ FSRUN_COMMAND(update) {
       return fsrun_command_option_error("update", opt, argv, err);
     }
   }
-  if (optind + 1 != argc)
-    return fsrun_error_make(err, 0,
-                            "update: expected exactly one container ID (see fsrun update --help)");
+  if (fsrun_command_take_id("update", argc, argv, &id, err) < 0)
+    return -1;
   if (resources_path == NULL && !any_flag)
     return fsrun_error_make(err, 0,
                             "update: nothing to update: give -r FILE|- or a resource option (see "
@@ -274,7 +273,7 @@ FSRUN_COMMAND(update) {
     if (flags[i] != NULL)
       ret = apply_flag(r, OPT_MEMORY + i, flags[i], err);
   if (ret == 0)
-    ret = container_update(ctx, argv[optind], r, err);
+    ret = container_update(ctx, id, r, err);
   oci_resources_free(r);
   return ret;
 }

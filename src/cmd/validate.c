@@ -47,9 +47,8 @@ FSRUN_COMMAND(validate) {
       return fsrun_command_option_error("validate", opt, argv, err);
     }
   }
-  if (optind < argc)
-    return fsrun_error_make(
-        err, 0, "validate: unexpected argument `%s` (see fsrun validate --help)", argv[optind]);
+  if (fsrun_command_no_operands("validate", argc, argv, err) < 0)
+    return -1;
 
   if (policy != NULL) {
     ret = validate_policy_file(policy, NULL, err);

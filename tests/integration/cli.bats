@@ -139,6 +139,75 @@ assert_one_error_line() {
   [[ "$stderr" == *"validate"*"--bundle"*"needs an argument"* ]]
 }
 
+# cli_as CALLER ARG...: fsrun as root (the suite's state root) or as uid 1000 (its own state root)
+cli_as() {
+  if [ "$1" = root ]; then
+    shift
+    fsrun "$@"
+  else
+    shift
+    setpriv --reuid=1000 --regid=1000 --clear-groups "$FSRUN" --root "$USER_ROOT" "$@"
+  fi
+}
+
+@test "cli: a command taking one container ID refuses none or two: one line naming it (root and ordinary user)" {
+  requires_root
+  requires_host_command setpriv
+  local caller cmd args
+  USER_ROOT=$BATS_TEST_TMPDIR/user-root
+  make_traversable "$BATS_TEST_TMPDIR"
+  mkdir -m 0700 "$USER_ROOT"
+  chown 1000:1000 "$USER_ROOT"
+  # no bundle here: a refusal that failed would still make nothing
+  mkdir -m 0777 "$BATS_TEST_TMPDIR/cwd"
+  cd "$BATS_TEST_TMPDIR/cwd"
+  for caller in root user; do
+    for cmd in create run restore delete events pause update checkpoint start state resume; do
+      for args in "" "id-$$ other-$$"; do
+        # shellcheck disable=SC2086 # args: none or two words
+        run --separate-stderr cli_as "$caller" "$cmd" $args
+        [ "$status" -eq 1 ] || {
+          echo "$caller: $cmd $args: status $status: $stderr" >&2
+          return 1
+        }
+        assert_one_error_line
+        [ "$stderr" = "fsrun: $cmd: expected exactly one container ID (see fsrun $cmd --help)" ]
+      done
+    done
+  done
+  # nothing was made for either caller
+  run fsrun list -q
+  [ "$status" -eq 0 ]
+  [[ "$output" != *"-$$"* ]]
+  [ -z "$(ls -A "$USER_ROOT")" ]
+}
+
+@test "cli: a command taking no operand refuses one: one line naming it and the word (root and ordinary user)" {
+  requires_root
+  requires_host_command setpriv
+  local caller cmd
+  USER_ROOT=$BATS_TEST_TMPDIR/user-root
+  make_traversable "$BATS_TEST_TMPDIR"
+  mkdir -m 0700 "$USER_ROOT"
+  chown 1000:1000 "$USER_ROOT"
+  # spec would write a config.json here: the refusal comes first
+  mkdir -m 0777 "$BATS_TEST_TMPDIR/cwd"
+  cd "$BATS_TEST_TMPDIR/cwd"
+  for caller in root user; do
+    for cmd in spec validate list features; do
+      run --separate-stderr cli_as "$caller" "$cmd" "stray-$$"
+      [ "$status" -eq 1 ] || {
+        echo "$caller: $cmd stray-$$: status $status: $stderr" >&2
+        return 1
+      }
+      assert_one_error_line
+      [ "$stderr" = "fsrun: $cmd: unexpected argument \`stray-$$\` (see fsrun $cmd --help)" ]
+    done
+  done
+  [ -z "$(ls -A "$BATS_TEST_TMPDIR/cwd")" ]
+  [ -z "$(ls -A "$USER_ROOT")" ]
+}
+
 @test "cli: --log-format json writes the bare error message as a JSON line, appended" {
   run --separate-stderr fsrun --log "$LOG" --log-format json no-such-command
   [ "$status" -eq 1 ]

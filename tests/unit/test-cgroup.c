@@ -7,7 +7,6 @@
 #include <fcntl.h>
 #include <linux/bpf.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,15 +20,6 @@
 #include "error.h"
 #include "tap.h"
 #include "utils.h"
-
-static void diag(const char *fmt, ...) {
-  va_list ap;
-  printf("# ");
-  va_start(ap, fmt);
-  vprintf(fmt, ap);
-  va_end(ap);
-  printf("\n");
-}
 
 static int streq(const char *a, const char *b) {
   return a != NULL && b != NULL && strcmp(a, b) == 0;
@@ -920,7 +910,7 @@ static void test_live_bpf(void) {
            WIFEXITED(status) ? WEXITSTATUS(status) : -1);
   }
   if (rmdir(dir) < 0)
-    diag("rmdir %s: %s", dir, strerror(errno));
+    tap_diag("rmdir %s: %s", dir, strerror(errno));
 }
 
 static void check_v1_path(const char *text, const char *controller, const char *want) {

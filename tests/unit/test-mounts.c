@@ -15,22 +15,8 @@
 #include "error.h"
 #include "mounts.h"
 #include "overlay-lower.h"
+#include "tap.h"
 #include "utils.h"
-
-static int test_count, failures;
-
-static void ok(int cond, const char *fmt, ...) {
-  va_list ap;
-  test_count++;
-  if (!cond)
-    failures++;
-  printf("%sok %d - ", cond ? "" : "not ", test_count);
-  va_start(ap, fmt);
-  vprintf(fmt, ap);
-  va_end(ap);
-  printf("\n");
-  fflush(stdout);
-}
 
 /* Parses a NULL-terminated list of options. */
 static int parse(struct mount_options *o, fsrun_error_t *err, ...) {
@@ -93,10 +79,10 @@ static void test_flag_options(void) {
     struct mount_options o;
     cleanup_error fsrun_error_t err = NULL;
     int r = parse(&o, &err, cases[i].name, NULL);
-    ok(r == 0 && o.flags == cases[i].flags && o.cleared == cases[i].cleared && o.data == NULL &&
-           o.n_propagation == 0 && o.rec_attr_set == 0 && o.rec_attr_clr == 0,
-       "`%s` -> flags 0x%lx cleared 0x%lx (got 0x%lx 0x%lx)", cases[i].name, cases[i].flags,
-       cases[i].cleared, o.flags, o.cleared);
+    tap_ok(r == 0 && o.flags == cases[i].flags && o.cleared == cases[i].cleared && o.data == NULL &&
+               o.n_propagation == 0 && o.rec_attr_set == 0 && o.rec_attr_clr == 0,
+           "`%s` -> flags 0x%lx cleared 0x%lx (got 0x%lx 0x%lx)", cases[i].name, cases[i].flags,
+           cases[i].cleared, o.flags, o.cleared);
     mount_options_free(&o);
   }
 }
@@ -115,25 +101,25 @@ static void test_propagation_options(void) {
     struct mount_options o;
     cleanup_error fsrun_error_t err = NULL;
     int r = parse(&o, &err, cases[i].name, NULL);
-    ok(r == 0 && o.flags == 0 && o.n_propagation == 1 && o.propagation[0] == cases[i].value,
-       "`%s` -> propagation 0x%lx and no mount flags", cases[i].name, cases[i].value);
-    ok(mount_propagation_from_name(cases[i].name) == cases[i].value,
-       "rootfsPropagation `%s` -> 0x%lx", cases[i].name, cases[i].value);
+    tap_ok(r == 0 && o.flags == 0 && o.n_propagation == 1 && o.propagation[0] == cases[i].value,
+           "`%s` -> propagation 0x%lx and no mount flags", cases[i].name, cases[i].value);
+    tap_ok(mount_propagation_from_name(cases[i].name) == cases[i].value,
+           "rootfsPropagation `%s` -> 0x%lx", cases[i].name, cases[i].value);
     mount_options_free(&o);
   }
-  ok(mount_propagation_from_name("ro") == 0, "`ro` is not a propagation");
-  ok(mount_propagation_from_name("bogus") == 0, "an unknown name is not a propagation");
+  tap_ok(mount_propagation_from_name("ro") == 0, "`ro` is not a propagation");
+  tap_ok(mount_propagation_from_name("bogus") == 0, "an unknown name is not a propagation");
   {
     struct mount_options o;
     cleanup_error fsrun_error_t err = NULL;
     int r = parse(&o, &err, "slave", "shared", NULL);
-    ok(r == 0 && o.n_propagation == 2 && o.propagation[0] == MS_SLAVE &&
-           o.propagation[1] == MS_SHARED,
-       "propagation options are kept in order");
+    tap_ok(r == 0 && o.n_propagation == 2 && o.propagation[0] == MS_SLAVE &&
+               o.propagation[1] == MS_SHARED,
+           "propagation options are kept in order");
     mount_options_free(&o);
     r = parse(&o, &err, "private", "slave", "shared", "rprivate", "rslave", NULL);
-    ok(r < 0 && err != NULL && strstr(err->msg, "too many propagation") != NULL,
-       "more than %d propagation options is an error", MOUNT_MAX_PROPAGATION);
+    tap_ok(r < 0 && err != NULL && strstr(err->msg, "too many propagation") != NULL,
+           "more than %d propagation options is an error", MOUNT_MAX_PROPAGATION);
   }
 }
 
@@ -165,20 +151,20 @@ static void test_recursive_options(void) {
     struct mount_options o;
     cleanup_error fsrun_error_t err = NULL;
     int r = parse(&o, &err, cases[i].name, NULL);
-    ok(r == 0 && o.flags == 0 && o.cleared == 0 && o.rec_attr_set == cases[i].set &&
-           o.rec_attr_clr == cases[i].clr && o.data == NULL,
-       "`%s` -> recursive set 0x%llx clear 0x%llx (got 0x%llx 0x%llx)", cases[i].name,
-       (unsigned long long)cases[i].set, (unsigned long long)cases[i].clr,
-       (unsigned long long)o.rec_attr_set, (unsigned long long)o.rec_attr_clr);
+    tap_ok(r == 0 && o.flags == 0 && o.cleared == 0 && o.rec_attr_set == cases[i].set &&
+               o.rec_attr_clr == cases[i].clr && o.data == NULL,
+           "`%s` -> recursive set 0x%llx clear 0x%llx (got 0x%llx 0x%llx)", cases[i].name,
+           (unsigned long long)cases[i].set, (unsigned long long)cases[i].clr,
+           (unsigned long long)o.rec_attr_set, (unsigned long long)o.rec_attr_clr);
     mount_options_free(&o);
   }
   {
     struct mount_options o;
     cleanup_error fsrun_error_t err = NULL;
     int r = parse(&o, &err, "rro", "rrw", "rnoatime", "rstrictatime", NULL);
-    ok(r == 0 && o.rec_attr_set == MOUNT_ATTR_STRICTATIME &&
-           o.rec_attr_clr == (MOUNT_ATTR_RDONLY | MOUNT_ATTR__ATIME),
-       "later recursive options override earlier ones");
+    tap_ok(r == 0 && o.rec_attr_set == MOUNT_ATTR_STRICTATIME &&
+               o.rec_attr_clr == (MOUNT_ATTR_RDONLY | MOUNT_ATTR__ATIME),
+           "later recursive options override earlier ones");
     mount_options_free(&o);
   }
 }
@@ -189,63 +175,63 @@ static void test_order_and_data(void) {
   int r;
 
   r = parse(&o, &err, "ro", "rw", NULL);
-  ok(r == 0 && !(o.flags & MS_RDONLY) && (o.cleared & MS_RDONLY), "ro then rw ends read-write");
+  tap_ok(r == 0 && !(o.flags & MS_RDONLY) && (o.cleared & MS_RDONLY), "ro then rw ends read-write");
   mount_options_free(&o);
   r = parse(&o, &err, "rw", "ro", NULL);
-  ok(r == 0 && (o.flags & MS_RDONLY) && !(o.cleared & MS_RDONLY), "rw then ro ends read-only");
+  tap_ok(r == 0 && (o.flags & MS_RDONLY) && !(o.cleared & MS_RDONLY), "rw then ro ends read-only");
   mount_options_free(&o);
   r = parse(&o, &err, "noatime", "strictatime", NULL);
-  ok(r == 0 && (o.flags & (MS_NOATIME | MS_RELATIME | MS_STRICTATIME)) == MS_STRICTATIME,
-     "atime modes replace each other (noatime then strictatime is strictatime)");
+  tap_ok(r == 0 && (o.flags & (MS_NOATIME | MS_RELATIME | MS_STRICTATIME)) == MS_STRICTATIME,
+         "atime modes replace each other (noatime then strictatime is strictatime)");
   mount_options_free(&o);
   r = parse(&o, &err, "strictatime", "noatime", NULL);
-  ok(r == 0 && (o.flags & (MS_NOATIME | MS_RELATIME | MS_STRICTATIME)) == MS_NOATIME,
-     "strictatime then noatime is noatime");
+  tap_ok(r == 0 && (o.flags & (MS_NOATIME | MS_RELATIME | MS_STRICTATIME)) == MS_NOATIME,
+         "strictatime then noatime is noatime");
   mount_options_free(&o);
 
   r = parse(&o, &err, "nosuid", "size=65536k", "strictatime", "mode=755", NULL);
-  ok(r == 0 && o.data != NULL && strcmp(o.data, "size=65536k,mode=755") == 0 &&
-         o.flags == (MS_NOSUID | MS_STRICTATIME),
-     "unknown options are fs data in order: `%s`", o.data ? o.data : "(null)");
+  tap_ok(r == 0 && o.data != NULL && strcmp(o.data, "size=65536k,mode=755") == 0 &&
+             o.flags == (MS_NOSUID | MS_STRICTATIME),
+         "unknown options are fs data in order: `%s`", o.data ? o.data : "(null)");
   mount_options_free(&o);
   r = parse(&o, &err, "newinstance", "ptmxmode=0666", "mode=0620", "gid=5", NULL);
-  ok(r == 0 && o.data && strcmp(o.data, "newinstance,ptmxmode=0666,mode=0620,gid=5") == 0,
-     "devpts options are data");
+  tap_ok(r == 0 && o.data && strcmp(o.data, "newinstance,ptmxmode=0666,mode=0620,gid=5") == 0,
+         "devpts options are data");
   mount_options_free(&o);
   r = parse(&o, &err, "lowerdir=/a:/b", "upperdir=/u", "workdir=/w", NULL);
-  ok(r == 0 && o.data && strcmp(o.data, "lowerdir=/a:/b,upperdir=/u,workdir=/w") == 0,
-     "overlay options are data");
+  tap_ok(r == 0 && o.data && strcmp(o.data, "lowerdir=/a:/b,upperdir=/u,workdir=/w") == 0,
+         "overlay options are data");
   mount_options_free(&o);
   r = mount_options_parse(NULL, &o, &err);
-  ok(r == 0 && o.flags == 0 && o.data == NULL, "no options at all");
+  tap_ok(r == 0 && o.flags == 0 && o.data == NULL, "no options at all");
   mount_options_free(&o);
 
   r = parse(&o, &err, "nosuid", "noexec", "nodev", "relatime", "ro", NULL);
-  ok(r == 0 && o.flags == (MS_NOSUID | MS_NOEXEC | MS_NODEV | MS_RELATIME | MS_RDONLY),
-     "the default cgroup mount's options");
+  tap_ok(r == 0 && o.flags == (MS_NOSUID | MS_NOEXEC | MS_NODEV | MS_RELATIME | MS_RDONLY),
+         "the default cgroup mount's options");
   mount_options_free(&o);
 
   r = parse(&o, &err, "rw", "tmpcopyup", NULL);
-  ok(r == 0 && o.tmpcopyup && o.data == NULL, "`tmpcopyup` is a runtime option, not fs data");
+  tap_ok(r == 0 && o.tmpcopyup && o.data == NULL, "`tmpcopyup` is a runtime option, not fs data");
   mount_options_free(&o);
 
   r = parse(&o, &err, "bind", "idmap", NULL);
-  ok(r == 0 && o.idmap && !o.idmap_recursive && o.data == NULL && o.flags == MS_BIND,
-     "idmap: an idmapped bind, not recursive, not fs data");
+  tap_ok(r == 0 && o.idmap && !o.idmap_recursive && o.data == NULL && o.flags == MS_BIND,
+         "idmap: an idmapped bind, not recursive, not fs data");
   mount_options_free(&o);
   r = parse(&o, &err, "rbind", "ridmap", NULL);
-  ok(r == 0 && o.idmap && o.idmap_recursive && o.data == NULL, "ridmap: recursive idmap");
+  tap_ok(r == 0 && o.idmap && o.idmap_recursive && o.data == NULL, "ridmap: recursive idmap");
   mount_options_free(&o);
   r = parse(&o, &err, "ridmap", "idmap", NULL);
-  ok(r == 0 && o.idmap && o.idmap_recursive, "idmap after ridmap keeps it recursive");
+  tap_ok(r == 0 && o.idmap && o.idmap_recursive, "idmap after ridmap keeps it recursive");
   mount_options_free(&o);
   r = parse(&o, &err, "rbind", NULL);
-  ok(r == 0 && !o.idmap && !o.idmap_recursive, "no idmap option: not idmapped");
+  tap_ok(r == 0 && !o.idmap && !o.idmap_recursive, "no idmap option: not idmapped");
   mount_options_free(&o);
   r = parse(&o, &err, "bind", "idmap=uids=0-1-10;gids=0-1-10", NULL);
-  ok(r < 0 && err != NULL && strstr(err->msg, "uidMappings") != NULL && o.data == NULL,
-     "idmap=... inline mappings are refused, not passed as data: %s",
-     err ? err->msg : "(no error)");
+  tap_ok(r < 0 && err != NULL && strstr(err->msg, "uidMappings") != NULL && o.data == NULL,
+         "idmap=... inline mappings are refused, not passed as data: %s",
+         err ? err->msg : "(no error)");
   fsrun_error_release(&err);
 }
 
@@ -256,44 +242,46 @@ static void test_bind_attr(void) {
 
   parse(&o, &err, "rbind", "ro", "nosuid", "nodev", "noexec", NULL);
   mount_flags_to_attr(o.flags, o.cleared, &a);
-  ok(a.attr_set == (MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC) &&
-         a.attr_clr == 0,
-     "ro,nosuid,nodev,noexec bind -> set those attributes, clear nothing");
+  tap_ok(a.attr_set ==
+                 (MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC) &&
+             a.attr_clr == 0,
+         "ro,nosuid,nodev,noexec bind -> set those attributes, clear nothing");
   mount_options_free(&o);
 
   parse(&o, &err, "bind", NULL);
   mount_flags_to_attr(o.flags, o.cleared, &a);
-  ok(a.attr_set == 0 && a.attr_clr == 0, "a plain bind changes no attribute (source's kept)");
+  tap_ok(a.attr_set == 0 && a.attr_clr == 0, "a plain bind changes no attribute (source's kept)");
   mount_options_free(&o);
 
   parse(&o, &err, "bind", "rw", "suid", "dev", "exec", "diratime", "symfollow", NULL);
   mount_flags_to_attr(o.flags, o.cleared, &a);
-  ok(a.attr_set == 0 &&
-         a.attr_clr == (MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
-                        MOUNT_ATTR_NOEXEC | MOUNT_ATTR_NODIRATIME | MOUNT_ATTR_NOSYMFOLLOW),
-     "rw,suid,dev,exec,diratime,symfollow clear only what they name");
+  tap_ok(a.attr_set == 0 &&
+             a.attr_clr == (MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
+                            MOUNT_ATTR_NOEXEC | MOUNT_ATTR_NODIRATIME | MOUNT_ATTR_NOSYMFOLLOW),
+         "rw,suid,dev,exec,diratime,symfollow clear only what they name");
   mount_options_free(&o);
 
   parse(&o, &err, "bind", "noatime", NULL);
   mount_flags_to_attr(o.flags, o.cleared, &a);
-  ok(a.attr_set == MOUNT_ATTR_NOATIME && a.attr_clr == MOUNT_ATTR__ATIME, "noatime bind");
+  tap_ok(a.attr_set == MOUNT_ATTR_NOATIME && a.attr_clr == MOUNT_ATTR__ATIME, "noatime bind");
   mount_options_free(&o);
   parse(&o, &err, "bind", "strictatime", NULL);
   mount_flags_to_attr(o.flags, o.cleared, &a);
-  ok(a.attr_set == MOUNT_ATTR_STRICTATIME && a.attr_clr == MOUNT_ATTR__ATIME, "strictatime bind");
+  tap_ok(a.attr_set == MOUNT_ATTR_STRICTATIME && a.attr_clr == MOUNT_ATTR__ATIME,
+         "strictatime bind");
   mount_options_free(&o);
   parse(&o, &err, "bind", "relatime", NULL);
   mount_flags_to_attr(o.flags, o.cleared, &a);
-  ok(a.attr_set == MOUNT_ATTR_RELATIME && a.attr_clr == MOUNT_ATTR__ATIME, "relatime bind");
+  tap_ok(a.attr_set == MOUNT_ATTR_RELATIME && a.attr_clr == MOUNT_ATTR__ATIME, "relatime bind");
   mount_options_free(&o);
   parse(&o, &err, "bind", "atime", NULL);
   mount_flags_to_attr(o.flags, o.cleared, &a);
-  ok(a.attr_set == 0 && a.attr_clr == MOUNT_ATTR__ATIME, "atime bind goes back to relatime");
+  tap_ok(a.attr_set == 0 && a.attr_clr == MOUNT_ATTR__ATIME, "atime bind goes back to relatime");
   mount_options_free(&o);
   parse(&o, &err, "bind", "nosymfollow", "nodiratime", NULL);
   mount_flags_to_attr(o.flags, o.cleared, &a);
-  ok(a.attr_set == (MOUNT_ATTR_NOSYMFOLLOW | MOUNT_ATTR_NODIRATIME) && a.attr_clr == 0,
-     "nosymfollow,nodiratime bind");
+  tap_ok(a.attr_set == (MOUNT_ATTR_NOSYMFOLLOW | MOUNT_ATTR_NODIRATIME) && a.attr_clr == 0,
+         "nosymfollow,nodiratime bind");
   mount_options_free(&o);
 }
 
@@ -301,11 +289,11 @@ static void test_is_bind(void) {
   char *bind_opt[] = {"rbind", "ro"};
   char *no_bind[] = {"ro"};
   oci_mount m = {.destination = "/x", .type = "none", .options = {bind_opt, 2}};
-  ok(mount_entry_is_bind(&m), "an rbind option makes a bind mount whatever the type");
+  tap_ok(mount_entry_is_bind(&m), "an rbind option makes a bind mount whatever the type");
   m.options = (oci_strv){no_bind, 1};
-  ok(!mount_entry_is_bind(&m), "type none without bind is not a bind");
+  tap_ok(!mount_entry_is_bind(&m), "type none without bind is not a bind");
   m.type = "bind";
-  ok(mount_entry_is_bind(&m), "type bind is a bind");
+  tap_ok(mount_entry_is_bind(&m), "type bind is a bind");
 }
 
 static void test_path_clean(void) {
@@ -327,7 +315,8 @@ static void test_path_clean(void) {
   };
   for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
     cleanup_free char *r = path_clean_abs(cases[i].in);
-    ok(strcmp(r, cases[i].out) == 0, "clean `%s` -> `%s` (got `%s`)", cases[i].in, cases[i].out, r);
+    tap_ok(strcmp(r, cases[i].out) == 0, "clean `%s` -> `%s` (got `%s`)", cases[i].in, cases[i].out,
+           r);
   }
 }
 
@@ -353,7 +342,7 @@ static void test_root_resolve(void) {
   char host_path[256], link[512];
   snprintf(tmpdir, sizeof(tmpdir), "/tmp/test-mounts.XXXXXX");
   if (mkdtemp(tmpdir) == NULL) {
-    ok(0, "mkdtemp: %s", strerror(errno));
+    tap_ok(0, "mkdtemp: %s", strerror(errno));
     return;
   }
   /* a name that must never appear on the host */
@@ -386,10 +375,10 @@ static void test_root_resolve(void) {
     fd = root_resolve(root, path, ROOT_CREATE_DIR, false, &err);
     snprintf(host_path, sizeof(host_path), "/etc/%s", escape_name);
     snprintf(path, sizeof(path), "root/etc/%s", escape_name);
-    ok(fd >= 0 && exists_at(base, path, S_IFDIR) && same_file(fd, base, path) &&
-           access(host_path, F_OK) < 0,
-       "mnt -> /etc: the directory is created in root/etc, not the host's /etc (%s)",
-       err ? err->msg : "ok");
+    tap_ok(fd >= 0 && exists_at(base, path, S_IFDIR) && same_file(fd, base, path) &&
+               access(host_path, F_OK) < 0,
+           "mnt -> /etc: the directory is created in root/etc, not the host's /etc (%s)",
+           err ? err->msg : "ok");
   }
   {
     cleanup_error fsrun_error_t err = NULL;
@@ -399,9 +388,9 @@ static void test_root_resolve(void) {
     fd = root_resolve(root, path, ROOT_CREATE_DIR, false, &err);
     snprintf(host_path, sizeof(host_path), "/tmp/%s", escape_name);
     snprintf(path, sizeof(path), "root/tmp/%s", escape_name);
-    ok(fd >= 0 && exists_at(base, path, S_IFDIR) && same_file(fd, base, path) &&
-           access(host_path, F_OK) < 0,
-       "up -> ../../..: climbing stops at the root (%s)", err ? err->msg : "ok");
+    tap_ok(fd >= 0 && exists_at(base, path, S_IFDIR) && same_file(fd, base, path) &&
+               access(host_path, F_OK) < 0,
+           "up -> ../../..: climbing stops at the root (%s)", err ? err->msg : "ok");
   }
   {
     cleanup_error fsrun_error_t err = NULL;
@@ -409,15 +398,16 @@ static void test_root_resolve(void) {
     cleanup_close int fd = root_resolve(root, "/dangling/x", ROOT_CREATE_DIR, false, &err);
     snprintf(path, sizeof(path), "root/%s/deep/x", escape_name);
     snprintf(host_path, sizeof(host_path), "/%s", escape_name);
-    ok(fd >= 0 && exists_at(base, path, S_IFDIR) && same_file(fd, base, path) &&
-           access(host_path, F_OK) < 0,
-       "a dangling absolute symlink is followed inside the root (%s)", err ? err->msg : "ok");
+    tap_ok(fd >= 0 && exists_at(base, path, S_IFDIR) && same_file(fd, base, path) &&
+               access(host_path, F_OK) < 0,
+           "a dangling absolute symlink is followed inside the root (%s)", err ? err->msg : "ok");
   }
   {
     cleanup_error fsrun_error_t err = NULL;
     cleanup_close int fd = root_resolve(root, "a/b/d", ROOT_CREATE_DIR, false, &err);
-    ok(fd >= 0 && exists_at(base, "root/c/d", S_IFDIR) && same_file(fd, base, "root/c/d"),
-       "a dangling relative symlink in the middle resolves next to it (%s)", err ? err->msg : "ok");
+    tap_ok(fd >= 0 && exists_at(base, "root/c/d", S_IFDIR) && same_file(fd, base, "root/c/d"),
+           "a dangling relative symlink in the middle resolves next to it (%s)",
+           err ? err->msg : "ok");
   }
   {
     cleanup_error fsrun_error_t err = NULL;
@@ -425,42 +415,42 @@ static void test_root_resolve(void) {
     cleanup_close int fd = root_resolve(root, "/etc/hostfile", ROOT_CREATE_FILE, false, &err);
     snprintf(path, sizeof(path), "root/tmp/%s-file", escape_name);
     snprintf(host_path, sizeof(host_path), "/tmp/%s-file", escape_name);
-    ok(fd >= 0 && exists_at(base, path, S_IFREG) && same_file(fd, base, path) &&
-           access(host_path, F_OK) < 0,
-       "a file target through a dangling symlink is created inside the root (%s)",
-       err ? err->msg : "ok");
+    tap_ok(fd >= 0 && exists_at(base, path, S_IFREG) && same_file(fd, base, path) &&
+               access(host_path, F_OK) < 0,
+           "a file target through a dangling symlink is created inside the root (%s)",
+           err ? err->msg : "ok");
   }
   {
     cleanup_error fsrun_error_t err = NULL;
     cleanup_close int fd = root_resolve(root, "/new/dir/file", ROOT_CREATE_FILE, false, &err);
-    ok(fd >= 0 && exists_at(base, "root/new/dir", S_IFDIR) &&
-           exists_at(base, "root/new/dir/file", S_IFREG),
-       "missing parents are directories, the last component a file");
+    tap_ok(fd >= 0 && exists_at(base, "root/new/dir", S_IFDIR) &&
+               exists_at(base, "root/new/dir/file", S_IFREG),
+           "missing parents are directories, the last component a file");
   }
   {
     cleanup_error fsrun_error_t err = NULL;
     int fd = root_resolve(root, "/proc", ROOT_CREATE_DIR, true, &err);
-    ok(fd == -ELOOP, "no_symlinks refuses a symlink (%s)", err ? err->msg : "no error");
+    tap_ok(fd == -ELOOP, "no_symlinks refuses a symlink (%s)", err ? err->msg : "no error");
     if (fd >= 0)
       close(fd);
   }
   {
     cleanup_error fsrun_error_t err = NULL;
     int fd = root_resolve(root, "/loop1/x", ROOT_CREATE_DIR, false, &err);
-    ok(fd < 0 && err != NULL, "a symlink loop is an error (%s)", err ? err->msg : "no error");
+    tap_ok(fd < 0 && err != NULL, "a symlink loop is an error (%s)", err ? err->msg : "no error");
     if (fd >= 0)
       close(fd);
   }
   {
     cleanup_error fsrun_error_t err = NULL;
     int fd = root_resolve(root, "/nothere", ROOT_NO_CREATE, false, &err);
-    ok(fd == -ENOENT && !exists_at(base, "root/nothere", S_IFDIR),
-       "ROOT_NO_CREATE returns -ENOENT and creates nothing");
+    tap_ok(fd == -ENOENT && !exists_at(base, "root/nothere", S_IFDIR),
+           "ROOT_NO_CREATE returns -ENOENT and creates nothing");
   }
   {
     cleanup_error fsrun_error_t err = NULL;
     cleanup_close int fd = root_resolve(root, "/", ROOT_NO_CREATE, false, &err);
-    ok(fd >= 0 && same_file(fd, base, "root"), "`/` is the root itself");
+    tap_ok(fd >= 0 && same_file(fd, base, "root"), "`/` is the root itself");
   }
   {
     char cmd[128];
@@ -477,31 +467,31 @@ static void test_overlay_lower(void) {
   char common[128], moved[128];
   struct stat st;
   if (mkdtemp(dir) == NULL) {
-    ok(0, "mkdtemp");
+    tap_ok(0, "mkdtemp");
     return;
   }
   snprintf(common, sizeof(common), "%s/common", dir);
   snprintf(moved, sizeof(moved), "%s/moved", dir);
   if (mkdir(common, 0700) < 0 || stat(common, &st) < 0) {
-    ok(0, "mkdir %s", common);
+    tap_ok(0, "mkdir %s", common);
     return;
   }
   {
     cleanup_error fsrun_error_t err = NULL;
     cleanup_close int fd = overlay_lower_open(common, st.st_dev, st.st_ino, &err);
     struct stat got;
-    ok(fd >= 0 && fstat(fd, &got) == 0 && got.st_ino == st.st_ino,
-       "the checked directory at its path opens");
+    tap_ok(fd >= 0 && fstat(fd, &got) == 0 && got.st_ino == st.st_ino,
+           "the checked directory at its path opens");
   }
   {
     cleanup_error fsrun_error_t err = NULL;
     int fd;
     if (rename(common, moved) < 0 || mkdir(common, 0700) < 0)
-      ok(0, "swap %s", common);
+      tap_ok(0, "swap %s", common);
     fd = overlay_lower_open(common, st.st_dev, st.st_ino, &err);
-    ok(fd == -ESTALE && err != NULL && strstr(err->msg, common) != NULL,
-       "a directory put at the checked path is refused, naming it (%s)",
-       err ? err->msg : "no error");
+    tap_ok(fd == -ESTALE && err != NULL && strstr(err->msg, common) != NULL,
+           "a directory put at the checked path is refused, naming it (%s)",
+           err ? err->msg : "no error");
     if (fd >= 0)
       close(fd);
   }
@@ -509,10 +499,10 @@ static void test_overlay_lower(void) {
     cleanup_error fsrun_error_t err = NULL;
     int fd;
     if (rmdir(common) < 0 || symlink("moved", common) < 0)
-      ok(0, "link %s", common);
+      tap_ok(0, "link %s", common);
     fd = overlay_lower_open(common, st.st_dev, st.st_ino, &err);
-    ok(fd < 0, "a link at the checked path is refused, even to the checked directory (%s)",
-       err ? err->msg : "no error");
+    tap_ok(fd < 0, "a link at the checked path is refused, even to the checked directory (%s)",
+           err ? err->msg : "no error");
     if (fd >= 0)
       close(fd);
   }
@@ -524,11 +514,12 @@ static void test_overlay_lower(void) {
     cleanup_free char *d = overlay_data_set_lower("lowerdir=/a,lowerdir=/b", "/p/7");
     cleanup_free char *e = overlay_data_lower("upperdir=/u,lowerdir=/r/.git,workdir=/w");
     cleanup_free char *f = overlay_data_lower("lowerdir+=/a,lowerdir=/b");
-    ok(a && strcmp(a, "lowerdir=/p/7,upperdir=/u,workdir=/w") == 0 && b &&
-           strcmp(b, "upperdir=/u,lowerdir=/p/7") == 0,
-       "the one lowerdir is replaced in place (%s, %s)", a ? a : "NULL", b ? b : "NULL");
-    ok(c == NULL && d == NULL && f == NULL, "several lower layers are not one checked directory");
-    ok(e && strcmp(e, "/r/.git") == 0, "the lowerdir's path is read (%s)", e ? e : "NULL");
+    tap_ok(a && strcmp(a, "lowerdir=/p/7,upperdir=/u,workdir=/w") == 0 && b &&
+               strcmp(b, "upperdir=/u,lowerdir=/p/7") == 0,
+           "the one lowerdir is replaced in place (%s, %s)", a ? a : "NULL", b ? b : "NULL");
+    tap_ok(c == NULL && d == NULL && f == NULL,
+           "several lower layers are not one checked directory");
+    tap_ok(e && strcmp(e, "/r/.git") == 0, "the lowerdir's path is read (%s)", e ? e : "NULL");
   }
   {
     char cmd[128];
@@ -548,6 +539,5 @@ int main(void) {
   test_path_clean();
   test_root_resolve();
   test_overlay_lower();
-  printf("1..%d\n", test_count);
-  return failures ? 1 : 0;
+  return tap_done();
 }

@@ -3,7 +3,6 @@
 #include <errno.h>
 #include <linux/seccomp.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,22 +19,8 @@
 
 #include "error.h"
 #include "seccomp.h"
+#include "tap.h"
 #include "utils.h"
-
-static int test_count, failures;
-
-static void ok(int cond, const char *fmt, ...) {
-  va_list ap;
-  test_count++;
-  if (!cond)
-    failures++;
-  printf("%sok %d - ", cond ? "" : "not ", test_count);
-  va_start(ap, fmt);
-  vprintf(fmt, ap);
-  va_end(ap);
-  printf("\n");
-  fflush(stdout);
-}
 
 #define STRV(...)                                                                                  \
   ((oci_strv){(char *[]){__VA_ARGS__}, sizeof((char *[]){__VA_ARGS__}) / sizeof(char *)})
@@ -57,8 +42,8 @@ static const char *compile_error(const oci_seccomp *s) {
 
 static void expect_error(const oci_seccomp *s, const char *want, const char *what) {
   const char *msg = compile_error(s);
-  ok(msg != NULL && strstr(msg, want) != NULL, "%s: error names `%s` (%s)", what, want,
-     msg ? msg : "compiled");
+  tap_ok(msg != NULL && strstr(msg, want) != NULL, "%s: error names `%s` (%s)", what, want,
+         msg ? msg : "compiled");
 }
 
 /* Compiles s, forks, loads the filter with no_new_privs and runs check(); returns the child's
@@ -218,28 +203,28 @@ static void test_saved(void) {
   char *bytes, *bad;
   size_t len = 0;
   if (seccomp_compile(&s, &f, &err) < 0) {
-    ok(0, "compile for the kept program: %s", err->msg);
+    tap_ok(0, "compile for the kept program: %s", err->msg);
     fsrun_error_release(&err);
     return;
   }
   bytes = seccomp_serialize(f, &len);
   back = seccomp_deserialize(bytes, len);
-  ok(back != NULL && exited_zero(run_loaded(back, check_mkdir_eacces)),
-     "the kept program read back is the filter: mkdir fails with EACCES");
+  tap_ok(back != NULL && exited_zero(run_loaded(back, check_mkdir_eacces)),
+         "the kept program read back is the filter: mkdir fails with EACCES");
   seccomp_free(back);
-  ok(seccomp_deserialize(bytes, len - 1) == NULL, "a program one byte short is not taken");
-  ok(seccomp_deserialize(bytes, 10) == NULL, "a header cut short is not taken");
+  tap_ok(seccomp_deserialize(bytes, len - 1) == NULL, "a program one byte short is not taken");
+  tap_ok(seccomp_deserialize(bytes, 10) == NULL, "a header cut short is not taken");
   bad = xmalloc0(len);
   for (size_t at = 0; at < 24; at += 4) {
     if (at == 12 || at == 16) /* flags and has_notify 0 are the filter's own */
       continue;
     memcpy(bad, bytes, len);
     bad[at] ^= 0x55;
-    ok(seccomp_deserialize(bad, len) == NULL, "a header changed at byte %zu is not taken", at);
+    tap_ok(seccomp_deserialize(bad, len) == NULL, "a header changed at byte %zu is not taken", at);
   }
   memcpy(bad, bytes, len);
   bad[16] = 2;
-  ok(seccomp_deserialize(bad, len) == NULL, "a listener flag other than 0 or 1 is not taken");
+  tap_ok(seccomp_deserialize(bad, len) == NULL, "a listener flag other than 0 or 1 is not taken");
   free(bad);
   free(bytes);
   seccomp_free(f);
@@ -256,17 +241,17 @@ static void test_notify(void) {
   snprintf(listener_path, sizeof(listener_path), "/tmp/fsrun-test-seccomp-%d.sock", getpid());
   unlink(listener_path);
   if (seccomp_compile(&s, &notify_filter, &err) < 0) {
-    ok(0, "NOTIFY profile compiles: %s", err->msg);
+    tap_ok(0, "NOTIFY profile compiles: %s", err->msg);
     fsrun_error_release(&err);
     return;
   }
-  ok(seccomp_has_notify(notify_filter), "NOTIFY profile reports a listener");
+  tap_ok(seccomp_has_notify(notify_filter), "NOTIFY profile reports a listener");
 
   int srv = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
   struct sockaddr_un addr = {.sun_family = AF_UNIX};
   strcpy(addr.sun_path, listener_path);
   if (bind(srv, (struct sockaddr *)&addr, sizeof(addr)) < 0 || listen(srv, 1) < 0) {
-    ok(0, "listen on %s", listener_path);
+    tap_ok(0, "listen on %s", listener_path);
     return;
   }
   fflush(stdout);
@@ -280,10 +265,10 @@ static void test_notify(void) {
   int got = conn >= 0 && recv_fd_and_text(conn, text, sizeof(text), &notify_fd) == 0;
   char want_pid[64];
   snprintf(want_pid, sizeof(want_pid), "\"pid\":%d", pid);
-  ok(got && strstr(text, "\"fds\":[\"seccompFd\"]") && strstr(text, want_pid) &&
-         strstr(text, "\"metadata\":\"meta \\\"quoted\\\"\"") &&
-         strstr(text, "\"state\":{\"ociVersion\":\"1.3.0\",\"id\":\"t\""),
-     "listener receives the fd and the containerProcessState: %s", text);
+  tap_ok(got && strstr(text, "\"fds\":[\"seccompFd\"]") && strstr(text, want_pid) &&
+             strstr(text, "\"metadata\":\"meta \\\"quoted\\\"\"") &&
+             strstr(text, "\"state\":{\"ociVersion\":\"1.3.0\",\"id\":\"t\""),
+         "listener receives the fd and the containerProcessState: %s", text);
 
   int answered = 0;
   for (int i = 0; got && i < 2; i++) {
@@ -301,11 +286,11 @@ static void test_notify(void) {
   }
   int status = 0;
   waitpid(pid, &status, 0);
-  ok(answered == 2 && exited_zero(status),
-     "the listener answers mkdir: EXDEV, then success (child status %d)",
-     WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+  tap_ok(answered == 2 && exited_zero(status),
+         "the listener answers mkdir: EXDEV, then success (child status %d)",
+         WIFEXITED(status) ? WEXITSTATUS(status) : -1);
   struct stat st;
-  ok(stat("/tmp/fsrun-test-seccomp-never", &st) < 0, "nothing was created");
+  tap_ok(stat("/tmp/fsrun-test-seccomp-never", &st) < 0, "nothing was created");
   if (notify_fd >= 0)
     close(notify_fd);
   if (conn >= 0)
@@ -318,8 +303,8 @@ static void test_notify(void) {
 int main(void) {
   struct fsrun_seccomp *f = (void *)1;
   fsrun_error_t err = NULL;
-  ok(seccomp_compile(NULL, &f, &err) == 0 && f == NULL, "no linux.seccomp: no filter");
-  ok(seccomp_load_filter(NULL, NULL, &err) == 0, "loading no filter is a no-op");
+  tap_ok(seccomp_compile(NULL, &f, &err) == 0 && f == NULL, "no linux.seccomp: no filter");
+  tap_ok(seccomp_load_filter(NULL, NULL, &err) == 0, "loading no filter is a no-op");
 
   /* --- compile --- */
   {
@@ -331,17 +316,18 @@ int main(void) {
                      .architectures = STRV("SCMP_ARCH_X86_64", "SCMP_ARCH_X86", "SCMP_ARCH_X32"),
                      .syscalls = rules,
                      .n_syscalls = 1};
-    ok(compile_error(&s) == NULL, "a deny-list profile with three architectures compiles");
-    ok(exited_zero(run_filtered(&s, check_mkdir_eacces)), "errnoRet 13: mkdir fails with EACCES");
+    tap_ok(compile_error(&s) == NULL, "a deny-list profile with three architectures compiles");
+    tap_ok(exited_zero(run_filtered(&s, check_mkdir_eacces)),
+           "errnoRet 13: mkdir fails with EACCES");
     rules[0].has_errno_ret = false;
-    ok(exited_zero(run_filtered(&s, check_mkdir_eperm)), "ERRNO without errnoRet: EPERM");
+    tap_ok(exited_zero(run_filtered(&s, check_mkdir_eperm)), "ERRNO without errnoRet: EPERM");
   }
   {
     oci_seccomp_syscall rules[] = {{.names = STRV("uname"), .action = "SCMP_ACT_KILL_PROCESS"}};
     oci_seccomp s = {.default_action = "SCMP_ACT_ALLOW", .syscalls = rules, .n_syscalls = 1};
     int status = run_filtered(&s, check_uname);
-    ok(status >= 0 && WIFSIGNALED(status) && WTERMSIG(status) == SIGSYS,
-       "KILL_PROCESS on uname: killed by SIGSYS");
+    tap_ok(status >= 0 && WIFSIGNALED(status) && WTERMSIG(status) == SIGSYS,
+           "KILL_PROCESS on uname: killed by SIGSYS");
   }
   {
     oci_seccomp_syscall rules[] = {
@@ -356,17 +342,17 @@ int main(void) {
                      .default_errno_ret = 38,
                      .syscalls = rules,
                      .n_syscalls = 1};
-    ok(compile_error(&s) == NULL, "an unknown syscall name is skipped");
-    ok(exited_zero(run_filtered(&s, check_getppid_enosys)),
-       "allow list with defaultErrnoRet 38: an unlisted syscall fails with ENOSYS");
+    tap_ok(compile_error(&s) == NULL, "an unknown syscall name is skipped");
+    tap_ok(exited_zero(run_filtered(&s, check_getppid_enosys)),
+           "allow list with defaultErrnoRet 38: an unlisted syscall fails with ENOSYS");
   }
   {
     oci_seccomp_arg args[] = {{.index = 0, .value = PER_LINUX32, .op = "SCMP_CMP_EQ"}};
     oci_seccomp_syscall rules[] = {
         {.names = STRV("personality"), .action = "SCMP_ACT_ERRNO", .args = args, .n_args = 1}};
     oci_seccomp s = {.default_action = "SCMP_ACT_ALLOW", .syscalls = rules, .n_syscalls = 1};
-    ok(exited_zero(run_filtered(&s, check_personality_arg)),
-       "personality arg0 EQ PER_LINUX32 is denied, other values pass");
+    tap_ok(exited_zero(run_filtered(&s, check_personality_arg)),
+           "personality arg0 EQ PER_LINUX32 is denied, other values pass");
   }
   {
     oci_seccomp_arg args[] = {{.index = 0, .value = PRIO_PGRP, .op = "SCMP_CMP_EQ"},
@@ -374,8 +360,8 @@ int main(void) {
     oci_seccomp_syscall rules[] = {
         {.names = STRV("getpriority"), .action = "SCMP_ACT_ERRNO", .args = args, .n_args = 2}};
     oci_seccomp s = {.default_action = "SCMP_ACT_ALLOW", .syscalls = rules, .n_syscalls = 1};
-    ok(exited_zero(run_filtered(&s, check_getpriority_or)),
-       "the same argument index twice: either comparison matches (OR)");
+    tap_ok(exited_zero(run_filtered(&s, check_getpriority_or)),
+           "the same argument index twice: either comparison matches (OR)");
   }
   {
     oci_seccomp_arg args[] = {
@@ -383,8 +369,8 @@ int main(void) {
     oci_seccomp_syscall rules[] = {
         {.names = STRV("umask"), .action = "SCMP_ACT_ERRNO", .args = args, .n_args = 1}};
     oci_seccomp s = {.default_action = "SCMP_ACT_ALLOW", .syscalls = rules, .n_syscalls = 1};
-    ok(exited_zero(run_filtered(&s, check_umask_masked)),
-       "MASKED_EQ: value is the mask, valueTwo the datum");
+    tap_ok(exited_zero(run_filtered(&s, check_umask_masked)),
+           "MASKED_EQ: value is the mask, valueTwo the datum");
   }
   {
     oci_seccomp_arg args[] = {{.index = 0, .value = 0xffffffffffffffffULL, .op = "SCMP_CMP_EQ"}};
@@ -395,9 +381,9 @@ int main(void) {
                                     .args = args,
                                     .n_args = 1}};
     oci_seccomp s = {.default_action = "SCMP_ACT_ALLOW", .syscalls = rules, .n_syscalls = 1};
-    ok(compile_error(&s) == NULL, "arg value 0xffffffffffffffff compiles");
-    ok(exited_zero(run_filtered(&s, check_uint64_exact)),
-       "arg value 0xffffffffffffffff matches exactly that value, not 0xffffffff");
+    tap_ok(compile_error(&s) == NULL, "arg value 0xffffffffffffffff compiles");
+    tap_ok(exited_zero(run_filtered(&s, check_uint64_exact)),
+           "arg value 0xffffffffffffffff matches exactly that value, not 0xffffffff");
   }
   {
     static const char *ops[] = {"SCMP_CMP_NE", "SCMP_CMP_LT", "SCMP_CMP_LE",       "SCMP_CMP_EQ",
@@ -416,7 +402,7 @@ int main(void) {
         bad++;
       }
     }
-    ok(bad == 0, "every operator and action compiles");
+    tap_ok(bad == 0, "every operator and action compiles");
   }
   {
     oci_seccomp_syscall rules[] = {{.names = STRV("getppid"), .action = "SCMP_ACT_LOG"}};
@@ -425,7 +411,7 @@ int main(void) {
                                    "SECCOMP_FILTER_FLAG_TSYNC"),
                      .syscalls = rules,
                      .n_syscalls = 1};
-    ok(exited_zero(run_filtered(&s, check_nothing)), "flags LOG, SPEC_ALLOW and TSYNC load");
+    tap_ok(exited_zero(run_filtered(&s, check_nothing)), "flags LOG, SPEC_ALLOW and TSYNC load");
   }
 
   /* --- errors name the field --- */
@@ -477,6 +463,5 @@ int main(void) {
 
   test_notify();
   test_saved();
-  printf("1..%d\n", test_count);
-  return failures ? 1 : 0;
+  return tap_done();
 }

@@ -399,6 +399,8 @@ struct run_tree {
 static size_t run_trees_find(const char *top, const oci_strv *writable, struct run_tree *t) {
   size_t n = 0;
   for (size_t i = 0; i <= (writable != NULL ? writable->len : 0); i++) {
+    if (i == 0 && top == NULL)
+      continue; /* no worktree known (hostGitArgs of a repository gone) */
     t[n].given = path_clean_abs(i == 0 ? top : writable->items[i - 1]);
     t[n].real = real_of(t[n].given, &t[n].st);
     if (t[n].real == NULL)
@@ -466,6 +468,46 @@ static void run_path_find(struct collect *c) {
     free(t[i].given);
     free(t[i].real);
   }
+}
+
+/* name in the absolute PATH entry dir (clean) when it is there to run, and neither dir nor the
+ * file's real path is in a tree the run writes (a host link into the worktree counts as it) */
+static char *program_in(const struct run_tree *t, size_t n, const char *dir, const char *name) {
+  struct stat st, file;
+  cleanup_free char *resolved = resolve_entry(dir, &st);
+  cleanup_free char *path = xasprintf("%s/%s", strcmp(dir, "/") != 0 ? dir : "", name);
+  cleanup_free char *real = NULL;
+  if (resolved == NULL || run_writes(t, n, dir, resolved, &st))
+    return NULL;
+  real = real_of(path, &file);
+  if (real == NULL || !S_ISREG(file.st_mode) || (file.st_mode & 0111) == 0 ||
+      run_writes(t, n, real, real, &file))
+    return NULL;
+  return xstrdup(path);
+}
+
+#define PROGRAM_CHARS "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789/._+-"
+
+char *sandbox_git_host_program(const char *top, const oci_strv *writable, const char *name) {
+  const char *path = getenv("PATH") != NULL ? getenv("PATH") : "/usr/bin:/bin";
+  size_t room = 1 + (writable != NULL ? writable->len : 0);
+  cleanup_free struct run_tree *t = xmalloc0(room * sizeof(*t));
+  size_t n = run_trees_find(top, writable, t);
+  char *found = NULL;
+  for (const char *p = path; found == NULL && *p != '\0'; p += *p == ':') {
+    size_t len = strcspn(p, ":");
+    cleanup_free char *entry = p[0] == '/' ? xasprintf("%.*s", (int)len, p) : NULL;
+    cleanup_free char *clean = entry != NULL ? path_clean_abs(entry) : NULL;
+    p += len;
+    /* git runs a value with a space or a quote through the shell, which would split it */
+    if (clean != NULL && clean[strspn(clean, PROGRAM_CHARS)] == '\0')
+      found = program_in(t, n, clean, name);
+  }
+  for (size_t i = 0; i < n; i++) {
+    free(t[i].given);
+    free(t[i].real);
+  }
+  return found;
 }
 
 static void run_path_free(struct run_path *r) {

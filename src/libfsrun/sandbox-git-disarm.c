@@ -27,10 +27,37 @@
 
 /* diff.external and diff.<x>.command: git runs an empty value as "" and dies; this is git's own
  * diff of the two files it hands an external driver (path old-file old-hex old-mode new-file
- * new-hex new-mode; only the path for an unmerged one), exit 1 meaning "they differ" */
+ * new-hex new-mode; only the path for an unmerged one), exit 1 meaning "they differ"; %s: git's
+ * path (sandbox_git_host_program), `[` a builtin of every sh */
 #define OWN_DIFF                                                                                   \
-  "f() { [ $# -lt 7 ] || git --no-pager diff --no-index --no-ext-diff --no-textconv -- \"$2\" "    \
+  "f() { [ $# -lt 7 ] || %s --no-pager diff --no-index --no-ext-diff --no-textconv -- \"$2\" "     \
   "\"$5\"; [ $? -le 1 ]; }; f"
+
+/* What replaces a key's value. A program is never a bare word: the host's git looks a bare word up
+ * on its PATH, where an entry the run writes may hold a planted `cat` (review29 G3); it is the
+ * path sandbox_git_host_program finds, or `false`'s where there is none (what needed it fails, as
+ * on a host without it), or "cannot disarm" where neither is. */
+enum neutral_kind {
+  NEUTRAL_NONE,     /* not a key git runs */
+  NEUTRAL_VALUE,    /* value as it is: git's own "none" (`core.pager=cat`, `core.editor=:`) */
+  NEUTRAL_PROGRAM,  /* value names a program, by its path */
+  NEUTRAL_OWN_DIFF, /* OWN_DIFF with git's path */
+  NEUTRAL_CANNOT,   /* no value keeps git from running it */
+};
+
+struct neutral {
+  enum neutral_kind kind;
+  const char *value;
+};
+
+/* the programs the tables name (cat, false, true, ssh, gpg, gpgsm, ssh-keygen, git), each looked
+ * for once a list */
+#define PROGRAMS_MAX 8
+
+struct program {
+  const char *name;
+  char *path; /* NULL: none found */
+};
 
 /* The list as a JSON array fits one warning line (log.c cuts a message at 2,048 bytes; this with
  * the line's own text), so a caller that kills fsrun after that line has the whole list (the Fusion
@@ -47,6 +74,10 @@ struct args {
   size_t json;                  /* bytes of v as a JSON array (json_cost) */
   size_t reads;                 /* included configs read */
   struct sandbox_git_pins pins; /* what a config is read through; worktree NULL: not known */
+  const char *top;              /* the trees the run writes, where no program is taken from */
+  const oci_strv *writable;
+  struct program programs[PROGRAMS_MAX];
+  size_t n_programs;
   const char *seen[SEEN_SLOTS]; /* each option of v once, by its hash */
   bool cannot;                  /* cannot_disarm's options are in v */
   bool full;                    /* past LIST_JSON_MAX: cannot disarm alone, nothing more added */
@@ -57,9 +88,6 @@ struct args {
  * that git run with the list runs nothing even when the caller misses what the value says */
 #define CANNOT_KEY   "core.abbrev"
 #define CANNOT_VALUE "fsrun-cannot-disarm"
-
-/* neutral_value's answer for a key whose command no -c option replaces */
-static const char CANNOT[] = "";
 
 static void cannot_disarm(struct args *a);
 
@@ -126,12 +154,49 @@ static void push_raw(struct args *a, const char *key, const char *value) {
   cannot_disarm(a);
 }
 
-static void push_option(struct args *a, const char *key, const char *value) {
-  if (expressible(key))
+/* name's path for the host's git (struct neutral), found once a list; NULL: none */
+static const char *host_program(struct args *a, const char *name) {
+  size_t i = 0;
+  for (; i < a->n_programs; i++)
+    if (strcmp(a->programs[i].name, name) == 0)
+      return a->programs[i].path;
+  if (a->n_programs == PROGRAMS_MAX)
+    abort(); /* the tables name more programs than PROGRAMS_MAX */
+  a->programs[a->n_programs++] =
+      (struct program){name, sandbox_git_host_program(a->top, a->writable, name)};
+  return a->programs[i].path;
+}
+
+/* the option's value for n (caller frees); NULL: none runs nothing */
+static char *host_value(struct args *a, struct neutral n) {
+  const char *path;
+  switch (n.kind) {
+  case NEUTRAL_VALUE:
+    return xstrdup(n.value);
+  case NEUTRAL_PROGRAM:
+    path = host_program(a, n.value);
+    path = path != NULL ? path : host_program(a, "false");
+    return path != NULL ? xstrdup(path) : NULL;
+  case NEUTRAL_OWN_DIFF:
+    path = host_program(a, "git");
+    return path != NULL ? xasprintf(OWN_DIFF, path) : NULL;
+  case NEUTRAL_NONE:
+  case NEUTRAL_CANNOT:
+    break;
+  }
+  return NULL;
+}
+
+static void push_option(struct args *a, const char *key, struct neutral n) {
+  cleanup_free char *value = expressible(key) ? host_value(a, n) : NULL;
+  if (value != NULL)
     push_raw(a, key, value);
   else
     cannot_disarm(a);
 }
+
+#define VALUE(v)   ((struct neutral){NEUTRAL_VALUE, (v)})
+#define PROGRAM(p) ((struct neutral){NEUTRAL_PROGRAM, (p)})
 
 /* filter.<x>.* : no clean, smudge or process command, and none required */
 static void disarm_filter(struct args *a, const char *key) {
@@ -140,61 +205,70 @@ static void disarm_filter(struct args *a, const char *key) {
       {"clean", ""}, {"smudge", ""}, {"process", ""}, {"required", "false"}};
   for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
     cleanup_free char *k = xasprintf("%.*s.%s", (int)(last - key), key, names[i][0]);
-    push_option(a, k, names[i][1]);
+    push_option(a, k, VALUE(names[i][1]));
   }
 }
 
-/* gpg.<format>.program: the format's usual program, from the host's PATH */
-static const char *gpg_program(const char *key) {
+/* gpg.<format>.program: the format's usual program */
+static struct neutral gpg_program(const char *key) {
   if (strcmp(key, "gpg.x509.program") == 0)
-    return "gpgsm";
+    return PROGRAM("gpgsm");
   if (strcmp(key, "gpg.ssh.program") == 0)
-    return "ssh-keygen";
-  return "gpg";
+    return PROGRAM("ssh-keygen");
+  return PROGRAM("gpg");
 }
 
-/* keys of two levels and the value that keeps git from running what they name */
-static const char *const plain_keys[][2] = {{"core.fsmonitor", "false"},
-                                            {"core.hooksPath", "/dev/null"},
-                                            {"core.pager", "cat"},
-                                            {"core.editor", ":"},
-                                            {"sequence.editor", ":"},
-                                            {"core.sshCommand", "ssh"},
-                                            {"core.askPass", ""},
-                                            {"diff.external", OWN_DIFF},
-                                            {"interactive.diffFilter", "cat"},
-                                            {"core.alternateRefsCommand", "true"},
-                                            {"credential.helper", ""},
-                                            {"gpg.program", "gpg"}};
+/* keys of two levels and what keeps git from running what they name: git's own no-ops run
+ * nothing (a pager `cat` and an editor `:` are never started, git 2.39 pager.c, editor.c) */
+static const struct {
+  const char *key;
+  struct neutral neutral;
+} plain_keys[] = {{"core.fsmonitor", VALUE("false")},
+                  {"core.hooksPath", VALUE("/dev/null")},
+                  {"core.pager", VALUE("cat")},
+                  {"core.editor", VALUE(":")},
+                  {"sequence.editor", VALUE(":")},
+                  {"core.sshCommand", PROGRAM("ssh")},
+                  {"core.askPass", VALUE("")},
+                  {"diff.external", {NEUTRAL_OWN_DIFF, NULL}},
+                  {"interactive.diffFilter", PROGRAM("cat")},
+                  {"core.alternateRefsCommand", PROGRAM("true")},
+                  {"credential.helper", VALUE("")},
+                  {"gpg.program", PROGRAM("gpg")}};
 
-/* key (section and name lower-cased, as git_config_each and the entries name it) to the value
- * that keeps git from running what it names; CANNOT: no value does (core.gitProxy: git takes the
- * first that matches, the repository's before any -c); NULL: not a key git runs */
-static const char *neutral_value(const char *key) {
-  static const char *const sub[][3] = {{"diff", "textconv", "cat"},
-                                       {"diff", "command", OWN_DIFF},
-                                       {"merge", "driver", "false"},
-                                       {"mergetool", "cmd", "false"},
-                                       {"difftool", "cmd", "false"},
-                                       {"credential", "helper", ""},
-                                       {"gpg", "defaultkeycommand", "true"},
-                                       {"remote", "uploadpack", "git-upload-pack"},
-                                       {"remote", "receivepack", "git-receive-pack"},
-                                       {"submodule", "update", "checkout"}};
+/* key (section and name lower-cased, as git_config_each and the entries name it) to what keeps
+ * git from running what it names; NEUTRAL_CANNOT: nothing does (core.gitProxy: git takes the first
+ * that matches, the repository's before any -c); NEUTRAL_NONE: not a key git runs. The remote's
+ * upload-pack and receive-pack stay names: the remote's git runs them, and a local one is found
+ * in git's exec path, which git puts first on its PATH */
+static struct neutral neutral_of(const char *key) {
+  static const struct {
+    const char *section, *name;
+    struct neutral neutral;
+  } sub[] = {{"diff", "textconv", PROGRAM("cat")},
+             {"diff", "command", {NEUTRAL_OWN_DIFF, NULL}},
+             {"merge", "driver", PROGRAM("false")},
+             {"mergetool", "cmd", PROGRAM("false")},
+             {"difftool", "cmd", PROGRAM("false")},
+             {"credential", "helper", VALUE("")},
+             {"gpg", "defaultkeycommand", PROGRAM("true")},
+             {"remote", "uploadpack", VALUE("git-upload-pack")},
+             {"remote", "receivepack", VALUE("git-receive-pack")},
+             {"submodule", "update", VALUE("checkout")}};
   for (size_t i = 0; i < sizeof(plain_keys) / sizeof(plain_keys[0]); i++)
-    if (strcasecmp(key, plain_keys[i][0]) == 0) /* two levels: the entries' core.hooksPath too */
-      return plain_keys[i][1];
+    if (strcasecmp(key, plain_keys[i].key) == 0) /* two levels: the entries' core.hooksPath too */
+      return plain_keys[i].neutral;
   if (strcasecmp(key, "core.gitproxy") == 0)
-    return CANNOT;
+    return (struct neutral){NEUTRAL_CANNOT, NULL};
   if (sandbox_git_key_is(key, "gpg", "program"))
     return gpg_program(key);
   for (size_t i = 0; i < sizeof(sub) / sizeof(sub[0]); i++)
-    if (sandbox_git_key_is(key, sub[i][0], sub[i][1]))
-      return sub[i][2];
+    if (sandbox_git_key_is(key, sub[i].section, sub[i].name))
+      return sub[i].neutral;
   /* pager.<command>: two levels */
   if (strncmp(key, "pager.", 6) == 0 && key[6] != '\0' && strchr(key + 6, '.') == NULL)
-    return "false";
-  return NULL;
+    return VALUE("false");
+  return (struct neutral){NEUTRAL_NONE, NULL};
 }
 
 bool sandbox_git_runs_key(const char *key) {
@@ -202,7 +276,7 @@ bool sandbox_git_runs_key(const char *key) {
              ? sandbox_git_key_is(key, "filter", "clean") ||
                    sandbox_git_key_is(key, "filter", "smudge") ||
                    sandbox_git_key_is(key, "filter", "process")
-             : strcasecmp(key, "core.hookspath") != 0 && neutral_value(key) != NULL;
+             : strcasecmp(key, "core.hookspath") != 0 && neutral_of(key).kind != NEUTRAL_NONE;
 }
 
 /* filter.<x>.required too: the filter's options make it not required */
@@ -212,13 +286,13 @@ static bool filter_key(const char *key) {
 }
 
 static void disarm_key(struct args *a, const char *key) {
-  const char *value = neutral_value(key);
+  struct neutral n = neutral_of(key);
   if (filter_key(key))
     disarm_filter(a, key);
-  else if (value == CANNOT)
+  else if (n.kind == NEUTRAL_CANNOT)
     cannot_disarm(a);
-  else if (value != NULL)
-    push_option(a, key, value);
+  else if (n.kind != NEUTRAL_NONE)
+    push_option(a, key, n);
 }
 
 /* Keys an included or global config the run wrote may set with no option at all: whatever their
@@ -258,7 +332,7 @@ static bool inert_key(const char *key) {
  * trailer.<t>.command, remote.<r>.pushurl, http.proxy: a denylist of program keys would keep
  * missing some) */
 static void reread_key(struct args *a, const char *key) {
-  if (filter_key(key) || neutral_value(key) != NULL)
+  if (filter_key(key) || neutral_of(key).kind != NEUTRAL_NONE)
     disarm_key(a, key);
   else if (!inert_key(key))
     cannot_disarm(a);
@@ -340,7 +414,7 @@ static bool ends_with(const char *s, const char *tail) {
 static void disarm_global(struct args *a, const struct sandbox_git_run *g, const char *entry) {
   const struct sandbox_git_pointer *p = pointer_of(g, entry);
   if (ends_with(entry, "/husky/init.sh"))
-    push_option(a, "core.hooksPath", "/dev/null");
+    push_option(a, "core.hooksPath", VALUE("/dev/null"));
   else if (ends_with(entry, "/git/attributes"))
     return;
   else if (p != NULL)
@@ -406,8 +480,11 @@ static void cannot_disarm(struct args *a) {
   if (a->cannot)
     return;
   add_pair(a, CANNOT_KEY, CANNOT_VALUE);
-  for (size_t i = 0; i < sizeof(plain_keys) / sizeof(plain_keys[0]); i++)
-    add_pair(a, plain_keys[i][0], plain_keys[i][1]);
+  for (size_t i = 0; i < sizeof(plain_keys) / sizeof(plain_keys[0]); i++) {
+    cleanup_free char *value = host_value(a, plain_keys[i].neutral);
+    if (value != NULL) /* none: git fails at CANNOT_KEY before it could run the key's program */
+      add_pair(a, plain_keys[i].key, value);
+  }
   for (size_t i = 0; i < sizeof(nested_keys) / sizeof(nested_keys[0]); i++)
     add_pair(a, nested_keys[i][0], nested_keys[i][1]);
   a->cannot = true;
@@ -433,8 +510,11 @@ char **sandbox_git_host_args(const struct sandbox_git_run *g, char **tamper) {
   struct args a = {.pins = {.top = -1, .common = -1}};
   cleanup_error fsrun_error_t err = NULL;
   cleanup_close int top = -1;
-  if (g != NULL)
+  if (g != NULL) {
     a.pins = sandbox_git_pins_of(g, g->worktree);
+    a.top = g->worktree;
+    a.writable = g->writable;
+  }
   /* no walk held the top: one checked now (another object: what is below it cannot disarm) */
   if (g != NULL && !g->top_held && g->worktree != NULL)
     a.pins.top = top = sandbox_git_top_checked(g->worktree, &err);
@@ -446,7 +526,7 @@ char **sandbox_git_host_args(const struct sandbox_git_run *g, char **tamper) {
     cannot_disarm(&a);
   for (char **t = tamper; t != NULL && *t != NULL; t++) {
     if (strncmp(*t, "hooks:", 6) == 0)
-      push_option(&a, "core.hooksPath", "/dev/null");
+      push_option(&a, "core.hooksPath", VALUE("/dev/null"));
     else if (strncmp(*t, "config:global:", 14) == 0)
       disarm_global(&a, g, *t);
     else if (strncmp(*t, "config:unread:", 14) == 0 || strcmp(*t, SANDBOX_GIT_TAMPER_UNWALKED) == 0)
@@ -457,6 +537,8 @@ char **sandbox_git_host_args(const struct sandbox_git_run *g, char **tamper) {
       disarm_nested(&a);
   }
   cannot_disarm_first(&a);
+  for (size_t i = 0; i < a.n_programs; i++)
+    free(a.programs[i].path);
   return a.v != NULL ? a.v : xmalloc0(sizeof(char *));
 }
 

@@ -398,6 +398,11 @@ bool sandbox_git_runs_key(const char *key);
  * host's git runs nothing tamper's entries name: an empty list (never NULL) when there are none.
  * g (may be NULL) gives the paths of the included and global configs the entries name. */
 char **sandbox_git_host_args(const struct sandbox_git_run *g, char **tamper);
+/* sandbox-git-config-paths.c: hostGitArgs' program name (`cat`, `false`, `gpg`) as the path the
+ * host's git runs without a PATH lookup: the first in an absolute entry of fsrun's PATH (unset:
+ * /usr/bin:/bin) that neither it nor the file's real path is at or below top (NULL: none known) or
+ * a writable entry; NULL when there is none (caller frees) */
+char *sandbox_git_host_program(const char *top, const oci_strv *writable, const char *name);
 /* one warning line when args lists anything, ending in `; hostGitArgs: ` and the JSON array */
 #define SANDBOX_GIT_HOST_ARGS_LINE_TAG "; hostGitArgs: "
 void sandbox_git_warn_host_args(const char *context, char **args);

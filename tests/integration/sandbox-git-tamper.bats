@@ -345,7 +345,7 @@ route_disarm() {
   local args
   host_args >/dev/null
   mapfile -t args < <(host_args)
-  [ "$(printf '%s|' "${args[@]}")" = "-c|filter.nbstripout.clean=|-c|filter.nbstripout.smudge=|-c|filter.nbstripout.process=|-c|filter.nbstripout.required=false|-c|diff.external=f() { [ \$# -lt 7 ] || git --no-pager diff --no-index --no-ext-diff --no-textconv -- \"\$2\" \"\$5\"; [ \$? -le 1 ]; }; f|" ]
+  [ "$(printf '%s|' "${args[@]}")" = "-c|filter.nbstripout.clean=|-c|filter.nbstripout.smudge=|-c|filter.nbstripout.process=|-c|filter.nbstripout.required=false|-c|diff.external=f() { [ \$# -lt 7 ] || $(command -v git) --no-pager diff --no-index --no-ext-diff --no-textconv -- \"\$2\" \"\$5\"; [ \$? -le 1 ]; }; f|" ]
   hgit -C "$WT" "${args[@]}" status --short
   # git hands an external diff temporary files (in TMPDIR: the owner's own here)
   TMPDIR=$DIR/home hgit -C "$WT" "${args[@]}" diff >"$DIR/diff"
@@ -662,6 +662,47 @@ cat"
 
 @test "sandbox-git: a driver's command found through a PATH entry leading into a writablePaths entry is watched and disarmed (ordinary user)" {
   route_path_absolute user writable
+}
+
+# route_disarm_program OWNER (review29 G3, fsrun's own disarm words): `diff.x7.textconv = evilconv`
+# and a PATH whose first entry is in a writablePaths entry; the run plants evilconv AND a `cat`
+# there. The textconv is named, and hostGitArgs replace it with a `cat` the run cannot have
+# written: the host's `git diff` with them and that PATH runs neither (the planted cat marks only
+# when git runs it); with the bare word `cat` (what fsrun said before) it runs the planted cat.
+# Seen to fail with the bare word back in the table (the marker after the disarmed diff).
+route_disarm_program() {
+  local npm=$DIR/npm/bin own_cat args joined
+  own_cat=$(command -v cat)
+  make_repo "$1"
+  echo "{\"writablePaths\":[\"$DIR/npm\"]}" >"$DIR/policy.json"
+  as_owner mkdir -p "$npm"
+  hgit -C "$REPO" config diff.x7.textconv evilconv
+  as_owner sh -c 'cd "$1" && echo "*.g diff=x7" >.gitattributes && echo one >a.g' sh "$WT"
+  hgit -C "$WT" add .gitattributes a.g
+  hgit -C "$WT" commit -qm "a textconv"
+  PATH=$npm:$PATH sbx -- 'echo two >unrelated'
+  [ "$(config_tamper)" = '[]' ]
+  PATH=$npm:$PATH sbx -- "printf '#!/bin/sh\necho evilconv >>$MARKER\nexec $own_cat \"\$@\"\n' >$npm/evilconv &&
+    printf '#!/bin/sh\nread -r p </proc/\$PPID/comm\n[ \"\$p\" != git ] || echo cat >>$MARKER\nexec $own_cat \"\$@\"\n' >$npm/cat &&
+    chmod 755 $npm/evilconv $npm/cat && echo two >>a.g"
+  [ "$(config_tamper)" = '["config:diff.x7.textconv=evilconv"]' ]
+  host_args >/dev/null
+  mapfile -t args < <(host_args)
+  TMPDIR=$DIR/home PATH=$npm:$PATH hgit -C "$WT" "${args[@]}" diff >"$DIR/diff"
+  [ ! -e "$MARKER" ]
+  grep -qxF '+two' "$DIR/diff"
+  joined="|$(printf '%s|' "${args[@]}")"
+  [ "$joined" = "|-c|diff.x7.textconv=$own_cat|" ]
+  TMPDIR=$DIR/home PATH=$npm:$PATH hgit -C "$WT" -c diff.x7.textconv=cat diff >/dev/null
+  grep -qx cat "$MARKER"
+}
+
+@test "sandbox-git: hostGitArgs name a program by a path the run cannot write, never a bare word a planted one answers (root)" {
+  route_disarm_program root
+}
+
+@test "sandbox-git: hostGitArgs name a program by a path the run cannot write, never a bare word a planted one answers (ordinary user)" {
+  route_disarm_program user
 }
 
 # route_path_runners OWNER (review27, D3 b's runners): the PATH-searched command comes after

@@ -534,7 +534,7 @@ route_disarm_other_keys() {
 route_disarm_inert() {
   local args
   include_rewritten "$1" "printf '[user]\\n\\tname = n\\n[core]\\n\\tautocrlf = input\\n[color]\\n\\tui = never\\n[diff \"x\"]\\n\\txfuncname = ^f\\n\\ttextconv = $DIR/evil.sh\\n' >.gitconfig && echo 'README diff=x' >.gitattributes && echo two >>README"
-  [ "$(printf '%s|' "${args[@]}")" = "-c|diff.x.textconv=cat|" ]
+  [ "$(printf '%s|' "${args[@]}")" = "-c|diff.x.textconv=$(command -v cat)|" ]
   # git hands a textconv a temporary file (in TMPDIR: the owner's own here)
   TMPDIR=$DIR/home hgit -C "$REPO" "${args[@]}" diff >"$DIR/diff"
   grep -qxF '+two' "$DIR/diff"
@@ -569,7 +569,7 @@ EOF
   include_cannot_disarm "$1" "$plant"
   [ "${#args[@]}" -le $((2 * 17)) ]
   [[ " ${args[*]} " != *" filter."* ]]
-  [[ " ${args[*]} " != *" diff.x.textconv=cat "* ]]
+  [[ " ${args[*]} " != *" diff.x.textconv=$(command -v cat) "* ]]
   [ "$(grep -n '; tamper: \[' "$DIR/stderr" | cut -d: -f1)" -lt \
     "$(grep -n '; hostGitArgs: \[' "$DIR/stderr" | cut -d: -f1)" ]
   git_dies "${args[@]}" diff
@@ -1197,7 +1197,7 @@ route_reader() {
   if [ "$2" = cwdlink ] || [ "${args[1]}" = core.abbrev=fsrun-cannot-disarm ]; then
     [ "${args[0]}|${args[1]}" = "-c|core.abbrev=fsrun-cannot-disarm" ]
   else
-    [[ "$joined" = *"|-c|diff.$driver.textconv=cat|"* ]]
+    [[ "$joined" = *"|-c|diff.$driver.textconv=$(command -v cat)|"* ]]
     [[ "$joined" = *"|-c|core.fsmonitor=false|"* ]]
   fi
   TMPDIR=$DIR/home hgit -C "$REPO" diff >/dev/null 2>&1 || true

@@ -150,9 +150,10 @@ static void test_drivers(struct sandbox_git_run *g) {
       "\ttextconv = ./t\n\txfuncname = ^f\n[core]\n\tfsmonitor = ./f\n\tpager = ./p\n"
       "[merge \"m\"]\n\tname = m\n\tdriver = ./m\n",
       NULL);
-  tap_ok(strcmp(list, "-c|filter.lfs.clean=|-c|filter.lfs.smudge=|-c|filter.lfs.process=|-c|"
-                      "filter.lfs.required=false|-c|diff.x.textconv=cat|-c|core.fsmonitor=false|"
-                      "-c|core.pager=cat|-c|merge.m.driver=false") == 0,
+  tap_ok(strcmp(list,
+                "-c|filter.lfs.clean=|-c|filter.lfs.smudge=|-c|filter.lfs.process=|-c|"
+                "filter.lfs.required=false|-c|diff.x.textconv=/usr/bin/cat|-c|core.fsmonitor=false|"
+                "-c|core.pager=cat|-c|merge.m.driver=/usr/bin/false") == 0,
          "known drivers among inert keys: each driver's options, in order: %s", list);
   cleanup_free char *required = host_args_after(g, "[filter \"r\"]\n\trequired = true\n", NULL);
   tap_ok(strcmp(required, "-c|filter.r.clean=|-c|filter.r.smudge=|-c|filter.r.process=|-c|"
@@ -180,8 +181,9 @@ static void test_dedupe_order(struct sandbox_git_run *g) {
       "[diff \"b\"]\n\ttextconv = ./t\n[core]\n\tfsmonitor = ./f\n[diff \"a\"]\n\ttextconv = ./t\n"
       "[diff \"b\"]\n\ttextconv = ./u\n[core]\n\tfsmonitor = ./g\n[diff \"c\"]\n\ttextconv = ./t\n",
       NULL);
-  tap_ok(strcmp(list, "-c|diff.b.textconv=cat|-c|core.fsmonitor=false|-c|diff.a.textconv=cat|-c|"
-                      "diff.c.textconv=cat") == 0,
+  tap_ok(strcmp(list, "-c|diff.b.textconv=/usr/bin/cat|-c|core.fsmonitor=false|-c|diff.a.textconv=/"
+                      "usr/bin/cat|-c|"
+                      "diff.c.textconv=/usr/bin/cat") == 0,
          "each option once, first-asked order: %s", list);
 }
 
@@ -242,7 +244,7 @@ static void test_bounded(struct sandbox_git_run *g) {
   cleanup_free char *line = warning_of(longest != NULL ? longest : "");
   size_t len = strlen(line);
   tap_ok(len > 1024 && len < 2048 && strcmp(line + len - 3, "\"]\n") == 0 &&
-             strstr(line, "\"diff.last.textconv=cat\"]") != NULL,
+             strstr(line, "\"diff.last.textconv=/usr/bin/cat\"]") != NULL,
          "the longest list that fits: its warning line is whole (%zu bytes)", len);
   cleanup_free char *many_text = filters(20000); /* review22 F7: 160,000 options before */
   cleanup_free char *many = host_args_after(g, many_text, &n);
@@ -258,8 +260,72 @@ static void test_bounded(struct sandbox_git_run *g) {
       "two textconvs of 800-character driver names, more than a line holds: cannot-disarm alone");
   cleanup_free char *equals =
       host_args_after(g, "[diff \"a\"]\n\ttextconv = ./t\n[trailer \"t\"]\n\tcommand = x\n", NULL);
-  tap_ok(cannot_first(equals) && strstr(equals, "|-c|diff.a.textconv=cat") != NULL,
+  tap_ok(cannot_first(equals) && strstr(equals, "|-c|diff.a.textconv=/usr/bin/cat") != NULL,
          "cannot-disarm and a driver, short: both kept: %.60s", equals);
+}
+
+/* an executable file at dir/name saying what it is (a planted one, a host's own) */
+static void program_at(const char *dir, const char *name) {
+  cleanup_free char *path = xasprintf("%s/%s", dir, name);
+  FILE *f;
+  mkdir(dir, 0755);
+  f = fopen(path, "w");
+  if (f == NULL || fputs("#!/bin/sh\necho planted\n", f) < 0 || fclose(f) != 0 ||
+      chmod(path, 0755) < 0)
+    abort();
+}
+
+/* review29 G3: a program hostGitArgs name is never a bare word the host's git looks up on PATH,
+ * where an entry the run writes (the worktree, a writablePaths entry) holds a planted one: it is
+ * the path of the first in an entry the run does not write, and not a host link into the
+ * worktree; none there: `false`'s; neither: cannot disarm */
+static void test_programs(struct sandbox_git_run *g) {
+  char other[] = "/tmp/fsrun-test-git-disarm-other.XXXXXX";
+  const char *conf = "[diff \"x\"]\n\ttextconv = ./t\n[merge \"m\"]\n\tdriver = ./m\n[diff]\n"
+                     "\texternal = ./d\n";
+  if (mkdtemp(other) == NULL)
+    abort();
+  cleanup_free char *w = xasprintf("%s/w", other), *wbin = xasprintf("%s/w/bin", other);
+  cleanup_free char *host = xasprintf("%s/host", other), *tbin = xasprintf("%s/bin", top);
+  cleanup_free char *link = xasprintf("%s/host/cat", other), *into = xasprintf("%s/bin/cat", top);
+  cleanup_free char *path = NULL, *list = NULL, *first = NULL, *none = NULL, *cmd = NULL;
+  char *items[] = {w, NULL};
+  oci_strv writable = {.items = items, .len = 1};
+  mkdir(w, 0755);
+  program_at(tbin, "cat");
+  program_at(tbin, "false");
+  program_at(wbin, "cat");
+  program_at(wbin, "git");
+  mkdir(host, 0755);
+  if (symlink(into, link) < 0)
+    abort();
+  g->writable = &writable;
+  path = xasprintf("%s:%s:%s:/usr/bin:/bin", tbin, wbin, host);
+  setenv("PATH", path, 1);
+  list = host_args_after(g, conf, NULL);
+  tap_ok(strstr(list, "|diff.x.textconv=/usr/bin/cat|") != NULL &&
+             strstr(list, "|merge.m.driver=/usr/bin/false|") != NULL &&
+             strstr(list, "|| /usr/bin/git --no-pager diff") != NULL && !cannot_first(list),
+         "cat, false and git planted in the worktree's and a writablePaths entry's bin first on "
+         "PATH, a host link into the worktree next: the paths in /usr/bin: %s",
+         list);
+  unlink(link); /* the host's own cat there now */
+  program_at(host, "cat");
+  first = host_args_after(g, conf, NULL);
+  tap_ok(strstr(first, "|diff.x.textconv=") != NULL && strstr(first, link) != NULL,
+         "a host's own cat in the first entry the run does not write: its path: %.120s", first);
+  free(path);
+  path = xasprintf("%s:%s", tbin, wbin);
+  setenv("PATH", path, 1);
+  none = host_args_after(g, conf, NULL);
+  tap_ok(cannot_first(none) && strstr(none, "textconv") == NULL && strstr(none, "driver") == NULL &&
+             strstr(none, "diffFilter") == NULL,
+         "no entry but the run's: no program named, cannot disarm: %.80s", none);
+  setenv("PATH", "/usr/bin:/bin", 1);
+  g->writable = NULL;
+  cmd = xasprintf("rm -rf '%s' '%s'", other, tbin);
+  if (system(cmd) != 0)
+    tap_diag("could not remove %s", other);
 }
 
 int main(void) {
@@ -275,6 +341,7 @@ int main(void) {
   setenv("HOME", home, 1);
   unsetenv("XDG_CONFIG_HOME");
   unsetenv("GIT_CONFIG_GLOBAL");
+  setenv("PATH", "/usr/bin:/bin", 1); /* where the host's programs are found (test_programs) */
   repository(&g);
   test_other_keys(&g);
   test_inert_keys(&g);
@@ -282,6 +349,7 @@ int main(void) {
   test_unwalked(&g);
   test_dedupe_order(&g);
   test_bounded(&g);
+  test_programs(&g);
   sandbox_git_pointers_free(&g);
   free(g.common_dir);
   cmd = xasprintf("rm -rf '%s'", top);

@@ -1,16 +1,19 @@
 /* Root's /etc as one directory kept in the shared bundle (<state root>/.sandbox-bundle/etc): the
- * allowlist's regular files are copies there, its directories and other files empty mount points
- * that a bind of the host's entry covers. A run binds the view read-only instead of mounting a
- * tmpfs and binding each file (~30 mounts fewer a run, and as many fewer torn down).
+ * allowlist's regular files are copies there, its directories copies of what in them is
+ * world-readable (sandbox-etc-tree.c; one past its bounds an empty mount point, as the other
+ * files are, that a bind of the host's entry covers). A run binds the view read-only instead of
+ * mounting a tmpfs and binding each entry (~40 mounts fewer a run, and as many fewer torn down).
  *
  * The view is made again only where the host changed: ETC_VIEW_STAMPS records, for each copy, the
  * stat of the host's file it was made from (device, inode, size, mode, owner, mtime, ctime), and
  * the view directory's own stat. A run compares that record with the stats it took anyway (one
- * read), and only when they differ takes the lock and rewrites what differs. A copy whose source's
+ * read; a copied directory's record is checked by a stat of each directory and file it names), and
+ * only when they differ takes the lock and rewrites what differs. A copy whose source's
  * ctime was within a second of the copy is recorded as such and made again at the next run: a
  * write in the same tick of the coarse clock as the copy's read leaves the file's times unchanged.
  * A copy is replaced by a rename, never emptied first: a running sandbox sees the old file or the
- * new one. The bundle directory is the caller's (root's) own, mode 0700. */
+ * new one (a directory: the old tree or the new one, exchanged whole). The bundle directory is the
+ * caller's (root's) own, mode 0700. */
 #include "sandbox-etc-view.h"
 
 #include <dirent.h>
@@ -24,12 +27,15 @@
 #include <unistd.h>
 
 #include "json-out.h"
+#include "log.h"
+#include "remove-tree.h"
 #include "sandbox-etc-covers.h"
+#include "sandbox-etc-tree.h"
+#include "sandbox-etc-walk.h"
 #include "utils.h"
 
 #define STAMPS_HEADER "fsrun etc view 1"
-#define STAMPS_MAX    (64 * 1024)
-#define NS_PER_S      1000000000LL
+#define STAMPS_MAX    (1024 * 1024)
 
 static void sb_freep(struct strbuf *b) {
   free(b->data);
@@ -64,23 +70,19 @@ static char kind_letter(enum etc_view_kind k) {
 static char *read_stamps(int bundle_fd) {
   cleanup_close int fd =
       openat(bundle_fd, ETC_VIEW_STAMPS, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  struct stat st;
   char *buf;
-  size_t n = 0;
-  if (fd < 0)
+  if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size == 0 ||
+      st.st_size > STAMPS_MAX)
     return NULL;
-  buf = xmalloc0(STAMPS_MAX + 1);
-  for (;;) {
-    ssize_t r = read(fd, buf + n, STAMPS_MAX - n);
-    if (r < 0 && errno == EINTR)
-      continue;
-    if (r < 0 || (r == 0 && n == 0) || (r > 0 && n + (size_t)r == STAMPS_MAX)) {
-      free(buf);
-      return NULL;
-    }
-    if (r == 0)
-      return buf;
-    n += (size_t)r;
+  /* one byte more than the stat says: a file grown since reads long */
+  buf = xmalloc0((size_t)st.st_size + 2);
+  if (safe_read_all(fd, buf, (size_t)st.st_size + 1) != st.st_size ||
+      strlen(buf) != (size_t)st.st_size) {
+    free(buf);
+    return NULL;
   }
+  return buf;
 }
 
 static bool has_line(const char *text, const char *line) {
@@ -94,28 +96,15 @@ static bool has_line(const char *text, const char *line) {
   return false;
 }
 
-static bool same_file(const struct stat *a, const struct stat *b) {
-  return a->st_dev == b->st_dev && a->st_ino == b->st_ino && a->st_size == b->st_size &&
-         a->st_mode == b->st_mode && a->st_uid == b->st_uid && a->st_gid == b->st_gid &&
-         a->st_mtim.tv_sec == b->st_mtim.tv_sec && a->st_mtim.tv_nsec == b->st_mtim.tv_nsec &&
-         a->st_ctim.tv_sec == b->st_ctim.tv_sec && a->st_ctim.tv_nsec == b->st_ctim.tv_nsec;
-}
-
-static long long ns_of(const struct timespec *t) {
-  return (long long)t->tv_sec * NS_PER_S + t->tv_nsec;
-}
-
-/* the whole of fd, whose stat is st, into buf (st->st_size bytes); the same stat after */
-static int read_exactly(int fd, const struct stat *st, char *buf) {
-  size_t size = (size_t)st->st_size;
-  struct stat after;
-  /* one byte more than the stat says: a file grown since reads long */
-  ssize_t n = safe_read_all(fd, buf, size + 1);
-  if (n < 0)
+/* whatever is at name in view_fd, gone (a directory copied: with what is in it) */
+static int remove_name(int view_fd, const char *name) {
+  struct stat st;
+  if (unlinkat(view_fd, name, 0) == 0 || errno == ENOENT)
+    return 0;
+  if (errno != EISDIR)
     return -1;
-  if ((size_t)n != size || fstat(fd, &after) < 0 || !same_file(st, &after))
-    return errno = ESTALE, -1;
-  return 0;
+  remove_tree_at(view_fd, name, ETC_WALK_DEPTH_MAX + 2);
+  return fstatat(view_fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 ? -1 : 0;
 }
 
 /* A copy of etc_fd's name (whose stat must still be *want) renamed into view_fd under the same
@@ -125,37 +114,27 @@ static int copy_entry(int bundle_fd, int view_fd, int etc_fd, const char *name,
                       const struct stat *want) {
   cleanup_close int src = openat(etc_fd, name, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
   cleanup_close int dst = -1;
-  cleanup_free char *buf = NULL;
   cleanup_free char *tmp = xasprintf("%s.%s.%d", ETC_VIEW_STAMPS, name, (int)getpid());
-  struct stat st, made;
+  struct stat st, old;
+  int r;
   if (src < 0 || fstat(src, &st) < 0)
     return -1;
-  if (!same_file(&st, want))
+  if (!etc_same_file(&st, want))
     return errno = ESTALE, -1;
-  buf = xmalloc0((size_t)st.st_size + 1);
-  if (read_exactly(src, &st, buf) < 0)
+  /* a directory there (the host's was one) is not replaced by a rename */
+  if (fstatat(view_fd, name, &old, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(old.st_mode) &&
+      remove_name(view_fd, name) < 0)
     return -1;
   dst = openat(bundle_fd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
   if (dst < 0)
     return -1;
-  const struct timespec times[2] = {st.st_atim, st.st_mtim};
-  if (safe_write_all(dst, buf, (size_t)st.st_size) < 0 || fchown(dst, st.st_uid, st.st_gid) < 0 ||
-      fchmod(dst, st.st_mode & 0777) < 0 || futimens(dst, times) < 0 || fstat(dst, &made) < 0 ||
-      renameat(bundle_fd, tmp, view_fd, name) < 0) {
+  r = etc_copy_contents(src, &st, dst);
+  if (r < 0 || renameat(bundle_fd, tmp, view_fd, name) < 0) {
     int saved = errno;
     unlinkat(bundle_fd, tmp, 0);
     return errno = saved, -1;
   }
-  return ns_of(&made.st_ctim) - ns_of(&st.st_ctim) < NS_PER_S ? 1 : 0;
-}
-
-/* whatever is at name in view_fd, gone */
-static int remove_name(int view_fd, const char *name) {
-  if (unlinkat(view_fd, name, 0) == 0 || errno == ENOENT)
-    return 0;
-  if (errno == EISDIR && unlinkat(view_fd, name, AT_REMOVEDIR) == 0)
-    return 0;
-  return -1;
+  return r;
 }
 
 /* an empty directory (dir) or file at name, kept when one is there */
@@ -200,14 +179,80 @@ static int remove_unwanted(int view_fd, const struct etc_view_entry *e, size_t n
   return 0;
 }
 
+/* a directory's line when the view binds it (it could not be copied): the identity of the host's
+ * (a link followed), so that it is tried again only when that changes */
+static void bound_line(struct strbuf *b, const struct etc_view_entry *e) {
+  sb_printf(b, "%s b %ju %ju %jd.%09ld\n", e->name, (uintmax_t)e->st.st_dev,
+            (uintmax_t)e->st.st_ino, (intmax_t)e->st.st_ctim.tv_sec, e->st.st_ctim.tv_nsec);
+}
+
+/* A directory's lines as the record old has them, into out, when they still describe the host (a
+ * copy's, or a bind's: e->bound set); false when it is to be made again. */
+static bool tree_kept(int etc_fd, const char *old, struct etc_view_entry *e, struct strbuf *out) {
+  cleanup_sb struct strbuf line = {0};
+  const char *block;
+  size_t len;
+  if (old == NULL)
+    return false;
+  bound_line(&line, e);
+  if (has_line(old, line.data)) {
+    e->bound = true;
+    sb_puts(out, line.data);
+    return true;
+  }
+  block = etc_tree_current(etc_fd, old, e->name, &len);
+  if (block == NULL)
+    return false;
+  e->bound = false;
+  sb_append(out, block, len);
+  return true;
+}
+
+/* bundle_fd's tmp (a copied directory) at name in the view; what was there removed */
+static int place_tree(int bundle_fd, const char *tmp, int view_fd, const char *name) {
+  int r = renameat2(bundle_fd, tmp, view_fd, name, RENAME_NOREPLACE);
+  if (r < 0 && errno == EEXIST)
+    r = renameat2(bundle_fd, tmp, view_fd, name, RENAME_EXCHANGE);
+  int saved = errno;
+  /* after an exchange: the view's old entry */
+  remove_tree_at(bundle_fd, tmp, ETC_WALK_DEPTH_MAX + 2);
+  return errno = saved, r;
+}
+
+/* A directory copied into the view, or where it cannot be (sandbox-etc-tree.h), an empty
+ * directory that the host's is bound over (e->bound); its lines for the new record into out. */
+static int sync_tree(int bundle_fd, int view_fd, int etc_fd, struct etc_view_entry *e,
+                     const char *kept, struct strbuf *out) {
+  cleanup_free char *tmp = xasprintf("%s.%s.%d", ETC_VIEW_STAMPS, e->name, (int)getpid());
+  struct timespec now;
+  if (tree_kept(etc_fd, kept, e, out))
+    return 0;
+  e->bound = false;
+  if (etc_tree_copy(etc_fd, e->name, bundle_fd, tmp, out) == 0)
+    return place_tree(bundle_fd, tmp, view_fd, e->name);
+  int why = errno;
+  log_debug("sandbox: /etc/%s: not copied (%s): bound from the host", e->name, strerror(why));
+  e->bound = true;
+  if (remove_name(view_fd, e->name) < 0 || make_mount_point(view_fd, e->name, true) < 0)
+    return -1;
+  /* changed while it was copied, or too recently to trust its ctime: tried again next run */
+  if (why == ESTALE || clock_gettime(CLOCK_REALTIME, &now) < 0 || etc_recent(&e->st.st_ctim, &now))
+    sb_printf(out, "%s x\n", e->name);
+  else
+    bound_line(out, e);
+  return 0;
+}
+
 /* One entry made as it is wanted, unless the old record (kept: the view still matches it) has
  * its line; its line for the new record into out. */
-static int sync_entry(int bundle_fd, int view_fd, int etc_fd, const struct etc_view_entry *e,
+static int sync_entry(int bundle_fd, int view_fd, int etc_fd, struct etc_view_entry *e,
                       const char *kept, struct strbuf *out) {
   cleanup_sb struct strbuf line = {0};
   int r;
   if (e->kind == ETC_VIEW_ABSENT)
     return remove_name(view_fd, e->name);
+  if (e->kind == ETC_VIEW_TREE)
+    return sync_tree(bundle_fd, view_fd, etc_fd, e, kept, out);
   entry_line(&line, e->name, kind_letter(e->kind), &e->st);
   if (kept != NULL && has_line(kept, line.data)) {
     sb_puts(out, line.data);
@@ -242,8 +287,9 @@ static void remove_leftovers(int bundle_fd) {
   if (d == NULL && fd >= 0)
     close(fd);
   while (d != NULL && (de = readdir(d)) != NULL)
-    if (strncmp(de->d_name, ETC_VIEW_STAMPS ".", len + 1) == 0 ||
-        strncmp(de->d_name, ETC_COVERS_RECORD ".", covers_len + 1) == 0)
+    if (strncmp(de->d_name, ETC_VIEW_STAMPS ".", len + 1) == 0)
+      remove_tree_at(bundle_fd, de->d_name, ETC_WALK_DEPTH_MAX + 2); /* a directory's copy too */
+    else if (strncmp(de->d_name, ETC_COVERS_RECORD ".", covers_len + 1) == 0)
       unlinkat(bundle_fd, de->d_name, 0);
 }
 
@@ -262,12 +308,16 @@ static int write_stamps(int bundle_fd, const struct strbuf *text) {
   return 0;
 }
 
-/* the record the view would have if it matched entries */
-static void expected_stamps(struct strbuf *b, const struct stat *view,
-                            const struct etc_view_entry *e, size_t n) {
+/* the record the view would have if it matched entries (a directory whose record old does not
+ * still describe: a line no record has) */
+static void expected_stamps(struct strbuf *b, const struct stat *view, int etc_fd, const char *old,
+                            struct etc_view_entry *e, size_t n) {
   header_line(b, view);
   for (size_t i = 0; i < n; i++)
-    if (e[i].kind != ETC_VIEW_ABSENT)
+    if (e[i].kind == ETC_VIEW_TREE) {
+      if (!tree_kept(etc_fd, old, &e[i], b))
+        sb_printf(b, "%s ?\n", e[i].name);
+    } else if (e[i].kind != ETC_VIEW_ABSENT)
       entry_line(b, e[i].name, kind_letter(e[i].kind), &e[i].st);
 }
 
@@ -285,7 +335,7 @@ static int open_view(int bundle_fd) {
   return fd;
 }
 
-int etc_view_sync(int bundle_fd, int etc_fd, const struct etc_view_entry *entries, size_t n) {
+int etc_view_sync(int bundle_fd, int etc_fd, struct etc_view_entry *entries, size_t n) {
   cleanup_close int view_fd = open_view(bundle_fd);
   cleanup_free char *old = NULL;
   cleanup_sb struct strbuf want = {0};
@@ -295,8 +345,8 @@ int etc_view_sync(int bundle_fd, int etc_fd, const struct etc_view_entry *entrie
   struct stat view;
   if (view_fd < 0 || fstat(view_fd, &view) < 0)
     return -1;
-  expected_stamps(&want, &view, entries, n);
   old = read_stamps(bundle_fd);
+  expected_stamps(&want, &view, etc_fd, old, entries, n);
   if (old != NULL && strcmp(old, want.data) == 0)
     return 0;
   /* one writer at a time; what another one did meanwhile is read again */

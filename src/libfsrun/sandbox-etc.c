@@ -2,11 +2,13 @@
  * the host's files decide what the command reads: for an ordinary user the host's /etc is bound
  * read-only as it is. Root owns the root-only files (a mode 0600 /etc/docker/key.json, TLS keys
  * under /etc/ssl/private), and owner permissions need no capability: as root, /etc holds only what
- * programs need, and within the directories among them, what is not world-readable is covered at
- * any depth (sandbox-etc-walk.c).
+ * programs need, and within the directories among them, only what is world-readable.
  * `fsrun sandbox` binds the shared bundle's view of those entries (sandbox-etc-view.c: the
- * regular files copied, the rest bound over its mount points); a bundle (`fsrun bundle`), or a
- * run whose view cannot be made, gets a tmpfs with each entry bound read-only from the host. */
+ * regular files copied, the directories copies of what in them is world-readable,
+ * sandbox-etc-tree.c; the rest, and a directory past a copy's bounds, bound over its mount point,
+ * the directory's entries that are not world-readable covered at any depth, sandbox-etc-walk.c); a
+ * bundle (`fsrun bundle`), or a run whose view cannot be made, gets a tmpfs with each entry bound
+ * read-only from the host and its directories covered so. */
 #include "sandbox-etc.h"
 
 #include <errno.h>
@@ -87,7 +89,7 @@ static enum etc_view_kind view_kind(const char *name, bool found, const struct s
   if (!found || !world_readable(st))
     return ETC_VIEW_ABSENT;
   if (S_ISDIR(st->st_mode))
-    return ETC_VIEW_DIR;
+    return ETC_VIEW_TREE;
   if (S_ISREG(st->st_mode) && st->st_size <= ETC_VIEW_COPY_MAX)
     return ETC_VIEW_COPY;
   return ETC_VIEW_FILE;
@@ -107,6 +109,7 @@ static int etc_view_mounts(const char *bundle, bool own_resolv_conf, struct moun
     /* what a symlink leads to is what is there; a dangling one is left out */
     bool found = fstatat(etc_fd, e[i].name, &e[i].st, 0) == 0;
     e[i].kind = view_kind(e[i].name, found, &e[i].st);
+    e[i].bound = false;
   }
   if (etc_view_sync(bundle_fd, etc_fd, e, N_ETC_ENTRIES) < 0)
     return -1;
@@ -116,7 +119,9 @@ static int etc_view_mounts(const char *bundle, bool own_resolv_conf, struct moun
   struct etc_walk walk = {.covers = &covers, .l = l, .names_left = ETC_WALK_NAMES_MAX};
   for (size_t i = 0; i < N_ETC_ENTRIES; i++) {
     cleanup_free char *path = xasprintf("/etc/%s", e[i].name);
-    if (e[i].kind != ETC_VIEW_DIR && e[i].kind != ETC_VIEW_FILE)
+    /* a directory copied needs no bind */
+    bool dir = e[i].kind == ETC_VIEW_DIR || (e[i].kind == ETC_VIEW_TREE && e[i].bound);
+    if (!dir && e[i].kind != ETC_VIEW_FILE)
       continue;
     /* the mount point of resolv.conf stays as it is (empty, mode 0) where the host's is not
      * world-readable */
@@ -125,7 +130,7 @@ static int etc_view_mounts(const char *bundle, bool own_resolv_conf, struct moun
     if (resolv_conf && (own_resolv_conf || !world_readable(&e[i].st)))
       continue;
     add_mount(l, path, "bind", path, ro_bind);
-    if (e[i].kind == ETC_VIEW_DIR)
+    if (dir)
       etc_walk_covers(&walk, etc_fd, e[i].name);
   }
   etc_covers_end(bundle_fd, &covers);

@@ -616,46 +616,125 @@ check_etc() {
   [ ! -e /etc/new-file ]
 }
 
-# Root's view covers what in its directories is not world-readable; the names to look at are kept
-# between runs against each directory's ctime (sandbox-etc-covers.c). In the test's /etc namespace
-# (one overlay for the whole test), /etc/ssl's files are copied up first and the directory left
-# more than a second old, so that the record is trusted: a file then made root-only (no change to
-# the directory) and a root-only file added (a change) are both covered at the next run.
-@test "sandbox-run: as root a file of an /etc directory made root-only, or added root-only, is covered at the next run" {
+# Root's view holds a copy of what in its directories is world-readable (sandbox-etc-tree.c); its
+# record keeps each directory's ctime and each file's stat, and a run whose stats all match copies
+# nothing. In the test's /etc namespace (one overlay for the whole test), /etc/ssl's files are
+# copied up first and everything left more than a second old before each step, so that the record
+# is trusted ("ssl t", not "ssl r": made again anyway): a file then made root-only (no change to
+# the directory) and a root-only file added (a change) are both gone at the next run.
+@test "sandbox-run: as root a file of an /etc directory made root-only, or added root-only, is gone at the next run" {
   use_caller root
   [ -f /etc/ssl/openssl.cnf ] || skip "this host has no /etc/ssl/openssl.cnf"
   cat >"$DIR/steps" <<'STEPS'
 set -e
-fsrun() { "$FSRUN" --root "$STATE" sandbox --worktree "$WT" --task-id "$TASK" -- sh -c 'cat /etc/ssl/openssl.cnf /etc/ssl/fsrun-test-added 2>&1 | grep -v "^#" | head -3; :'; }
+fsrun() { "$FSRUN" --root "$STATE" sandbox --worktree "$WT" --task-id "$TASK" -- sh -c 'cat /etc/ssl/fsrun-test-added /etc/ssl/openssl.cnf 2>&1 | grep -v "^#" | head -3; :'; }
+# every ctime more than a second old: the view's record of /etc/ssl is then trusted
+settle() {
+  touch "$D/made-last"
+  ctime=$(stat -c %Z "$D/made-last")
+  while [ "$(date +%s)" -le $((ctime + 1)) ]; do sleep 0.1; done
+}
+recorded() { grep -qx "ssl t" "$STATE/.sandbox-bundle/etc.stamps" && echo recorded || echo "not recorded"; }
 chmod 644 /etc/ssl/openssl.cnf
-ctime=$(stat -c %Z /etc/ssl)
-while [ "$(date +%s)" -le $((ctime + 1)) ]; do sleep 0.1; done
-echo "== first"; fsrun
-grep -q "^ssl " "$STATE/.sandbox-bundle/etc.covers" && echo recorded
+settle
+echo "== first"; fsrun; recorded
+settle
+echo "== settled"; fsrun; recorded
 chmod 600 /etc/ssl/openssl.cnf
 echo "== made root-only"; fsrun
+chmod 644 /etc/ssl/openssl.cnf
+settle
+echo "== settled again"; fsrun; recorded
 (umask 077; echo root-only-added >/etc/ssl/fsrun-test-added)
 echo "== added"; fsrun
 STEPS
-  run "${ETC_NS[@]}" "$DIR/etc-ns" -- env FSRUN="$FSRUN" STATE="$STATE" WT="$WT" TASK="$TASK" \
-    sh "$DIR/steps"
+  run "${ETC_NS[@]}" "$DIR/etc-ns" -- env D="$DIR" FSRUN="$FSRUN" STATE="$STATE" WT="$WT" \
+    TASK="$TASK" sh "$DIR/steps"
   echo "$output"
   [ "$status" -eq 0 ]
-  [ "$(sed -n '/== first/,/== made/p' <<<"$output" | grep -c "Permission denied")" -eq 0 ]
-  [[ $output == *recorded* ]]
-  [[ "$(sed -n '/== made root-only/,/== added/p' <<<"$output")" == *"openssl.cnf: Permission denied"* ]]
-  [[ "$(sed -n '/== added/,$p' <<<"$output")" == *"fsrun-test-added: Permission denied"* ]]
+  [ "$(sed -n '/== first/,/== made/p' <<<"$output" | grep -c "openssl.cnf: ")" -eq 0 ]
+  [ "$(grep -c "^recorded" <<<"$output")" -eq 3 ]
+  [[ "$(sed -n '/== made root-only/,/== settled again/p' <<<"$output")" == *"openssl.cnf: No such file"* ]]
+  [ "$(sed -n '/== settled again/,/== added/p' <<<"$output" | grep -c "openssl.cnf: ")" -eq 0 ]
+  [[ "$(sed -n '/== added/,$p' <<<"$output")" == *"fsrun-test-added: No such file"* ]]
   [[ $output != *root-only-added* ]]
 }
 
-# Root's command runs as uid 0 without capabilities, so owner permissions let it read a root-only
-# file anywhere below a directory the view binds (RHEL's /etc/pki/tls/private/localhost.key, 0600,
-# three levels down; review29 G1: only the first level was covered). The walk covers each entry
-# that is not world-readable at any depth, covers whole a directory past its depth (8 levels) or
-# its names (4096), binds a mount point met from the host and walks it, and keeps each
-# directory's names against that directory's own ctime. In a private mount namespace, /etc/ssl is a tmpfs copy of the host's (the host's /etc is never
-# written). An ordinary user is not tested here: its /etc is the host's, whose root-only files
-# need owner permissions it does not have (check_etc user).
+# Root's command runs as uid 0 without capabilities, so owner permissions would let it read a
+# root-only file anywhere below an /etc directory the view shows (RHEL's
+# /etc/pki/tls/private/localhost.key, 0600, three levels down; review29 G1). The view holds a copy
+# of what in such a directory is world-readable (sandbox-etc-tree.c): a root-only file or
+# directory, a FIFO, at any depth, is not there, and nothing is mounted below /etc. In a private
+# mount namespace, /etc/ssl is a tmpfs copy of the host's (the host's /etc is never written). An
+# ordinary user is not tested here: its /etc is the host's, whose root-only files need owner
+# permissions it does not have (check_etc user).
+@test "sandbox-run: as root an /etc directory is a copy of what in it is world-readable: a root-only file, directory or FIFO two and three levels down is not there, links are links, nothing is mounted below /etc; a change is seen at the next run" {
+  use_caller root
+  [ -d /etc/ssl ] || skip "this host has no /etc/ssl"
+  cat >"$DIR/steps" <<'STEPS'
+set -e
+mount --make-rprivate /
+mkdir "$D/ssl"
+mount -t tmpfs -o mode=755 tmpfs "$D/ssl"
+cp -a /etc/ssl/. "$D/ssl/"
+mount --bind "$D/ssl" /etc/ssl
+cd /etc/ssl
+umask 022
+mkdir -p certs tls/private
+echo open-depth2 >certs/fsrun-open.pem
+echo open-depth3 >tls/private/fsrun-open.pem
+ln -s fsrun-open.pem certs/fsrun-link.0
+(umask 077
+  echo SECRET-file-depth2 >certs/fsrun-nested.key
+  echo SECRET-file-depth3 >tls/private/fsrun-localhost.key
+  mkdir certs/fsrun-private tls/private/fsrun-CA
+  mkfifo -m 644 tls/private/fsrun.fifo)
+echo SECRET-dir-depth2 >certs/fsrun-private/inner.pem
+echo SECRET-dir-depth3 >tls/private/fsrun-CA/ca.pem
+checks='
+    cd /etc/ssl
+    for f in certs/fsrun-open.pem tls/private/fsrun-open.pem certs/fsrun-link.0 \
+      certs/fsrun-nested.key tls/private/fsrun-localhost.key certs/fsrun-private/inner.pem \
+      tls/private/fsrun-CA/ca.pem tls/private/fsrun-added.pem; do
+      cat "$f" 2>&1 || :
+    done
+    echo "link to $(readlink certs/fsrun-link.0)"
+    [ -e tls/private/fsrun.fifo ] && echo "a FIFO shown" || echo "no FIFO"
+    awk '"'"'$5 ~ "^/etc/" { print "mounted", $5 }'"'"' /proc/self/mountinfo'
+fsrun() { "$FSRUN" --root "$STATE" sandbox --worktree "$WT" --task-id "$TASK" -- sh -c "$checks"; }
+echo "== first"; fsrun
+echo open-added >tls/private/fsrun-added.pem
+echo "== added"; fsrun
+STEPS
+  run unshare -m env D="$DIR" FSRUN="$FSRUN" STATE="$STATE" WT="$WT" TASK="$TASK" sh "$DIR/steps"
+  echo "$output"
+  [ "$status" -eq 0 ]
+  [[ $output != *SECRET* ]]
+  local first added
+  first=$(sed -n '/== first/,/== added/p' <<<"$output")
+  added=$(sed -n '/== added/,$p' <<<"$output")
+  [[ $first == *open-depth2* ]]
+  [[ $first == *open-depth3* ]]
+  [[ $first == *"link to fsrun-open.pem"* ]]
+  [[ $first == *"certs/fsrun-nested.key: No such file"* ]]
+  [[ $first == *"tls/private/fsrun-localhost.key: No such file"* ]]
+  [[ $first == *"certs/fsrun-private/inner.pem: No such file"* ]]
+  [[ $first == *"tls/private/fsrun-CA/ca.pem: No such file"* ]]
+  [[ $first == *"no FIFO"* ]]
+  [[ $first == *"fsrun-added.pem: No such file"* ]]
+  # the view's one bind of /etc and resolv.conf's: nothing else mounted below /etc
+  [ -z "$(grep "^mounted /etc/" <<<"$first" | grep -vx "mounted /etc/resolv.conf")" ]
+  [[ $added == *open-added* ]]
+  [[ $added == *"tls/private/fsrun-localhost.key: No such file"* ]]
+}
+
+# Past a copy's bounds (a mount point below the directory, more than 4096 names, deeper than 8
+# levels), or where it cannot be read, the directory is bound from the host instead, and what in it
+# is not world-readable covered: the walk covers each entry that is not world-readable at any
+# depth, covers whole a directory past its depth (8 levels) or its names (4096), binds a mount
+# point met from the host and walks it, and keeps each directory's names against that directory's
+# own ctime. In a private mount namespace, /etc/ssl is a tmpfs copy of the host's (the host's /etc
+# is never written), with a mount point and 4100 names in it: it is bound.
 @test "sandbox-run: as root a root-only file or directory two and three levels down an /etc directory is covered; past the walk's limits a directory is covered whole; a change there is seen at the next run" {
   use_caller root
   [ -d /etc/ssl ] || skip "this host has no /etc/ssl"

@@ -51,6 +51,7 @@
 #include "exec-git.h"
 #include "exec-leftovers.h"
 #include "exec-status.h"
+#include "sandbox.h"
 #include "openat2-compat.h"
 #include "status.h"
 #include "sync.h"
@@ -944,6 +945,10 @@ int container_exec(const struct fsrun_context *ctx, const struct exec_options *o
       return ret;
     close(steal_fd(&state_dir_fd));
   }
+  /* a sandbox that left a secret file uncovered, which this caller could read */
+  ret = sandbox_uncovered_exec_check(config, err);
+  if (ret < 0)
+    return ret;
   /* --process replaces the container's process; the container's oomScoreAdj stays the default
    * for a process.json without one (runc gives every exec'd process the container's score) */
   has_container_oom = config->process != NULL && config->process->has_oom_score_adj;

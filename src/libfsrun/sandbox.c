@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "cgroup.h"
+#include "json-out.h"
 #include "landlock.h"
 #include "reaper.h"
 #include "netlink.h"
@@ -455,6 +456,9 @@ struct secret_places {
   struct stat dirs[N_SECRET_DIRS];
   bool exists[N_SECRET_DIRS];
   bool ok;
+  /* an ordinary caller's run: only the files it can read get a cover (caller_needs_cover) */
+  bool readable_only;
+  unsigned uncovered; /* the secret_files (bit by index) a bind showed without a cover */
 };
 
 static bool same_object(const struct stat *a, const struct stat *b) {
@@ -482,6 +486,23 @@ static const char *secret_file_place(const struct secret_places *s, const struct
   return NULL;
 }
 
+/* Whether an ordinary caller's run needs a cover over the secret file (st, its lstat): the run's
+ * ids are the caller's uid and gid alone (identity maps of one id each), so the command opens the
+ * host's root-owned file with the caller's uid, gid and supplementary groups, no capability
+ * counting on an object of an unmapped owner: it reads the file exactly where the caller can (group
+ * shadow; a mode or ACL that lets the user read). A file the caller owns (its mode is the caller's
+ * to change), or can read, or one the check cannot judge, is covered. A file the kernel refuses to
+ * the caller needs none: the cover would be a second lock on the same door (issue 15: the cover's
+ * tmpfs and overlay are ~4 % of the run). The host's root changing the file's mode during the run
+ * shows the command what it shows the user then. Never for `fsrun bundle` (another process, with
+ * other groups, creates its config) nor for root (uid 0 inside owns the files). */
+static bool caller_needs_cover(const struct secret_places *s, const char *file,
+                               const struct stat *st) {
+  if (!s->readable_only || st->st_uid == geteuid())
+    return true;
+  return faccessat(AT_FDCWD, file, R_OK, AT_EACCESS) == 0 || errno != EACCES;
+}
+
 /* Where a bind shows the host's directory holding a secret file, under whatever name it is given
  * (an ordinary user's /etc, allowedPaths ["/etc"], a worktree above it), the file's place in that
  * view is covered, on every such bind (one at the same destination later may land elsewhere: the
@@ -502,6 +523,10 @@ static void cover_secret_files(oci_mount *m, const struct stat *st, struct secre
     const char *rest = secret_file_place(s, st, *f);
     if (rest == NULL || lstat(*f, &fst) < 0 || !S_ISREG(fst.st_mode))
       continue;
+    if (!caller_needs_cover(s, *f, &fst)) {
+      s->uncovered |= 1u << (f - secret_files);
+      continue;
+    }
     m->covers[n++] = rest;
     m->cover_source = SANDBOX_UNREADABLE_FILE;
   }
@@ -635,7 +660,8 @@ static int pin_bind_in_agent_tree(oci_mount *m, size_t i, const struct agent_tre
 }
 
 static int build_mounts(const struct sandbox_mapping_opts *o, const struct agent_trees *t,
-                        struct mount_list *l, struct root_links *links, fsrun_error_t *err) {
+                        struct mount_list *l, struct root_links *links, unsigned *uncovered,
+                        fsrun_error_t *err) {
   /* In a user namespace the mounts copied from the caller's namespace are locked together, and a
    * bind of a directory that has a mount below it (/usr/local, /usr/lib/modules, a worktree with a
    * mount in it) fails with EINVAL: it would uncover what that mount hides. So an ordinary caller's
@@ -703,12 +729,13 @@ static int build_mounts(const struct sandbox_mapping_opts *o, const struct agent
    * root-owned directories (only the host's root could make one lead to /etc); the git protection
    * binds are files named config or directories named hooks, neither a symlink; the rest are
    * tmpfs, proc, sysfs or the runtime's own files. So only those pay for a stat. */
-  struct secret_places secrets = {0};
+  struct secret_places secrets = {.readable_only = o->userns && o->one_shot != NULL && o->uid != 0};
   if (o->userns)
     cover_etc_binds(l, etc_first, etc_end, &secrets);
   size_t policy_first = l->len, policy_end = l->len;
   if (add_caller_binds(o, t, ro_bind, rw_bind, l, &secrets, &policy_end, err) < 0)
     return fsrun_error_code(err);
+  *uncovered = secrets.uncovered;
   /* the worktree and git dirs cannot hold the state root (sandbox_check_state_root) */
   const struct runmask_places places = {o->state_root, o->runtime_dir, o->uid};
   sandbox_mask_private_places(l, policy_first, policy_end, &places, o->userns);
@@ -815,6 +842,43 @@ static int load_seccomp_profile(oci_policy *p, fsrun_error_t *err) {
   return parse_seccomp_profile(p, &profile, err);
 }
 
+/* SANDBOX_UNCOVERED_ANNOTATION: the secret files left uncovered (bits of secret_files), by path */
+static int uncovered_annotate(unsigned uncovered, oci_map *annotations) {
+  struct strbuf b = {0};
+  int r;
+  if (uncovered == 0)
+    return 0;
+  for (const char *const *f = secret_files; *f; f++)
+    if (uncovered & (1u << (f - secret_files)))
+      sb_printf(&b, "%s%s", b.len > 0 ? "," : "", *f);
+  r = oci_map_set(annotations, SANDBOX_UNCOVERED_ANNOTATION, b.data);
+  free(b.data);
+  return r;
+}
+
+/* Whether the comma-separated list names path */
+static bool list_names(const char *list, const char *path) {
+  size_t n = strlen(path);
+  for (const char *p = list; p != NULL; p = strchr(p, ','), p = p != NULL ? p + 1 : NULL)
+    if (strncmp(p, path, n) == 0 && (p[n] == ',' || p[n] == '\0'))
+      return true;
+  return false;
+}
+
+int sandbox_uncovered_exec_check(const oci_config *c, fsrun_error_t *err) {
+  const char *list = oci_map_get(&c->annotations, SANDBOX_UNCOVERED_ANNOTATION);
+  if (list == NULL)
+    return 0;
+  for (const char *const *f = secret_files; *f; f++)
+    if (list_names(list, *f) && faccessat(AT_FDCWD, *f, R_OK, AT_EACCESS) == 0)
+      return fsrun_error_make(err, 0,
+                              "exec: `%s` is not covered in this sandbox (its user could not "
+                              "read it when the sandbox started) and this caller can read it: "
+                              "start a new sandbox",
+                              *f);
+  return 0;
+}
+
 int sandbox_config_from_policy(const struct sandbox_mapping_opts *o, oci_config **out,
                                fsrun_error_t *err) {
   cleanup_free char *common_dir = NULL;
@@ -824,6 +888,7 @@ int sandbox_config_from_policy(const struct sandbox_mapping_opts *o, oci_config 
   struct root_links links = {0};
   struct agent_trees trees;
   const oci_policy *p = o->policy;
+  unsigned uncovered = 0;
   int r;
   __attribute__((cleanup(seccomp_profile_freep))) oci_seccomp *profile = NULL;
   oci_config *c;
@@ -854,7 +919,7 @@ int sandbox_config_from_policy(const struct sandbox_mapping_opts *o, oci_config 
     oci_seccomp_free(c->linux_->seccomp);
     c->linux_->seccomp = steal_ptr(&profile);
   }
-  r = build_mounts(&opts, &trees, &mounts, &links, err);
+  r = build_mounts(&opts, &trees, &mounts, &links, &uncovered, err);
   c->mounts = mounts.items;
   c->n_mounts = mounts.len;
   if (r < 0) {
@@ -872,7 +937,8 @@ int sandbox_config_from_policy(const struct sandbox_mapping_opts *o, oci_config 
        oci_map_set(&c->annotations, NETLINK_UNREACHABLE_ANNOTATION, sandbox_net_unreachable(p)) <
            0) ||
       (sandbox_net_tcp_only(p) != NULL &&
-       oci_map_set(&c->annotations, NETLINK_TCP_ONLY_ANNOTATION, sandbox_net_tcp_only(p)) < 0)) {
+       oci_map_set(&c->annotations, NETLINK_TCP_ONLY_ANNOTATION, sandbox_net_tcp_only(p)) < 0) ||
+      uncovered_annotate(uncovered, &c->annotations) < 0) {
     oci_config_free(c);
     return fsrun_error_make(err, ENOMEM, "policy: annotations");
   }

@@ -67,6 +67,15 @@ void sandbox_covers_as_entries(oci_config *c, bool all);
  * points to; NULL: no such place. */
 const char *sandbox_secret_cover(const char *below);
 
+/* An ordinary user's `fsrun sandbox` covers only the secret files that user can read
+ * (sandbox.c, caller_needs_cover); the config of a run that left some uncovered names them here,
+ * comma-separated. */
+#define SANDBOX_UNCOVERED_ANNOTATION "run.fsrun.sandbox.uncovered"
+
+/* `fsrun exec` into a container of such a config: refused when this caller can read one of them
+ * (its groups need not be the run's: a session since added to group shadow, `sg shadow`). */
+int sandbox_uncovered_exec_check(const oci_config *c, fsrun_error_t *err);
+
 /* Creates dir (must not hold a config.json yet) with config.json, the (empty) root directory and
  * what the mounts take from the bundle, and the bundle's mark in ctx's state root
  * (bundle-mark.h). */

@@ -287,6 +287,13 @@ assert_sandbox_gone() {
 # shellcheck disable=SC2016 # expanded in the sandbox
 OVERLAYS_AT='overlays_at() { grep -c -E "^([^ ]+ ){4}$1.* - tmpfs [^ ]+ [^ ]*nr_inodes=16[, ]" /proc/self/mountinfo; }; '
 
+# SECRET_GID: the group of the host's /etc/shadow (Debian's shadow), which the test's own secret
+# files (VAR_NS) get too. The cover tests run their ordinary user in it: such a user can read the
+# secret files, so only a cover keeps them from its command; a user who cannot read them gets no
+# cover (the kernel refuses them to its command as to itself: caller_needs_cover in sandbox.c).
+SECRET_GID=$(stat -c %g /etc/shadow 2>/dev/null || echo 0)
+export SECRET_GID
+
 # shadow_probe RUNNER...: which of the host's shadow files the command reads (`read FILE`), how
 # many of them are a cover (an empty file of mode 0), and how many cover overlays /etc has
 shadow_probe() {
@@ -321,13 +328,19 @@ shadow_probe() {
   shadow_probe sbx
   [ "$status" -eq 0 ]
   [ "$output" = "passwd"$'\n'"covers $host_files in 1" ]
-  # an ordinary user gets the host's /etc: covered too (group shadow could read them), on both
-  # binds, the user's /etc and allowedPaths': each bind carries its own covers, whatever lands over
+  # an ordinary user in the files' group gets the host's /etc: covered too, on both binds, the
+  # user's /etc and allowedPaths': each bind carries its own covers, whatever lands over
   give_dir_to_user 1000
-  shadow_probe setpriv --reuid 1000 --regid 1000 --clear-groups env HOME="$DIR/home" \
+  shadow_probe setpriv --reuid 1000 --regid 1000 --groups "$SECRET_GID" env HOME="$DIR/home" \
     "$FSRUN" --root "$DIR/state-1000" sandbox --policy "$POLICY" --worktree "$WT" --task-id "$TASK"
   [ "$status" -eq 0 ]
   [ "$output" = "passwd"$'\n'"covers $host_files in 2" ]
+  # one outside it cannot read them: no cover (the user's /etc has no overlay; allowedPaths' bind
+  # keeps its overlay view), and its command reads none of them either
+  shadow_probe setpriv --reuid 1000 --regid 1000 --clear-groups env HOME="$DIR/home" \
+    "$FSRUN" --root "$DIR/state-1000" sandbox --policy "$POLICY" --worktree "$WT" --task-id "$TASK"
+  [ "$status" -eq 0 ]
+  [ "$output" = "passwd"$'\n'"covers 0 in 1" ]
 }
 
 # read_secrets PATH...: runs the sandbox (policy already written) and reads each PATH's shadow and
@@ -365,8 +378,8 @@ read_secrets() {
   give_dir_to_user "$uid"
   ln -s /etc "$DIR/etclink"
   write_policy "{\"allowedPaths\": [\"$DIR/etclink/\"]}"
-  # the host's file is root's (group shadow, which the user may be in): covered in both places
-  run setpriv --reuid "$uid" --regid "$uid" --clear-groups env HOME="$DIR/home" \
+  # the host's file is root's, group shadow, which the user is in here: covered in both places
+  run setpriv --reuid "$uid" --regid "$uid" --groups "$SECRET_GID" env HOME="$DIR/home" \
     "$FSRUN" --root "$DIR/user-state" sandbox --policy "$POLICY" --worktree "$WT" \
     --task-id "$TASK" -- /bin/sh -c \
     "$OVERLAYS_AT echo \$((\$(overlays_at '/etc ') + \$(overlays_at '$DIR/etclink '))); cat '$DIR/etclink/shadow'"
@@ -378,7 +391,8 @@ read_secrets() {
 # covered_probe RUNNER... -- PATH...: the sandbox (the policy written, RUNNER its runner: `sbx` or
 # a setpriv line ending in the binary's options) shows each PATH as what? `PATH covered` when it is
 # a cover (an empty file of mode 0: no host's secret file is) and cannot be read, `PATH absent`
-# when it is not there at all (root's /etc over a bind of /), `PATH SHOWN` otherwise
+# when it is not there at all (root's /etc over a bind of /), `PATH SHOWN` when the command reads
+# it, `PATH unreadable` when it is the host's file, which the command cannot read
 covered_probe() {
   local script='' p
   local runner=()
@@ -388,15 +402,16 @@ covered_probe() {
   done
   shift
   for p in "$@"; do
-    script+="if [ ! -e '$p' ] && [ ! -L '$p' ]; then echo '$p absent'; elif cat '$p' >/dev/null 2>&1; then echo '$p SHOWN'; elif [ \"\$(stat -L -c %s:%a '$p')\" = 0:0 ]; then echo '$p covered'; else echo '$p SHOWN'; fi; "
+    script+="if [ ! -e '$p' ] && [ ! -L '$p' ]; then echo '$p absent'; elif cat '$p' >/dev/null 2>&1; then echo '$p SHOWN'; elif [ \"\$(stat -L -c %s:%a '$p')\" = 0:0 ]; then echo '$p covered'; else echo '$p unreadable'; fi; "
   done
   "${runner[@]}" -- /bin/sh -c "$script"
 }
 
 # check_covered_cases: for each of COVER_CASES (`POLICY-KEY POLICY-PATH|PATH...`), a sandbox with
 # that one policy path, run by the prefix COVER_NS (an array, may be empty), as root and as uid
-# 1000, shows each PATH as the cover file (covered_probe), never the host's; as root a PATH may be
-# absent instead where ROOT_ABSENT_OK=1 (root's /etc is its allowlist's tmpfs over a bind of /)
+# 1000 in SECRET_GID, shows each PATH as the cover file (covered_probe), never the host's (the
+# user: but a file it cannot read); as root a PATH may be absent instead where ROOT_ABSENT_OK=1
+# (root's /etc is its allowlist's tmpfs over a bind of /)
 check_covered_cases() {
   local uid=1000 spec policy paths
   mkdir -p "$DIR/home"
@@ -414,15 +429,17 @@ check_covered_cases() {
     [ "$status" -eq 0 ]
     [[ $output == *covered* || ($ROOT_ABSENT_OK = 1 && $output == *absent*) ]]
     [[ $output != *SHOWN* ]]
+    [[ $output != *unreadable* ]]
     [[ $ROOT_ABSENT_OK = 1 || $output != *absent* ]]
     # shellcheck disable=SC2086
     run covered_probe "${COVER_NS[@]}" setpriv --reuid "$uid" --regid "$uid" \
-      --clear-groups env HOME="$DIR/home" "$FSRUN" --root "$DIR/state-$uid" sandbox \
+      --groups "$SECRET_GID" env HOME="$DIR/home" "$FSRUN" --root "$DIR/state-$uid" sandbox \
       --policy "$POLICY" --worktree "$WT" --task-id "$TASK" -- $paths
     echo "uid $uid, $policy: $output"
     [ "$status" -eq 0 ]
-    [[ $output == *covered* ]]
     [[ $output != *SHOWN* ]]
+    # a file not even its group may read (pam's opasswd, 0600) needs no cover for the user
+    [[ $output == *covered* || $output == *"opasswd unreadable"* ]]
   done
 }
 
@@ -452,8 +469,9 @@ done | sort -u | tr '\n' ' ')
 
 # VAR_NS CMD...: CMD in a private mount namespace whose /var is a tmpfs holding Debian's daily
 # backups of the shadow files as its passwd cron job leaves them (/var/backups/shadow.bak and
-# gshadow.bak, root's, mode 0600), and VAR_KEEP's dirs of the host's /var. Nothing is written to
-# the host's /var.
+# gshadow.bak, root's), here mode 0640 in SECRET_GID (so that the tests' ordinary user, in that
+# group, could read them but for a cover), and VAR_KEEP's dirs of the host's /var. Nothing is
+# written to the host's /var.
 VAR_NS=(unshare -m sh -c 'set -e
   mount --make-rprivate /
   exec 8</var
@@ -465,6 +483,8 @@ VAR_NS=(unshare -m sh -c 'set -e
   umask 077
   echo "root:fsrun-test-backup-hash:19000:0:99999:7:::" >/var/backups/shadow.bak
   echo "root:fsrun-test-gbackup-hash::" >/var/backups/gshadow.bak
+  chgrp "$SECRET_GID" /var/backups/shadow.bak /var/backups/gshadow.bak
+  chmod 640 /var/backups/shadow.bak /var/backups/gshadow.bak
   exec "$@"' sh "$VAR_KEEP")
 
 @test "sandbox: Debian's /var/backups/shadow.bak and gshadow.bak and pam's /etc/security/opasswd are covered wherever a bind shows them (root and an ordinary user)" {
@@ -528,7 +548,7 @@ rename_probe() {
 }
 
 # probe_as_both PATH: rename_probe with a policy of allowedPaths [PATH], as root and then as uid
-# 1000 (the fifos in the worktree, the test's dir given to that user), their outputs in ROOT_OUT
+# 1000 in SECRET_GID (the fifos in the worktree, the test's dir given to that user), their outputs in ROOT_OUT
 # and USER_OUT; each showed the cover (size 0, mode 0) and none of the host's hashes
 probe_as_both() {
   local uid=1000 out
@@ -537,7 +557,7 @@ probe_as_both() {
   mkfifo -m 666 "$WT/ready" "$WT/go"
   ROOT_OUT=$(rename_probe "$FSRUN" --root "$FSRUN_ROOT" sandbox --policy "$POLICY" --worktree "$WT" \
     --task-id "$TASK")
-  USER_OUT=$(rename_probe setpriv --reuid "$uid" --regid "$uid" --clear-groups env HOME="$DIR/home" \
+  USER_OUT=$(rename_probe setpriv --reuid "$uid" --regid "$uid" --groups "$SECRET_GID" env HOME="$DIR/home" \
     "$FSRUN" --root "$DIR/state-$uid" sandbox --policy "$POLICY" --worktree "$WT" \
     --task-id "$TASK")
   echo "root, $1: $ROOT_OUT"
@@ -619,7 +639,8 @@ swap_race() {
   ln -s /etc "$WT/swap-link"
   give_dir_to_user "$uid"
   write_policy "{\"allowedPaths\": [\"$WT/swap\"]}"
-  local user=(setpriv --reuid "$uid" --regid "$uid" --clear-groups env HOME="$DIR/home"
+  # the user in /etc/shadow's group: it could read the file but for the cover
+  local user=(setpriv --reuid "$uid" --regid "$uid" --groups "$SECRET_GID" env HOME="$DIR/home"
     "$FSRUN" --root "$DIR/state-$uid" sandbox --policy "$POLICY" --worktree "$WT"
     --task-id "$TASK")
   # the cover files, made by a first run each, before anything is swapped

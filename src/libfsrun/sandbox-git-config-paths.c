@@ -260,6 +260,8 @@ struct words {
   bool shell_value; /* the next word is a shell option's value (`-o errexit`) */
   bool git;         /* the command is git, whose subcommand has not come */
   bool git_value;   /* the next word is git's `-c`/`-C` value */
+  /* `PATH=dirs` before the command (env's or the shell's): where it is looked up; NULL: fsrun's */
+  char *path;
 };
 
 /* The dir of a worktree file a command names (`tools/clean.sh`: `tools/`), watched as a pointer of
@@ -437,10 +439,8 @@ static bool run_writes(const struct run_tree *t, size_t n, const char *entry, co
   return false;
 }
 
-/* run_path's entries, once a config read: each absolute entry of fsrun's PATH the run writes */
-static void run_path_find(struct collect *c) {
-  const char *path = getenv("PATH");
-  struct run_path *r = c->run_path;
+/* r's entries: each absolute entry of path (a PATH's value) the run writes */
+static void run_path_find(struct collect *c, const char *path, struct run_path *r) {
   const oci_strv *writable = c->g->writable;
   size_t room = 1 + (writable != NULL ? writable->len : 0);
   cleanup_free struct run_tree *t = xmalloc0(room * sizeof(*t));
@@ -525,8 +525,11 @@ static void run_path_free(struct run_path *r) {
  * `~/.npm-global` writable). The PATH is fsrun's own: the host git's when both come from one
  * environment (Fusion's adapter passes its process's to both); any other absolute entry is the
  * host's to keep. */
-static void add_path_command(struct collect *c, const char *key, const char *value, const char *w) {
-  const char *path = getenv("PATH");
+static void add_path_command(struct collect *c, const char *key, const char *value, const char *w,
+                             const char *search) {
+  const char *path = search != NULL ? search : getenv("PATH");
+  __attribute__((cleanup(run_path_free))) struct run_path assigned = {0};
+  const struct run_path *r = c->run_path;
   if (path == NULL)
     return; /* the default search path: absolute */
   for (const char *p = path;; p++) {
@@ -541,10 +544,15 @@ static void add_path_command(struct collect *c, const char *key, const char *val
   }
   if (c->run_path == NULL)
     return;
-  if (!c->run_path->found)
-    run_path_find(c);
-  for (size_t i = 0; i < c->run_path->n; i++) {
-    const struct run_path_dir *d = &c->run_path->dirs[i];
+  if (search != NULL) { /* `PATH=...` before the command: its own entries, found for it alone */
+    assigned.top = c->run_path->top;
+    run_path_find(c, search, &assigned);
+    r = &assigned;
+  } else if (!c->run_path->found) {
+    run_path_find(c, path, c->run_path);
+  }
+  for (size_t i = 0; i < r->n; i++) {
+    const struct run_path_dir *d = &r->dirs[i];
     cleanup_free char *name =
         d->in_worktree ? xasprintf("%s%s%s", d->dir[0] ? d->dir + 1 : "", d->dir[0] ? "/" : "", w)
                        : xasprintf("%s/%s", d->dir, w);
@@ -563,9 +571,16 @@ static bool shell_word(const char *w) {
   return false;
 }
 
+static void add_word(struct collect *c, const char *key, const char *value, const char *w,
+                     struct words *s);
+
 /* A runner's word before its command: true when w was one (an option, its value, an operand), or
- * says that no command comes (`taskset -p`: the words after it are arguments). */
-static bool runner_word_before_command(struct words *s, const char *w) {
+ * says that no command comes (`taskset -p`: the words after it are arguments), or held the
+ * command (`su -cmyfilt`: read as the command word). False: w is the command, or (at_command
+ * false) the first of the arguments (`su USER x.sh`: the shell's script, a file word). */
+static bool runner_word_before_command(struct collect *c, const char *key, const char *value,
+                                       const char *w, struct words *s) {
+  size_t at;
   switch (git_runner_word(&s->runner, w)) {
   case GIT_RUNNER_BEFORE:
     return true;
@@ -573,6 +588,15 @@ static bool runner_word_before_command(struct words *s, const char *w) {
     s->runner.runner = NULL;
     s->at_command = false;
     return true;
+  case GIT_RUNNER_ATTACHED: /* one level: the rest of one word, which holds no other */
+    at = s->runner.attached;
+    s->runner = (struct git_runner_state){0};
+    add_word(c, key, value, w + at, s);
+    return true;
+  case GIT_RUNNER_ARGUMENTS:
+    s->runner.runner = NULL;
+    s->at_command = false;
+    return false;
   case GIT_RUNNER_COMMAND:
     break;
   }
@@ -622,7 +646,7 @@ static bool git_subcommand(struct collect *c, const char *key, const char *value
   s->git = false;
   if (strpbrk(w, "/$`*?[%") == NULL) {
     cleanup_free char *name = xasprintf("git-%s", w);
-    add_path_command(c, key, value, name);
+    add_path_command(c, key, value, name, s->path);
   }
   return false;
 }
@@ -676,12 +700,18 @@ static void add_word(struct collect *c, const char *key, const char *value, cons
     git_runner_word(&s->runner, w);
     return; /* a runner's option's value (`env -u NAME`) */
   }
+  if (command && strncmp(w, "PATH=", 5) == 0 && strpbrk(w, "$`") == NULL) {
+    free(s->path); /* search dirs, not files (review29 G8): the command is watched in them */
+    s->path = xstrdup(w + 5);
+    return;
+  }
   if (command && w[0] != '=' && w[0] != '-' && strchr(w, '=') != NULL) {
     add_assignment(c, key, value, strchr(w, '=') + 1);
     return; /* VAR=value before the command */
   }
-  if (command && s->runner.runner != NULL && runner_word_before_command(s, w))
-    return; /* a runner's option, its value or operand: the command comes after it */
+  if (command && s->runner.runner != NULL && runner_word_before_command(c, key, value, w, s))
+    return;                /* a runner's option, its value or operand: the command comes after it */
+  command = s->at_command; /* false: su's arguments begin at w */
   if (!command && s->shell) {
     switch (shell_word_kind(s, w)) {
     case SHELL_OPTION:
@@ -731,7 +761,7 @@ static void add_word(struct collect *c, const char *key, const char *value, cons
     return;
   }
   if (command && strchr(w, '/') == NULL) {
-    add_path_command(c, key, value, w);
+    add_path_command(c, key, value, w, s->path);
     return;
   }
   if (strcmp(w, ".") == 0 || strcmp(w, "..") == 0 || strcmp(w, "./") == 0)
@@ -750,7 +780,7 @@ static void add_credential_helper(struct collect *c, const char *key, const char
   size_t n = strcspn(value, WORD_BREAK COMMAND_BREAK);
   cleanup_free char *name = xasprintf("git-credential-%.*s", (int)n, value);
   if (n > 0 && strcspn(value, "/$`*?[%") >= n)
-    add_path_command(c, key, value, name);
+    add_path_command(c, key, value, name, NULL);
 }
 
 /* each word of a shell command that may name a file (no expansion), as the shell splits it
@@ -768,8 +798,10 @@ static void add_command_words(struct collect *c, const char *key, const char *va
     size_t n = strcspn(s, WORD_BREAK COMMAND_BREAK);
     cleanup_free char *w = NULL;
     if (n == 0) {
-      if (strchr(COMMAND_BREAK, *s) != NULL)
+      if (strchr(COMMAND_BREAK, *s) != NULL) {
+        free(state.path);
         state = (struct words){.at_command = true};
+      }
       s++;
       continue;
     }
@@ -777,6 +809,7 @@ static void add_command_words(struct collect *c, const char *key, const char *va
     s += n;
     add_word(c, key, value, w, &state);
   }
+  free(state.path);
 }
 
 /* husky v9: core.hooksPath=.husky/_, whose stubs run .husky/<hook> */

@@ -2,8 +2,8 @@
  * rules: short letters bundled, a value attached or in the next word; `--long=value` or
  * `--long value`; `--` ends the options), so that the word of the command they run is found and
  * watched on PATH as the driver's own command is (review27 E6, session 29: stdbuf, ionice, chrt,
- * taskset, flock, time, sudo). Each word is read once: a runner's runner (`nice -n 5 chrt -b 0
- * myfilt`) costs no more than the words it has. */
+ * taskset, flock, time, sudo; session 30: busybox, doas, su, runuser, env -S). Each word is read
+ * once: a runner's runner (`nice -n 5 chrt -b 0 myfilt`) costs no more than the words it has. */
 #include <stddef.h>
 #include <string.h>
 
@@ -25,6 +25,15 @@ struct git_runner {
   enum operand operand;
   /* after the operand, `-c CMD`/`--command CMD` is a shell's command string (flock) */
   bool command_option;
+  /* options whose value is a command string, anywhere (su's `-c CMD`, env's `-S 'CMD ARGS'`) */
+  const char *short_command;
+  const char *const *long_command;
+  /* options whose value stands for the operand (runuser's `-u USER`: the command follows) */
+  const char *short_operand;
+  const char *const *long_operand;
+  /* su's getopt: options after the operand too (GNU's permutation), `-` is the login option; the
+   * words after the operand are the shell's arguments (a script file), not a command */
+  bool su;
 };
 
 static const char *const none[] = {NULL};
@@ -33,9 +42,9 @@ static const char *const none[] = {NULL};
 #define WORDS(...) ((const char *const[]){__VA_ARGS__, NULL})
 
 static const struct git_runner runners[] = {
-    /* bash's `exec -a NAME`, env's `-u NAME`, `-C DIR` */
+    /* bash's `exec -a NAME`, env's `-u NAME`, `-C DIR`, `-S 'CMD ARGS'` */
     {WORDS("env", "exec", "command", "nohup", "setsid"), "uCa", WORDS("--unset", "--chdir"), "",
-     none, OPERAND_NONE, false},
+     none, OPERAND_NONE, false, "S", WORDS("--split-string")},
     {WORDS("xargs"), "adEILnPs",
      WORDS("--arg-file", "--delimiter", "--max-lines", "--max-args", "--max-procs", "--max-chars",
            "--process-slot-var"),
@@ -58,10 +67,24 @@ static const struct git_runner runners[] = {
            "--command-timeout", "--other-user", "--chroot", "--login-class", "--auth-type"),
      "elvKV", WORDS("--edit", "--list", "--validate", "--remove-timestamp", "--version"),
      OPERAND_NONE, false},
+    /* OpenBSD's doas: `-C CONFIG` checks a config, `-L` clears, `-s` runs a shell: no command */
+    {WORDS("doas"), "u", none, "CLs", none, OPERAND_NONE, false},
+    /* `busybox APPLET ...`: the applet's name is the next command word (busybox env, sh, nice...)
+     */
+    {WORDS("busybox"), "", none, "", WORDS("--list", "--list-full", "--install", "--help"),
+     OPERAND_NONE, false},
+    /* util-linux su and runuser: `su [-] [USER] -c CMD`, `runuser -u USER [--] CMD` */
+    {WORDS("su"), "gGsw", WORDS("--group", "--supp-group", "--shell", "--whitelist-environment"),
+     "hV", WORDS("--help", "--version"), OPERAND_ANY, false, "c",
+     WORDS("--command", "--session-command"), "", none, true},
+    {WORDS("runuser"), "gGsw",
+     WORDS("--group", "--supp-group", "--shell", "--whitelist-environment"), "hV",
+     WORDS("--help", "--version"), OPERAND_ANY, false, "c", WORDS("--command", "--session-command"),
+     "u", WORDS("--user"), true},
 };
 
 static bool listed(const char *const *list, const char *w, size_t n) {
-  for (; *list != NULL; list++)
+  for (; list != NULL && *list != NULL; list++)
     if (strlen(*list) == n && strncmp(*list, w, n) == 0)
       return true;
   return false;
@@ -76,13 +99,31 @@ const struct git_runner *git_runner_of(const char *w) {
   return NULL;
 }
 
+static bool letter_in(const char *letters, char c) {
+  return letters != NULL && strchr(letters, c) != NULL;
+}
+
+/* an option whose value is the command string: the next word (the state ends: that word is the
+ * command), or attached at w + at */
+static enum git_runner_word command_value(struct git_runner_state *s, const char *w, size_t at) {
+  if (w[at] == '\0') {
+    *s = (struct git_runner_state){0};
+    return GIT_RUNNER_BEFORE;
+  }
+  s->attached = at;
+  return GIT_RUNNER_ATTACHED;
+}
+
 /* `--long`, `--long=value`: whether the value is the next word, or no command follows */
 static enum git_runner_word long_option(struct git_runner_state *s, const char *w) {
   const struct git_runner *r = s->runner;
   size_t n = strcspn(w, "=");
   if (listed(r->long_no_command, w, n))
     return GIT_RUNNER_NO_COMMAND;
-  s->skip_next = w[n] == '\0' && listed(r->long_values, w, n);
+  if (listed(r->long_command, w, n))
+    return command_value(s, w, w[n] == '=' ? n + 1 : n);
+  s->operand_given |= listed(r->long_operand, w, n);
+  s->skip_next = w[n] == '\0' && (listed(r->long_values, w, n) || listed(r->long_operand, w, n));
   return GIT_RUNNER_BEFORE;
 }
 
@@ -90,9 +131,12 @@ static enum git_runner_word long_option(struct git_runner_state *s, const char *
 static enum git_runner_word short_options(struct git_runner_state *s, const char *w) {
   const struct git_runner *r = s->runner;
   for (const char *p = w + 1; *p != '\0'; p++) {
-    if (strchr(r->no_command, *p) != NULL)
+    if (letter_in(r->no_command, *p))
       return GIT_RUNNER_NO_COMMAND;
-    if (strchr(r->short_values, *p) != NULL) {
+    if (letter_in(r->short_command, *p))
+      return command_value(s, w, (size_t)(p + 1 - w));
+    s->operand_given |= letter_in(r->short_operand, *p);
+    if (letter_in(r->short_values, *p) || letter_in(r->short_operand, *p)) {
       s->skip_next = p[1] == '\0';
       break;
     }
@@ -119,11 +163,15 @@ enum git_runner_word git_runner_word(struct git_runner_state *s, const char *w) 
     s->options_done = true; /* `--` ends the options (getopt takes it after the operand too) */
     return GIT_RUNNER_BEFORE;
   }
-  if (w[0] == '-' && w[1] != '\0' && !s->options_done && !s->operand_seen)
+  if (r->su && strcmp(w, "-") == 0 && !s->options_done)
+    return GIT_RUNNER_BEFORE; /* su's `-`: a login shell */
+  if (w[0] == '-' && w[1] != '\0' && !s->options_done && (!s->operand_seen || r->su))
     return w[1] == '-' ? long_option(s, w) : short_options(s, w);
+  if (s->operand_given)
+    return GIT_RUNNER_COMMAND;
   if (r->operand != OPERAND_NONE && !s->operand_seen && (r->operand == OPERAND_ANY || digits(w))) {
     s->operand_seen = true;
     return GIT_RUNNER_BEFORE;
   }
-  return GIT_RUNNER_COMMAND;
+  return r->su ? GIT_RUNNER_ARGUMENTS : GIT_RUNNER_COMMAND;
 }

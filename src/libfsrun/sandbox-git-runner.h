@@ -14,19 +14,23 @@ struct git_runner_state {
   bool skip_next;                  /* the next word is an option's value (`-n 5`) */
   bool operand_seen;               /* the word before the command came (`timeout`'s duration) */
   bool options_done;               /* `--` came: a word with `-` is no option */
+  bool operand_given;              /* an option's value stood for the operand (`runuser -u U`) */
+  size_t attached;                 /* GIT_RUNNER_ATTACHED: where in the word the command starts */
 };
 
 enum git_runner_word {
   GIT_RUNNER_COMMAND,    /* w is the command the runner runs (or no runner) */
   GIT_RUNNER_BEFORE,     /* w is an option, its value or an operand: the command comes after */
   GIT_RUNNER_NO_COMMAND, /* w says the runner runs no command (`taskset -p`, `sudo -l`) */
+  GIT_RUNNER_ARGUMENTS,  /* w and what follows are arguments, not a command (`su USER x.sh`) */
+  GIT_RUNNER_ATTACHED,   /* w's value from s->attached on is the command (`su -cmyfilt`) */
 };
 
 /* the runner a command word names, by its base name (`/usr/bin/nice`); NULL: none */
 const struct git_runner *git_runner_of(const char *w);
 
 /* what the word w after a runner's name is; s moves on (a value to skip, the operand seen). After
- * flock's `-c`, s->runner is NULL: the next word is the command. */
+ * flock's `-c`, su's `-c`, env's `-S`, s->runner is NULL: the next word is the command. */
 enum git_runner_word git_runner_word(struct git_runner_state *s, const char *w);
 
 #endif

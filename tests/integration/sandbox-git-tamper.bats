@@ -735,18 +735,26 @@ cat"
 MORE_RUNNERS=('stdbuf -o L -e0' 'ionice -c 3 -n 7 -t' 'chrt -f 10' 'taskset -c 0-3'
   'flock -w 5 x.lock' 'flock x.lock -c' 'time -p' 'sudo -u nobody -E --')
 
-# route_more_runners OWNER: a filter per runner, each `RUNNER... myfilt`. A run writing an
-# unrelated file reports nothing; a run rewriting node_modules/.bin/myfilt names every filter
-# (one not followed to myfilt watches a top-level `myfilt` instead, and is missing).
+# The runners of session 30, the same way: busybox's applet, doas's options, su's `-c` after its
+# user, runuser's `-u USER --`, env's `-S`. None is run (doas is not installed; nothing runs a
+# filter here). Seen to fail without their table entries (tamper missing all but env -S's).
+RUNNERS_30=('busybox nice -n 5' 'busybox sh -c' 'doas -n -u nobody' 'su - nobody -s /bin/sh -c'
+  'runuser -u nobody -g nogroup --' 'env -S')
+
+# route_more_runners OWNER [ARRAY]: a filter per runner of ARRAY (MORE_RUNNERS by default), each
+# `RUNNER... myfilt`. A run writing an unrelated file reports nothing; a run rewriting
+# node_modules/.bin/myfilt names every filter (one not followed to myfilt watches a top-level
+# `myfilt` instead, and is missing).
 route_more_runners() {
   local i want=()
+  local -n runners=${2:-MORE_RUNNERS}
   make_repo "$1"
   as_owner sh -c 'mkdir -p "$1/node_modules/.bin" && printf "#!/bin/sh\ncat\n" >"$1/node_modules/.bin/myfilt" &&
     chmod 755 "$1/node_modules/.bin/myfilt"' sh "$WT"
   PATH=$PATH:./node_modules/.bin
-  for i in "${!MORE_RUNNERS[@]}"; do
-    hgit -C "$REPO" config "filter.r$i.clean" "${MORE_RUNNERS[$i]} myfilt"
-    want+=("config:filter.r$i.clean=${MORE_RUNNERS[$i]} myfilt")
+  for i in "${!runners[@]}"; do
+    hgit -C "$REPO" config "filter.r$i.clean" "${runners[$i]} myfilt"
+    want+=("config:filter.r$i.clean=${runners[$i]} myfilt")
   done
   sbx -- 'echo two >unrelated'
   [ "$(config_tamper)" = '[]' ]
@@ -760,6 +768,44 @@ route_more_runners() {
 
 @test "sandbox-git: a driver's command after stdbuf, ionice, chrt, taskset, flock, time and sudo is watched (ordinary user)" {
   route_more_runners user
+}
+
+@test "sandbox-git: a driver's command after busybox, doas, su -c, runuser -u and env -S is watched (root)" {
+  route_more_runners root RUNNERS_30
+}
+
+@test "sandbox-git: a driver's command after busybox, doas, su -c, runuser -u and env -S is watched (ordinary user)" {
+  route_more_runners user RUNNERS_30
+}
+
+# route_path_assignment OWNER (review29 G8): `env -i PATH=/usr/bin:$DIR/npm/bin myfiltL`: the
+# assignment names the dirs the command is looked up in (env's execvp, a shell's lookup), not files:
+# the command is watched in those of them the run writes ($DIR/npm, a writablePaths entry, which
+# fsrun's own PATH does not hold), and /usr/bin is watched for nothing. A second filter as review29
+# wrote it (`env -i PATH=/usr/bin myfiltL`, no dir the run writes) is never reported: a run of
+# `true` and an unrelated write report nothing (it was reported on every run); a run planting
+# myfiltL in $DIR/npm/bin names the first filter alone, disarmed. Seen to fail with the assignment
+# read as before (the standing /usr/bin entry on the run of `true`).
+route_path_assignment() {
+  local npm=$DIR/npm/bin
+  make_repo "$1"
+  echo "{\"writablePaths\":[\"$DIR/npm\"]}" >"$DIR/policy.json"
+  as_owner sh -c 'mkdir -p "$1" && printf "#!/bin/sh\ncat\n" >"$1/myfiltL" && chmod 755 "$1/myfiltL"' sh "$npm"
+  hgit -C "$REPO" config filter.q7.clean "env -i PATH=/usr/bin myfiltL"
+  sbx -- true
+  [ "$status" -eq 0 ]
+  [ "$(config_tamper)" = '[]' ]
+  filter_rewrite_named "env -i PATH=/usr/bin:$npm myfiltL" "$npm/myfiltL" "#!/bin/sh
+echo ran >>$MARKER
+cat"
+}
+
+@test "sandbox-git: a driver's PATH= assignment names where its command is watched, never a standing entry (root)" {
+  route_path_assignment root
+}
+
+@test "sandbox-git: a driver's PATH= assignment names where its command is watched, never a standing entry (ordinary user)" {
+  route_path_assignment user
 }
 
 # route_runner_chain OWNER: the runners the host's git can run as any user, one after another, before

@@ -652,6 +652,32 @@ static void test_runners(const char *top) {
       {"sh -o errexit -c myfilt", true},
       {"bash +o posix -O extglob -c -e 'myfilt --x'", true},
       {"sh -eo pipefail tools/x.sh myfilt", false},
+      /* session 30: busybox's applet, doas, su/runuser (-c anywhere, -u), env -S */
+      {"busybox nice -n 5 myfilt", true},
+      {"busybox sh -c 'myfilt --x'", true},
+      {"busybox --list myfilt", false},
+      {"doas -n -u nobody myfilt", true},
+      {"doas -C /etc/doas.conf myfilt", false},
+      {"su - nobody -s /bin/sh -c myfilt", true},
+      {"su -c 'myfilt --x' nobody", true},
+      {"su -lcmyfilt nobody", true},
+      {"su --command=myfilt nobody", true},
+      {"su --session-command myfilt", true},
+      {"su nobody myfilt", false}, /* the shell's script file (a file word at the top) */
+      {"runuser -u nobody -- myfilt", true},
+      {"runuser -u nobody -g nogroup myfilt", true},
+      {"runuser --user=nobody myfilt", true},
+      {"runuser nobody -c myfilt", true},
+      {"runuser -l nobody myfilt", false},
+      {"env -S 'myfilt --x'", true},
+      {"env -Smyfilt", true},
+      {"env --split-string=myfilt", true},
+      {"env -iS myfilt", true},
+      /* review29 G8: PATH= names where the command is looked up, not a file */
+      {"env -i PATH=/usr/bin:node_modules/.bin myfilt", true},
+      {"PATH=/usr/bin:./node_modules/.bin myfilt", true},
+      {"env -i PATH=/usr/bin myfilt", false},
+      {"PATH=/usr/bin sh -c myfilt", false},
   };
   char config[256], entry[256];
   make_dir(top, "node_modules");

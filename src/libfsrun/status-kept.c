@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "sandbox-git.h"
 #include "state-root.h"
 #include "status.h"
 #include "utils.h"
@@ -120,8 +121,10 @@ static int claim_slot(int rootfd, const char *slot, const char *hidden) {
 /* Each ROOT/.sandbox-new-* whose lock nobody holds removed: a run killed with its watchdog between
  * its claim and its reveal left it (no init existed yet). A live run holds its hidden dir's lock
  * from before the name shows a slot's dir, and from just after its mkdir (a sweep between the two
- * only sends that run to a plain state dir). */
-static void sweep_dead_hidden(int rootfd) {
+ * only sends that run to a plain state dir). With it that run's git dirs (/dev/shm's, the state
+ * root's overlay dir), as the watchdog's clean-up removes them (review29 G7), unless a state dir
+ * of that id is there (a later run of the same id, whose they are). */
+static void sweep_dead_hidden(const char *state_root, int rootfd) {
   cleanup_error fsrun_error_t ignored = NULL;
   cleanup_dir DIR *dir = NULL;
   struct dirent *de;
@@ -141,6 +144,9 @@ static void sweep_dead_hidden(int rootfd) {
       continue;
     log_debug("state root: `%s` is a killed run's: removed", de->d_name);
     (void)status_dir_remove_name(rootfd, de->d_name, &ignored);
+    const char *id = de->d_name + strlen(HIDDEN_PREFIX);
+    if (id[0] != '\0' && faccessat(rootfd, id, F_OK, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT)
+      sandbox_git_remove_leftover(state_root, id);
   }
 }
 
@@ -194,7 +200,7 @@ int status_kept_create(const struct fsrun_context *ctx, const char *id, bool *sp
   if (status_root_dir(ctx, &rootfd, &own, err) < 0)
     return fsrun_error_code(err);
   if (rootfd >= 0 && on_disk(rootfd) && hidden_name(id, hidden, sizeof(hidden))) {
-    sweep_dead_hidden(rootfd);
+    sweep_dead_hidden(ctx->state_root, rootfd);
     dfd = hidden_dir(rootfd, hidden);
   }
   if (dfd < 0)

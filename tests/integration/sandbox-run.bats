@@ -1273,14 +1273,23 @@ check_kept_state_dir() {
   [ "$(kept_inodes "$kept")" = "$ino" ]
   [ "$(ls -A "$STATE" | tr '\n' ' ')" = ".sandbox-bundle .sandbox-kept-0 .sandbox-kept-1 " ]
   # a run's hidden dir that fsrun and its watchdog, killed together between the claim and the
-  # reveal, left (review29 G4): removed by the next claim; one whose lock is held: left alone
-  as_caller mkdir -m 700 "$STATE/.sandbox-new-sandbox-dead" "$STATE/.sandbox-new-sandbox-held"
-  as_caller touch "$STATE/.sandbox-new-sandbox-dead/state.json" "$STATE/.sandbox-new-sandbox-dead/state.json.spare"
-  run as_caller flock -o "$STATE/.sandbox-new-sandbox-held" "$FSRUN" --root "$STATE" sandbox --worktree "$WT" --task-id "$TASK" -- true
+  # reveal, left (review29 G4): removed by the next claim; one whose lock is held: left alone.
+  # With each, its run's git dir in /dev/shm as the double kill leaves it (upper/, work/; review29
+  # G7): the dead run's removed with its state dir, the held one's left alone. Seen to fail with
+  # the sweep's git clean-up undone (the dead run's git dir stayed).
+  local dead=sandbox-dead-$TASK held=sandbox-held-$TASK shm
+  shm=/dev/shm/fsrun-git.$SBX_UID.$(stat -c '%d.%i' "$STATE")
+  as_caller mkdir -m 700 "$STATE/.sandbox-new-$dead" "$STATE/.sandbox-new-$held"
+  as_caller touch "$STATE/.sandbox-new-$dead/state.json" "$STATE/.sandbox-new-$dead/state.json.spare"
+  as_caller mkdir -p "$shm.$dead/upper" "$shm.$dead/work" "$shm.$held/upper" "$shm.$held/work"
+  run as_caller flock -o "$STATE/.sandbox-new-$held" "$FSRUN" --root "$STATE" sandbox --worktree "$WT" --task-id "$TASK" -- true
   [ "$status" -eq 0 ]
-  [ ! -e "$STATE/.sandbox-new-sandbox-dead" ]
-  [ -d "$STATE/.sandbox-new-sandbox-held" ]
-  rmdir "$STATE/.sandbox-new-sandbox-held"
+  [ ! -e "$STATE/.sandbox-new-$dead" ]
+  [ ! -e "$shm.$dead" ]
+  [ -d "$STATE/.sandbox-new-$held" ]
+  [ -d "$shm.$held/upper" ]
+  rmdir "$STATE/.sandbox-new-$held"
+  rm -r "$shm.$held"
   [ "$(ls -A "$STATE" | tr '\n' ' ')" = ".sandbox-bundle .sandbox-kept-0 .sandbox-kept-1 " ]
   # a file planted in both kept dirs: neither is reused, and no slot keeps the file
   as_caller touch "$kept/planted" "$STATE/.sandbox-kept-1/planted"

@@ -573,6 +573,17 @@ static bool shell_word(const char *w) {
 
 static void add_word(struct collect *c, const char *key, const char *value, const char *w,
                      struct words *s);
+/* a word a runner runs besides its command (`su -s SHELL`): watched as a command word is, on
+ * PATH without a `/`, as a file with one; an expansion: not known, a standing entry */
+static void add_program_word(struct collect *c, const char *key, const char *value, const char *w,
+                             const struct words *s) {
+  if (strpbrk(w, "$`*?[") != NULL)
+    add_unknown_command(c->g, key, value);
+  else if (strchr(w, '/') == NULL)
+    add_path_command(c, key, value, w, s->path);
+  else
+    add_file_word(c, key, value, w, NULL);
+}
 
 /* A runner's word before its command: true when w was one (an option, its value, an operand), or
  * says that no command comes (`taskset -p`: the words after it are arguments), or held the
@@ -581,7 +592,14 @@ static void add_word(struct collect *c, const char *key, const char *value, cons
 static bool runner_word_before_command(struct collect *c, const char *key, const char *value,
                                        const char *w, struct words *s) {
   size_t at;
-  switch (git_runner_word(&s->runner, w)) {
+  enum git_runner_word kind = git_runner_word(&s->runner, w);
+  /* env -S's options attached (`-S-u`, `-S-S-i`): read in place, each a shorter rest of w */
+  while (kind == GIT_RUNNER_ATTACHED_ARGUMENT && w[s->runner.attached] == '-') {
+    w += s->runner.attached;
+    s->runner.attached = 0;
+    kind = git_runner_word(&s->runner, w);
+  }
+  switch (kind) {
   case GIT_RUNNER_BEFORE:
     return true;
   case GIT_RUNNER_NO_COMMAND:
@@ -592,6 +610,15 @@ static bool runner_word_before_command(struct collect *c, const char *key, const
     at = s->runner.attached;
     s->runner = (struct git_runner_state){0};
     add_word(c, key, value, w + at, s);
+    return true;
+  case GIT_RUNNER_ATTACHED_ARGUMENT: /* no option: the command (or VAR=value), one level */
+    at = s->runner.attached;
+    s->runner.attached = 0;
+    add_word(c, key, value, w + at, s);
+    return true;
+  case GIT_RUNNER_PROGRAM:
+    add_program_word(c, key, value, w + s->runner.attached, s);
+    s->runner.attached = 0;
     return true;
   case GIT_RUNNER_ARGUMENTS:
     s->runner.runner = NULL;

@@ -25,9 +25,15 @@ struct git_runner {
   enum operand operand;
   /* after the operand, `-c CMD`/`--command CMD` is a shell's command string (flock) */
   bool command_option;
-  /* options whose value is a command string, anywhere (su's `-c CMD`, env's `-S 'CMD ARGS'`) */
+  /* options whose value is a command string, anywhere (su's `-c CMD`) */
   const char *short_command;
   const char *const *long_command;
+  /* options whose value is the runner's own arguments again (env's `-S '-i PATH=x CMD'`) */
+  const char *short_split;
+  const char *const *long_split;
+  /* options whose value is a program the runner runs besides its command (su's `-s SHELL`) */
+  const char *short_program;
+  const char *const *long_program;
   /* options whose value stands for the operand (runuser's `-u USER`: the command follows) */
   const char *short_operand;
   const char *const *long_operand;
@@ -42,9 +48,9 @@ static const char *const none[] = {NULL};
 #define WORDS(...) ((const char *const[]){__VA_ARGS__, NULL})
 
 static const struct git_runner runners[] = {
-    /* bash's `exec -a NAME`, env's `-u NAME`, `-C DIR`, `-S 'CMD ARGS'` */
+    /* bash's `exec -a NAME`, env's `-u NAME`, `-C DIR`, `-S 'ARGS'` (env's own arguments again) */
     {WORDS("env", "exec", "command", "nohup", "setsid"), "uCa", WORDS("--unset", "--chdir"), "",
-     none, OPERAND_NONE, false, "S", WORDS("--split-string")},
+     none, OPERAND_NONE, false, .short_split = "S", .long_split = WORDS("--split-string")},
     {WORDS("xargs"), "adEILnPs",
      WORDS("--arg-file", "--delimiter", "--max-lines", "--max-args", "--max-procs", "--max-chars",
            "--process-slot-var"),
@@ -73,14 +79,17 @@ static const struct git_runner runners[] = {
      */
     {WORDS("busybox"), "", none, "", WORDS("--list", "--list-full", "--install", "--help"),
      OPERAND_NONE, false},
-    /* util-linux su and runuser: `su [-] [USER] -c CMD`, `runuser -u USER [--] CMD` */
-    {WORDS("su"), "gGsw", WORDS("--group", "--supp-group", "--shell", "--whitelist-environment"),
-     "hV", WORDS("--help", "--version"), OPERAND_ANY, false, "c",
-     WORDS("--command", "--session-command"), "", none, true},
-    {WORDS("runuser"), "gGsw",
-     WORDS("--group", "--supp-group", "--shell", "--whitelist-environment"), "hV",
-     WORDS("--help", "--version"), OPERAND_ANY, false, "c", WORDS("--command", "--session-command"),
-     "u", WORDS("--user"), true},
+    /* util-linux su and runuser: `su [-] [USER] -c CMD`, `runuser -u USER [--] CMD`; `-s SHELL`:
+     * the program that runs the command string, a command word of its own */
+    {WORDS("su"), "gGw", WORDS("--group", "--supp-group", "--whitelist-environment"), "hV",
+     WORDS("--help", "--version"), OPERAND_ANY, false, .short_command = "c",
+     .long_command = WORDS("--command", "--session-command"), .short_program = "s",
+     .long_program = WORDS("--shell"), .su = true},
+    {WORDS("runuser"), "gGw", WORDS("--group", "--supp-group", "--whitelist-environment"), "hV",
+     WORDS("--help", "--version"), OPERAND_ANY, false, .short_command = "c",
+     .long_command = WORDS("--command", "--session-command"), .short_program = "s",
+     .long_program = WORDS("--shell"), .short_operand = "u", .long_operand = WORDS("--user"),
+     .su = true},
 };
 
 static bool listed(const char *const *list, const char *w, size_t n) {
@@ -114,6 +123,26 @@ static enum git_runner_word command_value(struct git_runner_state *s, const char
   return GIT_RUNNER_ATTACHED;
 }
 
+/* env -S's value: the runner's own words again (quotes break words here, so the next word is the
+ * first of them), or attached at w + at: read as the runner's next word (review30 H2) */
+static enum git_runner_word split_value(struct git_runner_state *s, const char *w, size_t at) {
+  if (w[at] == '\0')
+    return GIT_RUNNER_BEFORE;
+  s->attached = at;
+  return GIT_RUNNER_ATTACHED_ARGUMENT;
+}
+
+/* su's `-s SHELL`: the value (the next word, or attached at w + at) is a program of its own
+ * (review30 H2) */
+static enum git_runner_word program_value(struct git_runner_state *s, const char *w, size_t at) {
+  if (w[at] == '\0') {
+    s->program_next = true;
+    return GIT_RUNNER_BEFORE;
+  }
+  s->attached = at;
+  return GIT_RUNNER_PROGRAM;
+}
+
 /* `--long`, `--long=value`: whether the value is the next word, or no command follows */
 static enum git_runner_word long_option(struct git_runner_state *s, const char *w) {
   const struct git_runner *r = s->runner;
@@ -122,6 +151,10 @@ static enum git_runner_word long_option(struct git_runner_state *s, const char *
     return GIT_RUNNER_NO_COMMAND;
   if (listed(r->long_command, w, n))
     return command_value(s, w, w[n] == '=' ? n + 1 : n);
+  if (listed(r->long_split, w, n))
+    return split_value(s, w, w[n] == '=' ? n + 1 : n);
+  if (listed(r->long_program, w, n))
+    return program_value(s, w, w[n] == '=' ? n + 1 : n);
   s->operand_given |= listed(r->long_operand, w, n);
   s->skip_next = w[n] == '\0' && (listed(r->long_values, w, n) || listed(r->long_operand, w, n));
   return GIT_RUNNER_BEFORE;
@@ -135,6 +168,10 @@ static enum git_runner_word short_options(struct git_runner_state *s, const char
       return GIT_RUNNER_NO_COMMAND;
     if (letter_in(r->short_command, *p))
       return command_value(s, w, (size_t)(p + 1 - w));
+    if (letter_in(r->short_split, *p))
+      return split_value(s, w, (size_t)(p + 1 - w));
+    if (letter_in(r->short_program, *p))
+      return program_value(s, w, (size_t)(p + 1 - w));
     s->operand_given |= letter_in(r->short_operand, *p);
     if (letter_in(r->short_values, *p) || letter_in(r->short_operand, *p)) {
       s->skip_next = p[1] == '\0';
@@ -153,6 +190,11 @@ enum git_runner_word git_runner_word(struct git_runner_state *s, const char *w) 
   if (s->skip_next) {
     s->skip_next = false;
     return GIT_RUNNER_BEFORE;
+  }
+  if (s->program_next) {
+    s->program_next = false;
+    s->attached = 0;
+    return GIT_RUNNER_PROGRAM;
   }
   if (r->command_option && s->operand_seen &&
       (strcmp(w, "-c") == 0 || strcmp(w, "--command") == 0)) {

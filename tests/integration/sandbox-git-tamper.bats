@@ -736,10 +736,14 @@ MORE_RUNNERS=('stdbuf -o L -e0' 'ionice -c 3 -n 7 -t' 'chrt -f 10' 'taskset -c 0
   'flock -w 5 x.lock' 'flock x.lock -c' 'time -p' 'sudo -u nobody -E --')
 
 # The runners of session 30, the same way: busybox's applet, doas's options, su's `-c` after its
-# user, runuser's `-u USER --`, env's `-S`. None is run (doas is not installed; nothing runs a
-# filter here). Seen to fail without their table entries (tamper missing all but env -S's).
+# user, runuser's `-u USER --`, env's `-S` (whose words are env's own arguments again: options,
+# `--`, PATH=, review30 H2) and su's `-s SHELL` (a program of its own, review30 H2). None is run
+# (doas is not installed; nothing runs a filter here). Seen to fail without their table entries
+# (tamper missing all but env -S's), and with env -S read as a command string and -s's value
+# skipped (the four H2 lines missing).
 RUNNERS_30=('busybox nice -n 5' 'busybox sh -c' 'doas -n -u nobody' 'su - nobody -s /bin/sh -c'
-  'runuser -u nobody -g nogroup --' 'env -S')
+  'runuser -u nobody -g nogroup --' 'env -S' "env -S'-u X'" "env -S'--'"
+  "env -S'-i PATH=./node_modules/.bin'" 'su root -s' 'runuser -u root --shell')
 
 # route_more_runners OWNER [ARRAY]: a filter per runner of ARRAY (MORE_RUNNERS by default), each
 # `RUNNER... myfilt`. A run writing an unrelated file reports nothing; a run rewriting

@@ -673,6 +673,16 @@ static void test_runners(const char *top) {
       {"env -Smyfilt", true},
       {"env --split-string=myfilt", true},
       {"env -iS myfilt", true},
+      /* review30 H2: env -S's words are env's own arguments again; su's -s SHELL is a program */
+      {"env -S'-u X myfilt'", true},
+      {"env -S'-- myfilt'", true},
+      {"env -S'-i PATH=node_modules/.bin myfilt'", true},
+      {"env -S-uX myfilt", true},
+      {"env -S-S-u X myfilt", true},
+      {"su root -s node_modules/.bin/myfilt", true},
+      {"su root -s myfilt -c true", true},
+      {"su -snode_modules/.bin/myfilt root", true},
+      {"runuser -u root --shell=node_modules/.bin/myfilt -- true", true},
       /* review29 G8: PATH= names where the command is looked up, not a file */
       {"env -i PATH=/usr/bin:node_modules/.bin myfilt", true},
       {"PATH=/usr/bin:./node_modules/.bin myfilt", true},

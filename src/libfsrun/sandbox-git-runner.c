@@ -126,6 +126,7 @@ static enum git_runner_word command_value(struct git_runner_state *s, const char
 /* env -S's value: the runner's own words again (quotes break words here, so the next word is the
  * first of them), or attached at w + at: read as the runner's next word (review30 H2) */
 static enum git_runner_word split_value(struct git_runner_state *s, const char *w, size_t at) {
+  s->split = true;
   if (w[at] == '\0')
     return GIT_RUNNER_BEFORE;
   s->attached = at;

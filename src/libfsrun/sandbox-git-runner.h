@@ -16,6 +16,7 @@ struct git_runner_state {
   bool options_done;               /* `--` came: a word with `-` is no option */
   bool operand_given;              /* an option's value stood for the operand (`runuser -u U`) */
   bool program_next;               /* the next word is a program of its own (`su -s SHELL`) */
+  bool split;                      /* env -S came: its own syntax (`\_`, `#`) may follow */
   size_t attached; /* GIT_RUNNER_ATTACHED*, _PROGRAM: where in the word what it names starts */
 };
 

@@ -703,6 +703,18 @@ static void test_runners(const char *top) {
     expect_entry(run_with(top, config, "node_modules/.bin/myfilt", cases[i].clean),
                  cases[i].runs ? entry : NULL, cases[i].clean);
   }
+  /* review30 H5: env -S's own syntax (`\_`, `#`) is not split here: a standing entry, reported
+   * even on an unrelated write (git's config escapes a backslash; `#` needs quotes there) */
+  static const char *const env_syntax[][2] = {
+      {"env -S'-u\\\\_X\\\\_myfilt'", "env -S'-u\\_X\\_myfilt'"},
+      {"env -S'myfilt\\\\_arg'", "env -S'myfilt\\_arg'"},
+      {"\"env -S'#c' myfilt\"", "env -S'#c' myfilt"},
+  };
+  for (size_t i = 0; i < sizeof(env_syntax) / sizeof(env_syntax[0]); i++) {
+    snprintf(config, sizeof(config), "[filter \"x\"]\n\tclean = %s\n", env_syntax[i][0]);
+    snprintf(entry, sizeof(entry), "config:filter.x.clean=%s", env_syntax[i][1]);
+    expect_entry(run_with(top, config, "README", "r\n"), entry, env_syntax[i][1]);
+  }
   test_git_dispatch(top);
   remove_at(top, "node_modules/.bin/myfilt");
   rmdir_at(top, "node_modules/.bin");

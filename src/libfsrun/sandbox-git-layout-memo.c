@@ -11,9 +11,18 @@
  * What the walk read in the admin dir (commondir, gitdir) is the repository owner's, outside the
  * worktree and bound read-only in every sandbox. Kept only between sandbox_git_layout_memo_begin
  * and _end (a run's set-up, before its command exists): exec's lookups, beside a live command,
- * always walk. No heap: nothing to free at exit. */
+ * always walk. No heap: nothing to free at exit.
+ *
+ * The first layout is authoritative (review29 G6): the set-up binds the common dir it names and
+ * mounts the overlay of the one a later lookup names, so a host process renaming `.git` between
+ * two lookups could have the command write one repository directly while the overlay covers the
+ * other. A lookup that finds the top, `.git` or the common dir not the objects the first walk
+ * judged (or a layout where the first found none, or none where it found one), or a first walk
+ * whose `.git` changed under it, marks the set-up changed: that lookup fails, and so does
+ * sandbox_git_prepare, whose caller may have taken a failed lookup for "no repository". */
 #include "sandbox-git.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
@@ -36,6 +45,9 @@ static struct {
   bool on;      /* within a run's set-up */
   bool held;    /* a layout is kept */
   bool pending; /* a walk is under way: `before`, what it starts from */
+  bool looked;  /* the first lookup is done: `had_layout` what it found */
+  bool had_layout;
+  bool changed; /* a lookup found other objects than the first (sandbox_git_layout_memo_changed) */
   unsigned hits;
   char worktree[PATH_MAX];
   char common_dir[PATH_MAX];
@@ -82,38 +94,66 @@ unsigned sandbox_git_layout_memo_hits(void) {
   return memo.hits;
 }
 
-bool sandbox_git_layout_memo_take(const char *worktree, int wt_fd, struct sandbox_git_layout *out) {
+bool sandbox_git_layout_memo_changed(void) {
+  return memo.changed;
+}
+
+/* the set-up marked changed: the lookup's error */
+static int changed(const char *worktree, fsrun_error_t *err) {
+  memo.changed = true;
+  memo.pending = false;
+  return fsrun_error_make(err, EAGAIN,
+                          "worktree `%s`: its `.git` or git common dir changed while the sandbox "
+                          "was set up; run it again",
+                          worktree);
+}
+
+int sandbox_git_layout_memo_take(const char *worktree, int wt_fd, struct sandbox_git_layout *out,
+                                 fsrun_error_t *err) {
   cleanup_close int common_fd = -1;
   struct stat common;
   memo.pending = memo.on && see_dotgit(wt_fd, &memo.before);
-  if (!memo.pending || !memo.held || strcmp(worktree, memo.worktree) != 0 ||
-      !same_seen(&memo.before, &memo.kept))
-    return false;
+  if (memo.on && memo.changed)
+    return changed(worktree, err);
+  if (memo.held && (!memo.pending || !same_seen(&memo.before, &memo.kept)))
+    return changed(worktree, err);
+  if (!memo.pending || !memo.held)
+    return 0;
   common_fd = open(memo.common_dir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (common_fd < 0 || fstat(common_fd, &common) < 0 || !same_object(&common, &memo.common))
-    return false;
+    return changed(worktree, err);
   out->common_dir = xstrdup(memo.common_dir);
   out->admin = xstrdup(memo.admin);
   out->common_fd = steal_fd(&common_fd);
   memo.pending = false;
   memo.hits++;
-  return true;
+  return 1;
 }
 
-void sandbox_git_layout_memo_keep(const char *worktree, int wt_fd,
-                                  const struct sandbox_git_layout *l) {
-  bool pending = memo.pending;
-  memo.pending = memo.held = false;
-  if (!pending || l->common_dir == NULL || strlen(worktree) >= sizeof(memo.worktree) ||
-      strlen(l->common_dir) >= sizeof(memo.common_dir) || strlen(l->admin) >= sizeof(memo.admin))
-    return;
-  /* kept only when the top and `.git` after the walk are those before it: the walk judged them */
-  if (!see_dotgit(wt_fd, &memo.now) || !same_seen(&memo.now, &memo.before) ||
+int sandbox_git_layout_memo_keep(const char *worktree, int wt_fd,
+                                 const struct sandbox_git_layout *l, fsrun_error_t *err) {
+  bool pending = memo.pending, first = !memo.looked;
+  memo.pending = false;
+  if (!memo.on)
+    return 0;
+  memo.looked = true;
+  if (first)
+    memo.had_layout = l->common_dir != NULL;
+  else if (memo.had_layout != (l->common_dir != NULL))
+    return changed(worktree, err); /* a layout where the first found none, or none now */
+  if (!first || l->common_dir == NULL)
+    return 0; /* a later walk (the first's objects unknown: too long to keep), or no repository */
+  /* the top and `.git` after the first walk must be those before it: the walk judged them */
+  if (!pending || !see_dotgit(wt_fd, &memo.now) || !same_seen(&memo.now, &memo.before) ||
       fstat(l->common_fd, &memo.common) < 0)
-    return;
+    return changed(worktree, err);
+  if (strlen(worktree) >= sizeof(memo.worktree) ||
+      strlen(l->common_dir) >= sizeof(memo.common_dir) || strlen(l->admin) >= sizeof(memo.admin))
+    return 0;
   memo.kept = memo.now;
   snprintf(memo.worktree, sizeof(memo.worktree), "%s", worktree);
   snprintf(memo.common_dir, sizeof(memo.common_dir), "%s", l->common_dir);
   snprintf(memo.admin, sizeof(memo.admin), "%s", l->admin);
   memo.held = true;
+  return 0;
 }

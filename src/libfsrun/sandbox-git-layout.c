@@ -199,6 +199,7 @@ static int layout_at(const char *worktree, int wt_fd, bool checked, struct sandb
 int sandbox_git_layout_find(const char *worktree, struct sandbox_git_layout *out,
                             fsrun_error_t *err) {
   cleanup_close int wt_fd = -1;
+  int r;
 
   memset(out, 0, sizeof(*out));
   out->common_fd = -1;
@@ -207,11 +208,15 @@ int sandbox_git_layout_find(const char *worktree, struct sandbox_git_layout *out
     return fsrun_error_errno(err, "worktree `%s`", worktree);
   if (sandbox_worktree_check(worktree, wt_fd, err) < 0)
     return fsrun_error_code(err);
-  if (sandbox_git_layout_memo_take(worktree, wt_fd, out))
-    return 0; /* the set-up's first walk, its objects unchanged (sandbox-git-layout-memo.c) */
+  r = sandbox_git_layout_memo_take(worktree, wt_fd, out, err);
+  if (r != 0)
+    return r > 0 ? 0 : r; /* the set-up's first walk, its objects unchanged; or they changed */
   if (layout_at(worktree, wt_fd, false, out, err) < 0)
     return fsrun_error_code(err);
-  sandbox_git_layout_memo_keep(worktree, wt_fd, out);
+  if (sandbox_git_layout_memo_keep(worktree, wt_fd, out, err) < 0) {
+    sandbox_git_layout_free(out);
+    return fsrun_error_code(err);
+  }
   return 0;
 }
 

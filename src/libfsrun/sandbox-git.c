@@ -301,9 +301,22 @@ static bool overlay_path_ok(const char *path) {
 int sandbox_git_prepare(struct sandbox_git_run *g, const char *state_root, const char *id,
                         const char *worktree, const oci_strv *writable, fsrun_error_t *err) {
   struct sandbox_git_layout l;
-  if (!git_layout(worktree, &l)) {
+  bool found = git_layout(worktree, &l);
+  /* a lookup of this set-up found other objects than its first (review29 G6): the config's binds
+   * may be of another repository than this overlay would cover */
+  if (sandbox_git_layout_memo_changed()) {
+    if (found)
+      sandbox_git_layout_free(&l);
+    found = false;
+  }
+  if (!found) {
     memset(g, 0, sizeof(*g));
     g->common_fd = -1;
+    if (sandbox_git_layout_memo_changed())
+      return fsrun_error_make(err, EAGAIN,
+                              "worktree `%s`: its `.git` or git common dir changed while the "
+                              "sandbox was set up; run it again",
+                              worktree);
     return 0;
   }
   return sandbox_git_prepare_at(g, state_root, id, worktree, writable, -1, &l, err);

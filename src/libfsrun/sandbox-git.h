@@ -38,13 +38,19 @@ void sandbox_git_layout_free(struct sandbox_git_layout *l);
 /* A run's set-up (sandbox-git-layout-memo.c): from _begin to _end, sandbox_git_layout_find keeps
  * its first walk's answer and hands it out again while the worktree's top, its `.git` and the
  * common dir are the objects that walk judged (the fd: the common dir opened again). _hits: how
- * many lookups it answered (for the tests). _take and _keep: sandbox_git_layout_find's. */
+ * many lookups it answered (for the tests). _take and _keep: sandbox_git_layout_find's. The
+ * first walk's layout is authoritative: a later lookup that finds other objects fails. */
 void sandbox_git_layout_memo_begin(void);
 void sandbox_git_layout_memo_end(void);
 unsigned sandbox_git_layout_memo_hits(void);
-bool sandbox_git_layout_memo_take(const char *worktree, int wt_fd, struct sandbox_git_layout *out);
-void sandbox_git_layout_memo_keep(const char *worktree, int wt_fd,
-                                  const struct sandbox_git_layout *l);
+/* _take: 1 the kept answer in out, 0 walk, -1 the set-up changed (err); _keep: 0, or -1 the first
+ * walk's `.git` changed under it or a later walk differs from the first (err). _changed: whether
+ * any lookup of this set-up found that (sandbox_git_prepare refuses then). */
+int sandbox_git_layout_memo_take(const char *worktree, int wt_fd, struct sandbox_git_layout *out,
+                                 fsrun_error_t *err);
+int sandbox_git_layout_memo_keep(const char *worktree, int wt_fd,
+                                 const struct sandbox_git_layout *l, fsrun_error_t *err);
+bool sandbox_git_layout_memo_changed(void);
 
 /* The git common directory of a worktree whose `.git` is a file in git's linked-worktree layout
  * (worktree_git_dir: always NULL now, its admin dir is inside the common dir). NULL when `.git` is

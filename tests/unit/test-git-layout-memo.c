@@ -1,8 +1,9 @@
 /* sandbox-git-layout-memo.c, through sandbox_git_layout_find: within a run's set-up the first
  * walk's layout answers the later lookups, but only while the worktree's `.git` and the common dir
  * are the objects that walk judged. Each attack here changes one of them between two lookups, the
- * way a writer racing the set-up would: the second lookup must walk again (and refuse what the
- * walk refuses), never hand out the kept answer. */
+ * way a writer racing the set-up would: the second lookup must never hand out the kept answer, and
+ * (review29 G6: the first layout is authoritative) it fails, as does every later lookup of that
+ * set-up and its git prepare, even with the first objects put back. */
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -137,7 +138,7 @@ static void test_dotgit_rewritten(void) {
   free(wt);
 }
 
-/* `.git` replaced by a file of the same text (another inode): walked again, not the memo's */
+/* `.git` replaced by a file of the same text (another inode): refused, not the memo's */
 static void test_dotgit_replaced(void) {
   char *wt = make_linked("replaced"), *dotgit = path_of(wt, ".git"), *copy = path_of(wt, "copy");
   char *a = NULL, *b = NULL, text[4096];
@@ -156,10 +157,12 @@ static void test_dotgit_replaced(void) {
     abort();
   hits = sandbox_git_layout_memo_hits();
   r = find(wt, &b);
-  tap_ok(r == 0 && sandbox_git_layout_memo_hits() == hits,
-         "`.git` replaced by the same text: walked again (hits %u -> %u)", hits,
-         sandbox_git_layout_memo_hits());
+  tap_ok(r < 0 && sandbox_git_layout_memo_hits() == hits && sandbox_git_layout_memo_changed(),
+         "`.git` replaced by the same text: refused, the set-up marked changed (hits %u -> %u)",
+         hits, sandbox_git_layout_memo_hits());
   sandbox_git_layout_memo_end();
+  tap_ok(!sandbox_git_layout_memo_changed() && find(wt, &b) == 0,
+         "after the set-up: the replaced `.git` walked, no mark left");
   free(a);
   free(b);
   free(copy);
@@ -206,14 +209,26 @@ static void test_main_checkout(void) {
   if (rename(dotgit, away) < 0 || mkdir(dotgit, 0755) < 0 || stat(dotgit, &st) < 0)
     abort();
   r = sandbox_git_layout_find(dir, &l, &err);
-  tap_ok(r == 0 && sandbox_git_layout_memo_hits() == hits + 1,
-         "its `.git` swapped for another directory: walked again (hits %u)",
+  tap_ok(r < 0 && l.common_fd < 0 && sandbox_git_layout_memo_hits() == hits + 1,
+         "its `.git` swapped for another directory: refused, no fd handed out (hits %u)",
          sandbox_git_layout_memo_hits());
-  tap_ok(l.common_fd >= 0 && fstat(l.common_fd, &by_fd) == 0 && by_fd.st_ino == st.st_ino &&
-             by_fd.st_dev == st.st_dev,
-         "the fd handed out is the new `.git`'s");
-  sandbox_git_layout_free(&l);
+  fsrun_error_release(&err);
+  /* the first `.git` back: still refused, and the git prepare too (the config's binds may be of
+   * the other) */
+  if (rmdir(dotgit) < 0 || rename(away, dotgit) < 0)
+    abort();
+  r = sandbox_git_layout_find(dir, &l, &err);
+  tap_ok(r < 0, "the first `.git` back: still refused: %s", err != NULL ? err->msg : "no error");
+  fsrun_error_release(&err);
+  struct sandbox_git_run g;
+  r = sandbox_git_prepare(&g, base, "memo-test", dir, NULL, &err);
+  tap_ok(r < 0 && err != NULL && strstr(err->msg, "changed while the sandbox was set up") != NULL,
+         "the set-up's git prepare refuses: %s", err != NULL ? err->msg : "no error");
   sandbox_git_layout_memo_end();
+  r = sandbox_git_layout_find(dir, &l, &err);
+  tap_ok(r == 0 && l.common_fd >= 0 && fstat(l.common_fd, &by_fd) == 0 && by_fd.st_ino != st.st_ino,
+         "after the set-up: walked, the first `.git`'s fd");
+  sandbox_git_layout_free(&l);
   free(a);
   free(b);
   free(away);

@@ -3,6 +3,7 @@
 # `fsrun run` on a bundle it owns. Everything the user does goes through as_user.
 
 load helpers
+load user-dir
 
 setup_file() {
   file_test_user_add fsrtest
@@ -17,27 +18,21 @@ setup() {
   requires_fsrun_command run
   requires_host_command setpriv
   [ -n "${TEST_USER:-}" ] || skip "needs useradd and setpriv"
-  TEST_UID=$(id -u "$TEST_USER")
-  TEST_GID=$(id -g "$TEST_USER")
+  setup_bundle
+  # The user's own directory (user-dir.bash): its runtime dir, its bundle, and here a directory to
+  # bind and an empty PATH entry.
+  user_dir_make fsrun-rootless
   # a control: the user really is unprivileged
   [ "$TEST_UID" != 0 ]
-  setup_bundle
-  # The user's own directory: its runtime dir, its bundle (a private copy of the rootfs, owned by
-  # the user, as an image it unpacked itself would be) and a directory to bind.
-  UDIR=$(mktemp -d /tmp/fsrun-rootless.XXXXXX)
-  chmod 755 "$UDIR"
-  mkdir -m 700 "$UDIR/run"
-  mkdir "$UDIR/bundle" "$UDIR/data" "$UDIR/emptybin"
-  cp -a "$ROOTFS" "$UDIR/bundle/rootfs"
-  chown -R "$TEST_UID:$TEST_GID" "$UDIR"
-  as_user sh -c 'cd "$1" && "$2" spec --rootless' sh "$UDIR/bundle" "$FSRUN"
+  mkdir "$UDIR/data" "$UDIR/emptybin"
+  chown "$TEST_UID:$TEST_GID" "$UDIR/data" "$UDIR/emptybin"
   update_user_config '.process.terminal = false
     | .mounts += [{"destination": "/data", "type": "bind", "source": $src, "options": ["rbind", "rw"]}]' \
     --arg src "$UDIR/data"
 }
 
 teardown() {
-  local f
+  local f reports=0
   for f in ${LISTENER_PID:-} ${CREATE_LISTENER_PID:-} ${HOLD_LISTENER_PID:-}; do
     kill "$f" 2>/dev/null
     wait "$f" 2>/dev/null
@@ -46,29 +41,10 @@ teardown() {
   [ -z "${HOLD_STRACE:-}" ] || kill "$HOLD_STRACE" 2>/dev/null
   # the init of a container whose state a failed test left corrupt
   [ -n "${USER_INIT:-}" ] && kill -9 "$USER_INIT" 2>/dev/null
-  if [ -n "${UDIR:-}" ]; then
-    # containers left by a failed test, then the sanitizer reports of the user's fsrun runs
-    for f in "$UDIR"/run/fsrun/*/; do
-      [ -d "$f" ] && as_user "$FSRUN" delete --force "$(basename "$f")" >/dev/null 2>&1
-    done
-    for f in "$UDIR"/san.*; do
-      [ -e "$f" ] || continue
-      cat "$f" >&2
-      rm -rf "$UDIR"
-      teardown_bundle
-      false
-    done
-    rm -rf "$UDIR"
-  fi
+  # containers left by a failed test, then the sanitizer reports of the user's fsrun runs
+  user_dir_remove || reports=1
   teardown_bundle
-}
-
-# as_user CMD...: CMD as the test user, with a clean environment whose XDG_RUNTIME_DIR it owns.
-as_user() {
-  setpriv --reuid="$TEST_UID" --regid="$TEST_GID" --init-groups \
-    env -i PATH="${USER_PATH:-/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin}" HOME="/home/$TEST_USER" \
-    XDG_RUNTIME_DIR="$UDIR/run" ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}log_path=$UDIR/san" \
-    UBSAN_OPTIONS="${UBSAN_OPTIONS:+$UBSAN_OPTIONS:}log_path=$UDIR/san" "$@"
+  [ "$reports" = 0 ]
 }
 
 update_user_config() {

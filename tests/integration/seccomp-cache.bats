@@ -7,6 +7,7 @@
 # itself would, are used (the cache trusts what the caller's own state root holds, no more).
 
 load helpers
+load user-dir
 
 setup_file() {
   file_test_user_add fsrscc
@@ -30,21 +31,10 @@ setup() {
 }
 
 teardown() {
-  local d
-  if [ -n "${UDIR:-}" ]; then
-    for d in "$UDIR"/run/fsrun/*/; do
-      [ -d "$d" ] && as_user "$FSRUN" delete --force "$(basename "$d")" >/dev/null 2>&1
-    done
-    for d in "$UDIR"/san.*; do
-      [ -e "$d" ] || continue
-      cat "$d" >&2
-      rm -rf "$UDIR"
-      teardown_bundle
-      false
-    done
-    rm -rf "$UDIR"
-  fi
+  local reports=0
+  user_dir_remove || reports=1
   teardown_bundle
+  [ "$reports" = 0 ]
 }
 
 # deny_mkdir ERRNO: a profile that answers mkdir with ERRNO, for the root bundle or (FILE) another
@@ -181,26 +171,13 @@ EOF
 user_setup() {
   requires_host_command setpriv
   [ -n "${TEST_USER:-}" ] || skip "needs useradd and setpriv"
-  TEST_UID=$(id -u "$TEST_USER")
-  TEST_GID=$(id -g "$TEST_USER")
-  UDIR=$(mktemp -d /tmp/fsrun-scc.XXXXXX)
-  chmod 755 "$UDIR"
-  mkdir -m 700 "$UDIR/run" "$UDIR/run/fsrun"
-  mkdir "$UDIR/bundle"
-  cp -a "$ROOTFS" "$UDIR/bundle/rootfs"
-  chown -R "$TEST_UID:$TEST_GID" "$UDIR"
-  as_user sh -c 'cd "$1" && "$2" spec --rootless' sh "$UDIR/bundle" "$FSRUN"
+  user_dir_make fsrun-scc
+  # the user's default state root, there before its first run
+  as_user mkdir -m 700 "$UDIR/run/fsrun"
   jq '.process.terminal = false | .root.readonly = false' "$UDIR/bundle/config.json" >"$UDIR/c.json"
   chown "$TEST_UID:$TEST_GID" "$UDIR/c.json"
   mv "$UDIR/c.json" "$UDIR/bundle/config.json"
   UCACHE=$UDIR/run/fsrun/.seccomp-cache
-}
-
-as_user() {
-  setpriv --reuid="$TEST_UID" --regid="$TEST_GID" --init-groups \
-    env -i PATH=/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin HOME="/home/$TEST_USER" \
-    XDG_RUNTIME_DIR="$UDIR/run" ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}log_path=$UDIR/san" \
-    UBSAN_OPTIONS="${UBSAN_OPTIONS:+$UBSAN_OPTIONS:}log_path=$UDIR/san" "$@"
 }
 
 # user_run_seccomp: the user's bundle run (its default state root) with the debug log in $UDIR/log

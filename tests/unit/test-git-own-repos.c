@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "sandbox-git.h"
+#include "scratch.h"
 #include "tap.h"
 
 /* a failure's bound only: an open that waits is interrupted (no SA_RESTART: EINTR) */
@@ -142,7 +143,7 @@ static bool setup(struct fixture *f) {
 
 int main(void) {
   struct fixture f = {.top = "/tmp/fsrun-test-git-own-repos.XXXXXX"};
-  char common[128], cmd[160];
+  char common[128];
   if (mkdtemp(f.top) == NULL) {
     tap_ok(false, "mkdtemp: %m");
     return tap_done();
@@ -159,8 +160,6 @@ int main(void) {
       tap_skip("the ordinary user's run needs root to become 65534");
     close(f.g.common_fd);
   }
-  snprintf(cmd, sizeof(cmd), "rm -rf '%s'", f.top);
-  if (system(cmd) != 0)
-    tap_diag("could not remove %s", f.top);
+  scratch_remove(f.top);
   return tap_done();
 }

@@ -13,21 +13,15 @@
 #include "sandbox-git.h"
 #include "sandbox-paths.h"
 #include "tap.h"
+#include "scratch.h"
 
 #define FILTER  "config:filter.x.clean=sh tools/clean.sh"
 #define INCLUDE "config:include.path=../inc.gitconfig"
 
 static char base[] = "/tmp/fsrun-test-git-pins-XXXXXX";
 
-static char *path_of(const char *a, const char *b) {
-  char *s = NULL;
-  if (asprintf(&s, "%s/%s", a, b) < 0)
-    abort();
-  return s;
-}
-
 static void write_file(const char *dir, const char *name, const char *text) {
-  char *path = path_of(dir, name);
+  char *path = scratch_join(dir, name);
   FILE *f = fopen(path, "w");
   if (f == NULL || fputs(text, f) < 0 || fclose(f) != 0)
     abort();
@@ -35,7 +29,7 @@ static void write_file(const char *dir, const char *name, const char *text) {
 }
 
 static void make_dir(const char *dir, const char *name) {
-  char *path = path_of(dir, name);
+  char *path = scratch_join(dir, name);
   if (mkdir(path, 0755) < 0)
     abort();
   free(path);
@@ -44,7 +38,8 @@ static void make_dir(const char *dir, const char *name) {
 /* case/wt, a main checkout whose config runs tools/clean.sh and includes ../inc.gitconfig, and
  * case/other, a tree with its own such files; the worktree's path (caller frees) */
 static char *make_case(const char *name) {
-  char *dir = path_of(base, name), *wt = path_of(dir, "wt"), *other = path_of(dir, "other");
+  char *dir = scratch_join(base, name), *wt = scratch_join(dir, "wt"),
+       *other = scratch_join(dir, "other");
   if (mkdir(dir, 0755) < 0 || mkdir(wt, 0755) < 0 || mkdir(other, 0755) < 0)
     abort();
   make_dir(wt, ".git");
@@ -75,7 +70,7 @@ static char *rename_away(const char *wt) {
 
 /* g before a run on wt: its common dir held, its pointers read and digested */
 static void before_run(struct sandbox_git_run *g, const char *wt) {
-  char *common = path_of(wt, ".git");
+  char *common = scratch_join(wt, ".git");
   *g = (struct sandbox_git_run){.common_dir = common, .admin = (char *)""};
   g->common_fd = open(common, O_PATH | O_DIRECTORY | O_CLOEXEC);
   sandbox_git_config_paths(g, wt);
@@ -181,7 +176,7 @@ static void test_lost_top(void) {
 /* before the run, the common dir held and the name renamed: its config is read through the fd */
 static void test_config_by_fd(void) {
   struct sandbox_git_run g;
-  char *wt = make_case("config"), *common = path_of(wt, ".git"), *real;
+  char *wt = make_case("config"), *common = scratch_join(wt, ".git"), *real;
   bool found = false;
   g = (struct sandbox_git_run){.common_dir = common, .admin = (char *)""};
   g.common_fd = open(common, O_PATH | O_DIRECTORY | O_CLOEXEC);
@@ -204,13 +199,13 @@ static void test_layout_at(void) {
   cleanup_error fsrun_error_t err = NULL;
   struct sandbox_git_layout l;
   struct stat top_st, by_fd, task_git;
-  char *wt = make_case("layout"), *common = path_of(wt, ".git"), *real, *real_git;
+  char *wt = make_case("layout"), *common = scratch_join(wt, ".git"), *real, *real_git;
   int r, top = open(wt, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (top < 0 || fstat(top, &top_st) < 0)
     abort();
   sandbox_worktree_pin_as(wt, &top_st);
   real = rename_away(wt);
-  real_git = path_of(real, ".git");
+  real_git = scratch_join(real, ".git");
   r = sandbox_git_layout_find_at(wt, top, &l, &err);
   tap_ok(r == 0 && l.common_dir != NULL && strcmp(l.common_dir, common) == 0 &&
              fstat(l.common_fd, &by_fd) == 0 && stat(real_git, &task_git) == 0 &&
@@ -230,7 +225,6 @@ static void test_layout_at(void) {
 }
 
 int main(void) {
-  char cmd[128];
   if (mkdtemp(base) == NULL)
     return 1;
   setenv("GIT_CONFIG_SYSTEM", "/dev/null", 1);
@@ -242,6 +236,5 @@ int main(void) {
   test_lost_top();
   test_config_by_fd();
   test_layout_at();
-  snprintf(cmd, sizeof(cmd), "rm -rf '%s'", base);
-  return system(cmd) == 0 ? tap_done() : 1;
+  return scratch_remove(base) ? tap_done() : 1;
 }

@@ -13,16 +13,10 @@
 #include "sandbox-internal.h"
 #include "sandbox.h"
 #include "tap.h"
-
-static char *join(const char *a, const char *b) {
-  char *s = NULL;
-  if (asprintf(&s, "%s/%s", a, b) < 0)
-    abort();
-  return s;
-}
+#include "scratch.h"
 
 static void make_file(const char *dir, const char *name) {
-  char *path = join(dir, name);
+  char *path = scratch_join(dir, name);
   FILE *f = fopen(path, "w");
   if (f != NULL)
     fclose(f);
@@ -30,14 +24,14 @@ static void make_file(const char *dir, const char *name) {
 }
 
 static void make_dir(const char *dir, const char *name) {
-  char *path = join(dir, name);
+  char *path = scratch_join(dir, name);
   mkdir(path, 0755);
   free(path);
 }
 
 /* the bind whose destination is dir/name, or NULL */
 static const oci_mount *bind_at(const struct mount_list *l, const char *dir, const char *name) {
-  char *path = join(dir, name);
+  char *path = scratch_join(dir, name);
   const oci_mount *found = NULL;
   for (size_t i = 0; i < l->len; i++)
     if (strcmp(l->items[i].destination, path) == 0)
@@ -58,7 +52,7 @@ static void free_list(struct mount_list *l) {
 
 int main(void) {
   char tmpl[] = "/tmp/fsrun-test-git-protect-XXXXXX";
-  char *base = mkdtemp(tmpl), *checked, *named, *cmd = NULL;
+  char *base = mkdtemp(tmpl), *checked, *named;
   struct mount_list l = {0};
   const oci_mount *hooks;
   int fd;
@@ -67,8 +61,8 @@ int main(void) {
     return tap_done();
   }
   /* checked: config and hooks/; named: config, no hooks/, a submodule's git dir */
-  checked = join(base, "checked");
-  named = join(base, "named");
+  checked = scratch_join(base, "checked");
+  named = scratch_join(base, "named");
   mkdir(checked, 0755);
   mkdir(named, 0755);
   make_file(checked, "config");
@@ -95,9 +89,7 @@ int main(void) {
            "bind %zu named by the path, not the fd (%s)", i, l.items[i].destination);
   free_list(&l);
   close(fd);
-  if (asprintf(&cmd, "rm -rf '%s'", base) >= 0 && system(cmd) != 0)
-    tap_diag("could not remove %s", base);
-  free(cmd);
+  scratch_remove(base);
   free(checked);
   free(named);
   return tap_done();

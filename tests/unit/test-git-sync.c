@@ -17,6 +17,7 @@
 #include <zlib.h>
 
 #include "sandbox-git.h"
+#include "scratch.h"
 #include "tap.h"
 #include "utils.h"
 
@@ -179,8 +180,9 @@ static bool listed(char **v, const char *s) {
 /* the host's `.git`: on branch main, no stash; a new run's dir with an empty upper dir */
 static void repo(struct sandbox_git_run *g) {
   cleanup_free char *common = xasprintf("%s/wt/.git", top);
-  cleanup_free char *cmd = xasprintf("rm -rf '%s/wt' '%s/run'", top, top);
-  if (system(cmd) != 0)
+  cleanup_free char *wt = xasprintf("%s/wt", top);
+  cleanup_free char *run = xasprintf("%s/run", top);
+  if (!scratch_remove(wt) || !scratch_remove(run))
     abort();
   put("wt/.git/HEAD", "ref: refs/heads/main\n");
   put("wt/.git/refs/heads/main", ID_A "\n");
@@ -403,7 +405,6 @@ static void tamper_before_sync(void) {
 }
 
 int main(void) {
-  cleanup_free char *cmd = NULL;
   umask(0);
   if (mkdtemp(top) == NULL)
     abort();
@@ -416,8 +417,6 @@ int main(void) {
   objects_past_cap();
   objects_past_cpu_time();
   tamper_before_sync();
-  cmd = xasprintf("rm -rf '%s'", top);
-  if (system(cmd) != 0)
-    tap_diag("cannot remove %s", top);
+  scratch_remove(top);
   return tap_done();
 }

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "error.h"
+#include "scratch.h"
 #include "tap.h"
 #include "landlock.h"
 #include "oci.h"
@@ -263,7 +264,6 @@ static void child_fs(struct results *res, void *arg) {
 static void test_fs(int abi) {
   struct fsrun_landlock_rules *r = landlock_rules_new("test");
   struct results res;
-  char cmd[600];
 
   if (mkdtemp(base) == NULL) {
     tap_ok(0, "mkdtemp: %s", strerror(errno));
@@ -306,9 +306,7 @@ static void test_fs(int abi) {
   tap_ok(stat(at("other/new"), &st) < 0 && errno == ENOENT, "the denied file does not exist");
   tap_ok(stat(at("x/dir/moved"), &st) == 0, "the allowed file exists where the child put it");
   landlock_rules_free(r);
-  snprintf(cmd, sizeof(cmd), "rm -rf '%s'", base);
-  if (system(cmd) != 0)
-    printf("# could not remove %s\n", base);
+  scratch_remove(base);
 }
 
 /* A listening TCP socket on 127.0.0.1 with an ephemeral port. */
@@ -511,7 +509,7 @@ static void test_annotation_end_to_end(void) {
   struct fsrun_landlock_rules *r = NULL;
   fsrun_error_t err = NULL;
   struct results res;
-  char json[1024], cmd[600];
+  char json[1024];
 
   strcpy(base, "/tmp/fsrun-landlock-XXXXXX");
   if (mkdtemp(base) == NULL) {
@@ -532,9 +530,7 @@ static void test_annotation_end_to_end(void) {
          "annotation {readWrite: [dir], strict: true}: write inside works, outside EACCES (%s)",
          res.msg);
   landlock_rules_free(r);
-  snprintf(cmd, sizeof(cmd), "rm -rf '%s'", base);
-  if (system(cmd) != 0)
-    printf("# could not remove %s\n", base);
+  scratch_remove(base);
 }
 
 int main(void) {

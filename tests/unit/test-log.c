@@ -10,6 +10,7 @@
 
 #include "error.h"
 #include "log.h"
+#include "scratch.h"
 #include "tap.h"
 #include "utils.h"
 
@@ -223,9 +224,6 @@ int main(void) {
   free(log_text);
   fsrun_log_init(NULL, "text", NULL, false, &err);
 
-  {
-    cleanup_free char *cmd = xasprintf("rm -rf %s", tmpdir);
-    (void)!system(cmd);
-  }
+  scratch_remove(tmpdir);
   return tap_done();
 }

@@ -15,6 +15,7 @@
 #include "error.h"
 #include "mounts.h"
 #include "overlay-lower.h"
+#include "scratch.h"
 #include "tap.h"
 #include "utils.h"
 
@@ -452,12 +453,7 @@ static void test_root_resolve(void) {
     cleanup_close int fd = root_resolve(root, "/", ROOT_NO_CREATE, false, &err);
     tap_ok(fd >= 0 && same_file(fd, base, "root"), "`/` is the root itself");
   }
-  {
-    char cmd[128];
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
-    if (system(cmd) != 0)
-      fprintf(stderr, "# could not remove %s\n", tmpdir);
-  }
+  scratch_remove(tmpdir);
 }
 
 /* overlay-lower.c: the git overlay's lower layer is the directory checked before, never what its
@@ -521,12 +517,7 @@ static void test_overlay_lower(void) {
            "several lower layers are not one checked directory");
     tap_ok(e && strcmp(e, "/r/.git") == 0, "the lowerdir's path is read (%s)", e ? e : "NULL");
   }
-  {
-    char cmd[128];
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-    if (system(cmd) != 0)
-      fprintf(stderr, "# could not remove %s\n", dir);
-  }
+  scratch_remove(dir);
 }
 
 int main(void) {

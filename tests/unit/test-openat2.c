@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "openat2-compat.h"
+#include "scratch.h"
 #include "tap.h"
 
 #define IN_ROOT    (RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS)
@@ -320,7 +321,7 @@ static void test_fifo_over_file(const char *base) {
 }
 
 int main(void) {
-  char base[] = "/tmp/fsrun-openat2-XXXXXX", cmd[128];
+  char base[] = "/tmp/fsrun-openat2-XXXXXX";
   struct open_how probe = {.flags = O_PATH | O_CLOEXEC};
   int fd = (int)syscall(SYS_openat2, AT_FDCWD, "/", &probe, sizeof(probe));
   if (fd < 0 && errno == ENOSYS) {
@@ -337,8 +338,6 @@ int main(void) {
   test_long_path();
   test_blocking_flag();
   test_fifo_over_file(base);
-  snprintf(cmd, sizeof(cmd), "rm -rf '%s'", base);
-  if (system(cmd) != 0)
-    tap_diag("could not remove %s", base);
+  scratch_remove(base);
   return tap_done();
 }

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "error.h"
+#include "scratch.h"
 #include "tap.h"
 #include "oci.h"
 #include "process-attrs.h"
@@ -431,9 +432,7 @@ static void test_intelrdt_fake(void) {
   tap_ok(intelrdt_remove(&rdt, "ctr2", &err) == 0 && access(path, F_OK) == 0,
          "delete never removes a closID group");
 
-  snprintf(path, sizeof(path), "rm -rf '%s'", root);
-  if (system(path) != 0)
-    printf("# could not remove %s\n", root);
+  scratch_remove(root);
 }
 
 /* --- functional: a child applies, the parent looks

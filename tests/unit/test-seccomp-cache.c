@@ -19,6 +19,7 @@
 #include "oci.h"
 #include "seccomp-cache.h"
 #include "seccomp.h"
+#include "scratch.h"
 #include "tap.h"
 #include "utils.h"
 
@@ -108,9 +109,7 @@ static int fresh_root(void) {
 
 static void remove_roots(void) {
   for (int i = 0; i < n_roots; i++) {
-    cleanup_free char *cmd = xasprintf("rm -rf '%s'", roots[i]);
-    if (system(cmd) != 0)
-      tap_diag("could not remove %s", roots[i]);
+    scratch_remove(roots[i]);
     free(roots[i]);
   }
 }

@@ -31,24 +31,6 @@ start_container() {
   [ "$INIT_PID" -gt 0 ]
 }
 
-# start_recvtty [ARGS...]: a console-socket receiver on $SOCK, its output in $BATS_TEST_TMPDIR/tty.out
-start_recvtty() {
-  RECVTTY=${FSRUN%/*}/tests/recvtty
-  [ -x "$RECVTTY" ] || skip "tests/recvtty is not built next to $FSRUN"
-  SOCK=$BATS_TEST_TMPDIR/console.sock
-  "$RECVTTY" "$SOCK" "$@" >"$BATS_TEST_TMPDIR/tty.out" 2>"$BATS_TEST_TMPDIR/tty.err" &
-  RECV_PID=$!
-  wait_until test -S "$SOCK"
-}
-
-# recvtty_output: what the container wrote to the pty, without the pty's \r
-recvtty_output() {
-  wait "$RECV_PID"
-  RECV_PID=
-  output=$(cat "$BATS_TEST_TMPDIR/tty.out")
-  output=${output//$'\r'/}
-}
-
 # ---- the config stored at create -----------------------------------------------------------
 
 @test "exec-2: exec uses the config create stored, not the bundle's config.json changed since" {

@@ -314,19 +314,11 @@ EOF
 }
 
 @test "exec: --tty sends a working pty over --console-socket" {
-  RECVTTY=${FSRUN%/*}/tests/recvtty
-  [ -x "$RECVTTY" ] || skip "tests/recvtty is not built next to $FSRUN"
+  start_recvtty --input $'typed-input\n'
   start_container
-  SOCK=$BATS_TEST_TMPDIR/console.sock
-  "$RECVTTY" "$SOCK" --input $'typed-input\n' >"$BATS_TEST_TMPDIR/tty.out" 2>"$BATS_TEST_TMPDIR/tty.err" &
-  RECV_PID=$!
-  wait_until test -S "$SOCK"
   fsrun exec --tty --detach --console-socket "$SOCK" --pid-file "$BATS_TEST_TMPDIR/t.pid" "$CONTAINER_ID" \
     sh -c 'tty; read line; echo "got:$line"; echo "stat $(cut -d" " -f6,7 /proc/self/stat)"'
-  wait "$RECV_PID"
-  RECV_PID=
-  run cat "$BATS_TEST_TMPDIR/tty.out"
-  output=${output//$'\r'/}
+  recvtty_output
   [[ $output == *"/dev/pts/"* ]]
   [[ $output == *"got:typed-input"* ]]
   # a controlling terminal (tty_nr != 0) of its own session

@@ -22,6 +22,7 @@
 #   requires_root, requires_cgroup_v2, requires_cgroup_v1, requires_fsrun_command NAME,
 #   requires_host_command NAME   (skip with a reason otherwise)
 #   hold_passwd_lock         hold the suites' lock on the host's user database for the test
+#   start_recvtty [ARGS...], recvtty_output   a console-socket receiver on $SOCK, what it got
 #   file_test_user_add PREFIX, file_test_user_remove   a bats file's own ordinary TEST_USER
 #   start_swapper DIR, stop_swapper DIR   uid 4343 swaps DIR/cache and DIR/x in a loop; stopped
 #
@@ -487,6 +488,26 @@ start_sleeper() {
   set_process_args /bin/sleep 1000
   fsrun run -d --bundle "$BUNDLE" "$CONTAINER_ID" </dev/null
   wait_for_status "$CONTAINER_ID" running
+}
+
+# start_recvtty [ARGS...]: tests/recvtty (skip without it) receiving a pty master on $SOCK (the
+# test's console.sock) with ARGS, its output in $BATS_TEST_TMPDIR/tty.out; RECV_PID is its pid
+# (the test's teardown kills it, when set). recvtty_output: waits for it to end (its status is the
+# test's), then output= what the container wrote to the pty, without the pty's \r.
+start_recvtty() {
+  RECVTTY=${FSRUN%/*}/tests/recvtty
+  [ -x "$RECVTTY" ] || skip "tests/recvtty is not built next to $FSRUN"
+  SOCK=$BATS_TEST_TMPDIR/console.sock
+  "$RECVTTY" "$SOCK" "$@" >"$BATS_TEST_TMPDIR/tty.out" 2>"$BATS_TEST_TMPDIR/tty.err" &
+  RECV_PID=$!
+  wait_until test -S "$SOCK"
+}
+
+recvtty_output() {
+  wait "$RECV_PID"
+  RECV_PID=
+  output=$(cat "$BATS_TEST_TMPDIR/tty.out")
+  output=${output//$'\r'/}
 }
 
 # container_cgroup_file CONTROLLER FILE: the path of FILE in $CONTAINER_ID's cgroup at fsrun's default

@@ -19,24 +19,14 @@ teardown() {
   teardown_bundle
 }
 
-# start_recvtty [ARGS...]: a receiver on $SOCK, its output in $BATS_TEST_TMPDIR/tty.out
-start_recvtty() {
-  "$RECVTTY" "$SOCK" "$@" >"$BATS_TEST_TMPDIR/tty.out" 2>"$BATS_TEST_TMPDIR/tty.err" &
-  RECV_PID=$!
-  wait_until test -S "$SOCK"
-}
-
 @test "terminal: --console-socket hands over a working pty (output, input, size, controlling tty)" {
   update_config '.process.consoleSize = {"height": 33, "width": 111}'
   set_process_args /bin/sh -c 'tty; stty size; read line; echo "got:$line"'
   start_recvtty --input $'typed-input\n'
   fsrun create --bundle "$BUNDLE" --console-socket "$SOCK" term1-$UNIQ
   fsrun start term1-$UNIQ
-  wait "$RECV_PID"
-  RECV_PID=
-  run cat "$BATS_TEST_TMPDIR/tty.out"
   # a pty translates \n into \r\n
-  output=${output//$'\r'/}
+  recvtty_output
   [[ $output == *"/dev/pts/"* ]]
   [[ $output == *"33 111"* ]]
   [[ $output == *"got:typed-input"* ]]
@@ -49,10 +39,7 @@ start_recvtty() {
   set_process_args /bin/sh -c 'echo "stat $(cut -d" " -f6,7 /proc/self/stat)"; echo "console $(stat -c %t:%T /dev/console)"; echo "tty $(stat -c %t:%T "$(tty)")"'
   start_recvtty
   fsrun run --detach --bundle "$BUNDLE" --console-socket "$SOCK" term2-$UNIQ
-  wait "$RECV_PID"
-  RECV_PID=
-  run cat "$BATS_TEST_TMPDIR/tty.out"
-  output=${output//$'\r'/}
+  recvtty_output
   # session 1 (the init's own, made by setsid) and a tty_nr that is not 0: a controlling terminal
   [[ $output =~ stat\ 1\ [1-9][0-9]* ]]
   console=$(grep '^console ' <<<"$output")

@@ -437,17 +437,24 @@ EOF
   [[ $output =~ Seccomp:[[:space:]]+2 ]]
 }
 
-@test "exec: a NOTIFY profile hands the exec'd process's own notify fd to the listener" {
+# needs_listener: LISTENER, tests/seccomp-listener (skip without it); SOCK, the agents' socket
+needs_listener() {
   LISTENER=${FSRUN%/*}/tests/seccomp-listener
   [ -x "$LISTENER" ] || skip "no $LISTENER (build it with make)"
   SOCK=$BATS_TEST_TMPDIR/agent.sock
-  # start_agent N ERRNO: a listener on $SOCK (one connection), its files suffixed N
-  start_agent() {
-    rm -f "$SOCK"
-    "$LISTENER" "$SOCK" "$BATS_TEST_TMPDIR/state$1.json" "$BATS_TEST_TMPDIR/calls$1" "$2" 3>&- &
-    AGENT_PIDS+=" $!"
-    wait_until test -S "$SOCK"
-  }
+}
+
+# start_agent N ERRNO: a listener on $SOCK (one connection) answering ERRNO, its files suffixed N,
+# its pid added to AGENT_PIDS
+start_agent() {
+  rm -f "$SOCK"
+  "$LISTENER" "$SOCK" "$BATS_TEST_TMPDIR/state$1.json" "$BATS_TEST_TMPDIR/calls$1" "$2" 3>&- &
+  AGENT_PIDS+=" $!"
+  wait_until test -S "$SOCK"
+}
+
+@test "exec: a NOTIFY profile hands the exec'd process's own notify fd to the listener" {
+  needs_listener
   update_config '.linux.seccomp = {"defaultAction": "SCMP_ACT_ALLOW", "listenerPath": $s,
     "syscalls": [{"names": ["mkdir", "mkdirat"], "action": "SCMP_ACT_NOTIFY"}]}' --arg s "$SOCK"
   start_agent 1 0
@@ -464,15 +471,7 @@ EOF
 }
 
 @test "exec: a NOTIFY profile of the syscalls the runtime's child still makes (sendmsg, recvmsg, close) does not hang" {
-  LISTENER=${FSRUN%/*}/tests/seccomp-listener
-  [ -x "$LISTENER" ] || skip "no $LISTENER (build it with make)"
-  SOCK=$BATS_TEST_TMPDIR/agent.sock
-  start_agent() {
-    rm -f "$SOCK"
-    "$LISTENER" "$SOCK" "$BATS_TEST_TMPDIR/state$1.json" "$BATS_TEST_TMPDIR/calls$1" "$2" 3>&- &
-    AGENT_PIDS+=" $!"
-    wait_until test -S "$SOCK"
-  }
+  needs_listener
   update_config '.linux.seccomp = {"defaultAction": "SCMP_ACT_ALLOW", "listenerPath": $s,
     "syscalls": [{"names": ["mkdir", "mkdirat", "sendmsg", "recvmsg", "close"], "action": "SCMP_ACT_NOTIFY"}]}' --arg s "$SOCK"
   start_agent 1 0

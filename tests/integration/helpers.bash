@@ -23,6 +23,7 @@
 #   requires_host_command NAME   (skip with a reason otherwise)
 #   hold_passwd_lock         hold the suites' lock on the host's user database for the test
 #   start_recvtty [ARGS...], recvtty_output   a console-socket receiver on $SOCK, what it got
+#   expect_run_refused SUBSTRING   `fsrun run` refuses $BUNDLE with one line naming SUBSTRING
 #   file_test_user_add PREFIX, file_test_user_remove   a bats file's own ordinary TEST_USER
 #   start_swapper DIR, stop_swapper DIR   uid 4343 swaps DIR/cache and DIR/x in a loop; stopped
 #
@@ -481,6 +482,21 @@ run_in_container() {
   set_process_args "$@" || return 1
   CONTAINER_ID=id-$$-$RANDOM$RANDOM
   run fsrun run --bundle "$BUNDLE" "$CONTAINER_ID"
+}
+
+# expect_run_refused SUBSTRING: `fsrun run` of $BUNDLE (its process `sh -c 'echo RAN'`, as
+# $CONTAINER_ID, a fresh id) exits 1 with one stderr line "fsrun: ...SUBSTRING..."; the process never
+# ran and nothing is left.
+expect_run_refused() {
+  CONTAINER_ID=refused-$$-$RANDOM$RANDOM
+  set_process_args sh -c 'echo RAN'
+  run --separate-stderr fsrun run --bundle "$BUNDLE" "$CONTAINER_ID"
+  echo "exit $status, stdout '$output', stderr: $stderr" >&2
+  [ "$status" -eq 1 ]
+  [ "${#stderr_lines[@]}" -eq 1 ]
+  [[ "${stderr_lines[0]}" == "fsrun: "*"$1"* ]]
+  [[ "$output" != *RAN* ]]
+  assert_no_leftovers "$CONTAINER_ID"
 }
 
 # start_sleeper: `run -d` of `sleep 1000` as $CONTAINER_ID, waited for until it runs.

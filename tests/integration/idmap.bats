@@ -56,20 +56,6 @@ next_mount_index() {
   jq '.mounts | length' "$BUNDLE/config.json"
 }
 
-# expect_refused SUBSTRING: `fsrun run` fails with exit 1 and one stderr line naming SUBSTRING, and
-# leaves nothing behind.
-expect_refused() {
-  CONTAINER_ID=idmap-bad-$$-$RANDOM$RANDOM
-  set_process_args sh -c 'echo RAN'
-  run --separate-stderr fsrun run --bundle "$BUNDLE" "$CONTAINER_ID"
-  echo "exit $status, stdout '$output', stderr: $stderr" >&2
-  [ "$status" -eq 1 ]
-  [ "${#stderr_lines[@]}" -eq 1 ]
-  [[ "${stderr_lines[0]}" == "fsrun: "*"$1"* ]]
-  [[ "$output" != *RAN* ]]
-  assert_no_leftovers "$CONTAINER_ID"
-}
-
 @test "idmap: a host file of 1000:1000 shows as 0:0 through uidMappings/gidMappings (no user namespace)" {
   add_plain_bind /mnt/plain
   add_idmapped_bind /mnt/idm '["bind", "idmap"]' "$ONE_1000_TO_0" "$ONE_1000_TO_0"
@@ -206,14 +192,14 @@ expect_refused() {
   idx=$(next_mount_index)
   update_config '.mounts += [{destination: "/mnt/t", type: "tmpfs", source: "tmpfs",
                               uidMappings: $m, gidMappings: $m}]' --argjson m "$ONE_1000_TO_0"
-  expect_refused "mounts[$idx].uidMappings: only a bind mount can be idmapped (type \`tmpfs\`)"
+  expect_run_refused "mounts[$idx].uidMappings: only a bind mount can be idmapped (type \`tmpfs\`)"
 }
 
 @test "idmap: a mapping of size 0 is refused naming the field, nothing left behind" {
   local idx
   idx=$(next_mount_index)
   add_idmapped_bind /mnt/idm '["bind", "idmap"]' '[{"containerID": 1000, "hostID": 0, "size": 0}]' "$ONE_1000_TO_0"
-  expect_refused "mounts[$idx].uidMappings[0].size: must be greater than 0"
+  expect_run_refused "mounts[$idx].uidMappings[0].size: must be greater than 0"
 }
 
 @test "idmap: the idmap option on a tmpfs is refused naming the field, nothing left behind" {
@@ -221,7 +207,7 @@ expect_refused() {
   local idx
   idx=$(next_mount_index)
   update_config '.mounts += [{destination: "/mnt/t", type: "tmpfs", source: "tmpfs", options: ["idmap"]}]'
-  expect_refused "mounts[$idx].options: \`idmap\` is only valid on a bind mount (type \`tmpfs\`)"
+  expect_run_refused "mounts[$idx].options: \`idmap\` is only valid on a bind mount (type \`tmpfs\`)"
 }
 
 @test "idmap: the idmap option without mappings or a user namespace is refused, nothing left behind" {
@@ -229,14 +215,14 @@ expect_refused() {
   idx=$(next_mount_index)
   update_config '.mounts += [{destination: "/mnt/idm", type: "bind", source: $s, options: ["rbind", "ridmap"]}]' \
     --arg s "$HOSTDIR"
-  expect_refused "mounts[$idx].options: \`ridmap\` without uidMappings/gidMappings uses the container's user namespace"
+  expect_run_refused "mounts[$idx].options: \`ridmap\` without uidMappings/gidMappings uses the container's user namespace"
 }
 
 @test "idmap: a filesystem that cannot be idmapped (sysfs) fails naming the mount and the fs, nothing left behind" {
   local idx
   idx=$(next_mount_index)
   add_idmapped_bind /mnt/sys '["bind", "idmap"]' "$ONE_1000_TO_0" "$ONE_1000_TO_0" /sys
-  expect_refused "mounts[$idx]: \`/sys\` is on a filesystem (sysfs) that does not support idmapped mounts"
+  expect_run_refused "mounts[$idx]: \`/sys\` is on a filesystem (sysfs) that does not support idmapped mounts"
 }
 
 @test "idmap: a rootless fsrun refuses idmapped mounts clearly, nothing left behind" {

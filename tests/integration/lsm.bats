@@ -23,20 +23,6 @@ host_has_selinux() {
   grep -qw selinuxfs /proc/filesystems
 }
 
-# expect_refused SUBSTRING: `fsrun run` exits 1 with one stderr line naming SUBSTRING; nothing ran
-# and nothing is left.
-expect_refused() {
-  CONTAINER_ID=lsm-$$-$RANDOM$RANDOM
-  set_process_args sh -c 'echo RAN'
-  run --separate-stderr fsrun run --bundle "$BUNDLE" "$CONTAINER_ID"
-  echo "exit $status, stdout '$output', stderr: $stderr" >&2
-  [ "$status" -eq 1 ]
-  [ "${#stderr_lines[@]}" -eq 1 ]
-  [[ "${stderr_lines[0]}" == "fsrun: "*"$1"* ]]
-  [[ "$output" != *RAN* ]]
-  assert_no_leftovers "$CONTAINER_ID"
-}
-
 @test "lsm: features reports apparmor and selinux exactly as the host has them" {
   local want_apparmor=false want_selinux=false
   host_has_apparmor && want_apparmor=true
@@ -78,19 +64,19 @@ expect_refused() {
 @test "lsm: process.apparmorProfile is refused where AppArmor is off, nothing left behind" {
   host_has_apparmor && skip "this host has AppArmor"
   update_config '.process.apparmorProfile = "fsrun-test-profile"'
-  expect_refused "process.apparmorProfile: AppArmor is not enabled on this host"
+  expect_run_refused "process.apparmorProfile: AppArmor is not enabled on this host"
 }
 
 @test "lsm: process.selinuxLabel is refused where SELinux is off, nothing left behind" {
   host_has_selinux && skip "this host has SELinux"
   update_config '.process.selinuxLabel = "system_u:system_r:container_t:s0:c1,c2"'
-  expect_refused "process.selinuxLabel: SELinux is not enabled on this host"
+  expect_run_refused "process.selinuxLabel: SELinux is not enabled on this host"
 }
 
 @test "lsm: linux.mountLabel is refused where SELinux is off, nothing left behind" {
   host_has_selinux && skip "this host has SELinux"
   update_config '.linux.mountLabel = "system_u:object_r:container_file_t:s0:c1,c2"'
-  expect_refused "linux.mountLabel: SELinux is not enabled on this host"
+  expect_run_refused "linux.mountLabel: SELinux is not enabled on this host"
 }
 
 @test "lsm: an empty apparmorProfile / selinuxLabel means none and runs" {

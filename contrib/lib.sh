@@ -1,6 +1,7 @@
 # shellcheck shell=bash
-# Shell helpers shared by contrib/quickstart.sh, contrib/run-tests.sh, tests/vm/run.sh and
-# tests/integration/helpers.bash. Source it; it defines functions and variables only.
+# Shell helpers shared by contrib/quickstart.sh, contrib/run-tests.sh, contrib/fusion/run-tests.sh,
+# tests/vm/run.sh and tests/integration/helpers.bash. Source it; it defines functions and variables
+# only.
 # bash only (arrays, [[ ]]); nothing here exits the caller except fsrun_die.
 
 FSRUN_SRCDIR=${FSRUN_SRCDIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}

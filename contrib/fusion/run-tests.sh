@@ -17,6 +17,8 @@
 set -uo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=../lib.sh
+source "$here/../lib.sh"
 out=${FSRUN_FUSION_OUT:-$here/dist}
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/fusion-tests.XXXXXX") || exit 1
 chmod 755 "$tmp"
@@ -64,23 +66,19 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# node runs in the background and is waited for: a TERM or INT to this script reaches it at once
-# (as TERM: an asynchronous command ignores INT) and its handlers run before this script goes on
-child="" stopped=""
+# node runs in the background and is waited for (lib.sh's fsrun_wait_child): a TERM or INT to this
+# script reaches it at once (as TERM: an asynchronous command ignores INT) and its handlers run
+# before this script goes on
+FSRUN_CHILD="" stopped=""
 stop() {
   stopped=$1
-  [ -z "$child" ] || kill -TERM "$child" 2>/dev/null
+  [ -z "$FSRUN_CHILD" ] || kill -TERM "$FSRUN_CHILD" 2>/dev/null
 }
 trap 'stop TERM' TERM
 trap 'stop INT' INT
-wait_child() { # wait_child: node's exit status, once it has ended
-  local rc
-  while :; do
-    wait "$child"
-    rc=$?
-    kill -0 "$child" 2>/dev/null || break
-  done
-  child=""
+wait_node() { # wait_node PID: node's exit status, once it has ended; a stopped run ends here
+  local rc=0
+  fsrun_wait_child "$1" || rc=$?
   [ -z "$stopped" ] || exit 1
   return "$rc"
 }
@@ -111,8 +109,7 @@ status=0
 mkdir -m 700 "$tmp/root-tmp" "$tmp/root-run"
 FSRUN=$fsrun FUSION_PACKAGE_DIR=$here TMPDIR=$tmp/root-tmp XDG_RUNTIME_DIR=$tmp/root-run \
   node --test "${reporter[@]}" "$out"/test/*.test.js >"$tmp/raw.tap" 2>&1 </dev/null &
-child=$!
-wait_child || status=$?
+wait_node $! || status=$?
 
 # --- the integration tests again as an ordinary user ---
 if [ "$(id -u)" = 0 ]; then
@@ -128,8 +125,7 @@ if [ "$(id -u)" = 0 ]; then
       env -i PATH=/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin HOME="/home/$user" XDG_RUNTIME_DIR="$tmp/run" \
       TMPDIR="$tmp/user-tmp" FSRUN="$fsrun" FUSION_TEST_AS=user node --test "${reporter[@]}" \
       "$tmp/dist/test/integration.test.js" >>"$tmp/raw.tap" 2>&1 </dev/null &
-    child=$!
-    wait_child || status=$?
+    wait_node $! || status=$?
   fi
 fi
 

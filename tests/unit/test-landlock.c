@@ -445,17 +445,25 @@ static void test_missing_path(void) {
   landlock_rules_free(r);
 }
 
-/* Without no_new_privs and without CAP_SYS_ADMIN the kernel refuses, and the error says why. */
-static void child_no_nnp(struct results *res, void *arg) {
+/* CAP_SYS_ADMIN out of the child's effective set (landlock_restrict_self then needs
+ * no_new_privs); false, with res->msg set, when it could not be dropped. */
+static bool drop_effective_sys_admin(struct results *res) {
   cap_t caps = cap_get_proc();
   cap_value_t admin = CAP_SYS_ADMIN;
-  struct fsrun_landlock_rules *r = arg;
   if (caps == NULL || cap_set_flag(caps, CAP_EFFECTIVE, 1, &admin, CAP_CLEAR) < 0 ||
       cap_set_proc(caps) < 0) {
     snprintf(res->msg, sizeof(res->msg), "setup: drop CAP_SYS_ADMIN: %s", strerror(errno));
-    return;
+    return false;
   }
   cap_free(caps);
+  return true;
+}
+
+/* Without no_new_privs and without CAP_SYS_ADMIN the kernel refuses, and the error says why. */
+static void child_no_nnp(struct results *res, void *arg) {
+  struct fsrun_landlock_rules *r = arg;
+  if (!drop_effective_sys_admin(res))
+    return;
   r->set_no_new_privs = false;
   if (apply_or_report(r, res) < 0)
     return;
@@ -463,15 +471,9 @@ static void child_no_nnp(struct results *res, void *arg) {
 }
 
 static void child_set_nnp(struct results *res, void *arg) {
-  cap_t caps = cap_get_proc();
-  cap_value_t admin = CAP_SYS_ADMIN;
   struct fsrun_landlock_rules *r = arg;
-  if (caps == NULL || cap_set_flag(caps, CAP_EFFECTIVE, 1, &admin, CAP_CLEAR) < 0 ||
-      cap_set_proc(caps) < 0) {
-    snprintf(res->msg, sizeof(res->msg), "setup: drop CAP_SYS_ADMIN: %s", strerror(errno));
+  if (!drop_effective_sys_admin(res))
     return;
-  }
-  cap_free(caps);
   r->set_no_new_privs = true;
   if (apply_or_report(r, res) < 0)
     return;

@@ -139,6 +139,20 @@ assert_one_error_line() {
   [[ "$stderr" == *"validate"*"--bundle"*"needs an argument"* ]]
 }
 
+# cli_callers_setup: root and setpriv (else skip); USER_ROOT, uid 1000's empty state root; the
+# test's cwd an empty directory anyone may write (no bundle there, and what a refusal that failed
+# would write, spec's config.json, shows there)
+cli_callers_setup() {
+  requires_root
+  requires_host_command setpriv
+  USER_ROOT=$BATS_TEST_TMPDIR/user-root
+  make_traversable "$BATS_TEST_TMPDIR"
+  mkdir -m 0700 "$USER_ROOT"
+  chown 1000:1000 "$USER_ROOT"
+  mkdir -m 0777 "$BATS_TEST_TMPDIR/cwd"
+  cd "$BATS_TEST_TMPDIR/cwd"
+}
+
 # cli_as CALLER ARG...: fsrun as root (the suite's state root) or as uid 1000 (its own state root)
 cli_as() {
   if [ "$1" = root ]; then
@@ -151,16 +165,8 @@ cli_as() {
 }
 
 @test "cli: a command taking one container ID refuses none or two: one line naming it (root and ordinary user)" {
-  requires_root
-  requires_host_command setpriv
   local caller cmd args
-  USER_ROOT=$BATS_TEST_TMPDIR/user-root
-  make_traversable "$BATS_TEST_TMPDIR"
-  mkdir -m 0700 "$USER_ROOT"
-  chown 1000:1000 "$USER_ROOT"
-  # no bundle here: a refusal that failed would still make nothing
-  mkdir -m 0777 "$BATS_TEST_TMPDIR/cwd"
-  cd "$BATS_TEST_TMPDIR/cwd"
+  cli_callers_setup
   for caller in root user; do
     for cmd in create run restore delete events pause update checkpoint start state resume; do
       for args in "" "id-$$ other-$$"; do
@@ -179,20 +185,13 @@ cli_as() {
   run fsrun list -q
   [ "$status" -eq 0 ]
   [[ "$output" != *"-$$"* ]]
+  [ -z "$(ls -A "$BATS_TEST_TMPDIR/cwd")" ]
   [ -z "$(ls -A "$USER_ROOT")" ]
 }
 
 @test "cli: a command taking no operand refuses one: one line naming it and the word (root and ordinary user)" {
-  requires_root
-  requires_host_command setpriv
   local caller cmd
-  USER_ROOT=$BATS_TEST_TMPDIR/user-root
-  make_traversable "$BATS_TEST_TMPDIR"
-  mkdir -m 0700 "$USER_ROOT"
-  chown 1000:1000 "$USER_ROOT"
-  # spec would write a config.json here: the refusal comes first
-  mkdir -m 0777 "$BATS_TEST_TMPDIR/cwd"
-  cd "$BATS_TEST_TMPDIR/cwd"
+  cli_callers_setup
   for caller in root user; do
     for cmd in spec validate list features; do
       run --separate-stderr cli_as "$caller" "$cmd" "stray-$$"

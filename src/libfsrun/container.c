@@ -754,6 +754,25 @@ static void create_init_config(struct create_job *j) {
     ic->exec_not_before = *o->exec_not_before;
 }
 
+/* The init is born with every signal blocked: a signal to a pid namespace's init that has no
+ * handler is dropped when sent unless it is blocked, and fsrun's init (run.fsrun.init) keeps them
+ * held until the tiny init takes them (it forwards them to the process), so none sent after `run
+ * -d` or `create` returned is lost. Any other init sets the caller's mask first thing. */
+static long clone_init_holding_signals(struct fsrun_clone_args *args) {
+  sigset_t all, old;
+  long child;
+  int saved;
+  sigfillset(&all);
+  sigprocmask(SIG_SETMASK, &all, &old);
+  child = fsrun_clone(args);
+  if (child == 0)
+    return 0;
+  saved = errno;
+  sigprocmask(SIG_SETMASK, &old, NULL);
+  errno = saved;
+  return child;
+}
+
 /* Step 5: clone the init (into its cgroup and new namespaces; a pid namespace joined by path is
  * entered for the clone, see namespaces_parent_prepare); after a double clone, the init is the
  * intermediate child's sibling. */
@@ -781,7 +800,7 @@ static int create_clone(struct create_job *j, fsrun_error_t *err) {
     args.cgroup = (uint64_t)cgroup_hybrid_clone_fd(out->cg);
     j->cg_joined |= CGROUP_JOINED_V2;
   }
-  child = fsrun_clone(&args);
+  child = clone_init_holding_signals(&args);
   if (child == 0)
     init_main(&j->ic); /* never returns */
   if (child < 0) {
@@ -1240,6 +1259,28 @@ int container_create(const struct fsrun_context *ctx, const struct container_cre
 /* --- start -------------------------------------------------------------------------------------
  */
 
+/* The init (or the process it forked) holds its end open until the process's execve (or its
+ * death): returning before that EOF would let a `kill` right after `start` reach a pid-namespace
+ * init without a handler, which drops it. An init that forks the process (`forks`) says that it
+ * did before its end closes: without that, the process never started (status.h). */
+static int wait_process_started(int fifo, bool forks, fsrun_error_t *err) {
+  bool forked = false;
+  char byte;
+  ssize_t n;
+  if (fcntl(fifo, F_SETFL, 0) < 0)
+    return fsrun_error_errno(err, "wait for the container's process");
+  for (;;) {
+    n = read(fifo, &byte, 1);
+    if (n == 1 && byte == EXEC_FIFO_FORKED)
+      forked = true;
+    if (n == 0 || (n < 0 && errno != EINTR))
+      break;
+  }
+  if (forks && !forked)
+    return fsrun_error_make(err, 0, "the container's process could not be started");
+  return 0;
+}
+
 /* Lets the init of a created container exec its process. */
 static int release_init(int dirfd, const struct container_status *st, int pidfd,
                         fsrun_error_t *err) {
@@ -1276,14 +1317,7 @@ static int release_init(int dirfd, const struct container_status *st, int pidfd,
     return fsrun_error_make(err, 0, "the container was started by someone else");
   unlinkat(dirfd, STATUS_EXEC_FIFO, 0);
   (void)st;
-  /* the init holds its end open until execve (or its death): returning before that EOF would let
-   * a `kill` right after `start` reach a pid-namespace init without a handler, which drops it */
-  if (fcntl(fifo, F_SETFL, 0) < 0)
-    return fsrun_error_errno(err, "wait for the container's process");
-  do
-    n = read(fifo, &byte, 1);
-  while (n > 0 || (n < 0 && errno == EINTR));
-  return 0;
+  return wait_process_started(fifo, byte == EXEC_FIFO_FORKS, err);
 }
 
 int container_start(const struct fsrun_context *ctx, const char *id, fsrun_error_t *err) {
@@ -1646,14 +1680,20 @@ int container_run(const struct fsrun_context *ctx, const struct container_run_op
 
   foreground_signals(&blocked);
   sigprocmask(foreground ? SIG_BLOCK : SIG_SETMASK, foreground ? &blocked : NULL, &old);
-  r = create_internal(ctx, &o->create, foreground && o->create.console_socket == NULL, true, &old,
-                      &c, err);
+  /* detached: created with the exec fifo and started as `start` does, so that `run -d` returns
+   * once the process has exec'd (as runc's does): it exists, and a signal sent then reaches it */
+  r = create_internal(ctx, &o->create, foreground && o->create.console_socket == NULL, foreground,
+                      &old, &c, err);
   if (r < 0)
     goto out;
   {
     const oci_hook_list *poststop = c.config->hooks ? &c.config->hooks->poststop : NULL;
     struct destroy_hints hints = {
         .pidfd = c.pidfd, .cg = c.cg, .poststop = poststop, .dir_fd = &c.dirfd};
+    if (!foreground && release_init(c.dirfd, &c.st, c.pidfd, &init_err) < 0) {
+      r = fail_after_cleanup(destroy(ctx, o->create.id, &c.st, true, &hints, err), err, &init_err);
+      goto cleared;
+    }
     if (c.config->hooks != NULL && hooks_any(&c.config->hooks->poststart)) {
       cleanup_free char *state = hook_state(&c.st, "running", c.pid);
       hooks_run_warn(&c.config->hooks->poststart, "poststart", state);
@@ -1678,6 +1718,7 @@ int container_run(const struct fsrun_context *ctx, const struct container_run_op
         r = fail_after_cleanup(r, err, &init_err);
     }
   }
+cleared:
   created_clear(&c);
 out:
   sigprocmask(SIG_SETMASK, &old, NULL);

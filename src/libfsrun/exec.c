@@ -355,8 +355,8 @@ static int child_enter_cwd(const char *cwd, fsrun_error_t *err) {
 
 /* setns on the init's pidfd asks for ptrace access to the init. Until its execve the init is
  * non-dumpable with the runtime's memory, owned by the host's user namespace: a rootless caller
- * gets EPERM there for an exec made right after `start` (or `run -d`) returned, which is before
- * the init's execve, as with runc and crun. The init is dumpable from its execve on: wait for it,
+ * gets EPERM there for an exec made while `start` (or `run -d`) runs, which returns only once the
+ * init has exec'd. The init is dumpable from its execve on: wait for it,
  * boundedly (a pidfd join is all or nothing, so a retry starts from where we were). */
 static int join_waiting_for_execve(struct exec_child *c, int flags) {
   long waited_us = 0, pause_us = 500;

@@ -66,6 +66,29 @@ static bool child_exits_within(pid_t pid, long long ms) {
   return r != 0;
 }
 
+/* hooks_spawn_with_mask's mask; unset, a hook starts with ours */
+static sigset_t spawn_mask;
+static bool spawn_mask_set;
+
+void hooks_spawn_with_mask(const sigset_t *mask) {
+  spawn_mask = *mask;
+  spawn_mask_set = true;
+}
+
+static int spawn_hook(pid_t *pid, const char *path, const posix_spawn_file_actions_t *fa,
+                      char *const argv[], char *const envp[]) {
+  posix_spawnattr_t attr;
+  int r;
+  if (!spawn_mask_set)
+    return posix_spawn(pid, path, fa, NULL, argv, envp);
+  posix_spawnattr_init(&attr);
+  posix_spawnattr_setsigmask(&attr, &spawn_mask);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK);
+  r = posix_spawn(pid, path, fa, &attr, argv, envp);
+  posix_spawnattr_destroy(&attr);
+  return r;
+}
+
 static int run_one(const oci_hook *h, const char *kind, size_t index, const char *state_json,
                    fsrun_error_t *err) {
   size_t json_len = state_json ? strlen(state_json) : 0;
@@ -88,7 +111,7 @@ static int run_one(const oci_hook *h, const char *kind, size_t index, const char
     memcpy(own_env, h->env.items, sizeof(char *) * h->env.len);
   posix_spawn_file_actions_init(&fa);
   posix_spawn_file_actions_adddup2(&fa, in, STDIN_FILENO);
-  r = posix_spawn(&pid, h->path, &fa, NULL, argv, envp);
+  r = spawn_hook(&pid, h->path, &fa, argv, envp);
   posix_spawn_file_actions_destroy(&fa);
   if (r != 0)
     return fsrun_error_make(err, r, "%s hook #%zu (`%s`): exec", kind, index, h->path);

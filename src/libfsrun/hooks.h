@@ -3,6 +3,7 @@
 #ifndef FSRUN_HOOKS_H
 #define FSRUN_HOOKS_H
 
+#include <signal.h>
 #include <stdbool.h>
 
 #include "error.h"
@@ -14,6 +15,11 @@ int hooks_run(const oci_hook_list *hooks, const char *kind, const char *state_js
               fsrun_error_t *err);
 /* Runs every hook; failures are logged as warnings (poststart, poststop). */
 void hooks_run_warn(const oci_hook_list *hooks, const char *kind, const char *state_json);
+
+/* The hooks this process spawns from now on start with `mask`, whatever its own is: fsrun's init
+ * holds every signal from its clone on (a pid namespace's init drops one it has no handler for),
+ * its createContainer and startContainer hooks get the caller's mask. */
+void hooks_spawn_with_mask(const sigset_t *mask);
 
 static inline bool hooks_any(const oci_hook_list *l) {
   return l != NULL && l->len > 0;

@@ -27,6 +27,7 @@
 #include "procfs.h"
 #include "reaper.h"
 #include "seccomp-handover.h"
+#include "status.h"
 #include "sync.h"
 #include "terminal.h"
 #include "utils.h"
@@ -197,7 +198,7 @@ static void close_fds_from(int first, int keep_a, int keep_b, int keep_c) {
 }
 
 static int open_exec_fifo(struct init_config *c, pid_t self) {
-  const char one = '0';
+  const char one = c->reaper ? EXEC_FIFO_FORKS : EXEC_FIFO_IN_PLACE;
   char path[64];
   int fd;
   snprintf(path, sizeof(path), "%d/fd/%d", (int)self, c->exec_fifo_fd);
@@ -616,8 +617,12 @@ void init_main(struct init_config *c) {
   close(c->parent_sync_fd);
   if (c->state_dir_fd >= 0)
     close(c->state_dir_fd);
-  /* `run` blocks the signals it forwards; the container's process starts with the caller's mask */
-  sigprocmask(SIG_SETMASK, c->sigmask, NULL);
+  /* `run` blocks the signals it forwards; the container's process starts with the caller's mask.
+   * fsrun's init keeps the one it was born with (every signal: create_clone) for good */
+  if (c->reaper)
+    hooks_spawn_with_mask(c->sigmask);
+  else
+    sigprocmask(SIG_SETMASK, c->sigmask, NULL);
   /* while create runs, the init dies with it */
   if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || sync_peer_gone(c->sync_fd))
     _exit(1);
@@ -749,11 +754,8 @@ void init_main(struct init_config *c) {
   }
 
   if (c->reaper) {
-    /* the reaper stays: its signals are held (blocked) from before `start` returns */
-    sigset_t all;
+    /* the reaper stays: its signals are held (blocked) from its clone on */
     announce_command(c);
-    sigfillset(&all);
-    sigprocmask(SIG_SETMASK, &all, NULL);
     reaper_exec(exe, argv, envp, c->sigmask, p->terminal, c->sync_fd, c->tiny_init_fd, fifo);
   }
   process_exec(exe, argv, envp);

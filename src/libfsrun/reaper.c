@@ -10,6 +10,7 @@
 
 #include "process.h"
 #include "sealed-exe.h"
+#include "status.h"
 #include "sync.h"
 #include "tiny-init.h"
 
@@ -130,6 +131,21 @@ static _Noreturn void exec_child(const char *exe, char *const argv[], char *cons
   process_exec(exe, argv, envp);
 }
 
+/* `start` fails unless it reads this before EOF: a failed fork (a pids limit) or our death leaves
+ * the container without its process. A `start` gone meanwhile (EPIPE) is no one's business, but
+ * the SIGPIPE it raised is held (every signal is) and must not reach the process as if sent: it
+ * is taken back (ours is the thread's own; one from outside stays queued for the process). */
+static void tell_start_forked(int exec_fifo) {
+  const char forked = EXEC_FIFO_FORKED;
+  if (write(exec_fifo, &forked, 1) < 0 && errno == EPIPE) {
+    const struct timespec now = {0};
+    sigset_t pipe;
+    sigemptyset(&pipe);
+    sigaddset(&pipe, SIGPIPE);
+    (void)sigtimedwait(&pipe, NULL, &now);
+  }
+}
+
 /* With the exec fifo (create's `start`): the process forked now, while we are not dumpable (it
  * inherits that until its execve, which closes the CLOEXEC fifo before it sets the new program's
  * dumpability), held until a SIGCONT. We close our end right after: pid 1 never holds the fifo
@@ -148,6 +164,8 @@ static pid_t fork_held(const char *exe, char *const argv[], char *const envp[],
       ;
     exec_child(exe, argv, envp, child_mask, terminal);
   }
+  if (child > 0)
+    tell_start_forked(exec_fifo);
   close(exec_fifo);
   if (child < 0) {
     dprintf(STDERR_FILENO, "fsrun: annotations[\"%s\"]: fork the process: %s\n", REAPER_ANNOTATION,

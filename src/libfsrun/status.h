@@ -15,6 +15,13 @@
 
 #define STATUS_FILE      "state.json"
 #define STATUS_EXEC_FIFO "exec.fifo"
+/* What the init writes into the exec fifo. First, once `start` has opened it: IN_PLACE (the init
+ * execs the process itself: EOF means its execve, or its death) or FORKS (run.fsrun.init: it forks
+ * the process, and writes FORKED once the fork succeeded, before its own end closes; EOF without it
+ * means the process was never started). Then EOF, once the process has exec'd. */
+#define EXEC_FIFO_IN_PLACE '0'
+#define EXEC_FIFO_FORKS    'f'
+#define EXEC_FIFO_FORKED   'F'
 /* the bundle's config.json as `create` read it: `exec` and `update` need the container's config,
  * and the bundle may be changed or removed after create (containerd and podman do both) */
 #define STATUS_CONFIG_FILE "config.json"

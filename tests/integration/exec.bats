@@ -32,6 +32,17 @@ as_user() {
 # start_rootless [JQ]: $ROOTLESS_ID runs `sleep` detached as uid 1000, from a `spec --rootless`
 # bundle in $BATS_TEST_TMPDIR/rootless over $ROOTFS whose config the jq filter JQ changes further
 start_rootless() {
+  rootless_bundle "$@"
+  as_user run -d --bundle "$BATS_TEST_TMPDIR/rootless" "$ROOTLESS_ID" </dev/null >/dev/null 2>&1
+}
+
+# create_rootless [JQ]: the same, only created
+create_rootless() {
+  rootless_bundle "$@"
+  as_user create --bundle "$BATS_TEST_TMPDIR/rootless" "$ROOTLESS_ID" </dev/null >/dev/null 2>&1
+}
+
+rootless_bundle() {
   local dir=$BATS_TEST_TMPDIR/rootless
   mkdir -p "$dir/state"
   chown 1000:1000 "$dir" "$dir/state"
@@ -40,7 +51,6 @@ start_rootless() {
     | .process.args = ["sleep", "100000"] | '"${1:-.}" "$dir/config.json" >"$dir/config.new"
   mv "$dir/config.new" "$dir/config.json"
   ROOTLESS_ID=$CONTAINER_ID
-  as_user run -d --bundle "$dir" "$ROOTLESS_ID" </dev/null >/dev/null 2>&1
 }
 
 # start_container: $CONTAINER_ID runs `sleep` detached; sets INIT_PID (host pid of its init)
@@ -650,18 +660,25 @@ write_passwd() {
 }
 
 @test "exec: rootless (uid 1000): an exec made before the init reached its execve waits for it (no EPERM)" {
-  # run -d returns once the init is released, before its execve (runc and crun too); until then
-  # the init is non-dumpable with the runtime's memory, and a rootless setns on its pidfd got
-  # EPERM. A startContainer hook (run by the init before its execve) holds it there on a fifo.
+  # While `start` (or `run -d`) runs, the init is released but has not reached its execve; until
+  # then it is non-dumpable with the runtime's memory, and a rootless setns on its pidfd got EPERM.
+  # A startContainer hook (run by the init before its execve) holds it there on a fifo; start,
+  # which returns only after the execve, waits in the background meanwhile.
   requires_host_command setpriv
   setpriv --reuid=1000 --regid=1000 --clear-groups test -x "$FSRUN" ||
     skip "uid 1000 cannot execute $FSRUN"
-  local dir=$BATS_TEST_TMPDIR/rootless
+  local dir=$BATS_TEST_TMPDIR/rootless init start_pid exec_pid
   mkfifo -m 666 "$ROOTFS/hold"
-  start_rootless '.hooks.startContainer = [{"path": "/bin/sh", "args": ["sh", "-c", "read x </hold"]}]'
+  create_rootless '.hooks.startContainer = [{"path": "/bin/sh", "args": ["sh", "-c", "read x </hold"]}]'
+  init=$(as_user state "$ROOTLESS_ID" | jq -r .pid)
+  as_user start "$ROOTLESS_ID" >"$dir/start.out" 2>&1 &
+  start_pid=$!
+  # the init runs the hook: held before its execve
+  wait_until pgrep -P "$init" -x sh
   as_user exec "$ROOTLESS_ID" sh -c 'echo joined' >"$dir/exec.out" 2>&1 &
-  local exec_pid=$!
+  exec_pid=$!
   timeout "$WAIT_MAX_S" sh -c 'echo go >"$1"' _ "$ROOTFS/hold"
+  wait "$start_pid"
   local status=0
   wait "$exec_pid" || status=$?
   cat "$dir/exec.out"

@@ -74,6 +74,86 @@ teardown() {
   assert_no_leftovers without-init-$UNIQ
 }
 
+# Pid 1 of a pid namespace drops a signal it has no handler for when it is sent, unless it is
+# blocked (kernel/signal.c: sig_ignored() never ignores a blocked signal; sig_task_ignored()
+# ignores a SIG_DFL one for a SIGNAL_UNKILLABLE init). fsrun's init is born with every signal
+# blocked and keeps them so until the tiny init takes them, so a TERM sent to a created container
+# is held, and forwarded to the process once start runs it. Seen to fail before (the init ran with
+# the caller's mask until just before the tiny init): no TERM pending, the process ran on.
+@test "init: a TERM sent to a created container is held, not dropped: start runs the process and the TERM ends it" {
+  set_process_args sleep 100
+  fsrun create --bundle "$BUNDLE" held-term-$UNIQ </dev/null >/dev/null 2>&1
+  init=$(fsrun state held-term-$UNIQ | jq -r .pid)
+  fsrun kill held-term-$UNIQ TERM
+  # pending in the init (SIGTERM is bit 14 of ShdPnd)
+  grep -E '^(SigBlk|ShdPnd):' "/proc/$init/status"
+  (( 0x$(awk '/^ShdPnd:/ {print $2}' "/proc/$init/status") & 0x4000 ))
+  fsrun start held-term-$UNIQ
+  wait_for_status held-term-$UNIQ stopped
+  fsrun delete held-term-$UNIQ
+  assert_no_leftovers held-term-$UNIQ
+}
+
+# `run -d` returns once the process has exec'd, as `start` does (it used to return at the init's
+# `created` report, before the startContainer hooks and the exec): the process is there, with the
+# caller's signal mask (the hooks too, though the init holds every signal), and a TERM sent at once
+# ends it. With fsrun's init and without it (pid 1 is the process then). A hook holds the init
+# before the exec; seen to fail before: no `sleep` child of the init (and pid 1 not yet `sleep`)
+# when `run -d` returned.
+@test "init: run -d returns once the process has exec'd, after the startContainer hooks; a TERM sent at once ends it" {
+  local mask id pid
+  update_config '.root.readonly = false | .hooks.startContainer = [{"path": "/bin/sh",
+    "args": ["sh", "-c", "grep ^SigBlk: /proc/self/status >/hook-mask; sleep 2; :"]}]'
+  set_process_args sleep 100
+  # what a command this shell starts has blocked, so what fsrun's caller has
+  mask=$(sh -c 'grep ^SigBlk: /proc/self/status')
+  id=early-term-$UNIQ
+  fsrun run -d --bundle "$BUNDLE" "$id" </dev/null
+  init=$(fsrun state "$id" | jq -r .pid)
+  pid=$(pgrep -P "$init" -x sleep)
+  [ "$(grep ^SigBlk: "/proc/$pid/status")" = "$mask" ]
+  [ "$(cat "$ROOTFS/hook-mask")" = "$mask" ]
+  fsrun kill "$id" TERM
+  wait_for_status "$id" stopped
+  fsrun delete "$id"
+  assert_no_leftovers "$id"
+
+  # pid 1 is the process: it has exec'd (a TERM would be ignored: pid 1 without a handler)
+  update_config 'del(.annotations["run.fsrun.init"])'
+  rm "$ROOTFS/hook-mask"
+  id=early-noinit-$UNIQ
+  fsrun run -d --bundle "$BUNDLE" "$id" </dev/null
+  pid=$(fsrun state "$id" | jq -r .pid)
+  [ "$(cat "/proc/$pid/comm")" = sleep ]
+  [ "$(grep ^SigBlk: "/proc/$pid/status")" = "$mask" ]
+  [ "$(cat "$ROOTFS/hook-mask")" = "$mask" ]
+  fsrun delete --force "$id"
+  assert_no_leftovers "$id"
+}
+
+# review29 G5: with the process forked by fsrun's init, `start` returned 0 when that fork failed
+# (a pids limit of 1: the init is the only process the cgroup may hold). The init now says in the
+# exec fifo that it forked the process; start (and `run -d`, which starts the same way) fails
+# without it. Seen to fail before: start exited 0 after "fork the process: Resource temporarily
+# unavailable".
+@test "init: start fails when the process could not be forked (pids limit 1); so does run -d, leaving nothing" {
+  update_config '.linux.resources.pids = {"limit": 1}'
+  set_process_args sleep 100
+  fsrun create --bundle "$BUNDLE" nofork-$UNIQ </dev/null >/dev/null 2>&1
+  run fsrun start nofork-$UNIQ
+  echo "$output"
+  [ "$status" -eq 1 ]
+  [[ "$output" == *"the container's process could not be started"* ]]
+  wait_for_status nofork-$UNIQ stopped
+  fsrun delete nofork-$UNIQ
+  assert_no_leftovers nofork-$UNIQ
+  run fsrun run -d --bundle "$BUNDLE" nofork-d-$UNIQ </dev/null
+  echo "$output"
+  [ "$status" -eq 1 ]
+  [[ "$output" == *"the container's process could not be started"* ]]
+  assert_no_leftovers nofork-d-$UNIQ
+}
+
 # `start` returns once the process is forked and has exec'd, not once pid 1 is the tiny init
 # (before, root's first `exec` after `start` could take pid 2: 67f82a8). Held at its fork, the
 # init keeps start waiting. Seen to fail with the fifo closed at the tiny init's exec again (no

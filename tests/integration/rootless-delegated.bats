@@ -106,6 +106,30 @@ exec_sleeper() {
   grep -qx "$pid" "$CG/cgroup.procs"
 }
 
+# review29 G5 as an ordinary user (init.bats has root's): with fsrun's init and a pids limit of 1
+# (the init is the one process its cgroup may hold), its fork of the process fails; start exits 1
+# instead of 0, and the container is stopped. Seen to fail before: start exited 0.
+# bats test_tags=cgroupv2
+@test "rootless-delegated: start fails when fsrun's init could not fork the process (pids limit 1)" {
+  jq '.annotations["run.fsrun.init"] = "true" | .linux.resources.pids = {"limit": 1}' \
+    "$UDIR/bundle/config.json" >"$UDIR/config.json"
+  install -o "$DELEG_USER" -g "$DELEG_USER" -m 644 "$UDIR/config.json" "$UDIR/bundle/config.json"
+  leaf_fsrun create --bundle "$UDIR/bundle" "$ID" </dev/null >"$UDIR/create.out" 2>&1 || {
+    cat "$UDIR/create.out"
+    false
+  }
+  [ "$(cat "$CG/pids.max")" = 1 ]
+  run leaf_fsrun start "$ID"
+  echo "$output"
+  [ "$status" -eq 1 ]
+  [[ "$output" == *"the container's process could not be started"* ]]
+  wait_for_status_of stopped
+  run leaf_fsrun delete "$ID"
+  [ "$status" -eq 0 ]
+  [ ! -e "$CG" ]
+  assert_no_leftovers "$ID" "$UDIR/bundle"
+}
+
 # bats test_tags=cgroupv2
 @test "rootless-delegated: exec, pause and resume work on the container's cgroup in the delegated subtree (as the user, from its leaf)" {
   start_container

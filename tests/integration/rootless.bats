@@ -362,6 +362,48 @@ all_capabilities_json() {
   [ ! -e "$UDIR/run/fsrun/$id" ]
 }
 
+# init.bats has root's: fsrun's init holds every signal from its clone on (a pid namespace's init
+# drops one it has no handler for), so a TERM sent to a created container ends the process once
+# start runs it; `run -d` returns once the process has exec'd, after the startContainer hooks,
+# with the caller's signal mask. Seen to fail before: no TERM pending in the init; no `sleep`
+# child of the init when `run -d` returned.
+@test "rootless: a TERM sent to a created container is held for the process; run -d returns once the process has exec'd" {
+  local id=rl-held-$UNIQ mask init pid
+  update_user_config '.process.args = ["sleep", "1000"] | .annotations["run.fsrun.init"] = "true"'
+  as_user /bin/sh -c 'cd "$1" && exec "$2" create "$3"' sh "$UDIR/bundle" "$FSRUN" "$id" \
+    </dev/null >/dev/null 2>&1
+  user_run state "$id"
+  init=$(jq -r .pid <<<"$output")
+  user_run kill "$id" TERM
+  [ "$status" -eq 0 ]
+  grep -E '^(SigBlk|ShdPnd):' "/proc/$init/status"
+  (( 0x$(awk '/^ShdPnd:/ {print $2}' "/proc/$init/status") & 0x4000 ))
+  user_run start "$id"
+  [ "$status" -eq 0 ]
+  wait_until pid_gone "$init"
+  user_run delete "$id"
+  [ "$status" -eq 0 ]
+  [ ! -e "$UDIR/run/fsrun/$id" ]
+
+  id=rl-early-$UNIQ
+  update_user_config '.root.readonly = false | .hooks.startContainer = [{"path": "/bin/sh",
+    "args": ["sh", "-c", "grep ^SigBlk: /proc/self/status >/hook-mask; sleep 2; :"]}]'
+  mask=$(as_user sh -c 'grep ^SigBlk: /proc/self/status')
+  as_user /bin/sh -c 'cd "$1" && exec "$2" run -d "$3"' sh "$UDIR/bundle" "$FSRUN" "$id" \
+    </dev/null >/dev/null 2>&1
+  user_run state "$id"
+  init=$(jq -r .pid <<<"$output")
+  pid=$(pgrep -P "$init" -x sleep)
+  [ "$(grep ^SigBlk: "/proc/$pid/status")" = "$mask" ]
+  [ "$(cat "$UDIR/bundle/rootfs/hook-mask")" = "$mask" ]
+  user_run kill "$id" TERM
+  [ "$status" -eq 0 ]
+  wait_until pid_gone "$init"
+  user_run delete "$id"
+  [ "$status" -eq 0 ]
+  [ ! -e "$UDIR/run/fsrun/$id" ]
+}
+
 @test "rootless: a state of another boot names no live process: state says stopped, kill and delete --force signal nothing" {
   # before: a process of the user's with the recorded pid, start tick and pid namespace was taken
   # for the init

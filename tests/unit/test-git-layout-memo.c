@@ -12,16 +12,10 @@
 #include <unistd.h>
 
 #include "sandbox-git.h"
+#include "scratch.h"
 #include "tap.h"
 
 static char base[] = "/tmp/fsrun-test-git-layout-memo-XXXXXX";
-
-static char *path_of(const char *a, const char *b) {
-  char *s = NULL;
-  if (asprintf(&s, "%s/%s", a, b) < 0)
-    abort();
-  return s;
-}
 
 static void write_file(const char *path, const char *text) {
   FILE *f = fopen(path, "w");
@@ -37,31 +31,32 @@ static void make_dir(const char *path) {
 /* <dir>/repo/.git, a common dir with HEAD, objects/, refs/, and one linked worktree at <dir>/wt
  * in git's layout (its admin dir <common>/worktrees/wt); the worktree's path (caller frees) */
 static char *make_linked(const char *name) {
-  char *dir = path_of(base, name), *repo = path_of(dir, "repo"), *common = path_of(repo, ".git");
-  char *wt = path_of(dir, "wt"), *admin = NULL, *text = NULL, *p = NULL;
+  char *dir = scratch_join(base, name), *repo = scratch_join(dir, "repo"),
+       *common = scratch_join(repo, ".git");
+  char *wt = scratch_join(dir, "wt"), *admin = NULL, *text = NULL, *p = NULL;
   make_dir(dir);
   make_dir(repo);
   make_dir(common);
-  make_dir((p = path_of(common, "objects")));
+  make_dir((p = scratch_join(common, "objects")));
   free(p);
-  make_dir((p = path_of(common, "refs")));
+  make_dir((p = scratch_join(common, "refs")));
   free(p);
-  write_file((p = path_of(common, "HEAD")), "ref: refs/heads/main\n");
+  write_file((p = scratch_join(common, "HEAD")), "ref: refs/heads/main\n");
   free(p);
-  make_dir((p = path_of(common, "worktrees")));
+  make_dir((p = scratch_join(common, "worktrees")));
   free(p);
-  make_dir((admin = path_of(common, "worktrees/wt")));
-  write_file((p = path_of(admin, "commondir")), "../..\n");
+  make_dir((admin = scratch_join(common, "worktrees/wt")));
+  write_file((p = scratch_join(admin, "commondir")), "../..\n");
   free(p);
   if (asprintf(&text, "%s/.git\n", wt) < 0)
     abort();
-  write_file((p = path_of(admin, "gitdir")), text);
+  write_file((p = scratch_join(admin, "gitdir")), text);
   free(p);
   free(text);
   make_dir(wt);
   if (asprintf(&text, "gitdir: %s\n", admin) < 0)
     abort();
-  write_file((p = path_of(wt, ".git")), text);
+  write_file((p = scratch_join(wt, ".git")), text);
   free(p);
   free(text);
   free(admin);
@@ -112,7 +107,7 @@ static void test_kept(void) {
 /* `.git` rewritten in place (same inode, same size, its times set back) to name another admin
  * dir, which does not exist: walked again and refused. File times alone would not show it. */
 static void test_dotgit_rewritten(void) {
-  char *wt = make_linked("rewritten"), *dotgit = path_of(wt, ".git"), *a = NULL, *b = NULL;
+  char *wt = make_linked("rewritten"), *dotgit = scratch_join(wt, ".git"), *a = NULL, *b = NULL;
   char text[4096];
   struct stat st;
   struct timespec times[2];
@@ -140,7 +135,8 @@ static void test_dotgit_rewritten(void) {
 
 /* `.git` replaced by a file of the same text (another inode): refused, not the memo's */
 static void test_dotgit_replaced(void) {
-  char *wt = make_linked("replaced"), *dotgit = path_of(wt, ".git"), *copy = path_of(wt, "copy");
+  char *wt = make_linked("replaced"), *dotgit = scratch_join(wt, ".git"),
+       *copy = scratch_join(wt, "copy");
   char *a = NULL, *b = NULL, text[4096];
   unsigned hits;
   int r;
@@ -189,7 +185,8 @@ static void test_common_swapped(void) {
 
 /* a main checkout (`.git` a directory): kept too, and a swapped `.git` walks again */
 static void test_main_checkout(void) {
-  char *dir = path_of(base, "main"), *dotgit = path_of(dir, ".git"), *away = path_of(dir, "away");
+  char *dir = scratch_join(base, "main"), *dotgit = scratch_join(dir, ".git"),
+       *away = scratch_join(dir, "away");
   char *a = NULL, *b = NULL;
   struct sandbox_git_layout l;
   cleanup_error fsrun_error_t err = NULL;
@@ -237,7 +234,6 @@ static void test_main_checkout(void) {
 }
 
 int main(void) {
-  char cmd[128];
   if (mkdtemp(base) == NULL)
     return 1;
   test_kept();
@@ -245,6 +241,5 @@ int main(void) {
   test_dotgit_replaced();
   test_common_swapped();
   test_main_checkout();
-  snprintf(cmd, sizeof(cmd), "rm -rf '%s'", base);
-  return system(cmd) == 0 ? tap_done() : 1;
+  return scratch_remove(base) ? tap_done() : 1;
 }

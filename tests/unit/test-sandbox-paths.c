@@ -9,12 +9,8 @@
 
 #include "sandbox-path-owners.h"
 #include "sandbox-paths.h"
+#include "scratch.h"
 #include "tap.h"
-
-static char *join(const char *a, const char *b) {
-  char *out = NULL;
-  return asprintf(&out, "%s/%s", a, b) < 0 ? NULL : out;
-}
 
 static bool refused_as_changed(int r, const fsrun_error_t err) {
   return r < 0 && err != NULL && strstr(err->msg, "changed while it was checked") != NULL;
@@ -43,7 +39,7 @@ static void test_walked_and_looked_up(const struct agent_trees *t, const char *a
 static void test_missing(const struct agent_trees *t, const char *base) {
   fsrun_error_t err = NULL;
   struct stat walked, st;
-  char *gone = join(base, "gone/deeper");
+  char *gone = scratch_join(base, "gone/deeper");
   int r = check_policy_path_owners("allowedPaths", 0, gone, &walked, &err);
   tap_ok(r == 1, "a missing path: the walk says 1");
   r = check_caller_path(t, "allowedPaths", 0, gone, true, &st, &err);
@@ -90,8 +86,8 @@ int main(void) {
     tap_ok(false, "mkdtemp");
     return tap_done();
   }
-  a = join(base, "a");
-  b = join(base, "b");
+  a = scratch_join(base, "a");
+  b = scratch_join(base, "b");
   mkdir(a, 0755);
   mkdir(b, 0755);
   test_walked_and_looked_up(&t, a, b);
@@ -99,12 +95,7 @@ int main(void) {
   test_worktree_pin(a, b);
   free(a);
   free(b);
-  {
-    char *cmd = NULL;
-    if (asprintf(&cmd, "rm -rf '%s'", base) >= 0 && system(cmd) != 0)
-      tap_diag("could not remove %s", base);
-    free(cmd);
-  }
+  scratch_remove(base);
   free(base);
   return tap_done();
 }

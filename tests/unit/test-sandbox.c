@@ -7,6 +7,7 @@
 
 #include "cgroup.h"
 #include "sandbox.h"
+#include "scratch.h"
 #include "tap.h"
 
 static oci_policy *parse(const char *json) {
@@ -390,12 +391,7 @@ int main(void) {
     oci_policy_free(b);
   }
   fsrun_error_release(&err);
-  {
-    char *cmd = NULL;
-    if (asprintf(&cmd, "rm -rf '%s'", real_base) >= 0 && system(cmd) != 0)
-      tap_diag("could not remove %s", real_base);
-    free(cmd);
-  }
+  scratch_remove(real_base);
   free(real_base), free(wt), free(common), free(wt_gitdir), free(dotgit), free(home);
   return tap_done();
 }

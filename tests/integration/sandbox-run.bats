@@ -660,6 +660,22 @@ STEPS
   [[ $output != *root-only-added* ]]
 }
 
+# etc_ssl_steps: the start of a test's steps script, run by `unshare -m`: in that private mount
+# namespace /etc/ssl becomes a tmpfs copy of the host's (the host's /etc is never written); then
+# the script is in /etc/ssl with umask 022
+etc_ssl_steps() {
+  cat <<'STEPS'
+set -e
+mount --make-rprivate /
+mkdir "$D/ssl"
+mount -t tmpfs -o mode=755 tmpfs "$D/ssl"
+cp -a /etc/ssl/. "$D/ssl/"
+mount --bind "$D/ssl" /etc/ssl
+cd /etc/ssl
+umask 022
+STEPS
+}
+
 # Root's command runs as uid 0 without capabilities, so owner permissions would let it read a
 # root-only file anywhere below an /etc directory the view shows (RHEL's
 # /etc/pki/tls/private/localhost.key, 0600, three levels down; review29 G1). The view holds a copy
@@ -671,15 +687,9 @@ STEPS
 @test "sandbox-run: as root an /etc directory is a copy of what in it is world-readable: a root-only file, directory or FIFO two and three levels down is not there, links are links, nothing is mounted below /etc; a change is seen at the next run" {
   use_caller root
   [ -d /etc/ssl ] || skip "this host has no /etc/ssl"
-  cat >"$DIR/steps" <<'STEPS'
-set -e
-mount --make-rprivate /
-mkdir "$D/ssl"
-mount -t tmpfs -o mode=755 tmpfs "$D/ssl"
-cp -a /etc/ssl/. "$D/ssl/"
-mount --bind "$D/ssl" /etc/ssl
-cd /etc/ssl
-umask 022
+  {
+    etc_ssl_steps
+    cat <<'STEPS'
 mkdir -p certs tls/private
 echo open-depth2 >certs/fsrun-open.pem
 echo open-depth3 >tls/private/fsrun-open.pem
@@ -706,6 +716,7 @@ echo "== first"; fsrun
 echo open-added >tls/private/fsrun-added.pem
 echo "== added"; fsrun
 STEPS
+  } >"$DIR/steps"
   run unshare -m env D="$DIR" FSRUN="$FSRUN" STATE="$STATE" WT="$WT" TASK="$TASK" sh "$DIR/steps"
   echo "$output"
   [ "$status" -eq 0 ]
@@ -738,15 +749,9 @@ STEPS
 @test "sandbox-run: as root a root-only file or directory two and three levels down an /etc directory is covered; past the walk's limits a directory is covered whole; a change there is seen at the next run" {
   use_caller root
   [ -d /etc/ssl ] || skip "this host has no /etc/ssl"
-  cat >"$DIR/steps" <<'STEPS'
-set -e
-mount --make-rprivate /
-mkdir "$D/ssl"
-mount -t tmpfs -o mode=755 tmpfs "$D/ssl"
-cp -a /etc/ssl/. "$D/ssl/"
-mount --bind "$D/ssl" /etc/ssl
-cd /etc/ssl
-umask 022
+  {
+    etc_ssl_steps
+    cat <<'STEPS'
 mkdir -p certs tls/private deep/l2/l3/l4/l5/l6/l7/l8/l9 many
 echo open-depth2 >certs/fsrun-open.pem
 echo open-depth3 >tls/private/fsrun-open.pem
@@ -792,6 +797,7 @@ echo {} >"$D/policy.json"
 "$FSRUN" bundle --policy "$D/policy.json" --worktree "$WT" --out "$D/bundle" -- sh -c "$checks"
 echo "== bundle"; "$FSRUN" --root "$STATE" run --bundle "$D/bundle" "etcwalk-$TASK"
 STEPS
+  } >"$DIR/steps"
   run unshare -m env D="$DIR" FSRUN="$FSRUN" STATE="$STATE" WT="$WT" TASK="$TASK" sh "$DIR/steps"
   echo "$output"
   [ "$status" -eq 0 ]

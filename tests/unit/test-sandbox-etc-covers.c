@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "sandbox-etc-covers.h"
+#include "etc-fixture.h"
 #include "tap.h"
 
 static int etc_fd, bundle_fd;
@@ -42,12 +43,7 @@ static const char *run(void) {
 /* the record in the bundle, or "" */
 static const char *record(void) {
   static char buf[512];
-  int fd = openat(bundle_fd, ETC_COVERS_RECORD, O_RDONLY | O_CLOEXEC);
-  ssize_t n = fd < 0 ? 0 : read(fd, buf, sizeof(buf) - 1);
-  buf[n > 0 ? n : 0] = '\0';
-  if (fd >= 0)
-    close(fd);
-  return buf;
+  return fixture_read(bundle_fd, ETC_COVERS_RECORD, buf, sizeof(buf));
 }
 
 static bool has_name(const char *list, const char *name) {
@@ -72,11 +68,7 @@ static void wait_past_racy(void) {
 }
 
 static void put(const char *name, mode_t mode) {
-  int fd = openat(etc_fd, name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
-  if (fd < 0 || fchmod(fd, mode) < 0)
-    perror("put");
-  if (fd >= 0)
-    close(fd);
+  fixture_put(etc_fd, name, "", mode);
 }
 
 int main(void) {

@@ -21,21 +21,17 @@
 #include "sandbox-etc-tree.h"
 #include "sandbox-etc-view.h"
 #include "sandbox-etc-walk.h"
+#include "etc-fixture.h"
 #include "tap.h"
 
 static int etc_fd, bundle_fd;
 
 static void put(const char *path, const char *text, mode_t mode) {
-  int fd = openat(etc_fd, path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-  if (fd < 0 || write(fd, text, strlen(text)) != (ssize_t)strlen(text) || fchmod(fd, mode) < 0)
-    perror(path);
-  if (fd >= 0)
-    close(fd);
+  fixture_put(etc_fd, path, text, mode);
 }
 
 static void dir(const char *path, mode_t mode) {
-  if (mkdirat(etc_fd, path, mode) < 0 || fchmodat(etc_fd, path, mode, 0) < 0)
-    perror(path);
+  fixture_dir(etc_fd, path, mode);
 }
 
 /* the view's copy of path, or "" */
@@ -43,12 +39,7 @@ static const char *view_text(const char *path) {
   static char buf[256];
   char at[PATH_MAX];
   snprintf(at, sizeof(at), "%s/%s", ETC_VIEW_NAME, path);
-  int fd = openat(bundle_fd, at, O_RDONLY | O_CLOEXEC);
-  ssize_t n = fd < 0 ? 0 : read(fd, buf, sizeof(buf) - 1);
-  buf[n > 0 ? n : 0] = '\0';
-  if (fd >= 0)
-    close(fd);
-  return buf;
+  return fixture_read(bundle_fd, at, buf, sizeof(buf));
 }
 
 static bool view_stat(const char *path, struct stat *st) {

@@ -16,16 +16,13 @@
 #include <unistd.h>
 
 #include "sandbox-etc-view.h"
+#include "etc-fixture.h"
 #include "tap.h"
 
 static int etc_fd, bundle_fd;
 
 static void put(const char *name, const char *text, mode_t mode) {
-  int fd = openat(etc_fd, name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-  if (fd < 0 || write(fd, text, strlen(text)) != (ssize_t)strlen(text) || fchmod(fd, mode) < 0)
-    perror("put");
-  if (fd >= 0)
-    close(fd);
+  fixture_put(etc_fd, name, text, mode);
 }
 
 /* the view's copy of name, or "" */
@@ -33,12 +30,7 @@ static const char *view_text(const char *name) {
   static char buf[256];
   char path[64];
   snprintf(path, sizeof(path), "%s/%s", ETC_VIEW_NAME, name);
-  int fd = openat(bundle_fd, path, O_RDONLY | O_CLOEXEC);
-  ssize_t n = fd < 0 ? 0 : read(fd, buf, sizeof(buf) - 1);
-  buf[n > 0 ? n : 0] = '\0';
-  if (fd >= 0)
-    close(fd);
-  return buf;
+  return fixture_read(bundle_fd, path, buf, sizeof(buf));
 }
 
 static bool view_stat(const char *name, struct stat *st) {

@@ -14,21 +14,17 @@
 
 #include "sandbox-etc-walk.h"
 #include "sandbox.h"
+#include "etc-fixture.h"
 #include "tap.h"
 
 static int etc_fd, bundle_fd;
 
 static void put(const char *name, mode_t mode) {
-  int fd = openat(etc_fd, name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
-  if (fd < 0 || fchmod(fd, mode) < 0)
-    perror(name);
-  if (fd >= 0)
-    close(fd);
+  fixture_put(etc_fd, name, "", mode);
 }
 
 static void dir(const char *name, mode_t mode) {
-  if (mkdirat(etc_fd, name, mode) < 0 || fchmodat(etc_fd, name, mode, 0) < 0)
-    perror(name);
+  fixture_dir(etc_fd, name, mode);
 }
 
 static void free_list(struct mount_list *l) {
